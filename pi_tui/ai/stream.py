@@ -1,0 +1,299 @@
+"""The normalised event stream every provider produces, and what a provider call receives.
+
+Contract (pi's): a provider's ``stream()`` never raises once called. It yields events and always ends
+with exactly one `Done` or `Error` event that carries the final `AssistantMessage`. Failures are encoded
+as ``stop_reason="error"`` (or ``"aborted"``) plus ``error_message``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Protocol
+
+from .types import AssistantMessage, LlmMessage, Model, ThinkingLevel, ToolCall, ToolDefinition
+
+__all__ = [
+    "AbortSignal",
+    "AbortedError",
+    "LlmRequest",
+    "StreamOptions",
+    "StreamEvent",
+    "StreamStart",
+    "TextStart",
+    "TextDelta",
+    "TextEnd",
+    "ThinkingStart",
+    "ThinkingDelta",
+    "ThinkingEnd",
+    "ToolCallStart",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "Done",
+    "Error",
+    "StreamFn",
+    "ProviderError",
+]
+
+
+class AbortedError(Exception):
+    """Raised inside cancellable work when its `AbortSignal` fires."""
+
+
+class AbortSignal:
+    """A one-shot cancellation flag that async code can poll or await.
+
+    Unlike ``asyncio.Event`` it can be created outside a running loop and aborted from any thread.
+    """
+
+    def __init__(self) -> None:
+        self._aborted = False
+        self.reason: str | None = None
+        self._callbacks: list[Callable[[], None]] = []
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    def abort(self, reason: str = "aborted") -> None:
+        if self._aborted:
+            return
+        self._aborted = True
+        self.reason = reason
+        for callback in list(self._callbacks):
+            try:
+                callback()
+            except Exception:  # a failing listener must not stop the others
+                pass
+        for loop, fut in self._waiters:
+            if not fut.done():
+                loop.call_soon_threadsafe(_resolve, fut)
+        self._waiters.clear()
+
+    def add_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` on abort (at once if already aborted). Returns an unsubscribe function."""
+        if self._aborted:
+            callback()
+            return lambda: None
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return remove
+
+    async def wait(self) -> None:
+        """Wait until aborted."""
+        if self._aborted:
+            return
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._waiters.append((loop, fut))
+        await fut
+
+    def raise_if_aborted(self) -> None:
+        if self._aborted:
+            raise AbortedError(self.reason or "aborted")
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, but raise `AbortedError` as soon as the signal fires."""
+        if seconds <= 0:
+            self.raise_if_aborted()
+            return
+        waiter = asyncio.ensure_future(self.wait())
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), timeout=seconds)
+        except TimeoutError:
+            return
+        finally:
+            waiter.cancel()
+        self.raise_if_aborted()
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+@dataclass(slots=True)
+class LlmRequest:
+    """One provider request, provider-neutral.
+
+    ``messages[:cache_boundary]`` is the cached region (the conversation history the envelope keeps);
+    the rest is the request-only uncached tail. ``None`` means everything is cached. Providers place
+    their last cache breakpoint at the end of the cached region.
+    """
+
+    system_prompt: str
+    messages: list[LlmMessage]
+    tools: list[ToolDefinition] = field(default_factory=list)
+    cache_boundary: int | None = None
+
+
+@dataclass(slots=True)
+class StreamOptions:
+    """Per-call knobs. Only ``api_key`` is required by the real providers."""
+
+    api_key: str | None = None
+    thinking: ThinkingLevel = "off"
+    max_tokens: int | None = None
+    temperature: float | None = None
+    session_id: str | None = None
+    signal: AbortSignal | None = None
+    cache_retention: Literal["none", "short", "long"] = "short"
+    headers: dict[str, str] | None = None
+    thinking_budgets: dict[str, int] | None = None
+    timeout: float | None = None
+    max_retry_delay_ms: int = 60_000
+    # Called with the provider-specific request body just before sending; may return a replacement.
+    on_payload: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+
+
+class ProviderError(Exception):
+    """A provider failure with what the retry/overflow logic needs to know."""
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after_ms: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after_ms = retry_after_ms
+
+
+# --- events ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Event:
+    type: ClassVar[str] = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """pi's ``AssistantMessageEvent`` JSON shape."""
+        out: dict[str, Any] = {"type": self.type}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            key = _camel(name)
+            if isinstance(value, AssistantMessage):
+                out[key] = value.to_json_dict()
+            elif isinstance(value, ToolCall):
+                out[key] = value.to_json_dict()
+            else:
+                out[key] = value
+        return out
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStart(_Event):
+    type: ClassVar[str] = "start"
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class TextStart(_Event):
+    type: ClassVar[str] = "text_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(_Event):
+    type: ClassVar[str] = "text_delta"
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class TextEnd(_Event):
+    type: ClassVar[str] = "text_end"
+    content_index: int
+    content: str
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingStart(_Event):
+    type: ClassVar[str] = "thinking_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta(_Event):
+    type: ClassVar[str] = "thinking_delta"
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingEnd(_Event):
+    type: ClassVar[str] = "thinking_end"
+    content_index: int
+    content: str
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart(_Event):
+    type: ClassVar[str] = "toolcall_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta(_Event):
+    type: ClassVar[str] = "toolcall_delta"
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnd(_Event):
+    type: ClassVar[str] = "toolcall_end"
+    content_index: int
+    tool_call: ToolCall
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Done(_Event):
+    type: ClassVar[str] = "done"
+    reason: Literal["stop", "length", "toolUse"]
+    message: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Error(_Event):
+    type: ClassVar[str] = "error"
+    reason: Literal["error", "aborted"]
+    error: AssistantMessage
+
+
+StreamEvent = (
+    StreamStart
+    | TextStart
+    | TextDelta
+    | TextEnd
+    | ThinkingStart
+    | ThinkingDelta
+    | ThinkingEnd
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | Done
+    | Error
+)
+
+
+class StreamFn(Protocol):
+    """The signature of every provider's entry point (and of test doubles the agent loop accepts)."""
+
+    def __call__(self, model: Model, request: LlmRequest, options: StreamOptions) -> AsyncIterator[StreamEvent]: ...

@@ -1,0 +1,299 @@
+"""Provider-neutral message, content, usage and model types.
+
+These are the shapes pi writes into its session files (camelCase on the wire, snake_case in Python),
+so a message read from a pi session round-trips through `Message.model_dump(by_alias=True)`.
+
+Use `dump_message()` / `load_message()` to cross the JSON boundary.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "WireModel",
+    "TextContent",
+    "ThinkingContent",
+    "ImageContent",
+    "ToolCall",
+    "Cost",
+    "Usage",
+    "StopReason",
+    "UserMessage",
+    "AssistantMessage",
+    "ToolResultMessage",
+    "BashExecutionMessage",
+    "CustomMessage",
+    "BranchSummaryMessage",
+    "CompactionSummaryMessage",
+    "Message",
+    "LlmMessage",
+    "UserContent",
+    "AssistantContent",
+    "ToolResultContent",
+    "ModelCost",
+    "Model",
+    "ThinkingLevel",
+    "THINKING_LEVELS",
+    "ToolDefinition",
+    "now_ms",
+    "load_message",
+    "dump_message",
+    "dump_messages",
+    "load_messages",
+    "message_text",
+]
+
+Api: TypeAlias = str  # "anthropic-messages" | "openai-completions" | "openai-responses" | "faux" | ...
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch, the timestamp unit pi uses inside messages."""
+    return int(time.time() * 1000)
+
+
+class WireModel(BaseModel):
+    """Base for everything that crosses a JSON boundary in pi's camelCase shape.
+
+    Unknown fields are kept (``extra="allow"``) so data written by a newer pi survives a round trip.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        serialize_by_alias=True,
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+# --- content blocks -------------------------------------------------------------------------------
+
+
+class TextContent(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+    text_signature: str | None = None
+
+
+class ThinkingContent(WireModel):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    thinking_signature: str | None = None
+    redacted: bool | None = None
+
+
+class ImageContent(WireModel):
+    type: Literal["image"] = "image"
+    data: str  # base64
+    mime_type: str
+
+
+class ToolCall(WireModel):
+    type: Literal["toolCall"] = "toolCall"
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    thought_signature: str | None = None
+
+
+UserContent = Annotated[TextContent | ImageContent, Field(discriminator="type")]
+ToolResultContent = UserContent
+AssistantContent = Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator="type")]
+
+
+# --- usage ----------------------------------------------------------------------------------------
+
+
+class Cost(WireModel):
+    """Dollars, per usage bucket."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    total: float = 0.0
+
+
+class Usage(WireModel):
+    """Token usage normalised to pi's shape: ``input`` is the non-cached part of the prompt."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = Field(default_factory=Cost)
+
+
+# --- messages -------------------------------------------------------------------------------------
+
+
+class UserMessage(WireModel):
+    role: Literal["user"] = "user"
+    content: str | list[UserContent]
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class AssistantMessage(WireModel):
+    role: Literal["assistant"] = "assistant"
+    content: list[AssistantContent] = Field(default_factory=list)
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    timestamp: int = Field(default_factory=now_ms)
+
+    def tool_calls(self) -> list[ToolCall]:
+        return [c for c in self.content if isinstance(c, ToolCall)]
+
+    def text(self) -> str:
+        return "".join(c.text for c in self.content if isinstance(c, TextContent))
+
+
+class ToolResultMessage(WireModel):
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: list[ToolResultContent] = Field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class BashExecutionMessage(WireModel):
+    role: Literal["bashExecution"] = "bashExecution"
+    command: str
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    exclude_from_context: bool | None = None
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class CustomMessage(WireModel):
+    role: Literal["custom"] = "custom"
+    custom_type: str
+    content: str | list[UserContent]
+    display: bool = True
+    details: Any = None
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class BranchSummaryMessage(WireModel):
+    role: Literal["branchSummary"] = "branchSummary"
+    summary: str
+    from_id: str = "root"
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class CompactionSummaryMessage(WireModel):
+    role: Literal["compactionSummary"] = "compactionSummary"
+    summary: str
+    tokens_before: int = 0
+    timestamp: int = Field(default_factory=now_ms)
+
+
+Message = Annotated[
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage,
+    Field(discriminator="role"),
+]
+"""Any message of the agent's history (pi's ``AgentMessage``)."""
+
+LlmMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+"""What a provider receives after ``convert_to_llm``."""
+
+_MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
+_MESSAGES_ADAPTER: TypeAdapter[Any] = TypeAdapter(list[Message])
+
+
+def load_message(data: dict[str, Any]) -> Any:
+    """Validate a JSON dict (camelCase) into a message model. Raises ``pydantic.ValidationError``."""
+    return _MESSAGE_ADAPTER.validate_python(data)
+
+
+def load_messages(data: list[dict[str, Any]]) -> list[Any]:
+    return _MESSAGES_ADAPTER.validate_python(data)
+
+
+def dump_message(message: BaseModel) -> dict[str, Any]:
+    """The JSON dict pi would write for this message."""
+    return message.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def dump_messages(messages: list[Any]) -> list[dict[str, Any]]:
+    return [dump_message(m) for m in messages]
+
+
+def message_text(message: Any) -> str:
+    """Plain text of a message's text blocks (or its string content)."""
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(getattr(c, "text", "") for c in content if getattr(c, "type", None) == "text")
+    if isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
+        return message.summary
+    if isinstance(message, BashExecutionMessage):
+        return message.command
+    return ""
+
+
+# --- models and tools -----------------------------------------------------------------------------
+
+
+class ModelCost(WireModel):
+    """Prices in dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+class Model(WireModel):
+    """A model a provider serves, in pi's ``models.json`` shape."""
+
+    id: str
+    name: str = ""
+    api: str
+    provider: str
+    base_url: str = ""
+    reasoning: bool = False
+    input: list[Literal["text", "image"]] = Field(default_factory=lambda: ["text"])
+    cost: ModelCost = Field(default_factory=ModelCost)
+    context_window: int = 128_000
+    max_tokens: int = 16_384
+    headers: dict[str, str] | None = None
+    compat: dict[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider}/{self.id}"
+
+
+class ToolDefinition(WireModel):
+    """What the model sees of a tool: name, description and JSON-schema parameters."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})

@@ -1,0 +1,48 @@
+"""Every test runs with a temporary home and agent dir and without provider credentials.
+
+No test may read or write the real ``~/.pi`` or reach the network: the environment is scrubbed here,
+once, for the whole suite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_SCRUBBED_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_OAUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "ANTHROPIC_PROFILE",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "OPENAI_CUSTOM_HEADERS",
+    "PI_CACHE_RETENTION",
+    "PI_OFFLINE",
+    "VISUAL",
+    "EDITOR",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    agent_dir = home / ".pi" / "agent"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(home / ".config" / "anthropic"))
+    for name in _SCRUBBED_ENV:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def agent_dir(isolated_home: Path) -> Path:
+    path = isolated_home / ".pi" / "agent"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
