@@ -1,0 +1,220 @@
+"""Command-line parsing, pi-compatible and import-light.
+
+pi parses its arguments in a hand-written loop: unknown ``--flags`` are kept (an extension may claim them),
+a bare word is a message and ``@path`` is a file argument. We do the same, so that ``--help`` and
+``--version`` can answer without importing anything heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Args", "parse_args", "HELP_TEXT", "ArgsError"]
+
+THINKING_CHOICES = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+class ArgsError(Exception):
+    """A command line we cannot act on; the message is shown as is."""
+
+
+@dataclass
+class Args:
+    help: bool = False
+    version: bool = False
+    print_mode: bool = False
+    mode: str = "text"  # text | json | rpc
+    continue_session: bool = False
+    resume: bool = False
+    session: str | None = None
+    session_dir: str | None = None
+    no_session: bool = False
+    fork: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    models: list[str] = field(default_factory=list)
+    api_key: str | None = None
+    thinking: str | None = None
+    list_models: bool = False
+    list_models_search: str | None = None
+    tools: list[str] | None = None
+    no_tools: bool = False
+    extensions: list[str] = field(default_factory=list)
+    no_extensions: bool = False
+    skills: list[str] = field(default_factory=list)
+    no_skills: bool = False
+    prompt_templates: list[str] = field(default_factory=list)
+    no_prompt_templates: bool = False
+    themes: list[str] = field(default_factory=list)
+    no_themes: bool = False
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    export: str | None = None
+    export_out: str | None = None
+    verbose: bool = False
+    offline: bool = False
+    messages: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    unknown_flags: dict[str, str | bool] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+_VALUE_FLAGS = {
+    "--mode": "mode",
+    "--session": "session",
+    "--session-dir": "session_dir",
+    "--fork": "fork",
+    "--provider": "provider",
+    "--model": "model",
+    "--api-key": "api_key",
+    "--thinking": "thinking",
+    "--system-prompt": "system_prompt",
+    "--append-system-prompt": "append_system_prompt",
+}
+_LIST_FLAGS = {
+    "-e": "extensions",
+    "--extension": "extensions",
+    "--skill": "skills",
+    "--prompt-template": "prompt_templates",
+    "--theme": "themes",
+}
+_BOOL_FLAGS = {
+    "-h": "help",
+    "--help": "help",
+    "-v": "version",
+    "--version": "version",
+    "-p": "print_mode",
+    "--print": "print_mode",
+    "-c": "continue_session",
+    "--continue": "continue_session",
+    "-r": "resume",
+    "--resume": "resume",
+    "--no-session": "no_session",
+    "--no-tools": "no_tools",
+    "--no-extensions": "no_extensions",
+    "-ne": "no_extensions",
+    "--no-skills": "no_skills",
+    "-ns": "no_skills",
+    "--no-prompt-templates": "no_prompt_templates",
+    "-np": "no_prompt_templates",
+    "--no-themes": "no_themes",
+    "--verbose": "verbose",
+    "--offline": "offline",
+}
+
+
+def parse_args(argv: list[str]) -> Args:
+    """Parse ``argv`` (without the program name). Raises `ArgsError` for a flag missing its value."""
+    args = Args()
+    i = 0
+    n = len(argv)
+
+    def value(flag: str) -> str:
+        nonlocal i
+        if i + 1 >= n:
+            raise ArgsError(f"{flag} needs a value")
+        i += 1
+        return argv[i]
+
+    while i < n:
+        arg = argv[i]
+        if "=" in arg and arg.startswith("--"):
+            flag, _, inline = arg.partition("=")
+            if flag in _VALUE_FLAGS or flag in _LIST_FLAGS or flag in ("--tools", "--models"):
+                argv = [*argv[:i], flag, inline, *argv[i + 1 :]]
+                n = len(argv)
+                arg = flag
+        if arg in _BOOL_FLAGS:
+            setattr(args, _BOOL_FLAGS[arg], True)
+        elif arg in _VALUE_FLAGS:
+            setattr(args, _VALUE_FLAGS[arg], value(arg))
+        elif arg in _LIST_FLAGS:
+            getattr(args, _LIST_FLAGS[arg]).append(value(arg))
+        elif arg == "--tools":
+            args.tools = [t.strip() for t in value(arg).split(",") if t.strip()]
+        elif arg == "--models":
+            args.models.extend(t.strip() for t in value(arg).split(",") if t.strip())
+        elif arg == "--list-models":
+            args.list_models = True
+            if i + 1 < n and not argv[i + 1].startswith("-") and not argv[i + 1].startswith("@"):
+                i += 1
+                args.list_models_search = argv[i]
+        elif arg == "--export":
+            args.export = value(arg)
+            if i + 1 < n and not argv[i + 1].startswith("-"):
+                i += 1
+                args.export_out = argv[i]
+        elif arg.startswith("@") and len(arg) > 1:
+            args.files.append(arg[1:])
+        elif arg.startswith("-") and len(arg) > 1:
+            name = arg.lstrip("-")
+            # An unknown flag: kept for extensions (`--name value` or a boolean `--name`).
+            if i + 1 < n and not argv[i + 1].startswith("-") and not argv[i + 1].startswith("@"):
+                args.unknown_flags[name] = argv[i + 1]
+                args.warnings.append(f"Unknown option {arg} (kept for extensions)")
+                i += 1
+            else:
+                args.unknown_flags[name] = True
+        else:
+            args.messages.append(arg)
+        i += 1
+
+    if args.mode not in ("text", "json", "rpc"):
+        raise ArgsError(f"--mode must be text, json or rpc (got {args.mode!r})")
+    if args.thinking is not None and args.thinking not in THINKING_CHOICES:
+        args.warnings.append(
+            f"Invalid thinking level {args.thinking!r}; expected one of {', '.join(THINKING_CHOICES)}"
+        )
+        args.thinking = None
+    return args
+
+
+HELP_TEXT = """\
+pi-tui - a terminal coding agent built around context engineering
+
+Usage:
+  pi-tui [options] [@files...] [messages...]
+  pi-tui install <source> [-l] | remove <source> [-l] | update [source] | list
+
+Modes:
+  (default)                      Full-screen interactive mode
+  -p, --print                    Answer the prompt(s), print the final text, exit
+  --mode text|json|rpc           json: one event per line; rpc: stdin/stdout protocol
+
+Model:
+  --provider <name>              Provider for --model (anthropic, openai, faux, or one from models.json)
+  --model <pattern>              provider/id, an id, or a fuzzy pattern; ':level' sets thinking (sonnet:high)
+  --models <a,b,...>             Models to cycle with Ctrl+P (globs allowed)
+  --api-key <key>                Key for this run only (never saved)
+  --thinking <level>             off, minimal, low, medium, high, xhigh
+  --list-models [search]         List models that have a key, and exit
+
+Sessions:
+  -c, --continue                 Continue the most recent session in this directory
+  -r, --resume                   Pick a session to resume
+  --session <path|id>            Open a session file, or the session whose id starts with <id>
+  --fork <path|id>               Start a new session forked from another
+  --session-dir <dir>            Where sessions are stored
+  --no-session                   Keep nothing on disk
+  --export <session> [out.html]  Write a session as a self-contained HTML page, and exit
+
+Tools and resources:
+  --tools <a,b,...>              Built-in tools to enable (read,bash,edit,write,grep,find,ls)
+  --no-tools                     No built-in tools (extension tools stay)
+  -e, --extension <path>         Load an extension (repeatable)
+  --no-extensions                Do not discover extensions (explicit -e still loads)
+  --skill <path> / --no-skills   Extra skill / no skill discovery
+  --prompt-template <path> / --no-prompt-templates
+  --theme <path> / --no-themes
+  --system-prompt <text|file>    Replace the base system prompt
+  --append-system-prompt <text|file>
+
+Other:
+  --offline                      No network except the model provider
+  --verbose                      Show the full start-up header
+  -v, --version                  Print the version
+  -h, --help                     Print this help
+
+Keys come from --api-key, ~/.pi/agent/auth.json, ANTHROPIC_API_KEY / OPENAI_API_KEY, or
+~/.pi/agent/models.json (PI_CODING_AGENT_DIR moves ~/.pi/agent). Try it without a key: --provider faux.
+"""
