@@ -1,0 +1,214 @@
+"""The per-request context pipeline (seed 001, "How the pipeline runs"):
+
+1. patch replay — the envelope is rebuilt from the session's active path; no hook code runs
+2. ``context(before_request)`` — cached patches, persisted as ``context_transform`` entries
+3. compaction preflight (a callback the runtime provides)
+4. ``context(ephemeral)`` — request-local patches and pi-style ``messages`` transforms; panels are placed
+5. the provider call (by the agent loop), then 6. the ``message`` hook (by the loop)
+7. ``context(turn_end)`` — cached patches, persisted
+8. compaction evaluation (by the runtime)
+
+Because step 1 always rebuilds from the session file's entries, the live process and a process that
+resumes the file build byte-identical requests: there is no state that replay could miss.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from pi_tui.ai.stream import AbortSignal, LlmRequest
+from pi_tui.ai.types import BranchSummaryMessage, CustomMessage
+
+from .envelope import ContextEnvelope
+from .hooks import ContextHandler, HookOutcome, run_context_hooks
+from .ledger import Attribution, CacheLedger, RequestRecord
+from .patches import apply_ops, op_touches_cache
+from .request import fingerprint, to_llm_request
+
+__all__ = ["replay_entries", "ContextEngine", "PreparedRequest", "iso_to_ms"]
+
+log = logging.getLogger(__name__)
+
+
+def iso_to_ms(value: Any) -> int:
+    if isinstance(value, int | float):
+        return int(value)
+    try:
+        return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return 0
+
+
+def _field(entry: Any, name: str, camel: str | None = None) -> Any:
+    value = getattr(entry, name, None)
+    if value is None and camel is not None:
+        value = getattr(entry, camel, None)
+        if value is None and isinstance(entry, dict):
+            value = entry.get(camel)
+    return value
+
+
+def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelope:
+    """Fold the entries of an active path (root first) into an envelope.
+
+    Messages append to the cached region; ``context_transform`` patches apply where they sit in the path;
+    pi's legacy ``compaction`` entries act as a ``compaction_apply`` op. ``ephemeral`` entries are
+    records of request-only content and are never replayed.
+    """
+    env = base
+    for entry in path:
+        kind = _field(entry, "type")
+        entry_id = _field(entry, "id")
+        if kind == "message":
+            env = env.with_cached_appended(entry.message, entry_id)
+        elif kind == "custom_message":
+            message = CustomMessage(
+                custom_type=_field(entry, "custom_type", "customType") or "",
+                content=entry.content,
+                display=bool(_field(entry, "display") if _field(entry, "display") is not None else True),
+                details=_field(entry, "details"),
+                timestamp=iso_to_ms(_field(entry, "timestamp")),
+            )
+            env = env.with_cached_appended(message, entry_id)
+        elif kind == "branch_summary":
+            summary = _field(entry, "summary")
+            if summary:
+                message = BranchSummaryMessage(
+                    summary=summary,
+                    from_id=_field(entry, "from_id", "fromId") or "root",
+                    timestamp=iso_to_ms(_field(entry, "timestamp")),
+                )
+                env = env.with_cached_appended(message, entry_id)
+        elif kind == "compaction":
+            op = {
+                "op": "compaction_apply",
+                "scope": "cached",
+                "summary": _field(entry, "summary") or "",
+                "firstKeptEntryId": _field(entry, "first_kept_entry_id", "firstKeptEntryId"),
+                "tokensBefore": _field(entry, "tokens_before", "tokensBefore") or 0,
+            }
+            env = apply_ops(env, [op], timestamp=iso_to_ms(_field(entry, "timestamp")))
+        elif kind == "context_transform":
+            patch = _field(entry, "patch") or []
+            try:
+                env = apply_ops(env, patch, timestamp=iso_to_ms(_field(entry, "timestamp")))
+            except Exception as exc:  # a bad persisted patch must not make a session unloadable
+                log.warning("skipping context_transform %s: %s", entry_id, exc)
+    return env
+
+
+@dataclass(slots=True)
+class PreparedRequest:
+    request: LlmRequest
+    envelope: ContextEnvelope
+    record: RequestRecord
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+PersistFn = Callable[[dict[str, Any]], Awaitable[None] | None]
+
+
+class ContextEngine:
+    """Builds every provider request from the session through the hook pipeline.
+
+    Args:
+        base_envelope: returns the envelope before replay (system parts, tool definitions, options, meta).
+        active_path: returns the session's active path, root first.
+        handlers: returns the `context` handlers in load order.
+        persist_transform: appends a ``context_transform`` record to the session.
+        available_tools: names of tools whose implementation is loaded.
+        place_panels: final placement of panels (prefix/tail) on the request-local envelope.
+        preflight: the compaction preflight; may return a replacement envelope.
+        ctx_for: the extension context handed to a handler.
+        log_ephemeral: persist request-only content as ``ephemeral`` entries (for observability).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_envelope: Callable[[], ContextEnvelope],
+        active_path: Callable[[], Sequence[Any]],
+        handlers: Callable[[], Sequence[ContextHandler]],
+        persist_transform: PersistFn,
+        available_tools: Callable[[], Sequence[str]],
+        place_panels: Callable[[ContextEnvelope], ContextEnvelope] | None = None,
+        preflight: Callable[[ContextEnvelope, AbortSignal], Awaitable[ContextEnvelope | None]] | None = None,
+        ctx_for: Callable[[str], Any] = lambda _s: None,
+        persist_ephemeral: PersistFn | None = None,
+        ledger: CacheLedger | None = None,
+    ) -> None:
+        self._base = base_envelope
+        self._path = active_path
+        self._handlers = handlers
+        self._persist = persist_transform
+        self._available = available_tools
+        self._place_panels = place_panels
+        self._preflight = preflight
+        self._ctx_for = ctx_for
+        self._persist_ephemeral = persist_ephemeral
+        self.ledger = ledger or CacheLedger()
+        self.last: PreparedRequest | None = None
+
+    def replay(self) -> ContextEnvelope:
+        return replay_entries(self._base(), self._path())
+
+    async def _persist_record(self, record: dict[str, Any], _env: ContextEnvelope) -> None:
+        result = self._persist(record)
+        if result is not None:
+            await result
+
+    async def prepare(self, signal: AbortSignal, model_label: str = "") -> PreparedRequest:
+        """Steps 1–4 and the provider mapping. Raises `ContextHookError` when a hook fails."""
+        env = self.replay()
+        handlers = list(self._handlers())
+        attributions: list[Attribution] = []
+        if handlers:
+            before = await run_context_hooks(
+                "before_request", env, handlers, self._ctx_for, on_persist=self._persist_record
+            )
+            attributions += _attributions(before)
+            env = before.envelope
+        if self._preflight is not None:
+            replaced = await self._preflight(env, signal)
+            if replaced is not None:
+                env = replaced
+        request_env = env
+        if handlers:
+            eph = await run_context_hooks("ephemeral", env, handlers, self._ctx_for)
+            attributions += _attributions(eph)
+            request_env = eph.envelope
+            if self._persist_ephemeral is not None and request_env.uncached:
+                result = self._persist_ephemeral({"messages": list(request_env.uncached)})
+                if result is not None:
+                    await result
+        if self._place_panels is not None:
+            request_env = self._place_panels(request_env)
+        request_env = replace(request_env, meta=replace(request_env.meta, signal=signal))
+        request = to_llm_request(request_env, self._available())
+        record = self.ledger.note_request(model_label, fingerprint(request), attributions)
+        self.last = PreparedRequest(request, request_env, record, dict(request_env.options))
+        return self.last
+
+    async def turn_end(self) -> ContextEnvelope:
+        """Step 7: run ``context(turn_end)``; its patches are persisted."""
+        env = self.replay()
+        handlers = list(self._handlers())
+        if not handlers:
+            return env
+        outcome = await run_context_hooks("turn_end", env, handlers, self._ctx_for, on_persist=self._persist_record)
+        return outcome.envelope
+
+
+def _attributions(outcome: HookOutcome) -> list[Attribution]:
+    out: list[Attribution] = []
+    for record in outcome.persisted:
+        for op in record["patch"]:
+            if op_touches_cache(op):
+                out.append(
+                    Attribution(record["transformerName"], str(op.get("invalidateCacheReason", "")), op["op"])
+                )
+    return out

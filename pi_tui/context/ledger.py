@@ -1,0 +1,118 @@
+"""The cache ledger: every prompt-cache invalidation and what each request really cost.
+
+For each provider request we keep what the provider reported (input, cache read, cache write, output and
+the cost from the model's prices) beside an estimate of what we *expected* to hit. When a request's
+prefix diverges from the previous request's before the previous cached region ended, that is an
+invalidation: it is recorded with who caused it (an extension's patch, a panel, the system prompt …),
+the reason given, where in the prompt it happened and an estimate of the tokens re-billed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pi_tui.ai.types import Usage
+
+from .request import Block, common_prefix_blocks
+
+__all__ = ["Invalidation", "RequestRecord", "CacheLedger", "Attribution"]
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """A declared change to the cached region, made while building one request."""
+
+    source: str
+    reason: str
+    where: str
+
+
+@dataclass(slots=True)
+class Invalidation:
+    request_index: int
+    source: str
+    reason: str
+    where: str
+    tokens_rebilled: int
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    index: int
+    model: str
+    prompt_tokens_estimate: int
+    expected_cache_tokens: int
+    usage: Usage | None = None
+
+    @property
+    def hit_ratio(self) -> float | None:
+        if self.usage is None:
+            return None
+        total = self.usage.input + self.usage.cache_read + self.usage.cache_write
+        return self.usage.cache_read / total if total else None
+
+
+@dataclass
+class CacheLedger:
+    requests: list[RequestRecord] = field(default_factory=list)
+    invalidations: list[Invalidation] = field(default_factory=list)
+    _last_blocks: list[Block] = field(default_factory=list)
+
+    def note_request(self, model: str, blocks: list[Block], attributions: list[Attribution]) -> RequestRecord:
+        """Record a request about to be sent; detect and attribute invalidations against the last one."""
+        index = len(self.requests)
+        hit = common_prefix_blocks(self._last_blocks, blocks)
+        prev_cached = sum(1 for b in self._last_blocks if b.cached)
+        if self._last_blocks and hit < prev_cached:
+            lost = sum(b.tokens for b in self._last_blocks[hit:prev_cached])
+            where = blocks[hit].label if hit < len(blocks) else "end of prompt"
+            if attributions:
+                share = max(1, lost // len(attributions))
+                for att in attributions:
+                    self.invalidations.append(Invalidation(index, att.source, att.reason, att.where or where, share))
+            else:
+                self.invalidations.append(
+                    Invalidation(index, _guess_source(blocks, hit), "prefix changed (no reason declared)", where, lost)
+                )
+        expected = sum(b.tokens for b in blocks[:hit])
+        record = RequestRecord(index, model, sum(b.tokens for b in blocks), expected)
+        self.requests.append(record)
+        self._last_blocks = blocks
+        return record
+
+    def note_usage(self, record: RequestRecord, usage: Usage) -> None:
+        record.usage = usage
+
+    @property
+    def last_blocks(self) -> list[Block]:
+        return self._last_blocks
+
+    def totals(self) -> Usage:
+        total = Usage()
+        for rec in self.requests:
+            if rec.usage is None:
+                continue
+            u = rec.usage
+            total.input += u.input
+            total.output += u.output
+            total.cache_read += u.cache_read
+            total.cache_write += u.cache_write
+            total.total_tokens += u.total_tokens
+            total.cost.input += u.cost.input
+            total.cost.output += u.cost.output
+            total.cost.cache_read += u.cost.cache_read
+            total.cost.cache_write += u.cost.cache_write
+            total.cost.total += u.cost.total
+        return total
+
+    def hit_ratio(self) -> float | None:
+        t = self.totals()
+        denom = t.input + t.cache_read + t.cache_write
+        return t.cache_read / denom if denom else None
+
+
+def _guess_source(blocks: list[Block], index: int) -> str:
+    if index >= len(blocks):
+        return "unknown"
+    kind = blocks[index].kind
+    return {"tool": "tool definitions", "system": "system prompt", "message": "messages"}.get(kind, kind)

@@ -1,0 +1,198 @@
+"""``/context``: a markdown view of exactly what the model sees and what it costs.
+
+Shows the system parts, tools, cached and uncached messages with token estimates, where the cache
+breakpoints sit, what the next request should read from the cache and what it will re-bill, the panels
+with their state and cost, and the cache ledger. The TUI viewer and RPC ``get_context`` show this text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pi_tui.ai.stream import LlmRequest
+from pi_tui.ai.tokens import estimate_tokens
+from pi_tui.ai.types import Model, dump_message, message_text
+
+from .envelope import ContextEnvelope
+from .ledger import CacheLedger
+from .panels import PanelManager
+from .request import common_prefix_blocks, fingerprint
+
+__all__ = ["render_context"]
+
+
+def _fmt(n: int | float) -> str:
+    n = int(n)
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n // 1000}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def _preview(message: Any, width: int = 70) -> str:
+    role = getattr(message, "role", "?")
+    if role == "assistant":
+        parts = []
+        for block in message.content:
+            if block.type == "text":
+                parts.append(block.text)
+            elif block.type == "toolCall":
+                parts.append(f"{block.name}({json.dumps(block.arguments, ensure_ascii=False)[:40]})")
+            elif block.type == "thinking":
+                parts.append("[thinking]")
+        text = " ".join(parts)
+    elif role == "toolResult":
+        text = f"{message.tool_name} → " + message_text(message)
+    else:
+        text = message_text(message)
+    text = " ".join(text.split())
+    return (text[: width - 1] + "…") if len(text) > width else text
+
+
+def _message_tokens(message: Any) -> int:
+    return estimate_tokens(json.dumps(dump_message(message), ensure_ascii=False))
+
+
+def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return out
+
+
+def render_context(
+    envelope: ContextEnvelope,
+    request: LlmRequest | None = None,
+    *,
+    ledger: CacheLedger | None = None,
+    panels: PanelManager | None = None,
+    model: Model | None = None,
+    max_messages: int = 40,
+) -> str:
+    """Render the envelope (and, when given, the request it maps to) as markdown."""
+    lines: list[str] = ["# Context", ""]
+    if model is not None:
+        lines.append(f"Model: `{model.label}` · context window {_fmt(model.context_window)} tokens")
+    sys_tokens = estimate_tokens(envelope.system_compiled)
+    tool_tokens = sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in envelope.tools)
+    cached_tokens = sum(_message_tokens(m) for m in envelope.cached)
+    uncached_tokens = sum(_message_tokens(m) for m in envelope.uncached)
+    total = sys_tokens + tool_tokens + cached_tokens + uncached_tokens
+    lines.append(
+        f"Estimated prompt: **{_fmt(total)} tokens** — system {_fmt(sys_tokens)}, tools {_fmt(tool_tokens)}, "
+        f"cached messages {_fmt(cached_tokens)}, uncached tail {_fmt(uncached_tokens)}"
+    )
+    if model is not None and model.context_window:
+        lines.append(f"Window used: {100 * total / model.context_window:.1f}%")
+    lines.append("")
+
+    lines += ["## System prompt", ""]
+    lines += _table(
+        [(p.name, _fmt(estimate_tokens(p.text)), _preview_text(p.text)) for p in envelope.system_parts],
+        ("part", "tokens", "starts with"),
+    )
+    lines += ["", "## Tools", ""]
+    if envelope.tools:
+        lines += _table(
+            [
+                (t.name, _fmt(estimate_tokens(json.dumps(t.to_json_dict()))), _preview_text(t.description))
+                for t in envelope.tools
+            ],
+            ("tool", "tokens", "description"),
+        )
+    else:
+        lines.append("(none)")
+
+    for title, messages in (("Cached messages", envelope.cached), ("Uncached tail (request-only)", envelope.uncached)):
+        lines += ["", f"## {title} ({len(messages)})", ""]
+        if not messages:
+            lines.append("(none)")
+            continue
+        shown = list(enumerate(messages))
+        if len(shown) > max_messages:
+            lines.append(f"… {len(shown) - max_messages} earlier messages not shown …")
+            shown = shown[-max_messages:]
+        lines += _table(
+            [(str(i), getattr(m, "role", "?"), _fmt(_message_tokens(m)), _preview(m)) for i, m in shown],
+            ("#", "role", "tokens", "content"),
+        )
+
+    options = {k: v for k, v in envelope.options.items() if v is not None}
+    lines += ["", "## Options", "", json.dumps(options) if options else "(defaults)"]
+
+    if request is not None:
+        lines += ["", "## Cache", ""]
+        boundary = len(request.messages) if request.cache_boundary is None else request.cache_boundary
+        lines.append(
+            "Breakpoints: end of the system prompt (covers the tools)"
+            + (f", and the end of the cached region (message {boundary - 1})" if boundary else "")
+        )
+        blocks = fingerprint(request)
+        if ledger is not None and ledger.last_blocks:
+            hit = common_prefix_blocks(ledger.last_blocks, blocks)
+            read = sum(b.tokens for b in blocks[:hit])
+            rebill = sum(b.tokens for b in blocks[hit:] if b.cached)
+            tail = sum(b.tokens for b in blocks if not b.cached)
+            where = blocks[hit].label if hit < len(blocks) else "—"
+            lines.append(
+                f"Next request: reads ~{_fmt(read)} tokens from cache, writes ~{_fmt(rebill)} "
+                f"(first difference: {where}), ~{_fmt(tail)} uncached."
+            )
+            if model is not None:
+                cost = (
+                    read * model.cost.cache_read
+                    + rebill * (model.cost.cache_write or model.cost.input)
+                    + tail * model.cost.input
+                ) / 1e6
+                lines.append(f"Estimated input cost of the next request: ${cost:.4f}")
+        else:
+            lines.append("No earlier request in this process: the next request reads nothing it has not written.")
+
+    if panels is not None and panels.panels:
+        lines += ["", "## Panels", ""]
+        rows = []
+        for placement in ("prefix", "tail"):
+            for state in panels.ordered(placement):  # type: ignore[arg-type]
+                status = "uncached" if state.hit is None else ("hit" if state.hit else "miss")
+                rows.append(
+                    (
+                        f"[{state.id}] {state.panel.name}",
+                        placement,
+                        _fmt(state.tokens),
+                        state.digest[:8],
+                        state.refreshed_at,
+                        status,
+                        f"${state.cost:.4f}",
+                    )
+                )
+        lines += _table(rows, ("panel", "placement", "tokens", "hash", "refreshed", "last request", "cost"))
+
+    if ledger is not None:
+        lines += ["", "## Cache ledger", ""]
+        totals = ledger.totals()
+        ratio = ledger.hit_ratio()
+        lines.append(
+            f"{len(ledger.requests)} requests · input {_fmt(totals.input)} · cache read {_fmt(totals.cache_read)} · "
+            f"cache write {_fmt(totals.cache_write)} · output {_fmt(totals.output)} · ${totals.cost.total:.4f}"
+            + (f" · hit ratio {ratio:.2f}" if ratio is not None else "")
+        )
+        if ledger.invalidations:
+            lines.append("")
+            lines += _table(
+                [
+                    (str(inv.request_index), inv.source, inv.reason, inv.where, _fmt(inv.tokens_rebilled))
+                    for inv in ledger.invalidations[-20:]
+                ],
+                ("request", "who", "why", "where", "tokens re-billed"),
+            )
+        else:
+            lines.append("No cache invalidations.")
+    return "\n".join(lines) + "\n"
+
+
+def _preview_text(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return (text[: width - 1] + "…") if len(text) > width else text
