@@ -1,0 +1,272 @@
+"""Credentials: ``auth.json`` storage and the resolution of configured key values.
+
+A configured value (an ``auth.json`` key, a ``models.json`` ``apiKey`` or header value) is one of:
+
+- ``!command``: run through the shell, stdout trimmed; the result (including a failure, which yields
+  None) is cached for the life of the process, so a password manager is asked once;
+- ``!!command``: the same, but run on every resolution (never cached);
+- the name of an environment variable that is set: that variable's value;
+- anything else: the literal value.
+
+``auth.json`` (``{"anthropic": {"type": "api_key", "key": "..."}}``) is written with mode 0600 in a
+directory created 0700. Every write re-reads the file under a lock so entries that another process
+wrote meanwhile are kept, and a file that does not parse is never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .catalog import PROVIDER_ENV_VARS
+from .paths import auth_json_path
+
+__all__ = [
+    "AuthFileError",
+    "AuthStorage",
+    "resolve_config_value",
+    "resolve_headers",
+    "clear_config_value_cache",
+    "env_api_key",
+    "env_vars_for",
+]
+
+logger = logging.getLogger(__name__)
+
+_COMMAND_TIMEOUT_S = 10.0
+
+_command_cache: dict[str, str | None] = {}
+_command_cache_lock = threading.Lock()
+
+
+class AuthFileError(Exception):
+    """auth.json cannot be read or written safely (it is malformed, or the disk refused)."""
+
+
+def _run_command(command: str) -> str | None:
+    try:
+        completed = subprocess.run(
+            command,
+            shell=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=_COMMAND_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        logger.warning("key command failed to run: %s", exc)
+        return None
+    if completed.returncode != 0:
+        logger.warning("key command exited with status %d", completed.returncode)
+        return None
+    output = completed.stdout.decode("utf-8", errors="replace").strip()
+    return output or None
+
+
+def resolve_config_value(value: str | None) -> str | None:
+    """Resolve a configured key or header value (see the module docstring). Empty results are None."""
+    if not value:
+        return None
+    if value.startswith("!!"):
+        return _run_command(value[2:])
+    if value.startswith("!"):
+        command = value[1:]
+        with _command_cache_lock:
+            if command in _command_cache:
+                return _command_cache[command]
+            result = _run_command(command)
+            _command_cache[command] = result
+            return result
+    from_env = os.environ.get(value)
+    return from_env if from_env else value
+
+
+def resolve_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
+    """Resolve each header value; headers whose value resolves to nothing are dropped."""
+    if not headers:
+        return None
+    resolved = {name: v for name, raw in headers.items() if (v := resolve_config_value(raw))}
+    return resolved or None
+
+
+def clear_config_value_cache() -> None:
+    """Forget cached ``!command`` results (for tests and an explicit re-login)."""
+    with _command_cache_lock:
+        _command_cache.clear()
+
+
+def env_vars_for(provider: str) -> tuple[str, ...]:
+    """Environment variables that may hold ``provider``'s key, highest priority first."""
+    return PROVIDER_ENV_VARS.get(provider, ())
+
+
+def env_api_key(provider: str) -> str | None:
+    """The provider's key from the environment (read fresh each time, never cached)."""
+    for name in env_vars_for(provider):
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+class AuthStorage:
+    """Read and write ``auth.json``.
+
+    Args:
+        path: The file to use; defaults to ``auth.json`` in the agent dir.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path if path is not None else auth_json_path()
+        self._data: dict[str, dict[str, Any]] = {}
+        self._errors: list[str] = []
+        self._lock = threading.Lock()
+        self.reload()
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def _read_disk(self) -> dict[str, dict[str, Any]]:
+        """The file's entries; {} when missing. Raises AuthFileError when it cannot be used."""
+        try:
+            text = self._path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise AuthFileError(f"cannot read {self._path}: {exc.strerror or exc}") from exc
+        if not text.strip():
+            return {}
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise AuthFileError(f"{self._path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+        if not isinstance(data, dict):
+            raise AuthFileError(f"{self._path}:1: expected a JSON object of providers")
+        return {name: entry for name, entry in data.items() if isinstance(entry, dict)}
+
+    def reload(self) -> None:
+        """Re-read the file. On error the previous entries stay in memory and the error is recorded."""
+        with self._lock:
+            try:
+                self._data = self._read_disk()
+            except AuthFileError as exc:
+                message = f"auth.json error: {exc}"
+                logger.warning("%s", message)
+                self._errors.append(message)
+
+    def drain_errors(self) -> list[str]:
+        """Errors seen since the last call (each reported once)."""
+        with self._lock:
+            errors, self._errors = self._errors, []
+            return errors
+
+    def get(self, provider: str) -> dict[str, Any] | None:
+        """The raw credential entry for ``provider``."""
+        entry = self._data.get(provider)
+        return dict(entry) if entry is not None else None
+
+    def has(self, provider: str) -> bool:
+        return provider in self._data
+
+    def providers(self) -> list[str]:
+        return list(self._data)
+
+    def api_key(self, provider: str) -> str | None:
+        """The usable key stored for ``provider``: a resolved ``api_key`` entry or an OAuth access token.
+
+        OAuth tokens are returned as stored; refreshing them is not implemented here.
+        """
+        entry = self._data.get(provider)
+        if entry is None:
+            return None
+        kind = entry.get("type")
+        if kind == "api_key":
+            key = entry.get("key")
+            return resolve_config_value(key) if isinstance(key, str) else None
+        if kind == "oauth":
+            access = entry.get("access")
+            return access if isinstance(access, str) and access else None
+        return None
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    def set(self, provider: str, credential: dict[str, Any]) -> None:
+        """Store ``credential`` for ``provider``, keeping every other provider's entry.
+
+        Raises:
+            AuthFileError: the file on disk is malformed (it is left untouched) or cannot be written.
+        """
+        self._modify(lambda data: data.__setitem__(provider, dict(credential)))
+
+    def set_api_key(self, provider: str, key: str) -> None:
+        """Store a plain API key (or a ``!command`` / env-var name) for ``provider``."""
+        self.set(provider, {"type": "api_key", "key": key})
+
+    def remove(self, provider: str) -> None:
+        """Delete ``provider``'s entry, keeping the others."""
+        self._modify(lambda data: data.pop(provider, None))
+
+    def _modify(self, change: Any) -> None:
+        with self._lock, self._file_lock():
+            data = self._read_disk()  # raises on a malformed file, so it is never overwritten
+            change(data)
+            self._write(data)
+            self._data = data
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """An advisory lock on a sibling file, so two pi processes don't interleave writes."""
+        self._ensure_dir()
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; the atomic rename still prevents torn files
+            yield
+            return
+        lock_path = self._path.with_name(f".{self._path.name}.lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def _ensure_dir(self) -> None:
+        directory = self._path.parent
+        if not directory.exists():
+            try:
+                directory.mkdir(parents=True, mode=0o700)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise AuthFileError(f"cannot create {directory}: {exc.strerror or exc}") from exc
+
+    def _write(self, data: dict[str, dict[str, Any]]) -> None:
+        text = json.dumps(data, indent=2) + "\n"
+        try:
+            # mkstemp creates the file 0600, so the key is never readable by others, even briefly.
+            fd, tmp_name = tempfile.mkstemp(prefix=".auth-", suffix=".tmp", dir=self._path.parent)
+        except OSError as exc:
+            raise AuthFileError(f"cannot write {self._path}: {exc.strerror or exc}") from exc
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, self._path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+            raise AuthFileError(f"cannot write {self._path}: {exc.strerror or exc}") from exc

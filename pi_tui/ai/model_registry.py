@@ -1,0 +1,424 @@
+"""Which models exist and how to reach them: built-ins merged with ``models.json`` and extensions.
+
+Merging follows pi: a ``models.json`` provider named like a built-in one changes that provider's
+models (``baseUrl``/``headers``/``compat`` apply to all of them, ``modelOverrides`` patch single
+models, ``models`` entries are upserted by id); any other provider adds its own models. A file that
+cannot be used never breaks start-up: the built-ins stay and `ModelRegistry.errors` carries one line
+for the UI.
+
+Key resolution order for a provider: runtime override (``--api-key``), ``auth.json``, the
+environment (`catalog.PROVIDER_ENV_VARS`), then the provider's ``apiKey`` from ``models.json`` or an
+extension registration.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import paths
+from .auth import AuthStorage, env_api_key, env_vars_for, resolve_config_value, resolve_headers
+from .catalog import (
+    DEFAULT_MODEL_PER_PROVIDER,
+    FAUX_PROVIDER,
+    KEYLESS_PROVIDERS,
+    PROVIDER_ORDER,
+    builtin_models,
+)
+from .models_json import (
+    ModelDefinition,
+    ModelOverride,
+    ModelsJsonError,
+    ProviderConfig,
+    load_models_json,
+)
+from .types import Model, ModelCost
+
+__all__ = ["ModelRegistry", "missing_key_message"]
+
+logger = logging.getLogger(__name__)
+
+SOURCE_BUILTIN = "built-in"
+SOURCE_BUILTIN_MODIFIED = "built-in, changed by models.json"
+SOURCE_MODELS_JSON = "models.json"
+SOURCE_EXTENSION = "extension"
+
+
+def _display_path(path: Path) -> str:
+    """``~/...`` for paths under the home directory, as a user would type them."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
+    """One line telling the user how to give ``provider`` a key.
+
+    Example: ``No API key for anthropic: set ANTHROPIC_API_KEY, add it to ~/.pi/agent/auth.json, or
+    configure apiKey in ~/.pi/agent/models.json``.
+    """
+    base = agent_dir if agent_dir is not None else paths.agent_dir()
+    auth_file = _display_path(paths.auth_json_path(base))
+    models_file = _display_path(paths.models_json_path(base))
+    # Name the plain API-key variable first: it is what most users have.
+    names = sorted(env_vars_for(provider), key=lambda n: (not n.endswith("_API_KEY"), n))
+    if names:
+        env_part = f"set {names[0]}" + (f" (or {', '.join(names[1:])})" if len(names) > 1 else "")
+        return f"No API key for {provider}: {env_part}, add it to {auth_file}, or configure apiKey in {models_file}"
+    return f"No API key for {provider}: add it to {auth_file} or configure apiKey in {models_file}"
+
+
+def _merge_dicts(base: dict[str, Any] | None, extra: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not extra:
+        return base
+    return {**(base or {}), **extra}
+
+
+def _apply_override(model: Model, override: ModelOverride) -> Model:
+    """Patch ``model`` with the fields ``override`` sets (cost, headers and compat merge)."""
+    update: dict[str, Any] = {}
+    for field in ("name", "reasoning", "context_window", "max_tokens"):
+        value = getattr(override, field)
+        if value is not None:
+            update[field] = value
+    if override.input is not None:
+        update["input"] = list(override.input)
+    if override.cost is not None:
+        old = model.cost
+        update["cost"] = ModelCost(
+            input=override.cost.input if override.cost.input is not None else old.input,
+            output=override.cost.output if override.cost.output is not None else old.output,
+            cache_read=override.cost.cache_read if override.cost.cache_read is not None else old.cache_read,
+            cache_write=override.cost.cache_write
+            if override.cost.cache_write is not None
+            else old.cache_write,
+        )
+    if override.headers:
+        update["headers"] = _merge_dicts(model.headers, resolve_headers(override.headers))
+    if override.compat:
+        update["compat"] = _merge_dicts(model.compat, override.compat)
+    return model.model_copy(update=update)
+
+
+class ModelRegistry:
+    """All known models, the ones usable right now, and their keys.
+
+    Args:
+        agent_dir: Directory holding ``models.json`` and ``auth.json``; defaults to the agent dir
+            (``PI_CODING_AGENT_DIR`` or ``~/.pi/agent``), read once here.
+        auth: An `AuthStorage` to share; by default one for ``<agent_dir>/auth.json``.
+    """
+
+    def __init__(self, agent_dir: Path | None = None, *, auth: AuthStorage | None = None) -> None:
+        self._agent_dir = agent_dir if agent_dir is not None else paths.agent_dir()
+        self._auth = auth if auth is not None else AuthStorage(paths.auth_json_path(self._agent_dir))
+        self._runtime_keys: dict[str, str] = {}
+        self._config_keys: dict[str, str] = {}
+        self._registered: dict[str, ProviderConfig] = {}
+        self._models: list[Model] = []
+        self._sources: dict[tuple[str, str], str] = {}
+        self._errors: list[str] = []
+        self._warnings: list[str] = []
+        self._build()
+
+    # --- loading ---------------------------------------------------------------------------------
+
+    @property
+    def agent_dir(self) -> Path:
+        return self._agent_dir
+
+    @property
+    def models_json_path(self) -> Path:
+        return paths.models_json_path(self._agent_dir)
+
+    @property
+    def auth(self) -> AuthStorage:
+        return self._auth
+
+    @property
+    def errors(self) -> list[str]:
+        """Problems with models.json / auth.json from the last (re)load, one line each."""
+        return list(self._errors)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Non-fatal findings (unknown keys, overrides of unknown models)."""
+        return list(self._warnings)
+
+    def refresh(self) -> None:
+        """Re-read models.json and auth.json (pi does this whenever the model picker opens)."""
+        self._auth.reload()
+        self._build()
+
+    def _build(self) -> None:
+        models = builtin_models()
+        sources = {(m.provider, m.id): SOURCE_BUILTIN for m in models}
+        builtin_apis: dict[str, str] = {}
+        builtin_urls: dict[str, str] = {}
+        for model in models:
+            builtin_apis.setdefault(model.provider, model.api)
+            builtin_urls.setdefault(model.provider, model.base_url)
+        errors: list[str] = []
+        warnings: list[str] = []
+        config_keys: dict[str, str] = {}
+
+        loaded = None
+        try:
+            loaded = load_models_json(self.models_json_path, builtin_apis)
+        except ModelsJsonError as exc:
+            errors.append(str(exc))
+            logger.warning("%s", exc)
+        if loaded is not None:
+            warnings.extend(loaded.warnings)
+            for name, provider in loaded.config.providers.items():
+                self._apply_provider(
+                    name, provider, models, sources, builtin_apis, builtin_urls, warnings, SOURCE_MODELS_JSON
+                )
+                if provider.api_key:
+                    config_keys[name] = provider.api_key
+        for name, provider in self._registered.items():
+            if provider.models:
+                # An extension that lists models owns the provider: its list replaces what was there.
+                models = [m for m in models if m.provider != name]
+                sources = {k: v for k, v in sources.items() if k[0] != name}
+            self._apply_provider(
+                name, provider, models, sources, builtin_apis, builtin_urls, warnings, SOURCE_EXTENSION
+            )
+            if provider.api_key:
+                config_keys[name] = provider.api_key
+
+        errors.extend(self._auth.drain_errors())
+        self._models = models
+        self._sources = sources
+        self._config_keys = config_keys
+        self._errors = errors
+        self._warnings = warnings
+
+    def _apply_provider(
+        self,
+        name: str,
+        provider: ProviderConfig,
+        models: list[Model],
+        sources: dict[tuple[str, str], str],
+        builtin_apis: dict[str, str],
+        builtin_urls: dict[str, str],
+        warnings: list[str],
+        source: str,
+    ) -> None:
+        """Merge one provider entry into ``models`` in place."""
+        provider_headers = resolve_headers(provider.headers)
+        auth_header: dict[str, str] | None = None
+        if provider.auth_header and provider.api_key:
+            key = resolve_config_value(provider.api_key)
+            if key:
+                auth_header = {"Authorization": f"Bearer {key}"}
+
+        # Provider-level settings and per-model overrides apply to the models already there.
+        overrides = dict(provider.model_overrides or {})
+        for index, model in enumerate(models):
+            if model.provider != name:
+                continue
+            update: dict[str, Any] = {}
+            if provider.base_url:
+                update["base_url"] = provider.base_url
+            headers = _merge_dicts(_merge_dicts(model.headers, provider_headers), auth_header)
+            if headers != model.headers:
+                update["headers"] = headers
+            if provider.compat:
+                update["compat"] = _merge_dicts(model.compat, provider.compat)
+            changed = model.model_copy(update=update) if update else model
+            override = overrides.pop(model.id, None)
+            if override is not None:
+                changed = _apply_override(changed, override)
+            if changed is not model:
+                models[index] = changed
+                if sources.get((name, model.id)) == SOURCE_BUILTIN:
+                    sources[(name, model.id)] = SOURCE_BUILTIN_MODIFIED
+        for unknown in overrides:
+            warnings.append(f'{source}: modelOverrides for unknown model "{name}/{unknown}" ignored')
+
+        for definition in provider.models or []:
+            model = self._model_from_definition(
+                name, provider, definition, builtin_apis, builtin_urls, provider_headers, auth_header
+            )
+            for index, existing in enumerate(models):
+                if existing.provider == name and existing.id == model.id:
+                    models[index] = model
+                    break
+            else:
+                models.append(model)
+            sources[(name, model.id)] = source
+
+    @staticmethod
+    def _model_from_definition(
+        name: str,
+        provider: ProviderConfig,
+        definition: ModelDefinition,
+        builtin_apis: dict[str, str],
+        builtin_urls: dict[str, str],
+        provider_headers: dict[str, str] | None,
+        auth_header: dict[str, str] | None,
+    ) -> Model:
+        cost = definition.cost
+        headers = _merge_dicts(
+            _merge_dicts(provider_headers, resolve_headers(definition.headers)), auth_header
+        )
+        return Model(
+            id=definition.id,
+            name=definition.name or definition.id,
+            # Validation guarantees one of these is set.
+            api=definition.api or provider.api or builtin_apis.get(name, ""),
+            provider=name,
+            base_url=definition.base_url or provider.base_url or builtin_urls.get(name, ""),
+            reasoning=bool(definition.reasoning),
+            input=list(definition.input) if definition.input is not None else ["text"],
+            cost=ModelCost(
+                input=(cost.input or 0.0) if cost else 0.0,
+                output=(cost.output or 0.0) if cost else 0.0,
+                cache_read=(cost.cache_read or 0.0) if cost else 0.0,
+                cache_write=(cost.cache_write or 0.0) if cost else 0.0,
+            ),
+            context_window=definition.context_window or 128_000,
+            max_tokens=definition.max_tokens or 16_384,
+            headers=headers,
+            compat=_merge_dicts(provider.compat, definition.compat),
+        )
+
+    # --- extensions ------------------------------------------------------------------------------
+
+    def register_provider(self, name: str, config: dict[str, Any]) -> None:
+        """Add or change a provider at run time (pi's ``pi.registerProvider``).
+
+        ``config`` uses the models.json provider shape (camelCase). With ``models`` the provider's model
+        list is replaced; without, its settings apply to the provider's existing models.
+
+        Raises:
+            ValueError: ``config`` is not a valid provider entry.
+        """
+        try:
+            provider = ProviderConfig.model_validate(config)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(root)"
+            raise ValueError(f'invalid provider "{name}": {where}: {first["msg"]}') from exc
+        if provider.models:
+            for definition in provider.models:
+                if not (definition.api or provider.api or any(m.provider == name for m in builtin_models())):
+                    raise ValueError(f'invalid provider "{name}": model "{definition.id}" has no "api"')
+        self._registered[name] = provider
+        self._build()
+
+    def unregister_provider(self, name: str) -> None:
+        """Undo `register_provider`; built-in models of that name come back as they were."""
+        if self._registered.pop(name, None) is not None:
+            self._build()
+
+    # --- queries ---------------------------------------------------------------------------------
+
+    def all_models(self) -> list[Model]:
+        """Every known model, whether or not it has a key."""
+        return list(self._models)
+
+    def available_models(self) -> list[Model]:
+        """Models whose provider has some form of auth (see `has_auth`)."""
+        with_auth: dict[str, bool] = {}
+        result = []
+        for model in self._models:
+            if model.provider not in with_auth:
+                with_auth[model.provider] = self.has_auth(model.provider)
+            if with_auth[model.provider]:
+                result.append(model)
+        return result
+
+    def providers(self) -> list[str]:
+        """Provider names in catalog order, without duplicates."""
+        return list(dict.fromkeys(m.provider for m in self._models))
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        """The model with exactly this provider and id (provider compared case-insensitively)."""
+        wanted = provider.lower()
+        for model in self._models:
+            if model.provider.lower() == wanted and model.id == model_id:
+                return model
+        return None
+
+    def model_source(self, model: Model) -> str:
+        """Where a model's definition came from: built-in, models.json, extension, or custom."""
+        return self._sources.get((model.provider, model.id), "custom")
+
+    def default_model_for(self, provider: str) -> Model | None:
+        """pi's default model of ``provider``, else its first model."""
+        default_id = DEFAULT_MODEL_PER_PROVIDER.get(provider)
+        if default_id is not None:
+            found = self.find(provider, default_id)
+            if found is not None:
+                return found
+        return next((m for m in self._models if m.provider == provider), None)
+
+    def default_model(self) -> Model | None:
+        """The model to start with when nothing was chosen.
+
+        The first provider in pi's order that has auth gives its default model; failing that, the first
+        available model of any other provider (e.g. one from models.json). The keyless ``faux``
+        provider is never chosen implicitly. None when no provider has a key.
+        """
+        for provider in PROVIDER_ORDER:
+            if self.has_auth(provider):
+                model = self.default_model_for(provider)
+                if model is not None:
+                    return model
+        for model in self.available_models():
+            if model.provider != FAUX_PROVIDER:
+                return model
+        return None
+
+    # --- keys ------------------------------------------------------------------------------------
+
+    def set_runtime_api_key(self, provider: str, key: str) -> None:
+        """A key for this process only (``--api-key``); it beats every other source and is never saved."""
+        self._runtime_keys[provider] = key
+
+    def remove_runtime_api_key(self, provider: str) -> None:
+        self._runtime_keys.pop(provider, None)
+
+    def requires_api_key(self, model: Model) -> bool:
+        """False for providers that work without a key (``faux``)."""
+        return model.provider not in KEYLESS_PROVIDERS
+
+    def has_auth(self, provider: str) -> bool:
+        """Whether ``provider`` has any key source. Cheap: ``!command`` values are not run here."""
+        if provider in KEYLESS_PROVIDERS:
+            return True
+        if self._runtime_keys.get(provider):
+            return True
+        if self._auth.has(provider):
+            return True
+        if any(os.environ.get(name) for name in env_vars_for(provider)):
+            return True
+        return bool(self._config_keys.get(provider))
+
+    def get_api_key_for_provider(self, provider: str) -> str | None:
+        """The key to use for ``provider``, resolved in pi's order; None when there is none."""
+        runtime = self._runtime_keys.get(provider)
+        if runtime:
+            return runtime
+        stored = self._auth.api_key(provider)
+        if stored:
+            return stored
+        from_env = env_api_key(provider)
+        if from_env:
+            return from_env
+        return resolve_config_value(self._config_keys.get(provider))
+
+    def get_api_key(self, model: Model) -> str | None:
+        """The key for ``model``'s provider (None for keyless providers without a configured key)."""
+        return self.get_api_key_for_provider(model.provider)
+
+    def missing_key_message(self, provider: str) -> str:
+        """`missing_key_message` for this registry's agent dir."""
+        return missing_key_message(provider, self._agent_dir)

@@ -1,0 +1,278 @@
+"""Reading and validating ``models.json`` (pi's format), with errors that point at a line.
+
+The file is ``{"providers": {"<name>": {baseUrl, api, apiKey, headers, authHeader, compat, models,
+modelOverrides}}}``. Parsing is strict about types (a string where a number belongs is an error, not
+a silent coercion) and lenient about unknown keys, which are reported as warnings so a typo such as
+``contextWindw`` does not go unnoticed. Merging into the catalog happens in `model_registry`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "ModelsJsonError",
+    "CostConfig",
+    "ModelDefinition",
+    "ModelOverride",
+    "ProviderConfig",
+    "ModelsConfig",
+    "LoadedModelsJson",
+    "load_models_json",
+    "parse_models_json",
+    "validate_provider_config",
+]
+
+PathPart = str | int
+
+
+class ModelsJsonError(Exception):
+    """models.json cannot be used. ``str(error)`` is the one line to show the user."""
+
+
+class _ConfigModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="allow", strict=True)
+
+
+class CostConfig(_ConfigModel):
+    """Prices in $ per million tokens; a missing field means 0 (or, in an override, unchanged)."""
+
+    input: float | None = Field(default=None, ge=0)
+    output: float | None = Field(default=None, ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+
+
+class ModelOverride(_ConfigModel):
+    """A partial change to a built-in model (``modelOverrides``)."""
+
+    name: str | None = Field(default=None, min_length=1)
+    reasoning: bool | None = None
+    input: list[Literal["text", "image"]] | None = None
+    cost: CostConfig | None = None
+    context_window: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    headers: dict[str, str] | None = None
+    compat: dict[str, Any] | None = None
+
+
+class ModelDefinition(ModelOverride):
+    """A model entry of a provider's ``models`` list."""
+
+    id: str = Field(min_length=1)
+    api: str | None = Field(default=None, min_length=1)
+    base_url: str | None = Field(default=None, min_length=1)
+
+
+class ProviderConfig(_ConfigModel):
+    """One entry of ``providers``."""
+
+    base_url: str | None = Field(default=None, min_length=1)
+    api: str | None = Field(default=None, min_length=1)
+    api_key: str | None = Field(default=None, min_length=1)
+    headers: dict[str, str] | None = None
+    auth_header: bool | None = None
+    compat: dict[str, Any] | None = None
+    models: list[ModelDefinition] | None = None
+    model_overrides: dict[str, ModelOverride] | None = None
+
+
+class ModelsConfig(_ConfigModel):
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+
+
+@dataclass
+class LoadedModelsJson:
+    """A validated file plus non-fatal findings (unknown keys and the like)."""
+
+    config: ModelsConfig
+    warnings: list[str] = field(default_factory=list)
+
+
+# --- locating a JSON path in the source text --------------------------------------------------------
+
+_DECODER = json.JSONDecoder()
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _locate(text: str, path: Sequence[PathPart]) -> int:
+    """Offset of the value at ``path`` in valid JSON ``text``, or of the deepest part that exists."""
+    pos = _skip_ws(text, 0)
+    for part in path:
+        if pos >= len(text):
+            break
+        opener = text[pos]
+        if opener == "{" and isinstance(part, str):
+            found = _find_member(text, pos, part)
+        elif opener == "[" and isinstance(part, int):
+            found = _find_item(text, pos, part)
+        else:
+            found = None
+        if found is None:
+            break
+        pos = found
+    return pos
+
+
+def _find_member(text: str, pos: int, wanted: str) -> int | None:
+    pos = _skip_ws(text, pos + 1)
+    while pos < len(text) and text[pos] == '"':
+        key, pos = json.decoder.scanstring(text, pos + 1)
+        pos = _skip_ws(text, pos)
+        pos = _skip_ws(text, pos + 1)  # past ':'
+        if key == wanted:
+            return pos
+        _, pos = _DECODER.raw_decode(text, pos)
+        pos = _skip_ws(text, pos)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+    return None
+
+
+def _find_item(text: str, pos: int, wanted: int) -> int | None:
+    pos = _skip_ws(text, pos + 1)
+    index = 0
+    while pos < len(text) and text[pos] != "]":
+        if index == wanted:
+            return pos
+        _, pos = _DECODER.raw_decode(text, pos)
+        pos = _skip_ws(text, pos)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+        index += 1
+    return None
+
+
+def _line_of(text: str, path: Sequence[PathPart]) -> int:
+    return text.count("\n", 0, _locate(text, path)) + 1
+
+
+def _dotted(path: Sequence[PathPart]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out or "(root)"
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+
+def _unknown_keys(obj: BaseModel, path: tuple[PathPart, ...]) -> list[tuple[tuple[PathPart, ...], str]]:
+    found = [((*path, key), key) for key in (obj.model_extra or {})]
+    for name, info in type(obj).model_fields.items():
+        value = getattr(obj, name)
+        key = info.alias or name
+        if isinstance(value, BaseModel):
+            found += _unknown_keys(value, (*path, key))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    found += _unknown_keys(item, (*path, key, index))
+        elif isinstance(value, dict) and name in ("providers", "model_overrides"):
+            for sub_key, item in value.items():
+                if isinstance(item, BaseModel):
+                    found += _unknown_keys(item, (*path, key, sub_key))
+    return found
+
+
+def validate_provider_config(
+    name: str, provider: ProviderConfig, builtin_apis: Mapping[str, str]
+) -> list[tuple[tuple[PathPart, ...], str]]:
+    """Rules beyond types (pi's, relaxed for built-in providers). Returns (path, problem) pairs."""
+    problems: list[tuple[tuple[PathPart, ...], str]] = []
+    base: tuple[PathPart, ...] = ("providers", name)
+    is_builtin = name in builtin_apis
+    models = provider.models or []
+    if not models and not is_builtin:
+        problems.append((base, f'provider "{name}" is not built in, so it must define "models"'))
+    if models and not is_builtin:
+        if not provider.base_url and not all(m.base_url for m in models):
+            problems.append((base, f'provider "{name}": "baseUrl" is required when defining custom models'))
+        if not provider.api_key:
+            problems.append(
+                (
+                    base,
+                    f'provider "{name}": "apiKey" is required when defining custom models '
+                    '(use any placeholder, e.g. "none", for a local server without auth)',
+                )
+            )
+    for index, model in enumerate(models):
+        if not (model.api or provider.api or builtin_apis.get(name)):
+            problems.append(
+                (
+                    (*base, "models", index),
+                    f'model "{model.id}": no "api" (set it on the provider or the model)',
+                )
+            )
+    return problems
+
+
+def parse_models_json(text: str, file: Path | str, builtin_apis: Mapping[str, str]) -> LoadedModelsJson:
+    """Validate models.json ``text``.
+
+    Args:
+        text: The file content.
+        file: Where it came from, for messages.
+        builtin_apis: Built-in provider name -> the API its models use.
+
+    Raises:
+        ModelsJsonError: ``"models.json error: <file>:<line>: <what>"`` for the first problem found.
+    """
+    prefix = f"models.json error: {file}"
+    if not text.strip():
+        return LoadedModelsJson(ModelsConfig())
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelsJsonError(f"{prefix}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
+    if not isinstance(raw, dict):
+        raise ModelsJsonError(f'{prefix}:1: expected an object like {{"providers": {{...}}}}')
+    try:
+        config = ModelsConfig.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ModelsJsonError(
+            f"{prefix}:{_line_of(text, loc)}: {_dotted(loc)}: {first['msg']}{more}"
+        ) from exc
+    for name, provider in config.providers.items():
+        problems = validate_provider_config(name, provider, builtin_apis)
+        if problems:
+            loc, what = problems[0]
+            raise ModelsJsonError(f"{prefix}:{_line_of(text, loc)}: {what}")
+    warnings = [
+        f"models.json warning: {file}:{_line_of(text, loc)}: {_dotted(loc)}: unknown key ignored"
+        for loc, _key in _unknown_keys(config, ())
+    ]
+    return LoadedModelsJson(config, warnings)
+
+
+def load_models_json(path: Path, builtin_apis: Mapping[str, str]) -> LoadedModelsJson | None:
+    """Read and validate ``path``; None when the file does not exist.
+
+    Raises:
+        ModelsJsonError: the file is unreadable or invalid (see `parse_models_json`).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelsJsonError(f"models.json error: {path}:1: cannot read: {exc}") from exc
+    return parse_models_json(text, path, builtin_apis)

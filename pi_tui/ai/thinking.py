@@ -1,0 +1,92 @@
+"""Thinking (reasoning effort) levels and how they fit a given model.
+
+Rules (pi's): non-reasoning models only have ``off``; ``xhigh`` exists only for the GPT-5.2/5.3/5.4 and
+Opus 4.6 families; a level a model lacks is replaced by the nearest available level at or above it,
+else the nearest below. The default level is ``medium``.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from .types import THINKING_LEVELS, Model, ThinkingLevel
+
+__all__ = [
+    "THINKING_LEVELS",
+    "DEFAULT_THINKING_LEVEL",
+    "DEFAULT_THINKING_BUDGETS",
+    "is_thinking_level",
+    "parse_thinking_level",
+    "supports_xhigh",
+    "available_thinking_levels",
+    "clamp_thinking_level",
+    "cycle_thinking_level",
+]
+
+DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
+
+DEFAULT_THINKING_BUDGETS: dict[ThinkingLevel, int] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+}
+"""pi's token budgets for budget-based (pre-4.6 Anthropic) thinking; settings may override them."""
+
+# Substrings of model ids that accept the extra-high level.
+_XHIGH_MARKERS = ("gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6")
+
+
+def is_thinking_level(value: object) -> bool:
+    """True for one of ``off, minimal, low, medium, high, xhigh`` (exact, lower case)."""
+    return isinstance(value, str) and value in THINKING_LEVELS
+
+
+def parse_thinking_level(value: str | None) -> ThinkingLevel | None:
+    """The level named by ``value`` (case and surrounding space ignored), or None if it names none."""
+    if value is None:
+        return None
+    candidate = value.strip().lower()
+    return cast(ThinkingLevel, candidate) if candidate in THINKING_LEVELS else None
+
+
+def supports_xhigh(model: Model) -> bool:
+    """Whether the model accepts ``xhigh``, judged by its id as pi does."""
+    model_id = model.id.lower()
+    return model.reasoning and any(marker in model_id for marker in _XHIGH_MARKERS)
+
+
+def available_thinking_levels(model: Model) -> tuple[ThinkingLevel, ...]:
+    """Levels the model accepts, lowest first."""
+    if not model.reasoning:
+        return ("off",)
+    if supports_xhigh(model):
+        return THINKING_LEVELS
+    return tuple(level for level in THINKING_LEVELS if level != "xhigh")
+
+
+def clamp_thinking_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:
+    """The level to actually use for ``model`` when ``level`` was asked for.
+
+    Picks ``level`` itself when available, else the nearest available level above it, else the
+    nearest below it.
+    """
+    available = available_thinking_levels(model)
+    if level in available:
+        return level
+    index = THINKING_LEVELS.index(level)
+    for candidate in THINKING_LEVELS[index + 1 :]:
+        if candidate in available:
+            return candidate
+    for candidate in reversed(THINKING_LEVELS[:index]):
+        if candidate in available:
+            return candidate
+    return "off"
+
+
+def cycle_thinking_level(model: Model, current: ThinkingLevel) -> ThinkingLevel:
+    """The next level in the model's available levels after ``current``, wrapping to the first."""
+    available = available_thinking_levels(model)
+    effective = clamp_thinking_level(model, current)
+    position = available.index(effective)
+    return available[(position + 1) % len(available)]
