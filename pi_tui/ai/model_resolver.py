@@ -1,0 +1,392 @@
+"""Turning what the user typed (``--provider``, ``--model``, ``--models``, ``--thinking``) into models.
+
+Matching follows pi: an exact ``provider/id`` or id wins; otherwise a case-insensitive substring of
+the id or display name, where an alias (``claude-sonnet-4-5``) beats a dated id
+(``claude-sonnet-4-5-20250929``) and, among several, the highest version wins. A ``:level`` suffix
+sets the thinking level (``sonnet:high``); ids that themselves contain colons
+(``qwen3-coder:exacto``) still match because the whole pattern is tried before any suffix is split off.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .model_registry import ModelRegistry
+from .thinking import (
+    DEFAULT_THINKING_LEVEL,
+    THINKING_LEVELS,
+    clamp_thinking_level,
+    is_thinking_level,
+    parse_thinking_level,
+)
+from .types import Model, ThinkingLevel
+
+__all__ = [
+    "ModelResolutionError",
+    "PatternMatch",
+    "ResolvedModel",
+    "ScopedModel",
+    "parse_model_pattern",
+    "resolve_cli_model",
+    "resolve_model_scope",
+    "find_initial_model",
+    "list_models_table",
+    "format_token_count",
+    "fuzzy_filter_models",
+]
+
+
+class ModelResolutionError(ValueError):
+    """No model matches what the user asked for. The message says what to try instead."""
+
+
+@dataclass(frozen=True)
+class PatternMatch:
+    """Result of `parse_model_pattern`: the model (or None), a ``:level`` suffix, and a warning."""
+
+    model: Model | None
+    thinking_level: ThinkingLevel | None = None
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """What ``--provider/--model/--thinking`` resolved to.
+
+    ``thinking_level`` is the level the user asked for (``--thinking`` or a ``:level`` suffix), not yet
+    fitted to the model; `effective_thinking_level` fits it.
+    """
+
+    model: Model | None
+    thinking_level: ThinkingLevel | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def effective_thinking_level(self) -> ThinkingLevel:
+        """The level to use: the requested one (default medium) clamped to what the model supports."""
+        level = self.thinking_level or DEFAULT_THINKING_LEVEL
+        return clamp_thinking_level(self.model, level) if self.model is not None else level
+
+
+@dataclass(frozen=True)
+class ScopedModel:
+    """One model of a ``--models`` scope, with an optional per-model thinking level."""
+
+    model: Model
+    thinking_level: ThinkingLevel | None = None
+
+
+# --- matching --------------------------------------------------------------------------------------
+
+_DATED = re.compile(r"-\d{8}$")
+_NUMBER = re.compile(r"(\d+)")
+
+
+def _is_alias(model_id: str) -> bool:
+    """``-latest`` ids and ids without a ``-YYYYMMDD`` date are aliases."""
+    return model_id.endswith("-latest") or not _DATED.search(model_id)
+
+
+def _version_key(model_id: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key comparing digit runs as numbers, so ``4-10`` sorts above ``4-9``."""
+    return tuple((1, int(part)) if part.isdigit() else (0, part) for part in _NUMBER.split(model_id.lower()))
+
+
+def _try_match(pattern: str, models: Sequence[Model]) -> Model | None:
+    lowered = pattern.lower()
+    if "/" in pattern:
+        provider, _, model_id = pattern.partition("/")
+        for model in models:
+            if model.provider.lower() == provider.lower() and model.id.lower() == model_id.lower():
+                return model
+    for model in models:
+        if model.id.lower() == lowered:
+            return model
+    matches = [m for m in models if lowered in m.id.lower() or lowered in (m.name or "").lower()]
+    if not matches:
+        return None
+    aliases = [m for m in matches if _is_alias(m.id)]
+    pool = aliases or matches
+    return max(pool, key=lambda m: _version_key(m.id))
+
+
+def parse_model_pattern(
+    pattern: str, models: Sequence[Model], *, allow_invalid_level_fallback: bool = True
+) -> PatternMatch:
+    """Match ``pattern`` (optionally ending in ``:level``) against ``models``.
+
+    The whole pattern is tried first, so ids containing colons match exactly. Otherwise the part after
+    the last colon is taken as a thinking level; an invalid level gives a warning (and the default
+    level) when ``allow_invalid_level_fallback`` is true, and no match otherwise.
+    """
+    model = _try_match(pattern, models)
+    if model is not None:
+        return PatternMatch(model)
+    prefix, colon, suffix = pattern.rpartition(":")
+    if not colon:
+        return PatternMatch(None)
+    level = parse_thinking_level(suffix) if suffix == suffix.strip().lower() else None
+    if level is not None:
+        inner = parse_model_pattern(prefix, models, allow_invalid_level_fallback=allow_invalid_level_fallback)
+        if inner.model is None:
+            return inner
+        return PatternMatch(inner.model, None if inner.warning else level, inner.warning)
+    if not allow_invalid_level_fallback:
+        return PatternMatch(None)
+    inner = parse_model_pattern(prefix, models, allow_invalid_level_fallback=allow_invalid_level_fallback)
+    if inner.model is None:
+        return inner
+    return PatternMatch(
+        inner.model,
+        None,
+        f'Invalid thinking level "{suffix}" in pattern "{pattern}"; using the default instead. '
+        f"Valid levels: {', '.join(THINKING_LEVELS)}.",
+    )
+
+
+def _exact(text: str, models: Sequence[Model]) -> Model | None:
+    lowered = text.lower()
+    for model in models:
+        if model.id.lower() == lowered or model.label.lower() == lowered:
+            return model
+    return None
+
+
+def _close_matches(text: str, models: Sequence[Model]) -> list[str]:
+    labels = [m.label for m in models]
+    by_id = {m.id.lower(): m.label for m in models}
+    bare = text.split("/", 1)[-1].lower()
+    found = difflib.get_close_matches(text.lower(), [label.lower() for label in labels], n=5, cutoff=0.5)
+    found += [by_id[i] for i in difflib.get_close_matches(bare, list(by_id), n=5, cutoff=0.5)]
+    lowered_to_label = {label.lower(): label for label in labels}
+    return list(dict.fromkeys(lowered_to_label.get(f, f) for f in found))[:5]
+
+
+def resolve_cli_model(
+    registry: ModelRegistry,
+    provider: str | None,
+    pattern: str | None,
+    thinking: str | None = None,
+) -> ResolvedModel:
+    """Resolve ``--provider``, ``--model`` and ``--thinking``.
+
+    Args:
+        registry: Where models come from (all models count, with or without a key, as in pi).
+        provider: ``--provider`` (case-insensitive), or None.
+        pattern: ``--model``: ``id``, ``provider/id``, a partial name, each optionally with ``:level``.
+        thinking: ``--thinking``; an invalid value only warns. It beats a ``:level`` suffix.
+
+    Returns:
+        The model (None when neither provider nor pattern was given), the requested thinking level and
+        warnings for the user. With only a provider, that provider's default model is chosen.
+
+    Raises:
+        ModelResolutionError: unknown provider, or nothing matches (the message lists close matches).
+    """
+    warnings: list[str] = []
+    level: ThinkingLevel | None = None
+    if thinking is not None:
+        level = parse_thinking_level(thinking)
+        if level is None:
+            warnings.append(
+                f'Invalid thinking level "{thinking}"; valid levels are {", ".join(THINKING_LEVELS)}. '
+                "Using the default."
+            )
+
+    models = registry.all_models()
+    canonical = {m.provider.lower(): m.provider for m in models}
+    chosen_provider = canonical.get(provider.lower()) if provider else None
+    if provider and chosen_provider is None:
+        known = ", ".join(sorted(set(canonical.values())))
+        raise ModelResolutionError(f'Unknown provider "{provider}". Known providers: {known}.')
+
+    if not pattern:
+        if chosen_provider is None:
+            return ResolvedModel(None, level, warnings)
+        return ResolvedModel(registry.default_model_for(chosen_provider), level, warnings)
+
+    match, search, inferred = _resolve_pattern(models, canonical, chosen_provider, pattern)
+    if match.model is not None:
+        if match.warning:
+            warnings.append(match.warning)
+        return ResolvedModel(match.model, level or match.thinking_level, warnings)
+
+    target = chosen_provider or inferred
+    if target is not None:
+        # An unknown id under a known provider: trust the user and reuse the provider's defaults.
+        custom_id, _, maybe_level = search.rpartition(":")
+        suffix_level = parse_thinking_level(maybe_level) if custom_id else None
+        if suffix_level is None:
+            custom_id = search
+        base = registry.default_model_for(target)
+        if base is not None:
+            warnings.append(
+                f'Model "{custom_id}" not found for provider "{target}"; using it as a custom model id '
+                f"with the settings of {base.label}."
+            )
+            custom = base.model_copy(update={"id": custom_id, "name": custom_id})
+            return ResolvedModel(custom, level or suffix_level, warnings)
+
+    display = f"{target}/{search}" if target else pattern
+    close = _close_matches(display, models)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise ModelResolutionError(f'Model "{display}" not found.{hint} Run --list-models to see all models.')
+
+
+def _resolve_pattern(
+    models: list[Model], canonical: dict[str, str], provider: str | None, pattern: str
+) -> tuple[PatternMatch, str, str | None]:
+    """Returns the match, the pattern actually searched, and a provider inferred from ``x/...``."""
+    search = pattern
+    inferred: str | None = None
+    if provider is None:
+        head, slash, tail = pattern.partition("/")
+        if slash and head.lower() in canonical:
+            inferred = canonical[head.lower()]
+            search = tail
+        else:
+            exact = _exact(pattern, models)
+            if exact is not None:
+                return PatternMatch(exact), search, None
+    elif pattern.lower().startswith(provider.lower() + "/"):
+        search = pattern[len(provider) + 1 :]
+    scope = provider or inferred
+    candidates = [m for m in models if m.provider == scope] if scope else models
+    # Under a provider an unknown "id:suffix" becomes a custom id (pi); without one, a bad level only
+    # warns, so "sonnet:hgih" still finds Sonnet.
+    match = parse_model_pattern(search, candidates, allow_invalid_level_fallback=scope is None)
+    if match.model is None and inferred is not None:
+        # OpenRouter-style ids such as "openai/gpt-4o" may live under another provider.
+        exact = _exact(pattern, models)
+        if exact is not None:
+            return PatternMatch(exact), search, inferred
+        match = parse_model_pattern(pattern, models, allow_invalid_level_fallback=False)
+    return match, search, inferred
+
+
+def resolve_model_scope(
+    patterns: Iterable[str], models: Sequence[Model]
+) -> tuple[list[ScopedModel], list[str]]:
+    """Resolve ``--models a,b,...`` (globs such as ``anthropic/*`` or ``*sonnet*``, and ``:level``).
+
+    Returns the scoped models in pattern order without duplicates, and a warning per pattern that
+    matched nothing.
+    """
+    scoped: dict[tuple[str, str], ScopedModel] = {}
+    warnings: list[str] = []
+    for raw in patterns:
+        pattern = raw.strip()
+        if not pattern:
+            continue
+        if any(ch in pattern for ch in "*?["):
+            glob, level = pattern, None
+            head, colon, tail = pattern.rpartition(":")
+            if colon and is_thinking_level(tail):
+                glob, level = head, parse_thinking_level(tail)
+            lowered = glob.lower()
+            hits = [
+                m
+                for m in models
+                if fnmatch.fnmatchcase(m.label.lower(), lowered) or fnmatch.fnmatchcase(m.id.lower(), lowered)
+            ]
+            if not hits:
+                warnings.append(f'No models match pattern "{pattern}"')
+            for model in hits:
+                scoped.setdefault((model.provider, model.id), ScopedModel(model, level))
+            continue
+        match = parse_model_pattern(pattern, models)
+        if match.warning:
+            warnings.append(match.warning)
+        if match.model is None:
+            warnings.append(f'No models match pattern "{pattern}"')
+            continue
+        scoped.setdefault(
+            (match.model.provider, match.model.id), ScopedModel(match.model, match.thinking_level)
+        )
+    return list(scoped.values()), warnings
+
+
+def find_initial_model(
+    registry: ModelRegistry, saved_provider: str | None = None, saved_model_id: str | None = None
+) -> Model | None:
+    """The model to start with when the command line named none.
+
+    The saved default (settings) wins when it still exists and has a key; otherwise the first provider
+    in pi's order that has a key gives its default model (see `ModelRegistry.default_model`).
+    """
+    if saved_provider and saved_model_id:
+        saved = registry.find(saved_provider, saved_model_id)
+        if saved is not None and registry.has_auth(saved.provider):
+            return saved
+    return registry.default_model()
+
+
+# --- --list-models -----------------------------------------------------------------------------------
+
+
+def format_token_count(count: int) -> str:
+    """``200K``, ``1M``, ``1.1M``, ``16.4K``, ``512`` (pi's compact token numbers)."""
+    for size, unit in ((1_000_000, "M"), (1_000, "K")):
+        if count >= size:
+            value = count / size
+            return f"{int(value)}{unit}" if value == int(value) else f"{value:.1f}{unit}"
+    return str(count)
+
+
+def _fuzzy_score(query: str, text: str) -> int | None:
+    """Lower is better; None when ``query``'s characters do not appear in order in ``text``."""
+    position = -1
+    gaps = 0
+    for char in query:
+        found = text.find(char, position + 1)
+        if found < 0:
+            return None
+        gaps += found - position - 1
+        position = found
+    return gaps
+
+
+def fuzzy_filter_models(models: Sequence[Model], query: str) -> list[Model]:
+    """Models whose ``provider id`` fuzzily contains every whitespace-separated word of ``query``."""
+    words = query.lower().split()
+    if not words:
+        return list(models)
+    kept = []
+    for model in models:
+        haystack = f"{model.provider} {model.id}".lower()
+        if all(_fuzzy_score(word, haystack) is not None for word in words):
+            kept.append(model)
+    return kept
+
+
+def list_models_table(models: Sequence[Model], search: str | None = None) -> str:
+    """The ``--list-models`` table: provider, model, context, max-out, thinking, images.
+
+    ``models`` is normally `ModelRegistry.available_models()`. Rows are sorted by provider, then id.
+    """
+    if not models:
+        return "No models available. Set an API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) and try again."
+    chosen = fuzzy_filter_models(models, search) if search else list(models)
+    if not chosen:
+        return f'No models matching "{search}"'
+    chosen.sort(key=lambda m: (m.provider, m.id))
+    header = ("provider", "model", "context", "max-out", "thinking", "images")
+    rows = [header] + [
+        (
+            m.provider,
+            m.id,
+            format_token_count(m.context_window),
+            format_token_count(m.max_tokens),
+            "yes" if m.reasoning else "no",
+            "yes" if "image" in m.input else "no",
+        )
+        for m in chosen
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    )

