@@ -1,0 +1,566 @@
+"""Helpers every SDK-backed provider shares.
+
+- `MessageBuilder` grows the partial `AssistantMessage` and produces the normalised events for it.
+- `read_sdk_stream` runs the SDK call in a reader task, so an `AbortSignal` (possibly fired from another
+  thread) closes the HTTP stream at once instead of waiting for the next server byte.
+- `describe_error` turns any SDK / transport failure into one line that keeps the HTTP status and the
+  provider's own text, which is what `pi_tui.ai.errors` classifies.
+- `cached_client` keeps one SDK client per (loop, base URL, key, headers): clients are slow to build and
+  their connection pools are bound to the event loop that used them.
+- `prepare_messages` makes a history safe to replay (drops failed turns, pairs every tool call with a
+  result, rewrites thinking from other models as text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import logging
+import re
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from ..cost import calculate_cost
+from ..stream import (
+    AbortedError,
+    AbortSignal,
+    Done,
+    Error,
+    ProviderError,
+    StreamOptions,
+    StreamStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from ..types import (
+    AssistantMessage,
+    LlmMessage,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+)
+from ._partial_json import PartialJson
+
+__all__ = [
+    "ABORTED_MESSAGE",
+    "IncompleteStreamError",
+    "MessageBuilder",
+    "cached_client",
+    "call_sdk",
+    "describe_error",
+    "merged_headers",
+    "prepare_messages",
+    "read_sdk_stream",
+    "sanitize_tool_call_id",
+]
+
+log = logging.getLogger(__name__)
+
+ABORTED_MESSAGE = "Request was aborted"
+
+
+class IncompleteStreamError(Exception):
+    """The server closed the stream cleanly but never said why the message ended."""
+
+    def __init__(self) -> None:
+        super().__init__("stream ended without a stop reason (the response was cut off)")
+
+
+# --- the partial message and its events -----------------------------------------------------------
+
+
+class MessageBuilder:
+    """Owns the growing `AssistantMessage` and emits events that point at it.
+
+    Every event carries the same live message object as ``partial``, as pi does; blocks are appended in
+    stream order, so a block's ``content_index`` is its position in ``message.content``.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.message = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
+        self.cache_write_1h = 0  # Anthropic's 1-hour writes, priced at 2x input
+        self._json: dict[int, PartialJson] = {}
+
+    def start(self) -> StreamStart:
+        return StreamStart(partial=self.message)
+
+    # text
+
+    def begin_text(self) -> tuple[int, TextStart]:
+        self.message.content.append(TextContent(text=""))
+        index = len(self.message.content) - 1
+        return index, TextStart(content_index=index, partial=self.message)
+
+    def text_delta(self, index: int, delta: str) -> TextDelta:
+        block = self.message.content[index]
+        assert isinstance(block, TextContent)
+        block.text += delta
+        return TextDelta(content_index=index, delta=delta, partial=self.message)
+
+    def end_text(self, index: int, signature: str | None = None) -> TextEnd:
+        block = self.message.content[index]
+        assert isinstance(block, TextContent)
+        if signature:
+            block.text_signature = signature
+        return TextEnd(content_index=index, content=block.text, partial=self.message)
+
+    # thinking
+
+    def begin_thinking(
+        self, *, signature: str | None = None, redacted: bool = False
+    ) -> tuple[int, ThinkingStart]:
+        block = ThinkingContent(
+            thinking="", thinking_signature=signature, redacted=True if redacted else None
+        )
+        self.message.content.append(block)
+        index = len(self.message.content) - 1
+        return index, ThinkingStart(content_index=index, partial=self.message)
+
+    def thinking_delta(self, index: int, delta: str) -> ThinkingDelta:
+        block = self.thinking(index)
+        block.thinking += delta
+        return ThinkingDelta(content_index=index, delta=delta, partial=self.message)
+
+    def thinking(self, index: int) -> ThinkingContent:
+        block = self.message.content[index]
+        assert isinstance(block, ThinkingContent)
+        return block
+
+    def end_thinking(self, index: int) -> ThinkingEnd:
+        block = self.thinking(index)
+        return ThinkingEnd(content_index=index, content=block.thinking, partial=self.message)
+
+    # tool calls
+
+    def begin_tool_call(self, call_id: str, name: str) -> tuple[int, ToolCallStart]:
+        self.message.content.append(ToolCall(id=call_id, name=name, arguments={}))
+        index = len(self.message.content) - 1
+        self._json[index] = PartialJson()
+        return index, ToolCallStart(content_index=index, partial=self.message)
+
+    def tool_call(self, index: int) -> ToolCall:
+        block = self.message.content[index]
+        assert isinstance(block, ToolCall)
+        return block
+
+    def tool_call_delta(self, index: int, fragment: str) -> ToolCallDelta:
+        parser = self._json[index]
+        parser.feed(fragment)
+        partial = parser.value()
+        if isinstance(partial, dict):
+            self.tool_call(index).arguments = partial
+        return ToolCallDelta(content_index=index, delta=fragment, partial=self.message)
+
+    def end_tool_call(self, index: int, final_json: str | None = None) -> ToolCallEnd:
+        """Parse the complete arguments. Invalid JSON gives ``{}`` and keeps the text as ``rawArguments``."""
+        call = self.tool_call(index)
+        raw = final_json if final_json is not None else self._json[index].text
+        arguments, ok = parse_arguments(raw)
+        call.arguments = arguments
+        if not ok:
+            # Kept on the block (pydantic extra field) so a UI or log can show what the model sent.
+            call.rawArguments = raw
+        return ToolCallEnd(content_index=index, tool_call=call, partial=self.message)
+
+    def tool_json(self, index: int) -> str:
+        return self._json[index].text
+
+    # usage and the end
+
+    def set_usage(
+        self,
+        *,
+        input: int | None = None,
+        output: int | None = None,
+        cache_read: int | None = None,
+        cache_write: int | None = None,
+    ) -> None:
+        usage = self.message.usage
+        if input is not None:
+            usage.input = input
+        if output is not None:
+            usage.output = output
+        if cache_read is not None:
+            usage.cache_read = cache_read
+        if cache_write is not None:
+            usage.cache_write = cache_write
+
+    def _settle_usage(self) -> None:
+        usage = self.message.usage
+        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+        usage.cost = calculate_cost(self.model, usage, cache_write_1h=self.cache_write_1h)
+
+    def finish(self, stop_reason: StopReason, error_message: str | None = None) -> Done | Error:
+        """The final event for a stream the server ended on purpose."""
+        self._settle_usage()
+        self.message.stop_reason = stop_reason
+        if stop_reason in ("error", "aborted"):
+            self.message.error_message = error_message or "unknown error"
+            return Error(reason=stop_reason, error=self.message)  # type: ignore[arg-type]
+        return Done(reason=stop_reason, message=self.message)  # type: ignore[arg-type]
+
+    def fail(self, exc: BaseException, signal: AbortSignal | None) -> Error:
+        """The final event for a stream that broke: aborted if the signal fired, else an error."""
+        if (signal is not None and signal.aborted) or isinstance(exc, AbortedError):
+            event = self.finish("aborted", ABORTED_MESSAGE)
+        else:
+            log.debug("provider stream failed", exc_info=exc)
+            event = self.finish("error", describe_error(exc))
+        assert isinstance(event, Error)
+        return event
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any], bool]:
+    """Final tool arguments: ``({}, True)`` for an empty string, ``({}, False)`` for anything not an object."""
+    if not raw.strip():
+        return {}, True
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}, False
+    if isinstance(value, dict):
+        return value, True
+    return {}, False
+
+
+# --- running an SDK stream with abort ------------------------------------------------------------
+
+_ITEM, _END, _FAIL, _ABORT = range(4)
+
+
+async def read_sdk_stream(
+    open_stream: Callable[[], Awaitable[Any]], signal: AbortSignal | None
+) -> AsyncIterator[Any]:
+    """Yield the items of an SDK stream; raise its failure; raise `AbortedError` when ``signal`` fires.
+
+    The SDK call runs in a reader task that is cancelled on abort (which closes the HTTP response), so an
+    abort does not wait for the next byte from a slow or stalled server.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
+
+    async def reader() -> None:
+        stream: Any = None
+        try:
+            stream = await open_stream()
+            async for item in stream:
+                queue.put_nowait((_ITEM, item))
+            queue.put_nowait((_END, None))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            queue.put_nowait((_FAIL, exc))
+        finally:
+            if stream is not None:
+                await _close_quietly(stream)
+
+    task = loop.create_task(reader())
+
+    def abort_now() -> None:
+        task.cancel()
+        queue.put_nowait((_ABORT, None))
+
+    def on_abort() -> None:
+        # AbortSignal listeners may run on any thread.
+        try:
+            loop.call_soon_threadsafe(abort_now)
+        except RuntimeError:  # loop already closed: nothing left to stop
+            pass
+
+    unsubscribe = signal.add_listener(on_abort) if signal is not None else None
+    try:
+        while True:
+            kind, payload = await queue.get()
+            if signal is not None and signal.aborted:
+                raise AbortedError(signal.reason or ABORTED_MESSAGE)
+            if kind == _ITEM:
+                yield payload
+            elif kind == _END:
+                return
+            elif kind == _FAIL:
+                raise payload
+            else:
+                raise AbortedError(ABORTED_MESSAGE)
+    finally:
+        if unsubscribe is not None:
+            unsubscribe()
+        if not task.done():
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def _close_quietly(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if close is None:
+        return
+    try:
+        result = close()
+        if inspect.isawaitable(result):
+            await result
+    except Exception:  # closing a broken connection may fail; the stream is over either way
+        log.debug("closing SDK stream failed", exc_info=True)
+
+
+_PARAMS: dict[Any, frozenset[str]] = {}
+_RESERVED = frozenset({"extra_body", "extra_headers", "extra_query", "timeout"})
+
+
+async def call_sdk(create: Callable[..., Awaitable[Any]], body: dict[str, Any], timeout: float | None) -> Any:
+    """Call an SDK ``create`` with a raw JSON body.
+
+    Keys the SDK method names go through as keyword arguments; anything else (a field newer than the SDK,
+    or one an ``on_payload`` hook added) travels in ``extra_body`` so it still reaches the server.
+    """
+    func = getattr(create, "__func__", create)
+    names = _PARAMS.get(func)
+    if names is None:
+        names = frozenset(inspect.signature(create).parameters) - _RESERVED
+        _PARAMS[func] = names
+    known = {k: v for k, v in body.items() if k in names}
+    extra = {k: v for k, v in body.items() if k not in names}
+    kwargs: dict[str, Any] = dict(known)
+    if extra:
+        kwargs["extra_body"] = extra
+    if timeout is not None:
+        kwargs["timeout"] = timeout
+    return await create(**kwargs)
+
+
+def apply_on_payload(body: dict[str, Any], options: StreamOptions) -> dict[str, Any]:
+    if options.on_payload is None:
+        return body
+    replaced = options.on_payload(body)
+    return body if replaced is None else replaced
+
+
+# --- clients -------------------------------------------------------------------------------------
+
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_MAX_CLIENTS_PER_LOOP = 8
+_closing: set[asyncio.Task[Any]] = set()
+
+
+def cached_client(
+    kind: str, base_url: str, api_key: str, headers: dict[str, str], factory: Callable[[], Any]
+) -> Any:
+    """One SDK client per (running loop, kind, base URL, key, headers), built on first use."""
+    loop = asyncio.get_running_loop()
+    per_loop = _CLIENTS.setdefault(loop, {})
+    key = (kind, base_url, api_key, tuple(sorted(headers.items())))
+    client = per_loop.get(key)
+    if client is None:
+        if len(per_loop) >= _MAX_CLIENTS_PER_LOOP:
+            oldest = next(iter(per_loop))
+            _close_later(per_loop.pop(oldest))
+        client = factory()
+        per_loop[key] = client
+    return client
+
+
+def _close_later(client: Any) -> None:
+    task = asyncio.get_running_loop().create_task(client.close())
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
+
+
+async def close_clients() -> None:
+    """Close every cached client of the running loop (call before the loop ends to release sockets)."""
+    loop = asyncio.get_running_loop()
+    clients = _CLIENTS.pop(loop, {})
+    for client in clients.values():
+        try:
+            await client.close()
+        except Exception:
+            log.debug("closing SDK client failed", exc_info=True)
+
+
+def merged_headers(
+    model: Model, options: StreamOptions, base: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Provider defaults, then the model's headers, then the per-call ones (later wins)."""
+    merged = dict(base or {})
+    merged.update(model.headers or {})
+    merged.update(options.headers or {})
+    return merged
+
+
+# --- errors ----------------------------------------------------------------------------------------
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line that keeps the HTTP status, the provider's error type/code and its message."""
+    if isinstance(exc, IncompleteStreamError | AbortedError):
+        return str(exc)
+    if isinstance(exc, ProviderError):
+        return f"{exc.status} {exc}" if exc.status else str(exc)
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    kind, message = _error_parts(exc, body)
+    parts: list[str] = []
+    if isinstance(status, int) and status != 200:  # 200 = an error event inside a streamed answer
+        parts.append(str(status))
+    if kind:
+        parts.append(f"{kind}:")
+    parts.append(message)
+    text = " ".join(p for p in parts if p)
+    retry_ms = retry_after_ms(exc)
+    if retry_ms is not None:
+        text += f" (retry after {retry_ms} ms)"
+    return text
+
+
+def _error_parts(exc: BaseException, body: Any) -> tuple[str, str]:
+    """The (type or code, message) of an SDK error, from its parsed body when there is one."""
+    error = body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        error = body["error"]
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        kind = error.get("type") or ""
+        code = error.get("code")
+        if isinstance(code, str) and code and code != kind:
+            kind = f"{kind} ({code})" if kind else code
+        return str(kind), error["message"]
+    name = type(exc).__name__
+    text = str(exc).strip()
+    cause = exc.__cause__ or exc.__context__
+    if name in ("APIConnectionError", "APITimeoutError") and cause is not None:
+        # openai/anthropic wrap transport failures; the cause says what actually happened.
+        detail = str(cause).strip() or type(cause).__name__
+        return "", f"{text} ({type(cause).__name__}: {detail})"
+    module = type(exc).__module__.split(".")[0]
+    if module.startswith("httpx") or isinstance(exc, OSError | asyncio.TimeoutError):
+        label = (
+            "Request timed out" if "Timeout" in name or isinstance(exc, TimeoutError) else "Connection error"
+        )
+        return "", f"{label} ({name}: {text or 'no detail'})"
+    return "", f"{name}: {text}" if text else name
+
+
+def retry_after_ms(exc: BaseException) -> int | None:
+    """The wait the server asked for (``retry-after-ms`` or ``retry-after`` seconds), if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        if (value := headers.get("retry-after-ms")) is not None:
+            return max(0, int(float(value)))
+        if (value := headers.get("retry-after")) is not None:
+            return max(0, int(float(value) * 1000))
+    except (TypeError, ValueError):  # an HTTP date: leave the wait to the caller's backoff
+        return None
+    return None
+
+
+# --- message preparation -------------------------------------------------------------------------
+
+_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def sanitize_tool_call_id(call_id: str, max_len: int = 64) -> str:
+    """Map any id to ``[a-zA-Z0-9_-]{1,max_len}``, deterministically (ids must match across turns).
+
+    Over-long ids keep a prefix plus a hash of the whole id, so two ids that share a long prefix stay
+    distinct.
+    """
+    clean = _ID_CHARS.sub("_", call_id) or "call"
+    if len(clean) <= max_len:
+        return clean
+    digest = hashlib.sha1(call_id.encode()).hexdigest()[:12]
+    return f"{clean[: max_len - 13]}_{digest}"
+
+
+def _same_model(message: AssistantMessage, model: Model) -> bool:
+    return message.provider == model.provider and message.api == model.api and message.model == model.id
+
+
+def prepare_messages(
+    messages: list[LlmMessage], model: Model, boundary: int | None
+) -> tuple[list[LlmMessage], int]:
+    """Make a history replayable to ``model``; returns the new list and the cache boundary mapped onto it.
+
+    - Failed turns (``stop_reason`` error/aborted) are dropped: their partial content confuses the API.
+    - Thinking from another model becomes plain text (its signature would be rejected); redacted thinking
+      from another model is dropped.
+    - Every tool call gets a result before the next assistant/user turn ("No result provided", error);
+      tool results with no matching call are dropped. Both APIs reject either mismatch.
+    """
+    end = len(messages) if boundary is None else max(0, min(boundary, len(messages)))
+    out: list[LlmMessage] = []
+    mapped_boundary = 0
+    pending: dict[str, str] = {}  # tool call id -> tool name, awaiting results
+    answered: set[str] = set()
+
+    def close_pending() -> None:
+        for call_id, name in pending.items():
+            if call_id not in answered:
+                out.append(
+                    ToolResultMessage(
+                        tool_call_id=call_id,
+                        tool_name=name,
+                        content=[TextContent(text="No result provided")],
+                        is_error=True,
+                    )
+                )
+        pending.clear()
+        answered.clear()
+
+    for i, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            if message.stop_reason in ("error", "aborted"):
+                pass
+            else:
+                close_pending()
+                converted = _convert_assistant(message, model)
+                out.append(converted)
+                pending.update({c.id: c.name for c in converted.tool_calls()})
+        elif isinstance(message, ToolResultMessage):
+            if message.tool_call_id in pending and message.tool_call_id not in answered:
+                answered.add(message.tool_call_id)
+                out.append(message)
+        else:
+            close_pending()
+            out.append(message)
+        if i + 1 == end:
+            mapped_boundary = len(out)
+    if pending and end == len(messages):
+        # A trailing tool call without results only happens in a broken history; keep the API happy.
+        close_pending()
+        mapped_boundary = len(out)
+    else:
+        close_pending()
+    return out, mapped_boundary
+
+
+def _convert_assistant(message: AssistantMessage, model: Model) -> AssistantMessage:
+    if _same_model(message, model):
+        return message
+    content: list[Any] = []
+    for block in message.content:
+        if isinstance(block, ThinkingContent):
+            if block.redacted or not block.thinking.strip():
+                continue
+            content.append(TextContent(text=block.thinking))
+        elif isinstance(block, TextContent):
+            content.append(TextContent(text=block.text))
+        elif isinstance(block, ToolCall):
+            content.append(ToolCall(id=block.id, name=block.name, arguments=block.arguments))
+        else:
+            content.append(block)
+    return message.model_copy(update={"content": content})

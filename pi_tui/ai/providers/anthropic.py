@@ -1,0 +1,398 @@
+"""Anthropic Messages API (``anthropic-messages``) through ``anthropic.AsyncAnthropic``.
+
+Request building (`build_request`) is pure so tests can check cache markers, thinking and message
+conversion without a server; `stream_anthropic` sends it and normalises the SSE events.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..stream import LlmRequest, StreamEvent, StreamOptions
+from ..types import (
+    AssistantMessage,
+    ImageContent,
+    LlmMessage,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from ._common import (
+    IncompleteStreamError,
+    MessageBuilder,
+    apply_on_payload,
+    cached_client,
+    call_sdk,
+    merged_headers,
+    prepare_messages,
+    read_sdk_stream,
+    sanitize_tool_call_id,
+)
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "THINKING_BUDGETS",
+    "build_request",
+    "convert_messages",
+    "map_stop_reason",
+    "stream_anthropic",
+    "uses_adaptive_thinking",
+]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+THINKING_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+_MIN_BUDGET = 1024
+_BETAS = "fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14"
+_MARKABLE = frozenset({"text", "image", "document", "tool_result", "tool_use"})
+_MAX_MARKERS = 4
+
+
+# --- request ---------------------------------------------------------------------------------------
+
+
+def cache_control_for(model: Model, retention: str) -> dict[str, str] | None:
+    """The marker to place, or None when caching is off. 1-hour TTL only on Anthropic's own API."""
+    if retention == "none":
+        return None
+    control = {"type": "ephemeral"}
+    if retention == "long" and "api.anthropic.com" in (model.base_url or DEFAULT_BASE_URL):
+        control["ttl"] = "1h"
+    return control
+
+
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body for ``POST /v1/messages`` (streaming)."""
+    control = cache_control_for(model, options.cache_retention)
+    messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(messages, model, boundary, control),
+    }
+    markers = 1 if control else 0
+    if request.system_prompt.strip():
+        system_block: dict[str, Any] = {"type": "text", "text": request.system_prompt}
+        if control:
+            system_block["cache_control"] = dict(control)
+            markers += 1
+        body["system"] = [system_block]
+    if markers > _MAX_MARKERS:  # unreachable with one system block; kept as a guard for future blocks
+        raise ValueError(f"too many cache_control markers: {markers} > {_MAX_MARKERS}")
+    if request.tools:
+        # No marker on tools: the system-prompt breakpoint already covers them (tools come first).
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in request.tools
+        ]
+    base = options.max_tokens or min(model.max_tokens, 32_000)
+    body["max_tokens"] = min(base, model.max_tokens)
+    thinking_on = model.reasoning and options.thinking != "off"
+    if thinking_on:
+        if uses_adaptive_thinking(model.id):
+            body["thinking"] = {"type": "adaptive"}
+            body["output_config"] = {"effort": _adaptive_effort(model.id, options.thinking)}
+        else:
+            budgets = {**THINKING_BUDGETS, **(options.thinking_budgets or {})}
+            level = options.thinking if options.thinking in budgets else "high"
+            budget = budgets[level]
+            max_tokens = min(base + budget, model.max_tokens)
+            if budget >= max_tokens:  # the budget must leave room for the answer
+                budget = max_tokens - _MIN_BUDGET
+            if budget >= _MIN_BUDGET:
+                body["max_tokens"] = max_tokens
+                body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            else:
+                thinking_on = False
+    if options.temperature is not None and not thinking_on:  # the API rejects temperature with thinking
+        body["temperature"] = options.temperature
+    body["stream"] = True
+    return body
+
+
+_CLAUDE_VERSION = re.compile(r"claude-([a-z]+)-(\d+)(?:[-.](\d{1,2}))?(?!\d)")
+
+
+def uses_adaptive_thinking(model_id: str) -> bool:
+    """Opus/Sonnet 4.6 and every 4.7+ or 5.x model take ``thinking: adaptive`` plus an effort."""
+    match = _CLAUDE_VERSION.search(model_id)
+    if not match:
+        return False
+    family, major, minor = match.group(1), int(match.group(2)), int(match.group(3) or 0)
+    if major >= 5 or (major == 4 and minor >= 7):
+        return True
+    return major == 4 and minor == 6 and family in ("opus", "sonnet")
+
+
+def _adaptive_effort(model_id: str, level: str) -> str:
+    if level in ("minimal", "low"):
+        return "low"
+    if level == "xhigh":
+        return "max" if "opus" in model_id else "high"
+    return level
+
+
+def convert_messages(
+    messages: list[LlmMessage], model: Model, boundary: int, control: dict[str, str] | None
+) -> list[dict[str, Any]]:
+    """Anthropic messages, with one cache marker on the last block of the cached region.
+
+    ``messages`` must already be prepared (`prepare_messages`). Tool results (consecutive ones included)
+    become ``tool_result`` blocks of a user message, placed before any text of that message; consecutive
+    same-role messages are merged, as the API would.
+    """
+    out: list[dict[str, Any]] = []
+    marker_block: dict[str, Any] | None = None
+    for i, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            role, blocks = "assistant", _assistant_blocks(message)
+        elif isinstance(message, ToolResultMessage):
+            role, blocks = "user", [_tool_result_block(message, model)]
+        else:
+            role, blocks = "user", _user_blocks(message, model)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            merged = out[-1]["content"] + blocks
+            if role == "user":  # the API wants tool_result blocks before anything else in a user turn
+                merged.sort(key=lambda b: b["type"] != "tool_result")
+            out[-1]["content"] = merged
+        else:
+            out.append({"role": role, "content": blocks})
+        if i < boundary:
+            marker_block = next((b for b in reversed(blocks) if b["type"] in _MARKABLE), marker_block)
+    if control is not None and marker_block is not None:
+        marker_block["cache_control"] = dict(control)
+    return out
+
+
+def _user_blocks(message: UserMessage, model: Model) -> list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return [{"type": "text", "text": message.content}] if message.content.strip() else []
+    return _content_blocks(message.content, model)
+
+
+def _content_blocks(content: list[Any], model: Model) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextContent):
+            if part.text.strip():
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImageContent):
+            if "image" in model.input:
+                blocks.append(
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": part.mime_type, "data": part.data},
+                    }
+                )
+            else:
+                blocks.append({"type": "text", "text": "(image omitted: this model does not accept images)"})
+    return blocks
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextContent):
+            if part.text.strip():
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ThinkingContent):
+            if part.redacted:
+                if part.thinking_signature:
+                    blocks.append({"type": "redacted_thinking", "data": part.thinking_signature})
+            elif part.thinking_signature:
+                blocks.append(
+                    {"type": "thinking", "thinking": part.thinking, "signature": part.thinking_signature}
+                )
+            elif part.thinking.strip():
+                # Without a signature the API would reject it as thinking; the words still matter.
+                blocks.append({"type": "text", "text": part.thinking})
+        elif isinstance(part, ToolCall):
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": sanitize_tool_call_id(part.id),
+                    "name": part.name,
+                    "input": part.arguments,
+                }
+            )
+    return blocks
+
+
+def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": sanitize_tool_call_id(message.tool_call_id),
+    }
+    content = _content_blocks(list(message.content), model)
+    if content:
+        block["content"] = content
+    if message.is_error:
+        block["is_error"] = True
+    return block
+
+
+# --- response --------------------------------------------------------------------------------------
+
+
+def map_stop_reason(reason: str) -> tuple[StopReason, str | None]:
+    """Anthropic's stop reason → ours, plus an error text for the ones that are failures."""
+    if reason in ("end_turn", "pause_turn", "stop_sequence"):
+        return "stop", None
+    if reason == "max_tokens":
+        return "length", None
+    if reason == "tool_use":
+        return "toolUse", None
+    if reason in ("refusal", "sensitive"):
+        return "error", f"The model declined to answer (stop_reason: {reason})"
+    if reason == "model_context_window_exceeded":
+        return "error", "model_context_window_exceeded: the answer ran into the model's context window"
+    return "error", f"Unhandled stop reason: {reason}"
+
+
+class _Reader:
+    """Turns raw Messages SSE events into normalised events on a `MessageBuilder`."""
+
+    def __init__(self, out: MessageBuilder) -> None:
+        self.out = out
+        self.blocks: dict[int, tuple[str, int]] = {}  # Anthropic block index -> (kind, our content index)
+        self.stop_reason: str | None = None
+        self.stopped = False
+
+    def handle(self, event: Any) -> list[StreamEvent]:
+        kind = getattr(event, "type", None)
+        if kind == "message_start":
+            self._usage(getattr(event.message, "usage", None))
+        elif kind == "content_block_start":
+            return self._start(event.index, event.content_block)
+        elif kind == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        elif kind == "content_block_stop":
+            return self._stop(event.index)
+        elif kind == "message_delta":
+            reason = getattr(event.delta, "stop_reason", None)
+            if reason:
+                self.stop_reason = reason
+            self._usage(getattr(event, "usage", None))
+        elif kind == "message_stop":
+            self.stopped = True
+        return []
+
+    def _usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        # Later events repeat the counts cumulatively; proxies sometimes send nulls, which keep the old value.
+        self.out.set_usage(
+            input=getattr(usage, "input_tokens", None),
+            output=getattr(usage, "output_tokens", None),
+            cache_read=getattr(usage, "cache_read_input_tokens", None),
+            cache_write=getattr(usage, "cache_creation_input_tokens", None),
+        )
+        split = getattr(usage, "cache_creation", None)
+        long_writes = getattr(split, "ephemeral_1h_input_tokens", None)
+        if long_writes is not None:
+            self.out.cache_write_1h = long_writes
+
+    def _start(self, index: int, block: Any) -> list[StreamEvent]:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            ours, event = self.out.begin_text()
+            self.blocks[index] = ("text", ours)
+            events: list[StreamEvent] = [event]
+            if getattr(block, "text", ""):
+                events.append(self.out.text_delta(ours, block.text))
+            return events
+        if kind == "thinking":
+            ours, event = self.out.begin_thinking()
+            self.blocks[index] = ("thinking", ours)
+            return [event]
+        if kind == "redacted_thinking":
+            ours, event = self.out.begin_thinking(signature=getattr(block, "data", ""), redacted=True)
+            self.out.thinking(ours).thinking = "[Reasoning redacted]"
+            self.blocks[index] = ("thinking", ours)
+            return [event]
+        if kind == "tool_use":
+            ours, event = self.out.begin_tool_call(block.id, block.name)
+            self.blocks[index] = ("tool", ours)
+            return [event]
+        self.blocks[index] = ("skip", -1)  # server tools, citations etc.: not part of our message
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        kind, ours = self.blocks.get(index, ("skip", -1))
+        delta_type = getattr(delta, "type", None)
+        if kind == "text" and delta_type == "text_delta":
+            return [self.out.text_delta(ours, delta.text)]
+        if kind == "thinking" and delta_type == "thinking_delta":
+            return [self.out.thinking_delta(ours, delta.thinking)]
+        if kind == "thinking" and delta_type == "signature_delta":
+            block = self.out.thinking(ours)
+            block.thinking_signature = (block.thinking_signature or "") + delta.signature
+        elif kind == "tool" and delta_type == "input_json_delta":
+            return [self.out.tool_call_delta(ours, delta.partial_json)]
+        return []
+
+    def _stop(self, index: int) -> list[StreamEvent]:
+        kind, ours = self.blocks.get(index, ("skip", -1))
+        if kind == "text":
+            return [self.out.end_text(ours)]
+        if kind == "thinking":
+            return [self.out.end_thinking(ours)]
+        if kind == "tool":
+            return [self.out.end_tool_call(ours)]
+        return []
+
+    def result(self) -> tuple[StopReason, str | None]:
+        if not self.stopped or self.stop_reason is None:
+            raise IncompleteStreamError()
+        return map_stop_reason(self.stop_reason)
+
+
+def _client(model: Model, options: StreamOptions) -> Any:
+    from anthropic import AsyncAnthropic  # lazy: start-up must not pay for the SDK import
+
+    base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
+    if base_url.endswith("/v1"):  # the SDK appends /v1/messages itself
+        base_url = base_url[:-3]
+    api_key = options.api_key
+    if not api_key:
+        raise ValueError(
+            f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
+        )
+    headers = merged_headers(model, options, {"anthropic-beta": _BETAS})
+    return cached_client(
+        "anthropic",
+        base_url,
+        api_key,
+        headers,
+        lambda: AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers),
+    )
+
+
+async def stream_anthropic(
+    model: Model, request: LlmRequest, options: StreamOptions
+) -> AsyncIterator[StreamEvent]:
+    """Stream one answer from the Messages API. Never raises: failures end with an `Error` event."""
+    out = MessageBuilder(model)
+    yield out.start()
+    try:
+        body = apply_on_payload(build_request(model, request, options), options)
+        client = _client(model, options)
+        reader = _Reader(out)
+
+        async def open_stream() -> Any:
+            return await call_sdk(client.messages.create, body, options.timeout)
+
+        async for raw in read_sdk_stream(open_stream, options.signal):
+            for event in reader.handle(raw):
+                yield event
+        stop_reason, error_message = reader.result()
+    except Exception as exc:
+        yield out.fail(exc, options.signal)
+        return
+    yield out.finish(stop_reason, error_message)

@@ -1,0 +1,419 @@
+"""OpenAI Chat Completions (``openai-completions``) through ``openai.AsyncOpenAI``.
+
+Also serves OpenAI-compatible servers (llama.cpp, vLLM, DeepSeek, ...); their quirks are switched on by
+``model.compat`` using pi's flag names (`resolve_compat`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..stream import LlmRequest, StreamEvent, StreamOptions
+from ..types import (
+    AssistantMessage,
+    ImageContent,
+    LlmMessage,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from ._common import (
+    IncompleteStreamError,
+    MessageBuilder,
+    apply_on_payload,
+    cached_client,
+    call_sdk,
+    merged_headers,
+    prepare_messages,
+    read_sdk_stream,
+    sanitize_tool_call_id,
+)
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "REASONING_FIELDS",
+    "build_request",
+    "convert_messages",
+    "normalize_usage",
+    "openai_client",
+    "resolve_compat",
+    "stream_openai_completions",
+]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Where compatible servers put reasoning text in a delta; the first non-empty one wins.
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+_TOOL_ID_MAX = 40  # OpenAI rejects longer tool_call ids
+
+
+def openai_client(model: Model, options: StreamOptions) -> Any:
+    """The cached ``AsyncOpenAI`` for this model's base URL, key and headers (no SDK retries)."""
+    from openai import AsyncOpenAI  # lazy: start-up must not pay for the SDK import
+
+    base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
+    api_key = options.api_key
+    if not api_key:
+        raise ValueError(
+            f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
+        )
+    headers = merged_headers(model, options)
+    return cached_client(
+        "openai",
+        base_url,
+        api_key,
+        headers,
+        lambda: AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers),
+    )
+
+
+def resolve_compat(model: Model) -> dict[str, Any]:
+    """pi's ``OpenAICompletionsCompat`` flags with their defaults filled in."""
+    given = model.compat or {}
+    official = "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
+    defaults: dict[str, Any] = {
+        "supportsStore": official,
+        "supportsDeveloperRole": True,
+        "supportsReasoningEffort": True,
+        "reasoningEffortMap": {},
+        "supportsUsageInStreaming": True,
+        "maxTokensField": "max_completion_tokens",
+        "requiresToolResultName": False,
+        "requiresAssistantAfterToolResult": False,
+        "requiresThinkingAsText": False,
+        "thinkingFormat": "openai",
+        "supportsStrictMode": False,
+        "supportsPromptCacheKey": True,
+    }
+    return {**defaults, **given}
+
+
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body for ``POST /chat/completions`` (streaming)."""
+    compat = resolve_compat(model)
+    messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(messages, model, request.system_prompt, compat),
+        "stream": True,
+    }
+    if compat["supportsUsageInStreaming"]:
+        body["stream_options"] = {"include_usage": True}
+    if options.session_id and options.cache_retention != "none" and compat["supportsPromptCacheKey"]:
+        body["prompt_cache_key"] = options.session_id
+    if compat["supportsStore"]:
+        body["store"] = False
+    if options.max_tokens:
+        body[compat["maxTokensField"]] = options.max_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if request.tools:
+        tools = []
+        for tool in request.tools:
+            function: dict[str, Any] = {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            }
+            if compat["supportsStrictMode"]:
+                function["strict"] = False
+            tools.append({"type": "function", "function": function})
+        body["tools"] = tools
+    if model.reasoning:
+        _add_reasoning(body, options.thinking, compat)
+    return body
+
+
+def _add_reasoning(body: dict[str, Any], level: str, compat: dict[str, Any]) -> None:
+    enabled = level != "off"
+    style = compat["thinkingFormat"]
+    if style in ("zai", "qwen"):
+        body["enable_thinking"] = enabled
+    elif style == "qwen-chat-template":
+        body["chat_template_kwargs"] = {"enable_thinking": enabled}
+    elif enabled and compat["supportsReasoningEffort"]:
+        body["reasoning_effort"] = compat["reasoningEffortMap"].get(level, level)
+
+
+def convert_messages(
+    messages: list[LlmMessage], model: Model, system_prompt: str, compat: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Chat messages from a prepared history (`prepare_messages`)."""
+    out: list[dict[str, Any]] = []
+    if system_prompt.strip():
+        role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+        out.append({"role": role, "content": system_prompt})
+    pending_images: list[dict[str, Any]] = []
+
+    def flush_images() -> None:
+        # Tool messages carry text only, so images a tool returned follow as one user message.
+        if pending_images:
+            out.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Attached image(s) from tool result:"},
+                        *pending_images,
+                    ],
+                }
+            )
+            pending_images.clear()
+
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
+            tool_msg: dict[str, Any] = {
+                "role": "tool",
+                "tool_call_id": _tool_id(message.tool_call_id),
+                "content": text or "(no output)",
+            }
+            if compat["requiresToolResultName"]:
+                tool_msg["name"] = message.tool_name
+            out.append(tool_msg)
+            if "image" in model.input:
+                pending_images.extend(_image_part(p) for p in message.content if isinstance(p, ImageContent))
+            continue
+        flush_images()
+        if isinstance(message, AssistantMessage):
+            converted = _assistant(message, compat)
+            if converted is not None:
+                out.append(converted)
+        elif isinstance(message, UserMessage):
+            if compat["requiresAssistantAfterToolResult"] and out and out[-1]["role"] == "tool":
+                out.append({"role": "assistant", "content": "I have processed the tool results."})
+            converted_user = _user(message, model)
+            if converted_user is not None:
+                out.append(converted_user)
+    flush_images()
+    return out
+
+
+def _tool_id(call_id: str) -> str:
+    # Responses ids are "call_id|item_id"; Chat Completions only knows the call id.
+    return sanitize_tool_call_id(call_id.split("|", 1)[0], _TOOL_ID_MAX)
+
+
+def _image_part(image: ImageContent) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+
+
+def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
+    if isinstance(message.content, str):
+        return {"role": "user", "content": message.content} if message.content.strip() else None
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextContent) and part.text.strip():
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImageContent) and "image" in model.input:
+            parts.append(_image_part(part))
+    if not parts:
+        return None
+    if all(p["type"] == "text" for p in parts):
+        return {"role": "user", "content": "\n".join(p["text"] for p in parts)}
+    return {"role": "user", "content": parts}
+
+
+def _assistant(message: AssistantMessage, compat: dict[str, Any]) -> dict[str, Any] | None:
+    texts: list[str] = []
+    reasoning: dict[str, list[str]] = {}
+    tool_calls: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextContent) and part.text.strip():
+            texts.append(part.text)
+        elif isinstance(part, ThinkingContent) and part.thinking.strip():
+            if compat["requiresThinkingAsText"]:
+                texts.append(f"<thinking>\n{part.thinking}\n</thinking>")
+            elif part.thinking_signature in REASONING_FIELDS:
+                # Same-model reasoning goes back in the field the server sent it in (prepare_messages has
+                # already turned other models' thinking into text).
+                reasoning.setdefault(part.thinking_signature, []).append(part.thinking)
+        elif isinstance(part, ToolCall):
+            tool_calls.append(
+                {
+                    "id": _tool_id(part.id),
+                    "type": "function",
+                    "function": {
+                        "name": part.name,
+                        "arguments": json.dumps(part.arguments, ensure_ascii=False),
+                    },
+                }
+            )
+    if not texts and not tool_calls:
+        return None
+    converted: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if tool_calls:
+        converted["tool_calls"] = tool_calls
+    for field, chunks in reasoning.items():
+        converted[field] = "\n".join(chunks)
+    return converted
+
+
+# --- response --------------------------------------------------------------------------------------
+
+
+def _get(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None)
+        if extra:
+            value = extra.get(name)
+    return value
+
+
+def normalize_usage(
+    usage: Any,
+    *,
+    prompt_field: str = "prompt_tokens",
+    output_field: str = "completion_tokens",
+    details_field: str = "prompt_tokens_details",
+) -> dict[str, int]:
+    """OpenAI usage → ours: ``input`` excludes the cached (and newly cache-written) prompt tokens."""
+    prompt = _get(usage, prompt_field) or 0
+    details = _get(usage, details_field)
+    cached = _get(details, "cached_tokens") or 0
+    written = _get(details, "cache_write_tokens") or 0
+    return {
+        "input": max(0, prompt - cached - written),
+        "output": _get(usage, output_field) or 0,
+        "cache_read": cached,
+        "cache_write": written,
+    }
+
+
+def map_finish_reason(reason: str, has_tool_calls: bool) -> tuple[StopReason, str | None]:
+    if reason == "stop":
+        return ("toolUse" if has_tool_calls else "stop"), None
+    if reason == "length":
+        return "length", None
+    if reason in ("tool_calls", "function_call"):
+        return "toolUse", None
+    if reason == "content_filter":
+        return "error", "content_filter: the provider's content filter stopped the answer"
+    return "error", f"Unhandled finish reason: {reason}"
+
+
+class _Reader:
+    """Turns ``ChatCompletionChunk``s into normalised events; tool calls are tracked by their ``index``."""
+
+    def __init__(self, out: MessageBuilder) -> None:
+        self.out = out
+        self.current: tuple[str, int] | None = None  # the open text/thinking block
+        self.tools: dict[int, int] = {}  # OpenAI tool-call index -> our content index
+        self.open_tools: list[int] = []
+        self.finish_reason: str | None = None
+
+    def handle(self, chunk: Any) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        choices = _get(chunk, "choices") or []
+        usage = _get(chunk, "usage")
+        for choice in choices:
+            if (_get(choice, "index") or 0) != 0:
+                continue
+            usage = usage or _get(choice, "usage")  # Moonshot puts it here
+            delta = _get(choice, "delta")
+            if delta is not None:
+                self._delta(delta, events)
+            reason = _get(choice, "finish_reason")
+            if reason:
+                self.finish_reason = reason
+                self._close_all(events)
+        if usage:
+            self.out.set_usage(**normalize_usage(usage))
+        return events
+
+    def _delta(self, delta: Any, events: list[StreamEvent]) -> None:
+        for field in REASONING_FIELDS:
+            reasoning = _get(delta, field)
+            if isinstance(reasoning, str) and reasoning:
+                index = self._switch("thinking", events, signature=field)
+                events.append(self.out.thinking_delta(index, reasoning))
+                break
+        content = _get(delta, "content")
+        if isinstance(content, str) and content:
+            index = self._switch("text", events)
+            events.append(self.out.text_delta(index, content))
+        for call in _get(delta, "tool_calls") or []:
+            self._tool_delta(call, events)
+
+    def _switch(self, kind: str, events: list[StreamEvent], signature: str | None = None) -> int:
+        if self.current is not None and self.current[0] == kind:
+            return self.current[1]
+        self._end_current(events)
+        if kind == "text":
+            index, start = self.out.begin_text()
+        else:
+            index, start = self.out.begin_thinking(signature=signature)
+        events.append(start)
+        self.current = (kind, index)
+        return index
+
+    def _end_current(self, events: list[StreamEvent]) -> None:
+        if self.current is None:
+            return
+        kind, index = self.current
+        events.append(self.out.end_text(index) if kind == "text" else self.out.end_thinking(index))
+        self.current = None
+
+    def _tool_delta(self, call: Any, events: list[StreamEvent]) -> None:
+        position = _get(call, "index")
+        position = len(self.tools) if position is None else position
+        function = _get(call, "function")
+        if position not in self.tools:
+            self._end_current(events)
+            call_id = _get(call, "id") or f"call_{len(self.tools)}"
+            index, start = self.out.begin_tool_call(call_id, _get(function, "name") or "")
+            self.tools[position] = index
+            self.open_tools.append(index)
+            events.append(start)
+        index = self.tools[position]
+        name = _get(function, "name")
+        block = self.out.tool_call(index)
+        if name and not block.name:
+            block.name = name
+        fragment = _get(function, "arguments")
+        if fragment:
+            events.append(self.out.tool_call_delta(index, fragment))
+
+    def _close_all(self, events: list[StreamEvent]) -> None:
+        self._end_current(events)
+        for index in self.open_tools:
+            events.append(self.out.end_tool_call(index))
+        self.open_tools.clear()
+
+    def result(self) -> tuple[StopReason, str | None]:
+        if self.finish_reason is None:
+            raise IncompleteStreamError()
+        return map_finish_reason(self.finish_reason, bool(self.tools))
+
+
+async def stream_openai_completions(
+    model: Model, request: LlmRequest, options: StreamOptions
+) -> AsyncIterator[StreamEvent]:
+    """Stream one answer from Chat Completions. Never raises: failures end with an `Error` event."""
+    out = MessageBuilder(model)
+    yield out.start()
+    try:
+        body = apply_on_payload(build_request(model, request, options), options)
+        client = openai_client(model, options)
+        reader = _Reader(out)
+
+        async def open_stream() -> Any:
+            return await call_sdk(client.chat.completions.create, body, options.timeout)
+
+        async for chunk in read_sdk_stream(open_stream, options.signal):
+            for event in reader.handle(chunk):
+                yield event
+        stop_reason, error_message = reader.result()
+    except Exception as exc:
+        yield out.fail(exc, options.signal)
+        return
+    yield out.finish(stop_reason, error_message)

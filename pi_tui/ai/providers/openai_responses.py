@@ -1,0 +1,339 @@
+"""OpenAI Responses API (``openai-responses``) through ``openai.AsyncOpenAI``.
+
+Stateless use (``store: false``): every request carries the whole history as input items, and reasoning
+is replayed from its encrypted content, which the finished reasoning item is kept as (JSON, in the
+thinking block's signature).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..stream import LlmRequest, ProviderError, StreamEvent, StreamOptions
+from ..types import (
+    AssistantMessage,
+    ImageContent,
+    LlmMessage,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from ._common import (
+    IncompleteStreamError,
+    MessageBuilder,
+    apply_on_payload,
+    call_sdk,
+    prepare_messages,
+    read_sdk_stream,
+    sanitize_tool_call_id,
+)
+from .openai_completions import DEFAULT_BASE_URL, normalize_usage, openai_client
+
+__all__ = ["build_request", "convert_input", "stream_openai_responses"]
+
+_CALL_ID_MAX = 64
+
+
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body for ``POST /responses`` (streaming, stateless)."""
+    messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "input": convert_input(messages, model, request.system_prompt),
+        "stream": True,
+        "store": False,
+    }
+    if options.session_id and options.cache_retention != "none":
+        body["prompt_cache_key"] = options.session_id
+    if options.cache_retention == "long" and "api.openai.com" in (model.base_url or DEFAULT_BASE_URL):
+        body["prompt_cache_retention"] = "24h"
+    if options.max_tokens:
+        body["max_output_tokens"] = options.max_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": False,
+            }
+            for t in request.tools
+        ]
+    if model.reasoning and options.thinking != "off":
+        effort_map = (model.compat or {}).get("reasoningEffortMap", {})
+        body["reasoning"] = {"effort": effort_map.get(options.thinking, options.thinking), "summary": "auto"}
+        body["include"] = ["reasoning.encrypted_content"]
+    return body
+
+
+def convert_input(messages: list[LlmMessage], model: Model, system_prompt: str) -> list[dict[str, Any]]:
+    """Input items from a prepared history (`prepare_messages`)."""
+    items: list[dict[str, Any]] = []
+    if system_prompt.strip():
+        items.append({"role": "developer" if model.reasoning else "system", "content": system_prompt})
+    pending_images: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": _call_id(message.tool_call_id),
+                    "output": text or "(no output)",
+                }
+            )
+            if "image" in model.input:
+                pending_images.extend(_image(p) for p in message.content if isinstance(p, ImageContent))
+            continue
+        if pending_images:
+            # function_call_output is text only; images a tool returned follow as a user message.
+            items.append(
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "Attached image(s) from tool result:"},
+                        *pending_images,
+                    ],
+                }
+            )
+            pending_images = []
+        if isinstance(message, AssistantMessage):
+            items.extend(_assistant_items(message))
+        elif isinstance(message, UserMessage):
+            user = _user_item(message, model)
+            if user is not None:
+                items.append(user)
+    if pending_images:
+        items.append(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "Attached image(s) from tool result:"},
+                    *pending_images,
+                ],
+            }
+        )
+    return items
+
+
+def _call_id(tool_call_id: str) -> str:
+    return sanitize_tool_call_id(tool_call_id.split("|", 1)[0], _CALL_ID_MAX)
+
+
+def _image(image: ImageContent) -> dict[str, Any]:
+    return {
+        "type": "input_image",
+        "detail": "auto",
+        "image_url": f"data:{image.mime_type};base64,{image.data}",
+    }
+
+
+def _user_item(message: UserMessage, model: Model) -> dict[str, Any] | None:
+    content = [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextContent) and part.text.strip():
+            parts.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, ImageContent) and "image" in model.input:
+            parts.append(_image(part))
+    return {"type": "message", "role": "user", "content": parts} if parts else None
+
+
+def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    # Item ids are only sent next to their replayed reasoning item: without it the API rejects them.
+    with_ids = False
+    for part in message.content:
+        if isinstance(part, ThinkingContent):
+            reasoning = _reasoning_item(part)
+            if reasoning is not None:
+                items.append(reasoning)
+                with_ids = True
+        elif isinstance(part, TextContent) and part.text.strip():
+            item: dict[str, Any] = {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": part.text, "annotations": []}],
+                "status": "completed",
+            }
+            if with_ids and part.text_signature and part.text_signature.startswith("msg_"):
+                item["id"] = part.text_signature
+            items.append(item)
+        elif isinstance(part, ToolCall):
+            call_id, _, item_id = part.id.partition("|")
+            call: dict[str, Any] = {
+                "type": "function_call",
+                "call_id": sanitize_tool_call_id(call_id, _CALL_ID_MAX),
+                "name": part.name,
+                "arguments": json.dumps(part.arguments, ensure_ascii=False),
+            }
+            if with_ids and item_id.startswith("fc_"):
+                call["id"] = item_id
+            items.append(call)
+    return items
+
+
+def _reasoning_item(part: ThinkingContent) -> dict[str, Any] | None:
+    if not part.thinking_signature:
+        return None
+    try:
+        item = json.loads(part.thinking_signature)
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
+
+
+# --- response --------------------------------------------------------------------------------------
+
+
+def _dump(item: Any) -> dict[str, Any]:
+    if isinstance(item, dict):
+        return item
+    return item.model_dump(mode="json", exclude_none=True)
+
+
+class _Reader:
+    """Turns Responses stream events into normalised events, keyed by ``output_index``."""
+
+    def __init__(self, out: MessageBuilder) -> None:
+        self.out = out
+        self.items: dict[int, tuple[str, int]] = {}  # output_index -> (kind, our content index)
+        self.final_args: dict[int, str] = {}
+        self.status: str | None = None
+        self.incomplete_reason: str | None = None
+        self.has_tool_calls = False
+
+    def handle(self, event: Any) -> list[StreamEvent]:
+        kind = getattr(event, "type", "")
+        output_index = getattr(event, "output_index", None)
+        entry = self.items.get(output_index, ("skip", -1)) if output_index is not None else ("skip", -1)
+        if kind == "response.output_item.added":
+            return self._added(output_index, event.item)
+        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            if entry[0] == "thinking" and event.delta:
+                return [self.out.thinking_delta(entry[1], event.delta)]
+        elif kind == "response.reasoning_summary_part.added":
+            if entry[0] == "thinking" and self.out.thinking(entry[1]).thinking:
+                return [self.out.thinking_delta(entry[1], "\n\n")]
+        elif kind in ("response.output_text.delta", "response.refusal.delta"):
+            if entry[0] == "text" and event.delta:
+                return [self.out.text_delta(entry[1], event.delta)]
+        elif kind == "response.function_call_arguments.delta":
+            if entry[0] == "tool" and event.delta:
+                return [self.out.tool_call_delta(entry[1], event.delta)]
+        elif kind == "response.function_call_arguments.done":
+            self.final_args[output_index] = event.arguments
+        elif kind == "response.output_item.done":
+            return self._done(output_index, entry, event.item)
+        elif kind in ("response.completed", "response.incomplete", "response.failed", "response.cancelled"):
+            self._finished(event.response)
+        elif kind == "error":
+            code = getattr(event, "code", None) or "error"
+            raise ProviderError(f"{code}: {getattr(event, 'message', '') or 'error event in the stream'}")
+        return []
+
+    def _added(self, output_index: int, item: Any) -> list[StreamEvent]:
+        item_type = getattr(item, "type", None)
+        if item_type == "reasoning":
+            index, start = self.out.begin_thinking()
+            self.items[output_index] = ("thinking", index)
+        elif item_type == "message":
+            index, start = self.out.begin_text()
+            self.items[output_index] = ("text", index)
+        elif item_type == "function_call":
+            # pi's id shape: the call id the API pairs results with, then the item id for replay.
+            index, start = self.out.begin_tool_call(f"{item.call_id}|{item.id}", item.name)
+            self.items[output_index] = ("tool", index)
+            self.has_tool_calls = True
+            if getattr(item, "arguments", ""):
+                return [start, self.out.tool_call_delta(index, item.arguments)]
+        else:
+            return []
+        return [start]
+
+    def _done(self, output_index: int, entry: tuple[str, int], item: Any) -> list[StreamEvent]:
+        kind, index = entry
+        if kind == "thinking":
+            block = self.out.thinking(index)
+            if not block.thinking:
+                summary = getattr(item, "summary", None) or []
+                block.thinking = "\n\n".join(getattr(s, "text", "") for s in summary)
+            block.thinking_signature = json.dumps(_dump(item))
+            return [self.out.end_thinking(index)]
+        if kind == "text":
+            block = self.out.message.content[index]
+            assert isinstance(block, TextContent)
+            if not block.text:
+                block.text = "".join(
+                    getattr(c, "text", None) or getattr(c, "refusal", "") for c in item.content or []
+                )
+            return [self.out.end_text(index, signature=getattr(item, "id", None))]
+        if kind == "tool":
+            final = self.final_args.get(output_index) or getattr(item, "arguments", None)
+            return [self.out.end_tool_call(index, final)]
+        return []
+
+    def _finished(self, response: Any) -> None:
+        self.status = getattr(response, "status", None) or "completed"
+        details = getattr(response, "incomplete_details", None)
+        self.incomplete_reason = getattr(details, "reason", None)
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.out.set_usage(
+                **normalize_usage(
+                    usage,
+                    prompt_field="input_tokens",
+                    output_field="output_tokens",
+                    details_field="input_tokens_details",
+                )
+            )
+        if self.status == "failed":
+            error = getattr(response, "error", None)
+            code = getattr(error, "code", None) or "failed"
+            raise ProviderError(f"{code}: {getattr(error, 'message', None) or 'the response failed'}")
+
+    def result(self) -> tuple[StopReason, str | None]:
+        if self.status is None:
+            raise IncompleteStreamError()
+        if self.status == "completed":
+            return ("toolUse" if self.has_tool_calls else "stop"), None
+        if self.status == "incomplete":
+            if self.incomplete_reason == "content_filter":
+                return "error", "content_filter: the provider's content filter stopped the answer"
+            return "length", None
+        return "error", f"response {self.status}"
+
+
+async def stream_openai_responses(
+    model: Model, request: LlmRequest, options: StreamOptions
+) -> AsyncIterator[StreamEvent]:
+    """Stream one answer from the Responses API. Never raises: failures end with an `Error` event."""
+    out = MessageBuilder(model)
+    yield out.start()
+    try:
+        body = apply_on_payload(build_request(model, request, options), options)
+        client = openai_client(model, options)
+        reader = _Reader(out)
+
+        async def open_stream() -> Any:
+            return await call_sdk(client.responses.create, body, options.timeout)
+
+        async for event in read_sdk_stream(open_stream, options.signal):
+            for normalised in reader.handle(event):
+                yield normalised
+        stop_reason, error_message = reader.result()
+    except Exception as exc:
+        yield out.fail(exc, options.signal)
+        return
+    yield out.finish(stop_reason, error_message)

@@ -1,0 +1,72 @@
+"""Which provider streams a model: dispatch on ``model.api``.
+
+Built-in APIs are resolved lazily (importing a provider module must not import its SDK, and start-up
+must not import the providers at all). Extensions may register more with `register_api`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+
+from .stream import Error, LlmRequest, StreamEvent, StreamFn, StreamOptions, StreamStart
+from .types import AssistantMessage, Model
+
+__all__ = ["BUILTIN_APIS", "register_api", "unregister_api", "resolve_stream_fn", "known_apis", "stream"]
+
+# api -> (module, function), imported on first use.
+BUILTIN_APIS: dict[str, tuple[str, str]] = {
+    "anthropic-messages": ("pi_tui.ai.providers.anthropic", "stream_anthropic"),
+    "openai-completions": ("pi_tui.ai.providers.openai_completions", "stream_openai_completions"),
+    "openai-responses": ("pi_tui.ai.providers.openai_responses", "stream_openai_responses"),
+    "faux": ("pi_tui.ai.providers.faux", "stream_faux"),
+}
+
+_registered: dict[str, StreamFn] = {}
+
+
+def register_api(api: str, stream_fn: StreamFn) -> None:
+    """Serve ``api`` with ``stream_fn`` (overrides a built-in of the same name)."""
+    _registered[api] = stream_fn
+
+
+def unregister_api(api: str) -> None:
+    _registered.pop(api, None)
+
+
+def known_apis() -> list[str]:
+    return sorted(set(BUILTIN_APIS) | set(_registered))
+
+
+def resolve_stream_fn(api: str) -> StreamFn:
+    """The stream function for ``api``. Raises `KeyError` naming the known APIs when there is none."""
+    if api in _registered:
+        return _registered[api]
+    if api not in BUILTIN_APIS:
+        raise KeyError(f"No provider for api '{api}' (known: {', '.join(known_apis())})")
+    module_name, attribute = BUILTIN_APIS[api]
+    stream_fn: StreamFn = getattr(importlib.import_module(module_name), attribute)
+    return stream_fn
+
+
+async def stream(model: Model, request: LlmRequest, options: StreamOptions) -> AsyncIterator[StreamEvent]:
+    """Stream one answer from whichever provider serves ``model.api``.
+
+    Keeps the provider contract even when dispatch fails: an unknown API (or a provider module that
+    fails to import) yields ``start`` then an `Error` event instead of raising.
+    """
+    try:
+        stream_fn = resolve_stream_fn(model.api)
+    except (KeyError, ImportError, AttributeError) as exc:
+        message = AssistantMessage(
+            api=model.api,
+            provider=model.provider,
+            model=model.id,
+            stop_reason="error",
+            error_message=str(exc).strip("'\""),
+        )
+        yield StreamStart(partial=message)
+        yield Error(reason="error", error=message)
+        return
+    async for event in stream_fn(model, request, options):
+        yield event
