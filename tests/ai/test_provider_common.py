@@ -164,11 +164,16 @@ def test_thinking_from_another_model_is_replayed_as_text() -> None:
 
 def test_cost_prices_one_hour_cache_writes_at_twice_the_input_price() -> None:
     model = Model(
-        id="m", api="anthropic-messages", provider="anthropic", cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75)
+        id="m",
+        api="anthropic-messages",
+        provider="anthropic",
+        cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75),
     )
     usage = Usage(input=1_000_000, output=2_000_000, cache_read=1_000_000, cache_write=2_000_000)
     short = calculate_cost(model, usage)
-    assert (short.input, short.output, short.cache_read, short.cache_write) == pytest.approx((3, 30, 0.3, 7.5))
+    assert (short.input, short.output, short.cache_read, short.cache_write) == pytest.approx(
+        (3, 30, 0.3, 7.5)
+    )
     assert short.total == pytest.approx(40.8)
     mixed = calculate_cost(model, usage, cache_write_1h=1_000_000)
     assert mixed.cache_write == pytest.approx(3.75 + 6)

@@ -150,18 +150,16 @@ def convert_messages(
         out.append({"role": role, "content": system_prompt})
     pending_images: list[dict[str, Any]] = []
 
+    def append_user(user: dict[str, Any]) -> None:
+        if compat["requiresAssistantAfterToolResult"] and out and out[-1]["role"] == "tool":
+            out.append({"role": "assistant", "content": "I have processed the tool results."})
+        out.append(user)
+
     def flush_images() -> None:
         # Tool messages carry text only, so images a tool returned follow as one user message.
         if pending_images:
-            out.append(
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": "Attached image(s) from tool result:"},
-                        *pending_images,
-                    ],
-                }
-            )
+            text = {"type": "text", "text": "Attached image(s) from tool result:"}
+            append_user({"role": "user", "content": [text, *pending_images]})
             pending_images.clear()
 
     for message in messages:
@@ -184,11 +182,9 @@ def convert_messages(
             if converted is not None:
                 out.append(converted)
         elif isinstance(message, UserMessage):
-            if compat["requiresAssistantAfterToolResult"] and out and out[-1]["role"] == "tool":
-                out.append({"role": "assistant", "content": "I have processed the tool results."})
             converted_user = _user(message, model)
             if converted_user is not None:
-                out.append(converted_user)
+                append_user(converted_user)
     flush_images()
     return out
 

@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pi_tui.ai.providers.anthropic import build_request, map_stop_reason, uses_adaptive_thinking
+from pi_tui.ai.stream import LlmRequest, StreamOptions
+from pi_tui.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+
+MODEL = Model(
+    id="claude-sonnet-4-5",
+    api="anthropic-messages",
+    provider="anthropic",
+    base_url="https://api.anthropic.com",
+    reasoning=True,
+    input=["text", "image"],
+    max_tokens=64_000,
+)
+TOOLS = [
+    ToolDefinition(name="read", description="Read a file", parameters={"type": "object", "properties": {}})
+]
+
+
+def _assistant(*content: Any, stop: str = "toolUse") -> AssistantMessage:
+    return AssistantMessage(
+        content=list(content), api=MODEL.api, provider=MODEL.provider, model=MODEL.id, stop_reason=stop
+    )
+
+
+def _markers(body: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    found = []
+    for block in body.get("system", []):
+        if "cache_control" in block:
+            found.append(("system", block["cache_control"]))
+    for tool in body.get("tools", []):
+        if "cache_control" in tool:
+            found.append(("tool", tool["cache_control"]))
+    for i, message in enumerate(body["messages"]):
+        for j, block in enumerate(message["content"]):
+            if "cache_control" in block:
+                found.append((f"messages.{i}.{j}", block["cache_control"]))
+    return found
+
+
+def _tool_turn() -> list[Any]:
+    return [
+        UserMessage(content="read both"),
+        _assistant(
+            ThinkingContent(thinking="plan", thinking_signature="sig1"),
+            ToolCall(id="toolu_1", name="read", arguments={"path": "a"}),
+            ToolCall(id="toolu_2", name="read", arguments={"path": "b"}),
+        ),
+        ToolResultMessage(tool_call_id="toolu_1", tool_name="read", content=[TextContent(text="A")]),
+        ToolResultMessage(
+            tool_call_id="toolu_2", tool_name="read", content=[TextContent(text="B")], is_error=True
+        ),
+    ]
+
+
+def test_system_and_last_cached_block_carry_the_only_markers() -> None:
+    body = build_request(MODEL, LlmRequest("You are helpful.", _tool_turn(), TOOLS), StreamOptions())
+    assert _markers(body) == [("system", {"type": "ephemeral"}), ("messages.2.1", {"type": "ephemeral"})]
+    assert body["system"] == [
+        {"type": "text", "text": "You are helpful.", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert "cache_control" not in body["tools"][0]
+
+
+def test_consecutive_tool_results_merge_into_one_user_message() -> None:
+    body = build_request(
+        MODEL, LlmRequest("s", [*_tool_turn(), UserMessage(content="and now?")]), StreamOptions()
+    )
+    last = body["messages"][2]
+    assert last["role"] == "user"
+    assert [b["type"] for b in last["content"]] == ["tool_result", "tool_result", "text"]
+    assert last["content"][1]["is_error"] is True
+    assert "is_error" not in last["content"][0]
+    assert len(body["messages"]) == 3
+
+
+def test_cache_boundary_moves_the_marker_to_the_end_of_the_cached_region() -> None:
+    messages = [*_tool_turn(), _assistant(TextContent(text="done"), stop="stop"), UserMessage(content="tail")]
+    body = build_request(MODEL, LlmRequest("s", messages, cache_boundary=4), StreamOptions())
+    assert [m for m, _ in _markers(body)] == ["system", "messages.2.1"]
+    body = build_request(MODEL, LlmRequest("s", messages, cache_boundary=5), StreamOptions())
+    assert [m for m, _ in _markers(body)] == ["system", "messages.3.0"]
+    body = build_request(MODEL, LlmRequest("s", messages, cache_boundary=0), StreamOptions())
+    assert [m for m, _ in _markers(body)] == ["system"]
+
+
+def test_retention_none_places_no_markers_and_long_adds_a_one_hour_ttl_only_on_anthropic() -> None:
+    request = LlmRequest("s", _tool_turn())
+    assert _markers(build_request(MODEL, request, StreamOptions(cache_retention="none"))) == []
+    long = _markers(build_request(MODEL, request, StreamOptions(cache_retention="long")))
+    assert {m["ttl"] for _, m in long} == {"1h"}
+    proxy = MODEL.model_copy(update={"base_url": "http://127.0.0.1:9"})
+    assert all(
+        "ttl" not in m
+        for _, m in _markers(build_request(proxy, request, StreamOptions(cache_retention="long")))
+    )
+
+
+def test_replay_keeps_signed_thinking_redacted_thinking_and_downgrades_unsigned_thinking() -> None:
+    messages = [
+        UserMessage(content="q"),
+        _assistant(
+            ThinkingContent(thinking="signed", thinking_signature="sig"),
+            ThinkingContent(thinking="[Reasoning redacted]", thinking_signature="opaque", redacted=True),
+            ThinkingContent(thinking="no signature"),
+            TextContent(text="   "),
+            TextContent(text="answer"),
+            stop="stop",
+        ),
+        UserMessage(content=[TextContent(text=""), TextContent(text="next")]),
+    ]
+    body = build_request(MODEL, LlmRequest("s", messages), StreamOptions())
+    assert body["messages"][1]["content"] == [
+        {"type": "thinking", "thinking": "signed", "signature": "sig"},
+        {"type": "redacted_thinking", "data": "opaque"},
+        {"type": "text", "text": "no signature"},
+        {"type": "text", "text": "answer"},
+    ]
+    assert body["messages"][2]["content"] == [
+        {"type": "text", "text": "next", "cache_control": {"type": "ephemeral"}}
+    ]
+
+
+def test_tool_call_ids_are_sanitised_the_same_way_in_use_and_result() -> None:
+    weird = "call_abc|fc_" + "z" * 300
+    messages = [
+        UserMessage(content="q"),
+        _assistant(ToolCall(id=weird, name="read", arguments={})),
+        ToolResultMessage(tool_call_id=weird, tool_name="read", content=[TextContent(text="ok")]),
+    ]
+    body = build_request(MODEL, LlmRequest("s", messages), StreamOptions())
+    use_id = body["messages"][1]["content"][0]["id"]
+    assert body["messages"][2]["content"][0]["tool_use_id"] == use_id
+    assert len(use_id) <= 64 and "|" not in use_id
+
+
+def test_images_become_base64_blocks_and_are_omitted_for_text_only_models() -> None:
+    messages = [
+        UserMessage(content=[TextContent(text="see"), ImageContent(data="QUJD", mime_type="image/png")])
+    ]
+    body = build_request(MODEL, LlmRequest("s", messages), StreamOptions())
+    assert body["messages"][0]["content"][1]["source"] == {
+        "type": "base64",
+        "media_type": "image/png",
+        "data": "QUJD",
+    }
+    text_only = MODEL.model_copy(update={"input": ["text"]})
+    body = build_request(text_only, LlmRequest("s", messages), StreamOptions())
+    assert body["messages"][0]["content"][1]["type"] == "text"
+
+
+@pytest.mark.parametrize(
+    ("level", "budget", "max_tokens"),
+    [("minimal", 1024, 33_024), ("low", 2048, 34_048), ("medium", 8192, 40_192), ("high", 16384, 48_384)],
+)
+def test_budget_thinking_levels_add_the_budget_to_max_tokens(
+    level: str, budget: int, max_tokens: int
+) -> None:
+    body = build_request(
+        MODEL, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking=level, temperature=0.2)
+    )  # type: ignore[arg-type]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+    assert body["max_tokens"] == max_tokens
+    assert "temperature" not in body
+
+
+def test_budget_is_capped_by_the_model_limit_and_overridable() -> None:
+    small = MODEL.model_copy(update={"max_tokens": 8192})
+    body = build_request(small, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking="high"))
+    assert body["max_tokens"] == 8192
+    assert body["thinking"]["budget_tokens"] < 8192
+    options = StreamOptions(thinking="low", thinking_budgets={"low": 4000})
+    body = build_request(MODEL, LlmRequest("s", [UserMessage(content="q")]), options)
+    assert body["thinking"]["budget_tokens"] == 4000
+
+
+def test_thinking_off_keeps_temperature_and_sends_no_thinking() -> None:
+    body = build_request(MODEL, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(temperature=0.5))
+    assert body["temperature"] == 0.5
+    assert "thinking" not in body
+    assert body["max_tokens"] == 32_000
+
+
+@pytest.mark.parametrize(
+    ("model_id", "adaptive"),
+    [
+        ("claude-opus-4-6", True),
+        ("claude-sonnet-4-6", True),
+        ("claude-haiku-4-5", False),
+        ("claude-sonnet-4-5-20250929", False),
+        ("claude-sonnet-4-20250514", False),
+        ("claude-opus-4-7", True),
+        ("claude-opus-5-5", True),
+        ("claude-mythos-5-x", True),
+        ("claude-3-7-sonnet-20250219", False),
+    ],
+)
+def test_adaptive_thinking_is_used_for_4_6_opus_sonnet_and_newer(model_id: str, adaptive: bool) -> None:
+    assert uses_adaptive_thinking(model_id) is adaptive
+
+
+def test_adaptive_models_send_an_effort_instead_of_a_budget() -> None:
+    opus = MODEL.model_copy(update={"id": "claude-opus-4-6"})
+    body = build_request(opus, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking="xhigh"))
+    assert body["thinking"] == {"type": "adaptive"}
+    assert body["output_config"] == {"effort": "max"}
+    body = build_request(opus, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking="minimal"))
+    assert body["output_config"] == {"effort": "low"}
+
+
+@pytest.mark.parametrize(
+    ("reason", "mapped"),
+    [
+        ("end_turn", "stop"),
+        ("pause_turn", "stop"),
+        ("stop_sequence", "stop"),
+        ("max_tokens", "length"),
+        ("tool_use", "toolUse"),
+        ("refusal", "error"),
+        ("model_context_window_exceeded", "error"),
+        ("something_new", "error"),
+    ],
+)
+def test_stop_reasons_map_like_pi(reason: str, mapped: str) -> None:
+    assert map_stop_reason(reason)[0] == mapped

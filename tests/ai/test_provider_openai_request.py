@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pi_tui.ai.providers import openai_completions, openai_responses
+from pi_tui.ai.providers.openai_completions import normalize_usage
+from pi_tui.ai.stream import LlmRequest, StreamOptions
+from pi_tui.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+
+CHAT = Model(
+    id="gpt-5",
+    api="openai-completions",
+    provider="openai",
+    base_url="https://api.openai.com/v1",
+    reasoning=True,
+    input=["text", "image"],
+)
+RESP = CHAT.model_copy(update={"api": "openai-responses"})
+TOOLS = [ToolDefinition(name="read", description="Read", parameters={"type": "object", "properties": {}})]
+
+
+def _assistant(model: Model, *content: Any, stop: str = "toolUse") -> AssistantMessage:
+    return AssistantMessage(
+        content=list(content), api=model.api, provider=model.provider, model=model.id, stop_reason=stop
+    )
+
+
+def _history(model: Model) -> list[Any]:
+    return [
+        UserMessage(content="read a and b"),
+        _assistant(
+            model,
+            ThinkingContent(thinking="plan", thinking_signature="reasoning_content"),
+            TextContent(text="Reading."),
+            ToolCall(id="call_1", name="read", arguments={"path": "a"}),
+            ToolCall(id="call_2", name="read", arguments={"path": "b"}),
+        ),
+        ToolResultMessage(
+            tool_call_id="call_1",
+            tool_name="read",
+            content=[TextContent(text="A"), ImageContent(data="QUJD", mime_type="image/png")],
+        ),
+        ToolResultMessage(tool_call_id="call_2", tool_name="read", content=[]),
+        UserMessage(content="thanks"),
+    ]
+
+
+def test_chat_request_uses_developer_role_tool_messages_and_json_string_arguments() -> None:
+    options = StreamOptions(session_id="sess-1", thinking="high", max_tokens=1000)
+    body = openai_completions.build_request(CHAT, LlmRequest("sys", _history(CHAT), TOOLS), options)
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["developer", "user", "assistant", "tool", "tool", "user", "user"]
+    assistant = body["messages"][2]
+    assert assistant["content"] == "Reading."
+    assert assistant["reasoning_content"] == "plan"
+    assert [json.loads(c["function"]["arguments"]) for c in assistant["tool_calls"]] == [
+        {"path": "a"},
+        {"path": "b"},
+    ]
+    assert body["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "content": "A"}
+    assert body["messages"][4]["content"] == "(no output)"
+    images = body["messages"][5]["content"]
+    assert images[1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD"}}
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["prompt_cache_key"] == "sess-1"
+    assert body["max_completion_tokens"] == 1000
+    assert body["reasoning_effort"] == "high"
+    assert body["tools"][0] == {
+        "type": "function",
+        "function": {
+            "name": "read",
+            "description": "Read",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+
+
+def test_chat_compat_flags_switch_role_token_field_and_tool_result_name() -> None:
+    local = CHAT.model_copy(
+        update={
+            "base_url": "http://127.0.0.1:8080/v1",
+            "compat": {
+                "supportsDeveloperRole": False,
+                "maxTokensField": "max_tokens",
+                "requiresToolResultName": True,
+                "requiresAssistantAfterToolResult": True,
+                "thinkingFormat": "qwen",
+            },
+        }
+    )
+    body = openai_completions.build_request(
+        local, LlmRequest("sys", _history(local)), StreamOptions(max_tokens=50)
+    )
+    assert body["messages"][0]["role"] == "system"
+    assert body["max_tokens"] == 50 and "max_completion_tokens" not in body
+    assert body["messages"][3]["name"] == "read"
+    assert [m["role"] for m in body["messages"]][-4:] == ["tool", "assistant", "user", "user"]
+    assert body["enable_thinking"] is False
+    assert "store" not in body
+
+
+def test_chat_usage_excludes_cached_tokens_from_input() -> None:
+    usage = {"prompt_tokens": 2000, "completion_tokens": 50, "prompt_tokens_details": {"cached_tokens": 1536}}
+    assert normalize_usage(usage) == {"input": 464, "output": 50, "cache_read": 1536, "cache_write": 0}
+    assert normalize_usage({"prompt_tokens": 10, "completion_tokens": 2}) == {
+        "input": 10,
+        "output": 2,
+        "cache_read": 0,
+        "cache_write": 0,
+    }
+
+
+def test_chat_replay_of_another_models_history_turns_responses_ids_into_short_call_ids() -> None:
+    other = Model(id="x", api="openai-responses", provider="openai")
+    long_id = "call_abc|fc_" + "9" * 300
+    messages = [
+        UserMessage(content="q"),
+        _assistant(other, ToolCall(id=long_id, name="read")),
+        ToolResultMessage(tool_call_id=long_id, tool_name="read", content=[TextContent(text="r")]),
+    ]
+    body = openai_completions.build_request(CHAT, LlmRequest("", messages), StreamOptions())
+    call_id = body["messages"][1]["tool_calls"][0]["id"]
+    assert call_id == "call_abc"
+    assert body["messages"][2]["tool_call_id"] == call_id
+
+
+def test_responses_input_items_pair_calls_with_outputs() -> None:
+    options = StreamOptions(session_id="sess-9", thinking="medium")
+    body = openai_responses.build_request(RESP, LlmRequest("sys", _history(RESP), TOOLS), options)
+    types = [item.get("type", "message") for item in body["input"]]
+    assert types == [
+        "message",
+        "message",
+        "message",
+        "function_call",
+        "function_call",
+        "function_call_output",
+        "function_call_output",
+        "message",
+        "message",
+    ]
+    assert body["input"][0] == {"role": "developer", "content": "sys"}
+    calls = [i for i in body["input"] if i.get("type") == "function_call"]
+    outputs = [i for i in body["input"] if i.get("type") == "function_call_output"]
+    assert [c["call_id"] for c in calls] == [o["call_id"] for o in outputs] == ["call_1", "call_2"]
+    assert all("id" not in c for c in calls)
+    assert body["store"] is False
+    assert body["prompt_cache_key"] == "sess-9"
+    assert body["reasoning"] == {"effort": "medium", "summary": "auto"}
+    assert body["include"] == ["reasoning.encrypted_content"]
+    assert body["tools"][0]["strict"] is False
+
+
+def test_responses_replays_reasoning_items_with_their_item_ids() -> None:
+    reasoning = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "plan"}],
+        "encrypted_content": "enc",
+    }
+    messages = [
+        UserMessage(content="q"),
+        _assistant(
+            RESP,
+            ThinkingContent(thinking="plan", thinking_signature=json.dumps(reasoning)),
+            TextContent(text="ok", text_signature="msg_1"),
+            ToolCall(id="call_7|fc_7", name="read"),
+        ),
+        ToolResultMessage(tool_call_id="call_7|fc_7", tool_name="read", content=[TextContent(text="r")]),
+    ]
+    body = openai_responses.build_request(RESP, LlmRequest("", messages), StreamOptions())
+    assert body["input"][1] == reasoning
+    assert body["input"][2]["id"] == "msg_1"
+    assert body["input"][3]["id"] == "fc_7" and body["input"][3]["call_id"] == "call_7"
+    assert body["input"][4]["call_id"] == "call_7"
+    assert "reasoning" not in body
