@@ -1,0 +1,606 @@
+"""Settings: ``<agent>/settings.json`` (global) merged with ``<cwd>/.pi/settings.json`` (project).
+
+Reads merge the two files (project wins; objects merge one level deep). Writes are field-level:
+each change re-reads the file under a lock and merges only the changed key into it, so edits made
+meanwhile by the user or another pi-tui process survive. A file that does not parse is never
+overwritten; the problem is kept in :attr:`SettingsManager.errors` for the UI to show.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_tui.resources.paths import CONFIG_DIR_NAME
+from pi_tui.resources.paths import agent_dir as default_agent_dir
+from pi_tui.resources.settings_io import (
+    UnreadableSettings,
+    directory_lock,
+    read_settings_file,
+    write_atomically,
+)
+from pi_tui.resources.settings_schema import (
+    DOUBLE_ESCAPE_ACTIONS,
+    QUEUE_MODES,
+    THINKING_BUDGET_LEVELS,
+    THINKING_LEVELS,
+    TREE_FILTER_MODES,
+    BranchSummarySettings,
+    CompactionSettings,
+    ImageSettings,
+    MarkdownSettings,
+    RetrySettings,
+    TerminalSettings,
+    choice,
+    clamp,
+    group,
+    merge_scopes,
+    migrate_settings,
+    string_list,
+    typed,
+)
+
+__all__ = [
+    "ProjectNotTrustedError",
+    "ResourceEntry",
+    "SettingsManager",
+    "SettingsScope",
+]
+
+logger = logging.getLogger(__name__)
+
+SettingsScope = Literal["global", "project"]
+ResourceKind = Literal["extensions", "skills", "prompts", "themes"]
+
+TRUSTED_PROJECTS_KEY = "trustedProjects"
+
+
+class ProjectNotTrustedError(PermissionError):
+    """A project-scope settings write was refused because the project is not trusted."""
+
+
+@dataclass(frozen=True)
+class ResourceEntry:
+    """One entry of a settings resource list (``skills``, ``prompts``, …).
+
+    Attributes:
+        value: The entry as written (a path, glob, or ``!``/``+``/``-`` pattern).
+        base_dir: The directory relative entries are resolved against: the directory holding the
+            settings file (the agent dir for global settings, ``<cwd>/.pi`` for project ones).
+        scope: Which settings file the entry came from.
+    """
+
+    value: str
+    base_dir: Path
+    scope: SettingsScope
+
+
+def _normalize_project_path(cwd: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.path.expanduser(os.fspath(cwd)))
+
+
+class SettingsManager:
+    """Global and project settings with typed accessors and field-level, locked writes.
+
+    Args:
+        agent_dir: The agent directory (``settings.json`` lives there). Defaults to
+            :func:`pi_tui.resources.paths.agent_dir`.
+        cwd: The project directory (``.pi/settings.json`` lives below it). Defaults to the
+            process working directory.
+        project_trusted: When ``False`` the project file is neither read nor written. Callers
+            that gate project configuration on trust pass :meth:`is_project_trusted` here, or call
+            :meth:`set_project_trusted` later.
+    """
+
+    def __init__(
+        self,
+        agent_dir: str | os.PathLike[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        project_trusted: bool = True,
+    ) -> None:
+        self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+        self.cwd = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+        self.global_path = self.agent_dir / "settings.json"
+        self.project_path = self.cwd / CONFIG_DIR_NAME / "settings.json"
+        self.errors: list[str] = []
+        self._memory_only = False
+        self._project_trusted = project_trusted
+        self._scopes: dict[SettingsScope, dict[str, Any]] = {"global": {}, "project": {}}
+        self._broken: dict[SettingsScope, str | None] = {"global": None, "project": None}
+        self._merged: dict[str, Any] = {}
+        self._load_scope("global", keep_on_error=False)
+        if project_trusted:
+            self._load_scope("project", keep_on_error=False)
+        self._remerge()
+
+    @classmethod
+    def in_memory(
+        cls,
+        global_settings: dict[str, Any] | None = None,
+        project_settings: dict[str, Any] | None = None,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> SettingsManager:
+        """A manager that never touches the disk (for tests and ``--no-session`` style runs)."""
+        manager = cls.__new__(cls)
+        manager.agent_dir = default_agent_dir()
+        manager.cwd = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+        manager.global_path = manager.agent_dir / "settings.json"
+        manager.project_path = manager.cwd / CONFIG_DIR_NAME / "settings.json"
+        manager.errors = []
+        manager._memory_only = True
+        manager._project_trusted = True
+        manager._scopes = {
+            "global": migrate_settings(copy.deepcopy(global_settings or {})),
+            "project": migrate_settings(copy.deepcopy(project_settings or {})),
+        }
+        manager._broken = {"global": None, "project": None}
+        manager._remerge()
+        return manager
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def _path(self, scope: SettingsScope) -> Path:
+        return self.global_path if scope == "global" else self.project_path
+
+    def _load_scope(self, scope: SettingsScope, *, keep_on_error: bool) -> None:
+        try:
+            data = read_settings_file(self._path(scope))
+        except UnreadableSettings as exc:
+            self._broken[scope] = str(exc)
+            self._record(f"Settings not loaded: {exc}. The file is left untouched until it is fixed.")
+            if not keep_on_error:
+                self._scopes[scope] = {}
+            return
+        self._broken[scope] = None
+        self._scopes[scope] = data
+
+    def _remerge(self) -> None:
+        project = self._scopes["project"] if self._project_trusted else {}
+        self._merged = merge_scopes(self._scopes["global"], project)
+
+    def _record(self, message: str) -> None:
+        logger.warning("%s", message)
+        self.errors.append(message)
+
+    def reload(self) -> None:
+        """Re-read both files. A file that no longer parses keeps its previously loaded values."""
+        if self._memory_only:
+            return
+        self._load_scope("global", keep_on_error=True)
+        if self._project_trusted:
+            self._load_scope("project", keep_on_error=True)
+        self._remerge()
+
+    def drain_errors(self) -> list[str]:
+        """Return the recorded problems and forget them (so the UI shows each once)."""
+        drained, self.errors = self.errors, []
+        return drained
+
+    # -- raw access ------------------------------------------------------------------------
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The merged raw value of a top-level key (a deep copy), or ``default``."""
+        if key not in self._merged:
+            return default
+        return copy.deepcopy(self._merged[key])
+
+    def as_dict(self) -> dict[str, Any]:
+        """The merged settings as plain JSON data (a deep copy)."""
+        return copy.deepcopy(self._merged)
+
+    def scope_dict(self, scope: SettingsScope) -> dict[str, Any]:
+        """The settings of one file as loaded (a deep copy)."""
+        return copy.deepcopy(self._scopes[scope])
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def set(self, key: str, value: Any, *, scope: SettingsScope = "global") -> None:
+        """Set a top-level key and save it; ``None`` removes the key.
+
+        Raises:
+            TypeError: ``value`` cannot be stored as JSON.
+            ProjectNotTrustedError: ``scope="project"`` while project settings are not trusted.
+        """
+        self._check_writable(scope, value)
+        data = self._scopes[scope]
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = copy.deepcopy(value)
+        self._remerge()
+        self._persist(scope, [(key, None)])
+
+    def update(self, values: dict[str, Any], *, scope: SettingsScope = "global") -> None:
+        """Set several top-level keys and save them in one locked write (``None`` removes a key)."""
+        for value in values.values():
+            self._check_writable(scope, value)
+        data = self._scopes[scope]
+        for key, value in values.items():
+            if value is None:
+                data.pop(key, None)
+            else:
+                data[key] = copy.deepcopy(value)
+        self._remerge()
+        self._persist(scope, [(key, None) for key in values])
+
+    def set_nested(self, key: str, subkey: str, value: Any, *, scope: SettingsScope = "global") -> None:
+        """Set one field of an object setting (``compaction.enabled``) and save only that field.
+
+        ``None`` removes the field. Raises like :meth:`set`.
+        """
+        self._check_writable(scope, value)
+        data = self._scopes[scope]
+        nested = data.get(key)
+        if not isinstance(nested, dict):
+            nested = {}
+        if value is None:
+            nested.pop(subkey, None)
+        else:
+            nested[subkey] = copy.deepcopy(value)
+        data[key] = nested
+        self._remerge()
+        self._persist(scope, [(key, subkey)])
+
+    def unset(self, key: str, *, scope: SettingsScope = "global") -> None:
+        """Remove a top-level key from one settings file."""
+        self.set(key, None, scope=scope)
+
+    def _check_writable(self, scope: SettingsScope, value: Any) -> None:
+        if scope == "project" and not self._project_trusted:
+            raise ProjectNotTrustedError(
+                f"Project settings for {self.cwd} are not trusted; refusing to write {self.project_path}"
+            )
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"Setting values must be JSON data: {exc}") from exc
+
+    def _persist(self, scope: SettingsScope, fields: list[tuple[str, str | None]]) -> None:
+        if self._memory_only:
+            return
+        path = self._path(scope)
+        field = ", ".join(f"{key}.{subkey}" if subkey else key for key, subkey in fields)
+        if self._broken[scope] is not None:
+            self._record(f"Not saving '{field}': {self._broken[scope]}. Fix the file, then retry.")
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with directory_lock(path.parent):
+                try:
+                    current = read_settings_file(path)
+                except UnreadableSettings as exc:
+                    self._broken[scope] = str(exc)
+                    self._record(f"Not saving '{field}': {exc}. The file is left untouched.")
+                    return
+                for key, subkey in fields:
+                    self._merge_field(current, self._scopes[scope], key, subkey)
+                write_atomically(path, json.dumps(current, indent=2, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            self._record(f"Could not save '{field}' to {path}: {exc.strerror or exc}")
+
+    @staticmethod
+    def _merge_field(current: dict[str, Any], memory: dict[str, Any], key: str, subkey: str | None) -> None:
+        """Copy one in-memory field into the on-disk content; other keys stay as found on disk."""
+        if subkey is None:
+            if key in memory:
+                current[key] = copy.deepcopy(memory[key])
+            else:
+                current.pop(key, None)
+            return
+        on_disk = current.get(key)
+        nested = dict(on_disk) if isinstance(on_disk, dict) else {}
+        in_memory = memory.get(key)
+        if isinstance(in_memory, dict) and subkey in in_memory:
+            nested[subkey] = copy.deepcopy(in_memory[subkey])
+        else:
+            nested.pop(subkey, None)
+        current[key] = nested
+
+    # -- project trust ---------------------------------------------------------------------
+
+    @property
+    def project_trusted(self) -> bool:
+        """Whether this manager reads and writes the project settings file."""
+        return self._project_trusted
+
+    def set_project_trusted(self, trusted: bool) -> None:
+        """Start or stop honouring the project settings file (re-reading it when trusted)."""
+        if trusted == self._project_trusted:
+            return
+        self._project_trusted = trusted
+        if trusted:
+            self._load_scope("project", keep_on_error=False)
+        else:
+            self._scopes["project"] = {}
+            self._broken["project"] = None
+        self._remerge()
+
+    @property
+    def trusted_projects(self) -> list[str]:
+        """Trusted project directories, read from the *global* file only.
+
+        A project cannot vouch for itself: a ``trustedProjects`` key in a project file is ignored.
+        """
+        return string_list(self._scopes["global"].get(TRUSTED_PROJECTS_KEY))
+
+    def is_project_trusted(self, cwd: str | os.PathLike[str] | None = None) -> bool:
+        """Whether ``cwd`` (default: this manager's) is, or is inside, a trusted directory."""
+        target = _normalize_project_path(cwd if cwd is not None else self.cwd)
+        for entry in self.trusted_projects:
+            trusted = _normalize_project_path(entry)
+            if target == trusted or target.startswith(trusted.rstrip(os.sep) + os.sep):
+                return True
+        return False
+
+    def trust_project(self, cwd: str | os.PathLike[str] | None = None) -> None:
+        """Record ``cwd`` (default: this manager's) as trusted in the global settings."""
+        target = _normalize_project_path(cwd if cwd is not None else self.cwd)
+        entries = self.trusted_projects
+        if target not in entries:
+            self.set(TRUSTED_PROJECTS_KEY, [*entries, target])
+        if _normalize_project_path(self.cwd) == target:
+            self.set_project_trusted(True)
+
+    def untrust_project(self, cwd: str | os.PathLike[str] | None = None) -> None:
+        """Remove ``cwd`` (default: this manager's) from the trusted directories."""
+        target = _normalize_project_path(cwd if cwd is not None else self.cwd)
+        entries = self.trusted_projects
+        if target in entries:
+            remaining = [entry for entry in entries if entry != target]
+            self.set(TRUSTED_PROJECTS_KEY, remaining or None)
+
+    # -- resource lists --------------------------------------------------------------------
+
+    def resource_entries(self, kind: ResourceKind) -> list[ResourceEntry]:
+        """Entries of ``extensions``/``skills``/``prompts``/``themes`` from both files.
+
+        Unlike other settings these lists are additive: project entries (when trusted) come first,
+        then global ones, each with the directory its relative paths are resolved against.
+        """
+        entries: list[ResourceEntry] = []
+        if self._project_trusted:
+            for value in string_list(self._scopes["project"].get(kind)):
+                entries.append(ResourceEntry(value, self.project_path.parent, "project"))
+        for value in string_list(self._scopes["global"].get(kind)):
+            entries.append(ResourceEntry(value, self.agent_dir, "global"))
+        return entries
+
+    # -- typed accessors -------------------------------------------------------------------
+
+    def _group(self, key: str) -> dict[str, Any]:
+        return group(self._merged.get(key))
+
+    @property
+    def default_provider(self) -> str | None:
+        """``defaultProvider``; saved on every model change."""
+        return typed(self._merged.get("defaultProvider"), str, None)
+
+    @property
+    def default_model(self) -> str | None:
+        """``defaultModel``; saved on every model change."""
+        return typed(self._merged.get("defaultModel"), str, None)
+
+    @property
+    def default_thinking_level(self) -> str | None:
+        """``defaultThinkingLevel`` (unset means sessions use ``medium``)."""
+        value = self._merged.get("defaultThinkingLevel")
+        return value if isinstance(value, str) and value in THINKING_LEVELS else None
+
+    @property
+    def thinking_budgets(self) -> dict[str, int]:
+        """``thinkingBudgets``: custom token budgets per level; only valid entries."""
+        budgets = self._group("thinkingBudgets")
+        return {
+            level: budgets[level]
+            for level in THINKING_BUDGET_LEVELS
+            if typed(budgets.get(level), int, None) is not None
+        }
+
+    @property
+    def hide_thinking_block(self) -> bool:
+        return typed(self._merged.get("hideThinkingBlock"), bool, False)
+
+    @property
+    def theme(self) -> str | None:
+        """``theme``; ``None`` means pick light or dark from the terminal background."""
+        return typed(self._merged.get("theme"), str, None)
+
+    @property
+    def quiet_startup(self) -> bool:
+        return typed(self._merged.get("quietStartup"), bool, False)
+
+    @property
+    def collapse_changelog(self) -> bool:
+        return typed(self._merged.get("collapseChangelog"), bool, False)
+
+    @property
+    def last_changelog_version(self) -> str | None:
+        return typed(self._merged.get("lastChangelogVersion"), str, None)
+
+    @property
+    def double_escape_action(self) -> str:
+        """``doubleEscapeAction``: ``tree`` (default), ``fork`` or ``none``."""
+        return choice(self._merged.get("doubleEscapeAction"), DOUBLE_ESCAPE_ACTIONS, "tree")
+
+    @property
+    def tree_filter_mode(self) -> str:
+        return choice(self._merged.get("treeFilterMode"), TREE_FILTER_MODES, "default")
+
+    @property
+    def editor_padding_x(self) -> int:
+        """``editorPaddingX``, clamped to 0–3."""
+        return clamp(self._merged.get("editorPaddingX"), 0, 3, 0)
+
+    @property
+    def autocomplete_max_visible(self) -> int:
+        """``autocompleteMaxVisible``, clamped to 3–20."""
+        return clamp(self._merged.get("autocompleteMaxVisible"), 3, 20, 5)
+
+    @property
+    def show_hardware_cursor(self) -> bool:
+        """``showHardwareCursor``, also switched on by ``PI_HARDWARE_CURSOR=1``."""
+        if os.environ.get("PI_HARDWARE_CURSOR") == "1":
+            return True
+        return typed(self._merged.get("showHardwareCursor"), bool, False)
+
+    @property
+    def steering_mode(self) -> str:
+        """``steeringMode``: ``one-at-a-time`` (default) or ``all``."""
+        return choice(self._merged.get("steeringMode"), QUEUE_MODES, "one-at-a-time")
+
+    @property
+    def follow_up_mode(self) -> str:
+        """``followUpMode``: ``one-at-a-time`` (default) or ``all``."""
+        return choice(self._merged.get("followUpMode"), QUEUE_MODES, "one-at-a-time")
+
+    @property
+    def transport(self) -> str:
+        return typed(self._merged.get("transport"), str, "sse")
+
+    @property
+    def shell_path(self) -> str | None:
+        return typed(self._merged.get("shellPath"), str, None)
+
+    @property
+    def shell_command_prefix(self) -> str | None:
+        """``shellCommandPrefix``: text prepended to every bash command."""
+        return typed(self._merged.get("shellCommandPrefix"), str, None)
+
+    @property
+    def npm_command(self) -> list[str] | None:
+        value = self._merged.get("npmCommand")
+        return string_list(value) if isinstance(value, list) else None
+
+    @property
+    def enabled_models(self) -> list[str] | None:
+        """``enabledModels``: patterns limiting model cycling, like ``--models``."""
+        value = self._merged.get("enabledModels")
+        return string_list(value) if isinstance(value, list) else None
+
+    @property
+    def enable_skill_commands(self) -> bool:
+        """``enableSkillCommands``: whether ``/skill:name`` commands are offered."""
+        return typed(self._merged.get("enableSkillCommands"), bool, True)
+
+    @property
+    def packages(self) -> list[str | dict[str, Any]]:
+        """``packages``: sources as strings or ``{source, extensions?, skills?, …}`` objects."""
+        value = self._merged.get("packages")
+        if not isinstance(value, list):
+            return []
+        return [
+            copy.deepcopy(item)
+            for item in value
+            if isinstance(item, str) or (isinstance(item, dict) and isinstance(item.get("source"), str))
+        ]
+
+    @property
+    def extensions(self) -> list[str]:
+        return string_list(self._merged.get("extensions"))
+
+    @property
+    def skills(self) -> list[str]:
+        return string_list(self._merged.get("skills"))
+
+    @property
+    def prompts(self) -> list[str]:
+        return string_list(self._merged.get("prompts"))
+
+    @property
+    def themes(self) -> list[str]:
+        return string_list(self._merged.get("themes"))
+
+    @property
+    def compaction(self) -> CompactionSettings:
+        values = self._group("compaction")
+        defaults = CompactionSettings()
+        return CompactionSettings(
+            enabled=typed(values.get("enabled"), bool, defaults.enabled),
+            reserve_tokens=typed(values.get("reserveTokens"), int, defaults.reserve_tokens),
+            keep_recent_tokens=typed(values.get("keepRecentTokens"), int, defaults.keep_recent_tokens),
+        )
+
+    @property
+    def branch_summary(self) -> BranchSummarySettings:
+        values = self._group("branchSummary")
+        defaults = BranchSummarySettings()
+        return BranchSummarySettings(
+            reserve_tokens=typed(values.get("reserveTokens"), int, defaults.reserve_tokens),
+            skip_prompt=typed(values.get("skipPrompt"), bool, defaults.skip_prompt),
+        )
+
+    @property
+    def retry(self) -> RetrySettings:
+        values = self._group("retry")
+        defaults = RetrySettings()
+        return RetrySettings(
+            enabled=typed(values.get("enabled"), bool, defaults.enabled),
+            max_retries=typed(values.get("maxRetries"), int, defaults.max_retries),
+            base_delay_ms=typed(values.get("baseDelayMs"), int, defaults.base_delay_ms),
+            max_delay_ms=typed(values.get("maxDelayMs"), int, defaults.max_delay_ms),
+        )
+
+    @property
+    def terminal(self) -> TerminalSettings:
+        """``terminal.*``; ``PI_CLEAR_ON_SHRINK=1`` also turns on ``clearOnShrink``."""
+        values = self._group("terminal")
+        defaults = TerminalSettings()
+        clear = typed(values.get("clearOnShrink"), bool, defaults.clear_on_shrink)
+        return TerminalSettings(
+            show_images=typed(values.get("showImages"), bool, defaults.show_images),
+            clear_on_shrink=clear or os.environ.get("PI_CLEAR_ON_SHRINK") == "1",
+        )
+
+    @property
+    def images(self) -> ImageSettings:
+        values = self._group("images")
+        defaults = ImageSettings()
+        return ImageSettings(
+            auto_resize=typed(values.get("autoResize"), bool, defaults.auto_resize),
+            block_images=typed(values.get("blockImages"), bool, defaults.block_images),
+        )
+
+    @property
+    def markdown(self) -> MarkdownSettings:
+        values = self._group("markdown")
+        return MarkdownSettings(
+            code_block_indent=typed(values.get("codeBlockIndent"), str, MarkdownSettings().code_block_indent)
+        )
+
+    # -- common writes ---------------------------------------------------------------------
+
+    def set_default_model(self, provider: str, model_id: str) -> None:
+        """Save the model picked by the user (``defaultProvider`` and ``defaultModel`` together)."""
+        self.update({"defaultProvider": provider, "defaultModel": model_id})
+
+    def set_default_thinking_level(self, level: str) -> None:
+        if level not in THINKING_LEVELS:
+            raise ValueError(
+                f"Unknown thinking level {level!r}; expected one of {', '.join(THINKING_LEVELS)}"
+            )
+        self.set("defaultThinkingLevel", level)
+
+    def set_steering_mode(self, mode: str) -> None:
+        self.set("steeringMode", _checked_queue_mode(mode))
+
+    def set_follow_up_mode(self, mode: str) -> None:
+        self.set("followUpMode", _checked_queue_mode(mode))
+
+    def set_theme(self, theme: str) -> None:
+        self.set("theme", theme)
+
+    def set_compaction_enabled(self, enabled: bool) -> None:
+        self.set_nested("compaction", "enabled", enabled)
+
+
+def _checked_queue_mode(mode: str) -> str:
+    if mode not in QUEUE_MODES:
+        raise ValueError(f"Unknown queue mode {mode!r}; expected 'one-at-a-time' or 'all'")
+    return mode

@@ -1,0 +1,79 @@
+"""Reading and atomically rewriting settings files under a directory lock."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pi_tui.resources.settings_schema import migrate_settings
+
+__all__ = ["UnreadableSettings", "directory_lock", "read_settings_file", "write_atomically"]
+
+
+class UnreadableSettings(Exception):
+    """A settings file exists but is not a JSON object."""
+
+
+def read_settings_file(path: Path) -> dict[str, Any]:
+    """Read and migrate one settings file; a missing or blank file is ``{}``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise UnreadableSettings(f"cannot read {path}: {exc.strerror or exc}") from exc
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UnreadableSettings(f"{path} is not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise UnreadableSettings(f"{path} must contain a JSON object")
+    return migrate_settings(data)
+
+
+@contextlib.contextmanager
+def directory_lock(directory: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on a directory while a settings file in it is rewritten.
+
+    Locking the directory (not a ``.lock`` file) leaves nothing behind in a project's ``.pi/``.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: writes are still atomic, just not serialised
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so a reader never sees a half-written file."""
+    mode = None
+    with contextlib.suppress(FileNotFoundError):
+        mode = path.stat().st_mode & 0o777
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        if mode is not None:
+            os.chmod(temp_name, mode)
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
