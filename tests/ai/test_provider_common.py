@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 
 import pytest
 
@@ -11,9 +13,11 @@ from pi_tui.ai.providers._common import (
     describe_error,
     parse_arguments,
     prepare_messages,
+    read_sdk_stream,
     sanitize_tool_call_id,
 )
 from pi_tui.ai.providers._partial_json import PartialJson, parse_partial_json
+from pi_tui.ai.stream import AbortedError, AbortSignal
 from pi_tui.ai.types import (
     AssistantMessage,
     Model,
@@ -181,3 +185,47 @@ def test_cost_prices_one_hour_cache_writes_at_twice_the_input_price() -> None:
 
 def test_incomplete_stream_error_text_is_retryable_wording() -> None:
     assert "stream ended without a stop reason" in describe_error(IncompleteStreamError())
+
+
+class _StallingStream:
+    def __init__(self) -> None:
+        self.closed = False
+        self.sent = 0
+
+    def __aiter__(self) -> _StallingStream:
+        return self
+
+    async def __anext__(self) -> int:
+        if self.sent == 0:
+            self.sent += 1
+            return 1
+        await asyncio.Event().wait()  # never comes: a stalled server
+        raise StopAsyncIteration
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_abort_from_another_thread_stops_a_stalled_stream_and_closes_it() -> None:
+    stream = _StallingStream()
+    signal = AbortSignal()
+
+    async def open_stream() -> _StallingStream:
+        return stream
+
+    received = []
+    with pytest.raises(AbortedError):
+        async for item in read_sdk_stream(open_stream, signal):
+            received.append(item)
+            threading.Thread(target=signal.abort).start()
+    assert received == [1]
+    assert stream.closed
+
+
+async def test_failures_of_the_sdk_call_surface_in_the_consumer() -> None:
+    async def open_stream() -> object:
+        raise ConnectionRefusedError("connection refused")
+
+    with pytest.raises(ConnectionRefusedError):
+        async for _ in read_sdk_stream(open_stream, None):
+            pass
