@@ -1,0 +1,109 @@
+"""Small helpers the built-in tools share: argument coercion and abort-aware thread offloading."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pi_tui.agent.tool import ToolError
+from pi_tui.ai.stream import AbortSignal
+
+__all__ = [
+    "ABORTED_MESSAGE",
+    "raise_if_aborted",
+    "run_blocking",
+    "str_arg",
+    "opt_str_arg",
+    "opt_int_arg",
+    "opt_number_arg",
+    "opt_bool_arg",
+    "format_number",
+]
+
+T = TypeVar("T")
+
+ABORTED_MESSAGE = "Operation aborted"
+
+
+def raise_if_aborted(signal: AbortSignal | None) -> None:
+    if signal is not None and signal.aborted:
+        raise ToolError(ABORTED_MESSAGE)
+
+
+async def run_blocking(fn: Callable[[], T], signal: AbortSignal | None) -> T:
+    """Run blocking ``fn`` in a worker thread; give up with "Operation aborted" when ``signal`` fires.
+
+    The worker is not killed (Python cannot), so ``fn`` should poll ``signal.aborted`` and stop early.
+    """
+    raise_if_aborted(signal)
+    work = asyncio.ensure_future(asyncio.to_thread(fn))
+    if signal is None:
+        return await work
+    stop = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if work.done():
+        return work.result()
+    # Let the thread finish in the background; swallow whatever it ends with.
+    work.add_done_callback(lambda f: f.cancelled() or f.exception())
+    raise ToolError(ABORTED_MESSAGE)
+
+
+def str_arg(params: dict[str, Any], name: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str):
+        raise ToolError(f"Invalid arguments: '{name}' must be a string")
+    return value
+
+
+def opt_str_arg(params: dict[str, Any], name: str) -> str | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ToolError(f"Invalid arguments: '{name}' must be a string")
+    return value
+
+
+def opt_number_arg(params: dict[str, Any], name: str) -> float | None:
+    """A numeric argument; numeric strings are accepted, as pi's schema validation coerces them."""
+    value = params.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ToolError(f"Invalid arguments: '{name}' must be a number")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+    raise ToolError(f"Invalid arguments: '{name}' must be a number")
+
+
+def opt_int_arg(params: dict[str, Any], name: str) -> int | None:
+    value = opt_number_arg(params, name)
+    if value is None:
+        return None
+    if not math.isfinite(value):
+        raise ToolError(f"Invalid arguments: '{name}' must be a finite number")
+    return int(value)
+
+
+def opt_bool_arg(params: dict[str, Any], name: str) -> bool:
+    value = params.get(name)
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    return bool(value)
+
+
+def format_number(value: float) -> str:
+    """A number the way JavaScript prints it: ``2`` rather than ``2.0``, ``0.5`` stays ``0.5``."""
+    if math.isfinite(value) and value == int(value):
+        return str(int(value))
+    return repr(value)

@@ -1,0 +1,184 @@
+"""The ``edit`` tool: one or more exact-text replacements in a single file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
+from pi_tui.ai.stream import AbortSignal
+from pi_tui.ai.types import TextContent
+
+from ._common import raise_if_aborted, str_arg
+from .edit_diff import (
+    Edit,
+    apply_edits,
+    detect_line_ending,
+    generate_diff,
+    generate_unified_patch,
+    normalize_to_lf,
+    restore_line_endings,
+    strip_bom,
+)
+from .mutation_queue import file_mutation
+from .paths import resolve_to_cwd
+
+__all__ = ["create_edit_tool", "prepare_edit_arguments", "EDIT_PARAMETERS", "EDIT_DESCRIPTION"]
+
+EDIT_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+        "edits": {
+            "type": "array",
+            "description": (
+                "One or more targeted replacements. Each edit is matched against the original file, not "
+                "incrementally. Do not include overlapping or nested edits. If two changes touch the same block "
+                "or nearby lines, merge them into one edit instead."
+            ),
+            "items": {
+                "type": "object",
+                "properties": {
+                    "oldText": {
+                        "type": "string",
+                        "description": (
+                            "Exact text for one targeted replacement. It must be unique in the original file and "
+                            "must not overlap with any other edits[].oldText in the same call."
+                        ),
+                    },
+                    "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
+                },
+                "required": ["oldText", "newText"],
+            },
+        },
+    },
+    "required": ["path", "edits"],
+}
+
+EDIT_DESCRIPTION = (
+    "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping "
+    "region of the original file. If two changes affect the same block or nearby lines, merge them into one edit "
+    "instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes."
+)
+
+_GUIDELINES = [
+    "To change several separate places in one file, send one edit call with several edits[] entries; each "
+    "oldText is matched against the file as it was before the call, so entries must not overlap.",
+]
+
+
+def prepare_edit_arguments(args: dict[str, Any]) -> dict[str, Any]:
+    """Accept the shapes models actually send.
+
+    ``edits`` given as a JSON string is parsed; the legacy single ``oldText``/``newText`` pair is
+    moved into ``edits`` (after any edits already there).
+    """
+    if not isinstance(args, dict):
+        return args
+    prepared = dict(args)
+    edits = prepared.get("edits")
+    if isinstance(edits, str):
+        try:
+            parsed = json.loads(edits)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list):
+            prepared["edits"] = parsed
+        elif isinstance(parsed, dict):
+            prepared["edits"] = [parsed]
+    old_text, new_text = prepared.get("oldText"), prepared.get("newText")
+    if isinstance(old_text, str) and isinstance(new_text, str):
+        existing = prepared.get("edits")
+        merged = list(existing) if isinstance(existing, list) else []
+        merged.append({"oldText": old_text, "newText": new_text})
+        prepared["edits"] = merged
+        del prepared["oldText"], prepared["newText"]
+    return prepared
+
+
+def _parse_edits(params: dict[str, Any]) -> list[Edit]:
+    raw = params.get("edits")
+    if not isinstance(raw, list) or not raw:
+        raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
+    edits: list[Edit] = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise ToolError(
+                f"Edit tool input is invalid. edits[{index}] must be an object with oldText and newText."
+            )
+        old_text, new_text = item.get("oldText"), item.get("newText")
+        if not isinstance(old_text, str) or not isinstance(new_text, str):
+            raise ToolError(f"Edit tool input is invalid. edits[{index}] needs string oldText and newText.")
+        edits.append(Edit(old_text, new_text))
+    return edits
+
+
+def create_edit_tool(cwd: Path) -> AgentTool:
+    """Build the edit tool for ``cwd``. The read-modify-write runs under the file's mutation lock."""
+
+    async def execute(
+        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+    ) -> ToolResult:
+        params = prepare_edit_arguments(params)
+        path = str_arg(params, "path")
+        edits = _parse_edits(params)
+        absolute = resolve_to_cwd(path, cwd)
+        async with file_mutation(absolute):
+            # Abort is checked between steps, never by abandoning a step, so the lock is held until
+            # the file operation in flight has finished.
+            raise_if_aborted(signal)
+            plan = await asyncio.to_thread(_plan_edit, absolute, path, edits)
+            raise_if_aborted(signal)
+            await asyncio.to_thread(absolute.write_bytes, plan.final_bytes)
+            raise_if_aborted(signal)
+        return ToolResult(
+            content=[TextContent(text=f"Successfully replaced {len(edits)} block(s) in {path}.")],
+            details=plan.details,
+        )
+
+    return AgentTool(
+        name="edit",
+        label="edit",
+        description=EDIT_DESCRIPTION,
+        parameters=EDIT_PARAMETERS,
+        execute=execute,
+        prompt_snippet="Make surgical edits to files (find exact text and replace)",
+        prompt_guidelines=list(_GUIDELINES),
+        prepare_arguments=prepare_edit_arguments,
+    )
+
+
+class _Plan:
+    __slots__ = ("final_bytes", "details")
+
+    def __init__(self, final_bytes: bytes, details: dict[str, Any]) -> None:
+        self.final_bytes = final_bytes
+        self.details = details
+
+
+def _plan_edit(absolute: Path, path: str, edits: list[Edit]) -> _Plan:
+    if not absolute.is_file():
+        raise ToolError(f"File not found: {path}")
+    if not os.access(absolute, os.R_OK | os.W_OK):
+        raise ToolError(f"Could not edit file: {path}. Error code: EACCES.")
+    # surrogateescape keeps bytes that are not UTF-8 intact through the round trip.
+    raw = absolute.read_bytes().decode("utf-8", "surrogateescape")
+    bom, content = strip_bom(raw)
+    ending = detect_line_ending(content)
+    applied = apply_edits(normalize_to_lf(content), edits, path)
+    final = bom + restore_line_endings(applied.new_content, ending)
+    diff = generate_diff(applied.base_content, applied.new_content)
+    details: dict[str, Any] = {
+        "diff": _displayable(diff.diff),
+        "patch": _displayable(generate_unified_patch(path, applied.base_content, applied.new_content)),
+    }
+    if diff.first_changed_line is not None:
+        details["firstChangedLine"] = diff.first_changed_line
+    return _Plan(final.encode("utf-8", "surrogateescape"), details)
+
+
+def _displayable(text: str) -> str:
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

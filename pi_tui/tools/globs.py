@@ -1,0 +1,171 @@
+"""Glob patterns compiled to regular expressions over POSIX relative paths.
+
+One translator serves .gitignore rules and the glob arguments of find and grep: ``*`` and ``?`` stay
+within a path segment, ``**`` as a whole segment spans any number of directories, ``[...]`` is a
+character class (``[!...]`` negated) and a backslash escapes the next character. Brace alternatives
+(``{ts,tsx}``) are only understood where fd and ripgrep understand them, not in .gitignore.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["glob_to_regex", "compile_glob"]
+
+
+def compile_glob(pattern: str, *, braces: bool = False, ignore_case: bool = False) -> re.Pattern[str]:
+    """Compile ``pattern`` to a regex to be used with ``fullmatch`` on a relative POSIX path."""
+    flags = re.IGNORECASE if ignore_case else 0
+    return re.compile(glob_to_regex(pattern, braces=braces), flags | re.DOTALL)
+
+
+def glob_to_regex(pattern: str, *, braces: bool = False) -> str:
+    """The regex source (without anchors) that matches what ``pattern`` matches."""
+    segments = _split_segments(pattern, braces)
+    out: list[str] = []
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            out.append(".*" if last else "(?:.*/)?")
+            continue
+        out.append(_segment(segment, braces))
+        if not last:
+            out.append("/")
+    return "".join(out)
+
+
+def _split_segments(pattern: str, braces: bool) -> list[str]:
+    # Split on "/" outside brace groups and outside escapes, so "{a/b,c}" stays one piece.
+    segments: list[str] = []
+    current: list[str] = []
+    depth = 0
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            current.append(pattern[index : index + 2])
+            index += 2
+            continue
+        if braces and char == "{":
+            depth += 1
+        elif braces and char == "}" and depth:
+            depth -= 1
+        elif char == "/" and depth == 0:
+            segments.append("".join(current))
+            current = []
+            index += 1
+            continue
+        current.append(char)
+        index += 1
+    segments.append("".join(current))
+    return segments
+
+
+def _segment(text: str, braces: bool) -> str:
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            if index + 1 < len(text):
+                out.append(re.escape(text[index + 1]))
+                index += 2
+            else:
+                out.append(re.escape("\\"))
+                index += 1
+        elif char == "*":
+            while index + 1 < len(text) and text[index + 1] == "*":
+                index += 1
+            out.append("[^/]*")
+            index += 1
+        elif char == "?":
+            out.append("[^/]")
+            index += 1
+        elif char == "[":
+            parsed = _char_class(text, index)
+            if parsed is None:
+                out.append(re.escape("["))
+                index += 1
+            else:
+                regex, index = parsed
+                out.append(regex)
+        elif braces and char == "{":
+            close = _matching_brace(text, index)
+            if close == -1:
+                out.append(re.escape("{"))
+                index += 1
+            else:
+                options = _split_top_level(text[index + 1 : close])
+                out.append("(?:" + "|".join(glob_to_regex(option, braces=True) for option in options) + ")")
+                index = close + 1
+        else:
+            out.append(re.escape(char))
+            index += 1
+    return "".join(out)
+
+
+def _char_class(text: str, start: int) -> tuple[str, int] | None:
+    index = start + 1
+    negated = index < len(text) and text[index] in "!^"
+    if negated:
+        index += 1
+    members: list[str] = []
+    first = True
+    while index < len(text):
+        char = text[index]
+        if char == "]" and not first:
+            body = "".join(members)
+            # A class never matches the path separator.
+            return (f"[^/{body}]" if negated else f"[{body}]"), index + 1
+        if char == "\\" and index + 1 < len(text):
+            members.append(re.escape(text[index + 1]))
+            index += 2
+        else:
+            members.append("-" if char == "-" else re.escape(char))
+            index += 1
+        first = False
+    return None
+
+
+def _matching_brace(text: str, start: int) -> int:
+    depth = 0
+    index = start
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return -1
+
+
+def _split_top_level(text: str) -> list[str]:
+    options: list[str] = []
+    depth = 0
+    current: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            current.append(text[index : index + 2])
+            index += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            options.append("".join(current))
+            current = []
+            index += 1
+            continue
+        current.append(char)
+        index += 1
+    options.append("".join(current))
+    return options

@@ -1,0 +1,232 @@
+"""Running a shell command as its own process group without blocking the event loop.
+
+The command gets its own session (so it has no controlling terminal and one kill reaches everything it
+started), stdin is closed and stdout/stderr share one pipe. Exit is detected from the process itself,
+not from the pipe: a background job that keeps the pipe open must not hang the tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal as signals
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pi_tui.ai.stream import AbortSignal
+
+__all__ = [
+    "RunOutcome",
+    "ShellNotFoundError",
+    "resolve_shell",
+    "shell_env",
+    "kill_process_tree",
+    "run_streaming",
+    "DRAIN_GRACE_SECONDS",
+]
+
+logger = logging.getLogger(__name__)
+
+DRAIN_GRACE_SECONDS = 0.25
+"""How long to keep reading after the shell exited, for output still in the pipe."""
+
+
+class ShellNotFoundError(Exception):
+    """The configured ``shellPath`` does not exist."""
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    """How a command ended.
+
+    Attributes:
+        exit_code: The exit status; a death by signal N is reported as 128+N, as a shell would.
+        aborted: The abort signal fired (the process tree was killed).
+        timed_out: The timeout expired (the process tree was killed).
+    """
+
+    exit_code: int | None
+    aborted: bool = False
+    timed_out: bool = False
+
+
+def resolve_shell(shell_path: str | None = None) -> str:
+    """The shell to run commands with: ``shell_path``, else ``/bin/bash``, else ``bash`` on PATH, else ``sh``.
+
+    Raises:
+        ShellNotFoundError: ``shell_path`` was given but does not exist.
+    """
+    if shell_path:
+        if os.path.exists(shell_path):
+            return shell_path
+        raise ShellNotFoundError(f"Custom shell path not found: {shell_path}")
+    if os.path.exists("/bin/bash"):
+        return "/bin/bash"
+    return shutil.which("bash") or shutil.which("sh") or "sh"
+
+
+def _agent_dir() -> Path:
+    configured = os.environ.get("PI_CODING_AGENT_DIR")
+    if configured:
+        return Path(os.path.expanduser(configured))
+    return Path.home() / ".pi" / "agent"
+
+
+def shell_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for commands: ours, with ``~/.pi/agent/bin`` (managed tools) first on PATH."""
+    env = dict(os.environ if base is None else base)
+    bin_dir = str(_agent_dir() / "bin")
+    path = env.get("PATH", "")
+    if bin_dir not in path.split(os.pathsep):
+        env["PATH"] = f"{bin_dir}{os.pathsep}{path}" if path else bin_dir
+    return env
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, from /proc (empty where /proc is unavailable)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses; the fields after the last ")" are safe.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(name))
+    found: list[int] = []
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def kill_process_tree(pid: int) -> None:
+    """SIGKILL the process group led by ``pid`` and every descendant, even ones that left the group."""
+    stragglers = _descendants(pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signals.SIGKILL)
+    for child in [pid, *stragglers]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signals.SIGKILL)
+
+
+class _PipeReader(asyncio.Protocol):
+    def __init__(self, on_data: Callable[[bytes], None], closed: asyncio.Future[None]) -> None:
+        self._on_data = on_data
+        self._closed = closed
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self._on_data(data)
+        except Exception:  # a consumer bug must not kill the pipe
+            logger.exception("output consumer failed")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+
+def _exit_future(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> asyncio.Future[int]:
+    """A future resolved with the exit status, without holding a thread-pool worker."""
+    future: asyncio.Future[int] = loop.create_future()
+
+    def resolve(code: int) -> None:
+        if not future.done():
+            future.set_result(code)
+
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None:
+        try:
+            pidfd = pidfd_open(proc.pid)
+        except OSError:
+            pidfd = -1
+        if pidfd >= 0:
+
+            def on_exit() -> None:
+                loop.remove_reader(pidfd)
+                os.close(pidfd)
+                resolve(proc.wait())
+
+            loop.add_reader(pidfd, on_exit)
+            return future
+
+    def wait_in_thread() -> None:
+        code = proc.wait()
+        with contextlib.suppress(RuntimeError):  # loop closed: nobody is waiting any more
+            loop.call_soon_threadsafe(resolve, code)
+
+    threading.Thread(target=wait_in_thread, name=f"pi-wait-{proc.pid}", daemon=True).start()
+    return future
+
+
+async def run_streaming(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    on_data: Callable[[bytes], None],
+    signal: AbortSignal | None = None,
+    timeout: float | None = None,
+) -> RunOutcome:
+    """Run ``argv`` in ``cwd`` as a new session, feeding merged stdout/stderr to ``on_data``.
+
+    Timeout and abort kill the whole process tree. If the awaiting task is cancelled the tree is
+    killed too. Raises ``OSError`` when the program cannot be started.
+    """
+    loop = asyncio.get_running_loop()
+    proc = await asyncio.to_thread(
+        subprocess.Popen,
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    closed: asyncio.Future[None] = loop.create_future()
+    transport, _ = await loop.connect_read_pipe(lambda: _PipeReader(on_data, closed), proc.stdout)
+    exited = _exit_future(proc, loop)
+    stop = asyncio.ensure_future(signal.wait()) if signal is not None else None
+    outcome = RunOutcome(exit_code=None)
+    try:
+        waiting: set[asyncio.Future[object]] = {exited}  # type: ignore[arg-type]
+        if stop is not None:
+            waiting.add(stop)  # type: ignore[arg-type]
+        await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if not exited.done():
+            outcome.aborted = signal is not None and signal.aborted
+            outcome.timed_out = not outcome.aborted
+            kill_process_tree(proc.pid)
+            await exited
+        elif signal is not None and signal.aborted:
+            outcome.aborted = True
+        code = exited.result()
+        outcome.exit_code = 128 - code if code < 0 else code
+        # Output the shell wrote before exiting may still sit in the pipe; a background job holding
+        # the pipe open must not keep us here, hence the bounded wait.
+        await asyncio.wait({closed}, timeout=DRAIN_GRACE_SECONDS)
+        return outcome
+    finally:
+        if stop is not None:
+            stop.cancel()
+        if proc.poll() is None:
+            kill_process_tree(proc.pid)
+        transport.close()

@@ -1,0 +1,68 @@
+"""The ``write`` tool: create or overwrite a file, making parent directories as needed."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
+from pi_tui.ai.stream import AbortSignal
+from pi_tui.ai.types import TextContent
+
+from ._common import raise_if_aborted, str_arg
+from .mutation_queue import file_mutation
+from .paths import resolve_to_cwd
+
+__all__ = ["create_write_tool", "WRITE_PARAMETERS", "WRITE_DESCRIPTION", "js_length"]
+
+WRITE_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+        "content": {"type": "string", "description": "Content to write to the file"},
+    },
+    "required": ["path", "content"],
+}
+
+WRITE_DESCRIPTION = (
+    "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
+    "Automatically creates parent directories."
+)
+
+
+def js_length(text: str) -> int:
+    """The JavaScript ``length`` of ``text`` (UTF-16 code units), which is what pi reports as "bytes"."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def create_write_tool(cwd: Path) -> AgentTool:
+    """Build the write tool for ``cwd``. The write runs under the file's mutation lock."""
+
+    async def execute(
+        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+    ) -> ToolResult:
+        path = str_arg(params, "path")
+        content = str_arg(params, "content")
+        absolute = resolve_to_cwd(path, cwd)
+        async with file_mutation(absolute):
+            raise_if_aborted(signal)
+            try:
+                await asyncio.to_thread(absolute.parent.mkdir, parents=True, exist_ok=True)
+                raise_if_aborted(signal)
+                await asyncio.to_thread(absolute.write_bytes, content.encode("utf-8", "surrogatepass"))
+            except OSError as exc:
+                raise ToolError(f"Could not write file: {path}. {exc.strerror or exc}") from exc
+            raise_if_aborted(signal)
+        return ToolResult(
+            content=[TextContent(text=f"Successfully wrote {js_length(content)} bytes to {path}")]
+        )
+
+    return AgentTool(
+        name="write",
+        label="write",
+        description=WRITE_DESCRIPTION,
+        parameters=WRITE_PARAMETERS,
+        execute=execute,
+        prompt_snippet="Create or overwrite files",
+    )
