@@ -22,7 +22,7 @@ import os
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +218,7 @@ class AuthStorage:
         """Delete ``provider``'s entry, keeping the others."""
         self._modify(lambda data: data.pop(provider, None))
 
-    def _modify(self, change: Any) -> None:
+    def _modify(self, change: Callable[[dict[str, dict[str, Any]]], object]) -> None:
         with self._lock, self._file_lock():
             data = self._read_disk()  # raises on a malformed file, so it is never overwritten
             change(data)
