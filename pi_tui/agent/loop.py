@@ -21,6 +21,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal
@@ -363,14 +364,18 @@ def _default_stream_fn() -> StreamFn:
     return stream  # type: ignore[no-any-return]
 
 
+_RETRY_AFTER_TEXT = re.compile(r"retry after (\d+(?:\.\d+)?) ?ms", re.IGNORECASE)
+
+
 def _retry_after_ms(message: AssistantMessage) -> int | None:
-    """The provider's retry hint, carried as an extra field on the error message."""
+    """The provider's retry hint: an extra ``retryAfterMs`` field, or ``(retry after N ms)`` in the text."""
     extra = message.model_extra or {}
     for key in ("retryAfterMs", "retry_after_ms"):
         value = extra.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return int(value)
-    return None
+    found = _RETRY_AFTER_TEXT.search(message.error_message or "")
+    return int(float(found.group(1))) if found else None
 
 
 def retry_delay_ms(config: RetryConfig, attempt: int, message: AssistantMessage) -> int | None:

@@ -103,7 +103,7 @@ FAUX_MODEL = Model(
 )
 """A model entry for the faux provider (free, offline)."""
 
-ABORTED_TEXT = "Request was aborted"
+ABORTED_TEXT = "Operation aborted"
 
 FauxBlock = TextContent | ThinkingContent | ToolCall
 
