@@ -1,0 +1,182 @@
+"""Building the agent's message history from a session's active path (pi's ``buildSessionContext``).
+
+1. A leaf of None gives an empty context; an unknown leaf falls back to the last entry.
+2. Walk parents from the leaf to the root: the path.
+3. The thinking level is the last ``thinking_level_change`` on the path (default ``off``); the model is
+   the last ``model_change`` or assistant message; only the **latest** compaction counts.
+4. Without a compaction every path entry is emitted in order: ``message`` → its message,
+   ``custom_message`` → `CustomMessage`, a non-empty ``branch_summary`` → `BranchSummaryMessage`.
+5. With one, the `CompactionSummaryMessage` comes first, then the path entries from its
+   ``firstKeptEntryId`` up to the compaction, then the entries after it.
+
+The conversion to provider messages (bash/custom/summary → user text) happens later, at send time.
+
+Extension point for the context engine: ``context_transform`` entries are not interpreted here. They
+are returned in path order (`SessionContext.context_transforms`) together with the path itself and the
+entry each message came from (`SessionContext.message_entry_ids`), which is what a replay needs to place
+each transform's patch relative to the messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_tui.ai.types import (
+    AssistantMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+)
+from pi_tui.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextTransformEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    ThinkingLevelChangeEntry,
+)
+from pi_tui.session.paths import parse_iso
+
+__all__ = ["ModelRef", "SessionContext", "LAST_ENTRY", "build_session_context", "iso_to_ms"]
+
+
+class _LastEntry:
+    def __repr__(self) -> str:
+        return "LAST_ENTRY"
+
+
+LAST_ENTRY: Any = _LastEntry()
+"""Default leaf for `build_session_context`: the last entry of the list (pi's ``undefined``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    provider: str
+    model_id: str
+
+
+@dataclass
+class SessionContext:
+    """What the agent needs from a session to continue it."""
+
+    messages: list[Any] = field(default_factory=list)  # pi_tui.ai.types messages
+    message_entry_ids: list[str] = field(default_factory=list)  # the compaction's id for its summary
+    thinking_level: str = "off"
+    model: ModelRef | None = None
+    context_transforms: list[ContextTransformEntry] = field(default_factory=list)  # path order
+    path: list[SessionEntry] = field(default_factory=list)  # root → leaf, every entry type
+    compaction: CompactionEntry | None = None  # the latest compaction on the path
+
+    def path_index(self, entry_id: str) -> int:
+        """Position of an entry on the path (-1 when it is not on it)."""
+        for i, entry in enumerate(self.path):
+            if entry.id == entry_id:
+                return i
+        return -1
+
+
+def iso_to_ms(timestamp: str) -> int:
+    """An entry's ISO timestamp as epoch milliseconds (0 when unparsable)."""
+    parsed = parse_iso(timestamp)
+    return int(parsed.timestamp() * 1000) if parsed else 0
+
+
+def _walk(entries: Sequence[SessionEntry], leaf_id: Any) -> list[SessionEntry]:
+    by_id: dict[str, SessionEntry] = {}
+    for entry in entries:
+        if entry.id is not None:
+            by_id[entry.id] = entry
+    leaf = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
+    if leaf is None:
+        leaf = next((e for e in reversed(entries) if e.id is not None), None)
+    path: list[SessionEntry] = []
+    seen: set[str] = set()
+    while leaf is not None and leaf.id not in seen:
+        seen.add(leaf.id)  # type: ignore[arg-type]
+        path.append(leaf)
+        parent = leaf.parent_id
+        leaf = by_id.get(parent) if parent is not None else None
+    path.reverse()
+    return path
+
+
+def _emit(entry: SessionEntry, ctx: SessionContext) -> None:
+    if isinstance(entry, MessageEntry):
+        ctx.messages.append(entry.message)
+    elif isinstance(entry, CustomMessageEntry):
+        ctx.messages.append(
+            CustomMessage(
+                custom_type=entry.custom_type,
+                content=entry.content,
+                display=entry.display,
+                details=entry.details,
+                timestamp=iso_to_ms(entry.timestamp),
+            )
+        )
+    elif isinstance(entry, BranchSummaryEntry) and entry.summary:
+        ctx.messages.append(
+            BranchSummaryMessage(
+                summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp)
+            )
+        )
+    else:
+        return
+    ctx.message_entry_ids.append(entry.id)  # type: ignore[arg-type]
+
+
+def build_session_context(
+    entries: Sequence[SessionEntry], leaf_id: str | None | Any = LAST_ENTRY
+) -> SessionContext:
+    """The context of the path ending at ``leaf_id`` (see the module docstring for the rules).
+
+    Args:
+        entries: the session's entries in file order (the header excluded).
+        leaf_id: the leaf; None for "before the first entry" (an empty context); `LAST_ENTRY` or an
+            unknown id for the last entry.
+    """
+    ctx = SessionContext()
+    if leaf_id is None:
+        return ctx
+    path = _walk(entries, leaf_id)
+    ctx.path = path
+    compaction_index = -1
+    for i, entry in enumerate(path):
+        if isinstance(entry, ThinkingLevelChangeEntry):
+            ctx.thinking_level = entry.thinking_level
+        elif isinstance(entry, ModelChangeEntry):
+            ctx.model = ModelRef(entry.provider, entry.model_id)
+        elif isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+            ctx.model = ModelRef(entry.message.provider, entry.message.model)
+        elif isinstance(entry, CompactionEntry):
+            ctx.compaction = entry
+            compaction_index = i
+        elif isinstance(entry, ContextTransformEntry):
+            ctx.context_transforms.append(entry)
+
+    compaction = ctx.compaction
+    if compaction is None:
+        for entry in path:
+            _emit(entry, ctx)
+        return ctx
+
+    ctx.messages.append(
+        CompactionSummaryMessage(
+            summary=compaction.summary,
+            tokens_before=compaction.tokens_before,
+            timestamp=iso_to_ms(compaction.timestamp),
+        )
+    )
+    ctx.message_entry_ids.append(compaction.id)
+    kept = False
+    for entry in path[:compaction_index]:
+        if entry.id == compaction.first_kept_entry_id:
+            kept = True
+        if kept:
+            _emit(entry, ctx)
+    for entry in path[compaction_index + 1 :]:
+        _emit(entry, ctx)
+    return ctx

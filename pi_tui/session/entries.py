@@ -1,0 +1,297 @@
+"""Session file entries: the header line and every entry type, as pydantic models in pi's JSON shape.
+
+Fields are snake_case in Python and camelCase on disk (`WireModel`). Unknown fields are kept, so an
+entry written by a newer pi survives a rewrite. An entry whose ``type`` this version does not know,
+or that fails validation, becomes a `RawEntry`: it keeps its original line text and is written back
+byte for byte; it still takes part in the tree when it has an ``id``.
+
+pi-tui adds two entry types to pi's format (seed 001): ``context_transform`` (persistent patch ops,
+replayed by the context engine) and ``ephemeral`` (request-only messages, logged, never replayed).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Container
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from pydantic import Field, ValidationError
+
+from pi_tui.ai.types import AssistantMessage, Message, UserContent, WireModel
+
+__all__ = [
+    "CURRENT_VERSION",
+    "SessionHeader",
+    "EntryBase",
+    "MessageEntry",
+    "ModelChangeEntry",
+    "ThinkingLevelChangeEntry",
+    "CompactionEntry",
+    "BranchSummaryEntry",
+    "CustomEntry",
+    "CustomMessageEntry",
+    "LabelEntry",
+    "SessionInfoEntry",
+    "ContextTransformEntry",
+    "EphemeralEntry",
+    "RawEntry",
+    "SessionEntry",
+    "ENTRY_TYPES",
+    "new_entry_id",
+    "parse_entry",
+    "parse_header",
+    "entry_to_line",
+    "header_to_line",
+    "dumps_line",
+    "is_assistant_entry",
+]
+
+CURRENT_VERSION = 3
+"""The session format version pi-tui writes (pi's current version)."""
+
+
+class SessionHeader(WireModel):
+    """The first line of a session file; not part of the tree."""
+
+    type: Literal["session"] = "session"
+    version: int | None = None  # absent in v1 files
+    id: str
+    timestamp: str = ""
+    cwd: str = ""
+    parent_session: str | None = None
+
+
+class EntryBase(WireModel):
+    """Fields every tree entry has. ``parent_id`` is None for a root."""
+
+    type: str
+    id: str
+    parent_id: str | None = None
+    timestamp: str = ""  # ISO string; messages carry their own ms timestamp inside
+
+
+class MessageEntry(EntryBase):
+    type: Literal["message"] = "message"
+    message: Message
+
+
+class ModelChangeEntry(EntryBase):
+    type: Literal["model_change"] = "model_change"
+    provider: str
+    model_id: str
+
+
+class ThinkingLevelChangeEntry(EntryBase):
+    type: Literal["thinking_level_change"] = "thinking_level_change"
+    thinking_level: str
+
+
+class CompactionEntry(EntryBase):
+    type: Literal["compaction"] = "compaction"
+    summary: str
+    # None only for a migrated v1 compaction whose firstKeptEntryIndex pointed nowhere.
+    first_kept_entry_id: str | None = None
+    tokens_before: int = 0
+    details: Any = None
+    from_hook: bool | None = None
+
+
+class BranchSummaryEntry(EntryBase):
+    type: Literal["branch_summary"] = "branch_summary"
+    from_id: str = "root"
+    summary: str
+    details: Any = None
+    from_hook: bool | None = None
+
+
+class CustomEntry(EntryBase):
+    """Extension state; never part of the LLM context."""
+
+    type: Literal["custom"] = "custom"
+    custom_type: str
+    data: Any = None
+
+
+class CustomMessageEntry(EntryBase):
+    """An extension message that *is* part of the LLM context (as a user message)."""
+
+    type: Literal["custom_message"] = "custom_message"
+    custom_type: str
+    content: str | list[UserContent]
+    display: bool = True
+    details: Any = None
+
+
+class LabelEntry(EntryBase):
+    """Sets (or, with no label, clears) the label of ``target_id``. The last one wins."""
+
+    type: Literal["label"] = "label"
+    target_id: str
+    label: str | None = None
+
+
+class SessionInfoEntry(EntryBase):
+    type: Literal["session_info"] = "session_info"
+    name: str | None = None
+
+
+class ContextTransformEntry(EntryBase):
+    """pi-tui addition (seed 001): persistent patch ops, replayed by the context engine, never re-run."""
+
+    type: Literal["context_transform"] = "context_transform"
+    schema_version: int = 1
+    transformer_name: str
+    patch: list[dict[str, Any]] = Field(default_factory=list)
+    display: dict[str, Any] | None = None
+
+
+class EphemeralEntry(EntryBase):
+    """pi-tui addition (seed 001): request-only messages, kept for observability, never replayed."""
+
+    type: Literal["ephemeral"] = "ephemeral"
+    messages: list[Message] = Field(default_factory=list)
+
+
+@dataclass(eq=False, slots=True)
+class RawEntry:
+    """An entry kept exactly as read: an unknown type, or a known type that failed validation.
+
+    ``line`` is the original text (without the newline) and is what gets written back.
+    """
+
+    data: dict[str, Any]
+    line: str
+    problem: str | None = None  # why a known type was not parsed; None for an unknown type
+
+    @property
+    def type(self) -> str:
+        value = self.data.get("type")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def id(self) -> str | None:
+        value = self.data.get("id")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def parent_id(self) -> str | None:
+        value = self.data.get("parentId")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def timestamp(self) -> str:
+        value = self.data.get("timestamp")
+        return value if isinstance(value, str) else ""
+
+
+ModelEntry: TypeAlias = (
+    MessageEntry
+    | ModelChangeEntry
+    | ThinkingLevelChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+    | ContextTransformEntry
+    | EphemeralEntry
+)
+SessionEntry: TypeAlias = ModelEntry | RawEntry
+"""Any entry of a session's tree (the header excluded)."""
+
+ENTRY_TYPES: dict[str, type[EntryBase]] = {
+    cls.model_fields["type"].default: cls
+    for cls in (
+        MessageEntry,
+        ModelChangeEntry,
+        ThinkingLevelChangeEntry,
+        CompactionEntry,
+        BranchSummaryEntry,
+        CustomEntry,
+        CustomMessageEntry,
+        LabelEntry,
+        SessionInfoEntry,
+        ContextTransformEntry,
+        EphemeralEntry,
+    )
+}
+
+
+def new_entry_id(taken: Container[str]) -> str:
+    """8 hex characters (the start of a UUID) not in ``taken``; a full UUID after 100 collisions."""
+    for _ in range(100):
+        candidate = uuid.uuid4().hex[:8]
+        if candidate not in taken:
+            return candidate
+    return str(uuid.uuid4())
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {err.get('msg', 'invalid')}" if where else str(err.get("msg", "invalid"))
+
+
+def parse_entry(data: dict[str, Any], line: str) -> SessionEntry:
+    """Turn one decoded JSON line into an entry model, or a `RawEntry` when that is not possible.
+
+    Never raises: a known type that fails validation is kept raw with ``problem`` set.
+    """
+    cls = ENTRY_TYPES.get(data.get("type"))  # type: ignore[arg-type]
+    if cls is None:
+        return RawEntry(data, line)
+    try:
+        return cls.model_validate(data)  # type: ignore[return-value]
+    except ValidationError as exc:
+        return RawEntry(data, line, problem=_first_error(exc))
+
+
+def parse_header(data: dict[str, Any]) -> SessionHeader | None:
+    """The header model when ``data`` is a valid header (``type: session`` and a string id)."""
+    if data.get("type") != "session" or not isinstance(data.get("id"), str):
+        return None
+    try:
+        return SessionHeader.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def dumps_line(data: dict[str, Any]) -> str:
+    """Compact JSON as pi writes it (no spaces, non-ASCII kept), one line.
+
+    Text with lone surrogates cannot be encoded as UTF-8; such a line is written ASCII-escaped instead,
+    which is still valid JSON and loses nothing.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return text
+
+
+def _entry_dict(entry: EntryBase) -> dict[str, Any]:
+    body = entry.model_dump(by_alias=True, exclude_none=True, mode="json")
+    # pi writes parentId even when null, right after id.
+    ordered: dict[str, Any] = {"type": body.pop("type"), "id": body.pop("id"), "parentId": entry.parent_id}
+    body.pop("parentId", None)
+    ordered.update(body)
+    return ordered
+
+
+def entry_to_line(entry: SessionEntry) -> str:
+    """The JSON line for an entry, without the trailing newline."""
+    if isinstance(entry, RawEntry):
+        return entry.line
+    return dumps_line(_entry_dict(entry))
+
+
+def header_to_line(header: SessionHeader) -> str:
+    return dumps_line(header.model_dump(by_alias=True, exclude_none=True, mode="json"))
+
+
+def is_assistant_entry(entry: SessionEntry) -> bool:
+    return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)

@@ -1,0 +1,375 @@
+"""Listing sessions for the resume picker and resolving ``--session``/``--fork`` arguments, cheaply.
+
+A listing reads what it shows and parses almost nothing: the header line is decoded; the rest of the
+file is scanned as bytes in large chunks. Entries are found by their line prefix (``{"type":"message"``),
+which every pi and pi-tui writer produces; a line with another key order is decoded individually.
+Only three kinds of line are ever decoded: ``session_info`` lines (small), the first user message and the
+last user/assistant message (for ``modified``). Message bodies never go through pydantic.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pi_tui.session.entries import SessionHeader, parse_header
+from pi_tui.session.errors import AmbiguousSessionError, SessionNotFoundError
+from pi_tui.session.paths import SESSION_SUFFIX, default_session_dir, parse_iso, sessions_root
+
+__all__ = [
+    "SessionInfo",
+    "NO_MESSAGES",
+    "read_header",
+    "read_session_info",
+    "list_sessions",
+    "list_all_sessions",
+    "most_recent_session",
+    "find_session",
+]
+
+log = logging.getLogger(__name__)
+
+NO_MESSAGES = "(no messages)"
+_HEADER_LIMIT = 1 << 16  # a header line longer than this is not a header
+_CHUNK = 4 << 20
+_FIRST_MESSAGE_LIMIT = 2000
+_ROLE_WINDOW = 512  # the role sits near the start of a message line
+
+_MESSAGE_LINE = b'\n{"type":"message"'
+_INFO_LINE = b'\n{"type":"session_info"'
+_TYPED_LINE = b'\n{"type":"'
+_ROLE_KEY = b'"message":{"role":"'
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One row of the resume picker."""
+
+    path: Path
+    id: str
+    cwd: str
+    name: str | None
+    parent_session_path: str | None
+    created: datetime
+    modified: datetime  # the last user/assistant message, else the header time, else the file mtime
+    message_count: int
+    first_message: str  # the first user message's text, or "(no messages)"
+    size: int
+    mtime: float
+
+
+def read_header(path: Path) -> SessionHeader | None:
+    """The header of a session file, reading only its first line; None when it has no valid header."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(_HEADER_LIMIT)
+    except OSError:
+        return None
+    try:
+        data = json.loads(first)
+    except ValueError:
+        return None
+    return parse_header(data) if isinstance(data, dict) else None
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and b.get("text")
+        )
+    return ""
+
+
+def _role_of(buf: bytes, start: int, end: int) -> str | None:
+    """The message role of the line ``buf[start:end]`` (a message line), read from its first bytes."""
+    window = buf[start : min(end, start + _ROLE_WINDOW)]
+    pos = window.find(_ROLE_KEY)
+    if pos >= 0:
+        role_start = pos + len(_ROLE_KEY)
+        role_end = window.find(b'"', role_start)
+        if role_end > 0:
+            return window[role_start:role_end].decode("ascii", "replace")
+    try:  # unusual key order: decode the line
+        message = json.loads(buf[start:end]).get("message")
+    except (ValueError, AttributeError):
+        return None
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def _activity_ms(line: bytes) -> int | None:
+    """The message timestamp (ms) of a user/assistant line, else its entry timestamp."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    message = data.get("message") if isinstance(data, dict) else None
+    if isinstance(message, dict) and isinstance(message.get("timestamp"), int | float):
+        return int(message["timestamp"])
+    parsed = parse_iso(data.get("timestamp", "")) if isinstance(data, dict) else None
+    return int(parsed.timestamp() * 1000) if parsed else None
+
+
+class _Scan:
+    """Accumulates what a listing needs while the file streams past in chunks."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first_message: str | None = None
+        self.name: str | None = None
+        self.last_line: bytes | None = None
+
+    def feed(self, buf: bytes) -> None:
+        """``buf`` starts with a newline and holds whole lines only."""
+        self.count += buf.count(_MESSAGE_LINE)
+        self._names(buf)
+        if self.first_message is None:
+            self._first_user(buf)
+        self._last_activity(buf)
+        lines = buf.count(b"\n") - (1 if buf.endswith(b"\n") else 0)
+        if lines > buf.count(_TYPED_LINE):
+            self._odd_lines(buf)
+
+    def _names(self, buf: bytes) -> None:
+        pos = buf.find(_INFO_LINE)
+        while pos >= 0:
+            end = buf.find(b"\n", pos + 1)
+            try:
+                name = json.loads(buf[pos + 1 : end if end >= 0 else None]).get("name")
+            except (ValueError, AttributeError):
+                name = None
+            if isinstance(name, str) and name.strip():
+                self.name = name.strip()
+            pos = buf.find(_INFO_LINE, pos + 1)
+
+    def _first_user(self, buf: bytes) -> None:
+        pos = buf.find(_MESSAGE_LINE)
+        while pos >= 0:
+            end = buf.find(b"\n", pos + 1)
+            end = end if end >= 0 else len(buf)
+            if _role_of(buf, pos + 1, end) == "user":
+                try:
+                    message = json.loads(buf[pos + 1 : end]).get("message", {})
+                except (ValueError, AttributeError):
+                    message = {}
+                text = _text_of(message) if isinstance(message, dict) else ""
+                if text:
+                    self.first_message = text[:_FIRST_MESSAGE_LIMIT]
+                    return
+            pos = buf.find(_MESSAGE_LINE, end)
+
+    def _last_activity(self, buf: bytes) -> None:
+        end = len(buf)
+        pos = buf.rfind(_MESSAGE_LINE, 0, end)
+        while pos >= 0:
+            line_end = buf.find(b"\n", pos + 1)
+            line_end = line_end if line_end >= 0 else len(buf)
+            if _role_of(buf, pos + 1, line_end) in ("user", "assistant"):
+                self.last_line = buf[pos + 1 : line_end]
+                return
+            pos = buf.rfind(_MESSAGE_LINE, 0, pos)
+
+    def _odd_lines(self, buf: bytes) -> None:
+        # Lines written with another key order: classify them by decoding (rare; never by pi/pi-tui).
+        for line in buf.split(b"\n"):
+            if not line.strip() or line.startswith(b'{"type":"'):
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(data, dict):
+                continue
+            if data.get("type") == "message":
+                self.count += 1
+                message = data.get("message")
+                role = message.get("role") if isinstance(message, dict) else None
+                if role in ("user", "assistant"):
+                    self.last_line = line
+                if role == "user" and self.first_message is None and isinstance(message, dict):
+                    self.first_message = _text_of(message)[:_FIRST_MESSAGE_LIMIT] or None
+            elif (
+                data.get("type") == "session_info"
+                and isinstance(data.get("name"), str)
+                and data["name"].strip()
+            ):
+                self.name = data["name"].strip()
+
+
+def _ms_to_dt(ms: float) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def read_session_info(path: Path) -> SessionInfo | None:
+    """The picker row of one file; None when it is not a readable session file."""
+    try:
+        stat = path.stat()
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return None
+    with handle:
+        first = handle.readline(_HEADER_LIMIT)
+        try:
+            data = json.loads(first)
+        except ValueError:
+            return None
+        header = parse_header(data) if isinstance(data, dict) else None
+        if header is None:
+            return None
+        scan = _Scan()
+        carry = b"\n"
+        while True:
+            chunk = handle.read(_CHUNK)
+            if not chunk:
+                break
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                carry += chunk
+                continue
+            scan.feed(carry + chunk[: cut + 1])
+            carry = b"\n" + chunk[cut + 1 :]
+        if len(carry) > 1:
+            scan.feed(carry)  # an unterminated last line; feed() tolerates it
+    mtime_dt = datetime.fromtimestamp(stat.st_mtime, UTC)
+    created = parse_iso(header.timestamp) or mtime_dt
+    activity = _activity_ms(scan.last_line) if scan.last_line is not None else None
+    modified = _ms_to_dt(activity) if activity else (parse_iso(header.timestamp) or mtime_dt)
+    return SessionInfo(
+        path=path,
+        id=header.id,
+        cwd=header.cwd,
+        name=scan.name,
+        parent_session_path=header.parent_session,
+        created=created,
+        modified=modified,
+        message_count=scan.count,
+        first_message=scan.first_message or NO_MESSAGES,
+        size=stat.st_size,
+        mtime=stat.st_mtime,
+    )
+
+
+def _session_files(directory: Path) -> list[Path]:
+    try:
+        with os.scandir(directory) as it:
+            return [Path(e.path) for e in it if e.name.endswith(SESSION_SUFFIX) and e.is_file()]
+    except OSError:
+        return []
+
+
+def _sorted(infos: list[SessionInfo]) -> list[SessionInfo]:
+    infos.sort(key=lambda s: s.modified, reverse=True)
+    return infos
+
+
+def list_sessions(cwd: str | Path, session_dir: Path | None = None) -> list[SessionInfo]:
+    """Sessions of one project (or of ``session_dir``), most recently modified first."""
+    directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+    infos = [i for i in map(read_session_info, _session_files(directory)) if i is not None]
+    return _sorted(infos)
+
+
+def list_all_sessions(sessions_dir: Path | None = None) -> list[SessionInfo]:
+    """Sessions of every project under ``<agent dir>/sessions``, most recently modified first."""
+    root = Path(sessions_dir) if sessions_dir is not None else sessions_root()
+    try:
+        with os.scandir(root) as it:
+            folders = [Path(e.path) for e in it if e.is_dir()]
+    except OSError:
+        return []
+    infos = [i for folder in folders for i in map(read_session_info, _session_files(folder)) if i is not None]
+    return _sorted(infos)
+
+
+def most_recent_session(cwd: str | Path, session_dir: Path | None = None) -> Path | None:
+    """The session file of ``cwd`` modified last (by mtime, as pi does), reading only headers."""
+    directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+    candidates: list[tuple[float, Path]] = []
+    for path in _session_files(directory):
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        candidates.append((mtime, path))
+    for _, path in sorted(candidates, reverse=True):
+        if read_header(path) is not None:
+            return path
+    return None
+
+
+_NAME_ID = re.compile(r"_([0-9a-fA-F-]{8,})\.jsonl$")
+
+
+def _matches_in(directory: Path, prefix: str) -> list[Path]:
+    found: list[Path] = []
+    for path in _session_files(directory):
+        match = _NAME_ID.search(path.name)
+        if match and match.group(1).lower().startswith(prefix):
+            found.append(path)
+            continue
+        if match is None:  # a file not named by pi's scheme: ask its header
+            header = read_header(path)
+            if header is not None and header.id.lower().startswith(prefix):
+                found.append(path)
+    return found
+
+
+def _pick(prefix: str, found: list[Path]) -> Path | None:
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0]
+    exact = [p for p in found if p.name.lower().endswith(f"_{prefix}{SESSION_SUFFIX}")]
+    if len(exact) == 1:
+        return exact[0]
+    raise AmbiguousSessionError(prefix, sorted(found))
+
+
+def find_session(arg: str, cwd: str | Path, session_dir: Path | None = None) -> Path:
+    """Resolve ``--session``/``--fork``: a path to a file, or a (partial) session id.
+
+    An id prefix is looked up in this project's sessions first, then in every project.
+
+    Raises:
+        SessionNotFoundError: nothing matches.
+        AmbiguousSessionError: the prefix matches several sessions.
+    """
+    text = arg.strip()
+    candidate = Path(os.path.expanduser(text))
+    if not candidate.is_absolute():
+        candidate = Path(cwd) / candidate
+    if candidate.is_file():
+        return candidate
+    looks_like_path = os.sep in text or "/" in text or text.endswith(SESSION_SUFFIX)
+    if looks_like_path or not text:
+        raise SessionNotFoundError(f"No session file at {candidate}")
+    prefix = text.lower()
+    local = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+    hit = _pick(prefix, _matches_in(local, prefix))
+    if hit is not None:
+        return hit
+    root = sessions_root()
+    everywhere: list[Path] = []
+    try:
+        with os.scandir(root) as it:
+            for entry in it:
+                if entry.is_dir() and Path(entry.path) != local:
+                    everywhere.extend(_matches_in(Path(entry.path), prefix))
+    except OSError:
+        pass
+    hit = _pick(prefix, everywhere)
+    if hit is None:
+        raise SessionNotFoundError(
+            f"No session with an id starting with '{arg}' in this project or any other"
+        )
+    return hit

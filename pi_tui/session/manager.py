@@ -1,0 +1,585 @@
+"""`SessionManager`: the runtime API over one session (new, open, continue, append, navigate, fork).
+
+Writing policy (pi's, plus the safety rules of docs/session-format.md):
+- A new session writes nothing until its first assistant message; then the header and every buffered
+  entry are written at once and later entries are appended one line each.
+- An existing file is appended to directly. Its first append repairs a torn tail (kept in a ``.torn.bak``)
+  or, for a file that needs rewriting (a v1/v2 file migrated in memory, or a file without a valid
+  header), rewrites it atomically after keeping the original as ``.bak``. So a file is never of mixed
+  versions and never rewritten without a backup.
+- While open for writing, the session holds an advisory lock; a second writer gets `SessionLockedError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pi_tui.ai.types import (
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    UserContent,
+    UserMessage,
+    load_message,
+    message_text,
+)
+from pi_tui.session.context import LAST_ENTRY, SessionContext, build_session_context
+from pi_tui.session.entries import (
+    CURRENT_VERSION,
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextTransformEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    EphemeralEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    RawEntry,
+    SessionEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    entry_to_line,
+    header_to_line,
+    new_entry_id,
+)
+from pi_tui.session.errors import EntryNotFoundError, SessionError
+from pi_tui.session.loader import LoadedFile, load_session_file
+from pi_tui.session.lock import SessionLock
+from pi_tui.session.paths import default_session_dir, iso_now, new_session_filename, new_session_id
+from pi_tui.session.report import LoadReport, TornTail
+from pi_tui.session.store import SessionFile
+from pi_tui.session.tree import SessionTree, TreeNode
+
+__all__ = ["SessionManager"]
+
+log = logging.getLogger(__name__)
+
+# Entries worth an fsync of their own; the rest are made durable by the next one (or by close()).
+_DURABLE = (MessageEntry, CompactionEntry, BranchSummaryEntry, ContextTransformEntry)
+_UUID_IN_NAME = re.compile(r"_([0-9a-fA-F-]{36})\.jsonl$")
+
+
+def _copy_entry(entry: SessionEntry) -> SessionEntry:
+    if isinstance(entry, RawEntry):
+        return dataclasses.replace(entry, data=dict(entry.data))
+    return entry.model_copy()
+
+
+class SessionManager:
+    """One session: its header, its entry tree, and (unless in memory) its file."""
+
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        header: SessionHeader,
+        path: Path | None,
+        session_dir: Path | None,
+        tree: SessionTree | None = None,
+        report: LoadReport | None = None,
+        flushed: bool = False,
+        read_only: bool = False,
+    ) -> None:
+        """Use the class methods (`create`, `open`, `continue_recent`, `in_memory`) instead."""
+        self._cwd = cwd
+        self._header = header
+        self._path = path
+        self._session_dir = session_dir
+        self._tree = tree if tree is not None else SessionTree()
+        self._report = report if report is not None else LoadReport(path=path)
+        self._flushed = flushed
+        self._read_only = read_only
+        self._file: SessionFile | None = None
+        self._lock: SessionLock | None = SessionLock(path) if path is not None and not read_only else None
+        self._pending_rewrite: tuple[list[str], str, str] | None = None  # lines, backup tag, what it did
+        self._pending_tail: tuple[int, TornTail | None, bool] | None = None
+        self._closed = False
+
+    # --- constructors -----------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str | Path,
+        *,
+        session_dir: Path | None = None,
+        parent_session: str | Path | None = None,
+        session_id: str | None = None,
+    ) -> SessionManager:
+        """A new session for ``cwd``, stored under ``session_dir`` (default: pi's per-project folder)."""
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        header = _new_header(str(cwd), parent_session, session_id)
+        path = directory / new_session_filename(header.id, header.timestamp)
+        return cls(cwd=str(cwd), header=header, path=path, session_dir=directory)
+
+    @classmethod
+    def in_memory(
+        cls, cwd: str | Path | None = None, *, parent_session: str | Path | None = None
+    ) -> SessionManager:
+        """A session that is never written (``--no-session``)."""
+        cwd_text = str(cwd) if cwd is not None else os.getcwd()
+        return cls(
+            cwd=cwd_text, header=_new_header(cwd_text, parent_session, None), path=None, session_dir=None
+        )
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        cwd: str | Path | None = None,
+        session_dir: Path | None = None,
+        read_only: bool = False,
+    ) -> SessionManager:
+        """Load a session file (any version, damaged or not) and, unless ``read_only``, lock it for writing.
+
+        A path that does not exist yet becomes a new session stored there. Problems found while loading
+        are in `load_report`; loading never fails because of the content.
+
+        Raises:
+            SessionLockedError: another process (or another open here) is writing this session.
+            OSError: the file exists but cannot be read.
+        """
+        file_path = Path(path).absolute()
+        directory = Path(session_dir) if session_dir is not None else file_path.parent
+        lock = None if read_only else SessionLock(file_path)
+        if lock is not None:
+            lock.acquire()
+        try:
+            manager = cls._from_file(file_path, cwd, directory, read_only)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        manager._lock = lock
+        return manager
+
+    @classmethod
+    def _from_file(
+        cls, path: Path, cwd: str | Path | None, directory: Path, read_only: bool
+    ) -> SessionManager:
+        fallback_cwd = str(cwd) if cwd is not None else os.getcwd()
+        if not path.exists():
+            return cls(
+                cwd=fallback_cwd,
+                header=_new_header(fallback_cwd, None, None),
+                path=path,
+                session_dir=directory,
+                read_only=read_only,
+            )
+        loaded = load_session_file(path)
+        report = loaded.report
+        tree = SessionTree.from_entries(loaded.entries, report)
+        if not loaded.has_content:  # empty or blank: start it as a new session, written lazily
+            header = _new_header(fallback_cwd, None, _id_from_name(path))
+            return cls(
+                cwd=fallback_cwd,
+                header=header,
+                path=path,
+                session_dir=directory,
+                report=report,
+                read_only=read_only,
+            )
+        header = loaded.header
+        if header is None:
+            header = _substitute_header(path, fallback_cwd)
+        manager = cls(
+            cwd=header.cwd or fallback_cwd,
+            header=header,
+            path=path,
+            session_dir=directory,
+            tree=tree,
+            report=report,
+            flushed=True,
+            read_only=read_only,
+        )
+        manager._plan_repairs(loaded)
+        return manager
+
+    @classmethod
+    def continue_recent(cls, cwd: str | Path, *, session_dir: Path | None = None) -> SessionManager:
+        """The most recently modified session of ``cwd`` (``-c``), or a new one when there is none."""
+        from pi_tui.session.listing import most_recent_session
+
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        recent = most_recent_session(cwd, session_dir=directory)
+        if recent is None:
+            return cls.create(cwd, session_dir=directory)
+        return cls.open(recent, cwd=cwd, session_dir=directory)
+
+    def _plan_repairs(self, loaded: LoadedFile) -> None:
+        report = loaded.report
+        if loaded.header is None:
+            self._pending_rewrite = (loaded.rewrite_lines or [], "noheader", "added a session header")
+        elif loaded.rewrite_lines is not None:
+            self._pending_rewrite = (
+                loaded.rewrite_lines,
+                f"v{report.migrated_from}",
+                f"rewrote the file as format v{CURRENT_VERSION}",
+            )
+        else:
+            self._pending_tail = (loaded.size, report.torn_tail, report.unterminated_tail)
+
+    # --- properties -------------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self._header.id
+
+    @property
+    def path(self) -> Path | None:
+        """The session file (it may not exist yet); None for an in-memory session."""
+        return self._path
+
+    @property
+    def cwd(self) -> str:
+        return self._cwd
+
+    @property
+    def session_dir(self) -> Path | None:
+        return self._session_dir
+
+    @property
+    def header(self) -> SessionHeader:
+        return self._header
+
+    @property
+    def name(self) -> str | None:
+        """The latest non-empty name given with `append_session_info`."""
+        return self._tree.name
+
+    @property
+    def parent_session(self) -> str | None:
+        return self._header.parent_session
+
+    @property
+    def is_persisted(self) -> bool:
+        return self._path is not None
+
+    @property
+    def is_flushed(self) -> bool:
+        """True once the file on disk holds this session's header."""
+        return self._flushed
+
+    @property
+    def load_report(self) -> LoadReport:
+        """What loading found and what the first write repaired (`LoadReport.summary` for the UI)."""
+        return self._report
+
+    # --- appending --------------------------------------------------------------------------------
+
+    def _new_id(self) -> str:
+        return new_entry_id(self._tree.by_id)
+
+    def _append(self, entry: Any) -> Any:
+        if self._closed:
+            raise SessionError("This session has been closed; open it again to add to it")
+        if self._read_only:
+            raise SessionError(f"Session {self._path} was opened read-only")
+        self._tree.add(entry)
+        self._persist(entry)
+        return entry
+
+    def _base(self) -> dict[str, Any]:
+        return {"id": self._new_id(), "parent_id": self._tree.leaf_id, "timestamp": iso_now()}
+
+    def append_message(self, message: Any) -> MessageEntry:
+        """Append a user/assistant/toolResult/bashExecution/custom message (a model or its JSON dict)."""
+        if isinstance(message, dict):
+            message = load_message(message)
+        if isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
+            raise ValueError(
+                "Summaries are stored with append_branch_summary / append_compaction, not as messages"
+            )
+        return self._append(MessageEntry(message=message, **self._base()))
+
+    def append_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
+        return self._append(ModelChangeEntry(provider=provider, model_id=model_id, **self._base()))
+
+    def append_thinking_level_change(self, thinking_level: str) -> ThinkingLevelChangeEntry:
+        return self._append(ThinkingLevelChangeEntry(thinking_level=thinking_level, **self._base()))
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+    ) -> CompactionEntry:
+        return self._append(
+            CompactionEntry(
+                summary=summary,
+                first_kept_entry_id=first_kept_entry_id,
+                tokens_before=tokens_before,
+                details=details,
+                from_hook=from_hook,
+                **self._base(),
+            )
+        )
+
+    def append_branch_summary(
+        self, from_id: str, summary: str, details: Any = None, from_hook: bool | None = None
+    ) -> BranchSummaryEntry:
+        """A branch summary as a child of the leaf (see `branch_with_summary` to move the leaf first)."""
+        return self._append(
+            BranchSummaryEntry(
+                from_id=from_id, summary=summary, details=details, from_hook=from_hook, **self._base()
+            )
+        )
+
+    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
+        """Extension state; never sent to the model."""
+        return self._append(CustomEntry(custom_type=custom_type, data=data, **self._base()))
+
+    def append_custom_message(
+        self,
+        custom_type: str,
+        content: str | Sequence[UserContent | dict[str, Any]],
+        display: bool = True,
+        details: Any = None,
+    ) -> CustomMessageEntry:
+        """An extension message that is part of the model's context (as a user message)."""
+        body = content if isinstance(content, str) else list(content)
+        return self._append(
+            CustomMessageEntry(
+                custom_type=custom_type, content=body, display=display, details=details, **self._base()
+            )
+        )
+
+    def append_label(self, target_id: str, label: str | None) -> LabelEntry:
+        """Label an entry; an empty or None label clears it. Raises `EntryNotFoundError` for an unknown id."""
+        if target_id not in self._tree.by_id:
+            raise EntryNotFoundError(target_id)
+        return self._append(LabelEntry(target_id=target_id, label=label or None, **self._base()))
+
+    def append_session_info(self, name: str) -> SessionInfoEntry:
+        """Name the session (the latest name wins)."""
+        cleaned = name.strip()
+        if not cleaned:
+            raise ValueError("A session name cannot be empty")
+        return self._append(SessionInfoEntry(name=cleaned, **self._base()))
+
+    def append_context_transform(
+        self,
+        transformer_name: str,
+        patch: Sequence[dict[str, Any]],
+        display: dict[str, Any] | None = None,
+        schema_version: int = 1,
+    ) -> ContextTransformEntry:
+        """Persist a context transform's patch ops (seed 001), replayed by the context engine."""
+        return self._append(
+            ContextTransformEntry(
+                transformer_name=transformer_name,
+                patch=list(patch),
+                display=display,
+                schema_version=schema_version,
+                **self._base(),
+            )
+        )
+
+    def append_ephemeral(self, messages: Sequence[Any]) -> EphemeralEntry:
+        """Log request-only messages (seed 001). They are never part of a rebuilt context."""
+        parsed = [load_message(m) if isinstance(m, dict) else m for m in messages]
+        return self._append(EphemeralEntry(messages=parsed, **self._base()))
+
+    # --- tree ---------------------------------------------------------------------------------------
+
+    def get_entries(self) -> list[SessionEntry]:
+        """Every entry in file order (the header excluded); a copy of the list."""
+        return list(self._tree.entries)
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        return self._tree.get(entry_id)
+
+    def get_leaf_id(self) -> str | None:
+        return self._tree.leaf_id
+
+    def get_leaf_entry(self) -> SessionEntry | None:
+        leaf = self._tree.leaf_id
+        return self._tree.get(leaf) if leaf is not None else None
+
+    def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
+        """Entries from the root to ``leaf_id`` (default: the current leaf)."""
+        return self._tree.path_to(leaf_id if leaf_id is not None else self._tree.leaf_id)
+
+    def get_tree(self) -> list[TreeNode]:
+        return self._tree.tree()
+
+    def get_children(self, entry_id: str) -> list[SessionEntry]:
+        return self._tree.children(entry_id)
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._tree.labels.get(entry_id)
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to ``entry_id`` without writing; the next append starts a branch there."""
+        self._tree.branch(entry_id)
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry; the next append makes a new root."""
+        self._tree.reset_leaf()
+
+    def branch_with_summary(
+        self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+    ) -> BranchSummaryEntry:
+        """Move the leaf to ``entry_id`` (None: before the first entry) and append a branch summary there."""
+        if entry_id is None:
+            self._tree.reset_leaf()
+        else:
+            self._tree.branch(entry_id)
+        return self.append_branch_summary(entry_id or "root", summary, details, from_hook)
+
+    def build_context(self, leaf_id: str | None | Any = LAST_ENTRY) -> SessionContext:
+        """The context of the active path (or of the path to ``leaf_id``)."""
+        leaf = self._tree.leaf_id if leaf_id is LAST_ENTRY else leaf_id
+        if leaf is None:
+            return SessionContext()
+        return build_session_context(self._tree.entries, leaf)
+
+    def get_user_messages_for_forking(self) -> list[tuple[str, str]]:
+        """``(entry id, text)`` of every user message, in file order (for ``/fork``)."""
+        return [
+            (e.id, message_text(e.message))
+            for e in self._tree.entries
+            if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
+        ]
+
+    def create_branched_session(self, leaf_id: str | None) -> SessionManager:
+        """A new session holding the path from the root to ``leaf_id`` (``/fork``, ``--fork``).
+
+        Its header's ``parentSession`` names this session's file. Label entries on the path are not
+        copied; the labels of path entries are re-created at the end instead. The new file is written at
+        once when the path holds an assistant message, otherwise lazily. This session stays open.
+        ``leaf_id`` None gives an empty session linked to this one.
+        """
+        parent = str(self._path) if self._path is not None else None
+        if self._path is None:
+            new = SessionManager.in_memory(self._cwd, parent_session=parent)
+        else:
+            new = SessionManager.create(self._cwd, session_dir=self._session_dir, parent_session=parent)
+        if leaf_id is None:
+            return new
+        path = [e for e in self._tree.path_to(leaf_id) if not isinstance(e, LabelEntry)]
+        on_path = {e.id for e in path}
+        copied = [_copy_entry(e) for e in path]
+        for entry in copied:
+            new._tree.add(entry)
+        for target_id, label in self._tree.labels.items():
+            if target_id in on_path:
+                new._tree.add(
+                    LabelEntry(
+                        id=new._new_id(),
+                        parent_id=new._tree.leaf_id,
+                        timestamp=iso_now(),
+                        target_id=target_id,
+                        label=label,
+                    )
+                )
+        if new._path is not None and new._tree.has_assistant:
+            new._write_initial()
+        return new
+
+    # --- persistence --------------------------------------------------------------------------------
+
+    def _persist(self, entry: SessionEntry) -> None:
+        if self._path is None:
+            return
+        try:
+            if not self._flushed:
+                if self._tree.has_assistant:
+                    self._write_initial()
+                return
+            self._ensure_file().append(entry_to_line(entry), durable=isinstance(entry, _DURABLE))
+        except OSError as exc:
+            raise SessionError(f"Could not write to session file {self._path}: {exc}") from exc
+
+    def _write_initial(self) -> None:
+        assert self._path is not None
+        if self._lock is not None:
+            self._lock.acquire()
+        file = SessionFile(self._path)
+        file.create([header_to_line(self._header)] + [entry_to_line(e) for e in self._tree.entries])
+        self._file = file
+        self._flushed = True
+
+    def _ensure_file(self) -> SessionFile:
+        if self._file is not None:
+            return self._file
+        assert self._path is not None
+        if self._lock is not None:
+            self._lock.acquire()
+        file = SessionFile(self._path)
+        if not self._path.exists():
+            # Deleted while we had it open: write everything we hold, rather than lose it.
+            self._report.repairs.append("the file had disappeared and was written again from memory")
+            file.create([header_to_line(self._header)] + [entry_to_line(e) for e in self._tree.entries[:-1]])
+        elif self._pending_rewrite is not None:
+            lines, tag, what = self._pending_rewrite
+            backup = file.rewrite([header_to_line(self._header), *lines], tag)
+            self._report.repairs.append(f"{what}; the original is kept as {backup.name}")
+        else:
+            size, torn, unterminated = self._pending_tail or (-1, None, False)
+            self._report.repairs.extend(file.open_existing(size, torn, unterminated))
+        self._pending_rewrite = None
+        self._pending_tail = None
+        self._file = file
+        return file
+
+    def close(self) -> None:
+        """Flush, fsync and release the lock. Entries of a session that never got an assistant message
+        are not written (pi's rule)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._lock is not None:
+            self._lock.release()
+
+    def __enter__(self) -> SessionManager:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = str(self._path) if self._path is not None else "in memory"
+        return f"SessionManager({self.id}, {where}, {len(self._tree.entries)} entries)"
+
+
+def _new_header(cwd: str, parent_session: str | Path | None, session_id: str | None) -> SessionHeader:
+    return SessionHeader(
+        version=CURRENT_VERSION,
+        id=session_id or new_session_id(),
+        timestamp=iso_now(),
+        cwd=cwd,
+        parent_session=str(parent_session) if parent_session is not None else None,
+    )
+
+
+def _id_from_name(path: Path) -> str | None:
+    match = _UUID_IN_NAME.search(path.name)
+    return match.group(1) if match else None
+
+
+def _substitute_header(path: Path, cwd: str) -> SessionHeader:
+    """A header for a file that lost its own: the id from the file name, the time from its mtime."""
+    try:
+        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        timestamp = mtime.strftime("%Y-%m-%dT%H:%M:%S.") + f"{mtime.microsecond // 1000:03d}Z"
+    except OSError:
+        timestamp = iso_now()
+    return _new_header(cwd, None, _id_from_name(path)).model_copy(update={"timestamp": timestamp})

@@ -1,0 +1,80 @@
+"""Where session files live and how they are named (pi's layout, so pi and pi-tui share sessions).
+
+``<agent dir>/sessions/--<cwd, leading slash removed, / \\ : replaced by ->--/<timestamp>_<uuid>.jsonl``
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+__all__ = [
+    "AGENT_DIR_ENV",
+    "agent_dir",
+    "sessions_root",
+    "encode_cwd",
+    "default_session_dir",
+    "new_session_filename",
+    "iso_now",
+    "parse_iso",
+    "new_session_id",
+    "SESSION_SUFFIX",
+]
+
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+SESSION_SUFFIX = ".jsonl"
+
+
+def agent_dir() -> Path:
+    """pi's agent dir: ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``, read on every call."""
+    configured = os.environ.get(AGENT_DIR_ENV, "").strip()
+    if configured:
+        return Path(os.path.expanduser(configured))
+    return Path.home() / ".pi" / "agent"
+
+
+def sessions_root(base: Path | None = None) -> Path:
+    """The folder holding one sub-folder per project (``<agent dir>/sessions``)."""
+    return (base if base is not None else agent_dir()) / "sessions"
+
+
+def encode_cwd(cwd: str | Path) -> str:
+    """The per-project folder name pi uses: ``/Users/x/proj`` → ``--Users-x-proj--``."""
+    text = str(cwd)
+    if text[:1] in ("/", "\\"):
+        text = text[1:]
+    return "--" + re.sub(r"[/\\:]", "-", text) + "--"
+
+
+def default_session_dir(cwd: str | Path, base: Path | None = None) -> Path:
+    """Where sessions started in ``cwd`` are stored (not created here)."""
+    return sessions_root(base) / encode_cwd(cwd)
+
+
+def iso_now() -> str:
+    """The current UTC time as pi writes it in entries: ``2025-12-09T00:52:54.397Z``."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def parse_iso(text: str) -> datetime | None:
+    """Parse an ISO timestamp (``Z`` suffix allowed); None when it is not one."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def new_session_filename(session_id: str, timestamp: str) -> str:
+    """``<ISO timestamp with : and . replaced by ->_<uuid>.jsonl``."""
+    return re.sub(r"[:.]", "-", timestamp) + "_" + session_id + SESSION_SUFFIX

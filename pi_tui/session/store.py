@@ -1,0 +1,193 @@
+"""Writing a session file: append-only whole lines, durable at sensible points, never a silent loss.
+
+- Every entry is one ``write`` of its JSON plus newline on an ``O_APPEND`` descriptor, so it reaches the
+  OS at once; a crash of pi-tui loses nothing written, a crash of the machine at most what was not yet
+  fsync'ed. Messages, compactions, summaries and context transforms are fsync'ed as they are written;
+  small bookkeeping entries (labels, names, model changes, custom state) ride on the next fsync.
+- A failed write (disk full) is cut back off, so the file never keeps half a line.
+- Before the first append to an existing file, an incomplete last line (a torn write) is moved to
+  ``<file>.torn.bak`` and cut off; a complete last line without its newline gets one.
+- If the file grew behind our back (another writer), the next append first makes sure it starts on a
+  fresh line, and the change is logged.
+- A whole-file rewrite (migration, missing header) first keeps the original as ``<file>.<tag>.bak``
+  (a hard link when possible), then writes a temporary file, fsyncs it and renames it over the original.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+from pathlib import Path
+
+from pi_tui.session.errors import SessionError
+from pi_tui.session.report import TornTail
+
+__all__ = ["SessionFile", "backup_path"]
+
+log = logging.getLogger(__name__)
+
+
+def backup_path(path: Path, tag: str) -> Path:
+    """``<name>.<tag>.bak`` beside ``path``, numbered when that name is taken."""
+    candidate = path.with_name(f"{path.name}.{tag}.bak")
+    n = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.{tag}.{n}.bak")
+        n += 1
+    return candidate
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes a new or renamed file's directory entry survive a power loss; not possible everywhere.
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _encode(lines: list[str]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+class SessionFile:
+    """The append handle of one session file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._size = 0
+        self.external_changes = 0
+
+    @property
+    def is_open(self) -> bool:
+        return self._fd is not None
+
+    def _open(self, create: bool) -> int:
+        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
+        return os.open(self.path, flags, 0o644)
+
+    def create(self, lines: list[str]) -> None:
+        """Start the file with ``lines`` (header and buffered entries). An existing blank file is reused."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = self._open(create=True)
+        size = os.fstat(fd).st_size
+        if size:
+            existing = os.pread(fd, min(size, 1 << 16), 0)
+            if size > len(existing) or existing.strip():
+                os.close(fd)
+                raise SessionError(
+                    f"Session file {self.path} appeared with content while starting a new session; "
+                    "nothing was written. Open it with --session to continue it instead."
+                )
+            os.ftruncate(fd, 0)
+        self._fd = fd
+        self._size = 0
+        self._append_bytes(_encode(lines), durable=True)
+        _fsync_dir(self.path.parent)
+
+    def open_existing(self, loaded_size: int, torn: TornTail | None, unterminated: bool) -> list[str]:
+        """Open for appending and repair the tail seen at load. Returns what was repaired, for the report."""
+        self._fd = self._open(create=False)
+        self._size = os.fstat(self._fd).st_size
+        repairs: list[str] = []
+        if self._size != loaded_size:
+            # Changed since we read it: the tail we saw is stale; `_check_external` keeps lines whole.
+            log.warning(
+                "%s changed on disk since it was loaded (%d → %d bytes)", self.path, loaded_size, self._size
+            )
+            self.external_changes += 1
+            self._size = -1
+            return repairs
+        if torn is not None and torn.offset + torn.length == self._size:
+            tail = os.pread(self._fd, torn.length, torn.offset)
+            backup = backup_path(self.path, "torn")
+            backup.write_bytes(tail)
+            with open(backup, "rb") as handle:
+                os.fsync(handle.fileno())
+            os.ftruncate(self._fd, torn.offset)
+            os.fsync(self._fd)
+            self._size = torn.offset
+            repairs.append(f"moved the incomplete last line {torn.line_no} to {backup.name}")
+        elif unterminated:
+            self._append_bytes(b"\n", durable=True)
+            repairs.append("ended the last line, which lacked its newline")
+        return repairs
+
+    def _check_external(self) -> None:
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        if size == self._size:
+            return
+        if self._size >= 0:
+            self.external_changes += 1
+            log.warning(
+                "%s changed on disk outside this session (%d → %d bytes)", self.path, self._size, size
+            )
+        self._size = size
+        if size and os.pread(self._fd, 1, size - 1) != b"\n":
+            self._append_bytes(b"\n", durable=False)
+
+    def _append_bytes(self, data: bytes, durable: bool) -> None:
+        assert self._fd is not None
+        before = self._size
+        try:
+            _write_all(self._fd, data)
+        except OSError:
+            # Cut a partial line back off (disk full, quota) so the next write starts clean.
+            with contextlib.suppress(OSError):
+                if before >= 0:
+                    os.ftruncate(self._fd, before)
+            raise
+        self._size = before + len(data) if before >= 0 else os.fstat(self._fd).st_size
+        if durable:
+            os.fsync(self._fd)
+
+    def append(self, line: str, durable: bool) -> None:
+        """Append one entry line (no newline in ``line``)."""
+        if self._fd is None:
+            raise SessionError(f"Session file {self.path} is not open for writing")
+        self._check_external()
+        self._append_bytes((line + "\n").encode("utf-8"), durable)
+
+    def rewrite(self, lines: list[str], tag: str) -> Path:
+        """Replace the file's content atomically, keeping the original as a backup. Returns the backup."""
+        backup = backup_path(self.path, tag)
+        if self.path.exists():
+            try:
+                os.link(self.path, backup)
+            except OSError:
+                shutil.copy2(self.path, backup)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(_encode(lines))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+        _fsync_dir(self.path.parent)
+        self.close()
+        self._fd = self._open(create=False)
+        self._size = os.fstat(self._fd).st_size
+        return backup
+
+    def sync(self) -> None:
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+        os.close(fd)

@@ -1,0 +1,166 @@
+"""The entry tree of a session: ids, parents, the leaf, children, labels and the session name.
+
+Rules:
+- Every entry with an id is a node; ``parent_id`` None makes a root.
+- The leaf is the last entry (in file order) on load; appending makes a child of the leaf and moves the
+  leaf to it; `SessionTree.branch` moves the leaf without writing anything; `reset_leaf` sets it to
+  None so the next append starts a new root.
+- A parent must come earlier in the file. An entry whose parent is missing (lost to a corrupt line, or
+  pointing at itself or at a later entry) is attached, in memory only, to the entry just before it in
+  the file, so a conversation stays one conversation; the first entry of a file becomes a root. This
+  keeps the tree acyclic and is reported in the load report.
+- Children are ordered by timestamp, oldest first (file order breaks ties).
+- Labels: the last label entry for a target wins; an empty label clears it.
+- The session name is the latest non-empty ``session_info`` name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pi_tui.session.entries import (
+    LabelEntry,
+    RawEntry,
+    SessionEntry,
+    SessionInfoEntry,
+    is_assistant_entry,
+)
+from pi_tui.session.errors import EntryNotFoundError
+from pi_tui.session.report import LoadReport, ReattachedEntry
+
+__all__ = ["TreeNode", "SessionTree"]
+
+
+@dataclass(eq=False)
+class TreeNode:
+    entry: SessionEntry
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+
+
+def _set_parent(entry: SessionEntry, parent_id: str | None) -> None:
+    if isinstance(entry, RawEntry):
+        entry.data["parentId"] = parent_id
+    else:
+        entry.parent_id = parent_id
+
+
+class SessionTree:
+    """Entries in file order plus the indexes the tree needs. Mutated only through `add`."""
+
+    def __init__(self) -> None:
+        self.entries: list[SessionEntry] = []
+        self.by_id: dict[str, SessionEntry] = {}
+        self.labels: dict[str, str] = {}
+        self.leaf_id: str | None = None
+        self._name: str | None = None
+        self._has_assistant = False
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[SessionEntry], report: LoadReport | None = None) -> SessionTree:
+        """Index loaded entries, repairing missing parents (recorded in ``report``)."""
+        tree = cls()
+        previous_id: str | None = None
+        for entry in entries:
+            entry_id = entry.id
+            if entry_id is not None:
+                parent = entry.parent_id
+                if parent is not None and (parent == entry_id or parent not in tree.by_id):
+                    _set_parent(entry, previous_id)
+                    if report is not None:
+                        report.reattached.append(ReattachedEntry(entry_id, parent, previous_id))
+                if entry_id in tree.by_id and report is not None:
+                    report.duplicate_ids.append(entry_id)
+            tree.add(entry)
+            if entry_id is not None:
+                previous_id = entry_id
+        return tree
+
+    # --- mutation ---------------------------------------------------------------------------------
+
+    def add(self, entry: SessionEntry) -> None:
+        """Record an entry (already parented) and make it the leaf."""
+        self.entries.append(entry)
+        entry_id = entry.id
+        if entry_id is None:  # a raw line without an id is kept for the file, outside the tree
+            return
+        self.by_id[entry_id] = entry
+        self.leaf_id = entry_id
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                self.labels[entry.target_id] = entry.label
+            else:
+                self.labels.pop(entry.target_id, None)
+        elif isinstance(entry, SessionInfoEntry):
+            if entry.name and entry.name.strip():
+                self._name = entry.name.strip()
+        elif not self._has_assistant and is_assistant_entry(entry):
+            self._has_assistant = True
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to ``entry_id``; the next append starts a branch there."""
+        if entry_id not in self.by_id:
+            raise EntryNotFoundError(entry_id)
+        self.leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry: the next append makes a new root."""
+        self.leaf_id = None
+
+    # --- queries ----------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def has_assistant(self) -> bool:
+        return self._has_assistant
+
+    def get(self, entry_id: str) -> SessionEntry | None:
+        return self.by_id.get(entry_id)
+
+    def path_to(self, leaf_id: str | None) -> list[SessionEntry]:
+        """Entries from the root down to ``leaf_id`` (empty for None). Raises for an unknown id."""
+        if leaf_id is None:
+            return []
+        if leaf_id not in self.by_id:
+            raise EntryNotFoundError(leaf_id)
+        path: list[SessionEntry] = []
+        seen: set[str] = set()
+        current: SessionEntry | None = self.by_id[leaf_id]
+        while current is not None and current.id not in seen:
+            seen.add(current.id)  # type: ignore[arg-type]
+            path.append(current)
+            parent = current.parent_id
+            current = self.by_id.get(parent) if parent is not None else None
+        path.reverse()
+        return path
+
+    def children(self, entry_id: str | None) -> list[SessionEntry]:
+        """Direct children of ``entry_id`` (roots for None), oldest first."""
+        found = [e for e in self.by_id.values() if e.parent_id == entry_id]
+        found.sort(key=lambda e: e.timestamp)
+        return found
+
+    def tree(self) -> list[TreeNode]:
+        """All entries as nested nodes, children oldest first; roots in the same order."""
+        nodes: dict[str, TreeNode] = {}
+        order: list[str] = []
+        for entry in self.by_id.values():
+            nodes[entry.id] = TreeNode(entry, label=self.labels.get(entry.id))  # type: ignore[index]
+            order.append(entry.id)  # type: ignore[arg-type]
+        roots: list[TreeNode] = []
+        for entry_id in order:
+            node = nodes[entry_id]
+            parent = node.entry.parent_id
+            parent_node = nodes.get(parent) if parent is not None and parent != entry_id else None
+            (parent_node.children if parent_node is not None else roots).append(node)
+        stack = list(roots)
+        while stack:  # iterative: a session can be thousands of entries deep
+            node = stack.pop()
+            node.children.sort(key=lambda n: n.entry.timestamp)
+            stack.extend(node.children)
+        roots.sort(key=lambda n: n.entry.timestamp)
+        return roots
