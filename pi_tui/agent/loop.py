@@ -21,38 +21,15 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-import re
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-from pi_tui.ai.errors import is_context_overflow, is_retryable_error
-from pi_tui.ai.stream import (
-    AbortedError,
-    AbortSignal,
-    Done,
-    Error,
-    LlmRequest,
-    StreamEvent,
-    StreamFn,
-    StreamOptions,
-    StreamStart,
-)
+from pi_tui.ai.stream import AbortSignal, LlmRequest, StreamFn, StreamOptions
 from pi_tui.ai.types import AssistantMessage, Model, ThinkingLevel, UserMessage
 
 from .convert import convert_to_llm, transform_messages
-from .events import (
-    AgentEnd,
-    AgentEvent,
-    AgentStart,
-    AutoRetryEnd,
-    AutoRetryStart,
-    MessageEnd,
-    MessageStart,
-    MessageUpdate,
-    TurnEnd,
-    TurnStart,
-)
+from .events import AgentEvent
 from .hooks import (
     AfterToolCallFn,
     ApiKeyFn,
@@ -65,8 +42,8 @@ from .hooks import (
     ToolExecutionMode,
     TransformContextFn,
 )
+from .run import RETRY_CANCELLED_TEXT, AgentRun, retry_delay_ms
 from .tool import AgentTool
-from .tool_exec import ABORTED_TEXT, ToolBatch, fail_truncated_tool_calls, run_tool_batch
 
 __all__ = [
     "Agent",
@@ -83,8 +60,6 @@ log = logging.getLogger(__name__)
 Listener = Callable[[AgentEvent], Awaitable[None] | None]
 ErrorReporter = Callable[[str, BaseException], None]
 """``(where, exception)`` for failures the loop survives (a listener or the message hook raising)."""
-
-RETRY_CANCELLED_TEXT = "Retry cancelled"
 
 
 class AgentBusyError(RuntimeError):
@@ -319,7 +294,7 @@ class Agent:
         self._signal = AbortSignal()
         self._idle = asyncio.get_running_loop().create_future()
         self._emit_lock = asyncio.Lock()
-        run = _Run(self, self._signal)
+        run = AgentRun(self, self._signal)
         try:
             await run.execute(inputs)
         except asyncio.CancelledError:
@@ -355,324 +330,3 @@ class Agent:
         return dataclasses.replace(
             self.stream_options, signal=signal, thinking=self.thinking, api_key=api_key
         )
-
-
-def _default_stream_fn() -> StreamFn:
-    # Imported lazily: the registry pulls in provider SDKs, which the loop itself never needs.
-    from pi_tui.ai.registry import stream
-
-    return stream  # type: ignore[no-any-return]
-
-
-_RETRY_AFTER_TEXT = re.compile(r"retry after (\d+(?:\.\d+)?) ?ms", re.IGNORECASE)
-
-
-def _retry_after_ms(message: AssistantMessage) -> int | None:
-    """The provider's retry hint: an extra ``retryAfterMs`` field, or ``(retry after N ms)`` in the text."""
-    extra = message.model_extra or {}
-    for key in ("retryAfterMs", "retry_after_ms"):
-        value = extra.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return int(value)
-    found = _RETRY_AFTER_TEXT.search(message.error_message or "")
-    return int(float(found.group(1))) if found else None
-
-
-def retry_delay_ms(config: RetryConfig, attempt: int, message: AssistantMessage) -> int | None:
-    """Delay before retry ``attempt`` (1-based), or None when the provider asks for longer than the cap."""
-    hint = _retry_after_ms(message)
-    if hint is not None:
-        if config.max_delay_ms > 0 and hint > config.max_delay_ms:
-            return None
-        return max(0, hint)
-    delay = config.base_delay_ms * 2 ** (attempt - 1)
-    return min(delay, config.max_delay_ms) if config.max_delay_ms > 0 else delay
-
-
-_TurnOutcome = Literal["tools", "stop", "end"]
-
-
-class _Run:
-    """The state of one run: its new messages, turn counter and retry bookkeeping."""
-
-    def __init__(self, agent: Agent, signal: AbortSignal) -> None:
-        self.agent = agent
-        self.signal = signal
-        self.emit = agent._emit
-        self.new_messages: list[Any] = []
-        self.turn_index = 0
-        self.retry_attempt = 0
-        self.overflow_recovered = False
-
-    async def execute(self, inputs: list[Any]) -> None:
-        await self.emit(AgentStart())
-        try:
-            await self._loop(inputs)
-        except Exception as exc:  # a bug or a broken hook: end the run with a visible error, not a crash
-            log.exception("agent run failed")
-            failure = self._error_message(f"Agent loop failed: {exc}")
-            await self.emit(MessageStart(failure))
-            await self.finalize(failure)
-        await self.emit(AgentEnd(tuple(self.new_messages)))
-
-    async def _loop(self, inputs: list[Any]) -> None:
-        pending = list(inputs) + self.agent._take_steering()
-        while True:
-            more_tools = True
-            while more_tools or pending:
-                for message in pending:
-                    await self.emit(MessageStart(message))
-                    await self.finalize(message)
-                pending = []
-                outcome, steering = await self._turn()
-                if outcome == "end":
-                    return
-                more_tools = outcome == "tools"
-                pending = steering or self.agent._take_steering()
-            pending = self.agent._take_follow_up()
-            if not pending:
-                return
-
-    async def finalize(self, message: Any) -> Any:
-        """Run the message hook, append to the history, emit message_end (awaiting listeners)."""
-        hook = self.agent.message_end_hook
-        if hook is not None:
-            try:
-                replacement = await hook(message)
-                if replacement is not None:
-                    if getattr(replacement, "role", None) != getattr(message, "role", None):
-                        raise TypeError("the message hook may not change a message's role")
-                    message = replacement
-            except Exception as exc:
-                self.agent._report("message_end_hook", exc)
-        self.agent.messages.append(message)
-        self.new_messages.append(message)
-        await self.emit(MessageEnd(message))
-        return message
-
-    def _forget(self, message: Any) -> None:
-        """Take a (retried) message out of the history and this run's output; it stays persisted."""
-        for bucket in (self.agent.messages, self.new_messages):
-            for i in range(len(bucket) - 1, -1, -1):
-                if bucket[i] is message:
-                    del bucket[i]
-                    break
-
-    def _remember(self, message: Any) -> None:
-        self.agent.messages.append(message)
-        self.new_messages.append(message)
-
-    # --- one turn ---------------------------------------------------------------------------------
-
-    async def _turn(self) -> tuple[_TurnOutcome, list[Any]]:
-        while True:
-            index = self.turn_index
-            self.turn_index += 1
-            await self.emit(TurnStart(index))
-            message = await self._request()
-            if message.stop_reason == "aborted" or (message.stop_reason == "error" and self.signal.aborted):
-                await self.emit(TurnEnd(index, message, ()))
-                return "end", []
-            if message.stop_reason == "error":
-                if await self._recover(message, index):
-                    continue
-                return "end", []
-
-            if self.retry_attempt > 0:
-                await self.emit(AutoRetryEnd(success=True, attempt=self.retry_attempt))
-                self.retry_attempt = 0
-            self.overflow_recovered = False
-
-            if not message.tool_calls():
-                await self.emit(TurnEnd(index, message, ()))
-                return "stop", []
-            batch = ToolBatch(
-                assistant_message=message,
-                tools=list(self.agent.tools),
-                signal=self.signal,
-                emit=self.emit,
-                finalize=self._finalize_result,
-                take_steering=self.agent._take_steering,
-                messages=tuple(self.agent.messages),
-                before_tool_call=self.agent.before_tool_call,
-                after_tool_call=self.agent.after_tool_call,
-                mode=self.agent.tool_execution,
-                abort_grace_s=self.agent.abort_grace_s,
-            )
-            if message.stop_reason == "length":
-                outcome = await fail_truncated_tool_calls(batch)
-            else:
-                outcome = await run_tool_batch(batch)
-            await self.emit(TurnEnd(index, message, tuple(outcome.results)))
-            if self.signal.aborted:
-                # Keep what the user queued for the next run rather than losing it.
-                self.agent._steering.extendleft(reversed(outcome.steering))
-                return "end", []
-            return "tools", outcome.steering
-
-    async def _finalize_result(self, message: Any) -> Any:
-        await self.emit(MessageStart(message))
-        return await self.finalize(message)
-
-    async def _recover(self, message: AssistantMessage, index: int) -> bool:
-        """Handle a failed request. True = try again (a new turn), False = the run ends."""
-        agent = self.agent
-        window = agent.model.context_window
-        if is_context_overflow(message, window):
-            if agent.on_context_overflow is None or self.overflow_recovered:
-                await self.emit(TurnEnd(index, message, ()))
-                await self._end_retry_chain(message)
-                return False
-            self._forget(message)
-            await self.emit(TurnEnd(index, message, ()))
-            try:
-                fixed = await agent.on_context_overflow(message)
-            except Exception as exc:
-                agent._report("on_context_overflow", exc)
-                fixed = False
-            if fixed and not self.signal.aborted:
-                self.overflow_recovered = True
-                return True
-            self._remember(message)
-            await self._end_retry_chain(message)
-            return False
-
-        config = agent.retry
-        attempt = self.retry_attempt + 1
-        delay = retry_delay_ms(config, attempt, message) if attempt <= config.max_retries else None
-        if not (config.enabled and is_retryable_error(message, window)) or delay is None:
-            await self.emit(TurnEnd(index, message, ()))
-            await self._end_retry_chain(message)
-            return False
-
-        self.retry_attempt = attempt
-        self._forget(message)
-        await self.emit(TurnEnd(index, message, ()))
-        await self.emit(
-            AutoRetryStart(
-                attempt=attempt,
-                max_attempts=config.max_retries,
-                delay_ms=delay,
-                error_message=message.error_message or "",
-            )
-        )
-        try:
-            await self.signal.sleep(delay / 1000)
-        except AbortedError:
-            await self.emit(AutoRetryEnd(success=False, attempt=attempt, final_error=RETRY_CANCELLED_TEXT))
-            self.retry_attempt = 0
-            return False
-        return True
-
-    async def _end_retry_chain(self, message: AssistantMessage) -> None:
-        if self.retry_attempt > 0:
-            await self.emit(
-                AutoRetryEnd(success=False, attempt=self.retry_attempt, final_error=message.error_message)
-            )
-            self.retry_attempt = 0
-
-    # --- one request ------------------------------------------------------------------------------
-
-    async def _request(self) -> AssistantMessage:
-        """Build the request, stream the answer (emitting message events) and finalize it."""
-        agent = self.agent
-        try:
-            history = list(agent.messages)
-            build = agent.build_request or agent.build_default_request
-            request = await build(history, self.signal)
-            options = await agent._request_options(self.signal)
-            stream_fn = agent.stream_fn or _default_stream_fn()
-        except Exception as exc:
-            log.warning("request preparation failed", exc_info=True)
-            failure = self._error_message(f"Request preparation failed: {exc}")
-            await self.emit(MessageStart(failure))
-            return await self.finalize(failure)
-        if self.signal.aborted:
-            aborted = self._aborted_message(None)
-            await self.emit(MessageStart(aborted))
-            return await self.finalize(aborted)
-        return await self._stream(stream_fn, request, options)
-
-    async def _stream(
-        self, stream_fn: StreamFn, request: LlmRequest, options: StreamOptions
-    ) -> AssistantMessage:
-        agent = self.agent
-        partial: AssistantMessage | None = None
-        final: AssistantMessage | None = None
-        started = False
-        iterator: AsyncIterator[StreamEvent] | None = None
-        abort_wait = asyncio.ensure_future(self.signal.wait())
-        try:
-            produced: Any = stream_fn(agent.model, request, options)
-            if inspect.isawaitable(produced):
-                produced = await produced
-            iterator = aiter(produced)
-            while final is None and not self.signal.aborted:
-                step = asyncio.ensure_future(anext(iterator))
-                done, _ = await asyncio.wait({step, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
-                if step not in done:  # aborted while the provider was silent
-                    step.cancel()
-                    await asyncio.gather(step, return_exceptions=True)
-                    break
-                try:
-                    event = step.result()
-                except StopAsyncIteration:
-                    break
-                if isinstance(event, Done):
-                    final = event.message
-                elif isinstance(event, Error):
-                    final = event.error
-                else:
-                    partial = event.partial
-                    agent.stream_message = partial
-                    if not started:
-                        started = True
-                        await self.emit(MessageStart(partial))
-                    if not isinstance(event, StreamStart):
-                        await self.emit(MessageUpdate(partial, event))
-        except Exception as exc:
-            log.warning("provider stream raised (it should not)", exc_info=True)
-            final = (
-                self._aborted_message(partial)
-                if self.signal.aborted
-                else self._error_message(str(exc), partial)
-            )
-        finally:
-            abort_wait.cancel()
-            await _close(iterator)
-            agent.stream_message = None
-
-        if final is None:
-            if self.signal.aborted:
-                final = self._aborted_message(partial)
-            else:
-                final = self._error_message("Stream ended without a final message", partial)
-        if not started:
-            await self.emit(MessageStart(final))
-        return await self.finalize(final)
-
-    def _error_message(self, text: str, partial: AssistantMessage | None = None) -> AssistantMessage:
-        return self._closing_message(partial, "error", text)
-
-    def _aborted_message(self, partial: AssistantMessage | None) -> AssistantMessage:
-        return self._closing_message(partial, "aborted", ABORTED_TEXT)
-
-    def _closing_message(
-        self, partial: AssistantMessage | None, reason: Literal["error", "aborted"], text: str
-    ) -> AssistantMessage:
-        if partial is not None:
-            return partial.model_copy(deep=True, update={"stop_reason": reason, "error_message": text})
-        model = self.agent.model
-        return AssistantMessage(
-            api=model.api, provider=model.provider, model=model.id, stop_reason=reason, error_message=text
-        )
-
-
-async def _close(iterator: Any) -> None:
-    close = getattr(iterator, "aclose", None)
-    if close is None:
-        return
-    try:
-        await close()
-    except Exception:  # closing a broken provider stream must not mask the outcome
-        log.debug("closing the provider stream failed", exc_info=True)
