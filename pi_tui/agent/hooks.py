@@ -69,6 +69,8 @@ class ToolCallContext:
     """The validated (coerced) arguments. Do not mutate; block instead."""
     messages: tuple[Any, ...]
     """The agent's history when the tool batch started."""
+    signal: AbortSignal
+    """The run's abort signal (a hook waiting for the user should give up when it fires)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,7 @@ class ToolResultContext:
     result: ToolResult
     is_error: bool
     messages: tuple[Any, ...]
+    signal: AbortSignal
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +116,10 @@ TransformContextFn = Callable[[list[Any], AbortSignal], Awaitable[list[Any]]]
 BuildRequestFn = Callable[[list[Any], AbortSignal], Awaitable[LlmRequest]]
 """``(history copy, signal) -> LlmRequest``: full control of request assembly (replaces the default chain)."""
 
-BeforeToolCallFn = Callable[[ToolCallContext, AbortSignal], Awaitable[ToolCallDecision | None]]
-AfterToolCallFn = Callable[[ToolResultContext, AbortSignal], Awaitable[ToolResultPatch | None]]
+BeforeToolCallFn = Callable[[ToolCallContext], Awaitable[ToolCallDecision | None]]
+"""Pi's ``tool_call`` hook: may block a validated call."""
+AfterToolCallFn = Callable[[ToolResultContext], Awaitable[ToolResultPatch | None]]
+"""Pi's ``tool_result`` hook: may patch an executed call's result."""
 
 MessageHookFn = Callable[[Any], Awaitable[Any | None]]
 """Seed 001's ``message`` hook: gets a finalized message, may return a replacement (``None`` keeps it)."""
@@ -129,9 +134,9 @@ ApiKeyFn = Callable[[str], Awaitable[str | None]]
 def chain_before_tool_call(*hooks: BeforeToolCallFn) -> BeforeToolCallFn:
     """Combine hooks in order; the first that blocks wins and the rest are skipped."""
 
-    async def chained(context: ToolCallContext, signal: AbortSignal) -> ToolCallDecision | None:
+    async def chained(context: ToolCallContext) -> ToolCallDecision | None:
         for hook in hooks:
-            decision = await hook(context, signal)
+            decision = await hook(context)
             if decision is not None and decision.block:
                 return decision
         return None
@@ -142,11 +147,11 @@ def chain_before_tool_call(*hooks: BeforeToolCallFn) -> BeforeToolCallFn:
 def chain_after_tool_call(*hooks: AfterToolCallFn) -> AfterToolCallFn:
     """Combine hooks in order; each sees the result as patched by the ones before it."""
 
-    async def chained(context: ToolResultContext, signal: AbortSignal) -> ToolResultPatch | None:
+    async def chained(context: ToolResultContext) -> ToolResultPatch | None:
         current = context
         changed = False
         for hook in hooks:
-            patch = await hook(current, signal)
+            patch = await hook(current)
             if patch is None:
                 continue
             result, is_error = patch.apply(current.result, current.is_error)

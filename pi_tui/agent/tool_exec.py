@@ -194,8 +194,8 @@ async def _preflight(batch: ToolBatch, slot: _Slot) -> None:
             arguments = tool.prepare_arguments(dict(arguments))
         args = validate_arguments(call.name, tool.parameters, arguments)
         if batch.before_tool_call is not None:
-            context = ToolCallContext(batch.assistant_message, call, args, batch.messages)
-            decision = await batch.before_tool_call(context, batch.signal)
+            context = ToolCallContext(batch.assistant_message, call, args, batch.messages, batch.signal)
+            decision = await batch.before_tool_call(context)
             if batch.signal.aborted:
                 slot.result, slot.is_error = _error(ABORTED_TEXT), True
                 return
@@ -249,9 +249,11 @@ async def _execute(batch: ToolBatch, slot: _Slot) -> None:
         await asyncio.gather(*updates, return_exceptions=True)
 
     if batch.after_tool_call is not None:
-        context = ToolResultContext(batch.assistant_message, call, args, result, is_error, batch.messages)
+        context = ToolResultContext(
+            batch.assistant_message, call, args, result, is_error, batch.messages, batch.signal
+        )
         try:
-            patch = await batch.after_tool_call(context, batch.signal)
+            patch = await batch.after_tool_call(context)
             if patch is not None:
                 result, is_error = patch.apply(result, is_error)
         except Exception as exc:

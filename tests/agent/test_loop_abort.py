@@ -108,7 +108,7 @@ async def test_abort_during_tools_gives_every_call_a_result():
 async def test_abort_during_preflight_answers_the_remaining_calls_as_aborted():
     agent_ref: list[Agent] = []
 
-    async def confirm(context: Any, signal: AbortSignal) -> None:
+    async def confirm(context: Any) -> None:
         agent_ref[0].abort()  # the user pressed Esc while a confirmation was pending
 
     calls = [faux_tool_call("echo", {"text": ""}, id=i) for i in ("1", "2")]

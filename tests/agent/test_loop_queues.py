@@ -50,7 +50,7 @@ async def test_steering_during_parallel_preflight_skips_every_call_not_yet_start
         ran.append(call_id)
         return text_result("ran")
 
-    async def before(context: Any, signal: AbortSignal) -> None:
+    async def before(context: Any) -> None:
         if context.tool_call.id == "1":
             agent_ref[0].steer("wait!")
 

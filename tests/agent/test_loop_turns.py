@@ -113,7 +113,7 @@ async def test_preflight_runs_in_source_order_before_any_tool_executes():
         order.append(f"run {call_id}")
         return text_result("ok")
 
-    async def before(context: Any, signal: AbortSignal) -> None:
+    async def before(context: Any) -> None:
         order.append(f"check {context.tool_call.id}")
 
     calls = [faux_tool_call("t", {"text": ""}, id=i) for i in ("1", "2", "3")]
@@ -131,7 +131,7 @@ async def test_blocked_tool_gets_the_reason_as_error_and_does_not_run():
         ran.append(call_id)
         return text_result("ran")
 
-    async def guard(context: Any, signal: AbortSignal) -> ToolCallDecision | None:
+    async def guard(context: Any) -> ToolCallDecision | None:
         if context.tool_call.id == "bad":
             return ToolCallDecision(block=True, reason="Not allowed in read-only mode")
         return None
@@ -152,7 +152,7 @@ async def test_blocked_tool_gets_the_reason_as_error_and_does_not_run():
 
 
 async def test_block_without_reason_uses_the_default_text():
-    async def guard(context: Any, signal: AbortSignal) -> ToolCallDecision:
+    async def guard(context: Any) -> ToolCallDecision:
         return ToolCallDecision(block=True)
 
     agent, _ = make_agent(
@@ -248,7 +248,7 @@ async def test_tool_exceptions_become_error_results_and_tool_error_keeps_details
 
 
 async def test_after_tool_call_patch_replaces_content_and_error_flag():
-    async def audit(context: Any, signal: AbortSignal) -> ToolResultPatch:
+    async def audit(context: Any) -> ToolResultPatch:
         text = context.result.content[0].text
         return ToolResultPatch(content=[TextContent(text=f"{text} [audited]")], is_error=True)
 
