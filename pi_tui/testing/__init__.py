@@ -1,1 +1,108 @@
+"""An offline fake LLM server for tests: Anthropic Messages, OpenAI Chat Completions and Responses.
 
+Extension authors and our own tests drive a real SDK (or the whole agent) against it::
+
+    from pi_tui.testing import FakeLLM, Reply, Fault, text, thinking, tool_call
+
+    fake = FakeLLM(context_window=200_000)
+    fake.script([Reply([tool_call("read", {"path": "a.py"})]), Reply([text("done")])])
+    with fake.serve() as server:  # server.anthropic_base_url, server.openai_base_url (…/v1), server.url
+        ...
+    fake.assert_script_consumed()
+    assert fake.violations == []
+
+What it does:
+
+- **Script.** Each request consumes one turn: a `Reply` of neutral parts (`text`, `thinking`,
+  `tool_call`) rendered for whichever API was called, a `Fault` (HTTP errors, mid-stream errors,
+  truncation, socket drops, stalls), or a callable ``(RecordedRequest) -> turn``. After the script a
+  ``responder`` may take over; otherwise the request gets a 500 (``x-should-retry: false``) and
+  `FakeLLM.assert_script_consumed` fails.
+- **Validation** (strict by default) with the providers' real status codes and error texts; every
+  violation is recorded with a rule id. Rule ids:
+
+  - Anthropic: ``anthropic.required_field``, ``invalid_role``, ``empty_content``, ``empty_text``,
+    ``prefill_whitespace``, ``max_tokens``, ``tool_name``, ``tool_choice_unknown``, ``tool_use_id``,
+    ``tool_result_missing``, ``tool_result_unexpected``, ``tool_result_order``, ``thinking_config``,
+    ``thinking_budget``, ``thinking_tool_choice``, ``thinking_temperature``, ``thinking_signature``,
+    ``thinking_replay_missing``, ``cache_control_invalid``, ``cache_control_limit``, ``cache_ttl_order``,
+    ``context_window``, ``invalid_json``.
+  - Chat Completions: ``openai.required_field``, ``invalid_role``, ``assistant_empty``,
+    ``tool_response_missing``, ``tool_message_orphan``, ``stream_options``, ``tool_name``,
+    ``context_window``, ``invalid_json``.
+  - Responses: ``responses.required_field``, ``invalid_role``, ``call_id_unknown``,
+    ``call_output_missing``, ``tool_name``, ``context_window``, ``invalid_json``.
+
+- **Prompt-cache simulation** (Anthropic breakpoints with 20-block look-back, per-model minimum,
+  5m/1h TTL on an injectable clock; OpenAI automatic 1024 + 128·k prefixes), reported in each API's
+  usage fields and summarised by `FakeLLM.cache_stats`.
+- **Tokens** are counted by a deterministic heuristic, `count_tokens` (``ceil(chars/4)`` plus small
+  per-block overheads; details in ``pi_tui/testing/_tokens.py``).
+- **Thinking signatures**: the fake signs thinking as `fake_signature(text)` and, with thinking on,
+  rejects replayed blocks whose signature it did not issue, like the real API.
+
+The script's JSON form (for ``python -m pi_tui.testing.server`` and ``POST /_fake/script``) is
+documented in `pi_tui.testing.server`. A pytest fixture lives in `pi_tui.testing.pytest_plugin`.
+"""
+
+from __future__ import annotations
+
+from ._cache import FakeClock
+from ._fake import FakeLLM
+from ._http import FakeServer
+from ._limits import ModelLimits
+from ._records import (
+    CacheStats,
+    CacheUsage,
+    RecordedRequest,
+    RequestCacheStats,
+    ResponseSummary,
+    ToolResultView,
+    Violation,
+)
+from ._script import (
+    FAULT_KINDS,
+    Fault,
+    Part,
+    Reply,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    Turn,
+    fake_signature,
+    text,
+    thinking,
+    tool_call,
+    turn_from_dict,
+    turns_from_json,
+)
+from ._tokens import count_tokens
+
+__all__ = [
+    "FAULT_KINDS",
+    "CacheStats",
+    "CacheUsage",
+    "FakeClock",
+    "FakeLLM",
+    "FakeServer",
+    "Fault",
+    "ModelLimits",
+    "Part",
+    "RecordedRequest",
+    "Reply",
+    "RequestCacheStats",
+    "ResponseSummary",
+    "TextPart",
+    "ThinkingPart",
+    "ToolCallPart",
+    "ToolResultView",
+    "Turn",
+    "Violation",
+    "count_tokens",
+    "fake_signature",
+    "text",
+    "thinking",
+    "tool_call",
+    "turn_from_dict",
+    "turns_from_json",
+]

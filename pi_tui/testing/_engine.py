@@ -1,0 +1,443 @@
+"""The engine: turns one HTTP request into a response `Plan`, with no I/O of its own.
+
+It owns the script cursor, the prompt cache, the request log and the clock. Every public method
+takes the engine lock, so the threaded HTTP server (and a test thread reading the log) can share it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._cache import PromptCache
+from ._errors import anthropic_error, base_headers, error_plan, http_fault_plan, stream_error_frame
+from ._limits import ModelLimits, resolve_limits
+from ._plan import Plan, json_plan
+from ._records import CacheUsage, RecordedRequest, ResponseSummary, Violation
+from ._render_anthropic import anthropic_frames, anthropic_message
+from ._render_common import RenderContext, output_tokens
+from ._render_openai import FINISH_REASONS, chat_completion, chat_frames, responses_frames, responses_object
+from ._script import Fault, Reply, TextPart, Turn, fake_signature
+from ._tokens import Segment, segments_for
+from ._validate_anthropic import validate_anthropic
+from ._validate_openai import validate_chat, validate_responses
+
+__all__ = ["Engine", "Responder"]
+
+log = logging.getLogger(__name__)
+
+Responder = Callable[[RecordedRequest], Any]
+
+_ROUTES = {
+    "/v1/messages": "anthropic",
+    "/v1/messages/count_tokens": "anthropic-count-tokens",
+    "/v1/chat/completions": "openai-chat",
+    "/chat/completions": "openai-chat",
+    "/v1/responses": "openai-responses",
+    "/responses": "openai-responses",
+}
+_REDACTED = {"x-api-key", "authorization", "api-key", "cookie", "proxy-authorization"}
+_NO_RETRY = {"x-should-retry": "false"}
+_DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-8", "claude-haiku-4-5", "gpt-5", "gpt-4o")
+
+
+class Engine:
+    """Answers requests according to a script; see `pi_tui.testing.FakeLLM` for the options."""
+
+    def __init__(
+        self,
+        *,
+        defaults: ModelLimits,
+        model_limits: Mapping[str, ModelLimits],
+        api_key: str | None,
+        strict: bool,
+        clock: Callable[[], float],
+        reasoning_field: str | None,
+        openai_cache_ttl: float,
+        responder: Responder | None,
+    ) -> None:
+        self.defaults = defaults
+        self.model_limits = dict(model_limits)
+        self.api_key = api_key
+        self.strict = strict
+        self.clock = clock
+        self.reasoning_field = reasoning_field
+        self.openai_cache_ttl = openai_cache_ttl
+        self.responder = responder
+        self.lock = threading.RLock()
+        self.delivered = threading.Condition(self.lock)
+        self.cache = PromptCache()
+        self.turns: list[Turn | Callable[[RecordedRequest], Any]] = []
+        self.cursor = 0
+        self.records: list[RecordedRequest] = []
+        self.problems: list[str] = []
+        self._signatures: set[tuple[str, str]] = set()
+        self._tool_number = 0
+        self._seq = 0
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        with self.lock:
+            self.cache.clear()
+            self.turns.clear()
+            self.cursor = 0
+            self.records.clear()
+            self.problems.clear()
+            self._signatures.clear()
+            self._tool_number = 0
+            self._seq = 0
+
+    def limits(self, model: str) -> ModelLimits:
+        return resolve_limits(model, self.model_limits, self.defaults)
+
+    def signature_ok(self, thinking_text: str, signature: str) -> bool:
+        return signature == fake_signature(thinking_text) or (signature, thinking_text) in self._signatures
+
+    def _remember_signature(self, signature: str, thinking_text: str) -> None:
+        self._signatures.add((signature, thinking_text))
+
+    def _next_tool_number(self) -> int:
+        self._tool_number += 1
+        return self._tool_number
+
+    # -- entry point -----------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, headers: Mapping[str, str], raw: bytes) -> Plan:
+        """Decide the answer to one request. ``headers`` must have lower-case names."""
+        path = path.split("?", 1)[0].rstrip("/") or "/"
+        with self.lock:
+            api = _ROUTES.get(path)
+            if method == "GET" and path in ("/v1/models", "/models"):
+                return self._models(headers)
+            if api is None or method != "POST":
+                flavour = "anthropic" if "anthropic-version" in headers else "openai-chat"
+                return error_plan(flavour, 404, f"{method} {path} is not served by the fake LLM server", 0)
+            return self._generate(api, method, path, headers, raw)
+
+    def note_delivery(self, seq: int, frames_sent: int, aborted_at: int | None) -> None:
+        """Called by the HTTP adapter once a plan has been sent (or the client went away)."""
+        with self.lock:
+            for record in reversed(self.records):
+                if record.seq == seq and record.response is not None:
+                    record.response.frames_sent = frames_sent
+                    record.response.aborted_at_frame = aborted_at
+                    record.response.delivered = True
+                    break
+            self.delivered.notify_all()
+
+    # -- generation ------------------------------------------------------------------------------
+
+    def _generate(self, api: str, method: str, path: str, headers: Mapping[str, str], raw: bytes) -> Plan:
+        self._seq += 1
+        seq = self._seq
+        record = RecordedRequest(seq, api, method, path, _redact(headers), None, time=self.clock())
+        self.records.append(record)
+        key = _presented_key(headers)
+        if self.api_key is not None and key != self.api_key:
+            return self._answer(record, _auth_error(api, key, seq), "auth")
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            body = None
+        record.body = body
+        if not isinstance(body, dict):
+            return self._reject_unparsable(record)
+        record.model = body.get("model") if isinstance(body.get("model"), str) else None
+        record.stream = bool(body.get("stream"))
+        flavour = "anthropic" if api == "anthropic-count-tokens" else api
+        segments = segments_for(flavour, body)
+        record.prompt_tokens = sum(seg.tokens for seg in segments)
+        limits = self.limits(record.model or "")
+        record.violations = self._validate(api, body, seq, segments, record.prompt_tokens, limits)
+        if record.violations and self.strict:
+            first = record.violations[0]
+            plan = error_plan(flavour, first.status, first.message, seq, param=first.param, code=first.code)
+            return self._answer(record, plan, "violation", message=first.message)
+        if api == "anthropic-count-tokens":
+            plan = json_plan(200, {"input_tokens": record.prompt_tokens}, base_headers(seq), seq)
+            return self._answer(record, plan, "info")
+
+        turn = self._next_turn(record)
+        if isinstance(turn, Plan):
+            return turn
+        window = limits.context_window or 0
+        if isinstance(turn, Fault) and turn.is_http:
+            plan = http_fault_plan(api, turn, seq, prompt_tokens=record.prompt_tokens, window=window)
+            return self._answer(record, plan, "fault", fault=turn.kind, message=_message_of(plan))
+        if isinstance(turn, Fault) and not record.stream and turn.kind == "stream_error":
+            plan = http_fault_plan(api, turn, seq, prompt_tokens=record.prompt_tokens, window=window)
+            return self._answer(record, plan, "fault", fault=turn.kind, message=_message_of(plan))
+        reply = turn.streamed_reply() if isinstance(turn, Fault) else turn
+        record.cache = self._simulate_cache(api, body, segments, key, limits)
+        return self._render(record, api, body, reply, turn if isinstance(turn, Fault) else None)
+
+    def _validate(
+        self,
+        api: str,
+        body: dict[str, Any],
+        seq: int,
+        segments: list[Segment],
+        tokens: int,
+        limits: ModelLimits,
+    ) -> list[Violation]:
+        if api.startswith("anthropic"):
+            return validate_anthropic(
+                body,
+                seq=seq,
+                segments=segments,
+                prompt_tokens=tokens,
+                limits=limits,
+                signature_ok=self.signature_ok,
+                count_only=api == "anthropic-count-tokens",
+            )
+        if api == "openai-chat":
+            return validate_chat(body, seq=seq, prompt_tokens=tokens, limits=limits)
+        return validate_responses(body, seq=seq, prompt_tokens=tokens, limits=limits)
+
+    def _reject_unparsable(self, record: RecordedRequest) -> Plan:
+        api = "anthropic" if record.api.startswith("anthropic") else record.api
+        if api == "anthropic":
+            message, rule = (
+                "There was an error parsing the body as JSON. The body must be a JSON object.",
+                "anthropic",
+            )
+        else:
+            message, rule = (
+                "We could not parse the JSON body of your request. The body must be a JSON object.",
+                ("openai" if api == "openai-chat" else "responses"),
+            )
+        violation = Violation(f"{rule}.invalid_json", message, api, record.seq)
+        record.violations = [violation]
+        return self._answer(record, error_plan(api, 400, message, record.seq), "violation", message=message)
+
+    def _next_turn(self, record: RecordedRequest) -> Turn | Plan:
+        source: Any
+        if self.cursor < len(self.turns):
+            index = self.cursor
+            source = self.turns[index]
+            self.cursor += 1
+            record.turn_index = index
+        elif self.responder is not None:
+            source = self.responder
+        else:
+            done = self.cursor
+            message = (
+                f"pi_tui.testing fake LLM: the script is exhausted: request #{record.seq} arrived after all "
+                f"{done} scripted turns were used. Add turns with fake.script([...]) or set a responder."
+            )
+            self.problems.append(message)
+            plan = error_plan(record.api, 500, message, record.seq, headers=_NO_RETRY)
+            return self._answer(record, plan, "exhausted", message=message)
+        if callable(source) and not isinstance(source, Reply | Fault):
+            try:
+                result = source(record)
+            except Exception as exc:  # a broken responder must fail the test, not hang the client
+                log.exception("fake LLM responder raised")
+                message = f"pi_tui.testing fake LLM: the responder raised {type(exc).__name__}: {exc}"
+                self.problems.append(message)
+                plan = error_plan(record.api, 500, message, record.seq, headers=_NO_RETRY)
+                return self._answer(record, plan, "responder_error", message=message)
+            source = _as_turn(result)
+            if source is None:
+                message = (
+                    f"pi_tui.testing fake LLM: the responder returned {result!r} for request #{record.seq}"
+                )
+                self.problems.append(message)
+                plan = error_plan(record.api, 500, message, record.seq, headers=_NO_RETRY)
+                return self._answer(record, plan, "responder_error", message=message)
+        record.turn = source
+        return source
+
+    def _simulate_cache(
+        self, api: str, body: dict[str, Any], segments: list[Segment], key: str | None, limits: ModelLimits
+    ) -> CacheUsage:
+        key_id = hashlib.sha256((key or "").encode()).hexdigest()[:16]
+        model = str(body.get("model", ""))
+        now = self.clock()
+        if api == "anthropic":
+            automatic = body.get("cache_control") if isinstance(body.get("cache_control"), dict) else None
+            return self.cache.anthropic(
+                segments,
+                key_id=key_id,
+                model=model,
+                automatic=automatic,
+                min_tokens=limits.min_cacheable_tokens or 0,
+                now=now,
+            )
+        retention = body.get("prompt_cache_retention")
+        ttl = 86400.0 if retention == "24h" else self.openai_cache_ttl
+        cache_key = body.get("prompt_cache_key") if isinstance(body.get("prompt_cache_key"), str) else None
+        return self.cache.openai(
+            segments, key_id=key_id, model=model, cache_key=cache_key, ttl_seconds=ttl, now=now
+        )
+
+    def _render(
+        self, record: RecordedRequest, api: str, body: dict[str, Any], reply: Reply, fault: Fault | None
+    ) -> Plan:
+        cache = record.cache
+        output, reasoning = output_tokens(reply)
+        usage = {
+            "input": cache.input,
+            "cache_read": cache.cache_read,
+            "cache_write": cache.cache_write,
+            "cache_write_5m": cache.cache_write_5m,
+            "cache_write_1h": cache.cache_write_1h,
+            "output": output,
+            "reasoning": reasoning,
+        }
+        if reply.usage:
+            usage.update(reply.usage)
+            if "cache_write" in reply.usage:
+                usage["cache_write_5m"], usage["cache_write_1h"] = reply.usage["cache_write"], 0
+        ctx = RenderContext(
+            seq=record.seq,
+            model=record.model or "",
+            body=body,
+            usage=usage,
+            created=int(1_700_000_000 + self.clock()),
+            next_tool_number=self._next_tool_number,
+            remember_signature=self._remember_signature,
+            reasoning_field=self.reasoning_field,
+        )
+        stop = reply.resolved_stop_reason()
+        sent_stop = stop if api == "anthropic" else FINISH_REASONS[stop]
+        headers = base_headers(record.seq)
+        if record.stream:
+            render = {
+                "anthropic": anthropic_frames,
+                "openai-chat": chat_frames,
+                "openai-responses": responses_frames,
+            }
+            frames = render[api](reply, ctx)
+            headers["content-type"] = "text/event-stream; charset=utf-8"
+            plan = Plan(200, headers, frames=frames, first_byte_delay=reply.first_byte_delay, seq=record.seq)
+        else:
+            build = {
+                "anthropic": anthropic_message,
+                "openai-chat": chat_completion,
+                "openai-responses": responses_object,
+            }
+            plan = json_plan(200, build[api](reply, ctx), headers, record.seq)
+            plan.first_byte_delay = reply.first_byte_delay
+        plan.frame_delay = reply.frame_delay
+        neutral = {k: usage[k] for k in ("input", "output", "cache_read", "cache_write")}
+        if fault is not None:
+            _apply_stream_fault(plan, api, fault)
+            stop_sent = None
+        else:
+            stop_sent = sent_stop
+        summary = ResponseSummary(
+            plan.status,
+            "fault" if fault else "reply",
+            fault=fault.kind if fault else None,
+            stop_reason=stop_sent,
+            usage=neutral,
+            frames_planned=len(plan.frames or []),
+            tool_call_ids=list(ctx.tool_ids),
+        )
+        record.response = summary
+        return plan
+
+    def _answer(
+        self,
+        record: RecordedRequest,
+        plan: Plan,
+        kind: str,
+        *,
+        fault: str | None = None,
+        message: str | None = None,
+    ) -> Plan:
+        record.response = ResponseSummary(plan.status, kind, fault=fault, message=message)
+        plan.seq = record.seq
+        return plan
+
+    # -- models ----------------------------------------------------------------------------------
+
+    def _models(self, headers: Mapping[str, str]) -> Plan:
+        ids = list(dict.fromkeys([*_DEFAULT_MODELS, *self.model_limits]))
+        if "anthropic-version" in headers:
+            data = [
+                {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+                for m in ids
+                if m.startswith("claude")
+            ]
+            payload: dict[str, Any] = {
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
+        else:
+            data = [{"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "fake"} for m in ids]
+            payload = {"object": "list", "data": data}
+        return json_plan(200, payload)
+
+
+def _apply_stream_fault(plan: Plan, api: str, fault: Fault) -> None:
+    """Cut a rendered answer according to a stream fault."""
+    if plan.frames is None:  # non-streaming request
+        if fault.kind == "truncate":
+            plan.end = "truncate"
+        elif fault.kind == "drop":
+            plan.end = "drop"
+            plan.body = None
+        elif fault.kind == "stall":
+            plan.end = "stall"
+            plan.body = None
+            plan.stall_seconds = fault.stall_seconds
+        return
+    kept = plan.frames[: fault.after_frames]
+    if fault.kind == "stream_error":
+        kept.append(stream_error_frame(api, fault, len(kept)))
+    elif fault.kind == "truncate":
+        plan.end = "truncate"
+    elif fault.kind == "drop":
+        plan.end = "drop"
+    elif fault.kind == "stall":
+        plan.end = "stall"
+        plan.stall_seconds = fault.stall_seconds
+    plan.frames = kept
+
+
+def _as_turn(result: Any) -> Turn | None:
+    if isinstance(result, Reply | Fault):
+        return result
+    if isinstance(result, str | TextPart) or isinstance(result, list | tuple):
+        return Reply(result)
+    return None
+
+
+def _presented_key(headers: Mapping[str, str]) -> str | None:
+    if "x-api-key" in headers:
+        return headers["x-api-key"]
+    auth = headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return headers.get("api-key")
+
+
+def _redact(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: ("<redacted>" if k in _REDACTED else v) for k, v in headers.items()}
+
+
+def _auth_error(api: str, key: str | None, seq: int) -> Plan:
+    if api.startswith("anthropic"):
+        text = "invalid x-api-key" if key else "x-api-key header is required"
+        return anthropic_error(401, "authentication_error", text, seq)
+    shown = f"{key[:3]}***{key[-4:]}" if key and len(key) > 8 else "***"
+    message = f"Incorrect API key provided: {shown}. You can find your API key at https://platform.openai.com/account/api-keys."
+    return error_plan(api, 401, message, seq, code="invalid_api_key")
+
+
+def _message_of(plan: Plan) -> str | None:
+    try:
+        payload = json.loads(plan.body or b"{}")
+    except ValueError:
+        return None
+    error = payload.get("error") if isinstance(payload, dict) else None
+    return error.get("message") if isinstance(error, dict) else None
