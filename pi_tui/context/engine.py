@@ -199,7 +199,9 @@ class ContextEngine:
         handlers = list(self._handlers())
         if not handlers:
             return env
-        outcome = await run_context_hooks("turn_end", env, handlers, self._ctx_for, on_persist=self._persist_record)
+        outcome = await run_context_hooks(
+            "turn_end", env, handlers, self._ctx_for, on_persist=self._persist_record
+        )
         return outcome.envelope
 
 

@@ -95,7 +95,9 @@ async def _call(handler: Callable[..., Any], event: ContextEvent, ctx: Any) -> A
     try:
         params = inspect.signature(handler).parameters
         positional = [
-            p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+            p
+            for p in params.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
         ]
         takes_ctx = len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
     except (TypeError, ValueError):
@@ -155,7 +157,8 @@ async def run_context_hooks(
             raise
         except Exception as exc:
             raise ContextHookError(
-                f"context hook of extension {source!r} failed at {phase}: {type(exc).__name__}: {exc}", source=source
+                f"context hook of extension {source!r} failed at {phase}: {type(exc).__name__}: {exc}",
+                source=source,
             ) from exc
         if not result:
             continue
@@ -198,5 +201,7 @@ async def run_context_hooks(
             if cached != outcome.envelope.cached or uncached != outcome.envelope.uncached:
                 outcome.changed_by.append(source)
             origins = outcome.envelope._origins()[: len(cached)]
-            outcome.envelope = replace(outcome.envelope, cached=cached, uncached=uncached, cached_origins=origins)
+            outcome.envelope = replace(
+                outcome.envelope, cached=cached, uncached=uncached, cached_origins=origins
+            )
     return outcome

@@ -69,10 +69,14 @@ class CacheLedger:
             if attributions:
                 share = max(1, lost // len(attributions))
                 for att in attributions:
-                    self.invalidations.append(Invalidation(index, att.source, att.reason, att.where or where, share))
+                    self.invalidations.append(
+                        Invalidation(index, att.source, att.reason, att.where or where, share)
+                    )
             else:
                 self.invalidations.append(
-                    Invalidation(index, _guess_source(blocks, hit), "prefix changed (no reason declared)", where, lost)
+                    Invalidation(
+                        index, _guess_source(blocks, hit), "prefix changed (no reason declared)", where, lost
+                    )
                 )
         expected = sum(b.tokens for b in blocks[:hit])
         record = RequestRecord(index, model, sum(b.tokens for b in blocks), expected)

@@ -164,7 +164,9 @@ class PanelManager:
             if digest != state.digest or not state.refreshed_at:
                 state.digest = digest
                 state.refreshed_at = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-                changed.append({"name": state.panel.name, "digest": digest, "refreshedAt": state.refreshed_at})
+                changed.append(
+                    {"name": state.panel.name, "digest": digest, "refreshedAt": state.refreshed_at}
+                )
         return changed
 
     def ordered(self, placement: Placement) -> list[PanelState]:
@@ -197,7 +199,9 @@ class PanelManager:
             if i == 0:
                 texts.insert(0, TextContent(text=PANEL_HEADER))
             call_id = f"panel_{state.id}"
-            out.append(_assistant([*texts, ToolCall(id=call_id, name=PANEL_TOOL_NAME, arguments={"id": state.id})]))
+            out.append(
+                _assistant([*texts, ToolCall(id=call_id, name=PANEL_TOOL_NAME, arguments={"id": state.id})])
+            )
             out.append(_result(call_id, _result_text(state)))
         footer_id = f"panel_footer_{placement}"
         out.append(
@@ -240,7 +244,9 @@ class PanelManager:
         prefix_ids = [s.digest for s in self.ordered("prefix")]
         still_matching = True
         for i, state in enumerate(self.ordered("prefix")):
-            still_matching = still_matching and i < len(self._last_prefix) and self._last_prefix[i] == prefix_ids[i]
+            still_matching = (
+                still_matching and i < len(self._last_prefix) and self._last_prefix[i] == prefix_ids[i]
+            )
             state.hit = still_matching
             state.requests += 1
             if model is not None:

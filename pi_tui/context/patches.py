@@ -98,7 +98,9 @@ def validate_ops(ops: Any, *, phase: HookPhase, source: str) -> list[dict[str, A
         scope = op.get("scope")
         if scope not in _OP_SCOPES[name]:
             allowed = " or ".join(sorted(_OP_SCOPES[name]))
-            raise PatchError(f'{where} {name}: scope must be "{allowed}", got {scope!r}', source=source, op=name)
+            raise PatchError(
+                f'{where} {name}: scope must be "{allowed}", got {scope!r}', source=source, op=name
+            )
         for required in _REQUIRED_FIELDS[name]:
             if required not in op:
                 raise PatchError(f'{where} {name}: missing field "{required}"', source=source, op=name)
@@ -117,7 +119,9 @@ def validate_ops(ops: Any, *, phase: HookPhase, source: str) -> list[dict[str, A
                 op=name,
             )
         if name == "compaction_apply" and phase not in ("builtin", "replay"):
-            raise PatchError(f"{where}: compaction_apply is reserved for built-in compaction", source=source, op=name)
+            raise PatchError(
+                f"{where}: compaction_apply is reserved for built-in compaction", source=source, op=name
+            )
         checked.append(op)
     return checked
 

@@ -106,7 +106,10 @@ def render_context(
     else:
         lines.append("(none)")
 
-    for title, messages in (("Cached messages", envelope.cached), ("Uncached tail (request-only)", envelope.uncached)):
+    for title, messages in (
+        ("Cached messages", envelope.cached),
+        ("Uncached tail (request-only)", envelope.uncached),
+    ):
         lines += ["", f"## {title} ({len(messages)})", ""]
         if not messages:
             lines.append("(none)")
@@ -149,7 +152,9 @@ def render_context(
                 ) / 1e6
                 lines.append(f"Estimated input cost of the next request: ${cost:.4f}")
         else:
-            lines.append("No earlier request in this process: the next request reads nothing it has not written.")
+            lines.append(
+                "No earlier request in this process: the next request reads nothing it has not written."
+            )
 
     if panels is not None and panels.panels:
         lines += ["", "## Panels", ""]

@@ -77,7 +77,13 @@ def fingerprint(request: LlmRequest) -> list[Block]:
         prev = _digest(data, prev)
         label = f"messages[{index}] {message.role}"
         blocks.append(
-            Block("message", label, prev, estimate_tokens(json.dumps(data, ensure_ascii=False)), index < boundary)
+            Block(
+                "message",
+                label,
+                prev,
+                estimate_tokens(json.dumps(data, ensure_ascii=False)),
+                index < boundary,
+            )
         )
     return blocks
 

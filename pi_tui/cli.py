@@ -1,0 +1,188 @@
+"""The ``pi-tui`` entry point: flags → settings → a mode.
+
+Only the standard library is imported before we know what to do, so ``--help`` and ``--version`` answer
+without loading pydantic, the provider SDKs or Textual.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pi_tui import __version__
+from pi_tui.args import HELP_TEXT, Args, ArgsError, parse_args
+
+__all__ = ["main"]
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def _read_file_args(args: Args, cwd: Path) -> str:
+    """Inline ``@file`` arguments as pi does: text files become ``<file name=...>`` blocks."""
+    chunks: list[str] = []
+    for name in args.files:
+        path = (cwd / Path(name).expanduser()).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"File not found: {name}")
+        data = path.read_bytes()
+        if not data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        chunks.append(f'<file name="{path}">\n{text}\n</file>\n')
+    return "".join(chunks)
+
+
+def _export(args: Args, cwd: Path) -> int:
+    from pi_tui.session import find_session
+    from pi_tui.session.errors import SessionError
+    from pi_tui.session.export_html import export_session_html
+
+    try:
+        source = Path(args.export)
+        if not source.exists():
+            source = find_session(args.export, cwd)
+        out = export_session_html(source, Path(args.export_out) if args.export_out else None)
+    except (SessionError, OSError) as exc:
+        _err(f"Export failed: {exc}")
+        return 1
+    print(f"Session exported to: {out}")
+    return 0
+
+
+def _list_models(args: Args) -> int:
+    from pi_tui.ai.model_registry import ModelRegistry
+    from pi_tui.ai.model_resolver import list_models_table
+
+    registry = ModelRegistry()
+    for problem in getattr(registry, "errors", []):
+        _err(str(problem))
+    models = registry.available_models()
+    if not models:
+        _err("No models available: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or configure models.json")
+        return 1
+    print(list_models_table(models, args.list_models_search))
+    return 0
+
+
+def _setup_logging(verbose: bool) -> None:
+    """Library code logs; the CLI decides where it goes: stderr with --verbose, else a debug file."""
+    import logging
+
+    root = logging.getLogger()
+    if verbose:
+        handler: logging.Handler = logging.StreamHandler(sys.stderr)
+        root.setLevel(logging.INFO)
+    else:
+        from pi_tui.ai.paths import agent_dir
+
+        try:
+            directory = agent_dir()
+            directory.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(directory / "pi-tui-debug.log", encoding="utf-8", delay=True)
+        except OSError:
+            handler = logging.NullHandler()
+        root.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+
+
+def _run(args: Args) -> int:
+    cwd = Path(os.getcwd())
+    _setup_logging(args.verbose)
+    if args.offline:
+        os.environ["PI_OFFLINE"] = "1"
+        os.environ["PI_SKIP_VERSION_CHECK"] = "1"
+    if args.export:
+        return _export(args, cwd)
+    if args.list_models:
+        return _list_models(args)
+
+    stdin_text = ""
+    if args.mode != "rpc" and not sys.stdin.isatty():
+        stdin_text = sys.stdin.read().strip()
+        if stdin_text:
+            args.print_mode = True
+    try:
+        file_text = _read_file_args(args, cwd)
+    except FileNotFoundError as exc:
+        _err(str(exc))
+        return 1
+
+    prompts = list(args.messages)
+    if stdin_text:
+        prompts.insert(0, stdin_text)
+    if file_text:
+        if prompts:
+            prompts[0] = file_text + prompts[0]
+        else:
+            prompts = [file_text]
+
+    headless = args.print_mode or args.mode == "json"
+    if args.mode == "rpc":
+        _err("RPC mode is not available in this version yet")
+        return 1
+    if not headless:
+        _err('The interactive interface is not available in this version yet; use -p "prompt" or --mode json')
+        return 1
+    if not prompts:
+        _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
+        return 1
+
+    import asyncio
+
+    from pi_tui.runtime.factory import StartupError, create_session
+
+    try:
+        startup = create_session(args, cwd)
+    except StartupError as exc:
+        _err(exc.message)
+        return exc.exit_code
+    for warning in startup.warnings:
+        _err(f"Warning: {warning}")
+
+    from pi_tui.modes.print_mode import run_print_mode
+
+    async def go() -> int:
+        try:
+            return await run_print_mode(startup.session, prompts, json_mode=args.mode == "json")
+        finally:
+            await startup.session.close()
+
+    try:
+        return asyncio.run(go())
+    except KeyboardInterrupt:
+        _err("Interrupted")
+        return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run pi-tui with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parse_args(argv)
+    except ArgsError as exc:
+        _err(f"Error: {exc}")
+        return 1
+    if args.help:
+        sys.stdout.write(HELP_TEXT)
+        return 0
+    if args.version:
+        print(__version__)
+        return 0
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # stdout was closed under us; silence the interpreter's flush at exit as well
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Print and JSON modes: run the prompt(s) without a UI.
+
+- text (``-p``): the final assistant text on stdout; on failure one line on stderr and exit 1.
+- json (``--mode json``): the session header, then every event as one JSON line (pi's shapes).
+
+Retries and other notices go to stderr in text mode so the user sees them without polluting stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from pi_tui.agent.events import AutoRetryEnd, AutoRetryStart
+from pi_tui.ai.types import AssistantMessage
+from pi_tui.runtime.agent_session import AgentSession
+
+__all__ = ["run_print_mode"]
+
+
+class _OutputClosed(Exception):
+    """stdout went away (e.g. piped into ``head``): stop quietly."""
+
+
+def _json_line(out: TextIO, obj: Any) -> None:
+    try:
+        out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+        out.flush()
+    except (BrokenPipeError, ValueError) as exc:  # ValueError: write to a closed file
+        raise _OutputClosed from exc
+
+
+async def run_print_mode(
+    session: AgentSession,
+    prompts: list[str],
+    *,
+    json_mode: bool = False,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run each prompt in turn; return the process exit code."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+
+    closed: list[bool] = []
+    if json_mode:
+        try:
+            _json_line(out, session.session.header.to_json_dict())
+        except _OutputClosed:
+            return 0
+
+        def on_event(event: Any) -> None:
+            to_json = getattr(event, "to_json", None)
+            if to_json is None or closed:
+                return
+            try:
+                _json_line(out, to_json())
+            except _OutputClosed:
+                closed.append(True)
+                session.abort()
+
+    else:
+
+        def on_event(event: Any) -> None:
+            if isinstance(event, AutoRetryStart):
+                err.write(
+                    f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:.1f}s: "
+                    f"{event.error_message}\n"
+                )
+                err.flush()
+            elif isinstance(event, AutoRetryEnd) and not event.success:
+                err.write(f"Giving up after {event.attempt} attempts\n")
+                err.flush()
+            elif getattr(event, "type", "") in ("auto_compaction_start", "auto_compaction_end", "error"):
+                data = event.to_json()
+                err.write(f"[{data.pop('type')}] {json.dumps(data, ensure_ascii=False)[:300]}\n")
+                err.flush()
+
+    unsubscribe = session.subscribe(on_event)
+    try:
+        for text in prompts:
+            await session.prompt(text)
+            last = session.last_assistant_message()
+            if last is not None and last.stop_reason in ("error", "aborted"):
+                break
+    finally:
+        unsubscribe()
+
+    if closed:
+        return 0
+    last = session.last_assistant_message()
+    if last is None:
+        err.write("Error: the model produced no answer\n")
+        return 1
+    if last.stop_reason in ("error", "aborted"):
+        reason = last.error_message or (
+            "Operation aborted" if last.stop_reason == "aborted" else "unknown error"
+        )
+        err.write(f"Error: {_one_line(reason)}\n")
+        return 1
+    if not json_mode:
+        text = _final_text(last)
+        try:
+            out.write(text + ("" if text.endswith("\n") else "\n"))
+            out.flush()
+        except BrokenPipeError:
+            return 0
+    return 0
+
+
+def _final_text(message: AssistantMessage) -> str:
+    return "".join(block.text for block in message.content if block.type == "text")
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

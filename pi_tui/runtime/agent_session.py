@@ -1,0 +1,454 @@
+"""`AgentSession`: the one object every mode drives.
+
+It binds the layers: the agent loop (turns, tools, retries), the session file (every finalized message is
+appended as it ends), the context engine (every request is built by replaying the session through the
+hook pipeline), resources (system prompt, skills, templates) and the model registry. Modes subscribe to
+its events and call its methods; none of them touches the layers below directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_tui.agent.events import MessageEnd, TurnEnd
+from pi_tui.agent.hooks import RetryConfig, ToolCallContext, ToolCallDecision
+from pi_tui.agent.loop import Agent
+from pi_tui.agent.tool import AgentTool, ToolResult, text_result
+from pi_tui.ai.stream import (
+    AbortSignal,
+    Done,
+    Error,
+    LlmRequest,
+    StreamEvent,
+    StreamFn,
+    StreamOptions,
+)
+from pi_tui.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevel, UserMessage
+from pi_tui.context.engine import ContextEngine
+from pi_tui.context.envelope import ContextEnvelope, EnvelopeMeta, SystemPart
+from pi_tui.context.hooks import ContextHandler
+from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
+from pi_tui.context.render import render_context
+
+__all__ = ["AgentSession", "RuntimeEvent", "SessionStats"]
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[Any], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeEvent:
+    """Events of the runtime itself (beside the agent's): ``type`` plus a JSON-ready payload."""
+
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **self.data}
+
+
+@dataclass(slots=True)
+class SessionStats:
+    user_messages: int = 0
+    assistant_messages: int = 0
+    tool_calls: int = 0
+    tool_results: int = 0
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input + self.output + self.cache_read + self.cache_write
+
+
+class AgentSession:
+    """A live session: prompt it, steer it, abort it, inspect its context.
+
+    Args:
+        cwd: The working directory tools and prompts are bound to.
+        session: The `pi_tui.session.SessionManager` holding the entry tree.
+        model: The model to start with.
+        thinking: The thinking level to start with.
+        registry: The `pi_tui.ai.model_registry.ModelRegistry` (keys, model lookup).
+        resources: The `pi_tui.resources.loader.ResourceLoader` (system prompt inputs, skills, templates).
+        settings: The `pi_tui.resources.settings.SettingsManager`.
+        tools: Every loaded tool implementation by name.
+        active_tools: The names offered to the model.
+        stream_fn: Provider entry point (tests inject; default: `pi_tui.ai.registry.stream`).
+        context_handlers: Returns the `context` handlers in load order (the extension layer provides it).
+    """
+
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        session: Any,
+        model: Model,
+        thinking: ThinkingLevel,
+        registry: Any,
+        resources: Any,
+        settings: Any,
+        tools: dict[str, AgentTool],
+        active_tools: Sequence[str],
+        stream_fn: StreamFn | None = None,
+        context_handlers: Callable[[], Sequence[ContextHandler]] = lambda: (),
+        retry: RetryConfig | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.session = session
+        self.registry = registry
+        self.resources = resources
+        self.settings = settings
+        self.tools = dict(tools)
+        self.active_tools = [name for name in active_tools if name in self.tools]
+        self._listeners: list[Listener] = []
+        self._context_handlers = context_handlers
+        self._base_stream_fn = stream_fn
+        self.panels = PanelManager()
+        self._offered_tools: set[str] | None = None
+        self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
+
+        restored = session.build_context()
+        retry_settings = settings.retry if settings is not None else None
+        if retry is None and retry_settings is not None:
+            retry = RetryConfig(
+                enabled=retry_settings.enabled,
+                max_retries=retry_settings.max_retries,
+                base_delay_ms=retry_settings.base_delay_ms,
+                max_delay_ms=retry_settings.max_delay_ms,
+            )
+        self.agent = Agent(
+            model=model,
+            messages=restored.messages,
+            thinking=thinking,
+            tools=self._loaded_tools(),
+            stream_fn=self._stream,
+            build_request=self._build_request,
+            before_tool_call=self._gate_tool_call,
+            get_api_key=self._api_key,
+            retry=retry,
+            steering_mode=getattr(settings, "steering_mode", "one-at-a-time")
+            if settings
+            else "one-at-a-time",
+            follow_up_mode=getattr(settings, "follow_up_mode", "one-at-a-time")
+            if settings
+            else "one-at-a-time",
+            block_images=bool(settings.images.block_images) if settings is not None else False,
+            on_error=self._report_error,
+        )
+        self.engine = ContextEngine(
+            base_envelope=self._base_envelope,
+            active_path=lambda: self.session.get_branch(),
+            handlers=self._context_handlers,
+            persist_transform=self._persist_transform,
+            available_tools=lambda: list(self.tools),
+            place_panels=self.panels.place,
+            preflight=self._preflight,
+        )
+        self.agent.subscribe(self._on_agent_event)
+        self._record_model_if_changed(restored, model, thinking)
+
+    # --- events -------------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive every agent event and runtime event, in order. Returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    async def emit(self, event: Any) -> None:
+        for listener in list(self._listeners):
+            try:
+                result = listener(event)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                log.exception("event listener failed on %s", getattr(event, "type", event))
+
+    async def _on_agent_event(self, event: Any) -> None:
+        if isinstance(event, MessageEnd):
+            self.session.append_message(event.message)
+        elif isinstance(event, TurnEnd):
+            try:
+                await self.engine.turn_end()
+            except Exception as exc:
+                await self.emit(RuntimeEvent("error", {"message": f"context(turn_end) failed: {exc}"}))
+        await self.emit(event)
+
+    def _report_error(self, where: str, exc: BaseException) -> None:
+        log.warning("%s: %s", where, exc)
+
+    # --- properties ---------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> Model:
+        return self.agent.model
+
+    @property
+    def thinking(self) -> ThinkingLevel:
+        return self.agent.thinking
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.agent.is_streaming
+
+    @property
+    def messages(self) -> list[Any]:
+        return self.agent.messages
+
+    # --- the prompt pipeline ------------------------------------------------------------------------
+
+    def expand_input(self, text: str) -> str:
+        """Skill (``/skill:name``) and prompt-template (``/name``) expansion; other text is unchanged."""
+        if not text.startswith("/") or self.resources is None:
+            return text
+        from pi_tui.resources.skills import expand_skill_command
+        from pi_tui.resources.templates import expand_template
+
+        enabled = self.settings is None or self.settings.enable_skill_commands
+        if enabled and text.startswith("/skill:"):
+            expanded = expand_skill_command(text, self.resources.skills)
+            if expanded is not None:
+                return expanded
+        expanded = expand_template(text, self.resources.templates)
+        return expanded if expanded is not None else text
+
+    def _user_message(self, text: str, images: Sequence[ImageContent] | None) -> UserMessage:
+        if images:
+            return UserMessage(content=[TextContent(text=text), *images])
+        return UserMessage(content=text)
+
+    async def prompt(
+        self,
+        text: str,
+        images: Sequence[ImageContent] | None = None,
+        *,
+        streaming_behavior: str | None = None,
+    ) -> None:
+        """Send a user prompt and return when the agent is idle again.
+
+        While the agent is running, ``streaming_behavior`` must be ``"steer"`` or ``"follow_up"``.
+        """
+        text = self.expand_input(text)
+        message = self._user_message(text, images)
+        if self.agent.is_streaming:
+            if streaming_behavior == "steer":
+                self.agent.steer(message)
+                return
+            if streaming_behavior in ("follow_up", "followUp"):
+                self.agent.follow_up(message)
+                return
+            raise RuntimeError("The agent is already processing a prompt; steer or queue a follow-up instead")
+        await self.agent.prompt(message)
+
+    def steer(self, text: str) -> None:
+        self.agent.steer(self._user_message(self.expand_input(text), None))
+
+    def follow_up(self, text: str) -> None:
+        self.agent.follow_up(self._user_message(self.expand_input(text), None))
+
+    def abort(self) -> None:
+        self.agent.abort()
+
+    async def wait_for_idle(self) -> None:
+        await self.agent.wait_for_idle()
+
+    # --- model and thinking -------------------------------------------------------------------------
+
+    def set_model(self, model: Model) -> None:
+        if model.label != self.agent.model.label:
+            self.agent.model = model
+            self.session.append_model_change(model.provider, model.id)
+
+    def set_thinking_level(self, level: ThinkingLevel) -> None:
+        if level != self.agent.thinking:
+            self.agent.thinking = level
+            self.session.append_thinking_level_change(level)
+
+    def _record_model_if_changed(self, restored: Any, model: Model, thinking: ThinkingLevel) -> None:
+        fresh = not self.session.get_entries()
+        ref = restored.model
+        if fresh or ref is None or (ref.provider, ref.model_id) != (model.provider, model.id):
+            self.session.append_model_change(model.provider, model.id)
+        if fresh or restored.thinking_level != thinking:
+            self.session.append_thinking_level_change(thinking)
+
+    async def _api_key(self, provider: str) -> str | None:
+        if self.registry is None:
+            return None
+        return self.registry.get_api_key(self.agent.model)
+
+    # --- tools --------------------------------------------------------------------------------------
+
+    def _loaded_tools(self) -> list[AgentTool]:
+        tools = list(self.tools.values())
+        if PANEL_TOOL_NAME not in self.tools:
+            tools.append(self._panel_tool())
+        return tools
+
+    def _panel_tool(self) -> AgentTool:
+        async def execute(_id: str, params: dict[str, Any], _signal: AbortSignal, _update: Any) -> ToolResult:
+            content = self.panels.panel_content(str(params.get("id", "")))
+            if content is None:
+                raise ValueError(f"No panel with id {params.get('id')!r}")
+            return text_result(content)
+
+        return AgentTool(
+            name=PANEL_TOOL_NAME,
+            label="panel",
+            description=self.panels.tool_definition().description,
+            parameters=self.panels.tool_definition().parameters,
+            execute=execute,
+        )
+
+    def set_active_tools(self, names: Sequence[str]) -> None:
+        self.active_tools = [n for n in names if n in self.tools]
+        self._system_parts_cache = None
+
+    async def _gate_tool_call(self, ctx: ToolCallContext) -> ToolCallDecision | None:
+        offered = self._offered_tools
+        name = ctx.tool_call.name
+        if offered is not None and name not in offered:
+            return ToolCallDecision(block=True, reason=f"Tool {name} is not available in this context")
+        return None
+
+    # --- the context ------------------------------------------------------------------------------
+
+    def _system_parts(self) -> tuple[SystemPart, ...]:
+        key = tuple(self.active_tools)
+        if self._system_parts_cache is not None and self._system_parts_cache[0] == key:
+            return self._system_parts_cache[1]
+        from pi_tui.resources.system_prompt import build_system_prompt_parts
+
+        specs = [
+            (name, self.tools[name].prompt_snippet, tuple(self.tools[name].prompt_guidelines))
+            for name in self.active_tools
+        ]
+        res = self.resources
+        parts = build_system_prompt_parts(
+            tools=specs,
+            custom_prompt=res.system_prompt if res is not None else None,
+            append_system_prompt=res.append_system_prompt if res is not None else None,
+            context_files=res.context_files if res is not None else (),
+            skills=res.skills if res is not None else (),
+            cwd=self.cwd,
+        )
+        result = tuple(SystemPart(p.name, p.text) for p in parts)
+        self._system_parts_cache = (key, result)
+        return result
+
+    def _base_envelope(self) -> ContextEnvelope:
+        options: dict[str, Any] = {"reasoning": self.agent.thinking}
+        return ContextEnvelope(
+            system_parts=self._system_parts(),
+            tools=tuple(self.tools[n].definition() for n in self.active_tools),
+            options=options,
+            meta=EnvelopeMeta(model=self.agent.model, session_id=self.session.id),
+        )
+
+    async def _persist_transform(self, record: dict[str, Any]) -> None:
+        self.session.append_context_transform(
+            record["transformerName"], record["patch"], record.get("display")
+        )
+
+    async def _preflight(self, env: ContextEnvelope, signal: AbortSignal) -> ContextEnvelope | None:
+        changed = await self.panels.refresh()
+        for record in changed:
+            self.session.append_custom(PANEL_STATE_TYPE, record)
+        return None
+
+    def restore_panel_state(self) -> None:
+        """Give re-registered panels their persisted refresh times (call after panels are registered)."""
+        records = [
+            e.data
+            for e in self.session.get_branch()
+            if getattr(e, "type", None) == "custom" and getattr(e, "custom_type", None) == PANEL_STATE_TYPE
+        ]
+        self.panels.restore([r for r in records if isinstance(r, dict)])
+
+    async def _build_request(self, _messages: list[Any], signal: AbortSignal) -> LlmRequest:
+        prepared = await self.engine.prepare(signal, self.agent.model.label)
+        self.panels.account(self.agent.model)
+        self._offered_tools = {t.name for t in prepared.request.tools}
+        return prepared.request
+
+    async def _stream(
+        self, model: Model, request: LlmRequest, options: StreamOptions
+    ) -> AsyncIterator[StreamEvent]:
+        prepared = self.engine.last
+        if prepared is not None:
+            opts = prepared.options
+            if opts.get("reasoning") in ("off", "minimal", "low", "medium", "high", "xhigh"):
+                options.thinking = opts["reasoning"]
+            if "temperature" in opts:
+                options.temperature = opts["temperature"]
+            if "maxTokens" in opts:
+                options.max_tokens = opts["maxTokens"]
+        options.session_id = self.session.id
+        if self._base_stream_fn is not None:
+            stream_fn = self._base_stream_fn
+        else:
+            from pi_tui.ai.registry import stream as stream_fn
+        async for event in stream_fn(model, request, options):
+            if isinstance(event, Done | Error) and prepared is not None:
+                message = event.message if isinstance(event, Done) else event.error
+                self.engine.ledger.note_usage(prepared.record, message.usage)
+            yield event
+
+    def current_envelope(self) -> ContextEnvelope:
+        """The durable envelope as the next request would start from it (replayed, no hooks run)."""
+        return self.engine.replay()
+
+    async def render_context(self) -> str:
+        """The ``/context`` view of the next request (panels placed, no hooks run)."""
+        env = self.panels.place(self.engine.replay())
+        from pi_tui.context.request import to_llm_request
+
+        request = to_llm_request(env, list(self.tools))
+        return render_context(
+            env, request, ledger=self.engine.ledger, panels=self.panels, model=self.agent.model
+        )
+
+    # --- statistics ---------------------------------------------------------------------------------
+
+    def stats(self) -> SessionStats:
+        """Totals over every message entry in the session file (all branches), as pi's footer shows."""
+        stats = SessionStats()
+        for entry in self.session.get_entries():
+            message = getattr(entry, "message", None)
+            role = getattr(message, "role", None)
+            if role == "user":
+                stats.user_messages += 1
+            elif role == "assistant":
+                stats.assistant_messages += 1
+                stats.tool_calls += len(message.tool_calls())
+                u = message.usage
+                stats.input += u.input
+                stats.output += u.output
+                stats.cache_read += u.cache_read
+                stats.cache_write += u.cache_write
+                stats.cost += u.cost.total
+            elif role == "toolResult":
+                stats.tool_results += 1
+        return stats
+
+    def last_assistant_message(self) -> AssistantMessage | None:
+        for message in reversed(self.agent.messages):
+            if isinstance(message, AssistantMessage):
+                return message
+        return None
+
+    async def close(self) -> None:
+        if self.agent.is_streaming:
+            self.agent.abort()
+            await asyncio.wait_for(self.agent.wait_for_idle(), timeout=5)
+        self.session.close()

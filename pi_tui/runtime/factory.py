@@ -1,0 +1,173 @@
+"""From command-line arguments to a ready `AgentSession` (settings, resources, model, session, tools)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_tui.agent.tool import AgentTool
+from pi_tui.ai.stream import StreamFn
+from pi_tui.args import Args
+
+from .agent_session import AgentSession
+
+__all__ = ["StartupError", "Startup", "create_session"]
+
+
+class StartupError(Exception):
+    """The run cannot start; ``message`` is one line for the user, ``exit_code`` what to exit with."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+@dataclass
+class Startup:
+    session: AgentSession
+    warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def _select_session_manager(args: Args, cwd: Path) -> tuple[Any, list[str]]:
+    from pi_tui.session import SessionManager, SessionNotFoundError, find_session
+    from pi_tui.session.errors import SessionError
+
+    notices: list[str] = []
+    session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
+    try:
+        if args.no_session:
+            return SessionManager.in_memory(cwd), notices
+        if args.fork:
+            source = SessionManager.open(find_session(args.fork, cwd, session_dir), read_only=True)
+            forked = source.create_branched_session(source.get_leaf_id())
+            notices.append(f"Forked {source.path} into {forked.path}")
+            return forked, notices
+        if args.session:
+            target = args.session
+            if "/" in target or "\\" in target or target.endswith(".jsonl"):
+                return SessionManager.open(
+                    Path(target).expanduser(), cwd=cwd, session_dir=session_dir
+                ), notices
+            return SessionManager.open(find_session(target, cwd, session_dir), cwd=cwd), notices
+        if args.continue_session:
+            return SessionManager.continue_recent(cwd, session_dir=session_dir), notices
+        return SessionManager.create(cwd, session_dir=session_dir), notices
+    except SessionNotFoundError as exc:
+        raise StartupError(str(exc), 1) from exc
+    except SessionError as exc:
+        raise StartupError(str(exc), 1) from exc
+
+
+def create_session(
+    args: Args,
+    cwd: Path | None = None,
+    *,
+    stream_fn: StreamFn | None = None,
+    extra_tools: dict[str, AgentTool] | None = None,
+) -> Startup:
+    """Build everything a mode needs. Raises `StartupError` with a user-facing line on bad input."""
+    from pi_tui.ai.model_registry import ModelRegistry, missing_key_message
+    from pi_tui.ai.model_resolver import ModelResolutionError, find_initial_model, resolve_cli_model
+    from pi_tui.ai.paths import agent_dir as default_agent_dir
+    from pi_tui.ai.thinking import DEFAULT_THINKING_LEVEL, clamp_thinking_level, parse_thinking_level
+    from pi_tui.resources.loader import ResourceLoader
+    from pi_tui.resources.settings import SettingsManager
+    from pi_tui.tools import ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, create_coding_tools
+
+    cwd = Path(cwd or os.getcwd()).resolve()
+    agent_dir = default_agent_dir()
+    warnings = list(args.warnings)
+
+    registry = ModelRegistry(agent_dir)
+    warnings += [str(e) for e in getattr(registry, "errors", [])]
+    settings = SettingsManager(agent_dir, cwd)
+    warnings += settings.drain_errors()
+
+    try:
+        resolved = resolve_cli_model(registry, args.provider, args.model, args.thinking)
+    except ModelResolutionError as exc:
+        raise StartupError(str(exc), 1) from exc
+    warnings += resolved.warnings
+
+    session, notices = _select_session_manager(args, cwd)
+    try:
+        restored = session.build_context()
+        report = session.load_report
+        if report.has_problems:
+            warnings.append(report.summary())
+
+        model = resolved.model
+        if model is None and restored.model is not None:
+            model = registry.find(restored.model.provider, restored.model.model_id)
+        if model is None:
+            model = find_initial_model(registry, settings.default_provider, settings.default_model)
+        if model is None:
+            raise StartupError(
+                "No models available: set ANTHROPIC_API_KEY or OPENAI_API_KEY, add a key to "
+                f"{agent_dir / 'auth.json'}, configure {agent_dir / 'models.json'}, or try --provider faux",
+                2,
+            )
+        if args.api_key:
+            registry.set_runtime_api_key(model.provider, args.api_key)
+        if stream_fn is None and registry.requires_api_key(model) and not registry.get_api_key(model):
+            raise StartupError(missing_key_message(model.provider, agent_dir), 2)
+
+        if resolved.thinking_level is not None:
+            thinking = resolved.thinking_level
+        elif restored.messages and restored.thinking_level:
+            thinking = restored.thinking_level
+        else:
+            thinking = parse_thinking_level(settings.default_thinking_level) or DEFAULT_THINKING_LEVEL
+        thinking = clamp_thinking_level(model, thinking)
+
+        resources = ResourceLoader(
+            cwd,
+            agent_dir,
+            settings,
+            no_skills=args.no_skills,
+            skill_paths=args.skills,
+            no_prompt_templates=args.no_prompt_templates,
+            template_paths=args.prompt_templates,
+            project_trusted=settings.is_project_trusted(cwd),
+            system_prompt=args.system_prompt,
+            append_system_prompt=args.append_system_prompt,
+        )
+        warnings += resources.warnings
+
+        tools = create_coding_tools(
+            cwd, shell_path=settings.shell_path, command_prefix=settings.shell_command_prefix
+        )
+        if extra_tools:
+            tools.update(extra_tools)
+        if args.tools is not None:
+            unknown = [t for t in args.tools if t not in ALL_TOOL_NAMES and t not in tools]
+            if unknown:
+                warnings.append(f"Unknown tool(s) ignored: {', '.join(unknown)}")
+            active = [t for t in args.tools if t in tools]
+        elif args.no_tools:
+            active = []
+        else:
+            active = list(DEFAULT_TOOL_NAMES) + [
+                t for t in (extra_tools or {}) if t not in DEFAULT_TOOL_NAMES
+            ]
+
+        agent_session = AgentSession(
+            cwd=cwd,
+            session=session,
+            model=model,
+            thinking=thinking,
+            registry=registry,
+            resources=resources,
+            settings=settings,
+            tools=tools,
+            active_tools=active,
+            stream_fn=stream_fn,
+        )
+    except BaseException:
+        session.close()
+        raise
+    return Startup(agent_session, warnings, notices)
