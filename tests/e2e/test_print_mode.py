@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pi_tui.testing import FakeLLM, Fault, Reply, text, tool_call
+
+from .helpers import run_cli, write_models_json
+
+pytestmark = pytest.mark.slow
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+
+
+def _fix_script() -> list[Reply]:
+    return [
+        Reply([text("Let me look at the file."), tool_call("read", {"path": "calc.py"})]),
+        Reply(
+            [
+                tool_call(
+                    "edit",
+                    {"path": "calc.py", "edits": [{"oldText": "return a - b", "newText": "return a + b"}]},
+                )
+            ]
+        ),
+        Reply([tool_call("bash", {"command": "python3 -c 'import calc; print(calc.add(2, 3))'"})]),
+        Reply([text("Fixed: `add` used `-` instead of `+`; add(2, 3) now prints 5.")]),
+    ]
+
+
+@pytest.mark.parametrize("model", ["fake-anthropic/claude-fake", "fake-openai/gpt-fake"])
+def test_print_mode_fixes_a_wrong_operator(model: str, tmp_path: Path, agent_dir: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text(BUGGY)
+    fake = FakeLLM()
+    fake.script(_fix_script())
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli(["--model", model, "-p", "The add function is wrong. Fix it."], repo)
+
+    assert run.returncode == 0, run.stderr
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert "add(2, 3) now prints 5" in run.stdout
+    fake.assert_script_consumed()
+    assert fake.violations == []
+    last = fake.requests[-1]
+    assert "5" in json.dumps(last.body)  # the bash output reached the model
+    sessions = list((agent_dir / "sessions").rglob("*.jsonl"))
+    assert len(sessions) == 1
+
+
+def test_missing_key_is_one_clear_line_and_exit_2(tmp_path: Path, agent_dir: Path) -> None:
+    run = run_cli(["--model", "anthropic/claude-opus-4-6", "-p", "hi"], tmp_path)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ANTHROPIC_API_KEY" in lines[0] and "models.json" in lines[0]
+    assert "Traceback" not in run.stderr
+
+
+def test_no_model_at_all_exits_2_with_hint(tmp_path: Path, agent_dir: Path) -> None:
+    run = run_cli(["-p", "hi"], tmp_path)
+    assert run.returncode == 2
+    assert "ANTHROPIC_API_KEY" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_provider_failure_exits_1_with_the_reason(tmp_path: Path, agent_dir: Path) -> None:
+    fake = FakeLLM()
+    fake.script([Fault("auth")])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli(["--model", "fake-anthropic/claude-fake", "-p", "hi"], tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.startswith("Error: ") and "401" in run.stderr
+    assert run.stdout == ""
+
+
+def test_rate_limit_is_retried_and_the_user_is_told(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").parent.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10}}))
+    fake = FakeLLM()
+    fake.script([Fault("rate_limit"), Reply([text("recovered")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli(["--model", "fake-openai/gpt-fake", "-p", "hi"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "recovered"
+    assert "Retrying (1/3)" in run.stderr and "429" in run.stderr
+    assert len(fake.requests) == 2 and fake.violations == []
+
+
+def test_json_mode_prints_header_then_events(tmp_path: Path, agent_dir: Path) -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("hello")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli(["--model", "fake-responses/gpt-fake-r", "--mode", "json", "hi"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    assert lines[0]["type"] == "session" and lines[0]["version"] == 3
+    types = [line["type"] for line in lines[1:]]
+    assert types[0] == "agent_start" and types[-1] == "agent_end"
+    assert "message_update" in types and "turn_end" in types
+    deltas = [line["assistantMessageEvent"] for line in lines if line["type"] == "message_update"]
+    assert any(d["type"] == "text_delta" for d in deltas)
+
+
+def test_version_and_help_do_not_touch_the_network_or_fail(tmp_path: Path) -> None:
+    assert run_cli(["--version"], tmp_path).stdout.strip() == "0.1.0"
+    help_run = run_cli(["--help"], tmp_path)
+    assert help_run.returncode == 0 and "--model" in help_run.stdout
