@@ -362,7 +362,15 @@ class Engine:
         ids = list(dict.fromkeys([*_DEFAULT_MODELS, *self.model_limits]))
         if "anthropic-version" in headers:
             data = [
-                {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+                {
+                    "type": "model",
+                    "id": m,
+                    "display_name": m,
+                    "created_at": "2025-01-01T00:00:00Z",
+                    "lifecycle": "active",
+                    "max_input_tokens": self.limits(m).context_window,
+                    "max_tokens": self.limits(m).max_output_tokens,
+                }
                 for m in ids
                 if m.startswith("claude")
             ]
