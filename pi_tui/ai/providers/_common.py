@@ -59,6 +59,7 @@ __all__ = [
     "IncompleteStreamError",
     "MessageBuilder",
     "cached_client",
+    "close_clients",
     "call_sdk",
     "describe_error",
     "merged_headers",
@@ -349,45 +350,81 @@ def apply_on_payload(body: dict[str, Any], options: StreamOptions) -> dict[str, 
 
 # --- clients -------------------------------------------------------------------------------------
 
-_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
-    weakref.WeakKeyDictionary()
-)
+
+class _LoopClients:
+    """The cached clients of one event loop, closed when that loop shuts down."""
+
+    def __init__(self) -> None:
+        self.clients: dict[tuple[Any, ...], Any] = {}
+        self.closer: AsyncIterator[None] | None = None
+
+
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClients] = weakref.WeakKeyDictionary()
 _MAX_CLIENTS_PER_LOOP = 8
 _closing: set[asyncio.Task[Any]] = set()
 
 
-def cached_client(
+async def cached_client(
     kind: str, base_url: str, api_key: str, headers: dict[str, str], factory: Callable[[], Any]
 ) -> Any:
-    """One SDK client per (running loop, kind, base URL, key, headers), built on first use."""
+    """One SDK client per (running loop, kind, base URL, key, headers), built on first use.
+
+    Clients keep connections alive between requests, and those connections belong to the loop. So the
+    clients of a loop are closed when it shuts down: `asyncio.run` (and pytest-asyncio, and Textual)
+    call ``loop.shutdown_asyncgens()``, which finalises the sentinel generator started here.
+    """
     loop = asyncio.get_running_loop()
-    per_loop = _CLIENTS.setdefault(loop, {})
+    holder = _CLIENTS.get(loop)
+    if holder is None:
+        holder = _LoopClients()
+        _CLIENTS[loop] = holder
+        holder.closer = _close_at_shutdown(loop, holder)
+        await holder.closer.__anext__()  # first iteration registers it with the loop's asyncgen hooks
     key = (kind, base_url, api_key, tuple(sorted(headers.items())))
-    client = per_loop.get(key)
+    client = holder.clients.get(key)
     if client is None:
-        if len(per_loop) >= _MAX_CLIENTS_PER_LOOP:
-            oldest = next(iter(per_loop))
-            _close_later(per_loop.pop(oldest))
+        if len(holder.clients) >= _MAX_CLIENTS_PER_LOOP:
+            oldest = next(iter(holder.clients))
+            _close_later(holder.clients.pop(oldest))
         client = factory()
-        per_loop[key] = client
+        holder.clients[key] = client
     return client
 
 
+async def _close_at_shutdown(loop: asyncio.AbstractEventLoop, holder: _LoopClients) -> AsyncIterator[None]:
+    try:
+        yield  # never resumed: this generator only waits to be closed
+    finally:
+        if _CLIENTS.get(loop) is holder:
+            del _CLIENTS[loop]
+        clients = list(holder.clients.values())
+        holder.clients.clear()
+        for client in clients:
+            await _close_client(client)
+
+
+async def _close_client(client: Any) -> None:
+    try:
+        await client.close()
+    except Exception:  # a broken pool must not stop the others from closing
+        log.debug("closing SDK client failed", exc_info=True)
+
+
 def _close_later(client: Any) -> None:
-    task = asyncio.get_running_loop().create_task(client.close())
+    task = asyncio.get_running_loop().create_task(_close_client(client))
     _closing.add(task)
     task.add_done_callback(_closing.discard)
 
 
 async def close_clients() -> None:
-    """Close every cached client of the running loop (call before the loop ends to release sockets)."""
-    loop = asyncio.get_running_loop()
-    clients = _CLIENTS.pop(loop, {})
-    for client in clients.values():
-        try:
-            await client.close()
-        except Exception:
-            log.debug("closing SDK client failed", exc_info=True)
+    """Close every cached client of the running loop now (they are rebuilt on next use)."""
+    holder = _CLIENTS.get(asyncio.get_running_loop())
+    if holder is None:
+        return
+    clients = list(holder.clients.values())
+    holder.clients.clear()
+    for client in clients:
+        await _close_client(client)
 
 
 def merged_headers(

@@ -28,7 +28,6 @@ from ._common import (
     MessageBuilder,
     apply_on_payload,
     cached_client,
-    call_sdk,
     merged_headers,
     prepare_messages,
     read_sdk_stream,
@@ -353,7 +352,7 @@ class _Reader:
         return map_stop_reason(self.stop_reason)
 
 
-def _client(model: Model, options: StreamOptions) -> Any:
+async def _client(model: Model, options: StreamOptions) -> Any:
     from anthropic import AsyncAnthropic  # lazy: start-up must not pay for the SDK import
 
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -365,12 +364,28 @@ def _client(model: Model, options: StreamOptions) -> Any:
             f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
         )
     headers = merged_headers(model, options, {"anthropic-beta": _BETAS})
-    return cached_client(
+    return await cached_client(
         "anthropic",
         base_url,
         api_key,
         headers,
         lambda: AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers),
+    )
+
+
+async def _post_messages(client: Any, body: dict[str, Any], timeout: float | None) -> Any:
+    """POST the body as is (``messages.create`` would re-shape it and warn about deprecated model ids)."""
+    from anthropic import AsyncStream
+    from anthropic.types import Message, RawMessageStreamEvent
+
+    request_options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    return await client.post(
+        "/v1/messages",
+        body=body,
+        cast_to=Message,
+        stream=True,
+        stream_cls=AsyncStream[RawMessageStreamEvent],
+        options=request_options,
     )
 
 
@@ -382,11 +397,11 @@ async def stream_anthropic(
     yield out.start()
     try:
         body = apply_on_payload(build_request(model, request, options), options)
-        client = _client(model, options)
+        client = await _client(model, options)
         reader = _Reader(out)
 
         async def open_stream() -> Any:
-            return await call_sdk(client.messages.create, body, options.timeout)
+            return await _post_messages(client, body, options.timeout)
 
         async for raw in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(raw):

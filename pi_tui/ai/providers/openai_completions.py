@@ -52,7 +52,7 @@ REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _TOOL_ID_MAX = 40  # OpenAI rejects longer tool_call ids
 
 
-def openai_client(model: Model, options: StreamOptions) -> Any:
+async def openai_client(model: Model, options: StreamOptions) -> Any:
     """The cached ``AsyncOpenAI`` for this model's base URL, key and headers (no SDK retries)."""
     from openai import AsyncOpenAI  # lazy: start-up must not pay for the SDK import
 
@@ -63,7 +63,7 @@ def openai_client(model: Model, options: StreamOptions) -> Any:
             f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
         )
     headers = merged_headers(model, options)
-    return cached_client(
+    return await cached_client(
         "openai",
         base_url,
         api_key,
@@ -399,7 +399,7 @@ async def stream_openai_completions(
     yield out.start()
     try:
         body = apply_on_payload(build_request(model, request, options), options)
-        client = openai_client(model, options)
+        client = await openai_client(model, options)
         reader = _Reader(out)
 
         async def open_stream() -> Any:

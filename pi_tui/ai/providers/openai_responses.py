@@ -323,7 +323,7 @@ async def stream_openai_responses(
     yield out.start()
     try:
         body = apply_on_payload(build_request(model, request, options), options)
-        client = openai_client(model, options)
+        client = await openai_client(model, options)
         reader = _Reader(out)
 
         async def open_stream() -> Any:
