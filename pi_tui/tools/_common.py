@@ -14,6 +14,7 @@ __all__ = [
     "ABORTED_MESSAGE",
     "raise_if_aborted",
     "run_blocking",
+    "finish_in_thread",
     "str_arg",
     "opt_str_arg",
     "opt_int_arg",
@@ -51,6 +52,20 @@ async def run_blocking(fn: Callable[[], T], signal: AbortSignal | None) -> T:
     # Let the thread finish in the background; swallow whatever it ends with.
     work.add_done_callback(lambda f: f.cancelled() or f.exception())
     raise ToolError(ABORTED_MESSAGE)
+
+
+async def finish_in_thread(fn: Callable[[], T]) -> T:
+    """Run blocking ``fn`` in a worker thread and wait for it even if this task is cancelled.
+
+    File-changing tools hold the file's mutation lock across this call; returning early on
+    cancellation would release the lock while the write is still going on.
+    """
+    work = asyncio.ensure_future(asyncio.to_thread(fn))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        await asyncio.wait({work})
+        raise
 
 
 def str_arg(params: dict[str, Any], name: str) -> str:

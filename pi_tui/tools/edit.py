@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -12,7 +11,7 @@ from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
-from ._common import raise_if_aborted, str_arg
+from ._common import finish_in_thread, raise_if_aborted, str_arg
 from .edit_diff import (
     Edit,
     apply_edits,
@@ -130,9 +129,9 @@ def create_edit_tool(cwd: Path) -> AgentTool:
             # Abort is checked between steps, never by abandoning a step, so the lock is held until
             # the file operation in flight has finished.
             raise_if_aborted(signal)
-            plan = await asyncio.to_thread(_plan_edit, absolute, path, edits)
+            plan = await finish_in_thread(lambda: _plan_edit(absolute, path, edits))
             raise_if_aborted(signal)
-            await asyncio.to_thread(absolute.write_bytes, plan.final_bytes)
+            await finish_in_thread(lambda: absolute.write_bytes(plan.final_bytes))
             raise_if_aborted(signal)
         return ToolResult(
             content=[TextContent(text=f"Successfully replaced {len(edits)} block(s) in {path}.")],

@@ -171,9 +171,19 @@ class OutputAccumulator:
             self._extend_open(parts[0])
         else:
             self._extend_open(parts[0])
-            self._push_line(self._open, self._open_bytes)
-            for line in parts[1:-1]:
-                self._push_line(line, utf8_len(line))
+            finished = [self._open, *parts[1:-1]]
+            sizes = [self._open_bytes]
+            if len(finished) > self.max_lines + 1:
+                # The chunk alone fills the line limit: nothing older can be shown, and only its
+                # last lines can.
+                self._lines.clear()
+                self._line_sizes.clear()
+                self._lines_bytes = 0
+                finished = finished[-(self.max_lines + 1) :]
+                sizes = []
+            sizes += [utf8_len(line) for line in finished[len(sizes) :]]
+            for line, size in zip(finished, sizes, strict=True):
+                self._push_line(line, size)
             self._completed_lines += len(parts) - 1
             self._open = ""
             self._open_bytes = 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
-from ._common import raise_if_aborted, str_arg
+from ._common import finish_in_thread, raise_if_aborted, str_arg
 from .mutation_queue import file_mutation
 from .paths import resolve_to_cwd
 
@@ -48,9 +47,9 @@ def create_write_tool(cwd: Path) -> AgentTool:
         async with file_mutation(absolute):
             raise_if_aborted(signal)
             try:
-                await asyncio.to_thread(absolute.parent.mkdir, parents=True, exist_ok=True)
+                await finish_in_thread(lambda: absolute.parent.mkdir(parents=True, exist_ok=True))
                 raise_if_aborted(signal)
-                await asyncio.to_thread(absolute.write_bytes, content.encode("utf-8", "surrogatepass"))
+                await finish_in_thread(lambda: absolute.write_bytes(content.encode("utf-8", "surrogatepass")))
             except OSError as exc:
                 raise ToolError(f"Could not write file: {path}. {exc.strerror or exc}") from exc
             raise_if_aborted(signal)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import tempfile
@@ -214,3 +215,20 @@ async def test_a_failing_command_with_long_output_keeps_notice_and_status(tmp_pa
         "Full output: " + error.details["fullOutputPath"] + "]\n\nCommand exited with code 2"
     )
     assert error.details["truncation"]["totalLines"] == 3000
+
+
+async def test_cancelling_the_tool_task_kills_the_process_tree(tmp_path: Path) -> None:
+    child_pid = tmp_path / "child.pid"
+    started = asyncio.Event()
+
+    def on_update(result: ToolResult) -> None:
+        if "started" in text_of(result):
+            started.set()
+
+    command = f"sleep 30 & echo $! > {child_pid}; echo started; wait"
+    task = asyncio.create_task(run(create_bash_tool(tmp_path), {"command": command}, on_update=on_update))
+    await asyncio.wait_for(started.wait(), timeout=10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _wait_until_dead(int(child_pid.read_text()))

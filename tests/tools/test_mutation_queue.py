@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from pi_tui.tools import mutation_queue
+from pi_tui.tools._common import finish_in_thread
 from pi_tui.tools.mutation_queue import file_mutation, mutation_key, with_file_mutation
 
 
@@ -83,3 +85,33 @@ async def test_an_exception_inside_releases_the_lock(tmp_path: Path) -> None:
     except RuntimeError:
         pass
     assert await asyncio.wait_for(with_file_mutation(target, _answer), timeout=5) == 42
+
+
+async def test_a_cancelled_file_operation_keeps_the_lock_until_the_thread_is_done(tmp_path: Path) -> None:
+    target = tmp_path / "f.txt"
+    started, release = threading.Event(), threading.Event()
+
+    def slow_write() -> None:
+        started.set()
+        release.wait(5)
+
+    async def holder() -> None:
+        async with file_mutation(target):
+            await finish_in_thread(slow_write)
+
+    entered: list[str] = []
+
+    async def second() -> None:
+        async with file_mutation(target):
+            entered.append("second")
+
+    first = asyncio.create_task(holder())
+    await asyncio.to_thread(started.wait, 5)
+    first.cancel()
+    waiting = asyncio.create_task(second())
+    await _yield_a_few_times()
+    assert entered == []
+    release.set()
+    await asyncio.gather(first, waiting, return_exceptions=True)
+    assert first.cancelled()
+    assert entered == ["second"]
