@@ -55,9 +55,20 @@ class LoadedFile:
     report: LoadReport
     size: int  # bytes read
     has_content: bool  # at least one non-blank line
-    # Entry lines to write after a header when the file must be rewritten (migrated or header missing);
-    # None when the file can simply be appended to.
-    rewrite_lines: list[str] | None = None
+    # What to write after a header when the file must be rewritten (migrated or header missing): the
+    # migrated records, or the original lines. Both None when the file can simply be appended to.
+    rewrite_records: list[dict[str, Any]] | None = None
+    rewrite_texts: list[bytes] | None = None
+
+    @property
+    def needs_rewrite(self) -> bool:
+        return self.header is None or self.rewrite_records is not None
+
+    def rewrite_lines(self) -> list[str]:
+        """The entry lines of the rewritten file (computed on demand: loading stays cheap)."""
+        if self.rewrite_records is not None:
+            return [dumps_line(d) for d in self.rewrite_records]
+        return [t.decode("utf-8", "surrogatepass") for t in self.rewrite_texts or []]
 
 
 def _salvage(raw: bytes) -> tuple[dict[str, Any], int] | None:
@@ -164,12 +175,6 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
         entries.append(entry)
     report.entries = len(entries)
 
-    rewrite_lines: list[str] | None = None
-    if migrated:
-        rewrite_lines = [dumps_line(d) for d in records]
-    elif header_data is None and records:
-        rewrite_lines = [t.decode("utf-8", "surrogatepass") for t in texts]
-
     header = parse_header(header_data) if header_data is not None else None
     return LoadedFile(
         header=header,
@@ -177,7 +182,8 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
         report=report,
         size=len(data),
         has_content=seen_first,
-        rewrite_lines=rewrite_lines,
+        rewrite_records=records if migrated else None,
+        rewrite_texts=texts if header_data is None and not migrated else None,
     )
 
 

@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -100,7 +100,8 @@ class SessionManager:
         self._read_only = read_only
         self._file: SessionFile | None = None
         self._lock: SessionLock | None = SessionLock(path) if path is not None and not read_only else None
-        self._pending_rewrite: tuple[list[str], str, str] | None = None  # lines, backup tag, what it did
+        # (entry lines, backup tag, what it did); the lines are produced only when the rewrite happens
+        self._pending_rewrite: tuple[Callable[[], list[str]], str, str] | None = None
         self._pending_tail: tuple[int, TornTail | None, bool] | None = None
         self._closed = False
 
@@ -219,8 +220,8 @@ class SessionManager:
     def _plan_repairs(self, loaded: LoadedFile) -> None:
         report = loaded.report
         if loaded.header is None:
-            self._pending_rewrite = (loaded.rewrite_lines or [], "noheader", "added a session header")
-        elif loaded.rewrite_lines is not None:
+            self._pending_rewrite = (loaded.rewrite_lines, "noheader", "added a session header")
+        elif loaded.needs_rewrite:
             self._pending_rewrite = (
                 loaded.rewrite_lines,
                 f"v{report.migrated_from}",
@@ -281,12 +282,25 @@ class SessionManager:
         return new_entry_id(self._tree.by_id)
 
     def _append(self, entry: Any) -> Any:
+        """Add an entry to the tree and the file: either both happen, or it raises and neither does.
+
+        (While a new session is still buffered, a failed first write keeps the entries buffered and
+        the next append tries again.)
+        """
         if self._closed:
             raise SessionError("This session has been closed; open it again to add to it")
         if self._read_only:
             raise SessionError(f"Session {self._path} was opened read-only")
-        self._tree.add(entry)
-        self._persist(entry)
+        try:
+            if self._path is not None and self._flushed:
+                self._ensure_file().append(entry_to_line(entry), durable=isinstance(entry, _DURABLE))
+                self._tree.add(entry)
+            else:
+                self._tree.add(entry)
+                if self._path is not None and self._tree.has_assistant:
+                    self._write_initial()
+        except OSError as exc:
+            raise SessionError(f"Could not write to session file {self._path}: {exc}") from exc
         return entry
 
     def _base(self) -> dict[str, Any]:
@@ -491,18 +505,6 @@ class SessionManager:
 
     # --- persistence --------------------------------------------------------------------------------
 
-    def _persist(self, entry: SessionEntry) -> None:
-        if self._path is None:
-            return
-        try:
-            if not self._flushed:
-                if self._tree.has_assistant:
-                    self._write_initial()
-                return
-            self._ensure_file().append(entry_to_line(entry), durable=isinstance(entry, _DURABLE))
-        except OSError as exc:
-            raise SessionError(f"Could not write to session file {self._path}: {exc}") from exc
-
     def _write_initial(self) -> None:
         assert self._path is not None
         if self._lock is not None:
@@ -522,10 +524,10 @@ class SessionManager:
         if not self._path.exists():
             # Deleted while we had it open: write everything we hold, rather than lose it.
             self._report.repairs.append("the file had disappeared and was written again from memory")
-            file.create([header_to_line(self._header)] + [entry_to_line(e) for e in self._tree.entries[:-1]])
+            file.create([header_to_line(self._header)] + [entry_to_line(e) for e in self._tree.entries])
         elif self._pending_rewrite is not None:
             lines, tag, what = self._pending_rewrite
-            backup = file.rewrite([header_to_line(self._header), *lines], tag)
+            backup = file.rewrite([header_to_line(self._header), *lines()], tag)
             self._report.repairs.append(f"{what}; the original is kept as {backup.name}")
         else:
             size, torn, unterminated = self._pending_tail or (-1, None, False)

@@ -5,8 +5,8 @@ Rules:
 - The leaf is the last entry (in file order) on load; appending makes a child of the leaf and moves the
   leaf to it; `SessionTree.branch` moves the leaf without writing anything; `reset_leaf` sets it to
   None so the next append starts a new root.
-- A parent must come earlier in the file. An entry whose parent is missing (lost to a corrupt line, or
-  pointing at itself or at a later entry) is attached, in memory only, to the entry just before it in
+- A parent must come earlier in the file. An entry whose parent is missing (lost to a corrupt line,
+  pointing at itself or at a later entry, or no ``parentId`` key at all) is attached, in memory only, to the entry just before it in
   the file, so a conversation stays one conversation; the first entry of a file becomes a root. This
   keeps the tree acyclic and is reported in the load report.
 - Children are ordered by timestamp, oldest first (file order breaks ties).
@@ -46,6 +46,13 @@ def _set_parent(entry: SessionEntry, parent_id: str | None) -> None:
         entry.parent_id = parent_id
 
 
+def _has_parent_key(entry: SessionEntry) -> bool:
+    """Whether the entry came with a ``parentId`` (null or not); a damaged line may have lost it."""
+    if isinstance(entry, RawEntry):
+        return "parentId" in entry.data
+    return "parent_id" in entry.model_fields_set
+
+
 class SessionTree:
     """Entries in file order plus the indexes the tree needs. Mutated only through `add`."""
 
@@ -66,10 +73,12 @@ class SessionTree:
             entry_id = entry.id
             if entry_id is not None:
                 parent = entry.parent_id
-                if parent is not None and (parent == entry_id or parent not in tree.by_id):
+                lacks_key = not _has_parent_key(entry)
+                if lacks_key or (parent is not None and (parent == entry_id or parent not in tree.by_id)):
                     _set_parent(entry, previous_id)
                     if report is not None:
-                        report.reattached.append(ReattachedEntry(entry_id, parent, previous_id))
+                        missing = "(no parentId)" if lacks_key else str(parent)
+                        report.reattached.append(ReattachedEntry(entry_id, missing, previous_id))
                 if entry_id in tree.by_id and report is not None:
                     report.duplicate_ids.append(entry_id)
             tree.add(entry)
