@@ -14,10 +14,14 @@ API_KEY = "test-key-123456"
 
 def anthropic_for(fake: FakeLLM, **options: Any) -> anthropic.Anthropic:
     assert fake.server is not None
-    settings: dict[str, Any] = {"max_retries": 0, "timeout": anthropic.Timeout(10, connect=5)}
+    settings: dict[str, Any] = {
+        "api_key": API_KEY,
+        "max_retries": 0,
+        "timeout": anthropic.Timeout(10, connect=5),
+    }
     settings.update(options)
     return anthropic.Anthropic(
-        api_key=API_KEY, base_url=fake.server.anthropic_base_url, _strict_response_validation=True, **settings
+        base_url=fake.server.anthropic_base_url, _strict_response_validation=True, **settings
     )
 
 
