@@ -1,0 +1,191 @@
+"""Benchmark scenarios: each runs `pi-tui` as a subprocess against the in-process fake LLM server.
+
+A scenario prepares a temp home and repo, scripts the fake, runs the CLI and returns a `Result` with the
+process's wall time, CPU time and peak RSS (from ``wait4``), plus what the fake saw: requests, rule
+violations and the cache read ratio.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text, tool_call
+
+MODEL_COST = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
+
+
+@dataclass
+class Result:
+    name: str
+    description: str
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+    requests: int
+    violations: int
+    cache_read_ratio: float | None
+    exit_code: int
+    extra: dict[str, Any] = field(default_factory=dict)
+    stderr: str = ""
+
+
+@dataclass
+class Env:
+    root: Path
+    home: Path
+    agent_dir: Path
+    repo: Path
+
+    def environ(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env["HOME"] = str(self.home)
+        env["PI_CODING_AGENT_DIR"] = str(self.agent_dir)
+        return env
+
+
+def make_env() -> Env:
+    root = Path(tempfile.mkdtemp(prefix="pi-tui-bench-"))
+    env = Env(root, root / "home", root / "home" / ".pi" / "agent", root / "repo")
+    env.agent_dir.mkdir(parents=True)
+    env.repo.mkdir()
+    return env
+
+
+def write_models(env: Env, server: Any, api: str = "anthropic-messages", context_window: int = 200_000) -> str:
+    base = server.anthropic_base_url if api == "anthropic-messages" else server.openai_base_url
+    config = {
+        "providers": {
+            "bench": {
+                "baseUrl": base,
+                "api": api,
+                "apiKey": "bench-key",
+                "models": [{"id": "bench-model", "contextWindow": context_window, "maxTokens": 8192, "cost": MODEL_COST}],
+            }
+        }
+    }
+    (env.agent_dir / "models.json").write_text(json.dumps(config))
+    (env.agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10}}))
+    return "bench/bench-model"
+
+
+def run_cli(env: Env, args: list[str]) -> tuple[int, float, float, float, str, str]:
+    """Run pi-tui; returns (exit code, wall s, cpu s, peak rss MB, stdout, stderr)."""
+    out_path = env.root / "stdout.txt"
+    err_path = env.root / "stderr.txt"
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pi_tui", *args],
+            cwd=env.repo,
+            env=env.environ(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
+    rss_mb = usage.ru_maxrss / 1024  # KiB on Linux
+    return proc.returncode, wall, cpu, rss_mb, out_path.read_text(), err_path.read_text()
+
+
+def _result(name: str, description: str, fake: FakeLLM, run: tuple[int, float, float, float, str, str], **extra: Any) -> Result:
+    code, wall, cpu, rss, _out, err = run
+    stats = fake.cache_stats()
+    ratio = getattr(stats, "hit_ratio", None)
+    return Result(
+        name,
+        description,
+        wall,
+        cpu,
+        rss,
+        len([r for r in fake.requests if r.api != "anthropic-count-tokens"]),
+        len(fake.violations),
+        ratio,
+        code,
+        extra,
+        err[-2000:],
+    )
+
+
+def one_turn() -> Result:
+    env = make_env()
+    fake = FakeLLM()
+    fake.script([Reply([text("Hello! The answer is 42.")])])
+    with fake.serve() as server:
+        model = write_models(env, server)
+        run = run_cli(env, ["--model", model, "-p", "What is the answer?"])
+    return _result("one_turn", "`pi-tui -p` with a one-turn answer (Anthropic API)", fake, run)
+
+
+def fix_bug() -> Result:
+    env = make_env()
+    (env.repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    fake = FakeLLM()
+    fake.script(
+        [
+            Reply([tool_call("read", {"path": "calc.py"})]),
+            Reply([tool_call("edit", {"path": "calc.py", "edits": [{"oldText": "a - b", "newText": "a + b"}]})]),
+            Reply([tool_call("bash", {"command": "python3 -c 'import calc; print(calc.add(2, 3))'"})]),
+            Reply([text("Fixed.")]),
+        ]
+    )
+    with fake.serve() as server:
+        model = write_models(env, server)
+        run = run_cli(env, ["--model", model, "-p", "Fix add()"])
+    fixed = "a + b" in (env.repo / "calc.py").read_text()
+    return _result("fix_bug", "read → edit → bash → answer (Anthropic API)", fake, run, fixed=fixed)
+
+
+def _tool_loop_responder(count: int, files: int) -> Callable[[RecordedRequest], Reply]:
+    state = {"n": 0}
+
+    def respond(_request: RecordedRequest) -> Reply:
+        n = state["n"]
+        state["n"] += 1
+        if n < count:
+            return Reply([tool_call("read", {"path": f"data/f{n % files:02d}_{n}.txt"})])
+        return Reply([text(f"Read {count} files.")])
+
+    return respond
+
+
+def tool_loop(count: int = 100, api: str = "anthropic-messages") -> Result:
+    env = make_env()
+    data = env.repo / "data"
+    data.mkdir()
+    files = 10
+    line = "abcdefghij" * 7 + "\n"  # 71 bytes
+    for n in range(count):
+        body = "".join(f"{n:04d}:{i:03d} {line}" for i in range(52))  # ~4 KB, distinct per file
+        (data / f"f{n % files:02d}_{n}.txt").write_text(body)
+    fake = FakeLLM()
+    fake.responder = _tool_loop_responder(count, files)
+    with fake.serve() as server:
+        model = write_models(env, server, api=api)
+        run = run_cli(env, ["--model", model, "-p", f"Read the {count} files in data/ one by one."])
+    label = "Anthropic" if api == "anthropic-messages" else "OpenAI chat"
+    return _result(
+        f"tool_loop_{count}" + ("" if api == "anthropic-messages" else "_openai"),
+        f"{count} sequential tool calls with ~4 KB outputs ({label})",
+        fake,
+        run,
+    )
+
+
+SCENARIOS: dict[str, Callable[[], Result]] = {
+    "one_turn": one_turn,
+    "fix_bug": fix_bug,
+    "tool_loop_100": tool_loop,
+    "tool_loop_100_openai": lambda: tool_loop(100, "openai-completions"),
+}
