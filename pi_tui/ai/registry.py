@@ -12,7 +12,15 @@ from collections.abc import AsyncIterator
 from .stream import Error, LlmRequest, StreamEvent, StreamFn, StreamOptions, StreamStart
 from .types import AssistantMessage, Model
 
-__all__ = ["BUILTIN_APIS", "register_api", "unregister_api", "resolve_stream_fn", "known_apis", "stream"]
+__all__ = [
+    "BUILTIN_APIS",
+    "preload_sdk",
+    "register_api",
+    "unregister_api",
+    "resolve_stream_fn",
+    "known_apis",
+    "stream",
+]
 
 # api -> (module, function), imported on first use.
 BUILTIN_APIS: dict[str, tuple[str, str]] = {
@@ -32,6 +40,21 @@ def register_api(api: str, stream_fn: StreamFn) -> None:
 
 def unregister_api(api: str) -> None:
     _registered.pop(api, None)
+
+
+_SDK_MODULES = {
+    "anthropic-messages": "anthropic",
+    "openai-completions": "openai",
+    "openai-responses": "openai",
+}
+
+
+def preload_sdk(api: str) -> None:
+    """Import the SDK behind ``api`` now (about a second for ``anthropic``), e.g. from a worker thread
+    after the first frame, so the first request does not pay for it. Unknown APIs are ignored."""
+    module = _SDK_MODULES.get(api)
+    if module is not None:
+        importlib.import_module(module)
 
 
 def known_apis() -> list[str]:

@@ -12,10 +12,9 @@ from pi_tui.ai.providers._common import (
     MessageBuilder,
     describe_error,
     parse_arguments,
-    prepare_messages,
     read_sdk_stream,
-    sanitize_tool_call_id,
 )
+from pi_tui.ai.providers._history import prepare_messages, sanitize_tool_call_id
 from pi_tui.ai.providers._partial_json import PartialJson, parse_partial_json
 from pi_tui.ai.stream import AbortedError, AbortSignal
 from pi_tui.ai.types import (

@@ -5,6 +5,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic  # noqa: F401  # imported up front so timing checks below measure the stream, not the import
+import openai  # noqa: F401
 import pytest
 
 from pi_tui.ai.errors import is_context_overflow, is_retryable_error
@@ -347,3 +349,27 @@ async def test_chat_reasoning_text_is_read_from_each_compatible_field(field: str
     assert block.thinking == "considering"
     assert block.thinking_signature == field
     assert message.text() == "answer"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_an_already_aborted_signal_ends_at_once_without_an_answer(fake: FakeLLM, api: str) -> None:
+    fake.script([Reply([text("never read")], first_byte_delay=5)])
+    signal = AbortSignal()
+    signal.abort()
+    started = time.monotonic()
+    events = await collect(api, model_for(fake, api), ask(), signal=signal)
+    assert time.monotonic() - started < 3
+    assert [e.type for e in events] == ["start", "error"]
+    assert final(events).stop_reason == "aborted"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_consumer_that_stops_early_can_close_the_stream_promptly(fake: FakeLLM, api: str) -> None:
+    fake.script([Reply([text(" ".join(f"w{i}" for i in range(200)))], frame_delay=0.05)])
+    stream = stream_fn(api)(model_for(fake, api), ask(), StreamOptions(api_key="k"))
+    async for event in stream:
+        if isinstance(event, TextDelta):
+            break
+    started = time.monotonic()
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert time.monotonic() - started < 3

@@ -29,10 +29,9 @@ from ._common import (
     apply_on_payload,
     cached_client,
     merged_headers,
-    prepare_messages,
     read_sdk_stream,
-    sanitize_tool_call_id,
 )
+from ._history import prepare_messages, sanitize_tool_call_id
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -332,7 +331,7 @@ class _Reader:
         if kind == "thinking" and delta_type == "signature_delta":
             block = self.out.thinking(ours)
             block.thinking_signature = (block.thinking_signature or "") + delta.signature
-        elif kind == "tool" and delta_type == "input_json_delta":
+        elif kind == "tool" and delta_type == "input_json_delta" and delta.partial_json:
             return [self.out.tool_call_delta(ours, delta.partial_json)]
         return []
 
@@ -397,6 +396,8 @@ async def stream_anthropic(
     yield out.start()
     try:
         body = apply_on_payload(build_request(model, request, options), options)
+        if options.signal is not None:  # skip building a client (and importing the SDK) for nothing
+            options.signal.raise_if_aborted()
         client = await _client(model, options)
         reader = _Reader(out)
 

@@ -30,10 +30,9 @@ from ._common import (
     cached_client,
     call_sdk,
     merged_headers,
-    prepare_messages,
     read_sdk_stream,
-    sanitize_tool_call_id,
 )
+from ._history import prepare_messages, sanitize_tool_call_id
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -399,6 +398,8 @@ async def stream_openai_completions(
     yield out.start()
     try:
         body = apply_on_payload(build_request(model, request, options), options)
+        if options.signal is not None:  # skip building a client (and importing the SDK) for nothing
+            options.signal.raise_if_aborted()
         client = await openai_client(model, options)
         reader = _Reader(out)
 

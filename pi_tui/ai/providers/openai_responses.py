@@ -29,10 +29,9 @@ from ._common import (
     MessageBuilder,
     apply_on_payload,
     call_sdk,
-    prepare_messages,
     read_sdk_stream,
-    sanitize_tool_call_id,
 )
+from ._history import prepare_messages, sanitize_tool_call_id
 from .openai_completions import DEFAULT_BASE_URL, normalize_usage, openai_client
 
 __all__ = ["build_request", "convert_input", "stream_openai_responses"]
@@ -323,6 +322,8 @@ async def stream_openai_responses(
     yield out.start()
     try:
         body = apply_on_payload(build_request(model, request, options), options)
+        if options.signal is not None:  # skip building a client (and importing the SDK) for nothing
+            options.signal.raise_if_aborted()
         client = await openai_client(model, options)
         reader = _Reader(out)
 
