@@ -41,9 +41,9 @@ _CHUNK = 4 << 20
 _FIRST_MESSAGE_LIMIT = 2000
 _ROLE_WINDOW = 512  # the role sits near the start of a message line
 
-_MESSAGE_LINE = b'\n{"type":"message"'
-_INFO_LINE = b'\n{"type":"session_info"'
-_TYPED_LINE = b'\n{"type":"'
+_MESSAGE_PREFIX = b'{"type":"message"'
+_INFO_PREFIX = b'{"type":"session_info"'
+_TYPED_PREFIX = b'{"type":"'
 _ROLE_KEY = b'"message":{"role":"'
 
 
@@ -121,89 +121,87 @@ def _activity_ms(line: bytes) -> int | None:
 
 
 class _Scan:
-    """Accumulates what a listing needs while the file streams past in chunks."""
+    """Accumulates what a listing needs while the file streams past in chunks.
+
+    Lines are found with ``bytes.find`` (memchr) and classified by their first bytes, so the cost is a
+    pass over the bytes plus a few operations per line, whatever the lines hold.
+    """
 
     def __init__(self) -> None:
         self.count = 0
         self.first_message: str | None = None
         self.name: str | None = None
-        self.last_line: bytes | None = None
+        self._last: tuple[bytes, int, int] | None = (
+            None  # (chunk, start, end) of the last user/assistant line
+        )
 
-    def feed(self, buf: bytes) -> None:
-        """``buf`` starts with a newline and holds whole lines only."""
-        self.count += buf.count(_MESSAGE_LINE)
-        self._names(buf)
-        if self.first_message is None:
-            self._first_user(buf)
-        self._last_activity(buf)
-        lines = buf.count(b"\n") - (1 if buf.endswith(b"\n") else 0)
-        if lines > buf.count(_TYPED_LINE):
-            self._odd_lines(buf)
+    @property
+    def last_line(self) -> bytes | None:
+        if self._last is None:
+            return None
+        buf, start, end = self._last
+        return buf[start:end]
 
-    def _names(self, buf: bytes) -> None:
-        pos = buf.find(_INFO_LINE)
-        while pos >= 0:
-            end = buf.find(b"\n", pos + 1)
+    def feed(self, buf: bytes, pos: int = 0, size: int | None = None) -> None:
+        """Scan ``buf[pos:size]``, which holds whole lines (the last one may lack its newline)."""
+        size = len(buf) if size is None else size
+        while pos < size:
+            end = buf.find(b"\n", pos, size)
+            if end < 0:
+                end = size
+            if buf.startswith(_MESSAGE_PREFIX, pos):
+                self._message(buf, pos, end)
+            elif buf.startswith(_INFO_PREFIX, pos):
+                self._info(_loads(buf[pos:end]))
+            elif not buf.startswith(_TYPED_PREFIX, pos) and buf[pos:end].strip():
+                self._odd(buf, pos, end)
+            pos = end + 1
+
+    def _message(self, buf: bytes, start: int, end: int) -> None:
+        self.count += 1
+        role = _role_of(buf, start, end)
+        if role not in ("user", "assistant"):
+            return
+        self._last = (buf, start, end)
+        if role == "user" and self.first_message is None:
             try:
-                name = json.loads(buf[pos + 1 : end if end >= 0 else None]).get("name")
+                message = json.loads(buf[start:end]).get("message")
             except (ValueError, AttributeError):
-                name = None
-            if isinstance(name, str) and name.strip():
-                self.name = name.strip()
-            pos = buf.find(_INFO_LINE, pos + 1)
-
-    def _first_user(self, buf: bytes) -> None:
-        pos = buf.find(_MESSAGE_LINE)
-        while pos >= 0:
-            end = buf.find(b"\n", pos + 1)
-            end = end if end >= 0 else len(buf)
-            if _role_of(buf, pos + 1, end) == "user":
-                try:
-                    message = json.loads(buf[pos + 1 : end]).get("message", {})
-                except (ValueError, AttributeError):
-                    message = {}
-                text = _text_of(message) if isinstance(message, dict) else ""
-                if text:
-                    self.first_message = text[:_FIRST_MESSAGE_LIMIT]
-                    return
-            pos = buf.find(_MESSAGE_LINE, end)
-
-    def _last_activity(self, buf: bytes) -> None:
-        end = len(buf)
-        pos = buf.rfind(_MESSAGE_LINE, 0, end)
-        while pos >= 0:
-            line_end = buf.find(b"\n", pos + 1)
-            line_end = line_end if line_end >= 0 else len(buf)
-            if _role_of(buf, pos + 1, line_end) in ("user", "assistant"):
-                self.last_line = buf[pos + 1 : line_end]
                 return
-            pos = buf.rfind(_MESSAGE_LINE, 0, pos)
+            text = _text_of(message) if isinstance(message, dict) else ""
+            if text:
+                self.first_message = text[:_FIRST_MESSAGE_LIMIT]
 
-    def _odd_lines(self, buf: bytes) -> None:
-        # Lines written with another key order: classify them by decoding (rare; never by pi/pi-tui).
-        for line in buf.split(b"\n"):
-            if not line.strip() or line.startswith(b'{"type":"'):
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(data, dict):
-                continue
-            if data.get("type") == "message":
-                self.count += 1
-                message = data.get("message")
-                role = message.get("role") if isinstance(message, dict) else None
-                if role in ("user", "assistant"):
-                    self.last_line = line
-                if role == "user" and self.first_message is None and isinstance(message, dict):
-                    self.first_message = _text_of(message)[:_FIRST_MESSAGE_LIMIT] or None
-            elif (
-                data.get("type") == "session_info"
-                and isinstance(data.get("name"), str)
-                and data["name"].strip()
-            ):
-                self.name = data["name"].strip()
+    def _info(self, data: Any) -> None:
+        name = data.get("name") if isinstance(data, dict) else None
+        if isinstance(name, str) and name.strip():
+            self.name = name.strip()
+
+    def _odd(self, buf: bytes, start: int, end: int) -> None:
+        # A line written with another key order (never by pi or pi-tui): decode it to classify it.
+        try:
+            data = json.loads(buf[start:end])
+        except ValueError:
+            return
+        if not isinstance(data, dict):
+            return
+        if data.get("type") == "message":
+            self.count += 1
+            message = data.get("message")
+            role = message.get("role") if isinstance(message, dict) else None
+            if role in ("user", "assistant"):
+                self._last = (buf, start, end)
+            if role == "user" and self.first_message is None and isinstance(message, dict):
+                self.first_message = _text_of(message)[:_FIRST_MESSAGE_LIMIT] or None
+        elif data.get("type") == "session_info":
+            self._info(data)
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def _ms_to_dt(ms: float) -> datetime:
@@ -227,19 +225,20 @@ def read_session_info(path: Path) -> SessionInfo | None:
         if header is None:
             return None
         scan = _Scan()
-        carry = b"\n"
-        while True:
-            chunk = handle.read(_CHUNK)
-            if not chunk:
-                break
+        carry = b""  # the start of a line that continues in the next chunk
+        while chunk := handle.read(_CHUNK):
             cut = chunk.rfind(b"\n")
             if cut < 0:
                 carry += chunk
                 continue
-            scan.feed(carry + chunk[: cut + 1])
-            carry = b"\n" + chunk[cut + 1 :]
-        if len(carry) > 1:
-            scan.feed(carry)  # an unterminated last line; feed() tolerates it
+            begin = 0
+            if carry:
+                begin = chunk.find(b"\n") + 1
+                scan.feed(carry + chunk[:begin])
+            scan.feed(chunk, begin, cut + 1)
+            carry = chunk[cut + 1 :]
+        if carry:
+            scan.feed(carry)  # an unterminated last line
     mtime_dt = datetime.fromtimestamp(stat.st_mtime, UTC)
     created = parse_iso(header.timestamp) or mtime_dt
     activity = _activity_ms(scan.last_line) if scan.last_line is not None else None

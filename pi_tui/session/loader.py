@@ -14,8 +14,10 @@ Rules (see docs/session-format.md):
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,7 @@ from pi_tui.session.entries import (
 from pi_tui.session.migrate import header_version, migrate_records
 from pi_tui.session.report import KeptRawEntry, LoadReport, SkippedLine, TornTail
 
-__all__ = ["LoadedFile", "load_session_file", "parse_session_bytes"]
+__all__ = ["LoadedFile", "load_session_file", "parse_session_bytes", "parse_session_lines"]
 
 log = logging.getLogger(__name__)
 
@@ -89,34 +91,73 @@ def _salvage(raw: bytes) -> tuple[dict[str, Any], int] | None:
     return None
 
 
-def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
-    """Parse the bytes of a session file (see the module docstring for the rules)."""
+class _Collector:
+    """Turns decoded records into entries: at once for a current-version file, after migration otherwise."""
+
+    def __init__(self, report: LoadReport) -> None:
+        self.report = report
+        self.entries: list[SessionEntry] = []
+        self.deferred = False  # True when records wait for a migration (or for a missing header)
+        self.keep_texts = False
+        self.records: list[dict[str, Any]] = []
+        self.ordinals: list[int] = []
+        self.line_nos: list[int] = []
+        self.texts: list[bytes] = []
+
+    def add(self, obj: dict[str, Any], raw: bytes, line_no: int, ordinal: int) -> None:
+        if not self.deferred:
+            self._parse(obj, line_no, lambda: raw.decode("utf-8", "surrogatepass").rstrip("\r\n"))
+            return
+        self.records.append(obj)
+        self.ordinals.append(ordinal)
+        self.line_nos.append(line_no)
+        if self.keep_texts:
+            self.texts.append(raw.rstrip(b"\r\n"))
+
+    def _parse(self, obj: dict[str, Any], line_no: int, text: Any) -> None:
+        entry = parse_entry(obj, "")
+        if isinstance(entry, RawEntry):
+            entry.line = text()
+            self.report.raw.append(KeptRawEntry(line_no, entry.type, entry.problem))
+        self.entries.append(entry)
+
+    def finish(self, migrated: bool) -> None:
+        for i, (obj, line_no) in enumerate(zip(self.records, self.line_nos, strict=True)):
+            if migrated:
+                self._parse(obj, line_no, lambda o=obj: dumps_line(o))
+            else:
+                self._parse(obj, line_no, lambda i=i: self.texts[i].decode("utf-8", "surrogatepass"))
+
+
+def parse_session_lines(lines: Iterable[bytes], path: Path | None = None) -> LoadedFile:
+    """Parse a session file given as its lines (each with its newline, except maybe the last).
+
+    Memory stays proportional to the entries kept, not to the file: lines are consumed one by one.
+    """
     report = LoadReport(path=path)
-    segments = data.split(b"\n")
-    last_index = len(segments) - 1
-    terminated = data.endswith(b"\n")
+    collector = _Collector(report)
     header_data: dict[str, Any] | None = None
     seen_first = False
     ordinal = 0
-    records: list[dict[str, Any]] = []
-    ordinals: list[int] = []
-    line_nos: list[int] = []
-    texts: list[bytes] = []
+    offset = 0
+    line_no = 0
 
-    for index, raw in enumerate(segments):
+    for raw in lines:
+        line_no += 1
+        start = offset
+        offset += len(raw)
         if not raw.strip():
             continue
-        line_no = index + 1
         report.lines += 1
         is_first = not seen_first
         seen_first = True
-        unterminated = index == last_index and not terminated
+        unterminated = not raw.endswith(b"\n")
         try:
             obj = json.loads(raw)
         except ValueError:
             obj = None
             if unterminated:
-                report.torn_tail = TornTail(line_no=line_no, offset=len(data) - len(raw), length=len(raw))
+                report.torn_tail = TornTail(line_no=line_no, offset=start, length=len(raw))
                 report.skipped.append(SkippedLine(line_no, REASON_TORN))
             else:
                 found = _salvage(raw)
@@ -127,70 +168,63 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
                     raw = raw[pos:]
                     report.skipped.append(SkippedLine(line_no, REASON_GLUED))
                     report.salvaged.append(line_no)
-            if obj is None:
-                if is_first:
-                    report.header_missing = True
-                ordinal += 1
-                continue
         else:
             if unterminated:
                 report.unterminated_tail = True
-        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        if obj is not None and not (isinstance(obj, dict) and isinstance(obj.get("type"), str)):
             report.skipped.append(SkippedLine(line_no, REASON_NOT_ENTRY))
-            if is_first:
-                report.header_missing = True
-            ordinal += 1
-            continue
+            obj = None
         if is_first:
-            if parse_header(obj) is not None:
+            if obj is not None and parse_header(obj) is not None:
                 header_data = obj
+                collector.deferred = header_version(obj) < 3
                 ordinal += 1
                 continue
             report.header_missing = True
-        elif obj["type"] == "session":
+            collector.deferred = collector.keep_texts = True
+        if obj is None:
+            ordinal += 1
+            continue
+        if obj["type"] == "session":
             report.skipped.append(SkippedLine(line_no, REASON_SECOND_HEADER))
             ordinal += 1
             continue
-        records.append(obj)
-        ordinals.append(ordinal)
-        line_nos.append(line_no)
-        texts.append(raw)
+        collector.add(obj, raw, line_no, ordinal)
         ordinal += 1
 
     migrated = False
-    if header_data is not None and header_version(header_data) < 3:
-        report.migrated_from, header_data = migrate_records(header_data, records, ordinals)
+    if header_data is not None and collector.deferred:
+        report.migrated_from, header_data = migrate_records(
+            header_data, collector.records, collector.ordinals
+        )
         migrated = True
-    elif header_data is None and records and not any("id" in r for r in records):
+    elif header_data is None and collector.records and not any("id" in r for r in collector.records):
         # No header and no ids: the entries can only be v1; chain them as pi's v1 → v2 step does.
-        migrate_records({"type": "session", "id": ""}, records, ordinals)
+        migrate_records({"type": "session", "id": ""}, collector.records, collector.ordinals)
         migrated = True
+    collector.finish(migrated)
+    report.entries = len(collector.entries)
 
-    entries: list[SessionEntry] = []
-    for data_obj, line_no, text in zip(records, line_nos, texts, strict=True):
-        entry = parse_entry(data_obj, "")
-        if isinstance(entry, RawEntry):
-            entry.line = dumps_line(data_obj) if migrated else text.decode("utf-8", "surrogatepass")
-            report.raw.append(KeptRawEntry(line_no, entry.type, entry.problem))
-        entries.append(entry)
-    report.entries = len(entries)
-
-    header = parse_header(header_data) if header_data is not None else None
     return LoadedFile(
-        header=header,
-        entries=entries,
+        header=parse_header(header_data) if header_data is not None else None,
+        entries=collector.entries,
         report=report,
-        size=len(data),
+        size=offset,
         has_content=seen_first,
-        rewrite_records=records if migrated else None,
-        rewrite_texts=texts if header_data is None and not migrated else None,
+        rewrite_records=collector.records if migrated else None,
+        rewrite_texts=collector.texts if header_data is None and not migrated else None,
     )
+
+
+def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
+    """Parse the bytes of a whole session file (see the module docstring for the rules)."""
+    return parse_session_lines(io.BytesIO(data), path)
 
 
 def load_session_file(path: Path) -> LoadedFile:
     """Read and parse a session file. Raises only ``OSError`` (the file cannot be read)."""
-    data = path.read_bytes()
-    loaded = parse_session_bytes(data, path)
+    with open(path, "rb") as handle:
+        loaded = parse_session_lines(handle, path)
     if loaded.report.has_problems:
         log.warning("%s", loaded.report.summary())
     return loaded

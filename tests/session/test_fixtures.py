@@ -6,11 +6,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_tui.ai.types import AssistantMessage, CompactionSummaryMessage, ToolResultMessage
 from pi_tui.session import MessageEntry, SessionManager, build_session_context
 from pi_tui.session.context import ModelRef
 
 from .helpers import BEFORE_COMPACTION, LARGE, read_lines
+
+pytestmark = pytest.mark.skipif(not LARGE.exists(), reason="the real pi session fixtures are not available")
 
 
 def _raw(path: Path) -> list[dict[str, Any]]:

@@ -106,7 +106,7 @@ def test_listing_decodes_only_the_lines_it_shows(tmp_path: Path, monkeypatch: py
     manager = SessionManager.create(CWD, session_dir=tmp_path)
     big = "x" * 50_000
     manager.append_message(user("the first prompt"))
-    for i in range(200):
+    for i in range(60):
         manager.append_message(assistant(f"{i} {big}"))
         manager.append_message(user(f"next {i}"))
     manager.append_session_info("named")
@@ -123,7 +123,7 @@ def test_listing_decodes_only_the_lines_it_shows(tmp_path: Path, monkeypatch: py
 
     monkeypatch.setattr(listing, "json", CountingJson)
     row = list_sessions(CWD, session_dir=tmp_path)[0]
-    assert (row.message_count, row.first_message, row.name) == (401, "the first prompt", "named")
+    assert (row.message_count, row.first_message, row.name) == (121, "the first prompt", "named")
     # the header, the first user message, the session_info line and the last user message
     assert len(decoded) == 4
     assert max(decoded) < 1000  # no 50 KB assistant body was decoded
@@ -136,13 +136,9 @@ def test_list_all_sessions_covers_every_project() -> None:
     assert [r.id for r in list_sessions("/proj/a")] == [a.id]
 
 
-def _write_fake_session(directory: Path, index: int, messages: int) -> None:
-    sid = f"{index:08d}-0000-4000-8000-000000000000"
-    lines = [
-        json.dumps(
-            {"type": "session", "version": 3, "id": sid, "timestamp": "2025-01-01T00:00:00.000Z", "cwd": CWD}
-        )
-    ]
+def _fake_body(messages: int) -> str:
+    """Entry lines shared by every fake session (listing does not care that ids repeat across files)."""
+    lines = []
     parent = None
     for j in range(messages):
         role = "user" if j % 2 == 0 else "assistant"
@@ -154,25 +150,43 @@ def _write_fake_session(directory: Path, index: int, messages: int) -> None:
             "message": {
                 "role": role,
                 "content": [{"type": "text", "text": f"message {j} " + "y" * 400}],
-                "timestamp": 1_735_689_600_000 + index * 1000 + j,
+                "timestamp": 1_735_689_600_000 + j,
             },
         }
         lines.append(json.dumps(entry, separators=(",", ":")))
         parent = entry["id"]
+    return "\n".join(lines) + "\n"
+
+
+def _write_fake_session(directory: Path, index: int, body: str) -> None:
+    sid = f"{index:08d}-0000-4000-8000-000000000000"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": sid,
+        "timestamp": f"2025-01-01T00:{index // 60 % 60:02d}:{index % 60:02d}.000Z",
+        "cwd": CWD,
+    }
     (directory / f"2025-01-01T00-00-00-000Z_{sid}.jsonl").write_text(
-        "\n".join(lines) + "\n", encoding="utf-8"
+        json.dumps(header) + "\n" + body, encoding="utf-8"
     )
 
 
 def test_listing_1000_sessions_is_fast(tmp_path: Path) -> None:
-    for i in range(1000):
-        _write_fake_session(tmp_path, i, 20)
+    body = _fake_body(20)
+    for i in range(10):
+        _write_fake_session(tmp_path, i, body)
+    # Creating 1000 files costs more than listing them on some disks: the rest are hard links.
+    originals = sorted(tmp_path.iterdir())
+    for i in range(10, 1000):
+        os.link(originals[i % 10], tmp_path / f"2025-01-01T00-00-00-000Z_{i:08d}-link.jsonl")
     start = time.perf_counter()
     rows = list_sessions(CWD, session_dir=tmp_path)
     elapsed = time.perf_counter() - start
     assert len(rows) == 1000
-    assert rows[0].id.startswith("00000999") and rows[0].message_count == 20
-    # about 0.1 s here; the bound only catches a listing that parses whole files
+    assert {r.message_count for r in rows} == {20}
+    assert {r.first_message[:9] for r in rows} == {"message 0"}
+    # about 0.2 s here; the bound only catches a listing that parses whole files
     assert elapsed < 3.0
 
 
