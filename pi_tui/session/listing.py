@@ -349,11 +349,13 @@ def find_session(arg: str, cwd: str | Path, session_dir: Path | None = None) -> 
         candidate = Path(cwd) / candidate
     if candidate.is_file():
         return candidate
-    looks_like_path = os.sep in text or "/" in text or text.endswith(SESSION_SUFFIX)
-    if looks_like_path or not text:
+    local = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+    has_dir = os.sep in text or "/" in text
+    if text.endswith(SESSION_SUFFIX) and not has_dir and (local / text).is_file():
+        return local / text  # a bare file name from this project's session folder
+    if has_dir or text.endswith(SESSION_SUFFIX) or not text:
         raise SessionNotFoundError(f"No session file at {candidate}")
     prefix = text.lower()
-    local = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
     hit = _pick(prefix, _matches_in(local, prefix))
     if hit is not None:
         return hit

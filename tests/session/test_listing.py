@@ -64,7 +64,7 @@ def test_listing_reports_header_name_first_message_counts_and_modified() -> None
 
 def test_listing_a_session_without_messages(tmp_path: Path) -> None:
     manager = SessionManager.open(tmp_path / "s.jsonl", cwd=CWD)
-    manager.append_custom("x")  # not an assistant message: still buffered, so write the file ourselves
+    manager.append_custom("x")  # buffered until the assistant message below
     manager.append_message(assistant("only assistant"))
     manager.close()
     row = list_sessions(CWD, session_dir=tmp_path)[0]
@@ -218,6 +218,7 @@ def test_find_session_by_path_and_by_id_prefix() -> None:
     assert here.path is not None and there.path is not None
     assert find_session(str(here.path), CWD) == here.path
     assert find_session("abc1", CWD) == here.path
+    assert find_session(here.path.name, CWD) == here.path  # a bare file name from this project
     assert find_session("ABD9", CWD) == there.path  # found in another project
     with pytest.raises(AmbiguousSessionError, match="Session id 'ab' matches 2 sessions"):
         _make(session_id="ab000000-0000-4000-8000-000000000003")
