@@ -3,7 +3,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from pi_tui.ai.providers import openai_completions, openai_responses
+from pi_tui.ai.providers._common import IncompleteStreamError, MessageBuilder
 from pi_tui.ai.providers.openai_completions import normalize_usage
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import (
@@ -185,3 +188,47 @@ def test_responses_replays_reasoning_items_with_their_item_ids() -> None:
     assert body["input"][3]["id"] == "fc_7" and body["input"][3]["call_id"] == "call_7"
     assert body["input"][4]["call_id"] == "call_7"
     assert "reasoning" not in body
+
+
+def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "delta": delta or {}, "finish_reason": finish, **extra}
+    return {"choices": [choice], "usage": None}
+
+
+def _read(chunks: list[dict[str, Any]]) -> tuple[AssistantMessage, str]:
+    out = MessageBuilder(CHAT)
+    reader = openai_completions._Reader(out)
+    for chunk in chunks:
+        reader.handle(chunk)
+    stop, _ = reader.result()
+    return out.message, stop
+
+
+def test_chat_reader_follows_servers_that_omit_tool_call_indices() -> None:
+    message, stop = _read(
+        [
+            _chunk(
+                {"tool_calls": [{"id": "call_a", "function": {"name": "read", "arguments": '{"path": '}}]}
+            ),
+            _chunk({"tool_calls": [{"function": {"arguments": '"a.txt"}'}}]}),
+            _chunk({"tool_calls": [{"id": "call_b", "function": {"name": "ls", "arguments": "{}"}}]}),
+            _chunk(finish="tool_calls"),
+        ]
+    )
+    assert stop == "toolUse"
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls()] == [
+        ("call_a", "read", {"path": "a.txt"}),
+        ("call_b", "ls", {}),
+    ]
+
+
+def test_chat_reader_takes_usage_from_the_choice_when_the_chunk_has_none() -> None:
+    usage = {"prompt_tokens": 100, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 64}}
+    message, stop = _read([_chunk({"content": "hi"}), _chunk(finish="stop", usage=usage)])
+    assert stop == "stop"
+    assert (message.usage.input, message.usage.cache_read, message.usage.output) == (36, 64, 5)
+
+
+def test_chat_reader_without_a_finish_reason_is_incomplete() -> None:
+    with pytest.raises(IncompleteStreamError):
+        _read([_chunk({"content": "cut"})])

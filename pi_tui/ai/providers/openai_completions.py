@@ -302,7 +302,7 @@ class _Reader:
     def __init__(self, out: MessageBuilder) -> None:
         self.out = out
         self.current: tuple[str, int] | None = None  # the open text/thinking block
-        self.tools: dict[int, int] = {}  # OpenAI tool-call index -> our content index
+        self.tools: dict[int | str, int] = {}  # OpenAI tool-call index -> our content index
         self.open_tools: list[int] = []
         self.finish_reason: str | None = None
 
@@ -360,8 +360,15 @@ class _Reader:
 
     def _tool_delta(self, call: Any, events: list[StreamEvent]) -> None:
         position = _get(call, "index")
-        position = len(self.tools) if position is None else position
         function = _get(call, "function")
+        if position is None:
+            # Servers that omit the index: a new id opens a call, a fragment without one continues the last.
+            call_id = _get(call, "id")
+            if call_id is not None:
+                opened = (p for p, i in self.tools.items() if self.out.tool_call(i).id == call_id)
+                position = next(opened, f"id:{call_id}")
+            else:
+                position = next(reversed(self.tools), "id:")
         if position not in self.tools:
             self._end_current(events)
             call_id = _get(call, "id") or f"call_{len(self.tools)}"
