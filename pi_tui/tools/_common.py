@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from pi_tui.agent.tool import ToolError
@@ -13,6 +14,7 @@ from pi_tui.ai.stream import AbortSignal
 __all__ = [
     "ABORTED_MESSAGE",
     "raise_if_aborted",
+    "abort_future",
     "run_blocking",
     "finish_in_thread",
     "str_arg",
@@ -33,6 +35,32 @@ def raise_if_aborted(signal: AbortSignal | None) -> None:
         raise ToolError(ABORTED_MESSAGE)
 
 
+@contextlib.contextmanager
+def abort_future(signal: AbortSignal | None) -> Iterator[asyncio.Future[None]]:
+    """A future that resolves when ``signal`` fires (never, without a signal).
+
+    Uses a listener that is removed on exit, so waiting on many tool calls leaves nothing
+    registered on a long-lived signal.
+    """
+    loop = asyncio.get_running_loop()
+    fired: asyncio.Future[None] = loop.create_future()
+
+    def resolve() -> None:
+        if not fired.done():
+            fired.set_result(None)
+
+    def on_abort() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            loop.call_soon_threadsafe(resolve)
+
+    remove = signal.add_listener(on_abort) if signal is not None else (lambda: None)
+    try:
+        yield fired
+    finally:
+        remove()
+        fired.cancel()
+
+
 async def run_blocking(fn: Callable[[], T], signal: AbortSignal | None) -> T:
     """Run blocking ``fn`` in a worker thread; give up with "Operation aborted" when ``signal`` fires.
 
@@ -42,11 +70,8 @@ async def run_blocking(fn: Callable[[], T], signal: AbortSignal | None) -> T:
     work = asyncio.ensure_future(asyncio.to_thread(fn))
     if signal is None:
         return await work
-    stop = asyncio.ensure_future(signal.wait())
-    try:
+    with abort_future(signal) as stop:
         await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
     if work.done():
         return work.result()
     # Let the thread finish in the background; swallow whatever it ends with.

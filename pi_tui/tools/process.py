@@ -21,6 +21,8 @@ from pathlib import Path
 
 from pi_tui.ai.stream import AbortSignal
 
+from ._common import abort_future
+
 __all__ = [
     "RunOutcome",
     "ShellNotFoundError",
@@ -142,37 +144,50 @@ class _PipeReader(asyncio.Protocol):
             self._closed.set_result(None)
 
 
-def _exit_future(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> asyncio.Future[int]:
-    """A future resolved with the exit status, without holding a thread-pool worker."""
-    future: asyncio.Future[int] = loop.create_future()
+class _ExitWatcher:
+    """Resolves ``future`` with the exit status, without holding a thread-pool worker.
 
-    def resolve(code: int) -> None:
-        if not future.done():
-            future.set_result(code)
+    Uses a pidfd on Linux (readable once the process exits); elsewhere a dedicated daemon thread waits.
+    """
 
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is not None:
-        try:
-            pidfd = pidfd_open(proc.pid)
-        except OSError:
-            pidfd = -1
-        if pidfd >= 0:
+    def __init__(self, proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+        self._proc = proc
+        self._loop = loop
+        self._pidfd = -1
+        self.future: asyncio.Future[int] = loop.create_future()
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is not None:
+            with contextlib.suppress(OSError):
+                self._pidfd = pidfd_open(proc.pid)
+        if self._pidfd >= 0:
+            loop.add_reader(self._pidfd, self._on_pidfd)
+        else:
+            threading.Thread(target=self._wait_in_thread, name=f"pi-wait-{proc.pid}", daemon=True).start()
 
-            def on_exit() -> None:
-                loop.remove_reader(pidfd)
-                os.close(pidfd)
-                resolve(proc.wait())
+    def _resolve(self, code: int) -> None:
+        if not self.future.done():
+            self.future.set_result(code)
 
-            loop.add_reader(pidfd, on_exit)
-            return future
+    def _on_pidfd(self) -> None:
+        self._close_pidfd()
+        self._resolve(self._proc.wait())
 
-    def wait_in_thread() -> None:
-        code = proc.wait()
+    def _wait_in_thread(self) -> None:
+        code = self._proc.wait()
         with contextlib.suppress(RuntimeError):  # loop closed: nobody is waiting any more
-            loop.call_soon_threadsafe(resolve, code)
+            self._loop.call_soon_threadsafe(self._resolve, code)
 
-    threading.Thread(target=wait_in_thread, name=f"pi-wait-{proc.pid}", daemon=True).start()
-    return future
+    def _close_pidfd(self) -> None:
+        if self._pidfd >= 0:
+            self._loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = -1
+
+    def abandon(self) -> None:
+        """Stop watching; a daemon thread reaps the process whenever it finally exits."""
+        self._close_pidfd()
+        if self._proc.poll() is None:
+            threading.Thread(target=self._proc.wait, name=f"pi-reap-{self._proc.pid}", daemon=True).start()
 
 
 async def run_streaming(
@@ -203,14 +218,12 @@ async def run_streaming(
     assert proc.stdout is not None
     closed: asyncio.Future[None] = loop.create_future()
     transport, _ = await loop.connect_read_pipe(lambda: _PipeReader(on_data, closed), proc.stdout)
-    exited = _exit_future(proc, loop)
-    stop = asyncio.ensure_future(signal.wait()) if signal is not None else None
+    watcher = _ExitWatcher(proc, loop)
+    exited = watcher.future
     outcome = RunOutcome(exit_code=None)
     try:
-        waiting: set[asyncio.Future[object]] = {exited}  # type: ignore[arg-type]
-        if stop is not None:
-            waiting.add(stop)  # type: ignore[arg-type]
-        await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        with abort_future(signal) as stop:
+            await asyncio.wait({exited, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if not exited.done():
             outcome.aborted = signal is not None and signal.aborted
             outcome.timed_out = not outcome.aborted
@@ -225,8 +238,10 @@ async def run_streaming(
         await asyncio.wait({closed}, timeout=DRAIN_GRACE_SECONDS)
         return outcome
     finally:
-        if stop is not None:
-            stop.cancel()
-        if proc.poll() is None:
+        if not exited.done():  # cancelled (or failed) while the command was still running
             kill_process_tree(proc.pid)
+            # A SIGKILLed process exits at once; reap it so no zombie or warning is left behind.
+            await asyncio.wait({exited}, timeout=1.0)
+            if not exited.done():
+                watcher.abandon()
         transport.close()
