@@ -72,14 +72,15 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         "model": model.id,
         "messages": convert_messages(messages, model, boundary, control),
     }
-    markers = 1 if control else 0
     if request.system_prompt.strip():
         system_block: dict[str, Any] = {"type": "text", "text": request.system_prompt}
         if control:
             system_block["cache_control"] = dict(control)
-            markers += 1
         body["system"] = [system_block]
-    if markers > _MAX_MARKERS:  # unreachable with one system block; kept as a guard for future blocks
+    markers = sum("cache_control" in b for b in body.get("system", [])) + sum(
+        "cache_control" in b for m in body["messages"] for b in m["content"]
+    )
+    if markers > _MAX_MARKERS:  # one system block + one message block today; a guard for future layouts
         raise ValueError(f"too many cache_control markers: {markers} > {_MAX_MARKERS}")
     if request.tools:
         # No marker on tools: the system-prompt breakpoint already covers them (tools come first).
