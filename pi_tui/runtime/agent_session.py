@@ -29,12 +29,22 @@ from pi_tui.ai.stream import (
     StreamFn,
     StreamOptions,
 )
-from pi_tui.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevel, UserMessage
+from pi_tui.ai.thinking import clamp_thinking_level
+from pi_tui.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingLevel,
+    UserMessage,
+    message_text,
+)
 from pi_tui.context.engine import ContextEngine
 from pi_tui.context.envelope import ContextEnvelope, EnvelopeMeta, SystemPart
 from pi_tui.context.hooks import ContextHandler
 from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
 from pi_tui.context.render import render_context
+from pi_tui.session.errors import EntryNotFoundError, SessionError
 
 __all__ = ["AgentSession", "RuntimeEvent", "SessionStats"]
 
@@ -149,7 +159,7 @@ class AgentSession:
         self.engine = ContextEngine(
             base_envelope=self._base_envelope,
             active_path=lambda: self.session.get_branch(),
-            handlers=self._context_handlers,
+            handlers=lambda: self._context_handlers(),
             persist_transform=self._persist_transform,
             available_tools=lambda: list(self.tools),
             place_panels=self.panels.place,
@@ -176,7 +186,11 @@ class AgentSession:
 
     async def _on_agent_event(self, event: Any) -> None:
         if isinstance(event, MessageEnd):
-            self.session.append_message(event.message)
+            try:
+                self.session.append_message(event.message)
+            except SessionError as exc:
+                # The conversation goes on in memory; the user must hear that it is not being saved.
+                await self.emit(RuntimeEvent("error", {"message": f"Session not saved: {exc}"}))
         elif isinstance(event, TurnEnd):
             try:
                 await self.engine.turn_end()
@@ -310,6 +324,10 @@ class AgentSession:
             execute=execute,
         )
 
+    def set_context_handlers(self, handlers: Callable[[], Sequence[ContextHandler]]) -> None:
+        """Where `context` handlers come from (the extension layer provides them in load order)."""
+        self._context_handlers = handlers
+
     def set_active_tools(self, names: Sequence[str]) -> None:
         self.active_tools = [n for n in names if n in self.tools]
         self._system_parts_cache = None
@@ -417,6 +435,130 @@ class AgentSession:
         return render_context(
             env, request, ledger=self.engine.ledger, panels=self.panels, model=self.agent.model
         )
+
+    # --- the session tree -------------------------------------------------------------------------
+
+    def _require_idle(self, action: str) -> None:
+        if self.agent.is_streaming:
+            raise RuntimeError(f"Cannot {action} while the agent is working; wait for it or abort first")
+
+    def _rebuild_messages(self) -> None:
+        self.agent.messages = list(self.session.build_context().messages)
+
+    async def navigate(self, entry_id: str | None, *, summary: str | None = None) -> str | None:
+        """Move the active leaf to ``entry_id`` (pi's ``/tree`` selection) and rebuild the agent's messages.
+
+        Selecting a user message (or a custom message) moves the leaf to its parent, so the next prompt
+        replaces it, and returns its text for the editor; any other entry becomes the leaf itself. None
+        moves before the first entry (an empty context). With ``summary``, a branch summary of the path
+        being left is appended at the new position. Nothing is written unless a summary is given.
+
+        Returns:
+            The text to put in the editor, or None.
+
+        Raises:
+            EntryNotFoundError: ``entry_id`` is not in this session.
+            RuntimeError: the agent is running.
+        """
+        self._require_idle("move in the session tree")
+        editor_text: str | None = None
+        target = entry_id
+        if entry_id is not None:
+            entry = self.session.get_entry(entry_id)
+            if entry is None:
+                raise EntryNotFoundError(entry_id)
+            if entry_id == self.session.get_leaf_id() and summary is None:
+                return None
+            message = getattr(entry, "message", None)
+            if isinstance(message, UserMessage) or getattr(entry, "type", None) == "custom_message":
+                target = entry.parent_id
+                editor_text = message_text(message if message is not None else entry)
+        if summary is not None:
+            self.session.branch_with_summary(target, summary)
+        elif target is None:
+            self.session.reset_leaf()
+        else:
+            self.session.branch(target)
+        self._rebuild_messages()
+        await self.emit(RuntimeEvent("session_tree", {"leafId": self.session.get_leaf_id()}))
+        return editor_text
+
+    def label(self, entry_id: str, label: str | None) -> None:
+        """Label an entry (shown in the tree, never sent to the model); empty or None clears the label."""
+        self.session.append_label(entry_id, label)
+
+    def set_session_name(self, name: str) -> None:
+        """Name the session (shown by the resume list instead of the first message)."""
+        self.session.append_session_info(name)
+
+    async def switch_session(self, manager: Any) -> None:
+        """Rebind the runtime to another `SessionManager` (resume, fork, new).
+
+        Aborts a running turn, clears the queues, closes the current session, restores the new one's
+        model (when it is known and has a key) and thinking level, and rebuilds the agent's messages from
+        its active path.
+        """
+        if self.agent.is_streaming:
+            self.agent.abort()
+            await self.agent.wait_for_idle()
+        self.agent.clear_queues()
+        old = self.session
+        if manager is old:
+            return
+        restored = manager.build_context()
+        model = self.agent.model
+        if restored.model is not None and self.registry is not None:
+            found = self.registry.find(restored.model.provider, restored.model.model_id)
+            usable = found is not None and (
+                self._base_stream_fn is not None
+                or not self.registry.requires_api_key(found)
+                or self.registry.get_api_key(found)
+            )
+            if usable:
+                model = found
+        thinking = restored.thinking_level if restored.messages else self.agent.thinking
+        thinking = clamp_thinking_level(model, thinking)  # type: ignore[arg-type]
+        old.close()
+        self.session = manager
+        self.agent.model = model
+        self.agent.thinking = thinking
+        self.engine.last = None
+        self._rebuild_messages()
+        self._record_model_if_changed(restored, model, thinking)
+        await self.emit(
+            RuntimeEvent("session_switch", {"sessionId": manager.id, "path": str(manager.path or "")})
+        )
+
+    async def new_session(self) -> None:
+        """Start a fresh session in the same place (``/new``); nothing is written before an answer."""
+        from pi_tui.session import SessionManager
+
+        if self.session.path is None:
+            fresh = SessionManager.in_memory(self.cwd)
+        else:
+            fresh = SessionManager.create(self.cwd, session_dir=self.session.session_dir)
+        await self.switch_session(fresh)
+
+    async def fork(self, entry_id: str) -> str | None:
+        """Continue in a new session holding the path up to ``entry_id`` (pi's ``/fork``).
+
+        The new file's header names this session as its parent; this file is not changed. Forking at a
+        user message leaves that message out and returns its text for the editor, as pi does.
+
+        Raises:
+            EntryNotFoundError: ``entry_id`` is not in this session.
+        """
+        entry = self.session.get_entry(entry_id)
+        if entry is None:
+            raise EntryNotFoundError(entry_id)
+        message = getattr(entry, "message", None)
+        leaf: str | None = entry_id
+        editor_text: str | None = None
+        if isinstance(message, UserMessage):
+            leaf = entry.parent_id
+            editor_text = message_text(message)
+        await self.switch_session(self.session.create_branched_session(leaf))
+        return editor_text
 
     # --- statistics ---------------------------------------------------------------------------------
 
