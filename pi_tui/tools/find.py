@@ -12,7 +12,7 @@ from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
-from ._common import opt_int_arg, opt_str_arg, run_blocking, str_arg
+from ._common import ABORTED_MESSAGE, opt_int_arg, opt_str_arg, run_blocking, str_arg
 from .globs import glob_to_regex
 from .paths import resolve_to_cwd
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
@@ -104,7 +104,7 @@ def _find(search_path: Path, matcher: FindMatcher, limit: int, stopped: Callable
             if len(found) >= limit:
                 break
     if stopped():
-        raise ToolError("Operation aborted")
+        raise ToolError(ABORTED_MESSAGE)
     if not found:
         return ToolResult(content=[TextContent(text="No files found matching pattern")])
 

@@ -13,7 +13,7 @@ from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
-from ._common import opt_bool_arg, opt_int_arg, opt_str_arg, run_blocking, str_arg
+from ._common import ABORTED_MESSAGE, opt_bool_arg, opt_int_arg, opt_str_arg, run_blocking, str_arg
 from .globs import glob_to_regex
 from .paths import resolve_to_cwd
 from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, format_size, truncate_head, truncate_line
@@ -142,7 +142,7 @@ def _grep(search_path: Path, glob: str | None, search: _Search, stopped: Callabl
     else:
         _search_file(search_path, search_path.name, search)
     if stopped():
-        raise ToolError("Operation aborted")
+        raise ToolError(ABORTED_MESSAGE)
     return _result(search)
 
 

@@ -11,7 +11,7 @@ from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
-from ._common import opt_int_arg, opt_str_arg, run_blocking
+from ._common import ABORTED_MESSAGE, opt_int_arg, opt_str_arg, run_blocking
 from .paths import resolve_to_cwd
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
@@ -74,7 +74,7 @@ def _ls(directory: Path, limit: int, stopped: Callable[[], bool]) -> ToolResult:
     limit_reached = False
     for name in names:
         if stopped():
-            raise ToolError("Operation aborted")
+            raise ToolError(ABORTED_MESSAGE)
         if len(results) >= limit:
             limit_reached = True
             break
