@@ -10,7 +10,7 @@ import pytest
 from pi_tui.testing import FakeLLM
 from pi_tui.testing.pytest_plugin import fake_llm  # noqa: F401  (the fixture under test)
 
-from ._helpers import anthropic_for, openai_for
+from ._helpers import anthropic_for, http_client, openai_for
 
 
 @pytest.fixture
@@ -30,6 +30,6 @@ def gpt(fake_llm: FakeLLM) -> Iterator[openai.OpenAI]:  # noqa: F811
 @pytest.fixture
 def raw(fake_llm: FakeLLM) -> Iterator[httpx2.Client]:  # noqa: F811
     assert fake_llm.server is not None
-    client = httpx2.Client(base_url=fake_llm.server.url, timeout=10)
+    client = http_client(base_url=fake_llm.server.url, timeout=10)
     yield client
     client.close()

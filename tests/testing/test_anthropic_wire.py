@@ -8,7 +8,7 @@ import pytest
 
 from pi_tui.testing import FakeLLM, Reply, count_tokens, fake_signature, text, thinking, tool_call
 
-from ._helpers import ANTHROPIC_MODEL, API_KEY, anthropic_for, user
+from ._helpers import ANTHROPIC_MODEL, API_KEY, anthropic_for, http_client, user
 
 
 def _stream(client: anthropic.Anthropic, **kwargs: object) -> tuple[list[object], anthropic.types.Message]:
@@ -189,7 +189,7 @@ def test_configured_key_is_accepted_from_either_header_and_recorded_redacted(hea
     fake = FakeLLM(api_key="right-key")
     fake.script([Reply("ok")])
     value = "right-key" if header == "x-api-key" else "Bearer right-key"
-    with fake.serve() as server, httpx2.Client(base_url=server.url) as client:
+    with fake.serve() as server, http_client(base_url=server.url) as client:
         body = {"model": ANTHROPIC_MODEL, "max_tokens": 10, "messages": [user("hi")]}
         response = client.post(
             "/v1/messages", json=body, headers={header: value, "anthropic-version": "2099-01-01"}
