@@ -91,8 +91,14 @@ class AbortSignal:
             return
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-        self._waiters.append((loop, fut))
-        await fut
+        waiter = (loop, fut)
+        self._waiters.append(waiter)
+        try:
+            await fut
+        finally:
+            # A cancelled wait must not leave its future behind on a long-lived signal.
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
 
     def raise_if_aborted(self) -> None:
         if self._aborted:

@@ -49,9 +49,10 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[Any, list[str]]:
         if args.session:
             target = args.session
             if "/" in target or "\\" in target or target.endswith(".jsonl"):
-                return SessionManager.open(
-                    Path(target).expanduser(), cwd=cwd, session_dir=session_dir
-                ), notices
+                path = (cwd / Path(target).expanduser()).absolute()
+                if not path.exists():
+                    _check_creatable(path)
+                return SessionManager.open(path, cwd=cwd, session_dir=session_dir), notices
             return SessionManager.open(find_session(target, cwd, session_dir), cwd=cwd), notices
         if args.continue_session:
             return SessionManager.continue_recent(cwd, session_dir=session_dir), notices
@@ -60,6 +61,35 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[Any, list[str]]:
         raise StartupError(str(exc), 1) from exc
     except SessionError as exc:
         raise StartupError(str(exc), 1) from exc
+    except OSError as exc:
+        where = exc.filename or args.session or args.fork or ""
+        raise StartupError(f"Cannot open session {where}: {exc.strerror or exc}", 1) from exc
+
+
+def _check_creatable(path: Path) -> None:
+    """Fail now, not after the first answer, when a new session file could never be written there."""
+    from pi_tui.session.errors import SessionError
+
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
+        raise SessionError(f"Cannot create session file {path}: {ancestor} is not a writable directory")
+
+
+def _preload_sdk_in_background(api: str) -> None:
+    """Start importing the provider SDK (≈1 s for anthropic) while resources and tools load."""
+    import threading
+
+    from pi_tui.ai.registry import preload_sdk
+
+    def load() -> None:
+        try:
+            preload_sdk(api)
+        except Exception:  # the request itself will report a broken SDK properly
+            pass
+
+    threading.Thread(target=load, name="sdk-preload", daemon=True).start()
 
 
 def create_session(
@@ -115,6 +145,8 @@ def create_session(
             registry.set_runtime_api_key(model.provider, args.api_key)
         if stream_fn is None and registry.requires_api_key(model) and not registry.get_api_key(model):
             raise StartupError(missing_key_message(model.provider, agent_dir), 2)
+        if stream_fn is None:
+            _preload_sdk_in_background(model.api)
 
         if resolved.thinking_level is not None:
             thinking = resolved.thinking_level
