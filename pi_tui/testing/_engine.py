@@ -326,6 +326,7 @@ class Engine:
             plan.first_byte_delay = reply.first_byte_delay
         plan.frame_delay = reply.frame_delay
         neutral = {k: usage[k] for k in ("input", "output", "cache_read", "cache_write")}
+        rendered_frames = len(plan.frames or [])
         if fault is not None:
             _apply_stream_fault(plan, api, fault)
             stop_sent = None
@@ -337,7 +338,7 @@ class Engine:
             fault=fault.kind if fault else None,
             stop_reason=stop_sent,
             usage=neutral,
-            frames_planned=len(plan.frames or []),
+            frames_planned=rendered_frames,
             tool_call_ids=list(ctx.tool_ids),
         )
         record.response = summary
@@ -399,7 +400,8 @@ def _apply_stream_fault(plan: Plan, api: str, fault: Fault) -> None:
             plan.body = None
             plan.stall_seconds = fault.stall_seconds
         return
-    kept = plan.frames[: fault.after_frames]
+    # Never keep the final frame, so the fault always bites however large after_frames is.
+    kept = plan.frames[: min(fault.after_frames, len(plan.frames) - 1)]
     if fault.kind == "stream_error":
         kept.append(stream_error_frame(api, fault, len(kept)))
     elif fault.kind == "truncate":

@@ -12,7 +12,7 @@ from ._http import FakeServer
 from ._limits import ModelLimits
 from ._plan import Plan, json_plan
 from ._records import CacheStats, RecordedRequest, Violation
-from ._script import Turn, turns_from_json
+from ._script import Fault, Reply, Turn, turns_from_json
 from ._tokens import count_tokens as _count_tokens
 
 __all__ = ["FakeLLM"]
@@ -64,10 +64,18 @@ class FakeLLM:
     # -- script ----------------------------------------------------------------------------------
 
     def script(
-        self, turns: Iterable[Turn | Callable[[RecordedRequest], Any]], *, replace: bool = False
+        self,
+        turns: Iterable[Turn | Callable[[RecordedRequest], Any]] | Turn | Callable[[RecordedRequest], Any],
+        *,
+        replace: bool = False,
     ) -> FakeLLM:
-        """Append turns (``replace=True``: drop the unused ones first). Returns ``self``."""
-        new = list(turns)
+        """Append turns (one turn or an iterable of them; ``replace=True`` drops the unused ones first).
+
+        A turn is a `Reply`, a `Fault`, or a callable ``(RecordedRequest) -> Reply | Fault | str | parts``
+        that is called when its request arrives. Returns ``self``.
+        """
+        single = isinstance(turns, Reply | Fault) or callable(turns)
+        new = [turns] if single else list(turns)  # type: ignore[arg-type]
         with self.engine.lock:
             if replace:
                 del self.engine.turns[self.engine.cursor :]

@@ -73,7 +73,7 @@ class ResponseSummary:
         fault: the fault kind, for ``kind == "fault"``.
         stop_reason: the API's own stop reason / finish reason / status that was sent.
         usage: the reported usage in neutral keys ``input``, ``output``, ``cache_read``, ``cache_write``.
-        frames_planned: SSE frames the plan had (0 for JSON answers).
+        frames_planned: SSE frames the full reply renders to (0 for JSON answers), before any fault cut.
         frames_sent: SSE frames actually written.
         aborted_at_frame: the frame at which the client went away, if it did.
         message: error text, for error answers.
@@ -157,7 +157,8 @@ class RecordedRequest:
     def tool_names(self) -> list[str]:
         """Names of the tools offered."""
         names: list[str] = []
-        for tool in (self.body or {}).get("tools") or []:
+        tools = self.body.get("tools") if isinstance(self.body, dict) else None
+        for tool in tools if isinstance(tools, list) else []:
             if isinstance(tool, dict):
                 function = tool.get("function")
                 name = function.get("name") if isinstance(function, dict) else tool.get("name")

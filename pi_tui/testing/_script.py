@@ -230,7 +230,8 @@ class Fault:
     ``api_error`` (500), ``auth`` (401), ``request_too_large`` (413), ``context_overflow`` (400 with
     the real "prompt is too long" / ``context_length_exceeded`` text computed from the fake token count).
 
-    Stream faults stream ``reply`` (default: a short text) and break it after ``after_frames`` SSE frames:
+    Stream faults stream ``reply`` (default: a short text) and break it after ``after_frames`` SSE frames
+    (at most all but the last frame, so the break always happens):
     ``stream_error`` (an SSE ``error`` event), ``truncate`` (the body ends cleanly with no
     ``message_stop`` / ``finish_reason`` / ``[DONE]``), ``drop`` (the socket is closed mid-body),
     ``stall`` (nothing more is sent for ``stall_seconds`` or until the server closes).
