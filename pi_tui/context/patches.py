@@ -45,8 +45,10 @@ _OP_SCOPES: dict[str, frozenset[str]] = {
     "messages_uncached_append": frozenset({"uncached"}),
     "options_set": frozenset({"cached", "uncached"}),
     "compaction_apply": frozenset({"cached"}),
+    "history_detach": frozenset({"cached"}),
 }
 OP_NAMES = tuple(_OP_SCOPES)
+_BUILTIN_OPS = frozenset({"compaction_apply", "history_detach"})
 
 _REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "system_part_set": ("partName", "text"),
@@ -58,6 +60,7 @@ _REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "messages_uncached_append": ("messages",),
     "options_set": ("options",),
     "compaction_apply": ("summary",),
+    "history_detach": ("lastEntryId",),
 }
 
 
@@ -197,6 +200,10 @@ def apply_op(env: ContextEnvelope, op: dict[str, Any], *, timestamp: int = 0) ->
         return replace(env, options={k: v for k, v in merged.items() if v is not None})
     if name == "compaction_apply":
         return _apply_compaction(env, op, timestamp)
+    if name == "history_detach":
+        from .history import apply_history_detach
+
+        return apply_history_detach(env, op)
     raise PatchError(f"unknown op {name!r}", op=name)
 
 

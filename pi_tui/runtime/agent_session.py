@@ -193,10 +193,28 @@ class AgentSession:
                 await self.emit(RuntimeEvent("error", {"message": f"Session not saved: {exc}"}))
         elif isinstance(event, TurnEnd):
             try:
-                await self.engine.turn_end()
+                env = await self.engine.turn_end()
+                self._maybe_detach_history(env)
             except Exception as exc:
                 await self.emit(RuntimeEvent("error", {"message": f"context(turn_end) failed: {exc}"}))
         await self.emit(event)
+
+    def _maybe_detach_history(self, env: ContextEnvelope) -> None:
+        """Seed 004's frozen history panels (opt-in: settings ``context.detachHistory``)."""
+        context_settings = self.settings.get("context", {}) if self.settings is not None else {}
+        if not isinstance(context_settings, dict) or not context_settings.get("detachHistory"):
+            return
+        from pi_tui.context.history import find_detach_point
+
+        last = find_detach_point(env)
+        if last is not None:
+            op = {
+                "op": "history_detach",
+                "scope": "cached",
+                "lastEntryId": last,
+                "invalidateCacheReason": "detach old conversation into a frozen history panel",
+            }
+            self.session.append_context_transform("history", [op], {"title": "Frozen history panel"})
 
     def _report_error(self, where: str, exc: BaseException) -> None:
         log.warning("%s: %s", where, exc)
