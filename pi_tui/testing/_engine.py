@@ -166,10 +166,8 @@ class Engine:
         if isinstance(turn, Plan):
             return turn
         window = limits.context_window or 0
-        if isinstance(turn, Fault) and turn.is_http:
-            plan = http_fault_plan(api, turn, seq, prompt_tokens=record.prompt_tokens, window=window)
-            return self._answer(record, plan, "fault", fault=turn.kind, message=_message_of(plan))
-        if isinstance(turn, Fault) and not record.stream and turn.kind == "stream_error":
+        # A mid-stream error on a non-streaming request has nowhere to go but the status line.
+        if isinstance(turn, Fault) and (turn.is_http or (turn.kind == "stream_error" and not record.stream)):
             plan = http_fault_plan(api, turn, seq, prompt_tokens=record.prompt_tokens, window=window)
             return self._answer(record, plan, "fault", fault=turn.kind, message=_message_of(plan))
         reply = turn.streamed_reply() if isinstance(turn, Fault) else turn
