@@ -41,15 +41,41 @@ def _export(args: Args, cwd: Path) -> int:
     from pi_tui.session.errors import SessionError
     from pi_tui.session.export_html import export_session_html
 
+    session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
     try:
-        source = Path(args.export)
+        source = Path(args.export).expanduser()
         if not source.exists():
-            source = find_session(args.export, cwd)
+            source = find_session(args.export, cwd, session_dir)
         out = export_session_html(source, Path(args.export_out) if args.export_out else None)
     except (SessionError, OSError) as exc:
         _err(f"Export failed: {exc}")
         return 1
     print(f"Session exported to: {out}")
+    return 0
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _list_resumable(args: Args, cwd: Path) -> int:
+    """``-r`` without the TUI: this directory's sessions, newest first, one line each; exit 0."""
+    from pi_tui.session import default_session_dir, list_sessions
+
+    cwd = cwd.resolve()  # as the runtime does when it stores sessions
+    directory = Path(args.session_dir).expanduser() if args.session_dir else default_session_dir(cwd)
+    sessions = list_sessions(cwd, directory)
+    if not sessions:
+        print(f"No sessions in {directory}")
+        return 0
+    print(f"{len(sessions)} session{'s' if len(sessions) != 1 else ''} in {directory} (newest first):")
+    for info in sessions:
+        modified = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+        title = _one_line(info.name or info.first_message, 60)
+        count = f"{info.message_count} msg{'s' if info.message_count != 1 else ''}"
+        print(f"{info.id[:8]}  {modified}  {count:>9}  {title:<60}  {info.path}")
+    print("Resume one with: pi-tui --session <id>")
     return 0
 
 
@@ -100,6 +126,8 @@ def _run(args: Args) -> int:
         return _export(args, cwd)
     if args.list_models:
         return _list_models(args)
+    if args.resume:
+        return _list_resumable(args, cwd)
 
     stdin_text = ""
     if args.mode != "rpc" and not sys.stdin.isatty():
