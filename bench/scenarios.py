@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from pi_tui.session.paths import encode_cwd
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text, tool_call
 
 MODEL_COST = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
@@ -183,9 +188,83 @@ def tool_loop(count: int = 100, api: str = "anthropic-messages") -> Result:
     )
 
 
+PI_SESSIONS = Path("/work/shared/fixtures/pi-sessions")
+
+
+def resume_large() -> Result:
+    """Resume pi's 1 MB, 1,000-line v1 session (migrated and rewritten on the first append), answer once."""
+    env = make_env()
+    sessions = env.agent_dir / "sessions" / "resumed"
+    sessions.mkdir(parents=True)
+    session = sessions / "large-session.jsonl"
+    shutil.copyfile(PI_SESSIONS / "large-session.jsonl", session)
+    fake = FakeLLM()
+    fake.script([Reply([text("Done.")])])
+    with fake.serve() as server:
+        # Anthropic: the file's foreign thinking blocks are replayed as text, so the fake accepts them.
+        model = write_models(env, server)
+        run = run_cli(env, ["--session", str(session), "--model", model, "-p", "one more"])
+    sent = len(fake.requests[0].messages) if fake.requests else 0
+    return _result(
+        "resume_large",
+        "`--session large-session.jsonl -p` (pi v1 file, 1 MB): load, migrate, answer (Anthropic API)",
+        fake,
+        run,
+        messages_sent=sent,
+    )
+
+
+def _small_session(index: int, cwd: Path) -> tuple[str, str]:
+    """(file name, content) of a small pi-style session: header, model change, one question and answer."""
+    stamp = datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=index)
+    iso = stamp.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    ms = int(stamp.timestamp() * 1000)
+    session_id = str(uuid.UUID(int=index + 1, version=4))
+    ids = [f"{index * 3 + k:08x}" for k in range(3)]
+    usage = {"input": 10, "output": 100, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 110}
+    question = {"role": "user", "content": [{"type": "text", "text": f"Question {index}: " + "why? " * 40}]}
+    answer = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Because. " * 100}],
+        "api": "anthropic-messages",
+        "provider": "bench",
+        "model": "bench-model",
+        "usage": usage,
+        "stopReason": "stop",
+    }
+    lines = [
+        {"type": "session", "version": 3, "id": session_id, "timestamp": iso, "cwd": str(cwd)},
+        {"type": "model_change", "id": ids[0], "parentId": None, "timestamp": iso, "provider": "bench",
+         "modelId": "bench-model"},
+        {"type": "message", "id": ids[1], "parentId": ids[0], "timestamp": iso,
+         "message": {**question, "timestamp": ms}},
+        {"type": "message", "id": ids[2], "parentId": ids[1], "timestamp": iso,
+         "message": {**answer, "timestamp": ms + 1000}},
+    ]
+    name = re.sub(r"[:.]", "-", iso) + f"_{session_id}.jsonl"
+    return name, "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+
+
+def list_sessions_1000(count: int = 1000) -> Result:
+    """`pi-tui -r` (the print-mode listing) over 1,000 small sessions of one directory."""
+    env = make_env()
+    cwd = env.repo.resolve()
+    directory = env.agent_dir / "sessions" / encode_cwd(cwd)
+    directory.mkdir(parents=True)
+    for i in range(count):
+        name, body = _small_session(i, cwd)
+        (directory / name).write_text(body)
+    fake = FakeLLM()
+    run = run_cli(env, ["-r"])
+    listed = sum(1 for line in run[4].splitlines() if line.endswith(".jsonl"))
+    return _result("list_1000", f"`pi-tui -r`: list {count} sessions of one directory", fake, run, listed=listed)
+
+
 SCENARIOS: dict[str, Callable[[], Result]] = {
     "one_turn": one_turn,
     "fix_bug": fix_bug,
     "tool_loop_100": tool_loop,
     "tool_loop_100_openai": lambda: tool_loop(100, "openai-completions"),
+    "resume_large": resume_large,
+    "list_1000": list_sessions_1000,
 }
