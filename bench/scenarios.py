@@ -123,14 +123,24 @@ def _result(name: str, description: str, fake: FakeLLM, run: tuple[int, float, f
     )
 
 
-def one_turn() -> Result:
+def one_turn(api: str = "anthropic-messages") -> Result:
     env = make_env()
     fake = FakeLLM()
     fake.script([Reply([text("Hello! The answer is 42.")])])
     with fake.serve() as server:
-        model = write_models(env, server)
+        model = write_models(env, server, api=api)
         run = run_cli(env, ["--model", model, "-p", "What is the answer?"])
-    return _result("one_turn", "`pi-tui -p` with a one-turn answer (Anthropic API)", fake, run)
+    if api == "anthropic-messages":
+        return _result("one_turn", "`pi-tui -p` with a one-turn answer (Anthropic API)", fake, run)
+    return _result("one_turn_openai", "`pi-tui -p` with a one-turn answer (OpenAI chat API)", fake, run)
+
+
+def one_turn_faux() -> Result:
+    """pi-tui's own cost: the same one-turn run with the in-process faux provider (no SDK import)."""
+    env = make_env()
+    fake = FakeLLM()
+    run = run_cli(env, ["--provider", "faux", "-p", "What is the answer?"])
+    return _result("one_turn_faux", "one-turn answer from the in-process faux provider (no SDK)", fake, run)
 
 
 def fix_bug() -> Result:
@@ -261,7 +271,9 @@ def list_sessions_1000(count: int = 1000) -> Result:
 
 
 SCENARIOS: dict[str, Callable[[], Result]] = {
+    "one_turn_faux": one_turn_faux,
     "one_turn": one_turn,
+    "one_turn_openai": lambda: one_turn("openai-completions"),
     "fix_bug": fix_bug,
     "tool_loop_100": tool_loop,
     "tool_loop_100_openai": lambda: tool_loop(100, "openai-completions"),

@@ -29,6 +29,7 @@ from ._common import (
     apply_on_payload,
     cached_client,
     merged_headers,
+    post_sdk_stream,
     read_sdk_stream,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
@@ -373,22 +374,6 @@ async def _client(model: Model, options: StreamOptions) -> Any:
     )
 
 
-async def _post_messages(client: Any, body: dict[str, Any], timeout: float | None) -> Any:
-    """POST the body as is (``messages.create`` would re-shape it and warn about deprecated model ids)."""
-    from anthropic import AsyncStream
-    from anthropic.types import Message, RawMessageStreamEvent
-
-    request_options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-    return await client.post(
-        "/v1/messages",
-        body=body,
-        cast_to=Message,
-        stream=True,
-        stream_cls=AsyncStream[RawMessageStreamEvent],
-        options=request_options,
-    )
-
-
 async def stream_anthropic(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
@@ -403,7 +388,11 @@ async def stream_anthropic(
         reader = _Reader(out)
 
         async def open_stream() -> Any:
-            return await _post_messages(client, body, options.timeout)
+            from anthropic import AsyncStream
+            from anthropic.types import Message, RawMessageStreamEvent
+
+            stream_cls = AsyncStream[RawMessageStreamEvent]
+            return await post_sdk_stream(client, "/v1/messages", body, Message, stream_cls, options.timeout)
 
         async for raw in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(raw):

@@ -28,8 +28,8 @@ from ._common import (
     MessageBuilder,
     apply_on_payload,
     cached_client,
-    call_sdk,
     merged_headers,
+    post_sdk_stream,
     read_sdk_stream,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
@@ -411,7 +411,13 @@ async def stream_openai_completions(
         reader = _Reader(out)
 
         async def open_stream() -> Any:
-            return await call_sdk(client.chat.completions.create, body, options.timeout)
+            from openai import AsyncStream
+            from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+            stream_cls = AsyncStream[ChatCompletionChunk]
+            return await post_sdk_stream(
+                client, "/chat/completions", body, ChatCompletion, stream_cls, options.timeout
+            )
 
         async for chunk in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(chunk):

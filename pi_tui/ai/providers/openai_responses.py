@@ -28,7 +28,7 @@ from ._common import (
     IncompleteStreamError,
     MessageBuilder,
     apply_on_payload,
-    call_sdk,
+    post_sdk_stream,
     read_sdk_stream,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
@@ -328,7 +328,11 @@ async def stream_openai_responses(
         reader = _Reader(out)
 
         async def open_stream() -> Any:
-            return await call_sdk(client.responses.create, body, options.timeout)
+            from openai import AsyncStream
+            from openai.types.responses import Response, ResponseStreamEvent
+
+            stream_cls = AsyncStream[ResponseStreamEvent]
+            return await post_sdk_stream(client, "/responses", body, Response, stream_cls, options.timeout)
 
         async for event in read_sdk_stream(open_stream, options.signal):
             for normalised in reader.handle(event):
