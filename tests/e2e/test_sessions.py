@@ -244,6 +244,25 @@ async def test_navigating_to_the_first_user_message_empties_the_context(project:
         assert agent.messages == []
 
 
+async def test_navigating_with_a_summary_records_it_and_sends_it_as_a_user_message(
+    project: Path, fake: FakeLLM
+) -> None:
+    fake.script([Reply([text("A1")]), Reply([text("B1")]), Reply([text("C1")])])
+    async with open_session(["--model", OPENAI], project) as agent:
+        await agent.prompt("one")
+        await agent.prompt("two")
+        a1 = _entry_id(agent.session, "assistant", "A1")
+        await agent.navigate(a1, summary="We tried two and it went nowhere.")
+        await agent.prompt("three")
+        path = agent.session.path
+
+    summaries = [e for e in _lines(path)[1:] if e["type"] == "branch_summary"]
+    assert [(e["parentId"], e["summary"]) for e in summaries] == [(a1, "We tried two and it went nowhere.")]
+    sent = [_text(m["content"]) for m in fake.requests[-1].messages if m["role"] != "system"]
+    assert sent[:2] == ["one", "A1"] and sent[-1] == "three"
+    assert "We tried two and it went nowhere." in sent[2] and "two" not in sent
+
+
 async def test_label_and_name_are_written_and_shown_by_the_listing(project: Path, fake: FakeLLM) -> None:
     fake.script([Reply([text("A1")])])
     async with open_session(["--model", OPENAI], project) as agent:
@@ -317,6 +336,24 @@ async def test_fork_at_a_user_message_continues_in_a_new_file_without_it(
     assert _lines(forked)[0]["parentSession"] == str(original)
     sent = [_text(m["content"]) for m in fake.requests[-1].messages if m["role"] != "system"]
     assert sent == ["one", "A1", "two, again"]
+
+
+async def test_fork_at_an_assistant_entry_keeps_it_and_leaves_the_editor_alone(
+    project: Path, fake: FakeLLM
+) -> None:
+    fake.script([Reply([text("A1")]), Reply([text("B1")])])
+    async with open_session(["--model", OPENAI], project) as agent:
+        await agent.prompt("one")
+        await agent.prompt("two")
+        original = agent.session.path
+        a1 = _entry_id(agent.session, "assistant", "A1")
+        assert await agent.fork(a1) is None
+        forked = agent.session.path
+        assert [message_text(m) for m in agent.messages] == ["one", "A1"]
+
+    assert forked != original
+    assert [message_text_of(e) for e in _message_entries(forked)] == ["one", "A1"]
+    assert _lines(forked)[0]["parentSession"] == str(original)
 
 
 async def test_new_session_starts_empty_and_releases_the_old_file(project: Path, fake: FakeLLM) -> None:
