@@ -280,3 +280,12 @@ SCENARIOS: dict[str, Callable[[], Result]] = {
     "resume_large": resume_large,
     "list_1000": list_sessions_1000,
 }
+
+
+def _panels_cost() -> Result:
+    from .panels_cost import panels_cost
+
+    return panels_cost()
+
+
+SCENARIOS["panels_50_turns"] = _panels_cost
