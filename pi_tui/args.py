@@ -191,7 +191,7 @@ Model:
 
 Sessions:
   -c, --continue                 Continue the most recent session in this directory
-  -r, --resume                   Pick a session to resume
+  -r, --resume                   List this directory's sessions (newest first) to resume one
   --session <path|id>            Open a session file, or the session whose id starts with <id>
   --fork <path|id>               Start a new session forked from another
   --session-dir <dir>            Where sessions are stored
