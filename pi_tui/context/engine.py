@@ -52,6 +52,25 @@ def _field(entry: Any, name: str, camel: str | None = None) -> Any:
     return value
 
 
+def _resolve_first_kept(
+    env: ContextEnvelope, op: dict[str, Any], positions: dict[str, int]
+) -> dict[str, Any]:
+    """Point a compaction's ``firstKeptEntryId`` at a message of the cached region.
+
+    pi moves a cut back over non-message entries (model or thinking changes), so the first kept entry may
+    contribute no message; the kept context then starts at the first message after it on the path.
+    """
+    first = op.get("firstKeptEntryId")
+    origins = env._origins()
+    if first is None or first in origins or first not in positions:
+        return op
+    at = positions[first]
+    for origin in origins:
+        if origin is not None and positions.get(origin, -1) >= at:
+            return {**op, "firstKeptEntryId": origin}
+    return {**op, "firstKeptEntryId": None}  # nothing after the cut yet: only the summary remains
+
+
 def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelope:
     """Fold the entries of an active path (root first) into an envelope.
 
@@ -60,9 +79,12 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
     records of request-only content and are never replayed.
     """
     env = base
-    for entry in path:
+    positions: dict[str, int] = {}
+    for index, entry in enumerate(path):
         kind = _field(entry, "type")
         entry_id = _field(entry, "id")
+        if isinstance(entry_id, str):
+            positions[entry_id] = index
         if kind == "message":
             env = env.with_cached_appended(entry.message, entry_id)
         elif kind == "custom_message":
@@ -91,11 +113,17 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
                 "firstKeptEntryId": _field(entry, "first_kept_entry_id", "firstKeptEntryId"),
                 "tokensBefore": _field(entry, "tokens_before", "tokensBefore") or 0,
             }
+            op = _resolve_first_kept(env, op, positions)
             env = apply_ops(env, [op], timestamp=iso_to_ms(_field(entry, "timestamp")))
         elif kind == "context_transform":
             patch = _field(entry, "patch") or []
             try:
-                env = apply_ops(env, patch, timestamp=iso_to_ms(_field(entry, "timestamp")))
+                patched = env
+                for op in patch:
+                    if isinstance(op, dict) and op.get("op") == "compaction_apply":
+                        op = _resolve_first_kept(patched, op, positions)
+                    patched = apply_ops(patched, [op], timestamp=iso_to_ms(_field(entry, "timestamp")))
+                env = patched
             except Exception as exc:  # a bad persisted patch must not make a session unloadable
                 log.warning("skipping context_transform %s: %s", entry_id, exc)
     return env

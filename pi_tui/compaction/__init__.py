@@ -1,0 +1,83 @@
+"""Compaction and branch summaries (pi §6, seed 001 "Built-in compaction").
+
+- `prepare_compaction`: what to summarise and what to keep (cut points, split turns, file lists);
+- `summarize_compaction`: the summary request — by default the session's own cached request plus one
+  instruction message, so the provider's prompt cache serves it;
+- `append_compaction`: stored as a ``context_transform`` entry with a ``compaction_apply`` op;
+- `CompactionController`: the threshold / overflow / manual triggers, events and extension hooks;
+- `generate_branch_summary` and friends: the summary of a branch left in ``/tree``.
+"""
+
+from __future__ import annotations
+
+from .branch_summary import (
+    BranchPreparation,
+    BranchSummaryResult,
+    TreePreparation,
+    collect_entries_for_branch_summary,
+    generate_branch_summary,
+    prepare_branch_entries,
+)
+from .controller import CompactionController
+from .errors import (
+    ALREADY_COMPACTED,
+    COMPACTION_CANCELLED,
+    NOTHING_TO_COMPACT,
+    OVERFLOW_RECOVERY_FAILED,
+    AlreadyCompacted,
+    CompactionCancelled,
+    CompactionError,
+    NothingToCompact,
+)
+from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file_lists
+from .path import CompactionMark, compaction_mark
+from .persist import TRANSFORMER_NAME, CompactionResult, append_compaction, compaction_patch
+from .prepare import CompactionPreparation, CutPoint, find_cut_point, prepare_compaction
+from .prompts import CHECKPOINT_HEADING, is_checkpoint_request
+from .serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation, serialize_messages
+from .summarize import SummarizationFailed, SummaryBackend, SummaryOutcome, summarize_compaction
+from .tokens import context_tokens, should_compact, usage_tokens
+
+__all__ = [
+    "ALREADY_COMPACTED",
+    "CHECKPOINT_HEADING",
+    "COMPACTION_CANCELLED",
+    "NOTHING_TO_COMPACT",
+    "OVERFLOW_RECOVERY_FAILED",
+    "TOOL_RESULT_MAX_CHARS",
+    "TRANSFORMER_NAME",
+    "AlreadyCompacted",
+    "BranchPreparation",
+    "BranchSummaryResult",
+    "CompactionCancelled",
+    "CompactionController",
+    "CompactionError",
+    "CompactionMark",
+    "CompactionPreparation",
+    "CompactionResult",
+    "CutPoint",
+    "FileOps",
+    "NothingToCompact",
+    "SummarizationFailed",
+    "SummaryBackend",
+    "SummaryOutcome",
+    "TreePreparation",
+    "append_compaction",
+    "collect_entries_for_branch_summary",
+    "compaction_mark",
+    "compaction_patch",
+    "compute_file_lists",
+    "context_tokens",
+    "extract_file_ops",
+    "find_cut_point",
+    "format_file_lists",
+    "generate_branch_summary",
+    "is_checkpoint_request",
+    "prepare_branch_entries",
+    "prepare_compaction",
+    "serialize_conversation",
+    "serialize_messages",
+    "should_compact",
+    "summarize_compaction",
+    "usage_tokens",
+]

@@ -1,0 +1,195 @@
+"""Branch summaries: what happened on the branch the user leaves in ``/tree`` (pi §6.6).
+
+1. Collect the entries from the old leaf back to the deepest common ancestor with the target.
+2. Walk them newest first within a token budget (context window − ``branchSummary.reserveTokens``);
+   tool results are skipped, and a compaction or branch summary is still let in while under 90% of it.
+3. File operations come from every entry's tool calls and from earlier pi-made branch summaries.
+4. The serialised branch goes to the summariser with the branch prompt (2,048 output tokens at most);
+   the result starts with `BRANCH_SUMMARY_PREAMBLE` and ends with the file lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_tui.ai.stream import AbortSignal, LlmRequest
+from pi_tui.ai.tokens import count_message_tokens
+from pi_tui.ai.types import TextContent, ToolResultMessage, UserMessage
+
+from .errors import CompactionCancelled, CompactionError
+from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file_lists
+from .path import compaction_mark, compaction_message, entry_id, entry_message, entry_type
+from .prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZER_SYSTEM_PROMPT, branch_instructions, standalone_prompt
+from .serialize import serialize_messages
+from .summarize import SummaryBackend, complete_text
+
+__all__ = [
+    "BRANCH_MAX_TOKENS",
+    "DEFAULT_CONTEXT_WINDOW",
+    "NO_CONTENT",
+    "TreePreparation",
+    "BranchPreparation",
+    "BranchSummaryResult",
+    "collect_entries_for_branch_summary",
+    "prepare_branch_entries",
+    "generate_branch_summary",
+]
+
+BRANCH_MAX_TOKENS = 2048
+DEFAULT_CONTEXT_WINDOW = 128_000
+NO_CONTENT = "No content to summarize"
+
+
+@dataclass(slots=True)
+class TreePreparation:
+    """What ``session_before_tree`` handlers see (pi's ``TreePreparation``)."""
+
+    target_id: str | None
+    old_leaf_id: str | None
+    common_ancestor_id: str | None
+    entries_to_summarize: list[Any]
+    user_wants_summary: bool
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    label: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        from pi_tui.session.entries import RawEntry
+
+        def dump(entry: Any) -> Any:
+            if isinstance(entry, RawEntry):
+                return entry.data
+            to_json = getattr(entry, "to_json_dict", None)
+            return to_json() if to_json is not None else entry
+
+        return {
+            "targetId": self.target_id,
+            "oldLeafId": self.old_leaf_id,
+            "commonAncestorId": self.common_ancestor_id,
+            "entriesToSummarize": [dump(e) for e in self.entries_to_summarize],
+            "userWantsSummary": self.user_wants_summary,
+            "customInstructions": self.custom_instructions,
+            "replaceInstructions": self.replace_instructions,
+            "label": self.label,
+        }
+
+
+@dataclass(slots=True)
+class BranchPreparation:
+    messages: list[Any]
+    file_ops: FileOps
+    total_tokens: int
+
+
+@dataclass(slots=True)
+class BranchSummaryResult:
+    summary: str | None = None
+    read_files: list[str] = field(default_factory=list)
+    modified_files: list[str] = field(default_factory=list)
+    aborted: bool = False
+    error: str | None = None
+    from_hook: bool = False  # an extension supplied the summary
+
+    @property
+    def details(self) -> dict[str, list[str]]:
+        return {"readFiles": self.read_files, "modifiedFiles": self.modified_files}
+
+
+def collect_entries_for_branch_summary(
+    session: Any, old_leaf_id: str | None, target_id: str | None
+) -> tuple[list[Any], str | None]:
+    """Entries from ``old_leaf_id`` back to the deepest common ancestor with ``target_id`` (oldest first).
+
+    Returns:
+        ``(entries, common_ancestor_id)``; no entries when there is no old position.
+    """
+    if old_leaf_id is None:
+        return [], None
+    old_path = {entry_id(e) for e in session.get_branch(old_leaf_id)}
+    target_path = session.get_branch(target_id) if target_id is not None else []
+    ancestor = next((entry_id(e) for e in reversed(target_path) if entry_id(e) in old_path), None)
+    entries: list[Any] = []
+    current: str | None = old_leaf_id
+    seen: set[str] = set()
+    while current is not None and current != ancestor and current not in seen:
+        seen.add(current)
+        entry = session.get_entry(current)
+        if entry is None:
+            break
+        entries.append(entry)
+        current = getattr(entry, "parent_id", None)
+    entries.reverse()
+    return entries, ancestor
+
+
+def _branch_message(entry: Any) -> Any | None:
+    mark = compaction_mark(entry)
+    if mark is not None:
+        return compaction_message(mark, entry)
+    message = entry_message(entry)
+    if isinstance(message, ToolResultMessage):
+        return None  # the call in the assistant message says what was done
+    return message
+
+
+def _is_summary(entry: Any) -> bool:
+    return entry_type(entry) == "branch_summary" or compaction_mark(entry) is not None
+
+
+def prepare_branch_entries(entries: Sequence[Any], token_budget: int = 0) -> BranchPreparation:
+    """Messages to summarise (newest kept first within ``token_budget``; 0 = no limit) and file ops."""
+    file_ops = FileOps()
+    for entry in entries:
+        if entry_type(entry) == "branch_summary" and not getattr(entry, "from_hook", None):
+            file_ops.add_details(getattr(entry, "details", None))
+    messages: list[Any] = []
+    total = 0
+    for entry in reversed(entries):
+        message = _branch_message(entry)
+        if message is None:
+            continue
+        extract_file_ops([message], file_ops)
+        tokens = count_message_tokens(message)
+        if token_budget > 0 and total + tokens > token_budget:
+            if _is_summary(entry) and total < token_budget * 0.9:
+                messages.insert(0, message)
+                total += tokens
+            break
+        messages.insert(0, message)
+        total += tokens
+    return BranchPreparation(messages, file_ops, total)
+
+
+async def generate_branch_summary(
+    entries: Sequence[Any],
+    backend: SummaryBackend,
+    *,
+    signal: AbortSignal | None = None,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    reserve_tokens: int = 16384,
+) -> BranchSummaryResult:
+    """Summarise the abandoned branch ``entries`` (oldest first). Failures are returned, not raised."""
+    window = backend.model.context_window or DEFAULT_CONTEXT_WINDOW
+    prep = prepare_branch_entries(entries, window - reserve_tokens)
+    if not prep.messages:
+        return BranchSummaryResult(summary=NO_CONTENT)
+    instructions = branch_instructions(custom_instructions, replace=replace_instructions)
+    text = standalone_prompt(serialize_messages(prep.messages), instructions)
+    request = LlmRequest(
+        system_prompt=SUMMARIZER_SYSTEM_PROMPT, messages=[UserMessage(content=[TextContent(text=text)])]
+    )
+    try:
+        response = await complete_text(
+            backend, request, max_tokens=BRANCH_MAX_TOKENS, signal=signal, what="Branch summarization"
+        )
+    except CompactionCancelled:
+        return BranchSummaryResult(aborted=True)
+    except CompactionError as exc:
+        return BranchSummaryResult(error=str(exc))
+    body = "\n".join(b.text for b in response.content if isinstance(b, TextContent))
+    read_files, modified_files = compute_file_lists(prep.file_ops)
+    summary = BRANCH_SUMMARY_PREAMBLE + body + format_file_lists(read_files, modified_files)
+    return BranchSummaryResult(summary, read_files, modified_files)

@@ -1,0 +1,93 @@
+"""The conversation as plain text for a summariser (pi's ``serializeConversation``).
+
+Serialising (instead of replaying the messages) keeps a standalone summariser from treating the
+conversation as one to continue. Lines: ``[User]: …``, ``[Assistant thinking]: …``, ``[Assistant]: …``,
+``[Assistant tool calls]: name(k=json, …); …`` and ``[Tool result]: …``, separated by blank lines. Tool
+results are cut at `TOOL_RESULT_MAX_CHARS`: the summary needs what happened, not every byte of output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pi_tui.agent.convert import convert_to_llm
+from pi_tui.ai.types import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
+
+__all__ = [
+    "TOOL_RESULT_MAX_CHARS",
+    "truncate_for_summary",
+    "serialize_parts",
+    "serialize_conversation",
+    "serialize_messages",
+    "describe_message",
+]
+
+TOOL_RESULT_MAX_CHARS = 2000
+
+
+def truncate_for_summary(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> str:
+    """``text`` cut to ``max_chars`` plus a marker saying how much was dropped."""
+    if len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars]}\n\n[... {len(text) - max_chars} more characters truncated]"
+
+
+def _text_blocks(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(block.text for block in content if isinstance(block, TextContent))
+
+
+def _tool_call_text(call: ToolCall) -> str:
+    args = ", ".join(
+        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in call.arguments.items()
+    )
+    return f"{call.name}({args})"
+
+
+def _lines(message: Any) -> list[str]:
+    if isinstance(message, AssistantMessage):
+        texts = [b.text for b in message.content if isinstance(b, TextContent)]
+        thoughts = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
+        calls = [_tool_call_text(b) for b in message.content if isinstance(b, ToolCall)]
+        out = []
+        if thoughts:
+            out.append("[Assistant thinking]: " + "\n".join(thoughts))
+        if texts:
+            out.append("[Assistant]: " + "\n".join(texts))
+        if calls:
+            out.append("[Assistant tool calls]: " + "; ".join(calls))
+        return out
+    if isinstance(message, ToolResultMessage):
+        text = _text_blocks(message.content)
+        return [f"[Tool result]: {truncate_for_summary(text)}"] if text else []
+    text = _text_blocks(getattr(message, "content", ""))
+    return [f"[User]: {text}"] if text else []
+
+
+def serialize_parts(llm_messages: Iterable[Any]) -> list[str]:
+    """The serialised lines of each provider message, oldest first (joined by blank lines they are the text)."""
+    parts: list[str] = []
+    for message in llm_messages:
+        parts.extend(_lines(message))
+    return parts
+
+
+def serialize_conversation(llm_messages: Iterable[Any]) -> str:
+    """Provider messages (user/assistant/toolResult, after `convert_to_llm`) as summariser text."""
+    return "\n\n".join(serialize_parts(llm_messages))
+
+
+def serialize_messages(messages: Sequence[Any]) -> str:
+    """History messages of any role (custom, bash and summaries become user text first)."""
+    return serialize_conversation(convert_to_llm(list(messages)))
+
+
+def describe_message(message: Any, limit: int = 160) -> str:
+    """One short line naming a history message, for instructions that must point at it."""
+    converted = convert_to_llm([message])
+    lines = _lines(converted[0]) if converted else []
+    text = " ".join(" ".join(lines).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
