@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_tui.agent.events import MessageEnd, TurnEnd
+from pi_tui.agent.events import MessageEnd, MessageStart, TurnEnd
 from pi_tui.agent.hooks import RetryConfig, ToolCallContext, ToolCallDecision
 from pi_tui.agent.loop import Agent
 from pi_tui.agent.tool import AgentTool, ToolResult, text_result
@@ -32,6 +32,7 @@ from pi_tui.ai.stream import (
 from pi_tui.ai.thinking import clamp_thinking_level
 from pi_tui.ai.types import (
     AssistantMessage,
+    CustomMessage,
     ImageContent,
     Model,
     TextContent,
@@ -44,6 +45,7 @@ from pi_tui.context.envelope import ContextEnvelope, EnvelopeMeta, SystemPart
 from pi_tui.context.hooks import ContextHandler
 from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
 from pi_tui.context.render import render_context
+from pi_tui.extensions.ui import NullUIBridge
 from pi_tui.session.errors import EntryNotFoundError, SessionError
 
 __all__ = ["AgentSession", "RuntimeEvent", "SessionStats"]
@@ -127,6 +129,15 @@ class AgentSession:
         self.panels = PanelManager()
         self._offered_tools: set[str] | None = None
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
+        # --- extensions (issue #5): the runner sets `extensions`; modes call attach_ui() ---
+        self.extensions: Any = None  # pi_tui.extensions.runner.ExtensionRunner
+        self.ui: Any = NullUIBridge()
+        self.mode = "print"
+        # The mode's built-in slash commands, ``(text) -> handled``, called by the prompt pipeline.
+        self.builtin_commands: Callable[[str], Awaitable[bool] | bool] | None = None
+        self._system_override: str | None = None
+        self._switch_reason: str | None = None
+        # --- end extensions ---
 
         restored = session.build_context()
         retry_settings = settings.retry if settings is not None else None
@@ -188,7 +199,7 @@ class AgentSession:
     async def _on_agent_event(self, event: Any) -> None:
         if isinstance(event, MessageEnd):
             try:
-                self.session.append_message(event.message)
+                self._persist_message(event.message)
             except SessionError as exc:
                 # The conversation goes on in memory; the user must hear that it is not being saved.
                 await self.emit(RuntimeEvent("error", {"message": f"Session not saved: {exc}"}))
@@ -266,12 +277,37 @@ class AgentSession:
         images: Sequence[ImageContent] | None = None,
         *,
         streaming_behavior: str | None = None,
+        source: str = "interactive",
+        expand: bool = True,
     ) -> None:
         """Send a user prompt and return when the agent is idle again.
 
-        While the agent is running, ``streaming_behavior`` must be ``"steer"`` or ``"follow_up"``.
+        The pipeline (seed 000): an extension command (``/name``) runs and stops everything, even while
+        the agent works → the extensions' ``input`` event → the mode's built-in commands
+        (``builtin_commands``) → ``/skill:name`` → ``/template`` → (queued while the agent works) →
+        ``before_agent_start`` → the agent loop. ``expand=False`` (``pi.send_user_message``) skips the
+        commands and the expansion. While the agent is running, ``streaming_behavior`` must be
+        ``"steer"`` or ``"follow_up"``. ``source`` is what the ``input`` event reports.
         """
-        text = self.expand_input(text)
+        # --- extensions (issue #5): commands, input event, built-in commands ---
+        ext = self.extensions
+        if ext is not None:
+            await ext.ensure_started()
+            if expand and text.startswith("/") and await ext.run_command(text):
+                return
+            outcome = await ext.emit_input(text, list(images) if images else None, source)
+            if outcome.handled:
+                return
+            text, images = outcome.text, outcome.images
+        if expand and text.startswith("/") and self.builtin_commands is not None:
+            handled = self.builtin_commands(text)
+            if inspect.isawaitable(handled):
+                handled = await handled
+            if handled:
+                return
+        # --- end extensions ---
+        if expand:
+            text = self.expand_input(text)
         message = self._user_message(text, images)
         if self.agent.is_streaming:
             if streaming_behavior == "steer":
@@ -281,7 +317,17 @@ class AgentSession:
                 self.agent.follow_up(message)
                 return
             raise RuntimeError("The agent is already processing a prompt; steer or queue a follow-up instead")
-        await self.agent.prompt(message)
+        # --- extensions (issue #5): next-turn messages, before_agent_start ---
+        messages: list[Any] = [message]
+        self._system_override = None
+        if ext is not None:
+            messages += ext.take_next_turn()
+            base = "".join(part.text for part in self._system_parts())
+            started = await ext.emit_before_agent_start(text, list(images) if images else None, base)
+            messages += started.messages
+            self._system_override = started.system_prompt
+        # --- end extensions ---
+        await self.agent.prompt(messages)
 
     def steer(self, text: str) -> None:
         self.agent.steer(self._user_message(self.expand_input(text), None))
@@ -298,10 +344,15 @@ class AgentSession:
 
     # --- model and thinking -------------------------------------------------------------------------
 
-    def set_model(self, model: Model) -> None:
+    def set_model(self, model: Model, *, source: str = "set") -> None:
         if model.label != self.agent.model.label:
+            previous = self.agent.model
             self.agent.model = model
             self.session.append_model_change(model.provider, model.id)
+            if self.extensions is not None:  # extensions (issue #5)
+                self.extensions.notify_soon(
+                    "model_select", model=model, previous_model=previous, source=source
+                )
 
     def set_thinking_level(self, level: ThinkingLevel) -> None:
         if level != self.agent.thinking:
@@ -387,7 +438,7 @@ class AgentSession:
     def _base_envelope(self) -> ContextEnvelope:
         options: dict[str, Any] = {"reasoning": self.agent.thinking}
         return ContextEnvelope(
-            system_parts=self._system_parts(),
+            system_parts=self._effective_system_parts(),
             tools=tuple(self.tools[n].definition() for n in self.active_tools),
             options=options,
             meta=EnvelopeMeta(model=self.agent.model, session_id=self.session.id),
@@ -493,6 +544,11 @@ class AgentSession:
             if isinstance(message, UserMessage) or getattr(entry, "type", None) == "custom_message":
                 target = entry.parent_id
                 editor_text = message_text(message if message is not None else entry)
+        # --- extensions (issue #5): session_before_tree may cancel, or give the summary and a label ---
+        old_leaf, tree_label = self.session.get_leaf_id(), None
+        if self.extensions is not None:
+            summary, tree_label = await self.extensions.before_tree(entry_id, old_leaf, summary)
+        # --- end extensions ---
         if summary is not None:
             self.session.branch_with_summary(target, summary)
         elif target is None:
@@ -501,6 +557,8 @@ class AgentSession:
             self.session.branch(target)
         self._rebuild_messages()
         await self.emit(RuntimeEvent("session_tree", {"leafId": self.session.get_leaf_id()}))
+        if self.extensions is not None:  # extensions (issue #5)
+            await self.extensions.after_tree(old_leaf, tree_label, summary is not None)
         return editor_text
 
     def label(self, entry_id: str, label: str | None) -> None:
@@ -518,6 +576,11 @@ class AgentSession:
         model (when it is known and has a key) and thinking level, and rebuilds the agent's messages from
         its active path.
         """
+        # --- extensions (issue #5): session_before_switch for a resume (new/fork send their own) ---
+        reason, self._switch_reason = self._switch_reason, None
+        if self.extensions is not None and reason is None and manager is not self.session:
+            await self.extensions.before_switch("resume", str(manager.path or ""))
+        # --- end extensions ---
         if self.agent.is_streaming:
             self.agent.abort()
             await self.agent.wait_for_idle()
@@ -548,15 +611,20 @@ class AgentSession:
         await self.emit(
             RuntimeEvent("session_switch", {"sessionId": manager.id, "path": str(manager.path or "")})
         )
+        if self.extensions is not None:  # extensions (issue #5)
+            await self.extensions.after_switch(reason or "resume", str(old.path or ""))
 
     async def new_session(self) -> None:
         """Start a fresh session in the same place (``/new``); nothing is written before an answer."""
         from pi_tui.session import SessionManager
 
+        if self.extensions is not None:  # extensions (issue #5): may raise CancelledByExtension
+            await self.extensions.before_switch("new", None)
         if self.session.path is None:
             fresh = SessionManager.in_memory(self.cwd)
         else:
             fresh = SessionManager.create(self.cwd, session_dir=self.session.session_dir)
+        self._switch_reason = "new"
         await self.switch_session(fresh)
 
     async def fork(self, entry_id: str) -> str | None:
@@ -577,8 +645,106 @@ class AgentSession:
         if isinstance(message, UserMessage):
             leaf = entry.parent_id
             editor_text = message_text(message)
+        # --- extensions (issue #5): session_before_fork may cancel or skip restoring the conversation ---
+        skip_restore, kept = False, list(self.agent.messages)
+        if self.extensions is not None:
+            skip_restore = await self.extensions.before_fork(entry_id)
+        self._switch_reason = "fork"
+        # --- end extensions ---
         await self.switch_session(self.session.create_branched_session(leaf))
+        if skip_restore:
+            self.agent.messages = kept
         return editor_text
+
+    # --- extensions (issue #5) ---------------------------------------------------------------------
+    # `pi_tui.extensions.setup` binds an ExtensionRunner to `extensions`; modes call attach_ui/start.
+
+    def attach_ui(self, bridge: Any, mode: str) -> None:
+        """Answer extensions' ``ctx.ui`` with ``bridge`` (a `pi_tui.extensions.ui.UIBridge`).
+
+        ``mode`` is ``"tui"``, ``"rpc"``, ``"json"`` or ``"print"`` (``ctx.has_ui`` is true for the first two).
+        """
+        self.ui = bridge
+        self.mode = mode
+
+    async def start(self, *, watch: bool = False) -> None:
+        """Send ``session_start`` and ``resources_discover`` to the extensions (the first prompt does it
+        otherwise). ``watch=True`` hot-reloads extensions whose files change (interactive modes)."""
+        if self.extensions is not None:
+            await self.extensions.start(watch=watch)
+
+    async def reload(self) -> None:
+        """``/reload``: re-read settings, resources (context files, skills, templates) and extensions.
+
+        Raises:
+            RuntimeError: the agent is running.
+        """
+        self._require_idle("reload")
+        if self.settings is not None:
+            self.settings.reload()
+        if self.resources is not None:
+            self.resources.reload()
+        self.invalidate_system_prompt()
+        if self.extensions is not None:
+            await self.extensions.reload()
+
+    def add_tool(self, tool: AgentTool, *, activate: bool = True) -> None:
+        """Load a tool at run time (an extension's ``register_tool``); it replaces one of the same name."""
+        self.tools[tool.name] = tool
+        if activate and tool.name not in self.active_tools:
+            self.active_tools.append(tool.name)
+        self.agent.tools = self._loaded_tools()
+        self.invalidate_system_prompt()
+
+    def remove_tool(self, name: str) -> None:
+        self.tools.pop(name, None)
+        self.active_tools = [n for n in self.active_tools if n != name]
+        self.agent.tools = self._loaded_tools()
+        self.invalidate_system_prompt()
+
+    def invalidate_system_prompt(self) -> None:
+        """Rebuild the system prompt on the next request (tools or resources changed)."""
+        self._system_parts_cache = None
+
+    def system_prompt(self) -> str:
+        """The system prompt of the next request, before any ``context`` patches."""
+        return "".join(part.text for part in self._effective_system_parts())
+
+    def _effective_system_parts(self) -> tuple[SystemPart, ...]:
+        """The system parts with this run's ``before_agent_start`` override applied.
+
+        An override that extends the base prompt becomes one extra part, ``before_agent_start`` (the
+        cached prefix stays intact); any other override replaces every part with one part, ``system``.
+        """
+        parts = self._system_parts()
+        override = self._system_override
+        if override is None:
+            return parts
+        base = "".join(part.text for part in parts)
+        if override.startswith(base):
+            suffix = override[len(base) :]
+            return (*parts, SystemPart("before_agent_start", suffix)) if suffix else parts
+        return (SystemPart("system", override),)
+
+    def _persist_message(self, message: Any) -> None:
+        if isinstance(message, CustomMessage):  # pi stores extension messages as custom_message entries
+            self.session.append_custom_message(
+                message.custom_type, message.content, message.display, message.details
+            )
+        else:
+            self.session.append_message(message)
+
+    def append_custom_message(self, message: CustomMessage) -> None:
+        """Add an extension message to the conversation without starting a turn (it is persisted)."""
+        self._persist_message(message)
+        self.agent.messages.append(message)
+
+        async def announce() -> None:
+            await self.emit(MessageStart(message))
+            await self.emit(MessageEnd(message))
+
+        if self.extensions is not None:
+            self.extensions.spawn(announce())
 
     # --- compaction (pi_tui.compaction) -------------------------------------------------------------
     # The runtime side of compaction and branch summaries lives in this block; elsewhere there is one
@@ -773,4 +939,6 @@ class AgentSession:
         if self.agent.is_streaming:
             self.agent.abort()
             await asyncio.wait_for(self.agent.wait_for_idle(), timeout=5)
+        if self.extensions is not None:  # extensions (issue #5): session_shutdown
+            await self.extensions.shutdown()
         self.session.close()

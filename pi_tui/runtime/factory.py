@@ -199,6 +199,23 @@ def create_session(
             active_tools=active,
             stream_fn=stream_fn,
         )
+        # --- extensions (issue #5): discover, import and register; session_start goes out on start ---
+        from pi_tui.extensions.setup import load_extensions
+
+        modes = {"rpc": "rpc", "json": "json"}
+        agent_session.mode = modes.get(args.mode, "print" if args.print_mode else "tui")
+        runner, extension_warnings = load_extensions(
+            agent_session,
+            cwd=cwd,
+            agent_dir=agent_dir,
+            settings=settings,
+            cli_paths=list(args.extensions),
+            no_extensions=args.no_extensions,
+            flags=dict(args.unknown_flags),
+        )
+        claimed = [f"Unknown option --{name} " for name in runner.registry.flags]
+        warnings = [w for w in warnings if not any(w.startswith(c) for c in claimed)] + extension_warnings
+        # --- end extensions ---
     except BaseException:
         session.close()
         raise

@@ -1,0 +1,247 @@
+"""``ctx``: what a handler can see and do besides its event.
+
+Every handler gets an `ExtensionContext` as its second argument; command handlers get a
+`CommandContext`, which adds the session-changing actions (they are unsafe from inside the agent loop,
+so event handlers do not get them).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .events import CancelledByExtension, to_snake
+
+if TYPE_CHECKING:
+    from .extension import Extension
+    from .runner import ExtensionRunner
+
+__all__ = [
+    "ExtensionContext",
+    "CommandContext",
+    "SessionView",
+    "ContextUsage",
+    "FeatureUnavailableError",
+]
+
+
+class FeatureUnavailableError(NotImplementedError):
+    """The runtime this extension runs in does not offer the requested action (yet)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextUsage:
+    """``ctx.get_context_usage()``: estimated tokens of the next request against the context window."""
+
+    tokens: int | None
+    context_window: int
+    percent: float | None
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, to_snake(key))
+
+
+class SessionView:
+    """A read-only view of the session (``ctx.session_manager``). Entries are copies."""
+
+    def __init__(self, runtime: Any) -> None:
+        self._runtime = runtime
+
+    @property
+    def _manager(self) -> Any:
+        return self._runtime.session
+
+    def get_entries(self) -> list[Any]:
+        """Every entry in file order."""
+        return copy.deepcopy(self._manager.get_entries())
+
+    def get_branch(self, leaf_id: str | None = None) -> list[Any]:
+        """The entries from the root to ``leaf_id`` (default: the current leaf)."""
+        return copy.deepcopy(self._manager.get_branch(leaf_id))
+
+    def get_entry(self, entry_id: str) -> Any:
+        return copy.deepcopy(self._manager.get_entry(entry_id))
+
+    def get_leaf_id(self) -> str | None:
+        return self._manager.get_leaf_id()
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._manager.get_label(entry_id)
+
+    def get_session_name(self) -> str | None:
+        return self._manager.name
+
+    @property
+    def session_id(self) -> str:
+        return self._manager.id
+
+    @property
+    def session_file(self) -> str | None:
+        path = self._manager.path
+        return str(path) if path is not None else None
+
+
+class ExtensionContext:
+    """The context of an event handler.
+
+    Attributes:
+        cwd: The working directory (a string, as in pi).
+        has_ui: Whether a user can answer dialogs (interactive and RPC modes).
+        mode: ``"tui"``, ``"rpc"``, ``"json"`` or ``"print"``.
+        ui: Dialogs and status (see `pi_tui.extensions.ui.UIBridge`); print/json decline everything.
+        session_manager: A read-only `SessionView`.
+    """
+
+    def __init__(self, runner: ExtensionRunner, extension: Extension) -> None:
+        self._runner = runner
+        self._extension = extension
+        self.session_manager = SessionView(runner.session)
+
+    @property
+    def _session(self) -> Any:
+        return self._runner.session
+
+    @property
+    def cwd(self) -> str:
+        return str(self._session.cwd)
+
+    @property
+    def mode(self) -> str:
+        return str(self._session.mode)
+
+    @property
+    def has_ui(self) -> bool:
+        return self.mode in ("tui", "rpc")
+
+    @property
+    def ui(self) -> Any:
+        return self._session.ui
+
+    @property
+    def model(self) -> Any:
+        return self._session.model
+
+    @property
+    def model_registry(self) -> Any:
+        return self._session.registry
+
+    @property
+    def extension_path(self) -> str:
+        """This extension's file or package folder."""
+        return self._extension.path
+
+    def is_idle(self) -> bool:
+        return not self._session.is_streaming
+
+    def abort(self) -> None:
+        """Abort the running agent (no-op when idle)."""
+        self._session.abort()
+
+    def has_pending_messages(self) -> bool:
+        agent = self._session.agent
+        return bool(agent.steering_queue or agent.follow_up_queue)
+
+    def is_project_trusted(self) -> bool:
+        """Whether the user trusts this project (its ``.pi/`` extensions and settings are honoured)."""
+        settings = self._session.settings
+        return bool(settings is not None and settings.is_project_trusted(self._session.cwd))
+
+    def get_system_prompt(self) -> str:
+        """The system prompt the next request uses (including a ``before_agent_start`` override)."""
+        return str(self._session.system_prompt())
+
+    def get_context_usage(self) -> ContextUsage:
+        """Tokens of the last answer's request plus an estimate of what came after it."""
+        from pi_tui.ai.tokens import count_message_tokens
+
+        messages = self._session.messages
+        window = int(self._session.model.context_window or 0)
+        tokens = 0
+        start = 0
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            usage = getattr(message, "usage", None)
+            if getattr(message, "role", None) == "assistant" and usage is not None:
+                if message.stop_reason not in ("error", "aborted"):
+                    tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+                    start = index + 1
+                    break
+        tokens += sum(count_message_tokens(m) for m in messages[start:])
+        percent = (tokens / window * 100) if window else None
+        return ContextUsage(tokens, window, percent)
+
+    async def compact(self, custom_instructions: str | None = None) -> Any:
+        """Compact the session now (``/compact``).
+
+        Raises:
+            FeatureUnavailableError: This runtime has no compaction.
+        """
+        compact = getattr(self._session, "compact", None)
+        if compact is None:
+            raise FeatureUnavailableError("Compaction is not available in this version of pi-tui")
+        return await compact(custom_instructions)
+
+
+def _require(session: Any, name: str, what: str) -> Any:
+    method = getattr(session, name, None)
+    if method is None:
+        raise FeatureUnavailableError(f"{what} is not available in this version of pi-tui")
+    return method
+
+
+class CommandContext(ExtensionContext):
+    """The context of a command handler: `ExtensionContext` plus actions that change the session.
+
+    The session actions return ``{"cancelled": bool}`` (an extension's ``session_before_*`` handler may
+    cancel them).
+    """
+
+    async def wait_for_idle(self) -> None:
+        """Return once the agent has finished its current run."""
+        await self._session.wait_for_idle()
+
+    async def new_session(self) -> dict[str, Any]:
+        new_session = _require(self._session, "new_session", "Starting a new session")
+        try:
+            await new_session()
+        except CancelledByExtension:
+            return {"cancelled": True}
+        return {"cancelled": False}
+
+    async def fork(self, entry_id: str) -> dict[str, Any]:
+        """Continue in a new session file holding the path up to ``entry_id``."""
+        fork = _require(self._session, "fork", "Forking")
+        try:
+            text = await fork(entry_id)
+        except CancelledByExtension:
+            return {"cancelled": True}
+        return {"cancelled": False, "text": text}
+
+    async def switch_session(self, path: str) -> dict[str, Any]:
+        """Resume the session file at ``path``."""
+        switch = _require(self._session, "switch_session", "Switching sessions")
+        from pi_tui.session import SessionManager
+
+        manager = SessionManager.open(Path(path).expanduser(), cwd=self._session.cwd)
+        try:
+            await switch(manager)
+        except CancelledByExtension:
+            manager.close()
+            return {"cancelled": True}
+        return {"cancelled": False}
+
+    async def navigate_tree(self, target_id: str | None, *, summary: str | None = None) -> dict[str, Any]:
+        """Move the active leaf (``/tree``); returns ``{"cancelled", "text"}`` (editor text)."""
+        navigate = _require(self._session, "navigate", "Moving in the session tree")
+        try:
+            text = await navigate(target_id, summary=summary)
+        except CancelledByExtension:
+            return {"cancelled": True}
+        return {"cancelled": False, "text": text}
+
+    async def reload(self) -> None:
+        """Reload settings, resources and extensions (``/reload``). Code after this still runs the old
+        version of your extension."""
+        await _require(self._session, "reload", "Reloading")()

@@ -1,0 +1,238 @@
+"""What extensions registered beside handlers: tools, commands, shortcuts, flags, renderers, panels.
+
+Conflict rules (pi-reference §8.1): among extensions the first registration wins (the later one is
+skipped with a warning); an extension tool replaces a built-in tool of the same name (with a warning),
+and the built-in comes back when the extension is unloaded; a command named like a built-in command is
+skipped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.agent.tool import AgentTool, ToolResult
+
+from .convert import to_tool_result
+from .extension import Extension, RegisteredCommand, RegisteredFlag, RegisteredRenderer, RegisteredShortcut
+
+if TYPE_CHECKING:
+    from .runner import ExtensionRunner
+
+__all__ = ["Registry", "BUILTIN_COMMANDS", "positional_arity"]
+
+log = logging.getLogger(__name__)
+
+BUILTIN_COMMANDS = frozenset(
+    {
+        "settings", "model", "scoped-models", "export", "share", "copy", "name", "session", "changelog",
+        "hotkeys", "fork", "tree", "login", "logout", "new", "compact", "reload", "resume", "quit",
+        "debug", "context",
+    }
+)  # fmt: skip
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+def positional_arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` accepts (large for ``*args``)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 99
+    count = 0
+    for param in params:
+        if param.kind == param.VAR_POSITIONAL:
+            return 99
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count
+
+
+@dataclass(slots=True)
+class _Override:
+    tool: AgentTool
+    active: bool
+
+
+class Registry:
+    """Tools, commands, shortcuts, flags, message renderers and panels, by owner."""
+
+    def __init__(self, runner: ExtensionRunner, flag_values: dict[str, Any]) -> None:
+        self._runner = runner
+        self.flag_values = dict(flag_values)
+        self.tool_owner: dict[str, str] = {}
+        self._overridden: dict[str, _Override] = {}
+        self.commands: dict[str, RegisteredCommand] = {}
+        self.shortcuts: dict[str, RegisteredShortcut] = {}
+        self.flags: dict[str, RegisteredFlag] = {}
+        self.renderers: dict[str, RegisteredRenderer] = {}
+
+    @property
+    def _session(self) -> Any:
+        return self._runner.session
+
+    def _warn(self, message: str) -> None:
+        self._runner.warn(message)
+
+    # --- tools --------------------------------------------------------------------------------------
+
+    def add_tool(
+        self,
+        ext: Extension,
+        *,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        execute: Callable[..., Any],
+        label: str | None = None,
+        prompt_snippet: str | None = None,
+        prompt_guidelines: Sequence[str] = (),
+        prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> bool:
+        owner = self.tool_owner.get(name)
+        if owner is not None and owner != ext.name:
+            self._warn(
+                f'Tool "{name}" of extension "{ext.name}" ignored: extension "{owner}" registered it first'
+            )
+            return False
+        session = self._session
+        if owner is None and name in session.tools:
+            self._warn(f'Extension "{ext.name}" overrides the built-in tool "{name}"')
+            self._overridden[name] = _Override(session.tools[name], name in session.active_tools)
+        arity = positional_arity(execute)
+        ctx = self._runner.context_for(ext)
+
+        async def run(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> ToolResult:
+            args = (tool_call_id, params, signal, on_update, ctx)[:arity]
+            result = execute(*args)
+            if inspect.isawaitable(result):
+                result = await result
+            return to_tool_result(result)
+
+        tool = AgentTool(
+            name=name,
+            label=label or name,
+            description=description,
+            parameters=parameters,
+            execute=run,
+            prompt_snippet=prompt_snippet,
+            prompt_guidelines=list(prompt_guidelines),
+            prepare_arguments=prepare_arguments,
+        )
+        session.add_tool(tool, activate=True)
+        self.tool_owner[name] = ext.name
+        if name not in ext.tools:
+            ext.tools.append(name)
+        return True
+
+    def remove_tools(self, ext: Extension) -> None:
+        session = self._session
+        for name in ext.tools:
+            if self.tool_owner.get(name) != ext.name:
+                continue
+            del self.tool_owner[name]
+            session.remove_tool(name)
+            restored = self._overridden.pop(name, None)
+            if restored is not None:
+                session.add_tool(restored.tool, activate=restored.active)
+        ext.tools.clear()
+
+    # --- commands, shortcuts, flags, renderers -----------------------------------------------------
+
+    def add_command(self, ext: Extension, command: RegisteredCommand) -> bool:
+        if command.name in BUILTIN_COMMANDS:
+            self._warn(
+                f'Command "/{command.name}" of extension "{ext.name}" skipped: it is a built-in command'
+            )
+            return False
+        existing = self.commands.get(command.name)
+        if existing is not None and existing.source != ext.name:
+            self._warn(
+                f'Command "/{command.name}" of extension "{ext.name}" ignored: '
+                f'extension "{existing.source}" registered it first'
+            )
+            return False
+        command.source, command.path = ext.name, ext.path
+        self.commands[command.name] = command
+        if command.name not in ext.commands:
+            ext.commands.append(command.name)
+        return True
+
+    def add_shortcut(self, ext: Extension, shortcut: RegisteredShortcut) -> bool:
+        existing = self.shortcuts.get(shortcut.key)
+        if existing is not None and existing.source != ext.name:
+            self._warn(
+                f'Shortcut "{shortcut.key}" of extension "{ext.name}" ignored: "{existing.source}" has it'
+            )
+            return False
+        shortcut.source = ext.name
+        self.shortcuts[shortcut.key] = shortcut
+        ext.shortcuts.append(shortcut.key)
+        return True
+
+    def add_flag(self, ext: Extension, flag: RegisteredFlag) -> bool:
+        existing = self.flags.get(flag.name)
+        if existing is not None and existing.source != ext.name:
+            self._warn(f'Flag "--{flag.name}" of extension "{ext.name}" ignored: "{existing.source}" has it')
+            return False
+        flag.source = ext.name
+        self.flags[flag.name] = flag
+        ext.flags.append(flag.name)
+        return True
+
+    def flag_value(self, ext: Extension, name: str) -> Any:
+        flag = self.flags.get(name)
+        if flag is None or flag.source != ext.name:
+            return None
+        if name not in self.flag_values:
+            return flag.default
+        raw = self.flag_values[name]
+        if flag.type == "boolean":
+            return raw is True or (isinstance(raw, str) and raw.strip().lower() in _TRUE)
+        return flag.default if raw is True else str(raw)
+
+    def add_renderer(self, ext: Extension, renderer: RegisteredRenderer) -> bool:
+        existing = self.renderers.get(renderer.custom_type)
+        if existing is not None and existing.source != ext.name:
+            self._warn(
+                f'Renderer for "{renderer.custom_type}" of "{ext.name}" ignored: "{existing.source}" has it'
+            )
+            return False
+        renderer.source = ext.name
+        self.renderers[renderer.custom_type] = renderer
+        ext.renderers.append(renderer.custom_type)
+        return True
+
+    def remove_owned(self, ext: Extension) -> None:
+        """Everything but tools and panels (see `remove_tools`; panels survive a reload)."""
+        for table in (self.commands, self.shortcuts, self.flags, self.renderers):
+            for key in [k for k, v in table.items() if v.source == ext.name]:
+                del table[key]
+        ext.commands.clear()
+        ext.shortcuts.clear()
+        ext.flags.clear()
+        ext.renderers.clear()
+
+    # --- commands at run time ----------------------------------------------------------------------
+
+    def find_command(self, text: str) -> tuple[RegisteredCommand, str] | None:
+        """The command a ``/name args`` line invokes, with its argument text."""
+        if not text.startswith("/"):
+            return None
+        head, _, rest = text[1:].partition(" ")
+        name = head.split("\n", 1)[0]
+        if "\n" in head:
+            rest = head.split("\n", 1)[1] + (" " + rest if rest else "")
+        command = self.commands.get(name)
+        return (command, rest.strip()) if command is not None else None
+
+    def command_list(self) -> list[dict[str, Any]]:
+        """``get_commands()``'s extension part: ``{name, description, source, path}``."""
+        return [
+            {"name": c.name, "description": c.description, "source": "extension", "path": c.path}
+            for c in self.commands.values()
+        ]

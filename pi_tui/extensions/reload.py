@@ -1,0 +1,98 @@
+"""Hot reload: when a loaded extension's file changes, reload the extensions.
+
+The watcher runs in a background task (watchfiles, debounced). A change while the agent is working
+waits until it is idle, then ``AgentSession.reload()`` runs the same steps as ``/reload``:
+``session_shutdown`` → tear down (tools, commands, handlers) → re-import → ``session_start`` (reason
+``"reload"``) → ``resources_discover``. Extensions rebuild their in-memory state from the session's
+entries in ``session_start`` (``ctx.session_manager.get_branch()``); the session itself is untouched.
+
+Watching is off unless a mode asks for it (``AgentSession.start(watch=True)``): print/json runs and
+tests do not watch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .runner import ExtensionRunner
+
+__all__ = ["ExtensionWatcher", "DEBOUNCE_MS"]
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_MS = 200
+
+
+class ExtensionWatcher:
+    """Watches the loaded extensions' files and folders and reloads on change."""
+
+    def __init__(self, runner: ExtensionRunner, debounce_ms: int = DEBOUNCE_MS) -> None:
+        self._runner = runner
+        self._debounce_ms = debounce_ms
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._restart = False
+
+    def _targets(self) -> tuple[list[Path], set[Path]]:
+        """Folders to watch and the paths whose changes matter (files, or package folders)."""
+        relevant = {p.resolve() for p in self._runner.watched_paths()}
+        folders = sorted({p if p.is_dir() else p.parent for p in relevant if p.exists()})
+        return folders, relevant
+
+    def start(self) -> None:
+        self._stop = asyncio.Event()
+        self._task = asyncio.ensure_future(self._run())
+
+    def paths_changed(self) -> None:
+        """The set of extensions changed (after a reload): watch the new set."""
+        if self._stop is not None:
+            self._restart = True
+            self._stop.set()
+
+    async def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def _run(self) -> None:
+        from watchfiles import awatch
+
+        while True:
+            folders, relevant = self._targets()
+            if not folders:
+                return
+            assert self._stop is not None
+            try:
+                async for changes in awatch(
+                    *folders, stop_event=self._stop, debounce=self._debounce_ms, step=50, recursive=True
+                ):
+                    if any(_matters(Path(path), relevant) for _, path in changes):
+                        await self._reload()
+            except Exception:  # a watcher failure must not take the session down
+                log.warning("extension watcher stopped", exc_info=True)
+                return
+            if not self._restart:
+                return
+            self._restart = False
+            self._stop = asyncio.Event()
+
+    async def _reload(self) -> None:
+        session: Any = self._runner.session
+        await session.wait_for_idle()
+        try:
+            await session.reload()
+        except Exception:
+            log.warning("hot reload failed", exc_info=True)
+
+
+def _matters(path: Path, relevant: set[Path]) -> bool:
+    resolved = path.resolve()
+    if resolved.suffix not in (".py", "") or "__pycache__" in resolved.parts:
+        return False
+    return any(resolved == p or p in resolved.parents for p in relevant)

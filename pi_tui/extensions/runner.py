@@ -1,0 +1,529 @@
+"""The extension runner: loads extensions, dispatches events to their handlers, isolates failures.
+
+Isolation: every handler call is guarded. An exception is reported as a runtime event
+``extension_error {extensionPath, extension, event, error}`` (modes show it) and the app goes on. The
+exceptions are the rules of the events themselves: a raising ``tool_call`` handler blocks the tool,
+and a raising ``context`` handler fails that request (seed 001).
+
+Waiting: the runtime waits for the handlers of events whose result it needs (see
+`pi_tui.extensions.events.EVENTS`, ``awaited``). Informational events (``agent_start``,
+``message_update``, ``tool_execution_end``, …) are run as tasks and awaited only up to
+``informational_timeout`` seconds; a slower handler is reported once and finishes in the background,
+so it can delay the agent by at most that much. ``session_start``, ``session_shutdown`` and
+``resources_discover`` wait up to ``lifecycle_timeout``. Sync handlers run on the event loop: one
+that blocks blocks everything, so slow work belongs in ``async`` handlers or ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.runtime.agent_session import RuntimeEvent
+
+from .bus import EventBus
+from .context import CommandContext, ExtensionContext
+from .convert import to_custom_message, to_images
+from .discovery import Discovery, ExtensionSource
+from .events import EVENTS, Event, normalize_result
+from .extension import Extension
+from .extension_api import ExtensionAPI
+from .loader import ExtensionLoadError, forget_module, import_extension
+from .loop_hooks import LoopHooks
+from .registry import Registry, positional_arity
+from .session_events import BeforeOutcome, SessionEventsMixin
+
+if TYPE_CHECKING:
+    from pi_tui.ai.types import CustomMessage
+
+    from .reload import ExtensionWatcher
+
+__all__ = ["ExtensionRunner", "InputOutcome", "AgentStartOutcome", "BeforeOutcome"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(slots=True)
+class InputOutcome:
+    """The ``input`` chain's result: ``handled`` stops the pipeline, else the (transformed) input."""
+
+    handled: bool
+    text: str
+    images: list[Any] | None
+
+
+@dataclasses.dataclass(slots=True)
+class AgentStartOutcome:
+    """``before_agent_start``: accumulated custom messages, and the chained system prompt (None: base)."""
+
+    messages: list[Any]
+    system_prompt: str | None
+
+
+class ExtensionRunner(SessionEventsMixin):
+    """Holds the loaded extensions of one `AgentSession` and runs their handlers.
+
+    Args:
+        session: The `pi_tui.runtime.agent_session.AgentSession`.
+        flags: Command-line flags nobody else claimed (``args.unknown_flags``), for ``pi.get_flag``.
+        informational_timeout: Seconds the runtime waits for informational handlers.
+        lifecycle_timeout: Seconds it waits for session_start / session_shutdown / resources_discover.
+        rediscover: Finds the extensions again (for reload); without it reload re-imports the same paths.
+    """
+
+    def __init__(
+        self,
+        session: Any,
+        *,
+        flags: dict[str, Any] | None = None,
+        informational_timeout: float = 5.0,
+        lifecycle_timeout: float = 30.0,
+        rediscover: Callable[[], Discovery] | None = None,
+    ) -> None:
+        self.session = session
+        self.extensions: list[Extension] = []
+        self.registry = Registry(self, flags or {})
+        self.bus = EventBus(self._bus_error, self.spawn_owned, session.panels.mark_dirty)
+        self.hooks = LoopHooks(self)
+        self.informational_timeout = informational_timeout
+        self.lifecycle_timeout = lifecycle_timeout
+        self.warnings: list[str] = []
+        self.errors: list[dict[str, Any]] = []
+        self.theme_paths: list[str] = []
+        self.reload_count = 0
+        self._rediscover = rediscover
+        self._sources: list[ExtensionSource] = []
+        self._pending: list[tuple[Extension, Awaitable[Any]]] = []
+        self._queued_errors: list[dict[str, Any]] = []
+        self._background: set[asyncio.Future[Any]] = set()
+        self._next_turn: list[CustomMessage] = []
+        self._arity: dict[Any, int] = {}
+        self._contexts: dict[str, ExtensionContext] = {}
+        self._slow_reported: set[tuple[str, str]] = set()
+        self._context_handlers: list[tuple[str, Callable[..., Any]]] | None = None
+        self._announce_load_errors = False
+        self._started = False
+        self._closed = False
+        self._reloading: asyncio.Lock | None = None
+        self._watcher: ExtensionWatcher | None = None
+        self._tree_from_extension = False
+
+    # --- binding and loading ------------------------------------------------------------------------
+
+    def bind(self) -> None:
+        """Attach to the session: event forwarding, loop hooks, context handlers."""
+        session = self.session
+        session.extensions = self
+        session.set_context_handlers(self.context_handlers)
+        self.hooks.install(session)
+        session.subscribe(self._on_session_event)
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def load(self, sources: Sequence[ExtensionSource]) -> None:
+        """Import each source and call its ``register(pi)`` (an async ``register`` finishes in `start`)."""
+        self._sources = list(sources)
+        for source in sources:
+            self._load_one(source)
+
+    def _load_one(self, source: ExtensionSource) -> None:
+        ext = Extension(source)
+        try:
+            module = import_extension(source)
+        except ExtensionLoadError as exc:
+            self._load_failed(ext, str(exc))
+            return
+        ext.module, ext.module_name = module, module.__name__
+        register = getattr(module, "register", None)
+        if not callable(register):
+            forget_module(ext.module_name)
+            self._load_failed(ext, "it has no register(pi) function")
+            return
+        self.extensions.append(ext)
+        try:
+            result = register(ExtensionAPI(self, ext))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too: an extension must never end the app
+            self._unload(ext)
+            self._load_failed(ext, f"{type(exc).__name__}: {exc}")
+            return
+        if inspect.isawaitable(result):
+            self._pending.append((ext, result))
+
+    def _load_failed(self, ext: Extension, reason: str) -> None:
+        message = f'Failed to load extension "{ext.path}": {reason}'
+        log.warning(message)
+        if self._announce_load_errors:
+            self.report_soon(ext, "load", message)
+        else:
+            self.warnings.append(message)
+
+    def _unload(self, ext: Extension, *, keep_panels: bool = False) -> None:
+        self.registry.remove_tools(ext)
+        self.registry.remove_owned(ext)
+        self.bus.remove_owner(ext.name)
+        if not keep_panels:
+            self.session.panels.unregister_source(ext.name)
+        if ext.module_name:
+            forget_module(ext.module_name)
+        if ext in self.extensions:
+            self.extensions.remove(ext)
+        self._contexts.pop(ext.name, None)
+        self.handlers_changed()
+
+    def handlers_changed(self) -> None:
+        self._context_handlers = None
+
+    # --- reporting ----------------------------------------------------------------------------------
+
+    def warn(self, message: str) -> None:
+        """A registration conflict or similar: shown at start-up, or as an event once running."""
+        log.warning(message)
+        if self._started:
+            self.spawn(self.session.emit(RuntimeEvent("extension_warning", {"message": message})))
+        else:
+            self.warnings.append(message)
+
+    def _error_payload(self, ext: Extension, event: str, error: BaseException | str) -> dict[str, Any]:
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        log.warning("extension %s failed in %s: %s", ext.name, event, text)
+        payload = {"extensionPath": ext.path, "extension": ext.name, "event": event, "error": text}
+        self.errors.append(payload)
+        return payload
+
+    async def report(self, ext: Extension, event: str, error: BaseException | str) -> None:
+        """Report a failed handler as an ``extension_error`` runtime event."""
+        await self.session.emit(RuntimeEvent("extension_error", self._error_payload(ext, event, error)))
+
+    def report_soon(self, ext: Extension, event: str, error: BaseException | str) -> None:
+        """`report` from synchronous code (emitted on the event loop, or at start when there is none)."""
+        payload = self._error_payload(ext, event, error)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._queued_errors.append(payload)
+            return
+        self.spawn(self.session.emit(RuntimeEvent("extension_error", payload)))
+
+    def _bus_error(self, owner: str, event: str, exc: BaseException) -> None:
+        ext = self._extension(owner)
+        if ext is not None:
+            self.report_soon(ext, event, exc)
+
+    def _extension(self, name: str) -> Extension | None:
+        return next((e for e in self.extensions if e.name == name), None)
+
+    # --- background work ----------------------------------------------------------------------------
+
+    def spawn(
+        self, work: Awaitable[Any], ext: Extension | None = None, what: str = ""
+    ) -> asyncio.Future[Any]:
+        """Run ``work`` in the background; its failure is reported under ``ext``. `drain` waits for it."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+
+        def finished(done: asyncio.Future[Any]) -> None:
+            self._background.discard(done)
+            if done.cancelled():
+                return
+            exc = done.exception()
+            if exc is None:
+                return
+            if ext is not None:
+                self.report_soon(ext, what, exc)
+            else:
+                log.warning("background work %s failed: %s", what, exc)
+
+        task.add_done_callback(finished)
+        return task
+
+    def spawn_owned(self, work: Awaitable[Any], owner: str, what: str) -> None:
+        self.spawn(work, self._extension(owner), what)
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Wait for background handler work (slow informational handlers, spawned turns, reports)."""
+        while self._background:
+            _, pending = await asyncio.wait(set(self._background), timeout=timeout)
+            if pending and timeout is not None:
+                return
+
+    # --- calling handlers ---------------------------------------------------------------------------
+
+    def context_for(self, ext: Extension) -> ExtensionContext:
+        ctx = self._contexts.get(ext.name)
+        if ctx is None or ctx._extension is not ext:
+            ctx = ExtensionContext(self, ext)
+            self._contexts[ext.name] = ctx
+        return ctx
+
+    def _handlers(self, event: str) -> list[tuple[Extension, Callable[..., Any]]]:
+        return [(ext, handler) for ext in list(self.extensions) for handler in ext.handlers.get(event, ())]
+
+    def has_handlers(self, event: str) -> bool:
+        return any(event in ext.handlers and ext.handlers[event] for ext in self.extensions)
+
+    def call(self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: Any = None) -> Any:
+        """Call ``handler`` with as many of ``(*args, ctx)`` as it accepts (result may be awaitable)."""
+        arity = self._arity.get(handler)
+        if arity is None:
+            arity = positional_arity(handler)
+            self._arity[handler] = arity
+        full = (*args, ctx if ctx is not None else self.context_for(ext))
+        return handler(*full[:arity])
+
+    async def invoke(self, ext: Extension, handler: Callable[..., Any], event: Event) -> tuple[bool, Any]:
+        """Run one handler; ``(True, result)``, or ``(False, None)`` after reporting its exception."""
+        try:
+            result = self.call(ext, handler, event)
+            if inspect.isawaitable(result):
+                result = await result
+            return True, result
+        except Exception as exc:
+            await self.report(ext, event.type, exc)
+            return False, None
+
+    async def _result(
+        self, ext: Extension, handler: Callable[..., Any], event: Event
+    ) -> dict[str, Any] | None:
+        ok, raw = await self.invoke(ext, handler, event)
+        if not ok:
+            return None
+        try:
+            return normalize_result(raw)
+        except TypeError as exc:
+            await self.report(ext, event.type, exc)
+            return None
+
+    # --- informational events -----------------------------------------------------------------------
+
+    async def notify(self, name: str, *, timeout: float | None = None, **fields: Any) -> None:
+        """Deliver an informational event to every handler (see the module doc for the waiting rule)."""
+        self.session.panels.mark_dirty(name)
+        groups = [(ext, list(ext.handlers[name])) for ext in self.extensions if ext.handlers.get(name)]
+        if not groups:
+            return
+        event = Event(name, **fields)
+        tasks = [asyncio.ensure_future(self._run_group(ext, handlers, event)) for ext, handlers in groups]
+        limit = self.informational_timeout if timeout is None else timeout
+        try:
+            await asyncio.wait(tasks, timeout=limit)
+        finally:
+            for (ext, _), task in zip(groups, tasks, strict=True):
+                if task.done():
+                    continue
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+                if (ext.name, name) not in self._slow_reported:
+                    self._slow_reported.add((ext.name, name))
+                    self.report_soon(
+                        ext, name, f"handler still running after {limit:g}s; no longer waiting for it"
+                    )
+
+    async def _run_group(self, ext: Extension, handlers: list[Callable[..., Any]], event: Event) -> None:
+        for handler in handlers:
+            await self.invoke(ext, handler, event)
+
+    async def _on_session_event(self, event: Any) -> None:
+        """Forward the agent's events (agent/turn/message/tool_execution) to the handlers."""
+        if isinstance(event, RuntimeEvent):
+            return
+        name = getattr(event, "type", "")
+        spec = EVENTS.get(name)
+        if spec is None or spec.combine != "notify" or not dataclasses.is_dataclass(event):
+            return
+        if not self.has_handlers(name):
+            self.session.panels.mark_dirty(name)
+            return
+        fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
+        for key, value in fields.items():
+            if isinstance(value, tuple):
+                fields[key] = list(value)
+        await self.notify(name, **fields)
+
+    # --- the input pipeline -------------------------------------------------------------------------
+
+    async def run_command(self, text: str) -> bool:
+        """Run the extension command ``text`` names (``/name args``). False when there is none."""
+        found = self.registry.find_command(text)
+        if found is None:
+            return False
+        command, args = found
+        ext = self._extension(command.source)
+        if ext is None:
+            return False
+        ctx = CommandContext(self, ext)
+        try:
+            result = self.call(ext, command.handler, args, ctx=ctx)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            await self.report(ext, f"command /{command.name}", exc)
+        return True
+
+    async def emit_input(self, text: str, images: list[Any] | None, source: str) -> InputOutcome:
+        """``input``: transforms chain, the first ``handled`` stops everything."""
+        for ext, handler in self._handlers("input"):
+            result = await self._result(ext, handler, Event("input", text=text, images=images, source=source))
+            if not result:
+                continue
+            action = result.get("action", "continue")
+            if action == "handled":
+                return InputOutcome(True, text, images)
+            if action == "transform":
+                try:
+                    if "images" in result:
+                        images = to_images(result["images"])
+                    text = str(result.get("text", text))
+                except (TypeError, ValueError) as exc:
+                    await self.report(ext, "input", exc)
+        return InputOutcome(False, text, images)
+
+    async def emit_before_agent_start(
+        self, prompt: str, images: list[Any] | None, system_prompt: str
+    ) -> AgentStartOutcome:
+        """``before_agent_start``: messages accumulate, system prompts chain."""
+        outcome = AgentStartOutcome([], None)
+        current = system_prompt
+        for ext, handler in self._handlers("before_agent_start"):
+            event = Event("before_agent_start", prompt=prompt, images=images, system_prompt=current)
+            result = await self._result(ext, handler, event)
+            if not result:
+                continue
+            if result.get("message") is not None:
+                try:
+                    outcome.messages.append(to_custom_message(result["message"], default_type=ext.name))
+                except (TypeError, ValueError) as exc:
+                    await self.report(ext, "before_agent_start", exc)
+            if result.get("system_prompt") is not None:
+                current = str(result["system_prompt"])
+                outcome.system_prompt = current
+        return outcome
+
+    def take_next_turn(self) -> list[Any]:
+        """The custom messages queued with ``deliver_as="next_turn"`` (the queue is emptied)."""
+        queued, self._next_turn = self._next_turn, []
+        return queued
+
+    def send_custom_message(self, message: Any, deliver: str | None, trigger: bool, ext: Extension) -> None:
+        session = self.session
+        if deliver == "next_turn":
+            self._next_turn.append(message)
+        elif session.is_streaming:
+            if deliver == "follow_up":
+                session.agent.follow_up(message)
+            else:
+                session.agent.steer(message)
+        elif trigger:
+            self.spawn(session.agent.prompt(message), ext, "send_message")
+        else:
+            session.append_custom_message(message)
+
+    def context_handlers(self) -> list[tuple[str, Callable[..., Any]]]:
+        """The ``context`` handlers in load order, for the context engine (their errors fail the request)."""
+        if self._context_handlers is None:
+            self._context_handlers = [
+                (ext.name, self.hooks.context_handler(ext, handler))
+                for ext, handler in self._handlers("context")
+            ]
+        return self._context_handlers
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    async def start(self, *, reason: str = "startup", watch: bool = False) -> None:
+        """Finish async registrations, then ``session_start`` and ``resources_discover``."""
+        if watch:
+            self.start_watching()
+        if self._started:
+            return
+        self._started = True
+        pending, self._pending = self._pending, []
+        for ext, work in pending:
+            try:
+                await work
+            except Exception as exc:
+                self._unload(ext)
+                self._announce_load_errors = True
+                self._load_failed(ext, f"{type(exc).__name__}: {exc}")
+        queued, self._queued_errors = self._queued_errors, []
+        for payload in queued:
+            await self.session.emit(RuntimeEvent("extension_error", payload))
+        self.session.restore_panel_state()
+        await self.notify("session_start", timeout=self.lifecycle_timeout, reason=reason)
+        await self.emit_resources_discover(reason)
+
+    async def ensure_started(self) -> None:
+        if not self._started:
+            await self.start()
+
+    def start_watching(self) -> None:
+        """Reload when a loaded extension's file changes (see `pi_tui.extensions.reload`)."""
+        if self._watcher is None and not self._closed:
+            from .reload import ExtensionWatcher
+
+            self._watcher = ExtensionWatcher(self)
+            self._watcher.start()
+
+    def watched_paths(self) -> list[Path]:
+        return [ext.source.path for ext in self.extensions] + [
+            e.path for e in self._sources if not any(x.source == e for x in self.extensions)
+        ]
+
+    async def reload(self) -> None:
+        """session_shutdown → tear down → re-import → session_start (reason "reload") → resources_discover."""
+        self._reloading = self._reloading or asyncio.Lock()
+        async with self._reloading:
+            session = self.session
+            if self._started:
+                await self.notify("session_shutdown", timeout=self.lifecycle_timeout, reason="reload")
+            await self.drain(timeout=self.lifecycle_timeout)
+            active_before, known_before = list(session.active_tools), set(session.tools)
+            old_names = {ext.name for ext in self.extensions}
+            for ext in reversed(list(self.extensions)):
+                self._unload(ext, keep_panels=True)
+            self._arity.clear()
+            self._slow_reported.clear()
+            sources = self._sources
+            if self._rediscover is not None:
+                found = self._rediscover()
+                sources = found.sources
+                for error in found.errors:
+                    log.warning(error)
+            self._announce_load_errors = True
+            self.load(sources)
+            kept = {name for ext in self.extensions for name in ext.panels}
+            for name, state in list(session.panels.panels.items()):
+                if state.panel.source in old_names and name not in kept:
+                    del session.panels.panels[name]
+            added = [n for n in session.active_tools if n not in known_before]
+            session.set_active_tools([n for n in active_before if n in session.tools] + added)
+            self._started = False
+            await self.start(reason="reload")
+            self.reload_count += 1
+        if self._watcher is not None:
+            self._watcher.paths_changed()
+
+    async def shutdown(self) -> None:
+        """``session_shutdown`` (when started), then wait briefly for background handler work."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._watcher is not None:
+            await self._watcher.stop()
+        if self._started:
+            await self.notify("session_shutdown", timeout=self.lifecycle_timeout, reason="quit")
+        for _, work in self._pending:
+            close = getattr(work, "close", None)
+            if close is not None:
+                close()  # an async register() that never ran: no "never awaited" warning
+        self._pending = []
+        await self.drain(timeout=self.lifecycle_timeout)
+        for task in list(self._background):
+            task.cancel()

@@ -1,0 +1,60 @@
+"""Wiring extensions into a new `AgentSession` (called by `pi_tui.runtime.factory.create_session`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .discovery import PROJECT_DIR, Discovery, discover_extensions
+from .runner import ExtensionRunner
+
+__all__ = ["load_extensions", "untrusted_notice"]
+
+
+def untrusted_notice(cwd: Path, skipped: list[Path]) -> str:
+    names = ", ".join(p.name for p in skipped)
+    return (
+        f"Project extensions in {cwd / PROJECT_DIR} were not loaded ({names}): this project is not trusted. "
+        f'To trust it, add "{cwd}" to "trustedProjects" in the global settings.json and restart '
+        "(extensions can check ctx.is_project_trusted())."
+    )
+
+
+def load_extensions(
+    session: Any,
+    *,
+    cwd: Path,
+    agent_dir: Path,
+    settings: Any,
+    cli_paths: list[str],
+    no_extensions: bool,
+    flags: dict[str, Any],
+) -> tuple[ExtensionRunner, list[str]]:
+    """Discover, import and register extensions for ``session``; returns the runner and start-up warnings.
+
+    ``session_start`` is not sent here (it needs the event loop): it goes out on ``session.start()`` or
+    the first prompt.
+    """
+
+    def discover() -> Discovery:
+        trusted = bool(settings is not None and settings.is_project_trusted(cwd))
+        entries = settings.resource_entries("extensions") if settings is not None else []
+        return discover_extensions(
+            cwd,
+            agent_dir,
+            settings_entries=entries,
+            cli_paths=cli_paths,
+            no_extensions=no_extensions,
+            project_trusted=trusted,
+        )
+
+    found = discover()
+    warnings = list(found.errors)
+    if found.skipped_untrusted:
+        warnings.append(untrusted_notice(cwd, found.skipped_untrusted))
+    runner = ExtensionRunner(session, flags=flags, rediscover=discover)
+    runner.bind()
+    runner.load(found.sources)
+    warnings += runner.warnings
+    runner.warnings = []
+    return runner, warnings

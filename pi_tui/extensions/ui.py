@@ -1,0 +1,103 @@
+"""``ctx.ui``: how an extension talks to the user, answered by whichever mode is attached.
+
+The runtime holds one `UIBridge`. The interactive mode answers dialogs in the TUI, the RPC mode turns
+them into ``extension_ui_request`` lines, and print/json modes use `NullUIBridge`: dialogs return
+None/False at once and the rest does nothing. Dialogs are coroutines (``await ctx.ui.confirm(...)``);
+everything else is a plain call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+__all__ = ["UIBridge", "NullUIBridge", "NotifyLevel", "WidgetPlacement"]
+
+log = logging.getLogger(__name__)
+
+NotifyLevel = Literal["info", "warning", "error"]
+WidgetPlacement = Literal["aboveEditor", "belowEditor"]
+
+
+@runtime_checkable
+class UIBridge(Protocol):
+    """What a mode implements to answer ``ctx.ui``.
+
+    Dialogs return None (or False for ``confirm``) when the user cancels or ``timeout`` seconds pass.
+    """
+
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
+        """Let the user pick one of ``options``."""
+        ...
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        """Ask a yes/no question."""
+        ...
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        """Ask for one line of text."""
+        ...
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        """Ask for multi-line text."""
+        ...
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+        """Show a short notice."""
+        ...
+
+    def set_status(self, key: str, text: str | None) -> None:
+        """Set (or with None clear) the extension's status text in the footer."""
+        ...
+
+    def set_widget(
+        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
+    ) -> None:
+        """Show lines above or below the editor (None removes the widget)."""
+        ...
+
+    def set_title(self, title: str) -> None:
+        """Set the terminal title."""
+        ...
+
+    def set_working_message(self, message: str | None = None) -> None:
+        """Replace the "Working…" text while the agent runs (None restores it)."""
+        ...
+
+
+class NullUIBridge:
+    """The bridge of modes without a user to ask (print, json): dialogs decline, the rest is a no-op."""
+
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
+        return None
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        return False
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        return None
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        return None
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+        log.info("extension notice (%s): %s", level, message)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        return None
+
+    def set_widget(
+        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
+    ) -> None:
+        return None
+
+    def set_title(self, title: str) -> None:
+        return None
+
+    def set_working_message(self, message: str | None = None) -> None:
+        return None
