@@ -40,8 +40,9 @@ def to_camel(name: str) -> str:
 class Event:
     """What a handler receives: ``type`` plus the event's fields.
 
-    Fields are attributes in snake_case; ``event["toolName"]`` and ``event["tool_name"]`` also work, as
-    do ``"toolName" in event`` and ``event.get("toolName")``. Events cannot be modified: return a result
+    Fields are attributes in snake_case (``event.tool_name``; pi's ``event.toolName`` also works), and
+    items in either spelling (``event["toolName"]``), as do ``"toolName" in event`` and
+    ``event.get("toolName")``. Events cannot be modified: return a result
     instead (see the event table in ``docs/extensions.md``).
     """
 
@@ -54,7 +55,7 @@ class Event:
     def __getattr__(self, name: str) -> Any:
         fields = object.__getattribute__(self, "_fields")
         try:
-            return fields[name]
+            return fields[name] if name in fields else fields[to_snake(name)]  # event.toolName works too
         except KeyError:
             raise AttributeError(f"{self.type} event has no field {name!r}") from None
 

@@ -86,3 +86,30 @@ class Events:
 
     def errors(self) -> list[dict[str, Any]]:
         return [e.data for e in self.of("extension_error")]
+
+
+def model_requests(fake: Any) -> list[Any]:
+    """The requests that asked the model for an answer (token counting left out)."""
+    return [r for r in fake.requests if r.api != "anthropic-count-tokens"]
+
+
+def user_texts(request: Any) -> list[str]:
+    """The text blocks of the user messages of an Anthropic request, in order (tool results left out)."""
+    texts: list[str] = []
+    for message in request.messages:
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        for block in content:
+            if block.get("type") == "text":
+                texts.append(block["text"])
+    return texts
+
+
+def session_entries(session: AgentSession) -> list[dict[str, Any]]:
+    path = session.session.path
+    assert path is not None
+    return [json.loads(line) for line in Path(path).read_text().splitlines()[1:]]
