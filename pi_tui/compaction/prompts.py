@@ -249,5 +249,9 @@ def prefix_request_text(
 
 
 def is_checkpoint_request(text: str) -> bool:
-    """True when a user message text is a prefix-form summary request."""
-    return text.lstrip().startswith(CHECKPOINT_HEADING)
+    """True when a user message's text holds a prefix-form summary request.
+
+    The request may follow other text of the same user turn: providers merge consecutive user messages
+    (Anthropic turns a prompt followed by the request into one message with two text blocks).
+    """
+    return any(line.startswith(CHECKPOINT_HEADING) for line in text.splitlines())
