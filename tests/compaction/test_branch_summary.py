@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.ai.types import UserMessage
+from pi_tui.compaction import (
+    CompactionCancelled,
+    CompactionResult,
+    append_compaction,
+    collect_entries_for_branch_summary,
+    prepare_branch_entries,
+)
+from pi_tui.compaction.prompts import BRANCH_SUMMARY_PREAMBLE
+from tests.runtime.helpers import open_session
+
+from .helpers import (
+    ANTHROPIC,
+    Reader,
+    answer,
+    call,
+    first_user_text,
+    result,
+    session_with,
+    user,
+    write_data_files,
+)
+
+
+def test_entries_are_collected_from_the_old_leaf_back_to_the_common_ancestor() -> None:
+    session = session_with(user("u1"), answer("a1"))
+    ancestor = session.get_leaf_id()
+    session.append_message(user("u2"))
+    session.append_message(answer("a2"))
+    old_leaf = session.get_leaf_id()
+    session.branch(ancestor)
+    session.append_message(user("other"))
+    target = session.get_leaf_id()
+
+    entries, common = collect_entries_for_branch_summary(session, old_leaf, target)
+    assert common == ancestor
+    assert [
+        e.message.content if isinstance(e.message, UserMessage) else e.message.text() for e in entries
+    ] == [
+        "u2",
+        "a2",
+    ]
+    assert collect_entries_for_branch_summary(session, None, target) == ([], None)
+
+
+def test_the_budget_keeps_the_newest_messages_skips_tool_results_and_lets_summaries_in() -> None:
+    session = session_with(user("old" * 400), answer("o" * 400))
+    append_compaction(session, CompactionResult("c" * 400, session.get_branch()[0].id, 1))
+    for message in (
+        user("u" * 400),
+        call("c1", "edit", {"path": "x.py"}),
+        result("c1", "edit", "r" * 40_000),
+        answer("a" * 400),
+    ):
+        session.append_message(message)
+    entries = session.get_branch()[2:]  # the compaction and what follows it
+
+    everything = prepare_branch_entries(entries)
+    assert [m.role for m in everything.messages] == ["compactionSummary", "user", "assistant", "assistant"]
+    assert everything.file_ops.edited == {"x.py"}
+
+    # newest first: the answer (100), the call (5), the user (100) = 205; the summary (100) does not fit
+    tight = prepare_branch_entries(entries, token_budget=220)  # 205 is past 90% of 220: no summary
+    assert [m.role for m in tight.messages] == ["user", "assistant", "assistant"]
+    lenient = prepare_branch_entries(entries, token_budget=250)  # 205 is under 90% of 250: let in
+    assert [m.role for m in lenient.messages] == ["compactionSummary", "user", "assistant", "assistant"]
+
+
+async def test_leaving_a_branch_with_a_summary_writes_it_where_the_conversation_continues(
+    serve: Any, agent_dir: Path, project: Path
+) -> None:
+    write_data_files(project, 1)
+    fake = serve(responder=Reader(per_prompt=0))
+    async with open_session(["--model", ANTHROPIC], project) as session:
+        await session.prompt("First question")
+        target = session.session.get_leaf_id()
+        await session.prompt("Explore the idea of a cache")
+        editor = await session.navigate_with_summary(target, True, "the cache idea")
+        leaf = session.session.get_leaf_entry()
+        await session.prompt("Back on the main line")
+
+    assert editor is None
+    assert leaf.type == "branch_summary" and leaf.parent_id == target
+    assert leaf.summary.startswith(BRANCH_SUMMARY_PREAMBLE)
+    [request] = [r for r in fake.requests if r.last_user_text().startswith("<conversation>")]
+    assert "[User]: Explore the idea of a cache" in request.last_user_text()
+    assert "[User]: First question" not in request.last_user_text()
+    assert request.last_user_text().endswith("Additional focus: the cache idea")
+    assert request.tool_names == [] and request.body["max_tokens"] == 2048
+    assert "## Goal" in request.last_user_text()
+    last = fake.requests[-1]
+    assert "The following is a summary of a branch" in str(last.messages)
+    assert "Explore the idea of a cache" not in str(last.messages)
+    assert first_user_text(last).startswith("First question")
+
+
+async def test_an_extension_can_supply_or_cancel_the_branch_summary(
+    serve: Any, agent_dir: Path, project: Path
+) -> None:
+    fake = serve(responder=Reader(per_prompt=0))
+    async with open_session(["--model", ANTHROPIC], project) as session:
+        await session.prompt("First question")
+        target = session.session.get_leaf_id()
+        await session.prompt("A detour")
+        old_leaf = session.session.get_leaf_id()
+        requests = len(fake.requests)
+
+        async def cancel(_prep: Any, _signal: Any) -> Any:
+            return {"cancel": True}
+
+        session.compaction.before_tree = cancel
+        with pytest.raises(CompactionCancelled):
+            await session.navigate_with_summary(target, True)
+        assert session.session.get_leaf_id() == old_leaf
+
+        seen: list[Any] = []
+
+        async def supply(prep: Any, _signal: Any) -> Any:
+            seen.append([e.id for e in prep.entries_to_summarize])
+            return {"summary": {"summary": "EXTENSION BRANCH SUMMARY"}}
+
+        async def on_tree(event: dict[str, Any]) -> None:
+            seen.append(event)
+
+        session.compaction.before_tree = supply
+        session.compaction.on_tree = on_tree
+        await session.navigate_with_summary(target, True)
+        leaf = session.session.get_leaf_entry()
+
+    assert len(fake.requests) == requests
+    assert leaf.summary == "EXTENSION BRANCH SUMMARY"
+    assert len(seen[0]) == 2 and seen[0][-1] == old_leaf
+    assert seen[1]["oldLeafId"] == old_leaf and seen[1]["fromExtension"] is True
+    assert seen[1]["summaryEntry"].id == leaf.id
