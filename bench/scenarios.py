@@ -289,3 +289,12 @@ def _panels_cost() -> Result:
 
 
 SCENARIOS["panels_50_turns"] = _panels_cost
+
+
+def _compaction_long() -> Result:
+    from .compaction_long import compaction_long
+
+    return compaction_long()
+
+
+SCENARIOS["compaction_long"] = _compaction_long
