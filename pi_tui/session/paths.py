@@ -5,11 +5,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+
+from pi_tui.ai.paths import AGENT_DIR_ENV, agent_dir
 
 __all__ = [
     "AGENT_DIR_ENV",
@@ -24,16 +25,7 @@ __all__ = [
     "SESSION_SUFFIX",
 ]
 
-AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 SESSION_SUFFIX = ".jsonl"
-
-
-def agent_dir() -> Path:
-    """pi's agent dir: ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``, read on every call."""
-    configured = os.environ.get(AGENT_DIR_ENV, "").strip()
-    if configured:
-        return Path(os.path.expanduser(configured))
-    return Path.home() / ".pi" / "agent"
 
 
 def sessions_root(base: Path | None = None) -> Path:
