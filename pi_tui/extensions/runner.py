@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.runtime.agent_session import RuntimeEvent
 
 from .bus import EventBus
+from .compaction_hooks import CompactionHooks
 from .context import CommandContext, ExtensionContext
 from .convert import to_custom_message, to_images
 from .discovery import Discovery, ExtensionSource
@@ -73,6 +74,7 @@ class ExtensionRunner(SessionEventsMixin):
         flags: Command-line flags nobody else claimed (``args.unknown_flags``), for ``pi.get_flag``.
         informational_timeout: Seconds the runtime waits for informational handlers.
         lifecycle_timeout: Seconds it waits for session_start / session_shutdown / resources_discover.
+        shutdown_grace: Seconds background handler work may still take when the session closes.
         rediscover: Finds the extensions again (for reload); without it reload re-imports the same paths.
     """
 
@@ -83,6 +85,7 @@ class ExtensionRunner(SessionEventsMixin):
         flags: dict[str, Any] | None = None,
         informational_timeout: float = 5.0,
         lifecycle_timeout: float = 30.0,
+        shutdown_grace: float = 2.0,
         rediscover: Callable[[], Discovery] | None = None,
     ) -> None:
         self.session = session
@@ -92,6 +95,7 @@ class ExtensionRunner(SessionEventsMixin):
         self.hooks = LoopHooks(self)
         self.informational_timeout = informational_timeout
         self.lifecycle_timeout = lifecycle_timeout
+        self.shutdown_grace = shutdown_grace
         self.warnings: list[str] = []
         self.errors: list[dict[str, Any]] = []
         self.theme_paths: list[str] = []
@@ -112,6 +116,9 @@ class ExtensionRunner(SessionEventsMixin):
         self._reloading: asyncio.Lock | None = None
         self._watcher: ExtensionWatcher | None = None
         self._tree_from_extension = False
+        self._tree_skip = False
+        self.tree_asked_for: str | None = None
+        """The target of a branch summary the compaction already asked extensions about."""
 
     # --- binding and loading ------------------------------------------------------------------------
 
@@ -121,6 +128,7 @@ class ExtensionRunner(SessionEventsMixin):
         session.extensions = self
         session.set_context_handlers(self.context_handlers)
         self.hooks.install(session)
+        CompactionHooks(self).install(session)
         session.subscribe(self._on_session_event)
 
     @property
@@ -524,6 +532,6 @@ class ExtensionRunner(SessionEventsMixin):
             if close is not None:
                 close()  # an async register() that never ran: no "never awaited" warning
         self._pending = []
-        await self.drain(timeout=self.lifecycle_timeout)
+        await self.drain(timeout=self.shutdown_grace)
         for task in list(self._background):
             task.cancel()

@@ -98,12 +98,17 @@ class SessionEventsMixin:
         Raises:
             CancelledByExtension: A handler cancelled the move.
         """
-        preparation = {
-            "target_id": target_id,
-            "old_leaf_id": old_leaf_id,
-            "user_wants_summary": summary is not None,
-            "summary": summary,
-        }
+        self._tree_skip = self.tree_asked_for is not None and self.tree_asked_for == (target_id or "<root>")
+        self.tree_asked_for = None
+        if self._tree_skip:  # the compaction's branch summary already asked (see compaction_hooks)
+            return summary, None
+        preparation = Event(
+            "tree_preparation",
+            target_id=target_id,
+            old_leaf_id=old_leaf_id,
+            user_wants_summary=summary is not None,
+            summary=summary,
+        )
         outcome = await self.emit_session_before("session_before_tree", preparation=preparation)
         if outcome.cancelled:
             raise CancelledByExtension("Moving in the session tree", outcome.by or "")
@@ -118,6 +123,9 @@ class SessionEventsMixin:
     async def after_tree(
         self: ExtensionRunner, old_leaf_id: str | None, label: str | None, summarized: bool
     ) -> None:
+        if self._tree_skip:
+            self._tree_skip = False
+            return
         session = self.session
         new_leaf = session.session.get_leaf_id()
         if label and new_leaf is not None:

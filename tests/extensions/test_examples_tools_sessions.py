@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from pi_tui.ai.stream import AbortSignal
+from pi_tui.compaction import CompactionCancelled
 from pi_tui.extensions.api import CancelledByExtension
 from pi_tui.session import SessionManager
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
@@ -145,32 +146,25 @@ async def test_session_before_fork_cancels_or_skips_the_restore(fake: FakeLLM, p
     assert ext.SEEN == [answer_id, answer_id, f"forked from {original}"]
 
 
-async def test_session_before_compact_cancels_or_supplies_the_summary(project: Path) -> None:
-    async with open_session(_e("custom_compaction"), project) as session:
-        runner = session.extensions
-        preparation = {"firstKeptEntryId": "abc", "tokensBefore": 1234}
-        custom = await runner.emit_session_before(
-            "session_before_compact",
-            preparation=preparation,
-            branch_entries=[],
-            signal=AbortSignal(),
-            custom_instructions=None,
-        )
-        cancelled = await runner.emit_session_before(
-            "session_before_compact",
-            preparation=preparation,
-            branch_entries=[],
-            signal=AbortSignal(),
-            custom_instructions="cancel",
-        )
+async def test_session_before_compact_cancels_or_supplies_the_summary(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 50}}))
+    fake.script([Reply([text("noted " * 50)]) for _ in range(4)])
+    async with open_session(_e("custom_compaction"), project, model=MODEL) as session:
+        for n in range(3):
+            await session.prompt(f"part {n}: " + "lorem ipsum " * 100)
+        with pytest.raises(CompactionCancelled):
+            await session.compact("cancel")
+        result = await session.compact()
+        await session.prompt("and now?")
+        compacted = module(session, "custom_compaction").COMPACTED
 
-    assert not custom.cancelled
-    assert custom.result["compaction"] == {
-        "summary": "My custom summary",
-        "firstKeptEntryId": "abc",
-        "tokensBefore": 1234,
-    }
-    assert cancelled.cancelled and cancelled.by == "custom_compaction"
+    assert result.summary == "My custom summary" and result.from_hook
+    assert compacted == [("context_transform", True)]
+    last = model_requests(fake)[-1]
+    assert "My custom summary" in user_texts(last)[0]
+    assert len(model_requests(fake)) == 4  # the extension's summary needed no summarisation request
 
 
 async def test_session_before_tree_supplies_the_summary_and_label_or_cancels(
