@@ -36,6 +36,7 @@ class ExtensionWatcher:
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._restart = False
+        self._closing = False
 
     def _targets(self) -> tuple[list[Path], set[Path]]:
         """Folders to watch and the paths whose changes matter (files, or package folders)."""
@@ -45,15 +46,22 @@ class ExtensionWatcher:
 
     def start(self) -> None:
         self._stop = asyncio.Event()
+        self.ready = asyncio.Event()
         self._task = asyncio.ensure_future(self._run())
+
+    async def wait_ready(self) -> None:
+        """Return once file changes are being recorded."""
+        await self.ready.wait()
 
     def paths_changed(self) -> None:
         """The set of extensions changed (after a reload): watch the new set."""
         if self._stop is not None:
             self._restart = True
+            self.ready.clear()
             self._stop.set()
 
     async def stop(self) -> None:
+        self._closing = True
         if self._stop is not None:
             self._stop.set()
         if self._task is not None:
@@ -66,18 +74,32 @@ class ExtensionWatcher:
         while True:
             folders, relevant = self._targets()
             if not folders:
+                self.ready.set()
                 return
             assert self._stop is not None
+            changes_seen = awatch(
+                *folders, stop_event=self._stop, debounce=self._debounce_ms, step=50, recursive=True
+            )
             try:
-                async for changes in awatch(
-                    *folders, stop_event=self._stop, debounce=self._debounce_ms, step=50, recursive=True
-                ):
+                first = asyncio.ensure_future(anext(changes_seen))
+                # awatch installs its watches synchronously on its first step, before it first awaits:
+                # one pass of the loop later, changes are recorded.
+                await asyncio.sleep(0)
+                self.ready.set()
+                try:
+                    changes = await first
+                except StopAsyncIteration:
+                    changes = None
+                while changes is not None:
                     if any(_matters(Path(path), relevant) for _, path in changes):
                         await self._reload()
+                    changes = await anext(changes_seen, None)
             except Exception:  # a watcher failure must not take the session down
                 log.warning("extension watcher stopped", exc_info=True)
                 return
-            if not self._restart:
+            finally:
+                await changes_seen.aclose()
+            if not self._restart or self._closing:
                 return
             self._restart = False
             self._stop = asyncio.Event()

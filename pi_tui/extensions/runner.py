@@ -115,6 +115,7 @@ class ExtensionRunner(SessionEventsMixin):
         self._closed = False
         self._reloading: asyncio.Lock | None = None
         self._watcher: ExtensionWatcher | None = None
+        self._reloaded: asyncio.Event | None = None
         self._tree_from_extension = False
         self._tree_skip = False
         self.tree_asked_for: str | None = None
@@ -515,8 +516,22 @@ class ExtensionRunner(SessionEventsMixin):
             self._started = False
             await self.start(reason="reload")
             self.reload_count += 1
+            reloaded, self._reloaded = self._reloaded, None
+            if reloaded is not None:
+                reloaded.set()
         if self._watcher is not None:
             self._watcher.paths_changed()
+
+    async def wait_for_reload(self) -> None:
+        """Return after the next reload has finished (hot reload is asynchronous)."""
+        if self._reloaded is None:
+            self._reloaded = asyncio.Event()
+        await self._reloaded.wait()
+
+    async def wait_watching(self) -> None:
+        """Return once the file watcher records changes (after ``start(watch=True)``)."""
+        if self._watcher is not None:
+            await self._watcher.wait_ready()
 
     async def shutdown(self) -> None:
         """``session_shutdown`` (when started), then wait briefly for background handler work."""

@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pi_tui.testing import FakeLLM, Reply, text
+
+from .helpers import MODEL, Events, model_requests, module, open_session, user_texts, write_extension
+
+VERSIONED = """
+STATE = {{"count": 0, "events": []}}
+
+def register(pi):
+    @pi.on("session_start")
+    def restore(event, ctx):
+        STATE["events"].append(("session_start", event.reason))
+        for entry in ctx.session_manager.get_branch():
+            if entry.type == "custom" and entry.custom_type == "counter":
+                STATE["count"] = entry.data
+
+    pi.on("session_shutdown", lambda event: STATE["events"].append(("session_shutdown", event.reason)))
+    pi.on("resources_discover", lambda event: STATE["events"].append(("resources_discover", event.reason)))
+
+    @pi.on("input")
+    def tag(event):
+        STATE["count"] += 1
+        pi.append_entry("counter", STATE["count"])
+        return {{"action": "transform", "text": "{version}: " + event.text}}
+
+    pi.register_command("{version}", handler=lambda args, ctx: None)
+"""
+
+
+async def test_reload_tears_down_reimports_and_restores_state_from_entries(
+    fake: FakeLLM, project: Path, tmp_path: Path
+) -> None:
+    path = write_extension(tmp_path, "versioned", VERSIONED.format(version="v1"))
+    fake.script([Reply([text("one")]), Reply([text("two")])])
+    async with open_session(["-e", str(path)], project, model=MODEL) as session:
+        await session.prompt("hello")
+        old = module(session, "versioned")
+        path.write_text(VERSIONED.format(version="v2"))
+        await session.reload()
+        new = module(session, "versioned")
+        commands = sorted(session.extensions.registry.commands)
+        await session.prompt("again")
+
+    assert new is not old
+    assert old.STATE["events"] == [
+        ("session_start", "startup"),
+        ("resources_discover", "startup"),
+        ("session_shutdown", "reload"),
+    ]
+    assert new.STATE["events"] == [
+        ("session_start", "reload"),
+        ("resources_discover", "reload"),
+        ("session_shutdown", "quit"),
+    ]
+    assert new.STATE["count"] == 2  # restored from the session's entries, then counted on
+    assert commands == ["v2"]
+    second = model_requests(fake)[1]
+    assert user_texts(second) == ["v1: hello", "v2: again"]
+
+
+async def test_editing_a_loaded_extension_changes_the_next_prompt_without_a_restart(
+    fake: FakeLLM, project: Path, tmp_path: Path
+) -> None:
+    path = write_extension(tmp_path, "versioned", VERSIONED.format(version="v1"))
+    fake.script([Reply([text("one")]), Reply([text("two")])])
+    async with open_session(["-e", str(path)], project, model=MODEL) as session:
+        await session.start(watch=True)
+        await session.extensions.wait_watching()
+        await session.prompt("hello")
+        reloaded = asyncio.ensure_future(session.extensions.wait_for_reload())
+        path.write_text(VERSIONED.format(version="v2"))
+        await asyncio.wait_for(reloaded, timeout=20)
+        await session.prompt("again")
+        state = module(session, "versioned").STATE
+
+    _, second = model_requests(fake)
+    assert user_texts(second) == ["v1: hello", "v2: again"]  # same session, history intact
+    assert [m["role"] for m in second.messages] == ["user", "assistant", "user"]
+    assert state["count"] == 2
+
+
+async def test_a_reload_that_breaks_an_extension_reports_it_and_keeps_the_session(
+    fake: FakeLLM, project: Path, tmp_path: Path
+) -> None:
+    path = write_extension(tmp_path, "versioned", VERSIONED.format(version="v1"))
+    fake.script([Reply([text("one")]), Reply([text("two")])])
+    async with open_session(["-e", str(path)], project, model=MODEL) as session:
+        events = Events(session)
+        await session.prompt("hello")
+        path.write_text("def register(pi):\n    raise RuntimeError('half-written edit')\n")
+        await session.reload()
+        await session.extensions.drain()
+        loaded = [e.name for e in session.extensions.extensions]
+        await session.prompt("again")
+
+    assert loaded == []
+    (error,) = events.errors()
+    assert error["event"] == "load" and "half-written edit" in error["error"]
+    assert user_texts(model_requests(fake)[1]) == ["v1: hello", "again"]
