@@ -14,7 +14,7 @@ from typing import Any
 from pi_tui.ai.tokens import count_message_tokens
 from pi_tui.ai.types import AssistantMessage
 
-from .path import context_messages, entry_id, latest_compaction_index
+from .path import compaction_mark, context_messages, entry_message
 
 __all__ = ["usage_tokens", "should_compact", "context_tokens", "estimate_messages_tokens"]
 
@@ -46,23 +46,24 @@ def _valid_usage(message: Any) -> bool:
 def context_tokens(path: Sequence[Any], *, overhead_tokens: int = 0) -> int:
     """The context size of the active path, in tokens (see the module docstring).
 
+    Runs after every turn and before every request, so the common case reads only the tail of the path:
+    the newest fresh usage and the few messages after it.
+
     Args:
         path: the active path, root first.
         overhead_tokens: the system prompt and tool definitions, added only when nothing measured them
             (a fresh usage already includes them).
     """
-    env = context_messages(path)
-    latest = latest_compaction_index(path)
-    fresh: set[str] = set()
-    for entry in path[latest + 1 :]:
-        eid = entry_id(entry)
-        if eid is not None:
-            fresh.add(eid)
-    origins = env._origins()
-    for index in range(len(env.cached) - 1, -1, -1):
-        message = env.cached[index]
-        if _valid_usage(message) and origins[index] in fresh:
+    trailing = 0
+    for index in range(len(path) - 1, -1, -1):
+        message = entry_message(path[index])
+        if message is None:
+            if compaction_mark(path[index]) is not None:
+                break  # usage from before the newest compaction is stale
+            continue
+        if _valid_usage(message):
             measured = usage_tokens(message.usage)
             if measured:
-                return measured + estimate_messages_tokens(env.cached[index + 1 :])
-    return overhead_tokens + estimate_messages_tokens(env.cached)
+                return measured + trailing
+        trailing += count_message_tokens(message)
+    return overhead_tokens + estimate_messages_tokens(context_messages(path).cached)
