@@ -273,6 +273,7 @@ class CompactionController:
         try:
             result = await self.compact(reason=reason, signal=signal)
         except CompactionCancelled:
+            self._failed_at = leaf  # not again before the conversation moves on
             await self._emit("auto_compaction_end", {"aborted": True, "willRetry": False})
             return False
         except CompactionError as exc:

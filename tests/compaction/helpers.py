@@ -77,7 +77,8 @@ class Reader:
     """A dynamic responder: summary requests get ``summary``; other requests read data/fNN.txt one file
     per request, ``per_prompt`` files for each prompt, then answer "Read N files.".
 
-    ``overflow_next`` makes the next that many work requests fail with a context-overflow error.
+    ``overflow_next`` makes the next that many work requests fail with a context-overflow error;
+    ``fail_summaries`` answers summary requests with a server error.
     """
 
     def __init__(self, per_prompt: int, summary: str = SUMMARY) -> None:
@@ -86,10 +87,11 @@ class Reader:
         self.read = 0  # files read so far
         self.in_prompt = 0
         self.overflow_next = 0
+        self.fail_summaries = False
 
     def __call__(self, request: RecordedRequest) -> Any:
         if is_summary_request(request):
-            return Reply([text(self.summary)])
+            return Fault("api_error") if self.fail_summaries else Reply([text(self.summary)])
         if self.overflow_next:
             self.overflow_next -= 1
             return Fault("context_overflow")

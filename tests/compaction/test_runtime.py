@@ -84,6 +84,31 @@ async def test_threshold_compaction_between_turns_lets_the_run_go_on_from_the_su
     assert "<read-files>\ndata/f00.txt\n" in op["summary"]
 
 
+async def test_a_failed_automatic_compaction_is_reported_once_per_turn_and_the_run_goes_on(
+    serve: Any, agent_dir: Path, project: Path
+) -> None:
+    _settings(agent_dir, 3_000, 2_500)
+    write_data_files(project, 9)
+    reader = Reader(per_prompt=9)
+    reader.fail_summaries = True
+    fake = serve(context_window=12_000, responder=reader)
+    async with open_session(["--model", ANTHROPIC], project) as session:
+        events = Events(session)
+        await session.prompt("Read all files in data/ one by one.")
+        last = session.last_assistant_message()
+        entries = _compaction_entries(session)
+
+    assert last is not None and last.text() == "Read 9 files."
+    assert entries == []
+    ends = events.of("auto_compaction_end")
+    assert ends and all(e.data["errorMessage"].startswith("Summarization failed: ") for e in ends)
+    kinds = ["summary" if r in summary_requests(fake.requests) else "work" for r in fake.requests]
+    assert kinds.count("summary") == len(ends) == len(events.of("auto_compaction_start"))
+    # the preflight does not try again for the request right after a failure
+    assert "summary,summary" not in ",".join(kinds)
+    assert kinds.count("work") == 10
+
+
 async def test_the_second_summary_updates_the_first(serve: Any, agent_dir: Path, project: Path) -> None:
     _settings(agent_dir, 16_384, 150)
     fake = serve(responder=Reader(per_prompt=0))
