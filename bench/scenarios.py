@@ -298,3 +298,12 @@ def _compaction_long() -> Result:
 
 
 SCENARIOS["compaction_long"] = _compaction_long
+
+
+def _startup_10_extensions() -> Result:
+    from .startup_extensions import startup_10_extensions
+
+    return startup_10_extensions()
+
+
+SCENARIOS["startup_10_extensions"] = _startup_10_extensions

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from .discovery import PROJECT_DIR, Discovery, discover_extensions
-from .runner import ExtensionRunner
 
 __all__ = ["load_extensions", "untrusted_notice"]
 
@@ -29,11 +28,12 @@ def load_extensions(
     cli_paths: list[str],
     no_extensions: bool,
     flags: dict[str, Any],
-) -> tuple[ExtensionRunner, list[str]]:
+) -> tuple[Any, list[str]]:
     """Discover, import and register extensions for ``session``; returns the runner and start-up warnings.
 
-    ``session_start`` is not sent here (it needs the event loop): it goes out on ``session.start()`` or
-    the first prompt.
+    With nothing to load, no runner is built (start-up stays as cheap as without extensions) and
+    ``session.extension_setup`` builds one when ``/reload`` finds extensions later. ``session_start`` is
+    not sent here (it needs the event loop): it goes out on ``session.start()`` or the first prompt.
     """
 
     def discover() -> Discovery:
@@ -48,12 +48,21 @@ def load_extensions(
             project_trusted=trusted,
         )
 
+    def bind() -> Any:
+        from .runner import ExtensionRunner  # only when there is something to run
+
+        runner = ExtensionRunner(session, flags=flags, rediscover=discover)
+        runner.bind()
+        return runner
+
     found = discover()
     warnings = list(found.errors)
     if found.skipped_untrusted:
         warnings.append(untrusted_notice(cwd, found.skipped_untrusted))
-    runner = ExtensionRunner(session, flags=flags, rediscover=discover)
-    runner.bind()
+    if not found.sources:
+        session.extension_setup = bind
+        return None, warnings
+    runner = bind()
     runner.load(found.sources)
     warnings += runner.warnings
     runner.warnings = []

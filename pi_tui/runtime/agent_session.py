@@ -131,6 +131,7 @@ class AgentSession:
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
         # --- extensions (issue #5): the runner sets `extensions`; modes call attach_ui() ---
         self.extensions: Any = None  # pi_tui.extensions.runner.ExtensionRunner
+        self.extension_setup: Callable[[], Any] | None = None  # binds a runner when /reload finds some
         self.ui: Any = NullUIBridge()
         self.mode = "print"
         # The mode's built-in slash commands, ``(text) -> handled``, called by the prompt pipeline.
@@ -685,6 +686,8 @@ class AgentSession:
         if self.resources is not None:
             self.resources.reload()
         self.invalidate_system_prompt()
+        if self.extensions is None and self.extension_setup is not None:
+            self.extension_setup()  # none were found at start-up: look again
         if self.extensions is not None:
             await self.extensions.reload()
 

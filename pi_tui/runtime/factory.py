@@ -213,7 +213,7 @@ def create_session(
             no_extensions=args.no_extensions,
             flags=dict(args.unknown_flags),
         )
-        claimed = [f"Unknown option --{name} " for name in runner.registry.flags]
+        claimed = [f"Unknown option --{name} " for name in (runner.registry.flags if runner else ())]
         warnings = [w for w in warnings if not any(w.startswith(c) for c in claimed)] + extension_warnings
         # --- end extensions ---
     except BaseException:

@@ -75,11 +75,11 @@ async def test_an_untrusted_projects_extensions_are_never_executed(
     (project / ".pi" / "settings.json").write_text(json.dumps({"extensions": ["extensions/evil.py"]}))
 
     async with open_startup([], project) as startup:
-        loaded = [ext.name for ext in startup.session.extensions.extensions]
+        runner = startup.session.extensions
         await startup.session.start()
 
     assert not marker.exists()
-    assert loaded == []
+    assert runner is None  # nothing was loaded, so not even the runner was built
     notices = [w for w in startup.warnings if "not trusted" in w]
     assert len(notices) == 1
     assert "evil" in notices[0] and "trustedProjects" in notices[0]
@@ -183,3 +183,17 @@ async def test_async_register_finishes_before_session_start(agent_dir: Path, pro
         seen = session.extensions.extensions[0].module.SEEN
 
     assert seen == ["startup"]
+
+
+async def test_reload_finds_extensions_added_after_start_up(
+    agent_dir: Path, project: Path, tmp_path: Path
+) -> None:
+    order = tmp_path / "order.txt"
+    async with open_session([], project) as session:
+        assert session.extensions is None
+        _recorder(agent_dir / "extensions", "late", order)
+        await session.reload()
+        names = [ext.name for ext in session.extensions.extensions]
+
+    assert names == ["late"]
+    assert order.read_text().split() == ["late"]
