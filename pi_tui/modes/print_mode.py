@@ -72,6 +72,10 @@ async def run_print_mode(
             elif isinstance(event, AutoRetryEnd) and not event.success:
                 err.write(f"Giving up after {event.attempt} attempts\n")
                 err.flush()
+            elif getattr(event, "type", "") == "extension_error":  # extensions (issue #5)
+                data = event.data
+                err.write(f'Extension "{data["extension"]}" failed in {data["event"]}: {data["error"]}\n')
+                err.flush()
             elif getattr(event, "type", "") in ("auto_compaction_start", "auto_compaction_end", "error"):
                 data = event.to_json()
                 err.write(f"[{data.pop('type')}] {json.dumps(data, ensure_ascii=False)[:300]}\n")

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
+from tests.e2e.helpers import run_cli
 
 from .helpers import MODEL, Events, model_requests, module, open_session, open_startup, write_extension
 
@@ -206,3 +207,13 @@ async def test_a_failing_command_is_reported_and_sys_exit_in_register_does_not_e
     assert names == ["cmd"]
     assert any("exits.py" in w and "SystemExit" in w for w in startup.warnings)
     assert [(e["extension"], e["event"]) for e in events.errors()] == [("cmd", "command /boom")]
+
+
+def test_print_mode_shows_extension_errors_on_stderr_and_still_answers(project: Path, tmp_path: Path) -> None:
+    path = write_extension(
+        tmp_path, "noisy", "def register(pi):\n    pi.on('agent_end', lambda event: 1 / 0)\n"
+    )
+    run = run_cli(["--provider", "faux", "-e", str(path), "-p", "hello"], project)
+
+    assert run.returncode == 0 and run.stdout.strip()
+    assert 'Extension "noisy" failed in agent_end: ZeroDivisionError: division by zero' in run.stderr
