@@ -109,6 +109,7 @@ class ExtensionRunner(SessionEventsMixin):
         self._arity: dict[Any, int] = {}
         self._contexts: dict[str, ExtensionContext] = {}
         self._slow_reported: set[tuple[str, str]] = set()
+        self._lanes: dict[str, asyncio.Future[Any]] = {}
         self._context_handlers: list[tuple[str, Callable[..., Any]]] | None = None
         self._announce_load_errors = False
         self._started = False
@@ -186,6 +187,7 @@ class ExtensionRunner(SessionEventsMixin):
         if ext in self.extensions:
             self.extensions.remove(ext)
         self._contexts.pop(ext.name, None)
+        self._lanes.pop(ext.name, None)
         self.handlers_changed()
 
     def handlers_changed(self) -> None:
@@ -314,29 +316,55 @@ class ExtensionRunner(SessionEventsMixin):
     # --- informational events -----------------------------------------------------------------------
 
     async def notify(self, name: str, *, timeout: float | None = None, **fields: Any) -> None:
-        """Deliver an informational event to every handler (see the module doc for the waiting rule)."""
+        """Deliver an informational event to every handler (see the module doc for the waiting rule).
+
+        Each extension has a lane: while one of its handlers is still running in the background, its
+        later events queue behind it (keeping their order) and nobody waits for them.
+        """
         self.session.panels.mark_dirty(name)
         groups = [(ext, list(ext.handlers[name])) for ext in self.extensions if ext.handlers.get(name)]
         if not groups:
             return
         event = Event(name, **fields)
-        tasks = [asyncio.ensure_future(self._run_group(ext, handlers, event)) for ext, handlers in groups]
+        waited: list[tuple[Extension, asyncio.Future[Any]]] = []
+        for ext, handlers in groups:
+            busy = self._lanes.get(ext.name)
+            if busy is not None and busy.done():
+                busy = None
+            task = asyncio.ensure_future(self._run_group(ext, handlers, event, busy))
+            self._lanes[ext.name] = task
+            if busy is None:
+                waited.append((ext, task))
+            else:
+                self._keep(task)
         limit = self.informational_timeout if timeout is None else timeout
         try:
-            await asyncio.wait(tasks, timeout=limit)
+            if waited:
+                await asyncio.wait([task for _, task in waited], timeout=limit)
         finally:
-            for (ext, _), task in zip(groups, tasks, strict=True):
+            for ext, task in waited:
                 if task.done():
                     continue
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+                self._keep(task)
                 if (ext.name, name) not in self._slow_reported:
                     self._slow_reported.add((ext.name, name))
                     self.report_soon(
                         ext, name, f"handler still running after {limit:g}s; no longer waiting for it"
                     )
 
-    async def _run_group(self, ext: Extension, handlers: list[Callable[..., Any]], event: Event) -> None:
+    def _keep(self, task: asyncio.Future[Any]) -> None:
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _run_group(
+        self,
+        ext: Extension,
+        handlers: list[Callable[..., Any]],
+        event: Event,
+        after: asyncio.Future[Any] | None = None,
+    ) -> None:
+        if after is not None:
+            await asyncio.wait({after})
         for handler in handlers:
             await self.invoke(ext, handler, event)
 
@@ -492,7 +520,7 @@ class ExtensionRunner(SessionEventsMixin):
             session = self.session
             if self._started:
                 await self.notify("session_shutdown", timeout=self.lifecycle_timeout, reason="reload")
-            await self.drain(timeout=self.lifecycle_timeout)
+            await self.drain(timeout=self.shutdown_grace)
             active_before, known_before = list(session.active_tools), set(session.tools)
             old_names = {ext.name for ext in self.extensions}
             for ext in reversed(list(self.extensions)):

@@ -69,31 +69,32 @@ async def test_a_slow_informational_handler_does_not_hold_up_the_agent(
 ) -> None:
     code = (
         "import asyncio\n"
-        "GATE = None\n"
-        "DONE = []\n"
+        "GATE = asyncio.Event()\n"
+        "CALLS = []\n"
         "def register(pi):\n"
-        "    @pi.on('agent_start')\n"
+        "    @pi.on('message_start')\n"
         "    async def slow(event):\n"
-        "        global GATE\n"
-        "        GATE = asyncio.Event()\n"
-        "        await GATE.wait()\n"
-        "        DONE.append(True)\n"
+        "        CALLS.append(event.message.role)\n"
+        "        if len(CALLS) == 1:\n"
+        "            await GATE.wait()\n"
     )
     fake.script([Reply([text("not blocked")])])
     async with open_session(_ext(tmp_path, "slow", code), project, model=MODEL) as session:
         session.extensions.informational_timeout = 0.05
         events = Events(session)
-        await session.prompt("hello")  # returns although the handler is still waiting
+        await session.prompt("hello")  # returns although the first handler is still waiting
         ext = module(session, "slow")
-        assert ext.DONE == []
+        before = list(ext.CALLS)
         ext.GATE.set()
         await session.extensions.drain()
-        done = list(ext.DONE)
+        after = list(ext.CALLS)
 
     assert session.last_assistant_message().content[0].text == "not blocked"
-    assert done == [True]
+    # the later events queued behind the slow one, in order, and ran once it finished
+    assert before == ["user"]
+    assert after == ["user", "assistant"]
     (error,) = events.errors()
-    assert error["event"] == "agent_start" and "still running" in error["error"]
+    assert error["event"] == "message_start" and "still running" in error["error"]
 
 
 async def test_a_raising_tool_call_handler_blocks_the_tool(
