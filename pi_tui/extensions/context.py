@@ -117,7 +117,9 @@ class ExtensionContext:
 
     @property
     def ui(self) -> Any:
-        return self._session.ui
+        from .ui import UIProxy
+
+        return UIProxy(self._session.ui)
 
     @property
     def model(self) -> Any:

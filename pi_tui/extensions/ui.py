@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["UIBridge", "NullUIBridge", "NotifyLevel", "WidgetPlacement"]
+__all__ = ["UIBridge", "NullUIBridge", "UIProxy", "NotifyLevel", "WidgetPlacement"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,10 @@ class UIBridge(Protocol):
         """Replace the "Working…" text while the agent runs (None restores it)."""
         ...
 
+    def set_editor_text(self, text: str) -> None:
+        """Put ``text`` in the user's editor."""
+        ...
+
 
 class NullUIBridge:
     """The bridge of modes without a user to ask (print, json): dialogs decline, the rest is a no-op."""
@@ -101,3 +105,21 @@ class NullUIBridge:
 
     def set_working_message(self, message: str | None = None) -> None:
         return None
+
+    def set_editor_text(self, text: str) -> None:
+        return None
+
+
+_NULL = NullUIBridge()
+
+
+class UIProxy:
+    """``ctx.ui``: the attached bridge, with `NullUIBridge` behaviour for whatever it does not implement
+    (a mode may answer dialogs but have no status line, for instance)."""
+
+    def __init__(self, bridge: object) -> None:
+        self._bridge = bridge
+
+    def __getattr__(self, name: str) -> object:
+        found = getattr(self._bridge, name, None)
+        return found if found is not None else getattr(_NULL, name)
