@@ -53,6 +53,7 @@ class Args:
     export_out: str | None = None
     verbose: bool = False
     offline: bool = False
+    trust_project: bool = False
     messages: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     unknown_flags: dict[str, str | bool] = field(default_factory=dict)
@@ -100,6 +101,7 @@ _BOOL_FLAGS = {
     "--no-themes": "no_themes",
     "--verbose": "verbose",
     "--offline": "offline",
+    "--trust-project": "trust_project",
 }
 
 
@@ -211,6 +213,7 @@ Tools and resources:
 
 Other:
   --offline                      No network except the model provider
+  --trust-project                Trust this directory's .pi/ (settings, extensions, skills, prompts)
   --verbose                      Show the full start-up header
   -v, --version                  Print the version
   -h, --help                     Print this help

@@ -167,6 +167,8 @@ def _run(args: Args) -> int:
     try:
         startup = create_session(args, cwd)
     except StartupError as exc:
+        for warning in exc.warnings:
+            _err(f"Warning: {warning}")
         _err(exc.message)
         return exc.exit_code
     for warning in startup.warnings:

@@ -23,6 +23,7 @@ class StartupError(Exception):
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
+        self.warnings: list[str] = []  # what start-up had to say before it failed
 
 
 @dataclass
@@ -92,6 +93,44 @@ def _preload_sdk_in_background(api: str) -> None:
     threading.Thread(target=load, name="sdk-preload", daemon=True).start()
 
 
+_SETTINGS_NOTICE = "Project settings in"
+
+
+def _one_trust_notice(warnings: list[str]) -> list[str]:
+    """Say "this project is not trusted" once: fold the settings notice into the extensions one."""
+    settings_notice = next((w for w in warnings if w.startswith(_SETTINGS_NOTICE)), None)
+    others = [w for w in warnings if "not trusted" in w and w is not settings_notice]
+    if settings_notice is None or not others:
+        return warnings
+    return [
+        (w + " Its .pi/settings.json is ignored too.") if w is others[0] else w
+        for w in warnings
+        if w is not settings_notice
+    ]
+
+
+def _load_settings(args: Args, agent_dir: Path, cwd: Path, warnings: list[str]) -> Any:
+    """Global settings always; the project's ``.pi/settings.json`` only once the project is trusted.
+
+    A project file can name shell prefixes and extension paths, so a cloned repository must not be able
+    to configure pi-tui until the user says so (``--trust-project`` or ``trustedProjects``).
+    """
+    from pi_tui.resources.settings import SettingsManager
+
+    settings = SettingsManager(agent_dir, cwd, project_trusted=False)
+    if args.trust_project and not settings.is_project_trusted(cwd):
+        settings.trust_project(cwd)
+    if settings.is_project_trusted(cwd):
+        settings.set_project_trusted(True)
+    elif (cwd / ".pi" / "settings.json").exists():
+        warnings.append(
+            f"{_SETTINGS_NOTICE} {cwd / '.pi' / 'settings.json'} are ignored: this project is not trusted. "
+            "Run once with --trust-project to trust it (recorded in the global settings.json)."
+        )
+    warnings += settings.drain_errors()
+    return settings
+
+
 def create_session(
     args: Args,
     cwd: Path | None = None,
@@ -100,22 +139,35 @@ def create_session(
     extra_tools: dict[str, AgentTool] | None = None,
 ) -> Startup:
     """Build everything a mode needs. Raises `StartupError` with a user-facing line on bad input."""
+    warnings: list[str] = []
+    try:
+        return _create_session(args, cwd, stream_fn, extra_tools, warnings)
+    except StartupError as exc:
+        exc.warnings = _one_trust_notice(warnings)
+        raise
+
+
+def _create_session(
+    args: Args,
+    cwd: Path | None,
+    stream_fn: StreamFn | None,
+    extra_tools: dict[str, AgentTool] | None,
+    warnings: list[str],
+) -> Startup:
     from pi_tui.ai.model_registry import ModelRegistry, missing_key_message
     from pi_tui.ai.model_resolver import ModelResolutionError, find_initial_model, resolve_cli_model
     from pi_tui.ai.paths import agent_dir as default_agent_dir
     from pi_tui.ai.thinking import DEFAULT_THINKING_LEVEL, clamp_thinking_level, parse_thinking_level
     from pi_tui.resources.loader import ResourceLoader
-    from pi_tui.resources.settings import SettingsManager
     from pi_tui.tools import ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, create_coding_tools
 
     cwd = Path(cwd or os.getcwd()).resolve()
     agent_dir = default_agent_dir()
-    warnings = list(args.warnings)
+    warnings.extend(args.warnings)
 
     registry = ModelRegistry(agent_dir)
     warnings += [str(e) for e in getattr(registry, "errors", [])]
-    settings = SettingsManager(agent_dir, cwd)
-    warnings += settings.drain_errors()
+    settings = _load_settings(args, agent_dir, cwd, warnings)
 
     try:
         resolved = resolve_cli_model(registry, args.provider, args.model, args.thinking)
@@ -216,6 +268,7 @@ def create_session(
         claimed = [f"Unknown option --{name} " for name in (runner.registry.flags if runner else ())]
         warnings = [w for w in warnings if not any(w.startswith(c) for c in claimed)] + extension_warnings
         # --- end extensions ---
+        warnings = _one_trust_notice(warnings)
     except BaseException:
         session.close()
         raise
