@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Args", "parse_args", "HELP_TEXT", "ArgsError"]
+__all__ = ["Args", "parse_args", "resolve_flag_words", "HELP_TEXT", "ArgsError"]
 
 THINKING_CHOICES = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -57,6 +57,9 @@ class Args:
     messages: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     unknown_flags: dict[str, str | bool] = field(default_factory=dict)
+    # ``--name word`` for a flag nobody has claimed yet: the word's position among the messages. Whether it
+    # is the flag's value or a message is known only once extensions declared their flags.
+    ambiguous: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -153,10 +156,11 @@ def parse_args(argv: list[str]) -> Args:
             # An unknown flag: kept for extensions (`--name value` or a boolean `--name`).
             if i + 1 < n and not argv[i + 1].startswith("-") and not argv[i + 1].startswith("@"):
                 args.unknown_flags[name] = argv[i + 1]
-                args.warnings.append(f"Unknown option {arg} (kept for extensions)")
+                args.ambiguous[name] = len(args.messages)
                 i += 1
             else:
                 args.unknown_flags[name] = True
+            args.warnings.append(f"Unknown option {arg} (ignored unless an extension claims it)")
         else:
             args.messages.append(arg)
         i += 1
@@ -169,6 +173,24 @@ def parse_args(argv: list[str]) -> Args:
         )
         args.thinking = None
     return args
+
+
+def resolve_flag_words(args: Args, flag_types: dict[str, str]) -> None:
+    """pi's second argument pass, once extensions declared their flags (``name -> "boolean" | "string"``).
+
+    ``--name word``: a string flag keeps ``word`` as its value; for a boolean flag, or a flag no extension
+    claimed, ``word`` goes back among the messages where it stood. Unclaimed flags are then dropped.
+    """
+    for name, position in sorted(args.ambiguous.items(), key=lambda item: -item[1]):
+        if flag_types.get(name) == "string":
+            continue
+        word = args.unknown_flags[name]
+        args.unknown_flags[name] = True
+        if isinstance(word, str):
+            args.messages.insert(position, word)
+    args.ambiguous.clear()
+    for name in [n for n in args.unknown_flags if n not in flag_types]:
+        del args.unknown_flags[name]
 
 
 HELP_TEXT = """\

@@ -140,14 +140,18 @@ def _run(args: Args) -> int:
         _err(str(exc))
         return 1
 
-    prompts = list(args.messages)
-    if stdin_text:
-        prompts.insert(0, stdin_text)
-    if file_text:
-        if prompts:
-            prompts[0] = file_text + prompts[0]
-        else:
-            prompts = [file_text]
+    def build_prompts() -> list[str]:
+        prompts = list(args.messages)
+        if stdin_text:
+            prompts.insert(0, stdin_text)
+        if file_text:
+            if prompts:
+                prompts[0] = file_text + prompts[0]
+            else:
+                prompts = [file_text]
+        return prompts
+
+    prompts = build_prompts()
 
     headless = args.print_mode or args.mode == "json"
     if args.mode == "rpc":
@@ -156,7 +160,7 @@ def _run(args: Args) -> int:
     if not headless:
         _err('The interactive interface is not available in this version yet; use -p "prompt" or --mode json')
         return 1
-    if not prompts:
+    if not prompts and not args.ambiguous:
         _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
         return 1
 
@@ -173,6 +177,11 @@ def _run(args: Args) -> int:
         return exc.exit_code
     for warning in startup.warnings:
         _err(f"Warning: {warning}")
+    prompts = build_prompts()  # extensions' flags may have handed words back to the prompt
+    if not prompts:
+        _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
+        asyncio.run(startup.session.close())
+        return 1
 
     from pi_tui.modes.print_mode import run_print_mode
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pi_tui.agent.tool import AgentTool
 from pi_tui.ai.stream import StreamFn
-from pi_tui.args import Args
+from pi_tui.args import Args, resolve_flag_words
 
 from .agent_session import AgentSession
 
@@ -265,7 +265,11 @@ def _create_session(
             no_extensions=args.no_extensions,
             flags=dict(args.unknown_flags),
         )
-        claimed = [f"Unknown option --{name} " for name in (runner.registry.flags if runner else ())]
+        flag_types = {name: flag.type for name, flag in (runner.registry.flags.items() if runner else ())}
+        resolve_flag_words(args, flag_types)
+        if runner is not None:
+            runner.registry.flag_values = dict(args.unknown_flags)
+        claimed = [f"Unknown option --{name} " for name in flag_types]
         warnings = [w for w in warnings if not any(w.startswith(c) for c in claimed)] + extension_warnings
         # --- end extensions ---
         warnings = _one_trust_notice(warnings)
