@@ -17,7 +17,7 @@ from pi_tui.ai.types import Model, dump_message, message_text
 from .envelope import ContextEnvelope
 from .ledger import CacheLedger
 from .panels import PanelManager
-from .request import common_prefix_blocks, fingerprint
+from .request import Block, common_prefix_blocks, fingerprint
 
 __all__ = ["render_context"]
 
@@ -71,6 +71,8 @@ def render_context(
     panels: PanelManager | None = None,
     model: Model | None = None,
     max_messages: int = 40,
+    baseline_blocks: list[Block] | None = None,
+    session_stats: Any = None,
 ) -> str:
     """Render the envelope (and, when given, the request it maps to) as markdown."""
     lines: list[str] = ["# Context", ""]
@@ -134,8 +136,9 @@ def render_context(
             + (f", and the end of the cached region (message {boundary - 1})" if boundary else "")
         )
         blocks = fingerprint(request)
-        if ledger is not None and ledger.last_blocks:
-            hit = common_prefix_blocks(ledger.last_blocks, blocks)
+        previous = ledger.last_blocks if ledger is not None and ledger.last_blocks else baseline_blocks
+        if previous:
+            hit = common_prefix_blocks(previous, blocks)
             read = sum(b.tokens for b in blocks[:hit])
             rebill = sum(b.tokens for b in blocks[hit:] if b.cached)
             tail = sum(b.tokens for b in blocks if not b.cached)
@@ -175,8 +178,20 @@ def render_context(
                 )
         lines += _table(rows, ("panel", "placement", "tokens", "hash", "refreshed", "last request", "cost"))
 
+    if session_stats is not None and session_stats.assistant_messages:
+        st = session_stats
+        denom = st.input + st.cache_read + st.cache_write
+        ratio = f" · cache read ratio {st.cache_read / denom:.2f}" if denom else ""
+        lines += [
+            "",
+            "## Session so far (from the file, all branches)",
+            "",
+            f"{st.assistant_messages} answers · input {_fmt(st.input)} · cache read {_fmt(st.cache_read)} · "
+            f"cache write {_fmt(st.cache_write)} · output {_fmt(st.output)} · ${st.cost:.4f}{ratio}",
+        ]
+
     if ledger is not None:
-        lines += ["", "## Cache ledger", ""]
+        lines += ["", "## Cache ledger (this process)", ""]
         totals = ledger.totals()
         ratio = ledger.hit_ratio()
         lines.append(

@@ -16,6 +16,8 @@ from pi_tui.agent.events import AutoRetryEnd, AutoRetryStart
 from pi_tui.ai.types import AssistantMessage
 from pi_tui.runtime.agent_session import AgentSession
 
+from .commands import BuiltinCommands
+
 __all__ = ["run_print_mode"]
 
 
@@ -81,15 +83,33 @@ async def run_print_mode(
                 err.write(f"[{data.pop('type')}] {json.dumps(data, ensure_ascii=False)[:300]}\n")
                 err.flush()
 
+    def write(text: str) -> None:
+        try:
+            if json_mode:
+                _json_line(out, {"type": "command_output", "text": text})
+            else:
+                out.write(text.rstrip("\n") + "\n")
+                out.flush()
+        except (_OutputClosed, BrokenPipeError):
+            closed.append(True)
+
+    commands = BuiltinCommands(session, write)
+    session.builtin_commands = commands
     unsubscribe = session.subscribe(on_event)
     try:
+        last_was_command = False
         for text in prompts:
+            before = commands.handled_count
             await session.prompt(text)
+            last_was_command = commands.handled_count > before
             last = session.last_assistant_message()
-            if last is not None and last.stop_reason in ("error", "aborted"):
+            if last is not None and last.stop_reason in ("error", "aborted") and not last_was_command:
                 break
     finally:
         unsubscribe()
+        session.builtin_commands = None
+    if last_was_command and not closed:
+        return 0
 
     if closed:
         return 0

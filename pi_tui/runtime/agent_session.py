@@ -500,12 +500,31 @@ class AgentSession:
 
     async def render_context(self) -> str:
         """The ``/context`` view of the next request (panels placed, no hooks run)."""
-        env = self.panels.place(self.engine.replay())
-        from pi_tui.context.request import to_llm_request
+        from pi_tui.context.engine import replay_entries
+        from pi_tui.context.request import fingerprint, to_llm_request
 
+        env = self.panels.place(self.engine.replay())
         request = to_llm_request(env, list(self.tools))
+        baseline = None
+        if not self.engine.ledger.last_blocks:
+            # A resumed session: replay is deterministic, so the request that produced the last answer
+            # can be rebuilt from the file and serve as the cache baseline.
+            path = list(self.session.get_branch())
+            last = max(
+                (i for i, e in enumerate(path) if getattr(getattr(e, "message", None), "role", None) == "assistant"),
+                default=None,
+            )
+            if last is not None:
+                previous = self.panels.place(replay_entries(self.engine._base(), path[:last]))
+                baseline = fingerprint(to_llm_request(previous, list(self.tools)))
         return render_context(
-            env, request, ledger=self.engine.ledger, panels=self.panels, model=self.agent.model
+            env,
+            request,
+            ledger=self.engine.ledger,
+            panels=self.panels,
+            model=self.agent.model,
+            baseline_blocks=baseline,
+            session_stats=self.stats(),
         )
 
     # --- the session tree -------------------------------------------------------------------------

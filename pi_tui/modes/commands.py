@@ -1,0 +1,96 @@
+"""Built-in slash commands that every mode shares (the TUI adds its own screens on top).
+
+A mode installs `BuiltinCommands` as ``AgentSession.builtin_commands``; the prompt pipeline calls it
+after the extensions' commands and ``input`` handlers, before skill/template expansion. Output goes to
+the mode's ``write`` callback as markdown/plain text. Unknown ``/words`` are not handled here and reach
+the model verbatim, as in pi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BuiltinCommands", "BUILTIN_COMMANDS"]
+
+BUILTIN_COMMANDS: dict[str, str] = {
+    "context": "Show exactly what the model sees: system parts, tools, messages, cache breakpoints, panels, costs",
+    "session": "Session file, id, message counts, tokens and cost",
+    "name": "Name the session: /name <name>",
+    "compact": "Summarise older conversation now: /compact [focus instructions]",
+    "export": "Write the session as an HTML page: /export [file.html]",
+    "reload": "Reload extensions, skills, prompts and context files",
+}
+
+
+def _fmt_tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+class BuiltinCommands:
+    """``await commands(text) -> bool`` (True when the text was a built-in command and was handled)."""
+
+    def __init__(self, session: Any, write: Callable[[str], None]) -> None:
+        self.session = session
+        self.write = write
+        self.handled_count = 0
+
+    async def __call__(self, text: str) -> bool:
+        name, _, rest = text[1:].partition(" ")
+        handler = getattr(self, f"_cmd_{name}", None) if name in BUILTIN_COMMANDS else None
+        if handler is None:
+            return False
+        self.handled_count += 1
+        try:
+            await handler(rest.strip())
+        except Exception as exc:  # a command failing is a message to the user, not a crash
+            self.write(f"/{name} failed: {exc}")
+        return True
+
+    async def _cmd_context(self, _arg: str) -> None:
+        self.write(await self.session.render_context())
+
+    async def _cmd_session(self, _arg: str) -> None:
+        s = self.session
+        stats = s.stats()
+        manager = s.session
+        lines = [
+            f"Session: {manager.name or '(unnamed)'}",
+            f"File: {manager.path or '(in memory)'}",
+            f"ID: {manager.id}",
+            f"Messages: {stats.user_messages} user, {stats.assistant_messages} assistant, "
+            f"{stats.tool_calls} tool calls, {stats.tool_results} tool results",
+            f"Tokens: {_fmt_tokens(stats.input)} input, {_fmt_tokens(stats.output)} output, "
+            f"{_fmt_tokens(stats.cache_read)} cache read, {_fmt_tokens(stats.cache_write)} cache write, "
+            f"{_fmt_tokens(stats.total_tokens)} total",
+            f"Cost: ${stats.cost:.4f}",
+        ]
+        self.write("\n".join(lines))
+
+    async def _cmd_name(self, arg: str) -> None:
+        if not arg:
+            current = self.session.session.name
+            self.write(f"Session name: {current}" if current else "Usage: /name <name>")
+            return
+        self.session.set_session_name(arg)
+        self.write(f"Session name: {arg}")
+
+    async def _cmd_compact(self, arg: str) -> None:
+        result = await self.session.compact(arg or None)
+        before = getattr(result, "tokens_before", None)
+        self.write("Compacted." + (f" ({_fmt_tokens(int(before))} tokens summarised)" if before else ""))
+
+    async def _cmd_export(self, arg: str) -> None:
+        from pi_tui.session.export_html import export_session_html
+
+        out = export_session_html(self.session.session, Path(arg) if arg else None)
+        self.write(f"Session exported to: {out}")
+
+    async def _cmd_reload(self, _arg: str) -> None:
+        await self.session.reload()
+        self.write("Reloaded extensions, skills, prompts and context files.")

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..e2e.helpers import run_cli
+
+
+def _session_lines(agent_dir: Path) -> list[dict]:
+    (path,) = list((agent_dir / "sessions").rglob("*.jsonl"))
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_context_command_prints_the_view_without_calling_the_model(tmp_path: Path, agent_dir: Path) -> None:
+    assert run_cli(["--provider", "faux", "-p", "hello"], tmp_path).returncode == 0
+    before = _session_lines(agent_dir)
+    run = run_cli(["-c", "--provider", "faux", "-p", "/context"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    for heading in ("# Context", "## System prompt", "## Tools", "## Cached messages (2)", "## Cache", "Session so far"):
+        assert heading in run.stdout
+    assert "Next request: reads" in run.stdout  # baseline rebuilt from the file
+    assert _session_lines(agent_dir) == before  # nothing was sent, nothing was appended
+
+
+def test_session_and_name_commands(tmp_path: Path, agent_dir: Path) -> None:
+    assert run_cli(["--provider", "faux", "-p", "hello"], tmp_path).returncode == 0
+    run = run_cli(["-c", "--provider", "faux", "-p", "/name refactor", "/session"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "Session name: refactor" in run.stdout
+    assert "Session: refactor" in run.stdout and "Messages: 1 user, 1 assistant" in run.stdout
+    assert any(e["type"] == "session_info" and e["name"] == "refactor" for e in _session_lines(agent_dir))
+
+
+def test_unknown_slash_word_goes_to_the_model(tmp_path: Path, agent_dir: Path) -> None:
+    run = run_cli(["--provider", "faux", "-p", "/frobnicate now"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "/frobnicate now" in run.stdout
