@@ -12,7 +12,6 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from pi_tui.ai.stream import (
     StreamFn,
     StreamOptions,
 )
-from pi_tui.ai.thinking import clamp_thinking_level
 from pi_tui.ai.types import (
     AssistantMessage,
     CustomMessage,
@@ -38,7 +36,6 @@ from pi_tui.ai.types import (
     TextContent,
     ThinkingLevel,
     UserMessage,
-    message_text,
 )
 from pi_tui.context.engine import ContextEngine
 from pi_tui.context.envelope import ContextEnvelope, EnvelopeMeta, SystemPart
@@ -46,7 +43,11 @@ from pi_tui.context.hooks import ContextHandler
 from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
 from pi_tui.context.render import render_context
 from pi_tui.extensions.ui import NullUIBridge
-from pi_tui.session.errors import EntryNotFoundError, SessionError
+from pi_tui.session.errors import SessionError
+
+from .compaction_ops import CompactionMixin
+from .events import RuntimeEvent, SessionStats
+from .tree_ops import SessionTreeMixin
 
 __all__ = ["AgentSession", "RuntimeEvent", "SessionStats"]
 
@@ -55,35 +56,7 @@ log = logging.getLogger(__name__)
 Listener = Callable[[Any], Awaitable[None] | None]
 
 
-@dataclass(frozen=True, slots=True)
-class RuntimeEvent:
-    """Events of the runtime itself (beside the agent's): ``type`` plus a JSON-ready payload."""
-
-    type: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, **self.data}
-
-
-@dataclass(slots=True)
-class SessionStats:
-    user_messages: int = 0
-    assistant_messages: int = 0
-    tool_calls: int = 0
-    tool_results: int = 0
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input + self.output + self.cache_read + self.cache_write
-
-
-class AgentSession:
+class AgentSession(SessionTreeMixin, CompactionMixin):
     """A live session: prompt it, steer it, abort it, inspect its context.
 
     Args:
@@ -511,7 +484,11 @@ class AgentSession:
             # can be rebuilt from the file and serve as the cache baseline.
             path = list(self.session.get_branch())
             last = max(
-                (i for i, e in enumerate(path) if getattr(getattr(e, "message", None), "role", None) == "assistant"),
+                (
+                    i
+                    for i, e in enumerate(path)
+                    if getattr(getattr(e, "message", None), "role", None) == "assistant"
+                ),
                 default=None,
             )
             if last is not None:
@@ -526,155 +503,6 @@ class AgentSession:
             baseline_blocks=baseline,
             session_stats=self.stats(),
         )
-
-    # --- the session tree -------------------------------------------------------------------------
-
-    def _require_idle(self, action: str) -> None:
-        if self.agent.is_streaming:
-            raise RuntimeError(f"Cannot {action} while the agent is working; wait for it or abort first")
-
-    def _rebuild_messages(self) -> None:
-        self.agent.messages = list(self.session.build_context().messages)
-
-    async def navigate(self, entry_id: str | None, *, summary: str | None = None) -> str | None:
-        """Move the active leaf to ``entry_id`` (pi's ``/tree`` selection) and rebuild the agent's messages.
-
-        Selecting a user message (or a custom message) moves the leaf to its parent, so the next prompt
-        replaces it, and returns its text for the editor; any other entry becomes the leaf itself. None
-        moves before the first entry (an empty context). With ``summary``, a branch summary of the path
-        being left is appended at the new position. Nothing is written unless a summary is given.
-
-        Returns:
-            The text to put in the editor, or None.
-
-        Raises:
-            EntryNotFoundError: ``entry_id`` is not in this session.
-            RuntimeError: the agent is running.
-        """
-        self._require_idle("move in the session tree")
-        editor_text: str | None = None
-        target = entry_id
-        if entry_id is not None:
-            entry = self.session.get_entry(entry_id)
-            if entry is None:
-                raise EntryNotFoundError(entry_id)
-            if entry_id == self.session.get_leaf_id() and summary is None:
-                return None
-            message = getattr(entry, "message", None)
-            if isinstance(message, UserMessage) or getattr(entry, "type", None) == "custom_message":
-                target = entry.parent_id
-                editor_text = message_text(message if message is not None else entry)
-        # --- extensions (issue #5): session_before_tree may cancel, or give the summary and a label ---
-        old_leaf, tree_label = self.session.get_leaf_id(), None
-        if self.extensions is not None:
-            summary, tree_label = await self.extensions.before_tree(entry_id, old_leaf, summary)
-        # --- end extensions ---
-        if summary is not None:
-            self.session.branch_with_summary(target, summary)
-        elif target is None:
-            self.session.reset_leaf()
-        else:
-            self.session.branch(target)
-        self._rebuild_messages()
-        await self.emit(RuntimeEvent("session_tree", {"leafId": self.session.get_leaf_id()}))
-        if self.extensions is not None:  # extensions (issue #5)
-            await self.extensions.after_tree(old_leaf, tree_label, summary is not None)
-        return editor_text
-
-    def label(self, entry_id: str, label: str | None) -> None:
-        """Label an entry (shown in the tree, never sent to the model); empty or None clears the label."""
-        self.session.append_label(entry_id, label)
-
-    def set_session_name(self, name: str) -> None:
-        """Name the session (shown by the resume list instead of the first message)."""
-        self.session.append_session_info(name)
-
-    async def switch_session(self, manager: Any) -> None:
-        """Rebind the runtime to another `SessionManager` (resume, fork, new).
-
-        Aborts a running turn, clears the queues, closes the current session, restores the new one's
-        model (when it is known and has a key) and thinking level, and rebuilds the agent's messages from
-        its active path.
-        """
-        # --- extensions (issue #5): session_before_switch for a resume (new/fork send their own) ---
-        reason, self._switch_reason = self._switch_reason, None
-        if self.extensions is not None and reason is None and manager is not self.session:
-            await self.extensions.before_switch("resume", str(manager.path or ""))
-        # --- end extensions ---
-        if self.agent.is_streaming:
-            self.agent.abort()
-            await self.agent.wait_for_idle()
-        self.agent.clear_queues()
-        old = self.session
-        if manager is old:
-            return
-        restored = manager.build_context()
-        model = self.agent.model
-        if restored.model is not None and self.registry is not None:
-            found = self.registry.find(restored.model.provider, restored.model.model_id)
-            usable = found is not None and (
-                self._base_stream_fn is not None
-                or not self.registry.requires_api_key(found)
-                or self.registry.get_api_key(found)
-            )
-            if usable:
-                model = found
-        thinking = restored.thinking_level if restored.messages else self.agent.thinking
-        thinking = clamp_thinking_level(model, thinking)  # type: ignore[arg-type]
-        old.close()
-        self.session = manager
-        self.agent.model = model
-        self.agent.thinking = thinking
-        self.engine.last = None
-        self._rebuild_messages()
-        self._record_model_if_changed(restored, model, thinking)
-        await self.emit(
-            RuntimeEvent("session_switch", {"sessionId": manager.id, "path": str(manager.path or "")})
-        )
-        if self.extensions is not None:  # extensions (issue #5)
-            await self.extensions.after_switch(reason or "resume", str(old.path or ""))
-
-    async def new_session(self) -> None:
-        """Start a fresh session in the same place (``/new``); nothing is written before an answer."""
-        from pi_tui.session import SessionManager
-
-        if self.extensions is not None:  # extensions (issue #5): may raise CancelledByExtension
-            await self.extensions.before_switch("new", None)
-        if self.session.path is None:
-            fresh = SessionManager.in_memory(self.cwd)
-        else:
-            fresh = SessionManager.create(self.cwd, session_dir=self.session.session_dir)
-        self._switch_reason = "new"
-        await self.switch_session(fresh)
-
-    async def fork(self, entry_id: str) -> str | None:
-        """Continue in a new session holding the path up to ``entry_id`` (pi's ``/fork``).
-
-        The new file's header names this session as its parent; this file is not changed. Forking at a
-        user message leaves that message out and returns its text for the editor, as pi does.
-
-        Raises:
-            EntryNotFoundError: ``entry_id`` is not in this session.
-        """
-        entry = self.session.get_entry(entry_id)
-        if entry is None:
-            raise EntryNotFoundError(entry_id)
-        message = getattr(entry, "message", None)
-        leaf: str | None = entry_id
-        editor_text: str | None = None
-        if isinstance(message, UserMessage):
-            leaf = entry.parent_id
-            editor_text = message_text(message)
-        # --- extensions (issue #5): session_before_fork may cancel or skip restoring the conversation ---
-        skip_restore, kept = False, list(self.agent.messages)
-        if self.extensions is not None:
-            skip_restore = await self.extensions.before_fork(entry_id)
-        self._switch_reason = "fork"
-        # --- end extensions ---
-        await self.switch_session(self.session.create_branched_session(leaf))
-        if skip_restore:
-            self.agent.messages = kept
-        return editor_text
 
     # --- extensions (issue #5) ---------------------------------------------------------------------
     # `pi_tui.extensions.setup` binds an ExtensionRunner to `extensions`; modes call attach_ui/start.
@@ -767,166 +595,6 @@ class AgentSession:
 
         if self.extensions is not None:
             self.extensions.spawn(announce())
-
-    # --- compaction (pi_tui.compaction) -------------------------------------------------------------
-    # The runtime side of compaction and branch summaries lives in this block; elsewhere there is one
-    # line each in __init__ (_init_compaction), _preflight and abort.
-
-    def _init_compaction(self) -> None:
-        from pi_tui.compaction.controller import CompactionController
-
-        self.compaction = CompactionController(
-            session=lambda: self.session,
-            model=lambda: self.agent.model,
-            settings=self._compaction_settings,
-            backend=self._compaction_backend,
-            emit=self._emit_compaction_event,
-            on_applied=self._after_compaction,
-            branch_settings=self._branch_summary_settings,
-        )
-        """Compaction triggers and hook points (``before_compact``, ``on_compact``, ``review_summary``,
-        ``before_tree``, ``on_tree``), which the extension layer and UIs set."""
-        self.agent.on_context_overflow = self.compaction.on_overflow
-        self.agent.subscribe(self._on_compaction_agent_event)
-
-    def _compaction_settings(self) -> Any:
-        from pi_tui.resources.settings_schema import CompactionSettings
-
-        return self.settings.compaction if self.settings is not None else CompactionSettings()
-
-    def _branch_summary_settings(self) -> Any:
-        from pi_tui.resources.settings_schema import BranchSummarySettings
-
-        return self.settings.branch_summary if self.settings is not None else BranchSummarySettings()
-
-    async def _emit_compaction_event(self, kind: str, data: dict[str, Any]) -> None:
-        await self.emit(RuntimeEvent(kind, data))
-
-    async def _on_compaction_agent_event(self, event: Any) -> None:
-        from pi_tui.agent.events import AgentStart
-
-        if isinstance(event, AgentStart):
-            self.compaction.reset_run()
-        elif isinstance(event, TurnEnd):
-            await self.compaction.after_turn(event.message)
-
-    def _after_compaction(self) -> None:
-        # The agent's history becomes the compacted context. A trailing error is the overflow being
-        # retried: the loop already took it out of the history, so it stays out.
-        messages = list(self.engine.replay().cached)
-        while messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
-            messages.pop()
-        self.agent.messages = messages
-
-    async def _compaction_backend(self) -> Any:
-        from pi_tui.compaction.summarize import SummaryBackend
-        from pi_tui.context.request import to_llm_request
-
-        model = self.agent.model
-        # The request the provider would get next, minus its request-only tail: the summary request
-        # extends it, so everything but the instruction is served from the prompt cache.
-        base = to_llm_request(self.panels.place(self.engine.replay()), list(self.tools))
-        if self._base_stream_fn is not None:
-            stream_fn = self._base_stream_fn
-        else:
-            from pi_tui.ai.registry import stream as stream_fn
-        thinking = self.agent.thinking
-        last = self.engine.last
-        if last is not None and last.options.get("reasoning") in (
-            "off",
-            "minimal",
-            "low",
-            "medium",
-            "high",
-            "xhigh",
-        ):
-            thinking = last.options["reasoning"]
-        return SummaryBackend(
-            model=model,
-            stream_fn=stream_fn,
-            api_key=await self._api_key(model.provider),
-            thinking=thinking,
-            session_id=self.session.id,
-            base_request=base,
-        )
-
-    async def _compaction_preflight(
-        self, env: ContextEnvelope, signal: AbortSignal
-    ) -> ContextEnvelope | None:
-        import json
-
-        from pi_tui.ai.tokens import estimate_tokens
-
-        overhead = estimate_tokens(env.system_compiled) + sum(
-            estimate_tokens(json.dumps(t.to_json_dict())) for t in env.tools
-        )
-        if await self.compaction.preflight(overhead, signal):
-            return self.engine.replay()
-        return None
-
-    async def compact(self, custom_instructions: str | None = None) -> Any:
-        """Compact now (``/compact [instructions]``); a running turn is aborted first, as pi does.
-
-        Returns:
-            The `pi_tui.compaction.CompactionResult`.
-
-        Raises:
-            pi_tui.compaction.CompactionError: "Nothing to compact (session too small)", "Already
-                compacted", "Compaction cancelled" or "Summarization failed: …".
-        """
-        if self.agent.is_streaming:
-            self.agent.abort()
-            await self.agent.wait_for_idle()
-        return await self.compaction.compact(custom_instructions, reason="manual")
-
-    async def navigate_with_summary(
-        self,
-        target_id: str | None,
-        summarize: bool,
-        custom_instructions: str | None = None,
-        *,
-        replace_instructions: bool = False,
-        label: str | None = None,
-    ) -> str | None:
-        """`navigate` with pi's branch summary of the path being left (``/tree`` → "Summarize").
-
-        Extensions see ``before_tree`` (cancel, or supply the summary) and ``on_tree``.
-
-        Returns:
-            The text to put in the editor, or None.
-
-        Raises:
-            pi_tui.compaction.CompactionCancelled: aborted, or an extension cancelled (nothing moved).
-            pi_tui.compaction.CompactionError: the summary failed (nothing moved).
-        """
-        if not summarize:
-            return await self.navigate(target_id)
-        self._require_idle("move in the session tree")
-        old_leaf = self.session.get_leaf_id()
-        result, prep = await self.compaction.summarize_branch(
-            target_id,
-            custom_instructions=custom_instructions,
-            replace_instructions=replace_instructions,
-            label=label,
-        )
-        summary = result.summary if result is not None else None
-        editor_text = await self.navigate(target_id, summary=summary)
-        new_leaf = self.session.get_leaf_id()
-        if prep.label and new_leaf is not None:
-            self.label(new_leaf, prep.label)
-        if self.compaction.on_tree is not None:
-            try:
-                await self.compaction.on_tree(
-                    {
-                        "newLeafId": new_leaf,
-                        "oldLeafId": old_leaf,
-                        "summaryEntry": self.session.get_entry(new_leaf) if summary and new_leaf else None,
-                        "fromExtension": bool(result is not None and result.from_hook),
-                    }
-                )
-            except Exception:
-                log.exception("on_tree hook failed")
-        return editor_text
 
     # --- statistics ---------------------------------------------------------------------------------
 

@@ -1,0 +1,170 @@
+"""`AgentSession`'s session-tree operations: navigate, label, name, switch, new, fork."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pi_tui.ai.thinking import clamp_thinking_level
+from pi_tui.ai.types import (
+    UserMessage,
+    message_text,
+)
+from pi_tui.session.errors import EntryNotFoundError
+
+from .events import RuntimeEvent
+
+log = logging.getLogger(__name__)
+
+
+class SessionTreeMixin:
+    """Mixed into `AgentSession`; uses its attributes (session, agent, extensions, engine, …)."""
+
+    # --- the session tree -------------------------------------------------------------------------
+
+    def _require_idle(self, action: str) -> None:
+        if self.agent.is_streaming:
+            raise RuntimeError(f"Cannot {action} while the agent is working; wait for it or abort first")
+
+    def _rebuild_messages(self) -> None:
+        self.agent.messages = list(self.session.build_context().messages)
+
+    async def navigate(self, entry_id: str | None, *, summary: str | None = None) -> str | None:
+        """Move the active leaf to ``entry_id`` (pi's ``/tree`` selection) and rebuild the agent's messages.
+
+        Selecting a user message (or a custom message) moves the leaf to its parent, so the next prompt
+        replaces it, and returns its text for the editor; any other entry becomes the leaf itself. None
+        moves before the first entry (an empty context). With ``summary``, a branch summary of the path
+        being left is appended at the new position. Nothing is written unless a summary is given.
+
+        Returns:
+            The text to put in the editor, or None.
+
+        Raises:
+            EntryNotFoundError: ``entry_id`` is not in this session.
+            RuntimeError: the agent is running.
+        """
+        self._require_idle("move in the session tree")
+        editor_text: str | None = None
+        target = entry_id
+        if entry_id is not None:
+            entry = self.session.get_entry(entry_id)
+            if entry is None:
+                raise EntryNotFoundError(entry_id)
+            if entry_id == self.session.get_leaf_id() and summary is None:
+                return None
+            message = getattr(entry, "message", None)
+            if isinstance(message, UserMessage) or getattr(entry, "type", None) == "custom_message":
+                target = entry.parent_id
+                editor_text = message_text(message if message is not None else entry)
+        # --- extensions (issue #5): session_before_tree may cancel, or give the summary and a label ---
+        old_leaf, tree_label = self.session.get_leaf_id(), None
+        if self.extensions is not None:
+            summary, tree_label = await self.extensions.before_tree(entry_id, old_leaf, summary)
+        # --- end extensions ---
+        if summary is not None:
+            self.session.branch_with_summary(target, summary)
+        elif target is None:
+            self.session.reset_leaf()
+        else:
+            self.session.branch(target)
+        self._rebuild_messages()
+        await self.emit(RuntimeEvent("session_tree", {"leafId": self.session.get_leaf_id()}))
+        if self.extensions is not None:  # extensions (issue #5)
+            await self.extensions.after_tree(old_leaf, tree_label, summary is not None)
+        return editor_text
+
+    def label(self, entry_id: str, label: str | None) -> None:
+        """Label an entry (shown in the tree, never sent to the model); empty or None clears the label."""
+        self.session.append_label(entry_id, label)
+
+    def set_session_name(self, name: str) -> None:
+        """Name the session (shown by the resume list instead of the first message)."""
+        self.session.append_session_info(name)
+
+    async def switch_session(self, manager: Any) -> None:
+        """Rebind the runtime to another `SessionManager` (resume, fork, new).
+
+        Aborts a running turn, clears the queues, closes the current session, restores the new one's
+        model (when it is known and has a key) and thinking level, and rebuilds the agent's messages from
+        its active path.
+        """
+        # --- extensions (issue #5): session_before_switch for a resume (new/fork send their own) ---
+        reason, self._switch_reason = self._switch_reason, None
+        if self.extensions is not None and reason is None and manager is not self.session:
+            await self.extensions.before_switch("resume", str(manager.path or ""))
+        # --- end extensions ---
+        if self.agent.is_streaming:
+            self.agent.abort()
+            await self.agent.wait_for_idle()
+        self.agent.clear_queues()
+        old = self.session
+        if manager is old:
+            return
+        restored = manager.build_context()
+        model = self.agent.model
+        if restored.model is not None and self.registry is not None:
+            found = self.registry.find(restored.model.provider, restored.model.model_id)
+            usable = found is not None and (
+                self._base_stream_fn is not None
+                or not self.registry.requires_api_key(found)
+                or self.registry.get_api_key(found)
+            )
+            if usable:
+                model = found
+        thinking = restored.thinking_level if restored.messages else self.agent.thinking
+        thinking = clamp_thinking_level(model, thinking)  # type: ignore[arg-type]
+        old.close()
+        self.session = manager
+        self.agent.model = model
+        self.agent.thinking = thinking
+        self.engine.last = None
+        self._rebuild_messages()
+        self._record_model_if_changed(restored, model, thinking)
+        await self.emit(
+            RuntimeEvent("session_switch", {"sessionId": manager.id, "path": str(manager.path or "")})
+        )
+        if self.extensions is not None:  # extensions (issue #5)
+            await self.extensions.after_switch(reason or "resume", str(old.path or ""))
+
+    async def new_session(self) -> None:
+        """Start a fresh session in the same place (``/new``); nothing is written before an answer."""
+        from pi_tui.session import SessionManager
+
+        if self.extensions is not None:  # extensions (issue #5): may raise CancelledByExtension
+            await self.extensions.before_switch("new", None)
+        if self.session.path is None:
+            fresh = SessionManager.in_memory(self.cwd)
+        else:
+            fresh = SessionManager.create(self.cwd, session_dir=self.session.session_dir)
+        self._switch_reason = "new"
+        await self.switch_session(fresh)
+
+    async def fork(self, entry_id: str) -> str | None:
+        """Continue in a new session holding the path up to ``entry_id`` (pi's ``/fork``).
+
+        The new file's header names this session as its parent; this file is not changed. Forking at a
+        user message leaves that message out and returns its text for the editor, as pi does.
+
+        Raises:
+            EntryNotFoundError: ``entry_id`` is not in this session.
+        """
+        entry = self.session.get_entry(entry_id)
+        if entry is None:
+            raise EntryNotFoundError(entry_id)
+        message = getattr(entry, "message", None)
+        leaf: str | None = entry_id
+        editor_text: str | None = None
+        if isinstance(message, UserMessage):
+            leaf = entry.parent_id
+            editor_text = message_text(message)
+        # --- extensions (issue #5): session_before_fork may cancel or skip restoring the conversation ---
+        skip_restore, kept = False, list(self.agent.messages)
+        if self.extensions is not None:
+            skip_restore = await self.extensions.before_fork(entry_id)
+        self._switch_reason = "fork"
+        # --- end extensions ---
+        await self.switch_session(self.session.create_branched_session(leaf))
+        if skip_restore:
+            self.agent.messages = kept
+        return editor_text
