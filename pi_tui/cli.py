@@ -201,6 +201,12 @@ def _run(args: Args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run pi-tui with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    # --- package sub-commands (issue #5 item 8), handled before normal parsing ---
+    if argv and argv[0] in ("install", "remove", "uninstall", "update", "list"):
+        from pi_tui.packages.commands import run_package_command
+
+        return run_package_command(argv)
+    # --- end package sub-commands ---
     try:
         args = parse_args(argv)
     except ArgsError as exc:
