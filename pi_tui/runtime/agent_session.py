@@ -99,7 +99,11 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         self._listeners: list[Listener] = []
         self._context_handlers = context_handlers
         self._base_stream_fn = stream_fn
-        self.panels = PanelManager()
+        context_settings = settings.get("context", {}) if settings is not None else {}
+        self.panels = PanelManager(
+            reinject_system_prompt=isinstance(context_settings, dict)
+            and bool(context_settings.get("reinjectSystemPrompt"))
+        )
         self._offered_tools: set[str] | None = None
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
         # --- extensions (issue #5): the runner sets `extensions`; modes call attach_ui() ---
