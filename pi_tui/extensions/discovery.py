@@ -11,6 +11,10 @@ sorted. The first occurrence of a path wins.
   extensions, globs; ``!path`` / ``-path`` exclude, ``+path`` includes.
 - ``-e PATH`` (repeatable), loaded even with ``--no-extensions``.
 
+Bundled extensions (the top-level ``extensions/`` folder, installed as ``pi_tui.bundled_extensions``)
+are enabled by name: ``-e permission_gate`` (a bare name that is not a path) or settings
+``extensions: ["bundled:permission_gate"]``.
+
 In a folder, an extension is ``name.py`` or a package folder ``name/__init__.py``, one level deep.
 Names starting with ``_`` or ``.`` are skipped (shared helpers), as are ``vendor``, ``.deps`` and
 ``__pycache__``.
@@ -20,12 +24,22 @@ from __future__ import annotations
 
 import fnmatch
 import glob
+import importlib.util
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["ExtensionSource", "Discovery", "discover_extensions", "extensions_in_folder", "PROJECT_DIR"]
+__all__ = [
+    "ExtensionSource",
+    "Discovery",
+    "discover_extensions",
+    "extensions_in_folder",
+    "PROJECT_DIR",
+    "BUNDLED_PREFIX",
+    "bundled_extensions_dir",
+    "bundled_extension",
+]
 
 Scope = Literal["project", "global", "settings", "cli"]
 
@@ -91,6 +105,47 @@ def _expand_entry(path: Path) -> list[Path]:
     return []
 
 
+# --- bundled extensions: enabled by name (`-e NAME`, settings "bundled:NAME") ---------------------------
+
+BUNDLED_PREFIX = "bundled:"
+
+
+def bundled_extensions_dir() -> Path | None:
+    """The folder of pi-tui's bundled extensions: the installed ``pi_tui.bundled_extensions`` package,
+    else the ``extensions/`` folder of a source checkout."""
+    try:
+        spec = importlib.util.find_spec("pi_tui.bundled_extensions")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "extensions").is_dir():
+        return checkout / "extensions"
+    return None
+
+
+def bundled_extension(name: str) -> Path | None:
+    """The bundled extension called ``name`` (``todo`` → ``.../todo.py``), or None."""
+    folder = bundled_extensions_dir()
+    name = name.removeprefix(BUNDLED_PREFIX)
+    if folder is None or not name.isidentifier() or name.startswith("_"):
+        return None
+    for path in (folder / f"{name}.py", folder / name):
+        if _candidate(path):
+            return path
+    return None
+
+
+def _unknown_bundled(name: str) -> str:
+    folder = bundled_extensions_dir()
+    names = [p.stem if p.suffix == ".py" else p.name for p in extensions_in_folder(folder)] if folder else []
+    return f'no bundled extension "{name}" (bundled: {", ".join(names) or "none"})'
+
+
+# --- end bundled extensions --------------------------------------------------------------------------
+
+
 def _settings_paths(entries: Iterable[Any]) -> tuple[list[Path], list[str], list[str]]:
     """Includes, excludes (patterns) and errors from settings entries (`ResourceEntry`-like)."""
     from pi_tui.resources.paths import resolve_path
@@ -105,7 +160,16 @@ def _settings_paths(entries: Iterable[Any]) -> tuple[list[Path], list[str], list
         exclude = value[0] in "!-"
         if value[0] in "!-+":
             value = value[1:]
-        path = resolve_path(value, entry.base_dir)
+        if value.startswith(BUNDLED_PREFIX):  # bundled extension by name
+            bundled = bundled_extension(value)
+            if bundled is None:
+                errors.append(
+                    f"Extension {value} from settings: {_unknown_bundled(value[len(BUNDLED_PREFIX) :])}"
+                )
+                continue
+            path = bundled
+        else:
+            path = resolve_path(value, entry.base_dir)
         if exclude:
             excludes.append(str(path))
         elif _GLOB_CHARS & set(value):
@@ -183,6 +247,13 @@ def discover_extensions(
         path = Path(raw).expanduser()
         path = path if path.is_absolute() else cwd / path
         entries = _expand_entry(path)
+        bare = "/" not in raw and not raw.endswith(".py")
+        if not entries and (bare or raw.startswith(BUNDLED_PREFIX)):  # a bundled extension by name
+            bundled = bundled_extension(raw)
+            entries = [bundled] if bundled is not None else []
+            if not entries:
+                found.errors.append(f'Failed to load extension "{raw}": {_unknown_bundled(raw.removeprefix(BUNDLED_PREFIX))}')
+                continue
         if not entries:
             found.errors.append(f'Failed to load extension "{raw}": no such extension file or folder')
         for entry in entries:
