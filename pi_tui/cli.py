@@ -175,6 +175,10 @@ def _run(args: Args) -> int:
             _err(f"Warning: {warning}")
         _err(exc.message)
         return exc.exit_code
+    # --- packages (issue #5 item 8): one line per package installed at start-up ---
+    for line in startup.packages.installed if startup.packages is not None else ():
+        _err(line)
+    # --- end packages ---
     for warning in startup.warnings:
         _err(f"Warning: {warning}")
     prompts = build_prompts()  # extensions' flags may have handed words back to the prompt

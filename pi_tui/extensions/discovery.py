@@ -7,6 +7,7 @@ sorted. The first occurrence of a path wins.
 - ``<cwd>/.pi/extensions/``: only when the project is trusted. An untrusted project's folder is listed
   (to tell the user what was skipped) but no file in it is read.
 - ``<agent dir>/extensions/``.
+- installed packages' extensions (``pi_tui.packages``: project packages, then user ones).
 - settings ``extensions[]`` (project entries only when trusted): files, package folders, folders of
   extensions, globs; ``!path`` / ``-path`` exclude, ``+path`` includes.
 - ``-e PATH`` (repeatable), loaded even with ``--no-extensions``.
@@ -41,7 +42,7 @@ __all__ = [
     "bundled_extension",
 ]
 
-Scope = Literal["project", "global", "settings", "cli"]
+Scope = Literal["project", "global", "package", "settings", "cli"]  # "package": issue #5 item 8
 
 PROJECT_DIR = Path(".pi") / "extensions"
 _SKIPPED_DIRS = frozenset({"vendor", ".deps", "__pycache__", "node_modules"})
@@ -202,6 +203,7 @@ def discover_extensions(
     cli_paths: Sequence[str] = (),
     no_extensions: bool = False,
     project_trusted: bool = False,
+    package_paths: Sequence[Path] = (),  # packages (issue #5 item 8)
 ) -> Discovery:
     """Every extension to load, in load order.
 
@@ -213,6 +215,8 @@ def discover_extensions(
         cli_paths: ``-e`` paths, relative to ``cwd``.
         no_extensions: ``--no-extensions``: only ``cli_paths`` load.
         project_trusted: Whether the project's own extensions may run.
+        package_paths: Extensions of installed packages (already trust-filtered), loaded after
+            auto-discovery and before settings ``extensions[]``; skipped with ``no_extensions``.
     """
     found = Discovery()
     seen: set[Path] = set()
@@ -239,6 +243,11 @@ def discover_extensions(
         for path in extensions_in_folder(agent_dir / "extensions"):
             if not _excluded(path, excludes):
                 add(path, "global")
+        # --- packages (issue #5 item 8): installed packages' extensions, after auto-discovery ---
+        for path in package_paths:
+            if not _excluded(path, excludes):
+                add(path, "package")
+        # --- end packages ---
         for path in includes:
             if not _excluded(path, excludes):
                 add(path, "settings")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ def load_extensions(
     cli_paths: list[str],
     no_extensions: bool,
     flags: dict[str, Any],
+    package_paths: Callable[[], Sequence[Path]] | None = None,  # packages (issue #5 item 8)
 ) -> tuple[Any, list[str]]:
     """Discover, import and register extensions for ``session``; returns the runner and start-up warnings.
 
@@ -46,6 +48,7 @@ def load_extensions(
             cli_paths=cli_paths,
             no_extensions=no_extensions,
             project_trusted=trusted,
+            package_paths=package_paths() if package_paths is not None else (),
         )
 
     def bind() -> Any:

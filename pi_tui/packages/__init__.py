@@ -2,19 +2,34 @@
 
 ``pi-tui install|remove|update|list`` drive `PackageManager`; at start-up `resolve_packages` hands the
 installed packages' resources to the session (see ``docs/extensions.md``, "Packages").
+
+Names are re-exported lazily: start-up imports only what it uses (no git or pip machinery when no
+package is configured).
 """
 
 from __future__ import annotations
 
-from .errors import OfflineError, PackageError, PackageInstallError, PackageSourceError
-from .manager import PackageEntry, PackageManager, Scope, UpdateResult, is_offline, scope_label
-from .manifest import MANIFEST_FILE, RESOURCE_KINDS, PackageResources, package_resources, read_manifest
-from .resolve import ResolvedPackage, ResolvedPackages, resolve_packages
-from .source import PackageSource, install_location, parse_source, settings_value
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import OfflineError, PackageError, PackageInstallError, PackageSourceError
+    from .manager import PackageEntry, PackageManager, Scope, UpdateResult, is_offline, scope_label
+    from .manifest import MANIFEST_FILE, RESOURCE_KINDS, PackageResources, package_resources, read_manifest
+    from .resolve import ResolvedPackage, ResolvedPackages, resolve_packages
+    from .source import PackageSource, install_location, parse_source, settings_value
+
+_EXPORTS = {
+    "errors": ("OfflineError", "PackageError", "PackageInstallError", "PackageSourceError"),
+    "manager": ("PackageEntry", "PackageManager", "Scope", "UpdateResult", "is_offline", "scope_label"),
+    "manifest": ("MANIFEST_FILE", "RESOURCE_KINDS", "PackageResources", "package_resources", "read_manifest"),
+    "resolve": ("ResolvedPackage", "ResolvedPackages", "resolve_packages"),
+    "source": ("PackageSource", "install_location", "parse_source", "settings_value"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "MANIFEST_FILE",
-    "RESOURCE_KINDS",
     "OfflineError",
     "PackageEntry",
     "PackageError",
@@ -23,6 +38,7 @@ __all__ = [
     "PackageResources",
     "PackageSource",
     "PackageSourceError",
+    "RESOURCE_KINDS",
     "ResolvedPackage",
     "ResolvedPackages",
     "Scope",
@@ -36,3 +52,16 @@ __all__ = [
     "scope_label",
     "settings_value",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

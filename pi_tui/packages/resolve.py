@@ -8,17 +8,20 @@ then are missing ones installed. Install failures become warnings: start-up goes
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import PackageError
-from .manager import PackageEntry, PackageManager, Scope, scope_label
-from .manifest import PackageResources, ResourceKind, package_resources
+if TYPE_CHECKING:  # imported when a package is configured: start-up without packages stays light
+    from .manager import PackageEntry, Scope
+    from .manifest import PackageResources, ResourceKind
 
-__all__ = ["ResolvedPackage", "ResolvedPackages", "resolve_packages"]
+__all__ = ["ResolvedPackage", "ResolvedPackages", "extension_provider", "resolve_packages"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -83,6 +86,8 @@ class ResolvedPackages:
 
 
 def _merged_resources(entry: PackageEntry) -> PackageResources:
+    from .manifest import PackageResources, package_resources
+
     merged = PackageResources()
     roots = entry.roots()
     for root in roots:
@@ -112,8 +117,14 @@ def resolve_packages(
         progress: Called with one line per package installed.
     """
     result = ResolvedPackages()
-    manager = PackageManager(settings, offline=offline)
     scopes: list[Scope] = ["project", "global"] if settings.project_trusted else ["global"]
+    if not any(settings.scope_dict(scope).get("packages") for scope in scopes):
+        return result
+
+    from .errors import PackageError
+    from .manager import PackageManager, scope_label
+
+    manager = PackageManager(settings, offline=offline)
     seen: set[str] = set()
     for scope in scopes:
         for entry in manager.entries(scope):
@@ -142,3 +153,23 @@ def resolve_packages(
             result.packages.append(ResolvedPackage(entry, resources))
     result.warnings += manager.problems
     return result
+
+
+def extension_provider(first: ResolvedPackages, settings: Any) -> Callable[[], list[Path]]:
+    """What extension discovery calls for package extensions.
+
+    The first call answers from ``first`` (the start-up resolution); later calls (``/reload``) resolve
+    again from the settings, without installing anything. Each call puts the packages' dependency
+    folders on ``sys.path`` first.
+    """
+    pending = [first]
+
+    def provide() -> list[Path]:
+        current = pending.pop() if pending else resolve_packages(settings, install_missing=False)
+        if current is not first:
+            for warning in current.warnings:
+                logger.warning("%s", warning)
+        current.activate()
+        return current.extension_paths
+
+    return provide

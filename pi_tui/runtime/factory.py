@@ -31,6 +31,8 @@ class Startup:
     session: AgentSession
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    packages: Any = None
+    """`pi_tui.packages.ResolvedPackages` (issue #5 item 8): theme paths, the start-up install lines."""
 
 
 def _select_session_manager(args: Args, cwd: Path) -> tuple[Any, list[str]]:
@@ -208,6 +210,12 @@ def _create_session(
             thinking = parse_thinking_level(settings.default_thinking_level) or DEFAULT_THINKING_LEVEL
         thinking = clamp_thinking_level(model, thinking)
 
+        # --- packages (issue #5 item 8): installed packages; listed but missing ones are installed ---
+        from pi_tui.packages.resolve import extension_provider, resolve_packages
+
+        packages = resolve_packages(settings, offline=True if args.offline else None)
+        warnings += packages.warnings
+        # --- end packages ---
         resources = ResourceLoader(
             cwd,
             agent_dir,
@@ -220,6 +228,12 @@ def _create_session(
             system_prompt=args.system_prompt,
             append_system_prompt=args.append_system_prompt,
         )
+        # --- packages: their skills and prompt templates load like explicit paths ---
+        package_skills = [] if args.no_skills else packages.skill_paths
+        package_prompts = [] if args.no_prompt_templates else packages.prompt_paths
+        if package_skills or package_prompts:
+            resources.extend_resources(skill_paths=package_skills, template_paths=package_prompts)
+        # --- end packages ---
         warnings += resources.warnings
 
         tools = create_coding_tools(
@@ -264,6 +278,7 @@ def _create_session(
             cli_paths=list(args.extensions),
             no_extensions=args.no_extensions,
             flags=dict(args.unknown_flags),
+            package_paths=extension_provider(packages, settings),  # packages (issue #5 item 8)
         )
         flag_types = {name: flag.type for name, flag in (runner.registry.flags.items() if runner else ())}
         resolve_flag_words(args, flag_types)
@@ -276,4 +291,4 @@ def _create_session(
     except BaseException:
         session.close()
         raise
-    return Startup(agent_session, warnings, notices)
+    return Startup(agent_session, warnings, notices, packages=packages)
