@@ -13,6 +13,7 @@ from tests.extensions.helpers import (  # noqa: F401  (re-exported for the test 
     open_session,
     open_startup,
     session_entries,
+    user_texts,
 )
 
 
