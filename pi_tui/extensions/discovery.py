@@ -261,7 +261,9 @@ def discover_extensions(
             bundled = bundled_extension(raw)
             entries = [bundled] if bundled is not None else []
             if not entries:
-                found.errors.append(f'Failed to load extension "{raw}": {_unknown_bundled(raw.removeprefix(BUNDLED_PREFIX))}')
+                found.errors.append(
+                    f'Failed to load extension "{raw}": {_unknown_bundled(raw.removeprefix(BUNDLED_PREFIX))}'
+                )
                 continue
         if not entries:
             found.errors.append(f'Failed to load extension "{raw}": no such extension file or folder')
