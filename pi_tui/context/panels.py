@@ -123,6 +123,10 @@ class PanelManager:
         self.panels[panel.name] = state
         return state
 
+    def unregister(self, name: str) -> bool:
+        """Remove a panel; True when it existed. Its ``P<n>`` id is not reused."""
+        return self.panels.pop(name, None) is not None
+
     def unregister_source(self, source: str) -> None:
         for name in [n for n, s in self.panels.items() if s.panel.source == source]:
             del self.panels[name]

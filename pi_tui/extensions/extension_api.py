@@ -179,6 +179,21 @@ class ExtensionAPI:
             self._session.restore_panel_state()
         return state
 
+    def unregister_panel(self, name: str) -> bool:
+        """Remove a panel this extension registered (e.g. after ``/unpin``). True when it existed."""
+        state = self._session.panels.panels.get(name)
+        if state is None or state.panel.source != self._ext.name:
+            return False
+        self._session.panels.unregister(name)
+        if name in self._ext.panels:
+            self._ext.panels.remove(name)
+        return True
+
+    def get_setting(self, key: str, default: Any = None) -> Any:
+        """A settings value (global merged with the project's when it is trusted); a copy, read-only."""
+        settings = getattr(self._session, "settings", None)
+        return default if settings is None else settings.get(key, default)
+
     def register_provider(self, name: str, config: dict[str, Any]) -> None:
         """Add (or replace) a provider and its models, in models.json's shape."""
         registry = self._session.registry

@@ -306,6 +306,16 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
             self._system_override = started.system_prompt
         # --- end extensions ---
         await self.agent.prompt(messages)
+        await self._run_queued()
+
+    async def _run_queued(self) -> None:
+        """Messages queued while a run was ending (e.g. by an ``agent_end`` handler) start another run,
+        as pi restarts its agent; an aborted run leaves them queued for the user to see."""
+        while self.agent.steering_queue or self.agent.follow_up_queue:
+            last = self.last_assistant_message()
+            if last is not None and last.stop_reason == "aborted":
+                return
+            await self.agent.continue_()
 
     def steer(self, text: str) -> None:
         self.agent.steer(self._user_message(self.expand_input(text), None))
