@@ -28,7 +28,9 @@ from ..stream import (
     AbortSignal,
     Done,
     Error,
+    LlmRequest,
     ProviderError,
+    StreamEvent,
     StreamOptions,
     StreamStart,
     TextDelta,
@@ -58,6 +60,7 @@ __all__ = [
     "cached_client",
     "close_clients",
     "post_sdk_stream",
+    "stream_with_sdk",
     "describe_error",
     "merged_headers",
     "read_sdk_stream",
@@ -325,6 +328,46 @@ async def post_sdk_stream(
     return await client.post(
         path, body=body, cast_to=cast_to, stream=True, stream_cls=stream_cls, options=options
     )
+
+
+async def stream_with_sdk(
+    model: Model,
+    request: LlmRequest,
+    options: StreamOptions,
+    *,
+    build_body: Callable[[Model, LlmRequest, StreamOptions], dict[str, Any]],
+    get_client: Callable[[Model, StreamOptions], Awaitable[Any]],
+    path: str,
+    response_types: Callable[[], tuple[Any, Any]],
+    make_reader: Callable[[MessageBuilder], Any],
+) -> AsyncIterator[StreamEvent]:
+    """The shape every SDK-backed provider shares: build the body, post it, normalise the events.
+
+    Never raises: any failure (including building the body or the client) ends with an `Error` event.
+    ``response_types()`` returns ``(cast_to, stream_cls)`` and is called only once the request is sent,
+    so an aborted request never imports the SDK's types.
+    """
+    out = MessageBuilder(model)
+    yield out.start()
+    try:
+        body = apply_on_payload(build_body(model, request, options), options)
+        if options.signal is not None:  # skip building a client (and importing the SDK) for nothing
+            options.signal.raise_if_aborted()
+        client = await get_client(model, options)
+        reader = make_reader(out)
+
+        async def open_stream() -> Any:
+            cast_to, stream_cls = response_types()
+            return await post_sdk_stream(client, path, body, cast_to, stream_cls, options.timeout)
+
+        async for raw in read_sdk_stream(open_stream, options.signal):
+            for event in reader.handle(raw):
+                yield event
+        stop_reason, error_message = reader.result()
+    except Exception as exc:
+        yield out.fail(exc, options.signal)
+        return
+    yield out.finish(stop_reason, error_message)
 
 
 def apply_on_payload(body: dict[str, Any], options: StreamOptions) -> dict[str, Any]:

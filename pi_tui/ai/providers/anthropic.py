@@ -26,11 +26,9 @@ from ..types import (
 from ._common import (
     IncompleteStreamError,
     MessageBuilder,
-    apply_on_payload,
     cached_client,
     merged_headers,
-    post_sdk_stream,
-    read_sdk_stream,
+    stream_with_sdk,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
 
@@ -374,31 +372,25 @@ async def _client(model: Model, options: StreamOptions) -> Any:
     )
 
 
+def _response_types() -> tuple[Any, Any]:
+    from anthropic import AsyncStream
+    from anthropic.types import Message, RawMessageStreamEvent
+
+    return Message, AsyncStream[RawMessageStreamEvent]
+
+
 async def stream_anthropic(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from the Messages API. Never raises: failures end with an `Error` event."""
-    out = MessageBuilder(model)
-    yield out.start()
-    try:
-        body = apply_on_payload(build_request(model, request, options), options)
-        if options.signal is not None:  # skip building a client (and importing the SDK) for nothing
-            options.signal.raise_if_aborted()
-        client = await _client(model, options)
-        reader = _Reader(out)
-
-        async def open_stream() -> Any:
-            from anthropic import AsyncStream
-            from anthropic.types import Message, RawMessageStreamEvent
-
-            stream_cls = AsyncStream[RawMessageStreamEvent]
-            return await post_sdk_stream(client, "/v1/messages", body, Message, stream_cls, options.timeout)
-
-        async for raw in read_sdk_stream(open_stream, options.signal):
-            for event in reader.handle(raw):
-                yield event
-        stop_reason, error_message = reader.result()
-    except Exception as exc:
-        yield out.fail(exc, options.signal)
-        return
-    yield out.finish(stop_reason, error_message)
+    async for event in stream_with_sdk(
+        model,
+        request,
+        options,
+        build_body=build_request,
+        get_client=_client,
+        path="/v1/messages",
+        response_types=_response_types,
+        make_reader=_Reader,
+    ):
+        yield event

@@ -26,11 +26,9 @@ from ..types import (
 from ._common import (
     IncompleteStreamError,
     MessageBuilder,
-    apply_on_payload,
     cached_client,
     merged_headers,
-    post_sdk_stream,
-    read_sdk_stream,
+    stream_with_sdk,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
 
@@ -397,33 +395,25 @@ class _Reader:
         return map_finish_reason(self.finish_reason, bool(self.tools))
 
 
+def _response_types() -> tuple[Any, Any]:
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    return ChatCompletion, AsyncStream[ChatCompletionChunk]
+
+
 async def stream_openai_completions(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from Chat Completions. Never raises: failures end with an `Error` event."""
-    out = MessageBuilder(model)
-    yield out.start()
-    try:
-        body = apply_on_payload(build_request(model, request, options), options)
-        if options.signal is not None:  # skip building a client (and importing the SDK) for nothing
-            options.signal.raise_if_aborted()
-        client = await openai_client(model, options)
-        reader = _Reader(out)
-
-        async def open_stream() -> Any:
-            from openai import AsyncStream
-            from openai.types.chat import ChatCompletion, ChatCompletionChunk
-
-            stream_cls = AsyncStream[ChatCompletionChunk]
-            return await post_sdk_stream(
-                client, "/chat/completions", body, ChatCompletion, stream_cls, options.timeout
-            )
-
-        async for chunk in read_sdk_stream(open_stream, options.signal):
-            for event in reader.handle(chunk):
-                yield event
-        stop_reason, error_message = reader.result()
-    except Exception as exc:
-        yield out.fail(exc, options.signal)
-        return
-    yield out.finish(stop_reason, error_message)
+    async for event in stream_with_sdk(
+        model,
+        request,
+        options,
+        build_body=build_request,
+        get_client=openai_client,
+        path="/chat/completions",
+        response_types=_response_types,
+        make_reader=_Reader,
+    ):
+        yield event

@@ -27,9 +27,7 @@ from ..types import (
 from ._common import (
     IncompleteStreamError,
     MessageBuilder,
-    apply_on_payload,
-    post_sdk_stream,
-    read_sdk_stream,
+    stream_with_sdk,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
 from .openai_completions import DEFAULT_BASE_URL, normalize_usage, openai_client
@@ -314,31 +312,25 @@ class _Reader:
         return "error", f"response {self.status}"
 
 
+def _response_types() -> tuple[Any, Any]:
+    from openai import AsyncStream
+    from openai.types.responses import Response, ResponseStreamEvent
+
+    return Response, AsyncStream[ResponseStreamEvent]
+
+
 async def stream_openai_responses(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from the Responses API. Never raises: failures end with an `Error` event."""
-    out = MessageBuilder(model)
-    yield out.start()
-    try:
-        body = apply_on_payload(build_request(model, request, options), options)
-        if options.signal is not None:  # skip building a client (and importing the SDK) for nothing
-            options.signal.raise_if_aborted()
-        client = await openai_client(model, options)
-        reader = _Reader(out)
-
-        async def open_stream() -> Any:
-            from openai import AsyncStream
-            from openai.types.responses import Response, ResponseStreamEvent
-
-            stream_cls = AsyncStream[ResponseStreamEvent]
-            return await post_sdk_stream(client, "/responses", body, Response, stream_cls, options.timeout)
-
-        async for event in read_sdk_stream(open_stream, options.signal):
-            for normalised in reader.handle(event):
-                yield normalised
-        stop_reason, error_message = reader.result()
-    except Exception as exc:
-        yield out.fail(exc, options.signal)
-        return
-    yield out.finish(stop_reason, error_message)
+    async for event in stream_with_sdk(
+        model,
+        request,
+        options,
+        build_body=build_request,
+        get_client=openai_client,
+        path="/responses",
+        response_types=_response_types,
+        make_reader=_Reader,
+    ):
+        yield event
