@@ -21,7 +21,7 @@ import hashlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -173,6 +173,16 @@ class PanelManager:
                 )
         return changed
 
+    async def preview(self) -> PanelManager:
+        """A refreshed copy for views such as ``/context``: this manager's state (and what the next
+        request's preflight will persist) is left untouched."""
+        copy = PanelManager(reinject_system_prompt=self.reinject_system_prompt, clock=self.clock)
+        copy._counter = self._counter
+        copy._last_prefix = list(self._last_prefix)
+        copy.panels = {name: replace(state) for name, state in self.panels.items()}
+        await copy.refresh()
+        return copy
+
     def ordered(self, placement: Placement) -> list[PanelState]:
         states = [s for s in self.panels.values() if s.panel.placement == placement and s.content]
         return sorted(states, key=lambda s: (s.refreshed_at, int(s.id[1:])))
@@ -233,8 +243,6 @@ class PanelManager:
         tools = env.tools
         if (prefix or tail) and all(t.name != PANEL_TOOL_NAME for t in tools):
             tools = (*tools, self.tool_definition())
-        from dataclasses import replace
-
         return replace(
             env,
             tools=tools,

@@ -490,7 +490,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         from pi_tui.context.engine import replay_entries
         from pi_tui.context.request import fingerprint, to_llm_request
 
-        env = self.panels.place(self.engine.replay())
+        panels = await self.panels.preview()  # what the next request will show, without side effects
+        env = panels.place(self.engine.replay())
         request = to_llm_request(env, list(self.tools))
         baseline = None
         if not self.engine.ledger.last_blocks:
@@ -506,13 +507,13 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
                 default=None,
             )
             if last is not None:
-                previous = self.panels.place(replay_entries(self.engine._base(), path[:last]))
+                previous = panels.place(replay_entries(self.engine._base(), path[:last]))
                 baseline = fingerprint(to_llm_request(previous, list(self.tools)))
         return render_context(
             env,
             request,
             ledger=self.engine.ledger,
-            panels=self.panels,
+            panels=panels,
             model=self.agent.model,
             baseline_blocks=baseline,
             session_stats=self.stats(),

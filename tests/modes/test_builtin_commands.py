@@ -35,3 +35,16 @@ def test_unknown_slash_word_goes_to_the_model(tmp_path: Path, agent_dir: Path) -
     run = run_cli(["--provider", "faux", "-p", "/frobnicate now"], tmp_path)
     assert run.returncode == 0, run.stderr
     assert "/frobnicate now" in run.stdout
+
+
+def test_context_shows_the_panels_of_the_next_request_without_persisting_anything(tmp_path: Path, agent_dir: Path) -> None:
+    ext = tmp_path / "notes.py"
+    ext.write_text("def register(pi):\n    pi.register_panel('Notes', lambda: 'remember the tests', placement='tail')\n")
+    assert run_cli(["--provider", "faux", "-e", str(ext), "-p", "hello"], tmp_path).returncode == 0
+    before = _session_lines(agent_dir)
+    run = run_cli(["-c", "--provider", "faux", "-e", str(ext), "-p", "/context"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    panels = run.stdout.split("## Panels", 1)[1]
+    assert "[P1] Notes" in panels and "| tail |" in panels
+    assert "======= [P1] Notes" in run.stdout.split("## Uncached tail", 1)[1]
+    assert _session_lines(agent_dir) == before
