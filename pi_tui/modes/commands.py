@@ -19,6 +19,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "session": "Session file, id, message counts, tokens and cost",
     "name": "Name the session: /name <name>",
     "compact": "Summarise older conversation now: /compact [focus instructions]",
+    "summary": "Print the latest compaction summary on this branch, in full",
     "export": "Write the session as an HTML page: /export [file.html]",
     "reload": "Reload extensions, skills, prompts and context files",
 }
@@ -84,6 +85,22 @@ class BuiltinCommands:
         result = await self.session.compact(arg or None)
         before = getattr(result, "tokens_before", None)
         self.write("Compacted." + (f" ({_fmt_tokens(int(before))} tokens summarised)" if before else ""))
+
+    async def _cmd_summary(self, _arg: str) -> None:
+        latest = None
+        for entry in self.session.session.get_branch():
+            kind = getattr(entry, "type", None)
+            if kind == "compaction":
+                latest = (entry.summary, getattr(entry, "tokens_before", 0), entry.timestamp)
+            elif kind == "context_transform":
+                for op in getattr(entry, "patch", None) or []:
+                    if isinstance(op, dict) and op.get("op") == "compaction_apply":
+                        latest = (str(op.get("summary", "")), op.get("tokensBefore", 0), entry.timestamp)
+        if latest is None:
+            self.write("No compaction on this branch yet.")
+            return
+        summary, tokens_before, when = latest
+        self.write(f"Compaction of {_fmt_tokens(int(tokens_before or 0))} tokens ({when}):\n\n{summary}")
 
     async def _cmd_export(self, arg: str) -> None:
         from pi_tui.session.export_html import export_session_html

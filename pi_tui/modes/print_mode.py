@@ -78,6 +78,13 @@ async def run_print_mode(
                 data = event.data
                 err.write(f'Extension "{data["extension"]}" failed in {data["event"]}: {data["error"]}\n')
                 err.flush()
+            elif getattr(event, "type", "") == "auto_compaction_end" and event.data.get("result"):
+                result = event.data["result"]
+                err.write(
+                    f"[auto_compaction_end] summarised {result.get('tokensBefore', '?')} tokens; "
+                    "read the summary with: pi-tui -c -p /summary\n"
+                )
+                err.flush()
             elif getattr(event, "type", "") in ("auto_compaction_start", "auto_compaction_end", "error"):
                 data = event.to_json()
                 err.write(f"[{data.pop('type')}] {json.dumps(data, ensure_ascii=False)[:300]}\n")

@@ -16,7 +16,14 @@ def test_context_command_prints_the_view_without_calling_the_model(tmp_path: Pat
     before = _session_lines(agent_dir)
     run = run_cli(["-c", "--provider", "faux", "-p", "/context"], tmp_path)
     assert run.returncode == 0, run.stderr
-    for heading in ("# Context", "## System prompt", "## Tools", "## Cached messages (2)", "## Cache", "Session so far"):
+    for heading in (
+        "# Context",
+        "## System prompt",
+        "## Tools",
+        "## Cached messages (2)",
+        "## Cache",
+        "Session so far",
+    ):
         assert heading in run.stdout
     assert "Next request: reads" in run.stdout  # baseline rebuilt from the file
     assert _session_lines(agent_dir) == before  # nothing was sent, nothing was appended
@@ -37,9 +44,13 @@ def test_unknown_slash_word_goes_to_the_model(tmp_path: Path, agent_dir: Path) -
     assert "/frobnicate now" in run.stdout
 
 
-def test_context_shows_the_panels_of_the_next_request_without_persisting_anything(tmp_path: Path, agent_dir: Path) -> None:
+def test_context_shows_the_panels_of_the_next_request_without_persisting_anything(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     ext = tmp_path / "notes.py"
-    ext.write_text("def register(pi):\n    pi.register_panel('Notes', lambda: 'remember the tests', placement='tail')\n")
+    ext.write_text(
+        "def register(pi):\n    pi.register_panel('Notes', lambda: 'remember the tests', placement='tail')\n"
+    )
     assert run_cli(["--provider", "faux", "-e", str(ext), "-p", "hello"], tmp_path).returncode == 0
     before = _session_lines(agent_dir)
     run = run_cli(["-c", "--provider", "faux", "-e", str(ext), "-p", "/context"], tmp_path)
@@ -48,3 +59,29 @@ def test_context_shows_the_panels_of_the_next_request_without_persisting_anythin
     assert "[P1] Notes" in panels and "| tail |" in panels
     assert "======= [P1] Notes" in run.stdout.split("## Uncached tail", 1)[1]
     assert _session_lines(agent_dir) == before
+
+
+def test_summary_prints_the_latest_compaction_summary_in_full(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+    from pi_tui.session import SessionManager
+
+    path = tmp_path / "s.jsonl"
+    manager = SessionManager.open(path, cwd=tmp_path)
+    manager.append_message(UserMessage(content="q"))
+    manager.append_message(AssistantMessage(content=[TextContent(text="a")]))
+    long_summary = "## Goal\n" + "keep every detail. " * 40 + "\n## Next Steps\n1. finish"
+    op = {
+        "op": "compaction_apply",
+        "scope": "cached",
+        "summary": long_summary,
+        "firstKeptEntryId": None,
+        "tokensBefore": 12345,
+        "invalidateCacheReason": "compaction",
+    }
+    manager.append_context_transform("compaction", [op])
+    manager.close()
+    run = run_cli(["--session", str(path), "--provider", "faux", "-p", "/summary"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "Compaction of 12.3k tokens" in run.stdout and long_summary in run.stdout
+    empty = run_cli(["--provider", "faux", "-p", "/summary"], tmp_path)
+    assert "No compaction on this branch yet." in empty.stdout
