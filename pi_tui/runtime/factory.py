@@ -181,8 +181,9 @@ def _create_session(
     try:
         restored = session.build_context()
         report = session.load_report
-        if report.has_problems:
-            warnings.append(report.summary())
+        summary = report.summary()  # problems, and also a pi v1/v2 file that the next save upgrades
+        if summary:
+            warnings.append(summary)
 
         model = resolved.model
         if model is None and restored.model is not None:
