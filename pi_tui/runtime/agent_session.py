@@ -156,6 +156,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         )
         self.agent.subscribe(self._on_agent_event)
         self._init_compaction()  # after _on_agent_event: step 8 runs once the turn is persisted
+        self._pending_state: dict[str, Any] = {}
         self._record_model_if_changed(restored, model, thinking)
 
     # --- events -------------------------------------------------------------------------------------
@@ -336,7 +337,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         if model.label != self.agent.model.label:
             previous = self.agent.model
             self.agent.model = model
-            self.session.append_model_change(model.provider, model.id)
+            self._pending_state["model"] = (model.provider, model.id)
             if self.extensions is not None:  # extensions (issue #5)
                 self.extensions.notify_soon(
                     "model_select", model=model, previous_model=previous, source=source
@@ -345,15 +346,25 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
     def set_thinking_level(self, level: ThinkingLevel) -> None:
         if level != self.agent.thinking:
             self.agent.thinking = level
-            self.session.append_thinking_level_change(level)
+            self._pending_state["thinking"] = level
 
     def _record_model_if_changed(self, restored: Any, model: Model, thinking: ThinkingLevel) -> None:
         fresh = not self.session.get_entries()
         ref = restored.model
         if fresh or ref is None or (ref.provider, ref.model_id) != (model.provider, model.id):
-            self.session.append_model_change(model.provider, model.id)
+            self._pending_state["model"] = (model.provider, model.id)
         if fresh or restored.thinking_level != thinking:
-            self.session.append_thinking_level_change(thinking)
+            self._pending_state["thinking"] = thinking
+
+    def _flush_pending_state(self) -> None:
+        """Model and thinking changes are written just before the next entry, not when they happen: opening
+        a session with another model and only looking at it (``/context``, ``/session``) must not write to
+        the user's file, nor leave change entries that no message follows."""
+        state, self._pending_state = self._pending_state, {}
+        if "model" in state:
+            self.session.append_model_change(*state["model"])
+        if "thinking" in state:
+            self.session.append_thinking_level_change(state["thinking"])
 
     async def _api_key(self, provider: str) -> str | None:
         if self.registry is None:
@@ -433,6 +444,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         )
 
     async def _persist_transform(self, record: dict[str, Any]) -> None:
+        self._flush_pending_state()
         self.session.append_context_transform(
             record["transformerName"], record["patch"], record.get("display")
         )
@@ -592,6 +604,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         return (SystemPart("system", override),)
 
     def _persist_message(self, message: Any) -> None:
+        self._flush_pending_state()
         if isinstance(message, CustomMessage):  # pi stores extension messages as custom_message entries
             self.session.append_custom_message(
                 message.custom_type, message.content, message.display, message.details
@@ -618,6 +631,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         stats = SessionStats()
         for entry in self.session.get_entries():
             message = getattr(entry, "message", None)
+            if message is None:  # not a message entry
+                continue
             role = getattr(message, "role", None)
             if role == "user":
                 stats.user_messages += 1

@@ -14,12 +14,13 @@ from pi_tui.ai.types import (
 )
 from pi_tui.context.envelope import ContextEnvelope
 
+from ._host import SessionHost
 from .events import RuntimeEvent
 
 log = logging.getLogger(__name__)
 
 
-class CompactionMixin:
+class CompactionMixin(SessionHost):
     """Mixed into `AgentSession`; uses its attributes (session, agent, extensions, engine, …)."""
 
     # --- compaction (pi_tui.compaction) -------------------------------------------------------------

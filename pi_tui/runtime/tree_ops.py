@@ -12,12 +12,13 @@ from pi_tui.ai.types import (
 )
 from pi_tui.session.errors import EntryNotFoundError
 
+from ._host import SessionHost
 from .events import RuntimeEvent
 
 log = logging.getLogger(__name__)
 
 
-class SessionTreeMixin:
+class SessionTreeMixin(SessionHost):
     """Mixed into `AgentSession`; uses its attributes (session, agent, extensions, engine, …)."""
 
     # --- the session tree -------------------------------------------------------------------------
@@ -113,13 +114,14 @@ class SessionTreeMixin:
             if usable:
                 model = found
         thinking = restored.thinking_level if restored.messages else self.agent.thinking
-        thinking = clamp_thinking_level(model, thinking)  # type: ignore[arg-type]
+        thinking = clamp_thinking_level(model, thinking)
         old.close()
         self.session = manager
         self.agent.model = model
         self.agent.thinking = thinking
         self.engine.last = None
         self._rebuild_messages()
+        self._pending_state = {}  # unwritten changes belonged to the session we left
         self._record_model_if_changed(restored, model, thinking)
         await self.emit(
             RuntimeEvent("session_switch", {"sessionId": manager.id, "path": str(manager.path or "")})

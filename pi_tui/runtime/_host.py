@@ -1,0 +1,46 @@
+"""What `AgentSession`'s mixins rely on from the class they are mixed into, declared for type checkers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.agent.loop import Agent
+from pi_tui.agent.tool import AgentTool
+from pi_tui.ai.stream import StreamFn
+from pi_tui.context.engine import ContextEngine
+from pi_tui.context.panels import PanelManager
+
+__all__ = ["SessionHost"]
+
+
+class SessionHost:
+    """Attribute and method declarations only; `AgentSession` provides them."""
+
+    cwd: Path
+    session: Any
+    agent: Agent
+    engine: ContextEngine
+    panels: PanelManager
+    settings: Any
+    registry: Any
+    tools: dict[str, AgentTool]
+    extensions: Any
+    compaction: Any
+    _base_stream_fn: StreamFn | None
+    _switch_reason: str | None
+    _pending_state: dict[str, Any]
+
+    if TYPE_CHECKING:
+
+        async def emit(self, event: Any) -> None: ...
+
+        async def _api_key(self, provider: str) -> str | None: ...
+
+        def _record_model_if_changed(self, restored: Any, model: Any, thinking: Any) -> None: ...
+
+        def _require_idle(self, action: str) -> None: ...
+
+        async def navigate(self, entry_id: str | None, *, summary: str | None = None) -> str | None: ...
+
+        def label(self, entry_id: str, label: str | None) -> None: ...
