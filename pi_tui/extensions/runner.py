@@ -331,7 +331,7 @@ class ExtensionRunner(SessionEventsMixin):
             busy = self._lanes.get(ext.name)
             if busy is not None and busy.done():
                 busy = None
-            task = asyncio.ensure_future(self._run_group(ext, handlers, event, busy))
+            task: asyncio.Future[Any] = asyncio.ensure_future(self._run_group(ext, handlers, event, busy))
             self._lanes[ext.name] = task
             if busy is None:
                 waited.append((ext, task))

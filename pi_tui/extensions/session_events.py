@@ -15,13 +15,13 @@ import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._host import RunnerHost
 from .events import CancelledByExtension, Event, normalize_result
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .extension import Extension
-    from .runner import ExtensionRunner
 
 __all__ = ["BeforeOutcome", "SessionEventsMixin"]
 
@@ -35,12 +35,12 @@ class BeforeOutcome:
     result: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
-class SessionEventsMixin:
+class SessionEventsMixin(RunnerHost):
     """Mixed into `ExtensionRunner`."""
 
     # --- session and resource events ----------------------------------------------------------------
 
-    async def emit_session_before(self: ExtensionRunner, name: str, **fields: Any) -> BeforeOutcome:
+    async def emit_session_before(self, name: str, **fields: Any) -> BeforeOutcome:
         """``session_before_*``: the first ``cancel`` wins; otherwise the last returned result."""
         outcome = BeforeOutcome()
         for ext, handler in self._handlers(name):
@@ -53,7 +53,7 @@ class SessionEventsMixin:
                 break
         return outcome
 
-    def notify_soon(self: ExtensionRunner, name: str, **fields: Any) -> None:
+    def notify_soon(self, name: str, **fields: Any) -> None:
         """`notify` from synchronous code (e.g. ``model_select`` from ``set_model``)."""
         if not self.has_handlers(name):
             return
@@ -63,7 +63,7 @@ class SessionEventsMixin:
             return
         self.spawn(self.notify(name, **fields))
 
-    async def before_switch(self: ExtensionRunner, reason: str, target_session_file: str | None) -> None:
+    async def before_switch(self, reason: str, target_session_file: str | None) -> None:
         """``session_before_switch``. Raises `CancelledByExtension` when a handler cancels."""
         fields: dict[str, Any] = {"reason": reason}
         if target_session_file is not None:
@@ -74,7 +74,7 @@ class SessionEventsMixin:
                 "Switching sessions" if reason == "resume" else "A new session", outcome.by or ""
             )
 
-    async def after_switch(self: ExtensionRunner, reason: str, previous_session_file: str) -> None:
+    async def after_switch(self, reason: str, previous_session_file: str) -> None:
         """``session_switch`` (or ``session_fork``), then ``session_start`` so state can be rebuilt."""
         self._next_turn = []
         if reason == "fork":
@@ -83,7 +83,7 @@ class SessionEventsMixin:
             await self.notify("session_switch", reason=reason, previous_session_file=previous_session_file)
         await self.notify("session_start", timeout=self.lifecycle_timeout, reason=reason)
 
-    async def before_fork(self: ExtensionRunner, entry_id: str) -> bool:
+    async def before_fork(self, entry_id: str) -> bool:
         """``session_before_fork``; returns ``skip_conversation_restore``. Raises `CancelledByExtension`."""
         outcome = await self.emit_session_before("session_before_fork", entry_id=entry_id)
         if outcome.cancelled:
@@ -91,7 +91,7 @@ class SessionEventsMixin:
         return bool(outcome.result.get("skip_conversation_restore"))
 
     async def before_tree(
-        self: ExtensionRunner, target_id: str | None, old_leaf_id: str | None, summary: str | None
+        self, target_id: str | None, old_leaf_id: str | None, summary: str | None
     ) -> tuple[str | None, str | None]:
         """``session_before_tree``; returns the (possibly replaced) summary and a label for the new leaf.
 
@@ -121,7 +121,7 @@ class SessionEventsMixin:
         return (str(given) if given is not None else summary), (str(label) if label else None)
 
     async def after_tree(
-        self: ExtensionRunner, old_leaf_id: str | None, label: str | None, summarized: bool
+        self, old_leaf_id: str | None, label: str | None, summarized: bool
     ) -> None:
         if self._tree_skip:
             self._tree_skip = False
@@ -139,7 +139,7 @@ class SessionEventsMixin:
             from_extension=self._tree_from_extension,
         )
 
-    async def emit_resources_discover(self: ExtensionRunner, reason: str) -> None:
+    async def emit_resources_discover(self, reason: str) -> None:
         """``resources_discover``: collect skill/prompt/theme paths and load them."""
         skills: list[str] = []
         prompts: list[str] = []
@@ -168,13 +168,13 @@ class SessionEventsMixin:
             self.session.invalidate_system_prompt()
 
     async def _call_awaited(
-        self: ExtensionRunner, ext: Extension, handler: Callable[..., Any], event: Event
+        self, ext: Extension, handler: Callable[..., Any], event: Event
     ) -> Any:
         result = self.call(ext, handler, event)
         return await result if inspect.isawaitable(result) else result
 
     async def emit_user_bash(
-        self: ExtensionRunner, command: str, exclude_from_context: bool, cwd: str
+        self, command: str, exclude_from_context: bool, cwd: str
     ) -> dict[str, Any] | None:
         """``user_bash`` (``!cmd``): the first non-empty result (``operations`` or ``result``) wins."""
         for ext, handler in self._handlers("user_bash"):

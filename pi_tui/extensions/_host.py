@@ -1,0 +1,48 @@
+"""What `SessionEventsMixin` relies on from `ExtensionRunner`, declared for type checkers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Awaitable, Callable
+
+    from pi_tui.ai.types import CustomMessage
+
+    from .events import Event
+    from .extension import Extension
+
+__all__ = ["RunnerHost"]
+
+
+class RunnerHost:
+    """Attribute and method declarations only; `ExtensionRunner` provides them."""
+
+    session: Any
+    lifecycle_timeout: float
+    theme_paths: list[str]
+    tree_asked_for: str | None
+    _next_turn: list[CustomMessage]
+    _tree_from_extension: bool
+    _tree_skip: bool
+
+    if TYPE_CHECKING:
+
+        def _handlers(self, event: str) -> list[tuple[Extension, Callable[..., Any]]]: ...
+
+        def has_handlers(self, event: str) -> bool: ...
+
+        def call(self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: Any = None) -> Any: ...
+
+        async def _result(
+            self, ext: Extension, handler: Callable[..., Any], event: Event
+        ) -> dict[str, Any] | None: ...
+
+        async def notify(self, name: str, *, timeout: float | None = None, **fields: Any) -> None: ...
+
+        async def report(self, ext: Extension, event: str, error: BaseException | str) -> None: ...
+
+        def spawn(
+            self, work: Awaitable[Any], ext: Extension | None = None, what: str = ""
+        ) -> asyncio.Future[Any]: ...
