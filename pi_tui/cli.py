@@ -41,11 +41,13 @@ def _export(args: Args, cwd: Path) -> int:
     from pi_tui.session.errors import SessionError
     from pi_tui.session.export_html import export_session_html
 
+    target = args.export
+    assert target is not None, "_run calls _export only when --export was given"
     session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
     try:
-        source = Path(args.export).expanduser()
+        source = Path(target).expanduser()
         if not source.exists():
-            source = find_session(args.export, cwd, session_dir)
+            source = find_session(target, cwd, session_dir)
         out = export_session_html(source, Path(args.export_out) if args.export_out else None)
     except (SessionError, OSError) as exc:
         _err(f"Export failed: {exc}")

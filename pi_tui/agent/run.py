@@ -55,7 +55,7 @@ def _default_stream_fn() -> StreamFn:
     # Imported lazily: the registry pulls in provider SDKs, which the loop itself never needs.
     from pi_tui.ai.registry import stream
 
-    return stream  # type: ignore[no-any-return]
+    return stream
 
 
 _RETRY_AFTER_TEXT = re.compile(r"retry after (\d+(?:\.\d+)?) ?ms", re.IGNORECASE)

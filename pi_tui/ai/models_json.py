@@ -129,7 +129,8 @@ def _locate(text: str, path: Sequence[PathPart]) -> int:
 def _find_member(text: str, pos: int, wanted: str) -> int | None:
     pos = _skip_ws(text, pos + 1)
     while pos < len(text) and text[pos] == '"':
-        key, pos = json.decoder.scanstring(text, pos + 1)
+        # typeshed omits json.decoder.scanstring, which the stdlib's own decoder uses and exports
+        key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
         pos = _skip_ws(text, pos)
         pos = _skip_ws(text, pos + 1)  # past ':'
         if key == wanted:

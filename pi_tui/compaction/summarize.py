@@ -275,7 +275,7 @@ async def _both(first: Any, second: Any) -> tuple[str, str]:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-        raise failed[0].exception()  # type: ignore[misc]
+        raise failed[0].exception()
     return tasks[0].result(), tasks[1].result()
 
 

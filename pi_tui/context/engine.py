@@ -99,12 +99,12 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
         elif kind == "branch_summary":
             summary = _field(entry, "summary")
             if summary:
-                message = BranchSummaryMessage(
+                branch_summary = BranchSummaryMessage(
                     summary=summary,
                     from_id=_field(entry, "from_id", "fromId") or "root",
                     timestamp=iso_to_ms(_field(entry, "timestamp")),
                 )
-                env = env.with_cached_appended(message, entry_id)
+                env = env.with_cached_appended(branch_summary, entry_id)
         elif kind == "compaction":
             op = {
                 "op": "compaction_apply",

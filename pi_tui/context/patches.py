@@ -172,11 +172,11 @@ def apply_op(env: ContextEnvelope, op: dict[str, Any], *, timestamp: int = 0) ->
         raw = op["parts"]
         if not isinstance(raw, list):
             raise PatchError('system_parts_replace: "parts" must be a list', op=name)
-        parts = tuple(
+        replacement = tuple(
             p if isinstance(p, SystemPart) else SystemPart(str(p.get("name", "")), str(p.get("text", "")))
             for p in raw
         )
-        return replace(env, system_parts=parts)
+        return replace(env, system_parts=replacement)
     if name == "tools_replace":
         return replace(env, tools=_tools(op["tools"], name))
     if name == "tools_remove":

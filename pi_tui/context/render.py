@@ -8,6 +8,7 @@ with their state and cost, and the cache ledger. The TUI viewer and RPC ``get_co
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pi_tui.ai.stream import LlmRequest
@@ -57,7 +58,7 @@ def _message_tokens(message: Any) -> int:
     return estimate_tokens(json.dumps(dump_message(message), ensure_ascii=False))
 
 
-def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return out
@@ -163,7 +164,7 @@ def render_context(
         lines += ["", "## Panels", ""]
         rows = []
         for placement in ("prefix", "tail"):
-            for state in panels.ordered(placement):  # type: ignore[arg-type]
+            for state in panels.ordered(placement):
                 status = "uncached" if state.hit is None else ("hit" if state.hit else "miss")
                 rows.append(
                     (
@@ -193,11 +194,11 @@ def render_context(
     if ledger is not None:
         lines += ["", "## Cache ledger (this process)", ""]
         totals = ledger.totals()
-        ratio = ledger.hit_ratio()
+        hit_ratio = ledger.hit_ratio()
         lines.append(
             f"{len(ledger.requests)} requests · input {_fmt(totals.input)} · cache read {_fmt(totals.cache_read)} · "
             f"cache write {_fmt(totals.cache_write)} · output {_fmt(totals.output)} · ${totals.cost.total:.4f}"
-            + (f" · hit ratio {ratio:.2f}" if ratio is not None else "")
+            + (f" · hit ratio {hit_ratio:.2f}" if hit_ratio is not None else "")
         )
         if ledger.invalidations:
             lines.append("")

@@ -94,7 +94,7 @@ def typed(value: Any, kind: type[T], default: T) -> T:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     else:
         ok = isinstance(value, kind)
-    return value if ok else default  # type: ignore[return-value]
+    return value if ok else default
 
 
 def choice(value: Any, choices: tuple[str, ...], default: str) -> str:

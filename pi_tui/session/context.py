@@ -125,7 +125,7 @@ def _emit(entry: SessionEntry, ctx: SessionContext) -> None:
         )
     else:
         return
-    ctx.message_entry_ids.append(entry.id)  # type: ignore[arg-type]
+    ctx.message_entry_ids.append(entry.id)
 
 
 def build_session_context(

@@ -190,9 +190,7 @@ class SessionManager:
                 report=report,
                 read_only=read_only,
             )
-        header = loaded.header
-        if header is None:
-            header = _substitute_header(path, fallback_cwd)
+        header = loaded.header if loaded.header is not None else _substitute_header(path, fallback_cwd)
         manager = cls(
             cwd=header.cwd or fallback_cwd,
             header=header,
@@ -364,11 +362,9 @@ class SessionManager:
     ) -> CustomMessageEntry:
         """An extension message that is part of the model's context (as a user message)."""
         body = content if isinstance(content, str) else list(content)
-        return self._append(
-            CustomMessageEntry(
-                custom_type=custom_type, content=body, display=display, details=details, **self._base()
-            )
-        )
+        # model_validate: plain dict blocks are validated into content models, as the constructor would.
+        fields = dict(custom_type=custom_type, content=body, display=display, details=details, **self._base())
+        return self._append(CustomMessageEntry.model_validate(fields))
 
     def append_label(self, target_id: str, label: str | None) -> LabelEntry:
         """Label an entry; an empty or None label clears it. Raises `EntryNotFoundError` for an unknown id."""

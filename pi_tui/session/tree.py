@@ -157,9 +157,9 @@ class SessionTree:
         """All entries as nested nodes, children oldest first; roots in the same order."""
         nodes: dict[str, TreeNode] = {}
         order: list[str] = []
-        for entry in self.by_id.values():
-            nodes[entry.id] = TreeNode(entry, label=self.labels.get(entry.id))  # type: ignore[index]
-            order.append(entry.id)  # type: ignore[arg-type]
+        for entry_id, entry in self.by_id.items():  # keyed by entry.id (see `add`)
+            nodes[entry_id] = TreeNode(entry, label=self.labels.get(entry_id))
+            order.append(entry_id)
         roots: list[TreeNode] = []
         for entry_id in order:
             node = nodes[entry_id]

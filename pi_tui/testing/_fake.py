@@ -74,8 +74,11 @@ class FakeLLM:
         A turn is a `Reply`, a `Fault`, or a callable ``(RecordedRequest) -> Reply | Fault | str | parts``
         that is called when its request arrives. Returns ``self``.
         """
-        single = isinstance(turns, Reply | Fault) or callable(turns)
-        new = [turns] if single else list(turns)  # type: ignore[arg-type]
+        new: list[Turn | Callable[[RecordedRequest], Any]]
+        if isinstance(turns, Reply | Fault) or callable(turns):
+            new = [turns]
+        else:
+            new = list(turns)
         with self.engine.lock:
             if replace:
                 del self.engine.turns[self.engine.cursor :]

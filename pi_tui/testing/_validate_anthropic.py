@@ -68,7 +68,7 @@ def validate_anthropic(
 
 def _required(body: dict[str, Any], issues: _Issues, count_only: bool) -> bool:
     ok = True
-    fields = [("model", str, "string"), ("messages", list, "list")]
+    fields: list[tuple[str, type, str]] = [("model", str, "string"), ("messages", list, "list")]
     if not count_only:
         fields.insert(1, ("max_tokens", int, "integer"))
     for name, kind, label in fields:

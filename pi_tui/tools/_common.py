@@ -71,7 +71,8 @@ async def run_blocking(fn: Callable[[], T], signal: AbortSignal | None) -> T:
     if signal is None:
         return await work
     with abort_future(signal) as stop:
-        await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        racing: set[asyncio.Future[Any]] = {work, stop}
+        await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
     if work.done():
         return work.result()
     # Let the thread finish in the background; swallow whatever it ends with.

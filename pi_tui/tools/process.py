@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pi_tui.ai.stream import AbortSignal
 
@@ -223,7 +224,8 @@ async def run_streaming(
     outcome = RunOutcome(exit_code=None)
     try:
         with abort_future(signal) as stop:
-            await asyncio.wait({exited, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            racing: set[asyncio.Future[Any]] = {exited, stop}
+            await asyncio.wait(racing, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if not exited.done():
             outcome.aborted = signal is not None and signal.aborted
             outcome.timed_out = not outcome.aborted

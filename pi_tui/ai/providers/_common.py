@@ -172,7 +172,7 @@ class MessageBuilder:
         call.arguments = arguments
         if not ok:
             # Kept on the block (pydantic extra field) so a UI or log can show what the model sent.
-            call.rawArguments = raw
+            setattr(call, "rawArguments", raw)  # noqa: B010 (an extra field, not a declared attribute)
         return ToolCallEnd(content_index=index, tool_call=call, partial=self.message)
 
     def tool_json(self, index: int) -> str:
@@ -209,7 +209,7 @@ class MessageBuilder:
         self.message.stop_reason = stop_reason
         if stop_reason in ("error", "aborted"):
             self.message.error_message = error_message or "unknown error"
-            return Error(reason=stop_reason, error=self.message)  # type: ignore[arg-type]
+            return Error(reason=stop_reason, error=self.message)
         return Done(reason=stop_reason, message=self.message)  # type: ignore[arg-type]
 
     def fail(self, exc: BaseException, signal: AbortSignal | None) -> Error:

@@ -298,6 +298,7 @@ class _Reader:
 
     def _start(self, index: int, block: Any) -> list[StreamEvent]:
         kind = getattr(block, "type", None)
+        event: StreamEvent
         if kind == "text":
             ours, event = self.out.begin_text()
             self.blocks[index] = ("text", ours)

@@ -34,7 +34,7 @@ import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pi_tui.ai.stream import (
     AbortedError,
@@ -484,10 +484,10 @@ async def _stream_response(
         if response.retry_after_ms is not None:
             # An extra field (camelCase, like the rest of the message) the agent loop's auto-retry reads.
             setattr(partial, "retryAfterMs", response.retry_after_ms)  # noqa: B010
-        reason = "aborted" if partial.stop_reason == "aborted" else "error"
+        reason: Literal["error", "aborted"] = "aborted" if partial.stop_reason == "aborted" else "error"
         yield Error(reason=reason, error=snapshot())
         return
     stop: StopReason = response.stop_reason or ("toolUse" if partial.tool_calls() else "stop")
     partial.stop_reason = stop
     done_reason = stop if stop in ("stop", "length", "toolUse") else "stop"
-    yield Done(reason=done_reason, message=snapshot())  # type: ignore[arg-type]
+    yield Done(reason=done_reason, message=snapshot())

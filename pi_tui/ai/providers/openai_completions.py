@@ -341,6 +341,7 @@ class _Reader:
         if self.current is not None and self.current[0] == kind:
             return self.current[1]
         self._end_current(events)
+        start: StreamEvent
         if kind == "text":
             index, start = self.out.begin_text()
         else:

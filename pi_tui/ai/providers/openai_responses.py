@@ -216,6 +216,7 @@ class _Reader:
         output_index = getattr(event, "output_index", None)
         entry = self.items.get(output_index, ("skip", -1)) if output_index is not None else ("skip", -1)
         if kind == "response.output_item.added":
+            assert output_index is not None  # a required field of this event
             return self._added(output_index, event.item)
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             if entry[0] == "thinking" and event.delta:
@@ -230,8 +231,10 @@ class _Reader:
             if entry[0] == "tool" and event.delta:
                 return [self.out.tool_call_delta(entry[1], event.delta)]
         elif kind == "response.function_call_arguments.done":
+            assert output_index is not None  # a required field of this event
             self.final_args[output_index] = event.arguments
         elif kind == "response.output_item.done":
+            assert output_index is not None  # a required field of this event
             return self._done(output_index, entry, event.item)
         elif kind in ("response.completed", "response.incomplete", "response.failed", "response.cancelled"):
             self._finished(event.response)
@@ -242,6 +245,7 @@ class _Reader:
 
     def _added(self, output_index: int, item: Any) -> list[StreamEvent]:
         item_type = getattr(item, "type", None)
+        start: StreamEvent
         if item_type == "reasoning":
             index, start = self.out.begin_thinking()
             self.items[output_index] = ("thinking", index)
@@ -269,11 +273,11 @@ class _Reader:
             block.thinking_signature = json.dumps(_dump(item))
             return [self.out.end_thinking(index)]
         if kind == "text":
-            block = self.out.message.content[index]
-            assert isinstance(block, TextContent)
-            if not block.text:
-                block.text = "".join(
-                    getattr(c, "text", None) or getattr(c, "refusal", "") for c in item.content or []
+            text_block = self.out.message.content[index]
+            assert isinstance(text_block, TextContent)
+            if not text_block.text:
+                text_block.text = "".join(
+                    getattr(c, "text", "") or getattr(c, "refusal", "") for c in item.content or []
                 )
             return [self.out.end_text(index, signature=getattr(item, "id", None))]
         if kind == "tool":
