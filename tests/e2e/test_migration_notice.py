@@ -7,7 +7,12 @@ import pytest
 
 from .helpers import run_cli
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
+_RELATIVE = Path("shared") / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
+# CI puts shared/ beside the clone; the work tree has it at /work/shared.
+FIXTURE = next(
+    (p for p in (Path(__file__).resolve().parents[3] / _RELATIVE, Path("/work") / _RELATIVE) if p.exists()),
+    Path("/work") / _RELATIVE,
+)
 
 
 @pytest.mark.skipif(not FIXTURE.exists(), reason="the shared pi fixtures are not next to this checkout")
