@@ -155,6 +155,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
             preflight=self._preflight,
         )
         self.agent.subscribe(self._on_agent_event)
+        self._rebuild_messages()  # replayed like every request, not the raw session context
         self._init_compaction()  # after _on_agent_event: step 8 runs once the turn is persisted
         self._pending_state: dict[str, Any] = {}
         self._record_model_if_changed(restored, model, thinking)

@@ -28,7 +28,9 @@ class SessionTreeMixin(SessionHost):
             raise RuntimeError(f"Cannot {action} while the agent is working; wait for it or abort first")
 
     def _rebuild_messages(self) -> None:
-        self.agent.messages = list(self.session.build_context().messages)
+        """The agent's history is what the next request will carry: the envelope replayed from the
+        session (compactions, detached history and persisted transforms applied)."""
+        self.agent.messages = list(self.engine.replay().cached)
 
     async def navigate(self, entry_id: str | None, *, summary: str | None = None) -> str | None:
         """Move the active leaf to ``entry_id`` (pi's ``/tree`` selection) and rebuild the agent's messages.
