@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from pi_tui.agent.serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation, serialize_messages
+
 from .branch_summary import (
     BranchPreparation,
     BranchSummaryResult,
@@ -34,7 +36,6 @@ from .path import CompactionMark, compaction_mark
 from .persist import TRANSFORMER_NAME, CompactionResult, append_compaction, compaction_patch
 from .prepare import CompactionPreparation, CutPoint, find_cut_point, prepare_compaction
 from .prompts import CHECKPOINT_HEADING, is_checkpoint_request
-from .serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation, serialize_messages
 from .summarize import SummarizationFailed, SummaryBackend, SummaryOutcome, summarize_compaction
 from .tokens import context_tokens, should_compact, usage_tokens
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_tui.agent.serialize import serialize_messages
 from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.tokens import count_message_tokens
 from pi_tui.ai.types import TextContent, ToolResultMessage, UserMessage
@@ -22,7 +23,6 @@ from .errors import CompactionCancelled, CompactionError
 from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file_lists
 from .path import compaction_mark, compaction_message, entry_id, entry_message, entry_type
 from .prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZER_SYSTEM_PROMPT, branch_instructions, standalone_prompt
-from .serialize import serialize_messages
 from .summarize import SummaryBackend, complete_text
 
 __all__ = [

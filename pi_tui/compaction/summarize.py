@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.agent.convert import convert_to_llm
+from pi_tui.agent.serialize import describe_message, serialize_parts
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamFn, StreamOptions
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
@@ -44,7 +45,6 @@ from .prompts import (
     standalone_prompt,
     turn_prefix_instructions,
 )
-from .serialize import describe_message, serialize_parts
 
 __all__ = [
     "SummaryBackend",

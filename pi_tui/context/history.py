@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pi_tui.agent.serialize import serialize_messages
 from pi_tui.ai.tokens import estimate_tokens
 from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, dump_message
 
@@ -111,36 +112,6 @@ def find_detach_point(env: ContextEnvelope, thresholds: DetachThresholds = Detac
     return None
 
 
-def _serialize(messages: list[Any]) -> str:
-    lines: list[str] = []
-    for message in messages:
-        role = getattr(message, "role", "")
-        if role == "user" or role == "custom":
-            content = message.content
-            body = (
-                content
-                if isinstance(content, str)
-                else "".join(getattr(c, "text", "[image]") for c in content)
-            )
-            lines.append(f"[User]: {body}")
-        elif role == "assistant":
-            for block in message.content:
-                if block.type == "text" and block.text:
-                    lines.append(f"[Assistant]: {block.text}")
-                elif block.type == "toolCall":
-                    args = json.dumps(block.arguments, ensure_ascii=False, sort_keys=True)
-                    lines.append(f"[Assistant tool call]: {block.name}({args})")
-        elif role == "toolResult":
-            body = "".join(getattr(c, "text", "[image]") for c in message.content)
-            marker = " (error)" if message.is_error else ""
-            lines.append(f"[Tool result{marker}]: {body}")
-        elif role in ("compactionSummary", "branchSummary"):
-            lines.append(f"[Summary]: {message.summary}")
-        elif role == "bashExecution":
-            lines.append(f"[User ran]: {message.command}\n{message.output}")
-    return "\n\n".join(lines)
-
-
 def apply_history_detach(env: ContextEnvelope, op: dict[str, Any]) -> ContextEnvelope:
     """Apply a ``history_detach`` op: freeze the live messages up to ``lastEntryId`` into a panel."""
     origins = env._origins()
@@ -168,7 +139,11 @@ def apply_history_detach(env: ContextEnvelope, op: dict[str, Any]) -> ContextEnv
     result = ToolResultMessage(
         tool_call_id=call_id,
         tool_name=_TOOL,
-        content=[TextContent(text=f"======= [{panel_id}] {title} =======\n{_serialize(chunk)}")],
+        content=[
+            TextContent(
+                text=f"======= [{panel_id}] {title} =======\n{serialize_messages(chunk, max_tool_result_chars=None)}"
+            )
+        ],
         timestamp=0,
     )
     return replace(

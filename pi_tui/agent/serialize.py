@@ -1,9 +1,11 @@
-"""The conversation as plain text for a summariser (pi's ``serializeConversation``).
+"""The conversation as plain text (pi's ``serializeConversation``).
 
-Serialising (instead of replaying the messages) keeps a standalone summariser from treating the
-conversation as one to continue. Lines: ``[User]: …``, ``[Assistant thinking]: …``, ``[Assistant]: …``,
-``[Assistant tool calls]: name(k=json, …); …`` and ``[Tool result]: …``, separated by blank lines. Tool
-results are cut at `TOOL_RESULT_MAX_CHARS`: the summary needs what happened, not every byte of output.
+Used by compaction and branch summaries (serialising, instead of replaying the messages, keeps a standalone
+summariser from treating the conversation as one to continue) and by frozen history panels. Lines:
+``[User]: …``, ``[Assistant thinking]: …``, ``[Assistant]: …``, ``[Assistant tool calls]: name(k=json, …); …``
+and ``[Tool result]: …``, separated by blank lines. For summaries, tool results are cut at
+`TOOL_RESULT_MAX_CHARS` (the summary needs what happened, not every byte of output); pass
+``max_tool_result_chars=None`` to keep them whole.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pi_tui.agent.convert import convert_to_llm
 from pi_tui.ai.types import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
+
+from .convert import convert_to_llm
 
 __all__ = [
     "TOOL_RESULT_MAX_CHARS",
@@ -47,7 +50,7 @@ def _tool_call_text(call: ToolCall) -> str:
     return f"{call.name}({args})"
 
 
-def _lines(message: Any) -> list[str]:
+def _lines(message: Any, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS) -> list[str]:
     if isinstance(message, AssistantMessage):
         texts = [b.text for b in message.content if isinstance(b, TextContent)]
         thoughts = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
@@ -62,27 +65,35 @@ def _lines(message: Any) -> list[str]:
         return out
     if isinstance(message, ToolResultMessage):
         text = _text_blocks(message.content)
-        return [f"[Tool result]: {truncate_for_summary(text)}"] if text else []
+        if max_tool_result_chars is not None:
+            text = truncate_for_summary(text, max_tool_result_chars)
+        return [f"[Tool result]: {text}"] if text else []
     text = _text_blocks(getattr(message, "content", ""))
     return [f"[User]: {text}"] if text else []
 
 
-def serialize_parts(llm_messages: Iterable[Any]) -> list[str]:
+def serialize_parts(
+    llm_messages: Iterable[Any], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
+) -> list[str]:
     """The serialised lines of each provider message, oldest first (joined by blank lines they are the text)."""
     parts: list[str] = []
     for message in llm_messages:
-        parts.extend(_lines(message))
+        parts.extend(_lines(message, max_tool_result_chars))
     return parts
 
 
-def serialize_conversation(llm_messages: Iterable[Any]) -> str:
-    """Provider messages (user/assistant/toolResult, after `convert_to_llm`) as summariser text."""
-    return "\n\n".join(serialize_parts(llm_messages))
+def serialize_conversation(
+    llm_messages: Iterable[Any], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
+) -> str:
+    """Provider messages (user/assistant/toolResult, after `convert_to_llm`) as text."""
+    return "\n\n".join(serialize_parts(llm_messages, max_tool_result_chars))
 
 
-def serialize_messages(messages: Sequence[Any]) -> str:
+def serialize_messages(
+    messages: Sequence[Any], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
+) -> str:
     """History messages of any role (custom, bash and summaries become user text first)."""
-    return serialize_conversation(convert_to_llm(list(messages)))
+    return serialize_conversation(convert_to_llm(list(messages)), max_tool_result_chars)
 
 
 def describe_message(message: Any, limit: int = 160) -> str:
