@@ -17,15 +17,14 @@ bytes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_tui.agent.serialize import serialize_messages
-from pi_tui.ai.tokens import estimate_tokens
-from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, dump_message
+from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 
 from .envelope import ContextEnvelope
+from .request import message_tokens
 
 __all__ = [
     "DETACH_CHUNK_MIN_MESSAGES",
@@ -53,10 +52,6 @@ class DetachThresholds:
     chunk_min_tokens: int = DETACH_CHUNK_MIN_TOKENS
     keep_min_messages: int = DETACH_KEEP_MIN_MESSAGES
     keep_min_tokens: int = DETACH_KEEP_MIN_TOKENS
-
-
-def _tokens(message: Any) -> int:
-    return estimate_tokens(json.dumps(dump_message(message), ensure_ascii=False))
 
 
 def is_history_pair(message: Any) -> bool:
@@ -89,7 +84,7 @@ def find_detach_point(env: ContextEnvelope, thresholds: DetachThresholds = Detac
     origins = env._origins()[start:]
     if len(live) < thresholds.chunk_min_messages + thresholds.keep_min_messages:
         return None
-    tokens = [_tokens(m) for m in live]
+    tokens = [message_tokens(m) for m in live]
     total = sum(tokens)
     chunk_tokens = 0
     for i in range(len(live)):

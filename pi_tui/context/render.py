@@ -13,12 +13,12 @@ from typing import Any
 
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import estimate_tokens
-from pi_tui.ai.types import Model, dump_message, message_text
+from pi_tui.ai.types import Model, message_text
 
 from .envelope import ContextEnvelope
 from .ledger import CacheLedger
 from .panels import PanelManager
-from .request import Block, common_prefix_blocks, fingerprint
+from .request import Block, common_prefix_blocks, fingerprint, message_tokens
 
 __all__ = ["render_context"]
 
@@ -54,10 +54,6 @@ def _preview(message: Any, width: int = 70) -> str:
     return (text[: width - 1] + "…") if len(text) > width else text
 
 
-def _message_tokens(message: Any) -> int:
-    return estimate_tokens(json.dumps(dump_message(message), ensure_ascii=False))
-
-
 def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
@@ -81,8 +77,8 @@ def render_context(
         lines.append(f"Model: `{model.label}` · context window {_fmt(model.context_window)} tokens")
     sys_tokens = estimate_tokens(envelope.system_compiled)
     tool_tokens = sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in envelope.tools)
-    cached_tokens = sum(_message_tokens(m) for m in envelope.cached)
-    uncached_tokens = sum(_message_tokens(m) for m in envelope.uncached)
+    cached_tokens = sum(message_tokens(m) for m in envelope.cached)
+    uncached_tokens = sum(message_tokens(m) for m in envelope.uncached)
     total = sys_tokens + tool_tokens + cached_tokens + uncached_tokens
     lines.append(
         f"Estimated prompt: **{_fmt(total)} tokens** — system {_fmt(sys_tokens)}, tools {_fmt(tool_tokens)}, "
@@ -122,7 +118,7 @@ def render_context(
             lines.append(f"… {len(shown) - max_messages} earlier messages not shown …")
             shown = shown[-max_messages:]
         lines += _table(
-            [(str(i), getattr(m, "role", "?"), _fmt(_message_tokens(m)), _preview(m)) for i, m in shown],
+            [(str(i), getattr(m, "role", "?"), _fmt(message_tokens(m)), _preview(m)) for i, m in shown],
             ("#", "role", "tokens", "content"),
         )
 

@@ -18,7 +18,12 @@ from pi_tui.ai.types import ToolDefinition, dump_message
 
 from .envelope import ContextEnvelope
 
-__all__ = ["to_llm_request", "Block", "fingerprint", "common_prefix_blocks"]
+__all__ = ["to_llm_request", "Block", "fingerprint", "common_prefix_blocks", "message_tokens"]
+
+
+def message_tokens(message: Any) -> int:
+    """Estimated tokens of one message as it is serialised (chars/4 of its JSON)."""
+    return estimate_tokens(json.dumps(dump_message(message), ensure_ascii=False))
 
 
 def to_llm_request(env: ContextEnvelope, available_tools: Iterable[str] | None = None) -> LlmRequest:

@@ -128,7 +128,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
             )
         self.agent = Agent(
             model=model,
-            messages=restored.messages,
+            messages=(),  # set by _rebuild_messages() once the engine exists
             thinking=thinking,
             tools=self._loaded_tools(),
             stream_fn=self._stream,

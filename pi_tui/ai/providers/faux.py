@@ -54,6 +54,7 @@ from pi_tui.ai.stream import (
     ToolCallEnd,
     ToolCallStart,
 )
+from pi_tui.ai.tokens import estimate_tokens
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -351,11 +352,6 @@ def _summarize_tool_results(messages: list[Any]) -> str:
 
 
 # --- streaming ------------------------------------------------------------------------------------
-
-
-def estimate_tokens(text: str) -> int:
-    """pi's rough estimate: one token per four characters."""
-    return math.ceil(len(text) / 4)
 
 
 def _request_chars(request: LlmRequest) -> int:
