@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..util.fuzzy import fuzzy_filter
 from .model_registry import ModelRegistry
 from .thinking import (
     DEFAULT_THINKING_LEVEL,
@@ -337,30 +338,13 @@ def format_token_count(count: int) -> str:
     return str(count)
 
 
-def _fuzzy_score(query: str, text: str) -> int | None:
-    """Lower is better; None when ``query``'s characters do not appear in order in ``text``."""
-    position = -1
-    gaps = 0
-    for char in query:
-        found = text.find(char, position + 1)
-        if found < 0:
-            return None
-        gaps += found - position - 1
-        position = found
-    return gaps
-
-
 def fuzzy_filter_models(models: Sequence[Model], query: str) -> list[Model]:
-    """Models whose ``provider id`` fuzzily contains every whitespace-separated word of ``query``."""
-    words = query.lower().split()
-    if not words:
-        return list(models)
-    kept = []
-    for model in models:
-        haystack = f"{model.provider} {model.id}".lower()
-        if all(_fuzzy_score(word, haystack) is not None for word in words):
-            kept.append(model)
-    return kept
+    """Models whose ``provider id`` matches ``query`` (pi's fuzzy filter), best match first.
+
+    Whitespace and ``/`` separate tokens and every token must match (`pi_tui.util.fuzzy`), so
+    ``anthropic/sonnet`` and ``anthropic sonnet`` find the same models.
+    """
+    return [models[index] for index, _ in fuzzy_filter(query, [f"{m.provider} {m.id}" for m in models])]
 
 
 def list_models_table(models: Sequence[Model], search: str | None = None) -> str:
