@@ -103,24 +103,26 @@ def fuzzy_score(query: str, text: str) -> float | None:
 def _possible(tokens: list[str], lowered: list[str]) -> Sequence[int]:
     """Indexes of candidates that can match every token (C-speed subsequence test via rapidfuzz).
 
-    A token that could match only after a letters/digits swap keeps every candidate, so nothing the
-    exact scorer would accept is dropped here.
+    A token that also matches with letters and digits swapped keeps the candidates either form finds,
+    so nothing the exact scorer would accept is dropped here.
     """
-    if len(lowered) < _PREFILTER_MIN or any(_swapped(token) for token in tokens):
+    if len(lowered) < _PREFILTER_MIN:
         return range(len(lowered))
     from rapidfuzz import process
     from rapidfuzz.distance import LCSseq
 
     keep: set[int] | None = None
     for token in sorted(tokens, key=len, reverse=True):
-        pool = lowered if keep is None else {i: lowered[i] for i in keep}
-        hits = {
-            index
-            for _, _, index in process.extract_iter(
-                token, pool, scorer=LCSseq.similarity, score_cutoff=len(token)
+        pool: Sequence[str] | dict[int, str] = lowered if keep is None else {i: lowered[i] for i in keep}
+        hits: set[int] = set()
+        for form in filter(None, (token, _swapped(token))):
+            hits.update(
+                index
+                for _, _, index in process.extract_iter(
+                    form, pool, scorer=LCSseq.similarity, score_cutoff=len(form)
+                )
             )
-        }
-        keep = hits if keep is None else keep & hits
+        keep = hits
         if not keep:
             return []
     return sorted(keep) if keep is not None else range(len(lowered))
