@@ -21,9 +21,12 @@ from datetime import datetime
 from typing import Any
 
 from pi_tui.ai.stream import AbortSignal, LlmRequest
-from pi_tui.ai.types import BranchSummaryMessage, CustomMessage
+from pi_tui.ai.types import BranchSummaryMessage, CustomMessage, ToolDefinition
+from pi_tui.session.edits import apply_context_edit, latest_context_edits
+from pi_tui.session.entries import RawEntry
+from pi_tui.session.system import SystemState
 
-from .envelope import ContextEnvelope
+from .envelope import ContextEnvelope, SystemPart
 from .hooks import ContextHandler, HookOutcome, run_context_hooks
 from .ledger import Attribution, CacheLedger, RequestRecord
 from .patches import apply_ops, op_touches_cache
@@ -71,31 +74,87 @@ def _resolve_first_kept(
     return {**op, "firstKeptEntryId": None}  # nothing after the cut yet: only the summary remains
 
 
+def _system_message(entry: Any) -> dict[str, Any] | None:
+    """pi's system message (a JSON dict) when ``entry`` is a ``message`` entry holding one."""
+    system = getattr(entry, "system", None)
+    if system is not None and getattr(system, "role", None) == "system":
+        dumped: dict[str, Any] = system.model_dump(by_alias=True, exclude_none=True, mode="json")
+        return dumped
+    message = entry.get("message") if isinstance(entry, dict) else None
+    if isinstance(message, dict) and message.get("role") == "system":
+        return message
+    return None
+
+
+def _with_system_state(env: ContextEnvelope, state: SystemState) -> ContextEnvelope:
+    """The envelope with pi's persisted prompt and tools in place of the base ones.
+
+    A session that carries pi's system messages is sent the prompt and tool declarations pi persisted,
+    so a session started in pi keeps its prompt-cache prefix when pi-tui continues it. A run-level
+    ``before_agent_start`` addition still follows the prompt as its own part.
+    """
+    parts = [SystemPart(name, text) for name, text in state.parts()]
+    parts += [p for p in env.system_parts if p.name == "before_agent_start"]
+    tools: list[ToolDefinition] = []
+    for declaration in state.tools.values():
+        try:
+            tools.append(ToolDefinition.model_validate(declaration))
+        except ValueError as exc:
+            log.warning("skipping persisted tool declaration %r: %s", declaration.get("name"), exc)
+    return replace(env, system_parts=tuple(parts), tools=tuple(tools))
+
+
 def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelope:
     """Fold the entries of an active path (root first) into an envelope.
 
     Messages append to the cached region; ``context_transform`` patches apply where they sit in the path;
     pi's legacy ``compaction`` entries act as a ``compaction_apply`` op. ``ephemeral`` entries are
     records of request-only content and are never replayed.
+
+    pi 0.86+ entries: system messages are folded in order into the prompt and tool list (a compaction's
+    ``systemMessage`` checkpoint restarts the fold); ``context_edit`` entries change or omit their target
+    (the latest on the path wins); ``usage`` entries and entries kept raw (an unknown role or shape)
+    add nothing.
     """
     env = base
     positions: dict[str, int] = {}
+    edits = latest_context_edits(path)
+    system = SystemState()
     for index, entry in enumerate(path):
         kind = _field(entry, "type")
         entry_id = _field(entry, "id")
         if isinstance(entry_id, str):
             positions[entry_id] = index
+        if isinstance(entry, RawEntry):
+            continue  # an unknown type, or a known type in a shape we do not model: never in context
         if kind == "message":
-            env = env.with_cached_appended(entry.message, entry_id)
+            message = getattr(entry, "message", None)
+            if message is None:
+                pi_system = _system_message(entry)
+                if pi_system is not None:
+                    system.apply(pi_system)
+                continue  # a raw entry (unknown role or shape): kept in the file, not in the context
+            if entry_id in edits:
+                message = apply_context_edit(message, edits[entry_id])
+                if message is None:
+                    continue
+            env = env.with_cached_appended(message, entry_id)
         elif kind == "custom_message":
-            message = CustomMessage(
+            content = _field(entry, "content")
+            if content is None:
+                continue
+            custom: Any = CustomMessage(
                 custom_type=_field(entry, "custom_type", "customType") or "",
-                content=entry.content,
+                content=content,
                 display=bool(_field(entry, "display") if _field(entry, "display") is not None else True),
                 details=_field(entry, "details"),
                 timestamp=iso_to_ms(_field(entry, "timestamp")),
             )
-            env = env.with_cached_appended(message, entry_id)
+            if entry_id in edits:
+                custom = apply_context_edit(custom, edits[entry_id])
+                if custom is None:
+                    continue
+            env = env.with_cached_appended(custom, entry_id)
         elif kind == "branch_summary":
             summary = _field(entry, "summary")
             if summary:
@@ -106,6 +165,12 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
                 )
                 env = env.with_cached_appended(branch_summary, entry_id)
         elif kind == "compaction":
+            # pi drops every system message before its latest compaction in favour of the checkpoint
+            # (a compaction without one, from before pi 0.86, leaves no persisted prompt).
+            system.reset()
+            checkpoint = _field(entry, "system_message", "systemMessage")
+            if isinstance(checkpoint, dict):
+                system.apply(checkpoint)
             op = {
                 "op": "compaction_apply",
                 "scope": "cached",
@@ -126,6 +191,8 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
                 env = patched
             except Exception as exc:  # a bad persisted patch must not make a session unloadable
                 log.warning("skipping context_transform %s: %s", entry_id, exc)
+    if system.seen:
+        env = _with_system_state(env, system)
     return env
 
 

@@ -36,6 +36,10 @@ __all__ = [
     "SessionInfoEntry",
     "ContextTransformEntry",
     "EphemeralEntry",
+    "PiSystemMessage",
+    "SystemMessageEntry",
+    "UsageEntry",
+    "ContextEditEntry",
     "RawEntry",
     "SessionEntry",
     "ENTRY_TYPES",
@@ -77,6 +81,34 @@ class MessageEntry(EntryBase):
     message: Message
 
 
+class PiSystemMessage(WireModel):
+    """pi 0.86+'s persisted system prompt and tool list (``role: "system"``), or a patch of them.
+
+    ``content`` is a forced prompt (no sections); ``sections`` maps a section name to its text
+    (``None`` removes it); ``tools_added`` are full tool declarations and ``tools_removed`` names. Replaying
+    every system message of a path in order gives the current prompt and tools (`pi_tui.session.system`).
+    """
+
+    role: Literal["system"] = "system"
+    content: str | list[dict[str, Any]] = ""
+    sections: dict[str, str | None] | None = None
+    tools_added: list[dict[str, Any]] | None = None
+    tools_removed: list[dict[str, Any]] | None = None
+    replace: bool | None = None
+    timestamp: int = 0
+
+
+class SystemMessageEntry(EntryBase):
+    """A ``message`` entry holding a `PiSystemMessage` (pi 0.86+).
+
+    The message lives in ``system`` (``message`` on disk) rather than ``message``, so code that looks
+    for conversation messages through ``entry.message`` never mistakes it for one.
+    """
+
+    type: Literal["message"] = "message"
+    system: PiSystemMessage = Field(alias="message")
+
+
 class ModelChangeEntry(EntryBase):
     type: Literal["model_change"] = "model_change"
     provider: str
@@ -96,14 +128,46 @@ class CompactionEntry(EntryBase):
     tokens_before: int = 0
     details: Any = None
     from_hook: bool | None = None
+    # pi 0.86+: the full prompt/tool checkpoint at the boundary (a system message as a JSON dict).
+    system_message: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None  # the summary call's usage (pi 0.81+), counted in totals
 
 
 class BranchSummaryEntry(EntryBase):
+    """``from_id`` is the leaf the user left (pi 0.84.3+; older files: where the new branch grew)."""
+
     type: Literal["branch_summary"] = "branch_summary"
     from_id: str = "root"
     summary: str
     details: Any = None
     from_hook: bool | None = None
+    usage: dict[str, Any] | None = None
+
+
+class UsageEntry(EntryBase):
+    """pi 0.86+: model usage outside the context (e.g. ``kind: "cache_warm"``); in totals, never in context.
+
+    Any ``kind`` is accepted; ``usage`` stays a JSON dict so an unfamiliar shape still loads.
+    """
+
+    type: Literal["usage"] = "usage"
+    kind: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: dict[str, Any] = Field(default_factory=dict)
+    note: str | None = None
+
+
+class ContextEditEntry(EntryBase):
+    """pi 0.87+: changes what the model sees of one earlier entry (the latest edit per target wins).
+
+    ``replacement`` None omits the target from the context; otherwise ``{"content": ...}`` replaces only
+    its content. The raw entry, the UI and billing keep the original.
+    """
+
+    type: Literal["context_edit"] = "context_edit"
+    target_id: str
+    replacement: dict[str, Any] | None = None
 
 
 class CustomEntry(EntryBase):
@@ -188,6 +252,9 @@ class RawEntry:
 
 ModelEntry: TypeAlias = (
     MessageEntry
+    | SystemMessageEntry
+    | UsageEntry
+    | ContextEditEntry
     | ModelChangeEntry
     | ThinkingLevelChangeEntry
     | CompactionEntry
@@ -216,6 +283,8 @@ ENTRY_TYPES: dict[str, type[EntryBase]] = {
         SessionInfoEntry,
         ContextTransformEntry,
         EphemeralEntry,
+        UsageEntry,
+        ContextEditEntry,
     )
 }
 
@@ -240,7 +309,11 @@ def parse_entry(data: dict[str, Any], line: str) -> SessionEntry:
 
     Never raises: a known type that fails validation is kept raw with ``problem`` set.
     """
-    cls = ENTRY_TYPES.get(data.get("type"))  # type: ignore[arg-type]
+    cls: type[EntryBase] | None = ENTRY_TYPES.get(data.get("type"))  # type: ignore[arg-type]
+    if cls is MessageEntry:
+        message = data.get("message")
+        if isinstance(message, dict) and message.get("role") == "system":
+            cls = SystemMessageEntry
     if cls is None:
         return RawEntry(data, line)
     try:
@@ -279,6 +352,8 @@ def _entry_dict(entry: EntryBase) -> dict[str, Any]:
     ordered: dict[str, Any] = {"type": body.pop("type"), "id": body.pop("id"), "parentId": entry.parent_id}
     body.pop("parentId", None)
     ordered.update(body)
+    if isinstance(entry, ContextEditEntry):  # ``replacement: null`` means "omit"; pi writes it
+        ordered["replacement"] = entry.replacement
     return ordered
 
 
