@@ -42,16 +42,17 @@ def unregister_api(api: str) -> None:
     _registered.pop(api, None)
 
 
+# The HTTP library behind the built-in wire APIs (the providers no longer use the vendor SDKs).
 _SDK_MODULES = {
-    "anthropic-messages": "anthropic",
-    "openai-completions": "openai",
-    "openai-responses": "openai",
+    "anthropic-messages": "httpx2",
+    "openai-completions": "httpx2",
+    "openai-responses": "httpx2",
 }
 
 
 def preload_sdk(api: str) -> None:
-    """Import the SDK behind ``api`` now (about a second for ``anthropic``), e.g. from a worker thread
-    after the first frame, so the first request does not pay for it. Unknown APIs are ignored."""
+    """Import the HTTP library behind ``api`` now (~70 ms), e.g. from a worker thread while resources
+    load, so the first request does not pay for it. Unknown APIs are ignored."""
     module = _SDK_MODULES.get(api)
     if module is not None:
         importlib.import_module(module)

@@ -1,13 +1,13 @@
-"""Helpers every SDK-backed provider shares.
+"""Helpers every HTTP provider shares.
 
 - `MessageBuilder` grows the partial `AssistantMessage` and produces the normalised events for it.
-- `read_sdk_stream` runs the SDK call in a reader task, so an `AbortSignal` (possibly fired from another
-  thread) closes the HTTP stream at once instead of waiting for the next server byte.
-- `describe_error` turns any SDK / transport failure into one line that keeps the HTTP status and the
-  provider's own text, which is what `pi_tui.ai.errors` classifies.
-- `cached_client` keeps one SDK client per (loop, base URL, key, headers): clients are slow to build and
-  their connection pools are bound to the event loop that used them.
-- `post_sdk_stream` posts a ready JSON body through an SDK client and returns its typed stream.
+- `read_sdk_stream` runs the HTTP stream in a reader task, so an `AbortSignal` (possibly fired from
+  another thread) closes the response at once instead of waiting for the next server byte.
+- `describe_error` turns any HTTP / transport failure (ours from `pi_tui.ai.wire`, or an SDK's) into one
+  line that keeps the HTTP status and the provider's own text, which is what `pi_tui.ai.errors` classifies.
+- `cached_client` keeps one `WireClient` per (loop, base URL, key, headers): their keep-alive connection
+  pools are bound to the event loop that used them.
+- `stream_over_http` posts a ready JSON body and normalises the provider's events.
 
 Replaying a stored history safely (`prepare_messages`) lives in ``_history.py``.
 """
@@ -59,8 +59,8 @@ __all__ = [
     "MessageBuilder",
     "cached_client",
     "close_clients",
-    "post_sdk_stream",
-    "stream_with_sdk",
+    "END_OF_STREAM",
+    "stream_over_http",
     "describe_error",
     "merged_headers",
     "read_sdk_stream",
@@ -244,10 +244,10 @@ _ITEM, _END, _FAIL, _ABORT = range(4)
 async def read_sdk_stream(
     open_stream: Callable[[], Awaitable[Any]], signal: AbortSignal | None
 ) -> AsyncIterator[Any]:
-    """Yield the items of an SDK stream; raise its failure; raise `AbortedError` when ``signal`` fires.
+    """Yield the items of a stream; raise its failure; raise `AbortedError` when ``signal`` fires.
 
-    The SDK call runs in a reader task that is cancelled on abort (which closes the HTTP response), so an
-    abort does not wait for the next byte from a slow or stalled server.
+    The stream is read in a reader task that is cancelled on abort (which closes the HTTP response), so
+    an abort does not wait for the next byte from a slow or stalled server.
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
@@ -311,26 +311,10 @@ async def _close_quietly(stream: Any) -> None:
         if inspect.isawaitable(result):
             await result
     except Exception:  # closing a broken connection may fail; the stream is over either way
-        log.debug("closing SDK stream failed", exc_info=True)
+        log.debug("closing a provider stream failed", exc_info=True)
 
 
-async def post_sdk_stream(
-    client: Any, path: str, body: dict[str, Any], cast_to: Any, stream_cls: Any, timeout: float | None
-) -> Any:
-    """POST a ready JSON body through the SDK client; returns the SDK's typed stream (``stream_cls``).
-
-    The SDKs' ``create()`` methods re-walk the whole typed request on every call (the OpenAI SDK's
-    ``_transform`` costs O(history) per request, ~40 ms at 100 tool calls, and the Anthropic one warns
-    about deprecated model ids). Our body is already in wire form, so it goes straight to the client's own
-    transport, SSE decoder and error mapping.
-    """
-    options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-    return await client.post(
-        path, body=body, cast_to=cast_to, stream=True, stream_cls=stream_cls, options=options
-    )
-
-
-async def stream_with_sdk(
+async def stream_over_http(
     model: Model,
     request: LlmRequest,
     options: StreamOptions,
@@ -338,27 +322,29 @@ async def stream_with_sdk(
     build_body: Callable[[Model, LlmRequest, StreamOptions], dict[str, Any]],
     get_client: Callable[[Model, StreamOptions], Awaitable[Any]],
     path: str,
-    response_types: Callable[[], tuple[Any, Any]],
+    decode: Callable[[str | None, str, Any], Any],
     make_reader: Callable[[MessageBuilder], Any],
 ) -> AsyncIterator[StreamEvent]:
-    """The shape every SDK-backed provider shares: build the body, post it, normalise the events.
+    """The shape every HTTP provider shares: build the body, post it, decode its events, normalise them.
 
-    Never raises: any failure (including building the body or the client) ends with an `Error` event.
-    ``response_types()`` returns ``(cast_to, stream_cls)`` and is called only once the request is sent,
-    so an aborted request never imports the SDK's types.
+    ``decode(event, data, stream)`` turns one server-sent event into the provider's JSON event (``None``
+    to skip it, `END_OF_STREAM` to stop) or raises the provider's in-stream error. Never raises: any
+    failure (including building the body or the client) ends with an `Error` event.
     """
+    from ..wire import encode_body
+
     out = MessageBuilder(model)
     yield out.start()
     try:
         body = apply_on_payload(build_body(model, request, options), options)
-        if options.signal is not None:  # skip building a client (and importing the SDK) for nothing
+        if options.signal is not None:  # skip building a client for nothing
             options.signal.raise_if_aborted()
         client = await get_client(model, options)
         reader = make_reader(out)
+        payload = encode_body(body)
 
         async def open_stream() -> Any:
-            cast_to, stream_cls = response_types()
-            return await post_sdk_stream(client, path, body, cast_to, stream_cls, options.timeout)
+            return _Decoded(await client.stream(path, payload, options.timeout), decode)
 
         async for raw in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(raw):
@@ -368,6 +354,33 @@ async def stream_with_sdk(
         yield out.fail(exc, options.signal)
         return
     yield out.finish(stop_reason, error_message)
+
+
+END_OF_STREAM = object()  # returned by a decoder at the API's end marker (OpenAI's ``[DONE]``)
+
+
+class _Decoded:
+    """An `SseStream` seen through a provider's event decoder."""
+
+    def __init__(self, stream: Any, decode: Callable[[str | None, str, Any], Any]) -> None:
+        self.stream = stream
+        self.decode = decode
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        decode = self.decode
+        stream = self.stream
+        done = False
+        async for event, data in stream:
+            if done:
+                continue  # drain what follows the end marker, so the connection can be reused
+            item = decode(event, data, stream)
+            if item is END_OF_STREAM:
+                done = True
+            elif item is not None:
+                yield item
+
+    async def close(self) -> None:
+        await self.stream.close()
 
 
 def apply_on_payload(body: dict[str, Any], options: StreamOptions) -> dict[str, Any]:
@@ -396,7 +409,7 @@ _closing: set[asyncio.Task[Any]] = set()
 async def cached_client(
     kind: str, base_url: str, api_key: str, headers: dict[str, str], factory: Callable[[], Any]
 ) -> Any:
-    """One SDK client per (running loop, kind, base URL, key, headers), built on first use.
+    """One client per (running loop, kind, base URL, key, headers), built on first use.
 
     Clients keep connections alive between requests, and those connections belong to the loop. So the
     clients of a loop are closed when it shuts down: `asyncio.run` (and pytest-asyncio, and Textual)
@@ -436,7 +449,7 @@ async def _close_client(client: Any) -> None:
     try:
         await client.close()
     except Exception:  # a broken pool must not stop the others from closing
-        log.debug("closing SDK client failed", exc_info=True)
+        log.debug("closing a provider client failed", exc_info=True)
 
 
 def _close_later(client: Any) -> None:
@@ -492,7 +505,7 @@ def describe_error(exc: BaseException) -> str:
 
 
 def _error_parts(exc: BaseException, body: Any) -> tuple[str, str]:
-    """The (type or code, message) of an SDK error, from its parsed body when there is one."""
+    """The (type or code, message) of an HTTP/SDK error, from its parsed body when there is one."""
     error = body
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         error = body["error"]
@@ -504,6 +517,8 @@ def _error_parts(exc: BaseException, body: Any) -> tuple[str, str]:
         return str(kind), error["message"]
     name = type(exc).__name__
     text = str(exc).strip()
+    if name == "HttpStatusError":  # ours (pi_tui.ai.wire): the body was not a JSON error, keep its text
+        return "", text
     cause = exc.__cause__ or exc.__context__
     if name in ("APIConnectionError", "APITimeoutError") and cause is not None:
         # openai/anthropic wrap transport failures; the cause says what actually happened.

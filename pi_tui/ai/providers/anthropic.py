@@ -1,11 +1,13 @@
-"""Anthropic Messages API (``anthropic-messages``) through ``anthropic.AsyncAnthropic``.
+"""Anthropic Messages API (``anthropic-messages``) over pi-tui's own wire client (`pi_tui.ai.wire`).
 
 Request building (`build_request`) is pure so tests can check cache markers, thinking and message
-conversion without a server; `stream_anthropic` sends it and normalises the SSE events.
+conversion without a server; `stream_anthropic` sends it and normalises the SSE events. Events are
+decoded as the ``anthropic`` SDK decodes them (`decode_event`); tests hold the SDK up as the oracle.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -28,7 +30,7 @@ from ._common import (
     MessageBuilder,
     cached_client,
     merged_headers,
-    stream_with_sdk,
+    stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
 
@@ -37,6 +39,7 @@ __all__ = [
     "THINKING_BUDGETS",
     "build_request",
     "convert_messages",
+    "decode_event",
     "map_stop_reason",
     "stream_anthropic",
     "uses_adaptive_thinking",
@@ -46,6 +49,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 THINKING_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 _MIN_BUDGET = 1024
 _BETAS = "fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14"
+API_VERSION = "2023-06-01"
 _MARKABLE = frozenset({"text", "image", "document", "tool_result", "tool_use"})
 _MAX_MARKERS = 4
 
@@ -254,7 +258,7 @@ def map_stop_reason(reason: str) -> tuple[StopReason, str | None]:
 
 
 class _Reader:
-    """Turns raw Messages SSE events into normalised events on a `MessageBuilder`."""
+    """Turns raw Messages SSE events (JSON objects) into normalised events on a `MessageBuilder`."""
 
     def __init__(self, out: MessageBuilder) -> None:
         self.out = out
@@ -262,78 +266,79 @@ class _Reader:
         self.stop_reason: str | None = None
         self.stopped = False
 
-    def handle(self, event: Any) -> list[StreamEvent]:
-        kind = getattr(event, "type", None)
+    def handle(self, event: dict[str, Any]) -> list[StreamEvent]:
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            return self._delta(event["index"], event.get("delta") or {})
         if kind == "message_start":
-            self._usage(getattr(event.message, "usage", None))
+            self._usage((event.get("message") or {}).get("usage"))
         elif kind == "content_block_start":
-            return self._start(event.index, event.content_block)
-        elif kind == "content_block_delta":
-            return self._delta(event.index, event.delta)
+            return self._start(event["index"], event.get("content_block") or {})
         elif kind == "content_block_stop":
-            return self._stop(event.index)
+            return self._stop(event["index"])
         elif kind == "message_delta":
-            reason = getattr(event.delta, "stop_reason", None)
+            reason = (event.get("delta") or {}).get("stop_reason")
             if reason:
                 self.stop_reason = reason
-            self._usage(getattr(event, "usage", None))
+            self._usage(event.get("usage"))
         elif kind == "message_stop":
             self.stopped = True
         return []
 
-    def _usage(self, usage: Any) -> None:
-        if usage is None:
+    def _usage(self, usage: dict[str, Any] | None) -> None:
+        if not usage:
             return
         # Later events repeat the counts cumulatively; proxies sometimes send nulls, which keep the old value.
         self.out.set_usage(
-            input=getattr(usage, "input_tokens", None),
-            output=getattr(usage, "output_tokens", None),
-            cache_read=getattr(usage, "cache_read_input_tokens", None),
-            cache_write=getattr(usage, "cache_creation_input_tokens", None),
+            input=usage.get("input_tokens"),
+            output=usage.get("output_tokens"),
+            cache_read=usage.get("cache_read_input_tokens"),
+            cache_write=usage.get("cache_creation_input_tokens"),
         )
-        split = getattr(usage, "cache_creation", None)
-        long_writes = getattr(split, "ephemeral_1h_input_tokens", None)
+        split = usage.get("cache_creation")
+        long_writes = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
         if long_writes is not None:
             self.out.cache_write_1h = long_writes
 
-    def _start(self, index: int, block: Any) -> list[StreamEvent]:
-        kind = getattr(block, "type", None)
+    def _start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:
+        kind = block.get("type")
         event: StreamEvent
         if kind == "text":
             ours, event = self.out.begin_text()
             self.blocks[index] = ("text", ours)
             events: list[StreamEvent] = [event]
-            if getattr(block, "text", ""):
-                events.append(self.out.text_delta(ours, block.text))
+            if block.get("text"):
+                events.append(self.out.text_delta(ours, block["text"]))
             return events
         if kind == "thinking":
             ours, event = self.out.begin_thinking()
             self.blocks[index] = ("thinking", ours)
             return [event]
         if kind == "redacted_thinking":
-            ours, event = self.out.begin_thinking(signature=getattr(block, "data", ""), redacted=True)
+            ours, event = self.out.begin_thinking(signature=block.get("data") or "", redacted=True)
             self.out.thinking(ours).thinking = "[Reasoning redacted]"
             self.blocks[index] = ("thinking", ours)
             return [event]
         if kind == "tool_use":
-            ours, event = self.out.begin_tool_call(block.id, block.name)
+            ours, event = self.out.begin_tool_call(block["id"], block["name"])
             self.blocks[index] = ("tool", ours)
             return [event]
         self.blocks[index] = ("skip", -1)  # server tools, citations etc.: not part of our message
         return []
 
-    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[StreamEvent]:
         kind, ours = self.blocks.get(index, ("skip", -1))
-        delta_type = getattr(delta, "type", None)
+        delta_type = delta.get("type")
         if kind == "text" and delta_type == "text_delta":
-            return [self.out.text_delta(ours, delta.text)]
-        if kind == "thinking" and delta_type == "thinking_delta":
-            return [self.out.thinking_delta(ours, delta.thinking)]
-        if kind == "thinking" and delta_type == "signature_delta":
+            return [self.out.text_delta(ours, delta["text"])]
+        if kind == "tool" and delta_type == "input_json_delta":
+            if delta.get("partial_json"):
+                return [self.out.tool_call_delta(ours, delta["partial_json"])]
+        elif kind == "thinking" and delta_type == "thinking_delta":
+            return [self.out.thinking_delta(ours, delta["thinking"])]
+        elif kind == "thinking" and delta_type == "signature_delta":
             block = self.out.thinking(ours)
-            block.thinking_signature = (block.thinking_signature or "") + delta.signature
-        elif kind == "tool" and delta_type == "input_json_delta" and delta.partial_json:
-            return [self.out.tool_call_delta(ours, delta.partial_json)]
+            block.thinking_signature = (block.thinking_signature or "") + delta["signature"]
         return []
 
     def _stop(self, index: int) -> list[StreamEvent]:
@@ -352,11 +357,32 @@ class _Reader:
         return map_stop_reason(self.stop_reason)
 
 
+def decode_event(event: str | None, data: str, stream: Any) -> dict[str, Any] | None:
+    """One Messages server-sent event as the SDK reads it: ``ping`` and unnamed events are skipped, an
+    ``error`` event (which arrives after an HTTP 200) raises `HttpStatusError` with status 200."""
+    if event == "ping" or event is None:
+        return None
+    if event == "error":
+        from ..wire import HttpStatusError
+
+        body: Any = data
+        try:
+            body = json.loads(data)
+            message = f"{body}"
+        except ValueError:
+            message = data or "Error code: 200"
+        raise HttpStatusError(message, status_code=200, body=body, response=getattr(stream, "response", None))
+    if not data:
+        return None
+    value: dict[str, Any] = json.loads(data)
+    return value
+
+
 async def _client(model: Model, options: StreamOptions) -> Any:
-    from anthropic import AsyncAnthropic  # lazy: start-up must not pay for the SDK import
+    from ..wire import WireClient
 
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
-    if base_url.endswith("/v1"):  # the SDK appends /v1/messages itself
+    if base_url.endswith("/v1"):  # the path below starts with /v1 itself
         base_url = base_url[:-3]
     api_key = options.api_key
     if not api_key:
@@ -364,34 +390,29 @@ async def _client(model: Model, options: StreamOptions) -> Any:
             f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
         )
     headers = merged_headers(model, options, {"anthropic-beta": _BETAS})
+    wire_headers = {
+        "accept": "application/json",
+        "anthropic-version": API_VERSION,
+        "x-api-key": api_key,
+        **headers,
+    }
     return await cached_client(
-        "anthropic",
-        base_url,
-        api_key,
-        headers,
-        lambda: AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers),
+        "anthropic", base_url, api_key, headers, lambda: WireClient(base_url, wire_headers)
     )
-
-
-def _response_types() -> tuple[Any, Any]:
-    from anthropic import AsyncStream
-    from anthropic.types import Message, RawMessageStreamEvent
-
-    return Message, AsyncStream[RawMessageStreamEvent]
 
 
 async def stream_anthropic(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from the Messages API. Never raises: failures end with an `Error` event."""
-    async for event in stream_with_sdk(
+    async for event in stream_over_http(
         model,
         request,
         options,
         build_body=build_request,
         get_client=_client,
         path="/v1/messages",
-        response_types=_response_types,
+        decode=decode_event,
         make_reader=_Reader,
     ):
         yield event

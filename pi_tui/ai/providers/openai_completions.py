@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions (``openai-completions``) through ``openai.AsyncOpenAI``.
+"""OpenAI Chat Completions (``openai-completions``) over pi-tui's own wire client (`pi_tui.ai.wire`).
 
 Also serves OpenAI-compatible servers (llama.cpp, vLLM, DeepSeek, ...); their quirks are switched on by
 ``model.compat`` using pi's flag names (`resolve_compat`).
@@ -24,11 +24,12 @@ from ..types import (
     UserMessage,
 )
 from ._common import (
+    END_OF_STREAM,
     IncompleteStreamError,
     MessageBuilder,
     cached_client,
     merged_headers,
-    stream_with_sdk,
+    stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
 
@@ -37,6 +38,7 @@ __all__ = [
     "REASONING_FIELDS",
     "build_request",
     "convert_messages",
+    "decode_event",
     "normalize_usage",
     "openai_client",
     "resolve_compat",
@@ -50,8 +52,8 @@ _TOOL_ID_MAX = 40  # OpenAI rejects longer tool_call ids
 
 
 async def openai_client(model: Model, options: StreamOptions) -> Any:
-    """The cached ``AsyncOpenAI`` for this model's base URL, key and headers (no SDK retries)."""
-    from openai import AsyncOpenAI  # lazy: start-up must not pay for the SDK import
+    """The cached `WireClient` for this model's base URL, key and headers (no retries: the agent retries)."""
+    from ..wire import WireClient
 
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
     api_key = options.api_key
@@ -60,13 +62,32 @@ async def openai_client(model: Model, options: StreamOptions) -> Any:
             f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
         )
     headers = merged_headers(model, options)
+    wire_headers = {"accept": "application/json", "authorization": f"Bearer {api_key}", **headers}
     return await cached_client(
-        "openai",
-        base_url,
-        api_key,
-        headers,
-        lambda: AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers),
+        "openai", base_url, api_key, headers, lambda: WireClient(base_url, wire_headers)
     )
+
+
+def decode_event(event: str | None, data: str, stream: Any) -> Any:
+    """One server-sent event of Chat Completions or Responses, as the ``openai`` SDK reads it.
+
+    ``[DONE]`` ends the stream; a JSON object with a truthy ``error`` raises `HttpStatusError` (no status:
+    the HTTP answer itself was a 200), anything else is the event.
+    """
+    if data.startswith("[DONE]"):
+        return END_OF_STREAM
+    value = json.loads(data)
+    if isinstance(value, dict) and value.get("error"):
+        from ..wire import HttpStatusError
+
+        error = value["error"]
+        message = error.get("message") if isinstance(error, dict) else None
+        if not message or not isinstance(message, str):
+            message = "An error occurred during streaming"
+        raise HttpStatusError(
+            message, status_code=None, body=error, response=getattr(stream, "response", None)
+        )
+    return value
 
 
 def resolve_compat(model: Model) -> dict[str, Any]:
@@ -396,25 +417,18 @@ class _Reader:
         return map_finish_reason(self.finish_reason, bool(self.tools))
 
 
-def _response_types() -> tuple[Any, Any]:
-    from openai import AsyncStream
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
-
-    return ChatCompletion, AsyncStream[ChatCompletionChunk]
-
-
 async def stream_openai_completions(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from Chat Completions. Never raises: failures end with an `Error` event."""
-    async for event in stream_with_sdk(
+    async for event in stream_over_http(
         model,
         request,
         options,
         build_body=build_request,
         get_client=openai_client,
         path="/chat/completions",
-        response_types=_response_types,
+        decode=decode_event,
         make_reader=_Reader,
     ):
         yield event

@@ -1,4 +1,4 @@
-"""OpenAI Responses API (``openai-responses``) through ``openai.AsyncOpenAI``.
+"""OpenAI Responses API (``openai-responses``) over pi-tui's own wire client (`pi_tui.ai.wire`).
 
 Stateless use (``store: false``): every request carries the whole history as input items, and reasoning
 is replayed from its encrypted content, which the finished reasoning item is kept as (JSON, in the
@@ -27,10 +27,10 @@ from ..types import (
 from ._common import (
     IncompleteStreamError,
     MessageBuilder,
-    stream_with_sdk,
+    stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
-from .openai_completions import DEFAULT_BASE_URL, normalize_usage, openai_client
+from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
 
 __all__ = ["build_request", "convert_input", "stream_openai_responses"]
 
@@ -194,14 +194,17 @@ def _reasoning_item(part: ThinkingContent) -> dict[str, Any] | None:
 # --- response --------------------------------------------------------------------------------------
 
 
-def _dump(item: Any) -> dict[str, Any]:
-    if isinstance(item, dict):
-        return item
-    return item.model_dump(mode="json", exclude_none=True)
+def _without_nones(value: Any) -> Any:
+    """The item as the SDK dumped it (``exclude_none``): null fields dropped at every level."""
+    if isinstance(value, dict):
+        return {k: _without_nones(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nones(v) for v in value]
+    return value
 
 
 class _Reader:
-    """Turns Responses stream events into normalised events, keyed by ``output_index``."""
+    """Turns Responses stream events (JSON objects) into normalised events, keyed by ``output_index``."""
 
     def __init__(self, out: MessageBuilder) -> None:
         self.out = out
@@ -211,40 +214,38 @@ class _Reader:
         self.incomplete_reason: str | None = None
         self.has_tool_calls = False
 
-    def handle(self, event: Any) -> list[StreamEvent]:
-        kind = getattr(event, "type", "")
-        output_index = getattr(event, "output_index", None)
+    def handle(self, event: dict[str, Any]) -> list[StreamEvent]:
+        kind = event.get("type", "")
+        output_index = event.get("output_index")
         entry = self.items.get(output_index, ("skip", -1)) if output_index is not None else ("skip", -1)
+        delta = event.get("delta")
         if kind == "response.output_item.added":
-            assert output_index is not None  # a required field of this event
-            return self._added(output_index, event.item)
+            return self._added(event["output_index"], event.get("item") or {})
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            if entry[0] == "thinking" and event.delta:
-                return [self.out.thinking_delta(entry[1], event.delta)]
+            if entry[0] == "thinking" and delta:
+                return [self.out.thinking_delta(entry[1], delta)]
         elif kind == "response.reasoning_summary_part.added":
             if entry[0] == "thinking" and self.out.thinking(entry[1]).thinking:
                 return [self.out.thinking_delta(entry[1], "\n\n")]
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
-            if entry[0] == "text" and event.delta:
-                return [self.out.text_delta(entry[1], event.delta)]
+            if entry[0] == "text" and delta:
+                return [self.out.text_delta(entry[1], delta)]
         elif kind == "response.function_call_arguments.delta":
-            if entry[0] == "tool" and event.delta:
-                return [self.out.tool_call_delta(entry[1], event.delta)]
+            if entry[0] == "tool" and delta:
+                return [self.out.tool_call_delta(entry[1], delta)]
         elif kind == "response.function_call_arguments.done":
-            assert output_index is not None  # a required field of this event
-            self.final_args[output_index] = event.arguments
+            self.final_args[event["output_index"]] = event["arguments"]
         elif kind == "response.output_item.done":
-            assert output_index is not None  # a required field of this event
-            return self._done(output_index, entry, event.item)
+            return self._done(event["output_index"], entry, event.get("item") or {})
         elif kind in ("response.completed", "response.incomplete", "response.failed", "response.cancelled"):
-            self._finished(event.response)
+            self._finished(event.get("response") or {})
         elif kind == "error":
-            code = getattr(event, "code", None) or "error"
-            raise ProviderError(f"{code}: {getattr(event, 'message', '') or 'error event in the stream'}")
+            code = event.get("code") or "error"
+            raise ProviderError(f"{code}: {event.get('message') or 'error event in the stream'}")
         return []
 
-    def _added(self, output_index: int, item: Any) -> list[StreamEvent]:
-        item_type = getattr(item, "type", None)
+    def _added(self, output_index: int, item: dict[str, Any]) -> list[StreamEvent]:
+        item_type = item.get("type")
         start: StreamEvent
         if item_type == "reasoning":
             index, start = self.out.begin_thinking()
@@ -254,42 +255,42 @@ class _Reader:
             self.items[output_index] = ("text", index)
         elif item_type == "function_call":
             # pi's id shape: the call id the API pairs results with, then the item id for replay.
-            index, start = self.out.begin_tool_call(f"{item.call_id}|{item.id}", item.name)
+            index, start = self.out.begin_tool_call(f"{item['call_id']}|{item.get('id')}", item["name"])
             self.items[output_index] = ("tool", index)
             self.has_tool_calls = True
-            if getattr(item, "arguments", ""):
-                return [start, self.out.tool_call_delta(index, item.arguments)]
+            if item.get("arguments"):
+                return [start, self.out.tool_call_delta(index, item["arguments"])]
         else:
             return []
         return [start]
 
-    def _done(self, output_index: int, entry: tuple[str, int], item: Any) -> list[StreamEvent]:
+    def _done(self, output_index: int, entry: tuple[str, int], item: dict[str, Any]) -> list[StreamEvent]:
         kind, index = entry
         if kind == "thinking":
             block = self.out.thinking(index)
             if not block.thinking:
-                summary = getattr(item, "summary", None) or []
-                block.thinking = "\n\n".join(getattr(s, "text", "") for s in summary)
-            block.thinking_signature = json.dumps(_dump(item))
+                summary = item.get("summary") or []
+                block.thinking = "\n\n".join(s.get("text") or "" for s in summary)
+            block.thinking_signature = json.dumps(_without_nones(item))
             return [self.out.end_thinking(index)]
         if kind == "text":
             text_block = self.out.message.content[index]
             assert isinstance(text_block, TextContent)
             if not text_block.text:
                 text_block.text = "".join(
-                    getattr(c, "text", "") or getattr(c, "refusal", "") for c in item.content or []
+                    c.get("text") or c.get("refusal") or "" for c in item.get("content") or []
                 )
-            return [self.out.end_text(index, signature=getattr(item, "id", None))]
+            return [self.out.end_text(index, signature=item.get("id"))]
         if kind == "tool":
-            final = self.final_args.get(output_index) or getattr(item, "arguments", None)
+            final = self.final_args.get(output_index) or item.get("arguments")
             return [self.out.end_tool_call(index, final)]
         return []
 
-    def _finished(self, response: Any) -> None:
-        self.status = getattr(response, "status", None) or "completed"
-        details = getattr(response, "incomplete_details", None)
-        self.incomplete_reason = getattr(details, "reason", None)
-        usage = getattr(response, "usage", None)
+    def _finished(self, response: dict[str, Any]) -> None:
+        self.status = response.get("status") or "completed"
+        details = response.get("incomplete_details")
+        self.incomplete_reason = details.get("reason") if isinstance(details, dict) else None
+        usage = response.get("usage")
         if usage is not None:
             self.out.set_usage(
                 **normalize_usage(
@@ -300,9 +301,9 @@ class _Reader:
                 )
             )
         if self.status == "failed":
-            error = getattr(response, "error", None)
-            code = getattr(error, "code", None) or "failed"
-            raise ProviderError(f"{code}: {getattr(error, 'message', None) or 'the response failed'}")
+            error = response.get("error") or {}
+            code = error.get("code") or "failed"
+            raise ProviderError(f"{code}: {error.get('message') or 'the response failed'}")
 
     def result(self) -> tuple[StopReason, str | None]:
         if self.status is None:
@@ -316,25 +317,18 @@ class _Reader:
         return "error", f"response {self.status}"
 
 
-def _response_types() -> tuple[Any, Any]:
-    from openai import AsyncStream
-    from openai.types.responses import Response, ResponseStreamEvent
-
-    return Response, AsyncStream[ResponseStreamEvent]
-
-
 async def stream_openai_responses(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from the Responses API. Never raises: failures end with an `Error` event."""
-    async for event in stream_with_sdk(
+    async for event in stream_over_http(
         model,
         request,
         options,
         build_body=build_request,
         get_client=openai_client,
         path="/responses",
-        response_types=_response_types,
+        decode=decode_event,
         make_reader=_Reader,
     ):
         yield event
