@@ -57,10 +57,19 @@ class CacheLedger:
     requests: list[RequestRecord] = field(default_factory=list)
     invalidations: list[Invalidation] = field(default_factory=list)
     _last_blocks: list[Block] = field(default_factory=list)
+    # Changes declared outside the hook pipeline (e.g. a panel moved in the /context view), attributed
+    # to the next request.
+    pending: list[Attribution] = field(default_factory=list)
+
+    def declare(self, attribution: Attribution) -> None:
+        """Attribute the next request's invalidation to a change made outside the hooks (with its reason)."""
+        self.pending.append(attribution)
 
     def note_request(self, model: str, blocks: list[Block], attributions: list[Attribution]) -> RequestRecord:
         """Record a request about to be sent; detect and attribute invalidations against the last one."""
         index = len(self.requests)
+        if self.pending:
+            attributions, self.pending = [*attributions, *self.pending], []
         hit = common_prefix_blocks(self._last_blocks, blocks)
         prev_cached = sum(1 for b in self._last_blocks if b.cached)
         if self._last_blocks and hit < prev_cached:

@@ -107,6 +107,7 @@ class PanelManager:
     reinject_system_prompt: bool = False
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     panels: dict[str, PanelState] = field(default_factory=dict)
+    hidden: set[str] = field(default_factory=set)  # names left out of requests (the /context what-if)
     _counter: int = 0
     _last_prefix: list[str] = field(default_factory=list)
 
@@ -178,13 +179,18 @@ class PanelManager:
         request's preflight will persist) is left untouched."""
         copy = PanelManager(reinject_system_prompt=self.reinject_system_prompt, clock=self.clock)
         copy._counter = self._counter
+        copy.hidden = set(self.hidden)
         copy._last_prefix = list(self._last_prefix)
         copy.panels = {name: replace(state) for name, state in self.panels.items()}
         await copy.refresh()
         return copy
 
     def ordered(self, placement: Placement) -> list[PanelState]:
-        states = [s for s in self.panels.values() if s.panel.placement == placement and s.content]
+        states = [
+            s
+            for s in self.panels.values()
+            if s.panel.placement == placement and s.content and s.panel.name not in self.hidden
+        ]
         return sorted(states, key=lambda s: (s.refreshed_at, int(s.id[1:])))
 
     def tool_definition(self) -> ToolDefinition:

@@ -1,0 +1,37 @@
+"""The TUI's inspectors and navigators (issue #10): ``/context``, ``/tree``, ``/resume``, ``/model``,
+``/settings``, ``/hotkeys``, ``/session`` and the compaction review.
+
+The shell (`pi_tui.modes.interactive.app.PiApp`) routes those commands here through `SCREEN_COMMANDS`
+(command name without the slash → ``async handler(app, args)`` that pushes the screen) and calls
+`install` once the session is ready. The screens need only ``app.session`` (the `AgentSession`),
+``app.set_editor_text(text)`` and ``app.run_command(text)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.app import PiApp
+else:
+    PiApp = Any
+
+__all__ = ["SCREEN_COMMANDS", "install"]
+
+Handler = Callable[["PiApp", str], Awaitable[None]]
+
+
+async def _context(app: PiApp, args: str) -> None:
+    from .context_screen import open_context
+
+    await open_context(app, args)
+
+
+SCREEN_COMMANDS: dict[str, Handler] = {
+    "context": _context,
+}
+
+
+def install(app: PiApp) -> None:
+    """Called once by the shell after the session is ready."""

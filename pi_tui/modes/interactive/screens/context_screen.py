@@ -1,0 +1,379 @@
+"""``/context``: the next request as a tree — what the model sees, what it costs, and a what-if.
+
+Keys: ↑/↓ move, Enter opens the item's full content (or folds a group), Space folds, ``m`` moves the
+selected panel between prefix and tail, ``h`` hides or shows it, ``a`` applies the what-if (asks for the
+reason a cached change needs), ``u`` undoes the what-if, Esc closes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+from pi_tui.ai.types import dump_message, message_text
+
+from ._dialogs import DetailScreen, PromptScreen
+from ._format import fmt_cost, fmt_tokens, one_line, share
+from .context_data import (
+    CacheProjection,
+    ContextView,
+    Layout,
+    apply_layout,
+    build_context_view,
+    project_layout,
+)
+
+__all__ = ["ContextScreen", "open_context"]
+
+BREAKPOINT = "──── cache breakpoint ────"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """What a tree row stands for: its full content (Enter) and, for panels, the panel name."""
+
+    title: str
+    content: str = ""
+    panel: str | None = None
+
+
+def _message_preview(message: Any) -> str:
+    role = getattr(message, "role", "?")
+    if role == "assistant":
+        parts: list[str] = []
+        for block in message.content:
+            if block.type == "text":
+                parts.append(block.text)
+            elif block.type == "toolCall":
+                parts.append(f"{block.name}({json.dumps(block.arguments, ensure_ascii=False)[:40]})")
+            elif block.type == "thinking":
+                parts.append("[thinking]")
+        text = " ".join(parts)
+    elif role == "toolResult":
+        text = f"{message.tool_name} → {message_text(message)}"
+    else:
+        text = message_text(message)
+    return one_line(text, 70) or "(empty)"
+
+
+def _projection_line(p: CacheProjection) -> str:
+    return (
+        f"read {fmt_tokens(p.read)} · write {fmt_tokens(p.write)} · uncached {fmt_tokens(p.uncached)}"
+        f" · est. input {fmt_cost(p.cost)}"
+    )
+
+
+class ContextScreen(Screen[None]):
+    """The ``/context`` inspector (issue #10 §1)."""
+
+    DEFAULT_CSS = """
+    ContextScreen { layout: vertical; }
+    ContextScreen #ctx-summary { height: auto; padding: 0 1; background: $boost; }
+    ContextScreen #ctx-tree { height: 1fr; }
+    ContextScreen #ctx-whatif { height: auto; padding: 0 1; color: $warning; }
+    ContextScreen #ctx-hint { height: 1; padding: 0 1; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("m", "move_panel", "Move panel"),
+        Binding("h", "hide_panel", "Hide panel"),
+        Binding("a", "apply_whatif", "Apply"),
+        Binding("u", "reset_whatif", "Undo what-if"),
+    ]
+
+    def __init__(self, session: Any, view: ContextView) -> None:
+        super().__init__()
+        self.session = session
+        self.view = view
+        self.whatif: dict[str, Layout] = {}
+
+    # --- building -------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self._summary(), id="ctx-summary")
+            tree: Tree[Item] = Tree(Text(f"Next request → {self.view.model.label}"), id="ctx-tree")
+            tree.show_root = True
+            tree.guide_depth = 3
+            self._fill(tree)
+            yield tree
+            yield Static("", id="ctx-whatif")
+            yield Static(
+                "↑/↓ move · Enter open/fold · m move panel prefix↔tail · h hide panel · a apply · u undo · Esc close",
+                id="ctx-hint",
+            )
+
+    def _summary(self) -> Text:
+        v = self.view
+        total = v.total_tokens
+        lines = [
+            f"Model {v.model.label} · window {fmt_tokens(v.window)} · prompt ~{fmt_tokens(total)} tokens "
+            f"({share(total, v.window)})",
+            "Next request: "
+            + _projection_line(v.projection)
+            + ("" if v.projection.has_baseline else " (no earlier request: nothing to read yet)"),
+        ]
+        return Text("\n".join(lines))
+
+    def _fill(self, tree: Tree[Item]) -> None:
+        v = self.view
+        env = v.envelope
+        window = v.window
+        root = tree.root
+        root.data = Item("Next request", json.dumps(env.to_json(), indent=2, ensure_ascii=False))
+        root.expand()
+
+        system = root.add(
+            f"System prompt · {fmt_tokens(v.system_tokens)} · {share(v.system_tokens, window)}",
+            data=Item("System prompt", env.system_compiled),
+        )
+        from pi_tui.ai.tokens import estimate_tokens
+
+        for part in env.system_parts:
+            tokens = estimate_tokens(part.text)
+            system.add_leaf(
+                f"{part.name} · {fmt_tokens(tokens)} · {one_line(part.text, 50)}",
+                data=Item(f"System part: {part.name}", part.text),
+            )
+        tool_total = sum(v.tool_tokens.values())
+        tools = root.add(
+            f"Tools ({len(env.tools)}) · {fmt_tokens(tool_total)} · {share(tool_total, window)}",
+            data=Item("Tools", json.dumps([t.to_json_dict() for t in env.tools], indent=2)),
+        )
+        for tool in env.tools:
+            tools.add_leaf(
+                f"{tool.name} · {fmt_tokens(v.tool_tokens.get(tool.name, 0))} · {one_line(tool.description, 50)}",
+                data=Item(
+                    f"Tool: {tool.name}", json.dumps(tool.to_json_dict(), indent=2, ensure_ascii=False)
+                ),
+            )
+        root.add_leaf(Text(f"{BREAKPOINT} end of system prompt (covers the tools)", style="bold yellow"))
+
+        cached_total = sum(v.cached_tokens)
+        cached = root.add(
+            f"Cached messages ({len(env.cached)}) · {fmt_tokens(cached_total)} · {share(cached_total, window)}",
+            data=Item("Cached messages", ""),
+            expand=len(env.cached) <= 40,
+        )
+        self._add_messages(cached, env.cached, v.cached_tokens, window)
+        if v.cache_boundary:
+            root.add_leaf(Text(f"{BREAKPOINT} end of the cached region", style="bold yellow"))
+        tail_total = sum(v.uncached_tokens)
+        tail = root.add(
+            f"Uncached tail ({len(env.uncached)}) · {fmt_tokens(tail_total)} · {share(tail_total, window)}",
+            data=Item("Uncached tail", ""),
+            expand=True,
+        )
+        self._add_messages(tail, env.uncached, v.uncached_tokens, window, offset=len(env.cached))
+        options = {k: val for k, val in env.options.items() if val is not None}
+        root.add_leaf(
+            f"Options · {json.dumps(options) if options else '(defaults)'}",
+            data=Item("Options", json.dumps(options, indent=2)),
+        )
+
+        p = v.projection
+        nxt = root.add(
+            "Next request cache: " + _projection_line(p), data=Item("Next request", ""), expand=True
+        )
+        nxt.add_leaf(f"read from cache ~{fmt_tokens(p.read)} (priced at cache read)")
+        nxt.add_leaf(
+            f"written to cache ~{fmt_tokens(p.write)}"
+            + (f" (first difference: {p.first_difference})" if p.first_difference and p.has_baseline else "")
+        )
+        nxt.add_leaf(f"sent uncached ~{fmt_tokens(p.uncached)} (priced as input)")
+
+        panels = root.add(f"Panels ({len(v.panels)})", data=Item("Panels", ""), expand=True)
+        if not v.panels:
+            panels.add_leaf("(none registered)")
+        for state, where in v.panels:
+            status = "never sent" if state.hit is None else ("hit" if state.hit else "miss")
+            panels.add_leaf(
+                f"[{state.id}] {state.panel.name} · {where} · {fmt_tokens(state.tokens)} · "
+                f"refreshed {state.refreshed_at or '—'} · last {status} · {fmt_cost(state.cost)} so far",
+                data=Item(f"Panel [{state.id}] {state.panel.name}", state.content, panel=state.panel.name),
+            )
+
+        transforms = root.add(f"Context transforms ({len(v.transforms)})", data=Item("Transforms", ""))
+        for record in v.transforms:
+            node = transforms.add(
+                f"{record.timestamp[:19]} · {record.transformer}"
+                + (f" · {record.title}" if record.title else "")
+                + f" · {len(record.ops)} op(s)",
+                data=Item(f"Transform by {record.transformer}", json.dumps(list(record.ops), indent=2)),
+            )
+            for op in record.ops:
+                reason = op.get("invalidateCacheReason")
+                node.add_leaf(
+                    f"{op.get('op')} ({op.get('scope', 'cached')})" + (f" · why: {reason}" if reason else ""),
+                    data=Item(f"Patch op {op.get('op')}", json.dumps(op, indent=2, ensure_ascii=False)),
+                )
+
+        ledger = v.ledger
+        t = ledger.totals()
+        ratio = ledger.hit_ratio()
+        led = root.add(
+            f"Cache ledger · {len(ledger.requests)} requests · read {fmt_tokens(t.cache_read)} · "
+            f"write {fmt_tokens(t.cache_write)} · input {fmt_tokens(t.input)} · {fmt_cost(t.cost.total)}"
+            + (f" · hit ratio {ratio:.2f}" if ratio is not None else ""),
+            data=Item("Cache ledger", ""),
+        )
+        if not ledger.invalidations:
+            led.add_leaf("No cache invalidations")
+        for inv in ledger.invalidations:
+            led.add_leaf(
+                f"request {inv.request_index} · {inv.source} · {inv.reason} · at {inv.where} · "
+                f"{fmt_tokens(inv.tokens_rebilled)} re-billed",
+                data=Item("Invalidation", json.dumps(asdict(inv), indent=2)),
+            )
+        st = v.stats
+        if st is not None and st.assistant_messages:
+            denom = st.input + st.cache_read + st.cache_write
+            root.add_leaf(
+                f"Session so far (file, all branches): {st.assistant_messages} answers · {fmt_cost(st.cost)}"
+                + (f" · cache read ratio {st.cache_read / denom:.2f}" if denom else "")
+            )
+
+    def _add_messages(
+        self,
+        parent: TreeNode[Item],
+        messages: tuple[Any, ...],
+        tokens: list[int],
+        window: int,
+        offset: int = 0,
+    ) -> None:
+        for i, (message, n) in enumerate(zip(messages, tokens, strict=False)):
+            role = getattr(message, "role", "?")
+            parent.add_leaf(
+                f"#{offset + i} {role} · {fmt_tokens(n)} · {share(n, window)} · {_message_preview(message)}",
+                data=Item(f"Message #{offset + i} ({role})", ""),
+            )
+
+    # --- actions --------------------------------------------------------------------------------------
+
+    def _tree(self) -> Tree[Item]:
+        return self.query_one("#ctx-tree", Tree)
+
+    def on_mount(self) -> None:
+        self._tree().focus()
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
+        event.stop()
+        node = event.node
+        item = node.data
+        if item is None:
+            return
+        content = item.content
+        if item.title.startswith("Message #"):
+            index = int(item.title.split("#", 1)[1].split(" ", 1)[0])
+            env = self.view.envelope
+            messages = env.cached + env.uncached
+            content = json.dumps(dump_message(messages[index]), indent=2, ensure_ascii=False)
+        if node.children and not content:
+            return  # a group: Enter folds it (the tree's own toggle)
+        self.app.push_screen(DetailScreen(item.title, content or "(empty)"))
+
+    def _selected_panel(self) -> str | None:
+        node = self._tree().cursor_node
+        item = node.data if node is not None else None
+        return item.panel if item is not None else None
+
+    def _current(self, name: str) -> Layout:
+        if name in self.whatif:
+            return self.whatif[name]
+        for state, where in self.view.panels:
+            if state.panel.name == name:
+                return "hidden" if where == "hidden" else state.panel.placement
+        raise KeyError(name)
+
+    def action_move_panel(self) -> None:
+        name = self._selected_panel()
+        if name is None:
+            self.notify("Select a panel to move it", severity="warning")
+            return
+        current = self._current(name)
+        self.whatif[name] = "prefix" if current in ("tail", "hidden") else "tail"
+        self._show_whatif()
+
+    def action_hide_panel(self) -> None:
+        name = self._selected_panel()
+        if name is None:
+            self.notify("Select a panel to hide it", severity="warning")
+            return
+        current = self._current(name)
+        if current == "hidden":
+            original = next(s.panel.placement for s, _ in self.view.panels if s.panel.name == name)
+            self.whatif[name] = original
+        else:
+            self.whatif[name] = "hidden"
+        self._show_whatif()
+
+    def action_reset_whatif(self) -> None:
+        self.whatif = {}
+        self._show_whatif()
+
+    def _changes(self) -> dict[str, Layout]:
+        base = {s.panel.name: ("hidden" if w == "hidden" else s.panel.placement) for s, w in self.view.panels}
+        return {name: layout for name, layout in self.whatif.items() if base.get(name) != layout}
+
+    def projection(self) -> CacheProjection:
+        """The what-if projection of the next request (the current one when nothing is changed)."""
+        return project_layout(self.session, self.view, self._changes())
+
+    def _show_whatif(self) -> None:
+        box = self.query_one("#ctx-whatif", Static)
+        changes = self._changes()
+        if not changes:
+            box.update("")
+            return
+        now = self.view.projection
+        then = self.projection()
+        delta = then.cost - now.cost
+        moves = ", ".join(f"{name} → {where}" for name, where in changes.items())
+        box.update(
+            Text(
+                f"What-if ({moves}):\n"
+                f"  now:     {_projection_line(now)}\n"
+                f"  what-if: {_projection_line(then)}\n"
+                f"  change:  {'+' if delta >= 0 else '-'}{fmt_cost(abs(delta))} on the next request, "
+                f"tokens {then.total - now.total:+d} · a apply · u undo"
+            )
+        )
+
+    def action_apply_whatif(self) -> None:
+        changes = self._changes()
+        if not changes:
+            self.notify("Nothing to apply: move (m) or hide (h) a panel first", severity="warning")
+            return
+
+        def done(reason: str | None) -> None:
+            if reason is None:
+                return
+            try:
+                apply_layout(self.session, changes, reason)
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.notify("Panel layout applied; the next request uses it")
+            self.app.pop_screen()
+
+        self.app.push_screen(
+            PromptScreen("Why? (a change to the cached prompt needs a reason)", placeholder="reason"), done
+        )
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+
+async def open_context(app: Any, _args: str) -> None:
+    """``/context``: push the inspector for the app's session."""
+    view = await build_context_view(app.session)
+    await app.push_screen(ContextScreen(app.session, view))

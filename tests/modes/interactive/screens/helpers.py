@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+
+_RELATIVE = Path("shared") / "fixtures" / "pi-sessions"
+# CI puts shared/ beside the clone; the work tree has it at /work/shared.
+FIXTURES = next(
+    (p for p in (Path(__file__).resolve().parents[5] / _RELATIVE, Path("/work") / _RELATIVE) if p.exists()),
+    Path("/work") / _RELATIVE,
+)
+LARGE = FIXTURES / "large-session.jsonl"
+BEFORE_COMPACTION = FIXTURES / "before-compaction.jsonl"
+
+ANTHROPIC = "fake-anthropic/claude-fake"
+
+
+class HostApp(App[None]):
+    """Stands in for the shell's PiApp: a session, an editor to prefill and commands to run."""
+
+    def __init__(self, session: Any) -> None:
+        super().__init__()
+        self.session = session
+        self.editor_text = ""
+        self.commands: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("host", id="host")
+
+    def set_editor_text(self, text: str) -> None:
+        self.editor_text = text
+
+    async def run_command(self, text: str) -> None:
+        self.commands.append(text)
+
+
+def fixture_session(fixture: Path, project: Path, *extra: str) -> Any:
+    """A runtime session over a copy of a shared pi fixture (faux provider: nothing is sent)."""
+    import shutil
+
+    from pi_tui.args import parse_args
+    from pi_tui.runtime.factory import create_session
+
+    copy = project / fixture.name
+    shutil.copy(fixture, copy)
+    return create_session(parse_args(["--session", str(copy), "--provider", "faux", *extra]), project).session
+
+
+SNAP_DIR = Path("/tmp/pi-tui-screens-snapshot")
+
+
+def freeze_prompt_date(monkeypatch: Any) -> None:
+    """The system prompt names today's date; snapshots need a fixed one."""
+    import datetime as real
+
+    from pi_tui.resources import system_prompt
+
+    class _Date(real.date):
+        @classmethod
+        def today(cls) -> _Date:
+            return cls(2026, 1, 15)
+
+    class _Dt:
+        date = _Date
+        datetime = real.datetime
+
+    monkeypatch.setattr(system_prompt, "_dt", _Dt)
+
+
+def snapshot_project() -> Path:
+    """A fixed project directory: the working directory is part of the system prompt (and its size)."""
+    import shutil
+
+    if SNAP_DIR.exists():
+        shutil.rmtree(SNAP_DIR)
+    (SNAP_DIR / "project").mkdir(parents=True)
+    return SNAP_DIR / "project"

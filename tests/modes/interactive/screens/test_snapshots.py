@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+
+from .helpers import BEFORE_COMPACTION, LARGE, HostApp, fixture_session, freeze_prompt_date, snapshot_project
+
+pytestmark = pytest.mark.skipif(
+    not LARGE.exists(), reason="the shared pi fixtures are not next to this checkout"
+)
+
+
+def _opener(command: str, args: str = "") -> Callable[[Any], Any]:
+    async def run_before(pilot: Any) -> None:
+        await SCREEN_COMMANDS[command](pilot.app, args)
+        await pilot.pause()
+
+    return run_before
+
+
+def test_context_screen_on_the_large_fixture(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    freeze_prompt_date(monkeypatch)
+    session = fixture_session(LARGE, snapshot_project())
+    assert snap_compare(HostApp(session), run_before=_opener("context"), terminal_size=(130, 40))
+
+
+def test_context_screen_on_the_compaction_fixture(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    freeze_prompt_date(monkeypatch)
+    session = fixture_session(BEFORE_COMPACTION, snapshot_project())
+    assert snap_compare(HostApp(session), run_before=_opener("context"), terminal_size=(130, 40))
