@@ -9,6 +9,10 @@
 5. With one, the `CompactionSummaryMessage` comes first, then the path entries from its
    ``firstKeptEntryId`` up to the compaction, then the entries after it.
 
+pi 0.86+ entries: ``context_edit`` entries change or omit their target (the latest on the path wins);
+system messages, ``usage`` entries and entries kept raw add no message. The system messages are folded
+into `SessionContext.system` (a compaction's ``systemMessage`` checkpoint restarts the fold).
+
 The conversion to provider messages (bash/custom/summary → user text) happens later, at send time.
 
 Extension point for the context engine: ``context_transform`` entries are not interpreted here. They
@@ -29,6 +33,7 @@ from pi_tui.ai.types import (
     CompactionSummaryMessage,
     CustomMessage,
 )
+from pi_tui.session.edits import apply_context_edit, latest_context_edits
 from pi_tui.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -40,6 +45,7 @@ from pi_tui.session.entries import (
     ThinkingLevelChangeEntry,
 )
 from pi_tui.session.paths import parse_iso
+from pi_tui.session.system import SystemState, system_message_dict
 
 __all__ = ["ModelRef", "SessionContext", "LAST_ENTRY", "build_session_context", "iso_to_ms"]
 
@@ -70,6 +76,8 @@ class SessionContext:
     context_transforms: list[ContextTransformEntry] = field(default_factory=list)  # path order
     path: list[SessionEntry] = field(default_factory=list)  # root → leaf, every entry type
     compaction: CompactionEntry | None = None  # the latest compaction on the path
+    system: SystemState = field(default_factory=SystemState)  # pi's persisted prompt and tools
+    context_edits: dict[str, Any] = field(default_factory=dict)  # target id → latest replacement
 
     def path_index(self, entry_id: str) -> int:
         """Position of an entry on the path (-1 when it is not on it)."""
@@ -105,18 +113,23 @@ def _walk(entries: Sequence[SessionEntry], leaf_id: Any) -> list[SessionEntry]:
 
 
 def _emit(entry: SessionEntry, ctx: SessionContext) -> None:
-    if isinstance(entry, MessageEntry):
-        ctx.messages.append(entry.message)
-    elif isinstance(entry, CustomMessageEntry):
-        ctx.messages.append(
-            CustomMessage(
+    message: Any
+    if isinstance(entry, MessageEntry | CustomMessageEntry):
+        if isinstance(entry, MessageEntry):
+            message = entry.message
+        else:
+            message = CustomMessage(
                 custom_type=entry.custom_type,
                 content=entry.content,
                 display=entry.display,
                 details=entry.details,
                 timestamp=iso_to_ms(entry.timestamp),
             )
-        )
+        if entry.id in ctx.context_edits:
+            message = apply_context_edit(message, ctx.context_edits[entry.id])
+            if message is None:
+                return
+        ctx.messages.append(message)
     elif isinstance(entry, BranchSummaryEntry) and entry.summary:
         ctx.messages.append(
             BranchSummaryMessage(
@@ -143,9 +156,13 @@ def build_session_context(
         return ctx
     path = _walk(entries, leaf_id)
     ctx.path = path
+    ctx.context_edits = latest_context_edits(path)
     compaction_index = -1
     for i, entry in enumerate(path):
-        if isinstance(entry, ThinkingLevelChangeEntry):
+        system = system_message_dict(entry)
+        if system is not None:
+            ctx.system.apply(system)
+        elif isinstance(entry, ThinkingLevelChangeEntry):
             ctx.thinking_level = entry.thinking_level
         elif isinstance(entry, ModelChangeEntry):
             ctx.model = ModelRef(entry.provider, entry.model_id)
@@ -154,6 +171,9 @@ def build_session_context(
         elif isinstance(entry, CompactionEntry):
             ctx.compaction = entry
             compaction_index = i
+            ctx.system.reset()  # pi keeps only the checkpoint of its latest compaction
+            if entry.system_message is not None:
+                ctx.system.apply(entry.system_message)
         elif isinstance(entry, ContextTransformEntry):
             ctx.context_transforms.append(entry)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,7 +17,14 @@ from pi_tui.args import parse_args
 from pi_tui.runtime.agent_session import AgentSession
 from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
-from pi_tui.session.entries import SystemMessageEntry
+from pi_tui.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    MessageEntry,
+    RawEntry,
+    SystemMessageEntry,
+)
 from pi_tui.testing import FakeLLM, Reply, text
 
 from ..e2e.helpers import write_models_json
@@ -109,3 +117,90 @@ async def test_resumed_pi_session_sends_the_prompt_and_tools_pi_persisted(
     assert sent_system == "\n\n".join(system["sections"].values())
     sent_tools = [(t["name"], t["input_schema"]) for t in request.body["tools"]]
     assert sent_tools == [(t["name"], t["parameters"]) for t in system["toolsAdded"]]
+
+
+def _post_anthropic(base_url: str, body: dict[str, Any]) -> None:
+    """Send a recorded pi request to the fake as pi did (same key), warming its prompt cache."""
+    request = urllib.request.Request(
+        base_url + "/v1/messages",
+        data=json.dumps(body).encode(),
+        headers={
+            "x-api-key": "test-key",
+            "anthropic-version": "2023-06-01",
+            "content-type": "application/json",
+        },
+    )
+    with urllib.request.urlopen(request) as response:
+        response.read()
+
+
+def _normalised(messages: list[dict[str, Any]]) -> list[tuple[str, list[Any]]]:
+    """Messages as (role, blocks) with cache markers dropped, tool results as text and neighbouring
+    turns of one role merged (pi-tui merges them, pi sends them apart; the model sees one turn)."""
+    out: list[tuple[str, list[Any]]] = []
+    for message in messages:
+        blocks: list[Any] = []
+        content = message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            block = {k: v for k, v in block.items() if k not in ("cache_control", "is_error")}
+            if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+                block["content"] = "\n".join(b.get("text", "") for b in block["content"])
+            blocks.append(block)
+        if out and out[-1][0] == message["role"]:
+            out[-1][1].extend(blocks)
+        else:
+            out.append((message["role"], blocks))
+    return out
+
+
+async def test_resumed_pi_session_reads_pis_prompt_cache(
+    tmp_path: Path, project: Path, agent_dir: Path
+) -> None:
+    last = json.loads((FIXTURES / "plain.last-request.json").read_text())
+    session = _copy("plain.jsonl", tmp_path)
+    fake = FakeLLM()
+    fake.script([Reply([text("warm")]), Reply([text("ok")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        _post_anthropic(server.anthropic_base_url, last)  # pi's own last request, replayed
+        async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:
+            await agent.prompt("one more")
+    assert fake.violations == []
+    ours = fake.requests[1].cache
+    assert ours.cache_read / ours.total >= 0.9, ours
+
+
+async def test_compaction_branch_summary_and_context_edit_reach_the_model_as_pi_sent_them(
+    tmp_path: Path, project: Path, fake: FakeLLM
+) -> None:
+    pi_sent = json.loads((FIXTURES / "rich.last-request.json").read_text())
+    session = _copy("rich.jsonl", tmp_path)
+    fake.script([Reply([text("ok")])])
+    async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:
+        await agent.prompt("one more")
+    assert fake.violations == []
+    (request,) = fake.requests
+    # pi's last request ended at "Anything else?"; ours adds pi's answer and the new prompt.
+    assert _normalised(request.messages[:-2]) == _normalised(pi_sent["messages"])
+    assert "[output elided by record_ext]" in json.dumps(request.messages)
+    assert "hi from bash\n" not in json.dumps(request.messages)
+    assert request.body["system"][0]["text"] == pi_sent["system"][0]["text"]
+    assert [t["name"] for t in request.body["tools"]] == [t["name"] for t in pi_sent["tools"]]
+
+
+def test_rich_session_entries_are_read_as_current_pi_means_them() -> None:
+    with SessionManager.open(FIXTURES / "rich.jsonl", read_only=True) as manager:
+        entries = manager.get_entries()
+        assert not manager.load_report.has_problems
+        assert not [e for e in entries if isinstance(e, RawEntry)]
+        compaction = next(e for e in entries if isinstance(e, CompactionEntry))
+        assert compaction.system_message is not None and compaction.usage is not None
+        summary = next(e for e in entries if isinstance(e, BranchSummaryEntry))
+        left = next(e for e in entries if e.id == summary.from_id)
+        assert isinstance(left, MessageEntry) and left.message.role == "assistant"  # the old leaf
+        edit = next(e for e in entries if isinstance(e, ContextEditEntry))
+        context = manager.build_context()
+    assert context.context_edits == {edit.target_id: edit.replacement}
+    assert context.system.sections == compaction.system_message["sections"]
+    edited = [m for m in context.messages if getattr(m, "role", None) == "toolResult"]
+    assert [m.content[0].text for m in edited] == ["[output elided by record_ext]"]

@@ -87,8 +87,16 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         raise ValueError(f"too many cache_control markers: {markers} > {_MAX_MARKERS}")
     if request.tools:
         # No marker on tools: the system-prompt breakpoint already covers them (tools come first).
+        # ``eager_input_streaming`` as pi 0.87 sends it (unless the model's compat opts out): it is part
+        # of the cached tool prefix, so a session moving between pi and pi-tui keeps its cache.
+        eager = (model.compat or {}).get("supportsEagerToolInputStreaming", True) is not False
         body["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            {
+                "name": t.name,
+                "description": t.description,
+                **({"eager_input_streaming": True} if eager else {}),
+                "input_schema": t.parameters,
+            }
             for t in request.tools
         ]
     base = options.max_tokens or min(model.max_tokens, 32_000)
