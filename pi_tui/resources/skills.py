@@ -27,8 +27,8 @@ from typing import Any
 
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
-from pi_tui.resources.ignore_files import IgnoreMatcher
 from pi_tui.resources.paths import CONFIG_DIR_NAME, resolve_path
+from pi_tui.util.ignore import IgnoreStack, find_git_root
 
 __all__ = [
     "MAX_DESCRIPTION_LENGTH",
@@ -54,6 +54,7 @@ SKILL_COMMAND_PREFIX = "/skill:"
 
 _NAME_PATTERN = re.compile(r"[a-z0-9-]+")
 _SKIPPED_DIR_NAMES = frozenset({"node_modules"})
+_SKILL_IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")  # what pi's skill loader reads
 
 
 class SkillError(Exception):
@@ -172,15 +173,17 @@ def scan_skill_dir(directory: Path, source: str, *, include_root_files: bool) ->
     root = Path(os.path.abspath(directory))
     if not root.is_dir():
         return result
-    _scan(root, source, include_root_files, IgnoreMatcher(), set(), result)
+    ignore = IgnoreStack.for_root(root, names=_SKILL_IGNORE_FILE_NAMES, in_repository=False)
+    _scan(root, "", source, include_root_files, ignore, set(), result)
     return result
 
 
 def _scan(
     directory: Path,
+    rel: str,
     source: str,
     include_root_files: bool,
-    ignore: IgnoreMatcher,
+    ignore: IgnoreStack,
     visited: set[str],
     result: SkillLoadResult,
 ) -> None:
@@ -197,7 +200,8 @@ def _scan(
             result.skills.append(skill)
         return
 
-    ignore.add_rules_from_dir(directory)
+    if rel:
+        ignore = ignore.entering(directory, rel)
     try:
         entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
     except OSError:
@@ -211,24 +215,16 @@ def _scan(
             is_file = entry.is_file()
         except OSError:
             continue
-        if ignore.is_ignored(path, is_dir=is_dir):
+        child_rel = f"{rel}/{entry.name}" if rel else entry.name
+        if ignore.is_ignored(child_rel, is_dir):
             continue
         if is_dir:
-            _scan(path, source, False, ignore, visited, result)
+            _scan(path, child_rel, source, False, ignore, visited, result)
         elif is_file and include_root_files and entry.name.endswith(".md"):
             skill, diagnostics = load_skill_file(path, source)
             result.diagnostics.extend(diagnostics)
             if skill is not None:
                 result.skills.append(skill)
-
-
-def find_git_root(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` holding ``.git`` (a directory or a file)."""
-    directory = Path(os.path.abspath(start))
-    for candidate in [directory, *directory.parents]:
-        if (candidate / ".git").exists():
-            return candidate
-    return None
 
 
 def default_skill_dirs(

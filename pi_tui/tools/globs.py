@@ -1,22 +1,21 @@
 """Glob patterns compiled to regular expressions over POSIX relative paths.
 
-One translator serves .gitignore rules and the glob arguments of find and grep: ``*`` and ``?`` stay
+The glob arguments of find and grep (fd's and ripgrep's ``--glob``; ignore files go through
+`pi_tui.util.ignore` and pathspec instead): ``*`` and ``?`` stay
 within a path segment, ``**`` as a whole segment spans any number of directories, ``[...]`` is a
 character class (``[!...]`` negated) and a backslash escapes the next character. Brace alternatives
-(``{ts,tsx}``) are only understood where fd and ripgrep understand them, not in .gitignore.
+(``{ts,tsx}``) are understood when ``braces`` is set.
+
+Kept as our own because neither pathspec (gitignore semantics: a slash-less pattern matches at any
+depth, no braces) nor the standard library (``fnmatch``'s ``*`` crosses ``/``; ``glob.translate`` is
+3.13+) matches fd/ripgrep globs, and the translator is small.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["glob_to_regex", "compile_glob"]
-
-
-def compile_glob(pattern: str, *, braces: bool = False, ignore_case: bool = False) -> re.Pattern[str]:
-    """Compile ``pattern`` to a regex to be used with ``fullmatch`` on a relative POSIX path."""
-    flags = re.IGNORECASE if ignore_case else 0
-    return re.compile(glob_to_regex(pattern, braces=braces), flags | re.DOTALL)
+__all__ = ["glob_to_regex"]
 
 
 def glob_to_regex(pattern: str, *, braces: bool = False) -> str:

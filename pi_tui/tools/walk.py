@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .gitignore import IGNORE_FILE_NAMES, IgnoreFile, is_ignored
+from pi_tui.util.ignore import IgnoreStack, find_git_root
 
-__all__ = ["WalkEntry", "walk", "find_git_root"]
+__all__ = ["WalkEntry", "walk", "find_git_root", "list_project_files"]
 
 _ALWAYS_SKIPPED = frozenset({".git"})
 
@@ -37,44 +37,6 @@ class WalkEntry:
     is_symlink: bool = False
 
 
-def find_git_root(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` that contains ``.git``."""
-    current = start
-    while True:
-        if os.path.lexists(current / ".git"):
-            return current
-        if current.parent == current:
-            return None
-        current = current.parent
-
-
-def _ancestor_ignores(root: Path) -> list[IgnoreFile]:
-    """Ignore files above ``root`` up to its repository root (none when not inside a repository)."""
-    git_root = find_git_root(root)
-    if git_root is None:
-        return []
-    found: list[IgnoreFile] = []
-    exclude = IgnoreFile.load(git_root / ".git" / "info" / "exclude", above=_rel_above(root, git_root))
-    if exclude is not None:
-        found.append(exclude)
-    directory = git_root
-    chain: list[Path] = []
-    while directory != root:
-        chain.append(directory)
-        directory = directory / root.relative_to(directory).parts[0]
-    for directory in chain:
-        for name in IGNORE_FILE_NAMES:
-            ignore = IgnoreFile.load(directory / name, above=_rel_above(root, directory))
-            if ignore is not None:
-                found.append(ignore)
-    return found
-
-
-def _rel_above(root: Path, directory: Path) -> str:
-    rel = root.relative_to(directory).as_posix()
-    return "" if rel == "." else rel
-
-
 def walk(
     root: Path,
     *,
@@ -91,13 +53,9 @@ def walk(
         skip: Entries for which this returns True are neither yielded nor entered.
     """
     root = Path(os.path.abspath(root))
-    ignores: tuple[IgnoreFile, ...] = ()
-    if respect_ignore:
-        ignores = tuple(_ancestor_ignores(root)) + tuple(_local_ignores(root, ""))
+    ignores = IgnoreStack.for_root(root) if respect_ignore else None
     # Each frame: the listing of one directory and the ignore files in effect inside it.
-    stack: list[tuple[Iterator[WalkEntry], tuple[IgnoreFile, ...]]] = [
-        (_children(root, "", ignores), ignores)
-    ]
+    stack: list[tuple[Iterator[WalkEntry], IgnoreStack | None]] = [(_children(root, "", ignores), ignores)]
     while stack:
         if should_stop is not None and should_stop():
             return
@@ -110,20 +68,11 @@ def walk(
             continue
         yield entry
         if entry.is_dir:
-            inner = in_effect + tuple(_local_ignores(Path(entry.path), entry.rel)) if respect_ignore else ()
+            inner = in_effect.entering(Path(entry.path), entry.rel) if in_effect is not None else None
             stack.append((_children(Path(entry.path), entry.rel, inner), inner))
 
 
-def _local_ignores(directory: Path, rel: str) -> list[IgnoreFile]:
-    found: list[IgnoreFile] = []
-    for name in IGNORE_FILE_NAMES:
-        ignore = IgnoreFile.load(directory / name, inside=rel)
-        if ignore is not None:
-            found.append(ignore)
-    return found
-
-
-def _children(directory: Path, rel: str, ignores: tuple[IgnoreFile, ...]) -> Iterator[WalkEntry]:
+def _children(directory: Path, rel: str, ignores: IgnoreStack | None) -> Iterator[WalkEntry]:
     try:
         with os.scandir(directory) as scan:
             entries = sorted(scan, key=lambda e: e.name)
@@ -138,6 +87,32 @@ def _children(directory: Path, rel: str, ignores: tuple[IgnoreFile, ...]) -> Ite
         except OSError:
             continue
         child_rel = f"{rel}/{item.name}" if rel else item.name
-        if ignores and is_ignored(ignores, child_rel, item.name, is_dir):
+        if ignores is not None and ignores.is_ignored(child_rel, is_dir):
             continue
         yield WalkEntry(rel=child_rel, path=item.path, name=item.name, is_dir=is_dir, is_symlink=is_symlink)
+
+
+def list_project_files(root: Path, *, limit: int | None = None, directories: bool = False) -> list[str]:
+    """Paths under ``root`` for ``@file`` completion: relative, POSIX, in path order.
+
+    The same walk as grep and find (hidden files in, ``.git`` out, .gitignore/.ignore obeyed, ignored
+    directories never entered), so completion offers exactly what the tools would search.
+
+    Args:
+        root: The directory to list (normally the session's cwd).
+        limit: Stop after this many paths (None: all of them).
+        directories: Also list directories, with a trailing ``/``.
+    """
+    found: list[str] = []
+    if limit is not None and limit <= 0:
+        return found
+    for entry in walk(root):
+        if entry.is_dir:
+            if not directories:
+                continue
+            found.append(entry.rel + "/")
+        else:
+            found.append(entry.rel)
+        if limit is not None and len(found) >= limit:
+            break
+    return found

@@ -1,17 +1,18 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from pi_tui.tools.gitignore import IgnoreFile, parse_ignore_rules
-from pi_tui.tools.globs import compile_glob
-from pi_tui.tools.walk import walk
+from pi_tui.tools.globs import glob_to_regex
+from pi_tui.tools.walk import list_project_files, walk
+from pi_tui.util.ignore import IgnoreFile
 
 
 def _ignored(rules_text: str, rel: str, is_dir: bool = False) -> bool:
-    ignore = IgnoreFile(tuple(parse_ignore_rules(rules_text)))
-    return ignore.decide(rel, rel.rsplit("/", 1)[-1], is_dir) is True
+    ignore = IgnoreFile.from_text(rules_text)
+    return ignore is not None and ignore.decide(rel, is_dir) is True
 
 
 @pytest.mark.parametrize(
@@ -55,8 +56,8 @@ def test_gitignore_rules(rules: str, path: str, is_dir: bool, ignored: bool) -> 
 
 
 def test_glob_braces_are_alternatives_only_when_enabled() -> None:
-    assert compile_glob("*.{ts,tsx}", braces=True).fullmatch("a.tsx")
-    assert not compile_glob("*.{ts,tsx}").fullmatch("a.tsx")
+    assert re.fullmatch(glob_to_regex("*.{ts,tsx}", braces=True), "a.tsx")
+    assert not re.fullmatch(glob_to_regex("*.{ts,tsx}"), "a.tsx")
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
@@ -146,3 +147,35 @@ def test_symlinked_directories_are_listed_but_not_entered(tmp_path: Path) -> Non
     entries = {entry.rel: entry for entry in walk(tmp_path)}
     assert set(entries) == {"link", "real", "real/a.txt"}
     assert entries["link"].is_symlink and not entries["link"].is_dir
+
+
+def test_project_files_for_at_completion_follow_the_tools_ignore_rules(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            ".gitignore": "build/\n*.log\n",
+            ".ignore": "secret.txt\n",
+            "build/out.js": "",
+            "debug.log": "",
+            "secret.txt": "",
+            "src/app.py": "",
+            "src/.env": "",
+            ".git/HEAD": "",
+        },
+    )
+    assert list_project_files(tmp_path) == [".gitignore", ".ignore", "src/.env", "src/app.py"]
+    assert list_project_files(tmp_path, directories=True) == [
+        ".gitignore",
+        ".ignore",
+        "src/",
+        "src/.env",
+        "src/app.py",
+    ]
+    assert list_project_files(tmp_path, limit=2) == [".gitignore", ".ignore"]
+    assert list_project_files(tmp_path, limit=0) == []
+
+
+def test_a_directory_rule_with_trailing_double_star_hides_the_directory_as_git_does(tmp_path: Path) -> None:
+    # `git check-ignore abc/` reports "abc/**" as matching the directory itself.
+    _tree(tmp_path, {".gitignore": "abc/**\n", "abc/d/x": "", "keep": ""})
+    assert _walked(tmp_path) == [".gitignore", "keep"]
