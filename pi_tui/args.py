@@ -23,6 +23,7 @@ class Args:
     help: bool = False
     version: bool = False
     print_mode: bool = False
+    plain: bool = False  # --plain: the line-mode interface instead of the full-screen app
     mode: str = "text"  # text | json | rpc
     continue_session: bool = False
     resume: bool = False
@@ -89,6 +90,7 @@ _BOOL_FLAGS = {
     "--version": "version",
     "-p": "print_mode",
     "--print": "print_mode",
+    "--plain": "plain",
     "-c": "continue_session",
     "--continue": "continue_session",
     "-r": "resume",
@@ -204,6 +206,7 @@ Modes:
   (default)                      Full-screen interactive mode
   -p, --print                    Answer the prompt(s), print the final text, exit
   --mode text|json|rpc           json: one event per line; rpc: stdin/stdout protocol
+  --plain                        Line mode (prompt-toolkit); automatic when TERM=dumb or not a terminal
 
 Model:
   --provider <name>              Provider for --model (anthropic, openai, faux, or one from models.json)

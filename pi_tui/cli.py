@@ -159,6 +159,11 @@ def _run(args: Args) -> int:
     if args.mode == "rpc":
         _err("RPC mode is not available in this version yet")
         return 1
+    if not headless:  # --plain (issue #9 item 8): the line mode, also where a full-screen app cannot run
+        from pi_tui.modes.plain import cannot_host_fullscreen, run_plain_cli
+
+        if args.plain or cannot_host_fullscreen():
+            return run_plain_cli(args, cwd, build_prompts)
     if not headless:
         _err('The interactive interface is not available in this version yet; use -p "prompt" or --mode json')
         return 1

@@ -1,0 +1,71 @@
+"""``--plain``: the line-mode interface (prompt-toolkit), for terminals that cannot host the full-screen app.
+
+Chosen with ``--plain``, and automatically when ``TERM=dumb`` or stdin/stdout is not a terminal (piped
+*text* on stdin still means print mode; see `pi_tui.cli`). It never imports Textual. This module stays
+import-light: the CLI asks `cannot_host_fullscreen` before anything heavy is loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pi_tui.args import Args
+
+__all__ = ["cannot_host_fullscreen", "run_plain_cli"]
+
+
+def cannot_host_fullscreen() -> bool:
+    """True when a full-screen app cannot run here: ``TERM=dumb`` or stdin/stdout is not a terminal."""
+    if os.environ.get("TERM", "") == "dumb":
+        return True
+    try:
+        return not (sys.stdin.isatty() and sys.stdout.isatty())
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return True
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def run_plain_cli(args: Args, cwd: Path, prompts: Callable[[], list[str]]) -> int:
+    """Build the session from the command line and run the line mode; returns the exit code.
+
+    ``prompts`` is called once extensions declared their flags (they may hand words back to the prompt).
+    """
+    import asyncio
+
+    from pi_tui.runtime.factory import StartupError, create_session
+
+    try:
+        startup = create_session(args, cwd)
+    except StartupError as exc:
+        for warning in exc.warnings:
+            _err(f"Warning: {warning}")
+        _err(exc.message)
+        return exc.exit_code
+    for line in startup.packages.installed if startup.packages is not None else ():
+        _err(line)
+    for warning in startup.warnings:
+        _err(f"Warning: {warning}")
+    for notice in startup.notices:
+        _err(notice)
+
+    from .app import run_plain
+
+    async def go() -> int:
+        try:
+            return await run_plain(startup.session, prompts())
+        finally:
+            await startup.session.close()
+
+    try:
+        return asyncio.run(go())
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,137 @@
+"""The line-mode loop: read a prompt, stream the answer, repeat.
+
+A consumer of `AgentSession` like print mode: it subscribes to events, installs the shared
+`BuiltinCommands`, attaches a `PlainUIBridge` for extension dialogs and calls ``session.prompt``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from pi_tui import __version__
+from pi_tui.modes.commands import BuiltinCommands
+from pi_tui.modes.prompt_history import PromptHistory
+
+from .bridge import PlainUIBridge
+from .completion import PlainCompleter, command_items
+from .render import EventPrinter
+from .terminal import Terminal, cwd_label, make_terminal
+
+__all__ = ["run_plain", "HOTKEYS"]
+
+HOTKEYS = """\
+Keys in line mode:
+  Enter              send the prompt
+  Ctrl+J             new line in the prompt
+  Up / Down          earlier / later prompts (remembered per project)
+  Tab                complete /commands and @files
+  Escape or Ctrl+C   abort the answer while the agent works
+  Ctrl+C             clear the line; twice on an empty line quits
+  Ctrl+D             quit (on an empty line)
+  Ctrl+X Ctrl+E      edit the prompt in $EDITOR"""
+
+_DOUBLE_CTRL_C_S = 1.0
+
+
+def _argument_completions(session: Any, name: str, prefix: str) -> list[str] | None:
+    registry = getattr(getattr(session, "extensions", None), "registry", None)
+    command = (getattr(registry, "commands", None) or {}).get(name)
+    complete = getattr(command, "get_argument_completions", None)
+    if complete is None:
+        return None
+    result = complete(prefix)
+    return [str(r.get("value", r)) if isinstance(r, dict) else str(r) for r in result or []]
+
+
+def _history_for(session: Any) -> PromptHistory:
+    manager = getattr(session, "session", None)
+    if getattr(manager, "path", None) is None:  # --no-session: keep nothing on disk
+        return PromptHistory(None)
+    return PromptHistory.for_project(session.cwd)
+
+
+async def run_plain(
+    session: Any, prompts: list[str] | None = None, *, terminal: Terminal | None = None
+) -> int:
+    """Run the line-mode interface on ``session`` until the user quits; returns the exit code.
+
+    Args:
+        session: The `pi_tui.runtime.agent_session.AgentSession`.
+        prompts: Prompts from the command line, sent first.
+        terminal: Where to read and write (default: chosen from stdin/stdout, see `make_terminal`).
+    """
+    history = _history_for(session)
+    bridge_box: list[PlainUIBridge] = []
+    if terminal is None:
+        completer = PlainCompleter(
+            session.cwd,
+            lambda: command_items(session),
+            lambda name, prefix: _argument_completions(session, name, prefix),
+        )
+        terminal = make_terminal(history.entries, completer, lambda: bridge_box[0].toolbar())
+    printer = EventPrinter(terminal.write, color=terminal.color)
+    bridge = PlainUIBridge(terminal, printer)
+    bridge_box.append(bridge)
+    session.attach_ui(bridge, "tui")
+    commands = BuiltinCommands(session, lambda text: printer.line(text.rstrip("\n")))
+    session.builtin_commands = commands
+    unsubscribe = session.subscribe(printer)
+
+    model = session.model
+    printer.line(
+        f"pi-tui {__version__} · {model.provider}/{model.id} · {cwd_label(session.cwd)} — line mode; "
+        "/hotkeys lists the keys, Ctrl+D quits"
+    )
+    try:
+        await session.start()
+        for text in prompts or []:
+            await _send(session, terminal, printer, text)
+        await _loop(session, terminal, printer, bridge, history)
+    finally:
+        unsubscribe()
+        session.builtin_commands = None
+    return 0
+
+
+async def _loop(
+    session: Any, terminal: Terminal, printer: EventPrinter, bridge: PlainUIBridge, history: PromptHistory
+) -> None:
+    last_interrupt = 0.0
+    while True:
+        default, bridge.editor_text = bridge.editor_text or "", None
+        try:
+            text = await terminal.read_line("> ", default)
+        except KeyboardInterrupt:
+            now = time.monotonic()
+            if now - last_interrupt < _DOUBLE_CTRL_C_S:
+                break
+            last_interrupt = now
+            printer.line("(Ctrl+C again or Ctrl+D to quit)")
+            continue
+        printer.at_line_start = True
+        if text is None:
+            break
+        text = text.strip()
+        if not text:
+            continue
+        history.add(text)
+        if text in ("/quit", "/exit"):
+            break
+        if text == "/hotkeys":
+            printer.line(HOTKEYS)
+            continue
+        await _send(session, terminal, printer, text)
+
+
+async def _send(session: Any, terminal: Terminal, printer: EventPrinter, text: str) -> None:
+    """Run one prompt to the end; Escape or Ctrl+C aborts it."""
+    task = asyncio.ensure_future(session.prompt(text))
+    with terminal.watch_abort(session.abort):
+        try:
+            await task
+        except Exception as exc:  # the loop goes on: one failed prompt is a message, not the end
+            printer.line(f"Error: {exc}")
+    if not printer.at_line_start:
+        printer.write("\n")

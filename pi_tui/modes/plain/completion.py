@@ -1,0 +1,163 @@
+"""Tab completion for the line mode: ``/`` commands and ``@`` files, as the TUI editor offers them.
+
+``/`` at the start of the line lists built-in commands, prompt templates, extension commands and
+``/skill:`` names (pi's order), each with its description; after ``/name `` an extension command's
+``get_argument_completions`` is asked. ``@`` anywhere completes paths under the working directory,
+respecting ``.gitignore``; paths with spaces are inserted quoted (``@"my file.txt"``), as pi does.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from pi_tui.modes.commands import BUILTIN_COMMANDS
+
+__all__ = ["CommandItem", "PlainCompleter", "command_items", "PLAIN_COMMANDS"]
+
+log = logging.getLogger(__name__)
+
+PLAIN_COMMANDS: dict[str, str] = {
+    "hotkeys": "Show the keys of the line mode",
+    "quit": "Quit pi-tui",
+}
+"""Commands the line mode answers itself, besides the shared `BUILTIN_COMMANDS`."""
+
+CommandItem = tuple[str, str]
+"""``(name without the slash, description)``."""
+
+_FILE_LIMIT = 20_000  # entries walked before giving up: completion must stay instant in a huge tree
+_INDEX_TTL_S = 10.0
+
+
+def command_items(session: Any) -> list[CommandItem]:
+    """Every ``/`` command the user can type now: built-ins, templates, extension commands, skills."""
+    items: list[CommandItem] = sorted({**BUILTIN_COMMANDS, **PLAIN_COMMANDS}.items())
+    resources = getattr(session, "resources", None)
+    for template in getattr(resources, "templates", None) or []:
+        items.append((template.name, template.description))
+    runner = getattr(session, "extensions", None)
+    registry = getattr(runner, "registry", None)
+    for name, command in sorted((getattr(registry, "commands", None) or {}).items()):
+        items.append((name, command.description or f"({command.source})"))
+    settings = getattr(session, "settings", None)
+    if settings is None or getattr(settings, "enable_skill_commands", True):
+        for skill in getattr(resources, "skills", None) or []:
+            items.append((f"skill:{skill.name}", skill.description))
+    return items
+
+
+def _fuzzy(query: str, candidate: str) -> int | None:
+    """A score (lower is better) when ``query``'s characters appear in order in ``candidate``."""
+    if not query:
+        return 0
+    low = candidate.lower()
+    if low.startswith(query):
+        return 0
+    if query in low:
+        return 1 + low.index(query)
+    pos = -1
+    gaps = 0
+    for ch in query:
+        found = low.find(ch, pos + 1)
+        if found < 0:
+            return None
+        gaps += found - pos - 1
+        pos = found
+    return 100 + gaps
+
+
+class PlainCompleter(Completer):
+    """Completes ``/commands`` (start of line) and ``@paths`` (anywhere).
+
+    Args:
+        cwd: The directory ``@`` paths are relative to.
+        commands: Returns the current command list (re-read on each completion: /reload may change it).
+        argument_completions: ``(command name, prefix) -> list[str] | None`` for a command's arguments.
+    """
+
+    def __init__(
+        self,
+        cwd: Path,
+        commands: Callable[[], list[CommandItem]],
+        argument_completions: Callable[[str, str], list[str] | None] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self._commands = commands
+        self._argument_completions = argument_completions
+        self._files: list[str] = []
+        self._files_at = 0.0
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and "\n" not in before:
+            name, space, rest = before[1:].partition(" ")
+            if not space:
+                yield from self._complete_command(name)
+                return
+            yield from self._complete_argument(name, rest)
+            return
+        word = before.rsplit(None, 1)[-1] if before and not before[-1].isspace() else ""
+        if word.startswith("@"):
+            yield from self._complete_path(word)
+
+    def _complete_command(self, typed: str) -> Iterator[Completion]:
+        query = typed.lower()
+        scored = []
+        for index, (name, description) in enumerate(self._commands()):
+            score = _fuzzy(query, name)
+            if score is not None:
+                scored.append((score, index, name, description))
+        for _score, _index, name, description in sorted(scored):
+            yield Completion(
+                "/" + name, start_position=-len(typed) - 1, display="/" + name, display_meta=description or ""
+            )
+
+    def _complete_argument(self, name: str, rest: str) -> Iterator[Completion]:
+        if self._argument_completions is None:
+            return
+        try:
+            options = self._argument_completions(name, rest) or []
+        except Exception as exc:  # an extension's completer must not break typing
+            log.warning("argument completion of /%s failed: %s", name, exc)
+            return
+        for option in options:
+            yield Completion(str(option), start_position=-len(rest))
+
+    def _complete_path(self, word: str) -> Iterator[Completion]:
+        query = word[1:].strip('"').lower()
+        scored = []
+        for path in self._file_index():
+            score = _fuzzy(query, path)
+            if score is not None:
+                # Prefer hits in the file name, then shorter paths.
+                name_hit = 0 if query and query in path.rsplit("/", 1)[-1].lower() else 1
+                scored.append((score, name_hit, len(path), path))
+        for *_rank, path in sorted(scored)[:50]:
+            text = f'@"{path}"' if " " in path else f"@{path}"
+            yield Completion(text, start_position=-len(word), display=text)
+
+    def _file_index(self) -> list[str]:
+        now = time.monotonic()
+        if now - self._files_at > _INDEX_TTL_S:
+            self._files = list(_walk_files(self.cwd))
+            self._files_at = now
+        return self._files
+
+
+def _walk_files(root: Path) -> Iterable[str]:
+    from pi_tui.tools.walk import walk
+
+    try:
+        for count, entry in enumerate(walk(root)):
+            if count >= _FILE_LIMIT:
+                return
+            yield entry.rel + ("/" if entry.is_dir else "")
+    except OSError as exc:
+        log.warning("cannot list %s for @ completion: %s", root, exc)

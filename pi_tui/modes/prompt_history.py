@@ -1,0 +1,109 @@
+"""Submitted prompts, remembered per project across runs (the editor's Up/Down history).
+
+Shared by every interactive front end (the Textual TUI and the ``--plain`` line mode), so a prompt typed in
+one is recalled in the other. pi keeps the last 100 prompts in memory only; we keep them on disk per project.
+
+File (the format the TUI editor's history uses, so both read and write the same file):
+``<agent dir>/prompt-history/<first 16 hex digits of sha1(str(cwd))>.jsonl``, one JSON string per line,
+oldest first. Consecutive duplicates are not stored. Lines that do not parse are skipped, so a torn last
+line (a crash mid-write) loses only that prompt. The file is rewritten down to `MAX_ENTRIES` when it grows
+past twice that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+
+__all__ = ["PromptHistory", "MAX_ENTRIES", "history_path"]
+
+log = logging.getLogger(__name__)
+
+MAX_ENTRIES = 100
+"""How many prompts are recalled (pi's in-memory limit)."""
+
+
+def history_path(cwd: str | Path, agent_dir: Path | None = None) -> Path:
+    """Where the prompt history of the project at ``cwd`` lives (not created here)."""
+    from pi_tui.ai.paths import agent_dir as default_agent_dir
+
+    base = agent_dir if agent_dir is not None else default_agent_dir()
+    digest = hashlib.sha1(str(cwd).encode()).hexdigest()[:16]
+    return base / "prompt-history" / f"{digest}.jsonl"
+
+
+class PromptHistory:
+    """The prompts submitted in one project, oldest first.
+
+    Args:
+        path: The JSONL file (see `history_path`); None keeps the history in memory only
+            (``--no-session`` runs, tests).
+        limit: How many prompts to keep.
+    """
+
+    def __init__(self, path: Path | None, *, limit: int = MAX_ENTRIES) -> None:
+        self.path = path
+        self.limit = limit
+        self._lines_on_disk = 0
+        self.entries: list[str] = self._load()
+
+    @classmethod
+    def for_project(cls, cwd: str | Path, agent_dir: Path | None = None) -> PromptHistory:
+        """The history of the project at ``cwd``."""
+        return cls(history_path(cwd, agent_dir))
+
+    def _load(self) -> list[str]:
+        if self.path is None:
+            return []
+        try:
+            raw = self.path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            log.warning("cannot read prompt history %s: %s", self.path, exc)
+            return []
+        entries: list[str] = []
+        for line in raw.splitlines():
+            self._lines_on_disk += 1
+            try:
+                text = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(text, str) and text and (not entries or entries[-1] != text):
+                entries.append(text)
+        return entries[-self.limit :]
+
+    def add(self, text: str) -> bool:
+        """Remember a submitted prompt; False when it was empty or repeats the last one."""
+        if not text.strip() or (self.entries and self.entries[-1] == text):
+            return False
+        self.entries.append(text)
+        del self.entries[: -self.limit]
+        if self.path is not None:
+            self._append(text)
+        return True
+
+    def _append(self, text: str) -> None:
+        assert self.path is not None
+        line = json.dumps(text, ensure_ascii=False) + "\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self._lines_on_disk + 1 > 2 * self.limit:
+                self._rewrite()
+                return
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(line)
+            self._lines_on_disk += 1
+        except OSError as exc:  # history is a convenience: never fail a prompt over it
+            log.warning("cannot write prompt history %s: %s", self.path, exc)
+
+    def _rewrite(self) -> None:
+        assert self.path is not None
+        tmp = self.path.with_suffix(".jsonl.tmp")
+        lines = [json.dumps(t, ensure_ascii=False) + "\n" for t in self.entries]
+        tmp.write_text("".join(lines), encoding="utf-8")
+        os.replace(tmp, self.path)
+        self._lines_on_disk = len(lines)

@@ -1,0 +1,174 @@
+"""The line mode in a real pseudo-terminal, read through pyte, against the fake LLM server."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from bench.pty_screen import PtyScreen
+from pi_tui.modes.prompt_history import history_path
+from pi_tui.testing import FakeLLM, Fault, Reply, text, tool_call
+from tests.e2e.helpers import write_models_json
+
+pytestmark = pytest.mark.slow
+
+MODEL = "fake-openai/gpt-fake"
+
+
+def _env(term: str = "xterm-256color") -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTEST_CURRENT_TEST", "NO_COLOR", "COLUMNS", "LINES")
+    }
+    env["TERM"] = term
+    return env
+
+
+def _prompt_shown(screen: str) -> bool:
+    """A ``>`` prompt with nothing typed after it on the last non-empty line."""
+    lines = [line for line in screen.splitlines() if line.strip()]
+    return bool(lines) and lines[-1] == ">"
+
+
+@contextmanager
+def _plain(repo: Path, *extra: str, term: str = "xterm-256color") -> Iterator[PtyScreen]:
+    argv = [sys.executable, "-m", "pi_tui", "--model", MODEL, *extra]
+    with PtyScreen(argv, cwd=repo, env=_env(term), columns=100, lines=40) as screen:
+        yield screen
+
+
+def test_prompt_tool_call_answer_slash_command_and_quit(tmp_path: Path, agent_dir: Path) -> None:
+    (tmp_path / "notes.txt").write_text("the secret word is lemon\n")
+    fake = FakeLLM()
+    fake.script(
+        [
+            Reply([text("Let me read it."), tool_call("read", {"path": "notes.txt"})]),
+            Reply([text("The secret word is lemon.")]),
+        ]
+    )
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:
+            term.wait_for(_prompt_shown)
+            assert "line mode" in term.text()
+            term.send("what does notes.txt say?\r")
+            term.wait_for("→ read notes.txt")
+            term.wait_for("The secret word is lemon.")
+            term.wait_for(_prompt_shown)
+            # Tab completes a built-in command from its first letters, then it runs.
+            term.send("/sess")
+            term.wait_for("Session file, id")
+            term.send("\t")
+            term.wait_for(lambda s: "> /session" in s)
+            term.send("\r")
+            term.wait_for("Messages: 1 user, 2 assistant, 1 tool calls, 1 tool results")
+            term.wait_for(_prompt_shown)
+            term.send("\x04")  # Ctrl+D on an empty line quits
+            assert term.wait_exit() == 0
+    fake.assert_script_consumed()
+    assert fake.violations == []
+    assert "lemon" in json.dumps(fake.requests[-1].body)  # the tool result reached the model
+    screen = term.text()
+    assert (
+        screen.index("what does notes.txt say?")
+        < screen.index("→ read notes.txt")
+        < screen.index("The secret word is lemon.")
+    )
+
+
+def test_answer_streams_and_escape_aborts_it(tmp_path: Path, agent_dir: Path) -> None:
+    words = " ".join(f"word{i}" for i in range(40))
+    fake = FakeLLM()
+    fake.script(
+        [
+            Fault("stall", after_frames=6, stall_seconds=30, reply=Reply([text(words)])),
+            Reply([text("Second answer.")]),
+        ]
+    )
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:
+            term.wait_for(_prompt_shown)
+            term.send("count\r")
+            # The first words are on screen while the server holds back the rest: the answer streams.
+            term.wait_for("word1 word2")
+            assert "word39" not in term.text()
+            term.send("\x1b")  # Escape
+            term.wait_for("Aborted.")
+            term.wait_for(_prompt_shown)
+            term.send("again\r")
+            term.wait_for("Second answer.")
+            term.wait_for(_prompt_shown)
+            term.send("\x03")  # Ctrl+C on an empty line: a hint, twice quits
+            term.wait_for("Ctrl+C again")
+            term.send("\x03")
+            assert term.wait_exit() == 0
+
+
+def test_history_is_saved_per_project_and_recalled_with_up(tmp_path: Path, agent_dir: Path) -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("First.")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:
+            term.wait_for(_prompt_shown)
+            term.send("remember this prompt\r")
+            term.wait_for("First.")
+            term.wait_for(_prompt_shown)
+            term.send("\x04")
+            assert term.wait_exit() == 0
+        lines = history_path(tmp_path.resolve(), agent_dir).read_text().splitlines()
+        assert [json.loads(line) for line in lines] == ["remember this prompt"]
+        with _plain(tmp_path, "--plain") as term:
+            term.wait_for(_prompt_shown)
+            term.send("\x1b[A")  # Up
+            term.wait_for("> remember this prompt")
+            term.send("\x03\x04")
+            assert term.wait_exit() == 0
+
+
+def test_dumb_terminal_gets_the_line_mode_without_the_flag(tmp_path: Path, agent_dir: Path) -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("Plain answer.")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, term="dumb") as term:
+            term.wait_for("line mode")
+            term.send("hi\r")
+            term.wait_for("Plain answer.")
+            term.send("/quit\r")
+            assert term.wait_exit() == 0
+    assert "\x1b[2m" not in term.transcript_text()  # no colours for a dumb terminal
+
+
+def test_permission_gate_asks_on_a_line_and_no_blocks_the_command(tmp_path: Path, agent_dir: Path) -> None:
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "keep.txt").write_text("x")
+    fake = FakeLLM()
+    fake.script(
+        [
+            Reply([tool_call("bash", {"command": "rm -rf build"})]),
+            Reply([text("Understood, I left it.")]),
+        ]
+    )
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain", "-e", "permission_gate") as term:
+            term.wait_for(_prompt_shown)
+            term.send("clean up\r")
+            term.wait_for("[y/N]")
+            term.send("n\r")
+            term.wait_for("Understood, I left it.")
+            term.wait_for(_prompt_shown)
+            term.send("\x04")
+            assert term.wait_exit() == 0
+    assert (tmp_path / "build" / "keep.txt").exists()
+    tool_result = json.dumps(fake.requests[-1].body)
+    assert "rm -rf build" in tool_result and "keep.txt" not in tool_result
