@@ -204,3 +204,21 @@ def test_rich_session_entries_are_read_as_current_pi_means_them() -> None:
     assert context.system.sections == compaction.system_message["sections"]
     edited = [m for m in context.messages if getattr(m, "role", None) == "toolResult"]
     assert [m.content[0].text for m in edited] == ["[output elided by record_ext]"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+async def test_session_with_foreign_lines_still_answers_validly_and_appends(
+    seed: int, tmp_path: Path, project: Path, fake: FakeLLM
+) -> None:
+    from ..session.test_foreign_lines_fuzz import _fuzzed_lines
+
+    session = tmp_path / "fuzzed.jsonl"
+    lines = _fuzzed_lines(FIXTURES / "rich.jsonl", seed)
+    session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fake.script([Reply([text("ok")])])
+    async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:
+        await agent.prompt("one more")
+    assert fake.violations == []
+    after = session.read_text(encoding="utf-8").split("\n")[:-1]
+    assert after[: len(lines)] == lines
+    assert json.loads(after[-1])["message"]["role"] == "assistant"
