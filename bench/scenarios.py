@@ -7,12 +7,12 @@ violations and the cache read ratio.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
-import shutil
+import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -24,6 +24,8 @@ from typing import Any
 
 from pi_tui.session.paths import encode_cwd
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text, tool_call
+
+from .targets import PI_TUI, Target
 
 MODEL_COST = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
 
@@ -43,6 +45,16 @@ class Result:
     stderr: str = ""
 
 
+def median_result(runs: list[Result]) -> Result:
+    """The run with the median CPU time, carrying the median wall and CPU and the highest peak RSS."""
+    runs = sorted(runs, key=lambda r: r.cpu_s)
+    mid = dataclasses.replace(runs[len(runs) // 2])
+    mid.wall_s = statistics.median(r.wall_s for r in runs)
+    mid.cpu_s = statistics.median(r.cpu_s for r in runs)
+    mid.peak_rss_mb = max(r.peak_rss_mb for r in runs)
+    return mid
+
+
 @dataclass
 class Env:
     root: Path
@@ -50,11 +62,9 @@ class Env:
     agent_dir: Path
     repo: Path
 
-    def environ(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        env["HOME"] = str(self.home)
-        env["PI_CODING_AGENT_DIR"] = str(self.agent_dir)
-        return env
+    def environ(self, target: Target = PI_TUI) -> dict[str, str]:
+        """A clean environment (no keys, no proxies) with this temp home."""
+        return target.environ(self.home, self.agent_dir)
 
 
 def make_env() -> Env:
@@ -65,7 +75,9 @@ def make_env() -> Env:
     return env
 
 
-def write_models(env: Env, server: Any, api: str = "anthropic-messages", context_window: int = 200_000) -> str:
+def write_models(
+    env: Env, server: Any, api: str = "anthropic-messages", context_window: int = 200_000
+) -> str:
     base = server.anthropic_base_url if api == "anthropic-messages" else server.openai_base_url
     config = {
         "providers": {
@@ -73,7 +85,14 @@ def write_models(env: Env, server: Any, api: str = "anthropic-messages", context
                 "baseUrl": base,
                 "api": api,
                 "apiKey": "bench-key",
-                "models": [{"id": "bench-model", "contextWindow": context_window, "maxTokens": 8192, "cost": MODEL_COST}],
+                "models": [
+                    {
+                        "id": "bench-model",
+                        "contextWindow": context_window,
+                        "maxTokens": 8192,
+                        "cost": MODEL_COST,
+                    }
+                ],
             }
         }
     }
@@ -82,16 +101,16 @@ def write_models(env: Env, server: Any, api: str = "anthropic-messages", context
     return "bench/bench-model"
 
 
-def run_cli(env: Env, args: list[str]) -> tuple[int, float, float, float, str, str]:
-    """Run pi-tui; returns (exit code, wall s, cpu s, peak rss MB, stdout, stderr)."""
+def run_cli(env: Env, args: list[str], target: Target = PI_TUI) -> tuple[int, float, float, float, str, str]:
+    """Run pi-tui (or ``target``); returns (exit code, wall s, cpu s, peak rss MB, stdout, stderr)."""
     out_path = env.root / "stdout.txt"
     err_path = env.root / "stderr.txt"
     with open(out_path, "w") as out, open(err_path, "w") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pi_tui", *args],
+            target.command(args),
             cwd=env.repo,
-            env=env.environ(),
+            env=env.environ(target),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
@@ -104,7 +123,9 @@ def run_cli(env: Env, args: list[str]) -> tuple[int, float, float, float, str, s
     return proc.returncode, wall, cpu, rss_mb, out_path.read_text(), err_path.read_text()
 
 
-def _result(name: str, description: str, fake: FakeLLM, run: tuple[int, float, float, float, str, str], **extra: Any) -> Result:
+def _result(
+    name: str, description: str, fake: FakeLLM, run: tuple[int, float, float, float, str, str], **extra: Any
+) -> Result:
     code, wall, cpu, rss, _out, err = run
     stats = fake.cache_stats()
     ratio = getattr(stats, "hit_ratio", None)
@@ -123,13 +144,13 @@ def _result(name: str, description: str, fake: FakeLLM, run: tuple[int, float, f
     )
 
 
-def one_turn(api: str = "anthropic-messages") -> Result:
+def one_turn(api: str = "anthropic-messages", target: Target = PI_TUI) -> Result:
     env = make_env()
     fake = FakeLLM()
     fake.script([Reply([text("Hello! The answer is 42.")])])
     with fake.serve() as server:
         model = write_models(env, server, api=api)
-        run = run_cli(env, ["--model", model, "-p", "What is the answer?"])
+        run = run_cli(env, ["--model", model, "-p", "What is the answer?"], target)
     if api == "anthropic-messages":
         return _result("one_turn", "`pi-tui -p` with a one-turn answer (Anthropic API)", fake, run)
     return _result("one_turn_openai", "`pi-tui -p` with a one-turn answer (OpenAI chat API)", fake, run)
@@ -150,7 +171,9 @@ def fix_bug() -> Result:
     fake.script(
         [
             Reply([tool_call("read", {"path": "calc.py"})]),
-            Reply([tool_call("edit", {"path": "calc.py", "edits": [{"oldText": "a - b", "newText": "a + b"}]})]),
+            Reply(
+                [tool_call("edit", {"path": "calc.py", "edits": [{"oldText": "a - b", "newText": "a + b"}]})]
+            ),
             Reply([tool_call("bash", {"command": "python3 -c 'import calc; print(calc.add(2, 3))'"})]),
             Reply([text("Fixed.")]),
         ]
@@ -175,7 +198,7 @@ def _tool_loop_responder(count: int, files: int) -> Callable[[RecordedRequest], 
     return respond
 
 
-def tool_loop(count: int = 100, api: str = "anthropic-messages") -> Result:
+def tool_loop(count: int = 100, api: str = "anthropic-messages", target: Target = PI_TUI) -> Result:
     env = make_env()
     data = env.repo / "data"
     data.mkdir()
@@ -188,7 +211,7 @@ def tool_loop(count: int = 100, api: str = "anthropic-messages") -> Result:
     fake.responder = _tool_loop_responder(count, files)
     with fake.serve() as server:
         model = write_models(env, server, api=api)
-        run = run_cli(env, ["--model", model, "-p", f"Read the {count} files in data/ one by one."])
+        run = run_cli(env, ["--model", model, "-p", f"Read the {count} files in data/ one by one."], target)
     label = "Anthropic" if api == "anthropic-messages" else "OpenAI chat"
     return _result(
         f"tool_loop_{count}" + ("" if api == "anthropic-messages" else "_openai"),
@@ -201,19 +224,27 @@ def tool_loop(count: int = 100, api: str = "anthropic-messages") -> Result:
 PI_SESSIONS = Path("/work/shared/fixtures/pi-sessions")
 
 
-def resume_large() -> Result:
-    """Resume pi's 1 MB, 1,000-line v1 session (migrated and rewritten on the first append), answer once."""
+def resume_large(target: Target = PI_TUI) -> Result:
+    """Resume pi's 1 MB, 1,000-line v1 session (migrated and rewritten on the first append), answer once.
+
+    The header's working directory is set to the run's repo: pi 0.87 refuses a session whose stored
+    directory does not exist, and both programs get the same file.
+    """
     env = make_env()
     sessions = env.agent_dir / "sessions" / "resumed"
     sessions.mkdir(parents=True)
     session = sessions / "large-session.jsonl"
-    shutil.copyfile(PI_SESSIONS / "large-session.jsonl", session)
+    lines = (PI_SESSIONS / "large-session.jsonl").read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["cwd"] = str(env.repo)
+    lines[0] = json.dumps(header) + "\n"
+    session.write_text("".join(lines))
     fake = FakeLLM()
     fake.script([Reply([text("Done.")])])
     with fake.serve() as server:
         # Anthropic: the file's foreign thinking blocks are replayed as text, so the fake accepts them.
         model = write_models(env, server)
-        run = run_cli(env, ["--session", str(session), "--model", model, "-p", "one more"])
+        run = run_cli(env, ["--session", str(session), "--model", model, "-p", "one more"], target)
     sent = len(fake.requests[0].messages) if fake.requests else 0
     return _result(
         "resume_large",
@@ -244,12 +275,28 @@ def _small_session(index: int, cwd: Path) -> tuple[str, str]:
     }
     lines = [
         {"type": "session", "version": 3, "id": session_id, "timestamp": iso, "cwd": str(cwd)},
-        {"type": "model_change", "id": ids[0], "parentId": None, "timestamp": iso, "provider": "bench",
-         "modelId": "bench-model"},
-        {"type": "message", "id": ids[1], "parentId": ids[0], "timestamp": iso,
-         "message": {**question, "timestamp": ms}},
-        {"type": "message", "id": ids[2], "parentId": ids[1], "timestamp": iso,
-         "message": {**answer, "timestamp": ms + 1000}},
+        {
+            "type": "model_change",
+            "id": ids[0],
+            "parentId": None,
+            "timestamp": iso,
+            "provider": "bench",
+            "modelId": "bench-model",
+        },
+        {
+            "type": "message",
+            "id": ids[1],
+            "parentId": ids[0],
+            "timestamp": iso,
+            "message": {**question, "timestamp": ms},
+        },
+        {
+            "type": "message",
+            "id": ids[2],
+            "parentId": ids[1],
+            "timestamp": iso,
+            "message": {**answer, "timestamp": ms + 1000},
+        },
     ]
     name = re.sub(r"[:.]", "-", iso) + f"_{session_id}.jsonl"
     return name, "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
@@ -267,19 +314,9 @@ def list_sessions_1000(count: int = 1000) -> Result:
     fake = FakeLLM()
     run = run_cli(env, ["-r"])
     listed = sum(1 for line in run[4].splitlines() if line.endswith(".jsonl"))
-    return _result("list_1000", f"`pi-tui -r`: list {count} sessions of one directory", fake, run, listed=listed)
-
-
-SCENARIOS: dict[str, Callable[[], Result]] = {
-    "one_turn_faux": one_turn_faux,
-    "one_turn": one_turn,
-    "one_turn_openai": lambda: one_turn("openai-completions"),
-    "fix_bug": fix_bug,
-    "tool_loop_100": tool_loop,
-    "tool_loop_100_openai": lambda: tool_loop(100, "openai-completions"),
-    "resume_large": resume_large,
-    "list_1000": list_sessions_1000,
-}
+    return _result(
+        "list_1000", f"`pi-tui -r`: list {count} sessions of one directory", fake, run, listed=listed
+    )
 
 
 def _panels_cost() -> Result:
@@ -288,16 +325,10 @@ def _panels_cost() -> Result:
     return panels_cost()
 
 
-SCENARIOS["panels_50_turns"] = _panels_cost
-
-
 def _compaction_long() -> Result:
     from .compaction_long import compaction_long
 
     return compaction_long()
-
-
-SCENARIOS["compaction_long"] = _compaction_long
 
 
 def _startup_10_extensions() -> Result:
@@ -306,4 +337,18 @@ def _startup_10_extensions() -> Result:
     return startup_10_extensions()
 
 
-SCENARIOS["startup_10_extensions"] = _startup_10_extensions
+def register_all() -> None:
+    """Put the print-mode scenarios into the registry (`bench.registry`)."""
+    from .registry import register
+
+    register("one_turn_faux", one_turn_faux)
+    register("one_turn", one_turn)
+    register("one_turn_openai", lambda: one_turn("openai-completions"))
+    register("fix_bug", fix_bug)
+    register("tool_loop_100", tool_loop)
+    register("tool_loop_100_openai", lambda: tool_loop(100, "openai-completions"))
+    register("resume_large", resume_large)
+    register("list_1000", list_sessions_1000)
+    register("panels_50_turns", _panels_cost)
+    register("compaction_long", _compaction_long)
+    register("startup_10_extensions", _startup_10_extensions)
