@@ -156,9 +156,10 @@ def _run(args: Args) -> int:
     prompts = build_prompts()
 
     headless = args.print_mode or args.mode == "json"
-    if args.mode == "rpc":
-        _err("RPC mode is not available in this version yet")
-        return 1
+    if args.mode == "rpc":  # issue #11: pi's RPC protocol on stdin/stdout
+        from pi_tui.modes.rpc import run_rpc
+
+        return run_rpc(args, cwd)
     if not headless:  # --plain (issue #9 item 8): the line mode, also where a full-screen app cannot run
         from pi_tui.modes.plain import cannot_host_fullscreen, run_plain_cli
 

@@ -30,6 +30,7 @@ from pi_tui.ai.stream import (
 )
 from pi_tui.ai.types import (
     AssistantMessage,
+    BashExecutionMessage,
     CustomMessage,
     ImageContent,
     Model,
@@ -624,6 +625,12 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
 
         if self.extensions is not None:
             self.extensions.spawn(announce())
+
+    def record_bash_execution(self, message: BashExecutionMessage) -> None:
+        """Add a user's shell command and its output to the conversation (pi's ``!cmd``, RPC ``bash``);
+        it is persisted and the next request carries it unless it is ``exclude_from_context``."""
+        self._persist_message(message)
+        self.agent.messages.append(message)
 
     # --- statistics ---------------------------------------------------------------------------------
 

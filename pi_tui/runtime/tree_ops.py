@@ -131,16 +131,21 @@ class SessionTreeMixin(SessionHost):
         if self.extensions is not None:  # extensions (issue #5)
             await self.extensions.after_switch(reason or "resume", str(old.path or ""))
 
-    async def new_session(self) -> None:
-        """Start a fresh session in the same place (``/new``); nothing is written before an answer."""
+    async def new_session(self, *, parent_session: str | None = None) -> None:
+        """Start a fresh session in the same place (``/new``); nothing is written before an answer.
+
+        ``parent_session`` (RPC ``new_session``) is recorded in the new header's ``parentSession``.
+        """
         from pi_tui.session import SessionManager
 
         if self.extensions is not None:  # extensions (issue #5): may raise CancelledByExtension
             await self.extensions.before_switch("new", None)
         if self.session.path is None:
-            fresh = SessionManager.in_memory(self.cwd)
+            fresh = SessionManager.in_memory(self.cwd, parent_session=parent_session)
         else:
-            fresh = SessionManager.create(self.cwd, session_dir=self.session.session_dir)
+            fresh = SessionManager.create(
+                self.cwd, session_dir=self.session.session_dir, parent_session=parent_session
+            )
         self._switch_reason = "new"
         await self.switch_session(fresh)
 
@@ -172,3 +177,17 @@ class SessionTreeMixin(SessionHost):
         if skip_restore:
             self.agent.messages = kept
         return editor_text
+
+    async def clone(self) -> None:
+        """Continue in a copy of the current branch, up to and including the leaf (pi's ``/clone``).
+
+        Raises:
+            ValueError: the session has no entries yet.
+        """
+        leaf = self.session.get_leaf_id()
+        if leaf is None:
+            raise ValueError("Cannot clone session: no current entry selected")
+        if self.extensions is not None:  # extensions (issue #5): may raise CancelledByExtension
+            await self.extensions.before_fork(leaf)
+        self._switch_reason = "fork"
+        await self.switch_session(self.session.create_branched_session(leaf))

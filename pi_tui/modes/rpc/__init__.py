@@ -1,0 +1,60 @@
+"""``pi-tui --mode rpc``: pi's RPC protocol over stdin/stdout, plus ``get_context``.
+
+See ``docs/rpc.md`` for the commands, responses and events. This package never imports Textual: it
+is one more consumer of `pi_tui.runtime.agent_session.AgentSession`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run_rpc", "serve_rpc"]
+
+log = logging.getLogger(__name__)
+
+
+async def serve_rpc(session: Any, *, input_fd: int, output_fd: int) -> None:
+    """Serve ``session`` over the given descriptors until input ends; the caller closes the session."""
+    from .framing import JsonlWriter, LineReader
+    from .server import RpcServer
+
+    server = RpcServer(session, JsonlWriter(output_fd))
+    await server.serve(LineReader(input_fd))
+
+
+def run_rpc(args: Any, cwd: Path) -> int:
+    """The ``--mode rpc`` entry point: build the session, serve stdin/stdout, save and exit.
+
+    Returns the process exit code (0 after end of input; start-up failures as in print mode).
+    """
+    from .guard import guard_stdout
+
+    with guard_stdout() as protocol_fd:
+        from pi_tui.runtime.factory import StartupError, create_session
+
+        try:
+            startup = create_session(args, cwd)
+        except StartupError as exc:
+            for warning in exc.warnings:
+                sys.stderr.write(f"Warning: {warning}\n")
+            sys.stderr.write(exc.message.rstrip("\n") + "\n")
+            return exc.exit_code
+        for warning in startup.warnings:
+            sys.stderr.write(f"Warning: {warning}\n")
+        sys.stderr.flush()
+
+        async def go() -> None:
+            try:
+                await serve_rpc(startup.session, input_fd=sys.stdin.fileno(), output_fd=protocol_fd)
+            finally:
+                await startup.session.close()
+
+        try:
+            asyncio.run(go())
+        except KeyboardInterrupt:
+            return 130
+    return 0

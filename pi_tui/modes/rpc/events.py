@@ -1,0 +1,75 @@
+"""Runtime and agent events → pi 0.87's RPC event records.
+
+Differences from ``--mode json`` (which keeps the older shapes): ``message_update`` is delta-only
+(``assistantMessageEvent`` without ``partial``, no cumulative ``message``, the latest ``usage`` beside
+it), the streaming assistant's ``message_start`` says ``stopReason: "pending"``, ``agent_end`` carries
+``willRetry``, and compaction events are ``compaction_start`` / ``compaction_end`` with their ``reason``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_tui.agent.events import AgentEnd, MessageStart, MessageUpdate
+from pi_tui.ai.types import AssistantMessage, dump_message
+
+__all__ = ["EventMapper"]
+
+# The message_start / message_end records carry these; pi 0.87 does not repeat them as updates.
+_SKIPPED_UPDATES = frozenset({"start", "done", "error"})
+# Runtime bookkeeping with no counterpart in pi's stream (``compaction_end`` already reports it).
+_DROPPED = frozenset({"compaction"})
+
+
+def _delta_json(event: Any) -> dict[str, Any]:
+    """The stream event without its partial message (serialising that on every delta is quadratic)."""
+    out: dict[str, Any] = {"type": event.type}
+    for name in event.__dataclass_fields__:
+        if name == "partial":
+            continue
+        value = getattr(event, name)
+        key = "contentIndex" if name == "content_index" else "toolCall" if name == "tool_call" else name
+        out[key] = value.to_json_dict() if hasattr(value, "to_json_dict") else value
+    if event.type == "toolcall_start":  # 0.84.3: the call's id and tool name come with its start
+        content = event.partial.content
+        block = content[event.content_index] if event.content_index < len(content) else None
+        if block is not None and getattr(block, "type", None) == "toolCall":
+            out["id"] = block.id
+            out["toolName"] = block.name
+    return out
+
+
+class EventMapper:
+    """Stateful (compaction reasons pair start and end) event-to-record conversion."""
+
+    def __init__(self) -> None:
+        self._compaction_reason = "threshold"
+
+    def to_record(self, event: Any) -> dict[str, Any] | None:
+        """The record for ``event``, or None when it has no place in the RPC stream."""
+        if isinstance(event, MessageUpdate):
+            ame = event.assistant_message_event
+            if ame.type in _SKIPPED_UPDATES:
+                return None
+            return {
+                "type": "message_update",
+                "usage": event.message.usage.to_json_dict(),
+                "assistantMessageEvent": _delta_json(ame),
+            }
+        if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage):
+            message = dump_message(event.message)
+            if event.message.stop_reason not in ("aborted", "error"):
+                message["stopReason"] = "pending"
+            return {"type": "message_start", "message": message}
+        if isinstance(event, AgentEnd):
+            return {**event.to_json(), "willRetry": False}
+        kind = getattr(event, "type", "")
+        if kind in _DROPPED:
+            return None
+        if kind == "auto_compaction_start":
+            self._compaction_reason = str(event.data.get("reason") or "threshold")
+            return {"type": "compaction_start", "reason": self._compaction_reason}
+        if kind == "auto_compaction_end":
+            return {"type": "compaction_end", "reason": self._compaction_reason, **event.data}
+        to_json = getattr(event, "to_json", None)
+        return to_json() if callable(to_json) else None

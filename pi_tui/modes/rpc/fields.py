@@ -1,0 +1,49 @@
+"""Typed access to command fields: a wrong type is an error response that names the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["RpcError", "req_str", "opt_str", "req_bool", "opt_bool"]
+
+
+class RpcError(Exception):
+    """A command failed; the message is the response's ``error``."""
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}.get(
+        type(value), "an object"
+    )
+
+
+def req_str(command: dict[str, Any], key: str) -> str:
+    value = command.get(key)
+    if not isinstance(value, str):
+        raise RpcError(f'"{key}" must be a string, got {_kind(value)}')
+    return value
+
+
+def opt_str(command: dict[str, Any], key: str) -> str | None:
+    value = command.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise RpcError(f'"{key}" must be a string, got {_kind(value)}')
+    return value
+
+
+def req_bool(command: dict[str, Any], key: str) -> bool:
+    value = command.get(key)
+    if not isinstance(value, bool):
+        raise RpcError(f'"{key}" must be true or false, got {_kind(value)}')
+    return value
+
+
+def opt_bool(command: dict[str, Any], key: str) -> bool | None:
+    value = command.get(key)
+    if value is None:
+        return None
+    return req_bool(command, key)

@@ -1,0 +1,330 @@
+"""One method per RPC command: ``cmd_<type>(id, command) -> data``.
+
+A handler returns the response's ``data`` (`NO_DATA` for none), raises `RpcError` (or any exception)
+for an error response, or returns `DEFERRED` when it answers later itself (``prompt``). Field names,
+data shapes and error texts follow pi 0.87.1's RPC mode; ``get_context`` is pi-tui's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from pi_tui.ai.thinking import available_thinking_levels, clamp_thinking_level, cycle_thinking_level
+from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, dump_message, message_text
+
+from .commands_session import SessionCommands
+from .fields import RpcError, opt_str, req_bool, req_str
+
+if TYPE_CHECKING:
+    from .server import RpcServer
+
+__all__ = ["COMMANDS", "DEFERRED", "NO_DATA", "CommandHandlers", "RpcError"]
+
+NO_DATA: Any = object()
+"""A response without ``data``."""
+DEFERRED: Any = object()
+"""The handler sends its response itself, later."""
+
+COMMANDS = frozenset(
+    {
+        "prompt", "steer", "follow_up", "abort", "clear_queue", "new_session", "get_state", "get_messages",
+        "set_model", "cycle_model", "get_available_models", "set_thinking_level", "cycle_thinking_level",
+        "get_available_thinking_levels", "set_steering_mode", "set_follow_up_mode", "compact",
+        "set_auto_compaction", "set_auto_retry", "abort_retry", "bash", "abort_bash", "get_session_stats",
+        "export_html", "switch_session", "fork", "clone", "get_fork_messages", "get_entries", "get_tree",
+        "get_last_assistant_text", "set_session_name", "get_commands", "get_context",
+    }
+)  # fmt: skip
+
+_QUEUE_MODES = ("all", "one-at-a-time")
+
+
+def _images(command: dict[str, Any]) -> list[ImageContent] | None:
+    raw = command.get("images")
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise RpcError('"images" must be an array of {type: "image", data, mimeType}')
+    images = []
+    for index, item in enumerate(raw):
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("data"), str)
+            and isinstance(item.get("mimeType"), str)
+        ):
+            raise RpcError(f'"images[{index}]" must be {{type: "image", data: <base64>, mimeType}}')
+        images.append(ImageContent(data=item["data"], mime_type=item["mimeType"]))
+    return images or None
+
+
+class CommandHandlers(SessionCommands):
+    """The handlers; `SessionCommands` holds the session, tree, bash and inspection ones."""
+
+    def __init__(self, server: RpcServer) -> None:
+        super().__init__(server)
+
+    # --- prompting --------------------------------------------------------------------------------
+
+    def _is_extension_command(self, text: str) -> bool:
+        ext = self.session.extensions
+        return ext is not None and text.startswith("/") and ext.registry.find_command(text) is not None
+
+    def _check_model(self) -> None:
+        registry = self.session.registry
+        model = self.session.model
+        if registry is not None and registry.requires_api_key(model) and not registry.get_api_key(model):
+            raise RpcError(registry.missing_key_message(model.provider))
+
+    async def cmd_prompt(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        text = req_str(command, "message")
+        images = _images(command)
+        behavior = opt_str(command, "streamingBehavior")
+        if behavior not in (None, "steer", "followUp"):
+            raise RpcError(f"Invalid streamingBehavior: {behavior} (expected 'steer' or 'followUp')")
+        server = self.server
+        if server.busy and not self._is_extension_command(text):
+            if behavior is None:
+                from .server import BUSY_ERROR
+
+                raise RpcError(BUSY_ERROR)
+            if self.session.is_streaming:
+                await self.session.prompt(text, images, streaming_behavior=behavior, source="rpc")
+            elif behavior == "steer":  # the run is starting or ending: queue for it directly
+                self.session.steer(text)
+            else:
+                self.session.follow_up(text)
+            return NO_DATA
+        if not self._is_extension_command(text):
+            self._check_model()
+        server.start_prompt(cmd_id, text, cast(list[Any] | None, images))
+        return DEFERRED
+
+    def _queue(self, command: dict[str, Any], kind: str) -> Any:
+        text = req_str(command, "message")
+        images = _images(command)
+        if self._is_extension_command(text):
+            raise RpcError(f'Extension commands cannot be queued with {kind}; send them with "prompt"')
+        message = self.session._user_message(self.session.expand_input(text), images)
+        if kind == "steer":
+            self.session.agent.steer(message)
+        else:
+            self.session.agent.follow_up(message)
+        return NO_DATA
+
+    def cmd_steer(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        return self._queue(command, "steer")
+
+    def cmd_follow_up(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        return self._queue(command, "follow_up")
+
+    async def cmd_abort(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        self.session.abort()  # also cancels a manual compaction; the queues stay as they are
+        await self.server.wait_for_run()
+        return NO_DATA
+
+    def cmd_clear_queue(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        steering, follow_up = self.session.agent.clear_queues()
+        return {
+            "steering": [message_text(m) for m in steering],
+            "followUp": [message_text(m) for m in follow_up],
+        }
+
+    # --- state ------------------------------------------------------------------------------------
+
+    def cmd_get_state(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        s = self.session
+        agent = s.agent
+        manager = s.session
+        state: dict[str, Any] = {
+            "model": s.model.to_json_dict(),
+            "thinkingLevel": s.thinking,
+            "isStreaming": self.server.busy,
+            "isCompacting": self.server.is_compacting,
+            "steeringMode": agent.steering_mode,
+            "followUpMode": agent.follow_up_mode,
+        }
+        if manager.path is not None:
+            state["sessionFile"] = str(manager.path)
+        state["sessionId"] = manager.id
+        if manager.name:
+            state["sessionName"] = manager.name
+        state["autoCompactionEnabled"] = self._auto_compaction_enabled()
+        state["messageCount"] = len(s.messages)
+        state["pendingMessageCount"] = len(agent.steering_queue) + len(agent.follow_up_queue)
+        return state
+
+    def _auto_compaction_enabled(self) -> bool:
+        settings = self.session.settings
+        return bool(settings.compaction.enabled) if settings is not None else True
+
+    def cmd_get_messages(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        return {"messages": [dump_message(m) for m in self.session.messages]}
+
+    def cmd_get_last_assistant_text(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        for message in reversed(self.session.messages):
+            if isinstance(message, AssistantMessage):
+                text = "".join(b.text for b in message.content if b.type == "text").strip()
+                return {"text": text or None}
+        return {"text": None}
+
+    # --- model and thinking -----------------------------------------------------------------------
+
+    def _set_model(self, model: Any) -> None:
+        registry = self.session.registry
+        if registry is not None and registry.requires_api_key(model) and not registry.get_api_key(model):
+            raise RpcError(f"No API key for {model.provider}/{model.id}")
+        before = self.session.thinking
+        self.session.set_model(model)
+        self._set_thinking(clamp_thinking_level(model, before))
+
+    def _set_thinking(self, level: ThinkingLevel) -> None:
+        if level != self.session.thinking:
+            self.session.set_thinking_level(level)
+            self.server.send({"type": "thinking_level_changed", "level": level})
+
+    def cmd_set_model(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        provider = req_str(command, "provider")
+        model_id = req_str(command, "modelId")
+        registry = self.session.registry
+        model = registry.find(provider, model_id) if registry is not None else None
+        if model is None:
+            raise RpcError(f"Model not found: {provider}/{model_id}")
+        self._set_model(model)
+        return model.to_json_dict()
+
+    def _available_models(self) -> list[Any]:
+        registry = self.session.registry
+        return list(registry.available_models()) if registry is not None else [self.session.model]
+
+    def cmd_get_available_models(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        return {"models": [m.to_json_dict() for m in self._available_models()]}
+
+    def cmd_cycle_model(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        models = self._available_models()
+        if len(models) <= 1:
+            return None
+        current = self.session.model
+        keys = [(m.provider, m.id) for m in models]
+        here = (current.provider, current.id)
+        index = keys.index(here) if here in keys else -1
+        model = models[(index + 1) % len(models)]
+        self._set_model(model)
+        return {"model": model.to_json_dict(), "thinkingLevel": self.session.thinking, "isScoped": False}
+
+    def cmd_set_thinking_level(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        from pi_tui.ai.thinking import parse_thinking_level
+
+        raw = req_str(command, "level")
+        model = self.session.model
+        if raw.strip().lower() == "max":
+            level: ThinkingLevel = available_thinking_levels(model)[-1]
+        else:
+            parsed = parse_thinking_level(raw)
+            if parsed is None:
+                raise RpcError(
+                    f"Invalid thinking level: {raw} (expected off, minimal, low, medium, high, xhigh or max)"
+                )
+            level = parsed
+        self._set_thinking(clamp_thinking_level(model, level))
+        return NO_DATA
+
+    def cmd_cycle_thinking_level(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        model = self.session.model
+        if not model.reasoning:
+            return None
+        level = cycle_thinking_level(model, self.session.thinking)
+        self._set_thinking(level)
+        return {"level": level}
+
+    def cmd_get_available_thinking_levels(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        return {"levels": list(available_thinking_levels(self.session.model))}
+
+    # --- queue modes, compaction and retry settings -------------------------------------------------
+
+    def _queue_mode(self, command: dict[str, Any]) -> str:
+        mode = req_str(command, "mode")
+        if mode not in _QUEUE_MODES:
+            raise RpcError(f"Invalid mode: {mode} (expected 'all' or 'one-at-a-time')")
+        return mode
+
+    def _save_setting(self, name: str, *args: Any) -> None:
+        """pi saves these toggles to the settings file; a read-only file only costs the persistence."""
+        settings = self.session.settings
+        if settings is None:
+            return
+        try:
+            getattr(settings, name)(*args)
+        except (OSError, ValueError) as exc:
+            self.log.warning("could not save setting (%s): %s", name, exc)
+
+    def cmd_set_steering_mode(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        mode = self._queue_mode(command)
+        self.session.agent.steering_mode = cast(Any, mode)
+        self._save_setting("set_steering_mode", mode)
+        return NO_DATA
+
+    def cmd_set_follow_up_mode(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        mode = self._queue_mode(command)
+        self.session.agent.follow_up_mode = cast(Any, mode)
+        self._save_setting("set_follow_up_mode", mode)
+        return NO_DATA
+
+    def cmd_set_auto_compaction(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        enabled = req_bool(command, "enabled")
+        if self.session.settings is None:
+            raise RpcError("Auto-compaction cannot be changed: this session has no settings")
+        self._save_setting("set_compaction_enabled", enabled)
+        return NO_DATA
+
+    def cmd_set_auto_retry(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        enabled = req_bool(command, "enabled")
+        self.session.agent.retry.enabled = enabled
+        self._save_setting("set_nested", "retry", "enabled", enabled)
+        return NO_DATA
+
+    def cmd_abort_retry(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        if self.server.retrying:  # the run is waiting to retry: cancelling the wait ends it
+            self.session.agent.abort()
+        return NO_DATA
+
+    async def cmd_compact(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        from pi_tui.compaction import CompactionCancelled
+
+        instructions = opt_str(command, "customInstructions")
+        server = self.server
+        server.is_compacting = True
+        server.send({"type": "compaction_start", "reason": "manual"})
+        end: dict[str, Any] = {"type": "compaction_end", "reason": "manual"}
+        try:
+            result = await self.session.compact(instructions)
+        except CompactionCancelled as exc:
+            server.send({**end, "aborted": True, "willRetry": False})
+            raise RpcError(str(exc) or "Compaction cancelled") from exc
+        except Exception as exc:
+            server.send(
+                {**end, "aborted": False, "willRetry": False, "errorMessage": f"Compaction failed: {exc}"}
+            )
+            raise RpcError(str(exc)) from exc
+        finally:
+            server.is_compacting = False
+        data = result.to_json()
+        server.send({**end, "result": data, "aborted": False, "willRetry": False})
+        return data
+
+    # --- misc ---------------------------------------------------------------------------------------
+
+    def cmd_set_session_name(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        name = req_str(command, "name").strip()
+        if not name:
+            raise RpcError("Session name cannot be empty")
+        self.session.set_session_name(name)
+        self.server.send({"type": "session_info_changed", "name": name})
+        return NO_DATA
+
+    def cmd_export_html(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        from pi_tui.session.export_html import export_session_html
+
+        output = opt_str(command, "outputPath")
+        path = export_session_html(self.session.session, Path(output).expanduser() if output else None)
+        return {"path": str(path)}
