@@ -166,8 +166,9 @@ def _run(args: Args) -> int:
         if args.plain or cannot_host_fullscreen():
             return run_plain_cli(args, cwd, build_prompts)
     if not headless:
-        _err('The interactive interface is not available in this version yet; use -p "prompt" or --mode json')
-        return 1
+        from pi_tui.modes.interactive import run_interactive
+
+        return run_interactive(args, cwd, prompts)
     if not prompts and not args.ambiguous:
         _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
         return 1

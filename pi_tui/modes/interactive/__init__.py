@@ -1,1 +1,98 @@
+"""The full-screen interface (Textual). Nothing outside this package imports Textual.
 
+`run_interactive` is what ``pi-tui`` without ``-p`` runs: it builds `PiApp` (cheap), lets it draw its
+first frame, and has it create the session afterwards. The terminal is restored on any exit — an
+exception, SIGTERM, SIGHUP — and a crash says where its log is; the session file stays valid because
+every entry is appended whole as it happens.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+__all__ = ["project_needs_trust", "run_interactive"]
+
+_PROTECTED = (
+    ".pi/settings.json",
+    ".pi/extensions",
+    ".pi/skills",
+    ".pi/prompts",
+    ".pi/themes",
+    ".pi/SYSTEM.md",
+    ".pi/APPEND_SYSTEM.md",
+    ".agents/skills",
+)
+
+
+def project_needs_trust(cwd: Path, agent_dir: Path) -> bool:
+    """True when the project has settings or resources that load only once trusted, and is not trusted."""
+    if not any((cwd / rel).exists() for rel in _PROTECTED):
+        return False
+    from pi_tui.resources.settings import SettingsManager
+
+    return not SettingsManager(agent_dir, cwd, project_trusted=False).is_project_trusted(cwd)
+
+
+def _crash_log(agent_dir: Path) -> Path:
+    return agent_dir / "pi-tui-crash.log"
+
+
+def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
+    """Run the TUI until the user quits; returns the exit code."""
+    from pi_tui.ai.paths import agent_dir as default_agent_dir
+
+    agent_dir = default_agent_dir()
+
+    def create_startup(trust: bool | None) -> Any:
+        from pi_tui.runtime.factory import create_session
+
+        if trust:
+            args.trust_project = True
+        return create_session(args, cwd)
+
+    theme = os.environ.get("PI_TUI_THEME") or _theme_setting(agent_dir)
+    from .app import PiApp
+
+    app = PiApp(
+        create_startup,
+        cwd=cwd.resolve(),
+        agent_dir=agent_dir,
+        initial_prompts=prompts,
+        needs_trust=None if args.trust_project else (lambda: project_needs_trust(cwd, agent_dir)),
+        theme_name=theme,
+    )
+
+    try:
+        code = app.run()
+    except Exception:
+        path = _crash_log(agent_dir)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(traceback.format_exc(), encoding="utf-8")
+        except OSError:
+            path = Path("(could not write the log)")
+        session = getattr(app, "session", None)
+        where = getattr(getattr(session, "session", None), "path", None)
+        sys.stderr.write(f"pi-tui crashed; the details are in {path}\n")
+        if where:
+            sys.stderr.write(f"Your session is saved: {where}\n")
+        return 1
+    if app.exit_message:
+        sys.stdout.write(app.exit_message + "\n")
+    return code if isinstance(code, int) else 0
+
+
+def _theme_setting(agent_dir: Path) -> str | None:
+    """The ``theme`` of the global settings (read directly: the settings manager loads later)."""
+    import json
+
+    try:
+        data = json.loads((agent_dir / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get("theme") if isinstance(data, dict) else None
+    return value if isinstance(value, str) and value else None

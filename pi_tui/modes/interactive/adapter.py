@@ -1,0 +1,228 @@
+"""Session events → chat blocks. One `ChatAdapter` per app; it is the only listener that draws.
+
+Per token the work is O(1): a delta is appended to the live block's buffer, which a timer flushes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.agent.events import (
+    AgentEnd,
+    AgentStart,
+    AutoRetryEnd,
+    AutoRetryStart,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+)
+from pi_tui.ai.stream import TextDelta, TextStart, ThinkingDelta, ThinkingStart, ToolCallEnd
+from pi_tui.ai.types import AssistantMessage, ToolResultMessage
+
+from .blocks import AssistantText, NoticeBlock, ThinkingBlock, ToolBlock
+from .chat import result_text
+
+if TYPE_CHECKING:
+    from .app import PiApp
+
+__all__ = ["ChatAdapter"]
+
+
+class ChatAdapter:
+    """Turns one session's event stream into blocks in the app's chat log."""
+
+    def __init__(self, app: PiApp) -> None:
+        self.app = app
+        self.texts: dict[int, AssistantText] = {}
+        self.thinking: dict[int, ThinkingBlock] = {}
+        self.retry_notice: NoticeBlock | None = None
+        self._retry_left = 0
+        self._retry_text = ""
+        self._invalidations_seen = 0
+
+    @property
+    def chat(self) -> Any:
+        return self.app.chat
+
+    async def on_event(self, event: Any) -> None:
+        kind = getattr(event, "type", "")
+        if isinstance(event, MessageUpdate):
+            self._on_update(event)
+        elif isinstance(event, MessageStart):
+            self._on_message_start(event.message)
+        elif isinstance(event, MessageEnd):
+            await self._on_message_end(event.message)
+        elif isinstance(event, ToolExecutionStart):
+            block = self._tool(event.tool_call_id, event.tool_name, event.args)
+            block.set_args(event.args)
+        elif isinstance(event, ToolExecutionUpdate):
+            self._tool(event.tool_call_id, event.tool_name, event.args).set_partial(
+                result_text(event.partial_result)
+            )
+        elif isinstance(event, ToolExecutionEnd):
+            block = self._tool(event.tool_call_id, event.tool_name, {})
+            block.set_result(
+                result_text(event.result), event.is_error, getattr(event.result, "details", None)
+            )
+        elif isinstance(event, AutoRetryStart):
+            self._retry_started(event)
+        elif isinstance(event, AutoRetryEnd):
+            self._retry_ended(event)
+        elif isinstance(event, AgentStart):
+            self.app.set_busy(True)
+        elif isinstance(event, AgentEnd):
+            self.app.set_busy(False)
+        elif kind == "error":
+            self.app.chat_notice(str(event.data.get("message", "error")), "error")
+        elif kind == "extension_error":
+            data = event.data
+            self.app.chat_notice(
+                f'Extension "{data.get("extension")}" failed in {data.get("event")}: {data.get("error")}',
+                "error",
+            )
+        elif kind in ("compaction_start", "auto_compaction_start"):
+            self.app.working_message = "Compacting context… (escape to cancel)"
+        elif kind in ("compaction_end", "auto_compaction_end"):
+            self.app.working_message = "Working"
+            self._compaction_ended(event.data)
+        elif kind == "session_switch":
+            self.app.reload_chat()
+        self.app.pending_changed()
+
+    # --- messages -----------------------------------------------------------------------------------
+
+    def _on_message_start(self, message: Any) -> None:
+        if isinstance(message, AssistantMessage):
+            self.texts.clear()
+            self.thinking.clear()
+            self.chat.items.append(message)  # the live blocks below are tagged with this index
+        elif not isinstance(message, ToolResultMessage):
+            self.chat.add(message)
+
+    def _on_update(self, event: MessageUpdate) -> None:
+        inner = event.assistant_message_event
+        if isinstance(inner, TextDelta):
+            block = self.texts.get(inner.content_index)
+            if block is None:
+                block = self._new_text(inner.content_index)
+            block.append_delta(inner.delta)
+        elif isinstance(inner, TextStart):
+            self._new_text(inner.content_index)
+        elif isinstance(inner, ThinkingDelta):
+            thinking = self.thinking.get(inner.content_index)
+            if thinking is None:
+                thinking = self._new_thinking(inner.content_index)
+            thinking.append_delta(inner.delta)
+        elif isinstance(inner, ThinkingStart):
+            self._new_thinking(inner.content_index)
+        elif isinstance(inner, ToolCallEnd):
+            call = inner.tool_call
+            self._tool(call.id, call.name, dict(call.arguments or {}))
+
+    def _new_text(self, index: int) -> AssistantText:
+        block = AssistantText()
+        self.texts[index] = block
+        self.chat.attach(block)
+        return block
+
+    def _new_thinking(self, index: int) -> ThinkingBlock:
+        block = ThinkingBlock()
+        if self.app.hide_thinking:
+            block.display = False
+        self.thinking[index] = block
+        self.chat.attach(block)
+        return block
+
+    def _tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolBlock:
+        block: ToolBlock | None = self.chat.tools.get(call_id)
+        if block is None:
+            block = ToolBlock(call_id, name, args)
+            self.chat.tools[call_id] = block
+            self.chat.attach(block)
+        return block
+
+    async def _on_message_end(self, message: Any) -> None:
+        if not isinstance(message, AssistantMessage):
+            return
+        for index, block in list(self.texts.items()):
+            part = message.content[index] if index < len(message.content) else None
+            await block.finish(getattr(part, "text", None))
+        self.texts.clear()
+        for index, thinking in self.thinking.items():
+            part = message.content[index] if index < len(message.content) else None
+            text = getattr(part, "thinking", None)
+            if isinstance(text, str):
+                thinking.text = text
+                thinking._flush()
+        self.thinking.clear()
+        if message.stop_reason == "error":
+            self.app.chat_notice(f"Error: {message.error_message or 'unknown error'}", "error")
+        elif message.stop_reason == "aborted":
+            self.app.chat_notice(message.error_message or "Operation aborted", "warning")
+        self.app.chat._prune()
+        self._note_invalidations()
+        self.app.refresh_footer()
+
+    def _note_invalidations(self) -> None:
+        session = self.app.session
+        ledger = getattr(getattr(session, "engine", None), "ledger", None)
+        found = list(getattr(ledger, "invalidations", []) or [])
+        for inv in found[self._invalidations_seen :]:
+            self.app.chat_notice(
+                f"Cache invalidated by {inv.source}: {inv.reason} at {inv.where} "
+                f"(~{inv.tokens_rebilled:,} tokens re-billed)",
+                "warning",
+            )
+        self._invalidations_seen = len(found)
+
+    def reset(self) -> None:
+        """A new or switched session: forget live blocks and what the ledger already reported."""
+        self.texts.clear()
+        self.thinking.clear()
+        self.retry_notice = None
+        session = self.app.session
+        ledger = getattr(getattr(session, "engine", None), "ledger", None)
+        self._invalidations_seen = len(getattr(ledger, "invalidations", []) or [])
+
+    # --- banners ------------------------------------------------------------------------------------
+
+    def _retry_started(self, event: AutoRetryStart) -> None:
+        self._retry_left = max(0, round(event.delay_ms / 1000))
+        self._retry_text = f"Retrying ({event.attempt}/{event.max_attempts}) in {{s}}s… (escape to cancel): {event.error_message}"
+        self.retry_notice = self.app.chat_notice(self._retry_text.format(s=self._retry_left), "warning")
+        self.app.set_interval(1, self._tick_retry, repeat=self._retry_left or 1, name="retry-countdown")
+
+    def _tick_retry(self) -> None:
+        self._retry_left = max(0, self._retry_left - 1)
+        if self.retry_notice is not None:
+            self.retry_notice.set_text(self._retry_text.format(s=self._retry_left))
+
+    def _retry_ended(self, event: AutoRetryEnd) -> None:
+        if self.retry_notice is not None:
+            if event.success:
+                self.retry_notice.set_text(f"Retry {event.attempt} succeeded")
+            else:
+                self.retry_notice.set_text(
+                    f"Gave up after {event.attempt} attempts: {event.final_error or ''}"
+                )
+                self.retry_notice.set_classes("-error")
+        self.retry_notice = None
+
+    def _compaction_ended(self, data: dict[str, Any]) -> None:
+        result = data.get("result")
+        if isinstance(result, dict) and result.get("summary"):
+            from pi_tui.ai.types import CompactionSummaryMessage
+
+            self.chat.add(
+                CompactionSummaryMessage(
+                    summary=str(result["summary"]), tokens_before=int(result.get("tokensBefore") or 0)
+                )
+            )
+        elif data.get("errorMessage") or data.get("error"):
+            self.app.chat_notice(
+                f"Compaction failed: {data.get('errorMessage') or data.get('error')}", "error"
+            )
+        self.app.refresh_footer(compacted=True)

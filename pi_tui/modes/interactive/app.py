@@ -1,0 +1,666 @@
+"""`PiApp`: the full-screen interface, one more consumer of `AgentSession`.
+
+Start-up draws the first frame with an empty chat and a ready editor, then (after that frame) asks the
+project-trust question if needed, creates the session in a thread, loads the visible end of its history,
+and warms the provider. Text typed meanwhile is kept and sent once the session is ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from pi_tui.modes.prompt_history import PromptHistory
+
+from .chat import ChatLog
+from .completion import CompletionMenu, FileIndex
+from .editor import PromptEditor
+from .footer import FooterState, StatusFooter, git_branch
+from .keys import APP_ACTIONS, load_keymap
+from .sidebar import PanelSidebar
+from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
+
+__all__ = ["PiApp"]
+
+log = logging.getLogger(__name__)
+
+DOUBLE_PRESS_SECONDS = 0.5
+NARROW_COLUMNS = 100
+"""Below this width the sidebar folds away."""
+
+
+class WorkingLine(Static):
+    """ "Working" (or an extension's text) with a spinner while the agent runs."""
+
+    DEFAULT_CSS = """
+    WorkingLine { height: 1; color: $pi-accent; padding: 0 1; display: none; }
+    WorkingLine.-busy { display: block; }
+    """
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self) -> None:
+        super().__init__("", id="working")
+        self._frame = 0
+        self.message = "Working"
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(0.1, self._tick, pause=True)
+
+    def start(self) -> None:
+        self.add_class("-busy")
+        self._timer.resume()
+        self._tick()
+
+    def stop(self) -> None:
+        self.remove_class("-busy")
+        self._timer.pause()
+
+    def _tick(self) -> None:
+        self._frame = (self._frame + 1) % len(self.FRAMES)
+        self.update(f"{self.FRAMES[self._frame]} {self.message}")
+
+
+class PendingArea(Static):
+    """Queued steering and follow-up messages, editable until sent (Alt+Up brings them back)."""
+
+    DEFAULT_CSS = """
+    PendingArea { height: auto; color: $pi-muted; padding: 0 1; display: none; }
+    PendingArea.-visible { display: block; }
+    """
+
+
+class ExtensionWidgets(Vertical):
+    """Lines extensions put above or below the editor (``ctx.ui.set_widget``)."""
+
+    DEFAULT_CSS = """
+    ExtensionWidgets { height: auto; padding: 0 1; color: $pi-text; }
+    """
+
+
+class PiApp(App[int]):
+    """The pi-tui full-screen app.
+
+    Args:
+        create_startup: Builds the `pi_tui.runtime.factory.Startup` (session and warnings); it runs in a
+            thread after the first frame. Tests pass one bound to the faux provider or the fake server.
+        cwd: The project directory.
+        agent_dir: pi's agent directory (themes, keybindings, prompt history).
+        initial_prompts: Prompts from the command line, sent once the session is ready.
+        needs_trust: Called before the session is created; returns True when the project-trust question
+            must be asked (the answer is passed to ``create_startup`` via ``trust``).
+    """
+
+    TITLE = "pi-tui"
+    CSS = """
+    Screen { layout: vertical; background: $pi-background; }
+    #main { height: 1fr; }
+    #bottom { height: auto; }
+    """
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False)]
+
+    session: Any = None
+    working_message: reactive[str] = reactive("Working")
+    hide_thinking: bool = False
+
+    def __init__(
+        self,
+        create_startup: Callable[[bool | None], Any],
+        *,
+        cwd: Path,
+        agent_dir: Path | None = None,
+        initial_prompts: list[str] | None = None,
+        needs_trust: Callable[[], bool] | None = None,
+        theme_name: str | None = None,
+    ) -> None:
+        self._agent_dir = agent_dir
+        self._cwd = cwd
+        self._theme_name = theme_name or "dark"
+        super().__init__()
+        self._create_startup = create_startup
+        self._initial_prompts = list(initial_prompts or [])
+        self._needs_trust = needs_trust
+        self._waiting: list[tuple[str, bool]] = []
+        self._busy = False
+        self._last_ctrl_c = 0.0
+        self._last_escape = 0.0
+        self._statuses: dict[str, str] = {}
+        self._ext_widgets: dict[str, Static] = {}
+        self._theme_mtime: float | None = None
+        self.startup: Any = None
+        self.ready = asyncio.Event()
+        self.first_frame_at: float | None = None
+        self.history = PromptHistory.for_project(cwd, agent_dir) if agent_dir else PromptHistory(None)
+        self.keymap, self.key_warnings = load_keymap(agent_dir)
+        self.chat = ChatLog(id="chat")
+        self.editor = PromptEditor(self.history, id="editor")
+        self.menu = CompletionMenu()
+        self.footer = StatusFooter()
+        self.sidebar = PanelSidebar()
+        self.pending = PendingArea(id="pending")
+        self.working = WorkingLine()
+        self.above = ExtensionWidgets(id="widgets-above")
+        self.below = ExtensionWidgets(id="widgets-below")
+        self.files = FileIndex(cwd)
+        self.editor.menu = self.menu
+        self.editor.files = self.files
+        from .commands import CommandRouter
+
+        self.router = CommandRouter(self)
+        self.editor.commands = self.router.candidates
+        self._apply_theme(self._theme_name)
+        for action, keys in self.keymap.items():
+            if keys:
+                self._bindings.bind(
+                    ",".join(keys), APP_ACTIONS[action][0], APP_ACTIONS[action][1], show=False
+                )
+
+    # --- theme -------------------------------------------------------------------------------------
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return {**super().get_theme_variable_defaults(), **variable_defaults()}
+
+    def _apply_theme(self, name: str) -> str | None:
+        """Register and select pi theme ``name``; an invalid or missing one falls back to ``dark``."""
+        error = None
+        path = find_theme_file(name, self._agent_dir, self._cwd)
+        try:
+            if path is None:
+                raise ThemeError(f"Theme {name!r} not found")
+            pi_theme = load_theme(path)
+        except ThemeError as exc:
+            error = str(exc)
+            fallback = find_theme_file("dark")
+            if fallback is None:
+                return error
+            pi_theme, path = load_theme(fallback), fallback
+        self.register_theme(to_textual(pi_theme))
+        self.theme = f"pi-{pi_theme.name}"
+        self._theme_path = path
+        try:
+            self._theme_mtime = path.stat().st_mtime
+        except OSError:
+            self._theme_mtime = None
+        return error
+
+    def set_pi_theme(self, name: str) -> str | None:
+        """Switch to pi theme ``name`` now; returns an error text when it fell back to ``dark``."""
+        self._theme_name = name
+        return self._apply_theme(name)
+
+    def _check_theme_file(self) -> None:
+        """Hot reload: a custom theme file that changed on disk is applied again."""
+        path = getattr(self, "_theme_path", None)
+        if path is None or path.parent == find_theme_file("dark").parent:  # type: ignore[union-attr]
+            return
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            self._apply_theme("dark")
+            return
+        if mtime != self._theme_mtime:
+            error = self._apply_theme(self._theme_name)
+            if error:
+                self.chat_notice(error, "error")
+
+    # --- layout ------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            yield self.chat
+            yield self.sidebar
+        with Vertical(id="bottom"):
+            yield self.pending
+            yield self.working
+            yield self.above
+            yield self.menu
+            yield self.editor
+            yield self.below
+            yield self.footer
+
+    def on_mount(self) -> None:
+        self._install_signal_handlers()
+        self.editor.focus()
+        self._update_footer_basic()
+        self.call_after_refresh(self._after_first_frame)
+        self.set_interval(1.0, self._check_theme_file)
+
+    def _install_signal_handlers(self) -> None:
+        """SIGTERM and SIGHUP quit through the normal path: session closed, terminal restored."""
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(sig, lambda: self.run_worker(self.action_quit()))
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
+                pass
+
+    def _after_first_frame(self) -> None:
+        self.first_frame_at = time.perf_counter()
+        self._load_session()
+
+    def on_resize(self) -> None:
+        narrow = self.size.width < NARROW_COLUMNS
+        self.set_class(narrow, "-narrow")
+        if narrow:
+            self.sidebar.remove_class("-open")
+
+    def watch_working_message(self, message: str) -> None:
+        self.working.message = message
+
+    # --- the session -------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="startup")
+    async def _load_session(self) -> None:
+        trust: bool | None = None
+        if self._needs_trust is not None and self._needs_trust():
+            trust = await self._ask_trust()
+        try:
+            startup = await asyncio.to_thread(self._create_startup, trust)
+        except Exception as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            for warning in getattr(exc, "warnings", []) or []:
+                self.chat_notice(f"Warning: {warning}", "warning")
+            self.chat_notice(message, "error")
+            return
+        await self.attach_startup(startup)
+
+    async def _ask_trust(self) -> bool | None:
+        from .bridge import ask
+        from .dialogs import SelectDialog
+
+        options = ["Trust", "Trust (this session only)", "Do not trust"]
+        values: list[bool | None] = [True, None, False]
+        answer = await ask(
+            self,
+            SelectDialog(
+                f"Trust project folder?\n{self._cwd}\nIts .pi settings and extensions can run code.",
+                options,
+                values=values,
+            ),
+        )
+        return answer if answer is not False else False
+
+    async def attach_startup(self, startup: Any) -> None:
+        """Bind a ready `Startup`: UI bridge, listeners, commands, history on screen, then warm up."""
+        from pi_tui.modes.commands import BuiltinCommands
+
+        from .adapter import ChatAdapter
+        from .bridge import TuiBridge
+
+        self.startup = startup
+        session = startup.session
+        self.session = session
+        session.attach_ui(TuiBridge(self), "tui")
+        self.adapter = ChatAdapter(self)
+        session.subscribe(self.adapter.on_event)
+        session.builtin_commands = BuiltinCommands(session, lambda text: self.chat_notice(text, "output"))
+        runner = session.extensions
+        registry = getattr(runner, "registry", None)
+        self.chat.renderers = dict(getattr(registry, "renderers", {}) or {})
+        self.reload_chat()
+        for warning in list(getattr(startup, "warnings", []) or []) + self.key_warnings:
+            self.chat_notice(f"Warning: {warning}", "warning")
+        for notice in getattr(startup, "notices", []) or []:
+            self.chat_notice(notice)
+        if self.router.install is not None:
+            try:
+                self.router.install(self)
+            except Exception as exc:  # the screens are optional; the chat must still work
+                log.exception("screens install failed")
+                self.chat_notice(f"Screens failed to load: {exc}", "error")
+        self._bind_extension_shortcuts(registry)
+        try:
+            await session.start(watch=True)
+        except Exception as exc:
+            self.chat_notice(f"Extensions failed to start: {exc}", "error")
+        self.ready.set()
+        self.refresh_footer()
+        self.files.start()
+        waiting, self._waiting = self._waiting, []
+        for text in self._initial_prompts:
+            waiting.insert(0, (text, False))
+        self._initial_prompts = []
+        for text, follow_up in waiting:
+            await self.submit(text, follow_up=follow_up)
+
+    def _bind_extension_shortcuts(self, registry: Any) -> None:
+        reserved = {k for keys in self.keymap.values() for k in keys}
+        for key, shortcut in (getattr(registry, "shortcuts", None) or {}).items():
+            textual_key = key.replace(" ", "")
+            if textual_key in reserved:
+                self.chat_notice(f"Extension shortcut {key} ignored: it is a built-in key", "warning")
+                continue
+            self._bindings.bind(
+                textual_key, f"shortcut({key!r})", getattr(shortcut, "description", "") or "", show=False
+            )
+
+    async def action_shortcut(self, key: str) -> None:
+        registry = getattr(getattr(self.session, "extensions", None), "registry", None)
+        shortcut = (getattr(registry, "shortcuts", None) or {}).get(key)
+        runner = getattr(self.session, "extensions", None)
+        if shortcut is None or runner is None:
+            return
+        try:
+            ctx = runner.context() if hasattr(runner, "context") else None
+            result = shortcut.handler(ctx)
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception as exc:
+            self.chat_notice(f"Shortcut {key} failed: {exc}", "error")
+
+    def require_session(self) -> Any:
+        if self.session is None:
+            raise RuntimeError("Startup is still in progress")
+        return self.session
+
+    def reload_chat(self) -> None:
+        """Show the session's active branch (start-up, resume, /new, /fork, /tree)."""
+        from .transcript import branch_items
+
+        session = self.session
+        if session is None:
+            return
+        self.chat.load(branch_items(session.session.get_branch()))
+        if hasattr(self, "adapter"):
+            self.adapter.reset()
+        self.refresh_footer()
+
+    # --- sending -----------------------------------------------------------------------------------
+
+    def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
+        self.run_worker(self.submit(message.text, follow_up=message.follow_up), group="submit")
+
+    async def submit(self, text: str, *, follow_up: bool = False) -> None:
+        """What Enter does: a command, a ``!cmd``, a prompt, or (while the agent works) a queued message."""
+        if self.session is None:
+            self._waiting.append((text, follow_up))
+            self.chat_notice("Startup is still in progress; your message is sent once it is done.")
+            return
+        session = self.session
+        try:
+            if text.startswith("/") and await self.router.run(text):
+                return
+            if text.startswith("!") and not self._busy:
+                await self._run_bash(text)
+                return
+            if self._busy or session.is_streaming:
+                behaviour = "follow_up" if follow_up else "steer"
+                await session.prompt(text, streaming_behavior=behaviour)
+                self.pending_changed()
+                return
+            self.set_busy(True)
+            try:
+                await session.prompt(text)
+            finally:
+                self.set_busy(session.is_streaming)
+        except Exception as exc:
+            log.exception("submit failed")
+            self.chat_notice(f"{type(exc).__name__}: {exc}", "error")
+        finally:
+            self.refresh_footer()
+
+    async def run_command(self, text: str) -> None:
+        """Run a slash command as if typed (the contract with the screens package)."""
+        await self.submit(text if text.startswith("/") else "/" + text)
+
+    async def _run_bash(self, text: str) -> None:
+        from .bash import run_user_bash
+
+        await run_user_bash(self, text)
+
+    def set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        if busy:
+            self.working.start()
+        else:
+            self.working.stop()
+        self.pending_changed()
+
+    def pending_changed(self) -> None:
+        agent = getattr(self.session, "agent", None)
+        if agent is None:
+            return
+        from pi_tui.ai.types import message_text
+
+        lines = [f"Steering: {message_text(m)}" for m in agent.steering_queue]
+        lines += [f"Follow-up: {message_text(m)}" for m in agent.follow_up_queue]
+        if lines:
+            lines.append("↳ alt+up to edit all queued messages")
+        self.pending.update("\n".join(lines))
+        self.pending.set_class(bool(lines), "-visible")
+
+    # --- UI bridge targets -------------------------------------------------------------------------
+
+    def chat_notice(self, text: str, level: str = "info") -> Any:
+        return self.chat.notice(text, level)
+
+    def set_editor_text(self, text: str) -> None:
+        """Put ``text`` in the editor (contract with the screens package and ``ctx.ui``)."""
+        self.editor.set_text(text)
+        self.editor.focus()
+
+    def set_extension_status(self, key: str, text: str | None) -> None:
+        if text:
+            self._statuses[key] = text
+        else:
+            self._statuses.pop(key, None)
+        self.refresh_footer()
+
+    def set_extension_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
+        old = self._ext_widgets.pop(key, None)
+        if old is not None:
+            old.remove()
+        if lines is None:
+            return
+        widget = Static("\n".join(lines), markup=False)
+        self._ext_widgets[key] = widget
+        (self.below if placement == "belowEditor" else self.above).mount(widget)
+
+    def set_terminal_title(self, title: str) -> None:
+        driver = self._driver
+        if driver is not None and not self.is_headless:
+            driver.write(f"\x1b]0;{title}\x07")
+
+    # --- footer ------------------------------------------------------------------------------------
+
+    def _update_footer_basic(self) -> None:
+        home = str(Path.home())
+        cwd = str(self._cwd)
+        state = FooterState(cwd="~" + cwd[len(home) :] if cwd == home or cwd.startswith(home + "/") else cwd)
+        state.branch = git_branch(self._cwd)
+        self._footer_base = state
+        self.footer.show(state)
+
+    def refresh_footer(self, *, compacted: bool = False) -> None:
+        session = self.session
+        if session is None:
+            return
+        from pi_tui.ai.types import AssistantMessage
+
+        base = self._footer_base
+        stats = session.stats()
+        model = session.model
+        context_tokens: int | None = None
+        if not compacted:
+            for message in reversed(session.messages):
+                if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
+                    u = message.usage
+                    context_tokens = u.input + u.output + u.cache_read + u.cache_write
+                    break
+            else:
+                context_tokens = 0
+        state = FooterState(
+            cwd=base.cwd,
+            branch=base.branch,
+            session_name=session.session.name,
+            input=stats.input,
+            output=stats.output,
+            cache_read=stats.cache_read,
+            cache_write=stats.cache_write,
+            cost=stats.cost,
+            context_tokens=context_tokens,
+            context_window=model.context_window,
+            model=model.label if len(model.label) < 40 else model.id,
+            thinking=session.thinking if model.reasoning else None,
+            statuses=dict(self._statuses),
+        )
+        self.footer.show(state)
+        self.sidebar.refresh_from(session)
+        levels = ("minimal", "low", "medium", "high", "xhigh")
+        for level in levels:
+            self.editor.set_class(model.reasoning and session.thinking == level, f"-thinking-{level}")
+        name = session.session.name
+        self.title = f"π - {name} - {self._cwd.name}" if name else f"π - {self._cwd.name}"
+
+    # --- actions -----------------------------------------------------------------------------------
+
+    def on_prompt_editor_clear_pressed(self, _message: PromptEditor.ClearPressed) -> None:
+        now = time.monotonic()
+        if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
+            self.run_worker(self.action_quit())
+            return
+        self._last_ctrl_c = now
+        self.editor.set_text("")
+
+    def on_prompt_editor_exit_pressed(self, _message: PromptEditor.ExitPressed) -> None:
+        self.run_worker(self.action_quit())
+
+    def on_prompt_editor_dequeue_pressed(self, _message: PromptEditor.DequeuePressed) -> None:
+        self._restore_queue()
+
+    def _restore_queue(self) -> bool:
+        agent = getattr(self.session, "agent", None)
+        if agent is None:
+            return False
+        from pi_tui.ai.types import message_text
+
+        steering, follow_ups = agent.clear_queues()
+        texts = [message_text(m) for m in [*steering, *follow_ups]]
+        if texts:
+            current = self.editor.text
+            self.editor.set_text("\n\n".join([*texts, current] if current else texts))
+        self.pending_changed()
+        return bool(texts)
+
+    def action_interrupt(self) -> None:
+        """Escape: abort (queued text returns to the editor), kill a ``!cmd``, leave bash mode, or twice
+        on an empty editor open the tree."""
+        from .bash import cancel_user_bash
+
+        session = self.session
+        if session is not None and (self._busy or session.is_streaming):
+            self._restore_queue()
+            session.abort()
+            return
+        if cancel_user_bash(self):
+            return
+        if self.editor.text.startswith("!"):
+            self.editor.set_text("")
+            return
+        now = time.monotonic()
+        if not self.editor.text and now - self._last_escape < DOUBLE_PRESS_SECONDS:
+            self._last_escape = 0.0
+            self.run_worker(self.run_command("/tree"))
+            return
+        self._last_escape = now
+
+    async def action_quit(self) -> None:
+        session = self.session
+        if session is not None:
+            session_id = session.session.id
+            persisted = session.session.path is not None and Path(session.session.path).exists()
+            try:
+                await session.close()
+            except Exception:
+                log.exception("closing the session failed")
+            if persisted:
+                self.exit_message = f"To resume this session: pi-tui --session {session_id}"
+        self.exit(0)
+
+    exit_message: str | None = None
+
+    def action_select_model(self) -> None:
+        self.run_worker(self.run_command("/model"))
+
+    def action_command(self, text: str) -> None:
+        self.run_worker(self.run_command(text))
+
+    def switch_model(self, model: Any, thinking: Any) -> None:
+        from pi_tui.ai.thinking import clamp_thinking_level
+
+        session = self.require_session()
+        session.set_model(model, source="set")
+        if thinking is not None:
+            session.set_thinking_level(clamp_thinking_level(model, thinking))
+        else:
+            session.set_thinking_level(clamp_thinking_level(model, session.thinking))
+        self.chat_notice(
+            f"Model: {model.label}" + (f" (thinking: {session.thinking})" if model.reasoning else "")
+        )
+        self.refresh_footer()
+
+    def action_cycle_model(self, step: int) -> None:
+        session = self.session
+        if session is None or session.registry is None:
+            return
+        models = session.registry.available_models()
+        if len(models) < 2:
+            self.chat_notice("Only one model available")
+            return
+        labels = [m.label for m in models]
+        index = labels.index(session.model.label) if session.model.label in labels else -1
+        self.switch_model(models[(index + step) % len(models)], None)
+
+    def action_cycle_thinking(self) -> None:
+        from pi_tui.ai.thinking import available_thinking_levels
+
+        session = self.session
+        if session is None:
+            return
+        if not session.model.reasoning:
+            self.chat_notice("Current model does not support thinking")
+            return
+        levels = list(available_thinking_levels(session.model))
+        index = levels.index(session.thinking) if session.thinking in levels else 0
+        session.set_thinking_level(levels[(index + 1) % len(levels)])
+        self.chat_notice(f"Thinking level: {session.thinking}")
+        self.refresh_footer()
+
+    def action_toggle_thinking(self) -> None:
+        from .blocks import ThinkingBlock
+
+        self.hide_thinking = not self.hide_thinking
+        for block in self.chat.query(ThinkingBlock):
+            block.display = not self.hide_thinking
+        self.chat_notice(f"Thinking blocks: {'hidden' if self.hide_thinking else 'shown'}")
+
+    def action_expand_tools(self) -> None:
+        from .blocks import ToolBlock
+
+        ToolBlock.expanded_all = not ToolBlock.expanded_all
+        for block in self.chat.query(ToolBlock):
+            block.refresh_expansion()
+        self.chat_notice(f"Tool output: {'expanded' if ToolBlock.expanded_all else 'collapsed'}")
+
+    def action_toggle_sidebar(self) -> None:
+        if self.size.width < NARROW_COLUMNS and "-open" not in self.sidebar.classes:
+            self.chat_notice("The sidebar needs at least 100 columns", "warning")
+            return
+        self.sidebar.toggle_class("-open")
+        self.sidebar.refresh_from(self.session)
+
+    def action_copy_last(self) -> None:
+        self.run_worker(self.run_command("/copy"))

@@ -1,0 +1,88 @@
+"""``!cmd`` and ``!!cmd``: run a shell command from the editor and show it as a bash block.
+
+The output is stored as a ``bashExecution`` message (pi's shape): ``!cmd`` reaches the model with the
+next prompt, ``!!cmd`` is kept out of the context. Escape kills a running command.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import PiApp
+
+__all__ = ["cancel_user_bash", "run_user_bash"]
+
+_EXIT = re.compile(r"Command exited with code (\d+)")
+
+
+def cancel_user_bash(app: PiApp) -> bool:
+    """Kill the running ``!cmd``; False when none runs."""
+    signal = getattr(app, "_bash_signal", None)
+    if signal is None:
+        return False
+    signal.abort("cancelled")
+    return True
+
+
+async def run_user_bash(app: PiApp, text: str) -> None:
+    """Run ``!cmd`` (or ``!!cmd``) in the project directory and record it in the session."""
+    from pi_tui.ai.stream import AbortSignal
+    from pi_tui.ai.types import BashExecutionMessage
+    from pi_tui.tools.bash import create_bash_tool
+
+    from .blocks import BashBlock
+    from .chat import result_text
+
+    session = app.require_session()
+    exclude = text.startswith("!!")
+    command = text[2:] if exclude else text[1:]
+    command = command.strip()
+    if not command:
+        return
+    if getattr(app, "_bash_signal", None) is not None:
+        app.chat_notice("A bash command is already running. Press Esc to cancel it first.", "warning")
+        return
+    block = BashBlock(command, exclude)
+    app.chat.add(block)
+    ext = session.extensions
+    handled: dict[str, Any] | None = None
+    if ext is not None:
+        handled = await ext.emit_user_bash(command, exclude, str(session.cwd))
+    output, code, cancelled = "", 0, False
+    if handled and isinstance(handled.get("result"), dict):
+        result = handled["result"]
+        output = str(result.get("output", ""))
+        code = int(result.get("exitCode", 0) or 0)
+    else:
+        settings = session.settings
+        tool = create_bash_tool(
+            session.cwd,
+            shell_path=getattr(settings, "shell_path", None),
+            command_prefix=getattr(settings, "shell_command_prefix", None),
+        )
+        signal = AbortSignal()
+        app._bash_signal = signal  # type: ignore[attr-defined]
+        try:
+            tool_result = await tool.execute(
+                "user-bash", {"command": command}, signal, lambda r: block.set_partial(result_text(r))
+            )
+            output = result_text(tool_result)
+        except Exception as exc:  # the tool reports failures (non-zero exit, timeout) by raising
+            output = str(exc)
+            match = _EXIT.search(output)
+            code = int(match.group(1)) if match else 1
+            cancelled = signal.aborted
+        finally:
+            app._bash_signal = None  # type: ignore[attr-defined]
+    block.set_result(output, bool(code) or cancelled)
+    message = BashExecutionMessage(
+        command=command,
+        output=output,
+        exit_code=None if cancelled else code,
+        cancelled=cancelled,
+        exclude_from_context=exclude or None,
+    )
+    session._persist_message(message)
+    session.agent.messages.append(message)

@@ -1,0 +1,367 @@
+"""The blocks of the chat log: one widget per thing the conversation shows.
+
+Each block owns its look (``DEFAULT_CSS``, pi theme variables only) and keeps state as CSS classes
+(``-collapsed``, ``-error``, ``-running``). Streaming blocks take text in O(1) per token: deltas are
+buffered and written at most ~30 times a second.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from rich.markup import escape
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Markdown, Static
+
+__all__ = [
+    "AssistantText",
+    "BashBlock",
+    "Block",
+    "NoticeBlock",
+    "SummaryBlock",
+    "ThinkingBlock",
+    "ToolBlock",
+    "UserBlock",
+    "CustomBlock",
+    "diff_text",
+]
+
+FLUSH_SECONDS = 1 / 30
+"""Streamed text reaches the screen at most this often (one frame at 30 fps)."""
+
+PREVIEW_LINES: dict[str, int] = {"read": 10, "write": 10, "ls": 20, "find": 20, "grep": 15, "bash": 5}
+"""Collapsed tool output, in lines, per tool (pi's numbers); other tools get 8."""
+
+
+class Block:
+    """Mixin for chat blocks: ``source_index`` ties a widget to the message it shows (windowing)."""
+
+    source_index: int = -1
+
+
+class UserBlock(Static, Block):
+    """A message the user sent."""
+
+    DEFAULT_CSS = """
+    UserBlock {
+        background: $pi-user-message-bg;
+        color: $pi-user-message-text;
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Text(text), markup=False)
+        self.text = text
+
+
+class AssistantText(Markdown, Block):
+    """Assistant text as markdown; streamed through `MarkdownStream` with appends batched per frame."""
+
+    DEFAULT_CSS = """
+    AssistantText {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        background: transparent;
+    }
+    AssistantText MarkdownH1, AssistantText MarkdownH2, AssistantText MarkdownH3 { color: $pi-md-heading; }
+    AssistantText MarkdownBlockQuote { border-left: outer $pi-md-quote-border; color: $pi-md-quote; }
+    AssistantText MarkdownFence { border-left: wide $pi-md-code-block-border; }
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text)
+        self._pending: list[str] = []
+        self._stream: Any = None
+        self._flushing = False
+        self.text = text
+
+    def append_delta(self, delta: str) -> None:
+        """Queue a streamed fragment (O(1)); a timer writes the batch to the stream."""
+        self.text += delta
+        self._pending.append(delta)
+        if not self._flushing:
+            self._flushing = True
+            self.set_timer(FLUSH_SECONDS, self._flush)
+
+    async def _flush(self) -> None:
+        self._flushing = False
+        if not self._pending:
+            return
+        chunk = "".join(self._pending)
+        self._pending.clear()
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self)
+        await self._stream.write(chunk)
+
+    async def finish(self, final: str | None = None) -> None:
+        """The message ended: flush, stop the stream, and make sure the final text is what is shown."""
+        await self._flush()
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        if final is not None and final != self.text:
+            self.text = final
+            await self.update(final)
+
+
+class ThinkingBlock(Static, Block):
+    """Thinking, collapsed to one line by default (Ctrl+T hides all thinking, click expands one)."""
+
+    DEFAULT_CSS = """
+    ThinkingBlock {
+        color: $pi-thinking-text;
+        text-style: italic;
+        padding: 0 1;
+        margin: 1 0 0 0;
+        max-height: 1;
+    }
+    ThinkingBlock.-expanded { max-height: 100%; }
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__("", markup=False)
+        self.text = text
+        self._dirty = False
+        self._render_text()
+
+    def _render_text(self) -> None:
+        body = self.text.strip() or "…"
+        if "-expanded" in self.classes:
+            self.update(Text("Thinking: " + body))
+        else:
+            first = body.splitlines()[0] if body else ""
+            self.update(Text(f"▸ Thinking: {first[:200]}"))
+
+    def append_delta(self, delta: str) -> None:
+        self.text += delta
+        if not self._dirty:
+            self._dirty = True
+            self.set_timer(FLUSH_SECONDS * 3, self._flush)
+
+    def _flush(self) -> None:
+        self._dirty = False
+        self._render_text()
+
+    def toggle(self) -> None:
+        self.toggle_class("-expanded")
+        self._render_text()
+
+    def on_click(self) -> None:
+        self.toggle()
+
+
+def diff_text(diff: str, colors: dict[str, str] | None = None) -> Text:
+    """pi's display diff (``+NN line`` / ``-NN line`` / context) coloured by the theme's diff tokens."""
+    colors = colors or {}
+    added = colors.get("pi-tool-diff-added", "green")
+    removed = colors.get("pi-tool-diff-removed", "red")
+    context = colors.get("pi-tool-diff-context", "")
+    out = Text()
+    for line in diff.splitlines():
+        style = context
+        if line.startswith("+"):
+            style = added
+        elif line.startswith("-"):
+            style = removed
+        out.append(line + "\n", style=style)
+    out.rstrip()
+    return out
+
+
+def _args_summary(name: str, args: dict[str, Any]) -> str:
+    for key in ("path", "command", "pattern", "query", "url"):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value.splitlines()[0][:200]
+    text = json.dumps(args, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+class ToolBlock(Vertical, Block):
+    """One tool call: a title with its arguments, then its (collapsible) result; errors marked.
+
+    ``edit`` shows the diff the tool reports; ``write`` shows the new content. Long output is cut to a
+    preview; Ctrl+O (or a click) expands every tool block.
+    """
+
+    DEFAULT_CSS = """
+    ToolBlock {
+        height: auto;
+        background: $pi-tool-pending-bg;
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    ToolBlock.-success { background: $pi-tool-success-bg; }
+    ToolBlock.-error { background: $pi-tool-error-bg; }
+    ToolBlock > .tool-title { color: $pi-tool-title; text-style: bold; }
+    ToolBlock > .tool-body { color: $pi-tool-output; }
+    ToolBlock.-error > .tool-body { color: $pi-error; }
+    ToolBlock > .tool-more { color: $pi-dim; }
+    """
+
+    expanded_all: ClassVar[bool] = False
+
+    def __init__(self, tool_call_id: str, name: str, args: dict[str, Any]) -> None:
+        super().__init__(classes="-running")
+        self.tool_call_id = tool_call_id
+        self.tool_name = name
+        self.args = args
+        self.result_text = ""
+        self.diff: str | None = None
+        self.is_error = False
+        self.done = False
+        self._title = Static(self._title_text(), classes="tool-title", markup=False)
+        self._body = Static("", classes="tool-body", markup=False)
+        self._more = Static("", classes="tool-more", markup=False)
+
+    def compose(self) -> ComposeResult:
+        yield self._title
+        yield self._body
+        yield self._more
+
+    def on_mount(self) -> None:
+        self._render_body()
+
+    def _title_text(self) -> Text:
+        mark = "✗" if self.is_error else ("✓" if self.done else "…")
+        return Text.assemble((f"{mark} {self.tool_name} ", "bold"), _args_summary(self.tool_name, self.args))
+
+    def set_args(self, args: dict[str, Any]) -> None:
+        self.args = args
+        self._title.update(self._title_text())
+        self._render_body()
+
+    def set_partial(self, text: str) -> None:
+        self.result_text = text
+        self._render_body()
+
+    def set_result(self, text: str, is_error: bool, details: Any = None) -> None:
+        """The tool finished: show its output (and diff), mark success or error."""
+        self.result_text = text
+        self.is_error = is_error
+        self.done = True
+        if isinstance(details, dict) and isinstance(details.get("diff"), str):
+            self.diff = details["diff"]
+        self.remove_class("-running")
+        self.add_class("-error" if is_error else "-success")
+        self._title.update(self._title_text())
+        self._render_body()
+
+    def _content(self) -> Text:
+        colors = self.app.theme_variables if self.is_attached else {}
+        if self.diff and not self.is_error:
+            return diff_text(self.diff, colors)
+        if self.tool_name == "write" and not self.is_error and isinstance(self.args.get("content"), str):
+            return diff_text("\n".join("+" + line for line in self.args["content"].splitlines()), colors)
+        if self.tool_name == "edit" and not self.done and isinstance(self.args.get("edits"), list):
+            lines: list[str] = []
+            for edit in self.args["edits"]:
+                if isinstance(edit, dict):
+                    lines += ["-" + x for x in str(edit.get("oldText", "")).splitlines()]
+                    lines += ["+" + x for x in str(edit.get("newText", "")).splitlines()]
+            return diff_text("\n".join(lines), colors)
+        if self.tool_name == "bash" and not self.result_text and isinstance(self.args.get("command"), str):
+            return Text("$ " + self.args["command"])
+        return Text(self.result_text.rstrip("\n"))
+
+    def _render_body(self) -> None:
+        content = self._content()
+        lines = content.split("\n", allow_blank=True)
+        limit = PREVIEW_LINES.get(self.tool_name, 8)
+        expanded = ToolBlock.expanded_all or "-expanded" in self.classes
+        if len(lines) > limit and not expanded:
+            shown = Text("\n").join(lines[-limit:] if self.tool_name == "bash" else lines[:limit])
+            self._body.update(shown)
+            self._more.update(f"… {len(lines) - limit} more lines (ctrl+o to expand)")
+            self._more.display = True
+        else:
+            self._body.update(content)
+            self._more.display = False
+        self._body.display = bool(content.plain.strip())
+
+    def refresh_expansion(self) -> None:
+        self._render_body()
+
+    def on_click(self) -> None:
+        self.toggle_class("-expanded")
+        self._render_body()
+
+
+class BashBlock(ToolBlock):
+    """A ``!cmd`` the user ran (``!!cmd``: its output stays out of the context)."""
+
+    def __init__(self, command: str, exclude: bool) -> None:
+        super().__init__("", "bash", {"command": command})
+        self.exclude = exclude
+
+    def _title_text(self) -> Text:
+        mark = "✗" if self.is_error else ("✓" if self.done else "…")
+        suffix = " (not sent to the model)" if self.exclude else ""
+        return Text.assemble((f"{mark} ", "bold"), ("$ " + str(self.args.get("command", "")), "bold"), suffix)
+
+
+class NoticeBlock(Static, Block):
+    """A status line: info, warning, error, retry countdown, abort, cache invalidation, command output."""
+
+    DEFAULT_CSS = """
+    NoticeBlock { color: $pi-muted; padding: 0 1; margin: 1 0 0 0; }
+    NoticeBlock.-warning { color: $pi-warning; }
+    NoticeBlock.-error { color: $pi-error; border-left: outer $pi-error; }
+    NoticeBlock.-success { color: $pi-success; }
+    NoticeBlock.-output { color: $pi-text; border-left: outer $pi-border-muted; }
+    """
+
+    def __init__(self, text: str, level: str = "info") -> None:
+        super().__init__(Text(text), markup=False, classes=f"-{level}")
+        self.text = text
+
+    def set_text(self, text: str) -> None:
+        self.text = text
+        self.update(Text(text))
+
+
+class SummaryBlock(Static, Block):
+    """A compaction or branch summary, shown as such; click (or Ctrl+O) expands the full text."""
+
+    DEFAULT_CSS = """
+    SummaryBlock {
+        background: $pi-custom-message-bg;
+        color: $pi-custom-message-text;
+        padding: 0 1;
+        margin: 1 0 0 0;
+        max-height: 3;
+    }
+    SummaryBlock.-expanded { max-height: 100%; }
+    """
+
+    def __init__(self, kind: str, summary: str, tokens_before: int | None = None) -> None:
+        super().__init__("", markup=False)
+        label = "[compaction]" if kind == "compaction" else "[branch]"
+        extra = f" {tokens_before:,} tokens summarised" if tokens_before else ""
+        self.head = Text.assemble((label, "bold"), extra, " (click to expand)\n")
+        self.summary = summary
+        self.update(self.head + Text(summary))
+
+    def on_click(self) -> None:
+        self.toggle_class("-expanded")
+
+
+class CustomBlock(Static, Block):
+    """An extension's custom message (its renderer's lines, or the content)."""
+
+    DEFAULT_CSS = """
+    CustomBlock {
+        background: $pi-custom-message-bg;
+        color: $pi-custom-message-text;
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    """
+
+    def __init__(self, label: str, body: str) -> None:
+        super().__init__(Text.assemble((f"[{escape(label)}] ", "bold"), body), markup=False)

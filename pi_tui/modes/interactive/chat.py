@@ -1,0 +1,255 @@
+"""The chat log: a scroll view of blocks with a bounded number mounted.
+
+Every item the conversation shows (a message, a summary, a notice) is kept in ``items``; only a window of
+the most recent ones is mounted as widgets. When more than ``WINDOW`` blocks are mounted, the oldest are
+removed; scrolling to the top (or clicking the marker there) mounts the previous ``BATCH`` items again.
+The view follows the bottom (``anchor``) until the user scrolls up to read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Static
+
+from pi_tui.ai.types import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ToolResultMessage,
+    UserMessage,
+    message_text,
+)
+
+from .blocks import (
+    AssistantText,
+    BashBlock,
+    Block,
+    CustomBlock,
+    NoticeBlock,
+    SummaryBlock,
+    ThinkingBlock,
+    ToolBlock,
+    UserBlock,
+)
+
+__all__ = ["ChatLog", "EarlierMarker", "Notice", "result_text"]
+
+
+class Notice:
+    """A status line kept in the log's items (so it survives windowing like a message)."""
+
+    __slots__ = ("text", "level")
+
+    def __init__(self, text: str, level: str = "info") -> None:
+        self.text = text
+        self.level = level
+
+
+def result_text(result: Any) -> str:
+    """The text blocks of a tool result (`ToolResult` or `ToolResultMessage`)."""
+    return "".join(getattr(c, "text", "") for c in getattr(result, "content", []) or [])
+
+
+class EarlierMarker(Static):
+    """The top line while older items are not mounted: how many, and how to show them."""
+
+    DEFAULT_CSS = """
+    EarlierMarker { color: $pi-dim; padding: 0 1; display: none; }
+    EarlierMarker.-visible { display: block; }
+    """
+
+    def on_click(self) -> None:
+        log = self.parent
+        if isinstance(log, ChatLog):
+            log.load_earlier()
+
+
+class ChatLog(VerticalScroll):
+    """The conversation. ``add(item)`` appends; ``load(items)`` replaces everything (resume, /new)."""
+
+    DEFAULT_CSS = """
+    ChatLog {
+        height: 1fr;
+        background: $pi-background;
+        scrollbar-size-vertical: 1;
+        padding: 0 1 1 1;
+    }
+    """
+
+    WINDOW = 160
+    """Most blocks mounted at once; beyond it the oldest are removed (they stay in ``items``)."""
+    BATCH = 40
+    """How many earlier items one step of "show earlier" mounts (and the first load mounts)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.items: list[Any] = []
+        self.first_mounted = 0
+        self.tools: dict[str, ToolBlock] = {}
+        self.marker = EarlierMarker()
+        self.renderers: dict[str, Any] = {}
+
+    def compose(self) -> Iterable[Widget]:
+        yield self.marker
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    # --- building blocks --------------------------------------------------------------------------
+
+    def blocks_for(self, item: Any, index: int) -> list[Widget]:
+        """The widgets that show one item (tool results update their call's block and make none)."""
+        blocks: list[Widget] = []
+        if isinstance(item, UserMessage):
+            blocks.append(UserBlock(message_text(item)))
+        elif isinstance(item, AssistantMessage):
+            for part in item.content:
+                if part.type == "text" and part.text.strip():
+                    blocks.append(AssistantText(part.text))
+                elif part.type == "thinking" and part.thinking.strip():
+                    blocks.append(ThinkingBlock(part.thinking))
+                elif part.type == "toolCall":
+                    tool = ToolBlock(part.id, part.name, dict(part.arguments or {}))
+                    self.tools[part.id] = tool
+                    blocks.append(tool)
+            if item.stop_reason == "error":
+                blocks.append(NoticeBlock(f"Error: {item.error_message or 'unknown error'}", "error"))
+            elif item.stop_reason == "aborted":
+                blocks.append(NoticeBlock("Operation aborted", "warning"))
+        elif isinstance(item, ToolResultMessage):
+            called = self.tools.get(item.tool_call_id)
+            if called is not None:
+                called.set_result(result_text(item), item.is_error, item.details)
+        elif isinstance(item, BashExecutionMessage):
+            bash = BashBlock(item.command, bool(item.exclude_from_context))
+            code = item.exit_code
+            bash.set_result(
+                item.output + ("" if code in (0, None) else f"\nCommand exited with code {code}"),
+                bool(code) or item.cancelled,
+            )
+            blocks.append(bash)
+        elif isinstance(item, CompactionSummaryMessage):
+            blocks.append(SummaryBlock("compaction", item.summary, getattr(item, "tokens_before", None)))
+        elif isinstance(item, BranchSummaryMessage):
+            blocks.append(SummaryBlock("branch", item.summary))
+        elif isinstance(item, CustomMessage):
+            if item.display:
+                blocks.append(self._custom_block(item))
+        elif isinstance(item, Notice):
+            blocks.append(NoticeBlock(item.text, item.level))
+        elif isinstance(item, Widget):
+            blocks.append(item)
+        for block in blocks:
+            if isinstance(block, Block):
+                block.source_index = index
+        return blocks
+
+    def _custom_block(self, message: CustomMessage) -> Widget:
+        body = message_text(message)
+        renderer = self.renderers.get(message.custom_type)
+        if renderer is not None:
+            try:
+                rendered = renderer.render(message, {"expanded": False}, None)
+                if isinstance(rendered, list | tuple):
+                    body = "\n".join(str(line) for line in rendered)
+                elif rendered is not None:
+                    body = str(rendered)
+            except Exception as exc:  # an extension's renderer must not break the log
+                body = f"{body}\n(renderer failed: {exc})"
+        return CustomBlock(message.custom_type, body)
+
+    # --- adding and windowing ---------------------------------------------------------------------
+
+    def add(self, item: Any) -> list[Widget]:
+        """Append an item and mount its blocks at the bottom; returns them (live streaming fills them)."""
+        index = len(self.items)
+        self.items.append(item)
+        blocks = self.blocks_for(item, index)
+        if blocks:
+            self.mount_all(blocks)
+            self._prune()
+        return blocks
+
+    def attach(self, widget: Widget) -> Widget:
+        """Mount a live block for the newest item (a streamed text, thinking or tool block)."""
+        if isinstance(widget, Block):
+            widget.source_index = max(0, len(self.items) - 1)
+        self.mount(widget)
+        return widget
+
+    def notice(self, text: str, level: str = "info") -> NoticeBlock:
+        (block,) = self.add(Notice(text, level))
+        assert isinstance(block, NoticeBlock)
+        return block
+
+    def load(self, items: list[Any]) -> None:
+        """Replace the log with ``items``, mounting only the last ``BATCH`` of them."""
+        for child in list(self.children):
+            if child is not self.marker:
+                child.remove()
+        self.items = list(items)
+        self.tools = {}
+        start = max(0, len(self.items) - self.BATCH)
+        # Tool calls of the first mounted turn may sit just before the window: build their blocks too.
+        widgets: list[Widget] = []
+        for index in range(start, len(self.items)):
+            widgets += self.blocks_for(self.items[index], index)
+        self.first_mounted = start
+        if widgets:
+            self.mount_all(widgets)
+        self._update_marker()
+        self.anchor()
+
+    def mounted_blocks(self) -> list[Widget]:
+        return [c for c in self.children if c is not self.marker]
+
+    def _prune(self) -> None:
+        blocks = self.mounted_blocks()
+        excess = len(blocks) - self.WINDOW
+        if excess <= 0:
+            return
+        excess += self.BATCH // 2  # prune in steps, not one block per message
+        doomed = blocks[:excess]
+        keep_from = blocks[excess] if excess < len(blocks) else None
+        for widget in doomed:
+            if isinstance(widget, ToolBlock):
+                self.tools.pop(widget.tool_call_id, None)
+            widget.remove()
+        if isinstance(keep_from, Block) and keep_from.source_index >= 0:
+            self.first_mounted = keep_from.source_index
+        self._update_marker()
+
+    def load_earlier(self) -> int:
+        """Mount up to ``BATCH`` items before the first mounted one; returns how many."""
+        if self.first_mounted <= 0:
+            return 0
+        start = max(0, self.first_mounted - self.BATCH)
+        widgets: list[Widget] = []
+        for index in range(start, self.first_mounted):
+            widgets += self.blocks_for(self.items[index], index)
+        count = self.first_mounted - start
+        self.first_mounted = start
+        if widgets:
+            self.mount_all(widgets, after=self.marker)
+        self._update_marker()
+        return count
+
+    def _update_marker(self) -> None:
+        hidden = self.first_mounted
+        self.marker.set_class(hidden > 0, "-visible")
+        if hidden:
+            self.marker.update(
+                Text(f"↑ {hidden} earlier item{'s' if hidden != 1 else ''} (scroll up or click to show)")
+            )
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new <= 0 < old and self.first_mounted > 0:
+            self.call_after_refresh(self.load_earlier)

@@ -1,0 +1,243 @@
+"""Slash commands in the TUI: screens (issue #10) first, then the app's own, then the prompt pipeline.
+
+The pipeline (`AgentSession.prompt`) runs extension commands, the shared `BuiltinCommands` (/context,
+/session, /name, /compact, /summary, /export, /reload — their text lands in the chat), skills and
+templates; an unknown ``/word`` reaches the model, as in pi.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.modes.commands import BUILTIN_COMMANDS
+
+from .completion import Candidate
+from .dialogs import SelectDialog
+
+if TYPE_CHECKING:
+    from .app import PiApp
+
+__all__ = ["APP_COMMANDS", "CommandRouter", "load_screen_commands"]
+
+APP_COMMANDS: dict[str, str] = {
+    "model": "Switch model: /model <provider/id> (no argument: pick one)",
+    "thinking": "Set the thinking level: /thinking <off|minimal|low|medium|high|xhigh>",
+    "new": "Start a new session",
+    "resume": "Resume another session of this project",
+    "fork": "Continue from an earlier user message in a new session",
+    "tree": "Navigate the session tree",
+    "copy": "Copy the last answer to the clipboard",
+    "hotkeys": "Show the keyboard shortcuts",
+    "quit": "Quit pi-tui",
+}
+
+ScreenHandler = Callable[[Any, str], Awaitable[None]]
+
+
+def load_screen_commands() -> tuple[dict[str, ScreenHandler], Callable[[Any], None] | None]:
+    """The screens engineer's commands (``/context``, ``/tree`` …) and their ``install`` hook, if present."""
+    try:
+        from pi_tui.modes.interactive import screens
+    except ImportError:
+        return {}, None
+    commands = getattr(screens, "SCREEN_COMMANDS", None)
+    install = getattr(screens, "install", None)
+    return (dict(commands) if isinstance(commands, dict) else {}), (install if callable(install) else None)
+
+
+def osc52(text: str) -> str:
+    """The escape sequence that asks the terminal to put ``text`` on the clipboard."""
+    return "\x1b]52;c;" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "\x07"
+
+
+class CommandRouter:
+    """Decides who runs a ``/command`` and offers every command name for completion."""
+
+    def __init__(self, app: PiApp) -> None:
+        self.app = app
+        self.screens, self.install = load_screen_commands()
+
+    def candidates(self) -> list[Candidate]:
+        """Built-ins, then prompt templates, extension commands and ``skill:`` names."""
+        out: dict[str, str] = {}
+        for name, desc in {**APP_COMMANDS, **BUILTIN_COMMANDS}.items():
+            out[name] = desc
+        for name in self.screens:
+            out.setdefault(name, "")
+        session = self.app.session
+        resources = getattr(session, "resources", None)
+        for template in getattr(resources, "templates", None) or []:
+            out.setdefault(
+                str(getattr(template, "name", "")), str(getattr(template, "description", "") or "")
+            )
+        runner = getattr(session, "extensions", None)
+        registry = getattr(runner, "registry", None)
+        for name, command in (getattr(registry, "commands", None) or {}).items():
+            out.setdefault(name, str(getattr(command, "description", "") or ""))
+        for skill in getattr(resources, "skills", None) or []:
+            out.setdefault(
+                f"skill:{getattr(skill, 'name', '')}", str(getattr(skill, "description", "") or "")
+            )
+        return [Candidate(name, desc) for name, desc in out.items() if name]
+
+    async def run(self, text: str) -> bool:
+        """Run ``text`` if the app or a screen handles it; False means "give it to the prompt pipeline"."""
+        name, _, rest = text[1:].partition(" ")
+        args = rest.strip()
+        handler = self.screens.get(name)
+        if handler is not None:
+            await handler(self.app, args)
+            return True
+        local = getattr(self, f"_cmd_{name}", None)
+        if name in APP_COMMANDS and local is not None:
+            await local(args)
+            return True
+        return False
+
+    # --- the app's own commands ---------------------------------------------------------------------
+
+    async def _cmd_quit(self, _args: str) -> None:
+        await self.app.action_quit()
+
+    async def _cmd_new(self, _args: str) -> None:
+        session = self.app.require_session()
+        await session.new_session()
+        self.app.chat_notice("✓ New session started", "success")
+
+    async def _cmd_copy(self, _args: str) -> None:
+        session = self.app.require_session()
+        from pi_tui.ai.types import AssistantMessage, message_text
+
+        text = ""
+        for message in reversed(session.messages):
+            if isinstance(message, AssistantMessage):
+                text = message_text(message)
+                if text.strip():
+                    break
+        if not text.strip():
+            self.app.chat_notice("No agent messages to copy yet.", "warning")
+            return
+        self.app.copy_to_clipboard(text)
+        driver = self.app._driver
+        if driver is not None:  # OSC 52 as well: works over SSH and in tmux with set-clipboard on
+            driver.write(osc52(text))
+        self.app.chat_notice("Copied the last answer to the clipboard", "success")
+
+    async def _cmd_hotkeys(self, _args: str) -> None:
+        from .keys import hotkeys_table
+
+        self.app.chat_notice(hotkeys_table(self.app.keymap), "output")
+
+    async def _cmd_model(self, args: str) -> None:
+        session = self.app.require_session()
+        models = session.registry.available_models() if session.registry is not None else []
+        if args:
+            from pi_tui.ai.model_resolver import parse_model_pattern
+
+            match = parse_model_pattern(args, models)
+            if match.model is not None:
+                self.app.switch_model(match.model, match.thinking_level)
+                return
+        from pi_tui.util.fuzzy import fuzzy_filter
+
+        labels = [m.label for m in models]
+        order = [i for i, _ in fuzzy_filter(args, labels)] if args else list(range(len(models)))
+        if not order:
+            self.app.chat_notice(f"No model matches {args!r}", "error")
+            return
+        from .bridge import ask
+
+        chosen = await ask(
+            self.app,
+            SelectDialog("Select model", [labels[i] for i in order], values=[models[i] for i in order]),
+        )
+        if chosen is not None:
+            self.app.switch_model(chosen, None)
+
+    async def _cmd_thinking(self, args: str) -> None:
+        from pi_tui.ai.thinking import available_thinking_levels, parse_thinking_level
+
+        session = self.app.require_session()
+        levels = list(available_thinking_levels(session.model))
+        level = parse_thinking_level(args) if args else None
+        if level is None:
+            if args:
+                self.app.chat_notice(f"Unknown thinking level {args!r}; levels: {', '.join(levels)}", "error")
+                return
+            from .bridge import ask
+
+            level = await ask(self.app, SelectDialog("Thinking level", levels))
+            if level is None:
+                return
+        session.set_thinking_level(level)
+        self.app.chat_notice(f"Thinking level: {session.thinking}")
+        self.app.refresh_footer()
+
+    async def _cmd_fork(self, _args: str) -> None:
+        from pi_tui.ai.types import UserMessage, message_text
+
+        session = self.app.require_session()
+        entries = [
+            e for e in session.session.get_entries() if isinstance(getattr(e, "message", None), UserMessage)
+        ]
+        if not entries:
+            self.app.chat_notice("Nothing to fork from yet.", "warning")
+            return
+        from .bridge import ask
+
+        labels = [" ".join(message_text(e.message).split())[:100] for e in reversed(entries)]
+        chosen = await ask(
+            self.app, SelectDialog("Fork from message", labels, values=[e.id for e in reversed(entries)])
+        )
+        if chosen is None:
+            return
+        editor_text = await session.fork(chosen)
+        self.app.chat_notice("Branched to new session", "success")
+        if editor_text:
+            self.app.set_editor_text(editor_text)
+
+    async def _cmd_resume(self, _args: str) -> None:
+        from pi_tui.session import SessionManager, list_sessions
+
+        session = self.app.require_session()
+        infos = list_sessions(session.cwd, session.session.session_dir)
+        if not infos:
+            self.app.chat_notice("No other sessions in this project.", "warning")
+            return
+        from .bridge import ask
+
+        labels = [
+            f"{i.modified.astimezone():%Y-%m-%d %H:%M}  {' '.join((i.name or i.first_message).split())[:70]}"
+            for i in infos
+        ]
+        chosen = await ask(
+            self.app, SelectDialog("Resume session", labels, values=[str(i.path) for i in infos])
+        )
+        if chosen is None:
+            return
+        await session.switch_session(SessionManager.open(chosen, cwd=session.cwd))
+        self.app.chat_notice(f"Resumed {chosen}", "success")
+
+    async def _cmd_tree(self, _args: str) -> None:
+        from pi_tui.ai.types import message_text
+
+        session = self.app.require_session()
+        entries = [e for e in session.session.get_entries() if getattr(e, "message", None) is not None]
+        if not entries:
+            self.app.chat_notice("The session is empty.", "warning")
+            return
+        from .bridge import ask
+
+        labels = []
+        for e in entries:
+            role = getattr(e.message, "role", "?")
+            labels.append(f"{role}: {' '.join(message_text(e.message).split())[:90]}")
+        chosen = await ask(
+            self.app, SelectDialog("Session tree: continue from", labels, values=[e.id for e in entries])
+        )
+        if chosen is not None:
+            editor_text = await session.navigate(chosen)
+            if editor_text:
+                self.app.set_editor_text(editor_text)

@@ -1,0 +1,153 @@
+"""``/`` and ``@`` completion: what to offer, and the menu that floats above the editor."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from pi_tui.util.fuzzy import fuzzy_filter
+
+__all__ = ["Candidate", "CompletionMenu", "FileIndex", "complete"]
+
+MAX_FILES = 20_000
+"""Files indexed for ``@`` completion (a walk stops there: big trees stay responsive)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One completion: what replaces the token, and a description."""
+
+    value: str
+    description: str = ""
+
+
+class FileIndex:
+    """The project's files for ``@`` completion, walked once in a thread (``.gitignore`` respected)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.paths: list[str] = []
+        self.ready = threading.Event()
+        self._started = False
+
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        threading.Thread(target=self._walk, name="file-index", daemon=True).start()
+
+    def _walk(self) -> None:
+        from pi_tui.tools.walk import list_project_files
+
+        found: list[str] = []
+        try:
+            found = list_project_files(self.root, limit=MAX_FILES, directories=True)
+        except OSError:
+            pass
+        finally:
+            self.paths = found
+            self.ready.set()
+
+
+def complete(
+    text: str,
+    cursor_offset: int,
+    commands: Callable[[], list[Candidate]],
+    files: FileIndex | None,
+    *,
+    limit: int = 8,
+) -> tuple[int, list[Candidate]]:
+    """Completions for the token before the cursor: ``(token start offset, candidates)``.
+
+    ``/name`` at the start of the text completes commands; a word starting with ``@`` completes paths.
+    Anything else gives no candidates.
+    """
+    before = text[:cursor_offset]
+    if before.startswith("/") and " " not in before and "\n" not in before:
+        options = commands()
+        names = [c.value for c in options]
+        query = before[1:]
+        ranked = fuzzy_filter(query, names, limit=limit)
+        exact = [i for i, _ in ranked if names[i] == query]
+        order = exact + [i for i, _ in ranked if i not in exact]
+        return 0, [options[i] for i in order]
+    start = max(before.rfind(" "), before.rfind("\n")) + 1
+    token = before[start:]
+    if token.startswith("@") and files is not None:
+        files.start()
+        if not files.ready.is_set():
+            return start, []
+        ranked = fuzzy_filter(token[1:], files.paths, limit=limit)
+        return start, [Candidate("@" + _quoted(files.paths[i])) for i, _ in ranked]
+    return -1, []
+
+
+def _quoted(path: str) -> str:
+    return f'"{path}"' if " " in path else path
+
+
+class CompletionMenu(OptionList):
+    """The list of completions floating above the editor (an overlay, so the chat does not move)."""
+
+    DEFAULT_CSS = """
+    CompletionMenu {
+        display: none;
+        height: auto;
+        max-height: 10;
+        border: round $pi-border-muted;
+        background: $pi-background;
+        color: $pi-text;
+        padding: 0;
+    }
+    CompletionMenu.-visible { display: block; }
+    CompletionMenu > .option-list--option-highlighted { background: $pi-selected-bg; }
+    """
+
+    can_focus = False
+
+    def __init__(self) -> None:
+        super().__init__(id="completion")
+        self.candidates: list[Candidate] = []
+        self.token_start = -1
+
+    def show(self, start: int, candidates: list[Candidate]) -> None:
+        self.candidates = candidates
+        self.token_start = start
+        self.clear_options()
+        if not candidates:
+            self.remove_class("-visible")
+            return
+        self.add_options(
+            [
+                Option(
+                    Text.assemble((c.value, "bold"), ("  " + c.description if c.description else "", "dim"))
+                )
+                for c in candidates
+            ]
+        )
+        self.highlighted = 0
+        self.add_class("-visible")
+
+    def hide(self) -> None:
+        self.candidates = []
+        self.remove_class("-visible")
+
+    @property
+    def is_shown(self) -> bool:
+        return "-visible" in self.classes and bool(self.candidates)
+
+    def move(self, step: int) -> None:
+        if not self.candidates:
+            return
+        self.highlighted = ((self.highlighted or 0) + step) % len(self.candidates)
+
+    def chosen(self) -> Candidate | None:
+        if not self.candidates:
+            return None
+        return self.candidates[self.highlighted or 0]

@@ -1,0 +1,193 @@
+"""Modal dialogs for ``ctx.ui`` and the app's own questions: confirm, select, input, editor.
+
+Each dismisses with its answer (None when cancelled with Escape).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+__all__ = ["ConfirmDialog", "EditorDialog", "InputDialog", "SelectDialog"]
+
+_FRAME_CSS = """
+    {name} {{ align: center middle; background: $pi-background 60%; }}
+    {name} > Vertical {{
+        width: 80%;
+        max-width: 90;
+        height: auto;
+        max-height: 80%;
+        border: round $pi-border-accent;
+        background: $pi-background;
+        padding: 0 1;
+    }}
+    {name} .dialog-title {{ text-style: bold; color: $pi-accent; }}
+    {name} .dialog-message {{ color: $pi-text; margin: 1 0; }}
+"""
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """A yes/no question; ``y``/``n`` answer, Escape says no."""
+
+    DEFAULT_CSS = (
+        _FRAME_CSS.format(name="ConfirmDialog")
+        + """
+    ConfirmDialog Horizontal { height: auto; align-horizontal: right; }
+    ConfirmDialog Button { margin: 0 1; min-width: 8; }
+    """
+    )
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", show=False),
+        Binding("n", "answer(False)", "No", show=False),
+        Binding("escape", "answer(False)", "Cancel", show=False),
+    ]
+
+    def __init__(self, title: str, message: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            if self.message:
+                yield Static(self.message, classes="dialog-message", markup=False)
+            with Horizontal():
+                yield Button("Yes", id="yes", variant="primary")
+                yield Button("No", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#yes", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+
+class SelectDialog(ModalScreen[str | None]):
+    """Pick one of ``options`` (type to filter, Enter picks, Escape cancels)."""
+
+    DEFAULT_CSS = (
+        _FRAME_CSS.format(name="SelectDialog")
+        + """
+    SelectDialog OptionList { height: auto; max-height: 20; border: none; background: $pi-background; }
+    SelectDialog Input { border: none; background: $pi-background; height: 1; padding: 0; }
+    """
+    )
+    BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
+
+    def __init__(self, title: str, options: Sequence[str], *, values: Sequence[Any] | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.options = list(options)
+        self.values = list(values) if values is not None else list(options)
+        self._shown: list[int] = list(range(len(self.options)))
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            yield Input(placeholder="Type to search", id="filter")
+            yield OptionList(*[Option(o) for o in self.options], id="options")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).highlighted = 0 if self.options else None
+        self.query_one(Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        from pi_tui.util.fuzzy import fuzzy_filter
+
+        self._shown = [i for i, _ in fuzzy_filter(event.value, self.options)]
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options([Option(self.options[i]) for i in self._shown])
+        options.highlighted = 0 if self._shown else None
+
+    def on_key(self, event: Any) -> None:
+        options = self.query_one(OptionList)
+        if event.key in ("up", "down") and self._shown:
+            step = -1 if event.key == "up" else 1
+            options.highlighted = ((options.highlighted or 0) + step) % len(self._shown)
+            event.stop()
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        highlighted = self.query_one(OptionList).highlighted
+        if highlighted is not None and self._shown:
+            self.dismiss(self.values[self._shown[highlighted]])
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.values[self._shown[event.option_index]])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class InputDialog(ModalScreen[str | None]):
+    """One line of text; Enter answers, Escape cancels."""
+
+    DEFAULT_CSS = _FRAME_CSS.format(name="InputDialog")
+    BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
+
+    def __init__(self, title: str, placeholder: str | None = None, value: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.placeholder = placeholder or ""
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            yield Input(value=self.value, placeholder=self.placeholder)
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class EditorDialog(ModalScreen[str | None]):
+    """Multi-line text; Ctrl+S (or F10) answers, Escape cancels."""
+
+    DEFAULT_CSS = (
+        _FRAME_CSS.format(name="EditorDialog")
+        + """
+    EditorDialog TextArea { height: 12; }
+    EditorDialog .dialog-hint { color: $pi-dim; }
+    """
+    )
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", show=False),
+        Binding("ctrl+s,f10", "save", "Save", show=False, priority=True),
+    ]
+
+    def __init__(self, title: str, prefill: str | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.prefill = prefill or ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            yield TextArea(self.prefill)
+            yield Static("ctrl+s save · escape cancel", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_save(self) -> None:
+        self.dismiss(self.query_one(TextArea).text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

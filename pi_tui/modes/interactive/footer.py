@@ -1,0 +1,117 @@
+"""The footer, in pi's spirit: where you are, what it cost, which model thinks how hard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
+
+__all__ = ["FooterState", "StatusFooter", "fmt_tokens", "git_branch"]
+
+
+def fmt_tokens(n: int) -> str:
+    """pi's compact numbers: ``950``, ``1.2k``, ``12k``, ``1.2M``."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{round(n / 1000)}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def git_branch(cwd: Path) -> str | None:
+    """The checked-out branch, read from ``.git/HEAD`` (no subprocess on the way to the first frame)."""
+    for directory in (cwd, *cwd.parents):
+        head = directory / ".git"
+        if head.is_file():  # a worktree: "gitdir: …"
+            try:
+                target = head.read_text().split(":", 1)[1].strip()
+                head = (directory / target).resolve()
+            except (OSError, IndexError):
+                return None
+        if head.is_dir():
+            try:
+                ref = (head / "HEAD").read_text().strip()
+            except OSError:
+                return None
+            if ref.startswith("ref: refs/heads/"):
+                return ref[len("ref: refs/heads/") :]
+            return ref[:8] or None
+    return None
+
+
+@dataclass
+class FooterState:
+    """Everything the footer shows (the app fills it; the footer only renders)."""
+
+    cwd: str = ""
+    branch: str | None = None
+    session_name: str | None = None
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+    context_tokens: int | None = None
+    context_window: int = 0
+    model: str = ""
+    thinking: str | None = None
+    statuses: dict[str, str] = field(default_factory=dict)
+
+
+class StatusFooter(Static):
+    """Line 1: cwd (branch) • name. Line 2: tokens, cache, cost, context % and the model. Line 3:
+    extension statuses."""
+
+    DEFAULT_CSS = """
+    StatusFooter { height: auto; color: $pi-dim; padding: 0 1; background: $pi-background; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__("", id="footer")
+        self.state = FooterState()
+
+    def show(self, state: FooterState) -> None:
+        self.state = state
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        return self.render_state(self.state, self.content_region.width + 2 if self.is_attached else 100)
+
+    def render_state(self, s: FooterState, width: int) -> Text:
+        vars_ = self.app.theme_variables if self.is_attached else {}
+        warn, err = vars_.get("pi-warning", "yellow"), vars_.get("pi-error", "red")
+        line1 = (
+            s.cwd
+            + (f" ({s.branch})" if s.branch else "")
+            + (f" • {s.session_name}" if s.session_name else "")
+        )
+        if len(line1) > width - 2:
+            line1 = line1[: max(0, width - 5)] + "..."
+        parts: list[tuple[str, str]] = []
+        for label, value in (("↑", s.input), ("↓", s.output), ("R", s.cache_read), ("W", s.cache_write)):
+            if value:
+                parts.append((f"{label}{fmt_tokens(value)}", ""))
+        denom = s.input + s.cache_read + s.cache_write
+        if (s.cache_read or s.cache_write) and denom:
+            parts.append((f"CH{100 * s.cache_read / denom:.1f}%", ""))
+        if s.cost:
+            parts.append((f"${s.cost:.3f}", ""))
+        if s.context_window:
+            if s.context_tokens is None:
+                parts.append((f"?/{fmt_tokens(s.context_window)}", ""))
+            else:
+                pct = 100 * s.context_tokens / s.context_window
+                style = err if pct > 90 else warn if pct > 70 else ""
+                parts.append((f"{pct:.1f}%/{fmt_tokens(s.context_window)}", style))
+        left = Text(" ").join(Text(t, style=st) for t, st in parts)
+        right = s.model + (f" • {s.thinking}" if s.thinking else "")
+        gap = max(1, width - 2 - left.cell_len - len(right))
+        line2 = left + Text(" " * gap) + Text(right)
+        out = Text(line1 + "\n") + line2
+        if s.statuses:
+            out += Text("\n" + " ".join(s.statuses[k] for k in sorted(s.statuses)))
+        return out
