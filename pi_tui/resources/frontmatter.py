@@ -1,8 +1,7 @@
 """Markdown frontmatter: a ``---`` fenced block of YAML at the top of a file.
 
-Skills and prompt templates carry a few metadata keys in frontmatter. A full YAML library would be
-a heavy dependency for that, so :mod:`pi_tui.resources.yaml_subset` parses the subset such files
-use:
+Skills and prompt templates carry a few metadata keys in frontmatter. :mod:`pi_tui.resources.yaml_subset`
+parses the YAML such files use, typed as YAML 1.2 like pi (its docstring says why no library does it):
 
 - block mappings (``key: value``, nested by indentation) and block lists (``- item``);
 - plain scalars with YAML 1.2 core typing (``true``/``false``, ``null``/``~``, ints, floats),
