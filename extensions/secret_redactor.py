@@ -1,35 +1,43 @@
-"""Secret redactor: masks secrets in tool results before the model sees them or they are saved.
+"""Secret redactor: masks secrets before the model sees them or they are saved.
 
 Enable: ``pi-tui -e secret_redactor``, or ``"extensions": ["bundled:secret_redactor"]`` in settings.
 
-What is masked, replaced by ``[REDACTED:<kind>]``:
+What is masked, replaced by ``[REDACTED:<kind>]`` (the same secret always masks the same way, so a
+conversation's bytes, and the prompt cache, stay the same from one request to the next):
+- what **detect-secrets** finds (see ``_secrets.py``): AWS, Azure, GitHub, GitLab, Slack, Stripe, Twilio,
+  SendGrid, npm, PyPI, Discord, Telegram, JWT and other token formats, ``password = …``/``secret: …``
+  assignments, passwords in URLs, high-entropy quoted strings; plus shapes it lacks: whole private key
+  blocks (PEM, OpenSSH, PGP, PuTTY, also inside JSON), ``sk-ant-``/``sk-``/``github_pat_``/``hf_``…
+  tokens, ``Authorization`` headers, ``--password x`` and ``-u user:pass`` flags, URL query secrets;
 - values from the ``.env*`` files in the cwd (``KEY=VALUE``, ``export KEY=VALUE``, single- or
   double-quoted, multi-line quoted values) of at least 8 characters; the kind is ``env:KEY``. A value
   that is one plain word (``production``, ``localhost``) is left alone unless its key names a secret
   (``…KEY``, ``…TOKEN``, ``…SECRET``, ``…PASSWORD``…), so ordinary words elsewhere are never masked.
   Template files (``.env.example``, ``.env.sample``, ``.env.template``, ``.env.dist``) are skipped. The
   files are re-read whenever one changes.
-- API keys by shape: ``sk-ant-…`` (anthropic_key), ``sk-…`` (openai_key), ``ghp_``/``gho_``/``ghu_``/
-  ``ghs_``/``ghr_`` (github_token), ``github_pat_…`` (github_pat), ``xoxa-``/``xoxb-``/``xoxp-``…
-  (slack_token), ``AKIA…``/``ASIA…`` (aws_access_key), ``AIza…`` (google_api_key), three-part ``eyJ….eyJ….…``
-  tokens (jwt), and ``-----BEGIN … PRIVATE KEY-----`` blocks up to their END line, or to the end of the
-  key's lines when the output was cut (private_key).
 - settings ``{"secretRedactor": {"patterns": [{"kind": "internal_token", "pattern": "itk_[0-9a-f]{32}"}]}}``
   add regular expressions.
 
-Where: the ``tool_result`` hook masks each tool result's text and its ``details`` (an edit's diff, say)
-before the model sees them and before they are written to the session file; the ``message`` hook applies
-the same to tool result messages that did not go through a tool (blocked or invalid calls). Overlapping
-matches are merged, so no fragment of a secret survives, and nothing outside a match is changed.
+Where:
+- ``tool_result``: each tool result's text and its ``details`` (an edit's diff, say), before the model
+  sees them and before they are written to the session file;
+- ``message``: every finalized message (user prompts with their ``@file`` attachments, extension
+  messages, blocked or invalid tool calls, the assistant's text) before it is saved;
+- ``user_bash``: ``!command`` typed by the user is run here (``bash -c``, output merged, the last 2000
+  lines / 50 KB kept) and its output masked;
+- ``before_provider_request``: a last pass over every string of the request body (except thinking
+  blocks and their signatures), so nothing that reached the conversation another way leaves unmasked.
+Overlapping matches are merged, so no fragment of a secret survives, and nothing outside a match changes.
 
-Limits: output of ``!command`` typed by the user is not a tool result and is not masked; a secret that is
-transformed (base64, URL-encoded) is not recognised; the model cannot edit text it only sees masked.
+Limits: a secret that is transformed (base64, URL-encoded) is not recognised; the model cannot edit text
+it only sees masked; a password made only of letters in a secret-named assignment is taken for code.
 """
 
 from __future__ import annotations
 
 import re
 import runpy
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,26 +45,21 @@ from typing import Any
 
 from pi_tui.extensions.api import Event, ExtensionAPI, ExtensionContext, TextContent
 
-_settings = SimpleNamespace(**runpy.run_path(str(Path(__file__).with_name("_settings.py"))))
+_here = Path(__file__).parent
+_settings = SimpleNamespace(**runpy.run_path(str(_here / "_settings.py")))
+_secrets = SimpleNamespace(**runpy.run_path(str(_here / "_secrets.py")))
 
 MIN_LENGTH = 8
 TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
 SECRET_KEY = re.compile(r"KEY|TOKEN|SECRET|PASS|PWD|CREDENTIAL|AUTH|PRIVATE|SIGNATURE|SALT|DSN|COOKIE", re.I)
 _ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$")
-
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("anthropic_key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}")),
-    ("openai_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    ("github_pat", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}")),
-    ("github_token", re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,}")),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("aws_access_key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),
-    ("google_api_key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")),
-    ("jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}")),
-)
-_KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----")
-# After a BEGIN line with no END (cut-off output): the key's base64 lines and "Proc-Type: …" headers.
-_KEY_BODY = re.compile(r"(?:\r?\n[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)[ \t]*)*")
+PATTERNS = _secrets.PATTERNS
+USER_BASH_MAX_LINES = 2000
+USER_BASH_MAX_BYTES = 50 * 1024
+# Request-body keys whose strings are signed or opaque: changing them makes the provider refuse the request.
+_OPAQUE_KEYS = frozenset({"thinking", "signature", "data", "encrypted_content", "redacted_thinking"})
+_CACHE_LIMIT = 4096
+_MASK = re.compile(r"\[REDACTED:[^\]\s]*\]")
 
 
 # --- .env files ------------------------------------------------------------------------------------------
@@ -129,7 +132,7 @@ class EnvSecrets:
 
     def current(self) -> list[tuple[str, str]]:
         if self.cwd is None:
-            return []
+            return self.values
         files = sorted(
             p for p in self.cwd.glob(".env*") if p.is_file() and not p.name.endswith(TEMPLATE_SUFFIXES)
         )
@@ -150,39 +153,48 @@ class EnvSecrets:
 # --- masking -----------------------------------------------------------------------------------------------
 
 
-def _private_keys(text: str) -> list[tuple[int, int, str]]:
-    spans = []
-    for begin in _KEY_BEGIN.finditer(text):
-        end_marker = f"-----END {begin.group(1)}PRIVATE KEY-----"
-        end = text.find(end_marker, begin.end())
-        if end >= 0:
-            spans.append((begin.start(), end + len(end_marker), "private_key"))
-            continue
-        # Cut off (truncated output): mask the key's body lines that follow.
-        body = _KEY_BODY.match(text, begin.end())
-        spans.append((begin.start(), body.end() if body else begin.end(), "private_key"))
-    return spans
-
-
 class Redactor:
+    """Masks what the detector and the ``.env`` values find; results are cached per text, so a long
+    conversation's request body is scanned once, not at every request."""
+
     def __init__(
         self, env: Callable[[], list[tuple[str, str]]], extra: list[tuple[str, re.Pattern[str]]]
     ) -> None:
         self._env = env
-        self._extra = extra
+        self._detector = _secrets.Detector(extra)
+        self._cache: dict[str, str] = {}
+        self._cache_key: tuple[Any, ...] = (None, 0)
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
-        found = _private_keys(text) if "PRIVATE KEY-----" in text else []
+        found = []  # the .env kinds first: on a tie they name the mask (`env:API_TOKEN`)
         for kind, value in self._env():
             start = text.find(value)
             while start >= 0:
                 found.append((start, start + len(value), kind))
                 start = text.find(value, start + len(value))
-        for kind, pattern in (*PATTERNS, *self._extra):
-            found += [(m.start(), m.end(), kind) for m in pattern.finditer(text) if m.end() > m.start()]
+        found += self._detector.spans(text)
+        if "[REDACTED:" in text:  # masking twice must change nothing: leave earlier masks alone
+            masks = [m.span() for m in _MASK.finditer(text)]
+            found = [f for f in found if not any(f[0] < end and start < f[1] for start, end in masks)]
         return found
 
     def redact(self, text: str) -> str:
+        if len(text) < 8:
+            return text
+        # The cache holds while the .env values (the same list object) and the settings patterns do.
+        key = (self._env(), len(self._detector.extra))
+        if (
+            key[0] is not self._cache_key[0]
+            or key[1] != self._cache_key[1]
+            or len(self._cache) > _CACHE_LIMIT
+        ):
+            self._cache, self._cache_key = {}, key
+        cached = self._cache.get(text)
+        if cached is None:
+            cached = self._cache[text] = self._mask(text)
+        return cached
+
+    def _mask(self, text: str) -> str:
         found = self.spans(text)
         if not found:
             return text
@@ -200,16 +212,19 @@ class Redactor:
         out.append(text[last:])
         return "".join(out)
 
-    def redact_data(self, value: Any) -> Any:
-        """Strings anywhere inside JSON-like data (a tool's ``details``)."""
+    def redact_data(self, value: Any, *, skip: frozenset[str] = frozenset()) -> Any:
+        """Strings anywhere inside JSON-like data (a tool's ``details``, a request body); the values of
+        keys in ``skip`` are left as they are. Unchanged containers are returned as they came."""
         if isinstance(value, str):
             return self.redact(value)
         if isinstance(value, dict):
-            return {k: self.redact_data(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.redact_data(v) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self.redact_data(v) for v in value)
+            out = {k: v if k in skip else self.redact_data(v, skip=skip) for k, v in value.items()}
+            return value if all(out[k] is value[k] for k in value) else out
+        if isinstance(value, list | tuple):
+            items = [self.redact_data(v, skip=skip) for v in value]
+            if all(a is b for a, b in zip(items, value, strict=True)):
+                return value
+            return items if isinstance(value, list) else tuple(items)
         return value
 
 
@@ -229,15 +244,31 @@ def extra_patterns(settings: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]
     return out
 
 
+def tail(output: str) -> tuple[str, bool]:
+    """The last `USER_BASH_MAX_LINES` lines / `USER_BASH_MAX_BYTES` bytes of ``output``, and whether it was cut."""
+    lines = output.splitlines(keepends=True)
+    cut = len(lines) > USER_BASH_MAX_LINES
+    kept = "".join(lines[-USER_BASH_MAX_LINES:])
+    data = kept.encode("utf-8")
+    if len(data) > USER_BASH_MAX_BYTES:
+        kept, cut = data[-USER_BASH_MAX_BYTES:].decode("utf-8", "ignore"), True
+    return kept, cut
+
+
+# --- the extension ---------------------------------------------------------------------------------------
+
+
 def register(pi: ExtensionAPI) -> None:
     env = EnvSecrets()
-    state: dict[str, Any] = {"extra": []}
-    redactor = Redactor(env.current, state["extra"])
+    extra: list[tuple[str, re.Pattern[str]]] = []
+    redactor = Redactor(env.current, extra)
 
     @pi.on("session_start")
     def on_start(event: Event, ctx: ExtensionContext) -> None:
         env.cwd = Path(ctx.cwd)
-        state["extra"][:] = extra_patterns(_settings.section(ctx, "secretRedactor"))
+        extra[:] = extra_patterns(_settings.section(ctx, "secretRedactor"))
+        # detect-secrets takes ~0.15 s to import: do it while the user types or the model thinks.
+        threading.Thread(target=_secrets.warm_up, name="secret-redactor-warm-up", daemon=True).start()
 
     def redact_blocks(blocks: list[Any]) -> tuple[list[Any], bool]:
         out, changed = [], False
@@ -254,21 +285,55 @@ def register(pi: ExtensionAPI) -> None:
 
     @pi.on("tool_result")
     def on_tool_result(event: Event) -> dict[str, Any] | None:
+
         content, changed = redact_blocks(list(event.content))
         details = redactor.redact_data(event.details)
-        if details != event.details:
+        if details is not event.details:
             changed = True
         return {"content": content, "details": details} if changed else None
 
     @pi.on("message")
     def on_message(event: Event) -> dict[str, Any] | None:
         message = event.message
-        if message.role != "toolResult":
-            return None
-        content, changed = redact_blocks(list(message.content))
-        details = redactor.redact_data(message.details)
-        if not changed and details == message.details:
-            return None
-        message.content = content
-        message.details = details
-        return {"message": message}
+        changed = False
+        content = getattr(message, "content", None)
+        if isinstance(content, str):
+            masked = redactor.redact(content)
+            if masked != content:
+                message.content, changed = masked, True
+        elif isinstance(content, list):
+            blocks, changed = redact_blocks(content)
+            if changed:
+                message.content = blocks
+        if message.role in ("toolResult", "custom"):
+            details = redactor.redact_data(message.details)
+            if details is not message.details:
+                message.details, changed = details, True
+        if message.role == "bashExecution":
+            output = redactor.redact(message.output)
+            if output != message.output:
+                message.output, changed = output, True
+        return {"message": message} if changed else None
+
+    @pi.on("user_bash")
+    async def on_user_bash(event: Event, ctx: ExtensionContext) -> dict[str, Any]:
+        try:
+            result = await pi.exec("bash", ["-c", f"exec 2>&1\n{event.command}"], cwd=event.cwd or ctx.cwd)
+        except OSError as exc:
+            return {"result": {"output": f"Failed to run the command: {exc}", "exitCode": 1,
+                               "cancelled": False, "truncated": False}}  # fmt: skip
+        output, truncated = tail(result.stdout + result.stderr)
+        return {
+            "result": {
+                "output": redactor.redact(output),
+                "exitCode": result.code,
+                "cancelled": result.killed,
+                "truncated": truncated,
+            }
+        }
+
+    @pi.on("before_provider_request")
+    def on_request(event: Event) -> Any:
+        payload = event.payload
+        masked = redactor.redact_data(payload, skip=_OPAQUE_KEYS)
+        return None if masked is payload else masked

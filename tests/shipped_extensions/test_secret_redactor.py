@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 
@@ -173,3 +174,71 @@ async def test_results_of_blocked_calls_are_masked_too(fake: FakeLLM, project: P
     (result,) = model_requests(fake)[1].tool_results()
     assert result.is_error and result.content == "refused: the command mentions [REDACTED:anthropic_key]"
     assert ANTHROPIC not in stored
+
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+CREDENTIALS = f"[default]\naws_access_key_id = {AWS}\naws_secret_access_key = {AWS_SECRET}\n"
+INJECTOR = f"""
+def register(pi):
+    @pi.on("before_agent_start")
+    def add(event):
+        return {{"message": {{"customType": "ops", "content": "deploy with {GITHUB}", "display": False}}}}
+"""
+
+
+async def test_prompts_attachments_extension_messages_and_tool_results_are_masked_everywhere(
+    fake: FakeLLM, project: Path, tmp_path: Path
+) -> None:
+    (project / "credentials").write_text(CREDENTIALS)
+    injector = tmp_path / "injector.py"
+    injector.write_text(INJECTOR)
+    fake.script(
+        [
+            Reply([tool_call("read", {"path": "credentials"})]),
+            Reply([text("read it")]),
+            Reply([text("again")]),
+        ]
+    )
+    attached = f'<file name="{project / "credentials"}">\n{CREDENTIALS}\n</file>\nwhat is in here?'
+    async with open_session([*ext("secret_redactor"), "-e", str(injector)], project, model=MODEL) as session:
+        await session.prompt(attached)
+        await session.prompt("and now?")
+        stored = Path(str(session.session.path)).read_text()
+
+    for where, data in [
+        ("the session file", stored),
+        *(("a request", json.dumps(r.body)) for r in fake.requests),
+    ]:
+        for secret in (AWS_SECRET, AWS, GITHUB):
+            assert secret not in data, f"{secret} leaked into {where}"
+    (result,) = model_requests(fake)[1].tool_results()
+    assert "aws_secret_access_key = [REDACTED:secret]" in result.content
+    # The same secrets mask the same way in every request, so the cached prefix stays byte-identical.
+    first, later = (without_cache_marks(fake.requests[i].body["messages"]) for i in (1, 2))
+    assert later[: len(first)] == first
+
+
+def without_cache_marks(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_marks(v) for v in value]
+    return value
+
+
+async def test_user_bash_output_is_masked(project: Path) -> None:
+    (project / "credentials").write_text(CREDENTIALS)
+    async with open_session(ext("secret_redactor"), project) as session:
+        await session.start()
+        outcome = await session.extensions.emit_user_bash(
+            "cat credentials; echo done >&2; exit 3", False, str(project)
+        )
+
+    assert outcome is not None
+    assert outcome["result"] == {
+        "output": "[default]\naws_access_key_id = [REDACTED:aws_access_key]\n"
+        "aws_secret_access_key = [REDACTED:secret]\ndone\n",
+        "exitCode": 3,
+        "cancelled": False,
+        "truncated": False,
+    }
