@@ -1,4 +1,5 @@
-"""Small helpers the built-in tools share: argument coercion and abort-aware thread offloading."""
+"""Small helpers the built-in tools share: argument coercion, abort-aware thread offloading, and the
+capped listing result of grep, find and ls."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from pi_tui.agent.tool import ToolError
+from pi_tui.agent.tool import ToolError, ToolResult
 from pi_tui.ai.stream import AbortSignal
+from pi_tui.ai.types import TextContent
+
+from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 __all__ = [
     "ABORTED_MESSAGE",
@@ -23,6 +27,8 @@ __all__ = [
     "opt_number_arg",
     "opt_bool_arg",
     "format_number",
+    "Notice",
+    "listing_result",
 ]
 
 T = TypeVar("T")
@@ -148,3 +154,29 @@ def format_number(value: float) -> str:
     if math.isfinite(value) and value == int(value):
         return str(int(value))
     return repr(value)
+
+
+Notice = tuple[str, str, Any]
+"""One bracketed note under a listing: ``(text, details key, details value)``."""
+
+
+def listing_result(
+    lines: list[str], *, limit: Notice | None = None, after: tuple[Notice, ...] = ()
+) -> ToolResult:
+    """grep's, find's and ls's result: the lines cut to pi's 50 KB, then their notices in brackets.
+
+    Notices are joined by ``. `` in pi's order: the result-count ``limit`` (when reached), the byte
+    limit (when the output was cut), then ``after``. Each also sets its key in ``details``.
+    """
+    truncation = truncate_head("\n".join(lines), max_lines=2**53)
+    output = truncation.content
+    notices: list[Notice] = [limit] if limit is not None else []
+    if truncation.truncated:
+        notices.append(
+            (f"{format_size(DEFAULT_MAX_BYTES)} limit reached", "truncation", truncation.to_dict())
+        )
+    notices.extend(after)
+    if notices:
+        output += f"\n\n[{'. '.join(text for text, _, _ in notices)}]"
+    details = {key: value for _, key, value in notices}
+    return ToolResult(content=[TextContent(text=output)], details=details or None)

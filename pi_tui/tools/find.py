@@ -12,10 +12,10 @@ from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
-from ._common import ABORTED_MESSAGE, opt_int_arg, opt_str_arg, run_blocking, str_arg
+from ._common import ABORTED_MESSAGE, Notice, listing_result, opt_int_arg, opt_str_arg, run_blocking, str_arg
 from .globs import glob_to_regex
 from .paths import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from .truncate import DEFAULT_MAX_BYTES
 from .walk import walk
 
 __all__ = ["create_find_tool", "FIND_PARAMETERS", "FIND_DESCRIPTION", "DEFAULT_FIND_LIMIT", "FindMatcher"]
@@ -108,16 +108,8 @@ def _find(search_path: Path, matcher: FindMatcher, limit: int, stopped: Callable
     if not found:
         return ToolResult(content=[TextContent(text="No files found matching pattern")])
 
-    truncation = truncate_head("\n".join(found), max_lines=2**53)
-    output = truncation.content
-    details: dict[str, Any] = {}
-    notices: list[str] = []
+    limit_notice: Notice | None = None
     if len(found) >= limit:
-        notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
-        details["resultLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_dict()
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult(content=[TextContent(text=output)], details=details or None)
+        text = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
+        limit_notice = (text, "resultLimitReached", limit)
+    return listing_result(found, limit=limit_notice)

@@ -13,10 +13,19 @@ from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
-from ._common import ABORTED_MESSAGE, opt_bool_arg, opt_int_arg, opt_str_arg, run_blocking, str_arg
+from ._common import (
+    ABORTED_MESSAGE,
+    Notice,
+    listing_result,
+    opt_bool_arg,
+    opt_int_arg,
+    opt_str_arg,
+    run_blocking,
+    str_arg,
+)
 from .globs import glob_to_regex
 from .paths import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, format_size, truncate_head, truncate_line
+from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 from .walk import WalkEntry, walk
 
 __all__ = ["create_grep_tool", "GREP_PARAMETERS", "GREP_DESCRIPTION", "DEFAULT_GREP_LIMIT", "GlobFilter"]
@@ -183,23 +192,14 @@ def _emit(display: str, lines: list[str], index: int, search: _Search) -> None:
 def _result(search: _Search) -> ToolResult:
     if search.match_count == 0:
         return ToolResult(content=[TextContent(text="No matches found")])
-    truncation = truncate_head("\n".join(search.output), max_lines=2**53)
-    output = truncation.content
-    details: dict[str, Any] = {}
-    notices: list[str] = []
+    limit: Notice | None = None
     if search.limit_reached:
-        notices.append(
+        text = (
             f"{search.limit} matches limit reached. Use limit={search.limit * 2} for more, or refine pattern"
         )
-        details["matchLimitReached"] = search.limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_dict()
+        limit = (text, "matchLimitReached", search.limit)
+    after: tuple[Notice, ...] = ()
     if search.lines_truncated:
-        notices.append(
-            f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        )
-        details["linesTruncated"] = True
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult(content=[TextContent(text=output)], details=details or None)
+        text = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        after = ((text, "linesTruncated", True),)
+    return listing_result(search.output, limit=limit, after=after)

@@ -11,9 +11,9 @@ from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
-from ._common import ABORTED_MESSAGE, opt_int_arg, opt_str_arg, run_blocking
+from ._common import ABORTED_MESSAGE, Notice, listing_result, opt_int_arg, opt_str_arg, run_blocking
 from .paths import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from .truncate import DEFAULT_MAX_BYTES
 
 __all__ = ["create_ls_tool", "LS_PARAMETERS", "LS_DESCRIPTION", "DEFAULT_LS_LIMIT"]
 
@@ -89,16 +89,11 @@ def _ls(directory: Path, limit: int, stopped: Callable[[], bool]) -> ToolResult:
 
     if not results:
         return ToolResult(content=[TextContent(text="(empty directory)")])
-    truncation = truncate_head("\n".join(results), max_lines=2**53)
-    output = truncation.content
-    details: dict[str, Any] = {}
-    notices: list[str] = []
+    limit_notice: Notice | None = None
     if limit_reached:
-        notices.append(f"{limit} entries limit reached. Use limit={limit * 2} for more")
-        details["entryLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_dict()
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult(content=[TextContent(text=output)], details=details or None)
+        limit_notice = (
+            f"{limit} entries limit reached. Use limit={limit * 2} for more",
+            "entryLimitReached",
+            limit,
+        )
+    return listing_result(results, limit=limit_notice)
