@@ -34,30 +34,35 @@ def glob_to_regex(pattern: str, *, braces: bool = False) -> str:
 
 
 def _split_segments(pattern: str, braces: bool) -> list[str]:
-    # Split on "/" outside brace groups and outside escapes, so "{a/b,c}" stays one piece.
-    segments: list[str] = []
+    # Split on "/" outside brace groups, so "{a/b,c}" stays one piece.
+    return _split_outside(pattern, "/", braces)
+
+
+def _split_outside(text: str, separator: str, braces: bool) -> list[str]:
+    """Split ``text`` on ``separator`` where it is not escaped and (with ``braces``) not inside ``{...}``."""
+    pieces: list[str] = []
     current: list[str] = []
     depth = 0
     index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\" and index + 1 < len(pattern):
-            current.append(pattern[index : index + 2])
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            current.append(text[index : index + 2])
             index += 2
             continue
         if braces and char == "{":
             depth += 1
         elif braces and char == "}" and depth:
             depth -= 1
-        elif char == "/" and depth == 0:
-            segments.append("".join(current))
+        elif char == separator and depth == 0:
+            pieces.append("".join(current))
             current = []
             index += 1
             continue
         current.append(char)
         index += 1
-    segments.append("".join(current))
-    return segments
+    pieces.append("".join(current))
+    return pieces
 
 
 def _segment(text: str, braces: bool) -> str:
@@ -94,7 +99,7 @@ def _segment(text: str, braces: bool) -> str:
                 out.append(re.escape("{"))
                 index += 1
             else:
-                options = _split_top_level(text[index + 1 : close])
+                options = _split_outside(text[index + 1 : close], ",", braces=True)
                 out.append("(?:" + "|".join(glob_to_regex(option, braces=True) for option in options) + ")")
                 index = close + 1
         else:
@@ -142,29 +147,3 @@ def _matching_brace(text: str, start: int) -> int:
                 return index
         index += 1
     return -1
-
-
-def _split_top_level(text: str) -> list[str]:
-    options: list[str] = []
-    depth = 0
-    current: list[str] = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text):
-            current.append(text[index : index + 2])
-            index += 2
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            options.append("".join(current))
-            current = []
-            index += 1
-            continue
-        current.append(char)
-        index += 1
-    options.append("".join(current))
-    return options
