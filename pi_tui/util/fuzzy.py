@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["fuzzy_filter", "fuzzy_score"]
+__all__ = ["fuzzy_filter", "fuzzy_match", "fuzzy_score"]
 
 _TOKEN_SPLIT = re.compile(r"[\s/]+")
 _BOUNDARY_CHARS = frozenset("-_./:")
@@ -83,6 +83,17 @@ def _token_cost(token: str, text: str) -> float | None:
 
 def _tokens(query: str) -> list[str]:
     return [token for token in _TOKEN_SPLIT.split(query.strip().lower()) if token]
+
+
+def fuzzy_match(token: str, text: str) -> float | None:
+    """pi's ``fuzzyMatch`` for one token (no splitting on whitespace or ``/``): higher is better.
+
+    None when ``token`` is not a case-insensitive subsequence of ``text`` (nor, for ``gpt4``-shaped
+    tokens, with letters and digits swapped). For pickers that tokenize queries their own way, such as
+    the session search with its quoted phrases.
+    """
+    cost = _token_cost(token.lower(), text.lower())
+    return None if cost is None else (-cost if cost else 0.0)
 
 
 def fuzzy_score(query: str, text: str) -> float | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.util import fuzzy
-from pi_tui.util.fuzzy import fuzzy_filter, fuzzy_score
+from pi_tui.util.fuzzy import fuzzy_filter, fuzzy_match, fuzzy_score
 
 MODELS = [
     "anthropic claude-sonnet-4-5",
@@ -117,3 +117,10 @@ def test_importing_the_matcher_loads_no_library(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+def test_fuzzy_match_scores_one_token_without_splitting_it() -> None:
+    assert fuzzy_match("a b", "a b") == pytest.approx(149.7)  # pi's fuzzyMatch("a b", "a b")
+    assert fuzzy_match("src/app", "src/app.py") is not None
+    assert fuzzy_match("x/y", "x y") is None
+    assert fuzzy_match("GPT4", "4gpt") == pytest.approx(fuzzy_score("4gpt", "4gpt") - 5)
