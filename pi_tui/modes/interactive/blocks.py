@@ -296,8 +296,8 @@ class BashBlock(ToolBlock):
     """A ``!cmd`` the user ran (``!!cmd``: its output stays out of the context)."""
 
     def __init__(self, command: str, exclude: bool) -> None:
+        self.exclude = exclude  # before super().__init__, which renders the title
         super().__init__("", "bash", {"command": command})
-        self.exclude = exclude
 
     def _title_text(self) -> Text:
         mark = "✗" if self.is_error else ("✓" if self.done else "…")

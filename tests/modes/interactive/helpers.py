@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pi_tui.ai.providers.faux import FauxCall, FauxResponse, FauxScript, faux_reply
+from pi_tui.args import parse_args
+from pi_tui.modes.interactive.app import PiApp
+from pi_tui.runtime.factory import create_session
+
+
+def make_app(
+    cwd: Path,
+    agent_dir: Path,
+    script: FauxScript | None = None,
+    argv: list[str] | None = None,
+    **kwargs: Any,
+) -> PiApp:
+    """A PiApp on the faux provider; ``script`` answers every request (default: the faux demo)."""
+    args = ["--provider", "faux", *(argv or [])]
+
+    def create(trust: bool | None) -> Any:
+        parsed = parse_args(args)
+        if trust:
+            parsed.trust_project = True
+        return create_session(parsed, cwd, stream_fn=script.stream if script is not None else None)
+
+    return PiApp(create, cwd=cwd, agent_dir=agent_dir, **kwargs)
+
+
+async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 10.0) -> None:
+    """Let the app run until ``predicate()`` holds (fails the test after ``timeout`` seconds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.01)
+
+
+async def type_text(pilot: Any, text: str) -> None:
+    keys = ["space" if ch == " " else ch for ch in text]
+    await pilot.press(*keys)
+
+
+def gated(gate: asyncio.Event, response: FauxResponse) -> Callable[[FauxCall], Any]:
+    """A script step that answers only once ``gate`` is set (the agent streams meanwhile)."""
+
+    async def step(_call: FauxCall) -> FauxResponse:
+        await gate.wait()
+        return response
+
+    return step
+
+
+def last_user_text(script: FauxScript) -> str:
+    request = script.requests[-1]
+    for message in reversed(request.messages):
+        if getattr(message, "role", None) == "user":
+            content = message.content
+            if isinstance(content, str):
+                return content
+            return "".join(getattr(c, "text", "") for c in content)
+    return ""
+
+
+__all__ = ["faux_reply", "gated", "last_user_text", "make_app", "type_text", "until"]

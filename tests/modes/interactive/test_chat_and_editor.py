@@ -1,0 +1,266 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_thinking, faux_tool_call
+from pi_tui.ai.types import BashExecutionMessage
+from pi_tui.modes.interactive.blocks import (
+    AssistantText,
+    BashBlock,
+    NoticeBlock,
+    ThinkingBlock,
+    UserBlock,
+)
+
+from .helpers import gated, last_user_text, make_app, type_text, until
+
+
+async def test_enter_sends_and_the_answer_streams_into_the_chat(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_reply(faux_thinking("pondering"), "The **answer** is 42."))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "what is it")
+        await pilot.press("enter")
+        await until(pilot, lambda: not app._busy and app.chat.query(AssistantText))
+        await until(pilot, lambda: "42" in app.chat.query(AssistantText).last().text)
+        assert [b.text for b in app.chat.query(UserBlock)] == ["what is it"]
+        thinking = app.chat.query_one(ThinkingBlock)
+        assert "-expanded" not in thinking.classes and thinking.text == "pondering"
+        assert app.editor.text == ""
+        assert "faux-1" in app.footer.state.model and app.footer.state.output > 0
+        assert last_user_text(script) == "what is it"
+
+
+async def test_edit_tool_call_shows_its_diff_and_success(tmp_path: Path, agent_dir: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    edit = {"path": "a.py", "edits": [{"oldText": "y = 2", "newText": "y = 3"}]}
+    script = FauxScript(faux_reply(faux_tool_call("edit", edit, id="call_1")), faux_reply("Changed y."))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "bump y")
+        await pilot.press("enter")
+        await until(pilot, lambda: not app._busy and script.call_count == 2)
+        tool = app.chat.tools["call_1"]
+        assert "-success" in tool.classes and tool.diff is not None
+        assert "-" in tool.diff and "y = 3" in tool.diff
+        assert (tmp_path / "a.py").read_text() == "x = 1\ny = 3\n"
+
+
+async def test_failed_tool_call_is_marked_as_an_error(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(
+        faux_reply(faux_tool_call("read", {"path": "missing.txt"}, id="c1")), faux_reply("no file")
+    )
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "read it")
+        await pilot.press("enter")
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        assert "-error" in app.chat.tools["c1"].classes
+
+
+async def test_long_tool_output_is_truncated_until_ctrl_o(tmp_path: Path, agent_dir: Path) -> None:
+    (tmp_path / "big.txt").write_text("".join(f"line {i}\n" for i in range(60)))
+    script = FauxScript(faux_reply(faux_tool_call("read", {"path": "big.txt"}, id="c1")), faux_reply("read"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "read big")
+        await pilot.press("enter")
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        tool = app.chat.tools["c1"]
+        assert tool._more.display and "more lines" in str(tool._more.render())
+        await pilot.press("ctrl+o")
+        assert not tool._more.display
+        await pilot.press("ctrl+o")
+        assert tool._more.display
+
+
+async def test_enter_while_streaming_steers_and_the_pending_line_shows_it(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    gate = asyncio.Event()
+    script = FauxScript(gated(gate, faux_reply("first answer")), faux_reply("second answer"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "start")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.is_streaming)
+        await type_text(pilot, "also this")
+        await pilot.press("enter")
+        await until(pilot, lambda: "-visible" in app.pending.classes)
+        assert "Steering: also this" in str(app.pending.render())
+        gate.set()
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        assert last_user_text(script) == "also this"
+        assert "-visible" not in app.pending.classes
+
+
+async def test_alt_enter_while_streaming_queues_a_follow_up(tmp_path: Path, agent_dir: Path) -> None:
+    gate = asyncio.Event()
+    script = FauxScript(gated(gate, faux_reply("first")), faux_reply("second"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "start")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.is_streaming)
+        await type_text(pilot, "later")
+        await pilot.press("alt+enter")
+        await until(pilot, lambda: "Follow-up: later" in str(app.pending.render()))
+        gate.set()
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        assert last_user_text(script) == "later"
+
+
+async def test_escape_aborts_and_returns_queued_text_to_the_editor(tmp_path: Path, agent_dir: Path) -> None:
+    gate = asyncio.Event()
+    script = FauxScript(gated(gate, faux_reply("never")))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "start")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.is_streaming)
+        await type_text(pilot, "queued one")
+        await pilot.press("enter")
+        await until(pilot, lambda: "-visible" in app.pending.classes)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app._busy)
+        assert app.editor.text == "queued one"
+        assert any("aborted" in b.text.lower() for b in app.chat.query(NoticeBlock))
+        assert not app.session.agent.steering_queue
+
+
+async def test_ctrl_c_clears_and_twice_quits(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "draft")
+        await pilot.press("ctrl+c")
+        assert app.editor.text == ""
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: not app.is_running)
+    assert app.return_code == 0
+
+
+async def test_ctrl_d_quits_only_on_an_empty_editor(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "ab")
+        await pilot.press("left", "ctrl+d")
+        assert app.editor.text == "a" and app.is_running
+        await pilot.press("ctrl+u", "ctrl+d")
+        await until(pilot, lambda: not app.is_running)
+
+
+async def test_shift_enter_and_ctrl_j_insert_newlines(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_reply("ok"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "one")
+        await pilot.press("shift+enter")
+        await type_text(pilot, "two")
+        await pilot.press("ctrl+j")
+        await type_text(pilot, "three")
+        assert app.editor.text == "one\ntwo\nthree"
+        await pilot.press("enter")
+        await until(pilot, lambda: script.call_count == 1 and not app._busy)
+        assert last_user_text(script) == "one\ntwo\nthree"
+
+
+async def test_history_is_kept_per_project_across_runs(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_reply("a"), faux_reply("b"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        for prompt in ("first prompt", "second prompt"):
+            await type_text(pilot, prompt)
+            await pilot.press("enter")
+            await until(pilot, lambda: not app._busy and app.editor.text == "")
+    again = make_app(tmp_path, agent_dir, FauxScript())
+    async with again.run_test() as pilot:
+        await type_text(pilot, "draft")
+        await pilot.press("up")
+        assert again.editor.text == "second prompt"
+        await pilot.press("up")
+        assert again.editor.text == "first prompt"
+        await pilot.press("end", "down")
+        assert again.editor.text == "second prompt"
+        await pilot.press("down")
+        assert again.editor.text == "draft"
+
+
+async def test_a_large_paste_shows_a_marker_and_is_expanded_on_send(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_reply("got it"))
+    app = make_app(tmp_path, agent_dir, script)
+    pasted = "\n".join(f"row {i}" for i in range(30))
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "see ")
+        app.editor.post_message(__import__("textual").events.Paste(pasted))
+        await until(pilot, lambda: "[paste #1 +30 lines]" in app.editor.text)
+        await pilot.press("enter")
+        await until(pilot, lambda: script.call_count == 1 and not app._busy)
+        assert last_user_text(script) == "see " + pasted
+
+
+async def test_bang_runs_a_command_and_double_bang_keeps_it_out_of_context(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "!echo hi-there")
+        assert "-bash" in app.editor.classes
+        await pilot.press("enter")
+        await until(pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages))
+        await type_text(pilot, "!!echo secret")
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: len([m for m in app.session.messages if isinstance(m, BashExecutionMessage)]) == 2
+        )
+        first, second = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
+        assert "hi-there" in first.output and not first.exclude_from_context and first.exit_code == 0
+        assert second.exclude_from_context
+        blocks = list(app.chat.query(BashBlock))
+        assert len(blocks) == 2 and "-success" in blocks[0].classes
+
+
+async def test_slash_completion_offers_commands_and_tab_accepts(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "/sess")
+        assert app.menu.is_shown
+        assert app.menu.chosen() is not None and app.menu.chosen().value == "session"
+        await pilot.press("tab")
+        assert app.editor.text == "/session "
+        assert not app.menu.is_shown
+
+
+async def test_at_completion_offers_project_files_but_not_ignored_ones(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "readme_copy.md").write_text("x")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "readme.md").write_text("x")
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await until(pilot, app.files.ready.is_set)
+        await type_text(pilot, "look at @readme")
+        assert app.menu.is_shown
+        values = [c.value for c in app.menu.candidates]
+        assert "@docs/readme.md" in values and not any("build" in v for v in values)
+        await pilot.press("enter")
+        assert app.editor.text == "look at @docs/readme.md "
