@@ -1,7 +1,8 @@
 """Print and JSON modes: run the prompt(s) without a UI.
 
 - text (``-p``): the final assistant text on stdout; on failure one line on stderr and exit 1.
-- json (``--mode json``): the session header, then every event as one JSON line (pi's shapes).
+- json (``--mode json``): the session header, then every event as one JSON line (pi 0.87.1's shapes and
+  order, `pi_tui.modes.json_events`).
 
 Retries and other notices go to stderr in text mode so the user sees them without polluting stdout.
 """
@@ -17,6 +18,7 @@ from pi_tui.ai.types import AssistantMessage
 from pi_tui.runtime.agent_session import AgentSession
 
 from .commands import BuiltinCommands
+from .json_events import JsonEventStream
 
 __all__ = ["run_print_mode"]
 
@@ -52,15 +54,17 @@ async def run_print_mode(
         except _OutputClosed:
             return 0
 
-        def on_event(event: Any) -> None:
-            to_json = getattr(event, "to_json", None)
-            if to_json is None or closed:
+        def emit(record: dict[str, Any]) -> None:
+            if closed:
                 return
             try:
-                _json_line(out, to_json())
+                _json_line(out, record)
             except _OutputClosed:
                 closed.append(True)
                 session.abort()
+
+        json_stream = JsonEventStream(session, emit)  # pi 0.87.1's record shapes and order
+        on_event = json_stream.on_event
 
     else:
 
@@ -108,6 +112,8 @@ async def run_print_mode(
         for text in prompts:
             before = commands.handled_count
             await session.prompt(text)
+            if json_mode:
+                json_stream.settled()
             last_was_command = commands.handled_count > before
             last = session.last_assistant_message()
             if last is not None and last.stop_reason in ("error", "aborted") and not last_was_command:

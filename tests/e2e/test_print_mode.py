@@ -101,7 +101,7 @@ def test_json_mode_prints_header_then_events(tmp_path: Path, agent_dir: Path) ->
     lines = [json.loads(line) for line in run.stdout.splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["version"] == 3
     types = [line["type"] for line in lines[1:]]
-    assert types[0] == "agent_start" and types[-1] == "agent_end"
+    assert types[0] == "agent_start" and types[-2:] == ["agent_end", "agent_settled"]  # as pi 0.87.1
     assert "message_update" in types and "turn_end" in types
     deltas = [line["assistantMessageEvent"] for line in lines if line["type"] == "message_update"]
     assert any(d["type"] == "text_delta" for d in deltas)

@@ -1,0 +1,125 @@
+"""``--mode json`` records in pi 0.87.1's shapes and order.
+
+Shapes come from the RPC mapper (`pi_tui.modes.rpc.events.EventMapper`): delta-only ``message_update``
+with the latest ``usage``, ``stopReason: "pending"`` on the streaming assistant's ``message_start``,
+``agent_end.willRetry``, ``compaction_start`` / ``compaction_end`` with a ``reason``.
+
+Order, as pi 0.87.1 prints it for the same run (``tests/fixtures/pi087/json-mode.events.jsonl``):
+
+- a turn's input messages (the prompt, queued steering or follow-ups) come *after* its ``turn_start``;
+  pi-tui's loop announces them just before, so they are held back until the turn starts;
+- on the first turn of a session whose active path carries no persisted system prompt, pi announces
+  the system message it persists (``message_start`` / ``message_end`` with ``role: "system"``); pi-tui
+  announces the prompt and tools it sends in the same place (as ``content`` plus ``toolsAdded``; pi-tui
+  does not write it to the session file);
+- ``agent_settled`` follows each prompt once nothing else (retry, compaction, queued message) will run;
+- ``turn_start`` / ``turn_end`` carry no ``turnIndex`` or ``timestamp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pi_tui.agent.events import AgentEnd, MessageEnd, MessageStart, TurnStart
+from pi_tui.ai.types import AssistantMessage, now_ms
+from pi_tui.modes.rpc.events import EventMapper
+
+__all__ = ["JsonEventStream"]
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def _path_has_system_message(session: Any) -> bool:
+    try:
+        branch = session.session.get_branch()
+    except (AttributeError, RuntimeError):
+        return False
+    return any(getattr(getattr(e, "system", None), "role", None) == "system" for e in branch)
+
+
+def _system_message(session: Any) -> dict[str, Any] | None:
+    """The prompt and tools the next request carries, as pi's system message (None when unknown)."""
+    engine = getattr(session, "engine", None)
+    if engine is None:
+        return None
+    env = engine.replay()
+    available = set(getattr(session, "active_tools", ()) or ())
+    tools = [t.to_json_dict() for t in env.tools if not available or t.name in available]
+    message: dict[str, Any] = {"role": "system", "content": env.system_compiled}
+    if tools:
+        message["toolsAdded"] = tools
+    message["timestamp"] = now_ms()
+    return message
+
+
+class JsonEventStream:
+    """Turns a session's events into pi 0.87.1's JSON-mode records, in pi's order.
+
+    Args:
+        session: the `AgentSession` being run (read for its prompt and session path).
+        emit: receives each record.
+    """
+
+    def __init__(self, session: Any, emit: Emit) -> None:
+        self._session = session
+        self._emit = emit
+        self._mapper = EventMapper()
+        self._held: list[dict[str, Any]] = []
+        self._between_turns = False
+        self._announced_system = _path_has_system_message(session)
+        self._ran = False
+
+    def on_event(self, event: Any) -> None:
+        kind = getattr(event, "type", "")
+        if kind == "agent_start":
+            self._ran = True
+            self._between_turns = True
+        if (
+            self._between_turns
+            and isinstance(event, MessageStart | MessageEnd)
+            and not isinstance(event.message, AssistantMessage)
+        ):
+            record = self._mapper.to_record(event)
+            if record is not None:
+                self._held.append(record)
+            return
+        record = self._mapper.to_record(event)
+        if record is not None and kind in ("turn_start", "turn_end"):  # pi prints no index or time
+            record.pop("turnIndex", None)
+            record.pop("timestamp", None)
+        if isinstance(event, TurnStart):
+            self._between_turns = False
+            if record is not None:
+                self._emit(record)
+            self._announce_system()
+            self._flush()
+            return
+        self._flush()
+        if record is not None:
+            self._emit(record)
+        if kind == "turn_end":
+            self._between_turns = True
+        elif isinstance(event, AgentEnd):
+            self._between_turns = False
+
+    def settled(self) -> None:
+        """Call when a prompt has fully finished: emits ``agent_settled`` after a run."""
+        self._flush()
+        if self._ran:
+            self._emit({"type": "agent_settled"})
+        self._ran = False
+
+    def _announce_system(self) -> None:
+        if self._announced_system:
+            return
+        self._announced_system = True
+        message = _system_message(self._session)
+        if message is not None:
+            self._emit({"type": "message_start", "message": message})
+            self._emit({"type": "message_end", "message": message})
+
+    def _flush(self) -> None:
+        held, self._held = self._held, []
+        for record in held:
+            self._emit(record)

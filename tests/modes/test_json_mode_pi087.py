@@ -1,0 +1,81 @@
+"""``--mode json`` prints what pi 0.87.1 prints for the same prompt and fake-server script
+(tests/fixtures/pi087/json-mode.events.jsonl): the same event types in the same order, each record with
+the same keys. Ids, timestamps, text chunking and usage numbers are not compared."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.args import parse_args
+from pi_tui.modes.print_mode import run_print_mode
+from pi_tui.runtime.factory import create_session
+from pi_tui.testing import FakeLLM, turns_from_json
+
+from ..e2e.helpers import write_models_json
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi087"
+PROMPT = "Change world to there in hello.txt and show it"
+# Streaming deltas: how many a message has depends on chunking, so runs of them count once.
+_DELTAS = {"text_delta", "toolcall_delta", "thinking_delta", "tool_execution_update"}
+
+
+@pytest.fixture
+def fake(agent_dir: Path) -> Iterator[FakeLLM]:
+    llm = FakeLLM()
+    with llm.serve() as server:
+        write_models_json(agent_dir, server)
+        yield llm
+
+
+def _shape(records: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """(type, detail, keys) per record, runs of one delta kind collapsed."""
+    out: list[tuple[str, ...]] = []
+    for record in records:
+        kind = record["type"]
+        if kind == "message_update":
+            detail = record["assistantMessageEvent"]["type"]
+        elif kind in ("message_start", "message_end"):
+            detail = record["message"]["role"]
+        else:
+            detail = ""
+        shape = (kind, detail, ",".join(sorted(record)))
+        if out and out[-1] == shape and (detail in _DELTAS or kind in _DELTAS):
+            continue
+        out.append(shape)
+    return out
+
+
+async def test_json_mode_event_order_and_shapes_match_pi_0_87_1(tmp_path: Path, fake: FakeLLM) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "hello.txt").write_text("hello world\n")
+    fake.script(turns_from_json(json.loads((FIXTURES / "plain.script.json").read_text())))
+    startup = create_session(
+        parse_args(["--mode", "json", "--model", "fake-anthropic/claude-fake", PROMPT]), project
+    )
+    out = io.StringIO()
+    try:
+        code = await run_print_mode(
+            startup.session, [PROMPT], json_mode=True, stdout=out, stderr=io.StringIO()
+        )
+    finally:
+        await startup.session.close()
+    assert code == 0
+    assert fake.violations == []
+    ours = [json.loads(line) for line in out.getvalue().splitlines()]
+    pis = [json.loads(line) for line in (FIXTURES / "json-mode.events.jsonl").read_text().splitlines()]
+
+    assert _shape(ours[1:]) == _shape(pis[1:])  # the header line's fields are compared below
+    assert set(ours[0]) == set(pis[0])
+    update = next(r for r in ours if r["type"] == "message_update")
+    assert "message" not in update and "partial" not in update["assistantMessageEvent"]
+    system = next(r for r in ours if r["type"] == "message_start")
+    assert system["message"]["role"] == "system" and system["message"]["content"]
+    assert [t["name"] for t in system["message"]["toolsAdded"]] == ["read", "bash", "edit", "write"]
+    assert (project / "hello.txt").read_text() == "hello there\n"
