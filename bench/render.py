@@ -97,6 +97,10 @@ def _section(key: str, results: dict[str, Result], sections: dict[str, str]) -> 
     heading, what = SECTIONS[key]
     rows = [r for name, r in results.items() if sections.get(name, "print") == key]
     lines = [f"## {heading}", "", what, ""]
+    if key == "tui" and rows:  # bench/tui.py: each figure beside its target and pi's, not these columns
+        from .tui import section_lines
+
+        return [*lines, *section_lines(results)]
     if not rows:
         return [*lines, "_No figures yet: register scenarios for this section in `bench/registry.py`._", ""]
     lines += [_HEADER, "|---|---|---|---|---|---|---|---|---|"]

@@ -1,0 +1,479 @@
+"""TUI benchmarks: the real ``pi-tui`` in a pseudo-terminal, its screen read through pyte, as a user runs it.
+
+Every figure is taken from outside: the program is started in a pty with a clean environment, a temp home
+whose ``models.json`` points at the in-process fake LLM server, and ``PI_OFFLINE=1``; the clock runs from
+``exec`` (or the key written to the terminal) to the read that put the awaited text on the emulated
+screen. One discarded warm-up run first, so bytecode and file caches are warm. pi 0.87.1 (Node) gets the
+same harness, home, settings and fake server in the same run, where it is installed (`bench.targets`).
+
+    python -m bench -n 1 tui_first_frame tui_large_session tui_enter_answer tui_keystroke_stream tui_idle_cpu
+
+Figures (issue #9 item 7) and their targets:
+
+- first frame: spawn → the footer (model name) on screen; ≤ 300 ms;
+- the large session (``--session`` copy of ``large-session.jsonl``): spawn → its last message on screen,
+  ≤ 400 ms; RSS once it settled, ≤ 150 MB;
+- Enter → the answer on screen against the fake server, ≤ 80 ms (first prompt of a fresh process);
+- keystroke → frame p95 while an answer streams at 200 tokens/s over 1,000 messages of history, ≤ 33 ms;
+- idle CPU over 3 s after start-up and after a finished answer, < 1 %.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_tui.testing import FakeLLM, Reply, text
+
+from .pty_screen import PtyScreen, ScreenTimeout
+from .scenarios import Result
+from .targets import PI_TUI, Target, find_pi
+from .tui_fixtures import (
+    LARGE_LAST_WORDS,
+    MODEL_ID,
+    PROVIDER,
+    TuiEnv,
+    copy_large_session,
+    make_tui_env,
+    write_history_session,
+)
+
+__all__ = ["register_all", "section_lines", "METRICS", "cpu_seconds", "rss_mb"]
+
+COLUMNS, LINES = 120, 40
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+# --- measuring a process from outside ----------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` so far (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of ``pid`` in MB, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _idle_cpu_percent(screen: PtyScreen, seconds: float) -> float:
+    """CPU use of the program over ``seconds`` of wall time (100 = one core), reading its output meanwhile."""
+    before, start = cpu_seconds(screen.pid), time.perf_counter()
+    end = start + seconds
+    while time.perf_counter() < end:
+        screen.pump(end - time.perf_counter())
+    return 100 * (cpu_seconds(screen.pid) - before) / (time.perf_counter() - start)
+
+
+def _p95(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=20, method="inclusive")[18] if len(samples) > 1 else samples[0]
+
+
+# --- the programs ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Program:
+    """A program under test in the pty: its command and how to recognise its first full frame."""
+
+    name: str
+    target: Target
+    args: list[str] = field(default_factory=list)
+    first_frame: Callable[[str], bool] = lambda screen: MODEL_ID in screen
+
+    def spawn(self, env: TuiEnv, extra: list[str] | None = None) -> PtyScreen:
+        environ = self.target.environ(env.home, env.agent_dir)
+        environ.setdefault("LANG", "C.UTF-8")
+        environ["TERM"] = "xterm-256color"
+        argv = self.target.command([*self.args, "--provider", PROVIDER, "--model", MODEL_ID, *(extra or [])])
+        return PtyScreen(argv, cwd=env.repo, env=environ, columns=COLUMNS, lines=LINES)
+
+
+def _pi_tui_target() -> Target:
+    script = Path(sys.executable).with_name("pi-tui")  # the console script a user runs
+    return Target("pi-tui", (str(script),)) if script.exists() else PI_TUI
+
+
+def _plain_prompt(screen: str) -> bool:
+    lines = [line for line in screen.splitlines() if line.strip()]
+    return bool(lines) and lines[-1] == ">"
+
+
+def programs(include_pi: bool = True) -> list[Program]:
+    """pi-tui, then pi 0.87.1 when it is installed."""
+    found = [Program("pi-tui", _pi_tui_target())]
+    pi = find_pi() if include_pi else None
+    if pi is not None:
+        found.append(Program(pi.name, pi))
+    return found
+
+
+def _settle(screen: PtyScreen, quiet: float = 0.3, limit: float = 5.0) -> None:
+    screen.drain(quiet=quiet, limit=limit)
+
+
+# --- scenarios ------------------------------------------------------------------------------------------
+
+
+def _median_ms(values: list[float]) -> float:
+    return round(statistics.median(values) * 1000, 1)
+
+
+def _first_frames(
+    program: Program,
+    env: TuiEnv,
+    runs: int,
+    extra: Callable[[], list[str]] | None = None,
+    ready: Callable[[str], bool] | None = None,
+) -> tuple[list[float], float]:
+    """Spawn → first frame, ``runs`` times after one warm-up; also the RSS once the last run settled."""
+    times: list[float] = []
+    rss = 0.0
+    check = ready or program.first_frame
+    for run in range(runs + 1):
+        with program.spawn(env, extra() if extra else None) as screen:
+            at = screen.wait_for(check, timeout=30)
+            if run:
+                times.append(at - screen.started)
+            if run == runs:
+                _settle(screen, quiet=1.0, limit=8.0)
+                rss = rss_mb(screen.pid)
+    return times, rss
+
+
+def _result(
+    name: str,
+    description: str,
+    figures: dict[str, Any],
+    ours_s: float | None,
+    fake: FakeLLM | None,
+    failed: str = "",
+    rss: float = 0.0,
+) -> Result:
+    value = ours_s if ours_s is not None else 0.0
+    return Result(
+        name=name,
+        description=description,
+        wall_s=value,
+        cpu_s=value,
+        peak_rss_mb=rss,
+        requests=len(fake.requests) if fake is not None else 0,
+        violations=len(fake.violations) if fake is not None else 0,
+        cache_read_ratio=None,
+        exit_code=1 if failed else 0,
+        extra=figures,
+        stderr=failed,
+    )
+
+
+def _each(
+    measure: Callable[[Program], dict[str, Any]], include_pi: bool = True
+) -> tuple[dict[str, Any], str]:
+    """Run ``measure`` for pi-tui (keys ``ours_*``) and pi (``pi_*``); a failure becomes a note, not a crash."""
+    figures: dict[str, Any] = {}
+    failed = ""
+    for program in programs(include_pi):
+        prefix = "ours" if program.name == "pi-tui" else "pi"
+        try:
+            for key, value in measure(program).items():
+                figures[f"{prefix}_{key}"] = value
+        except (ScreenTimeout, OSError) as exc:
+            first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            figures[f"{prefix}_error"] = first_line
+            if prefix == "ours":
+                failed = f"{program.name}: {exc}"
+    return figures, failed
+
+
+def first_frame(runs: int = 5) -> Result:
+    fake = FakeLLM()
+    with fake.serve() as server:
+        env = make_tui_env(server)
+        try:
+
+            def measure(program: Program) -> dict[str, Any]:
+                times, rss = _first_frames(program, env, runs)
+                return {"first_frame_ms": _median_ms(times), "rss_mb": round(rss, 1)}
+
+            figures, failed = _each(measure)
+            plain = Program("pi-tui --plain", _pi_tui_target(), ["--plain"], _plain_prompt)
+            try:
+                times, _ = _first_frames(plain, env, runs)
+                figures["plain_first_prompt_ms"] = _median_ms(times)
+            except ScreenTimeout as exc:
+                figures["plain_error"] = str(exc).splitlines()[0]
+        finally:
+            env.cleanup()
+    ours = figures.get("ours_first_frame_ms")
+    return _result(
+        "tui_first_frame",
+        "spawn → first full frame (footer with the model on screen)",
+        figures,
+        ours / 1000 if ours else None,
+        fake,
+        failed,
+        figures.get("ours_rss_mb", 0.0),
+    )
+
+
+def large_session(runs: int = 3) -> Result:
+    fake = FakeLLM()
+    with fake.serve() as server:
+        env = make_tui_env(server)
+        try:
+
+            def measure(program: Program) -> dict[str, Any]:
+                times, rss = _first_frames(
+                    program,
+                    env,
+                    runs,
+                    extra=lambda: ["--session", str(copy_large_session(env))],
+                    ready=lambda s: program.first_frame(s) and LARGE_LAST_WORDS in s,
+                )
+                return {"first_frame_ms": _median_ms(times), "rss_mb": round(rss, 1)}
+
+            figures, failed = _each(measure)
+        finally:
+            env.cleanup()
+    ours = figures.get("ours_first_frame_ms")
+    return _result(
+        "tui_large_session",
+        "`--session large-session.jsonl` → its last message on screen; RSS settled",
+        figures,
+        ours / 1000 if ours else None,
+        fake,
+        failed,
+        figures.get("ours_rss_mb", 0.0),
+    )
+
+
+def _type_and_wait(screen: PtyScreen, typed: str) -> None:
+    screen.send(typed)
+    screen.wait_for(typed, timeout=10)
+
+
+def enter_answer(runs: int = 3, prompts: int = 3) -> Result:
+    answered = [0]
+
+    def respond(_request: Any) -> Reply:
+        answered[0] += 1
+        return Reply([text(f"PONG{answered[0] - 1:04d} is the answer.")])
+
+    fake = FakeLLM()
+    fake.responder = respond
+    with fake.serve() as server:
+        env = make_tui_env(server)
+        try:
+
+            def measure(program: Program) -> dict[str, Any]:
+                cold: list[float] = []
+                warm: list[float] = []
+                for run in range(runs + 1):
+                    with program.spawn(env) as screen:
+                        screen.wait_for(program.first_frame, timeout=30)
+                        _settle(screen)
+                        for k in range(prompts):
+                            _type_and_wait(screen, f"ping{k}x")
+                            _settle(screen, quiet=0.2)
+                            expected = f"PONG{answered[0]:04d}"  # what the responder says next
+                            t0 = screen.send("\r")
+                            dt = screen.wait_for(expected, timeout=20) - t0
+                            _settle(screen, quiet=0.3)
+                            if run:
+                                (warm if k else cold).append(dt)
+                return {"enter_answer_ms": _median_ms(cold), "enter_answer_warm_ms": _median_ms(warm)}
+
+            figures, failed = _each(measure)
+        finally:
+            env.cleanup()
+    ours = figures.get("ours_enter_answer_ms")
+    return _result(
+        "tui_enter_answer",
+        "Enter → the answer on screen (first prompt of a fresh process; warm: later)",
+        figures,
+        ours / 1000 if ours else None,
+        fake,
+        failed,
+    )
+
+
+_KEYS = "thequickbrownfoxjumpsoverthelazydogpackmyboxwithfive"
+
+
+def keystroke_stream(tokens_per_s: int = 200, history: int = 1000) -> Result:
+    words = " ".join(f"w{i:04d}" for i in range(4000))
+    fake = FakeLLM()
+    fake.responder = lambda _request: Reply([text(words)], frame_delay=1 / tokens_per_s)
+    with fake.serve() as server:
+        env = make_tui_env(server)
+        session = write_history_session(env, history)
+        try:
+
+            def measure(program: Program) -> dict[str, Any]:
+                copy = env.root / f"history-{program.name.replace(' ', '_')}.jsonl"
+                copy.write_bytes(session.read_bytes())
+                with program.spawn(env, ["--session", str(copy)]) as screen:
+                    opened = screen.wait_for(program.first_frame, timeout=60) - screen.started
+                    _settle(screen, quiet=0.5, limit=10)
+                    _type_and_wait(screen, "go")
+                    screen.send("\r")
+                    screen.wait_for("w0010", timeout=30)
+                    _type_and_wait(screen, "zqx")  # a prefix nothing else on screen contains
+                    samples = []
+                    typed = "zqx"
+                    for ch in _KEYS:
+                        typed += ch
+                        t0 = screen.send(ch)
+                        samples.append(screen.wait_for(typed, timeout=5) - t0)
+                    streaming = "w3999" not in screen.text()
+                    screen.send("\x1b")
+                return {
+                    "keystroke_p95_ms": round(_p95(samples) * 1000, 1),
+                    "keystroke_p50_ms": _median_ms(samples),
+                    "history_open_ms": round(opened * 1000),
+                    "still_streaming": streaming,
+                }
+
+            figures, failed = _each(measure)
+        finally:
+            env.cleanup()
+    ours = figures.get("ours_keystroke_p95_ms")
+    return _result(
+        "tui_keystroke_stream",
+        f"keystroke → frame p95 while streaming {tokens_per_s} tok/s over {history} messages",
+        figures,
+        ours / 1000 if ours else None,
+        fake,
+        failed,
+    )
+
+
+def idle_cpu(seconds: float = 3.0) -> Result:
+    fake = FakeLLM()
+    fake.responder = lambda _request: Reply([text("IDLEANSWER done.")])
+    with fake.serve() as server:
+        env = make_tui_env(server)
+        try:
+
+            def measure(program: Program) -> dict[str, Any]:
+                with program.spawn(env) as screen:
+                    screen.wait_for(program.first_frame, timeout=30)
+                    _settle(screen, quiet=1.0, limit=8)
+                    fresh = _idle_cpu_percent(screen, seconds)
+                    _type_and_wait(screen, "hello")
+                    screen.send("\r")
+                    screen.wait_for("IDLEANSWER", timeout=20)
+                    _settle(screen, quiet=1.0, limit=8)
+                    answered = _idle_cpu_percent(screen, seconds)
+                return {"idle_cpu_pct": round(fresh, 2), "idle_cpu_answered_pct": round(answered, 2)}
+
+            figures, failed = _each(measure)
+        finally:
+            env.cleanup()
+    ours = figures.get("ours_idle_cpu_pct")
+    return _result(
+        "tui_idle_cpu",
+        f"CPU over {seconds:.0f} s idle, after start-up and after an answer",
+        figures,
+        ours / 100 if ours is not None else None,
+        fake,
+        failed,
+    )
+
+
+# --- registration and the doc section -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One row of the doc's TUI table: where its figure is and what it must reach."""
+
+    label: str
+    scenario: str
+    key: str
+    target: float
+    unit: str
+    below: bool = True  # the figure must be at most (or, strict, under) the target
+
+    def verdict(self, value: float) -> bool:
+        return value < self.target if self.unit == "%" else value <= self.target
+
+
+METRICS: list[Metric] = [
+    Metric("first frame", "tui_first_frame", "first_frame_ms", 300, "ms"),
+    Metric(
+        "large session: first frame with its last messages", "tui_large_session", "first_frame_ms", 400, "ms"
+    ),
+    Metric("large session: RSS once settled", "tui_large_session", "rss_mb", 150, "MB"),
+    Metric("Enter → answer on screen", "tui_enter_answer", "enter_answer_ms", 80, "ms"),
+    Metric(
+        "keystroke → frame p95, streaming 200 tok/s, 1,000 messages",
+        "tui_keystroke_stream",
+        "keystroke_p95_ms",
+        33,
+        "ms",
+    ),
+    Metric("idle CPU after start-up", "tui_idle_cpu", "idle_cpu_pct", 1, "%"),
+    Metric("idle CPU after a finished answer", "tui_idle_cpu", "idle_cpu_answered_pct", 1, "%"),
+]
+
+
+def _fmt(value: Any, unit: str) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return f"failed: {value}"
+    return f"{value:g} {unit}" if unit != "%" else f"{value:g} %"
+
+
+def section_lines(results: dict[str, Result]) -> list[str]:
+    """The TUI table: each figure beside its target and pi 0.87.1's figure from the same run."""
+    lines = [
+        "Measured by `bench/tui.py` in a pseudo-terminal (pyte), as a user runs it: the `pi-tui` console",
+        "script, a clean environment, a temp home whose `models.json` points at the fake server,",
+        "`PI_OFFLINE=1`, one discarded warm-up run; pi 0.87.1 in the same run with the same home.",
+        "",
+        "| figure | pi-tui | pi 0.87.1 | target | |",
+        "|---|---|---|---|---|",
+    ]
+    for metric in METRICS:
+        result = results.get(metric.scenario)
+        extra = result.extra if result is not None else {}
+        ours = extra.get(f"ours_{metric.key}", extra.get("ours_error"))
+        pi = extra.get(f"pi_{metric.key}", extra.get("pi_error"))
+        target = f"{'<' if metric.unit == '%' else '≤'} {metric.target:g} {metric.unit}"
+        verdict = (
+            "—" if not isinstance(ours, int | float) else ("met" if metric.verdict(ours) else "**not met**")
+        )
+        lines.append(
+            f"| {metric.label} | {_fmt(ours, metric.unit)} | {_fmt(pi, metric.unit)} | {target} | {verdict} |"
+        )
+    first = results.get("tui_first_frame")
+    if first is not None and "plain_first_prompt_ms" in first.extra:
+        lines += [
+            "",
+            f"`pi-tui --plain` (line mode) shows its prompt after {first.extra['plain_first_prompt_ms']:g} ms.",
+        ]
+    lines.append("")
+    return lines
+
+
+def register_all() -> None:
+    from .registry import register
+
+    register("tui_first_frame", first_frame, section="tui")
+    register("tui_large_session", large_session, section="tui")
+    register("tui_enter_answer", enter_answer, section="tui")
+    register("tui_keystroke_stream", keystroke_stream, section="tui")
+    register("tui_idle_cpu", idle_cpu, section="tui")
