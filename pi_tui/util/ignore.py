@@ -74,10 +74,20 @@ class IgnoreFile:
         from pathspec import GitIgnoreSpec, RegexPattern
 
         # Strip a CR per line: pathspec keeps it as part of the pattern, git does not.
-        spec = GitIgnoreSpec.from_lines([line.rstrip("\r") for line in text.split("\n")])
+        lines = [line.rstrip("\r") for line in text.split("\n")]
+        try:
+            patterns = list(GitIgnoreSpec.from_lines(lines).patterns)
+        except (ValueError, re.error):
+            # git skips a line it cannot parse (a lone ``!``, ``[z-a]``) and keeps the rest; so do we.
+            patterns = []
+            for line in lines:
+                try:
+                    patterns.extend(GitIgnoreSpec.from_lines([line]).patterns)
+                except (ValueError, re.error):
+                    continue
         rules = tuple(
             (p.regex, p.include)
-            for p in reversed(spec.patterns)
+            for p in reversed(patterns)
             if isinstance(p, RegexPattern) and p.include is not None and p.regex is not None
         )
         if not rules:

@@ -97,3 +97,10 @@ def test_importing_the_tools_and_resources_loads_no_pathspec(tmp_path: Path) -> 
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+def test_lines_git_cannot_parse_are_skipped_and_the_rest_still_apply() -> None:
+    ignore = IgnoreFile.from_text("!\n\\\\\nx[z-a]\n*.log\n")
+    assert ignore is not None
+    assert IgnoreStack((ignore,)).is_ignored("a.log", False)
+    assert not IgnoreStack((ignore,)).is_ignored("a.txt", False)
