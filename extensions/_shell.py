@@ -4,44 +4,50 @@ Not an extension (the leading underscore keeps discovery away); the guards load 
 ``runpy.run_path`` next to their own file. It answers one question, conservatively: given the text the
 ``bash`` tool will run, what programs run with which arguments, and which files are redirected to?
 
-Why not ``shlex.split`` alone: shlex has POSIX quoting right, and this tokenizer follows the same rules,
-but shlex treats newlines as blanks (bash separates commands on them), cuts words at ``#`` anywhere (bash
-only at a word's start), cannot tell ``2>file`` from ``2 >file``, and does not see ``$(…)``, backticks or
-heredocs. Those are exactly where bypasses hide, so the tokenizer below handles them.
+The line is parsed by **tree-sitter-bash** (the grammar editors use; a dependency of pi-tui), so quoting,
+escapes, ``$(…)``, backticks, process substitutions, heredocs, ``case``/``if``/loops, functions and
+redirections are read as bash reads them. On top of the syntax tree this module:
 
-What it sees through:
-- separators ``;`` ``&&`` ``||`` ``|`` ``&`` newlines, subshells ``( … )`` and groups ``{ …; }``;
-- ``$(…)``, backticks, ``<(…)``/``>(…)`` (also inside double quotes and unquoted heredocs), parsed as
-  commands of their own;
-- quoting and escapes (``r''m``, ``\\rm``, ``"rm"``), absolute paths (``/bin/rm``), ``VAR=x`` prefixes;
-- wrappers: ``env``, ``command``, ``builtin``, ``exec``, ``nice``, ``nohup``, ``time``, ``timeout``,
-  ``stdbuf``, ``ionice``, ``setsid``, ``busybox``, ``sudo``/``doas``, ``xargs``;
-- ``sh -c``/``bash -c``/``su -c``/``eval`` (the string is parsed again), ``env -S`` and ``find -exec``.
+- evaluates words: quotes and escapes removed (``r''m``, ``\\rm``, ``"rm"``, ``$'\\x72m'`` are ``rm``);
+  variables assigned a literal earlier on the line are substituted (``r=rm; $r -rf v`` runs ``rm``);
+  anything else computed at run time (an unknown ``$var``, ``$(…)`` in a word) becomes `SUBSTITUTION`,
+  so a guard can see that a command's *name* is not a literal;
+- parses ``$(…)``, backticks, ``<(…)``/``>(…)`` (also inside strings and unquoted heredocs) as commands
+  of their own;
+- takes wrappers off: ``env``, ``command``, ``builtin``, ``exec``, ``nice``, ``nohup``, ``time``,
+  ``timeout``, ``stdbuf``, ``ionice``, ``setsid``, ``busybox``, ``sudo``/``doas``, ``xargs``; absolute
+  paths (``/bin/rm``) and ``VAR=x`` prefixes;
+- parses ``sh -c``/``bash -c``/``su -c``/``eval`` strings again, and ``env -S`` and ``find -exec``;
+- records what a command reads on stdin (a heredoc or here-string body, or a pipe).
 
-Anything it cannot follow raises `UnparseableCommand`; callers fail closed on it.
+A line bash would reject (unbalanced quotes, a stray ``)``) raises `UnparseableCommand`; callers fail
+closed on it.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["SimpleCommand", "UnparseableCommand", "split_commands", "SHELLS", "SUBSTITUTION"]
 
 SUBSTITUTION = "\x00subst\x00"
-"""Stands for the output of a ``$(…)`` in a word (the inner command is parsed separately)."""
+"""Stands for what is only known at run time: the output of a ``$(…)``, an unknown variable."""
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 MAX_DEPTH = 8
 
-_SEPARATORS = ("&&", "||", ";;&", ";;", ";&", "|&", ";", "&", "|", "(", ")", "\n")
-_REDIRECTS = ("&>>", "&>", ">>", ">&", ">|", "<<<", "<<-", "<<", "<&", "<>", ">", "<")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _PREFIX_WORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until"})
 _END_WORDS = frozenset({"}", "fi", "done", "esac", "then", "do", "else"})
+_REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_DYNAMIC_NAME = re.compile(r"[*?]|\{.*,.*\}|\[.+\]")
 
 
 class UnparseableCommand(ValueError):
@@ -54,17 +60,22 @@ class SimpleCommand:
 
     Attributes:
         argv: The program and its arguments, after ``VAR=x`` prefixes and wrappers were taken off; the
-            program is a bare name (``/bin/rm`` and ``\\rm`` become ``rm``).
+            program is a bare name (``/bin/rm`` and ``\\rm`` become ``rm``). What is computed at run
+            time is `SUBSTITUTION`.
         redirects: ``(operator, target)`` pairs such as ``(">", "out.txt")`` (fd duplications like
             ``2>&1`` and heredoc delimiters are left out).
         wrappers: The wrappers it ran under, outermost first (``("sudo", "xargs")``).
         stdin_script: A shell run without ``-c`` or a script: it executes whatever arrives on stdin.
+        stdin_text: The heredoc or here-string it reads, when it reads one.
+        piped: Its stdin is the previous command of a pipeline.
     """
 
     argv: tuple[str, ...]
     redirects: tuple[tuple[str, str], ...] = ()
     wrappers: tuple[str, ...] = ()
     stdin_script: bool = False
+    stdin_text: str | None = None
+    piped: bool = False
 
     @property
     def name(self) -> str:
@@ -73,298 +84,286 @@ class SimpleCommand:
     @property
     def text(self) -> str:
         """The command as one line (for pattern matching and messages)."""
-        return " ".join(self.argv)
+        return " ".join(self.argv).replace(SUBSTITUTION, "$(…)")
 
-
-@dataclass(slots=True)
-class _Token:
-    kind: str  # "word", "sep", "redir"
-    value: str
-
-
-@dataclass(slots=True)
-class _Lexed:
-    tokens: list[_Token] = field(default_factory=list)
-    substitutions: list[str] = field(default_factory=list)
+    @property
+    def dynamic(self) -> bool:
+        """Its program is not a literal: a variable, a ``$(…)``, a glob or a brace expansion."""
+        return bool(self.argv) and (SUBSTITUTION in self.name or bool(_DYNAMIC_NAME.search(self.name)))
 
 
 def split_commands(text: str) -> list[SimpleCommand]:
     """Every simple command ``text`` runs, in order (substitutions after the command holding them).
 
     Raises:
-        UnparseableCommand: Unbalanced quotes, parentheses or backticks, or nesting deeper than 8.
+        UnparseableCommand: Bash would reject the line, or it nests deeper than 8.
     """
     return list(_commands(text, 0))
+
+
+# --- parsing ---------------------------------------------------------------------------------------------
+
+_parser: Any = None
+
+
+def _parse(text: str) -> Any:
+    global _parser
+    if _parser is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _parser.parse(text.encode("utf-8", "surrogateescape")).root_node
 
 
 def _commands(text: str, depth: int) -> Iterator[SimpleCommand]:
     if depth > MAX_DEPTH:
         raise UnparseableCommand("commands nested too deeply")
-    lexed = _Lexer(text).run()
-    for words, redirects in _group(lexed.tokens):
-        yield from _expand(words, redirects, (), depth)
-    for inner in lexed.substitutions:
-        yield from _commands(inner, depth + 1)
+    root = _parse(text)
+    if root.has_error:
+        raise UnparseableCommand(_diagnose(text))
+    walker = _Walker(depth)
+    walker.statement(root)
+    yield from walker.out
 
 
-# --- tokenizing --------------------------------------------------------------------------------------
-
-
-class _Lexer:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.i = 0
-        self.out = _Lexed()
-        self.word: list[str] = []
-        self.in_word = False
-        self.quoted = False
-        self.heredocs: list[tuple[str, bool, bool]] = []  # delimiter, strip tabs, expands
-        self.expect_heredoc_word: str | None = None
-
-    def run(self) -> _Lexed:
-        text = self.text
-        while self.i < len(text):
-            c = text[self.i]
-            if c in " \t\r":
-                self.end_word()
-                self.i += 1
-            elif c == "\n":
-                self.end_word()
-                self.out.tokens.append(_Token("sep", "\n"))
-                self.i += 1
-                self.read_heredoc_bodies()
-            elif c == "#" and not self.in_word:
-                end = text.find("\n", self.i)
-                self.i = len(text) if end < 0 else end
-            elif c == "\\":
-                if text.startswith("\\\n", self.i):
-                    self.i += 2
-                else:
-                    self.add(text[self.i + 1] if self.i + 1 < len(text) else "\\", quoted=True)
-                    self.i += 2
-            elif c == "'":
-                end = text.find("'", self.i + 1)
-                if end < 0:
-                    raise UnparseableCommand("unterminated single quote")
-                self.add(text[self.i + 1 : end], quoted=True)
-                self.i = end + 1
-            elif c == '"':
-                self.double_quoted()
-            elif c == "$" and text.startswith("$(", self.i):
-                self.substitution(self.i + 2)
-            elif c == "`":
-                self.backtick()
-            elif c in "<>" and text.startswith("(", self.i + 1) and not self.in_word:
-                self.substitution(self.i + 2)
-            elif c in ";&|()<>":
-                self.operator()
-            else:
-                self.add(c)
-                self.i += 1
-        self.end_word()
-        if self.expect_heredoc_word is not None:
-            raise UnparseableCommand("a heredoc without a delimiter")
-        return self.out
-
-    def add(self, chars: str, *, quoted: bool = False) -> None:
-        self.word.append(chars)
-        self.in_word = True
-        self.quoted = self.quoted or quoted
-
-    def end_word(self) -> None:
-        if not self.in_word:
-            return
-        value = "".join(self.word)
-        if self.expect_heredoc_word is not None:
-            op = self.expect_heredoc_word
-            self.heredocs.append((value, op == "<<-", not self.quoted))
-            self.expect_heredoc_word = None
-        self.out.tokens.append(_Token("word", value))
-        self.word, self.in_word, self.quoted = [], False, False
-
-    def double_quoted(self) -> None:
-        text, i = self.text, self.i + 1
-        self.add("", quoted=True)
-        while i < len(text):
-            c = text[i]
-            if c == '"':
-                self.i = i + 1
-                return
-            if c == "\\" and i + 1 < len(text):
-                nxt = text[i + 1]
-                if nxt == "\n":
-                    i += 2
-                    continue
-                self.add(nxt if nxt in '$`"\\' else "\\" + nxt)
-                i += 2
-            elif c == "$" and text.startswith("$(", i):
-                i = self.substitution(i + 2, advance=False)
-            elif c == "`":
-                self.i = i
-                self.backtick()
-                i = self.i
-            else:
-                self.add(c)
-                i += 1
-        raise UnparseableCommand("unterminated double quote")
-
-    def substitution(self, start: int, *, advance: bool = True) -> int:
-        end = matching_paren(self.text, start)
-        self.out.substitutions.append(self.text[start:end])
-        self.add(SUBSTITUTION)
-        if advance:
-            self.i = end + 1
-        return end + 1
-
-    def backtick(self) -> None:
-        text, i = self.text, self.i + 1
-        inner: list[str] = []
-        while i < len(text):
-            if text[i] == "\\" and i + 1 < len(text):
-                inner.append(text[i + 1] if text[i + 1] in "`$\\" else text[i : i + 2])
-                i += 2
-            elif text[i] == "`":
-                self.out.substitutions.append("".join(inner))
-                self.add(SUBSTITUTION)
-                self.i = i + 1
-                return
-            else:
-                inner.append(text[i])
-                i += 1
-        raise UnparseableCommand("unterminated backtick")
-
-    def operator(self) -> None:
-        text, i = self.text, self.i
-        word = "".join(self.word)
-        fd_prefix = self.in_word and not self.quoted and word.isdigit() and text[i] in "<>"
-        for op in _REDIRECTS:
-            if text.startswith(op, i):
-                if fd_prefix:  # `2>file`: the digits belong to the redirection
-                    self.word, self.in_word, self.quoted = [], False, False
-                else:
-                    self.end_word()
-                self.out.tokens.append(_Token("redir", op))
-                if op in ("<<", "<<-"):
-                    self.expect_heredoc_word = op
-                self.i = i + len(op)
-                return
-        self.end_word()
-        for op in _SEPARATORS:
-            if text.startswith(op, i):
-                self.out.tokens.append(_Token("sep", op))
-                self.i = i + len(op)
-                return
-        raise UnparseableCommand(f"unexpected {text[i]!r}")  # pragma: no cover - every char is covered
-
-    def read_heredoc_bodies(self) -> None:
-        """After a newline: skip the bodies of the heredocs opened on the previous line."""
-        text = self.text
-        for delimiter, strip_tabs, expands in self.heredocs:
-            body: list[str] = []
-            while self.i < len(text):
-                end = text.find("\n", self.i)
-                line = text[self.i : len(text) if end < 0 else end]
-                self.i = len(text) if end < 0 else end + 1
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    break
-                body.append(line)
-            if expands:
-                self.out.substitutions.extend(_substitutions_in_plain_text("\n".join(body)))
-        self.heredocs = []
-
-
-def matching_paren(text: str, start: int) -> int:
-    """The index of the ``)`` closing a ``(`` that opened just before ``start``.
-
-    Raises:
-        UnparseableCommand: It is never closed.
-    """
-    depth, i = 1, start
+def _diagnose(text: str) -> str:
+    """Why bash would reject ``text``, in the words of the most likely cause."""
+    quote, depth, i = "", 0, 0
     while i < len(text):
         c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "'":
-            end = text.find("'", i + 1)
-            if end < 0:
-                raise UnparseableCommand("unterminated single quote")
-            i = end + 1
-            continue
-        if c == '"':
-            i = _skip_double_quoted(text, i + 1)
-            continue
-        if c == "(":
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            i += 1
+        elif quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"`":
+            quote = c
+        elif c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
-            if depth == 0:
-                return i
+        elif c == "#" and (i == 0 or text[i - 1] in " \t\n;&|"):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
         i += 1
-    raise UnparseableCommand("unbalanced parentheses")
+    names = {"'": "unterminated single quote", '"': "unterminated double quote", "`": "unterminated backtick"}
+    if quote:
+        return names[quote]
+    if depth:
+        return "unbalanced parentheses"
+    return "a syntax error bash would reject"
 
 
-def _skip_double_quoted(text: str, i: int) -> int:
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-        elif text[i] == '"':
-            return i + 1
-        elif text.startswith("$(", i):
-            i = matching_paren(text, i + 2) + 1
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "surrogateescape")
+
+
+def _unescape(word: str) -> str:
+    """An unquoted word's backslashes: ``\\x`` is ``x``, a backslash-newline disappears."""
+    return re.sub(r"\\(\n|.)", lambda m: "" if m.group(1) == "\n" else m.group(1), word, flags=re.S)
+
+
+class _Walker:
+    """Turns a syntax tree into `SimpleCommand`s (``out``), remembering literal variable values."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self.vars: dict[str, str] = {}
+        self.out: list[SimpleCommand] = []
+        self.later: list[Any] = []  # substitutions, walked after the command holding them
+
+    def statement(self, node: Any, *, piped: bool = False) -> None:
+        kind = node.type
+        if kind == "command":
+            self.command(node, [], piped=piped)
+        elif kind == "redirected_statement":
+            self.redirected(node, piped=piped)
+        elif kind == "pipeline":
+            first = True
+            for child in node.named_children:
+                self.statement(child, piped=not first or piped)
+                first = False
+        elif kind == "variable_assignment":
+            self.assignment(node)
+        elif kind in _SUBSTITUTIONS:
+            self.substitution(node)
+        elif kind in _REDIRECT_NODES:
+            self.emit_redirects_only(node)
         else:
-            i += 1
-    raise UnparseableCommand("unterminated double quote")
+            for child in node.named_children:
+                if child.type in ("word", "string", "concatenation", "simple_expansion", "expansion"):
+                    self.word(child)  # a loop's list, a case subject: only their substitutions matter
+                else:
+                    self.statement(child)
+        self.flush()
+
+    def flush(self) -> None:
+        while self.later:
+            self.statement(self.later.pop(0))
+
+    def assignment(self, node: Any) -> None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        value = self.word(value_node) if value_node is not None else ""
+        if name_node is not None and name_node.type == "variable_name":
+            if SUBSTITUTION in value:
+                self.vars.pop(_text(name_node), None)
+            else:
+                self.vars[_text(name_node)] = value
+
+    def substitution(self, node: Any) -> None:
+        inner = [c for c in node.named_children]
+        walker = _Walker(self.depth + 1)
+        walker.vars = dict(self.vars)
+        if self.depth + 1 > MAX_DEPTH:
+            raise UnparseableCommand("commands nested too deeply")
+        for child in inner:
+            walker.statement(child)
+        self.out += walker.out
+
+    def redirected(self, node: Any, *, piped: bool) -> None:
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.children if c.type in _REDIRECT_NODES]
+        if body is not None and body.type == "command":
+            self.command(body, redirects, piped=piped)
+            return
+        self.emit_redirects_only(*redirects)
+        if body is not None:
+            self.statement(body, piped=piped)
+
+    def emit_redirects_only(self, *redirect_nodes: Any) -> None:
+        redirects, _, _ = self.redirects(list(redirect_nodes))
+        if redirects:
+            self.out.append(SimpleCommand((), tuple(redirects)))
+
+    def redirects(self, nodes: list[Any]) -> tuple[list[tuple[str, str]], str | None, list[Any]]:
+        """``(operator, target)`` pairs, the stdin text, and statements hanging off a heredoc
+        (``cat <<EOF | sh``: the ``| sh`` part)."""
+        out: list[tuple[str, str]] = []
+        stdin: str | None = None
+        hanging: list[Any] = []
+        for node in nodes:
+            if node.type == "file_redirect":
+                op = next((_text(c) for c in node.children if not c.is_named), "")
+                target_node = node.child_by_field_name("destination") or (
+                    node.named_children[-1] if node.named_children else None
+                )
+                target = self.word(target_node) if target_node is not None else ""
+                duplicating = op in (">&", "<&") and (target.isdigit() or target.rstrip("-") == "")
+                if not duplicating:
+                    out.append((op, target))
+            elif node.type == "herestring_redirect":
+                stdin = "".join(self.word(c) for c in node.named_children)
+            elif node.type == "heredoc_redirect":
+                for child in node.named_children:
+                    if child.type == "heredoc_body":
+                        stdin = _text(child)
+                        for sub in _descendants(child, _SUBSTITUTIONS):
+                            self.later.append(sub)
+                    elif child.type == "file_redirect":
+                        more, _, _ = self.redirects([child])
+                        out += more
+                    elif child.type not in ("heredoc_start", "heredoc_end"):
+                        hanging.append(child)
+        return out, stdin, hanging
+
+    def command(self, node: Any, outer: list[Any], *, piped: bool) -> None:
+        words: list[str] = []
+        redirect_nodes = list(outer)
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                value = child.child_by_field_name("value")
+                if value is not None:
+                    self.word(value)  # `X=$(rm -rf v) true` runs the substitution
+            elif child.type in _REDIRECT_NODES:
+                redirect_nodes.append(child)
+            elif child.type == "command_name":
+                words.append("".join(self.word(c) for c in child.named_children) or _text(child))
+            elif child.type != "comment":
+                words.append(self.word(child))
+        redirects, stdin, hanging = self.redirects(redirect_nodes)
+        for i, command in enumerate(_expand(words, redirects, (), self.depth)):
+            # Only the command itself reads the heredoc or the pipe, not what its `sh -c` string runs.
+            self.out.append(_with_stdin(command, stdin, piped) if i == 0 else command)
+        for child in hanging:
+            self.statement(child, piped=True)
+        self.flush()
+
+    def word(self, node: Any) -> str:
+        """The value of a word as bash would pass it (run-time parts become `SUBSTITUTION`)."""
+        kind = node.type
+        if kind == "word":
+            return _unescape(_text(node))
+        if kind == "raw_string":
+            return _text(node)[1:-1]
+        if kind == "ansi_c_string":
+            try:
+                return codecs.decode(
+                    _text(node)[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape"
+                )
+            except (UnicodeDecodeError, ValueError):
+                return SUBSTITUTION
+        if kind in ("simple_expansion", "expansion"):
+            names = [c for c in node.named_children if c.type in ("variable_name", "special_variable_name")]
+            plain = len(node.named_children) == 1 and names and names[0].type == "variable_name"
+            if plain and _text(names[0]) in self.vars:
+                return self.vars[_text(names[0])]
+            for sub in _descendants(node, _SUBSTITUTIONS):
+                self.substitution(sub)
+            return SUBSTITUTION
+        if kind in _SUBSTITUTIONS:
+            self.substitution(node)
+            return SUBSTITUTION
+        if kind == "arithmetic_expansion":
+            return SUBSTITUTION
+        if kind in ("string", "translated_string"):
+            return self.joined(node, quoted=True)
+        if kind == "concatenation":
+            return self.joined(node, quoted=False)
+        if kind == "string_content":
+            return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), _text(node))
+        for sub in _descendants(node, _SUBSTITUTIONS):
+            self.substitution(sub)
+        return _text(node)
+
+    def joined(self, node: Any, *, quoted: bool) -> str:
+        """A string or concatenation: its parts, and the text between them (quotes dropped)."""
+        parts: list[str] = []
+        pos = node.start_byte
+        source = node.text
+        base = node.start_byte
+        for child in node.children:
+            gap = source[pos - base : child.start_byte - base].decode("utf-8", "surrogateescape")
+            parts.append(gap if quoted else _unescape(gap))
+            if child.is_named:
+                parts.append(self.word(child))
+            elif child.type not in ('"', '$"'):
+                parts.append(_text(child))
+            pos = child.end_byte
+        parts.append(source[pos - base :].decode("utf-8", "surrogateescape"))
+        return "".join(parts)
 
 
-def _substitutions_in_plain_text(body: str) -> list[str]:
-    """``$(…)`` and backticks in an unquoted heredoc body (quotes are not special there)."""
-    found: list[str] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\":
-            i += 2
-        elif body.startswith("$(", i):
-            end = matching_paren(body, i + 2)
-            found.append(body[i + 2 : end])
-            i = end + 1
-        elif body[i] == "`":
-            end = body.find("`", i + 1)
-            if end < 0:
-                raise UnparseableCommand("unterminated backtick")
-            found.append(body[i + 1 : end])
-            i = end + 1
+def _descendants(node: Any, kinds: frozenset[str]) -> Iterator[Any]:
+    """The outermost descendants of ``node`` of the given kinds."""
+    for child in node.named_children:
+        if child.type in kinds:
+            yield child
         else:
-            i += 1
-    return found
+            yield from _descendants(child, kinds)
 
 
-# --- grouping into commands and taking wrappers off ---------------------------------------------------
+def _with_stdin(command: SimpleCommand, stdin: str | None, piped: bool) -> SimpleCommand:
+    if stdin is None and not piped:
+        return command
+    return SimpleCommand(
+        command.argv, command.redirects, command.wrappers, command.stdin_script, stdin, piped
+    )
 
 
-def _group(tokens: list[_Token]) -> Iterator[tuple[list[str], list[tuple[str, str]]]]:
-    words: list[str] = []
-    redirects: list[tuple[str, str]] = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token.kind == "sep":
-            if words or redirects:
-                yield words, redirects
-            words, redirects = [], []
-        elif token.kind == "redir":
-            if i + 1 >= len(tokens) or tokens[i + 1].kind != "word":
-                raise UnparseableCommand(f"{token.value} without a target")
-            target = tokens[i + 1].value
-            i += 1
-            duplicating = token.value in (">&", "<&") and (target.isdigit() or target.rstrip("-") == "")
-            if token.value not in ("<<", "<<-", "<<<") and not duplicating:
-                redirects.append((token.value, target))
-        else:
-            words.append(token.value)
-        i += 1
-    if words or redirects:
-        yield words, redirects
+# --- taking wrappers off -----------------------------------------------------------------------------------
 
 
 def _expand(
@@ -393,6 +392,9 @@ def _expand(
     stdin_script = name in SHELLS and nested is None and not _shell_has_script(argv)
     yield SimpleCommand(tuple(argv), tuple(redirects), tuple(wrappers), stdin_script)
     for script in nested or ():
+        if SUBSTITUTION in script:  # `sh -c "$cmd"`, `eval "$(…)"`: the script is only known at run time
+            yield SimpleCommand((SUBSTITUTION,), (), (*wrappers, name))
+            continue
         for command in _commands(script, depth + 1):
             yield SimpleCommand(
                 command.argv, command.redirects, (*wrappers, name, *command.wrappers), command.stdin_script

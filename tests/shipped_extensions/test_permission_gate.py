@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -257,3 +258,157 @@ async def test_modes_without_ui_deny_and_name_the_mode(fake: FakeLLM, project: P
 
     ((content, is_error),) = results(fake)
     assert is_error and f"nobody can be asked in {mode} mode" in content
+
+
+def git_project(project: Path) -> None:
+    """A repository with a tracked ``k.txt`` and ``src/app.py``, a folder ``v`` and an untracked build folder."""
+    (project / "k.txt").write_text("precious\n")
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("print('app')\n")
+    (project / "v").mkdir()
+    (project / "v" / "data.txt").write_text("precious\n")
+    (project / "build").mkdir()
+    (project / "build" / "tmp.txt").write_text("scratch\n")
+    (project / "script.py").write_text("print('script ran')\n")
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=project, check=True)
+    subprocess.run([*git, "add", "k.txt", "src/app.py", "script.py"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=project, check=True)
+
+
+def state(project: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(project)): p.read_text()
+        for p in sorted(project.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
+
+
+# The issue's six, then the forms we found: each would destroy something if it ran.
+ASKS = [
+    "r=rm; $r -rf v",
+    """python3 -c "import shutil; shutil.rmtree('v')" """,
+    """perl -e 'use File::Path; rmtree("v")'""",
+    "truncate -s 0 k.txt",
+    "cp /dev/null k.txt",
+    "mv v /somewhere/else",
+    "$(echo rm) -rf v",
+    "`echo rm` -rf v",
+    'r=rm; "${r}" -rf v',
+    "x=$(command -v rm); $x -rf v",
+    """node -e "require('fs').rmSync('v', {recursive: true})" """,
+    """ruby -e 'require "fileutils"; FileUtils.rm_rf("v")'""",
+    """python3 -c "import os; os.remove('k.txt')" """,
+    """python3 -c 'open("k.txt", "w").close()'""",
+    """python3 -c "__import__('shutil').rmtree('v')" """,
+    """php -r 'unlink("k.txt");'""",
+    """awk 'BEGIN { system("rm -rf v") }'""",
+    'CMD="rm -rf v"; sh -c "$CMD$1"',
+    "bash -c \"$(printf 'rm -rf v')\"",
+    'eval "$(echo cm0gLXJmIHYK | base64 -d)"',
+    "source <(echo rm -rf v)",
+    "python3 - <<'EOF'\nimport shutil; shutil.rmtree('v')\nEOF",
+    "echo 'import shutil; shutil.rmtree(\"v\")' | python3",
+    "dd if=/dev/zero of=k.txt bs=1 count=10",
+    "cat /dev/null > k.txt",
+    ": > k.txt",
+    "> k.txt",
+    "echo gone | tee k.txt",
+    "shred -u k.txt",
+    "find . -name '*.txt' -delete",
+    "find . -type f -print0 | xargs -0 rm",
+    "ls v/* | xargs rm -f",
+    "find . -name k.txt -exec python3 -c 'import os, sys; os.unlink(sys.argv[1])' {} \\;",
+    "git push --force-with-lease origin main",
+    "chmod -R 000 v",
+    "mv k.txt /tmp/elsewhere/",
+    "mv -t /tmp v",
+    "mv src/app.py k.txt",
+    "ln -sf /dev/null k.txt",
+    "rsync -a --remove-source-files v/ /tmp/pi-gate-test/",
+    "tar --remove-files -cf /tmp/pi-gate-test.tar v",
+    "/???/r? -rf v",
+]
+# What a developer runs all day: none of these may ask.
+DAILY = [
+    "ls",
+    "ls -la src",
+    "git status",
+    "git diff",
+    "git log --oneline | head -3",
+    "git stash",
+    "cat k.txt",
+    "grep -rn precious .",
+    "python3 script.py",
+    "python3 -c 'print(1 + 1)'",
+    "python3 -c \"import sys; sys.stdout.write('ok')\"",
+    "node -e 'console.log(1)'",
+    "rm build/tmp.txt",
+    "rm src/app.py",
+    "echo x > build/out.txt",
+    "echo more >> k.txt",
+    "mv build/out.txt build/out2.txt",
+    "cp k.txt build/k.txt",
+    "for f in src/*.py; do echo $f; done",
+    "cd src && ls",
+    "awk '$1 > 5 {print}' k.txt",
+    "cat <<'EOF' > build/notes.md\nhello\nEOF",
+    "sed -n 1p k.txt",
+    "wc -l k.txt",
+    "chmod -R 755 build",
+]
+
+
+async def test_each_bypass_form_asks_and_nothing_runs_when_declined(fake: FakeLLM, project: Path) -> None:
+    git_project(project)
+    before = state(project)
+    fake.script([Reply([tool_call("bash", {"command": c}) for c in ASKS]), Reply([text("ok")])])
+    async with open_session(ext("permission_gate"), project, model=MODEL) as session:
+        ui = ScriptedUI()  # declines everything
+        session.attach_ui(ui, "tui")
+        await session.prompt("clean up")
+
+    asked = [message.split("\n\nWhy: ")[0] for _, message in ui.asked]
+    assert asked == [c.strip() for c in ASKS]
+    assert all(
+        is_error and content.startswith("Blocked by permission_gate") for content, is_error in results(fake)
+    )
+    assert state(project) == before
+    assert not Path("/tmp/pi-gate-test.tar").exists()
+
+
+async def test_daily_commands_run_without_a_question(fake: FakeLLM, project: Path) -> None:
+    git_project(project)
+    fake.script([Reply([tool_call("bash", {"command": c}) for c in DAILY]), Reply([text("ok")])])
+    async with open_session(ext("permission_gate"), project, model=MODEL) as session:
+        ui = ScriptedUI()
+        session.attach_ui(ui, "tui")
+        await session.prompt("work")
+
+    assert ui.asked == []
+    outputs = [content for content, _ in results(fake)]
+    assert "script ran" in outputs[DAILY.index("python3 script.py")]
+    assert not (project / "build" / "tmp.txt").exists() and not (project / "src" / "app.py").exists()
+
+
+async def test_the_reasons_name_what_was_seen(project: Path) -> None:
+    git_project(project)
+    async with open_session(ext("permission_gate"), project) as session:
+        check = module(session, "permission_gate").destructive_reasons
+
+    cwd = str(project)
+    assert check("r=rm; $r -rf v", cwd=cwd) == ["rm -r deletes whole directory trees"]
+    assert check("$(echo rm) -rf v", cwd=cwd) == [
+        "the program it runs ($(…)) is only known at run time, so it cannot be checked"
+    ]
+    assert check("python3 -c \"import shutil; shutil.rmtree('v')\"", cwd=cwd) == [
+        "python3 runs inline code that can delete or overwrite files (rmtree)"
+    ]
+    assert check("truncate -s 0 k.txt", cwd=cwd) == ["truncate cuts files' content"]
+    assert check("mv v /somewhere/else", cwd=cwd) == [
+        "mv moves files out of the project (/somewhere/else), beyond git and the checkpoints"
+    ]
+    assert check(": > k.txt", cwd=cwd) == [
+        "> k.txt overwrites a file git tracks, losing its uncommitted changes"
+    ]
+    assert check("echo x > build/new.txt", cwd=cwd) == []  # untracked: as today
