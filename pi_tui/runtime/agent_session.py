@@ -635,7 +635,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
     # --- statistics ---------------------------------------------------------------------------------
 
     def stats(self) -> SessionStats:
-        """Totals over every message entry in the session file (all branches), as pi's footer shows."""
+        """Totals over the whole session file (all branches), as pi's footer shows: assistant messages plus
+        usage recorded elsewhere (`pi_tui.session.usage`)."""
         stats = SessionStats()
         for entry in self.session.get_entries():
             message = getattr(entry, "message", None)
@@ -655,6 +656,17 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
                 stats.cost += u.cost.total
             elif role == "toolResult":
                 stats.tool_results += 1
+        # pi 0.81+/0.86+: usage entries, summary calls and tools' nested model work count too
+        from pi_tui.session.usage import UsageTotals, add_usage, extra_usages
+
+        extra = UsageTotals()
+        for usage in extra_usages(self.session.get_entries()):
+            add_usage(extra, usage)
+        stats.input += extra.input
+        stats.output += extra.output
+        stats.cache_read += extra.cache_read
+        stats.cache_write += extra.cache_write
+        stats.cost += extra.cost
         return stats
 
     def last_assistant_message(self) -> AssistantMessage | None:

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,8 +65,15 @@ def parse_iso(text: str) -> datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def new_session_id() -> str:
-    return str(uuid.uuid4())
+def new_session_id(now_ms: int | None = None) -> str:
+    """A UUIDv7 (RFC 9562), as pi 0.67+ uses: 48 bits of Unix milliseconds, then random bits.
+
+    Ids made later sort later, so a directory listing by id is also by creation time.
+    """
+    ms = (time.time_ns() // 1_000_000 if now_ms is None else now_ms) & ((1 << 48) - 1)
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) & 0xFFF) << 64 | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
 
 
 def new_session_filename(session_id: str, timestamp: str) -> str:

@@ -269,3 +269,20 @@ async def test_pi_tui_session_opens_in_pi_0_87_1_and_comes_back(tmp_path: Path, 
     last = fake.requests[-1]
     assert last.cache.cache_read / last.cache.total >= 0.9, last.cache
     assert _lines(path)[: len(after_pi)] == after_pi
+
+
+async def test_session_totals_include_summary_calls_as_pi_counts_them(
+    tmp_path: Path, project: Path, fake: FakeLLM
+) -> None:
+    session = _copy("rich.jsonl", tmp_path)
+    raw = [json.loads(line) for line in _lines(session)[1:]]
+    usages = [
+        e["message"]["usage"] for e in raw if e["type"] == "message" and e["message"]["role"] == "assistant"
+    ]
+    usages += [e["usage"] for e in raw if e["type"] in ("compaction", "branch_summary")]
+    assert len(usages) == 6 + 2  # six answers, the compaction and the branch summary
+    async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:
+        stats = agent.stats()
+    assert stats.output == sum(u["output"] for u in usages)
+    assert stats.cache_write == sum(u["cacheWrite"] for u in usages)
+    assert stats.cost == pytest.approx(sum(u["cost"]["total"] for u in usages))
