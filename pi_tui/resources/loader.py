@@ -31,10 +31,6 @@ __all__ = ["ResourceLoader"]
 _GLOB_CHARS = frozenset("*?[")
 
 
-def _is_under(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 class _PathFilter:
     """Include and exclude lists built from settings entries (``x``, ``+x``, ``!x``, ``-x``, globs)."""
 
@@ -63,7 +59,7 @@ class _PathFilter:
             for path in paths:
                 if has_glob and fnmatch.fnmatchcase(str(path), pattern):
                     return True
-                if not has_glob and _is_under(path, Path(pattern)):
+                if not has_glob and path.is_relative_to(pattern):
                     return True
         return False
 
