@@ -117,7 +117,9 @@ def _possible(tokens: list[str], lowered: list[str]) -> Sequence[int]:
     A token that also matches with letters and digits swapped keeps the candidates either form finds,
     so nothing the exact scorer would accept is dropped here.
     """
-    if len(lowered) < _PREFILTER_MIN:
+    # A one-character token rejects a candidate at its first ``find`` anyway: no gain in prefiltering.
+    tokens = [token for token in tokens if len(token) > 1]
+    if len(lowered) < _PREFILTER_MIN or not tokens:
         return range(len(lowered))
     from rapidfuzz import process
     from rapidfuzz.distance import LCSseq
