@@ -100,11 +100,18 @@ class CommandHandlers(SessionCommands):
         server.start_prompt(cmd_id, text, cast(list[Any] | None, images))
         return DEFERRED
 
-    def _queue(self, command: dict[str, Any], kind: str) -> Any:
+    async def _queue(self, command: dict[str, Any], kind: str) -> Any:
         text = req_str(command, "message")
-        images = _images(command)
+        images: list[Any] | None = cast(list[Any] | None, _images(command))
         if self._is_extension_command(text):
             raise RpcError(f'Extension commands cannot be queued with {kind}; send them with "prompt"')
+        ext = self.session.extensions
+        if ext is not None:  # pi 0.86: steer and follow_up pass through the extensions' input handlers
+            await ext.ensure_started()
+            outcome = await ext.emit_input(text, images, "rpc")
+            if outcome.handled:
+                return NO_DATA
+            text, images = outcome.text, outcome.images
         message = self.session._user_message(self.session.expand_input(text), images)
         if kind == "steer":
             self.session.agent.steer(message)
@@ -112,11 +119,11 @@ class CommandHandlers(SessionCommands):
             self.session.agent.follow_up(message)
         return NO_DATA
 
-    def cmd_steer(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        return self._queue(command, "steer")
+    async def cmd_steer(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        return await self._queue(command, "steer")
 
-    def cmd_follow_up(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        return self._queue(command, "follow_up")
+    async def cmd_follow_up(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        return await self._queue(command, "follow_up")
 
     async def cmd_abort(self, cmd_id: object, command: dict[str, Any]) -> Any:
         self.session.abort()  # also cancels a manual compaction; the queues stay as they are

@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any
 
-from pi_tui.agent.events import AgentStart, AutoRetryEnd, AutoRetryStart
+from pi_tui.agent.events import AgentEnd, AgentStart, AutoRetryEnd, AutoRetryStart
 from pi_tui.ai.types import message_text
 from pi_tui.runtime.agent_session import AgentSession
 
@@ -90,6 +90,8 @@ class RpcServer:
         if isinstance(event, AgentStart):
             self._saw_agent_start = True
             self._ack_prompt()
+        elif isinstance(event, AgentEnd) and not self._prompt_running():
+            self._settle_later()  # a run no prompt command started (an extension's message, say)
         elif isinstance(event, AutoRetryStart):
             self.retrying = True
         elif isinstance(event, AutoRetryEnd):
@@ -104,13 +106,26 @@ class RpcServer:
         if record is not None:
             self.send(record)
 
+    def _prompt_running(self) -> bool:
+        return self._run_task is not None and not self._run_task.done()
+
+    def _settle_later(self) -> None:
+        async def settle() -> None:
+            await self.session.wait_for_idle()
+            await asyncio.sleep(0)  # let a queued continuation start before deciding
+            if not self.busy:
+                self.send({"type": "agent_settled"})
+
+        task = asyncio.ensure_future(settle())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     # --- state ------------------------------------------------------------------------------------
 
     @property
     def busy(self) -> bool:
         """A prompt's run is in progress (streaming, running tools, retrying, or about to start)."""
-        running = self._run_task is not None and not self._run_task.done()
-        return running or self.session.is_streaming
+        return self._prompt_running() or self.session.is_streaming
 
     # --- the loop ---------------------------------------------------------------------------------
 
@@ -215,7 +230,8 @@ class RpcServer:
             self.respond(cmd_id, "prompt", error=error)
         elif error is not None:  # the run had started: a later failure is a second response
             self.respond(cmd_id, "prompt", error=error)
-        if self._saw_agent_start:
+        if self._saw_agent_start and not self.session.is_streaming:
+            # (a run still going belongs to someone else, e.g. an extension's message: it settles itself)
             self.send({"type": "agent_settled"})
 
     async def wait_for_run(self, timeout: float = 30.0) -> None:

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pi_tui.testing import FakeLLM, Reply, text
+from tests.e2e.helpers import write_models_json
+
+from .rpc_client import RpcProcess
+
+pytestmark = pytest.mark.slow
+
+SHAPER = """
+from pi_tui.extensions.api import ExtensionAPI
+
+
+def register(pi: ExtensionAPI) -> None:
+    @pi.on("input")
+    def shape(event, ctx):
+        if event.source == "rpc" and "secret" in event.text:
+            return {"action": "transform", "text": event.text.replace("secret", "[redacted]")}
+        return None
+
+    async def later(args, ctx):
+        pi.send_user_message("hello from an extension")
+
+    pi.register_command("later", handler=later, description="Start a turn from the extension")
+"""
+
+SLOW = " ".join(f"w{i}" for i in range(60))
+
+
+def test_steer_passes_input_handlers_and_extension_runs_settle(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "extensions").mkdir(parents=True)
+    (agent_dir / "extensions" / "shaper.py").write_text(SHAPER)
+    fake = FakeLLM()
+    fake.script(
+        [
+            Reply([text(SLOW)], frame_delay=0.02),
+            Reply([text("noted")]),
+            Reply([text("hi extension")]),
+            Reply([text(SLOW * 10)], frame_delay=0.05),
+        ]
+    )
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        rpc = RpcProcess(tmp_path, "--model", "fake-openai/gpt-fake")
+        try:
+            rpc.call({"type": "prompt", "message": "tell me"}, timeout=30)
+            rpc.event("message_update")
+            rpc.call({"type": "steer", "message": "the secret plan"})
+            rpc.event("agent_settled")
+            dumped = json.dumps(rpc.call({"type": "get_messages"})["data"])
+            assert "[redacted] plan" in dumped and "secret" not in dumped
+
+            rpc.call({"type": "prompt", "message": "/later"})
+            settled, events = rpc.event("agent_settled")
+            assert [e["type"] for e in events if e["type"] in ("agent_start", "agent_end")] == [
+                "agent_start",
+                "agent_end",
+            ]
+            assert rpc.call({"type": "get_last_assistant_text"})["data"] == {"text": "hi extension"}
+
+            # end of input while a turn streams: the turn stops, the session is saved, exit 0
+            session_file = rpc.call({"type": "get_state"})["data"]["sessionFile"]
+            rpc.call({"type": "prompt", "message": "a long one"})
+            rpc.event("message_update")
+            assert rpc.close() == 0
+        finally:
+            rpc.kill()
+    saved = [json.loads(line) for line in Path(session_file).read_text().splitlines()]
+    messages = [e["message"] for e in saved if e.get("type") == "message"]
+    assert messages[-2]["role"] == "user" and "a long one" in json.dumps(messages[-2])
+    assert messages[-1]["role"] == "assistant" and messages[-1]["stopReason"] == "aborted"
