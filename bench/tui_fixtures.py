@@ -28,6 +28,9 @@ if not LARGE_SESSION.exists():  # a clone beside ../shared
 LARGE_LAST_WORDS = "mismatches"
 """A word of the large session's last assistant message: when it is on screen, so are its last messages."""
 
+REPO_NAME = "benchrepo"
+"""The working directory's name: both programs show it in the footer, so it marks a drawn frame."""
+
 PROVIDER = "bench"
 MODEL_ID = "bench-model"
 _COST = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
@@ -48,7 +51,7 @@ class TuiEnv:
 
 def make_tui_env(server: Any) -> TuiEnv:
     root = Path(tempfile.mkdtemp(prefix="pi-tui-tui-bench-"))
-    env = TuiEnv(root, root / "home", root / "home" / ".pi" / "agent", root / "repo")
+    env = TuiEnv(root, root / "home", root / "home" / ".pi" / "agent", root / REPO_NAME)
     env.agent_dir.mkdir(parents=True)
     env.repo.mkdir()
     config = {
