@@ -100,7 +100,7 @@ def main() -> int:
         print(f"wrote {DOC}")
         return 0
 
-    names = opts.names or [*registered, *COMPARISONS]
+    names = list(dict.fromkeys(opts.names or [*registered, *COMPARISONS]))
     unknown = [n for n in names if n not in registered and n not in COMPARISONS]
     if unknown:
         parser.error(f"unknown scenario(s): {', '.join(unknown)}")

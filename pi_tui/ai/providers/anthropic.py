@@ -33,6 +33,7 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
+from ._wire_cache import ConversionCache
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -52,6 +53,8 @@ _BETAS = "fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14
 API_VERSION = "2023-06-01"
 _MARKABLE = frozenset({"text", "image", "document", "tool_result", "tool_use"})
 _MAX_MARKERS = 4
+# Converted blocks of the stored history, reused across requests (see _wire_cache).
+_CACHE = ConversionCache()
 
 
 # --- request ---------------------------------------------------------------------------------------
@@ -71,9 +74,11 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     """The JSON body for ``POST /v1/messages`` (streaming)."""
     control = cache_control_for(model, options.cache_retention)
     messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
+    # An on_payload hook may change the body in place: it gets freshly converted blocks.
+    cache = None if options.on_payload is not None else _CACHE
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(messages, model, boundary, control),
+        "messages": convert_messages(messages, model, boundary, control, cache),
     }
     if request.system_prompt.strip():
         system_block: dict[str, Any] = {"type": "text", "text": request.system_prompt}
@@ -147,25 +152,30 @@ def _adaptive_effort(model_id: str, level: str) -> str:
 
 
 def convert_messages(
-    messages: list[LlmMessage], model: Model, boundary: int, control: dict[str, str] | None
+    messages: list[LlmMessage],
+    model: Model,
+    boundary: int,
+    control: dict[str, str] | None,
+    cache: ConversionCache | None = None,
 ) -> list[dict[str, Any]]:
     """Anthropic messages, with one cache marker on the last block of the cached region.
 
     ``messages`` must already be prepared (`prepare_messages`). Tool results (consecutive ones included)
     become ``tool_result`` blocks of a user message, placed before any text of that message; consecutive
-    same-role messages are merged, as the API would.
+    same-role messages are merged, as the API would. With ``cache``, the blocks of the cached region are
+    converted once per message object and shared between requests (never modified here).
     """
     out: list[dict[str, Any]] = []
-    marker_block: dict[str, Any] | None = None
+    marker: tuple[int, dict[str, Any]] | None = None  # (index in out, block)
+    key = (model.api, model.provider, model.id, "image" in model.input)
     for i, message in enumerate(messages):
-        if isinstance(message, AssistantMessage):
-            role, blocks = "assistant", _assistant_blocks(message)
-        elif isinstance(message, ToolResultMessage):
-            role, blocks = "user", [_tool_result_block(message, model)]
+        if cache is not None and i < boundary:
+            blocks = cache.parts(message, key, lambda m=message: _blocks(m, model))  # type: ignore[misc]
         else:
-            role, blocks = "user", _user_blocks(message, model)
+            blocks = _blocks(message, model)
         if not blocks:
             continue
+        role = "assistant" if isinstance(message, AssistantMessage) else "user"
         if out and out[-1]["role"] == role:
             merged = out[-1]["content"] + blocks
             if role == "user":  # the API wants tool_result blocks before anything else in a user turn
@@ -174,10 +184,25 @@ def convert_messages(
         else:
             out.append({"role": role, "content": blocks})
         if i < boundary:
-            marker_block = next((b for b in reversed(blocks) if b["type"] in _MARKABLE), marker_block)
-    if control is not None and marker_block is not None:
-        marker_block["cache_control"] = dict(control)
+            block = next((b for b in reversed(blocks) if b["type"] in _MARKABLE), None)
+            if block is not None:
+                marker = (len(out) - 1, block)
+    if control is not None and marker is not None:
+        # A marked copy in a copied list: the original block may be shared with later requests.
+        index, block = marker
+        content = list(out[index]["content"])
+        position = next(n for n, b in enumerate(content) if b is block)
+        content[position] = {**block, "cache_control": dict(control)}
+        out[index] = {**out[index], "content": content}
     return out
+
+
+def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
+    if isinstance(message, AssistantMessage):
+        return _assistant_blocks(message)
+    if isinstance(message, ToolResultMessage):
+        return [_tool_result_block(message, model)]
+    return _user_blocks(message, model)
 
 
 def _user_blocks(message: UserMessage, model: Model) -> list[dict[str, Any]]:
@@ -422,5 +447,6 @@ async def stream_anthropic(
         path="/v1/messages",
         decode=decode_event,
         make_reader=_Reader,
+        known_json=_CACHE.json,
     ):
         yield event

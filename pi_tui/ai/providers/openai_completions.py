@@ -32,6 +32,7 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
+from ._wire_cache import ConversionCache
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -49,6 +50,8 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Where compatible servers put reasoning text in a delta; the first non-empty one wins.
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _TOOL_ID_MAX = 40  # OpenAI rejects longer tool_call ids
+# Converted messages of the stored history, reused across requests (see _wire_cache).
+_CACHE = ConversionCache()
 
 
 async def openai_client(model: Model, options: StreamOptions) -> Any:
@@ -114,10 +117,12 @@ def resolve_compat(model: Model) -> dict[str, Any]:
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /chat/completions`` (streaming)."""
     compat = resolve_compat(model)
-    messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+    messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
+    # An on_payload hook may change the body in place: it gets freshly converted messages.
+    cache = None if options.on_payload is not None else _CACHE
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(messages, model, request.system_prompt, compat),
+        "messages": convert_messages(messages, model, request.system_prompt, compat, cache, boundary),
         "stream": True,
     }
     if compat["supportsUsageInStreaming"]:
@@ -159,9 +164,19 @@ def _add_reasoning(body: dict[str, Any], level: str, compat: dict[str, Any]) -> 
 
 
 def convert_messages(
-    messages: list[LlmMessage], model: Model, system_prompt: str, compat: dict[str, Any]
+    messages: list[LlmMessage],
+    model: Model,
+    system_prompt: str,
+    compat: dict[str, Any],
+    cache: ConversionCache | None = None,
+    boundary: int = 0,
 ) -> list[dict[str, Any]]:
-    """Chat messages from a prepared history (`prepare_messages`)."""
+    """Chat messages from a prepared history (`prepare_messages`).
+
+    With ``cache``, the first ``boundary`` messages (the stored history) are converted once per message
+    object and shared between requests (never modified here).
+    """
+    key = (model.api, model.provider, model.id, "image" in model.input, json.dumps(compat, sort_keys=True))
     out: list[dict[str, Any]] = []
     if system_prompt.strip():
         role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
@@ -180,31 +195,45 @@ def convert_messages(
             append_user({"role": "user", "content": [text, *pending_images]})
             pending_images.clear()
 
-    for message in messages:
+    for i, message in enumerate(messages):
+        if cache is not None and i < boundary:
+            converted = cache.parts(message, key, lambda m=message: _convert(m, model, compat))  # type: ignore[misc]
+        else:
+            converted = _convert(message, model, compat)
         if isinstance(message, ToolResultMessage):
-            text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
-            tool_msg: dict[str, Any] = {
-                "role": "tool",
-                "tool_call_id": _tool_id(message.tool_call_id),
-                "content": text or "(no output)",
-            }
-            if compat["requiresToolResultName"]:
-                tool_msg["name"] = message.tool_name
-            out.append(tool_msg)
+            out.extend(converted)
             if "image" in model.input:
                 pending_images.extend(_image_part(p) for p in message.content if isinstance(p, ImageContent))
             continue
         flush_images()
-        if isinstance(message, AssistantMessage):
-            converted = _assistant(message, compat)
-            if converted is not None:
-                out.append(converted)
-        elif isinstance(message, UserMessage):
-            converted_user = _user(message, model)
-            if converted_user is not None:
-                append_user(converted_user)
+        for item in converted:
+            if item["role"] == "user":
+                append_user(item)
+            else:
+                out.append(item)
     flush_images()
     return out
+
+
+def _convert(message: LlmMessage, model: Model, compat: dict[str, Any]) -> list[dict[str, Any]]:
+    """The chat message(s) one stored message becomes (without images a tool returned)."""
+    if isinstance(message, ToolResultMessage):
+        text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
+        tool_msg: dict[str, Any] = {
+            "role": "tool",
+            "tool_call_id": _tool_id(message.tool_call_id),
+            "content": text or "(no output)",
+        }
+        if compat["requiresToolResultName"]:
+            tool_msg["name"] = message.tool_name
+        return [tool_msg]
+    if isinstance(message, AssistantMessage):
+        converted = _assistant(message, compat)
+        return [] if converted is None else [converted]
+    if isinstance(message, UserMessage):
+        user = _user(message, model)
+        return [] if user is None else [user]
+    return []
 
 
 def _tool_id(call_id: str) -> str:
@@ -430,5 +459,6 @@ async def stream_openai_completions(
         path="/chat/completions",
         decode=decode_event,
         make_reader=_Reader,
+        known_json=_CACHE.json,
     ):
         yield event

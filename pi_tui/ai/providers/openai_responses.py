@@ -30,19 +30,24 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
+from ._wire_cache import ConversionCache
 from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
 
 __all__ = ["build_request", "convert_input", "stream_openai_responses"]
 
 _CALL_ID_MAX = 64
+# Converted input items of the stored history, reused across requests (see _wire_cache).
+_CACHE = ConversionCache()
 
 
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /responses`` (streaming, stateless)."""
-    messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+    messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
+    # An on_payload hook may change the body in place: it gets freshly converted items.
+    cache = None if options.on_payload is not None else _CACHE
     body: dict[str, Any] = {
         "model": model.id,
-        "input": convert_input(messages, model, request.system_prompt),
+        "input": convert_input(messages, model, request.system_prompt, cache, boundary),
         "stream": True,
         "store": False,
     }
@@ -72,22 +77,30 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     return body
 
 
-def convert_input(messages: list[LlmMessage], model: Model, system_prompt: str) -> list[dict[str, Any]]:
-    """Input items from a prepared history (`prepare_messages`)."""
+def convert_input(
+    messages: list[LlmMessage],
+    model: Model,
+    system_prompt: str,
+    cache: ConversionCache | None = None,
+    boundary: int = 0,
+) -> list[dict[str, Any]]:
+    """Input items from a prepared history (`prepare_messages`).
+
+    With ``cache``, the first ``boundary`` messages (the stored history) are converted once per message
+    object and shared between requests (never modified here).
+    """
+    key = (model.api, model.provider, model.id, "image" in model.input)
     items: list[dict[str, Any]] = []
     if system_prompt.strip():
         items.append({"role": "developer" if model.reasoning else "system", "content": system_prompt})
     pending_images: list[dict[str, Any]] = []
-    for message in messages:
+    for i, message in enumerate(messages):
+        if cache is not None and i < boundary:
+            converted = cache.parts(message, key, lambda m=message: _convert(m, model))  # type: ignore[misc]
+        else:
+            converted = _convert(message, model)
         if isinstance(message, ToolResultMessage):
-            text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": _call_id(message.tool_call_id),
-                    "output": text or "(no output)",
-                }
-            )
+            items.extend(converted)
             if "image" in model.input:
                 pending_images.extend(_image(p) for p in message.content if isinstance(p, ImageContent))
             continue
@@ -104,12 +117,7 @@ def convert_input(messages: list[LlmMessage], model: Model, system_prompt: str) 
                 }
             )
             pending_images = []
-        if isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(message))
-        elif isinstance(message, UserMessage):
-            user = _user_item(message, model)
-            if user is not None:
-                items.append(user)
+        items.extend(converted)
     if pending_images:
         items.append(
             {
@@ -122,6 +130,25 @@ def convert_input(messages: list[LlmMessage], model: Model, system_prompt: str) 
             }
         )
     return items
+
+
+def _convert(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
+    """The input items one stored message becomes (without images a tool returned)."""
+    if isinstance(message, ToolResultMessage):
+        text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
+        return [
+            {
+                "type": "function_call_output",
+                "call_id": _call_id(message.tool_call_id),
+                "output": text or "(no output)",
+            }
+        ]
+    if isinstance(message, AssistantMessage):
+        return _assistant_items(message)
+    if isinstance(message, UserMessage):
+        user = _user_item(message, model)
+        return [] if user is None else [user]
+    return []
 
 
 def _call_id(tool_call_id: str) -> str:
@@ -330,5 +357,6 @@ async def stream_openai_responses(
         path="/responses",
         decode=decode_event,
         make_reader=_Reader,
+        known_json=_CACHE.json,
     ):
         yield event

@@ -1,0 +1,74 @@
+"""Per-message wire form, converted and JSON-encoded once per message instead of once per request.
+
+A long tool loop sends the same history again with every request; converting each stored message to the
+provider's wire shape and encoding it to JSON again costs O(history) per request. `ConversionCache`
+keeps, per message object (by identity, dropped when the message is garbage-collected) and conversion
+key (the model), the converted wire parts and their JSON text; `encode_json` splices those texts into
+the request body instead of encoding them again.
+
+Only the cached region of a request (the durable history, which is never mutated in place: envelopes
+are values) goes through the cache. A part the provider must change for one request (the moving cache
+breakpoint) is copied first, so the cached parts are never modified.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any
+
+__all__ = ["ConversionCache", "dumps", "encode_json"]
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+dumps = _ENCODER.encode  # the wire encoding: compact, UTF-8 text kept as is
+
+
+class ConversionCache:
+    """Wire parts per (message object, key), and the JSON text of every part it handed out."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[Any], Hashable, list[Any]]] = {}
+        self.json: dict[int, str] = {}  # id(part) -> its JSON, for parts this cache keeps alive
+
+    def parts(self, message: Any, key: Hashable, convert: Callable[[], list[Any]]) -> list[Any]:
+        """The converted parts of ``message`` (a list the caller must not modify, nor its items)."""
+        slot = id(message)
+        entry = self._entries.get(slot)
+        if entry is not None and entry[0]() is message and entry[1] == key:
+            return entry[2]
+        if entry is not None:
+            self._forget(slot)
+        converted = convert()
+        try:
+            ref = weakref.ref(message, lambda _ref, slot=slot: self._forget(slot))  # type: ignore[misc]
+        except TypeError:  # not weak-referenceable: convert every time
+            return converted
+        self._entries[slot] = (ref, key, converted)
+        for part in converted:
+            self.json[id(part)] = dumps(part)
+        return converted
+
+    def _forget(self, slot: int) -> None:
+        entry = self._entries.pop(slot, None)
+        if entry is not None:
+            for part in entry[2]:
+                self.json.pop(id(part), None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def encode_json(value: Any, known: dict[int, str], depth: int = 5) -> str:
+    """``value`` as compact JSON, reusing ``known[id(x)]`` for any dict or list ``x`` within ``depth``
+    levels (the body, its message list, a message, its content list, a content block)."""
+    cached = known.get(id(value))
+    if cached is not None:
+        return cached
+    if depth > 0:
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            items = ",".join(f"{dumps(k)}:{encode_json(v, known, depth - 1)}" for k, v in value.items())
+            return "{" + items + "}"
+        if isinstance(value, list):
+            return "[" + ",".join(encode_json(v, known, depth - 1) for v in value) + "]"
+    return dumps(value)

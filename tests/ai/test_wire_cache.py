@@ -1,0 +1,121 @@
+"""The stored history is converted and JSON-encoded once per message, and shared parts never change."""
+
+from __future__ import annotations
+
+import gc
+import json
+from typing import Any
+
+import pytest
+
+from pi_tui.ai.providers import anthropic, openai_completions, openai_responses
+from pi_tui.ai.providers._wire_cache import ConversionCache, encode_json
+from pi_tui.ai.stream import LlmRequest, StreamOptions
+from pi_tui.ai.types import (
+    AssistantMessage,
+    Model,
+    TextContent,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+
+MODELS = {
+    "anthropic": Model(id="claude-opus-4-1", api="anthropic-messages", provider="anthropic"),
+    "chat": Model(id="gpt-5", api="openai-completions", provider="openai"),
+    "responses": Model(id="gpt-5", api="openai-responses", provider="openai"),
+}
+MODULES: dict[str, Any] = {"anthropic": anthropic, "chat": openai_completions, "responses": openai_responses}
+TOOLS = [ToolDefinition(name="read", description="Read", parameters={"type": "object", "properties": {}})]
+
+
+def _turns(n: int, model: Model) -> list[Any]:
+    messages: list[Any] = [UserMessage(content="read the files")]
+    for i in range(n):
+        messages.append(
+            AssistantMessage(
+                content=[
+                    TextContent(text=f"step {i} ü"),
+                    ToolCall(id=f"call_{i}", name="read", arguments={"i": i}),
+                ],
+                api=model.api,
+                provider=model.provider,
+                model=model.id,
+                stop_reason="toolUse",
+            )
+        )
+        messages.append(
+            ToolResultMessage(
+                tool_call_id=f"call_{i}", tool_name="read", content=[TextContent(text=f"data {i}\u2028")]
+            )
+        )
+    return messages
+
+
+def _fresh_body(api: str, request: LlmRequest) -> dict[str, Any]:
+    """The body as built without any cache (an on_payload hook turns the cache off)."""
+    options = StreamOptions(on_payload=lambda body: None)
+    body: dict[str, Any] = MODULES[api].build_request(MODELS[api], request, options)
+    return body
+
+
+def _wire(api: str, body: dict[str, Any]) -> Any:
+    known = MODULES[api]._CACHE.json
+    return json.loads(encode_json(body, known))
+
+
+@pytest.mark.parametrize("api", list(MODELS))
+def test_cached_bodies_equal_fresh_ones_as_the_history_grows(api: str) -> None:
+    model = MODELS[api]
+    history = _turns(6, model)
+    for size in range(1, len(history) + 1):
+        request = LlmRequest("You are terse.", history[:size], TOOLS, cache_boundary=size)
+        body = MODULES[api].build_request(model, request, StreamOptions())
+        assert _wire(api, body) == json.loads(json.dumps(_fresh_body(api, request)))
+
+
+def test_the_moving_anthropic_breakpoint_never_marks_a_shared_block() -> None:
+    model = MODELS["anthropic"]
+    history = _turns(3, model)
+    first = anthropic.build_request(model, LlmRequest("s", history[:3], cache_boundary=3), StreamOptions())
+    marked = [b for m in first["messages"] for b in m["content"] if "cache_control" in b]
+    assert len(marked) == 1
+    second = anthropic.build_request(model, LlmRequest("s", history[:5], cache_boundary=5), StreamOptions())
+    # The block marked in the first request comes back unmarked: the marker went on a copy.
+    blocks = [b for m in second["messages"] for b in m["content"]]
+    assert sum("cache_control" in b for b in blocks) == 1
+    assert not any("cache_control" in b for m in first["messages"][:-1] for b in m["content"])
+    tool_result = second["messages"][2]["content"][0]
+    assert tool_result["type"] == "tool_result" and "cache_control" not in tool_result
+
+
+def test_parts_are_converted_once_per_message_and_dropped_with_it() -> None:
+    cache = ConversionCache()
+    calls: list[int] = []
+    message = UserMessage(content="hi")
+
+    def convert() -> list[dict[str, Any]]:
+        calls.append(1)
+        return [{"type": "text", "text": "hi"}]
+
+    first = cache.parts(message, "k", convert)
+    assert cache.parts(message, "k", convert) is first
+    assert len(calls) == 1
+    assert cache.json[id(first[0])] == '{"type":"text","text":"hi"}'
+    cache.parts(message, "other model", convert)  # another conversion key converts again
+    assert len(calls) == 2
+    del message
+    gc.collect()
+    assert len(cache) == 0 and cache.json == {}
+
+
+def test_encode_json_matches_the_plain_encoder() -> None:
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": 'é\u2028"x"'}]}],
+        "n": 1.5,
+    }
+    assert encode_json(body, {}) == json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    part = body["messages"][0]["content"][0]  # type: ignore[index]
+    assert encode_json(body, {id(part): '{"spliced":true}'}).count('{"spliced":true}') == 1
