@@ -33,6 +33,8 @@ from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable
 
 __all__ = ["PiApp"]
 
+_APP_KEY_ACTIONS = {spec[0].split("(")[0] for spec in APP_ACTIONS.values()} | {"shortcut"}
+
 log = logging.getLogger(__name__)
 
 DOUBLE_PRESS_SECONDS = 0.5
@@ -132,6 +134,7 @@ class PiApp(App[int]):
         self._initial_prompts = list(initial_prompts or [])
         self._needs_trust = needs_trust
         self._waiting: list[tuple[str, bool]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
         self._busy = False
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
@@ -162,9 +165,16 @@ class PiApp(App[int]):
         self._apply_theme(self._theme_name)
         for action, keys in self.keymap.items():
             if keys:
+                # Priority: the app's keys win over the editor's own (shift+tab, ctrl+z …), as in pi.
                 self._bindings.bind(
-                    ",".join(keys), APP_ACTIONS[action][0], APP_ACTIONS[action][1], show=False
+                    ",".join(keys), APP_ACTIONS[action][0], APP_ACTIONS[action][1], show=False, priority=True
                 )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """App keys act on the main screen only; dialogs and screens keep theirs."""
+        if action in _APP_KEY_ACTIONS and self.screen is not self.screen_stack[0]:
+            return False
+        return True
 
     # --- theme -------------------------------------------------------------------------------------
 
@@ -343,9 +353,8 @@ class PiApp(App[int]):
             if textual_key in reserved:
                 self.chat_notice(f"Extension shortcut {key} ignored: it is a built-in key", "warning")
                 continue
-            self._bindings.bind(
-                textual_key, f"shortcut({key!r})", getattr(shortcut, "description", "") or "", show=False
-            )
+            description = getattr(shortcut, "description", "") or ""
+            self._bindings.bind(textual_key, f"shortcut({key!r})", description, show=False, priority=True)
 
     async def action_shortcut(self, key: str) -> None:
         registry = getattr(getattr(self.session, "extensions", None), "registry", None)
@@ -412,9 +421,15 @@ class PiApp(App[int]):
         finally:
             self.refresh_footer()
 
-    async def run_command(self, text: str) -> None:
-        """Run a slash command as if typed (the contract with the screens package)."""
-        await self.submit(text if text.startswith("/") else "/" + text)
+    def run_command(self, text: str) -> asyncio.Task[None]:
+        """Run a slash command as if typed (the contract with the screens package).
+
+        It starts at once; the returned task may be awaited to wait for the command to finish.
+        """
+        task = asyncio.ensure_future(self.submit(text if text.startswith("/") else "/" + text))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _run_bash(self, text: str) -> None:
         from .bash import run_user_bash
@@ -560,6 +575,9 @@ class PiApp(App[int]):
         on an empty editor open the tree."""
         from .bash import cancel_user_bash
 
+        if self.menu.is_shown:
+            self.menu.hide()
+            return
         session = self.session
         if session is not None and (self._busy or session.is_streaming):
             self._restore_queue()
@@ -573,7 +591,7 @@ class PiApp(App[int]):
         now = time.monotonic()
         if not self.editor.text and now - self._last_escape < DOUBLE_PRESS_SECONDS:
             self._last_escape = 0.0
-            self.run_worker(self.run_command("/tree"))
+            self.run_command("/tree")
             return
         self._last_escape = now
 
@@ -593,10 +611,10 @@ class PiApp(App[int]):
     exit_message: str | None = None
 
     def action_select_model(self) -> None:
-        self.run_worker(self.run_command("/model"))
+        self.run_command("/model")
 
     def action_command(self, text: str) -> None:
-        self.run_worker(self.run_command(text))
+        self.run_command(text)
 
     def switch_model(self, model: Any, thinking: Any) -> None:
         from pi_tui.ai.thinking import clamp_thinking_level
@@ -663,4 +681,4 @@ class PiApp(App[int]):
         self.sidebar.refresh_from(self.session)
 
     def action_copy_last(self) -> None:
-        self.run_worker(self.run_command("/copy"))
+        self.run_command("/copy")

@@ -87,7 +87,7 @@ class CommandRouter:
         name, _, rest = text[1:].partition(" ")
         args = rest.strip()
         handler = self.screens.get(name)
-        if handler is not None:
+        if handler is not None and not (name in ("model", "thinking") and args):  # text arguments: ours
             await handler(self.app, args)
             return True
         local = getattr(self, f"_cmd_{name}", None)

@@ -1,0 +1,177 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pi_tui.ai.providers.faux import FauxScript, faux_reply
+from pi_tui.modes.interactive.blocks import NoticeBlock, UserBlock
+from pi_tui.modes.interactive.commands import osc52
+
+from .helpers import last_user_text, make_app, type_text, until
+
+
+def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [b.text for b in app.chat.query(NoticeBlock)]
+
+
+async def _run(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
+    await type_text(pilot, text)
+    app.menu.hide()
+    await pilot.press("enter")
+    await pilot.pause()
+    await until(pilot, lambda: not app._busy and not app.editor.text)
+    await pilot.pause()
+
+
+async def test_session_name_and_hotkeys_commands_write_into_the_chat(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_reply("hi"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "hello")
+        await _run(pilot, app, "/name refactor")
+        await until(pilot, lambda: any("Session name: refactor" in t for t in _notices(app)))
+        await _run(pilot, app, "/session")
+        await until(pilot, lambda: any("Messages: 1 user, 1 assistant" in t for t in _notices(app)))
+        assert app.footer.state.session_name == "refactor"
+        assert app.title.startswith("π - refactor")
+        await _run(pilot, app, "/hotkeys")
+        await until(pilot, lambda: any("ctrl+l" in t and "Select a model" in t for t in _notices(app)))
+        assert script.call_count == 1  # no command reached the model
+
+
+async def test_unknown_slash_words_go_to_the_model(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_reply("ok"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "/frobnicate now")
+        await until(pilot, lambda: script.call_count == 1)
+        assert last_user_text(script) == "/frobnicate now"
+
+
+async def test_new_starts_an_empty_session_and_model_switches_by_name(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    script = FauxScript(faux_reply("first"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "hello")
+        old_id = app.session.session.id
+        await _run(pilot, app, "/new")
+        await until(pilot, lambda: app.session.session.id != old_id)
+        assert not list(app.chat.query(UserBlock))
+        assert any("New session started" in t for t in _notices(app))
+        await _run(pilot, app, "/model faux/faux-1")
+        await until(pilot, lambda: any(t.startswith("Model: faux/faux-1") for t in _notices(app)))
+        await _run(pilot, app, "/thinking high")
+        assert app.session.thinking == "high" and app.footer.state.thinking == "high"
+        assert "-thinking-high" in app.editor.classes
+
+
+async def test_copy_sends_the_last_answer_through_osc52(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_reply("copy me"))
+    app = make_app(tmp_path, agent_dir, script)
+    written: list[str] = []
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        app._driver.write = written.append  # type: ignore[union-attr,method-assign]
+        await _run(pilot, app, "/copy")
+        assert any("No agent messages" in t for t in _notices(app))
+        await _run(pilot, app, "hello")
+        await _run(pilot, app, "/copy")
+        assert osc52("copy me") in written
+        assert app.clipboard == "copy me"
+
+
+async def test_quit_closes_the_session_and_prints_how_to_resume(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("a")))
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "hello")
+        session_id = app.session.session.id
+        await type_text(pilot, "/quit")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.is_running)
+    assert app.exit_message == f"To resume this session: pi-tui --session {session_id}"
+
+
+async def test_fork_and_resume_pick_from_a_dialog(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_reply("one"), faux_reply("two"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "alpha question")
+        await _run(pilot, app, "beta question")
+        first_file = app.session.session.path
+        await type_text(pilot, "/fork")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "SelectDialog")
+        await type_text(pilot, "alpha")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.editor.text == "alpha question")
+        assert app.session.session.path != first_file
+        app.editor.set_text("")
+        await type_text(pilot, "/resume")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "SelectDialog")
+        await type_text(pilot, "alpha")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.session.path == first_file)
+        await until(
+            pilot, lambda: [b.text for b in app.chat.query(UserBlock)] == ["alpha question", "beta question"]
+        )
+
+
+async def test_keybindings_json_rebinds_an_app_action(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "keybindings.json").write_text(
+        json.dumps({"app.tools.expand": "ctrl+e", "toggleThinking": []})
+    )
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        app.editor.blur()
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: any("Tool output: expanded" in t for t in _notices(app)))
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert not any("Thinking blocks" in t for t in _notices(app))
+
+
+async def test_shift_tab_cycles_thinking_and_ctrl_t_hides_thinking(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        before = app.session.thinking
+        await pilot.press("shift+tab")
+        assert app.session.thinking != before
+        assert any(t.startswith("Thinking level:") for t in _notices(app))
+        await pilot.press("ctrl+t")
+        assert app.hide_thinking
+
+
+async def test_input_typed_during_startup_is_sent_once_ready(tmp_path: Path, agent_dir: Path) -> None:
+    import threading
+
+    release = threading.Event()
+    script = FauxScript(faux_reply("late"))
+    inner = make_app(tmp_path, agent_dir, script)._create_startup
+
+    def slow(trust: bool | None):  # type: ignore[no-untyped-def]
+        release.wait(10)
+        return inner(trust)
+
+    from pi_tui.modes.interactive.app import PiApp
+
+    app = PiApp(slow, cwd=tmp_path, agent_dir=agent_dir)
+    async with app.run_test() as pilot:
+        await type_text(pilot, "early bird")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Startup is still in progress" in t for t in _notices(app)))
+        release.set()
+        await until(pilot, lambda: script.call_count == 1 and not app._busy)
+        assert last_user_text(script) == "early bird"
