@@ -44,6 +44,7 @@ from pi_tui.resources.settings_schema import (
     string_list,
     typed,
 )
+from pi_tui.resources.trust_store import ProjectTrustStore, TrustStoreError
 
 __all__ = [
     "ProjectNotTrustedError",
@@ -330,14 +331,36 @@ class SettingsManager:
         """
         return string_list(self._scopes["global"].get(TRUSTED_PROJECTS_KEY))
 
+    def _trust_store(self) -> ProjectTrustStore | None:
+        return None if self._memory_only else ProjectTrustStore(self.agent_dir)
+
     def is_project_trusted(self, cwd: str | os.PathLike[str] | None = None) -> bool:
-        """Whether ``cwd`` (default: this manager's) is, or is inside, a trusted directory."""
+        """Whether ``cwd`` (default: this manager's) is, or is inside, a trusted directory.
+
+        As pi 0.87 decides it, alongside pi-tui's own list: the closest saved decision in pi's
+        ``<agent dir>/trust.json`` (true or false) wins; otherwise a ``trustedProjects`` entry at or
+        above ``cwd`` trusts it; otherwise the global ``defaultProjectTrust`` applies (only
+        ``"always"`` trusts without asking).
+        """
         target = _normalize_project_path(cwd if cwd is not None else self.cwd)
+        store = self._trust_store()
+        saved = store.get(target) if store is not None else None
+        if saved is not None:
+            return saved
         for entry in self.trusted_projects:
             trusted = _normalize_project_path(entry)
             if target == trusted or target.startswith(trusted.rstrip(os.sep) + os.sep):
                 return True
-        return False
+        return self._scopes["global"].get("defaultProjectTrust") == "always"
+
+    def _save_trust(self, target: str, decision: bool) -> None:
+        store = self._trust_store()
+        if store is None:
+            return
+        try:
+            store.set(target, decision)
+        except TrustStoreError as exc:  # pi-tui's own list still holds the decision
+            self._record(str(exc))
 
     def trust_project(self, cwd: str | os.PathLike[str] | None = None) -> None:
         """Record ``cwd`` (default: this manager's) as trusted in the global settings."""
@@ -345,6 +368,7 @@ class SettingsManager:
         entries = self.trusted_projects
         if target not in entries:
             self.set(TRUSTED_PROJECTS_KEY, [*entries, target])
+        self._save_trust(target, True)  # pi reads the same decision from trust.json
         if _normalize_project_path(self.cwd) == target:
             self.set_project_trusted(True)
 
@@ -355,6 +379,7 @@ class SettingsManager:
         if target in entries:
             remaining = [entry for entry in entries if entry != target]
             self.set(TRUSTED_PROJECTS_KEY, remaining or None)
+        self._save_trust(target, False)  # pi's "Do not trust"
 
     # -- resource lists --------------------------------------------------------------------
 

@@ -1,0 +1,134 @@
+"""pi 0.79+'s saved project-trust decisions: ``<agent dir>/trust.json``, shared with pi.
+
+The file maps canonical directory paths to ``true`` (trust), ``false`` (do not trust) or ``null``;
+the decision of the closest directory at or above the project applies. pi writes it sorted by path,
+two-space indented, under a lock directory ``trust.json.lock`` (the ``proper-lockfile`` convention);
+pi-tui takes the same lock, so a decision made in either agent serves both.
+
+Reading never raises: a file that does not parse, or holds other values, counts as "no decision" and
+is never rewritten (the problem is logged), as pi refuses to use such a store.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["ProjectTrustStore", "TrustStoreError", "canonical_dir"]
+
+log = logging.getLogger(__name__)
+
+_LOCK_ATTEMPTS = 50
+_LOCK_DELAY_S = 0.02
+_STALE_LOCK_S = 10.0  # proper-lockfile's default: an older lock belongs to a dead process
+
+
+class TrustStoreError(OSError):
+    """``trust.json`` cannot be read or written; the message names the file and the problem."""
+
+
+def canonical_dir(path: str | os.PathLike[str]) -> str:
+    """The canonical form pi keys decisions by: absolute, ``~`` expanded, symlinks resolved."""
+    return os.path.realpath(os.path.expanduser(os.fspath(path)))
+
+
+class ProjectTrustStore:
+    """Decisions in ``<agent_dir>/trust.json``.
+
+    Args:
+        agent_dir: the agent directory holding ``trust.json``.
+    """
+
+    def __init__(self, agent_dir: str | os.PathLike[str]) -> None:
+        self.path = Path(agent_dir) / "trust.json"
+
+    def _read(self) -> dict[str, bool | None]:
+        try:
+            text = self.path.read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise TrustStoreError(f"Cannot read the trust store {self.path}: {exc}") from exc
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TrustStoreError(f"Invalid trust store {self.path}: {exc}") from exc
+        if not isinstance(data, dict) or any(v not in (True, False, None) for v in data.values()):
+            raise TrustStoreError(
+                f"Invalid trust store {self.path}: expected an object of true, false or null values"
+            )
+        return data
+
+    def get(self, cwd: str | os.PathLike[str]) -> bool | None:
+        """The decision of the closest directory at or above ``cwd``; None without one (or on error)."""
+        try:
+            data = self._read()
+        except TrustStoreError as exc:
+            log.warning("%s", exc)
+            return None
+        current = canonical_dir(cwd)
+        while True:
+            value = data.get(current)
+            if value is True or value is False:
+                return value
+            parent = os.path.dirname(current)
+            if parent == current:
+                return None
+            current = parent
+
+    def set(self, cwd: str | os.PathLike[str], decision: bool | None) -> None:
+        """Save (or, with None, forget) the decision for ``cwd``."""
+        self.set_many([(cwd, decision)])
+
+    def set_many(self, decisions: Iterable[tuple[str | os.PathLike[str], bool | None]]) -> None:
+        """Apply several decisions in one locked read-modify-write. Raises `TrustStoreError`."""
+        with self._locked():
+            data = self._read()
+            for path, decision in decisions:
+                key = canonical_dir(path)
+                if decision is None:
+                    data.pop(key, None)
+                else:
+                    data[key] = decision
+            text = json.dumps({k: data[k] for k in sorted(data)}, indent=2) + "\n"
+            tmp = self.path.with_name(f".trust.json.{os.getpid()}.tmp")
+            try:
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, self.path)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                raise TrustStoreError(f"Cannot write the trust store {self.path}: {exc}") from exc
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock = self.path.with_name(self.path.name + ".lock")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TrustStoreError(f"Cannot create {self.path.parent}: {exc}") from exc
+        for _ in range(_LOCK_ATTEMPTS):
+            try:
+                lock.mkdir()
+                break
+            except FileExistsError:
+                try:
+                    if time.time() - lock.stat().st_mtime > _STALE_LOCK_S:
+                        lock.rmdir()
+                        continue
+                except OSError:
+                    pass
+                time.sleep(_LOCK_DELAY_S)  # waiting on another process's lock, not on our own work
+        else:
+            raise TrustStoreError(f"The trust store {self.path} is locked by another process ({lock})")
+        try:
+            yield
+        finally:
+            try:
+                lock.rmdir()
+            except OSError:
+                pass
