@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_tool_call
+from pi_tui.modes.interactive.blocks import NoticeBlock
+
+from .helpers import make_app, type_text, until
+
+ASKING_EXTENSION = """
+async def ask(args, ctx):
+    ok = await ctx.ui.confirm("Proceed?", "It changes things")
+    colour = await ctx.ui.select("Colour", ["red", "blue"])
+    name = await ctx.ui.input("Name?", "your name")
+    late = await ctx.ui.confirm("Too slow?", "nobody answers", timeout=0.2)
+    ctx.ui.notify(f"answers: {ok} {colour} {name} {late}")
+
+def status(args, ctx):
+    ctx.ui.set_status("b-ext", "B-STATUS")
+    ctx.ui.set_status("a-ext", "A-STATUS")
+    ctx.ui.set_widget("todo", ["1. write tests", "2. ship"])
+    ctx.ui.set_widget("hint", ["below!"], "belowEditor")
+    ctx.ui.set_editor_text("prefilled by extension")
+
+def register(pi):
+    pi.register_command("ask", {"handler": ask, "description": "asks questions"})
+    pi.register_command("status", {"handler": status, "description": "sets status"})
+"""
+
+
+def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [b.text for b in app.chat.query(NoticeBlock)]
+
+
+async def test_extension_dialogs_are_modal_screens_with_timeouts(tmp_path: Path, agent_dir: Path) -> None:
+    ext = tmp_path / "asking.py"
+    ext.write_text(ASKING_EXTENSION)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", str(ext)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert any(c.value == "ask" and c.description == "asks questions" for c in app.router.candidates())
+        await type_text(pilot, "/ask")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog")
+        await pilot.press("y")
+        await until(pilot, lambda: type(app.screen).__name__ == "SelectDialog")
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "InputDialog")
+        await type_text(pilot, "Ada")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(t.startswith("answers:") for t in _notices(app)))
+        assert "answers: True blue Ada False" in _notices(app)
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_status_widgets_and_editor_text_from_an_extension(tmp_path: Path, agent_dir: Path) -> None:
+    ext = tmp_path / "status.py"
+    ext.write_text(ASKING_EXTENSION)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", str(ext)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "/status")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.editor.text == "prefilled by extension")
+        rendered = str(app.footer.render())
+        assert rendered.rstrip().endswith("A-STATUS B-STATUS")
+        assert "1. write tests" in str(app.above.children[0].render())
+        assert "below!" in str(app.below.children[0].render())
+
+
+async def _gate_run(tmp_path: Path, agent_dir: Path, answer: str) -> tuple[FauxScript, bool]:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "file.txt").write_text("precious")
+    script = FauxScript(
+        faux_reply(faux_tool_call("bash", {"command": f"rm -rf {victim}"}, id="rm1")),
+        faux_reply("done"),
+    )
+    app = make_app(tmp_path, agent_dir, script, argv=["-e", "permission_gate"])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "clean up")
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog")
+        await pilot.press(answer)
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        block = app.chat.tools["rm1"]
+        if answer == "n":
+            assert "-error" in block.classes
+    return script, victim.exists()
+
+
+async def test_permission_gate_asks_and_yes_runs_the_command(tmp_path: Path, agent_dir: Path) -> None:
+    _script, exists = await _gate_run(tmp_path, agent_dir, "y")
+    assert not exists
+
+
+async def test_permission_gate_asks_and_no_blocks_the_command(tmp_path: Path, agent_dir: Path) -> None:
+    script, exists = await _gate_run(tmp_path, agent_dir, "n")
+    assert exists
+    results = [m for m in script.requests[-1].messages if getattr(m, "role", None) == "toolResult"]
+    assert results and results[-1].is_error
+
+
+async def test_untrusted_project_asks_before_loading_its_extensions(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive import project_needs_trust
+
+    (tmp_path / ".pi" / "extensions").mkdir(parents=True)
+    (tmp_path / ".pi" / "extensions" / "hello.py").write_text(
+        "def register(pi):\n    pi.register_command('hello', {'handler': lambda a, c: None, 'description': 'hi'})\n"
+    )
+    assert project_needs_trust(tmp_path, agent_dir)
+    app = make_app(
+        tmp_path, agent_dir, FauxScript(), needs_trust=lambda: project_needs_trust(tmp_path, agent_dir)
+    )
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: type(app.screen).__name__ == "SelectDialog")
+        await pilot.press("enter")  # "Trust"
+        await until(pilot, app.ready.is_set)
+        assert any(c.value == "hello" for c in app.router.candidates())
+    assert not project_needs_trust(tmp_path, agent_dir)
