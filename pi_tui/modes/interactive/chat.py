@@ -9,23 +9,12 @@ The view follows the bottom (``anchor``) until the user scrolls up to read.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
-
-from pi_tui.ai.types import (
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    ToolResultMessage,
-    UserMessage,
-    message_text,
-)
 
 from .blocks import (
     AssistantText,
@@ -38,6 +27,9 @@ from .blocks import (
     ToolBlock,
     UserBlock,
 )
+
+if TYPE_CHECKING:
+    from pi_tui.ai.types import CustomMessage
 
 __all__ = ["ChatLog", "EarlierMarker", "Notice", "result_text"]
 
@@ -106,6 +98,19 @@ class ChatLog(VerticalScroll):
 
     def blocks_for(self, item: Any, index: int) -> list[Widget]:
         """The widgets that show one item (tool results update their call's block and make none)."""
+        # Imported here, not at the top: the pydantic message models cost ~100 ms of CPU to import, and
+        # the first frame (an empty chat) needs none of them.
+        from pi_tui.ai.types import (
+            AssistantMessage,
+            BashExecutionMessage,
+            BranchSummaryMessage,
+            CompactionSummaryMessage,
+            CustomMessage,
+            ToolResultMessage,
+            UserMessage,
+            message_text,
+        )
+
         blocks: list[Widget] = []
         if isinstance(item, UserMessage):
             blocks.append(UserBlock(message_text(item)))
@@ -152,6 +157,8 @@ class ChatLog(VerticalScroll):
         return blocks
 
     def _custom_block(self, message: CustomMessage) -> Widget:
+        from pi_tui.ai.types import message_text
+
         body = message_text(message)
         renderer = self.renderers.get(message.custom_type)
         if renderer is not None:
