@@ -132,6 +132,7 @@ class CommandHandlers(SessionCommands):
 
     def cmd_clear_queue(self, cmd_id: object, command: dict[str, Any]) -> Any:
         steering, follow_up = self.session.agent.clear_queues()
+        self.server.sync_queue(force=True)
         return {
             "steering": [message_text(m) for m in steering],
             "followUp": [message_text(m) for m in follow_up],

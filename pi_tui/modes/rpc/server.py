@@ -75,14 +75,15 @@ class RpcServer:
             record["data"] = data
         self.send(record)
 
-    def sync_queue(self) -> None:
-        """Send ``queue_update`` when the steering or follow-up queue changed since the last one."""
+    def sync_queue(self, *, force: bool = False) -> None:
+        """Send ``queue_update`` when the steering or follow-up queue changed since the last one (or
+        always, with ``force``: pi answers ``clear_queue`` with one even when nothing was queued)."""
         agent = self.session.agent
         current = (
             [message_text(m) for m in agent.steering_queue],
             [message_text(m) for m in agent.follow_up_queue],
         )
-        if current != self._queues:
+        if force or current != self._queues:
             self._queues = current
             self.send({"type": "queue_update", "steering": current[0], "followUp": current[1]})
 

@@ -207,7 +207,15 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     assert state["steeringMode"] == "all" and state["followUpMode"] == "all"
     assert state["autoCompactionEnabled"] is False
     rpc.call({"type": "set_auto_compaction", "enabled": True})
-    assert rpc.call({"type": "clear_queue"})["data"] == {"steering": [], "followUp": []}
+    _, before = rpc.response(rpc.send({"type": "follow_up", "message": "later please"}))
+    assert before == [{"type": "queue_update", "steering": [], "followUp": ["later please"]}]
+    assert rpc.call({"type": "get_state"})["data"]["pendingMessageCount"] == 1
+    cleared, before = rpc.response(rpc.send({"type": "clear_queue"}))
+    assert cleared["data"] == {"steering": [], "followUp": ["later please"]}
+    assert before == [{"type": "queue_update", "steering": [], "followUp": []}]
+    cleared, before = rpc.response(rpc.send({"type": "clear_queue"}))
+    assert cleared["data"] == {"steering": [], "followUp": []}
+    assert before == [{"type": "queue_update", "steering": [], "followUp": []}]
 
     # --- the session: stats, names, entries, tree, commands, export, context ----------------------------
     stats = rpc.call({"type": "get_session_stats"})["data"]
