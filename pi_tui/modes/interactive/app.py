@@ -196,7 +196,10 @@ class PiApp(App[int]):
                 return error
             pi_theme, path = load_theme(fallback), fallback
         self.register_theme(to_textual(pi_theme))
-        self.theme = f"pi-{pi_theme.name}"
+        if self.theme == f"pi-{pi_theme.name}":  # same name, new colours (hot reload): apply again
+            self._watch_theme(self.theme)
+        else:
+            self.theme = f"pi-{pi_theme.name}"
         self._theme_path = path
         try:
             self._theme_mtime = path.stat().st_mtime

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pi_tui.ai.providers.faux import FauxScript, faux_error, faux_reply
+from pi_tui.modes.interactive.blocks import NoticeBlock
+from pi_tui.modes.interactive.theme import ThemeError, builtin_theme_dir, load_theme
+
+from .helpers import make_app, type_text, until
+
+PANEL_EXTENSION = (
+    "def register(pi):\n    pi.register_panel('Notes', lambda: 'remember the tests', placement='prefix')\n"
+)
+
+
+def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [b.text for b in app.chat.query(NoticeBlock)]
+
+
+async def test_sidebar_lists_panels_with_tokens_placement_and_cost(tmp_path: Path, agent_dir: Path) -> None:
+    ext = tmp_path / "notes.py"
+    ext.write_text(PANEL_EXTENSION)
+    script = FauxScript(faux_reply("a"), faux_reply("b"))
+    app = make_app(tmp_path, agent_dir, script, argv=["-e", str(ext)])
+    async with app.run_test(size=(130, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        for prompt in ("one", "two"):
+            await type_text(pilot, prompt)
+            await pilot.press("enter")
+            await until(pilot, lambda: not app._busy and not app.editor.text)
+        await until(pilot, lambda: script.call_count == 2)
+        await pilot.press("f2")
+        assert app.sidebar.display and "-open" in app.sidebar.classes
+        text = str(app.sidebar.render())
+        assert "[P1] Notes" in text and "prefix (cached)" in text and "last: hit" in text
+        assert "cache read:" in text and "cost: $" in text
+        await pilot.press("f2")
+        assert "-open" not in app.sidebar.classes
+
+
+async def test_narrow_terminal_folds_the_sidebar_away(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("f2")
+        assert "-open" not in app.sidebar.classes
+        assert any("100 columns" in t for t in _notices(app))
+        assert app.editor.region.width > 0 and app.footer.region.height >= 2
+
+
+async def test_retry_banner_counts_down_and_escape_cancels_it(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(
+        json.dumps({"retry": {"baseDelayMs": 30000, "maxDelayMs": 60000}})
+    )
+    script = FauxScript(faux_error("529 overloaded_error: Overloaded"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(t.startswith("Retrying (1/") for t in _notices(app)))
+        assert any("s… (escape to cancel)" in t for t in _notices(app))
+        await pilot.press("escape")
+        await until(pilot, lambda: any("Gave up" in t for t in _notices(app)) and not app._busy)
+
+
+async def test_error_answers_are_marked_in_the_chat(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(faux_error("invalid_request_error: bad things"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("bad things" in t for t in _notices(app)) and not app._busy)
+        errors = [b for b in app.chat.query(NoticeBlock) if "-error" in b.classes]
+        assert errors and "bad things" in errors[-1].text
+
+
+def test_builtin_themes_define_every_token() -> None:
+    for name in ("dark", "light"):
+        theme = load_theme(builtin_theme_dir() / f"{name}.json")
+        assert theme.name == name and all(v.startswith("#") for v in theme.colors.values())
+
+
+def test_a_theme_missing_tokens_is_refused_with_the_names(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"name": "bad", "colors": {"accent": "#ffffff"}}))
+    try:
+        load_theme(path)
+    except ThemeError as exc:
+        assert "missing colour token(s)" in str(exc) and "border" in str(exc)
+    else:
+        raise AssertionError("an incomplete theme was accepted")
+
+
+async def test_light_theme_by_name_and_user_theme_hot_reload(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript(), theme_name="light")
+    async with app.run_test() as pilot:
+        assert app.theme == "pi-light" and not app.current_theme.dark
+    data = json.loads((builtin_theme_dir() / "dark.json").read_text())
+    data["name"] = "mine"
+    data["colors"]["accent"] = "#ff0000"
+    themes = agent_dir / "themes"
+    themes.mkdir()
+    (themes / "mine.json").write_text(json.dumps(data))
+    app = make_app(tmp_path, agent_dir, FauxScript(), theme_name="mine")
+    async with app.run_test() as pilot:
+        assert app.theme == "pi-mine" and app.theme_variables["pi-accent"] == "#ff0000"
+        data["colors"]["accent"] = "#00ff00"
+        (themes / "mine.json").write_text(json.dumps(data))
+        import os
+
+        os.utime(themes / "mine.json", (1, 1))  # a new mtime even within the same second
+        await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#00ff00", timeout=5)
+
+
+async def test_unknown_theme_falls_back_to_dark(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript(), theme_name="nope")
+    async with app.run_test():
+        assert app.theme == "pi-dark"
