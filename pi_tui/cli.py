@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from pi_tui import __version__
 from pi_tui.args import HELP_TEXT, Args, ArgsError, parse_args
@@ -173,7 +175,20 @@ def _run(args: Args) -> int:
         _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
         return 1
 
+    if args.mode == "json":  # issue #15: stdout carries JSON lines only, whatever extensions write
+        from pi_tui.modes.rpc.guard import guard_stdout
+
+        with guard_stdout() as protocol_fd, open(protocol_fd, "w", encoding="utf-8", closefd=False) as out:
+            return _run_headless(args, cwd, build_prompts, out)
+    return _run_headless(args, cwd, build_prompts, None)
+
+
+def _run_headless(
+    args: Args, cwd: Path, build_prompts: Callable[[], list[str]], stdout: TextIO | None
+) -> int:
+    """Print and JSON modes: build the session, run the prompts, close it."""
     import asyncio
+    import signal
 
     from pi_tui.runtime.factory import StartupError, create_session
 
@@ -197,10 +212,23 @@ def _run(args: Args) -> int:
         return 1
 
     from pi_tui.modes.print_mode import run_print_mode
+    from pi_tui.modes.termination import cancel_on_termination
 
     async def go() -> int:
         try:
-            return await run_print_mode(startup.session, prompts, json_mode=args.mode == "json")
+            # SIGTERM/SIGHUP (issue #15): stop the tool's process group, close the session, 143/129
+            task = asyncio.current_task()
+            assert task is not None, "go() runs as asyncio.run's task"
+            with cancel_on_termination(task) as received:
+                try:
+                    return await run_print_mode(
+                        startup.session, prompts, json_mode=args.mode == "json", stdout=stdout
+                    )
+                except asyncio.CancelledError:
+                    if not received:
+                        raise
+                    _err(f"Stopped by {signal.Signals(received[0]).name}")
+                    return 128 + received[0]
         finally:
             await startup.session.close()
 

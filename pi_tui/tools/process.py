@@ -1,7 +1,8 @@
 """Running a shell command as its own process group without blocking the event loop.
 
 The command gets its own session (so it has no controlling terminal and one kill reaches everything it
-started), stdin is closed and stdout/stderr share one pipe. Exit is detected from the process itself,
+started), stdin is closed and stdout/stderr share one pipe. While it runs, its group is registered with
+`pi_tui.tools.watchdog`, which kills it should pi-tui die (SIGKILL included). Exit is detected from the process itself,
 not from the pipe: a background job that keeps the pipe open must not hang the tool.
 """
 
@@ -23,6 +24,7 @@ from typing import Any
 from pi_tui.ai.stream import AbortSignal
 
 from ._common import abort_future
+from .watchdog import register_group, unregister_group
 
 __all__ = [
     "RunOutcome",
@@ -216,6 +218,8 @@ async def run_streaming(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    # If pi-tui dies while the command runs (even by SIGKILL), the watchdog kills its group.
+    register_group(proc.pid)
     assert proc.stdout is not None
     closed: asyncio.Future[None] = loop.create_future()
     transport, _ = await loop.connect_read_pipe(lambda: _PipeReader(on_data, closed), proc.stdout)
@@ -247,3 +251,4 @@ async def run_streaming(
             if not exited.done():
                 watcher.abandon()
         transport.close()
+        unregister_group(proc.pid)
