@@ -13,6 +13,7 @@ from .rpc_client import Record, RpcProcess
 
 pytestmark = pytest.mark.slow
 
+PIXEL = {"type": "image", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "mimeType": "image/png"}  # fmt: skip
 LONG = " ".join(f"w{i}" for i in range(60))
 
 
@@ -77,7 +78,7 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     assert state["sessionId"] in first_file
 
     # --- a prompt with parallel tool calls: the response first, then the whole event sequence -------
-    pid = rpc.send({"type": "prompt", "message": "read a.txt and b.txt"})
+    pid = rpc.send({"type": "prompt", "message": "read a.txt and b.txt", "images": [PIXEL]})
     response = rpc.next()
     assert response == {"id": pid, "type": "response", "command": "prompt", "success": True}
     _settled, events = rpc.event("agent_settled")
@@ -94,6 +95,8 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
         "turn_start", "message_start", "message_end", "turn_end",
         "agent_end",
     ]  # fmt: skip
+    prompt_message = next(e["message"] for e in events if e["type"] == "message_end")
+    assert prompt_message["role"] == "user" and prompt_message["content"][1] == PIXEL
     starts = [e for e in events if e["type"] == "tool_execution_start"]
     assert [s["args"]["path"] for s in starts] == ["a.txt", "b.txt"]
     results = [

@@ -27,6 +27,7 @@ def register(pi: ExtensionAPI) -> None:
         pi.send_user_message("hello from an extension")
 
     pi.register_command("later", handler=later, description="Start a turn from the extension")
+    pi.register_panel("todo", lambda: "- write the RPC docs", placement="prefix")
 """
 
 SLOW = " ".join(f"w{i}" for i in range(60))
@@ -62,6 +63,13 @@ def test_steer_passes_input_handlers_and_extension_runs_settle(tmp_path: Path, a
                 "agent_end",
             ]
             assert rpc.call({"type": "get_last_assistant_text"})["data"] == {"text": "hi extension"}
+
+            context = rpc.call({"type": "get_context"})["data"]
+            assert [(p["name"], p["placement"]) for p in context["panels"]] == [("todo", "prefix")]
+            assert context["panels"][0]["tokens"] > 0 and context["panels"][0]["lastRequest"] == "hit"
+            assert "## Panels" in context["markdown"] and "todo" in context["markdown"]
+            assert len(context["ledger"]["requests"]) == 3 and context["nextRequest"]["cacheReadTokens"] > 0
+            assert context["breakpoints"][0]["after"] == "system"
 
             # end of input while a turn streams: the turn stops, the session is saved, exit 0
             session_file = rpc.call({"type": "get_state"})["data"]["sessionFile"]
