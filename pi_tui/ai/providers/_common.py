@@ -324,17 +324,16 @@ async def stream_over_http(
     path: str,
     decode: Callable[[str | None, str, Any], Any],
     make_reader: Callable[[MessageBuilder], Any],
-    known_json: dict[int, str] | None = None,
+    encode: Callable[[dict[str, Any]], bytes] | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """The shape every HTTP provider shares: build the body, post it, decode its events, normalise them.
 
     ``decode(event, data, stream)`` turns one server-sent event into the provider's JSON event (``None``
-    to skip it, `END_OF_STREAM` to stop) or raises the provider's in-stream error. ``known_json`` maps
-    ``id(part)`` to the JSON of body parts encoded earlier (`ConversionCache.json`). Never raises: any
+    to skip it, `END_OF_STREAM` to stop) or raises the provider's in-stream error. ``encode`` turns the
+    body into bytes (default: plain JSON; providers splice cached message JSON). Never raises: any
     failure (including building the body or the client) ends with an `Error` event.
     """
     from ..wire import encode_body
-    from ._wire_cache import encode_json
 
     out = MessageBuilder(model)
     yield out.start()
@@ -344,7 +343,7 @@ async def stream_over_http(
             options.signal.raise_if_aborted()
         client = await get_client(model, options)
         reader = make_reader(out)
-        payload = encode_json(body, known_json).encode() if known_json else encode_body(body)
+        payload = (encode or encode_body)(body)
 
         async def open_stream() -> Any:
             return _Decoded(await client.stream(path, payload, options.timeout), decode)

@@ -3,7 +3,7 @@
 A long tool loop sends the same history again with every request; converting each stored message to the
 provider's wire shape and encoding it to JSON again costs O(history) per request. `ConversionCache`
 keeps, per message object (by identity, dropped when the message is garbage-collected) and conversion
-key (the model), the converted wire parts and their JSON text; `encode_json` splices those texts into
+key (the model), the converted wire parts and their JSON text; `encode_body` splices those texts into
 the request body instead of encoding them again.
 
 Only the cached region of a request (the durable history, which is never mutated in place: envelopes
@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["ConversionCache", "dumps", "encode_json"]
+__all__ = ["ConversionCache", "dumps", "encode_body"]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 dumps = _ENCODER.encode  # the wire encoding: compact, UTF-8 text kept as is
@@ -45,13 +45,16 @@ class ConversionCache:
         except TypeError:  # not weak-referenceable: convert every time
             return converted
         self._entries[slot] = (ref, key, converted)
-        for part in converted:
-            self.json[id(part)] = dumps(part)
+        texts = [dumps(part) for part in converted]
+        for part, text in zip(converted, texts, strict=True):
+            self.json[id(part)] = text
+        self.json[id(converted)] = "[" + ",".join(texts) + "]"
         return converted
 
     def _forget(self, slot: int) -> None:
         entry = self._entries.pop(slot, None)
         if entry is not None:
+            self.json.pop(id(entry[2]), None)
             for part in entry[2]:
                 self.json.pop(id(part), None)
 
@@ -59,16 +62,26 @@ class ConversionCache:
         return len(self._entries)
 
 
-def encode_json(value: Any, known: dict[int, str], depth: int = 5) -> str:
-    """``value`` as compact JSON, reusing ``known[id(x)]`` for any dict or list ``x`` within ``depth``
-    levels (the body, its message list, a message, its content list, a content block)."""
-    cached = known.get(id(value))
-    if cached is not None:
-        return cached
-    if depth > 0:
-        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-            items = ",".join(f"{dumps(k)}:{encode_json(v, known, depth - 1)}" for k, v in value.items())
-            return "{" + items + "}"
-        if isinstance(value, list):
-            return "[" + ",".join(encode_json(v, known, depth - 1) for v in value) + "]"
-    return dumps(value)
+def encode_body(body: dict[str, Any], field: str, known: dict[int, str]) -> bytes:
+    """``body`` as compact UTF-8 JSON, with the list ``body[field]`` (messages or input items) spliced
+    from known texts: an item, or the ``content`` list of a ``{role, content}`` item, whose ``id`` is in
+    ``known`` is not encoded again. Everything else is encoded by the C encoder as usual."""
+    items = body.get(field)
+    if not isinstance(items, list):
+        return dumps(body).encode()
+    texts: list[str] = []
+    for item in items:
+        text = known.get(id(item))
+        if text is None:
+            content = item.get("content") if type(item) is dict and len(item) == 2 else None
+            if isinstance(content, list) and "role" in item:
+                listed = known.get(id(content))
+                if listed is None:
+                    listed = "[" + ",".join(known.get(id(b)) or dumps(b) for b in content) + "]"
+                text = '{"role":' + dumps(item["role"]) + ',"content":' + listed + "}"
+            else:
+                text = dumps(item)
+        texts.append(text)
+    rest = dumps({k: v for k, v in body.items() if k != field})
+    spliced = "{" + dumps(field) + ":[" + ",".join(texts) + "]"
+    return (spliced + ("," + rest[1:] if rest != "{}" else "}")).encode()

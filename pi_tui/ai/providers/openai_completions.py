@@ -32,7 +32,7 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
-from ._wire_cache import ConversionCache
+from ._wire_cache import ConversionCache, encode_body
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -459,6 +459,10 @@ async def stream_openai_completions(
         path="/chat/completions",
         decode=decode_event,
         make_reader=_Reader,
-        known_json=_CACHE.json,
+        encode=_encode,
     ):
         yield event
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    return encode_body(body, "messages", _CACHE.json)

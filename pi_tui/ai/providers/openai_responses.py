@@ -30,7 +30,7 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
-from ._wire_cache import ConversionCache
+from ._wire_cache import ConversionCache, encode_body
 from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
 
 __all__ = ["build_request", "convert_input", "stream_openai_responses"]
@@ -357,6 +357,10 @@ async def stream_openai_responses(
         path="/responses",
         decode=decode_event,
         make_reader=_Reader,
-        known_json=_CACHE.json,
+        encode=_encode,
     ):
         yield event
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    return encode_body(body, "input", _CACHE.json)
