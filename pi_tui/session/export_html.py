@@ -28,6 +28,7 @@ from pi_tui.ai.types import (
 from pi_tui.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     ContextTransformEntry,
     CustomEntry,
     CustomMessageEntry,
@@ -38,7 +39,9 @@ from pi_tui.session.entries import (
     RawEntry,
     SessionEntry,
     SessionInfoEntry,
+    SystemMessageEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
 )
 from pi_tui.session.manager import SessionManager
 from pi_tui.session.tree import TreeNode
@@ -132,6 +135,13 @@ def tree_row_text(entry: SessionEntry) -> str:
         return f"[context transform: {entry.transformer_name}]" + (f" {_cut(str(title))}" if title else "")
     if isinstance(entry, EphemeralEntry):
         return f"[ephemeral: {len(entry.messages)} messages]"
+    if isinstance(entry, SystemMessageEntry):
+        return "[system]"
+    if isinstance(entry, ContextEditEntry):  # pi's /tree labels
+        action = "omit" if entry.replacement is None else "replace"
+        return f"[context {action}: {entry.target_id}]"
+    if isinstance(entry, UsageEntry):
+        return f"[usage: {entry.kind}]"
     if isinstance(entry, RawEntry):
         return f"[{entry.type or 'unknown'}]"
     return f"[{entry.type}]"

@@ -286,3 +286,12 @@ async def test_session_totals_include_summary_calls_as_pi_counts_them(
     assert stats.output == sum(u["output"] for u in usages)
     assert stats.cache_write == sum(u["cacheWrite"] for u in usages)
     assert stats.cost == pytest.approx(sum(u["cost"]["total"] for u in usages))
+
+
+def test_tree_rows_name_pi_0_87_entries_as_pi_does() -> None:
+    from pi_tui.session.export_html import tree_row_text
+
+    with SessionManager.open(FIXTURES / "rich.jsonl", read_only=True) as manager:
+        rows = [tree_row_text(e) for e in manager.get_entries()]
+    assert "[system]" in rows
+    assert "[context replace: d38f11ab]" in rows
