@@ -185,7 +185,7 @@ async def test_compaction_branch_summary_and_context_edit_reach_the_model_as_pi_
     # pi's last request ended at "Anything else?"; ours adds pi's answer and the new prompt.
     assert _normalised(request.messages[:-2]) == _normalised(pi_sent["messages"])
     assert "[output elided by record_ext]" in json.dumps(request.messages)
-    assert "hi from bash\n" not in json.dumps(request.messages)
+    assert "hi from bash\\n" not in json.dumps(request.messages)
     assert request.body["system"][0]["text"] == pi_sent["system"][0]["text"]
     assert [t["name"] for t in request.body["tools"]] == [t["name"] for t in pi_sent["tools"]]
 
@@ -295,3 +295,24 @@ def test_tree_rows_name_pi_0_87_entries_as_pi_does() -> None:
         rows = [tree_row_text(e) for e in manager.get_entries()]
     assert "[system]" in rows
     assert "[context replace: d38f11ab]" in rows
+
+
+async def test_pi_tui_compacts_a_pi_0_87_session_and_keeps_pi_s_prompt(
+    tmp_path: Path, project: Path, fake: FakeLLM
+) -> None:
+    session = _copy("rich.jsonl", tmp_path)
+    before = _lines(session)
+    fake.script([Reply([text("## Goal\nSummary by pi-tui.")]), Reply([text("ok")])])
+    async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:
+        await agent.compact()
+        await agent.prompt("after compaction")
+    assert fake.violations == []
+    summary_request, request = fake.requests
+    summarised = json.dumps(summary_request.messages)
+    assert "[output elided by record_ext]" in summarised  # the summary sees the context-edited history
+    assert "hi from bash\\n" not in summarised
+    assert "Summary by pi-tui." in json.dumps(request.messages)
+    pi_sent = json.loads((FIXTURES / "rich.last-request.json").read_text())
+    assert request.body["system"][0]["text"] == pi_sent["system"][0]["text"]  # still pi's prompt
+    after = _lines(session)
+    assert after[: len(before)] == before
