@@ -57,7 +57,7 @@ class LineReader:
             return False
         try:
             asyncio.run_coroutine_threadsafe(self._queue.put(item), self._loop).result()
-        except (RuntimeError, asyncio.CancelledError):  # the loop is gone: nobody is listening
+        except Exception:  # the loop closed or cancelled the hand-over: nobody is listening any more
             self._stopped.set()
             return False
         return True

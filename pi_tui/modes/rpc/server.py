@@ -139,6 +139,7 @@ class RpcServer:
                 await self.session.start()
             except Exception:  # a broken extension must not keep the client from talking to us
                 log.exception("extension start-up failed")
+            self._stop_on_signals()
             closed = asyncio.ensure_future(self._closed.wait())
             try:
                 while not self._closed.is_set():
@@ -157,6 +158,18 @@ class RpcServer:
         finally:
             await self._stop()
             unsubscribe()
+
+    def _stop_on_signals(self) -> None:
+        """SIGTERM and SIGHUP end the loop like end of input: the turn stops, extensions get
+        ``session_shutdown`` and the process exits 0."""
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(signum, self._closed.set)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                pass
 
     def handle_value(self, line: Any) -> None:
         try:
@@ -238,7 +251,9 @@ class RpcServer:
     async def wait_for_run(self, timeout: float = 30.0) -> None:
         """Wait until the prompt task (including its ``agent_settled``) is done."""
         task = self._run_task
-        if task is not None and not task.done():
+        # A prompt that never started a run is an extension command (perhaps waiting on a dialog):
+        # abort does not wait for it, as pi's abort waits only for the agent.
+        if task is not None and not task.done() and (self._saw_agent_start or self.session.is_streaming):
             await asyncio.wait({task}, timeout=timeout)
         if self.session.is_streaming:
             await asyncio.wait_for(self.session.wait_for_idle(), timeout)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from .rpc_client import RpcProcess
 pytestmark = pytest.mark.slow
 
 SHAPER = """
+from pathlib import Path
+
 from pi_tui.extensions.api import ExtensionAPI
 
 
@@ -28,6 +31,10 @@ def register(pi: ExtensionAPI) -> None:
 
     pi.register_command("later", handler=later, description="Start a turn from the extension")
     pi.register_panel("todo", lambda: "- write the RPC docs", placement="prefix")
+
+    @pi.on("session_shutdown")
+    def bye(event, ctx):
+        (Path(ctx.cwd) / "bye.txt").write_text(event.reason)
 """
 
 SLOW = " ".join(f"w{i}" for i in range(60))
@@ -82,3 +89,20 @@ def test_steer_passes_input_handlers_and_extension_runs_settle(tmp_path: Path, a
     messages = [e["message"] for e in saved if e.get("type") == "message"]
     assert messages[-2]["role"] == "user" and "a long one" in json.dumps(messages[-2])
     assert messages[-1]["role"] == "assistant" and messages[-1]["stopReason"] == "aborted"
+    assert (tmp_path / "bye.txt").read_text() == "quit"
+
+
+def test_sigterm_ends_like_end_of_input(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "extensions").mkdir(parents=True)
+    (agent_dir / "extensions" / "shaper.py").write_text(SHAPER)
+    fake = FakeLLM()
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        rpc = RpcProcess(tmp_path, "--model", "fake-openai/gpt-fake")
+        try:
+            rpc.call({"type": "get_state"}, timeout=30)
+            rpc.proc.send_signal(signal.SIGTERM)
+            assert rpc.proc.wait(timeout=30) == 0
+        finally:
+            rpc.kill()
+    assert (tmp_path / "bye.txt").read_text() == "quit"

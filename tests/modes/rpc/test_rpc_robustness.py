@@ -102,6 +102,8 @@ def _dialogs(rpc: RpcProcess) -> None:
         "title": "Pick one",
         "options": ["red", "blue"],
     }
+    # abort does not wait for an extension command's dialog (pi's abort waits only for the agent)
+    assert rpc.call({"type": "abort"}, timeout=10)["success"] is True
     rpc.send({"type": "extension_ui_response", "id": "not-a-request", "value": "red"})  # ignored
     rpc.send({"type": "extension_ui_response", "id": select["id"], "value": "blue"})
     confirm, _ = rpc.event("extension_ui_request")
