@@ -153,14 +153,15 @@ def migrate_settings(raw: dict[str, Any]) -> dict[str, Any]:
 def merge_scopes(global_settings: dict[str, Any], project_settings: dict[str, Any]) -> dict[str, Any]:
     """Merge project settings over global ones.
 
-    Objects are merged one level deep (a project ``compaction.enabled`` keeps the global
-    ``compaction.reserveTokens``); arrays and scalars are replaced.
+    Objects merge recursively, as pi 0.87 merges them (a project
+    ``compaction.modelOverrides["p/m"].reserveTokens`` keeps the global ``keepRecentTokens`` of that
+    model); arrays and scalars are replaced.
     """
     merged = dict(global_settings)
     for key, value in project_settings.items():
         base = merged.get(key)
         if isinstance(base, dict) and isinstance(value, dict):
-            merged[key] = {**base, **value}
+            merged[key] = merge_scopes(base, value)
         else:
             merged[key] = value
     return merged

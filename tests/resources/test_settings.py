@@ -74,11 +74,11 @@ def test_project_overrides_global_and_objects_merge_one_level(agent_dir: Path, p
     assert settings.skills == ["b"]
 
 
-def test_nested_merge_is_only_one_level_deep(agent_dir: Path, project: Path) -> None:
-    write_json(agent_dir / "settings.json", {"retry": {"provider": {"a": 1, "b": 2}}})
-    write_json(project / ".pi" / "settings.json", {"retry": {"provider": {"a": 9}}})
+def test_nested_objects_merge_recursively_as_pi_0_87_merges_them(agent_dir: Path, project: Path) -> None:
+    write_json(agent_dir / "settings.json", {"retry": {"provider": {"a": 1, "b": 2}, "list": [1, 2]}})
+    write_json(project / ".pi" / "settings.json", {"retry": {"provider": {"a": 9}, "list": [3]}})
     settings = SettingsManager(agent_dir, project)
-    assert settings.get("retry") == {"provider": {"a": 9}}
+    assert settings.get("retry") == {"provider": {"a": 9, "b": 2}, "list": [3]}  # arrays are replaced
 
 
 def test_values_of_the_wrong_type_fall_back_to_defaults(agent_dir: Path, project: Path) -> None:
