@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.testing import FakeLLM, Reply, text
+from pi_tui.testing import FakeLLM, Fault, Reply, text
 from tests.e2e.helpers import write_models_json
 
 from .rpc_client import RpcProcess
@@ -106,3 +106,26 @@ def test_sigterm_ends_like_end_of_input(tmp_path: Path, agent_dir: Path) -> None
         finally:
             rpc.kill()
     assert (tmp_path / "bye.txt").read_text() == "quit"
+
+
+def test_abort_retry_ends_a_run_waiting_to_retry(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 30_000, "maxDelayMs": 0}}))
+    fake = FakeLLM()
+    fake.script([Fault("overloaded", retry_after_ms=None)])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        rpc = RpcProcess(tmp_path, "--model", "fake-openai/gpt-fake")
+        try:
+            rpc.call({"type": "prompt", "message": "hi"}, timeout=30)
+            retry, _ = rpc.event("auto_retry_start")
+            assert retry["attempt"] == 1 and retry["delayMs"] == 30_000
+            rpc.call({"type": "abort_retry"})
+            end, _ = rpc.event("auto_retry_end")
+            assert end["success"] is False
+            _, rest = rpc.event("agent_settled")
+            assert [r["type"] for r in rest][-1] == "agent_end"
+            assert rpc.call({"type": "get_state"})["data"]["isStreaming"] is False
+            assert rpc.close() == 0
+        finally:
+            rpc.kill()
+    assert len(fake.requests) == 1
