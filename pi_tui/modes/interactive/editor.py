@@ -37,6 +37,7 @@ class PromptEditor(TextArea):
 
     DEFAULT_CSS = """
     PromptEditor {
+        width: 100%;
         height: auto;
         min-height: 3;
         max-height: 12;

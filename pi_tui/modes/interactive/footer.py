@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
@@ -78,10 +79,20 @@ class StatusFooter(Static):
         self.state = state
         self.refresh(layout=True)
 
-    def render(self) -> Text:
-        return self.render_state(self.state, self.content_region.width + 2 if self.is_attached else 100)
+    def plain(self, width: int = 100) -> str:
+        """The footer as plain text (what a user reads; tests use it)."""
+        from rich.console import Console
 
-    def render_state(self, s: FooterState, width: int) -> Text:
+        console = Console(width=width, color_system=None, file=None, record=True, legacy_windows=False)
+        with console.capture() as capture:
+            console.print(self.render_state(self.state, width))
+        return capture.get()
+
+    def render(self) -> Table:
+        return self.render_state(self.state, self.size.width)
+
+    def render_state(self, s: FooterState, width: int) -> Table:
+        """The footer as a grid: Rich lays out the right-aligned model at render time."""
         vars_ = self.app.theme_variables if self.is_attached else {}
         warn, err = vars_.get("pi-warning", "yellow"), vars_.get("pi-error", "red")
         line1 = (
@@ -89,8 +100,6 @@ class StatusFooter(Static):
             + (f" ({s.branch})" if s.branch else "")
             + (f" • {s.session_name}" if s.session_name else "")
         )
-        if len(line1) > width - 2:
-            line1 = line1[: max(0, width - 5)] + "..."
         parts: list[tuple[str, str]] = []
         for label, value in (("↑", s.input), ("↓", s.output), ("R", s.cache_read), ("W", s.cache_write)):
             if value:
@@ -108,10 +117,12 @@ class StatusFooter(Static):
                 style = err if pct > 90 else warn if pct > 70 else ""
                 parts.append((f"{pct:.1f}%/{fmt_tokens(s.context_window)}", style))
         left = Text(" ").join(Text(t, style=st) for t, st in parts)
-        right = s.model + (f" • {s.thinking}" if s.thinking else "")
-        gap = max(1, width - 2 - left.cell_len - len(right))
-        line2 = left + Text(" " * gap) + Text(right)
-        out = Text(line1 + "\n") + line2
+        right = Text(s.model + (f" • {s.thinking}" if s.thinking else ""))
+        grid = Table.grid(expand=True)
+        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        grid.add_column(justify="right", no_wrap=True)
+        grid.add_row(Text(line1, no_wrap=True, overflow="ellipsis"), "")
+        grid.add_row(left, right)
         if s.statuses:
-            out += Text("\n" + " ".join(s.statuses[k] for k in sorted(s.statuses)))
-        return out
+            grid.add_row(Text(" ".join(s.statuses[k] for k in sorted(s.statuses))), "")
+        return grid

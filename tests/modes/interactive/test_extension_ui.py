@@ -64,8 +64,7 @@ async def test_status_widgets_and_editor_text_from_an_extension(tmp_path: Path, 
         app.menu.hide()
         await pilot.press("enter")
         await until(pilot, lambda: app.editor.text == "prefilled by extension")
-        rendered = str(app.footer.render())
-        assert rendered.rstrip().endswith("A-STATUS B-STATUS")
+        assert app.footer.plain().rstrip().endswith("A-STATUS B-STATUS")
         assert "1. write tests" in str(app.above.children[0].render())
         assert "below!" in str(app.below.children[0].render())
 

@@ -1,0 +1,85 @@
+"""The real ``pi-tui`` in a pseudo-terminal against the fake server, its screen read through pyte."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from bench.pty_screen import PtyScreen
+from pi_tui.testing import FakeLLM, Reply, text, tool_call
+
+pytestmark = pytest.mark.slow
+
+
+def _env(home: Path, agent_dir: Path, server: object) -> dict[str, str]:
+    config = {
+        "providers": {
+            "fake": {
+                "baseUrl": server.anthropic_base_url,  # type: ignore[attr-defined]
+                "api": "anthropic-messages",
+                "apiKey": "test-key",
+                "models": [{"id": "claude-fake", "contextWindow": 200_000, "maxTokens": 8192}],
+            }
+        }
+    }
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "models.json").write_text(json.dumps(config))
+    return {
+        "HOME": str(home),
+        "PI_CODING_AGENT_DIR": str(agent_dir),
+        "PI_OFFLINE": "1",
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+    }
+
+
+def test_prompt_answer_tool_call_steer_abort_and_quit_in_a_terminal(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("the secret word is PAPAYA\n")
+    fake = FakeLLM()
+    fake.script(
+        [
+            Reply([text("Let me look. "), tool_call("read", {"path": "notes.txt"})]),
+            Reply([text("The file says PAPAYA, so the answer is STREAMEDANSWER.")]),
+            # A slow answer: one word every 0.2 s, so a steering message can be queued and Escape pressed.
+            Reply([text("Counting " + " ".join(f"w{i}" for i in range(200)))], frame_delay=0.2),
+        ]
+    )
+    with fake.serve() as server:
+        env = _env(isolated_home, isolated_home / ".pi" / "agent", server)
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
+        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)  # the footer shows the model: the session is ready
+            term.send("what does notes.txt say?")
+            term.wait_for("what does notes.txt say?")
+            term.send("\r")
+            term.wait_for("STREAMEDANSWER", timeout=30)
+            screen = term.text()
+            assert "read" in screen and "notes.txt" in screen and "✓" in screen  # the tool call block
+            term.send("count slowly\r")
+            term.wait_for("Counting", timeout=30)
+            term.send("and faster\r")  # Enter while the answer streams: a steering message
+            term.wait_for("Steering: and faster")
+            term.send("\x1b")  # Escape: abort; the queued text comes back to the editor
+            term.wait_for(lambda s: "Operation aborted" in s or "aborted" in s.lower(), timeout=15)
+            term.wait_for(lambda s: "Steering:" not in s and "and faster" in s)  # back in the editor
+            term.send("\x03")  # Ctrl+C clears the editor …
+            term.send("\x03")  # … and a second one quits
+            code = term.wait_exit(timeout=20)
+            after = termios.tcgetattr(term.fd)
+        out = term.transcript_text()
+    assert code == 0
+    assert "\x1b[?1049h" in out and out.rfind("\x1b[?1049l") > out.rfind("\x1b[?1049h")  # alt screen left
+    assert out.rfind("\x1b[?25h") > out.rfind("\x1b[?25l")  # cursor shown again
+    assert after[3] & termios.ICANON and after[3] & termios.ECHO  # line editing and echo restored
+    assert "To resume this session: pi-tui --session" in out
+    assert len(fake.requests) == 3
