@@ -12,6 +12,10 @@ Waiting: the runtime waits for the handlers of events whose result it needs (see
 so it can delay the agent by at most that much. ``session_start``, ``session_shutdown`` and
 ``resources_discover`` wait up to ``lifecycle_timeout``. Sync handlers run on the event loop: one
 that blocks blocks everything, so slow work belongs in ``async`` handlers or ``asyncio.to_thread``.
+
+Budget: an awaiting handler of any event runs at most ``extensionHookTimeout`` seconds (a setting,
+default `HOOK_TIMEOUT`); then it is cancelled and counts as a handler that raised `HookTimeoutError`,
+which names the extension and the event.
 """
 
 from __future__ import annotations
@@ -44,9 +48,18 @@ if TYPE_CHECKING:
 
     from .reload import ExtensionWatcher
 
-__all__ = ["ExtensionRunner", "InputOutcome", "AgentStartOutcome", "BeforeOutcome"]
+__all__ = ["ExtensionRunner", "InputOutcome", "AgentStartOutcome", "BeforeOutcome", "HookTimeoutError"]
 
 log = logging.getLogger(__name__)
+
+HOOK_TIMEOUT = 120.0
+"""Default seconds an awaited handler may run (``extensionHookTimeout``); dialogs count, so it is generous."""
+# Sync by contract (the provider builds its request synchronously); its own check reports awaiting.
+_UNBUDGETED = frozenset({"before_provider_request"})
+
+
+class HookTimeoutError(Exception):
+    """A handler overran ``extensionHookTimeout``; the message names the extension and the event."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -288,7 +301,32 @@ class ExtensionRunner(SessionEventsMixin):
             arity = positional_arity(handler)
             self._arity[handler] = arity
         full = (*args, ctx if ctx is not None else self.context_for(ext))
-        return handler(*full[:arity])
+        result = handler(*full[:arity])
+        if inspect.isawaitable(result) and args and isinstance(args[0], Event):
+            if args[0].type not in _UNBUDGETED:
+                return self._within_budget(result, ext, args[0].type)
+        return result
+
+    def hook_timeout(self) -> float | None:
+        """Seconds a handler may take (``extensionHookTimeout`` setting; 0 or a non-number: no limit)."""
+        settings = getattr(self.session, "settings", None)
+        value = settings.get("extensionHookTimeout", HOOK_TIMEOUT) if settings is not None else HOOK_TIMEOUT
+        return float(value) if isinstance(value, int | float) and value > 0 else None
+
+    async def _within_budget(self, awaitable: Awaitable[Any], ext: Extension, event: str) -> Any:
+        """Await a handler for at most `hook_timeout` seconds; past that it is cancelled and fails the
+        way a raising handler of that event fails (reported; a ``tool_call`` blocks, a ``context``
+        request fails)."""
+        budget = self.hook_timeout()
+        if budget is None:
+            return await awaitable
+        try:
+            return await asyncio.wait_for(awaitable, budget)
+        except TimeoutError:
+            raise HookTimeoutError(
+                f'extension "{ext.name}" did not finish its {event} handler within {budget:g}s '
+                "(setting extensionHookTimeout); it was cancelled"
+            ) from None
 
     async def invoke(self, ext: Extension, handler: Callable[..., Any], event: Event) -> tuple[bool, Any]:
         """Run one handler; ``(True, result)``, or ``(False, None)`` after reporting its exception."""
