@@ -43,6 +43,7 @@ class RpcProcess:
         for thread in self._threads:
             thread.start()
         self._next_id = 0
+        self.sent_types: set[str] = set()
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
@@ -73,6 +74,7 @@ class RpcProcess:
 
     def send(self, command: Record) -> Any:
         """Send a command with a fresh id (unless it has one); returns the id."""
+        self.sent_types.add(str(command.get("type")))
         if "id" not in command:
             self._next_id += 1
             command = {"id": f"c{self._next_id}", **command}

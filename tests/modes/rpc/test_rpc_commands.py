@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from pi_tui.modes.rpc.handlers import COMMANDS
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 from tests.e2e.helpers import write_models_json
 
@@ -59,6 +60,7 @@ def test_every_command_and_the_event_order(tmp_path: Path, agent_dir: Path) -> N
         try:
             _drive(rpc, repo, fake)
             assert rpc.close() == 0
+            assert COMMANDS <= rpc.sent_types, sorted(COMMANDS - rpc.sent_types)
         finally:
             rpc.kill()
     fake.assert_script_consumed()
@@ -191,6 +193,14 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     assert missing["error"] == "Model not found: nope/x"
     cycled = rpc.call({"type": "cycle_model"})["data"]
     assert set(cycled) == {"model", "thinkingLevel", "isScoped"} and cycled["model"]["id"] != "claude-fake"
+    rpc.call({"type": "set_model", "provider": "faux", "modelId": "faux-1"})  # a reasoning model
+    levels = rpc.call({"type": "get_available_thinking_levels"})["data"]["levels"]
+    assert levels[0] == "off" and "high" in levels
+    rpc.call({"type": "set_thinking_level", "level": "max"})
+    assert rpc.call({"type": "get_state"})["data"]["thinkingLevel"] == levels[-1]
+    cycled_level, before = rpc.response(rpc.send({"type": "cycle_thinking_level"}))
+    assert cycled_level["data"] == {"level": "off"}
+    assert {"type": "thinking_level_changed", "level": "off"} in before
     rpc.call({"type": "set_model", "provider": "fake-openai", "modelId": "gpt-fake"})
     assert rpc.call({"type": "get_available_thinking_levels"})["data"] == {"levels": ["off"]}
     assert rpc.call({"type": "cycle_thinking_level"})["data"] is None
