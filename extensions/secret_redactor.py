@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 import runpy
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -162,7 +163,7 @@ class Redactor:
     ) -> None:
         self._env = env
         self._detector = _secrets.Detector(extra)
-        self._cache: dict[str, str] = {}
+        self._cache: OrderedDict[str, str] = OrderedDict()
         self._cache_key: tuple[Any, ...] = (None, 0)
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
@@ -181,17 +182,18 @@ class Redactor:
     def redact(self, text: str) -> str:
         if len(text) < 8:
             return text
-        # The cache holds while the .env values (the same list object) and the settings patterns do.
+        # The cache holds while the .env values (the same list object) and the settings patterns do;
+        # beyond `_CACHE_LIMIT` texts the least recently used go first.
         key = (self._env(), len(self._detector.extra))
-        if (
-            key[0] is not self._cache_key[0]
-            or key[1] != self._cache_key[1]
-            or len(self._cache) > _CACHE_LIMIT
-        ):
-            self._cache, self._cache_key = {}, key
+        if key[0] is not self._cache_key[0] or key[1] != self._cache_key[1]:
+            self._cache, self._cache_key = OrderedDict(), key
         cached = self._cache.get(text)
         if cached is None:
             cached = self._cache[text] = self._mask(text)
+            if len(self._cache) > _CACHE_LIMIT:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(text)
         return cached
 
     def _mask(self, text: str) -> str:
