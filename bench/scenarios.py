@@ -207,10 +207,12 @@ def tool_loop(count: int = 100, api: str = "anthropic-messages", target: Target 
     for n in range(count):
         body = "".join(f"{n:04d}:{i:03d} {line}" for i in range(52))  # ~4 KB, distinct per file
         (data / f"f{n % files:02d}_{n}.txt").write_text(body)
-    fake = FakeLLM()
+    # ~1,300 tokens per call: a window that holds the whole loop, so no compaction interferes.
+    window = max(200_000, count * 2_000)
+    fake = FakeLLM(context_window=window)
     fake.responder = _tool_loop_responder(count, files)
     with fake.serve() as server:
-        model = write_models(env, server, api=api)
+        model = write_models(env, server, api=api, context_window=window)
         run = run_cli(env, ["--model", model, "-p", f"Read the {count} files in data/ one by one."], target)
     label = "Anthropic" if api == "anthropic-messages" else "OpenAI chat"
     return _result(
