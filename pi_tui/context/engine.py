@@ -86,15 +86,22 @@ def _system_message(entry: Any) -> dict[str, Any] | None:
     return None
 
 
-def _with_system_state(env: ContextEnvelope, state: SystemState) -> ContextEnvelope:
+def _with_system_state(env: ContextEnvelope, state: SystemState, base: ContextEnvelope) -> ContextEnvelope:
     """The envelope with pi's persisted prompt and tools in place of the base ones.
 
     A session that carries pi's system messages is sent the prompt and tool declarations pi persisted,
     so a session started in pi keeps its prompt-cache prefix when pi-tui continues it. A run-level
-    ``before_agent_start`` addition still follows the prompt as its own part.
+    ``before_agent_start`` addition still follows the prompt as its own part, and a run-level prompt
+    that replaces the whole prompt (the base's single ``system`` part) still wins, as pi's forced
+    prompt does. With no persisted state (a compaction without a checkpoint) the base comes back.
     """
-    parts = [SystemPart(name, text) for name, text in state.parts()]
-    parts += [p for p in env.system_parts if p.name == "before_agent_start"]
+    if not state.seen:
+        return replace(env, system_parts=base.system_parts, tools=base.tools)
+    if any(p.name == "system" for p in base.system_parts):
+        parts = list(base.system_parts)
+    else:
+        parts = [SystemPart(name, text) for name, text in state.parts()]
+        parts += [p for p in base.system_parts if p.name == "before_agent_start"]
     tools: list[ToolDefinition] = []
     for declaration in state.tools.values():
         try:
@@ -133,6 +140,7 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
                 pi_system = _system_message(entry)
                 if pi_system is not None:
                     system.apply(pi_system)
+                    env = _with_system_state(env, system, base)
                 continue  # a raw entry (unknown role or shape): kept in the file, not in the context
             if entry_id in edits:
                 message = apply_context_edit(message, edits[entry_id])
@@ -167,10 +175,13 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
         elif kind == "compaction":
             # pi drops every system message before its latest compaction in favour of the checkpoint
             # (a compaction without one, from before pi 0.86, leaves no persisted prompt).
+            had_persisted_prompt = system.seen
             system.reset()
             checkpoint = _field(entry, "system_message", "systemMessage")
             if isinstance(checkpoint, dict):
                 system.apply(checkpoint)
+            if system.seen or had_persisted_prompt:
+                env = _with_system_state(env, system, base)
             op = {
                 "op": "compaction_apply",
                 "scope": "cached",
@@ -191,8 +202,6 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
                 env = patched
             except Exception as exc:  # a bad persisted patch must not make a session unloadable
                 log.warning("skipping context_transform %s: %s", entry_id, exc)
-    if system.seen:
-        env = _with_system_state(env, system)
     return env
 
 

@@ -242,3 +242,37 @@ def test_new_session_ids_are_uuid_v7_and_sort_by_time() -> None:
     first, second = new_session_id(1_000), new_session_id(2_000)
     assert uuid.UUID(first).version == 7 and uuid.UUID(second).version == 7
     assert first < second
+
+
+def test_a_persisted_context_patch_applies_on_top_of_pi_s_prompt(tmp_path: Path) -> None:
+    chain = _Chain()
+    chain.system("s1", sections={"preamble": "P"}, toolsAdded=[TOOL_A])
+    chain.user("u1", "hi")
+    patch = [{"op": "system_part_set", "scope": "cached", "partName": "memo", "text": "\n\nMEMO"}]
+    chain.add("context_transform", "t1", schemaVersion=1, transformerName="memo", patch=patch)
+    env, _ = _replay(chain.write(tmp_path / "s.jsonl"))
+    assert env.system_compiled == "P\n\nMEMO"
+
+
+def test_a_run_level_prompt_override_still_wins_over_pi_s_prompt(tmp_path: Path) -> None:
+    chain = _Chain()
+    chain.system("s1", sections={"preamble": "P"}, toolsAdded=[TOOL_A])
+    chain.user("u1", "hi")
+    with SessionManager.open(chain.write(tmp_path / "s.jsonl"), read_only=True) as manager:
+        forced = ContextEnvelope(system_parts=(SystemPart("system", "FORCED"),))
+        extended = ContextEnvelope(
+            system_parts=(SystemPart("base", "ours"), SystemPart("before_agent_start", "+X"))
+        )
+        assert replay_entries(forced, manager.get_branch()).system_compiled == "FORCED"
+        assert replay_entries(extended, manager.get_branch()).system_compiled == "P+X"
+
+
+def test_a_compaction_without_a_checkpoint_brings_back_pi_tui_s_own_prompt(tmp_path: Path) -> None:
+    chain = _Chain()
+    chain.system("s1", sections={"preamble": "P"}, toolsAdded=[TOOL_A])
+    chain.user("u1", "hi")
+    chain.add("compaction", "c1", summary="S", firstKeptEntryId="u1", tokensBefore=5)
+    env, context = _replay(chain.write(tmp_path / "s.jsonl"))
+    assert env.system_compiled == "pi-tui prompt"
+    assert env.tools == ()
+    assert not context.system.seen
