@@ -320,11 +320,11 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
                 return
             await self.agent.continue_()
 
-    def steer(self, text: str) -> None:
-        self.agent.steer(self._user_message(self.expand_input(text), None))
+    def steer(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
+        self.agent.steer(self._user_message(self.expand_input(text), images))
 
-    def follow_up(self, text: str) -> None:
-        self.agent.follow_up(self._user_message(self.expand_input(text), None))
+    def follow_up(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
+        self.agent.follow_up(self._user_message(self.expand_input(text), images))
 
     def abort(self) -> None:
         self.agent.abort()

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RpcError", "req_str", "opt_str", "req_bool", "opt_bool"]
+__all__ = ["BUSY_ERROR", "RpcError", "req_str", "opt_str", "req_bool", "opt_bool"]
+
+BUSY_ERROR = (
+    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+)
+"""pi 0.87.1's answer to a ``prompt`` without ``streamingBehavior`` while the agent works."""
 
 
 class RpcError(Exception):

@@ -14,7 +14,7 @@ from pi_tui.ai.thinking import available_thinking_levels, clamp_thinking_level, 
 from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, dump_message, message_text
 
 from .commands_session import SessionCommands
-from .fields import RpcError, opt_str, req_bool, req_str
+from .fields import BUSY_ERROR, RpcError, opt_str, req_bool, req_str
 
 if TYPE_CHECKING:
     from .server import RpcServer
@@ -85,15 +85,13 @@ class CommandHandlers(SessionCommands):
         server = self.server
         if server.busy and not self._is_extension_command(text):
             if behavior is None:
-                from .server import BUSY_ERROR
-
                 raise RpcError(BUSY_ERROR)
             if self.session.is_streaming:
                 await self.session.prompt(text, images, streaming_behavior=behavior, source="rpc")
             elif behavior == "steer":  # the run is starting or ending: queue for it directly
-                self.session.steer(text)
+                self.session.steer(text, images)
             else:
-                self.session.follow_up(text)
+                self.session.follow_up(text, images)
             return NO_DATA
         if not self._is_extension_command(text):
             self._check_model()
@@ -112,11 +110,10 @@ class CommandHandlers(SessionCommands):
             if outcome.handled:
                 return NO_DATA
             text, images = outcome.text, outcome.images
-        message = self.session._user_message(self.session.expand_input(text), images)
         if kind == "steer":
-            self.session.agent.steer(message)
+            self.session.steer(text, images)
         else:
-            self.session.agent.follow_up(message)
+            self.session.follow_up(text, images)
         return NO_DATA
 
     async def cmd_steer(self, cmd_id: object, command: dict[str, Any]) -> Any:

@@ -28,10 +28,6 @@ __all__ = ["RpcServer"]
 
 log = logging.getLogger(__name__)
 
-BUSY_ERROR = (
-    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-)
-
 
 class RpcServer:
     """Serves one `AgentSession` over a `LineReader` / `JsonlWriter` pair."""
