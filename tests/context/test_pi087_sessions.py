@@ -316,3 +316,21 @@ async def test_pi_tui_compacts_a_pi_0_87_session_and_keeps_pi_s_prompt(
     assert request.body["system"][0]["text"] == pi_sent["system"][0]["text"]  # still pi's prompt
     after = _lines(session)
     assert after[: len(before)] == before
+
+
+async def test_retain_none_compaction_recorded_by_pi_reaches_the_model_as_pi_sent_it(
+    tmp_path: Path, project: Path, fake: FakeLLM
+) -> None:
+    pi_sent = json.loads((FIXTURES / "retain-none.last-request.json").read_text())
+    session = _copy("retain-none.jsonl", tmp_path)
+    with SessionManager.open(session, read_only=True) as manager:
+        compaction = next(e for e in manager.get_entries() if isinstance(e, CompactionEntry))
+        assert compaction.first_kept_entry_id == compaction.id
+    fake.script([Reply([text("ok")])])
+    async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:
+        await agent.prompt("one more")
+    assert fake.violations == []
+    (request,) = fake.requests
+    assert _normalised(request.messages[:-2]) == _normalised(pi_sent["messages"])
+    assert "Read hello.txt" not in json.dumps(request.messages)
+    assert request.body["system"][0]["text"] == pi_sent["system"][0]["text"]
