@@ -8,6 +8,7 @@ every entry is appended whole as it happens.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import traceback
@@ -55,6 +56,8 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
         return create_session(args, cwd)
 
     theme = os.environ.get("PI_TUI_THEME") or _theme_setting(agent_dir)
+    # No garbage collection until the first frame is drawn: start-up allocates much and frees little.
+    gc.disable()
     from .app import PiApp
 
     app = PiApp(
@@ -65,6 +68,7 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
         needs_trust=None if args.trust_project else (lambda: project_needs_trust(cwd, agent_dir)),
         theme_name=theme,
     )
+    app.resume_gc_after_first_frame = True
 
     try:
         code = app.run()

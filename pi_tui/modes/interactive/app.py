@@ -260,8 +260,16 @@ class PiApp(App[int]):
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
                 pass
 
+    resume_gc_after_first_frame = False
+    """Set by `run_interactive`, which pauses garbage collection until the first frame."""
+
     def _after_first_frame(self) -> None:
         self.first_frame_at = time.perf_counter()
+        if self.resume_gc_after_first_frame:
+            import gc
+
+            gc.freeze()  # start-up objects live as long as the app: keep them out of every collection
+            gc.enable()
         self._load_session()
 
     def on_resize(self) -> None:

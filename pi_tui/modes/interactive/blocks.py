@@ -16,6 +16,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
 
+from .blocks_base import Block
+
 __all__ = [
     "AssistantText",
     "BashBlock",
@@ -34,12 +36,6 @@ FLUSH_SECONDS = 1 / 30
 
 PREVIEW_LINES: dict[str, int] = {"read": 10, "write": 10, "ls": 20, "find": 20, "grep": 15, "bash": 5}
 """Collapsed tool output, in lines, per tool (pi's numbers); other tools get 8."""
-
-
-class Block:
-    """Mixin for chat blocks: ``source_index`` ties a widget to the message it shows (windowing)."""
-
-    source_index: int = -1
 
 
 class UserBlock(Static, Block):

@@ -16,20 +16,12 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from .blocks import (
-    AssistantText,
-    BashBlock,
-    Block,
-    CustomBlock,
-    NoticeBlock,
-    SummaryBlock,
-    ThinkingBlock,
-    ToolBlock,
-    UserBlock,
-)
+from .blocks_base import Block
 
 if TYPE_CHECKING:
     from pi_tui.ai.types import CustomMessage
+
+    from .blocks import NoticeBlock, ToolBlock
 
 __all__ = ["ChatLog", "EarlierMarker", "Notice", "result_text"]
 
@@ -111,6 +103,16 @@ class ChatLog(VerticalScroll):
             message_text,
         )
 
+        from .blocks import (
+            AssistantText,
+            BashBlock,
+            NoticeBlock,
+            SummaryBlock,
+            ThinkingBlock,
+            ToolBlock,
+            UserBlock,
+        )
+
         blocks: list[Widget] = []
         if isinstance(item, UserMessage):
             blocks.append(UserBlock(message_text(item)))
@@ -159,6 +161,8 @@ class ChatLog(VerticalScroll):
     def _custom_block(self, message: CustomMessage) -> Widget:
         from pi_tui.ai.types import message_text
 
+        from .blocks import CustomBlock
+
         body = message_text(message)
         renderer = self.renderers.get(message.custom_type)
         if renderer is not None:
@@ -192,6 +196,8 @@ class ChatLog(VerticalScroll):
         return widget
 
     def notice(self, text: str, level: str = "info") -> NoticeBlock:
+        from .blocks import NoticeBlock
+
         (block,) = self.add(Notice(text, level))
         assert isinstance(block, NoticeBlock)
         return block
@@ -225,6 +231,8 @@ class ChatLog(VerticalScroll):
         excess += self.BATCH // 2  # prune in steps, not one block per message
         doomed = blocks[:excess]
         keep_from = blocks[excess] if excess < len(blocks) else None
+        from .blocks import ToolBlock
+
         for widget in doomed:
             if isinstance(widget, ToolBlock):
                 self.tools.pop(widget.tool_call_id, None)
