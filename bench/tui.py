@@ -227,6 +227,7 @@ def first_frame(runs: int = 5) -> Result:
                 }
 
             figures, failed = _each(measure)
+            figures["load_average"] = round(os.getloadavg()[0], 2)  # a shared machine: say how busy it was
             references = {
                 "plain": Program(
                     "pi-tui --plain", _pi_tui_target(), ["--plain"], _plain_prompt, _plain_prompt
@@ -302,8 +303,10 @@ def _type_and_wait(screen: PtyScreen, typed: str) -> None:
 
 def enter_answer(runs: int = 3, prompts: int = 3) -> Result:
     answered = [0]
+    arrived: list[float] = []  # when each request reached the fake (same clock: it runs in this process)
 
     def respond(_request: Any) -> Reply:
+        arrived.append(time.perf_counter())
         answered[0] += 1
         return Reply([text(f"PONG{answered[0] - 1:04d} is the answer.")])
 
@@ -316,6 +319,7 @@ def enter_answer(runs: int = 3, prompts: int = 3) -> Result:
             def measure(program: Program) -> dict[str, Any]:
                 cold: list[float] = []
                 warm: list[float] = []
+                to_request: list[float] = []
                 for run in range(runs + 1):
                     with program.spawn(env) as screen:
                         screen.wait_for(program.ready, timeout=30)
@@ -329,7 +333,13 @@ def enter_answer(runs: int = 3, prompts: int = 3) -> Result:
                             _settle(screen, quiet=0.3)
                             if run:
                                 (warm if k else cold).append(dt)
-                return {"enter_answer_ms": _median_ms(cold), "enter_answer_warm_ms": _median_ms(warm)}
+                                if not k:
+                                    to_request.append(arrived[-1] - t0)
+                return {
+                    "enter_answer_ms": _median_ms(cold),
+                    "enter_answer_warm_ms": _median_ms(warm),
+                    "enter_to_request_ms": _median_ms(to_request),
+                }
 
             figures, failed = _each(measure)
         finally:
@@ -348,8 +358,20 @@ def enter_answer(runs: int = 3, prompts: int = 3) -> Result:
 _KEYS = "thequickbrownfoxjumpsoverthelazydogpackmyboxwithfive"
 
 
+def _streamed_answer(words: int) -> str:
+    """Markdown as a model writes it: paragraphs of 40 words, now and then a short list."""
+    parts: list[str] = []
+    for start in range(0, words, 40):
+        chunk = [f"w{i:04d}" for i in range(start, min(start + 40, words))]
+        if (start // 40) % 5 == 4:
+            parts.append("\n".join(f"- {' '.join(chunk[j : j + 10])}" for j in range(0, len(chunk), 10)))
+        else:
+            parts.append(" ".join(chunk))
+    return "\n\n".join(parts)
+
+
 def keystroke_stream(tokens_per_s: int = 200, history: int = 1000) -> Result:
-    words = " ".join(f"w{i:04d}" for i in range(4000))
+    words = _streamed_answer(4000)
     fake = FakeLLM()
     fake.responder = lambda _request: Reply([text(words)], frame_delay=1 / tokens_per_s)
     with fake.serve() as server:
@@ -500,6 +522,11 @@ def section_lines(results: dict[str, Result]) -> list[str]:
     first = results.get("tui_first_frame")
     extra = first.extra if first is not None else {}
     notes = []
+    if "load_average" in extra:
+        notes.append(
+            f"Load average (1 min) when the first-frame figures were taken: {extra['load_average']:g} on "
+            f"{os.cpu_count()} cores. Wall times swing with it; compare within the run."
+        )
     if "ours_first_frame_cpu_ms" in extra:
         notes.append(
             f"CPU time used by the first frame (less sensitive to a busy machine than wall time): pi-tui "
@@ -529,9 +556,12 @@ def section_lines(results: dict[str, Result]) -> list[str]:
         )
     enter = results.get("tui_enter_answer")
     if enter is not None and "ours_enter_answer_warm_ms" in enter.extra:
+        e = enter.extra
         notes.append(
-            f"Enter → answer for later prompts of the same process: pi-tui "
-            f"{enter.extra['ours_enter_answer_warm_ms']:g} ms, pi {enter.extra.get('pi_enter_answer_warm_ms', '—')} ms."
+            f"Enter → answer for later prompts of the same process: pi-tui {e['ours_enter_answer_warm_ms']:g} ms, "
+            f"pi {e.get('pi_enter_answer_warm_ms', '—')} ms. Of the first prompt's figure, Enter → the request "
+            f"reaching the server took {e.get('ours_enter_to_request_ms', '—')} ms in pi-tui and "
+            f"{e.get('pi_enter_to_request_ms', '—')} ms in pi."
         )
     lines += [f"- {note}" for note in notes]
     if notes:
