@@ -10,8 +10,8 @@ redirections are read as bash reads them. On top of the syntax tree this module:
 
 - evaluates words: quotes and escapes removed (``r''m``, ``\\rm``, ``"rm"``, ``$'\\x72m'`` are ``rm``);
   variables assigned a literal earlier on the line are substituted (``r=rm; $r -rf v`` runs ``rm``);
-  anything else computed at run time (an unknown ``$var``, ``$(…)`` in a word) becomes `SUBSTITUTION`,
-  so a guard can see that a command's *name* is not a literal;
+  an unknown variable becomes `VARIABLE` and the output of a ``$(…)`` `SUBSTITUTION`, so a guard can
+  see that a command's *name* is not a literal;
 - parses ``$(…)``, backticks, ``<(…)``/``>(…)`` (also inside strings and unquoted heredocs) as commands
   of their own;
 - takes wrappers off: ``env``, ``command``, ``builtin``, ``exec``, ``nice``, ``nohup``, ``time``,
@@ -34,10 +34,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SimpleCommand", "UnparseableCommand", "split_commands", "SHELLS", "SUBSTITUTION"]
+__all__ = [
+    "SimpleCommand",
+    "UnparseableCommand",
+    "split_commands",
+    "computed",
+    "SHELLS",
+    "SUBSTITUTION",
+    "VARIABLE",
+]
 
-SUBSTITUTION = "\x00subst\x00"
-"""Stands for what is only known at run time: the output of a ``$(…)``, an unknown variable."""
+SUBSTITUTION = "$(…)"
+"""Stands for the output of a ``$(…)``, backticks or ``<(…)`` in a word (the inner command is parsed on its
+own). Printable, so messages can show it; a literal ``$(…)`` in quotes only makes the guards more careful."""
+VARIABLE = "${…}"
+"""Stands for a variable (or arithmetic) whose value is not known before the line runs."""
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 MAX_DEPTH = 8
@@ -61,7 +72,7 @@ class SimpleCommand:
     Attributes:
         argv: The program and its arguments, after ``VAR=x`` prefixes and wrappers were taken off; the
             program is a bare name (``/bin/rm`` and ``\\rm`` become ``rm``). What is computed at run
-            time is `SUBSTITUTION`.
+            time is `SUBSTITUTION` or `VARIABLE`.
         redirects: ``(operator, target)`` pairs such as ``(">", "out.txt")`` (fd duplications like
             ``2>&1`` and heredoc delimiters are left out).
         wrappers: The wrappers it ran under, outermost first (``("sudo", "xargs")``).
@@ -84,12 +95,17 @@ class SimpleCommand:
     @property
     def text(self) -> str:
         """The command as one line (for pattern matching and messages)."""
-        return " ".join(self.argv).replace(SUBSTITUTION, "$(…)")
+        return " ".join(self.argv)
 
     @property
     def dynamic(self) -> bool:
         """Its program is not a literal: a variable, a ``$(…)``, a glob or a brace expansion."""
-        return bool(self.argv) and (SUBSTITUTION in self.name or bool(_DYNAMIC_NAME.search(self.name)))
+        return bool(self.argv) and (computed(self.name) or bool(_DYNAMIC_NAME.search(self.name)))
+
+
+def computed(word: str) -> bool:
+    """Whether ``word`` holds a part only known at run time (`SUBSTITUTION` or `VARIABLE`)."""
+    return SUBSTITUTION in word or VARIABLE in word
 
 
 def split_commands(text: str) -> list[SimpleCommand]:
@@ -208,7 +224,7 @@ class _Walker:
         value_node = node.child_by_field_name("value")
         value = self.word(value_node) if value_node is not None else ""
         if name_node is not None and name_node.type == "variable_name":
-            if SUBSTITUTION in value:
+            if computed(value):
                 self.vars.pop(_text(name_node), None)
             else:
                 self.vars[_text(name_node)] = value
@@ -292,7 +308,7 @@ class _Walker:
         self.flush()
 
     def word(self, node: Any) -> str:
-        """The value of a word as bash would pass it (run-time parts become `SUBSTITUTION`)."""
+        """The value of a word as bash would pass it (run-time parts become `SUBSTITUTION`/`VARIABLE`)."""
         kind = node.type
         if kind == "word":
             return _unescape(_text(node))
@@ -304,7 +320,7 @@ class _Walker:
                     _text(node)[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape"
                 )
             except (UnicodeDecodeError, ValueError):
-                return SUBSTITUTION
+                return VARIABLE
         if kind in ("simple_expansion", "expansion"):
             names = [c for c in node.named_children if c.type in ("variable_name", "special_variable_name")]
             plain = len(node.named_children) == 1 and names and names[0].type == "variable_name"
@@ -312,12 +328,12 @@ class _Walker:
                 return self.vars[_text(names[0])]
             for sub in _descendants(node, _SUBSTITUTIONS):
                 self.substitution(sub)
-            return SUBSTITUTION
+            return VARIABLE
         if kind in _SUBSTITUTIONS:
             self.substitution(node)
             return SUBSTITUTION
         if kind == "arithmetic_expansion":
-            return SUBSTITUTION
+            return VARIABLE
         if kind in ("string", "translated_string"):
             return self.joined(node, quoted=True)
         if kind == "concatenation":
@@ -392,7 +408,7 @@ def _expand(
     stdin_script = name in SHELLS and nested is None and not _shell_has_script(argv)
     yield SimpleCommand(tuple(argv), tuple(redirects), tuple(wrappers), stdin_script)
     for script in nested or ():
-        if SUBSTITUTION in script:  # `sh -c "$cmd"`, `eval "$(…)"`: the script is only known at run time
+        if computed(script):  # `sh -c "$cmd"`, `eval "$(…)"`: the script is only known at run time
             yield SimpleCommand((SUBSTITUTION,), (), (*wrappers, name))
             continue
         for command in _commands(script, depth + 1):

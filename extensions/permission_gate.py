@@ -208,20 +208,17 @@ def rule_stdin_shell(cmd: Any) -> str | None:
 # --- run-time programs and inline code ------------------------------------------------------------------
 
 _SUBST = _shell.SUBSTITUTION
-
-
-def _shown_word(word: str) -> str:
-    return word.replace(_SUBST, "$(…)")
+_computed = _shell.computed
 
 
 def rule_dynamic(cmd: Any) -> str | None:
-    if cmd.argv == (_SUBST,) and cmd.wrappers:
+    if cmd.argv == (_SUBST,) and cmd.wrappers:  # what _shell yields for `sh -c "$cmd"`
         return f"{cmd.wrappers[-1]} runs a script that is only known at run time, so it cannot be checked"
     if cmd.dynamic:
-        return f"the program it runs ({_shown_word(cmd.name)}) is only known at run time, so it cannot be checked"
+        return f"the program it runs ({cmd.name}) is only known at run time, so it cannot be checked"
     if cmd.name in ("source", ".") and len(cmd.argv) > 1:
         target = cmd.argv[1]
-        if _SUBST in target or target in ("/dev/stdin", "-") or target.startswith("/dev/fd/"):
+        if _computed(target) or target in ("/dev/stdin", "-") or target.startswith("/dev/fd/"):
             return f"{cmd.name} runs code that is only known at run time"
     return None
 
@@ -302,7 +299,7 @@ def rule_inline_code(cmd: Any) -> str | None:
     code = inline_code(cmd)
     danger = _AWK_DANGER if cmd.name in _AWK else _CODE_DANGER
     if code is not None:
-        if any(_SUBST in c for c in code):
+        if any(_computed(c) for c in code):
             return f"{cmd.name} runs inline code that is only known at run time"
         for text in code:
             found = danger.search(text)
@@ -393,7 +390,7 @@ def _tracked(cwd: str, path: str) -> bool:
 def project_reasons(cmd: Any, cwd: str) -> Iterator[str]:
     """Moves out of the project, overwrites of existing or tracked files."""
     for op, target in cmd.redirects:
-        if op in (">", ">|", "&>") and _SUBST not in target and _tracked(cwd, target):
+        if op in (">", ">|", "&>") and not _computed(target) and _tracked(cwd, target):
             yield f"{op} {target} overwrites a file git tracks, losing its uncommitted changes"
     if cmd.name == "tee":
         flags, operands = _options(cmd.argv[1:])
@@ -411,7 +408,7 @@ def project_reasons(cmd: Any, cwd: str) -> Iterator[str]:
         if not targets and len(operands) >= 2:
             targets = [operands[-1]]
         for target in targets:
-            if cmd.name == "mv" and _SUBST in target:
+            if cmd.name == "mv" and _computed(target):
                 yield "mv moves files to a place only known at run time"
             elif cmd.name == "mv" and not _inside(cwd, target):
                 yield f"mv moves files out of the project ({target}), beyond git and the checkpoints"
