@@ -17,9 +17,9 @@ from typing import Any
 
 from pi_tui.agent.events import AgentEnd, AgentStart, AutoRetryEnd, AutoRetryStart
 from pi_tui.ai.types import message_text
+from pi_tui.modes.json_events import JsonEventStream
 from pi_tui.runtime.agent_session import AgentSession
 
-from .events import EventMapper
 from .framing import JsonlWriter, LineReader, OutputClosed, decode_line
 from .handlers import COMMANDS, DEFERRED, NO_DATA, CommandHandlers, RpcError
 from .ui import RpcUIBridge
@@ -35,7 +35,7 @@ class RpcServer:
     def __init__(self, session: AgentSession, writer: JsonlWriter) -> None:
         self.session = session
         self.writer = writer
-        self.mapper = EventMapper()
+        self.stream = JsonEventStream(session, self._emit_event)  # pi 0.87.1's shapes and order
         self.ui = RpcUIBridge(self.send)
         self.handlers = CommandHandlers(self)
         self.is_compacting = False
@@ -98,10 +98,15 @@ class RpcServer:
             self.is_compacting = True
         elif kind == "auto_compaction_end":
             self.is_compacting = False
-        self.sync_queue()
-        record = self.mapper.to_record(event)
-        if record is not None:
-            self.send(record)
+        self.stream.on_event(event)
+        if kind == "session_switch":  # a new session: pi announces its system prompt again
+            self.stream = JsonEventStream(self.session, self._emit_event)
+
+    def _emit_event(self, record: dict[str, Any]) -> None:
+        # pi sends a turn's queue_update after its turn_start, just before the message it took
+        if record.get("type") != "turn_start":
+            self.sync_queue()
+        self.send(record)
 
     def _prompt_running(self) -> bool:
         return self._run_task is not None and not self._run_task.done()

@@ -87,8 +87,9 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     types = _types(events)
     assert types == [
         "agent_start",
-        "message_start", "message_end",  # the prompt
         "turn_start",
+        "message_start", "message_end",  # the system prompt, announced on the session's first turn
+        "message_start", "message_end",  # the prompt
         "message_start", "message_end",  # the assistant with two tool calls
         "tool_execution_start", "tool_execution_start",
         "tool_execution_end", "tool_execution_end",
@@ -97,8 +98,12 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
         "turn_start", "message_start", "message_end", "turn_end",
         "agent_end",
     ]  # fmt: skip
-    prompt_message = next(e["message"] for e in events if e["type"] == "message_end")
-    assert prompt_message["role"] == "user" and prompt_message["content"][1] == PIXEL
+    assert _roles(events, "message_end")[:3] == ["system", "user", "assistant"]
+    system = next(e["message"] for e in events if e["type"] == "message_end")
+    assert "read" in [t["name"] for t in system["toolsAdded"]] and system["content"]
+    prompt_message = [e["message"] for e in events if e["type"] == "message_end"][1]
+    assert prompt_message["content"][1] == PIXEL
+    assert all("turnIndex" not in e for e in events)
     starts = [e for e in events if e["type"] == "tool_execution_start"]
     assert [s["args"]["path"] for s in starts] == ["a.txt", "b.txt"]
     results = [
@@ -166,6 +171,10 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     first_turn_end = types.index("turn_end")
     after = events[[i for i, e in enumerate(events) if e["type"] == "turn_end"][0] :]
     assert {"type": "queue_update", "steering": [], "followUp": []} in after
+    # pi's order: the next turn starts, the queue gives the steer up, then the steer's messages
+    assert [e["type"] for e in after if e["type"] != "message_update"][:5] == [
+        "turn_end", "turn_start", "queue_update", "message_start", "message_end"
+    ]  # fmt: skip
     steered = [e for e in after if e["type"] == "message_end" and e["message"]["role"] == "user"]
     assert steered and "stop counting" in json.dumps(steered[0]["message"])
     assert types[first_turn_end + 1 :].count("turn_start") == 1
