@@ -28,8 +28,15 @@ async def _context(app: PiApp, args: str) -> None:
     await open_context(app, args)
 
 
+async def _tree(app: PiApp, args: str) -> None:
+    from .tree_screen import open_tree
+
+    await open_tree(app, args)
+
+
 SCREEN_COMMANDS: dict[str, Handler] = {
     "context": _context,
+    "tree": _tree,
 }
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "TransformRecord",
     "apply_layout",
     "build_context_view",
+    "complete_projection",
     "project_layout",
 ]
 
@@ -76,14 +77,14 @@ class ContextView:
     tool_tokens: dict[str, int]
     cached_tokens: list[int]
     uncached_tokens: list[int]
-    cache_boundary: int
-    projection: CacheProjection
     panels: list[tuple[PanelState, str]]  # (state, effective layout)
     transforms: list[TransformRecord]
     ledger: CacheLedger
     stats: Any
-    baseline: list[Block] = field(default_factory=list)
     preview: PanelManager | None = None
+    session: Any = None
+    projection: CacheProjection | None = None  # see complete_projection
+    baseline: list[Block] = field(default_factory=list)
 
     @property
     def window(self) -> int:
@@ -214,13 +215,14 @@ def _effective(preview: PanelManager, state: PanelState) -> str:
 
 
 async def build_context_view(session: Any) -> ContextView:
-    """Gather the ``/context`` view of the next request (no hooks run, nothing is written)."""
+    """Gather the ``/context`` view of the next request (no hooks run, nothing is written).
+
+    The cache projection needs every block of two requests hashed; it is left to `complete_projection`
+    so a screen can draw first and fill the projection in a moment later.
+    """
     preview = await session.panels.preview()
     durable = session.engine.replay()
     env = preview.place(durable)
-    request = to_llm_request(env, list(session.tools))
-    blocks = request_blocks(request)
-    baseline = _baseline(session, preview)
     model = session.agent.model
     return ContextView(
         model=model,
@@ -230,20 +232,31 @@ async def build_context_view(session: Any) -> ContextView:
         tool_tokens={t.name: _tool_tokens(t) for t in env.tools},
         cached_tokens=[_billed_tokens(m) for m in env.cached],
         uncached_tokens=[_billed_tokens(m) for m in env.uncached],
-        cache_boundary=len(request.messages) if request.cache_boundary is None else request.cache_boundary,
-        projection=projection_for(blocks, baseline, model),
         panels=[(s, _effective(preview, s)) for s in preview.panels.values()],
         transforms=_transforms(session),
         ledger=session.engine.ledger,
         stats=session.stats(),
-        baseline=baseline,
         preview=preview,
+        session=session,
     )
+
+
+def complete_projection(view: ContextView) -> CacheProjection:
+    """Fill in (once) and return the next request's cache projection. Safe to run in a thread."""
+    if view.projection is None:
+        assert view.preview is not None
+        session = view.session
+        baseline = _baseline(session, view.preview)
+        blocks = request_blocks(to_llm_request(view.envelope, list(session.tools)))
+        view.baseline = baseline
+        view.projection = projection_for(blocks, baseline, view.model)
+    return view.projection
 
 
 def project_layout(session: Any, view: ContextView, layout: dict[str, Layout]) -> CacheProjection:
     """The next request's cache projection if panels were laid out as ``layout`` (name → layout)."""
     assert view.preview is not None
+    complete_projection(view)
     manager = _with_layout(view.preview, layout)
     env = manager.place(view.durable)
     blocks = request_blocks(to_llm_request(env, list(session.tools)))

@@ -7,11 +7,14 @@ reason a cached change needs), ``u`` undoes the what-if, Esc closes.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -29,6 +32,7 @@ from .context_data import (
     Layout,
     apply_layout,
     build_context_view,
+    complete_projection,
     project_layout,
 )
 
@@ -39,11 +43,17 @@ BREAKPOINT = "──── cache breakpoint ────"
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """What a tree row stands for: its full content (Enter) and, for panels, the panel name."""
+    """What a tree row stands for: its full content (Enter) and, for panels, the panel name.
+
+    ``content`` may be a function: most rows are never opened, so their JSON is made on demand.
+    """
 
     title: str
-    content: str = ""
+    content: str | Callable[[], str] = ""
     panel: str | None = None
+
+    def text(self) -> str:
+        return self.content() if callable(self.content) else self.content
 
 
 def _message_preview(message: Any) -> str:
@@ -59,17 +69,32 @@ def _message_preview(message: Any) -> str:
                 parts.append("[thinking]")
         text = " ".join(parts)
     elif role == "toolResult":
-        text = f"{message.tool_name} → {message_text(message)}"
+        text = f"{message.tool_name} → {message_text(message)[:300]}"
     else:
-        text = message_text(message)
+        text = message_text(message)[:300]
     return one_line(text, 70) or "(empty)"
 
 
-def _projection_line(p: CacheProjection) -> str:
+def _message_json(message: Any) -> Callable[[], str]:
+    return lambda: json.dumps(dump_message(message), indent=2, ensure_ascii=False)
+
+
+def _projection_line(p: CacheProjection | None) -> str:
+    if p is None:
+        return "estimating…"
     return (
         f"read {fmt_tokens(p.read)} · write {fmt_tokens(p.write)} · uncached {fmt_tokens(p.uncached)}"
         f" · est. input {fmt_cost(p.cost)}"
     )
+
+
+class PlainTree(Tree[Item]):
+    """A `Tree` whose string labels are plain text: message previews must never be read as markup."""
+
+    def process_label(self, label: str | Text) -> Text:
+        if isinstance(label, str):
+            label = Text(label.partition("\n")[0])
+        return super().process_label(label)
 
 
 class ContextScreen(Screen[None]):
@@ -95,13 +120,15 @@ class ContextScreen(Screen[None]):
         self.session = session
         self.view = view
         self.whatif: dict[str, Layout] = {}
+        self._next: TreeNode[Item] | None = None
+        self._lazy: dict[int, tuple[TreeNode[Item], tuple[Any, ...], list[int], int]] = {}
 
     # --- building -------------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self._summary(), id="ctx-summary")
-            tree: Tree[Item] = Tree(Text(f"Next request → {self.view.model.label}"), id="ctx-tree")
+            tree: Tree[Item] = PlainTree(Text(f"Next request → {self.view.model.label}"), id="ctx-tree")
             tree.show_root = True
             tree.guide_depth = 3
             self._fill(tree)
@@ -120,7 +147,11 @@ class ContextScreen(Screen[None]):
             f"({share(total, v.window)})",
             "Next request: "
             + _projection_line(v.projection)
-            + ("" if v.projection.has_baseline else " (no earlier request: nothing to read yet)"),
+            + (
+                " (no earlier request: nothing to read yet)"
+                if v.projection is not None and not v.projection.has_baseline
+                else ""
+            ),
         ]
         return Text("\n".join(lines))
 
@@ -129,7 +160,7 @@ class ContextScreen(Screen[None]):
         env = v.envelope
         window = v.window
         root = tree.root
-        root.data = Item("Next request", json.dumps(env.to_json(), indent=2, ensure_ascii=False))
+        root.data = Item("Next request", lambda: json.dumps(env.to_json(), indent=2, ensure_ascii=False))
         root.expand()
 
         system = root.add(
@@ -147,7 +178,7 @@ class ContextScreen(Screen[None]):
         tool_total = sum(v.tool_tokens.values())
         tools = root.add(
             f"Tools ({len(env.tools)}) · {fmt_tokens(tool_total)} · {share(tool_total, window)}",
-            data=Item("Tools", json.dumps([t.to_json_dict() for t in env.tools], indent=2)),
+            data=Item("Tools", lambda: json.dumps([t.to_json_dict() for t in env.tools], indent=2)),
         )
         for tool in env.tools:
             tools.add_leaf(
@@ -162,34 +193,29 @@ class ContextScreen(Screen[None]):
         cached = root.add(
             f"Cached messages ({len(env.cached)}) · {fmt_tokens(cached_total)} · {share(cached_total, window)}",
             data=Item("Cached messages", ""),
-            expand=len(env.cached) <= 40,
+            allow_expand=bool(env.cached),
         )
-        self._add_messages(cached, env.cached, v.cached_tokens, window)
-        if v.cache_boundary:
+        self._lazy[id(cached)] = (cached, env.cached, v.cached_tokens, 0)
+        if len(env.cached) <= 40:
+            cached.expand()
+        if env.cached:
             root.add_leaf(Text(f"{BREAKPOINT} end of the cached region", style="bold yellow"))
         tail_total = sum(v.uncached_tokens)
         tail = root.add(
             f"Uncached tail ({len(env.uncached)}) · {fmt_tokens(tail_total)} · {share(tail_total, window)}",
             data=Item("Uncached tail", ""),
-            expand=True,
+            allow_expand=bool(env.uncached),
         )
-        self._add_messages(tail, env.uncached, v.uncached_tokens, window, offset=len(env.cached))
+        self._lazy[id(tail)] = (tail, env.uncached, v.uncached_tokens, len(env.cached))
+        tail.expand()
         options = {k: val for k, val in env.options.items() if val is not None}
         root.add_leaf(
             f"Options · {json.dumps(options) if options else '(defaults)'}",
             data=Item("Options", json.dumps(options, indent=2)),
         )
 
-        p = v.projection
-        nxt = root.add(
-            "Next request cache: " + _projection_line(p), data=Item("Next request", ""), expand=True
-        )
-        nxt.add_leaf(f"read from cache ~{fmt_tokens(p.read)} (priced at cache read)")
-        nxt.add_leaf(
-            f"written to cache ~{fmt_tokens(p.write)}"
-            + (f" (first difference: {p.first_difference})" if p.first_difference and p.has_baseline else "")
-        )
-        nxt.add_leaf(f"sent uncached ~{fmt_tokens(p.uncached)} (priced as input)")
+        self._next = root.add("Next request cache: estimating…", data=Item("Next request", ""), expand=True)
+        self._fill_projection()
 
         panels = root.add(f"Panels ({len(v.panels)})", data=Item("Panels", ""), expand=True)
         if not v.panels:
@@ -242,6 +268,29 @@ class ContextScreen(Screen[None]):
                 + (f" · cache read ratio {st.cache_read / denom:.2f}" if denom else "")
             )
 
+    def _fill_projection(self) -> None:
+        p = self.view.projection
+        node = self._next
+        if node is None:
+            return
+        node.set_label("Next request cache: " + _projection_line(p))
+        if p is None:
+            return
+        node.remove_children()
+        node.add_leaf(f"read from cache ~{fmt_tokens(p.read)} (priced at cache read)")
+        node.add_leaf(
+            f"written to cache ~{fmt_tokens(p.write)}"
+            + (f" (first difference: {p.first_difference})" if p.first_difference and p.has_baseline else "")
+        )
+        node.add_leaf(f"sent uncached ~{fmt_tokens(p.uncached)} (priced as input)")
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Item]) -> None:
+        # Message rows are made when their group is first opened: a long session has thousands.
+        lazy = self._lazy.pop(id(event.node), None)
+        if lazy is not None:
+            node, messages, tokens, offset = lazy
+            self._add_messages(node, messages, tokens, self.view.window, offset)
+
     def _add_messages(
         self,
         parent: TreeNode[Item],
@@ -254,7 +303,7 @@ class ContextScreen(Screen[None]):
             role = getattr(message, "role", "?")
             parent.add_leaf(
                 f"#{offset + i} {role} · {fmt_tokens(n)} · {share(n, window)} · {_message_preview(message)}",
-                data=Item(f"Message #{offset + i} ({role})", ""),
+                data=Item(f"Message #{offset + i} ({role})", _message_json(message)),
             )
 
     # --- actions --------------------------------------------------------------------------------------
@@ -264,6 +313,16 @@ class ContextScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._tree().focus()
+        if self.view.projection is None:
+            self.call_after_refresh(self._estimate)
+
+    @work(exclusive=True, group="context-projection")
+    async def _estimate(self) -> None:
+        # Hashing two whole requests takes a while on a long session: draw first, then fill this in.
+        await asyncio.to_thread(complete_projection, self.view)
+        self._fill_projection()
+        self.query_one("#ctx-summary", Static).update(self._summary())
+        self._show_whatif()
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
         event.stop()
@@ -271,12 +330,7 @@ class ContextScreen(Screen[None]):
         item = node.data
         if item is None:
             return
-        content = item.content
-        if item.title.startswith("Message #"):
-            index = int(item.title.split("#", 1)[1].split(" ", 1)[0])
-            env = self.view.envelope
-            messages = env.cached + env.uncached
-            content = json.dumps(dump_message(messages[index]), indent=2, ensure_ascii=False)
+        content = item.text()
         if node.children and not content:
             return  # a group: Enter folds it (the tree's own toggle)
         self.app.push_screen(DetailScreen(item.title, content or "(empty)"))
@@ -334,8 +388,8 @@ class ContextScreen(Screen[None]):
         if not changes:
             box.update("")
             return
-        now = self.view.projection
         then = self.projection()
+        now = complete_projection(self.view)
         delta = then.cost - now.cost
         moves = ", ".join(f"{name} → {where}" for name, where in changes.items())
         box.update(

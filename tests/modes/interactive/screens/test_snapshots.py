@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.testing import FakeLLM
 
 from .helpers import BEFORE_COMPACTION, LARGE, HostApp, fixture_session, freeze_prompt_date, snapshot_project
+from .test_tree_screen import branched_session
 
 pytestmark = pytest.mark.skipif(
     not LARGE.exists(), reason="the shared pi fixtures are not next to this checkout"
@@ -17,6 +20,8 @@ pytestmark = pytest.mark.skipif(
 def _opener(command: str, args: str = "") -> Callable[[Any], Any]:
     async def run_before(pilot: Any) -> None:
         await SCREEN_COMMANDS[command](pilot.app, args)
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()  # e.g. /context's cache projection
         await pilot.pause()
 
     return run_before
@@ -32,3 +37,15 @@ def test_context_screen_on_the_compaction_fixture(snap_compare: Any, monkeypatch
     freeze_prompt_date(monkeypatch)
     session = fixture_session(BEFORE_COMPACTION, snapshot_project())
     assert snap_compare(HostApp(session), run_before=_opener("context"), terminal_size=(130, 40))
+
+
+def test_tree_screen_on_the_large_fixture(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = fixture_session(LARGE, snapshot_project())
+    assert snap_compare(HostApp(session), run_before=_opener("tree"), terminal_size=(120, 30))
+
+
+def test_tree_screen_on_a_branched_test_session(
+    snap_compare: Any, fake: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = asyncio.run(branched_session(fake, snapshot_project()))
+    assert snap_compare(HostApp(session), run_before=_opener("tree"), terminal_size=(100, 20))

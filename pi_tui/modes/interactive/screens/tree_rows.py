@@ -1,0 +1,256 @@
+"""The rows of the ``/tree`` navigator, computed without Textual (pi 0.87's TreeSelector rules).
+
+Rows come from a depth-first walk of the session tree, children oldest first. Indentation grows only
+where a node has several children (a chain stays flat, however long). Each row's text follows pi:
+``user: …``, ``assistant: …``, ``[read: path]``, ``[bash]: cmd``, ``[compaction: 12k tokens]``,
+``[branch summary]: …``, ``[model: id]``, ``[label: x]`` … cut to 200 characters. Filters, search and
+folds decide which rows are visible.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pi_tui.ai.types import message_text
+
+__all__ = ["FILTER_MODES", "FilterMode", "TreeRow", "TreeModel", "entry_text"]
+
+FilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
+FILTER_MODES: tuple[FilterMode, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
+_DEFAULT_HIDDEN = frozenset(
+    {"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info", "ephemeral"}
+)
+MAX_TEXT = 200
+
+
+@dataclass(slots=True)
+class TreeRow:
+    """One entry of the tree, with where it sits and what it says."""
+
+    entry: Any
+    id: str
+    parent_id: str | None
+    depth: int
+    text: str
+    kind: str  # the entry type, or the message role for message entries
+    on_active_path: bool = False
+    is_leaf: bool = False
+    branch_point: bool = False  # has more than one child
+    segment_start: bool = False  # a root, or a child of a branch point
+    hidden_by_default: bool = False  # e.g. an assistant message holding only tool calls
+    children: list[str] = field(default_factory=list)
+
+
+def _cut(text: str, width: int = MAX_TEXT) -> str:
+    # Collapse whitespace only in the part that can be shown: tool outputs run to megabytes.
+    text = " ".join(str(text)[: width * 4].split())
+    return (text[: width - 1] + "…") if len(text) > width else text
+
+
+def _tool_text(name: str, args: dict[str, Any]) -> str:
+    """pi's short form of a tool call: ``[read: path:1-50]``, ``[bash: cmd…]``, ``[grep: /pat/ in p]``."""
+    path = args.get("path") or args.get("file_path") or ""
+    if name == "read":
+        offset, limit = args.get("offset"), args.get("limit")
+        span = ""
+        if offset or limit:
+            start = int(offset or 1)
+            span = f":{start}-{start + int(limit) - 1}" if limit else f":{start}"
+        return f"[read: {path}{span}]"
+    if name in ("write", "edit", "ls"):
+        return f"[{name}: {path or '.'}]"
+    if name == "bash":
+        command = " ".join(str(args.get("command", "")).split())
+        return f"[bash: {command[:50]}{'…' if len(command) > 50 else ''}]"
+    if name == "grep":
+        return f"[grep: /{args.get('pattern', '')}/ in {path or '.'}]"
+    if name == "find":
+        return f"[find: {args.get('pattern', '')} in {path or '.'}]"
+    raw = json.dumps(args, ensure_ascii=False)
+    return f"[{name}: {raw[:40]}{'…' if len(raw) > 40 else ''}]"
+
+
+def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> tuple[str, str, bool]:
+    """(row text, kind, hidden-by-default) for one entry."""
+    kind = getattr(entry, "type", "?")
+    if kind == "message":
+        message = getattr(entry, "message", None)
+        if message is None:  # a pi system message entry
+            return "[system]", "system", False
+        role = getattr(message, "role", "?")
+        if role == "user":
+            return _cut("user: " + message_text(message)), "user", False
+        if role == "assistant":
+            text = " ".join(b.text for b in message.content if b.type == "text").strip()
+            if message.stop_reason == "aborted" and not text:
+                return "assistant: (aborted)", "assistant", False
+            if message.stop_reason == "error":
+                return _cut("assistant: " + (message.error_message or "error")), "assistant", False
+            only_tools = not text and any(b.type == "toolCall" for b in message.content)
+            return _cut("assistant: " + (text or "(no content)")), "assistant", only_tools
+        if role == "toolResult":
+            name, args = tool_args.get(message.tool_call_id, (message.tool_name, {}))
+            return _cut(_tool_text(name, args)), "toolResult", False
+        if role == "bashExecution":
+            return _cut(f"[bash]: {message.command}"), "bashExecution", False
+        return _cut(f"[{role}]: " + message_text(message)), role, False
+    if kind == "custom_message":
+        content = entry.content
+        text = content if isinstance(content, str) else " ".join(getattr(c, "text", "") for c in content)
+        return _cut(f"[{entry.custom_type}]: {text}"), kind, False
+    if kind == "compaction":
+        tokens = int(entry.tokens_before or 0)
+        return f"[compaction: {round(tokens / 1000)}k tokens]", kind, False
+    if kind == "branch_summary":
+        return _cut(f"[branch summary]: {entry.summary}"), kind, False
+    if kind == "model_change":
+        return f"[model: {entry.model_id}]", kind, False
+    if kind == "thinking_level_change":
+        return f"[thinking: {entry.thinking_level}]", kind, False
+    if kind == "custom":
+        return f"[custom: {entry.custom_type}]", kind, False
+    if kind == "label":
+        return f"[label: {entry.label or ''}]", kind, False
+    if kind == "session_info":
+        return f"[title: {getattr(entry, 'name', '')}]", kind, False
+    if kind == "context_edit":
+        verb = "omit" if entry.replacement is None else "replace"
+        return f"[context {verb}: {entry.target_id}]", kind, False
+    if kind == "context_transform":
+        return f"[context: {entry.transformer_name}]", kind, False
+    if kind == "ephemeral":
+        return "[ephemeral]", kind, False
+    return f"[{kind}]", kind, kind == "usage"
+
+
+class TreeModel:
+    """The session tree as rows, plus filter, search and fold state.
+
+    Args:
+        session: The `SessionManager`.
+        labels: Entry id → label (the session's current labels).
+    """
+
+    def __init__(self, session: Any, mode: FilterMode = "default") -> None:
+        self.session = session
+        self.mode: FilterMode = mode
+        self.query = ""
+        self.folded: set[str] = set()
+        self.rows: list[TreeRow] = []
+        self.by_id: dict[str, TreeRow] = {}
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        """Re-read the tree (after a label, a navigation or a new entry)."""
+        entries = self.session.get_entries()
+        tool_args: dict[str, tuple[str, dict[str, Any]]] = {}
+        children: dict[str | None, list[Any]] = {}
+        for entry in entries:
+            message = getattr(entry, "message", None)
+            if message is not None and getattr(message, "role", None) == "assistant":
+                for block in message.content:
+                    if block.type == "toolCall":
+                        tool_args[block.id] = (block.name, dict(block.arguments or {}))
+            entry_id = getattr(entry, "id", None)
+            if entry_id is None:
+                continue
+            children.setdefault(getattr(entry, "parent_id", None), []).append(entry)
+        for siblings in children.values():
+            siblings.sort(key=lambda e: getattr(e, "timestamp", "") or "")
+        leaf = self.session.get_leaf_id()
+        active = {getattr(e, "id", None) for e in self.session.get_branch()}
+        rows: list[TreeRow] = []
+        roots = children.get(None, [])
+        stack: list[tuple[Any, int, bool]] = [(e, 1 if len(roots) > 1 else 0, True) for e in reversed(roots)]
+        while stack:
+            entry, depth, segment_start = stack.pop()
+            text, kind, hidden = entry_text(entry, tool_args)
+            kids = children.get(entry.id, [])
+            row = TreeRow(
+                entry=entry,
+                id=entry.id,
+                parent_id=entry.parent_id,
+                depth=depth,
+                text=text,
+                kind=kind,
+                on_active_path=entry.id in active,
+                is_leaf=entry.id == leaf,
+                branch_point=len(kids) > 1,
+                segment_start=segment_start,
+                hidden_by_default=hidden,
+                children=[k.id for k in kids],
+            )
+            rows.append(row)
+            child_depth = depth + 1 if len(kids) > 1 else depth
+            for kid in reversed(kids):
+                stack.append((kid, child_depth, len(kids) > 1))
+        self.rows = rows
+        self.by_id = {row.id: row for row in rows}
+        self.labels = {row.id: self.session.get_label(row.id) for row in rows}
+        self.labels = {k: v for k, v in self.labels.items() if v}
+
+    # --- visibility ------------------------------------------------------------------------------
+
+    def _passes_filter(self, row: TreeRow) -> bool:
+        if row.kind == "usage":
+            return False
+        mode = self.mode
+        if mode == "all":
+            return True
+        if mode == "user-only":
+            return row.kind == "user"
+        if mode == "labeled-only":
+            return row.id in self.labels
+        if row.kind in _DEFAULT_HIDDEN:
+            return False
+        if row.hidden_by_default and not row.is_leaf:
+            return False
+        return not (mode == "no-tools" and row.kind == "toolResult")
+
+    def _matches(self, row: TreeRow) -> bool:
+        tokens = self.query.lower().split()
+        if not tokens:
+            return True
+        haystack = (row.text + " " + self.labels.get(row.id, "")).lower()
+        return all(token in haystack for token in tokens)
+
+    def visible(self) -> list[TreeRow]:
+        """Rows to show, in order: filtered, searched, and without the descendants of folded rows."""
+        out: list[TreeRow] = []
+        folded_under: set[str] = set()  # folded rows and everything below them (rows come parent first)
+        for row in self.rows:
+            if folded_under and row.parent_id in folded_under:
+                folded_under.add(row.id)
+                continue
+            if row.id in self.folded:
+                folded_under.add(row.id)
+            if self._passes_filter(row) and self._matches(row):
+                out.append(row)
+        return out
+
+    def set_mode(self, mode: FilterMode) -> None:
+        """A filter change resets the folds, as in pi."""
+        self.mode = mode
+        self.folded.clear()
+
+    def set_query(self, query: str) -> None:
+        """A search change resets the folds, as in pi."""
+        self.query = query
+        self.folded.clear()
+
+    def foldable(self, row: TreeRow) -> bool:
+        return row.segment_start and bool(row.children)
+
+    def segment_start_of(self, row_id: str) -> TreeRow | None:
+        """The start of the branch segment holding ``row_id`` (itself if it is one)."""
+        row = self.by_id.get(row_id)
+        while row is not None and not row.segment_start:
+            row = self.by_id.get(row.parent_id) if row.parent_id else None
+        return row
+
+    def leaving(self, target_id: str | None) -> list[str]:
+        """Entry ids on the active path that moving to ``target_id`` would leave behind."""
+        keep = {getattr(e, "id", None) for e in self.session.get_branch(target_id)} if target_id else set()
+        return [getattr(e, "id", "") for e in self.session.get_branch() if getattr(e, "id", None) not in keep]

@@ -1,0 +1,270 @@
+"""``/tree``: the whole session tree — move through it, label, search, jump, summarize, fork.
+
+Keys (pi 0.87): ↑/↓ move, ←/→ page, Ctrl+←/Alt+← fold (or jump to the previous segment start),
+Ctrl+→/Alt+→ unfold (or jump to the next one), Shift+L label, Ctrl+X copy the entry's text, Ctrl+D/T/U/L/A
+filters (default, no-tools, user-only, labelled-only, all), Ctrl+O / Shift+Ctrl+O cycle them, typing
+searches (Backspace edits), Enter jumps, Ctrl+F forks into a new session file, Esc/Ctrl+C cancels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Static
+
+from ._dialogs import ChoiceScreen, PromptScreen
+from ._rowlist import RowList
+from .tree_rows import FILTER_MODES, FilterMode, TreeModel, TreeRow
+
+__all__ = ["TreeScreen", "open_tree"]
+
+HELP = (
+    "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · enter jump · ctrl+f fork · esc close\n"
+    "ctrl+d default · ctrl+t no-tools · ctrl+u user · ctrl+l labelled · ctrl+a all · ctrl+o cycle"
+)
+
+
+class TreeScreen(Screen[None]):
+    """The ``/tree`` navigator (issue #10 §2)."""
+
+    DEFAULT_CSS = """
+    TreeScreen { layout: vertical; }
+    TreeScreen #tree-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
+    TreeScreen #tree-list { height: 1fr; border: none; }
+    TreeScreen #tree-search { height: 1; padding: 0 1; }
+    TreeScreen #tree-help { height: auto; padding: 0 1; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape,ctrl+c", "close", "Cancel", priority=True),
+        Binding("left", "page(-1)", "Page up", show=False),
+        Binding("right", "page(1)", "Page down", show=False),
+        Binding("ctrl+left,alt+left", "fold", "Fold", show=False),
+        Binding("ctrl+right,alt+right", "unfold", "Unfold", show=False),
+        Binding("shift+l,L", "label", "Label"),
+        Binding("ctrl+x", "copy", "Copy", show=False),
+        Binding("ctrl+d", "filter('default')", "Default", show=False),
+        Binding("ctrl+t", "filter('no-tools')", "No tools", show=False),
+        Binding("ctrl+u", "filter('user-only')", "User only", show=False),
+        Binding("ctrl+l", "filter('labeled-only')", "Labelled", show=False),
+        Binding("ctrl+a", "filter('all')", "All", show=False),
+        Binding("ctrl+o", "cycle(1)", "Cycle filter", show=False),
+        Binding("ctrl+shift+o", "cycle(-1)", "Cycle back", show=False),
+        Binding("ctrl+f", "fork", "Fork"),
+    ]
+
+    def __init__(self, session: Any, mode: FilterMode = "default") -> None:
+        super().__init__()
+        self.session = session
+        self.model = TreeModel(session.session, mode)
+        self.shown: list[TreeRow] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Session Tree", id="tree-title")
+            yield RowList(self._render_row, id="tree-list")
+            yield Static("", id="tree-search")
+            yield Static(HELP, id="tree-help")
+
+    def on_mount(self) -> None:
+        self._refresh_rows(select=self.session.session.get_leaf_id())
+        self._list().focus()
+
+    # --- drawing --------------------------------------------------------------------------------------
+
+    def _list(self) -> RowList:
+        return self.query_one("#tree-list", RowList)
+
+    def _render_row(self, index: int) -> Text:
+        return self._row_text(self.shown[index]) if index < len(self.shown) else Text("")
+
+    def _row_text(self, row: TreeRow) -> Text:
+        text = Text("  " * row.depth, no_wrap=True)
+        if self.model.foldable(row):
+            text.append("⊞ " if row.id in self.model.folded else "⊟ ", style="bold")
+        if row.on_active_path:
+            text.append("• ", style="bold green")
+        style = "bold" if row.is_leaf else ("" if row.on_active_path else "dim")
+        if row.kind == "user":
+            style += " cyan"
+        elif row.kind in ("compaction", "branch_summary"):
+            style += " yellow"
+        text.append(row.text, style=style.strip())
+        label = self.model.labels.get(row.id)
+        if label:
+            text.append(f" [{label}]", style="bold magenta")
+        if row.branch_point:
+            text.append(f"  ({len(row.children)} branches)", style="dim")
+        return text
+
+    def _refresh_rows(self, select: str | None = None) -> None:
+        listing = self._list()
+        current = self._highlighted()
+        keep = select or (current.id if current else None)
+        self.shown = self.model.visible()
+        index = next((i for i, row in enumerate(self.shown) if row.id == keep), None)
+        if index is None:
+            index = len(self.shown) - 1
+        listing.reset(len(self.shown), index)
+        mode = "" if self.model.mode == "default" else f" · filter: {self.model.mode}"
+        self.query_one("#tree-title", Static).update(f"Session Tree · {len(self.model.rows)} entries{mode}")
+        self.query_one("#tree-search", Static).update(Text(f"Type to search: {self.model.query}"))
+
+    def _highlighted(self) -> TreeRow | None:
+        index = self._list().cursor
+        return self.shown[index] if 0 <= index < len(self.shown) else None
+
+    # --- keys -----------------------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "backspace":
+            if self.model.query:
+                self.model.set_query(self.model.query[:-1])
+                self._refresh_rows()
+            event.stop()
+        elif event.key in ("L", "shift+l"):
+            return  # the label key (a binding), as in pi: not part of a search
+        elif event.is_printable and event.character and event.key != "enter":
+            self.model.set_query(self.model.query + event.character)
+            self._refresh_rows()
+            event.stop()
+
+    def action_page(self, direction: int) -> None:
+        self._list().action_page(direction)
+
+    def action_fold(self) -> None:
+        row = self._highlighted()
+        if row is None:
+            return
+        if self.model.foldable(row) and row.id not in self.model.folded:
+            self.model.folded.add(row.id)
+            self._refresh_rows(select=row.id)
+            return
+        start = self.model.segment_start_of(row.parent_id or "") if row.parent_id else None
+        if row.segment_start or start is None:  # jump to the previous segment start in view
+            starts = [i for i, r in enumerate(self.shown) if r.segment_start and r.id != row.id]
+            before = [i for i in starts if i < self._list().cursor]
+            if before:
+                self._list().cursor = before[-1]
+            return
+        self._refresh_rows(select=start.id)
+
+    def action_unfold(self) -> None:
+        row = self._highlighted()
+        if row is None:
+            return
+        if row.id in self.model.folded:
+            self.model.folded.discard(row.id)
+            self._refresh_rows(select=row.id)
+            return
+        here = self._list().cursor
+        after = [i for i, r in enumerate(self.shown) if i > here and r.segment_start]
+        self._list().cursor = after[0] if after else len(self.shown) - 1
+
+    def action_filter(self, mode: str) -> None:
+        wanted: FilterMode = mode if mode in FILTER_MODES else "default"
+        # pi: the toggles go back to the default filter when pressed again
+        self.model.set_mode("default" if self.model.mode == wanted and wanted != "default" else wanted)
+        self._refresh_rows()
+
+    def action_cycle(self, step: int) -> None:
+        index = FILTER_MODES.index(self.model.mode)
+        self.model.set_mode(FILTER_MODES[(index + step) % len(FILTER_MODES)])
+        self._refresh_rows()
+
+    def action_copy(self) -> None:
+        row = self._highlighted()
+        if row is not None:
+            self.app.copy_to_clipboard(row.text)
+            self.notify("Copied")
+
+    def action_label(self) -> None:
+        row = self._highlighted()
+        if row is None:
+            return
+
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            self.session.label(row.id, value.strip() or None)
+            self.model.rebuild()
+            self._refresh_rows(select=row.id)
+
+        self.app.push_screen(PromptScreen("Label (empty clears it)", self.model.labels.get(row.id, "")), done)
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+    # --- jumping and forking --------------------------------------------------------------------------
+
+    def on_row_list_selected(self, event: RowList.Selected) -> None:
+        event.stop()
+        if 0 <= event.index < len(self.shown):
+            self._jump(self.shown[event.index])
+
+    @work(exclusive=True, group="tree-jump")
+    async def _jump(self, row: TreeRow) -> None:
+        session = self.session
+        if row.id == session.session.get_leaf_id():
+            self.notify("Already at this point")
+            return
+        new_leaf = row.parent_id if row.kind in ("user", "custom_message") else row.id
+        summarize, focus = False, None
+        settings = getattr(session, "settings", None)
+        skip = bool(settings is not None and settings.branch_summary.skip_prompt)
+        if self.model.leaving(new_leaf) and not skip:
+            choice = await self.app.push_screen_wait(
+                ChoiceScreen("Summarize branch?", ["No summary", "Summarize", "Summarize with custom prompt"])
+            )
+            if choice is None:
+                return  # Esc: back to the tree at the same node
+            if choice == 2:
+                focus = await self.app.push_screen_wait(PromptScreen("Additional focus for the summary"))
+                if focus is None:
+                    return
+            summarize = choice >= 1
+        from pi_tui.compaction.errors import CompactionCancelled, CompactionError
+
+        if summarize:
+            self.notify("Summarizing branch... (Esc to cancel)")
+        try:
+            editor_text = await session.navigate_with_summary(row.id, summarize, focus or None)
+        except CompactionCancelled:
+            self.notify("Summary cancelled; nothing moved", severity="warning")
+            return
+        except (CompactionError, RuntimeError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.app.pop_screen()
+        if editor_text:
+            self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
+
+    def action_fork(self) -> None:
+        row = self._highlighted()
+        if row is not None:
+            self._fork(row)
+
+    @work(exclusive=True, group="tree-fork")
+    async def _fork(self, row: TreeRow) -> None:
+        try:
+            editor_text = await self.session.fork(row.id)
+        except (RuntimeError, ValueError, OSError) as exc:
+            self.notify(f"Fork failed: {exc}", severity="error")
+            return
+        self.app.pop_screen()
+        path = self.session.session.path
+        self.app.notify(f"Forked into {path.name if path else 'a new session'}")
+        if editor_text:
+            self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
+
+
+async def open_tree(app: Any, _args: str) -> None:
+    """``/tree``: push the navigator (default filter from the ``treeFilterMode`` setting)."""
+    settings = getattr(app.session, "settings", None)
+    mode = settings.tree_filter_mode if settings is not None else "default"
+    await app.push_screen(TreeScreen(app.session, mode if mode in FILTER_MODES else "default"))

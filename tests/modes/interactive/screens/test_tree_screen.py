@@ -1,0 +1,238 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pi_tui.args import parse_args
+from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens._dialogs import ChoiceScreen, PromptScreen
+from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
+from pi_tui.runtime.factory import create_session
+from pi_tui.session import SessionManager
+from pi_tui.testing import FakeLLM, Reply, text
+
+from .helpers import ANTHROPIC, LARGE, HostApp, fixture_session
+
+
+async def branched_session(fake: FakeLLM, project: Path) -> Any:
+    """first → ok → second → ok, and a second branch after the first answer: alt → ok."""
+    fake.responder = lambda _req: Reply([text("ok")])
+    session = create_session(parse_args(["--model", ANTHROPIC]), project).session
+    await session.prompt("first question")
+    first_answer = session.session.get_leaf_id()
+    await session.prompt("second question")
+    await session.navigate(first_answer)
+    await session.prompt("alternative question")
+    return session
+
+
+def _texts(screen: TreeScreen) -> list[str]:
+    return [row.text for row in screen.shown]
+
+
+def _move_to(screen: TreeScreen, startswith: str) -> None:
+    index = next(i for i, row in enumerate(screen.shown) if row.text.startswith(startswith))
+    screen.query_one("#tree-list").cursor = index  # type: ignore[attr-defined]
+
+
+async def _open(app: HostApp, pilot: Any) -> TreeScreen:
+    await SCREEN_COMMANDS["tree"](app, "")
+    await pilot.pause()
+    assert isinstance(app.screen, TreeScreen)
+    return app.screen
+
+
+async def test_tree_shows_both_branches_marks_the_active_path_and_selects_the_leaf(
+    fake: FakeLLM, project: Path
+) -> None:
+    session = await branched_session(fake, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        texts = _texts(screen)
+        assert texts.count("user: first question") == 1
+        assert "user: second question" in texts and "user: alternative question" in texts
+        by_text = {row.text: row for row in screen.shown}
+        assert by_text["user: alternative question"].on_active_path
+        assert not by_text["user: second question"].on_active_path
+        assert any(row.branch_point for row in screen.shown)
+        leaf = screen.shown[screen.query_one("#tree-list").cursor]  # type: ignore[attr-defined]
+        assert leaf.id == session.session.get_leaf_id()
+        await pilot.press("escape")
+        assert not isinstance(app.screen, TreeScreen)
+    await session.close()
+
+
+async def test_enter_on_another_branch_without_summary_moves_the_leaf_and_prefills_the_editor(
+    fake: FakeLLM, project: Path
+) -> None:
+    session = await branched_session(fake, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        _move_to(screen, "user: second question")
+        target = next(r for r in screen.shown if r.text == "user: second question")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("enter")  # "No summary"
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, TreeScreen)
+    assert app.editor_text == "second question"
+    assert session.session.get_leaf_id() == target.parent_id
+    assert not any(e.type == "branch_summary" for e in session.session.get_entries())
+    await session.close()
+
+
+async def test_summarize_with_a_custom_focus_writes_a_branch_summary_at_the_new_position(
+    fake: FakeLLM, project: Path
+) -> None:
+    session = await branched_session(fake, project)
+    fake.responder = lambda _req: Reply([text("## Goal\nexplored an alternative")])
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        _move_to(screen, "user: second question")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")  # "Summarize with custom prompt"
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"the naming", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    summaries = [e for e in session.session.get_entries() if e.type == "branch_summary"]
+    assert len(summaries) == 1 and "explored an alternative" in summaries[0].summary
+    assert "Additional focus: the naming" in str(fake.requests[-1].body)
+    assert session.session.get_leaf_id() == summaries[0].id
+    await session.close()
+
+
+async def test_escape_on_the_summary_question_keeps_the_tree_open_and_nothing_moves(
+    fake: FakeLLM, project: Path
+) -> None:
+    session = await branched_session(fake, project)
+    leaf = session.session.get_leaf_id()
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        _move_to(screen, "user: second question")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TreeScreen)
+        await pilot.press("enter")  # the cursor is where it was
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+    assert session.session.get_leaf_id() == leaf
+    await session.close()
+
+
+async def test_enter_on_the_leaf_says_already_there(fake: FakeLLM, project: Path) -> None:
+    session = await branched_session(fake, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _open(app, pilot)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TreeScreen)
+        assert any("Already at this point" in str(n.message) for n in app._notifications)
+    await session.close()
+
+
+async def test_shift_l_labels_an_entry_and_the_labelled_filter_shows_it(fake: FakeLLM, project: Path) -> None:
+    session = await branched_session(fake, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        _move_to(screen, "user: first question")
+        target = next(r for r in screen.shown if r.text == "user: first question")
+        await pilot.press("L")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"start", "enter")
+        await pilot.pause()
+        assert screen.model.labels[target.id] == "start"
+        await pilot.press("ctrl+l")
+        assert _texts(screen) == ["user: first question"]
+        await pilot.press("ctrl+l")
+        assert len(_texts(screen)) > 1
+    assert session.session.get_label(target.id) == "start"
+    await session.close()
+
+
+async def test_filters_cycle_and_typing_searches(fake: FakeLLM, project: Path) -> None:
+    session = await branched_session(fake, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("ctrl+u")
+        assert all(t.startswith("user: ") for t in _texts(screen)) and len(_texts(screen)) == 3
+        await pilot.press("ctrl+o")
+        assert screen.model.mode == "labeled-only"
+        await pilot.press("ctrl+o")
+        assert screen.model.mode == "all"
+        assert any(t.startswith("[model:") for t in _texts(screen))
+        await pilot.press("ctrl+d")
+        await pilot.press(*"altern")
+        assert _texts(screen) == ["user: alternative question"]
+        await pilot.press("backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
+        assert len(_texts(screen)) > 3 and screen.model.query == ""
+    await session.close()
+
+
+async def test_folding_a_branch_hides_it_and_unfolding_shows_it_again(fake: FakeLLM, project: Path) -> None:
+    session = await branched_session(fake, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        _move_to(screen, "user: second question")
+        count = len(screen.shown)
+        await pilot.press("ctrl+left")
+        assert len(screen.shown) == count - 1  # its answer is folded away
+        await pilot.press("ctrl+right")
+        assert len(screen.shown) == count
+    await session.close()
+
+
+async def test_ctrl_f_forks_into_a_new_session_file(fake: FakeLLM, project: Path) -> None:
+    session = await branched_session(fake, project)
+    old_path = session.session.path
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        _move_to(screen, "user: second question")
+        await pilot.press("ctrl+f")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, TreeScreen)
+    assert app.editor_text == "second question"
+    new_path = session.session.path
+    assert new_path != old_path
+    await session.close()
+    forked = SessionManager.open(new_path)
+    assert forked.parent_session and Path(forked.parent_session).name == old_path.name
+    assert [getattr(e, "message", None) and e.message.role for e in forked.get_branch()][-2:] == [
+        "user",
+        "assistant",
+    ]
+    forked.close()
+
+
+async def test_tree_opens_on_the_large_fixture_with_the_leaf_selected(project: Path) -> None:
+    session = fixture_session(LARGE, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        assert len(screen.model.rows) == len(session.session.get_entries())
+        cursor = screen.query_one("#tree-list").cursor  # type: ignore[attr-defined]
+        assert screen.shown[cursor].is_leaf
+        await pilot.press("up", "up", "pageup", "left", "right")
+        assert screen.query_one("#tree-list").cursor < cursor  # type: ignore[attr-defined]
+    await session.close()
