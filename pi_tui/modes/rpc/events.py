@@ -1,9 +1,10 @@
-"""Runtime and agent events → pi 0.87's RPC event records.
+"""Runtime and agent events → pi 0.87.1's event records (RPC and ``--mode json`` share them; the order
+is `pi_tui.modes.json_events.JsonEventStream`'s).
 
-Differences from ``--mode json`` (which keeps the older shapes): ``message_update`` is delta-only
-(``assistantMessageEvent`` without ``partial``, no cumulative ``message``, the latest ``usage`` beside
-it), the streaming assistant's ``message_start`` says ``stopReason: "pending"``, ``agent_end`` carries
-``willRetry``, and compaction events are ``compaction_start`` / ``compaction_end`` with their ``reason``.
+Beside the events' own ``to_json()``: ``message_update`` is delta-only (``assistantMessageEvent`` without
+``partial``, no cumulative ``message``, the latest ``usage`` beside it), the streaming assistant's
+``message_start`` says ``stopReason: "pending"``, ``agent_end`` carries ``willRetry``, and compaction
+events are ``compaction_start`` / ``compaction_end`` with their ``reason``.
 """
 
 from __future__ import annotations
