@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-__all__ = ["project_needs_trust", "run_interactive"]
+__all__ = ["project_needs_trust", "report_crash", "run_interactive"]
 
 _PROTECTED = (
     ".pi/settings.json",
@@ -73,21 +73,31 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
     try:
         code = app.run()
     except Exception:
-        path = _crash_log(agent_dir)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(traceback.format_exc(), encoding="utf-8")
-        except OSError:
-            path = Path("(could not write the log)")
-        session = getattr(app, "session", None)
-        where = getattr(getattr(session, "session", None), "path", None)
-        sys.stderr.write(f"pi-tui crashed; the details are in {path}\n")
-        if where:
-            sys.stderr.write(f"Your session is saved: {where}\n")
-        return 1
+        return report_crash(agent_dir, app, traceback.format_exc())
+    crash = getattr(app, "_exception", None)
+    if crash is not None:  # Textual restored the terminal and printed the traceback; say where it went
+        text = "".join(traceback.format_exception(type(crash), crash, crash.__traceback__))
+        return report_crash(agent_dir, app, text)
     if app.exit_message:
         sys.stdout.write(app.exit_message + "\n")
     return code if isinstance(code, int) else 0
+
+
+def report_crash(agent_dir: Path, app: Any, details: str) -> int:
+    """Write ``details`` to the crash log and tell the user where it is and where the session is saved."""
+    path = _crash_log(agent_dir)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(details, encoding="utf-8")
+        where_log = str(path)
+    except OSError as exc:
+        where_log = f"nowhere ({exc}); the traceback follows:\n{details}"
+    session = getattr(getattr(app, "session", None), "session", None)
+    sys.stderr.write(f"pi-tui crashed; the details are in {where_log}\n")
+    saved = getattr(session, "path", None)
+    if saved:
+        sys.stderr.write(f"Your session is saved and valid: {saved} (continue it with pi-tui -c)\n")
+    return 1
 
 
 def _theme_setting(agent_dir: Path) -> str | None:

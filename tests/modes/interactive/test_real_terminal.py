@@ -83,3 +83,30 @@ def test_prompt_answer_tool_call_steer_abort_and_quit_in_a_terminal(
     assert after[3] & termios.ICANON and after[3] & termios.ECHO  # line editing and echo restored
     assert "To resume this session: pi-tui --session" in out
     assert len(fake.requests) == 3
+
+
+def test_sigterm_quits_cleanly_and_restores_the_terminal(tmp_path: Path, isolated_home: Path) -> None:
+    import signal
+
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeLLM()
+    fake.script([Reply([text("SAVEDANSWER")])])
+    with fake.serve() as server:
+        env = _env(isolated_home, isolated_home / ".pi" / "agent", server)
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
+        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("hello\r")
+            term.wait_for("SAVEDANSWER", timeout=30)
+            os.kill(term.pid, signal.SIGTERM)
+            code = term.wait_exit(timeout=20)
+            after = termios.tcgetattr(term.fd)
+        out = term.transcript_text()
+    assert code == 0
+    assert out.rfind("\x1b[?1049l") > out.rfind("\x1b[?1049h")
+    assert after[3] & termios.ICANON and after[3] & termios.ECHO
+    sessions = list((isolated_home / ".pi" / "agent" / "sessions").rglob("*.jsonl"))
+    assert len(sessions) == 1
+    lines = [json.loads(line) for line in sessions[0].read_text().splitlines()]
+    assert any("SAVEDANSWER" in json.dumps(entry) for entry in lines)
