@@ -43,6 +43,8 @@ def run_rpc(args: Any, cwd: Path) -> int:
                 sys.stderr.write(f"Warning: {warning}\n")
             sys.stderr.write(exc.message.rstrip("\n") + "\n")
             return exc.exit_code
+        for line in startup.packages.installed if startup.packages is not None else ():
+            sys.stderr.write(line.rstrip("\n") + "\n")  # packages installed at start-up
         for warning in startup.warnings:
             sys.stderr.write(f"Warning: {warning}\n")
         sys.stderr.flush()

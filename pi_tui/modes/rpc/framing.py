@@ -144,9 +144,11 @@ class JsonlWriter:
     def write(self, record: dict[str, Any]) -> None:
         if self.closed:
             return
-        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
-            "utf-8", errors="surrogatepass"
-        )
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        try:
+            data = (text + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (from a tool's output, say): escape it as JSON
+            data = (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
         with self._lock:
             view = memoryview(data)
             while view:

@@ -54,6 +54,18 @@ def test_a_closed_pipe_is_reported_once_then_writes_are_dropped() -> None:
     os.close(write_fd)
 
 
+def test_a_lone_surrogate_is_escaped_so_every_line_stays_utf8() -> None:
+    read_fd, write_fd = os.pipe()
+    JsonlWriter(write_fd).write({"delta": "bad \udcff byte", "ok": "é"})
+    os.close(write_fd)
+    line = os.read(read_fd, 1000)
+    os.close(read_fd)
+    assert line.endswith(b"\n") and json.loads(line.decode("utf-8")) == {
+        "delta": "bad \udcff byte",
+        "ok": "é",
+    }
+
+
 def test_rpc_mode_imports_neither_textual_nor_rich() -> None:
     code = (
         "import sys, pi_tui.modes.rpc, pi_tui.modes.rpc.server, pi_tui.modes.rpc.context_view;"
