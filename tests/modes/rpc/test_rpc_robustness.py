@@ -8,6 +8,7 @@ import pytest
 
 from pi_tui.testing import FakeLLM
 from tests.e2e.helpers import write_models_json
+from tests.resources.skill_helpers import write_skill
 
 from .rpc_client import RpcProcess
 
@@ -63,6 +64,9 @@ def _send_malformed(rpc: RpcProcess, count: int) -> list[dict]:
 def test_extension_dialogs_bad_input_and_memory(tmp_path: Path, agent_dir: Path) -> None:
     (agent_dir / "extensions").mkdir(parents=True)
     (agent_dir / "extensions" / "asker.py").write_text(ASKER)
+    (agent_dir / "prompts").mkdir()
+    (agent_dir / "prompts" / "review.md").write_text("---\ndescription: Review the diff\n---\nReview $@\n")
+    write_skill(agent_dir / "skills", "pdf", name="pdf", description="Read PDF files")
     fake = FakeLLM()
     with fake.serve() as server:
         write_models_json(agent_dir, server)
@@ -90,9 +94,18 @@ def test_extension_dialogs_bad_input_and_memory(tmp_path: Path, agent_dir: Path)
 
 def _dialogs(rpc: RpcProcess) -> None:
     commands = rpc.call({"type": "get_commands"}, timeout=30)["data"]["commands"]
-    assert [(c["name"], c["source"]) for c in commands] == [("ask", "extension")]
+    assert [(c["name"], c["source"]) for c in commands] == [
+        ("ask", "extension"),
+        ("review", "prompt"),
+        ("skill:pdf", "skill"),
+    ]
     assert commands[0]["description"] == "Ask four questions"
-    assert commands[0]["sourceInfo"]["path"].endswith("asker.py")
+    assert commands[1]["description"].startswith("Review the diff")
+    assert commands[2]["description"] == "Read PDF files"
+    paths = [c["sourceInfo"]["path"] for c in commands]
+    assert paths[0].endswith("asker.py") and paths[1].endswith("review.md") and paths[2].endswith("SKILL.md")
+    assert [c["sourceInfo"]["scope"] for c in commands] == ["user", "user", "user"]
+    assert commands[2]["sourceInfo"]["baseDir"].endswith("pdf")
 
     pid = rpc.send({"type": "prompt", "message": "/ask"})
     select, _ = rpc.event("extension_ui_request")
