@@ -32,6 +32,11 @@ def register(pi: ExtensionAPI) -> None:
     pi.register_command("later", handler=later, description="Start a turn from the extension")
     pi.register_panel("todo", lambda: "- write the RPC docs", placement="prefix")
 
+    def boom(args, ctx):
+        raise RuntimeError("kaboom")
+
+    pi.register_command("boom", handler=boom)
+
     @pi.on("session_shutdown")
     def bye(event, ctx):
         (Path(ctx.cwd) / "bye.txt").write_text(event.reason)
@@ -101,6 +106,11 @@ def test_sigterm_ends_like_end_of_input(tmp_path: Path, agent_dir: Path) -> None
         rpc = RpcProcess(tmp_path, "--model", "fake-openai/gpt-fake")
         try:
             rpc.call({"type": "get_state"}, timeout=30)
+            failed, before = rpc.response(rpc.send({"type": "prompt", "message": "/boom"}))
+            assert failed["success"] is True  # the command ran; its failure is an event
+            error = next(r for r in before if r["type"] == "extension_error")
+            assert error["extensionPath"].endswith("shaper.py") and "kaboom" in error["error"]
+            assert "boom" in error["event"]
             rpc.proc.send_signal(signal.SIGTERM)
             assert rpc.proc.wait(timeout=30) == 0
         finally:
