@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.testing import FakeLLM
-from tests.e2e.helpers import write_models_json
+from tests.e2e.helpers import run_cli, write_models_json
 from tests.resources.skill_helpers import write_skill
 
 from .rpc_client import RpcProcess
@@ -174,3 +174,11 @@ def _bad_input(rpc: RpcProcess) -> None:
     images, _ = rpc.response(rpc.send({"type": "prompt", "message": "hi", "images": [{"data": 1}]}))
     assert images["success"] is False and "images[0]" in images["error"]
     assert json.dumps(rpc.call({"type": "get_state"})["data"]["pendingMessageCount"]) == "0"
+
+
+def test_no_usable_model_is_one_line_on_stderr_and_nothing_on_stdout(tmp_path: Path, agent_dir: Path) -> None:
+    run = run_cli(
+        ["--mode", "rpc", "--model", "anthropic/claude-opus-4-6"], tmp_path, stdin='{"type":"get_state"}\n'
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert "ANTHROPIC_API_KEY" in run.stderr and "Traceback" not in run.stderr
