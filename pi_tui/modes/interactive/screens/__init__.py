@@ -41,4 +41,7 @@ SCREEN_COMMANDS: dict[str, Handler] = {
 
 
 def install(app: PiApp) -> None:
-    """Called once by the shell after the session is ready."""
+    """Called once by the shell after the session is ready: registers the compaction review."""
+    from .compaction_review import install_review
+
+    install_review(app)

@@ -49,3 +49,16 @@ def test_tree_screen_on_a_branched_test_session(
 ) -> None:
     session = asyncio.run(branched_session(fake, snapshot_project()))
     assert snap_compare(HostApp(session), run_before=_opener("tree"), terminal_size=(100, 20))
+
+
+def test_compaction_review_screen(snap_compare: Any) -> None:
+    from pi_tui.modes.interactive.screens.compaction_review import ReviewScreen
+
+    session = fixture_session(BEFORE_COMPACTION, snapshot_project())
+    summary = "## Goal\nPort the selectors to the theme system.\n\n## Progress\n### Done\n- [x] theme.ts read"
+
+    async def run_before(pilot: Any) -> None:
+        pilot.app.push_screen(ReviewScreen(session, summary, automatic=False))
+        await pilot.pause()
+
+    assert snap_compare(HostApp(session), run_before=run_before, terminal_size=(100, 24))
