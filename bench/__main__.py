@@ -14,13 +14,16 @@ fails on a slow machine. The bench installs nothing; see `bench.targets` for whe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,15 +91,10 @@ def main() -> int:
     )
     opts = parser.parse_args()
 
-    saved = _load_saved()
-    results: dict[str, Result] = {r["name"]: Result(**r) for r in saved.get("results", [])}
-    sections: dict[str, str] = dict(saved.get("sections", {}))
-    pairs: dict[str, Pair] = {p["name"]: _pair_from_json(p) for p in saved.get("comparisons", [])}
-    first, second = saved.get("startup", (0.0, 0.0))
-    startup = (float(first), float(second))
-    pi_note = saved.get("pi_note", "")
     if opts.render_only:
-        DOC.write_text(render(results, sections, pairs, startup, saved.get("runs", 0), pi_note))
+        with _locked():
+            state = _State.load()
+        DOC.write_text(state.render())
         print(f"wrote {DOC}")
         return 0
 
@@ -109,21 +107,21 @@ def main() -> int:
     chosen_comparisons = [n for n in names if n in COMPARISONS]
     chosen_scenarios = [n for n in names if n in registered and n not in COMPARISONS]
 
-    startup = _startup(max(opts.runs, 3))
-    print(f"startup: {startup[0] * 1000:.0f} ms wall, {startup[1] * 1000:.0f} ms cpu", flush=True)
+    new = _State(startup=_startup(max(opts.runs, 3)), runs=opts.runs)
+    print(f"startup: {new.startup[0] * 1000:.0f} ms wall, {new.startup[1] * 1000:.0f} ms cpu", flush=True)
     pi = None if opts.no_pi else find_pi()
     if chosen_comparisons:
-        pi_note = (
+        new.pi_note = (
             "" if pi is not None else ("pi columns skipped (--no-pi)." if opts.no_pi else pi_missing_note())
         )
-        if pi_note:
-            print(pi_note, file=sys.stderr)
+        if new.pi_note:
+            print(new.pi_note, file=sys.stderr)
     for name in chosen_comparisons:
         pair = run_comparison(COMPARISONS[name], opts.runs, pi)
-        pairs[name] = pair
+        new.pairs[name] = pair
         if name in registered:
-            results[name] = pair.ours
-            sections[name] = registered[name].section
+            new.results[name] = pair.ours
+            new.sections[name] = registered[name].section
         theirs = "" if pair.pi is None else f" | pi: wall {pair.pi.wall_s:.2f} s, cpu {pair.pi.cpu_s:.2f} s"
         print(f"vs pi  {_row(pair.ours)}{theirs}", flush=True)
         for run in (pair.ours, pair.pi):
@@ -132,39 +130,89 @@ def main() -> int:
     for name in chosen_scenarios:
         scenario = registered[name]
         result = median_result([scenario.run() for _ in range(opts.runs)])
-        results[name] = result
-        sections[name] = scenario.section
+        new.results[name] = result
+        new.sections[name] = scenario.section
         print(_row(result), flush=True)
         if result.exit_code != 0:
             print(result.stderr, file=sys.stderr)
 
-    SAVED.parent.mkdir(exist_ok=True)
-    SAVED.write_text(
-        json.dumps(
-            {
-                "startup": startup,
-                "runs": opts.runs,
-                "pi_note": pi_note,
-                "results": [dataclasses.asdict(r) for r in results.values()],
-                "sections": sections,
-                "comparisons": [
-                    {
-                        "name": p.name,
-                        "description": p.description,
-                        "wall_target": p.wall_target,
-                        "ours": dataclasses.asdict(p.ours),
-                        "pi": dataclasses.asdict(p.pi) if p.pi is not None else None,
-                    }
-                    for p in pairs.values()
-                ],
-            },
-            indent=2,
-        )
-    )
-    if not opts.no_write:
-        DOC.write_text(render(results, sections, pairs, startup, opts.runs, pi_note))
-        print(f"wrote {DOC}")
+    # Another bench run (another section) may have saved meanwhile: merge into what is saved now.
+    with _locked():
+        state = _State.load()
+        state.merge(new, comparisons_run=bool(chosen_comparisons))
+        state.save()
+        if not opts.no_write:
+            DOC.write_text(state.render())
+            print(f"wrote {DOC}")
     return 0
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """Serialise read-merge-write of the saved results between concurrent bench runs."""
+    SAVED.parent.mkdir(exist_ok=True)
+    with open(SAVED.parent / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@dataclasses.dataclass
+class _State:
+    """Everything the doc is rendered from, as saved in bench/out/results.json."""
+
+    startup: tuple[float, float] = (0.0, 0.0)
+    runs: int = 0
+    pi_note: str = ""
+    results: dict[str, Result] = dataclasses.field(default_factory=dict)
+    sections: dict[str, str] = dataclasses.field(default_factory=dict)
+    pairs: dict[str, Pair] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def load(cls) -> _State:
+        saved = _load_saved()
+        first, second = saved.get("startup", (0.0, 0.0))
+        return cls(
+            startup=(float(first), float(second)),
+            runs=int(saved.get("runs", 0)),
+            pi_note=str(saved.get("pi_note", "")),
+            results={r["name"]: Result(**r) for r in saved.get("results", [])},
+            sections=dict(saved.get("sections", {})),
+            pairs={p["name"]: _pair_from_json(p) for p in saved.get("comparisons", [])},
+        )
+
+    def merge(self, new: _State, comparisons_run: bool) -> None:
+        self.startup, self.runs = new.startup, new.runs
+        if comparisons_run:
+            self.pi_note = new.pi_note
+        self.results.update(new.results)
+        self.sections.update(new.sections)
+        self.pairs.update(new.pairs)
+
+    def save(self) -> None:
+        data = {
+            "startup": self.startup,
+            "runs": self.runs,
+            "pi_note": self.pi_note,
+            "results": [dataclasses.asdict(r) for r in self.results.values()],
+            "sections": self.sections,
+            "comparisons": [
+                {
+                    "name": p.name,
+                    "description": p.description,
+                    "wall_target": p.wall_target,
+                    "ours": dataclasses.asdict(p.ours),
+                    "pi": dataclasses.asdict(p.pi) if p.pi is not None else None,
+                }
+                for p in self.pairs.values()
+            ],
+        }
+        SAVED.write_text(json.dumps(data, indent=2))
+
+    def render(self) -> str:
+        return render(self.results, self.sections, self.pairs, self.startup, self.runs, self.pi_note)
 
 
 if __name__ == "__main__":
