@@ -547,6 +547,13 @@ def section_lines(results: dict[str, Result]) -> list[str]:
         notes.append(
             f"`pi-tui --plain` (line mode) shows its prompt after {extra['plain_first_frame_ms']:g} ms."
         )
+    large = results.get("tui_large_session")
+    if large is not None and "ours_empty_frame_ms" in large.extra:
+        notes.append(
+            f"Large session: the first frame (footer drawn, history still loading) came after "
+            f"{large.extra['ours_empty_frame_ms']:g} ms in pi-tui and {large.extra.get('pi_empty_frame_ms', '—')} ms "
+            "in pi; the figure above waits for the session's last message on screen."
+        )
     stream = results.get("tui_keystroke_stream")
     if stream is not None and "ours_keystroke_p50_ms" in stream.extra:
         notes.append(
