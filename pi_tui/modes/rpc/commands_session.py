@@ -214,6 +214,22 @@ class SessionCommands:
                     },
                 }
             )
+        from pi_tui.modes.commands import BUILTIN_COMMANDS
+
+        for name, description in BUILTIN_COMMANDS.items():  # pi-tui's own, run by prompt
+            commands.append(
+                {
+                    "name": name,
+                    "description": description,
+                    "source": "builtin",
+                    "sourceInfo": {
+                        "path": f"<builtin:{name}>",
+                        "source": "builtin",
+                        "scope": "temporary",
+                        "origin": "top-level",
+                    },
+                }
+            )
         return {"commands": commands}
 
     @staticmethod

@@ -70,6 +70,13 @@ class CommandHandlers(SessionCommands):
         ext = self.session.extensions
         return ext is not None and text.startswith("/") and ext.registry.find_command(text) is not None
 
+    def _is_command(self, text: str) -> bool:
+        """An extension command or a pi-tui built-in: runs at once, even while the agent works."""
+        from pi_tui.modes.commands import BUILTIN_COMMANDS
+
+        name = text[1:].split(" ", 1)[0] if text.startswith("/") else ""
+        return name in BUILTIN_COMMANDS or self._is_extension_command(text)
+
     def _check_model(self) -> None:
         registry = self.session.registry
         model = self.session.model
@@ -83,7 +90,11 @@ class CommandHandlers(SessionCommands):
         if behavior not in (None, "steer", "followUp"):
             raise RpcError(f"Invalid streamingBehavior: {behavior} (expected 'steer' or 'followUp')")
         server = self.server
-        if server.busy and not self._is_extension_command(text):
+        if server.busy and self._is_command(text):
+            # runs beside the current run (which keeps its own response and agent_settled)
+            await self.session.prompt(text, images, source="rpc")
+            return NO_DATA
+        if server.busy:
             if behavior is None:
                 raise RpcError(BUSY_ERROR)
             if self.session.is_streaming:
@@ -93,7 +104,7 @@ class CommandHandlers(SessionCommands):
             else:
                 self.session.follow_up(text, images)
             return NO_DATA
-        if not self._is_extension_command(text):
+        if not self._is_command(text):
             self._check_model()
         server.start_prompt(cmd_id, text, cast(list[Any] | None, images))
         return DEFERRED

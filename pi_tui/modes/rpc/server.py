@@ -133,8 +133,14 @@ class RpcServer:
 
     async def serve(self, reader: LineReader) -> None:
         """Answer commands until stdin ends or stdout closes, then stop what runs."""
+        from pi_tui.modes.commands import BuiltinCommands
+
         unsubscribe = self.session.subscribe(self.on_event)
         self.session.attach_ui(self.ui, "rpc")
+        # pi-tui's built-in /commands work in prompts too; their output is a command_output event
+        self.session.builtin_commands = BuiltinCommands(
+            self.session, lambda text: self.send({"type": "command_output", "text": text})
+        )
         try:
             try:
                 await self.session.start()
@@ -159,6 +165,7 @@ class RpcServer:
         finally:
             await self._stop()
             unsubscribe()
+            self.session.builtin_commands = None
 
     def _stop_on_signals(self) -> None:
         """SIGTERM and SIGHUP end the loop like end of input: the turn stops, extensions get

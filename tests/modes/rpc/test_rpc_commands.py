@@ -166,6 +166,9 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     )
     state = rpc.call({"type": "get_state"})["data"]
     assert state["isStreaming"] is True and state["pendingMessageCount"] == 1
+    # a built-in command runs at once while the agent works; the run still settles afterwards
+    shown, before = rpc.response(rpc.send({"type": "prompt", "message": "/session"}))
+    assert shown["success"] is True and [b for b in before if b["type"] == "command_output"]
     _settled, events = rpc.event("agent_settled")
     types = _types(events)
     first_turn_end = types.index("turn_end")
@@ -262,7 +265,12 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     assert unknown_entry["error"] == "Entry not found: zzz"
     tree = rpc.call({"type": "get_tree"})["data"]
     assert tree["leafId"] == entries["leafId"] and tree["tree"][0]["entry"]["id"] == ids[0]
-    assert rpc.call({"type": "get_commands"})["data"] == {"commands": []}
+    listed = rpc.call({"type": "get_commands"})["data"]["commands"]
+    assert {c["source"] for c in listed} == {"builtin"} and "context" in [c["name"] for c in listed]
+    shown, before = rpc.response(rpc.send({"type": "prompt", "message": "/session"}))
+    assert shown["success"] is True
+    output = [b for b in before if b["type"] == "command_output"]
+    assert len(output) == 1 and "rpc test" in output[0]["text"]
     out = repo / "export.html"
     assert rpc.call({"type": "export_html", "outputPath": str(out)})["data"] == {"path": str(out)}
     assert "read a.txt and b.txt" in out.read_text()
