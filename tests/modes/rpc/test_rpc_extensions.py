@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.testing import FakeLLM, Fault, Reply, text
+from pi_tui.testing import FakeLLM, Fault, Reply, text, tool_call
 from tests.e2e.helpers import write_models_json
 
 from .rpc_client import RpcProcess
@@ -139,3 +139,25 @@ def test_abort_retry_ends_a_run_waiting_to_retry(tmp_path: Path, agent_dir: Path
         finally:
             rpc.kill()
     assert len(fake.requests) == 1
+
+
+def test_the_permission_gate_asks_the_rpc_client(tmp_path: Path, agent_dir: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "keep.txt").write_text("precious")
+    fake = FakeLLM()
+    fake.script([Reply([tool_call("bash", {"command": "rm -rf data"})]), Reply([text("Left it alone.")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        rpc = RpcProcess(tmp_path, "--model", "fake-openai/gpt-fake", "-e", "permission_gate")
+        try:
+            rpc.call({"type": "prompt", "message": "clean up"}, timeout=30)
+            ask, _ = rpc.event("extension_ui_request")
+            assert ask["method"] == "confirm" and "rm -rf data" in ask["message"]
+            rpc.send({"type": "extension_ui_response", "id": ask["id"], "confirmed": False})
+            _, events = rpc.event("agent_settled")
+            ended = next(e for e in events if e["type"] == "tool_execution_end")
+            assert ended["isError"] is True
+            assert rpc.close() == 0
+        finally:
+            rpc.kill()
+    assert (tmp_path / "data" / "keep.txt").read_text() == "precious"
