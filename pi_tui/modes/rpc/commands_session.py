@@ -68,6 +68,9 @@ class SessionCommands:
         path = Path(raw).expanduser()
         if not path.is_file():
             raise RpcError(f"Session file not found: {raw}")
+        current = self.session.session.path
+        if current is not None and path.resolve() == Path(current).resolve():
+            return {"cancelled": False}  # already there (opening it again would meet our own lock)
         manager = SessionManager.open(path)
         cancelled, _ = await self._switching(self.session.switch_session(manager))
         if cancelled:

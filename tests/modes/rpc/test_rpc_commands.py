@@ -311,6 +311,7 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     assert rpc.call({"type": "switch_session", "sessionPath": first_file})["data"] == {"cancelled": False}
     back = rpc.call({"type": "get_state"})["data"]
     assert back["sessionFile"] == first_file and back["sessionName"] == "rpc test"
+    assert rpc.call({"type": "switch_session", "sessionPath": first_file})["data"] == {"cancelled": False}
 
     # --- bad input answered, with the id ------------------------------------------------------------------
     unknown, _ = rpc.response(rpc.send({"id": 7, "type": "teleport"}))
