@@ -454,6 +454,36 @@ def idle_cpu(seconds: float = 3.0) -> Result:
 # --- registration and the doc section -------------------------------------------------------------------
 
 
+# What stood in the way when a target was missed (profiled with pyinstrument, -X importtime and an import
+# log in the pty runs, 2026-11-24); shown under the table for each target the run missed.
+WHY_MISSED: dict[str, str] = {
+    "tui_first_frame": (
+        "First frame: the bare Textual app (Markdown, TextArea, Footer) already needs ~270 ms of CPU here, "
+        "`textual.app` alone ~160 ms (it imports the command palette's widgets). pi-tui's first frame now "
+        "costs about the same CPU as that floor (pydantic message models and markdown-it moved off the path); "
+        "the wall time above the target is a busy 2-core machine."
+    ),
+    "tui_large_session": (
+        "Large session: the first frame is drawn at ~420 ms, then the session is created in a thread "
+        "(imports of the runtime with its pydantic models ~390 ms, parsing and validating 1,019 entries ~150 ms, "
+        "replay ~60 ms) before the last messages are mounted. Showing the file's last messages from a cheap "
+        "tail read before the session exists is what would meet the target."
+    ),
+    "tui_enter_answer": (
+        "Enter → answer: on the first prompt the provider module and the HTTP stack (httpcore2, h11, anyio, "
+        "truststore) are imported after Enter — the start-up preload imports only `httpx2`; and the first "
+        "text delta waits for the 1/30 s batch timer before it is written."
+    ),
+    "tui_keystroke_stream": (
+        "Keystrokes while streaming: every batched append that changes the answer's height re-lays out every "
+        "mounted chat widget (`Screen._refresh_layout` ≈ 64 % of the UI thread in the profile), and each "
+        "finished message is a tree of Markdown block widgets (~7 per message); key events wait behind those "
+        "layouts. Without history the p95 is ~60 ms. Rendering finished messages as one widget each, "
+        "`layout: stream` and a cap on the streaming widget's blocks are the next steps."
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Metric:
     """One row of the doc's TUI table: where its figure is and what it must reach."""
@@ -519,6 +549,15 @@ def section_lines(results: dict[str, Result]) -> list[str]:
             f"| {metric.label} | {_fmt(ours, metric.unit)} | {_fmt(pi, metric.unit)} | {target} | {verdict} |"
         )
     lines.append("")
+    missed = []
+    for metric in METRICS:
+        result = results.get(metric.scenario)
+        value = result.extra.get(f"ours_{metric.key}") if result is not None else None
+        reason = WHY_MISSED.get(metric.scenario)
+        if isinstance(value, int | float) and not metric.verdict(value) and reason and reason not in missed:
+            missed.append(reason)
+    if missed:
+        lines += ["What stands in the way:", "", *[f"- {reason}" for reason in missed], ""]
     first = results.get("tui_first_frame")
     extra = first.extra if first is not None else {}
     notes = []
