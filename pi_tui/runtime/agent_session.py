@@ -48,6 +48,7 @@ from pi_tui.session.errors import SessionError
 
 from .compaction_ops import CompactionMixin
 from .events import RuntimeEvent, SessionStats
+from .rewind_ops import RewindMixin
 from .tree_ops import SessionTreeMixin
 
 __all__ = ["AgentSession", "RuntimeEvent", "SessionStats"]
@@ -57,7 +58,7 @@ log = logging.getLogger(__name__)
 Listener = Callable[[Any], Awaitable[None] | None]
 
 
-class AgentSession(SessionTreeMixin, CompactionMixin):
+class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     """A live session: prompt it, steer it, abort it, inspect its context.
 
     Args:
@@ -72,6 +73,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         active_tools: The names offered to the model.
         stream_fn: Provider entry point (tests inject; default: `pi_tui.ai.registry.stream`).
         context_handlers: Returns the `context` handlers in load order (the extension layer provides it).
+        checkpoints: The project's `pi_tui.checkpoints.Checkpointer` (default: from ``settings``, stored
+            under the agent dir). Edit and write record through it when their tools were built with it.
     """
 
     def __init__(
@@ -89,8 +92,14 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
         stream_fn: StreamFn | None = None,
         context_handlers: Callable[[], Sequence[ContextHandler]] = lambda: (),
         retry: RetryConfig | None = None,
+        checkpoints: Any = None,
     ) -> None:
         self.cwd = cwd
+        if checkpoints is None:  # checkpoints (issue #13)
+            from pi_tui.checkpoints import Checkpointer
+
+            checkpoints = Checkpointer.for_settings(cwd, settings)
+        self.checkpoints = checkpoints
         self.session = session
         self.registry = registry
         self.resources = resources
@@ -376,7 +385,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
     # --- tools --------------------------------------------------------------------------------------
 
     def _loaded_tools(self) -> list[AgentTool]:
-        tools = list(self.tools.values())
+        tools = [self._checkpointed_tool(tool) for tool in self.tools.values()]  # checkpoints (issue #13)
         if PANEL_TOOL_NAME not in self.tools:
             tools.append(self._panel_tool())
         return tools
@@ -613,6 +622,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin):
             )
         else:
             self.session.append_message(message)
+        if isinstance(message, BashExecutionMessage):  # checkpoints (issue #13): what !cmd changed
+            self._record_user_bash()
 
     def append_custom_message(self, message: CustomMessage) -> None:
         """Add an extension message to the conversation without starting a turn (it is persisted)."""

@@ -237,8 +237,15 @@ def _create_session(
         # --- end packages ---
         warnings += resources.warnings
 
+        # --- checkpoints (issue #13): edit and write record their changes in the store ---
+        from pi_tui.checkpoints import Checkpointer
+
+        checkpointer = Checkpointer.for_settings(cwd, settings, agent_dir)
         tools = create_coding_tools(
-            cwd, shell_path=settings.shell_path, command_prefix=settings.shell_command_prefix
+            cwd,
+            shell_path=settings.shell_path,
+            command_prefix=settings.shell_command_prefix,
+            on_file_change=checkpointer.record_file if checkpointer.enabled else None,
         )
         if extra_tools:
             tools.update(extra_tools)
@@ -265,6 +272,7 @@ def _create_session(
             tools=tools,
             active_tools=active,
             stream_fn=stream_fn,
+            checkpoints=checkpointer,
         )
         # --- extensions (issue #5): discover, import and register; session_start goes out on start ---
         from pi_tui.extensions.setup import load_extensions

@@ -13,7 +13,7 @@ from pathlib import Path
 from pi_tui.agent.tool import AgentTool
 
 from .bash import create_bash_tool
-from .edit import create_edit_tool, prepare_edit_arguments
+from .edit import FileChangeFn, create_edit_tool, prepare_edit_arguments
 from .find import create_find_tool
 from .grep import create_grep_tool
 from .images import ImageResizer, ResizedImage, detect_image_mime_type
@@ -45,6 +45,7 @@ __all__ = [
     "create_find_tool",
     "create_ls_tool",
     "prepare_edit_arguments",
+    "FileChangeFn",
     "file_mutation",
     "with_file_mutation",
     "resolve_to_cwd",
@@ -75,6 +76,7 @@ def create_coding_tools(
     command_prefix: str | None = None,
     image_resizer: ImageResizer | None = None,
     auto_resize_images: bool = True,
+    on_file_change: FileChangeFn | None = None,
 ) -> dict[str, AgentTool]:
     """All seven built-in tools bound to ``cwd``, keyed by name in `ALL_TOOL_NAMES` order.
 
@@ -84,13 +86,14 @@ def create_coding_tools(
         command_prefix: The ``shellCommandPrefix`` setting for bash.
         image_resizer: Fits images read by the read tool into the model's limits (none by default).
         auto_resize_images: The ``images.autoResize`` setting.
+        on_file_change: Records edit's and write's file changes (checkpoints; see `FileChangeFn`).
     """
     cwd = Path(cwd)
     return {
         "read": create_read_tool(cwd, image_resizer=image_resizer, auto_resize_images=auto_resize_images),
         "bash": create_bash_tool(cwd, shell_path=shell_path, command_prefix=command_prefix),
-        "edit": create_edit_tool(cwd),
-        "write": create_write_tool(cwd),
+        "edit": create_edit_tool(cwd, on_change=on_file_change),
+        "write": create_write_tool(cwd, on_change=on_file_change),
         "grep": create_grep_tool(cwd),
         "find": create_find_tool(cwd),
         "ls": create_ls_tool(cwd),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,18 @@ from .edit_diff import (
 from .mutation_queue import file_mutation
 from .paths import resolve_to_cwd
 
-__all__ = ["create_edit_tool", "prepare_edit_arguments", "EDIT_PARAMETERS", "EDIT_DESCRIPTION"]
+__all__ = [
+    "create_edit_tool",
+    "prepare_edit_arguments",
+    "EDIT_PARAMETERS",
+    "EDIT_DESCRIPTION",
+    "FileChangeFn",
+]
+
+FileChangeFn = Callable[[Path, bytes | None, bytes | None, str], dict[str, Any] | None]
+"""``(path, before, after, tool name) -> checkpoint JSON``: records a file change (see
+`pi_tui.checkpoints.Checkpointer.record_file`); the result goes into ``details["checkpoint"]``.
+Called under the file's mutation lock, in a worker thread. ``None`` bytes: the file did not exist."""
 
 EDIT_PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -115,8 +127,11 @@ def _parse_edits(params: dict[str, Any]) -> list[Edit]:
     return edits
 
 
-def create_edit_tool(cwd: Path) -> AgentTool:
-    """Build the edit tool for ``cwd``. The read-modify-write runs under the file's mutation lock."""
+def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> AgentTool:
+    """Build the edit tool for ``cwd``. The read-modify-write runs under the file's mutation lock.
+
+    ``on_change`` records the file's content before and after (checkpoints).
+    """
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
@@ -132,6 +147,12 @@ def create_edit_tool(cwd: Path) -> AgentTool:
             plan = await finish_in_thread(lambda: _plan_edit(absolute, path, edits))
             raise_if_aborted(signal)
             await finish_in_thread(lambda: absolute.write_bytes(plan.final_bytes))
+            if on_change is not None:
+                checkpoint = await finish_in_thread(
+                    lambda: on_change(absolute, plan.original, plan.final_bytes, "edit")
+                )
+                if checkpoint is not None:
+                    plan.details["checkpoint"] = checkpoint
             raise_if_aborted(signal)
         return ToolResult(
             content=[TextContent(text=f"Successfully replaced {len(edits)} block(s) in {path}.")],
@@ -151,11 +172,12 @@ def create_edit_tool(cwd: Path) -> AgentTool:
 
 
 class _Plan:
-    __slots__ = ("final_bytes", "details")
+    __slots__ = ("final_bytes", "details", "original")
 
-    def __init__(self, final_bytes: bytes, details: dict[str, Any]) -> None:
+    def __init__(self, final_bytes: bytes, details: dict[str, Any], original: bytes) -> None:
         self.final_bytes = final_bytes
         self.details = details
+        self.original = original
 
 
 def _plan_edit(absolute: Path, path: str, edits: list[Edit]) -> _Plan:
@@ -164,7 +186,8 @@ def _plan_edit(absolute: Path, path: str, edits: list[Edit]) -> _Plan:
     if not os.access(absolute, os.R_OK | os.W_OK):
         raise ToolError(f"Could not edit file: {path}. Error code: EACCES.")
     # surrogateescape keeps bytes that are not UTF-8 intact through the round trip.
-    raw = absolute.read_bytes().decode("utf-8", "surrogateescape")
+    original = absolute.read_bytes()
+    raw = original.decode("utf-8", "surrogateescape")
     bom, content = strip_bom(raw)
     ending = detect_line_ending(content)
     applied = apply_edits(normalize_to_lf(content), edits, path)
@@ -176,7 +199,7 @@ def _plan_edit(absolute: Path, path: str, edits: list[Edit]) -> _Plan:
     }
     if diff.first_changed_line is not None:
         details["firstChangedLine"] = diff.first_changed_line
-    return _Plan(final.encode("utf-8", "surrogateescape"), details)
+    return _Plan(final.encode("utf-8", "surrogateescape"), details, original)
 
 
 def _displayable(text: str) -> str:

@@ -10,6 +10,7 @@ from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
 from ._common import finish_in_thread, raise_if_aborted, str_arg
+from .edit import FileChangeFn
 from .mutation_queue import file_mutation
 from .paths import resolve_to_cwd
 
@@ -35,8 +36,11 @@ def js_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def create_write_tool(cwd: Path) -> AgentTool:
-    """Build the write tool for ``cwd``. The write runs under the file's mutation lock."""
+def create_write_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> AgentTool:
+    """Build the write tool for ``cwd``. The write runs under the file's mutation lock.
+
+    ``on_change`` records the file's content before and after (checkpoints).
+    """
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
@@ -44,17 +48,27 @@ def create_write_tool(cwd: Path) -> AgentTool:
         path = str_arg(params, "path")
         content = str_arg(params, "content")
         absolute = resolve_to_cwd(path, cwd)
+        data = content.encode("utf-8", "surrogatepass")
+        details: dict[str, Any] | None = None
         async with file_mutation(absolute):
             raise_if_aborted(signal)
+            before = (
+                await finish_in_thread(lambda: _read_if_file(absolute)) if on_change is not None else None
+            )
             try:
                 await finish_in_thread(lambda: absolute.parent.mkdir(parents=True, exist_ok=True))
                 raise_if_aborted(signal)
-                await finish_in_thread(lambda: absolute.write_bytes(content.encode("utf-8", "surrogatepass")))
+                await finish_in_thread(lambda: absolute.write_bytes(data))
             except OSError as exc:
                 raise ToolError(f"Could not write file: {path}. {exc.strerror or exc}") from exc
+            if on_change is not None:
+                checkpoint = await finish_in_thread(lambda: on_change(absolute, before, data, "write"))
+                if checkpoint is not None:
+                    details = {"checkpoint": checkpoint}
             raise_if_aborted(signal)
         return ToolResult(
-            content=[TextContent(text=f"Successfully wrote {js_length(content)} bytes to {path}")]
+            content=[TextContent(text=f"Successfully wrote {js_length(content)} bytes to {path}")],
+            details=details,
         )
 
     return AgentTool(
@@ -65,3 +79,10 @@ def create_write_tool(cwd: Path) -> AgentTool:
         execute=execute,
         prompt_snippet="Create or overwrite files",
     )
+
+
+def _read_if_file(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None

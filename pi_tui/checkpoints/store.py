@@ -1,0 +1,101 @@
+"""The content-addressed blob store: file contents by SHA-256, zlib-compressed, one file per blob.
+
+Blobs live in ``<agent dir>/checkpoints/blobs/ab/cdef…`` (the first two hex digits name a folder, as
+git's loose objects do, so no folder grows past a few thousand entries). The same content is stored
+once however many sessions, files or tool calls refer to it. A blob is written to a temporary name and
+renamed into place, so a crash never leaves a half-written blob under a real name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["BlobStore", "BlobMissingError", "content_hash"]
+
+_COMPRESS_LEVEL = 3  # most of level 9's ratio on source code at a fraction of its time
+
+
+def content_hash(data: bytes) -> str:
+    """The store's key for ``data``: its SHA-256 in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+class BlobMissingError(LookupError):
+    """A checkpoint refers to a blob that is no longer in the store (garbage-collected or deleted)."""
+
+
+class BlobStore:
+    """Put and get file contents by hash under ``root`` (created on first write)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.blobs = self.root / "blobs"
+
+    def path_for(self, digest: str) -> Path:
+        return self.blobs / digest[:2] / digest[2:]
+
+    def has(self, digest: str) -> bool:
+        return self.path_for(digest).exists()
+
+    def put(self, data: bytes, digest: str | None = None) -> str:
+        """Store ``data`` (a no-op when it is already there) and return its hash."""
+        digest = digest or content_hash(data)
+        target = self.path_for(digest)
+        if target.exists():
+            return digest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(zlib.compress(data, _COMPRESS_LEVEL))
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return digest
+
+    def get(self, digest: str) -> bytes:
+        """The content stored under ``digest``.
+
+        Raises:
+            BlobMissingError: the blob is not in the store, or it is damaged.
+        """
+        try:
+            data = zlib.decompress(self.path_for(digest).read_bytes())
+        except FileNotFoundError as exc:
+            raise BlobMissingError(f"Checkpoint content {digest[:12]} is no longer in {self.blobs}") from exc
+        except zlib.error as exc:
+            raise BlobMissingError(
+                f"Checkpoint content {digest[:12]} in {self.blobs} is damaged: {exc}"
+            ) from exc
+        if content_hash(data) != digest:
+            raise BlobMissingError(
+                f"Checkpoint content {digest[:12]} in {self.blobs} does not match its hash"
+            )
+        return data
+
+    def iter_blobs(self) -> Iterator[tuple[str, Path]]:
+        """Every stored blob as ``(hash, path)``."""
+        if not self.blobs.is_dir():
+            return
+        for folder in self.blobs.iterdir():
+            if not folder.is_dir() or len(folder.name) != 2:
+                continue
+            for blob in folder.iterdir():
+                if not blob.name.startswith("."):
+                    yield folder.name + blob.name, blob
+
+    def size_bytes(self) -> int:
+        """The store's size on disk (compressed blobs only)."""
+        total = 0
+        for _, path in self.iter_blobs():
+            try:
+                total += path.stat().st_size
+            except OSError:
+                pass
+        return total
