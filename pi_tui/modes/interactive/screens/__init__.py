@@ -34,9 +34,16 @@ async def _tree(app: PiApp, args: str) -> None:
     await open_tree(app, args)
 
 
+async def _resume(app: PiApp, args: str) -> None:
+    from .resume_screen import open_resume
+
+    await open_resume(app, args)
+
+
 SCREEN_COMMANDS: dict[str, Handler] = {
     "context": _context,
     "tree": _tree,
+    "resume": _resume,
 }
 
 

@@ -78,3 +78,24 @@ def snapshot_project() -> Path:
         shutil.rmtree(SNAP_DIR)
     (SNAP_DIR / "project").mkdir(parents=True)
     return SNAP_DIR / "project"
+
+
+def write_session(cwd: Path, first: str, *, answers: int = 1, name: str | None = None) -> Path:
+    """A saved session of ``cwd``: ``first`` and ``answers`` question/answer pairs."""
+    from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+    from pi_tui.session import SessionManager
+
+    manager = SessionManager.create(cwd)
+    for i in range(answers):
+        manager.append_message(UserMessage(content=first if i == 0 else f"more {i}"))
+        manager.append_message(
+            AssistantMessage(
+                content=[TextContent(text=f"answer {i}")], stop_reason="stop", model="m", provider="p"
+            )
+        )
+    if name:
+        manager.append_session_info(name)
+    path = manager.path
+    manager.close()
+    assert path is not None
+    return path

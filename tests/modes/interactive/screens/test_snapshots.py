@@ -62,3 +62,16 @@ def test_compaction_review_screen(snap_compare: Any) -> None:
         await pilot.pause()
 
     assert snap_compare(HostApp(session), run_before=run_before, terminal_size=(100, 24))
+
+
+def test_resume_screen_on_test_written_sessions(snap_compare: Any) -> None:
+    from .helpers import write_session
+
+    project = snapshot_project()
+    write_session(project, "fix the parser bug", answers=3)
+    write_session(project, "rename the module", name="Module rename")
+    from pi_tui.args import parse_args
+    from pi_tui.runtime.factory import create_session
+
+    session = create_session(parse_args(["--provider", "faux"]), project).session
+    assert snap_compare(HostApp(session), run_before=_opener("resume"), terminal_size=(120, 16))

@@ -1,0 +1,295 @@
+"""``/resume``: pick a session of this project (or of every project) and continue it.
+
+Keys (pi 0.87): type to search (names, first prompts, ids, folders and dates; ``"a phrase"``,
+``re:regex``), ↑/↓ PgUp/PgDn move, Enter resumes, Tab switches This folder / All, Ctrl+S cycles the sort
+(recent, relevance), Ctrl+N named only, Ctrl+P shows paths, Ctrl+R renames, Ctrl+D deletes (after a
+confirmation, into ``<agent dir>/trash``, so it can be restored), Esc closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Input, Static
+
+from ._dialogs import ConfirmScreen, PromptScreen
+from ._format import fmt_age, fmt_size, one_line
+from ._rowlist import RowList
+
+__all__ = ["ResumeScreen", "open_resume", "trash_session", "TRASH_DIR_NAME"]
+
+TRASH_DIR_NAME = "trash"
+Scope = Literal["current", "all"]
+Sort = Literal["recent", "relevance"]
+
+
+def trash_session(path: Path, agent_dir: Path) -> Path:
+    """Move a session file into ``<agent dir>/trash`` (a recoverable delete). Returns where it went."""
+    trash = agent_dir / TRASH_DIR_NAME
+    trash.mkdir(parents=True, exist_ok=True)
+    target = trash / path.name
+    counter = 1
+    while target.exists():
+        target = trash / f"{path.stem}-{counter}{path.suffix}"
+        counter += 1
+    shutil.move(str(path), target)
+    return target
+
+
+def _search_text(info: Any) -> str:
+    return f"{info.name or ''} {info.first_message} {info.modified:%Y-%m-%d}"
+
+
+class ResumeScreen(Screen[None]):
+    """The session picker (issue #10 §3)."""
+
+    DEFAULT_CSS = """
+    ResumeScreen { layout: vertical; }
+    ResumeScreen #resume-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
+    ResumeScreen #resume-search { height: 3; }
+    ResumeScreen #resume-list { height: 1fr; }
+    ResumeScreen #resume-help { height: auto; padding: 0 1; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Close", priority=True),
+        Binding("up", "move(-1)", "Up", show=False, priority=True),
+        Binding("down", "move(1)", "Down", show=False, priority=True),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
+        Binding("tab", "scope", "This folder / All", priority=True),
+        Binding("ctrl+s", "sort", "Sort", priority=True),
+        Binding("ctrl+n", "named", "Named only", priority=True),
+        Binding("ctrl+p", "paths", "Paths", priority=True),
+        Binding("ctrl+r", "rename", "Rename", priority=True),
+        Binding("ctrl+d", "delete", "Delete", priority=True),
+    ]
+
+    def __init__(self, session: Any, infos: list[Any]) -> None:
+        super().__init__()
+        self.session = session
+        self.scope: Scope = "current"
+        self.sort: Sort = "recent"
+        self.named_only = False
+        self.show_paths = False
+        self.lists: dict[Scope, list[Any] | None] = {"current": infos, "all": None}
+        self.shown: list[Any] = list(infos)
+        self.now = datetime.now(UTC)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("", id="resume-title")
+            yield Input(placeholder="Type to search", id="resume-search")
+            yield RowList(self._render_row, id="resume-list")
+            yield Static(
+                "↑/↓ move · Enter resume · Tab folder/all · ctrl+s sort · ctrl+n named · ctrl+p paths · "
+                "ctrl+r rename · ctrl+d delete · Esc close",
+                id="resume-help",
+            )
+
+    def on_mount(self) -> None:
+        self._apply()
+        self.query_one(Input).focus()
+
+    # --- rows -----------------------------------------------------------------------------------------
+
+    def _list(self) -> RowList:
+        return self.query_one("#resume-list", RowList)
+
+    def _render_row(self, index: int) -> Text:
+        if index >= len(self.shown):
+            return Text("")
+        info = self.shown[index]
+        current = self.session.session.path
+        text = Text(no_wrap=True)
+        text.append("● " if current is not None and info.path == current else "  ", style="green")
+        title = info.name or info.first_message
+        text.append(one_line(title, 70).ljust(70), style="bold" if info.name else "")
+        text.append(f"  {fmt_age(info.modified, self.now):>10}", style="dim")
+        text.append(f"  {info.message_count:>5} msgs", style="dim")
+        text.append(f"  {fmt_size(info.size):>7}", style="dim")
+        if self.scope == "all" or self.show_paths:
+            where = str(info.path) if self.show_paths else info.cwd
+            text.append(f"  {where}", style="dim italic")
+        return text
+
+    def _apply(self, keep: Path | None = None) -> None:
+        from pi_tui.session.search import search_sessions
+
+        infos = self.lists[self.scope] or []
+        query = self.query_one(Input).value if self.is_mounted else ""
+        self.shown = search_sessions(infos, query, sort=self.sort, named_only=self.named_only)
+        index = next((i for i, s in enumerate(self.shown) if s.path == keep), 0)
+        self._list().reset(len(self.shown), index)
+        scope = "Current Folder" if self.scope == "current" else "All"
+        loading = " · loading…" if self.lists[self.scope] is None else ""
+        extra = " · named only" if self.named_only else ""
+        self.query_one("#resume-title", Static).update(
+            f"Resume Session ({scope}) · {len(self.shown)} of {len(infos)} · sort: {self.sort}{extra}{loading}"
+        )
+
+    def _selected(self) -> Any | None:
+        index = self._list().cursor
+        return self.shown[index] if 0 <= index < len(self.shown) else None
+
+    # --- keys -----------------------------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._apply()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        info = self._selected()
+        if info is not None:
+            self._resume(info)
+
+    def on_row_list_selected(self, event: RowList.Selected) -> None:
+        event.stop()
+        if 0 <= event.index < len(self.shown):
+            self._resume(self.shown[event.index])
+
+    def action_move(self, step: int) -> None:
+        self._list().action_move(step)
+
+    def action_page(self, direction: int) -> None:
+        self._list().action_page(direction)
+
+    def action_scope(self) -> None:
+        self.scope = "all" if self.scope == "current" else "current"
+        if self.lists[self.scope] is None:
+            self._load_all()
+        self._apply()
+
+    @work(exclusive=True, group="resume-all")
+    async def _load_all(self) -> None:
+        from pi_tui.session.listing import list_all_sessions
+
+        root = None
+        session_dir = self.session.session.session_dir
+        if session_dir is not None:
+            root = Path(session_dir).parent
+        self.lists["all"] = await asyncio.to_thread(list_all_sessions, root)
+        self._apply()
+
+    def action_sort(self) -> None:
+        self.sort = "relevance" if self.sort == "recent" else "recent"
+        self._apply()
+
+    def action_named(self) -> None:
+        self.named_only = not self.named_only
+        self._apply()
+
+    def action_paths(self) -> None:
+        self.show_paths = not self.show_paths
+        self._list().refresh_rows()
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+    def action_rename(self) -> None:
+        info = self._selected()
+        if info is None:
+            return
+
+        def done(name: str | None) -> None:
+            if name is None or not name.strip():
+                return
+            self._rename(info, " ".join(name.split()))
+
+        self.app.push_screen(PromptScreen("Rename session", info.name or ""), done)
+
+    def _rename(self, info: Any, name: str) -> None:
+        from pi_tui.session import SessionManager
+        from pi_tui.session.errors import SessionError
+        from pi_tui.session.listing import read_session_info
+
+        try:
+            if info.path == self.session.session.path:
+                self.session.set_session_name(name)
+            else:
+                manager = SessionManager.open(info.path, cwd=info.cwd or None)
+                try:
+                    manager.append_session_info(name)
+                finally:
+                    manager.close()
+        except (SessionError, OSError) as exc:
+            self.notify(f"Rename failed: {exc}", severity="error")
+            return
+        fresh = read_session_info(info.path)
+        for scope, infos in self.lists.items():
+            if infos is not None:
+                self.lists[scope] = [fresh if s.path == info.path and fresh else s for s in infos]
+        self._apply(keep=info.path)
+        self.notify(f"Renamed to {name}")
+
+    def action_delete(self) -> None:
+        info = self._selected()
+        if info is None:
+            return
+        if info.path == self.session.session.path:
+            self.notify("Cannot delete the session you are in", severity="error")
+            return
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self._delete(info)
+
+        title = one_line(info.name or info.first_message, 60)
+        self.app.push_screen(ConfirmScreen(f"Delete “{title}”? (it goes to the trash folder)"), done)
+
+    def _delete(self, info: Any) -> None:
+        agent_dir = self._agent_dir()
+        try:
+            where = trash_session(info.path, agent_dir)
+        except OSError as exc:
+            self.notify(f"Delete failed: {exc}", severity="error")
+            return
+        for scope, infos in self.lists.items():
+            if infos is not None:
+                self.lists[scope] = [s for s in infos if s.path != info.path]
+        self._apply()
+        self.notify(f"Moved to {where}")
+
+    def _agent_dir(self) -> Path:
+        settings = getattr(self.session, "settings", None)
+        if settings is not None and getattr(settings, "agent_dir", None) is not None:
+            return Path(settings.agent_dir)
+        from pi_tui.ai.paths import agent_dir
+
+        return agent_dir()
+
+    @work(exclusive=True, group="resume-open")
+    async def _resume(self, info: Any) -> None:
+        from pi_tui.session import SessionManager
+        from pi_tui.session.errors import SessionError
+
+        if info.path == self.session.session.path:
+            self.app.pop_screen()
+            return
+        try:
+            manager = SessionManager.open(info.path, cwd=self.session.cwd)
+            await self.session.switch_session(manager)
+        except (SessionError, OSError, RuntimeError) as exc:
+            self.notify(f"Could not resume: {exc}", severity="error")
+            return
+        self.app.pop_screen()
+        self.app.notify(f"Resumed {one_line(info.name or info.first_message, 60)}")
+
+
+async def open_resume(app: Any, _args: str) -> None:
+    """``/resume``: push the picker over this project's sessions."""
+    from pi_tui.session.listing import list_sessions
+
+    session = app.session
+    infos = await asyncio.to_thread(list_sessions, session.cwd, session.session.session_dir)
+    await app.push_screen(ResumeScreen(session, infos))

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pi_tui.args import parse_args
+from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens._dialogs import ConfirmScreen, PromptScreen
+from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
+from pi_tui.runtime.factory import create_session
+from pi_tui.session.listing import read_session_info
+
+from .helpers import HostApp, write_session
+
+
+def _session(project: Path) -> Any:
+    return create_session(parse_args(["--provider", "faux"]), project).session
+
+
+async def _open(app: HostApp, pilot: Any) -> ResumeScreen:
+    await SCREEN_COMMANDS["resume"](app, "")
+    await pilot.pause()
+    assert isinstance(app.screen, ResumeScreen)
+    return app.screen
+
+
+def _titles(screen: ResumeScreen) -> list[str]:
+    return [s.name or s.first_message for s in screen.shown]
+
+
+async def test_resume_lists_this_projects_sessions_filters_as_you_type_and_resumes(project: Path) -> None:
+    write_session(project, "fix the parser bug", answers=3)
+    target = write_session(project, "write the changelog")
+    write_session(project, "rename the module", name="Module rename")
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        assert sorted(_titles(screen)) == ["Module rename", "fix the parser bug", "write the changelog"]
+        counts = {s.first_message: s.message_count for s in screen.shown}
+        assert counts["fix the parser bug"] == 6
+        await pilot.press(*"changelog")
+        assert _titles(screen) == ["write the changelog"]
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, ResumeScreen)
+    assert session.session.path == target
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    await session.close()
+
+
+async def test_ctrl_r_renames_a_session_in_its_file(project: Path) -> None:
+    path = write_session(project, "an unnamed session")
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"Parser work", "enter")
+        await pilot.pause()
+        assert _titles(screen) == ["Parser work"]
+        await pilot.press("ctrl+n")
+        assert _titles(screen) == ["Parser work"]
+    info = read_session_info(path)
+    assert info is not None and info.name == "Parser work"
+    await session.close()
+
+
+async def test_ctrl_d_asks_then_moves_the_file_to_the_trash(project: Path, agent_dir: Path) -> None:
+    keep = write_session(project, "keep me")
+    gone = write_session(project, "delete me")
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press(*"delete")
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert gone.exists()
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert "delete me" not in _titles(screen)
+    assert not gone.exists() and keep.exists()
+    assert (agent_dir / "trash" / gone.name).read_text().count("delete me") == 1
+    await session.close()
+
+
+async def test_tab_shows_the_sessions_of_every_project(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    write_session(project, "here")
+    write_session(other, "over there")
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        assert _titles(screen) == ["here"]
+        await pilot.press("tab")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert sorted(_titles(screen)) == ["here", "over there"]
+        await pilot.press("tab")
+        assert _titles(screen) == ["here"]
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ResumeScreen)
+    await session.close()
