@@ -102,20 +102,22 @@ def test_parts_are_converted_once_per_message_and_dropped_with_it() -> None:
     first = cache.parts(message, "k", convert)
     assert cache.parts(message, "k", convert) is first
     assert len(calls) == 1
-    assert cache.json[id(first[0])] == '{"type":"text","text":"hi"}'
-    assert cache.json[id(first)] == '[{"type":"text","text":"hi"}]'
+    assert cache.json[id(first[0])] == b'{"type":"text","text":"hi"}'
+    assert cache.json[id(first)] == b'[{"type":"text","text":"hi"}]'
     cache.parts(message, "other model", convert)  # another conversion key converts again
     assert len(calls) == 2
     del message
     gc.collect()
-    assert len(cache) == 0 and cache.json == {}
+    assert len(cache) == 0 and cache.json == {} and cache.wrapped == {}
 
 
 def test_encode_body_matches_the_plain_encoder_and_splices_known_parts() -> None:
     block = {"type": "text", "text": 'é\u2028"x"'}
     body = {"model": "m", "messages": [{"role": "user", "content": [block]}, {"role": "x", "n": 1}], "n": 1.5}
     plain = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    assert json.loads(encode_body(body, "messages", {})) == json.loads(plain)
-    spliced = encode_body(body, "messages", {id(block): '{"spliced":true}'}).decode()
+    assert json.loads(encode_body(body, "messages", ConversionCache())) == json.loads(plain)
+    cache = ConversionCache()
+    cache.json[id(block)] = b'{"spliced":true}'
+    spliced = encode_body(body, "messages", cache).decode()
     assert json.loads(spliced)["messages"][0]["content"] == [{"spliced": True}]
-    assert json.loads(encode_body({"messages": []}, "messages", {})) == {"messages": []}
+    assert json.loads(encode_body({"messages": []}, "messages", cache)) == {"messages": []}

@@ -25,14 +25,22 @@ dumps = _ENCODER.encode  # the wire encoding: compact, UTF-8 text kept as is
 
 
 class ConversionCache:
-    """Wire parts per (message object, key), and the JSON text of every part it handed out."""
+    """Wire parts per (message object, key), and the JSON (UTF-8 bytes) of every part it handed out."""
 
     def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref[Any], Hashable, list[Any]]] = {}
-        self.json: dict[int, str] = {}  # id(part) -> its JSON, for parts this cache keeps alive
+        # id(part or part list) -> its JSON, for the parts and lists this cache keeps alive
+        self.json: dict[int, bytes] = {}
+        # id(part list) -> (role, JSON of the message {"role": role, "content": parts})
+        self.wrapped: dict[int, tuple[str, bytes]] = {}
 
-    def parts(self, message: Any, key: Hashable, convert: Callable[[], list[Any]]) -> list[Any]:
-        """The converted parts of ``message`` (a list the caller must not modify, nor its items)."""
+    def parts(
+        self, message: Any, key: Hashable, convert: Callable[[], list[Any]], role: str | None = None
+    ) -> list[Any]:
+        """The converted parts of ``message`` (a list the caller must not modify, nor its items).
+
+        With ``role``, the JSON of the whole message ``{"role": role, "content": parts}`` is kept too.
+        """
         slot = id(message)
         entry = self._entries.get(slot)
         if entry is not None and entry[0]() is message and entry[1] == key:
@@ -45,16 +53,23 @@ class ConversionCache:
         except TypeError:  # not weak-referenceable: convert every time
             return converted
         self._entries[slot] = (ref, key, converted)
-        texts = [dumps(part) for part in converted]
+        texts = [dumps(part).encode() for part in converted]
         for part, text in zip(converted, texts, strict=True):
             self.json[id(part)] = text
-        self.json[id(converted)] = "[" + ",".join(texts) + "]"
+        listed = b"[" + b",".join(texts) + b"]"
+        self.json[id(converted)] = listed
+        if role is not None:
+            self.wrapped[id(converted)] = (
+                role,
+                b'{"role":' + dumps(role).encode() + b',"content":' + listed + b"}",
+            )
         return converted
 
     def _forget(self, slot: int) -> None:
         entry = self._entries.pop(slot, None)
         if entry is not None:
             self.json.pop(id(entry[2]), None)
+            self.wrapped.pop(id(entry[2]), None)
             for part in entry[2]:
                 self.json.pop(id(part), None)
 
@@ -62,26 +77,28 @@ class ConversionCache:
         return len(self._entries)
 
 
-def encode_body(body: dict[str, Any], field: str, known: dict[int, str]) -> bytes:
+def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> bytes:
     """``body`` as compact UTF-8 JSON, with the list ``body[field]`` (messages or input items) spliced
-    from known texts: an item, or the ``content`` list of a ``{role, content}`` item, whose ``id`` is in
-    ``known`` is not encoded again. Everything else is encoded by the C encoder as usual."""
+    from the cache: an item, a ``{role, content}`` message or its ``content`` list that the cache holds
+    is not encoded again. Everything else is encoded by the C encoder as usual."""
     items = body.get(field)
     if not isinstance(items, list):
         return dumps(body).encode()
-    texts: list[str] = []
+    known, wrapped = cache.json, cache.wrapped
+    texts: list[bytes] = []
     for item in items:
         text = known.get(id(item))
-        if text is None:
-            content = item.get("content") if type(item) is dict and len(item) == 2 else None
-            if isinstance(content, list) and "role" in item:
+        if text is None and type(item) is dict and len(item) == 2 and "role" in item:
+            content = item.get("content")
+            whole = wrapped.get(id(content))
+            if whole is not None and whole[0] == item["role"]:
+                text = whole[1]
+            elif isinstance(content, list):
                 listed = known.get(id(content))
                 if listed is None:
-                    listed = "[" + ",".join(known.get(id(b)) or dumps(b) for b in content) + "]"
-                text = '{"role":' + dumps(item["role"]) + ',"content":' + listed + "}"
-            else:
-                text = dumps(item)
-        texts.append(text)
-    rest = dumps({k: v for k, v in body.items() if k != field})
-    spliced = "{" + dumps(field) + ":[" + ",".join(texts) + "]"
-    return (spliced + ("," + rest[1:] if rest != "{}" else "}")).encode()
+                    listed = b"[" + b",".join(known.get(id(b)) or dumps(b).encode() for b in content) + b"]"
+                text = b'{"role":' + dumps(item["role"]).encode() + b',"content":' + listed + b"}"
+        texts.append(text if text is not None else dumps(item).encode())
+    rest = dumps({k: v for k, v in body.items() if k != field}).encode()
+    head = b"{" + dumps(field).encode() + b":[" + b",".join(texts) + b"]"
+    return head + (b"," + rest[1:] if rest != b"{}" else b"}")

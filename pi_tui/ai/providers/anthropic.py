@@ -169,13 +169,13 @@ def convert_messages(
     marker: tuple[int, dict[str, Any]] | None = None  # (index in out, block)
     key = (model.api, model.provider, model.id, "image" in model.input)
     for i, message in enumerate(messages):
+        role = "assistant" if isinstance(message, AssistantMessage) else "user"
         if cache is not None and i < boundary:
-            blocks = cache.parts(message, key, lambda m=message: _blocks(m, model))  # type: ignore[misc]
+            blocks = cache.parts(message, key, lambda m=message: _blocks(m, model), role)  # type: ignore[misc]
         else:
             blocks = _blocks(message, model)
         if not blocks:
             continue
-        role = "assistant" if isinstance(message, AssistantMessage) else "user"
         if out and out[-1]["role"] == role:
             merged = out[-1]["content"] + blocks
             if role == "user":  # the API wants tool_result blocks before anything else in a user turn
@@ -453,4 +453,4 @@ async def stream_anthropic(
 
 
 def _encode(body: dict[str, Any]) -> bytes:
-    return encode_body(body, "messages", _CACHE.json)
+    return encode_body(body, "messages", _CACHE)

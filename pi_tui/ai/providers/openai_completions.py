@@ -465,4 +465,4 @@ async def stream_openai_completions(
 
 
 def _encode(body: dict[str, Any]) -> bytes:
-    return encode_body(body, "messages", _CACHE.json)
+    return encode_body(body, "messages", _CACHE)

@@ -363,4 +363,4 @@ async def stream_openai_responses(
 
 
 def _encode(body: dict[str, Any]) -> bytes:
-    return encode_body(body, "input", _CACHE.json)
+    return encode_body(body, "input", _CACHE)
