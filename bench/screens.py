@@ -1,0 +1,200 @@
+"""Screens (issue #10): how long ``/tree``, ``/context`` and ``/resume`` take to open, headless.
+
+Each measurement runs in a child process (its own HOME and agent dir) with a minimal Textual host app
+holding a real `AgentSession` (faux provider: nothing is sent). "Open" is the time from calling the
+screen's command handler to the first refresh after the screen is on the stack (``call_after_refresh``),
+so it includes building the rows and the first paint. The first open in a process also pays for
+importing the screen's modules; it is reported beside the median of the warm opens.
+
+    python -m bench screens_tree_open -n 1 --no-write
+    python -m bench.screens tree          # the raw figures of one measurement, as JSON
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .scenarios import Result
+
+__all__ = ["register_all"]
+
+ROOT = Path(__file__).resolve().parent.parent
+LARGE = Path("/work/shared/fixtures/pi-sessions/large-session.jsonl")
+if not LARGE.exists():  # a clone beside ../shared
+    LARGE = ROOT.parent / "shared" / "fixtures" / "pi-sessions" / "large-session.jsonl"
+TARGETS_MS = {"tree": 150, "context": 150, "resume": 300}
+WARM_OPENS = 5
+SESSIONS = 1000
+
+
+def _write_sessions(repo: Path, count: int) -> None:
+    """``count`` small pi v3 sessions of ``repo`` (2–12 messages each), as `SessionManager` writes them."""
+    from pi_tui.session.paths import default_session_dir
+
+    folder = default_session_dir(repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(count):
+        stamp = f"2025-06-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:00.000Z"
+        sid = f"00000000-0000-4000-8000-{n:012d}"
+        lines: list[dict[str, Any]] = [
+            {"type": "session", "version": 3, "id": sid, "timestamp": stamp, "cwd": str(repo)}
+        ]
+        parent = None
+        for i in range(2 + n % 11):
+            role = "user" if i % 2 == 0 else "assistant"
+            message: dict[str, Any] = {
+                "role": role,
+                "content": [
+                    {"type": "text", "text": f"session {n} message {i}: refactor module_{n % 97}.py"}
+                ],
+                "timestamp": 1748736000000 + n * 1000 + i,
+            }
+            if role == "assistant":
+                message.update({"provider": "p", "model": "m", "stopReason": "stop"})
+            entry_id = f"{n:04x}{i:04x}"
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": stamp,
+                    "message": message,
+                }
+            )
+            parent = entry_id
+        path = folder / f"{stamp.replace(':', '-')}_{sid}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+async def _measure(which: str, repo: Path) -> dict[str, Any]:
+    from textual.app import App
+
+    from pi_tui.args import parse_args
+    from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+    from pi_tui.runtime.factory import create_session
+
+    if which == "resume":
+        _write_sessions(repo, SESSIONS)
+        argv = ["--provider", "faux"]
+    else:
+        session_file = repo / "large-session.jsonl"
+        lines = LARGE.read_text().splitlines(keepends=True)
+        header = json.loads(lines[0])
+        header["cwd"] = str(repo)
+        session_file.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+        argv = ["--session", str(session_file), "--provider", "faux"]
+    session = create_session(parse_args(argv), repo).session
+
+    class Host(App[None]):
+        def __init__(self) -> None:
+            super().__init__()
+            self.session = session
+
+        def set_editor_text(self, text: str) -> None:
+            pass
+
+        async def run_command(self, text: str) -> None:
+            pass
+
+    app = Host()
+    opens: list[float] = []
+    keystrokes: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(WARM_OPENS + 1):
+            start = time.perf_counter()
+            await SCREEN_COMMANDS[which](app, "")
+            drawn: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+            app.call_after_refresh(lambda: drawn.set_result(time.perf_counter()))
+            opens.append((await drawn) - start)
+            if which == "resume":
+                from textual.widgets import Input
+
+                field = app.screen.query_one(Input)
+                for char in "module_4":
+                    start = time.perf_counter()
+                    field.value += char  # as a keystroke does: Input.Changed → filter → redraw
+                    typed: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+                    app.call_after_refresh(lambda f=typed: f.set_result(time.perf_counter()))  # type: ignore[misc]
+                    keystrokes.append((await typed) - start)
+            await app.workers.wait_for_complete()
+            await pilot.press("escape")
+            await pilot.pause()
+    await session.close()
+    return {
+        "cold_ms": round(opens[0] * 1000, 1),
+        "warm_ms": round(statistics.median(opens[1:]) * 1000, 1),
+        "keystroke_ms_p50": round(statistics.median(keystrokes) * 1000, 1) if keystrokes else None,
+        "keystroke_ms_max": round(max(keystrokes) * 1000, 1) if keystrokes else None,
+    }
+
+
+def _child(which: str) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="pi-tui-screens-bench-"))
+    env = dict(os.environ, HOME=str(root / "home"), PI_CODING_AGENT_DIR=str(root / "home" / ".pi" / "agent"))
+    (root / "repo").mkdir(parents=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.screens", which, str(root / "repo")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if run.returncode != 0:
+        return {
+            "error": run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit {run.returncode}"
+        }
+    figures: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def _scenario(which: str, description: str) -> Result:
+    figures = _child(which)
+    warm = figures.get("warm_ms")
+    figures["target_ms"] = TARGETS_MS[which]
+    return Result(
+        name=f"screens_{which}_open",
+        description=description,
+        wall_s=(warm or 0.0) / 1000,
+        cpu_s=(warm or 0.0) / 1000,
+        peak_rss_mb=0.0,
+        requests=0,
+        violations=0,
+        cache_read_ratio=None,
+        exit_code=0 if warm is not None else 1,
+        extra=figures,
+        stderr=str(figures.get("error", "")),
+    )
+
+
+def register_all() -> None:
+    from .registry import register
+
+    register(
+        "screens_tree_open",
+        lambda: _scenario("tree", "/tree on the 1,019-line fixture (target ≤ 150 ms)"),
+        section="screens",
+    )
+    register(
+        "screens_context_open",
+        lambda: _scenario("context", "/context on the 1,019-line fixture (target ≤ 150 ms)"),
+        section="screens",
+    )
+    register(
+        "screens_resume_open",
+        lambda: _scenario("resume", f"/resume over {SESSIONS:,} sessions (target ≤ 300 ms)"),
+        section="screens",
+    )
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(_measure(sys.argv[1], Path(sys.argv[2])))))
