@@ -113,7 +113,7 @@ async def _measure(which: str, repo: Path) -> dict[str, Any]:
             start = time.perf_counter()
             await SCREEN_COMMANDS[which](app, "")
             drawn: asyncio.Future[float] = asyncio.get_running_loop().create_future()
-            app.call_after_refresh(lambda: drawn.set_result(time.perf_counter()))
+            app.call_after_refresh(lambda f=drawn: f.set_result(time.perf_counter()))  # type: ignore[misc]
             opens.append((await drawn) - start)
             if which == "resume":
                 from textual.widgets import Input
