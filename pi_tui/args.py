@@ -31,6 +31,9 @@ class Args:
     session_dir: str | None = None
     no_session: bool = False
     fork: str | None = None
+    rewind: str | None = None  # --rewind ENTRY (checkpoints, issue #13)
+    rewind_mode: str = "both"  # --rewind-mode conversation|code|both
+    rewind_force: bool = False  # --rewind-force: overwrite files changed outside the agent
     provider: str | None = None
     model: str | None = None
     models: list[str] = field(default_factory=list)
@@ -69,6 +72,8 @@ _VALUE_FLAGS = {
     "--session": "session",
     "--session-dir": "session_dir",
     "--fork": "fork",
+    "--rewind": "rewind",
+    "--rewind-mode": "rewind_mode",
     "--provider": "provider",
     "--model": "model",
     "--api-key": "api_key",
@@ -107,6 +112,7 @@ _BOOL_FLAGS = {
     "--verbose": "verbose",
     "--offline": "offline",
     "--trust-project": "trust_project",
+    "--rewind-force": "rewind_force",
 }
 
 
@@ -169,6 +175,8 @@ def parse_args(argv: list[str]) -> Args:
 
     if args.mode not in ("text", "json", "rpc"):
         raise ArgsError(f"--mode must be text, json or rpc (got {args.mode!r})")
+    if args.rewind_mode not in ("conversation", "code", "both"):
+        raise ArgsError(f"--rewind-mode must be conversation, code or both (got {args.rewind_mode!r})")
     if args.thinking is not None and args.thinking not in THINKING_CHOICES:
         args.warnings.append(
             f"Invalid thinking level {args.thinking!r}; expected one of {', '.join(THINKING_CHOICES)}"
@@ -222,6 +230,9 @@ Sessions:
   --session <path|id>            Open a session file, or the session whose id starts with <id>
   --fork <path|id>               Start a new session forked from another
   --session-dir <dir>            Where sessions are stored
+  --rewind <entry>               Print mode: rewind the session (-c/--session) to an entry id (or prefix)
+  --rewind-mode <mode>           both (default), code (files only) or conversation (pi's /tree)
+  --rewind-force                 Overwrite files changed outside the agent (they stay recoverable)
   --no-session                   Keep nothing on disk
   --export <session> [out.html]  Write a session as a self-contained HTML page, and exit
 

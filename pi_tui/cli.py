@@ -157,6 +157,8 @@ def _run(args: Args) -> int:
 
     prompts = build_prompts()
 
+    if args.rewind and args.mode == "text":  # checkpoints (issue #13): --rewind is a print-mode action
+        args.print_mode = True
     headless = args.print_mode or args.mode == "json"
     if args.mode == "rpc":  # issue #11: pi's RPC protocol on stdin/stdout
         from pi_tui.modes.rpc import run_rpc
@@ -171,7 +173,7 @@ def _run(args: Args) -> int:
         from pi_tui.modes.interactive import run_interactive
 
         return run_interactive(args, cwd, prompts)
-    if not prompts and not args.ambiguous:
+    if not prompts and not args.ambiguous and not args.rewind:
         _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
         return 1
 
@@ -206,7 +208,7 @@ def _run_headless(
     for warning in startup.warnings:
         _err(f"Warning: {warning}")
     prompts = build_prompts()  # extensions' flags may have handed words back to the prompt
-    if not prompts:
+    if not prompts and not args.rewind:
         _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
         asyncio.run(startup.session.close())
         return 1
@@ -216,6 +218,12 @@ def _run_headless(
 
     async def go() -> int:
         try:
+            if args.rewind:  # checkpoints (issue #13): --rewind ENTRY, then the prompts if any
+                from pi_tui.modes.rewind_cli import run_rewind_flag
+
+                code = await run_rewind_flag(startup.session, args, _err, stdout)
+                if code != 0 or not prompts:
+                    return code
             # SIGTERM/SIGHUP (issue #15): stop the tool's process group, close the session, 143/129
             task = asyncio.current_task()
             assert task is not None, "go() runs as asyncio.run's task"

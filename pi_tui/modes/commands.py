@@ -22,6 +22,8 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "summary": "Print the latest compaction summary on this branch, in full",
     "export": "Write the session as an HTML page: /export [file.html]",
     "reload": "Reload extensions, skills, prompts and context files",
+    "undo": "Revert the last prompt's file changes (again: redo); /undo --force overwrites your own edits",
+    "diff": "What the agent changed in this session, per prompt and per file: /diff [path]",
 }
 
 
@@ -111,3 +113,26 @@ class BuiltinCommands:
     async def _cmd_reload(self, _arg: str) -> None:
         await self.session.reload()
         self.write("Reloaded extensions, skills, prompts and context files.")
+
+    # --- checkpoints (issue #13) ---------------------------------------------------------------------
+
+    async def _cmd_undo(self, arg: str) -> None:
+        outcome = await self.session.undo(force=arg == "--force")
+        if outcome is None:
+            self.write("Nothing to undo: no prompt on this branch.")
+            return
+        what, result = outcome
+        if not result.applied:
+            self.write(result.summary() + "\nNothing was changed. /undo --force overwrites them.")
+        elif not result.restored and not result.kept:
+            self.write("Nothing to undo: the files are already as they were before the last prompt.")
+        else:
+            done = "Undid the previous restore" if what == "restore" else "Reverted the last prompt's changes"
+            self.write(f"{done}. {result.summary()} /undo again to redo.")
+
+    async def _cmd_diff(self, arg: str) -> None:
+        from pi_tui.checkpoints.report import render_changes
+
+        self.write(
+            render_changes(self.session.checkpoints.store, self.session.checkpoint_changes(), arg or None)
+        )
