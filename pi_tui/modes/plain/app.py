@@ -7,6 +7,7 @@ A consumer of `AgentSession` like print mode: it subscribes to events, installs 
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from typing import Any
 
@@ -84,15 +85,70 @@ async def run_plain(
         f"pi-tui {__version__} · {model.provider}/{model.id} · {cwd_label(session.cwd)} — line mode; "
         "/hotkeys lists the keys, Ctrl+D quits"
     )
+    stopped = _stop_on_signals(session)
     try:
         await session.start()
         for text in prompts or []:
             await _send(session, terminal, printer, text)
         await _loop(session, terminal, printer, bridge, history)
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+        # SIGTERM/SIGHUP: the cancellation unwound raw mode and the prompt; the session file is whole
+        # (every entry is appended as it happens).
+        printer.line(f"Stopped by {stopped[0]}.")
+        return 128 + _SIGNALS[stopped[0]]
     finally:
+        _restore_signals()
         unsubscribe()
         session.builtin_commands = None
     return 0
+
+
+_SIGNALS = {"SIGTERM": signal.SIGTERM.value, "SIGHUP": signal.SIGHUP.value}
+
+
+def _stop_on_signals(session: Any) -> list[str]:
+    """SIGTERM and SIGHUP abort the run and cancel the loop, so the terminal is restored on the way out.
+
+    Returns a list that receives the signal's name when one arrived.
+    """
+    stopped: list[str] = []
+    pending: set[asyncio.Future[None]] = set()  # keeps the finishing task referenced
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+
+    async def finish() -> None:
+        # Let the aborted run end as an Escape would (its messages are saved), but not for long.
+        try:
+            await asyncio.wait_for(session.wait_for_idle(), 2.0)
+        except Exception:  # a run that will not end (or fails ending) must not keep us from quitting
+            pass
+        if task is not None:
+            task.cancel()
+
+    def stop(name: str) -> None:
+        if stopped:
+            return
+        stopped.append(name)
+        session.abort()
+        pending.add(asyncio.ensure_future(finish()))
+
+    for name in _SIGNALS:
+        try:
+            loop.add_signal_handler(getattr(signal, name), stop, name)
+        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not the main thread)
+            pass
+    return stopped
+
+
+def _restore_signals() -> None:
+    loop = asyncio.get_running_loop()
+    for name in _SIGNALS:
+        try:
+            loop.remove_signal_handler(getattr(signal, name))
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
 
 
 async def _loop(

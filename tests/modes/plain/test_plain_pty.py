@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import termios
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -172,3 +174,29 @@ def test_permission_gate_asks_on_a_line_and_no_blocks_the_command(tmp_path: Path
     assert (tmp_path / "build" / "keep.txt").exists()
     tool_result = json.dumps(fake.requests[-1].body)
     assert "rm -rf build" in tool_result and "keep.txt" not in tool_result
+
+
+def test_sigterm_while_streaming_restores_the_terminal_and_keeps_the_session(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    fake = FakeLLM()
+    fake.script(
+        [Fault("stall", after_frames=4, stall_seconds=30, reply=Reply([text("alpha beta gamma delta")]))]
+    )
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:
+            term.wait_for(_prompt_shown)
+            term.send("go\r")
+            term.wait_for("alpha")
+            # The answer streams: stdin is in raw mode (no echo, no line editing) to catch Escape.
+            assert not termios.tcgetattr(term.fd)[3] & termios.ICANON
+            os.kill(term.pid, signal.SIGTERM)
+            assert term.wait_exit() == 128 + signal.SIGTERM
+            cooked = termios.ICANON | termios.ECHO | termios.ISIG  # what a fresh terminal has
+            assert termios.tcgetattr(term.fd)[3] & cooked == cooked
+            assert "Stopped by SIGTERM" in term.text()
+    sessions = list((agent_dir / "sessions").rglob("*.jsonl"))
+    assert len(sessions) == 1
+    entries = [json.loads(line) for line in sessions[0].read_text().splitlines()]
+    assert any(e.get("message", {}).get("role") == "user" for e in entries)
