@@ -40,10 +40,17 @@ async def _resume(app: PiApp, args: str) -> None:
     await open_resume(app, args)
 
 
+async def _model(app: PiApp, args: str) -> None:
+    from .model_screen import open_model
+
+    await open_model(app, args)
+
+
 SCREEN_COMMANDS: dict[str, Handler] = {
     "context": _context,
     "tree": _tree,
     "resume": _resume,
+    "model": _model,
 }
 
 

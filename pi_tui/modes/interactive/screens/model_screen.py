@@ -1,0 +1,248 @@
+"""``/model`` (no arguments): fuzzy-pick a model you have a key for, its thinking level, and the scope.
+
+Keys: type to filter (pi's fuzzy matcher over ``provider/id`` and the name), ↑/↓ move, ←/→ thinking
+level (reasoning models), Enter switches for this session, Ctrl+S also saves it as the default
+(``defaultProvider``/``defaultModel``/``defaultThinkingLevel``), Tab shows all or only the scoped models
+(``enabledModels``, the Ctrl+P cycle), Ctrl+T adds or removes the highlighted model from that scope
+(saved at once), Esc closes. The current model stays marked with ``●``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Input, Static
+
+from pi_tui.ai.types import THINKING_LEVELS, Model
+
+from ._format import fmt_tokens
+from ._rowlist import RowList
+
+__all__ = ["ModelScreen", "open_model", "scoped_labels"]
+
+
+def _fuzzy(query: str, candidates: list[str]) -> list[int]:
+    try:
+        from pi_tui.util.fuzzy import fuzzy_filter
+    except ImportError:  # the matcher ships with the completion work; a substring filter until then
+        q = query.lower()
+        return [i for i, c in enumerate(candidates) if q in c.lower()]
+    return [i for i, _ in fuzzy_filter(query, candidates)]
+
+
+def scoped_labels(session: Any, models: list[Model]) -> list[str]:
+    """``provider/id`` of the models in the scope (``enabledModels`` patterns), in pattern order."""
+    settings = getattr(session, "settings", None)
+    patterns = settings.enabled_models if settings is not None else None
+    if not patterns:
+        return []
+    from pi_tui.ai.model_resolver import resolve_model_scope
+
+    scoped, _warnings = resolve_model_scope(patterns, models)
+    return [s.model.label for s in scoped]
+
+
+def _price(model: Model) -> str:
+    c = model.cost
+    if not (c.input or c.output):
+        return "free"
+    return f"${c.input:g}/${c.output:g} per M"
+
+
+def _capabilities(model: Model) -> str:
+    caps = []
+    if model.reasoning:
+        caps.append("thinking")
+    if "image" in model.input:
+        caps.append("images")
+    return ", ".join(caps) or "text"
+
+
+class ModelScreen(Screen[None]):
+    """The model picker (issue #10 §4)."""
+
+    DEFAULT_CSS = """
+    ModelScreen { layout: vertical; }
+    ModelScreen #model-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
+    ModelScreen #model-search { height: 3; }
+    ModelScreen #model-list { height: 1fr; }
+    ModelScreen #model-help { height: auto; padding: 0 1; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Close", priority=True),
+        Binding("up", "move(-1)", "Up", show=False, priority=True),
+        Binding("down", "move(1)", "Down", show=False, priority=True),
+        Binding("left", "thinking(-1)", "Less thinking", show=False, priority=True),
+        Binding("right", "thinking(1)", "More thinking", show=False, priority=True),
+        Binding("tab", "scope", "All / scoped", priority=True),
+        Binding("ctrl+t", "toggle_scope", "Scope", priority=True),
+        Binding("ctrl+s", "save", "Save default", priority=True),
+    ]
+
+    def __init__(self, session: Any, models: list[Model], query: str = "") -> None:
+        super().__init__()
+        self.session = session
+        self.models = models
+        self.scoped = scoped_labels(session, models)
+        self.view: Literal["all", "scoped"] = "all"
+        self.thinking = session.thinking
+        if (
+            not session.model.reasoning
+        ):  # its level was clamped to "off": start a thinking model at the default
+            settings = getattr(session, "settings", None)
+            default = settings.default_thinking_level if settings is not None else None
+            self.thinking = default if default in THINKING_LEVELS else "medium"
+        self.shown: list[Model] = list(models)
+        self._initial_query = query
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("", id="model-title")
+            yield Input(value=self._initial_query, placeholder="Type to search models", id="model-search")
+            yield RowList(self._render_row, id="model-list")
+            yield Static(
+                "↑/↓ move · ←/→ thinking · Enter use · ctrl+s save as default · Tab all/scoped · "
+                "ctrl+t add/remove from scope · Esc close",
+                id="model-help",
+            )
+
+    def on_mount(self) -> None:
+        self._apply()
+        self.query_one(Input).focus()
+
+    def _list(self) -> RowList:
+        return self.query_one("#model-list", RowList)
+
+    def _render_row(self, index: int) -> Text:
+        if index >= len(self.shown):
+            return Text("")
+        model = self.shown[index]
+        current = model.label == self.session.model.label
+        text = Text(no_wrap=True)
+        text.append("● " if current else "  ", style="green")
+        text.append(model.label.ljust(44), style="bold" if current else "")
+        text.append(f" {fmt_tokens(model.context_window):>6} ctx", style="dim")
+        text.append(f"  {_price(model):<22}", style="dim")
+        text.append(f"  {_capabilities(model):<16}", style="dim")
+        if model.label in self.scoped:
+            text.append("  [scoped]", style="cyan")
+        return text
+
+    def _apply(self) -> None:
+        pool = self.models
+        if self.view == "scoped":
+            by_label = {m.label: m for m in self.models}
+            pool = [by_label[label] for label in self.scoped if label in by_label]
+        query = self.query_one(Input).value.strip()
+        if query:
+            order = _fuzzy(query, [f"{m.label} {m.name}" for m in pool])
+            self.shown = [pool[i] for i in order]
+        else:
+            self.shown = list(pool)
+        current = next((i for i, m in enumerate(self.shown) if m.label == self.session.model.label), 0)
+        self._list().reset(len(self.shown), 0 if query else current)
+        self._title()
+
+    def _title(self) -> None:
+        model = self._selected()
+        level = self._level_for(model) if model is not None else self.thinking
+        view = "all" if self.view == "all" else f"scoped ({len(self.scoped)})"
+        thinking = f" · thinking: {level}" if model is not None and model.reasoning else ""
+        self.query_one("#model-title", Static).update(
+            f"Select model · {len(self.shown)} of {len(self.models)} · {view}{thinking}"
+        )
+
+    def _selected(self) -> Model | None:
+        index = self._list().cursor
+        return self.shown[index] if 0 <= index < len(self.shown) else None
+
+    def _level_for(self, model: Model) -> str:
+        from pi_tui.ai.thinking import clamp_thinking_level
+
+        return str(clamp_thinking_level(model, self.thinking))
+
+    # --- keys -----------------------------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._apply()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._choose(save=False)
+
+    def on_row_list_selected(self, event: RowList.Selected) -> None:
+        event.stop()
+        self._choose(save=False)
+
+    def on_row_list_highlighted(self, event: RowList.Highlighted) -> None:
+        event.stop()
+        if self.is_mounted:
+            self._title()
+
+    def action_move(self, step: int) -> None:
+        self._list().action_move(step)
+
+    def action_thinking(self, step: int) -> None:
+        model = self._selected()
+        if model is None or not model.reasoning:
+            return
+        index = THINKING_LEVELS.index(self.thinking) if self.thinking in THINKING_LEVELS else 0
+        self.thinking = THINKING_LEVELS[max(0, min(len(THINKING_LEVELS) - 1, index + step))]
+        self._title()
+
+    def action_scope(self) -> None:
+        self.view = "scoped" if self.view == "all" else "all"
+        self._apply()
+
+    def action_toggle_scope(self) -> None:
+        model = self._selected()
+        settings = getattr(self.session, "settings", None)
+        if model is None or settings is None:
+            return
+        if model.label in self.scoped:
+            self.scoped.remove(model.label)
+        else:
+            self.scoped.append(model.label)
+        settings.set("enabledModels", list(self.scoped) or None)
+        self._list().refresh_rows()
+        self._title()
+
+    def action_save(self) -> None:
+        self._choose(save=True)
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+    def _choose(self, *, save: bool) -> None:
+        model = self._selected()
+        if model is None:
+            return
+        level = self._level_for(model)
+        switch = getattr(self.app, "switch_model", None)
+        if callable(switch):
+            switch(model, level)
+        else:
+            self.session.set_model(model, source="set")
+            self.session.set_thinking_level(level)
+        if save and self.session.settings is not None:
+            self.session.settings.set_default_model(model.provider, model.id)
+            if model.reasoning:
+                self.session.settings.set_default_thinking_level(level)
+            self.app.notify(f"Default model: {model.label}")
+        self.app.pop_screen()
+
+
+async def open_model(app: Any, args: str) -> None:
+    """``/model`` without arguments (the shell keeps ``/model TEXT``): push the picker."""
+    session = app.session
+    registry = session.registry
+    models = list(registry.available_models()) if registry is not None else [session.model]
+    if not any(m.label == session.model.label for m in models):
+        models.insert(0, session.model)
+    await app.push_screen(ModelScreen(session, models, args))

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pi_tui.args import parse_args
+from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens.model_screen import ModelScreen
+from pi_tui.runtime.factory import create_session
+
+from .helpers import HostApp
+
+MODELS = {
+    "providers": {
+        "acme": {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "k",
+            "models": [
+                {"id": "swift-1", "contextWindow": 32000, "cost": {"input": 0.5, "output": 1.5}},
+                {
+                    "id": "deep-think-2",
+                    "reasoning": True,
+                    "input": ["text", "image"],
+                    "contextWindow": 200000,
+                    "cost": {"input": 3, "output": 15},
+                },
+            ],
+        },
+        "other": {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "k",
+            "models": [{"id": "gpt-mini", "contextWindow": 128000}],
+        },
+    }
+}
+
+
+def _session(agent_dir: Path, project: Path) -> Any:
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "models.json").write_text(json.dumps(MODELS))
+    return create_session(parse_args(["--model", "acme/swift-1"]), project).session
+
+
+async def _open(app: HostApp, pilot: Any, args: str = "") -> ModelScreen:
+    await SCREEN_COMMANDS["model"](app, args)
+    await pilot.pause()
+    assert isinstance(app.screen, ModelScreen)
+    return app.screen
+
+
+def _labels(screen: ModelScreen) -> list[str]:
+    return [m.label for m in screen.shown]
+
+
+async def test_model_picker_filters_fuzzily_and_enter_switches_the_session(
+    agent_dir: Path, project: Path
+) -> None:
+    session = _session(agent_dir, project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        assert set(_labels(screen)) >= {"acme/swift-1", "acme/deep-think-2", "other/gpt-mini"}
+        row = str(screen._render_row(_labels(screen).index("acme/deep-think-2")))
+        assert "200k ctx" in row and "$3/$15 per M" in row and "thinking, images" in row
+        await pilot.press(*"dthink")
+        assert _labels(screen)[0] == "acme/deep-think-2"
+        await pilot.press("right")
+        assert "thinking: high" in str(screen.query_one("#model-title").render())
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ModelScreen)
+    assert session.model.label == "acme/deep-think-2" and session.thinking == "high"
+    assert (
+        not (agent_dir / "settings.json").exists()
+        or "defaultModel" not in (agent_dir / "settings.json").read_text()
+    )
+    await session.close()
+
+
+async def test_ctrl_s_saves_the_default_model(agent_dir: Path, project: Path) -> None:
+    session = _session(agent_dir, project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await _open(app, pilot, "gpt")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    saved = json.loads((agent_dir / "settings.json").read_text())
+    assert saved["defaultProvider"] == "other" and saved["defaultModel"] == "gpt-mini"
+    assert session.model.label == "other/gpt-mini"
+    await session.close()
+
+
+async def test_ctrl_t_scopes_models_and_tab_shows_only_the_scope(agent_dir: Path, project: Path) -> None:
+    session = _session(agent_dir, project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot, "swift")
+        await pilot.press("ctrl+t")
+        screen.query_one("#model-search").value = "gpt"  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.press("ctrl+t")
+        screen.query_one("#model-search").value = ""  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.press("tab")
+        assert _labels(screen) == ["acme/swift-1", "other/gpt-mini"]
+        await pilot.press("escape")
+    saved = json.loads((agent_dir / "settings.json").read_text())
+    assert saved["enabledModels"] == ["acme/swift-1", "other/gpt-mini"]
+    await session.close()
