@@ -6,7 +6,7 @@ Imports only the standard library, `pi_tui.util` and `pi_tui.tools.walk`.
 
 from __future__ import annotations
 
-from .gc import GcReport, collect_garbage
+from .gc import GcReport, collect_garbage, maybe_collect_garbage
 from .limits import CheckpointLimits
 from .recorder import Checkpointer, store_root
 from .records import (
@@ -38,6 +38,7 @@ __all__ = [
     "apply_restore",
     "checkpoint_of",
     "collect_garbage",
+    "maybe_collect_garbage",
     "content_hash",
     "file_diff",
     "plan_restore",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .store import BlobStore
 
-__all__ = ["GcReport", "collect_garbage"]
+__all__ = ["GcReport", "collect_garbage", "maybe_collect_garbage"]
 
 _HASH = re.compile(rb"\b[0-9a-f]{64}\b")
 
@@ -106,3 +106,23 @@ def collect_garbage(
         sweep(sessions.union(*(_manifest_refs(m) for m in manifests)))
     report.bytes_after = sum(sizes[d] for d in blobs)
     return report
+
+
+_GC_EVERY_S = 24 * 3600
+
+
+def maybe_collect_garbage(root: Path, session_dirs: Iterable[Path], *, budget_bytes: int) -> GcReport | None:
+    """At most once a day: when the store is over its budget, collect garbage. None when skipped."""
+    stamp = root / "last-gc"
+    try:
+        if not root.is_dir() or time.time() - stamp.stat().st_mtime < _GC_EVERY_S:
+            return None
+    except FileNotFoundError:
+        pass
+    try:
+        stamp.touch()
+    except OSError:
+        return None
+    if BlobStore(root).size_bytes() <= budget_bytes:
+        return None
+    return collect_garbage(root, session_dirs, budget_bytes=budget_bytes)

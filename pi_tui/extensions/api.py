@@ -34,6 +34,7 @@ from pi_tui.ai.types import (
     load_message,
     message_text,
 )
+from pi_tui.checkpoints.tracking import FileChangeTracker
 from pi_tui.context.envelope import ContextEnvelope, SystemPart
 from pi_tui.context.hooks import ContextEvent
 
@@ -91,12 +92,33 @@ __all__ = [
     "messages_cached_replace",
     "messages_uncached_append",
     "options_set",
+    # checkpoints (issue #13)
+    "track_file_changes",
+    "FileChangeTracker",
 ]
 
 
 def is_tool_call_event_type(tool_name: str, event: Any) -> bool:
     """True when ``event`` is a ``tool_call`` event for ``tool_name`` (pi's ``isToolCallEventType``)."""
     return getattr(event, "type", None) == "tool_call" and getattr(event, "tool_name", None) == tool_name
+
+
+def track_file_changes(ctx: Any, paths: Sequence[Any], *, tool: str = "extension") -> FileChangeTracker:
+    """Record the files an extension tool changes, so ``/undo``, ``/diff`` and rewinds cover them.
+
+    Call it before changing the files and put ``tracker.details(...)`` in the tool result::
+
+        tracker = track_file_changes(ctx, ["notes.md"], tool="append_note")
+        Path(ctx.cwd, "notes.md").write_text(...)
+        return ToolResult(content=[TextContent(text="done")], details=tracker.details({"lines": 3}))
+
+    Args:
+        ctx: The ``ctx`` the tool's ``execute`` received.
+        paths: The files about to change (relative to ``ctx.cwd`` or absolute; new files too).
+        tool: The name the change is listed under in ``/diff``.
+    """
+    session = getattr(ctx, "_session", None)
+    return FileChangeTracker(getattr(session, "checkpoints", None), list(paths), tool)
 
 
 def _jsonable_messages(messages: Sequence[Any]) -> list[Any]:

@@ -692,4 +692,5 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             await asyncio.wait_for(self.agent.wait_for_idle(), timeout=5)
         if self.extensions is not None:  # extensions (issue #5): session_shutdown
             await self.extensions.shutdown()
+        await self._collect_checkpoint_garbage()  # checkpoints (issue #13)
         self.session.close()

@@ -150,6 +150,25 @@ class RewindMixin(SessionHost):
         if data.get("files"):
             self.session.append_custom(CUSTOM_TYPE, data)
 
+    async def _collect_checkpoint_garbage(self) -> None:
+        """On close, at most daily: collect the store's garbage when it is over its budget."""
+        from pi_tui.checkpoints import maybe_collect_garbage
+        from pi_tui.session.paths import sessions_root
+
+        dirs = [sessions_root()]
+        session_dir = getattr(self.session, "session_dir", None)
+        if session_dir is not None:
+            dirs.append(session_dir)
+        try:
+            await asyncio.to_thread(
+                maybe_collect_garbage,
+                self.checkpoints.root,
+                dirs,
+                budget_bytes=self.checkpoints.limits.budget_mb * 1024 * 1024,
+            )
+        except Exception:
+            log.warning("checkpoint garbage collection failed", exc_info=True)
+
     # --- rewind ---------------------------------------------------------------------------------
 
     def plan_rewind(self, entry_id: str | None) -> RewindPlan:
