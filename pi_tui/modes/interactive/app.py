@@ -350,12 +350,34 @@ class PiApp(App[int]):
         self.ready.set()
         self.refresh_footer()
         self.files.start()
+        self.run_worker(self._warm_up(), group="warm-up", exit_on_error=False)
         waiting, self._waiting = self._waiting, []
         for text in self._initial_prompts:
             waiting.insert(0, (text, False))
         self._initial_prompts = []
         for text, follow_up in waiting:
             await self.submit(text, follow_up=follow_up)
+
+    async def _warm_up(self) -> None:
+        """While the user types the first prompt: load what the first answer needs (the provider module,
+        the markdown widgets and parser, syntax highlighting) and build the system prompt."""
+        session = self.session
+
+        def load() -> None:
+            from markdown_it import MarkdownIt
+
+            from pi_tui.ai.registry import resolve_stream_fn
+
+            from . import blocks  # noqa: F401  (imported for its side effect: the module is loaded)
+
+            try:
+                resolve_stream_fn(session.model.api)
+            except KeyError:
+                pass
+            MarkdownIt("gfm-like").parse("# warm\n\n- a `b`\n\n```python\nx = 1\n```\n")
+
+        await asyncio.to_thread(load)
+        session.system_prompt()
 
     def _bind_extension_shortcuts(self, registry: Any) -> None:
         reserved = {k for keys in self.keymap.values() for k in keys}

@@ -69,8 +69,11 @@ class ChatLog(VerticalScroll):
 
     WINDOW = 160
     """Most blocks mounted at once; beyond it the oldest are removed (they stay in ``items``)."""
-    BATCH = 40
-    """How many earlier items one step of "show earlier" mounts (and the first load mounts)."""
+    BATCH = 24
+    """How many earlier items one step of "show earlier" mounts."""
+    INITIAL = 12
+    """How many items a load mounts: enough to fill a screen; mounting markdown is what costs (~50 ms
+    per message here), so a resumed session shows its end quickly and the rest comes on scroll."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -209,7 +212,7 @@ class ChatLog(VerticalScroll):
                 child.remove()
         self.items = list(items)
         self.tools = {}
-        start = max(0, len(self.items) - self.BATCH)
+        start = max(0, len(self.items) - self.INITIAL)
         # Tool calls of the first mounted turn may sit just before the window: build their blocks too.
         widgets: list[Widget] = []
         for index in range(start, len(self.items)):
@@ -219,6 +222,13 @@ class ChatLog(VerticalScroll):
             self.mount_all(widgets)
         self._update_marker()
         self.anchor()
+        self.call_after_refresh(self._fill_viewport)
+
+    def _fill_viewport(self) -> None:
+        """Short messages may not fill the screen: mount earlier ones until they do (or none are left)."""
+        if self.first_mounted > 0 and self.max_scroll_y == 0 and self.size.height > 0:
+            self.load_earlier()
+            self.call_after_refresh(self._fill_viewport)
 
     def mounted_blocks(self) -> list[Widget]:
         return [c for c in self.children if c is not self.marker]

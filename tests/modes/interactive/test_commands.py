@@ -98,11 +98,14 @@ async def test_quit_closes_the_session_and_prints_how_to_resume(tmp_path: Path, 
     assert app.exit_message == f"To resume this session: pi-tui --session {session_id}"
 
 
-async def test_fork_and_resume_pick_from_a_dialog(tmp_path: Path, agent_dir: Path) -> None:
+async def test_fork_and_resume_fall_back_to_a_select_dialog_without_screens(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     script = FauxScript(faux_reply("one"), faux_reply("two"))
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
+        app.router.screens = {}  # the shell's own pickers, used when the screens package lacks a command
         await _run(pilot, app, "alpha question")
         await _run(pilot, app, "beta question")
         first_file = app.session.session.path

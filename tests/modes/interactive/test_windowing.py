@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_tui.ai.providers.faux import FauxScript, faux_reply
+from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+from pi_tui.modes.interactive.blocks import AssistantText, UserBlock
+from pi_tui.modes.interactive.chat import ChatLog
+from pi_tui.session import SessionManager
+
+from .helpers import make_app, type_text, until
+
+
+def _long_session(path: Path, cwd: Path, exchanges: int) -> None:
+    manager = SessionManager.open(path, cwd=cwd)
+    for i in range(exchanges):
+        manager.append_message(UserMessage(content=f"question {i}"))
+        manager.append_message(
+            AssistantMessage(content=[TextContent(text=f"answer {i}")], provider="faux", model="faux-1")
+        )
+    manager.close()
+
+
+async def test_a_long_session_mounts_only_its_end_and_older_items_on_demand(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    session_file = tmp_path / "long.jsonl"
+    _long_session(session_file, tmp_path, 300)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(session_file)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        assert len(app.chat.items) == 600
+        await until(
+            pilot, lambda: app.chat.max_scroll_y > 0
+        )  # short messages: mounted until they fill the view
+        blocks = app.chat.mounted_blocks()
+        mounted = len(blocks)
+        assert ChatLog.INITIAL <= mounted < 100
+        assert blocks[-1].text == "answer 299"  # type: ignore[attr-defined]
+        hidden = 600 - app.chat.first_mounted
+        assert "-visible" in app.chat.marker.classes
+        assert (
+            f"{app.chat.first_mounted} earlier items" in str(app.chat.marker.render()) and hidden == mounted
+        )
+        assert app.chat.load_earlier() == ChatLog.BATCH
+        assert len(app.chat.mounted_blocks()) == mounted + ChatLog.BATCH
+        first = app.chat.mounted_blocks()[0]
+        assert (
+            isinstance(first, UserBlock) and first.text == f"question {(600 - mounted - ChatLog.BATCH) // 2}"
+        )
+        await pilot.pause()
+        app.chat.scroll_home(animate=False)
+        await until(pilot, lambda: len(app.chat.mounted_blocks()) == mounted + 2 * ChatLog.BATCH)
+
+
+async def test_live_messages_beyond_the_window_unmount_the_oldest(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ChatLog, "WINDOW", 10)
+    monkeypatch.setattr(ChatLog, "BATCH", 4)
+    script = FauxScript(*[faux_reply(f"reply {i}") for i in range(8)])
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        for i in range(8):
+            await type_text(pilot, f"q{i}")
+            await pilot.press("enter")
+            await until(pilot, lambda n=i + 1: not app._busy and script.call_count == n)
+        await until(pilot, lambda: any("reply 7" in b.text for b in app.chat.query(AssistantText)))
+        assert len(app.chat.mounted_blocks()) <= 10 + 3
+        assert app.chat.first_mounted > 0 and "-visible" in app.chat.marker.classes
+        assert app.chat.load_earlier() > 0
