@@ -85,7 +85,13 @@ class SessionCommands:
         return {"text": text or "", "cancelled": cancelled}
 
     async def cmd_clone(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        if self.session.session.get_leaf_id() is None:
+        manager = self.session.session
+        if manager.path is not None and not manager.is_flushed:
+            raise RpcError(
+                "This session has not been saved yet. Wait for the first assistant response before "
+                "cloning or forking it."
+            )
+        if manager.get_leaf_id() is None:
             raise RpcError("Cannot clone session: no current entry selected")
         cancelled, _ = await self._switching(self.session.clone())
         return {"cancelled": cancelled}

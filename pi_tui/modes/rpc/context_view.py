@@ -14,7 +14,7 @@ from typing import Any
 from pi_tui.ai.tokens import estimate_tokens
 from pi_tui.context.request import common_prefix_blocks, fingerprint, message_tokens, to_llm_request
 
-__all__ = ["context_view"]
+__all__ = ["context_view", "estimated_tokens"]
 
 
 def _preview(text: str, width: int = 120) -> str:
@@ -36,6 +36,16 @@ def _message_row(index: int, message: Any) -> dict[str, Any]:
 
 def _usage_json(usage: Any) -> dict[str, Any] | None:
     return usage.to_json_dict() if usage is not None else None
+
+
+def estimated_tokens(session: Any) -> int:
+    """The next request's size estimate: system prompt, tools and messages of the replayed envelope."""
+    env = session.engine.replay()
+    return (
+        estimate_tokens(env.system_compiled)
+        + sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in env.tools)
+        + sum(message_tokens(m) for m in (*env.cached, *env.uncached))
+    )
 
 
 async def context_view(session: Any) -> dict[str, Any]:

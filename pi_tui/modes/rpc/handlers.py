@@ -324,7 +324,13 @@ class CommandHandlers(SessionCommands):
             raise RpcError(str(exc)) from exc
         finally:
             server.is_compacting = False
+        from .context_view import estimated_tokens
+
         data = result.to_json()
+        details = data.pop("details", None)
+        data["estimatedTokensAfter"] = estimated_tokens(self.session)  # pi 0.79.8
+        if details is not None:
+            data["details"] = details
         server.send({**end, "result": data, "aborted": False, "willRetry": False})
         return data
 

@@ -28,6 +28,10 @@ __all__ = ["RpcServer"]
 
 log = logging.getLogger(__name__)
 
+# Runtime events pi's RPC stream does not have; the command that caused them already answers (a client
+# reads the new session with get_state).
+_NOT_IN_PI_STREAM = frozenset({"session_switch", "session_tree"})
+
 
 class RpcServer:
     """Serves one `AgentSession` over a `LineReader` / `JsonlWriter` pair."""
@@ -103,6 +107,8 @@ class RpcServer:
             self.stream = JsonEventStream(self.session, self._emit_event)
 
     def _emit_event(self, record: dict[str, Any]) -> None:
+        if record.get("type") in _NOT_IN_PI_STREAM:
+            return
         # pi sends a turn's queue_update after its turn_start, just before the message it took
         if record.get("type") != "turn_start":
             self.sync_queue()

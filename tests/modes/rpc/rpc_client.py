@@ -21,11 +21,14 @@ Record = dict[str, Any]
 
 
 class RpcProcess:
-    def __init__(self, cwd: Path, *args: str) -> None:
-        env = dict(os.environ)
+    def __init__(
+        self, cwd: Path, *args: str, program: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        """Start ``pi-tui --mode rpc *args`` (or ``program --mode rpc *args``: the real pi, for recording)."""
+        env = dict(os.environ if env is None else env)
         env.pop("PYTEST_CURRENT_TEST", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pi_tui", "--mode", "rpc", *args],
+            [*(program or [sys.executable, "-m", "pi_tui"]), "--mode", "rpc", *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
