@@ -3,14 +3,15 @@
 ``/`` at the start of the line lists built-in commands, prompt templates, extension commands and
 ``/skill:`` names (pi's order), each with its description; after ``/name `` an extension command's
 ``get_argument_completions`` is asked. ``@`` anywhere completes paths under the working directory,
-respecting ``.gitignore``; paths with spaces are inserted quoted (``@"my file.txt"``), as pi does.
+respecting ``.gitignore``; paths with spaces are inserted quoted (``@"my file.txt"``), as pi does. Both
+rank with the project's one fuzzy matcher (`pi_tui.util.fuzzy`, pi's ``fuzzyFilter``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,26 +54,6 @@ def command_items(session: Any) -> list[CommandItem]:
     return items
 
 
-def _fuzzy(query: str, candidate: str) -> int | None:
-    """A score (lower is better) when ``query``'s characters appear in order in ``candidate``."""
-    if not query:
-        return 0
-    low = candidate.lower()
-    if low.startswith(query):
-        return 0
-    if query in low:
-        return 1 + low.index(query)
-    pos = -1
-    gaps = 0
-    for ch in query:
-        found = low.find(ch, pos + 1)
-        if found < 0:
-            return None
-        gaps += found - pos - 1
-        pos = found
-    return 100 + gaps
-
-
 class PlainCompleter(Completer):
     """Completes ``/commands`` (start of line) and ``@paths`` (anywhere).
 
@@ -108,13 +89,11 @@ class PlainCompleter(Completer):
             yield from self._complete_path(word)
 
     def _complete_command(self, typed: str) -> Iterator[Completion]:
-        query = typed.lower()
-        scored = []
-        for index, (name, description) in enumerate(self._commands()):
-            score = _fuzzy(query, name)
-            if score is not None:
-                scored.append((score, index, name, description))
-        for _score, _index, name, description in sorted(scored):
+        from pi_tui.util.fuzzy import fuzzy_filter
+
+        items = self._commands()
+        for index, _score in fuzzy_filter(typed, [name for name, _ in items]):
+            name, description = items[index]
             yield Completion(
                 "/" + name, start_position=-len(typed) - 1, display="/" + name, display_meta=description or ""
             )
@@ -131,33 +110,27 @@ class PlainCompleter(Completer):
             yield Completion(str(option), start_position=-len(rest))
 
     def _complete_path(self, word: str) -> Iterator[Completion]:
-        query = word[1:].strip('"').lower()
-        scored = []
-        for path in self._file_index():
-            score = _fuzzy(query, path)
-            if score is not None:
-                # Prefer hits in the file name, then shorter paths.
-                name_hit = 0 if query and query in path.rsplit("/", 1)[-1].lower() else 1
-                scored.append((score, name_hit, len(path), path))
-        for *_rank, path in sorted(scored)[:50]:
+        from pi_tui.util.fuzzy import fuzzy_filter
+
+        files = self._file_index()
+        for index, _score in fuzzy_filter(word[1:].strip('"'), files, limit=50):
+            path = files[index]
             text = f'@"{path}"' if " " in path else f"@{path}"
             yield Completion(text, start_position=-len(word), display=text)
 
     def _file_index(self) -> list[str]:
         now = time.monotonic()
         if now - self._files_at > _INDEX_TTL_S:
-            self._files = list(_walk_files(self.cwd))
+            self._files = _walk_files(self.cwd)
             self._files_at = now
         return self._files
 
 
-def _walk_files(root: Path) -> Iterable[str]:
-    from pi_tui.tools.walk import walk
+def _walk_files(root: Path) -> list[str]:
+    from pi_tui.tools.walk import list_project_files
 
     try:
-        for count, entry in enumerate(walk(root)):
-            if count >= _FILE_LIMIT:
-                return
-            yield entry.rel + ("/" if entry.is_dir else "")
+        return list_project_files(root, limit=_FILE_LIMIT, directories=True)
     except OSError as exc:
         log.warning("cannot list %s for @ completion: %s", root, exc)
+        return []
