@@ -8,16 +8,13 @@ data shapes and error texts follow pi 0.87.1's RPC mode; ``get_context`` is pi-t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from pi_tui.ai.thinking import available_thinking_levels, clamp_thinking_level, cycle_thinking_level
 from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, dump_message, message_text
 
 from .commands_session import SessionCommands
 from .fields import BUSY_ERROR, RpcError, opt_str, req_bool, req_str
-
-if TYPE_CHECKING:
-    from .server import RpcServer
 
 __all__ = ["COMMANDS", "DEFERRED", "NO_DATA", "CommandHandlers", "RpcError"]
 
@@ -60,9 +57,6 @@ def _images(command: dict[str, Any]) -> list[ImageContent] | None:
 
 class CommandHandlers(SessionCommands):
     """The handlers; `SessionCommands` holds the session, tree, bash and inspection ones."""
-
-    def __init__(self, server: RpcServer) -> None:
-        super().__init__(server)
 
     # --- prompting --------------------------------------------------------------------------------
 
