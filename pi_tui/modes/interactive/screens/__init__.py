@@ -46,11 +46,18 @@ async def _model(app: PiApp, args: str) -> None:
     await open_model(app, args)
 
 
+async def _settings(app: PiApp, args: str) -> None:
+    from .settings_screen import open_settings
+
+    await open_settings(app, args)
+
+
 SCREEN_COMMANDS: dict[str, Handler] = {
     "context": _context,
     "tree": _tree,
     "resume": _resume,
     "model": _model,
+    "settings": _settings,
 }
 
 

@@ -21,6 +21,8 @@ ANTHROPIC = "fake-anthropic/claude-fake"
 class HostApp(App[None]):
     """Stands in for the shell's PiApp: a session, an editor to prefill and commands to run."""
 
+    ENABLE_COMMAND_PALETTE = False  # as in pi, Ctrl+P belongs to the app, not Textual's palette
+
     def __init__(self, session: Any) -> None:
         super().__init__()
         self.session = session

@@ -75,3 +75,19 @@ def test_resume_screen_on_test_written_sessions(snap_compare: Any) -> None:
 
     session = create_session(parse_args(["--provider", "faux"]), project).session
     assert snap_compare(HostApp(session), run_before=_opener("resume"), terminal_size=(120, 16))
+
+
+def test_settings_screen(snap_compare: Any) -> None:
+    from pi_tui.args import parse_args
+    from pi_tui.runtime.factory import create_session
+
+    session = create_session(parse_args(["--provider", "faux"]), snapshot_project()).session
+    assert snap_compare(HostApp(session), run_before=_opener("settings"), terminal_size=(110, 30))
+
+
+def test_model_screen(snap_compare: Any) -> None:
+    from pi_tui.args import parse_args
+    from pi_tui.runtime.factory import create_session
+
+    session = create_session(parse_args(["--provider", "faux"]), snapshot_project()).session
+    assert snap_compare(HostApp(session), run_before=_opener("model"), terminal_size=(110, 14))

@@ -1,0 +1,146 @@
+"""Every setting ``/settings`` shows: its key, kind, choices, default, and where its value comes from.
+
+No Textual here. Values are read from the `SettingsManager`'s merged view, the source from its two
+files (``project`` wins over ``global``, else ``default``); writes go through its field-level setters
+(``set`` for a top-level key, ``set_nested`` for ``group.field``), so edits made to the files by hand
+meanwhile survive, as in pi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pi_tui.resources.settings_schema import (
+    DOUBLE_ESCAPE_ACTIONS,
+    QUEUE_MODES,
+    THINKING_LEVELS,
+    TREE_FILTER_MODES,
+)
+
+__all__ = ["Setting", "CATALOG", "Source", "value_of", "source_of", "write", "parse_value"]
+
+Kind = Literal["bool", "int", "choice", "text", "theme"]
+Source = Literal["default", "global", "project"]
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One editable setting. ``key`` is ``name`` or ``group.field``."""
+
+    key: str
+    label: str
+    kind: Kind
+    default: Any
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    help: str = ""
+
+
+CATALOG: tuple[Setting, ...] = (
+    Setting("compaction.enabled", "Auto-compact", "bool", True, help="Summarise old context near the window"),
+    Setting("compaction.review", "Review compaction summaries", "choice", "manual-only",
+            ("always", "manual-only", "never"), help="Show the summary before it is applied"),
+    Setting("compaction.reserveTokens", "Compaction reserve tokens", "int", 16384, minimum=0),
+    Setting("compaction.keepRecentTokens", "Compaction keeps recent tokens", "int", 20000, minimum=0),
+    Setting("branchSummary.skipPrompt", "Skip the branch-summary question", "bool", False),
+    Setting("branchSummary.reserveTokens", "Branch summary reserve tokens", "int", 16384, minimum=0),
+    Setting("images.autoResize", "Auto-resize images", "bool", True),
+    Setting("images.blockImages", "Block images", "bool", False),
+    Setting("enableSkillCommands", "Skill commands", "bool", True),
+    Setting("showHardwareCursor", "Show hardware cursor", "bool", False),
+    Setting("editorPaddingX", "Editor padding", "int", 0, minimum=0, maximum=3),
+    Setting("autocompleteMaxVisible", "Autocomplete max items", "int", 5, minimum=3, maximum=20),
+    Setting("terminal.clearOnShrink", "Clear on shrink", "bool", False),
+    Setting("terminal.showImages", "Show images", "bool", True),
+    Setting("steeringMode", "Steering mode", "choice", "one-at-a-time", QUEUE_MODES),
+    Setting("followUpMode", "Follow-up mode", "choice", "one-at-a-time", QUEUE_MODES),
+    Setting("transport", "Transport", "choice", "sse", ("sse", "websocket", "auto")),
+    Setting("hideThinkingBlock", "Hide thinking", "bool", False),
+    Setting("showCacheMissNotices", "Cache miss notices", "bool", False),
+    Setting("collapseChangelog", "Collapse changelog", "bool", False),
+    Setting("quietStartup", "Quiet startup", "bool", False),
+    Setting("doubleEscapeAction", "Double-escape action", "choice", "tree", DOUBLE_ESCAPE_ACTIONS),
+    Setting("treeFilterMode", "Tree filter mode", "choice", "default", TREE_FILTER_MODES),
+    Setting("defaultThinkingLevel", "Default thinking level", "choice", "medium", THINKING_LEVELS),
+    Setting("retry.enabled", "Retry failed requests", "bool", True),
+    Setting("retry.maxRetries", "Retry attempts", "int", 3, minimum=0),
+    Setting("retry.baseDelayMs", "Retry base delay (ms)", "int", 2000, minimum=0),
+    Setting("context.reinjectSystemPrompt", "Repeat the system prompt after panels", "bool", False),
+    Setting("context.detachHistory", "Freeze old history into panels", "bool", False),
+    Setting("theme", "Theme", "theme", "dark", help="Previewed while you move through the list"),
+)  # fmt: skip
+
+
+def _split(key: str) -> tuple[str, str | None]:
+    group, _, field = key.partition(".")
+    return group, (field or None)
+
+
+def _lookup(data: dict[str, Any], key: str) -> tuple[bool, Any]:
+    group, field = _split(key)
+    if field is None:
+        return (group in data, data.get(group))
+    nested = data.get(group)
+    if isinstance(nested, dict) and field in nested:
+        return True, nested[field]
+    return False, None
+
+
+def source_of(settings: Any, setting: Setting) -> Source:
+    """Where the current value comes from (a project value wins over a global one)."""
+    if settings is None:
+        return "default"
+    if getattr(settings, "project_trusted", True) and _lookup(settings.scope_dict("project"), setting.key)[0]:
+        return "project"
+    if _lookup(settings.scope_dict("global"), setting.key)[0]:
+        return "global"
+    return "default"
+
+
+def value_of(settings: Any, setting: Setting) -> Any:
+    """The effective value (the default when unset)."""
+    if settings is None:
+        return setting.default
+    found, value = _lookup(settings.as_dict(), setting.key)
+    return value if found and value is not None else setting.default
+
+
+def parse_value(setting: Setting, text: str) -> Any:
+    """A typed value from what the user typed.
+
+    Raises:
+        ValueError: not a number, out of range, or not one of the choices.
+    """
+    text = text.strip()
+    if setting.kind == "bool":
+        if text.lower() in ("true", "on", "yes", "1"):
+            return True
+        if text.lower() in ("false", "off", "no", "0"):
+            return False
+        raise ValueError(f"{setting.label}: answer true or false")
+    if setting.kind == "int":
+        try:
+            number = int(text)
+        except ValueError:
+            raise ValueError(f"{setting.label}: {text!r} is not a whole number") from None
+        if setting.minimum is not None and number < setting.minimum:
+            raise ValueError(f"{setting.label}: at least {setting.minimum}")
+        if setting.maximum is not None and number > setting.maximum:
+            raise ValueError(f"{setting.label}: at most {setting.maximum}")
+        return number
+    if setting.kind == "choice" and text not in setting.choices:
+        raise ValueError(f"{setting.label}: one of {', '.join(setting.choices)}")
+    return text
+
+
+def write(
+    settings: Any, setting: Setting, value: Any, scope: Literal["global", "project"] = "global"
+) -> None:
+    """Save one field (``None`` removes it, so the default applies again)."""
+    group, field = _split(setting.key)
+    if field is None:
+        settings.set(group, value, scope=scope)
+    else:
+        settings.set_nested(group, field, value, scope=scope)

@@ -1,0 +1,246 @@
+"""``/settings``: every setting, its value and where it comes from, edited in place.
+
+Keys: type to search, ↑/↓ move, Enter changes the setting (toggles a switch, picks a choice, asks for
+a number; the theme list previews each theme as the cursor moves and Esc restores the old one), Ctrl+D
+resets it to the default (removes it from the file being written), Ctrl+G writes to the project file
+instead of the global one, Esc closes. Writes are field-level (`settings_catalog.write`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ._dialogs import ChoiceScreen, PromptScreen
+from ._rowlist import RowList
+from .settings_catalog import CATALOG, Setting, parse_value, source_of, value_of, write
+
+__all__ = ["SettingsScreen", "ThemePicker", "open_settings", "preview_theme"]
+
+
+def preview_theme(app: Any, name: str) -> None:
+    """Show theme ``name`` now (the shell's loader when there is one, else register it here)."""
+    apply = getattr(app, "_apply_theme", None)
+    if callable(apply):
+        apply(name)
+        return
+    from pi_tui.modes.interactive.theme import find_theme_file, load_theme, to_textual
+
+    path = find_theme_file(name)
+    if path is None:
+        return
+    theme = to_textual(load_theme(path))
+    app.register_theme(theme)
+    app.theme = theme.name
+
+
+def _theme_names(session: Any) -> list[str]:
+    from pi_tui.modes.interactive.theme import theme_names
+
+    settings = getattr(session, "settings", None)
+    agent_dir = getattr(settings, "agent_dir", None)
+    return theme_names(agent_dir, getattr(session, "cwd", None))
+
+
+class ThemePicker(ModalScreen[str | None]):
+    """Themes, previewed as the cursor moves; Enter keeps one, Esc goes back to the one before."""
+
+    DEFAULT_CSS = """
+    ThemePicker { align: center middle; }
+    ThemePicker > Vertical { width: 50; height: auto; max-height: 80%; border: round $accent; background: $surface; }
+    ThemePicker OptionList { height: auto; max-height: 20; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, names: list[str], current: str) -> None:
+        super().__init__()
+        self.names = names
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Theme (previewed as you move)")
+            yield OptionList(*[Option(n, id=n) for n in self.names], id="themes")
+
+    def on_mount(self) -> None:
+        listing = self.query_one(OptionList)
+        listing.highlighted = self.names.index(self.current) if self.current in self.names else 0
+        listing.focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        if event.option_id:
+            preview_theme(self.app, event.option_id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option_id)
+
+    def action_cancel(self) -> None:
+        preview_theme(self.app, self.current)
+        self.dismiss(None)
+
+
+class SettingsScreen(Screen[None]):
+    """The settings list (issue #10 §5)."""
+
+    DEFAULT_CSS = """
+    SettingsScreen { layout: vertical; }
+    SettingsScreen #settings-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
+    SettingsScreen #settings-search { height: 3; }
+    SettingsScreen #settings-list { height: 1fr; }
+    SettingsScreen #settings-help { height: auto; padding: 0 1; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Close", priority=True),
+        Binding("up", "move(-1)", "Up", show=False, priority=True),
+        Binding("down", "move(1)", "Down", show=False, priority=True),
+        Binding("ctrl+d", "reset", "Reset to default", priority=True),
+        Binding("ctrl+g", "scope", "Global / project", priority=True),
+    ]
+
+    def __init__(self, session: Any) -> None:
+        super().__init__()
+        self.session = session
+        self.settings = session.settings
+        self.scope: Literal["global", "project"] = "global"
+        self.shown: list[Setting] = list(CATALOG)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("", id="settings-title")
+            yield Input(placeholder="Type to search", id="settings-search")
+            yield RowList(self._render_row, id="settings-list")
+            yield Static(
+                "Type to search · Enter change · ctrl+d reset to default · ctrl+g write global/project · Esc close",
+                id="settings-help",
+            )
+
+    def on_mount(self) -> None:
+        self._apply()
+        self.query_one(Input).focus()
+
+    def _list(self) -> RowList:
+        return self.query_one("#settings-list", RowList)
+
+    def _render_row(self, index: int) -> Text:
+        if index >= len(self.shown):
+            return Text("")
+        setting = self.shown[index]
+        value = value_of(self.settings, setting)
+        shown = ("on" if value else "off") if setting.kind == "bool" else str(value)
+        source = source_of(self.settings, setting)
+        text = Text(no_wrap=True)
+        text.append(setting.label.ljust(40))
+        text.append(shown.ljust(16), style="bold")
+        text.append(f"{source:<8}", style={"default": "dim", "global": "cyan", "project": "magenta"}[source])
+        text.append(f"  {setting.key}", style="dim")
+        return text
+
+    def _apply(self, keep: str | None = None) -> None:
+        query = self.query_one(Input).value.strip().lower()
+        self.shown = [
+            s for s in CATALOG if not query or all(t in f"{s.label} {s.key}".lower() for t in query.split())
+        ]
+        index = next((i for i, s in enumerate(self.shown) if s.key == keep), 0)
+        self._list().reset(len(self.shown), index)
+        self.query_one("#settings-title", Static).update(
+            f"Settings · {len(self.shown)} of {len(CATALOG)} · writing to {self.scope} settings"
+        )
+
+    def _selected(self) -> Setting | None:
+        index = self._list().cursor
+        return self.shown[index] if 0 <= index < len(self.shown) else None
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._apply()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._edit()
+
+    def on_row_list_selected(self, event: RowList.Selected) -> None:
+        event.stop()
+        self._edit()
+
+    def action_move(self, step: int) -> None:
+        self._list().action_move(step)
+
+    def action_scope(self) -> None:
+        self.scope = "project" if self.scope == "global" else "global"
+        self._apply(keep=(s.key if (s := self._selected()) else None))
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+    def action_reset(self) -> None:
+        setting = self._selected()
+        if setting is not None:
+            self._save(setting, None)
+
+    def _save(self, setting: Setting, value: Any) -> None:
+        from pi_tui.resources.settings import ProjectNotTrustedError
+
+        try:
+            write(self.settings, setting, value, self.scope)
+        except (ProjectNotTrustedError, TypeError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        for problem in self.settings.drain_errors():
+            self.notify(problem, severity="error")
+        if setting.kind == "theme":
+            preview_theme(self.app, str(value_of(self.settings, setting)))
+        self._list().refresh_rows()
+
+    def _edit(self) -> None:
+        setting = self._selected()
+        if setting is None:
+            return
+        current = value_of(self.settings, setting)
+        if setting.kind == "bool":
+            self._save(setting, not bool(current))
+        elif setting.kind == "choice":
+            choices = list(setting.choices)
+
+            def chosen(index: int | None) -> None:
+                if index is not None:
+                    self._save(setting, choices[index])
+
+            self.app.push_screen(ChoiceScreen(setting.label, choices), chosen)
+        elif setting.kind == "theme":
+            names = _theme_names(self.session)
+
+            def picked(name: str | None) -> None:
+                if name is not None:
+                    self._save(setting, name)
+
+            self.app.push_screen(ThemePicker(names, str(current)), picked)
+        else:
+
+            def typed(text: str | None) -> None:
+                if text is None:
+                    return
+                try:
+                    value = parse_value(setting, text)
+                except ValueError as exc:
+                    self.notify(str(exc), severity="error")
+                    return
+                self._save(setting, value)
+
+            self.app.push_screen(PromptScreen(setting.label, str(current)), typed)
+
+
+async def open_settings(app: Any, _args: str) -> None:
+    """``/settings``: push the settings list."""
+    if getattr(app.session, "settings", None) is None:
+        app.notify("No settings in this session", severity="error")
+        return
+    await app.push_screen(SettingsScreen(app.session))
