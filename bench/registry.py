@@ -25,6 +25,10 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "print": ("Print mode", "`pi-tui -p` and friends as subprocesses against the fake LLM server."),
     "tui": ("TUI", "The full-screen interface in a pseudo-terminal."),
     "screens": ("Screens", "Individual screens and dialogs."),
+    "checkpoints": (
+        "Checkpoints",
+        "Checkpoint overhead per tool call on a 1,000-file repository (`bench/checkpoints.py`).",
+    ),
 }
 
 # Modules that register scenarios; ``(module, function)``. Optional ones may not exist yet.
@@ -32,6 +36,7 @@ MODULES: list[tuple[str, str, bool]] = [
     ("bench.scenarios", "register_all", True),
     ("bench.tui", "register_all", False),
     ("bench.screens", "register_all", False),
+    ("bench.checkpoints", "register_all", False),
 ]
 
 

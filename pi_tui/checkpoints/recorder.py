@@ -104,6 +104,12 @@ class Checkpointer:
         with self._snap_lock:
             return self.snapshotter.take(save=False)
 
+    def flush(self) -> None:
+        """Write the snapshot baseline now (on close), so the next process starts from it."""
+        if self._snapshotter is not None:
+            with self._snap_lock:
+                self._snapshotter.flush()
+
     def command_changes(self, before: Snapshot | None, kind: str) -> dict[str, Any]:
         """The checkpoint JSON of a command: what changed since ``before`` (None: since the last
         snapshot of this project, from this process or an earlier one)."""

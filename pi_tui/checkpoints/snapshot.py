@@ -27,6 +27,7 @@ from .store import BlobStore, content_hash
 
 __all__ = ["FileState", "Snapshot", "Snapshotter", "diff_snapshots"]
 
+_SAVE_EVERY_S = 5.0
 _BINARY_SNIFF = 8000  # git's heuristic: a NUL byte in the first 8000 bytes means binary
 
 
@@ -62,6 +63,9 @@ class Snapshotter:
         self.manifest_path = manifest_path
         self.limits = limits
         self._last: Snapshot | None = None
+        self._stored: set[str] = set()  # digests known to be in the store (checked once per process)
+        self._dirty = False
+        self._saved_at = 0.0
 
     @staticmethod
     def manifest_name(root: Path) -> str:
@@ -92,7 +96,14 @@ class Snapshotter:
                 continue
             old = previous.files.get(entry.rel)
             if old is not None and old.same_stat(st) and old.skipped != "unknown":
-                if old.digest is None or self.store.has(old.digest):
+                if (
+                    old.digest is None
+                    or old.skipped
+                    or old.digest in self._stored
+                    or self.store.has(old.digest)
+                ):
+                    if old.digest is not None and not old.skipped:
+                        self._stored.add(old.digest)
                     snap.files[entry.rel] = old
                     continue
             if time.monotonic() > deadline:
@@ -108,8 +119,19 @@ class Snapshotter:
                 snap.files.setdefault(rel, state)
         self._last = snap
         if save:
-            self._save_manifest(snap)
+            # The manifest only spares a later process the hashing: write it at most every few seconds
+            # (and on `flush`), not after every command.
+            self._dirty = True
+            if time.monotonic() - self._saved_at > _SAVE_EVERY_S:
+                self.flush()
         return snap
+
+    def flush(self) -> None:
+        """Write the baseline manifest if the last snapshot has not been written yet."""
+        if self._dirty and self._last is not None:
+            self._save_manifest(self._last)
+            self._dirty = False
+            self._saved_at = time.monotonic()
 
     def _read(self, path: str, st: os.stat_result) -> FileState:
         if st.st_size > self.limits.max_file_bytes:
@@ -122,6 +144,7 @@ class Snapshotter:
         if b"\0" in data[:_BINARY_SNIFF]:
             return FileState(st.st_size, st.st_mtime_ns, st.st_ino, content_hash(data), "binary")
         digest = self.store.put(data)
+        self._stored.add(digest)
         return FileState(st.st_size, st.st_mtime_ns, st.st_ino, digest)
 
     def _load_manifest(self) -> Snapshot | None:

@@ -35,12 +35,14 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.blobs = self.root / "blobs"
+        self._prefix = str(self.blobs) + os.sep
 
     def path_for(self, digest: str) -> Path:
         return self.blobs / digest[:2] / digest[2:]
 
     def has(self, digest: str) -> bool:
-        return self.path_for(digest).exists()
+        # a plain string path: a snapshot asks this for every file, and pathlib costs more than the stat
+        return os.path.exists(f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}")
 
     def put(self, data: bytes, digest: str | None = None) -> str:
         """Store ``data`` (a no-op when it is already there) and return its hash."""

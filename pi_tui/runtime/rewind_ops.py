@@ -151,9 +151,15 @@ class RewindMixin(SessionHost):
             self.session.append_custom(CUSTOM_TYPE, data)
 
     async def _collect_checkpoint_garbage(self) -> None:
-        """On close, at most daily: collect the store's garbage when it is over its budget."""
+        """On close: write the snapshot baseline; at most daily, collect the store's garbage when it
+        is over its budget."""
         from pi_tui.checkpoints import maybe_collect_garbage
         from pi_tui.session.paths import sessions_root
+
+        try:
+            await asyncio.to_thread(self.checkpoints.flush)
+        except Exception:
+            log.warning("saving the checkpoint snapshot baseline failed", exc_info=True)
 
         dirs = [sessions_root()]
         session_dir = getattr(self.session, "session_dir", None)

@@ -99,7 +99,8 @@ def test_the_manifest_lets_a_later_process_hash_only_what_changed(tmp_path: Path
     for i in range(20):
         (project / f"f{i}.txt").write_text(str(i))
     cp = _checkpointer(project, tmp_path)
-    cp.command_changes(cp.command_snapshot(), "bash")  # saves the baseline
+    cp.command_changes(cp.command_snapshot(), "bash")
+    cp.flush()  # saves the baseline (as closing the session does)
     (project / "f3.txt").write_text("changed")
     later = _checkpointer(project, tmp_path)  # a new process: reads the manifest
     data = later.command_changes(None, "user_bash")
@@ -127,6 +128,7 @@ def test_gc_keeps_cited_and_young_blobs_and_honours_the_budget(tmp_path: Path) -
     (project / "a.txt").write_text("baseline content " * 100)
     cp = Checkpointer(project, root)
     cp.command_changes(cp.command_snapshot(), "bash")
+    cp.flush()
     baseline = [d for d, _ in store.iter_blobs() if d not in (cited, young)]
     assert len(baseline) == 1
     for digest in baseline:
