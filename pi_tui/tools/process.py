@@ -24,7 +24,7 @@ from typing import Any
 from pi_tui.ai.stream import AbortSignal
 
 from ._common import abort_future
-from .watchdog import register_group, unregister_group
+from .watchdog import ensure_started, register_group, unregister_group
 
 __all__ = [
     "RunOutcome",
@@ -193,6 +193,23 @@ class _ExitWatcher:
             threading.Thread(target=self._proc.wait, name=f"pi-reap-{self._proc.pid}", daemon=True).start()
 
 
+def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    ensure_started()  # not between the spawn and the registration: the command may be running already
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    # If pi-tui dies while the command runs (even by SIGKILL), the watchdog kills its group. Registered
+    # here, microseconds after exec, not after a hop back to the event loop that a busy loop delays.
+    register_group(proc.pid)
+    return proc
+
+
 async def run_streaming(
     argv: list[str],
     *,
@@ -208,18 +225,7 @@ async def run_streaming(
     killed too. Raises ``OSError`` when the program cannot be started.
     """
     loop = asyncio.get_running_loop()
-    proc = await asyncio.to_thread(
-        subprocess.Popen,
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    # If pi-tui dies while the command runs (even by SIGKILL), the watchdog kills its group.
-    register_group(proc.pid)
+    proc = await asyncio.to_thread(_spawn, argv, cwd, env)
     assert proc.stdout is not None
     closed: asyncio.Future[None] = loop.create_future()
     transport, _ = await loop.connect_read_pipe(lambda: _PipeReader(on_data, closed), proc.stdout)

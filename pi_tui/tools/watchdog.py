@@ -19,7 +19,7 @@ import os
 import subprocess
 import threading
 
-__all__ = ["register_group", "unregister_group"]
+__all__ = ["ensure_started", "register_group", "unregister_group"]
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +66,18 @@ def _start() -> int:
     return write_fd
 
 
-def _send(line: str) -> None:
+def ensure_started() -> None:
+    """Start the watchdog now (call it before spawning, so registering is one quick write)."""
     global _write_fd, _owner_pid
     with _lock:
         if _owner_pid != os.getpid():  # first use, or a forked child: start our own
             _write_fd, _owner_pid = _start(), os.getpid()
+
+
+def _send(line: str) -> None:
+    global _owner_pid
+    ensure_started()
+    with _lock:
         if _write_fd < 0:
             return
         try:
