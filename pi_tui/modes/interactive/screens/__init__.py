@@ -52,12 +52,26 @@ async def _settings(app: PiApp, args: str) -> None:
     await open_settings(app, args)
 
 
+async def _hotkeys(app: PiApp, args: str) -> None:
+    from .info_screens import open_hotkeys
+
+    await open_hotkeys(app, args)
+
+
+async def _session(app: PiApp, args: str) -> None:
+    from .info_screens import open_session
+
+    await open_session(app, args)
+
+
 SCREEN_COMMANDS: dict[str, Handler] = {
     "context": _context,
     "tree": _tree,
     "resume": _resume,
     "model": _model,
     "settings": _settings,
+    "hotkeys": _hotkeys,
+    "session": _session,
 }
 
 

@@ -91,3 +91,8 @@ def test_model_screen(snap_compare: Any) -> None:
 
     session = create_session(parse_args(["--provider", "faux"]), snapshot_project()).session
     assert snap_compare(HostApp(session), run_before=_opener("model"), terminal_size=(110, 14))
+
+
+def test_session_screen_on_the_large_fixture(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = fixture_session(LARGE, snapshot_project())
+    assert snap_compare(HostApp(session), run_before=_opener("session"), terminal_size=(120, 16))

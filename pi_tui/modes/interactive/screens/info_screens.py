@@ -1,0 +1,176 @@
+"""``/hotkeys`` and ``/session`` as screens: tables to read, Esc to close."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Static
+
+from ._format import fmt_cost, fmt_tokens
+
+__all__ = ["InfoScreen", "open_hotkeys", "open_session", "session_rows", "SCREEN_KEYS"]
+
+SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
+    "/tree": [
+        ("↑/↓ · ←/→", "move · page"),
+        ("ctrl+← / ctrl+→ (alt+←/→)", "fold or previous branch · unfold or next branch"),
+        ("shift+l", "label the entry (empty clears)"),
+        ("ctrl+x", "copy the entry's text"),
+        ("ctrl+d/t/u/l/a", "filter: default, no tools, user only, labelled, all"),
+        ("ctrl+o / shift+ctrl+o", "next / previous filter"),
+        ("type · backspace", "search"),
+        ("enter", "jump here (asks about a branch summary when leaving a branch)"),
+        ("ctrl+f", "fork into a new session file"),
+        ("esc / ctrl+c", "close"),
+    ],
+    "/context": [
+        ("enter", "open the item's full content (or fold a group)"),
+        ("m · h", "what-if: move the panel prefix↔tail · hide it"),
+        ("a · u", "apply the what-if (asks why) · undo it"),
+        ("esc", "close"),
+    ],
+    "/resume": [
+        ("type", 'search names, prompts, dates ("phrase", re:regex)'),
+        ("enter · tab", "resume · this folder / all"),
+        ("ctrl+s · ctrl+n · ctrl+p", "sort · named only · paths"),
+        ("ctrl+r · ctrl+d", "rename · delete (to the trash folder)"),
+    ],
+    "/model": [
+        ("type · ←/→", "search · thinking level"),
+        ("enter · ctrl+s", "use for this session · save as default"),
+        ("tab · ctrl+t", "all / scoped · add or remove from the scope"),
+    ],
+    "/settings": [
+        ("type · enter", "search · change"),
+        ("ctrl+d · ctrl+g", "reset to default · write global / project"),
+    ],
+    "compaction review": [("enter · e · r · esc", "accept · edit · regenerate with a focus · cancel")],
+}
+
+
+def _table(title: str, rows: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for key, what in rows:
+        table.add_row(Text(key), Text(what))
+    return table
+
+
+class InfoScreen(Screen[None]):
+    """A titled, scrollable page of tables."""
+
+    DEFAULT_CSS = """
+    InfoScreen #info-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
+    InfoScreen VerticalScroll { height: 1fr; padding: 0 1; }
+    InfoScreen #info-help { height: 1; padding: 0 1; color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape,q", "close", "Close")]
+
+    def __init__(self, title: str, body: Any) -> None:
+        super().__init__()
+        self._title = title
+        self._body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self._title, id="info-title")
+            with VerticalScroll():
+                yield Static(self._body, id="info-body")
+            yield Static("↑/↓ scroll · Esc close", id="info-help")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+
+def _app_keys(app: Any) -> list[tuple[str, str]]:
+    try:
+        from pi_tui.modes.interactive.keys import APP_ACTIONS, EDITOR_KEYS
+    except ImportError:
+        return []
+    keymap: dict[str, list[str]] = getattr(app, "keymap", None) or {}
+    rows = [
+        (", ".join(keymap.get(action, [])) or "(unbound)", desc) for action, (_, desc) in APP_ACTIONS.items()
+    ]
+    return rows + [(keys, desc) for keys, desc in EDITOR_KEYS]
+
+
+async def open_hotkeys(app: Any, _args: str) -> None:
+    """``/hotkeys``: the app's keys (with the user's keybindings), then each screen's."""
+    tables = []
+    app_rows = _app_keys(app)
+    if app_rows:
+        tables.append(_table("Main screen", app_rows))
+    tables += [_table(name, rows) for name, rows in SCREEN_KEYS.items()]
+    await app.push_screen(
+        InfoScreen("Keyboard shortcuts", Group(*[g for t in tables for g in (t, Text(""))]))
+    )
+
+
+def session_rows(session: Any) -> list[tuple[str, str]]:
+    """What ``/session`` shows, as (label, value) rows."""
+    manager = session.session
+    stats = session.stats()
+    entries = manager.get_entries()
+    leaves = {getattr(e, "id", None) for e in entries} - {getattr(e, "parent_id", None) for e in entries}
+    compactions = sum(
+        1
+        for e in entries
+        if getattr(e, "type", None) == "compaction"
+        or any(
+            isinstance(op, dict) and op.get("op") == "compaction_apply"
+            for op in (getattr(e, "patch", None) or [])
+        )
+    )
+    denom = stats.input + stats.cache_read + stats.cache_write
+    ratio = f"{stats.cache_read / denom:.1%}" if denom else "—"
+    ledger = session.engine.ledger
+    live = ledger.hit_ratio()
+    from pi_tui.compaction.tokens import context_tokens
+
+    window = session.model.context_window
+    used = context_tokens(manager.get_branch())
+    return [
+        ("Name", manager.name or "(unnamed)"),
+        ("File", str(manager.path or "(in memory)")),
+        ("ID", manager.id),
+        ("Model", f"{session.model.label} · thinking {session.thinking}"),
+        ("Entries", f"{len(entries)} · {len(leaves)} branch ends · {compactions} compactions"),
+        (
+            "Messages",
+            f"{stats.user_messages} user · {stats.assistant_messages} assistant · {stats.tool_calls} tool calls"
+            f" · {stats.tool_results} tool results",
+        ),
+        (
+            "Tokens",
+            f"{fmt_tokens(stats.input)} input · {fmt_tokens(stats.output)} output · "
+            f"{fmt_tokens(stats.cache_read)} cache read · {fmt_tokens(stats.cache_write)} cache write · "
+            f"{fmt_tokens(stats.total_tokens)} total",
+        ),
+        ("Cost", fmt_cost(stats.cost)),
+        ("Cache read ratio", ratio + (f" (this run: {live:.1%})" if live is not None else "")),
+        (
+            "Context",
+            f"~{fmt_tokens(used)} of {fmt_tokens(window)} ({100 * used / window:.1f}%)" if window else "—",
+        ),
+    ]
+
+
+async def open_session(app: Any, _args: str) -> None:
+    """``/session``: file, id, counts, tokens, cost and cache ratio."""
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for label, value in session_rows(app.session):
+        table.add_row(Text(label), Text(value))
+    await app.push_screen(InfoScreen("Session", table))
