@@ -73,6 +73,11 @@ def test_print_mode_rewind_flag(fake: FakeLLM, project: Path) -> None:
     assert "Restored 1 file(s): a.txt" in forced.stderr
     assert (project / "a.txt").read_text() == "before\n"
 
+    undo = run_cli(["--model", MODEL, "-c", "-p", "/undo"], project)  # the forced restore is undone
+    assert undo.returncode == 0, undo.stderr
+    assert "Undid the previous restore" in undo.stdout
+    assert (project / "a.txt").read_text() == "edited by me\n"
+
 
 async def test_rewind_entry_prefix_is_resolved(fake: FakeLLM, project: Path) -> None:
     from pi_tui.modes.rewind_cli import find_entry
