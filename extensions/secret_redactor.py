@@ -23,8 +23,9 @@ Where:
   sees them and before they are written to the session file;
 - ``message``: every finalized message (user prompts with their ``@file`` attachments, extension
   messages, blocked or invalid tool calls, the assistant's text) before it is saved;
-- ``user_bash``: ``!command`` typed by the user is run here (``bash -c``, output merged, the last 2000
-  lines / 50 KB kept) and its output masked;
+- ``user_bash``: ``!command`` typed by the user is run here (``shellPath`` or ``bash``, with
+  ``shellCommandPrefix``; output merged, the last 2000 lines / 50 KB kept) and its output masked. So with
+  the redactor loaded ``!command`` output appears when the command ends, not while it runs;
 - ``before_provider_request``: a last pass over every string of the request body (except thinking
   blocks and their signatures), so nothing that reached the conversation another way leaves unmasked.
 Overlapping matches are merged, so no fragment of a secret survives, and nothing outside a match changes.
@@ -319,8 +320,11 @@ def register(pi: ExtensionAPI) -> None:
 
     @pi.on("user_bash")
     async def on_user_bash(event: Event, ctx: ExtensionContext) -> dict[str, Any]:
+        shell = pi.get_setting("shellPath") or "bash"
+        prefix = pi.get_setting("shellCommandPrefix")
+        script = f"exec 2>&1\n{prefix}\n{event.command}" if prefix else f"exec 2>&1\n{event.command}"
         try:
-            result = await pi.exec("bash", ["-c", f"exec 2>&1\n{event.command}"], cwd=event.cwd or ctx.cwd)
+            result = await pi.exec(str(shell), ["-c", script], cwd=event.cwd or ctx.cwd)
         except OSError as exc:
             return {"result": {"output": f"Failed to run the command: {exc}", "exitCode": 1,
                                "cancelled": False, "truncated": False}}  # fmt: skip
