@@ -214,6 +214,15 @@ class TreeScreen(Screen[None]):
             self.notify("Already at this point")
             return
         new_leaf = row.parent_id if row.kind in ("user", "custom_message") else row.id
+        # --- checkpoints (issue #13): the jump can bring the files along ---
+        code = await self._code_choice(row)
+        if code is None:
+            return  # Esc: back to the tree at the same node
+        if code == "code":
+            await self._restore_code(row)
+            self.app.pop_screen()
+            return
+        # --- end checkpoints ---
         summarize, focus = False, None
         settings = getattr(session, "settings", None)
         skip = bool(settings is not None and settings.branch_summary.skip_prompt)
@@ -240,9 +249,39 @@ class TreeScreen(Screen[None]):
         except (CompactionError, RuntimeError) as exc:
             self.notify(str(exc), severity="error")
             return
+        if code == "both":  # checkpoints (issue #13)
+            await self._restore_code(row)
         self.app.pop_screen()
         if editor_text:
             self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
+
+    # --- checkpoints (issue #13) ----------------------------------------------------------------------
+
+    async def _code_choice(self, row: TreeRow) -> str | None:
+        """``conversation``, ``code`` or ``both`` when the jump would change files; None on Esc."""
+        plan_rewind = getattr(self.session, "plan_rewind", None)
+        try:
+            plan = plan_rewind(row.id) if plan_rewind is not None else None
+        except (LookupError, OSError):
+            plan = None
+        if plan is None or plan.empty:
+            return "conversation"
+        files = len(plan.files)
+        choice = await self.app.push_screen_wait(
+            ChoiceScreen(
+                f"This jump can restore {files} file(s) as they were at that point",
+                ["Conversation only", "Code only", "Conversation and code"],
+            )
+        )
+        return None if choice is None else ("conversation", "code", "both")[choice]
+
+    async def _restore_code(self, row: TreeRow) -> None:
+        try:
+            result = await self.session.rewind(row.id, "code")
+        except (LookupError, OSError, RuntimeError, ValueError) as exc:
+            self.app.notify(f"Restoring files failed: {exc}", severity="error")
+            return
+        self.app.notify(result.summary(), severity="information" if result.applied else "warning")
 
     def action_fork(self) -> None:
         row = self._highlighted()
