@@ -139,8 +139,38 @@ def _commands(text: str, depth: int) -> Iterator[SimpleCommand]:
     if root.has_error:
         raise UnparseableCommand(_diagnose(text))
     walker = _Walker(depth)
+    walker.vars, walker.ifs_changed = _literal_variables(root, depth)
     walker.statement(root)
     yield from walker.out
+
+
+def _literal_variables(root: Any, depth: int) -> tuple[dict[str, str], bool]:
+    """The variables a line sets once, to a literal, and touches nowhere else (``r=rm; $r -rf v``), and
+    whether it assigns ``IFS``. A variable also set by a loop, ``read``, ``printf -v``, a second assignment
+    or anything else is left out: its value is only known at run time."""
+    assignments: dict[str, list[Any]] = {}
+    mentions: dict[str, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "variable_assignment":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                assignments.setdefault(_text(name), []).append(node)
+        elif node.type in ("variable_name", "word") and node.parent is not None:
+            if node.parent.type not in ("variable_assignment", "simple_expansion", "expansion"):
+                mentions[_text(node)] = mentions.get(_text(node), 0) + 1
+        stack.extend(node.children)
+    scratch = _Walker(depth)  # values are evaluated without variables, and their side effects dropped
+    found: dict[str, str] = {}
+    for name, nodes in assignments.items():
+        value_node = nodes[0].child_by_field_name("value")
+        if len(nodes) != 1 or mentions.get(name) or value_node is None:
+            continue
+        value = scratch.word(value_node)
+        if not computed(value):
+            found[name] = value
+    return found, "IFS" in assignments
 
 
 def _diagnose(text: str) -> str:
@@ -187,6 +217,7 @@ class _Walker:
     def __init__(self, depth: int) -> None:
         self.depth = depth
         self.vars: dict[str, str] = {}
+        self.ifs_changed = False
         self.out: list[SimpleCommand] = []
         self.later: list[Any] = []  # substitutions, walked after the command holding them
 
@@ -220,19 +251,14 @@ class _Walker:
             self.statement(self.later.pop(0))
 
     def assignment(self, node: Any) -> None:
-        name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
-        value = self.word(value_node) if value_node is not None else ""
-        if name_node is not None and name_node.type == "variable_name":
-            if computed(value):
-                self.vars.pop(_text(name_node), None)
-            else:
-                self.vars[_text(name_node)] = value
+        if value_node is not None:
+            self.word(value_node)  # only for the substitutions it runs; values come from _literal_variables
 
     def substitution(self, node: Any) -> None:
         inner = [c for c in node.named_children]
         walker = _Walker(self.depth + 1)
-        walker.vars = dict(self.vars)
+        walker.vars, walker.ifs_changed = self.vars, self.ifs_changed
         if self.depth + 1 > MAX_DEPTH:
             raise UnparseableCommand("commands nested too deeply")
         for child in inner:
@@ -307,7 +333,7 @@ class _Walker:
             self.statement(child, piped=True)
         self.flush()
 
-    def word(self, node: Any) -> str:
+    def word(self, node: Any, *, quoted: bool = False) -> str:
         """The value of a word as bash would pass it (run-time parts become `SUBSTITUTION`/`VARIABLE`)."""
         kind = node.type
         if kind == "word":
@@ -325,7 +351,10 @@ class _Walker:
             names = [c for c in node.named_children if c.type in ("variable_name", "special_variable_name")]
             plain = len(node.named_children) == 1 and names and names[0].type == "variable_name"
             if plain and _text(names[0]) in self.vars:
-                return self.vars[_text(names[0])]
+                value = self.vars[_text(names[0])]
+                # Unquoted, bash splits the value into words (`c="rm -rf v"; $c`): not one literal word.
+                if quoted or not (self.ifs_changed or re.search(r"\s", value)):
+                    return value
             for sub in _descendants(node, _SUBSTITUTIONS):
                 self.substitution(sub)
             return VARIABLE
@@ -354,7 +383,7 @@ class _Walker:
             gap = source[pos - base : child.start_byte - base].decode("utf-8", "surrogateescape")
             parts.append(gap if quoted else _unescape(gap))
             if child.is_named:
-                parts.append(self.word(child))
+                parts.append(self.word(child, quoted=quoted))
             elif child.type not in ('"', '$"'):
                 parts.append(_text(child))
             pos = child.end_byte

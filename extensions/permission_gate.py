@@ -15,8 +15,9 @@ What counts as destructive (checked on every command the line runs, see below):
 - content neither git nor the checkpoints bring back cheaply: ``truncate``, ``cp``/``cat`` from
   ``/dev/null`` or ``/dev/zero``, ``dd of=…``, ``>``/``tee`` onto a file git tracks, ``mv`` out of the
   project or onto an existing file, ``ln -f`` onto an existing file;
-- what cannot be checked: a program whose name is computed at run time (``$r``, ``$(…)``, globs; a
-  variable assigned a literal on the same line is followed, so ``r=rm; $r -rf v`` is seen as ``rm``),
+- what cannot be checked: a program whose name is computed at run time (``$r``, ``$(…)``, globs, word
+  splitting; a variable set once to a literal on the same line is followed, so ``r=rm; $r -rf v`` is seen
+  as ``rm``), ``alias``/``hash -p``,
   ``sh -c``/``eval`` of a string computed at run time, ``source <(…)``, an interpreter running inline
   code that deletes, writes or starts programs (``python -c``, ``perl -e``, ``ruby -e``, ``node -e``,
   ``php -r``, ``awk 'system(…)'``, also as a heredoc) or code piped into it, a shell reading a pipe;
@@ -216,6 +217,10 @@ def rule_dynamic(cmd: Any) -> str | None:
         return f"{cmd.wrappers[-1]} runs a script that is only known at run time, so it cannot be checked"
     if cmd.dynamic:
         return f"the program it runs ({cmd.name}) is only known at run time, so it cannot be checked"
+    if cmd.name == "alias" and any("=" in a for a in cmd.argv[1:]):
+        return "alias renames commands, so what the line runs cannot be checked"
+    if cmd.name == "hash" and "-p" in cmd.argv:
+        return "hash -p renames a program, so what the line runs cannot be checked"
     if cmd.name in ("source", ".") and len(cmd.argv) > 1:
         target = cmd.argv[1]
         if _computed(target) or target in ("/dev/stdin", "-") or target.startswith("/dev/fd/"):

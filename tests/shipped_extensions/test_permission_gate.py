@@ -328,6 +328,11 @@ ASKS = [
     "rsync -a --remove-source-files v/ /tmp/pi-gate-test/",
     "tar --remove-files -cf /tmp/pi-gate-test.tar v",
     "/???/r? -rf v",
+    "r=ls; for r in rm; do $r -rf v; done",
+    'c="rm -rf v"; $c',
+    "IFS=,; c=rm,-rf,v; $c",
+    "r=rm; r=ls; $r -rf v",
+    "shopt -s expand_aliases\nalias x=rm\nx -rf v",
 ]
 # What a developer runs all day: none of these may ask.
 DAILY = [
