@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import gc
 import json
+import random
 from typing import Any
 
 import pytest
 
 from pi_tui.ai.providers import anthropic, openai_completions, openai_responses
+from pi_tui.ai.providers._history import prepare_messages
 from pi_tui.ai.providers._wire_cache import ConversionCache, encode_body
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import (
     AssistantMessage,
     Model,
     TextContent,
+    ThinkingContent,
     ToolCall,
     ToolDefinition,
     ToolResultMessage,
@@ -121,3 +124,59 @@ def test_encode_body_matches_the_plain_encoder_and_splices_known_parts() -> None
     spliced = encode_body(body, "messages", cache).decode()
     assert json.loads(spliced)["messages"][0]["content"] == [{"spliced": True}]
     assert json.loads(encode_body({"messages": []}, "messages", cache)) == {"messages": []}
+
+
+def _random_history(rng: random.Random, model: Model, size: int) -> list[Any]:
+    """Histories with everything `prepare_messages` repairs: failed turns, missing, orphan and
+    duplicate tool results, other models' thinking, consecutive same-role messages."""
+    other = Model(id="gpt-5", api="openai-responses", provider="openai")
+    messages: list[Any] = []
+    open_calls: list[str] = []
+    for n in range(size):
+        roll = rng.random()
+        if roll < 0.25:
+            messages.append(UserMessage(content=f"user {n}"))
+        elif roll < 0.55:
+            source = other if rng.random() < 0.2 else model
+            calls = [
+                ToolCall(id=f"c{n}_{k}", name="read", arguments={"n": n}) for k in range(rng.randint(0, 2))
+            ]
+            content: list[Any] = [TextContent(text=f"a{n}")]
+            if source is other:
+                content.insert(0, ThinkingContent(thinking=f"t{n}", thinking_signature="sig"))
+            messages.append(
+                AssistantMessage(
+                    content=[*content, *calls],
+                    api=source.api,
+                    provider=source.provider,
+                    model=source.id,
+                    stop_reason=rng.choice(["toolUse", "toolUse", "stop", "error", "aborted"]),
+                )
+            )
+            open_calls = [c.id for c in calls]
+        else:
+            call_id = rng.choice([*open_calls, "orphan"]) if open_calls else "orphan"
+            messages.append(
+                ToolResultMessage(tool_call_id=call_id, tool_name="read", content=[TextContent(text=f"r{n}")])
+            )
+    return messages
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_incremental_anthropic_messages_equal_the_plain_conversion(seed: int) -> None:
+    rng = random.Random(seed)
+    model = MODELS["anthropic"]
+    history = _random_history(rng, model, 60)
+    control = {"type": "ephemeral"}
+    size = 0
+    while size < len(history):
+        size = min(len(history), size + rng.randint(1, 4))
+        if rng.random() < 0.15:
+            size = max(0, size - rng.randint(1, 6))  # another branch: not an extension of the memo
+        tail = rng.randint(0, 2)  # uncached request-only messages after the cached region
+        boundary = None if tail == 0 and rng.random() < 0.5 else size
+        messages = history[:size] + [UserMessage(content=f"panel {size}-{k}") for k in range(tail)]
+        request = LlmRequest("s", messages, cache_boundary=boundary)
+        prepared, mapped = prepare_messages(list(messages), model, boundary)
+        expected = anthropic.convert_messages(prepared, model, mapped, control)
+        assert anthropic._incremental_messages(model, request, control) == expected, (seed, size, boundary)

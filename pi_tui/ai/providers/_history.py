@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from ..types import (
@@ -21,7 +22,7 @@ from ..types import (
     ToolResultMessage,
 )
 
-__all__ = ["prepare_messages", "sanitize_tool_call_id"]
+__all__ = ["Preparer", "prepare_messages", "sanitize_tool_call_id"]
 
 _ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -55,15 +56,45 @@ def prepare_messages(
       tool results with no matching call are dropped. Both APIs reject either mismatch.
     """
     end = len(messages) if boundary is None else max(0, min(boundary, len(messages)))
-    out: list[LlmMessage] = []
-    mapped_boundary = 0
-    pending: dict[str, str] = {}  # tool call id -> tool name, awaiting results
-    answered: set[str] = set()
+    prepared = Preparer(model)
+    prepared.feed(messages[:end])
+    mapped_boundary = len(prepared.out)
+    prepared.feed(messages[end:])
+    if prepared.pending and end == len(messages):
+        # A trailing tool call without results only happens in a broken history; keep the API happy.
+        prepared.close_pending()
+        mapped_boundary = len(prepared.out)
+    else:
+        prepared.close_pending()
+    return prepared.out, mapped_boundary
 
-    def close_pending() -> None:
-        for call_id, name in pending.items():
-            if call_id not in answered:
-                out.append(
+
+class Preparer:
+    """`prepare_messages` as a fold that can be copied and extended by more messages.
+
+    ``out`` holds the prepared messages so far; tool calls still waiting for their results are in
+    ``pending`` until the next assistant or user turn (or `close_pending`) closes them.
+    """
+
+    __slots__ = ("model", "out", "pending", "answered")
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.out: list[LlmMessage] = []
+        self.pending: dict[str, str] = {}  # tool call id -> tool name, awaiting results
+        self.answered: set[str] = set()
+
+    def copy(self) -> Preparer:
+        twin = Preparer(self.model)
+        twin.out = list(self.out)
+        twin.pending = dict(self.pending)
+        twin.answered = set(self.answered)
+        return twin
+
+    def close_pending(self) -> None:
+        for call_id, name in self.pending.items():
+            if call_id not in self.answered:
+                self.out.append(
                     ToolResultMessage(
                         tool_call_id=call_id,
                         tool_name=name,
@@ -71,34 +102,31 @@ def prepare_messages(
                         is_error=True,
                     )
                 )
-        pending.clear()
-        answered.clear()
+        self.pending.clear()
+        self.answered.clear()
 
-    for i, message in enumerate(messages):
-        if isinstance(message, AssistantMessage):
-            if message.stop_reason in ("error", "aborted"):
-                pass
-            else:
-                close_pending()
+    def feed(self, messages: Iterable[LlmMessage]) -> None:
+        out, pending, answered, model = self.out, self.pending, self.answered, self.model
+        for message in messages:
+            if isinstance(message, ToolResultMessage):
+                call_id = message.tool_call_id
+                if call_id in pending and call_id not in answered:
+                    answered.add(call_id)
+                    out.append(message)
+            elif isinstance(message, AssistantMessage):
+                if message.stop_reason in ("error", "aborted"):
+                    continue
+                if pending:
+                    self.close_pending()
                 converted = _convert_assistant(message, model)
                 out.append(converted)
-                pending.update({c.id: c.name for c in converted.tool_calls()})
-        elif isinstance(message, ToolResultMessage):
-            if message.tool_call_id in pending and message.tool_call_id not in answered:
-                answered.add(message.tool_call_id)
+                for part in converted.content:
+                    if isinstance(part, ToolCall):
+                        pending[part.id] = part.name
+            else:
+                if pending:
+                    self.close_pending()
                 out.append(message)
-        else:
-            close_pending()
-            out.append(message)
-        if i + 1 == end:
-            mapped_boundary = len(out)
-    if pending and end == len(messages):
-        # A trailing tool call without results only happens in a broken history; keep the API happy.
-        close_pending()
-        mapped_boundary = len(out)
-    else:
-        close_pending()
-    return out, mapped_boundary
 
 
 def _convert_assistant(message: AssistantMessage, model: Model) -> AssistantMessage:

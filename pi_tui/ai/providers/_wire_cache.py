@@ -33,6 +33,9 @@ class ConversionCache:
         self.json: dict[int, bytes] = {}
         # id(part list) -> (role, JSON of the message {"role": role, "content": parts})
         self.wrapped: dict[int, tuple[str, bytes]] = {}
+        # The items of the last body encoded and their JSON: the next body repeats most of them.
+        self.last_items: list[Any] = []
+        self.last_texts: list[bytes] = []
 
     def parts(
         self, message: Any, key: Hashable, convert: Callable[[], list[Any]], role: str | None = None
@@ -85,8 +88,14 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
     if not isinstance(items, list):
         return dumps(body).encode()
     known, wrapped = cache.json, cache.wrapped
-    texts: list[bytes] = []
-    for item in items:
+    # Items are never modified once built, so the same objects as last time have the same JSON.
+    last = cache.last_items
+    same = 0
+    limit = min(len(items), len(last))
+    while same < limit and items[same] is last[same]:
+        same += 1
+    texts = cache.last_texts[:same]
+    for item in items[same:]:
         text = known.get(id(item))
         if text is None and type(item) is dict and len(item) == 2 and "role" in item:
             content = item.get("content")
@@ -99,6 +108,14 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
                     listed = b"[" + b",".join(known.get(id(b)) or dumps(b).encode() for b in content) + b"]"
                 text = b'{"role":' + dumps(item["role"]).encode() + b',"content":' + listed + b"}"
         texts.append(text if text is not None else dumps(item).encode())
+    cache.last_items, cache.last_texts = list(items), texts
     rest = dumps({k: v for k, v in body.items() if k != field}).encode()
-    head = b"{" + dumps(field).encode() + b":[" + b",".join(texts) + b"]"
-    return head + (b"," + rest[1:] if rest != b"{}" else b"}")
+    # One join (one copy of a body that may be megabytes): separators interleaved with the items.
+    chunks = [b"{" + dumps(field).encode() + b":["]
+    for text in texts:
+        chunks.append(text)
+        chunks.append(b",")
+    if texts:
+        chunks.pop()
+    chunks.append(b"]," + rest[1:] if rest != b"{}" else b"]}")
+    return b"".join(chunks)

@@ -8,6 +8,7 @@ decoded as the ``anthropic`` SDK decodes them (`decode_event`); tests hold the S
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -32,7 +33,7 @@ from ._common import (
     merged_headers,
     stream_over_http,
 )
-from ._history import prepare_messages, sanitize_tool_call_id
+from ._history import Preparer, prepare_messages, sanitize_tool_call_id
 from ._wire_cache import ConversionCache, encode_body
 
 __all__ = [
@@ -73,13 +74,13 @@ def cache_control_for(model: Model, retention: str) -> dict[str, str] | None:
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /v1/messages`` (streaming)."""
     control = cache_control_for(model, options.cache_retention)
-    messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
-    # An on_payload hook may change the body in place: it gets freshly converted blocks.
-    cache = None if options.on_payload is not None else _CACHE
-    body: dict[str, Any] = {
-        "model": model.id,
-        "messages": convert_messages(messages, model, boundary, control, cache),
-    }
+    if options.on_payload is not None:
+        # The hook may change the body in place: it gets freshly converted blocks, nothing shared.
+        messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
+        wire = convert_messages(messages, model, boundary, control)
+    else:
+        wire = _incremental_messages(model, request, control)
+    body: dict[str, Any] = {"model": model.id, "messages": wire}
     if request.system_prompt.strip():
         system_block: dict[str, Any] = {"type": "text", "text": request.system_prompt}
         if control:
@@ -165,36 +166,122 @@ def convert_messages(
     same-role messages are merged, as the API would. With ``cache``, the blocks of the cached region are
     converted once per message object and shared between requests (never modified here).
     """
-    out: list[dict[str, Any]] = []
-    marker: tuple[int, dict[str, Any]] | None = None  # (index in out, block)
-    key = (model.api, model.provider, model.id, "image" in model.input)
-    for i, message in enumerate(messages):
-        role = "assistant" if isinstance(message, AssistantMessage) else "user"
-        if cache is not None and i < boundary:
-            blocks = cache.parts(message, key, lambda m=message: _blocks(m, model), role)  # type: ignore[misc]
-        else:
-            blocks = _blocks(message, model)
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            merged = out[-1]["content"] + blocks
-            if role == "user":  # the API wants tool_result blocks before anything else in a user turn
-                merged.sort(key=lambda b: b["type"] != "tool_result")
-            out[-1]["content"] = merged
-        else:
-            out.append({"role": role, "content": blocks})
-        if i < boundary:
-            block = next((b for b in reversed(blocks) if b["type"] in _MARKABLE), None)
-            if block is not None:
-                marker = (len(out) - 1, block)
-    if control is not None and marker is not None:
-        # A marked copy in a copied list: the original block may be shared with later requests.
-        index, block = marker
-        content = list(out[index]["content"])
-        position = next(n for n, b in enumerate(content) if b is block)
-        content[position] = {**block, "cache_control": dict(control)}
-        out[index] = {**out[index], "content": content}
-    return out
+    converter = _Converter(model, cache)
+    converter.feed(messages[:boundary], cached=True)
+    converter.feed(messages[boundary:], cached=False)
+    return converter.finish(control)
+
+
+class _Converter:
+    """`convert_messages` as a fold that can be copied and extended (wire messages are never modified
+    in place once added: a merge replaces the last one)."""
+
+    __slots__ = ("model", "cache", "key", "out", "marker")
+
+    def __init__(self, model: Model, cache: ConversionCache | None) -> None:
+        self.model = model
+        self.cache = cache
+        self.key = (model.api, model.provider, model.id, "image" in model.input)
+        self.out: list[dict[str, Any]] = []
+        self.marker: tuple[int, dict[str, Any]] | None = None  # (index in out, block)
+
+    def copy(self) -> _Converter:
+        twin = _Converter(self.model, self.cache)
+        twin.out = list(self.out)
+        twin.marker = self.marker
+        return twin
+
+    def feed(self, messages: list[LlmMessage], cached: bool) -> None:
+        out, cache, model = self.out, self.cache, self.model
+        for message in messages:
+            role = "assistant" if isinstance(message, AssistantMessage) else "user"
+            if cache is not None and cached:
+                blocks = cache.parts(message, self.key, lambda m=message: _blocks(m, model), role)  # type: ignore[misc]
+            else:
+                blocks = _blocks(message, model)
+            if not blocks:
+                continue
+            if out and out[-1]["role"] == role:
+                merged = out[-1]["content"] + blocks
+                if role == "user":  # the API wants tool_result blocks before anything else in a user turn
+                    merged.sort(key=lambda b: b["type"] != "tool_result")
+                out[-1] = {"role": role, "content": merged}
+            else:
+                out.append({"role": role, "content": blocks})
+            if cached:
+                block = next((b for b in reversed(blocks) if b["type"] in _MARKABLE), None)
+                if block is not None:
+                    self.marker = (len(out) - 1, block)
+
+    def finish(self, control: dict[str, str] | None) -> list[dict[str, Any]]:
+        out = list(self.out)
+        if control is not None and self.marker is not None:
+            # A marked copy in a copied list: the original block may be shared with later requests.
+            index, block = self.marker
+            content = list(out[index]["content"])
+            position = next(n for n, b in enumerate(content) if b is block)
+            content[position] = {**block, "cache_control": dict(control)}
+            out[index] = {**out[index], "content": content}
+        return out
+
+
+class _Memo:
+    """The prepared and converted cached region of the last request (see `_incremental_messages`)."""
+
+    __slots__ = ("key", "sources", "preparer", "converter")
+
+    def __init__(
+        self, key: Any, sources: list[LlmMessage], preparer: Preparer, converter: _Converter
+    ) -> None:
+        self.key = key
+        self.sources = sources
+        self.preparer = preparer
+        self.converter = converter
+
+
+_MEMO: list[_Memo] = []  # at most one: the last request's
+
+
+def _incremental_messages(
+    model: Model, request: LlmRequest, control: dict[str, str] | None
+) -> list[dict[str, Any]]:
+    """`prepare_messages` + `convert_messages` with the cached region of the last request reused.
+
+    A request usually repeats the previous one's cached messages (the very same objects) and adds a
+    few; those few are prepared and converted, the rest is taken from the memo. Equal to the plain
+    functions on the same input (tests compare them).
+    """
+    messages = request.messages
+    end = (
+        len(messages)
+        if request.cache_boundary is None
+        else max(0, min(request.cache_boundary, len(messages)))
+    )
+    key = (model.api, model.provider, model.id, tuple(model.input))
+    memo = _MEMO[0] if _MEMO else None
+    if (
+        memo is not None
+        and memo.key == key
+        and len(memo.sources) <= end
+        and all(map(operator.is_, memo.sources, messages))
+    ):
+        preparer, converter, start = memo.preparer.copy(), memo.converter.copy(), len(memo.sources)
+    else:
+        preparer, converter, start = Preparer(model), _Converter(model, _CACHE), 0
+    before = len(preparer.out)
+    preparer.feed(messages[start:end])
+    converter.feed(preparer.out[before:], cached=True)
+    _MEMO[:] = [_Memo(key, list(messages[:end]), preparer.copy(), converter.copy())]
+    before = len(preparer.out)
+    preparer.feed(messages[end:])
+    at_end = end == len(messages)
+    if preparer.pending and at_end:
+        preparer.close_pending()  # synthetic results of a broken history belong to the cached region
+        converter.feed(preparer.out[before:], cached=True)
+    else:
+        preparer.close_pending()
+        converter.feed(preparer.out[before:], cached=False)
+    return converter.finish(control)
 
 
 def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
