@@ -525,9 +525,10 @@ WHY_MISSED: dict[str, str] = {
         "tail read before the session exists is what would meet the target."
     ),
     "tui_enter_answer": (
-        "Enter → answer: on the first prompt the provider module and the HTTP stack (httpcore2, h11, anyio, "
-        "truststore) are imported after Enter — the start-up preload imports only `httpx2`; and the first "
-        "text delta waits for the 1/30 s batch timer before it is written."
+        "Enter → answer: the provider module is warmed after start-up, but the wire client's HTTP stack "
+        "(`pi_tui.ai.wire`, httpcore2, h11, anyio, truststore) is still imported after Enter, as is rich's "
+        "cell-width table when the answer first renders; and the first text delta waits for the 1/30 s "
+        "batch timer before it is written."
     ),
     "tui_keystroke_stream": (
         "Keystrokes while streaming: every batched append that changes the answer's height re-lays out every "
