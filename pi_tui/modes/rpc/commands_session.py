@@ -301,3 +301,28 @@ class SessionCommands:
         from .context_view import context_view
 
         return await context_view(self.session)
+
+    # --- pi-tui: rewind the conversation and/or the files (checkpoints, issue #13) -------------------
+
+    async def cmd_rewind(self, cmd_id: object, command: dict[str, Any]) -> Any:
+        """``{entryId, mode?: "conversation"|"code"|"both", force?, resolutions?: {path: "restore"|"keep"},
+        ask?}``: conflicts come back in the data (``applied: false``) unless ``ask`` lets the client's
+        confirm dialogs decide."""
+        entry_id = opt_str(command, "entryId")
+        mode = opt_str(command, "mode") or "both"
+        if mode not in ("conversation", "code", "both"):
+            raise RpcError(f'"mode" must be conversation, code or both, got "{mode}"')
+        raw = command.get("resolutions") or {}
+        if not isinstance(raw, dict) or any(v not in ("restore", "keep") for v in raw.values()):
+            raise RpcError('"resolutions" must map paths to "restore" or "keep"')
+        try:
+            result = await self.session.rewind(
+                entry_id,
+                mode,
+                force=bool(opt_bool(command, "force")),
+                resolutions={str(k): v for k, v in raw.items()},
+                ask=bool(opt_bool(command, "ask")),
+            )
+        except (LookupError, RuntimeError) as exc:
+            raise RpcError(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)) from exc
+        return result.to_json()

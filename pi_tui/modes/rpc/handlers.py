@@ -30,7 +30,7 @@ COMMANDS = frozenset(
         "get_available_thinking_levels", "set_steering_mode", "set_follow_up_mode", "compact",
         "set_auto_compaction", "set_auto_retry", "abort_retry", "bash", "abort_bash", "get_session_stats",
         "export_html", "switch_session", "fork", "clone", "get_fork_messages", "get_entries", "get_tree",
-        "get_last_assistant_text", "set_session_name", "get_commands", "get_context",
+        "get_last_assistant_text", "set_session_name", "get_commands", "get_context", "rewind",
     }
 )  # fmt: skip
 

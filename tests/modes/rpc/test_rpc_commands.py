@@ -326,3 +326,5 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     assert wrong["success"] is False and wrong["command"] == "prompt" and '"message"' in wrong["error"]
     wrong, _ = rpc.response(rpc.send({"type": "set_auto_retry", "enabled": "yes"}))
     assert wrong["success"] is False and '"enabled"' in wrong["error"]
+    # --- pi-tui: rewind (checkpoints; tests/checkpoints/test_rpc_rewind.py has the details) ---
+    assert rpc.call({"type": "rewind", "entryId": None, "mode": "code"})["data"]["applied"] is True
