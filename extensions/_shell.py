@@ -471,6 +471,12 @@ _WRAPPER_VALUE_OPTS = {
     "timeout": {"-s", "-k", "--signal", "--kill-after"},
     "stdbuf": {"-i", "-o", "-e", "--input", "--output", "--error"},
     "exec": {"-a"},
+    "watch": {"-n", "--interval", "-q", "--equexit"},
+    "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+    "chroot": {"--userspec", "--groups"},
+    "taskset": set(),
+    "chrt": set(),
+    "unshare": set(),
     "xargs": {
         "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--eof",
         "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var", "--replace",
@@ -520,8 +526,10 @@ def _unwrap(argv: list[str]) -> list[str] | None:
             rest = rest[2:]
         else:
             rest = rest[1:]
-    if name == "timeout" and rest:
-        rest = rest[1:]  # the duration
+    if name in ("timeout", "flock", "chroot", "taskset", "chrt") and rest:
+        rest = rest[1:]  # the duration, the lock file, the new root, the CPU mask, the priority
+    if name == "watch" and len(rest) == 1:
+        return _words(rest[0])  # `watch "rm -rf v"`: one string, run by sh -c
     if name == "xargs" and not rest:
         return ["echo"]
     return rest
@@ -568,6 +576,13 @@ def _find_exec(argv: list[str]) -> Iterator[list[str]]:
                 yield list(argv[i + 1 : j])
             i = j
         i += 1
+
+
+def _words(script: str) -> list[str]:
+    try:
+        return shlex.split(script)
+    except ValueError as exc:
+        raise UnparseableCommand(str(exc)) from exc
 
 
 def _env_split(arg: str, after: list[str]) -> list[str]:

@@ -147,6 +147,17 @@ def rule_git(cmd: Any) -> str | None:
         return "git stash drop/clear deletes stashed changes"
     if sub in ("filter-branch", "filter-repo"):
         return f"git {sub} rewrites history"
+    if any(a.startswith("alias.") and "!" in a for a in cmd.argv) or (
+        sub == "config" and any(a.startswith("!") for a in args)
+    ):
+        return "a git alias starting with ! runs any shell command, which cannot be checked"
+    if (
+        sub == "reflog"
+        and operands[:1] == ["expire"]
+        or sub == "gc"
+        and any(a.startswith("--prune=") and a != "--prune=2.weeks.ago" for a in args)
+    ):
+        return "git reflog expire / gc --prune drops what git could otherwise recover"
     return None
 
 
@@ -238,11 +249,11 @@ _AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 # What inline code does to files or processes that git and the checkpoints cannot undo: deleting, overwriting,
 # moving, running other programs (which could do anything), and the indirections that hide those.
 _CODE_DANGER = re.compile(
-    r"rmtree|remove_tree|\brm_r|\brm_rf|\brmdir|rmSync|\brm\s*\(|\bunlink|\bremove\s*\(|truncate|shred|"
-    r"\brename|os\.replace|shutil\.move|\bmove\s*\(|FileUtils|File\.(?:delete|write|open|truncate)|"
+    r"rmtree|remove_tree|\brm_r|\brm_rf|\brmdir|rmSync|\brm\s*\(|\bunlink|\bremove\b|truncate|shred|"
+    r"\brename|os\.replace|shutil\.move|\bmove\s*\(|FileUtils|(?:File|IO|Dir)\.(?:delete|write|open|truncate|unlink|rmdir|binwrite)|"
     r"write_text|write_bytes|writeFile|appendFile|createWriteStream|copyFile|"
     r"\bopen\s*\([^,)]*,\s*(?:mode\s*=\s*)?['\"][^'\"]*[wax+]|\.open\s*\(\s*['\"][^'\"]*[wax+]|"
-    r"\bopen\s*\(?\s*\w+\s*,\s*['\"]\s*[>+|]|\bsystem\s*\(|\bsystem\s|\bexec[lv]?p?e?\s*[\s(]|popen|"
+    r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"]\s*[>+|]|\bsystem\s*\(|\bsystem\s|\bexec[lv]?p?e?\s*[\s(]|popen|"
     r"subprocess|child_process|spawn|execSync|\bqx|`|__import__|importlib|getattr\s*\(|\beval\s*[\s(]|"
     r"\bcompile\s*\(|__builtins__|Deno\.(?:remove|write|truncate|run|Command)|\bchmod|\bchown|\bkill\b"
 )

@@ -333,6 +333,12 @@ ASKS = [
     "IFS=,; c=rm,-rf,v; $c",
     "r=rm; r=ls; $r -rf v",
     "shopt -s expand_aliases\nalias x=rm\nx -rf v",
+    """python3 -c "from os import remove as r; r('k.txt')" """,
+    """perl -e 'open(my $f, ">", "k.txt")'""",
+    "git -c alias.x='!rm -rf v' x",
+    "git reflog expire --expire=now --all",
+    "watch -n 1 rm -rf v",
+    "flock /tmp/pi-gate-test.lock rm -rf v",
 ]
 # What a developer runs all day: none of these may ask.
 DAILY = [
