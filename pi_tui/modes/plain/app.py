@@ -16,22 +16,12 @@ from pi_tui.modes.commands import BuiltinCommands
 from pi_tui.modes.prompt_history import PromptHistory
 
 from .bridge import PlainUIBridge
+from .commands import QUIT, run_plain_command
 from .completion import PlainCompleter, command_items
 from .render import EventPrinter
 from .terminal import Terminal, cwd_label, make_terminal
 
-__all__ = ["run_plain", "HOTKEYS"]
-
-HOTKEYS = """\
-Keys in line mode:
-  Enter              send the prompt
-  Ctrl+J             new line in the prompt
-  Up / Down          earlier / later prompts (remembered per project)
-  Tab                complete /commands and @files
-  Escape or Ctrl+C   abort the answer while the agent works
-  Ctrl+C             clear the line; twice on an empty line quits
-  Ctrl+D             quit (on an empty line)
-  Ctrl+X Ctrl+E      edit the prompt in $EDITOR"""
+__all__ = ["run_plain"]
 
 _DOUBLE_CTRL_C_S = 1.0
 
@@ -173,12 +163,11 @@ async def _loop(
         if not text:
             continue
         history.add(text)
-        if text in ("/quit", "/exit"):
+        handled = await run_plain_command(text, session, bridge, printer)
+        if handled is QUIT:
             break
-        if text == "/hotkeys":
-            printer.line(HOTKEYS)
-            continue
-        await _send(session, terminal, printer, text)
+        if not handled:
+            await _send(session, terminal, printer, text)
 
 
 async def _send(session: Any, terminal: Terminal, printer: EventPrinter, text: str) -> None:

@@ -20,15 +20,11 @@ from prompt_toolkit.document import Document
 
 from pi_tui.modes.commands import BUILTIN_COMMANDS
 
-__all__ = ["CommandItem", "PlainCompleter", "command_items", "PLAIN_COMMANDS"]
+from .commands import PLAIN_COMMANDS
+
+__all__ = ["CommandItem", "PlainCompleter", "command_items"]
 
 log = logging.getLogger(__name__)
-
-PLAIN_COMMANDS: dict[str, str] = {
-    "hotkeys": "Show the keys of the line mode",
-    "quit": "Quit pi-tui",
-}
-"""Commands the line mode answers itself, besides the shared `BUILTIN_COMMANDS`."""
 
 CommandItem = tuple[str, str]
 """``(name without the slash, description)``."""

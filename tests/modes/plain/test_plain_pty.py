@@ -200,3 +200,26 @@ def test_sigterm_while_streaming_restores_the_terminal_and_keeps_the_session(
     assert len(sessions) == 1
     entries = [json.loads(line) for line in sessions[0].read_text().splitlines()]
     assert any(e.get("message", {}).get("role") == "user" for e in entries)
+
+
+def test_model_switch_by_text_and_thinking_picked_from_a_numbered_list(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("From the Anthropic side.")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:  # starts on fake-openai/gpt-fake
+            term.wait_for(_prompt_shown)
+            term.send("/model fake-anthropic/claude-fake\r")
+            term.wait_for("Model: fake-anthropic/claude-fake")
+            term.send("/thinking\r")
+            term.wait_for("1. off")
+            term.send("1\r")
+            term.wait_for("Thinking level: off")
+            term.send("hello\r")
+            term.wait_for("From the Anthropic side.")
+            term.wait_for(_prompt_shown)
+            term.send("\x04")
+            assert term.wait_exit() == 0
+    assert [r.api for r in fake.requests] == ["anthropic"]

@@ -1,0 +1,101 @@
+"""Commands the line mode answers itself: ``/model``, ``/thinking``, ``/hotkeys``, ``/quit``.
+
+The shared ones (``/session``, ``/compact``, …) are `pi_tui.modes.commands.BuiltinCommands`; extension
+commands and unknown ``/words`` go through ``session.prompt`` as everywhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .bridge import PlainUIBridge
+from .render import EventPrinter
+
+__all__ = ["PLAIN_COMMANDS", "HOTKEYS", "QUIT", "run_plain_command"]
+
+PLAIN_COMMANDS: dict[str, str] = {
+    "hotkeys": "Show the keys of the line mode",
+    "model": "Switch model: /model <provider/id[:thinking]> (no argument: pick one)",
+    "thinking": "Set the thinking level: /thinking <level> (no argument: pick one)",
+    "quit": "Quit pi-tui",
+}
+"""Commands the line mode answers itself, besides the shared `BUILTIN_COMMANDS`."""
+
+HOTKEYS = """\
+Keys in line mode:
+  Enter              send the prompt
+  Ctrl+J             new line in the prompt
+  Up / Down          earlier / later prompts (remembered per project)
+  Tab                complete /commands and @files
+  Escape or Ctrl+C   abort the answer while the agent works
+  Ctrl+C             clear the line; twice on an empty line quits
+  Ctrl+D             quit (on an empty line)
+  Ctrl+X Ctrl+E      edit the prompt in $EDITOR"""
+
+QUIT = object()
+"""Returned by `run_plain_command` when the user asked to quit."""
+
+
+async def run_plain_command(text: str, session: Any, bridge: PlainUIBridge, printer: EventPrinter) -> object:
+    """Run ``text`` when it is one of `PLAIN_COMMANDS`: True when handled, `QUIT` to quit, else False."""
+    if not text.startswith("/"):
+        return False
+    name, _, args = text[1:].partition(" ")
+    args = args.strip()
+    if name in ("quit", "exit"):
+        return QUIT
+    if name == "hotkeys":
+        printer.line(HOTKEYS)
+    elif name == "model":
+        await _model(args, session, bridge, printer)
+    elif name == "thinking":
+        await _thinking(args, session, bridge, printer)
+    else:
+        return False
+    return True
+
+
+async def _model(args: str, session: Any, bridge: PlainUIBridge, printer: EventPrinter) -> None:
+    from pi_tui.ai.model_resolver import parse_model_pattern
+    from pi_tui.ai.thinking import clamp_thinking_level
+    from pi_tui.util.fuzzy import fuzzy_filter
+
+    models = session.registry.available_models() if session.registry is not None else []
+    chosen, level = None, None
+    if args:
+        match = parse_model_pattern(args, models)
+        chosen, level = match.model, match.thinking_level
+    if chosen is None:
+        labels = [m.label for m in models]
+        order = [i for i, _ in fuzzy_filter(args, labels)] if args else list(range(len(models)))
+        if not order:
+            printer.line(f"No model matches {args!r}")
+            return
+        picked = await bridge.select("Select model", [labels[i] for i in order])
+        if picked is None:
+            return
+        chosen = models[labels.index(picked)]
+    if session.is_streaming:
+        printer.line("Wait for the answer to finish (or abort it) before switching models.")
+        return
+    session.set_model(chosen, source="set")
+    session.set_thinking_level(clamp_thinking_level(chosen, level if level is not None else session.thinking))
+    thinking = f" (thinking: {session.thinking})" if getattr(chosen, "reasoning", False) else ""
+    printer.line(f"Model: {chosen.label}{thinking}")
+
+
+async def _thinking(args: str, session: Any, bridge: PlainUIBridge, printer: EventPrinter) -> None:
+    from pi_tui.ai.thinking import available_thinking_levels, parse_thinking_level
+
+    levels = list(available_thinking_levels(session.model))
+    level = parse_thinking_level(args) if args else None
+    if level is None:
+        if args:
+            printer.line(f"Unknown thinking level {args!r}; levels: {', '.join(levels)}")
+            return
+        picked = await bridge.select("Thinking level", levels)
+        if picked is None:
+            return
+        level = parse_thinking_level(picked)
+    session.set_thinking_level(level)
+    printer.line(f"Thinking level: {session.thinking}")
