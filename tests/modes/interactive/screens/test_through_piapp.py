@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pi_tui.ai.providers.faux import FauxScript, faux_reply
+from pi_tui.modes.interactive.screens._dialogs import ChoiceScreen
+from pi_tui.modes.interactive.screens.context_screen import ContextScreen
+from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
+from pi_tui.session import SessionManager
+
+from ..helpers import make_app, type_text, until
+
+
+async def _submit(pilot: Any, app: Any, text: str) -> None:
+    await type_text(pilot, text)
+    app.menu.hide()
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def _prompt(pilot: Any, app: Any, text: str) -> None:
+    await _submit(pilot, app, text)
+    await until(pilot, lambda: not app._busy and not app.editor.text)
+    await pilot.pause()
+
+
+async def test_context_and_tree_through_the_shell_jump_back_and_branch(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    script = FauxScript(faux_reply("one"), faux_reply("two"), faux_reply("three"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _prompt(pilot, app, "alpha question")
+        await _prompt(pilot, app, "beta question")
+
+        await _submit(pilot, app, "/context")
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ContextScreen))
+
+        await _submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreeScreen))
+        tree = app.screen
+        assert isinstance(tree, TreeScreen)
+        index = next(i for i, r in enumerate(tree.shown) if r.text == "user: beta question")
+        tree.query_one("#tree-list").cursor = index  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        await pilot.press("enter")  # no summary
+        await until(pilot, lambda: not isinstance(app.screen, (TreeScreen, ChoiceScreen)))
+        await until(pilot, lambda: app.editor.text == "beta question")
+        app.editor.text = ""
+        await _prompt(pilot, app, "gamma question")
+        path = app.session.session.path
+    manager = SessionManager.open(path, read_only=True)
+    users = [e for e in manager.get_entries() if getattr(getattr(e, "message", None), "role", None) == "user"]
+    texts = sorted(
+        str(e.message.content if isinstance(e.message.content, str) else e.message.content[0].text)
+        for e in users
+    )
+    assert texts == ["alpha question", "beta question", "gamma question"]
+    beta = next(e for e in users if "beta" in str(e.message.content))
+    gamma = next(e for e in users if "gamma" in str(e.message.content))
+    assert beta.parent_id == gamma.parent_id  # two branches from the first answer
+    manager.close()
