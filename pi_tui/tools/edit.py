@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,8 @@ __all__ = [
     "EDIT_DESCRIPTION",
     "FileChangeFn",
 ]
+
+log = logging.getLogger(__name__)
 
 FileChangeFn = Callable[[Path, bytes | None, bytes | None, str], dict[str, Any] | None]
 """``(path, before, after, tool name) -> checkpoint JSON``: records a file change (see
@@ -146,13 +149,14 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
             raise_if_aborted(signal)
             plan = await finish_in_thread(lambda: _plan_edit(absolute, path, edits))
             raise_if_aborted(signal)
-            await finish_in_thread(lambda: absolute.write_bytes(plan.final_bytes))
-            if on_change is not None:
-                checkpoint = await finish_in_thread(
-                    lambda: on_change(absolute, plan.original, plan.final_bytes, "edit")
-                )
-                if checkpoint is not None:
-                    plan.details["checkpoint"] = checkpoint
+
+            def write() -> dict[str, Any] | None:
+                absolute.write_bytes(plan.final_bytes)
+                return record_change(on_change, absolute, plan.original, plan.final_bytes, "edit")
+
+            checkpoint = await finish_in_thread(write)  # one thread hop for the write and its checkpoint
+            if checkpoint is not None:
+                plan.details["checkpoint"] = checkpoint
             raise_if_aborted(signal)
         return ToolResult(
             content=[TextContent(text=f"Successfully replaced {len(edits)} block(s) in {path}.")],
@@ -169,6 +173,19 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
         prompt_guidelines=list(_GUIDELINES),
         prepare_arguments=prepare_edit_arguments,
     )
+
+
+def record_change(
+    on_change: FileChangeFn | None, path: Path, before: bytes | None, after: bytes | None, tool: str
+) -> dict[str, Any] | None:
+    """Call ``on_change``; a failing checkpoint is logged and never fails the tool's change."""
+    if on_change is None:
+        return None
+    try:
+        return on_change(path, before, after, tool)
+    except Exception:
+        log.warning("checkpoint of %s failed", path, exc_info=True)
+        return None
 
 
 class _Plan:

@@ -10,7 +10,7 @@ from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
 from ._common import finish_in_thread, raise_if_aborted, str_arg
-from .edit import FileChangeFn
+from .edit import FileChangeFn, record_change
 from .mutation_queue import file_mutation
 from .paths import resolve_to_cwd
 
@@ -52,19 +52,26 @@ def create_write_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Ag
         details: dict[str, Any] | None = None
         async with file_mutation(absolute):
             raise_if_aborted(signal)
-            before = (
-                await finish_in_thread(lambda: _read_if_file(absolute)) if on_change is not None else None
-            )
+            before: bytes | None = None
+
+            def prepare() -> None:
+                nonlocal before
+                if on_change is not None:  # checkpoints: the old content, read under the lock
+                    before = _read_if_file(absolute)
+                absolute.parent.mkdir(parents=True, exist_ok=True)
+
+            def write() -> dict[str, Any] | None:
+                absolute.write_bytes(data)
+                return record_change(on_change, absolute, before, data, "write")
+
             try:
-                await finish_in_thread(lambda: absolute.parent.mkdir(parents=True, exist_ok=True))
+                await finish_in_thread(prepare)
                 raise_if_aborted(signal)
-                await finish_in_thread(lambda: absolute.write_bytes(data))
+                checkpoint = await finish_in_thread(write)  # one hop for the write and its checkpoint
             except OSError as exc:
                 raise ToolError(f"Could not write file: {path}. {exc.strerror or exc}") from exc
-            if on_change is not None:
-                checkpoint = await finish_in_thread(lambda: on_change(absolute, before, data, "write"))
-                if checkpoint is not None:
-                    details = {"checkpoint": checkpoint}
+            if checkpoint is not None:
+                details = {"checkpoint": checkpoint}
             raise_if_aborted(signal)
         return ToolResult(
             content=[TextContent(text=f"Successfully wrote {js_length(content)} bytes to {path}")],
