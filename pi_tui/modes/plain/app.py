@@ -15,6 +15,7 @@ from pi_tui import __version__
 from pi_tui.modes.commands import BuiltinCommands
 from pi_tui.modes.prompt_history import PromptHistory
 
+from .bash import run_user_bash
 from .bridge import PlainUIBridge
 from .commands import QUIT, run_plain_command
 from .completion import PlainCompleter, command_items
@@ -166,7 +167,11 @@ async def _loop(
         handled = await run_plain_command(text, session, bridge, printer)
         if handled is QUIT:
             break
-        if not handled:
+        if handled:
+            continue
+        if text.startswith("!"):
+            await run_user_bash(text, session, terminal, printer)
+        else:
             await _send(session, terminal, printer, text)
 
 

@@ -30,7 +30,8 @@ Keys in line mode:
   Escape or Ctrl+C   abort the answer while the agent works
   Ctrl+C             clear the line; twice on an empty line quits
   Ctrl+D             quit (on an empty line)
-  Ctrl+X Ctrl+E      edit the prompt in $EDITOR"""
+  Ctrl+X Ctrl+E      edit the prompt in $EDITOR
+  !cmd / !!cmd       run a shell command; its output goes to the model with the next prompt (!! keeps it out)"""
 
 QUIT = object()
 """Returned by `run_plain_command` when the user asked to quit."""

@@ -223,3 +223,27 @@ def test_model_switch_by_text_and_thinking_picked_from_a_numbered_list(
             term.send("\x04")
             assert term.wait_exit() == 0
     assert [r.api for r in fake.requests] == ["anthropic"]
+
+
+def test_bang_command_output_reaches_the_model_and_double_bang_does_not(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("Seen.")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:
+            term.wait_for(_prompt_shown)
+            term.send("!echo shared-$((40 + 2))\r")
+            term.wait_for("shared-42")
+            term.wait_for(_prompt_shown)
+            term.send("!!echo private-$((1 + 1))\r")
+            term.wait_for("private-2")
+            term.wait_for(_prompt_shown)
+            term.send("what did the shell say?\r")
+            term.wait_for("Seen.")
+            term.wait_for(_prompt_shown)
+            term.send("\x04")
+            assert term.wait_exit() == 0
+    body = json.dumps(fake.requests[-1].body)
+    assert "shared-42" in body and "private-2" not in body
