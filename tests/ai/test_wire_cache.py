@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from pi_tui.ai.providers import anthropic, openai_completions, openai_responses
-from pi_tui.ai.providers._history import prepare_messages
 from pi_tui.ai.providers._wire_cache import ConversionCache, encode_body
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import (
     AssistantMessage,
+    ImageContent,
     Model,
     TextContent,
     ThinkingContent,
@@ -156,18 +156,25 @@ def _random_history(rng: random.Random, model: Model, size: int) -> list[Any]:
             open_calls = [c.id for c in calls]
         else:
             call_id = rng.choice([*open_calls, "orphan"]) if open_calls else "orphan"
-            messages.append(
-                ToolResultMessage(tool_call_id=call_id, tool_name="read", content=[TextContent(text=f"r{n}")])
-            )
+            result: list[Any] = [TextContent(text=f"r{n}")]
+            if rng.random() < 0.2:
+                result.append(ImageContent(data="aGk=", mime_type="image/png"))
+            messages.append(ToolResultMessage(tool_call_id=call_id, tool_name="read", content=result))
     return messages
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_incremental_anthropic_messages_equal_the_plain_conversion(seed: int) -> None:
+def _plain_wire(api: str, model: Model, request: LlmRequest) -> Any:
+    """The body's message list as the plain (non-incremental, uncached) conversion builds it."""
+    body = MODULES[api].build_request(model, request, StreamOptions(on_payload=lambda body: None))
+    return body["input" if api == "responses" else "messages"]
+
+
+@pytest.mark.parametrize("api", list(MODELS))
+@pytest.mark.parametrize("seed", range(8))
+def test_incremental_conversion_equals_the_plain_one(api: str, seed: int) -> None:
     rng = random.Random(seed)
-    model = MODELS["anthropic"]
+    model = MODELS[api].model_copy(update={"input": ["text", "image"], "reasoning": seed % 2 == 0})
     history = _random_history(rng, model, 60)
-    control = {"type": "ephemeral"}
     size = 0
     while size < len(history):
         size = min(len(history), size + rng.randint(1, 4))
@@ -176,7 +183,9 @@ def test_incremental_anthropic_messages_equal_the_plain_conversion(seed: int) ->
         tail = rng.randint(0, 2)  # uncached request-only messages after the cached region
         boundary = None if tail == 0 and rng.random() < 0.5 else size
         messages = history[:size] + [UserMessage(content=f"panel {size}-{k}") for k in range(tail)]
-        request = LlmRequest("s", messages, cache_boundary=boundary)
-        prepared, mapped = prepare_messages(list(messages), model, boundary)
-        expected = anthropic.convert_messages(prepared, model, mapped, control)
-        assert anthropic._incremental_messages(model, request, control) == expected, (seed, size, boundary)
+        system = "You are terse." if rng.random() < 0.8 else "Another prompt."
+        request = LlmRequest(system, messages, TOOLS, cache_boundary=boundary)
+        body = MODULES[api].build_request(model, request, StreamOptions())
+        field = "input" if api == "responses" else "messages"
+        sent = _wire(api, body)[field]
+        assert sent == json.loads(json.dumps(_plain_wire(api, model, request))), (seed, size, boundary)

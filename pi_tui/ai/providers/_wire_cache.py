@@ -14,11 +14,16 @@ breakpoint) is copied first, so the cached parts are never modified.
 from __future__ import annotations
 
 import json
+import operator
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-__all__ = ["ConversionCache", "dumps", "encode_body"]
+if TYPE_CHECKING:
+    from ..stream import LlmRequest
+    from ..types import LlmMessage, Model
+
+__all__ = ["ConversionCache", "Converter", "PrefixMemo", "dumps", "encode_body"]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 dumps = _ENCODER.encode  # the wire encoding: compact, UTF-8 text kept as is
@@ -119,3 +124,59 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
         chunks.pop()
     chunks.append(b"]," + rest[1:] if rest != b"{}" else b"]}")
     return b"".join(chunks)
+
+
+class Converter(Protocol):
+    """A provider's message conversion as a fold: copyable, extended by prepared messages."""
+
+    def copy(self: _C) -> _C: ...
+
+    def feed(self, messages: list[LlmMessage], cached: bool) -> None: ...
+
+
+_C = TypeVar("_C", bound=Converter)
+
+
+class PrefixMemo:
+    """`prepare_messages` + a provider's conversion, with the previous request's cached region reused.
+
+    A request usually repeats the previous one's cached messages (the very same objects) and adds a
+    few: only those few are prepared and converted; the state after the cached region is kept for the
+    next request. The result equals the plain functions on the same input (tests compare them).
+    """
+
+    def __init__(self) -> None:
+        self._key: Hashable = None
+        self._sources: list[LlmMessage] = []
+        self._state: tuple[Any, Any] | None = None  # (Preparer, converter) after the sources
+
+    def convert(self, model: Model, request: LlmRequest, key: Hashable, fresh: Callable[[], _C]) -> _C:
+        """The converter after every message of ``request`` (the cached region fed as cached)."""
+        from ._history import Preparer
+
+        messages = request.messages
+        boundary = request.cache_boundary
+        end = len(messages) if boundary is None else max(0, min(boundary, len(messages)))
+        state = self._state
+        if (
+            state is not None
+            and self._key == key
+            and len(self._sources) <= end
+            and all(map(operator.is_, self._sources, messages))
+        ):
+            preparer, converter, start = state[0].copy(), state[1].copy(), len(self._sources)
+        else:
+            preparer, converter, start = Preparer(model), fresh(), 0
+        before = len(preparer.out)
+        preparer.feed(messages[start:end])
+        converter.feed(preparer.out[before:], cached=True)
+        self._key, self._sources, self._state = key, list(messages[:end]), (preparer.copy(), converter.copy())
+        before = len(preparer.out)
+        preparer.feed(messages[end:])
+        if preparer.pending and end == len(messages):
+            preparer.close_pending()  # synthetic results of a broken history belong to the cached region
+            converter.feed(preparer.out[before:], cached=True)
+        else:
+            preparer.close_pending()
+            converter.feed(preparer.out[before:], cached=False)
+        return converter

@@ -8,7 +8,6 @@ decoded as the ``anthropic`` SDK decodes them (`decode_event`); tests hold the S
 from __future__ import annotations
 
 import json
-import operator
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -33,8 +32,8 @@ from ._common import (
     merged_headers,
     stream_over_http,
 )
-from ._history import Preparer, prepare_messages, sanitize_tool_call_id
-from ._wire_cache import ConversionCache, encode_body
+from ._history import prepare_messages, sanitize_tool_call_id
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -56,6 +55,7 @@ _MARKABLE = frozenset({"text", "image", "document", "tool_result", "tool_use"})
 _MAX_MARKERS = 4
 # Converted blocks of the stored history, reused across requests (see _wire_cache).
 _CACHE = ConversionCache()
+_MEMO = PrefixMemo()
 
 
 # --- request ---------------------------------------------------------------------------------------
@@ -79,7 +79,8 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
         wire = convert_messages(messages, model, boundary, control)
     else:
-        wire = _incremental_messages(model, request, control)
+        key = (model.api, model.provider, model.id, tuple(model.input))
+        wire = _MEMO.convert(model, request, key, lambda: _Converter(model, _CACHE)).finish(control)
     body: dict[str, Any] = {"model": model.id, "messages": wire}
     if request.system_prompt.strip():
         system_block: dict[str, Any] = {"type": "text", "text": request.system_prompt}
@@ -223,65 +224,6 @@ class _Converter:
             content[position] = {**block, "cache_control": dict(control)}
             out[index] = {**out[index], "content": content}
         return out
-
-
-class _Memo:
-    """The prepared and converted cached region of the last request (see `_incremental_messages`)."""
-
-    __slots__ = ("key", "sources", "preparer", "converter")
-
-    def __init__(
-        self, key: Any, sources: list[LlmMessage], preparer: Preparer, converter: _Converter
-    ) -> None:
-        self.key = key
-        self.sources = sources
-        self.preparer = preparer
-        self.converter = converter
-
-
-_MEMO: list[_Memo] = []  # at most one: the last request's
-
-
-def _incremental_messages(
-    model: Model, request: LlmRequest, control: dict[str, str] | None
-) -> list[dict[str, Any]]:
-    """`prepare_messages` + `convert_messages` with the cached region of the last request reused.
-
-    A request usually repeats the previous one's cached messages (the very same objects) and adds a
-    few; those few are prepared and converted, the rest is taken from the memo. Equal to the plain
-    functions on the same input (tests compare them).
-    """
-    messages = request.messages
-    end = (
-        len(messages)
-        if request.cache_boundary is None
-        else max(0, min(request.cache_boundary, len(messages)))
-    )
-    key = (model.api, model.provider, model.id, tuple(model.input))
-    memo = _MEMO[0] if _MEMO else None
-    if (
-        memo is not None
-        and memo.key == key
-        and len(memo.sources) <= end
-        and all(map(operator.is_, memo.sources, messages))
-    ):
-        preparer, converter, start = memo.preparer.copy(), memo.converter.copy(), len(memo.sources)
-    else:
-        preparer, converter, start = Preparer(model), _Converter(model, _CACHE), 0
-    before = len(preparer.out)
-    preparer.feed(messages[start:end])
-    converter.feed(preparer.out[before:], cached=True)
-    _MEMO[:] = [_Memo(key, list(messages[:end]), preparer.copy(), converter.copy())]
-    before = len(preparer.out)
-    preparer.feed(messages[end:])
-    at_end = end == len(messages)
-    if preparer.pending and at_end:
-        preparer.close_pending()  # synthetic results of a broken history belong to the cached region
-        converter.feed(preparer.out[before:], cached=True)
-    else:
-        preparer.close_pending()
-        converter.feed(preparer.out[before:], cached=False)
-    return converter.finish(control)
 
 
 def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
-from ._wire_cache import ConversionCache, encode_body
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -52,6 +52,7 @@ REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _TOOL_ID_MAX = 40  # OpenAI rejects longer tool_call ids
 # Converted messages of the stored history, reused across requests (see _wire_cache).
 _CACHE = ConversionCache()
+_MEMO = PrefixMemo()
 
 
 async def openai_client(model: Model, options: StreamOptions) -> Any:
@@ -117,14 +118,23 @@ def resolve_compat(model: Model) -> dict[str, Any]:
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /chat/completions`` (streaming)."""
     compat = resolve_compat(model)
-    messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
-    # An on_payload hook may change the body in place: it gets freshly converted messages.
-    cache = None if options.on_payload is not None else _CACHE
-    body: dict[str, Any] = {
-        "model": model.id,
-        "messages": convert_messages(messages, model, request.system_prompt, compat, cache, boundary),
-        "stream": True,
-    }
+    if options.on_payload is not None:
+        # The hook may change the body in place: it gets freshly converted messages, nothing shared.
+        messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
+        wire = convert_messages(messages, model, request.system_prompt, compat)
+    else:
+        key = (
+            model.api,
+            model.provider,
+            model.id,
+            tuple(model.input),
+            model.reasoning,
+            request.system_prompt,
+            json.dumps(compat, sort_keys=True),
+        )
+        fresh = lambda: _Converter(model, request.system_prompt, compat, _CACHE)  # noqa: E731
+        wire = _MEMO.convert(model, request, key, fresh).finish()
+    body: dict[str, Any] = {"model": model.id, "messages": wire, "stream": True}
     if compat["supportsUsageInStreaming"]:
         body["stream_options"] = {"include_usage": True}
     if options.session_id and options.cache_retention != "none" and compat["supportsPromptCacheKey"]:
@@ -176,43 +186,81 @@ def convert_messages(
     With ``cache``, the first ``boundary`` messages (the stored history) are converted once per message
     object and shared between requests (never modified here).
     """
-    key = (model.api, model.provider, model.id, "image" in model.input, json.dumps(compat, sort_keys=True))
-    out: list[dict[str, Any]] = []
-    if system_prompt.strip():
-        role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
-        out.append({"role": role, "content": system_prompt})
-    pending_images: list[dict[str, Any]] = []
+    converter = _Converter(model, system_prompt, compat, cache)
+    converter.feed(messages[:boundary], cached=True)
+    converter.feed(messages[boundary:], cached=False)
+    return converter.finish()
 
-    def append_user(user: dict[str, Any]) -> None:
-        if compat["requiresAssistantAfterToolResult"] and out and out[-1]["role"] == "tool":
+
+class _Converter:
+    """`convert_messages` as a fold that can be copied and extended (items are never modified)."""
+
+    __slots__ = ("model", "compat", "cache", "key", "out", "pending_images")
+
+    def __init__(
+        self, model: Model, system_prompt: str, compat: dict[str, Any], cache: ConversionCache | None
+    ) -> None:
+        self.model = model
+        self.compat = compat
+        self.cache = cache
+        self.key = (
+            model.api,
+            model.provider,
+            model.id,
+            "image" in model.input,
+            json.dumps(compat, sort_keys=True),
+        )
+        self.out: list[dict[str, Any]] = []
+        self.pending_images: list[dict[str, Any]] = []
+        if system_prompt.strip():
+            role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+            self.out.append({"role": role, "content": system_prompt})
+
+    def copy(self) -> _Converter:
+        twin = _Converter.__new__(_Converter)
+        twin.model, twin.compat, twin.cache, twin.key = self.model, self.compat, self.cache, self.key
+        twin.out = list(self.out)
+        twin.pending_images = list(self.pending_images)
+        return twin
+
+    def _append_user(self, user: dict[str, Any]) -> None:
+        out = self.out
+        if self.compat["requiresAssistantAfterToolResult"] and out and out[-1]["role"] == "tool":
             out.append({"role": "assistant", "content": "I have processed the tool results."})
         out.append(user)
 
-    def flush_images() -> None:
+    def _flush_images(self) -> None:
         # Tool messages carry text only, so images a tool returned follow as one user message.
-        if pending_images:
+        if self.pending_images:
             text = {"type": "text", "text": "Attached image(s) from tool result:"}
-            append_user({"role": "user", "content": [text, *pending_images]})
-            pending_images.clear()
+            self._append_user({"role": "user", "content": [text, *self.pending_images]})
+            self.pending_images = []
 
-    for i, message in enumerate(messages):
-        if cache is not None and i < boundary:
-            converted = cache.parts(message, key, lambda m=message: _convert(m, model, compat))  # type: ignore[misc]
-        else:
-            converted = _convert(message, model, compat)
-        if isinstance(message, ToolResultMessage):
-            out.extend(converted)
-            if "image" in model.input:
-                pending_images.extend(_image_part(p) for p in message.content if isinstance(p, ImageContent))
-            continue
-        flush_images()
-        for item in converted:
-            if item["role"] == "user":
-                append_user(item)
+    def feed(self, messages: list[LlmMessage], cached: bool) -> None:
+        model, compat, cache, out = self.model, self.compat, self.cache, self.out
+        for message in messages:
+            if cache is not None and cached:
+                converted = cache.parts(message, self.key, lambda m=message: _convert(m, model, compat))  # type: ignore[misc]
             else:
-                out.append(item)
-    flush_images()
-    return out
+                converted = _convert(message, model, compat)
+            if isinstance(message, ToolResultMessage):
+                out.extend(converted)
+                if "image" in model.input:
+                    images = [_image_part(p) for p in message.content if isinstance(p, ImageContent)]
+                    if images:
+                        self.pending_images = [*self.pending_images, *images]
+                continue
+            self._flush_images()
+            for item in converted:
+                if item["role"] == "user":
+                    self._append_user(item)
+                else:
+                    out.append(item)
+
+    def finish(self) -> list[dict[str, Any]]:
+        twin = self.copy()
+        twin._flush_images()
+        return twin.out
 
 
 def _convert(message: LlmMessage, model: Model, compat: dict[str, Any]) -> list[dict[str, Any]]:

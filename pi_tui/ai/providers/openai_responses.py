@@ -30,7 +30,7 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
-from ._wire_cache import ConversionCache, encode_body
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
 
 __all__ = ["build_request", "convert_input", "stream_openai_responses"]
@@ -38,19 +38,27 @@ __all__ = ["build_request", "convert_input", "stream_openai_responses"]
 _CALL_ID_MAX = 64
 # Converted input items of the stored history, reused across requests (see _wire_cache).
 _CACHE = ConversionCache()
+_MEMO = PrefixMemo()
 
 
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /responses`` (streaming, stateless)."""
-    messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
-    # An on_payload hook may change the body in place: it gets freshly converted items.
-    cache = None if options.on_payload is not None else _CACHE
-    body: dict[str, Any] = {
-        "model": model.id,
-        "input": convert_input(messages, model, request.system_prompt, cache, boundary),
-        "stream": True,
-        "store": False,
-    }
+    if options.on_payload is not None:
+        # The hook may change the body in place: it gets freshly converted items, nothing shared.
+        messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
+        items = convert_input(messages, model, request.system_prompt)
+    else:
+        key = (
+            model.api,
+            model.provider,
+            model.id,
+            tuple(model.input),
+            model.reasoning,
+            request.system_prompt,
+        )
+        fresh = lambda: _Converter(model, request.system_prompt, _CACHE)  # noqa: E731
+        items = _MEMO.convert(model, request, key, fresh).finish()
+    body: dict[str, Any] = {"model": model.id, "input": items, "stream": True, "store": False}
     if options.session_id and options.cache_retention != "none":
         body["prompt_cache_key"] = options.session_id
     if options.cache_retention == "long" and "api.openai.com" in (model.base_url or DEFAULT_BASE_URL):
@@ -89,47 +97,67 @@ def convert_input(
     With ``cache``, the first ``boundary`` messages (the stored history) are converted once per message
     object and shared between requests (never modified here).
     """
-    key = (model.api, model.provider, model.id, "image" in model.input)
-    items: list[dict[str, Any]] = []
-    if system_prompt.strip():
-        items.append({"role": "developer" if model.reasoning else "system", "content": system_prompt})
-    pending_images: list[dict[str, Any]] = []
-    for i, message in enumerate(messages):
-        if cache is not None and i < boundary:
-            converted = cache.parts(message, key, lambda m=message: _convert(m, model))  # type: ignore[misc]
-        else:
-            converted = _convert(message, model)
-        if isinstance(message, ToolResultMessage):
-            items.extend(converted)
-            if "image" in model.input:
-                pending_images.extend(_image(p) for p in message.content if isinstance(p, ImageContent))
-            continue
-        if pending_images:
-            # function_call_output is text only; images a tool returned follow as a user message.
-            items.append(
-                {
-                    "type": "message",
-                    "role": "user",
-                    "content": [
-                        {"type": "input_text", "text": "Attached image(s) from tool result:"},
-                        *pending_images,
-                    ],
-                }
+    converter = _Converter(model, system_prompt, cache)
+    converter.feed(messages[:boundary], cached=True)
+    converter.feed(messages[boundary:], cached=False)
+    return converter.finish()
+
+
+def _attached_images(images: list[dict[str, Any]]) -> dict[str, Any]:
+    # function_call_output is text only; images a tool returned follow as a user message.
+    return {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "Attached image(s) from tool result:"}, *images],
+    }
+
+
+class _Converter:
+    """`convert_input` as a fold that can be copied and extended (items are never modified)."""
+
+    __slots__ = ("model", "cache", "key", "items", "pending_images")
+
+    def __init__(self, model: Model, system_prompt: str, cache: ConversionCache | None) -> None:
+        self.model = model
+        self.cache = cache
+        self.key = (model.api, model.provider, model.id, "image" in model.input)
+        self.items: list[dict[str, Any]] = []
+        self.pending_images: list[dict[str, Any]] = []
+        if system_prompt.strip():
+            self.items.append(
+                {"role": "developer" if model.reasoning else "system", "content": system_prompt}
             )
-            pending_images = []
-        items.extend(converted)
-    if pending_images:
-        items.append(
-            {
-                "type": "message",
-                "role": "user",
-                "content": [
-                    {"type": "input_text", "text": "Attached image(s) from tool result:"},
-                    *pending_images,
-                ],
-            }
-        )
-    return items
+
+    def copy(self) -> _Converter:
+        twin = _Converter.__new__(_Converter)
+        twin.model, twin.cache, twin.key = self.model, self.cache, self.key
+        twin.items = list(self.items)
+        twin.pending_images = list(self.pending_images)
+        return twin
+
+    def feed(self, messages: list[LlmMessage], cached: bool) -> None:
+        model, cache, items = self.model, self.cache, self.items
+        for message in messages:
+            if cache is not None and cached:
+                converted = cache.parts(message, self.key, lambda m=message: _convert(m, model))  # type: ignore[misc]
+            else:
+                converted = _convert(message, model)
+            if isinstance(message, ToolResultMessage):
+                items.extend(converted)
+                if "image" in model.input:
+                    images = [_image(p) for p in message.content if isinstance(p, ImageContent)]
+                    if images:
+                        self.pending_images = [*self.pending_images, *images]
+                continue
+            if self.pending_images:
+                items.append(_attached_images(self.pending_images))
+                self.pending_images = []
+            items.extend(converted)
+
+    def finish(self) -> list[dict[str, Any]]:
+        if self.pending_images:
+            return [*self.items, _attached_images(self.pending_images)]
+        return list(self.items)
 
 
 def _convert(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
