@@ -138,6 +138,17 @@ class RewindMixin(SessionHost):
 
         return dataclasses.replace(tool, execute=execute)
 
+    async def checkpoint_before_user_bash(self) -> None:
+        """Call just before running a ``!cmd``: the checkpoint recorded with its ``bashExecution``
+        message then holds exactly the command's changes (without it: every change since the
+        project's last snapshot)."""
+        if not self.checkpoints.enabled:
+            return
+        try:
+            await asyncio.to_thread(self.checkpoints.command_snapshot)
+        except Exception:
+            log.warning("checkpoint snapshot before a user command failed", exc_info=True)
+
     def _record_user_bash(self) -> None:
         """``!cmd``: what changed since the project's last snapshot, as a checkpoint entry."""
         if not self.checkpoints.enabled:

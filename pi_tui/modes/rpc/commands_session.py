@@ -260,6 +260,7 @@ class SessionCommands:
         run = BashRun(self.session, text, exclude_from_context=exclude)
         self._bash = run
         try:
+            await self.session.checkpoint_before_user_bash()  # checkpoints (issue #13)
             message = await run.execute(
                 lambda delta: self.server.send(
                     {"type": "bash_execution_update", "id": cmd_id, "delta": delta}
