@@ -39,7 +39,7 @@ SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
     "/resume": [
         ("type", 'search names, prompts, dates ("phrase", re:regex)'),
         ("enter · tab", "resume · this folder / all"),
-        ("ctrl+s · ctrl+n · ctrl+p", "sort · named only · paths"),
+        ("ctrl+s · ctrl+n · ctrl+g", "sort · named only · paths"),
         ("ctrl+r · ctrl+d", "rename · delete (to the trash folder)"),
     ],
     "/model": [

@@ -2,7 +2,8 @@
 
 Keys (pi 0.87): type to search (names, first prompts, ids, folders and dates; ``"a phrase"``,
 ``re:regex``), ↑/↓ PgUp/PgDn move, Enter resumes, Tab switches This folder / All, Ctrl+S cycles the sort
-(recent, relevance), Ctrl+N named only, Ctrl+P shows paths, Ctrl+R renames, Ctrl+D deletes (after a
+(recent, relevance), Ctrl+N named only, Ctrl+G shows paths (pi's Ctrl+P
+cycles models here), Ctrl+R renames, Ctrl+D deletes (after a
 confirmation, into ``<agent dir>/trash``, so it can be restored), Esc closes.
 """
 
@@ -69,7 +70,7 @@ class ResumeScreen(Screen[None]):
         Binding("tab", "scope", "This folder / All", priority=True),
         Binding("ctrl+s", "sort", "Sort", priority=True),
         Binding("ctrl+n", "named", "Named only", priority=True),
-        Binding("ctrl+p", "paths", "Paths", priority=True),
+        Binding("ctrl+g", "paths", "Paths", priority=True),
         Binding("ctrl+r", "rename", "Rename", priority=True),
         Binding("ctrl+d", "delete", "Delete", priority=True),
     ]
@@ -91,7 +92,7 @@ class ResumeScreen(Screen[None]):
             yield Input(placeholder="Type to search", id="resume-search")
             yield RowList(self._render_row, id="resume-list")
             yield Static(
-                "↑/↓ move · Enter resume · Tab folder/all · ctrl+s sort · ctrl+n named · ctrl+p paths · "
+                "↑/↓ move · Enter resume · Tab folder/all · ctrl+s sort · ctrl+n named · ctrl+g paths · "
                 "ctrl+r rename · ctrl+d delete · Esc close",
                 id="resume-help",
             )

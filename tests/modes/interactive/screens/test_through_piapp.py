@@ -65,3 +65,31 @@ async def test_context_and_tree_through_the_shell_jump_back_and_branch(
     gamma = next(e for e in users if "gamma" in str(e.message.content))
     assert beta.parent_id == gamma.parent_id  # two branches from the first answer
     manager.close()
+
+
+async def test_screen_keys_win_over_the_app_keys_of_the_same_name(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
+
+    script = FauxScript(faux_reply("one"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _prompt(pilot, app, "alpha question")
+        await _submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreeScreen))
+        tree = app.screen
+        assert isinstance(tree, TreeScreen)
+        seen = []
+        for key in ("ctrl+u", "ctrl+t", "ctrl+l", "ctrl+a", "ctrl+o", "ctrl+d"):
+            await pilot.press(key)
+            seen.append(tree.model.mode)
+        assert seen == ["user-only", "no-tools", "labeled-only", "all", "default", "default"]
+        assert app.is_running and isinstance(app.screen, TreeScreen)
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, TreeScreen))
+        await _submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        resume = app.screen
+        assert isinstance(resume, ResumeScreen)
+        await pilot.press("ctrl+g")
+        assert resume.show_paths
