@@ -1,7 +1,7 @@
 """File checkpoints on the session tree: a content-addressed store of file contents, the records that
 cite it from the session file, and the planning of a rewind (`docs/user-guide.md`, "Rewinding").
 
-Imports only the standard library, `pi_tui.util` and `pi_tui.tools.walk`.
+Imports only the standard library and `pi_tui.util` (the file listing follows `pi_tui.tools.walk`'s rules).
 """
 
 from __future__ import annotations

@@ -120,4 +120,8 @@ class Checkpointer:
         if before is None:
             return Checkpoint(kind, [], partial=True, note="no earlier snapshot of this project").to_json()
         changes, partial = diff_snapshots(before, after)
+        # A file that left the listing but is still there became ignored: it was not deleted.
+        changes = [
+            c for c in changes if c.after is not None or c.skipped or not self.absolute(c.path).exists()
+        ]
         return Checkpoint(kind, changes, partial=partial).to_json()

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_tui.tools.walk import walk
+from pi_tui.util.ignore import IGNORE_FILE_NAMES
 
 from .limits import CheckpointLimits
+from .listing import DirectoryCache, list_files
 from .records import FileChange
 from .store import BlobStore, content_hash
 
@@ -66,6 +67,7 @@ class Snapshotter:
         self._stored: set[str] = set()  # digests known to be in the store (checked once per process)
         self._dirty = False
         self._saved_at = 0.0
+        self._dirs = DirectoryCache()
 
     @staticmethod
     def manifest_name(root: Path) -> str:
@@ -80,21 +82,32 @@ class Snapshotter:
     def take(self, *, save: bool = True) -> Snapshot:
         """Look at the project now: stat everything, hash and store what changed since the last look."""
         previous = self.last() or Snapshot(complete=False)
+        snap = self._take(previous)
+        if _ignore_files_changed(previous, snap):
+            # An ignore file edited in place leaves its directory's time alone: list everything afresh.
+            self._dirs.clear()
+            snap = self._take(previous)
+        self._last = snap
+        if save:
+            # The manifest only spares a later process the hashing: write it at most every few seconds
+            # (and on `flush`), not after every command.
+            self._dirty = True
+            if time.monotonic() - self._saved_at > _SAVE_EVERY_S:
+                self.flush()
+        return snap
+
+    def _take(self, previous: Snapshot) -> Snapshot:
         deadline = time.monotonic() + self.limits.snapshot_ms / 1000
         snap = Snapshot()
-        count = 0
-        for entry in walk(self.root, should_stop=lambda: time.monotonic() > deadline):
-            if entry.is_dir or entry.is_symlink:
-                continue
-            count += 1
-            if count > self.limits.max_files:
-                snap.complete, snap.partial = False, True
-                break
+        listed, snap.complete = list_files(self.root, self._dirs, deadline)
+        if len(listed) > self.limits.max_files:
+            listed, snap.complete = listed[: self.limits.max_files], False
+        for rel, path in listed:
             try:
-                st = os.stat(entry.path)
+                st = os.stat(path)
             except OSError:
                 continue
-            old = previous.files.get(entry.rel)
+            old = previous.files.get(rel)
             if old is not None and old.same_stat(st) and old.skipped != "unknown":
                 if (
                     old.digest is None
@@ -104,26 +117,18 @@ class Snapshotter:
                 ):
                     if old.digest is not None and not old.skipped:
                         self._stored.add(old.digest)
-                    snap.files[entry.rel] = old
+                    snap.files[rel] = old
                     continue
             if time.monotonic() > deadline:
-                snap.files[entry.rel] = FileState(st.st_size, st.st_mtime_ns, st.st_ino, None, "unknown")
+                snap.files[rel] = FileState(st.st_size, st.st_mtime_ns, st.st_ino, None, "unknown")
                 snap.partial = True
                 continue
-            snap.files[entry.rel] = self._read(entry.path, st)
-        if time.monotonic() > deadline:
-            snap.complete, snap.partial = False, True
+            snap.files[rel] = self._read(path, st)
         if not snap.complete:
+            snap.partial = True
             # Keep what the last look knew about files this one did not reach.
             for rel, state in previous.files.items():
                 snap.files.setdefault(rel, state)
-        self._last = snap
-        if save:
-            # The manifest only spares a later process the hashing: write it at most every few seconds
-            # (and on `flush`), not after every command.
-            self._dirty = True
-            if time.monotonic() - self._saved_at > _SAVE_EVERY_S:
-                self.flush()
         return snap
 
     def flush(self) -> None:
@@ -174,6 +179,17 @@ class Snapshotter:
             os.replace(tmp, self.manifest_path)
         except OSError:
             pass  # the manifest is a cache: the next snapshot hashes again
+
+
+def _ignore_files_changed(previous: Snapshot, snap: Snapshot) -> bool:
+    def ignore_files(s: Snapshot) -> dict[str, tuple[int, int, int]]:
+        return {
+            rel: (f.size, f.mtime_ns, f.ino)
+            for rel, f in s.files.items()
+            if rel.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES
+        }
+
+    return bool(previous.files) and ignore_files(previous) != ignore_files(snap)
 
 
 def diff_snapshots(before: Snapshot, after: Snapshot) -> tuple[list[FileChange], bool]:

@@ -154,3 +154,43 @@ def test_automatic_gc_runs_at_most_daily_and_only_over_budget(tmp_path: Path) ->
     os.utime(root / "last-gc", (yesterday, yesterday))
     report = maybe_collect_garbage(root, [], budget_bytes=0)
     assert report is not None and report.blobs_deleted == 1 and not store.has(orphan)
+
+
+def test_the_cached_listing_matches_the_tools_walk_and_follows_changes(tmp_path: Path) -> None:
+    from pi_tui.checkpoints.listing import DirectoryCache, list_files
+    from pi_tui.tools.walk import walk
+
+    project = tmp_path / "p"
+    for rel in ["a.py", ".hidden", "src/b.py", "src/gen/c.py", "build/out.o", "logs/x.log", "keep/k.log"]:
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(rel)
+    (project / ".gitignore").write_text("build/\n*.log\n")
+    (project / "keep" / ".gitignore").write_text("!k.log\n")
+    (project / "src" / ".ignore").write_text("gen/\n")
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref")
+
+    def walked() -> list[str]:
+        return sorted(e.rel for e in walk(project) if not e.is_dir and not e.is_symlink)
+
+    cache = DirectoryCache()
+    listed, complete = list_files(project, cache, time.monotonic() + 10)
+    assert complete and sorted(rel for rel, _ in listed) == walked()
+    (project / "src" / "new.py").write_text("n")
+    (project / "a.py").unlink()
+    listed, _ = list_files(project, cache, time.monotonic() + 10)
+    assert sorted(rel for rel, _ in listed) == walked()
+
+
+def test_an_ignore_file_edited_in_place_is_obeyed_and_nothing_is_reported_deleted(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / "sub").mkdir(parents=True)
+    (project / "sub" / "x.tmp").write_text("t")
+    (project / ".gitignore").write_text("# nothing yet\n")
+    cp = _checkpointer(project, tmp_path)
+    before = cp.command_snapshot()
+    with (project / ".gitignore").open("a") as handle:  # same directory, same mtime for sub/
+        handle.write("*.tmp\n")
+    data = cp.command_changes(before, "bash")
+    assert [f["path"] for f in data["files"]] == [".gitignore"]
+    assert "sub/x.tmp" not in cp.snapshotter.last().files  # type: ignore[union-attr]
