@@ -64,6 +64,18 @@ async def _session(app: PiApp, args: str) -> None:
     await open_session(app, args)
 
 
+async def _fork(app: PiApp, args: str) -> None:
+    from .tree_screen import open_fork
+
+    await open_fork(app, args)
+
+
+async def _summary(app: PiApp, args: str) -> None:
+    from .info_screens import open_summary
+
+    await open_summary(app, args)
+
+
 SCREEN_COMMANDS: dict[str, Handler] = {
     "context": _context,
     "tree": _tree,
@@ -72,6 +84,8 @@ SCREEN_COMMANDS: dict[str, Handler] = {
     "settings": _settings,
     "hotkeys": _hotkeys,
     "session": _session,
+    "fork": _fork,
+    "summary": _summary,
 }
 
 

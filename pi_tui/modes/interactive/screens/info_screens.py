@@ -15,13 +15,21 @@ from textual.widgets import Static
 
 from ._format import fmt_cost, fmt_tokens
 
-__all__ = ["InfoScreen", "open_hotkeys", "open_session", "session_rows", "SCREEN_KEYS"]
+__all__ = [
+    "InfoScreen",
+    "active_summary",
+    "open_hotkeys",
+    "open_session",
+    "open_summary",
+    "session_rows",
+    "SCREEN_KEYS",
+]
 
 SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
     "/tree": [
         ("↑/↓ · ←/→", "move · page"),
         ("ctrl+← / ctrl+→ (alt+←/→)", "fold or previous branch · unfold or next branch"),
-        ("shift+l", "label the entry (empty clears)"),
+        ("shift+l · shift+t", "label the entry (empty clears) · show label times"),
         ("ctrl+x", "copy the entry's text"),
         ("ctrl+d/t/u/l/a", "filter: default, no tools, user only, labelled, all"),
         ("ctrl+o / shift+ctrl+o", "next / previous filter"),
@@ -51,6 +59,7 @@ SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
         ("type · enter", "search · change"),
         ("ctrl+d · ctrl+g", "reset to default · write global / project"),
     ],
+    "/fork": [("enter", "fork from the highlighted message of yours (the /tree keys work too)")],
     "compaction review": [("enter · e · r · esc", "accept · edit · regenerate with a focus · cancel")],
 }
 
@@ -174,3 +183,35 @@ async def open_session(app: Any, _args: str) -> None:
     for label, value in session_rows(app.session):
         table.add_row(Text(label), Text(value))
     await app.push_screen(InfoScreen("Session", table))
+
+
+def active_summary(session: Any) -> tuple[str, int, str] | None:
+    """The compaction summary the next request carries: (text, tokens before, when), or None."""
+    latest = None
+    for entry in session.session.get_branch():
+        kind = getattr(entry, "type", None)
+        if kind == "compaction":
+            latest = (entry.summary, int(entry.tokens_before or 0), str(entry.timestamp))
+        elif kind == "context_transform":
+            for op in getattr(entry, "patch", None) or []:
+                if isinstance(op, dict) and op.get("op") == "compaction_apply":
+                    latest = (
+                        str(op.get("summary", "")),
+                        int(op.get("tokensBefore") or 0),
+                        str(entry.timestamp),
+                    )
+    return latest
+
+
+async def open_summary(app: Any, _args: str) -> None:
+    """``/summary``: the active compaction summary, in full."""
+    from ._dialogs import DetailScreen
+
+    found = active_summary(app.session)
+    if found is None:
+        app.notify("No compaction on this branch yet", severity="warning")
+        return
+    text, before, when = found
+    await app.push_screen(
+        DetailScreen(f"Compaction summary · {fmt_tokens(before)} tokens summarised · {when[:19]}", text)
+    )

@@ -190,6 +190,11 @@ class TreeModel:
         self.by_id = {row.id: row for row in rows}
         self.labels = {row.id: self.session.get_label(row.id) for row in rows}
         self.labels = {k: v for k, v in self.labels.items() if v}
+        # When each label was set (the latest label entry per target), for Shift+T.
+        self.label_times: dict[str, str] = {}
+        for entry in entries:
+            if getattr(entry, "type", None) == "label":
+                self.label_times[entry.target_id] = str(getattr(entry, "timestamp", "") or "")
 
     # --- visibility ------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """``/tree``: the whole session tree — move through it, label, search, jump, summarize, fork.
 
 Keys (pi 0.87): ↑/↓ move, ←/→ page, Ctrl+←/Alt+← fold (or jump to the previous segment start),
-Ctrl+→/Alt+→ unfold (or jump to the next one), Shift+L label, Ctrl+X copy the entry's text, Ctrl+D/T/U/L/A
+Ctrl+→/Alt+→ unfold (or jump to the next one), Shift+L label, Shift+T label times, Ctrl+X copy the entry's text, Ctrl+D/T/U/L/A
 filters (default, no-tools, user-only, labelled-only, all), Ctrl+O / Shift+Ctrl+O cycle them, typing
 searches (Backspace edits), Enter jumps, Ctrl+F forks into a new session file, Esc/Ctrl+C cancels.
 """
@@ -22,7 +22,7 @@ from ._dialogs import ChoiceScreen, PromptScreen
 from ._rowlist import RowList
 from .tree_rows import FILTER_MODES, FilterMode, TreeModel, TreeRow
 
-__all__ = ["TreeScreen", "open_tree"]
+__all__ = ["ForkScreen", "TreeScreen", "open_fork", "open_tree"]
 
 HELP = (
     "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · enter jump · ctrl+f fork · esc close\n"
@@ -47,6 +47,7 @@ class TreeScreen(Screen[None]):
         Binding("ctrl+left,alt+left", "fold", "Fold", show=False),
         Binding("ctrl+right,alt+right", "unfold", "Unfold", show=False),
         Binding("shift+l,L", "label", "Label"),
+        Binding("shift+t,T", "label_time", "Label time", show=False),
         Binding("ctrl+x", "copy", "Copy", show=False),
         Binding("ctrl+d", "filter('default')", "Default", show=False),
         Binding("ctrl+t", "filter('no-tools')", "No tools", show=False),
@@ -63,10 +64,12 @@ class TreeScreen(Screen[None]):
         self.session = session
         self.model = TreeModel(session.session, mode)
         self.shown: list[TreeRow] = []
+        self.show_label_time = False
+        self.title_text = "Session Tree"
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Session Tree", id="tree-title")
+            yield Static(self.title_text, id="tree-title")
             yield RowList(self._render_row, id="tree-list")
             yield Static("", id="tree-search")
             yield Static(HELP, id="tree-help")
@@ -97,7 +100,10 @@ class TreeScreen(Screen[None]):
         text.append(row.text, style=style.strip())
         label = self.model.labels.get(row.id)
         if label:
-            text.append(f" [{label}]", style="bold magenta")
+            when = self.model.label_times.get(row.id, "") if self.show_label_time else ""
+            text.append(
+                f" [{label}{' ' + when[:16].replace('T', ' ') if when else ''}]", style="bold magenta"
+            )
         if row.branch_point:
             text.append(f"  ({len(row.children)} branches)", style="dim")
         return text
@@ -127,8 +133,8 @@ class TreeScreen(Screen[None]):
                 self.model.set_query(self.model.query[:-1])
                 self._refresh_rows()
             event.stop()
-        elif event.key in ("L", "shift+l"):
-            return  # the label key (a binding), as in pi: not part of a search
+        elif event.key in ("L", "shift+l", "T", "shift+t"):
+            return  # the label keys (bindings), as in pi: not part of a search
         elif event.is_printable and event.character and event.key != "enter":
             self.model.set_query(self.model.query + event.character)
             self._refresh_rows()
@@ -176,6 +182,10 @@ class TreeScreen(Screen[None]):
         index = FILTER_MODES.index(self.model.mode)
         self.model.set_mode(FILTER_MODES[(index + step) % len(FILTER_MODES)])
         self._refresh_rows()
+
+    def action_label_time(self) -> None:
+        self.show_label_time = not self.show_label_time
+        self._list().refresh_rows()
 
     def action_copy(self) -> None:
         row = self._highlighted()
@@ -300,6 +310,30 @@ class TreeScreen(Screen[None]):
         self.app.notify(f"Forked into {path.name if path else 'a new session'}")
         if editor_text:
             self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
+
+
+class ForkScreen(TreeScreen):
+    """``/fork``: the tree filtered to your messages; Enter forks from the highlighted one (pi's
+    user-message selector: the new session holds the path before it, and its text goes to the editor)."""
+
+    def __init__(self, session: Any) -> None:
+        super().__init__(session, "user-only")
+        self.title_text = "Fork from message"
+
+    def on_row_list_selected(self, event: RowList.Selected) -> None:
+        event.stop()
+        event.prevent_default()  # TreeScreen's handler (jump) must not run too
+        if 0 <= event.index < len(self.shown):
+            self._fork(self.shown[event.index])
+
+
+async def open_fork(app: Any, _args: str) -> None:
+    """``/fork``: refused before the first answer, as in pi 0.80+."""
+    entries = app.session.session.get_entries()
+    if not any(getattr(getattr(e, "message", None), "role", None) == "assistant" for e in entries):
+        app.notify("Nothing to fork from yet", severity="warning")
+        return
+    await app.push_screen(ForkScreen(app.session))
 
 
 async def open_tree(app: Any, _args: str) -> None:

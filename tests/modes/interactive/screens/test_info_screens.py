@@ -5,7 +5,7 @@ from pathlib import Path
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
 from pi_tui.modes.interactive.screens.info_screens import InfoScreen, session_rows
 
-from .helpers import LARGE, HostApp, fixture_session
+from .helpers import BEFORE_COMPACTION, LARGE, HostApp, fixture_session
 
 
 async def test_session_screen_shows_file_id_counts_tokens_cost_and_cache_ratio(project: Path) -> None:
@@ -38,4 +38,31 @@ async def test_hotkeys_screen_lists_every_screens_keys(project: Path) -> None:
         assert "shift+l" in rendered and "ctrl+f" in rendered and "what-if" in rendered
         await pilot.press("q")
         assert not isinstance(app.screen, InfoScreen)
+    await session.close()
+
+
+async def test_summary_screen_shows_the_latest_compaction_summary_in_full(project: Path) -> None:
+    import json
+
+    from pi_tui.modes.interactive.screens._dialogs import DetailScreen
+
+    lines = [json.loads(line) for line in BEFORE_COMPACTION.read_text().splitlines() if line.strip()]
+    last = [entry["summary"] for entry in lines if entry.get("type") == "compaction"][-1]
+    session = fixture_session(BEFORE_COMPACTION, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await SCREEN_COMMANDS["summary"](app, "")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        assert str(app.screen.query_one("#detail-content").render()).strip() == last.strip()
+    await session.close()
+
+
+async def test_summary_screen_says_when_there_is_none(project: Path) -> None:
+    session = fixture_session(LARGE, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await SCREEN_COMMANDS["summary"](app, "")
+        await pilot.pause()
+        assert any("No compaction on this branch yet" in str(n.message) for n in app._notifications)
     await session.close()

@@ -236,3 +236,56 @@ async def test_tree_opens_on_the_large_fixture_with_the_leaf_selected(project: P
         await pilot.press("up", "up", "pageup", "left", "right")
         assert screen.query_one("#tree-list").cursor < cursor  # type: ignore[attr-defined]
     await session.close()
+
+
+async def test_fork_picker_lists_every_message_of_yours_and_enter_forks(fake: FakeLLM, project: Path) -> None:
+    from pi_tui.modes.interactive.screens.tree_screen import ForkScreen
+
+    session = await branched_session(fake, project)
+    old_path = session.session.path
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await SCREEN_COMMANDS["fork"](app, "")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ForkScreen)
+        assert sorted(_texts(screen)) == [
+            "user: alternative question",
+            "user: first question",
+            "user: second question",
+        ]
+        _move_to(screen, "user: second question")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, (ForkScreen, ChoiceScreen))
+    assert app.editor_text == "second question" and session.session.path != old_path
+    await session.close()
+
+
+async def test_fork_is_refused_before_the_first_answer(project: Path) -> None:
+    session = create_session(parse_args(["--provider", "faux"]), project).session
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await SCREEN_COMMANDS["fork"](app, "")
+        await pilot.pause()
+        assert not isinstance(app.screen, TreeScreen)
+        assert any("Nothing to fork from yet" in str(n.message) for n in app._notifications)
+    await session.close()
+
+
+async def test_shift_t_shows_when_each_label_was_set(fake: FakeLLM, project: Path) -> None:
+    session = await branched_session(fake, project)
+    first = next(
+        e for e in session.session.get_entries() if getattr(getattr(e, "message", None), "role", "") == "user"
+    )
+    session.label(first.id, "start")
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        index = next(i for i, r in enumerate(screen.shown) if r.id == first.id)
+        assert str(screen._render_row(index)).endswith("[start]")
+        await pilot.press("T")
+        when = screen.model.label_times[first.id][:16].replace("T", " ")
+        assert str(screen._render_row(index)).endswith(f"[start {when}]")
+    await session.close()
