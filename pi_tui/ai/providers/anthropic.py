@@ -78,18 +78,19 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         # The hook may change the body in place: it gets freshly converted blocks, nothing shared.
         messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
         wire = convert_messages(messages, model, boundary, control)
+        message_markers = sum("cache_control" in b for m in wire for b in m["content"])
     else:
         key = (model.api, model.provider, model.id, tuple(model.input))
-        wire = _MEMO.convert(model, request, key, lambda: _Converter(model, _CACHE)).finish(control)
+        converter = _MEMO.convert(model, request, key, lambda: _Converter(model, _CACHE))
+        wire = converter.finish(control)
+        message_markers = int(control is not None and converter.marker is not None)
     body: dict[str, Any] = {"model": model.id, "messages": wire}
     if request.system_prompt.strip():
         system_block: dict[str, Any] = {"type": "text", "text": request.system_prompt}
         if control:
             system_block["cache_control"] = dict(control)
         body["system"] = [system_block]
-    markers = sum("cache_control" in b for b in body.get("system", [])) + sum(
-        "cache_control" in b for m in body["messages"] for b in m["content"]
-    )
+    markers = sum("cache_control" in b for b in body.get("system", [])) + message_markers
     if markers > _MAX_MARKERS:  # one system block + one message block today; a guard for future layouts
         raise ValueError(f"too many cache_control markers: {markers} > {_MAX_MARKERS}")
     if request.tools:
