@@ -37,6 +37,8 @@ class ChatAdapter:
     def __init__(self, app: PiApp) -> None:
         self.app = app
         self.texts: dict[int, AssistantText] = {}
+        self.finished_texts: list[AssistantText] = []
+        """Earlier parts of a long streamed answer (split for speed), finished with the message."""
         self.thinking: dict[int, ThinkingBlock] = {}
         self.retry_notice: NoticeBlock | None = None
         self._retry_left = 0
@@ -88,9 +90,10 @@ class ChatAdapter:
         elif kind in ("compaction_end", "auto_compaction_end"):
             self.app.working_message = "Working"
             self._compaction_ended(event.data)
-        elif kind == "session_switch":
+        elif kind in ("session_switch", "session_tree"):
             self.app.reload_chat()
-        self.app.pending_changed()
+        if not isinstance(event, MessageUpdate):  # queues change between messages, not within one
+            self.app.pending_changed()
 
     # --- messages -----------------------------------------------------------------------------------
 
@@ -108,7 +111,13 @@ class ChatAdapter:
             block = self.texts.get(inner.content_index)
             if block is None:
                 block = self._new_text(inner.content_index)
-            block.append_delta(inner.delta)
+            cut = block.split_point(inner.delta)
+            if cut is None:
+                block.append_delta(inner.delta)
+            else:  # a long answer goes on in a fresh widget (cheaper appends)
+                block.append_delta(inner.delta[:cut])
+                self.finished_texts.append(block)
+                self._new_text(inner.content_index).append_delta(inner.delta[cut:])
         elif isinstance(inner, TextStart):
             self._new_text(inner.content_index)
         elif isinstance(inner, ThinkingDelta):
@@ -124,6 +133,7 @@ class ChatAdapter:
 
     def _new_text(self, index: int) -> AssistantText:
         block = AssistantText()
+        block.content_index = index
         self.texts[index] = block
         self.chat.attach(block)
         return block
@@ -147,10 +157,17 @@ class ChatAdapter:
     async def _on_message_end(self, message: Any) -> None:
         if not isinstance(message, AssistantMessage):
             return
+        for earlier in self.finished_texts:
+            await earlier.finish()
         for index, block in list(self.texts.items()):
             part = message.content[index] if index < len(message.content) else None
-            await block.finish(getattr(part, "text", None))
+            final = getattr(part, "text", None)
+            before = "".join(b.text for b in self.finished_texts if b.content_index == index)
+            await block.finish(
+                final[len(before) :] if isinstance(final, str) and final.startswith(before) else None
+            )
         self.texts.clear()
+        self.finished_texts.clear()
         for index, thinking in self.thinking.items():
             part = message.content[index] if index < len(message.content) else None
             text = getattr(part, "thinking", None)
@@ -181,6 +198,7 @@ class ChatAdapter:
     def reset(self) -> None:
         """A new or switched session: forget live blocks and what the ledger already reported."""
         self.texts.clear()
+        self.finished_texts.clear()
         self.thinking.clear()
         self.retry_notice = None
         session = self.app.session

@@ -19,6 +19,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Static
 
 from pi_tui.modes.prompt_history import PromptHistory
@@ -42,8 +43,11 @@ NARROW_COLUMNS = 100
 """Below this width the sidebar folds away."""
 
 
-class WorkingLine(Static):
-    """ "Working" (or an extension's text) with a spinner while the agent runs."""
+class WorkingLine(Widget):
+    """ "Working" (or an extension's text) with a spinner while the agent runs.
+
+    The spinner repaints its one line only: a frame never triggers a layout of the screen.
+    """
 
     DEFAULT_CSS = """
     WorkingLine { height: 1; color: $pi-accent; padding: 0 1; display: none; }
@@ -53,25 +57,27 @@ class WorkingLine(Static):
     FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
     def __init__(self) -> None:
-        super().__init__("", id="working")
-        self._frame = 0
+        super().__init__(id="working")
+        self.frame = 0
         self.message = "Working"
 
     def on_mount(self) -> None:
-        self._timer = self.set_interval(0.1, self._tick, pause=True)
+        self.timer = self.set_interval(0.1, self._tick, pause=True)
+
+    def render(self) -> str:
+        return f"{self.FRAMES[self.frame]} {self.message}"
 
     def start(self) -> None:
         self.add_class("-busy")
-        self._timer.resume()
-        self._tick()
+        self.timer.resume()
 
     def stop(self) -> None:
         self.remove_class("-busy")
-        self._timer.pause()
+        self.timer.pause()
 
     def _tick(self) -> None:
-        self._frame = (self._frame + 1) % len(self.FRAMES)
-        self.update(f"{self.FRAMES[self._frame]} {self.message}")
+        self.frame = (self.frame + 1) % len(self.FRAMES)
+        self.refresh()
 
 
 class PendingArea(Static):
@@ -135,6 +141,7 @@ class PiApp(App[int]):
         self._needs_trust = needs_trust
         self._waiting: list[tuple[str, bool]] = []
         self._tasks: set[asyncio.Task[None]] = set()
+        self._pending_text = ""
         self._busy = False
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
@@ -280,6 +287,7 @@ class PiApp(App[int]):
 
     def watch_working_message(self, message: str) -> None:
         self.working.message = message
+        self.working.refresh()
 
     # --- the session -------------------------------------------------------------------------------
 
@@ -487,7 +495,11 @@ class PiApp(App[int]):
         lines += [f"Follow-up: {message_text(m)}" for m in agent.follow_up_queue]
         if lines:
             lines.append("↳ alt+up to edit all queued messages")
-        self.pending.update("\n".join(lines))
+        text = "\n".join(lines)
+        if text == self._pending_text:  # called on every event: touch the widget only when it changes
+            return
+        self._pending_text = text
+        self.pending.update(text)
         self.pending.set_class(bool(lines), "-visible")
 
     # --- UI bridge targets -------------------------------------------------------------------------

@@ -31,8 +31,12 @@ __all__ = [
     "diff_text",
 ]
 
-FLUSH_SECONDS = 1 / 30
-"""Streamed text reaches the screen at most this often (one frame at 30 fps)."""
+FLUSH_SECONDS = 1 / 20
+"""Streamed text reaches the screen at most this often: each append re-lays out the growing message."""
+
+SPLIT_CHARS = 1200
+"""A streamed answer continues in a new markdown widget after this many characters (at a paragraph
+break outside a code fence), so each append re-lays out a small widget, not the whole answer."""
 
 PREVIEW_LINES: dict[str, int] = {"read": 10, "write": 10, "ls": 20, "find": 20, "grep": 15, "bash": 5}
 """Collapsed tool output, in lines, per tool (pi's numbers); other tools get 8."""
@@ -75,6 +79,16 @@ class AssistantText(Markdown, Block):
         self._stream: Any = None
         self._flushing = False
         self.text = text
+        self.content_index = 0
+
+    def split_point(self, delta: str) -> int | None:
+        """Where in ``delta`` this block should end and a new one begin (None: keep appending here)."""
+        if len(self.text) < SPLIT_CHARS:
+            return None
+        cut = delta.rfind("\n\n")
+        if cut < 0 or (self.text + delta[:cut]).count("```") % 2:
+            return None
+        return cut + 2
 
     def append_delta(self, delta: str) -> None:
         """Queue a streamed fragment (O(1)); a timer writes the batch to the stream."""
@@ -123,15 +137,19 @@ class ThinkingBlock(Static, Block):
         super().__init__("", markup=False)
         self.text = text
         self._dirty = False
+        self._shown = ""
         self._render_text()
 
     def _render_text(self) -> None:
         body = self.text.strip() or "…"
         if "-expanded" in self.classes:
-            self.update(Text("Thinking: " + body))
+            shown = "Thinking: " + body
         else:
             first = body.splitlines()[0] if body else ""
-            self.update(Text(f"▸ Thinking: {first[:200]}"))
+            shown = f"▸ Thinking: {first[:200]}"
+        if shown != self._shown:  # folded, a streamed thought rarely changes its first line: no relayout
+            self._shown = shown
+            self.update(Text(shown))
 
     def append_delta(self, delta: str) -> None:
         self.text += delta

@@ -28,6 +28,7 @@ async def test_session_name_and_hotkeys_commands_write_into_the_chat(tmp_path: P
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
+        app.router.screens = {}  # the text fallbacks (the screens package shows /session and /hotkeys itself)
         await _run(pilot, app, "hello")
         await _run(pilot, app, "/name refactor")
         await until(pilot, lambda: any("Session name: refactor" in t for t in _notices(app)))

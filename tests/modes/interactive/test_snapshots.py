@@ -31,9 +31,9 @@ async def _settle(pilot: Any, app: PiApp) -> None:
     app._footer_base.cwd = "~/project"
     app._footer_base.branch = "main"
     app.refresh_footer()
-    app.working._timer.pause()
-    if "-busy" in app.working.classes:
-        app.working.update("⠋ Working")
+    app.working.timer.pause()
+    app.working.frame = 0
+    app.working.refresh()
     app.editor.cursor_blink = False
     await pilot.pause()
 
