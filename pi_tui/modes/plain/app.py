@@ -76,6 +76,7 @@ async def run_plain(
         f"pi-tui {__version__} · {model.provider}/{model.id} · {cwd_label(session.cwd)} — line mode; "
         "/hotkeys lists the keys, Ctrl+D quits"
     )
+    _show_resumed(session, printer)
     stopped = _stop_on_signals(session)
     try:
         await session.start()
@@ -94,6 +95,33 @@ async def run_plain(
         unsubscribe()
         session.builtin_commands = None
     return 0
+
+
+_RESUME_LINES = 12
+
+
+def _show_resumed(session: Any, printer: EventPrinter) -> None:
+    """A resumed session: how long it is, your last prompt and the end of the last answer, for context."""
+    messages = [m for m in session.messages if getattr(m, "role", None) in ("user", "assistant")]
+    if not messages:
+        return
+
+    def text_of(message: Any) -> str:
+        content = message.content
+        if isinstance(content, str):
+            return content
+        return "".join(getattr(part, "text", "") for part in content if getattr(part, "type", "") == "text")
+
+    printer.line(f"Resumed a session of {len(messages)} messages.", "\x1b[2m")
+    last_user = next((m for m in reversed(messages) if m.role == "user"), None)
+    last_answer = next((m for m in reversed(messages) if m.role == "assistant" and text_of(m).strip()), None)
+    if last_user is not None:
+        printer.line("> " + " ".join(text_of(last_user).split())[:200])
+    if last_answer is not None:
+        lines = text_of(last_answer).strip().splitlines()
+        if len(lines) > _RESUME_LINES:
+            printer.line(f"… ({len(lines) - _RESUME_LINES} earlier lines)", "\x1b[2m")
+        printer.line("\n".join(lines[-_RESUME_LINES:]))
 
 
 _SIGNALS = {"SIGTERM": signal.SIGTERM.value, "SIGHUP": signal.SIGHUP.value}

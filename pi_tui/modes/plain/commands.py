@@ -24,7 +24,7 @@ PLAIN_COMMANDS: dict[str, str] = {
 HOTKEYS = """\
 Keys in line mode:
   Enter              send the prompt
-  Ctrl+J             new line in the prompt
+  Alt+Enter          new line in the prompt
   Up / Down          earlier / later prompts (remembered per project)
   Tab                complete /commands and @files
   Escape or Ctrl+C   abort the answer while the agent works

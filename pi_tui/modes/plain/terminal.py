@@ -71,8 +71,11 @@ class PromptToolkitTerminal:
 
         bindings = KeyBindings()
 
-        @bindings.add("c-j")
-        def _newline(event: Any) -> None:  # Enter sends; Ctrl+J adds a line, as in pi's editor
+        # Alt+Enter adds a line. Not Ctrl+J as in the full-screen editor: Enter typed ahead while the
+        # terminal is still in cooked mode (between two prompts) arrives as "\n", which is Ctrl+J, and
+        # must still send.
+        @bindings.add("escape", "enter")
+        def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
         self.color = "NO_COLOR" not in os.environ

@@ -217,7 +217,7 @@ def test_model_switch_by_text_and_thinking_picked_from_a_numbered_list(
             term.wait_for("1. off")
             term.send("1\r")
             term.wait_for("Thinking level: off")
-            term.send("hello\r")
+            term.send("hello\r")  # typed ahead: the prompt may not be back yet, Enter must still send
             term.wait_for("From the Anthropic side.")
             term.wait_for(_prompt_shown)
             term.send("\x04")
@@ -247,3 +247,28 @@ def test_bang_command_output_reaches_the_model_and_double_bang_does_not(
             assert term.wait_exit() == 0
     body = json.dumps(fake.requests[-1].body)
     assert "shared-42" in body and "private-2" not in body
+
+
+def test_continuing_a_session_shows_its_last_exchange(tmp_path: Path, agent_dir: Path) -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("The capital of France is Paris.")]), Reply([text("Berlin.")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:
+            term.wait_for(_prompt_shown)
+            term.send("capital of france?\r")
+            term.wait_for("Paris.")
+            term.wait_for(_prompt_shown)
+            term.send("\x04")
+            assert term.wait_exit() == 0
+        with _plain(tmp_path, "--plain", "-c") as term:
+            term.wait_for(_prompt_shown)
+            screen = term.text()
+            assert "Resumed a session of 2 messages." in screen
+            assert "> capital of france?" in screen and "The capital of France is Paris." in screen
+            term.send("and germany?\r")
+            term.wait_for("Berlin.")
+            term.wait_for(_prompt_shown)
+            term.send("\x04")
+            assert term.wait_exit() == 0
+    assert "capital of france?" in json.dumps(fake.requests[-1].body)
