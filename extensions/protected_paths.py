@@ -9,8 +9,8 @@ Checked before a tool runs (``tool_call``):
   ``mv`` (source and destination), ``cp``/``ln``/``install`` (destination), ``rm``/``rmdir``/``unlink``/
   ``shred``/``truncate``/``touch``, ``sed -i``/``perl -i``, ``dd of=``, ``curl -o``/``wget -O``. Globs in a
   target (``rm .env*``) are expanded against the disk, and a recursive ``rm``/``mv`` of a folder holding a
-  protected path (``rm -rf .``) counts as a write to it. A line that cannot be parsed is blocked when it
-  mentions a protected name.
+  protected path (``rm -rf .``) counts as a write to it. A line that cannot be parsed, or runs a program
+  whose name is computed at run time (``$w .env``), is blocked when it mentions a protected name.
 
 Reading is never blocked (pair this with ``secret_redactor`` to keep secrets out of the context).
 
@@ -298,6 +298,14 @@ def bash_violation(guard: Guard, command: str) -> tuple[str, str, str] | None:
             f"the command could not be checked ({exc})",
         )
     for cmd in commands:
+        if cmd.dynamic:  # `w=tee; echo x | $w .env`: what runs is only known at run time
+            token = guard.mentions(command)
+            if token is not None:
+                return (
+                    "running a command computed at run time that mentions",
+                    token,
+                    f"what {cmd.name} runs cannot be checked",
+                )
         for verb, path in written_paths(cmd, guard.cwd):
             if _shell.SUBSTITUTION in path:
                 path = path.replace(_shell.SUBSTITUTION, "*")

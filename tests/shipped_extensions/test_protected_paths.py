@@ -163,3 +163,19 @@ async def test_an_unparseable_line_is_blocked_only_when_it_mentions_a_protected_
 
     assert mentions is not None and mentions[1] == ".env" and "could not be checked" in mentions[2]
     assert unrelated is None
+
+
+async def test_a_computed_program_name_is_blocked_when_the_line_mentions_a_protected_name(
+    project: Path,
+) -> None:
+    make_project(project)
+    async with open_session(ext("protected_paths"), project) as session:
+        ext_module = module(session, "protected_paths")
+        guard = ext_module.Guard(str(project), [])
+        hidden = ext_module.bash_violation(guard, "w=tee; w=cat; echo x | $w .env")
+        followed = ext_module.bash_violation(guard, "w=tee; echo x | $w .env")
+        unrelated = ext_module.bash_violation(guard, "$EDITOR notes.txt")
+
+    assert hidden is not None and hidden[1] == ".env" and "cannot be checked" in hidden[2]
+    assert followed is not None and followed[:2] == ("writing to", ".env")
+    assert unrelated is None
