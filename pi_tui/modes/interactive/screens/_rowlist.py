@@ -7,7 +7,7 @@ for a row's text only when that row is drawn, so opening a picker costs the same
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -61,12 +61,16 @@ class RowList(ScrollView, can_focus=True):
         render_row: Callable[[int], Text],
         count: int = 0,
         *,
+        row_key: Callable[[int], Hashable] | None = None,
         id: str | None = None,  # noqa: A002 - Textual's own keyword
     ) -> None:
         super().__init__(id=id)
         self._render_row = render_row
+        self._row_key = row_key
         self._count = count
-        self._cache: dict[int, Text] = {}
+        # Drawn rows (without the cursor's highlight). With ``row_key`` they are kept across `reset`, so
+        # narrowing a search redraws only rows not seen before.
+        self._cache: dict[Hashable, tuple[int, Strip]] = {}
 
     @property
     def count(self) -> int:
@@ -75,7 +79,8 @@ class RowList(ScrollView, can_focus=True):
     def reset(self, count: int, cursor: int = 0) -> None:
         """New rows (``count`` of them); the cursor goes to ``cursor`` (clamped)."""
         self._count = count
-        self._cache.clear()
+        if self._row_key is None or len(self._cache) > 5000:
+            self._cache.clear()
         self.virtual_size = Size(self.size.width, count)
         self.cursor = max(0, min(cursor, count - 1)) if count else 0
         self.refresh()
@@ -107,20 +112,23 @@ class RowList(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if index >= self._count:
             return Strip.blank(width, self.rich_style)
-        text = self._cache.get(index)
-        if text is None:
-            text = self._render_row(index)
-            self._cache[index] = text
+        key = self._row_key(index) if self._row_key is not None else index
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] == width:
+            strip = cached[1]
+        else:
+            line = self._render_row(index)
+            line.no_wrap = True
+            line.overflow = "ellipsis"
+            line.truncate(width, overflow="ellipsis", pad=True)
+            segments = list(line.render(self.app.console))
+            strip = Strip(segments, width).crop(0, width) if segments else Strip.blank(width)
+            self._cache[key] = (width, strip)
         base = self.rich_style
         if index == self.cursor:
             base = base + self.get_component_rich_style("rowlist--cursor")
-        line = text.copy()
-        line.no_wrap = True
-        line.overflow = "ellipsis"
-        line.truncate(width, overflow="ellipsis", pad=True)
-        segments = list(line.render(self.app.console))
-        strip = Strip(segments, width).apply_style(base) if segments else Strip.blank(width, base)
-        return strip.crop(0, width)
+        strip = strip.apply_style(base)
+        return strip
 
     def action_move(self, step: int) -> None:
         if self._count:

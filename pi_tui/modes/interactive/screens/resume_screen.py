@@ -90,7 +90,7 @@ class ResumeScreen(Screen[None]):
         with Vertical():
             yield Static("", id="resume-title")
             yield Input(placeholder="Type to search", id="resume-search")
-            yield RowList(self._render_row, id="resume-list")
+            yield RowList(self._render_row, row_key=self._row_key, id="resume-list")
             yield Static(
                 "↑/↓ move · Enter resume · Tab folder/all · ctrl+s sort · ctrl+n named · ctrl+g paths · "
                 "ctrl+r rename · ctrl+d delete · Esc close",
@@ -105,6 +105,9 @@ class ResumeScreen(Screen[None]):
 
     def _list(self) -> RowList:
         return self.query_one("#resume-list", RowList)
+
+    def _row_key(self, index: int) -> object:
+        return self.shown[index].path if index < len(self.shown) else index
 
     def _render_row(self, index: int) -> Text:
         if index >= len(self.shown):
@@ -167,6 +170,7 @@ class ResumeScreen(Screen[None]):
 
     def action_scope(self) -> None:
         self.scope = "all" if self.scope == "current" else "current"
+        self._list().refresh_rows()  # "All" shows each session's folder
         if self.lists[self.scope] is None:
             self._load_all()
         self._apply()
@@ -230,6 +234,7 @@ class ResumeScreen(Screen[None]):
         for scope, infos in self.lists.items():
             if infos is not None:
                 self.lists[scope] = [fresh if s.path == info.path and fresh else s for s in infos]
+        self._list().refresh_rows()
         self._apply(keep=info.path)
         self.notify(f"Renamed to {name}")
 

@@ -70,7 +70,7 @@ class TreeScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self.title_text, id="tree-title")
-            yield RowList(self._render_row, id="tree-list")
+            yield RowList(self._render_row, row_key=self._row_key, id="tree-list")
             yield Static("", id="tree-search")
             yield Static(HELP, id="tree-help")
 
@@ -82,6 +82,9 @@ class TreeScreen(Screen[None]):
 
     def _list(self) -> RowList:
         return self.query_one("#tree-list", RowList)
+
+    def _row_key(self, index: int) -> object:
+        return self.shown[index].id if index < len(self.shown) else index
 
     def _render_row(self, index: int) -> Text:
         return self._row_text(self.shown[index]) if index < len(self.shown) else Text("")
@@ -108,8 +111,11 @@ class TreeScreen(Screen[None]):
             text.append(f"  ({len(row.children)} branches)", style="dim")
         return text
 
-    def _refresh_rows(self, select: str | None = None) -> None:
+    def _refresh_rows(self, select: str | None = None, *, redraw: bool = False) -> None:
+        """Re-filter the rows; ``redraw`` when their text changed too (a fold marker, a label)."""
         listing = self._list()
+        if redraw:
+            listing.refresh_rows()
         current = self._highlighted()
         keep = select or (current.id if current else None)
         self.shown = self.model.visible()
@@ -130,14 +136,16 @@ class TreeScreen(Screen[None]):
     def on_key(self, event: events.Key) -> None:
         if event.key == "backspace":
             if self.model.query:
+                had_folds = bool(self.model.folded)
                 self.model.set_query(self.model.query[:-1])
-                self._refresh_rows()
+                self._refresh_rows(redraw=had_folds)
             event.stop()
         elif event.key in ("L", "shift+l", "T", "shift+t"):
             return  # the label keys (bindings), as in pi: not part of a search
         elif event.is_printable and event.character and event.key != "enter":
+            had_folds = bool(self.model.folded)
             self.model.set_query(self.model.query + event.character)
-            self._refresh_rows()
+            self._refresh_rows(redraw=had_folds)
             event.stop()
 
     def action_page(self, direction: int) -> None:
@@ -149,7 +157,7 @@ class TreeScreen(Screen[None]):
             return
         if self.model.foldable(row) and row.id not in self.model.folded:
             self.model.folded.add(row.id)
-            self._refresh_rows(select=row.id)
+            self._refresh_rows(select=row.id, redraw=True)
             return
         start = self.model.segment_start_of(row.parent_id or "") if row.parent_id else None
         if row.segment_start or start is None:  # jump to the previous segment start in view
@@ -166,7 +174,7 @@ class TreeScreen(Screen[None]):
             return
         if row.id in self.model.folded:
             self.model.folded.discard(row.id)
-            self._refresh_rows(select=row.id)
+            self._refresh_rows(select=row.id, redraw=True)
             return
         here = self._list().cursor
         after = [i for i, r in enumerate(self.shown) if i > here and r.segment_start]
@@ -175,13 +183,15 @@ class TreeScreen(Screen[None]):
     def action_filter(self, mode: str) -> None:
         wanted: FilterMode = mode if mode in FILTER_MODES else "default"
         # pi: the toggles go back to the default filter when pressed again
+        had_folds = bool(self.model.folded)
         self.model.set_mode("default" if self.model.mode == wanted and wanted != "default" else wanted)
-        self._refresh_rows()
+        self._refresh_rows(redraw=had_folds)
 
     def action_cycle(self, step: int) -> None:
         index = FILTER_MODES.index(self.model.mode)
+        had_folds = bool(self.model.folded)
         self.model.set_mode(FILTER_MODES[(index + step) % len(FILTER_MODES)])
-        self._refresh_rows()
+        self._refresh_rows(redraw=had_folds)
 
     def action_label_time(self) -> None:
         self.show_label_time = not self.show_label_time
@@ -203,7 +213,7 @@ class TreeScreen(Screen[None]):
                 return
             self.session.label(row.id, value.strip() or None)
             self.model.rebuild()
-            self._refresh_rows(select=row.id)
+            self._refresh_rows(select=row.id, redraw=True)
 
         self.app.push_screen(PromptScreen("Label (empty clears it)", self.model.labels.get(row.id, "")), done)
 
