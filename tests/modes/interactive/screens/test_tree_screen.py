@@ -30,6 +30,13 @@ def _texts(screen: TreeScreen) -> list[str]:
     return [row.text for row in screen.shown]
 
 
+def _drawn(screen: TreeScreen) -> str:
+    """The highlighted row as the list draws it."""
+    rows = screen.query_one("#tree-list")
+    strip = rows.render_line(rows.cursor - int(rows.scroll_offset.y))  # type: ignore[attr-defined]
+    return "".join(segment.text for segment in strip)
+
+
 def _move_to(screen: TreeScreen, startswith: str) -> None:
     index = next(i for i, row in enumerate(screen.shown) if row.text.startswith(startswith))
     screen.query_one("#tree-list").cursor = index  # type: ignore[attr-defined]
@@ -196,8 +203,10 @@ async def test_folding_a_branch_hides_it_and_unfolding_shows_it_again(fake: Fake
         count = len(screen.shown)
         await pilot.press("ctrl+left")
         assert len(screen.shown) == count - 1  # its answer is folded away
+        assert "⊞ user: second question" in _drawn(screen)
         await pilot.press("ctrl+right")
         assert len(screen.shown) == count
+        assert "⊟ user: second question" in _drawn(screen)
     await session.close()
 
 
