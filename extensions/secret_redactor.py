@@ -36,6 +36,7 @@ it only sees masked; a password made only of letters in a secret-named assignmen
 
 from __future__ import annotations
 
+import asyncio
 import re
 import runpy
 import threading
@@ -266,12 +267,23 @@ def register(pi: ExtensionAPI) -> None:
     extra: list[tuple[str, re.Pattern[str]]] = []
     redactor = Redactor(env.current, extra)
 
+    warming: list[threading.Thread] = []
+
     @pi.on("session_start")
     def on_start(event: Event, ctx: ExtensionContext) -> None:
         env.cwd = Path(ctx.cwd)
         extra[:] = extra_patterns(_settings.section(ctx, "secretRedactor"))
-        # detect-secrets takes ~0.15 s to import: do it while the user types or the model thinks.
-        threading.Thread(target=_secrets.warm_up, name="secret-redactor-warm-up", daemon=True).start()
+        # detect-secrets takes ~0.12 s to import: do it while the user types or the model thinks.
+        thread = threading.Thread(target=_secrets.warm_up, name="secret-redactor-warm-up", daemon=True)
+        thread.start()
+        warming.append(thread)
+
+    @pi.on("session_shutdown")
+    async def on_shutdown(event: Event) -> None:
+        # Never leave an import half done in a thread while the interpreter shuts down.
+        for thread in warming:
+            await asyncio.to_thread(thread.join, 10)
+        warming.clear()
 
     def redact_blocks(blocks: list[Any]) -> tuple[list[Any], bool]:
         out, changed = [], False
