@@ -220,7 +220,9 @@ class Redactor:
         """Strings anywhere inside JSON-like data (a tool's ``details``, a request body); the values of
         keys in ``skip`` are left as they are. Unchanged containers are returned as they came."""
         if isinstance(value, str):
-            return self.redact(value)
+            # An inline image (`data:image/png;base64,…`): random base64 can look like a token, and
+            # masking part of it would break the image.
+            return value if value.startswith("data:") and ";base64," in value[:100] else self.redact(value)
         if isinstance(value, dict):
             out = {k: v if k in skip else self.redact_data(v, skip=skip) for k, v in value.items()}
             return value if all(out[k] is value[k] for k in value) else out

@@ -91,3 +91,20 @@ def test_a_run_without_the_redactor_never_imports_detect_secrets(tmp_path: Path)
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_inline_images_and_signed_thinking_in_a_request_body_are_left_alone(redactor: Any) -> None:
+    noise = (
+        "QUtJQUFBQUFBQUFBQUFBQUFBQUE" + "AKIAABCDEFGHIJKLMNOP" + "ZZZZ"
+    )  # an access-key shape inside base64
+    body = {
+        "messages": [
+            {"content": [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{noise}"}}]},
+            {"content": [{"type": "thinking", "thinking": "AKIAABCDEFGHIJKLMNOP", "signature": noise}]},
+            {"content": [{"type": "text", "text": "key AKIAABCDEFGHIJKLMNOP"}]},
+        ]
+    }
+    opaque = runpy.run_path(str(REPO / "extensions" / "secret_redactor.py"))["_OPAQUE_KEYS"]
+    masked = redactor.redact_data(body, skip=opaque)
+    assert masked["messages"][:2] == body["messages"][:2]
+    assert masked["messages"][2]["content"][0]["text"] == "key [REDACTED:aws_access_key]"
