@@ -121,9 +121,14 @@ def _section(key: str, results: dict[str, Result], sections: dict[str, str]) -> 
                 "Where a one-turn answer's CPU goes: pi-tui itself with the in-process `faux` provider takes "
                 f"{faux.cpu_s:.2f} s; the same answer over HTTP from the fake server takes {real.cpu_s:.2f} s. The "
                 "providers talk to the APIs through pi-tui's own wire client (`pi_tui.ai.wire`, on `httpx2`), not "
-                "the vendor SDKs, whose import alone cost ~0.8 s (anthropic) and ~0.4 s (openai) of CPU.",
+                "the vendor SDKs.",
                 "",
             ]
+        budget = results.get("startup_budget")
+        if budget is not None and budget.extra:
+            from .startup_budget import breakdown_lines
+
+            lines += breakdown_lines(budget)
     return lines
 
 

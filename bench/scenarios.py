@@ -339,6 +339,12 @@ def _startup_10_extensions() -> Result:
     return startup_10_extensions()
 
 
+def _startup_budget() -> Result:
+    from .startup_budget import startup_budget
+
+    return startup_budget()
+
+
 def register_all() -> None:
     """Put the print-mode scenarios into the registry (`bench.registry`)."""
     from .registry import register
@@ -354,3 +360,4 @@ def register_all() -> None:
     register("panels_50_turns", _panels_cost)
     register("compaction_long", _compaction_long)
     register("startup_10_extensions", _startup_10_extensions)
+    register("startup_budget", _startup_budget)
