@@ -241,8 +241,9 @@ def rule_dynamic(cmd: Any) -> str | None:
 
 # Interpreter → the options whose next argument (or the rest of a cluster) is inline code.
 _INLINE_FLAGS: dict[str, tuple[str, ...]] = {
-    "python": ("-c",), "pypy": ("-c",), "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "--eval", "-p", "--print"),
-    "bun": ("-e", "--eval", "-p", "--print"), "php": ("-r",), "lua": ("-e",), "rscript": ("-e",),
+    "python": ("-c",), "pypy": ("-c",), "perl": ("-e", "-E"), "ruby": ("-e",),
+    "node": ("-e", "--eval", "-p", "--print"), "bun": ("-e", "--eval", "-p", "--print"),
+    "php": ("-r",), "lua": ("-e",), "rscript": ("-e",),
     "osascript": ("-e",), "deno": ("eval",),
 }  # fmt: skip
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
@@ -250,10 +251,12 @@ _AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 # moving, running other programs (which could do anything), and the indirections that hide those.
 _CODE_DANGER = re.compile(
     r"rmtree|remove_tree|\brm_r|\brm_rf|\brmdir|rmSync|\brm\s*\(|\bunlink|\bremove\b|truncate|shred|"
-    r"\brename|os\.replace|shutil\.move|\bmove\s*\(|FileUtils|(?:File|IO|Dir)\.(?:delete|write|open|truncate|unlink|rmdir|binwrite)|"
+    r"\brename|os\.replace|shutil\.move|\bmove\s*\(|FileUtils|"
+    r"(?:File|IO|Dir)\.(?:delete|write|open|truncate|unlink|rmdir|binwrite)|"
     r"write_text|write_bytes|writeFile|appendFile|createWriteStream|copyFile|"
     r"\bopen\s*\([^,)]*,\s*(?:mode\s*=\s*)?['\"][^'\"]*[wax+]|\.open\s*\(\s*['\"][^'\"]*[wax+]|"
-    r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"]\s*[>+|]|\bsystem\s*\(|\bsystem\s|\bexec[lv]?p?e?\s*[\s(]|popen|"
+    r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"]\s*[>+|]|"
+    r"\bsystem\s*\(|\bsystem\s|\bexec[lv]?p?e?\s*[\s(]|popen|"
     r"subprocess|child_process|spawn|execSync|\bqx|`|__import__|importlib|getattr\s*\(|\beval\s*[\s(]|"
     r"\bcompile\s*\(|__builtins__|Deno\.(?:remove|write|truncate|run|Command)|\bchmod|\bchown|\bkill\b"
 )
@@ -263,7 +266,7 @@ _AWK_DANGER = re.compile(r"system\s*\(|print[^;}]*[|>]|getline[^;}]*<\s*\"[^\"]*
 def _interpreter(name: str) -> str | None:
     base = name.lower()
     base = re.sub(r"[0-9.]+$", "", base) or base  # python3.12 → python, nodejs → node
-    base = {"nodejs": "node", "python": "python", "pypy": "pypy"}.get(base, base)
+    base = {"nodejs": "node"}.get(base, base)
     return base if base in _INLINE_FLAGS else None
 
 
