@@ -230,6 +230,13 @@ class TreeScreen(Screen[None]):
     @work(exclusive=True, group="tree-jump")
     async def _jump(self, row: TreeRow) -> None:
         session = self.session
+        if session.compaction.is_compacting:
+            self.notify("Wait for the compaction to finish", severity="warning")
+            return
+        if session.is_streaming:
+            # pi 0.83: moving in the tree mid-answer aborts it; the turn so far is kept in the file.
+            session.abort()
+            await session.wait_for_idle()
         if row.id == session.session.get_leaf_id():
             self.notify("Already at this point")
             return

@@ -93,3 +93,32 @@ async def test_screen_keys_win_over_the_app_keys_of_the_same_name(tmp_path: Path
         assert isinstance(resume, ResumeScreen)
         await pilot.press("ctrl+g")
         assert resume.show_paths
+
+
+async def test_compact_in_the_shell_shows_the_review_and_applies_the_accepted_summary(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    import json
+
+    from pi_tui.modes.interactive.screens.compaction_review import ReviewScreen
+
+    (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 5}}))
+    script = FauxScript(
+        faux_reply("one " * 40), faux_reply("two " * 40), faux_reply("SUMMARY from faux"), faux_reply("more")
+    )
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _prompt(pilot, app, "alpha question")
+        await _prompt(pilot, app, "beta question")
+        await _submit(pilot, app, "/compact")
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        assert "SUMMARY from faux" in app.screen.summary  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: not isinstance(app.screen, ReviewScreen) and not app._busy)
+        entries = app.session.session.get_entries()
+        assert any(
+            op.get("op") == "compaction_apply" and "SUMMARY from faux" in op.get("summary", "")
+            for e in entries
+            for op in (getattr(e, "patch", None) or [])
+        )

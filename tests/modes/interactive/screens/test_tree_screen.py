@@ -298,3 +298,41 @@ async def test_shift_t_shows_when_each_label_was_set(fake: FakeLLM, project: Pat
         when = screen.model.label_times[first.id][:16].replace("T", " ")
         assert str(screen._render_row(index)).endswith(f"[start {when}]")
     await session.close()
+
+
+async def test_jumping_while_the_agent_answers_aborts_the_answer_first(fake: FakeLLM, project: Path) -> None:
+    import asyncio
+
+    from pi_tui.testing import Reply, text
+
+    session = await branched_session(fake, project)
+    started = asyncio.Event()
+
+    def slow(_request: Any) -> Reply:
+        started.set()
+        return Reply([text("word " * 400)], frame_delay=0.01)
+
+    fake.responder = slow
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        run = asyncio.create_task(session.prompt("a long answer please"))
+        await asyncio.wait_for(started.wait(), 10)
+        _move_to(screen, "user: first question")
+        await pilot.press("enter")
+        await pilot.pause()
+        if isinstance(app.screen, ChoiceScreen):
+            await pilot.press("enter")  # no summary
+        await app.workers.wait_for_complete()
+        await run
+        assert not session.is_streaming
+    roles = [getattr(getattr(e, "message", None), "role", None) for e in session.session.get_branch()]
+    assert "user" not in roles and "assistant" not in roles  # back before the first question
+    aborted = [
+        e
+        for e in session.session.get_entries()
+        if getattr(getattr(e, "message", None), "stop_reason", None) == "aborted"
+    ]
+    assert len(aborted) == 1  # the interrupted answer is kept in the file
+    assert app.editor_text == "first question"
+    await session.close()
