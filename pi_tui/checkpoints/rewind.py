@@ -1,8 +1,10 @@
 """Planning and applying a rewind of the project's files to their state at a session entry.
 
-The state of a file at entry E: the ``after`` of the last change to it on the path from the root to E;
-a file the agent changed only elsewhere (later, or on another branch) is as it was before the agent
-first touched it (the ``before`` of its first change in the file). What the agent last left a file as
+The state of a file at entry E: when E is on the current branch and the file changed after E on it,
+the ``before`` of the first such change (exactly what was on disk then, your own edits included);
+otherwise the ``after`` of the last change to it on the path from the root to E; a file the agent
+changed only elsewhere (on another branch) is as it was before the agent first touched it (the
+``before`` of its first change in the file). What the agent last left a file as
 is the ``after`` of its latest change anywhere in the session (restores included). When the file on
 disk is neither that nor the target, someone else changed it: that is a conflict, and it is never
 overwritten without consent. Every restore stores what it overwrites, so it can itself be undone.
@@ -92,6 +94,7 @@ def plan_restore(
     all_entries: Sequence[Any],
     path_entries: Sequence[Any],
     entry_id: str | None,
+    current_branch: Sequence[Any] = (),
 ) -> RewindPlan:
     """Plan restoring every file the session changed to its state at the end of ``path_entries``.
 
@@ -100,25 +103,39 @@ def plan_restore(
         all_entries: Every entry of the session file, in file order.
         path_entries: The entries from the root to the target entry (empty: before the first entry).
         entry_id: The target entry (for the record).
+        current_branch: The entries from the root to the current leaf.
     """
     changes = recorded_changes(all_entries)
     on_path = {getattr(e, "id", None) for e in path_entries}
+    branch_ids = [getattr(e, "id", None) for e in current_branch]
+    later: set[Any] = set()
+    if entry_id is None:
+        later = set(branch_ids)
+    elif entry_id in branch_ids:
+        later = set(branch_ids[branch_ids.index(entry_id) + 1 :])
     first: dict[str, RecordedChange] = {}
     last: dict[str, RecordedChange] = {}
     last_on_path: dict[str, RecordedChange] = {}
+    first_later: dict[str, RecordedChange] = {}
     for rc in changes:
         first.setdefault(rc.change.path, rc)
         last[rc.change.path] = rc
         if rc.entry_id in on_path:
             last_on_path[rc.change.path] = rc
+        if rc.entry_id in later:
+            first_later.setdefault(rc.change.path, rc)
     plan = RewindPlan(entry_id)
     for path in sorted(first):
-        source = last_on_path.get(path)
-        change = source.change if source is not None else first[path].change
+        if path in first_later:  # the disk as it was when the agent next touched the file
+            change, target_side = first_later[path].change, "before"
+        elif path in last_on_path:
+            change, target_side = last_on_path[path].change, "after"
+        else:
+            change, target_side = first[path].change, "before"
         if change.skipped:
             plan.unrestorable.append((path, change.skipped))
             continue
-        target = change.after if source is not None else change.before
+        target = change.before if target_side == "before" else change.after
         expected_change = last[path].change
         expected = None if expected_change.skipped else expected_change.after
         current, data = _disk_hash(checkpointer.absolute(path))

@@ -197,7 +197,9 @@ class RewindMixin(SessionHost):
         if entry_id is not None and self.session.get_entry(entry_id) is None:
             raise EntryNotFoundError(entry_id)
         path = self.session.get_branch(entry_id) if entry_id is not None else []
-        return plan_restore(self.checkpoints, self.session.get_entries(), path, entry_id)
+        return plan_restore(
+            self.checkpoints, self.session.get_entries(), path, entry_id, self.session.get_branch()
+        )
 
     async def rewind(
         self,

@@ -164,3 +164,24 @@ async def test_conversation_only_leaves_the_files(fake: FakeLLM, project: Path) 
         result = await session.rewind(user_entry(session, "go").id, "conversation")
         assert result.restored == [] and result.editor_text == "go"
     assert target.read_text() == "x"
+
+
+async def test_undo_brings_back_the_users_own_edit_made_before_the_prompt(
+    fake: FakeLLM, project: Path
+) -> None:
+    target = project / "a.txt"
+    fake.script(
+        [
+            Reply([tool_call("write", {"path": "a.txt", "content": "agent v1\n"})]),
+            Reply([text("one")]),
+            Reply([tool_call("write", {"path": "a.txt", "content": "agent v2\n"})]),
+            Reply([text("two")]),
+        ]
+    )
+    async with open_session(project) as session:
+        await session.prompt("first")
+        target.write_text("my edit\n")  # between the prompts
+        await session.prompt("second")
+        outcome = await session.undo()
+        assert outcome is not None and outcome[1].applied
+    assert target.read_text() == "my edit\n"
