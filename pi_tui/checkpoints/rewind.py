@@ -13,7 +13,6 @@ overwritten without consent. Every restore stores what it overwrites, so it can 
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +176,8 @@ class RestoreOutcome:
     checkpoint: Checkpoint
     restored: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    """``(path, error)`` for files that could not be written (the others are still restored)."""
 
 
 def apply_restore(
@@ -188,7 +189,9 @@ def apply_restore(
 ) -> RestoreOutcome:
     """Write every planned file; a conflicting one only when ``force`` or its resolution is ``restore``.
 
-    What is on disk is stored first, so the returned restore checkpoint can undo this restore.
+    What is on disk is stored first, so the returned restore checkpoint can undo this restore. A file
+    that cannot be written is reported in ``failed`` and the rest go on (the checkpoint lists only what
+    was written, so it always describes the disk).
     """
     outcome = RestoreOutcome(Checkpoint("restore", target=plan.entry_id))
     for item in plan.files:
@@ -196,22 +199,22 @@ def apply_restore(
             outcome.kept.append(item.path)
             continue
         absolute = checkpointer.absolute(item.path)
-        current, data = _disk_hash(absolute)
-        before = checkpointer.store.put(data) if data is not None else None
-        if item.target is None:
-            if current is not None:
-                absolute.unlink()
-        else:
-            content = checkpointer.store.get(item.target)
-            absolute.parent.mkdir(parents=True, exist_ok=True)
-            tmp = absolute.with_name(f".{absolute.name}.pi-tui-restore")
-            tmp.write_bytes(content)
-            if absolute.exists():
-                try:
-                    os.chmod(tmp, absolute.stat().st_mode)
-                except OSError:
-                    pass
-            os.replace(tmp, absolute)
+        try:
+            current, data = _disk_hash(absolute)
+            if current == "<directory>":
+                raise IsADirectoryError(f"{item.path} is a directory now")
+            before = checkpointer.store.put(data) if data is not None else None
+            if item.target is None:
+                if current is not None:
+                    absolute.unlink()
+            else:
+                content = checkpointer.store.get(item.target)
+                absolute.parent.mkdir(parents=True, exist_ok=True)
+                # In place, as the tools write: links, mode and owner stay as they are.
+                absolute.write_bytes(content)
+        except (OSError, BlobMissingError) as exc:
+            outcome.failed.append((item.path, str(exc)))
+            continue
         outcome.checkpoint.files.append(FileChange(item.path, before, item.target))
         outcome.restored.append(item.path)
     return outcome

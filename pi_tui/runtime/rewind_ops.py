@@ -66,6 +66,7 @@ class RewindResult:
     kept: list[str] = field(default_factory=list)
     conflicts: list[FilePlan] = field(default_factory=list)
     unrestorable: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
     editor_text: str | None = None
     record_id: str | None = None
 
@@ -78,6 +79,7 @@ class RewindResult:
             "kept": list(self.kept),
             "conflicts": [{"path": c.path, "diff": c.diff} for c in self.conflicts],
             "unrestorable": [{"path": p, "reason": r} for p, r in self.unrestorable],
+            "failed": [{"path": p, "error": e} for p, e in self.failed],
             "editorText": self.editor_text,
             "recordId": self.record_id,
         }
@@ -102,6 +104,8 @@ class RewindResult:
                 parts.append(f"kept as they are: {', '.join(self.kept)}")
             if self.unrestorable:
                 parts.append("not restorable: " + ", ".join(f"{p} ({r})" for p, r in self.unrestorable))
+            if self.failed:
+                parts.append("could not write: " + ", ".join(f"{p} ({e})" for p, e in self.failed))
         if self.mode != "code":
             parts.append("conversation moved")
         return "; ".join(parts) + "."
@@ -335,7 +339,7 @@ class RewindMixin(SessionHost):
         if plan.empty:
             return
         outcome = await asyncio.to_thread(apply_restore, self.checkpoints, plan, choices, force=force)
-        result.restored, result.kept = outcome.restored, outcome.kept
+        result.restored, result.kept, result.failed = outcome.restored, outcome.kept, outcome.failed
         if outcome.checkpoint.files:
             data = {**outcome.checkpoint.to_json(), **extra}
             result.record_id = self.session.append_custom(CUSTOM_TYPE, data).id

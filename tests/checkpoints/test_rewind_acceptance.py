@@ -185,3 +185,42 @@ async def test_undo_brings_back_the_users_own_edit_made_before_the_prompt(
         outcome = await session.undo()
         assert outcome is not None and outcome[1].applied
     assert target.read_text() == "my edit\n"
+
+
+async def test_a_file_that_cannot_be_written_is_reported_and_the_others_are_restored(
+    fake: FakeLLM, project: Path
+) -> None:
+    (project / "a.txt").write_text("a0\n")
+    (project / "b.txt").write_text("b0\n")
+    fake.script(
+        [
+            Reply(
+                [
+                    tool_call("write", {"path": "a.txt", "content": "a1\n"}),
+                    tool_call("write", {"path": "b.txt", "content": "b1\n"}),
+                ]
+            ),
+            Reply([text("ok")]),
+        ]
+    )
+    async with open_session(project) as session:
+        await session.prompt("go")
+        (project / "a.txt").unlink()
+        (project / "a.txt").mkdir()  # now a directory: the restore cannot write it
+        result = await session.rewind(user_entry(session, "go").id, "code", force=True)
+        assert result.restored == ["b.txt"] and [p for p, _ in result.failed] == ["a.txt"]
+        record = session.session.get_leaf_entry()
+        assert [f["path"] for f in record.data["files"]] == ["b.txt"]
+    assert (project / "b.txt").read_text() == "b0\n" and (project / "a.txt").is_dir()
+
+
+async def test_a_restore_writes_through_a_symlink(fake: FakeLLM, project: Path) -> None:
+    real = project / "real.txt"
+    real.write_text("r0\n")
+    (project / "link.txt").symlink_to("real.txt")
+    fake.script([Reply([tool_call("write", {"path": "link.txt", "content": "r1\n"})]), Reply([text("ok")])])
+    async with open_session(project) as session:
+        await session.prompt("go")
+        assert real.read_text() == "r1\n"
+        await session.rewind(user_entry(session, "go").id, "code")
+    assert (project / "link.txt").is_symlink() and real.read_text() == "r0\n"
