@@ -104,10 +104,10 @@ class InfoScreen(Screen[None]):
 
 def _app_keys(app: Any) -> list[tuple[str, str]]:
     try:
-        from pi_tui.modes.interactive.keys import APP_ACTIONS, EDITOR_KEYS
+        from pi_tui.modes.interactive.keys import APP_ACTIONS, DEFAULT_KEYS, EDITOR_KEYS
     except ImportError:
         return []
-    keymap: dict[str, list[str]] = getattr(app, "keymap", None) or {}
+    keymap: dict[str, list[str]] = getattr(app, "keymap", None) or DEFAULT_KEYS
     rows = [
         (", ".join(keymap.get(action, [])) or "(unbound)", desc) for action, (_, desc) in APP_ACTIONS.items()
     ]

@@ -66,13 +66,14 @@ class TreeScreen(Screen[None]):
         self.shown: list[TreeRow] = []
         self.show_label_time = False
         self.title_text = "Session Tree"
+        self.help_text = HELP
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self.title_text, id="tree-title")
             yield RowList(self._render_row, row_key=self._row_key, id="tree-list")
             yield Static("", id="tree-search")
-            yield Static(HELP, id="tree-help")
+            yield Static(self.help_text, id="tree-help")
 
     def on_mount(self) -> None:
         self._refresh_rows(select=self.session.session.get_leaf_id())
@@ -124,7 +125,9 @@ class TreeScreen(Screen[None]):
             index = len(self.shown) - 1
         listing.reset(len(self.shown), index)
         mode = "" if self.model.mode == "default" else f" · filter: {self.model.mode}"
-        self.query_one("#tree-title", Static).update(f"Session Tree · {len(self.model.rows)} entries{mode}")
+        self.query_one("#tree-title", Static).update(
+            f"{self.title_text} · {len(self.model.rows)} entries{mode}"
+        )
         self.query_one("#tree-search", Static).update(Text(f"Type to search: {self.model.query}"))
 
     def _highlighted(self) -> TreeRow | None:
@@ -336,6 +339,10 @@ class ForkScreen(TreeScreen):
     def __init__(self, session: Any) -> None:
         super().__init__(session, "user-only")
         self.title_text = "Fork from message"
+        self.help_text = (
+            "↑/↓ move · type to search · enter fork from this message (a new session file) · esc close\n"
+            + (HELP.split("\n", 1)[1])
+        )
 
     def on_row_list_selected(self, event: RowList.Selected) -> None:
         event.stop()

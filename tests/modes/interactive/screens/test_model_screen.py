@@ -110,3 +110,18 @@ async def test_ctrl_t_scopes_models_and_tab_shows_only_the_scope(agent_dir: Path
     saved = json.loads((agent_dir / "settings.json").read_text())
     assert saved["enabledModels"] == ["acme/swift-1", "other/gpt-mini"]
     await session.close()
+
+
+async def test_left_lowers_the_thinking_level_and_escape_changes_nothing(
+    agent_dir: Path, project: Path
+) -> None:
+    session = _session(agent_dir, project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot, "deep")
+        await pilot.press("left")
+        assert "thinking: low" in str(screen.query_one("#model-title").render())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ModelScreen)
+    assert session.model.label == "acme/swift-1"
+    await session.close()

@@ -114,3 +114,26 @@ async def test_tab_shows_the_sessions_of_every_project(project: Path, tmp_path: 
         await pilot.press("escape")
         assert not isinstance(app.screen, ResumeScreen)
     await session.close()
+
+
+async def test_arrows_move_and_ctrl_s_switches_between_recent_and_relevance(project: Path) -> None:
+    write_session(project, "parser notes")
+    write_session(project, "the parser rewrite")
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        rows = screen.query_one("#resume-list")
+        assert rows.cursor == 0  # type: ignore[attr-defined]
+        await pilot.press("down")
+        assert rows.cursor == 1  # type: ignore[attr-defined]
+        await pilot.press("up")
+        assert rows.cursor == 0  # type: ignore[attr-defined]
+        assert screen.sort == "recent"
+        await pilot.press("ctrl+s")
+        assert screen.sort == "relevance" and "sort: relevance" in str(
+            screen.query_one("#resume-title").render()
+        )
+        await pilot.press(*"parser")
+        assert _titles(screen)[0] == "parser notes"  # the earlier, tighter match ranks first
+    await session.close()

@@ -148,3 +148,16 @@ async def test_the_theme_list_previews_as_you_move_and_escape_restores(
         assert app.theme == "pi-light"
     assert _saved(agent_dir) == {"theme": "light"}
     await session.close()
+
+
+async def test_arrows_move_and_escape_closes(agent_dir: Path, project: Path) -> None:
+    session = _session(agent_dir, project, {})
+    app = HostApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open(app, pilot)
+        rows = screen.query_one("#settings-list")
+        await pilot.press("down", "down", "up")
+        assert rows.cursor == 1  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        assert not isinstance(app.screen, SettingsScreen)
+    await session.close()

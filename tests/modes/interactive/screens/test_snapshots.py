@@ -96,3 +96,13 @@ def test_model_screen(snap_compare: Any) -> None:
 def test_session_screen_on_the_large_fixture(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     session = fixture_session(LARGE, snapshot_project())
     assert snap_compare(HostApp(session), run_before=_opener("session"), terminal_size=(120, 16))
+
+
+def test_hotkeys_screen(snap_compare: Any) -> None:
+    session = fixture_session(BEFORE_COMPACTION, snapshot_project())
+    assert snap_compare(HostApp(session), run_before=_opener("hotkeys"), terminal_size=(100, 40))
+
+
+def test_fork_screen_on_a_branched_test_session(snap_compare: Any, fake: FakeLLM) -> None:
+    session = asyncio.run(branched_session(fake, snapshot_project()))
+    assert snap_compare(HostApp(session), run_before=_opener("fork"), terminal_size=(100, 14))

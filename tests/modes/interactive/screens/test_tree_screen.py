@@ -258,6 +258,7 @@ async def test_fork_picker_lists_every_message_of_yours_and_enter_forks(fake: Fa
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, ForkScreen)
+        assert str(screen.query_one("#tree-title").render()).startswith("Fork from message")
         assert sorted(_texts(screen)) == [
             "user: alternative question",
             "user: first question",
@@ -335,4 +336,23 @@ async def test_jumping_while_the_agent_answers_aborts_the_answer_first(fake: Fak
     ]
     assert len(aborted) == 1  # the interrupted answer is kept in the file
     assert app.editor_text == "first question"
+    await session.close()
+
+
+async def test_ctrl_x_copies_the_entry_shift_ctrl_o_cycles_back_and_ctrl_c_closes(
+    fake: FakeLLM, project: Path
+) -> None:
+    session = await branched_session(fake, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        _move_to(screen, "user: second question")
+        await pilot.press("ctrl+x")
+        assert app.clipboard == "user: second question"
+        await pilot.press("ctrl+shift+o")
+        assert screen.model.mode == "all"
+        await pilot.press("ctrl+shift+o")
+        assert screen.model.mode == "labeled-only"
+        await pilot.press("ctrl+c")
+        assert not isinstance(app.screen, TreeScreen)
     await session.close()
