@@ -71,7 +71,7 @@ class ChatLog(VerticalScroll):
     """Most blocks mounted at once; beyond it the oldest are removed (they stay in ``items``)."""
     BATCH = 24
     """How many earlier items one step of "show earlier" mounts."""
-    INITIAL = 12
+    INITIAL = 6
     """How many items a load mounts: enough to fill a screen; mounting markdown is what costs (~50 ms
     per message here), so a resumed session shows its end quickly and the rest comes on scroll."""
 
@@ -227,7 +227,7 @@ class ChatLog(VerticalScroll):
     def _fill_viewport(self) -> None:
         """Short messages may not fill the screen: mount earlier ones until they do (or none are left)."""
         if self.first_mounted > 0 and self.max_scroll_y == 0 and self.size.height > 0:
-            self.load_earlier()
+            self.load_earlier(self.INITIAL)
             self.call_after_refresh(self._fill_viewport)
 
     def mounted_blocks(self) -> list[Widget]:
@@ -251,11 +251,11 @@ class ChatLog(VerticalScroll):
             self.first_mounted = keep_from.source_index
         self._update_marker()
 
-    def load_earlier(self) -> int:
-        """Mount up to ``BATCH`` items before the first mounted one; returns how many."""
+    def load_earlier(self, count: int | None = None) -> int:
+        """Mount up to ``count`` (default ``BATCH``) items before the first mounted one; returns how many."""
         if self.first_mounted <= 0:
             return 0
-        start = max(0, self.first_mounted - self.BATCH)
+        start = max(0, self.first_mounted - (count or self.BATCH))
         widgets: list[Widget] = []
         for index in range(start, self.first_mounted):
             widgets += self.blocks_for(self.items[index], index)
