@@ -212,7 +212,10 @@ class _State:
         SAVED.write_text(json.dumps(data, indent=2))
 
     def render(self) -> str:
-        return render(self.results, self.sections, self.pairs, self.startup, self.runs, self.pi_note)
+        existing = DOC.read_text() if DOC.is_file() else ""
+        return render(
+            self.results, self.sections, self.pairs, self.startup, self.runs, self.pi_note, existing
+        )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,27 @@ from .registry import SECTIONS
 from .scenarios import Result
 from .targets import PI_VERSION
 
-__all__ = ["render"]
+__all__ = ["hand_written_sections", "render"]
+
+# Headings this renderer writes (and older renderers wrote); any other ``## `` section of the doc was
+# written by hand (or by another tool) and is carried over as it is.
+_GENERATED = ("Start-up", "Against the newest pi", "Scenarios", "Where a one-turn answer's CPU goes", "Notes")
+
+
+def hand_written_sections(doc: str) -> list[str]:
+    """The lines of every ``## `` section of ``doc`` that the renderer does not write itself."""
+    generated = (*_GENERATED, *(heading for heading, _ in SECTIONS.values()))
+    kept: list[str] = []
+    keeping = False
+    for line in doc.splitlines():
+        if line.startswith("## "):
+            keeping = not line[3:].startswith(generated)
+        if keeping:
+            kept.append(line)
+    if kept and kept[-1].strip():
+        kept.append("")
+    return kept
+
 
 _HEADER = "| scenario | what | wall s | CPU s | peak RSS MB | requests | rule violations | cache read ratio | status |"
 
@@ -139,6 +159,7 @@ def render(
     startup: tuple[float, float],
     runs: int,
     pi_note: str,
+    existing: str = "",
 ) -> str:
     lines = [
         "# Performance",
@@ -157,6 +178,7 @@ def render(
     lines += _comparison(pairs, pi_note)
     for key in SECTIONS:
         lines += _section(key, results, sections)
+    lines += hand_written_sections(existing)
     extra = [r for r in results.values() if r.extra]
     if extra:
         lines += ["## Notes", ""]
