@@ -156,6 +156,8 @@ async def test_shift_tab_cycles_thinking_and_ctrl_t_hides_thinking(tmp_path: Pat
         assert any(t.startswith("Thinking level:") for t in _notices(app))
         await pilot.press("ctrl+t")
         assert app.hide_thinking
+        await pilot.press("ctrl+p")
+        assert any(t == "Only one model available" for t in _notices(app))
 
 
 async def test_input_typed_during_startup_is_sent_once_ready(tmp_path: Path, agent_dir: Path) -> None:

@@ -120,3 +120,51 @@ async def test_untrusted_project_asks_before_loading_its_extensions(tmp_path: Pa
         await until(pilot, app.ready.is_set)
         assert any(c.value == "hello" for c in app.router.candidates())
     assert not project_needs_trust(tmp_path, agent_dir)
+
+
+TITLE_EXTENSION = """
+async def edit(args, ctx):
+    ctx.ui.set_title("custom title")
+    ctx.ui.set_working_message("Crunching")
+    text = await ctx.ui.editor("Edit the note", "line one")
+    ctx.ui.notify(f"edited: {text!r}", "warning")
+
+def render(message, options, theme):
+    return ["RENDERED: " + message.content]
+
+async def say(args, ctx):
+    pi.send_message({"customType": "note", "content": "hello note", "display": True})
+
+def register(api):
+    global pi
+    pi = api
+    api.register_command("edit", {"handler": edit})
+    api.register_command("say", {"handler": say})
+    api.register_message_renderer("note", render)
+"""
+
+
+async def test_title_working_message_editor_dialog_and_message_renderer(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.blocks import CustomBlock
+
+    ext = tmp_path / "titles.py"
+    ext.write_text(TITLE_EXTENSION)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", str(ext)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "/edit")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "EditorDialog")
+        assert app.title == "custom title" and app.working.message == "Crunching"
+        await pilot.press("end")
+        await type_text(pilot, " and two")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: "edited: 'line one and two'" in _notices(app))
+        await type_text(pilot, "/say")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(app.chat.query(CustomBlock)))
+        assert "RENDERED: hello note" in str(app.chat.query_one(CustomBlock).render())

@@ -119,3 +119,26 @@ async def test_unknown_theme_falls_back_to_dark(tmp_path: Path, agent_dir: Path)
     app = make_app(tmp_path, agent_dir, FauxScript(), theme_name="nope")
     async with app.run_test():
         assert app.theme == "pi-dark"
+
+
+async def test_a_cache_invalidation_is_announced_with_who_and_why(tmp_path: Path, agent_dir: Path) -> None:
+    ext = tmp_path / "ticker.py"
+    ext.write_text(
+        "import itertools\n_n = itertools.count()\n"
+        "def register(pi):\n"
+        "    pi.register_panel('Ticker', lambda: 'tick ' + str(next(_n)) + ' ' + 'x' * 400, placement='prefix')\n"
+    )
+    script = FauxScript(faux_reply("a"), faux_reply("b"))
+    app = make_app(tmp_path, agent_dir, script, argv=["-e", str(ext)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        for prompt in ("one", "two"):
+            await type_text(pilot, prompt)
+            await pilot.press("enter")
+            await until(pilot, lambda: not app._busy and not app.editor.text)
+        await until(pilot, lambda: script.call_count == 2)
+        ledger = app.session.engine.ledger
+        await until(pilot, lambda: any(t.startswith("Cache invalidated by") for t in _notices(app)))
+        notice = next(t for t in _notices(app) if t.startswith("Cache invalidated by"))
+        inv = ledger.invalidations[-1]
+        assert inv.source in notice and inv.reason in notice and "re-billed" in notice
