@@ -111,6 +111,7 @@ class PiApp(App[int]):
     """
 
     TITLE = "pi-tui"
+    ENABLE_COMMAND_PALETTE = False  # Ctrl+P cycles models, as in pi
     CSS = """
     Screen { layout: vertical; background: $pi-background; }
     #main { height: 1fr; }
