@@ -42,20 +42,20 @@ def unregister_api(api: str) -> None:
     _registered.pop(api, None)
 
 
-# The HTTP library behind the built-in wire APIs (the providers no longer use the vendor SDKs).
-_SDK_MODULES = {
-    "anthropic-messages": "httpx2",
-    "openai-completions": "httpx2",
-    "openai-responses": "httpx2",
-}
+# The built-in wire APIs are served over pi_tui.ai.wire (the providers do not use the vendor SDKs).
+_WIRE_APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses"})
 
 
-def preload_sdk(api: str) -> None:
-    """Import the HTTP library behind ``api`` now (~70 ms), e.g. from a worker thread while resources
-    load, so the first request does not pay for it. Unknown APIs are ignored."""
-    module = _SDK_MODULES.get(api)
-    if module is not None:
-        importlib.import_module(module)
+def preload_sdk(api: str, base_url: str | None = None) -> None:
+    """Import the provider and HTTP stack behind ``api`` now (~100 ms of CPU), e.g. from a worker thread
+    while resources or the UI load, so the first request does not pay for it. With an ``https`` (or
+    unknown) ``base_url`` the system CA store is loaded too. Unknown APIs are ignored."""
+    if api not in _WIRE_APIS:
+        return
+    from . import wire
+
+    importlib.import_module(BUILTIN_APIS[api][0])
+    wire.preload(tls=base_url is None or base_url.startswith("https:"))
 
 
 def known_apis() -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "WireClient",
     "decode_sse",
     "encode_body",
+    "preload",
 ]
 
 DEFAULT_TIMEOUT = 600.0  # the SDKs' default read/write timeout, seconds
@@ -115,6 +117,33 @@ class SseStream:
         await self.response.aclose()
 
 
+_tls_lock = threading.Lock()
+_verified_tls: Any = None  # one verified context for every client: loading the CA store costs ~25 ms
+
+
+def _verified_tls_context() -> Any:
+    global _verified_tls
+    with _tls_lock:
+        if _verified_tls is None:
+            import httpx2
+
+            _verified_tls = httpx2.create_ssl_context(verify=True)
+        return _verified_tls
+
+
+def preload(tls: bool = True) -> None:
+    """Import what the first request needs (httpx2, httpcore2, h11, anyio's asyncio backend) and, with
+    ``tls``, load the system CA store: e.g. from a worker thread while the UI starts, so the first
+    request does not pay for it."""
+    import anyio._backends._asyncio  # noqa: F401  (imported by httpcore2 on the first connection)
+    import h11  # noqa: F401
+    import httpcore2  # noqa: F401
+    import httpx2  # noqa: F401
+
+    if tls:
+        _verified_tls_context()
+
+
 def _needs_verified_tls(base_url: str) -> bool:
     """False only when no request of this client can use TLS (plain http, no https proxy)."""
     if base_url.startswith("https:"):
@@ -138,7 +167,7 @@ class WireClient:
         self.base_url = base_url.rstrip("/")
         # Loading the system CA store costs ~25 ms; a plain-http server (a local model, a test server)
         # never uses it, so such a client gets an unverified context it can never exercise.
-        verify: Any = True if _needs_verified_tls(self.base_url) else _unused_tls_context()
+        verify: Any = _verified_tls_context() if _needs_verified_tls(self.base_url) else _unused_tls_context()
         self._client = httpx2.AsyncClient(
             headers=headers,
             timeout=httpx2.Timeout(DEFAULT_TIMEOUT, connect=CONNECT_TIMEOUT),

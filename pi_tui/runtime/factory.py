@@ -80,15 +80,15 @@ def _check_creatable(path: Path) -> None:
         raise SessionError(f"Cannot create session file {path}: {ancestor} is not a writable directory")
 
 
-def _preload_sdk_in_background(api: str) -> None:
-    """Start importing the provider SDK (≈1 s for anthropic) while resources and tools load."""
+def _preload_sdk_in_background(api: str, base_url: str | None = None) -> None:
+    """Start importing the provider and its HTTP stack (~0.1 s) while resources and tools load."""
     import threading
 
     from pi_tui.ai.registry import preload_sdk
 
     def load() -> None:
         try:
-            preload_sdk(api)
+            preload_sdk(api, base_url)
         except Exception:  # the request itself will report a broken SDK properly
             pass
 
@@ -201,7 +201,7 @@ def _create_session(
         if stream_fn is None and registry.requires_api_key(model) and not registry.get_api_key(model):
             raise StartupError(missing_key_message(model.provider, agent_dir), 2)
         if stream_fn is None:
-            _preload_sdk_in_background(model.api)
+            _preload_sdk_in_background(model.api, model.base_url)
 
         if resolved.thinking_level is not None:
             thinking = resolved.thinking_level

@@ -67,3 +67,23 @@ def test_a_one_turn_answer_imports_no_vendor_sdk(tmp_path: Path, agent_dir: Path
     loaded = {name.split(".")[0] for name in json.loads(dump.read_text())}
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
     assert "httpx2" in loaded  # the answer really came over the wire client
+
+
+def test_the_preload_loads_the_http_stack_of_the_first_request_and_no_sdk() -> None:
+    code = (
+        "import sys\n"
+        "from pi_tui.ai.registry import preload_sdk\n"
+        "preload_sdk('anthropic-messages', 'http://127.0.0.1:1')\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50)
+    assert run.returncode == 0, run.stderr
+    loaded = set(run.stdout.split())
+    assert {
+        "pi_tui.ai.providers.anthropic",
+        "httpx2",
+        "httpcore2",
+        "h11",
+        "anyio._backends._asyncio",
+    } <= loaded
+    assert not {name.split(".")[0] for name in loaded} & set(FORBIDDEN)
