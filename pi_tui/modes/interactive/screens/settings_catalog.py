@@ -18,9 +18,9 @@ from pi_tui.resources.settings_schema import (
     TREE_FILTER_MODES,
 )
 
-__all__ = ["Setting", "CATALOG", "Source", "value_of", "source_of", "write", "parse_value"]
+__all__ = ["Setting", "CATALOG", "Source", "value_of", "shown_value", "source_of", "write", "parse_value"]
 
-Kind = Literal["bool", "int", "choice", "text", "theme"]
+Kind = Literal["bool", "int", "choice", "text", "list", "theme", "readonly"]
 Source = Literal["default", "global", "project"]
 
 
@@ -70,6 +70,14 @@ CATALOG: tuple[Setting, ...] = (
     Setting("context.reinjectSystemPrompt", "Repeat the system prompt after panels", "bool", False),
     Setting("context.detachHistory", "Freeze old history into panels", "bool", False),
     Setting("theme", "Theme", "theme", "dark", help="Previewed while you move through the list"),
+    Setting("shellPath", "Shell", "text", None, help="The shell bash runs in (empty: the default)"),
+    Setting("shellCommandPrefix", "Shell command prefix", "text", None),
+    Setting("enabledModels", "Scoped models (Ctrl+P cycle)", "list", None, help="Comma-separated patterns"),
+    Setting("extensions", "Extension paths", "list", None),
+    Setting("skills", "Skill paths", "list", None),
+    Setting("prompts", "Prompt template paths", "list", None),
+    Setting("themes", "Theme paths", "list", None),
+    Setting("packages", "Packages", "readonly", None, help="Edit with pi-tui install/remove"),
 )  # fmt: skip
 
 
@@ -97,6 +105,18 @@ def source_of(settings: Any, setting: Setting) -> Source:
     if _lookup(settings.scope_dict("global"), setting.key)[0]:
         return "global"
     return "default"
+
+
+def shown_value(settings: Any, setting: Setting) -> str:
+    """The value as one line of the list."""
+    value = value_of(settings, setting)
+    if setting.kind == "bool":
+        return "on" if value else "off"
+    if value is None or value == []:
+        return "(none)"
+    if isinstance(value, list):
+        return ", ".join(item if isinstance(item, str) else str(item.get("source", item)) for item in value)
+    return str(value)
 
 
 def value_of(settings: Any, setting: Setting) -> Any:
@@ -132,7 +152,12 @@ def parse_value(setting: Setting, text: str) -> Any:
         return number
     if setting.kind == "choice" and text not in setting.choices:
         raise ValueError(f"{setting.label}: one of {', '.join(setting.choices)}")
-    return text
+    if setting.kind == "list":
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        return items or None
+    if setting.kind == "readonly":
+        raise ValueError(f"{setting.label} cannot be edited here")
+    return text or None
 
 
 def write(

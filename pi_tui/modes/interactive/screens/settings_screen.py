@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 
 from ._dialogs import ChoiceScreen, PromptScreen
 from ._rowlist import RowList
-from .settings_catalog import CATALOG, Setting, parse_value, source_of, value_of, write
+from .settings_catalog import CATALOG, Setting, parse_value, shown_value, source_of, value_of, write
 
 __all__ = ["SettingsScreen", "ThemePicker", "open_settings", "preview_theme"]
 
@@ -134,12 +134,11 @@ class SettingsScreen(Screen[None]):
         if index >= len(self.shown):
             return Text("")
         setting = self.shown[index]
-        value = value_of(self.settings, setting)
-        shown = ("on" if value else "off") if setting.kind == "bool" else str(value)
+        shown = shown_value(self.settings, setting)
         source = source_of(self.settings, setting)
         text = Text(no_wrap=True)
         text.append(setting.label.ljust(40))
-        text.append(shown.ljust(16), style="bold")
+        text.append((shown if len(shown) <= 30 else shown[:29] + "…").ljust(16), style="bold")
         text.append(f"{source:<8}", style={"default": "dim", "global": "cyan", "project": "magenta"}[source])
         text.append(f"  {setting.key}", style="dim")
         return text
@@ -215,6 +214,8 @@ class SettingsScreen(Screen[None]):
                     self._save(setting, choices[index])
 
             self.app.push_screen(ChoiceScreen(setting.label, choices), chosen)
+        elif setting.kind == "readonly":
+            self.notify(setting.help or f"{setting.label} cannot be edited here", severity="warning")
         elif setting.kind == "theme":
             names = _theme_names(self.session)
 
@@ -235,7 +236,11 @@ class SettingsScreen(Screen[None]):
                     return
                 self._save(setting, value)
 
-            self.app.push_screen(PromptScreen(setting.label, str(current)), typed)
+            if setting.kind == "list":
+                start = ", ".join(str(item) for item in current or [])
+            else:
+                start = "" if current is None else str(current)
+            self.app.push_screen(PromptScreen(setting.label, start, placeholder=setting.help), typed)
 
 
 async def open_settings(app: Any, _args: str) -> None:

@@ -161,3 +161,35 @@ async def test_arrows_move_and_escape_closes(agent_dir: Path, project: Path) -> 
         await pilot.press("escape")
         assert not isinstance(app.screen, SettingsScreen)
     await session.close()
+
+
+async def test_lists_and_texts_are_edited_as_text_and_packages_are_read_only(
+    agent_dir: Path, project: Path
+) -> None:
+    session = _session(agent_dir, project, {"packages": ["npm:some-pkg"]})
+    app = HostApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open(app, pilot)
+        await _search(pilot, screen, "scoped models")
+        await pilot.press("enter")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input").value = "acme/*, other/gpt-mini"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.pause()
+        await _search(pilot, screen, "shell command prefix")
+        await pilot.press("enter")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input").value = "set -e;"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.pause()
+        await _search(pilot, screen, "packages")
+        assert "npm:some-pkg" in _row(screen, "packages")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsScreen)
+    assert _saved(agent_dir) == {
+        "packages": ["npm:some-pkg"],
+        "enabledModels": ["acme/*", "other/gpt-mini"],
+        "shellCommandPrefix": "set -e;",
+    }
+    await session.close()
