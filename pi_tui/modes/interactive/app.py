@@ -170,6 +170,7 @@ class PiApp(App[int]):
 
         self.router = CommandRouter(self)
         self.editor.commands = self.router.candidates
+        self.editor.arguments = self.router.argument_candidates
         self._apply_theme(self._theme_name)
         for action, keys in self.keymap.items():
             if keys:

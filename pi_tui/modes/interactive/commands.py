@@ -82,6 +82,34 @@ class CommandRouter:
             )
         return [Candidate(name, desc) for name, desc in out.items() if name]
 
+    def argument_candidates(self, name: str, prefix: str) -> list[Candidate]:
+        """Completions of a command's argument: models for ``/model``, levels for ``/thinking``, and
+        whatever an extension command's ``get_argument_completions(prefix)`` returns."""
+        from pi_tui.util.fuzzy import fuzzy_filter
+
+        session = self.app.session
+        if session is None:
+            return []
+        options: list[str] = []
+        if name == "model" and session.registry is not None:
+            options = [m.label for m in session.registry.available_models()]
+        elif name == "thinking":
+            from pi_tui.ai.thinking import available_thinking_levels
+
+            options = list(available_thinking_levels(session.model))
+        else:
+            registry = getattr(session.extensions, "registry", None)
+            command = (getattr(registry, "commands", None) or {}).get(name)
+            complete = getattr(command, "get_argument_completions", None)
+            if complete is None:
+                return []
+            try:
+                found = complete(prefix)
+            except Exception:  # an extension's completer must not break typing
+                return []
+            return [Candidate(str(item)) for item in found or []]
+        return [Candidate(options[i]) for i, _ in fuzzy_filter(prefix, options)]
+
     async def run(self, text: str) -> bool:
         """Run ``text`` if the app or a screen handles it; False means "give it to the prompt pipeline"."""
         name, _, rest = text[1:].partition(" ")

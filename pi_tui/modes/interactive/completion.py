@@ -62,13 +62,20 @@ def complete(
     files: FileIndex | None,
     *,
     limit: int = 8,
+    arguments: Callable[[str, str], list[Candidate]] | None = None,
 ) -> tuple[int, list[Candidate]]:
     """Completions for the token before the cursor: ``(token start offset, candidates)``.
 
-    ``/name`` at the start of the text completes commands; a word starting with ``@`` completes paths.
-    Anything else gives no candidates.
+    ``/name`` at the start of the text completes commands, ``/name arg…`` the command's arguments (when
+    ``arguments(name, prefix)`` offers some); a word starting with ``@`` completes paths. Anything else
+    gives no candidates.
     """
     before = text[:cursor_offset]
+    if arguments is not None and before.startswith("/") and " " in before and "\n" not in before:
+        name, _, prefix = before[1:].partition(" ")
+        found = arguments(name, prefix)
+        if found:
+            return len(name) + 2, found[:limit]
     if before.startswith("/") and " " not in before and "\n" not in before:
         options = commands()
         names = [c.value for c in options]

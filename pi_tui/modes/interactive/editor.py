@@ -82,6 +82,7 @@ class PromptEditor(TextArea):
         self.menu: CompletionMenu | None = None
         self.files: FileIndex | None = None
         self.commands: Callable[[], list[Candidate]] = list
+        self.arguments: Callable[[str, str], list[Candidate]] | None = None
 
     # --- text --------------------------------------------------------------------------------------
 
@@ -207,7 +208,9 @@ class PromptEditor(TextArea):
     def refresh_completion(self) -> None:
         if self.menu is None:
             return
-        start, candidates = complete(self.text, self._caret_index(), self.commands, self.files)
+        start, candidates = complete(
+            self.text, self._caret_index(), self.commands, self.files, arguments=self.arguments
+        )
         if start < 0 or not candidates:
             self.menu.hide()
             return
@@ -221,7 +224,7 @@ class PromptEditor(TextArea):
         offset = self._caret_index()
         start = self._location(menu.token_start)
         end = self._location(offset)
-        is_command = chosen.value and not chosen.value.startswith("@")
+        is_command = menu.token_start == 0 and not chosen.value.startswith("@")
         replacement = ("/" + chosen.value if is_command else chosen.value) + " "
         self.replace(replacement, start, end)
         menu.hide()

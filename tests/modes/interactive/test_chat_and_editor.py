@@ -264,3 +264,22 @@ async def test_at_completion_offers_project_files_but_not_ignored_ones(
         assert "@docs/readme.md" in values and not any("build" in v for v in values)
         await pilot.press("enter")
         assert app.editor.text == "look at @docs/readme.md "
+
+
+async def test_argument_completion_from_an_extension_and_for_model(tmp_path: Path, agent_dir: Path) -> None:
+    ext = tmp_path / "deploy.py"
+    ext.write_text(
+        "def register(pi):\n"
+        "    pi.register_command('deploy', {'handler': lambda a, c: None,\n"
+        "        'get_argument_completions': lambda p: [e for e in ['staging', 'production'] if e.startswith(p)]})\n"
+    )
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", str(ext)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "/deploy pro")
+        assert [c.value for c in app.menu.candidates] == ["production"]
+        await pilot.press("tab")
+        assert app.editor.text == "/deploy production "
+        app.editor.set_text("")
+        await type_text(pilot, "/model fau")
+        assert [c.value for c in app.menu.candidates] == ["faux/faux-1"]
