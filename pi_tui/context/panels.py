@@ -108,12 +108,20 @@ class PanelManager:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     panels: dict[str, PanelState] = field(default_factory=dict)
     hidden: set[str] = field(default_factory=set)  # names left out of requests (the /context what-if)
+    # Layouts chosen by the user (``/context``), by panel name: "prefix" | "tail" | "hidden". They win
+    # over the placement the extension registers, also for panels registered later (after a resume).
+    layout_overrides: dict[str, str] = field(default_factory=dict)
     _counter: int = 0
     _last_prefix: list[str] = field(default_factory=list)
 
     def register(self, panel: Panel) -> PanelState:
         if panel.placement not in ("prefix", "tail"):
             raise ValueError(f"panel {panel.name!r}: placement must be 'prefix' or 'tail'")
+        override = self.layout_overrides.get(panel.name)
+        if override == "hidden":
+            self.hidden.add(panel.name)
+        elif override in ("prefix", "tail"):
+            panel = replace(panel, placement=override)  # type: ignore[arg-type]
         existing = self.panels.get(panel.name)
         if existing is not None:  # re-registration (e.g. after /reload) keeps identity and state
             existing.panel = panel
@@ -180,6 +188,7 @@ class PanelManager:
         copy = PanelManager(reinject_system_prompt=self.reinject_system_prompt, clock=self.clock)
         copy._counter = self._counter
         copy.hidden = set(self.hidden)
+        copy.layout_overrides = dict(self.layout_overrides)
         copy._last_prefix = list(self._last_prefix)
         copy.panels = {name: replace(state) for name, state in self.panels.items()}
         await copy.refresh()

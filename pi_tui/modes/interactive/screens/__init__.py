@@ -90,7 +90,17 @@ SCREEN_COMMANDS: dict[str, Handler] = {
 
 
 def install(app: PiApp) -> None:
-    """Called once by the shell after the session is ready: registers the compaction review."""
+    """Called once by the shell after the session is ready: registers the compaction review and
+    re-applies the panel layouts chosen in ``/context`` (now and after every session switch)."""
     from .compaction_review import install_review
+    from .context_data import restore_layouts
 
     install_review(app)
+    session = app.session
+    restore_layouts(session)
+
+    def on_switch(event: Any) -> None:
+        if getattr(event, "type", None) == "session_switch":
+            restore_layouts(session)
+
+    session.subscribe(on_switch)

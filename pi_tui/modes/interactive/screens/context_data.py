@@ -31,6 +31,7 @@ __all__ = [
     "build_context_view",
     "complete_projection",
     "project_layout",
+    "restore_layouts",
 ]
 
 PANEL_LAYOUT_TYPE = "pi-tui/panel-layout"
@@ -263,12 +264,42 @@ def project_layout(session: Any, view: ContextView, layout: dict[str, Layout]) -
     return projection_for(blocks, view.baseline, view.model)
 
 
+def _set_layout(manager: PanelManager, name: str, wanted: str) -> None:
+    manager.layout_overrides[name] = wanted
+    state = manager.panels.get(name)
+    if wanted == "hidden":
+        manager.hidden.add(name)
+    elif wanted in ("prefix", "tail"):
+        manager.hidden.discard(name)
+        if state is not None:
+            state.panel.placement = wanted  # type: ignore[assignment]
+
+
+def restore_layouts(session: Any) -> dict[str, str]:
+    """Re-apply the panel layouts recorded on the active path (after a start, resume or fork), so the
+    requests of a resumed session are laid out as the live ones were. Returns them by panel name."""
+    overrides: dict[str, str] = {}
+    for entry in session.session.get_branch():
+        if (
+            getattr(entry, "type", None) == "custom"
+            and getattr(entry, "custom_type", None) == PANEL_LAYOUT_TYPE
+        ):
+            data = getattr(entry, "data", None)
+            if isinstance(data, dict) and data.get("to") in ("prefix", "tail", "hidden"):
+                overrides[str(data.get("name"))] = str(data["to"])
+    manager: PanelManager = session.panels
+    manager.layout_overrides = {}
+    for name, wanted in overrides.items():
+        _set_layout(manager, name, wanted)
+    return overrides
+
+
 def apply_layout(session: Any, layout: dict[str, Layout], reason: str) -> None:
     """Make a what-if real: move or hide the panels in the live session.
 
     As with any change to the cached region (seed 001), a reason is required; it is recorded in the
-    session (a ``custom`` entry, `PANEL_LAYOUT_TYPE`) and the cache ledger attributes the next request's
-    invalidation to it.
+    session (a ``custom`` entry, `PANEL_LAYOUT_TYPE`, which `restore_layouts` replays on a resume) and the
+    cache ledger attributes the next request's invalidation to it.
 
     Raises:
         ValueError: no reason, or an unknown panel or layout.
@@ -286,11 +317,7 @@ def apply_layout(session: Any, layout: dict[str, Layout], reason: str) -> None:
     for name, wanted in layout.items():
         state = manager.panels[name]
         before = "hidden" if name in manager.hidden else state.panel.placement
-        if wanted == "hidden":
-            manager.hidden.add(name)
-        else:
-            manager.hidden.discard(name)
-            state.panel.placement = wanted
+        _set_layout(manager, name, wanted)
         session.session.append_custom(
             PANEL_LAYOUT_TYPE, {"name": name, "from": before, "to": wanted, "reason": reason}
         )

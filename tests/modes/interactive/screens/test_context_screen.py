@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from textual.widgets import Static, Tree
@@ -164,3 +165,36 @@ async def test_context_screen_shows_transforms_and_ledger_rows(fake: FakeLLM, pr
         assert any(label.startswith("System prompt") for label in labels)
         assert any("cache breakpoint" in label for label in labels)
     await session.close()
+
+
+async def test_an_applied_layout_is_replayed_after_continue_even_for_panels_registered_later(
+    fake: FakeLLM, project: Path
+) -> None:
+    from pi_tui.modes.interactive.screens import install
+    from pi_tui.modes.interactive.screens.context_data import apply_layout
+
+    fake.responder = lambda _req: Reply([text("ok")])
+    session = create_session(parse_args(["--model", ANTHROPIC]), project).session
+    session.panels.register(Panel("Status", lambda: "all green", placement="tail"))
+    session.panels.register(Panel("Noise", lambda: "chatter", placement="tail"))
+    await session.prompt("hello")
+    apply_layout(session, {"Status": "prefix", "Noise": "hidden"}, "status is stable")
+    await session.prompt("again")
+    live = fake.requests[-1].body
+    await session.close()
+
+    resumed = create_session(parse_args(["-c", "--model", ANTHROPIC]), project).session
+    app = HostApp(resumed)
+    async with app.run_test(size=(100, 30)):
+        install(app)  # before the extension registers its panels, as at start-up
+        resumed.panels.register(Panel("Status", lambda: "all green", placement="tail"))
+        resumed.panels.register(Panel("Noise", lambda: "chatter", placement="tail"))
+        assert resumed.panels.panels["Status"].panel.placement == "prefix"
+        assert "Noise" in resumed.panels.hidden
+        await resumed.prompt("after the restart")
+    body = fake.requests[-1].body
+    await resumed.close()
+    assert "chatter" not in json.dumps(body)
+    # the panel sits where it sat in the live session: before the conversation
+    assert json.dumps(body["messages"]).index("all green") < json.dumps(body["messages"]).index("hello")
+    assert json.dumps(live["messages"]).index("all green") < json.dumps(live["messages"]).index("hello")
