@@ -312,17 +312,16 @@ class PiApp(App[int]):
         from .bridge import ask
         from .dialogs import SelectDialog
 
-        options = ["Trust", "Trust (this session only)", "Do not trust"]
-        values: list[bool | None] = [True, None, False]
+        # pi also offers "this session only"; the runtime records trust in settings only, so we do not.
         answer = await ask(
             self,
             SelectDialog(
                 f"Trust project folder?\n{self._cwd}\nIts .pi settings and extensions can run code.",
-                options,
-                values=values,
+                ["Trust", "Do not trust"],
+                values=[True, False],
             ),
         )
-        return answer if answer is not False else False
+        return bool(answer)
 
     async def attach_startup(self, startup: Any) -> None:
         """Bind a ready `Startup`: UI bridge, listeners, commands, history on screen, then warm up."""
@@ -341,7 +340,7 @@ class PiApp(App[int]):
         runner = session.extensions
         registry = getattr(runner, "registry", None)
         self.chat.renderers = dict(getattr(registry, "renderers", {}) or {})
-        self.reload_chat()
+        self.reload_chat(header=self._header(session))
         for warning in list(getattr(startup, "warnings", []) or []) + self.key_warnings:
             self.chat_notice(f"Warning: {warning}", "warning")
         for notice in getattr(startup, "notices", []) or []:
@@ -367,6 +366,36 @@ class PiApp(App[int]):
         self._initial_prompts = []
         for text, follow_up in waiting:
             await self.submit(text, follow_up=follow_up)
+
+    def _header(self, session: Any) -> str:
+        """pi's compact start-up header: version, the main keys, and what was loaded."""
+        from pi_tui import __version__
+
+        lines = [
+            f"pi-tui v{__version__}",
+            "escape interrupt · ctrl+c/ctrl+d clear/exit · / commands · ! bash · f2 panels · /hotkeys",
+        ]
+        home = str(Path.home())
+
+        def short(path: Any) -> str:
+            text = str(path)
+            return "~" + text[len(home) :] if text.startswith(home + "/") else text
+
+        resources = session.resources
+        context = [short(f.path) for f in (getattr(resources, "context_files", None) or [])]
+        skills = [str(getattr(s, "name", "")) for s in (getattr(resources, "skills", None) or [])]
+        prompts = [str(getattr(t, "name", "")) for t in (getattr(resources, "templates", None) or [])]
+        runner = session.extensions
+        extensions = [short(e.source.path.stem) for e in (getattr(runner, "extensions", None) or [])]
+        for label, names in (
+            ("Context", context),
+            ("Skills", skills),
+            ("Prompts", prompts),
+            ("Extensions", extensions),
+        ):
+            if names:
+                lines.append(f"[{label}] {', '.join(names)}")
+        return "\n".join(lines)
 
     async def _warm_up(self) -> None:
         """While the user types the first prompt: load what the first answer needs (the provider module,
@@ -418,14 +447,16 @@ class PiApp(App[int]):
             raise RuntimeError("Startup is still in progress")
         return self.session
 
-    def reload_chat(self) -> None:
-        """Show the session's active branch (start-up, resume, /new, /fork, /tree)."""
+    def reload_chat(self, *, header: str | None = None) -> None:
+        """Show the session's active branch (start-up, resume, /new, /fork, /tree), after ``header``."""
+        from .chat import Notice
         from .transcript import branch_items
 
         session = self.session
         if session is None:
             return
-        self.chat.load(branch_items(session.session.get_branch()))
+        first: list[Any] = [Notice(header)] if header else []
+        self.chat.load(first + branch_items(session.session.get_branch()))
         if hasattr(self, "adapter"):
             self.adapter.reset()
         self.refresh_footer()

@@ -31,7 +31,7 @@ async def test_a_long_session_mounts_only_its_end_and_older_items_on_demand(
     app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(session_file)])
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, app.ready.is_set)
-        assert len(app.chat.items) == 600
+        assert len(app.chat.items) == 601  # the start-up header, then the session
         await until(
             pilot, lambda: app.chat.max_scroll_y > 0
         )  # short messages: mounted until they fill the view
@@ -39,7 +39,7 @@ async def test_a_long_session_mounts_only_its_end_and_older_items_on_demand(
         mounted = len(blocks)
         assert ChatLog.INITIAL <= mounted < 100
         assert blocks[-1].text == "answer 299"  # type: ignore[attr-defined]
-        hidden = 600 - app.chat.first_mounted
+        hidden = 601 - app.chat.first_mounted
         assert "-visible" in app.chat.marker.classes
         assert (
             f"{app.chat.first_mounted} earlier items" in str(app.chat.marker.render()) and hidden == mounted
@@ -48,7 +48,8 @@ async def test_a_long_session_mounts_only_its_end_and_older_items_on_demand(
         assert len(app.chat.mounted_blocks()) == mounted + ChatLog.BATCH
         first = app.chat.mounted_blocks()[0]
         assert (
-            isinstance(first, UserBlock) and first.text == f"question {(600 - mounted - ChatLog.BATCH) // 2}"
+            isinstance(first, UserBlock)
+            and first.text == f"question {(601 - mounted - ChatLog.BATCH - 1) // 2}"
         )
         await pilot.pause()
         app.chat.scroll_home(animate=False)
