@@ -122,3 +122,26 @@ async def test_compact_in_the_shell_shows_the_review_and_applies_the_accepted_su
             for e in entries
             for op in (getattr(e, "patch", None) or [])
         )
+
+
+async def test_resume_picker_in_the_shell_switches_and_the_chat_shows_the_old_session(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.blocks import UserBlock
+    from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
+
+    script = FauxScript(faux_reply("one"), faux_reply("two"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _prompt(pilot, app, "alpha question")
+        first_file = app.session.session.path
+        await _submit(pilot, app, "/new")
+        await until(pilot, lambda: app.session.session.path != first_file and not app._busy)
+        await _prompt(pilot, app, "beta question")
+        await _submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        await type_text(pilot, "alpha")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.session.path == first_file)
+        await until(pilot, lambda: [b.text for b in app.chat.query(UserBlock)] == ["alpha question"])
