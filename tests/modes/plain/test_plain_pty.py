@@ -272,3 +272,25 @@ def test_continuing_a_session_shows_its_last_exchange(tmp_path: Path, agent_dir:
             term.send("\x04")
             assert term.wait_exit() == 0
     assert "capital of france?" in json.dumps(fake.requests[-1].body)
+
+
+def test_dumb_terminal_ctrl_c_aborts_a_running_answer(tmp_path: Path, agent_dir: Path) -> None:
+    fake = FakeLLM()
+    fake.script(
+        [
+            Fault("stall", after_frames=4, stall_seconds=30, reply=Reply([text("one two three four five")])),
+            Reply([text("Still here.")]),
+        ]
+    )
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, term="dumb") as term:
+            term.wait_for("line mode")
+            term.send("go\r")
+            term.wait_for("one two")
+            term.send("\x03")  # the terminal turns it into SIGINT (cooked mode)
+            term.wait_for("Aborted.")
+            term.send("again\r")
+            term.wait_for("Still here.")
+            term.send("/quit\r")
+            assert term.wait_exit() == 0
