@@ -51,11 +51,24 @@ from .events import RuntimeEvent, SessionStats
 from .rewind_ops import RewindMixin
 from .tree_ops import SessionTreeMixin
 
-__all__ = ["AgentSession", "RuntimeEvent", "SessionStats"]
+__all__ = ["AgentSession", "HTTP_IDLE_TIMEOUT_MS", "RuntimeEvent", "SessionStats", "http_idle_timeout"]
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[Any], Awaitable[None] | None]
+
+
+HTTP_IDLE_TIMEOUT_MS = 300_000
+"""Default of the ``httpIdleTimeoutMs`` setting (pi 0.87.1's): the longest a provider may stay silent."""
+
+
+def http_idle_timeout(settings: Any) -> float:
+    """Seconds a request may wait for the provider's next bytes (``httpIdleTimeoutMs``; a missing,
+    non-numeric or non-positive value means the default)."""
+    value = settings.get("httpIdleTimeoutMs", HTTP_IDLE_TIMEOUT_MS) if settings is not None else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        value = HTTP_IDLE_TIMEOUT_MS
+    return float(value) / 1000
 
 
 class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
@@ -155,6 +168,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             block_images=bool(settings.images.block_images) if settings is not None else False,
             on_error=self._report_error,
         )
+        # A provider that stops sending mid-answer ends the request after this long (issue #15).
+        self.agent.stream_options.timeout = http_idle_timeout(settings)
         self.engine = ContextEngine(
             base_envelope=self._base_envelope,
             active_path=lambda: self.session.get_branch(),
