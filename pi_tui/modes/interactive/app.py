@@ -34,6 +34,11 @@ from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable
 
 __all__ = ["PiApp"]
 
+_WARM_MARKDOWN = (
+    "# Title\n\nSome *text* with `code` and a [link](https://example.com).\n\n- item\n1. first\n\n"
+    "> quote\n\n```python\nx = 1\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n"
+)
+
 _APP_KEY_ACTIONS = {spec[0].split("(")[0] for spec in APP_ACTIONS.values()} | {"shortcut"}
 
 log = logging.getLogger(__name__)
@@ -417,6 +422,18 @@ class PiApp(App[int]):
 
         await asyncio.to_thread(load)
         session.system_prompt()
+        # The first markdown widget of each kind costs a stylesheet update (~100 ms here): pay it now,
+        # off screen, not when the first answer arrives.
+        from .blocks import AssistantText, ToolBlock
+
+        sample = AssistantText(_WARM_MARKDOWN)
+        sample.display = False
+        tool = ToolBlock("warm-up", "read", {"path": "x"})
+        tool.display = False
+        await self.screen.mount_all([sample, tool])
+        await sample.update(_WARM_MARKDOWN)
+        await sample.remove()
+        await tool.remove()
 
     def _bind_extension_shortcuts(self, registry: Any) -> None:
         reserved = {k for keys in self.keymap.values() for k in keys}

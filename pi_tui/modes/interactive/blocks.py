@@ -8,6 +8,7 @@ buffered and written at most ~30 times a second.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, ClassVar
 
 from rich.markup import escape
@@ -78,6 +79,7 @@ class AssistantText(Markdown, Block):
         self._pending: list[str] = []
         self._stream: Any = None
         self._flushing = False
+        self._last_flush = 0.0
         self.text = text
         self.content_index = 0
 
@@ -91,15 +93,21 @@ class AssistantText(Markdown, Block):
         return cut + 2
 
     def append_delta(self, delta: str) -> None:
-        """Queue a streamed fragment (O(1)); a timer writes the batch to the stream."""
+        """Queue a streamed fragment (O(1)). The first one is shown at once; later ones are written in
+        batches, at most every ``FLUSH_SECONDS``."""
         self.text += delta
         self._pending.append(delta)
         if not self._flushing:
             self._flushing = True
-            self.set_timer(FLUSH_SECONDS, self._flush)
+            wait = self._last_flush + FLUSH_SECONDS - time.monotonic()
+            if wait <= 0:
+                self.call_next(self._flush)
+            else:
+                self.set_timer(wait, self._flush)
 
     async def _flush(self) -> None:
         self._flushing = False
+        self._last_flush = time.monotonic()
         if not self._pending:
             return
         chunk = "".join(self._pending)
