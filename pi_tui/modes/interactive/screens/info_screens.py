@@ -47,7 +47,7 @@ SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
     "/resume": [
         ("type", 'search names, prompts, dates ("phrase", re:regex)'),
         ("enter · tab", "resume · this folder / all"),
-        ("ctrl+s · ctrl+n · ctrl+g", "sort · named only · paths"),
+        ("ctrl+s · ctrl+n · ctrl+g", "order: threaded, recent, relevance · named only · paths"),
         ("ctrl+r · ctrl+d", "rename · delete (to the trash folder)"),
     ],
     "/model": [

@@ -2,7 +2,7 @@
 
 Keys (pi 0.87): type to search (names, first prompts, ids, folders and dates; ``"a phrase"``,
 ``re:regex``), ↑/↓ PgUp/PgDn move, Enter resumes, Tab switches This folder / All, Ctrl+S cycles the sort
-(recent, relevance), Ctrl+N named only, Ctrl+G shows paths (pi's Ctrl+P
+(threaded: forks under their parent session; recent; relevance), Ctrl+N named only, Ctrl+G shows paths (pi's Ctrl+P
 cycles models here), Ctrl+R renames, Ctrl+D deletes (after a
 confirmation, into ``<agent dir>/trash``, so it can be restored), Esc closes.
 """
@@ -31,7 +31,43 @@ __all__ = ["ResumeScreen", "open_resume", "trash_session", "TRASH_DIR_NAME"]
 
 TRASH_DIR_NAME = "trash"
 Scope = Literal["current", "all"]
-Sort = Literal["recent", "relevance"]
+Sort = Literal["threaded", "recent", "relevance"]
+SORTS: tuple[Sort, ...] = ("threaded", "recent", "relevance")
+
+
+def threaded(infos: list[Any]) -> list[tuple[Any, int]]:
+    """pi's threaded order: forks under the session they came from (``parentSession``), each level by the
+    latest activity anywhere in its subtree, newest first. Returns (info, depth) pairs."""
+    by_path = {str(info.path): info for info in infos}
+    children: dict[str, list[Any]] = {}
+    roots: list[Any] = []
+    for info in infos:
+        parent = str(info.parent_session_path or "")
+        if parent and parent in by_path and parent != str(info.path):
+            children.setdefault(parent, []).append(info)
+        else:
+            roots.append(info)
+    latest: dict[str, Any] = {}
+
+    def newest(info: Any, seen: frozenset[str] = frozenset()) -> Any:
+        key = str(info.path)
+        if key not in latest:
+            kids = [newest(k, seen | {key}) for k in children.get(key, []) if str(k.path) not in seen]
+            latest[key] = max([info.modified, *kids])
+        return latest[key]
+
+    out: list[tuple[Any, int]] = []
+    stack = [(info, 0) for info in sorted(roots, key=newest)]  # popped newest first
+    visited: set[str] = set()
+    while stack:
+        info, depth = stack.pop()
+        key = str(info.path)
+        if key in visited:
+            continue
+        visited.add(key)
+        out.append((info, depth))
+        stack += [(kid, depth + 1) for kid in sorted(children.get(key, []), key=newest)]
+    return out
 
 
 def trash_session(path: Path, agent_dir: Path) -> Path:
@@ -79,7 +115,8 @@ class ResumeScreen(Screen[None]):
         super().__init__()
         self.session = session
         self.scope: Scope = "current"
-        self.sort: Sort = "recent"
+        self.sort: Sort = "threaded"
+        self.depths: dict[Path, int] = {}
         self.named_only = False
         self.show_paths = False
         self.lists: dict[Scope, list[Any] | None] = {"current": infos, "all": None}
@@ -117,7 +154,9 @@ class ResumeScreen(Screen[None]):
         text = Text(no_wrap=True)
         text.append("● " if current is not None and info.path == current else "  ", style="green")
         title = info.name or info.first_message
-        text.append(one_line(title, 70).ljust(70), style="bold" if info.name else "")
+        depth = self.depths.get(info.path, 0)
+        indent = ("  " * (depth - 1) + "└ ") if depth else ""
+        text.append((indent + one_line(title, 70 - len(indent))).ljust(70), style="bold" if info.name else "")
         text.append(f"  {fmt_age(info.modified, self.now):>10}", style="dim")
         text.append(f"  {info.message_count:>5} msgs", style="dim")
         text.append(f"  {fmt_size(info.size):>7}", style="dim")
@@ -131,7 +170,14 @@ class ResumeScreen(Screen[None]):
 
         infos = self.lists[self.scope] or []
         query = self.query_one(Input).value if self.is_mounted else ""
-        self.shown = search_sessions(infos, query, sort=self.sort, named_only=self.named_only)
+        self.depths = {}
+        if self.sort == "threaded" and not query.strip():
+            rows = threaded([s for s in infos if not self.named_only or (s.name or "").strip()])
+            self.shown = [info for info, _ in rows]
+            self.depths = {info.path: depth for info, depth in rows if depth}
+        else:
+            sort: Literal["recent", "relevance"] = "recent" if self.sort == "recent" else "relevance"
+            self.shown = search_sessions(infos, query, sort=sort, named_only=self.named_only)
         index = next((i for i, s in enumerate(self.shown) if s.path == keep), 0)
         self._list().reset(len(self.shown), index)
         scope = "Current Folder" if self.scope == "current" else "All"
@@ -187,7 +233,8 @@ class ResumeScreen(Screen[None]):
         self._apply()
 
     def action_sort(self) -> None:
-        self.sort = "relevance" if self.sort == "recent" else "recent"
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self._list().refresh_rows()  # the threaded order indents
         self._apply()
 
     def action_named(self) -> None:

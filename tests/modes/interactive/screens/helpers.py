@@ -82,12 +82,14 @@ def snapshot_project() -> Path:
     return SNAP_DIR / "project"
 
 
-def write_session(cwd: Path, first: str, *, answers: int = 1, name: str | None = None) -> Path:
-    """A saved session of ``cwd``: ``first`` and ``answers`` question/answer pairs."""
+def write_session(
+    cwd: Path, first: str, *, answers: int = 1, name: str | None = None, parent: Path | None = None
+) -> Path:
+    """A saved session of ``cwd``: ``first`` and ``answers`` question/answer pairs (``parent``: forked from)."""
     from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
     from pi_tui.session import SessionManager
 
-    manager = SessionManager.create(cwd)
+    manager = SessionManager.create(cwd, parent_session=parent)
     for i in range(answers):
         manager.append_message(UserMessage(content=first if i == 0 else f"more {i}"))
         manager.append_message(

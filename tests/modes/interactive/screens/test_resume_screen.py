@@ -116,7 +116,7 @@ async def test_tab_shows_the_sessions_of_every_project(project: Path, tmp_path: 
     await session.close()
 
 
-async def test_arrows_move_and_ctrl_s_switches_between_recent_and_relevance(project: Path) -> None:
+async def test_arrows_move_and_ctrl_s_cycles_threaded_recent_and_relevance(project: Path) -> None:
     write_session(project, "parser notes")
     write_session(project, "the parser rewrite")
     session = _session(project)
@@ -129,6 +129,8 @@ async def test_arrows_move_and_ctrl_s_switches_between_recent_and_relevance(proj
         assert rows.cursor == 1  # type: ignore[attr-defined]
         await pilot.press("up")
         assert rows.cursor == 0  # type: ignore[attr-defined]
+        assert screen.sort == "threaded"
+        await pilot.press("ctrl+s")
         assert screen.sort == "recent"
         await pilot.press("ctrl+s")
         assert screen.sort == "relevance" and "sort: relevance" in str(
@@ -136,4 +138,19 @@ async def test_arrows_move_and_ctrl_s_switches_between_recent_and_relevance(proj
         )
         await pilot.press(*"parser")
         assert _titles(screen)[0] == "parser notes"  # the earlier, tighter match ranks first
+    await session.close()
+
+
+async def test_threaded_order_puts_forks_under_their_parent(project: Path) -> None:
+    parent = write_session(project, "the original")
+    write_session(project, "an unrelated session")
+    write_session(project, "a fork of the original", parent=parent)
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        assert _titles(screen) == ["the original", "a fork of the original", "an unrelated session"]
+        assert "└ a fork of the original" in str(screen._render_row(1))
+        await pilot.press("ctrl+s")  # recent: newest first, flat
+        assert _titles(screen) == ["a fork of the original", "an unrelated session", "the original"]
     await session.close()
