@@ -51,7 +51,14 @@ from .events import RuntimeEvent, SessionStats
 from .rewind_ops import RewindMixin
 from .tree_ops import SessionTreeMixin
 
-__all__ = ["AgentSession", "HTTP_IDLE_TIMEOUT_MS", "RuntimeEvent", "SessionStats", "http_idle_timeout"]
+__all__ = [
+    "AgentSession",
+    "HTTP_IDLE_TIMEOUT_MS",
+    "PromptAborted",
+    "RuntimeEvent",
+    "SessionStats",
+    "http_idle_timeout",
+]
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +76,10 @@ def http_idle_timeout(settings: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         value = HTTP_IDLE_TIMEOUT_MS
     return float(value) / 1000
+
+
+class PromptAborted(RuntimeError):
+    """`AgentSession.abort` ended a prompt before its run started (while extension handlers ran)."""
 
 
 class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
@@ -183,6 +194,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._rebuild_messages()  # replayed like every request, not the raw session context
         self._init_compaction()  # after _on_agent_event: step 8 runs once the turn is persisted
         self._pending_state: dict[str, Any] = {}
+        self._abortable_tasks: set[asyncio.Future[Any]] = set()
+        self._aborted_tasks: set[asyncio.Future[Any]] = set()
         self._record_model_if_changed(restored, model, thinking)
 
     # --- events -------------------------------------------------------------------------------------
@@ -300,7 +313,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             await ext.ensure_started()
             if expand and text.startswith("/") and await ext.run_command(text):
                 return
-            outcome = await ext.emit_input(text, list(images) if images else None, source)
+            outcome = await self._abortable(ext.emit_input(text, list(images) if images else None, source))
             if outcome.handled:
                 return
             text, images = outcome.text, outcome.images
@@ -328,7 +341,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if ext is not None:
             messages += ext.take_next_turn()
             base = "".join(part.text for part in self._system_parts())
-            started = await ext.emit_before_agent_start(text, list(images) if images else None, base)
+            started = await self._abortable(
+                ext.emit_before_agent_start(text, list(images) if images else None, base)
+            )
             messages += started.messages
             self._system_override = started.system_prompt
         # --- end extensions ---
@@ -351,8 +366,30 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.agent.follow_up(self._user_message(self.expand_input(text), images))
 
     def abort(self) -> None:
+        """Stop the run: the agent's turn, a compaction, and the extension handlers (``input``,
+        ``before_agent_start``) a prompt is still waiting for (that prompt raises `PromptAborted`)."""
+        for task in self._abortable_tasks:
+            self._aborted_tasks.add(task)
+            task.cancel()
         self.agent.abort()
         self.compaction.abort()
+
+    async def _abortable(self, work: Awaitable[Any]) -> Any:
+        """Await an extension phase of the prompt pipeline so that `abort` can end it (issue #15)."""
+        task = asyncio.ensure_future(work)
+        self._abortable_tasks.add(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task in self._aborted_tasks and (current is None or current.cancelling() == 0):
+                raise PromptAborted(
+                    "Aborted while extension handlers of the prompt were running; nothing was sent"
+                ) from None
+            raise
+        finally:
+            self._abortable_tasks.discard(task)
+            self._aborted_tasks.discard(task)
 
     async def wait_for_idle(self) -> None:
         await self.agent.wait_for_idle()
