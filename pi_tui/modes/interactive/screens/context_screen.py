@@ -221,10 +221,15 @@ class ContextScreen(Screen[None]):
         if not v.panels:
             panels.add_leaf("(none registered)")
         for state, where in v.panels:
-            status = "never sent" if state.hit is None else ("hit" if state.hit else "miss")
+            if not state.requests:
+                status = "not sent yet"
+            elif state.hit is None:
+                status = "uncached tail"
+            else:
+                status = "cache hit" if state.hit else "cache miss"
             panels.add_leaf(
                 f"[{state.id}] {state.panel.name} · {where} · {fmt_tokens(state.tokens)} · "
-                f"refreshed {state.refreshed_at or '—'} · last {status} · {fmt_cost(state.cost)} so far",
+                f"refreshed {state.refreshed_at or '—'} · last request: {status} · {fmt_cost(state.cost)} so far",
                 data=Item(f"Panel [{state.id}] {state.panel.name}", state.content, panel=state.panel.name),
             )
 

@@ -106,3 +106,28 @@ def test_hotkeys_screen(snap_compare: Any) -> None:
 def test_fork_screen_on_a_branched_test_session(snap_compare: Any, fake: FakeLLM) -> None:
     session = asyncio.run(branched_session(fake, snapshot_project()))
     assert snap_compare(HostApp(session), run_before=_opener("fork"), terminal_size=(100, 14))
+
+
+def test_context_screen_with_panels_on_a_test_written_session(
+    snap_compare: Any, fake: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime
+
+    from pi_tui.args import parse_args
+    from pi_tui.context.panels import Panel
+    from pi_tui.runtime.factory import create_session
+    from pi_tui.testing import Reply, text
+
+    freeze_prompt_date(monkeypatch)
+    fake.responder = lambda _req: Reply([text("ok")])
+    session = create_session(parse_args(["--model", "fake-anthropic/claude-fake"]), snapshot_project()).session
+    session.panels.clock = lambda: datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
+    session.panels.register(Panel("Todo", lambda: "- [ ] write the parser", placement="prefix"))
+    session.panels.register(Panel("Status", lambda: "build: green", placement="tail"))
+
+    async def chat() -> None:
+        await session.prompt("first question")
+        await session.prompt("second question")
+
+    asyncio.run(chat())
+    assert snap_compare(HostApp(session), run_before=_opener("context"), terminal_size=(130, 44))
