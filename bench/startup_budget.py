@@ -19,8 +19,12 @@ LAYERS: dict[str, str] = {
     "pydantic + pi_tui.ai.types": "import pi_tui.ai.types",
     "httpx2 + a client": "import httpx2; httpx2.AsyncClient(verify=False)",
     "everything a one-turn -p run imports before its request": (
-        "import asyncio, httpx2, pi_tui.cli, pi_tui.runtime.factory, pi_tui.modes.print_mode, "
-        "pi_tui.ai.providers.anthropic; httpx2.AsyncClient(verify=False)"
+        "import asyncio, httpx2, anyio._backends._asyncio, pi_tui.cli, pi_tui.runtime.factory, "
+        "pi_tui.modes.print_mode, pi_tui.ai.providers.anthropic; httpx2.AsyncClient(verify=False)"
+    ),
+    "the same without the HTTP stack": (
+        "import asyncio, pi_tui.cli, pi_tui.runtime.factory, pi_tui.modes.print_mode, "
+        "pi_tui.ai.providers.anthropic"
     ),
     "anthropic SDK (not imported by pi-tui any more)": "import anthropic",
     "openai SDK (not imported by pi-tui any more)": "import openai",
