@@ -78,6 +78,9 @@ def http_idle_timeout(settings: Any) -> float:
     return float(value) / 1000
 
 
+_ABORTED_IN_HOOKS = "Aborted while extension handlers of the prompt were running; nothing was sent"
+
+
 class PromptAborted(RuntimeError):
     """`AgentSession.abort` ended a prompt before its run started (while extension handlers ran)."""
 
@@ -194,8 +197,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._rebuild_messages()  # replayed like every request, not the raw session context
         self._init_compaction()  # after _on_agent_event: step 8 runs once the turn is persisted
         self._pending_state: dict[str, Any] = {}
-        self._abortable_tasks: set[asyncio.Future[Any]] = set()
-        self._aborted_tasks: set[asyncio.Future[Any]] = set()
+        self._abortable_tasks: set[asyncio.Task[Any]] = set()  # prompts inside input/before_agent_start
+        self._aborted_tasks: set[asyncio.Task[Any]] = set()
         self._record_model_if_changed(restored, model, thinking)
 
     # --- events -------------------------------------------------------------------------------------
@@ -375,21 +378,30 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.compaction.abort()
 
     async def _abortable(self, work: Awaitable[Any]) -> Any:
-        """Await an extension phase of the prompt pipeline so that `abort` can end it (issue #15)."""
-        task = asyncio.ensure_future(work)
+        """Await an extension phase of the prompt pipeline so that `abort` can end it (issue #15).
+
+        The work runs in the prompt's own task (no new task: a phase without handlers must not yield to
+        the event loop, or messages queued meanwhile would change order); `abort` cancels that task and
+        the cancellation becomes `PromptAborted` here.
+        """
+        task = asyncio.current_task()
+        if task is None:
+            return await work
         self._abortable_tasks.add(task)
         try:
-            return await task
+            result = await work
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if task in self._aborted_tasks and (current is None or current.cancelling() == 0):
-                raise PromptAborted(
-                    "Aborted while extension handlers of the prompt were running; nothing was sent"
-                ) from None
+            if task in self._aborted_tasks and task.uncancel() == 0:
+                raise PromptAborted(_ABORTED_IN_HOOKS) from None
             raise
         finally:
             self._abortable_tasks.discard(task)
+            aborted = task in self._aborted_tasks
             self._aborted_tasks.discard(task)
+        if aborted:  # a handler swallowed the cancellation: the prompt is aborted all the same
+            task.uncancel()
+            raise PromptAborted(_ABORTED_IN_HOOKS)
+        return result
 
     async def wait_for_idle(self) -> None:
         await self.agent.wait_for_idle()
