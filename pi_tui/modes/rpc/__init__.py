@@ -17,19 +17,24 @@ __all__ = ["run_rpc", "serve_rpc"]
 log = logging.getLogger(__name__)
 
 
-async def serve_rpc(session: Any, *, input_fd: int, output_fd: int) -> None:
-    """Serve ``session`` over the given descriptors until input ends; the caller closes the session."""
+async def serve_rpc(session: Any, *, input_fd: int, output_fd: int) -> int | None:
+    """Serve ``session`` over the given descriptors until input ends; the caller closes the session.
+
+    Returns the signal (SIGTERM/SIGHUP) that ended serving, or None when input ended.
+    """
     from .framing import JsonlWriter, LineReader
     from .server import RpcServer
 
     server = RpcServer(session, JsonlWriter(output_fd))
     await server.serve(LineReader(input_fd))
+    return server.stopped_by
 
 
 def run_rpc(args: Any, cwd: Path) -> int:
     """The ``--mode rpc`` entry point: build the session, serve stdin/stdout, save and exit.
 
-    Returns the process exit code (0 after end of input; start-up failures as in print mode).
+    Returns the process exit code (0 after end of input, 143/129 after SIGTERM/SIGHUP; start-up
+    failures as in print mode).
     """
     from .guard import guard_stdout
 
@@ -49,14 +54,19 @@ def run_rpc(args: Any, cwd: Path) -> int:
             sys.stderr.write(f"Warning: {warning}\n")
         sys.stderr.flush()
 
-        async def go() -> None:
+        async def go() -> int | None:
             try:
-                await serve_rpc(startup.session, input_fd=sys.stdin.fileno(), output_fd=protocol_fd)
+                return await serve_rpc(startup.session, input_fd=sys.stdin.fileno(), output_fd=protocol_fd)
             finally:
                 await startup.session.close()
 
         try:
-            asyncio.run(go())
+            stopped_by = asyncio.run(go())
         except KeyboardInterrupt:
             return 130
+    if stopped_by is not None:
+        import signal
+
+        sys.stderr.write(f"Stopped by {signal.Signals(stopped_by).name}\n")
+        return 128 + stopped_by
     return 0

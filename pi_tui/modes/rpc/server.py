@@ -51,6 +51,7 @@ class RpcServer:
         self._queues: tuple[list[str], list[str]] = ([], [])
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = asyncio.Event()
+        self.stopped_by: int | None = None  # SIGTERM/SIGHUP, when one ended the loop
 
     # --- output -----------------------------------------------------------------------------------
 
@@ -174,14 +175,20 @@ class RpcServer:
             self.session.builtin_commands = None
 
     def _stop_on_signals(self) -> None:
-        """SIGTERM and SIGHUP end the loop like end of input: the turn stops, extensions get
-        ``session_shutdown`` and the process exits 0."""
+        """SIGTERM and SIGHUP end the loop like end of input (the turn stops and the running tool's
+        process group with it, pending entries are written, extensions get ``session_shutdown``);
+        `stopped_by` keeps the signal so the process exits 128 + its number (issue #15)."""
         import signal
+
+        def on_signal(signum: int) -> None:
+            if self.stopped_by is None:
+                self.stopped_by = signum
+            self._closed.set()
 
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP):
             try:
-                loop.add_signal_handler(signum, self._closed.set)
+                loop.add_signal_handler(signum, on_signal, int(signum))
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
                 pass
 
