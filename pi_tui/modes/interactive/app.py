@@ -224,12 +224,25 @@ class PiApp(App[int]):
     def set_pi_theme(self, name: str) -> str | None:
         """Switch to pi theme ``name`` now; returns an error text when it fell back to ``dark``."""
         self._theme_name = name
-        return self._apply_theme(name)
+        error = self._apply_theme(name)
+        self._watch_theme_file()
+        return error
+
+    def _watch_theme_file(self) -> None:
+        """Only a user's theme file can change under us: built-in themes need no timer (idle CPU)."""
+        if self._theme_is_custom() and getattr(self, "_theme_timer", None) is None:
+            self._theme_timer = self.set_interval(1.0, self._check_theme_file)
+
+    def _theme_is_custom(self) -> bool:
+        from .theme import builtin_theme_dir
+
+        path = getattr(self, "_theme_path", None)
+        return path is not None and path.parent != builtin_theme_dir()
 
     def _check_theme_file(self) -> None:
         """Hot reload: a custom theme file that changed on disk is applied again."""
         path = getattr(self, "_theme_path", None)
-        if path is None or path.parent == find_theme_file("dark").parent:  # type: ignore[union-attr]
+        if path is None or not self._theme_is_custom():
             return
         try:
             mtime = path.stat().st_mtime
@@ -261,7 +274,7 @@ class PiApp(App[int]):
         self.editor.focus()
         self._update_footer_basic()
         self.call_after_refresh(self._after_first_frame)
-        self.set_interval(1.0, self._check_theme_file)
+        self._watch_theme_file()
 
     def _install_signal_handlers(self) -> None:
         """SIGTERM and SIGHUP quit through the normal path: session closed, terminal restored."""

@@ -74,6 +74,7 @@ class PromptEditor(TextArea):
 
     def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
         super().__init__("", id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        self.cursor_blink = False  # a blinking cursor repaints twice a second: idle CPU stays near zero
         self.prompt_history = history
         self.pastes: dict[int, str] = {}
         self._paste_counter = 0
