@@ -22,10 +22,9 @@ Where:
 - ``tool_result``: each tool result's text and its ``details`` (an edit's diff, say), before the model
   sees them and before they are written to the session file;
 - ``message``: every finalized message (user prompts with their ``@file`` attachments, extension
-  messages, blocked or invalid tool calls, the assistant's text) before it is saved;
-- ``user_bash``: ``!command`` typed by the user is run here (``shellPath`` or ``bash``, with
-  ``shellCommandPrefix``; output merged, the last 2000 lines / 50 KB kept) and its output masked. So with
-  the redactor loaded ``!command`` output appears when the command ends, not while it runs;
+  messages, also those sent while the agent is idle, ``!command`` and its output, blocked or invalid tool
+  calls, the assistant's text) before it is saved. ``!command`` runs as without the redactor (its output
+  streams to your screen and Escape cancels it); what is saved and sent is masked;
 - ``before_provider_request``: a last pass over every string of the request body (except thinking
   blocks and their signatures), so nothing that reached the conversation another way leaves unmasked.
 Overlapping matches are merged, so no fragment of a secret survives, and nothing outside a match changes.
@@ -57,8 +56,6 @@ TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
 SECRET_KEY = re.compile(r"KEY|TOKEN|SECRET|PASS|PWD|CREDENTIAL|AUTH|PRIVATE|SIGNATURE|SALT|DSN|COOKIE", re.I)
 _ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$")
 PATTERNS = _secrets.PATTERNS
-USER_BASH_MAX_LINES = 2000
-USER_BASH_MAX_BYTES = 50 * 1024
 # Request-body keys whose strings are signed or opaque: changing them makes the provider refuse the request.
 _OPAQUE_KEYS = frozenset({"thinking", "signature", "data", "encrypted_content", "redacted_thinking"})
 _CACHE_LIMIT = 4096
@@ -250,17 +247,6 @@ def extra_patterns(settings: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]
     return out
 
 
-def tail(output: str) -> tuple[str, bool]:
-    """The last `USER_BASH_MAX_LINES` lines / `USER_BASH_MAX_BYTES` bytes of ``output``, and whether it was cut."""
-    lines = output.splitlines(keepends=True)
-    cut = len(lines) > USER_BASH_MAX_LINES
-    kept = "".join(lines[-USER_BASH_MAX_LINES:])
-    data = kept.encode("utf-8")
-    if len(data) > USER_BASH_MAX_BYTES:
-        kept, cut = data[-USER_BASH_MAX_BYTES:].decode("utf-8", "ignore"), True
-    return kept, cut
-
-
 # --- the extension ---------------------------------------------------------------------------------------
 
 
@@ -331,26 +317,6 @@ def register(pi: ExtensionAPI) -> None:
             if output != message.output:
                 message.output, changed = output, True
         return {"message": message} if changed else None
-
-    @pi.on("user_bash")
-    async def on_user_bash(event: Event, ctx: ExtensionContext) -> dict[str, Any]:
-        shell = pi.get_setting("shellPath") or "bash"
-        prefix = pi.get_setting("shellCommandPrefix")
-        script = f"exec 2>&1\n{prefix}\n{event.command}" if prefix else f"exec 2>&1\n{event.command}"
-        try:
-            result = await pi.exec(str(shell), ["-c", script], cwd=event.cwd or ctx.cwd)
-        except OSError as exc:
-            return {"result": {"output": f"Failed to run the command: {exc}", "exitCode": 1,
-                               "cancelled": False, "truncated": False}}  # fmt: skip
-        output, truncated = tail(result.stdout + result.stderr)
-        return {
-            "result": {
-                "output": redactor.redact(output),
-                "exitCode": result.code,
-                "cancelled": result.killed,
-                "truncated": truncated,
-            }
-        }
 
     @pi.on("before_provider_request")
     def on_request(event: Event) -> Any:

@@ -351,6 +351,15 @@ class ExtensionRunner(SessionEventsMixin):
             await self.report(ext, event.type, exc)
             return None
 
+    # --- the message hook for messages saved outside a turn -------------------------------------------
+
+    def message_outside_turn(self, message: Any) -> Any:
+        """The ``message`` handlers run synchronously on a message saved outside the agent loop (see
+        `pi_tui.extensions.outside_turn.message_outside_turn`); returns the (possibly replaced) message."""
+        from .outside_turn import message_outside_turn
+
+        return message_outside_turn(self, message)
+
     # --- informational events -----------------------------------------------------------------------
 
     async def notify(self, name: str, *, timeout: float | None = None, **fields: Any) -> None:

@@ -220,7 +220,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     async def _on_agent_event(self, event: Any) -> None:
         if isinstance(event, MessageEnd):
             try:
-                self._persist_message(event.message)
+                self._persist_message(event.message, hooked=True)
             except SessionError as exc:
                 # The conversation goes on in memory; the user must hear that it is not being saved.
                 await self.emit(RuntimeEvent("error", {"message": f"Session not saved: {exc}"}))
@@ -678,7 +678,16 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             return (*parts, SystemPart("before_agent_start", suffix)) if suffix else parts
         return (SystemPart("system", override),)
 
-    def _persist_message(self, message: Any) -> None:
+    def _persist_message(self, message: Any, *, hooked: bool = False) -> Any:
+        """Append ``message`` to the session file; returns what was written. A message that did not come
+        through the agent loop (``hooked`` False: an extension's message sent while idle, ``!cmd``)
+        passes the extensions' ``message`` handlers first, so the file gets it masked (issue #15)."""
+        if (
+            not hooked
+            and self.extensions is not None
+            and isinstance(message, CustomMessage | BashExecutionMessage)
+        ):
+            message = self.extensions.message_outside_turn(message)
         self._flush_pending_state()
         if isinstance(message, CustomMessage):  # pi stores extension messages as custom_message entries
             self.session.append_custom_message(
@@ -688,10 +697,12 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             self.session.append_message(message)
         if isinstance(message, BashExecutionMessage):  # checkpoints (issue #13): what !cmd changed
             self._record_user_bash()
+        return message
 
     def append_custom_message(self, message: CustomMessage) -> None:
-        """Add an extension message to the conversation without starting a turn (it is persisted)."""
-        self._persist_message(message)
+        """Add an extension message to the conversation without starting a turn (it passes the
+        ``message`` handlers and is persisted)."""
+        message = self._persist_message(message)
         self.agent.messages.append(message)
 
         async def announce() -> None:
@@ -703,8 +714,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
 
     def record_bash_execution(self, message: BashExecutionMessage) -> None:
         """Add a user's shell command and its output to the conversation (pi's ``!cmd``, RPC ``bash``);
-        it is persisted and the next request carries it unless it is ``exclude_from_context``."""
-        self._persist_message(message)
+        it passes the ``message`` handlers, is persisted, and the next request carries it unless it is
+        ``exclude_from_context``."""
+        message = self._persist_message(message)
         self.agent.messages.append(message)
 
     # --- statistics ---------------------------------------------------------------------------------

@@ -226,19 +226,36 @@ def without_cache_marks(value: Any) -> Any:
     return value
 
 
-async def test_user_bash_output_is_masked(project: Path) -> None:
-    (project / "credentials").write_text(CREDENTIALS)
-    async with open_session(ext("secret_redactor"), project) as session:
-        await session.start()
-        outcome = await session.extensions.emit_user_bash(
-            "cat credentials; echo done >&2; exit 3", False, str(project)
-        )
+async def test_user_bash_output_and_idle_extension_messages_are_masked_in_the_session_file(
+    fake: FakeLLM, project: Path, tmp_path: Path
+) -> None:
+    from pi_tui.ai.types import BashExecutionMessage
 
-    assert outcome is not None
-    assert outcome["result"] == {
-        "output": "[default]\naws_access_key_id = [REDACTED:aws_access_key]\n"
-        "aws_secret_access_key = [REDACTED:secret]\ndone\n",
-        "exitCode": 3,
-        "cancelled": False,
-        "truncated": False,
-    }
+    (project / "credentials").write_text(CREDENTIALS)
+    announcer = tmp_path / "announcer.py"
+    announcer.write_text(
+        "def register(pi):\n"
+        "    pi.register_command('note', handler=lambda args, ctx: pi.send_message(\n"
+        f"        {{'customType': 'ops', 'content': 'deploy with {GITHUB}', 'display': True}}))\n"
+    )
+    fake.script([Reply([text("hello")])])
+    async with open_session([*ext("secret_redactor"), "-e", str(announcer)], project, model=MODEL) as session:
+        await session.prompt("hi")  # (the session file is created with the first answer, as in pi)
+        assert session.extensions.has_handlers("user_bash") is False  # !cmd runs (and streams) as usual
+        session.record_bash_execution(
+            BashExecutionMessage(command="cat credentials", output=CREDENTIALS, exit_code=0)
+        )
+        await session.prompt("/note")  # the extension's message is saved while the agent is idle
+        stored = Path(str(session.session.path)).read_text()
+        in_memory = json.dumps([m.model_dump() for m in session.agent.messages])
+
+    for where, data in [("the session file", stored), ("the conversation", in_memory)]:
+        for secret in (AWS_SECRET, AWS, GITHUB):
+            assert secret not in data, f"{secret} leaked into {where}"
+    entries = [json.loads(line) for line in stored.splitlines()]
+    (bash,) = [e["message"] for e in entries if e.get("message", {}).get("role") == "bashExecution"]
+    assert bash["output"] == (
+        "[default]\naws_access_key_id = [REDACTED:aws_access_key]\naws_secret_access_key = [REDACTED:secret]\n"
+    )
+    (note,) = [e for e in entries if e["type"] == "custom_message"]
+    assert note["content"] == "deploy with [REDACTED:github_token]"

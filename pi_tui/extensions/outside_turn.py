@@ -1,0 +1,69 @@
+"""The ``message`` hook for messages saved outside the agent loop (issue #15).
+
+An extension's message sent while the agent is idle and a ``!cmd`` with its output are appended to the
+session without a turn, so the loop's `pi_tui.extensions.loop_hooks.LoopHooks.message` never sees them.
+`message_outside_turn` runs the same chain on them, synchronously (their callers are synchronous), so a
+masking extension such as ``secret_redactor`` masks them before they reach the session file.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from .convert import to_message
+from .events import Event, normalize_result
+from .registry import positional_arity
+
+if TYPE_CHECKING:
+    from .runner import ExtensionRunner
+
+__all__ = ["message_outside_turn"]
+
+
+def message_outside_turn(runner: ExtensionRunner, message: Any) -> Any:
+    """Run ``runner``'s ``message`` handlers on ``message``; returns the (possibly replaced) message.
+
+    Each handler must finish without awaiting (a plain ``def``, or an ``async def`` that never awaits):
+    one that awaits is skipped and reported. A failing one is reported and its change dropped, as in
+    the loop.
+    """
+    current = message
+    for ext, handler in runner._handlers("message"):
+        event = Event("message", message=current.model_copy(deep=True))
+        try:
+            raw = handler(*(event, runner.context_for(ext))[: positional_arity(handler)])
+            if inspect.isawaitable(raw):
+                raw = _finish_without_awaiting(raw)
+            if raw is None:
+                continue
+            value = raw if hasattr(raw, "role") else (normalize_result(raw) or {}).get("message")
+            if value is None:
+                continue
+            replacement = to_message(value)
+            if replacement.role != current.role:
+                raise TypeError(f"the message hook may not change a {current.role} message's role")
+        except Exception as exc:
+            runner.report_soon(ext, "message", exc)
+            continue
+        current = replacement
+    return current
+
+
+def _finish_without_awaiting(awaitable: Any) -> Any:
+    """The result of a coroutine that returns without awaiting anything.
+
+    Raises:
+        RuntimeError: It awaited (it is closed, and its result is lost).
+    """
+    if not inspect.iscoroutine(awaitable):
+        raise RuntimeError("message handlers must return a value or a coroutine, not another awaitable")
+    try:
+        awaitable.send(None)
+    except StopIteration as done:
+        return done.value
+    awaitable.close()
+    raise RuntimeError(
+        "this message handler awaited on a message saved outside a turn (an extension message sent while "
+        "idle, or !cmd), so it was skipped; such handlers must finish without awaiting"
+    )
