@@ -376,6 +376,10 @@ class PiApp(App[int]):
             self.chat_notice(f"Extensions failed to start: {exc}", "error")
         self.ready.set()
         self.refresh_footer()
+        if self.resume_gc_after_first_frame:
+            import gc
+
+            gc.freeze()  # the loaded session lives as long as the app: no full collection walks it again
         self.files.start()
         self.run_worker(self._warm_up(), group="warm-up", exit_on_error=False)
         waiting, self._waiting = self._waiting, []
