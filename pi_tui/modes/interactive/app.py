@@ -792,5 +792,28 @@ class PiApp(App[int]):
         self.sidebar.toggle_class("-open")
         self.sidebar.refresh_from(self.session)
 
+    def action_external_editor(self) -> None:
+        """Ctrl+G: edit the prompt in ``$VISUAL`` / ``$EDITOR`` (default ``nano``); exit code 0 keeps it."""
+        import os
+        import shlex
+        import subprocess
+        import tempfile
+
+        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "nano"
+        with tempfile.NamedTemporaryFile("w", suffix=".pi.md", prefix="pi-editor-", delete=False) as fh:
+            fh.write(self.editor.text)
+            path = Path(fh.name)
+        try:
+            with self.suspend():
+                code = subprocess.call([*shlex.split(command), str(path)])
+            if code == 0:
+                self.editor.set_text(path.read_text(encoding="utf-8").removesuffix("\n"))
+            else:
+                self.chat_notice(f"{command} exited with code {code}; the prompt is unchanged", "warning")
+        except Exception as exc:  # no terminal to hand over (tests, headless), or no such editor
+            self.chat_notice(f"Cannot run the external editor {command!r}: {exc}", "error")
+        finally:
+            path.unlink(missing_ok=True)
+
     def action_copy_last(self) -> None:
         self.run_command("/copy")

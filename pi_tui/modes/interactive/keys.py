@@ -29,6 +29,7 @@ APP_ACTIONS: dict[str, tuple[str, str]] = {
     "app.session.fork": ("command('/fork')", "Fork"),
     "app.session.resume": ("command('/resume')", "Resume a session"),
     "app.suspend": ("suspend_process", "Suspend (fg to return)"),
+    "app.editor.external": ("external_editor", "Edit the prompt in $VISUAL / $EDITOR"),
 }
 """pi action id → (Textual action, description)."""
 
@@ -47,6 +48,7 @@ DEFAULT_KEYS: dict[str, list[str]] = {
     "app.session.fork": [],
     "app.session.resume": [],
     "app.suspend": ["ctrl+z"],
+    "app.editor.external": ["ctrl+g"],
 }
 
 EDITOR_KEYS: list[tuple[str, str]] = [
@@ -71,6 +73,7 @@ _OLD_NAMES = {
     "toggleThinking": "app.thinking.toggle",
     "expandTools": "app.tools.expand",
     "suspend": "app.suspend",
+    "externalEditor": "app.editor.external",
     "newSession": "app.session.new",
     "tree": "app.session.tree",
     "fork": "app.session.fork",

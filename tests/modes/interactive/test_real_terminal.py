@@ -110,3 +110,24 @@ def test_sigterm_quits_cleanly_and_restores_the_terminal(tmp_path: Path, isolate
     assert len(sessions) == 1
     lines = [json.loads(line) for line in sessions[0].read_text().splitlines()]
     assert any("SAVEDANSWER" in json.dumps(entry) for entry in lines)
+
+
+def test_ctrl_g_edits_the_prompt_in_the_external_editor(tmp_path: Path, isolated_home: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    editor = tmp_path / "fake-editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "%s plus EXTERNALTEXT\\n" "$(cat "$1")" > "$1"\n')
+    editor.chmod(0o755)
+    fake = FakeLLM()
+    with fake.serve() as server:
+        env = _env(isolated_home, isolated_home / ".pi" / "agent", server)
+        env["EDITOR"] = str(editor)
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
+        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("draft")
+            term.wait_for("draft")
+            term.send("\x07")  # Ctrl+G
+            term.wait_for("draft plus EXTERNALTEXT", timeout=20)
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0
