@@ -14,8 +14,9 @@ so it can delay the agent by at most that much. ``session_start``, ``session_shu
 that blocks blocks everything, so slow work belongs in ``async`` handlers or ``asyncio.to_thread``.
 
 Budget: an awaiting handler of any event runs at most ``extensionHookTimeout`` seconds (a setting,
-default `HOOK_TIMEOUT`); then it is cancelled and counts as a handler that raised `HookTimeoutError`,
-which names the extension and the event.
+default `HOOK_TIMEOUT`), not counting time a ``ctx.ui`` dialog is open (`pi_tui.extensions.dialog_clock`);
+then it is cancelled and counts as a handler that raised `HookTimeoutError`, which names the extension and
+the event. Cancelling the caller (abort) cancels the handler too.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +55,7 @@ __all__ = ["ExtensionRunner", "InputOutcome", "AgentStartOutcome", "BeforeOutcom
 log = logging.getLogger(__name__)
 
 HOOK_TIMEOUT = 120.0
-"""Default seconds an awaited handler may run (``extensionHookTimeout``); dialogs count, so it is generous."""
+"""Default seconds an awaited handler may run (``extensionHookTimeout``); dialog time is not counted."""
 # Sync by contract (the provider builds its request synchronously); its own check reports awaiting.
 _UNBUDGETED = frozenset({"before_provider_request"})
 
@@ -314,19 +316,32 @@ class ExtensionRunner(SessionEventsMixin):
         return float(value) if isinstance(value, int | float) and value > 0 else None
 
     async def _within_budget(self, awaitable: Awaitable[Any], ext: Extension, event: str) -> Any:
-        """Await a handler for at most `hook_timeout` seconds; past that it is cancelled and fails the
-        way a raising handler of that event fails (reported; a ``tool_call`` blocks, a ``context``
-        request fails)."""
+        """Await a handler for at most `hook_timeout` seconds, not counting time a ``ctx.ui`` dialog was
+        open (a user thinking in a confirm must not time out the ``tool_call`` hook that asked); past
+        that it is cancelled and fails the way a raising handler of that event fails (reported; a
+        ``tool_call`` blocks, a ``context`` request fails)."""
         budget = self.hook_timeout()
         if budget is None:
             return await awaitable
+        from .dialog_clock import DIALOGS
+
+        task = asyncio.ensure_future(awaitable)
+        started, dialogs_before = time.monotonic(), DIALOGS.seconds()
+        used = 0.0
         try:
-            return await asyncio.wait_for(awaitable, budget)
-        except TimeoutError:
-            raise HookTimeoutError(
-                f'extension "{ext.name}" did not finish its {event} handler within {budget:g}s '
-                "(setting extensionHookTimeout); it was cancelled"
-            ) from None
+            while used < budget:
+                done, _ = await asyncio.wait({task}, timeout=max(budget - used, 0.01))
+                if done:
+                    return task.result()
+                used = time.monotonic() - started - (DIALOGS.seconds() - dialogs_before)
+        except asyncio.CancelledError:  # the caller was cancelled (abort, shutdown): so is the handler
+            _cancel_quietly(task)
+            raise
+        _cancel_quietly(task)
+        raise HookTimeoutError(
+            f'extension "{ext.name}" did not finish its {event} handler within {budget:g}s '
+            "(setting extensionHookTimeout); it was cancelled"
+        )
 
     async def invoke(self, ext: Extension, handler: Callable[..., Any], event: Event) -> tuple[bool, Any]:
         """Run one handler; ``(True, result)``, or ``(False, None)`` after reporting its exception."""
@@ -625,3 +640,10 @@ class ExtensionRunner(SessionEventsMixin):
         await self.drain(timeout=self.shutdown_grace)
         for task in list(self._background):
             task.cancel()
+
+
+def _cancel_quietly(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` and consume whatever it ends with (a handler that swallows the cancellation and
+    raises must not log "exception was never retrieved")."""
+    task.cancel()
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())

@@ -122,4 +122,13 @@ class UIProxy:
 
     def __getattr__(self, name: str) -> object:
         found = getattr(self._bridge, name, None)
-        return found if found is not None else getattr(_NULL, name)
+        if found is None:
+            return getattr(_NULL, name)
+        if name in _DIALOGS and callable(found):  # dialog time pauses the hook budget (issue #15)
+            from .dialog_clock import DIALOGS
+
+            return DIALOGS.timed(found)
+        return found
+
+
+_DIALOGS = frozenset({"select", "confirm", "input", "editor"})
