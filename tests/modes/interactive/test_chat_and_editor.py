@@ -283,3 +283,19 @@ async def test_argument_completion_from_an_extension_and_for_model(tmp_path: Pat
         app.editor.set_text("")
         await type_text(pilot, "/model fau")
         assert [c.value for c in app.menu.candidates] == ["faux/faux-1"]
+
+
+async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "!sleep 30")
+        await pilot.press("enter")
+        await until(pilot, lambda: getattr(app, "_bash_signal", None) is not None)
+        await pilot.press("escape")
+        await until(
+            pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages), timeout=10
+        )
+        (message,) = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
+        assert message.cancelled
+        assert "-error" in app.chat.query_one(BashBlock).classes
