@@ -204,6 +204,26 @@ def test_a_binary_file_read_by_read_is_sent_as_text_and_the_session_round_trips(
     assert [m.role for m in reloaded] == ["user", "assistant", "toolResult", "assistant"]
 
 
+def test_binary_output_of_a_bash_command_is_sanitized_and_the_session_round_trips(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    (tmp_path / "blob.bin").write_bytes(bytes(range(256)) * 16 + b"\x1b[31mred\x1b[0m\r\nend\n")
+    fake = FakeLLM()
+    fake.script([Reply([tool_call("bash", {"command": "cat blob.bin"})]), Reply([text("binary")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli([*MODEL, "-p", "cat it"], tmp_path, timeout=60)
+
+    assert run.returncode == 0, run.stderr
+    assert fake.violations == []
+    (result,) = fake.requests[1].tool_results()
+    controls = {ch for ch in result.content if ord(ch) < 32 and ch not in "\n\t"}
+    assert controls == set(), sorted(map(ord, controls))  # no escape sequences, NULs or carriage returns
+    assert "red" in result.content and result.content.rstrip().endswith("end")
+    reloaded = _reloads_cleanly(_session_path(agent_dir))
+    assert [m.role for m in reloaded] == ["user", "assistant", "toolResult", "assistant"]
+
+
 # --- a foreign session ------------------------------------------------------------------------------
 
 
