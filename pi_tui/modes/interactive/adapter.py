@@ -181,6 +181,7 @@ class ChatAdapter:
             self.app.chat_notice(message.error_message or "Operation aborted", "warning")
         self.app.chat._prune()
         self._note_invalidations()
+        self.app._context_unknown = False
         self.app.refresh_footer()
 
     def _note_invalidations(self) -> None:

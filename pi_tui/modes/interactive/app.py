@@ -148,6 +148,7 @@ class PiApp(App[int]):
         self._waiting: list[tuple[str, bool]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._pending_text = ""
+        self._context_unknown = False
         self._busy = False
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
@@ -621,7 +622,9 @@ class PiApp(App[int]):
         stats = session.stats()
         model = session.model
         context_tokens: int | None = None
-        if not compacted:
+        if compacted:
+            self._context_unknown = True  # "?" until the next answer measures the context again
+        if not self._context_unknown:
             for message in reversed(session.messages):
                 if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
                     u = message.usage

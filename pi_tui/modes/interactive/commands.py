@@ -28,6 +28,7 @@ APP_COMMANDS: dict[str, str] = {
     "resume": "Resume another session of this project",
     "fork": "Continue from an earlier user message in a new session",
     "tree": "Navigate the session tree",
+    "compact": "Summarise older conversation now: /compact [focus instructions]",
     "copy": "Copy the last answer to the clipboard",
     "hotkeys": "Show the keyboard shortcuts",
     "quit": "Quit pi-tui",
@@ -133,6 +134,26 @@ class CommandRouter:
         session = self.app.require_session()
         await session.new_session()
         self.app.chat_notice("✓ New session started", "success")
+
+    async def _cmd_compact(self, args: str) -> None:
+        """As the shared /compact, plus the summary shown as a compaction block and "Compacting…"."""
+        from pi_tui.ai.types import CompactionSummaryMessage
+
+        session = self.app.require_session()
+        self.app.working_message = "Compacting context… (escape to cancel)"
+        self.app.set_busy(True)
+        try:
+            result = await session.compact(args or None)
+        except Exception as exc:  # nothing to compact, cancelled, the summary call failed: say so
+            self.app.chat_notice(f"Compaction failed: {exc}", "error")
+            return
+        finally:
+            self.app.set_busy(False)
+            self.app.working_message = "Working"
+        self.app.chat.add(
+            CompactionSummaryMessage(summary=result.summary, tokens_before=result.tokens_before)
+        )
+        self.app.refresh_footer(compacted=True)
 
     async def _cmd_copy(self, _args: str) -> None:
         session = self.app.require_session()

@@ -142,3 +142,34 @@ async def test_a_cache_invalidation_is_announced_with_who_and_why(tmp_path: Path
         notice = next(t for t in _notices(app) if t.startswith("Cache invalidated by"))
         inv = ledger.invalidations[-1]
         assert inv.source in notice and inv.reason in notice and "re-billed" in notice
+
+
+async def test_compact_shows_a_compaction_summary_block(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive.blocks import SummaryBlock
+
+    (agent_dir / "settings.json").write_text(
+        json.dumps({"compaction": {"review": "never", "keepRecentTokens": 50}})
+    )
+    script = FauxScript(
+        faux_reply("a" * 400),
+        faux_reply("b" * 400),
+        faux_reply("## Goal\nSUMMARYTEXT"),
+        faux_reply("## Goal\nSUMMARYTEXT"),
+    )
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        for prompt in ("one", "two"):
+            await type_text(pilot, prompt)
+            await pilot.press("enter")
+            await until(pilot, lambda: not app._busy and not app.editor.text)
+        await type_text(pilot, "/compact")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(app.chat.query(SummaryBlock)), timeout=15)
+        assert "SUMMARYTEXT" in app.chat.query(SummaryBlock).last().summary
+        assert app.footer.state.context_tokens is None  # "?" until the next answer, as pi
+        await type_text(pilot, "/compact")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: any(t.startswith("Compaction failed:") for t in _notices(app)))
