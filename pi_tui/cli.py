@@ -131,6 +131,12 @@ def _run(args: Args) -> int:
     if args.list_models:
         return _list_models(args)
     if args.resume:
+        from pi_tui.modes.plain import cannot_host_fullscreen
+
+        if not (args.print_mode or args.plain or cannot_host_fullscreen()):  # the TUI's resume picker
+            from pi_tui.modes.interactive import run_interactive
+
+            return run_interactive(args, cwd, ["/resume"])
         return _list_resumable(args, cwd)
 
     stdin_text = ""

@@ -131,3 +131,28 @@ def test_ctrl_g_edits_the_prompt_in_the_external_editor(tmp_path: Path, isolated
             term.wait_for("draft plus EXTERNALTEXT", timeout=20)
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
+
+
+def test_dash_r_in_a_terminal_opens_the_resume_picker(tmp_path: Path, isolated_home: Path) -> None:
+    from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+    from pi_tui.session import SessionManager
+
+    project = tmp_path / "project"
+    project.mkdir()
+    agent_dir = isolated_home / ".pi" / "agent"
+    fake = FakeLLM()
+    with fake.serve() as server:
+        env = _env(isolated_home, agent_dir, server)
+        old = SessionManager.create(project.resolve(), session_dir=None)
+        old.append_message(UserMessage(content="OLDSESSIONQUESTION"))
+        old.append_message(
+            AssistantMessage(content=[TextContent(text="old answer")], provider="fake", model="claude-fake")
+        )
+        old.close()
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake", "-r"]
+        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("OLDSESSIONQUESTION", timeout=30)  # listed, not loaded: the new session is empty
+            term.send("\x1b")
+            term.drain(0.3)
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0
