@@ -278,7 +278,11 @@ class AgentRun:
             stream_fn = agent.stream_fn or _default_stream_fn()
         except Exception as exc:
             log.warning("request preparation failed", exc_info=True)
-            failure = self._error_message(f"Request preparation failed: {exc}")
+            failure = (  # a context hook stopped by abort fails the build: the outcome is the abort
+                self._aborted_message(None)
+                if self.signal.aborted
+                else self._error_message(f"Request preparation failed: {exc}")
+            )
             await self.emit(MessageStart(failure))
             return await self.finalize(failure)
         if self.signal.aborted:

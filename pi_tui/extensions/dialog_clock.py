@@ -2,7 +2,7 @@
 
 `pi_tui.extensions.ui.UIProxy` brackets every dialog (``select``, ``confirm``, ``input``, ``editor``) with
 `DialogClock.opened` / `DialogClock.closed`; the runner's budget
-(`pi_tui.extensions.runner.ExtensionRunner.hook_timeout`) subtracts the dialog seconds that passed while
+(`pi_tui.extensions.budget.HookBudgetMixin.hook_timeout`) subtracts the dialog seconds that passed while
 a handler ran. One clock per process: while any dialog is open, every handler's budget is paused (a
 dialog holds the user, so nothing else is expected to progress).
 """

@@ -14,9 +14,8 @@ so it can delay the agent by at most that much. ``session_start``, ``session_shu
 that blocks blocks everything, so slow work belongs in ``async`` handlers or ``asyncio.to_thread``.
 
 Budget: an awaiting handler of any event runs at most ``extensionHookTimeout`` seconds (a setting,
-default `HOOK_TIMEOUT`), not counting time a ``ctx.ui`` dialog is open (`pi_tui.extensions.dialog_clock`);
-then it is cancelled and counts as a handler that raised `HookTimeoutError`, which names the extension and
-the event. Cancelling the caller (abort) cancels the handler too.
+default `HOOK_TIMEOUT`), dialog time not counted, and abort cancels the ones the loop waits for: see
+`pi_tui.extensions.budget`.
 """
 
 from __future__ import annotations
@@ -25,13 +24,13 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.runtime.agent_session import RuntimeEvent
 
+from .budget import HOOK_TIMEOUT, HookAborted, HookBudgetMixin, HookTimeoutError
 from .bus import EventBus
 from .compaction_hooks import CompactionHooks
 from .context import CommandContext, ExtensionContext
@@ -50,18 +49,21 @@ if TYPE_CHECKING:
 
     from .reload import ExtensionWatcher
 
-__all__ = ["ExtensionRunner", "InputOutcome", "AgentStartOutcome", "BeforeOutcome", "HookTimeoutError"]
+__all__ = [
+    "ExtensionRunner",
+    "InputOutcome",
+    "AgentStartOutcome",
+    "BeforeOutcome",
+    "HOOK_TIMEOUT",
+    "HookAborted",
+    "HookTimeoutError",
+]
 
 log = logging.getLogger(__name__)
 
-HOOK_TIMEOUT = 120.0
-"""Default seconds an awaited handler may run (``extensionHookTimeout``); dialog time is not counted."""
+
 # Sync by contract (the provider builds its request synchronously); its own check reports awaiting.
 _UNBUDGETED = frozenset({"before_provider_request"})
-
-
-class HookTimeoutError(Exception):
-    """A handler overran ``extensionHookTimeout``; the message names the extension and the event."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -81,7 +83,7 @@ class AgentStartOutcome:
     system_prompt: str | None
 
 
-class ExtensionRunner(SessionEventsMixin):
+class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
     """Holds the loaded extensions of one `AgentSession` and runs their handlers.
 
     Args:
@@ -122,6 +124,8 @@ class ExtensionRunner(SessionEventsMixin):
         self._background: set[asyncio.Future[Any]] = set()
         self._next_turn: list[CustomMessage] = []
         self._arity: dict[Any, int] = {}
+        self._abortable_hooks: set[asyncio.Future[Any]] = set()  # loop handlers abort may cancel
+        self._aborted_hooks: set[asyncio.Future[Any]] = set()
         self._contexts: dict[str, ExtensionContext] = {}
         self._slow_reported: set[tuple[str, str]] = set()
         self._lanes: dict[str, asyncio.Future[Any]] = {}
@@ -226,11 +230,17 @@ class ExtensionRunner(SessionEventsMixin):
         return payload
 
     async def report(self, ext: Extension, event: str, error: BaseException | str) -> None:
-        """Report a failed handler as an ``extension_error`` runtime event."""
+        """Report a failed handler as an ``extension_error`` runtime event (not one stopped by abort)."""
+        if isinstance(error, HookAborted):
+            log.info("%s", error)
+            return
         await self.session.emit(RuntimeEvent("extension_error", self._error_payload(ext, event, error)))
 
     def report_soon(self, ext: Extension, event: str, error: BaseException | str) -> None:
         """`report` from synchronous code (emitted on the event loop, or at start when there is none)."""
+        if isinstance(error, HookAborted):
+            log.info("%s", error)
+            return
         payload = self._error_payload(ext, event, error)
         try:
             asyncio.get_running_loop()
@@ -304,44 +314,11 @@ class ExtensionRunner(SessionEventsMixin):
             self._arity[handler] = arity
         full = (*args, ctx if ctx is not None else self.context_for(ext))
         result = handler(*full[:arity])
-        if inspect.isawaitable(result) and args and isinstance(args[0], Event):
-            if args[0].type not in _UNBUDGETED:
-                return self._within_budget(result, ext, args[0].type)
+        # (the context engine's ContextEvent is not an Event, but has a type and the same budget)
+        kind = getattr(args[0], "type", None) if args else None
+        if inspect.isawaitable(result) and kind in EVENTS and kind not in _UNBUDGETED:
+            return self._within_budget(result, ext, kind)
         return result
-
-    def hook_timeout(self) -> float | None:
-        """Seconds a handler may take (``extensionHookTimeout`` setting; 0 or a non-number: no limit)."""
-        settings = getattr(self.session, "settings", None)
-        value = settings.get("extensionHookTimeout", HOOK_TIMEOUT) if settings is not None else HOOK_TIMEOUT
-        return float(value) if isinstance(value, int | float) and value > 0 else None
-
-    async def _within_budget(self, awaitable: Awaitable[Any], ext: Extension, event: str) -> Any:
-        """Await a handler for at most `hook_timeout` seconds, not counting time a ``ctx.ui`` dialog was
-        open (a user thinking in a confirm must not time out the ``tool_call`` hook that asked); past
-        that it is cancelled and fails the way a raising handler of that event fails (reported; a
-        ``tool_call`` blocks, a ``context`` request fails)."""
-        budget = self.hook_timeout()
-        if budget is None:
-            return await awaitable
-        from .dialog_clock import DIALOGS
-
-        task = asyncio.ensure_future(awaitable)
-        started, dialogs_before = time.monotonic(), DIALOGS.seconds()
-        used = 0.0
-        try:
-            while used < budget:
-                done, _ = await asyncio.wait({task}, timeout=max(budget - used, 0.01))
-                if done:
-                    return task.result()
-                used = time.monotonic() - started - (DIALOGS.seconds() - dialogs_before)
-        except asyncio.CancelledError:  # the caller was cancelled (abort, shutdown): so is the handler
-            _cancel_quietly(task)
-            raise
-        _cancel_quietly(task)
-        raise HookTimeoutError(
-            f'extension "{ext.name}" did not finish its {event} handler within {budget:g}s '
-            "(setting extensionHookTimeout); it was cancelled"
-        )
 
     async def invoke(self, ext: Extension, handler: Callable[..., Any], event: Event) -> tuple[bool, Any]:
         """Run one handler; ``(True, result)``, or ``(False, None)`` after reporting its exception."""
@@ -640,10 +617,3 @@ class ExtensionRunner(SessionEventsMixin):
         await self.drain(timeout=self.shutdown_grace)
         for task in list(self._background):
             task.cancel()
-
-
-def _cancel_quietly(task: asyncio.Future[Any]) -> None:
-    """Cancel ``task`` and consume whatever it ends with (a handler that swallows the cancellation and
-    raises must not log "exception was never retrieved")."""
-    task.cancel()
-    task.add_done_callback(lambda done: done.cancelled() or done.exception())

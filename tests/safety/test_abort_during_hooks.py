@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.testing import FakeLLM, Reply, text
+from pi_tui.testing import FakeLLM, Reply, text, tool_call
 from tests.e2e.helpers import write_models_json
 from tests.modes.rpc.rpc_client import RpcProcess
 
@@ -97,3 +97,42 @@ def test_ctrl_c_in_print_mode_ends_a_run_whose_before_agent_start_hook_never_ret
     assert elapsed < 5
     assert out == ""
     assert fake.requests == []
+
+
+@pytest.mark.parametrize("event", ["tool_call", "context", "tool_result"])
+def test_rpc_abort_ends_a_run_whose_loop_hook_never_returns(
+    tmp_path: Path, agent_dir: Path, event: str
+) -> None:
+    hanger = tmp_path / "hanger.py"
+    hanger.write_text(HANGER.replace("{event}", event))
+    fake = FakeLLM()
+    fake.script([Reply([tool_call("bash", {"command": "touch ran.txt"})]), Reply([text("never")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        rpc = RpcProcess(tmp_path, *MODEL, "-e", str(hanger))
+        try:
+            rpc.call({"type": "prompt", "message": "first"})
+            rpc.wait_for(lambda r: r.get("method") == "notify" and r.get("message") == "hook waiting")
+            started = time.monotonic()
+            answer, before = rpc.response(rpc.send({"type": "abort"}), timeout=10)
+            assert answer["success"] is True
+            assert time.monotonic() - started < 5  # not the 120 s hook budget
+            (end,) = [r for r in before if r["type"] == "agent_end"]  # abort answers once the run ended
+            assert rpc.call({"type": "get_state"})["data"]["isStreaming"] is False
+            assert rpc.close() == 0
+        finally:
+            rpc.kill()
+    assert "extension_error" not in json.dumps(rpc.records)  # an abort is not the extension's failure
+    assert len(fake.requests) == (0 if event == "context" else 1)
+    roles = [m["role"] for m in end["messages"]]
+    last = end["messages"][-1]
+    if event == "context":  # the first request was never built
+        assert roles == ["user", "assistant"] and last["stopReason"] == "aborted", last
+    elif event == "tool_call":  # the call is refused, never run
+        assert not (tmp_path / "ran.txt").exists()
+        assert roles == ["user", "assistant", "toolResult"] and last["isError"] is True
+    else:  # the tool ran; its result is kept as the tool gave it
+        assert (tmp_path / "ran.txt").exists()
+        assert roles == ["user", "assistant", "toolResult"] and last["isError"] is False
+    saved = [line["message"]["role"] for line in session_lines(agent_dir) if line.get("type") == "message"]
+    assert saved == roles  # and every line of the session file parses
