@@ -21,8 +21,11 @@ RETRYABLE_PATTERN = re.compile(
     re.IGNORECASE,
 )
 
-# Permanent failures that merely look like rate limits.
-_NOT_RETRYABLE = re.compile(r"insufficient_quota|exceeded your current quota|billing", re.IGNORECASE)
+# Permanent failures that merely look like rate limits, or like timeouts (an extension handler that overran
+# its extensionHookTimeout budget hangs locally: retrying only repeats the hang).
+_NOT_RETRYABLE = re.compile(
+    r"insufficient_quota|exceeded your current quota|billing|setting extensionHookTimeout", re.IGNORECASE
+)
 
 OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)

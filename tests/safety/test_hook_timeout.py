@@ -52,3 +52,31 @@ def test_a_hanging_hook_is_reported_by_name_and_the_run_finishes_within_its_budg
     (blocked,) = fake.requests[1].tool_results()
     assert blocked.is_error and 'the tool_call handler of extension "hanger" failed' in blocked.content
     assert elapsed < 20
+
+
+CONTEXT_HANGER = """
+import asyncio
+
+def register(pi):
+    @pi.on("context")
+    async def hang(event, ctx):
+        await asyncio.Event().wait()
+"""
+
+
+def test_a_hanging_context_handler_fails_its_request_within_the_budget(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"extensionHookTimeout": 1}))
+    hanger = tmp_path / "ctxhang.py"
+    hanger.write_text(CONTEXT_HANGER)
+    fake = FakeLLM()
+    started = time.monotonic()
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli([*MODEL, "-e", str(hanger), "-p", "go"], tmp_path, timeout=30)
+
+    assert run.returncode == 1
+    assert 'extension "ctxhang" did not finish its context handler within 1s' in run.stderr, run.stderr
+    assert fake.requests == []
+    assert time.monotonic() - started < 20
