@@ -85,5 +85,4 @@ async def run_user_bash(app: PiApp, text: str) -> None:
         cancelled=cancelled,
         exclude_from_context=exclude or None,
     )
-    session._persist_message(message)
-    session.agent.messages.append(message)
+    session.record_bash_execution(message)
