@@ -127,6 +127,8 @@ class PiApp(App[int]):
     session: Any = None
     working_message: reactive[str] = reactive("Working")
     hide_thinking: bool = False
+    tools_expanded: bool = False
+    """Ctrl+O: every tool block shows its whole output."""
 
     def __init__(
         self,
@@ -177,6 +179,10 @@ class PiApp(App[int]):
         self.router = CommandRouter(self)
         self.editor.commands = self.router.candidates
         self.editor.arguments = self.router.argument_candidates
+        from .keys import editor_key_actions
+
+        self.editor.key_actions, editor_warnings = editor_key_actions(agent_dir)
+        self.key_warnings += editor_warnings
         self._apply_theme(self._theme_name)
         for action, keys in self.keymap.items():
             if keys:
@@ -783,10 +789,10 @@ class PiApp(App[int]):
     def action_expand_tools(self) -> None:
         from .blocks import ToolBlock
 
-        ToolBlock.expanded_all = not ToolBlock.expanded_all
+        self.tools_expanded = not self.tools_expanded
         for block in self.chat.query(ToolBlock):
             block.refresh_expansion()
-        self.chat_notice(f"Tool output: {'expanded' if ToolBlock.expanded_all else 'collapsed'}")
+        self.chat_notice(f"Tool output: {'expanded' if self.tools_expanded else 'collapsed'}")
 
     def action_toggle_sidebar(self) -> None:
         if self.size.width < NARROW_COLUMNS and "-open" not in self.sidebar.classes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.markup import escape
 from rich.text import Text
@@ -226,8 +226,6 @@ class ToolBlock(Vertical, Block):
     ToolBlock > .tool-more { color: $pi-dim; }
     """
 
-    expanded_all: ClassVar[bool] = False
-
     def __init__(self, tool_call_id: str, name: str, args: dict[str, Any]) -> None:
         super().__init__(classes="-running")
         self.tool_call_id = tool_call_id
@@ -295,7 +293,9 @@ class ToolBlock(Vertical, Block):
         content = self._content()
         lines = content.split("\n", allow_blank=True)
         limit = PREVIEW_LINES.get(self.tool_name, 8)
-        expanded = ToolBlock.expanded_all or "-expanded" in self.classes
+        expanded = "-expanded" in self.classes or bool(
+            self.is_attached and getattr(self.app, "tools_expanded", False)
+        )
         if len(lines) > limit and not expanded:
             shown = Text("\n").join(lines[-limit:] if self.tool_name == "bash" else lines[:limit])
             self._body.update(shown)

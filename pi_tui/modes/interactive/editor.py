@@ -13,6 +13,7 @@ from textual.widgets import TextArea
 from pi_tui.modes.prompt_history import PromptHistory
 
 from .completion import Candidate, CompletionMenu, FileIndex, complete
+from .keys import editor_key_actions
 
 __all__ = ["PromptEditor", "expand_pastes"]
 
@@ -84,6 +85,9 @@ class PromptEditor(TextArea):
         self.files: FileIndex | None = None
         self.commands: Callable[[], list[Candidate]] = list
         self.arguments: Callable[[str, str], list[Candidate]] | None = None
+        self.key_actions: dict[str, str] = editor_key_actions(None)[0]
+        """Textual key → editor action (``submit``, ``newLine``, ``followUp``, ``clear``, ``exit``,
+        ``dequeue``), from pi's defaults and ``keybindings.json``."""
 
     # --- text --------------------------------------------------------------------------------------
 
@@ -117,12 +121,8 @@ class PromptEditor(TextArea):
                 menu.hide()
             else:
                 self._accept_completion(submit_after=key == "enter")
-        elif key == "enter":
-            self._submit(follow_up=False)
-        elif key in ("alt+enter", "escape+enter"):
-            self._submit(follow_up=True)
-        elif key in ("shift+enter", "ctrl+j", "ctrl+enter"):
-            self.insert("\n")
+        elif (action := self.key_actions.get(key)) is not None and self._run_key_action(action):
+            pass
         elif key == "up" and self.cursor_location[0] == 0 and self._history_step(-1):
             pass
         elif (
@@ -131,12 +131,6 @@ class PromptEditor(TextArea):
             and self._history_step(1)
         ):
             pass
-        elif key == "ctrl+c":
-            self.post_message(self.ClearPressed())
-        elif key == "ctrl+d" and not self.text:
-            self.post_message(self.ExitPressed())
-        elif key == "alt+up":
-            self.post_message(self.DequeuePressed())
         else:
             handled = False
         if handled:
@@ -144,6 +138,26 @@ class PromptEditor(TextArea):
             event.prevent_default()
             return
         await super()._on_key(event)
+
+    def _run_key_action(self, action: str) -> bool:
+        """Do an editor action bound in the keymap; False when it does not apply (the key goes on)."""
+        if action == "submit":
+            self._submit(follow_up=False)
+        elif action == "followUp":
+            self._submit(follow_up=True)
+        elif action == "newLine":
+            self.insert("\n")
+        elif action == "clear":
+            self.post_message(self.ClearPressed())
+        elif action == "exit":
+            if self.text:
+                return False  # Ctrl+D deletes forward in a non-empty editor
+            self.post_message(self.ExitPressed())
+        elif action == "dequeue":
+            self.post_message(self.DequeuePressed())
+        else:
+            return False
+        return True
 
     def _submit(self, *, follow_up: bool) -> None:
         raw = self.text

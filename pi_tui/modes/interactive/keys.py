@@ -10,7 +10,15 @@ import json
 import logging
 from pathlib import Path
 
-__all__ = ["APP_ACTIONS", "DEFAULT_KEYS", "hotkeys_table", "load_keymap", "to_textual_key"]
+__all__ = [
+    "APP_ACTIONS",
+    "DEFAULT_KEYS",
+    "EDITOR_DEFAULTS",
+    "editor_key_actions",
+    "hotkeys_table",
+    "load_keymap",
+    "to_textual_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +87,53 @@ _OLD_NAMES = {
     "fork": "app.session.fork",
     "resume": "app.session.resume",
 }
+
+
+EDITOR_DEFAULTS: dict[str, tuple[str, list[str]]] = {
+    "tui.input.submit": ("submit", ["enter"]),
+    "tui.input.newLine": ("newLine", ["shift+enter", "ctrl+j", "ctrl+enter"]),
+    "app.message.followUp": ("followUp", ["alt+enter", "escape+enter"]),
+    "app.clear": ("clear", ["ctrl+c"]),
+    "app.exit": ("exit", ["ctrl+d"]),
+    "app.message.dequeue": ("dequeue", ["alt+up"]),
+}
+"""pi id → (editor action, default keys): the keys the prompt editor handles itself."""
+
+_OLD_EDITOR_NAMES = {
+    "submit": "tui.input.submit",
+    "newLine": "tui.input.newLine",
+    "followUp": "app.message.followUp",
+    "clear": "app.clear",
+    "exit": "app.exit",
+    "dequeue": "app.message.dequeue",
+}
+
+
+def editor_key_actions(agent_dir: Path | None) -> tuple[dict[str, str], list[str]]:
+    """Textual key → editor action, from the defaults and ``keybindings.json`` (a user value replaces
+    the default keys of that action; ``[]`` unbinds it)."""
+    keys = {pi_id: list(default) for pi_id, (_, default) in EDITOR_DEFAULTS.items()}
+    warnings: list[str] = []
+    path = agent_dir / "keybindings.json" if agent_dir else None
+    if path is not None and path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}  # load_keymap reports the broken file once
+        for name, value in data.items() if isinstance(data, dict) else ():
+            pi_id = _OLD_EDITOR_NAMES.get(name, name)
+            if pi_id not in EDITOR_DEFAULTS:
+                continue
+            given = [value] if isinstance(value, str) else value if isinstance(value, list) else None
+            if given is None or not all(isinstance(k, str) for k in given):
+                warnings.append(f"{path}: {name} must be a key or a list of keys")
+                continue
+            keys[pi_id] = [to_textual_key(k) for k in given if to_textual_key(k)]
+    actions: dict[str, str] = {}
+    for pi_id, bound in keys.items():
+        for key in bound:
+            actions.setdefault(key, EDITOR_DEFAULTS[pi_id][0])
+    return actions, warnings
 
 
 def to_textual_key(key: str) -> str:

@@ -181,3 +181,21 @@ async def test_input_typed_during_startup_is_sent_once_ready(tmp_path: Path, age
         release.set()
         await until(pilot, lambda: script.call_count == 1 and not app._busy)
         assert last_user_text(script) == "early bird"
+
+
+async def test_keybindings_json_rebinds_submit_and_new_line(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "keybindings.json").write_text(
+        json.dumps({"tui.input.submit": "ctrl+s", "tui.input.newLine": ["enter"], "followUp": []})
+    )
+    script = FauxScript(faux_reply("ok"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "one")
+        await pilot.press("enter")
+        await type_text(pilot, "two")
+        assert app.editor.text == "one\ntwo"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: script.call_count == 1 and not app._busy)
+        assert last_user_text(script) == "one\ntwo"
+        assert "alt+enter" not in app.editor.key_actions
