@@ -23,7 +23,7 @@ from typing import Any
 from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.types import BranchSummaryMessage, CustomMessage, ToolDefinition
 from pi_tui.session.edits import apply_context_edit, latest_context_edits
-from pi_tui.session.entries import RawEntry
+from pi_tui.session.entries import ContextEditEntry, RawEntry
 from pi_tui.session.system import SystemState
 
 from .envelope import ContextEnvelope, SystemPart
@@ -32,7 +32,7 @@ from .ledger import Attribution, CacheLedger, RequestRecord
 from .patches import apply_ops, op_touches_cache
 from .request import fingerprint, to_llm_request
 
-__all__ = ["replay_entries", "ContextEngine", "PreparedRequest", "iso_to_ms"]
+__all__ = ["replay_entries", "ContextEngine", "PreparedRequest", "ReplayCache", "iso_to_ms"]
 
 log = logging.getLogger(__name__)
 
@@ -123,34 +123,74 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
     (the latest on the path wins); ``usage`` entries and entries kept raw (an unknown role or shape)
     add nothing.
     """
-    env = base
-    positions: dict[str, int] = {}
-    edits = latest_context_edits(path)
-    system = SystemState()
-    for index, entry in enumerate(path):
+    fold = _Fold(base, latest_context_edits(path))
+    fold.feed(path)
+    return fold.envelope()
+
+
+class _Fold:
+    """The state of `replay_entries` after some prefix of a path, which more entries can extend.
+
+    Messages are collected and joined to the envelope in one step before anything that reads the
+    envelope (a patch, a compaction, a system message) and at the end, so a replay is O(path), not
+    O(path²) envelope copies.
+    """
+
+    def __init__(self, base: ContextEnvelope, edits: dict[str, Any]) -> None:
+        self.base = base
+        self.edits = edits
+        self.entries: list[Any] = []  # the path folded so far (for `ReplayCache`)
+        self.positions: dict[str, int] = {}
+        self.system = SystemState()
+        self._env = base
+        self._messages: list[Any] = []
+        self._origins: list[str | None] = []
+
+    def envelope(self) -> ContextEnvelope:
+        if self._messages:
+            env = self._env
+            self._env = replace(
+                env,
+                cached=(*env.cached, *self._messages),
+                cached_origins=(*env._origins(), *self._origins),
+            )
+            self._messages, self._origins = [], []
+        return self._env
+
+    def _append(self, message: Any, origin: str | None) -> None:
+        self._messages.append(message)
+        self._origins.append(origin)
+
+    def feed(self, entries: Sequence[Any]) -> None:
+        for entry in entries:
+            self._entry(len(self.entries), entry)
+            self.entries.append(entry)
+
+    def _entry(self, index: int, entry: Any) -> None:
+        base, edits, system = self.base, self.edits, self.system
         kind = _field(entry, "type")
         entry_id = _field(entry, "id")
         if isinstance(entry_id, str):
-            positions[entry_id] = index
+            self.positions[entry_id] = index
         if isinstance(entry, RawEntry):
-            continue  # an unknown type, or a known type in a shape we do not model: never in context
+            return  # an unknown type, or a known type in a shape we do not model: never in context
         if kind == "message":
             message = getattr(entry, "message", None)
             if message is None:
                 pi_system = _system_message(entry)
                 if pi_system is not None:
                     system.apply(pi_system)
-                    env = _with_system_state(env, system, base)
-                continue  # a raw entry (unknown role or shape): kept in the file, not in the context
+                    self._env = _with_system_state(self.envelope(), system, base)
+                return  # a raw entry (unknown role or shape): kept in the file, not in the context
             if entry_id in edits:
                 message = apply_context_edit(message, edits[entry_id])
                 if message is None:
-                    continue
-            env = env.with_cached_appended(message, entry_id)
+                    return
+            self._append(message, entry_id)
         elif kind == "custom_message":
             content = _field(entry, "content")
             if content is None:
-                continue
+                return
             custom: Any = CustomMessage(
                 custom_type=_field(entry, "custom_type", "customType") or "",
                 content=content,
@@ -161,8 +201,8 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
             if entry_id in edits:
                 custom = apply_context_edit(custom, edits[entry_id])
                 if custom is None:
-                    continue
-            env = env.with_cached_appended(custom, entry_id)
+                    return
+            self._append(custom, entry_id)
         elif kind == "branch_summary":
             summary = _field(entry, "summary")
             if summary:
@@ -171,8 +211,9 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
                     from_id=_field(entry, "from_id", "fromId") or "root",
                     timestamp=iso_to_ms(_field(entry, "timestamp")),
                 )
-                env = env.with_cached_appended(branch_summary, entry_id)
+                self._append(branch_summary, entry_id)
         elif kind == "compaction":
+            env = self.envelope()
             # pi drops every system message before its latest compaction in favour of the checkpoint
             # (a compaction without one, from before pi 0.86, leaves no persisted prompt).
             had_persisted_prompt = system.seen
@@ -189,20 +230,58 @@ def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelop
                 "firstKeptEntryId": _field(entry, "first_kept_entry_id", "firstKeptEntryId"),
                 "tokensBefore": _field(entry, "tokens_before", "tokensBefore") or 0,
             }
-            op = _resolve_first_kept(env, op, positions)
-            env = apply_ops(env, [op], timestamp=iso_to_ms(_field(entry, "timestamp")))
+            op = _resolve_first_kept(env, op, self.positions)
+            self._env = apply_ops(env, [op], timestamp=iso_to_ms(_field(entry, "timestamp")))
         elif kind == "context_transform":
+            env = self.envelope()
             patch = _field(entry, "patch") or []
             try:
                 patched = env
                 for op in patch:
                     if isinstance(op, dict) and op.get("op") == "compaction_apply":
-                        op = _resolve_first_kept(patched, op, positions)
+                        op = _resolve_first_kept(patched, op, self.positions)
                     patched = apply_ops(patched, [op], timestamp=iso_to_ms(_field(entry, "timestamp")))
-                env = patched
+                self._env = patched
             except Exception as exc:  # a bad persisted patch must not make a session unloadable
                 log.warning("skipping context_transform %s: %s", entry_id, exc)
-    return env
+
+
+class ReplayCache:
+    """Incremental replay: the fold of the last path, extended by the entries appended since.
+
+    A request usually replays the previous request's path plus a few new entries (the answer, the tool
+    results). When the base envelope is equal and the new path starts with the very same entry objects,
+    only the new entries are folded; anything else (another branch, a changed base, a ``context_edit``
+    among the new entries, which can change an earlier message) folds the whole path again. The result
+    equals `replay_entries` on the same input: that is the determinism contract the tests check.
+    """
+
+    def __init__(self) -> None:
+        self._fold: _Fold | None = None
+
+    def replay(self, base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelope:
+        fold = self._fold
+        if fold is not None and self._extends(fold, base, path):
+            try:
+                fold.feed(path[len(fold.entries) :])
+                return fold.envelope()
+            except Exception:  # never leave a half-extended fold behind; fold again below
+                self._fold = None
+        fold = _Fold(base, latest_context_edits(path))
+        self._fold = None
+        fold.feed(path)
+        env = fold.envelope()
+        self._fold = fold
+        return env
+
+    @staticmethod
+    def _extends(fold: _Fold, base: ContextEnvelope, path: Sequence[Any]) -> bool:
+        done = fold.entries
+        if len(path) < len(done) or not all(a is b for a, b in zip(done, path, strict=False)):
+            return False
+        if any(isinstance(e, ContextEditEntry) for e in path[len(done) :]):
+            return False
+        return fold.base is base or fold.base == base
 
 
 @dataclass(slots=True)
@@ -256,9 +335,10 @@ class ContextEngine:
         self._persist_ephemeral = persist_ephemeral
         self.ledger = ledger or CacheLedger()
         self.last: PreparedRequest | None = None
+        self._replay = ReplayCache()
 
     def replay(self) -> ContextEnvelope:
-        return replay_entries(self._base(), self._path())
+        return self._replay.replay(self._base(), self._path())
 
     async def _persist_record(self, record: dict[str, Any], _env: ContextEnvelope) -> None:
         result = self._persist(record)
