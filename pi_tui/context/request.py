@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+import operator
+import weakref
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import estimate_tokens
-from pi_tui.ai.types import ToolDefinition, dump_message
+from pi_tui.ai.types import AssistantMessage, ToolDefinition, UserMessage, dump_message
 
 from .envelope import ContextEnvelope
 
@@ -34,7 +36,7 @@ def to_llm_request(env: ContextEnvelope, available_tools: Iterable[str] | None =
     """
     from pi_tui.agent.convert import convert_to_llm, transform_messages
 
-    cached = transform_messages(convert_to_llm(list(env.cached)))
+    cached = _history_messages(env.cached)
     uncached = transform_messages(convert_to_llm(list(env.uncached)))
     tools: list[ToolDefinition] = list(env.tools)
     if available_tools is not None:
@@ -46,6 +48,38 @@ def to_llm_request(env: ContextEnvelope, available_tools: Iterable[str] | None =
         tools=tools,
         cache_boundary=len(cached),
     )
+
+
+class _HistoryMemo:
+    """``transform_messages(convert_to_llm(history[:split]))`` of the last request's history."""
+
+    sources: list[Any] = []
+    split = 0
+    head: list[Any] = []
+
+
+def _history_messages(history: Sequence[Any]) -> list[Any]:
+    """``transform_messages(convert_to_llm(history))``, with the part the last request shared reused.
+
+    Both functions restart cleanly before a user or assistant message (conversion is per message, and
+    the tool-pairing repair closes every open tool flow there), so the result for ``history`` is the
+    memo's result for the history up to such a message, plus the result for the rest.
+    """
+    from pi_tui.agent.convert import convert_to_llm, transform_messages
+
+    memo = _HistoryMemo
+    start, head = 0, []
+    if 0 < memo.split <= len(history) and all(map(operator.is_, memo.sources, history)):
+        start, head = memo.split, memo.head
+    split = start
+    for index in range(len(history) - 1, start, -1):
+        if isinstance(history[index], UserMessage | AssistantMessage):
+            split = index
+            break
+    if split > start:
+        head = head + transform_messages(convert_to_llm(list(history[start:split])))
+    memo.sources, memo.split, memo.head = list(history[:split]), split, head
+    return head + transform_messages(convert_to_llm(list(history[split:])))
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,37 +94,138 @@ class Block:
 
 
 def _digest(data: Any, previous: str) -> str:
-    raw = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _chain(_canonical_json(data), previous)
+
+
+def _canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _chain(raw: str, previous: str) -> str:
     return hashlib.blake2b((previous + raw).encode(), digest_size=12).hexdigest()
 
 
-def fingerprint(request: LlmRequest) -> list[Block]:
-    """Running-prefix digests and token estimates per block: block *i*'s digest covers blocks 0..i."""
+class _Canonical:
+    """One block's canonical JSON and token estimate, and the last digest it was chained to."""
+
+    __slots__ = ("raw", "tokens", "previous", "digest")
+
+    def __init__(self, raw: str, tokens: int) -> None:
+        self.raw = raw
+        self.tokens = tokens
+        self.previous: str | None = None
+        self.digest = ""
+
+    def chained(self, previous: str) -> str:
+        # A request repeats the history of the last one: the same block after the same prefix has the
+        # same digest, so only new blocks (or blocks after a change) are hashed.
+        if self.previous != previous:
+            self.digest = _chain(self.raw, previous)
+            self.previous = previous
+        return self.digest
+
+
+# id(object) -> (weak reference, canonical form): messages and tool definitions of the history are the
+# same objects request after request (envelopes are values, never mutated in place).
+_CANONICAL: dict[int, tuple[weakref.ref[Any], _Canonical]] = {}
+
+
+def _canonical(obj: Any, make: Callable[[], _Canonical]) -> _Canonical:
+    slot = id(obj)
+    hit = _CANONICAL.get(slot)
+    if hit is not None and hit[0]() is obj:
+        return hit[1]
+    canonical = make()
+    try:
+        ref = weakref.ref(obj, lambda _ref, slot=slot: _CANONICAL.pop(slot, None))  # type: ignore[misc]
+    except TypeError:  # not weak-referenceable: computed every time
+        return canonical
+    _CANONICAL[slot] = (ref, canonical)
+    return canonical
+
+
+def _tool_canonical(tool: ToolDefinition) -> _Canonical:
+    data = tool.to_json_dict()
+    return _Canonical(_canonical_json(data), estimate_tokens(json.dumps(data)))
+
+
+def _message_canonical(message: Any) -> _Canonical:
+    data = dump_message(message)
+    data.pop("timestamp", None)
+    data.pop("usage", None)
+    return _Canonical(_canonical_json(data), estimate_tokens(json.dumps(data, ensure_ascii=False)))
+
+
+_SYSTEM: dict[tuple[str, str], str] = {}  # (previous digest, prompt) -> digest, the latest few
+
+
+class _Last:
+    """The last fingerprinted request: its tools, prompt, messages, cache boundary and blocks."""
+
+    tools: list[Any] = []
+    system_prompt: str | None = None
+    messages: list[Any] = []
+    boundary = 0
     blocks: list[Block] = []
-    prev = ""
-    for tool in request.tools:
-        data = tool.to_json_dict()
-        prev = _digest(data, prev)
-        blocks.append(Block("tool", tool.name, prev, estimate_tokens(json.dumps(data)), True))
-    prev = _digest(request.system_prompt, prev)
-    blocks.append(Block("system", "system", prev, estimate_tokens(request.system_prompt), True))
+
+
+def _reusable(request: LlmRequest, boundary: int) -> int:
+    """How many leading blocks of the last request's fingerprint hold for ``request`` as they are: the
+    same tool and message objects after the same prompt, with the same cached flags."""
+    last = _Last
+    tools = request.tools
+    if (
+        not last.blocks
+        or last.system_prompt != request.system_prompt
+        or len(last.tools) != len(tools)
+        or not all(map(operator.is_, last.tools, tools))
+    ):
+        return 0
+    same = 0
+    limit = min(len(last.messages), len(request.messages), last.boundary, boundary)
+    for old, new in zip(last.messages, request.messages, strict=False):
+        if same >= limit or old is not new:
+            break
+        same += 1
+    return len(tools) + 1 + same
+
+
+def fingerprint(request: LlmRequest) -> list[Block]:
+    """Running-prefix digests and token estimates per block: block *i*'s digest covers blocks 0..i.
+
+    Each block's canonical JSON is computed once per object and its digest only when what precedes it
+    changed; the blocks a request shares with the previous one (the same objects, in the same place)
+    are taken over as they are, so fingerprinting a request that extends the last costs O(new blocks).
+    """
     boundary = len(request.messages) if request.cache_boundary is None else request.cache_boundary
-    for index, message in enumerate(request.messages):
-        data = dump_message(message)
-        data.pop("timestamp", None)
-        data.pop("usage", None)
-        prev = _digest(data, prev)
+    reuse = _reusable(request, boundary)
+    blocks = _Last.blocks[:reuse]
+    if reuse:
+        prev = blocks[-1].digest
+    else:
+        prev = ""
+        for tool in request.tools:
+            canonical = _canonical(tool, lambda tool=tool: _tool_canonical(tool))  # type: ignore[misc]
+            prev = canonical.chained(prev)
+            blocks.append(Block("tool", tool.name, prev, canonical.tokens, True))
+        key = (prev, request.system_prompt)
+        system = _SYSTEM.get(key)
+        if system is None:
+            if len(_SYSTEM) > 16:
+                _SYSTEM.clear()
+            system = _SYSTEM[key] = _digest(request.system_prompt, prev)
+        prev = system
+        blocks.append(Block("system", "system", prev, estimate_tokens(request.system_prompt), True))
+    first = len(blocks) - len(request.tools) - 1
+    for index in range(first, len(request.messages)):
+        message = request.messages[index]
+        canonical = _canonical(message, lambda m=message: _message_canonical(m))  # type: ignore[misc]
+        prev = canonical.chained(prev)
         label = f"messages[{index}] {message.role}"
-        blocks.append(
-            Block(
-                "message",
-                label,
-                prev,
-                estimate_tokens(json.dumps(data, ensure_ascii=False)),
-                index < boundary,
-            )
-        )
-    return blocks
+        blocks.append(Block("message", label, prev, canonical.tokens, index < boundary))
+    _Last.tools, _Last.system_prompt = list(request.tools), request.system_prompt
+    _Last.messages, _Last.boundary, _Last.blocks = list(request.messages), boundary, blocks
+    return list(blocks)
 
 
 def common_prefix_blocks(previous: list[Block], current: list[Block]) -> int:
