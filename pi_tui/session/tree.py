@@ -63,6 +63,9 @@ class SessionTree:
         self.leaf_id: str | None = None
         self._name: str | None = None
         self._has_assistant = False
+        # The last path built (leaf id, root-first entries): the next leaf usually descends from it.
+        self._path_memo: tuple[str, list[SessionEntry]] | None = None
+        self._duplicates = False  # a duplicate id can reroute (even loop) paths: no memo then
 
     @classmethod
     def from_entries(cls, entries: Iterable[SessionEntry], report: LoadReport | None = None) -> SessionTree:
@@ -94,6 +97,9 @@ class SessionTree:
         entry_id = entry.id
         if entry_id is None:  # a raw line without an id is kept for the file, outside the tree
             return
+        if entry_id in self.by_id:  # a duplicate id replaces the earlier entry: paths through it change
+            self._duplicates = True
+            self._path_memo = None
         self.by_id[entry_id] = entry
         self.leaf_id = entry_id
         if isinstance(entry, LabelEntry):
@@ -136,16 +142,26 @@ class SessionTree:
             return []
         if leaf_id not in self.by_id:
             raise EntryNotFoundError(leaf_id)
+        # Entries only ever get added, so the path to an entry never changes: a walk that reaches the
+        # last path's leaf takes that path over instead of walking on to the root (O(new entries)).
+        memo = self._path_memo
         path: list[SessionEntry] = []
         seen: set[str] = set()
         current: SessionEntry | None = self.by_id[leaf_id]
         while current is not None and current.id not in seen:
+            if memo is not None and current.id == memo[0]:
+                path.reverse()
+                path = memo[1] + path
+                break
             seen.add(current.id)  # type: ignore[arg-type]
             path.append(current)
             parent = current.parent_id
             current = self.by_id.get(parent) if parent is not None else None
-        path.reverse()
-        return path
+        else:
+            path.reverse()
+        if not self._duplicates:
+            self._path_memo = (leaf_id, path)
+        return list(path)
 
     def children(self, entry_id: str | None) -> list[SessionEntry]:
         """Direct children of ``entry_id`` (roots for None), oldest first."""
