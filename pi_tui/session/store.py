@@ -2,8 +2,10 @@
 
 - Every entry is one ``write`` of its JSON plus newline on an ``O_APPEND`` descriptor, so it reaches the
   OS at once; a crash of pi-tui loses nothing written, a crash of the machine at most what was not yet
-  fsync'ed. Messages, compactions, summaries and context transforms are fsync'ed as they are written;
-  small bookkeeping entries (labels, names, model changes, custom state) ride on the next fsync.
+  fsync'ed. Messages, compactions, summaries and context transforms are fsync'ed as they are written,
+  by a background thread (group commit: one fsync covers every line written before it starts), so no
+  step of the agent waits for the disk; small bookkeeping entries (labels, names, model changes, custom
+  state) ride on the next fsync. `sync` and `close` wait until everything written is on disk.
 - A failed write (disk full) is cut back off, so the file never keeps half a line.
 - Before the first append to an existing file, an incomplete last line (a torn write) is moved to
   ``<file>.torn.bak`` and cut off; a complete last line without its newline gets one.
@@ -19,6 +21,7 @@ import contextlib
 import logging
 import os
 import shutil
+import threading
 from pathlib import Path
 
 from pi_tui.session.errors import SessionError
@@ -60,6 +63,60 @@ def _encode(lines: list[str]) -> bytes:
     return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
+class _Syncer:
+    """fsyncs one descriptor on a background thread, coalescing requests (group commit).
+
+    `request` returns at once; the thread fsyncs whenever lines were written since its last fsync
+    started, and ends after `_IDLE_SECONDS` with nothing to do (starting a thread costs the caller about
+    a millisecond, so one thread serves a whole run of appends). `wait` blocks until every requested
+    fsync is done; the owner calls it before closing or replacing the descriptor.
+    """
+
+    _IDLE_SECONDS = 2.0
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._fd: int | None = None  # the descriptor with lines awaiting an fsync
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self.failures = 0
+
+    def request(self, fd: int) -> None:
+        with self._cond:
+            self._fd = fd
+            self._cond.notify_all()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="session-fsync", daemon=True)
+                self._thread.start()
+
+    def wait(self) -> None:
+        with self._cond:
+            while self._fd is not None or self._busy:
+                self._cond.wait()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if self._fd is None:
+                    self._cond.wait(self._IDLE_SECONDS)
+                fd = self._fd
+                if fd is None:
+                    self._thread = None
+                    self._cond.notify_all()
+                    return
+                self._fd = None
+                self._busy = True
+            try:
+                os.fsync(fd)
+            except OSError as exc:  # the data is written; only its durability is in doubt, say so
+                self.failures += 1
+                log.warning("fsync of a session file failed: %s", exc)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+
 class SessionFile:
     """The append handle of one session file."""
 
@@ -68,6 +125,7 @@ class SessionFile:
         self._fd: int | None = None
         self._size = 0
         self.external_changes = 0
+        self._syncer = _Syncer()
 
     @property
     def is_open(self) -> bool:
@@ -151,7 +209,7 @@ class SessionFile:
             raise
         self._size = before + len(data) if before >= 0 else os.fstat(self._fd).st_size
         if durable:
-            os.fsync(self._fd)
+            self._syncer.request(self._fd)
 
     def append(self, line: str, durable: bool) -> None:
         """Append one entry line (no newline in ``line``)."""
@@ -168,6 +226,7 @@ class SessionFile:
                 os.link(self.path, backup)
             except OSError:
                 shutil.copy2(self.path, backup)
+        self._syncer.wait()
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as handle:
             handle.write(_encode(lines))
@@ -181,12 +240,15 @@ class SessionFile:
         return backup
 
     def sync(self) -> None:
+        """Block until every line written so far is on disk."""
+        self._syncer.wait()
         if self._fd is not None:
             os.fsync(self._fd)
 
     def close(self) -> None:
         if self._fd is None:
             return
+        self._syncer.wait()
         fd, self._fd = self._fd, None
         with contextlib.suppress(OSError):
             os.fsync(fd)
