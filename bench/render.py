@@ -55,7 +55,11 @@ _HOW = [
     "never imported, only the tests use them, as the oracle of the decoding). Each stored message is",
     "converted and JSON-encoded once (`ConversionCache`), and each request extends the previous one's",
     "prepared and converted history (`PrefixMemo`) and reuses the JSON of the body's unchanged leading",
-    "items.",
+    "items. The context engine extends the previous request's replay by the new session entries",
+    "(`ReplayCache`), fingerprints only new blocks, and takes over the history part of the last request;",
+    "the session tree's path walk stops at the last path's leaf; session lines are fsync'ed on a",
+    "background thread (group commit). What stays O(history) per request: sending the body (the APIs are",
+    "stateless: pi sends the same bytes) and identity checks over the message list.",
 ]
 
 
