@@ -19,17 +19,18 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
-from textual.widget import Widget
 from textual.widgets import Static
 
 from pi_tui.modes.prompt_history import PromptHistory
 
+from .actions import NARROW_COLUMNS, KeyActions
 from .chat import ChatLog
 from .completion import CompletionMenu, FileIndex
 from .editor import PromptEditor
 from .footer import FooterState, StatusFooter, git_branch
 from .keys import APP_ACTIONS, load_keymap
 from .sidebar import PanelSidebar
+from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
 
 __all__ = ["PiApp"]
@@ -44,65 +45,9 @@ _APP_KEY_ACTIONS = {spec[0].split("(")[0] for spec in APP_ACTIONS.values()} | {"
 log = logging.getLogger(__name__)
 
 DOUBLE_PRESS_SECONDS = 0.5
-NARROW_COLUMNS = 100
-"""Below this width the sidebar folds away."""
 
 
-class WorkingLine(Widget):
-    """ "Working" (or an extension's text) with a spinner while the agent runs.
-
-    The spinner repaints its one line only: a frame never triggers a layout of the screen.
-    """
-
-    DEFAULT_CSS = """
-    WorkingLine { height: 1; color: $pi-accent; padding: 0 1; display: none; }
-    WorkingLine.-busy { display: block; }
-    """
-
-    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-
-    def __init__(self) -> None:
-        super().__init__(id="working")
-        self.frame = 0
-        self.message = "Working"
-
-    def on_mount(self) -> None:
-        self.timer = self.set_interval(0.1, self._tick, pause=True)
-
-    def render(self) -> str:
-        return f"{self.FRAMES[self.frame]} {self.message}"
-
-    def start(self) -> None:
-        self.add_class("-busy")
-        self.timer.resume()
-
-    def stop(self) -> None:
-        self.remove_class("-busy")
-        self.timer.pause()
-
-    def _tick(self) -> None:
-        self.frame = (self.frame + 1) % len(self.FRAMES)
-        self.refresh()
-
-
-class PendingArea(Static):
-    """Queued steering and follow-up messages, editable until sent (Alt+Up brings them back)."""
-
-    DEFAULT_CSS = """
-    PendingArea { height: auto; color: $pi-muted; padding: 0 1; display: none; }
-    PendingArea.-visible { display: block; }
-    """
-
-
-class ExtensionWidgets(Vertical):
-    """Lines extensions put above or below the editor (``ctx.ui.set_widget``)."""
-
-    DEFAULT_CSS = """
-    ExtensionWidgets { height: auto; padding: 0 1; color: $pi-text; }
-    """
-
-
-class PiApp(App[int]):
+class PiApp(KeyActions, App[int]):
     """The pi-tui full-screen app.
 
     Args:
@@ -730,99 +675,3 @@ class PiApp(App[int]):
         self.exit(0)
 
     exit_message: str | None = None
-
-    def action_select_model(self) -> None:
-        self.run_command("/model")
-
-    def action_command(self, text: str) -> None:
-        self.run_command(text)
-
-    def switch_model(self, model: Any, thinking: Any) -> None:
-        from pi_tui.ai.thinking import clamp_thinking_level
-
-        session = self.require_session()
-        session.set_model(model, source="set")
-        if thinking is not None:
-            session.set_thinking_level(clamp_thinking_level(model, thinking))
-        else:
-            session.set_thinking_level(clamp_thinking_level(model, session.thinking))
-        self.chat_notice(
-            f"Model: {model.label}" + (f" (thinking: {session.thinking})" if model.reasoning else "")
-        )
-        self.refresh_footer()
-
-    def action_cycle_model(self, step: int) -> None:
-        session = self.session
-        if session is None or session.registry is None:
-            return
-        models = session.registry.available_models()
-        if len(models) < 2:
-            self.chat_notice("Only one model available")
-            return
-        labels = [m.label for m in models]
-        index = labels.index(session.model.label) if session.model.label in labels else -1
-        self.switch_model(models[(index + step) % len(models)], None)
-
-    def action_cycle_thinking(self) -> None:
-        from pi_tui.ai.thinking import available_thinking_levels
-
-        session = self.session
-        if session is None:
-            return
-        if not session.model.reasoning:
-            self.chat_notice("Current model does not support thinking")
-            return
-        levels = list(available_thinking_levels(session.model))
-        index = levels.index(session.thinking) if session.thinking in levels else 0
-        session.set_thinking_level(levels[(index + 1) % len(levels)])
-        self.chat_notice(f"Thinking level: {session.thinking}")
-        self.refresh_footer()
-
-    def action_toggle_thinking(self) -> None:
-        from .blocks import ThinkingBlock
-
-        self.hide_thinking = not self.hide_thinking
-        for block in self.chat.query(ThinkingBlock):
-            block.display = not self.hide_thinking
-        self.chat_notice(f"Thinking blocks: {'hidden' if self.hide_thinking else 'shown'}")
-
-    def action_expand_tools(self) -> None:
-        from .blocks import ToolBlock
-
-        self.tools_expanded = not self.tools_expanded
-        for block in self.chat.query(ToolBlock):
-            block.refresh_expansion()
-        self.chat_notice(f"Tool output: {'expanded' if self.tools_expanded else 'collapsed'}")
-
-    def action_toggle_sidebar(self) -> None:
-        if self.size.width < NARROW_COLUMNS and "-open" not in self.sidebar.classes:
-            self.chat_notice("The sidebar needs at least 100 columns", "warning")
-            return
-        self.sidebar.toggle_class("-open")
-        self.sidebar.refresh_from(self.session)
-
-    def action_external_editor(self) -> None:
-        """Ctrl+G: edit the prompt in ``$VISUAL`` / ``$EDITOR`` (default ``nano``); exit code 0 keeps it."""
-        import os
-        import shlex
-        import subprocess
-        import tempfile
-
-        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "nano"
-        with tempfile.NamedTemporaryFile("w", suffix=".pi.md", prefix="pi-editor-", delete=False) as fh:
-            fh.write(self.editor.text)
-            path = Path(fh.name)
-        try:
-            with self.suspend():
-                code = subprocess.call([*shlex.split(command), str(path)])
-            if code == 0:
-                self.editor.set_text(path.read_text(encoding="utf-8").removesuffix("\n"))
-            else:
-                self.chat_notice(f"{command} exited with code {code}; the prompt is unchanged", "warning")
-        except Exception as exc:  # no terminal to hand over (tests, headless), or no such editor
-            self.chat_notice(f"Cannot run the external editor {command!r}: {exc}", "error")
-        finally:
-            path.unlink(missing_ok=True)
-
-    def action_copy_last(self) -> None:
-        self.run_command("/copy")

@@ -1,0 +1,131 @@
+"""The app's key actions (pi's app keybindings): models, thinking, tool output, sidebar, editor, copy.
+
+A mixin of `PiApp`, kept apart so the app module stays about layout, start-up and sending.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["KeyActions"]
+
+NARROW_COLUMNS = 100
+"""Below this width the sidebar folds away."""
+
+
+class KeyActions:
+    """``action_*`` methods bound to pi's app keys (see `pi_tui.modes.interactive.keys`)."""
+
+    if TYPE_CHECKING:  # what the mixin uses of `PiApp` (and Textual's App)
+        session: Any
+        chat: Any
+        editor: Any
+        sidebar: Any
+        hide_thinking: bool
+        tools_expanded: bool
+
+        @property
+        def size(self) -> Any: ...
+
+        def chat_notice(self, text: str, level: str = "info") -> Any: ...
+        def refresh_footer(self, *, compacted: bool = False) -> None: ...
+        def run_command(self, text: str) -> Any: ...
+        def require_session(self) -> Any: ...
+        def suspend(self) -> Any: ...
+
+    def action_select_model(self) -> None:
+        self.run_command("/model")
+
+    def action_command(self, text: str) -> None:
+        self.run_command(text)
+
+    def switch_model(self, model: Any, thinking: Any) -> None:
+        from pi_tui.ai.thinking import clamp_thinking_level
+
+        session = self.require_session()
+        session.set_model(model, source="set")
+        if thinking is not None:
+            session.set_thinking_level(clamp_thinking_level(model, thinking))
+        else:
+            session.set_thinking_level(clamp_thinking_level(model, session.thinking))
+        self.chat_notice(
+            f"Model: {model.label}" + (f" (thinking: {session.thinking})" if model.reasoning else "")
+        )
+        self.refresh_footer()
+
+    def action_cycle_model(self, step: int) -> None:
+        session = self.session
+        if session is None or session.registry is None:
+            return
+        models = session.registry.available_models()
+        if len(models) < 2:
+            self.chat_notice("Only one model available")
+            return
+        labels = [m.label for m in models]
+        index = labels.index(session.model.label) if session.model.label in labels else -1
+        self.switch_model(models[(index + step) % len(models)], None)
+
+    def action_cycle_thinking(self) -> None:
+        from pi_tui.ai.thinking import available_thinking_levels
+
+        session = self.session
+        if session is None:
+            return
+        if not session.model.reasoning:
+            self.chat_notice("Current model does not support thinking")
+            return
+        levels = list(available_thinking_levels(session.model))
+        index = levels.index(session.thinking) if session.thinking in levels else 0
+        session.set_thinking_level(levels[(index + 1) % len(levels)])
+        self.chat_notice(f"Thinking level: {session.thinking}")
+        self.refresh_footer()
+
+    def action_toggle_thinking(self) -> None:
+        from .blocks import ThinkingBlock
+
+        self.hide_thinking = not self.hide_thinking
+        for block in self.chat.query(ThinkingBlock):
+            block.display = not self.hide_thinking
+        self.chat_notice(f"Thinking blocks: {'hidden' if self.hide_thinking else 'shown'}")
+
+    def action_expand_tools(self) -> None:
+        from .blocks import ToolBlock
+
+        self.tools_expanded = not self.tools_expanded
+        for block in self.chat.query(ToolBlock):
+            block.refresh_expansion()
+        self.chat_notice(f"Tool output: {'expanded' if self.tools_expanded else 'collapsed'}")
+
+    def action_toggle_sidebar(self) -> None:
+        if self.size.width < NARROW_COLUMNS and "-open" not in self.sidebar.classes:
+            self.chat_notice("The sidebar needs at least 100 columns", "warning")
+            return
+        self.sidebar.toggle_class("-open")
+        self.sidebar.refresh_from(self.session)
+
+    def action_external_editor(self) -> None:
+        """Ctrl+G: edit the prompt in ``$VISUAL`` / ``$EDITOR`` (default ``nano``); exit code 0 keeps it."""
+        import os
+        import shlex
+        import subprocess
+        import tempfile
+
+        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "nano"
+        with tempfile.NamedTemporaryFile("w", suffix=".pi.md", prefix="pi-editor-", delete=False) as fh:
+            fh.write(self.editor.text)
+            path = Path(fh.name)
+        try:
+            with self.suspend():
+                code = subprocess.call([*shlex.split(command), str(path)])
+            if code == 0:
+                self.editor.set_text(path.read_text(encoding="utf-8").removesuffix("\n"))
+            else:
+                self.chat_notice(f"{command} exited with code {code}; the prompt is unchanged", "warning")
+        except Exception as exc:  # no terminal to hand over (tests, headless), or no such editor
+            self.chat_notice(f"Cannot run the external editor {command!r}: {exc}", "error")
+        finally:
+            path.unlink(missing_ok=True)
+
+    def action_copy_last(self) -> None:
+        self.run_command("/copy")
