@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,15 @@ MID_ANSWER = (
 )
 
 
-def _project(tmp_path: Path) -> Path:
-    cwd = tmp_path / "project"
-    cwd.mkdir()
+SNAP_DIR = Path("/tmp/pi-tui-main-snapshot")
+
+
+def _project(_tmp_path: Path) -> Path:
+    """A fixed project directory: the working directory is part of the system prompt (and its token count)."""
+    if SNAP_DIR.exists():
+        shutil.rmtree(SNAP_DIR)
+    cwd = SNAP_DIR / "project"
+    cwd.mkdir(parents=True)
     return cwd
 
 
