@@ -234,8 +234,9 @@ class PiApp(KeyActions, App[int]):
 
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
+            code = 128 + int(sig)  # 143 / 129, as print and rpc modes exit
             try:
-                loop.add_signal_handler(sig, lambda: self.run_worker(self.action_quit()))
+                loop.add_signal_handler(sig, lambda code=code: self.run_worker(self.action_quit(code)))
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
                 pass
 
@@ -661,7 +662,8 @@ class PiApp(KeyActions, App[int]):
             return
         self._last_escape = now
 
-    async def action_quit(self) -> None:
+    async def action_quit(self, return_code: int = 0) -> None:
+        """Close the session and leave; ``return_code`` is the process's exit code (128 + signal)."""
         session = self.session
         if session is not None:
             session_id = session.session.id
@@ -672,6 +674,6 @@ class PiApp(KeyActions, App[int]):
                 log.exception("closing the session failed")
             if persisted:
                 self.exit_message = f"To resume this session: pi-tui --session {session_id}"
-        self.exit(0)
+        self.exit(return_code)
 
     exit_message: str | None = None
