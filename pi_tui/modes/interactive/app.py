@@ -477,6 +477,11 @@ class PiApp(KeyActions, App[int]):
             finally:
                 self.set_busy(session.is_streaming)
         except Exception as exc:
+            from pi_tui.runtime.agent_session import PromptAborted  # loaded by now: the session exists
+
+            if isinstance(exc, PromptAborted):  # Escape while a hook ran: an abort, as after a turn
+                self.chat_notice(str(exc) or "Operation aborted", "warning")
+                return
             log.exception("submit failed")
             self.chat_notice(f"{type(exc).__name__}: {exc}", "error")
         finally:

@@ -168,3 +168,36 @@ async def test_title_working_message_editor_dialog_and_message_renderer(
         await pilot.press("enter")
         await until(pilot, lambda: bool(app.chat.query(CustomBlock)))
         assert "RENDERED: hello note" in str(app.chat.query_one(CustomBlock).render())
+
+
+HANGING_HOOK = """
+import asyncio
+
+def register(pi):
+    @pi.on("before_agent_start")
+    async def hang(event, ctx):
+        ctx.ui.notify("HOOK-RUNNING")
+        await asyncio.Event().wait()
+"""
+
+
+async def test_escape_during_a_prompt_hook_shows_an_abort_not_an_error(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    ext = tmp_path / "hang.py"
+    ext.write_text(HANGING_HOOK)
+    script = FauxScript(faux_reply("never sent"))
+    app = make_app(tmp_path, agent_dir, script, argv=["-e", str(ext)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: "HOOK-RUNNING" in _notices(app))
+        await pilot.press("escape")
+        await until(pilot, lambda: not app._busy)
+        notices = [
+            (b.text, "warning" if b.has_class("-warning") else "other") for b in app.chat.query(NoticeBlock)
+        ]
+        assert not any("PromptAborted" in text for text, _ in notices), notices
+        assert any("aborted" in text.lower() and level == "warning" for text, level in notices), notices
+        assert script.call_count == 0
