@@ -81,12 +81,22 @@ def test_consecutive_tool_results_merge_into_one_user_message() -> None:
     body = build_request(
         MODEL, LlmRequest("s", [*_tool_turn(), UserMessage(content="and now?")]), StreamOptions()
     )
-    last = body["messages"][2]
-    assert last["role"] == "user"
-    assert [b["type"] for b in last["content"]] == ["tool_result", "tool_result", "text"]
-    assert last["content"][1]["is_error"] is True
-    assert "is_error" not in last["content"][0]
-    assert len(body["messages"]) == 3
+    results = body["messages"][2]
+    assert results["role"] == "user"
+    assert [b["type"] for b in results["content"]] == ["tool_result", "tool_result"]
+    assert results["content"][1]["is_error"] is True
+    assert "is_error" not in results["content"][0]
+    # The next prompt is its own user message, as pi sends it (the API joins neighbours itself).
+    assert body["messages"][3]["role"] == "user"
+    assert [(b["type"], b["text"]) for b in body["messages"][3]["content"]] == [("text", "and now?")]
+    assert len(body["messages"]) == 4
+
+
+def test_neighbouring_user_messages_stay_apart_as_pi_sends_them() -> None:
+    summary = UserMessage(content="The following is a summary of a branch")
+    body = build_request(MODEL, LlmRequest("s", [summary, UserMessage(content="next")]), StreamOptions())
+    assert [m["role"] for m in body["messages"]] == ["user", "user"]
+    assert [m["content"][0]["text"] for m in body["messages"]] == [summary.content, "next"]
 
 
 def test_cache_boundary_moves_the_marker_to_the_end_of_the_cached_region() -> None:

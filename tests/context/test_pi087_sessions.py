@@ -138,7 +138,7 @@ def _post_anthropic(base_url: str, body: dict[str, Any]) -> None:
 
 def _normalised(messages: list[dict[str, Any]]) -> list[tuple[str, list[Any]]]:
     """Messages as (role, blocks) with cache markers dropped, tool results as text and neighbouring
-    turns of one role merged (pi-tui merges them, pi sends them apart; the model sees one turn)."""
+    turns of one role merged (the model sees one turn either way)."""
     out: list[tuple[str, list[Any]]] = []
     for message in messages:
         blocks: list[Any] = []
@@ -170,6 +170,28 @@ async def test_resumed_pi_session_reads_pis_prompt_cache(
     assert fake.violations == []
     ours = fake.requests[1].cache
     assert ours.cache_read / ours.total >= 0.9, ours
+
+
+@pytest.mark.parametrize("name", ["plain", "rich", "retain-none"])
+async def test_resumed_pi_session_with_summaries_reads_pis_prompt_cache(
+    name: str, tmp_path: Path, project: Path, agent_dir: Path
+) -> None:
+    """pi sends a branch summary and the next prompt as two user messages (and never merges turns):
+    pi-tui must send the same wire shape, or the cached prefix breaks at the summary."""
+    last = json.loads((FIXTURES / f"{name}.last-request.json").read_text())
+    session = _copy(f"{name}.jsonl", tmp_path)
+    fake = FakeLLM()
+    fake.script([Reply([text("warm")]), Reply([text("ok")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        _post_anthropic(server.anthropic_base_url, last)
+        async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:
+            await agent.prompt("one more")
+    assert fake.violations == []
+    ours = fake.requests[1].cache
+    assert ours.cache_read / ours.total >= 0.9, ours
+    sent = [{k: v for k, v in m.items()} for m in fake.requests[1].messages[: len(last["messages"])]]
+    assert [m["role"] for m in sent] == [m["role"] for m in last["messages"]]
 
 
 async def test_compaction_branch_summary_and_context_edit_reach_the_model_as_pi_sent_them(

@@ -163,10 +163,13 @@ def convert_messages(
 ) -> list[dict[str, Any]]:
     """Anthropic messages, with one cache marker on the last block of the cached region.
 
-    ``messages`` must already be prepared (`prepare_messages`). Tool results (consecutive ones included)
-    become ``tool_result`` blocks of a user message, placed before any text of that message; consecutive
-    same-role messages are merged, as the API would. With ``cache``, the blocks of the cached region are
-    converted once per message object and shared between requests (never modified here).
+    ``messages`` must already be prepared (`prepare_messages`), so tool results always follow their
+    assistant turn. Consecutive tool results become the ``tool_result`` blocks of one user message; every
+    other message is its own wire message, even next to one of the same role (a branch summary and the
+    next prompt are two user messages). That is pi's wire shape: the API joins same-role neighbours
+    itself, and matching pi byte for byte keeps a session's prompt cache when it moves between pi and
+    pi-tui. With ``cache``, the blocks of the cached region are converted once per message object and
+    shared between requests (never modified here).
     """
     converter = _Converter(model, cache)
     converter.feed(messages[:boundary], cached=True)
@@ -176,7 +179,7 @@ def convert_messages(
 
 class _Converter:
     """`convert_messages` as a fold that can be copied and extended (wire messages are never modified
-    in place once added: a merge replaces the last one)."""
+    in place once added: adding a tool result to the previous ones replaces that message)."""
 
     __slots__ = ("model", "cache", "key", "out", "marker")
 
@@ -203,11 +206,9 @@ class _Converter:
                 blocks = _blocks(message, model)
             if not blocks:
                 continue
-            if out and out[-1]["role"] == role:
-                merged = out[-1]["content"] + blocks
-                if role == "user":  # the API wants tool_result blocks before anything else in a user turn
-                    merged.sort(key=lambda b: b["type"] != "tool_result")
-                out[-1] = {"role": role, "content": merged}
+            if isinstance(message, ToolResultMessage) and out and _is_tool_results(out[-1]):
+                # Consecutive tool results share one user message, as pi sends them.
+                out[-1] = {"role": role, "content": out[-1]["content"] + blocks}
             else:
                 out.append({"role": role, "content": blocks})
             if cached:
@@ -225,6 +226,11 @@ class _Converter:
             content[position] = {**block, "cache_control": dict(control)}
             out[index] = {**out[index], "content": content}
         return out
+
+
+def _is_tool_results(wire: dict[str, Any]) -> bool:
+    content = wire["content"]
+    return wire["role"] == "user" and bool(content) and content[0]["type"] == "tool_result"
 
 
 def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
