@@ -81,7 +81,7 @@ def test_the_wheel_maps_the_extensions_folder_to_pi_tui_bundled_extensions(
         build_py.ensure_finalized()
         modules = build_py.find_all_modules()
 
-    assert dist.package_dir == {"pi_tui.bundled_extensions": "extensions"}
+    assert dist.package_dir["pi_tui.bundled_extensions"] == "extensions"
     shipped = sorted(module for package, module, _ in modules if package == "pi_tui.bundled_extensions")
     expected = sorted(p.stem for p in (REPO / "extensions").glob("*.py"))
     assert shipped == expected and set(BUNDLED) <= set(shipped)

@@ -58,8 +58,16 @@ class PiTheme:
 
 
 def builtin_theme_dir() -> Path:
-    """The repository's ``themes/`` folder (built-in ``dark`` and ``light``)."""
-    return Path(__file__).resolve().parents[3] / "themes"
+    """The folder of the built-in ``dark`` and ``light`` themes.
+
+    In a checkout (and an editable install) that is the repository's ``themes/`` folder; a wheel ships
+    the same files as the package ``pi_tui.bundled_themes`` (see setup.py).
+    """
+    here = Path(__file__).resolve()
+    checkout = here.parents[3] / "themes"
+    if (checkout / "dark.json").is_file():
+        return checkout
+    return here.parents[2] / "bundled_themes"
 
 
 def _user_dirs(agent_dir: Path | None, cwd: Path | None) -> list[Path]:

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pi_tui.ai.providers.faux import FauxScript, faux_error, faux_reply
 from pi_tui.modes.interactive.blocks import NoticeBlock
 from pi_tui.modes.interactive.theme import ThemeError, builtin_theme_dir, load_theme
@@ -173,3 +175,35 @@ async def test_compact_shows_a_compaction_summary_block(tmp_path: Path, agent_di
         app.menu.hide()
         await pilot.press("enter")
         await until(pilot, lambda: any(t.startswith("Compaction failed:") for t in _notices(app)))
+
+
+def test_the_wheel_ships_the_built_in_themes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel install has no repository ``themes/`` folder: the themes ship as ``pi_tui.bundled_themes``."""
+    import warnings
+
+    repo = Path(__file__).resolve().parents[3]
+    monkeypatch.chdir(repo)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # setuptools' notes about its own configuration
+        from distutils.core import run_setup
+
+        dist = run_setup("setup.py", stop_after="config")
+        build_py = dist.get_command_obj("build_py")
+        build_py.ensure_finalized()
+        data = {package: files for package, _src, _build, files in build_py.data_files}
+
+    assert dist.package_dir.get("pi_tui.bundled_themes") == "themes"
+    assert {"dark.json", "light.json"} <= set(data.get("pi_tui.bundled_themes", []))
+
+
+def test_built_in_themes_are_found_in_the_installed_package_without_a_checkout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pi_tui.modes.interactive import theme as theme_module
+
+    packaged = tmp_path / "site" / "pi_tui" / "bundled_themes"
+    packaged.mkdir(parents=True)
+    (packaged / "dark.json").write_text((builtin_theme_dir() / "dark.json").read_text())
+    fake_file = tmp_path / "site" / "pi_tui" / "modes" / "interactive" / "theme.py"
+    monkeypatch.setattr(theme_module, "__file__", str(fake_file))
+    assert builtin_theme_dir() == packaged
