@@ -58,13 +58,24 @@ class KeyActions:
         session = self.session
         if session is None or session.registry is None:
             return
-        models = session.registry.available_models()
-        if len(models) < 2:
-            self.chat_notice("Only one model available")
+        models = list(session.registry.available_models())
+        levels: list[Any] = [None] * len(models)
+        settings = getattr(session, "settings", None)
+        patterns = settings.enabled_models if settings is not None else None
+        if patterns:  # pi cycles the scope (``enabledModels``) when it is set, with its thinking levels
+            from pi_tui.ai.model_resolver import resolve_model_scope
+
+            scoped, _warnings = resolve_model_scope(patterns, models)
+            if scoped:
+                models = [s.model for s in scoped]
+                levels = [s.thinking_level for s in scoped]
+        if len(models) < 2 and (not models or models[0].label == session.model.label):
+            self.chat_notice("Only one model available" if not patterns else "Only one model in scope")
             return
         labels = [m.label for m in models]
         index = labels.index(session.model.label) if session.model.label in labels else -1
-        self.switch_model(models[(index + step) % len(models)], None)
+        target = (index + step) % len(models)
+        self.switch_model(models[target], levels[target])
 
     def action_cycle_thinking(self) -> None:
         from pi_tui.ai.thinking import available_thinking_levels

@@ -233,10 +233,13 @@ class PiApp(KeyActions, App[int]):
         import signal
 
         loop = asyncio.get_running_loop()
+
+        def quit_with(code: int) -> None:
+            self.run_worker(self.action_quit(code))
+
         for sig in (signal.SIGTERM, signal.SIGHUP):
-            code = 128 + int(sig)  # 143 / 129, as print and rpc modes exit
-            try:
-                loop.add_signal_handler(sig, lambda code=code: self.run_worker(self.action_quit(code)))
+            try:  # exit 128 + signal (143 / 129), as print and rpc modes do
+                loop.add_signal_handler(sig, quit_with, 128 + int(sig))
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
                 pass
 

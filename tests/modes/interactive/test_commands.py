@@ -199,3 +199,32 @@ async def test_keybindings_json_rebinds_submit_and_new_line(tmp_path: Path, agen
         await until(pilot, lambda: script.call_count == 1 and not app._busy)
         assert last_user_text(script) == "one\ntwo"
         assert "alt+enter" not in app.editor.key_actions
+
+
+async def test_ctrl_p_cycles_only_the_scoped_models_when_enabled_models_is_set(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    model = {"contextWindow": 100_000, "maxTokens": 4096}
+    providers = {
+        name: {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": api,
+            "apiKey": "k",
+            "models": [{"id": mid, **model}],
+        }
+        for name, api, mid in (
+            ("p-one", "openai-completions", "one"),
+            ("p-two", "openai-completions", "two"),
+            ("p-three", "openai-completions", "three"),
+        )
+    }
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+    (agent_dir / "settings.json").write_text(json.dumps({"enabledModels": ["p-three/three", "p-one/*"]}))
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        seen = []
+        for _ in range(3):
+            await pilot.press("ctrl+p")
+            seen.append(app.session.model.label)
+        assert seen == ["p-three/three", "p-one/one", "p-three/three"]
