@@ -35,6 +35,7 @@ async def run_user_bash(text: str, session: Any, terminal: Terminal, printer: Ev
     printer.line(f"$ {command}" + ("  (not sent to the model)" if exclude else ""), "\x1b[2m")
     output, code, cancelled = "", 0, False
     handled = None
+    await session.checkpoint_before_user_bash()  # the checkpoint then holds just what the command changes
     if session.extensions is not None:
         handled = await session.extensions.emit_user_bash(command, exclude, str(session.cwd))
     if handled and isinstance(handled.get("result"), dict):
