@@ -59,6 +59,20 @@ def _history(model: Model) -> list[Any]:
     ]
 
 
+def test_chat_request_sends_a_cache_key_only_where_pi_does() -> None:
+    local = CHAT.model_copy(update={"base_url": "http://127.0.0.1:8080/v1"})
+    request = LlmRequest("sys", [UserMessage(content="hi")])
+    body = openai_completions.build_request(local, request, StreamOptions(session_id="s"))
+    assert "prompt_cache_key" not in body
+    long = StreamOptions(session_id="s" * 80, cache_retention="long")
+    body = openai_completions.build_request(local, request, long)
+    assert (body["prompt_cache_key"], body["prompt_cache_retention"]) == ("s" * 64, "24h")
+    body = openai_completions.build_request(
+        CHAT, request, StreamOptions(session_id="s", cache_retention="none")
+    )
+    assert "prompt_cache_key" not in body
+
+
 def test_chat_request_uses_developer_role_tool_messages_and_json_string_arguments() -> None:
     options = StreamOptions(session_id="sess-1", thinking="high", max_tokens=1000)
     body = openai_completions.build_request(CHAT, LlmRequest("sys", _history(CHAT), TOOLS), options)
@@ -67,16 +81,19 @@ def test_chat_request_uses_developer_role_tool_messages_and_json_string_argument
     assistant = body["messages"][2]
     assert assistant["content"] == "Reading."
     assert assistant["reasoning_content"] == "plan"
+    # Compact, as pi's JSON.stringify writes them (the bytes are part of the cached prefix).
+    assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ['{"path":"a"}', '{"path":"b"}']
     assert [json.loads(c["function"]["arguments"]) for c in assistant["tool_calls"]] == [
         {"path": "a"},
         {"path": "b"},
     ]
     assert body["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "content": "A"}
-    assert body["messages"][4]["content"] == "(no output)"
+    assert body["messages"][4]["content"] == "(no tool output)"  # pi's placeholder
     images = body["messages"][5]["content"]
     assert images[1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD"}}
     assert body["stream_options"] == {"include_usage": True}
-    assert body["prompt_cache_key"] == "sess-1"
+    assert body["prompt_cache_key"] == "sess-1"  # OpenAI's own host
+    assert "prompt_cache_retention" not in body
     assert body["max_completion_tokens"] == 1000
     assert body["reasoning_effort"] == "high"
     assert body["tools"][0] == {

@@ -194,6 +194,41 @@ async def test_resumed_pi_session_with_summaries_reads_pis_prompt_cache(
     assert [m["role"] for m in sent] == [m["role"] for m in last["messages"]]
 
 
+def _post_openai(base_url: str, body: dict[str, Any]) -> None:
+    """Send a recorded pi Chat Completions request to the fake as pi did, warming its prefix cache."""
+    request = urllib.request.Request(
+        base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"authorization": "Bearer test-key", "content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as response:
+        response.read()
+
+
+async def test_resumed_pi_openai_completions_session_reads_pis_prompt_cache(
+    tmp_path: Path, project: Path, agent_dir: Path
+) -> None:
+    """pi sends no prompt_cache_key to a non-OpenAI host and writes tool arguments compactly: pi-tui's
+    request must start with pi's bytes, or the prefix cache of the session's own history misses."""
+    last = json.loads((FIXTURES / "openai.last-request.json").read_text())
+    session = _copy("openai.jsonl", tmp_path)
+    fake = FakeLLM()
+    fake.script([Reply([text("warm")]), Reply([text("ok")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        _post_openai(server.openai_base_url, last)
+        async with open_session(["--session", str(session), "--model", OPENAI], project) as agent:
+            await agent.prompt("one more")
+    assert fake.violations == []
+    pi_prompt, ours = fake.requests[0].cache, fake.requests[1].cache
+    assert ours.cache_read >= pi_prompt.total // 128 * 128 - 128, (ours, pi_prompt)
+    assert ours.cache_read / ours.total >= 0.9, ours
+    assert "prompt_cache_key" not in fake.requests[1].body
+    sent = fake.requests[1].messages[: len(last["messages"])]
+    # pi's bytes, message for message (key order included: JSON text is what the cache sees)
+    assert [json.dumps(m) for m in sent] == [json.dumps(m) for m in last["messages"]]
+
+
 async def test_compaction_branch_summary_and_context_edit_reach_the_model_as_pi_sent_them(
     tmp_path: Path, project: Path, fake: FakeLLM
 ) -> None:

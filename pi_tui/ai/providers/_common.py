@@ -62,6 +62,7 @@ __all__ = [
     "END_OF_STREAM",
     "stream_over_http",
     "describe_error",
+    "json_stringify",
     "merged_headers",
     "read_sdk_stream",
 ]
@@ -221,6 +222,15 @@ class MessageBuilder:
             event = self.finish("error", describe_error(exc))
         assert isinstance(event, Error)
         return event
+
+
+def json_stringify(value: Any) -> str:
+    """``value`` as JavaScript's ``JSON.stringify`` writes it: compact, non-ASCII kept as is.
+
+    pi serialises tool-call arguments this way; writing them byte for byte as pi does keeps a session's
+    cached prompt prefix when it moves between pi and pi-tui.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any], bool]:

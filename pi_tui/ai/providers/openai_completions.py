@@ -28,6 +28,7 @@ from ._common import (
     IncompleteStreamError,
     MessageBuilder,
     cached_client,
+    json_stringify,
     merged_headers,
     stream_over_http,
 )
@@ -111,6 +112,7 @@ def resolve_compat(model: Model) -> dict[str, Any]:
         "thinkingFormat": "openai",
         "supportsStrictMode": False,
         "supportsPromptCacheKey": True,
+        "supportsLongCacheRetention": True,
     }
     return {**defaults, **given}
 
@@ -137,8 +139,10 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     body: dict[str, Any] = {"model": model.id, "messages": wire, "stream": True}
     if compat["supportsUsageInStreaming"]:
         body["stream_options"] = {"include_usage": True}
-    if options.session_id and options.cache_retention != "none" and compat["supportsPromptCacheKey"]:
-        body["prompt_cache_key"] = options.session_id
+    if options.session_id and _sends_cache_key(model, options, compat):
+        body["prompt_cache_key"] = options.session_id[:_MAX_CACHE_KEY]
+        if options.cache_retention == "long" and compat["supportsLongCacheRetention"]:
+            body["prompt_cache_retention"] = "24h"
     if compat["supportsStore"]:
         body["store"] = False
     if options.max_tokens:
@@ -160,6 +164,19 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     if model.reasoning:
         _add_reasoning(body, options.thinking, compat)
     return body
+
+
+_MAX_CACHE_KEY = 64  # characters; OpenAI rejects longer keys
+
+
+def _sends_cache_key(model: Model, options: StreamOptions, compat: dict[str, Any]) -> bool:
+    """pi 0.87 sends ``prompt_cache_key`` on Chat Completions only to OpenAI's own host, or with "long"
+    retention where the server keeps long caches. Elsewhere the key is part of the cache lookup of
+    servers that honour it, so sending one where pi does not would miss the cache pi's requests made."""
+    if not options.session_id or options.cache_retention == "none" or not compat["supportsPromptCacheKey"]:
+        return False
+    official = "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
+    return official or (options.cache_retention == "long" and bool(compat["supportsLongCacheRetention"]))
 
 
 def _add_reasoning(body: dict[str, Any], level: str, compat: dict[str, Any]) -> None:
@@ -267,10 +284,14 @@ def _convert(message: LlmMessage, model: Model, compat: dict[str, Any]) -> list[
     """The chat message(s) one stored message becomes (without images a tool returned)."""
     if isinstance(message, ToolResultMessage):
         text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
+        if not text:
+            has_image = any(isinstance(p, ImageContent) for p in message.content)
+            text = "(see attached image)" if has_image else "(no tool output)"
+        # Keys in pi's order: the serialised bytes are part of the cached prefix.
         tool_msg: dict[str, Any] = {
             "role": "tool",
+            "content": text,
             "tool_call_id": _tool_id(message.tool_call_id),
-            "content": text or "(no output)",
         }
         if compat["requiresToolResultName"]:
             tool_msg["name"] = message.tool_name
@@ -294,6 +315,8 @@ def _image_part(image: ImageContent) -> dict[str, Any]:
 
 
 def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
+    """A string stays a string and a list of blocks stays a list of parts, as pi sends them (the shape
+    is part of the cached prefix of a session pi wrote)."""
     if isinstance(message.content, str):
         return {"role": "user", "content": message.content} if message.content.strip() else None
     parts: list[dict[str, Any]] = []
@@ -302,11 +325,7 @@ def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
             parts.append({"type": "text", "text": part.text})
         elif isinstance(part, ImageContent) and "image" in model.input:
             parts.append(_image_part(part))
-    if not parts:
-        return None
-    if all(p["type"] == "text" for p in parts):
-        return {"role": "user", "content": "\n".join(p["text"] for p in parts)}
-    return {"role": "user", "content": parts}
+    return {"role": "user", "content": parts} if parts else None
 
 
 def _assistant(message: AssistantMessage, compat: dict[str, Any]) -> dict[str, Any] | None:
@@ -330,7 +349,7 @@ def _assistant(message: AssistantMessage, compat: dict[str, Any]) -> dict[str, A
                     "type": "function",
                     "function": {
                         "name": part.name,
-                        "arguments": json.dumps(part.arguments, ensure_ascii=False),
+                        "arguments": json_stringify(part.arguments),
                     },
                 }
             )

@@ -27,6 +27,7 @@ from ..types import (
 from ._common import (
     IncompleteStreamError,
     MessageBuilder,
+    json_stringify,
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
@@ -228,7 +229,7 @@ def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
                 "type": "function_call",
                 "call_id": sanitize_tool_call_id(call_id, _CALL_ID_MAX),
                 "name": part.name,
-                "arguments": json.dumps(part.arguments, ensure_ascii=False),
+                "arguments": json_stringify(part.arguments),
             }
             if with_ids and item_id.startswith("fc_"):
                 call["id"] = item_id
