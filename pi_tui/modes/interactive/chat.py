@@ -60,6 +60,7 @@ class ChatLog(VerticalScroll):
 
     DEFAULT_CSS = """
     ChatLog {
+        layout: stream;  /* cached placements: a flush re-measures only what changed, not every block */
         height: 1fr;
         background: $pi-background;
         scrollbar-size-vertical: 1;
