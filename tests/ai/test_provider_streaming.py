@@ -247,6 +247,19 @@ async def test_a_stalled_server_hits_the_read_timeout(fake: FakeLLM, api: str) -
     assert time.monotonic() - started < 5
     assert message.stop_reason == "error"
     assert is_retryable_error(message), message.error_message
+    # Says what happened and which setting sets the limit (not "ReadTimeout: no detail").
+    assert message.error_message == (
+        "No data from the provider for 0.3 s (httpIdleTimeoutMs = 300): request timed out"
+    )
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_server_silent_before_its_headers_names_the_idle_timeout(fake: FakeLLM, api: str) -> None:
+    fake.script([Fault("stall", after_frames=0, stall_seconds=10)])
+    message = final(await collect(api, model_for(fake, api), ask(), timeout=0.25))
+    assert message.stop_reason == "error"
+    assert is_retryable_error(message), message.error_message
+    assert "for 0.25 s (httpIdleTimeoutMs = 250)" in (message.error_message or "")
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -55,6 +55,7 @@ from ._partial_json import PartialJson
 
 __all__ = [
     "ABORTED_MESSAGE",
+    "IdleTimeoutError",
     "IncompleteStreamError",
     "MessageBuilder",
     "cached_client",
@@ -70,6 +71,20 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ABORTED_MESSAGE = "Request was aborted"
+
+
+class IdleTimeoutError(TimeoutError):
+    """The provider sent nothing (no headers, or no next bytes of the answer) for the idle timeout.
+
+    The message names the setting that sets the limit, so a user on a slow provider knows what to raise.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(
+            f"No data from the provider for {seconds:g} s (httpIdleTimeoutMs = {round(seconds * 1000)}): "
+            "request timed out"
+        )
 
 
 class IncompleteStreamError(Exception):
@@ -363,6 +378,10 @@ async def stream_over_http(
                 yield event
         stop_reason, error_message = reader.result()
     except Exception as exc:
+        if type(exc).__name__ == "ReadTimeout":
+            from ..wire import DEFAULT_TIMEOUT
+
+            exc = IdleTimeoutError(options.timeout or DEFAULT_TIMEOUT)
         yield out.fail(exc, options.signal)
         return
     yield out.finish(stop_reason, error_message)
@@ -496,7 +515,7 @@ def merged_headers(
 
 def describe_error(exc: BaseException) -> str:
     """One line that keeps the HTTP status, the provider's error type/code and its message."""
-    if isinstance(exc, IncompleteStreamError | AbortedError):
+    if isinstance(exc, IncompleteStreamError | AbortedError | IdleTimeoutError):
         return str(exc)
     if isinstance(exc, ProviderError):
         return f"{exc.status} {exc}" if exc.status else str(exc)
