@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pi_tui.ai.types import (
+    NOT_REPLAYED,
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -157,7 +158,7 @@ def transform_messages(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
     for message in messages:
         if isinstance(message, AssistantMessage):
             close_tool_flow()
-            if message.stop_reason in ("error", "aborted"):
+            if message.stop_reason in NOT_REPLAYED:
                 continue
             pending = message.tool_calls()
             out.append(message)

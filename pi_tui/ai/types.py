@@ -23,6 +23,7 @@ __all__ = [
     "Cost",
     "Usage",
     "StopReason",
+    "NOT_REPLAYED",
     "UserMessage",
     "AssistantMessage",
     "ToolResultMessage",
@@ -51,7 +52,13 @@ __all__ = [
 Api: TypeAlias = str  # "anthropic-messages" | "openai-completions" | "openai-responses" | "faux" | ...
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
-StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "deferred"]
+"""Why an answer ended. ``deferred`` (pi 0.87): the provider took the request to finish asynchronously and
+the message holds only a handle (its ``deferred`` field), no answer; like ``error`` and ``aborted`` it is
+kept in the session but never sent back to a model."""
+
+NOT_REPLAYED: frozenset[str] = frozenset({"error", "aborted", "deferred"})
+"""Stop reasons of assistant messages that stay out of the model's context (pi's ``isContextMessage``)."""
 
 
 def now_ms() -> int:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..types import (
+    NOT_REPLAYED,
     AssistantMessage,
     LlmMessage,
     Model,
@@ -49,7 +50,8 @@ def prepare_messages(
 ) -> tuple[list[LlmMessage], int]:
     """Make a history replayable to ``model``; returns the new list and the cache boundary mapped onto it.
 
-    - Failed turns (``stop_reason`` error/aborted) are dropped: their partial content confuses the API.
+    - Failed turns (``stop_reason`` error/aborted) are dropped: their partial content confuses the API;
+      so are ``deferred`` ones (only a handle to an answer that never arrived in this history).
     - Thinking from another model becomes plain text (its signature would be rejected); redacted thinking
       from another model is dropped.
     - Every tool call gets a result before the next assistant/user turn ("No result provided", error);
@@ -114,7 +116,7 @@ class Preparer:
                     answered.add(call_id)
                     out.append(message)
             elif isinstance(message, AssistantMessage):
-                if message.stop_reason in ("error", "aborted"):
+                if message.stop_reason in NOT_REPLAYED:
                     continue
                 if pending:
                     self.close_pending()
