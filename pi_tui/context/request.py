@@ -149,11 +149,32 @@ def _tool_canonical(tool: ToolDefinition) -> _Canonical:
     return _Canonical(_canonical_json(data), estimate_tokens(json.dumps(data)))
 
 
+def _separator_count(data: Any) -> int:
+    """How many characters ``json.dumps``'s default separators (``", "`` and ``": "``) add to the compact
+    form: one per key and one between neighbouring items. Walking the data is cheaper than a second dump."""
+    extra = 0
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node:
+                extra += 2 * len(node) - 1
+                stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            if node:
+                extra += len(node) - 1
+                stack.extend(node)
+    return extra
+
+
 def _message_canonical(message: Any) -> _Canonical:
     data = dump_message(message)
     data.pop("timestamp", None)
     data.pop("usage", None)
-    return _Canonical(_canonical_json(data), estimate_tokens(json.dumps(data, ensure_ascii=False)))
+    raw = _canonical_json(data)
+    # The estimate is chars/4 of the message's default-spaced JSON (what pi counts); same length as the
+    # compact canonical form plus one character per separator (ceil(chars / 4), as `estimate_tokens`).
+    return _Canonical(raw, (len(raw) + _separator_count(data) + 3) // 4)
 
 
 _SYSTEM: dict[tuple[str, str], str] = {}  # (previous digest, prompt) -> digest, the latest few

@@ -17,7 +17,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from pi_tui.ai.types import AssistantMessage, Message, UserContent, WireModel
 
@@ -56,8 +56,15 @@ CURRENT_VERSION = 3
 """The session format version pi-tui writes (pi's current version)."""
 
 
+# Entry models build their validators on first use (``defer_build``): a run meets a few of the entry
+# types, and building all of them at import cost ~10 ms of every start-up.
+_DEFERRED = ConfigDict(defer_build=True)
+
+
 class SessionHeader(WireModel):
     """The first line of a session file; not part of the tree."""
+
+    model_config = _DEFERRED
 
     type: Literal["session"] = "session"
     version: int | None = None  # absent in v1 files
@@ -69,6 +76,8 @@ class SessionHeader(WireModel):
 
 class EntryBase(WireModel):
     """Fields every tree entry has. ``parent_id`` is None for a root."""
+
+    model_config = _DEFERRED
 
     type: str
     id: str
@@ -88,6 +97,8 @@ class PiSystemMessage(WireModel):
     (``None`` removes it); ``tools_added`` are full tool declarations and ``tools_removed`` names. Replaying
     every system message of a path in order gives the current prompt and tools (`pi_tui.session.system`).
     """
+
+    model_config = _DEFERRED
 
     role: Literal["system"] = "system"
     content: str | list[dict[str, Any]] = ""
