@@ -161,6 +161,10 @@ class AssistantMessage(WireModel):
     stop_reason: StopReason = "stop"
     error_message: str | None = None
     timestamp: int = Field(default_factory=now_ms)
+    response_id: str | None = None
+    """The provider's id for this answer (pi 0.83 ``responseId``); None when the provider sent none."""
+    raw_stop_reason: str | None = None
+    """The provider's own stop reason before mapping to `StopReason` (pi 0.83 ``rawStopReason``)."""
 
     def tool_calls(self) -> list[ToolCall]:
         return [c for c in self.content if isinstance(c, ToolCall)]

@@ -386,3 +386,18 @@ async def test_a_consumer_that_stops_early_can_close_the_stream_promptly(fake: F
     started = time.monotonic()
     await stream.aclose()  # type: ignore[attr-defined]
     assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize(
+    ("api", "raw"), [("anthropic", "tool_use"), ("chat", "tool_calls"), ("responses", "completed")]
+)
+async def test_answers_carry_the_provider_response_id_and_raw_stop_reason(
+    fake: FakeLLM, api: str, raw: str
+) -> None:
+    fake.script([Reply([text("Reading."), tool_call("read", {"path": "a"})])])
+    message = final(await collect(api, model_for(fake, api), ask()))
+    assert message.stop_reason == "toolUse"
+    assert message.raw_stop_reason == raw  # pi 0.87's rawStopReason: the provider's word, unmapped
+    assert message.response_id  # pi's responseId: the provider's id for the answer
+    stored = message.to_json_dict()
+    assert (stored["responseId"], stored["rawStopReason"]) == (message.response_id, raw)

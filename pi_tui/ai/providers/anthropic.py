@@ -340,7 +340,10 @@ class _Reader:
         if kind == "content_block_delta":
             return self._delta(event["index"], event.get("delta") or {})
         if kind == "message_start":
-            self._usage((event.get("message") or {}).get("usage"))
+            started = event.get("message") or {}
+            if isinstance(started.get("id"), str):
+                self.out.message.response_id = started["id"]
+            self._usage(started.get("usage"))
         elif kind == "content_block_start":
             return self._start(event["index"], event.get("content_block") or {})
         elif kind == "content_block_stop":
@@ -349,6 +352,7 @@ class _Reader:
             reason = (event.get("delta") or {}).get("stop_reason")
             if reason:
                 self.stop_reason = reason
+                self.out.message.raw_stop_reason = str(reason)
             self._usage(event.get("usage"))
         elif kind == "message_stop":
             self.stopped = True

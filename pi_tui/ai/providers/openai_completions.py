@@ -425,6 +425,12 @@ class _Reader:
         events: list[StreamEvent] = []
         choices = _get(chunk, "choices") or []
         usage = _get(chunk, "usage")
+        if (
+            self.out.message.response_id is None
+            and isinstance(chunk_id := _get(chunk, "id"), str)
+            and chunk_id
+        ):
+            self.out.message.response_id = chunk_id
         for choice in choices:
             if (_get(choice, "index") or 0) != 0:
                 continue
@@ -435,6 +441,7 @@ class _Reader:
             reason = _get(choice, "finish_reason")
             if reason:
                 self.finish_reason = reason
+                self.out.message.raw_stop_reason = str(reason)
                 self._close_all(events)
         if usage:
             self.out.set_usage(**normalize_usage(usage))

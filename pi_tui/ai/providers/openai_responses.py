@@ -293,6 +293,10 @@ class _Reader:
             self.final_args[event["output_index"]] = event["arguments"]
         elif kind == "response.output_item.done":
             return self._done(event["output_index"], entry, event.get("item") or {})
+        elif kind == "response.created":
+            created = event.get("response") or {}
+            if isinstance(created.get("id"), str):
+                self.out.message.response_id = created["id"]
         elif kind in ("response.completed", "response.incomplete", "response.failed", "response.cancelled"):
             self._finished(event.get("response") or {})
         elif kind == "error":
@@ -346,6 +350,10 @@ class _Reader:
         self.status = response.get("status") or "completed"
         details = response.get("incomplete_details")
         self.incomplete_reason = details.get("reason") if isinstance(details, dict) else None
+        if isinstance(response.get("id"), str):
+            self.out.message.response_id = response["id"]
+        raw = f"{self.status}.{self.incomplete_reason}" if self.incomplete_reason else self.status
+        self.out.message.raw_stop_reason = str(raw)
         usage = response.get("usage")
         if usage is not None:
             self.out.set_usage(
