@@ -17,6 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from .jsonc import JsoncError, strip_jsonc
+
 __all__ = [
     "ModelsJsonError",
     "CostConfig",
@@ -48,6 +50,8 @@ class CostConfig(_ConfigModel):
     output: float | None = Field(default=None, ge=0)
     cache_read: float | None = Field(default=None, ge=0)
     cache_write: float | None = Field(default=None, ge=0)
+    # pi 0.80.6: prices that apply above an input size; accepted, the base prices are what we bill
+    tiers: list[dict[str, Any]] | None = None
 
 
 class ModelOverride(_ConfigModel):
@@ -61,6 +65,11 @@ class ModelOverride(_ConfigModel):
     max_tokens: int | None = Field(default=None, gt=0)
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
+    # pi 0.72-0.87 model fields: accepted (no unknown-key warning) so one file serves both agents
+    thinking_level_map: dict[str, str | None] | None = None
+    input_limits: dict[str, Any] | None = None
+    prompt_cache: dict[str, int | float] | None = None
+    sampling_params: dict[str, Any] | None = None
 
 
 class ModelDefinition(ModelOverride):
@@ -224,7 +233,7 @@ def validate_provider_config(
 
 
 def parse_models_json(text: str, file: Path | str, builtin_apis: Mapping[str, str]) -> LoadedModelsJson:
-    """Validate models.json ``text``.
+    """Validate models.json ``text`` (JSONC: comments and trailing commas are allowed).
 
     Args:
         text: The file content.
@@ -235,6 +244,11 @@ def parse_models_json(text: str, file: Path | str, builtin_apis: Mapping[str, st
         ModelsJsonError: ``"models.json error: <file>:<line>: <what>"`` for the first problem found.
     """
     prefix = f"models.json error: {file}"
+    try:
+        # JSONC like pi (comments, trailing commas); offsets are kept, so lines below stay right
+        text = strip_jsonc(text)
+    except JsoncError as exc:
+        raise ModelsJsonError(f"{prefix}:{exc.line}: invalid JSONC: {exc}") from exc
     if not text.strip():
         return LoadedModelsJson(ModelsConfig())
     try:
