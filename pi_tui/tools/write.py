@@ -74,7 +74,8 @@ def create_write_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Ag
                 details = {"checkpoint": checkpoint}
             raise_if_aborted(signal)
         return ToolResult(
-            content=[TextContent(text=f"Successfully wrote {js_length(content)} bytes to {path}")],
+            # pi 0.85 dropped the byte count from this text
+            content=[TextContent(text=f"Successfully wrote to {path}")],
             details=details,
         )
 

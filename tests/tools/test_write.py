@@ -10,9 +10,9 @@ from pi_tui.tools.write import create_write_tool
 from .helpers import run, run_error, run_text
 
 
-async def test_creates_parent_directories_and_reports_the_length(tmp_path: Path) -> None:
+async def test_creates_parent_directories_and_reports_like_pi_087(tmp_path: Path) -> None:
     text = await run_text(create_write_tool(tmp_path), {"path": "a/b/c.txt", "content": "hello"})
-    assert text == "Successfully wrote 5 bytes to a/b/c.txt"
+    assert text == "Successfully wrote to a/b/c.txt"
     assert (tmp_path / "a" / "b" / "c.txt").read_text() == "hello"
 
 
@@ -22,9 +22,9 @@ async def test_overwrites_an_existing_file(tmp_path: Path) -> None:
     assert (tmp_path / "f.txt").read_text() == "new"
 
 
-async def test_the_reported_size_is_the_javascript_string_length(tmp_path: Path) -> None:
+async def test_non_ascii_content_is_written_as_utf8(tmp_path: Path) -> None:
     text = await run_text(create_write_tool(tmp_path), {"path": "e.txt", "content": "é😀"})
-    assert text == "Successfully wrote 3 bytes to e.txt"
+    assert text == "Successfully wrote to e.txt"
     assert (tmp_path / "e.txt").read_bytes() == "é😀".encode()
 
 
