@@ -3,9 +3,14 @@
 A configured value (an ``auth.json`` key, a ``models.json`` ``apiKey`` or header value) is one of:
 
 - ``!command``: run through the shell, stdout trimmed; the result (including a failure, which yields
-  None) is cached for the life of the process, so a password manager is asked once;
+  None) is cached for the life of the process, so a password manager is asked once (``models.json``
+  ``apiKey`` commands run on every request instead, as in pi 0.63+);
 - ``!!command``: the same, but run on every resolution (never cached);
-- the name of an environment variable that is set: that variable's value;
+- a template (pi 0.77+): ``$NAME`` and ``${NAME}`` are replaced by environment variables, ``$$`` by
+  ``$`` and ``$!`` by ``!``; a variable that is not set makes the value unusable (None, with a
+  warning naming it);
+- the bare name of an environment variable that is set: that variable's value (pi before 0.77; kept
+  so older files still work, as no real key is spelled like a set variable's name);
 - anything else: the literal value.
 
 ``auth.json`` (``{"anthropic": {"type": "api_key", "key": "..."}}``) is written with mode 0600 in a
@@ -19,6 +24,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -31,6 +37,8 @@ from .paths import auth_json_path
 
 __all__ = [
     "AuthFileError",
+    "ConfigValueError",
+    "expand_config_value",
     "AuthStorage",
     "resolve_config_value",
     "resolve_headers",
@@ -51,6 +59,37 @@ class AuthFileError(Exception):
     """auth.json cannot be read or written safely (it is malformed, or the disk refused)."""
 
 
+class ConfigValueError(ValueError):
+    """A configured value cannot be resolved (an unset variable, a failing command); one line."""
+
+
+_TEMPLATE = re.compile(r"\$(?:(\$)|(!)|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def expand_config_value(value: str) -> str:
+    """Expand a template value: ``$NAME``/``${NAME}`` from the environment, ``$$`` and ``$!``.
+
+    A ``$`` followed by anything else stays as it is. Commands (``!``) are not handled here.
+
+    Raises:
+        ConfigValueError: a referenced environment variable is not set.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        dollar, bang, braced, bare = match.groups()
+        if dollar:
+            return "$"
+        if bang:
+            return "!"
+        name = braced or bare
+        found = os.environ.get(name)
+        if found is None:
+            raise ConfigValueError(f"environment variable {name} is not set")
+        return found
+
+    return _TEMPLATE.sub(replace, value)
+
+
 def _run_command(command: str) -> str | None:
     try:
         completed = subprocess.run(
@@ -66,18 +105,30 @@ def _run_command(command: str) -> str | None:
         logger.warning("key command failed to run: %s", exc)
         return None
     if completed.returncode != 0:
-        logger.warning("key command exited with status %d", completed.returncode)
+        logger.warning("key command %r exited with status %d", command, completed.returncode)
         return None
     output = completed.stdout.decode("utf-8", errors="replace").strip()
     return output or None
 
 
-def resolve_config_value(value: str | None) -> str | None:
-    """Resolve a configured key or header value (see the module docstring). Empty results are None."""
+def resolve_config_value(value: str | None, *, where: str | None = None, cache: bool = True) -> str | None:
+    """Resolve a configured key or header value (see the module docstring). Empty results are None.
+
+    Args:
+        value: The configured text.
+        where: Names the file and field (``"models.json providers.x.apiKey"``) in the warning logged
+            when the value cannot be resolved.
+        cache: Whether a ``!command`` result is kept for the process (``!!`` never is).
+    """
     if not value:
         return None
-    if value.startswith("!!"):
-        return _run_command(value[2:])
+    label = f"{where}: " if where else ""
+    if value.startswith("!!") or (value.startswith("!") and not cache):
+        command = value[2:] if value.startswith("!!") else value[1:]
+        result = _run_command(command)
+        if result is None:
+            logger.warning("%scommand %r gave no value", label, command)
+        return result
     if value.startswith("!"):
         command = value[1:]
         with _command_cache_lock:
@@ -85,7 +136,15 @@ def resolve_config_value(value: str | None) -> str | None:
                 return _command_cache[command]
             result = _run_command(command)
             _command_cache[command] = result
-            return result
+        if result is None:
+            logger.warning("%scommand %r gave no value", label, command)
+        return result
+    if "$" in value:
+        try:
+            return expand_config_value(value) or None
+        except ConfigValueError as exc:
+            logger.warning("%s%s", label, exc)
+            return None
     from_env = os.environ.get(value)
     return from_env if from_env else value
 

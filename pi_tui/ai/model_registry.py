@@ -413,7 +413,16 @@ class ModelRegistry:
         from_env = env_api_key(provider)
         if from_env:
             return from_env
-        return resolve_config_value(self._config_keys.get(provider))
+        # pi 0.63+: a models.json "!command" key runs on every request, so a rotated token is seen
+        return resolve_config_value(
+            self._config_keys.get(provider),
+            where=(
+                f"extension provider {provider}: apiKey"
+                if provider in self._registered
+                else f"{self.models_json_path}: providers.{provider}.apiKey"
+            ),
+            cache=False,
+        )
 
     def get_api_key(self, model: Model) -> str | None:
         """The key for ``model``'s provider (None for keyless providers without a configured key)."""

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from .auth import ConfigValueError, expand_config_value
 from .jsonc import JsoncError, strip_jsonc
 
 __all__ = [
@@ -200,6 +201,37 @@ def _unknown_keys(obj: BaseModel, path: tuple[PathPart, ...]) -> list[tuple[tupl
     return found
 
 
+def _templated_values(config: ModelsConfig) -> list[tuple[tuple[PathPart, ...], str]]:
+    """Every apiKey and header value with the path it sits at."""
+    found: list[tuple[tuple[PathPart, ...], str]] = []
+    for name, provider in config.providers.items():
+        base: tuple[PathPart, ...] = ("providers", name)
+        if provider.api_key:
+            found.append(((*base, "apiKey"), provider.api_key))
+        found += [((*base, "headers", h), v) for h, v in (provider.headers or {}).items()]
+        for index, model in enumerate(provider.models or []):
+            found += [((*base, "models", index, "headers", h), v) for h, v in (model.headers or {}).items()]
+        for model_id, override in (provider.model_overrides or {}).items():
+            found += [
+                ((*base, "modelOverrides", model_id, "headers", h), v)
+                for h, v in (override.headers or {}).items()
+            ]
+    return found
+
+
+def _unset_variables(config: ModelsConfig) -> list[tuple[tuple[PathPart, ...], str]]:
+    """``$VAR`` references to variables that are not set (commands are left for request time)."""
+    problems: list[tuple[tuple[PathPart, ...], str]] = []
+    for loc, value in _templated_values(config):
+        if value.startswith("!") or "$" not in value:
+            continue
+        try:
+            expand_config_value(value)
+        except ConfigValueError as exc:
+            problems.append((loc, str(exc)))
+    return problems
+
+
 def validate_provider_config(
     name: str, provider: ProviderConfig, builtin_apis: Mapping[str, str]
 ) -> list[tuple[tuple[PathPart, ...], str]]:
@@ -274,6 +306,10 @@ def parse_models_json(text: str, file: Path | str, builtin_apis: Mapping[str, st
     warnings = [
         f"models.json warning: {file}:{_line_of(text, loc)}: {_dotted(loc)}: unknown key ignored"
         for loc, _key in _unknown_keys(config, ())
+    ]
+    warnings += [
+        f"models.json warning: {file}:{_line_of(text, loc)}: {_dotted(loc)}: {what}"
+        for loc, what in _unset_variables(config)
     ]
     return LoadedModelsJson(config, warnings)
 
