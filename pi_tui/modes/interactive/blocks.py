@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
 
-from .blocks_base import Block
+from .blocks_base import Block, TypingClock
 
 __all__ = [
     "AssistantText",
@@ -35,12 +35,28 @@ __all__ = [
 FLUSH_SECONDS = 1 / 20
 """Streamed text reaches the screen at most this often: each append re-lays out the growing message."""
 
+KEY_QUIET_SECONDS = 0.05
+"""A write of streamed text waits until the editor has had no key for this long: a key that arrives
+while the chat is being re-laid out waits for it (the key's own frame takes ~15 ms)."""
+
+MAX_TYPING_DELAY = 0.5
+"""…but streamed text is never held back longer than this, however fast the user types."""
+
 SPLIT_CHARS = 1200
 """A streamed answer continues in a new markdown widget after this many characters (at a paragraph
 break outside a code fence), so each append re-lays out a small widget, not the whole answer."""
 
 PREVIEW_LINES: dict[str, int] = {"read": 10, "write": 10, "ls": 20, "find": 20, "grep": 15, "bash": 5}
 """Collapsed tool output, in lines, per tool (pi's numbers); other tools get 8."""
+
+
+def typing_delay(now: float, pending_since: float) -> float:
+    """How much longer a due write of streamed text should wait for a gap between key presses (0: write
+    now). Writing in the gaps keeps typing responsive while an answer streams."""
+    quiet_for = now - TypingClock.last_key
+    if quiet_for >= KEY_QUIET_SECONDS or now - pending_since >= MAX_TYPING_DELAY:
+        return 0.0
+    return min(KEY_QUIET_SECONDS - quiet_for, pending_since + MAX_TYPING_DELAY - now)
 
 
 class UserBlock(Static, Block):
@@ -80,6 +96,7 @@ class AssistantText(Markdown, Block):
         self._stream: Any = None
         self._flushing = False
         self._last_flush = 0.0
+        self._pending_since = 0.0
         self.text = text
         self.content_index = 0
 
@@ -96,14 +113,23 @@ class AssistantText(Markdown, Block):
         """Queue a streamed fragment (O(1)). The first one is shown at once; later ones are written in
         batches, at most every ``FLUSH_SECONDS``."""
         self.text += delta
+        if not self._pending:
+            self._pending_since = time.monotonic()
         self._pending.append(delta)
         if not self._flushing:
             self._flushing = True
             wait = self._last_flush + FLUSH_SECONDS - time.monotonic()
             if wait <= 0:
-                self.call_next(self._flush)
+                self.call_next(self._flush_when_quiet)
             else:
-                self.set_timer(wait, self._flush)
+                self.set_timer(wait, self._flush_when_quiet)
+
+    async def _flush_when_quiet(self) -> None:
+        delay = typing_delay(time.monotonic(), self._pending_since)
+        if delay > 0:
+            self.set_timer(delay, self._flush_when_quiet)
+            return
+        await self._flush()
 
     async def _flush(self) -> None:
         self._flushing = False

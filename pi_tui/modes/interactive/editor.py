@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from textual.widgets import TextArea
 
 from pi_tui.modes.prompt_history import PromptHistory
 
+from .blocks_base import TypingClock
 from .completion import Candidate, CompletionMenu, FileIndex, complete
 from .keys import editor_key_actions
 
@@ -109,6 +111,7 @@ class PromptEditor(TextArea):
     # --- keys --------------------------------------------------------------------------------------
 
     async def _on_key(self, event: events.Key) -> None:
+        TypingClock.last_key = time.monotonic()
         key = event.key
         handled = True
         menu = self.menu

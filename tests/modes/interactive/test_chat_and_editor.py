@@ -299,3 +299,22 @@ async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Pa
         (message,) = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
         assert message.cancelled
         assert "-error" in app.chat.query_one(BashBlock).classes
+
+
+async def test_streamed_text_is_written_in_the_gaps_between_key_presses(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.blocks import KEY_QUIET_SECONDS, MAX_TYPING_DELAY, typing_delay
+    from pi_tui.modes.interactive.blocks_base import TypingClock
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        TypingClock.last_key = 0.0
+        assert typing_delay(100.0, 99.9) == 0.0  # nobody typing: write when due
+        await pilot.press("a")
+        key = TypingClock.last_key
+        assert key > 0.0  # the editor's key press was recorded
+        assert abs(typing_delay(key + 0.01, key) - (KEY_QUIET_SECONDS - 0.01)) < 1e-6  # wait for a gap
+        assert typing_delay(key + KEY_QUIET_SECONDS, key) == 0.0  # a gap: write now
+        assert typing_delay(key + 0.01, key + 0.01 - MAX_TYPING_DELAY) == 0.0  # held back long enough
