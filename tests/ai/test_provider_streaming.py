@@ -27,6 +27,7 @@ from pi_tui.ai.stream import (
 from pi_tui.ai.types import (
     AssistantMessage,
     Model,
+    ModelCost,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -401,3 +402,20 @@ async def test_answers_carry_the_provider_response_id_and_raw_stop_reason(
     assert message.response_id  # pi's responseId: the provider's id for the answer
     stored = message.to_json_dict()
     assert (stored["responseId"], stored["rawStopReason"]) == (message.response_id, raw)
+
+
+async def test_anthropic_usage_is_known_while_the_answer_streams(fake: FakeLLM) -> None:
+    """As pi: message_start's counts (input, cache) with their total and cost are on the partial message
+    from the first delta on, so a live usage display (RPC ``message_update.usage``) is not zero."""
+    fake.script([Reply([text("one two three four")])])
+    prices = ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
+    model = model_for(fake, "anthropic").model_copy(update={"cost": prices})
+    seen = None
+    async for event in stream_fn("anthropic")(model, ask(), StreamOptions(api_key="k")):
+        if seen is None and isinstance(event, TextDelta):
+            seen = event.partial.usage.model_copy(deep=True)  # the partial keeps changing: copy it now
+        last = event
+    assert seen is not None and seen.input > 0
+    assert seen.total_tokens == seen.input + seen.output + seen.cache_read + seen.cache_write
+    assert seen.cost.input > 0
+    assert isinstance(last, Done) and last.message.usage.total_tokens >= seen.total_tokens

@@ -213,6 +213,9 @@ class MessageBuilder:
             usage.cache_read = cache_read
         if cache_write is not None:
             usage.cache_write = cache_write
+        # Total and cost as soon as counts arrive (Anthropic's message_start), as pi does: the partial
+        # message a live display shows is then not zero until the end.
+        self._settle_usage()
 
     def _settle_usage(self) -> None:
         usage = self.message.usage

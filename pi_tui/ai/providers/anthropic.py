@@ -361,6 +361,10 @@ class _Reader:
     def _usage(self, usage: dict[str, Any] | None) -> None:
         if not usage:
             return
+        split = usage.get("cache_creation")
+        long_writes = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
+        if long_writes is not None:  # before set_usage, which prices the counts
+            self.out.cache_write_1h = long_writes
         # Later events repeat the counts cumulatively; proxies sometimes send nulls, which keep the old value.
         self.out.set_usage(
             input=usage.get("input_tokens"),
@@ -368,10 +372,6 @@ class _Reader:
             cache_read=usage.get("cache_read_input_tokens"),
             cache_write=usage.get("cache_creation_input_tokens"),
         )
-        split = usage.get("cache_creation")
-        long_writes = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
-        if long_writes is not None:
-            self.out.cache_write_1h = long_writes
 
     def _start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:
         kind = block.get("type")
