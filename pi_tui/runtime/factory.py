@@ -162,6 +162,7 @@ def _create_session(
     from pi_tui.ai.thinking import DEFAULT_THINKING_LEVEL, clamp_thinking_level, parse_thinking_level
     from pi_tui.resources.loader import ResourceLoader
     from pi_tui.tools import ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, create_coding_tools
+    from pi_tui.tools.bash import agent_command_env
 
     cwd = Path(cwd or os.getcwd()).resolve()
     agent_dir = default_agent_dir()
@@ -241,11 +242,27 @@ def _create_session(
         from pi_tui.checkpoints import Checkpointer
 
         checkpointer = Checkpointer.for_settings(cwd, settings, agent_dir)
+        # bash commands see PI_SESSION_ID, PI_MODEL, ... (pi 0.82); the session exists only below
+        session_box: list[AgentSession] = []
+
+        def command_env() -> dict[str, str]:
+            if not session_box:
+                return {}
+            current = session_box[0]
+            return agent_command_env(
+                session_id=current.session.id,
+                session_file=current.session.path,
+                provider=current.model.provider,
+                model=current.model.id,
+                reasoning_level=current.thinking,
+            )
+
         tools = create_coding_tools(
             cwd,
             shell_path=settings.shell_path,
             command_prefix=settings.shell_command_prefix,
             on_file_change=checkpointer.record_file if checkpointer.enabled else None,
+            command_env=command_env,
         )
         if extra_tools:
             tools.update(extra_tools)
@@ -274,6 +291,7 @@ def _create_session(
             stream_fn=stream_fn,
             checkpoints=checkpointer,
         )
+        session_box.append(agent_session)
         # --- extensions (issue #5): discover, import and register; session_start goes out on start ---
         from pi_tui.extensions.setup import load_extensions
 

@@ -8,6 +8,7 @@ and raises `ToolError` with the text the model should see. Output is truncated b
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pi_tui.agent.tool import AgentTool
@@ -77,6 +78,7 @@ def create_coding_tools(
     image_resizer: ImageResizer | None = None,
     auto_resize_images: bool = True,
     on_file_change: FileChangeFn | None = None,
+    command_env: Callable[[], Mapping[str, str]] | None = None,
 ) -> dict[str, AgentTool]:
     """All seven built-in tools bound to ``cwd``, keyed by name in `ALL_TOOL_NAMES` order.
 
@@ -87,11 +89,14 @@ def create_coding_tools(
         image_resizer: Fits images read by the read tool into the model's limits (none by default).
         auto_resize_images: The ``images.autoResize`` setting.
         on_file_change: Records edit's and write's file changes (checkpoints; see `FileChangeFn`).
+        command_env: Extra variables for bash commands, read per command (see `agent_command_env`).
     """
     cwd = Path(cwd)
     return {
         "read": create_read_tool(cwd, image_resizer=image_resizer, auto_resize_images=auto_resize_images),
-        "bash": create_bash_tool(cwd, shell_path=shell_path, command_prefix=command_prefix),
+        "bash": create_bash_tool(
+            cwd, shell_path=shell_path, command_prefix=command_prefix, command_env=command_env
+        ),
         "edit": create_edit_tool(cwd, on_change=on_file_change),
         "write": create_write_tool(cwd, on_change=on_file_change),
         "grep": create_grep_tool(cwd),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,14 @@ from .output import OutputAccumulator, OutputSnapshot
 from .process import ShellNotFoundError, resolve_shell, run_streaming, shell_env
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
-__all__ = ["create_bash_tool", "BASH_PARAMETERS", "BASH_DESCRIPTION", "UPDATE_INTERVAL_SECONDS"]
+__all__ = [
+    "create_bash_tool",
+    "agent_command_env",
+    "AGENT_MARKER_ENV",
+    "BASH_PARAMETERS",
+    "BASH_DESCRIPTION",
+    "UPDATE_INTERVAL_SECONDS",
+]
 
 BASH_PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -37,7 +45,30 @@ BASH_DESCRIPTION = (
 UPDATE_INTERVAL_SECONDS = 0.1
 """Partial output is sent to ``on_update`` at most this often."""
 
+AGENT_MARKER_ENV: dict[str, str] = {"PI_CODING_AGENT": "true", "AI_AGENT": "pi"}
+"""Set for every command, as pi 0.67/0.84 do, so scripts can tell an agent runs them."""
+
 _MAX_TIMEOUT_SECONDS = 2_147_483.647  # what a JS timer can hold; pi rejects longer timeouts
+
+
+def agent_command_env(
+    *,
+    session_id: str | None,
+    session_file: Path | str | None,
+    provider: str,
+    model: str,
+    reasoning_level: str,
+) -> dict[str, str]:
+    """The ``PI_*`` variables pi 0.82+ gives the bash tool's commands (not user ``!`` commands).
+
+    A value that is not known (no session file with ``--no-session``) is left out, not set empty.
+    """
+    env = {"PI_PROVIDER": provider, "PI_MODEL": model, "PI_REASONING_LEVEL": reasoning_level}
+    if session_id:
+        env["PI_SESSION_ID"] = session_id
+    if session_file:
+        env["PI_SESSION_FILE"] = str(session_file)
+    return env
 
 
 def create_bash_tool(
@@ -46,6 +77,7 @@ def create_bash_tool(
     shell_path: str | None = None,
     command_prefix: str | None = None,
     temp_dir: Path | None = None,
+    command_env: Callable[[], Mapping[str, str]] | None = None,
 ) -> AgentTool:
     """Build the bash tool for ``cwd``.
 
@@ -55,6 +87,8 @@ def create_bash_tool(
         command_prefix: The ``shellCommandPrefix`` setting, run before every command (e.g. ``shopt -s
             expand_aliases``).
         temp_dir: Where full-output spill files go (default: the system temp directory).
+        command_env: Extra variables for each command, read when it starts (see `agent_command_env`),
+            so a model or thinking change mid-session is seen.
     """
 
     async def execute(
@@ -71,7 +105,8 @@ def create_bash_tool(
             shell = resolve_shell(shell_path)
         except ShellNotFoundError as exc:
             raise ToolError(str(exc)) from exc
-        return await _run(shell, script, cwd, timeout, signal, on_update, temp_dir)
+        env = {**shell_env(), **AGENT_MARKER_ENV, **(command_env() if command_env else {})}
+        return await _run(shell, script, cwd, timeout, signal, on_update, temp_dir, env)
 
     return AgentTool(
         name="bash",
@@ -136,6 +171,7 @@ async def _run(
     signal: AbortSignal | None,
     on_update: ToolUpdateFn | None,
     temp_dir: Path | None,
+    env: dict[str, str],
 ) -> ToolResult:
     output = OutputAccumulator(temp_dir=temp_dir)
     throttle = _Throttle(output, on_update)
@@ -151,7 +187,7 @@ async def _run(
             outcome = await run_streaming(
                 [shell, "-c", script],
                 cwd=cwd,
-                env=shell_env(),
+                env=env,
                 on_data=on_data,
                 signal=signal,
                 timeout=timeout,
