@@ -58,6 +58,7 @@ class Args:
     verbose: bool = False
     offline: bool = False
     trust_project: bool = False
+    approve: bool | None = None  # --approve (True) / --no-approve (False): project trust for this run only
     messages: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     unknown_flags: dict[str, str | bool] = field(default_factory=dict)
@@ -143,6 +144,8 @@ def parse_args(argv: list[str]) -> Args:
             setattr(args, _VALUE_FLAGS[arg], value(arg))
         elif arg in _LIST_FLAGS:
             getattr(args, _LIST_FLAGS[arg]).append(value(arg))
+        elif arg in ("--approve", "-a", "--no-approve", "-na"):
+            args.approve = arg in ("--approve", "-a")
         elif arg == "--tools":
             args.tools = [t.strip() for t in value(arg).split(",") if t.strip()]
         elif arg == "--models":
@@ -250,6 +253,8 @@ Tools and resources:
 Other:
   --offline                      No network except the model provider
   --trust-project                Trust this directory's .pi/ (settings, extensions, skills, prompts)
+  --approve, -a                  Trust project-local files for this run (nothing saved)
+  --no-approve, -na              Ignore project-local files for this run
   --verbose                      Show the full start-up header
   -v, --version                  Print the version
   -h, --help                     Print this help

@@ -81,6 +81,10 @@ class ResourceEntry:
     scope: SettingsScope
 
 
+def _is_within(target: str, directory: str) -> bool:
+    return target == directory or target.startswith(directory.rstrip(os.sep) + os.sep)
+
+
 def _normalize_project_path(cwd: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.path.expanduser(os.fspath(cwd)))
 
@@ -112,6 +116,7 @@ class SettingsManager:
         self.errors: list[str] = []
         self._memory_only = False
         self._project_trusted = project_trusted
+        self._trust_override: bool | None = None  # --approve / --no-approve, this run only
         self._scopes: dict[SettingsScope, dict[str, Any]] = {"global": {}, "project": {}}
         self._broken: dict[SettingsScope, str | None] = {"global": None, "project": None}
         self._merged: dict[str, Any] = {}
@@ -343,15 +348,24 @@ class SettingsManager:
         ``"always"`` trusts without asking).
         """
         target = _normalize_project_path(cwd if cwd is not None else self.cwd)
+        if self._trust_override is not None and _is_within(target, _normalize_project_path(self.cwd)):
+            return self._trust_override
         store = self._trust_store()
         saved = store.get(target) if store is not None else None
         if saved is not None:
             return saved
         for entry in self.trusted_projects:
-            trusted = _normalize_project_path(entry)
-            if target == trusted or target.startswith(trusted.rstrip(os.sep) + os.sep):
+            if _is_within(target, _normalize_project_path(entry)):
                 return True
         return self._scopes["global"].get("defaultProjectTrust") == "always"
+
+    def override_project_trust(self, decision: bool | None) -> None:
+        """Decide trust of this manager's project for this run only, saving nothing (pi's
+        ``--approve`` / ``--no-approve``); it beats every saved decision. None lifts the override.
+        """
+        self._trust_override = decision
+        if decision is not None:
+            self.set_project_trusted(decision)
 
     def _save_trust(self, target: str, decision: bool) -> None:
         store = self._trust_store()

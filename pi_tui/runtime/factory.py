@@ -120,7 +120,9 @@ def _load_settings(args: Args, agent_dir: Path, cwd: Path, warnings: list[str]) 
     from pi_tui.resources.settings import SettingsManager
 
     settings = SettingsManager(agent_dir, cwd, project_trusted=False)
-    if args.trust_project and not settings.is_project_trusted(cwd):
+    if args.approve is not None:  # pi's --approve / --no-approve: this run only, beats saved decisions
+        settings.override_project_trust(args.approve)
+    elif args.trust_project and not settings.is_project_trusted(cwd):
         settings.trust_project(cwd)
     if settings.is_project_trusted(cwd):
         settings.set_project_trusted(True)
