@@ -205,6 +205,7 @@ class AuthStorage:
             return {}
         except OSError as exc:
             raise AuthFileError(f"cannot read {self._path}: {exc.strerror or exc}") from exc
+        text = text.removeprefix("\ufeff")  # tolerated, as pi 0.84.3 does
         if not text.strip():
             return {}
         try:
@@ -253,7 +254,9 @@ class AuthStorage:
         kind = entry.get("type")
         if kind == "api_key":
             key = entry.get("key")
-            return resolve_config_value(key) if isinstance(key, str) else None
+            if not isinstance(key, str):
+                return None
+            return resolve_config_value(key, where=f"{self._path}: {provider}.key")
         if kind == "oauth":
             access = entry.get("access")
             return access if isinstance(access, str) and access else None

@@ -418,12 +418,12 @@ class SettingsManager:
 
     @property
     def default_provider(self) -> str | None:
-        """``defaultProvider``; saved on every model change."""
+        """``defaultProvider``; saved only when the user asks (pi 0.84.3: model choices are per session)."""
         return typed(self._merged.get("defaultProvider"), str, None)
 
     @property
     def default_model(self) -> str | None:
-        """``defaultModel``; saved on every model change."""
+        """``defaultModel``; saved only when the user asks (pi 0.84.3: model choices are per session)."""
         return typed(self._merged.get("defaultModel"), str, None)
 
     @property

@@ -87,3 +87,24 @@ def test_auth_json_commands_are_still_asked_once(tmp_path: Path) -> None:
     assert resolve_config_value(f"!cat {counter}") == "1"
     counter.write_text("2")
     assert resolve_config_value(f"!cat {counter}") == "1"
+
+
+def test_auth_json_with_a_bom_and_a_template_key(agent_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_TEAM_KEY", "sk-team")
+    (agent_dir / "auth.json").write_text(
+        "\ufeff" + json.dumps({"openai": {"type": "api_key", "key": "${MY_TEAM_KEY}"}}), encoding="utf-8"
+    )
+    registry = ModelRegistry()
+    assert registry.errors == []
+    assert registry.get_api_key_for_provider("openai") == "sk-team"
+
+
+def test_auth_json_unset_variable_names_the_file_and_provider(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("NOPE_KEY", raising=False)
+    path = agent_dir / "auth.json"
+    path.write_text(json.dumps({"openai": {"type": "api_key", "key": "$NOPE_KEY"}}))
+    with caplog.at_level(logging.WARNING):
+        assert ModelRegistry().get_api_key_for_provider("openai") is None
+    assert f"{path}: openai.key: environment variable NOPE_KEY is not set" in caplog.text
