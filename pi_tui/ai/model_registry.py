@@ -100,9 +100,23 @@ def _apply_override(model: Model, override: ModelOverride) -> Model:
         )
     if override.headers:
         update["headers"] = _merge_dicts(model.headers, resolve_headers(override.headers))
-    if override.compat:
-        update["compat"] = _merge_dicts(model.compat, override.compat)
+    compat = _merge_dicts(_merge_dicts(model.compat, override.compat), _thinking_compat(override))
+    if compat != model.compat:
+        update["compat"] = compat
     return model.model_copy(update=update)
+
+
+def _thinking_compat(entry: ModelOverride) -> dict[str, Any] | None:
+    """pi 0.72's ``thinkingLevelMap`` as compat keys the runtime reads.
+
+    The string values become the providers' ``reasoningEffortMap`` (the value sent for a level); the
+    whole map is kept as ``thinkingLevelMap`` so `available_thinking_levels` hides ``null`` levels.
+    """
+    mapping = entry.thinking_level_map
+    if not mapping:
+        return None
+    efforts = {level: value for level, value in mapping.items() if isinstance(value, str)}
+    return {"thinkingLevelMap": dict(mapping), "reasoningEffortMap": efforts}
 
 
 class ModelRegistry:
@@ -286,7 +300,9 @@ class ModelRegistry:
             context_window=definition.context_window or 128_000,
             max_tokens=definition.max_tokens or 16_384,
             headers=headers,
-            compat=_merge_dicts(provider.compat, definition.compat),
+            compat=_merge_dicts(
+                _merge_dicts(provider.compat, definition.compat), _thinking_compat(definition)
+            ),
         )
 
     # --- extensions ------------------------------------------------------------------------------

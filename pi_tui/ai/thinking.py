@@ -60,9 +60,13 @@ def available_thinking_levels(model: Model) -> tuple[ThinkingLevel, ...]:
     """Levels the model accepts, lowest first."""
     if not model.reasoning:
         return ("off",)
-    if supports_xhigh(model):
-        return THINKING_LEVELS
-    return tuple(level for level in THINKING_LEVELS if level != "xhigh")
+    levels = THINKING_LEVELS if supports_xhigh(model) else tuple(t for t in THINKING_LEVELS if t != "xhigh")
+    # models.json thinkingLevelMap (pi 0.72): a level mapped to null is not offered
+    mapping = (model.compat or {}).get("thinkingLevelMap")
+    if isinstance(mapping, dict):
+        shown = tuple(level for level in levels if not (level in mapping and mapping[level] is None))
+        return shown or levels
+    return levels
 
 
 def clamp_thinking_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:
