@@ -39,23 +39,31 @@ if TYPE_CHECKING:
 __all__ = ["LoopHooks", "run_without_suspending"]
 
 
-def run_without_suspending(awaitable: Any) -> Any:
+def run_without_suspending(
+    awaitable: Any,
+    *,
+    not_coroutine: str = "before_provider_request handlers must return a value, not an awaitable",
+    awaited: str = "before_provider_request handlers must not await: the provider builds its request synchronously",
+) -> Any:
     """The result of a coroutine that finishes without awaiting anything (an ``async def`` handler that
-    never awaits), for hooks the providers call synchronously.
+    never awaits), for hooks called synchronously (the providers' request hook, messages saved outside a turn).
+
+    Args:
+        awaitable: What the handler returned.
+        not_coroutine: The error's message when ``awaitable`` is an awaitable but not a coroutine.
+        awaited: The error's message when the coroutine awaited (it is closed, and its result is lost).
 
     Raises:
-        RuntimeError: The coroutine awaited something.
+        RuntimeError: It is not a coroutine, or the coroutine awaited something.
     """
     if not inspect.iscoroutine(awaitable):
-        raise RuntimeError("before_provider_request handlers must return a value, not an awaitable")
+        raise RuntimeError(not_coroutine)
     try:
         awaitable.send(None)
     except StopIteration as done:
         return done.value
     awaitable.close()
-    raise RuntimeError(
-        "before_provider_request handlers must not await: the provider builds its request synchronously"
-    )
+    raise RuntimeError(awaited)
 
 
 def _read_only(args: dict[str, Any]) -> MappingProxyType[str, Any]:

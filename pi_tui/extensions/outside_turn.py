@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .convert import to_message
 from .events import Event, normalize_result
+from .loop_hooks import run_without_suspending
 from .registry import positional_arity
 
 if TYPE_CHECKING:
@@ -51,19 +52,10 @@ def message_outside_turn(runner: ExtensionRunner, message: Any) -> Any:
 
 
 def _finish_without_awaiting(awaitable: Any) -> Any:
-    """The result of a coroutine that returns without awaiting anything.
-
-    Raises:
-        RuntimeError: It awaited (it is closed, and its result is lost).
-    """
-    if not inspect.iscoroutine(awaitable):
-        raise RuntimeError("message handlers must return a value or a coroutine, not another awaitable")
-    try:
-        awaitable.send(None)
-    except StopIteration as done:
-        return done.value
-    awaitable.close()
-    raise RuntimeError(
-        "this message handler awaited on a message saved outside a turn (an extension message sent while "
-        "idle, or !cmd), so it was skipped; such handlers must finish without awaiting"
+    """The result of a coroutine that returns without awaiting anything (see `run_without_suspending`)."""
+    return run_without_suspending(
+        awaitable,
+        not_coroutine="message handlers must return a value or a coroutine, not another awaitable",
+        awaited="this message handler awaited on a message saved outside a turn (an extension message sent "
+        "while idle, or !cmd), so it was skipped; such handlers must finish without awaiting",
     )
