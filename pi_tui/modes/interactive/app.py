@@ -273,7 +273,7 @@ class PiApp(KeyActions, App[int]):
         if self._needs_trust is not None and self._needs_trust():
             trust = await self._ask_trust()
         try:
-            startup = await asyncio.to_thread(self._create_startup, trust)
+            startup = await asyncio.to_thread(self._create_and_preload, trust)
         except Exception as exc:
             message = getattr(exc, "message", None) or str(exc)
             for warning in getattr(exc, "warnings", []) or []:
@@ -281,6 +281,16 @@ class PiApp(KeyActions, App[int]):
             self.chat_notice(message, "error")
             return
         await self.attach_startup(startup)
+
+    def _create_and_preload(self, trust: bool | None) -> Any:
+        """In the start-up thread: create the session, then import what `attach_startup` needs (the
+        chat adapter, the block widgets and Textual's Markdown, ~130 ms) so the UI thread only mounts."""
+        startup = self._create_startup(trust)
+        from pi_tui.modes.commands import BuiltinCommands  # noqa: F401
+
+        from . import adapter, blocks, bridge  # noqa: F401
+
+        return startup
 
     async def _ask_trust(self) -> bool | None:
         from .bridge import ask
