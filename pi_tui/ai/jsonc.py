@@ -24,12 +24,17 @@ def _blank(chunk: str) -> str:
     return "".join(ch if ch in "\r\n" else " " for ch in chunk)
 
 
-def strip_jsonc(text: str) -> str:
+def strip_jsonc(text: str, block_comment_lines: list[int] | None = None) -> str:
     """Return ``text`` with ``//`` and ``/* */`` comments and trailing commas replaced by spaces.
 
     Strings (with their escapes) are copied untouched, so ``"http://x"`` keeps its slashes. A
     leading UTF-8 BOM becomes a space. Everything else, valid or not, is left for the JSON parser
     to judge.
+
+    Args:
+        text: The JSONC source.
+        block_comment_lines: When given, the 1-based line of each ``/*`` comment is appended: pi
+            0.87.1 itself strips only ``//`` comments, so such a file works here but not in pi.
 
     Raises:
         JsoncError: a ``/*`` comment is never closed.
@@ -59,6 +64,8 @@ def strip_jsonc(text: str) -> str:
             j = text.find("*/", i + 2)
             if j < 0:
                 raise JsoncError("unterminated /* comment", text.count("\n", 0, i) + 1)
+            if block_comment_lines is not None:
+                block_comment_lines.append(text.count("\n", 0, i) + 1)
             out.append(_blank(text[i : j + 2]))
             i = j + 2
         elif ch in " \t\r\n":

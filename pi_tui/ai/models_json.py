@@ -278,7 +278,8 @@ def parse_models_json(text: str, file: Path | str, builtin_apis: Mapping[str, st
     prefix = f"models.json error: {file}"
     try:
         # JSONC like pi (comments, trailing commas); offsets are kept, so lines below stay right
-        text = strip_jsonc(text)
+        block_comments: list[int] = []
+        text = strip_jsonc(text, block_comments)
     except JsoncError as exc:
         raise ModelsJsonError(f"{prefix}:{exc.line}: invalid JSONC: {exc}") from exc
     if not text.strip():
@@ -307,6 +308,11 @@ def parse_models_json(text: str, file: Path | str, builtin_apis: Mapping[str, st
         f"models.json warning: {file}:{_line_of(text, loc)}: {_dotted(loc)}: unknown key ignored"
         for loc, _key in _unknown_keys(config, ())
     ]
+    if block_comments:
+        warnings.append(
+            f"models.json warning: {file}:{block_comments[0]}: /* */ comment: pi 0.87.1 reads only // comments, "
+            "so it will not load this file"
+        )
     warnings += [
         f"models.json warning: {file}:{_line_of(text, loc)}: {_dotted(loc)}: {what}"
         for loc, what in _unset_variables(config)

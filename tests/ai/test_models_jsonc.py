@@ -11,21 +11,25 @@ from pi_tui.ai.models_json import ModelsJsonError, parse_models_json
 
 BUILTINS = {"anthropic": "anthropic-messages"}
 
+# pi 0.87.1 loads this very text too (checked with its --list-models).
 JSONC = """\ufeff// my models
 {
-  /* local server */
+  // local server
   "providers": {
     "local": {
       "baseUrl": "http://127.0.0.1:1234/v1", // a URL keeps its slashes
       "api": "openai-completions",
-      "apiKey": "none /* not a comment */",
+      "apiKey": "none /* not a comment */", // trailing comment
       "models": [
         {
           "id": "m1",
           "thinkingLevelMap": {"off": null, "high": "high"},
           "inputLimits": {"maxRequestBytes": 1000000, "images": {"maxPerMessage": 4}},
           "promptCache": {"short": 300},
-          "cost": {"input": 1, "output": 2, "tiers": [{"input": 2, "output": 4, "inputTokensAbove": 200000}]},
+          "cost": {
+            "input": 1, "output": 2, "cacheRead": 0.1, "cacheWrite": 1.25,
+            "tiers": [{"input": 2, "output": 4, "cacheRead": 0.2, "cacheWrite": 2.5, "inputTokensAbove": 200000}],
+          },
         },
       ],
     },
@@ -70,3 +74,13 @@ def test_errors_after_a_comment_report_the_users_line() -> None:
 
 def test_a_file_of_only_comments_is_empty() -> None:
     assert parse_models_json("// nothing yet\n", "models.json", BUILTINS).config.providers == {}
+
+
+def test_block_comments_work_but_warn_that_pi_cannot_read_them() -> None:
+    loaded = parse_models_json(
+        '{\n  /* pi 0.87.1 strips only // */\n  "providers": {}\n}', "m.json", BUILTINS
+    )
+    assert loaded.config.providers == {}
+    assert loaded.warnings == [
+        "models.json warning: m.json:2: /* */ comment: pi 0.87.1 reads only // comments, so it will not load this file"
+    ]
