@@ -198,21 +198,11 @@ def _run_headless(
     import asyncio
     import signal
 
-    from pi_tui.runtime.factory import StartupError, create_session
+    from pi_tui.runtime.factory import create_session_or_report
 
-    try:
-        startup = create_session(args, cwd)
-    except StartupError as exc:
-        for warning in exc.warnings:
-            _err(f"Warning: {warning}")
-        _err(exc.message)
-        return exc.exit_code
-    # --- packages (issue #5 item 8): one line per package installed at start-up ---
-    for line in startup.packages.installed if startup.packages is not None else ():
-        _err(line)
-    # --- end packages ---
-    for warning in startup.warnings:
-        _err(f"Warning: {warning}")
+    startup = create_session_or_report(args, cwd)
+    if isinstance(startup, int):
+        return startup
     prompts = build_prompts()  # extensions' flags may have handed words back to the prompt
     if not prompts and not args.rewind:
         _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from pi_tui.args import Args, resolve_flag_words
 
 from .agent_session import AgentSession
 
-__all__ = ["StartupError", "Startup", "create_session"]
+__all__ = ["StartupError", "Startup", "create_session", "create_session_or_report"]
 
 
 class StartupError(Exception):
@@ -149,6 +150,32 @@ def create_session(
     except StartupError as exc:
         exc.warnings = _one_trust_notice(warnings)
         raise
+
+
+def create_session_or_report(args: Args, cwd: Path) -> Startup | int:
+    """`create_session` for the line-based modes, with what start-up has to say written to stderr.
+
+    A failure's warnings and message go to stderr and its exit code is returned; on success the packages
+    installed at start-up (one line each, issue #5 item 8) and the warnings are written, and the `Startup`
+    is returned. ``notices`` are left to the caller (not every mode shows them).
+    """
+    try:
+        startup = create_session(args, cwd)
+    except StartupError as exc:
+        for warning in exc.warnings:
+            _err(f"Warning: {warning}")
+        _err(exc.message)
+        return exc.exit_code
+    for line in startup.packages.installed if startup.packages is not None else ():
+        _err(line)
+    for warning in startup.warnings:
+        _err(f"Warning: {warning}")
+    return startup
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()
 
 
 def _create_session(

@@ -41,19 +41,11 @@ def run_plain_cli(args: Args, cwd: Path, prompts: Callable[[], list[str]]) -> in
     """
     import asyncio
 
-    from pi_tui.runtime.factory import StartupError, create_session
+    from pi_tui.runtime.factory import create_session_or_report
 
-    try:
-        startup = create_session(args, cwd)
-    except StartupError as exc:
-        for warning in exc.warnings:
-            _err(f"Warning: {warning}")
-        _err(exc.message)
-        return exc.exit_code
-    for line in startup.packages.installed if startup.packages is not None else ():
-        _err(line)
-    for warning in startup.warnings:
-        _err(f"Warning: {warning}")
+    startup = create_session_or_report(args, cwd)
+    if isinstance(startup, int):
+        return startup
     for notice in startup.notices:
         _err(notice)
 

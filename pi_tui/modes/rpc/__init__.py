@@ -39,20 +39,11 @@ def run_rpc(args: Any, cwd: Path) -> int:
     from .guard import guard_stdout
 
     with guard_stdout() as protocol_fd:
-        from pi_tui.runtime.factory import StartupError, create_session
+        from pi_tui.runtime.factory import create_session_or_report
 
-        try:
-            startup = create_session(args, cwd)
-        except StartupError as exc:
-            for warning in exc.warnings:
-                sys.stderr.write(f"Warning: {warning}\n")
-            sys.stderr.write(exc.message.rstrip("\n") + "\n")
-            return exc.exit_code
-        for line in startup.packages.installed if startup.packages is not None else ():
-            sys.stderr.write(line.rstrip("\n") + "\n")  # packages installed at start-up
-        for warning in startup.warnings:
-            sys.stderr.write(f"Warning: {warning}\n")
-        sys.stderr.flush()
+        startup = create_session_or_report(args, cwd)
+        if isinstance(startup, int):
+            return startup
 
         async def go() -> int | None:
             try:
