@@ -83,7 +83,7 @@ def expand_config_value(value: str) -> str:
             return "!"
         name = braced or bare
         found = os.environ.get(name)
-        if found is None:
+        if not found:  # pi treats an empty variable as unset too
             raise ConfigValueError(f"environment variable {name} is not set")
         return found
 

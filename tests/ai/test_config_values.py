@@ -32,6 +32,10 @@ def test_templates_interpolate_variables_and_escapes(monkeypatch: pytest.MonkeyP
     assert expand_config_value("$$5 and $!x and $-") == "$5 and !x and $-"
     assert resolve_config_value("$!not-a-command") == "!not-a-command"
     assert resolve_config_value("plain-literal-key") == "plain-literal-key"
+    assert expand_config_value("${not-a-name} ${open") == "${not-a-name} ${open"  # literal, as in pi
+    monkeypatch.setenv("EMPTY_ONE", "")
+    with pytest.raises(ConfigValueError, match="EMPTY_ONE is not set"):
+        expand_config_value("$EMPTY_ONE")
 
 
 def test_an_unset_variable_is_a_one_line_problem_naming_the_field(
