@@ -108,12 +108,7 @@ def str_arg(params: dict[str, Any], name: str) -> str:
 
 
 def opt_str_arg(params: dict[str, Any], name: str) -> str | None:
-    value = params.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ToolError(f"Invalid arguments: '{name}' must be a string")
-    return value
+    return None if params.get(name) is None else str_arg(params, name)
 
 
 def opt_number_arg(params: dict[str, Any], name: str) -> float | None:

@@ -32,12 +32,7 @@ def req_str(command: dict[str, Any], key: str) -> str:
 
 
 def opt_str(command: dict[str, Any], key: str) -> str | None:
-    value = command.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise RpcError(f'"{key}" must be a string, got {_kind(value)}')
-    return value
+    return None if command.get(key) is None else req_str(command, key)
 
 
 def req_bool(command: dict[str, Any], key: str) -> bool:
@@ -48,7 +43,4 @@ def req_bool(command: dict[str, Any], key: str) -> bool:
 
 
 def opt_bool(command: dict[str, Any], key: str) -> bool | None:
-    value = command.get(key)
-    if value is None:
-        return None
-    return req_bool(command, key)
+    return None if command.get(key) is None else req_bool(command, key)
