@@ -432,6 +432,14 @@ class SettingsManager:
         value = self._merged.get("defaultThinkingLevel")
         return value if isinstance(value, str) and value in THINKING_LEVELS else None
 
+    def thinking_level_for(self, provider: str, model_id: str) -> str | None:
+        """The level to start ``provider/model_id`` with: its ``modelThinkingLevels`` entry (pi 0.84.3),
+        else ``defaultThinkingLevel``; None when neither is set (or valid)."""
+        per_model = self._group("modelThinkingLevels").get(f"{provider}/{model_id}")
+        if isinstance(per_model, str) and per_model in THINKING_LEVELS:
+            return per_model
+        return self.default_thinking_level
+
     @property
     def thinking_budgets(self) -> dict[str, int]:
         """``thinkingBudgets``: custom token budgets per level; only valid entries."""

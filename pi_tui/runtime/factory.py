@@ -238,7 +238,10 @@ def _create_session(
         elif restored.messages and restored.thinking_level:
             thinking = restored.thinking_level
         else:
-            thinking = parse_thinking_level(settings.default_thinking_level) or DEFAULT_THINKING_LEVEL
+            thinking = (
+                parse_thinking_level(settings.thinking_level_for(model.provider, model.id))
+                or DEFAULT_THINKING_LEVEL
+            )
         thinking = clamp_thinking_level(model, thinking)
 
         # --- packages (issue #5 item 8): installed packages; listed but missing ones are installed ---
