@@ -1,7 +1,7 @@
 """Searching session rows with pi's query syntax.
 
-- whitespace-separated tokens, all required, each matched fuzzily (its characters in order,
-  case-insensitive);
+- whitespace-separated tokens, all required, each matched fuzzily with the project's one matcher,
+  `pi_tui.util.fuzzy.fuzzy_match` (pi's ``fuzzyMatch``: its characters in order, case-insensitive);
 - ``"a quoted phrase"`` must appear as is (case-insensitive, whitespace runs treated as one space);
 - ``re:<pattern>`` is a case-insensitive regular expression; an invalid one matches nothing;
 - an unclosed quote falls back to plain tokens.
@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pi_tui.session.listing import SessionInfo
+from pi_tui.util.fuzzy import fuzzy_match
 
-__all__ = ["ParsedQuery", "parse_query", "fuzzy_score", "match_score", "search_sessions"]
-
-_BOUNDARY = re.compile(r"[\s\-_./:]")
+__all__ = ["ParsedQuery", "parse_query", "match_score", "search_sessions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,33 +61,6 @@ def parse_query(query: str) -> ParsedQuery:
     return ParsedQuery(tokens=tuple(tokens))
 
 
-def fuzzy_score(token: str, text: str) -> float | None:
-    """None when ``token``'s characters do not all occur in order in ``text``; else lower is better.
-
-    The score is where the match starts plus the characters skipped inside it, with a bonus when it
-    starts at a word boundary.
-    """
-    needle = token.lower()
-    hay = text.lower()
-    best: float | None = None
-    start = hay.find(needle[:1]) if needle else 0
-    while start >= 0 and needle:
-        pos = start
-        gaps = 0
-        for ch in needle[1:]:
-            nxt = hay.find(ch, pos + 1)
-            if nxt < 0:
-                return best
-            gaps += nxt - pos - 1
-            pos = nxt
-        score = start * 0.1 + gaps * 2.0 - (10.0 if start == 0 or _BOUNDARY.match(hay[start - 1]) else 0.0)
-        best = score if best is None else min(best, score)
-        if gaps == 0:
-            break
-        start = hay.find(needle[0], start + 1)
-    return best if needle else 0.0
-
-
 def _search_text(info: SessionInfo) -> str:
     return f"{info.id} {info.name or ''} {info.first_message} {info.cwd}"
 
@@ -111,10 +83,10 @@ def match_score(info: SessionInfo, parsed: ParsedQuery) -> float | None:
                 return None
             total += index * 0.1
         else:
-            score = fuzzy_score(value, text)
+            score = fuzzy_match(value, text)
             if score is None:
                 return None
-            total += score
+            total -= score  # pi's fuzzyMatch score: lower is better, the opposite of ours
     return total
 
 
