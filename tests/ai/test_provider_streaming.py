@@ -101,14 +101,14 @@ async def test_text_thinking_and_tool_call_stream_as_ordered_blocks(fake: FakeLL
     events = await collect(api, model_for(fake, api), ask(), thinking="low")
     assert isinstance(events[0], StreamStart)
     kinds = [(e.type, getattr(e, "content_index", None)) for e in events if not e.type.endswith("_delta")]
+    text_and_call = [("text_start", 1), ("text_end", 1), ("toolcall_start", 2), ("toolcall_end", 2)]
+    if api == "chat":  # pi's order on Chat Completions: the text block ends with the answer
+        text_and_call = [("text_start", 1), ("toolcall_start", 2), ("text_end", 1), ("toolcall_end", 2)]
     assert kinds == [
         ("start", None),
         ("thinking_start", 0),
         ("thinking_end", 0),
-        ("text_start", 1),
-        ("text_end", 1),
-        ("toolcall_start", 2),
-        ("toolcall_end", 2),
+        *text_and_call,
         ("done", None),
     ]
     message = final(events)
@@ -419,3 +419,24 @@ async def test_anthropic_usage_is_known_while_the_answer_streams(fake: FakeLLM) 
     assert seen.total_tokens == seen.input + seen.output + seen.cache_read + seen.cache_write
     assert seen.cost.input > 0
     assert isinstance(last, Done) and last.message.usage.total_tokens >= seen.total_tokens
+
+
+async def test_chat_text_ends_with_the_answer_after_the_tool_calls_start_as_in_pi(fake: FakeLLM) -> None:
+    fake.script(
+        [Reply([text("Reading."), tool_call("read", {"path": "a"}), tool_call("read", {"path": "b"})])]
+    )
+    events = await collect("chat", model_for(fake, "chat"), ask())
+    kinds = [e.type for e in events if e.type.endswith(("_start", "_end")) and e.type != "start"]
+    assert kinds == [
+        "text_start",
+        "toolcall_start",
+        "toolcall_start",
+        "text_end",
+        "toolcall_end",
+        "toolcall_end",
+    ]
+    message = final(events)
+    assert message.text() == "Reading." and [c.arguments for c in message.tool_calls()] == [
+        {"path": "a"},
+        {"path": "b"},
+    ]

@@ -493,7 +493,8 @@ class _Reader:
             else:
                 position = next(reversed(self.tools), "id:")
         if position not in self.tools:
-            self._end_current(events)
+            # The open text/thinking block stays open (more text joins it) and ends with the answer,
+            # before the tool calls' ends: pi's event order for this API.
             call_id = _get(call, "id") or f"call_{len(self.tools)}"
             index, start = self.out.begin_tool_call(call_id, _get(function, "name") or "")
             self.tools[position] = index
