@@ -9,6 +9,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from pi_tui.util.ignore import find_git_root
+
 __all__ = ["FooterState", "StatusFooter", "fmt_tokens", "git_branch"]
 
 
@@ -25,23 +27,23 @@ def fmt_tokens(n: int) -> str:
 
 def git_branch(cwd: Path) -> str | None:
     """The checked-out branch, read from ``.git/HEAD`` (no subprocess on the way to the first frame)."""
-    for directory in (cwd, *cwd.parents):
-        head = directory / ".git"
-        if head.is_file():  # a worktree: "gitdir: …"
-            try:
-                target = head.read_text().split(":", 1)[1].strip()
-                head = (directory / target).resolve()
-            except (OSError, IndexError):
-                return None
-        if head.is_dir():
-            try:
-                ref = (head / "HEAD").read_text().strip()
-            except OSError:
-                return None
-            if ref.startswith("ref: refs/heads/"):
-                return ref[len("ref: refs/heads/") :]
-            return ref[:8] or None
-    return None
+    root = find_git_root(cwd)
+    if root is None:
+        return None
+    head = root / ".git"
+    if head.is_file():  # a worktree: "gitdir: …"
+        try:
+            target = head.read_text().split(":", 1)[1].strip()
+            head = (root / target).resolve()
+        except (OSError, IndexError):
+            return None
+    try:
+        ref = (head / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    if ref.startswith("ref: refs/heads/"):
+        return ref[len("ref: refs/heads/") :]
+    return ref[:8] or None
 
 
 @dataclass
