@@ -124,6 +124,34 @@ def _untruncated(content: str, lines: int, size: int, max_lines: int, max_bytes:
     )
 
 
+def _truncated(
+    kept: list[str],
+    truncated_by: TruncatedBy,
+    total_lines: int,
+    total_bytes: int,
+    max_lines: int,
+    max_bytes: int,
+    *,
+    last_line_partial: bool = False,
+    first_line_exceeds_limit: bool = False,
+) -> TruncationResult:
+    """The result of a cut that kept the lines ``kept`` (joined by newlines) of a longer text."""
+    output = "\n".join(kept)
+    return TruncationResult(
+        content=output,
+        truncated=True,
+        truncated_by=truncated_by,
+        total_lines=total_lines,
+        total_bytes=total_bytes,
+        output_lines=len(kept),
+        output_bytes=utf8_len(output),
+        last_line_partial=last_line_partial,
+        first_line_exceeds_limit=first_line_exceeds_limit,
+        max_lines=max_lines,
+        max_bytes=max_bytes,
+    )
+
+
 def truncate_head(
     content: str, *, max_lines: int | None = None, max_bytes: int | None = None
 ) -> TruncationResult:
@@ -141,18 +169,8 @@ def truncate_head(
         return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
 
     if utf8_len(lines[0]) > max_bytes:
-        return TruncationResult(
-            content="",
-            truncated=True,
-            truncated_by="bytes",
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=0,
-            output_bytes=0,
-            last_line_partial=False,
-            first_line_exceeds_limit=True,
-            max_lines=max_lines,
-            max_bytes=max_bytes,
+        return _truncated(
+            [], "bytes", total_lines, total_bytes, max_lines, max_bytes, first_line_exceeds_limit=True
         )
 
     kept: list[str] = []
@@ -165,20 +183,7 @@ def truncate_head(
             break
         kept.append(line)
         used += cost
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=utf8_len(output),
-        last_line_partial=False,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    return _truncated(kept, truncated_by, total_lines, total_bytes, max_lines, max_bytes)
 
 
 def truncate_tail(
@@ -216,19 +221,14 @@ def truncate_tail(
         kept.append(line)
         used += cost
     kept.reverse()
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=utf8_len(output),
+    return _truncated(
+        kept,
+        truncated_by,
+        total_lines,
+        total_bytes,
+        max_lines,
+        max_bytes,
         last_line_partial=last_line_partial,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
     )
 
 
