@@ -163,26 +163,12 @@ class Registry:
         return True
 
     def add_shortcut(self, ext: Extension, shortcut: RegisteredShortcut) -> bool:
-        existing = self.shortcuts.get(shortcut.key)
-        if existing is not None and existing.source != ext.name:
-            self._warn(
-                f'Shortcut "{shortcut.key}" of extension "{ext.name}" ignored: "{existing.source}" has it'
-            )
-            return False
-        shortcut.source = ext.name
-        self.shortcuts[shortcut.key] = shortcut
-        ext.shortcuts.append(shortcut.key)
-        return True
+        what = f'Shortcut "{shortcut.key}" of extension "{ext.name}"'
+        return self._claim(ext, self.shortcuts, shortcut.key, shortcut, ext.shortcuts, what)
 
     def add_flag(self, ext: Extension, flag: RegisteredFlag) -> bool:
-        existing = self.flags.get(flag.name)
-        if existing is not None and existing.source != ext.name:
-            self._warn(f'Flag "--{flag.name}" of extension "{ext.name}" ignored: "{existing.source}" has it')
-            return False
-        flag.source = ext.name
-        self.flags[flag.name] = flag
-        ext.flags.append(flag.name)
-        return True
+        what = f'Flag "--{flag.name}" of extension "{ext.name}"'
+        return self._claim(ext, self.flags, flag.name, flag, ext.flags, what)
 
     def flag_value(self, ext: Extension, name: str) -> Any:
         flag = self.flags.get(name)
@@ -196,15 +182,21 @@ class Registry:
         return flag.default if raw is True else str(raw)
 
     def add_renderer(self, ext: Extension, renderer: RegisteredRenderer) -> bool:
-        existing = self.renderers.get(renderer.custom_type)
+        what = f'Renderer for "{renderer.custom_type}" of "{ext.name}"'
+        return self._claim(ext, self.renderers, renderer.custom_type, renderer, ext.renderers, what)
+
+    def _claim(
+        self, ext: Extension, table: dict[str, Any], key: str, item: Any, owned: list[str], what: str
+    ) -> bool:
+        """Put ``item`` in ``table`` under ``key`` for ``ext``, unless another extension holds the key:
+        then warn ``what`` was ignored, naming the holder, and return False."""
+        existing = table.get(key)
         if existing is not None and existing.source != ext.name:
-            self._warn(
-                f'Renderer for "{renderer.custom_type}" of "{ext.name}" ignored: "{existing.source}" has it'
-            )
+            self._warn(f'{what} ignored: "{existing.source}" has it')
             return False
-        renderer.source = ext.name
-        self.renderers[renderer.custom_type] = renderer
-        ext.renderers.append(renderer.custom_type)
+        item.source = ext.name
+        table[key] = item
+        owned.append(key)
         return True
 
     def remove_owned(self, ext: Extension) -> None:
