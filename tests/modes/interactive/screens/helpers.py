@@ -83,20 +83,31 @@ def snapshot_project() -> Path:
 
 
 def write_session(
-    cwd: Path, first: str, *, answers: int = 1, name: str | None = None, parent: Path | None = None
+    cwd: Path,
+    first: str,
+    *,
+    answers: int = 1,
+    name: str | None = None,
+    parent: Path | None = None,
+    at_ms: int | None = None,
 ) -> Path:
-    """A saved session of ``cwd``: ``first`` and ``answers`` question/answer pairs (``parent``: forked from)."""
+    """A saved session of ``cwd``: ``first`` and ``answers`` question/answer pairs (``parent``: forked from).
+
+    ``at_ms``: the messages' timestamps start there (sessions written in the same millisecond tie in
+    the newest-first order otherwise)."""
     from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
     from pi_tui.session import SessionManager
 
     manager = SessionManager.create(cwd, parent_session=parent)
     for i in range(answers):
-        manager.append_message(UserMessage(content=first if i == 0 else f"more {i}"))
-        manager.append_message(
-            AssistantMessage(
-                content=[TextContent(text=f"answer {i}")], stop_reason="stop", model="m", provider="p"
-            )
+        user = UserMessage(content=first if i == 0 else f"more {i}")
+        answer = AssistantMessage(
+            content=[TextContent(text=f"answer {i}")], stop_reason="stop", model="m", provider="p"
         )
+        if at_ms is not None:
+            user.timestamp, answer.timestamp = at_ms + 2 * i, at_ms + 2 * i + 1
+        manager.append_message(user)
+        manager.append_message(answer)
     if name:
         manager.append_session_info(name)
     path = manager.path

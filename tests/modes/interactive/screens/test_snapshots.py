@@ -65,11 +65,14 @@ def test_compaction_review_screen(snap_compare: Any) -> None:
 
 
 def test_resume_screen_on_test_written_sessions(snap_compare: Any) -> None:
+    import time
+
     from .helpers import write_session
 
     project = snapshot_project()
-    write_session(project, "fix the parser bug", answers=3)
-    write_session(project, "rename the module", name="Module rename")
+    now = int(time.time() * 1000)  # both "now" in the list, but in a fixed order
+    write_session(project, "fix the parser bug", answers=3, at_ms=now - 2000)
+    write_session(project, "rename the module", name="Module rename", at_ms=now - 1000)
     from pi_tui.args import parse_args
     from pi_tui.runtime.factory import create_session
 
@@ -120,7 +123,9 @@ def test_context_screen_with_panels_on_a_test_written_session(
 
     freeze_prompt_date(monkeypatch)
     fake.responder = lambda _req: Reply([text("ok")])
-    session = create_session(parse_args(["--model", "fake-anthropic/claude-fake"]), snapshot_project()).session
+    session = create_session(
+        parse_args(["--model", "fake-anthropic/claude-fake"]), snapshot_project()
+    ).session
     session.panels.clock = lambda: datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
     session.panels.register(Panel("Todo", lambda: "- [ ] write the parser", placement="prefix"))
     session.panels.register(Panel("Status", lambda: "build: green", placement="tail"))
