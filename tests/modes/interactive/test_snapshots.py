@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_tool_call
 from pi_tui.ai.stream import StreamStart, TextDelta, TextStart
@@ -21,7 +24,15 @@ MID_ANSWER = (
 )
 
 
-SNAP_DIR = Path("/tmp/pi-tui-main-snapshot")
+SNAP_DIR = Path(f"/tmp/pi-tui-snap-{os.getpid():07d}")
+"""Same length in every run (the prompt's token count is characters / 4), one per process (runs of the
+suite side by side must not share it)."""
+
+
+@pytest.fixture(autouse=True)
+def _remove_project() -> Iterator[None]:
+    yield
+    shutil.rmtree(SNAP_DIR, ignore_errors=True)
 
 
 def _project(_tmp_path: Path) -> Path:
