@@ -302,4 +302,6 @@ StreamEvent = (
 class StreamFn(Protocol):
     """The signature of every provider's entry point (and of test doubles the agent loop accepts)."""
 
-    def __call__(self, model: Model, request: LlmRequest, options: StreamOptions) -> AsyncIterator[StreamEvent]: ...
+    def __call__(
+        self, model: Model, request: LlmRequest, options: StreamOptions
+    ) -> AsyncIterator[StreamEvent]: ...

@@ -120,9 +120,7 @@ class SessionEventsMixin(RunnerHost):
         label = result.get("label")
         return (str(given) if given is not None else summary), (str(label) if label else None)
 
-    async def after_tree(
-        self, old_leaf_id: str | None, label: str | None, summarized: bool
-    ) -> None:
+    async def after_tree(self, old_leaf_id: str | None, label: str | None, summarized: bool) -> None:
         if self._tree_skip:
             self._tree_skip = False
             return
@@ -167,9 +165,7 @@ class SessionEventsMixin(RunnerHost):
             resources.extend_resources(skill_paths=skills, template_paths=prompts)
             self.session.invalidate_system_prompt()
 
-    async def _call_awaited(
-        self, ext: Extension, handler: Callable[..., Any], event: Event
-    ) -> Any:
+    async def _call_awaited(self, ext: Extension, handler: Callable[..., Any], event: Event) -> Any:
         result = self.call(ext, handler, event)
         return await result if inspect.isawaitable(result) else result
 

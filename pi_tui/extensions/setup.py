@@ -15,7 +15,7 @@ def untrusted_notice(cwd: Path, skipped: list[Path]) -> str:
     names = ", ".join(p.name for p in skipped)
     return (
         f"Project extensions in {cwd / PROJECT_DIR} were not loaded ({names}): this project is not trusted. "
-        "Run once with --trust-project to trust it, or add it to \"trustedProjects\" in the global "
+        'Run once with --trust-project to trust it, or add it to "trustedProjects" in the global '
         "settings.json (extensions can check ctx.is_project_trusted())."
     )
 

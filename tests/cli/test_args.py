@@ -10,7 +10,9 @@ from ..e2e.helpers import run_cli
 
 
 def test_flags_files_and_messages() -> None:
-    args = parse_args(["-p", "--model", "sonnet:high", "@a.py", "first", "--tools", "read,bash", "second", "-c"])
+    args = parse_args(
+        ["-p", "--model", "sonnet:high", "@a.py", "first", "--tools", "read,bash", "second", "-c"]
+    )
     assert args.print_mode and args.continue_session
     assert args.model == "sonnet:high" and args.tools == ["read", "bash"]
     assert args.files == ["a.py"] and args.messages == ["first", "second"]

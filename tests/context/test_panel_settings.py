@@ -25,7 +25,9 @@ async def _request_with_prefix_panel(tmp_path: Path, agent_dir: Path, settings: 
     return fake.requests[-1].body
 
 
-async def test_system_prompt_is_reinjected_after_prefix_panels_only_when_enabled(tmp_path: Path, agent_dir: Path) -> None:
+async def test_system_prompt_is_reinjected_after_prefix_panels_only_when_enabled(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     off = await _request_with_prefix_panel(tmp_path, agent_dir, {})
     assert REINJECT_ACK not in json.dumps(off["messages"])
     on = await _request_with_prefix_panel(tmp_path, agent_dir, {"context": {"reinjectSystemPrompt": True}})

@@ -10,7 +10,10 @@ from pi_tui.context.patches import PatchError, apply_ops, validate_ops
 
 def _env() -> ContextEnvelope:
     env = ContextEnvelope(
-        system_parts=(SystemPart("base", "You are helpful."), SystemPart("environment", "\nCurrent date: 2026-11-22")),
+        system_parts=(
+            SystemPart("base", "You are helpful."),
+            SystemPart("environment", "\nCurrent date: 2026-11-22"),
+        ),
         tools=(ToolDefinition(name="read"), ToolDefinition(name="bash")),
     )
     env = env.with_cached_appended(UserMessage(content="hi", timestamp=1), "e1")
@@ -59,7 +62,11 @@ def test_apply_is_pure_and_each_op_does_what_it_says() -> None:
             {"op": "system_part_set", "scope": "cached", "partName": "base", "text": "You are terse."},
             {"op": "tools_remove", "scope": "cached", "names": ["bash"]},
             {"op": "options_set", "scope": "cached", "options": {"temperature": 0.2}},
-            {"op": "messages_uncached_append", "scope": "uncached", "messages": [{"role": "user", "content": "eph"}]},
+            {
+                "op": "messages_uncached_append",
+                "scope": "uncached",
+                "messages": [{"role": "user", "content": "eph"}],
+            },
         ],
     )
     assert env.system_compiled == "You are helpful.\nCurrent date: 2026-11-22"
@@ -81,7 +88,9 @@ def test_compaction_apply_keeps_from_first_kept_entry() -> None:
 def test_messages_cached_replace_keeps_origins_of_unchanged_positions() -> None:
     env = _env()
     kept = [m.to_json_dict() for m in env.cached[:2]]
-    out = apply_ops(env, [{"op": "messages_cached_replace", "messages": [*kept, {"role": "user", "content": "m"}]}])
+    out = apply_ops(
+        env, [{"op": "messages_cached_replace", "messages": [*kept, {"role": "user", "content": "m"}]}]
+    )
     assert out.cached_origins == ("e1", "e2", None)
 
 
@@ -111,7 +120,13 @@ async def test_handlers_chain_in_order_and_persistent_results_are_reported() -> 
         return {
             "transformerName": "policy",
             "patch": [
-                {"op": "system_part_set", "scope": "cached", "partName": "p", "text": "A", "invalidateCacheReason": "r"}
+                {
+                    "op": "system_part_set",
+                    "scope": "cached",
+                    "partName": "p",
+                    "text": "A",
+                    "invalidateCacheReason": "r",
+                }
             ],
         }
 

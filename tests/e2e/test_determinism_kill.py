@@ -123,4 +123,6 @@ def test_killed_process_resumes_with_the_live_request_bytes(tmp_path: Path, agen
     lines = [json.loads(x) for x in _session_file(agent_dir).read_text().splitlines()]
     assert sum(1 for e in lines if e["type"] == "context_transform") == 1
     assert "Never output secrets." in json.dumps(resumed_body["system"])
-    assert "[request-only]" in json.dumps(resumed_body["messages"]) and "[request-only]" not in json.dumps(lines)
+    assert "[request-only]" in json.dumps(resumed_body["messages"]) and "[request-only]" not in json.dumps(
+        lines
+    )

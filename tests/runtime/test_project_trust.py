@@ -9,7 +9,9 @@ from ..e2e.helpers import run_cli
 def _project_with_settings(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     (repo / ".pi").mkdir(parents=True)
-    (repo / ".pi" / "settings.json").write_text(json.dumps({"defaultProvider": "faux", "defaultModel": "faux-1"}))
+    (repo / ".pi" / "settings.json").write_text(
+        json.dumps({"defaultProvider": "faux", "defaultModel": "faux-1"})
+    )
     return repo
 
 
@@ -20,7 +22,9 @@ def test_untrusted_project_settings_are_ignored_and_the_user_is_told(tmp_path: P
     assert "not trusted" in run.stderr and "--trust-project" in run.stderr
 
 
-def test_trust_project_is_recorded_globally_and_enables_project_settings(tmp_path: Path, agent_dir: Path) -> None:
+def test_trust_project_is_recorded_globally_and_enables_project_settings(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     repo = _project_with_settings(tmp_path)
     run = run_cli(["--trust-project", "-p", "hi"], repo)
     assert run.returncode == 0, run.stderr
