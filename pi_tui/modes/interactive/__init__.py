@@ -12,10 +12,11 @@ import gc
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["project_needs_trust", "report_crash", "run_interactive"]
+__all__ = ["project_needs_trust", "report_crash", "run_interactive", "trust_question"]
 
 _PROTECTED = (
     ".pi/settings.json",
@@ -36,6 +37,16 @@ def project_needs_trust(cwd: Path, agent_dir: Path) -> bool:
     from pi_tui.resources.settings import SettingsManager
 
     return not SettingsManager(agent_dir, cwd, project_trusted=False).is_project_trusted(cwd)
+
+
+def trust_question(args: Any, cwd: Path, agent_dir: Path) -> Callable[[], bool] | None:
+    """The start-up check for the trust question, or None when the command line already decided.
+
+    ``--trust-project`` records trust; ``--approve`` / ``--no-approve`` decide for this run only (pi 0.87).
+    """
+    if args.trust_project or getattr(args, "approve", None) is not None:
+        return None
+    return lambda: project_needs_trust(cwd, agent_dir)
 
 
 def _crash_log(agent_dir: Path) -> Path:
@@ -65,7 +76,7 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
         cwd=cwd.resolve(),
         agent_dir=agent_dir,
         initial_prompts=prompts,
-        needs_trust=None if args.trust_project else (lambda: project_needs_trust(cwd, agent_dir)),
+        needs_trust=trust_question(args, cwd, agent_dir),
         theme_name=theme,
     )
     app.resume_gc_after_first_frame = True

@@ -122,6 +122,18 @@ async def test_untrusted_project_asks_before_loading_its_extensions(tmp_path: Pa
     assert not project_needs_trust(tmp_path, agent_dir)
 
 
+def test_approve_flags_decide_trust_without_asking(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.args import parse_args
+    from pi_tui.modes.interactive import trust_question
+
+    (tmp_path / ".pi" / "extensions").mkdir(parents=True)
+    (tmp_path / ".pi" / "extensions" / "hello.py").write_text("def register(pi):\n    pass\n")
+    asks = trust_question(parse_args([]), tmp_path, agent_dir)
+    assert asks is not None and asks()
+    assert trust_question(parse_args(["--approve"]), tmp_path, agent_dir) is None
+    assert trust_question(parse_args(["--no-approve"]), tmp_path, agent_dir) is None
+
+
 TITLE_EXTENSION = """
 async def edit(args, ctx):
     ctx.ui.set_title("custom title")
