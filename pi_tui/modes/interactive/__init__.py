@@ -53,6 +53,17 @@ def _crash_log(agent_dir: Path) -> Path:
     return agent_dir / "pi-tui-crash.log"
 
 
+def _preview_path(args: Any, cwd: Path) -> Path | None:
+    """The session file to preview in the first frame: ``--session`` naming an existing file."""
+    name = getattr(args, "session", None)
+    if not name or getattr(args, "fork", None) or getattr(args, "no_session", False):
+        return None
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        path = cwd / path
+    return path if path.is_file() else None
+
+
 def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
     """Run the TUI until the user quits; returns the exit code."""
     from pi_tui.ai.paths import agent_dir as default_agent_dir
@@ -78,6 +89,7 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
         initial_prompts=prompts,
         needs_trust=trust_question(args, cwd, agent_dir),
         theme_name=theme,
+        preview_path=_preview_path(args, cwd),
     )
     app.resume_gc_after_first_frame = True
 

@@ -58,6 +58,9 @@ class PiApp(KeyActions, App[int]):
         initial_prompts: Prompts from the command line, sent once the session is ready.
         needs_trust: Called before the session is created; returns True when the project-trust question
             must be asked (the answer is passed to ``create_startup`` via ``trust``).
+        theme_name: The pi theme to start with.
+        preview_path: A session file whose last messages the first frame shows (read from its tail,
+            `preview.read_tail`) until the session is ready.
     """
 
     TITLE = "pi-tui"
@@ -66,6 +69,8 @@ class PiApp(KeyActions, App[int]):
     Screen { layout: vertical; background: $pi-background; }
     #main { height: 1fr; }
     #bottom { height: auto; }
+    .preview { margin: 1 0 0 0; padding: 0 1; }
+    .preview-user { background: $pi-user-message-bg; color: $pi-user-message-text; }
     """
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False)]
 
@@ -84,8 +89,10 @@ class PiApp(KeyActions, App[int]):
         initial_prompts: list[str] | None = None,
         needs_trust: Callable[[], bool] | None = None,
         theme_name: str | None = None,
+        preview_path: Path | None = None,
     ) -> None:
         self._agent_dir = agent_dir
+        self._preview_path = preview_path
         self._cwd = cwd
         self._theme_name = theme_name or "dark"
         super().__init__()
@@ -225,8 +232,21 @@ class PiApp(KeyActions, App[int]):
         self._install_signal_handlers()
         self.editor.focus()
         self._update_footer_basic()
+        self._mount_preview()
         self.call_after_refresh(self._after_first_frame)
         self._watch_theme_file()
+
+    def _mount_preview(self) -> None:
+        """The first frame shows the session file's last messages, read from its tail (`preview`);
+        `ChatLog.load` replaces them with the real blocks once the session is ready."""
+        if self._preview_path is None:
+            return
+        from .preview import preview_blocks, read_tail
+
+        messages = read_tail(self._preview_path)
+        if messages:
+            self.chat.mount_all(preview_blocks(messages))
+            self.chat.anchor()
 
     def _install_signal_handlers(self) -> None:
         """SIGTERM and SIGHUP quit through the normal path: session closed, terminal restored."""
