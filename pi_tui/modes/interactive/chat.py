@@ -278,4 +278,12 @@ class ChatLog(VerticalScroll):
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         if new <= 0 < old and self.first_mounted > 0:
-            self.call_after_refresh(self.load_earlier)
+            self.call_after_refresh(self._load_earlier_keeping_view)
+
+    def _load_earlier_keeping_view(self) -> None:
+        """Mount the previous batch above, keeping what the reader sees in place so the wheel goes on."""
+        blocks = self.mounted_blocks()
+        if not self.load_earlier() or not blocks:
+            return
+        keep = blocks[0]
+        self.call_after_refresh(lambda: self.scroll_to_widget(keep, animate=False, top=True))

@@ -73,3 +73,20 @@ async def test_live_messages_beyond_the_window_unmount_the_oldest(
         assert len(app.chat.mounted_blocks()) <= 10 + 3
         assert app.chat.first_mounted > 0 and "-visible" in app.chat.marker.classes
         assert app.chat.load_earlier() > 0
+
+
+async def test_wheel_up_keeps_going_through_earlier_items(tmp_path: Path, agent_dir: Path) -> None:
+    session_file = tmp_path / "long.jsonl"
+    _long_session(session_file, tmp_path, 300)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(session_file)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await until(pilot, lambda: app.chat.max_scroll_y > 0)
+        start = app.chat.first_mounted
+        for _ in range(200):  # what a wheel notch does, no click on the marker
+            app.chat.scroll_up(animate=False)
+            await pilot.pause()
+            if app.chat.first_mounted <= start - 2 * ChatLog.BATCH:
+                break
+        assert app.chat.first_mounted <= start - 2 * ChatLog.BATCH
+        await until(pilot, lambda: app.chat.scroll_y > 0)  # the reader's place kept, the new items above it
