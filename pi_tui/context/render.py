@@ -14,6 +14,7 @@ from typing import Any
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import estimate_tokens
 from pi_tui.ai.types import Model, message_text
+from pi_tui.util.format import fmt_tokens
 
 from .envelope import ContextEnvelope
 from .ledger import CacheLedger
@@ -21,17 +22,6 @@ from .panels import PanelManager
 from .request import Block, common_prefix_blocks, fingerprint, message_tokens
 
 __all__ = ["render_context"]
-
-
-def _fmt(n: int | float) -> str:
-    n = int(n)
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{n // 1000}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
 
 
 def _preview(message: Any, width: int = 70) -> str:
@@ -74,15 +64,15 @@ def render_context(
     """Render the envelope (and, when given, the request it maps to) as markdown."""
     lines: list[str] = ["# Context", ""]
     if model is not None:
-        lines.append(f"Model: `{model.label}` · context window {_fmt(model.context_window)} tokens")
+        lines.append(f"Model: `{model.label}` · context window {fmt_tokens(model.context_window)} tokens")
     sys_tokens = estimate_tokens(envelope.system_compiled)
     tool_tokens = sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in envelope.tools)
     cached_tokens = sum(message_tokens(m) for m in envelope.cached)
     uncached_tokens = sum(message_tokens(m) for m in envelope.uncached)
     total = sys_tokens + tool_tokens + cached_tokens + uncached_tokens
     lines.append(
-        f"Estimated prompt: **{_fmt(total)} tokens** — system {_fmt(sys_tokens)}, tools {_fmt(tool_tokens)}, "
-        f"cached messages {_fmt(cached_tokens)}, uncached tail {_fmt(uncached_tokens)}"
+        f"Estimated prompt: **{fmt_tokens(total)} tokens** — system {fmt_tokens(sys_tokens)}, tools {fmt_tokens(tool_tokens)}, "
+        f"cached messages {fmt_tokens(cached_tokens)}, uncached tail {fmt_tokens(uncached_tokens)}"
     )
     if model is not None and model.context_window:
         lines.append(f"Window used: {100 * total / model.context_window:.1f}%")
@@ -90,14 +80,18 @@ def render_context(
 
     lines += ["## System prompt", ""]
     lines += _table(
-        [(p.name, _fmt(estimate_tokens(p.text)), _preview_text(p.text)) for p in envelope.system_parts],
+        [(p.name, fmt_tokens(estimate_tokens(p.text)), _preview_text(p.text)) for p in envelope.system_parts],
         ("part", "tokens", "starts with"),
     )
     lines += ["", "## Tools", ""]
     if envelope.tools:
         lines += _table(
             [
-                (t.name, _fmt(estimate_tokens(json.dumps(t.to_json_dict()))), _preview_text(t.description))
+                (
+                    t.name,
+                    fmt_tokens(estimate_tokens(json.dumps(t.to_json_dict()))),
+                    _preview_text(t.description),
+                )
                 for t in envelope.tools
             ],
             ("tool", "tokens", "description"),
@@ -118,7 +112,7 @@ def render_context(
             lines.append(f"… {len(shown) - max_messages} earlier messages not shown …")
             shown = shown[-max_messages:]
         lines += _table(
-            [(str(i), getattr(m, "role", "?"), _fmt(message_tokens(m)), _preview(m)) for i, m in shown],
+            [(str(i), getattr(m, "role", "?"), fmt_tokens(message_tokens(m)), _preview(m)) for i, m in shown],
             ("#", "role", "tokens", "content"),
         )
 
@@ -141,8 +135,8 @@ def render_context(
             tail = sum(b.tokens for b in blocks if not b.cached)
             where = blocks[hit].label if hit < len(blocks) else "—"
             lines.append(
-                f"Next request: reads ~{_fmt(read)} tokens from cache, writes ~{_fmt(rebill)} "
-                f"(first difference: {where}), ~{_fmt(tail)} uncached."
+                f"Next request: reads ~{fmt_tokens(read)} tokens from cache, writes ~{fmt_tokens(rebill)} "
+                f"(first difference: {where}), ~{fmt_tokens(tail)} uncached."
             )
             if model is not None:
                 cost = (
@@ -166,7 +160,7 @@ def render_context(
                     (
                         f"[{state.id}] {state.panel.name}",
                         placement,
-                        _fmt(state.tokens),
+                        fmt_tokens(state.tokens),
                         state.digest[:8],
                         state.refreshed_at,
                         status,
@@ -183,8 +177,8 @@ def render_context(
             "",
             "## Session so far (from the file, all branches)",
             "",
-            f"{st.assistant_messages} answers · input {_fmt(st.input)} · cache read {_fmt(st.cache_read)} · "
-            f"cache write {_fmt(st.cache_write)} · output {_fmt(st.output)} · ${st.cost:.4f}{ratio}",
+            f"{st.assistant_messages} answers · input {fmt_tokens(st.input)} · cache read {fmt_tokens(st.cache_read)} · "
+            f"cache write {fmt_tokens(st.cache_write)} · output {fmt_tokens(st.output)} · ${st.cost:.4f}{ratio}",
         ]
 
     if ledger is not None:
@@ -192,15 +186,21 @@ def render_context(
         totals = ledger.totals()
         hit_ratio = ledger.hit_ratio()
         lines.append(
-            f"{len(ledger.requests)} requests · input {_fmt(totals.input)} · cache read {_fmt(totals.cache_read)} · "
-            f"cache write {_fmt(totals.cache_write)} · output {_fmt(totals.output)} · ${totals.cost.total:.4f}"
+            f"{len(ledger.requests)} requests · input {fmt_tokens(totals.input)} · cache read {fmt_tokens(totals.cache_read)} · "
+            f"cache write {fmt_tokens(totals.cache_write)} · output {fmt_tokens(totals.output)} · ${totals.cost.total:.4f}"
             + (f" · hit ratio {hit_ratio:.2f}" if hit_ratio is not None else "")
         )
         if ledger.invalidations:
             lines.append("")
             lines += _table(
                 [
-                    (str(inv.request_index), inv.source, inv.reason, inv.where, _fmt(inv.tokens_rebilled))
+                    (
+                        str(inv.request_index),
+                        inv.source,
+                        inv.reason,
+                        inv.where,
+                        fmt_tokens(inv.tokens_rebilled),
+                    )
                     for inv in ledger.invalidations[-20:]
                 ],
                 ("request", "who", "why", "where", "tokens re-billed"),

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pi_tui.util.format import fmt_tokens
+
 __all__ = ["BuiltinCommands", "BUILTIN_COMMANDS"]
 
 BUILTIN_COMMANDS: dict[str, str] = {
@@ -25,14 +27,6 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "undo": "Revert the last prompt's file changes (again: redo); /undo --force overwrites your own edits",
     "diff": "What the agent changed in this session, per prompt and per file: /diff [path]",
 }
-
-
-def _fmt_tokens(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
 
 
 class BuiltinCommands:
@@ -68,9 +62,9 @@ class BuiltinCommands:
             f"ID: {manager.id}",
             f"Messages: {stats.user_messages} user, {stats.assistant_messages} assistant, "
             f"{stats.tool_calls} tool calls, {stats.tool_results} tool results",
-            f"Tokens: {_fmt_tokens(stats.input)} input, {_fmt_tokens(stats.output)} output, "
-            f"{_fmt_tokens(stats.cache_read)} cache read, {_fmt_tokens(stats.cache_write)} cache write, "
-            f"{_fmt_tokens(stats.total_tokens)} total",
+            f"Tokens: {fmt_tokens(stats.input)} input, {fmt_tokens(stats.output)} output, "
+            f"{fmt_tokens(stats.cache_read)} cache read, {fmt_tokens(stats.cache_write)} cache write, "
+            f"{fmt_tokens(stats.total_tokens)} total",
             f"Cost: ${stats.cost:.4f}",
         ]
         self.write("\n".join(lines))
@@ -86,7 +80,7 @@ class BuiltinCommands:
     async def _cmd_compact(self, arg: str) -> None:
         result = await self.session.compact(arg or None)
         before = getattr(result, "tokens_before", None)
-        self.write("Compacted." + (f" ({_fmt_tokens(int(before))} tokens summarised)" if before else ""))
+        self.write("Compacted." + (f" ({fmt_tokens(int(before))} tokens summarised)" if before else ""))
 
     async def _cmd_summary(self, _arg: str) -> None:
         latest = None
@@ -102,7 +96,7 @@ class BuiltinCommands:
             self.write("No compaction on this branch yet.")
             return
         summary, tokens_before, when = latest
-        self.write(f"Compaction of {_fmt_tokens(int(tokens_before or 0))} tokens ({when}):\n\n{summary}")
+        self.write(f"Compaction of {fmt_tokens(int(tokens_before or 0))} tokens ({when}):\n\n{summary}")
 
     async def _cmd_export(self, arg: str) -> None:
         from pi_tui.session.export_html import export_session_html

@@ -82,6 +82,6 @@ def test_summary_prints_the_latest_compaction_summary_in_full(tmp_path: Path, ag
     manager.close()
     run = run_cli(["--session", str(path), "--provider", "faux", "-p", "/summary"], tmp_path)
     assert run.returncode == 0, run.stderr
-    assert "Compaction of 12.3k tokens" in run.stdout and long_summary in run.stdout
+    assert "Compaction of 12k tokens" in run.stdout and long_summary in run.stdout
     empty = run_cli(["--provider", "faux", "-p", "/summary"], tmp_path)
     assert "No compaction on this branch yet." in empty.stdout

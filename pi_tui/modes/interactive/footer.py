@@ -9,20 +9,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from pi_tui.util.format import fmt_tokens
 from pi_tui.util.ignore import find_git_root
 
 __all__ = ["FooterState", "StatusFooter", "fmt_tokens", "git_branch"]
-
-
-def fmt_tokens(n: int) -> str:
-    """pi's compact numbers: ``950``, ``1.2k``, ``12k``, ``1.2M``."""
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{round(n / 1000)}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
 
 
 def git_branch(cwd: Path) -> str | None:

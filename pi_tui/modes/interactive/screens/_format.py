@@ -4,19 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from pi_tui.util.format import fmt_tokens
+
 __all__ = ["fmt_tokens", "fmt_cost", "fmt_size", "fmt_age", "one_line", "share"]
-
-
-def fmt_tokens(n: int | float) -> str:
-    """``1234`` → ``1.2k``; ``45678`` → ``45k``; ``1.5M``."""
-    n = int(n)
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{n // 1000}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
 
 
 def fmt_cost(dollars: float) -> str:
