@@ -540,9 +540,10 @@ WHY_MISSED: dict[str, str] = {
         "while idle); `cursor_blink = False` on the editor takes it to ~0 %."
     ),
     "tui_scroll_large": (
-        "Scrolling: each wheel event is quick, but the view stops at the “↑ N earlier items” line — earlier "
-        "items are loaded only when the view *reaches* the top, and after they are mounted at the top the "
-        "view stays there, so further wheel events change nothing; a click is needed."
+        "Scrolling: the wheel now goes on through the whole session (mounting an earlier batch keeps the "
+        "reader's place), but the wheel events that reach the top mount a batch of Markdown blocks at once; "
+        "those frames make the p95. Rendering finished history messages as one widget each, or mounting "
+        "earlier items before the view reaches the top, would spread that work."
     ),
 }
 
