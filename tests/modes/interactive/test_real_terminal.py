@@ -156,3 +156,46 @@ def test_dash_r_in_a_terminal_opens_the_resume_picker(tmp_path: Path, isolated_h
             term.drain(0.3)
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
+
+
+def test_context_and_tree_in_a_terminal_jump_back_and_branch(tmp_path: Path, isolated_home: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeLLM()
+    fake.script([Reply([text("FIRSTA")]), Reply([text("SECONDA")]), Reply([text("THIRDA")])])
+    with fake.serve() as server:
+        env = _env(isolated_home, isolated_home / ".pi" / "agent", server)
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
+        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("FIRSTQ\r")
+            term.wait_for("FIRSTA", timeout=30)
+            term.send("SECONDQ\r")
+            term.wait_for("SECONDA", timeout=30)
+            term.send("/context\r")
+            term.wait_for(lambda s: "Next request" in s and "cache breakpoint" in s, timeout=20)
+            term.send("\x1b")
+            term.wait_for(lambda s: "cache breakpoint" not in s)
+            term.send("/tree\r")
+            term.wait_for("Session Tree", timeout=20)
+            term.send("firstq")  # type to search (capitals are keys here: Shift+T, Shift+L)
+            term.wait_for(lambda s: "SECONDQ" not in s.split("Session Tree", 1)[-1])
+            term.send("\r")  # jump to the first question: its text comes back to the editor
+            term.wait_for("Summarize branch?", timeout=20)
+            term.send("\r")  # "No summary"
+            term.wait_for(lambda s: "Summarize branch?" not in s and "Session Tree" not in s)
+            term.send("\x03")  # clear the prefilled editor
+            term.send("THIRDQ\r")
+            term.wait_for("THIRDA", timeout=30)
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0
+    assert len(fake.requests) == 3
+    sessions = list((isolated_home / ".pi" / "agent" / "sessions").rglob("*.jsonl"))
+    assert len(sessions) == 1
+    entries = [json.loads(line) for line in sessions[0].read_text().splitlines()]
+
+    def user(word: str) -> dict:
+        return next(e for e in entries if e.get("type") == "message" and word in json.dumps(e.get("message")))
+
+    assert any("SECONDA" in json.dumps(e) for e in entries)  # the first branch is kept …
+    assert user("THIRDQ")["parentId"] == user("FIRSTQ")["parentId"]  # … and the new one starts beside it
