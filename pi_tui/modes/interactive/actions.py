@@ -138,5 +138,22 @@ class KeyActions:
         finally:
             path.unlink(missing_ok=True)
 
+    def action_paste_image(self) -> None:
+        """Ctrl+V: save the clipboard's image to a temp file and insert its path, as pi does."""
+        from .clipboard import read_clipboard_image, save_clipboard_image
+
+        found = read_clipboard_image()
+        if found is None:
+            self.chat_notice(
+                "No image in the clipboard (read with wl-paste or xclip); text pastes with the terminal's paste key",
+                "warning",
+            )
+            return
+        path = save_clipboard_image(*found)
+        row, column = self.editor.cursor_location
+        previous = self.editor.document.get_line(row)[column - 1 : column] if column else ""
+        lead = " " if previous and (previous.isalnum() or previous == "_") else ""  # pi: a path after a word
+        self.editor.insert(f"{lead}{path}")
+
     def action_copy_last(self) -> None:
         self.run_command("/copy")

@@ -38,6 +38,7 @@ APP_ACTIONS: dict[str, tuple[str, str]] = {
     "app.session.resume": ("command('/resume')", "Resume a session"),
     "app.suspend": ("suspend_process", "Suspend (fg to return)"),
     "app.editor.external": ("external_editor", "Edit the prompt in $VISUAL / $EDITOR"),
+    "app.clipboard.pasteImage": ("paste_image", "Paste an image from the clipboard (as a file path)"),
 }
 """pi action id → (Textual action, description)."""
 
@@ -57,6 +58,7 @@ DEFAULT_KEYS: dict[str, list[str]] = {
     "app.session.resume": [],
     "app.suspend": ["ctrl+z"],
     "app.editor.external": ["ctrl+g"],
+    "app.clipboard.pasteImage": ["ctrl+v"],
 }
 
 EDITOR_KEYS: list[tuple[str, str]] = [

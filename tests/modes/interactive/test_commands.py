@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from pi_tui.ai.providers.faux import FauxScript, faux_reply
 from pi_tui.modes.interactive.blocks import NoticeBlock, UserBlock
@@ -228,3 +231,55 @@ async def test_ctrl_p_cycles_only_the_scoped_models_when_enabled_models_is_set(
             await pilot.press("ctrl+p")
             seen.append(app.session.model.label)
         assert seen == ["p-three/three", "p-one/one", "p-three/three"]
+
+
+def _fake_xclip(bin_dir: Path, image: bytes | None) -> None:
+    bin_dir.mkdir()
+    payload = bin_dir / "image.bin"
+    if image is not None:
+        payload.write_bytes(image)
+    script = bin_dir / "xclip"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        f"  *TARGETS*) {'echo TEXT; echo image/png' if image is not None else 'echo TEXT'} ;;\n"
+        f'  *image/png*) cat "{payload}" ;;\n'
+        "  *) exit 1 ;;\n"
+        "esac\n"
+    )
+    script.chmod(0o755)
+
+
+async def test_ctrl_v_pastes_a_clipboard_image_as_a_temp_file_path(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + b"fake image body"
+    _fake_xclip(tmp_path / "bin", png)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "look")
+        await pilot.press("ctrl+v")
+        await until(pilot, lambda: "pi-clipboard-" in app.editor.text)
+        text = app.editor.text
+        assert text.startswith("look /")  # a space between the word and the path, as pi
+        path = Path(text.removeprefix("look "))
+        assert path.name.endswith(".png") and path.read_bytes() == png
+        path.unlink()
+
+
+async def test_ctrl_v_without_an_image_says_so_and_changes_nothing(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_xclip(tmp_path / "bin", None)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "look")
+        await pilot.press("ctrl+v")
+        await until(pilot, lambda: any("No image in the clipboard" in n for n in _notices(app)))
+        assert app.editor.text == "look"
