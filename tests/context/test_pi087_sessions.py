@@ -8,16 +8,12 @@ import os
 import shutil
 import subprocess
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pi_tui.args import parse_args
-from pi_tui.runtime.agent_session import AgentSession
-from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
 from pi_tui.session.entries import (
     BranchSummaryEntry,
@@ -29,7 +25,7 @@ from pi_tui.session.entries import (
 )
 from pi_tui.testing import FakeLLM, Reply, text, turns_from_json
 
-from ..e2e.helpers import write_models_json
+from ..e2e.helpers import open_session, write_models_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi087"
 ANTHROPIC = "fake-anthropic/claude-fake"
@@ -49,15 +45,6 @@ def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
     return path.resolve()
-
-
-@asynccontextmanager
-async def open_session(argv: list[str], cwd: Path) -> AsyncIterator[AgentSession]:
-    startup = create_session(parse_args(argv), cwd)
-    try:
-        yield startup.session
-    finally:
-        await startup.session.close()
 
 
 def _copy(name: str, tmp_path: Path) -> Path:

@@ -2,21 +2,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pi_tui.ai.types import AssistantMessage, ToolResultMessage, UserMessage, message_text
-from pi_tui.args import parse_args
-from pi_tui.runtime.agent_session import AgentSession
-from pi_tui.runtime.factory import create_session
 from pi_tui.session import EntryNotFoundError, SessionManager, default_session_dir, list_sessions
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text
 
-from .helpers import run_cli, write_models_json
+from .helpers import open_session, run_cli, write_models_json
 
 FIXTURES = Path("/work/shared/fixtures/pi-sessions")
 OPENAI = "fake-openai/gpt-fake"
@@ -36,15 +32,6 @@ def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
     return path.resolve()
-
-
-@asynccontextmanager
-async def open_session(argv: list[str], cwd: Path) -> AsyncIterator[AgentSession]:
-    startup = create_session(parse_args(argv), cwd)
-    try:
-        yield startup.session
-    finally:
-        await startup.session.close()
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
