@@ -55,7 +55,7 @@ def preload_sdk(api: str, base_url: str | None = None) -> None:
     from . import wire
 
     importlib.import_module(BUILTIN_APIS[api][0])
-    wire.preload(tls=base_url is None or base_url.startswith("https:"))
+    wire.preload(tls=base_url is None or base_url.startswith("https:"), base_url=base_url)
 
 
 def known_apis() -> list[str]:

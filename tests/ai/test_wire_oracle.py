@@ -18,6 +18,7 @@ import httpx2
 import openai
 import pytest
 
+from pi_tui.ai import http
 from pi_tui.ai.errors import is_context_overflow, is_retryable_error
 from pi_tui.ai.providers import anthropic as anthropic_provider
 from pi_tui.ai.providers import openai_completions, openai_responses
@@ -153,6 +154,7 @@ async def _wire_events(
         else {"authorization": f"Bearer {KEY}"}
     )
     client = WireClient(base, headers)
+    assert not client.proxied  # pi-tui's own HTTP client, not the httpx2 proxy fallback
     events: list[dict[str, Any]] = []
     error: BaseException | None = None
     try:
@@ -180,7 +182,7 @@ def _verdict(exc: BaseException) -> tuple[int | None, bool, bool]:
 
 
 def _is_transport(exc: BaseException) -> bool:
-    return isinstance(exc, httpx2.TransportError | openai.APIConnectionError)
+    return isinstance(exc, httpx2.TransportError | openai.APIConnectionError | http.TransportError)
 
 
 @pytest.mark.parametrize("case", list(TURNS))
@@ -207,6 +209,7 @@ async def test_sdk_and_wire_client_decode_the_same_events_and_failures(
             # HTTP and in-stream errors: the same one-line description, status and provider text.
             assert describe_error(wire_error) == describe_error(sdk_error)
     assert fake.violations == twin.violations == []
+    assert not _is_transport(wire_error) or isinstance(wire_error, http.TransportError)  # the new client's
     fake.assert_script_consumed()
     twin.assert_script_consumed()
 
