@@ -4,6 +4,7 @@ that write exact bytes: keep-alive, framing, connections the server closes, abor
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import shutil
 import socket
@@ -196,6 +197,36 @@ async def test_a_content_length_body_is_read_to_its_length(
         client = client_for(server.url)
         assert await events_of(client) == await events_of(client) == [("a", "1"), ("b", "2")]
     assert server.connections == 1
+
+
+async def test_a_body_ended_by_connection_close_is_read_and_its_connection_not_reused(
+    no_proxy: None, client_for: Callable[[str], WireClient]
+) -> None:
+    async def handler(server: TinyServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n" + EVENTS)  # no length: ends at EOF
+        await writer.drain()
+
+    async with TinyServer(handler) as server:
+        client = client_for(server.url)
+        assert await events_of(client) == await events_of(client) == [("a", "1"), ("b", "2")]
+    assert server.connections == 2 and client._transport.idle_connections == 0
+
+
+async def test_a_gzip_body_is_decoded(no_proxy: None, client_for: Callable[[str], WireClient]) -> None:
+    packed = gzip.compress(EVENTS)
+
+    async def handler(server: TinyServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n" % len(packed))
+        for start in range(0, len(packed), 7):
+            writer.write(packed[start : start + 7])
+            await writer.drain()
+
+    async with TinyServer(handler) as server:
+        client = client_for(server.url)
+        assert await events_of(client) == [("a", "1"), ("b", "2")]
+    assert b"accept-encoding" not in server.requests[0].lower()  # never asked for, still understood
 
 
 @pytest.mark.parametrize("chunked", [False, True])
