@@ -149,13 +149,7 @@ class _Connection:
         if self.reader.at_eof() or self.writer.transport.is_closing():
             return False
         sock = self.writer.get_extra_info("socket")
-        if sock is None:
-            return True
-        try:
-            readable, _, _ = select.select([sock], [], [], 0)
-        except (OSError, ValueError):
-            return False
-        return not readable
+        return sock is None or not _readable_now(sock)
 
     async def write(self, parts: list[bytes], timeout: float | None) -> None:
         try:
@@ -439,6 +433,19 @@ class HttpClient:
         self._idle.clear()
         for connection in connections:
             connection.drop()
+
+
+def _readable_now(sock: Any) -> bool:
+    """Whether the socket has bytes or an EOF waiting (poll: no FD_SETSIZE limit, unlike select)."""
+    try:
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable)
+    except (OSError, ValueError):  # a closed or odd socket: do not reuse it
+        return True
 
 
 def _header_bytes(text: str) -> bytes:
