@@ -15,6 +15,7 @@ resumes the file build byte-identical requests: there is no state that replay co
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -25,6 +26,7 @@ from pi_tui.ai.types import BranchSummaryMessage, CustomMessage, ToolDefinition
 from pi_tui.session.edits import apply_context_edit, latest_context_edits
 from pi_tui.session.entries import ContextEditEntry, RawEntry
 from pi_tui.session.system import SystemState
+from pi_tui.util.large_buffers import LARGE_REQUEST_TOKENS, keep_large_buffers
 
 from .envelope import ContextEnvelope, SystemPart
 from .hooks import ContextHandler, HookOutcome, run_context_hooks
@@ -277,7 +279,9 @@ class ReplayCache:
     @staticmethod
     def _extends(fold: _Fold, base: ContextEnvelope, path: Sequence[Any]) -> bool:
         done = fold.entries
-        if len(path) < len(done) or not all(a is b for a, b in zip(done, path, strict=False)):
+        # One identity pass in C over the path folded before (the only O(path) step of a request's
+        # replay); the Python work is for the new entries.
+        if len(path) < len(done) or not all(map(operator.is_, done, path)):
             return False
         if any(isinstance(e, ContextEditEntry) for e in path[len(done) :]):
             return False
@@ -374,6 +378,8 @@ class ContextEngine:
         request_env = replace(request_env, meta=replace(request_env.meta, signal=signal))
         request = to_llm_request(request_env, self._available())
         record = self.ledger.note_request(model_label, fingerprint(request), attributions)
+        if record.prompt_tokens_estimate > LARGE_REQUEST_TOKENS:
+            keep_large_buffers()  # bodies of a megabyte from now on: stop paying page faults for each
         self.last = PreparedRequest(request, request_env, record, dict(request_env.options))
         return self.last
 

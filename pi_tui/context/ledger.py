@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from pi_tui.ai.types import Usage
 
-from .request import Block, common_prefix_blocks
+from .request import Block, common_prefix_blocks, tokens_before
 
 __all__ = ["Invalidation", "RequestRecord", "CacheLedger", "Attribution"]
 
@@ -57,6 +57,7 @@ class CacheLedger:
     requests: list[RequestRecord] = field(default_factory=list)
     invalidations: list[Invalidation] = field(default_factory=list)
     _last_blocks: list[Block] = field(default_factory=list)
+    _last_cached: int = 0  # how many leading blocks of `_last_blocks` are in the cached region
     # Changes declared outside the hook pipeline (e.g. a panel moved in the /context view), attributed
     # to the next request.
     pending: list[Attribution] = field(default_factory=list)
@@ -70,8 +71,11 @@ class CacheLedger:
         index = len(self.requests)
         if self.pending:
             attributions, self.pending = [*attributions, *self.pending], []
+        # O(new blocks) per request, not O(history): the prefix hit is a bisection over running digests,
+        # token sums are differences of running totals, and the cached blocks are a prefix whose end is
+        # found from the (short) uncached tail.
         hit = common_prefix_blocks(self._last_blocks, blocks)
-        prev_cached = sum(1 for b in self._last_blocks if b.cached)
+        prev_cached = self._last_cached
         if self._last_blocks and hit < prev_cached:
             lost = sum(b.tokens for b in self._last_blocks[hit:prev_cached])
             where = blocks[hit].label if hit < len(blocks) else "end of prompt"
@@ -87,10 +91,11 @@ class CacheLedger:
                         index, _guess_source(blocks, hit), "prefix changed (no reason declared)", where, lost
                     )
                 )
-        expected = sum(b.tokens for b in blocks[:hit])
-        record = RequestRecord(index, model, sum(b.tokens for b in blocks), expected)
+        expected = tokens_before(blocks, hit)
+        record = RequestRecord(index, model, tokens_before(blocks, len(blocks)), expected)
         self.requests.append(record)
         self._last_blocks = blocks
+        self._last_cached = _cached_count(blocks)
         return record
 
     def note_usage(self, record: RequestRecord, usage: Usage) -> None:
@@ -122,6 +127,15 @@ class CacheLedger:
         t = self.totals()
         denom = t.input + t.cache_read + t.cache_write
         return t.cache_read / denom if denom else None
+
+
+def _cached_count(blocks: list[Block]) -> int:
+    """How many blocks the cached region holds: tools, system and cached messages come first, so it
+    ends after the last cached block; the walk back covers only the request-only tail."""
+    end = len(blocks)
+    while end and not blocks[end - 1].cached:
+        end -= 1
+    return end
 
 
 def _guess_source(blocks: list[Block], index: int) -> str:

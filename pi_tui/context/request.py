@@ -20,7 +20,14 @@ from pi_tui.ai.types import AssistantMessage, ToolDefinition, UserMessage, dump_
 
 from .envelope import ContextEnvelope
 
-__all__ = ["to_llm_request", "Block", "fingerprint", "common_prefix_blocks", "message_tokens"]
+__all__ = [
+    "to_llm_request",
+    "Block",
+    "fingerprint",
+    "common_prefix_blocks",
+    "message_tokens",
+    "tokens_before",
+]
 
 
 def message_tokens(message: Any) -> int:
@@ -84,13 +91,19 @@ def _history_messages(history: Sequence[Any]) -> list[Any]:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """One cacheable unit of a request, in the order providers hash them (tools, system, messages)."""
+    """One cacheable unit of a request, in the order providers hash them (tools, system, messages).
+
+    ``digest`` and ``upto`` are running values: they cover this block and every block before it, so a
+    block taken over from the previous request (same prefix) keeps both, and the ledger reads a
+    request's totals from its last block instead of summing the history again.
+    """
 
     kind: str  # "tool" | "system" | "message"
     label: str
     digest: str
     tokens: int
     cached: bool
+    upto: int = 0  # tokens of this block and every block before it (set by `fingerprint`)
 
 
 def _digest(data: Any, previous: str) -> str:
@@ -202,13 +215,22 @@ def _reusable(request: LlmRequest, boundary: int) -> int:
         or not all(map(operator.is_, last.tools, tools))
     ):
         return 0
-    same = 0
     limit = min(len(last.messages), len(request.messages), last.boundary, boundary)
-    for old, new in zip(last.messages, request.messages, strict=False):
-        if same >= limit or old is not new:
-            break
+    return len(tools) + 1 + _same_prefix(last.messages, request.messages, limit)
+
+
+def _same_prefix(old: Sequence[Any], new: Sequence[Any], limit: int) -> int:
+    """How many of the first ``limit`` items of ``old`` and ``new`` are the very same objects.
+
+    Usually all of them (a request extends the last one), which one identity pass in C confirms; only
+    when that fails does the Python loop look for where they part.
+    """
+    if all(map(operator.is_, old[:limit], new[:limit])):
+        return limit
+    same = 0
+    while old[same] is new[same]:
         same += 1
-    return len(tools) + 1 + same
+    return same
 
 
 def fingerprint(request: LlmRequest) -> list[Block]:
@@ -222,13 +244,14 @@ def fingerprint(request: LlmRequest) -> list[Block]:
     reuse = _reusable(request, boundary)
     blocks = _Last.blocks[:reuse]
     if reuse:
-        prev = blocks[-1].digest
+        prev, upto = blocks[-1].digest, blocks[-1].upto
     else:
-        prev = ""
+        prev, upto = "", 0
         for tool in request.tools:
             canonical = _canonical(tool, lambda tool=tool: _tool_canonical(tool))  # type: ignore[misc]
             prev = canonical.chained(prev)
-            blocks.append(Block("tool", tool.name, prev, canonical.tokens, True))
+            upto += canonical.tokens
+            blocks.append(Block("tool", tool.name, prev, canonical.tokens, True, upto))
         key = (prev, request.system_prompt)
         system = _SYSTEM.get(key)
         if system is None:
@@ -236,24 +259,38 @@ def fingerprint(request: LlmRequest) -> list[Block]:
                 _SYSTEM.clear()
             system = _SYSTEM[key] = _digest(request.system_prompt, prev)
         prev = system
-        blocks.append(Block("system", "system", prev, estimate_tokens(request.system_prompt), True))
+        tokens = estimate_tokens(request.system_prompt)
+        upto += tokens
+        blocks.append(Block("system", "system", prev, tokens, True, upto))
     first = len(blocks) - len(request.tools) - 1
     for index in range(first, len(request.messages)):
         message = request.messages[index]
         canonical = _canonical(message, lambda m=message: _message_canonical(m))  # type: ignore[misc]
         prev = canonical.chained(prev)
+        upto += canonical.tokens
         label = f"messages[{index}] {message.role}"
-        blocks.append(Block("message", label, prev, canonical.tokens, index < boundary))
+        blocks.append(Block("message", label, prev, canonical.tokens, index < boundary, upto))
     _Last.tools, _Last.system_prompt = list(request.tools), request.system_prompt
     _Last.messages, _Last.boundary, _Last.blocks = list(request.messages), boundary, blocks
     return list(blocks)
 
 
-def common_prefix_blocks(previous: list[Block], current: list[Block]) -> int:
-    """How many leading blocks of ``current`` match ``previous`` exactly (a prefix-cache hit)."""
-    count = 0
-    for old, new in zip(previous, current, strict=False):
-        if old.digest != new.digest:
-            break
-        count += 1
-    return count
+def common_prefix_blocks(previous: Sequence[Block], current: Sequence[Block]) -> int:
+    """How many leading blocks of ``current`` match ``previous`` exactly (a prefix-cache hit).
+
+    Digests are running (block *i*'s covers blocks 0..i), so equal digests at *i* mean equal prefixes
+    up to *i*, and the matching prefix is found by bisection: O(log n) per request, not O(history).
+    """
+    low, high = 0, min(len(previous), len(current))  # the answer lies in [low, high]
+    while low < high:
+        mid = (low + high + 1) // 2
+        if previous[mid - 1].digest == current[mid - 1].digest:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def tokens_before(blocks: Sequence[Block], count: int) -> int:
+    """Tokens of the first ``count`` blocks (their running total: O(1))."""
+    return blocks[count - 1].upto if count > 0 else 0

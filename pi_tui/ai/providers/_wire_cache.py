@@ -39,8 +39,9 @@ class ConversionCache:
         # id(part list) -> (role, JSON of the message {"role": role, "content": parts})
         self.wrapped: dict[int, tuple[str, bytes]] = {}
         # The items of the last body encoded and their JSON: the next body repeats most of them.
+        self.last_field = ""
         self.last_items: list[Any] = []
-        self.last_texts: list[bytes] = []
+        self.last_chunks: list[bytes] = []  # the head and the items' JSON with commas (`encode_body`)
 
     def parts(
         self, message: Any, key: Hashable, convert: Callable[[], list[Any]], role: str | None = None
@@ -88,7 +89,13 @@ class ConversionCache:
 def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> bytes:
     """``body`` as compact UTF-8 JSON, with the list ``body[field]`` (messages or input items) spliced
     from the cache: an item, a ``{role, content}`` message or its ``content`` list that the cache holds
-    is not encoded again. Everything else is encoded by the C encoder as usual."""
+    is not encoded again. Everything else is encoded by the C encoder as usual.
+
+    The pieces of the last body are kept (``cache.last_chunks``: the head, then each item's JSON with
+    the commas between them); a body that repeats the last one's leading items (the same objects)
+    reuses those pieces, so the Python work is for the new items, and the one O(body) step is the
+    final join (a copy in C).
+    """
     items = body.get(field)
     if not isinstance(items, list):
         return dumps(body).encode()
@@ -96,10 +103,15 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
     # Items are never modified once built, so the same objects as last time have the same JSON.
     last = cache.last_items
     same = 0
-    limit = min(len(items), len(last))
-    while same < limit and items[same] is last[same]:
-        same += 1
-    texts = cache.last_texts[:same]
+    if cache.last_field == field:
+        limit = min(len(items), len(last))
+        if all(map(operator.is_, items[:limit], last[:limit])):  # the usual case, checked in C
+            same = limit
+        else:
+            while items[same] is last[same]:
+                same += 1
+    # chunks = [head, item 0, ",", item 1, ",", ...]: the first ``same`` items span 2 * same chunks.
+    chunks = cache.last_chunks[: 2 * same] if same else [b"{" + dumps(field).encode() + b":["]
     for item in items[same:]:
         text = known.get(id(item))
         if text is None and type(item) is dict and len(item) == 2 and "role" in item:
@@ -112,18 +124,17 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
                 if listed is None:
                     listed = b"[" + b",".join(known.get(id(b)) or dumps(b).encode() for b in content) + b"]"
                 text = b'{"role":' + dumps(item["role"]).encode() + b',"content":' + listed + b"}"
-        texts.append(text if text is not None else dumps(item).encode())
-    cache.last_items, cache.last_texts = list(items), texts
+        if len(chunks) > 1:
+            chunks.append(b",")
+        chunks.append(text if text is not None else dumps(item).encode())
+    cache.last_field, cache.last_items, cache.last_chunks = field, list(items), chunks
     rest = dumps({k: v for k, v in body.items() if k != field}).encode()
-    # One join (one copy of a body that may be megabytes): separators interleaved with the items.
-    chunks = [b"{" + dumps(field).encode() + b":["]
-    for text in texts:
-        chunks.append(text)
-        chunks.append(b",")
-    if texts:
-        chunks.pop()
+    # One join (one copy of a body that may be megabytes), with the tail appended for it only.
     chunks.append(b"]," + rest[1:] if rest != b"{}" else b"]}")
-    return b"".join(chunks)
+    try:
+        return b"".join(chunks)
+    finally:
+        chunks.pop()
 
 
 class Converter(Protocol):
