@@ -24,10 +24,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from pi_tui.ai.stream import StreamEvent
 from pi_tui.ai.types import AssistantMessage, ToolResultMessage, dump_message, now_ms
+from pi_tui.util.record import Record
 
 from .tool import ToolResult
 
@@ -52,8 +51,8 @@ __all__ = [
 
 def to_jsonable(value: Any) -> Any:
     """Best-effort conversion of tool details and similar payloads into JSON-ready values."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(value, Record):
+        return value.to_json_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):

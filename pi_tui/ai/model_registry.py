@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pi_tui.util.record import ValidationError
 
 from . import paths
 from .auth import AuthStorage, env_api_key, env_vars_for, resolve_config_value, resolve_headers

@@ -8,14 +8,13 @@ a silent coercion) and lenient about unknown keys, which are reported as warning
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pi_tui.util.record import Record, ValidationError, field
 
 from .auth import ConfigValueError, expand_config_value
 from .jsonc import JsoncError, strip_jsonc
@@ -40,17 +39,21 @@ class ModelsJsonError(Exception):
     """models.json cannot be used. ``str(error)`` is the one line to show the user."""
 
 
-class _ConfigModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="allow", strict=True)
+class _ConfigModel(Record):
+    """camelCase keys only (a snake_case key is unknown, so it is warned about), no type coercions."""
+
+    camel_case = True
+    populate_by_name = False
+    strict = True
 
 
 class CostConfig(_ConfigModel):
     """Prices in $ per million tokens; a missing field means 0 (or, in an override, unchanged)."""
 
-    input: float | None = Field(default=None, ge=0)
-    output: float | None = Field(default=None, ge=0)
-    cache_read: float | None = Field(default=None, ge=0)
-    cache_write: float | None = Field(default=None, ge=0)
+    input: float | None = field(default=None, ge=0)
+    output: float | None = field(default=None, ge=0)
+    cache_read: float | None = field(default=None, ge=0)
+    cache_write: float | None = field(default=None, ge=0)
     # pi 0.80.6: prices that apply above an input size; accepted, the base prices are what we bill
     tiers: list[dict[str, Any]] | None = None
 
@@ -58,12 +61,12 @@ class CostConfig(_ConfigModel):
 class ModelOverride(_ConfigModel):
     """A partial change to a built-in model (``modelOverrides``)."""
 
-    name: str | None = Field(default=None, min_length=1)
+    name: str | None = field(default=None, min_length=1)
     reasoning: bool | None = None
     input: list[Literal["text", "image"]] | None = None
     cost: CostConfig | None = None
-    context_window: int | None = Field(default=None, gt=0)
-    max_tokens: int | None = Field(default=None, gt=0)
+    context_window: int | None = field(default=None, gt=0)
+    max_tokens: int | None = field(default=None, gt=0)
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
     # pi 0.72-0.87 model fields: accepted (no unknown-key warning) so one file serves both agents
@@ -76,17 +79,17 @@ class ModelOverride(_ConfigModel):
 class ModelDefinition(ModelOverride):
     """A model entry of a provider's ``models`` list."""
 
-    id: str = Field(min_length=1)
-    api: str | None = Field(default=None, min_length=1)
-    base_url: str | None = Field(default=None, min_length=1)
+    id: str = field(min_length=1)
+    api: str | None = field(default=None, min_length=1)
+    base_url: str | None = field(default=None, min_length=1)
 
 
 class ProviderConfig(_ConfigModel):
     """One entry of ``providers``."""
 
-    base_url: str | None = Field(default=None, min_length=1)
-    api: str | None = Field(default=None, min_length=1)
-    api_key: str | None = Field(default=None, min_length=1)
+    base_url: str | None = field(default=None, min_length=1)
+    api: str | None = field(default=None, min_length=1)
+    api_key: str | None = field(default=None, min_length=1)
     headers: dict[str, str] | None = None
     auth_header: bool | None = None
     compat: dict[str, Any] | None = None
@@ -95,15 +98,15 @@ class ProviderConfig(_ConfigModel):
 
 
 class ModelsConfig(_ConfigModel):
-    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    providers: dict[str, ProviderConfig] = field(default_factory=dict)
 
 
-@dataclass
+@dataclasses.dataclass
 class LoadedModelsJson:
     """A validated file plus non-fatal findings (unknown keys and the like)."""
 
     config: ModelsConfig
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)
 
 
 # --- locating a JSON path in the source text --------------------------------------------------------
@@ -183,20 +186,20 @@ def _dotted(path: Sequence[PathPart]) -> str:
 # --- validation -----------------------------------------------------------------------------------
 
 
-def _unknown_keys(obj: BaseModel, path: tuple[PathPart, ...]) -> list[tuple[tuple[PathPart, ...], str]]:
+def _unknown_keys(obj: Record, path: tuple[PathPart, ...]) -> list[tuple[tuple[PathPart, ...], str]]:
     found = [((*path, key), key) for key in (obj.model_extra or {})]
     for name, info in type(obj).model_fields.items():
         value = getattr(obj, name)
         key = info.alias or name
-        if isinstance(value, BaseModel):
+        if isinstance(value, Record):
             found += _unknown_keys(value, (*path, key))
         elif isinstance(value, list):
             for index, item in enumerate(value):
-                if isinstance(item, BaseModel):
+                if isinstance(item, Record):
                     found += _unknown_keys(item, (*path, key, index))
         elif isinstance(value, dict) and name in ("providers", "model_overrides"):
             for sub_key, item in value.items():
-                if isinstance(item, BaseModel):
+                if isinstance(item, Record):
                     found += _unknown_keys(item, (*path, key, sub_key))
     return found
 

@@ -9,10 +9,9 @@ Use `dump_message()` / `load_message()` to cross the JSON boundary.
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
-from pydantic.alias_generators import to_camel
+from pi_tui.util.record import Record, Validator, field
 
 __all__ = [
     "WireModel",
@@ -66,21 +65,16 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class WireModel(BaseModel):
+class WireModel(Record):
     """Base for everything that crosses a JSON boundary in pi's camelCase shape.
 
-    Unknown fields are kept (``extra="allow"``) so data written by a newer pi survives a round trip.
+    Built on `Record` (not pydantic: see `pi_tui.util.record`). Construction takes snake_case names or
+    camelCase keys; unknown fields are kept under their own names so data written by a newer pi
+    survives a round trip; ``to_json_dict()`` is what pi writes.
     """
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="allow",
-        serialize_by_alias=True,
-    )
-
-    def to_json_dict(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+    camel_case = True
+    dump_by_alias = True
 
 
 # --- content blocks -------------------------------------------------------------------------------
@@ -109,13 +103,14 @@ class ToolCall(WireModel):
     type: Literal["toolCall"] = "toolCall"
     id: str
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = field(default_factory=dict)
     thought_signature: str | None = None
 
 
-UserContent = Annotated[TextContent | ImageContent, Field(discriminator="type")]
-ToolResultContent = UserContent
-AssistantContent = Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator="type")]
+# Tagged unions: a dict is validated as the class its ``type`` names (see `pi_tui.util.record`).
+UserContent: TypeAlias = TextContent | ImageContent
+ToolResultContent: TypeAlias = UserContent
+AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
 
 
 # --- usage ----------------------------------------------------------------------------------------
@@ -139,7 +134,7 @@ class Usage(WireModel):
     cache_read: int = 0
     cache_write: int = 0
     total_tokens: int = 0
-    cost: Cost = Field(default_factory=Cost)
+    cost: Cost = field(default_factory=Cost)
 
 
 # --- messages -------------------------------------------------------------------------------------
@@ -148,19 +143,19 @@ class Usage(WireModel):
 class UserMessage(WireModel):
     role: Literal["user"] = "user"
     content: str | list[UserContent]
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
 class AssistantMessage(WireModel):
     role: Literal["assistant"] = "assistant"
-    content: list[AssistantContent] = Field(default_factory=list)
+    content: list[AssistantContent] = field(default_factory=list)
     api: str = ""
     provider: str = ""
     model: str = ""
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)
     stop_reason: StopReason = "stop"
     error_message: str | None = None
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
     response_id: str | None = None
     """The provider's id for this answer (pi 0.83 ``responseId``); None when the provider sent none."""
     raw_stop_reason: str | None = None
@@ -177,10 +172,10 @@ class ToolResultMessage(WireModel):
     role: Literal["toolResult"] = "toolResult"
     tool_call_id: str
     tool_name: str
-    content: list[ToolResultContent] = Field(default_factory=list)
+    content: list[ToolResultContent] = field(default_factory=list)
     details: Any = None
     is_error: bool = False
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
 class BashExecutionMessage(WireModel):
@@ -192,7 +187,7 @@ class BashExecutionMessage(WireModel):
     truncated: bool = False
     full_output_path: str | None = None
     exclude_from_context: bool | None = None
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
 class CustomMessage(WireModel):
@@ -201,54 +196,57 @@ class CustomMessage(WireModel):
     content: str | list[UserContent]
     display: bool = True
     details: Any = None
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
 class BranchSummaryMessage(WireModel):
     role: Literal["branchSummary"] = "branchSummary"
     summary: str
     from_id: str = "root"
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
 class CompactionSummaryMessage(WireModel):
     role: Literal["compactionSummary"] = "compactionSummary"
     summary: str
     tokens_before: int = 0
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
-Message = Annotated[
+Message: TypeAlias = (
     UserMessage
     | AssistantMessage
     | ToolResultMessage
     | BashExecutionMessage
     | CustomMessage
     | BranchSummaryMessage
-    | CompactionSummaryMessage,
-    Field(discriminator="role"),
-]
-"""Any message of the agent's history (pi's ``AgentMessage``)."""
+    | CompactionSummaryMessage
+)
+"""Any message of the agent's history (pi's ``AgentMessage``); a dict is validated by its ``role``."""
 
 LlmMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
 """What a provider receives after ``convert_to_llm``."""
 
-_MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
-_MESSAGES_ADAPTER: TypeAdapter[Any] = TypeAdapter(list[Message])
+_MESSAGE: Validator[Any] = Validator(Message, "message")
+_MESSAGES: Validator[list[Any]] = Validator(list[Message], "messages")
 
 
 def load_message(data: dict[str, Any]) -> Any:
-    """Validate a JSON dict (camelCase) into a message model. Raises ``pydantic.ValidationError``."""
-    return _MESSAGE_ADAPTER.validate_python(data)
+    """Validate a JSON dict (camelCase) into a message model.
+
+    Raises:
+        pi_tui.util.record.ValidationError: a ``ValueError`` naming the bad field's path.
+    """
+    return _MESSAGE.validate(data)
 
 
 def load_messages(data: list[dict[str, Any]]) -> list[Any]:
-    return _MESSAGES_ADAPTER.validate_python(data)
+    return _MESSAGES.validate(data)
 
 
-def dump_message(message: BaseModel) -> dict[str, Any]:
+def dump_message(message: Record) -> dict[str, Any]:
     """The JSON dict pi would write for this message."""
-    return message.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return message.to_json_dict()
 
 
 def dump_messages(messages: list[Any]) -> list[dict[str, Any]]:
@@ -294,8 +292,8 @@ class Model(WireModel):
     provider: str
     base_url: str = ""
     reasoning: bool = False
-    input: list[Literal["text", "image"]] = Field(default_factory=_text_input_only)
-    cost: ModelCost = Field(default_factory=ModelCost)
+    input: list[Literal["text", "image"]] = field(default_factory=_text_input_only)
+    cost: ModelCost = field(default_factory=ModelCost)
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
@@ -311,4 +309,4 @@ class ToolDefinition(WireModel):
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})

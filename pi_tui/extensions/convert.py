@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
-
 from pi_tui.agent.tool import ToolResult
 from pi_tui.ai.types import CustomMessage, ImageContent, TextContent, UserContent, load_message
+from pi_tui.util.record import Record, Validator
 
 from .events import to_snake
 
 __all__ = ["to_content", "to_images", "to_custom_message", "to_message", "to_tool_result"]
 
-_CONTENT = TypeAdapter(UserContent)
+_CONTENT: Validator[TextContent | ImageContent] = Validator(UserContent, "content block")
 
 
 def _block(item: Any) -> TextContent | ImageContent:
@@ -23,7 +22,7 @@ def _block(item: Any) -> TextContent | ImageContent:
     if isinstance(item, str):
         return TextContent(text=item)
     if isinstance(item, dict):
-        return _CONTENT.validate_python(item)
+        return _CONTENT.validate(item)
     raise TypeError(f"content blocks are text/image dicts or strings, got {type(item).__name__}")
 
 
@@ -66,7 +65,7 @@ def to_custom_message(value: Any, default_type: str = "extension") -> CustomMess
 
 def to_message(value: Any) -> Any:
     """A message model, or its JSON dict (camelCase, as pi writes it)."""
-    if isinstance(value, BaseModel) and hasattr(value, "role"):
+    if isinstance(value, Record) and hasattr(value, "role"):
         return value
     if isinstance(value, dict):
         return load_message(value)

@@ -13,9 +13,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from pi_tui.ai.types import dump_message, load_message
+from pi_tui.util.record import ValidationError
 
 from .entries import ContextEditEntry
 

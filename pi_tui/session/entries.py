@@ -1,4 +1,4 @@
-"""Session file entries: the header line and every entry type, as pydantic models in pi's JSON shape.
+"""Session file entries: the header line and every entry type, as records in pi's JSON shape.
 
 Fields are snake_case in Python and camelCase on disk (`WireModel`). Unknown fields are kept, so an
 entry written by a newer pi survives a rewrite. An entry whose ``type`` this version does not know,
@@ -17,9 +17,8 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from pydantic import ConfigDict, Field, ValidationError
-
 from pi_tui.ai.types import AssistantMessage, Message, UserContent, WireModel
+from pi_tui.util.record import ValidationError, field
 
 __all__ = [
     "CURRENT_VERSION",
@@ -56,15 +55,8 @@ CURRENT_VERSION = 3
 """The session format version pi-tui writes (pi's current version)."""
 
 
-# Entry models build their validators on first use (``defer_build``): a run meets a few of the entry
-# types, and building all of them at import cost ~10 ms of every start-up.
-_DEFERRED = ConfigDict(defer_build=True)
-
-
 class SessionHeader(WireModel):
     """The first line of a session file; not part of the tree."""
-
-    model_config = _DEFERRED
 
     type: Literal["session"] = "session"
     version: int | None = None  # absent in v1 files
@@ -76,8 +68,6 @@ class SessionHeader(WireModel):
 
 class EntryBase(WireModel):
     """Fields every tree entry has. ``parent_id`` is None for a root."""
-
-    model_config = _DEFERRED
 
     type: str
     id: str
@@ -98,8 +88,6 @@ class PiSystemMessage(WireModel):
     every system message of a path in order gives the current prompt and tools (`pi_tui.session.system`).
     """
 
-    model_config = _DEFERRED
-
     role: Literal["system"] = "system"
     content: str | list[dict[str, Any]] = ""
     sections: dict[str, str | None] | None = None
@@ -117,7 +105,7 @@ class SystemMessageEntry(EntryBase):
     """
 
     type: Literal["message"] = "message"
-    system: PiSystemMessage = Field(alias="message")
+    system: PiSystemMessage = field(alias="message")
 
 
 class ModelChangeEntry(EntryBase):
@@ -165,7 +153,7 @@ class UsageEntry(EntryBase):
     kind: str = ""
     provider: str = ""
     model: str = ""
-    usage: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
     note: str | None = None
 
 
@@ -218,7 +206,7 @@ class ContextTransformEntry(EntryBase):
     type: Literal["context_transform"] = "context_transform"
     schema_version: int = 1
     transformer_name: str
-    patch: list[dict[str, Any]] = Field(default_factory=list)
+    patch: list[dict[str, Any]] = field(default_factory=list)
     display: dict[str, Any] | None = None
 
 
@@ -226,7 +214,7 @@ class EphemeralEntry(EntryBase):
     """pi-tui addition (seed 001): request-only messages, kept for observability, never replayed."""
 
     type: Literal["ephemeral"] = "ephemeral"
-    messages: list[Message] = Field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
 
 
 @dataclass(eq=False, slots=True)
@@ -280,8 +268,9 @@ ModelEntry: TypeAlias = (
 SessionEntry: TypeAlias = ModelEntry | RawEntry
 """Any entry of a session's tree (the header excluded)."""
 
+# Records build their field tables on first use; reading the class default keeps import free of that.
 ENTRY_TYPES: dict[str, type[EntryBase]] = {
-    cls.model_fields["type"].default: cls
+    cls.type: cls
     for cls in (
         MessageEntry,
         ModelChangeEntry,

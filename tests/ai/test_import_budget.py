@@ -26,6 +26,7 @@ FORBIDDEN: tuple[str, ...] = (
     "prompt_toolkit",
 )
 FORBIDDEN += ("httpx2", "httpcore2", "anyio")  # only a proxied run needs httpx2 (pi_tui.ai.http_proxied)
+FORBIDDEN += ("pydantic", "pydantic_core")  # the message/session types are pi_tui.util.record records
 
 _DUMP_MODULES = """
 import atexit, json, runpy, sys
