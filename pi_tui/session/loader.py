@@ -9,7 +9,9 @@ Rules (see docs/session-format.md):
   other tools produce) gives that entry back.
 - The first non-blank line must be the header (``type: session`` with a string ``id``); without one
   the entries still load and the header is reported missing.
-- v1/v2 files are migrated in memory; the migrated lines are kept for the rewrite the first write does.
+- v1/v2 files are migrated in memory; the original lines and the migrated records are kept for the
+  rewrite the first write does, which splices the new ids into the original lines (`spliced_line`)
+  rather than encoding the whole file again.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import io
 import json
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from pi_tui.session.entries import (
     parse_entry,
     parse_header,
 )
-from pi_tui.session.migrate import header_version, migrate_records
+from pi_tui.session.migrate import header_version, migrate_records, spliced_line
 from pi_tui.session.report import KeptRawEntry, LoadReport, SkippedLine, TornTail
 
 __all__ = ["LoadedFile", "load_session_file", "parse_session_bytes", "parse_session_lines"]
@@ -58,19 +60,36 @@ class LoadedFile:
     size: int  # bytes read
     has_content: bool  # at least one non-blank line
     # What to write after a header when the file must be rewritten (migrated or header missing): the
-    # migrated records, or the original lines. Both None when the file can simply be appended to.
+    # migrated records (None when not migrated) and the original lines. Both None when the file can
+    # simply be appended to.
     rewrite_records: list[dict[str, Any]] | None = None
     rewrite_texts: list[bytes] | None = None
+    # Migrated records whose line must be encoded again (see `migrate_records`); whether the others
+    # gained ids (v1) or are unchanged (v2).
+    rewrite_rebuilt: set[int] = field(default_factory=set)
+    ids_added: bool = False
 
     @property
     def needs_rewrite(self) -> bool:
         return self.header is None or self.rewrite_records is not None
 
-    def rewrite_lines(self) -> list[str]:
+    def rewrite_lines(self) -> list[bytes]:
         """The entry lines of the rewritten file (computed on demand: loading stays cheap)."""
-        if self.rewrite_records is not None:
-            return [dumps_line(d) for d in self.rewrite_records]
-        return [t.decode("utf-8", "surrogatepass") for t in self.rewrite_texts or []]
+        texts = self.rewrite_texts or []
+        if self.rewrite_records is None:
+            return list(texts)
+        return [self.migrated_line(i) for i in range(len(self.rewrite_records))]
+
+    def migrated_line(self, index: int) -> bytes:
+        """The rewritten line of migrated record ``index``: its original bytes wherever possible."""
+        assert self.rewrite_records is not None
+        data = self.rewrite_records[index]
+        if self.rewrite_texts is not None and index not in self.rewrite_rebuilt:
+            raw = self.rewrite_texts[index]
+            line = spliced_line(raw, data) if self.ids_added else raw
+            if line is not None:
+                return line
+        return dumps_line(data).encode("utf-8")
 
 
 def _salvage(raw: bytes) -> tuple[dict[str, Any], int] | None:
@@ -98,7 +117,6 @@ class _Collector:
         self.report = report
         self.entries: list[SessionEntry] = []
         self.deferred = False  # True when records wait for a migration (or for a missing header)
-        self.keep_texts = False
         self.records: list[dict[str, Any]] = []
         self.ordinals: list[int] = []
         self.line_nos: list[int] = []
@@ -111,8 +129,7 @@ class _Collector:
         self.records.append(obj)
         self.ordinals.append(ordinal)
         self.line_nos.append(line_no)
-        if self.keep_texts:
-            self.texts.append(raw.rstrip(b"\r\n"))
+        self.texts.append(raw.rstrip(b"\r\n"))
 
     def _parse(self, obj: dict[str, Any], line_no: int, text: Any) -> None:
         entry = parse_entry(obj, "")
@@ -121,12 +138,10 @@ class _Collector:
             self.report.raw.append(KeptRawEntry(line_no, entry.type, entry.problem))
         self.entries.append(entry)
 
-    def finish(self, migrated: bool) -> None:
+    def finish(self, line_of: Any) -> None:
+        """Parse the deferred records; ``line_of(i)`` gives record i's line as it will be written."""
         for i, (obj, line_no) in enumerate(zip(self.records, self.line_nos, strict=True)):
-            if migrated:
-                self._parse(obj, line_no, lambda o=obj: dumps_line(o))
-            else:
-                self._parse(obj, line_no, lambda i=i: self.texts[i].decode("utf-8", "surrogatepass"))
+            self._parse(obj, line_no, lambda i=i: line_of(i).decode("utf-8", "surrogatepass"))
 
 
 def parse_session_lines(lines: Iterable[bytes], path: Path | None = None) -> LoadedFile:
@@ -181,7 +196,7 @@ def parse_session_lines(lines: Iterable[bytes], path: Path | None = None) -> Loa
                 ordinal += 1
                 continue
             report.header_missing = True
-            collector.deferred = collector.keep_texts = True
+            collector.deferred = True
         if obj is None:
             ordinal += 1
             continue
@@ -193,27 +208,37 @@ def parse_session_lines(lines: Iterable[bytes], path: Path | None = None) -> Loa
         ordinal += 1
 
     migrated = False
+    rebuilt: set[int] = set()
+    version = 3
     if header_data is not None and collector.deferred:
-        report.migrated_from, header_data = migrate_records(
-            header_data, collector.records, collector.ordinals
-        )
+        version, header_data = migrate_records(header_data, collector.records, collector.ordinals, rebuilt)
+        report.migrated_from = version
         migrated = True
     elif header_data is None and collector.records and not any("id" in r for r in collector.records):
         # No header and no ids: the entries can only be v1; chain them as pi's v1 → v2 step does.
-        migrate_records({"type": "session", "id": ""}, collector.records, collector.ordinals)
+        version, _ = migrate_records(
+            {"type": "session", "id": ""}, collector.records, collector.ordinals, rebuilt
+        )
         migrated = True
-    collector.finish(migrated)
-    report.entries = len(collector.entries)
 
-    return LoadedFile(
+    loaded = LoadedFile(
         header=parse_header(header_data) if header_data is not None else None,
         entries=collector.entries,
         report=report,
         size=offset,
         has_content=seen_first,
         rewrite_records=collector.records if migrated else None,
-        rewrite_texts=collector.texts if header_data is None and not migrated else None,
+        rewrite_texts=collector.texts if collector.deferred else None,
+        rewrite_rebuilt=rebuilt,
+        ids_added=migrated and version < 2,
     )
+    if migrated:
+        collector.finish(loaded.migrated_line)
+    else:
+        texts = collector.texts
+        collector.finish(lambda i: texts[i])
+    report.entries = len(collector.entries)
+    return loaded
 
 
 def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:

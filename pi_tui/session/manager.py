@@ -101,7 +101,7 @@ class SessionManager:
         self._file: SessionFile | None = None
         self._lock: SessionLock | None = SessionLock(path) if path is not None and not read_only else None
         # (entry lines, backup tag, what it did); the lines are produced only when the rewrite happens
-        self._pending_rewrite: tuple[Callable[[], list[str]], str, str] | None = None
+        self._pending_rewrite: tuple[Callable[[], Sequence[str | bytes]], str, str] | None = None
         self._pending_tail: tuple[int, TornTail | None, bool] | None = None
         self._closed = False
 

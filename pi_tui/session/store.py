@@ -12,7 +12,13 @@
 - If the file grew behind our back (another writer), the next append first makes sure it starts on a
   fresh line, and the change is logged.
 - A whole-file rewrite (migration, missing header) first keeps the original as ``<file>.<tag>.bak``
-  (a hard link when possible), then writes a temporary file, fsyncs it and renames it over the original.
+  (a hard link to the same, already durable, data when possible; a copy is fsync'ed before going on),
+  then writes a temporary file and renames it over the original. A killed process therefore leaves
+  either the original or the complete new file under the name, never a mix; the new file and the
+  directory are fsync'ed by the background thread like any durable append, so the request that
+  triggered the rewrite does not wait for the disk. Should the machine lose power before that fsync,
+  the original is still in the backup. (A new session's first write leaves its directory's fsync to the
+  same thread.)
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import logging
 import os
 import shutil
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from pi_tui.session.errors import SessionError
@@ -59,8 +66,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _encode(lines: list[str]) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8")
+def _encode(lines: Sequence[str | bytes]) -> bytes:
+    return b"".join((line if isinstance(line, bytes) else line.encode("utf-8")) + b"\n" for line in lines)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class _Syncer:
@@ -77,13 +92,17 @@ class _Syncer:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._fd: int | None = None  # the descriptor with lines awaiting an fsync
+        self._dir: Path | None = None  # a directory whose entries (a new or renamed file) await one
         self._busy = False
         self._thread: threading.Thread | None = None
         self.failures = 0
 
-    def request(self, fd: int) -> None:
+    def request(self, fd: int, directory: Path | None = None) -> None:
+        """fsync ``fd`` soon (and then ``directory``, when a file was created or renamed in it)."""
         with self._cond:
             self._fd = fd
+            if directory is not None:
+                self._dir = directory
             self._cond.notify_all()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="session-fsync", daemon=True)
@@ -99,15 +118,17 @@ class _Syncer:
             with self._cond:
                 if self._fd is None:
                     self._cond.wait(self._IDLE_SECONDS)
-                fd = self._fd
+                fd, directory = self._fd, self._dir
                 if fd is None:
                     self._thread = None
                     self._cond.notify_all()
                     return
-                self._fd = None
+                self._fd = self._dir = None
                 self._busy = True
             try:
                 os.fsync(fd)
+                if directory is not None:
+                    _fsync_dir(directory)
             except OSError as exc:  # the data is written; only its durability is in doubt, say so
                 self.failures += 1
                 log.warning("fsync of a session file failed: %s", exc)
@@ -151,8 +172,7 @@ class SessionFile:
             os.ftruncate(fd, 0)
         self._fd = fd
         self._size = 0
-        self._append_bytes(_encode(lines), durable=True)
-        _fsync_dir(self.path.parent)
+        self._append_bytes(_encode(lines), durable=True, directory=self.path.parent)
 
     def open_existing(self, loaded_size: int, torn: TornTail | None, unterminated: bool) -> list[str]:
         """Open for appending and repair the tail seen at load. Returns what was repaired, for the report."""
@@ -196,7 +216,7 @@ class SessionFile:
         if size and os.pread(self._fd, 1, size - 1) != b"\n":
             self._append_bytes(b"\n", durable=False)
 
-    def _append_bytes(self, data: bytes, durable: bool) -> None:
+    def _append_bytes(self, data: bytes, durable: bool, directory: Path | None = None) -> None:
         assert self._fd is not None
         before = self._size
         try:
@@ -209,7 +229,7 @@ class SessionFile:
             raise
         self._size = before + len(data) if before >= 0 else os.fstat(self._fd).st_size
         if durable:
-            self._syncer.request(self._fd)
+            self._syncer.request(self._fd, directory)
 
     def append(self, line: str, durable: bool) -> None:
         """Append one entry line (no newline in ``line``)."""
@@ -218,25 +238,34 @@ class SessionFile:
         self._check_external()
         self._append_bytes((line + "\n").encode("utf-8"), durable)
 
-    def rewrite(self, lines: list[str], tag: str) -> Path:
-        """Replace the file's content atomically, keeping the original as a backup. Returns the backup."""
+    def rewrite(self, lines: Sequence[str | bytes], tag: str) -> Path:
+        """Replace the file's content atomically, keeping the original as a backup. Returns the backup.
+
+        The file stays open for appending; the fsync of the new content and of the rename is left to
+        the background thread (see the module docstring for why nothing is lost meanwhile).
+        """
         backup = backup_path(self.path, tag)
         if self.path.exists():
             try:
                 os.link(self.path, backup)
             except OSError:
                 shutil.copy2(self.path, backup)
-        self._syncer.wait()
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as handle:
-            handle.write(_encode(lines))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
+                _fsync_path(backup)  # a copy is new data: on disk before the original's name is reused
         self.close()
-        self._fd = self._open(create=False)
-        self._size = os.fstat(self._fd).st_size
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        data = _encode(lines)
+        fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self._fd = fd
+        self._size = len(data)
+        self._syncer.request(fd, self.path.parent)
         return backup
 
     def sync(self) -> None:
