@@ -6,20 +6,24 @@ Imports only the standard library and `pi_tui.util` (the file listing follows `p
 
 from __future__ import annotations
 
-from .gc import GcReport, collect_garbage, maybe_collect_garbage
-from .limits import CheckpointLimits
-from .recorder import Checkpointer, store_root
-from .records import (
-    CHECKPOINT_KEY,
-    CUSTOM_TYPE,
-    Checkpoint,
-    FileChange,
-    RecordedChange,
-    checkpoint_of,
-    recorded_changes,
-)
-from .rewind import FilePlan, Resolution, RewindPlan, apply_restore, file_diff, plan_restore, plan_undo
-from .store import BlobMissingError, BlobStore, content_hash
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .gc import GcReport, collect_garbage, maybe_collect_garbage
+    from .limits import CheckpointLimits
+    from .recorder import Checkpointer, store_root
+    from .records import (
+        CHECKPOINT_KEY,
+        CUSTOM_TYPE,
+        Checkpoint,
+        FileChange,
+        RecordedChange,
+        checkpoint_of,
+        recorded_changes,
+    )
+    from .rewind import FilePlan, Resolution, RewindPlan, apply_restore, file_diff, plan_restore, plan_undo
+    from .store import BlobMissingError, BlobStore, content_hash
 
 __all__ = [
     "CHECKPOINT_KEY",
@@ -46,3 +50,39 @@ __all__ = [
     "recorded_changes",
     "store_root",
 ]
+
+# Lazy exports: a run that never rewinds needs the recorder, not the rewind planner, the garbage\n# collector or the project snapshots; importing the package must not load them (issue #12).
+_LAZY: dict[str, str] = {  # name -> the module that defines it, imported on first use
+    "GcReport": ".gc",
+    "collect_garbage": ".gc",
+    "maybe_collect_garbage": ".gc",
+    "CheckpointLimits": ".limits",
+    "Checkpointer": ".recorder",
+    "store_root": ".recorder",
+    "CHECKPOINT_KEY": ".records",
+    "CUSTOM_TYPE": ".records",
+    "Checkpoint": ".records",
+    "FileChange": ".records",
+    "RecordedChange": ".records",
+    "checkpoint_of": ".records",
+    "recorded_changes": ".records",
+    "FilePlan": ".rewind",
+    "Resolution": ".rewind",
+    "RewindPlan": ".rewind",
+    "apply_restore": ".rewind",
+    "file_diff": ".rewind",
+    "plan_restore": ".rewind",
+    "plan_undo": ".rewind",
+    "BlobMissingError": ".store",
+    "BlobStore": ".store",
+    "content_hash": ".store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

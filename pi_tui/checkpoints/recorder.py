@@ -11,12 +11,16 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .limits import CheckpointLimits
-from .records import Checkpoint, FileChange
-from .snapshot import Snapshot, Snapshotter, diff_snapshots
 from .store import BlobStore
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot, Snapshotter
+
+# The records and the project snapshots are imported when something is recorded: every run builds a
+# Checkpointer, most never change a file (issue #12).
 
 __all__ = ["Checkpointer", "store_root"]
 
@@ -82,6 +86,8 @@ class Checkpointer:
         self, changes: list[tuple[Path | str, bytes | None, bytes | None]], kind: str
     ) -> dict[str, Any]:
         """`record_file` for several files at once (one checkpoint)."""
+        from .records import Checkpoint, FileChange
+
         files = []
         for path, before, after in changes:
             b = self.store.put(before) if before is not None else None
@@ -95,6 +101,8 @@ class Checkpointer:
     @property
     def snapshotter(self) -> Snapshotter:
         if self._snapshotter is None:
+            from .snapshot import Snapshotter
+
             manifest = self.root / "manifests" / Snapshotter.manifest_name(self.cwd)
             self._snapshotter = Snapshotter(self.cwd, self.store, manifest, self.limits)
         return self._snapshotter
@@ -113,6 +121,9 @@ class Checkpointer:
     def command_changes(self, before: Snapshot | None, kind: str) -> dict[str, Any]:
         """The checkpoint JSON of a command: what changed since ``before`` (None: since the last
         snapshot of this project, from this process or an earlier one)."""
+        from .records import Checkpoint
+        from .snapshot import diff_snapshots
+
         with self._snap_lock:
             if before is None:
                 before = self.snapshotter.last()

@@ -30,19 +30,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import AssistantMessage, Model
 from pi_tui.resources.settings_schema import BranchSummarySettings, CompactionSettings
 
-from .branch_summary import (
-    BranchSummaryResult,
-    TreePreparation,
-    collect_entries_for_branch_summary,
-    generate_branch_summary,
-)
 from .errors import (
     OVERFLOW_RECOVERY_FAILED,
     AlreadyCompacted,
@@ -51,10 +45,15 @@ from .errors import (
     NothingToCompact,
 )
 from .path import compaction_mark, entry_id
-from .persist import CompactionResult, append_compaction
-from .prepare import CompactionPreparation, prepare_compaction
-from .summarize import SummaryBackend, summarize_compaction
 from .tokens import context_tokens, should_compact
+
+if TYPE_CHECKING:
+    # Loaded when a compaction or branch summary runs: a run that stays under the threshold (every
+    # short run) only needs the threshold check (issue #12).
+    from .branch_summary import BranchSummaryResult, TreePreparation
+    from .persist import CompactionResult
+    from .prepare import CompactionPreparation
+    from .summarize import SummaryBackend
 
 __all__ = [
     "CompactionController",
@@ -67,10 +66,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BeforeCompactHook = Callable[[CompactionPreparation, list[Any], str | None, AbortSignal], Awaitable[Any]]
+BeforeCompactHook = Callable[["CompactionPreparation", list[Any], str | None, AbortSignal], Awaitable[Any]]
 OnCompactHook = Callable[[Any, bool], Awaitable[None]]
 ReviewSummaryHook = Callable[[str], Awaitable[str | None]]
-BeforeTreeHook = Callable[[TreePreparation, AbortSignal], Awaitable[Any]]
+BeforeTreeHook = Callable[["TreePreparation", AbortSignal], Awaitable[Any]]
 OnTreeHook = Callable[[dict[str, Any]], Awaitable[None]]
 EmitFn = Callable[[str, dict[str, Any]], Awaitable[None]]
 
@@ -170,6 +169,10 @@ class CompactionController:
     async def _compact(
         self, custom_instructions: str | None, reason: str, signal: AbortSignal
     ) -> CompactionResult:
+        from .persist import CompactionResult, append_compaction
+        from .prepare import prepare_compaction
+        from .summarize import summarize_compaction
+
         session = self._session()
         path = session.get_branch()
         if path and compaction_mark(path[-1]) is not None:
@@ -225,6 +228,8 @@ class CompactionController:
     ) -> CompactionResult | None:
         if self.before_compact is None:
             return None
+        from .persist import CompactionResult
+
         try:
             answer = await self.before_compact(prep, list(path), custom_instructions, signal)
         except Exception:
@@ -265,6 +270,8 @@ class CompactionController:
     def _compactable(self, path: list[Any]) -> bool:
         if not path or compaction_mark(path[-1]) is not None:
             return False
+        from .prepare import prepare_compaction
+
         return prepare_compaction(path, self._settings()) is not None
 
     async def _auto(self, reason: str, *, will_retry: bool, signal: AbortSignal | None = None) -> bool:
@@ -376,6 +383,13 @@ class CompactionController:
         """
         if self._signal is not None:
             raise CompactionError("A compaction or branch summary is already running")
+        from .branch_summary import (
+            BranchSummaryResult,
+            TreePreparation,
+            collect_entries_for_branch_summary,
+            generate_branch_summary,
+        )
+
         session = self._session()
         entries, ancestor = collect_entries_for_branch_summary(session, session.get_leaf_id(), target_id)
         prep = TreePreparation(

@@ -14,24 +14,20 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult
-from pi_tui.checkpoints import (
-    CHECKPOINT_KEY,
-    CUSTOM_TYPE,
-    Checkpointer,
-    FilePlan,
-    RewindPlan,
-    apply_restore,
-    plan_restore,
-)
-from pi_tui.checkpoints.rewind import Resolution
 from pi_tui.extensions.ui import NullUIBridge
 from pi_tui.session.errors import EntryNotFoundError
 
 from ._host import SessionHost
 from .events import RuntimeEvent
+
+if TYPE_CHECKING:
+    # The rewind planner and the checkpoint records load when a rewind or a record happens: a run that
+    # never rewinds (every print-mode run) does not import them (issue #12).
+    from pi_tui.checkpoints import Checkpointer, FilePlan, RewindPlan
+    from pi_tui.checkpoints.rewind import Resolution
 
 __all__ = ["RewindMode", "RewindResult", "RewindMixin", "REWIND_MODES"]
 
@@ -163,18 +159,21 @@ class RewindMixin(SessionHost):
             log.warning("checkpoint of a user command failed", exc_info=True)
             return
         if data.get("files"):
+            from pi_tui.checkpoints.records import CUSTOM_TYPE
+
             self.session.append_custom(CUSTOM_TYPE, data)
 
     async def _collect_checkpoint_garbage(self) -> None:
         """On close: write the snapshot baseline; at most daily, collect the store's garbage when it
         is over its budget."""
-        from pi_tui.checkpoints import maybe_collect_garbage
-        from pi_tui.session.paths import sessions_root
-
         try:
             await asyncio.to_thread(self.checkpoints.flush)
         except Exception:
             log.warning("saving the checkpoint snapshot baseline failed", exc_info=True)
+        if not self.checkpoints.root.is_dir():
+            return  # nothing was ever stored: nothing to collect (and no collector to import)
+        from pi_tui.checkpoints.gc import maybe_collect_garbage
+        from pi_tui.session.paths import sessions_root
 
         dirs = [sessions_root()]
         session_dir = getattr(self.session, "session_dir", None)
@@ -200,6 +199,8 @@ class RewindMixin(SessionHost):
         """
         if entry_id is not None and self.session.get_entry(entry_id) is None:
             raise EntryNotFoundError(entry_id)
+        from pi_tui.checkpoints.rewind import plan_restore
+
         path = self.session.get_branch(entry_id) if entry_id is not None else []
         return plan_restore(
             self.checkpoints, self.session.get_entries(), path, entry_id, self.session.get_branch()
@@ -338,6 +339,9 @@ class RewindMixin(SessionHost):
     ) -> None:
         if plan.empty:
             return
+        from pi_tui.checkpoints.records import CUSTOM_TYPE
+        from pi_tui.checkpoints.rewind import apply_restore
+
         outcome = await asyncio.to_thread(apply_restore, self.checkpoints, plan, choices, force=force)
         result.restored, result.kept, result.failed = outcome.restored, outcome.kept, outcome.failed
         if outcome.checkpoint.files:
@@ -390,6 +394,8 @@ async def _with_checkpoint(checkpoints: Checkpointer, before: Any, details: Any)
     except Exception:
         log.warning("checkpoint snapshot after bash failed", exc_info=True)
         return details
+    from pi_tui.checkpoints.records import CHECKPOINT_KEY
+
     if details is None:
         return {CHECKPOINT_KEY: data}
     if isinstance(details, dict):
