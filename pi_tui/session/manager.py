@@ -68,6 +68,24 @@ _DURABLE = (MessageEntry, CompactionEntry, BranchSummaryEntry, ContextTransformE
 _UUID_IN_NAME = re.compile(r"_([0-9a-fA-F-]{36})\.jsonl$")
 
 
+def _copy_context(ctx: SessionContext) -> SessionContext:
+    """A copy whose lists, dicts and system state the caller may change (the entries are shared)."""
+    return dataclasses.replace(
+        ctx,
+        messages=list(ctx.messages),
+        message_entry_ids=list(ctx.message_entry_ids),
+        context_transforms=list(ctx.context_transforms),
+        path=list(ctx.path),
+        system=dataclasses.replace(
+            ctx.system,
+            content=list(ctx.system.content),
+            sections=dict(ctx.system.sections),
+            tools=dict(ctx.system.tools),
+        ),
+        context_edits=dict(ctx.context_edits),
+    )
+
+
 def _copy_entry(entry: SessionEntry) -> SessionEntry:
     if isinstance(entry, RawEntry):
         return dataclasses.replace(entry, data=dict(entry.data))
@@ -104,6 +122,7 @@ class SessionManager:
         self._pending_rewrite: tuple[Callable[[], Sequence[str | bytes]], str, str] | None = None
         self._pending_tail: tuple[int, TornTail | None, bool] | None = None
         self._closed = False
+        self._context_memo: tuple[tuple[str, int], SessionContext] | None = None
 
     # --- constructors -----------------------------------------------------------------------------
 
@@ -450,11 +469,18 @@ class SessionManager:
         return self.append_branch_summary(entry_id or "root", summary, details, from_hook)
 
     def build_context(self, leaf_id: str | None | Any = LAST_ENTRY) -> SessionContext:
-        """The context of the active path (or of the path to ``leaf_id``)."""
+        """The context of the active path (or of the path to ``leaf_id``).
+
+        Start-up asks for the same context more than once (the model to restore, then the agent's
+        history): the last one is kept while no entry is added, and each caller gets its own lists.
+        """
         leaf = self._tree.leaf_id if leaf_id is LAST_ENTRY else leaf_id
         if leaf is None:
             return SessionContext()
-        return build_session_context(self._tree.entries, leaf)
+        key = (leaf, len(self._tree.entries))
+        if self._context_memo is None or self._context_memo[0] != key:
+            self._context_memo = (key, build_session_context(self._tree.entries, leaf))
+        return _copy_context(self._context_memo[1])
 
     def get_user_messages_for_forking(self) -> list[tuple[str, str]]:
         """``(entry id, text)`` of every user message, in file order (for ``/fork``)."""
