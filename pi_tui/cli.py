@@ -6,6 +6,7 @@ without loading pydantic, the provider SDKs or Textual.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable
@@ -131,6 +132,7 @@ def _run(args: Args) -> int:
     if args.list_models:
         return _list_models(args)
     if args.resume:
+        _settle_gc()
         from pi_tui.modes.plain import cannot_host_fullscreen
 
         if not (args.print_mode or args.plain or cannot_host_fullscreen()):  # the TUI's resume picker
@@ -166,6 +168,8 @@ def _run(args: Args) -> int:
     if args.rewind and args.mode == "text":  # checkpoints (issue #13): --rewind is a print-mode action
         args.print_mode = True
     headless = args.print_mode or args.mode == "json"
+    if not headless or args.mode == "rpc":
+        _settle_gc()  # the interactive and RPC modes start their own way: collect as usual there
     if args.mode == "rpc":  # issue #11: pi's RPC protocol on stdin/stdout
         from pi_tui.modes.rpc import run_rpc
 
@@ -201,6 +205,7 @@ def _run_headless(
     from pi_tui.runtime.factory import create_session_or_report
 
     startup = create_session_or_report(args, cwd)
+    _settle_gc()
     if isinstance(startup, int):
         return startup
     prompts = build_prompts()  # extensions' flags may have handed words back to the prompt
@@ -243,8 +248,37 @@ def _run_headless(
         return 130
 
 
+_gc_held: list[bool] = []  # [True] while `main` holds the cyclic collector off
+
+
+def _settle_gc() -> None:
+    """Start-up is over: freeze what it built and collect cycles again from here on.
+
+    Start-up (imports, settings, the session, tools) makes tens of thousands of long-lived objects
+    and almost no cyclic garbage; with the collector on, Python ran ~110 young collections over them
+    (~17 ms of a ~210 ms one-turn answer) and each later full collection walked them all again.
+    Frozen, they are skipped by every collection; objects made from here on are collected as usual.
+    """
+    if _gc_held:
+        _gc_held.clear()
+        gc.freeze()
+        gc.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run pi-tui with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    # No cyclic collections until start-up is done (`_settle_gc`); only when we own the interpreter:
+    # a caller's main(argv) (tests, embedding) keeps its collector as it is.
+    if argv is None and gc.isenabled():
+        gc.disable()
+        _gc_held.append(True)
+    try:
+        return _main(argv)
+    finally:
+        _settle_gc()
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # --- package sub-commands (issue #5 item 8), handled before normal parsing ---
     if argv and argv[0] in ("install", "remove", "uninstall", "update", "list"):
