@@ -317,7 +317,8 @@ def parse_entry(data: dict[str, Any], line: str) -> SessionEntry:
     if cls is None:
         return RawEntry(data, line)
     try:
-        return cls.model_validate(data)  # type: ignore[return-value]
+        # the class was chosen by ``type``: its value needs no second check
+        return cls.model_validate(data, tag_checked="type")  # type: ignore[return-value]
     except ValidationError as exc:
         return RawEntry(data, line, problem=_first_error(exc))
 

@@ -215,15 +215,14 @@ def _deep(value: Any, memo: dict[int, Any] | None = None) -> Any:
 class _Spec:
     """A record class's fields, resolved on first use."""
 
-    __slots__ = ("fields", "by_name", "keys", "optional", "count", "plan", "required_keys", "make")
+    __slots__ = ("cls", "fields", "by_name", "keys", "plan", "must", "make", "tagged")
 
     def __init__(self, cls: type[Record], fields: list[FieldInfo]) -> None:
+        self.cls = cls
         self.fields = tuple(fields)
         self.by_name = {f.name: f for f in fields}
-        self.count = len(fields)
         # input key -> (field name, exact type that needs no check, check)
         self.keys: dict[Any, tuple[str, type | None, Check | None]] = {}
-        optional = []
         plan = []
         for f in fields:
             key = f.alias = key_of(f, cls)
@@ -235,26 +234,39 @@ class _Spec:
             if cls.populate_by_name or key == f.name:
                 self.keys[f.name] = entry
             self.keys[key] = entry
-            if not f.is_required():
-                optional.append((f.name, f.default, f.default_factory))
-            plan.append((f.name, key, _is_scalar(f.annotation)))
-        self.optional = tuple(optional)
+            plan.append((f.name, key, _is_scalar(f.annotation), f.default))
         self.plan = tuple(plan)
-        self.required_keys = tuple((f.name, f.alias or f.name) for f in fields if f.is_required())
-        self.make = _maker(cls, self)
+        # Fields with a plain default are not stored: the class attribute of that name is the default
+        # (so ``__dict__`` holds what was given, which is what ``model_fields_set`` reports). Required
+        # fields and fields with a default factory are the only ones to look for after the loop.
+        self.must = tuple(
+            (f.name, f.alias or f.name, f.default_factory) for f in fields if f.default is MISSING
+        )
+        self.make = _maker(cls, self, self.keys)
+        self.tagged: dict[str, Callable[..., Any]] = {}
+
+    def maker_for_tag(self, name: str) -> Callable[..., Any]:
+        """A `make` that skips the check of field ``name``: the caller chose this class by its value.
+
+        A tagged union (and `parse_entry`) picks the class from the value of its ``Literal`` tag, so
+        checking that value again would only cost time.
+        """
+        make = self.tagged.get(name)
+        if make is None:
+            keys = {k: ((name, None, None) if entry[0] == name else entry) for k, entry in self.keys.items()}
+            make = self.tagged[name] = _maker(self.cls, self, keys)
+        return make
 
 
-def _maker(cls: type[Record], spec: _Spec) -> Callable[..., Any]:
-    """The function that validates a dict into a new ``cls`` (raising `Invalid`).
+def _maker(
+    cls: type[Record], spec: _Spec, entries: dict[Any, tuple[str, type | None, Check | None]]
+) -> Callable[..., Any]:
+    """The function that validates a dict into a new ``cls`` (raising `Invalid`), by the table ``entries``.
 
     The hot path of loading a session: everything it needs is bound here, so a record costs one loop
     over its keys with a type test per value (a check call only when the type is not the plain one).
     """
-    key_entry = spec.keys.get
-    count = spec.count
-    defaults = {name: (default, factory) for name, default, factory in spec.optional}
-    optional_names = set(defaults)
-    required_keys = spec.required_keys
+    must = spec.must
     new = object.__new__
 
     def make(data: Mapping[Any, Any], target: Any = None) -> Any:
@@ -262,13 +274,13 @@ def _maker(cls: type[Record], spec: _Spec) -> Callable[..., Any]:
         values = self.__dict__
         extra: dict[Any, Any] | None = None
         for key, value in data.items():
-            entry = key_entry(key)
-            if entry is None:
+            try:
+                name, exact, check = entries[key]
+            except (KeyError, TypeError):  # an unknown (or unhashable) key: kept as is
                 if extra is None:
                     extra = {}
                 extra[key] = value
                 continue
-            name, exact, check = entry
             if check is not None and type(value) is not exact:
                 try:
                     value = check(value)
@@ -277,17 +289,16 @@ def _maker(cls: type[Record], spec: _Spec) -> Callable[..., Any]:
                     raise
             values[name] = value
         defaulted: set[str] | None = None
-        if len(values) < count:
-            defaulted = optional_names.difference(values)
-            for name in defaulted:
-                default, factory = defaults[name]
-                values[name] = default if factory is None else factory()
-            if len(values) < count:
-                for name, key in required_keys:
-                    if name not in values:
-                        missing = Invalid("field required", "missing")
-                        missing.loc.append(key)
-                        raise missing
+        for name, key, factory in must:
+            if name not in values:
+                if factory is None:
+                    missing = Invalid("field required", "missing")
+                    missing.loc.append(key)
+                    raise missing
+                values[name] = factory()
+                if defaulted is None:
+                    defaulted = set()
+                defaulted.add(name)
         # stored only when there are any: most records have neither, and the class attributes say None
         if extra is not None:
             values["_extra"] = extra
@@ -415,14 +426,9 @@ class Record:
                 ):
                     continue
                 info = cls._declared.get(name)
-                if info is None:
-                    default = cls.__dict__.get(name, MISSING)
-                    if isinstance(default, list | dict | set):  # a mutable default: each record gets a copy
-                        info = FieldInfo(default_factory=_copier(default))
-                    else:
-                        info = FieldInfo(default)
-                else:
-                    info = info._copy()
+                info = FieldInfo(cls.__dict__.get(name, MISSING)) if info is None else info._copy()
+                if isinstance(info.default, list | dict | set | Record):  # mutable: each record gets a copy
+                    info.default_factory, info.default = _copier(info.default), MISSING
                 info.name = name
                 info.annotation = annotation
                 fields[name] = info
@@ -444,12 +450,19 @@ class Record:
             raise exc.public(cls.__name__) from None
 
     @classmethod
-    def _maker(cls) -> Callable[..., Any]:
-        return (cls._spec or cls._build()).make
+    def _maker(cls, tag: str | None = None) -> Callable[..., Any]:
+        """The function validating a dict into a ``cls`` (raising `Invalid`); see `_Spec.maker_for_tag`."""
+        spec = cls._spec or cls._build()
+        return spec.make if tag is None else spec.maker_for_tag(tag)
 
     @classmethod
-    def model_validate(cls: type[_R], obj: Any) -> _R:
+    def model_validate(cls: type[_R], obj: Any, *, tag_checked: str | None = None) -> _R:
         """``obj`` itself when it is already a ``cls``; else a record validated from a dict.
+
+        Args:
+            obj: A dict (JSON keys or, where allowed, Python names), or a ``cls``.
+            tag_checked: The name of a ``Literal`` field whose value the caller has already matched to
+                this class (as `pi_tui.session.entries.parse_entry` does with ``type``): not checked again.
 
         Raises:
             ValidationError: ``obj`` is not a dict, or a value in it does not fit.
@@ -461,8 +474,10 @@ class Record:
                 raise ValidationError(
                     cls.__name__, (), f"expected an object, got {kind_name(obj)}", "model_type"
                 )
+        spec = cls._spec or cls._build()
+        make = spec.make if tag_checked is None else spec.maker_for_tag(tag_checked)
         try:
-            return (cls._spec or cls._build()).make(obj)
+            return make(obj)
         except Invalid as exc:
             raise exc.public(cls.__name__) from None
 
@@ -479,7 +494,7 @@ class Record:
     @property
     def model_fields_set(self) -> set[str]:
         """Names of the fields given when the record was made (or set since), plus the extra keys."""
-        given = set(self._fields())
+        given = {name for name in self.__dict__ if name not in _META}
         if self._defaulted:
             given.difference_update(self._defaulted)
         if self._extra:
@@ -487,11 +502,11 @@ class Record:
         return given
 
     def _fields(self) -> dict[str, Any]:
-        """The declared fields' values (``__dict__`` without the bookkeeping keys)."""
+        """Every declared field's value, defaults included, in declaration order."""
+        spec = type(self)._spec
+        assert spec is not None  # an instance exists, so its class was built
         values = self.__dict__
-        if "_extra" in values or "_defaulted" in values:
-            return {k: v for k, v in values.items() if k not in _META}
-        return values
+        return {name: values.get(name, default) for name, _key, _scalar, default in spec.plan}
 
     def model_dump(
         self,
@@ -519,8 +534,8 @@ class Record:
         assert spec is not None  # an instance exists, so its class was built
         values = self.__dict__
         out: dict[str, Any] = {}
-        for name, key, scalar in spec.plan:
-            value = values[name]
+        for name, key, scalar, default in spec.plan:
+            value = values.get(name, default)
             if value is None:
                 if not exclude_none:
                     out[key if by_alias else name] = None
@@ -606,11 +621,7 @@ class Record:
 
     def __iter__(self) -> Iterator[tuple[str, Any]]:
         """(name, value) pairs: the fields in declaration order, then the extra keys (as pydantic)."""
-        spec = type(self)._spec
-        assert spec is not None
-        values = self.__dict__
-        for name, _key, _scalar in spec.plan:
-            yield name, values.get(name)
+        yield from self._fields().items()
         if self._extra:
             yield from self._extra.items()
 

@@ -307,7 +307,7 @@ def _tagged_union(classes: tuple[type[Record], ...]) -> Check | None:
             if info is None or get_origin(strip_annotated(info.annotation)) is not Literal:
                 break
             for tag in get_args(strip_annotated(info.annotation)):
-                table[tag] = cls._maker()
+                table[tag] = cls._maker(candidate.name)
         else:
             return _dispatch(candidate.name, key_of(candidate, classes[0]), table, classes)
     return None
@@ -331,8 +331,8 @@ def _dispatch(
             if tag is MISSING and name != key:
                 tag = value.get(name, MISSING)
             try:
-                make = table.get(tag)
-            except TypeError:  # an unhashable tag (a list, say)
+                make = table[tag]
+            except (KeyError, TypeError):  # an unknown or unhashable tag (a list, say)
                 make = None
             if make is not None:
                 return make(value)
