@@ -13,7 +13,6 @@ are always read.
 from __future__ import annotations
 
 import fnmatch
-import glob
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -49,6 +48,8 @@ class _PathFilter:
         if exclude:
             self.excludes.append(str(path))
         elif _GLOB_CHARS & set(value):
+            import glob  # only a settings entry with a wildcard needs it
+
             self.includes.extend(Path(match) for match in sorted(glob.glob(str(path))))
         else:
             self.includes.append(path)

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.resources.diagnostics import ResourceDiagnostic
-from pi_tui.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from pi_tui.resources.paths import CONFIG_DIR_NAME, resolve_path
 from pi_tui.util.ignore import IgnoreStack, find_git_root
 
@@ -130,6 +129,8 @@ def load_skill_file(path: Path, source: str) -> tuple[Skill | None, list[Resourc
     except OSError as exc:
         warn(f"could not read skill file: {exc.strerror or exc}")
         return None, diagnostics
+    from pi_tui.resources.frontmatter import FrontmatterError, parse_frontmatter  # with the first skill
+
     try:
         data = parse_frontmatter(text).data
     except FrontmatterError as exc:
@@ -404,6 +405,8 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str | None:
         raise SkillError(
             f"Could not read skill {name!r} at {skill.file_path}: {exc.strerror or exc}"
         ) from exc
+    from pi_tui.resources.frontmatter import strip_frontmatter
+
     body = strip_frontmatter(content)
     location = str(skill.file_path).replace("&", "&amp;").replace('"', "&quot;")
     expanded = (

@@ -7,16 +7,20 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
 from ._common import format_number, opt_number_arg, str_arg
-from .output import OutputAccumulator, OutputSnapshot
-from .process import ShellNotFoundError, resolve_shell, run_streaming, shell_env
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+if TYPE_CHECKING:
+    from .output import OutputAccumulator, OutputSnapshot
+
+# The process runner and the output spooler load with the first command: a run that never calls bash
+# does not import them (issue #12).
 
 __all__ = [
     "create_bash_tool",
@@ -101,6 +105,8 @@ def create_bash_tool(
         script = f"{command_prefix}\n{command}" if command_prefix else command
         if not cwd.is_dir():
             raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
+        from .process import ShellNotFoundError, resolve_shell, shell_env
+
         try:
             shell = resolve_shell(shell_path)
         except ShellNotFoundError as exc:
@@ -173,6 +179,9 @@ async def _run(
     temp_dir: Path | None,
     env: dict[str, str],
 ) -> ToolResult:
+    from .output import OutputAccumulator
+    from .process import run_streaming
+
     output = OutputAccumulator(temp_dir=temp_dir)
     throttle = _Throttle(output, on_update)
     if on_update is not None:

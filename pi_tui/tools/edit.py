@@ -7,25 +7,20 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
 from ._common import finish_in_thread, raise_if_aborted, str_arg
-from .edit_diff import (
-    Edit,
-    apply_edits,
-    detect_line_ending,
-    generate_diff,
-    generate_unified_patch,
-    normalize_to_lf,
-    restore_line_endings,
-    strip_bom,
-)
 from .mutation_queue import file_mutation
 from .paths import resolve_to_cwd
+
+if TYPE_CHECKING:
+    from .edit_diff import Edit
+
+# The matching and diff machinery (edit_diff) loads on the first edit: most runs never edit (issue #12).
 
 __all__ = [
     "create_edit_tool",
@@ -114,6 +109,8 @@ def prepare_edit_arguments(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parse_edits(params: dict[str, Any]) -> list[Edit]:
+    from .edit_diff import Edit
+
     raw = params.get("edits")
     if not isinstance(raw, list) or not raw:
         raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
@@ -205,6 +202,16 @@ def _plan_edit(absolute: Path, path: str, edits: list[Edit]) -> _Plan:
     # surrogateescape keeps bytes that are not UTF-8 intact through the round trip.
     original = absolute.read_bytes()
     raw = original.decode("utf-8", "surrogateescape")
+    from .edit_diff import (
+        apply_edits,
+        detect_line_ending,
+        generate_diff,
+        generate_unified_patch,
+        normalize_to_lf,
+        restore_line_endings,
+        strip_bom,
+    )
+
     bom, content = strip_bom(raw)
     ending = detect_line_ending(content)
     applied = apply_edits(normalize_to_lf(content), edits, path)

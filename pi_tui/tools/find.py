@@ -13,10 +13,8 @@ from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
 from ._common import ABORTED_MESSAGE, Notice, listing_result, opt_int_arg, opt_str_arg, run_blocking, str_arg
-from .globs import glob_to_regex
 from .paths import resolve_to_cwd
 from .truncate import DEFAULT_MAX_BYTES
-from .walk import walk
 
 __all__ = ["create_find_tool", "FIND_PARAMETERS", "FIND_DESCRIPTION", "DEFAULT_FIND_LIMIT", "FindMatcher"]
 
@@ -52,6 +50,8 @@ class FindMatcher:
 
     def __init__(self, pattern: str) -> None:
         self.full_path = "/" in pattern
+        from .globs import glob_to_regex  # loaded with the first search (issue #12)
+
         source = glob_to_regex(pattern, braces=True)
         if self.full_path and not (pattern.startswith("/") or pattern.startswith("**/") or pattern == "**"):
             source = "(?:.*/)?" + source
@@ -97,6 +97,8 @@ def _find(search_path: Path, matcher: FindMatcher, limit: int, stopped: Callable
     if not search_path.is_dir():
         raise ToolError(f"Not a directory: {search_path}")
     found: list[str] = []
+    from .walk import walk  # the tree walker loads with the first search (issue #12)
+
     for entry in walk(search_path, should_stop=stopped):
         absolute = Path(entry.path).as_posix()
         if matcher.matches(entry.name, absolute):

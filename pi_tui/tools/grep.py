@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
@@ -23,10 +23,11 @@ from ._common import (
     run_blocking,
     str_arg,
 )
-from .globs import glob_to_regex
 from .paths import resolve_to_cwd
 from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
-from .walk import WalkEntry, walk
+
+if TYPE_CHECKING:
+    from .walk import WalkEntry
 
 __all__ = ["create_grep_tool", "GREP_PARAMETERS", "GREP_DESCRIPTION", "DEFAULT_GREP_LIMIT", "GlobFilter"]
 
@@ -76,6 +77,8 @@ class GlobFilter:
         self.dir_only = pattern.endswith("/")
         pattern = pattern.rstrip("/")
         self.anchored = "/" in pattern
+        from .globs import glob_to_regex  # loaded with the first glob (issue #12)
+
         source = glob_to_regex(pattern.lstrip("/"), braces=True)
         self._regex = re.compile(source, re.DOTALL)
 
@@ -142,6 +145,8 @@ def _grep(search_path: Path, glob: str | None, search: _Search, stopped: Callabl
         raise ToolError(f"Path not found: {search_path}")
     if search_path.is_dir():
         skip = GlobFilter(glob).skips if glob else None
+        from .walk import walk  # the tree walker loads with the first search (issue #12)
+
         for entry in walk(search_path, should_stop=stopped, skip=skip):
             if entry.is_dir or entry.is_symlink:
                 continue

@@ -10,7 +10,6 @@ is on its own larger than the byte limit (`TruncationResult.last_line_partial`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
 __all__ = [
@@ -89,14 +88,15 @@ def format_size(num_bytes: int) -> str:
     if num_bytes < 1024:
         return f"{num_bytes}B"
     if num_bytes < 1024 * 1024:
-        return f"{_one_decimal(Decimal(num_bytes) / 1024)}KB"
-    return f"{_one_decimal(Decimal(num_bytes) / (1024 * 1024))}MB"
+        return f"{_one_decimal(num_bytes, 1024)}KB"
+    return f"{_one_decimal(num_bytes, 1024 * 1024)}MB"
 
 
-def _one_decimal(value: Decimal) -> str:
-    # Dividing by a power of two is exact in Decimal, so this rounds the true value the way
-    # JavaScript's toFixed(1) does (1280 bytes is "1.3KB", not the banker's "1.2KB").
-    return str(value.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+def _one_decimal(num: int, unit: int) -> str:
+    # num / unit to one decimal, halves rounded up, in integers (exact, as JavaScript's toFixed(1) on
+    # these values: 1280 bytes is "1.3KB", not the banker's "1.2KB"), without loading `decimal`.
+    tenths = (num * 20 + unit) // (2 * unit)
+    return f"{tenths // 10}.{tenths % 10}"
 
 
 def _split_lines(content: str) -> list[str]:

@@ -35,3 +35,222 @@ def test_the_runtime_does_not_load_a_user_interface(tmp_path: Path) -> None:
     loaded, _ = _modules_after("import pi_tui.runtime.agent_session", tmp_path)
     assert "pi_tui" in loaded
     assert loaded & UI_ONLY == set()
+
+
+# Every pi_tui module a one-turn ``pi-tui -p`` answer may import (issue #12). Start-up is most of a
+# one-turn answer's cost, so a new import on this path should be a decision: load what only some runs
+# need (compaction's summariser, rewinds, the tools' machinery, extension loading, the UI) on first use.
+# Adding a module here is a one-line change; say in the commit why a one-turn run needs it.
+ONE_TURN_MAY_IMPORT = frozenset(
+    {
+        # pi_tui
+        "pi_tui",
+        # pi_tui.agent
+        "pi_tui.agent",
+        "pi_tui.agent.convert",
+        "pi_tui.agent.events",
+        "pi_tui.agent.hooks",
+        "pi_tui.agent.loop",
+        "pi_tui.agent.run",
+        "pi_tui.agent.tool",
+        "pi_tui.agent.tool_exec",
+        "pi_tui.agent.validate",
+        # pi_tui.ai
+        "pi_tui.ai",
+        "pi_tui.ai.auth",
+        "pi_tui.ai.catalog",
+        "pi_tui.ai.cost",
+        "pi_tui.ai.errors",
+        "pi_tui.ai.http",
+        "pi_tui.ai.http_env",
+        "pi_tui.ai.jsonc",
+        "pi_tui.ai.model_registry",
+        "pi_tui.ai.model_resolver",
+        "pi_tui.ai.models_json",
+        "pi_tui.ai.paths",
+        "pi_tui.ai.providers",
+        "pi_tui.ai.providers._common",
+        "pi_tui.ai.providers._history",
+        "pi_tui.ai.providers._partial_json",
+        "pi_tui.ai.providers._wire_cache",
+        "pi_tui.ai.providers.anthropic",
+        "pi_tui.ai.providers.openai_completions",
+        "pi_tui.ai.providers.openai_responses",
+        "pi_tui.ai.registry",
+        "pi_tui.ai.stream",
+        "pi_tui.ai.thinking",
+        "pi_tui.ai.tokens",
+        "pi_tui.ai.types",
+        "pi_tui.ai.wire",
+        # pi_tui.args
+        "pi_tui.args",
+        # pi_tui.checkpoints
+        "pi_tui.checkpoints",
+        "pi_tui.checkpoints.limits",
+        "pi_tui.checkpoints.recorder",
+        "pi_tui.checkpoints.store",
+        # pi_tui.cli
+        "pi_tui.cli",
+        # pi_tui.compaction
+        "pi_tui.compaction",
+        "pi_tui.compaction.controller",
+        "pi_tui.compaction.errors",
+        "pi_tui.compaction.path",
+        "pi_tui.compaction.tokens",
+        # pi_tui.context
+        "pi_tui.context",
+        "pi_tui.context.engine",
+        "pi_tui.context.envelope",
+        "pi_tui.context.hooks",
+        "pi_tui.context.ledger",
+        "pi_tui.context.panels",
+        "pi_tui.context.patches",
+        "pi_tui.context.render",
+        "pi_tui.context.request",
+        # pi_tui.extensions
+        "pi_tui.extensions",
+        "pi_tui.extensions.discovery",
+        "pi_tui.extensions.setup",
+        "pi_tui.extensions.ui",
+        # pi_tui.modes
+        "pi_tui.modes",
+        "pi_tui.modes.commands",
+        "pi_tui.modes.json_events",
+        "pi_tui.modes.print_mode",
+        "pi_tui.modes.rpc",
+        "pi_tui.modes.rpc.events",
+        "pi_tui.modes.termination",
+        # pi_tui.packages
+        "pi_tui.packages",
+        "pi_tui.packages.resolve",
+        # pi_tui.resources
+        "pi_tui.resources",
+        "pi_tui.resources.context_files",
+        "pi_tui.resources.diagnostics",
+        "pi_tui.resources.frontmatter",
+        "pi_tui.resources.loader",
+        "pi_tui.resources.paths",
+        "pi_tui.resources.settings",
+        "pi_tui.resources.settings_io",
+        "pi_tui.resources.settings_schema",
+        "pi_tui.resources.skills",
+        "pi_tui.resources.system_prompt",
+        "pi_tui.resources.templates",
+        "pi_tui.resources.trust_store",
+        "pi_tui.resources.yaml_subset",
+        # pi_tui.runtime
+        "pi_tui.runtime",
+        "pi_tui.runtime._host",
+        "pi_tui.runtime.agent_session",
+        "pi_tui.runtime.compaction_ops",
+        "pi_tui.runtime.events",
+        "pi_tui.runtime.factory",
+        "pi_tui.runtime.rewind_ops",
+        "pi_tui.runtime.tree_ops",
+        # pi_tui.session
+        "pi_tui.session",
+        "pi_tui.session.context",
+        "pi_tui.session.edits",
+        "pi_tui.session.entries",
+        "pi_tui.session.errors",
+        "pi_tui.session.listing",
+        "pi_tui.session.loader",
+        "pi_tui.session.lock",
+        "pi_tui.session.manager",
+        "pi_tui.session.migrate",
+        "pi_tui.session.paths",
+        "pi_tui.session.report",
+        "pi_tui.session.search",
+        "pi_tui.session.store",
+        "pi_tui.session.system",
+        "pi_tui.session.tree",
+        # pi_tui.tools
+        "pi_tui.tools",
+        "pi_tui.tools._common",
+        "pi_tui.tools.bash",
+        "pi_tui.tools.edit",
+        "pi_tui.tools.find",
+        "pi_tui.tools.grep",
+        "pi_tui.tools.images",
+        "pi_tui.tools.ls",
+        "pi_tui.tools.mutation_queue",
+        "pi_tui.tools.paths",
+        "pi_tui.tools.read",
+        "pi_tui.tools.truncate",
+        "pi_tui.tools.write",
+        # pi_tui.util
+        "pi_tui.util",
+        "pi_tui.util.format",
+        "pi_tui.util.fuzzy",
+        "pi_tui.util.ignore",
+        "pi_tui.util.large_buffers",
+        "pi_tui.util.record",
+        "pi_tui.util.record_checks",
+    }
+)
+# What the deferrals above keep out: named so a regression says what came back.
+ONE_TURN_MUST_NOT_IMPORT = (
+    "pi_tui.compaction.summarize",
+    "pi_tui.compaction.branch_summary",
+    "pi_tui.compaction.prepare",
+    "pi_tui.checkpoints.rewind",
+    "pi_tui.checkpoints.snapshot",
+    "pi_tui.checkpoints.gc",
+    "pi_tui.tools.edit_diff",
+    "pi_tui.tools.process",
+    "pi_tui.tools.output",
+    "pi_tui.tools.walk",
+    "pi_tui.modes.interactive",
+    "decimal",
+)
+
+_DUMP_MODULES = """
+import atexit, json, runpy, sys
+out = sys.argv.pop(1)
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv[0] = "pi-tui"
+runpy.run_module("pi_tui", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize("api", ["anthropic-messages", "openai-completions", "openai-responses"])
+def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
+    tmp_path: Path, agent_dir: Path, api: str
+) -> None:
+    from pi_tui.testing import FakeLLM, Reply, text
+
+    fake = FakeLLM()
+    fake.script([Reply([text("The answer is 42.")])])
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    dump = tmp_path / "modules.json"
+    env = {
+        k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy")
+    }
+    with fake.serve() as server:
+        base = server.anthropic_base_url if api == "anthropic-messages" else server.openai_base_url
+        config = {
+            "providers": {
+                "budget": {
+                    "baseUrl": base,
+                    "api": api,
+                    "apiKey": "budget-key",
+                    "models": [{"id": "m", "contextWindow": 200_000, "maxTokens": 8192}],
+                }
+            }
+        }
+        (agent_dir / "models.json").write_text(json.dumps(config))
+        run = subprocess.run(
+            [sys.executable, "-c", _DUMP_MODULES, str(dump), "--model", "budget/m", "-p", "What is it?"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=50,
+        )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "The answer is 42."
+    loaded = set(json.loads(dump.read_text()))
+    ours = {name for name in loaded if name == "pi_tui" or name.startswith("pi_tui.")}
+    assert ours - ONE_TURN_MAY_IMPORT == set(), sorted(ours - ONE_TURN_MAY_IMPORT)
+    assert [name for name in ONE_TURN_MUST_NOT_IMPORT if name in loaded] == []
