@@ -383,6 +383,10 @@ class ContextEngine:
         self.last = PreparedRequest(request, request_env, record, dict(request_env.options))
         return self.last
 
+    def has_handlers(self) -> bool:
+        """Whether any ``context`` handler is loaded (without one, `turn_end` only replays)."""
+        return bool(list(self._handlers()))
+
     async def turn_end(self) -> ContextEnvelope:
         """Step 7: run ``context(turn_end)``; its patches are persisted."""
         env = self.replay()

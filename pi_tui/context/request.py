@@ -27,6 +27,7 @@ __all__ = [
     "common_prefix_blocks",
     "message_tokens",
     "tokens_before",
+    "tool_tokens",
 ]
 
 
@@ -155,6 +156,11 @@ def _canonical(obj: Any, make: Callable[[], _Canonical]) -> _Canonical:
         return canonical
     _CANONICAL[slot] = (ref, canonical)
     return canonical
+
+
+def tool_tokens(tool: ToolDefinition) -> int:
+    """Estimated tokens of a tool definition (chars/4 of its JSON), computed once per definition."""
+    return _canonical(tool, lambda: _tool_canonical(tool)).tokens
 
 
 def _tool_canonical(tool: ToolDefinition) -> _Canonical:

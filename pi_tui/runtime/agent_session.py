@@ -224,7 +224,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             except SessionError as exc:
                 # The conversation goes on in memory; the user must hear that it is not being saved.
                 await self.emit(RuntimeEvent("error", {"message": f"Session not saved: {exc}"}))
-        elif isinstance(event, TurnEnd):
+        elif isinstance(event, TurnEnd) and (self.engine.has_handlers() or self._detaches_history()):
+            # Without handlers or history detaching, step 7 would only replay the path for nothing.
             try:
                 env = await self.engine.turn_end()
                 self._maybe_detach_history(env)
@@ -232,10 +233,13 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 await self.emit(RuntimeEvent("error", {"message": f"context(turn_end) failed: {exc}"}))
         await self.emit(event)
 
+    def _detaches_history(self) -> bool:
+        context_settings = self.settings.get("context", {}) if self.settings is not None else {}
+        return isinstance(context_settings, dict) and bool(context_settings.get("detachHistory"))
+
     def _maybe_detach_history(self, env: ContextEnvelope) -> None:
         """Seed 004's frozen history panels (opt-in: settings ``context.detachHistory``)."""
-        context_settings = self.settings.get("context", {}) if self.settings is not None else {}
-        if not isinstance(context_settings, dict) or not context_settings.get("detachHistory"):
+        if not self._detaches_history():
             return
         from pi_tui.context.history import find_detach_point
 

@@ -108,13 +108,11 @@ class CompactionMixin(SessionHost):
     async def _compaction_preflight(
         self, env: ContextEnvelope, signal: AbortSignal
     ) -> ContextEnvelope | None:
-        import json
-
         from pi_tui.ai.tokens import estimate_tokens
+        from pi_tui.context.request import tool_tokens
 
-        overhead = estimate_tokens(env.system_compiled) + sum(
-            estimate_tokens(json.dumps(t.to_json_dict())) for t in env.tools
-        )
+        # The same estimate as before (chars/4 of each definition's JSON), kept per definition object.
+        overhead = estimate_tokens(env.system_compiled) + sum(tool_tokens(t) for t in env.tools)
         if await self.compaction.preflight(overhead, signal):
             return self.engine.replay()
         return None

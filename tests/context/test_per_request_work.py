@@ -152,3 +152,13 @@ def test_fingerprinting_the_next_request_hashes_only_the_new_messages(
         assert [b.upto for b in blocks] == [
             sum(b.tokens for b in blocks[: i + 1]) for i in range(len(blocks))
         ]
+
+
+def test_a_tool_definition_is_estimated_once_and_as_its_json() -> None:
+    import json
+
+    from pi_tui.ai.tokens import estimate_tokens
+    from pi_tui.context.request import tool_tokens
+
+    tool = ToolDefinition(name="grep", description="Search " * 40, parameters={"type": "object"})
+    assert tool_tokens(tool) == estimate_tokens(json.dumps(tool.to_json_dict()))
