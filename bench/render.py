@@ -51,15 +51,20 @@ def _verdict(ok: bool) -> str:
 
 _HOW = [
     "How a request stays cheap (issue #12): the providers talk HTTP through pi-tui's own wire client",
-    "(`pi_tui.ai.wire`: `httpx2`, the SDKs' own HTTP library, plus a small SSE decoder; the vendor SDKs are",
-    "never imported, only the tests use them, as the oracle of the decoding). Each stored message is",
-    "converted and JSON-encoded once (`ConversionCache`), and each request extends the previous one's",
-    "prepared and converted history (`PrefixMemo`) and reuses the JSON of the body's unchanged leading",
-    "items. The context engine extends the previous request's replay by the new session entries",
-    "(`ReplayCache`), fingerprints only new blocks, and takes over the history part of the last request;",
-    "the session tree's path walk stops at the last path's leaf; session lines are fsync'ed on a",
-    "background thread (group commit). What stays O(history) per request: sending the body (the APIs are",
-    "stateless: pi sends the same bytes) and identity checks over the message list.",
+    "(`pi_tui.ai.wire` over `pi_tui.ai.http`: asyncio streams and `h11`, plus a small SSE decoder; `httpx2`",
+    "only behind a proxy; the vendor SDKs are never imported, only the tests use them, as the oracle of the",
+    "decoding). Each stored message is converted and JSON-encoded once (`ConversionCache`), each request",
+    "extends the previous one's prepared and converted history (`PrefixMemo`), and the body encoder keeps",
+    "the previous body's pieces and adds only the new items' JSON. The context engine extends the previous",
+    "request's replay by the new session entries (`ReplayCache`), fingerprints only new blocks, and takes",
+    "over the history part of the last request; the cache ledger finds the prefix hit by bisecting the",
+    "running digests and reads token sums from running totals; the session tree's path walk stops at the",
+    "last path's leaf; session lines are fsync'ed on a background thread (group commit). Once requests",
+    "pass ~32k tokens, glibc is told to keep large freed blocks (`pi_tui.util.large_buffers`), so the",
+    "megabyte bodies of a long run stop faulting in fresh pages; start-up's objects are frozen out of the",
+    "cyclic garbage collector (`gc.freeze()` in the CLI). What stays O(history) per request: sending the",
+    "body (the APIs are stateless: pi sends the same bytes; the kernel's copy and the copies into one",
+    "buffer) and identity checks and list copies over the message list, in C.",
 ]
 
 
@@ -75,10 +80,10 @@ def _why(pairs: dict[str, Pair], results: dict[str, Result]) -> list[str]:
         lines.append(
             f"- One turn and resume: pi-tui's run is mostly imports. Of the {one.ours.cpu_s * 1000:.0f} ms of CPU, "
             f"the interpreter takes {extra.get('interpreter', 0)} ms, asyncio {extra.get('asyncio', 0)} ms, "
-            f"pydantic with pi-tui's message types {extra.get('pydantic + pi_tui.ai.types', 0)} ms and `httpx2` "
-            f"with a client {extra.get('httpx2 + a client', 0)} ms ({http} ms on top of what pi-tui imports "
-            f"anyway); all a one-turn run imports before its request: {everything} ms. pi (one bundled "
-            "script, V8's code cache) starts in about the time pi-tui needs for pydantic and httpx2 alone."
+            f"pi-tui's message records {extra.get('pi_tui.ai.types (the message records)', 0)} ms and the HTTP "
+            f"client {extra.get('the HTTP client (pi_tui.ai.http with h11)', 0)} ms ({http} ms on top of what "
+            f"pi-tui imports anyway); all a one-turn run imports before its request: {everything} ms. pi (one "
+            "bundled script, V8's code cache) starts without an import step of this kind."
         )
     loop = pairs.get("tool_loop_100")
     if loop is not None and loop.pi is not None:

@@ -16,11 +16,11 @@ RUNS = 5
 LAYERS: dict[str, str] = {
     "interpreter": "pass",
     "asyncio": "import asyncio",
-    "pydantic + pi_tui.ai.types": "import pi_tui.ai.types",
-    "httpx2 + a client": "import httpx2; httpx2.AsyncClient(verify=False)",
+    "pi_tui.ai.types (the message records)": "import pi_tui.ai.types",
+    "the HTTP client (pi_tui.ai.http with h11)": "import asyncio, pi_tui.ai.http",
     "everything a one-turn -p run imports before its request": (
-        "import asyncio, httpx2, anyio._backends._asyncio, pi_tui.cli, pi_tui.runtime.factory, "
-        "pi_tui.modes.print_mode, pi_tui.ai.providers.anthropic; httpx2.AsyncClient(verify=False)"
+        "import asyncio, pi_tui.cli, pi_tui.runtime.factory, pi_tui.modes.print_mode, "
+        "pi_tui.ai.providers.anthropic, pi_tui.ai.wire, pi_tui.ai.http"
     ),
     "the same without the HTTP stack": (
         "import asyncio, pi_tui.cli, pi_tui.runtime.factory, pi_tui.modes.print_mode, "
