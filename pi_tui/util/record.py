@@ -143,19 +143,28 @@ def field(
 # --- dumping and copying ---------------------------------------------------------------------------
 
 
+_LEAVES = frozenset({str, int, float, bool, NoneType})
+
+
 def _dump_value(value: Any, by_alias: bool, exclude_none: bool, json_mode: bool) -> Any:
     t = type(value)
     if t is str or t is int or t is float or t is bool or value is None:
         return value
+    # JSON leaves are taken as they are without a call: tool arguments and details are mostly leaves
     if t is dict:
         if json_mode:
             return {
-                (k if type(k) is str else _json_key(k)): _dump_value(v, by_alias, exclude_none, True)
+                (k if type(k) is str else _json_key(k)): (
+                    v if type(v) in _LEAVES else _dump_value(v, by_alias, exclude_none, True)
+                )
                 for k, v in value.items()
             }
-        return {k: _dump_value(v, by_alias, exclude_none, False) for k, v in value.items()}
+        return {
+            k: v if type(v) in _LEAVES else _dump_value(v, by_alias, exclude_none, False)
+            for k, v in value.items()
+        }
     if t is list:
-        return [_dump_value(v, by_alias, exclude_none, json_mode) for v in value]
+        return [v if type(v) in _LEAVES else _dump_value(v, by_alias, exclude_none, json_mode) for v in value]
     if isinstance(value, Record):
         return value._dump(by_alias, exclude_none, json_mode)
     if isinstance(value, str | int | float):  # subclasses (str enums, IntEnum) before the generic cases
@@ -217,7 +226,7 @@ def _deep(value: Any, memo: dict[int, Any] | None = None) -> Any:
 class _Spec:
     """A record class's fields, resolved on first use."""
 
-    __slots__ = ("cls", "fields", "by_name", "keys", "plan", "must", "make", "tagged")
+    __slots__ = ("cls", "fields", "by_name", "keys", "plan", "plan_by_name", "must", "make", "tagged")
 
     def __init__(self, cls: type[Record], fields: list[FieldInfo]) -> None:
         self.cls = cls
@@ -237,7 +246,9 @@ class _Spec:
                 self.keys[f.name] = entry
             self.keys[key] = entry
             plan.append((f.name, key, _is_scalar(f.annotation), f.default))
+        # (name, output key, written as is, class default): keyed by JSON key, and by Python name
         self.plan = tuple(plan)
+        self.plan_by_name = tuple((name, name, scalar, default) for name, _key, scalar, default in plan)
         # Fields with a plain default are not stored: the class attribute of that name is the default
         # (so ``__dict__`` holds what was given, which is what ``model_fields_set`` reports). Required
         # fields and fields with a default factory are the only ones to look for after the loop.
@@ -534,17 +545,17 @@ class Record:
     def _dump(self, by_alias: bool, exclude_none: bool, json_mode: bool) -> dict[str, Any]:
         spec = type(self)._spec
         assert spec is not None  # an instance exists, so its class was built
-        values = self.__dict__
+        get = self.__dict__.get
         out: dict[str, Any] = {}
-        for name, key, scalar, default in spec.plan:
-            value = values.get(name, default)
+        for name, key, scalar, default in spec.plan if by_alias else spec.plan_by_name:
+            value = get(name, default)
             if value is None:
                 if not exclude_none:
-                    out[key if by_alias else name] = None
-            elif scalar:
-                out[key if by_alias else name] = value
+                    out[key] = None
+            elif scalar or type(value) in _LEAVES:
+                out[key] = value
             else:
-                out[key if by_alias else name] = _dump_value(value, by_alias, exclude_none, json_mode)
+                out[key] = _dump_value(value, by_alias, exclude_none, json_mode)
         if self._extra:
             for key, value in self._extra.items():
                 out[key] = _dump_value(value, by_alias, exclude_none, json_mode)
