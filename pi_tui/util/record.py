@@ -30,7 +30,6 @@ tuple); ``strict = True`` on a class turns them off (a float still takes an int,
 
 from __future__ import annotations
 
-import builtins
 import copy
 import dataclasses
 import enum
@@ -40,8 +39,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import PurePath
 from typing import Any, ClassVar, Generic, Literal, TypeVar, Union, dataclass_transform, get_args, get_origin
 
+from .record_annotations import resolve_annotation
 from .record_checks import (
-    BUILDING,
     MISSING,
     Check,
     Invalid,
@@ -237,15 +236,14 @@ class _Spec:
         plan = []
         for f in fields:
             key = f.alias = key_of(f, cls)
-            check = build_check(f.annotation, cls.strict)
-            exact = _exact_type(f.annotation)
+            check, exact, scalar = _analyse(f.annotation, cls.strict)
             if f.ge is not None or f.gt is not None or f.min_length is not None:
                 check, exact = constrained(check, f), None
             entry = (f.name, exact, check)
             if cls.populate_by_name or key == f.name:
                 self.keys[f.name] = entry
             self.keys[key] = entry
-            plan.append((f.name, key, _is_scalar(f.annotation), f.default))
+            plan.append((f.name, key, scalar, f.default))
         # (name, output key, written as is, class default): keyed by JSON key, and by Python name
         self.plan = tuple(plan)
         self.plan_by_name = tuple((name, name, scalar, default) for name, _key, scalar, default in plan)
@@ -322,19 +320,23 @@ def _maker(
     return make
 
 
-_COMPILED: dict[str, types.CodeType] = {}
-_BUILTINS = vars(builtins)
+_ANALYSED: dict[tuple[Any, bool], tuple[Check | None, type | None, bool]] = {}
 
 
-def _resolve(annotation: str, namespace: dict[str, Any]) -> Any:
-    """Evaluate a (postponed) annotation in its module's namespace; compiled once per distinct text."""
-    if annotation.isidentifier():
-        found = namespace.get(annotation, MISSING)
-        return _BUILTINS[annotation] if found is MISSING else found
-    code = _COMPILED.get(annotation)
-    if code is None:
-        code = _COMPILED[annotation] = compile(annotation, "<annotation>", "eval")
-    return eval(code, namespace)  # noqa: S307 - the class's own annotation, as typing.get_type_hints does
+def _analyse(annotation: Any, strict: bool) -> tuple[Check | None, type | None, bool]:
+    """(check, exact type, written as is) for a field type; kept per type, as classes share most."""
+    try:
+        return _ANALYSED[annotation, strict]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable annotation: analysed each time
+        return build_check(annotation, strict), _exact_type(annotation), _is_scalar(annotation)
+    found = _ANALYSED[annotation, strict] = (
+        build_check(annotation, strict),
+        _exact_type(annotation),
+        _is_scalar(annotation),
+    )
+    return found
 
 
 def _copier(value: Any) -> Callable[[], Any]:
@@ -433,7 +435,7 @@ class Record:
             namespace = vars(sys.modules[cls.__module__])
             for name, annotation in annotations.items():
                 if isinstance(annotation, str):
-                    annotation = _resolve(annotation, namespace)
+                    annotation = resolve_annotation(annotation, namespace)
                 if not isinstance(annotation, type) and (
                     annotation is ClassVar or get_origin(annotation) is ClassVar
                 ):
@@ -445,11 +447,7 @@ class Record:
                 info.name = name
                 info.annotation = annotation
                 fields[name] = info
-        BUILDING.add(cls)
-        try:
-            spec = _Spec(cls, list(fields.values()))
-        finally:
-            BUILDING.discard(cls)
+        spec = _Spec(cls, list(fields.values()))
         cls._spec = spec
         return spec
 

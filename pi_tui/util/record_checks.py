@@ -31,7 +31,6 @@ __all__ = [
     "kind_name",
     "strip_annotated",
     "is_record_class",
-    "BUILDING",
 ]
 
 Loc = tuple[str | int, ...]
@@ -394,9 +393,6 @@ _STRICT: dict[type, Check | None] = {
     float: _check_float_strict,
 }
 
-BUILDING: set[type] = set()
-"""Record classes whose field table is being built (a union that names one is resolved on first use)."""
-
 _NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", NoneType: "null"}
 
 
@@ -427,14 +423,22 @@ def build_check(annotation: Any, strict: bool) -> Check | None:
     raise TypeError(f"Record fields cannot have the type {annotation!r}")
 
 
-def _lazy_union(classes: tuple[type[Record], ...]) -> Check:
+def _records_union(classes: tuple[type[Record], ...]) -> Check:
+    """A union of record classes: an instance of one passes; a dict goes by its tag (see `_tagged_union`).
+
+    The dispatch table is built on the first dict, not before: building it builds every member class,
+    and a run that only ever passes instances (a new session) needs none of that.
+    """
     resolved: list[Check] = []
 
     def check(value: Any) -> Any:
-        if not resolved:
-            resolved.append(
-                _tagged_union(classes) or _union([(c, _record_check(c)) for c in classes], "an object")
-            )
+        if resolved:
+            return resolved[0](value)
+        if type(value) is not dict and isinstance(value, classes):
+            return value
+        resolved.append(
+            _tagged_union(classes) or _union([(c, _record_check(c)) for c in classes], "an object")
+        )
         return resolved[0](value)
 
     return check
@@ -450,11 +454,7 @@ def _build_union(args: tuple[Any, ...], strict: bool) -> Check | None:
     if len(rest) == 1:
         inner = build_check(rest[0], strict)
     elif all(is_record_class(a) for a in rest):
-        classes: tuple[type[Record], ...] = rest
-        if not BUILDING.intersection(classes):
-            inner = _tagged_union(classes) or _union([(c, _record_check(c)) for c in classes], "an object")
-        else:  # a class that refers to itself: resolved on first use, once its table exists
-            inner = _lazy_union(classes)
+        inner = _records_union(rest)
     else:
         members = []
         for a in rest:

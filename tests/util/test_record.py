@@ -17,6 +17,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.session.entries import MessageEntry, SessionHeader, SystemMessageEntry, parse_entry
 from pi_tui.util.record import MISSING, Record, ValidationError, Validator, field
+from pi_tui.util.record_annotations import resolve_annotation
 
 
 class Strict(Record):
@@ -211,3 +212,12 @@ def test_a_validator_checks_any_field_type() -> None:
     assert blocks.validate([{"text": "a"}])[0].text == "a"
     with pytest.raises(ValidationError, match=r"^blocks: 0\.text: expected a string"):
         blocks.validate([{"text": 1}])
+
+
+def test_annotations_are_read_by_the_parser_or_else_evaluated() -> None:
+    namespace: dict[str, Any] = {"Literal": Literal, "Any": Any, "Node": Node}
+    assert resolve_annotation("dict[str, Any] | None", namespace) == dict[str, Any] | None
+    assert resolve_annotation('list[Node] | Literal["a", 2]', namespace) == list[Node] | Literal["a", 2]
+    assert resolve_annotation("Literal['it\\'s']", namespace) == Literal["it's"]  # an escape: evaluated
+    with pytest.raises(NameError, match="Nowhere"):
+        resolve_annotation("Nowhere | None", namespace)
