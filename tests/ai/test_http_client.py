@@ -199,6 +199,36 @@ async def test_a_content_length_body_is_read_to_its_length(
     assert server.connections == 1
 
 
+async def test_a_body_larger_than_the_socket_buffer_reaches_a_slow_server_byte_for_byte(
+    no_proxy: None, client_for: Callable[[str], WireClient]
+) -> None:
+    """A long conversation's body (megabytes) can't go out in one send: the rest is queued, possibly
+    several times, while the server reads slowly; every byte must arrive once and in order."""
+    big = bytes(range(256)) * (6 * 4096)  # 6 MiB, no repeating line structure to hide a reordering
+    received: list[bytes] = []
+
+    async def handler(server: TinyServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line.partition(b":")[2])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
+        )
+        body = bytearray()
+        while len(body) < length:
+            body += await reader.read(min(32768, length - len(body)))
+            await asyncio.sleep(0)  # let the client's transport fill its buffer between reads
+        received.append(bytes(body))
+        writer.write(sse_response())
+        await writer.drain()
+
+    async with TinyServer(handler) as server:
+        client = client_for(server.url)
+        stream = await client.stream("/v1/messages", big)
+        assert await read_all(stream) == [("a", "1"), ("b", "2")]
+    assert received == [big]
+
+
 async def test_a_body_ended_by_connection_close_is_read_and_its_connection_not_reused(
     no_proxy: None, client_for: Callable[[str], WireClient]
 ) -> None:
