@@ -2,7 +2,7 @@
 
 A compaction on the path is either pi's legacy ``compaction`` entry or a ``context_transform`` entry whose
 patch holds a ``compaction_apply`` op (how pi-tui stores them, seed 001). `CompactionMark` gives both one
-shape. Entries may be pydantic entry models, `RawEntry` objects or plain camelCase dicts.
+shape. Entries may be entry records, `RawEntry` objects or plain camelCase dicts.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A listing reads what it shows and parses almost nothing: the header line is deco
 file is scanned as bytes in large chunks. Entries are found by their line prefix (``{"type":"message"``),
 which every pi and pi-tui writer produces; a line with another key order is decoded individually.
 Only three kinds of line are ever decoded: ``session_info`` lines (small), the first user message and the
-last user/assistant message (for ``modified``). Message bodies never go through pydantic.
+last user/assistant message (for ``modified``). Message bodies are never validated into records.
 """
 
 from __future__ import annotations

@@ -187,7 +187,7 @@ class MessageBuilder:
         arguments, ok = parse_arguments(raw)
         call.arguments = arguments
         if not ok:
-            # Kept on the block (pydantic extra field) so a UI or log can show what the model sent.
+            # Kept on the block (an extra field of the record) so a UI or log can show what the model sent.
             setattr(call, "rawArguments", raw)  # noqa: B010 (an extra field, not a declared attribute)
         return ToolCallEnd(content_index=index, tool_call=call, partial=self.message)
 
