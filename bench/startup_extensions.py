@@ -58,7 +58,9 @@ def startup_10_extensions() -> Result:
     chosen = sorted(with_runs, key=lambda r: r[2])[len(with_runs) // 2]
 
     def delta(index: int, pick: Callable[[list[float]], float]) -> int:
-        return round((pick([r[index] for r in with_runs]) - pick([r[index] for r in without_runs])) * 1000)
+        with_values = [float(r[index]) for r in with_runs]
+        without_values = [float(r[index]) for r in without_runs]
+        return round((pick(with_values) - pick(without_values)) * 1000)
 
     base_wall = min(r[1] for r in without_runs)
     failed = [r for r in with_runs + without_runs if r[0] != 0]
