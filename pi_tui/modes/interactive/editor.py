@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from textual import events
+from textual.document._document import EditResult
+from textual.document._edit import Edit
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -15,9 +18,15 @@ from pi_tui.modes.prompt_history import PromptHistory
 
 from .blocks_base import TypingClock
 from .completion import Candidate, CompletionMenu, FileIndex, complete
-from .keys import editor_key_actions
+from .editing import KillRing, Snapshot, UndoStack, word_end, word_start
+from .keys import canonical_key, editor_key_actions
 
 __all__ = ["PromptEditor", "expand_pastes"]
+
+_MOTIONS = frozenset(
+    ("cursorLeft", "cursorRight", "cursorWordLeft", "cursorWordRight", "cursorLineStart", "cursorLineEnd")
+)
+_KILLS = frozenset(("deleteWordBackward", "deleteWordForward", "deleteToLineStart", "deleteToLineEnd"))
 
 PASTE_LINES = 10
 PASTE_CHARS = 1000
@@ -36,6 +45,8 @@ class PromptEditor(TextArea):
 
     Up on the first line (Down on the last) walks the project's prompt history. Ctrl+C and Ctrl+D post
     messages the app decides on (clear / quit). The editor grows with its text up to a bounded height.
+    pi's editing keys (kill ring, undo, jump-to-char, word motions) are looked up in :attr:`key_actions`
+    before Textual's own bindings, so pi's meaning of a key (Ctrl+Y yank, Ctrl+F right) wins.
     """
 
     DEFAULT_CSS = """
@@ -87,14 +98,25 @@ class PromptEditor(TextArea):
         self.files: FileIndex | None = None
         self.commands: Callable[[], list[Candidate]] = list
         self.arguments: Callable[[str, str], list[Candidate]] | None = None
-        self.key_actions: dict[str, str] = editor_key_actions(None)[0]
-        """Textual key → editor action (``submit``, ``newLine``, ``followUp``, ``clear``, ``exit``,
-        ``dequeue``), from pi's defaults and ``keybindings.json``."""
+        self.key_actions: dict[str, tuple[str, ...]] = editor_key_actions(None)[0]
+        """Textual key → editor actions tried in order (``submit``, ``newLine``, ``yank``, …), from pi's
+        defaults and ``keybindings.json``."""
+        self.kill_ring = KillRing()
+        self.undo_stack = UndoStack()
+        self._last_action: str | None = None
+        """``kill`` (the next kill joins the entry), ``yank`` (yank-pop may follow), ``type-word``."""
+        self._yank_range: tuple[tuple[int, int], tuple[int, int]] | None = None
+        self._jump: str | None = None
+        """``forward`` / ``backward`` after Ctrl+] / Ctrl+Alt+]: the next key is the character to find."""
+        self._snapshots_off = 0
 
     # --- text --------------------------------------------------------------------------------------
 
     def set_text(self, text: str) -> None:
-        """Replace the text and put the cursor at its end."""
+        """Replace the text and put the cursor at its end (undoable, as in pi)."""
+        if text != self.text:
+            self._snapshot()
+        self._last_action = None
         self.load_text(text)
         self.move_cursor(self.document.end)
         self._history_index = None
@@ -112,7 +134,17 @@ class PromptEditor(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         TypingClock.last_key = time.monotonic()
-        key = event.key
+        key = canonical_key(event.key)
+        actions = self.key_actions.get(key, ())
+        previous, self._last_action = self._last_action, None
+        if self._jump is not None:
+            direction, self._jump = self._jump, None
+            if "jumpForward" in actions or "jumpBackward" in actions:
+                return self._stop(event)  # the jump key again cancels
+            if event.character and event.is_printable:
+                self._jump_to(event.character, forward=direction == "forward")
+                return self._stop(event)
+            # any other key cancels the jump and does what it does
         handled = True
         menu = self.menu
         if menu is not None and menu.is_shown and key in ("up", "down", "tab", "enter", "escape"):
@@ -123,8 +155,9 @@ class PromptEditor(TextArea):
             elif key == "escape":
                 menu.hide()
             else:
-                self._accept_completion(submit_after=key == "enter")
-        elif (action := self.key_actions.get(key)) is not None and self._run_key_action(action):
+                with self._undo_unit():
+                    self._accept_completion(submit_after=key == "enter")
+        elif any(self._run_key_action(action, previous) for action in actions):
             pass
         elif key == "up" and self.cursor_location[0] == 0 and self._history_step(-1):
             pass
@@ -137,12 +170,25 @@ class PromptEditor(TextArea):
         else:
             handled = False
         if handled:
-            event.stop()
-            event.prevent_default()
-            return
+            return self._stop(event)
+        if event.is_printable and event.character:
+            # pi's undo grain: a run of word characters is one step; each whitespace starts a new one
+            coalesce = previous == "type-word" and not event.character.isspace()
+            self._last_action = "type-word"
+            if not coalesce:
+                self._snapshot()
+            with self._undo_unit(snapshot=False):
+                await super()._on_key(event)
+            return None
         await super()._on_key(event)
+        return None
 
-    def _run_key_action(self, action: str) -> bool:
+    @staticmethod
+    def _stop(event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+
+    def _run_key_action(self, action: str, previous: str | None = None) -> bool:
         """Do an editor action bound in the keymap; False when it does not apply (the key goes on)."""
         if action == "submit":
             self._submit(follow_up=False)
@@ -158,9 +204,151 @@ class PromptEditor(TextArea):
             self.post_message(self.ExitPressed())
         elif action == "dequeue":
             self.post_message(self.DequeuePressed())
+        elif action in _MOTIONS:
+            self._move(action)
+        elif action == "jumpForward":
+            self._jump = "forward"
+        elif action == "jumpBackward":
+            self._jump = "backward"
+        elif action == "deleteCharBackward":
+            self.action_delete_left()
+        elif action == "deleteCharForward":
+            self.action_delete_right()
+        elif action in _KILLS:
+            self._kill(action, accumulate=previous == "kill")
+        elif action == "yank":
+            self._yank()
+        elif action == "yankPop":
+            if previous == "yank":
+                self._yank_pop()
+        elif action == "undo":
+            self.undo()
         else:
             return False
         return True
+
+    # --- motions, kills, yank, undo (pi's editor) ---------------------------------------------------
+
+    def _word_left(self, row: int, column: int) -> tuple[int, int]:
+        if column == 0:
+            return (row - 1, len(self.document[row - 1])) if row > 0 else (0, 0)
+        return row, word_start(self.document[row], column)
+
+    def _word_right(self, row: int, column: int) -> tuple[int, int]:
+        line = self.document[row]
+        if column >= len(line):
+            return (row + 1, 0) if row < self.document.line_count - 1 else (row, len(line))
+        return row, word_end(line, column)
+
+    def _move(self, action: str) -> None:
+        row, column = self.cursor_location
+        if action == "cursorLeft":
+            self.action_cursor_left()
+        elif action == "cursorRight":
+            self.action_cursor_right()
+        elif action == "cursorWordLeft":
+            self.move_cursor(self._word_left(row, column))
+        elif action == "cursorWordRight":
+            self.move_cursor(self._word_right(row, column))
+        elif action == "cursorLineStart":
+            self.move_cursor((row, 0))
+        else:
+            self.move_cursor((row, len(self.document[row])))
+
+    def _kill(self, action: str, *, accumulate: bool) -> None:
+        """Delete a word or to a line end into the kill ring (a kill right after a kill joins its entry)."""
+        row, column = here = self.cursor_location
+        backward = action in ("deleteWordBackward", "deleteToLineStart")
+        line = self.document[row]
+        if backward:
+            if column == 0:
+                other = (row - 1, len(self.document[row - 1])) if row > 0 else here
+            else:
+                other = self._word_left(row, column) if action == "deleteWordBackward" else (row, 0)
+        elif column >= len(line):
+            other = (row + 1, 0) if row < self.document.line_count - 1 else here
+        else:
+            other = self._word_right(row, column) if action == "deleteWordForward" else (row, len(line))
+        start, end = (other, here) if backward else (here, other)
+        if start == end:
+            self._last_action = "kill" if accumulate else None
+            return
+        killed = self.get_text_range(start, end)
+        self.delete(start, end)
+        self.kill_ring.push(killed, prepend=backward, accumulate=accumulate)
+        self._last_action = "kill"
+
+    def _yank(self) -> None:
+        text = self.kill_ring.peek()
+        if text is None:
+            return
+        start = self.cursor_location
+        end = self.insert(text).end_location
+        self._yank_range = (start, end)
+        self._last_action = "yank"
+
+    def _yank_pop(self) -> None:
+        """Replace the text the last yank put in by the ring's previous entry (cycling)."""
+        if len(self.kill_ring) < 2 or self._yank_range is None:
+            self._last_action = "yank"
+            return
+        start, end = self._yank_range
+        self.kill_ring.rotate()
+        text = self.kill_ring.peek() or ""
+        end = self.replace(text, start, end).end_location
+        self._yank_range = (start, end)
+        self._last_action = "yank"
+
+    def _jump_to(self, char: str, *, forward: bool) -> None:
+        """Put the cursor on the next (previous) ``char``, searching on across lines; stay if none."""
+        row, column = self.cursor_location
+        rows = range(row, self.document.line_count) if forward else range(row, -1, -1)
+        for index in rows:
+            line = self.document[index]
+            if index == row:
+                found = line.find(char, column + 1) if forward else line.rfind(char, 0, column)
+            else:
+                found = line.find(char) if forward else line.rfind(char)
+            if found >= 0:
+                self.move_cursor((index, found))
+                return
+
+    def _snapshot(self) -> None:
+        self.undo_stack.push(
+            Snapshot(self.text, self.cursor_location, dict(self.pastes), self._paste_counter)
+        )
+
+    @contextmanager
+    def _undo_unit(self, *, snapshot: bool = True) -> Iterator[None]:
+        """The edits inside are one undo step (``snapshot=False``: joined to the step already taken)."""
+        if snapshot and not self._snapshots_off:
+            self._snapshot()
+        self._snapshots_off += 1
+        try:
+            yield
+        finally:
+            self._snapshots_off -= 1
+
+    def edit(self, edit: Edit) -> EditResult:
+        """Every change goes through here: take an undo snapshot first (unless inside one unit)."""
+        if not self._snapshots_off:
+            self._snapshot()
+        return super().edit(edit)
+
+    def undo(self) -> None:
+        """Go back to the state before the last change (pi's Ctrl+-): text, cursor and paste markers."""
+        snapshot = self.undo_stack.pop()
+        if snapshot is None:
+            return
+        self.load_text(snapshot.text)
+        self.move_cursor(snapshot.cursor)
+        self.pastes = dict(snapshot.pastes)
+        self._paste_counter = snapshot.paste_counter
+        self._history_index = None
+        self._last_action = None
+
+    def redo(self) -> None:
+        """pi has no redo: Textual's redo would replay edits this undo does not know about."""
 
     def _submit(self, *, follow_up: bool) -> None:
         raw = self.text
@@ -169,6 +357,7 @@ class PromptEditor(TextArea):
         text = expand_pastes(raw, self.pastes)
         self.prompt_history.add(raw if len(raw) < 4000 else text[:4000])
         self.load_text("")
+        self.undo_stack.clear()
         self.pastes.clear()
         self._history_index = None
         if self.menu is not None:
@@ -213,9 +402,11 @@ class PromptEditor(TextArea):
             )
             event.stop()
             event.prevent_default()
-            self.insert(marker)
+            with self._undo_unit():
+                self.insert(marker)
             return
-        await super()._on_paste(event)
+        with self._undo_unit():
+            await super()._on_paste(event)
 
     # --- completion --------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """pi's app keybindings and ``keybindings.json`` (current pi's namespaced ids; old names migrate).
 
-Only the app-level actions are bound here (the editor keeps its own: Enter, Shift+Enter, history, …).
+The app-level actions become Textual bindings; the prompt editor's (Enter, kill ring, undo, word
+motions, …) are looked up by the editor itself (:func:`editor_key_actions`).
 A user value replaces the default; ``[]`` unbinds.
 """
 
@@ -14,7 +15,10 @@ __all__ = [
     "APP_ACTIONS",
     "DEFAULT_KEYS",
     "EDITOR_DEFAULTS",
+    "EDITOR_KEYS",
+    "canonical_key",
     "editor_key_actions",
+    "editor_key_rows",
     "hotkeys_table",
     "load_keymap",
     "to_textual_key",
@@ -61,18 +65,6 @@ DEFAULT_KEYS: dict[str, list[str]] = {
     "app.clipboard.pasteImage": ["ctrl+v"],
 }
 
-EDITOR_KEYS: list[tuple[str, str]] = [
-    ("enter", "Send (while the agent works: steer)"),
-    ("alt+enter", "Queue a follow-up"),
-    ("shift+enter, ctrl+j", "New line"),
-    ("up / down", "Prompt history (first / last line)"),
-    ("alt+up", "Bring queued messages back to the editor"),
-    ("ctrl+c", "Clear the editor; twice quits"),
-    ("ctrl+d", "Quit (empty editor)"),
-    ("/", "Commands"),
-    ("@", "Attach a file path"),
-    ("!cmd / !!cmd", "Run a shell command (!! keeps it out of the context)"),
-]
 
 _OLD_NAMES = {
     "interrupt": "app.interrupt",
@@ -94,12 +86,64 @@ _OLD_NAMES = {
 EDITOR_DEFAULTS: dict[str, tuple[str, list[str]]] = {
     "tui.input.submit": ("submit", ["enter"]),
     "tui.input.newLine": ("newLine", ["shift+enter", "ctrl+j", "ctrl+enter"]),
-    "app.message.followUp": ("followUp", ["alt+enter", "escape+enter"]),
+    "app.message.followUp": ("followUp", ["alt+enter"]),
     "app.clear": ("clear", ["ctrl+c"]),
     "app.exit": ("exit", ["ctrl+d"]),
     "app.message.dequeue": ("dequeue", ["alt+up"]),
+    "tui.editor.cursorLeft": ("cursorLeft", ["left", "ctrl+b"]),
+    "tui.editor.cursorRight": ("cursorRight", ["right", "ctrl+f"]),
+    "tui.editor.cursorWordLeft": ("cursorWordLeft", ["alt+left", "ctrl+left", "alt+b"]),
+    "tui.editor.cursorWordRight": ("cursorWordRight", ["alt+right", "ctrl+right", "alt+f"]),
+    "tui.editor.cursorLineStart": ("cursorLineStart", ["home", "ctrl+home", "ctrl+a"]),
+    "tui.editor.cursorLineEnd": ("cursorLineEnd", ["end", "ctrl+end", "ctrl+e"]),
+    "tui.editor.jumpForward": ("jumpForward", ["ctrl+]"]),
+    "tui.editor.jumpBackward": ("jumpBackward", ["ctrl+alt+]"]),
+    "tui.editor.deleteCharBackward": ("deleteCharBackward", ["backspace"]),
+    "tui.editor.deleteCharForward": ("deleteCharForward", ["delete", "ctrl+d"]),
+    "tui.editor.deleteWordBackward": ("deleteWordBackward", ["ctrl+w", "alt+backspace"]),
+    "tui.editor.deleteWordForward": ("deleteWordForward", ["alt+d", "alt+delete"]),
+    "tui.editor.deleteToLineStart": ("deleteToLineStart", ["ctrl+u"]),
+    "tui.editor.deleteToLineEnd": ("deleteToLineEnd", ["ctrl+k"]),
+    "tui.editor.yank": ("yank", ["ctrl+y"]),
+    "tui.editor.yankPop": ("yankPop", ["alt+y"]),
+    "tui.editor.undo": ("undo", ["ctrl+-"]),
 }
-"""pi id → (editor action, default keys): the keys the prompt editor handles itself."""
+"""pi id → (editor action, default keys): the keys the prompt editor handles itself (pi's names; the
+Textual spelling comes from :func:`to_textual_key`)."""
+
+EDITOR_DESCRIPTIONS: dict[str, str] = {
+    "tui.input.submit": "Send (while the agent works: steer)",
+    "app.message.followUp": "Queue a follow-up",
+    "tui.input.newLine": "New line",
+    "app.message.dequeue": "Bring queued messages back to the editor",
+    "app.clear": "Clear the editor; twice quits",
+    "app.exit": "Quit (empty editor)",
+    "tui.editor.cursorLeft": "Cursor left",
+    "tui.editor.cursorRight": "Cursor right",
+    "tui.editor.cursorWordLeft": "Word left",
+    "tui.editor.cursorWordRight": "Word right",
+    "tui.editor.cursorLineStart": "Line start",
+    "tui.editor.cursorLineEnd": "Line end",
+    "tui.editor.jumpForward": "Jump to the next occurrence of the character typed next",
+    "tui.editor.jumpBackward": "Jump to the previous occurrence of the character typed next",
+    "tui.editor.deleteCharBackward": "Delete the character before the cursor",
+    "tui.editor.deleteCharForward": "Delete the character under the cursor",
+    "tui.editor.deleteWordBackward": "Kill the word before the cursor",
+    "tui.editor.deleteWordForward": "Kill the word after the cursor",
+    "tui.editor.deleteToLineStart": "Kill to the line start",
+    "tui.editor.deleteToLineEnd": "Kill to the line end",
+    "tui.editor.yank": "Yank (paste the last killed text)",
+    "tui.editor.yankPop": "After a yank: replace it with the kill before",
+    "tui.editor.undo": "Undo",
+}
+"""What each editor action does, for ``/hotkeys`` (in this order)."""
+
+_FIXED_EDITOR_KEYS: list[tuple[str, str]] = [
+    ("up / down", "Prompt history (first / last line)"),
+    ("/", "Commands"),
+    ("@", "Attach a file path"),
+    ("!cmd / !!cmd", "Run a shell command (!! keeps it out of the context)"),
+]
 
 _OLD_EDITOR_NAMES = {
     "submit": "tui.input.submit",
@@ -108,14 +152,27 @@ _OLD_EDITOR_NAMES = {
     "clear": "app.clear",
     "exit": "app.exit",
     "dequeue": "app.message.dequeue",
+    **{
+        name: f"tui.editor.{name}"
+        for name in (
+            "cursorLeft cursorRight cursorWordLeft cursorWordRight cursorLineStart cursorLineEnd jumpForward "
+            "jumpBackward deleteCharBackward deleteCharForward deleteWordBackward deleteWordForward "
+            "deleteToLineStart deleteToLineEnd yank yankPop undo"
+        ).split()
+    },
 }
 
 
-def editor_key_actions(agent_dir: Path | None) -> tuple[dict[str, str], list[str]]:
-    """Textual key → editor action, from the defaults and ``keybindings.json`` (a user value replaces
-    the default keys of that action; ``[]`` unbinds it)."""
-    keys = {pi_id: list(default) for pi_id, (_, default) in EDITOR_DEFAULTS.items()}
+def editor_key_actions(agent_dir: Path | None) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """Textual key → the editor actions it runs (tried in order until one applies), from the defaults
+    and ``keybindings.json``.
+
+    A user value replaces the default keys of that action (``[]`` unbinds it), and a key the user bound
+    is taken away from every default that had it (pi's "overrides shadow conflicting defaults").
+    """
+    keys = {pi_id: [to_textual_key(k) for k in default] for pi_id, (_, default) in EDITOR_DEFAULTS.items()}
     warnings: list[str] = []
+    user: set[str] = set()
     path = agent_dir / "keybindings.json" if agent_dir else None
     if path is not None and path.is_file():
         try:
@@ -131,11 +188,63 @@ def editor_key_actions(agent_dir: Path | None) -> tuple[dict[str, str], list[str
                 warnings.append(f"{path}: {name} must be a key or a list of keys")
                 continue
             keys[pi_id] = [to_textual_key(k) for k in given if to_textual_key(k)]
-    actions: dict[str, str] = {}
+            user.add(pi_id)
+    user_keys = {key for pi_id in user for key in keys[pi_id]}
+    actions: dict[str, list[str]] = {}
     for pi_id, bound in keys.items():
         for key in bound:
-            actions.setdefault(key, EDITOR_DEFAULTS[pi_id][0])
-    return actions, warnings
+            if pi_id not in user and key in user_keys:
+                continue
+            for alias in _ALIASES.get(key, (key,)):
+                chosen = actions.setdefault(canonical_key(alias), [])
+                if EDITOR_DEFAULTS[pi_id][0] not in chosen:
+                    chosen.append(EDITOR_DEFAULTS[pi_id][0])
+    return {key: tuple(names) for key, names in actions.items()}, warnings
+
+
+_ALIASES = {"ctrl+minus": ("ctrl+minus", "ctrl+underscore")}
+"""Keys a classic terminal sends as another: Ctrl+- arrives as Ctrl+_ (0x1f) without the kitty protocol."""
+
+_CHARACTER_NAMES = {
+    "]": "right_square_bracket",
+    "[": "left_square_bracket",
+    "-": "minus",
+    "_": "underscore",
+    "/": "slash",
+    "\\": "backslash",
+    "+": "plus",
+    ".": "full_stop",
+    ",": "comma",
+    ";": "semicolon",
+    "=": "equals_sign",
+    "'": "apostrophe",
+    "`": "grave_accent",
+}
+"""pi writes ``ctrl+]``; Textual names that key ``ctrl+right_square_bracket``."""
+
+
+def editor_key_rows(key_actions: dict[str, tuple[str, ...]] | None = None) -> list[tuple[str, str]]:
+    """``/hotkeys`` rows for the editor: the effective keys of each action (defaults when None), then
+    the keys that cannot be rebound."""
+    if key_actions is None:
+        key_actions = editor_key_actions(None)[0]
+    rows = []
+    for pi_id, description in EDITOR_DESCRIPTIONS.items():
+        action, default = EDITOR_DEFAULTS[pi_id]
+        order = [canonical_key(to_textual_key(k)) for k in default]
+        bound = [key for key, names in key_actions.items() if action in names and key != "ctrl+underscore"]
+        bound.sort(key=lambda k: order.index(k) if k in order else len(order))
+        rows.append((", ".join(_display_key(k) for k in bound) or "(unbound)", description))
+    return rows + _FIXED_EDITOR_KEYS
+
+
+def _display_key(key: str) -> str:
+    *mods, name = key.split("+")
+    short = {v: k for k, v in _CHARACTER_NAMES.items()}.get(name, name)
+    order = [m for m in ("ctrl", "alt", "shift", "super") if m in mods] + [
+        m for m in mods if m not in ("ctrl", "alt", "shift", "super")
+    ]
+    return "+".join([*order, short])
 
 
 def to_textual_key(key: str) -> str:
@@ -144,6 +253,7 @@ def to_textual_key(key: str) -> str:
     if not parts:
         return ""
     *mods, name = parts
+    name = _CHARACTER_NAMES.get(name, name)
     order = [m for m in ("ctrl", "alt", "shift", "super") if m in mods]
     return "+".join([*order, name])
 
@@ -173,13 +283,29 @@ def load_keymap(agent_dir: Path | None) -> tuple[dict[str, list[str]], list[str]
     return keymap, warnings
 
 
-def hotkeys_table(keymap: dict[str, list[str]]) -> str:
+def hotkeys_table(
+    keymap: dict[str, list[str]], editor_actions: dict[str, tuple[str, ...]] | None = None
+) -> str:
     """``/hotkeys``: every effective binding, app keys then editor keys."""
+    app_rows = [
+        (", ".join(keymap.get(action, [])) or "(unbound)", description)
+        for action, (_, description) in APP_ACTIONS.items()
+    ]
+    editor_rows = editor_key_rows(editor_actions)
+    width = max(22, *(len(keys) for keys, _ in app_rows + editor_rows))
     lines = ["Keyboard shortcuts", ""]
-    for action, (_, description) in APP_ACTIONS.items():
-        keys = ", ".join(keymap.get(action, [])) or "(unbound)"
-        lines.append(f"{keys:<22} {description}")
+    lines += [f"{keys:<{width}} {description}" for keys, description in app_rows]
     lines.append("")
-    for keys, description in EDITOR_KEYS:
-        lines.append(f"{keys:<22} {description}")
+    lines += [f"{keys:<{width}} {description}" for keys, description in editor_rows]
     return "\n".join(lines)
+
+
+def canonical_key(key: str) -> str:
+    """A Textual key with its modifiers in one order (alt, ctrl, meta, shift, super): the kitty protocol
+    sorts them, the classic one writes ``ctrl+shift``; the editor looks keys up in this form."""
+    *mods, name = key.split("+")
+    return "+".join([*sorted(mods), name]) if len(mods) > 1 else key
+
+
+EDITOR_KEYS: list[tuple[str, str]] = editor_key_rows()
+"""The editor's default keys as ``/hotkeys`` rows (kept for callers that show the defaults)."""
