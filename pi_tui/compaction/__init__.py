@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_tui.util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from pi_tui.agent.serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation, serialize_messages
@@ -134,10 +135,4 @@ _LAZY: dict[str, str] = {  # name -> the module that defines it, imported on fir
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -9,8 +9,9 @@ package is configured).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_tui.util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .errors import OfflineError, PackageError, PackageInstallError, PackageSourceError
@@ -54,13 +55,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _MODULE_OF)
 
 
 def __dir__() -> list[str]:

@@ -5,8 +5,9 @@ The names below are imported lazily, so ``import pi_tui.resources`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_tui.util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from pi_tui.resources.context_files import ContextFile, load_context_files
@@ -70,10 +71,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module_name}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)

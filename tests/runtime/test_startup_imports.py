@@ -184,6 +184,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.util.fuzzy",
         "pi_tui.util.ignore",
         "pi_tui.util.large_buffers",
+        "pi_tui.util.lazy",
         "pi_tui.util.record",
         "pi_tui.util.record_annotations",
         "pi_tui.util.record_checks",
