@@ -40,8 +40,10 @@ __all__ = [
     "ConfigValueError",
     "expand_config_value",
     "AuthStorage",
+    "CommandValue",
     "resolve_config_value",
     "resolve_headers",
+    "resolve_request_headers",
     "clear_config_value_cache",
     "env_api_key",
     "env_vars_for",
@@ -149,12 +151,65 @@ def resolve_config_value(value: str | None, *, where: str | None = None, cache: 
     return from_env if from_env else value
 
 
-def resolve_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
-    """Resolve each header value; headers whose value resolves to nothing are dropped."""
+class CommandValue(str):
+    """A configured ``!command`` header value, kept unrun until a request needs it (pi 0.63+).
+
+    The string itself is the configured text (``prefix`` + ``!command``), so a listing or a dump shows
+    the command, never its output. `resolve` runs it (every time: a rotated token is picked up by the
+    next request) and puts ``prefix`` (``"Bearer "`` for ``authHeader``) before the output.
+    """
+
+    prefix: str
+    where: str | None
+
+    def __new__(cls, raw: str, prefix: str = "", where: str | None = None) -> CommandValue:
+        value = super().__new__(cls, prefix + raw)
+        value.prefix = prefix
+        value.where = where
+        return value
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CommandValue:
+        return self  # immutable, like any str
+
+    def resolve(self) -> str | None:
+        """The header value now: the command's output after ``prefix``; None when it gives nothing."""
+        output = resolve_config_value(self[len(self.prefix) :], where=self.where, cache=False)
+        return self.prefix + output if output else None
+
+
+def resolve_headers(
+    headers: dict[str, str] | None, *, defer_commands: bool = False, where: str | None = None
+) -> dict[str, str] | None:
+    """Resolve each header value; headers whose value resolves to nothing are dropped.
+
+    With ``defer_commands`` a ``!command`` value is not run here but kept as a `CommandValue`, which
+    `resolve_request_headers` runs for each request. ``where`` names the field in warnings.
+    """
     if not headers:
         return None
-    resolved = {name: v for name, raw in headers.items() if (v := resolve_config_value(raw))}
+    resolved: dict[str, str] = {}
+    for name, raw in headers.items():
+        label = f"{where}.{name}" if where else None
+        if defer_commands and raw.startswith("!"):
+            resolved[name] = CommandValue(raw, where=label)
+        elif value := resolve_config_value(raw, where=label):
+            resolved[name] = value
     return resolved or None
+
+
+def resolve_request_headers(headers: dict[str, str]) -> dict[str, str]:
+    """``headers`` with each `CommandValue` run now (dropped when it gives nothing); others as they are."""
+    if not any(type(value) is CommandValue for value in headers.values()):
+        return headers
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        if type(value) is CommandValue:
+            resolved = value.resolve()
+            if resolved:
+                out[name] = resolved
+        else:
+            out[name] = value
+    return out
 
 
 def clear_config_value_cache() -> None:

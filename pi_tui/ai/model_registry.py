@@ -21,7 +21,14 @@ from typing import Any
 from pi_tui.util.record import ValidationError
 
 from . import paths
-from .auth import AuthStorage, env_api_key, env_vars_for, resolve_config_value, resolve_headers
+from .auth import (
+    AuthStorage,
+    CommandValue,
+    env_api_key,
+    env_vars_for,
+    resolve_config_value,
+    resolve_headers,
+)
 from .catalog import (
     DEFAULT_MODEL_PER_PROVIDER,
     FAUX_PROVIDER,
@@ -99,7 +106,9 @@ def _apply_override(model: Model, override: ModelOverride) -> Model:
             else old.cache_write,
         )
     if override.headers:
-        update["headers"] = _merge_dicts(model.headers, resolve_headers(override.headers))
+        update["headers"] = _merge_dicts(
+            model.headers, resolve_headers(override.headers, defer_commands=True)
+        )
     compat = _merge_dicts(_merge_dicts(model.compat, override.compat), _thinking_compat(override))
     if compat != model.compat:
         update["compat"] = compat
@@ -225,11 +234,14 @@ class ModelRegistry:
         source: str,
     ) -> None:
         """Merge one provider entry into ``models`` in place."""
-        provider_headers = resolve_headers(provider.headers)
+        where = f"{source}: providers.{name}"
+        # "!command" header values (and an authHeader whose key is one) run at each request, as pi's do.
+        provider_headers = resolve_headers(provider.headers, defer_commands=True, where=f"{where}.headers")
         auth_header: dict[str, str] | None = None
         if provider.auth_header and provider.api_key:
-            key = resolve_config_value(provider.api_key)
-            if key:
+            if provider.api_key.startswith("!"):
+                auth_header = {"Authorization": CommandValue(provider.api_key, "Bearer ", f"{where}.apiKey")}
+            elif key := resolve_config_value(provider.api_key):
                 auth_header = {"Authorization": f"Bearer {key}"}
 
         # Provider-level settings and per-model overrides apply to the models already there.
@@ -280,7 +292,8 @@ class ModelRegistry:
     ) -> Model:
         cost = definition.cost
         headers = _merge_dicts(
-            _merge_dicts(provider_headers, resolve_headers(definition.headers)), auth_header
+            _merge_dicts(provider_headers, resolve_headers(definition.headers, defer_commands=True)),
+            auth_header,
         )
         return Model(
             id=definition.id,

@@ -112,3 +112,110 @@ def test_auth_json_unset_variable_names_the_file_and_provider(
     with caplog.at_level(logging.WARNING):
         assert ModelRegistry().get_api_key_for_provider("openai") is None
     assert f"{path}: openai.key: environment variable NOPE_KEY is not set" in caplog.text
+
+
+async def _two_requests_headers(
+    agent_dir: Path, provider: dict[str, object], model_id: str
+) -> list[dict[str, str]]:
+    """Load ``provider`` from models.json, send two requests to the fake, return the headers it received."""
+    from pi_tui.ai.providers.anthropic import stream_anthropic
+    from pi_tui.ai.stream import Done, LlmRequest, StreamOptions
+    from pi_tui.ai.types import UserMessage
+    from pi_tui.testing import FakeLLM, Reply, text
+
+    fake = FakeLLM()
+    fake.script([Reply([text("one")]), Reply([text("two")])])
+    with fake.serve() as server:
+        config = {k: v for k, v in provider.items() if k != "rotate"}  # "rotate": a file to change after each
+        config.update(baseUrl=server.anthropic_base_url, api="anthropic-messages")
+        config["models"] = [{"id": model_id}]
+        (agent_dir / "models.json").write_text(json.dumps({"providers": {"corp": config}}))
+        registry = ModelRegistry()
+        model = registry.find("corp", model_id)
+        assert model is not None, registry.errors
+        for _ in range(2):
+            request = LlmRequest("sys", [UserMessage(content="hi")], [])
+            events = [e async for e in stream_anthropic(model, request, StreamOptions(api_key="k"))]
+            assert isinstance(events[-1], Done)
+            if provider.get("rotate"):
+                Path(str(provider["rotate"])).write_text("token-2")
+    return [r.headers for r in fake.requests]
+
+
+async def test_header_commands_run_at_each_request_not_at_load(agent_dir: Path, tmp_path: Path) -> None:
+    """pi 0.63+: a "!command" header value runs when a request is made, every time (not cached)."""
+    token, runs = tmp_path / "token", tmp_path / "runs"
+    token.write_text("token-1")
+    command = f"!echo run >> {runs}; cat {token}"
+    (agent_dir / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "corp": {
+                        "baseUrl": "http://127.0.0.1:9",
+                        "api": "anthropic-messages",
+                        "apiKey": "none",
+                        "headers": {"x-corp-token": command},
+                        "models": [{"id": "m"}],
+                    }
+                }
+            }
+        )
+    )
+    registry = ModelRegistry()
+    model = registry.find("corp", "m")
+    assert model is not None and model.headers is not None
+    assert model.headers["x-corp-token"] == command  # listings show the command, not a secret
+    assert not runs.exists()  # loading models.json ran nothing
+
+    headers = await _two_requests_headers(
+        agent_dir, {"apiKey": "none", "headers": {"x-corp-token": command}, "rotate": str(token)}, "m"
+    )
+    assert [h.get("x-corp-token") for h in headers] == ["token-1", "token-2"]
+    assert runs.read_text().count("run") == 2
+
+
+async def test_an_auth_header_from_a_key_command_is_a_fresh_bearer_token_per_request(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    token = tmp_path / "token"
+    token.write_text("token-1")
+    provider = {"apiKey": f"!cat {token}", "authHeader": True, "rotate": str(token)}
+    headers = await _two_requests_headers(agent_dir, provider, "m")
+    # The fake redacts credentials, so check the header was sent; its value is checked below.
+    assert [h.get("authorization") for h in headers] == ["<redacted>", "<redacted>"]
+    from pi_tui.ai.auth import resolve_request_headers
+
+    token.write_text("token-3")
+    registry = ModelRegistry()
+    model = registry.find("corp", "m")
+    assert model is not None and model.headers is not None
+    assert resolve_request_headers(model.headers)["Authorization"] == "Bearer token-3"
+
+
+def test_a_header_command_that_gives_nothing_drops_the_header_and_names_it(
+    agent_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pi_tui.ai.auth import resolve_request_headers
+
+    path = agent_dir / "models.json"
+    path.write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "corp": {
+                        "baseUrl": "http://127.0.0.1:9",
+                        "api": "anthropic-messages",
+                        "apiKey": "none",
+                        "headers": {"x-a": "!exit 4", "x-b": "plain"},
+                        "models": [{"id": "m"}],
+                    }
+                }
+            }
+        )
+    )
+    model = ModelRegistry().find("corp", "m")
+    assert model is not None and model.headers is not None
+    with caplog.at_level(logging.WARNING):
+        assert resolve_request_headers(model.headers) == {"x-b": "plain"}
+    assert "providers.corp.headers.x-a: command 'exit 4' gave no value" in caplog.text

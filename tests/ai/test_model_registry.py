@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.auth import AuthStorage, clear_config_value_cache
+from pi_tui.ai.auth import AuthStorage, clear_config_value_cache, resolve_request_headers
 from pi_tui.ai.model_registry import ModelRegistry, missing_key_message
 
 
@@ -197,7 +197,13 @@ def test_auth_header_adds_a_bearer_authorization(agent_dir: Path) -> None:
         },
     )
     model = ModelRegistry().find("proxy", "m1")
-    assert model.headers == {"X-A": "a", "X-B": "b", "Authorization": "Bearer secret"}
+    # The key is a command: it runs for each request (pi 0.63+), so the model keeps the command text.
+    assert model.headers == {"X-A": "a", "X-B": "b", "Authorization": "Bearer !printf secret"}
+    assert resolve_request_headers(model.headers) == {
+        "X-A": "a",
+        "X-B": "b",
+        "Authorization": "Bearer secret",
+    }
 
 
 def test_model_overrides_merge_partially_and_removal_restores(agent_dir: Path) -> None:

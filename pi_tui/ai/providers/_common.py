@@ -506,9 +506,15 @@ async def close_clients() -> None:
 def merged_headers(
     model: Model, options: StreamOptions, base: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """Provider defaults, then the model's headers, then the per-call ones (later wins)."""
+    """Provider defaults, then the model's headers, then the per-call ones (later wins).
+
+    Configured ``!command`` values run now, once per request (a rotated token reaches the next one).
+    """
     merged = dict(base or {})
-    merged.update(model.headers or {})
+    if model.headers:
+        from ..auth import resolve_request_headers
+
+        merged.update(resolve_request_headers(model.headers))
     merged.update(options.headers or {})
     return merged
 
