@@ -177,7 +177,7 @@ class CommandRouter:
     async def _cmd_hotkeys(self, _args: str) -> None:
         from .keys import hotkeys_table
 
-        self.app.chat_notice(hotkeys_table(self.app.keymap), "output")
+        self.app.chat_notice(hotkeys_table(self.app.keymap, self.app.editor.key_actions), "output")
 
     async def _cmd_model(self, args: str) -> None:
         session = self.app.require_session()

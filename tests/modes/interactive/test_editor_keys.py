@@ -298,3 +298,32 @@ async def test_slash_and_at_completion_still_work_with_the_new_keys(tmp_path: Pa
         await pilot.press("enter")
         await until(pilot, lambda: script.call_count == 1 and not app._busy)
         assert last_user_text(script) == "read @notes.txt "
+
+
+def test_terminal_sequences_reach_the_right_editor_action() -> None:
+    """What a terminal really sends (kitty protocol and classic) finds pi's action in the editor's map."""
+    from textual._xterm_parser import XTermParser
+
+    from pi_tui.modes.interactive.keys import canonical_key
+
+    actions = editor_key_actions(None)[0]
+    expected = {
+        "\x1b[93;7u": "jumpBackward",  # kitty Ctrl+Alt+]
+        "\x1d": "jumpForward",
+        "\x1b[45;5u": "undo",  # kitty Ctrl+-
+        "\x1f": "undo",  # classic Ctrl+- (0x1f)
+        "\x1by": "yankPop",
+        "\x1bd": "deleteWordForward",
+        "\x1b[3;3~": "deleteWordForward",
+        "\x1b\x7f": "deleteWordBackward",
+        "\x19": "yank",
+        "\x0b": "deleteToLineEnd",
+        "\x02": "cursorLeft",
+        "\x06": "cursorRight",
+    }
+    for sequence, action in expected.items():
+        parser = XTermParser()
+        events_ = [*parser.feed(sequence), *parser.feed("")]  # "" ends the input: a lone ESC prefix resolves
+        keys = [getattr(event, "key", None) for event in events_]
+        assert len(keys) == 1 and keys[0] is not None, (sequence, keys)
+        assert action in actions.get(canonical_key(keys[0]), ()), (sequence, keys[0])

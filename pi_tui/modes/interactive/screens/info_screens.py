@@ -104,14 +104,15 @@ class InfoScreen(Screen[None]):
 
 def _app_keys(app: Any) -> list[tuple[str, str]]:
     try:
-        from pi_tui.modes.interactive.keys import APP_ACTIONS, DEFAULT_KEYS, EDITOR_KEYS
+        from pi_tui.modes.interactive.keys import APP_ACTIONS, DEFAULT_KEYS, editor_key_rows
     except ImportError:
         return []
     keymap: dict[str, list[str]] = getattr(app, "keymap", None) or DEFAULT_KEYS
     rows = [
         (", ".join(keymap.get(action, [])) or "(unbound)", desc) for action, (_, desc) in APP_ACTIONS.items()
     ]
-    return rows + [(keys, desc) for keys, desc in EDITOR_KEYS]
+    # the editor's effective keys (keybindings.json included), defaults when there is no editor
+    return rows + editor_key_rows(getattr(getattr(app, "editor", None), "key_actions", None))
 
 
 async def open_hotkeys(app: Any, _args: str) -> None:
