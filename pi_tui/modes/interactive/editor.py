@@ -211,9 +211,15 @@ class PromptEditor(TextArea):
         elif action == "jumpBackward":
             self._jump = "backward"
         elif action == "deleteCharBackward":
-            self.action_delete_left()
+            if (span := self._marker_next_to_cursor(before=True)) is not None:
+                self.delete(*span)
+            else:
+                self.action_delete_left()
         elif action == "deleteCharForward":
-            self.action_delete_right()
+            if (span := self._marker_next_to_cursor(before=False)) is not None:
+                self.delete(*span)
+            else:
+                self.action_delete_right()
         elif action in _KILLS:
             self._kill(action, accumulate=previous == "kill")
         elif action == "yank":
@@ -240,12 +246,30 @@ class PromptEditor(TextArea):
             return (row + 1, 0) if row < self.document.line_count - 1 else (row, len(line))
         return row, word_end(line, column)
 
+    def _marker_next_to_cursor(self, *, before: bool) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """The paste marker just before (after) the cursor: pi keeps a marker whole for Backspace,
+        Delete and the arrows."""
+        if not self.selection.is_empty:
+            return None
+        row, column = self.cursor_location
+        line = self.document[row]
+        if "[paste #" not in line:
+            return None
+        for match in _MARKER.finditer(line):
+            if (match.end() if before else match.start()) == column:
+                return (row, match.start()), (row, match.end())
+        return None
+
     def _move(self, action: str) -> None:
         row, column = self.cursor_location
-        if action == "cursorLeft":
-            self.action_cursor_left()
-        elif action == "cursorRight":
-            self.action_cursor_right()
+        if action in ("cursorLeft", "cursorRight"):
+            span = self._marker_next_to_cursor(before=action == "cursorLeft")
+            if span is not None:
+                self.move_cursor(span[0] if action == "cursorLeft" else span[1])
+            elif action == "cursorLeft":
+                self.action_cursor_left()
+            else:
+                self.action_cursor_right()
         elif action == "cursorWordLeft":
             self.move_cursor(self._word_left(row, column))
         elif action == "cursorWordRight":

@@ -327,3 +327,24 @@ def test_terminal_sequences_reach_the_right_editor_action() -> None:
         keys = [getattr(event, "key", None) for event in events_]
         assert len(keys) == 1 and keys[0] is not None, (sequence, keys)
         assert action in actions.get(canonical_key(keys[0]), ()), (sequence, keys[0])
+
+
+async def test_a_paste_marker_is_one_character_for_backspace_delete_and_arrows() -> None:
+    app = EditorHost()
+    async with app.run_test() as pilot:
+        editor = app.editor
+        editor.post_message(events.Paste("x" * 1500))
+        await until(pilot, lambda: editor.text == "[paste #1 1500 chars]")
+        await type_text(pilot, "ab")
+        await pilot.press("left", "left", "left")
+        assert editor.cursor_location == (0, 0)
+        await pilot.press("right")
+        assert editor.cursor_location == (0, 21)
+        await pilot.press("backspace")
+        assert editor.text == "ab"
+        await pilot.press(UNDO)
+        assert editor.text == "[paste #1 1500 chars]ab"
+        await pilot.press("home", "delete")
+        assert editor.text == "ab"
+        await pilot.press(UNDO, "enter")
+        assert app.sent == [("x" * 1500 + "ab", False)]
