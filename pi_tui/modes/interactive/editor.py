@@ -317,6 +317,8 @@ class PromptEditor(TextArea):
             self._last_action = "yank"
             return
         start, end = self._yank_range
+        if end != self.cursor_location or self.get_text_range(start, end) != self.kill_ring.peek():
+            return  # the yanked text is no longer where the yank left it (a mouse click moved the cursor)
         self.kill_ring.rotate()
         text = self.kill_ring.peek() or ""
         end = self.replace(text, start, end).end_location

@@ -125,6 +125,11 @@ async def test_alt_y_after_a_yank_cycles_through_older_kills() -> None:
         # alt+y only follows a yank
         await pilot.press("x", "alt+y")
         assert editor.text == "<threex>"
+        # and only while the yanked text is still where the yank put it (a click moved the cursor)
+        await pilot.press("ctrl+y")
+        editor.move_cursor((0, 0))
+        await pilot.press("alt+y")
+        assert editor.text == "<threexthree>"
 
 
 async def test_ctrl_minus_undoes_typing_word_by_word_and_a_kill() -> None:
