@@ -294,7 +294,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     def _user_message(self, text: str, images: Sequence[ImageContent] | None) -> UserMessage:
         if images:
             return UserMessage(content=[TextContent(text=text), *images])
-        return UserMessage(content=text)
+        return UserMessage(content=[TextContent(text=text)])  # a block list, as pi 0.87 stores prompts
 
     async def prompt(
         self,

@@ -96,7 +96,7 @@ async def test_context_handlers_filter_and_inject_on_every_request(fake: FakeLLM
     assert user_texts(second) == ["hello", "[synthetic note]"]
     # request-only: the session keeps what was said
     users = [e["message"]["content"] for e in entries if e.get("message", {}).get("role") == "user"]
-    assert users == ["hello", "IRRELEVANT aside"]
+    assert users == [[{"type": "text", "text": "hello"}], [{"type": "text", "text": "IRRELEVANT aside"}]]
 
 
 async def test_agent_end_gets_only_the_runs_new_messages(fake: FakeLLM, project: Path) -> None:

@@ -146,7 +146,7 @@ async def test_the_message_hook_transforms_finalized_messages_and_a_failure_keep
         "                if block.type == 'text':\n"
         "                    block.text = block.text.replace('hunter2', '*******')\n"
         "            return {'message': m}\n"
-        "        if m.role == 'user' and m.content == 'break':\n"
+        "        if m.role == 'user' and m.content[0].text == 'break':\n"
         "            raise ValueError('cannot handle this one')\n"
     )
     fake.script([Reply([text("the password is hunter2")]), Reply([text("ok")])])

@@ -68,7 +68,7 @@ async def test_the_session_file_holds_what_pi_writes(model: str, fake: FakeLLM, 
     assert thinking_change["thinkingLevel"] == "off"  # models.json models without "reasoning"
     assert user["message"] == {
         "role": "user",
-        "content": FIRST_PROMPT,
+        "content": [{"type": "text", "text": FIRST_PROMPT}],  # a block list, as pi 0.87 writes prompts
         "timestamp": user["message"]["timestamp"],
     }
     tool_call_block = call["message"]["content"][1]

@@ -66,7 +66,7 @@ def test_rpc_abort_ends_a_prompt_whose_hook_never_returns(
             rpc.kill()
     assert len(fake.requests) == 1  # nothing of the aborted prompt was sent
     messages = [line["message"] for line in session_lines(agent_dir) if line.get("type") == "message"]
-    assert [(m["role"], m["content"] if m["role"] == "user" else "") for m in messages] == [
+    assert [(m["role"], m["content"][0]["text"] if m["role"] == "user" else "") for m in messages] == [
         ("user", "second"),
         ("assistant", ""),
     ]
