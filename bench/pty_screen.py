@@ -106,21 +106,27 @@ class PtyScreen:
         ready, _, _ = select.select([self.fd], [], [], max(timeout, 0))
         if not ready:
             return False
-        got = False
+        # Read all that is there before feeding the emulator: feeding is slow (~1 ms per KB), and a frame
+        # the program wrote at once would otherwise be timed by when its last piece was read after the
+        # first ones were fed, not by when it arrived.
+        chunks: list[bytes] = []
         while True:
             try:
                 data = os.read(self.fd, 65536)
             except BlockingIOError:
                 break
             except OSError:  # EIO: the child closed the terminal
-                return got
+                break
             if not data:
-                return got
-            got = True
-            self.last_output_at = time.perf_counter()
+                break
+            if not chunks:
+                self.last_output_at = time.perf_counter()
+            chunks.append(data)
+        if chunks:
+            data = b"".join(chunks)
             self.transcript += data
             self.stream.feed(data)
-        return got
+        return bool(chunks)
 
     def wait_for(self, predicate: Callable[[str], bool] | str, timeout: float = 20.0) -> float:
         """Read output until ``predicate(screen text)`` holds (a string: appears on screen).

@@ -117,7 +117,9 @@ class ChatAdapter:
             else:  # a long answer goes on in a fresh widget (cheaper appends)
                 block.append_delta(inner.delta[:cut])
                 self.finished_texts.append(block)
-                self._new_text(inner.content_index).append_delta(inner.delta[cut:])
+                continuation = self._new_text(inner.content_index)
+                continuation.eager_first_write = False  # mid-answer: batched like any other write
+                continuation.append_delta(inner.delta[cut:])
         elif isinstance(inner, TextStart):
             self._new_text(inner.content_index)
         elif isinstance(inner, ThinkingDelta):

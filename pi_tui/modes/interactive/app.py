@@ -19,6 +19,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.widgets import Static
 
 from pi_tui.modes.prompt_history import PromptHistory
@@ -142,6 +143,12 @@ class PiApp(KeyActions, App[int]):
                 self._bindings.bind(
                     ",".join(keys), APP_ACTIONS[action][0], APP_ACTIONS[action][1], show=False, priority=True
                 )
+
+    def get_default_screen(self) -> Screen[Any]:
+        """The main screen draws a change one frame period after the last frame (`pacing`)."""
+        from .pacing import PacedScreen
+
+        return PacedScreen(id="_default")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """App keys act on the main screen only; dialogs and screens keep theirs."""

@@ -99,6 +99,10 @@ class AssistantText(Markdown, Block):
         self._pending_since = 0.0
         self.text = text
         self.content_index = 0
+        self.eager_first_write = True
+        """The first streamed text is written at once, even right after a key press (the Enter that sent
+        the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
+        adapter clears it for the continuation blocks of a long answer."""
 
     def split_point(self, delta: str) -> int | None:
         """Where in ``delta`` this block should end and a new one begin (None: keep appending here)."""
@@ -111,13 +115,17 @@ class AssistantText(Markdown, Block):
 
     def append_delta(self, delta: str) -> None:
         """Queue a streamed fragment (O(1)). The first one is shown at once; later ones are written in
-        batches, at most every ``FLUSH_SECONDS``."""
+        batches, at most every ``FLUSH_SECONDS``, in a gap between key presses."""
         self.text += delta
         if not self._pending:
             self._pending_since = time.monotonic()
         self._pending.append(delta)
         if not self._flushing:
             self._flushing = True
+            if self.eager_first_write:
+                self.eager_first_write = False
+                self.call_next(self._flush)
+                return
             wait = self._last_flush + FLUSH_SECONDS - time.monotonic()
             if wait <= 0:
                 self.call_next(self._flush_when_quiet)
@@ -139,7 +147,14 @@ class AssistantText(Markdown, Block):
         chunk = "".join(self._pending)
         self._pending.clear()
         if self._stream is None:
+            # The first text of the block, the one the user waits for: appended here (the stream's task
+            # would add a hop) and drawn in the next frame, without waiting for the frame period.
             self._stream = Markdown.get_stream(self)
+            await self.append(chunk)
+            draw_soon = getattr(self.screen, "draw_soon", None)
+            if draw_soon is not None:
+                draw_soon()
+            return
         await self._stream.write(chunk)
 
     async def finish(self, final: str | None = None) -> None:

@@ -1,0 +1,106 @@
+"""Frame pacing: a change is drawn one frame period after the last frame at most, and the first text
+of an answer is drawn at once (not after the batch timer or a gap in typing)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from pi_tui.modes.interactive import blocks
+from pi_tui.modes.interactive.blocks import AssistantText
+from pi_tui.modes.interactive.blocks_base import TypingClock
+from pi_tui.modes.interactive.pacing import FramePacer, PacedScreen, frame_delay
+
+from .helpers import make_app, until
+
+
+def test_frame_delay_counts_from_the_last_frame() -> None:
+    assert frame_delay(10.0, float("-inf"), 0.5) == 0.0  # never drawn: now
+    assert frame_delay(10.0, 9.0, 0.5) == 0.0  # last frame long ago: now
+    assert frame_delay(10.0, 9.75, 0.5) == pytest.approx(0.25)  # the rest of the period, no more
+
+
+async def test_pacer_draws_an_idle_screen_at_once_and_a_busy_one_a_period_after_its_last_frame() -> None:
+    loop = asyncio.get_running_loop()
+    frames: list[float] = []
+    errors: list[Exception] = []
+    pacer = FramePacer(lambda: frames.append(loop.time()), 60.0, errors.append)
+
+    pacer.resume()  # nothing drawn yet: at once
+    due = pacer.due
+    assert due is not None and due <= loop.time()
+    await asyncio.sleep(0)
+    assert len(frames) == 1 and pacer.due is None
+
+    pacer.resume()  # right after a frame: one period after it, not a grid point later
+    assert pacer.due == pytest.approx(frames[0] + 60.0, abs=0.05)
+    pacer.resume()  # a second change joins the pending frame
+    assert pacer.due == pytest.approx(frames[0] + 60.0, abs=0.05)
+
+    pacer.hurry()  # the first text of an answer: the pending frame runs now
+    due = pacer.due
+    assert due is not None and due <= loop.time()
+    await asyncio.sleep(0)
+    assert len(frames) == 2
+
+    pacer.resume()  # the hurry is spent: rate-limited again
+    assert pacer.due == pytest.approx(frames[1] + 60.0, abs=0.05)
+    pacer.pause()
+    assert pacer.due is None
+    await asyncio.sleep(0)
+    assert len(frames) == 2 and not errors
+
+
+async def test_pacer_hands_a_failing_update_to_the_error_handler() -> None:
+    errors: list[Exception] = []
+
+    def fail() -> None:
+        raise ValueError("broken frame")
+
+    pacer = FramePacer(fail, 1.0, errors.append)
+    pacer.resume()
+    await asyncio.sleep(0)
+    assert [str(e) for e in errors] == ["broken frame"] and pacer.due is None
+
+
+async def test_first_text_of_an_answer_is_written_at_once_even_right_after_a_key(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Enter that sent the prompt counts as a key press: batched writes wait for a gap in typing
+    # (here: for good), but the first text must not.
+    monkeypatch.setattr(blocks, "MAX_TYPING_DELAY", 3600.0)
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert isinstance(app.screen, PacedScreen)
+        block = AssistantText()
+        await app.chat.mount(block)
+        monkeypatch.setattr(TypingClock, "last_key", time.monotonic() + 3600.0)
+        block.append_delta("Hello")
+        await until(pilot, lambda: block.source == "Hello")
+        block.append_delta(" world")  # later text is batched: held while the user types
+        await pilot.pause()
+        assert block.source == "Hello"
+        await block.finish()  # the message ended: everything is written
+        assert block.source == "Hello world"
+
+
+async def test_continuation_of_a_long_answer_is_batched_like_any_later_text(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(blocks, "MAX_TYPING_DELAY", 3600.0)
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        block = AssistantText()
+        block.eager_first_write = False  # what the adapter sets for the blocks after a split
+        await app.chat.mount(block)
+        monkeypatch.setattr(TypingClock, "last_key", time.monotonic() + 3600.0)
+        block.append_delta("more")
+        await pilot.pause()
+        assert block.source == ""
+        await block.finish()
+        assert block.source == "more"
