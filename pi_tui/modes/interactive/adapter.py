@@ -22,11 +22,12 @@ from pi_tui.agent.events import (
 from pi_tui.ai.stream import TextDelta, TextStart, ThinkingDelta, ThinkingStart, ToolCallEnd
 from pi_tui.ai.types import AssistantMessage, ToolResultMessage
 
-from .blocks import AssistantText, NoticeBlock, ThinkingBlock, ToolBlock
+from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
 from .chat import result_text
 
 if TYPE_CHECKING:
     from .app import PiApp
+    from .markdown_block import AssistantText
 
 __all__ = ["ChatAdapter"]
 
@@ -134,6 +135,8 @@ class ChatAdapter:
             self._tool(call.id, call.name, dict(call.arguments or {}))
 
     def _new_text(self, index: int) -> AssistantText:
+        from .markdown_block import AssistantText  # loaded by the warm-up, long before an answer
+
         block = AssistantText()
         block.content_index = index
         self.texts[index] = block

@@ -311,11 +311,15 @@ class PiApp(KeyActions, App[int]):
 
     def _create_and_preload(self, trust: bool | None) -> Any:
         """In the start-up thread: create the session, then import what `attach_startup` needs (the
-        chat adapter, the block widgets and Textual's Markdown, ~130 ms) so the UI thread only mounts."""
+        chat adapter, the block widgets) so the UI thread only mounts. Textual's Markdown (~35 ms) only
+        when there is history to show: a new session is ready without it, and the warm-up loads it."""
         startup = self._create_startup(trust)
         from pi_tui.modes.commands import BuiltinCommands  # noqa: F401
 
         from . import adapter, blocks, bridge  # noqa: F401
+
+        if getattr(startup.session, "messages", None):
+            from . import markdown_block  # noqa: F401
 
         return startup
 
@@ -422,7 +426,7 @@ class PiApp(KeyActions, App[int]):
 
             from pi_tui.ai.registry import resolve_stream_fn
 
-            from . import blocks  # noqa: F401  (imported for its side effect: the module is loaded)
+            from . import markdown_block  # noqa: F401  (imported for its side effect: the module is loaded)
 
             try:
                 resolve_stream_fn(session.model.api)
@@ -434,7 +438,8 @@ class PiApp(KeyActions, App[int]):
         session.system_prompt()
         # The first markdown widget of each kind costs a stylesheet update (~100 ms here): pay it now,
         # off screen, not when the first answer arrives.
-        from .blocks import AssistantText, ToolBlock
+        from .blocks import ToolBlock
+        from .markdown_block import AssistantText
 
         sample = AssistantText(_WARM_MARKDOWN)
         sample.display = False

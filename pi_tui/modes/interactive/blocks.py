@@ -8,16 +8,18 @@ buffered and written at most ~30 times a second.
 from __future__ import annotations
 
 import json
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from .blocks_base import Block, TypingClock
+
+if TYPE_CHECKING:
+    from .markdown_block import AssistantText
 
 __all__ = [
     "AssistantText",
@@ -50,6 +52,16 @@ PREVIEW_LINES: dict[str, int] = {"read": 10, "write": 10, "ls": 20, "find": 20, 
 """Collapsed tool output, in lines, per tool (pi's numbers); other tools get 8."""
 
 
+def __getattr__(name: str) -> Any:
+    # AssistantText lives apart with Textual's Markdown (markdown-it, pygments: ~35 ms to import), so a
+    # new session gets ready without it; the warm-up loads it before the first answer.
+    if name == "AssistantText":
+        from .markdown_block import AssistantText
+
+        return AssistantText
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def typing_delay(now: float, pending_since: float) -> float:
     """How much longer a due write of streamed text should wait for a gap between key presses (0: write
     now). Writing in the gaps keeps typing responsive while an answer streams."""
@@ -74,98 +86,6 @@ class UserBlock(Static, Block):
     def __init__(self, text: str) -> None:
         super().__init__(Text(text), markup=False)
         self.text = text
-
-
-class AssistantText(Markdown, Block):
-    """Assistant text as markdown; streamed through `MarkdownStream` with appends batched per frame."""
-
-    DEFAULT_CSS = """
-    AssistantText {
-        margin: 1 0 0 0;
-        padding: 0 1;
-        background: transparent;
-    }
-    AssistantText MarkdownH1, AssistantText MarkdownH2, AssistantText MarkdownH3 { color: $pi-md-heading; }
-    AssistantText MarkdownBlockQuote { border-left: outer $pi-md-quote-border; color: $pi-md-quote; }
-    AssistantText MarkdownFence { border-left: wide $pi-md-code-block-border; }
-    """
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__(text)
-        self._pending: list[str] = []
-        self._stream: Any = None
-        self._flushing = False
-        self._last_flush = 0.0
-        self._pending_since = 0.0
-        self.text = text
-        self.content_index = 0
-        self.eager_first_write = True
-        """The first streamed text is written at once, even right after a key press (the Enter that sent
-        the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
-        adapter clears it for the continuation blocks of a long answer."""
-
-    def split_point(self, delta: str) -> int | None:
-        """Where in ``delta`` this block should end and a new one begin (None: keep appending here)."""
-        if len(self.text) < SPLIT_CHARS:
-            return None
-        cut = delta.rfind("\n\n")
-        if cut < 0 or (self.text + delta[:cut]).count("```") % 2:
-            return None
-        return cut + 2
-
-    def append_delta(self, delta: str) -> None:
-        """Queue a streamed fragment (O(1)). The first one is shown at once; later ones are written in
-        batches, at most every ``FLUSH_SECONDS``, in a gap between key presses."""
-        self.text += delta
-        if not self._pending:
-            self._pending_since = time.monotonic()
-        self._pending.append(delta)
-        if not self._flushing:
-            self._flushing = True
-            if self.eager_first_write:
-                self.eager_first_write = False
-                self.call_next(self._flush)
-                return
-            wait = self._last_flush + FLUSH_SECONDS - time.monotonic()
-            if wait <= 0:
-                self.call_next(self._flush_when_quiet)
-            else:
-                self.set_timer(wait, self._flush_when_quiet)
-
-    async def _flush_when_quiet(self) -> None:
-        delay = typing_delay(time.monotonic(), self._pending_since)
-        if delay > 0:
-            self.set_timer(delay, self._flush_when_quiet)
-            return
-        await self._flush()
-
-    async def _flush(self) -> None:
-        self._flushing = False
-        self._last_flush = time.monotonic()
-        if not self._pending:
-            return
-        chunk = "".join(self._pending)
-        self._pending.clear()
-        if self._stream is None:
-            # The first text of the block, the one the user waits for: appended here (the stream's task
-            # would add a hop) and drawn in the next frame, without waiting for the frame period.
-            self._stream = Markdown.get_stream(self)
-            await self.append(chunk)
-            draw_soon = getattr(self.screen, "draw_soon", None)
-            if draw_soon is not None:
-                draw_soon()
-            return
-        await self._stream.write(chunk)
-
-    async def finish(self, final: str | None = None) -> None:
-        """The message ended: flush, stop the stream, and make sure the final text is what is shown."""
-        await self._flush()
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        if final is not None and final != self.text:
-            self.text = final
-            await self.update(final)
 
 
 class ThinkingBlock(Static, Block):

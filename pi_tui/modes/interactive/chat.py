@@ -108,7 +108,6 @@ class ChatLog(VerticalScroll):
         )
 
         from .blocks import (
-            AssistantText,
             BashBlock,
             NoticeBlock,
             SummaryBlock,
@@ -121,6 +120,8 @@ class ChatLog(VerticalScroll):
         if isinstance(item, UserMessage):
             blocks.append(UserBlock(message_text(item)))
         elif isinstance(item, AssistantMessage):
+            from .markdown_block import AssistantText  # only now: a new session's header needs no Markdown
+
             for part in item.content:
                 if part.type == "text" and part.text.strip():
                     blocks.append(AssistantText(part.text))

@@ -104,3 +104,47 @@ async def test_continuation_of_a_long_answer_is_batched_like_any_later_text(
         assert block.source == ""
         await block.finish()
         assert block.source == "more"
+
+
+_READY_WITHOUT_MARKDOWN = """
+import asyncio, sys
+from pathlib import Path
+from pi_tui.args import parse_args
+from pi_tui.modes.interactive.app import PiApp
+from pi_tui.runtime.factory import create_session
+
+cwd, agent_dir = Path(sys.argv[1]), Path(sys.argv[2])
+seen = {}
+
+class App(PiApp):
+    async def attach_startup(self, startup):
+        await super().attach_startup(startup)
+        # the warm-up worker has been started, but has not run yet: what did getting ready load?
+        seen["markdown"] = "textual.widgets._markdown" in sys.modules
+
+async def main():
+    app = App(lambda trust: create_session(parse_args(["--provider", "faux"]), cwd), cwd=cwd, agent_dir=agent_dir)
+    async with app.run_test() as pilot:
+        while not app.ready.is_set():
+            await pilot.pause(0.01)
+        from pi_tui.modes.interactive.blocks import AssistantText  # still there for whoever needs it
+        assert AssistantText.__module__.endswith("markdown_block")
+    print("markdown loaded when ready:", seen["markdown"])
+
+asyncio.run(main())
+"""
+
+
+def test_a_new_session_gets_ready_without_importing_textual_markdown(tmp_path: Path, agent_dir: Path) -> None:
+    # A fresh process: other tests in this one have long imported Markdown.
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _READY_WITHOUT_MARKDOWN, str(tmp_path), str(agent_dir)],
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "markdown loaded when ready: False" in out.stdout
