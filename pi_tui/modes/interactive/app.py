@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -149,6 +149,15 @@ class PiApp(KeyActions, App[int]):
         from .pacing import PacedScreen
 
         return PacedScreen(id="_default")
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseScrollUp | events.MouseScrollDown):
+            # The user waits for what a key or the wheel changes: draw it without waiting out the frame
+            # period a streamed write may have started. Only the next change: the key is not handled yet.
+            draw_soon = getattr(self.screen, "draw_soon", None)
+            if draw_soon is not None:
+                draw_soon(pending=False)
+        await super().on_event(event)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """App keys act on the main screen only; dialogs and screens keep theirs."""

@@ -65,12 +65,16 @@ class FramePacer:
         else:
             self._handle = loop.call_later(delay, self._fire)
 
-    def hurry(self) -> None:
-        """The next update (pending or the next change) runs at once, whatever the rate limit says.
+    def hurry(self, *, pending: bool = True) -> None:
+        """The next update runs at once, whatever the rate limit says: for a change the user waits for
+        (the first text of an answer, the echo of a key); at most one frame early.
 
-        For a change the user waits for (the first text of an answer); at most one frame early."""
+        Args:
+            pending: Also move a frame already waiting for the period to now (the change is made);
+                False: only the next `resume` is immediate (the change is still to come).
+        """
         self._urgent = True
-        if self._handle is not None and self._waiting:
+        if pending and self._handle is not None and self._waiting:
             self.resume()
 
     def pause(self) -> None:
@@ -106,9 +110,9 @@ class PacedScreen(Screen[Any]):
             self._pacer = FramePacer(self._update_now, self.FRAME_PERIOD, self._report_error)
         return self._pacer
 
-    def draw_soon(self) -> None:
+    def draw_soon(self, *, pending: bool = True) -> None:
         """Draw the next change without waiting for the frame period (`FramePacer.hurry`)."""
-        self._update_timer.hurry()
+        self._update_timer.hurry(pending=pending)
 
     def _update_now(self) -> None:
         if not self.app._exit:  # as Textual's timer: no drawing once the app is leaving

@@ -54,6 +54,37 @@ async def test_pacer_draws_an_idle_screen_at_once_and_a_busy_one_a_period_after_
     assert len(frames) == 2 and not errors
 
 
+async def test_a_hurry_before_the_change_makes_only_the_next_change_immediate() -> None:
+    loop = asyncio.get_running_loop()
+    frames: list[float] = []
+    pacer = FramePacer(lambda: frames.append(loop.time()), 60.0, lambda error: None)
+    pacer.resume()
+    await asyncio.sleep(0)
+    pacer.resume()  # a streamed write: waits for the period
+    waiting = pacer.due
+    pacer.hurry(pending=False)  # a key arrives: its echo is not drawn yet, the frame stays put
+    assert pacer.due == waiting
+    pacer.resume()  # the echo: drawn at once, with the streamed write
+    due = pacer.due
+    assert due is not None and due <= loop.time()
+    await asyncio.sleep(0)
+    assert len(frames) == 2
+
+
+async def test_a_key_is_drawn_without_waiting_for_the_frame_period(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert isinstance(app.screen, PacedScreen)
+        pacer = app.screen._update_timer
+        # As if a frame had just been drawn with a period of an hour: only a hurried frame can come now.
+        held_until = asyncio.get_running_loop().time() + 3600.0
+        pacer.last_frame = held_until
+        await pilot.press("x")
+        await until(pilot, lambda: pacer.last_frame < held_until)
+        assert app.editor.text == "x"
+
+
 async def test_pacer_hands_a_failing_update_to_the_error_handler() -> None:
     errors: list[Exception] = []
 
