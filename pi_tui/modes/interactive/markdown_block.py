@@ -37,6 +37,7 @@ class AssistantText(Markdown, Block):
         self._pending_since = 0.0
         self.text = text
         self.content_index = 0
+        self._draw_first_now = False
         self.eager_first_write = True
         """The first streamed text is written at once, even right after a key press (the Enter that sent
         the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
@@ -62,6 +63,7 @@ class AssistantText(Markdown, Block):
             self._flushing = True
             if self.eager_first_write:
                 self.eager_first_write = False
+                self._draw_first_now = True
                 self.call_next(self._flush)
                 return
             wait = self._last_flush + blocks.FLUSH_SECONDS - time.monotonic()
@@ -85,12 +87,12 @@ class AssistantText(Markdown, Block):
         chunk = "".join(self._pending)
         self._pending.clear()
         if self._stream is None:
-            # The first text of the block, the one the user waits for: appended here (the stream's task
-            # would add a hop) and drawn in the next frame, without waiting for the frame period.
+            # The block's first text: appended here (the stream's task would add a hop); an answer's
+            # first text, the one the user waits for, is drawn without waiting for the frame period.
             self._stream = Markdown.get_stream(self)
             await self.append(chunk)
             draw_soon = getattr(self.screen, "draw_soon", None)
-            if draw_soon is not None:
+            if self._draw_first_now and draw_soon is not None:
                 draw_soon()
             return
         await self._stream.write(chunk)

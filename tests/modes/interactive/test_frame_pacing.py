@@ -76,7 +76,9 @@ async def test_a_key_is_drawn_without_waiting_for_the_frame_period(tmp_path: Pat
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         assert isinstance(app.screen, PacedScreen)
+        await pilot.pause()
         pacer = app.screen._update_timer
+        pacer.pause()  # nothing already scheduled may draw the key
         # As if a frame had just been drawn with a period of an hour: only a hurried frame can come now.
         held_until = asyncio.get_running_loop().time() + 3600.0
         pacer.last_frame = held_until
@@ -110,8 +112,14 @@ async def test_first_text_of_an_answer_is_written_at_once_even_right_after_a_key
         block = AssistantText()
         await app.chat.mount(block)
         monkeypatch.setattr(TypingClock, "last_key", time.monotonic() + 3600.0)
+        await pilot.pause()
+        pacer = app.screen._update_timer
+        pacer.pause()  # nothing already scheduled may draw the text
+        held_until = asyncio.get_running_loop().time() + 3600.0  # as if the last frame held the next back
+        pacer.last_frame = held_until
         block.append_delta("Hello")
         await until(pilot, lambda: block.source == "Hello")
+        await until(pilot, lambda: pacer.last_frame < held_until)  # drawn, the frame period notwithstanding
         block.append_delta(" world")  # later text is batched: held while the user types
         await pilot.pause()
         assert block.source == "Hello"
