@@ -95,6 +95,7 @@ class PromptEditor(TextArea):
         self._history_index: int | None = None
         self._draft = ""
         self.menu: CompletionMenu | None = None
+        self._menu_text = ""  # the text the menu's choices were computed for
         self.files: FileIndex | None = None
         self.commands: Callable[[], list[Candidate]] = list
         self.arguments: Callable[[str, str], list[Candidate]] | None = None
@@ -147,6 +148,10 @@ class PromptEditor(TextArea):
             # any other key cancels the jump and does what it does
         handled = True
         menu = self.menu
+        if menu is not None and key in ("tab", "enter") and self._menu_text != self.text:
+            # Keys typed in a burst (a paste-like "/context⏎", a fast typist) are handled before the
+            # Changed messages their inserts posted: the menu may still show an older prefix's choices.
+            self.refresh_completion()
         if menu is not None and menu.is_shown and key in ("up", "down", "tab", "enter", "escape"):
             if key == "up":
                 menu.move(-1)
@@ -443,6 +448,7 @@ class PromptEditor(TextArea):
     def refresh_completion(self) -> None:
         if self.menu is None:
             return
+        self._menu_text = self.text
         start, candidates = complete(
             self.text, self._caret_index(), self.commands, self.files, arguments=self.arguments
         )

@@ -3,6 +3,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual import events
+
 from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_thinking, faux_tool_call
 from pi_tui.ai.types import BashExecutionMessage
 from pi_tui.modes.interactive.blocks import (
@@ -319,3 +321,21 @@ async def test_streamed_text_is_written_in_the_gaps_between_key_presses(
         # (within float rounding: key + quiet - key need not equal quiet exactly)
         assert typing_delay(key + KEY_QUIET_SECONDS, key) < 1e-9  # a gap: write now
         assert typing_delay(key + 0.01, key + 0.01 - MAX_TYPING_DELAY) < 1e-9  # held back long enough
+
+
+async def test_enter_in_a_burst_of_keys_accepts_the_completion_of_the_whole_text(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """Keys that arrive together (a fast typist, a terminal sending "/context⏎" at once) are all handled
+    before the Changed messages of their inserts: Enter must not accept what the menu offered for "/c"."""
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "/c")
+        assert app.menu.is_shown and app.menu.chosen() is not None
+        assert app.menu.chosen().value != "context"  # the menu's first choice for "/c" is another command
+        for ch in "ontext":  # queued at once, as a burst reaches the editor
+            app.editor.post_message(events.Key(ch, ch))
+        app.editor.post_message(events.Key("enter", "\r"))
+        await until(pilot, lambda: not app.editor.text)
+        assert app.editor.prompt_history.entries[-1].strip() == "/context"
