@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pi_tui.ai.types import (
     AssistantMessage,
@@ -44,7 +48,25 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+class HeldDisk:
+    """A disk whose fsync takes until the test calls ``release.set()`` (installed into the session store)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from pi_tui.session import store
+
+        self.release = threading.Event()
+        self.synced: list[int] = []
+        self._real_fsync = os.fsync
+        monkeypatch.setattr(store.os, "fsync", self._fsync)
+
+    def _fsync(self, fd: int) -> None:
+        self.release.wait(10)
+        self._real_fsync(fd)
+        self.synced.append(fd)
+
+
 __all__ = [
+    "HeldDisk",
     "AssistantMessage",
     "FIXTURES",
     "LARGE",

@@ -2,33 +2,24 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from pi_tui.session import store
 from pi_tui.session.store import SessionFile
+
+from .helpers import HeldDisk
 
 
 def test_a_durable_append_does_not_wait_for_the_disk_but_close_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    release = threading.Event()
-    synced: list[int] = []
-    real_fsync = os.fsync
-
-    def slow_fsync(fd: int) -> None:  # a disk that takes as long as the test says
-        release.wait(10)
-        real_fsync(fd)
-        synced.append(fd)
-
     file = SessionFile(tmp_path / "s.jsonl")
     file.create(['{"type":"session"}'])
-    monkeypatch.setattr(store.os, "fsync", slow_fsync)
-    release.clear()
+    disk = HeldDisk(monkeypatch)  # a disk that takes as long as the test says
+    release, synced = disk.release, disk.synced
     started = time.monotonic()
     for n in range(20):
         file.append(f'{{"type":"message","n":{n}}}', durable=True)

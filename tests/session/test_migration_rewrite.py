@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.session import SessionManager, store
+from pi_tui.session import SessionManager
 
-from .helpers import assistant, read_lines, user
+from .helpers import HeldDisk, assistant, read_lines, user
 
 HEADER = b'{"type":"session","id":"d703a1a9-1b7b-4fb1-b512-c9738b1fe617","timestamp":"2025-11-20T23:33:50.805Z","cwd":"/p"}\n'
 # pi's own bytes: an escaped non-ASCII character and a float with an exponent, which json.dumps would
@@ -63,17 +63,9 @@ def test_the_rewrite_does_not_wait_for_the_disk_but_close_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _v1_file(tmp_path)
-    release = threading.Event()
-    synced: list[int] = []
-    real_fsync = os.fsync
-
-    def slow_fsync(fd: int) -> None:  # a disk that takes as long as the test says
-        release.wait(10)
-        real_fsync(fd)
-        synced.append(fd)
-
     manager = SessionManager.open(path)
-    monkeypatch.setattr(store.os, "fsync", slow_fsync)
+    disk = HeldDisk(monkeypatch)  # a disk that takes as long as the test says
+    release, synced = disk.release, disk.synced
     started = time.monotonic()
     manager.append_message(user("one more"))
     manager.append_message(assistant("done"))
