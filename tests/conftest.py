@@ -6,9 +6,13 @@ once, for the whole suite.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from pi_tui.testing import FakeLLM
+from tests.e2e.helpers import write_models_json
 
 _SCRUBBED_ENV = (
     "ANTHROPIC_API_KEY",
@@ -46,3 +50,14 @@ def agent_dir(isolated_home: Path) -> Path:
     path = isolated_home / ".pi" / "agent"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@pytest.fixture
+def fake(agent_dir: Path) -> Iterator[FakeLLM]:
+    """The fake LLM server, with a ``models.json`` whose providers point at it (see tests/e2e/helpers.py).
+
+    Test folders that need another setup (no models.json, a scripted fake) define their own ``fake``."""
+    llm = FakeLLM()
+    with llm.serve() as server:
+        write_models_json(agent_dir, server)
+        yield llm

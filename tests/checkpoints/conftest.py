@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -10,18 +10,8 @@ import pytest
 from pi_tui.args import parse_args
 from pi_tui.runtime.agent_session import AgentSession
 from pi_tui.runtime.factory import create_session
-from pi_tui.testing import FakeLLM
-from tests.e2e.helpers import write_models_json
 
 MODEL = "fake-anthropic/claude-fake"
-
-
-@pytest.fixture
-def fake(agent_dir: Path) -> Iterator[FakeLLM]:
-    llm = FakeLLM()
-    with llm.serve() as server:
-        write_models_json(agent_dir, server)
-        yield llm
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pi_tui.session import SessionManager
 from pi_tui.session.entries import MessageEntry, RawEntry
 from pi_tui.testing import FakeLLM, Reply, text
 
-from .test_pi087_sessions import ANTHROPIC, fake, open_session, project  # noqa: F401
+from .test_pi087_sessions import ANTHROPIC, open_session, project  # noqa: F401
 
 _USAGE = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
 _HANDLE = {

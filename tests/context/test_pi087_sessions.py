@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +29,6 @@ from ..e2e.helpers import open_session, write_models_json
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi087"
 ANTHROPIC = "fake-anthropic/claude-fake"
 OPENAI = "fake-openai/gpt-fake"
-
-
-@pytest.fixture
-def fake(agent_dir: Path) -> Iterator[FakeLLM]:
-    llm = FakeLLM()
-    with llm.serve() as server:
-        write_models_json(agent_dir, server)
-        yield llm
 
 
 @pytest.fixture

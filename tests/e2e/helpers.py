@@ -4,15 +4,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_tui.args import parse_args
-from pi_tui.runtime.agent_session import AgentSession
-from pi_tui.runtime.factory import create_session
+from tests.runtime.helpers import open_session
+
+__all__ = ["MODEL_COST", "Run", "open_session", "run_cli", "write_models_json"]
 
 MODEL_COST = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
 
@@ -66,13 +64,3 @@ def run_cli(args: list[str], cwd: Path, *, stdin: str | None = None, timeout: fl
         timeout=timeout,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
-
-
-@asynccontextmanager
-async def open_session(argv: list[str], cwd: Path) -> AsyncIterator[AgentSession]:
-    """A real session built from command-line words, closed afterwards."""
-    startup = create_session(parse_args(argv), cwd)
-    try:
-        yield startup.session
-    finally:
-        await startup.session.close()

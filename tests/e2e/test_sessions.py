@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +11,11 @@ from pi_tui.ai.types import AssistantMessage, ToolResultMessage, UserMessage, me
 from pi_tui.session import EntryNotFoundError, SessionManager, default_session_dir, list_sessions
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text
 
-from .helpers import open_session, run_cli, write_models_json
+from .helpers import open_session, run_cli
 
 FIXTURES = Path("/work/shared/fixtures/pi-sessions")
 OPENAI = "fake-openai/gpt-fake"
 ANTHROPIC = "fake-anthropic/claude-fake"
-
-
-@pytest.fixture
-def fake(agent_dir: Path) -> Iterator[FakeLLM]:
-    llm = FakeLLM()
-    with llm.serve() as server:
-        write_models_json(agent_dir, server)
-        yield llm
 
 
 @pytest.fixture

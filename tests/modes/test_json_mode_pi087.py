@@ -6,31 +6,18 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from pi_tui.args import parse_args
 from pi_tui.modes.print_mode import run_print_mode
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, turns_from_json
 
-from ..e2e.helpers import write_models_json
-
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi087"
 PROMPT = "Change world to there in hello.txt and show it"
 # Streaming deltas: how many a message has depends on chunking, so runs of them count once.
 _DELTAS = {"text_delta", "toolcall_delta", "thinking_delta", "tool_execution_update"}
-
-
-@pytest.fixture
-def fake(agent_dir: Path) -> Iterator[FakeLLM]:
-    llm = FakeLLM()
-    with llm.serve() as server:
-        write_models_json(agent_dir, server)
-        yield llm
 
 
 def _shape(records: list[dict[str, Any]]) -> list[tuple[str, ...]]:

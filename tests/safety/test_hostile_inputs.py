@@ -74,7 +74,9 @@ def test_a_provider_that_stalls_mid_answer_ends_the_run_with_a_timeout_error(
     assert len(fake.requests) == 2  # retried once, as the setting asks
     assert elapsed < 20
     messages = _messages(session_lines(agent_dir))
-    assert messages[0]["role"] == "user" and messages[0]["content"] == [{"type": "text", "text": "hello?"}]  # the prompt is kept
+    assert messages[0]["role"] == "user" and messages[0]["content"] == [
+        {"type": "text", "text": "hello?"}
+    ]  # the prompt is kept
     assert messages[-1]["role"] == "assistant" and messages[-1]["stopReason"] == "error"
     _reloads_cleanly(_session_path(agent_dir))
 

@@ -6,21 +6,10 @@ import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
 from pi_tui.modes.plain.bash import run_user_bash
 from pi_tui.modes.plain.render import EventPrinter
 from pi_tui.testing import FakeLLM, Reply, text
 from tests.checkpoints.conftest import open_session
-from tests.e2e.helpers import write_models_json
-
-
-@pytest.fixture
-def fake(agent_dir: Path) -> Iterator[FakeLLM]:
-    llm = FakeLLM()
-    with llm.serve() as server:
-        write_models_json(agent_dir, server)
-        yield llm
 
 
 class _Terminal:
