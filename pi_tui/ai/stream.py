@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
 
+from pi_tui.util.record_checks import to_camel
+
 from .types import AssistantMessage, LlmMessage, Model, ThinkingLevel, ToolCall, ToolDefinition
 
 __all__ = [
@@ -179,7 +181,7 @@ class _Event:
         out: dict[str, Any] = {"type": self.type}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
-            key = _camel(name)
+            key = to_camel(name)
             if isinstance(value, AssistantMessage):
                 out[key] = value.to_json_dict()
             elif isinstance(value, ToolCall):
@@ -187,11 +189,6 @@ class _Event:
             else:
                 out[key] = value
         return out
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
 
 
 @dataclass(frozen=True, slots=True)

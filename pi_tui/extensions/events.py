@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pi_tui.util.record_checks import to_camel
+
 __all__ = [
     "Event",
     "EventSpec",
@@ -29,12 +31,6 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])([A-Z])")
 def to_snake(name: str) -> str:
     """``toolCallId`` → ``tool_call_id`` (snake_case names pass through)."""
     return _CAMEL_BOUNDARY.sub(r"_\1", name).lower()
-
-
-def to_camel(name: str) -> str:
-    """``tool_call_id`` → ``toolCallId``."""
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 class Event:

@@ -96,11 +96,12 @@ def dotted(loc: Loc) -> str:
 
 
 def to_camel(name: str) -> str:
-    """``tool_call_id`` -> ``toolCallId`` (pydantic's ``to_camel`` for pi-tui's field names)."""
+    """``tool_call_id`` -> ``toolCallId``: the JSON key of a snake_case field or event name (a name
+    without ``_`` passes through). The one converter for records, stream events and extension results."""
     if "_" not in name:
         return name
     first, *rest = name.split("_")
-    return first + "".join(part.capitalize() for part in rest)
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 # --- checks ---------------------------------------------------------------------------------------
