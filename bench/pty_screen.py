@@ -5,7 +5,10 @@ sleeps: `PtyScreen.wait_for` feeds the emulator with whatever the program writes
 the screen holds (or a deadline passes), and reports when the byte that made it true arrived.
 
 The emulator answers the terminal queries a real terminal answers (cursor position reports, device
-attributes), so prompt-toolkit and Textual behave as they do in a terminal window.
+attributes, and that it supports synchronized output), so prompt-toolkit and Textual behave as they do in
+a terminal window. Like such a terminal, it shows a frame only once the program has finished writing it:
+predicates are not evaluated between the start and the end of a synchronized update, so a frame read in
+several pieces is never judged half-drawn.
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ from pathlib import Path
 import pyte
 
 __all__ = ["PtyScreen", "ScreenTimeout"]
+
+_SYNC_QUERY = b"\x1b[?2026$p"  # DECRQM: is synchronized output (mode 2026) supported?
+_SYNC_REPLY = "\x1b[?2026;2$y"  # yes, and it is off for now
+_SYNC_START = b"\x1b[?2026h"
+_SYNC_END = b"\x1b[?2026l"
 
 
 class ScreenTimeout(AssertionError):
@@ -83,6 +91,9 @@ class PtyScreen:
         self.transcript = bytearray()
         """Every byte the program wrote, for assertions on output that scrolled away."""
         self.last_output_at = self.started
+        self.in_update = False
+        """True between the start and the end of a synchronized update (a frame being written)."""
+        self._tail = b""  # the end of the previous read, for escape sequences split between reads
 
     @property
     def pid(self) -> int:
@@ -125,8 +136,22 @@ class PtyScreen:
         if chunks:
             data = b"".join(chunks)
             self.transcript += data
+            self._track_updates(data)
             self.stream.feed(data)
         return bool(chunks)
+
+    def _track_updates(self, data: bytes) -> None:
+        """Answer the synchronized-output query; note whether a synchronized update is still open."""
+        seen = self._tail + data
+        if _SYNC_QUERY in seen and _SYNC_QUERY not in self._tail:
+            self._reply(_SYNC_REPLY)
+        start, end = seen.rfind(_SYNC_START), seen.rfind(_SYNC_END)
+        if start != end:  # both -1 (neither seen): unchanged
+            self.in_update = start > end
+        self._tail = seen[-(len(_SYNC_QUERY) - 1) :]
+
+    def _settled(self, check: Callable[[str], bool]) -> bool:
+        return not self.in_update and check(self.text())
 
     def wait_for(self, predicate: Callable[[str], bool] | str, timeout: float = 20.0) -> float:
         """Read output until ``predicate(screen text)`` holds (a string: appears on screen).
@@ -139,14 +164,14 @@ class PtyScreen:
         """
         check = (lambda text: predicate in text) if isinstance(predicate, str) else predicate
         deadline = time.perf_counter() + timeout
-        if check(self.text()):
+        if self._settled(check):
             return self.last_output_at
         while True:
             left = deadline - time.perf_counter()
             if left <= 0:
                 raise ScreenTimeout(f"timed out waiting; the screen shows:\n{self.text()}")
             if self.pump(min(left, 0.5)):
-                if check(self.text()):
+                if self._settled(check):
                     return self.last_output_at
             elif self.proc.poll() is not None:
                 self.pump(0)

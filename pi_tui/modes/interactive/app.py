@@ -674,7 +674,6 @@ class PiApp(KeyActions, App[int]):
             self.run_worker(self.action_quit())
             return
         self._last_ctrl_c = now
-        self.editor.set_text("")
 
     def on_prompt_editor_exit_pressed(self, _message: PromptEditor.ExitPressed) -> None:
         self.run_worker(self.action_quit())

@@ -78,7 +78,8 @@ class PromptEditor(TextArea):
         follow_up: bool = False
 
     class ClearPressed(Message):
-        """Ctrl+C in the editor."""
+        """Ctrl+C in the editor: its text is already cleared; the app decides whether this was the
+        second press that exits."""
 
     class ExitPressed(Message):
         """Ctrl+D on an empty editor."""
@@ -202,6 +203,9 @@ class PromptEditor(TextArea):
         elif action == "newLine":
             self.insert("\n")
         elif action == "clear":
+            # Cleared here, before the next key is handled: keys typed right after Ctrl+C (already
+            # queued behind it) land in the empty editor instead of being wiped by a later clear.
+            self.set_text("")
             self.post_message(self.ClearPressed())
         elif action == "exit":
             if self.text:

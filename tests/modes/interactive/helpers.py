@@ -36,8 +36,20 @@ async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 10.0)
     deadline = loop.time() + timeout
     while not predicate():
         if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
+            raise AssertionError(f"condition not reached in time; {app_state(pilot.app)}")
         await pilot.pause(0.01)
+
+
+def app_state(app: Any) -> str:
+    """What a failed wait reports: busy/streaming flags, queued messages and the newest chat items."""
+    session = getattr(app, "session", None)
+    agent = getattr(session, "agent", None)
+    items = [repr(item)[:200] for item in getattr(getattr(app, "chat", None), "items", [])[-6:]]
+    return (
+        f"busy={getattr(app, '_busy', None)} streaming={getattr(session, 'is_streaming', None)} "
+        f"steering={len(getattr(agent, 'steering_queue', ()))} follow_up={len(getattr(agent, 'follow_up_queue', ()))} "
+        f"screen={type(app.screen).__name__} newest chat items: {items}"
+    )
 
 
 async def type_text(pilot: Any, text: str) -> None:

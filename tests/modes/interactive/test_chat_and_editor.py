@@ -151,6 +151,21 @@ async def test_ctrl_c_clears_and_twice_quits(tmp_path: Path, agent_dir: Path) ->
     assert app.return_code == 0
 
 
+async def test_keys_typed_right_after_ctrl_c_are_kept(tmp_path: Path, agent_dir: Path) -> None:
+    """Ctrl+C and the keys after it arrive together (a fast typist, a test terminal): the clear must
+    happen before those keys are inserted, not after them (it wiped "THIRD" of "THIRDQ")."""
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "draft")
+        app.editor.post_message(events.Key("ctrl+c", "\x03"))
+        for ch in "next":  # queued at once behind the Ctrl+C
+            app.editor.post_message(events.Key(ch, ch))
+        await until(pilot, lambda: app.editor.text == "next", timeout=5)
+        await pilot.pause()
+        assert app.editor.text == "next" and app.is_running
+
+
 async def test_ctrl_d_quits_only_on_an_empty_editor(tmp_path: Path, agent_dir: Path) -> None:
     app = make_app(tmp_path, agent_dir, FauxScript())
     async with app.run_test() as pilot:

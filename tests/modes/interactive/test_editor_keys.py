@@ -49,8 +49,7 @@ class EditorHost(App[None]):
         self.sent.append((message.text, message.follow_up))
 
     def on_prompt_editor_clear_pressed(self, _message: PromptEditor.ClearPressed) -> None:
-        self.cleared += 1
-        self.editor.set_text("")
+        self.cleared += 1  # the editor clears itself
 
     def on_prompt_editor_exit_pressed(self, _message: PromptEditor.ExitPressed) -> None:
         self.exited += 1

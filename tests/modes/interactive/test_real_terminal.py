@@ -183,7 +183,15 @@ def test_context_and_tree_in_a_terminal_jump_back_and_branch(tmp_path: Path, iso
             term.send("\r")  # jump to the first question: its text comes back to the editor
             term.wait_for("Summarize branch?", timeout=20)
             term.send("\r")  # "No summary"
-            term.wait_for(lambda s: "Summarize branch?" not in s and "Session Tree" not in s)
+            # Back on the chat, which now ends before the first question: its text is in the editor.
+            term.wait_for(
+                lambda s: (
+                    "Summarize branch?" not in s
+                    and "Session Tree" not in s
+                    and "FIRSTQ" in s
+                    and "FIRSTA" not in s
+                )
+            )
             term.send("\x03")  # clear the prefilled editor
             term.send("THIRDQ\r")
             term.wait_for("THIRDA", timeout=30)
