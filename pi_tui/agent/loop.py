@@ -228,6 +228,14 @@ class Agent:
                         await outcome
                 except Exception as exc:
                     self._report(f"listener for {event.type}", exc)
+                except asyncio.CancelledError as exc:
+                    # Cancelling the run's task (abort, shutdown) goes on up. A cancellation nobody asked
+                    # of this task is the listener's own (it awaited something cancelled): a listener
+                    # bug like any other, which must not end the run and drop what is queued.
+                    task = asyncio.current_task()
+                    if task is None or task.cancelling():
+                        raise
+                    self._report(f"listener for {event.type}", exc)
 
     def _report(self, where: str, exc: BaseException) -> None:
         if self.on_error is not None:

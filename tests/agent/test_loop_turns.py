@@ -346,6 +346,48 @@ async def test_a_raising_listener_does_not_stop_the_run():
     assert log.types()[-1] == "agent_end"
 
 
+async def test_a_listener_leaking_a_cancellation_does_not_end_the_run():
+    """A listener that awaited something cancelled (not this run) lets CancelledError out: that is a
+    listener bug, reported like any other, and the queued follow-up is still sent."""
+    errors: list[tuple[str, BaseException]] = []
+    script = FauxScript(faux_reply("first"), faux_reply("second"))
+    agent, log = make_agent(script, on_error=lambda where, exc: errors.append((where, exc)))
+
+    async def leaky(event: Any) -> None:
+        if event.type == "message_end" and isinstance(event.message, AssistantMessage) and not errors:
+            agent.follow_up("later")
+            never_started = asyncio.ensure_future(asyncio.sleep(1))
+            never_started.cancel()
+            await never_started  # raises CancelledError; nobody cancelled the run's task
+
+    agent.subscribe(leaky)
+    await agent.prompt("go")
+    assert len(script.requests) == 2
+    assert log.types()[-1] == "agent_end"
+    assert [type(exc).__name__ for _, exc in errors] == ["CancelledError"]
+
+
+async def test_aborting_by_cancelling_the_run_still_works_through_a_listener():
+    script = FauxScript(faux_reply("first"), faux_reply("second"))
+    agent, _ = make_agent(script)
+    entered = asyncio.Event()
+
+    async def slow(event: Any) -> None:
+        if event.type == "message_end" and isinstance(event.message, AssistantMessage):
+            entered.set()
+            await asyncio.sleep(30)
+
+    agent.subscribe(slow)
+    agent.follow_up("later")
+    run = asyncio.ensure_future(agent.prompt("go"))
+    await entered.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert len(script.requests) == 1
+    assert not agent.is_streaming
+
+
 async def test_unsubscribe_stops_delivery():
     agent, _ = make_agent(FauxScript(faux_reply("a"), faux_reply("b")))
     seen: list[str] = []

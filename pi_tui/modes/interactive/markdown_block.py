@@ -3,8 +3,8 @@ Markdown widget (markdown-it, pygments) takes ~35 ms to import: a new session is
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Any
 
 from textual.widgets import Markdown
 
@@ -15,7 +15,13 @@ __all__ = ["AssistantText"]
 
 
 class AssistantText(Markdown, Block):
-    """Assistant text as markdown; streamed through `MarkdownStream` with appends batched per frame."""
+    """Assistant text as markdown, streamed: deltas are queued in O(1) and written in batches per frame.
+
+    Writes are serialized by the block itself (no `MarkdownStream`): one write at a time, and a write
+    that finds another in progress waits for it, then takes everything queued meanwhile. Nothing is
+    written before the block is mounted, because Markdown's mount draws the block's initial text and
+    would wipe it; the block's own mount writes what came before it.
+    """
 
     DEFAULT_CSS = """
     AssistantText {
@@ -31,8 +37,9 @@ class AssistantText(Markdown, Block):
     def __init__(self, text: str = "") -> None:
         super().__init__(text)
         self._pending: list[str] = []
-        self._stream: Any = None
         self._flushing = False
+        self._ready = False  # mounted (Markdown has drawn its initial text): writes may begin
+        self._writes = asyncio.Lock()  # one write at a time, in order
         self._last_flush = 0.0
         self._pending_since = 0.0
         self.text = text
@@ -42,6 +49,16 @@ class AssistantText(Markdown, Block):
         """The first streamed text is written at once, even right after a key press (the Enter that sent
         the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
         adapter clears it for the continuation blocks of a long answer."""
+
+    def on_mount(self) -> None:
+        # Markdown's own mount handler runs after this one (a subclass's first) and draws the initial
+        # text: writing starts once it has, with what was streamed (or even finished) before.
+        self.call_next(self._start_writing)
+
+    async def _start_writing(self) -> None:
+        self._ready = True
+        if self._pending:
+            await self._flush()
 
     def split_point(self, delta: str) -> int | None:
         """Where in ``delta`` this block should end and a new one begin (None: keep appending here)."""
@@ -80,29 +97,41 @@ class AssistantText(Markdown, Block):
         await self._flush()
 
     async def _flush(self) -> None:
+        """Write what is queued (after the write in progress, if any; nothing before the mount)."""
         self._flushing = False
         self._last_flush = time.monotonic()
-        if not self._pending:
-            return
-        chunk = "".join(self._pending)
-        self._pending.clear()
-        if self._stream is None:
-            # The block's first text: appended here (the stream's task would add a hop); an answer's
-            # first text, the one the user waits for, is drawn without waiting for the frame period.
-            self._stream = Markdown.get_stream(self)
+        if not self._ready:
+            return  # on_mount writes it
+        async with self._writes:
+            if not self._pending:
+                return  # a write that waited before this one took it
+            chunk = "".join(self._pending)
+            self._pending.clear()
             await self.append(chunk)
-            draw_soon = getattr(self.screen, "draw_soon", None)
-            if self._draw_first_now and draw_soon is not None:
-                draw_soon()
-            return
-        await self._stream.write(chunk)
+            if self._draw_first_now:
+                # An answer's first text, the one the user waits for, is drawn without waiting for the
+                # frame period.
+                self._draw_first_now = False
+                draw_soon = getattr(self.screen, "draw_soon", None)
+                if draw_soon is not None:
+                    draw_soon()
 
     async def finish(self, final: str | None = None) -> None:
-        """The message ended: flush, stop the stream, and make sure the final text is what is shown."""
-        await self._flush()
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
+        """The message ended: write what is queued, and make sure the final text is what is shown.
+
+        Returns once it is written; before the mount, at once (the mount writes it).
+        """
         if final is not None and final != self.text:
             self.text = final
-            await self.update(final)
+            self._pending = [final]
+            replace = True
+        else:
+            replace = False
+        if not self._ready:
+            return
+        async with self._writes:
+            if replace:
+                self._pending.clear()
+                await self.update(self.text)
+                return
+        await self._flush()

@@ -1,0 +1,83 @@
+"""`AssistantText`, the streamed answer block: every streamed character ends up on screen exactly once,
+however the stream's messages and the block's mount interleave."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import App
+
+from pi_tui.modes.interactive.markdown_block import AssistantText
+from pi_tui.modes.interactive.theme import variable_defaults
+
+
+class Host(App[None]):
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return {**super().get_theme_variable_defaults(), **variable_defaults()}
+
+
+def shown(block: AssistantText) -> str:
+    """The text the block's rendered markdown holds (what the user sees, without styling)."""
+    return block.source.strip()
+
+
+async def test_text_streamed_and_finished_before_the_block_is_mounted_is_shown() -> None:
+    """A fast answer: its deltas and its end arrive before the block's mount has run. Markdown's own
+    mount draws its initial text: it must not wipe what was streamed meanwhile (the answer was blank)."""
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText()
+        app.screen.mount(block)  # not awaited: the deltas come in the same tick
+        assert not block.is_mounted
+        block.append_delta("first ")
+        block.append_delta("answer")
+        await block.finish("first answer")
+        await pilot.pause()
+        assert block.is_mounted
+        await pilot.pause()
+        assert shown(block) == "first answer"
+
+
+async def test_deltas_before_the_mount_then_more_after_it_are_all_shown_in_order() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText()
+        app.screen.mount(block)
+        block.append_delta("one ")
+        await pilot.pause()
+        block.append_delta("two")
+        await block.finish()
+        await pilot.pause()
+        assert shown(block) == "one two"
+
+
+async def test_finish_while_a_flush_is_writing_neither_raises_nor_loses_text() -> None:
+    """The block's own flush has started writing (its first write in progress) when the message ends:
+    finish must wait for it and show everything, not cancel anything (it raised CancelledError into the
+    agent's run, which then never sent the queued follow-up)."""
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText()
+        await app.screen.mount(block)
+        block.append_delta("streamed")
+        flushing = asyncio.ensure_future(block._flush())
+        await asyncio.sleep(0)  # the flush takes the text and starts writing; nothing else has run yet
+        await block.finish("streamed and final")
+        await flushing
+        await pilot.pause()
+        assert shown(block) == "streamed and final"
+
+
+async def test_a_long_stream_is_shown_whole() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText()
+        await app.screen.mount(block)
+        words = [f"w{i} " for i in range(300)]
+        for i, word in enumerate(words):
+            block.append_delta(word)
+            if i % 7 == 0:
+                await asyncio.sleep(0)
+        await block.finish()
+        await pilot.pause()
+        assert shown(block) == "".join(words).strip()
