@@ -188,6 +188,11 @@ class ChatAdapter:
         self._note_invalidations()
         self.app._context_unknown = False
         self.app.refresh_footer()
+        # The end of an answer is what the user waits for: drawn at once, not a frame period after the
+        # last streamed write (one early frame per message).
+        draw_soon = getattr(self.app.screen, "draw_soon", None)
+        if draw_soon is not None:
+            draw_soon()
 
     def _note_invalidations(self) -> None:
         session = self.app.session

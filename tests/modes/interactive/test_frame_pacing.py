@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pi_tui.agent.events import MessageEnd
+from pi_tui.ai.types import AssistantMessage, TextContent
 from pi_tui.modes.interactive import blocks
 from pi_tui.modes.interactive.blocks import AssistantText
 from pi_tui.modes.interactive.blocks_base import TypingClock
@@ -125,6 +127,22 @@ async def test_first_text_of_an_answer_is_written_at_once_even_right_after_a_key
         assert block.source == "Hello"
         await block.finish()  # the message ended: everything is written
         assert block.source == "Hello world"
+
+
+async def test_the_end_of_an_answer_is_drawn_without_waiting_for_the_frame_period(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        pacer = app.screen._update_timer
+        await pilot.pause()
+        pacer.pause()
+        held_until = asyncio.get_running_loop().time() + 3600.0  # as if the last frame held the next back
+        pacer.last_frame = held_until
+        answer = AssistantMessage(content=[TextContent(text="done")], stop_reason="stop")
+        await app.adapter.on_event(MessageEnd(answer))
+        await until(pilot, lambda: pacer.last_frame < held_until)
 
 
 async def test_continuation_of_a_long_answer_is_batched_like_any_later_text(
