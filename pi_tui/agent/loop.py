@@ -27,6 +27,7 @@ from typing import Any
 
 from pi_tui.ai.stream import AbortSignal, LlmRequest, StreamFn, StreamOptions
 from pi_tui.ai.types import AssistantMessage, Model, ThinkingLevel, UserMessage
+from pi_tui.util.tasks import stray_cancellation
 
 from .convert import convert_to_llm, transform_messages
 from .events import AgentEvent
@@ -229,11 +230,8 @@ class Agent:
                 except Exception as exc:
                     self._report(f"listener for {event.type}", exc)
                 except asyncio.CancelledError as exc:
-                    # Cancelling the run's task (abort, shutdown) goes on up. A cancellation nobody asked
-                    # of this task is the listener's own (it awaited something cancelled): a listener
-                    # bug like any other, which must not end the run and drop what is queued.
-                    task = asyncio.current_task()
-                    if task is None or task.cancelling():
+                    # A listener's own stray cancellation must not end the run and drop what is queued.
+                    if not stray_cancellation():
                         raise
                     self._report(f"listener for {event.type}", exc)
 

@@ -45,6 +45,7 @@ from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManage
 from pi_tui.context.render import render_context
 from pi_tui.extensions.ui import NullUIBridge
 from pi_tui.session.errors import SessionError
+from pi_tui.util.tasks import stray_cancellation
 
 from .compaction_ops import CompactionMixin
 from .events import RuntimeEvent, SessionStats
@@ -215,6 +216,10 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 if inspect.isawaitable(result):
                     await result
             except Exception:
+                log.exception("event listener failed on %s", getattr(event, "type", event))
+            except asyncio.CancelledError:
+                if not stray_cancellation():
+                    raise
                 log.exception("event listener failed on %s", getattr(event, "type", event))
 
     async def _on_agent_event(self, event: Any) -> None:
