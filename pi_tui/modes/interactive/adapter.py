@@ -189,9 +189,10 @@ class ChatAdapter:
         self.app._context_unknown = False
         self.app.refresh_footer()
         # The end of an answer is what the user waits for: drawn at once, not a frame period after the
-        # last streamed write (one early frame per message).
+        # last streamed write. Not after a tool call (its tool runs next): a fast tool loop keeps the
+        # frame rate limit.
         draw_soon = getattr(self.app.screen, "draw_soon", None)
-        if draw_soon is not None:
+        if draw_soon is not None and message.stop_reason != "toolUse":
             draw_soon()
 
     def _note_invalidations(self) -> None:

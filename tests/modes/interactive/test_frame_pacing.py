@@ -140,6 +140,10 @@ async def test_the_end_of_an_answer_is_drawn_without_waiting_for_the_frame_perio
         pacer.pause()
         held_until = asyncio.get_running_loop().time() + 3600.0  # as if the last frame held the next back
         pacer.last_frame = held_until
+        calling = AssistantMessage(content=[TextContent(text="let me look")], stop_reason="toolUse")
+        await app.adapter.on_event(MessageEnd(calling))
+        await pilot.pause()
+        assert pacer.last_frame == held_until  # a tool runs next: the frame waits its turn
         answer = AssistantMessage(content=[TextContent(text="done")], stop_reason="stop")
         await app.adapter.on_event(MessageEnd(answer))
         await until(pilot, lambda: pacer.last_frame < held_until)
