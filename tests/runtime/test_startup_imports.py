@@ -188,6 +188,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.util.record",
         "pi_tui.util.record_annotations",
         "pi_tui.util.record_checks",
+        "pi_tui.util.tasks",
     }
 )
 # What the deferrals above keep out: named so a regression says what came back.
