@@ -110,8 +110,13 @@ class AssistantText(Markdown, Block):
             await self.append(chunk)
             if self._draw_first_now:
                 # An answer's first text, the one the user waits for, is drawn without waiting for the
-                # frame period.
+                # frame period, with what arrived while it was written (from a fast stream, often the rest
+                # of a short answer): one round more, not a loop, so the first frame is never held long.
                 self._draw_first_now = False
+                if self._pending:
+                    chunk = "".join(self._pending)
+                    self._pending.clear()
+                    await self.append(chunk)
                 draw_soon = getattr(self.screen, "draw_soon", None)
                 if draw_soon is not None:
                     draw_soon()

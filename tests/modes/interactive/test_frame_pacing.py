@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,6 +127,37 @@ async def test_first_text_of_an_answer_is_written_at_once_even_right_after_a_key
         await pilot.pause()
         assert block.source == "Hello"
         await block.finish()  # the message ended: everything is written
+        assert block.source == "Hello world"
+
+
+async def test_text_arriving_while_the_first_text_is_written_joins_the_first_frame(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fast stream: the rest of a short answer arrives while its first text is being written. It is
+    written in the same round, before the hurried frame, not a batch (and a frame) later."""
+    monkeypatch.setattr(blocks, "MAX_TYPING_DELAY", 3600.0)
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        block = AssistantText()
+        await app.chat.mount(block)
+        await pilot.pause()
+        monkeypatch.setattr(TypingClock, "last_key", time.monotonic() + 3600.0)  # later batches held
+        write = block.append
+
+        def write_while_more_arrives(markdown: str) -> Any:
+            written = write(markdown)
+            if markdown == "Hello":
+                block.append_delta(" world")  # arrives while the first write is in flight
+            return written
+
+        monkeypatch.setattr(block, "append", write_while_more_arrives)
+        pacer = app.screen._update_timer
+        pacer.pause()
+        held_until = asyncio.get_running_loop().time() + 3600.0
+        pacer.last_frame = held_until
+        block.append_delta("Hello")
+        await until(pilot, lambda: pacer.last_frame < held_until)  # the hurried first frame
         assert block.source == "Hello world"
 
 
