@@ -165,11 +165,16 @@ class PromptEditor(TextArea):
                     self._accept_completion(submit_after=key == "enter")
         elif any(self._run_key_action(action, previous) for action in actions):
             pass
-        elif key == "up" and self.cursor_location[0] == 0 and self._history_step(-1):
-            pass
+        elif key == "up" and self.navigator.is_first_wrapped_line(self.cursor_location):
+            # pi 0.79.5: on text, Up first goes to its start; from there (or on an empty editor) it
+            # recalls. Only from the first visual line: in a wrapped line Up moves a visual line up.
+            if self.text and self.cursor_location != (0, 0):
+                self.move_cursor((0, 0))
+            elif not self._history_step(-1):
+                handled = False
         elif (
             key == "down"
-            and self.cursor_location[0] == self.document.line_count - 1
+            and self.navigator.is_last_wrapped_line(self.cursor_location)
             and self._history_step(1)
         ):
             pass

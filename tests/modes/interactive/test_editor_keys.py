@@ -352,3 +352,35 @@ async def test_a_paste_marker_is_one_character_for_backspace_delete_and_arrows()
         assert editor.text == "ab"
         await pilot.press(UNDO, "enter")
         assert app.sent == [("x" * 1500 + "ab", False)]
+
+
+async def test_up_in_a_draft_goes_to_its_start_first_then_to_history() -> None:
+    """pi 0.79.5: Up on a non-empty draft first goes to the start of the line; the next Up recalls."""
+    app = EditorHost(history=["older prompt"])
+    async with app.run_test() as pilot:
+        editor = app.editor
+        await type_text(pilot, "my draft")
+        await pilot.press("up")
+        assert editor.text == "my draft" and editor.cursor_location == (0, 0)
+        await pilot.press("up")
+        assert editor.text == "older prompt"
+        await pilot.press("down")
+        assert editor.text == "my draft"  # leaving history gives the draft back
+
+
+async def test_up_and_down_move_through_a_wrapped_line_before_history() -> None:
+    """A long one-line prompt wraps: Up/Down move between its visual lines; history only from the first
+    (last) visual line, not from anywhere on the first (last) line of the text."""
+    app = EditorHost(history=["older prompt"])
+    async with app.run_test(size=(40, 20)) as pilot:
+        editor = app.editor
+        long_line = " ".join(f"word{i}" for i in range(30))  # several visual lines at this width
+        editor.insert(long_line)
+        await pilot.pause()
+        assert editor.wrapped_document.height > 2
+        end = editor.cursor_location
+        await pilot.press("up")
+        assert editor.text == long_line  # moved up a visual line, no history
+        assert editor.cursor_location[0] == 0 and 0 < editor.cursor_location[1] < end[1]
+        await pilot.press("down")
+        assert editor.text == long_line
