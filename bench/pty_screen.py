@@ -142,8 +142,9 @@ class PtyScreen:
 
     def _track_updates(self, data: bytes) -> None:
         """Answer the synchronized-output query; note whether a synchronized update is still open."""
+        # The tail is one byte shorter than the query, so a query is never found twice.
         seen = self._tail + data
-        if _SYNC_QUERY in seen and _SYNC_QUERY not in self._tail:
+        if _SYNC_QUERY in seen:
             self._reply(_SYNC_REPLY)
         start, end = seen.rfind(_SYNC_START), seen.rfind(_SYNC_END)
         if start != end:  # both -1 (neither seen): unchanged

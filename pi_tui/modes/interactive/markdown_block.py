@@ -105,38 +105,36 @@ class AssistantText(Markdown, Block):
         async with self._writes:
             if not self._pending:
                 return  # a write that waited before this one took it
-            chunk = "".join(self._pending)
-            self._pending.clear()
-            await self.append(chunk)
+            await self.append(self._take_pending())
             if self._draw_first_now:
                 # An answer's first text, the one the user waits for, is drawn without waiting for the
                 # frame period, with what arrived while it was written (from a fast stream, often the rest
                 # of a short answer): one round more, not a loop, so the first frame is never held long.
                 self._draw_first_now = False
                 if self._pending:
-                    chunk = "".join(self._pending)
-                    self._pending.clear()
-                    await self.append(chunk)
+                    await self.append(self._take_pending())
                 draw_soon = getattr(self.screen, "draw_soon", None)
                 if draw_soon is not None:
                     draw_soon()
+
+    def _take_pending(self) -> str:
+        chunk = "".join(self._pending)
+        self._pending.clear()
+        return chunk
 
     async def finish(self, final: str | None = None) -> None:
         """The message ended: write what is queued, and make sure the final text is what is shown.
 
         Returns once it is written; before the mount, at once (the mount writes it).
         """
-        if final is not None and final != self.text:
+        if final is not None and final != self.text:  # the message's text wins over what was streamed
             self.text = final
-            self._pending = [final]
-            replace = True
-        else:
-            replace = False
-        if not self._ready:
-            return
-        async with self._writes:
-            if replace:
-                self._pending.clear()
-                await self.update(self.text)
+            if not self._ready:
+                self._pending = [final]
                 return
-        await self._flush()
+            async with self._writes:
+                self._pending.clear()
+                await self.update(final)
+            return
+        if self._ready:
+            await self._flush()
