@@ -431,17 +431,15 @@ class PiApp(KeyActions, App[int]):
         session = self.session
 
         def load() -> None:
-            from markdown_it import MarkdownIt
-
             from pi_tui.ai.registry import resolve_stream_fn
 
-            from . import markdown_block  # noqa: F401  (imported for its side effect: the module is loaded)
+            from .markdown_block import markdown_parser
 
             try:
                 resolve_stream_fn(session.model.api)
             except KeyError:
                 pass
-            MarkdownIt("gfm-like").parse("# warm\n\n- a `b`\n\n```python\nx = 1\n```\n")
+            markdown_parser().parse("# warm\n\n- a `b`\n\n```python\nx = 1\n```\n")
 
         await asyncio.to_thread(load)
         session.system_prompt()

@@ -6,12 +6,24 @@ from __future__ import annotations
 import asyncio
 import time
 
+from markdown_it import MarkdownIt
 from textual.widgets import Markdown
 
 from . import blocks
 from .blocks_base import Block
 
-__all__ = ["AssistantText"]
+__all__ = ["AssistantText", "markdown_parser"]
+
+
+def markdown_parser() -> MarkdownIt:
+    """The parser of every answer's markdown: GitHub-like, with raw HTML read as text.
+
+    A model writes ``List<String>``, ``<div>`` or JSX in prose as often as in code; with HTML enabled
+    the parser turns such text into HTML tokens, which a terminal cannot draw, and the words vanish.
+    Read as text they are shown as written (pi shows them too). Autolinks (``<https://…>``) are a rule
+    of their own and still work.
+    """
+    return MarkdownIt("gfm-like", {"html": False})
 
 
 class AssistantText(Markdown, Block):
@@ -35,7 +47,7 @@ class AssistantText(Markdown, Block):
     """
 
     def __init__(self, text: str = "") -> None:
-        super().__init__(text)
+        super().__init__(text, parser_factory=markdown_parser)
         self._pending: list[str] = []
         self._flushing = False
         self._ready = False  # mounted (Markdown has drawn its initial text): writes may begin

@@ -81,3 +81,55 @@ async def test_a_long_stream_is_shown_whole() -> None:
         await block.finish()
         await pilot.pause()
         assert shown(block) == "".join(words).strip()
+
+
+def rendered(block: AssistantText) -> str:
+    """What the block's markdown widgets draw, as plain text (what the user reads)."""
+    from textual.widgets.markdown import MarkdownBlock
+
+    return "\n".join(str(getattr(w.render(), "plain", w.render())) for w in block.query(MarkdownBlock))
+
+
+ANGLES = "what is List<String> and <div>?\n\n<div>\n  <b>JSX</b> like <App prop={1} />\n</div>\n"
+
+
+async def test_text_in_angle_brackets_survives_when_streamed_and_finished() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText()
+        await app.screen.mount(block)
+        for piece in (
+            "what is List<Str",
+            "ing> and <d",
+            "iv>?\n\n<div>\n  <b>JSX</b> like <App prop={1} />\n</div>\n",
+        ):
+            block.append_delta(piece)
+            await pilot.pause()
+        shown_text = rendered(block)
+        assert "List<String> and <div>?" in shown_text
+        await block.finish(ANGLES)
+        await pilot.pause()
+        shown_text = rendered(block)
+    assert "List<String> and <div>?" in shown_text
+    assert "<b>JSX</b> like <App prop={1} />" in shown_text and "</div>" in shown_text
+
+
+async def test_text_in_angle_brackets_survives_in_a_block_built_with_its_text() -> None:
+    """The path a loaded session's answers take (the chat builds the block with the whole text)."""
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText(ANGLES)
+        await app.screen.mount(block)
+        await pilot.pause()
+        shown_text = rendered(block)
+    assert "List<String> and <div>?" in shown_text and "<App prop={1} />" in shown_text
+
+
+async def test_autolinks_and_code_keep_working_without_html() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText("see <https://example.com> and `<T>`\n")
+        await app.screen.mount(block)
+        await pilot.pause()
+        shown_text = rendered(block)
+    assert "see https://example.com and <T>" in shown_text
