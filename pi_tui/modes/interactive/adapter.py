@@ -45,6 +45,7 @@ class ChatAdapter:
         self._retry_left = 0
         self._retry_text = ""
         self._invalidations_seen = 0
+        self._live: AssistantMessage | None = None
 
     @property
     def chat(self) -> Any:
@@ -66,9 +67,12 @@ class ChatAdapter:
                 result_text(event.partial_result)
             )
         elif isinstance(event, ToolExecutionEnd):
-            block = self._tool(event.tool_call_id, event.tool_name, {})
-            block.set_result(
-                result_text(event.result), event.is_error, getattr(event.result, "details", None)
+            self._tool(event.tool_call_id, event.tool_name, {})
+            self.chat.record_result(
+                event.tool_call_id,
+                result_text(event.result),
+                event.is_error,
+                getattr(event.result, "details", None),
             )
         elif isinstance(event, AutoRetryStart):
             self._retry_started(event)
@@ -103,6 +107,7 @@ class ChatAdapter:
             self.texts.clear()
             self.thinking.clear()
             self.chat.items.append(message)  # the live blocks below are tagged with this index
+            self._live = message
         elif not isinstance(message, ToolResultMessage):
             self.chat.add(message)
 
@@ -162,6 +167,7 @@ class ChatAdapter:
     async def _on_message_end(self, message: Any) -> None:
         if not isinstance(message, AssistantMessage):
             return
+        self._keep_final(message)
         for earlier in self.finished_texts:
             await earlier.finish()
         for index, block in list(self.texts.items()):
@@ -194,6 +200,16 @@ class ChatAdapter:
         draw_soon = getattr(self.app.screen, "draw_soon", None)
         if draw_soon is not None and message.stop_reason != "toolUse":
             draw_soon()
+
+    def _keep_final(self, message: AssistantMessage) -> None:
+        """The chat's items hold the message as it started (the stream's first partial); the ended
+        one replaces it, so blocks built again from the items (after pruning) show the whole answer."""
+        live, self._live = self._live, None
+        items = self.chat.items
+        for index in range(len(items) - 1, -1, -1):
+            if items[index] is live:
+                items[index] = message
+                return
 
     def _note_invalidations(self) -> None:
         session = self.app.session

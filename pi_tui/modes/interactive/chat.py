@@ -81,6 +81,9 @@ class ChatLog(VerticalScroll):
         self.items: list[Any] = []
         self.first_mounted = 0
         self.tools: dict[str, ToolBlock] = {}
+        self.results: dict[str, tuple[str, bool, Any]] = {}
+        """Every finished tool call's result by call id: a call's block built later (a window that
+        starts at the result, a block pruned and mounted again) is shown finished from it."""
         self.marker = EarlierMarker()
         self.renderers: dict[str, Any] = {}
 
@@ -130,15 +133,16 @@ class ChatLog(VerticalScroll):
                 elif part.type == "toolCall":
                     tool = ToolBlock(part.id, part.name, dict(part.arguments or {}))
                     self.tools[part.id] = tool
+                    result = self.results.get(part.id)
+                    if result is not None:
+                        tool.set_result(*result)
                     blocks.append(tool)
             if item.stop_reason == "error":
                 blocks.append(NoticeBlock(f"Error: {item.error_message or 'unknown error'}", "error"))
             elif item.stop_reason == "aborted":
                 blocks.append(NoticeBlock("Operation aborted", "warning"))
         elif isinstance(item, ToolResultMessage):
-            called = self.tools.get(item.tool_call_id)
-            if called is not None:
-                called.set_result(result_text(item), item.is_error, item.details)
+            self.record_result(item.tool_call_id, result_text(item), item.is_error, item.details)
         elif isinstance(item, BashExecutionMessage):
             bash = BashBlock(item.command, bool(item.exclude_from_context))
             code = item.exit_code
@@ -162,6 +166,13 @@ class ChatLog(VerticalScroll):
             if isinstance(block, Block):
                 block.source_index = index
         return blocks
+
+    def record_result(self, tool_call_id: str, text: str, is_error: bool, details: Any = None) -> None:
+        """A tool call finished: show it on its block if mounted, and keep it for a block built later."""
+        self.results[tool_call_id] = (text, is_error, details)
+        called = self.tools.get(tool_call_id)
+        if called is not None:
+            called.set_result(text, is_error, details)
 
     def _custom_block(self, message: CustomMessage) -> Widget:
         from pi_tui.ai.types import message_text
@@ -212,10 +223,18 @@ class ChatLog(VerticalScroll):
         for child in list(self.children):
             if child is not self.marker:
                 child.remove()
+        from pi_tui.ai.types import ToolResultMessage
+
         self.items = list(items)
         self.tools = {}
+        # A result can come before its call's block exists (the window may start at the result, and
+        # earlier items are mounted on scroll): every result is known before any block is built.
+        self.results = {
+            item.tool_call_id: (result_text(item), item.is_error, item.details)
+            for item in self.items
+            if isinstance(item, ToolResultMessage)
+        }
         start = max(0, len(self.items) - self.INITIAL)
-        # Tool calls of the first mounted turn may sit just before the window: build their blocks too.
         widgets: list[Widget] = []
         for index in range(start, len(self.items)):
             widgets += self.blocks_for(self.items[index], index)
