@@ -13,9 +13,12 @@ A configured value (an ``auth.json`` key, a ``models.json`` ``apiKey`` or header
   so older files still work, as no real key is spelled like a set variable's name);
 - anything else: the literal value.
 
-``auth.json`` (``{"anthropic": {"type": "api_key", "key": "..."}}``) is written with mode 0600 in a
-directory created 0700. Every write re-reads the file under a lock so entries that another process
-wrote meanwhile are kept, and a file that does not parse is never overwritten.
+``auth.json`` (``{"anthropic": {"type": "api_key", "key": "..."}}``, or for a login
+``{"type": "oauth", "access": ..., "refresh": ..., "expires": <epoch ms>, ...}``) is pi's file, in pi's
+format: 2-space JSON, mode 0600, in a directory created 0700. Every write re-reads the file under pi's
+own lock (`pi_tui.ai.auth_lock`) so entries that another process (pi or pi-tui) wrote meanwhile are
+kept; a file that does not parse is never overwritten, and entries this code does not understand are
+written back as they were.
 """
 
 from __future__ import annotations
@@ -232,6 +235,31 @@ def env_api_key(provider: str) -> str | None:
     return None
 
 
+def _entry_problem(entry: object) -> str | None:
+    """Why a stored credential cannot be used (pi's own checks), or None when it can."""
+    if not isinstance(entry, dict):
+        return "not an object"
+    kind = entry.get("type")
+    if kind == "api_key":
+        key, env = entry.get("key"), entry.get("env")
+        if key is not None and not isinstance(key, str):
+            return '"key" is not a string'
+        if env is not None and not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
+            return '"env" is not an object of strings'
+        return None
+    if kind == "oauth":
+        expires = entry.get("expires")
+        if not isinstance(entry.get("access"), str) or not isinstance(entry.get("refresh"), str):
+            return '"access" and "refresh" must be strings'
+        if isinstance(expires, bool) or not isinstance(expires, int | float) or expires != expires:
+            return '"expires" must be a number (milliseconds since 1970)'
+        return None
+    return f'unknown "type" {kind!r}'
+
+
+FileRevision = tuple[int, int, int, int]
+
+
 class AuthStorage:
     """Read and write ``auth.json``.
 
@@ -241,9 +269,10 @@ class AuthStorage:
 
     def __init__(self, path: Path | None = None) -> None:
         self._path = path if path is not None else auth_json_path()
-        self._data: dict[str, dict[str, Any]] = {}
+        self._data: dict[str, Any] = {}
+        self._revision: FileRevision | None = None
         self._errors: list[str] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.reload()
 
     @property
@@ -252,8 +281,15 @@ class AuthStorage:
 
     # --- reading ---------------------------------------------------------------------------------
 
-    def _read_disk(self) -> dict[str, dict[str, Any]]:
-        """The file's entries; {} when missing. Raises AuthFileError when it cannot be used."""
+    def _file_revision(self) -> FileRevision | None:
+        try:
+            info = self._path.stat()
+        except OSError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+    def _read_disk(self) -> dict[str, Any]:
+        """Every entry in the file, as written; {} when missing. Raises AuthFileError when it cannot be used."""
         try:
             text = self._path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -269,17 +305,32 @@ class AuthStorage:
             raise AuthFileError(f"{self._path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
         if not isinstance(data, dict):
             raise AuthFileError(f"{self._path}:1: expected a JSON object of providers")
-        return {name: entry for name, entry in data.items() if isinstance(entry, dict)}
+        return data
 
     def reload(self) -> None:
         """Re-read the file. On error the previous entries stay in memory and the error is recorded."""
         with self._lock:
+            revision = self._file_revision()
             try:
-                self._data = self._read_disk()
+                data = self._read_disk()
             except AuthFileError as exc:
                 message = f"auth.json error: {exc}"
                 logger.warning("%s", message)
                 self._errors.append(message)
+                return
+            for provider, entry in data.items():
+                problem = _entry_problem(entry)
+                if problem is not None:
+                    message = f'auth.json error: {self._path}: the credential for "{provider}" is unusable: {problem}'
+                    logger.warning("%s", message)
+                    self._errors.append(message)
+            self._data = data
+            self._revision = revision
+
+    def reload_if_changed(self) -> None:
+        """Re-read the file when another process changed it since it was last read (cheap: one stat)."""
+        if self._file_revision() != self._revision:
+            self.reload()
 
     def drain_errors(self) -> list[str]:
         """Errors seen since the last call (each reported once)."""
@@ -288,22 +339,27 @@ class AuthStorage:
             return errors
 
     def get(self, provider: str) -> dict[str, Any] | None:
-        """The raw credential entry for ``provider``."""
+        """The raw credential entry for ``provider`` (None when absent or unusable)."""
         entry = self._data.get(provider)
-        return dict(entry) if entry is not None else None
+        return dict(entry) if isinstance(entry, dict) and _entry_problem(entry) is None else None
 
     def has(self, provider: str) -> bool:
-        return provider in self._data
+        return self.get(provider) is not None
 
     def providers(self) -> list[str]:
-        return list(self._data)
+        return [name for name in self._data if self.has(name)]
+
+    def oauth(self, provider: str) -> dict[str, Any] | None:
+        """``provider``'s stored login (``type: oauth``), None when it has none."""
+        entry = self.get(provider)
+        return entry if entry is not None and entry.get("type") == "oauth" else None
 
     def api_key(self, provider: str) -> str | None:
         """The usable key stored for ``provider``: a resolved ``api_key`` entry or an OAuth access token.
 
-        OAuth tokens are returned as stored; refreshing them is not implemented here.
+        OAuth tokens are returned as stored; `pi_tui.ai.oauth.resolve` refreshes them when they expire.
         """
-        entry = self._data.get(provider)
+        entry = self.get(provider)
         if entry is None:
             return None
         kind = entry.get("type")
@@ -325,40 +381,81 @@ class AuthStorage:
         Raises:
             AuthFileError: the file on disk is malformed (it is left untouched) or cannot be written.
         """
-        self._modify(lambda data: data.__setitem__(provider, dict(credential)))
+        self.modify(provider, lambda _current: dict(credential))
 
     def set_api_key(self, provider: str, key: str) -> None:
         """Store a plain API key (or a ``!command`` / env-var name) for ``provider``."""
         self.set(provider, {"type": "api_key", "key": key})
 
-    def remove(self, provider: str) -> None:
-        """Delete ``provider``'s entry, keeping the others."""
-        self._modify(lambda data: data.pop(provider, None))
+    def remove(self, provider: str) -> bool:
+        """Delete ``provider``'s entry, keeping the others; whether there was one.
 
-    def _modify(self, change: Callable[[dict[str, dict[str, Any]]], object]) -> None:
-        with self._lock, self._file_lock():
+        Raises:
+            AuthFileError: the file on disk is malformed (it is left untouched) or cannot be written.
+        """
+        removed: list[bool] = []
+
+        def change(data: dict[str, Any]) -> bool:
+            removed.append(data.pop(provider, None) is not None)
+            return removed[-1]
+
+        self._modify(change)
+        return bool(removed and removed[0])
+
+    def modify(
+        self,
+        provider: str,
+        change: Callable[[dict[str, Any] | None], dict[str, Any] | None],
+        *,
+        cancel: threading.Event | None = None,
+    ) -> dict[str, Any] | None:
+        """Replace ``provider``'s entry with ``change(current entry)`` under the file lock.
+
+        The file is re-read under the lock, so ``change`` sees what another process wrote last (an OAuth
+        refresh uses this to refresh once between processes). When ``change`` returns None nothing is
+        written. Returns the entry that is stored afterwards.
+
+        Raises:
+            AuthFileError: the file on disk is malformed (it is left untouched), cannot be written, or
+                its lock stayed held by another process.
+        """
+        result: list[dict[str, Any] | None] = []
+
+        def apply(data: dict[str, Any]) -> bool:
+            current = data.get(provider)
+            usable = dict(current) if isinstance(current, dict) and _entry_problem(current) is None else None
+            replacement = change(usable)
+            if replacement is None:
+                result.append(usable)
+                return False
+            data[provider] = replacement
+            result.append(dict(replacement))
+            return True
+
+        self._modify(apply, cancel=cancel)
+        return result[0] if result else None
+
+    def _modify(
+        self, change: Callable[[dict[str, Any]], bool], *, cancel: threading.Event | None = None
+    ) -> None:
+        with self._lock, self._file_lock(cancel):
             data = self._read_disk()  # raises on a malformed file, so it is never overwritten
-            change(data)
-            self._write(data)
+            if change(data):
+                self._write(data)
             self._data = data
+            self._revision = self._file_revision()
 
     @contextlib.contextmanager
-    def _file_lock(self) -> Iterator[None]:
-        """An advisory lock on a sibling file, so two pi processes don't interleave writes."""
+    def _file_lock(self, cancel: threading.Event | None = None) -> Iterator[None]:
+        """pi's own lock on auth.json (`pi_tui.ai.auth_lock`), so pi and pi-tui never interleave writes."""
+        from .auth_lock import AuthLockError, hold_lock  # only writers need it
+
         self._ensure_dir()
         try:
-            import fcntl
-        except ImportError:  # Windows: no advisory locks; the atomic rename still prevents torn files
-            yield
-            return
-        lock_path = self._path.with_name(f".{self._path.name}.lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            with hold_lock(self._path, cancel=cancel):
+                yield
+        except AuthLockError as exc:
+            raise AuthFileError(str(exc)) from exc
 
     def _ensure_dir(self) -> None:
         directory = self._path.parent
@@ -370,10 +467,10 @@ class AuthStorage:
             except OSError as exc:
                 raise AuthFileError(f"cannot create {directory}: {exc.strerror or exc}") from exc
 
-    def _write(self, data: dict[str, dict[str, Any]]) -> None:
-        text = json.dumps(data, indent=2) + "\n"
+    def _write(self, data: dict[str, Any]) -> None:
+        text = json.dumps(data, indent=2)
         try:
-            # mkstemp creates the file 0600, so the key is never readable by others, even briefly.
+            # mkstemp creates the file 0600, so a token is never readable by others, even briefly.
             fd, tmp_name = tempfile.mkstemp(prefix=".auth-", suffix=".tmp", dir=self._path.parent)
         except OSError as exc:
             raise AuthFileError(f"cannot write {self._path}: {exc.strerror or exc}") from exc

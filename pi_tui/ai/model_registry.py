@@ -457,6 +457,31 @@ class ModelRegistry:
         """The key for ``model``'s provider (None for keyless providers without a configured key)."""
         return self.get_api_key_for_provider(model.provider)
 
+    async def resolve_api_key(self, model: Model) -> str | None:
+        """The key for a request to ``model``: as `get_api_key`, but a stored login (OAuth) about to
+        expire is refreshed first (on a worker thread, under pi's auth.json lock).
+
+        Raises:
+            pi_tui.ai.oauth.resolve.LoginExpiredError: the login expired or was revoked; its one-line
+                message names ``/login``.
+        """
+        provider = model.provider
+        if self._runtime_keys.get(provider):
+            return self._runtime_keys[provider]
+        self._auth.reload_if_changed()
+        credential = self._auth.oauth(provider)
+        if credential is None:
+            return self.get_api_key_for_provider(provider)
+        from .oauth.resolve import expires_soon, resolve_oauth
+
+        if expires_soon(credential):
+            import asyncio
+
+            auth = await asyncio.to_thread(resolve_oauth, self._auth, provider)
+        else:
+            auth = resolve_oauth(self._auth, provider)
+        return auth.api_key if auth is not None else self.get_api_key_for_provider(provider)
+
     def missing_key_message(self, provider: str) -> str:
         """`missing_key_message` for this registry's agent dir."""
         return missing_key_message(provider, self._agent_dir)

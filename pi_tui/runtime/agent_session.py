@@ -455,7 +455,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     async def _api_key(self, provider: str) -> str | None:
         if self.registry is None:
             return None
-        return self.registry.get_api_key(self.agent.model)
+        return await self.registry.resolve_api_key(self.agent.model)
 
     # --- tools --------------------------------------------------------------------------------------
 

@@ -1,0 +1,104 @@
+"""Logins (OAuth) to subscription providers, shared by the TUI's ``/login``, ``pi-tui login`` and RPC.
+
+Each provider's flow lives in its own module and is imported only when used. `get_oauth_provider`
+finds one by id; `login`/`logout` run a flow and keep ``auth.json`` (pi's file, shared with pi) up to
+date; `pi_tui.ai.oauth.resolve` refreshes a stored login before it expires.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..auth import AuthStorage
+from .types import (
+    CANCELLED_MESSAGE,
+    AuthEvent,
+    AuthPrompt,
+    Credential,
+    Interaction,
+    LoginCancelled,
+    OAuthError,
+    OAuthProvider,
+    PromptOption,
+    RequestAuth,
+)
+
+__all__ = [
+    "CANCELLED_MESSAGE",
+    "AuthEvent",
+    "AuthPrompt",
+    "Interaction",
+    "LoginCancelled",
+    "OAuthError",
+    "OAuthProvider",
+    "PromptOption",
+    "RequestAuth",
+    "get_oauth_provider",
+    "login",
+    "logout",
+    "oauth_provider_ids",
+    "oauth_provider_name",
+]
+
+# id -> (module, class, display name); the name is here so a picker needs no import.
+_PROVIDERS: dict[str, tuple[str, str, str]] = {
+    "anthropic": ("anthropic", "AnthropicOAuth", "Anthropic (Claude Pro/Max)"),
+}
+
+
+def oauth_provider_ids() -> list[str]:
+    """The providers one can log in to, in the order the picker shows them."""
+    return list(_PROVIDERS)
+
+
+def oauth_provider_name(provider_id: str) -> str:
+    """The display name of a login provider (the id itself when unknown)."""
+    entry = _PROVIDERS.get(provider_id)
+    return entry[2] if entry else provider_id
+
+
+def get_oauth_provider(provider_id: str) -> OAuthProvider | None:
+    """The login flow of ``provider_id``, or None when it has none."""
+    entry = _PROVIDERS.get(provider_id)
+    if entry is None:
+        return None
+    module = importlib.import_module(f"{__name__}.{entry[0]}")
+    provider: OAuthProvider = getattr(module, entry[1])()
+    return provider
+
+
+def login(provider_id: str, io: Interaction, storage: AuthStorage) -> Credential:
+    """Run ``provider_id``'s login through ``io`` and store the result in ``auth.json``.
+
+    Raises:
+        LoginCancelled: the user cancelled.
+        OAuthError: the provider has no login, the flow failed, or auth.json cannot be written.
+    """
+    from ..auth import AuthFileError
+
+    provider = get_oauth_provider(provider_id)
+    if provider is None:
+        known = ", ".join(oauth_provider_ids())
+        raise OAuthError(f'No login for "{provider_id}". Providers with a login: {known}')
+    credential = provider.login(io)
+    try:
+        storage.set(provider_id, credential)
+    except AuthFileError as exc:
+        raise OAuthError(f"Logged in, but the credentials could not be saved: {exc}") from None
+    return credential
+
+
+def logout(provider_id: str, storage: AuthStorage) -> bool:
+    """Remove ``provider_id``'s stored credential (a login or a saved key); whether there was one.
+
+    Nothing is revoked at the provider, as in pi.
+
+    Raises:
+        OAuthError: auth.json is malformed or cannot be written (it is left as it was).
+    """
+    from ..auth import AuthFileError
+
+    try:
+        return storage.remove(provider_id)
+    except AuthFileError as exc:
+        raise OAuthError(str(exc)) from None

@@ -1,0 +1,188 @@
+"""The browser half of a PKCE login: a loopback server for the redirect, raced with a pasted code.
+
+`wait_for_authorization` starts a small HTTP server on the redirect port, shows the authorization URL,
+and at the same time asks the user for the code (for a browser on another machine, whose redirect to
+``localhost`` never reaches us). Whichever answers first wins; the other is withdrawn.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import queue
+import threading
+import urllib.parse
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from ._http import test_mode
+from .types import AuthEvent, AuthPrompt, Interaction, LoginCancelled, OAuthError
+
+__all__ = ["Authorization", "CallbackServer", "parse_authorization_input", "wait_for_authorization"]
+
+CALLBACK_HOST_ENV = "PI_OAUTH_CALLBACK_HOST"
+"""pi's variable for the address the callback server binds (default 127.0.0.1)."""
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """The code (and state, when known) the authorization server handed back."""
+
+    code: str
+    state: str | None
+
+
+def _first(values: list[str] | None) -> str | None:
+    return values[0] if values else None
+
+
+def parse_authorization_input(text: str) -> Authorization | None:
+    """Read what a user pasted: the redirect URL, a query string, ``code#state`` or the bare code."""
+    value = text.strip()
+    if not value:
+        return None
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        query = urllib.parse.parse_qs(parts.query)
+        code = (query.get("code") or [""])[0]
+        return Authorization(code, _first(query.get("state"))) if code else None
+    if "#" in value:
+        code, state = value.split("#", 1)
+        return Authorization(code, state or None) if code else None
+    if "code=" in value:
+        query = urllib.parse.parse_qs(value.lstrip("?"))
+        code = (query.get("code") or [""])[0]
+        return Authorization(code, _first(query.get("state"))) if code else None
+    return Authorization(value, None)
+
+
+def _page(title: str, detail: str = "") -> bytes:
+    body = f"<h1>{html.escape(title)}</h1>" + (f"<p>{html.escape(detail)}</p>" if detail else "")
+    return f"<!doctype html><html><head><meta charset='utf-8'><title>pi-tui</title></head><body>{body}</body></html>".encode()
+
+
+class CallbackServer:
+    """A one-shot loopback HTTP server that receives the authorization redirect.
+
+    Args:
+        port: The redirect URI's port (in test mode a free port is taken instead).
+        path: The redirect URI's path.
+        expected_state: The ``state`` the redirect must carry (None: not checked here).
+        provider_name: Named on the browser page.
+
+    Raises:
+        OAuthError: the port cannot be bound (another login running, or another program on it).
+    """
+
+    def __init__(self, port: int, path: str, expected_state: str | None, provider_name: str) -> None:
+        self.path = path
+        self.expected_state = expected_state
+        self.provider_name = provider_name
+        self.results: queue.Queue[Authorization | OAuthError | None] = queue.Queue()
+        host = os.environ.get(CALLBACK_HOST_ENV, "").strip() or "127.0.0.1"
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                owner._handle(self)
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's name
+                return  # the query holds the code: keep it out of stderr
+
+        try:
+            self.server = ThreadingHTTPServer((host, 0 if test_mode() else port), Handler)
+        except OSError as exc:
+            raise OAuthError(
+                f"cannot listen for the login callback on {host}:{port} ({exc.strerror or exc}); "
+                "is another login running?"
+            ) from None
+        self.port = int(self.server.server_address[1])
+        self.thread = threading.Thread(target=self.server.serve_forever, name="oauth-callback", daemon=True)
+        self.thread.start()
+
+    def _handle(self, request: BaseHTTPRequestHandler) -> None:
+        url = urllib.parse.urlsplit(request.path)
+        query = urllib.parse.parse_qs(url.query)
+        code = (query.get("code") or [""])[0]
+        state = _first(query.get("state"))
+        error = (query.get("error") or [""])[0]
+        if url.path != self.path:
+            self._reply(request, 404, "Callback route not found.")
+        elif error:
+            self._reply(request, 400, f"{self.provider_name} login did not complete.", f"Error: {error}")
+            self.results.put(OAuthError(f"{self.provider_name} login did not complete: {error}"))
+        elif not code:
+            self._reply(request, 400, "Missing code parameter.")
+        elif self.expected_state is not None and state != self.expected_state:
+            self._reply(request, 400, "State mismatch.")
+        else:
+            self._reply(request, 200, f"{self.provider_name} login completed. You can close this window.")
+            self.results.put(Authorization(code, state))
+
+    @staticmethod
+    def _reply(request: BaseHTTPRequestHandler, status: int, title: str, detail: str = "") -> None:
+        page = _page(title, detail)
+        request.send_response(status)
+        request.send_header("Content-Type", "text/html; charset=utf-8")
+        request.send_header("Content-Length", str(len(page)))
+        request.end_headers()
+        request.wfile.write(page)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def wait_for_authorization(
+    io: Interaction,
+    server: CallbackServer | None,
+    *,
+    url: str,
+    instructions: str,
+    manual_message: str,
+    placeholder: str,
+) -> Authorization:
+    """Show ``url`` and wait for the callback (when ``server`` runs) or a pasted code, whichever comes first.
+
+    Raises:
+        LoginCancelled: the user cancelled.
+        OAuthError: the callback reported an error, or nothing usable was pasted.
+    """
+    # The callback server and the pasted code feed one queue; None means the prompt was cancelled.
+    results: queue.Queue[Authorization | OAuthError | None] = (
+        server.results if server is not None else queue.Queue()
+    )
+    io.notify(AuthEvent("auth_url", message=instructions, url=url))
+    manual = AuthPrompt("manual_code", manual_message, placeholder=placeholder)
+
+    def ask() -> None:
+        try:
+            answer = io.prompt(manual)
+        except LoginCancelled:
+            results.put(None)
+            return
+        except OAuthError as exc:
+            results.put(exc)
+            return
+        if manual.withdrawn.is_set():
+            return
+        parsed = parse_authorization_input(answer)
+        results.put(parsed if parsed is not None else OAuthError("No authorization code was entered"))
+
+    threading.Thread(target=ask, name="oauth-manual-code", daemon=True).start()
+    try:
+        while True:
+            try:
+                got = results.get(timeout=0.1)
+            except queue.Empty:
+                if io.cancel.is_set():
+                    raise LoginCancelled() from None
+                continue
+            if got is None:
+                raise LoginCancelled()
+            if isinstance(got, OAuthError):
+                raise got
+            return got
+    finally:
+        manual.withdrawn.set()
