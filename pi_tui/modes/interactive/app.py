@@ -126,6 +126,7 @@ class PiApp(KeyActions, App[int]):
         self.below = ExtensionWidgets(id="widgets-below")
         self.files = FileIndex(cwd)
         self.editor.menu = self.menu
+        self.menu.visible_rows = self._autocomplete_rows
         self.editor.files = self.files
         from .commands import CommandRouter
 
@@ -143,6 +144,11 @@ class PiApp(KeyActions, App[int]):
                 self._bindings.bind(
                     ",".join(keys), APP_ACTIONS[action][0], APP_ACTIONS[action][1], show=False, priority=True
                 )
+
+    def _autocomplete_rows(self) -> int:
+        """The ``autocompleteMaxVisible`` setting (pi's 5 until the session is ready)."""
+        settings = getattr(self.session, "settings", None)
+        return int(settings.autocomplete_max_visible) if settings is not None else 5
 
     def get_default_screen(self) -> Screen[Any]:
         """The main screen draws a change one frame period after the last frame (`pacing`)."""

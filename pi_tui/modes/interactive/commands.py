@@ -31,6 +31,7 @@ APP_COMMANDS: dict[str, str] = {
     "compact": "Summarise older conversation now: /compact [focus instructions]",
     "copy": "Copy the last answer to the clipboard",
     "hotkeys": "Show the keyboard shortcuts",
+    "settings": "Change settings: thinking, theme, compaction, retries, the editor and more",
     "quit": "Quit pi-tui",
 }
 

@@ -61,14 +61,14 @@ def complete(
     commands: Callable[[], list[Candidate]],
     files: FileIndex | None,
     *,
-    limit: int = 8,
+    limit: int = 50,
     arguments: Callable[[str, str], list[Candidate]] | None = None,
 ) -> tuple[int, list[Candidate]]:
     """Completions for the token before the cursor: ``(token start offset, candidates)``.
 
-    ``/name`` at the start of the text completes commands, ``/name arg…`` the command's arguments (when
-    ``arguments(name, prefix)`` offers some); a word starting with ``@`` completes paths. Anything else
-    gives no candidates.
+    ``/name`` at the start of the text completes commands (every match: the menu scrolls), ``/name arg…``
+    the command's arguments (when ``arguments(name, prefix)`` offers some); a word starting with ``@``
+    completes paths (the best ``limit``). Anything else gives no candidates.
     """
     before = text[:cursor_offset]
     if arguments is not None and before.startswith("/") and " " in before and "\n" not in before:
@@ -80,7 +80,7 @@ def complete(
         options = commands()
         names = [c.value for c in options]
         query = before[1:]
-        ranked = fuzzy_filter(query, names, limit=limit)
+        ranked = fuzzy_filter(query, names, limit=len(names))
         exact = [i for i, _ in ranked if names[i] == query]
         order = exact + [i for i, _ in ranked if i not in exact]
         return 0, [options[i] for i in order]
@@ -99,14 +99,23 @@ def _quoted(path: str) -> str:
     return f'"{path}"' if " " in path else path
 
 
+DEFAULT_VISIBLE = 5
+"""Rows the menu shows before it scrolls: pi's ``autocompleteMaxVisible`` default."""
+
+
 class CompletionMenu(OptionList):
-    """The list of completions floating above the editor (an overlay, so the chat does not move)."""
+    """The list of completions floating above the editor (an overlay, so the chat does not move).
+
+    It shows :attr:`visible_rows` rows at most (the ``autocompleteMaxVisible`` setting) and scrolls
+    through the rest; when some are out of view its bottom border says which one is highlighted, as pi's
+    ``(3/25)``. Up and Down wrap around the whole list.
+    """
 
     DEFAULT_CSS = """
     CompletionMenu {
         display: none;
         height: auto;
-        max-height: 10;
+        max-height: 7;
         border: round $pi-border-muted;
         background: $pi-background;
         color: $pi-text;
@@ -122,6 +131,8 @@ class CompletionMenu(OptionList):
         super().__init__(id="completion")
         self.candidates: list[Candidate] = []
         self.token_start = -1
+        self.visible_rows: Callable[[], int] = lambda: DEFAULT_VISIBLE
+        """How many rows to show before scrolling (the app reads ``autocompleteMaxVisible``)."""
 
     def show(self, start: int, candidates: list[Candidate]) -> None:
         self.candidates = candidates
@@ -138,8 +149,25 @@ class CompletionMenu(OptionList):
                 for c in candidates
             ]
         )
+        rows = max(1, self.visible_rows())
+        self.styles.max_height = rows + 2  # the rows and the round border
+        self._scrolls = len(candidates) > rows
         self.highlighted = 0
+        self._show_position()
         self.add_class("-visible")
+
+    _scrolls = False
+
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        super().watch_highlighted(highlighted)
+        self._show_position()
+
+    def _show_position(self) -> None:
+        """``(n/total)`` on the bottom border while some candidates are out of view."""
+        if self._scrolls and self.candidates:
+            self.border_subtitle = f"({(self.highlighted or 0) + 1}/{len(self.candidates)})"
+        else:
+            self.border_subtitle = ""
 
     def hide(self) -> None:
         self.candidates = []

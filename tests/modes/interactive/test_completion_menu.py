@@ -1,0 +1,64 @@
+"""The ``/`` menu: every command reachable by arrow keys, a position count, height from the settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pi_tui.ai.providers.faux import FauxScript
+
+from .helpers import make_app, until
+
+
+async def test_down_walks_through_every_command_and_the_border_counts(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("slash")
+        await until(pilot, lambda: app.menu.is_shown)
+        every = [c.value for c in app.router.candidates()]
+        assert [c.value for c in app.menu.candidates] == every
+        assert len(every) > 15
+        assert app.menu.border_subtitle == f"(1/{len(every)})"
+        seen = [app.menu.chosen().value]
+        for _ in range(len(every) - 1):
+            await pilot.press("down")
+            seen.append(app.menu.chosen().value)
+        assert seen == every  # no wrap inside the first rows: the last command is reached
+        assert app.menu.border_subtitle == f"({len(every)}/{len(every)})"
+        assert app.menu.size.height == 5  # pi's autocompleteMaxVisible default
+        await pilot.press("down")  # past the last: back to the first, as pi
+        assert app.menu.chosen().value == every[0]
+        await pilot.press("up")
+        assert app.menu.chosen().value == every[-1]
+        await pilot.press("tab")
+        assert app.editor.text == f"/{every[-1]} "
+
+
+async def test_autocomplete_max_visible_sets_the_menu_height(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"autocompleteMaxVisible": 12}))
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("slash")
+        await until(pilot, lambda: app.menu.is_shown)
+        await pilot.pause()
+        assert app.menu.size.height == 12
+
+
+async def test_a_short_list_shows_no_count(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("slash", "h", "o", "t")
+        await until(pilot, lambda: app.menu.is_shown and app.menu.candidates[0].value == "hotkeys")
+        assert len(app.menu.candidates) <= 5
+        assert app.menu.border_subtitle == ""
+
+
+async def test_every_command_has_a_description(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        missing = [c.value for c in app.router.candidates() if not c.description.strip()]
+        assert missing == []

@@ -1,0 +1,41 @@
+"""Keys between a real terminal and the app: the ``/`` menu by arrows, Alt+Enter as ESC CR, PageUp."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.pty_screen import PtyScreen
+from pi_tui.testing import FakeLLM
+
+from .test_real_terminal import _env as terminal_env
+
+pytestmark = pytest.mark.slow
+
+ARGV = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
+
+
+def test_arrow_keys_reach_the_last_command_of_the_slash_menu(tmp_path: Path, isolated_home: Path) -> None:
+    from pi_tui.modes.commands import BUILTIN_COMMANDS
+    from pi_tui.modes.interactive.commands import APP_COMMANDS, load_screen_commands
+
+    names = list(dict.fromkeys([*APP_COMMANDS, *BUILTIN_COMMANDS, *load_screen_commands()[0]]))
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeLLM()
+    with fake.serve() as server:
+        env = terminal_env(isolated_home, isolated_home / ".pi" / "agent", server)
+        with PtyScreen(ARGV, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("/")
+            term.wait_for(f"(1/{len(names)})")
+            for _ in range(len(names) - 1):
+                term.send("\x1b[B")  # Down
+            term.wait_for(f"({len(names)}/{len(names)})")
+            assert names[-1] in term.text()
+            term.send("\t")
+            term.wait_for(f"/{names[-1]} ")
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0
