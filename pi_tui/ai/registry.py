@@ -27,6 +27,7 @@ BUILTIN_APIS: dict[str, tuple[str, str]] = {
     "anthropic-messages": ("pi_tui.ai.providers.anthropic", "stream_anthropic"),
     "openai-completions": ("pi_tui.ai.providers.openai_completions", "stream_openai_completions"),
     "openai-responses": ("pi_tui.ai.providers.openai_responses", "stream_openai_responses"),
+    "google-generative-ai": ("pi_tui.ai.providers.google", "stream_google"),
     "faux": ("pi_tui.ai.providers.faux", "stream_faux"),
 }
 
@@ -43,7 +44,14 @@ def unregister_api(api: str) -> None:
 
 
 # The built-in wire APIs are served over pi_tui.ai.wire (the providers do not use the vendor SDKs).
-_WIRE_APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses"})
+_WIRE_APIS = frozenset(
+    {
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    }
+)
 
 
 def preload_sdk(api: str, base_url: str | None = None) -> None:

@@ -9,21 +9,26 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._cache import PromptCache
 from ._errors import anthropic_error, base_headers, error_plan, http_fault_plan, stream_error_frame
+from ._google_token import parse_form, token_plan
 from ._limits import ModelLimits, resolve_limits
 from ._plan import Plan, json_plan
 from ._records import CacheUsage, RecordedRequest, ResponseSummary, Violation
 from ._render_anthropic import anthropic_frames, anthropic_message
 from ._render_common import RenderContext, output_tokens
+from ._render_gemini import FINISH_REASONS as GEMINI_FINISH_REASONS
+from ._render_gemini import api_key_details, gemini_error, gemini_frames, gemini_response
 from ._render_openai import FINISH_REASONS, chat_completion, chat_frames, responses_frames, responses_object
 from ._script import Fault, Reply, TextPart, Turn, fake_signature
 from ._tokens import Segment, segments_for
 from ._validate_anthropic import validate_anthropic
+from ._validate_gemini import validate_gemini
 from ._validate_openai import validate_chat, validate_responses
 
 __all__ = ["Engine", "Responder"]
@@ -40,7 +45,12 @@ _ROUTES = {
     "/v1/responses": "openai-responses",
     "/responses": "openai-responses",
 }
-_REDACTED = {"x-api-key", "authorization", "api-key", "cookie", "proxy-authorization"}
+# Gemini: ``…/models/{model}:streamGenerateContent`` under any prefix (``/v1beta``, Vertex's
+# ``/v1/publishers/google`` or ``/v1/projects/{p}/locations/{l}/publishers/google``).
+_GEMINI_ROUTE = re.compile(
+    r"^(?P<prefix>.*?)/models/(?P<model>[^/:]+):(?P<method>streamGenerateContent|generateContent)$"
+)
+_REDACTED = {"x-api-key", "authorization", "api-key", "cookie", "proxy-authorization", "x-goog-api-key"}
 _NO_RETRY = {"x-should-retry": "false"}
 _DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-8", "claude-haiku-4-5", "gpt-5", "gpt-4o")
 
@@ -78,6 +88,8 @@ class Engine:
         self._signatures: set[tuple[str, str]] = set()
         self._tool_number = 0
         self._seq = 0
+        self.google_token_lifetime = 3599  # seconds, for tokens from the fake token endpoint
+        self._google_tokens: set[str] = set()
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -91,12 +103,17 @@ class Engine:
             self._signatures.clear()
             self._tool_number = 0
             self._seq = 0
+            self._google_tokens.clear()
 
     def limits(self, model: str) -> ModelLimits:
         return resolve_limits(model, self.model_limits, self.defaults)
 
     def signature_ok(self, thinking_text: str, signature: str) -> bool:
         return signature == fake_signature(thinking_text) or (signature, thinking_text) in self._signatures
+
+    def signature_issued(self, signature: str) -> bool:
+        """Whether the fake ever sent ``signature`` (Gemini: signatures are not tied to one text)."""
+        return any(sent == signature for sent, _ in self._signatures)
 
     def _remember_signature(self, signature: str, thinking_text: str) -> None:
         self._signatures.add((signature, thinking_text))
@@ -109,8 +126,14 @@ class Engine:
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], raw: bytes) -> Plan:
         """Decide the answer to one request. ``headers`` must have lower-case names."""
-        path = path.split("?", 1)[0].rstrip("/") or "/"
+        path, _, query = path.partition("?")
+        path = path.rstrip("/") or "/"
         with self.lock:
+            gemini = _GEMINI_ROUTE.match(path)
+            if gemini is not None and method == "POST":
+                return self._generate("gemini", method, f"{path}?{query}" if query else path, headers, raw)
+            if path == "/token" and method == "POST":
+                return self._google_token(path, headers, raw)
             api = _ROUTES.get(path)
             if method == "GET" and path in ("/v1/models", "/models"):
                 return self._models(headers)
@@ -137,9 +160,9 @@ class Engine:
         seq = self._seq
         record = RecordedRequest(seq, api, method, path, _redact(headers), None, time=self.clock())
         self.records.append(record)
-        key = _presented_key(headers)
-        if self.api_key is not None and key != self.api_key:
-            return self._answer(record, _auth_error(api, key, seq), "auth")
+        key = _presented_key(headers, path)
+        if self.api_key is not None and key != self.api_key and key not in self._google_tokens:
+            return self._answer(record, _auth_error(api, key, seq, headers), "auth")
         try:
             body = json.loads(raw or b"null")
         except ValueError:
@@ -147,13 +170,20 @@ class Engine:
         record.body = body
         if not isinstance(body, dict):
             return self._reject_unparsable(record)
-        record.model = body.get("model") if isinstance(body.get("model"), str) else None
-        record.stream = bool(body.get("stream"))
+        gemini = _GEMINI_ROUTE.match(path.partition("?")[0]) if api == "gemini" else None
+        if gemini is not None:
+            record.model = gemini.group("model")
+            record.stream = gemini.group("method") == "streamGenerateContent"
+        else:
+            record.model = body.get("model") if isinstance(body.get("model"), str) else None
+            record.stream = bool(body.get("stream"))
         flavour = "anthropic" if api == "anthropic-count-tokens" else api
         segments = segments_for(flavour, body)
         record.prompt_tokens = sum(seg.tokens for seg in segments)
         limits = self.limits(record.model or "")
-        record.violations = self._validate(api, body, seq, segments, record.prompt_tokens, limits)
+        record.violations = self._validate(
+            api, body, seq, segments, record.prompt_tokens, limits, record.model
+        )
         if record.violations and self.strict:
             first = record.violations[0]
             plan = error_plan(flavour, first.status, first.message, seq, param=first.param, code=first.code)
@@ -171,7 +201,7 @@ class Engine:
             plan = http_fault_plan(api, turn, seq, prompt_tokens=record.prompt_tokens, window=window)
             return self._answer(record, plan, "fault", fault=turn.kind, message=_message_of(plan))
         reply = turn.streamed_reply() if isinstance(turn, Fault) else turn
-        record.cache = self._simulate_cache(api, body, segments, key, limits)
+        record.cache = self._simulate_cache(api, body, segments, key, limits, record.model)
         return self._render(record, api, body, reply, turn if isinstance(turn, Fault) else None)
 
     def _validate(
@@ -182,6 +212,7 @@ class Engine:
         segments: list[Segment],
         tokens: int,
         limits: ModelLimits,
+        model: str | None = None,
     ) -> list[Violation]:
         if api.startswith("anthropic"):
             return validate_anthropic(
@@ -195,10 +226,24 @@ class Engine:
             )
         if api == "openai-chat":
             return validate_chat(body, seq=seq, prompt_tokens=tokens, limits=limits)
+        if api == "gemini":
+            return validate_gemini(
+                body,
+                model=model or "",
+                seq=seq,
+                prompt_tokens=tokens,
+                limits=limits,
+                signature_issued=self.signature_issued,
+            )
         return validate_responses(body, seq=seq, prompt_tokens=tokens, limits=limits)
 
     def _reject_unparsable(self, record: RecordedRequest) -> Plan:
         api = "anthropic" if record.api.startswith("anthropic") else record.api
+        if api == "gemini":
+            message = "Invalid JSON payload received. Expected an object, got something else."
+            violation = Violation("gemini.invalid_json", message, api, record.seq)
+            record.violations = [violation]
+            return self._answer(record, gemini_error(400, message, record.seq), "violation", message=message)
         if api == "anthropic":
             message, rule = (
                 "There was an error parsing the body as JSON. The body must be a JSON object.",
@@ -252,10 +297,16 @@ class Engine:
         return source
 
     def _simulate_cache(
-        self, api: str, body: dict[str, Any], segments: list[Segment], key: str | None, limits: ModelLimits
+        self,
+        api: str,
+        body: dict[str, Any],
+        segments: list[Segment],
+        key: str | None,
+        limits: ModelLimits,
+        model_id: str | None = None,
     ) -> CacheUsage:
         key_id = hashlib.sha256((key or "").encode()).hexdigest()[:16]
-        model = str(body.get("model", ""))
+        model = model_id or str(body.get("model", ""))
         now = self.clock()
         if api == "anthropic":
             automatic = body.get("cache_control") if isinstance(body.get("cache_control"), dict) else None
@@ -266,6 +317,17 @@ class Engine:
                 automatic=automatic,
                 min_tokens=limits.min_cacheable_tokens or 0,
                 now=now,
+            )
+        if api == "gemini":
+            # Implicit caching: a request that repeats a recent prompt's prefix reads it from the cache.
+            return self.cache.openai(
+                segments,
+                key_id=key_id,
+                model=model,
+                cache_key="gemini-implicit",
+                ttl_seconds=self.openai_cache_ttl,
+                now=now,
+                min_tokens=limits.min_cacheable_tokens or 1024,
             )
         retention = body.get("prompt_cache_retention")
         ttl = 86400.0 if retention == "24h" else self.openai_cache_ttl
@@ -303,9 +365,26 @@ class Engine:
             reasoning_field=self.reasoning_field,
         )
         stop = reply.resolved_stop_reason()
-        sent_stop = stop if api == "anthropic" else FINISH_REASONS[stop]
+        if api == "anthropic":
+            sent_stop = stop
+        elif api == "gemini":
+            sent_stop = GEMINI_FINISH_REASONS[stop]
+        else:
+            sent_stop = FINISH_REASONS[stop]
         headers = base_headers(record.seq)
-        if record.stream:
+        if api == "gemini":
+            ctx.model = record.model or ""
+            sse = "alt=sse" in record.path.partition("?")[2].split("&")
+            if record.stream:
+                frames = gemini_frames(reply, ctx, sse=sse)
+                headers["content-type"] = "text/event-stream" if sse else "application/json; charset=UTF-8"
+                plan = Plan(
+                    200, headers, frames=frames, first_byte_delay=reply.first_byte_delay, seq=record.seq
+                )
+            else:
+                plan = json_plan(200, gemini_response(reply, ctx), headers, record.seq)
+                plan.first_byte_delay = reply.first_byte_delay
+        elif record.stream:
             render = {
                 "anthropic": anthropic_frames,
                 "openai-chat": chat_frames,
@@ -354,6 +433,22 @@ class Engine:
         record.response = ResponseSummary(plan.status, kind, fault=fault, message=message)
         plan.seq = record.seq
         return plan
+
+    # -- Google's token endpoint ------------------------------------------------------------------
+
+    def _google_token(self, path: str, headers: Mapping[str, str], raw: bytes) -> Plan:
+        self._seq += 1
+        seq = self._seq
+        form = parse_form(raw)
+        record = RecordedRequest(seq, "google-token", "POST", path, _redact(headers), form, time=self.clock())
+        self.records.append(record)
+        token = f"ya29.fake-{len(self._google_tokens) + 1:04d}"
+        plan, issued = token_plan(form, seq, token, self.google_token_lifetime)
+        if issued:
+            self._google_tokens.add(token)
+        return self._answer(
+            record, plan, "info" if issued else "auth", message=None if issued else _message_of(plan)
+        )
 
     # -- models ----------------------------------------------------------------------------------
 
@@ -420,9 +515,16 @@ def _as_turn(result: Any) -> Turn | None:
     return None
 
 
-def _presented_key(headers: Mapping[str, str]) -> str | None:
+def _presented_key(headers: Mapping[str, str], path: str = "") -> str | None:
     if "x-api-key" in headers:
         return headers["x-api-key"]
+    if "x-goog-api-key" in headers:
+        return headers["x-goog-api-key"]
+    from urllib.parse import parse_qs
+
+    query_key = parse_qs(path.partition("?")[2]).get("key")
+    if query_key:
+        return query_key[0]
     auth = headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
         return auth[7:].strip()
@@ -433,7 +535,24 @@ def _redact(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: ("<redacted>" if k in _REDACTED else v) for k, v in headers.items()}
 
 
-def _auth_error(api: str, key: str | None, seq: int) -> Plan:
+def _auth_error(api: str, key: str | None, seq: int, headers: Mapping[str, str]) -> Plan:
+    if api == "gemini":
+        if headers.get("authorization", "").lower().startswith("bearer "):
+            message = (
+                "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or "
+                "other valid authentication credential. See "
+                "https://developers.google.com/identity/sign-in/web/devconsole-project."
+            )
+            return gemini_error(401, message, seq)
+        if not key:
+            message = (
+                "Method doesn't allow unregistered callers (callers without established identity). Please use "
+                "API Key or other form of API consumer identity to call this API."
+            )
+            return gemini_error(403, message, seq)
+        return gemini_error(
+            400, "API key not valid. Please pass a valid API key.", seq, details=api_key_details()
+        )
     if api.startswith("anthropic"):
         text = "invalid x-api-key" if key else "x-api-key header is required"
         return anthropic_error(401, "authentication_error", text, seq)

@@ -109,6 +109,10 @@ def error_plan(
     headers: dict[str, str] | None = None,
 ) -> Plan:
     """A 4xx/5xx in the shape of ``api``; the error type is derived from the status."""
+    if api == "gemini":
+        from ._render_gemini import gemini_error
+
+        return gemini_error(status, message, seq, headers=headers)
     if api.startswith("anthropic"):
         kind = {
             401: "authentication_error",
@@ -138,6 +142,10 @@ def overflow_text(api: str, tokens: int, window: int) -> tuple[str, str, str | N
 
 def http_fault_plan(api: str, fault: Fault, seq: int, *, prompt_tokens: int, window: int) -> Plan:
     """The answer to an HTTP fault turn."""
+    if api == "gemini":
+        from ._render_gemini import gemini_fault_plan
+
+        return gemini_fault_plan(fault, seq, prompt_tokens=prompt_tokens, window=window)
     kind = fault.kind
     if kind == "context_overflow":
         tokens = fault.tokens if fault.tokens is not None else max(prompt_tokens, window + 1)
@@ -168,6 +176,10 @@ def http_fault_plan(api: str, fault: Fault, seq: int, *, prompt_tokens: int, win
 
 def stream_error_frame(api: str, fault: Fault, sequence_number: int) -> bytes:
     """The SSE frame a ``stream_error`` fault sends after its first frames."""
+    if api == "gemini":
+        from ._render_gemini import gemini_stream_error_frame
+
+        return gemini_stream_error_frame(fault)
     error_type = fault.error_type or "overloaded_error"
     message = fault.message or _STREAM_ERROR_TEXT.get(error_type, error_type)
     if api == "anthropic":

@@ -161,6 +161,8 @@ class FakeServer:
         url: ``http://127.0.0.1:PORT`` (no trailing slash).
         anthropic_base_url: the base URL for ``anthropic.Anthropic`` (no ``/v1``).
         openai_base_url: the base URL for ``openai.OpenAI`` (ends in ``/v1``).
+        gemini_base_url: the Gemini API base URL (ends in ``/v1beta``, as pi's ``google`` provider has it).
+        token_url: the fake Google OAuth token endpoint (``token_uri`` of a fake credentials file).
         port: the bound port.
     """
 
@@ -172,6 +174,8 @@ class FakeServer:
         self.url = f"http://{host}:{self.port}"
         self.anthropic_base_url = self.url
         self.openai_base_url = f"{self.url}/v1"
+        self.gemini_base_url = f"{self.url}/v1beta"
+        self.token_url = f"{self.url}/token"
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.02},
@@ -188,6 +192,7 @@ class FakeServer:
             "ANTHROPIC_API_KEY": api_key,
             "OPENAI_BASE_URL": self.openai_base_url,
             "OPENAI_API_KEY": api_key,
+            "GEMINI_API_KEY": api_key,
         }
 
     def close(self) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "canonical_json",
     "chat_segments",
     "count_tokens",
+    "gemini_segments",
     "responses_segments",
     "text_tokens",
 ]
@@ -317,6 +318,57 @@ def responses_segments(body: dict[str, Any]) -> list[Segment]:
     return segments
 
 
+# ---------------------------------------------------------------------------------------------------
+# Gemini generateContent
+# ---------------------------------------------------------------------------------------------------
+
+
+def _gemini_part(role: str, part: Any) -> Segment:
+    if not isinstance(part, dict):
+        return Segment("messages", f"{role}:?", canonical_json(part), BLOCK_OVERHEAD)
+    signature = part.get("thoughtSignature")
+    mark = f":sig:{_digest(signature)}" if isinstance(signature, str) else ""
+    if "functionCall" in part:
+        call = part["functionCall"] if isinstance(part["functionCall"], dict) else {}
+        text = f"{call.get('name', '')} {canonical_json(call.get('args', {}))}"
+        return Segment("messages", f"{role}:function_call:{call.get('id', '')}{mark}", text, BLOCK_OVERHEAD)
+    if "functionResponse" in part:
+        response = part["functionResponse"] if isinstance(part["functionResponse"], dict) else {}
+        images = sum(IMAGE_TOKENS for p in _list(response.get("parts")) if isinstance(p, dict))
+        text = f"{response.get('name', '')} {canonical_json(response.get('response', {}))}"
+        header = f"{role}:function_response:{response.get('id', '')}"
+        return Segment("messages", header, text, BLOCK_OVERHEAD, images)
+    if "inlineData" in part:
+        return Segment(
+            "messages", f"{role}:image:{_digest(part['inlineData'])}", "", BLOCK_OVERHEAD, IMAGE_TOKENS
+        )
+    if "text" in part:
+        kind = "thought" if part.get("thought") is True else "text"
+        return Segment("messages", f"{role}:{kind}{mark}", str(part.get("text", "")), BLOCK_OVERHEAD)
+    return Segment("messages", f"{role}:other", canonical_json(part), BLOCK_OVERHEAD)
+
+
+def gemini_segments(body: dict[str, Any]) -> list[Segment]:
+    """Flatten a generateContent request: each function declaration → system instruction → each part."""
+    segments: list[Segment] = []
+    for tool in _list(body.get("tools")):
+        declarations = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        for i, declaration in enumerate(_list(declarations)):
+            segments.append(_tool_segment(declaration, i))
+    system = body.get("systemInstruction")
+    if isinstance(system, dict):
+        for part in _list(system.get("parts")):
+            if isinstance(part, dict):
+                segments.append(Segment("system", "system:text", str(part.get("text", "")), BLOCK_OVERHEAD))
+    for index, content in enumerate(_list(body.get("contents"))):
+        if not isinstance(content, dict):
+            continue
+        role = str(content.get("role", ""))
+        parts = [_gemini_part(role, p) for p in _list(content.get("parts"))]
+        segments.extend(_with_message_boundary(parts, role, index))
+    return segments
+
+
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -325,6 +377,7 @@ _FLATTENERS = {
     "anthropic": anthropic_segments,
     "openai-chat": chat_segments,
     "openai-responses": responses_segments,
+    "gemini": gemini_segments,
 }
 
 
@@ -347,7 +400,8 @@ def count_tokens(value: str | dict[str, Any], api: str = "anthropic") -> int:
 
     Args:
         value: a piece of text (``ceil(len/4)``, no overhead) or a whole request body.
-        api: for a body, which wire format it is: ``"anthropic"``, ``"openai-chat"`` or ``"openai-responses"``.
+        api: for a body, which wire format it is: ``"anthropic"``, ``"openai-chat"``, ``"openai-responses"``
+            or ``"gemini"``.
 
     Returns:
         The fake token count; for a body this is the prompt total the fake reports.

@@ -84,4 +84,4 @@ def test_openai_bodies_count_content_and_tool_calls() -> None:
 
 def test_unknown_api_name_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown api"):
-        count_tokens({}, api="gemini")
+        count_tokens({}, api="cohere")

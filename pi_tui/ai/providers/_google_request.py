@@ -1,0 +1,386 @@
+"""The request both Gemini wire APIs send (``google-generative-ai`` and ``google-vertex``).
+
+Both speak ``streamGenerateContent`` with ``alt=sse``: the same body (``contents``, ``systemInstruction``,
+``tools``, ``toolConfig``, ``generationConfig``) and the same stream of ``GenerateContentResponse``
+chunks. They differ only in the endpoint and the credential, which `google` and `google_vertex` own.
+
+The body is built as pi 0.87.1 builds it (its ``google-shared.js`` through the ``@google/genai`` SDK):
+
+- roles ``user`` and ``model``; text, images as ``inlineData``, thinking as ``{thought: true, text}``,
+  tool calls as ``functionCall`` and tool results as ``functionResponse`` parts, the results of one turn
+  merged into one user content;
+- ``thoughtSignature`` replayed on text, thinking and tool-call parts, only to the model that issued it
+  and only when it is valid base64 (Gemini rejects anything else);
+- call ids only for models that need them (Gemini 3+, ``claude-*``, ``gpt-oss-*``);
+- tools as ``functionDeclarations`` with ``parametersJsonSchema``, made strict (and the calling mode
+  ``VALIDATED``) on Gemini 3+ for tools that ask for JSON-schema constrained sampling;
+- thinking as ``thinkingLevel`` (Gemini 3 Pro/Flash, the ``-latest`` aliases, Gemma 4) or
+  ``thinkingBudget`` (the others), with pi's budgets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..stream import LlmRequest, StreamOptions
+from ..thinking import clamp_thinking_level
+from ..types import (
+    AssistantMessage,
+    ImageContent,
+    LlmMessage,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+from ._history import prepare_messages
+from ._strict_schema import strict_parameters
+from ._wire_cache import ConversionCache, PrefixMemo
+
+__all__ = [
+    "CACHE",
+    "build_request",
+    "convert_messages",
+    "convert_tools",
+    "model_path",
+    "requires_tool_call_id",
+    "thinking_config",
+    "uses_thinking_level",
+]
+
+USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
+TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
+# Budgets per level for budget-based models; the first id fragment that matches wins.
+_BUDGETS: tuple[tuple[str, dict[str, int]], ...] = (
+    ("2.5-pro", {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}),
+    ("2.5-flash-lite", {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576}),
+    ("2.5-flash", {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}),
+)
+_VERTEX_BUDGETS = tuple(entry for entry in _BUDGETS if entry[0] != "2.5-flash-lite")
+_LEVEL_MODEL = re.compile(r"gemini-3(?:\.\d+)?-(?:pro|flash)|gemma-?4")
+_GEMINI_MAJOR = re.compile(r"^gemini(?:-live)?-(\d+)")
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
+_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+CACHE = ConversionCache()  # converted contents of the stored history, shared with the encoder
+_MEMO = PrefixMemo()
+
+
+# --- model traits ----------------------------------------------------------------------------------
+
+
+def _gemini_major(model_id: str) -> int | None:
+    match = _GEMINI_MAJOR.match(model_id.lower())
+    return int(match.group(1)) if match else None
+
+
+def requires_tool_call_id(model_id: str) -> bool:
+    """Whether calls and results carry their ``id`` (Gemini 3+, and Claude / gpt-oss behind Google)."""
+    major = _gemini_major(model_id)
+    return model_id.startswith(("claude-", "gpt-oss-")) or (major is not None and major >= 3)
+
+
+def _multimodal_function_response(model_id: str) -> bool:
+    """Gemini 3+ (and non-Gemini models) take a tool result's images inside ``functionResponse``."""
+    major = _gemini_major(model_id)
+    return major is None or major >= 3
+
+
+def uses_thinking_level(model: Model) -> bool:
+    """Whether the model takes ``thinkingLevel`` rather than a token ``thinkingBudget``."""
+    model_id = model.id.lower()
+    return bool(_LEVEL_MODEL.search(model_id)) or model_id in (
+        "gemini-flash-latest",
+        "gemini-flash-lite-latest",
+    )
+
+
+def _valid_signature(signature: str | None) -> bool:
+    return bool(signature) and len(signature or "") % 4 == 0 and bool(_BASE64.match(signature or ""))
+
+
+# --- thinking ---------------------------------------------------------------------------------------
+
+
+def _mapped_level(model: Model, level: str) -> str:
+    """The Google level (lower case) a pi level maps to through the model's ``thinkingLevelMap``."""
+    mapping = (model.compat or {}).get("thinkingLevelMap")
+    mapped = mapping.get(level) if isinstance(mapping, dict) else None
+    resolved = mapped.lower() if isinstance(mapped, str) else level
+    if resolved not in ("minimal", "low", "medium", "high"):
+        raise ValueError(
+            f"Unsupported Google thinking level mapping for {model.provider}/{model.id}: {level} -> {mapped}"
+        )
+    return resolved
+
+
+def thinking_config(model: Model, options: StreamOptions, *, vertex: bool = False) -> dict[str, Any] | None:
+    """``generationConfig.thinkingConfig`` for the requested level (None for non-reasoning models)."""
+    if not model.reasoning:
+        return None
+    # "off" is pi's disabled request even where the model cannot stop thinking (then: its lowest level).
+    level = "off" if options.thinking == "off" else clamp_thinking_level(model, options.thinking)
+    if level == "off":
+        if not uses_thinking_level(model):
+            return {"thinkingBudget": 0}
+        # A model that cannot switch thinking off gets its lowest level instead.
+        lowest = clamp_thinking_level(model, "off")
+        if lowest == "off":
+            return {"thinkingBudget": 0}
+        return {"thinkingLevel": _mapped_level(model, lowest).upper()}
+    resolved = _mapped_level(model, level)
+    if uses_thinking_level(model):
+        return {"includeThoughts": True, "thinkingLevel": resolved.upper()}
+    return {"includeThoughts": True, "thinkingBudget": _budget(model, resolved, options, vertex)}
+
+
+def _budget(model: Model, level: str, options: StreamOptions, vertex: bool) -> int:
+    custom = options.thinking_budgets or {}
+    if level in custom:
+        return custom[level]
+    for fragment, budgets in _VERTEX_BUDGETS if vertex else _BUDGETS:
+        if fragment in model.id:
+            return budgets[level]
+    return -1  # dynamic: the model decides
+
+
+# --- tools ------------------------------------------------------------------------------------------
+
+
+def convert_tools(tools: list[ToolDefinition], model_id: str) -> tuple[list[dict[str, Any]], bool]:
+    """The ``tools`` field and whether any tool is strict (which asks for the ``VALIDATED`` mode)."""
+    major = _gemini_major(model_id)
+    supports_strict = major is not None and major >= 3
+    declarations = []
+    any_strict = False
+    for tool in tools:
+        strict = strict_parameters(tool, supports_strict)
+        any_strict = any_strict or strict is not None
+        declarations.append(
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parametersJsonSchema": strict if strict is not None else tool.parameters,
+            }
+        )
+    return [{"functionDeclarations": declarations}], any_strict
+
+
+# --- messages ---------------------------------------------------------------------------------------
+
+
+def _same_model(message: AssistantMessage, model: Model) -> bool:
+    return message.provider == model.provider and message.api == model.api and message.model == model.id
+
+
+def _inline(image: ImageContent) -> dict[str, Any]:
+    return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
+
+
+def _without_images(content: list[Any], placeholder: str) -> list[Any]:
+    """Images become one placeholder text per run of images (for models without image input)."""
+    out: list[Any] = []
+    previous_placeholder = False
+    for part in content:
+        if isinstance(part, ImageContent):
+            if not previous_placeholder:
+                out.append(TextContent(text=placeholder))
+            previous_placeholder = True
+            continue
+        out.append(part)
+        previous_placeholder = isinstance(part, TextContent) and part.text == placeholder
+    return out
+
+
+def _user_content(message: UserMessage, model: Model) -> list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return [{"parts": [{"text": message.content}], "role": "user"}]
+    content = list(message.content)
+    if "image" not in model.input:
+        content = _without_images(content, USER_IMAGE_PLACEHOLDER)
+    parts = [
+        {"text": p.text} if isinstance(p, TextContent) else _inline(p)
+        for p in content
+        if isinstance(p, TextContent | ImageContent)
+    ]
+    return [{"parts": parts, "role": "user"}] if parts else []
+
+
+def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, str]) -> list[dict[str, Any]]:
+    same = _same_model(message, model)
+    with_id = requires_tool_call_id(model.id)
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            signature = block.text_signature if same and _valid_signature(block.text_signature) else None
+            # An empty text is kept when signed: Gemini may sign an empty part and wants it back.
+            if not block.text.strip() and not signature:
+                continue
+            parts.append({"text": block.text, **({"thoughtSignature": signature} if signature else {})})
+        elif isinstance(block, ThinkingContent):
+            if block.redacted:
+                continue
+            if same:
+                signature = block.thinking_signature if _valid_signature(block.thinking_signature) else None
+                if not block.thinking.strip() and not signature:
+                    continue
+                part: dict[str, Any] = {"text": block.thinking, "thought": True}
+                if signature:
+                    part["thoughtSignature"] = signature
+                parts.append(part)
+            elif block.thinking.strip():
+                parts.append({"text": block.thinking})  # another model's thinking: plain words
+        elif isinstance(block, ToolCall):
+            call_id = ids.get(block.id, block.id)
+            call: dict[str, Any] = {"args": block.arguments or {}}
+            if with_id:
+                call["id"] = call_id
+            call["name"] = block.name
+            wire: dict[str, Any] = {"functionCall": call}
+            if same and _valid_signature(block.thought_signature):
+                wire["thoughtSignature"] = block.thought_signature
+            parts.append(wire)
+    return [{"parts": parts, "role": "model"}] if parts else []
+
+
+def _tool_result_content(message: ToolResultMessage, model: Model, call_id: str) -> list[dict[str, Any]]:
+    """The ``functionResponse`` content (merged into the previous one by the caller), then, for models
+    that cannot take images inside it, a separate user content with the images."""
+    content = list(message.content)
+    if "image" not in model.input:
+        content = _without_images(content, TOOL_IMAGE_PLACEHOLDER)
+    text = "\n".join(p.text for p in content if isinstance(p, TextContent))
+    images = [_inline(p) for p in content if isinstance(p, ImageContent)] if "image" in model.input else []
+    value = text if text else "(see attached image)" if images else ""
+    nested = _multimodal_function_response(model.id)
+    response: dict[str, Any] = {
+        "name": message.tool_name,
+        "response": {"error": value} if message.is_error else {"output": value},
+    }
+    if images and nested:
+        response["parts"] = images
+    if requires_tool_call_id(model.id):
+        response["id"] = call_id
+    out = [{"parts": [{"functionResponse": response}], "role": "user"}]
+    if images and not nested:
+        out.append({"parts": [{"text": "Tool result image:"}, *images], "role": "user"})
+    return out
+
+
+def _pi_tool_call_id(call_id: str) -> str:
+    return _ID_CHARS.sub("_", call_id)[:64]
+
+
+def _has_function_response(content: dict[str, Any]) -> bool:
+    return content["role"] == "user" and any("functionResponse" in p for p in content["parts"])
+
+
+class _Converter:
+    """The ``contents`` of a prepared history, as a fold that can be copied and extended.
+
+    Contents already added are never modified: a tool result joining the previous results replaces
+    that content with a new one.
+    """
+
+    __slots__ = ("model", "cache", "key", "out", "ids")
+
+    def __init__(self, model: Model, cache: ConversionCache | None) -> None:
+        self.model = model
+        self.cache = cache
+        self.key = (model.api, model.provider, model.id, tuple(model.input))
+        self.out: list[dict[str, Any]] = []
+        self.ids: dict[str, str] = {}  # another model's tool-call id -> the id sent for it
+
+    def copy(self) -> _Converter:
+        twin = _Converter(self.model, self.cache)
+        twin.out = list(self.out)
+        twin.ids = dict(self.ids)
+        return twin
+
+    def _convert(self, message: LlmMessage) -> list[dict[str, Any]]:
+        model = self.model
+        if isinstance(message, AssistantMessage):
+            return _assistant_content(message, model, self.ids)
+        if isinstance(message, ToolResultMessage):
+            call_id = self.ids.get(message.tool_call_id, message.tool_call_id)
+            return _tool_result_content(message, model, call_id)
+        return _user_content(message, model)
+
+    def feed(self, messages: list[LlmMessage], cached: bool) -> None:
+        out, cache = self.out, self.cache
+        for message in messages:
+            if isinstance(message, AssistantMessage) and not _same_model(message, self.model):
+                # Ids another API issued may hold characters Gemini rejects; results follow the rename.
+                for block in message.content:
+                    if isinstance(block, ToolCall) and requires_tool_call_id(self.model.id):
+                        renamed = _pi_tool_call_id(block.id)
+                        if renamed != block.id:
+                            self.ids[block.id] = renamed
+            if cache is not None and cached and not self.ids:
+                contents = cache.parts(message, self.key, lambda m=message: self._convert(m))  # type: ignore[misc]
+            else:
+                contents = self._convert(message)
+            if not contents:
+                continue
+            if isinstance(message, ToolResultMessage) and out and _has_function_response(out[-1]):
+                # One user turn holds all the results of a model turn, as pi sends them.
+                first = contents[0]
+                out[-1] = {"parts": [*out[-1]["parts"], *first["parts"]], "role": "user"}
+                out.extend(contents[1:])
+            else:
+                out.extend(contents)
+
+    def finish(self) -> list[dict[str, Any]]:
+        return list(self.out)
+
+
+def convert_messages(messages: list[LlmMessage], model: Model) -> list[dict[str, Any]]:
+    """``contents`` for a prepared history (`prepare_messages`)."""
+    converter = _Converter(model, None)
+    converter.feed(messages, cached=False)
+    return converter.finish()
+
+
+def build_request(
+    model: Model, request: LlmRequest, options: StreamOptions, *, vertex: bool = False
+) -> dict[str, Any]:
+    """The JSON body of ``streamGenerateContent``, in the SDK's field order."""
+    if options.on_payload is not None:
+        # The hook may change the body in place: it gets freshly converted contents, nothing shared.
+        messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+        contents = convert_messages(messages, model)
+    else:
+        key = (model.api, model.provider, model.id, tuple(model.input))
+        contents = _MEMO.convert(model, request, key, lambda: _Converter(model, CACHE)).finish()
+    body: dict[str, Any] = {"contents": contents}
+    if request.system_prompt:
+        body["systemInstruction"] = {"parts": [{"text": request.system_prompt}], "role": "user"}
+    if request.tools:
+        tools, strict = convert_tools(request.tools, model.id)
+        body["tools"] = tools
+        if strict:
+            body["toolConfig"] = {"functionCallingConfig": {"mode": "VALIDATED"}}
+    generation: dict[str, Any] = {}
+    if options.temperature is not None:
+        generation["temperature"] = options.temperature
+    generation["maxOutputTokens"] = options.max_tokens or model.max_tokens
+    config = thinking_config(model, options, vertex=vertex)
+    if config is not None:
+        generation["thinkingConfig"] = config
+    body["generationConfig"] = generation
+    return body
+
+
+def model_path(model_id: str, *, vertex: bool) -> str:
+    """The model's resource name in the URL, as the SDK forms it."""
+    if not vertex:
+        return model_id if model_id.startswith(("models/", "tunedModels/")) else f"models/{model_id}"
+    if model_id.startswith(("publishers/", "projects/", "models/")):
+        return model_id
+    if "/" in model_id:
+        publisher, _, name = model_id.partition("/")
+        return f"publishers/{publisher}/models/{name}"
+    return f"publishers/google/models/{model_id}"
