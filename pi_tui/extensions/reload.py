@@ -54,11 +54,19 @@ class ExtensionWatcher:
         await self.ready.wait()
 
     def paths_changed(self) -> None:
-        """The set of extensions changed (after a reload): watch the new set."""
-        if self._stop is not None:
-            self._restart = True
-            self.ready.clear()
-            self._stop.set()
+        """The set of extensions changed (after a reload): watch the new set.
+
+        A watcher that had nothing to watch has ended; it starts again, so an extension that a reload
+        loads later (written after start-up) is hot-reloaded from then on.
+        """
+        if self._closing or self._stop is None:
+            return
+        if self._task is None or self._task.done():
+            self.start()
+            return
+        self._restart = True
+        self.ready.clear()
+        self._stop.set()
 
     async def stop(self) -> None:
         self._closing = True

@@ -147,6 +147,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         # --- extensions (issue #5): the runner sets `extensions`; modes call attach_ui() ---
         self.extensions: Any = None  # pi_tui.extensions.runner.ExtensionRunner
         self.extension_setup: Callable[[], Any] | None = None  # binds a runner when /reload finds some
+        self._watch_extensions = False  # start(watch=True) was asked: a runner bound later watches too
         self.ui: Any = NullUIBridge()
         self.mode = "print"
         # The mode's built-in slash commands, ``(text) -> handled``, called by the prompt pipeline.
@@ -631,6 +632,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     async def start(self, *, watch: bool = False) -> None:
         """Send ``session_start`` and ``resources_discover`` to the extensions (the first prompt does it
         otherwise). ``watch=True`` hot-reloads extensions whose files change (interactive modes)."""
+        self._watch_extensions = self._watch_extensions or watch
         if self.extensions is not None:
             await self.extensions.start(watch=watch)
 
@@ -646,10 +648,14 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if self.resources is not None:
             self.resources.reload()
         self.invalidate_system_prompt()
+        found_now = False
         if self.extensions is None and self.extension_setup is not None:
             self.extension_setup()  # none were found at start-up: look again
+            found_now = self.extensions is not None
         if self.extensions is not None:
             await self.extensions.reload()
+            if found_now and self._watch_extensions:  # the mode asked for hot reload at start-up
+                self.extensions.start_watching()
 
     def add_tool(self, tool: AgentTool, *, activate: bool = True) -> None:
         """Load a tool at run time (an extension's ``register_tool``); it replaces one of the same name."""

@@ -101,3 +101,49 @@ async def test_a_reload_that_breaks_an_extension_reports_it_and_keeps_the_sessio
     (error,) = events.errors()
     assert error["event"] == "load" and "half-written edit" in error["error"]
     assert user_texts(model_requests(fake)[1]) == ["v1: hello", "again"]
+
+
+async def test_an_extension_added_after_start_up_is_hot_reloaded_after_reload(
+    fake: FakeLLM, project: Path, agent_dir: Path
+) -> None:
+    fake.script([Reply([text("one")]), Reply([text("two")])])
+    async with open_session([], project, model=MODEL) as session:
+        await session.start(watch=True)
+        assert session.extensions is None  # nothing to load at start-up
+        path = write_extension(agent_dir / "extensions", "versioned", VERSIONED.format(version="v1"))
+        await session.reload()  # /reload finds it
+        await session.extensions.wait_watching()
+        await session.prompt("hello")
+        reloaded = asyncio.ensure_future(session.extensions.wait_for_reload())
+        path.write_text(VERSIONED.format(version="v2"))
+        await asyncio.wait_for(reloaded, timeout=20)
+        await session.prompt("again")
+
+    _, second = model_requests(fake)
+    assert user_texts(second) == ["v1: hello", "v2: again"]
+
+
+async def test_a_watcher_left_with_nothing_to_watch_watches_what_a_later_reload_loads(
+    fake: FakeLLM, project: Path, agent_dir: Path
+) -> None:
+    folder = agent_dir / "extensions"
+    first = write_extension(folder, "first", "def register(pi):\n    pass\n")
+    fake.script([Reply([text("one")]), Reply([text("two")])])
+    async with open_session([], project, model=MODEL) as session:
+        await session.start(watch=True)
+        await session.extensions.wait_watching()
+        first.unlink()
+        await session.reload()  # nothing left to watch: the watcher ends
+        await session.extensions.wait_watching()
+        path = write_extension(folder, "versioned", VERSIONED.format(version="v1"))
+        await session.reload()
+        assert [e.name for e in session.extensions.extensions] == ["versioned"]
+        await session.extensions.wait_watching()
+        await session.prompt("hello")
+        reloaded = asyncio.ensure_future(session.extensions.wait_for_reload())
+        path.write_text(VERSIONED.format(version="v2"))
+        await asyncio.wait_for(reloaded, timeout=20)
+        await session.prompt("again")
+
+    _, second = model_requests(fake)
+    assert user_texts(second) == ["v1: hello", "v2: again"]

@@ -8,7 +8,7 @@ instead of the global one, Esc closes. Writes are field-level (`settings_catalog
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,14 +22,24 @@ from ._dialogs import ChoiceScreen, PromptScreen
 from ._rowlist import RowList
 from .settings_catalog import CATALOG, Setting, parse_value, shown_value, source_of, value_of, write
 
-__all__ = ["SettingsScreen", "ThemePicker", "open_settings", "preview_theme"]
+__all__ = ["SettingsScreen", "ThemePicker", "ThemedApp", "open_settings", "preview_theme"]
+
+
+@runtime_checkable
+class ThemedApp(Protocol):
+    """An app that switches pi themes itself (`PiApp`): it also records the name and watches the file."""
+
+    def set_pi_theme(self, name: str) -> str | None: ...
 
 
 def preview_theme(app: Any, name: str) -> None:
-    """Show theme ``name`` now (the shell's loader when there is one, else register it here)."""
-    apply = getattr(app, "_apply_theme", None)
-    if callable(apply):
-        apply(name)
+    """Show theme ``name`` now (the app's own switch when it has one, else register it here).
+
+    The app's switch makes the shown theme the app's theme: its file's later edits are applied (hot
+    reload) and do not bring back the theme shown before.
+    """
+    if isinstance(app, ThemedApp):
+        app.set_pi_theme(name)
         return
     from pi_tui.modes.interactive.theme import find_theme_file, load_theme, to_textual
 
