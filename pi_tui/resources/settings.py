@@ -452,7 +452,13 @@ class SettingsManager:
 
     @property
     def hide_thinking_block(self) -> bool:
+        """``hideThinkingBlock``: thinking blocks start hidden (Ctrl+T toggles and saves it)."""
         return typed(self._merged.get("hideThinkingBlock"), bool, False)
+
+    @property
+    def show_cache_miss_notices(self) -> bool:
+        """``showCacheMissNotices``: say when an answer paid again for context the provider had cached."""
+        return typed(self._merged.get("showCacheMissNotices"), bool, False)
 
     @property
     def theme(self) -> str | None:

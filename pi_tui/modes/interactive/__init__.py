@@ -92,6 +92,7 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
         preview_path=_preview_path(args, cwd),
     )
     app.resume_gc_after_first_frame = True
+    app.verbose_startup = bool(getattr(args, "verbose", False))
 
     try:
         code = app.run()

@@ -93,12 +93,17 @@ class KeyActions:
         self.refresh_footer()
 
     def action_toggle_thinking(self) -> None:
-        from .blocks import ThinkingBlock
+        """Ctrl+T: hide or show all thinking, and remember it (``hideThinkingBlock``), as pi does."""
+        from .ui_settings import set_hide_thinking
 
-        self.hide_thinking = not self.hide_thinking
-        for block in self.chat.query(ThinkingBlock):
-            block.display = not self.hide_thinking
-        self.chat_notice(f"Thinking blocks: {'hidden' if self.hide_thinking else 'shown'}")
+        hidden = not self.hide_thinking
+        set_hide_thinking(self, hidden)  # type: ignore[arg-type]  # the mixin is only ever a PiApp
+        settings = getattr(self.session, "settings", None)
+        if settings is not None:
+            settings.set("hideThinkingBlock", hidden)
+            for problem in settings.drain_errors():
+                self.chat_notice(problem, "warning")
+        self.chat_notice(f"Thinking blocks: {'hidden' if hidden else 'shown'}")
 
     def action_expand_tools(self) -> None:
         from .blocks import ToolBlock

@@ -106,6 +106,9 @@ class ChatAdapter:
         if isinstance(message, AssistantMessage):
             self.texts.clear()
             self.thinking.clear()
+            # The request this answer comes from is built and recorded by now: a change to the cached
+            # context it carries is told above the answer, not after it.
+            self._note_invalidations()
             self.chat.items.append(message)  # the live blocks below are tagged with this index
             self._live = message
         elif not isinstance(message, ToolResultMessage):
@@ -149,9 +152,7 @@ class ChatAdapter:
         return block
 
     def _new_thinking(self, index: int) -> ThinkingBlock:
-        block = ThinkingBlock()
-        if self.app.hide_thinking:
-            block.display = False
+        block = ThinkingBlock()  # hidden by the chat's class while thinking is hidden
         self.thinking[index] = block
         self.chat.attach(block)
         return block
@@ -191,7 +192,7 @@ class ChatAdapter:
         elif message.stop_reason == "aborted":
             self.app.chat_notice(message.error_message or "Operation aborted", "warning")
         self.app.chat._prune()
-        self._note_invalidations()
+        self._note_cache_miss(message)
         self.app._context_unknown = False
         self.app.refresh_footer()
         # The end of an answer is what the user waits for: drawn at once, not a frame period after the
@@ -215,13 +216,23 @@ class ChatAdapter:
         session = self.app.session
         ledger = getattr(getattr(session, "engine", None), "ledger", None)
         found = list(getattr(ledger, "invalidations", []) or [])
+        from .cache_notices import invalidation_text
+
         for inv in found[self._invalidations_seen :]:
-            self.app.chat_notice(
-                f"Cache invalidated by {inv.source}: {inv.reason} at {inv.where} "
-                f"(~{inv.tokens_rebilled:,} tokens re-billed)",
-                "warning",
-            )
+            self.app.chat_notice(invalidation_text(inv), "warning")
         self._invalidations_seen = len(found)
+
+    def _note_cache_miss(self, message: AssistantMessage) -> None:
+        """``showCacheMissNotices``: an answer that paid again for context the provider had cached."""
+        session = self.app.session
+        settings = getattr(session, "settings", None)
+        if settings is None or not settings.show_cache_miss_notices:
+            return
+        from .cache_notices import cache_miss_text
+
+        text = cache_miss_text(session.messages, message, session.model.cost.cache_read)
+        if text:
+            self.app.chat_notice(text, "warning")
 
     def reset(self) -> None:
         """A new or switched session: forget live blocks and what the ledger already reported."""

@@ -78,6 +78,11 @@ class PiApp(KeyActions, App[int]):
     session: Any = None
     working_message: reactive[str] = reactive("Working")
     hide_thinking: bool = False
+    """``hideThinkingBlock`` / Ctrl+T: thinking blocks are hidden."""
+    hardware_cursor: bool = False
+    """``showHardwareCursor``: the terminal's cursor is shown at the editor's cursor."""
+    verbose_startup: bool = False
+    """``--verbose`` (set by `run_interactive`): the start-up header even with ``quietStartup``."""
     tools_expanded: bool = False
     """Ctrl+O: every tool block shows its whole output."""
 
@@ -370,7 +375,9 @@ class PiApp(KeyActions, App[int]):
         runner = session.extensions
         registry = getattr(runner, "registry", None)
         self.chat.renderers = dict(getattr(registry, "renderers", {}) or {})
-        self.reload_chat(header=self._header(session))
+        self.apply_settings()
+        quiet = session.settings is not None and session.settings.quiet_startup and not self.verbose_startup
+        self.reload_chat(header=None if quiet else self._header(session))
         for warning in list(getattr(startup, "warnings", []) or []) + self.key_warnings:
             self.chat_notice(f"Warning: {warning}", "warning")
         for notice in getattr(startup, "notices", []) or []:
@@ -613,9 +620,21 @@ class PiApp(KeyActions, App[int]):
         (self.below if placement == "belowEditor" else self.above).mount(widget)
 
     def set_terminal_title(self, title: str) -> None:
+        self.write_to_terminal(f"\x1b]0;{title}\x07")
+
+    def write_to_terminal(self, sequence: str) -> None:
+        """Send a control sequence straight to the terminal (nothing when there is none, as in tests)."""
         driver = self._driver
         if driver is not None and not self.is_headless:
-            driver.write(f"\x1b]0;{title}\x07")
+            driver.write(sequence)
+            driver.flush()
+
+    def apply_settings(self) -> None:
+        """Apply the settings the app itself reads (thinking, editor padding, cursor): at start-up and
+        whenever `/settings` changes one."""
+        from .ui_settings import apply_ui_settings
+
+        apply_ui_settings(self, getattr(self.session, "settings", None))
 
     # --- footer ------------------------------------------------------------------------------------
 
@@ -701,7 +720,7 @@ class PiApp(KeyActions, App[int]):
 
     def action_interrupt(self) -> None:
         """Escape: abort (queued text returns to the editor), kill a ``!cmd``, leave bash mode, or twice
-        on an empty editor open the tree."""
+        on an empty editor open the tree (or the fork list, or nothing: ``doubleEscapeAction``)."""
         from .bash import cancel_user_bash
 
         if self.menu.is_shown:
@@ -717,10 +736,15 @@ class PiApp(KeyActions, App[int]):
         if self.editor.text.startswith("!"):
             self.editor.set_text("")
             return
+        # Twice on an empty editor: /tree, /fork or nothing (``doubleEscapeAction``), as in pi.
+        settings = getattr(session, "settings", None)
+        action = settings.double_escape_action if settings is not None else "tree"
+        if self.editor.text.strip() or action == "none":
+            return
         now = time.monotonic()
-        if not self.editor.text and now - self._last_escape < DOUBLE_PRESS_SECONDS:
+        if now - self._last_escape < DOUBLE_PRESS_SECONDS:
             self._last_escape = 0.0
-            self.run_command("/tree")
+            self.run_command(f"/{action}")
             return
         self._last_escape = now
 

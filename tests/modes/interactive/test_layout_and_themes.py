@@ -140,10 +140,16 @@ async def test_a_cache_invalidation_is_announced_with_who_and_why(tmp_path: Path
             await until(pilot, lambda: not app._busy and not app.editor.text)
         await until(pilot, lambda: script.call_count == 2)
         ledger = app.session.engine.ledger
-        await until(pilot, lambda: any(t.startswith("Cache invalidated by") for t in _notices(app)))
-        notice = next(t for t in _notices(app) if t.startswith("Cache invalidated by"))
-        inv = ledger.invalidations[-1]
-        assert inv.source in notice and inv.reason in notice and "re-billed" in notice
+        await until(pilot, lambda: any("billed again" in t for t in _notices(app)))
+        notice = next(t for t in _notices(app) if "billed again" in t)
+        assert notice.startswith("The prompt changed at message ") and "of the conversation" in notice
+        assert "no reason declared" not in notice and ledger.invalidations[-1].tokens_rebilled > 0
+        from pi_tui.modes.interactive.markdown_block import AssistantText
+
+        blocks = list(app.chat.children)
+        told = next(b for b in app.chat.query(NoticeBlock) if "billed again" in b.text)
+        answer = list(app.chat.query(AssistantText))[-1]  # "b", the answer to the changed request
+        assert blocks.index(told) < blocks.index(answer)  # told above the answer it concerns
 
 
 async def test_compact_shows_a_compaction_summary_block(tmp_path: Path, agent_dir: Path) -> None:

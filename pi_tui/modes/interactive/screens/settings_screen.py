@@ -207,6 +207,9 @@ class SettingsScreen(Screen[None]):
             self.notify(problem, severity="error")
         if setting.kind == "theme":
             preview_theme(self.app, str(value_of(self.settings, setting)))
+        apply_settings = getattr(self.app, "apply_settings", None)  # the shell's live settings, if any
+        if callable(apply_settings):
+            apply_settings()
         self._list().refresh_rows()
 
     def _edit(self) -> None:

@@ -1,0 +1,119 @@
+"""What the chat says about the provider's prompt cache, in words a user understands.
+
+Two kinds of notice:
+
+- `invalidation_text`: the request about to be answered changed context the provider had cached (an
+  extension's declared change, a panel that moved, anything else that altered the start of the
+  prompt), so that part is billed again. Told when the answer starts, above it.
+- `cache_miss_text` (only with ``showCacheMissNotices``, as in pi): after an answer, when the provider
+  reported reading much less from its cache than the previous request had sent, whatever the cause
+  (a model switch, an idle gap longer than the cache lives, a change we did not see). Counted as pi
+  counts it: misses of at most 1,024 tokens are noise, and only misses of 20,000 tokens or $0.10 are told.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pi_tui.ai.types import AssistantMessage, BranchSummaryMessage, CompactionSummaryMessage
+
+__all__ = ["CACHE_TTL_MS", "cache_miss_text", "invalidation_text"]
+
+CACHE_TTL_MS = 5 * 60 * 1000
+"""How long a provider keeps a prompt cache (Anthropic's default): a longer pause explains a miss."""
+_NOISE_TOKENS = 1024
+_TELL_TOKENS = 20_000
+_TELL_COST = 0.10
+
+_UNDECLARED = "prefix changed (no reason declared)"
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 10_000:
+        return f"{round(count / 1000)}k"
+    return f"{count:,}"
+
+
+_ROLES = {"user": "a prompt", "assistant": "an answer", "toolResult": "a tool result"}
+
+
+def _place(where: str) -> str:
+    """The ledger's block label (``system``, a tool name, ``messages[3] toolResult``) in plain words."""
+    match = re.fullmatch(r"messages\[(\d+)\] (\w+)", where)
+    if match:
+        role = _ROLES.get(match.group(2), match.group(2))
+        return f"message {int(match.group(1)) + 1} of the conversation ({role})"
+    if where == "system":
+        return "the system prompt"
+    if where == "end of prompt":
+        return "the end of the prompt"
+    return f"the tool definitions ({where})"
+
+
+def invalidation_text(inv: Any) -> str:
+    """One line for a `pi_tui.context.ledger.Invalidation`: who changed cached context, why, the cost."""
+    cost = (
+        f"about {_tokens(int(inv.tokens_rebilled))} tokens the provider had cached are billed again in full"
+    )
+    if inv.reason == _UNDECLARED:
+        return f"The prompt changed at {_place(inv.where)} since the last request, so {cost}."
+    return f"{inv.source} changed earlier context ({inv.reason}), so {cost}."
+
+
+def _prompt_tokens(message: AssistantMessage) -> int:
+    usage = message.usage
+    return usage.input + usage.cache_read + usage.cache_write
+
+
+def cache_miss_text(
+    messages: Sequence[Any], message: AssistantMessage, cache_read_price: float = 0.0
+) -> str | None:
+    """The notice for ``message`` (just answered) when it paid for a large cache miss, else None.
+
+    ``messages`` is the session's context; ``message`` may or may not be in it yet.
+    ``cache_read_price`` (dollars per million tokens, the model's) prices what a hit would have cost
+    when the answer read nothing from the cache.
+    """
+    if message.stop_reason in ("error", "aborted"):
+        return None
+    previous: AssistantMessage | None = None
+    reported_cache = False
+    for item in messages:
+        if item is message:
+            break
+        if isinstance(item, CompactionSummaryMessage | BranchSummaryMessage):
+            previous = None  # new context after a summary: not a miss
+        elif isinstance(item, AssistantMessage) and _prompt_tokens(item) > 0:
+            previous = item
+            reported_cache = reported_cache or item.usage.cache_read + item.usage.cache_write > 0
+    usage = message.usage
+    prompt = _prompt_tokens(message)
+    if previous is None or prompt <= 0:
+        return None
+    if usage.cache_read + usage.cache_write == 0 and not reported_cache:
+        return None  # a provider that never reports caching: nothing to say
+    missed = min(_prompt_tokens(previous), prompt) - usage.cache_read
+    if missed <= _NOISE_TOKENS:
+        return None
+    paid = usage.input + usage.cache_write
+    paid_rate = (usage.cost.input + usage.cost.cache_write) / paid if paid else 0.0
+    read_rate = usage.cost.cache_read / usage.cache_read if usage.cache_read else cache_read_price / 1e6
+    cost = missed * max(0.0, paid_rate - read_rate)
+    if missed < _TELL_TOKENS and cost < _TELL_COST:
+        return None
+    idle_ms = max(0, message.timestamp - previous.timestamp)
+    if f"{message.provider}/{message.model}" != f"{previous.provider}/{previous.model}":
+        why = " after the model switch"
+    elif idle_ms >= CACHE_TTL_MS:
+        why = f" after {round(idle_ms / 60_000)} minutes idle"
+    else:
+        why = ""
+    price = f" (~${cost:.2f})" if cost >= 0.01 else ""
+    return (
+        f"Cache miss{why}: the provider had to read {_tokens(missed)} tokens of earlier context again "
+        f"at the full price{price}."
+    )

@@ -1,0 +1,53 @@
+"""Settings the full-screen app applies to itself, at start-up and whenever `/settings` changes one.
+
+``hideThinkingBlock`` hides every thinking block (a class on the chat, so blocks mounted later, from
+history or while scrolling back, follow it too); ``editorPaddingX`` adds columns left and right of the
+editor's text; ``showHardwareCursor`` shows the terminal's own cursor, which Textual already moves to
+the editor's cursor (for input methods and screen readers), instead of hiding it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import PiApp
+
+__all__ = ["EDITOR_BASE_PADDING", "apply_ui_settings", "set_hardware_cursor", "set_hide_thinking"]
+
+EDITOR_BASE_PADDING = 1
+"""Columns between the editor's border and its text with ``editorPaddingX`` 0 (pi draws no side border)."""
+
+_SHOW_CURSOR = "\x1b[?25h"
+_HIDE_CURSOR = "\x1b[?25l"
+
+
+def set_hide_thinking(app: PiApp, hidden: bool) -> None:
+    """Hide (or show) every thinking block, now and later."""
+    app.hide_thinking = hidden
+    app.chat.set_class(hidden, "-hide-thinking")
+
+
+def set_hardware_cursor(app: PiApp, shown: bool) -> None:
+    """Show or hide the terminal's cursor; a shown one is shown again after a suspend (Ctrl+Z, the
+    external editor), since Textual hides it whenever it takes the terminal back."""
+    if shown and not app.hardware_cursor:
+        app.app_resume_signal.subscribe(app, lambda _resumed: _show_again(app))
+    app.hardware_cursor = shown
+    app.write_to_terminal(_SHOW_CURSOR if shown else _HIDE_CURSOR)
+
+
+def _show_again(app: PiApp) -> None:
+    if app.hardware_cursor:
+        app.write_to_terminal(_SHOW_CURSOR)
+
+
+def apply_ui_settings(app: PiApp, settings: Any) -> None:
+    """Apply the session's settings (a `SettingsManager`, or None for the defaults) to ``app``."""
+    if settings is None:
+        return
+    set_hide_thinking(app, bool(settings.hide_thinking_block))
+    padding = EDITOR_BASE_PADDING + int(settings.editor_padding_x)
+    app.editor.styles.padding = (0, padding)
+    if bool(settings.show_hardware_cursor) != app.hardware_cursor:
+        set_hardware_cursor(app, bool(settings.show_hardware_cursor))

@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_thinking
+from pi_tui.modes.interactive.blocks import NoticeBlock, ThinkingBlock
+from pi_tui.modes.interactive.screens._dialogs import PromptScreen
+from pi_tui.modes.interactive.screens.settings_screen import SettingsScreen
+from pi_tui.modes.interactive.screens.tree_screen import ForkScreen, TreeScreen
+
+from .helpers import make_app, type_text, until
+
+
+def _notices(app: Any) -> list[str]:
+    return [b.text for b in app.chat.query(NoticeBlock)]
+
+
+def _settings(agent_dir: Path, values: dict[str, Any]) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps(values))
+
+
+def _saved(agent_dir: Path) -> dict[str, Any]:
+    return json.loads((agent_dir / "settings.json").read_text())
+
+
+async def _prompt(pilot: Any, app: Any, text: str) -> None:
+    await type_text(pilot, text)
+    app.menu.hide()
+    await pilot.press("enter")
+    await pilot.pause()
+    await until(pilot, lambda: not app._busy and not app.editor.text)
+    await pilot.pause()
+
+
+async def test_hide_thinking_setting_hides_live_and_loaded_thinking_and_ctrl_t_saves_it(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    _settings(agent_dir, {"hideThinkingBlock": True})
+    script = FauxScript(faux_reply(faux_thinking("DEEPTHOUGHT"), "the answer"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _prompt(pilot, app, "think")
+        blocks = list(app.chat.query(ThinkingBlock))
+        assert blocks and not any(block.display for block in blocks)
+        app.reload_chat()  # the same branch mounted again from the session, as on resume
+        await pilot.pause()
+        blocks = list(app.chat.query(ThinkingBlock))
+        assert blocks and not any(block.display for block in blocks)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert all(block.display for block in app.chat.query(ThinkingBlock))
+    assert _saved(agent_dir)["hideThinkingBlock"] is False
+
+
+async def test_editor_padding_comes_from_the_setting_and_follows_settings_screen(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    _settings(agent_dir, {"editorPaddingX": 2})
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        assert app.editor.styles.padding.left == 3 and app.editor.styles.padding.right == 3
+        await app.push_screen(SettingsScreen(app.session))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        screen.query_one("#settings-search").value = "editor padding"  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        app.screen.query_one("#prompt-input").value = "0"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.editor.styles.padding.left == 1  # applied at once, no restart
+    assert _saved(agent_dir)["editorPaddingX"] == 0
+
+
+async def test_quiet_startup_leaves_out_the_header_unless_verbose(tmp_path: Path, agent_dir: Path) -> None:
+    _settings(agent_dir, {"quietStartup": True})
+    for verbose in (False, True):
+        app = make_app(tmp_path, agent_dir, FauxScript())
+        app.verbose_startup = verbose
+        async with app.run_test() as pilot:
+            await until(pilot, app.ready.is_set)
+            await pilot.pause()
+            shown = any(text.startswith("pi-tui v") for text in _notices(app))
+        assert shown is verbose
+
+
+async def test_the_header_is_shown_by_default(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.pause()
+        assert any(text.startswith("pi-tui v") for text in _notices(app))
+
+
+async def _double_escape(pilot: Any) -> None:
+    await pilot.press("escape")
+    await pilot.press("escape")
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def test_double_escape_opens_what_the_setting_says(tmp_path: Path, agent_dir: Path) -> None:
+    for action, expected in (("tree", TreeScreen), ("fork", ForkScreen), ("none", None)):
+        _settings(agent_dir, {"doubleEscapeAction": action})
+        app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("hi")))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, app.ready.is_set)
+            await _prompt(pilot, app, "hello")
+            await _double_escape(pilot)
+            if expected is None:
+                assert app.screen is app.screen_stack[0], action
+            else:
+                await until(pilot, lambda: type(app.screen) is expected)  # noqa: B023
+
+
+async def test_double_escape_does_nothing_with_text_in_the_editor(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("hi")))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _prompt(pilot, app, "hello")
+        await type_text(pilot, "draft")
+        app.menu.hide()
+        await _double_escape(pilot)
+        assert app.screen is app.screen_stack[0] and app.editor.text == "draft"
