@@ -22,7 +22,7 @@ from ._dialogs import ChoiceScreen, PromptScreen
 from ._rowlist import RowList
 from .settings_catalog import CATALOG, Setting, parse_value, shown_value, source_of, value_of, write
 
-__all__ = ["SettingsScreen", "ThemePicker", "ThemedApp", "open_settings", "preview_theme"]
+__all__ = ["LiveSettingsApp", "SettingsScreen", "ThemePicker", "ThemedApp", "open_settings", "preview_theme"]
 
 
 @runtime_checkable
@@ -30,6 +30,13 @@ class ThemedApp(Protocol):
     """An app that switches pi themes itself (`PiApp`): it also records the name and watches the file."""
 
     def set_pi_theme(self, name: str) -> str | None: ...
+
+
+@runtime_checkable
+class LiveSettingsApp(Protocol):
+    """An app that applies the settings it reads itself (`PiApp`: thinking, editor padding, cursor)."""
+
+    def apply_settings(self) -> None: ...
 
 
 def preview_theme(app: Any, name: str) -> None:
@@ -207,9 +214,8 @@ class SettingsScreen(Screen[None]):
             self.notify(problem, severity="error")
         if setting.kind == "theme":
             preview_theme(self.app, str(value_of(self.settings, setting)))
-        apply_settings = getattr(self.app, "apply_settings", None)  # the shell's live settings, if any
-        if callable(apply_settings):
-            apply_settings()
+        if isinstance(self.app, LiveSettingsApp):  # a change shows at once, no restart
+            self.app.apply_settings()
         self._list().refresh_rows()
 
     def _edit(self) -> None:
