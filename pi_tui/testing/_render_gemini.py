@@ -75,7 +75,10 @@ def sse_crlf(data: dict[str, Any]) -> bytes:
 def _wants_thoughts(body: dict[str, Any]) -> bool:
     config = body.get("generationConfig")
     thinking = config.get("thinkingConfig") if isinstance(config, dict) else None
-    return isinstance(thinking, dict) and thinking.get("includeThoughts") is True
+    # Proto JSON accepts a field's original (snake_case) name too, as the Python SDK sends this one.
+    if not isinstance(thinking, dict):
+        return False
+    return thinking.get("includeThoughts", thinking.get("include_thoughts")) is True
 
 
 def _usage(ctx: RenderContext, final: bool) -> dict[str, Any]:
