@@ -28,6 +28,7 @@ BUILTIN_APIS: dict[str, tuple[str, str]] = {
     "openai-completions": ("pi_tui.ai.providers.openai_completions", "stream_openai_completions"),
     "openai-responses": ("pi_tui.ai.providers.openai_responses", "stream_openai_responses"),
     "google-generative-ai": ("pi_tui.ai.providers.google", "stream_google"),
+    "google-vertex": ("pi_tui.ai.providers.google_vertex", "stream_google_vertex"),
     "faux": ("pi_tui.ai.providers.faux", "stream_faux"),
 }
 
@@ -50,6 +51,7 @@ _WIRE_APIS = frozenset(
         "openai-completions",
         "openai-responses",
         "google-generative-ai",
+        "google-vertex",
     }
 )
 

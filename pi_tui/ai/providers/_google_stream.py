@@ -288,8 +288,12 @@ async def stream_gemini(
     except Exception as exc:
         if type(exc).__name__ == "ReadTimeout":
             exc = IdleTimeoutError(options.timeout or DEFAULT_TIMEOUT)
+        from ._google_adc import SetupError
+
         aborted = options.signal is not None and options.signal.aborted
-        text = None if aborted else describe_google_error(exc, hint)
+        text = (
+            None if aborted else str(exc) if isinstance(exc, SetupError) else describe_google_error(exc, hint)
+        )
         if text is None:
             yield out.fail(exc, options.signal)
         else:

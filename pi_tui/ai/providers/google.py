@@ -27,7 +27,9 @@ async def _endpoint(model: Model, options: StreamOptions) -> tuple[Any, str]:
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
     api_key = options.api_key
     if not api_key:
-        raise ValueError(
+        from ._google_adc import SetupError
+
+        raise SetupError(
             f"No API key for provider '{model.provider}': set GEMINI_API_KEY, store one with /login, "
             "or pass --api-key"
         )
