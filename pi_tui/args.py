@@ -212,6 +212,7 @@ pi-tui - a terminal coding agent built around context engineering
 Usage:
   pi-tui [options] [@files...] [messages...]
   pi-tui install <source> [-l] | remove <source> [-l] | update [source] | list
+  pi-tui login [provider] | logout [provider]   Sign in to a subscription (Claude Pro/Max, ...)
 
 Modes:
   (default)                      Full-screen interactive mode

@@ -286,6 +286,10 @@ def _main(argv: list[str] | None) -> int:
 
         return run_package_command(argv)
     # --- end package sub-commands ---
+    if argv and argv[0] in ("login", "logout"):
+        from pi_tui.modes.login_cli import run_login_command
+
+        return run_login_command(argv)
     try:
         args = parse_args(argv)
     except ArgsError as exc:

@@ -13,7 +13,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from pi_tui.ai.errors import is_context_overflow, is_retryable_error
+from pi_tui.ai.errors import CredentialError, is_context_overflow, is_retryable_error
 from pi_tui.ai.stream import (
     AbortedError,
     AbortSignal,
@@ -281,7 +281,9 @@ class AgentRun:
             failure = (  # a context hook stopped by abort fails the build: the outcome is the abort
                 self._aborted_message(None)
                 if self.signal.aborted
-                else self._error_message(f"Request preparation failed: {exc}")
+                else self._error_message(
+                    str(exc) if isinstance(exc, CredentialError) else f"Request preparation failed: {exc}"
+                )
             )
             await self.emit(MessageStart(failure))
             return await self.finalize(failure)

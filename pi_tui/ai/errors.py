@@ -11,7 +11,19 @@ import re
 
 from .types import AssistantMessage
 
-__all__ = ["is_retryable_error", "is_context_overflow", "OVERFLOW_PATTERNS", "RETRYABLE_PATTERN"]
+__all__ = [
+    "CredentialError",
+    "is_retryable_error",
+    "is_context_overflow",
+    "OVERFLOW_PATTERNS",
+    "RETRYABLE_PATTERN",
+]
+
+
+class CredentialError(Exception):
+    """A request cannot be authenticated (say, a login expired). The message is one complete line a user
+    can act on (it names ``/login``), shown as it is; it never holds a token."""
+
 
 RETRYABLE_PATTERN = re.compile(
     r"overloaded|rate.?limit|too many requests|\b429\b|\b500\b|\b502\b|\b503\b|\b504\b|\b529\b"

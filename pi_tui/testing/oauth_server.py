@@ -314,3 +314,21 @@ class FakeAuthServer:
             if step == "slow_down":
                 answer["interval"] = self.device_interval * 2
             return 400, answer, {}
+
+
+def main() -> None:
+    """``python -m pi_tui.testing.oauth_server``: serve on loopback until interrupted, printing the URL."""
+    import signal
+    import sys
+
+    with FakeAuthServer() as server:
+        sys.stdout.write(f"{server.url}\n")
+        sys.stdout.flush()
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

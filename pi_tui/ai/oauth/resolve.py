@@ -12,6 +12,7 @@ import threading
 import time
 
 from ..auth import AuthFileError, AuthStorage
+from ..errors import CredentialError
 from . import get_oauth_provider
 from .types import Credential, LoginCancelled, OAuthError, RequestAuth
 
@@ -20,7 +21,7 @@ __all__ = ["LoginExpiredError", "expires_soon", "resolve_oauth", "MIN_VALIDITY_M
 MIN_VALIDITY_MS = 5 * 60 * 1000
 
 
-class LoginExpiredError(OAuthError):
+class LoginExpiredError(OAuthError, CredentialError):
     """A stored login can no longer be used (refresh refused or impossible); one line naming /login."""
 
 
@@ -81,11 +82,11 @@ def resolve_oauth(
             if _refused(exc):
                 raise LoginExpiredError(
                     f"The {provider.name} login has expired or was revoked ({exc}). "
-                    f"Run /login {provider_id} to sign in again."
+                    f"Run /login {provider_id} (in a shell: pi-tui login {provider_id}) to sign in again."
                 ) from None
             raise LoginExpiredError(
                 f"Could not refresh the {provider.name} login ({exc}). Check the network, or run "
-                f"/login {provider_id} to sign in again."
+                f"/login {provider_id} (in a shell: pi-tui login {provider_id}) to sign in again."
             ) from None
         except AuthFileError as exc:
             raise LoginExpiredError(f"Could not refresh the {provider.name} login: {exc}") from None

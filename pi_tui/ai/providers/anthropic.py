@@ -329,8 +329,9 @@ def map_stop_reason(reason: str) -> tuple[StopReason, str | None]:
 class _Reader:
     """Turns raw Messages SSE events (JSON objects) into normalised events on a `MessageBuilder`."""
 
-    def __init__(self, out: MessageBuilder) -> None:
+    def __init__(self, out: MessageBuilder, tool_names: dict[str, str] | None = None) -> None:
         self.out = out
+        self.tool_names = tool_names  # subscription mode: Claude Code's name (lower-cased) -> ours
         self.blocks: dict[int, tuple[str, int]] = {}  # Anthropic block index -> (kind, our content index)
         self.stop_reason: str | None = None
         self.stopped = False
@@ -393,7 +394,10 @@ class _Reader:
             self.blocks[index] = ("thinking", ours)
             return [event]
         if kind == "tool_use":
-            ours, event = self.out.begin_tool_call(block["id"], block["name"])
+            name = block["name"]
+            if self.tool_names:
+                name = self.tool_names.get(name.lower(), name)
+            ours, event = self.out.begin_tool_call(block["id"], name)
             self.blocks[index] = ("tool", ours)
             return [event]
         self.blocks[index] = ("skip", -1)  # server tools, citations etc.: not part of our message
@@ -466,8 +470,11 @@ async def _client(model: Model, options: StreamOptions) -> Any:
     wire_headers = {
         "accept": "application/json",
         "anthropic-version": API_VERSION,
-        "x-api-key": api_key,
-        **headers,
+        **(
+            _subscription_headers(api_key, headers)
+            if is_oauth_token(api_key)
+            else {"x-api-key": api_key, **headers}
+        ),
     }
     return await cached_client(
         "anthropic", base_url, api_key, headers, lambda: WireClient(base_url, wire_headers)
@@ -477,19 +484,42 @@ async def _client(model: Model, options: StreamOptions) -> Any:
 async def stream_anthropic(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
-    """Stream one answer from the Messages API. Never raises: failures end with an `Error` event."""
+    """Stream one answer from the Messages API. Never raises: failures end with an `Error` event.
+
+    With a Claude subscription token as the key, the request is made as Claude Code makes it
+    (`pi_tui.ai.providers.anthropic_oauth`).
+    """
+    subscription = is_oauth_token(options.api_key)
+    names = {t.name.lower(): t.name for t in request.tools} if subscription else None
     async for event in stream_over_http(
         model,
         request,
         options,
-        build_body=build_request,
+        build_body=_build_subscription_request if subscription else build_request,
         get_client=_client,
         path="/v1/messages",
         decode=decode_event,
-        make_reader=_Reader,
+        make_reader=lambda out: _Reader(out, names),
         encode=_encode,
     ):
         yield event
+
+
+def is_oauth_token(api_key: str | None) -> bool:
+    """Whether ``api_key`` is a Claude subscription token (pi's test: it contains ``sk-ant-oat``)."""
+    return bool(api_key) and "sk-ant-oat" in (api_key or "")
+
+
+def _build_subscription_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+    from .anthropic_oauth import oauth_body  # only subscription requests need it
+
+    return oauth_body(build_request(model, request, options))
+
+
+def _subscription_headers(api_key: str, headers: dict[str, str]) -> dict[str, str]:
+    from .anthropic_oauth import oauth_headers
+
+    return oauth_headers(api_key, headers)
 
 
 def _encode(body: dict[str, Any]) -> bytes:

@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pi_tui.testing import FakeLLM, Reply, text
+from pi_tui.testing.oauth_server import FakeAuthServer
+
+from .helpers import run_cli
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def auth_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAuthServer]:
+    with FakeAuthServer() as server:
+        for name, value in server.env().items():
+            monkeypatch.setenv(name, value)
+        yield server
+
+
+def _start_login(cwd: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    env.pop("PYTEST_CURRENT_TEST", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "pi_tui", "login", "anthropic"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _authorize_url(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "/oauth/authorize?" in line:
+            return line.strip()
+    raise AssertionError("no authorization URL printed")
+
+
+def _stored(agent_dir: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((agent_dir / "auth.json").read_text())["anthropic"]
+    return data
+
+
+def test_login_through_the_browser_then_answer_then_refresh_then_logout(
+    auth_server: FakeAuthServer, agent_dir: Path, tmp_path: Path
+) -> None:
+    proc = _start_login(tmp_path)
+    location = auth_server.browser_approve(_authorize_url(proc))
+    with urllib.request.urlopen(location, timeout=10) as page:  # the browser follows the redirect to us
+        assert b"login completed" in page.read()
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert f"Logged in to Anthropic (Claude Pro/Max). Credentials saved to {agent_dir / 'auth.json'}" in out
+    login = _stored(agent_dir)
+    assert str(login["access"]) not in out + err and str(login["refresh"]) not in out + err
+    assert stat.S_IMODE((agent_dir / "auth.json").stat().st_mode) == 0o600
+
+    llm = FakeLLM(api_key=str(login["access"]))
+    llm.script([Reply([text("signed in")])])
+    with llm.serve() as server:
+        (agent_dir / "models.json").write_text(
+            json.dumps({"providers": {"anthropic": {"baseUrl": server.anthropic_base_url}}})
+        )
+        run = run_cli(["--provider", "anthropic", "--model", "claude-sonnet-4-6", "-p", "hi"], tmp_path)
+    assert run.returncode == 0 and run.stdout.strip() == "signed in", run.stderr
+    assert llm.requests[-1].headers["x-app"] == "cli" and auth_server.refresh_count == 0
+
+    expired = {**login, "expires": int(time.time() * 1000) - 1000}
+    (agent_dir / "auth.json").write_text(json.dumps({"anthropic": expired}, indent=2))
+    llm = FakeLLM()
+    llm.script([Reply([text("refreshed")])])
+    with llm.serve() as server:
+        (agent_dir / "models.json").write_text(
+            json.dumps({"providers": {"anthropic": {"baseUrl": server.anthropic_base_url}}})
+        )
+        run = run_cli(["--provider", "anthropic", "--model", "claude-sonnet-4-6", "-p", "hi"], tmp_path)
+    assert run.returncode == 0 and run.stdout.strip() == "refreshed", run.stderr
+    fresh = _stored(agent_dir)
+    assert auth_server.refresh_count == 1 and fresh["access"] != login["access"]
+    assert fresh["access"] in auth_server.valid_access_tokens()
+
+    run = run_cli(["logout", "anthropic"], tmp_path)
+    assert run.returncode == 0 and "Logged out of Anthropic (Claude Pro/Max)" in run.stdout
+    assert json.loads((agent_dir / "auth.json").read_text()) == {}
+
+
+def test_login_by_pasting_the_redirect_url(
+    auth_server: FakeAuthServer, agent_dir: Path, tmp_path: Path
+) -> None:
+    proc = _start_login(tmp_path)
+    location = auth_server.browser_approve(
+        _authorize_url(proc)
+    )  # a browser elsewhere: its redirect goes nowhere
+    out, err = proc.communicate(location + "\n", timeout=30)
+    assert proc.returncode == 0, err
+    assert "Logged in to Anthropic" in out
+    assert _stored(agent_dir)["access"] in auth_server.valid_access_tokens()
+
+
+def test_a_revoked_login_fails_the_request_with_one_line_naming_login(
+    auth_server: FakeAuthServer, agent_dir: Path, tmp_path: Path
+) -> None:
+    access, refresh = auth_server.issue_tokens()
+    auth_server.revoke(refresh)
+    credential = {"type": "oauth", "refresh": refresh, "access": access, "expires": 1000}
+    (agent_dir / "auth.json").write_text(json.dumps({"anthropic": credential}, indent=2))
+    llm = FakeLLM()
+    with llm.serve() as server:
+        (agent_dir / "models.json").write_text(
+            json.dumps({"providers": {"anthropic": {"baseUrl": server.anthropic_base_url}}})
+        )
+        run = run_cli(["--provider", "anthropic", "--model", "claude-sonnet-4-6", "-p", "hi"], tmp_path)
+    assert run.returncode == 1
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert lines == [
+        "Error: The Anthropic (Claude Pro/Max) login has expired or was revoked (Anthropic token refresh failed "
+        "(HTTP 400): invalid_grant: Refresh token not found or invalid). Run /login anthropic (in a shell: "
+        "pi-tui login anthropic) to sign in again."
+    ]
+    assert access not in run.stderr + run.stdout and refresh not in run.stderr + run.stdout
+    assert llm.requests == []
+
+
+def test_login_with_an_unknown_provider_lists_the_ones_there_are(agent_dir: Path, tmp_path: Path) -> None:
+    run = run_cli(["login", "nope"], tmp_path)
+    assert run.returncode == 1 and 'no login for "nope"' in run.stderr and "anthropic" in run.stderr
+
+
+def test_logout_with_nothing_stored_says_what_it_removes(agent_dir: Path, tmp_path: Path) -> None:
+    run = run_cli(["logout"], tmp_path)
+    assert run.returncode == 0 and "No stored credentials to remove." in run.stdout
