@@ -116,14 +116,17 @@ def _tool_segment(tool: Any, index: int) -> Segment:
 
 
 def _anthropic_nested_text(content: Any) -> tuple[str, int, str, dict[str, Any] | None]:
-    """Text, image tokens, header extra and the last nested cache_control of a tool_result's content."""
+    """Text, image tokens, header extra and the last nested cache_control of a tool_result's content.
+
+    The header extra records the content's shape as sent: a string and a list of text blocks with the
+    same words are different prompts to the cache (only byte-identical prefixes are reused)."""
     if isinstance(content, str):
-        return content, 0, "", None
+        return content, 0, "str", None
     if not isinstance(content, list):
-        return "" if content is None else canonical_json(content), 0, "", None
+        return "" if content is None else canonical_json(content), 0, "json", None
     texts: list[str] = []
     images = 0
-    marks: list[str] = []
+    marks: list[str] = [f"list{len(content)}"]
     cc: dict[str, Any] | None = None
     for part in content:
         if not isinstance(part, dict):
@@ -219,8 +222,12 @@ def anthropic_segments(body: dict[str, Any]) -> list[Segment]:
             continue
         role = str(message.get("role", ""))
         content = message.get("content")
-        blocks = [content] if isinstance(content, str) and content else _list(content)
-        segments.extend(_with_message_boundary([_anthropic_block(role, b) for b in blocks], role, index))
+        if isinstance(content, str):
+            # A string is not the same prompt as a list holding one text block with that string.
+            blocks = [Segment("messages", f"{role}:str", content, BLOCK_OVERHEAD)] if content else []
+        else:
+            blocks = [_anthropic_block(role, b) for b in _list(content)]
+        segments.extend(_with_message_boundary(blocks, role, index))
     return segments
 
 
@@ -248,8 +255,8 @@ def _openai_part(role: str, part: Any) -> Segment:
 
 
 def _content_segments(role: str, content: Any) -> list[Segment]:
-    if isinstance(content, str):
-        return [Segment("messages", f"{role}:text", content, BLOCK_OVERHEAD)]
+    if isinstance(content, str):  # hashed apart from a one-part list with the same text: sent differently
+        return [Segment("messages", f"{role}:str", content, BLOCK_OVERHEAD)]
     return [_openai_part(role, part) for part in _list(content)]
 
 
@@ -290,7 +297,7 @@ def _responses_item(item: Any, index: int) -> list[Segment]:
         output = item.get("output")
         parts = _content_segments("tool", output) if isinstance(output, list) else None
         if parts is None:
-            parts = [Segment("messages", "tool:text", "" if output is None else str(output), BLOCK_OVERHEAD)]
+            parts = [Segment("messages", "tool:str", "" if output is None else str(output), BLOCK_OVERHEAD)]
         for seg in parts:
             seg.header = f"{seg.header}:{item.get('call_id', '')}"
         return _with_message_boundary(parts, "tool", index)

@@ -47,6 +47,8 @@ def _markers(body: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
         if "cache_control" in tool:
             found.append(("tool", tool["cache_control"]))
     for i, message in enumerate(body["messages"]):
+        if isinstance(message["content"], str):
+            continue
         for j, block in enumerate(message["content"]):
             if "cache_control" in block:
                 found.append((f"messages.{i}.{j}", block["cache_control"]))
@@ -85,10 +87,13 @@ def test_consecutive_tool_results_merge_into_one_user_message() -> None:
     assert results["role"] == "user"
     assert [b["type"] for b in results["content"]] == ["tool_result", "tool_result"]
     assert results["content"][1]["is_error"] is True
-    assert "is_error" not in results["content"][0]
-    # The next prompt is its own user message, as pi sends it (the API joins neighbours itself).
-    assert body["messages"][3]["role"] == "user"
-    assert [(b["type"], b["text"]) for b in body["messages"][3]["content"]] == [("text", "and now?")]
+    assert results["content"][0]["is_error"] is False  # pi always sends the flag
+    # The next prompt is its own user message, as pi sends it (the API joins neighbours itself); a
+    # plain-string prompt stays a string, and the last one carries the marker as pi's one text block.
+    assert body["messages"][3] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "and now?", "cache_control": {"type": "ephemeral"}}],
+    }
     assert len(body["messages"]) == 4
 
 
@@ -96,7 +101,8 @@ def test_neighbouring_user_messages_stay_apart_as_pi_sends_them() -> None:
     summary = UserMessage(content="The following is a summary of a branch")
     body = build_request(MODEL, LlmRequest("s", [summary, UserMessage(content="next")]), StreamOptions())
     assert [m["role"] for m in body["messages"]] == ["user", "user"]
-    assert [m["content"][0]["text"] for m in body["messages"]] == [summary.content, "next"]
+    assert body["messages"][0]["content"] == summary.content
+    assert body["messages"][1]["content"][0]["text"] == "next"
 
 
 def test_cache_boundary_moves_the_marker_to_the_end_of_the_cached_region() -> None:
@@ -248,3 +254,65 @@ def test_adaptive_models_send_an_effort_instead_of_a_budget() -> None:
 )
 def test_stop_reasons_map_like_pi(reason: str, mapped: str) -> None:
     assert map_stop_reason(reason)[0] == mapped
+
+
+PNG = ImageContent(data="iVBORw0KGgo=", mime_type="image/png")
+
+
+def _result_of(*content: Any, model: Model = MODEL) -> dict[str, Any]:
+    call = _assistant(ToolCall(id="toolu_9", name="read", arguments={"path": "x"}))
+    result = ToolResultMessage(tool_call_id="toolu_9", tool_name="read", content=list(content))
+    body = build_request(model, LlmRequest("s", [UserMessage(content="go"), call, result]), StreamOptions())
+    block: dict[str, Any] = body["messages"][2]["content"][0]
+    return {k: v for k, v in block.items() if k != "cache_control"}
+
+
+def test_a_text_only_tool_result_is_one_string_of_its_blocks_joined_by_newlines_as_pi_sends_it() -> None:
+    block = _result_of(TextContent(text="line 1\nline 2"), TextContent(text="more"))
+    assert block == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_9",
+        "content": "line 1\nline 2\nmore",
+        "is_error": False,
+    }
+    assert _result_of()["content"] == ""
+
+
+def test_a_tool_result_with_an_image_is_a_block_list_led_by_a_placeholder_when_it_has_no_text() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    assert _result_of(TextContent(text="Read image file [image/png]"), PNG)["content"] == [
+        {"type": "text", "text": "Read image file [image/png]"},
+        image,
+    ]
+    assert _result_of(PNG)["content"] == [{"type": "text", "text": "(see attached image)"}, image]
+
+
+def test_images_for_a_model_without_image_input_become_pis_placeholders() -> None:
+    blind = MODEL.model_copy(update={"input": ["text"]})
+    block = _result_of(TextContent(text="Read image file"), PNG, PNG, model=blind)
+    assert block["content"] == "Read image file\n(tool image omitted: model does not support images)"
+    prompt = UserMessage(content=[TextContent(text="look"), PNG, PNG])
+    body = build_request(blind, LlmRequest("s", [prompt]), StreamOptions())
+    texts = [b["text"] for b in body["messages"][0]["content"]]
+    assert texts == ["look", "(image omitted: model does not support images)"]
+
+
+def test_lone_surrogates_are_dropped_from_sent_text_and_ids_of_other_models_are_cut_as_pi_cuts_them() -> None:
+    other = AssistantMessage(
+        content=[
+            TextContent(text="half \ud83d emoji"),
+            ToolCall(id="call|" + "x" * 80, name="read", arguments={}),
+        ],
+        api="openai-responses",
+        provider="openai",
+        model="gpt-5",
+        stop_reason="toolUse",
+    )
+    result = ToolResultMessage(
+        tool_call_id="call|" + "x" * 80, tool_name="read", content=[TextContent(text="ok")]
+    )
+    body = build_request(MODEL, LlmRequest("s", [UserMessage(content="go"), other, result]), StreamOptions())
+    text, use = body["messages"][1]["content"]
+    assert text["text"] == "half  emoji"
+    assert use["id"] == ("call_" + "x" * 80)[:64]
+    assert body["messages"][2]["content"][0]["tool_use_id"] == use["id"]

@@ -184,13 +184,15 @@ async def test_anthropic_redacted_thinking_is_replayed_verbatim(fake: FakeLLM) -
 async def test_anthropic_each_request_reads_what_the_previous_one_wrote(fake: FakeLLM) -> None:
     fake.script(SCRIPT)
     model = model_for(fake, "anthropic")
-    messages: list[LlmMessage] = [UserMessage(content="Check a.py, b.py and c.py.")]
+    # Prompts as pi-tui and pi store them (a text block list): a plain string would be sent as a string
+    # once it is no longer the marked last message, which is a different prefix (pi does the same).
+    messages: list[LlmMessage] = [UserMessage(content=[TextContent(text="Check a.py, b.py and c.py.")])]
     usages = []
     for _ in range(3):
         answer = await turn("anthropic", model, messages)
         usages.append(answer.usage)
         messages += [answer, *answer_tools(answer)]
-    messages.append(UserMessage(content="Thanks!"))
+    messages.append(UserMessage(content=[TextContent(text="Thanks!")]))
     usages.append((await turn("anthropic", model, messages)).usage)
 
     assert usages[0].cache_read == 0 and usages[0].cache_write > 0

@@ -28,6 +28,10 @@ def _user_cc(text: str, cache_control: dict[str, Any] = CC) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text, "cache_control": cache_control}]}
 
 
+def _user_text(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
 def _body(
     messages: list[dict[str, Any]], system: list[dict[str, Any]] | None = None, **extra: Any
 ) -> dict[str, Any]:
@@ -63,7 +67,11 @@ def test_second_request_reads_the_prefix_the_first_one_wrote(
 ) -> None:
     first = _body([_user_cc("first question")])
     second = _body(
-        [user("first question"), {"role": "assistant", "content": "an answer"}, _user_cc("second question")]
+        [
+            _user_text("first question"),  # the shape it had in the first request
+            {"role": "assistant", "content": "an answer"},
+            _user_cc("second question"),
+        ]
     )
 
     u1 = _usage(claude, first)
@@ -159,7 +167,8 @@ def test_lookup_walks_back_at_most_twenty_blocks(
     first = _body([_user_cc("question")], system=_system(None))
     filler = [{"type": "text", "text": f"step {i}"} for i in range(new_blocks)]
     second = _body(
-        [user("question"), {"role": "assistant", "content": filler}, _user_cc("next")], system=_system(None)
+        [_user_text("question"), {"role": "assistant", "content": filler}, _user_cc("next")],
+        system=_system(None),
     )
 
     _usage(claude, first)
@@ -330,3 +339,54 @@ def test_cache_simulation_handles_a_long_session_of_large_prompts_quickly() -> N
     assert fake.violations == []
     assert fake.cache_stats().hit_ratio > 0.95
     assert elapsed < 15  # ~1 s on a laptop; the bound only catches quadratic blow-ups
+
+
+LONG_OUTPUT = "line of tool output\n" * 150
+
+
+def _tool_turn(result_content: Any) -> list[dict[str, Any]]:
+    use = {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": result_content, "is_error": False}
+    return [user("read it"), {"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+
+
+def test_a_tool_result_sent_as_a_string_does_not_reuse_the_prefix_cached_as_a_block_list(
+    answers: FakeLLM, claude: anthropic.Anthropic
+) -> None:
+    as_blocks = _tool_turn([{"type": "text", "text": LONG_OUTPUT}])
+    as_string = _tool_turn(LONG_OUTPUT)
+    _usage(claude, _body([*as_blocks, _user_cc("next")]))
+
+    same_shape = _usage(claude, _body([*as_blocks, _user_cc("next")]))
+    other_shape = _usage(claude, _body([*as_string, _user_cc("next")]))
+
+    before_result = FakeLLM.count_tokens(_body(as_blocks[:2]))
+    assert same_shape.cache_read_input_tokens == FakeLLM.count_tokens(_body([*as_blocks, _user_cc("next")]))
+    assert other_shape.cache_read_input_tokens == FakeLLM.count_tokens({"system": _system()})
+    assert other_shape.cache_read_input_tokens < before_result  # nothing after the tool call is read
+
+
+def test_a_user_message_sent_as_a_string_is_not_the_prefix_of_one_sent_as_a_text_block(
+    answers: FakeLLM, claude: anthropic.Anthropic
+) -> None:
+    _usage(claude, _body([_user_cc("a question " * 100)]))
+    again = _usage(claude, _body([{"role": "user", "content": "a question " * 100}, _user_cc("more")]))
+
+    assert again.cache_read_input_tokens == FakeLLM.count_tokens({"system": _system()})
+
+
+def test_openai_tool_output_as_a_string_and_as_a_part_list_are_different_prefixes(
+    answers: FakeLLM, gpt: openai.OpenAI
+) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    head = [*CHAT_FIRST, {"role": "assistant", "content": None, "tool_calls": [call]}]
+    as_string = {"role": "tool", "tool_call_id": "call_1", "content": LONG_OUTPUT * 3}
+    as_parts = {**as_string, "content": [{"type": "text", "text": LONG_OUTPUT * 3}]}
+    _chat(gpt, [*head, as_string, user("next")])
+
+    same = _chat(gpt, [*head, as_string, user("again")]).prompt_tokens_details.cached_tokens
+    other = _chat(gpt, [*head, as_parts, user("again")]).prompt_tokens_details.cached_tokens
+
+    head_tokens = FakeLLM.count_tokens({"messages": head}, api="openai-chat")
+    assert same > head_tokens + 1000
+    assert other <= head_tokens

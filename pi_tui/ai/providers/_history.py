@@ -15,6 +15,7 @@ from typing import Any
 from ..types import (
     NOT_REPLAYED,
     AssistantMessage,
+    ImageContent,
     LlmMessage,
     Model,
     TextContent,
@@ -23,9 +24,50 @@ from ..types import (
     ToolResultMessage,
 )
 
-__all__ = ["Preparer", "prepare_messages", "sanitize_tool_call_id"]
+__all__ = [
+    "TOOL_IMAGE_PLACEHOLDER",
+    "USER_IMAGE_PLACEHOLDER",
+    "Preparer",
+    "images_as_placeholders",
+    "prepare_messages",
+    "sanitize_surrogates",
+    "sanitize_tool_call_id",
+]
 
 _ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+# What pi sends in place of images for a model without image input (one per run of adjacent images).
+USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
+TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+
+
+def sanitize_surrogates(text: str) -> str:
+    """``text`` without unpaired UTF-16 surrogates, which cannot be sent as UTF-8 (pi drops them too).
+
+    A session line may carry them as JSON escapes (a tool printed half an emoji); an escaped pair that
+    JSON decoding left as two code points is joined into the character it stands for, as pi sends it.
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    kept = _LONE_SURROGATE.sub("", text)
+    return kept.encode("utf-16", "surrogatepass").decode("utf-16")
+
+
+def images_as_placeholders(content: Iterable[Any], placeholder: str) -> list[Any]:
+    """``content`` with each run of adjacent images replaced by one ``placeholder`` text block, for a
+    model without image input (a placeholder already there absorbs the images right after it)."""
+    out: list[Any] = []
+    after_placeholder = False
+    for block in content:
+        if isinstance(block, ImageContent):
+            if not after_placeholder:
+                out.append(TextContent(text=placeholder))
+            after_placeholder = True
+            continue
+        out.append(block)
+        after_placeholder = isinstance(block, TextContent) and block.text == placeholder
+    return out
 
 
 def sanitize_tool_call_id(call_id: str, max_len: int = 64) -> str:

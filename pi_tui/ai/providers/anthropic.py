@@ -32,7 +32,13 @@ from ._common import (
     merged_headers,
     stream_over_http,
 )
-from ._history import prepare_messages, sanitize_tool_call_id
+from ._history import (
+    TOOL_IMAGE_PLACEHOLDER,
+    USER_IMAGE_PLACEHOLDER,
+    images_as_placeholders,
+    prepare_messages,
+    sanitize_surrogates,
+)
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 __all__ = [
@@ -51,6 +57,7 @@ THINKING_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192
 _MIN_BUDGET = 1024
 _BETAS = "fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14"
 API_VERSION = "2023-06-01"
+_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _MARKABLE = frozenset({"text", "image", "document", "tool_result", "tool_use"})
 _MAX_MARKERS = 4
 # Converted blocks of the stored history, reused across requests (see _wire_cache).
@@ -78,7 +85,9 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         # The hook may change the body in place: it gets freshly converted blocks, nothing shared.
         messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
         wire = convert_messages(messages, model, boundary, control)
-        message_markers = sum("cache_control" in b for m in wire for b in m["content"])
+        message_markers = sum(
+            "cache_control" in b for m in wire if isinstance(m["content"], list) for b in m["content"]
+        )
     else:
         key = (model.api, model.provider, model.id, tuple(model.input))
         converter = _MEMO.convert(model, request, key, lambda: _Converter(model, _CACHE))
@@ -188,7 +197,8 @@ class _Converter:
         self.cache = cache
         self.key = (model.api, model.provider, model.id, "image" in model.input)
         self.out: list[dict[str, Any]] = []
-        self.marker: tuple[int, dict[str, Any]] | None = None  # (index in out, block)
+        # (index in out, block); block None marks a message whose content is a plain string
+        self.marker: tuple[int, dict[str, Any] | None] | None = None
 
     def copy(self) -> _Converter:
         twin = _Converter(self.model, self.cache)
@@ -200,6 +210,14 @@ class _Converter:
         out, cache, model = self.out, self.cache, self.model
         for message in messages:
             role = "assistant" if isinstance(message, AssistantMessage) else "user"
+            if isinstance(message, UserMessage) and isinstance(message.content, str):
+                # pi sends a plain-string prompt as a string, not as a one-block list.
+                text = sanitize_surrogates(message.content)
+                if text.strip():
+                    out.append({"role": role, "content": text})
+                    if cached:
+                        self.marker = (len(out) - 1, None)
+                continue
             if cache is not None and cached:
                 blocks = cache.parts(message, self.key, lambda m=message: _blocks(m, model), role)  # type: ignore[misc]
             else:
@@ -221,16 +239,19 @@ class _Converter:
         if control is not None and self.marker is not None:
             # A marked copy in a copied list: the original block may be shared with later requests.
             index, block = self.marker
-            content = list(out[index]["content"])
-            position = next(n for n, b in enumerate(content) if b is block)
-            content[position] = {**block, "cache_control": dict(control)}
+            if block is None:  # a string can carry no marker: pi sends it as one marked text block
+                content = [{"type": "text", "text": out[index]["content"], "cache_control": dict(control)}]
+            else:
+                content = list(out[index]["content"])
+                position = next(n for n, b in enumerate(content) if b is block)
+                content[position] = {**block, "cache_control": dict(control)}
             out[index] = {**out[index], "content": content}
         return out
 
 
 def _is_tool_results(wire: dict[str, Any]) -> bool:
     content = wire["content"]
-    return wire["role"] == "user" and bool(content) and content[0]["type"] == "tool_result"
+    return wire["role"] == "user" and isinstance(content, list) and content[0]["type"] == "tool_result"
 
 
 def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
@@ -242,28 +263,19 @@ def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
 
 
 def _user_blocks(message: UserMessage, model: Model) -> list[dict[str, Any]]:
-    if isinstance(message.content, str):
-        return [{"type": "text", "text": message.content}] if message.content.strip() else []
-    return _content_blocks(message.content, model)
+    content = message.content
+    if isinstance(content, str):  # the converter sends strings as they are; this is the marked copy
+        return [{"type": "text", "text": sanitize_surrogates(content)}] if content.strip() else []
+    if "image" not in model.input:
+        content = images_as_placeholders(content, USER_IMAGE_PLACEHOLDER)
+    blocks = [_content_block(part) for part in content]
+    return [b for b in blocks if b["type"] != "text" or b["text"].strip()]
 
 
-def _content_blocks(content: list[Any], model: Model) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, TextContent):
-            if part.text.strip():
-                blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, ImageContent):
-            if "image" in model.input:
-                blocks.append(
-                    {
-                        "type": "image",
-                        "source": {"type": "base64", "media_type": part.mime_type, "data": part.data},
-                    }
-                )
-            else:
-                blocks.append({"type": "text", "text": "(image omitted: this model does not accept images)"})
-    return blocks
+def _content_block(part: TextContent | ImageContent) -> dict[str, Any]:
+    if isinstance(part, TextContent):
+        return {"type": "text", "text": sanitize_surrogates(part.text)}
+    return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": part.data}}
 
 
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
@@ -271,41 +283,55 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     for part in message.content:
         if isinstance(part, TextContent):
             if part.text.strip():
-                blocks.append({"type": "text", "text": part.text})
+                blocks.append({"type": "text", "text": sanitize_surrogates(part.text)})
         elif isinstance(part, ThinkingContent):
+            signature = part.thinking_signature
             if part.redacted:
-                if part.thinking_signature:
-                    blocks.append({"type": "redacted_thinking", "data": part.thinking_signature})
-            elif part.thinking_signature:
+                if signature:  # without its payload the block means nothing to the API
+                    blocks.append({"type": "redacted_thinking", "data": signature})
+            elif signature and signature.strip():
                 blocks.append(
-                    {"type": "thinking", "thinking": part.thinking, "signature": part.thinking_signature}
+                    {
+                        "type": "thinking",
+                        "thinking": sanitize_surrogates(part.thinking),
+                        "signature": signature,
+                    }
                 )
             elif part.thinking.strip():
                 # Without a signature the API would reject it as thinking; the words still matter.
-                blocks.append({"type": "text", "text": part.thinking})
+                blocks.append({"type": "text", "text": sanitize_surrogates(part.thinking)})
         elif isinstance(part, ToolCall):
             blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": sanitize_tool_call_id(part.id),
-                    "name": part.name,
-                    "input": part.arguments,
-                }
+                {"type": "tool_use", "id": tool_use_id(part.id), "name": part.name, "input": part.arguments}
             )
     return blocks
 
 
+def tool_use_id(call_id: str) -> str:
+    """A tool-call id as the Messages API accepts it (``[a-zA-Z0-9_-]``, at most 64 characters), made the
+    way pi makes it (other characters become ``_``, then the first 64 are kept); valid ids are unchanged."""
+    return _ID_CHARS.sub("_", call_id)[:64]
+
+
 def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, Any]:
-    block: dict[str, Any] = {
+    """pi's ``tool_result``: the text blocks joined with newlines as one string when there is no image,
+    else a block list (led by a placeholder text when it holds only images); ``is_error`` always set."""
+    parts: list[Any] = list(message.content)
+    if "image" not in model.input:
+        parts = images_as_placeholders(parts, TOOL_IMAGE_PLACEHOLDER)
+    content: str | list[dict[str, Any]]
+    if not any(isinstance(part, ImageContent) for part in parts):
+        content = sanitize_surrogates("\n".join(part.text for part in parts if isinstance(part, TextContent)))
+    else:
+        content = [_content_block(part) for part in parts]
+        if not any(block["type"] == "text" for block in content):
+            content.insert(0, {"type": "text", "text": "(see attached image)"})
+    return {
         "type": "tool_result",
-        "tool_use_id": sanitize_tool_call_id(message.tool_call_id),
+        "tool_use_id": tool_use_id(message.tool_call_id),
+        "content": content,
+        "is_error": bool(message.is_error),
     }
-    content = _content_blocks(list(message.content), model)
-    if content:
-        block["content"] = content
-    if message.is_error:
-        block["is_error"] = True
-    return block
 
 
 # --- response --------------------------------------------------------------------------------------
