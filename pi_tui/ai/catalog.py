@@ -30,6 +30,7 @@ __all__ = [
     "PROVIDER_ORDER",
     "PROVIDER_ENV_VARS",
     "builtin_models",
+    "faux_model",
     "builtin_providers",
 ]
 
@@ -181,21 +182,24 @@ def _openai_models() -> list[Model]:
     ]
 
 
+def faux_model() -> Model:
+    """The faux provider's one model (free, offline); `pi_tui.ai.providers.faux` uses this entry too."""
+    return Model(
+        id=FAUX_MODEL_ID,
+        name="Faux 1 (scripted, offline)",
+        api="faux",
+        provider=FAUX_PROVIDER,
+        base_url="",
+        reasoning=True,
+        input=list(_TEXT_IMAGE),
+        cost=ModelCost(),
+        context_window=200_000,
+        max_tokens=32_000,
+    )
+
+
 def _faux_models() -> list[Model]:
-    return [
-        Model(
-            id=FAUX_MODEL_ID,
-            name="Faux 1 (scripted, offline)",
-            api="faux",
-            provider=FAUX_PROVIDER,
-            base_url="",
-            reasoning=True,
-            input=list(_TEXT_IMAGE),
-            cost=ModelCost(),
-            context_window=200_000,
-            max_tokens=32_000,
-        )
-    ]
+    return [faux_model()]
 
 
 def builtin_models() -> list[Model]:

@@ -27,15 +27,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
 import json
 import math
 import re
+import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pi_tui.ai.catalog import FAUX_PROVIDER, faux_model
 from pi_tui.ai.stream import (
     AbortedError,
     Done,
@@ -91,24 +92,17 @@ __all__ = [
 ]
 
 FAUX_API = "faux"
-FAUX_PROVIDER = "faux"
-FAUX_MODEL = Model(
-    id="faux-1",
-    name="Faux (scripted, offline)",
-    api=FAUX_API,
-    provider=FAUX_PROVIDER,
-    reasoning=True,
-    input=["text", "image"],
-    context_window=128_000,
-    max_tokens=16_384,
-)
-"""A model entry for the faux provider (free, offline)."""
+FAUX_MODEL = faux_model()
+"""The faux provider's model, the catalog's entry (one context window, one place)."""
 
 ABORTED_TEXT = "Operation aborted"
 
 FauxBlock = TextContent | ThinkingContent | ToolCall
 
-_call_ids = itertools.count(1)
+
+def _new_call_id() -> str:
+    """A tool-call id no other call of the session has, on any branch and after a restart."""
+    return f"faux_call_{secrets.token_hex(6)}"
 
 
 @dataclass(slots=True)
@@ -158,8 +152,8 @@ def faux_thinking(thinking: str) -> ThinkingContent:
 
 
 def faux_tool_call(name: str, arguments: dict[str, Any] | None = None, *, id: str | None = None) -> ToolCall:
-    """A tool call block; without ``id`` a fresh ``faux_call_N`` id is used."""
-    return ToolCall(id=id or f"faux_call_{next(_call_ids)}", name=name, arguments=dict(arguments or {}))
+    """A tool call block; without ``id`` a fresh, unique ``faux_call_…`` id is used."""
+    return ToolCall(id=id or _new_call_id(), name=name, arguments=dict(arguments or {}))
 
 
 def faux_reply(*blocks: str | FauxBlock, **options: Any) -> FauxResponse:
@@ -278,7 +272,6 @@ def default_faux_response(model: Model, request: LlmRequest, options: StreamOpti
     messages = request.messages
     last = messages[-1] if messages else None
     tools = {t.name for t in request.tools}
-    turn = sum(1 for m in messages if m.role == "assistant") + 1
 
     if isinstance(last, ToolResultMessage):
         return faux_reply(_summarize_tool_results(messages))
@@ -293,14 +286,14 @@ def default_faux_response(model: Model, request: LlmRequest, options: StreamOpti
     read = _READ_RE.match(prompt)
     if read and "read" in tools:
         path = read.group(1).strip("'\"`")
-        blocks += [faux_text(f"Reading {path}."), faux_tool_call("read", {"path": path}, id=f"faux_{turn}_1")]
+        blocks += [faux_text(f"Reading {path}."), faux_tool_call("read", {"path": path})]
         return FauxResponse(content=blocks)
     run = _RUN_RE.match(prompt)
     if run and "bash" in tools:
         command = run.group(1).strip().strip("`")
         blocks += [
             faux_text("Running it."),
-            faux_tool_call("bash", {"command": command}, id=f"faux_{turn}_1"),
+            faux_tool_call("bash", {"command": command}),
         ]
         return FauxResponse(content=blocks)
 
