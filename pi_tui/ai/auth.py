@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from pi_tui.util import json_safe
+
 from .catalog import PROVIDER_ENV_VARS
 from .paths import auth_json_path
 
@@ -300,7 +302,7 @@ class AuthStorage:
         if not text.strip():
             return {}
         try:
-            data = json.loads(text)
+            data = json_safe.loads(text)
         except json.JSONDecodeError as exc:
             raise AuthFileError(f"{self._path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
         if not isinstance(data, dict):

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.util import json_safe
 from pi_tui.util.record import Record, ValidationError, field
 
 from .auth import ConfigValueError, expand_config_value
@@ -288,7 +289,7 @@ def parse_models_json(text: str, file: Path | str, builtin_apis: Mapping[str, st
     if not text.strip():
         return LoadedModelsJson(ModelsConfig())
     try:
-        raw = json.loads(text)
+        raw = json_safe.loads(text)
     except json.JSONDecodeError as exc:
         raise ModelsJsonError(f"{prefix}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
     if not isinstance(raw, dict):

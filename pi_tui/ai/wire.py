@@ -21,6 +21,8 @@ import json
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
+from pi_tui.util import json_safe
+
 __all__ = [
     "CONNECT_TIMEOUT",
     "DEFAULT_TIMEOUT",
@@ -202,7 +204,7 @@ def status_error(response: Any) -> HttpStatusError:
     text = response.text.strip()
     body: Any = text
     try:
-        body = json.loads(text)
+        body = json_safe.loads(text)
         message = f"Error code: {response.status_code} - {body}"
     except ValueError:
         message = text or f"Error code: {response.status_code}"

@@ -9,12 +9,13 @@ that session files cite are never deleted, however large the store.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from pi_tui.util import json_safe
 
 from .store import BlobStore
 
@@ -49,7 +50,7 @@ def _session_refs(session_dirs: Iterable[Path]) -> set[str]:
 
 def _manifest_refs(path: Path) -> set[str]:
     try:
-        raw = json.loads(path.read_text("utf-8"))
+        raw = json_safe.loads(path.read_text("utf-8"))
         return {v[3] for v in raw["files"].values() if isinstance(v[3], str)}
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return set()

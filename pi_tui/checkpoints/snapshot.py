@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_tui.util import json_safe
 from pi_tui.util.ignore import IGNORE_FILE_NAMES
 
 from .limits import CheckpointLimits
@@ -154,7 +155,7 @@ class Snapshotter:
 
     def _load_manifest(self) -> Snapshot | None:
         try:
-            raw = json.loads(self.manifest_path.read_text("utf-8"))
+            raw = json_safe.loads(self.manifest_path.read_text("utf-8"))
             files = {
                 rel: FileState(int(v[0]), int(v[1]), int(v[2]), v[3], v[4] if len(v) > 4 else None)
                 for rel, v in raw["files"].items()

@@ -18,6 +18,8 @@ import logging
 import os
 from pathlib import Path
 
+from pi_tui.util import json_safe
+
 __all__ = ["PromptHistory", "MAX_ENTRIES", "history_path"]
 
 log = logging.getLogger(__name__)
@@ -69,7 +71,7 @@ class PromptHistory:
         for line in raw.splitlines():
             self._lines_on_disk += 1
             try:
-                text = json.loads(line)
+                text = json_safe.loads(line)
             except ValueError:
                 continue
             if isinstance(text, str) and text and (not entries or entries[-1] != text):

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.util import json_safe
+
 __all__ = [
     "MANIFEST_FILE",
     "RESOURCE_KINDS",
@@ -80,7 +82,7 @@ def read_manifest(root: Path) -> tuple[dict[str, list[str]] | None, Path | None,
     json_file = root / MANIFEST_FILE
     if json_file.is_file():
         try:
-            data = json.loads(json_file.read_text(encoding="utf-8"))
+            data = json_safe.loads(json_file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             return None, json_file, [f"{json_file} is not valid JSON ({exc}); using the conventional folders"]
         return _manifest_entries(data, json_file)

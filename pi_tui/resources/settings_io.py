@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.resources.settings_schema import migrate_settings
+from pi_tui.util import json_safe
 
 __all__ = ["UnreadableSettings", "directory_lock", "read_settings_file", "write_atomically"]
 
@@ -31,7 +32,7 @@ def read_settings_file(path: Path) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json_safe.loads(text)
     except json.JSONDecodeError as exc:
         raise UnreadableSettings(f"{path} is not valid JSON ({exc})") from exc
     if not isinstance(data, dict):

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pi_tui.util import json_safe
+
 __all__ = ["ProjectTrustStore", "TrustStoreError", "canonical_dir"]
 
 log = logging.getLogger(__name__)
@@ -55,7 +57,7 @@ class ProjectTrustStore:
         except OSError as exc:
             raise TrustStoreError(f"Cannot read the trust store {self.path}: {exc}") from exc
         try:
-            data = json.loads(text)
+            data = json_safe.loads(text)
         except json.JSONDecodeError as exc:
             raise TrustStoreError(f"Invalid trust store {self.path}: {exc}") from exc
         if not isinstance(data, dict) or any(v not in (True, False, None) for v in data.values()):

@@ -9,7 +9,6 @@ last user/assistant message (for ``modified``). Message bodies are never validat
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -21,6 +20,7 @@ from typing import Any
 from pi_tui.session.entries import SessionHeader, parse_header
 from pi_tui.session.errors import AmbiguousSessionError, SessionNotFoundError
 from pi_tui.session.paths import SESSION_SUFFIX, default_session_dir, parse_iso, sessions_root
+from pi_tui.util import json_safe
 
 __all__ = [
     "SessionInfo",
@@ -72,10 +72,15 @@ def read_header(path: Path) -> SessionHeader | None:
     except OSError:
         return None
     try:
-        data = json.loads(first)
+        data = _decode(first)
     except ValueError:
         return None
     return parse_header(data) if isinstance(data, dict) else None
+
+
+def _decode(line: bytes) -> Any:
+    """One line's JSON value; a line nested too deeply raises `ValueError` like any unreadable one."""
+    return json_safe.loads(line, limit=json_safe.MAX_RECORD_DEPTH)
 
 
 def _text_of(message: dict[str, Any]) -> str:
@@ -101,7 +106,7 @@ def _role_of(buf: bytes, start: int, end: int) -> str | None:
         if role_end > 0:
             return window[role_start:role_end].decode("ascii", "replace")
     try:  # unusual key order: decode the line
-        message = json.loads(buf[start:end]).get("message")
+        message = _decode(buf[start:end]).get("message")
     except (ValueError, AttributeError):
         return None
     return message.get("role") if isinstance(message, dict) else None
@@ -110,7 +115,7 @@ def _role_of(buf: bytes, start: int, end: int) -> str | None:
 def _activity_ms(line: bytes) -> int | None:
     """The message timestamp (ms) of a user/assistant line, else its entry timestamp."""
     try:
-        data = json.loads(line)
+        data = _decode(line)
     except ValueError:
         return None
     message = data.get("message") if isinstance(data, dict) else None
@@ -165,7 +170,7 @@ class _Scan:
         self._last = (buf, start, end)
         if role == "user" and self.first_message is None:
             try:
-                message = json.loads(buf[start:end]).get("message")
+                message = _decode(buf[start:end]).get("message")
             except (ValueError, AttributeError):
                 return
             text = _text_of(message) if isinstance(message, dict) else ""
@@ -180,7 +185,7 @@ class _Scan:
     def _odd(self, buf: bytes, start: int, end: int) -> None:
         # A line written with another key order (never by pi or pi-tui): decode it to classify it.
         try:
-            data = json.loads(buf[start:end])
+            data = _decode(buf[start:end])
         except ValueError:
             return
         if not isinstance(data, dict):
@@ -199,7 +204,7 @@ class _Scan:
 
 def _loads(line: bytes) -> Any:
     try:
-        return json.loads(line)
+        return _decode(line)
     except ValueError:
         return None
 
@@ -218,7 +223,10 @@ def read_session_info(path: Path) -> SessionInfo | None:
     with handle:
         first = handle.readline(_HEADER_LIMIT)
         try:
-            data = json.loads(first)
+            data = _decode(first)
+        except json_safe.JsonTooDeepError as exc:
+            log.warning("%s is not listed: its first line is %s", path, exc.msg)
+            return None
         except ValueError:
             return None
         header = parse_header(data) if isinstance(data, dict) else None

@@ -35,6 +35,7 @@ from pi_tui.session.entries import (
 )
 from pi_tui.session.migrate import header_version, migrate_records, spliced_line
 from pi_tui.session.report import KeptRawEntry, LoadReport, SkippedLine, TornTail
+from pi_tui.util import json_safe
 
 __all__ = ["LoadedFile", "load_session_file", "parse_session_bytes", "parse_session_lines"]
 
@@ -44,6 +45,7 @@ _ENTRY_START = b'{"type":"'
 _MAX_SALVAGE_TRIES = 50
 
 REASON_INVALID_JSON = "invalid JSON"
+REASON_TOO_DEEP = f"JSON nested deeper than {json_safe.MAX_RECORD_DEPTH} levels"
 REASON_TORN = "incomplete last line (an interrupted write)"
 REASON_NOT_ENTRY = "not a session entry (no type)"
 REASON_SECOND_HEADER = "a second session header"
@@ -93,21 +95,28 @@ class LoadedFile:
 
 
 _raw_decode = json.JSONDecoder().raw_decode
+_check_depth = json_safe.check_depth
+_LINE_DEPTH = json_safe.MAX_RECORD_DEPTH
 
 
 def _loads(raw: bytes) -> Any:
-    """``json.loads(raw)``, a fifth faster for the usual line (UTF-8, no leading whitespace).
+    """``json_safe.loads(raw)``, a fifth faster for the usual line (UTF-8, no leading whitespace).
 
     `json.loads` of bytes guesses the encoding first; a line that does not decode or parse this way
-    goes through `json.loads` itself, so every odd line gets exactly its result or its error.
+    goes through `json_safe.loads` itself, so every odd line gets exactly its result or its error. A line
+    nested deeper than `json_safe.MAX_RECORD_DEPTH` raises `json_safe.JsonTooDeepError`.
     """
     try:
         text = raw.decode("utf-8", "surrogatepass")
+    except ValueError:  # not UTF-8
+        return json_safe.loads(raw, limit=_LINE_DEPTH)
+    _check_depth(text, limit=_LINE_DEPTH)
+    try:
         obj, end = _raw_decode(text)
-    except ValueError:  # UnicodeDecodeError and JSONDecodeError both are
-        return json.loads(raw)
+    except ValueError:
+        return json_safe.loads(raw, limit=_LINE_DEPTH)
     if end != len(text) and text[end:].strip(" \t\n\r"):
-        return json.loads(raw)  # data after the value: raises as json.loads does
+        return json_safe.loads(raw, limit=_LINE_DEPTH)  # data after the value: raises as json.loads does
     return obj
 
 
@@ -119,7 +128,7 @@ def _salvage(raw: bytes) -> tuple[dict[str, Any], int] | None:
         if pos < 0:
             return None
         try:
-            obj = json.loads(raw[pos:])
+            obj = json_safe.loads(raw[pos:], limit=_LINE_DEPTH)
         except ValueError:
             start = pos + 1
             continue
@@ -188,7 +197,7 @@ def parse_session_lines(lines: Iterable[bytes], path: Path | None = None) -> Loa
         unterminated = not raw.endswith(b"\n")
         try:
             obj = _loads(raw)
-        except ValueError:
+        except ValueError as exc:
             obj = None
             if unterminated:
                 report.torn_tail = TornTail(line_no=line_no, offset=start, length=len(raw))
@@ -196,7 +205,10 @@ def parse_session_lines(lines: Iterable[bytes], path: Path | None = None) -> Loa
             else:
                 found = _salvage(raw)
                 if found is None:
-                    report.skipped.append(SkippedLine(line_no, REASON_INVALID_JSON))
+                    too_deep = isinstance(exc, json_safe.JsonTooDeepError)
+                    report.skipped.append(
+                        SkippedLine(line_no, REASON_TOO_DEEP if too_deep else REASON_INVALID_JSON)
+                    )
                 else:
                     obj, pos = found
                     raw = raw[pos:]

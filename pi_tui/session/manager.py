@@ -58,6 +58,7 @@ from pi_tui.session.paths import default_session_dir, iso_now, new_session_filen
 from pi_tui.session.report import LoadReport, TornTail
 from pi_tui.session.store import SessionFile
 from pi_tui.session.tree import SessionTree, TreeNode
+from pi_tui.util import json_safe
 
 __all__ = ["SessionManager"]
 
@@ -90,6 +91,23 @@ def _copy_entry(entry: SessionEntry) -> SessionEntry:
     if isinstance(entry, RawEntry):
         return dataclasses.replace(entry, data=dict(entry.data))
     return entry.model_copy()
+
+
+def _readable_line(entry: SessionEntry) -> str:
+    """The line of ``entry``, checked to nest no deeper than a load accepts (so it reads back).
+
+    Raises:
+        SessionError: the entry (an extension's data, typically) nests too deeply.
+    """
+    try:
+        line = entry_to_line(entry)
+        json_safe.check_depth(line, limit=json_safe.MAX_RECORD_DEPTH)
+    except (RecursionError, json_safe.JsonTooDeepError):
+        raise SessionError(
+            f"Not saved: this {entry.type} entry nests arrays and objects deeper than "
+            f"{json_safe.MAX_RECORD_DEPTH} levels, so it could not be read back"
+        ) from None
+    return line
 
 
 class SessionManager:
@@ -308,9 +326,10 @@ class SessionManager:
             raise SessionError("This session has been closed; open it again to add to it")
         if self._read_only:
             raise SessionError(f"Session {self._path} was opened read-only")
+        line = _readable_line(entry)
         try:
             if self._path is not None and self._flushed:
-                self._ensure_file().append(entry_to_line(entry), durable=isinstance(entry, _DURABLE))
+                self._ensure_file().append(line, durable=isinstance(entry, _DURABLE))
                 self._tree.add(entry)
             else:
                 self._tree.add(entry)

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pi_tui.util import json_safe
+
 from ._cache import PromptCache
 from ._errors import anthropic_error, base_headers, error_plan, http_fault_plan, stream_error_frame
 from ._google_token import parse_form, token_plan
@@ -164,7 +166,7 @@ class Engine:
         if self.api_key is not None and key != self.api_key and key not in self._google_tokens:
             return self._answer(record, _auth_error(api, key, seq, headers), "auth")
         try:
-            body = json.loads(raw or b"null")
+            body = json_safe.loads(raw or b"null", limit=json_safe.MAX_RECORD_DEPTH)
         except ValueError:
             body = None
         record.body = body

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from pi_tui.util import json_safe
+
 if TYPE_CHECKING:
     from ._records import RecordedRequest
 
@@ -77,7 +79,7 @@ class ToolCallPart:
         if not isinstance(self.input, str):
             return dict(self.input)
         try:
-            value = json.loads(self.input)
+            value = json_safe.loads(self.input)
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
+from pi_tui.util import json_safe
 
 from ._common import finish_in_thread, raise_if_aborted, str_arg
 from .mutation_queue import file_mutation
@@ -91,7 +91,7 @@ def prepare_edit_arguments(args: dict[str, Any]) -> dict[str, Any]:
     edits = prepared.get("edits")
     if isinstance(edits, str):
         try:
-            parsed = json.loads(edits)
+            parsed = json_safe.loads(edits)
         except ValueError:
             parsed = None
         if isinstance(parsed, list):

@@ -183,6 +183,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.util.format",
         "pi_tui.util.fuzzy",
         "pi_tui.util.ignore",
+        "pi_tui.util.json_safe",
         "pi_tui.util.large_buffers",
         "pi_tui.util.lazy",
         "pi_tui.util.record",

@@ -113,15 +113,13 @@ def test_listing_decodes_only_the_lines_it_shows(tmp_path: Path, monkeypatch: py
     manager.close()
 
     decoded: list[int] = []
-    real_loads = json.loads
+    real_decode = listing._decode
 
-    class CountingJson:
-        @staticmethod
-        def loads(data: Any) -> Any:
-            decoded.append(len(data))
-            return real_loads(data)
+    def counting_decode(data: bytes) -> Any:
+        decoded.append(len(data))
+        return real_decode(data)
 
-    monkeypatch.setattr(listing, "json", CountingJson)
+    monkeypatch.setattr(listing, "_decode", counting_decode)
     row = list_sessions(CWD, session_dir=tmp_path)[0]
     assert (row.message_count, row.first_message, row.name) == (121, "the first prompt", "named")
     # the header, the first user message, the session_info line and the last user message

@@ -22,6 +22,8 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from pi_tui.util import json_safe
+
 from ..cost import calculate_cost
 from ..stream import (
     AbortedError,
@@ -252,12 +254,13 @@ def json_stringify(value: Any) -> str:
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any], bool]:
-    """Final tool arguments: ``({}, True)`` for an empty string, ``({}, False)`` for anything not an object."""
+    """Final tool arguments: ``({}, True)`` for an empty string, ``({}, False)`` for anything not an object
+    (or nested deeper than `json_safe.MAX_DEPTH`)."""
     if not raw.strip():
         return {}, True
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = json_safe.loads(raw)
+    except ValueError:  # not JSON, or nested deeper than json_safe.MAX_DEPTH
         return {}, False
     if isinstance(value, dict):
         return value, True

@@ -1,14 +1,17 @@
 """A tolerant reader for JSON that is still arriving (tool-call arguments streamed in fragments).
 
 `PartialJson.feed()` scans only the new fragment, so following a large argument (a whole file being
-written) stays linear; `value()` closes whatever is open and parses with the C json module.
+written) stays linear; `value()` closes whatever is open and parses with the C json module. Arguments
+nested deeper than `json_safe.MAX_DEPTH` are never parsed: once the text goes that deep, `value()` is
+None for good (the complete text is then rejected by the same limit when the call ends).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from pi_tui.util import json_safe
 
 __all__ = ["PartialJson", "parse_partial_json"]
 
@@ -28,6 +31,7 @@ class PartialJson:
         # Positions where the text can be cut and closed cleanly, with the closers owed there.
         self._cuts: list[tuple[int, str]] = [(0, "")]
         self._cache: tuple[int, Any] | None = None
+        self._too_deep = False  # the text nested deeper than the limit: no parse will succeed
 
     @property
     def text(self) -> str:
@@ -37,6 +41,10 @@ class PartialJson:
 
     def feed(self, fragment: str) -> None:
         if not fragment:
+            return
+        if self._too_deep:  # nothing more to track: keep the text only
+            self._parts.append(fragment)
+            self._length += len(fragment)
             return
         offset = self._length
         stack = self._stack
@@ -53,6 +61,11 @@ class PartialJson:
                 self._in_string = True
             elif ch in "{[":
                 stack.append("}" if ch == "{" else "]")
+                if len(stack) > json_safe.MAX_DEPTH:
+                    self._too_deep = True
+                    stack.clear()
+                    self._cuts.clear()
+                    break
                 self._cuts.append((offset + i + 1, "".join(reversed(stack))))
             elif ch in "}]":
                 if stack:
@@ -75,7 +88,7 @@ class PartialJson:
 
     def _parse(self) -> Any:
         text = self.text
-        if not text.strip():
+        if self._too_deep or not text.strip():
             return None
         closers = "".join(reversed(self._stack))
         head = text
@@ -100,7 +113,7 @@ _FAIL = object()
 
 def _loads(text: str) -> Any:
     try:
-        return json.loads(text)
+        return json_safe.loads(text)
     except ValueError:
         return _FAIL
 

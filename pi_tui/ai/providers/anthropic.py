@@ -7,10 +7,11 @@ decoded as the ``anthropic`` SDK decodes them (`decode_event`); tests hold the S
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any
+
+from pi_tui.util import json_safe
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import (
@@ -470,14 +471,14 @@ def decode_event(event: str | None, data: str, stream: Any) -> dict[str, Any] | 
 
         body: Any = data
         try:
-            body = json.loads(data)
+            body = json_safe.loads(data, limit=json_safe.MAX_RECORD_DEPTH)
             message = f"{body}"
         except ValueError:
             message = data or "Error code: 200"
         raise HttpStatusError(message, status_code=200, body=body, response=getattr(stream, "response", None))
     if not data:
         return None
-    value: dict[str, Any] = json.loads(data)
+    value: dict[str, Any] = json_safe.loads(data, limit=json_safe.MAX_RECORD_DEPTH)
     return value
 
 

@@ -10,6 +10,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from pi_tui.util import json_safe
+
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import (
     AssistantMessage,
@@ -81,7 +83,7 @@ def decode_event(event: str | None, data: str, stream: Any) -> Any:
     """
     if data.startswith("[DONE]"):
         return END_OF_STREAM
-    value = json.loads(data)
+    value = json_safe.loads(data, limit=json_safe.MAX_RECORD_DEPTH)
     if isinstance(value, dict) and value.get("error"):
         from ..wire import HttpStatusError
 

@@ -11,6 +11,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from pi_tui.util import json_safe
+
 from ..stream import LlmRequest, ProviderError, StreamEvent, StreamOptions
 from ..types import (
     AssistantMessage,
@@ -241,7 +243,7 @@ def _reasoning_item(part: ThinkingContent) -> dict[str, Any] | None:
     if not part.thinking_signature:
         return None
     try:
-        item = json.loads(part.thinking_signature)
+        item = json_safe.loads(part.thinking_signature)
     except ValueError:
         return None
     return item if isinstance(item, dict) and item.get("type") == "reasoning" else None

@@ -126,10 +126,10 @@ def report_crash(agent_dir: Path, app: Any, details: str) -> int:
 
 def _theme_setting(agent_dir: Path) -> str | None:
     """The ``theme`` of the global settings (read directly: the settings manager loads later)."""
-    import json
+    from pi_tui.util import json_safe
 
     try:
-        data = json.loads((agent_dir / "settings.json").read_text(encoding="utf-8"))
+        data = json_safe.loads((agent_dir / "settings.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     value = data.get("theme") if isinstance(data, dict) else None

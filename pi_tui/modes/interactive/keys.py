@@ -7,9 +7,10 @@ A user value replaces the default; ``[]`` unbinds.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
+
+from pi_tui.util import json_safe
 
 __all__ = [
     "APP_ACTIONS",
@@ -176,7 +177,7 @@ def editor_key_actions(agent_dir: Path | None) -> tuple[dict[str, tuple[str, ...
     path = agent_dir / "keybindings.json" if agent_dir else None
     if path is not None and path.is_file():
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json_safe.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = {}  # load_keymap reports the broken file once
         for name, value in data.items() if isinstance(data, dict) else ():
@@ -266,7 +267,7 @@ def load_keymap(agent_dir: Path | None) -> tuple[dict[str, list[str]], list[str]
     if path is None or not path.is_file():
         return keymap, warnings
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_safe.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return keymap, [f"Ignoring {path}: {exc}"]
     if not isinstance(data, dict):

@@ -10,10 +10,11 @@ and the app simply shows nothing until the session is ready, as before.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pi_tui.util import json_safe
 
 TAIL_BYTES = 256 * 1024
 """How much of the file's end is read."""
@@ -37,7 +38,7 @@ def _header(path: Path) -> dict[str, Any] | None:
     with path.open("rb") as handle:
         first = handle.readline(64 * 1024)
     try:
-        header = json.loads(first)
+        header = json_safe.loads(first, limit=json_safe.MAX_RECORD_DEPTH)
     except ValueError:
         return None
     return header if isinstance(header, dict) and header.get("type") == "session" else None
@@ -56,7 +57,7 @@ def _tail_entries(path: Path, size: int, tail_bytes: int) -> list[dict[str, Any]
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
+            entry = json_safe.loads(line, limit=json_safe.MAX_RECORD_DEPTH)
         except ValueError:
             return None
         if not isinstance(entry, dict):

@@ -8,13 +8,14 @@ variable ``$pi-<kebab-name>`` (``$pi-user-message-bg``), and the Textual base co
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from textual.theme import Theme
+
+from pi_tui.util import json_safe
 
 __all__ = [
     "PiTheme",
@@ -136,7 +137,7 @@ def load_theme(path: Path) -> PiTheme:
         ThemeError: unreadable JSON, a missing token or a colour that does not resolve.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_safe.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ThemeError(f"Cannot read theme {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("colors"), dict):

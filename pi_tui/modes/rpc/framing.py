@@ -18,6 +18,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from pi_tui.util import json_safe
+
 __all__ = ["MAX_LINE_BYTES", "Line", "LineReader", "JsonlWriter", "OutputClosed"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -110,7 +112,8 @@ def decode_line(line: Line) -> Any:
     """The JSON value of a line.
 
     Raises:
-        ValueError: the line is too long, not UTF-8, or not JSON (the message says which).
+        ValueError: the line is too long, not UTF-8, not JSON, or nested deeper than
+            `json_safe.MAX_RECORD_DEPTH` (the message says which).
     """
     if line.too_long:
         raise ValueError(f"line of {line.too_long} bytes is longer than the {MAX_LINE_BYTES}-byte limit")
@@ -120,7 +123,7 @@ def decode_line(line: Line) -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"invalid UTF-8 at byte {exc.start}") from exc
     try:
-        return json.loads(text)
+        return json_safe.loads(text, limit=json_safe.MAX_RECORD_DEPTH)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{exc.msg} at position {exc.pos} (line {exc.lineno} column {exc.colno})") from exc
 

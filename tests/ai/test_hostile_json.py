@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from pi_tui.ai.providers._common import parse_arguments
+from pi_tui.ai.providers._partial_json import PartialJson
+from pi_tui.ai.stream import Error, LlmRequest, StreamOptions
+from pi_tui.ai.types import Model, UserMessage
+from pi_tui.util.json_safe import MAX_DEPTH, MAX_RECORD_DEPTH
+
+from .test_http_client import TinyServer, sse_response
+from .test_provider_streaming import _API_NAMES, _FNS
+
+HOSTILE = "[" * 100_000 + "]" * 100_000
+
+# One well-formed event, then one nested far too deeply, then what would have followed.
+EVENTS = {
+    "anthropic": (
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
+        '"role":"assistant","model":"claude-x","content":[],"stop_reason":null,'
+        '"usage":{"input_tokens":1,"output_tokens":1}}}\n\n'
+        f"event: content_block_start\ndata: {HOSTILE}\n\n"
+        'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    ),
+    "chat": (
+        'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-x",'
+        '"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\n'
+        f"data: {HOSTILE}\n\n"
+        "data: [DONE]\n\n"
+    ),
+    "responses": f"event: response.created\ndata: {HOSTILE}\n\ndata: [DONE]\n\n",
+}
+
+
+@pytest.mark.parametrize("api", list(EVENTS))
+async def test_a_deep_server_sent_event_ends_the_answer_with_a_clear_error(api: str) -> None:
+    body = EVENTS[api].encode()
+
+    async def handler(server: TinyServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.request(reader)
+        writer.write(sse_response(body))
+        await writer.drain()
+
+    async with TinyServer(handler) as server:
+        base_url = server.url if api == "anthropic" else f"{server.url}/v1"
+        model = Model(id="m", api=_API_NAMES[api], provider="p", base_url=base_url, max_tokens=100)
+        request = LlmRequest("sys", [UserMessage(content="hi")], [])
+        events = [event async for event in _FNS[api](model, request, StreamOptions(api_key="k"))]
+    last = events[-1]
+    assert isinstance(last, Error)
+    assert f"JSON nested deeper than {MAX_RECORD_DEPTH} levels" in (last.error.error_message or "")
+
+
+def test_streamed_arguments_nested_too_deeply_are_followed_in_linear_time_and_rejected() -> None:
+    text = '{"path":"a","tree":' + HOSTILE + "}"
+    parser = PartialJson()
+    start = time.perf_counter()
+    for i in range(0, len(text), 24):  # the pieces a provider streams
+        parser.feed(text[i : i + 24])
+        value = parser.value()
+    assert time.perf_counter() - start < 5
+    assert value is None
+    assert parser.text == text
+    assert parse_arguments(text) == ({}, False)
+
+
+def test_streamed_arguments_at_the_limit_are_parsed_while_they_arrive_and_at_the_end() -> None:
+    inner = "[" * (MAX_DEPTH - 1) + "1" + "]" * (MAX_DEPTH - 1)
+    text = '{"tree":' + inner + ',"path":"a.txt"}'
+    parser = PartialJson()
+    partial_trees = 0
+    for i in range(0, len(text) - 7, 7):
+        parser.feed(text[i : i + 7])
+        value = parser.value()
+        partial_trees += isinstance(value, dict) and "tree" in value and "path" not in value
+    parser.feed(text[i + 7 :])
+    arguments, ok = parse_arguments(text)
+    assert ok and arguments["path"] == "a.txt" and parser.value() == arguments
+    assert partial_trees > 0  # the partial value was there while the text arrived
