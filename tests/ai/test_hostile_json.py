@@ -7,6 +7,7 @@ import pytest
 
 from pi_tui.ai.providers._common import parse_arguments
 from pi_tui.ai.providers._partial_json import PartialJson
+from pi_tui.ai.providers.google import stream_google
 from pi_tui.ai.stream import Error, LlmRequest, StreamOptions
 from pi_tui.ai.types import Model, UserMessage
 from pi_tui.util.json_safe import MAX_DEPTH, MAX_RECORD_DEPTH
@@ -32,7 +33,13 @@ EVENTS = {
         "data: [DONE]\n\n"
     ),
     "responses": f"event: response.created\ndata: {HOSTILE}\n\ndata: [DONE]\n\n",
+    "google": (
+        'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hi"}]}}]}\n\n'
+        f"data: {HOSTILE}\n\n"
+    ),
 }
+STREAMS = {**_FNS, "google": stream_google}
+API_NAMES = {**_API_NAMES, "google": "google-generative-ai"}
 
 
 @pytest.mark.parametrize("api", list(EVENTS))
@@ -45,10 +52,12 @@ async def test_a_deep_server_sent_event_ends_the_answer_with_a_clear_error(api: 
         await writer.drain()
 
     async with TinyServer(handler) as server:
-        base_url = server.url if api == "anthropic" else f"{server.url}/v1"
-        model = Model(id="m", api=_API_NAMES[api], provider="p", base_url=base_url, max_tokens=100)
+        base_url = {"anthropic": server.url, "google": f"{server.url}/v1beta"}.get(api, f"{server.url}/v1")
+        model = Model(
+            id="gemini-2.5-flash", api=API_NAMES[api], provider="p", base_url=base_url, max_tokens=100
+        )
         request = LlmRequest("sys", [UserMessage(content="hi")], [])
-        events = [event async for event in _FNS[api](model, request, StreamOptions(api_key="k"))]
+        events = [event async for event in STREAMS[api](model, request, StreamOptions(api_key="k"))]
     last = events[-1]
     assert isinstance(last, Error)
     assert f"JSON nested deeper than {MAX_RECORD_DEPTH} levels" in (last.error.error_message or "")

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pi_tui.util import json_safe
+
 from .types import LoginCancelled, OAuthError
 
 __all__ = [
@@ -114,7 +116,7 @@ def _send(request: urllib.request.Request, cancel: threading.Event | None, timeo
     text = raw.decode("utf-8", errors="replace")
     body: dict[str, Any] = {}
     try:
-        parsed = json.loads(text) if text.strip() else {}
+        parsed = json_safe.loads(text) if text.strip() else {}
         if isinstance(parsed, dict):
             body = parsed
     except ValueError:

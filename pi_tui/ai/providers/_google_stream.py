@@ -7,10 +7,11 @@ for either Gemini API, given the endpoint that API uses.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+
+from pi_tui.util import json_safe
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model, StopReason, TextContent, ToolCall
@@ -26,7 +27,7 @@ def decode_event(event: str | None, data: str, stream: Any) -> dict[str, Any] | 
     """One chunk of the stream; an ``{"error": ...}`` chunk raises `HttpStatusError` with its code."""
     if not data.strip():
         return None
-    value = json.loads(data)
+    value = json_safe.loads(data, limit=json_safe.MAX_RECORD_DEPTH)
     if isinstance(value, dict) and isinstance(value.get("error"), dict):
         from ..wire import HttpStatusError
 
