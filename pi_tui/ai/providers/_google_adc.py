@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_tui.util import json_safe
+
 __all__ = ["AccessToken", "AdcError", "SetupError", "access_token", "clear_token_cache", "credentials_path"]
 
 DEFAULT_TOKEN_URI = "https://oauth2.googleapis.com/token"
@@ -105,7 +107,7 @@ async def access_token(path: Path | None = None) -> AccessToken:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        info = json.loads(path.read_text(encoding="utf-8"))
+        info = json_safe.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise AdcError(f"Cannot read the Google credentials file {path}: {exc}") from None
     if not isinstance(info, dict):
@@ -210,6 +212,6 @@ def _post_form(url: str, form: dict[str, str]) -> tuple[int, Any]:
         raise AdcError(f"Cannot reach the Google token endpoint {url}: {exc}") from None
     text = raw.decode("utf-8", errors="replace")
     try:
-        return status, json.loads(text)
+        return status, json_safe.loads(text)
     except ValueError:
         return status, text
