@@ -14,7 +14,18 @@ from typing import Any
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import ImageContent, TextContent, ToolDefinition
 
-__all__ = ["ToolResult", "AgentTool", "ToolUpdateFn", "ToolExecuteFn", "ToolError", "text_result"]
+__all__ = [
+    "PREFER_STRICT_SCHEMA",
+    "ToolResult",
+    "AgentTool",
+    "ToolUpdateFn",
+    "ToolExecuteFn",
+    "ToolError",
+    "text_result",
+]
+
+PREFER_STRICT_SCHEMA: dict[str, Any] = {"type": "json_schema", "strict": "prefer"}
+"""What pi's read, bash, edit and write tools ask for: a strict schema where the model supports one."""
 
 
 @dataclass(slots=True)
@@ -54,6 +65,9 @@ class AgentTool:
         prompt_snippet: One line for the system prompt's "Available tools" list (defaults to the description).
         prompt_guidelines: Bullets appended to the system prompt's guidelines while the tool is active.
         prepare_arguments: Optional shim run on raw arguments before validation.
+        constrained_sampling: pi's ``constrainedSampling`` (e.g. ``{"type": "json_schema", "strict":
+            "prefer"}``): providers whose models support strict tool schemas send this tool's schema in
+            the strict form (Gemini 3 today).
     """
 
     name: str
@@ -64,9 +78,17 @@ class AgentTool:
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(default_factory=list)
     prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    constrained_sampling: dict[str, Any] | None = None
 
     def definition(self) -> ToolDefinition:
-        return ToolDefinition(name=self.name, description=self.description, parameters=self.parameters)
+        if self.constrained_sampling is None:
+            return ToolDefinition(name=self.name, description=self.description, parameters=self.parameters)
+        return ToolDefinition(
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            constrainedSampling=dict(self.constrained_sampling),
+        )
 
 
 def text_result(text: str, details: Any = None) -> ToolResult:

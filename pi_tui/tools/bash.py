@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
+from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
@@ -120,6 +120,7 @@ def create_bash_tool(
         description=BASH_DESCRIPTION,
         parameters=BASH_PARAMETERS,
         execute=execute,
+        constrained_sampling=PREFER_STRICT_SCHEMA,
         prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
     )
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
+from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 from pi_tui.util import json_safe
@@ -166,6 +166,7 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
         description=EDIT_DESCRIPTION,
         parameters=EDIT_PARAMETERS,
         execute=execute,
+        constrained_sampling=PREFER_STRICT_SCHEMA,
         prompt_snippet="Make surgical edits to files (find exact text and replace)",
         prompt_guidelines=list(_GUIDELINES),
         prepare_arguments=prepare_edit_arguments,

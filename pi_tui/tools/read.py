@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
+from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import ImageContent, TextContent
 
@@ -68,6 +68,7 @@ def create_read_tool(
         description=READ_DESCRIPTION,
         parameters=READ_PARAMETERS,
         execute=execute,
+        constrained_sampling=PREFER_STRICT_SCHEMA,
         prompt_snippet="Read file contents",
     )
 

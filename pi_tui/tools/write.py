@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
+from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 
@@ -85,6 +85,7 @@ def create_write_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Ag
         description=WRITE_DESCRIPTION,
         parameters=WRITE_PARAMETERS,
         execute=execute,
+        constrained_sampling=PREFER_STRICT_SCHEMA,
         prompt_snippet="Create or overwrite files",
     )
 

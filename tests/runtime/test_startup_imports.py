@@ -73,7 +73,13 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.providers._history",
         "pi_tui.ai.providers._partial_json",
         "pi_tui.ai.providers._wire_cache",
+        "pi_tui.ai.providers._google_adc",
+        "pi_tui.ai.providers._google_request",
+        "pi_tui.ai.providers._google_stream",
+        "pi_tui.ai.providers._strict_schema",
         "pi_tui.ai.providers.anthropic",
+        "pi_tui.ai.providers.google",
+        "pi_tui.ai.providers.google_vertex",
         "pi_tui.ai.providers.openai_completions",
         "pi_tui.ai.providers.openai_responses",
         "pi_tui.ai.registry",
@@ -208,6 +214,28 @@ ONE_TURN_MUST_NOT_IMPORT = (
     "decimal",
 )
 
+# The provider modules each API's one-turn run may load: only its own (and the modules they share).
+_SHARED_PROVIDER_MODULES = {
+    "pi_tui.ai.providers",
+    "pi_tui.ai.providers._common",
+    "pi_tui.ai.providers._history",
+    "pi_tui.ai.providers._partial_json",
+    "pi_tui.ai.providers._wire_cache",
+}
+_GEMINI = {
+    "pi_tui.ai.providers._google_request",
+    "pi_tui.ai.providers._google_stream",
+    "pi_tui.ai.providers._strict_schema",
+}
+PROVIDER_MODULES = {
+    "anthropic-messages": {"pi_tui.ai.providers.anthropic"},
+    "openai-completions": {"pi_tui.ai.providers.openai_completions"},
+    # Responses reuses the Chat Completions client and event decoder.
+    "openai-responses": {"pi_tui.ai.providers.openai_responses", "pi_tui.ai.providers.openai_completions"},
+    "google-generative-ai": {"pi_tui.ai.providers.google", *_GEMINI},
+    "google-vertex": {"pi_tui.ai.providers.google_vertex", "pi_tui.ai.providers._google_adc", *_GEMINI},
+}
+
 _DUMP_MODULES = """
 import atexit, json, runpy, sys
 out = sys.argv.pop(1)
@@ -217,7 +245,7 @@ runpy.run_module("pi_tui", run_name="__main__", alter_sys=True)
 """
 
 
-@pytest.mark.parametrize("api", ["anthropic-messages", "openai-completions", "openai-responses"])
+@pytest.mark.parametrize("api", list(PROVIDER_MODULES))
 def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
     tmp_path: Path, agent_dir: Path, api: str
 ) -> None:
@@ -232,7 +260,11 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
         k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy")
     }
     with fake.serve() as server:
-        base = server.anthropic_base_url if api == "anthropic-messages" else server.openai_base_url
+        base = {
+            "anthropic-messages": server.anthropic_base_url,
+            "google-generative-ai": server.gemini_base_url,
+            "google-vertex": server.url,
+        }.get(api, server.openai_base_url)
         config = {
             "providers": {
                 "budget": {
@@ -258,3 +290,6 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
     ours = {name for name in loaded if name == "pi_tui" or name.startswith("pi_tui.")}
     assert ours - ONE_TURN_MAY_IMPORT == set(), sorted(ours - ONE_TURN_MAY_IMPORT)
     assert [name for name in ONE_TURN_MUST_NOT_IMPORT if name in loaded] == []
+    providers = {name for name in ours if name.startswith("pi_tui.ai.providers")}
+    assert providers - _SHARED_PROVIDER_MODULES - PROVIDER_MODULES[api] == set()
+    assert PROVIDER_MODULES[api] <= providers
