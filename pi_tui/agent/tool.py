@@ -81,13 +81,11 @@ class AgentTool:
     constrained_sampling: dict[str, Any] | None = None
 
     def definition(self) -> ToolDefinition:
-        if self.constrained_sampling is None:
-            return ToolDefinition(name=self.name, description=self.description, parameters=self.parameters)
         return ToolDefinition(
             name=self.name,
             description=self.description,
             parameters=self.parameters,
-            constrainedSampling=dict(self.constrained_sampling),
+            constrained_sampling=dict(self.constrained_sampling) if self.constrained_sampling else None,
         )
 
 

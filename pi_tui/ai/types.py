@@ -310,3 +310,6 @@ class ToolDefinition(WireModel):
     name: str
     description: str = ""
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    constrained_sampling: dict[str, Any] | None = None
+    """pi's ``constrainedSampling`` (``{"type": "json_schema", "strict": "prefer" | "require"}``): where the
+    model supports strict tool schemas, the provider sends this tool's schema in the strict form."""

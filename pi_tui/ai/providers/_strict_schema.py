@@ -107,7 +107,7 @@ def _make_strict(schema: Any) -> None:
 
 def strict_parameters(tool: ToolDefinition, supports_strict: bool) -> dict[str, Any] | None:
     """The strict schema (a copy) when the tool asks for constrained sampling and the model supports it."""
-    config = (tool.model_extra or {}).get("constrainedSampling")
+    config = tool.constrained_sampling
     if not isinstance(config, dict) or config.get("type") != "json_schema":
         return None
     if not supports_strict:
