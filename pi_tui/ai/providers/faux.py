@@ -267,9 +267,32 @@ _RUN_RE = re.compile(r"^(?:please\s+)?(?:run|bash|exec)\s+(.+)$", re.IGNORECASE 
 _PREVIEW_LINES = 10
 
 
+# The tool the harness shows context panels under (`pi_tui.context.panels.PANEL_TOOL_NAME`). Panels placed
+# after the conversation end the request with a call/result pair of it that no model asked for.
+_PANEL_TOOL = "dynamic_panel"
+
+
+def _is_panel_message(message: Any) -> bool:
+    if isinstance(message, ToolResultMessage):
+        return message.tool_name == _PANEL_TOOL
+    if isinstance(message, AssistantMessage):
+        calls = [block for block in message.content if isinstance(block, ToolCall)]
+        return bool(calls) and all(call.name == _PANEL_TOOL for call in calls)
+    return False
+
+
+def _conversation(messages: list[Any]) -> list[Any]:
+    """``messages`` without the panels shown after them: what the answer is about, as for a real model."""
+    end = len(messages)
+    while end and _is_panel_message(messages[end - 1]):
+        end -= 1
+    return messages[:end]
+
+
 def default_faux_response(model: Model, request: LlmRequest, options: StreamOptions) -> FauxResponse:
-    """The deterministic answer used when no script is installed."""
-    messages = request.messages
+    """The deterministic answer used when no script is installed (panels after the conversation are read
+    past: the answer is to the last prompt or tool result, as a real model's is)."""
+    messages = _conversation(list(request.messages))
     last = messages[-1] if messages else None
     tools = {t.name for t in request.tools}
 
