@@ -37,7 +37,7 @@ from typing import Any
 
 from pi_tui.util import json_safe
 
-from .catalog import PROVIDER_ENV_VARS
+from .catalog import env_vars, provider_info
 from .paths import auth_json_path
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "resolve_request_headers",
     "clear_config_value_cache",
     "env_api_key",
+    "env_key_variables",
     "env_vars_for",
 ]
 
@@ -224,15 +225,40 @@ def clear_config_value_cache() -> None:
 
 
 def env_vars_for(provider: str) -> tuple[str, ...]:
-    """Environment variables that may hold ``provider``'s key, highest priority first."""
-    return PROVIDER_ENV_VARS.get(provider, ())
+    """Environment variables pi reads for ``provider``'s credentials, in its order (the catalog's)."""
+    return env_vars(provider)
+
+
+# For providers whose credentials are more than one key, the variable that holds the key itself.
+_KEY_VARIABLE = {
+    "bedrock": "AWS_BEARER_TOKEN_BEDROCK",
+    "vertex": "GOOGLE_CLOUD_API_KEY",
+    "cloudflare": "CLOUDFLARE_API_KEY",
+}
+
+
+def env_key_variables(provider: str) -> tuple[str, ...]:
+    """The variables whose value is sent as ``provider``'s API key, in pi's order.
+
+    Anthropic's ``ANTHROPIC_AUTH_TOKEN`` is not among them: pi sends it as an ``Authorization: Bearer``
+    header instead of a key, which pi-tui does not do yet.
+    """
+    info = provider_info(provider)
+    if info is None:
+        return ()
+    if info.auth in _KEY_VARIABLE:
+        return (_KEY_VARIABLE[info.auth],)
+    if info.auth == "anthropic":
+        return tuple(name for name in info.env if name != "ANTHROPIC_AUTH_TOKEN")
+    return info.env
 
 
 def env_api_key(provider: str) -> str | None:
-    """The provider's key from the environment (read fresh each time, never cached)."""
-    for name in env_vars_for(provider):
+    """The provider's key from the environment (read fresh each time, never cached). Like pi, a
+    variable that is empty or only whitespace counts as unset."""
+    for name in env_key_variables(provider):
         value = os.environ.get(name)
-        if value:
+        if value and value.strip():
             return value
     return None
 

@@ -1,41 +1,48 @@
-"""The built-in model catalog: which models pi-tui knows without any configuration.
+"""The built-in catalog: every provider and model pi 0.87.1 ships, read from generated data.
 
-Prices are dollars per million tokens. Anthropic's cache write is priced at the 5-minute rate (1.25x
-input) and cache reads at 0.1x input, as Anthropic bills them; OpenAI has no write surcharge and its
-cached-input price is listed per model.
+``pi_tui/data/catalog.jsonl`` is written by `pi_tui.ai.catalog_gen` from pi's own package (a test checks
+that the two agree). Its first line describes the providers (name, base URL, wire APIs, the environment
+variables of the key in pi's resolution order, login, default model, start-up order); each following
+line holds one provider's models in pi's JSON shape. Only the first line is parsed at start-up; a
+provider's line is parsed the first time its models are asked for, so a run that uses one provider pays
+for that provider only.
 
-Sources: Anthropic's and OpenAI's model pages (limits, prices) and pi's generated catalog (which
-models a coding agent lists). Models the installed ``anthropic`` SDK names but whose limits we could
-not confirm (e.g. ``claude-opus-4-7`` and the 5.x ids) are left out; add them through
-``models.json`` until they are confirmed here. Ids the SDK marks deprecated (Claude 3.x, 4.0) are left
-out too.
-
-Models are built on demand by `builtin_models()`, so importing this module is cheap and every caller
-gets its own objects to modify.
+Besides pi's providers there is ``faux``, pi-tui's scripted offline model (no key, never chosen
+implicitly).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from .types import Model, ModelCost
+from .types import Model
 
 __all__ = [
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_BASE_URL",
+    "CATALOG_FILE",
+    "Catalog",
     "FAUX_PROVIDER",
     "FAUX_MODEL_ID",
     "KEYLESS_PROVIDERS",
-    "DEFAULT_MODEL_PER_PROVIDER",
-    "PROVIDER_ORDER",
-    "PROVIDER_ENV_VARS",
+    "LoginInfo",
+    "ProviderInfo",
     "builtin_models",
-    "faux_model",
     "builtin_providers",
+    "catalog_pi_version",
+    "faux_model",
+    "default_model_id",
+    "env_vars",
+    "has_env_credentials",
+    "provider_info",
+    "provider_models",
+    "provider_order",
 ]
 
-ANTHROPIC_BASE_URL = "https://api.anthropic.com"
-OPENAI_BASE_URL = "https://api.openai.com/v1"
+CATALOG_FILE = Path(__file__).resolve().parent.parent / "data" / "catalog.jsonl"
 
 FAUX_PROVIDER = "faux"
 FAUX_MODEL_ID = "faux-1"
@@ -43,143 +50,210 @@ FAUX_MODEL_ID = "faux-1"
 KEYLESS_PROVIDERS: frozenset[str] = frozenset({FAUX_PROVIDER})
 """Providers that work without any credential (the scripted demo/test provider)."""
 
-DEFAULT_MODEL_PER_PROVIDER: dict[str, str] = {
-    "amazon-bedrock": "us.anthropic.claude-opus-4-6-v1",
-    "anthropic": "claude-opus-4-6",
-    "openai": "gpt-5.4",
-    "azure-openai-responses": "gpt-5.2",
-    "openai-codex": "gpt-5.4",
-    "google": "gemini-2.5-pro",
-    "google-gemini-cli": "gemini-2.5-pro",
-    "google-antigravity": "gemini-3.1-pro-high",
-    "google-vertex": "gemini-3-pro-preview",
-    "github-copilot": "gpt-4o",
-    "openrouter": "openai/gpt-5.1-codex",
-    "vercel-ai-gateway": "anthropic/claude-opus-4-6",
-    "xai": "grok-4-fast-non-reasoning",
-    "groq": "openai/gpt-oss-120b",
-    "cerebras": "zai-glm-4.6",
-    "zai": "glm-4.6",
-    "mistral": "devstral-medium-latest",
-    "minimax": "MiniMax-M2.1",
-    "minimax-cn": "MiniMax-M2.1",
-    "huggingface": "moonshotai/Kimi-K2.5",
-    "opencode": "claude-opus-4-6",
-    "opencode-go": "kimi-k2.5",
-    "kimi-coding": "kimi-k2-thinking",
-    FAUX_PROVIDER: FAUX_MODEL_ID,
-}
-"""pi's default model for each provider; used for the initial model and for custom-id clones."""
 
-PROVIDER_ORDER: tuple[str, ...] = tuple(p for p in DEFAULT_MODEL_PER_PROVIDER if p != FAUX_PROVIDER)
-"""The order in which pi tries providers when it picks the initial model. ``faux`` is never picked
-implicitly: a user without keys should be told so, not silently handed a scripted model."""
+@dataclass(frozen=True)
+class LoginInfo:
+    """A provider's OAuth login as pi offers it (``/login``)."""
 
-PROVIDER_ENV_VARS: dict[str, tuple[str, ...]] = {
-    "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
-    "openai": ("OPENAI_API_KEY",),
-    "azure-openai-responses": ("AZURE_OPENAI_API_KEY",),
-    "google": ("GEMINI_API_KEY",),
-    "google-vertex": ("GOOGLE_CLOUD_API_KEY",),
-    "groq": ("GROQ_API_KEY",),
-    "cerebras": ("CEREBRAS_API_KEY",),
-    "xai": ("XAI_API_KEY",),
-    "openrouter": ("OPENROUTER_API_KEY",),
-    "vercel-ai-gateway": ("AI_GATEWAY_API_KEY",),
-    "zai": ("ZAI_API_KEY",),
-    "mistral": ("MISTRAL_API_KEY",),
-    "minimax": ("MINIMAX_API_KEY",),
-    "minimax-cn": ("MINIMAX_CN_API_KEY",),
-    "huggingface": ("HF_TOKEN",),
-    "opencode": ("OPENCODE_API_KEY",),
-    "opencode-go": ("OPENCODE_API_KEY",),
-    "kimi-coding": ("KIMI_API_KEY",),
-    "github-copilot": ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
-    "amazon-bedrock": ("AWS_BEARER_TOKEN_BEDROCK",),
-}
-"""Environment variables holding each provider's key, highest priority first (pi's table)."""
+    name: str
+    subscription: bool
+    label: str | None = None
 
-_TEXT_IMAGE: tuple[Literal["text", "image"], ...] = ("text", "image")
-_TEXT: tuple[Literal["text", "image"], ...] = ("text",)
 
-# (id, display name, input $/MTok, output $/MTok, context window, max output tokens)
-_ANTHROPIC: tuple[tuple[str, str, float, float, int, int], ...] = (
-    ("claude-opus-4-6", "Claude Opus 4.6", 5.0, 25.0, 200_000, 128_000),
-    ("claude-sonnet-4-6", "Claude Sonnet 4.6", 3.0, 15.0, 200_000, 64_000),
-    ("claude-opus-4-5", "Claude Opus 4.5 (latest)", 5.0, 25.0, 200_000, 64_000),
-    ("claude-opus-4-5-20251101", "Claude Opus 4.5", 5.0, 25.0, 200_000, 64_000),
-    ("claude-sonnet-4-5", "Claude Sonnet 4.5 (latest)", 3.0, 15.0, 200_000, 64_000),
-    ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", 3.0, 15.0, 200_000, 64_000),
-    ("claude-haiku-4-5", "Claude Haiku 4.5 (latest)", 1.0, 5.0, 200_000, 64_000),
-    ("claude-haiku-4-5-20251001", "Claude Haiku 4.5", 1.0, 5.0, 200_000, 64_000),
-    ("claude-opus-4-1", "Claude Opus 4.1 (latest)", 15.0, 75.0, 200_000, 32_000),
-    ("claude-opus-4-1-20250805", "Claude Opus 4.1", 15.0, 75.0, 200_000, 32_000),
-)
+@dataclass(frozen=True)
+class ProviderInfo:
+    """One built-in provider.
 
-# (id, display name, reasoning, input kinds, input, cached input, output, context window, max output)
-_OPENAI: tuple[
-    tuple[str, str, bool, tuple[Literal["text", "image"], ...], float, float, float, int, int], ...
-] = (
-    # GPT-5.4's window is 1.05M, but prompts over 272K tokens are billed at 2x input / 1.5x output.
-    ("gpt-5.4", "GPT-5.4", True, _TEXT_IMAGE, 2.5, 0.25, 15.0, 1_050_000, 128_000),
-    ("gpt-5.2", "GPT-5.2", True, _TEXT_IMAGE, 1.75, 0.175, 14.0, 400_000, 128_000),
-    ("gpt-5.2-codex", "GPT-5.2 Codex", True, _TEXT_IMAGE, 1.75, 0.175, 14.0, 400_000, 128_000),
-    ("gpt-5.1", "GPT-5.1", True, _TEXT_IMAGE, 1.25, 0.125, 10.0, 400_000, 128_000),
-    ("gpt-5.1-codex", "GPT-5.1 Codex", True, _TEXT_IMAGE, 1.25, 0.125, 10.0, 400_000, 128_000),
-    ("gpt-5.1-codex-mini", "GPT-5.1 Codex mini", True, _TEXT_IMAGE, 0.25, 0.025, 2.0, 400_000, 128_000),
-    ("gpt-5", "GPT-5", True, _TEXT_IMAGE, 1.25, 0.125, 10.0, 400_000, 128_000),
-    ("gpt-5-mini", "GPT-5 mini", True, _TEXT_IMAGE, 0.25, 0.025, 2.0, 400_000, 128_000),
-    ("gpt-5-nano", "GPT-5 nano", True, _TEXT_IMAGE, 0.05, 0.005, 0.4, 400_000, 128_000),
-    ("gpt-4.1", "GPT-4.1", False, _TEXT_IMAGE, 2.0, 0.5, 8.0, 1_047_576, 32_768),
-    ("gpt-4.1-mini", "GPT-4.1 mini", False, _TEXT_IMAGE, 0.4, 0.1, 1.6, 1_047_576, 32_768),
-    ("gpt-4o", "GPT-4o", False, _TEXT_IMAGE, 2.5, 1.25, 10.0, 128_000, 16_384),
-    ("gpt-4o-mini", "GPT-4o mini", False, _TEXT_IMAGE, 0.15, 0.075, 0.6, 128_000, 16_384),
-    ("o3", "o3", True, _TEXT_IMAGE, 2.0, 0.5, 8.0, 200_000, 100_000),
-    ("o4-mini", "o4-mini", True, _TEXT_IMAGE, 1.1, 0.275, 4.4, 200_000, 100_000),
-    ("o3-mini", "o3-mini", True, _TEXT, 1.1, 0.55, 4.4, 200_000, 100_000),
+    Attributes:
+        id: The provider name used in ``--provider`` and ``provider/model``.
+        name: Display name (``OpenRouter``).
+        base_url: The provider's base URL (models may carry their own, per wire API).
+        apis: The wire APIs its models use, most used first as pi lists them.
+        auth: How a key is found: ``key`` (the first set variable of ``env``), ``anthropic``, ``bedrock``,
+            ``vertex``, ``cloudflare`` (rules in `has_env_credentials`), ``oauth`` (login only), ``none``.
+        env: Environment variables pi reads for the key, in its order.
+        api_key_name: What pi calls the key (``OpenRouter API key``); None for login-only providers.
+        login: The OAuth login, if pi has one for this provider.
+        default_model: pi's default model id for the provider.
+        model_count: How many models the catalog lists.
+        headers: Headers pi adds to every request of this provider.
+    """
+
+    id: str
+    name: str
+    base_url: str
+    apis: tuple[str, ...]
+    auth: str
+    env: tuple[str, ...]
+    api_key_name: str | None
+    login: LoginInfo | None
+    default_model: str | None
+    model_count: int
+    headers: dict[str, str] | None = None
+
+
+_FAUX_INFO = ProviderInfo(
+    id=FAUX_PROVIDER,
+    name="Faux (scripted, offline)",
+    base_url="",
+    apis=("faux",),
+    auth="none",
+    env=(),
+    api_key_name=None,
+    login=None,
+    default_model=FAUX_MODEL_ID,
+    model_count=1,
 )
 
 
-def _anthropic_models() -> list[Model]:
-    return [
-        Model(
-            id=model_id,
-            name=name,
-            api="anthropic-messages",
-            provider="anthropic",
-            base_url=ANTHROPIC_BASE_URL,
-            reasoning=True,
-            input=list(_TEXT_IMAGE),
-            # Round to cents-of-a-cent so 1.25 x 3.0 prints as 3.75, not 3.7500000000000004.
-            cost=ModelCost(
-                input=price_in,
-                output=price_out,
-                cache_read=round(price_in * 0.1, 6),
-                cache_write=round(price_in * 1.25, 6),
-            ),
-            context_window=context,
-            max_tokens=max_out,
-        )
-        for model_id, name, price_in, price_out, context, max_out in _ANTHROPIC
-    ]
+class Catalog:
+    """A catalog file: the parsed header plus each provider's models, read and parsed on first use.
+
+    Args:
+        path: A file written by `pi_tui.ai.catalog_gen`.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        with path.open("rb") as handle:
+            first = handle.readline()
+        header: dict[str, Any] = json.loads(first)
+        self.pi_version: str = header["piVersion"]
+        self.order: tuple[str, ...] = tuple(header["providerOrder"])
+        self.providers: dict[str, ProviderInfo] = {}
+        # where each provider's line starts and how long it is: a run reads only the providers it uses
+        self._spans: dict[str, tuple[int, int]] = {}
+        self._models: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        offset = len(first)
+        for entry, size in zip(header["providers"], header["lineBytes"], strict=True):
+            self._spans[entry["id"]] = (offset, size)
+            offset += size
+            login = entry.get("login")
+            info = ProviderInfo(
+                id=entry["id"],
+                name=entry["name"],
+                base_url=entry["baseUrl"],
+                apis=tuple(entry["apis"]),
+                auth=entry["auth"],
+                env=tuple(entry["env"]),
+                api_key_name=entry.get("apiKeyName"),
+                login=LoginInfo(login["name"], bool(login["subscription"]), login.get("label"))
+                if login
+                else None,
+                default_model=entry.get("defaultModel"),
+                model_count=entry["models"],
+                headers=entry.get("headers"),
+            )
+            self.providers[info.id] = info
+
+    def raw_models(self, provider: str) -> list[dict[str, Any]]:
+        """``provider``'s models as pi's JSON (shared: do not modify); empty for an unknown provider."""
+        with self._lock:
+            found = self._models.get(provider)
+            if found is None:
+                span = self._spans.get(provider)
+                found = []
+                if span is not None:
+                    with self._path.open("rb") as handle:
+                        handle.seek(span[0])
+                        found = json.loads(handle.read(span[1]))
+                self._models[provider] = found
+            return found
+
+    def models(self, provider: str) -> list[Model]:
+        """Fresh `Model` objects for ``provider``'s models."""
+        return [Model.model_validate({**raw, "provider": provider}) for raw in self.raw_models(provider)]
 
 
-def _openai_models() -> list[Model]:
-    return [
-        Model(
-            id=model_id,
-            name=name,
-            api="openai-responses",
-            provider="openai",
-            base_url=OPENAI_BASE_URL,
-            reasoning=reasoning,
-            input=list(kinds),
-            cost=ModelCost(input=price_in, output=price_out, cache_read=cached, cache_write=0.0),
-            context_window=context,
-            max_tokens=max_out,
+_catalog: Catalog | None = None
+_catalog_lock = threading.Lock()
+
+
+def _load() -> Catalog:
+    global _catalog
+    if _catalog is None:
+        with _catalog_lock:
+            if _catalog is None:
+                _catalog = Catalog(CATALOG_FILE)
+    return _catalog
+
+
+def catalog_pi_version() -> str:
+    """The pi version the catalog was generated from (``0.87.1``)."""
+    return _load().pi_version
+
+
+def builtin_providers() -> tuple[str, ...]:
+    """Every built-in provider id: pi's, in pi's catalog order, then ``faux``."""
+    return (*_load().providers, FAUX_PROVIDER)
+
+
+def provider_info(provider: str) -> ProviderInfo | None:
+    """The built-in provider named exactly ``provider``; None for any other name."""
+    if provider == FAUX_PROVIDER:
+        return _FAUX_INFO
+    return _load().providers.get(provider)
+
+
+def provider_order() -> tuple[str, ...]:
+    """pi's order for choosing a start-up model: the first of these with a key gives its default model.
+    ``faux`` is not in it: a user without keys should be told so, not handed a scripted model."""
+    return _load().order
+
+
+def default_model_id(provider: str) -> str | None:
+    """pi's default model id for ``provider`` (None for providers pi has no default for)."""
+    info = provider_info(provider)
+    return info.default_model if info is not None else None
+
+
+def env_vars(provider: str) -> tuple[str, ...]:
+    """Environment variables that may hold ``provider``'s key, in pi's order (empty when none)."""
+    info = provider_info(provider)
+    return info.env if info is not None else ()
+
+
+def _set(name: str) -> bool:
+    # pi ignores variables that are empty or only whitespace
+    return bool(os.environ.get(name, "").strip())
+
+
+def has_env_credentials(provider: str) -> bool:
+    """Whether the environment holds what ``provider`` needs, by pi's rule for it.
+
+    ``key``: any of its variables. ``anthropic``: ``ANTHROPIC_OAUTH_TOKEN`` or ``ANTHROPIC_API_KEY`` (pi
+    also takes ``ANTHROPIC_AUTH_TOKEN``, as a bearer header pi-tui does not send yet). ``cloudflare``: all of its variables (key, account id, gateway id).
+    ``bedrock``: a bearer token, a profile, an access key pair, a container or web-identity credential.
+    ``vertex``: ``GOOGLE_CLOUD_API_KEY``, or application-default credentials (a credentials file that
+    exists) together with a project and a location.
+    """
+    info = provider_info(provider)
+    if info is None:
+        return False
+    if info.auth == "key":
+        return any(_set(name) for name in info.env)
+    if info.auth == "anthropic":
+        # ANTHROPIC_AUTH_TOKEN is a bearer header in pi, which pi-tui does not send yet: not counted
+        return any(_set(name) for name in info.env if name != "ANTHROPIC_AUTH_TOKEN")
+    if info.auth == "cloudflare":
+        return all(_set(name) for name in info.env)
+    if info.auth == "bedrock":
+        return any(_set(name) for name in info.env if name != "AWS_ACCESS_KEY_ID") or (
+            _set("AWS_ACCESS_KEY_ID") and _set("AWS_SECRET_ACCESS_KEY")
         )
-        for model_id, name, reasoning, kinds, price_in, cached, price_out, context, max_out in _OPENAI
-    ]
+    if info.auth == "vertex":
+        if _set("GOOGLE_CLOUD_API_KEY"):
+            return True
+        credentials = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS", "").strip()
+        path = (
+            Path(credentials)
+            if credentials
+            else Path.home() / ".config" / "gcloud" / "application_default_credentials.json"
+        )
+        project = _set("GOOGLE_CLOUD_PROJECT") or _set("GCLOUD_PROJECT")
+        return project and _set("GOOGLE_CLOUD_LOCATION") and path.is_file()
+    return False
 
 
 def faux_model() -> Model:
@@ -191,22 +265,19 @@ def faux_model() -> Model:
         provider=FAUX_PROVIDER,
         base_url="",
         reasoning=True,
-        input=list(_TEXT_IMAGE),
-        cost=ModelCost(),
+        input=["text", "image"],
         context_window=200_000,
         max_tokens=32_000,
     )
 
 
-def _faux_models() -> list[Model]:
-    return [faux_model()]
+def provider_models(provider: str) -> list[Model]:
+    """Fresh `Model` objects for every catalog model of ``provider`` (empty for an unknown name)."""
+    if provider == FAUX_PROVIDER:
+        return [faux_model()]
+    return _load().models(provider)
 
 
 def builtin_models() -> list[Model]:
-    """Fresh copies of every built-in model, grouped by provider (anthropic, openai, faux)."""
-    return [*_anthropic_models(), *_openai_models(), *_faux_models()]
-
-
-def builtin_providers() -> tuple[str, ...]:
-    """Providers that have built-in models."""
-    return ("anthropic", "openai", FAUX_PROVIDER)
+    """Fresh copies of every built-in model, provider by provider (pi's catalog order, then ``faux``)."""
+    return [model for provider in builtin_providers() for model in provider_models(provider)]

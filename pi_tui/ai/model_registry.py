@@ -6,15 +6,14 @@ models, ``models`` entries are upserted by id); any other provider adds its own 
 cannot be used never breaks start-up: the built-ins stay and `ModelRegistry.errors` carries one line
 for the UI.
 
-Key resolution order for a provider: runtime override (``--api-key``), ``auth.json``, the
-environment (`catalog.PROVIDER_ENV_VARS`), then the provider's ``apiKey`` from ``models.json`` or an
-extension registration.
+Key resolution order for a provider (pi 0.87): runtime override (``--api-key``), ``auth.json``, the
+provider's ``apiKey`` from ``models.json`` or an extension registration, then the environment (the
+catalog's variables for the provider, `catalog.env_vars`).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +24,19 @@ from .auth import (
     AuthStorage,
     CommandValue,
     env_api_key,
-    env_vars_for,
+    env_key_variables,
     resolve_config_value,
     resolve_headers,
 )
 from .catalog import (
-    DEFAULT_MODEL_PER_PROVIDER,
     FAUX_PROVIDER,
     KEYLESS_PROVIDERS,
-    PROVIDER_ORDER,
-    builtin_models,
+    builtin_providers,
+    default_model_id,
+    has_env_credentials,
+    provider_info,
+    provider_models,
+    provider_order,
 )
 from .models_json import (
     ModelDefinition,
@@ -43,7 +45,7 @@ from .models_json import (
     ProviderConfig,
     load_models_json,
 )
-from .types import Model, ModelCost
+from .types import CostTier, Model, ModelCost
 
 __all__ = ["ModelRegistry", "missing_key_message"]
 
@@ -73,7 +75,13 @@ def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
     auth_file = _display_path(paths.auth_json_path(base))
     models_file = _display_path(paths.models_json_path(base))
     # Name the plain API-key variable first: it is what most users have.
-    names = sorted(env_vars_for(provider), key=lambda n: (not n.endswith("_API_KEY"), n))
+    info = provider_info(provider)
+    if info is not None and info.auth == "cloudflare":
+        return (
+            f"No API key for {provider}: set {' and '.join(info.env)}, add them to {auth_file}, "
+            f"or configure apiKey in {models_file}"
+        )
+    names = sorted(env_key_variables(provider), key=lambda n: (not n.endswith("_API_KEY"), n))
     if names:
         env_part = f"set {names[0]}" + (f" (or {', '.join(names[1:])})" if len(names) > 1 else "")
         return f"No API key for {provider}: {env_part}, add it to {auth_file}, or configure apiKey in {models_file}"
@@ -104,32 +112,38 @@ def _apply_override(model: Model, override: ModelOverride) -> Model:
             cache_write=override.cost.cache_write
             if override.cost.cache_write is not None
             else old.cache_write,
+            tiers=_tiers(override.cost.tiers) if override.cost.tiers is not None else old.tiers,
         )
+    if override.thinking_level_map:
+        update["thinking_level_map"] = {**(model.thinking_level_map or {}), **override.thinking_level_map}
+    for field in ("input_limits", "sampling_params"):
+        value = getattr(override, field)
+        if value is not None:
+            update[field] = value
+    if override.prompt_cache is not None:
+        update["prompt_cache"] = {**(model.prompt_cache or {}), **override.prompt_cache}
     if override.headers:
         update["headers"] = _merge_dicts(
             model.headers, resolve_headers(override.headers, defer_commands=True)
         )
-    compat = _merge_dicts(_merge_dicts(model.compat, override.compat), _thinking_compat(override))
+    compat = _merge_dicts(model.compat, override.compat)
     if compat != model.compat:
         update["compat"] = compat
     return model.model_copy(update=update)
 
 
-def _thinking_compat(entry: ModelOverride) -> dict[str, Any] | None:
-    """pi 0.72's ``thinkingLevelMap`` as compat keys the runtime reads.
-
-    The string values become the providers' ``reasoningEffortMap`` (the value sent for a level); the
-    whole map is kept as ``thinkingLevelMap`` so `available_thinking_levels` hides ``null`` levels.
-    """
-    mapping = entry.thinking_level_map
-    if not mapping:
+def _tiers(raw: list[dict[str, Any]] | None) -> list[CostTier] | None:
+    """models.json ``cost.tiers`` as records (a tier without ``inputTokensAbove`` is dropped)."""
+    if not raw:
         return None
-    efforts = {level: value for level, value in mapping.items() if isinstance(value, str)}
-    return {"thinkingLevelMap": dict(mapping), "reasoningEffortMap": efforts}
+    return [CostTier.model_validate(t) for t in raw if isinstance(t.get("inputTokensAbove"), int)] or None
 
 
 class ModelRegistry:
     """All known models, the ones usable right now, and their keys.
+
+    Built-in providers come from the catalog (`pi_tui.ai.catalog`); a provider's models are built the
+    first time they are needed, so a run that uses one provider does not pay for the other forty.
 
     Args:
         agent_dir: Directory holding ``models.json`` and ``auth.json``; defaults to the agent dir
@@ -143,7 +157,9 @@ class ModelRegistry:
         self._runtime_keys: dict[str, str] = {}
         self._config_keys: dict[str, str] = {}
         self._registered: dict[str, ProviderConfig] = {}
-        self._models: list[Model] = []
+        self._configs: list[tuple[str, ProviderConfig, str]] = []
+        self._provider_names: list[str] = []
+        self._models_by_provider: dict[str, list[Model]] = {}
         self._sources: dict[tuple[str, str], str] = {}
         self._errors: list[str] = []
         self._warnings: list[str] = []
@@ -179,16 +195,12 @@ class ModelRegistry:
         self._build()
 
     def _build(self) -> None:
-        models = builtin_models()
-        sources = {(m.provider, m.id): SOURCE_BUILTIN for m in models}
-        builtin_apis: dict[str, str] = {}
-        builtin_urls: dict[str, str] = {}
-        for model in models:
-            builtin_apis.setdefault(model.provider, model.api)
-            builtin_urls.setdefault(model.provider, model.base_url)
+        builtin = builtin_providers()
+        builtin_apis = {name: info.apis[0] for name in builtin if (info := provider_info(name)) and info.apis}
         errors: list[str] = []
         warnings: list[str] = []
         config_keys: dict[str, str] = {}
+        configs: list[tuple[str, ProviderConfig, str]] = []
 
         loaded = None
         try:
@@ -198,29 +210,46 @@ class ModelRegistry:
             logger.warning("%s", exc)
         if loaded is not None:
             warnings.extend(loaded.warnings)
-            for name, provider in loaded.config.providers.items():
-                self._apply_provider(
-                    name, provider, models, sources, builtin_apis, builtin_urls, warnings, SOURCE_MODELS_JSON
-                )
-                if provider.api_key:
-                    config_keys[name] = provider.api_key
-        for name, provider in self._registered.items():
-            if provider.models:
-                # An extension that lists models owns the provider: its list replaces what was there.
-                models = [m for m in models if m.provider != name]
-                sources = {k: v for k, v in sources.items() if k[0] != name}
-            self._apply_provider(
-                name, provider, models, sources, builtin_apis, builtin_urls, warnings, SOURCE_EXTENSION
-            )
+            configs += [(name, p, SOURCE_MODELS_JSON) for name, p in loaded.config.providers.items()]
+        configs += [(name, p, SOURCE_EXTENSION) for name, p in self._registered.items()]
+        for name, provider, _source in configs:
             if provider.api_key:
                 config_keys[name] = provider.api_key
 
         errors.extend(self._auth.drain_errors())
-        self._models = models
-        self._sources = sources
+        self._configs = configs
+        self._provider_names = list(dict.fromkeys([*builtin, *(name for name, _, _ in configs)]))
+        self._models_by_provider = {}
+        self._sources = {}
         self._config_keys = config_keys
         self._errors = errors
         self._warnings = warnings
+        # Providers that models.json or an extension changes are built now, so their warnings (an
+        # override of an unknown model) show at start-up; the others wait until they are used.
+        for name in dict.fromkeys(name for name, _, _ in configs):
+            self._provider_models(name)
+
+    def _provider_models(self, name: str) -> list[Model]:
+        """The models of provider ``name`` (built-ins merged with models.json and extensions)."""
+        found = self._models_by_provider.get(name)
+        if found is not None:
+            return found
+        models = provider_models(name)
+        sources = {(name, m.id): SOURCE_BUILTIN for m in models}
+        info = provider_info(name)
+        default_api = info.apis[0] if info is not None and info.apis else ""
+        default_url = models[0].base_url if models else (info.base_url if info is not None else "")
+        for config_name, provider, source in self._configs:
+            if config_name != name:
+                continue
+            if source == SOURCE_EXTENSION and provider.models:
+                # An extension that lists models owns the provider: its list replaces what was there.
+                models = []
+                sources = {}
+            self._apply_provider(name, provider, models, sources, default_api, default_url, source)
+        self._models_by_provider[name] = models
+        self._sources.update(sources)
+        return models
 
     def _apply_provider(
         self,
@@ -228,12 +257,11 @@ class ModelRegistry:
         provider: ProviderConfig,
         models: list[Model],
         sources: dict[tuple[str, str], str],
-        builtin_apis: dict[str, str],
-        builtin_urls: dict[str, str],
-        warnings: list[str],
+        default_api: str,
+        default_url: str,
         source: str,
     ) -> None:
-        """Merge one provider entry into ``models`` in place."""
+        """Merge one provider entry into ``models`` (all of provider ``name``) in place."""
         where = f"{source}: providers.{name}"
         # "!command" header values (and an authHeader whose key is one) run at each request, as pi's do.
         provider_headers = resolve_headers(provider.headers, defer_commands=True, where=f"{where}.headers")
@@ -247,8 +275,6 @@ class ModelRegistry:
         # Provider-level settings and per-model overrides apply to the models already there.
         overrides = dict(provider.model_overrides or {})
         for index, model in enumerate(models):
-            if model.provider != name:
-                continue
             update: dict[str, Any] = {}
             if provider.base_url:
                 update["base_url"] = provider.base_url
@@ -266,14 +292,14 @@ class ModelRegistry:
                 if sources.get((name, model.id)) == SOURCE_BUILTIN:
                     sources[(name, model.id)] = SOURCE_BUILTIN_MODIFIED
         for unknown in overrides:
-            warnings.append(f'{source}: modelOverrides for unknown model "{name}/{unknown}" ignored')
+            self._warnings.append(f'{source}: modelOverrides for unknown model "{name}/{unknown}" ignored')
 
         for definition in provider.models or []:
             model = self._model_from_definition(
-                name, provider, definition, builtin_apis, builtin_urls, provider_headers, auth_header
+                name, provider, definition, default_api, default_url, provider_headers, auth_header
             )
             for index, existing in enumerate(models):
-                if existing.provider == name and existing.id == model.id:
+                if existing.id == model.id:
                     models[index] = model
                     break
             else:
@@ -285,8 +311,8 @@ class ModelRegistry:
         name: str,
         provider: ProviderConfig,
         definition: ModelDefinition,
-        builtin_apis: dict[str, str],
-        builtin_urls: dict[str, str],
+        default_api: str,
+        default_url: str,
         provider_headers: dict[str, str] | None,
         auth_header: dict[str, str] | None,
     ) -> Model:
@@ -299,9 +325,9 @@ class ModelRegistry:
             id=definition.id,
             name=definition.name or definition.id,
             # Validation guarantees one of these is set.
-            api=definition.api or provider.api or builtin_apis.get(name, ""),
+            api=definition.api or provider.api or default_api,
             provider=name,
-            base_url=definition.base_url or provider.base_url or builtin_urls.get(name, ""),
+            base_url=definition.base_url or provider.base_url or default_url,
             reasoning=bool(definition.reasoning),
             input=list(definition.input) if definition.input is not None else ["text"],
             cost=ModelCost(
@@ -309,13 +335,16 @@ class ModelRegistry:
                 output=(cost.output or 0.0) if cost else 0.0,
                 cache_read=(cost.cache_read or 0.0) if cost else 0.0,
                 cache_write=(cost.cache_write or 0.0) if cost else 0.0,
+                tiers=_tiers(cost.tiers) if cost else None,
             ),
             context_window=definition.context_window or 128_000,
             max_tokens=definition.max_tokens or 16_384,
             headers=headers,
-            compat=_merge_dicts(
-                _merge_dicts(provider.compat, definition.compat), _thinking_compat(definition)
-            ),
+            compat=_merge_dicts(provider.compat, definition.compat),
+            thinking_level_map=dict(definition.thinking_level_map) if definition.thinking_level_map else None,
+            input_limits=definition.input_limits,
+            prompt_cache=dict(definition.prompt_cache) if definition.prompt_cache else None,
+            sampling_params=definition.sampling_params,
         )
 
     # --- extensions ------------------------------------------------------------------------------
@@ -337,7 +366,7 @@ class ModelRegistry:
             raise ValueError(f'invalid provider "{name}": {where}: {first["msg"]}') from exc
         if provider.models:
             for definition in provider.models:
-                if not (definition.api or provider.api or any(m.provider == name for m in builtin_models())):
+                if not (definition.api or provider.api or provider_info(name) is not None):
                     raise ValueError(f'invalid provider "{name}": model "{definition.id}" has no "api"')
         self._registered[name] = provider
         self._build()
@@ -350,44 +379,52 @@ class ModelRegistry:
     # --- queries ---------------------------------------------------------------------------------
 
     def all_models(self) -> list[Model]:
-        """Every known model, whether or not it has a key."""
-        return list(self._models)
+        """Every known model, whether or not it has a key (builds every provider's models)."""
+        return [m for name in self._provider_names for m in self._provider_models(name)]
 
     def available_models(self) -> list[Model]:
         """Models whose provider has some form of auth (see `has_auth`)."""
-        with_auth: dict[str, bool] = {}
-        result = []
-        for model in self._models:
-            if model.provider not in with_auth:
-                with_auth[model.provider] = self.has_auth(model.provider)
-            if with_auth[model.provider]:
-                result.append(model)
-        return result
+        return [
+            m for name in self._provider_names if self.has_auth(name) for m in self._provider_models(name)
+        ]
 
     def providers(self) -> list[str]:
-        """Provider names in catalog order, without duplicates."""
-        return list(dict.fromkeys(m.provider for m in self._models))
+        """Provider names: the built-in ones in catalog order, then those models.json or extensions add."""
+        return [name for name in self._provider_names if self._provider_models(name)]
+
+    def provider_names(self) -> list[str]:
+        """Like `providers`, without building any provider's models (a provider emptied by an extension
+        may be among them)."""
+        return list(self._provider_names)
+
+    def models_of(self, provider: str) -> list[Model]:
+        """The models of ``provider`` (exact name; empty for an unknown one)."""
+        return list(self._provider_models(provider)) if provider in self._provider_names else []
 
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model with exactly this provider and id (provider compared case-insensitively)."""
         wanted = provider.lower()
-        for model in self._models:
-            if model.provider.lower() == wanted and model.id == model_id:
-                return model
+        for name in self._provider_names:
+            if name.lower() == wanted:
+                for model in self._provider_models(name):
+                    if model.id == model_id:
+                        return model
         return None
 
     def model_source(self, model: Model) -> str:
         """Where a model's definition came from: built-in, models.json, extension, or custom."""
+        if model.provider in self._provider_names:
+            self._provider_models(model.provider)
         return self._sources.get((model.provider, model.id), "custom")
 
     def default_model_for(self, provider: str) -> Model | None:
         """pi's default model of ``provider``, else its first model."""
-        default_id = DEFAULT_MODEL_PER_PROVIDER.get(provider)
+        default_id = default_model_id(provider)
         if default_id is not None:
             found = self.find(provider, default_id)
             if found is not None:
                 return found
-        return next((m for m in self._models if m.provider == provider), None)
+        return next(iter(self.models_of(provider)), None)
 
     def default_model(self) -> Model | None:
         """The model to start with when nothing was chosen.
@@ -396,14 +433,16 @@ class ModelRegistry:
         available model of any other provider (e.g. one from models.json). The keyless ``faux``
         provider is never chosen implicitly. None when no provider has a key.
         """
-        for provider in PROVIDER_ORDER:
+        for provider in provider_order():
             if self.has_auth(provider):
                 model = self.default_model_for(provider)
                 if model is not None:
                     return model
-        for model in self.available_models():
-            if model.provider != FAUX_PROVIDER:
-                return model
+        for name in self._provider_names:
+            if name != FAUX_PROVIDER and self.has_auth(name):
+                models = self._provider_models(name)
+                if models:
+                    return models[0]
         return None
 
     # --- keys ------------------------------------------------------------------------------------
@@ -427,23 +466,21 @@ class ModelRegistry:
             return True
         if self._auth.has(provider):
             return True
-        if any(os.environ.get(name) for name in env_vars_for(provider)):
+        if self._config_keys.get(provider):
             return True
-        return bool(self._config_keys.get(provider))
+        return has_env_credentials(provider)
 
     def get_api_key_for_provider(self, provider: str) -> str | None:
-        """The key to use for ``provider``, resolved in pi's order; None when there is none."""
+        """The key to use for ``provider``, resolved in pi 0.87's order (``--api-key``, auth.json,
+        models.json ``apiKey``, the environment); None when there is none."""
         runtime = self._runtime_keys.get(provider)
         if runtime:
             return runtime
         stored = self._auth.api_key(provider)
         if stored:
             return stored
-        from_env = env_api_key(provider)
-        if from_env:
-            return from_env
         # pi 0.63+: a models.json "!command" key runs on every request, so a rotated token is seen
-        return resolve_config_value(
+        configured = resolve_config_value(
             self._config_keys.get(provider),
             where=(
                 f"extension provider {provider}: apiKey"
@@ -452,6 +489,7 @@ class ModelRegistry:
             ),
             cache=False,
         )
+        return configured or env_api_key(provider)
 
     def get_api_key(self, model: Model) -> str | None:
         """The key for ``model``'s provider (None for keyless providers without a configured key)."""

@@ -14,6 +14,8 @@ import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from ..util.fuzzy import fuzzy_filter
 from .model_registry import ModelRegistry
@@ -36,6 +38,8 @@ __all__ = [
     "resolve_model_scope",
     "find_initial_model",
     "list_models_table",
+    "locale_sort_key",
+    "unknown_provider_message",
     "format_token_count",
     "fuzzy_filter_models",
 ]
@@ -92,9 +96,17 @@ def _is_alias(model_id: str) -> bool:
     return model_id.endswith("-latest") or not _DATED.search(model_id)
 
 
-def _version_key(model_id: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key comparing digit runs as numbers, so ``4-10`` sorts above ``4-9``."""
-    return tuple((1, int(part)) if part.isdigit() else (0, part) for part in _NUMBER.split(model_id.lower()))
+def _text_key(text: str) -> tuple[tuple[int, str], ...]:
+    # punctuation and symbols before letters, as pi's locale-aware comparison orders them
+    return tuple((1 if ch.isalpha() else 0, ch) for ch in text)
+
+
+def _version_key(model_id: str) -> tuple[Any, ...]:
+    """Sort key comparing digit runs as numbers, so ``4-10`` sorts above ``4-9``; other characters
+    compare with punctuation below letters (``~anthropic/...`` does not outrank ``claude-...``)."""
+    return tuple(
+        (1, int(part)) if part.isdigit() else (0, _text_key(part)) for part in _NUMBER.split(model_id.lower())
+    )
 
 
 def _try_match(pattern: str, models: Sequence[Model]) -> Model | None:
@@ -157,6 +169,31 @@ def _exact(text: str, models: Sequence[Model]) -> Model | None:
     return None
 
 
+def _unambiguous_exact(registry: ModelRegistry, pattern: str) -> Model | None:
+    """The model whose id (or ``provider/id``) is exactly ``pattern``, as pi 0.87 picks it: with the same
+    id at several providers, the only one that has a key; None when there is none.
+
+    Raises:
+        ModelResolutionError: several providers have the id and not exactly one of them has a key.
+    """
+    lowered = pattern.lower()
+    matches = [m for m in registry.all_models() if m.id.lower() == lowered or m.label.lower() == lowered]
+    if len(matches) <= 1:
+        return matches[0] if matches else None
+    with_key = [m for m in matches if registry.has_auth(m.provider)]
+    if len(with_key) == 1:
+        return with_key[0]
+    labels = ", ".join(sorted((m.label for m in matches), key=str.lower))
+    why = (
+        "No matching provider is authenticated."
+        if not with_key
+        else "More than one matching provider is authenticated."
+    )
+    raise ModelResolutionError(
+        f'Model "{pattern}" is ambiguous across providers: {labels}. {why} Use --provider or provider/model.'
+    )
+
+
 def _close_matches(text: str, models: Sequence[Model]) -> list[str]:
     labels = [m.label for m in models]
     by_id = {m.id.lower(): m.label for m in models}
@@ -165,6 +202,23 @@ def _close_matches(text: str, models: Sequence[Model]) -> list[str]:
     found += [by_id[i] for i in difflib.get_close_matches(bare, list(by_id), n=5, cutoff=0.5)]
     lowered_to_label = {label.lower(): label for label in labels}
     return list(dict.fromkeys(lowered_to_label.get(f, f) for f in found))[:5]
+
+
+def unknown_provider_message(provider: str, known: Sequence[str], models_json: Path) -> str:
+    """One line for an unknown ``--provider``: the close names, and how to add a provider."""
+    lowered = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(provider.lower(), list(lowered), n=4, cutoff=0.6)
+    # "gemini" should find "google"-style names too: a name containing the text (or contained in it)
+    close += [
+        lowered[n] for n in lowered if (provider.lower() in n or n in provider.lower()) and n not in close
+    ]
+    names = list(dict.fromkeys(lowered.get(n, n) for n in close))[:5]
+    hint = f" Did you mean: {', '.join(names)}?" if names else ""
+    return (
+        f'Unknown provider "{provider}".{hint} Run --list-models to see the providers with keys, or add '
+        f'it to {models_json} as {{"providers": {{"{provider}": {{"baseUrl": ..., "api": ..., "apiKey": ..., '
+        '"models": [{"id": ...}]}}}.'
+    )
 
 
 def resolve_cli_model(
@@ -198,19 +252,18 @@ def resolve_cli_model(
                 "Using the default."
             )
 
-    models = registry.all_models()
-    canonical = {m.provider.lower(): m.provider for m in models}
+    names = registry.provider_names()
+    canonical = {name.lower(): name for name in names}
     chosen_provider = canonical.get(provider.lower()) if provider else None
     if provider and chosen_provider is None:
-        known = ", ".join(sorted(set(canonical.values())))
-        raise ModelResolutionError(f'Unknown provider "{provider}". Known providers: {known}.')
+        raise ModelResolutionError(unknown_provider_message(provider, names, registry.models_json_path))
 
     if not pattern:
         if chosen_provider is None:
             return ResolvedModel(None, level, warnings)
         return ResolvedModel(registry.default_model_for(chosen_provider), level, warnings)
 
-    match, search, inferred = _resolve_pattern(models, canonical, chosen_provider, pattern)
+    match, search, inferred = _resolve_pattern(registry, canonical, chosen_provider, pattern)
     if match.model is not None:
         if match.warning:
             warnings.append(match.warning)
@@ -233,15 +286,18 @@ def resolve_cli_model(
             return ResolvedModel(custom, level or suffix_level, warnings)
 
     display = f"{target}/{search}" if target else pattern
-    close = _close_matches(display, models)
+    close = _close_matches(display, registry.all_models())
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise ModelResolutionError(f'Model "{display}" not found.{hint} Run --list-models to see all models.')
 
 
 def _resolve_pattern(
-    models: list[Model], canonical: dict[str, str], provider: str | None, pattern: str
+    registry: ModelRegistry, canonical: dict[str, str], provider: str | None, pattern: str
 ) -> tuple[PatternMatch, str, str | None]:
-    """Returns the match, the pattern actually searched, and a provider inferred from ``x/...``."""
+    """Returns the match, the pattern actually searched, and a provider inferred from ``x/...``.
+
+    Only the named (or inferred) provider's models are built unless the search has to look further.
+    """
     search = pattern
     inferred: str | None = None
     if provider is None:
@@ -250,18 +306,19 @@ def _resolve_pattern(
             inferred = canonical[head.lower()]
             search = tail
         else:
-            exact = _exact(pattern, models)
+            exact = _unambiguous_exact(registry, pattern)
             if exact is not None:
                 return PatternMatch(exact), search, None
     elif pattern.lower().startswith(provider.lower() + "/"):
         search = pattern[len(provider) + 1 :]
     scope = provider or inferred
-    candidates = [m for m in models if m.provider == scope] if scope else models
+    candidates = registry.models_of(scope) if scope else registry.all_models()
     # Under a provider an unknown "id:suffix" becomes a custom id (pi); without one, a bad level only
     # warns, so "sonnet:hgih" still finds Sonnet.
     match = parse_model_pattern(search, candidates, allow_invalid_level_fallback=scope is None)
     if match.model is None and inferred is not None:
         # OpenRouter-style ids such as "openai/gpt-4o" may live under another provider.
+        models = registry.all_models()
         exact = _exact(pattern, models)
         if exact is not None:
             return PatternMatch(exact), search, inferred
@@ -347,17 +404,39 @@ def fuzzy_filter_models(models: Sequence[Model], query: str) -> list[Model]:
     return [models[index] for index, _ in fuzzy_filter(query, [f"{m.provider} {m.id}" for m in models])]
 
 
+# Punctuation in the order of the Unicode collation pi's localeCompare uses (all of it before digits,
+# digits before letters, letters without regard to case).
+_PUNCTUATION_ORDER = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+
+
+def locale_sort_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """A sort key that orders names as pi's ``localeCompare`` does, so ``gpt-5:batch`` comes before
+    ``gpt-5.1`` and ``Qwen/...`` sits among the ``q``s."""
+    key: list[tuple[int, int, str]] = []
+    for ch in text:
+        folded = ch.casefold()
+        if ch.isdigit():
+            key.append((1, 0, folded))
+        elif ch.isalpha():
+            key.append((2, 0, folded))
+        else:
+            position = _PUNCTUATION_ORDER.find(ch)
+            key.append((0, position if position >= 0 else len(_PUNCTUATION_ORDER), folded))
+    return tuple(key)
+
+
 def list_models_table(models: Sequence[Model], search: str | None = None) -> str:
     """The ``--list-models`` table: provider, model, context, max-out, thinking, images.
 
-    ``models`` is normally `ModelRegistry.available_models()`. Rows are sorted by provider, then id.
+    ``models`` is normally `ModelRegistry.available_models()`. Rows are sorted by provider, then id,
+    in pi's order (`locale_sort_key`).
     """
     if not models:
         return "No models available. Set an API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) and try again."
     chosen = fuzzy_filter_models(models, search) if search else list(models)
     if not chosen:
         return f'No models matching "{search}"'
-    chosen.sort(key=lambda m: (m.provider, m.id))
+    chosen.sort(key=lambda m: (locale_sort_key(m.provider), locale_sort_key(m.id), m.id))
     header = ("provider", "model", "context", "max-out", "thinking", "images")
     rows = [header] + [
         (

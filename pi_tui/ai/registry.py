@@ -77,10 +77,20 @@ def resolve_stream_fn(api: str) -> StreamFn:
     if api in _registered:
         return _registered[api]
     if api not in BUILTIN_APIS:
-        raise KeyError(f"No provider for api '{api}' (known: {', '.join(known_apis())})")
+        raise KeyError(f"pi-tui does not support the {api} API yet (supported: {', '.join(known_apis())})")
     module_name, attribute = BUILTIN_APIS[api]
     stream_fn: StreamFn = getattr(importlib.import_module(module_name), attribute)
     return stream_fn
+
+
+def _dispatch_error(model: Model, exc: BaseException) -> str:
+    """One line for a model whose API cannot be served (not implemented, or its module failed)."""
+    if isinstance(exc, KeyError):
+        return (
+            f"{model.label} uses the {model.api} API, which pi-tui does not support yet; "
+            f"pick a model on another API (supported: {', '.join(known_apis())})"
+        )
+    return str(exc).strip("'\"")
 
 
 async def stream(model: Model, request: LlmRequest, options: StreamOptions) -> AsyncIterator[StreamEvent]:
@@ -97,7 +107,7 @@ async def stream(model: Model, request: LlmRequest, options: StreamOptions) -> A
             provider=model.provider,
             model=model.id,
             stop_reason="error",
-            error_message=str(exc).strip("'\""),
+            error_message=_dispatch_error(model, exc),
         )
         yield StreamStart(partial=message)
         yield Error(reason="error", error=message)

@@ -1,8 +1,10 @@
 """Thinking (reasoning effort) levels and how they fit a given model.
 
-Rules (pi's): non-reasoning models only have ``off``; ``xhigh`` exists only for the GPT-5.2/5.3/5.4 and
-Opus 4.6 families; a level a model lacks is replaced by the nearest available level at or above it,
-else the nearest below. The default level is ``medium``.
+Rules (pi's): non-reasoning models only have ``off``; a model's ``thinking_level_map`` hides the levels
+it maps to ``null`` and offers ``xhigh`` only when it maps it (models without a map: ``xhigh`` for the
+GPT-5.2/5.3/5.4 and Opus 4.6 families, as pi decided before the catalog carried maps); a level a model
+lacks is replaced by the nearest available level at or above it, else the nearest below. The default
+level is ``medium``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ __all__ = [
     "available_thinking_levels",
     "clamp_thinking_level",
     "cycle_thinking_level",
+    "level_map",
+    "level_value",
 ]
 
 DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
@@ -56,14 +60,38 @@ def supports_xhigh(model: Model) -> bool:
     return model.reasoning and any(marker in model_id for marker in _XHIGH_MARKERS)
 
 
+def level_map(model: Model) -> dict[str, str | None] | None:
+    """The model's ``thinkingLevelMap`` (its field, else the same key in ``compat``), or None."""
+    if model.thinking_level_map is not None:
+        return model.thinking_level_map
+    mapping = (model.compat or {}).get("thinkingLevelMap")
+    return mapping if isinstance(mapping, dict) else None
+
+
+def level_value(model: Model, level: str) -> str | None:
+    """What to send for ``level``: its ``thinkingLevelMap`` value (None when mapped to ``null``), else the
+    older ``compat.reasoningEffortMap`` value, else the level's own name."""
+    mapping = level_map(model)
+    if mapping is not None and level in mapping:
+        return mapping[level]
+    efforts = (model.compat or {}).get("reasoningEffortMap")
+    if isinstance(efforts, dict) and isinstance(efforts.get(level), str):
+        return str(efforts[level])
+    return level
+
+
 def available_thinking_levels(model: Model) -> tuple[ThinkingLevel, ...]:
     """Levels the model accepts, lowest first."""
     if not model.reasoning:
         return ("off",)
-    levels = THINKING_LEVELS if supports_xhigh(model) else tuple(t for t in THINKING_LEVELS if t != "xhigh")
-    # models.json thinkingLevelMap (pi 0.72): a level mapped to null is not offered
-    mapping = (model.compat or {}).get("thinkingLevelMap")
-    if isinstance(mapping, dict):
+    mapping = level_map(model)
+    if mapping is not None:
+        offers_xhigh = mapping.get("xhigh") is not None
+    else:
+        offers_xhigh = supports_xhigh(model)
+    levels = THINKING_LEVELS if offers_xhigh else tuple(t for t in THINKING_LEVELS if t != "xhigh")
+    if mapping is not None:
+        # a level mapped to null is not offered (pi 0.72)
         shown = tuple(level for level in levels if not (level in mapping and mapping[level] is None))
         return shown or levels
     return levels

@@ -35,6 +35,7 @@ __all__ = [
     "UserContent",
     "AssistantContent",
     "ToolResultContent",
+    "CostTier",
     "ModelCost",
     "Model",
     "ThinkingLevel",
@@ -270,13 +271,25 @@ def message_text(message: Any) -> str:
 # --- models and tools -----------------------------------------------------------------------------
 
 
+class CostTier(WireModel):
+    """Prices that replace a model's base prices once a request's prompt is larger than
+    ``input_tokens_above`` tokens (input + cache read + cache write), e.g. GPT-5.4 above 272K."""
+
+    input_tokens_above: int
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
 class ModelCost(WireModel):
-    """Prices in dollars per million tokens."""
+    """Prices in dollars per million tokens; ``tiers`` (pi 0.80.6) apply above a prompt size."""
 
     input: float = 0.0
     output: float = 0.0
     cache_read: float = 0.0
     cache_write: float = 0.0
+    tiers: list[CostTier] | None = None
 
 
 def _text_input_only() -> list[Literal["text", "image"]]:
@@ -298,6 +311,12 @@ class Model(WireModel):
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
+    thinking_level_map: dict[str, str | None] | None = None
+    """pi 0.72+: the value sent for each thinking level (``off`` … ``max``); ``null`` means the model does
+    not offer that level. Absent: the level's own name is sent."""
+    input_limits: dict[str, Any] | None = None
+    prompt_cache: dict[str, Any] | None = None
+    sampling_params: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:

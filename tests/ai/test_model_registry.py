@@ -51,20 +51,23 @@ def test_env_key_makes_a_provider_available_and_picks_its_default(
     available = registry.available_models()
     assert all(m.provider in ("openai", "faux") for m in available)
     assert "openai/gpt-5.4" in _labels(available)
-    assert registry.default_model().label == "openai/gpt-5.4"
+    assert registry.default_model().label == "openai/gpt-5.5"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
-    assert registry.default_model().label == "anthropic/claude-opus-4-6"
+    assert registry.default_model().label == "anthropic/claude-opus-4-8"
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or")
+    assert "openrouter/moonshotai/kimi-k2.6" in _labels(registry.available_models())
 
 
-def test_key_resolution_order_is_runtime_then_auth_json_then_env_then_models_json(
+def test_key_resolution_order_is_runtime_then_auth_json_then_models_json_then_env(
     agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _write_models(agent_dir, {"anthropic": {"apiKey": "from-models-json"}})
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "from-env")
     registry = ModelRegistry()
     model = registry.find("anthropic", "claude-sonnet-4-6")
-    assert registry.get_api_key(model) == "from-models-json"
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "from-env")
     assert registry.get_api_key(model) == "from-env"
+    _write_models(agent_dir, {"anthropic": {"apiKey": "from-models-json"}})
+    registry.refresh()
+    assert registry.get_api_key(model) == "from-models-json"  # pi 0.87: models.json before the environment
     registry.auth.set_api_key("anthropic", "from-auth-json")
     assert registry.get_api_key(model) == "from-auth-json"
     registry.set_runtime_api_key("anthropic", "from-cli")
@@ -236,10 +239,10 @@ def test_model_overrides_merge_partially_and_removal_restores(agent_dir: Path) -
 
 def test_refresh_rereads_models_json(agent_dir: Path) -> None:
     registry = ModelRegistry()
-    assert registry.find("anthropic", "claude-opus-4-7") is None
-    _write_models(agent_dir, {"anthropic": {"models": [{"id": "claude-opus-4-7"}]}})
+    assert registry.find("anthropic", "claude-opus-9") is None
+    _write_models(agent_dir, {"anthropic": {"models": [{"id": "claude-opus-9"}]}})
     registry.refresh()
-    assert registry.find("anthropic", "claude-opus-4-7") is not None
+    assert registry.find("anthropic", "claude-opus-9") is not None
 
 
 def test_bad_json_keeps_builtins_and_reports_file_and_line(agent_dir: Path) -> None:
@@ -320,7 +323,7 @@ def test_malformed_auth_json_is_reported_without_crashing(agent_dir: Path) -> No
 def test_auth_json_key_makes_provider_available(agent_dir: Path) -> None:
     AuthStorage(agent_dir / "auth.json").set_api_key("anthropic", "sk-stored")
     registry = ModelRegistry()
-    assert registry.default_model().label == "anthropic/claude-opus-4-6"
+    assert registry.default_model().label == "anthropic/claude-opus-4-8"
     assert registry.get_api_key_for_provider("anthropic") == "sk-stored"
 
 

@@ -37,18 +37,27 @@ def registry(agent_dir: Path) -> ModelRegistry:
 # --- parse_model_pattern ---------------------------------------------------------------------------
 
 
+def _anthropic(registry: ModelRegistry) -> list[Model]:
+    return registry.models_of("anthropic")
+
+
 def test_exact_id_matches(registry: ModelRegistry) -> None:
     assert parse_model_pattern("gpt-5", registry.all_models()).model.id == "gpt-5"
 
 
 def test_partial_match_prefers_alias_over_dated_id(registry: ModelRegistry) -> None:
-    assert parse_model_pattern("haiku", registry.all_models()).model.id == "claude-haiku-4-5"
-    assert parse_model_pattern("sonnet-4-5", registry.all_models()).model.id == "claude-sonnet-4-5"
+    assert parse_model_pattern("haiku", _anthropic(registry)).model.id == "claude-haiku-4-5"
+    assert parse_model_pattern("sonnet-4-5", _anthropic(registry)).model.id == "claude-sonnet-4-5"
 
 
 def test_partial_match_picks_the_newest_alias(registry: ModelRegistry) -> None:
-    assert parse_model_pattern("sonnet", registry.all_models()).model.id == "claude-sonnet-4-6"
-    assert parse_model_pattern("opus", registry.all_models()).model.id == "claude-opus-4-6"
+    assert parse_model_pattern("sonnet", _anthropic(registry)).model.id == "claude-sonnet-5"
+    assert parse_model_pattern("opus", _anthropic(registry)).model.id == "claude-opus-5-5"
+
+
+def test_punctuation_sorts_below_letters_as_in_pi() -> None:
+    models = [_m("p", "~vendor/claude-sonnet-latest"), _m("p", "claude-sonnet-4-6")]
+    assert parse_model_pattern("sonnet", models).model.id == "claude-sonnet-4-6"
 
 
 def test_versions_compare_numerically() -> None:
@@ -62,17 +71,17 @@ def test_only_dated_ids_pick_the_latest_date() -> None:
 
 
 def test_partial_match_searches_the_display_name(registry: ModelRegistry) -> None:
-    assert parse_model_pattern("Opus 4.1", registry.all_models()).model.id.startswith("claude-opus-4-1")
+    assert parse_model_pattern("Opus 4.7", _anthropic(registry)).model.id == "claude-opus-4-7"
 
 
 def test_thinking_suffix_is_split_off(registry: ModelRegistry) -> None:
-    match = parse_model_pattern("sonnet:high", registry.all_models())
-    assert (match.model.id, match.thinking_level, match.warning) == ("claude-sonnet-4-6", "high", None)
+    match = parse_model_pattern("sonnet:high", _anthropic(registry))
+    assert (match.model.id, match.thinking_level, match.warning) == ("claude-sonnet-5", "high", None)
 
 
 def test_invalid_thinking_suffix_warns_and_keeps_the_model(registry: ModelRegistry) -> None:
-    match = parse_model_pattern("sonnet:turbo", registry.all_models())
-    assert match.model.id == "claude-sonnet-4-6"
+    match = parse_model_pattern("sonnet:turbo", _anthropic(registry))
+    assert match.model.id == "claude-sonnet-5"
     assert match.thinking_level is None
     assert 'Invalid thinking level "turbo"' in match.warning
 
@@ -93,7 +102,8 @@ def test_ids_containing_colons_match_exactly() -> None:
 
 
 def test_nothing_matches_returns_no_model(registry: ModelRegistry) -> None:
-    assert parse_model_pattern("llama", registry.all_models()).model is None
+    assert parse_model_pattern("llama", _anthropic(registry)).model is None
+    assert parse_model_pattern("no-such-model-anywhere", registry.all_models()).model is None
 
 
 # --- resolve_cli_model -----------------------------------------------------------------------------
@@ -106,46 +116,60 @@ def test_provider_slash_id(registry: ModelRegistry) -> None:
 
 
 def test_provider_flag_is_case_insensitive_and_scopes_fuzzy_matching(registry: ModelRegistry) -> None:
-    assert resolve_cli_model(registry, "OpenAI", "5.2").model.label == "openai/gpt-5.2-codex"
+    assert resolve_cli_model(registry, "OpenAI", "5.2").model.label == "openai/gpt-5.2-pro"
     assert (
-        resolve_cli_model(registry, "anthropic", "anthropic/opus").model.label == "anthropic/claude-opus-4-6"
+        resolve_cli_model(registry, "anthropic", "anthropic/opus").model.label == "anthropic/claude-opus-5-5"
     )
 
 
 def test_exact_id_wins_over_partial(registry: ModelRegistry) -> None:
-    assert resolve_cli_model(registry, None, "gpt-5").model.id == "gpt-5"
-    assert resolve_cli_model(registry, None, "GPT-5.2").model.id == "gpt-5.2"
+    assert resolve_cli_model(registry, "openai", "gpt-5").model.id == "gpt-5"
+    assert resolve_cli_model(registry, "openai", "GPT-5.2").model.id == "gpt-5.2"
+    assert resolve_cli_model(registry, None, "claude-sonnet-4-5-20250929").model.provider == "anthropic"
+
+
+def test_an_id_at_several_providers_needs_a_key_or_a_provider(
+    registry: ModelRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ModelResolutionError, match='"gpt-5" is ambiguous across providers: .*openai/gpt-5'):
+        resolve_cli_model(registry, None, "gpt-5")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    assert resolve_cli_model(registry, None, "gpt-5").model.label == "openai/gpt-5"
 
 
 def test_thinking_suffix_and_flag(registry: ModelRegistry) -> None:
-    assert resolve_cli_model(registry, None, "sonnet:low").thinking_level == "low"
-    assert resolve_cli_model(registry, None, "sonnet:low", "high").thinking_level == "high"
+    assert resolve_cli_model(registry, "anthropic", "sonnet:low").thinking_level == "low"
+    assert resolve_cli_model(registry, "anthropic", "sonnet:low", "high").thinking_level == "high"
 
 
 def test_invalid_thinking_flag_only_warns(registry: ModelRegistry) -> None:
-    resolved = resolve_cli_model(registry, None, "gpt-5.4", "ultra")
+    resolved = resolve_cli_model(registry, None, "openai/gpt-5.4", "ultra")
     assert resolved.model.id == "gpt-5.4"
     assert resolved.thinking_level is None
     assert 'Invalid thinking level "ultra"' in resolved.warnings[0]
 
 
 def test_invalid_thinking_suffix_only_warns(registry: ModelRegistry) -> None:
-    resolved = resolve_cli_model(registry, None, "sonnet:hihg")
-    assert resolved.model.id == "claude-sonnet-4-6"
+    resolved = resolve_cli_model(registry, None, "sonnet-4-6:hihg")
+    assert resolved.model.id.endswith("claude-sonnet-4-6") or "sonnet-4-6" in resolved.model.id
     assert "hihg" in resolved.warnings[0]
 
 
 def test_effective_thinking_level_is_clamped_to_the_model(registry: ModelRegistry) -> None:
-    assert resolve_cli_model(registry, None, "gpt-4o:high").effective_thinking_level == "off"
-    assert resolve_cli_model(registry, None, "claude-sonnet-4-6:xhigh").effective_thinking_level == "high"
-    assert resolve_cli_model(registry, None, "claude-opus-4-6:xhigh").effective_thinking_level == "xhigh"
-    assert resolve_cli_model(registry, None, "gpt-5.4").effective_thinking_level == "medium"
+    assert resolve_cli_model(registry, "openai", "gpt-4o:high").effective_thinking_level == "off"
+    assert (
+        resolve_cli_model(registry, "anthropic", "claude-sonnet-4-6:xhigh").effective_thinking_level == "high"
+    )
+    assert (
+        resolve_cli_model(registry, "anthropic", "claude-opus-4-8:xhigh").effective_thinking_level == "xhigh"
+    )
+    assert resolve_cli_model(registry, "openai", "gpt-5.4").effective_thinking_level == "medium"
 
 
 def test_unknown_id_under_explicit_provider_clones_the_default_model(registry: ModelRegistry) -> None:
     resolved = resolve_cli_model(registry, "openai", "gpt-7-preview")
     model = resolved.model
-    default = registry.find("openai", "gpt-5.4")
+    default = registry.find("openai", "gpt-5.5")
     assert (model.id, model.name, model.provider) == ("gpt-7-preview", "gpt-7-preview", "openai")
     assert (model.api, model.base_url, model.context_window) == (
         default.api,
@@ -159,12 +183,22 @@ def test_unknown_id_under_explicit_provider_clones_the_default_model(registry: M
 def test_unknown_id_with_provider_prefix_is_a_custom_id_with_its_level(registry: ModelRegistry) -> None:
     resolved = resolve_cli_model(registry, None, "anthropic/claude-opus-9:high")
     assert (resolved.model.label, resolved.thinking_level) == ("anthropic/claude-opus-9", "high")
-    assert resolved.model.max_tokens == registry.find("anthropic", "claude-opus-4-6").max_tokens
+    assert resolved.model.max_tokens == registry.find("anthropic", "claude-opus-4-8").max_tokens
 
 
 def test_unknown_provider_is_an_error(registry: ModelRegistry) -> None:
-    with pytest.raises(ModelResolutionError, match='Unknown provider "nope".*anthropic'):
+    with pytest.raises(ModelResolutionError, match='Unknown provider "nope".*models.json'):
         resolve_cli_model(registry, "nope", "x")
+
+
+def test_an_unknown_provider_names_the_close_ones(registry: ModelRegistry) -> None:
+    with pytest.raises(ModelResolutionError) as caught:
+        resolve_cli_model(registry, "openroute", None)
+    message = str(caught.value)
+    assert "Did you mean: openrouter" in message
+    assert '"providers": {"openroute": {"baseUrl"' in message
+    with pytest.raises(ModelResolutionError, match="Did you mean: .*xiaomi"):
+        resolve_cli_model(registry, "xiaomi-token-plan", None)
 
 
 def test_nothing_matching_lists_close_matches(registry: ModelRegistry) -> None:
@@ -182,8 +216,10 @@ def test_no_pattern_and_no_provider_resolves_to_nothing(registry: ModelRegistry)
 
 
 def test_provider_alone_gives_its_default_model(registry: ModelRegistry) -> None:
-    assert resolve_cli_model(registry, "openai", None).model.id == "gpt-5.4"
-    assert resolve_cli_model(registry, "anthropic", None).model.id == "claude-opus-4-6"
+    assert resolve_cli_model(registry, "openai", None).model.id == "gpt-5.5"
+    assert resolve_cli_model(registry, "anthropic", None).model.id == "claude-opus-4-8"
+    assert resolve_cli_model(registry, "openrouter", None).model.id == "moonshotai/kimi-k2.6"
+    assert resolve_cli_model(registry, "GROQ", None).model.label == "groq/openai/gpt-oss-120b"
     assert resolve_cli_model(registry, "faux", None).model.id == "faux-1"
 
 
@@ -215,19 +251,22 @@ def test_openrouter_style_ids_resolve_through_a_models_json_provider(agent_dir: 
 # --- scope and initial model ------------------------------------------------------------------------
 
 
+def _two_providers(registry: ModelRegistry) -> list[Model]:
+    return registry.models_of("anthropic") + registry.models_of("openai")
+
+
 def test_model_scope_supports_globs_levels_and_plain_patterns(registry: ModelRegistry) -> None:
-    scoped, warnings = resolve_model_scope(
-        ["anthropic/*sonnet*:high", "gpt-5.4", "*nothing*"], registry.all_models()
-    )
+    models = _two_providers(registry)
+    scoped, warnings = resolve_model_scope(["anthropic/*sonnet*:high", "gpt-5.4", "*nothing*"], models)
     labels = [s.model.label for s in scoped]
     assert labels[-1] == "openai/gpt-5.4"
-    assert set(labels[:-1]) == {m.label for m in registry.all_models() if "sonnet" in m.id}
+    assert set(labels[:-1]) == {m.label for m in models if "sonnet" in m.id}
     assert all(s.thinking_level == "high" for s in scoped[:-1])
     assert warnings == ['No models match pattern "*nothing*"']
 
 
 def test_model_scope_drops_duplicates(registry: ModelRegistry) -> None:
-    scoped, _ = resolve_model_scope(["gpt-5.4", "openai/gpt-5.4", "*gpt-5.4"], registry.all_models())
+    scoped, _ = resolve_model_scope(["gpt-5.4", "openai/gpt-5.4", "*gpt-5.4"], _two_providers(registry))
     assert [s.model.label for s in scoped] == ["openai/gpt-5.4"]
 
 
@@ -236,9 +275,9 @@ def test_initial_model_prefers_the_saved_default_when_it_has_a_key(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     assert find_initial_model(registry, "anthropic", "claude-haiku-4-5").id == "claude-haiku-4-5"
-    assert find_initial_model(registry, "openai", "gpt-5").id == "claude-opus-4-6"
-    assert find_initial_model(registry, "anthropic", "gone").id == "claude-opus-4-6"
-    assert find_initial_model(registry).id == "claude-opus-4-6"
+    assert find_initial_model(registry, "openai", "gpt-5").id == "claude-opus-4-8"
+    assert find_initial_model(registry, "anthropic", "gone").id == "claude-opus-4-8"
+    assert find_initial_model(registry).id == "claude-opus-4-8"
 
 
 # --- --list-models -----------------------------------------------------------------------------------
@@ -260,18 +299,19 @@ def test_token_counts_are_compact(count: int, text: str) -> None:
 
 
 def test_list_models_table_has_the_pi_columns(registry: ModelRegistry) -> None:
-    table = list_models_table(registry.all_models(), "gpt-4o")
+    table = list_models_table(registry.models_of("openai"), "gpt-4o")
     lines = table.splitlines()
     assert lines[0].split() == ["provider", "model", "context", "max-out", "thinking", "images"]
-    assert lines[1].split() == ["openai", "gpt-4o", "128K", "16.4K", "no", "yes"]
-    assert lines[2].split() == ["openai", "gpt-4o-mini", "128K", "16.4K", "no", "yes"]
-    assert len(lines) == 3
-    assert lines[1].index("gpt-4o") == lines[0].index("model")
+    rows = [line.split() for line in lines[1:]]
+    assert ["openai", "gpt-4o", "128K", "16.4K", "no", "yes"] in rows
+    assert ["openai", "gpt-4o-mini", "128K", "16.4K", "no", "yes"] in rows
+    assert rows == sorted(rows, key=lambda row: row[1])
+    assert lines[1].index("gpt-4") == lines[0].index("model")
 
 
 def test_list_models_search_is_fuzzy_and_sorted(registry: ModelRegistry) -> None:
     rows = [
-        line.split()[:2] for line in list_models_table(registry.all_models(), "ant haiku").splitlines()[1:]
+        line.split()[:2] for line in list_models_table(_two_providers(registry), "ant haiku").splitlines()[1:]
     ]
     assert rows == [["anthropic", "claude-haiku-4-5"], ["anthropic", "claude-haiku-4-5-20251001"]]
 

@@ -71,6 +71,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.providers",
         "pi_tui.ai.providers._common",
         "pi_tui.ai.providers._history",
+        "pi_tui.ai.providers._openai_compat",
         "pi_tui.ai.providers._partial_json",
         "pi_tui.ai.providers._wire_cache",
         "pi_tui.ai.providers._google_adc",

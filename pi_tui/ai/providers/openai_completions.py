@@ -35,6 +35,14 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_tool_call_id
+from ._openai_compat import (
+    add_thinking,
+    affinity_headers,
+    apply_cache_control,
+    cache_control,
+    resolve_compat,
+    routing_fields,
+)
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 __all__ = [
@@ -68,7 +76,9 @@ async def openai_client(model: Model, options: StreamOptions) -> Any:
         raise ValueError(
             f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
         )
-    headers = merged_headers(model, options)
+    # session affinity (OpenRouter's x-session-id, ...) first: the model's and the call's headers win
+    affinity = affinity_headers(resolve_compat(model), options.session_id)
+    headers = merged_headers(model, options, affinity)
     wire_headers = {"accept": "application/json", "authorization": f"Bearer {api_key}", **headers}
     return await cached_client(
         "openai", base_url, api_key, headers, lambda: WireClient(base_url, wire_headers)
@@ -97,28 +107,6 @@ def decode_event(event: str | None, data: str, stream: Any) -> Any:
     return value
 
 
-def resolve_compat(model: Model) -> dict[str, Any]:
-    """pi's ``OpenAICompletionsCompat`` flags with their defaults filled in."""
-    given = model.compat or {}
-    official = "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
-    defaults: dict[str, Any] = {
-        "supportsStore": official,
-        "supportsDeveloperRole": True,
-        "supportsReasoningEffort": True,
-        "reasoningEffortMap": {},
-        "supportsUsageInStreaming": True,
-        "maxTokensField": "max_completion_tokens",
-        "requiresToolResultName": False,
-        "requiresAssistantAfterToolResult": False,
-        "requiresThinkingAsText": False,
-        "thinkingFormat": "openai",
-        "supportsStrictMode": False,
-        "supportsPromptCacheKey": True,
-        "supportsLongCacheRetention": True,
-    }
-    return {**defaults, **given}
-
-
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /chat/completions`` (streaming)."""
     compat = resolve_compat(model)
@@ -139,12 +127,12 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         fresh = lambda: _Converter(model, request.system_prompt, compat, _CACHE)  # noqa: E731
         wire = _MEMO.convert(model, request, key, fresh).finish()
     body: dict[str, Any] = {"model": model.id, "messages": wire, "stream": True}
-    if compat["supportsUsageInStreaming"]:
-        body["stream_options"] = {"include_usage": True}
     if options.session_id and _sends_cache_key(model, options, compat):
         body["prompt_cache_key"] = options.session_id[:_MAX_CACHE_KEY]
-        if options.cache_retention == "long" and compat["supportsLongCacheRetention"]:
-            body["prompt_cache_retention"] = "24h"
+    if options.cache_retention == "long" and compat["supportsLongCacheRetention"]:
+        body["prompt_cache_retention"] = "24h"
+    if compat["supportsUsageInStreaming"] is not False:
+        body["stream_options"] = {"include_usage": True}
     if compat["supportsStore"]:
         body["store"] = False
     if options.max_tokens:
@@ -163,9 +151,30 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
                 function["strict"] = False
             tools.append({"type": "function", "function": function})
         body["tools"] = tools
-    if model.reasoning:
-        _add_reasoning(body, options.thinking, compat)
+        if compat.get("zaiToolStream"):
+            body["tool_stream"] = True
+    elif _has_tool_history(request):
+        # proxies in front of Anthropic (LiteLLM and the like) reject tool history without a tools list
+        body["tools"] = []
+    control = cache_control(compat, options.cache_retention)
+    if control is not None:
+        apply_cache_control(body, control)
+    if compat.get("vllmPriority") is not None:
+        body["priority"] = compat["vllmPriority"]
+    add_thinking(body, model, options.thinking, compat)
+    body.update(routing_fields(model))
+    if model.sampling_params:
+        body.update(model.sampling_params)  # last, so a custom key overrides a named field (pi)
     return body
+
+
+def _has_tool_history(request: LlmRequest) -> bool:
+    for message in request.messages:
+        if isinstance(message, ToolResultMessage):
+            return True
+        if isinstance(message, AssistantMessage) and any(isinstance(p, ToolCall) for p in message.content):
+            return True
+    return False
 
 
 _MAX_CACHE_KEY = 64  # characters; OpenAI rejects longer keys
@@ -179,17 +188,6 @@ def _sends_cache_key(model: Model, options: StreamOptions, compat: dict[str, Any
         return False
     official = "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
     return official or (options.cache_retention == "long" and bool(compat["supportsLongCacheRetention"]))
-
-
-def _add_reasoning(body: dict[str, Any], level: str, compat: dict[str, Any]) -> None:
-    enabled = level != "off"
-    style = compat["thinkingFormat"]
-    if style in ("zai", "qwen"):
-        body["enable_thinking"] = enabled
-    elif style == "qwen-chat-template":
-        body["chat_template_kwargs"] = {"enable_thinking": enabled}
-    elif enabled and compat["supportsReasoningEffort"]:
-        body["reasoning_effort"] = compat["reasoningEffortMap"].get(level, level)
 
 
 def convert_messages(
@@ -300,6 +298,14 @@ def _convert(message: LlmMessage, model: Model, compat: dict[str, Any]) -> list[
         return [tool_msg]
     if isinstance(message, AssistantMessage):
         converted = _assistant(message, compat)
+        if (
+            converted is not None
+            and compat.get("requiresReasoningContentOnAssistantMessages")
+            and model.reasoning
+            and "reasoning_content" not in converted
+        ):
+            # DeepSeek-style servers reject an assistant turn without the field once thinking is on
+            converted["reasoning_content"] = ""
         return [] if converted is None else [converted]
     if isinstance(message, UserMessage):
         user = _user(message, model)

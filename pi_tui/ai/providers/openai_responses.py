@@ -14,6 +14,7 @@ from typing import Any
 from pi_tui.util import json_safe
 
 from ..stream import LlmRequest, ProviderError, StreamEvent, StreamOptions
+from ..thinking import level_value
 from ..types import (
     AssistantMessage,
     ImageContent,
@@ -82,8 +83,8 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
             for t in request.tools
         ]
     if model.reasoning and options.thinking != "off":
-        effort_map = (model.compat or {}).get("reasoningEffortMap", {})
-        body["reasoning"] = {"effort": effort_map.get(options.thinking, options.thinking), "summary": "auto"}
+        effort = level_value(model, options.thinking) or options.thinking
+        body["reasoning"] = {"effort": effort, "summary": "auto"}
         body["include"] = ["reasoning.encrypted_content"]
     return body
 

@@ -1,0 +1,315 @@
+"""How an OpenAI-compatible server wants its Chat Completions request: pi's ``compat`` flags.
+
+Each flag has a default detected from the provider name and base URL (as pi 0.87.1's ``detectCompat``
+does: DeepSeek, Z.AI, Together, Moonshot, OpenRouter, NVIDIA, Cerebras, xAI, Cloudflare, Ant Ling, …);
+a model's own ``compat`` (from the catalog or models.json) overrides a flag one key at a time. The
+flags decide the field for the output limit, whether ``store`` and the ``developer`` role are sent, how
+thinking is asked for (``thinkingFormat``), strict tools, Anthropic-style cache markers, session
+affinity headers and routing preferences. The history conversion reads a few of them too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..thinking import level_map
+from ..types import Model
+
+__all__ = [
+    "affinity_headers",
+    "apply_cache_control",
+    "cache_control",
+    "detect_compat",
+    "add_thinking",
+    "resolve_compat",
+    "routing_fields",
+]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def detect_compat(model: Model) -> dict[str, Any]:
+    """The flags pi infers for ``model`` from its provider and base URL alone."""
+    provider = model.provider
+    url = model.base_url or DEFAULT_BASE_URL
+    is_zai = provider in ("zai", "zai-coding-cn") or "api.z.ai" in url or "open.bigmodel.cn" in url
+    is_together = provider == "together" or "api.together.ai" in url or "api.together.xyz" in url
+    is_moonshot = provider in ("moonshotai", "moonshotai-cn") or "api.moonshot." in url
+    is_openrouter = provider == "openrouter" or "openrouter.ai" in url
+    is_cf_workers = provider == "cloudflare-workers-ai" or "api.cloudflare.com" in url
+    is_cf_gateway = provider == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in url
+    is_nvidia = provider == "nvidia" or "integrate.api.nvidia.com" in url
+    is_ant_ling = provider == "ant-ling" or "api.ant-ling.com" in url
+    is_cerebras = provider == "cerebras" or "cerebras.ai" in url
+    is_deepseek = provider == "deepseek" or "deepseek.com" in url.lower()
+    is_grok = provider == "xai" or "api.x.ai" in url
+    is_chutes = "chutes.ai" in url
+    non_standard = (
+        is_nvidia
+        or is_cerebras
+        or is_grok
+        or is_together
+        or is_chutes
+        or is_deepseek
+        or is_zai
+        or is_moonshot
+        or provider == "opencode"
+        or "opencode.ai" in url
+        or is_cf_workers
+        or is_cf_gateway
+        or is_ant_ling
+    )
+    use_max_tokens = is_chutes or is_deepseek or is_moonshot or is_cf_gateway or is_together or is_nvidia
+    use_max_tokens = use_max_tokens or is_ant_ling or is_zai
+    developer_role_model = is_openrouter and model.id.startswith(("anthropic/", "openai/"))
+    if is_deepseek:
+        thinking_format = "deepseek"
+    elif is_zai:
+        thinking_format = "zai"
+    elif is_together:
+        thinking_format = "together"
+    elif is_ant_ling:
+        thinking_format = "ant-ling"
+    elif is_openrouter:
+        thinking_format = "openrouter"
+    else:
+        thinking_format = "openai"
+    no_effort = is_grok or is_zai or is_moonshot or is_together or is_cf_gateway or is_nvidia or is_ant_ling
+    return {
+        "supportsStore": not non_standard,
+        "supportsDeveloperRole": developer_role_model or (not non_standard and not is_openrouter),
+        "supportsReasoningEffort": not no_effort,
+        "supportsUsageInStreaming": True,
+        "supportsFinishReason": True,
+        "maxTokensField": "max_tokens" if use_max_tokens else "max_completion_tokens",
+        "requiresToolResultName": False,
+        "requiresAssistantAfterToolResult": False,
+        "requiresThinkingAsText": False,
+        "requiresReasoningContentOnAssistantMessages": is_deepseek,
+        "thinkingFormat": thinking_format,
+        "openRouterRouting": {},
+        "vercelGatewayRouting": {},
+        "chatTemplateKwargs": {},
+        "chatTemplateArgs": {},
+        "zaiToolStream": False,
+        # OpenAI compatibility alone does not mean the server takes strict JSON-schema tools
+        "supportsStrictMode": False,
+        "supportsMidConvoSystemMessages": False,
+        "cacheControlFormat": "anthropic"
+        if provider == "openrouter" and model.id.startswith("anthropic/")
+        else None,
+        "sendSessionAffinityHeaders": is_openrouter,
+        "sessionAffinityFormat": "openrouter" if is_openrouter else "openai",
+        "supportsLongCacheRetention": not (
+            is_together or is_cf_workers or is_cf_gateway or is_nvidia or is_ant_ling
+        ),
+    }
+
+
+def resolve_compat(model: Model) -> dict[str, Any]:
+    """pi's resolved ``OpenAICompletionsCompat`` for ``model``: detected defaults, then the model's own
+    ``compat`` key by key (a ``null`` value keeps the default, as pi's ``??`` does). Two pi-tui keys
+    join them: ``reasoningEffortMap`` (an older models.json spelling of ``thinkingLevelMap``) and
+    ``supportsPromptCacheKey`` (false: never send ``prompt_cache_key``)."""
+    resolved = detect_compat(model)
+    resolved["reasoningEffortMap"] = {}
+    resolved["supportsPromptCacheKey"] = True
+    for key, value in (model.compat or {}).items():
+        if value is not None:
+            resolved[key] = value
+    return resolved
+
+
+def _mapped(model: Model, level: str) -> str | None:
+    """``thinkingLevelMap[level] ?? level`` (pi): a level mapped to ``null`` falls back to its name."""
+    mapping = level_map(model)
+    value = mapping.get(level) if mapping is not None else None
+    if value is None:
+        legacy = (model.compat or {}).get("reasoningEffortMap")
+        if isinstance(legacy, dict) and isinstance(legacy.get(level), str):
+            return str(legacy[level])
+    return value if isinstance(value, str) else level
+
+
+def _exact(model: Model, level: str) -> tuple[bool, str | None]:
+    """(whether the map names ``level`` at all, its value): pi's ``mapped === undefined`` checks."""
+    mapping = level_map(model)
+    if mapping is None or level not in mapping:
+        return False, None
+    return True, mapping[level]
+
+
+def _off_value(model: Model) -> tuple[bool, str | None]:
+    return _exact(model, "off")
+
+
+def _template_values(model: Model, level: str | None, values: dict[str, Any]) -> dict[str, Any] | None:
+    """``chatTemplateKwargs``/``chatTemplateArgs`` with their ``$var`` entries filled in (pi's rules)."""
+    resolved: dict[str, Any] = {}
+    for key, value in values.items():
+        if not isinstance(value, dict):
+            resolved[key] = value
+            continue
+        if level is None and value.get("omitWhenOff"):
+            continue
+        var = value.get("$var")
+        if var == "thinking.enabled":
+            resolved[key] = level is not None
+            continue
+        if var == "thinking.budget":
+            continue  # token budgets for chat templates are not sent by pi-tui yet
+        named, mapped = _exact(model, level or "off")
+        if not named:
+            if level is not None:
+                resolved[key] = level
+        elif isinstance(mapped, str):
+            resolved[key] = mapped
+    return resolved or None
+
+
+def add_thinking(body: dict[str, Any], model: Model, thinking: str, compat: dict[str, Any]) -> None:
+    """Ask for (or turn off) reasoning the way ``compat["thinkingFormat"]`` says; ``thinking`` is the
+    level already fitted to the model (``off`` = no reasoning)."""
+    if not model.reasoning:
+        return
+    level = None if thinking == "off" else thinking
+    style = compat["thinkingFormat"]
+    effort_ok = bool(compat["supportsReasoningEffort"])
+    if style == "zai":
+        body["thinking"] = {"type": "enabled", "clear_thinking": False} if level else {"type": "disabled"}
+        if level and effort_ok:
+            named, mapped = _exact(model, level)
+            effort = mapped if named else level
+            if isinstance(effort, str):
+                body["reasoning_effort"] = effort
+    elif style == "qwen":
+        body["enable_thinking"] = level is not None
+        if level and effort_ok:
+            body["reasoning_effort"] = _mapped(model, level)
+    elif style == "qwen-chat-template":
+        body["chat_template_kwargs"] = {"enable_thinking": level is not None, "preserve_thinking": True}
+    elif style == "chat-template":
+        kwargs = _template_values(model, level, compat.get("chatTemplateKwargs") or {})
+        if kwargs:
+            body["chat_template_kwargs"] = kwargs
+    elif style == "baseten":
+        args = _template_values(model, level, compat.get("chatTemplateArgs") or {})
+        if args:
+            body["chat_template_args"] = args
+        if effort_ok:
+            named, mapped = _exact(model, level or "off")
+            effort = mapped if named else level
+            if isinstance(effort, str):
+                body["reasoning_effort"] = effort
+    elif style == "deepseek":
+        named, off = _off_value(model)
+        if level:
+            body["thinking"] = {"type": "enabled"}
+        elif not (named and off is None):
+            body["thinking"] = {"type": "disabled"}
+        if level and effort_ok:
+            body["reasoning_effort"] = _mapped(model, level)
+    elif style == "openrouter":
+        named, off = _off_value(model)
+        if level:
+            body["reasoning"] = {"effort": _mapped(model, level)}
+        elif not (named and off is None):
+            body["reasoning"] = {"effort": off if isinstance(off, str) else "none"}
+    elif style == "ant-ling":
+        if level:
+            named, mapped = _exact(model, level)
+            if isinstance(mapped, str):
+                body["reasoning"] = {"effort": mapped}
+    elif style == "together":
+        body["reasoning"] = {"enabled": level is not None}
+        if level and effort_ok:
+            body["reasoning_effort"] = _mapped(model, level)
+    elif style == "string-thinking":
+        named, off = _off_value(model)
+        if level:
+            body["thinking"] = _mapped(model, level)
+        elif not (named and off is None):
+            body["thinking"] = off if isinstance(off, str) else "none"
+    elif effort_ok:
+        if level:
+            body["reasoning_effort"] = _mapped(model, level)
+        else:
+            named, off = _off_value(model)
+            if isinstance(off, str):
+                body["reasoning_effort"] = off
+
+
+def cache_control(compat: dict[str, Any], retention: str) -> dict[str, str] | None:
+    """The Anthropic-style marker for servers that pass it through (``cacheControlFormat: anthropic``,
+    e.g. OpenRouter's ``anthropic/*`` models); None when the server does not take one or caching is off."""
+    if compat.get("cacheControlFormat") != "anthropic" or retention == "none":
+        return None
+    control = {"type": "ephemeral"}
+    if retention == "long" and compat["supportsLongCacheRetention"]:
+        control["ttl"] = "1h"
+    return control
+
+
+def _mark_text(message: dict[str, Any], control: dict[str, str]) -> dict[str, Any] | None:
+    """A copy of ``message`` with ``control`` on its last text (a string content becomes one text part);
+    None when it has no text to carry the marker."""
+    content = message.get("content")
+    if isinstance(content, str):
+        if not content:
+            return None
+        return {**message, "content": [{"type": "text", "text": content, "cache_control": dict(control)}]}
+    if not isinstance(content, list):
+        return None
+    for index in range(len(content) - 1, -1, -1):
+        part = content[index]
+        if isinstance(part, dict) and part.get("type") == "text":
+            parts = list(content)
+            parts[index] = {**part, "cache_control": dict(control)}
+            return {**message, "content": parts}
+    return None
+
+
+def apply_cache_control(body: dict[str, Any], control: dict[str, str]) -> None:
+    """Put ``control`` on the instructions, the last tool and the last message with text, as pi does.
+    The messages changed are replaced by copies: the converted history is shared between requests."""
+    messages: list[dict[str, Any]] = list(body["messages"])
+    for index, message in enumerate(messages):
+        if message.get("role") in ("system", "developer"):
+            marked = _mark_text(message, control)
+            if marked is not None:
+                messages[index] = marked
+            break
+    tools = body.get("tools")
+    if tools:
+        body["tools"] = [*tools[:-1], {**tools[-1], "cache_control": dict(control)}]
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") in ("user", "assistant", "tool"):
+            marked = _mark_text(messages[index], control)
+            if marked is not None:
+                messages[index] = marked
+                break
+    body["messages"] = messages
+
+
+def affinity_headers(compat: dict[str, Any], session_id: str | None) -> dict[str, str]:
+    """Headers that keep a session on one backend (and its cache), for servers that route by them."""
+    if not session_id or not compat.get("sendSessionAffinityHeaders"):
+        return {}
+    style = compat.get("sessionAffinityFormat")
+    if style == "openrouter":
+        return {"x-session-id": session_id}
+    headers = {"session_id": session_id} if style == "openai" else {}
+    return {**headers, "x-client-request-id": session_id, "x-session-affinity": session_id}
+
+
+def routing_fields(model: Model) -> dict[str, Any]:
+    """OpenRouter's ``provider`` and Vercel AI Gateway's ``providerOptions`` routing preferences."""
+    compat = model.compat or {}
+    fields: dict[str, Any] = {}
+    if compat.get("openRouterRouting") is not None:  # pi sends even an empty object
+        fields["provider"] = compat["openRouterRouting"]
+    routing = compat.get("vercelGatewayRouting") or {}
+    if isinstance(routing, dict) and (routing.get("only") or routing.get("order")):
+        gateway = {key: routing[key] for key in ("only", "order") if routing.get(key)}
+        fields["providerOptions"] = {"gateway": gateway}
+    return fields
