@@ -30,6 +30,7 @@ import hashlib
 import json
 import secrets
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -52,6 +53,8 @@ class AuthRequest:
     path: str
     body: dict[str, Any]
     headers: dict[str, str]
+    time: float = 0.0
+    """When it arrived (``time.monotonic()``)."""
 
 
 @dataclass
@@ -212,7 +215,9 @@ class FakeAuthServer:
         if method == "GET":
             body = {k: v[0] for k, v in urllib.parse.parse_qs(parts.query).items()}
         with self._lock:
-            self.requests.append(AuthRequest(method, parts.path, body, dict(request.headers.items())))
+            self.requests.append(
+                AuthRequest(method, parts.path, body, dict(request.headers.items()), time.monotonic())
+            )
         status, answer, headers = self._route(method, parts.path, body)
         data = json.dumps(answer).encode() if answer is not None else b""
         request.send_response(status)

@@ -32,8 +32,9 @@ def test_a_deep_line_in_a_session_neither_stops_continue_nor_hides_the_listing(t
 
     assert again.returncode == 0, again.stderr
     assert "You said: “again”" in again.stdout
-    assert f"skipped 1 unreadable line (line {line_no}: JSON nested deeper than {MAX_RECORD_DEPTH} levels)" in (
-        again.stderr
+    assert (
+        f"skipped 1 unreadable line (line {line_no}: JSON nested deeper than {MAX_RECORD_DEPTH} levels)"
+        in (again.stderr)
     )
     assert "Traceback" not in again.stderr
     assert path.read_bytes().startswith(hostile_bytes)  # the line is kept; the new turn follows it

@@ -107,4 +107,3 @@ def test_listing_still_shows_every_session_when_one_file_holds_a_deep_line(
     assert {row.message_count for row in rows} == {2}
     assert f"{deep_header} is not listed: its first line is JSON nested deeper than" in caplog.text
     assert most_recent_session(CWD, session_dir=tmp_path) in (fine, deep_body)
-

@@ -53,7 +53,7 @@ def test_the_limit_itself_is_accepted_and_one_more_level_is_not() -> None:
 def test_brackets_inside_strings_do_not_count() -> None:
     text = json.dumps({"code": "{[" * 5000, "quoted": ['he said "[[[["', "\\[\\"], "n": [[1]]})
     assert json_safe.loads(text)["n"] == [[1]]
-    many = json.dumps([{"k[": "v{\\\"" * 3, "d": [[{}]]} for _ in range(400)])  # many small strings
+    many = json.dumps([{"k[": 'v{\\"' * 3, "d": [[{}]]} for _ in range(400)])  # many small strings
     assert len(json_safe.loads(many)) == 400
 
 

@@ -10,7 +10,9 @@ from pi_tui.ai.providers.faux import FauxScript
 from .helpers import make_app, until
 
 
-async def test_down_walks_through_every_command_and_the_border_counts(tmp_path: Path, agent_dir: Path) -> None:
+async def test_down_walks_through_every_command_and_the_border_counts(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     app = make_app(tmp_path, agent_dir, FauxScript())
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, app.ready.is_set)
