@@ -38,6 +38,7 @@ __all__ = [
     "NO_RESULT_TEXT",
     "bash_execution_to_text",
     "convert_to_llm",
+    "reaches_model",
     "transform_messages",
 ]
 
@@ -78,6 +79,12 @@ def _block_images(message: LlmMessage) -> LlmMessage:
     return message.model_copy(update={"content": replaced})
 
 
+def reaches_model(message: Any) -> bool:
+    """Whether `convert_to_llm` sends ``message``: every history message but a user's shell command kept
+    out of context (``!!cmd``, RPC ``bash`` with ``excludeFromContext``)."""
+    return not (isinstance(message, BashExecutionMessage) and message.exclude_from_context)
+
+
 def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> list[LlmMessage]:
     """Map history messages to provider messages (pi's ``convertToLlm``).
 
@@ -97,9 +104,7 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
             converted = message
         elif isinstance(message, BashExecutionMessage):
             converted = (
-                None
-                if message.exclude_from_context
-                else _user_text(bash_execution_to_text(message), message.timestamp)
+                _user_text(bash_execution_to_text(message), message.timestamp) if reaches_model(message) else None
             )
         elif isinstance(message, CustomMessage):
             content = (

@@ -19,7 +19,7 @@ from pi_tui.util.format import fmt_tokens
 from .envelope import ContextEnvelope
 from .ledger import CacheLedger
 from .panels import PanelManager
-from .request import Block, common_prefix_blocks, fingerprint, message_tokens
+from .request import Block, common_prefix_blocks, fingerprint, sent_message_tokens
 
 __all__ = ["render_context"]
 
@@ -38,6 +38,8 @@ def _preview(message: Any, width: int = 70) -> str:
         text = " ".join(parts)
     elif role == "toolResult":
         text = f"{message.tool_name} → " + message_text(message)
+    elif role == "bashExecution" and message.exclude_from_context:
+        text = f"(kept out of context, not sent) {message_text(message)}"
     else:
         text = message_text(message)
     text = " ".join(text.split())
@@ -67,8 +69,8 @@ def render_context(
         lines.append(f"Model: `{model.label}` · context window {fmt_tokens(model.context_window)} tokens")
     sys_tokens = estimate_tokens(envelope.system_compiled)
     tool_tokens = sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in envelope.tools)
-    cached_tokens = sum(message_tokens(m) for m in envelope.cached)
-    uncached_tokens = sum(message_tokens(m) for m in envelope.uncached)
+    cached_tokens = sum(sent_message_tokens(m) for m in envelope.cached)
+    uncached_tokens = sum(sent_message_tokens(m) for m in envelope.uncached)
     total = sys_tokens + tool_tokens + cached_tokens + uncached_tokens
     lines.append(
         f"Estimated prompt: **{fmt_tokens(total)} tokens** — system {fmt_tokens(sys_tokens)}, tools {fmt_tokens(tool_tokens)}, "
@@ -112,7 +114,7 @@ def render_context(
             lines.append(f"… {len(shown) - max_messages} earlier messages not shown …")
             shown = shown[-max_messages:]
         lines += _table(
-            [(str(i), getattr(m, "role", "?"), fmt_tokens(message_tokens(m)), _preview(m)) for i, m in shown],
+            [(str(i), getattr(m, "role", "?"), fmt_tokens(sent_message_tokens(m)), _preview(m)) for i, m in shown],
             ("#", "role", "tokens", "content"),
         )
 

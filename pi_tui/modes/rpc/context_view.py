@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from pi_tui.ai.tokens import estimate_tokens
-from pi_tui.context.request import common_prefix_blocks, fingerprint, message_tokens, to_llm_request
+from pi_tui.context.request import common_prefix_blocks, fingerprint, sent_message_tokens, to_llm_request
 
 __all__ = ["context_view", "estimated_tokens"]
 
@@ -25,10 +25,14 @@ def _preview(text: str, width: int = 120) -> str:
 def _message_row(index: int, message: Any) -> dict[str, Any]:
     from pi_tui.ai.types import message_text
 
+    from pi_tui.agent.convert import reaches_model
+
     row: dict[str, Any] = {
         "index": index,
         "role": getattr(message, "role", "?"),
-        "tokens": message_tokens(message),
+        "tokens": sent_message_tokens(message),
+        # False for a shell command's output kept out of context: listed, counted as 0, never sent
+        "sent": reaches_model(message),
     }
     row["preview"] = _preview(message_text(message))
     return row
@@ -44,7 +48,7 @@ def estimated_tokens(session: Any) -> int:
     return (
         estimate_tokens(env.system_compiled)
         + sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in env.tools)
-        + sum(message_tokens(m) for m in (*env.cached, *env.uncached))
+        + sum(sent_message_tokens(m) for m in (*env.cached, *env.uncached))
     )
 
 

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pi_tui.agent.convert import reaches_model
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
 from pi_tui.ai.types import Model
@@ -132,7 +133,10 @@ BLOCK_OVERHEAD = 3
 
 
 def _billed_tokens(message: Any) -> int:
-    """Tokens a provider bills for one request message: pi's text estimate plus the framing."""
+    """Tokens a provider bills for one request message: pi's text estimate plus the framing (0 for a shell
+    command's output kept out of context: the request leaves it out)."""
+    if not reaches_model(message):
+        return 0
     content = getattr(message, "content", None)
     blocks = len(content) if isinstance(content, list) else 1
     return count_message_tokens(message) + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)

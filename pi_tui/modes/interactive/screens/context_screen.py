@@ -70,6 +70,8 @@ def _message_preview(message: Any) -> str:
         text = " ".join(parts)
     elif role == "toolResult":
         text = f"{message.tool_name} → {message_text(message)[:300]}"
+    elif role == "bashExecution" and message.exclude_from_context:
+        text = f"(kept out of context, not sent) {message_text(message)[:300]}"
     else:
         text = message_text(message)[:300]
     return one_line(text, 70) or "(empty)"
