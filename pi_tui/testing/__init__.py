@@ -1,4 +1,4 @@
-"""An offline fake LLM server for tests: Anthropic Messages, OpenAI Chat Completions and Responses.
+"""An offline fake LLM server for tests: Anthropic Messages, OpenAI Chat Completions and Responses, Gemini.
 
 Extension authors and our own tests drive a real SDK (or the whole agent) against it::
 
@@ -6,7 +6,8 @@ Extension authors and our own tests drive a real SDK (or the whole agent) agains
 
     fake = FakeLLM(context_window=200_000)
     fake.script([Reply([tool_call("read", {"path": "a.py"})]), Reply([text("done")])])
-    with fake.serve() as server:  # server.anthropic_base_url, server.openai_base_url (…/v1), server.url
+    with fake.serve() as server:  # server.anthropic_base_url, server.openai_base_url (…/v1),
+        ...                           # server.gemini_base_url (…/v1beta), server.url, server.token_url
         ...
     fake.assert_script_consumed()
     assert fake.violations == []
@@ -32,14 +33,25 @@ What it does:
     ``context_window``, ``invalid_json``.
   - Responses: ``responses.required_field``, ``invalid_role``, ``call_id_unknown``,
     ``call_output_missing``, ``tool_name``, ``context_window``, ``invalid_json``.
+  - Gemini (``…/models/{model}:streamGenerateContent`` or ``:generateContent`` under any prefix, so
+    Vertex paths too): ``gemini.required_field``, ``invalid_role``, ``empty_parts``, ``empty_text``,
+    ``invalid_part``, ``function_call_position``, ``function_response_count``, ``function_response_id``,
+    ``function_response_missing``, ``thought_signature_missing`` (Gemini 3: the current turn's first
+    call), ``thought_signature_invalid``, ``thought_signature_unknown``, ``tool_name``,
+    ``thinking_config``, ``thinking_budget``, ``context_window``, ``invalid_json``.
 
 - **Prompt-cache simulation** (Anthropic breakpoints with 20-block look-back, per-model minimum,
-  5m/1h TTL on an injectable clock; OpenAI automatic 1024 + 128·k prefixes), reported in each API's
-  usage fields and summarised by `FakeLLM.cache_stats`.
+  5m/1h TTL on an injectable clock; OpenAI automatic 1024 + 128·k prefixes; Gemini implicit caching the
+  same way, as ``cachedContentTokenCount``), reported in each API's usage fields and summarised by
+  `FakeLLM.cache_stats`.
+- **Google token endpoint**: ``POST /token`` answers the jwt-bearer (service account) and refresh-token
+  (gcloud login) grants with ``ya29.fake-…`` tokens the Gemini routes then accept as bearer credentials
+  (``engine.google_token_lifetime`` sets their lifetime; refresh tokens starting ``revoked`` are refused).
 - **Tokens** are counted by a deterministic heuristic, `count_tokens` (``ceil(chars/4)`` plus small
   per-block overheads; details in ``pi_tui/testing/_tokens.py``).
 - **Thinking signatures**: the fake signs thinking as `fake_signature(text)` and, with thinking on,
-  rejects replayed blocks whose signature it did not issue, like the real API.
+  rejects replayed blocks whose signature it did not issue, like the real API. Gemini signatures are
+  base64 (thoughts, the first call of an answer, or a trailing empty part) and checked the same way.
 
 The script's JSON form (for ``python -m pi_tui.testing.server`` and ``POST /_fake/script``) is
 documented in `pi_tui.testing.server`. A pytest fixture lives in `pi_tui.testing.pytest_plugin`.

@@ -157,7 +157,7 @@ class Reader:
 # --- errors -----------------------------------------------------------------------------------------
 
 _STATUS_HINTS: dict[int, str] = {
-    400: "check the request: the model id, and that the API key is a valid Gemini key",
+    400: "check the request and the model id",
     401: "check the credentials: the API key or the application-default credentials",
     403: "check that the key or account may use this API and model (API enabled, project, billing)",
     404: "check the model id and, for Vertex AI, that GOOGLE_CLOUD_LOCATION serves this model",
