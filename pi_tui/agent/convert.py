@@ -104,7 +104,9 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
             converted = message
         elif isinstance(message, BashExecutionMessage):
             converted = (
-                _user_text(bash_execution_to_text(message), message.timestamp) if reaches_model(message) else None
+                _user_text(bash_execution_to_text(message), message.timestamp)
+                if reaches_model(message)
+                else None
             )
         elif isinstance(message, CustomMessage):
             content = (

@@ -114,7 +114,10 @@ def render_context(
             lines.append(f"… {len(shown) - max_messages} earlier messages not shown …")
             shown = shown[-max_messages:]
         lines += _table(
-            [(str(i), getattr(m, "role", "?"), fmt_tokens(sent_message_tokens(m)), _preview(m)) for i, m in shown],
+            [
+                (str(i), getattr(m, "role", "?"), fmt_tokens(sent_message_tokens(m)), _preview(m))
+                for i, m in shown
+            ],
             ("#", "role", "tokens", "content"),
         )
 

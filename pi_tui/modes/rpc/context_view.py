@@ -23,9 +23,8 @@ def _preview(text: str, width: int = 120) -> str:
 
 
 def _message_row(index: int, message: Any) -> dict[str, Any]:
-    from pi_tui.ai.types import message_text
-
     from pi_tui.agent.convert import reaches_model
+    from pi_tui.ai.types import message_text
 
     row: dict[str, Any] = {
         "index": index,
