@@ -1,6 +1,6 @@
 """Side by side with pi 0.87.1 on Gemini: the same prompt and script (thinking, a tool call, its result,
 more thinking, the answer) against two identical fakes, pointed there by a ``models.json`` base URL for
-provider ``google``. The requests must be equivalent: the same path and key header, the same
+provider ``google`` (the Gemini API) and ``google-vertex`` (Vertex AI with an API key). The requests must be equivalent: the same path and key header, the same
 ``contents`` (thought signatures, call ids and the tool result included), ``generationConfig`` (output
 cap, thinking), ``toolConfig`` and tool schemas, and no cache fields on either side.
 
@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
 
@@ -56,7 +58,24 @@ def _script() -> list[Reply]:
     ]
 
 
-def _setup(root: Path, fake: FakeLLM) -> tuple[Path, dict[str, str]]:
+# provider -> (wire API, key variable, base URL attribute of the fake server, request path)
+PROVIDERS = {
+    "google": (
+        "google-generative-ai",
+        "GEMINI_API_KEY",
+        "gemini_base_url",
+        "/v1beta/models/gemini-3.1-pro-preview:streamGenerateContent?alt=sse",
+    ),
+    "google-vertex": (
+        "google-vertex",
+        "GOOGLE_CLOUD_API_KEY",
+        "url",
+        "/v1/publishers/google/models/gemini-3.1-pro-preview:streamGenerateContent?alt=sse",
+    ),
+}
+
+
+def _setup(root: Path, fake: FakeLLM, provider: str) -> tuple[Path, dict[str, str]]:
     assert fake.server is not None
     home = root / "home"
     agent = home / ".pi" / "agent"
@@ -64,21 +83,18 @@ def _setup(root: Path, fake: FakeLLM) -> tuple[Path, dict[str, str]]:
     project = root / "project"
     project.mkdir()
     (project / "hello.txt").write_text("hello world\n")
-    provider = {
-        "baseUrl": fake.server.gemini_base_url,
-        "api": "google-generative-ai",
-        "apiKey": "$GEMINI_API_KEY",
-    }
-    config = {"providers": {"google": {**provider, "models": [MODEL]}}}
+    api, variable, base_url, _ = PROVIDERS[provider]
+    entry = {"baseUrl": getattr(fake.server, base_url), "api": api, "apiKey": f"${variable}"}
+    config = {"providers": {provider: {**entry, "models": [{**MODEL, "api": api}]}}}
     (agent / "models.json").write_text(json.dumps(config, indent=2))
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-    env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", "GEMINI_API_KEY": KEY}
+    env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", variable: KEY}
     return project, env
 
 
-def _run(argv: list[str], root: Path, fake: FakeLLM) -> subprocess.CompletedProcess[str]:
-    project, env = _setup(root, fake)
-    args = ["--provider", "google", "--model", str(MODEL["id"]), "-p", PROMPT]
+def _run(argv: list[str], root: Path, fake: FakeLLM, provider: str) -> subprocess.CompletedProcess[str]:
+    project, env = _setup(root, fake, provider)
+    args = ["--provider", provider, "--model", str(MODEL["id"]), "-p", PROMPT]
     return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
 
 
@@ -95,15 +111,16 @@ def _tools(body: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(d["name"], _without_descriptions(d["parametersJsonSchema"])) for d in declarations]
 
 
+@pytest.mark.parametrize("provider", list(PROVIDERS))
 def test_pi_and_pi_tui_send_equivalent_gemini_requests_through_a_tool_loop(
-    tmp_path: Path, pi087: Pi087
+    tmp_path: Path, pi087: Pi087, provider: str
 ) -> None:
     pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
     pi_fake.script(_script())
     tui_fake.script(_script())
     with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake)
-        tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake)
+        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, provider)
+        tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, provider)
     assert pi_run.returncode == 0, pi_run.stderr
     assert tui_run.returncode == 0, tui_run.stderr
     assert "It says hello world." in pi_run.stdout and "It says hello world." in tui_run.stdout
@@ -112,9 +129,7 @@ def test_pi_and_pi_tui_send_equivalent_gemini_requests_through_a_tool_loop(
     assert len(pi_requests) == len(tui_requests) == 2
 
     for theirs, ours in zip(pi_requests, tui_requests, strict=True):
-        assert (
-            ours.path == theirs.path == "/v1beta/models/gemini-3.1-pro-preview:streamGenerateContent?alt=sse"
-        )
+        assert ours.path == theirs.path == PROVIDERS[provider][3]
         assert "x-goog-api-key" in ours.headers and "x-goog-api-key" in theirs.headers
         a, b = theirs.body, ours.body
         assert list(b) == list(a)  # contents, systemInstruction, tools, toolConfig, generationConfig
