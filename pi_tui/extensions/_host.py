@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from .events import Event
     from .extension import Extension
+    from .ui import ExtensionUIState
 
 __all__ = ["RunnerHost"]
 
@@ -22,6 +23,7 @@ class RunnerHost:
     session: Any
     lifecycle_timeout: float
     theme_paths: list[str]
+    ui_state: ExtensionUIState
     tree_asked_for: str | None
     _next_turn: list[CustomMessage]
     _tree_from_extension: bool

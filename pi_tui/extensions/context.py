@@ -119,7 +119,7 @@ class ExtensionContext:
     def ui(self) -> Any:
         from .ui import UIProxy
 
-        return UIProxy(self._session.ui)
+        return UIProxy(self._session.ui, self._runner.ui_state)
 
     @property
     def model(self) -> Any:

@@ -43,6 +43,7 @@ from .loader import ExtensionLoadError, forget_module, import_extension
 from .loop_hooks import LoopHooks
 from .registry import Registry, positional_arity
 from .session_events import BeforeOutcome, SessionEventsMixin
+from .ui import ExtensionUIState
 
 if TYPE_CHECKING:
     from pi_tui.ai.types import CustomMessage
@@ -116,6 +117,8 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         self.warnings: list[str] = []
         self.errors: list[dict[str, Any]] = []
         self.theme_paths: list[str] = []
+        self.ui_state = ExtensionUIState()
+        """The statuses and widgets extensions have shown; cleared on reload and session switch."""
         self.reload_count = 0
         self._rediscover = rediscover
         self._sources: list[ExtensionSource] = []
@@ -190,10 +193,12 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
     def _load_failed(self, ext: Extension, reason: str) -> None:
         message = f'Failed to load extension "{ext.path}": {reason}'
         log.warning(message)
-        if self._announce_load_errors:
+        if not self._announce_load_errors:
+            self.warnings.append(message)  # start-up: shown with the other start-up warnings
+        elif self._started:
             self.report_soon(ext, "load", message)
-        else:
-            self.warnings.append(message)
+        else:  # a reload: `start` reports it, in order, before the reload is over
+            self._queued_errors.append(self._error_payload(ext, "load", message))
 
     def _unload(self, ext: Extension, *, keep_panels: bool = False) -> None:
         self.registry.remove_tools(ext)
@@ -526,8 +531,9 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
                 await work
             except Exception as exc:
                 self._unload(ext)
-                self._announce_load_errors = True
-                self._load_failed(ext, f"{type(exc).__name__}: {exc}")
+                message = f'Failed to load extension "{ext.path}": {type(exc).__name__}: {exc}'
+                log.warning(message)
+                self._queued_errors.append(self._error_payload(ext, "load", message))
         queued, self._queued_errors = self._queued_errors, []
         for payload in queued:
             await self.session.emit(RuntimeEvent("extension_error", payload))
@@ -552,11 +558,20 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
             e.path for e in self._sources if not any(x.source == e for x in self.extensions)
         ]
 
-    async def reload(self) -> None:
-        """session_shutdown → tear down → re-import → session_start (reason "reload") → resources_discover."""
+    async def reload(self) -> list[str]:
+        """session_shutdown → tear down → re-import → session_start (reason "reload") → resources_discover.
+
+        Extensions that fail to load are reported (``extension_error`` events) before this returns.
+
+        Returns:
+            What else the user should be told, in the order it happened: extensions of an untrusted
+            project that were not loaded, discovery problems and registration warnings.
+        """
+        notes: list[str] = []
         self._reloading = self._reloading or asyncio.Lock()
         async with self._reloading:
             session = self.session
+            self.ui_state.clear(session.ui)
             if self._started:
                 await self.notify("session_shutdown", timeout=self.lifecycle_timeout, reason="reload")
             await self.drain(timeout=self.shutdown_grace)
@@ -572,7 +587,13 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
                 sources = found.sources
                 for error in found.errors:
                     log.warning(error)
+                notes += found.errors
+                if found.skipped_untrusted:
+                    from .setup import untrusted_notice
+
+                    notes.append(untrusted_notice(Path(session.cwd), found.skipped_untrusted))
             self._announce_load_errors = True
+            self._started = False  # load errors and warnings wait for `start`, which reports them in order
             self.load(sources)
             kept = {name for ext in self.extensions for name in ext.panels}
             for name, state in list(session.panels.panels.items()):
@@ -580,14 +601,16 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
                     del session.panels.panels[name]
             added = [n for n in session.active_tools if n not in known_before]
             session.set_active_tools([n for n in active_before if n in session.tools] + added)
-            self._started = False
             await self.start(reason="reload")
+            notes += self.warnings
+            self.warnings = []
             self.reload_count += 1
             reloaded, self._reloaded = self._reloaded, None
             if reloaded is not None:
                 reloaded.set()
         if self._watcher is not None:
             self._watcher.paths_changed()
+        return notes
 
     async def wait_for_reload(self) -> None:
         """Return after the next reload has finished (hot reload is asynchronous)."""

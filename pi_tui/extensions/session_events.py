@@ -77,6 +77,7 @@ class SessionEventsMixin(RunnerHost):
     async def after_switch(self, reason: str, previous_session_file: str) -> None:
         """``session_switch`` (or ``session_fork``), then ``session_start`` so state can be rebuilt."""
         self._next_turn = []
+        self.ui_state.clear(self.session.ui)  # statuses and widgets of the session left
         if reason == "fork":
             await self.notify("session_fork", previous_session_file=previous_session_file)
         else:

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["UIBridge", "NullUIBridge", "UIProxy", "NotifyLevel", "WidgetPlacement"]
+__all__ = ["UIBridge", "NullUIBridge", "UIProxy", "ExtensionUIState", "NotifyLevel", "WidgetPlacement"]
 
 log = logging.getLogger(__name__)
 
@@ -113,12 +113,53 @@ class NullUIBridge:
 _NULL = NullUIBridge()
 
 
+class ExtensionUIState:
+    """The footer statuses and editor widgets extensions have put up, so they can be taken down.
+
+    They belong to the extensions as loaded and to the session they were set in: ``/reload`` and a
+    switch to another session (``/new``, ``/resume``, ``/fork``) clear them before ``session_start``
+    lets the extensions set them again, as pi does.
+    """
+
+    def __init__(self) -> None:
+        self.statuses: set[str] = set()
+        self.widgets: set[str] = set()
+
+    def clear(self, bridge: object) -> None:
+        """Remove every status and widget still shown through ``bridge``."""
+        proxy = UIProxy(bridge)
+        for key in sorted(self.statuses):
+            proxy.set_status(key, None)
+        for key in sorted(self.widgets):
+            proxy.set_widget(key, None)
+        self.statuses.clear()
+        self.widgets.clear()
+
+
 class UIProxy:
     """``ctx.ui``: the attached bridge, with `NullUIBridge` behaviour for whatever it does not implement
-    (a mode may answer dialogs but have no status line, for instance)."""
+    (a mode may answer dialogs but have no status line, for instance). With ``state``, the statuses
+    and widgets set through it are remembered there (see `ExtensionUIState`)."""
 
-    def __init__(self, bridge: object) -> None:
+    def __init__(self, bridge: object, state: ExtensionUIState | None = None) -> None:
         self._bridge = bridge
+        self._state = state
+
+    def set_status(self, key: str, text: str | None) -> None:
+        """Set (or with None clear) a status text in the footer."""
+        if self._state is not None:
+            (self._state.statuses.add if text else self._state.statuses.discard)(key)
+        setter = getattr(self._bridge, "set_status", None) or _NULL.set_status
+        setter(key, text)
+
+    def set_widget(
+        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
+    ) -> None:
+        """Show lines above or below the editor (None removes the widget)."""
+        if self._state is not None:
+            (self._state.widgets.add if lines is not None else self._state.widgets.discard)(key)
+        setter = getattr(self._bridge, "set_widget", None) or _NULL.set_widget
+        setter(key, lines, placement)
 
     def __getattr__(self, name: str) -> object:
         found = getattr(self._bridge, name, None)

@@ -105,8 +105,21 @@ class BuiltinCommands:
         self.write(f"Session exported to: {out}")
 
     async def _cmd_reload(self, _arg: str) -> None:
-        await self.session.reload()
-        self.write("Reloaded extensions, skills, prompts and context files.")
+        runner = self.session.extensions
+        errors_before = len(runner.errors) if runner is not None else 0
+        notes = await self.session.reload()  # extensions that fail to load are reported meanwhile
+        for note in notes:
+            self.write(f"Warning: {note}")
+        runner = self.session.extensions
+        failed = [
+            e for e in (runner.errors[errors_before:] if runner is not None else []) if e["event"] == "load"
+        ]
+        done = "Reloaded extensions, skills, prompts and context files"
+        if failed:
+            names = ", ".join(str(e["extension"]) for e in failed)
+            self.write(f"{done}; {len(failed)} extension(s) failed to load ({names}), see above.")
+        else:
+            self.write(f"{done}.")
 
     # --- checkpoints (issue #13) ---------------------------------------------------------------------
 

@@ -636,8 +636,13 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if self.extensions is not None:
             await self.extensions.start(watch=watch)
 
-    async def reload(self) -> None:
+    async def reload(self) -> list[str]:
         """``/reload``: re-read settings, resources (context files, skills, templates) and extensions.
+
+        Returns:
+            What the user should be told besides extensions that failed to load (those are reported as
+            ``extension_error`` events before this returns): skipped untrusted project extensions,
+            discovery problems, registration warnings.
 
         Raises:
             RuntimeError: the agent is running.
@@ -652,10 +657,12 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if self.extensions is None and self.extension_setup is not None:
             self.extension_setup()  # none were found at start-up: look again
             found_now = self.extensions is not None
-        if self.extensions is not None:
-            await self.extensions.reload()
-            if found_now and self._watch_extensions:  # the mode asked for hot reload at start-up
-                self.extensions.start_watching()
+        if self.extensions is None:
+            return []
+        notes: list[str] = await self.extensions.reload()
+        if found_now and self._watch_extensions:  # the mode asked for hot reload at start-up
+            self.extensions.start_watching()
+        return notes
 
     def add_tool(self, tool: AgentTool, *, activate: bool = True) -> None:
         """Load a tool at run time (an extension's ``register_tool``); it replaces one of the same name."""

@@ -72,6 +72,8 @@ class PiApp(KeyActions, App[int]):
     #bottom { height: auto; }
     .preview { margin: 1 0 0 0; padding: 0 1; }
     .preview-user { background: $pi-user-message-bg; color: $pi-user-message-text; }
+    /* Toasts at the top right of the chat, not over the editor and footer at the bottom. */
+    #_default ToastRack { dock: top; align: right top; }
     """
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False)]
 

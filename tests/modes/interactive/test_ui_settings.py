@@ -129,3 +129,19 @@ async def test_double_escape_does_nothing_with_text_in_the_editor(tmp_path: Path
         app.menu.hide()
         await _double_escape(pilot)
         assert app.screen is app.screen_stack[0] and app.editor.text == "draft"
+
+
+async def test_toasts_on_the_main_screen_do_not_cover_the_editor(tmp_path: Path, agent_dir: Path) -> None:
+    from textual.widgets._toast import Toast
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "a prompt being typed")
+        app.notify("Something happened\non two lines", severity="warning", timeout=30)
+        await until(pilot, lambda: bool(app.screen.query(Toast)))
+        await pilot.pause()
+        toast = app.screen.query_one(Toast)
+        assert toast.region.height > 0
+        for part in (app.editor, app.footer):
+            assert not toast.region.overlaps(part.region), (toast.region, part, part.region)
