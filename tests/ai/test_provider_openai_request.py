@@ -7,6 +7,7 @@ import pytest
 
 from pi_tui.ai.providers import openai_completions, openai_responses
 from pi_tui.ai.providers._common import IncompleteStreamError, MessageBuilder
+from pi_tui.ai.providers._history import short_hash
 from pi_tui.ai.providers.openai_completions import normalize_usage
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import (
@@ -168,9 +169,13 @@ def test_responses_input_items_pair_calls_with_outputs() -> None:
         "function_call_output",
         "function_call_output",
         "message",
-        "message",
     ]
     assert body["input"][0] == {"role": "developer", "content": "sys"}
+    assert body["input"][1] == {"role": "user", "content": [{"type": "input_text", "text": "read a and b"}]}
+    assert body["input"][2]["id"] == "msg_pi_1"  # a text without an item id gets pi's positional one
+    image = {"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,QUJD"}
+    assert body["input"][5]["output"] == [{"type": "input_text", "text": "A"}, image]  # images go along
+    assert body["input"][6]["output"] == "(no tool output)"
     calls = [i for i in body["input"] if i.get("type") == "function_call"]
     outputs = [i for i in body["input"] if i.get("type") == "function_call_output"]
     assert [c["call_id"] for c in calls] == [o["call_id"] for o in outputs] == ["call_1", "call_2"]
@@ -179,7 +184,7 @@ def test_responses_input_items_pair_calls_with_outputs() -> None:
     assert body["prompt_cache_key"] == "sess-9"
     assert body["reasoning"] == {"effort": "medium", "summary": "auto"}
     assert body["include"] == ["reasoning.encrypted_content"]
-    assert body["tools"][0]["strict"] is False
+    assert "strict" not in body["tools"][0]  # pi sends it only when the model's compat supports it
 
 
 def test_responses_replays_reasoning_items_with_their_item_ids() -> None:
@@ -249,3 +254,26 @@ def test_chat_reader_takes_usage_from_the_choice_when_the_chunk_has_none() -> No
 def test_chat_reader_without_a_finish_reason_is_incomplete() -> None:
     with pytest.raises(IncompleteStreamError):
         _read([_chunk({"content": "cut"})])
+
+
+def test_responses_replay_of_other_models_ids_and_text_signatures_follows_pi() -> None:
+    copilot = Model(id="gpt-5", api="openai-responses", provider="github-copilot")
+    foreign = "call_x|item+/=="
+    messages = [
+        UserMessage(content="q"),
+        _assistant(
+            copilot,
+            TextContent(text="ok", text_signature='{"v":1,"id":"msg_9","phase":"commentary"}'),
+            ToolCall(id=foreign, name="read"),
+        ),
+        ToolResultMessage(tool_call_id=foreign, tool_name="read", content=[TextContent(text="r")]),
+    ]
+    body = openai_responses.build_request(RESP, LlmRequest("", messages), StreamOptions())
+    text, call, output = body["input"][1:]
+    assert text["id"] == "msg_pi_1" and "phase" not in text  # another model's text loses its signature
+    assert call["call_id"] == output["call_id"] == "call_x"
+    assert call["id"] == f"fc_{short_hash('item+/==')}"  # another provider's item id, hashed as pi does
+    assert short_hash("rs_123|fc_abc") == "356w3smnpfs3"  # the value pi's shortHash gives
+    own = [UserMessage(content="q"), _assistant(RESP, messages[1].content[0], stop="stop")]
+    body = openai_responses.build_request(RESP, LlmRequest("", own), StreamOptions())
+    assert (body["input"][1]["id"], body["input"][1]["phase"]) == ("msg_9", "commentary")

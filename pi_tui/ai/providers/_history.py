@@ -32,6 +32,7 @@ __all__ = [
     "prepare_messages",
     "sanitize_surrogates",
     "sanitize_tool_call_id",
+    "short_hash",
 ]
 
 _ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -52,6 +53,31 @@ def sanitize_surrogates(text: str) -> str:
         return text
     kept = _LONE_SURROGATE.sub("", text)
     return kept.encode("utf-16", "surrogatepass").decode("utf-16")
+
+
+def short_hash(text: str) -> str:
+    """pi's ``shortHash``: a deterministic 64-bit string hash in base 36, used where pi shortens ids
+    (over UTF-16 code units, as JavaScript strings count them)."""
+    mask = 0xFFFFFFFF
+    h1, h2 = 0xDEADBEEF, 0x41C6CE57
+    units = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(units), 2):
+        unit = units[i] | (units[i + 1] << 8)
+        h1 = ((h1 ^ unit) * 2654435761) & mask
+        h2 = ((h2 ^ unit) * 1597334677) & mask
+    h1 = (((h1 ^ (h1 >> 16)) * 2246822507) & mask) ^ (((h2 ^ (h2 >> 13)) * 3266489909) & mask)
+    h2 = (((h2 ^ (h2 >> 16)) * 2246822507) & mask) ^ (((h1 ^ (h1 >> 13)) * 3266489909) & mask)
+    return _base36(h2) + _base36(h1)
+
+
+def _base36(value: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        value, rest = divmod(value, 36)
+        out = digits[rest] + out
+        if value == 0:
+            return out
 
 
 def images_as_placeholders(content: Iterable[Any], placeholder: str) -> list[Any]:

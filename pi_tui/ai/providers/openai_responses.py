@@ -8,6 +8,7 @@ thinking block's signature).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -33,13 +34,20 @@ from ._common import (
     json_stringify,
     stream_over_http,
 )
-from ._history import prepare_messages, sanitize_tool_call_id
+from ._history import (
+    USER_IMAGE_PLACEHOLDER,
+    images_as_placeholders,
+    prepare_messages,
+    sanitize_surrogates,
+    short_hash,
+)
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
 
 __all__ = ["build_request", "convert_input", "stream_openai_responses"]
 
-_CALL_ID_MAX = 64
+_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_OPENAI_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 # Converted input items of the stored history, reused across requests (see _wire_cache).
 _CACHE = ConversionCache()
 _MEMO = PrefixMemo()
@@ -78,7 +86,8 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
                 "name": t.name,
                 "description": t.description,
                 "parameters": t.parameters,
-                "strict": False,
+                # pi sends ``strict`` only to models whose compat says they support strict mode
+                **({"strict": False} if _compat(model, "supportsStrictMode", False) else {}),
             }
             for t in request.tools
         ]
@@ -107,84 +116,118 @@ def convert_input(
     return converter.finish()
 
 
-def _attached_images(images: list[dict[str, Any]]) -> dict[str, Any]:
-    # function_call_output is text only; images a tool returned follow as a user message.
-    return {
-        "type": "message",
-        "role": "user",
-        "content": [{"type": "input_text", "text": "Attached image(s) from tool result:"}, *images],
-    }
-
-
 class _Converter:
-    """`convert_input` as a fold that can be copied and extended (items are never modified)."""
+    """`convert_input` as a fold that can be copied and extended (items are never modified).
 
-    __slots__ = ("model", "cache", "key", "items", "pending_images")
+    ``emitted`` counts the messages that produced items: pi names an assistant text without an item id
+    after that position (``msg_pi_<n>``)."""
+
+    __slots__ = ("model", "cache", "key", "items", "emitted", "ids")
 
     def __init__(self, model: Model, system_prompt: str, cache: ConversionCache | None) -> None:
         self.model = model
         self.cache = cache
         self.key = (model.api, model.provider, model.id, "image" in model.input)
         self.items: list[dict[str, Any]] = []
-        self.pending_images: list[dict[str, Any]] = []
+        self.emitted = 0
+        self.ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids pi sends
         if system_prompt.strip():
-            self.items.append(
-                {"role": "developer" if model.reasoning else "system", "content": system_prompt}
+            role = (
+                "developer" if model.reasoning and _compat(model, "supportsDeveloperRole", True) else "system"
             )
+            self.items.append({"role": role, "content": sanitize_surrogates(system_prompt)})
 
     def copy(self) -> _Converter:
         twin = _Converter.__new__(_Converter)
         twin.model, twin.cache, twin.key = self.model, self.cache, self.key
         twin.items = list(self.items)
-        twin.pending_images = list(self.pending_images)
+        twin.emitted = self.emitted
+        twin.ids = dict(self.ids)
         return twin
 
     def feed(self, messages: list[LlmMessage], cached: bool) -> None:
         model, cache, items = self.model, self.cache, self.items
         for message in messages:
-            if cache is not None and cached:
+            if isinstance(message, AssistantMessage):
+                if not _same_model(message, model):
+                    for call in message.tool_calls():
+                        self.ids[call.id] = _foreign_call_id(call.id, model, message)
+                # The fallback item ids depend on the position, so the cache key carries it.
+                index = self.emitted
+                if cache is not None and cached:
+                    key = (*self.key, index)
+                    convert = lambda m=message, i=index: _assistant_items(m, model, i)  # noqa: E731
+                    converted = cache.parts(message, key, convert)
+                else:
+                    converted = _assistant_items(message, model, index)
+            elif isinstance(message, ToolResultMessage):
+                call_id = self.ids.get(message.tool_call_id, message.tool_call_id)
+                if cache is not None and cached:
+                    convert = lambda m=message, c=call_id: _tool_result_items(m, model, c)  # noqa: E731
+                    converted = cache.parts(message, (*self.key, call_id), convert)
+                else:
+                    converted = _tool_result_items(message, model, call_id)
+            elif cache is not None and cached:
                 converted = cache.parts(message, self.key, lambda m=message: _convert(m, model))  # type: ignore[misc]
             else:
                 converted = _convert(message, model)
-            if isinstance(message, ToolResultMessage):
+            if converted:
                 items.extend(converted)
-                if "image" in model.input:
-                    images = [_image(p) for p in message.content if isinstance(p, ImageContent)]
-                    if images:
-                        self.pending_images = [*self.pending_images, *images]
-                continue
-            if self.pending_images:
-                items.append(_attached_images(self.pending_images))
-                self.pending_images = []
-            items.extend(converted)
+                self.emitted += 1
 
     def finish(self) -> list[dict[str, Any]]:
-        if self.pending_images:
-            return [*self.items, _attached_images(self.pending_images)]
         return list(self.items)
 
 
+def _compat(model: Model, name: str, default: bool) -> bool:
+    value = (model.compat or {}).get(name)
+    return default if value is None else bool(value)
+
+
+def _same_model(message: AssistantMessage, model: Model) -> bool:
+    return message.provider == model.provider and message.api == model.api and message.model == model.id
+
+
+def _id_part(part: str) -> str:
+    return _ID_CHARS.sub("_", part)[:64].rstrip("_")
+
+
+def _foreign_call_id(call_id: str, model: Model, source: AssistantMessage) -> str:
+    """The id pi gives a tool call made by another model: ``[a-zA-Z0-9_-]`` parts of at most 64
+    characters; OpenAI's own providers keep the ``call|item`` form, with a hashed ``fc_`` item id for a
+    call from another provider or API."""
+    if model.provider not in _OPENAI_CALL_PROVIDERS or "|" not in call_id:
+        return _id_part(call_id)
+    call, _, rest = call_id.partition("|")
+    item = rest.split("|", 1)[0]
+    foreign = source.provider != model.provider or source.api != model.api
+    item_id = f"fc_{short_hash(item)}"[:64] if foreign else _id_part(item)
+    if not item_id.startswith("fc_"):
+        item_id = _id_part(f"fc_{item_id}")
+    return f"{_id_part(call)}|{item_id}"
+
+
+def _tool_result_items(message: ToolResultMessage, model: Model, call_id: str) -> list[dict[str, Any]]:
+    output = _tool_output(message, model)
+    return [{"type": "function_call_output", "call_id": call_id.split("|", 1)[0], "output": output}]
+
+
 def _convert(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
-    """The input items one stored message becomes (without images a tool returned)."""
-    if isinstance(message, ToolResultMessage):
-        text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
-        return [
-            {
-                "type": "function_call_output",
-                "call_id": _call_id(message.tool_call_id),
-                "output": text or "(no output)",
-            }
-        ]
-    if isinstance(message, AssistantMessage):
-        return _assistant_items(message)
+    """The input items a stored user message becomes."""
     if isinstance(message, UserMessage):
         user = _user_item(message, model)
         return [] if user is None else [user]
     return []
 
 
-def _call_id(tool_call_id: str) -> str:
-    return sanitize_tool_call_id(tool_call_id.split("|", 1)[0], _CALL_ID_MAX)
+def _tool_output(message: ToolResultMessage, model: Model) -> str | list[dict[str, Any]]:
+    """pi's ``output``: the text blocks joined by newlines, or input parts when an image goes along."""
+    text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
+    images = [p for p in message.content if isinstance(p, ImageContent)]
+    if not images or "image" not in model.input:
+        return sanitize_surrogates(text or ("(see attached image)" if images else "(no tool output)"))
+    parts = [{"type": "input_text", "text": sanitize_surrogates(text)}] if text else []
+    return [*parts, *(_image(image) for image in images)]
 
 
 def _image(image: ImageContent) -> dict[str, Any]:
@@ -197,45 +240,73 @@ def _image(image: ImageContent) -> dict[str, Any]:
 
 def _user_item(message: UserMessage, model: Model) -> dict[str, Any] | None:
     content = [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
-    parts: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, TextContent) and part.text.strip():
-            parts.append({"type": "input_text", "text": part.text})
-        elif isinstance(part, ImageContent) and "image" in model.input:
-            parts.append(_image(part))
-    return {"type": "message", "role": "user", "content": parts} if parts else None
+    if "image" not in model.input:
+        content = images_as_placeholders(content, USER_IMAGE_PLACEHOLDER)
+    parts = [
+        {"type": "input_text", "text": sanitize_surrogates(part.text)}
+        if isinstance(part, TextContent)
+        else _image(part)
+        for part in content
+    ]
+    return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
+def _text_signature(signature: str | None) -> tuple[str | None, str | None]:
+    """(item id, phase) from a text block's signature: pi's ``{"v":1,"id":…,"phase":…}`` or a bare id."""
+    if not signature:
+        return None, None
+    if signature.startswith("{"):
+        try:
+            parsed = json.loads(signature)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
+            phase = parsed.get("phase")
+            return parsed["id"], phase if phase in ("commentary", "final_answer") else None
+    return signature, None
+
+
+def _assistant_items(message: AssistantMessage, model: Model, index: int) -> list[dict[str, Any]]:
+    """An assistant turn as pi replays it: reasoning items from their signatures, each text as a
+    completed message item with its id (or ``msg_pi_<index>[_<n>]``), each tool call as a
+    ``function_call`` keeping its ``fc_`` item id unless the turn came from another model of this API."""
     items: list[dict[str, Any]] = []
-    # Item ids are only sent next to their replayed reasoning item: without it the API rejects them.
-    with_ids = False
+    other_model = (
+        message.provider == model.provider and message.api == model.api and message.model != model.id
+    )
+    texts = 0
     for part in message.content:
         if isinstance(part, ThinkingContent):
             reasoning = _reasoning_item(part)
             if reasoning is not None:
                 items.append(reasoning)
-                with_ids = True
-        elif isinstance(part, TextContent) and part.text.strip():
+        elif isinstance(part, TextContent):
+            item_id, phase = _text_signature(part.text_signature)
+            if not item_id:
+                item_id = f"msg_pi_{index}" if texts == 0 else f"msg_pi_{index}_{texts}"
+            elif len(item_id) > 64:
+                item_id = f"msg_{short_hash(item_id)}"
+            texts += 1
             item: dict[str, Any] = {
                 "type": "message",
                 "role": "assistant",
-                "content": [{"type": "output_text", "text": part.text, "annotations": []}],
+                "content": [
+                    {"type": "output_text", "text": sanitize_surrogates(part.text), "annotations": []}
+                ],
                 "status": "completed",
+                "id": item_id,
             }
-            if with_ids and part.text_signature and part.text_signature.startswith("msg_"):
-                item["id"] = part.text_signature
+            if phase is not None:
+                item["phase"] = phase
             items.append(item)
         elif isinstance(part, ToolCall):
-            call_id, _, item_id = part.id.partition("|")
-            call: dict[str, Any] = {
-                "type": "function_call",
-                "call_id": sanitize_tool_call_id(call_id, _CALL_ID_MAX),
-                "name": part.name,
-                "arguments": json_stringify(part.arguments),
-            }
-            if with_ids and item_id.startswith("fc_"):
+            full_id = part.id if _same_model(message, model) else _foreign_call_id(part.id, model, message)
+            call_id, _, rest = full_id.partition("|")
+            item_id = rest.split("|", 1)[0]
+            call: dict[str, Any] = {"type": "function_call"}
+            if item_id.startswith("fc_") and not other_model:
                 call["id"] = item_id
+            call.update(call_id=call_id, name=part.name, arguments=json_stringify(part.arguments))
             items.append(call)
     return items
 
