@@ -118,11 +118,13 @@ class AgentRun:
                     await self.emit(MessageStart(message))
                     await self.finalize(message)
                 pending = []
-                outcome, steering = await self._turn()
+                outcome = await self._turn()
                 if outcome == "end":
                     return
                 more_tools = outcome == "tools"
-                pending = steering or self.agent._take_steering()
+                # Steering queued during the turn (while the answer streamed or its tools ran) is
+                # delivered now, after the turn ended, before the next request (pi 0.87.1's rule).
+                pending = self.agent._take_steering()
             pending = self.agent._take_follow_up()
             if not pending:
                 return
@@ -158,7 +160,7 @@ class AgentRun:
 
     # --- one turn ---------------------------------------------------------------------------------
 
-    async def _turn(self) -> tuple[_TurnOutcome, list[Any]]:
+    async def _turn(self) -> _TurnOutcome:
         while True:
             index = self.turn_index
             self.turn_index += 1
@@ -166,11 +168,11 @@ class AgentRun:
             message = await self._request()
             if message.stop_reason == "aborted" or (message.stop_reason == "error" and self.signal.aborted):
                 await self.emit(TurnEnd(index, message, ()))
-                return "end", []
+                return "end"
             if message.stop_reason == "error":
                 if await self._recover(message, index):
                     continue
-                return "end", []
+                return "end"
 
             if self.retry_attempt > 0:
                 await self.emit(AutoRetryEnd(success=True, attempt=self.retry_attempt))
@@ -179,14 +181,13 @@ class AgentRun:
 
             if not message.tool_calls():
                 await self.emit(TurnEnd(index, message, ()))
-                return "stop", []
+                return "stop"
             batch = ToolBatch(
                 assistant_message=message,
                 tools=list(self.agent.tools),
                 signal=self.signal,
                 emit=self.emit,
                 finalize=self._finalize_result,
-                take_steering=self.agent._take_steering,
                 messages=tuple(self.agent.messages),
                 before_tool_call=self.agent.before_tool_call,
                 after_tool_call=self.agent.after_tool_call,
@@ -199,10 +200,8 @@ class AgentRun:
                 outcome = await run_tool_batch(batch)
             await self.emit(TurnEnd(index, message, tuple(outcome.results)))
             if self.signal.aborted:
-                # Keep what the user queued for the next run rather than losing it.
-                self.agent._steering.extendleft(reversed(outcome.steering))
-                return "end", []
-            return "tools", outcome.steering
+                return "end"  # what the user queued stays queued for the next run
+            return "tools"
 
     async def _finalize_result(self, message: Any) -> Any:
         await self.emit(MessageStart(message))

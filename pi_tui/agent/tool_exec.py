@@ -2,12 +2,13 @@
 
 Parallel mode (the default): every call is pre-flighted sequentially in source order (find the tool,
 ``prepare_arguments``, validate, ``before_tool_call``); then the allowed calls execute concurrently;
-the tool-result messages are emitted in source order once all are done. Steering is polled after each
-pre-flight: once a steering message is queued, no call of the batch starts and each gets
-``Skipped due to queued user message.``. After the batch it is polled once more for the next turn.
+the tool-result messages are emitted in source order once all are done. Sequential mode runs each call
+to completion before pre-flighting the next.
 
-Sequential mode runs each call to completion before pre-flighting the next, and polls steering after
-each one.
+A steering message queued meanwhile (even while the calls were still streaming) does not stop the batch:
+as in pi 0.87.1, every call of the message runs and its result is kept, and the run loop delivers the
+steering message after the turn ends, before the next request. Only an abort stops calls that have not
+started.
 
 Every call gets exactly one result, whatever happens (abort included), so the history stays pairable.
 """
@@ -35,7 +36,6 @@ from .tool import AgentTool, ToolError, ToolResult
 from .validate import ToolArgumentsError, validate_arguments
 
 __all__ = [
-    "SKIPPED_TEXT",
     "ABORTED_TEXT",
     "BLOCKED_TEXT",
     "TRUNCATED_CALL_TEXT",
@@ -47,7 +47,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SKIPPED_TEXT = "Skipped due to queued user message."
 ABORTED_TEXT = "Operation aborted"
 BLOCKED_TEXT = "Tool execution was blocked"
 TRUNCATED_CALL_TEXT = (
@@ -70,7 +69,6 @@ class ToolBatch:
     emit: Callable[[AgentEvent], Awaitable[None]]
     finalize: Callable[[ToolResultMessage], Awaitable[Any]]
     """Emits message_start, runs the message hook, appends to history, emits message_end."""
-    take_steering: Callable[[], list[Any]]
     messages: tuple[Any, ...] = ()
     before_tool_call: BeforeToolCallFn | None = None
     after_tool_call: AfterToolCallFn | None = None
@@ -83,8 +81,6 @@ class ToolBatch:
 class ToolBatchResult:
     results: list[Any] = field(default_factory=list)
     """The finalized tool-result messages, in source order."""
-    steering: list[Any] = field(default_factory=list)
-    """Steering messages taken from the queue during the batch: the next turn's input."""
 
 
 @dataclass(slots=True)
@@ -113,24 +109,13 @@ async def run_tool_batch(batch: ToolBatch) -> ToolBatchResult:
 
 async def _run_parallel(batch: ToolBatch, calls: list[ToolCall], out: ToolBatchResult) -> None:
     slots: list[_Slot] = []
-    for position, call in enumerate(calls):
+    for call in calls:
         slot = _Slot(call)
         slots.append(slot)
         await batch.emit(ToolExecutionStart(call.id, call.name, call.arguments))
         await _preflight(batch, slot)
         if slot.result is not None:
             await _emit_end(batch, slot)
-        out.steering = batch.take_steering()
-        if out.steering:
-            for waiting in slots:
-                if waiting.prepared:
-                    await _settle(batch, waiting, _error(SKIPPED_TEXT), True)
-            for rest in calls[position + 1 :]:
-                skipped = _Slot(rest)
-                slots.append(skipped)
-                await batch.emit(ToolExecutionStart(rest.id, rest.name, rest.arguments))
-                await _settle(batch, skipped, _error(SKIPPED_TEXT), True)
-            break
 
     runnable = [slot for slot in slots if slot.prepared]
     if batch.signal.aborted:
@@ -141,8 +126,6 @@ async def _run_parallel(batch: ToolBatch, calls: list[ToolCall], out: ToolBatchR
 
     for slot in slots:
         out.results.append(await batch.finalize(_result_message(slot)))
-    if not out.steering:
-        out.steering = batch.take_steering()
 
 
 async def _run_sequential(batch: ToolBatch, calls: list[ToolCall], out: ToolBatchResult) -> None:
@@ -155,13 +138,11 @@ async def _run_sequential(batch: ToolBatch, calls: list[ToolCall], out: ToolBatc
         else:
             await _execute(batch, slot)
         out.results.append(await batch.finalize(_result_message(slot)))
-        out.steering = batch.take_steering()
-        if out.steering or batch.signal.aborted:
-            text = SKIPPED_TEXT if out.steering else ABORTED_TEXT
+        if batch.signal.aborted:
             for rest in calls[position + 1 :]:
                 skipped = _Slot(rest)
                 await batch.emit(ToolExecutionStart(rest.id, rest.name, rest.arguments))
-                await _settle(batch, skipped, _error(text), True)
+                await _settle(batch, skipped, _error(ABORTED_TEXT), True)
                 out.results.append(await batch.finalize(_result_message(skipped)))
             return
 
@@ -174,7 +155,6 @@ async def fail_truncated_tool_calls(batch: ToolBatch) -> ToolBatchResult:
         await batch.emit(ToolExecutionStart(call.id, call.name, call.arguments))
         await _settle(batch, slot, _error(TRUNCATED_CALL_TEXT.format(name=call.name)), True)
         out.results.append(await batch.finalize(_result_message(slot)))
-    out.steering = batch.take_steering()
     return out
 
 

@@ -9,8 +9,6 @@ from pi_tui.ai.types import ToolResultMessage, UserMessage, message_text
 
 from .helpers import make_agent, make_tool, pairing_violations
 
-SKIPPED = "Skipped due to queued user message."
-
 
 def _results(messages: list[Any]) -> list[tuple[str, str, bool]]:
     return [
@@ -18,12 +16,15 @@ def _results(messages: list[Any]) -> list[tuple[str, str, bool]]:
     ]
 
 
-async def test_steering_in_sequential_mode_skips_the_remaining_tools_with_the_exact_text():
+async def test_steering_in_sequential_mode_runs_the_remaining_tools_then_is_delivered():
     agent_ref: list[Any] = []
+    ran: list[str] = []
 
     async def first(call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: Any) -> ToolResult:
-        agent_ref[0].steer("stop, do something else")
-        return text_result("first done")
+        ran.append(call_id)
+        if call_id == "1":
+            agent_ref[0].steer("stop, do something else")
+        return text_result(f"{call_id} done")
 
     calls = [faux_tool_call("t", {"text": ""}, id=i) for i in ("1", "2", "3")]
     script = FauxScript(faux_reply(*calls), faux_reply("ok, changing course"))
@@ -31,18 +32,22 @@ async def test_steering_in_sequential_mode_skips_the_remaining_tools_with_the_ex
     agent_ref.append(agent)
     await agent.prompt("go")
 
+    # pi 0.87.1: a queued steer never skips the calls of the current message
+    assert ran == ["1", "2", "3"]
     assert _results(agent.messages) == [
-        ("1", "first done", False),
-        ("2", SKIPPED, True),
-        ("3", SKIPPED, True),
+        ("1", "1 done", False),
+        ("2", "2 done", False),
+        ("3", "3 done", False),
     ]
     request = script.requests[1].messages
     assert isinstance(request[-1], UserMessage) and request[-1].content == "stop, do something else"
+    assert [m.role for m in request[-4:]] == ["toolResult", "toolResult", "toolResult", "user"]
     assert pairing_violations(request) == []
-    assert [e.tool_call_id for e in log.of("tool_execution_start")] == ["1", "2", "3"]
+    compact = log.compact()
+    assert compact.index("message_start:user", compact.index("turn_end")) > compact.index("turn_end")
 
 
-async def test_steering_during_parallel_preflight_skips_every_call_not_yet_started():
+async def test_steering_during_parallel_preflight_runs_every_call_then_is_delivered():
     ran: list[str] = []
     agent_ref: list[Any] = []
 
@@ -60,10 +65,15 @@ async def test_steering_during_parallel_preflight_skips_every_call_not_yet_start
     agent_ref.append(agent)
     await agent.prompt("go")
 
-    assert ran == []
-    assert _results(agent.messages) == [("1", SKIPPED, True), ("2", SKIPPED, True)]
-    assert [(e.tool_call_id, e.is_error) for e in log.of("tool_execution_end")] == [("1", True), ("2", True)]
-    assert pairing_violations(script.requests[1].messages) == []
+    assert sorted(ran) == ["1", "2"]
+    assert _results(agent.messages) == [("1", "ran", False), ("2", "ran", False)]
+    assert [(e.tool_call_id, e.is_error) for e in log.of("tool_execution_end")] == [
+        ("1", False),
+        ("2", False),
+    ]
+    request = script.requests[1].messages
+    assert message_text(request[-1]) == "wait!"
+    assert pairing_violations(request) == []
 
 
 async def test_steering_queued_during_a_text_answer_starts_another_turn():
