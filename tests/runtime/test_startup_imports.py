@@ -230,9 +230,13 @@ _GEMINI = {
 }
 PROVIDER_MODULES = {
     "anthropic-messages": {"pi_tui.ai.providers.anthropic"},
-    "openai-completions": {"pi_tui.ai.providers.openai_completions"},
+    "openai-completions": {"pi_tui.ai.providers.openai_completions", "pi_tui.ai.providers._openai_compat"},
     # Responses reuses the Chat Completions client and event decoder.
-    "openai-responses": {"pi_tui.ai.providers.openai_responses", "pi_tui.ai.providers.openai_completions"},
+    "openai-responses": {
+        "pi_tui.ai.providers.openai_responses",
+        "pi_tui.ai.providers.openai_completions",
+        "pi_tui.ai.providers._openai_compat",
+    },
     "google-generative-ai": {"pi_tui.ai.providers.google", *_GEMINI},
     "google-vertex": {"pi_tui.ai.providers.google_vertex", "pi_tui.ai.providers._google_adc", *_GEMINI},
 }
