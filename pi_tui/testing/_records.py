@@ -109,7 +109,8 @@ class RecordedRequest:
 
     Attributes:
         seq: 1-based sequence number across the fake's lifetime (until `FakeLLM.reset`).
-        api: ``"anthropic"``, ``"anthropic-count-tokens"``, ``"openai-chat"`` or ``"openai-responses"``.
+        api: ``"anthropic"``, ``"anthropic-count-tokens"``, ``"openai-chat"``, ``"openai-responses"``,
+            ``"gemini"`` (both Gemini APIs) or ``"google-token"`` (the fake token endpoint; ``body`` is the form).
         method: HTTP method.
         path: request path.
         headers: lower-cased headers with credentials redacted.
@@ -148,7 +149,8 @@ class RecordedRequest:
         """The raw message / input-item list of the request."""
         if not isinstance(self.body, dict):
             return []
-        items = self.body.get("input") if self.api == "openai-responses" else self.body.get("messages")
+        field = {"openai-responses": "input", "gemini": "contents"}.get(self.api, "messages")
+        items = self.body.get(field)
         if isinstance(items, str):
             return [{"role": "user", "content": items}]
         return items if isinstance(items, list) else []
@@ -159,7 +161,9 @@ class RecordedRequest:
         names: list[str] = []
         tools = self.body.get("tools") if isinstance(self.body, dict) else None
         for tool in tools if isinstance(tools, list) else []:
-            if isinstance(tool, dict):
+            if isinstance(tool, dict) and isinstance(tool.get("functionDeclarations"), list):
+                names += [d["name"] for d in tool["functionDeclarations"] if isinstance(d.get("name"), str)]
+            elif isinstance(tool, dict):
                 function = tool.get("function")
                 name = function.get("name") if isinstance(function, dict) else tool.get("name")
                 if isinstance(name, str):
@@ -170,6 +174,9 @@ class RecordedRequest:
     def system(self) -> str:
         """The system prompt text (Anthropic ``system``, OpenAI system/developer messages, ``instructions``)."""
         body = self.body if isinstance(self.body, dict) else {}
+        if self.api == "gemini":
+            instruction = body.get("systemInstruction")
+            return _text_of(instruction.get("parts")) if isinstance(instruction, dict) else ""
         if self.api == "openai-responses":
             parts = [body["instructions"]] if isinstance(body.get("instructions"), str) else []
             parts += [
@@ -194,6 +201,16 @@ class RecordedRequest:
                 )
             elif self.api == "openai-responses" and message.get("type") == "function_call_output":
                 found.append(ToolResultView(str(message.get("call_id", "")), _text_of(message.get("output"))))
+            elif self.api == "gemini" and isinstance(message.get("parts"), list):
+                for part in message["parts"]:
+                    response = part.get("functionResponse") if isinstance(part, dict) else None
+                    if isinstance(response, dict):
+                        raw = response.get("response")
+                        value: dict[str, Any] = raw if isinstance(raw, dict) else {}
+                        is_error = "error" in value
+                        output = value.get("error" if is_error else "output")
+                        call = str(response.get("id") or response.get("name") or "")
+                        found.append(ToolResultView(call, _text_of(output), is_error))
             elif self.api.startswith("anthropic") and isinstance(message.get("content"), list):
                 for block in message["content"]:
                     if isinstance(block, dict) and block.get("type") == "tool_result":
@@ -214,6 +231,11 @@ class RecordedRequest:
     def last_user_text(self) -> str:
         """Text of the newest user message ("" when there is none)."""
         for message in reversed(self.messages):
+            if self.api == "gemini" and isinstance(message, dict) and message.get("role") == "user":
+                texts = [p for p in message.get("parts") or [] if isinstance(p, dict) and "text" in p]
+                if texts:
+                    return _text_of(texts)
+                continue
             if isinstance(message, dict) and _role(message) == "user":
                 return _text_of(message.get("content"))
         return ""

@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from pi_tui.testing import FakeLLM
+
+from ..e2e.helpers import write_models_json
 
 
 @pytest.fixture
@@ -10,3 +16,22 @@ def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def fake(agent_dir: Path) -> Iterator[FakeLLM]:
+    """The fake LLM server with tests/e2e/helpers.py's providers plus ``fake-google`` (the Gemini API), so
+    the runtime's provider-failure, abort and persistence tests run on Gemini too."""
+    llm = FakeLLM()
+    with llm.serve() as server:
+        write_models_json(agent_dir, server)
+        path = agent_dir / "models.json"
+        config = json.loads(path.read_text())
+        config["providers"]["fake-google"] = {
+            "baseUrl": server.gemini_base_url,
+            "api": "google-generative-ai",
+            "apiKey": "test-key",
+            "models": [{"id": "gemini-3-fake", "contextWindow": 200_000, "maxTokens": 8192}],
+        }
+        path.write_text(json.dumps(config, indent=2))
+        yield llm

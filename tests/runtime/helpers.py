@@ -12,7 +12,8 @@ from pi_tui.runtime.factory import create_session
 
 ANTHROPIC = "fake-anthropic/claude-fake"
 OPENAI_CHAT = "fake-openai/gpt-fake"
-MODELS = [ANTHROPIC, OPENAI_CHAT]
+GEMINI = "fake-google/gemini-3-fake"
+MODELS = [ANTHROPIC, OPENAI_CHAT, GEMINI]
 
 
 def write_settings(agent_dir: Path, settings: dict[str, Any]) -> None:

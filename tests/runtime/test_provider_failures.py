@@ -11,6 +11,7 @@ from pi_tui.testing import FakeLLM, Fault, Reply, text, tool_call
 
 from .helpers import (
     ANTHROPIC,
+    GEMINI,
     MODELS,
     OPENAI_CHAT,
     Events,
@@ -22,7 +23,9 @@ from .helpers import (
 FAST_RETRY = {"retry": {"baseDelayMs": 10}}
 
 # Frames of a one-tool-call answer that carry the whole call but not the stop reason / finish chunk.
-TOOL_CALL_FRAMES_BEFORE_STOP = {ANTHROPIC: 6, OPENAI_CHAT: 4}
+# Gemini sends a call whole in one chunk, with the stop reason when it is the last part: there the answer
+# goes on with a text, and the cut falls after the call's chunk.
+TOOL_CALL_FRAMES_BEFORE_STOP = {ANTHROPIC: 6, OPENAI_CHAT: 4, GEMINI: 1}
 
 
 def _assistant_entries(session: AgentSession) -> list[AssistantMessage]:
@@ -132,7 +135,9 @@ async def test_a_tool_call_cut_before_its_stop_reason_is_never_executed(
     cut = Fault(
         "truncate",
         after_frames=TOOL_CALL_FRAMES_BEFORE_STOP[model],
-        reply=Reply([tool_call("bash", {"command": "touch marker"})]),
+        reply=Reply(
+            [tool_call("bash", {"command": "touch marker"}), *([text("Done.")] if model == GEMINI else [])]
+        ),
     )
     fake.script([cut, cut])
     async with open_session(["--model", model], project) as session:
