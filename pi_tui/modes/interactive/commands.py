@@ -32,6 +32,8 @@ APP_COMMANDS: dict[str, str] = {
     "copy": "Copy the last answer to the clipboard",
     "hotkeys": "Show the keyboard shortcuts",
     "settings": "Change settings: thinking, theme, compaction, retries, the editor and more",
+    "login": "Sign in: a subscription (Claude Pro/Max, xAI, Kimi) or an API key: /login [provider]",
+    "logout": "Remove a login or API key saved by /login: /logout [provider]",
     "quit": "Quit pi-tui",
 }
 
@@ -95,6 +97,14 @@ class CommandRouter:
         options: list[str] = []
         if name == "model" and session.registry is not None:
             options = [m.label for m in session.registry.available_models()]
+        elif name in ("login", "logout"):
+            from pi_tui.ai.oauth import oauth_provider_ids
+
+            if name == "login":
+                options = [*oauth_provider_ids(), *session.registry.providers()] if session.registry else []
+            elif session.registry is not None:
+                options = session.registry.auth.providers()
+            options = list(dict.fromkeys(options))
         elif name == "thinking":
             from pi_tui.ai.thinking import available_thinking_levels
 
@@ -205,6 +215,16 @@ class CommandRouter:
         )
         if chosen is not None:
             self.app.switch_model(chosen, None)
+
+    async def _cmd_login(self, args: str) -> None:
+        from .screens.login_screen import open_login
+
+        await open_login(self.app, args)
+
+    async def _cmd_logout(self, args: str) -> None:
+        from .screens.login_screen import open_logout
+
+        await open_logout(self.app, args)
 
     async def _cmd_thinking(self, args: str) -> None:
         from pi_tui.ai.thinking import available_thinking_levels, parse_thinking_level

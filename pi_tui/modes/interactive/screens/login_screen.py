@@ -1,0 +1,431 @@
+"""``/login`` and ``/logout`` in the TUI: pick a provider, follow its login in a dialog, see the result.
+
+The login flows are `pi_tui.ai.oauth`'s and run on a worker thread; `LoginScreen` is their face
+(`TuiInteraction` carries events and questions between the thread and the app). The dialog shows the
+URL to open (and opens it where there is a desktop), the device code to enter, progress, and asks
+for a pasted code or an API key when needed. Esc cancels ("Login cancelled" is not an error).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from pi_tui.ai.oauth import (
+    AuthEvent,
+    AuthPrompt,
+    Interaction,
+    LoginCancelled,
+    OAuthError,
+    oauth_provider_ids,
+    oauth_provider_name,
+)
+from pi_tui.ai.oauth.types import Credential
+
+__all__ = ["LoginScreen", "TuiInteraction", "open_login", "open_logout"]
+
+LoginFlow = Callable[[Interaction], Credential]
+
+
+def open_in_browser(url: str) -> bool:
+    """Open ``url`` with the desktop's opener (never a terminal browser, which would take over the
+    screen); False where there is no desktop (a remote shell) or no opener."""
+    if sys.platform == "darwin":
+        opener = shutil.which("open")
+    elif os.name == "nt":
+        opener = None
+    elif os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        opener = shutil.which("xdg-open")
+    else:
+        opener = None
+    if opener is None:
+        return False
+    try:
+        subprocess.Popen(
+            [opener, url],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        return False
+    return True
+
+
+class TuiInteraction:
+    """`pi_tui.ai.oauth.Interaction` for the TUI: called on the flow's thread, shown by `LoginScreen`."""
+
+    def __init__(self, screen: LoginScreen) -> None:
+        self.screen = screen
+        self.cancel = threading.Event()
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            self.screen.app.call_from_thread(fn, *args)
+        except RuntimeError:  # the app is gone: nobody is watching any more
+            self.cancel.set()
+
+    def notify(self, event: AuthEvent) -> None:
+        self._call(self.screen.show_event, event)
+
+    def prompt(self, prompt: AuthPrompt) -> str:
+        answer: concurrent.futures.Future[str | None] = concurrent.futures.Future()
+        self._call(self.screen.ask, prompt, answer)
+        while True:
+            try:
+                value = answer.result(timeout=0.1)
+            except concurrent.futures.TimeoutError:
+                if prompt.withdrawn.is_set():
+                    self._call(self.screen.withdraw)
+                    return ""
+                if self.cancel.is_set():
+                    raise LoginCancelled() from None
+                continue
+            if value is None:
+                raise LoginCancelled()
+            return value
+
+
+class LoginScreen(ModalScreen[Credential | None]):
+    """The dialog of one login. Dismisses with the credential, or None when cancelled.
+
+    Args:
+        title: ``Login to <provider name>``.
+        flow: The login to run (on a worker thread) with this screen's `TuiInteraction`.
+    """
+
+    DEFAULT_CSS = """
+    LoginScreen { align: center middle; }
+    LoginScreen > Vertical {
+        width: 90%; max-width: 110; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    LoginScreen .title { text-style: bold; color: $accent; }
+    LoginScreen #login-log { height: auto; }
+    LoginScreen #login-question { height: auto; display: none; }
+    LoginScreen Input { display: none; }
+    LoginScreen .hint { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, flow: LoginFlow) -> None:
+        super().__init__()
+        self._title = title
+        self._flow = flow
+        self.interaction = TuiInteraction(self)
+        self.lines: list[Text] = []
+        self.error: str | None = None
+        self._answer: concurrent.futures.Future[str | None] | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self._title), classes="title")
+            yield Static(id="login-log")
+            yield Static(id="login-question")
+            yield Input(id="login-input")
+            yield Static("Esc cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        self.run_worker(self._run(), exclusive=True)
+
+    async def _run(self) -> None:
+        import asyncio
+
+        try:
+            credential = await asyncio.to_thread(self._flow, self.interaction)
+        except LoginCancelled:
+            credential = None
+        except OAuthError as exc:
+            self.error = str(exc)
+            credential = None
+        if self.is_attached and self.app.screen is self:
+            self.dismiss(credential)
+
+    # --- called from the flow's thread (through call_from_thread) ----------------------------------
+
+    def _add(self, text: Text) -> None:
+        self.lines.append(text)
+        if self.is_attached:
+            self.query_one("#login-log", Static).update(Text("\n").join(self.lines))
+
+    def show_event(self, event: AuthEvent) -> None:
+        if event.kind == "auth_url":
+            opened = open_in_browser(event.url)
+            link = Text(event.url, style=f"link {event.url}")
+            self._add(Text("Open this URL in your browser" + (" (opened):" if opened else ":")))
+            self._add(link)
+            if event.message:
+                self._add(Text(event.message, style="dim"))
+        elif event.kind == "device_code":
+            self._add(Text("Open this URL in your browser:"))
+            self._add(Text(event.url, style=f"link {event.url}"))
+            self._add(Text.assemble("Enter code: ", (event.user_code, "bold")))
+            self._add(Text("Waiting for authentication...", style="dim"))
+        elif event.kind == "progress":
+            self._add(Text(event.message, style="dim"))
+        elif event.message:
+            self._add(Text(event.message))
+
+    def ask(self, prompt: AuthPrompt, answer: concurrent.futures.Future[str | None]) -> None:
+        if not self.is_attached:
+            answer.set_result(None)
+            return
+        if prompt.kind == "select":
+            self._ask_select(prompt, answer)
+            return
+        self._answer = answer
+        question = self.query_one("#login-question", Static)
+        question.update(Text(prompt.message))
+        question.display = True
+        field = self.query_one(Input)
+        field.password = prompt.kind == "secret"
+        field.placeholder = prompt.placeholder
+        field.value = ""
+        field.display = True
+        field.focus()
+
+    def _ask_select(self, prompt: AuthPrompt, answer: concurrent.futures.Future[str | None]) -> None:
+        from ..dialogs import SelectDialog
+
+        def chosen(value: Any) -> None:
+            if not answer.done():
+                answer.set_result(value if isinstance(value, str) else None)
+
+        labels = [option.label for option in prompt.options]
+        self.app.push_screen(
+            SelectDialog(prompt.message, labels, values=[o.id for o in prompt.options]), chosen
+        )
+
+    def withdraw(self) -> None:
+        """The flow no longer needs the answer (the browser's callback came first): hide the question."""
+        self._answer = None
+        if self.is_attached:
+            self.query_one("#login-question", Static).display = False
+            self.query_one(Input).display = False
+
+    # --- user input -----------------------------------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        answer, self._answer = self._answer, None
+        if answer is not None and not answer.done():
+            answer.set_result(event.value)
+        self.withdraw()
+        self._add(Text("Checking...", style="dim"))
+
+    def action_cancel(self) -> None:
+        self.interaction.cancel.set()
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_result(None)
+        self.dismiss(None)
+
+
+# --- the commands ----------------------------------------------------------------------------------
+
+
+def _api_key_providers(app: Any) -> list[tuple[str, str]]:
+    """``(id, label)`` of every provider a key can be saved for, in catalog order."""
+    from pi_tui.ai.catalog import provider_info
+
+    registry = app.session.registry
+    out: list[tuple[str, str]] = []
+    for provider in registry.providers() if registry is not None else []:
+        info = provider_info(provider)
+        if info is None or info.api_key_name is None:
+            continue
+        out.append((provider, info.name))
+    return out
+
+
+def _status(app: Any, provider: str) -> str:
+    registry = app.session.registry
+    if registry is None:
+        return ""
+    entry = registry.auth.get(provider)
+    if entry is not None:
+        return "✓ subscription" if entry.get("type") == "oauth" else "✓ API key"
+    return "✓ env" if registry.has_auth(provider) else "• unconfigured"
+
+
+async def _choose(app: Any, title: str, items: list[tuple[str, str]]) -> str | None:
+    from ..bridge import ask
+    from ..dialogs import SelectDialog
+
+    labels = [f"{name} · {provider_id} · {_status(app, provider_id)}" for provider_id, name in items]
+    chosen = await ask(app, SelectDialog(title, labels, values=[provider_id for provider_id, _ in items]))
+    return chosen if isinstance(chosen, str) else None
+
+
+def _match(ref: str, items: list[tuple[str, str]]) -> str | None:
+    wanted = ref.strip().lower()
+    for provider_id, name in items:
+        if wanted in (provider_id.lower(), name.lower()):
+            return provider_id
+    return None
+
+
+async def open_login(app: Any, args: str) -> None:
+    """``/login [provider]``: choose a method and a provider, run the login in a dialog, report."""
+    from ..bridge import ask
+    from ..dialogs import SelectDialog
+
+    session = app.require_session()
+    registry = session.registry
+    if registry is None:
+        app.chat_notice("Logins need the model registry, which this session does not have", "error")
+        return
+    accounts = [(p, oauth_provider_name(p)) for p in oauth_provider_ids()]
+    keyed = _api_key_providers(app)
+    method: str | None = None
+    provider: str | None = None
+    if args:
+        in_accounts, in_keyed = _match(args, accounts), _match(args, keyed)
+        if in_accounts and in_keyed:
+            provider = in_accounts
+            name = oauth_provider_name(provider)
+            method = await ask(
+                app,
+                SelectDialog(
+                    f"Select authentication method for {name}:",
+                    ["Sign in with an account", "Sign in with an API key"],
+                    values=["oauth", "api_key"],
+                ),
+            )
+            if method is None:
+                return
+        elif in_accounts or in_keyed:
+            provider = in_accounts or in_keyed
+            method = "oauth" if in_accounts else "api_key"
+    if provider is None:
+        if method is None:
+            method = await ask(
+                app,
+                SelectDialog(
+                    "Select authentication method:",
+                    ["Sign in with an account", "Sign in with an API key"],
+                    values=["oauth", "api_key"],
+                ),
+            )
+            if method is None:
+                return
+        provider = await _choose(
+            app, "Select provider to configure:", accounts if method == "oauth" else keyed
+        )
+        if provider is None:
+            return
+    assert method is not None
+    await _run_login(app, provider, method)
+
+
+async def _run_login(app: Any, provider: str, method: str) -> None:
+    from pi_tui.ai.catalog import provider_info
+    from pi_tui.ai.oauth import get_oauth_provider
+
+    from ..bridge import ask
+
+    registry = app.session.registry
+    storage = registry.auth
+    info = provider_info(provider)
+    if method == "oauth":
+        oauth = get_oauth_provider(provider)
+        assert oauth is not None
+        name = oauth.name
+        flow: LoginFlow = oauth.login
+    else:
+        name = info.name if info is not None else provider
+        key_name = (info.api_key_name if info is not None else None) or f"{name} API key"
+
+        def flow(io: Interaction) -> Credential:
+            key = io.prompt(AuthPrompt("secret", f"Enter {key_name}:")).strip()
+            if not key:
+                raise OAuthError("No key was entered")
+            return {"type": "api_key", "key": key}
+
+    screen = LoginScreen(f"Login to {name}", flow)
+    credential = await ask(app, screen)
+    if credential is None:
+        if screen.error is not None:
+            app.chat_notice(f"Failed to login to {name}: {screen.error}", "error")
+        return
+    from pi_tui.ai.auth import AuthFileError
+
+    try:
+        storage.set(provider, credential)
+    except AuthFileError as exc:
+        app.chat_notice(f"Failed to save the credentials for {name}: {exc}", "error")
+        return
+    registry.refresh()
+    action = f"Logged in to {name}" if method == "oauth" else f"Saved API key for {name}"
+    session = app.session
+    current = session.model
+    selected = ""
+    if current is None or (current.provider != provider and not registry.has_auth(current.provider)):
+        default = registry.default_model_for(provider)
+        if default is not None:
+            app.switch_model(default, None)
+            selected = f" Selected {default.id}."
+    app.chat_notice(f"{action}.{selected} Credentials saved to {storage.path}")
+    app.refresh_footer()
+
+
+async def open_logout(app: Any, args: str) -> None:
+    """``/logout [provider]``: remove a stored login or API key (nothing is revoked at the provider)."""
+    from pi_tui.ai.catalog import provider_info
+
+    session = app.require_session()
+    registry = session.registry
+    if registry is None:
+        return
+    storage = registry.auth
+    storage.reload()
+    stored = storage.providers()
+    if not stored:
+        app.chat_notice(
+            "No stored credentials to remove. /logout only removes credentials saved by /login; "
+            "environment variables and models.json config are unchanged."
+        )
+        return
+
+    def name_of(provider: str) -> str:
+        if provider in oauth_provider_ids():
+            return oauth_provider_name(provider)
+        info = provider_info(provider)
+        return info.name if info is not None else provider
+
+    items = [(p, name_of(p)) for p in stored]
+    provider = _match(args, items) if args else None
+    if provider is None:
+        provider = await _choose(app, "Select provider to logout:", items)
+        if provider is None:
+            return
+    from pi_tui.ai.oauth import logout
+
+    entry = storage.get(provider) or {}
+    try:
+        logout(provider, storage)
+    except OAuthError as exc:
+        app.chat_notice(f"Failed to logout of {name_of(provider)}: {exc}", "error")
+        return
+    registry.refresh()
+    if entry.get("type") == "oauth":
+        app.chat_notice(f"Logged out of {name_of(provider)}")
+    else:
+        app.chat_notice(
+            f"Removed stored API key for {name_of(provider)}. Environment variables and models.json config are "
+            "unchanged."
+        )
+    app.refresh_footer()

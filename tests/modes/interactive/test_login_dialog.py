@@ -1,0 +1,189 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pi_tui.modes.interactive.blocks import NoticeBlock
+from pi_tui.modes.interactive.dialogs import SelectDialog
+from pi_tui.modes.interactive.screens.login_screen import LoginScreen
+from pi_tui.testing.oauth_server import FakeAuthServer
+
+from .helpers import make_app, type_text, until
+
+
+@pytest.fixture
+def auth_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAuthServer]:
+    with FakeAuthServer() as server:
+        for name, value in server.env().items():
+            monkeypatch.setenv(name, value)
+        yield server
+
+
+def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [(b.text, "error" if b.has_class("-error") else "info") for b in app.chat.query(NoticeBlock)]
+
+
+async def _command(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
+    await type_text(pilot, text)
+    app.menu.hide()
+    await pilot.press("enter")
+
+
+def _login_screen(app) -> LoginScreen | None:  # type: ignore[no-untyped-def]
+    return app.screen if isinstance(app.screen, LoginScreen) else None
+
+
+def _url(screen: LoginScreen) -> str:
+    return next(line.plain for line in screen.lines if "/oauth/authorize?" in line.plain)
+
+
+async def _pick_account(pilot, app) -> None:  # type: ignore[no-untyped-def]
+    await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+    assert app.screen.title_text == "Select authentication method for Anthropic (Claude Pro/Max):"
+    await pilot.press("enter")  # "Sign in with an account"
+
+
+def _open(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as page:
+        return bytes(page.read())
+
+
+async def test_login_dialog_completes_through_the_browser_callback(
+    tmp_path: Path, agent_dir: Path, auth_server: FakeAuthServer
+) -> None:
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login anthropic")
+        await _pick_account(pilot, app)
+        await until(
+            pilot,
+            lambda: (
+                _login_screen(app) is not None
+                and any("/oauth/authorize?" in line.plain for line in _login_screen(app).lines)
+            ),
+        )
+        screen = _login_screen(app)
+        assert screen is not None
+        location = await asyncio.to_thread(auth_server.browser_approve, _url(screen))
+        page = await asyncio.to_thread(_open, location)
+        assert b"login completed" in page
+        await until(pilot, lambda: any("Logged in to Anthropic" in text for text, _ in _notices(app)))
+        assert not isinstance(app.screen, LoginScreen)
+        stored = json.loads((agent_dir / "auth.json").read_text())["anthropic"]
+        assert stored["access"] in auth_server.valid_access_tokens()
+        notice = next(text for text, _ in _notices(app) if "Logged in" in text)
+        assert (
+            notice
+            == f"Logged in to Anthropic (Claude Pro/Max). Credentials saved to {agent_dir / 'auth.json'}"
+        )
+        assert stored["access"] not in app.export_screenshot()
+
+
+async def test_login_dialog_takes_a_pasted_redirect_url(
+    tmp_path: Path, agent_dir: Path, auth_server: FakeAuthServer
+) -> None:
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login anthropic")
+        await _pick_account(pilot, app)
+        await until(
+            pilot,
+            lambda: (
+                _login_screen(app) is not None
+                and any("/oauth/authorize?" in line.plain for line in _login_screen(app).lines)
+            ),
+        )
+        screen = _login_screen(app)
+        assert screen is not None
+        location = await asyncio.to_thread(auth_server.browser_approve, _url(screen))
+        await until(pilot, lambda: screen.query_one("#login-input").display)
+        screen.query_one("#login-input").value = location  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Logged in to Anthropic" in text for text, _ in _notices(app)))
+    assert (
+        json.loads((agent_dir / "auth.json").read_text())["anthropic"]["access"]
+        in auth_server.valid_access_tokens()
+    )
+
+
+async def test_escape_cancels_the_login_quietly(
+    tmp_path: Path, agent_dir: Path, auth_server: FakeAuthServer
+) -> None:
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login anthropic")
+        await _pick_account(pilot, app)
+        await until(pilot, lambda: _login_screen(app) is not None and bool(_login_screen(app).lines))
+        screen = _login_screen(app)
+        assert screen is not None
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, LoginScreen))
+        assert screen.interaction.cancel.is_set()
+        assert [n for n in _notices(app) if n[1] == "error"] == []
+    assert not (agent_dir / "auth.json").exists()
+
+
+async def test_device_code_login_shows_the_code_then_logs_in_and_logout_removes_it(
+    tmp_path: Path, agent_dir: Path, auth_server: FakeAuthServer
+) -> None:
+    auth_server.device_script = ["authorization_pending", "authorization_pending", "ok"]
+    auth_server.device_interval = 0.2
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login xai")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press("enter")  # sign in with an account
+        await until(
+            pilot,
+            lambda: (
+                _login_screen(app) is not None
+                and any("ABCD-1234" in line.plain for line in _login_screen(app).lines)
+            ),
+        )
+        await until(pilot, lambda: any("Logged in to xAI" in text for text, _ in _notices(app)))
+        assert json.loads((agent_dir / "auth.json").read_text())["xai"]["type"] == "oauth"
+        await _command(pilot, app, "/logout xai")
+        await until(
+            pilot, lambda: any(text == "Logged out of xAI (Grok/X subscription)" for text, _ in _notices(app))
+        )
+    assert json.loads((agent_dir / "auth.json").read_text()) == {}
+
+
+async def test_api_key_login_saves_the_key(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press("down", "enter")  # "Sign in with an API key"
+        await until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, SelectDialog)
+                and app.screen.title_text == "Select provider to configure:"
+            ),
+        )
+        await type_text(pilot, "openrouter")
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: _login_screen(app) is not None and _login_screen(app).query_one("#login-input").display,
+        )
+        screen = _login_screen(app)
+        assert screen is not None and screen.query_one("#login-input").password  # type: ignore[attr-defined]
+        await type_text(pilot, "sk-or-test-key")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Saved API key for OpenRouter" in text for text, _ in _notices(app)))
+    assert json.loads((agent_dir / "auth.json").read_text())["openrouter"] == {
+        "type": "api_key",
+        "key": "sk-or-test-key",
+    }
