@@ -19,6 +19,7 @@ from pi_tui.agent.events import MessageEnd, MessageStart, TurnEnd
 from pi_tui.agent.hooks import RetryConfig, ToolCallContext, ToolCallDecision
 from pi_tui.agent.loop import Agent
 from pi_tui.agent.tool import AgentTool, ToolResult, text_result
+from pi_tui.ai.no_model import is_no_model, no_model_message
 from pi_tui.ai.stream import (
     AbortSignal,
     Done,
@@ -55,6 +56,7 @@ from .tree_ops import SessionTreeMixin
 __all__ = [
     "AgentSession",
     "HTTP_IDLE_TIMEOUT_MS",
+    "ModelUnavailableError",
     "PromptAborted",
     "RuntimeEvent",
     "SessionStats",
@@ -80,6 +82,11 @@ def http_idle_timeout(settings: Any) -> float:
 
 
 _ABORTED_IN_HOOKS = "Aborted while extension handlers of the prompt were running; nothing was sent"
+
+
+class ModelUnavailableError(RuntimeError):
+    """A prompt cannot be sent: there is no model yet, or the model's provider has no key. The message is
+    one line saying what to set or pick; nothing was sent or saved."""
 
 
 class PromptAborted(RuntimeError):
@@ -148,6 +155,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.extensions: Any = None  # pi_tui.extensions.runner.ExtensionRunner
         self.extension_setup: Callable[[], Any] | None = None  # binds a runner when /reload finds some
         self._watch_extensions = False  # start(watch=True) was asked: a runner bound later watches too
+        self.login_available = False
+        """The mode offers ``/login``: what `check_model` tells the user names it first."""
         self.ui: Any = NullUIBridge()
         self.mode = "print"
         # The mode's built-in slash commands, ``(text) -> handled``, called by the prompt pipeline.
@@ -269,6 +278,28 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         return self.agent.model
 
     @property
+    def has_model(self) -> bool:
+        """False while the session holds the stand-in of a start without any usable model."""
+        return not is_no_model(self.agent.model)
+
+    def check_model(self) -> None:
+        """Raise `ModelUnavailableError` when a prompt could not be sent: no model yet, or no key for
+        its provider. A key written to ``models.json`` or ``auth.json`` since start-up counts at once."""
+        model, registry = self.agent.model, self.registry
+        if is_no_model(model):
+            from pi_tui.ai.paths import agent_dir
+
+            where = registry.agent_dir if registry is not None else agent_dir()
+            raise ModelUnavailableError(no_model_message(where, login=self.login_available))
+        if self._base_stream_fn is not None or registry is None or not registry.requires_api_key(model):
+            return
+        if registry.has_auth(model.provider):
+            return
+        registry.refresh()
+        if not registry.has_auth(model.provider):
+            raise ModelUnavailableError(registry.missing_key_message(model.provider))
+
+    @property
     def thinking(self) -> ThinkingLevel:
         return self.agent.thinking
 
@@ -348,6 +379,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 self.agent.follow_up(message)
                 return
             raise RuntimeError("The agent is already processing a prompt; steer or queue a follow-up instead")
+        self.check_model()
         # --- extensions (issue #5): next-turn messages, before_agent_start ---
         messages: list[Any] = [message]
         self._system_override = None
@@ -438,7 +470,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     def _record_model_if_changed(self, restored: Any, model: Model, thinking: ThinkingLevel) -> None:
         fresh = not self.session.get_entries()
         ref = restored.model
-        if fresh or ref is None or (ref.provider, ref.model_id) != (model.provider, model.id):
+        if is_no_model(model):  # nothing to record until a real model is picked (set_model records it)
+            pass
+        elif fresh or ref is None or (ref.provider, ref.model_id) != (model.provider, model.id):
             self._pending_state["model"] = (model.provider, model.id)
         if fresh or restored.thinking_level != thinking:
             self._pending_state["thinking"] = thinking

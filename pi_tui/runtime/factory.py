@@ -142,11 +142,18 @@ def create_session(
     *,
     stream_fn: StreamFn | None = None,
     extra_tools: dict[str, AgentTool] | None = None,
+    allow_no_model: bool = False,
 ) -> Startup:
-    """Build everything a mode needs. Raises `StartupError` with a user-facing line on bad input."""
+    """Build everything a mode needs. Raises `StartupError` with a user-facing line on bad input.
+
+    With ``allow_no_model`` (the full-screen app) a start without a usable model is not an error: with no
+    model at all the session holds `pi_tui.ai.no_model.no_model()` (``session.has_model`` is False);
+    a model without a key is kept, with a warning. Either way the session's prompt says what is missing
+    (`AgentSession.check_model`) until a usable model is picked or its key is configured.
+    """
     warnings: list[str] = []
     try:
-        return _create_session(args, cwd, stream_fn, extra_tools, warnings)
+        return _create_session(args, cwd, stream_fn, extra_tools, warnings, allow_no_model)
     except StartupError as exc:
         exc.warnings = _one_trust_notice(warnings)
         raise
@@ -184,6 +191,7 @@ def _create_session(
     stream_fn: StreamFn | None,
     extra_tools: dict[str, AgentTool] | None,
     warnings: list[str],
+    allow_no_model: bool = False,
 ) -> Startup:
     from pi_tui.ai.model_registry import ModelRegistry, missing_key_message
     from pi_tui.ai.model_resolver import ModelResolutionError, find_initial_model, resolve_cli_model
@@ -220,6 +228,11 @@ def _create_session(
             model = registry.find(restored.model.provider, restored.model.model_id)
         if model is None:
             model = find_initial_model(registry, settings.default_provider, settings.default_model)
+        placeholder = False
+        if model is None and allow_no_model:
+            from pi_tui.ai.no_model import no_model
+
+            model, placeholder = no_model(), True  # the mode says so (it knows whether it has /login)
         if model is None:
             raise StartupError(
                 "No models available: set ANTHROPIC_API_KEY or OPENAI_API_KEY, add a key to "
@@ -228,9 +241,16 @@ def _create_session(
             )
         if args.api_key:
             registry.set_runtime_api_key(model.provider, args.api_key)
-        if stream_fn is None and registry.requires_api_key(model) and not registry.get_api_key(model):
-            raise StartupError(missing_key_message(model.provider, agent_dir), 2)
-        if stream_fn is None:
+        if (
+            stream_fn is None
+            and not placeholder
+            and registry.requires_api_key(model)
+            and not registry.get_api_key(model)
+        ):
+            if not allow_no_model:
+                raise StartupError(missing_key_message(model.provider, agent_dir), 2)
+            warnings.append(missing_key_message(model.provider, agent_dir))
+        if stream_fn is None and not placeholder:
             _preload_sdk_in_background(model.api, model.base_url)
 
         if resolved.thinking_level is not None:

@@ -65,6 +65,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.http_env",
         "pi_tui.ai.jsonc",
         "pi_tui.ai.model_registry",
+        "pi_tui.ai.no_model",
         "pi_tui.ai.model_resolver",
         "pi_tui.ai.models_json",
         "pi_tui.ai.paths",

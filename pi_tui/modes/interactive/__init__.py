@@ -75,7 +75,7 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
 
         if trust:
             args.trust_project = True
-        return create_session(args, cwd)
+        return create_session(args, cwd, allow_no_model=True)  # no key yet: the app opens and says so
 
     theme = os.environ.get("PI_TUI_THEME") or _theme_setting(agent_dir)
     # No garbage collection until the first frame is drawn: start-up allocates much and frees little.

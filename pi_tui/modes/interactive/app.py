@@ -117,6 +117,7 @@ class PiApp(KeyActions, App[int]):
         self._statuses: dict[str, str] = {}
         self._ext_widgets: dict[str, Static] = {}
         self._theme_mtime: float | None = None
+        self._startup_error: str | None = None
         self.startup: Any = None
         self.ready = asyncio.Event()
         self.first_frame_at: float | None = None
@@ -328,6 +329,7 @@ class PiApp(KeyActions, App[int]):
             for warning in getattr(exc, "warnings", []) or []:
                 self.chat_notice(f"Warning: {warning}", "warning")
             self.chat_notice(message, "error")
+            self._startup_error = message
             return
         await self.attach_startup(startup)
 
@@ -384,6 +386,7 @@ class PiApp(KeyActions, App[int]):
             self.chat_notice(f"Warning: {warning}", "warning")
         for notice in getattr(startup, "notices", []) or []:
             self.chat_notice(notice)
+        self.router.note_missing_model()
         if self.router.install is not None:
             try:
                 self.router.install(self)
@@ -523,6 +526,16 @@ class PiApp(KeyActions, App[int]):
     async def submit(self, text: str, *, follow_up: bool = False) -> None:
         """What Enter does: a command, a ``!cmd``, a prompt, or (while the agent works) a queued message."""
         if self.session is None:
+            if self._startup_error is not None:  # nothing will ever send it: say why, keep the text
+                if text.strip() in ("/quit", "/hotkeys"):
+                    await self.router.run(text.strip())
+                    return
+                self.chat_notice(
+                    f"pi-tui could not start: {self._startup_error} (Ctrl+C twice quits)", "error"
+                )
+                if not self.editor.text:
+                    self.editor.set_text(text)
+                return
             self._waiting.append((text, follow_up))
             self.chat_notice("Startup is still in progress; your message is sent once it is done.")
             return
@@ -544,10 +557,15 @@ class PiApp(KeyActions, App[int]):
             finally:
                 self.set_busy(session.is_streaming)
         except Exception as exc:
-            from pi_tui.runtime.agent_session import PromptAborted  # loaded by now: the session exists
+            from pi_tui.runtime.agent_session import ModelUnavailableError, PromptAborted  # loaded by now
 
             if isinstance(exc, PromptAborted):  # Escape while a hook ran: an abort, as after a turn
                 self.chat_notice(str(exc) or "Operation aborted", "warning")
+                return
+            if isinstance(exc, ModelUnavailableError):  # nothing was sent: say what is missing, keep the text
+                self.chat_notice(str(exc), "error")
+                if not self.editor.text:
+                    self.editor.set_text(text)
                 return
             log.exception("submit failed")
             self.chat_notice(f"{type(exc).__name__}: {exc}", "error")
@@ -678,8 +696,8 @@ class PiApp(KeyActions, App[int]):
             cache_write=stats.cache_write,
             cost=stats.cost,
             context_tokens=context_tokens,
-            context_window=model.context_window,
-            model=model.label if len(model.label) < 40 else model.id,
+            context_window=model.context_window if session.has_model else 0,  # no model: no share shown
+            model=(model.label if len(model.label) < 40 else model.id) if session.has_model else "no model",
             thinking=session.thinking if model.reasoning else None,
             statuses=dict(self._statuses),
         )

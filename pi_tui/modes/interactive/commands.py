@@ -122,10 +122,39 @@ class CommandRouter:
             return [Candidate(str(item)) for item in found or []]
         return [Candidate(options[i]) for i, _ in fuzzy_filter(prefix, options)]
 
+    def has_command(self, name: str) -> bool:
+        """Whether ``/name`` is a command here: the app's, a screen's, a built-in or an extension's."""
+        if name in APP_COMMANDS or name in BUILTIN_COMMANDS or name in self.screens:
+            return True
+        registry = getattr(getattr(self.app.session, "extensions", None), "registry", None)
+        return name in (getattr(registry, "commands", None) or {})
+
+    def note_missing_model(self) -> None:
+        """Without a model, say how to get one (``/login`` named once a command of that name exists)."""
+        session = self.app.session
+        if session is None or session.has_model:
+            return
+        from pi_tui.ai.no_model import no_model_message
+
+        session.login_available = self.has_command("login")
+        where = session.registry.agent_dir if session.registry is not None else None
+        if where is not None:
+            self.app.chat_notice(no_model_message(where, login=session.login_available), "warning")
+
+    def _refresh_models(self) -> None:
+        """As pi whenever the model picker opens: re-read models.json and auth.json, so a key or provider
+        added since start-up is offered at once; without a model yet, say how to get one."""
+        session = self.app.require_session()
+        if session.registry is not None:
+            session.registry.refresh()
+        self.note_missing_model()
+
     async def run(self, text: str) -> bool:
         """Run ``text`` if the app or a screen handles it; False means "give it to the prompt pipeline"."""
         name, _, rest = text[1:].partition(" ")
         args = rest.strip()
+        if name == "model":
+            self._refresh_models()
         handler = self.screens.get(name)
         if handler is not None and not (name in ("model", "thinking") and args):  # text arguments: ours
             await handler(self.app, args)

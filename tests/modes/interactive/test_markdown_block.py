@@ -105,8 +105,11 @@ async def test_text_in_angle_brackets_survives_when_streamed_and_finished() -> N
         ):
             block.append_delta(piece)
             await pilot.pause()
-        shown_text = rendered(block)
-        assert "List<String> and <div>?" in shown_text
+        deadline = asyncio.get_running_loop().time() + 10
+        while "</div>" not in rendered(block):  # streamed writes are batched: wait for the last one
+            assert asyncio.get_running_loop().time() < deadline, rendered(block)
+            await pilot.pause(0.01)
+        assert "List<String> and <div>?" in rendered(block)  # streamed, before the message ended
         await block.finish(ANGLES)
         await pilot.pause()
         shown_text = rendered(block)

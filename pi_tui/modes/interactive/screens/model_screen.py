@@ -243,6 +243,6 @@ async def open_model(app: Any, args: str) -> None:
     session = app.session
     registry = session.registry
     models = list(registry.available_models()) if registry is not None else [session.model]
-    if not any(m.label == session.model.label for m in models):
+    if session.has_model and not any(m.label == session.model.label for m in models):
         models.insert(0, session.model)
     await app.push_screen(ModelScreen(session, models, args))
