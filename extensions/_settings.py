@@ -9,10 +9,11 @@ parse counts as empty (pi-tui itself reports broken settings files).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
+
+from pi_tui.extensions.api import decode_json
 
 __all__ = ["read_settings", "section"]
 
@@ -24,7 +25,7 @@ def _agent_dir() -> Path:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8").removeprefix("\ufeff") or "{}")
+        data = decode_json(path.read_text(encoding="utf-8").removeprefix("\ufeff") or "{}")
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

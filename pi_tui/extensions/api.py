@@ -37,6 +37,7 @@ from pi_tui.ai.types import (
 from pi_tui.checkpoints.tracking import FileChangeTracker
 from pi_tui.context.envelope import ContextEnvelope, SystemPart
 from pi_tui.context.hooks import ContextEvent
+from pi_tui.util.json_safe import loads as decode_json
 
 from .context import CommandContext, ContextUsage, ExtensionContext, FeatureUnavailableError, SessionView
 from .events import EVENTS, CancelledByExtension, Event, EventSpec
@@ -81,6 +82,7 @@ __all__ = [
     "dump_message",
     "load_message",
     "message_text",
+    "decode_json",
     # the context envelope and patch ops (seed 001)
     "ContextEnvelope",
     "SystemPart",

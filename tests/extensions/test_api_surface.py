@@ -10,7 +10,7 @@ PUBLIC = {
     "FeatureUnavailableError", "ToolError", "AbortedError", "UIBridge", "NullUIBridge", "NotifyLevel",
     "WidgetPlacement", "ToolResult", "text_result", "AbortSignal", "Model", "TextContent", "ImageContent",
     "ToolCall", "UserMessage", "AssistantMessage", "ToolResultMessage", "CustomMessage", "dump_message",
-    "load_message", "message_text", "ContextEnvelope", "SystemPart", "system_part_set", "system_part_remove",
+    "load_message", "message_text", "decode_json", "ContextEnvelope", "SystemPart", "system_part_set", "system_part_remove",
     "system_parts_replace", "tools_replace", "tools_remove", "messages_cached_replace",
     "messages_uncached_append", "options_set", "track_file_changes", "FileChangeTracker",
 }  # fmt: skip
