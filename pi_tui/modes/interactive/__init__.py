@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["project_needs_trust", "report_crash", "run_interactive", "trust_question"]
+__all__ = ["project_needs_trust", "project_trust_files", "report_crash", "run_interactive", "trust_question"]
 
 _PROTECTED = (
     ".pi/settings.json",
@@ -37,6 +37,26 @@ def project_needs_trust(cwd: Path, agent_dir: Path) -> bool:
     from pi_tui.resources.settings import SettingsManager
 
     return not SettingsManager(agent_dir, cwd, project_trusted=False).is_project_trusted(cwd)
+
+
+def project_trust_files(cwd: Path, limit: int = 12) -> list[str]:
+    """What trusting ``cwd`` would let run or be read, relative to it: the settings and instruction
+    files, and each file in the extension, skill, prompt and theme folders (at most ``limit`` lines;
+    the last says how many more there are)."""
+    found: list[str] = []
+    for rel in _PROTECTED:
+        path = cwd / rel
+        if path.is_file():
+            found.append(rel)
+        elif path.is_dir():
+            found += sorted(
+                str(p.relative_to(cwd))
+                for p in path.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+            )
+    if len(found) > limit:
+        return [*found[: limit - 1], f"… and {len(found) - limit + 1} more"]
+    return found
 
 
 def trust_question(args: Any, cwd: Path, agent_dir: Path) -> Callable[[], bool] | None:

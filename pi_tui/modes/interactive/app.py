@@ -348,16 +348,23 @@ class PiApp(KeyActions, App[int]):
         return startup
 
     async def _ask_trust(self) -> bool | None:
+        from . import project_trust_files
         from .bridge import ask
         from .dialogs import SelectDialog
 
+        files = "\n".join(f"  {name}" for name in project_trust_files(self._cwd))
         # pi also offers "this session only"; the runtime records trust in settings only, so we do not.
         answer = await ask(
             self,
             SelectDialog(
-                f"Trust project folder?\n{self._cwd}\nIts .pi settings and extensions can run code.",
+                f"Trust project folder?\n{self._cwd}",
                 ["Trust", "Do not trust"],
                 values=[True, False],
+                message=(
+                    "Trusting it loads its .pi settings and resources and runs its extensions:\n"
+                    f"{files}"
+                ),
+                search=False,
             ),
         )
         return bool(answer)

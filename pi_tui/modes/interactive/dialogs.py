@@ -79,15 +79,31 @@ class SelectDialog(ModalScreen[str | None]):
     DEFAULT_CSS = (
         _FRAME_CSS.format(name="SelectDialog")
         + """
-    SelectDialog OptionList { height: auto; max-height: 20; border: none; background: $pi-background; }
-    SelectDialog Input { border: none; background: $pi-background; height: 1; padding: 0; }
+    SelectDialog OptionList, SelectDialog OptionList:focus {
+        height: auto; max-height: 20; border: none; background: $pi-background;
+    }
+    SelectDialog Input, SelectDialog Input:focus {
+        border: none; background: $pi-background; height: 1; padding: 0;
+    }
     """
     )
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
 
-    def __init__(self, title: str, options: Sequence[str], *, values: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        values: Sequence[Any] | None = None,
+        message: str = "",
+        search: bool = True,
+    ) -> None:
+        """``message`` is shown under the title; ``search=False`` leaves out the filter line (a question
+        with a few fixed answers)."""
         super().__init__()
         self.title_text = title
+        self.message = message
+        self.search = search
         self.options = list(options)
         self.values = list(values) if values is not None else list(options)
         self._shown: list[int] = list(range(len(self.options)))
@@ -95,12 +111,18 @@ class SelectDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self.title_text, classes="dialog-title", markup=False)
-            yield Input(placeholder="Type to search", id="filter")
+            if self.message:
+                yield Static(self.message, classes="dialog-message", markup=False)
+            if self.search:
+                yield Input(placeholder="Type to search", id="filter")
             yield OptionList(*[Option(o) for o in self.options], id="options")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).highlighted = 0 if self.options else None
-        self.query_one(Input).focus()
+        if self.search:
+            self.query_one(Input).focus()
+        else:
+            self.query_one(OptionList).focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         from pi_tui.util.fuzzy import fuzzy_filter
@@ -113,12 +135,13 @@ class SelectDialog(ModalScreen[str | None]):
 
     def on_key(self, event: Any) -> None:
         options = self.query_one(OptionList)
-        if event.key in ("up", "down") and self._shown:
+        if event.key in ("up", "down") and self._shown and self.search:  # else the list has the keys
             step = -1 if event.key == "up" else 1
             options.highlighted = ((options.highlighted or 0) + step) % len(self._shown)
             event.stop()
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
+        """Enter in the filter line picks the highlighted option."""
         highlighted = self.query_one(OptionList).highlighted
         if highlighted is not None and self._shown:
             self.dismiss(self.values[self._shown[highlighted]])

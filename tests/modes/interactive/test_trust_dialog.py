@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, Static
+
+from pi_tui.ai.providers.faux import FauxScript
+from pi_tui.modes.interactive import project_needs_trust, project_trust_files
+from pi_tui.modes.interactive.dialogs import SelectDialog
+
+from .helpers import make_app, until
+
+
+def _project(root: Path, extensions: int = 1) -> None:
+    (root / ".pi" / "extensions").mkdir(parents=True)
+    (root / ".pi" / "settings.json").write_text("{}")
+    for i in range(extensions):
+        (root / ".pi" / "extensions" / f"ext{i:02}.py").write_text("def register(pi):\n    pass\n")
+
+
+async def test_the_trust_question_lists_what_would_run_and_has_no_empty_box(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    _project(tmp_path)
+    app = make_app(
+        tmp_path, agent_dir, FauxScript(), needs_trust=lambda: project_needs_trust(tmp_path, agent_dir)
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.pause()
+        dialog = app.screen
+        shown = "\n".join(str(s.render()) for s in dialog.query(Static))
+        assert ".pi/settings.json" in shown and ".pi/extensions/ext00.py" in shown
+        assert not dialog.query(Input)  # two fixed answers: no filter line
+        await pilot.press("enter")  # "Trust"
+        await until(pilot, app.ready.is_set)
+
+
+def test_a_long_list_of_files_is_cut_with_a_count(tmp_path: Path) -> None:
+    _project(tmp_path, extensions=20)
+    files = project_trust_files(tmp_path, limit=5)
+    assert files == [
+        ".pi/settings.json",
+        *[f".pi/extensions/ext{i:02}.py" for i in range(3)],
+        "… and 17 more",
+    ]
+
+
+async def test_a_select_dialogs_filter_is_one_line_without_a_box(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        app.push_screen(SelectDialog("Pick", ["a", "b"]))
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.pause()
+        field = app.screen.query_one(Input)
+        assert field.has_focus and field.region.height == 1
