@@ -229,15 +229,17 @@ _GEMINI = {
     "pi_tui.ai.providers._google_stream",
     "pi_tui.ai.providers._strict_schema",
 }
+# Chat Completions shapes requests by pi's compat flags and sends strict tool schemas where supported.
+_CHAT = {
+    "pi_tui.ai.providers.openai_completions",
+    "pi_tui.ai.providers._openai_compat",
+    "pi_tui.ai.providers._strict_schema",
+}
 PROVIDER_MODULES = {
     "anthropic-messages": {"pi_tui.ai.providers.anthropic"},
-    "openai-completions": {"pi_tui.ai.providers.openai_completions", "pi_tui.ai.providers._openai_compat"},
+    "openai-completions": _CHAT,
     # Responses reuses the Chat Completions client and event decoder.
-    "openai-responses": {
-        "pi_tui.ai.providers.openai_responses",
-        "pi_tui.ai.providers.openai_completions",
-        "pi_tui.ai.providers._openai_compat",
-    },
+    "openai-responses": {"pi_tui.ai.providers.openai_responses", *_CHAT},
     "google-generative-ai": {"pi_tui.ai.providers.google", *_GEMINI},
     "google-vertex": {"pi_tui.ai.providers.google_vertex", "pi_tui.ai.providers._google_adc", *_GEMINI},
 }

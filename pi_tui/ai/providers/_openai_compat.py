@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..thinking import level_map
-from ..types import Model
+from ..types import AssistantMessage, LlmMessage, Model
 
 __all__ = [
     "affinity_headers",
@@ -23,6 +23,7 @@ __all__ = [
     "add_thinking",
     "resolve_compat",
     "routing_fields",
+    "default_max_tokens",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -313,3 +314,34 @@ def routing_fields(model: Model) -> dict[str, Any]:
         gateway = {key: routing[key] for key in ("only", "order") if routing.get(key)}
         fields["providerOptions"] = {"gateway": gateway}
     return fields
+
+
+_CONTEXT_SAFETY_TOKENS = 4096  # pi keeps this much of the window free of the answer
+
+
+def _estimated_context(messages: list[LlmMessage]) -> int:
+    """pi's estimate of the tokens a history fills: the last usable answer's reported total, plus
+    about a token per four characters of each message after it (all of them when none reported)."""
+    from ..tokens import count_message_tokens
+
+    last = -1
+    reported = 0
+    latest = float("-inf")
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage) and message.timestamp >= latest:
+            usage = message.usage
+            total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+            if message.stop_reason not in ("aborted", "error") and total > 0:
+                last, reported = index, total
+        latest = max(latest, message.timestamp)
+    return reported + sum(count_message_tokens(m) for m in messages[last + 1 :])
+
+
+def default_max_tokens(model: Model, messages: list[LlmMessage], requested: int | None) -> int:
+    """The output cap pi sends when none was set: the model's maximum, cut to what the context window
+    has left (window - estimated history - 4096), at least 1."""
+    wanted = requested or model.max_tokens
+    if model.context_window <= 0:
+        return max(1, wanted)
+    room = model.context_window - _estimated_context(messages) - _CONTEXT_SAFETY_TOKENS
+    return min(wanted, max(1, room))

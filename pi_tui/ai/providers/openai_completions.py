@@ -40,9 +40,11 @@ from ._openai_compat import (
     affinity_headers,
     apply_cache_control,
     cache_control,
+    default_max_tokens,
     resolve_compat,
     routing_fields,
 )
+from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 __all__ = [
@@ -135,20 +137,23 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         body["stream_options"] = {"include_usage": True}
     if compat["supportsStore"]:
         body["store"] = False
-    if options.max_tokens:
-        body[compat["maxTokensField"]] = options.max_tokens
+    body[compat["maxTokensField"]] = options.max_tokens or default_max_tokens(model, request.messages, None)
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if request.tools:
         tools = []
+        supports_strict = bool(compat["supportsStrictMode"])
         for tool in request.tools:
+            # tools asking for constrained sampling (read, bash, edit, write) go strict where the
+            # server takes strict tools, as pi's do
+            strict = strict_parameters(tool, supports_strict)
             function: dict[str, Any] = {
                 "name": tool.name,
                 "description": tool.description,
-                "parameters": tool.parameters,
+                "parameters": strict if strict is not None else tool.parameters,
             }
-            if compat["supportsStrictMode"]:
-                function["strict"] = False
+            if supports_strict:
+                function["strict"] = strict is not None
             tools.append({"type": "function", "function": function})
         body["tools"] = tools
         if compat.get("zaiToolStream"):

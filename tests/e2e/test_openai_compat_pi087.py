@@ -1,0 +1,137 @@
+"""Side by side with pi 0.87.1 on OpenAI-compatible providers of the catalog: pi and pi-tui answer the same
+prompt and script (thinking, a tool call, its result, the answer) against two identical fakes, the
+provider's built-in models pointed there by a ``models.json`` ``baseUrl`` override (so both use the
+catalog's own model entry: its compat flags, limits and thinking map). The request bodies must be
+equivalent: the same fields, messages (the replayed thinking in the provider's field included), tool
+schemas (strict where the provider takes strict tools), output cap, thinking/reasoning fields and cache
+fields.
+
+Deliberate differences, listed in docs/providers.md: the system prompt's text, tool descriptions, and
+the session id (each run makes its own) where it is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
+
+from ..pi087 import Pi087
+
+pytestmark = pytest.mark.slow
+
+KEY = "compat-side-by-side"
+PROMPT = "What does hello.txt say?"
+
+
+def _script() -> list[Reply]:
+    return [
+        Reply(
+            [
+                thinking("I should read the file first."),
+                text("Let me read it."),
+                tool_call("read", {"path": "hello.txt"}),
+            ]
+        ),
+        Reply([text("It says hello world.")]),
+    ]
+
+
+def _run(
+    argv: list[str], root: Path, fake: FakeLLM, provider: str, variable: str, model: str
+) -> subprocess.CompletedProcess[str]:
+    assert fake.server is not None
+    home = root / "home"
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    project = root / "project"
+    project.mkdir()
+    (project / "hello.txt").write_text("hello world\n")
+    config = {"providers": {provider: {"baseUrl": fake.server.openai_base_url}}}
+    (agent / "models.json").write_text(json.dumps(config))
+    env = {
+        k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy")
+    }
+    env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", variable: KEY}
+    args = ["--provider", provider, "--model", model, "-p", PROMPT]
+    return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
+
+
+def _without_descriptions(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_descriptions(v) for k, v in value.items() if k != "description"}
+    if isinstance(value, list):
+        return [_without_descriptions(v) for v in value]
+    return value
+
+
+def _instructions_text(message: dict[str, Any]) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(p["text"] for p in content if p["type"] == "text")
+
+
+def _comparable(body: dict[str, Any]) -> dict[str, Any]:
+    """The body with what legitimately differs set aside: the system prompt's words and tool descriptions."""
+    out = dict(body)
+    messages = [dict(m) for m in body["messages"]]
+    first = messages[0]
+    assert first["role"] in ("system", "developer")
+    if isinstance(first["content"], list):  # cache-marked instructions: keep the marker, drop the words
+        first["content"] = [{k: v for k, v in p.items() if k != "text"} for p in first["content"]]
+    else:
+        first["content"] = "<instructions>"
+    out["messages"] = messages
+    out["tools"] = _without_descriptions(body.get("tools"))
+    out.pop("prompt_cache_key", None)  # a session id: each run has its own
+    return out
+
+
+CASES = [
+    # (provider, key variable, model): one per thinking format and quirk family
+    ("openrouter", "OPENROUTER_API_KEY", "moonshotai/kimi-k2.6"),  # reasoning {effort}, x-session-id
+    ("openrouter", "OPENROUTER_API_KEY", "anthropic/claude-sonnet-4.6:batch"),  # cache_control pass-through
+    ("groq", "GROQ_API_KEY", "openai/gpt-oss-120b"),  # strict tools, store, developer role
+    ("deepseek", "DEEPSEEK_API_KEY", "deepseek-v4-pro"),  # thinking {type}, max_tokens, reasoning_content
+    ("zai", "ZAI_API_KEY", "glm-5.3"),  # thinking with clear_thinking, tool_stream
+]
+
+
+@pytest.mark.parametrize(("provider", "variable", "model"), CASES, ids=[f"{p}/{m}" for p, _, m in CASES])
+def test_pi_and_pi_tui_send_equivalent_chat_requests(
+    tmp_path: Path, pi087: Pi087, provider: str, variable: str, model: str
+) -> None:
+    # the fakes accept only KEY, so no violation means both sent the catalog variable's key
+    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
+    pi_fake.script(_script())
+    tui_fake.script(_script())
+    with pi_fake.serve(), tui_fake.serve():
+        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, provider, variable, model)
+        tui_run = _run(
+            [sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, provider, variable, model
+        )
+    assert pi_run.returncode == 0, pi_run.stderr
+    assert tui_run.returncode == 0, tui_run.stderr
+    assert "It says hello world." in pi_run.stdout and "It says hello world." in tui_run.stdout
+    assert pi_fake.violations == [] and tui_fake.violations == []
+    assert len(pi_fake.requests) == len(tui_fake.requests) == 2
+    for theirs, ours in zip(pi_fake.requests, tui_fake.requests, strict=True):
+        assert ours.path == theirs.path == "/v1/chat/completions"
+        assert sorted(ours.body) == sorted(theirs.body)
+        assert ("prompt_cache_key" in ours.body) == ("prompt_cache_key" in theirs.body)
+        assert _comparable(ours.body) == _comparable(theirs.body)
+        if provider == "openrouter":
+            assert "x-session-id" in ours.headers and "x-session-id" in theirs.headers
+    replay = tui_fake.requests[1].body["messages"]
+    assert replay[-1]["role"] == "tool" and _instructions_text(replay[-1]) == "hello world\n"
+    if (
+        "anthropic/" in model
+    ):  # OpenRouter passes Anthropic cache markers through: pi-tui sends them as pi does
+        assert replay[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+        assert tui_fake.requests[1].body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
