@@ -200,3 +200,47 @@ def test_a_first_run_without_keys_in_a_terminal_explains_and_runs_faux_once_pick
         term.wait_for("faux provider", timeout=30)
         term.send("\x03\x03")
         assert term.wait_exit(timeout=20) == 0
+
+
+async def test_after_an_api_key_login_from_no_model_prompts_work_without_a_restart(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.dialogs import SelectDialog
+    from pi_tui.modes.interactive.screens.login_screen import LoginScreen
+
+    fake = FakeLLM()
+    fake.script([Reply([text("LOGGEDINANSWER")])])
+    with fake.serve() as server:
+        (agent_dir / "models.json").write_text(json.dumps(anthropic_at(server, key=False)))
+        app = no_key_app(tmp_path, agent_dir)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, app.ready.is_set)
+            assert not app.session.has_model
+            assert any("/login" in n for n in notices(app))  # the command exists: the help names it
+            await type_text(pilot, "/login")
+            app.menu.hide()
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+            await pilot.press("down", "enter")  # "Sign in with an API key"
+            await until(
+                pilot,
+                lambda: (
+                    isinstance(app.screen, SelectDialog)
+                    and app.screen.title_text == "Select provider to configure:"
+                ),
+            )
+            await type_text(pilot, "anthropic")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, LoginScreen))
+            await type_text(pilot, "sk-ant-test")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session.has_model)
+            assert app.session.model.provider == "anthropic"
+            await send(pilot, "hello")
+            await until(
+                pilot,
+                lambda: (
+                    not app._busy and any("LOGGEDINANSWER" in b.text for b in app.chat.query(AssistantText))
+                ),
+            )
+    assert len(fake.requests) == 1
