@@ -118,11 +118,14 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
         code = app.run()
     except Exception:
         return report_crash(agent_dir, app, traceback.format_exc())
+    finally:
+        if app.exit_guard is not None:
+            app.exit_guard.uninstall()
     crash = getattr(app, "_exception", None)
     if crash is not None:  # Textual restored the terminal and printed the traceback; say where it went
         text = "".join(traceback.format_exception(type(crash), crash, crash.__traceback__))
         return report_crash(agent_dir, app, text)
-    if app.exit_message:
+    if app.exit_message and not app.output_cut:  # after a signal the terminal may not read any more
         sys.stdout.write(app.exit_message + "\n")
     return code if isinstance(code, int) else 0
 

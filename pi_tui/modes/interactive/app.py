@@ -18,6 +18,7 @@ from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.driver import Driver
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Static
@@ -32,6 +33,7 @@ from .footer import FooterState, StatusFooter, git_branch
 from .keys import APP_ACTIONS, load_keymap
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
+from .terminal_driver import GuardedDriver
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
 
 __all__ = ["PiApp"]
@@ -279,19 +281,41 @@ class PiApp(KeyActions, App[int]):
             self.chat.anchor()
 
     def _install_signal_handlers(self) -> None:
-        """SIGTERM and SIGHUP quit through the normal path: session closed, terminal restored."""
-        import signal
+        """SIGTERM, SIGHUP and a lost terminal quit through the normal path (session closed, terminal
+        restored) within `exit_guard.DEADLINE`, even when the terminal has stopped reading."""
+        from .exit_guard import ExitGuard
 
-        loop = asyncio.get_running_loop()
+        driver = self._driver
+        if self.is_headless or not isinstance(driver, GuardedDriver):
+            return
+        guard = ExitGuard(self._quit_on_signal, driver.cut_output, driver.restore_terminal_now)
+        if guard.install():
+            self.exit_guard = guard
+            driver.on_lost = lambda: guard.trigger(129)  # as SIGHUP: the terminal hung up
 
-        def quit_with(code: int) -> None:
-            self.run_worker(self.action_quit(code))
+    exit_guard: Any = None
+    """The `ExitGuard` while the app runs in a terminal."""
 
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            try:  # exit 128 + signal (143 / 129), as print and rpc modes do
-                loop.add_signal_handler(sig, quit_with, 128 + int(sig))
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
-                pass
+    def _quit_on_signal(self, code: int) -> None:
+        self.run_worker(self.action_quit(code), group="quit")
+
+    @property
+    def output_cut(self) -> bool:
+        """True when output to the terminal was dropped (it stopped reading or went away)."""
+        driver = self._driver
+        return isinstance(driver, GuardedDriver) and driver.output_dropped
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's Linux driver, guarded against a terminal that stops reading (`terminal_driver`)."""
+        from textual.drivers.linux_driver import LinuxDriver
+
+        from .terminal_driver import register_alt_enter
+
+        driver = super().get_driver_class()
+        if driver is not LinuxDriver:
+            return driver
+        register_alt_enter()
+        return GuardedDriver
 
     resume_gc_after_first_frame = False
     """Set by `run_interactive`, which pauses garbage collection until the first frame."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench.pty_screen import PtyScreen
-from pi_tui.testing import FakeLLM
+from pi_tui.testing import FakeLLM, Reply, text
 
 from .test_real_terminal import _env as terminal_env
 
@@ -37,5 +37,34 @@ def test_arrow_keys_reach_the_last_command_of_the_slash_menu(tmp_path: Path, iso
             assert names[-1] in term.text()
             term.send("\t")
             term.wait_for(f"/{names[-1]} ")
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0
+
+
+def test_alt_enter_as_esc_cr_queues_a_follow_up_while_the_answer_streams(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeLLM()
+    fake.script(
+        [
+            Reply([text("Counting " + " ".join(f"w{i}" for i in range(300)))], frame_delay=0.1),
+            Reply([text("FOLLOWUPANSWER")]),
+        ]
+    )
+    with fake.serve() as server:
+        env = terminal_env(isolated_home, isolated_home / ".pi" / "agent", server)
+        with PtyScreen(ARGV, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("count slowly\r")
+            term.wait_for("Counting", timeout=30)
+            term.send("afterwards")
+            term.wait_for("afterwards")
+            term.send("\x1b\r")  # Alt+Enter as xterm and tmux (without extended keys) send it
+            term.wait_for("Follow-up: afterwards")
+            assert "Steering:" not in term.text()
+            term.send("\x1b")  # Escape: abort; the queued follow-up comes back to the editor
+            term.wait_for(lambda s: "Follow-up:" not in s and "afterwards" in s, timeout=15)
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
