@@ -65,6 +65,10 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
+AMBIENT_CREDENTIALS = "<authenticated>"
+"""The key given to a provider whose credentials come from the environment without a key (pi's value)."""
+
+
 def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
     """One line telling the user how to give ``provider`` a key.
 
@@ -80,6 +84,12 @@ def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
         return (
             f"No API key for {provider}: set {' and '.join(info.env)}, add them to {auth_file}, "
             f"or configure apiKey in {models_file}"
+        )
+    if info is not None and info.auth == "vertex":
+        return (
+            f"No credentials for {provider}: set GOOGLE_CLOUD_API_KEY, or use application-default credentials "
+            "(GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth application-default login`) with "
+            f"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION; or add a key to {auth_file}"
         )
     names = sorted(env_key_variables(provider), key=lambda n: (not n.endswith("_API_KEY"), n))
     if names:
@@ -489,7 +499,14 @@ class ModelRegistry:
             ),
             cache=False,
         )
-        return configured or env_api_key(provider)
+        if configured:
+            return configured
+        key = env_api_key(provider)
+        if key is None and has_env_credentials(provider):
+            # Ambient cloud credentials (Vertex application-default credentials, an AWS profile): the
+            # provider authenticates itself; pi's placeholder tells it so, as pi's getEnvApiKey does.
+            return AMBIENT_CREDENTIALS
+        return key
 
     def get_api_key(self, model: Model) -> str | None:
         """The key for ``model``'s provider (None for keyless providers without a configured key)."""

@@ -152,13 +152,17 @@ async def test_request_carries_system_instruction_tools_and_level_thinking(fake:
         ("gemini-2.5-flash", "off", {"thinkingBudget": 0}),
         ("gemini-3.1-pro-preview", "off", {"thinkingLevel": "LOW"}),
         ("gemini-3.1-pro-preview", "xhigh", {"includeThoughts": True, "thinkingLevel": "HIGH"}),
+        ("gemma-4-31b-it", "medium", {"includeThoughts": True, "thinkingLevel": "HIGH"}),
+        ("gemma-4-31b-it", "off", {"thinkingLevel": "MINIMAL"}),
     ],
 )
 async def test_thinking_config_follows_pis_levels_and_budgets(
     fake: FakeLLM, model_id: str, level: str, expected: dict[str, Any]
 ) -> None:
     fake.script([Reply([text("ok")])])
-    await _run(_model(fake, model_id), [UserMessage(content="hi")], thinking=level)
+    gemma = {"off": None, "minimal": "MINIMAL", "low": None, "medium": None, "high": "HIGH"}
+    extra: dict[str, Any] = {"thinking_level_map": gemma} if model_id.startswith("gemma") else {}
+    await _run(_model(fake, model_id, **extra), [UserMessage(content="hi")], thinking=level)
     assert fake.requests[-1].body["generationConfig"]["thinkingConfig"] == expected
 
 

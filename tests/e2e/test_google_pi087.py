@@ -1,6 +1,7 @@
 """Side by side with pi 0.87.1 on Gemini: the same prompt and script (thinking, a tool call, its result,
-more thinking, the answer) against two identical fakes, pointed there by a ``models.json`` base URL for
-provider ``google`` (the Gemini API) and ``google-vertex`` (Vertex AI with an API key). The requests must be equivalent: the same path and key header, the same
+more thinking, the answer) against two identical fakes, pointed there by a ``models.json`` that only overrides
+the base URL of the built-in provider ``google`` (the Gemini API) or ``google-vertex`` (Vertex AI with an
+API key): both use their own catalog's ``gemini-3.1-pro-preview``. The requests must be equivalent: the same path and key header, the same
 ``contents`` (thought signatures, call ids and the tool result included), ``generationConfig`` (output
 cap, thinking), ``toolConfig`` and tool schemas, and no cache fields on either side.
 
@@ -25,24 +26,7 @@ from ..pi087 import Pi087
 
 KEY = "gemini-side-by-side"
 PROMPT = "What does hello.txt say?"
-MODEL = {
-    "id": "gemini-3.1-pro-preview",
-    "name": "Gemini 3.1 Pro Preview",
-    "api": "google-generative-ai",
-    "reasoning": True,
-    "input": ["text", "image"],
-    "contextWindow": 1048576,
-    "maxTokens": 65536,
-    "cost": {"input": 2, "output": 12, "cacheRead": 0.2, "cacheWrite": 0},
-    "thinkingLevelMap": {
-        "off": None,
-        "minimal": None,
-        "low": "low",
-        "medium": "medium",
-        "high": "high",
-        "xhigh": None,
-    },
-}
+MODEL_ID = "gemini-3.1-pro-preview"  # both catalogs' model; the default of both providers
 
 
 def _script() -> list[Reply]:
@@ -83,9 +67,8 @@ def _setup(root: Path, fake: FakeLLM, provider: str) -> tuple[Path, dict[str, st
     project = root / "project"
     project.mkdir()
     (project / "hello.txt").write_text("hello world\n")
-    api, variable, base_url, _ = PROVIDERS[provider]
-    entry = {"baseUrl": getattr(fake.server, base_url), "api": api, "apiKey": f"${variable}"}
-    config = {"providers": {provider: {**entry, "models": [{**MODEL, "api": api}]}}}
+    variable, base_url = PROVIDERS[provider][1:3]
+    config = {"providers": {provider: {"baseUrl": getattr(fake.server, base_url)}}}
     (agent / "models.json").write_text(json.dumps(config, indent=2))
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
     env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", variable: KEY}
@@ -94,7 +77,7 @@ def _setup(root: Path, fake: FakeLLM, provider: str) -> tuple[Path, dict[str, st
 
 def _run(argv: list[str], root: Path, fake: FakeLLM, provider: str) -> subprocess.CompletedProcess[str]:
     project, env = _setup(root, fake, provider)
-    args = ["--provider", provider, "--model", str(MODEL["id"]), "-p", PROMPT]
+    args = ["--provider", provider, "--model", MODEL_ID, "-p", PROMPT]
     return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
 
 

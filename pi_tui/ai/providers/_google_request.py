@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from ..stream import LlmRequest, StreamOptions
-from ..thinking import clamp_thinking_level
+from ..thinking import clamp_thinking_level, level_map
 from ..types import (
     AssistantMessage,
     ImageContent,
@@ -107,11 +107,13 @@ def _valid_signature(signature: str | None) -> bool:
 
 def _mapped_level(model: Model, level: str) -> str:
     """The Google level (lower case) a pi level maps to through the model's ``thinkingLevelMap``."""
-    mapping = (model.compat or {}).get("thinkingLevelMap")
-    mapped = mapping.get(level) if isinstance(mapping, dict) else None
+    mapping = level_map(model)
+    mapped = mapping.get(level) if mapping is not None else None
     resolved = mapped.lower() if isinstance(mapped, str) else level
     if resolved not in ("minimal", "low", "medium", "high"):
-        raise ValueError(
+        from ._google_adc import SetupError
+
+        raise SetupError(
             f"Unsupported Google thinking level mapping for {model.provider}/{model.id}: {level} -> {mapped}"
         )
     return resolved
