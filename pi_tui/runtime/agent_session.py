@@ -293,10 +293,11 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             raise ModelUnavailableError(no_model_message(where, login=self.login_available))
         if self._base_stream_fn is not None or registry is None or not registry.requires_api_key(model):
             return
-        if registry.has_auth(model.provider):
+        # has_auth is cheap and is what the model lists use; the key itself as the start-up check reads it
+        if registry.has_auth(model.provider) or registry.get_api_key(model):
             return
         registry.refresh()
-        if not registry.has_auth(model.provider):
+        if not (registry.has_auth(model.provider) or registry.get_api_key(model)):
             raise ModelUnavailableError(registry.missing_key_message(model.provider))
 
     @property
