@@ -257,7 +257,7 @@ def _text_signature(signature: str | None) -> tuple[str | None, str | None]:
         return None, None
     if signature.startswith("{"):
         try:
-            parsed = json.loads(signature)
+            parsed = json_safe.loads(signature)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
