@@ -89,3 +89,33 @@ def test_streamed_arguments_at_the_limit_are_parsed_while_they_arrive_and_at_the
     arguments, ok = parse_arguments(text)
     assert ok and arguments["path"] == "a.txt" and parser.value() == arguments
     assert partial_trees > 0  # the partial value was there while the text arrived
+
+
+async def test_deep_signatures_from_a_session_are_ignored_when_the_history_is_replayed() -> None:
+    from pi_tui.ai.types import AssistantMessage, TextContent, ThinkingContent
+    from pi_tui.testing import FakeLLM, Reply, text
+
+    deep_text = '{"v":1,"id":"msg_1","x":' + HOSTILE + "}"
+    deep_reasoning = '{"type":"reasoning","id":"rs_1","x":' + HOSTILE + "}"
+    history = [
+        UserMessage(content="hi"),
+        AssistantMessage(
+            content=[
+                ThinkingContent(thinking="hmm", thinking_signature=deep_reasoning),
+                TextContent(text="hello", text_signature=deep_text),
+            ],
+            api="openai-responses",
+            provider="openai",
+            model="gpt-5",
+            stop_reason="stop",
+        ),
+        UserMessage(content="again"),
+    ]
+    fake = FakeLLM()
+    fake.script([Reply([text("fine")])])
+    with fake.serve() as server:
+        model = Model(id="gpt-5", api="openai-responses", provider="openai", base_url=server.openai_base_url)
+        request = LlmRequest("sys", history, [])
+        events = [e async for e in STREAMS["responses"](model, request, StreamOptions(api_key="k"))]
+    assert events[-1].type == "done"
+    assert fake.violations == []
