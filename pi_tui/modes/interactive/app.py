@@ -262,6 +262,8 @@ class PiApp(KeyActions, App[int]):
 
     def on_mount(self) -> None:
         self._install_signal_handlers()
+        if not self.is_headless:
+            self.run_worker(self._check_tmux_keys(), group="tmux", exit_on_error=False)
         self.editor.focus()
         self._update_footer_basic()
         self._mount_preview()
@@ -292,6 +294,15 @@ class PiApp(KeyActions, App[int]):
         if guard.install():
             self.exit_guard = guard
             driver.on_lost = lambda: guard.trigger(129)  # as SIGHUP: the terminal hung up
+
+    async def _check_tmux_keys(self) -> None:
+        """Inside tmux, once the session is shown: warn if tmux loses modified Enter keys (as pi does)."""
+        from .tmux import tmux_keys_warning
+
+        warning = await tmux_keys_warning()
+        await self.ready.wait()
+        if warning:
+            self.chat_notice(warning, "warning")
 
     exit_guard: Any = None
     """The `ExitGuard` while the app runs in a terminal."""
@@ -385,8 +396,7 @@ class PiApp(KeyActions, App[int]):
                 ["Trust", "Do not trust"],
                 values=[True, False],
                 message=(
-                    "Trusting it loads its .pi settings and resources and runs its extensions:\n"
-                    f"{files}"
+                    f"Trusting it loads its .pi settings and resources and runs its extensions:\n{files}"
                 ),
                 search=False,
             ),

@@ -11,6 +11,7 @@ from bench.pty_screen import PtyScreen
 from pi_tui.testing import FakeLLM, Reply, text
 
 from .test_real_terminal import _env as terminal_env
+from .test_tmux_warning import fake_tmux
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +42,7 @@ def test_arrow_keys_reach_the_last_command_of_the_slash_menu(tmp_path: Path, iso
             assert term.wait_exit(timeout=20) == 0
 
 
-def test_alt_enter_as_esc_cr_queues_a_follow_up_while_the_answer_streams(
+def test_in_tmux_without_extended_keys_alt_enter_queues_a_follow_up_and_the_app_warns(
     tmp_path: Path, isolated_home: Path
 ) -> None:
     project = tmp_path / "project"
@@ -55,8 +56,10 @@ def test_alt_enter_as_esc_cr_queues_a_follow_up_while_the_answer_streams(
     )
     with fake.serve() as server:
         env = terminal_env(isolated_home, isolated_home / ".pi" / "agent", server)
+        env.update(fake_tmux(tmp_path, "off"))  # a tmux whose extended-keys option is off
         with PtyScreen(ARGV, cwd=project, env=env, columns=100, lines=30) as term:
             term.wait_for("claude-fake", timeout=30)
+            term.wait_for("tmux extended-keys is off")
             term.send("count slowly\r")
             term.wait_for("Counting", timeout=30)
             term.send("afterwards")
