@@ -27,6 +27,7 @@ MODELS = {
     "anthropic-messages": "fake-anthropic/claude-fake",
     "openai-completions": "fake-openai/gpt-fake",
     "openai-responses": "fake-responses/gpt-fake-r",
+    "google-generative-ai": "fake-google/gemini-3-fake",
 }
 NOTES = "".join(
     f"{n:03d} a line of notes that the read tool returns with its line number\n" for n in range(80)
@@ -48,12 +49,14 @@ def _png(width: int = 2, height: int = 2) -> bytes:
 
 
 def write_models(agent_dir: Path, server: object) -> None:
-    """The fake's three providers, with image input so image results are sent as images."""
+    """The fake's four providers, with image input so image results are sent as images."""
     model = {"contextWindow": 200_000, "maxTokens": 8192, "cost": MODEL_COST, "input": ["text", "image"]}
     providers = {
         "fake-anthropic": ("anthropic-messages", "anthropic_base_url", "claude-fake"),
         "fake-openai": ("openai-completions", "openai_base_url", "gpt-fake"),
         "fake-responses": ("openai-responses", "openai_base_url", "gpt-fake-r"),
+        # A Gemini 3 id: the fake signs each answer's first call and sends call ids, as Gemini 3 does.
+        "fake-google": ("google-generative-ai", "gemini_base_url", "gemini-3-fake"),
     }
     config = {
         "providers": {
@@ -159,5 +162,5 @@ async def test_pi_tui_resuming_pis_tool_loop_reads_pis_prefix_from_the_cache(
     assert _ratio(theirs) >= 0.95, theirs.cache  # the fake's own sanity: pi reads its own prefix
     assert _ratio(ours) >= 0.95, (ours.cache, _ratio(theirs))
     # Beyond the cache: the replayed history is what pi sends, item for item (markers aside).
-    field = "input" if api == "openai-responses" else "messages"
+    field = {"openai-responses": "input", "google-generative-ai": "contents"}.get(api, "messages")
     assert without_cache_control(ours.body[field]) == without_cache_control(theirs.body[field])
