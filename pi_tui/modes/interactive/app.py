@@ -119,6 +119,8 @@ class PiApp(KeyActions, App[int]):
         self._statuses: dict[str, str] = {}
         self._ext_widgets: dict[str, Static] = {}
         self._theme_mtime: float | None = None
+        self.theme_paths: list[Path] = []
+        """Theme files and folders the session adds (`theme.session_theme_paths`), known once it is ready."""
         self._startup_error: str | None = None
         self.startup: Any = None
         self.ready = asyncio.Event()
@@ -189,7 +191,7 @@ class PiApp(KeyActions, App[int]):
     def _apply_theme(self, name: str) -> str | None:
         """Register and select pi theme ``name``; an invalid or missing one falls back to ``dark``."""
         error = None
-        path = find_theme_file(name, self._agent_dir, self._cwd)
+        path = find_theme_file(name, self._agent_dir, self._cwd, self.theme_paths)
         try:
             if path is None:
                 raise ThemeError(f"Theme {name!r} not found")
@@ -211,6 +213,16 @@ class PiApp(KeyActions, App[int]):
         except OSError:
             self._theme_mtime = None
         return error
+
+    def _add_session_themes(self, startup: Any) -> None:
+        """The ``themes`` setting, packages and extensions add themes: the one asked for may be there."""
+        from .theme import session_theme_paths
+
+        self.theme_paths = session_theme_paths(self.session, getattr(startup, "packages", None))
+        if self.theme_paths and find_theme_file(self._theme_name, self._agent_dir, self._cwd) is None:
+            error = self.set_pi_theme(self._theme_name)
+            if error:
+                self.chat_notice(error, "warning")
 
     def set_pi_theme(self, name: str) -> str | None:
         """Switch to pi theme ``name`` now; returns an error text when it fell back to ``dark``."""
@@ -439,6 +451,7 @@ class PiApp(KeyActions, App[int]):
             await session.start(watch=True)
         except Exception as exc:
             self.chat_notice(f"Extensions failed to start: {exc}", "error")
+        self._add_session_themes(startup)
         self.ready.set()
         self.refresh_footer()
         if self.resume_gc_after_first_frame:

@@ -24,6 +24,7 @@ __all__ = [
     "builtin_theme_dir",
     "find_theme_file",
     "load_theme",
+    "session_theme_paths",
     "theme_names",
     "to_textual",
     "variable_defaults",
@@ -96,13 +97,39 @@ def find_theme_file(
     return None
 
 
-def theme_names(agent_dir: Path | None = None, cwd: Path | None = None) -> list[str]:
-    """Every theme name on offer, built-ins first."""
+def theme_names(
+    agent_dir: Path | None = None, cwd: Path | None = None, extra: list[Path] | None = None
+) -> list[str]:
+    """Every theme name on offer, built-ins first, then ``extra`` files and folders (`session_theme_paths`)."""
     names: list[str] = []
     for directory in [builtin_theme_dir(), *_user_dirs(agent_dir, cwd)]:
         if directory.is_dir():
             names += sorted(p.stem for p in directory.glob("*.json") if p.stem not in names)
+    for path in extra or []:
+        found = [path] if path.is_file() and path.suffix == ".json" else sorted(path.glob("*.json"))
+        names += [p.stem for p in found if p.stem not in names]
     return names
+
+
+def session_theme_paths(session: Any, packages: Any = None) -> list[Path]:
+    """Theme files and folders a session adds to the built-in and user ones, as pi collects them: the
+    ``themes`` setting (relative entries from the folder of the settings file that lists them;
+    project entries only when the project is trusted), installed packages' themes, and the paths
+    extensions return from ``resources_discover``."""
+    paths: list[Path] = []
+    settings = getattr(session, "settings", None)
+    if settings is not None:
+        for entry in settings.resource_entries("themes"):
+            value = entry.value.removeprefix("+")
+            if not value or value[0] in "!-":  # exclusion patterns filter files pi-tui does not list
+                continue
+            path = Path(value).expanduser()
+            paths.append(path if path.is_absolute() else entry.base_dir / path)
+    if packages is not None:
+        paths += list(packages.theme_paths)
+    runner = getattr(session, "extensions", None)
+    paths += [Path(item) for item in getattr(runner, "theme_paths", None) or []]
+    return paths
 
 
 def _ansi256(index: int) -> str:

@@ -145,3 +145,27 @@ async def test_toasts_on_the_main_screen_do_not_cover_the_editor(tmp_path: Path,
         assert toast.region.height > 0
         for part in (app.editor, app.footer):
             assert not toast.region.overlaps(part.region), (toast.region, part, part.region)
+
+
+async def test_themes_from_the_themes_setting_can_be_used_and_picked(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive.screens.settings_screen import ThemePicker
+    from pi_tui.modes.interactive.theme import builtin_theme_dir
+
+    data = json.loads((builtin_theme_dir() / "dark.json").read_text())
+    data["name"] = "ocean"
+    data["colors"]["accent"] = "#0077be"
+    (agent_dir / "mine").mkdir()
+    (agent_dir / "mine" / "ocean.json").write_text(json.dumps(data))
+    _settings(agent_dir, {"themes": ["mine"]})  # relative to the folder of the settings file
+    app = make_app(tmp_path, agent_dir, FauxScript(), theme_name="ocean")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        assert app.theme == "pi-ocean"
+        await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#0077be")
+        await app.push_screen(SettingsScreen(app.session))
+        await pilot.pause()
+        app.screen.query_one("#settings-search").value = "theme"  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ThemePicker))
+        assert "ocean" in app.screen.names  # type: ignore[attr-defined]

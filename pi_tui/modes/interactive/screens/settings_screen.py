@@ -8,6 +8,7 @@ instead of the global one, Esc closes. Writes are field-level (`settings_catalog
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from rich.text import Text
@@ -28,6 +29,9 @@ __all__ = ["LiveSettingsApp", "SettingsScreen", "ThemePicker", "ThemedApp", "ope
 @runtime_checkable
 class ThemedApp(Protocol):
     """An app that switches pi themes itself (`PiApp`): it also records the name and watches the file."""
+
+    theme_paths: list[Path]
+    """Theme files and folders besides the built-in and user ones (settings, packages, extensions)."""
 
     def set_pi_theme(self, name: str) -> str | None: ...
 
@@ -58,12 +62,14 @@ def preview_theme(app: Any, name: str) -> None:
     app.theme = theme.name
 
 
-def _theme_names(session: Any) -> list[str]:
-    from pi_tui.modes.interactive.theme import theme_names
+def _theme_names(session: Any, app: Any) -> list[str]:
+    """Built-in and user themes, and those the session adds (the app's list, which has the packages')."""
+    from pi_tui.modes.interactive.theme import session_theme_paths, theme_names
 
     settings = getattr(session, "settings", None)
     agent_dir = getattr(settings, "agent_dir", None)
-    return theme_names(agent_dir, getattr(session, "cwd", None))
+    extra = app.theme_paths if isinstance(app, ThemedApp) else session_theme_paths(session)
+    return theme_names(agent_dir, getattr(session, "cwd", None), extra)
 
 
 class ThemePicker(ModalScreen[str | None]):
@@ -236,7 +242,7 @@ class SettingsScreen(Screen[None]):
         elif setting.kind == "readonly":
             self.notify(setting.help or f"{setting.label} cannot be edited here", severity="warning")
         elif setting.kind == "theme":
-            names = _theme_names(self.session)
+            names = _theme_names(self.session, self.app)
 
             def picked(name: str | None) -> None:
                 if name is not None:

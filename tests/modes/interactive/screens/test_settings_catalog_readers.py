@@ -5,9 +5,11 @@ Two checks per catalog entry, so a setting that is written but never read fails 
 1. Its declared reader (a `SettingsManager` property) returns something else once the setting is written
    with a value other than its default: the reader really reads that key.
 2. Code outside the settings modules (the file IO, the schema, the catalog and the screen, which only
-   show and write) uses the reader's name as an attribute, or, for a setting read straight from the file's
-   dictionary, names its key in a string. A setting whose accessor nothing calls fails here: that was
-   the state of the seven settings that did nothing.
+   show and write) uses the reader's name as an attribute, or, for a setting read straight from the
+   file, passes its key to the call that reads it: ``resource_entries("themes")`` for a resource list,
+   ``.get("context")`` and ``.get("detachHistory")`` in one module for a group's field. A setting whose
+   accessor nothing calls fails here: that was the state of the seven settings that did nothing (and of
+   ``themes``, which no theme lookup read).
 
 A scan, not a run of every feature: the readers live in different layers (the agent loop, the tree
 screen, the editor), and each has its own behaviour test next to it.
@@ -36,20 +38,30 @@ SETTINGS_MODULES = {
 }
 
 
+READING_CALLS = {"get", "resource_entries", "_settings_filter"}
+"""Calls that read a raw setting by its key: a dict's ``get``, ``SettingsManager.resource_entries`` and
+the resource loader's wrapper around it."""
+
+
 @cache
-def _names_used() -> tuple[frozenset[str], frozenset[str]]:
-    """Attribute names and string constants in pi_tui's code outside the settings modules."""
+def _names_used() -> tuple[frozenset[str], tuple[frozenset[tuple[str, str]], ...]]:
+    """Attribute names in pi_tui's code outside the settings modules, and per module the string keys
+    passed to a reading call, as (call, key)."""
     attributes: set[str] = set()
-    strings: set[str] = set()
+    reads: list[frozenset[tuple[str, str]]] = []
     for path in PACKAGE.rglob("*.py"):
         if path in SETTINGS_MODULES:
             continue
+        module_reads: set[tuple[str, str]] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute):
                 attributes.add(node.attr)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                strings.add(node.value)
-    return frozenset(attributes), frozenset(strings)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+                first = node.args[0]
+                if node.func.attr in READING_CALLS and isinstance(first, ast.Constant):
+                    module_reads.add((node.func.attr, str(first.value)))
+        reads.append(frozenset(module_reads))
+    return frozenset(attributes), tuple(reads)
 
 
 def _read(settings: SettingsManager, reader: str) -> Any:
@@ -86,18 +98,25 @@ def test_the_declared_reader_follows_the_setting(setting: Setting, monkeypatch: 
 
 @pytest.mark.parametrize("setting", CATALOG, ids=lambda s: s.key)
 def test_code_outside_the_settings_modules_reads_the_setting(setting: Setting) -> None:
-    attributes, strings = _names_used()
+    attributes, reads = _names_used()
     if setting.reader is not None:
         name = setting.reader.split(".")[-1]
         assert name in attributes, f"{setting.key} is shown in /settings but nothing uses .{name}"
+        return
+    group, _, field = setting.key.partition(".")
+    if field:
+        wanted = {("get", group), ("get", field)}
+        assert any(wanted <= module for module in reads), f"{setting.key} is shown but no code reads it"
     else:
-        field = setting.key.split(".")[-1]
-        assert field in strings, f"{setting.key} is shown in /settings but no code reads {field!r}"
+        entries = {("resource_entries", group), ("_settings_filter", group)}
+        assert any(entries & module for module in reads), (
+            f"{setting.key} is shown but nothing reads its entries"
+        )
 
 
 def test_the_scan_sees_a_setting_nothing_reads() -> None:
-    attributes, strings = _names_used()
+    attributes, reads = _names_used()
     assert "hide_thinking_block" in attributes  # a name the app does use …
-    assert (
-        "show_no_such_setting" not in attributes and "noSuchSetting" not in strings
-    )  # … and one it does not
+    assert "show_no_such_setting" not in attributes  # … and one it does not
+    assert any(("resource_entries", "extensions") in module for module in reads)
+    assert not any(("resource_entries", "noSuchList") in module for module in reads)
