@@ -2,7 +2,8 @@
 
 A handler returns the response's ``data`` (`NO_DATA` for none), raises `RpcError` (or any exception)
 for an error response, or returns `DEFERRED` when it answers later itself (``prompt``). Field names,
-data shapes and error texts follow pi 0.87.1's RPC mode; ``get_context`` is pi-tui's own.
+data shapes and error texts follow pi 0.87.1's RPC mode; ``get_context``, ``rewind`` and the login
+commands (`pi_tui.modes.rpc.login`) are pi-tui's own.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, dump_
 
 from .commands_session import SessionCommands
 from .fields import BUSY_ERROR, RpcError, opt_str, req_bool, req_str
+from .login import LoginCommands
 
 __all__ = ["COMMANDS", "DEFERRED", "NO_DATA", "CommandHandlers", "RpcError"]
 
@@ -31,6 +33,7 @@ COMMANDS = frozenset(
         "set_auto_compaction", "set_auto_retry", "abort_retry", "bash", "abort_bash", "get_session_stats",
         "export_html", "switch_session", "fork", "clone", "get_fork_messages", "get_entries", "get_tree",
         "get_last_assistant_text", "set_session_name", "get_commands", "get_context", "rewind",
+        "get_login_providers", "login", "abort_login", "logout",
     }
 )  # fmt: skip
 
@@ -55,7 +58,7 @@ def _images(command: dict[str, Any]) -> list[ImageContent] | None:
     return images or None
 
 
-class CommandHandlers(SessionCommands):
+class CommandHandlers(SessionCommands, LoginCommands):
     """The handlers; `SessionCommands` holds the session, tree, bash and inspection ones."""
 
     # --- prompting --------------------------------------------------------------------------------

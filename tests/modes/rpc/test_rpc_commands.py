@@ -45,6 +45,16 @@ def _script() -> list[Any]:
     ]
 
 
+def _drive_logins(rpc: RpcProcess) -> None:
+    """The login commands without a login (test_rpc_login.py runs real ones against a fake server)."""
+    providers = rpc.call({"type": "get_login_providers"})["data"]["providers"]
+    assert [p["id"] for p in providers][:1] == ["anthropic"]
+    assert rpc.call({"type": "abort_login"})["data"] == {"aborted": False}
+    assert rpc.call({"type": "logout", "provider": "anthropic"})["data"] == {"removed": False}
+    response, _ = rpc.response(rpc.send({"type": "login", "provider": "nope"}))
+    assert response["success"] is False and response["error"].startswith('No login for "nope"')
+
+
 def test_every_command_and_the_event_order(tmp_path: Path, agent_dir: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -59,6 +69,7 @@ def test_every_command_and_the_event_order(tmp_path: Path, agent_dir: Path) -> N
         rpc = RpcProcess(repo, "--model", "fake-openai/gpt-fake")
         try:
             _drive(rpc, repo, fake)
+            _drive_logins(rpc)
             assert rpc.close() == 0
             assert COMMANDS <= rpc.sent_types, sorted(COMMANDS - rpc.sent_types)
         finally:
