@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .types import Cost, CostTier, Model, ModelCost, Usage
 
-__all__ = ["calculate_cost", "rates_for"]
+__all__ = ["calculate_cost", "projected_cost", "rates_for"]
 
 # Anthropic bills a 1-hour cache write at 2x the input price (the 5-minute write, which is what
 # `ModelCost.cache_write` holds, is 1.25x).
@@ -56,3 +56,13 @@ def calculate_cost(model: Model, usage: Usage, *, cache_write_1h: int = 0) -> Co
         cache_write=write_cost,
         total=input_cost + output_cost + read_cost + write_cost,
     )
+
+
+def projected_cost(model: Model, read: int, write: int, uncached: int) -> float:
+    """Dollars a request would cost for its prompt: ``read`` tokens from the cache, ``write`` written to
+    it, ``uncached`` plain input, at the tier that prompt's size selects. A provider without a
+    cache-write price bills written tokens as input."""
+    prices = rates_for(model.cost, read + write + uncached)
+    price_in = _price(prices.input)
+    price_write = _price(prices.cache_write) or price_in
+    return (read * _price(prices.cache_read) + write * price_write + uncached * price_in) / 1e6

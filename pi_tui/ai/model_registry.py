@@ -14,6 +14,7 @@ catalog's variables for the provider, `catalog.env_vars`).
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,17 @@ def _apply_override(model: Model, override: ModelOverride) -> Model:
     return model.model_copy(update=update)
 
 
+def _with_account_ids(model: Model) -> Model:
+    """Cloudflare's base URLs name the account (and gateway) as ``{CLOUDFLARE_ACCOUNT_ID}``; they are
+    filled from the environment, as pi fills them when it sends a request."""
+    url = model.base_url
+    for name in ("CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_GATEWAY_ID"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            url = url.replace("{" + name + "}", value)
+    return model if url == model.base_url else model.model_copy(update={"base_url": url})
+
+
 def _tiers(raw: list[dict[str, Any]] | None) -> list[CostTier] | None:
     """models.json ``cost.tiers`` as records (a tier without ``inputTokensAbove`` is dropped)."""
     if not raw:
@@ -245,8 +257,10 @@ class ModelRegistry:
         if found is not None:
             return found
         models = provider_models(name)
-        sources = {(name, m.id): SOURCE_BUILTIN for m in models}
         info = provider_info(name)
+        if info is not None and info.auth == "cloudflare":
+            models = [_with_account_ids(m) for m in models]
+        sources = {(name, m.id): SOURCE_BUILTIN for m in models}
         default_api = info.apis[0] if info is not None and info.apis else ""
         default_url = models[0].base_url if models else (info.base_url if info is not None else "")
         for config_name, provider, source in self._configs:

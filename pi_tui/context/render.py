@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from pi_tui.ai.cost import projected_cost
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import estimate_tokens
 from pi_tui.ai.types import Model, message_text
@@ -144,11 +145,7 @@ def render_context(
                 f"(first difference: {where}), ~{fmt_tokens(tail)} uncached."
             )
             if model is not None:
-                cost = (
-                    read * model.cost.cache_read
-                    + rebill * (model.cost.cache_write or model.cost.input)
-                    + tail * model.cost.input
-                ) / 1e6
+                cost = projected_cost(model, read, rebill, tail)
                 lines.append(f"Estimated input cost of the next request: ${cost:.4f}")
         else:
             lines.append(

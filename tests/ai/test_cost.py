@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from pi_tui.ai.catalog import provider_models
-from pi_tui.ai.cost import calculate_cost
+from pi_tui.ai.cost import calculate_cost, projected_cost
 from pi_tui.ai.types import CostTier, Model, ModelCost, Usage
 
 
@@ -61,3 +61,13 @@ def test_an_unknown_price_counts_as_zero_not_negative() -> None:
     auto = next(m for m in provider_models("openrouter") if m.id == "openrouter/auto")
     cost = calculate_cost(auto, Usage(input=1_000, output=1_000))
     assert cost.total == 0.0
+
+
+def test_the_context_projection_uses_the_tier_its_prompt_reaches() -> None:
+    model = _model(TIERED)
+    below = projected_cost(model, read=100_000, write=0, uncached=100_000)
+    assert below == pytest.approx((100_000 * 0.25 + 100_000 * 2.5) / 1e6)
+    above = projected_cost(model, read=200_000, write=0, uncached=100_000)
+    assert above == pytest.approx((200_000 * 0.5 + 100_000 * 5.0) / 1e6)
+    # no write price: written tokens are billed as input, as the projection always did
+    assert projected_cost(model, read=0, write=1_000, uncached=0) == pytest.approx(1_000 * 2.5 / 1e6)

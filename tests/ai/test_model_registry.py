@@ -361,3 +361,16 @@ def test_missing_key_message_names_env_var_and_both_files(agent_dir: Path) -> No
     assert missing_key_message("ollama", Path("/etc/pi")) == (
         "No API key for ollama: add it to /etc/pi/auth.json or configure apiKey in /etc/pi/models.json"
     )
+
+
+def test_cloudflare_base_urls_take_the_account_from_the_environment(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLOUDFLARE_API_KEY", "cf-key")
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "acct42")
+    registry = ModelRegistry()
+    model = registry.default_model_for("cloudflare-workers-ai")
+    assert model is not None
+    assert model.base_url == "https://api.cloudflare.com/client/v4/accounts/acct42/ai/v1"
+    assert registry.get_api_key(model) == "cf-key"
+    assert "cloudflare-workers-ai" in {m.provider for m in registry.available_models()}

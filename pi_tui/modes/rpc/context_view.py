@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pi_tui.ai.cost import projected_cost
 from pi_tui.ai.tokens import estimate_tokens
 from pi_tui.context.request import common_prefix_blocks, fingerprint, sent_message_tokens, to_llm_request
 
@@ -84,17 +85,13 @@ async def context_view(session: Any) -> dict[str, Any]:
         read = sum(b.tokens for b in blocks[:hit])
         write = sum(b.tokens for b in blocks[hit:] if b.cached)
         tail = sum(b.tokens for b in blocks if not b.cached)
-        cost = (
-            read * model.cost.cache_read
-            + write * (model.cost.cache_write or model.cost.input)
-            + tail * model.cost.input
-        )
+        cost = projected_cost(model, read, write, tail)
         next_request = {
             "cacheReadTokens": read,
             "cacheWriteTokens": write,
             "uncachedTokens": tail,
             "firstDifference": blocks[hit].label if hit < len(blocks) else None,
-            "estimatedInputCost": cost / 1e6,
+            "estimatedInputCost": cost,
         }
 
     panel_rows = []

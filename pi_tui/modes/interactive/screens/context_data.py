@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pi_tui.agent.convert import reaches_model
+from pi_tui.ai.cost import projected_cost
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
 from pi_tui.ai.types import Model
@@ -166,11 +167,7 @@ def projection_for(blocks: list[Block], baseline: list[Block], model: Model) -> 
     read = sum(b.tokens for b in blocks[:hit])
     write = sum(b.tokens for b in blocks[hit:] if b.cached)
     uncached = sum(b.tokens for b in blocks[hit:] if not b.cached)
-    cost = (
-        read * model.cost.cache_read
-        + write * (model.cost.cache_write or model.cost.input)
-        + uncached * model.cost.input
-    ) / 1e6
+    cost = projected_cost(model, read, write, uncached)
     where = blocks[hit].label if hit < len(blocks) else None
     return CacheProjection(read, write, uncached, cost, where, bool(baseline))
 
