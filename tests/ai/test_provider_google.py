@@ -385,3 +385,24 @@ async def test_abort_ends_the_stream_at_once(fake: FakeLLM) -> None:
     final = events[-1]
     assert isinstance(final, Error) and final.reason == "aborted"
     assert sum(isinstance(e, TextDelta) for e in events) < 10
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "check"),
+    [
+        (
+            403,
+            "Permission denied: Consumer has been suspended.",
+            "check that the key or account may use this API",
+        ),
+        (401, "Request had invalid authentication credentials.", "check the credentials"),
+    ],
+)
+async def test_403_and_401_name_what_to_check(fake: FakeLLM, status: int, message: str, check: str) -> None:
+    fake.script([Fault("api_error", status=status, message=message, retry_after_ms=None)])
+    _, answer = await _run(_model(fake), [UserMessage(content="hi")])
+    text_ = answer.error_message or ""
+    assert text_.startswith(
+        f"{status} {'PERMISSION_DENIED' if status == 403 else 'UNAUTHENTICATED'}: {message}"
+    )
+    assert check in text_ and not is_retryable_error(answer)
