@@ -174,7 +174,10 @@ def tool_tokens(tool: ToolDefinition) -> int:
 
 def _tool_canonical(tool: ToolDefinition) -> _Canonical:
     data = tool.to_json_dict()
-    return _Canonical(_canonical_json(data), estimate_tokens(json.dumps(data)))
+    # The fingerprint covers the whole definition (a strictness request changes what some providers
+    # send); the estimate counts only what the model reads: name, description and parameters.
+    seen = {key: data[key] for key in ("name", "description", "parameters") if key in data}
+    return _Canonical(_canonical_json(data), estimate_tokens(json.dumps(seen)))
 
 
 def _separator_count(data: Any) -> int:

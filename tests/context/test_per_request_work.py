@@ -162,3 +162,17 @@ def test_a_tool_definition_is_estimated_once_and_as_its_json() -> None:
 
     tool = ToolDefinition(name="grep", description="Search " * 40, parameters={"type": "object"})
     assert tool_tokens(tool) == estimate_tokens(json.dumps(tool.to_json_dict()))
+
+
+def test_a_strictness_request_is_not_counted_as_tokens_the_model_reads() -> None:
+    from pi_tui.agent.tool import PREFER_STRICT_SCHEMA
+    from pi_tui.context.request import tool_tokens
+
+    plain = ToolDefinition(name="read", description="Read a file " * 20, parameters={"type": "object"})
+    strict = ToolDefinition(
+        name="read",
+        description="Read a file " * 20,
+        parameters={"type": "object"},
+        constrained_sampling=dict(PREFER_STRICT_SCHEMA),
+    )
+    assert tool_tokens(strict) == tool_tokens(plain)

@@ -9,7 +9,6 @@ request with panels moved between prefix and tail or hidden. `apply_layout` make
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -17,11 +16,11 @@ from pi_tui.agent.convert import reaches_model
 from pi_tui.ai.cost import projected_cost
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
-from pi_tui.ai.types import Model
+from pi_tui.ai.types import Model, ToolDefinition
 from pi_tui.context.envelope import ContextEnvelope
 from pi_tui.context.ledger import Attribution, CacheLedger
 from pi_tui.context.panels import PanelManager, PanelState
-from pi_tui.context.request import Block, common_prefix_blocks, fingerprint, to_llm_request
+from pi_tui.context.request import Block, common_prefix_blocks, fingerprint, to_llm_request, tool_tokens
 
 __all__ = [
     "CacheProjection",
@@ -103,8 +102,8 @@ class ContextView:
         )
 
 
-def _tool_tokens(tool: Any) -> int:
-    return estimate_tokens(json.dumps(tool.to_json_dict()))
+def _tool_tokens(tool: ToolDefinition) -> int:
+    return tool_tokens(tool)
 
 
 def _baseline(session: Any, panels: PanelManager) -> list[Block]:
