@@ -152,8 +152,15 @@ def test_chat_replay_of_another_models_history_turns_responses_ids_into_short_ca
     ]
     body = openai_completions.build_request(CHAT, LlmRequest("", messages), StreamOptions())
     call_id = body["messages"][1]["tool_calls"][0]["id"]
-    assert call_id == "call_abc"
+    assert (
+        call_id == f"call_abc_{short_hash(long_id)[:8]}"
+    )  # as pi shortens it: call part + hash of the whole
     assert body["messages"][2]["tool_call_id"] == call_id
+    short = "call_1|fc_2"
+    messages = [messages[0], _assistant(other, ToolCall(id=short, name="read")), messages[2]]
+    messages[2] = messages[2].model_copy(update={"tool_call_id": short})
+    body = openai_completions.build_request(CHAT, LlmRequest("", messages), StreamOptions())
+    assert body["messages"][1]["tool_calls"][0]["id"] == body["messages"][2]["tool_call_id"] == "call_1_fc_2"
 
 
 def test_responses_input_items_pair_calls_with_outputs() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -54,6 +53,7 @@ from ..types import (
     ToolCall,
 )
 from ._partial_json import PartialJson
+from ._wire_cache import dumps
 
 __all__ = [
     "ABORTED_MESSAGE",
@@ -250,7 +250,7 @@ def json_stringify(value: Any) -> str:
     pi serialises tool-call arguments this way; writing them byte for byte as pi does keeps a session's
     cached prompt prefix when it moves between pi and pi-tui.
     """
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return dumps(value)
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any], bool]:

@@ -122,6 +122,7 @@ def prepare_messages(
       so are ``deferred`` ones (only a handle to an answer that never arrived in this history).
     - Thinking from another model becomes plain text (its signature would be rejected); redacted thinking
       from another model is dropped.
+    - For a model without image input, images become pi's placeholder texts (`images_as_placeholders`).
     - Every tool call gets a result before the next assistant/user turn ("No result provided", error);
       tool results with no matching call are dropped. Both APIs reject either mismatch.
     """
@@ -177,7 +178,10 @@ class Preparer:
 
     def feed(self, messages: Iterable[LlmMessage]) -> None:
         out, pending, answered, model = self.out, self.pending, self.answered, self.model
+        blind = "image" not in model.input
         for message in messages:
+            if blind:
+                message = _without_images(message)
             if isinstance(message, ToolResultMessage):
                 call_id = message.tool_call_id
                 if call_id in pending and call_id not in answered:
@@ -197,6 +201,16 @@ class Preparer:
                 if pending:
                     self.close_pending()
                 out.append(message)
+
+
+def _without_images(message: LlmMessage) -> LlmMessage:
+    """For a model without image input: images become pi's placeholders (a copy; others unchanged)."""
+    if isinstance(message, AssistantMessage) or isinstance(message.content, str):
+        return message
+    if not any(isinstance(part, ImageContent) for part in message.content):
+        return message
+    placeholder = TOOL_IMAGE_PLACEHOLDER if isinstance(message, ToolResultMessage) else USER_IMAGE_PLACEHOLDER
+    return message.model_copy(update={"content": images_as_placeholders(message.content, placeholder)})
 
 
 def _convert_assistant(message: AssistantMessage, model: Model) -> AssistantMessage:

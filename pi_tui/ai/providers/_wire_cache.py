@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -26,7 +27,18 @@ if TYPE_CHECKING:
 __all__ = ["ConversionCache", "Converter", "PrefixMemo", "dumps", "encode_body"]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-dumps = _ENCODER.encode  # the wire encoding: compact, UTF-8 text kept as is
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def dumps(value: Any) -> str:
+    """The wire encoding: compact, UTF-8 text kept as is, and a lone UTF-16 surrogate (which UTF-8
+    cannot carry) written as a ``\\uXXXX`` escape, as JavaScript's ``JSON.stringify`` writes it."""
+    text = _ENCODER.encode(value)
+    return text if _SURROGATE.search(text) is None else _SURROGATE.sub(_escaped, text)
 
 
 class ConversionCache:

@@ -33,13 +33,7 @@ from ._common import (
     merged_headers,
     stream_over_http,
 )
-from ._history import (
-    TOOL_IMAGE_PLACEHOLDER,
-    USER_IMAGE_PLACEHOLDER,
-    images_as_placeholders,
-    prepare_messages,
-    sanitize_surrogates,
-)
+from ._history import prepare_messages, sanitize_surrogates
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 __all__ = [
@@ -267,8 +261,6 @@ def _user_blocks(message: UserMessage, model: Model) -> list[dict[str, Any]]:
     content = message.content
     if isinstance(content, str):  # the converter sends strings as they are; this is the marked copy
         return [{"type": "text", "text": sanitize_surrogates(content)}] if content.strip() else []
-    if "image" not in model.input:
-        content = images_as_placeholders(content, USER_IMAGE_PLACEHOLDER)
     blocks = [_content_block(part) for part in content]
     return [b for b in blocks if b["type"] != "text" or b["text"].strip()]
 
@@ -317,9 +309,7 @@ def tool_use_id(call_id: str) -> str:
 def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, Any]:
     """pi's ``tool_result``: the text blocks joined with newlines as one string when there is no image,
     else a block list (led by a placeholder text when it holds only images); ``is_error`` always set."""
-    parts: list[Any] = list(message.content)
-    if "image" not in model.input:
-        parts = images_as_placeholders(parts, TOOL_IMAGE_PLACEHOLDER)
+    parts = message.content
     content: str | list[dict[str, Any]]
     if not any(isinstance(part, ImageContent) for part in parts):
         content = sanitize_surrogates("\n".join(part.text for part in parts if isinstance(part, TextContent)))

@@ -7,6 +7,7 @@ Also serves OpenAI-compatible servers (llama.cpp, vLLM, DeepSeek, ...); their qu
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,7 +35,7 @@ from ._common import (
     merged_headers,
     stream_over_http,
 )
-from ._history import prepare_messages, sanitize_tool_call_id
+from ._history import prepare_messages, sanitize_surrogates, short_hash
 from ._openai_compat import (
     add_thinking,
     affinity_headers,
@@ -63,6 +64,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Where compatible servers put reasoning text in a delta; the first non-empty one wins.
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _TOOL_ID_MAX = 40  # OpenAI rejects longer tool_call ids
+_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 # Converted messages of the stored history, reused across requests (see _wire_cache).
 _CACHE = ConversionCache()
 _MEMO = PrefixMemo()
@@ -217,7 +219,7 @@ def convert_messages(
 class _Converter:
     """`convert_messages` as a fold that can be copied and extended (items are never modified)."""
 
-    __slots__ = ("model", "compat", "cache", "key", "out", "pending_images")
+    __slots__ = ("model", "compat", "cache", "key", "out", "pending_images", "ids")
 
     def __init__(
         self, model: Model, system_prompt: str, compat: dict[str, Any], cache: ConversionCache | None
@@ -234,15 +236,17 @@ class _Converter:
         )
         self.out: list[dict[str, Any]] = []
         self.pending_images: list[dict[str, Any]] = []
+        self.ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids pi sends
         if system_prompt.strip():
             role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
-            self.out.append({"role": role, "content": system_prompt})
+            self.out.append({"role": role, "content": sanitize_surrogates(system_prompt)})
 
     def copy(self) -> _Converter:
         twin = _Converter.__new__(_Converter)
         twin.model, twin.compat, twin.cache, twin.key = self.model, self.compat, self.cache, self.key
         twin.out = list(self.out)
         twin.pending_images = list(self.pending_images)
+        twin.ids = dict(self.ids)
         return twin
 
     def _append_user(self, user: dict[str, Any]) -> None:
@@ -261,10 +265,19 @@ class _Converter:
     def feed(self, messages: list[LlmMessage], cached: bool) -> None:
         model, compat, cache, out = self.model, self.compat, self.cache, self.out
         for message in messages:
+            key: tuple[Any, ...] = self.key
+            call_id = ""
+            if isinstance(message, AssistantMessage) and not _same_model(message, model):
+                for call in message.tool_calls():
+                    self.ids[call.id] = _foreign_call_id(call.id, model)
+            elif isinstance(message, ToolResultMessage):
+                call_id = self.ids.get(message.tool_call_id, message.tool_call_id)
+                key = (*key, call_id)
             if cache is not None and cached:
-                converted = cache.parts(message, self.key, lambda m=message: _convert(m, model, compat))  # type: ignore[misc]
+                convert = lambda m=message, c=call_id: _convert(m, model, compat, c)  # noqa: E731
+                converted = cache.parts(message, key, convert)
             else:
-                converted = _convert(message, model, compat)
+                converted = _convert(message, model, compat, call_id)
             if isinstance(message, ToolResultMessage):
                 out.extend(converted)
                 if "image" in model.input:
@@ -285,8 +298,11 @@ class _Converter:
         return twin.out
 
 
-def _convert(message: LlmMessage, model: Model, compat: dict[str, Any]) -> list[dict[str, Any]]:
-    """The chat message(s) one stored message becomes (without images a tool returned)."""
+def _convert(
+    message: LlmMessage, model: Model, compat: dict[str, Any], call_id: str = ""
+) -> list[dict[str, Any]]:
+    """The chat message(s) one stored message becomes (without images a tool returned); ``call_id`` is the
+    id a tool result answers (its call's id as sent)."""
     if isinstance(message, ToolResultMessage):
         text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
         if not text:
@@ -295,14 +311,14 @@ def _convert(message: LlmMessage, model: Model, compat: dict[str, Any]) -> list[
         # Keys in pi's order: the serialised bytes are part of the cached prefix.
         tool_msg: dict[str, Any] = {
             "role": "tool",
-            "content": text,
-            "tool_call_id": _tool_id(message.tool_call_id),
+            "content": sanitize_surrogates(text),
+            "tool_call_id": call_id or message.tool_call_id,
         }
         if compat["requiresToolResultName"]:
             tool_msg["name"] = message.tool_name
         return [tool_msg]
     if isinstance(message, AssistantMessage):
-        converted = _assistant(message, compat)
+        converted = _assistant(message, model, compat)
         if (
             converted is not None
             and compat.get("requiresReasoningContentOnAssistantMessages")
@@ -318,9 +334,25 @@ def _convert(message: LlmMessage, model: Model, compat: dict[str, Any]) -> list[
     return []
 
 
-def _tool_id(call_id: str) -> str:
-    # Responses ids are "call_id|item_id"; Chat Completions only knows the call id.
-    return sanitize_tool_call_id(call_id.split("|", 1)[0], _TOOL_ID_MAX)
+def _same_model(message: AssistantMessage, model: Model) -> bool:
+    return message.provider == model.provider and message.api == model.api and message.model == model.id
+
+
+def _foreign_call_id(call_id: str, model: Model) -> str:
+    """The id pi gives a tool call made by another model. A Responses id ``call|item`` becomes
+    ``call_item`` in ``[a-zA-Z0-9_-]`` (at most 40 characters, else the call part and a hash of the
+    whole); other ids are cut to 40 characters for OpenAI itself and kept as they are elsewhere."""
+    if "|" in call_id:
+        call, _, item = call_id.partition("|")
+        call, item = _ID_CHARS.sub("_", call), _ID_CHARS.sub("_", item)
+        combined = f"{call}_{item}" if item else call
+        if len(combined) <= _TOOL_ID_MAX:
+            return combined
+        digest = short_hash(call_id)[:8]
+        return f"{call[: max(1, _TOOL_ID_MAX - len(digest) - 1)]}_{digest}"
+    if model.provider == "openai":
+        return call_id[:_TOOL_ID_MAX]
+    return call_id
 
 
 def _image_part(image: ImageContent) -> dict[str, Any]:
@@ -331,23 +363,24 @@ def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
     """A string stays a string and a list of blocks stays a list of parts, as pi sends them (the shape
     is part of the cached prefix of a session pi wrote)."""
     if isinstance(message.content, str):
-        return {"role": "user", "content": message.content} if message.content.strip() else None
+        return {"role": "user", "content": sanitize_surrogates(message.content)}
     parts: list[dict[str, Any]] = []
     for part in message.content:
-        if isinstance(part, TextContent) and part.text.strip():
-            parts.append({"type": "text", "text": part.text})
+        if isinstance(part, TextContent) and part.text:  # pi drops empty texts only, not blank ones
+            parts.append({"type": "text", "text": sanitize_surrogates(part.text)})
         elif isinstance(part, ImageContent) and "image" in model.input:
             parts.append(_image_part(part))
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant(message: AssistantMessage, compat: dict[str, Any]) -> dict[str, Any] | None:
+def _assistant(message: AssistantMessage, model: Model, compat: dict[str, Any]) -> dict[str, Any] | None:
+    same = _same_model(message, model)
     texts: list[str] = []
     reasoning: dict[str, list[str]] = {}
     tool_calls: list[dict[str, Any]] = []
     for part in message.content:
         if isinstance(part, TextContent) and part.text.strip():
-            texts.append(part.text)
+            texts.append(sanitize_surrogates(part.text))
         elif isinstance(part, ThinkingContent) and part.thinking.strip():
             if compat["requiresThinkingAsText"]:
                 texts.append(f"<thinking>\n{part.thinking}\n</thinking>")
@@ -358,7 +391,7 @@ def _assistant(message: AssistantMessage, compat: dict[str, Any]) -> dict[str, A
         elif isinstance(part, ToolCall):
             tool_calls.append(
                 {
-                    "id": _tool_id(part.id),
+                    "id": part.id if same else _foreign_call_id(part.id, model),
                     "type": "function",
                     "function": {
                         "name": part.name,

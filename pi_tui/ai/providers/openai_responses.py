@@ -35,8 +35,6 @@ from ._common import (
     stream_over_http,
 )
 from ._history import (
-    USER_IMAGE_PLACEHOLDER,
-    images_as_placeholders,
     prepare_messages,
     sanitize_surrogates,
     short_hash,
@@ -240,8 +238,6 @@ def _image(image: ImageContent) -> dict[str, Any]:
 
 def _user_item(message: UserMessage, model: Model) -> dict[str, Any] | None:
     content = [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
-    if "image" not in model.input:
-        content = images_as_placeholders(content, USER_IMAGE_PLACEHOLDER)
     parts = [
         {"type": "input_text", "text": sanitize_surrogates(part.text)}
         if isinstance(part, TextContent)
