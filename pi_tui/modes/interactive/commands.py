@@ -35,6 +35,7 @@ APP_COMMANDS: dict[str, str] = {
     "login": "Sign in: a subscription (Claude Pro/Max, xAI, Kimi) or an API key: /login [provider]",
     "logout": "Remove a login or API key saved by /login: /logout [provider]",
     "quit": "Quit pi-tui",
+    "reload": "Reload extensions, skills, prompt templates, context files and settings",
 }
 
 ScreenHandler = Callable[[Any, str], Awaitable[None]]
@@ -166,6 +167,14 @@ class CommandRouter:
         return False
 
     # --- the app's own commands ---------------------------------------------------------------------
+
+    async def _cmd_reload(self, args: str) -> None:
+        """The shared /reload, then the settings the app applies itself, read again (as pi does)."""
+        session = self.app.require_session()
+        builtin = session.builtin_commands
+        if builtin is not None:
+            await builtin(f"/reload {args}".rstrip())
+        self.app.apply_settings()
 
     async def _cmd_quit(self, _args: str) -> None:
         await self.app.action_quit()

@@ -169,3 +169,14 @@ async def test_themes_from_the_themes_setting_can_be_used_and_picked(tmp_path: P
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ThemePicker))
         assert "ocean" in app.screen.names  # type: ignore[attr-defined]
+
+
+async def test_reload_applies_settings_edited_in_the_file(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert app.editor.styles.padding.left == 1 and not app.hide_thinking
+        _settings(agent_dir, {"editorPaddingX": 2, "hideThinkingBlock": True})
+        await _prompt(pilot, app, "/reload")
+        await until(pilot, lambda: app.editor.styles.padding.left == 3)
+        assert app.hide_thinking
