@@ -406,3 +406,27 @@ async def test_403_and_401_name_what_to_check(fake: FakeLLM, status: int, messag
         f"{status} {'PERMISSION_DENIED' if status == 403 else 'UNAUTHENTICATED'}: {message}"
     )
     assert check in text_ and not is_retryable_error(answer)
+
+
+async def test_lone_surrogates_are_dropped_and_pairs_joined_as_pi_sends_them(fake: FakeLLM) -> None:
+    fake.script([Reply([text("ok")])])
+    broken = "half \ud83d emoji and a pair \ud83d\ude00"
+    messages: list[LlmMessage] = [
+        UserMessage(content=broken),
+        AssistantMessage(
+            api="google-generative-ai",
+            provider="google",
+            model="gemini-2.5-flash",
+            content=[ToolCall(id="r1", name="read", arguments={})],
+            stop_reason="toolUse",
+        ),
+        ToolResultMessage(tool_call_id="r1", tool_name="read", content=[TextContent(text=broken)]),
+    ]
+    _, answer = await _run(_model(fake, "gemini-2.5-flash"), messages, [READ])
+    assert answer.stop_reason == "stop"
+    contents = fake.requests[-1].body["contents"]
+    assert contents[0]["parts"][0]["text"] == "half  emoji and a pair \U0001f600"
+    assert (
+        contents[2]["parts"][0]["functionResponse"]["response"]["output"]
+        == "half  emoji and a pair \U0001f600"
+    )

@@ -37,7 +37,7 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
-from ._history import prepare_messages
+from ._history import prepare_messages, sanitize_surrogates
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo
 
@@ -199,12 +199,12 @@ def _without_images(content: list[Any], placeholder: str) -> list[Any]:
 
 def _user_content(message: UserMessage, model: Model) -> list[dict[str, Any]]:
     if isinstance(message.content, str):
-        return [{"parts": [{"text": message.content}], "role": "user"}]
+        return [{"parts": [{"text": sanitize_surrogates(message.content)}], "role": "user"}]
     content = list(message.content)
     if "image" not in model.input:
         content = _without_images(content, USER_IMAGE_PLACEHOLDER)
     parts = [
-        {"text": p.text} if isinstance(p, TextContent) else _inline(p)
+        {"text": sanitize_surrogates(p.text)} if isinstance(p, TextContent) else _inline(p)
         for p in content
         if isinstance(p, TextContent | ImageContent)
     ]
@@ -221,7 +221,8 @@ def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, s
             # An empty text is kept when signed: Gemini may sign an empty part and wants it back.
             if not block.text.strip() and not signature:
                 continue
-            parts.append({"text": block.text, **({"thoughtSignature": signature} if signature else {})})
+            text = sanitize_surrogates(block.text)
+            parts.append({"text": text, **({"thoughtSignature": signature} if signature else {})})
         elif isinstance(block, ThinkingContent):
             if block.redacted:
                 continue
@@ -229,12 +230,12 @@ def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, s
                 signature = block.thinking_signature if _valid_signature(block.thinking_signature) else None
                 if not block.thinking.strip() and not signature:
                     continue
-                part: dict[str, Any] = {"text": block.thinking, "thought": True}
+                part: dict[str, Any] = {"text": sanitize_surrogates(block.thinking), "thought": True}
                 if signature:
                     part["thoughtSignature"] = signature
                 parts.append(part)
             elif block.thinking.strip():
-                parts.append({"text": block.thinking})  # another model's thinking: plain words
+                parts.append({"text": sanitize_surrogates(block.thinking)})  # another model's: plain words
         elif isinstance(block, ToolCall):
             call_id = ids.get(block.id, block.id)
             call: dict[str, Any] = {"args": block.arguments or {}}
@@ -256,7 +257,7 @@ def _tool_result_content(message: ToolResultMessage, model: Model, call_id: str)
         content = _without_images(content, TOOL_IMAGE_PLACEHOLDER)
     text = "\n".join(p.text for p in content if isinstance(p, TextContent))
     images = [_inline(p) for p in content if isinstance(p, ImageContent)] if "image" in model.input else []
-    value = text if text else "(see attached image)" if images else ""
+    value = sanitize_surrogates(text) if text else "(see attached image)" if images else ""
     nested = _multimodal_function_response(model.id)
     response: dict[str, Any] = {
         "name": message.tool_name,
@@ -359,7 +360,8 @@ def build_request(
         contents = _MEMO.convert(model, request, key, lambda: _Converter(model, CACHE)).finish()
     body: dict[str, Any] = {"contents": contents}
     if request.system_prompt:
-        body["systemInstruction"] = {"parts": [{"text": request.system_prompt}], "role": "user"}
+        system = sanitize_surrogates(request.system_prompt)
+        body["systemInstruction"] = {"parts": [{"text": system}], "role": "user"}
     if request.tools:
         tools, strict = convert_tools(request.tools, model.id)
         body["tools"] = tools
