@@ -6,8 +6,9 @@ equivalent: the same fields, messages (the replayed thinking in the provider's f
 schemas (strict where the provider takes strict tools), output cap, thinking/reasoning fields and cache
 fields.
 
-Deliberate differences, listed in docs/providers.md: the system prompt's text, tool descriptions, and
-the session id (each run makes its own) where it is sent.
+The same for the Responses API on xAI and Meta. Deliberate differences, listed in docs/providers.md: the
+system prompt's text, tool descriptions, the session id (each run makes its own) where it is sent, and an
+output cap cut by the context window (estimated from each agent's own prompt text).
 """
 
 from __future__ import annotations
@@ -135,3 +136,52 @@ def test_pi_and_pi_tui_send_equivalent_chat_requests(
     ):  # OpenRouter passes Anthropic cache markers through: pi-tui sends them as pi does
         assert replay[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
         assert tui_fake.requests[1].body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+
+
+RESPONSES_CASES = [
+    (
+        "xai",
+        "XAI_API_KEY",
+        "grok-4.7",
+    ),  # output cap cut by the window (estimates differ by the prompts' words)
+    ("meta", "META_API_KEY", "muse-spark-1.3"),  # output cap = the model's maximum
+]
+
+
+def _comparable_responses(body: dict[str, Any]) -> dict[str, Any]:
+    out = dict(body)
+    items = [dict(item) for item in body["input"]]
+    assert items[0]["role"] in ("system", "developer")
+    items[0]["content"] = "<instructions>"
+    out["input"] = items
+    out["tools"] = _without_descriptions(body.get("tools"))
+    out.pop("prompt_cache_key", None)
+    out.pop("max_output_tokens", None)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("provider", "variable", "model"), RESPONSES_CASES, ids=[f"{p}/{m}" for p, _, m in RESPONSES_CASES]
+)
+def test_pi_and_pi_tui_send_equivalent_responses_requests(
+    tmp_path: Path, pi087: Pi087, provider: str, variable: str, model: str
+) -> None:
+    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
+    pi_fake.script(_script())
+    tui_fake.script(_script())
+    with pi_fake.serve(), tui_fake.serve():
+        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, provider, variable, model)
+        tui_run = _run(
+            [sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, provider, variable, model
+        )
+    assert pi_run.returncode == 0, pi_run.stderr
+    assert tui_run.returncode == 0, tui_run.stderr
+    assert pi_fake.violations == [] and tui_fake.violations == []
+    assert len(pi_fake.requests) == len(tui_fake.requests) == 2
+    for theirs, ours in zip(pi_fake.requests, tui_fake.requests, strict=True):
+        assert ours.path == theirs.path == "/v1/responses"
+        assert sorted(ours.body) == sorted(theirs.body)
+        assert _comparable_responses(ours.body) == _comparable_responses(theirs.body)
+        # pi cuts the cap to the window by a character estimate of its own prompt; ours differs by the
+        # prompts' words only
+        assert ours.body["max_output_tokens"] == pytest.approx(theirs.body["max_output_tokens"], rel=0.01)

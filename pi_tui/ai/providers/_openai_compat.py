@@ -10,6 +10,8 @@ affinity headers and routing preferences. The history conversion reads a few of 
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from ..thinking import level_map
@@ -337,11 +339,20 @@ def _estimated_context(messages: list[LlmMessage]) -> int:
     return reported + sum(count_message_tokens(m) for m in messages[last + 1 :])
 
 
-def default_max_tokens(model: Model, messages: list[LlmMessage], requested: int | None) -> int:
+def default_max_tokens(
+    model: Model, messages: list[LlmMessage], requested: int | None, instructions: str = "", tools: Any = None
+) -> int:
     """The output cap pi sends when none was set: the model's maximum, cut to what the context window
-    has left (window - estimated history - 4096), at least 1."""
+    has left (window - estimated instructions, tools and history - 4096), at least 1. The estimate is pi's
+    (a token per four characters after the last reported usage), so the cap matches pi's where the model's
+    maximum is below the room left, and comes within the size of the prompts' different words elsewhere."""
     wanted = requested or model.max_tokens
     if model.context_window <= 0:
         return max(1, wanted)
-    room = model.context_window - _estimated_context(messages) - _CONTEXT_SAFETY_TOKENS
+    estimate = _estimated_context(messages)
+    if instructions:
+        estimate += math.ceil(len(instructions) / 4)
+    if tools:
+        estimate += math.ceil(len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)) / 4)
+    room = model.context_window - estimate - _CONTEXT_SAFETY_TOKENS
     return min(wanted, max(1, room))

@@ -139,7 +139,13 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         body["stream_options"] = {"include_usage": True}
     if compat["supportsStore"]:
         body["store"] = False
-    body[compat["maxTokensField"]] = options.max_tokens or default_max_tokens(model, request.messages, None)
+    cap = options.max_tokens
+    if not cap:
+        tools = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
+        ]
+        cap = default_max_tokens(model, request.messages, None, request.system_prompt, tools)
+    body[compat["maxTokensField"]] = cap
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if request.tools:

@@ -39,8 +39,11 @@ from ._history import (
     sanitize_surrogates,
     short_hash,
 )
+from ._openai_compat import default_max_tokens
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
+
+_MIN_OUTPUT_TOKENS = 16
 
 __all__ = ["build_request", "convert_input", "stream_openai_responses"]
 
@@ -73,8 +76,16 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         body["prompt_cache_key"] = options.session_id
     if options.cache_retention == "long" and "api.openai.com" in (model.base_url or DEFAULT_BASE_URL):
         body["prompt_cache_retention"] = "24h"
-    if options.max_tokens:
-        body["max_output_tokens"] = options.max_tokens
+    if (model.compat or {}).get("supportsMaxOutputTokens") is not False:
+        # the requested cap, else the model's maximum cut to the room left in the window (pi's); the API
+        # rejects caps below 16
+        tools = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
+        ]
+        cap = options.max_tokens or default_max_tokens(
+            model, request.messages, None, request.system_prompt, tools
+        )
+        body["max_output_tokens"] = max(cap, _MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if request.tools:
