@@ -6,6 +6,8 @@ from typing import Any
 import pytest
 
 from pi_tui.ai.errors import is_context_overflow, is_retryable_error
+from pi_tui.ai.providers._common import MessageBuilder
+from pi_tui.ai.providers._google_stream import Reader
 from pi_tui.ai.providers.google import stream_google
 from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
 from pi_tui.ai.types import (
@@ -430,3 +432,16 @@ async def test_lone_surrogates_are_dropped_and_pairs_joined_as_pi_sends_them(fak
         contents[2]["parts"][0]["functionResponse"]["response"]["output"]
         == "half  emoji and a pair \U0001f600"
     )
+
+
+def test_a_blocked_prompt_is_an_error_that_is_not_retried() -> None:
+    model = Model(id="gemini-3.1-pro-preview", api="google-generative-ai", provider="google")
+    reader = Reader(MessageBuilder(model))
+    chunk = {
+        "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+        "usageMetadata": {"promptTokenCount": 9},
+    }
+    assert reader.handle(chunk) == []
+    stop, text_ = reader.result()
+    assert (stop, text_) == ("error", "The provider blocked the prompt: PROHIBITED_CONTENT")
+    assert not is_retryable_error(AssistantMessage(stop_reason="error", error_message=text_))

@@ -59,6 +59,7 @@ class Reader:
         self.out = out
         self.open: tuple[str, int] | None = None  # ("text" | "thinking", content index)
         self.finish_reason: str | None = None
+        self.blocked: str | None = None  # promptFeedback.blockReason
 
     def _close(self) -> list[StreamEvent]:
         if self.open is None:
@@ -72,6 +73,9 @@ class Reader:
         message = self.out.message
         if not message.response_id and isinstance(chunk.get("responseId"), str):
             message.response_id = chunk["responseId"] or None
+        feedback = chunk.get("promptFeedback")
+        if isinstance(feedback, dict) and isinstance(feedback.get("blockReason"), str):
+            self.blocked = feedback["blockReason"]
         candidates = chunk.get("candidates")
         candidate = candidates[0] if isinstance(candidates, list) and candidates else None
         if isinstance(candidate, dict):
@@ -140,6 +144,9 @@ class Reader:
     def result(self) -> tuple[StopReason, str | None]:
         """The stop reason once the stream has ended (after `finish_events`)."""
         reason = self.finish_reason
+        if reason is None and self.blocked is not None:
+            # A refused prompt comes back without candidates; retrying the same prompt cannot help.
+            return "error", f"The provider blocked the prompt: {self.blocked}"
         if reason is None:
             raise IncompleteStreamError()
         if reason == "STOP":
