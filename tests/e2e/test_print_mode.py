@@ -111,3 +111,14 @@ def test_version_and_help_do_not_touch_the_network_or_fail(tmp_path: Path) -> No
     assert run_cli(["--version"], tmp_path).stdout.strip() == "0.1.0"
     help_run = run_cli(["--help"], tmp_path)
     assert help_run.returncode == 0 and "--model" in help_run.stdout
+
+
+def test_a_listed_provider_whose_api_is_not_spoken_yet_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RADIUS_API_KEY", "k")  # radius uses pi's own pi-messages API
+    run = run_cli(["--provider", "radius", "-p", "hi"], tmp_path)
+    assert run.returncode != 0
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, run.stderr
+    assert "radius/balanced uses the pi-messages API, which pi-tui does not support yet" in lines[0]
