@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.util.record import ValidationError
 
@@ -47,6 +47,9 @@ from .models_json import (
     load_models_json,
 )
 from .types import CostTier, Model, ModelCost
+
+if TYPE_CHECKING:
+    from .oauth.types import RequestAuth
 
 __all__ = ["ModelRegistry", "missing_key_message"]
 
@@ -407,10 +410,19 @@ class ModelRegistry:
         return [m for name in self._provider_names for m in self._provider_models(name)]
 
     def available_models(self) -> list[Model]:
-        """Models whose provider has some form of auth (see `has_auth`)."""
-        return [
-            m for name in self._provider_names if self.has_auth(name) for m in self._provider_models(name)
-        ]
+        """Models whose provider has some form of auth (see `has_auth`). A login that lists the account's
+        models (GitHub Copilot's ``availableModelIds``) offers only those, as in pi."""
+        out: list[Model] = []
+        for name in self._provider_names:
+            if not self.has_auth(name):
+                continue
+            models = self._provider_models(name)
+            login = self._auth.oauth(name) if name not in self._runtime_keys else None
+            allowed = login.get("availableModelIds") if login is not None else None
+            if isinstance(allowed, list):
+                models = [m for m in models if m.id in allowed]
+            out.extend(models)
+        return out
 
     def providers(self) -> list[str]:
         """Provider names: the built-in ones in catalog order, then those models.json or extensions add."""
@@ -526,9 +538,11 @@ class ModelRegistry:
         """The key for ``model``'s provider (None for keyless providers without a configured key)."""
         return self.get_api_key_for_provider(model.provider)
 
-    async def resolve_api_key(self, model: Model) -> str | None:
-        """The key for a request to ``model``: as `get_api_key`, but a stored login (OAuth) about to
-        expire is refreshed first (on a worker thread, under pi's auth.json lock).
+    async def resolve_request_auth(self, model: Model) -> RequestAuth | None:
+        """What a stored login (OAuth) of ``model``'s provider adds to a request: key, headers, base URL.
+
+        A login about to expire is refreshed first (on a worker thread, under pi's auth.json lock).
+        None when the provider has no stored login, or ``--api-key`` overrides it.
 
         Raises:
             pi_tui.ai.oauth.resolve.LoginExpiredError: the login expired or was revoked; its one-line
@@ -536,20 +550,26 @@ class ModelRegistry:
         """
         provider = model.provider
         if self._runtime_keys.get(provider):
-            return self._runtime_keys[provider]
+            return None
         self._auth.reload_if_changed()
         credential = self._auth.oauth(provider)
         if credential is None:
-            return self.get_api_key_for_provider(provider)
+            return None
         from .oauth.resolve import expires_soon, resolve_oauth
 
         if expires_soon(credential):
             import asyncio
 
-            auth = await asyncio.to_thread(resolve_oauth, self._auth, provider)
-        else:
-            auth = resolve_oauth(self._auth, provider)
-        return auth.api_key if auth is not None else self.get_api_key_for_provider(provider)
+            return await asyncio.to_thread(resolve_oauth, self._auth, provider)
+        return resolve_oauth(self._auth, provider)
+
+    async def resolve_api_key(self, model: Model) -> str | None:
+        """The key for a request to ``model``: as `get_api_key`, but a stored login about to expire is
+        refreshed first (see `resolve_request_auth`, which also gives a login's headers and base URL)."""
+        auth = await self.resolve_request_auth(model)
+        if auth is not None and auth.api_key:
+            return auth.api_key
+        return self.get_api_key_for_provider(model.provider)
 
     def missing_key_message(self, provider: str) -> str:
         """`missing_key_message` for this registry's agent dir."""

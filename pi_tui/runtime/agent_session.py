@@ -13,7 +13,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.events import MessageEnd, MessageStart, TurnEnd
 from pi_tui.agent.hooks import RetryConfig, ToolCallContext, ToolCallDecision
@@ -52,6 +52,9 @@ from .compaction_ops import CompactionMixin
 from .events import RuntimeEvent, SessionStats
 from .rewind_ops import RewindMixin
 from .tree_ops import SessionTreeMixin
+
+if TYPE_CHECKING:
+    from pi_tui.ai.oauth.types import RequestAuth
 
 __all__ = [
     "AgentSession",
@@ -144,6 +147,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._listeners: list[Listener] = []
         self._context_handlers = context_handlers
         self._base_stream_fn = stream_fn
+        self._login_auth: RequestAuth | None = None  # what the current request's login adds
         context_settings = settings.get("context", {}) if settings is not None else {}
         self.panels = PanelManager(
             reinject_system_prompt=isinstance(context_settings, dict)
@@ -491,7 +495,12 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     async def _api_key(self, provider: str) -> str | None:
         if self.registry is None:
             return None
-        return await self.registry.resolve_api_key(self.agent.model)
+        model = self.agent.model
+        # A stored login may also bring headers and a base URL (Kimi, GitHub Copilot); `_stream` applies them.
+        self._login_auth = await self.registry.resolve_request_auth(model)
+        if self._login_auth is not None and self._login_auth.api_key:
+            return self._login_auth.api_key
+        return self.registry.get_api_key(model)
 
     # --- tools --------------------------------------------------------------------------------------
 
@@ -605,6 +614,11 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             if "maxTokens" in opts:
                 options.max_tokens = opts["maxTokens"]
         options.session_id = self.session.id
+        login = self._login_auth
+        if login is not None and login.headers:
+            options.headers = {**(options.headers or {}), **login.headers}
+        if login is not None and login.base_url and login.base_url != model.base_url:
+            model = model.model_copy(update={"base_url": login.base_url})
         if self._base_stream_fn is not None:
             stream_fn = self._base_stream_fn
         else:

@@ -15,6 +15,10 @@ What it checks and does:
   ``code_verifier`` and ``redirect_uri`` (Anthropic's JSON ``/v1/oauth/token``).
 - **Device code** (xAI ``/oauth2/device/code``, Kimi ``/api/oauth/device_authorization``): polls of the
   token endpoint answer from `device_script` (``authorization_pending``, ``slow_down``, then tokens).
+- **GitHub Copilot**: the GitHub device flow (``/login/device/code``; polls of
+  ``/login/oauth/access_token`` answer 200 with an ``error`` while pending, as GitHub does), the Copilot
+  token exchange (``GET /copilot_internal/v2/token`` with the GitHub token; the token carries
+  ``proxy-ep=``), the account's ``GET /models`` (`copilot_models`) and ``POST /models/<id>/policy``.
 - **Refresh**: refresh tokens rotate (the old one is revoked by its use), `revoke` kills one; a revoked
   or unknown token gets ``400 invalid_grant``. `hold_refreshes` parks refresh requests until
   `release_refreshes`, so a test can make two processes refresh at once.
@@ -88,6 +92,13 @@ class FakeAuthServer:
     device_script: list[str] = field(default_factory=lambda: ["authorization_pending", "ok"])
     device_interval: float = 0.05
     access_prefix: str = "sk-ant-oat01-"
+    copilot_models: list[dict[str, Any]] = field(
+        default_factory=lambda: [
+            {"id": "gpt-5.4", "model_picker_enabled": True, "policy": {"state": "enabled"}},
+            {"id": "claude-sonnet-4.6", "model_picker_enabled": True, "policy": {"state": "unconfigured"}},
+            {"id": "text-embedding-3-small", "capabilities": {"supports": {"tool_calls": False}}},
+        ]
+    )
     requests: list[AuthRequest] = field(default_factory=list)
     refresh_count: int = 0
 
@@ -97,6 +108,8 @@ class FakeAuthServer:
         self._devices: dict[str, _Device] = {}
         self._refresh_tokens: dict[str, bool] = {}  # token -> still valid
         self._access: set[str] = set()
+        self._github_tokens: dict[str, bool] = {}
+        self.enabled_models: list[str] = []
         self._hold = threading.Event()
         self._release = threading.Event()
         self.refresh_arrived = threading.Event()
@@ -218,7 +231,8 @@ class FakeAuthServer:
             self.requests.append(
                 AuthRequest(method, parts.path, body, dict(request.headers.items()), time.monotonic())
             )
-        status, answer, headers = self._route(method, parts.path, body)
+        lowered = {k.lower(): v for k, v in request.headers.items()}
+        status, answer, headers = self._route(method, parts.path, body, lowered)
         data = json.dumps(answer).encode() if answer is not None else b""
         request.send_response(status)
         for name, value in headers.items():
@@ -228,7 +242,9 @@ class FakeAuthServer:
         request.end_headers()
         request.wfile.write(data)
 
-    def _route(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    def _route(
+        self, method: str, path: str, body: dict[str, Any], headers_in: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
         if method == "GET" and path == "/oauth/authorize":
             return self._authorize(body)
         if method == "POST" and path in ("/v1/oauth/token", "/oauth2/token", "/api/oauth/token"):
@@ -240,8 +256,28 @@ class FakeAuthServer:
             if grant == _DEVICE_GRANT:
                 return self._device_poll(body)
             return 400, {"error": "unsupported_grant_type"}, {}
-        if method == "POST" and path in ("/oauth2/device/code", "/api/oauth/device_authorization"):
+        if method == "POST" and path in (
+            "/oauth2/device/code",
+            "/api/oauth/device_authorization",
+            "/login/device/code",
+        ):
             return self._device_start(body)
+        if method == "POST" and path == "/login/oauth/access_token":
+            status, answer, headers = self._device_poll(body)
+            if status == 200:
+                with self._lock:
+                    token = "gho_" + secrets.token_urlsafe(16)
+                    self._github_tokens[token] = True
+                return 200, {"access_token": token, "token_type": "bearer", "scope": "read:user"}, headers
+            return 200, answer, headers  # GitHub reports a pending device with 200
+        if method == "GET" and path == "/copilot_internal/v2/token":
+            return self._copilot_token(headers_in.get("authorization", ""))
+        if method == "GET" and path == "/models":
+            return 200, {"data": self.copilot_models}, {}
+        if method == "POST" and path.startswith("/models/") and path.endswith("/policy"):
+            with self._lock:
+                self.enabled_models.append(path.split("/")[2])
+            return 200, {}, {}
         return 404, {"error": "not_found", "error_description": f"no route {method} {path}"}, {}
 
     def _authorize(self, query: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
@@ -286,6 +322,27 @@ class FakeAuthServer:
                 )
             self._refresh_tokens[token] = False  # rotation: a refresh token works once
             return 200, self._token_body(), {}
+
+    def revoke_github_token(self, token: str) -> None:
+        """Make a GitHub token unusable for the Copilot token exchange."""
+        with self._lock:
+            self._github_tokens[token] = False
+
+    def _copilot_token(self, authorization: str) -> tuple[int, Any, dict[str, str]]:
+        token = authorization.removeprefix("Bearer ").removeprefix("token ")
+        with self._lock:
+            self.refresh_count += 1
+            if not self._github_tokens.get(token):
+                return 401, {"message": "Bad credentials"}, {}
+            access = (
+                f"tid={secrets.token_hex(8)};exp=1;sku=free;proxy-ep=proxy.individual.githubcopilot.com;8kp=1"
+            )
+            self._access.add(access)
+        return (
+            200,
+            {"token": access, "expires_at": int(time.time()) + self.expires_in, "refresh_in": 1500},
+            {},
+        )
 
     def _device_start(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
         device_code = "dc-" + secrets.token_urlsafe(12)

@@ -143,3 +143,24 @@ def test_login_with_an_unknown_provider_lists_the_ones_there_are(agent_dir: Path
 def test_logout_with_nothing_stored_says_what_it_removes(agent_dir: Path, tmp_path: Path) -> None:
     run = run_cli(["logout"], tmp_path)
     assert run.returncode == 0 and "No stored credentials to remove." in run.stdout
+
+
+def test_a_kimi_login_authenticates_requests_with_its_bearer_header(agent_dir: Path, tmp_path: Path) -> None:
+    token = "kimi-access-token-123456"
+    credential = {
+        "type": "oauth",
+        "access": token,
+        "refresh": "r",
+        "expires": int(time.time() * 1000) + 3600_000,
+    }
+    (agent_dir / "auth.json").write_text(json.dumps({"kimi-coding": credential}, indent=2))
+    llm = FakeLLM(api_key=token)
+    llm.script([Reply([text("kimi here")])])
+    with llm.serve() as server:
+        (agent_dir / "models.json").write_text(
+            json.dumps({"providers": {"kimi-coding": {"baseUrl": server.anthropic_base_url}}})
+        )
+        run = run_cli(["--provider", "kimi-coding", "-p", "hi"], tmp_path)
+    assert run.returncode == 0 and run.stdout.strip() == "kimi here", run.stderr
+    sent = llm.requests[-1].headers
+    assert "authorization" in sent and "x-api-key" not in sent  # pi sends Kimi's token only as Bearer

@@ -43,6 +43,7 @@ __all__ = [
 # id -> (module, class, display name); the name is here so a picker needs no import.
 _PROVIDERS: dict[str, tuple[str, str, str]] = {
     "anthropic": ("anthropic", "AnthropicOAuth", "Anthropic (Claude Pro/Max)"),
+    "github-copilot": ("github_copilot", "GitHubCopilotOAuth", "GitHub Copilot"),
     "xai": ("xai", "XaiOAuth", "xAI (Grok/X subscription)"),
     "kimi-coding": ("kimi", "KimiOAuth", "Kimi Code (subscription)"),
 }

@@ -484,15 +484,15 @@ async def _client(model: Model, options: StreamOptions) -> Any:
             f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
         )
     headers = merged_headers(model, options, {"anthropic-beta": _BETAS})
-    wire_headers = {
-        "accept": "application/json",
-        "anthropic-version": API_VERSION,
-        **(
-            _subscription_headers(api_key, headers)
-            if is_oauth_token(api_key)
-            else {"x-api-key": api_key, **headers}
-        ),
-    }
+    if is_oauth_token(api_key):
+        auth = _subscription_headers(api_key, headers)
+    elif any(name.lower() == "authorization" for name in headers):
+        auth = dict(headers)  # the header carries the credential (a Kimi Code login), as pi allows
+    elif model.provider == "github-copilot":
+        auth = {"authorization": f"Bearer {api_key}", **headers}  # Copilot takes its token as Bearer
+    else:
+        auth = {"x-api-key": api_key, **headers}
+    wire_headers = {"accept": "application/json", "anthropic-version": API_VERSION, **auth}
     return await cached_client(
         "anthropic", base_url, api_key, headers, lambda: WireClient(base_url, wire_headers)
     )
