@@ -162,3 +162,50 @@ class KeyActions:
 
     def action_copy_last(self) -> None:
         self.run_command("/copy")
+
+    def action_scroll_chat(self, how: str) -> None:
+        """Scroll the chat from the editor (pi's full-screen keys): ``page_up``/``page_down`` (a page
+        less two lines, so some context stays), ``half_up``/``half_down``, ``line_up``/``line_down``,
+        ``prompt_up``/``prompt_down`` (to your previous / next message), ``top`` and ``bottom``.
+
+        Scrolling up stops the chat following new output; ``bottom`` (or scrolling back down to the
+        end) follows it again.
+        """
+        chat = self.chat
+        height = max(1, chat.scrollable_content_region.height)
+        steps = {
+            "page_up": -max(1, height - 2),
+            "page_down": max(1, height - 2),
+            "half_up": -max(1, height // 2),
+            "half_down": max(1, height // 2),
+            "line_up": -1,
+            "line_down": 1,
+        }
+        if how in steps:
+            chat.scroll_relative(y=steps[how], animate=False, immediate=True)
+        elif how == "top":
+            chat.scroll_home(animate=False)
+        elif how == "bottom":
+            chat.scroll_end(animate=False)
+        elif how in ("prompt_up", "prompt_down"):
+            self._scroll_to_prompt(-1 if how == "prompt_up" else 1)
+
+    def _scroll_to_prompt(self, direction: int) -> None:
+        """Put the previous (next) user message at the top of the chat; past the last one: the end."""
+        from .blocks import UserBlock
+
+        chat = self.chat
+        top = round(chat.scroll_y)
+        tops = [(block.virtual_region.y, block) for block in chat.query(UserBlock)]
+        if direction < 0:
+            above = [(y, block) for y, block in tops if y < top]
+            if above:
+                chat.scroll_to(y=max(above, key=lambda pair: pair[0])[0], animate=False, immediate=True)
+            else:
+                chat.scroll_home(animate=False)  # older prompts load as the top is reached
+            return
+        below = [(y, block) for y, block in tops if y > top]
+        if below:
+            chat.scroll_to(y=min(below, key=lambda pair: pair[0])[0], animate=False, immediate=True)
+        else:
+            chat.scroll_end(animate=False)

@@ -128,6 +128,9 @@ class PiApp(KeyActions, App[int]):
         self.history = PromptHistory.for_project(cwd, agent_dir) if agent_dir else PromptHistory(None)
         self.keymap, self.key_warnings = load_keymap(agent_dir)
         self.chat = ChatLog(id="chat")
+        # Keys stay with the editor: the chat scrolls from it (PageUp, Shift+Up …) and by the wheel, and
+        # a focused chat would swallow what is typed next.
+        self.chat.can_focus = False
         self.editor = PromptEditor(self.history, id="editor")
         self.menu = CompletionMenu()
         self.footer = StatusFooter()
@@ -575,6 +578,7 @@ class PiApp(KeyActions, App[int]):
     # --- sending -----------------------------------------------------------------------------------
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
+        self.chat.scroll_end(animate=False)  # back to the end (and following it) to see what was sent
         self.run_worker(self.submit(message.text, follow_up=message.follow_up), group="submit")
 
     async def submit(self, text: str, *, follow_up: bool = False) -> None:

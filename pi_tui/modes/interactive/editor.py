@@ -165,6 +165,8 @@ class PromptEditor(TextArea):
                     self._accept_completion(submit_after=key == "enter")
         elif any(self._run_key_action(action, previous) for action in actions):
             pass
+        elif key == "tab":
+            self.refresh_completion()  # Tab completes (pi); it never moves the focus away from the editor
         elif key == "up" and self.navigator.is_first_wrapped_line(self.cursor_location):
             # pi 0.79.5: on text, Up first goes to its start; from there (or on an empty editor) it
             # recalls. Only from the first visual line: in a wrapped line Up moves a visual line up.

@@ -44,8 +44,19 @@ APP_ACTIONS: dict[str, tuple[str, str]] = {
     "app.suspend": ("suspend_process", "Suspend (fg to return)"),
     "app.editor.external": ("external_editor", "Edit the prompt in $VISUAL / $EDITOR"),
     "app.clipboard.pasteImage": ("paste_image", "Paste an image from the clipboard (as a file path)"),
+    "tui.altScreen.pageUp": ("scroll_chat('page_up')", "Scroll the chat up a page"),
+    "tui.altScreen.pageDown": ("scroll_chat('page_down')", "Scroll the chat down a page"),
+    "tui.altScreen.halfPageUp": ("scroll_chat('half_up')", "Scroll the chat up half a page"),
+    "tui.altScreen.halfPageDown": ("scroll_chat('half_down')", "Scroll the chat down half a page"),
+    "tui.altScreen.lineUp": ("scroll_chat('line_up')", "Scroll the chat up a line"),
+    "tui.altScreen.lineDown": ("scroll_chat('line_down')", "Scroll the chat down a line"),
+    "tui.altScreen.previousPrompt": ("scroll_chat('prompt_up')", "Scroll the chat to your previous prompt"),
+    "tui.altScreen.nextPrompt": ("scroll_chat('prompt_down')", "Scroll the chat to your next prompt"),
+    "tui.altScreen.top": ("scroll_chat('top')", "Scroll to the top of the chat"),
+    "tui.altScreen.bottom": ("scroll_chat('bottom')", "Scroll to the end of the chat (and follow it)"),
 }
-"""pi action id → (Textual action, description)."""
+"""pi action id → (Textual action, description). The chat's scroll keys use pi 0.87's full-screen ids
+(``tui.altScreen.*``), so a pi ``keybindings.json`` rebinds them too."""
 
 DEFAULT_KEYS: dict[str, list[str]] = {
     "app.interrupt": ["escape"],
@@ -64,6 +75,17 @@ DEFAULT_KEYS: dict[str, list[str]] = {
     "app.suspend": ["ctrl+z"],
     "app.editor.external": ["ctrl+g"],
     "app.clipboard.pasteImage": ["ctrl+v"],
+    # pi's full-screen keys, except Home/End (top/bottom in pi), which stay the editor's line start/end.
+    "tui.altScreen.pageUp": ["pageup", "shift+pageup"],
+    "tui.altScreen.pageDown": ["pagedown", "shift+pagedown"],
+    "tui.altScreen.halfPageUp": [],
+    "tui.altScreen.halfPageDown": [],
+    "tui.altScreen.lineUp": ["shift+up"],
+    "tui.altScreen.lineDown": ["shift+down"],
+    "tui.altScreen.previousPrompt": ["ctrl+up", "ctrl+shift+up"],
+    "tui.altScreen.nextPrompt": ["ctrl+down", "ctrl+shift+down"],
+    "tui.altScreen.top": ["alt+home", "ctrl+shift+home"],
+    "tui.altScreen.bottom": ["alt+end", "ctrl+shift+end"],
 }
 
 

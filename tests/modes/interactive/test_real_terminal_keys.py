@@ -71,3 +71,33 @@ def test_in_tmux_without_extended_keys_alt_enter_queues_a_follow_up_and_the_app_
             term.wait_for(lambda s: "Follow-up:" not in s and "afterwards" in s, timeout=15)
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
+
+
+def test_page_up_scrolls_the_chat_and_sending_goes_back_to_the_end(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeLLM()
+    fake.script(
+        [
+            Reply([text("\n\n".join(f"LINE{i:03d}" for i in range(1, 151)))]),
+            Reply([text("SECONDANSWER")]),
+        ]
+    )
+    with fake.serve() as server:
+        env = terminal_env(isolated_home, isolated_home / ".pi" / "agent", server)
+        with PtyScreen(ARGV, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("many lines\r")
+            term.wait_for("LINE150", timeout=30)
+            term.send("\x1b[5~")  # PageUp
+            term.wait_for(lambda s: "LINE150" not in s and "LINE135" in s)
+            term.send("\x1b[5~")
+            term.wait_for(lambda s: "LINE135" not in s and "LINE125" in s)
+            term.send("\x1b[6~")  # PageDown
+            term.wait_for(lambda s: "LINE135" in s and "LINE150" not in s)
+            term.send("next\r")
+            term.wait_for("SECONDANSWER", timeout=30)  # the view went back to the end
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0
