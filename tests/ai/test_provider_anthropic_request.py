@@ -316,3 +316,16 @@ def test_lone_surrogates_are_dropped_from_sent_text_and_ids_of_other_models_are_
     assert text["text"] == "half  emoji"
     assert use["id"] == ("call_" + "x" * 80)[:64]
     assert body["messages"][2]["content"][0]["tool_use_id"] == use["id"]
+
+
+def test_catalog_models_forcing_adaptive_thinking_get_it_with_the_mapped_effort() -> None:
+    from pi_tui.ai.catalog import provider_models
+    from pi_tui.ai.thinking import clamp_thinking_level
+
+    kimi = next(m for m in provider_models("kimi-coding") if m.id == "kimi-for-coding")
+    level = clamp_thinking_level(kimi, "medium")  # Kimi has no medium: pi and pi-tui move up to high
+    body = build_request(kimi, LlmRequest("sys", [UserMessage(content="hi")]), StreamOptions(thinking=level))
+    assert body["thinking"] == {"type": "adaptive"}
+    assert body["output_config"] == {"effort": "high"}
+    body = build_request(kimi, LlmRequest("sys", [UserMessage(content="hi")]), StreamOptions(thinking="low"))
+    assert body["output_config"] == {"effort": "low"}

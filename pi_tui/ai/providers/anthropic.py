@@ -115,9 +115,12 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     body["max_tokens"] = min(base, model.max_tokens)
     thinking_on = model.reasoning and options.thinking != "off"
     if thinking_on:
-        if uses_adaptive_thinking(model.id):
+        # the catalog's forceAdaptiveThinking (Kimi For Coding, …) as well as Claude 4.6+ by id
+        if uses_adaptive_thinking(model.id) or (model.compat or {}).get("forceAdaptiveThinking") is True:
             body["thinking"] = {"type": "adaptive"}
-            body["output_config"] = {"effort": _adaptive_effort(model.id, options.thinking)}
+            mapped = (model.thinking_level_map or {}).get(options.thinking)
+            effort = mapped if isinstance(mapped, str) else _adaptive_effort(model.id, options.thinking)
+            body["output_config"] = {"effort": effort}
         else:
             budgets = {**THINKING_BUDGETS, **(options.thinking_budgets or {})}
             level = options.thinking if options.thinking in budgets else "high"
