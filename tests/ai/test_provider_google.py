@@ -445,3 +445,16 @@ def test_a_blocked_prompt_is_an_error_that_is_not_retried() -> None:
     stop, text_ = reader.result()
     assert (stop, text_) == ("error", "The provider blocked the prompt: PROHIBITED_CONTENT")
     assert not is_retryable_error(AssistantMessage(stop_reason="error", error_message=text_))
+
+
+async def test_output_cap_is_cut_to_the_room_the_window_leaves_as_pi_does(fake: FakeLLM) -> None:
+    fake.script([Reply([text("ok")]), Reply([text("ok")])])
+    roomy = _model(fake)
+    await _run(roomy, [UserMessage(content="hi")])
+    assert fake.requests[-1].body["generationConfig"]["maxOutputTokens"] == 65536
+    tight = _model(fake, context_window=20_000)
+    prompt = "x" * 40_000  # pi's estimate: a token per four characters
+    await _run(tight, [UserMessage(content=prompt)])
+    cap = fake.requests[-1].body["generationConfig"]["maxOutputTokens"]
+    estimate = 10_000 + len("You are terse.") // 4
+    assert abs(cap - (20_000 - estimate - 4096)) <= 8

@@ -225,6 +225,7 @@ _SHARED_PROVIDER_MODULES = {
     "pi_tui.ai.providers._wire_cache",
 }
 _GEMINI = {
+    "pi_tui.ai.providers._openai_compat",  # pi's output-cap estimate, shared with the OpenAI APIs
     "pi_tui.ai.providers._google_request",
     "pi_tui.ai.providers._google_stream",
     "pi_tui.ai.providers._strict_schema",

@@ -38,6 +38,7 @@ from ..types import (
     UserMessage,
 )
 from ._history import prepare_messages, sanitize_surrogates
+from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo
 
@@ -370,7 +371,13 @@ def build_request(
     generation: dict[str, Any] = {}
     if options.temperature is not None:
         generation["temperature"] = options.temperature
-    generation["maxOutputTokens"] = options.max_tokens or model.max_tokens
+    # pi's cap: the requested one or the model's maximum, cut to the room the context window has left.
+    declared = [
+        {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
+    ]
+    generation["maxOutputTokens"] = default_max_tokens(
+        model, request.messages, options.max_tokens, request.system_prompt, declared
+    )
     config = thinking_config(model, options, vertex=vertex)
     if config is not None:
         generation["thinkingConfig"] = config
