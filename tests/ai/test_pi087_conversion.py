@@ -39,8 +39,10 @@ BUILDERS = {
 PROVIDERS = {"anthropic-messages": "anthropic", "openai-completions": "openai", "openai-responses": "openai"}
 
 
-def _model(api: str, *, vision: bool = True, model_id: str = "m-1") -> dict[str, Any]:
+def _model(api: str, *, vision: bool = True, compat: dict[str, Any] | None = None) -> dict[str, Any]:
+    model_id = "m-1"
     return {
+        **({"compat": compat} if compat else {}),
         "id": model_id,
         "name": model_id,
         "api": api,
@@ -124,9 +126,11 @@ def _thinking(api: str) -> list[dict[str, Any]]:
             {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "plan"}]}
         ),
     }[api]
+    # A second block from another reasoning field: pi sends all thinking in the first block's field.
+    extra = [think("more plan", "reasoning")] if api == "openai-completions" else []
     return [
         user([txt("think")]),
-        said(think("plan", signed), txt("I will read."), call("c1", path="a"), api=api),
+        said(think("plan", signed), *extra, txt("I will read."), call("c1", path="a"), api=api),
         result("c1", txt("A")),
         said(think("unsigned thoughts"), think("   "), txt("Done."), api=api, stop="stop"),
         user([txt("again")]),
@@ -177,14 +181,23 @@ def _text_edges(api: str) -> list[dict[str, Any]]:
     ]
 
 
-CASES = {
-    "tool_loop": (_tool_loop, True),
-    "tool_loop_blind": (_tool_loop, False),
-    "thinking": (_thinking, True),
-    "other_models": (_other_models, True),
-    "broken": (_broken, True),
-    "text_edges": (_text_edges, True),
-    "text_edges_blind": (_text_edges, False),
+# Chat Completions servers that want thinking as text, tool names on results and an assistant turn
+# between tool results and the next prompt (the other APIs ignore these flags).
+CHAT_QUIRKS = {
+    "requiresThinkingAsText": True,
+    "requiresToolResultName": True,
+    "requiresAssistantAfterToolResult": True,
+}
+CASES: dict[str, tuple[Any, bool, dict[str, Any] | None]] = {
+    "tool_loop": (_tool_loop, True, None),
+    "tool_loop_blind": (_tool_loop, False, None),
+    "tool_loop_quirks": (_tool_loop, True, CHAT_QUIRKS),
+    "thinking": (_thinking, True, None),
+    "thinking_quirks": (_thinking, True, CHAT_QUIRKS),
+    "other_models": (_other_models, True, None),
+    "broken": (_broken, True, None),
+    "text_edges": (_text_edges, True, None),
+    "text_edges_blind": (_text_edges, False, None),
 }
 
 
@@ -206,12 +219,11 @@ def _pi_bodies(pi: Pi087, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def pi_bodies(pi087: Pi087) -> dict[tuple[str, str], dict[str, Any]]:
     keys, cases = [], []
     for api in BUILDERS:
-        for name, (history, vision) in CASES.items():
+        for name, (history, vision, compat) in CASES.items():
             system = {"role": "system", "content": "You are a test.", "timestamp": 0}
             keys.append((api, name))
-            cases.append(
-                {"model": _model(api, vision=vision), "context": {"messages": [system, *history(api)]}}
-            )
+            model = _model(api, vision=vision, compat=compat)
+            cases.append({"model": model, "context": {"messages": [system, *history(api)]}})
     return dict(zip(keys, _pi_bodies(pi087, cases), strict=True))
 
 
@@ -220,8 +232,8 @@ def pi_bodies(pi087: Pi087) -> dict[tuple[str, str], dict[str, Any]]:
 def test_the_history_is_sent_as_pi_0_87_1_sends_it(
     api: str, case: str, pi_bodies: dict[tuple[str, str], dict[str, Any]]
 ) -> None:
-    history, vision = CASES[case]
-    model = Model.model_validate(_model(api, vision=vision))
+    history, vision, compat = CASES[case]
+    model = Model.model_validate(_model(api, vision=vision, compat=compat))
     build, field = BUILDERS[api]
     body = build(model, LlmRequest("You are a test.", load_messages(history(api))), StreamOptions())
     theirs = pi_bodies[(api, case)][field]

@@ -380,38 +380,45 @@ def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
 
 
 def _assistant(message: AssistantMessage, model: Model, compat: dict[str, Any]) -> dict[str, Any] | None:
+    """An assistant turn as pi sends it: its texts joined into one string; thinking either as a first
+    text part (``requiresThinkingAsText``, joined by blank lines, no tags) or, all joined by newlines, in
+    the reasoning field the first thinking block came from; None for a turn with nothing to send."""
     same = _same_model(message, model)
-    texts: list[str] = []
-    reasoning: dict[str, list[str]] = {}
-    tool_calls: list[dict[str, Any]] = []
-    for part in message.content:
-        if isinstance(part, TextContent) and part.text.strip():
-            texts.append(sanitize_surrogates(part.text))
-        elif isinstance(part, ThinkingContent) and part.thinking.strip():
-            if compat["requiresThinkingAsText"]:
-                texts.append(f"<thinking>\n{part.thinking}\n</thinking>")
-            elif part.thinking_signature in REASONING_FIELDS:
-                # Same-model reasoning goes back in the field the server sent it in (prepare_messages has
-                # already turned other models' thinking into text).
-                reasoning.setdefault(part.thinking_signature, []).append(part.thinking)
-        elif isinstance(part, ToolCall):
-            tool_calls.append(
-                {
-                    "id": part.id if same else _foreign_call_id(part.id, model),
-                    "type": "function",
-                    "function": {
-                        "name": part.name,
-                        "arguments": json_stringify(part.arguments),
-                    },
-                }
-            )
-    if not texts and not tool_calls:
+    texts = [
+        sanitize_surrogates(p.text) for p in message.content if isinstance(p, TextContent) and p.text.strip()
+    ]
+    thoughts = [p for p in message.content if isinstance(p, ThinkingContent) and p.thinking.strip()]
+    calls = message.tool_calls()
+    text = "".join(texts)
+    content: str | list[dict[str, str]] | None = "" if compat["requiresAssistantAfterToolResult"] else None
+    converted: dict[str, Any] = {"role": "assistant", "content": content}
+    if thoughts and compat["requiresThinkingAsText"]:
+        joined = "\n\n".join(sanitize_surrogates(p.thinking) for p in thoughts)
+        converted["content"] = [
+            {"type": "text", "text": joined},
+            *({"type": "text", "text": t} for t in texts),
+        ]
+    else:
+        if text:
+            converted["content"] = text
+        # Same-model reasoning goes back in the field the server sent it in (prepare_messages has already
+        # turned other models' thinking into text).
+        field = thoughts[0].thinking_signature if thoughts else None
+        if field == "reasoning" and model.provider == "opencode-go":
+            field = "reasoning_content"
+        if field in REASONING_FIELDS:
+            converted[str(field)] = "\n".join(p.thinking for p in thoughts)
+    if calls:
+        converted["tool_calls"] = [
+            {
+                "id": call.id if same else _foreign_call_id(call.id, model),
+                "type": "function",
+                "function": {"name": call.name, "arguments": json_stringify(call.arguments)},
+            }
+            for call in calls
+        ]
+    if not converted["content"] and not calls:
         return None
-    converted: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
-    if tool_calls:
-        converted["tool_calls"] = tool_calls
-    for field, chunks in reasoning.items():
-        converted[field] = "\n".join(chunks)
     return converted
 
 
