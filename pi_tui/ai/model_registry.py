@@ -426,7 +426,13 @@ class ModelRegistry:
 
     def providers(self) -> list[str]:
         """Provider names: the built-in ones in catalog order, then those models.json or extensions add."""
-        return [name for name in self._provider_names if self._provider_models(name)]
+        # providers that models.json or an extension touched are already built; an untouched built-in one
+        # has the catalog's models, so it is listed without building them
+        return [
+            name
+            for name in self._provider_names
+            if (self._models_by_provider[name] if name in self._models_by_provider else provider_info(name))
+        ]
 
     def provider_names(self) -> list[str]:
         """Like `providers`, without building any provider's models (a provider emptied by an extension

@@ -374,3 +374,21 @@ def test_cloudflare_base_urls_take_the_account_from_the_environment(
     assert model.base_url == "https://api.cloudflare.com/client/v4/accounts/acct42/ai/v1"
     assert registry.get_api_key(model) == "cf-key"
     assert "cloudflare-workers-ai" in {m.provider for m in registry.available_models()}
+
+
+def test_every_catalog_provider_is_listed_and_models_json_providers_follow(agent_dir: Path) -> None:
+    _write_models(
+        agent_dir,
+        {
+            "local": {
+                "baseUrl": "http://127.0.0.1:1/v1",
+                "api": "openai-completions",
+                "apiKey": "none",
+                "models": [{"id": "m"}],
+            }
+        },
+    )
+    providers = ModelRegistry().providers()
+    assert len(providers) == 43
+    assert providers[:3] == ["amazon-bedrock", "ant-ling", "anthropic"]
+    assert providers[-2:] == ["faux", "local"]
