@@ -95,6 +95,12 @@ def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
             "(GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth application-default login`) with "
             f"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION; or add a key to {auth_file}"
         )
+    if info is not None and info.auth == "oauth":
+        # a subscription backend without API keys (openai-codex): only a login reaches it
+        return (
+            f"No login for {provider}: it takes no API key; sign in with /login {provider} "
+            f"(or pi-tui login {provider}), which stores the login in {auth_file}"
+        )
     names = sorted(env_key_variables(provider), key=lambda n: (not n.endswith("_API_KEY"), n))
     if names:
         env_part = f"set {names[0]}" + (f" (or {', '.join(names[1:])})" if len(names) > 1 else "")

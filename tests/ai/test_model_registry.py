@@ -392,3 +392,10 @@ def test_every_catalog_provider_is_listed_and_models_json_providers_follow(agent
     assert len(providers) == 43
     assert providers[:3] == ["amazon-bedrock", "ant-ling", "anthropic"]
     assert providers[-2:] == ["faux", "local"]
+
+
+def test_a_login_only_provider_says_to_log_in(agent_dir: Path) -> None:
+    message = missing_key_message("openai-codex")
+    assert message.startswith(
+        "No login for openai-codex: it takes no API key; sign in with /login openai-codex"
+    )
