@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text, tool_call
+from pi_tui.testing import thinking as think
 
 from ..e2e.helpers import MODEL_COST, open_session
 from ..pi087 import Pi087
@@ -48,9 +49,15 @@ def _png(width: int = 2, height: int = 2) -> bytes:
     )
 
 
-def write_models(agent_dir: Path, server: object) -> None:
+def write_models(agent_dir: Path, server: object, *, reasoning: bool = False) -> None:
     """The fake's four providers, with image input so image results are sent as images."""
-    model = {"contextWindow": 200_000, "maxTokens": 8192, "cost": MODEL_COST, "input": ["text", "image"]}
+    model = {
+        "contextWindow": 200_000,
+        "maxTokens": 8192,
+        "cost": MODEL_COST,
+        "input": ["text", "image"],
+        "reasoning": reasoning,
+    }
     providers = {
         "fake-anthropic": ("anthropic-messages", "anthropic_base_url", "claude-fake"),
         "fake-openai": ("openai-completions", "openai_base_url", "gpt-fake"),
@@ -89,8 +96,12 @@ TOOL_LOOP = [
 ]
 
 
-def _script() -> list[Reply]:
-    steps = [Reply([text(f"Step {n}."), tool_call(name, args)]) for n, (name, args) in enumerate(TOOL_LOOP)]
+def _script(thinking: bool = False) -> list[Reply]:
+    def step(n: int, name: str, args: dict[str, object]) -> Reply:
+        thought = [think(f"Step {n} needs {name}.")] if thinking else []
+        return Reply([*thought, text(f"Step {n}."), tool_call(name, args)])
+
+    steps = [step(n, name, args) for n, (name, args) in enumerate(TOOL_LOOP)]
     return [*steps, Reply([text("All done.")])]
 
 
@@ -113,22 +124,25 @@ def _tool_results(session: Path) -> list[dict[str, object]]:
     ]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("api", list(MODELS))
-async def test_pi_tui_resuming_pis_tool_loop_reads_pis_prefix_from_the_cache(
-    api: str, tmp_path: Path, agent_dir: Path, pi087: Pi087
-) -> None:
+async def _loop_then_resume(
+    api: str, tmp_path: Path, agent_dir: Path, pi: Pi087, *, thinking: bool = False
+) -> tuple[RecordedRequest, RecordedRequest]:
+    """pi runs the tool loop into a session file; then pi-tui and pi each resume it with "one more".
+    Returns pi-tui's first request and pi's."""
     project = _project(tmp_path)
     model = MODELS[api]
     fake = FakeLLM()
-    fake.script([*_script(), Reply([text("pi-tui answers")]), Reply([text("pi answers")])])
+    fake.script([*_script(thinking), Reply([text("pi-tui answers")]), Reply([text("pi answers")])])
+    level = ["--thinking", "low"] if thinking else []
     with fake.serve() as server:
-        write_models(agent_dir, server)
+        write_models(agent_dir, server, reasoning=thinking)
         sessions = tmp_path / "sessions"
         loop = subprocess.run(
-            pi087.argv("--model", model, "--session-dir", str(sessions), "-p", "Work through the steps."),
+            pi.argv(
+                "--model", model, *level, "--session-dir", str(sessions), "-p", "Work through the steps."
+            ),
             cwd=project,
-            env=pi087.env(),
+            env=pi.env(),
             capture_output=True,
             text=True,
             timeout=50,
@@ -148,9 +162,9 @@ async def test_pi_tui_resuming_pis_tool_loop_reads_pis_prefix_from_the_cache(
         ours = fake.requests[loop_requests]
 
         again = subprocess.run(
-            pi087.argv("--model", model, "--session", str(own), "-p", "one more"),
+            pi.argv("--model", model, "--session", str(own), "-p", "one more"),
             cwd=project,
-            env=pi087.env(),
+            env=pi.env(),
             capture_output=True,
             text=True,
             timeout=50,
@@ -158,9 +172,41 @@ async def test_pi_tui_resuming_pis_tool_loop_reads_pis_prefix_from_the_cache(
         assert again.returncode == 0, again.stderr
         theirs = fake.requests[-1]
     assert fake.violations == []
+    return ours, theirs
+
+
+def _same_history(api: str, ours: RecordedRequest, theirs: RecordedRequest) -> None:
+    field = {"openai-responses": "input", "google-generative-ai": "contents"}.get(api, "messages")
+    assert without_cache_control(ours.body[field]) == without_cache_control(theirs.body[field])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("api", list(MODELS))
+async def test_pi_tui_resuming_pis_tool_loop_reads_pis_prefix_from_the_cache(
+    api: str, tmp_path: Path, agent_dir: Path, pi087: Pi087
+) -> None:
+    ours, theirs = await _loop_then_resume(api, tmp_path, agent_dir, pi087)
     print(f"{api}: pi-tui resuming pi's loop reads {_ratio(ours):.3f}, pi resuming it {_ratio(theirs):.3f}")
     assert _ratio(theirs) >= 0.95, theirs.cache  # the fake's own sanity: pi reads its own prefix
     assert _ratio(ours) >= 0.95, (ours.cache, _ratio(theirs))
     # Beyond the cache: the replayed history is what pi sends, item for item (markers aside).
-    field = {"openai-responses": "input", "google-generative-ai": "contents"}.get(api, "messages")
-    assert without_cache_control(ours.body[field]) == without_cache_control(theirs.body[field])
+    _same_history(api, ours, theirs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("api", list(MODELS))
+async def test_a_thinking_models_loop_is_replayed_with_its_signed_thinking_as_pi_replays_it(
+    api: str, tmp_path: Path, agent_dir: Path, pi087: Pi087
+) -> None:
+    ours, theirs = await _loop_then_resume(api, tmp_path, agent_dir, pi087, thinking=True)
+    print(f"{api} thinking: pi-tui reads {_ratio(ours):.3f}, pi {_ratio(theirs):.3f}")
+    # the replayed turns carry their thinking in each API's form (signed block, reasoning item, field)
+    marker = {
+        "anthropic-messages": '"signature"',
+        "openai-completions": '"reasoning',
+        "openai-responses": '"encrypted_content"',
+        "google-generative-ai": '"thought',
+    }[api]
+    assert marker in json.dumps(ours.body)
+    _same_history(api, ours, theirs)
+    assert _ratio(ours) >= 0.95, (ours.cache, _ratio(theirs))
