@@ -570,7 +570,12 @@ class PiApp(KeyActions, App[int]):
         if session is None:
             return
         first: list[Any] = [Notice(header)] if header else []
-        self.chat.load(first + branch_items(session.session.get_branch()))
+        items = first + branch_items(session.session.get_branch())
+        if session.settings is not None and session.settings.show_cache_miss_notices:
+            from .cache_notices import with_cache_miss_notices
+
+            items = with_cache_miss_notices(items, session.model.cost.cache_read)
+        self.chat.load(items)
         if hasattr(self, "adapter"):
             self.adapter.reset()
         self.refresh_footer()

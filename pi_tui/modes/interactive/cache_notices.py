@@ -19,7 +19,7 @@ from typing import Any
 
 from pi_tui.ai.types import AssistantMessage, BranchSummaryMessage, CompactionSummaryMessage
 
-__all__ = ["CACHE_TTL_MS", "cache_miss_text", "invalidation_text"]
+__all__ = ["CACHE_TTL_MS", "cache_miss_text", "invalidation_text", "with_cache_miss_notices"]
 
 CACHE_TTL_MS = 5 * 60 * 1000
 """How long a provider keeps a prompt cache (Anthropic's default): a longer pause explains a miss."""
@@ -69,6 +69,60 @@ def _prompt_tokens(message: AssistantMessage) -> int:
     return usage.input + usage.cache_read + usage.cache_write
 
 
+class _MissScanner:
+    """Walks a conversation in order and says, for each answer, whether it paid for a large cache miss
+    compared with the answer before it (a compaction or branch summary starts afresh)."""
+
+    def __init__(self, cache_read_price: float) -> None:
+        self.cache_read_price = cache_read_price
+        self.previous: AssistantMessage | None = None
+        self.reported_cache = False
+
+    def feed(self, item: Any) -> str | None:
+        if isinstance(item, CompactionSummaryMessage | BranchSummaryMessage):
+            self.previous = None  # new context after a summary: not a miss
+            return None
+        if not isinstance(item, AssistantMessage):
+            return None
+        text = self.judge(item)
+        if _prompt_tokens(item) > 0:
+            self.previous = item
+            self.reported_cache = self.reported_cache or item.usage.cache_read + item.usage.cache_write > 0
+        return text
+
+    def judge(self, message: AssistantMessage) -> str | None:
+        previous = self.previous
+        usage = message.usage
+        prompt = _prompt_tokens(message)
+        if message.stop_reason in ("error", "aborted") or previous is None or prompt <= 0:
+            return None
+        if usage.cache_read + usage.cache_write == 0 and not self.reported_cache:
+            return None  # a provider that never reports caching: nothing to say
+        missed = min(_prompt_tokens(previous), prompt) - usage.cache_read
+        if missed <= _NOISE_TOKENS:
+            return None
+        paid = usage.input + usage.cache_write
+        paid_rate = (usage.cost.input + usage.cost.cache_write) / paid if paid else 0.0
+        read_rate = (
+            usage.cost.cache_read / usage.cache_read if usage.cache_read else self.cache_read_price / 1e6
+        )
+        cost = missed * max(0.0, paid_rate - read_rate)
+        if missed < _TELL_TOKENS and cost < _TELL_COST:
+            return None
+        idle_ms = max(0, message.timestamp - previous.timestamp)
+        if f"{message.provider}/{message.model}" != f"{previous.provider}/{previous.model}":
+            why = " after the model switch"
+        elif idle_ms >= CACHE_TTL_MS:
+            why = f" after {round(idle_ms / 60_000)} minutes idle"
+        else:
+            why = ""
+        price = f" (~${cost:.2f})" if cost >= 0.01 else ""
+        return (
+            f"Cache miss{why}: the provider had to read {_tokens(missed)} tokens of earlier context again "
+            f"at the full price{price}."
+        )
+
+
 def cache_miss_text(
     messages: Sequence[Any], message: AssistantMessage, cache_read_price: float = 0.0
 ) -> str | None:
@@ -78,42 +132,24 @@ def cache_miss_text(
     ``cache_read_price`` (dollars per million tokens, the model's) prices what a hit would have cost
     when the answer read nothing from the cache.
     """
-    if message.stop_reason in ("error", "aborted"):
-        return None
-    previous: AssistantMessage | None = None
-    reported_cache = False
+    scanner = _MissScanner(cache_read_price)
     for item in messages:
         if item is message:
             break
-        if isinstance(item, CompactionSummaryMessage | BranchSummaryMessage):
-            previous = None  # new context after a summary: not a miss
-        elif isinstance(item, AssistantMessage) and _prompt_tokens(item) > 0:
-            previous = item
-            reported_cache = reported_cache or item.usage.cache_read + item.usage.cache_write > 0
-    usage = message.usage
-    prompt = _prompt_tokens(message)
-    if previous is None or prompt <= 0:
-        return None
-    if usage.cache_read + usage.cache_write == 0 and not reported_cache:
-        return None  # a provider that never reports caching: nothing to say
-    missed = min(_prompt_tokens(previous), prompt) - usage.cache_read
-    if missed <= _NOISE_TOKENS:
-        return None
-    paid = usage.input + usage.cache_write
-    paid_rate = (usage.cost.input + usage.cost.cache_write) / paid if paid else 0.0
-    read_rate = usage.cost.cache_read / usage.cache_read if usage.cache_read else cache_read_price / 1e6
-    cost = missed * max(0.0, paid_rate - read_rate)
-    if missed < _TELL_TOKENS and cost < _TELL_COST:
-        return None
-    idle_ms = max(0, message.timestamp - previous.timestamp)
-    if f"{message.provider}/{message.model}" != f"{previous.provider}/{previous.model}":
-        why = " after the model switch"
-    elif idle_ms >= CACHE_TTL_MS:
-        why = f" after {round(idle_ms / 60_000)} minutes idle"
-    else:
-        why = ""
-    price = f" (~${cost:.2f})" if cost >= 0.01 else ""
-    return (
-        f"Cache miss{why}: the provider had to read {_tokens(missed)} tokens of earlier context again "
-        f"at the full price{price}."
-    )
+        scanner.feed(item)
+    return scanner.judge(message)
+
+
+def with_cache_miss_notices(items: Sequence[Any], cache_read_price: float = 0.0) -> list[Any]:
+    """``items`` (a branch as the chat shows it) with a warning `Notice` after each answer that paid for
+    a large cache miss: misses are not saved in the session, so a loaded one is worked out again."""
+    from .chat import Notice
+
+    out: list[Any] = []
+    scanner = _MissScanner(cache_read_price)
+    for item in items:
+        out.append(item)
+        text = scanner.feed(item)
+        if text:
+            out.append(Notice(text, "warning"))
+    return out

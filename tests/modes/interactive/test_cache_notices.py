@@ -80,4 +80,8 @@ async def test_the_setting_turns_the_cache_miss_notice_on(tmp_path: Path, agent_
                 await until(pilot, lambda app=app: not app._busy and not app.editor.text)  # type: ignore[misc]
             await pilot.pause()
             notices: list[Any] = [b.text for b in app.chat.query(NoticeBlock)]
+            app.reload_chat()  # the branch loaded again, as on resume: the miss is worked out again
+            await pilot.pause()
+            loaded: list[Any] = [b.text for b in app.chat.query(NoticeBlock)]
         assert any(t.startswith("Cache miss: ") for t in notices) is shown
+        assert sum(t.startswith("Cache miss: ") for t in loaded) == int(shown)
