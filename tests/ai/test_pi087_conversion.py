@@ -201,6 +201,10 @@ CASES: dict[str, tuple[Any, bool, dict[str, Any] | None]] = {
 }
 
 
+def _system(case: str) -> str:
+    return "You are a test \ud83d." if case.startswith("text_edges") else "You are a test."
+
+
 def _pi_bodies(pi: Pi087, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     run = subprocess.run(
         [str(pi.node), str(SCRIPT), str(pi.pi_ai_dist)],
@@ -220,7 +224,7 @@ def pi_bodies(pi087: Pi087) -> dict[tuple[str, str], dict[str, Any]]:
     keys, cases = [], []
     for api in BUILDERS:
         for name, (history, vision, compat) in CASES.items():
-            system = {"role": "system", "content": "You are a test.", "timestamp": 0}
+            system = {"role": "system", "content": _system(name), "timestamp": 0}
             keys.append((api, name))
             model = _model(api, vision=vision, compat=compat)
             cases.append({"model": model, "context": {"messages": [system, *history(api)]}})
@@ -235,6 +239,8 @@ def test_the_history_is_sent_as_pi_0_87_1_sends_it(
     history, vision, compat = CASES[case]
     model = Model.model_validate(_model(api, vision=vision, compat=compat))
     build, field = BUILDERS[api]
-    body = build(model, LlmRequest("You are a test.", load_messages(history(api))), StreamOptions())
-    theirs = pi_bodies[(api, case)][field]
-    assert without_cache_control(body[field]) == without_cache_control(theirs)
+    body = build(model, LlmRequest(_system(case), load_messages(history(api))), StreamOptions())
+    theirs = pi_bodies[(api, case)]
+    assert without_cache_control(body[field]) == without_cache_control(theirs[field])
+    if api == "anthropic-messages":
+        assert without_cache_control(body["system"]) == without_cache_control(theirs["system"])

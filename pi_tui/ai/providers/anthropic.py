@@ -90,7 +90,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         message_markers = int(control is not None and converter.marker is not None)
     body: dict[str, Any] = {"model": model.id, "messages": wire}
     if request.system_prompt.strip():
-        system_block: dict[str, Any] = {"type": "text", "text": request.system_prompt}
+        system_block: dict[str, Any] = {"type": "text", "text": sanitize_surrogates(request.system_prompt)}
         if control:
             system_block["cache_control"] = dict(control)
         body["system"] = [system_block]
