@@ -19,6 +19,14 @@ What it checks and does:
   ``/login/oauth/access_token`` answer 200 with an ``error`` while pending, as GitHub does), the Copilot
   token exchange (``GET /copilot_internal/v2/token`` with the GitHub token; the token carries
   ``proxy-ep=``), the account's ``GET /models`` (`copilot_models`) and ``POST /models/<id>/policy``.
+- **OpenAI Codex**: the form-encoded ``/oauth/token`` answers with JWT access tokens carrying the
+  ``https://api.openai.com/auth`` claim (`chatgpt_account_id`); its device login
+  (``/api/accounts/deviceauth/usercode`` then ``…/token``, 403 while pending) hands out a code and
+  verifier to exchange.
+- **OpenRouter**: ``GET /auth`` redirects to the ``callback_url`` with a code; ``POST /api/v1/auth/keys``
+  trades code + verifier for a key.
+- **Meta**: the device flow on ``/oidc/device/…/``, then ``POST /muse-code/key`` with the identity token
+  mints a key (401 for an identity token that is not live).
 - **Refresh**: refresh tokens rotate (the old one is revoked by its use), `revoke` kills one; a revoked
   or unknown token gets ``400 invalid_grant``. `hold_refreshes` parks refresh requests until
   `release_refreshes`, so a test can make two processes refresh at once.
@@ -99,6 +107,7 @@ class FakeAuthServer:
             {"id": "text-embedding-3-small", "capabilities": {"supports": {"tool_calls": False}}},
         ]
     )
+    account_id: str = "acct-fake-123"
     requests: list[AuthRequest] = field(default_factory=list)
     refresh_count: int = 0
 
@@ -108,7 +117,7 @@ class FakeAuthServer:
         self._devices: dict[str, _Device] = {}
         self._refresh_tokens: dict[str, bool] = {}  # token -> still valid
         self._access: set[str] = set()
-        self._github_tokens: dict[str, bool] = {}
+        self._identity_tokens: dict[str, bool] = {}
         self.enabled_models: list[str] = []
         self._hold = threading.Event()
         self._release = threading.Event()
@@ -206,8 +215,17 @@ class FakeAuthServer:
         self._refresh_tokens[refresh] = True
         return access, refresh
 
-    def _token_body(self) -> dict[str, Any]:
+    def _token_body(self, *, jwt: bool = False) -> dict[str, Any]:
         access, refresh = self._issue()
+        if jwt:  # OpenAI's access tokens are JWTs naming the ChatGPT account
+            self._access.discard(access)
+            claims = {"https://api.openai.com/auth": {"chatgpt_account_id": self.account_id}, "jti": access}
+            parts = [{"alg": "none", "typ": "JWT"}, claims]
+            access = ".".join(
+                base64.urlsafe_b64encode(json.dumps(p).encode()).rstrip(b"=").decode() for p in parts
+            )
+            access += ".sig"
+            self._access.add(access)
         return {
             "token_type": "Bearer",
             "access_token": access,
@@ -247,12 +265,18 @@ class FakeAuthServer:
     ) -> tuple[int, Any, dict[str, str]]:
         if method == "GET" and path == "/oauth/authorize":
             return self._authorize(body)
-        if method == "POST" and path in ("/v1/oauth/token", "/oauth2/token", "/api/oauth/token"):
+        if method == "POST" and path in (
+            "/v1/oauth/token",
+            "/oauth2/token",
+            "/api/oauth/token",
+            "/oauth/token",
+        ):
             grant = body.get("grant_type")
+            jwt = path == "/oauth/token"
             if grant == "refresh_token":
-                return self._refresh(str(body.get("refresh_token", "")))
+                return self._refresh(str(body.get("refresh_token", "")), jwt=jwt)
             if grant == "authorization_code":
-                return self._exchange(body)
+                return self._exchange(body, jwt=jwt)
             if grant == _DEVICE_GRANT:
                 return self._device_poll(body)
             return 400, {"error": "unsupported_grant_type"}, {}
@@ -267,9 +291,57 @@ class FakeAuthServer:
             if status == 200:
                 with self._lock:
                     token = "gho_" + secrets.token_urlsafe(16)
-                    self._github_tokens[token] = True
+                    self._identity_tokens[token] = True
                 return 200, {"access_token": token, "token_type": "bearer", "scope": "read:user"}, headers
             return 200, answer, headers  # GitHub reports a pending device with 200
+        if method == "GET" and path == "/auth":  # OpenRouter's authorize page
+            return self._authorize(
+                {
+                    **body,
+                    "response_type": "code",
+                    "redirect_uri": body.get("callback_url", ""),
+                    "client_id": "openrouter",
+                }
+            )
+        if method == "POST" and path == "/api/v1/auth/keys":
+            body = {**body, "client_id": "openrouter", "grant_type": "authorization_code"}
+            with self._lock:
+                code = self._codes.get(str(body.get("code")))
+                if code is not None:
+                    body["redirect_uri"] = code.redirect_uri
+            status, answer, headers = self._exchange(body)
+            if status != 200:
+                return (
+                    status,
+                    {"error": {"message": answer.get("error_description", "invalid code")}},
+                    headers,
+                )
+            return 200, {"key": "sk-or-v1-" + secrets.token_hex(16), "user_id": "user_fake"}, headers
+        if method == "POST" and path == "/oidc/device/authorization/":
+            return self._device_start(body)
+        if method == "POST" and path == "/oidc/device/token/":
+            status, answer, headers = self._device_poll(body)
+            if status == 200:
+                with self._lock:
+                    self._identity_tokens[answer["access_token"]] = True  # a live identity token
+            return status, answer, headers
+        if method == "POST" and path == "/muse-code/key":
+            identity = headers_in.get("authorization", "").removeprefix("Bearer ")
+            with self._lock:
+                self.refresh_count += 1
+                if not self._identity_tokens.get(identity):
+                    return 401, {"detail": "Invalid identity token"}, {}
+            return 200, {"api_key": "meta-key-" + secrets.token_hex(12)}, {}
+        if method == "POST" and path == "/api/accounts/deviceauth/usercode":
+            status, answer, headers = self._device_start(body)
+            answer = {
+                "device_auth_id": answer["device_code"],
+                "user_code": answer["user_code"],
+                "interval": str(self.device_interval),
+            }
+            return status, answer, headers
+        if method == "POST" and path == "/api/accounts/deviceauth/token":
+            return self._codex_device_poll(body)
         if method == "GET" and path == "/copilot_internal/v2/token":
             return self._copilot_token(headers_in.get("authorization", ""))
         if method == "GET" and path == "/models":
@@ -290,7 +362,32 @@ class FakeAuthServer:
         location = redirect + "?" + urllib.parse.urlencode({"code": code, "state": query.get("state", "")})
         return 302, None, {"Location": location}
 
-    def _exchange(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    def _codex_device_poll(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        with self._lock:
+            device_code = str(body.get("device_auth_id"))
+            device = self._devices.get(device_code)
+            if device is None:
+                return 404, {"error": {"code": "not_found"}}, {}
+            step = device.script[min(device.polls, len(device.script) - 1)]
+            device.polls += 1
+            if step == "authorization_pending":
+                return 403, {"error": {"code": "deviceauth_authorization_pending"}}, {}
+            if step == "slow_down":
+                return 400, {"error": {"code": "slow_down"}}, {}
+            if step != "ok":
+                return 400, {"error": {"code": step}}, {}
+            del self._devices[device_code]
+            verifier = secrets.token_urlsafe(32)
+            challenge = (
+                base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+            )
+            code = "code-" + secrets.token_urlsafe(16)
+            self._codes[code] = _Code(
+                device.client_id, "https://auth.openai.com/deviceauth/callback", challenge
+            )
+        return 200, {"authorization_code": code, "code_verifier": verifier}, {}
+
+    def _exchange(self, body: dict[str, Any], *, jwt: bool = False) -> tuple[int, Any, dict[str, str]]:
         with self._lock:
             code = self._codes.pop(str(body.get("code")), None)
             if code is None:
@@ -306,9 +403,9 @@ class FakeAuthServer:
                     {"error": "invalid_grant", "error_description": "redirect_uri or client mismatch"},
                     {},
                 )
-            return 200, self._token_body(), {}
+            return 200, self._token_body(jwt=jwt), {}
 
-    def _refresh(self, token: str) -> tuple[int, Any, dict[str, str]]:
+    def _refresh(self, token: str, *, jwt: bool = False) -> tuple[int, Any, dict[str, str]]:
         if self._hold.is_set():
             self.refresh_arrived.set()
             self._release.wait(30)
@@ -321,18 +418,18 @@ class FakeAuthServer:
                     {},
                 )
             self._refresh_tokens[token] = False  # rotation: a refresh token works once
-            return 200, self._token_body(), {}
+            return 200, self._token_body(jwt=jwt), {}
 
-    def revoke_github_token(self, token: str) -> None:
-        """Make a GitHub token unusable for the Copilot token exchange."""
+    def revoke_identity_token(self, token: str) -> None:
+        """Make a GitHub token (Copilot) or a Meta identity token unusable."""
         with self._lock:
-            self._github_tokens[token] = False
+            self._identity_tokens[token] = False
 
     def _copilot_token(self, authorization: str) -> tuple[int, Any, dict[str, str]]:
         token = authorization.removeprefix("Bearer ").removeprefix("token ")
         with self._lock:
             self.refresh_count += 1
-            if not self._github_tokens.get(token):
+            if not self._identity_tokens.get(token):
                 return 401, {"message": "Bad credentials"}, {}
             access = (
                 f"tid={secrets.token_hex(8)};exp=1;sku=free;proxy-ep=proxy.individual.githubcopilot.com;8kp=1"

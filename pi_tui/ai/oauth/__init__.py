@@ -43,9 +43,12 @@ __all__ = [
 # id -> (module, class, display name); the name is here so a picker needs no import.
 _PROVIDERS: dict[str, tuple[str, str, str]] = {
     "anthropic": ("anthropic", "AnthropicOAuth", "Anthropic (Claude Pro/Max)"),
+    "openai-codex": ("openai_codex", "OpenAICodexOAuth", "OpenAI (ChatGPT Plus/Pro)"),
     "github-copilot": ("github_copilot", "GitHubCopilotOAuth", "GitHub Copilot"),
     "xai": ("xai", "XaiOAuth", "xAI (Grok/X subscription)"),
+    "openrouter": ("openrouter", "OpenRouterOAuth", "OpenRouter OAuth"),
     "kimi-coding": ("kimi", "KimiOAuth", "Kimi Code (subscription)"),
+    "meta": ("meta", "MetaOAuth", "Meta (Muse subscription)"),
 }
 
 

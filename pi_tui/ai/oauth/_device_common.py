@@ -33,7 +33,7 @@ def trusted_url(value: object, who: str, *, https_only: bool = True) -> str:
     raise OAuthError(f"{who} sent an untrusted verification URL")
 
 
-def poll_outcome(result: HttpResult, who: str, *, denied: str, expired: str) -> Poll[HttpResult] | None:
+def poll_outcome(result: HttpResult, who: str, *, denied: str, expired: str) -> Poll[Any] | None:
     """The RFC 8628 error answers of a token poll as a `Poll`; None when the poll did not fail that way."""
     error = result.body.get("error")
     if error == "authorization_pending":

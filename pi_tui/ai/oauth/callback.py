@@ -96,6 +96,7 @@ class CallbackServer:
                 f"cannot listen for the login callback on {host}:{port} ({exc.strerror or exc}); "
                 "is another login running?"
             ) from None
+        self.host = host
         self.port = int(self.server.server_address[1])
         self.thread = threading.Thread(target=self.server.serve_forever, name="oauth-callback", daemon=True)
         self.thread.start()

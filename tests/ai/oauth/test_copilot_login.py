@@ -80,7 +80,7 @@ def test_copilot_enterprise_domain_is_kept_and_refresh_exchanges_again(
     assert auth is not None and auth.api_key == stored["access"] != credential["access"]
     assert stored["refresh"] == credential["refresh"] and stored["enterpriseUrl"] == "company.ghe.com"
 
-    auth_server.revoke_github_token(str(credential["refresh"]))
+    auth_server.revoke_identity_token(str(credential["refresh"]))
     data["github-copilot"] = {**stored, "expires": 0}
     (agent_dir / "auth.json").write_text(json.dumps(data))
     with pytest.raises(LoginExpiredError, match=r"HTTP 401.*Run /login github-copilot"):
