@@ -29,6 +29,7 @@ BUILTIN_APIS: dict[str, tuple[str, str]] = {
     "openai-responses": ("pi_tui.ai.providers.openai_responses", "stream_openai_responses"),
     "google-generative-ai": ("pi_tui.ai.providers.google", "stream_google"),
     "google-vertex": ("pi_tui.ai.providers.google_vertex", "stream_google_vertex"),
+    "mistral-conversations": ("pi_tui.ai.providers.mistral", "stream_mistral"),
     "faux": ("pi_tui.ai.providers.faux", "stream_faux"),
 }
 
@@ -52,6 +53,7 @@ _WIRE_APIS = frozenset(
         "openai-responses",
         "google-generative-ai",
         "google-vertex",
+        "mistral-conversations",
     }
 )
 

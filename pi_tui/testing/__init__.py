@@ -1,4 +1,5 @@
-"""An offline fake LLM server for tests: Anthropic Messages, OpenAI Chat Completions and Responses, Gemini.
+"""An offline fake LLM server for tests: Anthropic Messages, OpenAI Chat Completions and Responses, Gemini,
+Mistral.
 
 Extension authors and our own tests drive a real SDK (or the whole agent) against it::
 
@@ -7,7 +8,8 @@ Extension authors and our own tests drive a real SDK (or the whole agent) agains
     fake = FakeLLM(context_window=200_000)
     fake.script([Reply([tool_call("read", {"path": "a.py"})]), Reply([text("done")])])
     with fake.serve() as server:  # server.anthropic_base_url, server.openai_base_url (…/v1),
-        ...                           # server.gemini_base_url (…/v1beta), server.url, server.token_url
+        ...                           # server.gemini_base_url (…/v1beta), server.mistral_base_url
+        ...                           # (…/mistral), server.url, server.token_url
         ...
     fake.assert_script_consumed()
     assert fake.violations == []

@@ -26,11 +26,14 @@ from ._render_anthropic import anthropic_frames, anthropic_message
 from ._render_common import RenderContext, output_tokens
 from ._render_gemini import FINISH_REASONS as GEMINI_FINISH_REASONS
 from ._render_gemini import api_key_details, gemini_error, gemini_frames, gemini_response
+from ._render_mistral import FINISH_REASONS as MISTRAL_FINISH_REASONS
+from ._render_mistral import mistral_frames, mistral_unauthorized
 from ._render_openai import FINISH_REASONS, chat_completion, chat_frames, responses_frames, responses_object
 from ._script import Fault, Reply, TextPart, Turn, fake_signature
 from ._tokens import Segment, segments_for
 from ._validate_anthropic import validate_anthropic
 from ._validate_gemini import validate_gemini
+from ._validate_mistral import validate_mistral
 from ._validate_openai import validate_chat, validate_responses
 
 __all__ = ["Engine", "Responder"]
@@ -46,6 +49,9 @@ _ROUTES = {
     "/chat/completions": "openai-chat",
     "/v1/responses": "openai-responses",
     "/responses": "openai-responses",
+    # Mistral's chat API has the same path as Chat Completions; the fake serves it under a /mistral prefix
+    # (``FakeServer.mistral_base_url``) so that each request is checked against the right rules.
+    "/mistral/v1/chat/completions": "mistral",
 }
 # Gemini: ``…/models/{model}:streamGenerateContent`` under any prefix (``/v1beta``, Vertex's
 # ``/v1/publishers/google`` or ``/v1/projects/{p}/locations/{l}/publishers/google``).
@@ -228,6 +234,8 @@ class Engine:
             )
         if api == "openai-chat":
             return validate_chat(body, seq=seq, prompt_tokens=tokens, limits=limits)
+        if api == "mistral":
+            return validate_mistral(body, seq=seq, prompt_tokens=tokens, limits=limits)
         if api == "gemini":
             return validate_gemini(
                 body,
@@ -371,6 +379,8 @@ class Engine:
             sent_stop = stop
         elif api == "gemini":
             sent_stop = GEMINI_FINISH_REASONS[stop]
+        elif api == "mistral":
+            sent_stop = MISTRAL_FINISH_REASONS[stop]
         else:
             sent_stop = FINISH_REASONS[stop]
         headers = base_headers(record.seq)
@@ -388,6 +398,7 @@ class Engine:
                 plan.first_byte_delay = reply.first_byte_delay
         elif record.stream:
             render = {
+                "mistral": mistral_frames,
                 "anthropic": anthropic_frames,
                 "openai-chat": chat_frames,
                 "openai-responses": responses_frames,
@@ -397,6 +408,7 @@ class Engine:
             plan = Plan(200, headers, frames=frames, first_byte_delay=reply.first_byte_delay, seq=record.seq)
         else:
             build = {
+                "mistral": chat_completion,
                 "anthropic": anthropic_message,
                 "openai-chat": chat_completion,
                 "openai-responses": responses_object,
@@ -555,6 +567,8 @@ def _auth_error(api: str, key: str | None, seq: int, headers: Mapping[str, str])
         return gemini_error(
             400, "API key not valid. Please pass a valid API key.", seq, details=api_key_details()
         )
+    if api == "mistral":
+        return mistral_unauthorized(seq)
     if api.startswith("anthropic"):
         text = "invalid x-api-key" if key else "x-api-key header is required"
         return anthropic_error(401, "authentication_error", text, seq)

@@ -162,6 +162,8 @@ class FakeServer:
         anthropic_base_url: the base URL for ``anthropic.Anthropic`` (no ``/v1``).
         openai_base_url: the base URL for ``openai.OpenAI`` (ends in ``/v1``).
         gemini_base_url: the Gemini API base URL (ends in ``/v1beta``, as pi's ``google`` provider has it).
+        mistral_base_url: the base URL for Mistral's chat API (``…/mistral``: the fake tells it from Chat
+            Completions by that prefix).
         token_url: the fake Google OAuth token endpoint (``token_uri`` of a fake credentials file).
         port: the bound port.
     """
@@ -175,6 +177,7 @@ class FakeServer:
         self.anthropic_base_url = self.url
         self.openai_base_url = f"{self.url}/v1"
         self.gemini_base_url = f"{self.url}/v1beta"
+        self.mistral_base_url = f"{self.url}/mistral"
         self.token_url = f"{self.url}/token"
         self._thread = threading.Thread(
             target=self._server.serve_forever,

@@ -183,7 +183,7 @@ class RecordedRequest:
                 _text_of(m.get("content")) for m in self.messages if _role(m) in ("system", "developer")
             ]
             return "\n".join(parts)
-        if self.api == "openai-chat":
+        if self.api in ("openai-chat", "mistral"):
             return "\n".join(
                 _text_of(m.get("content")) for m in self.messages if _role(m) in ("system", "developer")
             )
@@ -195,7 +195,7 @@ class RecordedRequest:
         for message in self.messages:
             if not isinstance(message, dict):
                 continue
-            if self.api == "openai-chat" and message.get("role") == "tool":
+            if self.api in ("openai-chat", "mistral") and message.get("role") == "tool":
                 found.append(
                     ToolResultView(str(message.get("tool_call_id", "")), _text_of(message.get("content")))
                 )

@@ -383,6 +383,7 @@ def _list(value: Any) -> list[Any]:
 _FLATTENERS = {
     "anthropic": anthropic_segments,
     "openai-chat": chat_segments,
+    "mistral": chat_segments,
     "openai-responses": responses_segments,
     "gemini": gemini_segments,
 }

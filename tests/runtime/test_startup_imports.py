@@ -82,6 +82,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.providers.anthropic",
         "pi_tui.ai.providers.google",
         "pi_tui.ai.providers.google_vertex",
+        "pi_tui.ai.providers.mistral",
         "pi_tui.ai.providers.openai_completions",
         "pi_tui.ai.providers.openai_responses",
         "pi_tui.ai.registry",
@@ -243,6 +244,12 @@ PROVIDER_MODULES = {
     "openai-responses": {"pi_tui.ai.providers.openai_responses", *_CHAT},
     "google-generative-ai": {"pi_tui.ai.providers.google", *_GEMINI},
     "google-vertex": {"pi_tui.ai.providers.google_vertex", "pi_tui.ai.providers._google_adc", *_GEMINI},
+    # Mistral shares the output-cap estimate and the strict tool schemas.
+    "mistral-conversations": {
+        "pi_tui.ai.providers.mistral",
+        "pi_tui.ai.providers._openai_compat",
+        "pi_tui.ai.providers._strict_schema",
+    },
 }
 
 _DUMP_MODULES = """
@@ -273,6 +280,7 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
             "anthropic-messages": server.anthropic_base_url,
             "google-generative-ai": server.gemini_base_url,
             "google-vertex": server.url,
+            "mistral-conversations": server.mistral_base_url,
         }.get(api, server.openai_base_url)
         config = {
             "providers": {

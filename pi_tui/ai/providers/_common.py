@@ -233,13 +233,19 @@ class MessageBuilder:
             return Error(reason=stop_reason, error=self.message)
         return Done(reason=stop_reason, message=self.message)  # type: ignore[arg-type]
 
-    def fail(self, exc: BaseException, signal: AbortSignal | None) -> Error:
-        """The final event for a stream that broke: aborted if the signal fired, else an error."""
+    def fail(
+        self,
+        exc: BaseException,
+        signal: AbortSignal | None,
+        describe: Callable[[BaseException], str] | None = None,
+    ) -> Error:
+        """The final event for a stream that broke: aborted if the signal fired, else an error whose text
+        is ``describe(exc)`` (default `describe_error`)."""
         if (signal is not None and signal.aborted) or isinstance(exc, AbortedError):
             event = self.finish("aborted", ABORTED_MESSAGE)
         else:
             log.debug("provider stream failed", exc_info=exc)
-            event = self.finish("error", describe_error(exc))
+            event = self.finish("error", (describe or describe_error)(exc))
         assert isinstance(event, Error)
         return event
 
@@ -356,12 +362,16 @@ async def stream_over_http(
     decode: Callable[[str | None, str, Any], Any],
     make_reader: Callable[[MessageBuilder], Any],
     encode: Callable[[dict[str, Any]], bytes] | None = None,
+    describe: Callable[[BaseException], str] | None = None,
+    close_blocks: Callable[[Any], list[StreamEvent]] | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """The shape every HTTP provider shares: build the body, post it, decode its events, normalise them.
 
     ``decode(event, data, stream)`` turns one server-sent event into the provider's JSON event (``None``
     to skip it, `END_OF_STREAM` to stop) or raises the provider's in-stream error. ``encode`` turns the
-    body into bytes (default: plain JSON; providers splice cached message JSON). Never raises: any
+    body into bytes (default: plain JSON; providers splice cached message JSON); ``describe`` words a
+    failure (default `describe_error`); ``close_blocks(reader)`` gives the events that end the blocks
+    still open once the stream is over (for APIs whose blocks end with the stream). Never raises: any
     failure (including building the body or the client) ends with an `Error` event.
     """
     from ..wire import encode_body
@@ -382,13 +392,16 @@ async def stream_over_http(
         async for raw in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(raw):
                 yield event
+        if close_blocks is not None:
+            for event in close_blocks(reader):
+                yield event
         stop_reason, error_message = reader.result()
     except Exception as exc:
         if type(exc).__name__ == "ReadTimeout":
             from ..wire import DEFAULT_TIMEOUT
 
             exc = IdleTimeoutError(options.timeout or DEFAULT_TIMEOUT)
-        yield out.fail(exc, options.signal)
+        yield out.fail(exc, options.signal, describe)
         return
     yield out.finish(stop_reason, error_message)
 

@@ -1,0 +1,126 @@
+"""Side by side with pi 0.87.1 on Mistral: the same prompt and script (thinking, text, two parallel tool
+calls, their results, the answer) against two identical fakes, the built-in ``mistral`` provider pointed
+there by a ``models.json`` that only overrides its base URL (so both use their own catalog's model
+entry). The requests must be equivalent: the same path, bearer key, fields in the same order, messages
+(the replayed thinking chunk, Mistral's nine-character call ids, the tool messages), tool schemas,
+output cap, thinking field and cache fields.
+
+Deliberate differences, listed in docs/providers.md: the system prompt's text, tool and parameter
+descriptions, and the session id (each run makes its own) in ``prompt_cache_key`` and ``x-affinity``;
+where the model's output maximum fills its window (devstral), ``max_tokens`` is cut by the room left,
+which differs by the two system prompts' lengths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
+
+from ..pi087 import Pi087
+
+pytestmark = pytest.mark.slow
+
+KEY = "mistral-side-by-side"
+PROMPT = "What do hello.txt and bye.txt say?"
+# (model, what it tests): the provider's default (no reasoning, text only); a prompt_mode model;
+# a reasoning_effort model with image input
+CASES = [
+    ("devstral-medium-latest", "off"),
+    ("magistral-medium-latest", "high"),
+    ("mistral-small-latest", "medium"),
+]
+
+
+def _script() -> list[Reply]:
+    return [
+        Reply(
+            [
+                thinking("I should read both files."),
+                text("Let me read them."),
+                tool_call("read", {"path": "hello.txt"}),
+                tool_call("read", {"path": "bye.txt"}),
+            ]
+        ),
+        Reply([text("They say hello world and bye.")]),
+    ]
+
+
+def _run(
+    argv: list[str], root: Path, fake: FakeLLM, model: str, level: str
+) -> subprocess.CompletedProcess[str]:
+    assert fake.server is not None
+    home = root / "home"
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    project = root / "project"
+    project.mkdir()
+    (project / "hello.txt").write_text("hello world\n")
+    (project / "bye.txt").write_text("bye\n")
+    config = {"providers": {"mistral": {"baseUrl": fake.server.mistral_base_url}}}
+    (agent / "models.json").write_text(json.dumps(config))
+    env = {
+        k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy")
+    }
+    env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", "MISTRAL_API_KEY": KEY}
+    args = ["--provider", "mistral", "--model", model, "--thinking", level, "-p", PROMPT]
+    return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
+
+
+def _without_descriptions(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_descriptions(v) for k, v in value.items() if k != "description"}
+    if isinstance(value, list):
+        return [_without_descriptions(v) for v in value]
+    return value
+
+
+def _comparable(body: dict[str, Any]) -> dict[str, Any]:
+    out = dict(body)
+    messages = [dict(m) for m in body["messages"]]
+    assert messages[0]["role"] == "system"
+    messages[0]["content"] = "<instructions>"
+    out["messages"] = messages
+    out["tools"] = _without_descriptions(body.get("tools"))
+    out.pop("prompt_cache_key", None)
+    # The cap is the model's maximum cut to the room the window has left, which depends on the length
+    # of each one's own system prompt and tool descriptions; compared apart.
+    out.pop("max_tokens", None)
+    return out
+
+
+@pytest.mark.parametrize(("model", "level"), CASES, ids=[m for m, _ in CASES])
+def test_pi_and_pi_tui_send_equivalent_mistral_requests(
+    tmp_path: Path, pi087: Pi087, model: str, level: str
+) -> None:
+    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
+    pi_fake.script(_script())
+    tui_fake.script(_script())
+    with pi_fake.serve(), tui_fake.serve():
+        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, model, level)
+        tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, model, level)
+    assert pi_run.returncode == 0, pi_run.stderr
+    assert tui_run.returncode == 0, tui_run.stderr
+    assert "They say hello world and bye." in pi_run.stdout
+    assert "They say hello world and bye." in tui_run.stdout
+    assert pi_fake.violations == [] and tui_fake.violations == []
+    assert len(pi_fake.requests) == len(tui_fake.requests) == 2
+    for theirs, ours in zip(pi_fake.requests, tui_fake.requests, strict=True):
+        assert ours.path == theirs.path == "/mistral/v1/chat/completions"
+        assert ours.headers["accept"] == theirs.headers["accept"] == "text/event-stream"
+        assert ("x-affinity" in ours.headers) == ("x-affinity" in theirs.headers)
+        assert list(ours.body) == list(theirs.body)  # the same fields in the same order
+        assert _comparable(ours.body) == _comparable(theirs.body)
+        if ours.body["max_tokens"] != theirs.body["max_tokens"]:  # both cut by the window: close
+            assert abs(ours.body["max_tokens"] - theirs.body["max_tokens"]) < 5000
+    replay = tui_fake.requests[1].body["messages"]
+    assert replay[2]["content"][0]["type"] == "thinking"
+    assert [m["role"] for m in replay[-2:]] == ["tool", "tool"]
+    assert replay[-2]["content"] == [{"type": "text", "text": "hello world"}]
