@@ -194,6 +194,7 @@ CASES: dict[str, tuple[Any, bool, dict[str, Any] | None]] = {
     "tool_loop_quirks": (_tool_loop, True, CHAT_QUIRKS),
     "thinking": (_thinking, True, None),
     "thinking_quirks": (_thinking, True, CHAT_QUIRKS),
+    "thinking_empty_signature": (_thinking, True, {"allowEmptySignature": True}),
     "other_models": (_other_models, True, None),
     "broken": (_broken, True, None),
     "text_edges": (_text_edges, True, None),

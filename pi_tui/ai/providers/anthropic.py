@@ -193,7 +193,13 @@ class _Converter:
     def __init__(self, model: Model, cache: ConversionCache | None) -> None:
         self.model = model
         self.cache = cache
-        self.key = (model.api, model.provider, model.id, "image" in model.input)
+        self.key = (
+            model.api,
+            model.provider,
+            model.id,
+            "image" in model.input,
+            _allow_empty_signature(model),
+        )
         self.out: list[dict[str, Any]] = []
         # (index in out, block); block None marks a message whose content is a plain string
         self.marker: tuple[int, dict[str, Any] | None] | None = None
@@ -254,7 +260,7 @@ def _is_tool_results(wire: dict[str, Any]) -> bool:
 
 def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
     if isinstance(message, AssistantMessage):
-        return _assistant_blocks(message)
+        return _assistant_blocks(message, _allow_empty_signature(model))
     if isinstance(message, ToolResultMessage):
         return [_tool_result_block(message, model)]
     return _user_blocks(message, model)
@@ -274,7 +280,12 @@ def _content_block(part: TextContent | ImageContent) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": part.data}}
 
 
-def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+def _allow_empty_signature(model: Model) -> bool:
+    """Some Anthropic-compatible servers take thinking with an empty signature (``compat.allowEmptySignature``)."""
+    return (model.compat or {}).get("allowEmptySignature") is True
+
+
+def _assistant_blocks(message: AssistantMessage, allow_empty_signature: bool = False) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message.content:
         if isinstance(part, TextContent):
@@ -294,8 +305,13 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
                     }
                 )
             elif part.thinking.strip():
-                # Without a signature the API would reject it as thinking; the words still matter.
-                blocks.append({"type": "text", "text": sanitize_surrogates(part.thinking)})
+                # Without a signature the API would reject it as thinking (unless the server allows an
+                # empty one); the words still matter.
+                thought = sanitize_surrogates(part.thinking)
+                if allow_empty_signature:
+                    blocks.append({"type": "thinking", "thinking": thought, "signature": ""})
+                else:
+                    blocks.append({"type": "text", "text": thought})
         elif isinstance(part, ToolCall):
             blocks.append(
                 {"type": "tool_use", "id": tool_use_id(part.id), "name": part.name, "input": part.arguments}
