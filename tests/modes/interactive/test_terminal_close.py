@@ -39,16 +39,29 @@ def _unread(term: PtyScreen) -> int:
     return int(struct.unpack("i", fcntl.ioctl(term.fd, termios.FIONREAD, b"\0\0\0\0"))[0])
 
 
+def _main_thread_waits_on_a_lock(pid: int, cpu_before: int) -> tuple[bool, int]:
+    """Whether the process's main thread sleeps on a futex (Textual's full queue), and its CPU ticks.
+
+    Where the kernel hides wait channels ("0"), a main thread that used no CPU since the last look counts.
+    """
+    task = Path(f"/proc/{pid}/task/{pid}")
+    fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+    cpu = int(fields[11]) + int(fields[12])  # utime + stime
+    wchan = (task / "wchan").read_text().strip()
+    waiting = "futex" in wchan if wchan not in ("", "0") else cpu == cpu_before
+    return waiting, cpu
+
+
 def _stop_reading_until_the_app_blocks(term: PtyScreen) -> None:
     """Read nothing more; return once the terminal's buffer has stayed full and the app's main thread has
     waited on a lock (Textual's full output queue) for half a second."""
     deadline = time.monotonic() + 30
-    steady, last = 0, -1
-    wchan = Path(f"/proc/{term.pid}/task/{term.pid}/wchan")
+    steady, last, cpu = 0, -1, -1
     while steady < 10:
         assert time.monotonic() < deadline, "the app's output never backed up"
         unread = _unread(term)
-        steady = steady + 1 if unread == last and unread > 0 and "futex" in wchan.read_text() else 0
+        waiting, cpu = _main_thread_waits_on_a_lock(term.pid, cpu)
+        steady = steady + 1 if unread == last and unread > 0 and waiting else 0
         last = unread
         time.sleep(0.05)
 
