@@ -30,6 +30,7 @@ BUILTIN_APIS: dict[str, tuple[str, str]] = {
     "google-generative-ai": ("pi_tui.ai.providers.google", "stream_google"),
     "google-vertex": ("pi_tui.ai.providers.google_vertex", "stream_google_vertex"),
     "mistral-conversations": ("pi_tui.ai.providers.mistral", "stream_mistral"),
+    "bedrock-converse-stream": ("pi_tui.ai.providers.bedrock", "stream_bedrock"),
     "faux": ("pi_tui.ai.providers.faux", "stream_faux"),
 }
 
@@ -54,6 +55,7 @@ _WIRE_APIS = frozenset(
         "google-generative-ai",
         "google-vertex",
         "mistral-conversations",
+        "bedrock-converse-stream",
     }
 )
 

@@ -178,10 +178,18 @@ class WireClient:
         (``ConnectError``, ``ReadTimeout``, ``RemoteProtocolError``, ...: `pi_tui.ai.http`'s, or
         ``httpx2``'s on the proxied path).
         """
+        return SseStream(await self.post(path, body, _JSON_HEADERS, timeout))
+
+    async def post(
+        self, path: str, body: bytes, headers: dict[str, str], timeout: float | None = None
+    ) -> Any:
+        """POST ``body`` with these request ``headers`` and return the response once its headers arrived
+        (its body unread: ``aiter_bytes``, ``aclose``), for APIs whose answer is not server-sent events
+        or whose headers change per request (a signature). Raises as `stream` does."""
         response = await self._transport.post(
             path,
             body,
-            _JSON_HEADERS,
+            headers,
             timeout if timeout is not None or self.proxied else DEFAULT_TIMEOUT,
         )
         if response.status_code >= 400:
@@ -190,7 +198,7 @@ class WireClient:
             finally:
                 await response.aclose()
             raise status_error(response)
-        return SseStream(response)
+        return response
 
     async def close(self) -> None:
         await self._transport.aclose()

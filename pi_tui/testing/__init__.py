@@ -1,5 +1,5 @@
 """An offline fake LLM server for tests: Anthropic Messages, OpenAI Chat Completions and Responses, Gemini,
-Mistral.
+Mistral, Amazon Bedrock ConverseStream.
 
 Extension authors and our own tests drive a real SDK (or the whole agent) against it::
 
@@ -41,11 +41,16 @@ What it does:
     ``function_response_missing``, ``thought_signature_missing`` (Gemini 3: the current turn's first
     call), ``thought_signature_invalid``, ``thought_signature_unknown``, ``tool_name``,
     ``thinking_config``, ``thinking_budget``, ``context_window``, ``invalid_json``.
+  - Bedrock (``…/model/{modelId}/converse-stream``, answered as the AWS binary event stream; with
+    ``FakeLLM(aws_credentials={key_id: secret})`` SigV4 signatures are verified, a bearer token must equal
+    ``api_key``): ``bedrock.required_field``, ``invalid_role``, ``empty_content``, ``empty_text``,
+    ``invalid_block``, ``tool_result_missing``, ``tool_result_unexpected``, ``tool_name``,
+    ``cache_point_limit``, ``thinking_signature``, ``max_tokens``, ``context_window``, ``invalid_json``.
 
 - **Prompt-cache simulation** (Anthropic breakpoints with 20-block look-back, per-model minimum,
   5m/1h TTL on an injectable clock; OpenAI automatic 1024 + 128·k prefixes; Gemini implicit caching the
-  same way, as ``cachedContentTokenCount``), reported in each API's usage fields and summarised by
-  `FakeLLM.cache_stats`.
+  same way, as ``cachedContentTokenCount``; Bedrock ``cachePoint`` blocks with Anthropic's rules),
+  reported in each API's usage fields and summarised by `FakeLLM.cache_stats`.
 - **Google token endpoint**: ``POST /token`` answers the jwt-bearer (service account) and refresh-token
   (gcloud login) grants with ``ya29.fake-…`` tokens the Gemini routes then accept as bearer credentials
   (``engine.google_token_lifetime`` sets their lifetime; refresh tokens starting ``revoked`` are refused).

@@ -16,6 +16,9 @@ from typing import Any
 
 from pi_tui.util import json_safe
 
+from ._bedrock import BEDROCK_ROUTE, bedrock_auth_error, bedrock_frames, bedrock_segments, validate_bedrock
+from ._bedrock import STOP_REASONS as BEDROCK_STOP_REASONS
+from ._bedrock import model_from_path as bedrock_model
 from ._cache import PromptCache
 from ._errors import anthropic_error, base_headers, error_plan, http_fault_plan, stream_error_frame
 from ._google_token import parse_form, token_plan
@@ -77,6 +80,7 @@ class Engine:
         reasoning_field: str | None,
         openai_cache_ttl: float,
         responder: Responder | None,
+        aws_credentials: Mapping[str, str] | None = None,
     ) -> None:
         self.defaults = defaults
         self.model_limits = dict(model_limits)
@@ -86,6 +90,7 @@ class Engine:
         self.reasoning_field = reasoning_field
         self.openai_cache_ttl = openai_cache_ttl
         self.responder = responder
+        self.aws_credentials = dict(aws_credentials) if aws_credentials is not None else None
         self.lock = threading.RLock()
         self.delivered = threading.Condition(self.lock)
         self.cache = PromptCache()
@@ -137,6 +142,8 @@ class Engine:
         path, _, query = path.partition("?")
         path = path.rstrip("/") or "/"
         with self.lock:
+            if method == "POST" and BEDROCK_ROUTE.match(path) is not None:
+                return self._generate("bedrock", method, f"{path}?{query}" if query else path, headers, raw)
             gemini = _GEMINI_ROUTE.match(path)
             if gemini is not None and method == "POST":
                 return self._generate("gemini", method, f"{path}?{query}" if query else path, headers, raw)
@@ -169,7 +176,20 @@ class Engine:
         record = RecordedRequest(seq, api, method, path, _redact(headers), None, time=self.clock())
         self.records.append(record)
         key = _presented_key(headers, path)
-        if self.api_key is not None and key != self.api_key and key not in self._google_tokens:
+        if api == "bedrock":
+            denied = bedrock_auth_error(
+                method,
+                path,
+                headers,
+                raw,
+                credentials=self.aws_credentials,
+                api_key=self.api_key,
+                seq=seq,
+            )
+            if denied is not None:
+                return self._answer(record, denied, "auth", message=_message_of(denied))
+            key = _aws_key_id(headers) or key
+        elif self.api_key is not None and key != self.api_key and key not in self._google_tokens:
             return self._answer(record, _auth_error(api, key, seq, headers), "auth")
         try:
             body = json_safe.loads(raw or b"null", limit=json_safe.MAX_RECORD_DEPTH)
@@ -182,11 +202,14 @@ class Engine:
         if gemini is not None:
             record.model = gemini.group("model")
             record.stream = gemini.group("method") == "streamGenerateContent"
+        elif api == "bedrock":
+            record.model = bedrock_model(path)
+            record.stream = True
         else:
             record.model = body.get("model") if isinstance(body.get("model"), str) else None
             record.stream = bool(body.get("stream"))
         flavour = "anthropic" if api == "anthropic-count-tokens" else api
-        segments = segments_for(flavour, body)
+        segments = bedrock_segments(body) if api == "bedrock" else segments_for(flavour, body)
         record.prompt_tokens = sum(seg.tokens for seg in segments)
         limits = self.limits(record.model or "")
         record.violations = self._validate(
@@ -232,6 +255,10 @@ class Engine:
                 signature_ok=self.signature_ok,
                 count_only=api == "anthropic-count-tokens",
             )
+        if api == "bedrock":
+            return validate_bedrock(
+                body, seq=seq, prompt_tokens=tokens, limits=limits, signature_ok=self.signature_ok
+            )
         if api == "openai-chat":
             return validate_chat(body, seq=seq, prompt_tokens=tokens, limits=limits)
         if api == "mistral":
@@ -254,6 +281,12 @@ class Engine:
             violation = Violation("gemini.invalid_json", message, api, record.seq)
             record.violations = [violation]
             return self._answer(record, gemini_error(400, message, record.seq), "violation", message=message)
+        if api == "bedrock":
+            message = "Could not parse the request body as JSON."
+            record.violations = [Violation("bedrock.invalid_json", message, api, record.seq)]
+            return self._answer(
+                record, error_plan(api, 400, message, record.seq), "violation", message=message
+            )
         if api == "anthropic":
             message, rule = (
                 "There was an error parsing the body as JSON. The body must be a JSON object.",
@@ -328,6 +361,16 @@ class Engine:
                 min_tokens=limits.min_cacheable_tokens or 0,
                 now=now,
             )
+        if api == "bedrock":
+            # Explicit cachePoint blocks, with Anthropic's rules (Bedrock serves Claude's cache).
+            return self.cache.anthropic(
+                segments,
+                key_id=key_id,
+                model=model,
+                automatic=None,
+                min_tokens=limits.min_cacheable_tokens or 0,
+                now=now,
+            )
         if api == "gemini":
             # Implicit caching: a request that repeats a recent prompt's prefix reads it from the cache.
             return self.cache.openai(
@@ -381,10 +424,17 @@ class Engine:
             sent_stop = GEMINI_FINISH_REASONS[stop]
         elif api == "mistral":
             sent_stop = MISTRAL_FINISH_REASONS[stop]
+        elif api == "bedrock":
+            sent_stop = BEDROCK_STOP_REASONS[stop]
         else:
             sent_stop = FINISH_REASONS[stop]
         headers = base_headers(record.seq)
-        if api == "gemini":
+        if api == "bedrock":
+            headers["content-type"] = "application/vnd.amazon.eventstream"
+            headers["x-amzn-requestid"] = f"fake-{record.seq:04d}-0000-0000-0000-000000000000"
+            frames = bedrock_frames(reply, ctx, sent_stop)
+            plan = Plan(200, headers, frames=frames, first_byte_delay=reply.first_byte_delay, seq=record.seq)
+        elif api == "gemini":
             ctx.model = record.model or ""
             sse = "alt=sse" in record.path.partition("?")[2].split("&")
             if record.stream:
@@ -583,4 +633,12 @@ def _message_of(plan: Plan) -> str | None:
     except ValueError:
         return None
     error = payload.get("error") if isinstance(payload, dict) else None
+    if error is None and isinstance(payload, dict) and isinstance(payload.get("message"), str):
+        return str(payload["message"])  # AWS: the message at the top level
     return error.get("message") if isinstance(error, dict) else None
+
+
+def _aws_key_id(headers: Mapping[str, str]) -> str | None:
+    """The access key id of a SigV4-signed request (the prompt cache is per account, as on AWS)."""
+    credential = headers.get("authorization", "").partition("Credential=")[2]
+    return credential.partition("/")[0] or None

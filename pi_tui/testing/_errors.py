@@ -117,6 +117,10 @@ def error_plan(
         from ._render_mistral import mistral_error
 
         return mistral_error(status, message, seq, headers=headers, code=code)
+    if api == "bedrock":
+        from ._bedrock import bedrock_error, exception_for_status
+
+        return bedrock_error(status, exception_for_status(status), message, seq, headers)
     if api.startswith("anthropic"):
         kind = {
             401: "authentication_error",
@@ -154,6 +158,10 @@ def http_fault_plan(api: str, fault: Fault, seq: int, *, prompt_tokens: int, win
         from ._render_mistral import mistral_fault_plan
 
         return mistral_fault_plan(fault, seq, prompt_tokens=prompt_tokens, window=window)
+    if api == "bedrock":
+        from ._bedrock import bedrock_fault_plan
+
+        return bedrock_fault_plan(fault, seq, prompt_tokens=prompt_tokens, window=window)
     kind = fault.kind
     if kind == "context_overflow":
         tokens = fault.tokens if fault.tokens is not None else max(prompt_tokens, window + 1)
@@ -192,6 +200,10 @@ def stream_error_frame(api: str, fault: Fault, sequence_number: int) -> bytes:
         from ._render_mistral import mistral_stream_error_frame
 
         return mistral_stream_error_frame(fault)
+    if api == "bedrock":
+        from ._bedrock import bedrock_stream_error_frame
+
+        return bedrock_stream_error_frame(fault)
     error_type = fault.error_type or "overloaded_error"
     message = fault.message or _STREAM_ERROR_TEXT.get(error_type, error_type)
     if api == "anthropic":

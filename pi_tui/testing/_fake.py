@@ -32,6 +32,8 @@ class FakeLLM:
         responder: ``(RecordedRequest) -> Reply | Fault | str | parts`` used once the script runs out.
         reasoning_field: Chat Completions delta field for thinking text (``None``: don't send thinking).
         openai_cache_ttl: OpenAI in-memory prefix cache lifetime in seconds (``24h`` retention: one day).
+        aws_credentials: Bedrock: access key id -> secret access key; SigV4-signed requests must verify
+            against them (``None``: signatures are not checked). A bearer token must equal ``api_key``.
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class FakeLLM:
         responder: Responder | None = None,
         reasoning_field: str | None = "reasoning_content",
         openai_cache_ttl: float = 300.0,
+        aws_credentials: Mapping[str, str] | None = None,
     ) -> None:
         self._clock = clock if clock is not None else FakeClock()
         self.engine = Engine(
@@ -58,6 +61,7 @@ class FakeLLM:
             reasoning_field=reasoning_field,
             openai_cache_ttl=openai_cache_ttl,
             responder=responder,
+            aws_credentials=aws_credentials,
         )
         self.server: FakeServer | None = None
 

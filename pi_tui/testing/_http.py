@@ -164,6 +164,7 @@ class FakeServer:
         gemini_base_url: the Gemini API base URL (ends in ``/v1beta``, as pi's ``google`` provider has it).
         mistral_base_url: the base URL for Mistral's chat API (``…/mistral``: the fake tells it from Chat
             Completions by that prefix).
+        bedrock_base_url: the Bedrock runtime endpoint (``…/model/{id}/converse-stream`` below it).
         token_url: the fake Google OAuth token endpoint (``token_uri`` of a fake credentials file).
         port: the bound port.
     """
@@ -178,6 +179,7 @@ class FakeServer:
         self.openai_base_url = f"{self.url}/v1"
         self.gemini_base_url = f"{self.url}/v1beta"
         self.mistral_base_url = f"{self.url}/mistral"
+        self.bedrock_base_url = self.url
         self.token_url = f"{self.url}/token"
         self._thread = threading.Thread(
             target=self._server.serve_forever,

@@ -39,6 +39,7 @@ __all__ = [
     "gemini_segments",
     "responses_segments",
     "text_tokens",
+    "with_message_boundary",
 ]
 
 CHARS_PER_TOKEN = 4
@@ -194,6 +195,9 @@ def _with_message_boundary(segments: list[Segment], role: str, index: int) -> li
     for seg in segments:
         seg.message_index = index
     return segments
+
+
+with_message_boundary = _with_message_boundary  # for the flatteners of other modules (Bedrock)
 
 
 def anthropic_segments(body: dict[str, Any]) -> list[Segment]:

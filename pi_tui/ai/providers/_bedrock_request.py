@@ -1,0 +1,329 @@
+"""The body of a Bedrock ``ConverseStream`` request, as pi 0.87.1 builds it (through the AWS SDK).
+
+- ``messages``: user turns of ``{text}`` and ``{image: {format, source: {bytes: <base64>}}}`` blocks
+  (a blank text is dropped, an empty turn gets ``<empty>``); assistant turns of text, ``toolUse`` and
+  ``reasoningContent`` (Claude: ``reasoningText`` with its signature, unsigned thinking as plain text;
+  other models: text without signature; encrypted reasoning replayed as ``redactedContent``); all the
+  tool results of a turn in one user message of ``toolResult`` blocks (``status`` success/error).
+- ``system``: ``[{text}]``; ``inferenceConfig``: ``maxTokens``, ``temperature``; ``toolConfig`` with
+  ``toolSpec``s (none when there are no tools).
+- prompt caching for Claude 3.5 Haiku, 3.7 Sonnet, 4.x and 5 (or any model with
+  ``AWS_BEDROCK_FORCE_CACHE=1``): a ``cachePoint`` after the system prompt and at the end of the last
+  user message (``ttl: "1h"`` with long retention);
+- thinking (Claude only) in ``additionalModelRequestFields``: ``adaptive`` with an ``output_config``
+  effort on the adaptive models, else ``enabled`` with a token budget and the interleaved-thinking beta.
+
+The model id travels in the URL, not the body; the keys are in the SDK's (alphabetical) order.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from ..stream import LlmRequest, StreamOptions
+from ..thinking import clamp_thinking_level, level_map
+from ..types import (
+    AssistantMessage,
+    ImageContent,
+    LlmMessage,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+)
+from ._history import prepare_messages, sanitize_surrogates
+
+__all__ = [
+    "EMPTY_TEXT",
+    "build_request",
+    "is_claude",
+    "supports_adaptive_thinking",
+    "supports_prompt_caching",
+]
+
+EMPTY_TEXT = "<empty>"
+_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_IMAGE_FORMATS = {
+    "image/jpeg": "jpeg",
+    "image/jpg": "jpeg",
+    "image/png": "png",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
+_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384, "max": 16384}
+_MIN_ANSWER = 1024
+
+
+class BedrockRequestError(ValueError):
+    """The conversation holds something Bedrock cannot take (e.g. an image type it does not know)."""
+
+
+# --- model traits -----------------------------------------------------------------------------------
+
+
+def _candidates(model: Model) -> list[str]:
+    values = [model.id, model.name] if model.name else [model.id]
+    out = []
+    for value in values:
+        lower = value.lower()
+        out.extend([lower, re.sub(r"[\s_.:]+", "-", lower)])
+    return out
+
+
+def is_claude(model: Model) -> bool:
+    """An Anthropic Claude model (by id, or by name for application inference profiles)."""
+    model_id, name = model.id.lower(), (model.name or "").lower()
+    return any(s in model_id for s in ("anthropic.claude", "anthropic/claude")) or "claude" in name
+
+
+def supports_adaptive_thinking(model: Model) -> bool:
+    fragments = ("opus-4-6", "opus-4-7", "opus-4-8", "opus-5", "sonnet-4-6", "sonnet-5", "fable-5")
+    return any(f in s for s in _candidates(model) for f in fragments)
+
+
+def _native_xhigh(model: Model) -> bool:
+    fragments = ("opus-4-7", "opus-4-8", "opus-5", "sonnet-5", "fable-5")
+    return any(f in s for s in _candidates(model) for f in fragments)
+
+
+def supports_prompt_caching(model: Model) -> bool:
+    candidates = _candidates(model)
+    if not any("claude" in s for s in candidates):
+        return os.environ.get("AWS_BEDROCK_FORCE_CACHE") == "1"
+    fragments = ("fable-5", "opus-5", "sonnet-5", "-4-", "claude-3-7-sonnet", "claude-3-5-haiku")
+    return any(f in s for s in candidates for f in fragments)
+
+
+def _gov_cloud(model: Model) -> bool:
+    region = (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "").lower()
+    model_id = model.id.lower()
+    return region.startswith("us-gov-") or model_id.startswith(("us-gov.", "arn:aws-us-gov:"))
+
+
+# --- thinking and limits ----------------------------------------------------------------------------
+
+
+def _effort(model: Model, level: str) -> str:
+    if level == "xhigh" and _native_xhigh(model):
+        return "xhigh"
+    mapping = level_map(model)
+    mapped = mapping.get(level) if mapping is not None else None
+    if isinstance(mapped, str):
+        return mapped
+    return {"minimal": "low", "low": "low", "medium": "medium"}.get(level, "high")
+
+
+def _thinking_level(model: Model, options: StreamOptions) -> str | None:
+    if not model.reasoning or options.thinking == "off":
+        return None
+    level = clamp_thinking_level(model, options.thinking)
+    return None if level == "off" else level
+
+
+def _limits(model: Model, options: StreamOptions) -> tuple[int, dict[str, Any] | None]:
+    """``maxTokens`` and ``additionalModelRequestFields``, as pi's ``streamSimple`` sets them."""
+    base = options.max_tokens or model.max_tokens
+    level = _thinking_level(model, options)
+    if level is None or not is_claude(model):
+        return base, None
+    display = None if _gov_cloud(model) else "summarized"
+    with_display = {"display": display} if display is not None else {}
+    if supports_adaptive_thinking(model):
+        fields: dict[str, Any] = {
+            "thinking": {"type": "adaptive", **with_display},
+            "output_config": {"effort": _effort(model, level)},
+        }
+        return base, fields
+    clamped = "high" if level in ("xhigh", "max") else level
+    budget = (options.thinking_budgets or {}).get(clamped, _BUDGETS.get(level, _BUDGETS["high"]))
+    max_tokens = model.max_tokens if options.max_tokens is None else min(base + budget, model.max_tokens)
+    budget = min(budget, max(0, max_tokens - _MIN_ANSWER))
+    fields = {
+        "thinking": {"type": "enabled", "budget_tokens": budget, **with_display},
+        "anthropic_beta": ["interleaved-thinking-2025-05-14"],
+    }
+    return max_tokens, fields
+
+
+# --- messages ---------------------------------------------------------------------------------------
+
+
+def _tool_id(call_id: str) -> str:
+    return _ID_CHARS.sub("_", call_id)[:64]
+
+
+def _text_block(text: str) -> dict[str, Any] | None:
+    clean = sanitize_surrogates(text)
+    return {"text": clean} if clean.strip() else None
+
+
+def _image(image: ImageContent) -> dict[str, Any]:
+    image_format = _IMAGE_FORMATS.get(image.mime_type)
+    if image_format is None:
+        raise BedrockRequestError(
+            f"Bedrock cannot take images of type {image.mime_type} (jpeg, png, gif and webp only)"
+        )
+    return {"image": {"format": image_format, "source": {"bytes": image.data}}}
+
+
+def _user(message: LlmMessage) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if isinstance(message.content, str):
+        content.append(_text_block(message.content) or {"text": EMPTY_TEXT})
+    else:
+        for part in message.content:
+            if isinstance(part, TextContent):
+                block = _text_block(part.text)
+                if block is not None:
+                    content.append(block)
+            elif isinstance(part, ImageContent):
+                content.append(_image(part))
+        if not content:
+            content.append({"text": EMPTY_TEXT})
+    return {"role": "user", "content": content}
+
+
+def _assistant(message: AssistantMessage, model: Model) -> dict[str, Any] | None:
+    blocks: list[dict[str, Any]] = []
+    claude = is_claude(model)
+    for part in message.content:
+        if isinstance(part, TextContent):
+            block = _text_block(part.text)
+            if block is not None:
+                blocks.append(block)
+        elif isinstance(part, ToolCall):
+            blocks.append(
+                {
+                    "toolUse": {
+                        "toolUseId": _tool_id(part.id),
+                        "name": part.name,
+                        "input": _document(part.arguments),
+                    }
+                }
+            )
+        elif isinstance(part, ThinkingContent):
+            if part.redacted:
+                if part.thinking_signature:
+                    blocks.append({"reasoningContent": {"redactedContent": part.thinking_signature}})
+                continue
+            thinking = sanitize_surrogates(part.thinking)
+            if not thinking.strip():
+                continue
+            if not claude:
+                blocks.append({"reasoningContent": {"reasoningText": {"text": thinking}}})
+            elif not (part.thinking_signature or "").strip():
+                blocks.append({"text": thinking})
+            else:
+                blocks.append(
+                    {
+                        "reasoningContent": {
+                            "reasoningText": {"text": thinking, "signature": part.thinking_signature}
+                        }
+                    }
+                )
+    return {"role": "assistant", "content": blocks} if blocks else None
+
+
+def _document(value: Any) -> Any:
+    """Tool arguments as a Smithy document: keys that are empty strings are dropped."""
+    if isinstance(value, list):
+        return [_document(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _document(v) for k, v in value.items() if k}
+    return value
+
+
+def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, ImageContent):
+            content.append(_image(part))
+        elif isinstance(part, TextContent):
+            block = _text_block(part.text)
+            if block is not None:
+                content.append(block)
+    if not content:
+        content.append({"text": EMPTY_TEXT})
+    return {
+        "toolResult": {
+            "toolUseId": _tool_id(message.tool_call_id),
+            "content": content,
+            "status": "error" if message.is_error else "success",
+        }
+    }
+
+
+def _cache_point(options: StreamOptions) -> dict[str, Any]:
+    point: dict[str, Any] = {"type": "default"}
+    if options.cache_retention == "long":
+        point["ttl"] = "1h"
+    return {"cachePoint": point}
+
+
+def convert_messages(
+    messages: list[LlmMessage], model: Model, options: StreamOptions
+) -> list[dict[str, Any]]:
+    """``messages`` for a prepared history (`prepare_messages`), with the last cache point."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            converted = _assistant(message, model)
+            if converted is not None:
+                out.append(converted)
+        elif isinstance(message, ToolResultMessage):
+            result = _tool_result(message)
+            previous = out[-1] if out else None
+            if (
+                previous is not None
+                and previous["role"] == "user"
+                and "toolResult" in previous["content"][-1]
+            ):
+                previous["content"].append(result)  # one user message holds all results of a turn
+            else:
+                out.append({"role": "user", "content": [result]})
+        else:
+            out.append(_user(message))
+    if (
+        options.cache_retention != "none"
+        and supports_prompt_caching(model)
+        and out
+        and out[-1]["role"] == "user"
+    ):
+        out[-1]["content"].append(_cache_point(options))
+    return out
+
+
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body of ``ConverseStream`` (the model id goes in the URL)."""
+    messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+    max_tokens, fields = _limits(model, options)
+    body: dict[str, Any] = {}
+    if fields is not None:
+        body["additionalModelRequestFields"] = fields
+    inference: dict[str, Any] = {"maxTokens": max_tokens}
+    if options.temperature is not None:
+        inference["temperature"] = options.temperature
+    body["inferenceConfig"] = inference
+    body["messages"] = convert_messages(messages, model, options)
+    if request.system_prompt:
+        system: list[dict[str, Any]] = [{"text": sanitize_surrogates(request.system_prompt)}]
+        if options.cache_retention != "none" and supports_prompt_caching(model):
+            system.append(_cache_point(options))
+        body["system"] = system
+    if request.tools:
+        body["toolConfig"] = {
+            "tools": [
+                {
+                    "toolSpec": {
+                        "name": t.name,
+                        "description": t.description,
+                        "inputSchema": {"json": t.parameters},
+                    }
+                }
+                for t in request.tools
+            ]
+        }
+    return body
