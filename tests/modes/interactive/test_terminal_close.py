@@ -192,8 +192,9 @@ def test_kill_hup_with_the_terminal_open_exits_129_and_restores_it(
     assert "To resume this session" in out
 
 
-def test_sigterm_during_a_tool_call_stops_the_tool_and_saves_the_call(
-    tmp_path: Path, isolated_home: Path
+@pytest.mark.parametrize("how", ["sigterm", "close"])
+def test_sigterm_or_closing_during_a_tool_call_stops_the_tool_and_saves_the_call(
+    tmp_path: Path, isolated_home: Path, how: str
 ) -> None:
     project = _project(tmp_path)
     marker = project / "started"
@@ -207,13 +208,18 @@ def test_sigterm_during_a_tool_call_stops_the_tool_and_saves_the_call(
             term.send("run it\r")
             term.wait_for(lambda _screen: marker.exists(), timeout=30)
             sent = time.monotonic()
-            os.kill(term.pid, signal.SIGTERM)
+            if how == "sigterm":
+                os.kill(term.pid, signal.SIGTERM)
+            else:
+                os.close(term.fd)
             took = _gone_within(term.proc, sent)
         finally:
             term.close()
     assert took < LIMIT, f"exit took {took:.2f} s"
-    assert term.proc.returncode == 143
+    assert term.proc.returncode == (143 if how == "sigterm" else 129)
     entries = _session_entries(isolated_home / ".pi" / "agent")
-    assert any("sleep 30" in m for m in _messages(entries))  # the call is in the session
+    messages = _messages(entries)
+    assert any("sleep 30" in m for m in messages)  # the call is in the session …
+    assert any('"role": "toolResult"' in m for m in messages)  # … and so is its (stopped) result
     sleeping = subprocess.run(["pgrep", "-f", f"touch {marker}; sleep 30"], capture_output=True, text=True)
     assert sleeping.stdout.strip() == ""  # and its process group was stopped
