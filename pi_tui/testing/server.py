@@ -1,7 +1,9 @@
 """Run the fake LLM server on its own: ``python -m pi_tui.testing.server [--port N] [--script file.json]``.
 
 The first line on stdout is the base URL (``http://127.0.0.1:PORT``); point ``ANTHROPIC_BASE_URL``
-at it and ``OPENAI_BASE_URL`` at it plus ``/v1``. It serves until killed (SIGINT/SIGTERM).
+at it and ``OPENAI_BASE_URL`` at it plus ``/v1``; for Gemini, give provider ``google`` the base URL plus
+``/v1beta`` in ``models.json`` (``google-vertex``: the base URL itself; ``/token`` is a fake Google token
+endpoint for a credentials file's ``token_uri``). It serves until killed (SIGINT/SIGTERM).
 
 Control plane (no auth): ``POST /_fake/script`` (load a script; replaces the unused turns unless the
 document has ``"append": true``), ``GET /_fake/log``, ``GET /_fake/violations``, ``GET /_fake/stats``
