@@ -377,6 +377,13 @@ class AuthStorage:
     def providers(self) -> list[str]:
         return [name for name in self._data if self.has(name)]
 
+    def stored_env(self, provider: str) -> dict[str, str]:
+        """The variables an ``api_key`` entry carries for ``provider`` (pi's ``env``: e.g. Vertex's project,
+        location and credentials file from ``/login``); they take precedence over the process environment."""
+        entry = self.get(provider)
+        env = entry.get("env") if entry is not None and entry.get("type") == "api_key" else None
+        return {k: v for k, v in env.items() if isinstance(v, str)} if isinstance(env, dict) else {}
+
     def oauth(self, provider: str) -> dict[str, Any] | None:
         """``provider``'s stored login (``type: oauth``), None when it has none."""
         entry = self.get(provider)

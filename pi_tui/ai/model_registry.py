@@ -527,6 +527,9 @@ class ModelRegistry:
         stored = self._auth.api_key(provider)
         if stored:
             return stored
+        if self._auth.stored_env(provider):
+            # A stored login without a key (Vertex ADC, an AWS profile) owns the provider, as in pi.
+            return AMBIENT_CREDENTIALS
         # pi 0.63+: a models.json "!command" key runs on every request, so a rotated token is seen
         configured = resolve_config_value(
             self._config_keys.get(provider),

@@ -72,3 +72,25 @@ def test_vertex_without_a_project_says_what_to_set(
     message = run.stderr.strip()
     assert message.startswith("No credentials for google-vertex: set GOOGLE_CLOUD_API_KEY")
     assert "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION" in message and "\n" not in message
+
+
+def test_a_vertex_login_stored_the_pi_way_is_used(tmp_path: Path, agent_dir: Path) -> None:
+    """pi's /login for google-vertex (application-default credentials) stores only ``env`` in auth.json."""
+    fake = FakeLLM()
+    fake.script([Reply([text("Hi from a stored Vertex login.")])])
+    with fake.serve() as server:
+        credentials = tmp_path / "adc.json"
+        login = {"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r"}
+        credentials.write_text(json.dumps({**login, "token_uri": server.token_url}))
+        env = {
+            "GOOGLE_CLOUD_PROJECT": "stored-proj",
+            "GOOGLE_CLOUD_LOCATION": "europe-west4",
+            "GOOGLE_APPLICATION_CREDENTIALS": str(credentials),
+        }
+        (agent_dir / "auth.json").write_text(json.dumps({"google-vertex": {"type": "api_key", "env": env}}))
+        (agent_dir / "auth.json").chmod(0o600)
+        _base_url(agent_dir, "google-vertex", server.url)
+        run = run_cli(["--provider", "google-vertex", "-p", "hi"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "Hi from a stored Vertex login."
+    assert [r.api for r in fake.requests] == ["google-token", "gemini"]

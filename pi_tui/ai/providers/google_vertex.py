@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -57,8 +58,20 @@ def _has_version(base_url: str) -> bool:
     return any(_VERSION_SEGMENT.match(part) for part in urlsplit(base_url).path.split("/"))
 
 
-def _project() -> str:
-    project = os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("GCLOUD_PROJECT")
+def _scoped_env(provider: str) -> dict[str, str]:
+    """The variables stored with the provider's login in auth.json (pi's ``env``), which win over the
+    process environment, as in pi."""
+    from ..auth import AuthStorage
+
+    return AuthStorage().stored_env(provider)
+
+
+def _env(name: str, scoped: dict[str, str]) -> str | None:
+    return scoped.get(name) or os.environ.get(name) or None
+
+
+def _project(scoped: dict[str, str]) -> str:
+    project = _env("GOOGLE_CLOUD_PROJECT", scoped) or _env("GCLOUD_PROJECT", scoped)
     if not project:
         raise SetupError(
             "Vertex AI requires a project ID: set GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT), "
@@ -67,8 +80,8 @@ def _project() -> str:
     return project
 
 
-def _location() -> str:
-    location = os.environ.get("GOOGLE_CLOUD_LOCATION")
+def _location(scoped: dict[str, str]) -> str:
+    location = _env("GOOGLE_CLOUD_LOCATION", scoped)
     if not location:
         raise SetupError(
             "Vertex AI requires a location: set GOOGLE_CLOUD_LOCATION (e.g. us-central1 or global), "
@@ -114,8 +127,10 @@ async def _endpoint(model: Model, options: StreamOptions) -> tuple[Any, str]:
     else:
         from ._google_adc import access_token
 
-        project, location = _project(), _location()
-        token = await access_token()
+        scoped = _scoped_env(model.provider)
+        project, location = _project(scoped), _location(scoped)
+        stored_file = scoped.get("GOOGLE_APPLICATION_CREDENTIALS")
+        token = await access_token(Path(stored_file).expanduser() if stored_file else None)
         base_url, path = vertex_endpoint(model, None, project, location)
         wire_headers = {"authorization": f"Bearer {token.token}"}
         if token.quota_project:
