@@ -268,7 +268,7 @@ def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
 
 def _user_blocks(message: UserMessage, model: Model) -> list[dict[str, Any]]:
     content = message.content
-    if isinstance(content, str):  # the converter sends strings as they are; this is the marked copy
+    if isinstance(content, str):  # `_Converter.feed` sends plain strings itself; here for completeness
         return [{"type": "text", "text": sanitize_surrogates(content)}] if content.strip() else []
     blocks = [_content_block(part) for part in content]
     return [b for b in blocks if b["type"] != "text" or b["text"].strip()]
