@@ -31,6 +31,10 @@ BUILTIN_APIS: dict[str, tuple[str, str]] = {
     "google-vertex": ("pi_tui.ai.providers.google_vertex", "stream_google_vertex"),
     "mistral-conversations": ("pi_tui.ai.providers.mistral", "stream_mistral"),
     "bedrock-converse-stream": ("pi_tui.ai.providers.bedrock", "stream_bedrock"),
+    "azure-openai-responses": (
+        "pi_tui.ai.providers.azure_openai_responses",
+        "stream_azure_openai_responses",
+    ),
     "faux": ("pi_tui.ai.providers.faux", "stream_faux"),
 }
 
@@ -56,6 +60,7 @@ _WIRE_APIS = frozenset(
         "google-vertex",
         "mistral-conversations",
         "bedrock-converse-stream",
+        "azure-openai-responses",
     }
 )
 

@@ -9,7 +9,8 @@ Extension authors and our own tests drive a real SDK (or the whole agent) agains
     fake.script([Reply([tool_call("read", {"path": "a.py"})]), Reply([text("done")])])
     with fake.serve() as server:  # server.anthropic_base_url, server.openai_base_url (…/v1),
         ...                           # server.gemini_base_url (…/v1beta), server.mistral_base_url
-        ...                           # (…/mistral), server.url, server.token_url
+        ...                           # (…/mistral), server.azure_base_url (…/openai/v1), server.url,
+        ...                           # server.token_url
         ...
     fake.assert_script_consumed()
     assert fake.violations == []

@@ -16,6 +16,7 @@ from typing import Any
 
 from pi_tui.util import json_safe
 
+from ._azure import AZURE_PREFIX, azure_refusal, azure_unauthorized
 from ._bedrock import BEDROCK_ROUTE, bedrock_auth_error, bedrock_frames, bedrock_segments, validate_bedrock
 from ._bedrock import STOP_REASONS as BEDROCK_STOP_REASONS
 from ._bedrock import model_from_path as bedrock_model
@@ -103,6 +104,7 @@ class Engine:
         self._seq = 0
         self.google_token_lifetime = 3599  # seconds, for tokens from the fake token endpoint
         self._google_tokens: set[str] = set()
+        self.azure_deployments: frozenset[str] | None = None  # None: any deployment name exists
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -147,6 +149,8 @@ class Engine:
             gemini = _GEMINI_ROUTE.match(path)
             if gemini is not None and method == "POST":
                 return self._generate("gemini", method, f"{path}?{query}" if query else path, headers, raw)
+            if path == f"{AZURE_PREFIX}responses" and method == "POST":
+                return self._generate("openai-responses", method, f"{path}?{query}", headers, raw)
             if path == "/token" and method == "POST":
                 return self._google_token(path, headers, raw)
             api = _ROUTES.get(path)
@@ -176,6 +180,7 @@ class Engine:
         record = RecordedRequest(seq, api, method, path, _redact(headers), None, time=self.clock())
         self.records.append(record)
         key = _presented_key(headers, path)
+        azure = path.startswith(AZURE_PREFIX)
         if api == "bedrock":
             denied = bedrock_auth_error(
                 method,
@@ -190,7 +195,8 @@ class Engine:
                 return self._answer(record, denied, "auth", message=_message_of(denied))
             key = _aws_key_id(headers) or key
         elif self.api_key is not None and key != self.api_key and key not in self._google_tokens:
-            return self._answer(record, _auth_error(api, key, seq, headers), "auth")
+            plan = azure_unauthorized(seq) if azure else _auth_error(api, key, seq, headers)
+            return self._answer(record, plan, "auth")
         try:
             body = json_safe.loads(raw or b"null", limit=json_safe.MAX_RECORD_DEPTH)
         except ValueError:
@@ -208,6 +214,10 @@ class Engine:
         else:
             record.model = body.get("model") if isinstance(body.get("model"), str) else None
             record.stream = bool(body.get("stream"))
+        if azure:
+            refusal = azure_refusal(path.partition("?")[2], record.model, self.azure_deployments, seq)
+            if refusal is not None:
+                return self._answer(record, refusal, "fault", message=_message_of(refusal))
         flavour = "anthropic" if api == "anthropic-count-tokens" else api
         segments = bedrock_segments(body) if api == "bedrock" else segments_for(flavour, body)
         record.prompt_tokens = sum(seg.tokens for seg in segments)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ._cache import FakeClock
@@ -34,6 +34,8 @@ class FakeLLM:
         openai_cache_ttl: OpenAI in-memory prefix cache lifetime in seconds (``24h`` retention: one day).
         aws_credentials: Bedrock: access key id -> secret access key; SigV4-signed requests must verify
             against them (``None``: signatures are not checked). A bearer token must equal ``api_key``.
+        azure_deployments: Azure OpenAI (``server.azure_base_url``): the deployment names that exist; a
+            request for another gets Azure's ``DeploymentNotFound`` 404 (``None``: every name exists).
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class FakeLLM:
         reasoning_field: str | None = "reasoning_content",
         openai_cache_ttl: float = 300.0,
         aws_credentials: Mapping[str, str] | None = None,
+        azure_deployments: Collection[str] | None = None,
     ) -> None:
         self._clock = clock if clock is not None else FakeClock()
         self.engine = Engine(
@@ -63,6 +66,8 @@ class FakeLLM:
             responder=responder,
             aws_credentials=aws_credentials,
         )
+        # Azure OpenAI (``…/openai/v1/responses``): the deployment names that exist (None: any name).
+        self.engine.azure_deployments = None if azure_deployments is None else frozenset(azure_deployments)
         self.server: FakeServer | None = None
 
     # -- script ----------------------------------------------------------------------------------

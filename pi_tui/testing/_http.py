@@ -162,6 +162,8 @@ class FakeServer:
         anthropic_base_url: the base URL for ``anthropic.Anthropic`` (no ``/v1``).
         openai_base_url: the base URL for ``openai.OpenAI`` (ends in ``/v1``).
         gemini_base_url: the Gemini API base URL (ends in ``/v1beta``, as pi's ``google`` provider has it).
+        azure_base_url: Azure OpenAI's v1 base URL (``…/openai/v1``; requests need ``?api-version=v1``
+            and the key in ``api-key``).
         mistral_base_url: the base URL for Mistral's chat API (``…/mistral``: the fake tells it from Chat
             Completions by that prefix).
         bedrock_base_url: the Bedrock runtime endpoint (``…/model/{id}/converse-stream`` below it).
@@ -180,6 +182,7 @@ class FakeServer:
         self.gemini_base_url = f"{self.url}/v1beta"
         self.mistral_base_url = f"{self.url}/mistral"
         self.bedrock_base_url = self.url
+        self.azure_base_url = f"{self.url}/openai/v1"
         self.token_url = f"{self.url}/token"
         self._thread = threading.Thread(
             target=self._server.serve_forever,

@@ -80,6 +80,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.providers._google_stream",
         "pi_tui.ai.providers._strict_schema",
         "pi_tui.ai.providers.anthropic",
+        "pi_tui.ai.providers.azure_openai_responses",
         "pi_tui.ai.providers.google",
         "pi_tui.ai.providers.google_vertex",
         "pi_tui.ai.providers.mistral",
@@ -244,6 +245,12 @@ PROVIDER_MODULES = {
     "openai-responses": {"pi_tui.ai.providers.openai_responses", *_CHAT},
     "google-generative-ai": {"pi_tui.ai.providers.google", *_GEMINI},
     "google-vertex": {"pi_tui.ai.providers.google_vertex", "pi_tui.ai.providers._google_adc", *_GEMINI},
+    # Azure reuses the Responses conversion and reader (and through them the Chat Completions decoder).
+    "azure-openai-responses": {
+        "pi_tui.ai.providers.azure_openai_responses",
+        "pi_tui.ai.providers.openai_responses",
+        *_CHAT,
+    },
     # Mistral shares the output-cap estimate and the strict tool schemas.
     "mistral-conversations": {
         "pi_tui.ai.providers.mistral",
@@ -281,6 +288,7 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
             "google-generative-ai": server.gemini_base_url,
             "google-vertex": server.url,
             "mistral-conversations": server.mistral_base_url,
+            "azure-openai-responses": server.azure_base_url,
         }.get(api, server.openai_base_url)
         config = {
             "providers": {

@@ -45,10 +45,11 @@ from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage,
 
 _MIN_OUTPUT_TOKENS = 16
 
-__all__ = ["build_request", "convert_input", "stream_openai_responses"]
+__all__ = ["ResponsesReader", "build_request", "convert_input", "encode_request", "stream_openai_responses"]
 
 _ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
-_OPENAI_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
+# Providers whose call ids keep the ``call|item`` form for other models' calls (Azure: pi's Azure adapter).
+_OPENAI_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode", "azure-openai-responses"})
 # Converted input items of the stored history, reused across requests (see _wire_cache).
 _CACHE = ConversionCache()
 _MEMO = PrefixMemo()
@@ -480,5 +481,15 @@ async def stream_openai_responses(
         yield event
 
 
+def encode_request(body: dict[str, Any]) -> bytes:
+    """A Responses body as bytes, the stored history's input items spliced from their cached JSON (for
+    the APIs that share this conversion: Azure, Codex)."""
+    return _encode(body)
+
+
 def _encode(body: dict[str, Any]) -> bytes:
     return encode_body(body, "input", _CACHE)
+
+
+# The event reader, for the APIs that share the Responses stream (Azure, Codex).
+ResponsesReader = _Reader
