@@ -15,6 +15,7 @@ from typing import TextIO
 
 from pi_tui.ai.auth import AuthStorage
 from pi_tui.ai.oauth import (
+    ANTHROPIC_EXTRA_USAGE_WARNING,
     AuthEvent,
     AuthPrompt,
     LoginCancelled,
@@ -132,6 +133,8 @@ def _login(args: list[str], io: ConsoleInteraction, storage: AuthStorage) -> int
     assert provider is not None
     login(provider_id, io, storage)
     io.say(f"Logged in to {provider.name}. Credentials saved to {storage.path}")
+    if provider_id == "anthropic":
+        io.say(ANTHROPIC_EXTRA_USAGE_WARNING)
     return 0
 
 

@@ -24,6 +24,7 @@ from .types import (
 )
 
 __all__ = [
+    "ANTHROPIC_EXTRA_USAGE_WARNING",
     "CANCELLED_MESSAGE",
     "AuthEvent",
     "AuthPrompt",
@@ -39,6 +40,12 @@ __all__ = [
     "oauth_provider_ids",
     "oauth_provider_name",
 ]
+
+ANTHROPIC_EXTRA_USAGE_WARNING = (
+    "Anthropic subscription auth is active. Third-party harness usage draws from extra usage and is billed "
+    "per token, not your Claude plan limits. Manage extra usage at https://claude.ai/settings/usage."
+)
+"""pi 0.87.1's warning for a Claude subscription login (shown after ``/login anthropic``)."""
 
 # id -> (module, class, display name); the name is here so a picker needs no import.
 _PROVIDERS: dict[str, tuple[str, str, str]] = {
