@@ -57,6 +57,10 @@ __all__ = ["FakeAuthServer", "AuthRequest"]
 _DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 
+def _fake_key(prefix: str) -> str:
+    return prefix + secrets.token_hex(12)
+
+
 @dataclass
 class AuthRequest:
     """One request the fake received."""
@@ -331,7 +335,7 @@ class FakeAuthServer:
                 self.refresh_count += 1
                 if not self._identity_tokens.get(identity):
                     return 401, {"detail": "Invalid identity token"}, {}
-            return 200, {"api_key": "meta-key-" + secrets.token_hex(12)}, {}
+            return 200, {"api_key": _fake_key("meta-key-")}, {}
         if method == "POST" and path == "/api/accounts/deviceauth/usercode":
             status, answer, headers = self._device_start(body)
             answer = {

@@ -21,7 +21,7 @@ __all__ = ["AnthropicOAuth"]
 
 CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
 AUTHORIZE_URL = "https://claude.ai/oauth/authorize"
-TOKEN_URL = "https://platform.claude.com/v1/oauth/token"
+EXCHANGE_URL = "https://platform.claude.com/v1/oauth/token"
 CALLBACK_PORT = 53692
 CALLBACK_PATH = "/callback"
 SCOPES = (
@@ -85,7 +85,7 @@ class AnthropicOAuth(OAuthProvider):
             raise OAuthError("OAuth state mismatch: the pasted code belongs to another login; start again")
         io.notify(AuthEvent("progress", "Exchanging authorization code for tokens..."))
         result = post_json(
-            TOKEN_URL,
+            EXCHANGE_URL,
             {
                 "grant_type": "authorization_code",
                 "client_id": CLIENT_ID,
@@ -103,7 +103,7 @@ class AnthropicOAuth(OAuthProvider):
     def refresh(self, credential: Credential, cancel: threading.Event) -> Credential:
         refresh = str(credential.get("refresh", ""))
         result = post_json(
-            TOKEN_URL,
+            EXCHANGE_URL,
             {"grant_type": "refresh_token", "client_id": CLIENT_ID, "refresh_token": refresh},
             cancel=cancel,
         )

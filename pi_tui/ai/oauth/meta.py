@@ -16,14 +16,14 @@ __all__ = ["MetaOAuth"]
 
 CLIENT_ID = "1031625952748946"
 DEVICE_AUTHORIZATION_URL = "https://auth.meta.com/oidc/device/authorization/"
-DEVICE_TOKEN_URL = "https://auth.meta.com/oidc/device/token/"
-API_KEY_URL = "https://api.meta.ai/muse-code/key"
+DEVICE_POLL_URL = "https://auth.meta.com/oidc/device/token/"
+MINT_URL = "https://api.meta.ai/muse-code/key"
 _KEY_LIFETIME_MS = 24 * 60 * 60 * 1000
 
 
 def _mint(identity: str, cancel: threading.Event) -> Credential:
     result = post_json(
-        API_KEY_URL,
+        MINT_URL,
         {},
         headers={"Authorization": f"Bearer {identity}", "x-api-version": "1.0.0"},
         cancel=cancel,
@@ -68,7 +68,7 @@ class MetaOAuth(OAuthProvider):
 
         def poll() -> Poll[str]:
             result = post_form(
-                DEVICE_TOKEN_URL,
+                DEVICE_POLL_URL,
                 {
                     "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
                     "device_code": device_code,

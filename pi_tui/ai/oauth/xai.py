@@ -16,7 +16,7 @@ __all__ = ["XaiOAuth"]
 CLIENT_ID = "b1a00492-073a-47ea-816f-4c329264a828"
 SCOPE = "openid profile email offline_access grok-cli:access api:access"
 DEVICE_CODE_URL = "https://auth.x.ai/oauth2/device/code"
-TOKEN_URL = "https://auth.x.ai/oauth2/token"
+EXCHANGE_URL = "https://auth.x.ai/oauth2/token"
 _SKEW_MS = 5 * 60 * 1000
 _DEFAULT_LIFETIME_S = 3600
 
@@ -62,7 +62,7 @@ class XaiOAuth(OAuthProvider):
 
         def poll() -> Poll[HttpResult]:
             result = post_form(
-                TOKEN_URL,
+                EXCHANGE_URL,
                 {
                     "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
                     "client_id": CLIENT_ID,
@@ -91,7 +91,7 @@ class XaiOAuth(OAuthProvider):
     def refresh(self, credential: Credential, cancel: threading.Event) -> Credential:
         refresh = str(credential.get("refresh", ""))
         result = post_form(
-            TOKEN_URL,
+            EXCHANGE_URL,
             {"grant_type": "refresh_token", "client_id": CLIENT_ID, "refresh_token": refresh},
             cancel=cancel,
         )

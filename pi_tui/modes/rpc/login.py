@@ -6,7 +6,7 @@ A ``login`` runs the provider's flow (`pi_tui.ai.oauth`) on a worker thread. Wha
 records (plus a ``notify`` extension-UI request, so a client that knows only pi's protocol still shows
 the URL); what it asks uses pi's extension-UI dialogs (``input`` for a pasted code or a key, ``select``
 for a choice), answered with ``extension_ui_response``. The ``login`` response comes when the login
-ends: ``{"provider", "name", "credentialsPath"}``, or the error (``Login cancelled`` after
+ends: ``{"provider", "name", "savedTo"}``, or the error (``Login cancelled`` after
 ``abort_login``). No token is ever sent to the client.
 """
 
@@ -158,7 +158,7 @@ class LoginCommands:
         return {
             "provider": provider,
             "name": oauth_provider_name(provider),
-            "credentialsPath": str(registry.auth.path),
+            "savedTo": str(registry.auth.path),
         }
 
     def cmd_abort_login(self, cmd_id: object, command: dict[str, Any]) -> Any:

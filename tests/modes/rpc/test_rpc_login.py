@@ -49,7 +49,7 @@ def test_rpc_login_through_the_browser_then_logout(
         assert response["data"] == {
             "provider": "anthropic",
             "name": "Anthropic (Claude Pro/Max)",
-            "credentialsPath": str(agent_dir / "auth.json"),
+            "savedTo": str(agent_dir / "auth.json"),
         }
         stored = json.loads((agent_dir / "auth.json").read_text())["anthropic"]
         assert stored["access"] in auth_server.valid_access_tokens()
