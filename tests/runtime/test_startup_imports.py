@@ -70,8 +70,12 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.models_json",
         "pi_tui.ai.paths",
         "pi_tui.ai.providers",
+        "pi_tui.ai.providers._aws_credentials",
+        "pi_tui.ai.providers._aws_eventstream",
+        "pi_tui.ai.providers._bedrock_request",
         "pi_tui.ai.providers._common",
         "pi_tui.ai.providers._history",
+        "pi_tui.ai.providers._sigv4",
         "pi_tui.ai.providers._openai_compat",
         "pi_tui.ai.providers._partial_json",
         "pi_tui.ai.providers._wire_cache",
@@ -81,6 +85,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.providers._strict_schema",
         "pi_tui.ai.providers.anthropic",
         "pi_tui.ai.providers.azure_openai_responses",
+        "pi_tui.ai.providers.bedrock",
         "pi_tui.ai.providers.google",
         "pi_tui.ai.providers.google_vertex",
         "pi_tui.ai.providers.mistral",
@@ -216,6 +221,7 @@ ONE_TURN_MUST_NOT_IMPORT = (
     "pi_tui.tools.walk",
     "pi_tui.modes.interactive",
     "decimal",
+    "botocore",  # Bedrock signs and decodes with pi-tui's own code; botocore is only the tests' oracle
 )
 
 # The provider modules each API's one-turn run may load: only its own (and the modules they share).
@@ -250,6 +256,15 @@ PROVIDER_MODULES = {
         "pi_tui.ai.providers.azure_openai_responses",
         "pi_tui.ai.providers.openai_responses",
         *_CHAT,
+    },
+    # Bedrock: its own request, credentials, SigV4 and event-stream modules; strict tool schemas shared.
+    "bedrock-converse-stream": {
+        "pi_tui.ai.providers.bedrock",
+        "pi_tui.ai.providers._bedrock_request",
+        "pi_tui.ai.providers._aws_credentials",
+        "pi_tui.ai.providers._aws_eventstream",
+        "pi_tui.ai.providers._sigv4",
+        "pi_tui.ai.providers._strict_schema",
     },
     # Mistral shares the output-cap estimate and the strict tool schemas.
     "mistral-conversations": {
@@ -289,6 +304,7 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
             "google-vertex": server.url,
             "mistral-conversations": server.mistral_base_url,
             "azure-openai-responses": server.azure_base_url,
+            "bedrock-converse-stream": server.bedrock_base_url,
         }.get(api, server.openai_base_url)
         config = {
             "providers": {

@@ -6,14 +6,15 @@
   other models: text without signature; encrypted reasoning replayed as ``redactedContent``); all the
   tool results of a turn in one user message of ``toolResult`` blocks (``status`` success/error).
 - ``system``: ``[{text}]``; ``inferenceConfig``: ``maxTokens``, ``temperature``; ``toolConfig`` with
-  ``toolSpec``s (none when there are no tools).
+  ``toolSpec``s (none when there are no tools), in the strict form with ``strict: true`` for tools that
+  ask for constrained sampling on models whose ``compat`` has ``supportsStrictMode``.
 - prompt caching for Claude 3.5 Haiku, 3.7 Sonnet, 4.x and 5 (or any model with
   ``AWS_BEDROCK_FORCE_CACHE=1``): a ``cachePoint`` after the system prompt and at the end of the last
   user message (``ttl: "1h"`` with long retention);
 - thinking (Claude only) in ``additionalModelRequestFields``: ``adaptive`` with an ``output_config``
   effort on the adaptive models, else ``enabled`` with a token budget and the interleaved-thinking beta.
 
-The model id travels in the URL, not the body; the keys are in the SDK's (alphabetical) order.
+The model id travels in the URL, not the body; the keys are in the order pi's SDK sends them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..types import (
     ToolResultMessage,
 )
 from ._history import prepare_messages, sanitize_surrogates
+from ._strict_schema import strict_parameters
 
 __all__ = [
     "EMPTY_TEXT",
@@ -300,30 +302,30 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     """The JSON body of ``ConverseStream`` (the model id goes in the URL)."""
     messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
     max_tokens, fields = _limits(model, options)
-    body: dict[str, Any] = {}
-    if fields is not None:
-        body["additionalModelRequestFields"] = fields
-    inference: dict[str, Any] = {"maxTokens": max_tokens}
-    if options.temperature is not None:
-        inference["temperature"] = options.temperature
-    body["inferenceConfig"] = inference
-    body["messages"] = convert_messages(messages, model, options)
+    body: dict[str, Any] = {"messages": convert_messages(messages, model, options)}
     if request.system_prompt:
         system: list[dict[str, Any]] = [{"text": sanitize_surrogates(request.system_prompt)}]
         if options.cache_retention != "none" and supports_prompt_caching(model):
             system.append(_cache_point(options))
         body["system"] = system
+    inference: dict[str, Any] = {"maxTokens": max_tokens}
+    if options.temperature is not None:
+        inference["temperature"] = options.temperature
+    body["inferenceConfig"] = inference
     if request.tools:
-        body["toolConfig"] = {
-            "tools": [
-                {
-                    "toolSpec": {
-                        "name": t.name,
-                        "description": t.description,
-                        "inputSchema": {"json": t.parameters},
-                    }
-                }
-                for t in request.tools
-            ]
-        }
+        supports_strict = (model.compat or {}).get("supportsStrictMode") is True
+        specs = []
+        for tool in request.tools:
+            strict = strict_parameters(tool, supports_strict)
+            spec: dict[str, Any] = {
+                "name": tool.name,
+                "description": tool.description,
+                "inputSchema": {"json": strict if strict is not None else tool.parameters},
+            }
+            if strict is not None:
+                spec["strict"] = True
+            specs.append({"toolSpec": spec})
+        body["toolConfig"] = {"tools": specs}
+    if fields is not None:
+        body["additionalModelRequestFields"] = fields
     return body
