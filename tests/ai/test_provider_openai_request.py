@@ -284,3 +284,22 @@ def test_responses_replay_of_other_models_ids_and_text_signatures_follows_pi() -
     own = [UserMessage(content="q"), _assistant(RESP, messages[1].content[0], stop="stop")]
     body = openai_responses.build_request(RESP, LlmRequest("", own), StreamOptions())
     assert (body["input"][1]["id"], body["input"][1]["phase"]) == ("msg_9", "commentary")
+
+
+def test_responses_text_keeps_its_item_id_and_phase_as_pi_stores_them_and_sends_them_back() -> None:
+    out = MessageBuilder(RESP)
+    reader = openai_responses._Reader(out)
+    item = {"type": "message", "id": "msg_5", "role": "assistant", "content": []}
+    reader.handle({"type": "response.output_item.added", "output_index": 0, "item": item})
+    reader.handle({"type": "response.output_text.delta", "output_index": 0, "delta": "Checking."})
+    done = {**item, "phase": "commentary", "content": [{"type": "output_text", "text": "Checking."}]}
+    reader.handle({"type": "response.output_item.done", "output_index": 0, "item": done})
+    reader.handle({"type": "response.completed", "response": {"status": "completed"}})
+    [block] = out.message.content
+    assert isinstance(block, TextContent)
+    assert block.text_signature == '{"v":1,"id":"msg_5","phase":"commentary"}'
+    answer = out.message.model_copy(update={"stop_reason": "stop"})
+    body = openai_responses.build_request(
+        RESP, LlmRequest("", [UserMessage(content="q"), answer]), StreamOptions()
+    )
+    assert (body["input"][1]["id"], body["input"][1]["phase"]) == ("msg_5", "commentary")

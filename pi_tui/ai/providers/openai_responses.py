@@ -274,6 +274,17 @@ def _text_signature(signature: str | None) -> tuple[str | None, str | None]:
     return signature, None
 
 
+def _signature_of(item: dict[str, Any]) -> str | None:
+    """A finished message item's id and phase, stored as pi stores them (``{"v":1,"id":…,"phase":…}``) so
+    a later request replays both."""
+    item_id = item.get("id")
+    if not isinstance(item_id, str):
+        return None
+    phase = item.get("phase")
+    payload: dict[str, Any] = {"v": 1, "id": item_id, **({"phase": phase} if isinstance(phase, str) else {})}
+    return json_stringify(payload)
+
+
 def _assistant_items(message: AssistantMessage, model: Model, index: int) -> list[dict[str, Any]]:
     """An assistant turn as pi replays it: reasoning items from their signatures, each text as a
     completed message item with its id (or ``msg_pi_<index>[_<n>]``), each tool call as a
@@ -422,7 +433,7 @@ class _Reader:
                 text_block.text = "".join(
                     c.get("text") or c.get("refusal") or "" for c in item.get("content") or []
                 )
-            return [self.out.end_text(index, signature=item.get("id"))]
+            return [self.out.end_text(index, signature=_signature_of(item))]
         if kind == "tool":
             final = self.final_args.get(output_index) or item.get("arguments")
             return [self.out.end_tool_call(index, final)]
