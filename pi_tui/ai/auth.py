@@ -240,16 +240,14 @@ _KEY_VARIABLE = {
 def env_key_variables(provider: str) -> tuple[str, ...]:
     """The variables whose value is sent as ``provider``'s API key, in pi's order.
 
-    Anthropic's ``ANTHROPIC_AUTH_TOKEN`` is not among them: pi sends it as an ``Authorization: Bearer``
-    header instead of a key, which pi-tui does not do yet.
+    Anthropic's ``ANTHROPIC_AUTH_TOKEN`` comes first, as in pi; its value goes out as an
+    ``Authorization: Bearer`` header (`ModelRegistry` puts it on the provider's models), not as a key.
     """
     info = provider_info(provider)
     if info is None:
         return ()
     if info.auth in _KEY_VARIABLE:
         return (_KEY_VARIABLE[info.auth],)
-    if info.auth == "anthropic":
-        return tuple(name for name in info.env if name != "ANTHROPIC_AUTH_TOKEN")
     return info.env
 
 

@@ -222,8 +222,8 @@ def _set(name: str) -> bool:
 def has_env_credentials(provider: str) -> bool:
     """Whether the environment holds what ``provider`` needs, by pi's rule for it.
 
-    ``key``: any of its variables. ``anthropic``: ``ANTHROPIC_OAUTH_TOKEN`` or ``ANTHROPIC_API_KEY`` (pi
-    also takes ``ANTHROPIC_AUTH_TOKEN``, as a bearer header pi-tui does not send yet). ``cloudflare``: all of its variables (key, account id, gateway id).
+    ``key``: any of its variables. ``anthropic``: ``ANTHROPIC_AUTH_TOKEN`` (sent as a bearer header),
+    ``ANTHROPIC_OAUTH_TOKEN`` or ``ANTHROPIC_API_KEY``. ``cloudflare``: all of its variables (key, account id, gateway id).
     ``bedrock``: a bearer token, a profile, an access key pair, a container or web-identity credential.
     ``vertex``: ``GOOGLE_CLOUD_API_KEY``, or application-default credentials (a credentials file that
     exists) together with a project and a location.
@@ -231,11 +231,8 @@ def has_env_credentials(provider: str) -> bool:
     info = provider_info(provider)
     if info is None:
         return False
-    if info.auth == "key":
+    if info.auth in ("key", "anthropic"):
         return any(_set(name) for name in info.env)
-    if info.auth == "anthropic":
-        # ANTHROPIC_AUTH_TOKEN is a bearer header in pi, which pi-tui does not send yet: not counted
-        return any(_set(name) for name in info.env if name != "ANTHROPIC_AUTH_TOKEN")
     if info.auth == "cloudflare":
         return all(_set(name) for name in info.env)
     if info.auth == "bedrock":

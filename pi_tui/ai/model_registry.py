@@ -55,6 +55,8 @@ __all__ = ["ModelRegistry", "missing_key_message"]
 
 logger = logging.getLogger(__name__)
 
+_AUTH_TOKEN_VARIABLE = "ANTHROPIC_AUTH_TOKEN"
+
 SOURCE_BUILTIN = "built-in"
 SOURCE_BUILTIN_MODIFIED = "built-in, changed by models.json"
 SOURCE_MODELS_JSON = "models.json"
@@ -280,9 +282,20 @@ class ModelRegistry:
                 models = []
                 sources = {}
             self._apply_provider(name, provider, models, sources, default_api, default_url, source)
+        if info is not None and info.auth == "anthropic":
+            models = self._with_bearer_token(name, models)
         self._models_by_provider[name] = models
         self._sources.update(sources)
         return models
+
+    def _with_bearer_token(self, name: str, models: list[Model]) -> list[Model]:
+        """``ANTHROPIC_AUTH_TOKEN`` is sent as ``Authorization: Bearer`` (pi's rule for proxies and
+        gateways) when no key from ``--api-key``, auth.json or models.json comes first."""
+        token = os.environ.get(_AUTH_TOKEN_VARIABLE, "").strip()
+        if not token or self._runtime_keys.get(name) or self._auth.has(name) or self._config_keys.get(name):
+            return models
+        header = {"Authorization": f"Bearer {token}"}
+        return [m.model_copy(update={"headers": {**(m.headers or {}), **header}}) for m in models]
 
     def _apply_provider(
         self,
@@ -496,8 +509,11 @@ class ModelRegistry:
     # --- keys ------------------------------------------------------------------------------------
 
     def set_runtime_api_key(self, provider: str, key: str) -> None:
-        """A key for this process only (``--api-key``); it beats every other source and is never saved."""
+        """A key for this process only (``--api-key``); it beats every other source and is never saved.
+        The provider's models are built again (a bearer token from the environment no longer applies):
+        look the model up again after calling this."""
         self._runtime_keys[provider] = key
+        self._models_by_provider.pop(provider, None)
 
     def remove_runtime_api_key(self, provider: str) -> None:
         self._runtime_keys.pop(provider, None)

@@ -241,6 +241,7 @@ def _create_session(
             )
         if args.api_key:
             registry.set_runtime_api_key(model.provider, args.api_key)
+            model = registry.find(model.provider, model.id) or model  # built again for that key
         if (
             stream_fn is None
             and not placeholder

@@ -122,3 +122,21 @@ def test_a_listed_provider_whose_api_is_not_spoken_yet_says_so_in_one_line(
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, run.stderr
     assert "radius/balanced uses the pi-messages API, which pi-tui does not support yet" in lines[0]
+
+
+def test_anthropic_auth_token_goes_as_a_bearer_header_before_the_api_key(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeLLM(api_key="proxy-token")  # a wrong x-api-key would win at the fake and fail
+    fake.script([Reply([text("Through the proxy.")])])
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "proxy-token")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-this-one")
+    with fake.serve() as server:
+        config = {"providers": {"anthropic": {"baseUrl": server.anthropic_base_url}}}
+        (agent_dir / "models.json").write_text(json.dumps(config))
+        run = run_cli(["--provider", "anthropic", "--model", "claude-haiku-4-5", "-p", "hi"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "Through the proxy."
+    assert fake.violations == []
+    headers = fake.requests[-1].headers
+    assert "authorization" in headers and "x-api-key" not in headers  # pi's header-only auth
