@@ -6,7 +6,7 @@ equivalent: the same fields, messages (the replayed thinking in the provider's f
 schemas (strict where the provider takes strict tools), output cap, thinking/reasoning fields and cache
 fields.
 
-The same for the Responses API on xAI and Meta. Deliberate differences, listed in docs/providers.md: the
+The same for the Responses API on xAI and Meta, and the Messages API on Kimi For Coding. Deliberate differences, listed in docs/providers.md: the
 system prompt's text, tool descriptions, the session id (each run makes its own) where it is sent, and an
 output cap cut by the context window (estimated from each agent's own prompt text).
 """
@@ -46,7 +46,14 @@ def _script() -> list[Reply]:
 
 
 def _run(
-    argv: list[str], root: Path, fake: FakeLLM, provider: str, variable: str, model: str
+    argv: list[str],
+    root: Path,
+    fake: FakeLLM,
+    provider: str,
+    variable: str,
+    model: str,
+    *,
+    anthropic: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     assert fake.server is not None
     home = root / "home"
@@ -55,7 +62,8 @@ def _run(
     project = root / "project"
     project.mkdir()
     (project / "hello.txt").write_text("hello world\n")
-    config = {"providers": {provider: {"baseUrl": fake.server.openai_base_url}}}
+    base = fake.server.anthropic_base_url if anthropic else fake.server.openai_base_url
+    config = {"providers": {provider: {"baseUrl": base}}}
     (agent / "models.json").write_text(json.dumps(config))
     env = {
         k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy")
@@ -185,3 +193,49 @@ def test_pi_and_pi_tui_send_equivalent_responses_requests(
         # pi cuts the cap to the window by a character estimate of its own prompt; ours differs by the
         # prompts' words only
         assert ours.body["max_output_tokens"] == pytest.approx(theirs.body["max_output_tokens"], rel=0.01)
+
+
+def _comparable_messages_api(body: dict[str, Any]) -> dict[str, Any]:
+    """Set aside what docs/providers.md lists as deliberate on the Messages API: the prompt's words, tool
+    descriptions, the output cap (pi: the model's maximum), ``thinking.display`` and the last tool's marker."""
+    out = dict(body)
+    out["system"] = [{k: v for k, v in block.items() if k != "text"} for block in body["system"]]
+    out["tools"] = [
+        {k: v for k, v in _without_descriptions(tool).items() if k != "cache_control"}
+        for tool in body["tools"]
+    ]
+    out["thinking"] = {k: v for k, v in body["thinking"].items() if k != "display"}
+    out.pop("max_tokens", None)
+    return out
+
+
+def test_pi_and_pi_tui_send_equivalent_messages_requests_to_kimi_for_coding(
+    tmp_path: Path, pi087: Pi087
+) -> None:
+    provider, variable, model = "kimi-coding", "KIMI_API_KEY", "kimi-for-coding"
+    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
+    pi_fake.script(_script())
+    tui_fake.script(_script())
+    with pi_fake.serve(), tui_fake.serve():
+        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, provider, variable, model, anthropic=True)
+        tui_run = _run(
+            [sys.executable, "-m", "pi_tui"],
+            tmp_path / "tui",
+            tui_fake,
+            provider,
+            variable,
+            model,
+            anthropic=True,
+        )
+    assert pi_run.returncode == 0, pi_run.stderr
+    assert tui_run.returncode == 0, tui_run.stderr
+    assert pi_fake.violations == [] and tui_fake.violations == []
+    assert len(pi_fake.requests) == len(tui_fake.requests) == 2
+    for theirs, ours in zip(pi_fake.requests, tui_fake.requests, strict=True):
+        assert ours.path.split("?")[0] == theirs.path.split("?")[0] == "/v1/messages"
+        assert sorted(ours.body) == sorted(theirs.body)
+        # adaptive thinking with the effort of Kimi's thinkingLevelMap (the catalog's forceAdaptiveThinking)
+        assert ours.body["thinking"]["type"] == "adaptive" and ours.body["output_config"] == {
+            "effort": "high"
+        }
+        assert _comparable_messages_api(ours.body) == _comparable_messages_api(theirs.body)
