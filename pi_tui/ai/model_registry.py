@@ -97,6 +97,12 @@ def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
             "(GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth application-default login`) with "
             f"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION; or add a key to {auth_file}"
         )
+    if info is not None and info.auth == "bedrock":
+        return (
+            f"No AWS credentials for {provider}: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary keys), or "
+            f"AWS_PROFILE (a profile in ~/.aws/credentials); or add a key to {auth_file}"
+        )
     if info is not None and info.auth == "oauth":
         # a subscription backend without API keys (openai-codex): only a login reaches it
         return (

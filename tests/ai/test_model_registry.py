@@ -363,6 +363,13 @@ def test_missing_key_message_names_env_var_and_both_files(agent_dir: Path) -> No
     )
 
 
+def test_missing_bedrock_credentials_name_the_aws_ways(agent_dir: Path) -> None:
+    message = missing_key_message("amazon-bedrock")
+    assert message.startswith("No AWS credentials for amazon-bedrock: set AWS_BEARER_TOKEN_BEDROCK")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "~/.pi/agent/auth.json"):
+        assert name in message
+
+
 def test_cloudflare_base_urls_take_the_account_from_the_environment(
     agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

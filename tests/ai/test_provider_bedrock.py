@@ -313,3 +313,20 @@ def test_region_and_endpoint_follow_pi(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (
         endpoint_for("http://proxy.local:8080/bedrock", "ap-northeast-1") == "http://proxy.local:8080/bedrock"
     )
+
+
+async def test_a_profile_chosen_at_login_wins_over_ambient_keys(
+    fake: FakeLLM, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pi_tui.ai.auth import AuthStorage
+
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "ambient-keys-that-would-fail")
+    (tmp_path / "credentials").write_text(
+        f"[work]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    AuthStorage().set("amazon-bedrock", {"type": "api_key", "env": {"AWS_PROFILE": "work"}})
+    fake.script([Reply([text("ok")])])
+    _, message = await _run(_model(fake), [_user("hi")])
+    assert message.stop_reason == "stop", message.error_message

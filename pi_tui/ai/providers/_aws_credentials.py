@@ -6,7 +6,8 @@ Authentication, first match wins:
    ``AWS_BEARER_TOKEN_BEDROCK``), sent as ``Authorization: Bearer``;
 2. ``AWS_BEDROCK_SKIP_AUTH=1``: dummy keys (for proxies that do not check signatures);
 3. ``AWS_ACCESS_KEY_ID`` + ``AWS_SECRET_ACCESS_KEY`` (+ ``AWS_SESSION_TOKEN``);
-4. the profile ``AWS_PROFILE`` (else ``default``) of ``~/.aws/credentials`` and ``~/.aws/config``
+4. the profile ``AWS_PROFILE`` (else ``default``; a profile chosen at ``/login``, stored in auth.json,
+   comes before 3) of ``~/.aws/credentials`` and ``~/.aws/config``
    (``AWS_SHARED_CREDENTIALS_FILE`` / ``AWS_CONFIG_FILE`` move them): static keys and a session token;
 5. container credentials (``AWS_CONTAINER_CREDENTIALS_FULL_URI``, or ``…_RELATIVE_URI`` under
    ``169.254.170.2``, with ``AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE]``), kept until shortly before
@@ -26,6 +27,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -61,13 +63,22 @@ class BedrockAuth:
     source: str = ""
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
+Env = Mapping[str, str]
+
+
+def environment(stored: Env | None = None) -> dict[str, str]:
+    """The variables a request sees: the process environment, overridden by the ones stored with the
+    provider's login in auth.json (pi's scoped ``env``, e.g. the ``AWS_PROFILE`` chosen at ``/login``)."""
+    return {**os.environ, **(stored or {})}
+
+
+def _env(env: Env, name: str) -> str | None:
+    value = env.get(name, "").strip()
     return value or None
 
 
-def _profile_name() -> str:
-    return _env("AWS_PROFILE") or "default"
+def _profile_name(env: Env) -> str:
+    return _env(env, "AWS_PROFILE") or "default"
 
 
 def _read_ini(path: Path) -> configparser.ConfigParser:
@@ -81,22 +92,22 @@ def _read_ini(path: Path) -> configparser.ConfigParser:
     return parser
 
 
-def _credentials_file() -> Path:
-    return Path(_env("AWS_SHARED_CREDENTIALS_FILE") or Path.home() / ".aws" / "credentials").expanduser()
+def _credentials_file(env: Env) -> Path:
+    return Path(_env(env, "AWS_SHARED_CREDENTIALS_FILE") or Path.home() / ".aws" / "credentials").expanduser()
 
 
-def _config_file() -> Path:
-    return Path(_env("AWS_CONFIG_FILE") or Path.home() / ".aws" / "config").expanduser()
+def _config_file(env: Env) -> Path:
+    return Path(_env(env, "AWS_CONFIG_FILE") or Path.home() / ".aws" / "config").expanduser()
 
 
-def _profile_sections(name: str) -> list[dict[str, str]]:
+def _profile_sections(env: Env, name: str) -> list[dict[str, str]]:
     """The profile's settings: the credentials file's ``[name]``, then the config file's
     ``[profile name]`` (``[default]`` there for the default profile)."""
     sections = []
-    credentials = _read_ini(_credentials_file())
+    credentials = _read_ini(_credentials_file(env))
     if credentials.has_section(name):
         sections.append(dict(credentials.items(name)))
-    config = _read_ini(_config_file())
+    config = _read_ini(_config_file(env))
     for section in (f"profile {name}", name) if name == "default" else (f"profile {name}",):
         if config.has_section(section):
             sections.append(dict(config.items(section)))
@@ -104,10 +115,10 @@ def _profile_sections(name: str) -> list[dict[str, str]]:
     return sections
 
 
-def profile_region() -> str | None:
+def profile_region(env: Env) -> str | None:
     """The ``region`` of the active profile in ``~/.aws/config``, if any."""
     try:
-        for section in _profile_sections(_profile_name()):
+        for section in _profile_sections(env, _profile_name(env)):
             if section.get("region", "").strip():
                 return section["region"].strip()
     except AwsSetupError:
@@ -115,13 +126,13 @@ def profile_region() -> str | None:
     return None
 
 
-def _profile_credentials() -> AwsCredentials | None:
-    name = _profile_name()
-    sections = _profile_sections(name)
+def _profile_credentials(env: Env) -> AwsCredentials | None:
+    name = _profile_name(env)
+    sections = _profile_sections(env, name)
     if not sections:
-        if _env("AWS_PROFILE"):
+        if _env(env, "AWS_PROFILE"):
             raise AwsSetupError(
-                f"AWS profile '{name}' is not in {_credentials_file()} or {_config_file()}: "
+                f"AWS profile '{name}' is not in {_credentials_file(env)} or {_config_file(env)}: "
                 "check AWS_PROFILE or the files"
             )
         return None
@@ -144,9 +155,9 @@ def _profile_credentials() -> AwsCredentials | None:
                 f"AWS profile '{name}' {what}, which pi-tui does not support yet: run `{_EXPORT_HINT}` "
                 f"and use the AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN it prints"
             )
-    if _env("AWS_PROFILE"):
+    if _env(env, "AWS_PROFILE"):
         raise AwsSetupError(
-            f"AWS profile '{name}' has no aws_access_key_id/aws_secret_access_key: check {_credentials_file()}"
+            f"AWS profile '{name}' has no aws_access_key_id/aws_secret_access_key: check {_credentials_file(env)}"
         )
     return None
 
@@ -160,22 +171,22 @@ class _Cached:
 _container_cache: dict[str, _Cached] = {}
 
 
-def _container_uri() -> str | None:
-    full = _env("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+def _container_uri(env: Env) -> str | None:
+    full = _env(env, "AWS_CONTAINER_CREDENTIALS_FULL_URI")
     if full:
         return full
-    relative = _env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+    relative = _env(env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
     return f"{_CONTAINER_HOST}{relative}" if relative else None
 
 
-def _fetch_container(uri: str) -> tuple[AwsCredentials, float]:
+def _fetch_container(env: Env, uri: str) -> tuple[AwsCredentials, float]:
     import urllib.error
     import urllib.request
     from datetime import datetime
 
     request = urllib.request.Request(uri, headers={"Accept": "application/json"})
-    token = _env("AWS_CONTAINER_AUTHORIZATION_TOKEN")
-    token_file = _env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
+    token = _env(env, "AWS_CONTAINER_AUTHORIZATION_TOKEN")
+    token_file = _env(env, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
     if token_file:
         try:
             token = Path(token_file).read_text(encoding="utf-8").strip()
@@ -204,44 +215,48 @@ def _fetch_container(uri: str) -> tuple[AwsCredentials, float]:
     return credentials, expires
 
 
-async def _container_credentials() -> AwsCredentials | None:
-    uri = _container_uri()
+async def _container_credentials(env: Env) -> AwsCredentials | None:
+    uri = _container_uri(env)
     if uri is None:
         return None
     cached = _container_cache.get(uri)
     if cached is not None and cached.expires - time.time() > 300:
         return cached.credentials
-    credentials, expires = await asyncio.to_thread(_fetch_container, uri)
+    credentials, expires = await asyncio.to_thread(_fetch_container, env, uri)
     _container_cache[uri] = _Cached(credentials, expires)
     return credentials
 
 
-async def resolve_auth(api_key: str | None) -> BedrockAuth:
+async def resolve_auth(
+    api_key: str | None, env: Env | None = None, *, stored_profile: bool = False
+) -> BedrockAuth:
     """The credentials for one request (see the module docstring for the order).
 
     Raises:
         AwsSetupError: nothing usable is configured, or the configured source is not supported.
     """
-    bearer = api_key if api_key and api_key != AMBIENT else _env("AWS_BEARER_TOKEN_BEDROCK")
-    skip = _env("AWS_BEDROCK_SKIP_AUTH") == "1"
+    env = env if env is not None else os.environ
+    bearer = api_key if api_key and api_key != AMBIENT else _env(env, "AWS_BEARER_TOKEN_BEDROCK")
+    skip = _env(env, "AWS_BEDROCK_SKIP_AUTH") == "1"
     if bearer and not skip:
         return BedrockAuth(bearer=bearer, source="bearer token")
     if skip:
         return BedrockAuth(credentials=AwsCredentials("dummy-access-key", "dummy-secret-key"), source="none")
-    key, secret = _env("AWS_ACCESS_KEY_ID"), _env("AWS_SECRET_ACCESS_KEY")
-    if key and secret:
+    key, secret = _env(env, "AWS_ACCESS_KEY_ID"), _env(env, "AWS_SECRET_ACCESS_KEY")
+    # A profile chosen through pi's login wins over ambient keys, as in pi.
+    if key and secret and not stored_profile:
         return BedrockAuth(
-            credentials=AwsCredentials(key, secret, _env("AWS_SESSION_TOKEN")), source="environment keys"
+            credentials=AwsCredentials(key, secret, _env(env, "AWS_SESSION_TOKEN")), source="environment keys"
         )
-    profile = _profile_credentials()
+    profile = _profile_credentials(env)
     if profile is not None:
-        return BedrockAuth(credentials=profile, source=f"AWS profile '{_profile_name()}'")
-    if _env("AWS_WEB_IDENTITY_TOKEN_FILE") and _container_uri() is None:
+        return BedrockAuth(credentials=profile, source=f"AWS profile '{_profile_name(env)}'")
+    if _env(env, "AWS_WEB_IDENTITY_TOKEN_FILE") and _container_uri(env) is None:
         raise AwsSetupError(
             "AWS web identity credentials (AWS_WEB_IDENTITY_TOKEN_FILE) are not supported by pi-tui yet: "
             f"run `{_EXPORT_HINT}` and use the keys it prints"
         )
-    container = await _container_credentials()
+    container = await _container_credentials(env)
     if container is not None:
         return BedrockAuth(credentials=container, source="container credentials")
     raise AwsSetupError(
@@ -258,40 +273,42 @@ def _standard_region(base_url: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-def _configured_region() -> str | None:
-    return _env("AWS_REGION") or _env("AWS_DEFAULT_REGION")
+def _configured_region(env: Env) -> str | None:
+    return _env(env, "AWS_REGION") or _env(env, "AWS_DEFAULT_REGION")
 
 
-def _explicit_endpoint(base_url: str | None) -> bool:
+def _explicit_endpoint(env: Env, base_url: str | None) -> bool:
     """pi pins the catalog's base URL when it is not a standard Bedrock host, or when neither a region
     nor an ``AWS_PROFILE`` is configured."""
     if _standard_region(base_url) is None:
         return True
-    return _configured_region() is None and _env("AWS_PROFILE") is None
+    return _configured_region(env) is None and _env(env, "AWS_PROFILE") is None
 
 
-def resolve_region(model_id: str, base_url: str | None) -> str:
+def resolve_region(model_id: str, base_url: str | None, env: Env | None = None) -> str:
     """The signing region: an ARN's region, ``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile's
     ``region``, a pinned standard endpoint's region, else ``us-east-1``."""
+    env = env if env is not None else os.environ
     match = _ARN_REGION.match(model_id)
     if match:
         return match.group(1)
-    configured = _configured_region()
+    configured = _configured_region(env)
     if configured:
         return configured
-    if _env("AWS_PROFILE"):
-        region = profile_region()
+    if _env(env, "AWS_PROFILE"):
+        region = profile_region(env)
         if region:
             return region
     endpoint_region = _standard_region(base_url)
-    if endpoint_region and _explicit_endpoint(base_url):
+    if endpoint_region and _explicit_endpoint(env, base_url):
         return endpoint_region
-    return profile_region() or "us-east-1"
+    return profile_region(env) or "us-east-1"
 
 
-def endpoint_for(base_url: str | None, region: str) -> str:
+def endpoint_for(base_url: str | None, region: str, env: Env | None = None) -> str:
     """The URL requests go to: the model's base URL when pi would pin it, else the region's endpoint."""
-    if base_url and _explicit_endpoint(base_url):
+    env = env if env is not None else os.environ
+    if base_url and _explicit_endpoint(env, base_url):
         return base_url.rstrip("/")
     suffix = ".amazonaws.com.cn" if region.startswith("cn-") else ".amazonaws.com"
     return f"https://bedrock-runtime.{region}{suffix}"

@@ -302,7 +302,8 @@ async def stream_bedrock(
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from Amazon Bedrock. Never raises: failures end with an `Error` event."""
     from ..wire import DEFAULT_TIMEOUT, WireClient, encode_body
-    from ._aws_credentials import AwsSetupError, endpoint_for, resolve_auth, resolve_region
+    from ..auth import AuthStorage
+    from ._aws_credentials import AwsSetupError, endpoint_for, environment, resolve_auth, resolve_region
     from ._bedrock_request import BedrockRequestError, build_request
     from ._common import IdleTimeoutError, apply_on_payload, cached_client, read_sdk_stream
 
@@ -311,12 +312,14 @@ async def stream_bedrock(
     reader = Reader(out)
     region = "us-east-1"
     try:
-        region = resolve_region(model.id, model.base_url)
+        stored = AuthStorage().stored_env(model.provider)
+        env = environment(stored)
+        region = resolve_region(model.id, model.base_url, env)
         body = apply_on_payload(build_request(model, request, options), options)
         if options.signal is not None:
             options.signal.raise_if_aborted()
-        auth = await resolve_auth(options.api_key)
-        endpoint = endpoint_for(model.base_url, region)
+        auth = await resolve_auth(options.api_key, env, stored_profile=bool(stored.get("AWS_PROFILE")))
+        endpoint = endpoint_for(model.base_url, region, env)
         parts = urlsplit(endpoint)
         prefix = parts.path.rstrip("/")
         path = model_path(model.id)
