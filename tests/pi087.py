@@ -14,6 +14,8 @@ swaps ``HOME`` for a temporary one), so every test finds the same cache.
 
 Under ``CI=true`` a test that needs pi fails when pi cannot be provided, with one line naming the package
 and npm's error; elsewhere it is skipped with the command that installs it.
+
+Tests take the session-scoped ``pi087`` fixture (tests/conftest.py) or call `require_pi`.
 """
 
 from __future__ import annotations
