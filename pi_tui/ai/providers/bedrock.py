@@ -301,8 +301,8 @@ async def stream_bedrock(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from Amazon Bedrock. Never raises: failures end with an `Error` event."""
-    from ..wire import DEFAULT_TIMEOUT, WireClient, encode_body
     from ..auth import AuthStorage
+    from ..wire import DEFAULT_TIMEOUT, WireClient, encode_body
     from ._aws_credentials import AwsSetupError, endpoint_for, environment, resolve_auth, resolve_region
     from ._bedrock_request import BedrockRequestError, build_request
     from ._common import IdleTimeoutError, apply_on_payload, cached_client, read_sdk_stream
