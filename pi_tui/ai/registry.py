@@ -121,5 +121,9 @@ async def stream(model: Model, request: LlmRequest, options: StreamOptions) -> A
         yield StreamStart(partial=message)
         yield Error(reason="error", error=message)
         return
+    if model.provider == "github-copilot":
+        from .providers.copilot_headers import copilot_dynamic_headers
+
+        options.headers = {**copilot_dynamic_headers(request.messages), **(options.headers or {})}
     async for event in stream_fn(model, request, options):
         yield event
