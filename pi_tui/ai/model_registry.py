@@ -154,7 +154,7 @@ def _apply_override(model: Model, override: ModelOverride) -> Model:
         update["headers"] = _merge_dicts(
             model.headers, resolve_headers(override.headers, defer_commands=True)
         )
-    compat = _merge_dicts(model.compat, override.compat)
+    compat = merge_compat(model.compat, override.compat)
     if compat != model.compat:
         update["compat"] = compat
     return model.model_copy(update=update)
@@ -169,6 +169,33 @@ def _with_account_ids(model: Model) -> Model:
         if value:
             url = url.replace("{" + name + "}", value)
     return model if url == model.base_url else model.model_copy(update={"base_url": url})
+
+
+# compat keys holding objects that a models.json value extends rather than replaces (pi's rule)
+_NESTED_COMPAT = ("openRouterRouting", "vercelGatewayRouting", "chatTemplateKwargs", "chatTemplateArgs")
+
+
+def merge_compat(base: dict[str, Any] | None, extra: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``extra``'s compat keys over ``base``'s; the routing and chat-template objects merge one level."""
+    merged = _merge_dicts(base, extra)
+    if not extra or merged is None:
+        return merged
+    for key in _NESTED_COMPAT:
+        old, new = (base or {}).get(key), extra.get(key)
+        if isinstance(old, dict) or isinstance(new, dict):
+            merged[key] = {**(old if isinstance(old, dict) else {}), **(new if isinstance(new, dict) else {})}
+    return merged
+
+
+def _model_defaults(models: list[Model], model_id: str, api: str | None) -> Model | None:
+    """Where a models.json model without ``api`` or ``baseUrl`` takes them from, as pi picks it: the model
+    with the same id, else one on the same API, else a Chat Completions one, else the first."""
+    return (
+        next((m for m in models if m.id == model_id), None)
+        or (next((m for m in models if m.api == api), None) if api else None)
+        or next((m for m in models if m.api == "openai-completions"), None)
+        or (models[0] if models else None)
+    )
 
 
 def _tiers(raw: list[dict[str, Any]] | None) -> list[CostTier] | None:
@@ -278,8 +305,6 @@ class ModelRegistry:
         if info is not None and info.auth == "cloudflare":
             models = [_with_account_ids(m) for m in models]
         sources = {(name, m.id): SOURCE_BUILTIN for m in models}
-        default_api = info.apis[0] if info is not None and info.apis else ""
-        default_url = models[0].base_url if models else (info.base_url if info is not None else "")
         for config_name, provider, source in self._configs:
             if config_name != name:
                 continue
@@ -287,7 +312,7 @@ class ModelRegistry:
                 # An extension that lists models owns the provider: its list replaces what was there.
                 models = []
                 sources = {}
-            self._apply_provider(name, provider, models, sources, default_api, default_url, source)
+            self._apply_provider(name, provider, models, sources, source)
         if info is not None and info.auth == "anthropic":
             models = self._with_bearer_token(name, models)
         self._models_by_provider[name] = models
@@ -309,8 +334,6 @@ class ModelRegistry:
         provider: ProviderConfig,
         models: list[Model],
         sources: dict[tuple[str, str], str],
-        default_api: str,
-        default_url: str,
         source: str,
     ) -> None:
         """Merge one provider entry into ``models`` (all of provider ``name``) in place."""
@@ -334,7 +357,7 @@ class ModelRegistry:
             if headers != model.headers:
                 update["headers"] = headers
             if provider.compat:
-                update["compat"] = _merge_dicts(model.compat, provider.compat)
+                update["compat"] = merge_compat(model.compat, provider.compat)
             changed = model.model_copy(update=update) if update else model
             override = overrides.pop(model.id, None)
             if override is not None:
@@ -347,8 +370,9 @@ class ModelRegistry:
             self._warnings.append(f'{source}: modelOverrides for unknown model "{name}/{unknown}" ignored')
 
         for definition in provider.models or []:
+            defaults = _model_defaults(models, definition.id, definition.api or provider.api)
             model = self._model_from_definition(
-                name, provider, definition, default_api, default_url, provider_headers, auth_header
+                name, provider, definition, defaults, provider_headers, auth_header
             )
             for index, existing in enumerate(models):
                 if existing.id == model.id:
@@ -363,8 +387,7 @@ class ModelRegistry:
         name: str,
         provider: ProviderConfig,
         definition: ModelDefinition,
-        default_api: str,
-        default_url: str,
+        defaults: Model | None,
         provider_headers: dict[str, str] | None,
         auth_header: dict[str, str] | None,
     ) -> Model:
@@ -377,9 +400,9 @@ class ModelRegistry:
             id=definition.id,
             name=definition.name or definition.id,
             # Validation guarantees one of these is set.
-            api=definition.api or provider.api or default_api,
+            api=definition.api or provider.api or (defaults.api if defaults else ""),
             provider=name,
-            base_url=definition.base_url or provider.base_url or default_url,
+            base_url=definition.base_url or provider.base_url or (defaults.base_url if defaults else ""),
             reasoning=bool(definition.reasoning),
             input=list(definition.input) if definition.input is not None else ["text"],
             cost=ModelCost(
@@ -392,7 +415,7 @@ class ModelRegistry:
             context_window=definition.context_window or 128_000,
             max_tokens=definition.max_tokens or 16_384,
             headers=headers,
-            compat=_merge_dicts(provider.compat, definition.compat),
+            compat=merge_compat(provider.compat, definition.compat),
             thinking_level_map=dict(definition.thinking_level_map) if definition.thinking_level_map else None,
             input_limits=definition.input_limits,
             prompt_cache=dict(definition.prompt_cache) if definition.prompt_cache else None,

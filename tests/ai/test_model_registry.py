@@ -406,3 +406,32 @@ def test_a_login_only_provider_says_to_log_in(agent_dir: Path) -> None:
     assert message.startswith(
         "No login for openai-codex: it takes no API key; sign in with /login openai-codex"
     )
+
+
+def test_a_models_json_model_takes_its_api_and_url_from_the_catalog_as_pi_picks_them(agent_dir: Path) -> None:
+    _write_models(
+        agent_dir,
+        {
+            "openrouter": {
+                "models": [{"id": "vendor/new-model"}, {"id": "anthropic/claude-sonnet-4.6", "name": "Mine"}],
+                "compat": {"openRouterRouting": {"order": ["b"]}},
+                "modelOverrides": {
+                    "moonshotai/kimi-k2.6": {"compat": {"openRouterRouting": {"only": ["a"]}}}
+                },
+            }
+        },
+    )
+    registry = ModelRegistry()
+    assert registry.errors == []
+    new = registry.find("openrouter", "vendor/new-model")
+    # no model of that id: the first Chat Completions model gives api and base URL (not the Messages one)
+    assert (new.api, new.base_url) == ("openai-completions", "https://openrouter.ai/api/v1")
+    replaced = registry.find("openrouter", "anthropic/claude-sonnet-4.6")
+    assert (replaced.name, replaced.api, replaced.base_url) == (
+        "Mine",
+        "anthropic-messages",
+        "https://openrouter.ai/api",
+    )
+    kimi = registry.find("openrouter", "moonshotai/kimi-k2.6")
+    # routing objects merge one level: the provider's order and the model's only
+    assert kimi.compat["openRouterRouting"] == {"order": ["b"], "only": ["a"]}
