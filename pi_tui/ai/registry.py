@@ -35,6 +35,10 @@ BUILTIN_APIS: dict[str, tuple[str, str]] = {
         "pi_tui.ai.providers.azure_openai_responses",
         "stream_azure_openai_responses",
     ),
+    "openai-codex-responses": (
+        "pi_tui.ai.providers.openai_codex_responses",
+        "stream_openai_codex_responses",
+    ),
     "faux": ("pi_tui.ai.providers.faux", "stream_faux"),
 }
 
@@ -61,6 +65,7 @@ _WIRE_APIS = frozenset(
         "mistral-conversations",
         "bedrock-converse-stream",
         "azure-openai-responses",
+        "openai-codex-responses",
     }
 )
 

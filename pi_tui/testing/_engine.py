@@ -21,6 +21,7 @@ from ._bedrock import BEDROCK_ROUTE, bedrock_auth_error, bedrock_frames, bedrock
 from ._bedrock import STOP_REASONS as BEDROCK_STOP_REASONS
 from ._bedrock import model_from_path as bedrock_model
 from ._cache import PromptCache
+from ._codex import CODEX_SUFFIX, codex_refusal, codex_usage_limit, decode_body
 from ._errors import anthropic_error, base_headers, error_plan, http_fault_plan, stream_error_frame
 from ._google_token import parse_form, token_plan
 from ._limits import ModelLimits, resolve_limits
@@ -149,6 +150,8 @@ class Engine:
             gemini = _GEMINI_ROUTE.match(path)
             if gemini is not None and method == "POST":
                 return self._generate("gemini", method, f"{path}?{query}" if query else path, headers, raw)
+            if path.endswith(CODEX_SUFFIX) and method == "POST":
+                return self._generate("openai-responses", method, path, headers, raw)
             if path == f"{AZURE_PREFIX}responses" and method == "POST":
                 return self._generate("openai-responses", method, f"{path}?{query}", headers, raw)
             if path == "/token" and method == "POST":
@@ -181,6 +184,12 @@ class Engine:
         self.records.append(record)
         key = _presented_key(headers, path)
         azure = path.startswith(AZURE_PREFIX)
+        codex = path.endswith(CODEX_SUFFIX)
+        if codex:
+            decoded = decode_body(headers, raw)
+            if isinstance(decoded, Plan):
+                return self._answer(record, decoded, "violation", message="undecodable zstd body")
+            raw = decoded
         if api == "bedrock":
             denied = bedrock_auth_error(
                 method,
@@ -214,6 +223,10 @@ class Engine:
         else:
             record.model = body.get("model") if isinstance(body.get("model"), str) else None
             record.stream = bool(body.get("stream"))
+        if codex and isinstance(body, dict):
+            refused = codex_refusal(headers, body, seq)
+            if refused is not None:
+                return self._answer(record, refused, "fault", message=_message_of(refused))
         if azure:
             refusal = azure_refusal(path.partition("?")[2], record.model, self.azure_deployments, seq)
             if refusal is not None:
@@ -239,7 +252,10 @@ class Engine:
         window = limits.context_window or 0
         # A mid-stream error on a non-streaming request has nowhere to go but the status line.
         if isinstance(turn, Fault) and (turn.is_http or (turn.kind == "stream_error" and not record.stream)):
-            plan = http_fault_plan(api, turn, seq, prompt_tokens=record.prompt_tokens, window=window)
+            if codex and turn.kind == "rate_limit" and turn.message is None:
+                plan = codex_usage_limit(seq)  # the subscription's limit, as the backend words it
+            else:
+                plan = http_fault_plan(api, turn, seq, prompt_tokens=record.prompt_tokens, window=window)
             return self._answer(record, plan, "fault", fault=turn.kind, message=_message_of(plan))
         reply = turn.streamed_reply() if isinstance(turn, Fault) else turn
         record.cache = self._simulate_cache(api, body, segments, key, limits, record.model)

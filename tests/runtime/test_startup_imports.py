@@ -89,6 +89,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.providers.google",
         "pi_tui.ai.providers.google_vertex",
         "pi_tui.ai.providers.mistral",
+        "pi_tui.ai.providers.openai_codex_responses",
         "pi_tui.ai.providers.openai_completions",
         "pi_tui.ai.providers.openai_responses",
         "pi_tui.ai.registry",
@@ -266,6 +267,12 @@ PROVIDER_MODULES = {
         "pi_tui.ai.providers._sigv4",
         "pi_tui.ai.providers._strict_schema",
     },
+    # Codex reuses the Responses conversion and reader too.
+    "openai-codex-responses": {
+        "pi_tui.ai.providers.openai_codex_responses",
+        "pi_tui.ai.providers.openai_responses",
+        *_CHAT,
+    },
     # Mistral shares the output-cap estimate and the strict tool schemas.
     "mistral-conversations": {
         "pi_tui.ai.providers.mistral",
@@ -273,6 +280,8 @@ PROVIDER_MODULES = {
         "pi_tui.ai.providers._strict_schema",
     },
 }
+
+_CODEX_TOKEN = "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYnVkZ2V0In19.c2ln"
 
 _DUMP_MODULES = """
 import atexit, json, runpy, sys
@@ -305,13 +314,15 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
             "mistral-conversations": server.mistral_base_url,
             "azure-openai-responses": server.azure_base_url,
             "bedrock-converse-stream": server.bedrock_base_url,
+            "openai-codex-responses": server.url,
         }.get(api, server.openai_base_url)
         config = {
             "providers": {
                 "budget": {
                     "baseUrl": base,
                     "api": api,
-                    "apiKey": "budget-key",
+                    # Codex takes a ChatGPT login's access token: a JWT naming the account
+                    "apiKey": _CODEX_TOKEN if api == "openai-codex-responses" else "budget-key",
                     "models": [{"id": "m", "contextWindow": 200_000, "maxTokens": 8192}],
                 }
             }
