@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pi_tui.ai.catalog import builtin_providers, provider_info
 from pi_tui.testing import FakeLLM
 from tests.e2e.helpers import write_models_json
 from tests.pi087 import Pi087, require_pi
@@ -38,6 +39,12 @@ _SCRUBBED_ENV = (
     "VISUAL",
     "EDITOR",
 )
+# every variable the catalog reads for a provider's credentials (GROQ_API_KEY, AWS_PROFILE, …), so a key
+# in the developer's shell never makes a provider available in a test
+_SCRUBBED_ENV += tuple(
+    sorted({name for p in builtin_providers() if (info := provider_info(p)) for name in info.env})
+)
+_SCRUBBED_ENV += ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION")
 
 
 @pytest.fixture(autouse=True)
