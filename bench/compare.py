@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .big_sessions import SIZES, resume_big
 from .scenarios import Result, median_result, one_turn, resume_large, tool_loop
 from .targets import PI_TUI, Target
 
@@ -59,6 +60,14 @@ COMPARISONS: dict[str, Comparison] = {
             "one prompt, 400 sequential tool calls (~4 KB each)",
             lambda t: tool_loop(400, target=t),
             wall_target=None,
+        ),
+        *(
+            Comparison(
+                f"resume_big_{size}",
+                f"resume a generated {count:,}-entry v3 session (`--session FILE -p hi`) and answer",
+                lambda t, size=size: resume_big(size, target=t),
+            )
+            for size, count in SIZES.items()
         ),
     )
 }

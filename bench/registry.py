@@ -37,6 +37,7 @@ MODULES: list[tuple[str, str, bool]] = [
     ("bench.tui", "register_all", False),
     ("bench.screens", "register_all", False),
     ("bench.checkpoints", "register_all", False),
+    ("bench.big_sessions", "register_all", False),
 ]
 
 

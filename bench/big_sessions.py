@@ -1,0 +1,225 @@
+"""Big sessions in pi's v3 format, generated on demand (deterministic), and the scenarios that resume them.
+
+`write_big_session(path, entries, cwd)` writes a session of about ``entries`` entries (~600 bytes each,
+so 20,000 entries ≈ 12 MB): turns of a user prompt, then assistant answers with signed thinking and a
+tool call, each followed by its tool result, and a closing assistant text. Every 400 entries a short
+abandoned branch (an answer the user went back from) hangs off the path, as `/tree` leaves them. The
+same arguments always give the same bytes; nothing is committed as a file.
+
+Scenarios (`python -m bench resume_big_20k ...`): ``resume_big_<n>`` runs ``--session FILE -p hi`` at
+1k/5k/20k/100k entries (wall, CPU, peak RSS); the pi side of the same run is in `bench.compare`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pi_tui.testing import FakeLLM, Reply, fake_signature, text
+
+from .scenarios import Result, _result, make_env, run_cli
+from .targets import PI_TUI, Target
+
+__all__ = ["SIZES", "big_session_lines", "resume_big", "write_big_session"]
+
+SIZES = {"1k": 1_000, "5k": 5_000, "20k": 20_000, "100k": 100_000}
+BRANCH_EVERY = 400
+_TOOLS_PER_TURN = 4
+_WORDS = (
+    "module function session entry context request token cache branch leaf parent render screen "
+    "editor footer widget layout value error retry stream answer thinking result file line path"
+).split()
+_START = datetime(2025, 6, 1, tzinfo=UTC)
+# A context window that holds the whole 100k-entry branch, so neither program compacts on resume.
+BIG_WINDOW = 50_000_000
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def _words(rng: random.Random, count: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(count))
+
+
+class _Writer:
+    """Builds entries one by one, chaining ``parentId``s; ``leaf`` is where the next entry hangs."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.count = 0
+        self.leaf: str | None = None
+        self.ms = int(_START.timestamp() * 1000)
+        self.lines: list[str] = []
+        self.call_no = 0
+
+    def _id(self) -> str:
+        return hashlib.sha1(f"{self.count}".encode()).hexdigest()[:8]
+
+    def add(self, record: dict[str, Any], parent: str | None = None) -> str:
+        entry_id = self._id()
+        self.count += 1
+        self.ms += 1_500
+        full = {
+            "type": record.pop("type"),
+            "id": entry_id,
+            "parentId": self.leaf if parent is None else parent,
+            "timestamp": _iso(self.ms),
+            **record,
+        }
+        self.lines.append(json.dumps(full, separators=(",", ":")))
+        self.leaf = entry_id
+        return entry_id
+
+    def message(self, message: dict[str, Any], parent: str | None = None) -> str:
+        return self.add({"type": "message", "message": {**message, "timestamp": self.ms}}, parent)
+
+    def user(self, turn: int) -> str:
+        prompt = f"Turn {turn}: please look at " + _words(self.rng, 18)
+        return self.message({"role": "user", "content": [{"type": "text", "text": prompt}]})
+
+    def assistant(self, content: list[dict[str, Any]], stop: str, parent: str | None = None) -> str:
+        usage = {
+            "input": 12,
+            "output": 60 + self.rng.randrange(80),
+            "cacheRead": 1_000 + self.count,
+            "cacheWrite": 40,
+            "totalTokens": 1_200 + self.count,
+            "cost": {"input": 0.0, "output": 0.001, "cacheRead": 0.0003, "cacheWrite": 0.0001, "total": 0.0014},
+        }
+        return self.message(
+            {
+                "role": "assistant",
+                "content": content,
+                "api": "anthropic-messages",
+                "provider": "bench",
+                "model": "bench-model",
+                "usage": usage,
+                "stopReason": stop,
+            },
+            parent,
+        )
+
+    def tool_step(self) -> None:
+        thinking = "I should read the next file: " + _words(self.rng, 12)
+        self.call_no += 1
+        call_id = f"toolu_{self.call_no:08d}"
+        path = f"src/{self.rng.choice(_WORDS)}_{self.call_no % 97}.py"
+        self.assistant(
+            [
+                {"type": "thinking", "thinking": thinking, "thinkingSignature": fake_signature(thinking)},
+                {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": path}},
+            ],
+            "toolUse",
+        )
+        output = "\n".join(f"{i + 1}: def {self.rng.choice(_WORDS)}(): return {i}" for i in range(6))
+        self.message(
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": "read",
+                "content": [{"type": "text", "text": output}],
+                "isError": False,
+            }
+        )
+
+    def closing(self) -> None:
+        self.assistant([{"type": "text", "text": "Done: " + _words(self.rng, 30)}], "stop")
+
+    def abandoned_branch(self, turn: int) -> None:
+        """An answer the user went back from: it hangs off the current leaf, which stays the leaf."""
+        keep = self.leaf
+        self.assistant([{"type": "text", "text": f"(abandoned {turn}) " + _words(self.rng, 20)}], "stop", keep)
+        self.leaf = keep
+
+
+def big_session_lines(entries: int, cwd: Path, seed: int = 26) -> list[str]:
+    """The lines (without newlines) of a ~``entries``-entry v3 session whose header names ``cwd``."""
+    writer = _Writer(seed)
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": str(uuid.UUID(int=entries * 1_000 + seed, version=4)),
+        "timestamp": _iso(writer.ms),
+        "cwd": str(cwd),
+    }
+    writer.add({"type": "model_change", "provider": "bench", "modelId": "bench-model"})
+    writer.add({"type": "thinking_level_change", "thinkingLevel": "medium"})
+    turn = 0
+    next_branch = BRANCH_EVERY
+    while writer.count < entries:
+        turn += 1
+        writer.user(turn)
+        for _ in range(_TOOLS_PER_TURN):
+            writer.tool_step()
+        writer.closing()
+        if writer.count >= next_branch:
+            writer.abandoned_branch(turn)
+            next_branch += BRANCH_EVERY
+    return [json.dumps(header, separators=(",", ":")), *writer.lines]
+
+
+def write_big_session(path: Path, entries: int, cwd: Path, seed: int = 26) -> Path:
+    """Write the session to ``path`` (parents created) and return it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(big_session_lines(entries, cwd, seed)) + "\n")
+    return path
+
+
+def _write_models_big(env: Any, server: Any) -> str:
+    config = {
+        "providers": {
+            "bench": {
+                "baseUrl": server.anthropic_base_url,
+                "api": "anthropic-messages",
+                "apiKey": "bench-key",
+                "models": [
+                    {"id": "bench-model", "contextWindow": BIG_WINDOW, "maxTokens": 8192, "reasoning": True}
+                ],
+            }
+        }
+    }
+    (env.agent_dir / "models.json").write_text(json.dumps(config))
+    (env.agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10}}))
+    return "bench/bench-model"
+
+
+_CACHE: dict[int, str] = {}
+
+
+def resume_big(size: str, target: Target = PI_TUI) -> Result:
+    """``--session FILE -p hi`` on a generated ``size``-entry session: load, answer once, append."""
+    entries = SIZES[size]
+    env = make_env()
+    path = env.agent_dir / "sessions" / "big" / f"big-{size}.jsonl"
+    if entries not in _CACHE:
+        _CACHE[entries] = "\n".join(big_session_lines(entries, Path("/CWD"))) + "\n"
+    path.parent.mkdir(parents=True)
+    path.write_text(_CACHE[entries].replace('"cwd":"/CWD"', json.dumps({"cwd": str(env.repo)})[1:-1], 1))
+    fake = FakeLLM(context_window=BIG_WINDOW)
+    fake.script([Reply([text("Done.")])])
+    with fake.serve() as server:
+        model = _write_models_big(env, server)
+        run = run_cli(env, ["--session", str(path), "--model", model, "-p", "hi"], target)
+    sent = len(fake.requests[0].messages) if fake.requests else 0
+    return _result(
+        f"resume_big_{size}",
+        f"`--session` a generated {entries:,}-entry v3 session (~{path.stat().st_size / 1e6:.0f} MB) -p hi",
+        fake,
+        run,
+        messages_sent=sent,
+        file_mb=round(path.stat().st_size / 1e6, 1),
+    )
+
+
+def register_all() -> None:
+    """Put the big-session scenarios into the registry (`bench.registry`)."""
+    from .registry import register
+
+    for size in SIZES:
+        register(f"resume_big_{size}", lambda size=size: resume_big(size))
