@@ -90,7 +90,13 @@ class _Writer:
             "cacheRead": 1_000 + self.count,
             "cacheWrite": 40,
             "totalTokens": 1_200 + self.count,
-            "cost": {"input": 0.0, "output": 0.001, "cacheRead": 0.0003, "cacheWrite": 0.0001, "total": 0.0014},
+            "cost": {
+                "input": 0.0,
+                "output": 0.001,
+                "cacheRead": 0.0003,
+                "cacheWrite": 0.0001,
+                "total": 0.0014,
+            },
         }
         return self.message(
             {
@@ -134,7 +140,9 @@ class _Writer:
     def abandoned_branch(self, turn: int) -> None:
         """An answer the user went back from: it hangs off the current leaf, which stays the leaf."""
         keep = self.leaf
-        self.assistant([{"type": "text", "text": f"(abandoned {turn}) " + _words(self.rng, 20)}], "stop", keep)
+        self.assistant(
+            [{"type": "text", "text": f"(abandoned {turn}) " + _words(self.rng, 20)}], "stop", keep
+        )
         self.leaf = keep
 
 
