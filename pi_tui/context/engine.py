@@ -38,6 +38,9 @@ __all__ = ["replay_entries", "ContextEngine", "PreparedRequest", "ReplayCache", 
 
 log = logging.getLogger(__name__)
 
+# A history longer than this many messages makes megabyte request bodies (see `keep_large_buffers`).
+LARGE_REQUEST_MESSAGES = 200
+
 
 def iso_to_ms(value: Any) -> int:
     if isinstance(value, int | float):
@@ -377,8 +380,12 @@ class ContextEngine:
             request_env = self._place_panels(request_env)
         request_env = replace(request_env, meta=replace(request_env.meta, signal=signal))
         request = to_llm_request(request_env, self._available())
-        record = self.ledger.note_request(model_label, fingerprint(request), attributions)
-        if record.prompt_tokens_estimate > LARGE_REQUEST_TOKENS:
+        record = self.ledger.note_request(model_label, lambda: fingerprint(request), attributions)
+        if self.ledger.fingerprinted:
+            large = record.prompt_tokens_estimate > LARGE_REQUEST_TOKENS
+        else:  # the first request's fingerprint waits; its message count says enough
+            large = len(request.messages) > LARGE_REQUEST_MESSAGES
+        if large:
             keep_large_buffers()  # bodies of a megabyte from now on: stop paying page faults for each
         self.last = PreparedRequest(request, request_env, record, dict(request_env.options))
         return self.last

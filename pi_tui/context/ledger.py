@@ -9,6 +9,7 @@ the reason given, where in the prompt it happened and an estimate of the tokens 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pi_tui.ai.types import Usage
@@ -38,11 +39,24 @@ class Invalidation:
 
 @dataclass(slots=True)
 class RequestRecord:
+    """One request: its estimated prompt tokens, the tokens expected from the cache, the reported usage.
+
+    The estimate may be given as a function, evaluated on first read: the first request of a process
+    has nothing to compare with, so its fingerprint (a pass over the whole history) waits until
+    something asks for it.
+    """
+
     index: int
     model: str
-    prompt_tokens_estimate: int
+    estimate: int | Callable[[], int]
     expected_cache_tokens: int
     usage: Usage | None = None
+
+    @property
+    def prompt_tokens_estimate(self) -> int:
+        if not isinstance(self.estimate, int):
+            self.estimate = self.estimate()
+        return self.estimate
 
     @property
     def hit_ratio(self) -> float | None:
@@ -61,14 +75,29 @@ class CacheLedger:
     # Changes declared outside the hook pipeline (e.g. a panel moved in the /context view), attributed
     # to the next request.
     pending: list[Attribution] = field(default_factory=list)
+    # The first request's fingerprint, computed when first needed (see `note_request`).
+    _deferred: Callable[[], list[Block]] | None = None
 
     def declare(self, attribution: Attribution) -> None:
         """Attribute the next request's invalidation to a change made outside the hooks (with its reason)."""
         self.pending.append(attribution)
 
-    def note_request(self, model: str, blocks: list[Block], attributions: list[Attribution]) -> RequestRecord:
-        """Record a request about to be sent; detect and attribute invalidations against the last one."""
+    def note_request(
+        self, model: str, blocks: list[Block] | Callable[[], list[Block]], attributions: list[Attribution]
+    ) -> RequestRecord:
+        """Record a request about to be sent; detect and attribute invalidations against the last one.
+
+        ``blocks`` may be a function that fingerprints the request. When there is nothing to compare
+        with (the first request of a process, no declared changes) it is not called now: the request
+        expects no cache tokens, and its blocks are computed when `last_blocks`, the record's estimate
+        or the next request needs them (once: a retry does not fingerprint again).
+        """
         index = len(self.requests)
+        self._settle()
+        if callable(blocks):
+            if not self._last_blocks and not self.pending and not attributions:
+                return self._note_deferred(index, model, blocks)
+            blocks = blocks()
         if self.pending:
             attributions, self.pending = [*attributions, *self.pending], []
         # O(new blocks) per request, not O(history): the prefix hit is a bisection over running digests,
@@ -98,11 +127,37 @@ class CacheLedger:
         self._last_cached = _cached_count(blocks)
         return record
 
+    def _note_deferred(self, index: int, model: str, compute: Callable[[], list[Block]]) -> RequestRecord:
+        memo: list[list[Block]] = []
+
+        def once() -> list[Block]:
+            if not memo:
+                memo.append(compute())
+            return memo[0]
+
+        record = RequestRecord(index, model, lambda: tokens_before(once(), len(once())), 0)
+        self.requests.append(record)
+        self._deferred = once
+        return record
+
+    def _settle(self) -> None:
+        """Compute a deferred fingerprint (the first request's) now."""
+        if self._deferred is not None:
+            compute, self._deferred = self._deferred, None
+            self._last_blocks = compute()
+            self._last_cached = _cached_count(self._last_blocks)
+
+    @property
+    def fingerprinted(self) -> bool:
+        """Whether the last request's blocks are known without computing anything."""
+        return self._deferred is None
+
     def note_usage(self, record: RequestRecord, usage: Usage) -> None:
         record.usage = usage
 
     @property
     def last_blocks(self) -> list[Block]:
+        self._settle()
         return self._last_blocks
 
     def totals(self) -> Usage:

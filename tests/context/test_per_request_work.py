@@ -176,3 +176,32 @@ def test_a_strictness_request_is_not_counted_as_tokens_the_model_reads() -> None
         constrained_sampling=dict(PREFER_STRICT_SCHEMA),
     )
     assert tool_tokens(strict) == tool_tokens(plain)
+
+
+def test_the_first_request_is_fingerprinted_only_when_asked_and_once() -> None:
+    history = _history(40)
+    request = _request(history[:41])
+    calls: list[int] = []
+
+    def blocks() -> list[Block]:
+        calls.append(1)
+        return fingerprint(request)
+
+    ledger = CacheLedger()
+    record = ledger.note_request("m", blocks, [])
+    assert calls == [] and record.expected_cache_tokens == 0
+    # A retry of the same request compares with the first: the first is fingerprinted then, once.
+    retry = ledger.note_request("m", blocks, [])
+    assert len(calls) == 2
+    assert record.prompt_tokens_estimate == retry.prompt_tokens_estimate == ledger.last_blocks[-1].upto
+    assert retry.expected_cache_tokens == ledger.last_blocks[-1].upto  # the whole request repeats
+    assert len(calls) == 2
+
+
+def test_a_deferred_fingerprint_is_computed_when_the_blocks_are_read() -> None:
+    request = _request(_history(10)[:21])
+    ledger = CacheLedger()
+    record = ledger.note_request("m", lambda: fingerprint(request), [])
+    assert not ledger.fingerprinted
+    assert ledger.last_blocks == fingerprint(request)
+    assert ledger.fingerprinted and record.prompt_tokens_estimate == ledger.last_blocks[-1].upto
