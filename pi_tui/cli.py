@@ -93,7 +93,9 @@ def _list_models(args: Args) -> int:
         _err(str(problem))
     models = registry.available_models()
     if not models:
-        _err("No models available: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or configure models.json")
+        from pi_tui.ai.no_model import KEY_HINT
+
+        _err(f"No models available: {KEY_HINT}, log in with 'pi-tui login', or configure models.json")
         return 1
     print(list_models_table(models, args.list_models_search))
     return 0

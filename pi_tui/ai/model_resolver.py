@@ -432,7 +432,9 @@ def list_models_table(models: Sequence[Model], search: str | None = None) -> str
     in pi's order (`locale_sort_key`).
     """
     if not models:
-        return "No models available. Set an API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) and try again."
+        from .no_model import KEY_HINT
+
+        return f"No models available. {KEY_HINT[0].upper()}{KEY_HINT[1:]} and try again."  # pi's wording
     chosen = fuzzy_filter_models(models, search) if search else list(models)
     if not chosen:
         return f'No models matching "{search}"'

@@ -11,9 +11,15 @@ from pathlib import Path
 
 from .types import Model
 
-__all__ = ["NO_MODEL_PROVIDER", "is_no_model", "no_model", "no_model_message"]
+__all__ = ["KEY_HINT", "NO_MODEL_PROVIDER", "is_no_model", "no_model", "no_model_message"]
 
 NO_MODEL_PROVIDER = "unknown"
+
+KEY_HINT = (
+    "set a provider's API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, … "
+    "every provider's variable is listed in docs/providers.md)"
+)
+"""How to get a model from the environment, for every message that says there is none."""
 _NO_MODEL_API = "none"
 
 
@@ -43,7 +49,7 @@ def no_model_message(agent_dir: Path, *, login: bool = False) -> str:
     models_file = _shown(agent_dir / "models.json")
     first = "log in with /login, or " if login else ""
     return (
-        f"No model available: {first}set ANTHROPIC_API_KEY or OPENAI_API_KEY and restart, or add a provider "
+        f"No model available: {first}{KEY_HINT} and restart, or add a provider "
         f"with its apiKey to {models_file} and pick it with /model (/model also offers the offline faux "
         "model, which needs no key)"
     )

@@ -234,8 +234,10 @@ def _create_session(
 
             model, placeholder = no_model(), True  # the mode says so (it knows whether it has /login)
         if model is None:
+            from pi_tui.ai.no_model import KEY_HINT
+
             raise StartupError(
-                "No models available: set ANTHROPIC_API_KEY or OPENAI_API_KEY, add a key to "
+                f"No models available: {KEY_HINT}, log in with 'pi-tui login', add a key to "
                 f"{agent_dir / 'auth.json'}, configure {agent_dir / 'models.json'}, or try --provider faux",
                 2,
             )

@@ -19,6 +19,7 @@ async def test_a_session_without_a_model_refuses_a_prompt_in_one_line_and_works_
             await session.prompt("hello")
         message = str(refused.value)
         assert "ANTHROPIC_API_KEY" in message and "models.json" in message and "\n" not in message
+        assert "GEMINI_API_KEY" in message and "docs/providers.md" in message  # not only two providers
         assert session.session.get_entries() == []  # nothing sent, nothing saved (not even a model change)
         faux = session.registry.find("faux", "faux-1")
         assert faux is not None
@@ -36,3 +37,4 @@ def test_without_allow_no_model_start_up_still_fails_with_exit_code_2(
     with pytest.raises(StartupError) as failed:
         create_session(parse_args([]), tmp_path)
     assert failed.value.exit_code == 2 and "No models available" in failed.value.message
+    assert "GEMINI_API_KEY" in failed.value.message and "pi-tui login" in failed.value.message
