@@ -347,6 +347,11 @@ class ContextEngine:
     def replay(self) -> ContextEnvelope:
         return self._replay.replay(self._base(), self._path())
 
+    def replay_path(self, path: Sequence[Any]) -> ContextEnvelope:
+        """The envelope a request made at the end of ``path`` started from (replay is deterministic, so a
+        resumed session can rebuild the request that produced an earlier answer)."""
+        return replay_entries(self._base(), path)
+
     async def _persist_record(self, record: dict[str, Any], _env: ContextEnvelope) -> None:
         result = self._persist(record)
         if result is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -192,6 +192,24 @@ class PanelManager:
         copy._last_prefix = list(self._last_prefix)
         copy.panels = {name: replace(state) for name, state in self.panels.items()}
         await copy.refresh()
+        return copy
+
+    def with_layout(self, layout: Mapping[str, str]) -> PanelManager:
+        """A copy with panels moved (``"prefix"``/``"tail"``) or hidden (``"hidden"``), by panel name, for a
+        what-if: this manager is left untouched."""
+        copy = PanelManager(reinject_system_prompt=self.reinject_system_prompt, clock=self.clock)
+        copy._counter = self._counter
+        copy._last_prefix = list(self._last_prefix)
+        copy.hidden = set(self.hidden)
+        for name, state in self.panels.items():
+            wanted = layout.get(name)
+            panel = state.panel
+            if wanted == "hidden":
+                copy.hidden.add(name)
+            elif wanted in ("prefix", "tail"):
+                copy.hidden.discard(name)
+                panel = replace(panel, placement=wanted)  # type: ignore[arg-type]
+            copy.panels[name] = replace(state, panel=panel)
         return copy
 
     def ordered(self, placement: Placement) -> list[PanelState]:

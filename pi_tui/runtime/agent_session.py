@@ -43,7 +43,6 @@ from pi_tui.context.engine import ContextEngine
 from pi_tui.context.envelope import ContextEnvelope, EnvelopeMeta, SystemPart
 from pi_tui.context.hooks import ContextHandler
 from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
-from pi_tui.context.render import render_context
 from pi_tui.extensions.ui import NullUIBridge
 from pi_tui.session.errors import SessionError
 from pi_tui.util.tasks import stray_cancellation
@@ -55,6 +54,8 @@ from .tree_ops import SessionTreeMixin
 
 if TYPE_CHECKING:
     from pi_tui.ai.oauth.types import RequestAuth
+    from pi_tui.context.report import ContextReport
+    from pi_tui.context.request import Block
 
 __all__ = [
     "AgentSession",
@@ -633,39 +634,56 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         """The durable envelope as the next request would start from it (replayed, no hooks run)."""
         return self.engine.replay()
 
-    async def render_context(self) -> str:
-        """The ``/context`` view of the next request (panels placed, no hooks run)."""
-        from pi_tui.context.engine import replay_entries
+    async def context_report(self) -> ContextReport:
+        """The ``/context`` report of the next request: what it carries, its token counts, the cache
+        projection, panels, transforms and the ledger (panels previewed, no hooks run, nothing written).
+
+        Print mode's markdown, RPC ``get_context`` and the TUI inspector are views of this one report."""
+        from pi_tui.context.report import SessionTotals, build_context_report
+
+        preview = await self.panels.preview()  # what the next request will show, without side effects
+        st = self.stats()
+        return build_context_report(
+            model=self.agent.model,
+            durable=self.engine.replay(),
+            preview=preview,
+            available_tools=list(self.tools),
+            ledger=self.engine.ledger,
+            path=list(self.session.get_branch()),
+            totals=SessionTotals(
+                st.assistant_messages, st.input, st.output, st.cache_read, st.cache_write, st.cost
+            )
+            if st.assistant_messages
+            else None,
+            baseline_source=lambda: self._previous_request_blocks(preview),
+        )
+
+    def _previous_request_blocks(self, panels: PanelManager) -> list[Block]:
+        """The blocks of the last request: the ledger's, or for a resumed session the request that produced
+        the last answer, rebuilt from the file (replay is deterministic)."""
+        if self.engine.ledger.last_blocks:
+            return self.engine.ledger.last_blocks
         from pi_tui.context.request import fingerprint, to_llm_request
 
-        panels = await self.panels.preview()  # what the next request will show, without side effects
-        env = panels.place(self.engine.replay())
-        request = to_llm_request(env, list(self.tools))
-        baseline = None
-        if not self.engine.ledger.last_blocks:
-            # A resumed session: replay is deterministic, so the request that produced the last answer
-            # can be rebuilt from the file and serve as the cache baseline.
-            path = list(self.session.get_branch())
-            last = max(
-                (
-                    i
-                    for i, e in enumerate(path)
-                    if getattr(getattr(e, "message", None), "role", None) == "assistant"
-                ),
-                default=None,
-            )
-            if last is not None:
-                previous = panels.place(replay_entries(self.engine._base(), path[:last]))
-                baseline = fingerprint(to_llm_request(previous, list(self.tools)))
-        return render_context(
-            env,
-            request,
-            ledger=self.engine.ledger,
-            panels=panels,
-            model=self.agent.model,
-            baseline_blocks=baseline,
-            session_stats=self.stats(),
+        path = list(self.session.get_branch())
+        last = max(
+            (
+                i
+                for i, e in enumerate(path)
+                if getattr(getattr(e, "message", None), "role", None) == "assistant"
+            ),
+            default=None,
         )
+        if last is None:
+            return []
+        previous = panels.place(self.engine.replay_path(path[:last]))
+        return fingerprint(to_llm_request(previous, list(self.tools)))
+
+    async def render_context(self) -> str:
+        """The ``/context`` markdown of the next request (a view of `context_report`)."""
+        from pi_tui.context.render import render_context
+
+        return render_context(await self.context_report())
 
     # --- extensions (issue #5) ---------------------------------------------------------------------
     # `pi_tui.extensions.setup` binds an ExtensionRunner to `extensions`; modes call attach_ui/start.

@@ -5,7 +5,6 @@ from pathlib import Path
 
 from pi_tui.ai.types import BashExecutionMessage
 from pi_tui.args import parse_args
-from pi_tui.modes.interactive.screens.context_data import build_context_view
 from pi_tui.modes.rpc.context_view import context_view, estimated_tokens
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text
@@ -16,10 +15,10 @@ OUTPUT = "\n".join(f"line {i} of a long listing" for i in range(2000))
 async def _views(session: object) -> tuple[int, int, int, str]:
     """The next request's message tokens as the three /context views count them, and the markdown."""
     rpc = await context_view(session)
-    tui = await build_context_view(session)
+    tui = await session.context_report()
     return (
         rpc["tokens"]["cached"] + rpc["tokens"]["uncached"],
-        sum(tui.cached_tokens) + sum(tui.uncached_tokens),
+        tui.cached_tokens + tui.uncached_tokens,
         estimated_tokens(session),
         rpc["markdown"],
     )

@@ -15,7 +15,6 @@ from pi_tui.ai.types import (
     dump_message,
 )
 from pi_tui.args import parse_args
-from pi_tui.modes.interactive.screens.context_data import build_context_view
 from pi_tui.modes.rpc.context_view import context_view
 from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
@@ -87,8 +86,8 @@ async def test_values_at_the_depth_limit_survive_every_walk_over_the_history(tmp
             "toolResult",
             "assistant",
         ]
-        tui = await build_context_view(session)
-        assert len(tui.cached_tokens) == 4
+        tui = await session.context_report()
+        assert len(tui.cached) == 4
         await session.prompt("again")  # the request is built and the answer saved
         assert session.last_assistant_message() is not None
     finally:

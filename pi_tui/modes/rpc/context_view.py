@@ -1,21 +1,15 @@
-"""``get_context``: seed 001's markdown view of the envelope plus a structured form for clients that
-draw their own (parts, tokens, breakpoints, panels, ledger).
-
-The structured form is computed from the same inputs as the markdown: the envelope the next request
-starts from (replayed from the session, panels placed, no hooks run), the request it maps to and its
-block fingerprints, and the process's cache ledger.
+"""``get_context``: the ``/context`` report as data for clients that draw their own view, with the markdown
+print mode shows (both are views of `AgentSession.context_report`, so every number is the same).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from pi_tui.ai.cost import projected_cost
-from pi_tui.ai.tokens import estimate_tokens
-from pi_tui.context.request import common_prefix_blocks, fingerprint, sent_message_tokens, to_llm_request
+from pi_tui.context.render import render_context
+from pi_tui.context.report import ContextReport, MessageRow, envelope_tokens
 
-__all__ = ["context_view", "estimated_tokens"]
+__all__ = ["context_view", "estimated_tokens", "report_json"]
 
 
 def _preview(text: str, width: int = 120) -> str:
@@ -23,19 +17,17 @@ def _preview(text: str, width: int = 120) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _message_row(index: int, message: Any) -> dict[str, Any]:
-    from pi_tui.agent.convert import reaches_model
+def _message_row(row: MessageRow) -> dict[str, Any]:
     from pi_tui.ai.types import message_text
 
-    row: dict[str, Any] = {
-        "index": index,
-        "role": getattr(message, "role", "?"),
-        "tokens": sent_message_tokens(message),
+    return {
+        "index": row.index,
+        "role": row.role,
+        "tokens": row.tokens,
         # False for a shell command's output kept out of context: listed, counted as 0, never sent
-        "sent": reaches_model(message),
+        "sent": row.sent,
+        "preview": _preview(message_text(row.message)),
     }
-    row["preview"] = _preview(message_text(message))
-    return row
 
 
 def _usage_json(usage: Any) -> dict[str, Any] | None:
@@ -43,112 +35,101 @@ def _usage_json(usage: Any) -> dict[str, Any] | None:
 
 
 def estimated_tokens(session: Any) -> int:
-    """The next request's size estimate: system prompt, tools and messages of the replayed envelope."""
-    env = session.engine.replay()
-    return (
-        estimate_tokens(env.system_compiled)
-        + sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in env.tools)
-        + sum(sent_message_tokens(m) for m in (*env.cached, *env.uncached))
-    )
+    """The next request's size estimate (system prompt, tools and messages of the replayed envelope),
+    counted as ``/context`` counts."""
+    return envelope_tokens(session.engine.replay())
 
 
 async def context_view(session: Any) -> dict[str, Any]:
-    """``{markdown, model, tokens, parts, tools, messages, options, breakpoints, nextRequest, panels,
-    ledger}``."""
-    markdown = await session.render_context()
-    panels = await session.panels.preview()
-    env = panels.place(session.engine.replay())
-    request = to_llm_request(env, list(session.tools))
-    model = session.model
+    """``{markdown, model, tokens, parts, tools, messages, options, breakpoints, blocks, nextRequest,
+    panels, transforms, ledger}`` of the session's next request."""
+    return report_json(await session.context_report())
 
-    parts = [{"name": p.name, "tokens": estimate_tokens(p.text), "text": p.text} for p in env.system_parts]
-    tools = [{"name": t.name, "tokens": estimate_tokens(json.dumps(t.to_json_dict()))} for t in env.tools]
-    cached = [_message_row(i, m) for i, m in enumerate(env.cached)]
-    uncached = [_message_row(len(cached) + i, m) for i, m in enumerate(env.uncached)]
-    system_tokens = sum(p["tokens"] for p in parts)
-    tool_tokens = sum(t["tokens"] for t in tools)
-    cached_tokens = sum(m["tokens"] for m in cached)
-    uncached_tokens = sum(m["tokens"] for m in uncached)
-    total = system_tokens + tool_tokens + cached_tokens + uncached_tokens
-    window = model.context_window
 
-    boundary = len(request.messages) if request.cache_boundary is None else request.cache_boundary
-    breakpoints: list[dict[str, Any]] = [{"after": "system", "covers": "tools and system prompt"}]
-    if boundary:
-        breakpoints.append({"after": f"messages[{boundary - 1}]", "messageIndex": boundary - 1})
-
-    blocks = fingerprint(request)
-    ledger = session.engine.ledger
+def report_json(report: ContextReport) -> dict[str, Any]:
+    """The report as ``get_context``'s data (pi's camelCase keys)."""
+    r = report
+    model = r.model
+    markdown = render_context(r)
+    projection = r.projection()
     next_request: dict[str, Any] | None = None
-    if ledger.last_blocks:
-        hit = common_prefix_blocks(ledger.last_blocks, blocks)
-        read = sum(b.tokens for b in blocks[:hit])
-        write = sum(b.tokens for b in blocks[hit:] if b.cached)
-        tail = sum(b.tokens for b in blocks if not b.cached)
-        cost = projected_cost(model, read, write, tail)
+    if projection.has_baseline:
         next_request = {
-            "cacheReadTokens": read,
-            "cacheWriteTokens": write,
-            "uncachedTokens": tail,
-            "firstDifference": blocks[hit].label if hit < len(blocks) else None,
-            "estimatedInputCost": cost,
+            "cacheReadTokens": projection.read,
+            "cacheWriteTokens": projection.write,
+            "uncachedTokens": projection.uncached,
+            "firstDifference": projection.first_difference,
+            "estimatedInputCost": projection.cost,
         }
-
-    panel_rows = []
-    for placement in ("prefix", "tail"):
-        for state in panels.ordered(placement):
-            panel_rows.append(
-                {
-                    "id": state.id,
-                    "name": state.panel.name,
-                    "placement": placement,
-                    "tokens": state.tokens,
-                    "hash": state.digest,
-                    "refreshedAt": state.refreshed_at,
-                    "lastRequest": None if state.hit is None else ("hit" if state.hit else "miss"),
-                    "requests": state.requests,
-                    "cost": state.cost,
-                    **({"error": state.error} if state.error else {}),
-                }
-            )
-
-    totals = ledger.totals()
+    ledger = r.ledger
     return {
         "markdown": markdown,
-        "model": {"provider": model.provider, "id": model.id, "contextWindow": window},
+        "model": {"provider": model.provider, "id": model.id, "contextWindow": r.window},
         "tokens": {
-            "system": system_tokens,
-            "tools": tool_tokens,
-            "cached": cached_tokens,
-            "uncached": uncached_tokens,
-            "total": total,
-            "contextWindow": window,
-            "percent": 100 * total / window if window else None,
+            "system": r.system_tokens,
+            "tools": r.tool_tokens,
+            "cached": r.cached_tokens,
+            "uncached": r.uncached_tokens,
+            "total": r.total_tokens,
+            "contextWindow": r.window,
+            "percent": r.percent,
         },
-        "parts": parts,
-        "tools": tools,
-        "messages": {"cached": cached, "uncached": uncached},
-        "options": {k: v for k, v in env.options.items() if v is not None},
-        "breakpoints": breakpoints,
+        "parts": [{"name": p.name, "tokens": p.tokens, "text": p.text} for p in r.parts],
+        "tools": [{"name": t.name, "tokens": t.tokens} for t in r.tools],
+        "messages": {
+            "cached": [_message_row(m) for m in r.cached],
+            "uncached": [_message_row(m) for m in r.uncached],
+        },
+        "options": r.options,
+        "breakpoints": [
+            {"after": "system", "covers": "tools and system prompt"}
+            if bp.message_index is None
+            else {"after": bp.after, "messageIndex": bp.message_index}
+            for bp in r.breakpoints
+        ],
         "blocks": [
             {"kind": b.kind, "label": b.label, "digest": b.digest, "tokens": b.tokens, "cached": b.cached}
-            for b in blocks
+            for b in r.blocks()
         ],
         "nextRequest": next_request,
-        "panels": panel_rows,
+        "panels": [
+            {
+                "id": row.state.id,
+                "name": row.state.panel.name,
+                "placement": row.layout,
+                "tokens": row.state.tokens,
+                "hash": row.state.digest,
+                "refreshedAt": row.state.refreshed_at,
+                "lastRequest": row.last_request,
+                "requests": row.state.requests,
+                "cost": row.state.cost,
+                **({"error": row.state.error} if row.state.error else {}),
+            }
+            for row in r.panels
+        ],
+        "transforms": [
+            {
+                "entryId": t.entry_id,
+                "timestamp": t.timestamp,
+                "transformer": t.transformer,
+                "title": t.title,
+                "ops": list(t.ops),
+            }
+            for t in r.transforms
+        ],
         "ledger": {
             "requests": [
                 {
-                    "index": r.index,
-                    "model": r.model,
-                    "promptTokensEstimate": r.prompt_tokens_estimate,
-                    "expectedCacheTokens": r.expected_cache_tokens,
-                    "usage": _usage_json(r.usage),
-                    "hitRatio": r.hit_ratio,
+                    "index": rec.index,
+                    "model": rec.model,
+                    "promptTokensEstimate": rec.prompt_tokens_estimate,
+                    "expectedCacheTokens": rec.expected_cache_tokens,
+                    "usage": _usage_json(rec.usage),
+                    "hitRatio": rec.hit_ratio,
                 }
-                for r in ledger.requests
+                for rec in ledger.requests
             ],
-            "totals": totals.to_json_dict(),
+            "totals": ledger.totals().to_json_dict(),
             "hitRatio": ledger.hit_ratio(),
             "invalidations": [
                 {

@@ -23,18 +23,11 @@ from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from pi_tui.ai.types import dump_message, message_text
+from pi_tui.context.report import CacheProjection, ContextReport, Layout, MessageRow
 
 from ._dialogs import DetailScreen, PromptScreen
 from ._format import fmt_cost, fmt_tokens, one_line, share
-from .context_data import (
-    CacheProjection,
-    ContextView,
-    Layout,
-    apply_layout,
-    build_context_view,
-    complete_projection,
-    project_layout,
-)
+from .context_data import apply_layout
 
 __all__ = ["ContextScreen", "open_context"]
 
@@ -100,7 +93,7 @@ class PlainTree(Tree[Item]):
 
 
 class ContextScreen(Screen[None]):
-    """The ``/context`` inspector (issue #10 §1)."""
+    """The ``/context`` inspector: a view of `ContextReport` with a panel what-if."""
 
     DEFAULT_CSS = """
     ContextScreen { layout: vertical; }
@@ -117,13 +110,13 @@ class ContextScreen(Screen[None]):
         Binding("u", "reset_whatif", "Undo what-if"),
     ]
 
-    def __init__(self, session: Any, view: ContextView) -> None:
+    def __init__(self, session: Any, view: ContextReport) -> None:
         super().__init__()
         self.session = session
         self.view = view
         self.whatif: dict[str, Layout] = {}
         self._next: TreeNode[Item] | None = None
-        self._lazy: dict[int, tuple[TreeNode[Item], tuple[Any, ...], list[int], int]] = {}
+        self._lazy: dict[int, tuple[TreeNode[Item], tuple[MessageRow, ...]]] = {}
 
     # --- building -------------------------------------------------------------------------------------
 
@@ -144,14 +137,15 @@ class ContextScreen(Screen[None]):
     def _summary(self) -> Text:
         v = self.view
         total = v.total_tokens
+        projected = v.projected
         lines = [
             f"Model {v.model.label} · window {fmt_tokens(v.window)} · prompt ~{fmt_tokens(total)} tokens "
             f"({share(total, v.window)})",
             "Next request: "
-            + _projection_line(v.projection)
+            + _projection_line(projected)
             + (
                 " (no earlier request: nothing to read yet)"
-                if v.projection is not None and not v.projection.has_baseline
+                if projected is not None and not projected.has_baseline
                 else ""
             ),
         ]
@@ -169,48 +163,46 @@ class ContextScreen(Screen[None]):
             f"System prompt · {fmt_tokens(v.system_tokens)} · {share(v.system_tokens, window)}",
             data=Item("System prompt", env.system_compiled),
         )
-        from pi_tui.ai.tokens import estimate_tokens
-
-        for part in env.system_parts:
-            tokens = estimate_tokens(part.text)
+        for part in v.parts:
             system.add_leaf(
-                f"{part.name} · {fmt_tokens(tokens)} · {one_line(part.text, 50)}",
+                f"{part.name} · {fmt_tokens(part.tokens)} · {one_line(part.text, 50)}",
                 data=Item(f"System part: {part.name}", part.text),
             )
-        tool_total = sum(v.tool_tokens.values())
+        tool_total = v.tool_tokens
         tools = root.add(
             f"Tools ({len(env.tools)}) · {fmt_tokens(tool_total)} · {share(tool_total, window)}",
             data=Item("Tools", lambda: json.dumps([t.to_json_dict() for t in env.tools], indent=2)),
         )
-        for tool in env.tools:
+        for tool_row in v.tools:
+            tool = tool_row.definition
             tools.add_leaf(
-                f"{tool.name} · {fmt_tokens(v.tool_tokens.get(tool.name, 0))} · {one_line(tool.description, 50)}",
+                f"{tool.name} · {fmt_tokens(tool_row.tokens)} · {one_line(tool.description, 50)}",
                 data=Item(
                     f"Tool: {tool.name}", json.dumps(tool.to_json_dict(), indent=2, ensure_ascii=False)
                 ),
             )
         root.add_leaf(Text(f"{BREAKPOINT} end of system prompt (covers the tools)", style="bold yellow"))
 
-        cached_total = sum(v.cached_tokens)
+        cached_total = v.cached_tokens
         cached = root.add(
             f"Cached messages ({len(env.cached)}) · {fmt_tokens(cached_total)} · {share(cached_total, window)}",
             data=Item("Cached messages", ""),
             allow_expand=bool(env.cached),
         )
-        self._lazy[id(cached)] = (cached, env.cached, v.cached_tokens, 0)
+        self._lazy[id(cached)] = (cached, v.cached)
         if len(env.cached) <= 40:
             cached.expand()
         if env.cached:
             root.add_leaf(Text(f"{BREAKPOINT} end of the cached region", style="bold yellow"))
-        tail_total = sum(v.uncached_tokens)
+        tail_total = v.uncached_tokens
         tail = root.add(
             f"Uncached tail ({len(env.uncached)}) · {fmt_tokens(tail_total)} · {share(tail_total, window)}",
             data=Item("Uncached tail", ""),
             allow_expand=bool(env.uncached),
         )
-        self._lazy[id(tail)] = (tail, env.uncached, v.uncached_tokens, len(env.cached))
+        self._lazy[id(tail)] = (tail, v.uncached)
         tail.expand()
-        options = {k: val for k, val in env.options.items() if val is not None}
+        options = v.options
         root.add_leaf(
             f"Options · {json.dumps(options) if options else '(defaults)'}",
             data=Item("Options", json.dumps(options, indent=2)),
@@ -222,7 +214,8 @@ class ContextScreen(Screen[None]):
         panels = root.add(f"Panels ({len(v.panels)})", data=Item("Panels", ""), expand=True)
         if not v.panels:
             panels.add_leaf("(none registered)")
-        for state, where in v.panels:
+        for row in v.panels:
+            state, where = row.state, row.layout
             if not state.requests:
                 status = "not sent yet"
             elif state.hit is None:
@@ -267,16 +260,16 @@ class ContextScreen(Screen[None]):
                 f"{fmt_tokens(inv.tokens_rebilled)} re-billed",
                 data=Item("Invalidation", json.dumps(asdict(inv), indent=2)),
             )
-        st = v.stats
-        if st is not None and st.assistant_messages:
-            denom = st.input + st.cache_read + st.cache_write
+        st = v.totals
+        if st is not None:
+            ratio = st.cache_read_ratio
             root.add_leaf(
-                f"Session so far (file, all branches): {st.assistant_messages} answers · {fmt_cost(st.cost)}"
-                + (f" · cache read ratio {st.cache_read / denom:.2f}" if denom else "")
+                f"Session so far (file, all branches): {st.answers} answers · {fmt_cost(st.cost)}"
+                + (f" · cache read ratio {ratio:.2f}" if ratio is not None else "")
             )
 
     def _fill_projection(self) -> None:
-        p = self.view.projection
+        p = self.view.projected
         node = self._next
         if node is None:
             return
@@ -295,22 +288,15 @@ class ContextScreen(Screen[None]):
         # Message rows are made when their group is first opened: a long session has thousands.
         lazy = self._lazy.pop(id(event.node), None)
         if lazy is not None:
-            node, messages, tokens, offset = lazy
-            self._add_messages(node, messages, tokens, self.view.window, offset)
+            node, rows = lazy
+            self._add_messages(node, rows, self.view.window)
 
-    def _add_messages(
-        self,
-        parent: TreeNode[Item],
-        messages: tuple[Any, ...],
-        tokens: list[int],
-        window: int,
-        offset: int = 0,
-    ) -> None:
-        for i, (message, n) in enumerate(zip(messages, tokens, strict=False)):
-            role = getattr(message, "role", "?")
+    def _add_messages(self, parent: TreeNode[Item], rows: tuple[MessageRow, ...], window: int) -> None:
+        for row in rows:
             parent.add_leaf(
-                f"#{offset + i} {role} · {fmt_tokens(n)} · {share(n, window)} · {_message_preview(message)}",
-                data=Item(f"Message #{offset + i} ({role})", _message_json(message)),
+                f"#{row.index} {row.role} · {fmt_tokens(row.tokens)} · {share(row.tokens, window)} · "
+                f"{_message_preview(row.message)}",
+                data=Item(f"Message #{row.index} ({row.role})", _message_json(row.message)),
             )
 
     # --- actions --------------------------------------------------------------------------------------
@@ -320,13 +306,13 @@ class ContextScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._tree().focus()
-        if self.view.projection is None:
+        if self.view.projected is None:
             self.call_after_refresh(self._estimate)
 
     @work(exclusive=True, group="context-projection")
     async def _estimate(self) -> None:
         # Hashing two whole requests takes a while on a long session: draw first, then fill this in.
-        await asyncio.to_thread(complete_projection, self.view)
+        await asyncio.to_thread(self.view.projection)
         self._fill_projection()
         self.query_one("#ctx-summary", Static).update(self._summary())
         self._show_whatif()
@@ -350,9 +336,9 @@ class ContextScreen(Screen[None]):
     def _current(self, name: str) -> Layout:
         if name in self.whatif:
             return self.whatif[name]
-        for state, where in self.view.panels:
-            if state.panel.name == name:
-                return "hidden" if where == "hidden" else state.panel.placement
+        for row in self.view.panels:
+            if row.state.panel.name == name:
+                return "hidden" if row.layout == "hidden" else row.state.panel.placement
         raise KeyError(name)
 
     def action_move_panel(self) -> None:
@@ -371,7 +357,7 @@ class ContextScreen(Screen[None]):
             return
         current = self._current(name)
         if current == "hidden":
-            original = next(s.panel.placement for s, _ in self.view.panels if s.panel.name == name)
+            original = next(r.state.panel.placement for r in self.view.panels if r.state.panel.name == name)
             self.whatif[name] = original
         else:
             self.whatif[name] = "hidden"
@@ -382,12 +368,15 @@ class ContextScreen(Screen[None]):
         self._show_whatif()
 
     def _changes(self) -> dict[str, Layout]:
-        base = {s.panel.name: ("hidden" if w == "hidden" else s.panel.placement) for s, w in self.view.panels}
+        base = {
+            r.state.panel.name: ("hidden" if r.layout == "hidden" else r.state.panel.placement)
+            for r in self.view.panels
+        }
         return {name: layout for name, layout in self.whatif.items() if base.get(name) != layout}
 
     def projection(self) -> CacheProjection:
         """The what-if projection of the next request (the current one when nothing is changed)."""
-        return project_layout(self.session, self.view, self._changes())
+        return self.view.project_layout(self._changes())
 
     def _show_whatif(self) -> None:
         box = self.query_one("#ctx-whatif", Static)
@@ -396,7 +385,7 @@ class ContextScreen(Screen[None]):
             box.update("")
             return
         then = self.projection()
-        now = complete_projection(self.view)
+        now = self.view.projection()
         delta = then.cost - now.cost
         moves = ", ".join(f"{name} → {where}" for name, where in changes.items())
         box.update(
@@ -436,5 +425,5 @@ class ContextScreen(Screen[None]):
 
 async def open_context(app: Any, _args: str) -> None:
     """``/context``: push the inspector for the app's session."""
-    view = await build_context_view(app.session)
-    await app.push_screen(ContextScreen(app.session, view))
+    report = await app.session.context_report()
+    await app.push_screen(ContextScreen(app.session, report))

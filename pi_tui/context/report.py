@@ -1,0 +1,384 @@
+"""The ``/context`` report: one account of the next request, from which every view is drawn.
+
+`ContextReport` holds what the next request carries (system parts, tools, cached messages, the uncached
+tail, options), where the cache breakpoints sit, the panels with their state, the persisted context
+transforms, the cache ledger, the session's totals, and the projection of what the next request reads
+from the cache, writes to it and sends uncached, with its input cost. The markdown of print mode
+(`pi_tui.context.render`), RPC ``get_context`` (`pi_tui.modes.rpc.context_view`) and the TUI inspector
+only lay it out: they count nothing themselves.
+
+Every token figure comes from one counter. A message counts pi's text estimate (chars/4) plus the
+framing a provider bills beside the text (role markers, block delimiters); a tool counts its name,
+description and parameters; the system prompt counts its text. A message the request leaves out (a shell
+command's output kept out of context) counts 0.
+
+`AgentSession.context_report()` gathers the inputs; nothing here runs hooks, refreshes live panels or
+writes to the session.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from pi_tui.agent.convert import reaches_model
+from pi_tui.ai.cost import projected_cost
+from pi_tui.ai.stream import LlmRequest
+from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
+from pi_tui.ai.types import Model, ToolDefinition
+
+from .envelope import ContextEnvelope
+from .ledger import CacheLedger
+from .panels import PanelManager, PanelState
+from .request import Block, common_prefix_blocks, fingerprint, to_llm_request, tool_tokens
+
+__all__ = [
+    "BLOCK_OVERHEAD",
+    "Breakpoint",
+    "CacheProjection",
+    "ContextReport",
+    "Layout",
+    "MESSAGE_OVERHEAD",
+    "MessageRow",
+    "PanelRow",
+    "PartRow",
+    "SessionTotals",
+    "ToolRow",
+    "TransformRecord",
+    "build_context_report",
+    "envelope_tokens",
+    "message_tokens",
+    "projection_for",
+    "request_blocks",
+    "transform_records",
+]
+
+Layout = Literal["prefix", "tail", "hidden"]
+
+# Per-message and per-content-block framing a provider bills beside the text (role markers, block
+# delimiters, tool-use ids). Small, but a short message is mostly framing.
+MESSAGE_OVERHEAD = 4
+BLOCK_OVERHEAD = 3
+
+
+def message_tokens(message: Any) -> int:
+    """Tokens a provider bills for one history message: pi's text estimate plus the framing; 0 for a
+    message the request leaves out (a shell command's output kept out of context)."""
+    if not reaches_model(message):
+        return 0
+    content = getattr(message, "content", None)
+    blocks = len(content) if isinstance(content, list) else 1
+    return count_message_tokens(message) + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
+
+
+def envelope_tokens(env: ContextEnvelope) -> int:
+    """The size estimate of a request built from ``env``: system prompt, tools and messages."""
+    return (
+        estimate_tokens(env.system_compiled)
+        + sum(tool_tokens(t) for t in env.tools)
+        + sum(message_tokens(m) for m in (*env.cached, *env.uncached))
+    )
+
+
+def request_blocks(request: LlmRequest) -> list[Block]:
+    """`fingerprint` with `message_tokens` as each message block's size (the digests decide what is a
+    hit, these sizes the price). The runtime's own block sizes are chars/4 of each message's JSON, which
+    counts keys and ids a provider never bills."""
+    blocks = fingerprint(request)
+    offset = len(blocks) - len(request.messages)
+    return [
+        replace(block, tokens=message_tokens(request.messages[i - offset])) if i >= offset else block
+        for i, block in enumerate(blocks)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheProjection:
+    """What one request should read from the cache, write to it and send uncached, and its input cost."""
+
+    read: int
+    write: int
+    uncached: int
+    cost: float
+    first_difference: str | None
+    has_baseline: bool
+
+    @property
+    def total(self) -> int:
+        return self.read + self.write + self.uncached
+
+
+def projection_for(blocks: Sequence[Block], baseline: Sequence[Block], model: Model) -> CacheProjection:
+    """Read/write/uncached tokens of a request against the previous one, priced with ``model``.
+
+    Everything up to the first block that differs is read; the rest of the cached region is written
+    (the provider caches it anew); the request-only tail is plain input.
+    """
+    hit = common_prefix_blocks(baseline, blocks) if baseline else 0
+    read = sum(b.tokens for b in blocks[:hit])
+    write = sum(b.tokens for b in blocks[hit:] if b.cached)
+    uncached = sum(b.tokens for b in blocks[hit:] if not b.cached)
+    cost = projected_cost(model, read, write, uncached)
+    where = blocks[hit].label if hit < len(blocks) else None
+    return CacheProjection(read, write, uncached, cost, where, bool(baseline))
+
+
+@dataclass(frozen=True, slots=True)
+class PartRow:
+    """One named part of the system prompt."""
+
+    name: str
+    tokens: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRow:
+    """One tool definition the request offers."""
+
+    name: str
+    tokens: int
+    definition: ToolDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    """One message of the request, numbered across the cached region and the tail."""
+
+    index: int
+    role: str
+    tokens: int
+    sent: bool  # False: kept out of context (listed, counted 0, never sent)
+    message: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Breakpoint:
+    """Where a cache breakpoint sits: after the system prompt, or after a message."""
+
+    after: str  # "system" or "messages[i]"
+    message_index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PanelRow:
+    """A registered panel, where it sits for the next request and how its last request went."""
+
+    state: PanelState
+    layout: str  # "prefix" | "tail" | "hidden"
+
+    @property
+    def last_request(self) -> str | None:
+        """``"hit"``/``"miss"`` for a prefix panel, None for one never sent or in the tail."""
+        return None if self.state.hit is None else ("hit" if self.state.hit else "miss")
+
+
+@dataclass(frozen=True, slots=True)
+class TransformRecord:
+    """One persisted ``context_transform`` entry on the active path."""
+
+    entry_id: str
+    timestamp: str
+    transformer: str
+    ops: tuple[dict[str, Any], ...]
+    title: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTotals:
+    """Usage over the whole session file (all branches)."""
+
+    answers: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost: float
+
+    @property
+    def cache_read_ratio(self) -> float | None:
+        denom = self.input + self.cache_read + self.cache_write
+        return self.cache_read / denom if denom else None
+
+
+def transform_records(path: Sequence[Any]) -> list[TransformRecord]:
+    """The ``context_transform`` entries of an active path, oldest first."""
+    out: list[TransformRecord] = []
+    for entry in path:
+        if getattr(entry, "type", None) != "context_transform":
+            continue
+        display = getattr(entry, "display", None) or {}
+        title = display.get("title") if isinstance(display, dict) else getattr(display, "title", None)
+        out.append(
+            TransformRecord(
+                entry_id=str(getattr(entry, "id", "")),
+                timestamp=str(getattr(entry, "timestamp", "")),
+                transformer=str(getattr(entry, "transformer_name", "") or ""),
+                ops=tuple(op for op in (getattr(entry, "patch", None) or []) if isinstance(op, dict)),
+                title=title,
+            )
+        )
+    return out
+
+
+@dataclass(slots=True)
+class ContextReport:
+    """Everything ``/context`` shows about the next request. Token counts are estimates (see the module).
+
+    The cache projection hashes every block of two requests, which takes a while on a long session: it is
+    computed on first use (`projection`), so a screen can draw first and fill it in from a thread.
+    """
+
+    model: Model
+    envelope: ContextEnvelope  # the next request's envelope, panels placed
+    durable: ContextEnvelope  # the same before panels were placed
+    parts: tuple[PartRow, ...]
+    tools: tuple[ToolRow, ...]
+    cached: tuple[MessageRow, ...]
+    uncached: tuple[MessageRow, ...]
+    system_tokens: int
+    panels: tuple[PanelRow, ...]
+    transforms: tuple[TransformRecord, ...]
+    ledger: CacheLedger
+    totals: SessionTotals | None
+    preview: PanelManager
+    available_tools: tuple[str, ...]
+    baseline_source: Callable[[], list[Block]] = field(repr=False, compare=False)
+    _baseline: list[Block] | None = field(default=None, repr=False, compare=False)
+    _projection: CacheProjection | None = field(default=None, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    # --- token figures -------------------------------------------------------------------------------
+
+    @property
+    def window(self) -> int:
+        return self.model.context_window
+
+    @property
+    def tool_tokens(self) -> int:
+        return sum(t.tokens for t in self.tools)
+
+    @property
+    def cached_tokens(self) -> int:
+        return sum(m.tokens for m in self.cached)
+
+    @property
+    def uncached_tokens(self) -> int:
+        return sum(m.tokens for m in self.uncached)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.system_tokens + self.tool_tokens + self.cached_tokens + self.uncached_tokens
+
+    @property
+    def percent(self) -> float | None:
+        """Share of the context window the prompt fills, in percent (None without a window)."""
+        return 100 * self.total_tokens / self.window if self.window else None
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The request options that are set."""
+        return {k: v for k, v in self.envelope.options.items() if v is not None}
+
+    @property
+    def breakpoints(self) -> tuple[Breakpoint, ...]:
+        """After the system prompt (it covers the tools), and after the cached region when it has messages."""
+        marks = [Breakpoint("system")]
+        if self.cached:
+            last = len(self.cached) - 1
+            marks.append(Breakpoint(f"messages[{last}]", last))
+        return tuple(marks)
+
+    # --- the cache projection ------------------------------------------------------------------------
+
+    def request(self, envelope: ContextEnvelope | None = None) -> LlmRequest:
+        """The provider-neutral request built from ``envelope`` (the next request's by default)."""
+        return to_llm_request(envelope or self.envelope, self.available_tools)
+
+    def blocks(self) -> list[Block]:
+        """The next request's cache blocks, sized by the report's counter."""
+        return request_blocks(self.request())
+
+    @property
+    def projected(self) -> CacheProjection | None:
+        """The projection if it was computed already (None: not yet)."""
+        return self._projection
+
+    def baseline(self) -> list[Block]:
+        """The blocks of the request the next one is compared with (empty: none)."""
+        with self._lock:
+            if self._baseline is None:
+                self._baseline = self.baseline_source()
+            return self._baseline
+
+    def projection(self) -> CacheProjection:
+        """What the next request reads from the cache, writes to it and sends uncached (computed once;
+        safe to call from a thread)."""
+        if self._projection is None:
+            projection = projection_for(self.blocks(), self.baseline(), self.model)
+            with self._lock:
+                self._projection = self._projection or projection
+        assert self._projection is not None
+        return self._projection
+
+    def project_layout(self, layout: dict[str, Layout]) -> CacheProjection:
+        """The next request's projection if panels were laid out as ``layout`` (panel name → layout)."""
+        env = self.preview.with_layout(layout).place(self.durable)
+        return projection_for(request_blocks(self.request(env)), self.baseline(), self.model)
+
+
+def _rows(messages: Sequence[Any], offset: int) -> tuple[MessageRow, ...]:
+    return tuple(
+        MessageRow(offset + i, str(getattr(m, "role", "?")), message_tokens(m), reaches_model(m), m)
+        for i, m in enumerate(messages)
+    )
+
+
+def build_context_report(
+    *,
+    model: Model,
+    durable: ContextEnvelope,
+    preview: PanelManager,
+    available_tools: Sequence[str],
+    ledger: CacheLedger,
+    path: Sequence[Any],
+    totals: SessionTotals | None,
+    baseline_source: Callable[[], list[Block]],
+) -> ContextReport:
+    """Build the report of the next request.
+
+    Args:
+        model: the model the next request goes to (window and prices).
+        durable: the replayed envelope (no hooks run), before panels are placed.
+        preview: a refreshed copy of the panels (the live manager is left alone).
+        available_tools: names of the tools whose implementation is loaded.
+        ledger: the process's cache ledger.
+        path: the session's active path (for the persisted context transforms).
+        totals: usage over the whole session file, if known.
+        baseline_source: returns the blocks of the previous request (called when the projection is
+            first needed; empty when there is no previous request).
+    """
+    env = preview.place(durable)
+    cached = _rows(env.cached, 0)
+    return ContextReport(
+        model=model,
+        envelope=env,
+        durable=durable,
+        parts=tuple(PartRow(p.name, estimate_tokens(p.text), p.text) for p in env.system_parts),
+        tools=tuple(ToolRow(t.name, tool_tokens(t), t) for t in env.tools),
+        cached=cached,
+        uncached=_rows(env.uncached, len(cached)),
+        system_tokens=estimate_tokens(env.system_compiled),
+        panels=tuple(
+            PanelRow(s, "hidden" if s.panel.name in preview.hidden else s.panel.placement)
+            for s in preview.panels.values()
+        ),
+        transforms=tuple(transform_records(path)),
+        ledger=ledger,
+        totals=totals,
+        preview=preview,
+        available_tools=tuple(available_tools),
+        baseline_source=baseline_source,
+    )
