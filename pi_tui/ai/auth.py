@@ -353,6 +353,14 @@ class AuthStorage:
             self._data = data
             self._revision = revision
 
+    def check_readable(self) -> None:
+        """Raise when the file on disk cannot be used (before a login, so it fails before the browser).
+
+        Raises:
+            AuthFileError: the file is malformed or unreadable (its line and problem in the message).
+        """
+        self._read_disk()
+
     def reload_if_changed(self) -> None:
         """Re-read the file when another process changed it since it was last read (cheap: one stat)."""
         if self._file_revision() != self._revision:

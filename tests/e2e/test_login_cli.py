@@ -164,3 +164,15 @@ def test_a_kimi_login_authenticates_requests_with_its_bearer_header(agent_dir: P
     assert run.returncode == 0 and run.stdout.strip() == "kimi here", run.stderr
     sent = llm.requests[-1].headers
     assert "authorization" in sent and "x-api-key" not in sent  # pi sends Kimi's token only as Bearer
+
+
+def test_login_with_a_malformed_auth_json_fails_first_and_keeps_the_file(
+    auth_server: FakeAuthServer, agent_dir: Path, tmp_path: Path
+) -> None:
+    broken = '{"openai": {"type": "api_key", "key": "sk-keep"},\n'
+    (agent_dir / "auth.json").write_text(broken)
+    run = run_cli(["login", "anthropic"], tmp_path)
+    assert run.returncode == 1
+    assert f"Cannot save a login: {agent_dir / 'auth.json'}:2: invalid JSON" in run.stderr
+    assert not [r for r in auth_server.requests if r.path == "/v1/oauth/token"]
+    assert (agent_dir / "auth.json").read_text() == broken

@@ -93,6 +93,10 @@ def login(provider_id: str, io: Interaction, storage: AuthStorage) -> Credential
     if provider is None:
         known = ", ".join(oauth_provider_ids())
         raise OAuthError(f'No login for "{provider_id}". Providers with a login: {known}')
+    try:
+        storage.check_readable()  # a malformed auth.json fails now, not after the user signed in
+    except AuthFileError as exc:
+        raise OAuthError(f"Cannot save a login: {exc}. Fix or move the file, then try again") from None
     credential = provider.login(io)
     try:
         storage.set(provider_id, credential)
