@@ -110,7 +110,7 @@ class RecordedRequest:
     Attributes:
         seq: 1-based sequence number across the fake's lifetime (until `FakeLLM.reset`).
         api: ``"anthropic"``, ``"anthropic-count-tokens"``, ``"openai-chat"``, ``"openai-responses"``,
-            ``"gemini"`` (both Gemini APIs) or ``"google-token"`` (the fake token endpoint; ``body`` is the form).
+            ``"gemini"`` (both Gemini APIs), ``"mistral"``, ``"bedrock"`` or ``"google-token"`` (the fake token endpoint; ``body`` is the form).
         method: HTTP method.
         path: request path.
         headers: lower-cased headers with credentials redacted.
@@ -160,8 +160,17 @@ class RecordedRequest:
         """Names of the tools offered."""
         names: list[str] = []
         tools = self.body.get("tools") if isinstance(self.body, dict) else None
+        if (
+            self.api == "bedrock"
+            and isinstance(self.body, dict)
+            and isinstance(self.body.get("toolConfig"), dict)
+        ):
+            tools = self.body["toolConfig"].get("tools")
         for tool in tools if isinstance(tools, list) else []:
-            if isinstance(tool, dict) and isinstance(tool.get("functionDeclarations"), list):
+            if isinstance(tool, dict) and isinstance(tool.get("toolSpec"), dict):  # Bedrock
+                name = tool["toolSpec"].get("name")
+                names += [name] if isinstance(name, str) else []
+            elif isinstance(tool, dict) and isinstance(tool.get("functionDeclarations"), list):
                 names += [d["name"] for d in tool["functionDeclarations"] if isinstance(d.get("name"), str)]
             elif isinstance(tool, dict):
                 function = tool.get("function")
@@ -211,6 +220,17 @@ class RecordedRequest:
                         output = value.get("error" if is_error else "output")
                         call = str(response.get("id") or response.get("name") or "")
                         found.append(ToolResultView(call, _text_of(output), is_error))
+            elif self.api == "bedrock" and isinstance(message.get("content"), list):
+                for block in message["content"]:
+                    result = block.get("toolResult") if isinstance(block, dict) else None
+                    if isinstance(result, dict):
+                        found.append(
+                            ToolResultView(
+                                str(result.get("toolUseId", "")),
+                                _text_of(result.get("content")),
+                                result.get("status") == "error",
+                            )
+                        )
             elif self.api.startswith("anthropic") and isinstance(message.get("content"), list):
                 for block in message["content"]:
                     if isinstance(block, dict) and block.get("type") == "tool_result":
@@ -231,6 +251,11 @@ class RecordedRequest:
     def last_user_text(self) -> str:
         """Text of the newest user message ("" when there is none)."""
         for message in reversed(self.messages):
+            if self.api == "bedrock" and isinstance(message, dict) and message.get("role") == "user":
+                texts = [b for b in message.get("content") or [] if isinstance(b, dict) and "text" in b]
+                if texts:
+                    return _text_of(texts)
+                continue
             if self.api == "gemini" and isinstance(message, dict) and message.get("role") == "user":
                 texts = [p for p in message.get("parts") or [] if isinstance(p, dict) and "text" in p]
                 if texts:

@@ -21,7 +21,8 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def fake(agent_dir: Path) -> Iterator[FakeLLM]:
     """The fake LLM server with tests/e2e/helpers.py's providers plus ``fake-google`` (the Gemini API), so
-    the runtime's provider-failure, abort and persistence tests run on Gemini too."""
+    the runtime's provider-failure, abort and persistence tests run on Gemini too; and ``fake-bedrock``
+    (Bedrock's ConverseStream)."""
     llm = FakeLLM()
     with llm.serve() as server:
         write_models_json(agent_dir, server)
@@ -32,6 +33,15 @@ def fake(agent_dir: Path) -> Iterator[FakeLLM]:
             "api": "google-generative-ai",
             "apiKey": "test-key",
             "models": [{"id": "gemini-3-fake", "contextWindow": 200_000, "maxTokens": 8192}],
+        }
+        # Bedrock's ConverseStream, with a bearer key (the fake checks SigV4 only when given AWS keys).
+        config["providers"]["fake-bedrock"] = {
+            "baseUrl": server.bedrock_base_url,
+            "api": "bedrock-converse-stream",
+            "apiKey": "test-key",
+            "models": [
+                {"id": "anthropic.claude-sonnet-4-5-fake", "contextWindow": 200_000, "maxTokens": 8192}
+            ],
         }
         path.write_text(json.dumps(config, indent=2))
         yield llm

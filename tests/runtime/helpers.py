@@ -13,7 +13,8 @@ from pi_tui.runtime.factory import create_session
 ANTHROPIC = "fake-anthropic/claude-fake"
 OPENAI_CHAT = "fake-openai/gpt-fake"
 GEMINI = "fake-google/gemini-3-fake"
-MODELS = [ANTHROPIC, OPENAI_CHAT, GEMINI]
+BEDROCK = "fake-bedrock/anthropic.claude-sonnet-4-5-fake"  # a Claude 4.x id: Bedrock cache points
+MODELS = [ANTHROPIC, OPENAI_CHAT, GEMINI, BEDROCK]
 
 
 def write_settings(agent_dir: Path, settings: dict[str, Any]) -> None:
@@ -40,9 +41,12 @@ class Events:
 
 
 def without_cache_control(value: Any) -> Any:
-    """A request body part with Anthropic's breakpoint markers removed (they move to the newest message)."""
+    """A request body part with the cache breakpoints removed (they move to the newest message): Anthropic's
+    ``cache_control`` markers and Bedrock's ``cachePoint`` blocks."""
     if isinstance(value, dict):
         return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [without_cache_control(v) for v in value]
+        return [
+            without_cache_control(v) for v in value if not (isinstance(v, dict) and set(v) == {"cachePoint"})
+        ]
     return value
