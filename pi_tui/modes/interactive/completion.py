@@ -120,6 +120,9 @@ class CompletionMenu(OptionList):
         background: $pi-background;
         color: $pi-text;
         padding: 0;
+        /* one row per candidate: a long description is cut, so the rows show as many candidates */
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     CompletionMenu.-visible { display: block; }
     CompletionMenu > .option-list--option-highlighted { background: $pi-selected-bg; }

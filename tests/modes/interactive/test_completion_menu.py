@@ -64,3 +64,16 @@ async def test_every_command_has_a_description(tmp_path: Path, agent_dir: Path) 
         await until(pilot, app.ready.is_set)
         missing = [c.value for c in app.router.candidates() if not c.description.strip()]
         assert missing == []
+
+
+async def test_each_command_takes_one_row_however_narrow_the_terminal(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(50, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("slash")
+        await until(pilot, lambda: app.menu.is_shown)
+        await pilot.pause()
+        # a long description is cut with an ellipsis instead of wrapping, so five rows show five commands
+        assert app.menu.virtual_size.height == len(app.menu.candidates)
