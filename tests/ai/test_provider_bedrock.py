@@ -3,6 +3,7 @@ with the test's secret, the body pi builds, the binary event stream read back, e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -330,3 +331,117 @@ async def test_a_profile_chosen_at_login_wins_over_ambient_keys(
     fake.script([Reply([text("ok")])])
     _, message = await _run(_model(fake), [_user("hi")])
     assert message.stop_reason == "stop", message.error_message
+
+
+class _Response:
+    def __init__(self, status: int, headers: dict[str, str]) -> None:
+        self.status_code = status
+        self.headers = {k.lower(): v for k, v in headers.items()}
+
+
+def _http_error(status: int, body: Any, error_type: str | None = None, **headers: str) -> Exception:
+    from pi_tui.ai.wire import HttpStatusError
+
+    extra = (
+        {"x-amzn-errortype": f"{error_type}:http://internal.amazon.com/coral/com.amazon.bedrock/"}
+        if error_type
+        else {}
+    )
+    return HttpStatusError(
+        "x", status_code=status, body=body, response=_Response(status, {**extra, **headers})
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (
+            _http_error(
+                403,
+                {"message": "You don't have access to the model with the specified model ID."},
+                "AccessDeniedException",
+            ),
+            "AccessDeniedException: You don't have access to the model with the specified model ID. (HTTP 403; check "
+            "that the account has access to this model in eu-west-1 (Bedrock console, Model access) and that the "
+            "credentials may call bedrock:InvokeModelWithResponseStream)",
+        ),
+        (
+            _http_error(404, {"message": "Model not found."}, "ResourceNotFoundException"),
+            "ResourceNotFoundException: Model not found. (HTTP 404; check the model id and that region eu-west-1 "
+            "serves it (AWS_REGION))",
+        ),
+        (
+            _http_error(400, {"message": "The provided model identifier is invalid."}, "ValidationException"),
+            "Validation error: The provided model identifier is invalid. (HTTP 400; check the model id and the region "
+            "(eu-west-1): some models need an inference profile id such as us.anthropic.… or eu.anthropic.…)",
+        ),
+        (
+            _http_error(
+                429,
+                {"message": "Too many tokens, please wait."},
+                "ThrottlingException",
+                **{"retry-after": "3"},
+            ),
+            "Throttling error: Too many tokens, please wait. (HTTP 429; rate limit or quota reached; wait and retry, "
+            "or ask AWS for a higher quota) (retry after 3000 ms)",
+        ),
+        (
+            _http_error(502, "<html>Bad Gateway</html>"),
+            "502: <html>Bad Gateway</html> (HTTP 502; the service failed; retrying may help)",
+        ),
+    ],
+)
+def test_what_a_user_reads_for_each_bedrock_failure(error: Exception, expected: str) -> None:
+    from pi_tui.ai.providers.bedrock import describe_bedrock_error
+
+    assert describe_bedrock_error(error, "eu-west-1") == expected
+
+
+async def test_container_credentials_are_fetched_with_their_token_and_kept(
+    fake: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            seen.append(self.headers.get("Authorization"))
+            body = json.dumps(
+                {
+                    "AccessKeyId": KEY_ID,
+                    "SecretAccessKey": SECRET,
+                    "Token": "ctr-token",
+                    "Expiration": "2999-01-01T00:00:00Z",
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+        monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+        monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+        monkeypatch.setenv(
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://127.0.0.1:{server.server_port}/creds"
+        )
+        monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "ctr-auth")
+        fake.script([Reply([text("one")]), Reply([text("two")])])
+        for _ in range(2):
+            _, message = await _run(_model(fake), [_user("hi")])
+            assert message.stop_reason == "stop", message.error_message
+            assert fake.last_request.headers["x-amz-security-token"] == "ctr-token"
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["ctr-auth"]  # fetched once, kept until shortly before it expires
