@@ -510,6 +510,10 @@ class AuthStorage:
 
     def _write(self, data: dict[str, Any]) -> None:
         text = json.dumps(data, indent=2)
+        try:  # 0600 applies on creation only: a mode the user or an administrator chose stays, as in pi
+            kept_mode: int | None = self._path.stat().st_mode & 0o7777
+        except OSError:
+            kept_mode = None
         try:
             # mkstemp creates the file 0600, so a token is never readable by others, even briefly.
             fd, tmp_name = tempfile.mkstemp(prefix=".auth-", suffix=".tmp", dir=self._path.parent)
@@ -520,6 +524,8 @@ class AuthStorage:
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
+            if kept_mode is not None:
+                os.chmod(tmp_name, kept_mode)
             os.replace(tmp_name, self._path)
         except OSError as exc:
             with contextlib.suppress(OSError):

@@ -115,3 +115,11 @@ def test_modify_sees_what_another_process_wrote(agent_dir: Path) -> None:
     assert seen == [{"type": "api_key", "key": "x"}]
     mine.set("anthropic", {"type": "api_key", "key": "a"})
     assert set(json.loads(path.read_text())) == {"xai", "anthropic"}
+
+
+def test_a_mode_chosen_for_an_existing_file_is_kept(agent_dir: Path) -> None:
+    path = agent_dir / "auth.json"
+    path.write_text("{}")
+    os.chmod(path, 0o640)
+    AuthStorage(path).set("anthropic", {"type": "api_key", "key": "k"})
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
