@@ -14,7 +14,10 @@ ANTHROPIC = "fake-anthropic/claude-fake"
 OPENAI_CHAT = "fake-openai/gpt-fake"
 GEMINI = "fake-google/gemini-3-fake"
 BEDROCK = "fake-bedrock/anthropic.claude-sonnet-4-5-fake"  # a Claude 4.x id: Bedrock cache points
-MODELS = [ANTHROPIC, OPENAI_CHAT, GEMINI, BEDROCK]
+MISTRAL = "fake-mistral/mistral-fake"
+AZURE = "fake-azure/gpt-azure-fake"
+CODEX = "fake-codex/gpt-codex-fake"
+MODELS = [ANTHROPIC, OPENAI_CHAT, GEMINI, BEDROCK, MISTRAL, AZURE, CODEX]
 
 
 def write_settings(agent_dir: Path, settings: dict[str, Any]) -> None:

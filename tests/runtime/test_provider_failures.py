@@ -11,8 +11,11 @@ from pi_tui.testing import FakeLLM, Fault, Reply, text, tool_call
 
 from .helpers import (
     ANTHROPIC,
+    AZURE,
     BEDROCK,
+    CODEX,
     GEMINI,
+    MISTRAL,
     MODELS,
     OPENAI_CHAT,
     Events,
@@ -26,7 +29,17 @@ FAST_RETRY = {"retry": {"baseDelayMs": 10}}
 # Frames of a one-tool-call answer that carry the whole call but not the stop reason / finish chunk.
 # Gemini sends a call whole in one chunk, with the stop reason when it is the last part: there the answer
 # goes on with a text, and the cut falls after the call's chunk.
-TOOL_CALL_FRAMES_BEFORE_STOP = {ANTHROPIC: 6, OPENAI_CHAT: 4, GEMINI: 1, BEDROCK: 5}
+# Frames that carry the whole tool call (Responses: created, in_progress, item added, two argument deltas,
+# arguments done, item done).
+TOOL_CALL_FRAMES_BEFORE_STOP = {
+    ANTHROPIC: 6,
+    OPENAI_CHAT: 4,
+    GEMINI: 1,
+    BEDROCK: 5,
+    MISTRAL: 2,
+    AZURE: 7,
+    CODEX: 7,
+}
 
 
 def _assistant_entries(session: AgentSession) -> list[AssistantMessage]:
@@ -35,7 +48,8 @@ def _assistant_entries(session: AgentSession) -> list[AssistantMessage]:
     return [e.message for e in entries if e.type == "message" and isinstance(e.message, AssistantMessage)]
 
 
-@pytest.mark.parametrize("model", MODELS)
+# Codex answers every 429 with the plan's usage limit, which is not retried (as in pi): tested below.
+@pytest.mark.parametrize("model", [m for m in MODELS if m != CODEX])
 async def test_rate_limit_is_retried_the_user_is_told_and_the_answer_arrives(
     model: str, fake: FakeLLM, agent_dir: Path, project: Path
 ) -> None:
@@ -102,6 +116,21 @@ async def test_context_overflow_is_recognised_and_not_retried(
     assert events.of("auto_retry_start") == []
     fake.assert_script_consumed()
     assert len(fake.requests) == 1
+
+
+async def test_a_chatgpt_usage_limit_is_not_retried_and_says_when_it_resets(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_settings(agent_dir, FAST_RETRY)
+    fake.script([Fault("rate_limit"), Reply([text("never asked for")])])
+    async with open_session(["--model", CODEX], project) as session:
+        events = Events(session)
+        await session.prompt("hi")
+        last = session.last_assistant_message()
+
+    assert last is not None and last.stop_reason == "error"
+    assert last.error_message == "You have hit your ChatGPT usage limit (plus plan). Try again in ~30 min."
+    assert events.of("auto_retry_start") == [] and len(fake.requests) == 1
 
 
 @pytest.mark.parametrize("model", MODELS)

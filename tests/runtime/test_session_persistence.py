@@ -9,7 +9,7 @@ import pytest
 
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text, tool_call
 
-from .helpers import GEMINI, MODELS, open_session, without_cache_control
+from .helpers import AZURE, CODEX, GEMINI, MODELS, open_session, without_cache_control
 
 # Long enough that the conversation prefix crosses OpenAI's 128-token cache steps beyond the first request.
 NOTES = "".join(f"line {i}: the quick brown fox jumps over the lazy dog\n" for i in range(40))
@@ -85,6 +85,8 @@ async def test_the_session_file_holds_what_pi_writes(model: str, fake: FakeLLM, 
     answer_block = answer["message"]["content"]
     if model == GEMINI:  # Gemini 3 signs an answer without calls; pi keeps the signature on the text block
         assert answer_block[0].pop("textSignature")
+    if model in (AZURE, CODEX):  # Responses: pi keeps the message item's id as the text block's signature
+        assert json.loads(answer_block[0].pop("textSignature"))["id"].startswith("msg_")
     assert answer_block == [{"type": "text", "text": "It is a list of foxes."}]
 
 
