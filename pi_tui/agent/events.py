@@ -31,6 +31,7 @@ from pi_tui.util.record import Record
 from .tool import ToolResult
 
 __all__ = [
+    "RuntimeEvent",
     "AgentEvent",
     "AgentStart",
     "AgentEnd",
@@ -269,3 +270,16 @@ AgentEvent = (
     | AutoRetryStart
     | AutoRetryEnd
 )
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeEvent:
+    """Events of the runtime itself, beside the agent's (compaction, tree moves, extension errors, …):
+    ``type`` plus a JSON-ready payload. Defined here, below the runtime and the extensions, because both
+    emit them through the session's listeners (`pi_tui.runtime.events` re-exports it)."""
+
+    type: str
+    data: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **self.data}

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.runtime.agent_session import RuntimeEvent
+from pi_tui.agent.events import RuntimeEvent
 
 from .budget import HOOK_TIMEOUT, HookAborted, HookBudgetMixin, HookTimeoutError
 from .bus import EventBus

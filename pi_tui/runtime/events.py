@@ -1,22 +1,13 @@
-"""Runtime events (beside the agent loop's own) and session statistics."""
+"""Runtime events (beside the agent loop's own; the record lives in `pi_tui.agent.events`) and session
+statistics."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+
+from pi_tui.agent.events import RuntimeEvent
 
 __all__ = ["RuntimeEvent", "SessionStats"]
-
-
-@dataclass(frozen=True, slots=True)
-class RuntimeEvent:
-    """Events of the runtime itself (beside the agent's): ``type`` plus a JSON-ready payload."""
-
-    type: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, **self.data}
 
 
 @dataclass(slots=True)
