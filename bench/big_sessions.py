@@ -231,3 +231,39 @@ def register_all() -> None:
 
     for size in SIZES:
         register(f"resume_big_{size}", lambda size=size: resume_big(size))
+    register("list_1000_big", list_1000_big)
+
+
+def make_many_sessions(env: Any, count: int = 1_000, big: int = 10, big_entries: int = 20_000) -> Path:
+    """``count`` sessions of the env's repo in its session directory; ``big`` of them ``big_entries`` long."""
+    from pi_tui.session.paths import encode_cwd
+
+    from .scenarios import _small_session
+
+    cwd = env.repo.resolve()
+    directory = env.agent_dir / "sessions" / encode_cwd(cwd)
+    directory.mkdir(parents=True)
+    for i in range(count - big):
+        name, body = _small_session(i, cwd)
+        (directory / name).write_text(body)
+    if big:
+        if big_entries not in _CACHE:
+            _CACHE[big_entries] = "\n".join(big_session_lines(big_entries, Path("/CWD"))) + "\n"
+        body = _CACHE[big_entries].replace('"cwd":"/CWD"', json.dumps({"cwd": str(cwd)})[1:-1], 1)
+        for i in range(big):
+            stamp = f"2025-06-{i + 1:02d}T10-00-00-000Z"
+            (directory / f"{stamp}_{uuid.UUID(int=10_000 + i, version=4)}.jsonl").write_text(body)
+    return directory
+
+
+def list_1000_big(target: Target = PI_TUI) -> Result:
+    """`pi-tui -r` listing 1,000 sessions of one directory, 10 of them 20k entries (~11 MB each)."""
+    env = make_env()
+    make_many_sessions(env)
+    fake = FakeLLM()
+    run_cli(env, ["-r"], target)  # a first listing (fills any cache), then the one measured
+    run = run_cli(env, ["-r"], target)
+    listed = sum(1 for line in run[4].splitlines() if line.endswith(".jsonl"))
+    return _result(
+        "list_1000_big", "`pi-tui -r`: 1,000 sessions, 10 of them 20k entries", fake, run, listed=listed
+    )

@@ -27,6 +27,8 @@ __all__ = [
     "NO_MESSAGES",
     "read_header",
     "read_session_info",
+    "scan_session_file",
+    "ScanPoint",
     "list_sessions",
     "list_all_sessions",
     "most_recent_session",
@@ -217,6 +219,35 @@ def read_session_info(path: Path) -> SessionInfo | None:
     """The picker row of one file; None when it is not a readable session file."""
     try:
         stat = path.stat()
+    except OSError:
+        return None
+    found = scan_session_file(path, stat)
+    return None if found is None else found[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ScanPoint:
+    """Where a scan of a file stopped, and what it had gathered: a later scan of the grown file (appends
+    only) goes on from here instead of reading the file again."""
+
+    end: int  # bytes scanned: the file's size when it ended with a newline
+    tail: bytes  # the bytes just before ``end`` (to check the file was only appended to)
+    count: int
+    first_message: str | None
+    name: str | None
+    activity_ms: int | None
+
+
+_TAIL_CHECK = 64
+
+
+def scan_session_file(
+    path: Path, stat: os.stat_result, resume: ScanPoint | None = None
+) -> tuple[SessionInfo, ScanPoint | None] | None:
+    """The picker row of one file and where its scan ended (None when the file does not end with a
+    newline). With ``resume`` (from an earlier scan of the same file, checked by its tail bytes), only
+    the bytes after it are read. None when the file is not a readable session file."""
+    try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError:
         return None
@@ -233,6 +264,14 @@ def read_session_info(path: Path) -> SessionInfo | None:
         if header is None:
             return None
         scan = _Scan()
+        activity: int | None = None
+        if resume is not None and len(first) <= resume.end <= stat.st_size:
+            handle.seek(resume.end - len(resume.tail))
+            if handle.read(len(resume.tail)) == resume.tail:
+                scan.count, scan.first_message, scan.name = resume.count, resume.first_message, resume.name
+                activity = resume.activity_ms
+            else:
+                handle.seek(len(first))
         carry = b""  # the start of a line that continues in the next chunk
         while chunk := handle.read(_CHUNK):
             cut = chunk.rfind(b"\n")
@@ -247,11 +286,15 @@ def read_session_info(path: Path) -> SessionInfo | None:
             carry = chunk[cut + 1 :]
         if carry:
             scan.feed(carry)  # an unterminated last line
+        end = handle.tell()
+        handle.seek(max(0, end - _TAIL_CHECK))
+        tail = handle.read(_TAIL_CHECK)
+    if scan.last_line is not None:
+        activity = _activity_ms(scan.last_line)
     mtime_dt = datetime.fromtimestamp(stat.st_mtime, UTC)
     created = parse_iso(header.timestamp) or mtime_dt
-    activity = _activity_ms(scan.last_line) if scan.last_line is not None else None
     modified = _ms_to_dt(activity) if activity else (parse_iso(header.timestamp) or mtime_dt)
-    return SessionInfo(
+    info = SessionInfo(
         path=path,
         id=header.id,
         cwd=header.cwd,
@@ -264,6 +307,9 @@ def read_session_info(path: Path) -> SessionInfo | None:
         size=stat.st_size,
         mtime=stat.st_mtime,
     )
+    if carry or not tail.endswith(b"\n"):
+        return info, None
+    return info, ScanPoint(end, tail, scan.count, scan.first_message, scan.name, activity)
 
 
 def _session_files(directory: Path) -> list[Path]:
@@ -282,8 +328,7 @@ def _sorted(infos: list[SessionInfo]) -> list[SessionInfo]:
 def list_sessions(cwd: str | Path, session_dir: Path | None = None) -> list[SessionInfo]:
     """Sessions of one project (or of ``session_dir``), most recently modified first."""
     directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
-    infos = [i for i in map(read_session_info, _session_files(directory)) if i is not None]
-    return _sorted(infos)
+    return _sorted(_infos_of(directory))
 
 
 def list_all_sessions(sessions_dir: Path | None = None) -> list[SessionInfo]:
@@ -294,8 +339,17 @@ def list_all_sessions(sessions_dir: Path | None = None) -> list[SessionInfo]:
             folders = [Path(e.path) for e in it if e.is_dir()]
     except OSError:
         return []
-    infos = [i for folder in folders for i in map(read_session_info, _session_files(folder)) if i is not None]
-    return _sorted(infos)
+    return _sorted([info for folder in folders for info in _infos_of(folder)])
+
+
+def _infos_of(directory: Path) -> list[SessionInfo]:
+    """The rows of one folder's sessions; large files through the folder's listing cache."""
+    from .listing_cache import ListingCache
+
+    cache = ListingCache(directory)
+    infos = [i for i in map(cache.info, _session_files(directory)) if i is not None]
+    cache.save()
+    return infos
 
 
 def most_recent_session(cwd: str | Path, session_dir: Path | None = None) -> Path | None:

@@ -74,10 +74,13 @@ class ConversionCache:
         except TypeError:  # not weak-referenceable: convert every time
             return converted
         self._entries[slot] = (ref, key, converted)
-        texts = [dumps(part).encode() for part in converted]
-        for part, text in zip(converted, texts, strict=True):
-            self.json[id(part)] = text
-        listed = b"[" + b",".join(texts) + b"]"
+        if role is None:  # the parts are items of the body: each one's JSON is spliced
+            texts = [dumps(part).encode() for part in converted]
+            for part, text in zip(converted, texts, strict=True):
+                self.json[id(part)] = text
+            listed = b"[" + b",".join(texts) + b"]"
+        else:  # the parts are one message's content: one encoder call for the list (the usual splice)
+            listed = dumps(converted).encode()
         self.json[id(converted)] = listed
         if role is not None:
             self.wrapped[id(converted)] = (
