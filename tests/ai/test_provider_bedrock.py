@@ -445,3 +445,21 @@ async def test_container_credentials_are_fetched_with_their_token_and_kept(
         server.shutdown()
         server.server_close()
     assert seen == ["ctr-auth"]  # fetched once, kept until shortly before it expires
+
+
+async def test_custom_headers_are_signed_and_reserved_ones_ignored(fake: FakeLLM) -> None:
+    fake.script([Reply([text("ok")])])
+    model = _model(fake, headers={"x-team": "pi", "X-Amz-Date": "19990101T000000Z", "Authorization": "nope"})
+    _, message = await _run(model, [_user("hi")])
+    assert message.stop_reason == "stop", message.error_message  # the fake verified the signature
+    headers = fake.last_request.headers
+    assert headers["x-team"] == "pi" and headers["x-amz-date"] != "19990101T000000Z"
+
+
+async def test_skip_auth_signs_with_dummy_keys(fake: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_BEDROCK_SKIP_AUTH", "1")
+    fake.engine.aws_credentials = {"dummy-access-key": "dummy-secret-key"}
+    fake.script([Reply([text("ok")])])
+    _, message = await _run(_model(fake), [_user("hi")], api_key="ignored-bearer")
+    assert message.stop_reason == "stop", message.error_message
+    assert "x-amz-date" in fake.last_request.headers
