@@ -176,3 +176,30 @@ def test_login_with_a_malformed_auth_json_fails_first_and_keeps_the_file(
     assert f"Cannot save a login: {agent_dir / 'auth.json'}:2: invalid JSON" in run.stderr
     assert not [r for r in auth_server.requests if r.path == "/v1/oauth/token"]
     assert (agent_dir / "auth.json").read_text() == broken
+
+
+def test_codex_device_login_from_the_shell_then_a_request_then_refresh(
+    auth_server: FakeAuthServer, agent_dir: Path, tmp_path: Path
+) -> None:
+    run = run_cli(["login", "openai-codex"], tmp_path, stdin="2\n")  # 2 = device code login (headless)
+    assert run.returncode == 0, run.stderr
+    assert "Device code login (headless)" in run.stdout and "Enter code: ABCD-1234" in run.stdout
+    assert "Logged in to OpenAI (ChatGPT Plus/Pro)" in run.stdout
+    login = json.loads((agent_dir / "auth.json").read_text())["openai-codex"]
+    assert login["accountId"] == "acct-fake-123"
+
+    for expires, answer in ((login["expires"], "from codex"), (0, "after refresh")):
+        data = json.loads((agent_dir / "auth.json").read_text())
+        data["openai-codex"]["expires"] = expires
+        (agent_dir / "auth.json").write_text(json.dumps(data))
+        llm = FakeLLM()
+        llm.script([Reply([text(answer)])])
+        with llm.serve() as server:
+            (agent_dir / "models.json").write_text(
+                json.dumps({"providers": {"openai-codex": {"baseUrl": server.url}}})
+            )
+            run = run_cli(["--provider", "openai-codex", "-p", "hi"], tmp_path)
+        assert run.returncode == 0 and run.stdout.strip() == answer, run.stderr
+        assert llm.requests[-1].headers["chatgpt-account-id"] == "acct-fake-123"
+    refreshed = json.loads((agent_dir / "auth.json").read_text())["openai-codex"]
+    assert refreshed["access"] != login["access"] and refreshed["access"] in auth_server.valid_access_tokens()
