@@ -3,7 +3,9 @@
 The first line on stdout is the base URL (``http://127.0.0.1:PORT``); point ``ANTHROPIC_BASE_URL``
 at it and ``OPENAI_BASE_URL`` at it plus ``/v1``; for Gemini, give provider ``google`` the base URL plus
 ``/v1beta`` in ``models.json`` (``google-vertex``: the base URL itself; ``/token`` is a fake Google token
-endpoint for a credentials file's ``token_uri``). It serves until killed (SIGINT/SIGTERM).
+endpoint for a credentials file's ``token_uri``); for Amazon Bedrock, give provider ``amazon-bedrock`` the
+base URL itself (SigV4 signatures are checked only with ``--aws-credentials KEY_ID:SECRET``). It serves
+until killed (SIGINT/SIGTERM).
 
 Control plane (no auth): ``POST /_fake/script`` (load a script; replaces the unused turns unless the
 document has ``"append": true``), ``GET /_fake/log``, ``GET /_fake/violations``, ``GET /_fake/stats``
@@ -73,11 +75,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
     parser.add_argument("--script", type=Path, help="a script JSON file to load")
     parser.add_argument("--api-key", help="reject requests presenting another key with a 401")
+    parser.add_argument(
+        "--aws-credentials",
+        metavar="KEY_ID:SECRET",
+        help="Bedrock: verify SigV4 signatures against this access key id and secret",
+    )
     parser.add_argument("--context-window", type=int, default=200_000)
     parser.add_argument("--lenient", action="store_true", help="record rule violations but answer anyway")
     args = parser.parse_args(argv)
 
-    fake = FakeLLM(context_window=args.context_window, api_key=args.api_key, strict=not args.lenient)
+    aws: dict[str, str] | None = None
+    if args.aws_credentials:
+        key_id, sep, secret = args.aws_credentials.partition(":")
+        if not sep or not key_id or not secret:
+            parser.error("--aws-credentials takes KEY_ID:SECRET")
+        aws = {key_id: secret}
+    fake = FakeLLM(
+        context_window=args.context_window,
+        api_key=args.api_key,
+        strict=not args.lenient,
+        aws_credentials=aws,
+    )
     if args.script is not None:
         try:
             fake.load_script(args.script.read_text(encoding="utf-8"))

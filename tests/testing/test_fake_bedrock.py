@@ -8,6 +8,7 @@ import base64
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import botocore.session
@@ -33,12 +34,16 @@ def fake() -> Iterator[FakeLLM]:
 
 
 def _post(fake: FakeLLM, body: dict[str, Any], secret: str = SECRET) -> tuple[int, dict[str, str], bytes]:
+    assert fake.server is not None
+    return _post_to(fake.server.port, body, secret)
+
+
+def _post_to(port: int, body: dict[str, Any], secret: str) -> tuple[int, dict[str, str], bytes]:
     """A signed request over a plain socket; returns status, headers and the raw body bytes."""
     import http.client
 
-    assert fake.server is not None
     raw = json.dumps(body).encode()
-    host = f"127.0.0.1:{fake.server.port}"
+    host = f"127.0.0.1:{port}"
     headers = {"content-type": "application/json"}
     headers |= sign_request(
         method="POST",
@@ -51,7 +56,7 @@ def _post(fake: FakeLLM, body: dict[str, Any], secret: str = SECRET) -> tuple[in
         service="bedrock",
         now=datetime.now(UTC),
     )
-    connection = http.client.HTTPConnection("127.0.0.1", fake.server.port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         connection.request("POST", PATH, body=raw, headers=headers)
         response = connection.getresponse()
@@ -215,3 +220,29 @@ def test_cache_points_write_then_read_the_prefix(fake: FakeLLM) -> None:
     fake.script([Reply([text("three")])])
     _, _, data = _post(fake, second)
     assert "cacheReadInputTokens" not in _our_events(data)[-1]["metadata"]["usage"]
+
+
+def test_the_server_command_checks_signatures_with_the_given_credentials(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"parts": ["signed ok"]}]}), encoding="utf-8")
+    command = [sys.executable, "-m", "pi_tui.testing.server", "--script", str(script)]
+    process = subprocess.Popen(
+        [*command, "--aws-credentials", f"{KEY_ID}:{SECRET}"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline().strip().rsplit(":", 1)[1])
+        wrong, _, _ = _post_to(port, {"messages": [_user("go")]}, "not-the-secret")
+        right, _, data = _post_to(port, {"messages": [_user("go")]}, SECRET)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+    assert (wrong, right) == (403, 200)
+    assert _our_events(data)[1] == {
+        "contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "signed "}}
+    }
