@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.providers import anthropic, google, openai_completions, openai_responses
+from pi_tui.ai.providers import anthropic, google, mistral, openai_completions, openai_responses
 from pi_tui.ai.providers._wire_cache import ConversionCache, encode_body
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import (
@@ -29,12 +29,14 @@ MODELS = {
     "chat": Model(id="gpt-5", api="openai-completions", provider="openai"),
     "responses": Model(id="gpt-5", api="openai-responses", provider="openai"),
     "google": Model(id="gemini-3.1-pro-preview", api="google-generative-ai", provider="google"),
+    "mistral": Model(id="magistral-medium-latest", api="mistral-conversations", provider="mistral"),
 }
 MODULES: dict[str, Any] = {
     "anthropic": anthropic,
     "chat": openai_completions,
     "responses": openai_responses,
     "google": google,
+    "mistral": mistral,
 }
 FIELDS = {"responses": "input", "google": "contents"}
 TOOLS = [ToolDefinition(name="read", description="Read", parameters={"type": "object", "properties": {}})]

@@ -17,7 +17,7 @@ No retries here (pi's adapter has none): the agent's retry decides. Errors read
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pi_tui.util import json_safe
@@ -56,6 +56,7 @@ from ._history import (
 )
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
+from ._wire_cache import ConversionCache, PrefixMemo
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -76,6 +77,9 @@ _MAX_ERROR_BODY = 4000  # characters of an error body kept in the message (pi's 
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 # Models that take ``reasoning_effort``; the other reasoning models take ``prompt_mode: "reasoning"``.
 _EFFORT_MODELS = frozenset({"mistral-small-2603", "mistral-small-latest", "zai-glm-5-2"})
+# Converted messages of the stored history, reused across requests (see _wire_cache).
+_CACHE = ConversionCache()
+_MEMO = PrefixMemo()
 
 
 class MistralStreamError(Exception):
@@ -103,6 +107,11 @@ class ToolCallIds:
         self._ids: dict[str, str] = {}
         self._owners: dict[str, str] = {}
 
+    def copy(self) -> ToolCallIds:
+        twin = ToolCallIds()
+        twin._ids, twin._owners = dict(self._ids), dict(self._owners)
+        return twin
+
     def __call__(self, call_id: str) -> str:
         known = self._ids.get(call_id)
         if known is not None:
@@ -127,12 +136,15 @@ def _uses_effort(model: Model) -> bool:
 
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /v1/chat/completions`` (streaming), keys in the order pi sends them."""
-    messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
-    body: dict[str, Any] = {
-        "model": model.id,
-        "stream": True,
-        "messages": convert_messages(messages, model, request.system_prompt),
-    }
+    if options.on_payload is not None:
+        # The hook may change the body in place: it gets freshly converted messages, nothing shared.
+        messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+        wire = convert_messages(messages, model, request.system_prompt)
+    else:
+        key = (model.api, model.provider, model.id, tuple(model.input), request.system_prompt)
+        fresh = lambda: _Converter(model, request.system_prompt, _CACHE)  # noqa: E731
+        wire = _MEMO.convert(model, request, key, fresh).finish()
+    body: dict[str, Any] = {"model": model.id, "stream": True, "messages": wire}
     if request.tools:
         tools = []
         for tool in request.tools:
@@ -166,25 +178,69 @@ def _caches(options: StreamOptions) -> bool:
 
 def convert_messages(messages: list[LlmMessage], model: Model, system_prompt: str) -> list[dict[str, Any]]:
     """Mistral chat messages from a prepared history (`prepare_messages`)."""
-    images = "image" in model.input
-    ids = ToolCallIds()
-    renamed: dict[str, str] = {}  # another model's tool-call id -> the id it was sent under
-    out: list[dict[str, Any]] = []
-    if system_prompt:
-        out.append({"role": "system", "content": sanitize_surrogates(system_prompt)})
-    for message in messages:
-        if isinstance(message, UserMessage):
-            user = _user(message, images)
-            if user is not None:
-                out.append(user)
-        elif isinstance(message, AssistantMessage):
-            same = (message.provider, message.api, message.model) == (model.provider, model.api, model.id)
-            assistant = _assistant(message, None if same else ids, renamed)
-            if assistant is not None:
-                out.append(assistant)
-        elif isinstance(message, ToolResultMessage):
-            out.append(_tool_result(message, images, renamed.get(message.tool_call_id)))
-    return out
+    converter = _Converter(model, system_prompt, None)
+    converter.feed(messages, cached=False)
+    return converter.finish()
+
+
+class _Converter:
+    """`convert_messages` as a fold that can be copied and extended (see `PrefixMemo`); with a cache, the
+    stored history's messages are converted once each (messages are never modified here)."""
+
+    __slots__ = ("model", "cache", "key", "images", "ids", "renamed", "out")
+
+    def __init__(self, model: Model, system_prompt: str, cache: ConversionCache | None) -> None:
+        self.model = model
+        self.cache = cache
+        self.images = "image" in model.input
+        self.key = (model.api, model.provider, model.id, self.images)
+        self.ids = ToolCallIds()
+        self.renamed: dict[str, str] = {}  # another model's tool-call id -> the id it was sent under
+        self.out: list[dict[str, Any]] = []
+        if system_prompt:
+            self.out.append({"role": "system", "content": sanitize_surrogates(system_prompt)})
+
+    def copy(self) -> _Converter:
+        twin = _Converter.__new__(_Converter)
+        twin.model, twin.cache, twin.key, twin.images = self.model, self.cache, self.key, self.images
+        twin.ids = self.ids.copy()
+        twin.renamed = dict(self.renamed)
+        twin.out = list(self.out)
+        return twin
+
+    def feed(self, messages: list[LlmMessage], cached: bool) -> None:
+        model, images, out = self.model, self.images, self.out
+        for message in messages:
+            convert: Callable[[], list[dict[str, Any]]]
+            key: tuple[Any, ...] = self.key
+            if isinstance(message, UserMessage):
+                convert = lambda m=message: _listed(_user(m, images))  # type: ignore[misc]  # noqa: E731
+            elif isinstance(message, AssistantMessage):
+                mapping: dict[str, str] = {}
+                if (message.provider, message.api, message.model) != (model.provider, model.api, model.id):
+                    for call in message.tool_calls():
+                        mapping[call.id] = self.ids(call.id)
+                        if mapping[call.id] != call.id:
+                            self.renamed[call.id] = mapping[call.id]
+                key = (*self.key, tuple(mapping.items()))
+                convert = lambda m=message, ids=mapping: _listed(_assistant(m, ids))  # type: ignore[misc]  # noqa: E731
+            elif isinstance(message, ToolResultMessage):
+                call_id = self.renamed.get(message.tool_call_id, message.tool_call_id)
+                key = (*self.key, call_id)
+                convert = lambda m=message, c=call_id: [_tool_result(m, images, c)]  # type: ignore[misc]  # noqa: E731
+            else:
+                continue
+            if self.cache is not None and cached:
+                out.extend(self.cache.parts(message, key, convert))
+            else:
+                out.extend(convert())
+
+    def finish(self) -> list[dict[str, Any]]:
+        return list(self.out)
+
+
+def _listed(item: dict[str, Any] | None) -> list[dict[str, Any]]:
+    return [] if item is None else [item]
 
 
 def _image_url(image: ImageContent) -> str:
@@ -204,9 +260,8 @@ def _user(message: UserMessage, images: bool) -> dict[str, Any] | None:
     return {"role": "user", "content": content} if content else None
 
 
-def _assistant(
-    message: AssistantMessage, ids: ToolCallIds | None, renamed: dict[str, str]
-) -> dict[str, Any] | None:
+def _assistant(message: AssistantMessage, ids: dict[str, str]) -> dict[str, Any] | None:
+    """An assistant turn; ``ids`` maps another model's tool-call ids to the ids sent for them."""
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     for block in message.content:
@@ -218,11 +273,7 @@ def _assistant(
                 text = {"type": "text", "text": sanitize_surrogates(block.thinking)}
                 content.append({"type": "thinking", "thinking": [text]})
         elif isinstance(block, ToolCall):
-            call_id = block.id
-            if ids is not None:
-                call_id = ids(block.id)
-                if call_id != block.id:
-                    renamed[block.id] = call_id
+            call_id = ids.get(block.id, block.id)
             function = {"name": block.name, "arguments": json_stringify(block.arguments or {})}
             calls.append({"id": call_id, "type": "function", "function": function, "index": 0})
     if not content and not calls:
@@ -235,7 +286,7 @@ def _assistant(
     return converted
 
 
-def _tool_result(message: ToolResultMessage, images: bool, renamed: str | None) -> dict[str, Any]:
+def _tool_result(message: ToolResultMessage, images: bool, call_id: str) -> dict[str, Any]:
     blocks = message.content if images else images_as_placeholders(message.content, TOOL_IMAGE_PLACEHOLDER)
     text = "\n".join(sanitize_surrogates(b.text) for b in blocks if isinstance(b, TextContent)).strip()
     has_images = any(isinstance(b, ImageContent) for b in blocks)
@@ -254,7 +305,7 @@ def _tool_result(message: ToolResultMessage, images: bool, renamed: str | None) 
         "role": "tool",
         "name": message.tool_name,
         "content": content,
-        "tool_call_id": renamed or message.tool_call_id,
+        "tool_call_id": call_id,
     }
 
 
@@ -453,6 +504,13 @@ class _Reader:
         return events
 
 
+def _encode(body: dict[str, Any]) -> bytes:
+    """Plain JSON in pi's key order (Mistral caches by prompt tokens, so splicing saves little)."""
+    from ..wire import encode_body
+
+    return encode_body(body)
+
+
 def _close_blocks(reader: _Reader) -> list[StreamEvent]:
     return reader.close_blocks()
 
@@ -470,6 +528,7 @@ async def stream_mistral(
         path=PATH,
         decode=decode_event,
         make_reader=_Reader,
+        encode=_encode,
         describe=describe_mistral_error,
         close_blocks=_close_blocks,
     ):
