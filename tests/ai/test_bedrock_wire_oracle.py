@@ -13,6 +13,7 @@ import json
 import struct
 import uuid
 import zlib
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
@@ -169,3 +170,19 @@ def test_signature_matches_botocore_sigv4auth(url: str, token: str | None, extra
     )
     assert ours["authorization"] == boto_request.headers["Authorization"]
     assert ours.get("x-amz-security-token") == boto_request.headers.get("X-Amz-Security-Token")
+
+
+async def test_a_stream_cut_inside_a_frame_is_an_error_the_agent_retries() -> None:
+    from pi_tui.ai.errors import is_retryable_error
+    from pi_tui.ai.providers._aws_eventstream import decode_stream
+    from pi_tui.ai.types import AssistantMessage
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield RECORDED[:40]
+
+    with pytest.raises(EventStreamError) as caught:
+        async for _ in decode_stream(chunks()):
+            pass
+    message = AssistantMessage(api="bedrock-converse-stream", provider="p", model="m", stop_reason="error")
+    message.error_message = str(caught.value)
+    assert is_retryable_error(message)

@@ -145,7 +145,8 @@ async def decode_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[Message]:
             yield message
     if decoder.pending:
         raise EventStreamError(
-            f"event stream ended inside a message ({decoder.pending} bytes left over): the response was cut off"
+            f"event stream ended without completing its last message ({decoder.pending} bytes left over): "
+            "the response was cut off"
         )
 
 
