@@ -43,6 +43,7 @@ class Args:
     list_models_search: str | None = None
     tools: list[str] | None = None
     no_tools: bool = False
+    sandbox: str | None = None  # --sandbox off|workspace-write|read-only (wins over the setting)
     extensions: list[str] = field(default_factory=list)
     no_extensions: bool = False
     skills: list[str] = field(default_factory=list)
@@ -81,6 +82,7 @@ _VALUE_FLAGS = {
     "--thinking": "thinking",
     "--system-prompt": "system_prompt",
     "--append-system-prompt": "append_system_prompt",
+    "--sandbox": "sandbox",
 }
 _LIST_FLAGS = {
     "-e": "extensions",
@@ -178,6 +180,8 @@ def parse_args(argv: list[str]) -> Args:
 
     if args.mode not in ("text", "json", "rpc"):
         raise ArgsError(f"--mode must be text, json or rpc (got {args.mode!r})")
+    if args.sandbox is not None and args.sandbox not in ("off", "workspace-write", "read-only"):
+        raise ArgsError(f"--sandbox must be off, workspace-write or read-only (got {args.sandbox!r})")
     if args.rewind_mode not in ("conversation", "code", "both"):
         raise ArgsError(f"--rewind-mode must be conversation, code or both (got {args.rewind_mode!r})")
     if args.thinking is not None and args.thinking not in THINKING_CHOICES:
@@ -243,6 +247,8 @@ Sessions:
 Tools and resources:
   --tools <a,b,...>              Built-in tools to enable (read,bash,edit,write,grep,find,ls)
   --no-tools                     No built-in tools (extension tools stay)
+  --sandbox <mode>               Run commands in the OS sandbox: workspace-write (default where
+                                 bubblewrap works), read-only, or off
   -e, --extension <path>         Load an extension (repeatable)
   --no-extensions                Do not discover extensions (explicit -e still loads)
   --skill <path> / --no-skills   Extra skill / no skill discovery

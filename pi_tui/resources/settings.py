@@ -14,7 +14,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pi_tui.resources.paths import CONFIG_DIR_NAME
 from pi_tui.resources.paths import agent_dir as default_agent_dir
@@ -45,6 +45,9 @@ from pi_tui.resources.settings_schema import (
     typed,
 )
 from pi_tui.resources.trust_store import ProjectTrustStore, TrustStoreError
+
+if TYPE_CHECKING:
+    from pi_tui.sandbox.policy import SandboxSettings
 
 __all__ = [
     "ProjectNotTrustedError",
@@ -579,6 +582,14 @@ class SettingsManager:
             reserve_tokens=typed(values.get("reserveTokens"), int, defaults.reserve_tokens),
             keep_recent_tokens=typed(values.get("keepRecentTokens"), int, defaults.keep_recent_tokens),
         )
+
+    @property
+    def sandbox(self) -> SandboxSettings:
+        """``sandbox``: a mode (``off``/``workspace-write``/``read-only``) or ``{mode, allowWrite, denyRead,
+        allowNetwork}`` (see `pi_tui.sandbox.policy`)."""
+        from pi_tui.sandbox.policy import read_sandbox_settings
+
+        return read_sandbox_settings(self._merged.get("sandbox"))
 
     @property
     def branch_summary(self) -> BranchSummarySettings:

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from pi_tui.ai.oauth.types import RequestAuth
     from pi_tui.context.report import ContextReport
     from pi_tui.context.request import Block
+    from pi_tui.sandbox import CommandSandbox
 
 __all__ = [
     "AgentSession",
@@ -164,6 +165,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         """The mode offers ``/login``: what `check_model` tells the user names it first."""
         self.ui: Any = NullUIBridge()
         self.mode = "print"
+        self.sandbox: CommandSandbox | None = None
+        """The OS sandbox for bash commands and ``!cmd`` (set by the factory; None: unsandboxed)."""
         # The mode's built-in slash commands, ``(text) -> handled``, called by the prompt pipeline.
         self.builtin_commands: Callable[[str], Awaitable[bool] | bool] | None = None
         self._system_override: str | None = None

@@ -312,12 +312,17 @@ def _create_session(
                 reasoning_level=current.thinking,
             )
 
+        from pi_tui.sandbox.session import make_sandbox
+
+        sandbox, escalate = make_sandbox(settings, cwd, agent_dir, args.sandbox, session_box)
         tools = create_coding_tools(
             cwd,
             shell_path=settings.shell_path,
             command_prefix=settings.shell_command_prefix,
             on_file_change=checkpointer.record_file if checkpointer.enabled else None,
             command_env=command_env,
+            sandbox=sandbox,
+            escalate=escalate,
         )
         if extra_tools:
             tools.update(extra_tools)
@@ -347,6 +352,7 @@ def _create_session(
             checkpoints=checkpointer,
         )
         session_box.append(agent_session)
+        agent_session.sandbox = sandbox
         # --- extensions (issue #5): discover, import and register; session_start goes out on start ---
         from pi_tui.extensions.setup import load_extensions
 

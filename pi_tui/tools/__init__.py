@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pi_tui.agent.tool import AgentTool
 
@@ -33,6 +34,10 @@ from .truncate import (
     truncate_tail,
 )
 from .write import create_write_tool
+
+if TYPE_CHECKING:
+    from pi_tui.sandbox import CommandSandbox
+    from pi_tui.sandbox.tool import EscalateFn
 
 __all__ = [
     "DEFAULT_TOOL_NAMES",
@@ -79,6 +84,8 @@ def create_coding_tools(
     auto_resize_images: bool = True,
     on_file_change: FileChangeFn | None = None,
     command_env: Callable[[], Mapping[str, str]] | None = None,
+    sandbox: CommandSandbox | None = None,
+    escalate: EscalateFn | None = None,
 ) -> dict[str, AgentTool]:
     """All seven built-in tools bound to ``cwd``, keyed by name in `ALL_TOOL_NAMES` order.
 
@@ -90,12 +97,19 @@ def create_coding_tools(
         auto_resize_images: The ``images.autoResize`` setting.
         on_file_change: Records edit's and write's file changes (checkpoints; see `FileChangeFn`).
         command_env: Extra variables for bash commands, read per command (see `agent_command_env`).
+        sandbox: The OS sandbox bash commands run in (None: unsandboxed).
+        escalate: Asked when the sandbox refused something (see `create_bash_tool`).
     """
     cwd = Path(cwd)
     return {
         "read": create_read_tool(cwd, image_resizer=image_resizer, auto_resize_images=auto_resize_images),
         "bash": create_bash_tool(
-            cwd, shell_path=shell_path, command_prefix=command_prefix, command_env=command_env
+            cwd,
+            shell_path=shell_path,
+            command_prefix=command_prefix,
+            command_env=command_env,
+            sandbox=sandbox,
+            escalate=escalate,
         ),
         "edit": create_edit_tool(cwd, on_change=on_file_change),
         "write": create_write_tool(cwd, on_change=on_file_change),

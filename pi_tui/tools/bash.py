@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,9 @@ from ._common import format_number, opt_number_arg, str_arg
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 if TYPE_CHECKING:
+    from pi_tui.sandbox import CommandSandbox
+    from pi_tui.sandbox.tool import EscalateFn
+
     from .output import OutputAccumulator, OutputSnapshot
 
 # The process runner and the output spooler load with the first command: a run that never calls bash
@@ -82,6 +85,8 @@ def create_bash_tool(
     command_prefix: str | None = None,
     temp_dir: Path | None = None,
     command_env: Callable[[], Mapping[str, str]] | None = None,
+    sandbox: CommandSandbox | None = None,
+    escalate: EscalateFn | None = None,
 ) -> AgentTool:
     """Build the bash tool for ``cwd``.
 
@@ -93,6 +98,10 @@ def create_bash_tool(
         temp_dir: Where full-output spill files go (default: the system temp directory).
         command_env: Extra variables for each command, read when it starts (see `agent_command_env`),
             so a model or thinking change mid-session is seen.
+        sandbox: Runs each command in the OS sandbox (`pi_tui.sandbox`); None runs them directly.
+        escalate: Asked when the sandbox refused something (refusal, command, note): ``"once"`` runs the
+            command again outside the sandbox, ``"allow"`` widens the sandbox for the session and runs it
+            again, None keeps the refusal (see `pi_tui.sandbox.escalation`).
     """
 
     async def execute(
@@ -112,7 +121,14 @@ def create_bash_tool(
         except ShellNotFoundError as exc:
             raise ToolError(str(exc)) from exc
         env = {**shell_env(), **AGENT_MARKER_ENV, **(command_env() if command_env else {})}
-        return await _run(shell, script, cwd, timeout, signal, on_update, temp_dir, env)
+        if sandbox is None:
+            return await _run(shell, script, cwd, timeout, signal, on_update, temp_dir, env)
+        from pi_tui.sandbox.tool import run_sandboxed
+
+        def run(argv: list[str], run_env: dict[str, str]) -> Awaitable[ToolResult]:
+            return _run(shell, script, cwd, timeout, signal, on_update, temp_dir, run_env, argv=argv)
+
+        return await run_sandboxed(sandbox, [shell, "-c", script], cwd, env, command, run, escalate)
 
     return AgentTool(
         name="bash",
@@ -179,6 +195,8 @@ async def _run(
     on_update: ToolUpdateFn | None,
     temp_dir: Path | None,
     env: dict[str, str],
+    *,
+    argv: list[str] | None = None,
 ) -> ToolResult:
     from .output import OutputAccumulator
     from .process import run_streaming
@@ -195,7 +213,7 @@ async def _run(
     try:
         try:
             outcome = await run_streaming(
-                [shell, "-c", script],
+                argv or [shell, "-c", script],
                 cwd=cwd,
                 env=env,
                 on_data=on_data,

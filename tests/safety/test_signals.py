@@ -18,20 +18,43 @@ COMMAND = "echo $$ > shell.pid; sleep 300 & echo $! > child.pid; wait"
 
 
 def pids(cwd: Path) -> list[int]:
-    return [int((cwd / name).read_text()) for name in ("shell.pid", "child.pid")]
+    """The shell's and its child's host pids. Read from the files they wrote, translated through each
+    process's ``NSpid`` line when the command ran in the sandbox (its own PID namespace)."""
+    inside = [int((cwd / name).read_text()) for name in ("shell.pid", "child.pid")]
+    found: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            where = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        nspids = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
+        if nspids and int(nspids[-1]) in inside and Path(where) == cwd.resolve():
+            found[int(nspids[-1])] = int(entry.name)
+    return [found.get(pid, pid) for pid in inside]
 
 
 @pytest.mark.parametrize(
-    ("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130), (signal.SIGKILL, -9)]
+    ("sig", "code", "sandbox"),
+    [
+        (signal.SIGTERM, 143, "workspace-write"),
+        (signal.SIGHUP, 129, "workspace-write"),
+        (signal.SIGINT, 130, "workspace-write"),
+        (signal.SIGKILL, -9, "workspace-write"),
+        (signal.SIGTERM, 143, "off"),
+        (signal.SIGKILL, -9, "off"),
+    ],
 )
 def test_a_signal_during_a_bash_call_leaves_no_process_of_the_tool_and_a_valid_session(
-    tmp_path: Path, agent_dir: Path, sig: signal.Signals, code: int
+    tmp_path: Path, agent_dir: Path, sig: signal.Signals, code: int, sandbox: str
 ) -> None:
     fake = FakeLLM()
     fake.script([Reply([tool_call("bash", {"command": COMMAND})]), Reply([text("never reached")])])
     with fake.serve() as server:
         write_models_json(agent_dir, server)
-        proc = start_cli([*MODEL, "--mode", "json", "run the command"], tmp_path)
+        proc = start_cli([*MODEL, "--sandbox", sandbox, "--mode", "json", "run the command"], tmp_path)
         try:
             wait_for(
                 lambda: (tmp_path / "child.pid").exists() and (tmp_path / "child.pid").read_text(),

@@ -62,6 +62,7 @@ async def run_user_bash(app: PiApp, text: str) -> None:
             session.cwd,
             shell_path=getattr(settings, "shell_path", None),
             command_prefix=getattr(settings, "shell_command_prefix", None),
+            sandbox=session.sandbox,
         )
         signal = AbortSignal()
         app._bash_signal = signal  # type: ignore[attr-defined]

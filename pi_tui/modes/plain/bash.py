@@ -47,6 +47,7 @@ async def run_user_bash(text: str, session: Any, terminal: Terminal, printer: Ev
             session.cwd,
             shell_path=getattr(settings, "shell_path", None),
             command_prefix=getattr(settings, "shell_command_prefix", None),
+            sandbox=session.sandbox,
         )
         signal = AbortSignal()
         with terminal.watch_abort(lambda: signal.abort("cancelled")):

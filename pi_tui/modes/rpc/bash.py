@@ -69,11 +69,23 @@ class BashRun:
             if text:
                 on_delta(sanitize_output(text))
 
+        argv, env = [shell, "-c", script], shell_env()
+        sandbox = self.session.sandbox
+        launch = None
+        if sandbox is not None:
+            from pi_tui.sandbox import SandboxUnavailableError
+
+            try:
+                launch = sandbox.prepare(argv, self.session.cwd, env)
+            except SandboxUnavailableError as exc:  # asked for and unavailable: fail closed
+                output.close()
+                return BashExecutionMessage(command=self.command, output=str(exc), exit_code=1, cancelled=False)
+            argv, env = launch.argv, launch.env
         try:
             outcome = await run_streaming(
-                [shell, "-c", script],
+                argv,
                 cwd=self.session.cwd,
-                env=shell_env(),
+                env=env,
                 on_data=on_data,
                 signal=self.signal,
             )
@@ -81,9 +93,14 @@ class BashRun:
             snap = output.snapshot()
         finally:
             output.close()
+        text = snap.content
+        if sandbox is not None and launch is not None and outcome.exit_code not in (0, None):
+            found = sandbox.explain(text, launch)
+            if found is not None:
+                text = f"{text}\n\n{found[1]}"
         return BashExecutionMessage(
             command=self.command,
-            output=snap.content,
+            output=text,
             exit_code=None if outcome.aborted else outcome.exit_code,
             cancelled=outcome.aborted,
             truncated=snap.truncation.truncated,

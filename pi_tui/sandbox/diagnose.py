@@ -1,0 +1,113 @@
+"""Reading a failed sandboxed command's output for what the sandbox refused.
+
+The kernel answers a write outside the writable roots with ``EROFS`` ("Read-only file system"), a
+write into a protected path the same way, a hidden path with "No such file or directory" (it looks
+empty), and a network call with "Network is unreachable" / a failed name lookup (the namespace has
+only loopback), or the proxy's ``403`` naming a host that is not on the allow list. Tools print these
+in their own words; the patterns below cover the common spellings (shell, coreutils, Python, git,
+curl, pip, npm, gcc, make).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .policy import SandboxPolicy
+
+__all__ = ["Refusal", "find_refusal", "describe"]
+
+_PATH = r"""['"‘`]?(?P<path>/[^'"’`:\n]*?)['"’`]?"""
+_WRITE_PATTERNS = [
+    re.compile(_PATH + r"""['"’`]?: (?:Read-only file system|Permission denied)"""),
+    re.compile(r"""(?:Read-only file system|Permission denied)[^\n/]*?: ['"‘`]?(?P<path>/[^'"’`\n]+)"""),
+    re.compile(r"""(?:cannot (?:touch|create|remove|open|mkdir|write)[^'"\n]*|open\(\)) ['"‘`](?P<path>/[^'"’`\n]+)['"’`]"""
+               r"""[^\n]*(?:Read-only file system|Permission denied)"""),
+    re.compile(r"EROFS[^\n]*?['\"](?P<path>/[^'\"\n]+)['\"]"),
+]
+_READ_ONLY = re.compile(r"Read-only file system|EROFS|Errno 30")
+_NETWORK = re.compile(
+    r"Network is unreachable|ENETUNREACH|Temporary failure in name resolution|EAI_AGAIN|"
+    r"Could not resolve host|Name or service not known|getaddrinfo|No address associated|"
+    r"nodename nor servname|Failed to establish a new connection|Errno 101|Errno -3|"
+    r"Connection refused|ECONNREFUSED|Errno 111|Couldn't connect to server"
+)
+_HOST = re.compile(
+    r"Could not resolve host: (?P<a>[\w.-]+)|host='(?P<b>[\w.-]+)'|https?://(?P<c>[\w.-]+)|"
+    r"getaddrinfo \w+ (?P<d>[\w.-]+)|blocked-by-allowlist[^\n]*?host=(?P<e>[\w.-]+)|"
+    r"(?P<f>\d+\.\d+\.\d+\.\d+)"
+)
+_BLOCKED = re.compile(r"sandbox proxy: (?P<host>[\w.:-]+) is not on the allow list")
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """What the sandbox refused.
+
+    Attributes:
+        kind: ``write`` (a path outside the writable roots or protected) or ``network``.
+        target: The path or host; empty when the output did not name it.
+    """
+
+    kind: Literal["write", "network"]
+    target: str
+
+
+def find_refusal(output: str, policy: SandboxPolicy, temp_dir: Path | None) -> Refusal | None:
+    """The first refusal ``output`` shows, or None when the failure does not look like the sandbox's."""
+    blocked = _BLOCKED.search(output)
+    if blocked:
+        return Refusal("network", blocked.group("host"))
+    for pattern in _WRITE_PATTERNS:
+        for match in pattern.finditer(output):
+            raw = match.group("path").rstrip(".,;)")
+            path = Path(raw)
+            if not policy.is_writable(_absolute(path), temp_dir):
+                line = output[max(0, output.rfind("\n", 0, match.start()) + 1) : output.find("\n", match.end())]
+                if _READ_ONLY.search(line) or not _exists_writable_outside(path):
+                    return Refusal("write", raw)
+    if _READ_ONLY.search(output):
+        return Refusal("write", "")
+    if _NETWORK.search(output):
+        host = _HOST.search(output)
+        target = next((g for g in host.groups() if g), "") if host else ""
+        return Refusal("network", target)
+    return None
+
+
+def _absolute(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path
+
+
+def _exists_writable_outside(path: Path) -> bool:
+    # "Permission denied" on a path the user could not write anyway is not the sandbox's doing.
+    import os
+
+    target = path if path.exists() else path.parent
+    return not os.access(target, os.W_OK)
+
+
+def describe(refusal: Refusal, policy: SandboxPolicy, temp_dir: Path | None) -> str:
+    """The note appended to the tool result: what was refused, what is allowed, how to widen it."""
+    if refusal.kind == "network":
+        what = f"network access to {refusal.target}" if refusal.target else "network access"
+        allowed = ", ".join(policy.hosts) if policy.hosts else "none"
+        return (
+            f"[sandbox] Refused {what}: commands run without network (allowed hosts: {allowed}). "
+            "Ask the user to add the host to sandbox.allowNetwork or to run the command outside the sandbox."
+        )
+    roots = [str(r) for r in policy.writable] + ([str(temp_dir)] if temp_dir else [])
+    where = f"write to {refusal.target}" if refusal.target else "a write"
+    extra = " It is a protected path (runs code outside the sandbox later)." if refusal.target and any(
+        Path(refusal.target) == p or p in Path(refusal.target).parents for p in policy.protected
+    ) else ""
+    return (
+        f"[sandbox] Refused {where}: the sandbox ({policy.mode}) lets commands write only in "
+        f"{', '.join(roots) or 'nothing'} ($TMPDIR is the private temp dir).{extra} "
+        "Ask the user to allow the path (sandbox.allowWrite) or to run the command outside the sandbox."
+    )
