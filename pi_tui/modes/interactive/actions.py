@@ -19,6 +19,7 @@ class KeyActions:
 
     if TYPE_CHECKING:  # what the mixin uses of `PiApp` (and Textual's App)
         session: Any
+        router: Any
         chat: Any
         editor: Any
         sidebar: Any
@@ -52,6 +53,7 @@ class KeyActions:
         self.chat_notice(
             f"Model: {model.label}" + (f" (thinking: {session.thinking})" if model.reasoning else "")
         )
+        self.router.note_subscription(model)
         self.refresh_footer()
 
     def action_cycle_model(self, step: int) -> None:

@@ -443,6 +443,7 @@ class PiApp(KeyActions, App[int]):
         for notice in getattr(startup, "notices", []) or []:
             self.chat_notice(notice)
         self.router.note_missing_model()
+        self.router.note_subscription(session.model if session.has_model else None)
         if self.router.install is not None:
             try:
                 self.router.install(self)

@@ -62,6 +62,7 @@ class CommandRouter:
 
     def __init__(self, app: PiApp) -> None:
         self.app = app
+        self.anthropic_warning_shown = False
         self.screens, self.install = load_screen_commands()
 
     def candidates(self) -> list[Candidate]:
@@ -129,6 +130,23 @@ class CommandRouter:
             return True
         registry = getattr(getattr(self.app.session, "extensions", None), "registry", None)
         return name in (getattr(registry, "commands", None) or {})
+
+    def note_subscription(self, model: Any) -> None:
+        """pi's once-a-session warning when Claude is used through a subscription login: that usage is
+        billed as extra usage, not from the plan's limits."""
+        if self.anthropic_warning_shown or model is None or getattr(model, "provider", None) != "anthropic":
+            return
+        import os
+
+        session = self.app.session
+        registry = session.registry if session is not None else None
+        login = registry is not None and registry.auth.oauth("anthropic") is not None
+        if not login and "sk-ant-oat" not in os.environ.get("ANTHROPIC_OAUTH_TOKEN", ""):
+            return
+        from pi_tui.ai.oauth import ANTHROPIC_EXTRA_USAGE_WARNING
+
+        self.anthropic_warning_shown = True
+        self.app.chat_notice(ANTHROPIC_EXTRA_USAGE_WARNING, "warning")
 
     def note_missing_model(self) -> None:
         """Without a model, say how to get one (``/login`` named once a command of that name exists)."""

@@ -187,3 +187,26 @@ async def test_api_key_login_saves_the_key(tmp_path: Path, agent_dir: Path) -> N
         "type": "api_key",
         "key": "sk-or-test-key",
     }
+
+
+async def test_switching_to_claude_on_a_subscription_login_warns_once(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    import time
+
+    login = {
+        "type": "oauth",
+        "access": "sk-ant-oat01-x",
+        "refresh": "r",
+        "expires": int(time.time() * 1000) + 3600_000,
+    }
+    (agent_dir / "auth.json").write_text(json.dumps({"anthropic": login}))
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert not any("extra usage" in text for text, _ in _notices(app))  # faux: nothing to warn about
+        for _ in range(2):
+            app.switch_model(app.session.registry.find("anthropic", "claude-sonnet-4-6"), None)
+            await pilot.pause()
+        warnings = [text for text, _ in _notices(app) if "Anthropic subscription auth is active" in text]
+        assert len(warnings) == 1
