@@ -194,6 +194,32 @@ def test_responses_input_items_pair_calls_with_outputs() -> None:
     assert "strict" not in body["tools"][0]  # pi sends it only when the model's compat supports it
 
 
+def test_responses_sends_strict_tools_where_the_model_supports_strict_mode() -> None:
+    """OpenAI's own models (compat supportsStrictMode): a tool asking for constrained sampling goes with
+    ``strict: true`` and pi's strict schema, the others with ``strict: false``, as pi 0.87.1 sends them."""
+    constrained = ToolDefinition(
+        name="read",
+        description="Read",
+        parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        constrainedSampling={"type": "json_schema", "strict": "prefer"},
+    )
+    plain = ToolDefinition(name="ls", description="List", parameters={"type": "object", "properties": {}})
+    request = LlmRequest("sys", [UserMessage(content="hi")], tools=[constrained, plain])
+    model = Model(id="gpt-5.5", api="openai-responses", provider="openai", compat={"supportsStrictMode": True})
+    read, ls = openai_responses.build_request(model, request, StreamOptions(api_key="k"))["tools"]
+    assert read["strict"] is True
+    assert read["parameters"] == {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+    assert ls["strict"] is False and ls["parameters"] == plain.parameters
+    no_strict = model.model_copy(update={"compat": None})
+    tools = openai_responses.build_request(no_strict, request, StreamOptions(api_key="k"))["tools"]
+    assert "strict" not in tools[0] and tools[0]["parameters"] == constrained.parameters
+
+
 def test_responses_replays_reasoning_items_with_their_item_ids() -> None:
     reasoning = {
         "type": "reasoning",

@@ -40,6 +40,7 @@ from ._history import (
     short_hash,
 )
 from ._openai_compat import default_max_tokens
+from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
 
@@ -90,17 +91,22 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if request.tools:
-        body["tools"] = [
-            {
+        # pi sends ``strict`` only to models whose compat says they support strict mode; there, tools that
+        # ask for constrained sampling (read, bash, edit, write) go strict with the strict schema
+        supports_strict = _compat(model, "supportsStrictMode", False)
+        tools = []
+        for t in request.tools:
+            strict = strict_parameters(t, supports_strict)
+            tool: dict[str, Any] = {
                 "type": "function",
                 "name": t.name,
                 "description": t.description,
-                "parameters": t.parameters,
-                # pi sends ``strict`` only to models whose compat says they support strict mode
-                **({"strict": False} if _compat(model, "supportsStrictMode", False) else {}),
+                "parameters": strict if strict is not None else t.parameters,
             }
-            for t in request.tools
-        ]
+            if supports_strict:
+                tool["strict"] = strict is not None
+            tools.append(tool)
+        body["tools"] = tools
     if model.reasoning and options.thinking != "off":
         effort = level_value(model, options.thinking) or options.thinking
         body["reasoning"] = {"effort": effort, "summary": "auto"}
