@@ -205,7 +205,9 @@ def test_responses_sends_strict_tools_where_the_model_supports_strict_mode() -> 
     )
     plain = ToolDefinition(name="ls", description="List", parameters={"type": "object", "properties": {}})
     request = LlmRequest("sys", [UserMessage(content="hi")], tools=[constrained, plain])
-    model = Model(id="gpt-5.5", api="openai-responses", provider="openai", compat={"supportsStrictMode": True})
+    model = Model(
+        id="gpt-5.5", api="openai-responses", provider="openai", compat={"supportsStrictMode": True}
+    )
     read, ls = openai_responses.build_request(model, request, StreamOptions(api_key="k"))["tools"]
     assert read["strict"] is True
     assert read["parameters"] == {
