@@ -153,6 +153,7 @@ RESPONSES_CASES = [
         "grok-4.7",
     ),  # output cap cut by the window (estimates differ by the prompts' words)
     ("meta", "META_API_KEY", "muse-spark-1.3"),  # output cap = the model's maximum
+    ("openai", "OPENAI_API_KEY", "gpt-5.5"),  # strict tools (compat supportsStrictMode), reasoning replayed
 ]
 
 
