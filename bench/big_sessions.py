@@ -166,7 +166,7 @@ def big_session_lines(entries: int, cwd: Path, seed: int = 26) -> list[str]:
         for _ in range(_TOOLS_PER_TURN):
             writer.tool_step()
         writer.closing()
-        if writer.count >= next_branch:
+        if next_branch <= writer.count < entries:  # the file ends on the active path
             writer.abandoned_branch(turn)
             next_branch += BRANCH_EVERY
     return [json.dumps(header, separators=(",", ":")), *writer.lines]

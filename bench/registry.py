@@ -38,6 +38,7 @@ MODULES: list[tuple[str, str, bool]] = [
     ("bench.screens", "register_all", False),
     ("bench.checkpoints", "register_all", False),
     ("bench.big_sessions", "register_all", False),
+    ("bench.tui_big", "register_all", False),
 ]
 
 
