@@ -4,7 +4,7 @@ Creating the session (runtime imports, parsing every entry, building Markdown wi
 large file; the user should see where they left off at once. `read_tail` parses only the last bytes of the
 file with plain `json` and follows the active path back a few messages; `preview_blocks` turns them into
 plain `Static` widgets (styled by the app's `.preview` rules). The real blocks replace them when the session is ready (`ChatLog.load` clears the
-log). Anything unusual (no header, compactions or branch summaries in the tail, a broken chain) gives None,
+log). Anything unusual (no header, compactions or branch summaries on the tail's active path) gives None,
 and the app simply shows nothing until the session is ready, as before.
 """
 
@@ -59,15 +59,16 @@ def _tail_entries(path: Path, size: int, tail_bytes: int) -> list[dict[str, Any]
         try:
             entry = json_safe.loads(line, limit=json_safe.MAX_RECORD_DEPTH)
         except ValueError:
-            return None
-        if not isinstance(entry, dict):
-            return None
-        entries.append(entry)
+            continue  # a broken or torn line: the loader skips it too (and keeps its bytes)
+        if isinstance(entry, dict):
+            entries.append(entry)
     return entries
 
 
 def _active_path(entries: list[dict[str, Any]], linear: bool) -> list[dict[str, Any]] | None:
-    """The tail's entries on the active path, oldest first (the leaf is the last entry)."""
+    """The tail's entries on the active path, oldest first: the leaf is the last entry (every write
+    hangs off the leaf), and the chain is followed back through ``parentId`` until it leaves the tail.
+    Entries off that chain (abandoned branches) are passed over."""
     if linear:
         return entries
     by_id: dict[str, dict[str, Any]] = {}
@@ -78,14 +79,12 @@ def _active_path(entries: list[dict[str, Any]], linear: bool) -> list[dict[str, 
         by_id[entry_id] = entry
     path: list[dict[str, Any]] = []
     current: dict[str, Any] | None = entries[-1] if entries else None
-    while current is not None:
+    while current is not None and len(path) <= len(entries):
         path.append(current)
         parent = current.get("parentId")
         if parent is None:
             break
         current = by_id.get(parent)  # None: the chain leaves the tail; what we have is enough
-    if len(path) != len(entries):
-        return None  # entries off the active path: branches; let the real session sort them out
     path.reverse()
     return path
 
@@ -116,8 +115,8 @@ def read_tail(
 
     Returns:
         The messages, or None when the file is missing or anything looks unusual (no session header,
-        unparseable lines, compactions or branch summaries in the tail, entries without ids in a
-        versioned file): the caller then shows nothing until the real session is loaded.
+        compactions or branch summaries on the active path within the tail, entries without ids in a
+        versioned file; unreadable lines are passed over, as the loader passes over them): the caller then shows nothing until the real session is loaded.
     """
     try:
         size = path.stat().st_size
@@ -133,11 +132,11 @@ def read_tail(
         entries = entries[1:]
     if not entries:
         return None
-    if any(entry.get("type") not in _PLAIN_ENTRY_TYPES for entry in entries):
-        return None
     linear = not header.get("version") or header.get("version") == 1  # v1 files have no ids
     active = _active_path(entries, linear)
     if not active:
+        return None
+    if any(entry.get("type") not in _PLAIN_ENTRY_TYPES for entry in active):
         return None
     messages: list[PreviewMessage] = []
     for entry in active:

@@ -79,14 +79,9 @@ def test_branches_missing_header_and_junk_fall_back(tmp_path: Path) -> None:
         _entry("b", "a", "assistant", "one"),
         _entry("c", "a", "assistant", "two"),
     )
-    cases = {
-        "branched": [header, a, b, c],
-        "headless": [a, b],
-    }
-    for name, entries in cases.items():
-        path = tmp_path / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
-        assert read_tail(path) is None, name
+    headless = tmp_path / "headless.jsonl"
+    headless.write_text("".join(json.dumps(e) + "\n" for e in [a, b]), encoding="utf-8")
+    assert read_tail(headless) is None
     junk = tmp_path / "junk.jsonl"
     junk.write_text(json.dumps(header) + "\n{not json\n", encoding="utf-8")
     assert read_tail(junk) is None
@@ -94,6 +89,26 @@ def test_branches_missing_header_and_junk_fall_back(tmp_path: Path) -> None:
     linear = tmp_path / "linear.jsonl"
     linear.write_text("".join(json.dumps(e) + "\n" for e in [header, a, b]), encoding="utf-8")
     assert read_tail(linear) == [PreviewMessage("user", "hi"), PreviewMessage("assistant", "one")]
+
+
+def test_the_active_path_is_previewed_past_branches_and_broken_lines(tmp_path: Path) -> None:
+    """The leaf is the file's last entry (as the loader makes it); an abandoned branch, a corrupt line
+    and a torn last line are passed over, as the loader passes over them."""
+    header = {"type": "session", "version": 3, "id": "x", "cwd": str(tmp_path)}
+    a, b, c, d = (
+        _entry("a", None, "user", "hi"),
+        _entry("b", "a", "assistant", "abandoned"),
+        _entry("c", "a", "assistant", "kept"),
+        _entry("d", "c", "user", "next"),
+    )
+    path = tmp_path / "branched.jsonl"
+    lines = [json.dumps(e) for e in (header, a, b)] + ["{corrupt"] + [json.dumps(e) for e in (c, d)]
+    path.write_text("\n".join(lines) + '\n{"type":"message","id":"e","par', encoding="utf-8")
+    assert read_tail(path) == [
+        PreviewMessage("user", "hi"),
+        PreviewMessage("assistant", "kept"),
+        PreviewMessage("user", "next"),
+    ]
 
 
 async def test_the_preview_shows_the_last_messages_until_the_session_is_ready(
