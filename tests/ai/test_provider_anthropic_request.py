@@ -190,7 +190,7 @@ def test_budget_thinking_levels_add_the_budget_to_max_tokens(
     body = build_request(
         MODEL, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking=level, temperature=0.2)
     )  # type: ignore[arg-type]
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
     assert body["max_tokens"] == max_tokens
     assert "temperature" not in body
 
@@ -233,7 +233,7 @@ def test_adaptive_thinking_is_used_for_4_6_opus_sonnet_and_newer(model_id: str, 
 def test_adaptive_models_send_an_effort_instead_of_a_budget() -> None:
     opus = MODEL.model_copy(update={"id": "claude-opus-4-6"})
     body = build_request(opus, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking="xhigh"))
-    assert body["thinking"] == {"type": "adaptive"}
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert body["output_config"] == {"effort": "max"}
     body = build_request(opus, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking="minimal"))
     assert body["output_config"] == {"effort": "low"}
@@ -325,7 +325,7 @@ def test_catalog_models_forcing_adaptive_thinking_get_it_with_the_mapped_effort(
     kimi = next(m for m in provider_models("kimi-coding") if m.id == "kimi-for-coding")
     level = clamp_thinking_level(kimi, "medium")  # Kimi has no medium: pi and pi-tui move up to high
     body = build_request(kimi, LlmRequest("sys", [UserMessage(content="hi")]), StreamOptions(thinking=level))
-    assert body["thinking"] == {"type": "adaptive"}
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert body["output_config"] == {"effort": "high"}
     body = build_request(kimi, LlmRequest("sys", [UserMessage(content="hi")]), StreamOptions(thinking="low"))
     assert body["output_config"] == {"effort": "low"}

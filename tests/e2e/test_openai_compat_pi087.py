@@ -198,14 +198,13 @@ def test_pi_and_pi_tui_send_equivalent_responses_requests(
 
 def _comparable_messages_api(body: dict[str, Any]) -> dict[str, Any]:
     """Set aside what docs/providers.md lists as deliberate on the Messages API: the prompt's words, tool
-    descriptions, the output cap (pi: the model's maximum), ``thinking.display`` and the last tool's marker."""
+    descriptions, the output cap (pi: the model's maximum) and the last tool's marker."""
     out = dict(body)
     out["system"] = [{k: v for k, v in block.items() if k != "text"} for block in body["system"]]
     out["tools"] = [
         {k: v for k, v in _without_descriptions(tool).items() if k != "cache_control"}
         for tool in body["tools"]
     ]
-    out["thinking"] = {k: v for k, v in body["thinking"].items() if k != "display"}
     out.pop("max_tokens", None)
     return out
 
@@ -236,7 +235,7 @@ def test_pi_and_pi_tui_send_equivalent_messages_requests_to_kimi_for_coding(
         assert ours.path.split("?")[0] == theirs.path.split("?")[0] == "/v1/messages"
         assert sorted(ours.body) == sorted(theirs.body)
         # adaptive thinking with the effort of Kimi's thinkingLevelMap (the catalog's forceAdaptiveThinking)
-        assert ours.body["thinking"]["type"] == "adaptive" and ours.body["output_config"] == {
-            "effort": "high"
-        }
+        assert ours.body["thinking"] == {"type": "adaptive", "display": "summarized"} and ours.body[
+            "output_config"
+        ] == {"effort": "high"}
         assert _comparable_messages_api(ours.body) == _comparable_messages_api(theirs.body)

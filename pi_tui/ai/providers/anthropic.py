@@ -117,7 +117,8 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     if thinking_on:
         # the catalog's forceAdaptiveThinking (Kimi For Coding, …) as well as Claude 4.6+ by id
         if uses_adaptive_thinking(model.id) or (model.compat or {}).get("forceAdaptiveThinking") is True:
-            body["thinking"] = {"type": "adaptive"}
+            # "summarized", as pi sends it: Opus 4.7+ would otherwise return no thinking text at all
+            body["thinking"] = {"type": "adaptive", "display": "summarized"}
             mapped = (model.thinking_level_map or {}).get(options.thinking)
             effort = mapped if isinstance(mapped, str) else _adaptive_effort(model.id, options.thinking)
             body["output_config"] = {"effort": effort}
@@ -130,7 +131,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
                 budget = max_tokens - _MIN_BUDGET
             if budget >= _MIN_BUDGET:
                 body["max_tokens"] = max_tokens
-                body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+                body["thinking"] = {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
             else:
                 thinking_on = False
     if options.temperature is not None and not thinking_on:  # the API rejects temperature with thinking
