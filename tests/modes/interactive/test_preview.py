@@ -74,11 +74,7 @@ def _entry(entry_id: str, parent: str | None, role: str, text: str) -> dict[str,
 
 def test_branches_missing_header_and_junk_fall_back(tmp_path: Path) -> None:
     header = {"type": "session", "version": 3, "id": "x", "cwd": str(tmp_path)}
-    a, b, c = (
-        _entry("a", None, "user", "hi"),
-        _entry("b", "a", "assistant", "one"),
-        _entry("c", "a", "assistant", "two"),
-    )
+    a, b = _entry("a", None, "user", "hi"), _entry("b", "a", "assistant", "one")
     headless = tmp_path / "headless.jsonl"
     headless.write_text("".join(json.dumps(e) + "\n" for e in [a, b]), encoding="utf-8")
     assert read_tail(headless) is None
