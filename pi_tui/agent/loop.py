@@ -199,10 +199,12 @@ class Agent:
             return taken
         return [queue.popleft()]
 
-    def _take_steering(self) -> list[Any]:
+    def take_steering(self) -> list[Any]:
+        """Take the queued steering messages the next turn gets (one, or all by ``steering_mode``)."""
         return self._take(self._steering, self.steering_mode)
 
-    def _take_follow_up(self) -> list[Any]:
+    def take_follow_up(self) -> list[Any]:
+        """Take the queued follow-up messages a finished run continues with (by ``follow_up_mode``)."""
         return self._take(self._follow_up, self.follow_up_mode)
 
     # --- events -----------------------------------------------------------------------------------
@@ -217,7 +219,9 @@ class Agent:
 
         return unsubscribe
 
-    async def _emit(self, event: AgentEvent) -> None:
+    async def emit(self, event: AgentEvent) -> None:
+        """Hand ``event`` to every listener, in subscription order (awaited; a failing listener is
+        reported and the others still run)."""
         # One event at a time, every listener in subscription order, even when concurrent tools emit.
         lock = self._emit_lock or asyncio.Lock()
         self._emit_lock = lock
@@ -228,14 +232,15 @@ class Agent:
                     if inspect.isawaitable(outcome):
                         await outcome
                 except Exception as exc:
-                    self._report(f"listener for {event.type}", exc)
+                    self.report(f"listener for {event.type}", exc)
                 except asyncio.CancelledError as exc:
                     # A listener's own stray cancellation must not end the run and drop what is queued.
                     if not stray_cancellation():
                         raise
-                    self._report(f"listener for {event.type}", exc)
+                    self.report(f"listener for {event.type}", exc)
 
-    def _report(self, where: str, exc: BaseException) -> None:
+    def report(self, where: str, exc: BaseException) -> None:
+        """Report a survivable failure (a listener, a hook) to ``on_error``, or log it."""
         if self.on_error is not None:
             try:
                 self.on_error(where, exc)
@@ -288,7 +293,7 @@ class Agent:
             raise AgentStateError("Cannot continue: there are no messages")
         last = self.messages[-1]
         if isinstance(last, AssistantMessage) and last.stop_reason not in ("error", "aborted"):
-            queued = self._take_steering() or self._take_follow_up()
+            queued = self.take_steering() or self.take_follow_up()
             if not queued:
                 raise AgentStateError("Cannot continue from an assistant message; send a prompt instead")
             await self._run(queued)
@@ -329,7 +334,8 @@ class Agent:
             tools=[tool.definition() for tool in self.tools],
         )
 
-    async def _request_options(self, signal: AbortSignal) -> StreamOptions:
+    async def request_options(self, signal: AbortSignal) -> StreamOptions:
+        """The stream options of one request: the agent's, with ``signal``, the thinking level and the key."""
         api_key = self.stream_options.api_key
         if self.get_api_key is not None:
             api_key = await self.get_api_key(self.model.provider) or api_key

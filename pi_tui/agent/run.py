@@ -11,7 +11,7 @@ import inspect
 import logging
 import re
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pi_tui.ai.errors import CredentialError, is_context_overflow, is_retryable_error
 from pi_tui.ai.stream import (
@@ -29,6 +29,7 @@ from pi_tui.ai.types import AssistantMessage
 
 from .events import (
     AgentEnd,
+    AgentEvent,
     AgentStart,
     AutoRetryEnd,
     AutoRetryStart,
@@ -42,9 +43,19 @@ from .hooks import RetryConfig
 from .tool_exec import ABORTED_TEXT, ToolBatch, fail_truncated_tool_calls, run_tool_batch
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from pi_tui.ai.types import Model
 
-__all__ = ["AgentRun", "RETRY_CANCELLED_TEXT", "retry_delay_ms"]
+    from .hooks import (
+        AfterToolCallFn,
+        BeforeToolCallFn,
+        BuildRequestFn,
+        ContextOverflowFn,
+        MessageHookFn,
+        ToolExecutionMode,
+    )
+    from .tool import AgentTool
+
+__all__ = ["AgentRun", "RETRY_CANCELLED_TEXT", "RunHost", "retry_delay_ms"]
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +97,43 @@ def retry_delay_ms(config: RetryConfig, attempt: int, message: AssistantMessage)
 _TurnOutcome = Literal["tools", "stop", "end"]
 
 
+class RunHost(Protocol):
+    """What a run uses of its `pi_tui.agent.loop.Agent`: its state, hooks and public methods."""
+
+    model: Model
+    tools: list[AgentTool]
+    messages: list[Any]
+    stream_fn: StreamFn | None
+    build_request: BuildRequestFn | None
+    before_tool_call: BeforeToolCallFn | None
+    after_tool_call: AfterToolCallFn | None
+    message_end_hook: MessageHookFn | None
+    on_context_overflow: ContextOverflowFn | None
+    retry: RetryConfig
+    tool_execution: ToolExecutionMode
+    abort_grace_s: float
+    stream_message: AssistantMessage | None
+
+    async def emit(self, event: AgentEvent) -> None: ...
+
+    def report(self, where: str, exc: BaseException) -> None: ...
+
+    def take_steering(self) -> list[Any]: ...
+
+    def take_follow_up(self) -> list[Any]: ...
+
+    async def request_options(self, signal: AbortSignal) -> StreamOptions: ...
+
+    async def build_default_request(self, messages: list[Any], signal: AbortSignal) -> LlmRequest: ...
+
+
 class AgentRun:
     """The state of one run: its new messages, turn counter and retry bookkeeping."""
 
-    def __init__(self, agent: Agent, signal: AbortSignal) -> None:
+    def __init__(self, agent: RunHost, signal: AbortSignal) -> None:
         self.agent = agent
         self.signal = signal
-        self.emit = agent._emit
+        self.emit = agent.emit
         self.new_messages: list[Any] = []
         self.turn_index = 0
         self.retry_attempt = 0
@@ -110,7 +151,7 @@ class AgentRun:
         await self.emit(AgentEnd(tuple(self.new_messages)))
 
     async def _loop(self, inputs: list[Any]) -> None:
-        pending = list(inputs) + self.agent._take_steering()
+        pending = list(inputs) + self.agent.take_steering()
         while True:
             more_tools = True
             while more_tools or pending:
@@ -124,8 +165,8 @@ class AgentRun:
                 more_tools = outcome == "tools"
                 # Steering queued during the turn (while the answer streamed or its tools ran) is
                 # delivered now, after the turn ended, before the next request (pi 0.87.1's rule).
-                pending = self.agent._take_steering()
-            pending = self.agent._take_follow_up()
+                pending = self.agent.take_steering()
+            pending = self.agent.take_follow_up()
             if not pending:
                 return
 
@@ -140,7 +181,7 @@ class AgentRun:
                         raise TypeError("the message hook may not change a message's role")
                     message = replacement
             except Exception as exc:
-                self.agent._report("message_end_hook", exc)
+                self.agent.report("message_end_hook", exc)
         self.agent.messages.append(message)
         self.new_messages.append(message)
         await self.emit(MessageEnd(message))
@@ -221,7 +262,7 @@ class AgentRun:
             try:
                 fixed = await agent.on_context_overflow(message)
             except Exception as exc:
-                agent._report("on_context_overflow", exc)
+                agent.report("on_context_overflow", exc)
                 fixed = False
             if fixed and not self.signal.aborted:
                 self.overflow_recovered = True
@@ -273,7 +314,7 @@ class AgentRun:
             history = list(agent.messages)
             build = agent.build_request or agent.build_default_request
             request = await build(history, self.signal)
-            options = await agent._request_options(self.signal)
+            options = await agent.request_options(self.signal)
             stream_fn = agent.stream_fn or _default_stream_fn()
         except Exception as exc:
             log.warning("request preparation failed", exc_info=True)

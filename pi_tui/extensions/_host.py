@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     from pi_tui.ai.types import CustomMessage
 
-    from .events import Event
+    from .dispatch import Dispatch
     from .extension import Extension
     from .ui import ExtensionUIState
 
@@ -28,18 +28,13 @@ class RunnerHost:
     _next_turn: list[CustomMessage]
     _tree_from_extension: bool
     _tree_skip: bool
+    dispatch: Dispatch
 
     if TYPE_CHECKING:
-
-        def _handlers(self, event: str) -> list[tuple[Extension, Callable[..., Any]]]: ...
 
         def has_handlers(self, event: str) -> bool: ...
 
         def call(self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: Any = None) -> Any: ...
-
-        async def _result(
-            self, ext: Extension, handler: Callable[..., Any], event: Event
-        ) -> dict[str, Any] | None: ...
 
         async def notify(self, name: str, *, timeout: float | None = None, **fields: Any) -> None: ...
 

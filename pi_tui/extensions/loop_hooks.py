@@ -33,8 +33,8 @@ from .convert import to_content, to_message
 from .events import Event, normalize_result
 
 if TYPE_CHECKING:
+    from .dispatch import Dispatch
     from .extension import Extension
-    from .runner import ExtensionRunner
 
 __all__ = ["LoopHooks", "run_without_suspending"]
 
@@ -73,8 +73,8 @@ def _read_only(args: dict[str, Any]) -> MappingProxyType[str, Any]:
 class LoopHooks:
     """Builds the agent-loop callbacks that run the extensions' handlers."""
 
-    def __init__(self, runner: ExtensionRunner) -> None:
-        self._runner = runner
+    def __init__(self, dispatch: Dispatch) -> None:
+        self._dispatch = dispatch
 
     def install(self, session: Any) -> None:
         agent = session.agent
@@ -95,20 +95,20 @@ class LoopHooks:
 
     async def tool_call(self, ctx: ToolCallContext) -> ToolCallDecision | None:
         """The first ``block`` wins; a handler that raises blocks the call too (pi's rule)."""
-        runner = self._runner
-        handlers = runner._handlers("tool_call")
+        dispatch = self._dispatch
+        handlers = dispatch.handlers("tool_call")
         if not handlers:
             return None
         call = ctx.tool_call
         event = Event("tool_call", tool_call_id=call.id, tool_name=call.name, input=_read_only(ctx.args))
         for ext, handler in handlers:
             try:
-                raw = runner.call(ext, handler, event)
+                raw = dispatch.call(ext, handler, event)
                 if inspect.isawaitable(raw):
                     raw = await raw
                 result = normalize_result(raw)
             except Exception as exc:
-                await runner.report(ext, "tool_call", exc)
+                await dispatch.report(ext, "tool_call", exc)
                 return ToolCallDecision(
                     block=True,
                     reason=f'Blocked: the tool_call handler of extension "{ext.name}" failed: {exc}',
@@ -122,8 +122,8 @@ class LoopHooks:
 
     async def tool_result(self, ctx: ToolResultContext) -> ToolResultPatch | None:
         """Partial patches chain: each handler sees the result as the previous ones left it."""
-        runner = self._runner
-        handlers = runner._handlers("tool_result")
+        dispatch = self._dispatch
+        handlers = dispatch.handlers("tool_result")
         if not handlers:
             return None
         content = list(ctx.result.content)
@@ -139,7 +139,7 @@ class LoopHooks:
                 details=details,
                 is_error=is_error,
             )
-            result = await runner._result(ext, handler, event)
+            result = await dispatch.result(ext, handler, event)
             if not result:
                 continue
             try:
@@ -147,7 +147,7 @@ class LoopHooks:
                     content = to_content(result["content"])
                     changed = True
             except (TypeError, ValueError) as exc:
-                await runner.report(ext, "tool_result", exc)
+                await dispatch.report(ext, "tool_result", exc)
                 continue
             if "details" in result:
                 details, changed = result["details"], True
@@ -162,13 +162,13 @@ class LoopHooks:
     async def message(self, message: Any) -> Any | None:
         """Transform a finalized message before it is shown, persisted and used as context. A failing
         handler is reported and its change dropped; the others still run."""
-        runner = self._runner
-        handlers = runner._handlers("message")
+        dispatch = self._dispatch
+        handlers = dispatch.handlers("message")
         if not handlers:
             return None
         current, changed = message, False
         for ext, handler in handlers:
-            ok, raw = await runner.invoke(
+            ok, raw = await dispatch.invoke(
                 ext, handler, Event("message", message=current.model_copy(deep=True))
             )
             if not ok or raw is None:
@@ -181,7 +181,7 @@ class LoopHooks:
                 if replacement.role != current.role:
                     raise TypeError(f"the message hook may not change a {current.role} message's role")
             except Exception as exc:
-                await runner.report(ext, "message", exc)
+                await dispatch.report(ext, "message", exc)
                 continue
             current, changed = replacement, True
         return current if changed else None
@@ -190,14 +190,14 @@ class LoopHooks:
 
     def provider_payload(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """Chained payload replacement; called synchronously by the provider (see `run_without_suspending`)."""
-        runner = self._runner
-        handlers = runner._handlers("before_provider_request")
+        dispatch = self._dispatch
+        handlers = dispatch.handlers("before_provider_request")
         if not handlers:
             return None
         current, changed = body, False
         for ext, handler in handlers:
             try:
-                result = runner.call(ext, handler, Event("before_provider_request", payload=current))
+                result = dispatch.call(ext, handler, Event("before_provider_request", payload=current))
                 if inspect.isawaitable(result):
                     result = run_without_suspending(result)
                 if result is None:
@@ -205,7 +205,7 @@ class LoopHooks:
                 if not isinstance(result, dict):
                     raise TypeError(f"the replacement payload must be a dict, got {type(result).__name__}")
             except Exception as exc:
-                runner.report_soon(ext, "before_provider_request", exc)
+                dispatch.report_soon(ext, "before_provider_request", exc)
                 continue
             current, changed = result, True
         return current if changed else None
@@ -215,16 +215,16 @@ class LoopHooks:
     def context_handler(self, ext: Extension, handler: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap a ``context`` handler: it gets this extension's ctx; its error is reported and re-raised
         (the context engine then fails the request)."""
-        runner = self._runner
+        dispatch = self._dispatch
 
         async def wrapped(event: Any, _ctx: Any) -> Any:
             try:
-                result = runner.call(ext, handler, event)
+                result = dispatch.call(ext, handler, event)
                 if inspect.isawaitable(result):
                     result = await result
                 return result
             except Exception as exc:
-                await runner.report(ext, "context", exc)
+                await dispatch.report(ext, "context", exc)
                 raise
 
         return wrapped

@@ -1,4 +1,4 @@
-"""The ``message`` hook for messages saved outside the agent loop (issue #15).
+"""The ``message`` hook for messages saved outside the agent loop .
 
 An extension's message sent while the agent is idle and a ``!cmd`` with its output are appended to the
 session without a turn, so the loop's `pi_tui.extensions.loop_hooks.LoopHooks.message` never sees them.
@@ -17,23 +17,23 @@ from .loop_hooks import run_without_suspending
 from .registry import positional_arity
 
 if TYPE_CHECKING:
-    from .runner import ExtensionRunner
+    from .dispatch import Dispatch
 
 __all__ = ["message_outside_turn"]
 
 
-def message_outside_turn(runner: ExtensionRunner, message: Any) -> Any:
-    """Run ``runner``'s ``message`` handlers on ``message``; returns the (possibly replaced) message.
+def message_outside_turn(dispatch: Dispatch, message: Any) -> Any:
+    """Run the ``message`` handlers on ``message``; returns the (possibly replaced) message.
 
     Each handler must finish without awaiting (a plain ``def``, or an ``async def`` that never awaits):
     one that awaits is skipped and reported. A failing one is reported and its change dropped, as in
     the loop.
     """
     current = message
-    for ext, handler in runner._handlers("message"):
+    for ext, handler in dispatch.handlers("message"):
         event = Event("message", message=current.model_copy(deep=True))
         try:
-            raw = handler(*(event, runner.context_for(ext))[: positional_arity(handler)])
+            raw = handler(*(event, dispatch.context_for(ext))[: positional_arity(handler)])
             if inspect.isawaitable(raw):
                 raw = _finish_without_awaiting(raw)
             if raw is None:
@@ -45,7 +45,7 @@ def message_outside_turn(runner: ExtensionRunner, message: Any) -> Any:
             if replacement.role != current.role:
                 raise TypeError(f"the message hook may not change a {current.role} message's role")
         except Exception as exc:
-            runner.report_soon(ext, "message", exc)
+            dispatch.report_soon(ext, "message", exc)
             continue
         current = replacement
     return current

@@ -36,12 +36,13 @@ from .compaction_hooks import CompactionHooks
 from .context import CommandContext, ExtensionContext
 from .convert import to_custom_message, to_images
 from .discovery import Discovery, ExtensionSource
-from .events import EVENTS, Event, normalize_result
+from .dispatch import Dispatch
+from .events import EVENTS, Event
 from .extension import Extension
 from .extension_api import ExtensionAPI
 from .loader import ExtensionLoadError, forget_module, import_extension
 from .loop_hooks import LoopHooks
-from .registry import Registry, positional_arity
+from .registry import Registry
 from .session_events import BeforeOutcome, SessionEventsMixin
 from .ui import ExtensionUIState
 
@@ -63,8 +64,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-# Sync by contract (the provider builds its request synchronously); its own check reports awaiting.
-_UNBUDGETED = frozenset({"before_provider_request"})
 
 
 @dataclasses.dataclass(slots=True)
@@ -110,12 +109,19 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         self.extensions: list[Extension] = []
         self.registry = Registry(self, flags or {})
         self.bus = EventBus(self._bus_error, self.spawn_owned, session.panels.mark_dirty)
-        self.hooks = LoopHooks(self)
+        self.dispatch = Dispatch(
+            extensions=lambda: self.extensions,
+            context_for=self.context_for,
+            within_budget=self._within_budget,
+            emit=lambda event: self.session.emit(event),
+            spawn=self.spawn,
+        )
+        """Calls the handlers and reports their failures (for the runner and its helpers)."""
+        self.hooks = LoopHooks(self.dispatch)
         self.informational_timeout = informational_timeout
         self.lifecycle_timeout = lifecycle_timeout
         self.shutdown_grace = shutdown_grace
         self.warnings: list[str] = []
-        self.errors: list[dict[str, Any]] = []
         self.theme_paths: list[str] = []
         self.ui_state = ExtensionUIState()
         """The statuses and widgets extensions have shown; cleared on reload and session switch."""
@@ -123,10 +129,8 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         self._rediscover = rediscover
         self._sources: list[ExtensionSource] = []
         self._pending: list[tuple[Extension, Awaitable[Any]]] = []
-        self._queued_errors: list[dict[str, Any]] = []
         self._background: set[asyncio.Future[Any]] = set()
         self._next_turn: list[CustomMessage] = []
-        self._arity: dict[Any, int] = {}
         self._abortable_hooks: set[asyncio.Future[Any]] = set()  # loop handlers abort may cancel
         self._aborted_hooks: set[asyncio.Future[Any]] = set()
         self._contexts: dict[str, ExtensionContext] = {}
@@ -198,7 +202,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         elif self._started:
             self.report_soon(ext, "load", message)
         else:  # a reload: `start` reports it, in order, before the reload is over
-            self._queued_errors.append(self._error_payload(ext, "load", message))
+            self.dispatch.queued_errors.append(self.dispatch.error_payload(ext, "load", message))
 
     def _unload(self, ext: Extension, *, keep_panels: bool = False) -> None:
         self.registry.remove_tools(ext)
@@ -227,32 +231,18 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         else:
             self.warnings.append(message)
 
-    def _error_payload(self, ext: Extension, event: str, error: BaseException | str) -> dict[str, Any]:
-        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        log.warning("extension %s failed in %s: %s", ext.name, event, text)
-        payload = {"extensionPath": ext.path, "extension": ext.name, "event": event, "error": text}
-        self.errors.append(payload)
-        return payload
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """Every reported handler failure, as its ``extension_error`` payload."""
+        return self.dispatch.errors
 
     async def report(self, ext: Extension, event: str, error: BaseException | str) -> None:
-        """Report a failed handler as an ``extension_error`` runtime event (not one stopped by abort)."""
-        if isinstance(error, HookAborted):
-            log.info("%s", error)
-            return
-        await self.session.emit(RuntimeEvent("extension_error", self._error_payload(ext, event, error)))
+        """Report a failed handler as an ``extension_error`` runtime event (see `Dispatch.report`)."""
+        await self.dispatch.report(ext, event, error)
 
     def report_soon(self, ext: Extension, event: str, error: BaseException | str) -> None:
-        """`report` from synchronous code (emitted on the event loop, or at start when there is none)."""
-        if isinstance(error, HookAborted):
-            log.info("%s", error)
-            return
-        payload = self._error_payload(ext, event, error)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            self._queued_errors.append(payload)
-            return
-        self.spawn(self.session.emit(RuntimeEvent("extension_error", payload)))
+        """`report` from synchronous code (see `Dispatch.report_soon`)."""
+        self.dispatch.report_soon(ext, event, error)
 
     def _bus_error(self, owner: str, event: str, exc: BaseException) -> None:
         ext = self._extension(owner)
@@ -305,48 +295,16 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
             self._contexts[ext.name] = ctx
         return ctx
 
-    def _handlers(self, event: str) -> list[tuple[Extension, Callable[..., Any]]]:
-        return [(ext, handler) for ext in list(self.extensions) for handler in ext.handlers.get(event, ())]
-
     def has_handlers(self, event: str) -> bool:
-        return any(event in ext.handlers and ext.handlers[event] for ext in self.extensions)
+        return self.dispatch.has_handlers(event)
 
     def call(self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: Any = None) -> Any:
-        """Call ``handler`` with as many of ``(*args, ctx)`` as it accepts (result may be awaitable)."""
-        arity = self._arity.get(handler)
-        if arity is None:
-            arity = positional_arity(handler)
-            self._arity[handler] = arity
-        full = (*args, ctx if ctx is not None else self.context_for(ext))
-        result = handler(*full[:arity])
-        # (the context engine's ContextEvent is not an Event, but has a type and the same budget)
-        kind = getattr(args[0], "type", None) if args else None
-        if inspect.isawaitable(result) and kind in EVENTS and kind not in _UNBUDGETED:
-            return self._within_budget(result, ext, kind)
-        return result
+        """Call ``handler`` with as many of ``(*args, ctx)`` as it accepts (see `Dispatch.call`)."""
+        return self.dispatch.call(ext, handler, *args, ctx=ctx)
 
     async def invoke(self, ext: Extension, handler: Callable[..., Any], event: Event) -> tuple[bool, Any]:
         """Run one handler; ``(True, result)``, or ``(False, None)`` after reporting its exception."""
-        try:
-            result = self.call(ext, handler, event)
-            if inspect.isawaitable(result):
-                result = await result
-            return True, result
-        except Exception as exc:
-            await self.report(ext, event.type, exc)
-            return False, None
-
-    async def _result(
-        self, ext: Extension, handler: Callable[..., Any], event: Event
-    ) -> dict[str, Any] | None:
-        ok, raw = await self.invoke(ext, handler, event)
-        if not ok:
-            return None
-        try:
-            return normalize_result(raw)
-        except TypeError as exc:
-            await self.report(ext, event.type, exc)
-            return None
+        return await self.dispatch.invoke(ext, handler, event)
 
     # --- the message hook for messages saved outside a turn -------------------------------------------
 
@@ -355,7 +313,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         `pi_tui.extensions.outside_turn.message_outside_turn`); returns the (possibly replaced) message."""
         from .outside_turn import message_outside_turn
 
-        return message_outside_turn(self, message)
+        return message_outside_turn(self.dispatch, message)
 
     # --- informational events -----------------------------------------------------------------------
 
@@ -451,8 +409,10 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
 
     async def emit_input(self, text: str, images: list[Any] | None, source: str) -> InputOutcome:
         """``input``: transforms chain, the first ``handled`` stops everything."""
-        for ext, handler in self._handlers("input"):
-            result = await self._result(ext, handler, Event("input", text=text, images=images, source=source))
+        for ext, handler in self.dispatch.handlers("input"):
+            result = await self.dispatch.result(
+                ext, handler, Event("input", text=text, images=images, source=source)
+            )
             if not result:
                 continue
             action = result.get("action", "continue")
@@ -473,9 +433,9 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         """``before_agent_start``: messages accumulate, system prompts chain."""
         outcome = AgentStartOutcome([], None)
         current = system_prompt
-        for ext, handler in self._handlers("before_agent_start"):
+        for ext, handler in self.dispatch.handlers("before_agent_start"):
             event = Event("before_agent_start", prompt=prompt, images=images, system_prompt=current)
-            result = await self._result(ext, handler, event)
+            result = await self.dispatch.result(ext, handler, event)
             if not result:
                 continue
             if result.get("message") is not None:
@@ -512,7 +472,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         if self._context_handlers is None:
             self._context_handlers = [
                 (ext.name, self.hooks.context_handler(ext, handler))
-                for ext, handler in self._handlers("context")
+                for ext, handler in self.dispatch.handlers("context")
             ]
         return self._context_handlers
 
@@ -533,8 +493,8 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
                 self._unload(ext)
                 message = f'Failed to load extension "{ext.path}": {type(exc).__name__}: {exc}'
                 log.warning(message)
-                self._queued_errors.append(self._error_payload(ext, "load", message))
-        queued, self._queued_errors = self._queued_errors, []
+                self.dispatch.queued_errors.append(self.dispatch.error_payload(ext, "load", message))
+        queued, self.dispatch.queued_errors = self.dispatch.queued_errors, []
         for payload in queued:
             await self.session.emit(RuntimeEvent("extension_error", payload))
         self.session.restore_panel_state()
@@ -579,7 +539,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
             old_names = {ext.name for ext in self.extensions}
             for ext in reversed(list(self.extensions)):
                 self._unload(ext, keep_panels=True)
-            self._arity.clear()
+            self.dispatch.forget_arities()
             self._slow_reported.clear()
             sources = self._sources
             if self._rediscover is not None:

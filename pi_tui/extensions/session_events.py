@@ -43,8 +43,8 @@ class SessionEventsMixin(RunnerHost):
     async def emit_session_before(self, name: str, **fields: Any) -> BeforeOutcome:
         """``session_before_*``: the first ``cancel`` wins; otherwise the last returned result."""
         outcome = BeforeOutcome()
-        for ext, handler in self._handlers(name):
-            result = await self._result(ext, handler, Event(name, **fields))
+        for ext, handler in self.dispatch.handlers(name):
+            result = await self.dispatch.result(ext, handler, Event(name, **fields))
             if result is None:
                 continue
             outcome.result = result
@@ -144,7 +144,7 @@ class SessionEventsMixin(RunnerHost):
         prompts: list[str] = []
         themes: list[str] = []
         cwd = str(self.session.cwd)
-        for ext, handler in self._handlers("resources_discover"):
+        for ext, handler in self.dispatch.handlers("resources_discover"):
             event = Event("resources_discover", cwd=cwd, reason=reason)
             try:
                 result = normalize_result(
@@ -174,9 +174,9 @@ class SessionEventsMixin(RunnerHost):
         self, command: str, exclude_from_context: bool, cwd: str
     ) -> dict[str, Any] | None:
         """``user_bash`` (``!cmd``): the first non-empty result (``operations`` or ``result``) wins."""
-        for ext, handler in self._handlers("user_bash"):
+        for ext, handler in self.dispatch.handlers("user_bash"):
             event = Event("user_bash", command=command, exclude_from_context=exclude_from_context, cwd=cwd)
-            result = await self._result(ext, handler, event)
+            result = await self.dispatch.result(ext, handler, event)
             if result:
                 return result
         return None
