@@ -12,5 +12,6 @@ Each module here is an ordinary extension with a ``register(pi)`` function, writ
 | ``permission_gate`` | asks before destructive bash commands |
 | ``secret_redactor`` | masks secrets in tool results |
 | ``plan_mode`` | read-only tools until the user approves a plan |
+| ``mcp`` | MCP servers through one ``mcp`` proxy tool (or direct), ``/mcp`` (a package: ``mcp/``) |
 | ``protected_paths`` | blocks writes to ``.env*``, ``.git/``, ``node_modules/`` and configured paths |
 """

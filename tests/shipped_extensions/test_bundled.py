@@ -25,6 +25,7 @@ def test_the_bundled_folder_of_a_checkout_holds_every_shipped_extension() -> Non
     folder = bundled_extensions_dir()
     assert folder == REPO / "extensions"
     assert [bundled_extension(name) for name in BUNDLED] == [folder / f"{name}.py" for name in BUNDLED]
+    assert bundled_extension("mcp") == folder / "mcp"  # a package extension (a folder with __init__.py)
     assert bundled_extension("_shell") is None  # helpers are not extensions
     assert bundled_extension("../pi_tui") is None
 
@@ -50,7 +51,7 @@ def test_an_unknown_bundled_name_is_reported_with_the_names_that_exist(
     assert found.sources == []
     assert found.errors == [
         'Failed to load extension "permision_gate": no bundled extension "permision_gate" '
-        f"(bundled: {', '.join(BUNDLED)})"
+        f"(bundled: {', '.join(sorted([*BUNDLED, 'mcp']))})"
     ]
 
 
@@ -85,4 +86,6 @@ def test_the_wheel_maps_the_extensions_folder_to_pi_tui_bundled_extensions(
     shipped = sorted(module for package, module, _ in modules if package == "pi_tui.bundled_extensions")
     expected = sorted(p.stem for p in (REPO / "extensions").glob("*.py"))
     assert shipped == expected and set(BUNDLED) <= set(shipped)
-    assert {"pi_tui", "pi_tui.extensions", "pi_tui.context"} <= set(dist.packages)  # the rest still ships
+    assert {"pi_tui", "pi_tui.extensions", "pi_tui.context"} <= set(dist.packages)
+    package = sorted(module for package, module, _ in modules if package == "pi_tui.bundled_extensions.mcp")
+    assert {"__init__", "config", "servers", "proxy", "commands"} <= set(package)  # the rest still ships

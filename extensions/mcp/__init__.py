@@ -1,0 +1,223 @@
+"""MCP servers for pi-tui, without the context bill.
+
+Enable: ``pi-tui -e mcp``, or ``"extensions": ["bundled:mcp"]`` in settings. Off by default; when off,
+nothing of it is imported, and when on with no server configured, the MCP SDK is never imported.
+
+Servers are configured in ``~/.pi/agent/mcp.json`` and, once the project is trusted, the project's
+``.mcp.json`` and ``.pi/mcp.json`` (pi-mcp-adapter's and Claude Code's format; see ``config.py``).
+
+- **Proxy** (the default): one ``mcp`` tool whose definition never changes. The model lists, searches,
+  describes and calls the servers' tools through it; servers start on first use (``lifecycle: "lazy"``)
+  or with the session (``"keep-alive"``). Connecting a server mid-session leaves the cached prefix alone.
+- **Direct** (``"direct": true`` on a server): the server's tools become first-class tools named
+  ``<server>_<tool>``. They are added only when a session starts (start-up, ``/new``, ``/resume``,
+  ``/fork``); ``/mcp direct NAME`` and ``/mcp proxy NAME`` take effect at the next session start, never
+  silently mid-session.
+- ``/mcp``: servers with status, tools and costs; ``/mcp tools NAME``, ``/mcp logs NAME``,
+  ``/mcp enable|disable NAME``, ``/mcp reconnect NAME``, ``/mcp direct|proxy NAME``, ``/mcp costs``.
+  In RPC mode the same commands are sent as prompts.
+
+Tool calls are ordinary tool calls: ``tool_call`` handlers (``permission_gate``) see them first and
+``tool_result`` handlers (``secret_redactor``) see what they return. A call runs at most the server's
+``timeout`` seconds (default 60); a server that hangs or exits is restarted on its next use. Server
+stderr goes to a log file, never to pi-tui's output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from pi_tui.extensions.api import (
+    Event,
+    ExtensionAPI,
+    ExtensionContext,
+    ImageContent,
+    TextContent,
+    ToolError,
+    ToolResult,
+    text_result,
+)
+
+from . import proxy
+from .config import McpConfig, load_config
+from .servers import McpCallError, Server, ServerPool, ToolInfo, tokens_of
+
+DIRECT_PREFS = "mcp-direct"  # session entry: servers switched between proxy and direct by /mcp
+
+
+class McpState:
+    """What the extension knows in one process: config, servers, which are exposed direct."""
+
+    def __init__(self) -> None:
+        self.config = McpConfig()
+        self.pool: ServerPool | None = None
+        self.direct_now: set[str] = set()  # servers whose tools are registered direct this session
+        self.direct_next: dict[str, bool] = {}  # switches that apply at the next session start
+        self.registered: set[str] = set()
+
+    def direct_wanted(self, server: Server) -> bool:
+        return self.direct_next.get(server.name, server.config.direct)
+
+
+def _blocks(items: list[dict[str, Any]]) -> list[TextContent | ImageContent]:
+    out: list[TextContent | ImageContent] = []
+    for item in items:
+        if item["type"] == "image":
+            out.append(ImageContent(data=item["data"], mime_type=item["mimeType"]))
+        else:
+            out.append(TextContent(text=item["text"]))
+    return out
+
+
+async def _call(state: McpState, tool: ToolInfo, args: Any, on_update: Any) -> ToolResult:
+    pool = state.pool
+    server = pool.get(tool.server) if pool else None
+    if server is None:
+        raise ToolError(f'MCP server "{tool.server}" is not configured')
+    if isinstance(args, str):
+        try:
+            import json
+
+            args = json.loads(args or "{}")
+        except ValueError:
+            raise ToolError("args must be a JSON object") from None
+    if args is not None and not isinstance(args, dict):
+        raise ToolError("args must be an object")
+
+    def progress(done: float, total: float | None, message: str | None) -> None:
+        if on_update is not None:
+            note = f"{done:g}/{total:g}" if total else f"{done:g}"
+            on_update(text_result(f"{tool.server}/{tool.name}: {note} {message or ''}".rstrip()))
+
+    try:
+        result = await server.call(tool.name, dict(args or {}), progress)
+    except McpCallError as exc:
+        raise ToolError(str(exc)) from None
+    blocks, is_error = proxy.result_text(result)
+    returned = sum(tokens_of(b.get("text", "")) for b in blocks)
+    server.returned_tokens += returned
+    details = {"server": tool.server, "tool": tool.name, "tokens": returned}
+    if is_error:
+        raise ToolError("\n".join(b.get("text", "") for b in blocks), details)
+    return ToolResult(content=_blocks(blocks), details=details)
+
+
+async def _list_all(pool: ServerPool, only: str | None = None) -> list[str]:
+    """Start every enabled server whose tools are not known yet (concurrently); the failures, one line each."""
+    # A server that failed is tried again only when it is asked for by name.
+    pending = [s for s in pool.servers.values() if s.config.enabled and not s.tools
+               and (s.name == only or (only is None and s.status != "failed"))]  # fmt: skip
+    results = await asyncio.gather(*(s.ensure() for s in pending), return_exceptions=True)
+    return [str(r) for r in results if isinstance(r, BaseException)]
+
+
+async def _find(pool: ServerPool, ref: str, server: str | None) -> ToolInfo:
+    """The tool ``ref`` names, starting the servers it may belong to when their tools are not known yet."""
+    found = proxy.find_tool(pool, ref, server)
+    if isinstance(found, ToolInfo):
+        return found
+    named = server or (ref.split("/", 1)[0] if "/" in ref else None)
+    failures = await _list_all(pool, named if named in pool.servers else None)
+    found = proxy.find_tool(pool, ref, server)
+    if isinstance(found, str):
+        raise ToolError("\n".join([*failures, found]) if failures else found)
+    return found
+
+
+def direct_name(tool: ToolInfo) -> str:
+    """A direct tool's name: ``<server>_<tool>``, in the characters every provider accepts."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"{tool.server}_{tool.name}")[:64]
+
+
+def register(pi: ExtensionAPI) -> None:
+    state = McpState()
+
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any,
+                      ctx: ExtensionContext) -> ToolResult:  # fmt: skip
+        pool = state.pool
+        if pool is None or not pool.servers:
+            return text_result(
+                "No MCP servers are configured (~/.pi/agent/mcp.json or the project's .mcp.json)."
+            )
+        server = params.get("server") or None
+        if params.get("tool"):
+            found = await _find(pool, str(params["tool"]), server)
+            return await _call(state, found, params.get("args"), on_update)
+        if params.get("describe"):
+            return text_result(proxy.describe(await _find(pool, str(params["describe"]), server)))
+        if "search" in params:
+            failures = await _list_all(pool, server)
+            text = proxy.search(pool, str(params.get("search") or ""), server)
+            return text_result("\n".join([text, *failures]))
+        return text_result(proxy.status_text(pool))
+
+    pi.register_tool(name=proxy.NAME, label="MCP", description=proxy.DESCRIPTION, parameters=proxy.PARAMETERS,
+                     execute=execute)  # fmt: skip
+
+    def register_direct(server: Server) -> None:
+        for tool in server.tools:
+            name = direct_name(tool)
+            if name in state.registered:
+                continue
+
+            async def run(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any,
+                          ctx: ExtensionContext, _tool: ToolInfo = tool) -> ToolResult:  # fmt: skip
+                return await _call(state, _tool, params, on_update)
+
+            pi.register_tool(name=name, label=f"{tool.server}/{tool.name}", description=tool.description or name,
+                             parameters=tool.input_schema, execute=run)  # fmt: skip
+            state.registered.add(name)
+        state.direct_now.add(server.name)
+
+    @pi.on("session_start")
+    async def on_start(event: Event, ctx: ExtensionContext) -> None:
+        if state.pool is None:
+            state.config = load_config(ctx.cwd, ctx.is_project_trusted())
+            for error in state.config.errors:
+                ctx.ui.notify(f"MCP: {error}", "error")
+            state.pool = ServerPool(state.config.servers, Path(ctx.cwd))
+        pool = state.pool
+        # A session start is the cache-safe point for the direct tool set to change.
+        for name, wanted in state.direct_next.items():
+            if not wanted:
+                state.direct_now.discard(name)
+        active = [n for n in pi.get_active_tools() if not _is_direct_of(n, state, pool)]
+        direct = [s for s in pool.servers.values() if s.config.enabled and state.direct_wanted(s)]
+        if direct:
+            failures = await _list_all(pool)
+            for line in failures:
+                ctx.ui.notify(line, "warning")
+            for server in direct:
+                register_direct(server)
+            active += [direct_name(t) for s in direct for t in s.tools]
+        pi.set_active_tools(active)
+        for server in pool.servers.values():
+            if server.config.enabled and server.config.keep_alive and server.status == "lazy":
+                asyncio.get_running_loop().create_task(_start_quietly(server, ctx))
+
+    @pi.on("session_shutdown")
+    async def on_shutdown(event: Event) -> None:
+        if state.pool is not None:
+            await state.pool.close()
+
+    from .commands import register_commands
+
+    register_commands(pi, state)
+
+
+def _is_direct_of(tool_name: str, state: McpState, pool: ServerPool) -> bool:
+    for server in pool.servers.values():
+        if server.name in state.direct_now and not state.direct_wanted(server):
+            if any(direct_name(t) == tool_name for t in server.tools):
+                return True
+    return False
+
+
+async def _start_quietly(server: Server, ctx: ExtensionContext) -> None:
+    try:
+        await server.ensure()
+    except McpCallError as exc:
+        ctx.ui.notify(str(exc), "warning")

@@ -1,0 +1,152 @@
+"""The ``/mcp`` command: servers, status, tools, costs, logs; enable, disable, reconnect, direct/proxy.
+
+Its output is one notification (in the TUI a message in the chat; in RPC an ``extension_ui_request``
+notify), so the same words reach every mode.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.extensions.api import ExtensionAPI
+
+from . import proxy
+from .servers import Server, ServerPool
+
+if TYPE_CHECKING:
+    from . import McpState
+
+USAGE = ("/mcp [NAME] · /mcp tools NAME · /mcp logs NAME · /mcp enable|disable NAME · /mcp reconnect NAME · "
+         "/mcp direct|proxy NAME · /mcp costs")  # fmt: skip
+ACTIONS = ("tools", "logs", "enable", "disable", "reconnect", "direct", "proxy", "costs")
+
+
+def server_line(server: Server, direct: bool) -> str:
+    """``name  status  N tools  mode`` (+ the failure reason)."""
+    tools = (
+        f"{len(server.tools)} tools" if server.tools or server.status == "connected" else "tools not listed"
+    )
+    where = server.config.url or " ".join([server.config.command or "", *server.config.args]).strip()
+    line = f"{server.name}: {server.status}, {tools}, {'direct' if direct else 'proxy'} ({server.config.transport}: {where})"
+    return line + (f"\n    {server.reason}" if server.reason and server.status == "failed" else "")
+
+
+def cost_rows(pool: ServerPool, direct_now: set[str]) -> list[dict[str, Any]]:
+    """Per server: tokens its tools cost direct, what it returned so far, and whether it is direct now."""
+    rows = []
+    for server in pool.servers.values():
+        rows.append({
+            "server": server.name,
+            "status": server.status,
+            "tools": len(server.tools),
+            "directTokens": sum(t.tokens for t in server.tools) if server.tools else None,
+            "returnedTokens": server.returned_tokens,
+            "calls": server.calls,
+            "direct": server.name in direct_now,
+        })  # fmt: skip
+    return rows
+
+
+def costs_text(pool: ServerPool, direct_now: set[str]) -> str:
+    """The cost table: direct vs proxy per server, with the what-if of switching."""
+    proxy_cost = proxy.proxy_tokens()
+    lines = [
+        f"MCP tool costs per request (estimates): the proxy tool {proxy_cost} tokens, whatever is connected"
+    ]
+    total_direct = 0
+    for row in cost_rows(pool, direct_now):
+        direct = row["directTokens"]
+        if direct is None:
+            lines.append(f"  {row['server']}: tools not listed yet (start it: /mcp tools {row['server']})")
+            continue
+        total_direct += direct if row["direct"] else 0
+        mode = "direct" if row["direct"] else "proxy"
+        switch = (f"switching to proxy saves {direct} tokens per request" if row["direct"]
+                  else f"switching to direct adds {direct} tokens per request")  # fmt: skip
+        lines.append(f"  {row['server']} ({mode}): {row['tools']} tools = {direct} tokens direct; "
+                     f"returned {row['returnedTokens']} tokens in {row['calls']} calls; {switch}")  # fmt: skip
+    lines.append(f"  now: {proxy_cost + total_direct} tokens of MCP tool definitions in each request")
+    return "\n".join(lines)
+
+
+def register_commands(pi: ExtensionAPI, state: McpState) -> None:
+    """Register ``/mcp``."""
+
+    async def handler(args: str, ctx: Any) -> None:
+        pool = state.pool
+        if pool is None or not pool.servers:
+            files = ", ".join(str(p) for p in state.config.files) or "no mcp.json found"
+            errors = "\n".join(state.config.errors)
+            ctx.ui.notify(f"No MCP servers configured ({files}).{chr(10) + errors if errors else ''}", "info")
+            return
+        words = args.split()
+        action = words[0] if words and words[0] in ACTIONS else ""
+        name = words[1] if action and len(words) > 1 else (words[0] if words and not action else "")
+        if action == "costs":
+            ctx.ui.notify(costs_text(pool, state.direct_now), "info")
+            return
+        if not action and not name:
+            lines = [server_line(s, s.name in state.direct_now) for s in pool.servers.values()]
+            ctx.ui.notify("MCP servers:\n" + "\n".join(lines) + "\n" + USAGE, "info")
+            return
+        server = pool.get(name)
+        if server is None:
+            ctx.ui.notify(f'No MCP server "{name}" (configured: {", ".join(pool.servers)})', "error")
+            return
+        await _act(action or "tools", server, state, ctx)
+
+    def complete(prefix: str) -> list[str] | None:
+        words = prefix.split(" ")
+        if len(words) <= 1:
+            return [
+                a for a in (*ACTIONS, *(state.pool.servers if state.pool else ())) if a.startswith(words[0])
+            ]
+        names = state.pool.servers if state.pool else {}
+        return [f"{words[0]} {n}" for n in names if n.startswith(words[-1])]
+
+    pi.register_command("mcp", handler=handler, description="MCP servers: status, tools, costs, logs",
+                        get_argument_completions=complete)  # fmt: skip
+
+
+async def _act(action: str, server: Server, state: McpState, ctx: Any) -> None:
+    from .servers import McpCallError
+
+    if action == "logs":
+        tail = server.log_tail(40)
+        ctx.ui.notify(f"{server.name} stderr ({server.log_path}):\n" + ("\n".join(tail) or "(empty)"), "info")
+    elif action in ("enable", "disable"):
+        server.config = _with(server, enabled=action == "enable")
+        await server.stop()
+        ctx.ui.notify(f"MCP server {server.name}: {server.status} (until pi-tui restarts)", "info")
+    elif action == "reconnect":
+        await server.stop()
+        try:
+            await server.ensure()
+        except McpCallError as exc:
+            ctx.ui.notify(str(exc), "error")
+            return
+        ctx.ui.notify(f"MCP server {server.name}: connected, {len(server.tools)} tools", "info")
+    elif action in ("direct", "proxy"):
+        state.direct_next[server.name] = action == "direct"
+        now = "direct" if server.name in state.direct_now else "proxy"
+        note = (
+            "unchanged"
+            if now == action
+            else "from the next session (/new): the tool list is part of the cached prefix"
+        )
+        ctx.ui.notify(f"MCP server {server.name}: {action} {note}", "info")
+    else:
+        try:
+            await server.ensure()
+        except McpCallError as exc:
+            ctx.ui.notify(str(exc), "error")
+            return
+        lines = [f"  {t.name} ({t.tokens} tokens): {t.description.strip().splitlines()[0] if t.description.strip() else ''}"
+                 for t in server.tools]  # fmt: skip
+        ctx.ui.notify(f"{server_line(server, server.name in state.direct_now)}\n" + "\n".join(lines), "info")
+
+
+def _with(server: Server, **changes: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(server.config, **changes)

@@ -1,0 +1,220 @@
+"""Reading MCP server configuration: ``mcp.json`` in pi-mcp-adapter's and Claude Code's shape.
+
+Files, lowest precedence first (a later file's server of the same name replaces an earlier one):
+
+- ``<agent dir>/mcp.json`` (``$PI_CODING_AGENT_DIR``, default ``~/.pi/agent``);
+- the project's ``.mcp.json`` (Claude Code) and ``.pi/mcp.json`` (pi-mcp-adapter), read only when the
+  project is trusted.
+
+Each file holds ``{"mcpServers": {"name": {...}}}``. A server has ``command`` (+ ``args``, ``env``,
+``cwd``) for a stdio server, or ``url`` (+ ``headers``; ``type``/``transport`` ``"sse"`` for old SSE
+servers) for a remote one. ``${VAR}`` and ``${VAR:-default}`` (and pi-mcp-adapter's ``$env:VAR``) are
+expanded in every string from the environment. Per server: ``enabled`` (or ``disabled``), ``lifecycle``
+(``lazy``, the default, or ``keep-alive``/``eager``), ``timeout`` (seconds per call, default 60; or
+``requestTimeoutMs``), ``direct``/``directTools`` (expose its tools as first-class tools). Fields this
+client does not use (``auth``, ``toolPrefix``, …) are accepted and ignored, so a file written for
+pi-mcp-adapter or Claude Code loads unchanged.
+
+This module is stdlib-only: reading the config never imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "ServerConfig",
+    "McpConfig",
+    "agent_dir",
+    "config_paths",
+    "load_config",
+    "parse_file",
+]
+
+DEFAULT_TIMEOUT = 60.0
+LIFECYCLES = ("lazy", "keep-alive", "eager", "lazy-keep-alive")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$env:([A-Za-z_][A-Za-z0-9_]*)")
+
+
+class ConfigError(ValueError):
+    """A malformed ``mcp.json``: the message names the file, the line and what is wrong."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One configured MCP server."""
+
+    name: str
+    source: Path
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    transport: str = "stdio"  # stdio, http or sse
+    enabled: bool = True
+    lifecycle: str = "lazy"
+    timeout: float = DEFAULT_TIMEOUT
+    direct: bool = False
+
+    @property
+    def keep_alive(self) -> bool:
+        """Started with the session rather than on first use."""
+        return self.lifecycle in ("keep-alive", "eager")
+
+
+@dataclass
+class McpConfig:
+    """Every server from every file read, and the problems found on the way."""
+
+    servers: dict[str, ServerConfig] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+def agent_dir() -> Path:
+    """pi's agent directory: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
+    configured = os.environ.get("PI_CODING_AGENT_DIR", "").strip()
+    return Path(os.path.expanduser(configured)) if configured else Path.home() / ".pi" / "agent"
+
+
+def config_paths(cwd: str | Path, trusted: bool) -> list[Path]:
+    """The files read, lowest precedence first; the project's only when ``trusted``."""
+    paths = [agent_dir() / "mcp.json"]
+    if trusted:
+        paths += [Path(cwd) / ".mcp.json", Path(cwd) / ".pi" / "mcp.json"]
+    return paths
+
+
+def expand(value: str, env: dict[str, str] | None = None) -> str:
+    """``${VAR}``, ``${VAR:-default}`` and ``$env:VAR`` replaced from ``env`` (default: the environment)."""
+    source = os.environ if env is None else env
+
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(3)
+        found = source.get(name)
+        if found:
+            return found
+        return match.group(2) or ""
+
+    return _VAR.sub(sub, value)
+
+
+def _line_of(text: str, needle: str, start: int = 0) -> int:
+    at = text.find(needle, start)
+    return text.count("\n", 0, at) + 1 if at >= 0 else 1
+
+
+def parse_file(path: Path, text: str) -> dict[str, ServerConfig]:
+    """The servers in one file's ``text``.
+
+    Raises:
+        ConfigError: ``<path>:<line>: <what is wrong>`` for bad JSON or a server entry of the wrong shape.
+    """
+    try:
+        data = json.loads(text.removeprefix("\ufeff") or "{}")
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}:1: not valid JSON: nested too deeply") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f'{path}:1: expected an object with an "mcpServers" key')
+    servers = data.get("mcpServers", data.get("servers", {}))
+    if not isinstance(servers, dict):
+        raise ConfigError(f'{path}:{_line_of(text, "mcpServers")}: "mcpServers" must be an object of servers')
+    found: dict[str, ServerConfig] = {}
+    for name, entry in servers.items():
+        line = _line_of(text, json.dumps(name))
+        found[name] = _server(path, line, name, entry)
+    return found
+
+
+def _strings(path: Path, line: int, name: str, key: str, value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(v, str | int | float | bool) for v in value.values()
+    ):
+        raise ConfigError(f'{path}:{line}: server "{name}": "{key}" must be an object of strings')
+    return {str(k): expand(str(v)) for k, v in value.items()}
+
+
+def _server(path: Path, line: int, name: str, entry: Any) -> ServerConfig:
+    where = f'{path}:{line}: server "{name}"'
+    if not isinstance(entry, dict):
+        raise ConfigError(f'{where}: must be an object with "command" or "url"')
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ConfigError(f"{where}: a name may only hold letters, digits, '_', '-' and '.'")
+    command, url = entry.get("command"), entry.get("url")
+    if command is None and url is None:
+        raise ConfigError(f'{where}: needs "command" (a local server) or "url" (a remote one)')
+    if command is not None and (not isinstance(command, str) or not command.strip()):
+        raise ConfigError(f'{where}: "command" must be a non-empty string')
+    if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://", "${"))):
+        raise ConfigError(f'{where}: "url" must be an http:// or https:// address')
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+        raise ConfigError(f'{where}: "args" must be a list of strings')
+    cwd = entry.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ConfigError(f'{where}: "cwd" must be a string')
+    lifecycle = entry.get("lifecycle", "lazy")
+    if lifecycle not in LIFECYCLES:
+        raise ConfigError(f'{where}: "lifecycle" must be one of {", ".join(LIFECYCLES)} (got {lifecycle!r})')
+    timeout = entry.get("timeout")
+    if timeout is None and entry.get("requestTimeoutMs") is not None:
+        timeout = (
+            entry["requestTimeoutMs"] / 1000 if isinstance(entry["requestTimeoutMs"], int | float) else "x"
+        )
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise ConfigError(f'{where}: "timeout" must be a positive number of seconds')
+    kind = str(entry.get("type") or entry.get("transport") or ("stdio" if command else "http")).lower()
+    kind = {"streamable-http": "http", "streamablehttp": "http", "streamable_http": "http"}.get(kind, kind)
+    if kind not in ("stdio", "http", "sse"):
+        raise ConfigError(f'{where}: "type" must be stdio, http or sse (got {kind!r})')
+    enabled = entry.get("enabled", not entry.get("disabled", False))
+    direct = entry.get("direct", entry.get("directTools", False))
+    return ServerConfig(
+        name=name,
+        source=path,
+        command=expand(command) if isinstance(command, str) else None,
+        args=tuple(expand(str(a)) for a in args),
+        env=_strings(path, line, name, "env", entry.get("env")),
+        cwd=expand(cwd) if cwd else None,
+        url=expand(url) if isinstance(url, str) else None,
+        headers=_strings(path, line, name, "headers", entry.get("headers")),
+        transport="stdio" if command else kind,
+        enabled=bool(enabled),
+        lifecycle=str(lifecycle),
+        timeout=float(timeout),
+        direct=bool(direct),
+    )
+
+
+def load_config(cwd: str | Path, trusted: bool) -> McpConfig:
+    """Read every config file that exists; a broken file is reported in ``errors`` and skipped."""
+    config = McpConfig()
+    for path in config_paths(cwd, trusted):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            config.errors.append(f"{path}:1: cannot be read: {exc.strerror or exc}")
+            continue
+        try:
+            config.servers.update(parse_file(path, text))
+        except ConfigError as exc:
+            config.errors.append(str(exc))
+            continue
+        config.files.append(path)
+    return config

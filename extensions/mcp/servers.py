@@ -1,0 +1,335 @@
+"""Connections to MCP servers, on the official ``mcp`` SDK (imported on first connect, never before).
+
+Each connected server lives in one asyncio task that holds the SDK's transport and session context
+managers (their anyio cancel scopes must be entered and left in the same task); calls are sent from the
+tool's own task through the session. A server's stderr goes to a log file (never to pi-tui's stdout or
+stderr, so ``--mode json``/``rpc`` stay clean); ``/mcp logs NAME`` shows its tail.
+
+Statuses: ``lazy`` (not started; starts on first use), ``starting``, ``connected``, ``failed`` (with the
+reason and the last stderr lines), ``disabled``. A call that overruns the server's ``timeout`` fails, the
+server is stopped and starts again on its next use; a server that exits mid-call fails the call the same
+way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .config import ServerConfig
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+__all__ = ["McpCallError", "ToolInfo", "Server", "ServerPool", "tokens_of"]
+
+START_TIMEOUT = 30.0  # seconds for spawn + initialize + tools/list
+LOG_TAIL = 20
+
+
+class McpCallError(RuntimeError):
+    """A server could not be started or a call failed; the message names the server."""
+
+
+def tokens_of(value: Any) -> int:
+    """An estimate of what ``value`` costs as prompt text: its compact JSON length / 4."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return (len(text) + 3) // 4
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """A tool a server offers, as ``tools/list`` describes it."""
+
+    server: str
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as a model would see it direct: name, description, JSON schema."""
+        return {"name": self.name, "description": self.description, "parameters": self.input_schema}
+
+    @property
+    def tokens(self) -> int:
+        """What this tool's definition costs in every request when exposed direct."""
+        return tokens_of(self.definition())
+
+
+class Server:
+    """One configured server: its state, its tools once listed, its connection while connected."""
+
+    def __init__(self, config: ServerConfig, root: Path, log_dir: Path,
+                 on_change: Callable[[Server], None] | None = None) -> None:  # fmt: skip
+        self.config = config
+        self.root = root
+        self.status = "lazy" if config.enabled else "disabled"
+        self.reason = ""
+        self.tools: list[ToolInfo] = []
+        self.calls = 0
+        self.returned_tokens = 0
+        self.log_path = log_dir / f"{config.name}.stderr.log"
+        self._on_change = on_change
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock = asyncio.Lock()
+        self._retiring: set[asyncio.Task[None]] = set()
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def log_tail(self, lines: int = LOG_TAIL) -> list[str]:
+        """The last ``lines`` lines the server wrote to stderr."""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        return [line for line in text.splitlines() if line.strip()][-lines:]
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self)
+
+    def _fail(self, reason: str) -> McpCallError:
+        tail = self.log_tail(3)
+        self.status, self.reason = "failed", reason + (f" (stderr: {' | '.join(tail)})" if tail else "")
+        self._session = None
+        self._changed()
+        return McpCallError(f'MCP server "{self.name}" {self.reason}')
+
+    async def ensure(self) -> ClientSession:
+        """The live session, starting the server first when it is not connected."""
+        if not self.config.enabled:
+            raise McpCallError(f'MCP server "{self.name}" is disabled (/mcp enable {self.name})')
+        async with self._lock:
+            if self._session is not None and self._task is not None and not self._task.done():
+                return self._session
+            await self._stop_task()
+            return await self._start()
+
+    async def _start(self) -> ClientSession:
+        self.status, self.reason = "starting", ""
+        self._changed()
+        ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._run(ready, self._stop), name=f"mcp:{self.name}")
+        try:
+            session = await asyncio.wait_for(asyncio.shield(ready), START_TIMEOUT)
+        except TimeoutError:
+            await self._stop_task()
+            raise self._fail(f"did not answer within {START_TIMEOUT:.0f}s of starting") from None
+        except Exception as exc:  # the SDK raises many kinds; each becomes one line naming the server
+            await self._stop_task()
+            raise self._fail(f"failed to start: {_describe(exc)}") from None
+        self._session = session
+        self.status = "connected"
+        self._changed()
+        return session
+
+    async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                session = await self._open(stack)
+                await session.initialize()
+                self.tools = await self._list_tools(session)
+                if not ready.done():
+                    ready.set_result(session)
+                await stop.wait()
+        except asyncio.CancelledError:
+            if not ready.done():
+                ready.set_exception(McpCallError("cancelled"))
+            raise
+        except BaseException as exc:  # noqa: BLE001 — an exception group from anyio included
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else McpCallError(str(exc)))
+            elif not stop.is_set():
+                self._fail(f"disconnected: {_describe(exc)}")
+            return
+        if not stop.is_set() and self.status == "connected":
+            self._fail("disconnected")
+
+    async def _open(self, stack: contextlib.AsyncExitStack) -> ClientSession:
+        from mcp import ClientSession  # the SDK costs ~0.5 s to import: only when a server starts
+
+        cfg = self.config
+        if cfg.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            errlog = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
+            params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args), env=cfg.env or None,
+                                           cwd=cfg.cwd or str(self.root))  # fmt: skip
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        elif cfg.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            read, write = await stack.enter_async_context(
+                sse_client(cfg.url or "", headers=cfg.headers or None)
+            )
+        else:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            client = await stack.enter_async_context(create_mcp_http_client(headers=cfg.headers or None))
+            read, write = await stack.enter_async_context(
+                streamable_http_client(cfg.url or "", http_client=client)
+            )
+        session = ClientSession(
+            read, write, message_handler=self._on_message, list_roots_callback=self._roots
+        )
+        return await stack.enter_async_context(session)
+
+    async def _list_tools(self, session: ClientSession) -> list[ToolInfo]:
+        tools: list[ToolInfo] = []
+        cursor: str | None = None
+        from mcp_types import PaginatedRequestParams
+
+        while True:
+            result = await session.list_tools(
+                params=PaginatedRequestParams(cursor=cursor) if cursor else None
+            )
+            for tool in result.tools:
+                schema = (
+                    dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
+                )
+                tools.append(ToolInfo(self.name, tool.name, tool.description or "", schema))
+            cursor = result.next_cursor
+            if not cursor:
+                return tools
+
+    async def _on_message(self, message: Any) -> None:
+        # Server notifications: a changed tool list is fetched again (the proxy's schema stays the same).
+        if getattr(message, "method", "") == "notifications/tools/list_changed" and self._session is not None:
+            session = self._session
+            with contextlib.suppress(Exception):
+                self.tools = await self._list_tools(session)
+                self._changed()
+
+    async def _roots(self, context: Any) -> Any:
+        from mcp_types import ListRootsResult, Root
+
+        return ListRootsResult(roots=[Root(uri=self.root.resolve().as_uri(), name=self.root.name)])
+
+    async def call(self, tool: str, arguments: dict[str, Any],
+                   on_progress: Callable[[float, float | None, str | None], None] | None = None) -> Any:  # fmt: skip
+        """Call ``tool``; a hung server times out after the server's ``timeout`` and is restarted next time."""
+        session = await self.ensure()
+        self.calls += 1
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(done, total, message)
+
+        call = session.call_tool(tool, arguments, progress_callback=progress)
+        waiter = asyncio.ensure_future(call)
+        watch = asyncio.ensure_future(self._task) if self._task is not None else None
+        try:
+            done, _ = await asyncio.wait([f for f in (waiter, watch) if f is not None], timeout=self.config.timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        except asyncio.CancelledError:
+            waiter.cancel()
+            raise
+        if waiter in done:
+            try:
+                return waiter.result()
+            except Exception as exc:
+                if _connection_lost(exc) or (self._task is not None and self._task.done()):
+                    error = self._fail(f"exited during the call to {tool}")
+                    self._retire()
+                    raise error from None
+                raise McpCallError(f'MCP server "{self.name}": {tool} failed: {_describe(exc)}') from None
+        waiter.cancel()
+        if watch is not None and watch in done:
+            error = self._fail(f"exited during the call to {tool}")
+            self._retire()
+            raise error
+        error = self._fail(
+            f"did not answer {tool} within {self.config.timeout:g}s; it is restarted on next use"
+        )
+        self._retire()
+        raise error
+
+    async def stop(self, status: str | None = "lazy") -> None:
+        """Disconnect (the server process ends); ``status`` is what it shows afterwards."""
+        async with self._lock:
+            await self._stop_task()
+        if status is not None:
+            self.status = status if self.config.enabled else "disabled"
+            self.reason = ""
+            self._changed()
+
+    def _retire(self) -> None:
+        # Detach the current connection and end it in the background; the next use starts a new one.
+        task, stop = self._task, self._stop
+        self._task, self._stop, self._session = None, None, None
+        if task is not None:
+            self._retiring.add(asyncio.get_running_loop().create_task(_end(task, stop)))
+
+    async def _stop_task(self) -> None:
+        task, stop = self._task, self._stop
+        self._task, self._stop, self._session = None, None, None
+        await _end(task, stop)
+
+    async def wait_retired(self) -> None:
+        """Wait until connections given up on (after a timeout) have ended."""
+        await asyncio.gather(*self._retiring, return_exceptions=True)
+        self._retiring = {t for t in self._retiring if not t.done()}
+
+
+async def _end(task: asyncio.Task[None] | None, stop: asyncio.Event | None) -> None:
+    """End a connection task: ask it to leave its context managers, cancel it if it will not."""
+    if task is None:
+        return
+    if stop is not None:
+        stop.set()
+    try:
+        await asyncio.wait_for(asyncio.shield(task), 6.0)
+    except (TimeoutError, Exception):
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    return isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED
+
+
+def _describe(exc: BaseException) -> str:
+    # anyio wraps failures in exception groups: name the innermost useful one.
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) < 300 else text[:300] + "…"
+
+
+class ServerPool:
+    """Every configured server, by name, with one log folder for their stderr."""
+
+    def __init__(self, configs: dict[str, ServerConfig], root: Path,
+                 on_change: Callable[[Server], None] | None = None) -> None:  # fmt: skip
+        self.log_dir = Path(tempfile.mkdtemp(prefix="pi-tui-mcp-"))
+        self.servers = {name: Server(cfg, root, self.log_dir, on_change) for name, cfg in configs.items()}
+
+    def get(self, name: str) -> Server | None:
+        return self.servers.get(name)
+
+    def all_tools(self) -> list[ToolInfo]:
+        return [tool for server in self.servers.values() for tool in server.tools]
+
+    async def close(self) -> None:
+        """Stop every server (concurrently)."""
+        await asyncio.gather(*(s.stop() for s in self.servers.values()), return_exceptions=True)
+        await asyncio.gather(*(s.wait_retired() for s in self.servers.values()), return_exceptions=True)
+        shutil.rmtree(self.log_dir, ignore_errors=True)

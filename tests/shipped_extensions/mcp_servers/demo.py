@@ -1,0 +1,60 @@
+"""A test MCP server on the SDK's own server classes, with tools that misbehave on request.
+
+Run: ``python demo.py`` (stdio) or ``python demo.py http PORT`` (streamable HTTP on 127.0.0.1:PORT/mcp).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("demo")
+
+
+@app.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@app.tool()
+def echo(text: str) -> str:
+    """Echo the text back, with the server's working directory and one environment variable."""
+    return f"{text} | cwd={os.getcwd()} | DEMO_TOKEN={os.environ.get('DEMO_TOKEN', '')}"
+
+
+@app.tool()
+def hang(seconds: float = 3600) -> str:
+    """Sleep (blocking the whole server) for a long time."""
+    time.sleep(seconds)
+    return "woke up"
+
+
+@app.tool()
+def crash() -> str:
+    """Exit the server process in the middle of the call."""
+    print("demo: crashing now", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@app.tool()
+def huge(size: int = 200_000) -> str:
+    """Return a very long text."""
+    return "x" * size
+
+
+@app.tool()
+def leak() -> str:
+    """Return a text holding something that looks like a secret."""
+    return "config: AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+if __name__ == "__main__":
+    print("demo server starting", file=sys.stderr, flush=True)
+    if len(sys.argv) > 2 and sys.argv[1] == "http":
+        app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), stateless_http=True)
+    else:
+        app.run()

@@ -1,0 +1,184 @@
+"""The bundled ``mcp`` extension against a real MCP server on the SDK's own server classes.
+
+Each test that starts a stdio server pays the server's own start-up (~0.5–1 s, its ``import mcp``), so
+the scenarios are grouped: one session per behaviour family.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pi_tui.testing import FakeLLM, Reply, text, tool_call
+
+from .helpers import MODEL, ScriptedUI, ext, model_requests, open_session
+
+DEMO = Path(__file__).parent / "mcp_servers" / "demo.py"
+
+
+def write_mcp(agent_dir: Path, servers: dict[str, Any]) -> Path:
+    path = agent_dir / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}, indent=2))
+    return path
+
+
+def demo(**extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(DEMO)], **extra}
+
+
+def tool_result_texts(request: Any) -> list[str]:
+    return [r.content for r in request.tool_results()]
+
+
+async def test_the_proxy_searches_describes_and_calls_and_its_definition_never_changes(
+    fake: FakeLLM, agent_dir: Path, project: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("DEMO_SECRET_VALUE", "from-env")
+    write_mcp(agent_dir, {"demo": demo(env={"DEMO_TOKEN": "${DEMO_SECRET_VALUE}"})})
+    fake.script(
+        [
+            Reply([tool_call("mcp", {})]),
+            Reply([tool_call("mcp", {"search": "add integers"})]),
+            Reply([tool_call("mcp", {"describe": "demo/add"})]),
+            Reply([tool_call("mcp", {"tool": "demo/add", "args": {"a": 2, "b": 40}})]),
+            Reply([tool_call("mcp", {"tool": "echo", "args": {"text": "hi"}})]),
+            Reply([tool_call("mcp", {"tool": "demo/nope", "args": {}})]),
+            Reply([text("done")]),
+        ]
+    )
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        await session.prompt("use the demo server")
+
+    requests = model_requests(fake)
+    results = tool_result_texts(requests[-1])
+    assert results[0] == "demo: lazy, tools not listed yet"  # nothing started before it was needed
+    assert results[1].splitlines()[0] == "demo/add: Add two integers."
+    assert '"a"' in results[2] and "Add two integers." in results[2]
+    assert results[3] == "42"
+    assert results[4].startswith("hi | cwd=") and f"cwd={project}" in results[4]
+    assert results[4].endswith("DEMO_TOKEN=from-env")  # ${VAR} expanded from the environment
+    assert 'No MCP tool "demo/nope"' in results[5]
+    # The tool block is byte-identical in every request: connecting the server never touched it.
+    tool_blocks = [json.dumps(r.body["tools"], sort_keys=True) for r in requests]
+    assert len(set(tool_blocks)) == 1
+    assert [t["name"] for t in requests[0].body["tools"] if t["name"].startswith("mcp")] == ["mcp"]
+
+
+async def test_a_hung_server_times_out_and_a_crashed_one_restarts_and_huge_results_are_cut(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo(timeout=2)})
+    fake.script(
+        [
+            Reply([tool_call("mcp", {"tool": "demo/hang", "args": {}})]),
+            Reply([tool_call("mcp", {"tool": "demo/add", "args": {"a": 1, "b": 1}})]),
+            Reply([tool_call("mcp", {"tool": "demo/crash", "args": {}})]),
+            Reply([tool_call("mcp", {"tool": "demo/add", "args": {"a": 2, "b": 2}})]),
+            Reply([tool_call("mcp", {"tool": "demo/huge", "args": {"size": 300000}})]),
+            Reply([text("done")]),
+        ]
+    )
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        await session.prompt("go")
+
+    hang, after_hang, crash, after_crash, huge = tool_result_texts(model_requests(fake)[-1])
+    assert 'MCP server "demo" did not answer hang within 2s; it is restarted on next use' in hang
+    assert after_hang == "2"
+    assert 'MCP server "demo" exited during the call to crash' in crash
+    assert "demo: crashing now" in crash  # its last stderr lines, to say why
+    assert after_crash == "4"
+    assert len(huge) < 51_000 and "250000 more characters cut" in huge
+
+
+async def test_results_pass_the_secret_redactor_like_built_in_tools(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo()})
+    fake.script([Reply([tool_call("mcp", {"tool": "demo/leak", "args": {}})]), Reply([text("ok")])])
+    async with open_session(ext("mcp", "secret_redactor"), project, model=MODEL) as session:
+        await session.prompt("read the config")
+
+    (result,) = tool_result_texts(model_requests(fake)[-1])
+    assert result.startswith("config: AWS_SECRET_ACCESS_KEY=")
+    assert "wJalrXUtnFEMI/K7MDENG" not in result
+
+
+async def test_tool_calls_pass_tool_call_handlers_first(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    # The permission gate's hook point: a tool_call handler that blocks MCP calls stops them unrun.
+    write_mcp(agent_dir, {"demo": demo()})
+    guard = project / "guard.py"
+    guard.write_text(
+        "def register(pi):\n"
+        "    @pi.on('tool_call')\n"
+        "    def no_mcp(event):\n"
+        "        if event.tool_name == 'mcp' and event.input.get('tool'):\n"
+        "            return {'block': True, 'reason': 'no MCP calls here'}\n"
+    )
+    fake.script([Reply([tool_call("mcp", {"tool": "demo/crash", "args": {}})]), Reply([text("ok")])])
+    async with open_session([*ext("mcp"), "-e", str(guard)], project, model=MODEL) as session:
+        await session.prompt("go")
+        pool_servers = session.extensions.extensions  # the session stays usable
+        assert pool_servers
+
+    (result,) = tool_result_texts(model_requests(fake)[-1])
+    assert "no MCP calls here" in result
+
+
+async def test_a_server_that_is_not_installed_is_one_line_and_the_session_goes_on(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"ghost": {"command": "no-such-mcp-server-xyz"}, "demo": demo()})
+    fake.script(
+        [
+            Reply([tool_call("mcp", {"tool": "ghost/anything", "args": {}})]),
+            Reply([tool_call("mcp", {"tool": "demo/add", "args": {"a": 3, "b": 4}})]),
+            Reply([text("ok")]),
+        ]
+    )
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        await session.prompt("go")
+
+    ghost, added = tool_result_texts(model_requests(fake)[-1])
+    assert 'MCP server "ghost" failed to start' in ghost
+    assert added == "7"
+
+
+async def test_direct_servers_offer_their_tools_from_the_first_request(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo(directTools=True)})
+    fake.script([Reply([tool_call("demo_add", {"a": 5, "b": 6})]), Reply([text("ok")])])
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        await session.prompt("go")
+
+    first, second = model_requests(fake)
+    assert {"mcp", "demo_add", "demo_echo"} <= set(first.tool_names)
+    assert first.body["tools"] == second.body["tools"]
+    assert tool_result_texts(second) == ["11"]
+
+
+async def test_the_mcp_command_lists_servers_tools_costs_and_logs(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo()})
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp")
+        await session.prompt("/mcp tools demo")
+        await session.prompt("/mcp costs")
+        await session.prompt("/mcp logs demo")
+        await session.prompt("/mcp disable demo")
+        await session.prompt("/mcp")
+    texts = [m for m, _ in ui.notices]
+    assert texts[0].startswith("MCP servers:\ndemo: lazy, tools not listed, proxy (stdio: ")
+    assert "add (" in texts[1] and "demo: connected, 6 tools" in texts[1]
+    assert "the proxy tool" in texts[2] and "demo (proxy): 6 tools = " in texts[2]
+    assert "switching to direct adds" in texts[2]
+    assert "demo server starting" in texts[3]
+    assert texts[5].startswith("MCP servers:\ndemo: disabled")
+    assert fake.requests == []  # commands never reach the model

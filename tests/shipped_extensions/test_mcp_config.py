@@ -1,0 +1,126 @@
+"""Reading mcp.json: pi-mcp-adapter's and Claude Code's files load unchanged, broken ones say where."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from pi_tui.extensions.discovery import bundled_extension
+
+
+def _config_module() -> ModuleType:
+    folder = bundled_extension("mcp")
+    assert folder is not None
+    spec = importlib.util.spec_from_file_location("mcp_config_under_test", folder / "config.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+config = _config_module()
+
+ADAPTER_README = """{
+  "mcpServers": {
+    "chrome-devtools": {
+      "command": "npx",
+      "args": ["-y", "chrome-devtools-mcp@1.6.0"]
+    }
+  }
+}"""
+
+CLAUDE_CODE = {
+    "mcpServers": {
+        "api": {
+            "type": "http",
+            "url": "${API_BASE_URL:-https://api.example.com}/mcp",
+            "headers": {"Authorization": "Bearer ${API_KEY}"},
+        },  # fmt: skip
+        "old": {"type": "sse", "url": "https://legacy.example.com/sse"},
+        "local": {"type": "stdio", "command": "server", "args": ["--root", "$env:HOME_DIR"], "env": {"N": 3}},
+    }
+}
+
+
+def test_pi_mcp_adapters_readme_example_loads_unchanged() -> None:
+    servers = config.parse_file(Path("mcp.json"), ADAPTER_README)
+    server = servers["chrome-devtools"]
+    assert (server.command, server.args, server.transport) == (
+        "npx",
+        ("-y", "chrome-devtools-mcp@1.6.0"),
+        "stdio",
+    )
+    assert (server.enabled, server.lifecycle, server.timeout, server.direct) == (True, "lazy", 60.0, False)
+
+
+def test_claude_codes_mcp_json_with_variables_and_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("API_KEY", "k123")
+    monkeypatch.setenv("HOME_DIR", "/h")
+    monkeypatch.delenv("API_BASE_URL", raising=False)
+    servers = config.parse_file(Path(".mcp.json"), json.dumps(CLAUDE_CODE))
+    assert servers["api"].url == "https://api.example.com/mcp"
+    assert servers["api"].headers == {"Authorization": "Bearer k123"}
+    assert servers["api"].transport == "http"
+    assert servers["old"].transport == "sse"
+    assert servers["local"].args == ("--root", "/h")
+    assert servers["local"].env == {"N": "3"}
+
+
+def test_per_server_fields() -> None:
+    text = json.dumps({"mcpServers": {
+        "a": {"command": "x", "enabled": False, "lifecycle": "keep-alive", "timeout": 5, "directTools": True},
+        "b": {"command": "y", "disabled": True, "requestTimeoutMs": 1500},
+    }})  # fmt: skip
+    servers = config.parse_file(Path("m.json"), text)
+    a, b = servers["a"], servers["b"]
+    assert (a.enabled, a.keep_alive, a.timeout, a.direct) == (False, True, 5.0, True)
+    assert (b.enabled, b.keep_alive, b.timeout) == (False, False, 1.5)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}', "m.json:3: not valid JSON"),
+        ('{\n  "mcpServers": {\n    "a": {"args": ["x"]}\n  }\n}', 'm.json:3: server "a": needs "command"'),
+        (
+            '{\n  "mcpServers": {\n\n    "a": {"command": "x", "lifecycle": "often"}\n  }\n}',
+            'm.json:4: server "a": "lifecycle" must be one of',
+        ),
+        ('{"mcpServers": {"a": {"command": "x", "timeout": -1}}}', '"timeout" must be a positive number'),
+        ('{"mcpServers": {"a": {"url": "ftp://x"}}}', '"url" must be an http:// or https:// address'),
+        ('{"mcpServers": []}', '"mcpServers" must be an object'),
+        ('{"mcpServers": {"a": {"command": "x", "env": ["A=1"]}}}', '"env" must be an object of strings'),
+    ],
+)
+def test_a_malformed_file_names_the_file_the_line_and_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(config.ConfigError) as caught:
+        config.parse_file(Path("m.json"), text)
+    assert message in str(caught.value)
+
+
+def test_project_files_are_read_only_when_trusted(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "mcp.json").write_text('{"mcpServers": {"g": {"command": "global"}, "x": {"command": "1"}}}')
+    (tmp_path / ".mcp.json").write_text(
+        '{"mcpServers": {"p": {"command": "project"}, "x": {"command": "2"}}}'
+    )
+    (tmp_path / ".pi").mkdir()
+    (tmp_path / ".pi" / "mcp.json").write_text('{"mcpServers": {"x": {"command": "3"}}}')
+    untrusted = config.load_config(tmp_path, trusted=False)
+    assert sorted(untrusted.servers) == ["g", "x"] and untrusted.servers["x"].command == "1"
+    trusted = config.load_config(tmp_path, trusted=True)
+    assert sorted(trusted.servers) == ["g", "p", "x"] and trusted.servers["x"].command == "3"
+
+
+def test_a_broken_file_is_reported_and_the_others_still_load(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "mcp.json").write_text('{"mcpServers": {"g": {"command": "global"}}}')
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {')
+    loaded = config.load_config(tmp_path, trusted=True)
+    assert list(loaded.servers) == ["g"]
+    assert loaded.errors == [f"{tmp_path / '.mcp.json'}:1: not valid JSON: Expecting property name enclosed in "
+                             "double quotes (column 17)"]  # fmt: skip
