@@ -7,9 +7,11 @@ no UI, a dismissed dialog or a timeout keep the refusal.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from .diagnose import Refusal
+from .policy import nearest_existing
 
 __all__ = ["ask_about_refusal", "RUN_ONCE", "ALLOW_FOR_SESSION", "KEEP_REFUSED", "choices_for"]
 
@@ -26,7 +28,10 @@ def choices_for(refusal: Refusal) -> list[str]:
     """The options offered for ``refusal`` (no "allow" when the output did not name the path or host)."""
     options = [RUN_ONCE]
     if refusal.target:
-        what = f"writes to {refusal.target}" if refusal.kind == "write" else f"network access to {refusal.target}"
+        if refusal.kind == "write":
+            what = f"writes to {nearest_existing(Path(refusal.target))}"
+        else:
+            what = f"network access to {refusal.target}"
         options.append(ALLOW_FOR_SESSION.format(what=what))
     options.append(KEEP_REFUSED)
     return options

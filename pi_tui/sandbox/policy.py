@@ -216,6 +216,14 @@ def git_dirs(project: Path) -> list[Path]:
     return [d for d in found if d.is_dir() and not _under(d, project)]
 
 
+def nearest_existing(path: Path) -> Path:
+    """``path`` if it exists, else its nearest existing parent (what "allow this path" can bind)."""
+    target = path
+    while not target.exists() and target.parent != target:
+        target = target.parent
+    return target
+
+
 def _resolve(raw: str, base: Path, setting: str) -> Path:
     path = Path(os.path.expanduser(raw))
     if not path.is_absolute():

@@ -7,6 +7,7 @@ the user allowed after a refusal for the rest of the session.
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import sys
 import tempfile
@@ -80,6 +81,8 @@ class CommandSandbox:
         self._session_hosts: list[str] = []
         self._hosts: tuple[str, ...] = ()
         self._proxy: AllowListProxy | None = None
+        self._noted = False  # the user was told that commands are not sandboxed
+        self._notice: str | None = None
 
     # --- what the user sees -----------------------------------------------------------------------
 
@@ -102,8 +105,12 @@ class CommandSandbox:
             return _mode(current.mode, "sandbox"), True
         return DEFAULT_MODE, False
 
-    def available(self) -> str | None:
-        """None when this machine can sandbox commands, else why not (one line with what to do)."""
+    def available(self, *, probe: bool = True) -> str | None:
+        """None when this machine can sandbox commands, else why not (one line with what to do).
+
+        ``probe=False`` skips starting bubblewrap once (a few milliseconds), for start-up: a failing
+        probe is then reported with the first command instead.
+        """
         if self._platform.startswith("linux"):
             from .bwrap import BwrapUnavailable, find_bwrap, probe_bwrap
 
@@ -111,6 +118,8 @@ class CommandSandbox:
             if bwrap is None:
                 where = f" at {self._bwrap_path}" if self._bwrap_path else ""
                 return f"bubblewrap (bwrap) is not installed{where}: {INSTALL_HINT}"
+            if not probe:
+                return None
             try:
                 probe_bwrap(bwrap)
             except BwrapUnavailable as exc:
@@ -134,8 +143,8 @@ class CommandSandbox:
             return "not sandboxed"
         return f"sandbox: {mode}"
 
-    def startup_notice(self) -> str | None:
-        """The one line to show at start when commands will not be sandboxed although they could be."""
+    def startup_notice(self, *, probe: bool = True) -> str | None:
+        """The one line to show at start when commands will not be sandboxed, or will be refused."""
         from .policy import SandboxConfigError
 
         try:
@@ -144,9 +153,10 @@ class CommandSandbox:
             return str(exc)
         if mode == "off":
             return None
-        why = self.available()
+        why = self.available(probe=probe)
         if why is None:
             return None
+        self._noted = True
         if asked:
             return f"Sandbox {mode} cannot start, commands will be refused: {why}"
         return f"Commands are not sandboxed: {why}"
@@ -169,6 +179,9 @@ class CommandSandbox:
             if why is not None:
                 if asked:
                     raise SandboxUnavailableError(f"Sandbox {mode} cannot start: {why}")
+                if not self._noted:
+                    self._noted = True
+                    self._notice = f"[sandbox] Commands are not sandboxed: {why}"
                 return Launch(list(command), dict(env))
             policy = build_policy(
                 self._settings(),
@@ -200,6 +213,11 @@ class CommandSandbox:
         blocked = len(self._proxy.blocked) if self._proxy is not None else 0
         return Launch(argv, out_env, policy, temp_dir, blocked)
 
+    def take_notice(self) -> str | None:
+        """Once per session: the line saying commands run unsandboxed (the first command's result carries it)."""
+        notice, self._notice = self._notice, None
+        return notice
+
     def explain(self, output: str, launch: Launch) -> tuple[Refusal, str] | None:
         """What the sandbox refused in a failed command's ``output``, and the note for the model."""
         from .diagnose import Refusal, describe, find_refusal
@@ -217,9 +235,9 @@ class CommandSandbox:
 
     def allow_path(self, path: Path) -> Path:
         """Make ``path`` (or, when it does not exist yet, its nearest existing parent) writable for the session."""
-        target = path
-        while not target.exists() and target.parent != target:
-            target = target.parent
+        from .policy import nearest_existing
+
+        target = nearest_existing(path)
         self._allowed.append(target.resolve())
         return target
 
@@ -232,6 +250,7 @@ class CommandSandbox:
         """The private temp dir (created on first use, removed by `close`)."""
         if self._temp_dir is None or not self._temp_dir.is_dir():
             self._temp_dir = Path(tempfile.mkdtemp(prefix="pi-sandbox-")).resolve()
+            atexit.register(shutil.rmtree, self._temp_dir, True)  # also when the session is never closed
         return self._temp_dir
 
     def close(self) -> None:

@@ -37,7 +37,10 @@ async def run_sandboxed(
         launch = sandbox.prepare(argv, cwd, env)
     except SandboxUnavailableError as exc:
         raise ToolError(str(exc)) from exc
+    notice = sandbox.take_notice()
     try:
+        if notice is not None:
+            return await _prefixed(run(launch.argv, launch.env), notice)
         return await run(launch.argv, launch.env)
     except ToolError as exc:
         message = str(exc)

@@ -163,9 +163,12 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.runtime.factory",
         "pi_tui.runtime.rewind_ops",
         "pi_tui.runtime.tree_ops",
-        # pi_tui.sandbox: the session's sandbox object (the bash tool holds it); its policy, back ends
-        # and refusal reading load with the first command
+        # pi_tui.sandbox: the session's sandbox object (the bash tool holds it); start-up reads the setting
+        # and looks for bwrap to say once when commands will not be sandboxed (no process is started);
+        # refusal reading, the proxy and the tool glue load with the first command
         "pi_tui.sandbox",
+        "pi_tui.sandbox.bwrap",
+        "pi_tui.sandbox.policy",
         "pi_tui.sandbox.runner",
         "pi_tui.sandbox.session",
         # pi_tui.session

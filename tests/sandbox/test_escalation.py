@@ -44,7 +44,7 @@ async def test_run_once_outside_reruns_unsandboxed(box: Box) -> None:
     assert result.text.startswith("[sandbox] The user let this command run once outside the sandbox")
     title, options = user.asked[0]
     assert f"echo new > {box.outside}/added.txt" in title and "Refused write to" in title
-    assert options == [RUN_ONCE, f"Allow writes to {box.outside}/added.txt for this session", KEEP_REFUSED]
+    assert options == [RUN_ONCE, f"Allow writes to {box.outside} for this session", KEEP_REFUSED]
     # once means once: the next command is sandboxed again
     box.escalate = None
     again = await box.run(f"echo again > {box.outside}/added.txt")

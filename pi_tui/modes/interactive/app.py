@@ -764,6 +764,7 @@ class PiApp(KeyActions, App[int]):
             model=(model.label if len(model.label) < 40 else model.id) if session.has_model else "no model",
             thinking=session.thinking if model.reasoning else None,
             statuses=dict(self._statuses),
+            sandbox=session.sandbox.status() if session.sandbox is not None else None,
         )
         self.footer.show(state)
         self.sidebar.refresh_from(session)

@@ -53,10 +53,12 @@ class FooterState:
     model: str = ""
     thinking: str | None = None
     statuses: dict[str, str] = field(default_factory=dict)
+    sandbox: str | None = None
+    """``sandbox: workspace-write``, ``sandbox: off``, ``not sandboxed`` (see `CommandSandbox.status`)."""
 
 
 class StatusFooter(Static):
-    """Line 1: cwd (branch) • name. Line 2: tokens, cache, cost, context % and the model. Line 3:
+    """Line 1: cwd (branch) • name, and the sandbox on the right. Line 2: tokens, cache, cost, context % and the model. Line 3:
     extension statuses."""
 
     DEFAULT_CSS = """
@@ -113,7 +115,8 @@ class StatusFooter(Static):
         grid = Table.grid(expand=True)
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
         grid.add_column(justify="right", no_wrap=True)
-        grid.add_row(Text(line1, no_wrap=True, overflow="ellipsis"), "")
+        sandbox = Text(s.sandbox or "", style=warn if s.sandbox in ("not sandboxed", "sandbox: invalid") else "")
+        grid.add_row(Text(line1, no_wrap=True, overflow="ellipsis"), sandbox)
         grid.add_row(left, right)
         if s.statuses:
             grid.add_row(Text(" ".join(s.statuses[k] for k in sorted(s.statuses))), "")
