@@ -29,6 +29,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
         "Checkpoints",
         "Checkpoint overhead per tool call on a 1,000-file repository (`bench/checkpoints.py`).",
     ),
+    "sandbox": ("Sandbox", "What the OS sandbox adds to starting a command (`bench/sandbox.py`)."),
 }
 
 # Modules that register scenarios; ``(module, function)``. Optional ones may not exist yet.
@@ -37,6 +38,7 @@ MODULES: list[tuple[str, str, bool]] = [
     ("bench.tui", "register_all", False),
     ("bench.screens", "register_all", False),
     ("bench.checkpoints", "register_all", False),
+    ("bench.sandbox", "register_all", False),
     ("bench.big_sessions", "register_all", False),
     ("bench.tui_big", "register_all", False),
 ]
