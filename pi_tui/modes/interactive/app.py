@@ -34,6 +34,7 @@ from .keys import APP_ACTIONS, load_keymap
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
+from .textual_private import bind_with_priority
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
 
 __all__ = ["PiApp"]
@@ -156,9 +157,7 @@ class PiApp(KeyActions, App[int]):
         for action, keys in self.keymap.items():
             if keys:
                 # Priority: the app's keys win over the editor's own (shift+tab, ctrl+z …), as in pi.
-                self._bindings.bind(
-                    ",".join(keys), APP_ACTIONS[action][0], APP_ACTIONS[action][1], show=False, priority=True
-                )
+                bind_with_priority(self, ",".join(keys), APP_ACTIONS[action][0], APP_ACTIONS[action][1])
 
     def _autocomplete_rows(self) -> int:
         """The ``autocompleteMaxVisible`` setting (pi's 5 until the session is ready)."""
@@ -207,7 +206,7 @@ class PiApp(KeyActions, App[int]):
             pi_theme, path = load_theme(fallback), fallback
         self.register_theme(to_textual(pi_theme))
         if self.theme == f"pi-{pi_theme.name}":  # same name, new colours (hot reload): apply again
-            self._watch_theme(self.theme)
+            self.mutate_reactive(App.theme)  # runs the theme's watchers again, as a new name would
         else:
             self.theme = f"pi-{pi_theme.name}"
         self._theme_path = path
@@ -541,7 +540,7 @@ class PiApp(KeyActions, App[int]):
                 self.chat_notice(f"Extension shortcut {key} ignored: it is a built-in key", "warning")
                 continue
             description = getattr(shortcut, "description", "") or ""
-            self._bindings.bind(textual_key, f"shortcut({key!r})", description, show=False, priority=True)
+            bind_with_priority(self, textual_key, f"shortcut({key!r})", description)
 
     async def action_shortcut(self, key: str) -> None:
         registry = getattr(getattr(self.session, "extensions", None), "registry", None)

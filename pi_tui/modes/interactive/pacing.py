@@ -3,7 +3,7 @@
 Textual's screen redraws through an interval timer that is paused while nothing changes. After a pause
 its next tick falls on the timer's fixed grid, and when that grid point has passed it skips ahead one
 point too many: a change that follows a frame (the answer after the Enter that cleared the editor) waits
-17–33 ms at 60 fps. `PacedScreen` replaces that timer with `FramePacer`, which keeps the same rate limit
+17–33 ms at 60 fps. `PacedScreen` replaces that timer with `FramePacer` (through `textual_private.RedrawnScreen`), which keeps the same rate limit
 (at most one frame per period) but measures it from the last frame: an idle screen draws at once, a
 busy one exactly one period after its last frame.
 """
@@ -14,7 +14,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from textual.screen import UPDATE_PERIOD, Screen
+from textual.screen import UPDATE_PERIOD
+
+from .textual_private import RedrawnScreen, app_is_exiting, report_error
 
 __all__ = ["FramePacer", "PacedScreen", "frame_delay"]
 
@@ -93,7 +95,7 @@ class FramePacer:
             self._on_error(error)
 
 
-class PacedScreen(Screen[Any]):
+class PacedScreen(RedrawnScreen):
     """The app's default screen, redrawn through `FramePacer` (dialogs keep Textual's own timer)."""
 
     FRAME_PERIOD = UPDATE_PERIOD
@@ -104,22 +106,21 @@ class PacedScreen(Screen[Any]):
         super().__init__(*args, **kwargs)
         self._pacer: FramePacer | None = None
 
-    @property
-    def _update_timer(self) -> Any:  # Textual's private hook: the screen calls only pause/resume on it
+    def make_update_timer(self) -> FramePacer:
         if self._pacer is None:
             self._pacer = FramePacer(self._update_now, self.FRAME_PERIOD, self._report_error)
         return self._pacer
 
     def draw_soon(self, *, pending: bool = True) -> None:
         """Draw the next change without waiting for the frame period (`FramePacer.hurry`)."""
-        self._update_timer.hurry(pending=pending)
+        self.make_update_timer().hurry(pending=pending)
 
     def _update_now(self) -> None:
-        if not self.app._exit:  # as Textual's timer: no drawing once the app is leaving
-            self._on_timer_update()
+        if not app_is_exiting(self.app):  # as Textual's timer: no drawing once the app is leaving
+            self.update_now()
 
     def _report_error(self, error: Exception) -> None:
-        self.app._handle_exception(error)
+        report_error(self.app, error)
 
     def on_unmount(self) -> None:
         if self._pacer is not None:

@@ -1,17 +1,31 @@
-"""The Textual internals `pi_tui.modes.interactive.terminal_driver` relies on: these fail if Textual
-changes them (then adapt that module, the only place that touches them)."""
+"""The Textual internals pi-tui relies on: these fail if Textual changes them (then adapt
+`pi_tui.modes.interactive.terminal_driver` or `pi_tui.modes.interactive.textual_private`, the only modules
+that touch them)."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
+import re
+from typing import Any
 
+import pytest
 from textual import events
 from textual._xterm_parser import XTermParser
+from textual.app import App, ComposeResult
 from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
+from textual.screen import Screen
+from textual.widgets import Input
 
 from pi_tui.modes.interactive.terminal_driver import TerminalOutput, register_alt_enter
+from pi_tui.modes.interactive.textual_private import (
+    RedrawnScreen,
+    app_is_exiting,
+    bind_with_priority,
+    report_error,
+)
 
 
 def test_the_linux_driver_writes_the_screen_through_its_file_attribute() -> None:
@@ -41,3 +55,95 @@ def test_esc_cr_is_alt_enter_and_cr_stays_enter() -> None:
     keys = [token.key for token in parser.feed("\x1b\r") if isinstance(token, events.Key)]
     keys += [token.key for token in parser.feed("\r") if isinstance(token, events.Key)]
     assert keys == ["alt+enter", "enter"]
+
+
+class _Typing(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ran: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Input()
+
+    def action_mine(self) -> None:
+        self.ran.append("mine")
+
+
+async def test_a_priority_binding_added_at_run_time_wins_over_the_focused_input() -> None:
+    app = _Typing()
+    async with app.run_test() as pilot:
+        bind_with_priority(app, "ctrl+e", "mine", "a key of ours")
+        await pilot.pause()
+        assert isinstance(app.focused, Input)
+        await pilot.press("ctrl+e")  # the input's own key (end of line), unless ours has priority
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.ran == ["mine"] and app.query_one(Input).value == "a"
+
+
+def test_the_screen_calls_only_pause_and_resume_on_its_update_timer() -> None:
+    source = inspect.getsource(Screen)
+    assert set(re.findall(r"self\._update_timer\.(\w+)", source)) == {"pause", "resume"}
+    assert "def _update_timer(self)" in source and "def _on_timer_update(self)" in source
+
+
+class _Counting:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def pause(self) -> None:
+        self.calls.append("pause")
+
+    def resume(self) -> None:
+        self.calls.append("resume")
+
+
+class _Redrawn(RedrawnScreen):
+    def __init__(self) -> None:
+        super().__init__()
+        self.timer = _Counting()
+
+    def make_update_timer(self) -> Any:
+        return self.timer
+
+
+async def test_a_redrawn_screen_gets_its_updates_through_its_own_timer() -> None:
+    app: App[None] = App()
+    async with app.run_test() as pilot:
+        screen = _Redrawn()
+        await app.push_screen(screen)
+        screen.refresh()
+        await pilot.pause()
+        assert "resume" in screen.timer.calls  # Textual asked our timer for the redraw
+        screen.update_now()  # and the update it would have run draws and pauses the timer
+        assert screen.timer.calls[-1] == "pause"
+
+
+async def test_exiting_and_the_exception_handler_are_where_the_pacer_looks() -> None:
+    app: App[None] = App()
+    with pytest.raises(ValueError, match="a frame failed"):  # run_test re-raises what ended the app
+        async with app.run_test() as pilot:
+            assert app_is_exiting(app) is False
+            try:
+                raise ValueError("a frame failed")
+            except ValueError as error:  # as the pacer calls it: in the handler of the frame's failure
+                report_error(app, error)
+            assert app_is_exiting(app) is True  # the handler shows the error and exits, as for a timer
+            await pilot.pause()
+    assert app.return_code == 1
+
+
+async def test_mutating_the_theme_reactive_applies_a_re_registered_theme() -> None:
+    from textual.theme import Theme
+
+    app: App[None] = App()
+    async with app.run_test() as pilot:
+        app.register_theme(Theme(name="mine", primary="#112233"))
+        app.theme = "mine"
+        await pilot.pause()
+        assert app.get_css_variables()["primary"].lower() == "#112233"
+        app.register_theme(Theme(name="mine", primary="#445566"))
+        app.mutate_reactive(App.theme)
+        await asyncio.sleep(0)
+        await pilot.pause()
+        assert app.get_css_variables()["primary"].lower() == "#445566"
