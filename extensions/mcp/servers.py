@@ -16,12 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pi_tui.extensions.api import kill_group_with_pi_tui
 
 from .config import ServerConfig
 
@@ -169,6 +172,9 @@ class Server:
             params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args), env=cfg.env or None,
                                            cwd=cfg.cwd or str(self.root))  # fmt: skip
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            pid = _child_session_leader(cfg.args)
+            if pid is not None:  # SIGKILLed with pi-tui, should pi-tui die without closing it
+                stack.callback(kill_group_with_pi_tui(pid))
         elif cfg.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -297,6 +303,27 @@ async def _end(task: asyncio.Task[None] | None, stop: asyncio.Event | None) -> N
         task.cancel()
         with contextlib.suppress(BaseException):
             await task
+
+
+def _child_session_leader(args: tuple[str, ...]) -> int | None:
+    """The pid of the server just spawned: our child, leader of its own session, running ``args``.
+
+    The SDK does not expose the process; Linux's /proc does. None where there is no /proc.
+    """
+    me = os.getpid()
+    found: list[tuple[float, int]] = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_bytes()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        pid, ppid, pgrp, sid = int(entry.name), int(fields[1]), int(fields[2]), int(fields[3])
+        tail = [a.decode(errors="replace") for a in cmdline[len(cmdline) - len(args) :]] if args else []
+        if ppid == me and pgrp == pid == sid and tail == list(args):
+            found.append((float(fields[19]), pid))  # the newest start time wins
+    return max(found)[1] if found else None
 
 
 def _connection_lost(exc: BaseException) -> bool:

@@ -16,7 +16,7 @@ stable. The guide is ``docs/extensions.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pi_tui.agent.tool import ToolError, ToolResult, text_result
@@ -97,6 +97,8 @@ __all__ = [
     # checkpoints (issue #13)
     "track_file_changes",
     "FileChangeTracker",
+    # processes an extension starts
+    "kill_group_with_pi_tui",
 ]
 
 
@@ -121,6 +123,27 @@ def track_file_changes(ctx: Any, paths: Sequence[Any], *, tool: str = "extension
     """
     session = getattr(ctx, "_session", None)
     return FileChangeTracker(getattr(session, "checkpoints", None), list(paths), tool)
+
+
+def kill_group_with_pi_tui(pgid: int) -> Callable[[], None]:
+    """Have process group ``pgid`` SIGKILLed if pi-tui dies, even by SIGKILL (the bash tool's watchdog).
+
+    For long-lived helper processes an extension starts in their own process group
+    (``start_new_session=True``): without this, killing pi-tui outright would leave them running.
+    Call the returned function once the group has ended normally, so a reused id is never killed.
+    """
+    from pi_tui.tools import watchdog
+
+    watchdog.register_group(pgid)
+    done = False
+
+    def forget() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            watchdog.unregister_group(pgid)
+
+    return forget
 
 
 def _jsonable_messages(messages: Sequence[Any]) -> list[Any]:

@@ -6,6 +6,7 @@ Run: ``python demo.py`` (stdio) or ``python demo.py http PORT`` (streamable HTTP
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -28,7 +29,10 @@ def echo(text: str) -> str:
 
 @app.tool()
 def hang(seconds: float = 3600) -> str:
-    """Sleep (blocking the whole server) for a long time."""
+    """Sleep (blocking the whole server, deaf to its stdin closing) for a long time."""
+    if os.environ.get("DEMO_PID_FILE"):
+        with open(os.environ["DEMO_PID_FILE"] + ".hanging", "w") as marker:
+            marker.write("yes")
     time.sleep(seconds)
     return "woke up"
 
@@ -53,6 +57,11 @@ def leak() -> str:
 
 
 if __name__ == "__main__":
+    if os.environ.get("DEMO_IGNORE_SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if os.environ.get("DEMO_PID_FILE"):
+        with open(os.environ["DEMO_PID_FILE"], "a") as pids:
+            pids.write(f"{os.getpid()}\n")
     print("demo server starting", file=sys.stderr, flush=True)
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), stateless_http=True)

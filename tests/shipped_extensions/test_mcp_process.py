@@ -1,0 +1,61 @@
+"""MCP servers as processes: killing pi-tui leaves none behind, and their stderr stays off the protocol."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from pi_tui.testing import FakeLLM, Reply, text, tool_call
+from tests.e2e.helpers import write_models_json
+from tests.safety.helpers import MODEL, alive, start_cli, wait_for
+
+DEMO = Path(__file__).parent / "mcp_servers" / "demo.py"
+
+
+def write_config(agent_dir: Path, pid_file: Path) -> None:
+    server = {"command": sys.executable, "args": [str(DEMO)], "env": {"DEMO_PID_FILE": str(pid_file), "DEMO_IGNORE_SIGTERM": "1"}}
+    (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": server}}))
+
+
+def test_killing_pi_tui_mid_call_kills_the_server_too(tmp_path: Path, agent_dir: Path) -> None:
+    # The server ignores SIGTERM and its hang tool blocks: closing its stdin alone would leave it running.
+    pid_file = tmp_path / "server.pid"
+    write_config(agent_dir, pid_file)
+    fake = FakeLLM()
+    fake.script([Reply([tool_call("mcp", {"tool": "demo/hang", "args": {}})]), Reply([text("never")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        proc = start_cli([*MODEL, "-e", "mcp", "--mode", "json", "hang"], tmp_path)
+        try:
+            wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 30, "the server to start")
+            pid = int(pid_file.read_text().split()[0])
+            wait_for((tmp_path / "server.pid.hanging").exists, 30, "the call to hang")
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+    wait_for(lambda: not alive(pid), 10, "the MCP server to be gone")
+
+
+def test_server_stderr_never_reaches_stdout_in_json_mode(tmp_path: Path, agent_dir: Path) -> None:
+    pid_file = tmp_path / "server.pid"
+    write_config(agent_dir, pid_file)
+    fake = FakeLLM()
+    fake.script(
+        [Reply([tool_call("mcp", {"tool": "demo/add", "args": {"a": 1, "b": 2}})]), Reply([text("3")])]
+    )
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        proc = start_cli([*MODEL, "-e", "mcp", "--mode", "json", "add"], tmp_path)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    assert all(json.loads(line) for line in lines)  # only protocol lines
+    assert "demo server starting" not in out and "demo server starting" not in err
+    assert any('"3"' in line or "'3'" in line for line in lines if "tool_execution_end" in line)
+    assert not alive(int(pid_file.read_text().split()[0]))  # a clean exit stops it too
