@@ -130,5 +130,9 @@ async def stream(model: Model, request: LlmRequest, options: StreamOptions) -> A
         from .providers.copilot_headers import copilot_dynamic_headers
 
         options.headers = {**copilot_dynamic_headers(request.messages), **(options.headers or {})}
+    if model.provider.startswith(("cloudflare-", "opencode")) or "opencode.ai" in (model.base_url or ""):
+        from .providers.gateway_headers import with_gateway_headers
+
+        model = with_gateway_headers(model, options)
     async for event in stream_fn(model, request, options):
         yield event

@@ -152,7 +152,8 @@ class StreamOptions:
     session_id: str | None = None
     signal: AbortSignal | None = None
     cache_retention: Literal["none", "short", "long"] = "short"
-    headers: dict[str, str] | None = None
+    # Extra request headers; a None value deletes a header the wire API would add (pi's null).
+    headers: dict[str, str | None] | None = None
     thinking_budgets: dict[str, int] | None = None
     timeout: float | None = None
     max_retry_delay_ms: int = 60_000

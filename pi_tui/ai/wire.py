@@ -18,7 +18,7 @@ instead (`pi_tui.ai.http_proxied`), which speaks to proxies as before; it is imp
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any
 
 from pi_tui.util import json_safe
@@ -32,6 +32,7 @@ __all__ = [
     "decode_sse",
     "encode_body",
     "preload",
+    "without_deleted",
 ]
 
 DEFAULT_TIMEOUT = 600.0  # the SDKs' default read/write timeout, seconds
@@ -138,6 +139,13 @@ def _user_agent() -> str:
     return f"pi-tui/{__version__}"
 
 
+def without_deleted(headers: Mapping[str, str | None]) -> dict[str, str]:
+    """``headers`` without the ones set to ``None``: a ``None`` deletes every header of that name,
+    whatever its case (pi's ``null`` in a header merge, e.g. ``Authorization`` behind Cloudflare's gateway)."""
+    deleted = {name.lower() for name, value in headers.items() if value is None}
+    return {name: value for name, value in headers.items() if value is not None and name.lower() not in deleted}
+
+
 class WireClient:
     """One keep-alive connection pool for one base URL, key and header set.
 
@@ -146,9 +154,10 @@ class WireClient:
     for the base URL (decided once, when the client is built).
     """
 
-    def __init__(self, base_url: str, headers: dict[str, str]) -> None:
+    def __init__(self, base_url: str, headers: Mapping[str, str | None]) -> None:
         from .http_env import proxy_for
 
+        headers = without_deleted(headers)
         self.base_url = base_url.rstrip("/")
         self.proxied = proxy_for(self.base_url) is not None
         self._transport: Any

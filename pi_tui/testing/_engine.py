@@ -58,12 +58,24 @@ _ROUTES = {
     # (``FakeServer.mistral_base_url``) so that each request is checked against the right rules.
     "/mistral/v1/chat/completions": "mistral",
 }
+# Cloudflare AI Gateway: ``/v1/{account}/{gateway}/{compat|openai|anthropic}`` before the upstream API's
+# own path; the gateway takes its token in ``cf-aig-authorization`` (never ``Authorization``/``x-api-key``,
+# which it would pass on as the upstream provider's key).
+_CLOUDFLARE_GATEWAY_ROUTE = re.compile(r"^/v1/[^/{}]+/[^/{}]+/(?:compat|openai|anthropic)(?P<rest>/.*)$")
 # Gemini: ``…/models/{model}:streamGenerateContent`` under any prefix (``/v1beta``, Vertex's
 # ``/v1/publishers/google`` or ``/v1/projects/{p}/locations/{l}/publishers/google``).
 _GEMINI_ROUTE = re.compile(
     r"^(?P<prefix>.*?)/models/(?P<model>[^/:]+):(?P<method>streamGenerateContent|generateContent)$"
 )
-_REDACTED = {"x-api-key", "authorization", "api-key", "cookie", "proxy-authorization", "x-goog-api-key"}
+_REDACTED = {
+    "x-api-key",
+    "authorization",
+    "api-key",
+    "cookie",
+    "proxy-authorization",
+    "x-goog-api-key",
+    "cf-aig-authorization",
+}
 _NO_RETRY = {"x-should-retry": "false"}
 _DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-8", "claude-haiku-4-5", "gpt-5", "gpt-4o")
 
@@ -157,6 +169,12 @@ class Engine:
             if path == "/token" and method == "POST":
                 return self._google_token(path, headers, raw)
             api = _ROUTES.get(path)
+            gateway = _CLOUDFLARE_GATEWAY_ROUTE.match(path)
+            if gateway is not None and method == "POST" and api is None:
+                api = _ROUTES.get(gateway["rest"])
+                if api is not None and "cf-aig-authorization" not in headers:
+                    message = "AI Gateway authorization required: send the token in cf-aig-authorization"
+                    return error_plan(api, 401, message, 0)
             if method == "GET" and path in ("/v1/models", "/models"):
                 return self._models(headers)
             if api is None or method != "POST":
@@ -606,6 +624,9 @@ def _as_turn(result: Any) -> Turn | None:
 
 
 def _presented_key(headers: Mapping[str, str], path: str = "") -> str | None:
+    gateway = headers.get("cf-aig-authorization", "")
+    if gateway.lower().startswith("bearer "):  # Cloudflare AI Gateway: the gateway's own token
+        return gateway[7:].strip()
     if "x-api-key" in headers:
         return headers["x-api-key"]
     if "x-goog-api-key" in headers:

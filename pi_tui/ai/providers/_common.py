@@ -18,7 +18,7 @@ import asyncio
 import inspect
 import logging
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from pi_tui.util import json_safe
@@ -457,7 +457,11 @@ _closing: set[asyncio.Task[Any]] = set()
 
 
 async def cached_client(
-    kind: str, base_url: str, api_key: str, headers: dict[str, str], factory: Callable[[], Any]
+    kind: str,
+    base_url: str,
+    api_key: str,
+    headers: Mapping[str, str | None],
+    factory: Callable[[], Any],
 ) -> Any:
     """One client per (running loop, kind, base URL, key, headers), built on first use.
 
@@ -472,7 +476,7 @@ async def cached_client(
         _CLIENTS[loop] = holder
         holder.closer = _close_at_shutdown(loop, holder)
         await holder.closer.__anext__()  # first iteration registers it with the loop's asyncgen hooks
-    key = (kind, base_url, api_key, tuple(sorted(headers.items())))
+    key = (kind, base_url, api_key, tuple(sorted(headers.items(), key=lambda item: item[0])))
     client = holder.clients.get(key)
     if client is None:
         if len(holder.clients) >= _MAX_CLIENTS_PER_LOOP:
@@ -521,12 +525,14 @@ async def close_clients() -> None:
 
 def merged_headers(
     model: Model, options: StreamOptions, base: dict[str, str] | None = None
-) -> dict[str, str]:
+) -> dict[str, str | None]:
     """Provider defaults, then the model's headers, then the per-call ones (later wins).
 
-    Configured ``!command`` values run now, once per request (a rotated token reaches the next one).
+    Configured ``!command`` values run now, once per request (a rotated token reaches the next one). A
+    per-call ``None`` stays in the result: it deletes that header, whatever its case, when the client is
+    built (`pi_tui.ai.wire.without_deleted`).
     """
-    merged = dict(base or {})
+    merged: dict[str, str | None] = dict(base or {})
     if model.headers:
         from ..auth import resolve_request_headers
 

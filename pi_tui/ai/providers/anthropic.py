@@ -504,9 +504,10 @@ async def _client(model: Model, options: StreamOptions) -> Any:
             f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
         )
     headers = merged_headers(model, options, {"anthropic-beta": _BETAS})
+    auth: dict[str, str | None]
     if is_oauth_token(api_key):
         auth = _subscription_headers(api_key, headers)
-    elif any(name.lower() == "authorization" for name in headers):
+    elif any(name.lower() == "authorization" and value is not None for name, value in headers.items()):
         auth = dict(headers)  # the header carries the credential (a Kimi Code login), as pi allows
     elif model.provider == "github-copilot":
         auth = {"authorization": f"Bearer {api_key}", **headers}  # Copilot takes its token as Bearer
@@ -553,7 +554,7 @@ def _build_subscription_request(model: Model, request: LlmRequest, options: Stre
     return oauth_body(build_request(model, request, options))
 
 
-def _subscription_headers(api_key: str, headers: dict[str, str]) -> dict[str, str]:
+def _subscription_headers(api_key: str, headers: dict[str, str | None]) -> dict[str, str | None]:
     from .anthropic_oauth import oauth_headers
 
     return oauth_headers(api_key, headers)

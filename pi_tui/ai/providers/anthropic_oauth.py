@@ -47,14 +47,14 @@ def _claude_code_name(name: str) -> str:
     return _TO_CLAUDE_CODE.get(name.lower(), name)
 
 
-def oauth_headers(api_key: str, headers: dict[str, str]) -> dict[str, str]:
+def oauth_headers(api_key: str, headers: dict[str, str | None]) -> dict[str, str | None]:
     """The request headers for a subscription token; ``headers`` are the adapter's merged ones.
 
     The two subscription betas go first in ``anthropic-beta``; everything ``headers`` sets wins over
     the Claude Code defaults, as a configured header does in pi.
     """
     merged = dict(headers)
-    betas = merged.pop("anthropic-beta", "")
+    betas = merged.pop("anthropic-beta", "") or ""
     return {
         "anthropic-dangerous-direct-browser-access": "true",
         "user-agent": f"claude-cli/{CLAUDE_CODE_VERSION}",

@@ -302,7 +302,7 @@ async def stream_bedrock(
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from Amazon Bedrock. Never raises: failures end with an `Error` event."""
     from ..auth import AuthStorage
-    from ..wire import DEFAULT_TIMEOUT, WireClient, encode_body
+    from ..wire import DEFAULT_TIMEOUT, WireClient, encode_body, without_deleted
     from ._aws_credentials import AwsSetupError, endpoint_for, environment, resolve_auth, resolve_region
     from ._bedrock_request import BedrockRequestError, build_request
     from ._common import IdleTimeoutError, apply_on_payload, cached_client, read_sdk_stream
@@ -326,7 +326,7 @@ async def stream_bedrock(
         payload = encode_body(body)
         custom = {
             k: v
-            for k, v in merged_headers(model, options).items()
+            for k, v in without_deleted(merged_headers(model, options)).items()
             if not k.lower().startswith("x-amz-") and k.lower() not in _RESERVED
         }
         headers = {"content-type": "application/json", **custom}
