@@ -143,7 +143,9 @@ def without_deleted(headers: Mapping[str, str | None]) -> dict[str, str]:
     """``headers`` without the ones set to ``None``: a ``None`` deletes every header of that name,
     whatever its case (pi's ``null`` in a header merge, e.g. ``Authorization`` behind Cloudflare's gateway)."""
     deleted = {name.lower() for name, value in headers.items() if value is None}
-    return {name: value for name, value in headers.items() if value is not None and name.lower() not in deleted}
+    return {
+        name: value for name, value in headers.items() if value is not None and name.lower() not in deleted
+    }
 
 
 class WireClient:
