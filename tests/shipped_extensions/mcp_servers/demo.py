@@ -1,6 +1,7 @@
 """A test MCP server on the SDK's own server classes, with tools that misbehave on request.
 
-Run: ``python demo.py`` (stdio) or ``python demo.py http PORT`` (streamable HTTP on 127.0.0.1:PORT/mcp).
+Run: ``python demo.py`` (stdio), ``python demo.py http PORT`` (streamable HTTP on 127.0.0.1:PORT/mcp) or
+``python demo.py sse PORT`` (the old SSE transport on 127.0.0.1:PORT/sse).
 """
 
 from __future__ import annotations
@@ -65,5 +66,7 @@ if __name__ == "__main__":
     print("demo server starting", file=sys.stderr, flush=True)
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), stateless_http=True)
+    elif len(sys.argv) > 2 and sys.argv[1] == "sse":
+        app.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         app.run()
