@@ -47,11 +47,12 @@ class Refusal:
     """What the sandbox refused.
 
     Attributes:
-        kind: ``write`` (a path outside the writable roots or protected) or ``network``.
+        kind: ``write`` (a path outside the writable roots or protected), ``read`` (a hidden path) or
+            ``network``.
         target: The path or host; empty when the output did not name it.
     """
 
-    kind: Literal["write", "network"]
+    kind: Literal["write", "read", "network"]
     target: str
 
 
@@ -70,6 +71,10 @@ def find_refusal(output: str, policy: SandboxPolicy, temp_dir: Path | None) -> R
                     return Refusal("write", raw)
     if _READ_ONLY.search(output):
         return Refusal("write", "")
+    for hidden in policy.hidden:
+        match = re.search(re.escape(str(hidden)) + r"""(?:/[^\s'"’`:]*)?""", output)
+        if match:
+            return Refusal("read", match.group(0))
     if _NETWORK.search(output):
         host = _HOST.search(output)
         target = next((g for g in host.groups() if g), "") if host else ""
@@ -100,6 +105,12 @@ def describe(refusal: Refusal, policy: SandboxPolicy, temp_dir: Path | None) -> 
         return (
             f"[sandbox] Refused {what}: commands run without network (allowed hosts: {allowed}). "
             "Ask the user to add the host to sandbox.allowNetwork or to run the command outside the sandbox."
+        )
+    if refusal.kind == "read":
+        return (
+            f"[sandbox] Refused read of {refusal.target}: credentials (the built-in list and sandbox.denyRead) "
+            "are hidden from commands and look missing or empty. Ask the user to run the command outside "
+            "the sandbox if it really needs them."
         )
     roots = [str(r) for r in policy.writable] + ([str(temp_dir)] if temp_dir else [])
     where = f"write to {refusal.target}" if refusal.target else "a write"

@@ -27,7 +27,7 @@ class _Asker(Protocol):
 def choices_for(refusal: Refusal) -> list[str]:
     """The options offered for ``refusal`` (no "allow" when the output did not name the path or host)."""
     options = [RUN_ONCE]
-    if refusal.target:
+    if refusal.target and refusal.kind != "read":
         if refusal.kind == "write":
             what = f"writes to {nearest_existing(Path(refusal.target))}"
         else:

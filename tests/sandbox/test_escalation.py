@@ -81,8 +81,9 @@ async def test_an_unrelated_failure_asks_nothing(box: Box) -> None:
     assert user.asked == [] and "[sandbox]" not in result.text
 
 
-def test_no_allow_choice_when_the_target_is_unknown() -> None:
+def test_no_allow_choice_when_the_target_is_unknown_or_hidden() -> None:
     assert choices_for(Refusal("write", "")) == [RUN_ONCE, KEEP_REFUSED]
+    assert choices_for(Refusal("read", "/home/me/.ssh/id_rsa")) == [RUN_ONCE, KEEP_REFUSED]
     assert choices_for(Refusal("network", "pypi.org"))[1] == ALLOW_FOR_SESSION.format(
         what="network access to pypi.org"
     )

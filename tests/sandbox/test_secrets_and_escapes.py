@@ -109,3 +109,10 @@ async def test_setuid_helper_gains_nothing(box: Box) -> None:
 async def test_agent_sockets_are_hidden(box: Box) -> None:
     result = await box.run("echo ${SSH_AUTH_SOCK:-unset}; ls /run/user | wc -l")
     assert result.text.split()[:2] == ["unset", "0"]
+
+
+async def test_a_failed_read_of_a_hidden_path_is_named(box: Box) -> None:
+    _plant_credentials(Path.home())
+    result = await box.run("cat ~/.aws/credentials")
+    assert not result.ok
+    assert f"[sandbox] Refused read of {Path.home().resolve() / '.aws' / 'credentials'}" in result.text
