@@ -72,9 +72,9 @@ def find_refusal(output: str, policy: SandboxPolicy, temp_dir: Path | None) -> R
     if _READ_ONLY.search(output):
         return Refusal("write", "")
     for hidden in policy.hidden:
-        match = re.search(re.escape(str(hidden)) + r"""(?:/[^\s'"’`:]*)?""", output)
-        if match:
-            return Refusal("read", match.group(0))
+        found = re.search(re.escape(str(hidden)) + r"""(?:/[^\s'"’`:]*)?""", output)
+        if found:
+            return Refusal("read", found.group(0))
     if _NETWORK.search(output):
         host = _HOST.search(output)
         target = next((g for g in host.groups() if g), "") if host else ""
