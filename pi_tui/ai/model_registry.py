@@ -78,8 +78,8 @@ AMBIENT_CREDENTIALS = "<authenticated>"
 def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
     """One line telling the user how to give ``provider`` a key.
 
-    Example: ``No API key for anthropic: set ANTHROPIC_API_KEY, add it to ~/.pi/agent/auth.json, or
-    configure apiKey in ~/.pi/agent/models.json``.
+    Example: ``No API key for openai: set OPENAI_API_KEY, add it to ~/.pi/agent/auth.json, or configure
+    apiKey in ~/.pi/agent/models.json`` (a provider with a login also names ``/login <provider>``).
     """
     base = agent_dir if agent_dir is not None else paths.agent_dir()
     auth_file = _display_path(paths.auth_json_path(base))
@@ -112,6 +112,8 @@ def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
     names = sorted(env_key_variables(provider), key=lambda n: (not n.endswith("_API_KEY"), n))
     if names:
         env_part = f"set {names[0]}" + (f" (or {', '.join(names[1:])})" if len(names) > 1 else "")
+        if info is not None and info.login is not None:  # a subscription or account login works too
+            env_part += f", sign in with /login {provider}"
         return f"No API key for {provider}: {env_part}, add it to {auth_file}, or configure apiKey in {models_file}"
     return f"No API key for {provider}: add it to {auth_file} or configure apiKey in {models_file}"
 

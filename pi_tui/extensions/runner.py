@@ -64,8 +64,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-
-
 @dataclasses.dataclass(slots=True)
 class InputOutcome:
     """The ``input`` chain's result: ``handled`` stops the pipeline, else the (transformed) input."""

@@ -315,7 +315,9 @@ def _create_session(
         from pi_tui.sandbox.session import make_sandbox
 
         sandbox, escalate = make_sandbox(settings, cwd, agent_dir, args.sandbox, session_box)
-        sandbox_notice = sandbox.startup_notice(probe=False)  # bwrap's own start is checked with the first command
+        sandbox_notice = sandbox.startup_notice(
+            probe=False
+        )  # bwrap's own start is checked with the first command
         if sandbox_notice:
             warnings.append(sandbox_notice)
         tools = create_coding_tools(

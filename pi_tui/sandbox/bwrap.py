@@ -99,13 +99,17 @@ def probe_bwrap(bwrap: str, *, network: bool = False) -> None:
 
 def _explain_failure(stderr: str) -> str:
     line = stderr.splitlines()[-1] if stderr else "no error message"
-    if "namespace" in line.lower() or "permission" in line.lower() or "operation not permitted" in line.lower():
+    if (
+        "namespace" in line.lower()
+        or "permission" in line.lower()
+        or "operation not permitted" in line.lower()
+    ):
         return (
             f"bubblewrap cannot create a sandbox here ({line}): user namespaces are off; enable them "
             "(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces, or on Ubuntu "
-            "kernel.apparmor_restrict_unprivileged_userns=0) or set \"sandbox\": \"off\""
+            'kernel.apparmor_restrict_unprivileged_userns=0) or set "sandbox": "off"'
         )
-    return f"bubblewrap failed to start a sandbox ({line}); set \"sandbox\": \"off\" to run commands unsandboxed"
+    return f'bubblewrap failed to start a sandbox ({line}); set "sandbox": "off" to run commands unsandboxed'
 
 
 def bwrap_argv(
@@ -145,4 +149,3 @@ def bwrap_argv(
         }
     )
     return [*argv, "--", *command], out
-

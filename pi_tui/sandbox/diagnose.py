@@ -23,8 +23,10 @@ _PATH = r"""['"‘`]?(?P<path>/[^'"’`:\n]*?)['"’`]?"""
 _WRITE_PATTERNS = [
     re.compile(_PATH + r"""['"’`]?: (?:Read-only file system|Permission denied)"""),
     re.compile(r"""(?:Read-only file system|Permission denied)[^\n/]*?: ['"‘`]?(?P<path>/[^'"’`\n]+)"""),
-    re.compile(r"""(?:cannot (?:touch|create|remove|open|mkdir|write)[^'"\n]*|open\(\)) ['"‘`](?P<path>/[^'"’`\n]+)['"’`]"""
-               r"""[^\n]*(?:Read-only file system|Permission denied)"""),
+    re.compile(
+        r"""(?:cannot (?:touch|create|remove|open|mkdir|write)[^'"\n]*|open\(\)) ['"‘`](?P<path>/[^'"’`\n]+)['"’`]"""
+        r"""[^\n]*(?:Read-only file system|Permission denied)"""
+    ),
     re.compile(r"EROFS[^\n]*?['\"](?P<path>/[^'\"\n]+)['\"]"),
 ]
 _READ_ONLY = re.compile(r"Read-only file system|EROFS|Errno 30")
@@ -66,7 +68,9 @@ def find_refusal(output: str, policy: SandboxPolicy, temp_dir: Path | None) -> R
             raw = match.group("path").rstrip(".,;)")
             path = Path(raw)
             if not policy.is_writable(_absolute(path), temp_dir):
-                line = output[max(0, output.rfind("\n", 0, match.start()) + 1) : output.find("\n", match.end())]
+                line = output[
+                    max(0, output.rfind("\n", 0, match.start()) + 1) : output.find("\n", match.end())
+                ]
                 if _READ_ONLY.search(line) or not _exists_writable_outside(path):
                     return Refusal("write", raw)
     if _READ_ONLY.search(output):
@@ -114,9 +118,12 @@ def describe(refusal: Refusal, policy: SandboxPolicy, temp_dir: Path | None) -> 
         )
     roots = [str(r) for r in policy.writable] + ([str(temp_dir)] if temp_dir else [])
     where = f"write to {refusal.target}" if refusal.target else "a write"
-    extra = " It is a protected path (runs code outside the sandbox later)." if refusal.target and any(
-        Path(refusal.target) == p or p in Path(refusal.target).parents for p in policy.protected
-    ) else ""
+    extra = (
+        " It is a protected path (runs code outside the sandbox later)."
+        if refusal.target
+        and any(Path(refusal.target) == p or p in Path(refusal.target).parents for p in policy.protected)
+        else ""
+    )
     return (
         f"[sandbox] Refused {where}: the sandbox ({policy.mode}) lets commands write only in "
         f"{', '.join(roots) or 'nothing'} ($TMPDIR is the private temp dir).{extra} "

@@ -149,7 +149,9 @@ def check_host_pattern(pattern: str) -> str:
     text = pattern.strip().lower()
     where = f"sandbox.allowNetwork: {pattern!r} is not a host pattern"
     if not text or any(c in text for c in "/:@ ?#") and not _is_ip(text):
-        raise SandboxConfigError(f"{where} (write a host like pypi.org or *.npmjs.org, no scheme, port or path)")
+        raise SandboxConfigError(
+            f"{where} (write a host like pypi.org or *.npmjs.org, no scheme, port or path)"
+        )
     if _is_ip(text):
         return text
     name = text[2:] if text.startswith("*.") else text

@@ -49,7 +49,9 @@ class AllowListProxy:
 
         self._server = socketserver.ThreadingUnixStreamServer(str(socket_path), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="pi-sandbox-proxy", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="pi-sandbox-proxy", daemon=True
+        )
         self._thread.start()
 
     def close(self) -> None:
@@ -82,7 +84,8 @@ class AllowListProxy:
             body = (reason + " (sandbox.allowNetwork)\n").encode()
             client.sendall(
                 f"HTTP/1.1 403 {reason}\r\nX-Proxy-Error: blocked-by-allowlist\r\nContent-Type: text/plain\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body
             )
             return
         try:

@@ -208,7 +208,9 @@ class CommandSandbox:
             argv, out_env = bwrap_argv(bwrap, policy, command, cwd=cwd, temp_dir=temp_dir, env=env)
             if policy.hosts:
                 # Loopback stays inside the sandbox (a test suite's own server) unless it is on the list.
-                local = ",".join(name for name in ("localhost", "127.0.0.1", "::1") if name not in policy.hosts)
+                local = ",".join(
+                    name for name in ("localhost", "127.0.0.1", "::1") if name not in policy.hosts
+                )
                 out_env["NO_PROXY"] = out_env["no_proxy"] = local
         blocked = len(self._proxy.blocked) if self._proxy is not None else 0
         return Launch(argv, out_env, policy, temp_dir, blocked)

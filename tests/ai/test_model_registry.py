@@ -354,10 +354,10 @@ def test_registered_provider_replaces_models_and_unregister_restores(agent_dir: 
 def test_missing_key_message_names_env_var_and_both_files(agent_dir: Path) -> None:
     message = missing_key_message("anthropic")
     assert message == (
-        "No API key for anthropic: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_OAUTH_TOKEN), add it to "
-        "~/.pi/agent/auth.json, or configure apiKey in ~/.pi/agent/models.json"
+        "No API key for anthropic: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_OAUTH_TOKEN), sign in "
+        "with /login anthropic, add it to ~/.pi/agent/auth.json, or configure apiKey in ~/.pi/agent/models.json"
     )
-    assert missing_key_message("openai").startswith("No API key for openai: set OPENAI_API_KEY, ")
+    assert missing_key_message("openai").startswith("No API key for openai: set OPENAI_API_KEY, add it to")
     assert missing_key_message("ollama", Path("/etc/pi")) == (
         "No API key for ollama: add it to /etc/pi/auth.json or configure apiKey in /etc/pi/models.json"
     )

@@ -30,7 +30,9 @@ async def test_venv_and_pip_install_of_a_local_package(box: Box) -> None:
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("hello_sbx/__init__.py", "WORD = 'installed'\n")
         archive.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: hello-sbx\nVersion: 1.0\n")
-        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
         archive.writestr(f"{info}/RECORD", "")
     result = await box.run(
         "python3 -m venv .venv && .venv/bin/pip install -q --no-index ./hello_sbx-1.0-py3-none-any.whl && "
@@ -60,6 +62,8 @@ async def test_a_git_worktree_commits(box: Box) -> None:
     )
     assert made.ok, made.text
     inner = Box(box.project / "wt", box.outside)
-    result = await inner.run("echo x > f && git add f && git -c user.name=me -c user.email=m@e commit -qm in-wt")
+    result = await inner.run(
+        "echo x > f && git add f && git -c user.name=me -c user.email=m@e commit -qm in-wt"
+    )
     inner.sandbox.close()
     assert result.ok, result.text

@@ -67,7 +67,9 @@ async def test_missing_deny_read_path_fails_closed(box: Box) -> None:
     assert "sandbox.denyRead: ~/nothing-here does not exist" in result.text
 
 
-@pytest.mark.parametrize("pattern", ["https://pypi.org", "pypi.org:443", "*", "*.com", "pypi.org/simple", "bad host"])
+@pytest.mark.parametrize(
+    "pattern", ["https://pypi.org", "pypi.org:443", "*", "*.com", "pypi.org/simple", "bad host"]
+)
 async def test_malformed_host_pattern_fails_closed(box: Box, pattern: str) -> None:
     box.settings = SandboxSettings(allow_network=(pattern,))
     result = await box.run("echo ran > ran.txt")
@@ -90,7 +92,9 @@ async def test_missing_bwrap_by_default_runs_unsandboxed_and_says_so(box: Box) -
     result = await box.run("echo ran > ran.txt")
     assert result.ok
     notice = box.sandbox.startup_notice()
-    assert notice is not None and notice.startswith("Commands are not sandboxed: bubblewrap (bwrap) is not installed")
+    assert notice is not None and notice.startswith(
+        "Commands are not sandboxed: bubblewrap (bwrap) is not installed"
+    )
     assert "apt-get install bubblewrap" in notice
     assert box.sandbox.status() == "not sandboxed"
 
@@ -126,7 +130,9 @@ async def test_allowed_host_is_reached_through_the_proxy(box: Box, local_server:
 
 async def test_host_not_on_the_allow_list_is_refused_by_the_proxy(box: Box, local_server: int) -> None:
     box.settings = SandboxSettings(allow_network=("pypi.org",))
-    result = await box.run(f"curl -fsS http://127.0.0.1:{local_server}/ ; curl -fsS https://blocked.example.com/")
+    result = await box.run(
+        f"curl -fsS http://127.0.0.1:{local_server}/ ; curl -fsS https://blocked.example.com/"
+    )
     assert not result.ok
     assert "REACHED" not in result.text  # loopback stays inside the sandbox: nothing listens there
     assert "[sandbox] Refused network access to blocked.example.com" in result.text

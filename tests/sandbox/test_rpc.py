@@ -19,7 +19,9 @@ def test_rpc_client_allows_the_path_for_the_session(tmp_path: Path, agent_dir: P
     fake.script(
         [
             Reply([tool_call("bash", {"command": f"echo one > {outside}/a.txt"})]),
-            Reply([tool_call("bash", {"command": f"echo two > {outside}/b.txt && rm -rf {outside}/keep.txt"})]),
+            Reply(
+                [tool_call("bash", {"command": f"echo two > {outside}/b.txt && rm -rf {outside}/keep.txt"})]
+            ),
             Reply([text("Done.")]),
         ]
     )

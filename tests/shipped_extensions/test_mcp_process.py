@@ -16,7 +16,11 @@ DEMO = Path(__file__).parent / "mcp_servers" / "demo.py"
 
 
 def write_config(agent_dir: Path, pid_file: Path) -> None:
-    server = {"command": sys.executable, "args": [str(DEMO)], "env": {"DEMO_PID_FILE": str(pid_file), "DEMO_IGNORE_SIGTERM": "1"}}
+    server = {
+        "command": sys.executable,
+        "args": [str(DEMO)],
+        "env": {"DEMO_PID_FILE": str(pid_file), "DEMO_IGNORE_SIGTERM": "1"},
+    }
     (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": server}}))
 
 

@@ -115,7 +115,9 @@ class StatusFooter(Static):
         grid = Table.grid(expand=True)
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
         grid.add_column(justify="right", no_wrap=True)
-        sandbox = Text(s.sandbox or "", style=warn if s.sandbox in ("not sandboxed", "sandbox: invalid") else "")
+        sandbox = Text(
+            s.sandbox or "", style=warn if s.sandbox in ("not sandboxed", "sandbox: invalid") else ""
+        )
         grid.add_row(Text(line1, no_wrap=True, overflow="ellipsis"), sandbox)
         grid.add_row(left, right)
         if s.statuses:

@@ -79,7 +79,9 @@ class BashRun:
                 launch = sandbox.prepare(argv, self.session.cwd, env)
             except SandboxUnavailableError as exc:  # asked for and unavailable: fail closed
                 output.close()
-                return BashExecutionMessage(command=self.command, output=str(exc), exit_code=1, cancelled=False)
+                return BashExecutionMessage(
+                    command=self.command, output=str(exc), exit_code=1, cancelled=False
+                )
             argv, env = launch.argv, launch.env
         try:
             outcome = await run_streaming(
