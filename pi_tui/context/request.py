@@ -26,7 +26,6 @@ __all__ = [
     "fingerprint",
     "common_prefix_blocks",
     "message_tokens",
-    "sent_message_tokens",
     "tokens_before",
     "tool_tokens",
 ]
@@ -35,14 +34,6 @@ __all__ = [
 def message_tokens(message: Any) -> int:
     """Estimated tokens of one message as it is serialised (chars/4 of its JSON)."""
     return estimate_tokens(json.dumps(dump_message(message), ensure_ascii=False))
-
-
-def sent_message_tokens(message: Any) -> int:
-    """`message_tokens` of a history message the next request carries; 0 for one it leaves out (a shell
-    command's output kept out of context), so the /context views count what is sent."""
-    from pi_tui.agent.convert import reaches_model
-
-    return message_tokens(message) if reaches_model(message) else 0
 
 
 def to_llm_request(env: ContextEnvelope, available_tools: Iterable[str] | None = None) -> LlmRequest:
