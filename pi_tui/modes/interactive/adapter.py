@@ -97,8 +97,18 @@ class ChatAdapter:
             self._compaction_ended(event.data)
         elif kind in ("session_switch", "session_tree"):
             self.app.reload_chat()
+            if kind == "session_switch":
+                self._report_load_problems()
         if not isinstance(event, MessageUpdate):  # queues change between messages, not within one
             self.app.pending_changed()
+
+    def _report_load_problems(self) -> None:
+        """A session switched to (resume) with lines the loader skipped or repaired says so, as a start-up
+        with ``-c`` does: the user learns that part of the file is not shown."""
+        session = self.app.session
+        summary = session.session.load_report.summary() if session is not None else ""
+        if summary:
+            self.app.chat_notice(f"Warning: {summary}", "warning")
 
     # --- messages -----------------------------------------------------------------------------------
 

@@ -244,3 +244,16 @@ async def test_after_an_api_key_login_from_no_model_prompts_work_without_a_resta
                 ),
             )
     assert len(fake.requests) == 1
+
+
+async def test_the_model_picker_says_how_to_add_a_provider(tmp_path: Path, agent_dir: Path) -> None:
+    """With no key only faux is offered: the picker says why the others are missing and names /login."""
+    from textual.widgets import Static
+
+    app = no_key_app(tmp_path, agent_dir)
+    async with app.run_test(size=(70, 20)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await send(pilot, "/model")
+        await until(pilot, lambda: isinstance(app.screen, ModelScreen))
+        hint = str(app.screen.query_one("#model-hint", Static).render())
+        assert "/login" in hint and "key" in hint

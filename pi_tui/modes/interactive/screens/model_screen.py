@@ -69,6 +69,7 @@ class ModelScreen(Screen[None]):
     DEFAULT_CSS = """
     ModelScreen { layout: vertical; }
     ModelScreen #model-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
+    ModelScreen #model-hint { height: auto; padding: 0 1; color: $warning; }
     ModelScreen #model-search { height: 3; }
     ModelScreen #model-list { height: 1fr; }
     ModelScreen #model-help { height: auto; padding: 0 1; color: $text-muted; }
@@ -103,6 +104,10 @@ class ModelScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("", id="model-title")
+            if not self.scoped:  # as pi: say why a provider is missing and how to add one
+                yield Static(
+                    "Only providers with a key or a login are listed; /login adds one.", id="model-hint"
+                )
             yield Input(value=self._initial_query, placeholder="Type to search models", id="model-search")
             yield RowList(self._render_row, id="model-list")
             yield Static(

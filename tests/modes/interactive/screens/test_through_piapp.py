@@ -145,3 +145,32 @@ async def test_resume_picker_in_the_shell_switches_and_the_chat_shows_the_old_se
         await pilot.press("enter")
         await until(pilot, lambda: app.session.session.path == first_file)
         await until(pilot, lambda: [b.text for b in app.chat.query(UserBlock)] == ["alpha question"])
+
+
+async def test_resuming_a_session_with_an_unreadable_line_says_so(tmp_path: Path, agent_dir: Path) -> None:
+    """A line the loader skips (here one nested 100,000 deep) is reported when the session is picked in
+    /resume, as `-c` reports it at start-up; the rest of the session is shown."""
+    from pi_tui.modes.interactive.blocks import NoticeBlock, UserBlock
+    from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
+
+    script = FauxScript(faux_reply("one"), faux_reply("two"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _prompt(pilot, app, "alpha question")
+        first_file = app.session.session.path
+        assert first_file is not None
+        with open(first_file, "a", encoding="utf-8") as f:
+            f.write("[" * 100_000 + "]" * 100_000 + "\n")
+        await _submit(pilot, app, "/new")
+        await until(pilot, lambda: app.session.session.path != first_file and not app._busy)
+        await _prompt(pilot, app, "beta question")
+        await _submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        await type_text(pilot, "alpha")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.session.path == first_file)
+        await until(pilot, lambda: [b.text for b in app.chat.query(UserBlock)] == ["alpha question"])
+        await until(pilot, lambda: any("unreadable line" in b.text for b in app.chat.query(NoticeBlock)))
+        warning = next(b.text for b in app.chat.query(NoticeBlock) if "unreadable line" in b.text)
+        assert first_file.name in warning and "line 6" in warning and "nested deeper" in warning
