@@ -31,7 +31,16 @@ ROOT = Path(__file__).resolve().parent.parent
 LARGE = Path("/work/shared/fixtures/pi-sessions/large-session.jsonl")
 if not LARGE.exists():  # a clone beside ../shared
     LARGE = ROOT.parent / "shared" / "fixtures" / "pi-sessions" / "large-session.jsonl"
-TARGETS_MS = {"tree": 150, "context": 150, "resume": 300}
+TARGETS_MS = {
+    "tree": 150,
+    "context": 150,
+    "resume": 300,
+    "tree_big": 150,
+    "context_big": 150,
+    "resume_big": 150,
+}
+BIG_ENTRIES = 20_000
+BIG_COUNT = 10
 WARM_OPENS = 5
 SESSIONS = 1000
 
@@ -75,6 +84,20 @@ def _write_sessions(repo: Path, count: int) -> None:
         path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
+def _write_big_sessions(repo: Path) -> None:
+    """`BIG_COUNT` sessions of `BIG_ENTRIES` entries in ``repo``'s session folder (written once, copied)."""
+    import shutil
+
+    from pi_tui.session.paths import default_session_dir
+
+    from .big_sessions import write_big_session
+
+    folder = default_session_dir(repo)
+    first = write_big_session(folder / "2025-07-01T00-00-00-000Z_big-0.jsonl", BIG_ENTRIES, repo)
+    for n in range(1, BIG_COUNT):
+        shutil.copyfile(first, folder / f"2025-07-{1 + n:02d}T00-00-00-000Z_big-{n}.jsonl")
+
+
 async def _measure(which: str, repo: Path) -> dict[str, Any]:
     from textual.app import App
 
@@ -82,9 +105,19 @@ async def _measure(which: str, repo: Path) -> dict[str, Any]:
     from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
     from pi_tui.runtime.factory import create_session
 
+    command = which.removesuffix("_big")
     if which == "resume":
         _write_sessions(repo, SESSIONS)
         argv = ["--provider", "faux"]
+    elif which == "resume_big":  # 990 small sessions and ten of 20,000 entries
+        _write_sessions(repo, SESSIONS - BIG_COUNT)
+        _write_big_sessions(repo)
+        argv = ["--provider", "faux"]
+    elif which.endswith("_big"):
+        from .big_sessions import write_big_session
+
+        session_file = write_big_session(repo / "big-session.jsonl", BIG_ENTRIES, repo)
+        argv = ["--session", str(session_file), "--provider", "faux"]
     else:
         session_file = repo / "large-session.jsonl"
         lines = LARGE.read_text().splitlines(keepends=True)
@@ -111,11 +144,11 @@ async def _measure(which: str, repo: Path) -> dict[str, Any]:
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(WARM_OPENS + 1):
             start = time.perf_counter()
-            await SCREEN_COMMANDS[which](app, "")
+            await SCREEN_COMMANDS[command](app, "")
             drawn: asyncio.Future[float] = asyncio.get_running_loop().create_future()
             app.call_after_refresh(lambda f=drawn: f.set_result(time.perf_counter()))  # type: ignore[misc]
             opens.append((await drawn) - start)
-            if which == "resume":
+            if command == "resume":
                 from textual.widgets import Input
 
                 field = app.screen.query_one(Input)
@@ -187,6 +220,28 @@ def register_all() -> None:
     register(
         "screens_context_open",
         lambda: _scenario("context", "/context on the 1,019-line fixture (target ≤ 150 ms)"),
+        section="screens",
+    )
+    register(
+        "screens_tree_big_open",
+        lambda: _scenario(
+            "tree_big", f"/tree on a generated {BIG_ENTRIES:,}-entry session (target ≤ 150 ms)"
+        ),
+        section="screens",
+    )
+    register(
+        "screens_context_big_open",
+        lambda: _scenario(
+            "context_big", f"/context on a generated {BIG_ENTRIES:,}-entry session (target ≤ 150 ms)"
+        ),
+        section="screens",
+    )
+    register(
+        "screens_resume_big_open",
+        lambda: _scenario(
+            "resume_big",
+            f"/resume over {SESSIONS:,} sessions, {BIG_COUNT} of {BIG_ENTRIES:,} entries (target ≤ 150 ms)",
+        ),
         section="screens",
     )
     register(
