@@ -103,4 +103,4 @@ def register_all() -> None:
     from .registry import register
 
     for size in ("20k", "100k"):
-        register(f"tui_big_{size}", lambda size=size: tui_big(size), section="tui")
+        register(f"tui_big_{size}", lambda size=size: tui_big(size, runs=1), section="tui")
