@@ -10,6 +10,7 @@ folds decide which rows are visible.
 from __future__ import annotations
 
 import json
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -125,6 +126,36 @@ def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> 
     return f"[{kind}]", kind, kind == "usage"
 
 
+# Per session: entry id -> (the entry, its row text, kind and hidden flag). Entries are never changed
+# in place, so a row's text is computed once per entry, not on every open of /tree (a 20,000-entry
+# session costs ~0.3 s to describe and ~20 ms to look up).
+_ROW_TEXTS: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, tuple[str, str, bool]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _row_texts(session: Any, entries: list[Any]) -> dict[str, tuple[Any, tuple[str, str, bool]]]:
+    """Every entry's row text, from the session's cache where the entry is the same object."""
+    try:
+        texts = _ROW_TEXTS.setdefault(session, {})
+    except TypeError:  # not weak-referenceable or unhashable: computed each time
+        texts = {}
+    missing = [
+        e for e in entries if getattr(e, "id", None) is not None and (texts.get(e.id) or (None,))[0] is not e
+    ]
+    if missing:
+        tool_args: dict[str, tuple[str, dict[str, Any]]] = {}
+        for entry in entries:
+            message = getattr(entry, "message", None)
+            if message is not None and getattr(message, "role", None) == "assistant":
+                for block in message.content:
+                    if block.type == "toolCall":
+                        tool_args[block.id] = (block.name, dict(block.arguments or {}))
+        for entry in missing:
+            texts[entry.id] = (entry, entry_text(entry, tool_args))
+    return texts
+
+
 class TreeModel:
     """The session tree as rows, plus filter, search and fold state.
 
@@ -145,18 +176,13 @@ class TreeModel:
     def rebuild(self) -> None:
         """Re-read the tree (after a label, a navigation or a new entry)."""
         entries = self.session.get_entries()
-        tool_args: dict[str, tuple[str, dict[str, Any]]] = {}
         children: dict[str | None, list[Any]] = {}
         for entry in entries:
-            message = getattr(entry, "message", None)
-            if message is not None and getattr(message, "role", None) == "assistant":
-                for block in message.content:
-                    if block.type == "toolCall":
-                        tool_args[block.id] = (block.name, dict(block.arguments or {}))
             entry_id = getattr(entry, "id", None)
             if entry_id is None:
                 continue
             children.setdefault(getattr(entry, "parent_id", None), []).append(entry)
+        texts = _row_texts(self.session, entries)
         for siblings in children.values():
             siblings.sort(key=lambda e: getattr(e, "timestamp", "") or "")
         leaf = self.session.get_leaf_id()
@@ -166,7 +192,7 @@ class TreeModel:
         stack: list[tuple[Any, int, bool]] = [(e, 1 if len(roots) > 1 else 0, True) for e in reversed(roots)]
         while stack:
             entry, depth, segment_start = stack.pop()
-            text, kind, hidden = entry_text(entry, tool_args)
+            text, kind, hidden = texts[entry.id][1]
             kids = children.get(entry.id, [])
             row = TreeRow(
                 entry=entry,
