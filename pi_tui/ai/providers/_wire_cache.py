@@ -41,6 +41,17 @@ def dumps(value: Any) -> str:
     return text if _SURROGATE.search(text) is None else _SURROGATE.sub(_escaped, text)
 
 
+_ROLE_HEADS: dict[str, bytes] = {}
+
+
+def _role_head(role: str) -> bytes:
+    """``{"role":<role>,"content":`` for a role (a handful of values: encoded once each)."""
+    head = _ROLE_HEADS.get(role)
+    if head is None:
+        head = _ROLE_HEADS[role] = b'{"role":' + dumps(role).encode() + b',"content":'
+    return head
+
+
 class ConversionCache:
     """Wire parts per (message object, key), and the JSON (UTF-8 bytes) of every part it handed out."""
 
@@ -85,7 +96,7 @@ class ConversionCache:
         if role is not None:
             self.wrapped[id(converted)] = (
                 role,
-                b'{"role":' + dumps(role).encode() + b',"content":' + listed + b"}",
+                _role_head(role) + listed + b"}",
             )
         return converted
 
