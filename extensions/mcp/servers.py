@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -35,6 +36,7 @@ __all__ = ["McpCallError", "ToolInfo", "Server", "ServerPool", "tokens_of"]
 
 START_TIMEOUT = 30.0  # seconds for spawn + initialize + tools/list
 LOG_TAIL = 20
+_NULL_HANDLER = logging.NullHandler()
 
 
 class McpCallError(RuntimeError):
@@ -149,7 +151,7 @@ class Server:
                 await stop.wait()
         except asyncio.CancelledError:
             if not ready.done():
-                ready.set_exception(McpCallError("cancelled"))
+                ready.cancel()
             raise
         except BaseException as exc:  # noqa: BLE001 — an exception group from anyio included
             if not ready.done():
@@ -162,6 +164,10 @@ class Server:
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> ClientSession:
         from mcp import ClientSession  # the SDK costs ~0.5 s to import: only when a server starts
+
+        # The SDK logs a server's bad output with tracebacks; with no handler of its own, Python would
+        # print them on stderr, over the TUI. A null handler keeps them to whoever configures logging.
+        logging.getLogger("mcp").addHandler(_NULL_HANDLER)
 
         cfg = self.config
         if cfg.transport == "stdio":
@@ -213,6 +219,8 @@ class Server:
                 return tools
 
     async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):  # a line on stdout that is not JSON-RPC: skipped
+            return
         # Server notifications: a changed tool list is fetched again (the proxy's schema stays the same).
         if getattr(message, "method", "") == "notifications/tools/list_changed" and self._session is not None:
             session = self._session

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,3 +64,24 @@ def test_server_stderr_never_reaches_stdout_in_json_mode(tmp_path: Path, agent_d
     assert "demo server starting" not in out and "demo server starting" not in err
     assert any('"3"' in line or "'3'" in line for line in lines if "tool_execution_end" in line)
     assert not alive(int(pid_file.read_text().split()[0]))  # a clean exit stops it too
+
+
+def _imported_modules(args: list[str], cwd: Path) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "pi_tui", *args], cwd=cwd, env=env,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    return {
+        line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")
+    }
+
+
+def test_the_sdk_is_not_imported_while_no_server_is_configured_or_used(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    args = ["--provider", "faux", "-e", "mcp", "-p", "hi"]
+    loaded = _imported_modules(args, tmp_path)
+    assert "pi_tui" in loaded and "mcp" not in loaded  # loaded, nothing configured
+    write_config(agent_dir, tmp_path / "server.pid")
+    assert "mcp" not in _imported_modules(args, tmp_path)  # configured, lazy, not used
+    assert not (tmp_path / "server.pid").exists()
