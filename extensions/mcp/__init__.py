@@ -42,7 +42,7 @@ from pi_tui.extensions.api import (
 )
 
 from . import proxy
-from .config import McpConfig, load_config
+from .config import McpConfig, load_config, project_config_paths
 from .servers import McpCallError, Server, ServerPool, ToolInfo, tokens_of
 
 DIRECT_PREFS = "mcp-direct"  # session entry: servers switched between proxy and direct by /mcp
@@ -178,6 +178,15 @@ def register(pi: ExtensionAPI) -> None:
             state.config = load_config(ctx.cwd, ctx.is_project_trusted())
             for error in state.config.errors:
                 ctx.ui.notify(f"MCP: {error}", "error")
+            skipped = (
+                [p for p in project_config_paths(ctx.cwd) if p.is_file()]
+                if not ctx.is_project_trusted()
+                else []
+            )
+            if skipped:
+                names = ", ".join(str(p.relative_to(ctx.cwd)) for p in skipped)
+                ctx.ui.notify(f"MCP: ignored {names}: the project is not trusted (run once with --trust-project "
+                              "to use its servers)", "warning")  # fmt: skip
             state.pool = ServerPool(state.config.servers, Path(ctx.cwd))
         pool = state.pool
         # A session start is the cache-safe point for the direct tool set to change.

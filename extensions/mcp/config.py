@@ -33,6 +33,7 @@ __all__ = [
     "McpConfig",
     "agent_dir",
     "config_paths",
+    "project_config_paths",
     "load_config",
     "parse_file",
 ]
@@ -85,12 +86,14 @@ def agent_dir() -> Path:
     return Path(os.path.expanduser(configured)) if configured else Path.home() / ".pi" / "agent"
 
 
+def project_config_paths(cwd: str | Path) -> list[Path]:
+    """The project's files, lowest precedence first: ``.mcp.json`` (Claude Code), ``.pi/mcp.json``."""
+    return [Path(cwd) / ".mcp.json", Path(cwd) / ".pi" / "mcp.json"]
+
+
 def config_paths(cwd: str | Path, trusted: bool) -> list[Path]:
     """The files read, lowest precedence first; the project's only when ``trusted``."""
-    paths = [agent_dir() / "mcp.json"]
-    if trusted:
-        paths += [Path(cwd) / ".mcp.json", Path(cwd) / ".pi" / "mcp.json"]
-    return paths
+    return [agent_dir() / "mcp.json", *(project_config_paths(cwd) if trusted else [])]
 
 
 def expand(value: str, env: dict[str, str] | None = None) -> str:

@@ -182,3 +182,37 @@ async def test_the_mcp_command_lists_servers_tools_costs_and_logs(
     assert "demo server starting" in texts[3]
     assert texts[5].startswith("MCP servers:\ndemo: disabled")
     assert fake.requests == []  # commands never reach the model
+
+
+async def test_a_changed_tool_list_is_picked_up_without_touching_the_tool_block(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo()})
+    fake.script(
+        [
+            Reply([tool_call("mcp", {"tool": "demo/grow", "args": {}})]),
+            Reply([tool_call("mcp", {"tool": "demo/grown", "args": {}})]),
+            Reply([text("ok")]),
+        ]
+    )
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        await session.prompt("grow")
+
+    requests = model_requests(fake)
+    assert tool_result_texts(requests[-1]) == ["grew", "I am new"]
+    assert requests[0].body["tools"] == requests[-1].body["tools"]
+
+
+async def test_an_untrusted_projects_mcp_files_are_ignored_and_it_says_so(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo()}}))
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp")
+    assert ui.notices[0] == (
+        "MCP: ignored .mcp.json: the project is not trusted (run once with --trust-project to use its servers)",
+        "warning",
+    )
+    assert ui.notices[1][0].startswith("No MCP servers configured")

@@ -11,7 +11,7 @@ import signal
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 app = MCPServer("demo")
 
@@ -55,6 +55,14 @@ def huge(size: int = 200_000) -> str:
 def leak() -> str:
     """Return a text holding something that looks like a secret."""
     return "config: AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@app.tool()
+async def grow(ctx: Context) -> str:
+    """Add a tool called "grown" and tell the client that the tool list changed."""
+    app.add_tool(lambda: "I am new", name="grown", description="A tool that appeared during the session.")
+    await ctx.session.send_tool_list_changed()
+    return "grew"
 
 
 if __name__ == "__main__":
