@@ -72,11 +72,32 @@ def _tool_turn() -> list[Any]:
 
 def test_system_and_last_cached_block_carry_the_only_markers() -> None:
     body = build_request(MODEL, LlmRequest("You are helpful.", _tool_turn(), TOOLS), StreamOptions())
-    assert _markers(body) == [("system", {"type": "ephemeral"}), ("messages.2.1", {"type": "ephemeral"})]
+    assert _markers(body) == [
+        ("system", {"type": "ephemeral"}),
+        ("tool", {"type": "ephemeral"}),
+        ("messages.2.1", {"type": "ephemeral"}),
+    ]
     assert body["system"] == [
         {"type": "text", "text": "You are helpful.", "cache_control": {"type": "ephemeral"}}
     ]
+
+
+def test_the_last_tool_carries_a_marker_as_pi_puts_it_unless_compat_refuses() -> None:
+    two = [*TOOLS, ToolDefinition(name="ls", description="List", parameters={"type": "object"})]
+    body = build_request(MODEL, LlmRequest("s", [UserMessage(content="q")], two), StreamOptions())
     assert "cache_control" not in body["tools"][0]
+    assert body["tools"][1]["cache_control"] == {"type": "ephemeral"}
+    long = build_request(
+        MODEL, LlmRequest("s", [UserMessage(content="q")], two), StreamOptions(cache_retention="long")
+    )
+    assert long["tools"][1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    off = MODEL.model_copy(update={"compat": {"supportsCacheControlOnTools": False}})
+    body = build_request(off, LlmRequest("s", [UserMessage(content="q")], two), StreamOptions())
+    assert all("cache_control" not in tool for tool in body["tools"])
+    body = build_request(
+        MODEL, LlmRequest("s", [UserMessage(content="q")], two), StreamOptions(cache_retention="none")
+    )
+    assert all("cache_control" not in tool for tool in body["tools"])
 
 
 def test_consecutive_tool_results_merge_into_one_user_message() -> None:
@@ -187,11 +208,26 @@ def test_images_become_base64_blocks_and_are_omitted_for_text_only_models() -> N
 def test_budget_thinking_levels_add_the_budget_to_max_tokens(
     level: str, budget: int, max_tokens: int
 ) -> None:
-    body = build_request(
-        MODEL, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking=level, temperature=0.2)
-    )  # type: ignore[arg-type]
+    # a requested cap of 32,000 is widened by the budget, as pi widens it
+    options = StreamOptions(thinking=level, temperature=0.2, max_tokens=32_000)  # type: ignore[arg-type]
+    body = build_request(MODEL, LlmRequest("s", [UserMessage(content="q")]), options)
     assert body["thinking"] == {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
     assert body["max_tokens"] == max_tokens
+    # without one the cap is the model's maximum, the budget inside it
+    body = build_request(MODEL, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(thinking=level))  # type: ignore[arg-type]
+    assert body["max_tokens"] == 64_000 and body["thinking"]["budget_tokens"] == budget
+
+
+def test_the_default_cap_is_the_model_maximum_cut_to_the_room_the_window_leaves() -> None:
+    # pi: min(maxTokens, contextWindow - estimated prompt - 4096); the estimate is a token per 4 characters
+    narrow = MODEL.model_copy(update={"context_window": 50_000})
+    prompt = "x" * 40_000  # 10,000 tokens
+    body = build_request(narrow, LlmRequest("", [UserMessage(content=prompt)]), StreamOptions())
+    assert body["max_tokens"] == 50_000 - 10_000 - 4096
+    body = build_request(
+        narrow, LlmRequest("", [UserMessage(content=prompt)]), StreamOptions(thinking="high")
+    )  # type: ignore[arg-type]
+    assert body["max_tokens"] == 50_000 - 10_000 - 4096 and body["thinking"]["budget_tokens"] == 16_384
     assert "temperature" not in body
 
 
@@ -205,11 +241,19 @@ def test_budget_is_capped_by_the_model_limit_and_overridable() -> None:
     assert body["thinking"]["budget_tokens"] == 4000
 
 
-def test_thinking_off_keeps_temperature_and_sends_no_thinking() -> None:
+def test_thinking_off_keeps_temperature_and_sends_thinking_disabled() -> None:
     body = build_request(MODEL, LlmRequest("s", [UserMessage(content="q")]), StreamOptions(temperature=0.5))
     assert body["temperature"] == 0.5
-    assert "thinking" not in body
-    assert body["max_tokens"] == 32_000
+    assert body["thinking"] == {"type": "disabled"}  # said out loud on a model that can think, as pi does
+    plain = MODEL.model_copy(update={"reasoning": False})
+    assert "thinking" not in build_request(
+        plain, LlmRequest("s", [UserMessage(content="q")]), StreamOptions()
+    )
+    cannot_stop = MODEL.model_copy(update={"thinking_level_map": {"off": None}})
+    assert "thinking" not in build_request(
+        cannot_stop, LlmRequest("s", [UserMessage(content="q")]), StreamOptions()
+    )
+    assert body["max_tokens"] == 64_000  # the model's maximum, as pi sends it
 
 
 @pytest.mark.parametrize(
@@ -329,3 +373,23 @@ def test_catalog_models_forcing_adaptive_thinking_get_it_with_the_mapped_effort(
     assert body["output_config"] == {"effort": "high"}
     body = build_request(kimi, LlmRequest("sys", [UserMessage(content="hi")]), StreamOptions(thinking="low"))
     assert body["output_config"] == {"effort": "low"}
+
+
+def test_tools_asking_for_constrained_sampling_go_strict_where_compat_supports_strict_tools() -> None:
+    params = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "limit": {"type": "number"}},
+        "required": ["path"],
+    }
+    read = ToolDefinition(
+        name="read", description="Read", parameters=params, constrained_sampling={"type": "json_schema"}
+    )
+    strict_model = MODEL.model_copy(update={"compat": {"supportsStrictTools": True}})
+    body = build_request(strict_model, LlmRequest("s", [UserMessage(content="q")], [read]), StreamOptions())
+    tool = body["tools"][0]
+    assert tool["strict"] is True
+    assert tool["input_schema"]["additionalProperties"] is False
+    assert tool["input_schema"]["required"] == ["path", "limit"]
+    assert tool["input_schema"]["properties"]["limit"] == {"anyOf": [{"type": "number"}, {"type": "null"}]}
+    body = build_request(MODEL, LlmRequest("s", [UserMessage(content="q")], [read]), StreamOptions())
+    assert "strict" not in body["tools"][0] and body["tools"][0]["input_schema"] == params

@@ -219,8 +219,9 @@ async def test_anthropic_cost_prices_the_reported_usage_including_one_hour_write
 
     def one_hour(body: dict[str, Any]) -> dict[str, Any]:
         # The fake is not api.anthropic.com, so "long" retention alone would not ask for a 1-hour TTL.
-        for block in body["system"]:
-            block["cache_control"]["ttl"] = "1h"
+        for block in [*body["system"], *body.get("tools", [])]:
+            if "cache_control" in block:
+                block["cache_control"]["ttl"] = "1h"
         for message in body["messages"]:
             for block in message["content"]:
                 if "cache_control" in block:

@@ -6,9 +6,10 @@ equivalent: the same fields, messages (the replayed thinking in the provider's f
 schemas (strict where the provider takes strict tools), output cap, thinking/reasoning fields and cache
 fields.
 
-The same for the Responses API on xAI and Meta, and the Messages API on Kimi For Coding. Deliberate differences, listed in docs/providers.md: the
-system prompt's text, tool descriptions, the session id (each run makes its own) where it is sent, and an
-output cap cut by the context window (estimated from each agent's own prompt text).
+The same for the Responses API on xAI and Meta, and the Messages API on Kimi For Coding. Deliberate
+differences, listed in docs/providers.md: the system prompt's text, tool descriptions, the session id (each
+run makes its own) where it is sent, and an output cap cut by the context window (estimated from each
+agent's own prompt text).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def _run(
     model: str,
     *,
     anthropic: bool = False,
+    extra: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     assert fake.server is not None
     home = root / "home"
@@ -69,7 +71,7 @@ def _run(
         k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy")
     }
     env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", variable: KEY}
-    args = ["--provider", provider, "--model", model, "-p", PROMPT]
+    args = ["--provider", provider, "--model", model, *extra, "-p", PROMPT]
     return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
 
 
@@ -197,15 +199,11 @@ def test_pi_and_pi_tui_send_equivalent_responses_requests(
 
 
 def _comparable_messages_api(body: dict[str, Any]) -> dict[str, Any]:
-    """Set aside what docs/providers.md lists as deliberate on the Messages API: the prompt's words, tool
-    descriptions, the output cap (pi: the model's maximum) and the last tool's marker."""
+    """Set aside what docs/providers.md lists as deliberate on the Messages API: the prompt's words and
+    tool descriptions. The output cap and the last tool's cache marker must be pi's."""
     out = dict(body)
     out["system"] = [{k: v for k, v in block.items() if k != "text"} for block in body["system"]]
-    out["tools"] = [
-        {k: v for k, v in _without_descriptions(tool).items() if k != "cache_control"}
-        for tool in body["tools"]
-    ]
-    out.pop("max_tokens", None)
+    out["tools"] = [_without_descriptions(tool) for tool in body["tools"]]
     return out
 
 
@@ -239,3 +237,45 @@ def test_pi_and_pi_tui_send_equivalent_messages_requests_to_kimi_for_coding(
             "output_config"
         ] == {"effort": "high"}
         assert _comparable_messages_api(ours.body) == _comparable_messages_api(theirs.body)
+        assert ours.body["max_tokens"] == theirs.body["max_tokens"] == 32_768  # the model's maximum
+        assert ours.body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+
+
+CLAUDE_CASES = [
+    ("claude-sonnet-4-5", "off"),  # thinking: disabled, the model's maximum as the cap
+    ("claude-sonnet-4-5", "high"),  # budget thinking inside the model's maximum
+    ("claude-opus-4-6", "medium"),  # adaptive thinking
+]
+
+
+@pytest.mark.parametrize(("model", "level"), CLAUDE_CASES, ids=[f"{m}-{t}" for m, t in CLAUDE_CASES])
+def test_pi_and_pi_tui_send_equivalent_messages_requests_to_claude(
+    tmp_path: Path, pi087: Pi087, model: str, level: str
+) -> None:
+    provider, variable = "anthropic", "ANTHROPIC_API_KEY"
+    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
+    pi_fake.script(_script())
+    tui_fake.script(_script())
+    extra = ("--thinking", level)
+    with pi_fake.serve(), tui_fake.serve():
+        pi_run = _run(
+            pi087.argv(), tmp_path / "pi", pi_fake, provider, variable, model, anthropic=True, extra=extra
+        )
+        tui_run = _run(
+            [sys.executable, "-m", "pi_tui"],
+            tmp_path / "tui",
+            tui_fake,
+            provider,
+            variable,
+            model,
+            anthropic=True,
+            extra=extra,
+        )
+    assert pi_run.returncode == 0, pi_run.stderr
+    assert tui_run.returncode == 0, tui_run.stderr
+    assert pi_fake.violations == [] and tui_fake.violations == []
+    assert len(pi_fake.requests) == len(tui_fake.requests) == 2
+    for theirs, ours in zip(pi_fake.requests, tui_fake.requests, strict=True):
+        assert sorted(ours.body) == sorted(theirs.body)
+        assert _comparable_messages_api(ours.body) == _comparable_messages_api(theirs.body)
+    assert tui_fake.requests[0].body["tools"][-1]["cache_control"] == {"type": "ephemeral"}

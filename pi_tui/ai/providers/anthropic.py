@@ -34,6 +34,8 @@ from ._common import (
     stream_over_http,
 )
 from ._history import prepare_messages, sanitize_surrogates
+from ._openai_compat import default_max_tokens
+from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 __all__ = [
@@ -94,25 +96,46 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         if control:
             system_block["cache_control"] = dict(control)
         body["system"] = [system_block]
-    markers = sum("cache_control" in b for b in body.get("system", [])) + message_markers
-    if markers > _MAX_MARKERS:  # one system block + one message block today; a guard for future layouts
-        raise ValueError(f"too many cache_control markers: {markers} > {_MAX_MARKERS}")
     if request.tools:
-        # No marker on tools: the system-prompt breakpoint already covers them (tools come first).
         # ``eager_input_streaming`` as pi 0.87 sends it (unless the model's compat opts out): it is part
         # of the cached tool prefix, so a session moving between pi and pi-tui keeps its cache.
-        eager = (model.compat or {}).get("supportsEagerToolInputStreaming", True) is not False
-        body["tools"] = [
-            {
-                "name": t.name,
-                "description": t.description,
-                **({"eager_input_streaming": True} if eager else {}),
-                "input_schema": t.parameters,
-            }
-            for t in request.tools
-        ]
-    base = options.max_tokens or min(model.max_tokens, 32_000)
-    body["max_tokens"] = min(base, model.max_tokens)
+        compat = model.compat or {}
+        eager = compat.get("supportsEagerToolInputStreaming", True) is not False
+        # Tools that ask for constrained sampling (read, bash, edit, write) go strict, with the strict
+        # schema, on models whose compat says supportsStrictTools (Anthropic's own), as pi sends them.
+        supports_strict = compat.get("supportsStrictTools", False) is True
+        body["tools"] = []
+        for t in request.tools:
+            strict = strict_parameters(t, supports_strict)
+            tool: dict[str, Any] = {"name": t.name, "description": t.description}
+            if eager:
+                tool["eager_input_streaming"] = True
+            if strict is not None:
+                tool["strict"] = True
+                strict["properties"] = strict.get("properties", {})
+                strict["required"] = strict.get("required", [])
+            tool["input_schema"] = strict if strict is not None else t.parameters
+            body["tools"].append(tool)
+        # A breakpoint on the last tool, as pi puts it (unless the model's compat says the server refuses
+        # cache_control on tools): the tools come first in the cached prefix.
+        if control and compat.get("supportsCacheControlOnTools", True) is not False:
+            body["tools"][-1]["cache_control"] = dict(control)
+    markers = (
+        sum("cache_control" in b for b in body.get("system", []))
+        + sum("cache_control" in t for t in body.get("tools", []))
+        + message_markers
+    )
+    if markers > _MAX_MARKERS:  # a tool, a system block and a message block today; a guard for later
+        raise ValueError(f"too many cache_control markers: {markers} > {_MAX_MARKERS}")
+    # pi's cap: the requested one or the model's maximum, cut to the room the context window leaves
+    # (its estimate of instructions, tools and history, minus 4,096)
+    estimated_tools = [
+        {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
+    ]
+    base = default_max_tokens(
+        model, request.messages, options.max_tokens, request.system_prompt, estimated_tools
+    )
+    body["max_tokens"] = base
     thinking_on = model.reasoning and options.thinking != "off"
     if thinking_on:
         # the catalog's forceAdaptiveThinking (Kimi For Coding, …) as well as Claude 4.6+ by id
@@ -126,14 +149,21 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
             budgets = {**THINKING_BUDGETS, **(options.thinking_budgets or {})}
             level = options.thinking if options.thinking in budgets else "high"
             budget = budgets[level]
-            max_tokens = min(base + budget, model.max_tokens)
-            if budget >= max_tokens:  # the budget must leave room for the answer
-                budget = max_tokens - _MIN_BUDGET
+            # pi widens the cap by the budget (up to the model's maximum), then cuts it to the window again
+            wanted = min(base + budget, model.max_tokens)
+            max_tokens = default_max_tokens(
+                model, request.messages, wanted, request.system_prompt, estimated_tools
+            )
+            budget = min(budget, max(0, max_tokens - _MIN_BUDGET))  # the answer keeps 1,024 tokens
             if budget >= _MIN_BUDGET:
                 body["max_tokens"] = max_tokens
                 body["thinking"] = {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
             else:
                 thinking_on = False
+    elif model.reasoning and (model.thinking_level_map or {}).get("off", "") is not None:
+        # thinking off on a model that can think is said out loud, as pi says it (unless the model's
+        # thinkingLevelMap marks "off" as unsupported with null)
+        body["thinking"] = {"type": "disabled"}
     if options.temperature is not None and not thinking_on:  # the API rejects temperature with thinking
         body["temperature"] = options.temperature
     body["stream"] = True
