@@ -31,7 +31,6 @@ from pi_tui.util.record import Record
 from .tool import ToolResult
 
 __all__ = [
-    "RuntimeEvent",
     "AgentEvent",
     "AgentStart",
     "AgentEnd",
@@ -45,6 +44,16 @@ __all__ = [
     "ToolExecutionEnd",
     "AutoRetryStart",
     "AutoRetryEnd",
+    "RuntimeEvent",
+    "ErrorEvent",
+    "ExtensionWarning",
+    "ExtensionError",
+    "AutoCompactionStart",
+    "AutoCompactionEnd",
+    "CompactionApplied",
+    "CheckpointRestore",
+    "SessionTreeMoved",
+    "SessionSwitched",
     "to_jsonable",
     "tool_result_json",
 ]
@@ -272,14 +281,165 @@ AgentEvent = (
 )
 
 
+# --- the runtime's own events --------------------------------------------------------------------
+# Compaction, tree moves, checkpoint restores, extension failures and session errors. They live here,
+# below the runtime and the extensions, because both emit them through the session's listeners
+# (`pi_tui.runtime.events` re-exports them). They are rare (a few per run), so ``data`` and ``to_json()``
+# build their dicts on demand.
+
+
 @dataclass(frozen=True, slots=True)
 class RuntimeEvent:
-    """Events of the runtime itself, beside the agent's (compaction, tree moves, extension errors, …):
-    ``type`` plus a JSON-ready payload. Defined here, below the runtime and the extensions, because both
-    emit them through the session's listeners (`pi_tui.runtime.events` re-exports it)."""
+    """Base of the runtime's events: ``type`` names the record on the wire."""
 
-    type: str
-    data: dict[str, Any] = dataclasses.field(default_factory=dict)
+    type: ClassVar[str] = ""
+
+    def payload(self) -> dict[str, Any]:
+        """The record's fields in pi's camelCase, without ``type``."""
+        return {}
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The wire record without its ``type`` (a fresh dict each time)."""
+        return self.payload()
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, **self.data}
+        """The wire record: ``{"type": ..., **payload}``."""
+        return {"type": self.type, **self.payload()}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent(RuntimeEvent):
+    """The session could not do something after a turn (save the session file, run a context hook)."""
+
+    type: ClassVar[str] = "error"
+    message: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionWarning(RuntimeEvent):
+    """A registration conflict or similar, raised once the session runs."""
+
+    type: ClassVar[str] = "extension_warning"
+    message: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionError(RuntimeEvent):
+    """An extension's handler (or its loading) failed; ``event`` is the hook it failed in."""
+
+    type: ClassVar[str] = "extension_error"
+    extension_path: str
+    extension: str
+    event: str
+    error: str
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "extensionPath": self.extension_path,
+            "extension": self.extension,
+            "event": self.event,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> ExtensionError:
+        """The event for a payload in the wire shape (how the runner keeps its error list)."""
+        return cls(
+            extension_path=str(payload["extensionPath"]),
+            extension=str(payload["extension"]),
+            event=str(payload["event"]),
+            error=str(payload["error"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AutoCompactionStart(RuntimeEvent):
+    """The session began compacting on its own; ``reason`` is ``threshold`` or ``overflow``."""
+
+    type: ClassVar[str] = "auto_compaction_start"
+    reason: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class AutoCompactionEnd(RuntimeEvent):
+    """An automatic compaction ended: applied (``result``), cancelled (``aborted``) or failed
+    (``error_message``). ``will_retry`` says the overflowing request is sent again."""
+
+    type: ClassVar[str] = "auto_compaction_end"
+    aborted: bool
+    will_retry: bool
+    result: dict[str, Any] | None = None
+    error_message: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.result is not None:
+            out["result"] = self.result
+        out["aborted"] = self.aborted
+        out["willRetry"] = self.will_retry
+        if self.error_message is not None:
+            out["errorMessage"] = self.error_message
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionApplied(RuntimeEvent):
+    """A compaction entry was appended (manual or automatic); ``result`` is its JSON form."""
+
+    type: ClassVar[str] = "compaction"
+    entry_id: str | None
+    reason: str
+    from_extension: bool
+    result: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "entryId": self.entry_id,
+            "reason": self.reason,
+            "fromExtension": self.from_extension,
+            "result": self.result,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRestore(RuntimeEvent):
+    """Files were restored from a checkpoint; ``result`` is the restore's JSON form."""
+
+    type: ClassVar[str] = "checkpoint_restore"
+    result: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.result)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTreeMoved(RuntimeEvent):
+    """The session's leaf moved to another point of its tree."""
+
+    type: ClassVar[str] = "session_tree"
+    leaf_id: str | None
+
+    def payload(self) -> dict[str, Any]:
+        return {"leafId": self.leaf_id}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSwitched(RuntimeEvent):
+    """Another session file became the current one (new, resumed or forked)."""
+
+    type: ClassVar[str] = "session_switch"
+    session_id: str
+    path: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"sessionId": self.session_id, "path": self.path}

@@ -32,6 +32,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.agent.events import (
+    AutoCompactionEnd,
+    AutoCompactionStart,
+    CompactionApplied,
+    RuntimeEvent,
+)
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import AssistantMessage, Model
@@ -71,7 +77,7 @@ OnCompactHook = Callable[[Any, bool], Awaitable[None]]
 ReviewSummaryHook = Callable[[str], Awaitable[str | None]]
 BeforeTreeHook = Callable[["TreePreparation", AbortSignal], Awaitable[Any]]
 OnTreeHook = Callable[[dict[str, Any]], Awaitable[None]]
-EmitFn = Callable[[str, dict[str, Any]], Awaitable[None]]
+EmitFn = Callable[[RuntimeEvent], Awaitable[None]]
 
 
 class CompactionController:
@@ -209,13 +215,12 @@ class CompactionController:
             except Exception:
                 log.exception("on_compact hook failed")
         await self._emit(
-            "compaction",
-            {
-                "entryId": entry_id(entry),
-                "reason": reason,
-                "fromExtension": result.from_hook,
-                "result": result.to_json(),
-            },
+            CompactionApplied(
+                entry_id=entry_id(entry),
+                reason=reason,
+                from_extension=result.from_hook,
+                result=result.to_json(),
+            )
         )
         return result
 
@@ -276,23 +281,19 @@ class CompactionController:
 
     async def _auto(self, reason: str, *, will_retry: bool, signal: AbortSignal | None = None) -> bool:
         leaf = self._session().get_leaf_id()
-        await self._emit("auto_compaction_start", {"reason": reason})
+        await self._emit(AutoCompactionStart(reason))
         try:
             result = await self.compact(reason=reason, signal=signal)
         except CompactionCancelled:
             self._failed_at = leaf  # not again before the conversation moves on
-            await self._emit("auto_compaction_end", {"aborted": True, "willRetry": False})
+            await self._emit(AutoCompactionEnd(aborted=True, will_retry=False))
             return False
         except CompactionError as exc:
             self._failed_at = leaf
-            await self._emit(
-                "auto_compaction_end", {"aborted": False, "willRetry": False, "errorMessage": str(exc)}
-            )
+            await self._emit(AutoCompactionEnd(aborted=False, will_retry=False, error_message=str(exc)))
             return False
         self._failed_at = None
-        await self._emit(
-            "auto_compaction_end", {"result": result.to_json(), "aborted": False, "willRetry": will_retry}
-        )
+        await self._emit(AutoCompactionEnd(aborted=False, will_retry=will_retry, result=result.to_json()))
         return True
 
     async def _threshold(self, overhead_tokens: int, signal: AbortSignal | None) -> bool:
@@ -322,8 +323,7 @@ class CompactionController:
                 # The loop retried once after compacting and the provider still refused the request.
                 self._overflow_attempted = False
                 await self._emit(
-                    "auto_compaction_end",
-                    {"aborted": False, "willRetry": False, "errorMessage": OVERFLOW_RECOVERY_FAILED},
+                    AutoCompactionEnd(aborted=False, will_retry=False, error_message=OVERFLOW_RECOVERY_FAILED)
                 )
             return False
         self._overflow_attempted = False
@@ -353,8 +353,7 @@ class CompactionController:
             return False  # an overflow of another model says nothing about this one's window
         if self._overflow_attempted:
             await self._emit(
-                "auto_compaction_end",
-                {"aborted": False, "willRetry": False, "errorMessage": OVERFLOW_RECOVERY_FAILED},
+                AutoCompactionEnd(aborted=False, will_retry=False, error_message=OVERFLOW_RECOVERY_FAILED)
             )
             return False
         self._overflow_attempted = True

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.events import RuntimeEvent
+from pi_tui.agent.events import ExtensionError, RuntimeEvent
 
 from .budget import HookAborted
 from .events import EVENTS, Event, normalize_result
@@ -130,7 +130,7 @@ class Dispatch:
         if isinstance(error, HookAborted):
             log.info("%s", error)
             return
-        await self._emit(RuntimeEvent("extension_error", self.error_payload(ext, event, error)))
+        await self._emit(ExtensionError.from_payload(self.error_payload(ext, event, error)))
 
     def report_soon(self, ext: Extension, event: str, error: BaseException | str) -> None:
         """`report` from synchronous code (emitted on the event loop, or at start when there is none)."""
@@ -143,4 +143,4 @@ class Dispatch:
         except RuntimeError:
             self.queued_errors.append(payload)
             return
-        self._spawn(self._emit(RuntimeEvent("extension_error", payload)))
+        self._spawn(self._emit(ExtensionError.from_payload(payload)))

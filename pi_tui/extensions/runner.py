@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.events import RuntimeEvent
+from pi_tui.agent.events import ExtensionError, ExtensionWarning, RuntimeEvent
 
 from .budget import HOOK_TIMEOUT, HookAborted, HookBudgetMixin, HookTimeoutError
 from .bus import EventBus
@@ -225,7 +225,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         """A registration conflict or similar: shown at start-up, or as an event once running."""
         log.warning(message)
         if self._started:
-            self.spawn(self.session.emit(RuntimeEvent("extension_warning", {"message": message})))
+            self.spawn(self.session.emit(ExtensionWarning(message)))
         else:
             self.warnings.append(message)
 
@@ -494,7 +494,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
                 self.dispatch.queued_errors.append(self.dispatch.error_payload(ext, "load", message))
         queued, self.dispatch.queued_errors = self.dispatch.queued_errors, []
         for payload in queued:
-            await self.session.emit(RuntimeEvent("extension_error", payload))
+            await self.session.emit(ExtensionError.from_payload(payload))
         self.session.restore_panel_state()
         await self.notify("session_start", timeout=self.lifecycle_timeout, reason=reason)
         await self.emit_resources_discover(reason)

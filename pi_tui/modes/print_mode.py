@@ -13,7 +13,14 @@ import json
 import sys
 from typing import Any, TextIO
 
-from pi_tui.agent.events import AutoRetryEnd, AutoRetryStart
+from pi_tui.agent.events import (
+    AutoCompactionEnd,
+    AutoCompactionStart,
+    AutoRetryEnd,
+    AutoRetryStart,
+    ErrorEvent,
+    ExtensionError,
+)
 from pi_tui.ai.types import AssistantMessage
 from pi_tui.runtime.agent_session import AgentSession
 
@@ -69,30 +76,29 @@ async def run_print_mode(
     else:
 
         def on_event(event: Any) -> None:
-            if isinstance(event, AutoRetryStart):
-                err.write(
-                    f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:.1f}s: "
-                    f"{event.error_message}\n"
-                )
-                err.flush()
-            elif isinstance(event, AutoRetryEnd) and not event.success:
-                err.write(f"Giving up after {event.attempt} attempts\n")
-                err.flush()
-            elif getattr(event, "type", "") == "extension_error":  # extensions (issue #5)
-                data = event.data
-                err.write(f'Extension "{data["extension"]}" failed in {data["event"]}: {data["error"]}\n')
-                err.flush()
-            elif getattr(event, "type", "") == "auto_compaction_end" and event.data.get("result"):
-                result = event.data["result"]
-                err.write(
-                    f"[auto_compaction_end] summarised {result.get('tokensBefore', '?')} tokens; "
-                    "read the summary with: pi-tui -c -p /summary\n"
-                )
-                err.flush()
-            elif getattr(event, "type", "") in ("auto_compaction_start", "auto_compaction_end", "error"):
-                data = event.to_json()
-                err.write(f"[{data.pop('type')}] {json.dumps(data, ensure_ascii=False)[:300]}\n")
-                err.flush()
+            match event:
+                case AutoRetryStart():
+                    err.write(
+                        f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:.1f}s: "
+                        f"{event.error_message}\n"
+                    )
+                    err.flush()
+                case AutoRetryEnd(success=False):
+                    err.write(f"Giving up after {event.attempt} attempts\n")
+                    err.flush()
+                case ExtensionError():
+                    err.write(f'Extension "{event.extension}" failed in {event.event}: {event.error}\n')
+                    err.flush()
+                case AutoCompactionEnd(result=dict() as result) if result:
+                    err.write(
+                        f"[auto_compaction_end] summarised {result.get('tokensBefore', '?')} tokens; "
+                        "read the summary with: pi-tui -c -p /summary\n"
+                    )
+                    err.flush()
+                case AutoCompactionStart() | AutoCompactionEnd() | ErrorEvent():
+                    data = event.to_json()
+                    err.write(f"[{data.pop('type')}] {json.dumps(data, ensure_ascii=False)[:300]}\n")
+                    err.flush()
 
     def write(text: str) -> None:
         try:

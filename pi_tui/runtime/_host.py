@@ -11,6 +11,12 @@ from pi_tui.ai.stream import StreamFn
 from pi_tui.context.engine import ContextEngine
 from pi_tui.context.panels import PanelManager
 
+if TYPE_CHECKING:
+    from pi_tui.ai.model_registry import ModelRegistry
+    from pi_tui.extensions.runner import ExtensionRunner
+    from pi_tui.resources.settings import SettingsManager
+    from pi_tui.session.manager import SessionManager
+
 __all__ = ["SessionHost"]
 
 
@@ -18,14 +24,14 @@ class SessionHost:
     """Attribute and method declarations only; `AgentSession` provides them."""
 
     cwd: Path
-    session: Any
+    session: SessionManager
     agent: Agent
     engine: ContextEngine
     panels: PanelManager
-    settings: Any
-    registry: Any
+    settings: SettingsManager | None
+    registry: ModelRegistry
     tools: dict[str, AgentTool]
-    extensions: Any
+    extensions: ExtensionRunner | None
     compaction: Any
     _base_stream_fn: StreamFn | None
     _switch_reason: str | None

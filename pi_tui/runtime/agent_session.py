@@ -48,15 +48,21 @@ from pi_tui.session.errors import SessionError
 from pi_tui.util.tasks import stray_cancellation
 
 from .compaction_ops import CompactionMixin
-from .events import RuntimeEvent, SessionStats
+from .events import ErrorEvent, RuntimeEvent, SessionStats
 from .rewind_ops import RewindMixin
 from .tree_ops import SessionTreeMixin
 
 if TYPE_CHECKING:
+    from pi_tui.ai.model_registry import ModelRegistry
     from pi_tui.ai.oauth.types import RequestAuth
+    from pi_tui.checkpoints import Checkpointer
     from pi_tui.context.report import ContextReport
     from pi_tui.context.request import Block
+    from pi_tui.extensions.runner import ExtensionRunner
+    from pi_tui.resources.loader import ResourceLoader
+    from pi_tui.resources.settings import SettingsManager
     from pi_tui.sandbox import CommandSandbox
+    from pi_tui.session.manager import SessionManager
 
 __all__ = [
     "AgentSession",
@@ -121,18 +127,18 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self,
         *,
         cwd: Path,
-        session: Any,
+        session: SessionManager,
         model: Model,
         thinking: ThinkingLevel,
-        registry: Any,
-        resources: Any,
-        settings: Any,
+        registry: ModelRegistry,
+        resources: ResourceLoader | None,
+        settings: SettingsManager | None,
         tools: dict[str, AgentTool],
         active_tools: Sequence[str],
         stream_fn: StreamFn | None = None,
         context_handlers: Callable[[], Sequence[ContextHandler]] = lambda: (),
         retry: RetryConfig | None = None,
-        checkpoints: Any = None,
+        checkpoints: Checkpointer | None = None,
     ) -> None:
         self.cwd = cwd
         if checkpoints is None:  # checkpoints (issue #13)
@@ -158,7 +164,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._offered_tools: set[str] | None = None
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
         # --- extensions (issue #5): the runner sets `extensions`; modes call attach_ui() ---
-        self.extensions: Any = None  # pi_tui.extensions.runner.ExtensionRunner
+        self.extensions: ExtensionRunner | None = None
         self.extension_setup: Callable[[], Any] | None = None  # binds a runner when /reload finds some
         self._watch_extensions = False  # start(watch=True) was asked: a runner bound later watches too
         self.login_available = False
@@ -246,14 +252,14 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 self._persist_message(event.message, hooked=True)
             except SessionError as exc:
                 # The conversation goes on in memory; the user must hear that it is not being saved.
-                await self.emit(RuntimeEvent("error", {"message": f"Session not saved: {exc}"}))
+                await self.emit(ErrorEvent(f"Session not saved: {exc}"))
         elif isinstance(event, TurnEnd) and (self.engine.has_handlers() or self._detaches_history()):
             # Without handlers or history detaching, step 7 would only replay the path for nothing.
             try:
                 env = await self.engine.turn_end()
                 self._maybe_detach_history(env)
             except Exception as exc:
-                await self.emit(RuntimeEvent("error", {"message": f"context(turn_end) failed: {exc}"}))
+                await self.emit(ErrorEvent(f"context(turn_end) failed: {exc}"))
         await self.emit(event)
 
     def _detaches_history(self) -> bool:

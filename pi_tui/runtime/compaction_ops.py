@@ -15,7 +15,6 @@ from pi_tui.ai.types import (
 from pi_tui.context.envelope import ContextEnvelope
 
 from ._host import SessionHost
-from .events import RuntimeEvent
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +34,7 @@ class CompactionMixin(SessionHost):
             model=lambda: self.agent.model,
             settings=self._compaction_settings,
             backend=self._compaction_backend,
-            emit=self._emit_compaction_event,
+            emit=self.emit,
             on_applied=self._after_compaction,
             branch_settings=self._branch_summary_settings,
         )
@@ -53,9 +52,6 @@ class CompactionMixin(SessionHost):
         from pi_tui.resources.settings_schema import BranchSummarySettings
 
         return self.settings.branch_summary if self.settings is not None else BranchSummarySettings()
-
-    async def _emit_compaction_event(self, kind: str, data: dict[str, Any]) -> None:
-        await self.emit(RuntimeEvent(kind, data))
 
     async def _on_compaction_agent_event(self, event: Any) -> None:
         from pi_tui.agent.events import AgentStart

@@ -5,9 +5,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pi_tui.agent.events import RuntimeEvent
+from pi_tui.agent.events import (
+    AutoCompactionEnd,
+    AutoCompactionStart,
+    CheckpointRestore,
+    CompactionApplied,
+    ErrorEvent,
+    ExtensionError,
+    ExtensionWarning,
+    RuntimeEvent,
+    SessionSwitched,
+    SessionTreeMoved,
+)
 
-__all__ = ["RuntimeEvent", "SessionStats"]
+__all__ = [
+    "AutoCompactionEnd",
+    "AutoCompactionStart",
+    "CheckpointRestore",
+    "CompactionApplied",
+    "ExtensionError",
+    "ExtensionWarning",
+    "RuntimeEvent",
+    "ErrorEvent",
+    "SessionSwitched",
+    "SessionTreeMoved",
+    "SessionStats",
+]
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from pi_tui.extensions.ui import NullUIBridge
 from pi_tui.session.errors import EntryNotFoundError
 
 from ._host import SessionHost
-from .events import RuntimeEvent
+from .events import CheckpointRestore
 
 if TYPE_CHECKING:
     # The rewind planner and the checkpoint records load when a rewind or a record happens: a run that
@@ -247,7 +247,7 @@ class RewindMixin(SessionHost):
             result.editor_text = await self.navigate(entry_id)
         if plan is not None:
             await self._write_restore(plan, result, choices, force, {"mode": mode})
-        await self.emit(RuntimeEvent("checkpoint_restore", result.to_json()))
+        await self.emit(CheckpointRestore(result.to_json()))
         return result
 
     async def undo_restore(
@@ -272,9 +272,10 @@ class RewindMixin(SessionHost):
 
         if record_id is None:
             restores = [e for e in self.session.get_branch() if _is_restore(e)]
-            if not restores:
+            latest = restores[-1].id if restores else None
+            if latest is None:
                 return None
-            record_id = restores[-1].id
+            record_id = latest
         entry = self.session.get_entry(record_id)
         checkpoint = checkpoint_of(entry) if entry is not None else None
         if entry is None or checkpoint is None or checkpoint.kind != "restore":
@@ -285,7 +286,7 @@ class RewindMixin(SessionHost):
         if not await self._settle_conflicts(plan, result, choices, force, ask):
             return result
         await self._write_restore(plan, result, choices, force, {"mode": "code", "undoes": record_id})
-        await self.emit(RuntimeEvent("checkpoint_restore", result.to_json()))
+        await self.emit(CheckpointRestore(result.to_json()))
         return result
 
     async def undo(self, *, force: bool = False, ask: bool = True) -> tuple[str, RewindResult] | None:

@@ -13,7 +13,7 @@ from pi_tui.ai.types import (
 from pi_tui.session.errors import EntryNotFoundError
 
 from ._host import SessionHost
-from .events import RuntimeEvent
+from .events import SessionSwitched, SessionTreeMoved
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class SessionTreeMixin(SessionHost):
         else:
             self.session.branch(target)
         self._rebuild_messages()
-        await self.emit(RuntimeEvent("session_tree", {"leafId": self.session.get_leaf_id()}))
+        await self.emit(SessionTreeMoved(self.session.get_leaf_id()))
         if self.extensions is not None:  # extensions (issue #5)
             await self.extensions.after_tree(old_leaf, tree_label, summary is not None)
         return editor_text
@@ -108,12 +108,11 @@ class SessionTreeMixin(SessionHost):
         model = self.agent.model
         if restored.model is not None and self.registry is not None:
             found = self.registry.find(restored.model.provider, restored.model.model_id)
-            usable = found is not None and (
+            if found is not None and (
                 self._base_stream_fn is not None
                 or not self.registry.requires_api_key(found)
                 or self.registry.get_api_key(found)
-            )
-            if usable:
+            ):
                 model = found
         thinking = restored.thinking_level if restored.messages else self.agent.thinking
         thinking = clamp_thinking_level(model, thinking)
@@ -125,9 +124,7 @@ class SessionTreeMixin(SessionHost):
         self._rebuild_messages()
         self._pending_state = {}  # unwritten changes belonged to the session we left
         self._record_model_if_changed(restored, model, thinking)
-        await self.emit(
-            RuntimeEvent("session_switch", {"sessionId": manager.id, "path": str(manager.path or "")})
-        )
+        await self.emit(SessionSwitched(manager.id, str(manager.path or "")))
         if self.extensions is not None:  # extensions (issue #5)
             await self.extensions.after_switch(reason or "resume", str(old.path or ""))
 

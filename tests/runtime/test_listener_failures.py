@@ -54,7 +54,7 @@ async def test_a_stray_cancellation_in_a_listener_of_a_session_event_is_containe
     tmp_path: Path, agent_dir: Path
 ) -> None:
     """Events outside a run (compaction, model changes, errors) are dispatched by the session itself."""
-    from pi_tui.runtime.events import RuntimeEvent
+    from pi_tui.runtime.events import ErrorEvent
 
     session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
     seen: list[str] = []
@@ -67,7 +67,7 @@ async def test_a_stray_cancellation_in_a_listener_of_a_session_event_is_containe
     session.subscribe(leaky)
     session.subscribe(lambda event: seen.append(event.type))
     try:
-        await session.emit(RuntimeEvent("error", {"message": "x"}))
+        await session.emit(ErrorEvent("x"))
     finally:
         await session.close()
     assert seen == ["error"]  # the next listener still got it

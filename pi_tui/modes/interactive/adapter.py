@@ -10,11 +10,17 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.agent.events import (
     AgentEnd,
     AgentStart,
+    AutoCompactionEnd,
+    AutoCompactionStart,
     AutoRetryEnd,
     AutoRetryStart,
+    ErrorEvent,
+    ExtensionError,
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    SessionSwitched,
+    SessionTreeMoved,
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
@@ -52,55 +58,51 @@ class ChatAdapter:
         return self.app.chat
 
     async def on_event(self, event: Any) -> None:
-        kind = getattr(event, "type", "")
-        if isinstance(event, MessageUpdate):
-            self._on_update(event)
-        elif isinstance(event, MessageStart):
-            self._on_message_start(event.message)
-        elif isinstance(event, MessageEnd):
-            await self._on_message_end(event.message)
-        elif isinstance(event, ToolExecutionStart):
-            block = self._tool(event.tool_call_id, event.tool_name, event.args)
-            block.set_args(event.args)
-        elif isinstance(event, ToolExecutionUpdate):
-            self._tool(event.tool_call_id, event.tool_name, event.args).set_partial(
-                result_text(event.partial_result)
-            )
-        elif isinstance(event, ToolExecutionEnd):
-            self._tool(event.tool_call_id, event.tool_name, {})
-            self.chat.record_result(
-                event.tool_call_id,
-                result_text(event.result),
-                event.is_error,
-                getattr(event.result, "details", None),
-            )
-        elif isinstance(event, AutoRetryStart):
-            self._retry_started(event)
-        elif isinstance(event, AutoRetryEnd):
-            self._retry_ended(event)
-        elif isinstance(event, AgentStart):
-            self.app.set_busy(True)
-        elif isinstance(event, AgentEnd):
-            self.app.set_busy(False)
-        elif kind == "error":
-            self.app.chat_notice(str(event.data.get("message", "error")), "error")
-        elif kind == "extension_error":
-            data = event.data
-            self.app.chat_notice(
-                f'Extension "{data.get("extension")}" failed in {data.get("event")}: {data.get("error")}',
-                "error",
-            )
-        elif kind in ("compaction_start", "auto_compaction_start"):
-            self.app.working_message = "Compacting context… (escape to cancel)"
-        elif kind in ("compaction_end", "auto_compaction_end"):
-            self.app.working_message = "Working"
-            self._compaction_ended(event.data)
-        elif kind in ("session_switch", "session_tree"):
-            self.app.reload_chat()
-            if kind == "session_switch":
+        match event:
+            case MessageUpdate():
+                self._on_update(event)
+                return  # queues change between messages, not within one
+            case MessageStart():
+                self._on_message_start(event.message)
+            case MessageEnd():
+                await self._on_message_end(event.message)
+            case ToolExecutionStart():
+                block = self._tool(event.tool_call_id, event.tool_name, event.args)
+                block.set_args(event.args)
+            case ToolExecutionUpdate():
+                self._tool(event.tool_call_id, event.tool_name, event.args).set_partial(
+                    result_text(event.partial_result)
+                )
+            case ToolExecutionEnd():
+                self._tool(event.tool_call_id, event.tool_name, {})
+                self.chat.record_result(
+                    event.tool_call_id, result_text(event.result), event.is_error, event.result.details
+                )
+            case AutoRetryStart():
+                self._retry_started(event)
+            case AutoRetryEnd():
+                self._retry_ended(event)
+            case AgentStart():
+                self.app.set_busy(True)
+            case AgentEnd():
+                self.app.set_busy(False)
+            case ErrorEvent():
+                self.app.chat_notice(event.message, "error")
+            case ExtensionError():
+                self.app.chat_notice(
+                    f'Extension "{event.extension}" failed in {event.event}: {event.error}', "error"
+                )
+            case AutoCompactionStart():
+                self.app.working_message = "Compacting context… (escape to cancel)"
+            case AutoCompactionEnd():
+                self.app.working_message = "Working"
+                self._compaction_ended(event.data)
+            case SessionSwitched():
+                self.app.reload_chat()
                 self._report_load_problems()
-        if not isinstance(event, MessageUpdate):  # queues change between messages, not within one
-            self.app.pending_changed()
+            case SessionTreeMoved():
+                self.app.reload_chat()
+        self.app.pending_changed()
 
     def _report_load_problems(self) -> None:
         """A session switched to (resume) with lines the loader skipped or repaired says so, as a start-up

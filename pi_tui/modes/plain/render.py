@@ -11,8 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from pi_tui.agent.events import (
+    AutoCompactionEnd,
+    AutoCompactionStart,
     AutoRetryEnd,
     AutoRetryStart,
+    ErrorEvent,
+    ExtensionError,
     MessageEnd,
     MessageUpdate,
     ToolExecutionEnd,
@@ -136,20 +140,14 @@ class EventPrinter:
         detail = f"{lines} line{'s' if lines != 1 else ''}" if lines > 1 else (first or "done")
         self.line(f"  ✓ {detail}", _DIM)
 
-    def _runtime(self, event: Any) -> None:
-        kind = getattr(event, "type", "")
-        data = getattr(event, "data", None)
-        if not isinstance(data, dict):
-            return
-        if kind == "extension_error":
-            self.line(
-                f'Extension "{data.get("extension")}" failed in {data.get("event")}: {data.get("error")}',
-                _RED,
-            )
-        elif kind == "error":
-            self.line(f"Error: {_one_line(str(data.get('message', data)), 500)}", _RED)
-        elif kind == "auto_compaction_start":
-            self.line("Compacting the conversation…", _DIM)
-        elif kind == "auto_compaction_end" and data.get("result"):
-            before = data["result"].get("tokensBefore", "?")
-            self.line(f"Compacted: {before} tokens summarised (/summary shows the summary)", _DIM)
+    def _runtime(self, event: object) -> None:
+        match event:
+            case ExtensionError():
+                self.line(f'Extension "{event.extension}" failed in {event.event}: {event.error}', _RED)
+            case ErrorEvent():
+                self.line(f"Error: {_one_line(event.message, 500)}", _RED)
+            case AutoCompactionStart():
+                self.line("Compacting the conversation…", _DIM)
+            case AutoCompactionEnd(result=dict() as result) if result:
+                before = result.get("tokensBefore", "?")
+                self.line(f"Compacted: {before} tokens summarised (/summary shows the summary)", _DIM)

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_tui.agent.events import AgentEnd, MessageStart, MessageUpdate
+from pi_tui.agent.events import (
+    AgentEnd,
+    AutoCompactionEnd,
+    AutoCompactionStart,
+    CompactionApplied,
+    MessageStart,
+    MessageUpdate,
+)
 from pi_tui.ai.types import AssistantMessage, dump_message
 
 __all__ = ["EventMapper"]
 
 # The message_start / message_end records carry these; pi 0.87 does not repeat them as updates.
 _SKIPPED_UPDATES = frozenset({"start", "done", "error"})
-# Runtime bookkeeping with no counterpart in pi's stream (``compaction_end`` already reports it).
-_DROPPED = frozenset({"compaction"})
 
 
 def _delta_json(event: Any) -> dict[str, Any]:
@@ -64,13 +69,13 @@ class EventMapper:
             return {"type": "message_start", "message": message}
         if isinstance(event, AgentEnd):
             return {**event.to_json(), "willRetry": False}
-        kind = getattr(event, "type", "")
-        if kind in _DROPPED:
-            return None
-        if kind == "auto_compaction_start":
-            self._compaction_reason = str(event.data.get("reason") or "threshold")
-            return {"type": "compaction_start", "reason": self._compaction_reason}
-        if kind == "auto_compaction_end":
-            return {"type": "compaction_end", "reason": self._compaction_reason, **event.data}
+        match event:
+            case CompactionApplied():  # runtime bookkeeping: ``compaction_end`` already reports it
+                return None
+            case AutoCompactionStart():
+                self._compaction_reason = event.reason or "threshold"
+                return {"type": "compaction_start", "reason": self._compaction_reason}
+            case AutoCompactionEnd():
+                return {"type": "compaction_end", "reason": self._compaction_reason, **event.payload()}
         to_json = getattr(event, "to_json", None)
         return to_json() if callable(to_json) else None

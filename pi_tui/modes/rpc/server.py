@@ -15,7 +15,15 @@ import json
 import logging
 from typing import Any
 
-from pi_tui.agent.events import AgentEnd, AgentStart, AutoRetryEnd, AutoRetryStart
+from pi_tui.agent.events import (
+    AgentEnd,
+    AgentStart,
+    AutoCompactionEnd,
+    AutoCompactionStart,
+    AutoRetryEnd,
+    AutoRetryStart,
+    SessionSwitched,
+)
 from pi_tui.ai.types import message_text
 from pi_tui.modes.json_events import JsonEventStream
 from pi_tui.runtime.agent_session import AgentSession
@@ -98,13 +106,12 @@ class RpcServer:
             self.retrying = True
         elif isinstance(event, AutoRetryEnd):
             self.retrying = False
-        kind = getattr(event, "type", "")
-        if kind == "auto_compaction_start":
+        elif isinstance(event, AutoCompactionStart):
             self.is_compacting = True
-        elif kind == "auto_compaction_end":
+        elif isinstance(event, AutoCompactionEnd):
             self.is_compacting = False
         self.stream.on_event(event)
-        if kind == "session_switch":  # a new session: pi announces its system prompt again
+        if isinstance(event, SessionSwitched):  # a new session: pi announces its system prompt again
             self.stream = JsonEventStream(self.session, self._emit_event)
 
     def _emit_event(self, record: dict[str, Any]) -> None:

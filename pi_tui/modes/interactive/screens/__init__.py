@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.agent.events import SessionSwitched
+
 if TYPE_CHECKING:
     from pi_tui.modes.interactive.app import PiApp
 else:
@@ -100,7 +102,7 @@ def install(app: PiApp) -> None:
     restore_layouts(session)
 
     def on_switch(event: Any) -> None:
-        if getattr(event, "type", None) == "session_switch":
+        if isinstance(event, SessionSwitched):
             restore_layouts(session)
 
     session.subscribe(on_switch)

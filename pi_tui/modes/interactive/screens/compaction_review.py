@@ -21,6 +21,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from pi_tui.agent.events import AutoCompactionEnd, AutoCompactionStart
+
 from ._dialogs import EditScreen, PromptScreen
 
 __all__ = ["ReviewScreen", "ReviewMode", "install_review", "review_mode", "regenerate_summary"]
@@ -151,10 +153,9 @@ def install_review(app: Any) -> None:
     state = {"automatic": False}
 
     def track(event: Any) -> None:
-        kind = getattr(event, "type", None)
-        if kind == "auto_compaction_start":
+        if isinstance(event, AutoCompactionStart):
             state["automatic"] = True
-        elif kind == "auto_compaction_end":
+        elif isinstance(event, AutoCompactionEnd):
             state["automatic"] = False
 
     session.subscribe(track)
