@@ -5,7 +5,8 @@ Per token the work is O(1): a delta is appended to the live block's buffer, whic
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_tui.agent.events import (
     AgentEnd,
@@ -32,16 +33,46 @@ from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
 from .chat import result_text
 
 if TYPE_CHECKING:
-    from .app import PiApp
+    from pi_tui.runtime.agent_session import AgentSession
+
+    from .chat import ChatLog
     from .markdown_block import AssistantText
 
-__all__ = ["ChatAdapter"]
+__all__ = ["ChatAdapter", "ChatSurface"]
+
+
+class ChatSurface(Protocol):
+    """What the adapter may do to the app (`PiApp` provides it): draw into the chat log, post notices,
+    and tell the footer, the working line and the queue display that something changed."""
+
+    chat: ChatLog
+    session: AgentSession | None
+    working_message: str
+
+    @property
+    def screen(self) -> Any: ...
+
+    def chat_notice(self, text: str, level: str = "info") -> Any: ...
+
+    def set_busy(self, busy: bool) -> None: ...
+
+    def pending_changed(self) -> None: ...
+
+    def reload_chat(self, *, header: str | None = None) -> None: ...
+
+    def refresh_footer(self, *, compacted: bool = False) -> None: ...
+
+    def context_measured(self) -> None: ...
+
+    def set_interval(
+        self, interval: float, callback: Callable[[], object], *, name: str | None = None, repeat: int = 0
+    ) -> object: ...
 
 
 class ChatAdapter:
     """Turns one session's event stream into blocks in the app's chat log."""
 
-    def __init__(self, app: PiApp) -> None:
+    def __init__(self, app: ChatSurface) -> None:
         self.app = app
         self.texts: dict[int, AssistantText] = {}
         self.finished_texts: list[AssistantText] = []
@@ -54,7 +85,7 @@ class ChatAdapter:
         self._live: AssistantMessage | None = None
 
     @property
-    def chat(self) -> Any:
+    def chat(self) -> ChatLog:
         return self.app.chat
 
     async def on_event(self, event: Any) -> None:
@@ -121,7 +152,7 @@ class ChatAdapter:
             # The request this answer comes from is built and recorded by now: a change to the cached
             # context it carries is told above the answer, not after it.
             self._note_invalidations()
-            self.chat.items.append(message)  # the live blocks below are tagged with this index
+            self.chat.start_live(message)
             self._live = message
         elif not isinstance(message, ToolResultMessage):
             self.chat.add(message)
@@ -170,12 +201,7 @@ class ChatAdapter:
         return block
 
     def _tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolBlock:
-        block: ToolBlock | None = self.chat.tools.get(call_id)
-        if block is None:
-            block = ToolBlock(call_id, name, args)
-            self.chat.tools[call_id] = block
-            self.chat.attach(block)
-        return block
+        return self.chat.ensure_tool(call_id, name, args)
 
     async def _on_message_end(self, message: Any) -> None:
         if not isinstance(message, AssistantMessage):
@@ -196,20 +222,20 @@ class ChatAdapter:
             part = message.content[index] if index < len(message.content) else None
             text = getattr(part, "thinking", None)
             if isinstance(text, str):
-                thinking.text = text
-                thinking._flush()
+                thinking.set_final_text(text)
         self.thinking.clear()
         if message.stop_reason == "error":
             self.app.chat_notice(f"Error: {message.error_message or 'unknown error'}", "error")
         elif message.stop_reason == "aborted":
             self.app.chat_notice(message.error_message or "Operation aborted", "warning")
-        self.app.chat._prune()
+        self.chat.prune()
         self._note_cache_miss(message)
-        self.app._context_unknown = False
+        self.app.context_measured()
         self.app.refresh_footer()
         # The end of an answer is what the user waits for: drawn at once, not a frame period after the
         # last streamed write. Not after a tool call (its tool runs next): a fast tool loop keeps the
         # frame rate limit.
+        # Only the main screen paces its frames; a modal on top has no draw_soon.
         draw_soon = getattr(self.app.screen, "draw_soon", None)
         if draw_soon is not None and message.stop_reason != "toolUse":
             draw_soon()
@@ -218,16 +244,11 @@ class ChatAdapter:
         """The chat's items hold the message as it started (the stream's first partial); the ended
         one replaces it, so blocks built again from the items (after pruning) show the whole answer."""
         live, self._live = self._live, None
-        items = self.chat.items
-        for index in range(len(items) - 1, -1, -1):
-            if items[index] is live:
-                items[index] = message
-                return
+        self.chat.replace_item(live, message)
 
     def _note_invalidations(self) -> None:
         session = self.app.session
-        ledger = getattr(getattr(session, "engine", None), "ledger", None)
-        found = list(getattr(ledger, "invalidations", []) or [])
+        found = list(session.engine.ledger.invalidations) if session is not None else []
         from .cache_notices import invalidation_text
 
         for inv in found[self._invalidations_seen :]:
@@ -237,8 +258,8 @@ class ChatAdapter:
     def _note_cache_miss(self, message: AssistantMessage) -> None:
         """``showCacheMissNotices``: an answer that paid again for context the provider had cached."""
         session = self.app.session
-        settings = getattr(session, "settings", None)
-        if settings is None or not settings.show_cache_miss_notices:
+        settings = session.settings if session is not None else None
+        if session is None or settings is None or not settings.show_cache_miss_notices:
             return
         from .cache_notices import cache_miss_text
 
@@ -253,8 +274,7 @@ class ChatAdapter:
         self.thinking.clear()
         self.retry_notice = None
         session = self.app.session
-        ledger = getattr(getattr(session, "engine", None), "ledger", None)
-        self._invalidations_seen = len(getattr(ledger, "invalidations", []) or [])
+        self._invalidations_seen = len(session.engine.ledger.invalidations) if session is not None else 0
 
     # --- banners ------------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from textual.widgets import Static
 from pi_tui.modes.prompt_history import PromptHistory
 
 from .actions import NARROW_COLUMNS, KeyActions
+from .bash import UserBash
 from .chat import ChatLog
 from .completion import CompletionMenu, FileIndex
 from .editor import PromptEditor
@@ -129,6 +130,7 @@ class PiApp(KeyActions, App[int]):
         self.history = PromptHistory.for_project(cwd, agent_dir) if agent_dir else PromptHistory(None)
         self.keymap, self.key_warnings = load_keymap(agent_dir)
         self.chat = ChatLog(id="chat")
+        self.user_bash = UserBash()
         # Keys stay with the editor: the chat scrolls from it (PageUp, Shift+Up …) and by the wheel, and
         # a focused chat would swallow what is typed next.
         self.chat.can_focus = False
@@ -561,6 +563,10 @@ class PiApp(KeyActions, App[int]):
             raise RuntimeError("Startup is still in progress")
         return self.session
 
+    def context_measured(self) -> None:
+        """An answer measured the context again: the footer shows its size instead of "?"."""
+        self._context_unknown = False
+
     def reload_chat(self, *, header: str | None = None) -> None:
         """Show the session's active branch (start-up, resume, /new, /fork, /tree), after ``header``."""
         from .chat import Notice
@@ -805,8 +811,6 @@ class PiApp(KeyActions, App[int]):
     def action_interrupt(self) -> None:
         """Escape: abort (queued text returns to the editor), kill a ``!cmd``, leave bash mode, or twice
         on an empty editor open the tree (or the fork list, or nothing: ``doubleEscapeAction``)."""
-        from .bash import cancel_user_bash
-
         if self.menu.is_shown:
             self.menu.hide()
             return
@@ -815,7 +819,7 @@ class PiApp(KeyActions, App[int]):
             self._restore_queue()
             session.abort()
             return
-        if cancel_user_bash(self):
+        if self.user_bash.cancel():
             return
         if self.editor.text.startswith("!"):
             self.editor.set_text("")

@@ -10,20 +10,32 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pi_tui.ai.stream import AbortSignal
+
     from .app import PiApp
 
-__all__ = ["cancel_user_bash", "run_user_bash"]
+__all__ = ["UserBash", "run_user_bash"]
 
 _EXIT = re.compile(r"Command exited with code (\d+)")
 
 
-def cancel_user_bash(app: PiApp) -> bool:
-    """Kill the running ``!cmd``; False when none runs."""
-    signal = getattr(app, "_bash_signal", None)
-    if signal is None:
-        return False
-    signal.abort("cancelled")
-    return True
+class UserBash:
+    """The app's ``!cmd`` state: at most one command runs at a time, and Escape kills it."""
+
+    def __init__(self) -> None:
+        self.signal: AbortSignal | None = None
+        """Aborts the running command; None when none runs."""
+
+    @property
+    def running(self) -> bool:
+        return self.signal is not None
+
+    def cancel(self) -> bool:
+        """Kill the running ``!cmd``; False when none runs."""
+        if self.signal is None:
+            return False
+        self.signal.abort("cancelled")
+        return True
 
 
 async def run_user_bash(app: PiApp, text: str) -> None:
@@ -41,7 +53,8 @@ async def run_user_bash(app: PiApp, text: str) -> None:
     command = command.strip()
     if not command:
         return
-    if getattr(app, "_bash_signal", None) is not None:
+    state = app.user_bash
+    if state.running:
         app.chat_notice("A bash command is already running. Press Esc to cancel it first.", "warning")
         return
     block = BashBlock(command, exclude)
@@ -65,7 +78,7 @@ async def run_user_bash(app: PiApp, text: str) -> None:
             sandbox=session.sandbox,
         )
         signal = AbortSignal()
-        app._bash_signal = signal  # type: ignore[attr-defined]
+        state.signal = signal
         try:
             tool_result = await tool.execute(
                 "user-bash", {"command": command}, signal, lambda r: block.set_partial(result_text(r))
@@ -77,7 +90,7 @@ async def run_user_bash(app: PiApp, text: str) -> None:
             code = int(match.group(1)) if match else 1
             cancelled = signal.aborted
         finally:
-            app._bash_signal = None  # type: ignore[attr-defined]
+            state.signal = None
     block.set_result(output, bool(code) or cancelled)
     message = BashExecutionMessage(
         command=command,

@@ -130,6 +130,11 @@ class ThinkingBlock(Static, Block):
         self._dirty = False
         self._render_text()
 
+    def set_final_text(self, text: str) -> None:
+        """The message's final thinking text replaces what streamed, drawn at once."""
+        self.text = text
+        self._flush()
+
     def toggle(self) -> None:
         self.toggle_class("-expanded")
         self._render_text()

@@ -202,7 +202,7 @@ class ChatLog(VerticalScroll):
         blocks = self.blocks_for(item, index)
         if blocks:
             self.mount_all(blocks)
-            self._prune()
+            self.prune()
         return blocks
 
     def attach(self, widget: Widget) -> Widget:
@@ -255,7 +255,33 @@ class ChatLog(VerticalScroll):
     def mounted_blocks(self) -> list[Widget]:
         return [c for c in self.children if c is not self.marker]
 
-    def _prune(self) -> None:
+    def start_live(self, message: Any) -> None:
+        """Record a streaming message; the live blocks attached after it are tagged with its index."""
+        self.items.append(message)
+
+    def replace_item(self, old: Any, new: Any) -> bool:
+        """Put ``new`` where ``old`` is (the latest occurrence), so blocks built again from the items
+        show the final message; False when ``old`` is not there."""
+        items = self.items
+        for index in range(len(items) - 1, -1, -1):
+            if items[index] is old:
+                items[index] = new
+                return True
+        return False
+
+    def ensure_tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolBlock:
+        """The block of tool call ``call_id``, attached now when it is not there yet."""
+        from .blocks import ToolBlock
+
+        block = self.tools.get(call_id)
+        if block is None:
+            block = ToolBlock(call_id, name, args)
+            self.tools[call_id] = block
+            self.attach(block)
+        return block
+
+    def prune(self) -> None:
+        """Unmount the oldest blocks beyond the window (they are built again from the items on scroll)."""
         blocks = self.mounted_blocks()
         excess = len(blocks) - self.WINDOW
         if excess <= 0:

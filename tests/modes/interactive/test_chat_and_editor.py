@@ -310,7 +310,7 @@ async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Pa
         await until(pilot, app.ready.is_set)
         await type_text(pilot, "!sleep 30")
         await pilot.press("enter")
-        await until(pilot, lambda: getattr(app, "_bash_signal", None) is not None)
+        await until(pilot, lambda: app.user_bash.running)
         await pilot.press("escape")
         await until(
             pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages), timeout=10
