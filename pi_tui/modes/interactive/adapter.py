@@ -279,8 +279,10 @@ class ChatAdapter:
     # --- banners ------------------------------------------------------------------------------------
 
     def _retry_started(self, event: AutoRetryStart) -> None:
-        self._retry_left = max(0, round(event.delay_ms / 1000))
-        self._retry_text = f"Retrying ({event.attempt}/{event.max_attempts}) in {{s}}s… (escape to cancel): {event.error_message}"
+        # Whole seconds rounded up, as pi counts them: a retry due in 300 ms reads "in 1s", not "in 0s".
+        # The error itself is not repeated: the failed answer above already shows it.
+        self._retry_left = max(0, -(-event.delay_ms // 1000))
+        self._retry_text = f"Retrying ({event.attempt}/{event.max_attempts}) in {{s}}s… (escape to cancel)"
         self.retry_notice = self.app.chat_notice(self._retry_text.format(s=self._retry_left), "warning")
         self.app.set_interval(1, self._tick_retry, repeat=self._retry_left or 1, name="retry-countdown")
 

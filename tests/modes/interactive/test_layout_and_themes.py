@@ -63,8 +63,23 @@ async def test_retry_banner_counts_down_and_escape_cancels_it(tmp_path: Path, ag
         await pilot.press("enter")
         await until(pilot, lambda: any(t.startswith("Retrying (1/") for t in _notices(app)))
         assert any("s… (escape to cancel)" in t for t in _notices(app))
+        # the failed answer shows the error once; the banner does not repeat it (as pi's)
+        assert sum("Overloaded" in t for t in _notices(app)) == 1
         await pilot.press("escape")
         await until(pilot, lambda: any("Gave up" in t for t in _notices(app)) and not app._busy)
+
+
+async def test_a_retry_due_within_a_second_says_1s_not_0s(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 300, "maxRetries": 1}}))
+    script = FauxScript(faux_error("529 overloaded_error: Overloaded"), faux_reply("fine"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(t.startswith("Retry") for t in _notices(app)))
+        assert not any("in 0s" in t for t in _notices(app))
+        await until(pilot, lambda: not app._busy)
 
 
 async def test_error_answers_are_marked_in_the_chat(tmp_path: Path, agent_dir: Path) -> None:
