@@ -176,8 +176,8 @@ async def test_the_mcp_command_lists_servers_tools_costs_and_logs(
         await session.prompt("/mcp")
     texts = [m for m, _ in ui.notices]
     assert texts[0].startswith("MCP servers:\ndemo: lazy, tools not listed, proxy (stdio: ")
-    assert "add (" in texts[1] and "demo: connected, 6 tools" in texts[1]
-    assert "the proxy tool" in texts[2] and "demo (proxy): 6 tools = " in texts[2]
+    assert "add (" in texts[1] and "demo: connected, 7 tools" in texts[1]
+    assert "the proxy tool" in texts[2] and "demo (proxy): 7 tools = " in texts[2]
     assert "switching to direct adds" in texts[2]
     assert "demo server starting" in texts[3]
     assert texts[5].startswith("MCP servers:\ndemo: disabled")
