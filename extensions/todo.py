@@ -5,7 +5,7 @@ Enable: ``pi-tui -e todo``, or ``"extensions": ["bundled:todo"]`` in settings.
 - The ``todo`` tool: ``add`` (text, optional status), ``update`` (id, status and/or text), ``remove`` (id),
   ``set`` (replace the whole list), ``clear``, ``list``. Statuses: ``pending`` ``- [ ]``,
   ``in_progress`` ``- [~]``, ``done`` ``- [x]``.
-- The "Todo" panel (seed 004) shows the list before every request; it is empty (and not sent) while the
+- The "Todo" panel (a live context panel) shows the list before every request; it is empty (and not sent) while the
   list is.
 - State: every change appends a ``todo`` custom entry holding the whole list (``pi.append_entry``). On
   ``session_start`` (start-up, ``/reload``, ``/new``, ``/resume``, ``/fork``) and after ``/tree``

@@ -31,7 +31,7 @@ class Args:
     session_dir: str | None = None
     no_session: bool = False
     fork: str | None = None
-    rewind: str | None = None  # --rewind ENTRY (checkpoints, issue #13)
+    rewind: str | None = None  # --rewind ENTRY (checkpoints)
     rewind_mode: str = "both"  # --rewind-mode conversation|code|both
     rewind_force: bool = False  # --rewind-force: overwrite files changed outside the agent
     provider: str | None = None

@@ -167,16 +167,16 @@ def _run(args: Args) -> int:
 
     prompts = build_prompts()
 
-    if args.rewind and args.mode == "text":  # checkpoints (issue #13): --rewind is a print-mode action
+    if args.rewind and args.mode == "text":  # checkpoints: --rewind is a print-mode action
         args.print_mode = True
     headless = args.print_mode or args.mode == "json"
     if not headless or args.mode == "rpc":
         _settle_gc()  # the interactive and RPC modes start their own way: collect as usual there
-    if args.mode == "rpc":  # issue #11: pi's RPC protocol on stdin/stdout
+    if args.mode == "rpc":  # pi's RPC protocol on stdin/stdout
         from pi_tui.modes.rpc import run_rpc
 
         return run_rpc(args, cwd)
-    if not headless:  # --plain (issue #9 item 8): the line mode, also where a full-screen app cannot run
+    if not headless:  # --plain: the line mode, also where a full-screen app cannot run
         from pi_tui.modes.plain import cannot_host_fullscreen, run_plain_cli
 
         if args.plain or cannot_host_fullscreen():
@@ -189,7 +189,7 @@ def _run(args: Args) -> int:
         _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
         return 1
 
-    if args.mode == "json":  # issue #15: stdout carries JSON lines only, whatever extensions write
+    if args.mode == "json":  # stdout carries JSON lines only, whatever extensions write
         from pi_tui.modes.rpc.guard import guard_stdout
 
         with guard_stdout() as protocol_fd, open(protocol_fd, "w", encoding="utf-8", closefd=False) as out:
@@ -221,13 +221,13 @@ def _run_headless(
 
     async def go() -> int:
         try:
-            if args.rewind:  # checkpoints (issue #13): --rewind ENTRY, then the prompts if any
+            if args.rewind:  # checkpoints: --rewind ENTRY, then the prompts if any
                 from pi_tui.modes.rewind_cli import run_rewind_flag
 
                 code = await run_rewind_flag(startup.session, args, _err, stdout)
                 if code != 0 or not prompts:
                     return code
-            # SIGTERM/SIGHUP (issue #15): stop the tool's process group, close the session, 143/129
+            # SIGTERM/SIGHUP: stop the tool's process group, close the session, 143/129
             task = asyncio.current_task()
             assert task is not None, "go() runs as asyncio.run's task"
             with cancel_on_termination(task) as received:
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    # --- package sub-commands (issue #5 item 8), handled before normal parsing ---
+    # --- package sub-commands, handled before normal parsing ---
     if argv and argv[0] in ("install", "remove", "uninstall", "update", "list"):
         from pi_tui.packages.commands import run_package_command
 

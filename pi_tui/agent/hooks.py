@@ -122,7 +122,7 @@ AfterToolCallFn = Callable[[ToolResultContext], Awaitable[ToolResultPatch | None
 """Pi's ``tool_result`` hook: may patch an executed call's result."""
 
 MessageHookFn = Callable[[Any], Awaitable[Any | None]]
-"""Seed 001's ``message`` hook: gets a finalized message, may return a replacement (``None`` keeps it)."""
+"""The ``message`` hook: gets a finalized message, may return a replacement (``None`` keeps it)."""
 
 ContextOverflowFn = Callable[[AssistantMessage], Awaitable[bool]]
 """Called with a context-overflow error (already removed from the history). True = history fixed, retry once."""

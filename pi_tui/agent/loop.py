@@ -1,4 +1,4 @@
-"""The agent turn loop (seed 000, stage 5): request → stream → tools → steering/follow-up, repeat.
+"""The agent turn loop: request → stream → tools → steering/follow-up, repeat.
 
 `Agent` owns the history and runs one *run* at a time (``prompt()`` or ``continue_()``). A run is a
 sequence of turns; a turn is one provider request plus the tool calls of its answer. Per request:
@@ -92,7 +92,7 @@ class Agent:
         transform_context: The ``context`` hook of the default ``build_request``.
         build_request: Replaces request assembly entirely (a context engine's hook).
         before_tool_call / after_tool_call: Tool hooks (see `pi_tui.agent.hooks`).
-        message_end_hook: Seed 001's ``message`` hook on every finalized message.
+        message_end_hook: The ``message`` hook on every finalized message.
         on_context_overflow: Called with an overflow error; True = history fixed, retry once.
         get_api_key: Resolves the key per request (``provider -> key``).
         retry: Auto-retry settings.

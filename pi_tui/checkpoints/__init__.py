@@ -52,7 +52,7 @@ __all__ = [
     "store_root",
 ]
 
-# Lazy exports: a run that never rewinds needs the recorder, not the rewind planner, the garbage\n# collector or the project snapshots; importing the package must not load them (issue #12).
+# Lazy exports: a run that never rewinds needs the recorder, not the rewind planner, the garbage\n# collector or the project snapshots; importing the package must not load them.
 _LAZY: dict[str, str] = {  # name -> the module that defines it, imported on first use
     "GcReport": ".gc",
     "collect_garbage": ".gc",

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .snapshot import Snapshot, Snapshotter
 
 # The records and the project snapshots are imported when something is recorded: every run builds a
-# Checkpointer, most never change a file (issue #12).
+# Checkpointer, most never change a file.
 
 __all__ = ["Checkpointer", "store_root"]
 

@@ -1,4 +1,4 @@
-"""Compaction and branch summaries (pi §6, seed 001 "Built-in compaction").
+"""Compaction and branch summaries (pi §6).
 
 - `prepare_compaction`: what to summarise and what to keep (cut points, split turns, file lists);
 - `summarize_compaction`: the summary request — by default the session's own cached request plus one
@@ -89,7 +89,7 @@ __all__ = [
 ]
 
 # Lazy exports: a one-turn run needs the controller's threshold check, not the summariser, the branch
-# summary or the cut-point search; importing the package must not load them (issue #12).
+# summary or the cut-point search; importing the package must not load them.
 _LAZY: dict[str, str] = {  # name -> the module that defines it, imported on first use
     "TOOL_RESULT_MAX_CHARS": "pi_tui.agent.serialize",
     "serialize_conversation": "pi_tui.agent.serialize",

@@ -1,6 +1,6 @@
 """`CompactionController`: when to compact, how, and who gets a say (the runtime owns one per session).
 
-Triggers (seed 001 pipeline steps 3 and 8, pi §6.1):
+Triggers (context pipeline steps 3 and 8, pi §6.1):
 
 - **threshold**, after a turn ends (`after_turn`) and before a request is sent (`preflight`, e.g. after a
   resume): ``context tokens > context window − reserveTokens``. No retry: the run simply goes on from the
@@ -55,7 +55,7 @@ from .tokens import context_tokens, should_compact
 
 if TYPE_CHECKING:
     # Loaded when a compaction or branch summary runs: a run that stays under the threshold (every
-    # short run) only needs the threshold check (issue #12).
+    # short run) only needs the threshold check.
     from .branch_summary import BranchSummaryResult, TreePreparation
     from .persist import CompactionResult
     from .prepare import CompactionPreparation

@@ -1,7 +1,7 @@
 """Reading a session's active path the way compaction needs it.
 
 A compaction on the path is either pi's legacy ``compaction`` entry or a ``context_transform`` entry whose
-patch holds a ``compaction_apply`` op (how pi-tui stores them, seed 001). `CompactionMark` gives both one
+patch holds a ``compaction_apply`` op (how pi-tui stores them). `CompactionMark` gives both one
 shape. Entries may be entry records, `RawEntry` objects or plain camelCase dicts.
 """
 

@@ -1,4 +1,4 @@
-"""Storing a compaction: one ``context_transform`` entry with a single ``compaction_apply`` op (seed 001).
+"""Storing a compaction: one ``context_transform`` entry with a single ``compaction_apply`` op.
 
 The context engine replays it like any other patch: the cached region becomes the summary followed by
 the messages from ``firstKeptEntryId`` on. pi's legacy ``compaction`` entries are still read (the engine

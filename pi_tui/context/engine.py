@@ -1,4 +1,4 @@
-"""The per-request context pipeline (seed 001, "How the pipeline runs"):
+"""The per-request context pipeline:
 
 1. patch replay — the envelope is rebuilt from the session's active path; no hook code runs
 2. ``context(before_request)`` — cached patches, persisted as ``context_transform`` entries

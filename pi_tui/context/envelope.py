@@ -1,4 +1,4 @@
-"""The ContextEnvelope (seed 001): everything one provider request is made of.
+"""The ContextEnvelope: everything one provider request is made of.
 
 - ``system_parts``: named parts whose concatenation is the system prompt (``system_compiled``)
 - ``tools``: tool *definitions* (serialisable; implementations are rehydrated by name)

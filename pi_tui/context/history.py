@@ -1,4 +1,4 @@
-"""Detaching old conversation into frozen history panels (seed 004).
+"""Detaching old conversation into frozen history panels.
 
 When the live conversation is long, its oldest turns can be frozen into a panel: one synthetic
 ``dynamic_panel`` call/result pair whose text is the serialised chunk. A frozen panel never changes, so it

@@ -1,4 +1,4 @@
-"""Running `context` hooks with seed 001's boundary rules, and pi-style (seed 002) handlers beside them.
+"""Running `context` hooks with the envelope's boundary rules, and pi-style handlers beside them.
 
 One rule makes both styles coexist without double application:
 
@@ -41,7 +41,7 @@ ContextHandler = tuple[str, Callable[..., Any]]
 
 
 class ContextHookError(Exception):
-    """A context hook failed; the request it was shaping must fail too (seed 001: fail fast)."""
+    """A context hook failed; the request it was shaping must fail too (fail fast)."""
 
     def __init__(self, message: str, *, source: str, op: str | None = None) -> None:
         super().__init__(message)

@@ -1,4 +1,4 @@
-"""Panels (seed 004): live context that extensions render, sent as synthetic tool call/result pairs.
+"""Panels: live context that extensions render, sent as synthetic tool call/result pairs.
 
 Each panel becomes an assistant message (header text, "generated at" text, a ``dynamic_panel`` tool
 call) followed by its tool result (``======= [P1] Name =======`` and the content); a footer pair closes

@@ -80,7 +80,7 @@ def op_touches_cache(op: dict[str, Any]) -> bool:
 def validate_ops(ops: Any, *, phase: HookPhase, source: str) -> list[dict[str, Any]]:
     """Check ``ops`` against the schema and the rules of ``phase``; returns them as a list.
 
-    Rules (seed 001): every cached-scope op carries ``invalidateCacheReason``; ``before_request`` and
+    Rules: every cached-scope op carries ``invalidateCacheReason``; ``before_request`` and
     ``turn_end`` may only produce cached-scope ops (they are persisted); ``ephemeral`` may produce both.
     ``compaction_apply`` is reserved for the built-in compaction.
     """

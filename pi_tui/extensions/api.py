@@ -83,7 +83,7 @@ __all__ = [
     "load_message",
     "message_text",
     "decode_json",
-    # the context envelope and patch ops (seed 001)
+    # the context envelope and patch ops
     "ContextEnvelope",
     "SystemPart",
     "system_part_set",
@@ -94,7 +94,7 @@ __all__ = [
     "messages_cached_replace",
     "messages_uncached_append",
     "options_set",
-    # checkpoints (issue #13)
+    # checkpoints
     "track_file_changes",
     "FileChangeTracker",
     # processes an extension starts

@@ -1,4 +1,4 @@
-"""The time budget of extension handlers, and abort while one runs (issue #15).
+"""The time budget of extension handlers, and abort while one runs.
 
 An awaiting handler runs at most ``extensionHookTimeout`` seconds (default `HOOK_TIMEOUT`), not counting
 time a ``ctx.ui`` dialog is open (`pi_tui.extensions.dialog_clock`); then it is cancelled and counts as

@@ -1,6 +1,6 @@
 """Finding extensions on disk (nothing is imported here).
 
-Load order (seed 002, "Execution Order Across Extensions"): project-local, then global, then the
+Load order (as pi runs extensions): project-local, then global, then the
 explicitly configured ones (settings ``extensions[]``, then ``-e`` paths). Within a folder, names are
 sorted. The first occurrence of a path wins.
 
@@ -42,7 +42,7 @@ __all__ = [
     "bundled_extension",
 ]
 
-Scope = Literal["project", "global", "package", "settings", "cli"]  # "package": issue #5 item 8
+Scope = Literal["project", "global", "package", "settings", "cli"]  # "package": from an installed package
 
 PROJECT_DIR = Path(".pi") / "extensions"
 _SKIPPED_DIRS = frozenset({"vendor", ".deps", "__pycache__", "node_modules"})
@@ -203,7 +203,7 @@ def discover_extensions(
     cli_paths: Sequence[str] = (),
     no_extensions: bool = False,
     project_trusted: bool = False,
-    package_paths: Sequence[Path] = (),  # packages (issue #5 item 8)
+    package_paths: Sequence[Path] = (),  # packages
 ) -> Discovery:
     """Every extension to load, in load order.
 
@@ -243,7 +243,7 @@ def discover_extensions(
         for path in extensions_in_folder(agent_dir / "extensions"):
             if not _excluded(path, excludes):
                 add(path, "global")
-        # --- packages (issue #5 item 8): installed packages' extensions, after auto-discovery ---
+        # --- packages: installed packages' extensions, after auto-discovery ---
         for path in package_paths:
             if not _excluded(path, excludes):
                 add(path, "package")

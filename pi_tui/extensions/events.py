@@ -1,7 +1,7 @@
 """Extension events: the payload object handlers receive, the event table and result normalisation.
 
 Every event an extension can subscribe to is listed in `EVENTS` with how its handlers are combined
-(seed 002, pi-reference §8.2) and whether the runtime waits for them. Handlers get an `Event`:
+and whether the runtime waits for them. Handlers get an `Event`:
 attributes in snake_case (``event.tool_name``) and, for people translating pi's TypeScript examples,
 item access in either spelling (``event["toolName"]``). Events are read-only; return a dict (camelCase
 or snake_case keys) or None.
@@ -93,7 +93,7 @@ class EventSpec:
         combine: ``notify`` (no result), ``chain`` (each handler sees the previous output),
             ``first`` (the first handler that decides wins), ``collect`` (results accumulate),
             ``cancel`` (session_before_*: the first ``cancel`` wins, otherwise the last result),
-            ``patch`` (context patch ops, see seed 001).
+            ``patch`` (context patch ops, see `pi_tui.context.patches`).
         awaited: The runtime waits for every handler (its result is needed). Informational events are
             awaited only up to the runner's ``informational_timeout``; slower handlers finish in the
             background.

@@ -163,7 +163,7 @@ class ExtensionAPI:
         placement: str = "tail",
         refresh_on: Sequence[str] = (),
     ) -> Any:
-        """Add a live context panel (seed 004); ``render()`` (sync or async) returns its text.
+        """Add a live context panel; ``render()`` (sync or async) returns its text.
 
         ``placement="prefix"`` puts it before the conversation (cached), ``"tail"`` after it (uncached).
         ``refresh_on`` names events (extension events or ``pi.events`` names) that make it re-render;

@@ -1,7 +1,7 @@
 """The extension events that run inside the agent loop: tool_call, tool_result, message,
 before_provider_request and context.
 
-Deep-copy rules (seed 002's table):
+Deep-copy rules:
 
 | event | what the handler gets | to change things |
 |---|---|---|
@@ -157,7 +157,7 @@ class LoopHooks:
             return None
         return ToolResultPatch(content=content, details=details, is_error=is_error)
 
-    # --- message (seed 001) -------------------------------------------------------------------------
+    # --- message -------------------------------------------------------------------------
 
     async def message(self, message: Any) -> Any | None:
         """Transform a finalized message before it is shown, persisted and used as context. A failing

@@ -3,7 +3,7 @@
 Isolation: every handler call is guarded. An exception is reported as a runtime event
 ``extension_error {extensionPath, extension, event, error}`` (modes show it) and the app goes on. The
 exceptions are the rules of the events themselves: a raising ``tool_call`` handler blocks the tool,
-and a raising ``context`` handler fails that request (seed 001).
+and a raising ``context`` handler fails that request.
 
 Waiting: the runtime waits for the handlers of events whose result it needs (see
 `pi_tui.extensions.events.EVENTS`, ``awaited``). Informational events (``agent_start``,

@@ -3,7 +3,7 @@ model_select, resources_discover, user_bash.
 
 ``session_before_*``: the first handler returning ``{"cancel": True}`` stops the chain and the action
 (`CancelledByExtension` is raised to the caller); otherwise the last returned result counts.
-After a switch or fork, ``session_switch``/``session_fork`` is followed by ``session_start`` (seed 002),
+After a switch or fork, ``session_switch``/``session_fork`` is followed by ``session_start``,
 so extensions rebuild their state from the new session's entries.
 """
 

@@ -29,7 +29,7 @@ def load_extensions(
     cli_paths: list[str],
     no_extensions: bool,
     flags: dict[str, Any],
-    package_paths: Callable[[], Sequence[Path]] | None = None,  # packages (issue #5 item 8)
+    package_paths: Callable[[], Sequence[Path]] | None = None,  # packages
 ) -> tuple[Any, list[str]]:
     """Discover, import and register extensions for ``session``; returns the runner and start-up warnings.
 

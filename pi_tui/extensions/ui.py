@@ -165,7 +165,7 @@ class UIProxy:
         found = getattr(self._bridge, name, None)
         if found is None:
             return getattr(_NULL, name)
-        if name in _DIALOGS and callable(found):  # dialog time pauses the hook budget (issue #15)
+        if name in _DIALOGS and callable(found):  # dialog time pauses the hook budget
             from .dialog_clock import DIALOGS
 
             return DIALOGS.timed(found)

@@ -121,7 +121,7 @@ class BuiltinCommands:
         else:
             self.write(f"{done}.")
 
-    # --- checkpoints (issue #13) ---------------------------------------------------------------------
+    # --- checkpoints ---------------------------------------------------------------------
 
     async def _cmd_undo(self, arg: str) -> None:
         outcome = await self.session.undo(force=arg == "--force")

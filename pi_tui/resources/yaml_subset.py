@@ -5,7 +5,7 @@ core schema, including multi-line plain scalars and trailing comments; single- a
 scalars (with escapes, possibly multi-line); ``|`` and ``>`` block scalars with chomping and an
 explicit indent; flow collections. Anchors, aliases, tags and multiple documents are rejected.
 
-Why ours and not a library (decided for issue 16): pi reads frontmatter with a YAML 1.2 parser (the
+Why ours and not a library: pi reads frontmatter with a YAML 1.2 parser (the
 ``yaml`` npm package, core schema), and what a skill's ``description: no`` or a template's
 ``date: 2024-01-01`` becomes is visible to users. PyYAML is YAML 1.1 (``no``/``on``/``yes`` become
 booleans, dates become ``datetime``); ruamel.yaml's safe loader is 1.2 but still turns dates into

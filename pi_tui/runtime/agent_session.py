@@ -141,7 +141,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         checkpoints: Checkpointer | None = None,
     ) -> None:
         self.cwd = cwd
-        if checkpoints is None:  # checkpoints (issue #13)
+        if checkpoints is None:  # checkpoints
             from pi_tui.checkpoints import Checkpointer
 
             checkpoints = Checkpointer.for_settings(cwd, settings)
@@ -163,7 +163,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         )
         self._offered_tools: set[str] | None = None
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
-        # --- extensions (issue #5): the runner sets `extensions`; modes call attach_ui() ---
+        # --- extensions: the runner sets `extensions`; modes call attach_ui() ---
         self.extensions: ExtensionRunner | None = None
         self.extension_setup: Callable[[], Any] | None = None  # binds a runner when /reload finds some
         self._watch_extensions = False  # start(watch=True) was asked: a runner bound later watches too
@@ -207,7 +207,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             block_images=bool(settings.images.block_images) if settings is not None else False,
             on_error=self._report_error,
         )
-        # A provider that stops sending mid-answer ends the request after this long (issue #15).
+        # A provider that stops sending mid-answer ends the request after this long.
         self.agent.stream_options.timeout = http_idle_timeout(settings)
         self.engine = ContextEngine(
             base_envelope=self._base_envelope,
@@ -267,7 +267,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         return isinstance(context_settings, dict) and bool(context_settings.get("detachHistory"))
 
     def _maybe_detach_history(self, env: ContextEnvelope) -> None:
-        """Seed 004's frozen history panels (opt-in: settings ``context.detachHistory``)."""
+        """The frozen history panels (opt-in: settings ``context.detachHistory``)."""
         if not self._detaches_history():
             return
         from pi_tui.context.history import find_detach_point
@@ -359,14 +359,14 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     ) -> None:
         """Send a user prompt and return when the agent is idle again.
 
-        The pipeline (seed 000): an extension command (``/name``) runs and stops everything, even while
+        The pipeline: an extension command (``/name``) runs and stops everything, even while
         the agent works → the extensions' ``input`` event → the mode's built-in commands
         (``builtin_commands``) → ``/skill:name`` → ``/template`` → (queued while the agent works) →
         ``before_agent_start`` → the agent loop. ``expand=False`` (``pi.send_user_message``) skips the
         commands and the expansion. While the agent is running, ``streaming_behavior`` must be
         ``"steer"`` or ``"follow_up"``. ``source`` is what the ``input`` event reports.
         """
-        # --- extensions (issue #5): commands, input event, built-in commands ---
+        # --- extensions: commands, input event, built-in commands ---
         ext = self.extensions
         if ext is not None:
             await ext.ensure_started()
@@ -395,7 +395,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 return
             raise RuntimeError("The agent is already processing a prompt; steer or queue a follow-up instead")
         self.check_model()
-        # --- extensions (issue #5): next-turn messages, before_agent_start ---
+        # --- extensions: next-turn messages, before_agent_start ---
         messages: list[Any] = [message]
         self._system_override = None
         if ext is not None:
@@ -437,7 +437,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.compaction.abort()
 
     async def _abortable(self, work: Awaitable[Any]) -> Any:
-        """Await an extension phase of the prompt pipeline so that `abort` can end it (issue #15).
+        """Await an extension phase of the prompt pipeline so that `abort` can end it.
 
         The work runs in the prompt's own task (no new task: a phase without handlers must not yield to
         the event loop, or messages queued meanwhile would change order); `abort` cancels that task and
@@ -472,7 +472,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             previous = self.agent.model
             self.agent.model = model
             self._pending_state["model"] = (model.provider, model.id)
-            if self.extensions is not None:  # extensions (issue #5)
+            if self.extensions is not None:  # extensions
                 self.extensions.notify_soon(
                     "model_select", model=model, previous_model=previous, source=source
                 )
@@ -515,7 +515,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     # --- tools --------------------------------------------------------------------------------------
 
     def _loaded_tools(self) -> list[AgentTool]:
-        tools = [self._checkpointed_tool(tool) for tool in self.tools.values()]  # checkpoints (issue #13)
+        tools = [self._checkpointed_tool(tool) for tool in self.tools.values()]  # checkpoints
         if PANEL_TOOL_NAME not in self.tools:
             tools.append(self._panel_tool())
         return tools
@@ -694,7 +694,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
 
         return render_context(await self.context_report())
 
-    # --- extensions (issue #5) ---------------------------------------------------------------------
+    # --- extensions ---------------------------------------------------------------------
     # `pi_tui.extensions.setup` binds an ExtensionRunner to `extensions`; modes call attach_ui/start.
 
     def attach_ui(self, bridge: Any, mode: str) -> None:
@@ -781,7 +781,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     def _persist_message(self, message: Any, *, hooked: bool = False) -> Any:
         """Append ``message`` to the session file; returns what was written. A message that did not come
         through the agent loop (``hooked`` False: an extension's message sent while idle, ``!cmd``)
-        passes the extensions' ``message`` handlers first, so the file gets it masked (issue #15)."""
+        passes the extensions' ``message`` handlers first, so the file gets it masked."""
         if (
             not hooked
             and self.extensions is not None
@@ -795,7 +795,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             )
         else:
             self.session.append_message(message)
-        if isinstance(message, BashExecutionMessage):  # checkpoints (issue #13): what !cmd changed
+        if isinstance(message, BashExecutionMessage):  # checkpoints: what !cmd changed
             self._record_user_bash()
         return message
 
@@ -866,7 +866,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if self.agent.is_streaming:
             self.agent.abort()
             await asyncio.wait_for(self.agent.wait_for_idle(), timeout=5)
-        if self.extensions is not None:  # extensions (issue #5): session_shutdown
+        if self.extensions is not None:  # extensions: session_shutdown
             await self.extensions.shutdown()
-        await self._collect_checkpoint_garbage()  # checkpoints (issue #13)
+        await self._collect_checkpoint_garbage()  # checkpoints
         self.session.close()

@@ -33,7 +33,7 @@ class Startup:
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     packages: Any = None
-    """`pi_tui.packages.ResolvedPackages` (issue #5 item 8): theme paths, the start-up install lines."""
+    """`pi_tui.packages.ResolvedPackages`: theme paths, the start-up install lines."""
 
 
 def _select_session_manager(args: Args, cwd: Path) -> tuple[Any, list[str]]:
@@ -163,7 +163,7 @@ def create_session_or_report(args: Args, cwd: Path) -> Startup | int:
     """`create_session` for the line-based modes, with what start-up has to say written to stderr.
 
     A failure's warnings and message go to stderr and its exit code is returned; on success the packages
-    installed at start-up (one line each, issue #5 item 8) and the warnings are written, and the `Startup`
+    installed at start-up (one line each) and the warnings are written, and the `Startup`
     is returned. ``notices`` are left to the caller (not every mode shows them).
     """
     try:
@@ -267,7 +267,7 @@ def _create_session(
             )
         thinking = clamp_thinking_level(model, thinking)
 
-        # --- packages (issue #5 item 8): installed packages; listed but missing ones are installed ---
+        # --- packages: installed packages; listed but missing ones are installed ---
         from pi_tui.packages.resolve import extension_provider, resolve_packages
 
         packages = resolve_packages(settings, offline=True if args.offline else None)
@@ -293,7 +293,7 @@ def _create_session(
         # --- end packages ---
         warnings += resources.warnings
 
-        # --- checkpoints (issue #13): edit and write record their changes in the store ---
+        # --- checkpoints: edit and write record their changes in the store ---
         from pi_tui.checkpoints import Checkpointer
 
         checkpointer = Checkpointer.for_settings(cwd, settings, agent_dir)
@@ -358,7 +358,7 @@ def _create_session(
         )
         session_box.append(agent_session)
         agent_session.sandbox = sandbox
-        # --- extensions (issue #5): discover, import and register; session_start goes out on start ---
+        # --- extensions: discover, import and register; session_start goes out on start ---
         from pi_tui.extensions.setup import load_extensions
 
         modes = {"rpc": "rpc", "json": "json"}
@@ -371,7 +371,7 @@ def _create_session(
             cli_paths=list(args.extensions),
             no_extensions=args.no_extensions,
             flags=dict(args.unknown_flags),
-            package_paths=extension_provider(packages, settings),  # packages (issue #5 item 8)
+            package_paths=extension_provider(packages, settings),  # packages
         )
         flag_types = {name: flag.type for name, flag in (runner.registry.flags.items() if runner else ())}
         resolve_flag_words(args, flag_types)

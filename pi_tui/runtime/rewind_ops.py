@@ -25,7 +25,7 @@ from .events import CheckpointRestore
 
 if TYPE_CHECKING:
     # The rewind planner and the checkpoint records load when a rewind or a record happens: a run that
-    # never rewinds (every print-mode run) does not import them (issue #12).
+    # never rewinds (every print-mode run) does not import them.
     from pi_tui.checkpoints import Checkpointer, FilePlan, RewindPlan
     from pi_tui.checkpoints.rewind import Resolution
 

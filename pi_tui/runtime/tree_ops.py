@@ -60,7 +60,7 @@ class SessionTreeMixin(SessionHost):
             if isinstance(message, UserMessage) or getattr(entry, "type", None) == "custom_message":
                 target = entry.parent_id
                 editor_text = message_text(message if message is not None else entry)
-        # --- extensions (issue #5): session_before_tree may cancel, or give the summary and a label ---
+        # --- extensions: session_before_tree may cancel, or give the summary and a label ---
         old_leaf, tree_label = self.session.get_leaf_id(), None
         if self.extensions is not None:
             summary, tree_label = await self.extensions.before_tree(entry_id, old_leaf, summary)
@@ -73,7 +73,7 @@ class SessionTreeMixin(SessionHost):
             self.session.branch(target)
         self._rebuild_messages()
         await self.emit(SessionTreeMoved(self.session.get_leaf_id()))
-        if self.extensions is not None:  # extensions (issue #5)
+        if self.extensions is not None:  # extensions
             await self.extensions.after_tree(old_leaf, tree_label, summary is not None)
         return editor_text
 
@@ -92,7 +92,7 @@ class SessionTreeMixin(SessionHost):
         model (when it is known and has a key) and thinking level, and rebuilds the agent's messages from
         its active path.
         """
-        # --- extensions (issue #5): session_before_switch for a resume (new/fork send their own) ---
+        # --- extensions: session_before_switch for a resume (new/fork send their own) ---
         reason, self._switch_reason = self._switch_reason, None
         if self.extensions is not None and reason is None and manager is not self.session:
             await self.extensions.before_switch("resume", str(manager.path or ""))
@@ -125,7 +125,7 @@ class SessionTreeMixin(SessionHost):
         self._pending_state = {}  # unwritten changes belonged to the session we left
         self._record_model_if_changed(restored, model, thinking)
         await self.emit(SessionSwitched(manager.id, str(manager.path or "")))
-        if self.extensions is not None:  # extensions (issue #5)
+        if self.extensions is not None:  # extensions
             await self.extensions.after_switch(reason or "resume", str(old.path or ""))
 
     async def new_session(self, *, parent_session: str | None = None) -> None:
@@ -135,7 +135,7 @@ class SessionTreeMixin(SessionHost):
         """
         from pi_tui.session import SessionManager
 
-        if self.extensions is not None:  # extensions (issue #5): may raise CancelledByExtension
+        if self.extensions is not None:  # extensions: may raise CancelledByExtension
             await self.extensions.before_switch("new", None)
         if self.session.path is None:
             fresh = SessionManager.in_memory(self.cwd, parent_session=parent_session)
@@ -164,7 +164,7 @@ class SessionTreeMixin(SessionHost):
         if isinstance(message, UserMessage):
             leaf = entry.parent_id
             editor_text = message_text(message)
-        # --- extensions (issue #5): session_before_fork may cancel or skip restoring the conversation ---
+        # --- extensions: session_before_fork may cancel or skip restoring the conversation ---
         skip_restore, kept = False, list(self.agent.messages)
         if self.extensions is not None:
             skip_restore = await self.extensions.before_fork(entry_id)
@@ -184,7 +184,7 @@ class SessionTreeMixin(SessionHost):
         leaf = self.session.get_leaf_id()
         if leaf is None:
             raise ValueError("Cannot clone session: no current entry selected")
-        if self.extensions is not None:  # extensions (issue #5): may raise CancelledByExtension
+        if self.extensions is not None:  # extensions: may raise CancelledByExtension
             await self.extensions.before_fork(leaf)
         self._switch_reason = "fork"
         await self.switch_session(self.session.create_branched_session(leaf))

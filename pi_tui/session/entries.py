@@ -5,7 +5,7 @@ entry written by a newer pi survives a rewrite. An entry whose ``type`` this ver
 or that fails validation, becomes a `RawEntry`: it keeps its original line text and is written back
 byte for byte; it still takes part in the tree when it has an ``id``.
 
-pi-tui adds two entry types to pi's format (seed 001): ``context_transform`` (persistent patch ops,
+pi-tui adds two entry types to pi's format: ``context_transform`` (persistent patch ops,
 replayed by the context engine) and ``ephemeral`` (request-only messages, logged, never replayed).
 """
 
@@ -201,7 +201,7 @@ class SessionInfoEntry(EntryBase):
 
 
 class ContextTransformEntry(EntryBase):
-    """pi-tui addition (seed 001): persistent patch ops, replayed by the context engine, never re-run."""
+    """pi-tui addition: persistent patch ops, replayed by the context engine, never re-run."""
 
     type: Literal["context_transform"] = "context_transform"
     schema_version: int = 1
@@ -211,7 +211,7 @@ class ContextTransformEntry(EntryBase):
 
 
 class EphemeralEntry(EntryBase):
-    """pi-tui addition (seed 001): request-only messages, kept for observability, never replayed."""
+    """pi-tui addition: request-only messages, kept for observability, never replayed."""
 
     type: Literal["ephemeral"] = "ephemeral"
     messages: list[Message] = field(default_factory=list)

@@ -424,7 +424,7 @@ class SessionManager:
         display: dict[str, Any] | None = None,
         schema_version: int = 1,
     ) -> ContextTransformEntry:
-        """Persist a context transform's patch ops (seed 001), replayed by the context engine."""
+        """Persist a context transform's patch ops, replayed by the context engine."""
         return self._append(
             ContextTransformEntry(
                 transformer_name=transformer_name,
@@ -436,7 +436,7 @@ class SessionManager:
         )
 
     def append_ephemeral(self, messages: Sequence[Any]) -> EphemeralEntry:
-        """Log request-only messages (seed 001). They are never part of a rebuilt context."""
+        """Log request-only messages. They are never part of a rebuilt context."""
         parsed = [load_message(m) if isinstance(m, dict) else m for m in messages]
         return self._append(EphemeralEntry(messages=parsed, **self._base()))
 

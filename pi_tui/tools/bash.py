@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .output import OutputAccumulator, OutputSnapshot
 
 # The process runner and the output spooler load with the first command: a run that never calls bash
-# does not import them (issue #12).
+# does not import them.
 
 __all__ = [
     "create_bash_tool",

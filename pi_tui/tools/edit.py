@@ -20,7 +20,7 @@ from .paths import resolve_to_cwd
 if TYPE_CHECKING:
     from .edit_diff import Edit
 
-# The matching and diff machinery (edit_diff) loads on the first edit: most runs never edit (issue #12).
+# The matching and diff machinery (edit_diff) loads on the first edit: most runs never edit.
 
 __all__ = [
     "create_edit_tool",

@@ -50,7 +50,7 @@ class FindMatcher:
 
     def __init__(self, pattern: str) -> None:
         self.full_path = "/" in pattern
-        from .globs import glob_to_regex  # loaded with the first search (issue #12)
+        from .globs import glob_to_regex  # loaded with the first search
 
         source = glob_to_regex(pattern, braces=True)
         if self.full_path and not (pattern.startswith("/") or pattern.startswith("**/") or pattern == "**"):
@@ -97,7 +97,7 @@ def _find(search_path: Path, matcher: FindMatcher, limit: int, stopped: Callable
     if not search_path.is_dir():
         raise ToolError(f"Not a directory: {search_path}")
     found: list[str] = []
-    from .walk import walk  # the tree walker loads with the first search (issue #12)
+    from .walk import walk  # the tree walker loads with the first search
 
     for entry in walk(search_path, should_stop=stopped):
         absolute = Path(entry.path).as_posix()

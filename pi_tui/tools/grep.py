@@ -77,7 +77,7 @@ class GlobFilter:
         self.dir_only = pattern.endswith("/")
         pattern = pattern.rstrip("/")
         self.anchored = "/" in pattern
-        from .globs import glob_to_regex  # loaded with the first glob (issue #12)
+        from .globs import glob_to_regex  # loaded with the first glob
 
         source = glob_to_regex(pattern.lstrip("/"), braces=True)
         self._regex = re.compile(source, re.DOTALL)
@@ -145,7 +145,7 @@ def _grep(search_path: Path, glob: str | None, search: _Search, stopped: Callabl
         raise ToolError(f"Path not found: {search_path}")
     if search_path.is_dir():
         skip = GlobFilter(glob).skips if glob else None
-        from .walk import walk  # the tree walker loads with the first search (issue #12)
+        from .walk import walk  # the tree walker loads with the first search
 
         for entry in walk(search_path, should_stop=stopped, skip=skip):
             if entry.is_dir or entry.is_symlink:

@@ -59,7 +59,7 @@ async def run_user_bash(app: PiApp, text: str) -> None:
         return
     block = BashBlock(command, exclude)
     app.chat.add(block)
-    await session.checkpoint_before_user_bash()  # checkpoints (issue #13): what the command changes
+    await session.checkpoint_before_user_bash()  # checkpoints: what the command changes
     ext = session.extensions
     handled: dict[str, Any] | None = None
     if ext is not None:

@@ -1,4 +1,4 @@
-"""Slash commands in the TUI: screens (issue #10) first, then the app's own, then the prompt pipeline.
+"""Slash commands in the TUI: screens first, then the app's own, then the prompt pipeline.
 
 The pipeline (`AgentSession.prompt`) runs extension commands, the shared `BuiltinCommands` (/context,
 /session, /name, /compact, /summary, /export, /reload — their text lands in the chat), skills and

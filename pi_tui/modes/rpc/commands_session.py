@@ -260,7 +260,7 @@ class SessionCommands:
         run = BashRun(self.session, text, exclude_from_context=exclude)
         self._bash = run
         try:
-            await self.session.checkpoint_before_user_bash()  # checkpoints (issue #13)
+            await self.session.checkpoint_before_user_bash()  # checkpoints
             message = await run.execute(
                 lambda delta: self.server.send(
                     {"type": "bash_execution_update", "id": cmd_id, "delta": delta}
@@ -303,7 +303,7 @@ class SessionCommands:
 
         return await context_view(self.session)
 
-    # --- pi-tui: rewind the conversation and/or the files (checkpoints, issue #13) -------------------
+    # --- pi-tui: rewind the conversation and/or the files (checkpoints) -------------------
 
     async def cmd_rewind(self, cmd_id: object, command: dict[str, Any]) -> Any:
         """``{entryId, mode?: "conversation"|"code"|"both", force?, resolutions?: {path: "restore"|"keep"},

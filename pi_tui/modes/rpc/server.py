@@ -184,7 +184,7 @@ class RpcServer:
     def _stop_on_signals(self) -> None:
         """SIGTERM and SIGHUP end the loop like end of input (the turn stops and the running tool's
         process group with it, pending entries are written, extensions get ``session_shutdown``);
-        `stopped_by` keeps the signal so the process exits 128 + its number (issue #15)."""
+        `stopped_by` keeps the signal so the process exits 128 + its number."""
         import signal
 
         def on_signal(signum: int) -> None:

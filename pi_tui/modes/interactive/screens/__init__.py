@@ -1,4 +1,4 @@
-"""The TUI's inspectors and navigators (issue #10): ``/context``, ``/tree``, ``/resume``, ``/model``,
+"""The TUI's inspectors and navigators: ``/context``, ``/tree``, ``/resume``, ``/model``,
 ``/settings``, ``/hotkeys``, ``/session`` and the compaction review.
 
 The shell (`pi_tui.modes.interactive.app.PiApp`) routes those commands here through `SCREEN_COMMANDS`

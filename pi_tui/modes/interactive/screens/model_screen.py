@@ -64,7 +64,7 @@ def _capabilities(model: Model) -> str:
 
 
 class ModelScreen(Screen[None]):
-    """The model picker (issue #10 §4)."""
+    """The model picker."""
 
     DEFAULT_CSS = """
     ModelScreen { layout: vertical; }

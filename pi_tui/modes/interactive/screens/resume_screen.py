@@ -88,7 +88,7 @@ def _search_text(info: Any) -> str:
 
 
 class ResumeScreen(Screen[None]):
-    """The session picker (issue #10 §3)."""
+    """The session picker."""
 
     DEFAULT_CSS = """
     ResumeScreen { layout: vertical; }

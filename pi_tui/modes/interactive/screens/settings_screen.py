@@ -112,7 +112,7 @@ class ThemePicker(ModalScreen[str | None]):
 
 
 class SettingsScreen(Screen[None]):
-    """The settings list (issue #10 §5)."""
+    """The settings list."""
 
     DEFAULT_CSS = """
     SettingsScreen { layout: vertical; }

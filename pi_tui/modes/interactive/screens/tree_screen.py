@@ -31,7 +31,7 @@ HELP = (
 
 
 class TreeScreen(Screen[None]):
-    """The ``/tree`` navigator (issue #10 §2)."""
+    """The ``/tree`` navigator."""
 
     DEFAULT_CSS = """
     TreeScreen { layout: vertical; }
@@ -244,7 +244,7 @@ class TreeScreen(Screen[None]):
             self.notify("Already at this point")
             return
         new_leaf = row.parent_id if row.kind in ("user", "custom_message") else row.id
-        # --- checkpoints (issue #13): the jump can bring the files along ---
+        # --- checkpoints: the jump can bring the files along ---
         code = await self._code_choice(row)
         if code is None:
             return  # Esc: back to the tree at the same node
@@ -279,13 +279,13 @@ class TreeScreen(Screen[None]):
         except (CompactionError, RuntimeError) as exc:
             self.notify(str(exc), severity="error")
             return
-        if code == "both":  # checkpoints (issue #13)
+        if code == "both":  # checkpoints
             await self._restore_code(row)
         self.app.pop_screen()
         if editor_text:
             self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
 
-    # --- checkpoints (issue #13) ----------------------------------------------------------------------
+    # --- checkpoints ----------------------------------------------------------------------
 
     async def _code_choice(self, row: TreeRow) -> str | None:
         """``conversation``, ``code`` or ``both`` when the jump would change files; None on Esc."""
