@@ -96,13 +96,15 @@ def register_commands(pi: ExtensionAPI, state: McpState) -> None:
         await _act(action or "tools", server, state, ctx)
 
     def complete(prefix: str) -> list[str] | None:
+        # Nothing once a word is complete, so Enter runs the command instead of picking a candidate.
+        names = list(state.pool.servers) if state.pool else []
         words = prefix.split(" ")
-        if len(words) <= 1:
-            return [
-                a for a in (*ACTIONS, *(state.pool.servers if state.pool else ())) if a.startswith(words[0])
-            ]
-        names = state.pool.servers if state.pool else {}
-        return [f"{words[0]} {n}" for n in names if n.startswith(words[-1])]
+        if len(words) == 1:
+            found = [a for a in (*ACTIONS, *names) if a.startswith(words[0])]
+            return [] if words[0] in found else found
+        if len(words) == 2 and words[0] in ACTIONS and words[1] not in names:
+            return [f"{words[0]} {n}" for n in names if n.startswith(words[1])]
+        return []
 
     pi.register_command("mcp", handler=handler, description="MCP servers: status, tools, costs, logs",
                         get_argument_completions=complete)  # fmt: skip

@@ -216,3 +216,16 @@ async def test_an_untrusted_projects_mcp_files_are_ignored_and_it_says_so(
         "warning",
     )
     assert ui.notices[1][0].startswith("No MCP servers configured")
+
+
+async def test_mcp_argument_completion_stops_once_a_word_is_complete(agent_dir: Path, project: Path) -> None:
+    write_mcp(agent_dir, {"demo": demo(), "docs": demo()})
+    async with open_session(ext("mcp"), project) as session:
+        await session.start()
+        complete = session.extensions.registry.commands["mcp"].get_argument_completions
+        assert complete("to") == ["tools"]
+        assert complete("tools ") == ["tools demo", "tools docs"]
+        assert complete("tools do") == ["tools docs"]
+        assert complete("tools docs") == []  # Enter runs it rather than picking a candidate
+        assert complete("tools docs ") == []
+        assert complete("demo") == []
