@@ -19,16 +19,13 @@ from .policy import SandboxPolicy
 
 __all__ = ["Refusal", "find_refusal", "describe"]
 
-_PATH = r"""['"‘`]?(?P<path>/[^'"’`:\n]*?)['"’`]?"""
-_WRITE_PATTERNS = [
-    re.compile(_PATH + r"""['"’`]?: (?:Read-only file system|Permission denied)"""),
-    re.compile(r"""(?:Read-only file system|Permission denied)[^\n/]*?: ['"‘`]?(?P<path>/[^'"’`\n]+)"""),
-    re.compile(
-        r"""(?:cannot (?:touch|create|remove|open|mkdir|write)[^'"\n]*|open\(\)) ['"‘`](?P<path>/[^'"’`\n]+)['"’`]"""
-        r"""[^\n]*(?:Read-only file system|Permission denied)"""
-    ),
-    re.compile(r"EROFS[^\n]*?['\"](?P<path>/[^'\"\n]+)['\"]"),
-]
+_WRITE_FAILURE = re.compile(
+    r"Read-only file system|Permission denied|Device or resource busy|EROFS|EACCES|EBUSY"
+)
+_QUOTED = re.compile(r"""['"‘`]([^'"’`\n]+)['"’`]""")
+_WRITE_WORDS = re.compile(
+    r"(?:write|create|lock|open|touch|remove|mkdir|rename|move|link|unlink)\w*\b[^\n]*?(?P<path>[^\s'\"‘’`:]+/[^\s'\"‘’`:]*|\.[\w.-]+)"
+)
 _READ_ONLY = re.compile(r"Read-only file system|EROFS|Errno 30")
 _NETWORK = re.compile(
     r"Network is unreachable|ENETUNREACH|Temporary failure in name resolution|EAI_AGAIN|"
@@ -58,21 +55,26 @@ class Refusal:
     target: str
 
 
-def find_refusal(output: str, policy: SandboxPolicy, temp_dir: Path | None) -> Refusal | None:
-    """The first refusal ``output`` shows, or None when the failure does not look like the sandbox's."""
+def find_refusal(
+    output: str, policy: SandboxPolicy, temp_dir: Path | None, cwd: Path | None = None
+) -> Refusal | None:
+    """The first refusal ``output`` shows, or None when the failure does not look like the sandbox's.
+
+    Relative paths in the output are read from ``cwd`` (the command's directory; default the project).
+    """
+    cwd = cwd or policy.project
     blocked = _BLOCKED.search(output)
     if blocked:
         return Refusal("network", blocked.group("host"))
-    for pattern in _WRITE_PATTERNS:
-        for match in pattern.finditer(output):
-            raw = match.group("path").rstrip(".,;)")
-            path = Path(raw)
-            if not policy.is_writable(_absolute(path), temp_dir):
-                line = output[
-                    max(0, output.rfind("\n", 0, match.start()) + 1) : output.find("\n", match.end())
-                ]
-                if _READ_ONLY.search(line) or not _exists_writable_outside(path):
-                    return Refusal("write", raw)
+    for line in output.splitlines():
+        if not _WRITE_FAILURE.search(line):
+            continue
+        for raw in _path_candidates(line):
+            path = _absolute(raw, cwd)
+            if policy.is_writable(path, temp_dir):
+                continue
+            if _READ_ONLY.search(line) or "busy" in line.lower() or _writable_on_host(path):
+                return Refusal("write", str(path))
     if _READ_ONLY.search(output):
         return Refusal("write", "")
     for hidden in policy.hidden:
@@ -86,19 +88,34 @@ def find_refusal(output: str, policy: SandboxPolicy, temp_dir: Path | None) -> R
     return None
 
 
-def _absolute(path: Path) -> Path:
+def _path_candidates(line: str) -> list[str]:
+    """Path-like words of an error line, nearest to the failure message first: the ``: ``-separated fields
+    before it (``bash: line 1: PATH: Read-only file system``), quoted words (``touch: cannot touch 'PATH'``),
+    a path after a verb (``could not write config file PATH``)."""
+    failure = _WRITE_FAILURE.search(line)
+    head = line[: failure.start()] if failure else line
+    found = [part.strip().strip("'\"‘’`") for part in reversed(head.split(": "))]
+    found += [m.group(1) for m in reversed(list(_QUOTED.finditer(line)))]
+    verb = _WRITE_WORDS.search(line)
+    if verb:
+        found.append(verb.group("path"))
+    return [c.rstrip(".,;)") for c in found if c and ("/" in c or c.startswith(".")) and " " not in c.strip()]
+
+
+def _absolute(raw: str, cwd: Path) -> Path:
+    path = Path(raw) if raw.startswith("/") else cwd / raw
     try:
         return path.resolve()
     except OSError:
         return path
 
 
-def _exists_writable_outside(path: Path) -> bool:
+def _writable_on_host(path: Path) -> bool:
     # "Permission denied" on a path the user could not write anyway is not the sandbox's doing.
     import os
 
     target = path if path.exists() else path.parent
-    return not os.access(target, os.W_OK)
+    return os.access(target, os.W_OK)
 
 
 def describe(refusal: Refusal, policy: SandboxPolicy, temp_dir: Path | None) -> str:

@@ -46,6 +46,7 @@ class Launch:
     policy: SandboxPolicy | None = None
     temp_dir: Path | None = None
     blocked_before: int = 0
+    cwd: Path | None = None
 
 
 class CommandSandbox:
@@ -213,7 +214,7 @@ class CommandSandbox:
                 )
                 out_env["NO_PROXY"] = out_env["no_proxy"] = local
         blocked = len(self._proxy.blocked) if self._proxy is not None else 0
-        return Launch(argv, out_env, policy, temp_dir, blocked)
+        return Launch(argv, out_env, policy, temp_dir, blocked, cwd)
 
     def take_notice(self) -> str | None:
         """Once per session: the line saying commands run unsandboxed (the first command's result carries it)."""
@@ -230,7 +231,7 @@ class CommandSandbox:
         if self._proxy is not None and len(self._proxy.blocked) > launch.blocked_before:
             refusal = Refusal("network", self._proxy.blocked[-1])
         else:
-            refusal = find_refusal(output, launch.policy, launch.temp_dir)
+            refusal = find_refusal(output, launch.policy, launch.temp_dir, launch.cwd)
         if refusal is None:
             return None
         return refusal, describe(refusal, launch.policy, launch.temp_dir)

@@ -131,3 +131,15 @@ async def test_off_mode_runs_unsandboxed(box: Box) -> None:
     result = await box.run("echo x > ../outside/added.txt && echo ${PI_SANDBOX:-none}")
     assert result.ok
     assert "none" in result.text
+
+
+async def test_relative_paths_and_git_config_refusals_are_named(box: Box) -> None:
+    init = await box.run("git init -q .")  # a .git made inside is not protected yet: made after the start
+    assert init.ok
+    hook = await box.run("echo 'curl evil' > .git/hooks/pre-commit")  # protected from this command on
+    assert not hook.ok
+    assert f"[sandbox] Refused write to {box.project.resolve()}/.git/hooks/pre-commit" in hook.text
+    config = await box.run("git config user.name someone")
+    assert not config.ok
+    assert f"[sandbox] Refused write to {box.project.resolve()}/.git/config" in config.text
+    assert "protected path" in config.text
