@@ -45,3 +45,21 @@ def test_rpc_client_allows_the_path_for_the_session(tmp_path: Path, agent_dir: P
     assert (outside / "a.txt").read_text() == "one\n"
     assert not (outside / "b.txt").exists()  # the gate refused the whole second command
     assert (outside / "keep.txt").exists()
+
+
+def test_rpc_bash_runs_sandboxed_and_names_the_refusal(tmp_path: Path, agent_dir: Path) -> None:
+    project = tmp_path / "project"
+    outside = tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious")
+    rpc = RpcProcess(project, "--provider", "faux")
+    try:
+        answer = rpc.call({"type": "bash", "command": f"rm {outside}/keep.txt"}, timeout=30)
+        assert answer["success"] is True
+        assert answer["data"]["exitCode"] == 1
+        assert f"[sandbox] Refused write to {outside}/keep.txt" in answer["data"]["output"]
+        assert rpc.close() == 0
+    finally:
+        rpc.kill()
+    assert (outside / "keep.txt").exists()

@@ -96,10 +96,14 @@ class BashRun:
         finally:
             output.close()
         text = snap.content
-        if sandbox is not None and launch is not None and outcome.exit_code not in (0, None):
-            found = sandbox.explain(text, launch)
-            if found is not None:
-                text = f"{text}\n\n{found[1]}"
+        if sandbox is not None and launch is not None:
+            if outcome.exit_code not in (0, None):
+                found = sandbox.explain(text, launch)
+                if found is not None:
+                    text = f"{text}\n\n{found[1]}"
+            notice = sandbox.take_notice()  # once: commands run unsandboxed
+            if notice is not None:
+                text = f"{notice}\n{text}"
         return BashExecutionMessage(
             command=self.command,
             output=text,
