@@ -17,6 +17,9 @@ from .completion import Candidate
 from .dialogs import SelectDialog
 
 if TYPE_CHECKING:
+    from pi_tui.extensions.extension import RegisteredCommand
+    from pi_tui.runtime.agent_session import AgentSession
+
     from .app import PiApp
 
 __all__ = ["APP_COMMANDS", "CommandRouter", "load_screen_commands"]
@@ -41,15 +44,11 @@ APP_COMMANDS: dict[str, str] = {
 ScreenHandler = Callable[[Any, str], Awaitable[None]]
 
 
-def load_screen_commands() -> tuple[dict[str, ScreenHandler], Callable[[Any], None] | None]:
-    """The screens engineer's commands (``/context``, ``/tree`` …) and their ``install`` hook, if present."""
-    try:
-        from pi_tui.modes.interactive import screens
-    except ImportError:
-        return {}, None
-    commands = getattr(screens, "SCREEN_COMMANDS", None)
-    install = getattr(screens, "install", None)
-    return (dict(commands) if isinstance(commands, dict) else {}), (install if callable(install) else None)
+def load_screen_commands() -> tuple[dict[str, ScreenHandler], Callable[[Any], None]]:
+    """The screens' commands (``/context``, ``/tree`` …) and their ``install`` hook."""
+    from pi_tui.modes.interactive.screens import SCREEN_COMMANDS, install
+
+    return dict(SCREEN_COMMANDS), install
 
 
 def osc52(text: str) -> str:
@@ -65,6 +64,11 @@ class CommandRouter:
         self.anthropic_warning_shown = False
         self.screens, self.install = load_screen_commands()
 
+    def _extension_commands(self) -> dict[str, RegisteredCommand]:
+        session: AgentSession | None = self.app.session
+        runner = session.extensions if session is not None else None
+        return runner.registry.commands if runner is not None else {}
+
     def candidates(self) -> list[Candidate]:
         """Built-ins, then prompt templates, extension commands and ``skill:`` names."""
         out: dict[str, str] = {}
@@ -72,20 +76,14 @@ class CommandRouter:
             out[name] = desc
         for name in self.screens:
             out.setdefault(name, "")
-        session = self.app.session
-        resources = getattr(session, "resources", None)
-        for template in getattr(resources, "templates", None) or []:
-            out.setdefault(
-                str(getattr(template, "name", "")), str(getattr(template, "description", "") or "")
-            )
-        runner = getattr(session, "extensions", None)
-        registry = getattr(runner, "registry", None)
-        for name, command in (getattr(registry, "commands", None) or {}).items():
-            out.setdefault(name, str(getattr(command, "description", "") or ""))
-        for skill in getattr(resources, "skills", None) or []:
-            out.setdefault(
-                f"skill:{getattr(skill, 'name', '')}", str(getattr(skill, "description", "") or "")
-            )
+        session: AgentSession | None = self.app.session
+        resources = session.resources if session is not None else None
+        for template in resources.templates if resources is not None else []:
+            out.setdefault(template.name, template.description or "")
+        for name, command in self._extension_commands().items():
+            out.setdefault(name, command.description or "")
+        for skill in resources.skills if resources is not None else []:
+            out.setdefault(f"skill:{skill.name}", skill.description or "")
         return [Candidate(name, desc) for name, desc in out.items() if name]
 
     def argument_candidates(self, name: str, prefix: str) -> list[Candidate]:
@@ -112,9 +110,8 @@ class CommandRouter:
 
             options = list(available_thinking_levels(session.model))
         else:
-            registry = getattr(session.extensions, "registry", None)
-            command = (getattr(registry, "commands", None) or {}).get(name)
-            complete = getattr(command, "get_argument_completions", None)
+            command = self._extension_commands().get(name)
+            complete = command.get_argument_completions if command is not None else None
             if complete is None:
                 return []
             try:
@@ -128,8 +125,7 @@ class CommandRouter:
         """Whether ``/name`` is a command here: the app's, a screen's, a built-in or an extension's."""
         if name in APP_COMMANDS or name in BUILTIN_COMMANDS or name in self.screens:
             return True
-        registry = getattr(getattr(self.app.session, "extensions", None), "registry", None)
-        return name in (getattr(registry, "commands", None) or {})
+        return name in self._extension_commands()
 
     def note_subscription(self, model: Any) -> None:
         """pi's once-a-session warning when Claude is used through a subscription login: that usage is
@@ -178,7 +174,7 @@ class CommandRouter:
         if handler is not None and not (name in ("model", "thinking") and args):  # text arguments: ours
             await handler(self.app, args)
             return True
-        local = getattr(self, f"_cmd_{name}", None)
+        local = getattr(self, f"_cmd_{name}", None)  # the app's own commands are methods named after them
         if name in APP_COMMANDS and local is not None:
             await local(args)
             return True
@@ -241,11 +237,6 @@ class CommandRouter:
             driver.write(osc52(text))
         self.app.chat_notice("Copied the last answer to the clipboard", "success")
 
-    async def _cmd_hotkeys(self, _args: str) -> None:
-        from .keys import hotkeys_table
-
-        self.app.chat_notice(hotkeys_table(self.app.keymap, self.app.editor.key_actions), "output")
-
     async def _cmd_model(self, args: str) -> None:
         session = self.app.require_session()
         models = session.registry.available_models() if session.registry is not None else []
@@ -300,70 +291,3 @@ class CommandRouter:
         session.set_thinking_level(level)
         self.app.chat_notice(f"Thinking level: {session.thinking}")
         self.app.refresh_footer()
-
-    async def _cmd_fork(self, _args: str) -> None:
-        from pi_tui.ai.types import UserMessage, message_text
-
-        session = self.app.require_session()
-        entries = [
-            e for e in session.session.get_entries() if isinstance(getattr(e, "message", None), UserMessage)
-        ]
-        if not entries:
-            self.app.chat_notice("Nothing to fork from yet.", "warning")
-            return
-        from .bridge import ask
-
-        labels = [" ".join(message_text(e.message).split())[:100] for e in reversed(entries)]
-        chosen = await ask(
-            self.app, SelectDialog("Fork from message", labels, values=[e.id for e in reversed(entries)])
-        )
-        if chosen is None:
-            return
-        editor_text = await session.fork(chosen)
-        self.app.chat_notice("Branched to new session", "success")
-        if editor_text:
-            self.app.set_editor_text(editor_text)
-
-    async def _cmd_resume(self, _args: str) -> None:
-        from pi_tui.session import SessionManager, list_sessions
-
-        session = self.app.require_session()
-        infos = list_sessions(session.cwd, session.session.session_dir)
-        if not infos:
-            self.app.chat_notice("No other sessions in this project.", "warning")
-            return
-        from .bridge import ask
-
-        labels = [
-            f"{i.modified.astimezone():%Y-%m-%d %H:%M}  {' '.join((i.name or i.first_message).split())[:70]}"
-            for i in infos
-        ]
-        chosen = await ask(
-            self.app, SelectDialog("Resume session", labels, values=[str(i.path) for i in infos])
-        )
-        if chosen is None:
-            return
-        await session.switch_session(SessionManager.open(chosen, cwd=session.cwd))
-        self.app.chat_notice(f"Resumed {chosen}", "success")
-
-    async def _cmd_tree(self, _args: str) -> None:
-        from pi_tui.ai.types import message_text
-
-        session = self.app.require_session()
-        entries = [e for e in session.session.get_entries() if getattr(e, "message", None) is not None]
-        if not entries:
-            self.app.chat_notice("The session is empty.", "warning")
-            return
-        from .bridge import ask
-
-        labels = []
-        for e in entries:
-            role = getattr(e.message, "role", "?")
-            labels.append(f"{role}: {' '.join(message_text(e.message).split())[:90]}")
-        chosen = await ask(
-            self.app, SelectDialog("Session tree: continue from", labels, values=[e.id for e in entries])
-        )
-        if chosen is not None:
-            editor_text = await session.navigate(chosen)
-            if editor_text:
-                self.app.set_editor_text(editor_text)

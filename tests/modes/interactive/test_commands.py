@@ -26,21 +26,35 @@ async def _run(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
     await pilot.pause()
 
 
-async def test_session_name_and_hotkeys_commands_write_into_the_chat(tmp_path: Path, agent_dir: Path) -> None:
+def _info_text(app) -> str:  # type: ignore[no-untyped-def]
+    body = app.screen.query_one("#info-body")
+    return "\n".join(line.text for line in body.render_lines(body.region.reset_offset))
+
+
+async def test_session_name_and_hotkeys_commands(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive.screens.info_screens import InfoScreen
+
     script = FauxScript(faux_reply("hi"))
     app = make_app(tmp_path, agent_dir, script)
-    async with app.run_test() as pilot:
+    async with app.run_test(size=(120, 60)) as pilot:
         await until(pilot, app.ready.is_set)
-        app.router.screens = {}  # the text fallbacks (the screens package shows /session and /hotkeys itself)
         await _run(pilot, app, "hello")
         await _run(pilot, app, "/name refactor")
         await until(pilot, lambda: any("Session name: refactor" in t for t in _notices(app)))
-        await _run(pilot, app, "/session")
-        await until(pilot, lambda: any("Messages: 1 user, 1 assistant" in t for t in _notices(app)))
+        await type_text(pilot, "/session")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InfoScreen))
+        await until(pilot, lambda: "1 user · 1 assistant" in _info_text(app))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, InfoScreen))
         assert app.footer.state.session_name == "refactor"
         assert app.title.startswith("π - refactor")
-        await _run(pilot, app, "/hotkeys")
-        await until(pilot, lambda: any("ctrl+l" in t and "Select a model" in t for t in _notices(app)))
+        await type_text(pilot, "/hotkeys")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InfoScreen))
+        await until(pilot, lambda: "ctrl+l" in _info_text(app) and "Select a model" in _info_text(app))
         assert script.call_count == 1  # no command reached the model
 
 
@@ -100,38 +114,6 @@ async def test_quit_closes_the_session_and_prints_how_to_resume(tmp_path: Path, 
         await pilot.press("enter")
         await until(pilot, lambda: not app.is_running)
     assert app.exit_message == f"To resume this session: pi-tui --session {session_id}"
-
-
-async def test_fork_and_resume_fall_back_to_a_select_dialog_without_screens(
-    tmp_path: Path, agent_dir: Path
-) -> None:
-    script = FauxScript(faux_reply("one"), faux_reply("two"))
-    app = make_app(tmp_path, agent_dir, script)
-    async with app.run_test() as pilot:
-        await until(pilot, app.ready.is_set)
-        app.router.screens = {}  # the shell's own pickers, used when the screens package lacks a command
-        await _run(pilot, app, "alpha question")
-        await _run(pilot, app, "beta question")
-        first_file = app.session.session.path
-        await type_text(pilot, "/fork")
-        app.menu.hide()
-        await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "SelectDialog")
-        await type_text(pilot, "alpha")
-        await pilot.press("enter")
-        await until(pilot, lambda: app.editor.text == "alpha question")
-        assert app.session.session.path != first_file
-        app.editor.set_text("")
-        await type_text(pilot, "/resume")
-        app.menu.hide()
-        await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "SelectDialog")
-        await type_text(pilot, "alpha")
-        await pilot.press("enter")
-        await until(pilot, lambda: app.session.session.path == first_file)
-        await until(
-            pilot, lambda: [b.text for b in app.chat.query(UserBlock)] == ["alpha question", "beta question"]
-        )
 
 
 async def test_keybindings_json_rebinds_an_app_action(tmp_path: Path, agent_dir: Path) -> None:
