@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.events import MessageEnd, MessageStart, TurnEnd
-from pi_tui.agent.hooks import RetryConfig, ToolCallContext, ToolCallDecision
+from pi_tui.agent.events import AgentEvent, MessageEnd, MessageStart, TurnEnd
+from pi_tui.agent.hooks import QueueMode, RetryConfig, ToolCallContext, ToolCallDecision
 from pi_tui.agent.loop import Agent
 from pi_tui.agent.tool import AgentTool, ToolResult, text_result
 from pi_tui.ai.no_model import is_no_model, no_model_message
@@ -44,6 +44,7 @@ from pi_tui.context.envelope import ContextEnvelope, EnvelopeMeta, SystemPart
 from pi_tui.context.hooks import ContextHandler
 from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
 from pi_tui.extensions.ui import NullUIBridge
+from pi_tui.session.entries import CustomEntry, MessageEntry
 from pi_tui.session.errors import SessionError
 from pi_tui.util.tasks import stray_cancellation
 
@@ -93,6 +94,11 @@ def http_idle_timeout(settings: Any) -> float:
 
 
 _ABORTED_IN_HOOKS = "Aborted while extension handlers of the prompt were running; nothing was sent"
+
+
+def _queue_mode(value: str) -> QueueMode:
+    """A ``steeringMode``/``followUpMode`` setting as the agent's queue mode (default one at a time)."""
+    return "all" if value == "all" else "one-at-a-time"
 
 
 class ModelUnavailableError(RuntimeError):
@@ -198,12 +204,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             before_tool_call=self._gate_tool_call,
             get_api_key=self._api_key,
             retry=retry,
-            steering_mode=getattr(settings, "steering_mode", "one-at-a-time")
-            if settings
-            else "one-at-a-time",
-            follow_up_mode=getattr(settings, "follow_up_mode", "one-at-a-time")
-            if settings
-            else "one-at-a-time",
+            steering_mode=_queue_mode(settings.steering_mode if settings is not None else ""),
+            follow_up_mode=_queue_mode(settings.follow_up_mode if settings is not None else ""),
             block_images=bool(settings.images.block_images) if settings is not None else False,
             on_error=self._report_error,
         )
@@ -233,18 +235,18 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    async def emit(self, event: Any) -> None:
+    async def emit(self, event: AgentEvent | RuntimeEvent) -> None:
         for listener in list(self._listeners):
             try:
                 result = listener(event)
                 if inspect.isawaitable(result):
                     await result
             except Exception:
-                log.exception("event listener failed on %s", getattr(event, "type", event))
+                log.exception("event listener failed on %s", event.type)
             except asyncio.CancelledError:
                 if not stray_cancellation():
                     raise
-                log.exception("event listener failed on %s", getattr(event, "type", event))
+                log.exception("event listener failed on %s", event.type)
 
     async def _on_agent_event(self, event: Any) -> None:
         if isinstance(event, MessageEnd):
@@ -601,7 +603,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         records = [
             e.data
             for e in self.session.get_branch()
-            if getattr(e, "type", None) == "custom" and getattr(e, "custom_type", None) == PANEL_STATE_TYPE
+            if isinstance(e, CustomEntry) and e.custom_type == PANEL_STATE_TYPE
         ]
         self.panels.restore([r for r in records if isinstance(r, dict)])
 
@@ -676,11 +678,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
 
         path = list(self.session.get_branch())
         last = max(
-            (
-                i
-                for i, e in enumerate(path)
-                if getattr(getattr(e, "message", None), "role", None) == "assistant"
-            ),
+            (i for i, e in enumerate(path) if isinstance(e, MessageEntry) and e.message.role == "assistant"),
             default=None,
         )
         if last is None:
@@ -826,10 +824,10 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         usage recorded elsewhere (`pi_tui.session.usage`)."""
         stats = SessionStats()
         for entry in self.session.get_entries():
-            message = getattr(entry, "message", None)
-            if message is None:  # not a message entry
+            if not isinstance(entry, MessageEntry):
                 continue
-            role = getattr(message, "role", None)
+            message = entry.message
+            role = message.role
             if role == "user":
                 stats.user_messages += 1
             elif role == "assistant":

@@ -206,7 +206,7 @@ def _create_session(
     warnings.extend(args.warnings)
 
     registry = ModelRegistry(agent_dir)
-    warnings += [str(e) for e in getattr(registry, "errors", [])]
+    warnings += registry.errors
     settings = _load_settings(args, agent_dir, cwd, warnings)
 
     try:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult
 from pi_tui.extensions.ui import NullUIBridge
+from pi_tui.session.entries import MessageEntry
 from pi_tui.session.errors import EntryNotFoundError
 
 from ._host import SessionHost
@@ -176,7 +177,7 @@ class RewindMixin(SessionHost):
         from pi_tui.session.paths import sessions_root
 
         dirs = [sessions_root()]
-        session_dir = getattr(self.session, "session_dir", None)
+        session_dir = self.session.session_dir
         if session_dir is not None:
             dirs.append(session_dir)
         try:
@@ -354,7 +355,7 @@ class RewindMixin(SessionHost):
         stays). None when there is no prompt."""
         path = self.session.get_branch()
         index = max(
-            (i for i, e in enumerate(path) if getattr(getattr(e, "message", None), "role", None) == "user"),
+            (i for i, e in enumerate(path) if isinstance(e, MessageEntry) and e.message.role == "user"),
             default=None,
         )
         if index is None:
@@ -369,9 +370,8 @@ class RewindMixin(SessionHost):
 
         groups: list[tuple[str, list[Any]]] = []
         for entry in self.session.get_branch():
-            message = getattr(entry, "message", None)
-            if getattr(message, "role", None) == "user":
-                groups.append((message_text(message), []))
+            if isinstance(entry, MessageEntry) and entry.message.role == "user":
+                groups.append((message_text(entry.message), []))
                 continue
             checkpoint = checkpoint_of(entry)
             if checkpoint is None or not checkpoint.files:

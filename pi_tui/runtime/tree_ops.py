@@ -10,6 +10,7 @@ from pi_tui.ai.types import (
     UserMessage,
     message_text,
 )
+from pi_tui.session.entries import CustomMessageEntry, MessageEntry
 from pi_tui.session.errors import EntryNotFoundError
 
 from ._host import SessionHost
@@ -56,8 +57,8 @@ class SessionTreeMixin(SessionHost):
                 raise EntryNotFoundError(entry_id)
             if entry_id == self.session.get_leaf_id() and summary is None:
                 return None
-            message = getattr(entry, "message", None)
-            if isinstance(message, UserMessage) or getattr(entry, "type", None) == "custom_message":
+            message = entry.message if isinstance(entry, MessageEntry) else None
+            if isinstance(message, UserMessage) or isinstance(entry, CustomMessageEntry):
                 target = entry.parent_id
                 editor_text = message_text(message if message is not None else entry)
         # --- extensions: session_before_tree may cancel, or give the summary and a label ---
@@ -158,7 +159,7 @@ class SessionTreeMixin(SessionHost):
         entry = self.session.get_entry(entry_id)
         if entry is None:
             raise EntryNotFoundError(entry_id)
-        message = getattr(entry, "message", None)
+        message = entry.message if isinstance(entry, MessageEntry) else None
         leaf: str | None = entry_id
         editor_text: str | None = None
         if isinstance(message, UserMessage):
