@@ -106,6 +106,12 @@ def register_commands(pi: ExtensionAPI, state: McpState) -> None:
             return [f"{words[0]} {n}" for n in names if n.startswith(words[1])]
         return []
 
+    def context_lines() -> list[str]:
+        if state.pool is None or not state.pool.servers:
+            return ["No MCP servers configured."]
+        return costs_text(state.pool, state.direct_now).splitlines()
+
+    pi.register_context_section("MCP servers", context_lines)
     pi.register_command("mcp", handler=handler, description="MCP servers: status, tools, costs, logs",
                         get_argument_completions=complete)  # fmt: skip
 

@@ -164,6 +164,8 @@ def render_context(report: ContextReport, *, max_messages: int = 40) -> str:
         )
     else:
         lines.append("No cache invalidations.")
+    for title, section in r.sections:  # what extensions add (pi.register_context_section)
+        lines += ["", f"## {title}", "", *section]
     return "\n".join(lines) + "\n"
 
 

@@ -246,6 +246,7 @@ class ContextReport:
     preview: PanelManager
     available_tools: tuple[str, ...]
     baseline_source: Callable[[], list[Block]] = field(repr=False, compare=False)
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = ()  # extensions' sections: (title, lines)
     _baseline: list[Block] | None = field(default=None, repr=False, compare=False)
     _projection: CacheProjection | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -346,6 +347,7 @@ def build_context_report(
     path: Sequence[Any],
     totals: SessionTotals | None,
     baseline_source: Callable[[], list[Block]],
+    sections: Sequence[tuple[str, Sequence[str]]] = (),
 ) -> ContextReport:
     """Build the report of the next request.
 
@@ -359,6 +361,7 @@ def build_context_report(
         totals: usage over the whole session file, if known.
         baseline_source: returns the blocks of the previous request (called when the projection is
             first needed; empty when there is no previous request).
+        sections: what extensions add (``pi.register_context_section``), rendered: (title, lines).
     """
     env = preview.place(durable)
     cached = _rows(env.cached, 0)
@@ -381,4 +384,5 @@ def build_context_report(
         preview=preview,
         available_tools=tuple(available_tools),
         baseline_source=baseline_source,
+        sections=tuple((title, tuple(lines)) for title, lines in sections),
     )

@@ -59,6 +59,15 @@ class RegisteredFlag:
     source: str = ""
 
 
+@dataclass
+class RegisteredContextSection:
+    """Rows an extension adds to ``/context``: ``render()`` returns the lines shown under ``title``."""
+
+    title: str
+    render: Callable[[], Any]
+    source: str = ""
+
+
 @dataclass(slots=True)
 class RegisteredRenderer:
     """How modes render a custom message type: ``render(message, options, theme)``."""
@@ -81,6 +90,7 @@ class Extension:
     shortcuts: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     renderers: list[str] = field(default_factory=list)
+    context_sections: list[str] = field(default_factory=list)
     panels: list[str] = field(default_factory=list)
     bus_handlers: list[tuple[str, Callable[..., Any]]] = field(default_factory=list)
 

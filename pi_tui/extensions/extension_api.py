@@ -189,6 +189,15 @@ class ExtensionAPI:
             self._ext.panels.remove(name)
         return True
 
+    def register_context_section(self, title: str, render: Callable[[], Any]) -> bool:
+        """Add a section to ``/context`` (all three views: print-mode markdown, RPC ``get_context``'s
+        ``extensionSections``, the TUI inspector): ``render()`` (sync) returns the lines shown under
+        ``title``, called each time ``/context`` is built. Nothing of it is sent to the model.
+        False when another extension already has a section of that title."""
+        from .extension import RegisteredContextSection
+
+        return self._runner.registry.add_context_section(self._ext, RegisteredContextSection(title, render))
+
     def get_setting(self, key: str, default: Any = None) -> Any:
         """A settings value (global merged with the project's when it is trusted); a copy, read-only."""
         settings = getattr(self._session, "settings", None)

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.agent.tool import AgentTool, ToolResult
 
 from .convert import to_tool_result
-from .extension import Extension, RegisteredCommand, RegisteredFlag, RegisteredRenderer, RegisteredShortcut
+from .extension import (
+    Extension,
+    RegisteredCommand,
+    RegisteredContextSection,
+    RegisteredFlag,
+    RegisteredRenderer,
+    RegisteredShortcut,
+)
 
 if TYPE_CHECKING:
     from .runner import ExtensionRunner
@@ -70,6 +77,7 @@ class Registry:
         self.shortcuts: dict[str, RegisteredShortcut] = {}
         self.flags: dict[str, RegisteredFlag] = {}
         self.renderers: dict[str, RegisteredRenderer] = {}
+        self.context_sections: dict[str, RegisteredContextSection] = {}
 
     @property
     def _session(self) -> Any:
@@ -185,6 +193,21 @@ class Registry:
         what = f'Renderer for "{renderer.custom_type}" of "{ext.name}"'
         return self._claim(ext, self.renderers, renderer.custom_type, renderer, ext.renderers, what)
 
+    def add_context_section(self, ext: Extension, section: RegisteredContextSection) -> bool:
+        what = f'/context section "{section.title}" of "{ext.name}"'
+        return self._claim(ext, self.context_sections, section.title, section, ext.context_sections, what)
+
+    def context_section_lines(self) -> list[tuple[str, list[str]]]:
+        """Every extension's ``/context`` section, rendered now; a render that fails shows its error."""
+        out: list[tuple[str, list[str]]] = []
+        for title, section in self.context_sections.items():
+            try:
+                lines = [str(line) for line in section.render() or ()]
+            except Exception as exc:  # an extension's section must not break /context
+                lines = [f"({section.source} failed to render this: {type(exc).__name__}: {exc})"]
+            out.append((title, lines))
+        return out
+
     def _claim(
         self, ext: Extension, table: dict[str, Any], key: str, item: Any, owned: list[str], what: str
     ) -> bool:
@@ -201,13 +224,14 @@ class Registry:
 
     def remove_owned(self, ext: Extension) -> None:
         """Everything but tools and panels (see `remove_tools`; panels survive a reload)."""
-        for table in (self.commands, self.shortcuts, self.flags, self.renderers):
+        for table in (self.commands, self.shortcuts, self.flags, self.renderers, self.context_sections):
             for key in [k for k, v in table.items() if v.source == ext.name]:
                 del table[key]
         ext.commands.clear()
         ext.shortcuts.clear()
         ext.flags.clear()
         ext.renderers.clear()
+        ext.context_sections.clear()
 
     # --- commands at run time ----------------------------------------------------------------------
 

@@ -667,6 +667,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             if st.assistant_messages
             else None,
             baseline_source=lambda: self._previous_request_blocks(preview),
+            sections=self.extensions.registry.context_section_lines() if self.extensions is not None else (),
         )
 
     def _previous_request_blocks(self, panels: PanelManager) -> list[Block]:

@@ -229,3 +229,27 @@ async def test_mcp_argument_completion_stops_once_a_word_is_complete(agent_dir: 
         assert complete("tools docs") == []  # Enter runs it rather than picking a candidate
         assert complete("tools docs ") == []
         assert complete("demo") == []
+
+
+async def test_context_lists_each_server_with_direct_and_proxy_costs_in_every_view(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    from pi_tui.context.render import render_context
+    from pi_tui.modes.rpc.context_view import report_json
+
+    write_mcp(agent_dir, {"demo": demo(), "idle": demo()})
+    fake.script(
+        [Reply([tool_call("mcp", {"tool": "demo/add", "args": {"a": 1, "b": 2}})]), Reply([text("ok")])]
+    )
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        await session.prompt("add")
+        report = await session.context_report()
+
+    ((title, lines),) = report.sections
+    assert title == "MCP servers"
+    assert lines[0].startswith("MCP tool costs per request (estimates): the proxy tool ")
+    assert lines[1].startswith("  demo (proxy): 7 tools = ") and "returned 1 tokens in 1 calls" in lines[1]
+    assert "switching to direct adds" in lines[1]
+    assert lines[2] == "  idle: tools not listed yet (start it: /mcp tools idle)"
+    assert "## MCP servers\n\nMCP tool costs per request" in render_context(report)
+    assert report_json(report)["extensionSections"] == [{"title": "MCP servers", "lines": list(lines)}]

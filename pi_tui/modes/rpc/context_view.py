@@ -63,6 +63,7 @@ def report_json(report: ContextReport) -> dict[str, Any]:
         }
     ledger = r.ledger
     return {
+        "extensionSections": [{"title": title, "lines": list(lines)} for title, lines in r.sections],
         "markdown": markdown,
         "model": {"provider": model.provider, "id": model.id, "contextWindow": r.window},
         "tokens": {

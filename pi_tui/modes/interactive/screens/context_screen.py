@@ -267,6 +267,10 @@ class ContextScreen(Screen[None]):
                 f"Session so far (file, all branches): {st.answers} answers · {fmt_cost(st.cost)}"
                 + (f" · cache read ratio {ratio:.2f}" if ratio is not None else "")
             )
+        for title, lines in v.sections:  # what extensions add (pi.register_context_section)
+            section = root.add(title, data=Item(title, "\n".join(lines)))
+            for line in lines:
+                section.add_leaf(Text(line))
 
     def _fill_projection(self) -> None:
         p = self.view.projected
