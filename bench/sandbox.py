@@ -36,7 +36,9 @@ async def _calls(project: Path, agent_dir: Path) -> dict[str, Any]:
     off = create_bash_tool(project)
     sandbox = CommandSandbox(SandboxSettings, project, agent_dir=agent_dir)
     on = create_bash_tool(project, sandbox=sandbox)
-    networked = CommandSandbox(lambda: SandboxSettings(allow_network=("pypi.org",)), project, agent_dir=agent_dir)
+    networked = CommandSandbox(
+        lambda: SandboxSettings(allow_network=("pypi.org",)), project, agent_dir=agent_dir
+    )
     proxied = create_bash_tool(project, sandbox=networked)
     params = {"command": "true"}
     start = time.perf_counter()

@@ -10,6 +10,7 @@ could remount the read-only binds writable.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -44,10 +45,16 @@ _probes: dict[tuple[str, bool], _Probe] = {}
 
 
 def find_bwrap(path: str | None = None) -> str | None:
-    """The bubblewrap binary: ``path`` if given, else ``bwrap`` on PATH (never one inside a project)."""
+    """The bubblewrap binary: ``path`` if given, else ``bwrap`` on PATH (looked up once per PATH value:
+    the footer asks on every refresh)."""
     if path:
         return path if os.access(path, os.X_OK) else None
-    return shutil.which("bwrap")
+    return _which_bwrap(os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _which_bwrap(search_path: str) -> str | None:
+    return shutil.which("bwrap", path=search_path)
 
 
 def _base(bwrap: str, network: bool) -> list[str]:

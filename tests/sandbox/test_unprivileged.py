@@ -31,7 +31,9 @@ def shared_dir() -> Iterator[Path]:
 
 def _as_normal_user() -> list[str]:
     """Run as ``nobody`` when the tests run as root; as is otherwise (already a normal user)."""
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if os.geteuid() == 0 else []
+    return (
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if os.geteuid() == 0 else []
+    )
 
 
 def test_a_normal_user_gets_the_same_sandbox(shared_dir: Path) -> None:
@@ -50,8 +52,9 @@ def test_a_normal_user_gets_the_same_sandbox(shared_dir: Path) -> None:
         f"rm -f {outside}/keep.txt; grep CapEff /proc/self/status; unshare -r true && echo UNSHARED; "
         "ls /proc | grep -c '^[0-9]'"
     )
-    argv, env = bwrap_argv(bwrap, policy, ["/bin/sh", "-c", script], cwd=project, temp_dir=temp,
-                           env={"PATH": os.environ["PATH"]})
+    argv, env = bwrap_argv(
+        bwrap, policy, ["/bin/sh", "-c", script], cwd=project, temp_dir=temp, env={"PATH": os.environ["PATH"]}
+    )
     done = subprocess.run([*_as_normal_user(), *argv], env=env, capture_output=True, text=True, timeout=30)
     lines = done.stdout.split()
     assert lines[0] == str(NOBODY if os.geteuid() == 0 else os.geteuid()), done.stderr
@@ -81,13 +84,31 @@ def test_no_user_namespaces_fails_closed_with_one_line(shared_dir: Path) -> None
         "    print(json.dumps({'error': str(exc), 'status': box.status()}))\n"
     )
     outer = [
-        "bwrap", "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev",
-        "--proc", "/proc", "--bind", str(shared_dir), str(shared_dir), "--chdir", str(project), "--",
-        sys.executable, "-c", code,
+        "bwrap",
+        "--unshare-user",
+        "--disable-userns",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--bind",
+        str(shared_dir),
+        str(shared_dir),
+        "--chdir",
+        str(project),
+        "--",
+        sys.executable,
+        "-c",
+        code,
     ]
     done = subprocess.run(outer, capture_output=True, text=True, timeout=60)
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert "error" in answer, done.stderr
-    assert answer["error"].startswith("Sandbox workspace-write cannot start: bubblewrap cannot create a sandbox here")
+    assert answer["error"].startswith(
+        "Sandbox workspace-write cannot start: bubblewrap cannot create a sandbox here"
+    )
     assert "user namespaces are off" in answer["error"] and "\n" not in answer["error"]
     assert answer["status"] == "not sandboxed"
