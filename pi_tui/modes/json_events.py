@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pi_tui.agent.events import AgentEnd, MessageEnd, MessageStart, TurnStart
+from pi_tui.agent.events import AgentEnd, AgentEvent, MessageEnd, MessageStart, RuntimeEvent, TurnStart
 from pi_tui.ai.types import AssistantMessage, now_ms
 from pi_tui.modes.rpc.events import EventMapper
 
@@ -70,8 +70,8 @@ class JsonEventStream:
         self._announced_system = _path_has_system_message(session)
         self._ran = False
 
-    def on_event(self, event: Any) -> None:
-        kind = getattr(event, "type", "")
+    def on_event(self, event: AgentEvent | RuntimeEvent) -> None:
+        kind = event.type
         if kind == "agent_start":
             self._ran = True
             self._between_turns = True

@@ -13,13 +13,15 @@ from typing import Any
 
 from pi_tui.agent.events import (
     AgentEnd,
+    AgentEvent,
     AutoCompactionEnd,
     AutoCompactionStart,
     CompactionApplied,
     MessageStart,
     MessageUpdate,
+    RuntimeEvent,
 )
-from pi_tui.ai.types import AssistantMessage, dump_message
+from pi_tui.ai.types import AssistantMessage, ToolCall, dump_message
 
 __all__ = ["EventMapper"]
 
@@ -39,7 +41,7 @@ def _delta_json(event: Any) -> dict[str, Any]:
     if event.type == "toolcall_start":  # 0.84.3: the call's id and tool name come with its start
         content = event.partial.content
         block = content[event.content_index] if event.content_index < len(content) else None
-        if block is not None and getattr(block, "type", None) == "toolCall":
+        if isinstance(block, ToolCall):
             out["id"] = block.id
             out["toolName"] = block.name
     return out
@@ -51,7 +53,7 @@ class EventMapper:
     def __init__(self) -> None:
         self._compaction_reason = "threshold"
 
-    def to_record(self, event: Any) -> dict[str, Any] | None:
+    def to_record(self, event: AgentEvent | RuntimeEvent) -> dict[str, Any] | None:
         """The record for ``event``, or None when it has no place in the RPC stream."""
         if isinstance(event, MessageUpdate):
             ame = event.assistant_message_event
@@ -77,5 +79,4 @@ class EventMapper:
                 return {"type": "compaction_start", "reason": self._compaction_reason}
             case AutoCompactionEnd():
                 return {"type": "compaction_end", "reason": self._compaction_reason, **event.payload()}
-        to_json = getattr(event, "to_json", None)
-        return to_json() if callable(to_json) else None
+        return event.to_json()
