@@ -83,13 +83,14 @@ class BuiltinCommands:
         self.write("Compacted." + (f" ({fmt_tokens(int(before))} tokens summarised)" if before else ""))
 
     async def _cmd_summary(self, _arg: str) -> None:
+        from pi_tui.session.entries import CompactionEntry, ContextTransformEntry
+
         latest = None
         for entry in self.session.session.get_branch():
-            kind = getattr(entry, "type", None)
-            if kind == "compaction":
-                latest = (entry.summary, getattr(entry, "tokens_before", 0), entry.timestamp)
-            elif kind == "context_transform":
-                for op in getattr(entry, "patch", None) or []:
+            if isinstance(entry, CompactionEntry):
+                latest = (entry.summary, entry.tokens_before, entry.timestamp)
+            elif isinstance(entry, ContextTransformEntry):
+                for op in entry.patch:
                     if isinstance(op, dict) and op.get("op") == "compaction_apply":
                         latest = (str(op.get("summary", "")), op.get("tokensBefore", 0), entry.timestamp)
         if latest is None:

@@ -33,7 +33,7 @@ class CompactionMixin(SessionHost):
             session=lambda: self.session,
             model=lambda: self.agent.model,
             settings=self._compaction_settings,
-            backend=self._compaction_backend,
+            backend=self.compaction_backend,
             emit=self.emit,
             on_applied=self._after_compaction,
             branch_settings=self._branch_summary_settings,
@@ -69,7 +69,7 @@ class CompactionMixin(SessionHost):
             messages.pop()
         self.agent.messages = messages
 
-    async def _compaction_backend(self) -> Any:
+    async def compaction_backend(self) -> Any:
         from pi_tui.compaction.summarize import SummaryBackend
         from pi_tui.context.request import to_llm_request
 

@@ -22,6 +22,8 @@ from pi_tui.agent.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
 )
+from pi_tui.ai.stream import TextDelta, ThinkingDelta
+from pi_tui.ai.types import AssistantMessage
 
 __all__ = ["EventPrinter", "tool_summary"]
 
@@ -104,14 +106,13 @@ class EventPrinter:
             self._runtime(event)
 
     def _update(self, stream_event: Any) -> None:
-        kind = getattr(stream_event, "type", "")
-        if kind == "thinking_delta":
+        if isinstance(stream_event, ThinkingDelta):
             if not self._in_thinking:
                 self._in_thinking = True
                 if not self.at_line_start:
                     self.write("\n")
             self.write(self._style(stream_event.delta, _DIM))
-        elif kind == "text_delta":
+        elif isinstance(stream_event, TextDelta):
             if self._in_thinking:
                 self._in_thinking = False
                 self.write("\n")
@@ -119,12 +120,12 @@ class EventPrinter:
             self.streamed_text = True
 
     def _message_end(self, message: Any) -> None:
-        if getattr(message, "role", None) != "assistant":
+        if not isinstance(message, AssistantMessage):
             return
         self._in_thinking = False
         if not self.at_line_start:
             self.write("\n")
-        reason = getattr(message, "stop_reason", "stop")
+        reason = message.stop_reason
         if reason == "aborted":
             self.line("Aborted.", _DIM)
         elif reason == "error":

@@ -54,7 +54,7 @@ async def regenerate_summary(session: Any, focus: str | None) -> str:
     prep = prepare_compaction(path, session.compaction.settings())
     if prep is None:
         raise NothingToCompact()
-    backend = await session._compaction_backend()  # the runtime's own summary backend (same cache prefix)
+    backend = await session.compaction_backend()  # the runtime's own summary backend (same cache prefix)
     if backend.prefix_tokens is None:
         backend.prefix_tokens = context_tokens(path)
     outcome = await summarize_compaction(prep, backend, custom_instructions=focus or None)
