@@ -33,6 +33,7 @@ from ._common import (
     merged_headers,
     stream_over_http,
 )
+from ._error_hints import describe_with_hint
 from ._history import prepare_messages, sanitize_surrogates
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
@@ -569,6 +570,7 @@ async def stream_anthropic(
         decode=decode_event,
         make_reader=lambda out: _Reader(out, names),
         encode=_encode,
+        describe=describe_with_hint(model),
     ):
         yield event
 

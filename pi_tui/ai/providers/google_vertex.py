@@ -144,6 +144,8 @@ async def _endpoint(model: Model, options: StreamOptions) -> tuple[Any, str]:
 
 
 def _hint(status: int, message: str) -> str | None:
+    if status == 400 and "API key" in message:  # Google answers a bad key with 400 INVALID_ARGUMENT
+        return "check GOOGLE_CLOUD_API_KEY (or the key stored for google-vertex): it must be a valid Google Cloud API key"
     if status == 401:
         return "check the credentials: GOOGLE_CLOUD_API_KEY, or the application-default credentials file"
     if status == 403:

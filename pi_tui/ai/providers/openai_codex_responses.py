@@ -293,8 +293,12 @@ def describe_codex_error(exc: BaseException) -> str:
     if not message:
         message = str(body or exc).strip()
     text = f"{status} {message}"
-    if status in (401, 403):
+    if status == 401:
         text += " (the ChatGPT login was refused: log in again with /login)"
+    elif status == 403:
+        text += " (check that the ChatGPT plan may use this model, or log in again with /login)"
+    elif status == 404:
+        text += " (check the model id: the ChatGPT plan may not offer it, and the provider's baseUrl in models.json)"
     wait = retry_after_ms(exc)
     if wait is not None:
         text += f" (retry after {wait} ms)"

@@ -35,6 +35,7 @@ from ._common import (
     merged_headers,
     stream_over_http,
 )
+from ._error_hints import describe_with_hint
 from ._history import prepare_messages, sanitize_surrogates, short_hash
 from ._openai_compat import (
     add_thinking,
@@ -594,6 +595,7 @@ async def stream_openai_completions(
         decode=decode_event,
         make_reader=_Reader,
         encode=_encode,
+        describe=describe_with_hint(model),
     ):
         yield event
 

@@ -34,6 +34,7 @@ from ._common import (
     json_stringify,
     stream_over_http,
 )
+from ._error_hints import describe_with_hint
 from ._history import (
     prepare_messages,
     sanitize_surrogates,
@@ -494,6 +495,7 @@ async def stream_openai_responses(
         decode=decode_event,
         make_reader=_Reader,
         encode=_encode,
+        describe=describe_with_hint(model),
     ):
         yield event
 
