@@ -13,6 +13,7 @@ Servers are configured in ``~/.pi/agent/mcp.json`` and, once the project is trus
   ``<server>_<tool>``. They are added only when a session starts (start-up, ``/new``, ``/resume``,
   ``/fork``); ``/mcp direct NAME`` and ``/mcp proxy NAME`` take effect at the next session start, never
   silently mid-session.
+- Prompts: a started server's prompts become commands ``/server:prompt name=value …`` (see ``prompts.py``).
 - ``/mcp``: servers with status, tools and costs; ``/mcp tools NAME``, ``/mcp logs NAME``,
   ``/mcp enable|disable NAME``, ``/mcp reconnect NAME``, ``/mcp direct|proxy NAME``, ``/mcp costs``.
   In RPC mode the same commands are sent as prompts.
@@ -43,9 +44,8 @@ from pi_tui.extensions.api import (
 
 from . import proxy
 from .config import McpConfig, load_config, project_config_paths
+from .prompts import PromptCommands
 from .servers import McpCallError, Server, ServerPool, ToolInfo, tokens_of
-
-DIRECT_PREFS = "mcp-direct"  # session entry: servers switched between proxy and direct by /mcp
 
 
 class McpState:
@@ -187,7 +187,9 @@ def register(pi: ExtensionAPI) -> None:
                 names = ", ".join(str(p.relative_to(ctx.cwd)) for p in skipped)
                 ctx.ui.notify(f"MCP: ignored {names}: the project is not trusted (run once with --trust-project "
                               "to use its servers)", "warning")  # fmt: skip
-            state.pool = ServerPool(state.config.servers, Path(ctx.cwd))
+            state.pool = ServerPool(
+                state.config.servers, Path(ctx.cwd), on_change=lambda _server: prompts.sync()
+            )
         pool = state.pool
         # A session start is the cache-safe point for the direct tool set to change.
         for name, wanted in state.direct_next.items():
@@ -212,6 +214,7 @@ def register(pi: ExtensionAPI) -> None:
         if state.pool is not None:
             await state.pool.close()
 
+    prompts = PromptCommands(pi, lambda: state.pool)
     from .commands import register_commands
 
     register_commands(pi, state)

@@ -32,7 +32,7 @@ from .config import ServerConfig
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-__all__ = ["McpCallError", "ToolInfo", "Server", "ServerPool", "tokens_of"]
+__all__ = ["McpCallError", "PromptInfo", "ToolInfo", "Server", "ServerPool", "tokens_of"]
 
 START_TIMEOUT = 30.0  # seconds for spawn + initialize + tools/list
 LOG_TAIL = 20
@@ -68,6 +68,16 @@ class ToolInfo:
         return tokens_of(self.definition())
 
 
+@dataclass(frozen=True)
+class PromptInfo:
+    """A prompt a server offers (``prompts/list``): its name, description and argument names."""
+
+    server: str
+    name: str
+    description: str
+    arguments: tuple[tuple[str, bool], ...]  # (name, required)
+
+
 class Server:
     """One configured server: its state, its tools once listed, its connection while connected."""
 
@@ -78,6 +88,7 @@ class Server:
         self.status = "lazy" if config.enabled else "disabled"
         self.reason = ""
         self.tools: list[ToolInfo] = []
+        self.prompts: list[PromptInfo] = []
         self.calls = 0
         self.returned_tokens = 0
         self.log_path = log_dir / f"{config.name}.stderr.log"
@@ -144,8 +155,10 @@ class Server:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 session = await self._open(stack)
-                await session.initialize()
+                init = await session.initialize()
                 self.tools = await self._list_tools(session)
+                if getattr(getattr(init, "capabilities", None), "prompts", None) is not None:
+                    self.prompts = await self._list_prompts(session)
                 if not ready.done():
                     ready.set_result(session)
                 await stop.wait()
@@ -217,6 +230,37 @@ class Server:
             cursor = result.next_cursor
             if not cursor:
                 return tools
+
+    async def _list_prompts(self, session: ClientSession) -> list[PromptInfo]:
+        try:
+            result = await session.list_prompts()
+        except Exception:  # a server that announces prompts but cannot list them: no prompts
+            return []
+        return [
+            PromptInfo(
+                self.name,
+                p.name,
+                p.description or "",
+                tuple((a.name, bool(a.required)) for a in p.arguments or ()),
+            )
+            for p in result.prompts
+        ]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> str:
+        """The text of prompt ``name`` filled with ``arguments`` (its messages' text, one after another)."""
+        session = await self.ensure()
+        try:
+            result = await asyncio.wait_for(session.get_prompt(name, arguments), self.config.timeout)
+        except Exception as exc:
+            raise McpCallError(f'MCP server "{self.name}": prompt {name} failed: {_describe(exc)}') from None
+        texts = []
+        for message in result.messages:
+            content = message.content
+            text = getattr(content, "text", None)
+            if text is None and getattr(content, "resource", None) is not None:
+                text = getattr(content.resource, "text", None)
+            texts.append(text if text is not None else f"[{getattr(content, 'type', 'content')}]")
+        return "\n\n".join(texts)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):  # a line on stdout that is not JSON-RPC: skipped

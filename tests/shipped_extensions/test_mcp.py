@@ -253,3 +253,23 @@ async def test_context_lists_each_server_with_direct_and_proxy_costs_in_every_vi
     assert lines[2] == "  idle: tools not listed yet (start it: /mcp tools idle)"
     assert "## MCP servers\n\nMCP tool costs per request" in render_context(report)
     assert report_json(report)["extensionSections"] == [{"title": "MCP servers", "lines": list(lines)}]
+
+
+async def test_a_servers_prompts_become_slash_commands_once_it_has_started(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo()})
+    fake.script([Reply([text("looks fine")])])
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp tools demo")  # starts the lazy server
+        commands = session.extensions.registry.commands
+        assert "demo:review" in commands
+        assert commands["demo:review"].description == "Ask for a code review. (code=… [focus=…])"
+        await session.prompt("/demo:review focus=style")  # the required argument is missing
+        await session.prompt('/demo:review code="x = 1" focus=style')
+
+    assert ui.notices[-1] == ("/demo:review: missing code (arguments: code, focus)", "error")
+    (request,) = model_requests(fake)
+    assert request.messages[-1]["content"][0]["text"] == "Please review this code for style:\nx = 1"

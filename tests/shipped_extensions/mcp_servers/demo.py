@@ -57,6 +57,12 @@ def leak() -> str:
     return "config: AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
 
+@app.prompt()
+def review(code: str, focus: str = "bugs") -> str:
+    """Ask for a code review."""
+    return f"Please review this code for {focus}:\n{code}"
+
+
 @app.tool()
 async def grow(ctx: Context) -> str:
     """Add a tool called "grown" and tell the client that the tool list changed."""
