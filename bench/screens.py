@@ -126,6 +126,9 @@ async def _measure(which: str, repo: Path) -> dict[str, Any]:
         session_file.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
         argv = ["--session", str(session_file), "--provider", "faux"]
     session = create_session(parse_args(argv), repo).session
+    import gc
+
+    gc.freeze()  # as the app does once the session is attached: collections skip the loaded session
 
     class Host(App[None]):
         def __init__(self) -> None:

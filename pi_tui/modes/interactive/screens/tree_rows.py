@@ -134,6 +134,12 @@ _ROW_TEXTS: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, tuple[str, str, 
 )
 
 
+# Per session: (entry count, last entry, leaf) -> the rows built for them (rows are never changed).
+_ROWS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], tuple[Any, Any, Any, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _row_texts(session: Any, entries: list[Any]) -> dict[str, tuple[Any, tuple[str, str, bool]]]:
     """Every entry's row text, from the session's cache where the entry is the same object."""
     try:
@@ -171,11 +177,32 @@ class TreeModel:
         self.folded: set[str] = set()
         self.rows: list[TreeRow] = []
         self.by_id: dict[str, TreeRow] = {}
+        self.labels: dict[str, str] = {}
+        self.label_times: dict[str, str] = {}
         self.rebuild()
 
     def rebuild(self) -> None:
-        """Re-read the tree (after a label, a navigation or a new entry)."""
+        """Re-read the tree (after a label, a navigation or a new entry).
+
+        The rows are kept per session while it has the same entries (labels are entries too) and the
+        same leaf: opening ``/tree`` again on an unchanged session takes them as they are.
+        """
         entries = self.session.get_entries()
+        key = (len(entries), id(entries[-1]) if entries else None, self.session.get_leaf_id())
+        try:
+            kept = _ROWS.get(self.session)
+        except TypeError:  # not weak-referenceable or unhashable: built each time
+            kept = None
+        if kept is not None and kept[0] == key:
+            self.rows, self.by_id, self.labels, self.label_times = kept[1]
+            return
+        self._build(entries)
+        try:
+            _ROWS[self.session] = (key, (self.rows, self.by_id, self.labels, self.label_times))
+        except TypeError:
+            pass
+
+    def _build(self, entries: list[Any]) -> None:
         children: dict[str | None, list[Any]] = {}
         for entry in entries:
             entry_id = getattr(entry, "id", None)
@@ -217,7 +244,7 @@ class TreeModel:
         self.labels = {row.id: self.session.get_label(row.id) for row in rows}
         self.labels = {k: v for k, v in self.labels.items() if v}
         # When each label was set (the latest label entry per target), for Shift+T.
-        self.label_times: dict[str, str] = {}
+        self.label_times = {}
         for entry in entries:
             if getattr(entry, "type", None) == "label":
                 self.label_times[entry.target_id] = str(getattr(entry, "timestamp", "") or "")

@@ -39,3 +39,18 @@ def test_a_second_open_describes_only_new_entries(tmp_path: Path, monkeypatch: p
     rows = TreeModel(manager).rows
     assert described == [manager.get_leaf_id()]
     assert rows[-1].text == "user: one more" and [r.text for r in rows[:-1]] == first
+
+
+def test_rows_are_kept_while_entries_and_leaf_are_the_same(tmp_path: Path) -> None:
+    manager = _session(tmp_path, 5)
+    first = TreeModel(manager).rows
+    assert TreeModel(manager).rows is first
+    target = first[3].id
+    manager.branch(target)  # a navigation moves the leaf: the active path and the leaf mark change
+    moved = TreeModel(manager).rows
+    assert moved is not first
+    assert [r.id for r in moved if r.is_leaf] == [target]
+    assert [r.on_active_path for r in moved] == [True] * 4 + [False] * 6
+    manager.append_label(target, "here")  # a label is an entry: the rows are built again
+    labelled = TreeModel(manager)
+    assert labelled.rows is not moved and labelled.labels == {target: "here"}
