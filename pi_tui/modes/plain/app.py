@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui import __version__
 from pi_tui.modes.commands import BuiltinCommands
@@ -22,24 +22,26 @@ from .completion import PlainCompleter, command_items
 from .render import EventPrinter
 from .terminal import Terminal, cwd_label, make_terminal
 
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
+
 __all__ = ["run_plain"]
 
 _DOUBLE_CTRL_C_S = 1.0
 
 
-def _argument_completions(session: Any, name: str, prefix: str) -> list[str] | None:
-    registry = getattr(getattr(session, "extensions", None), "registry", None)
-    command = (getattr(registry, "commands", None) or {}).get(name)
-    complete = getattr(command, "get_argument_completions", None)
+def _argument_completions(session: AgentSession, name: str, prefix: str) -> list[str] | None:
+    runner = session.extensions
+    command = runner.registry.commands.get(name) if runner is not None else None
+    complete = command.get_argument_completions if command is not None else None
     if complete is None:
         return None
     result = complete(prefix)
     return [str(r.get("value", r)) if isinstance(r, dict) else str(r) for r in result or []]
 
 
-def _history_for(session: Any) -> PromptHistory:
-    manager = getattr(session, "session", None)
-    if getattr(manager, "path", None) is None:  # --no-session: keep nothing on disk
+def _history_for(session: AgentSession) -> PromptHistory:
+    if session.session.path is None:  # --no-session: keep nothing on disk
         return PromptHistory(None)
     return PromptHistory.for_project(session.cwd)
 

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -21,6 +21,9 @@ from prompt_toolkit.document import Document
 from pi_tui.modes.commands import BUILTIN_COMMANDS
 
 from .commands import PLAIN_COMMANDS
+
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["CommandItem", "PlainCompleter", "command_items"]
 
@@ -33,19 +36,18 @@ _FILE_LIMIT = 20_000  # entries walked before giving up: completion must stay in
 _INDEX_TTL_S = 10.0
 
 
-def command_items(session: Any) -> list[CommandItem]:
+def command_items(session: AgentSession) -> list[CommandItem]:
     """Every ``/`` command the user can type now: built-ins, templates, extension commands, skills."""
     items: list[CommandItem] = sorted({**BUILTIN_COMMANDS, **PLAIN_COMMANDS}.items())
-    resources = getattr(session, "resources", None)
-    for template in getattr(resources, "templates", None) or []:
+    resources = session.resources
+    for template in resources.templates if resources is not None else []:
         items.append((template.name, template.description))
-    runner = getattr(session, "extensions", None)
-    registry = getattr(runner, "registry", None)
-    for name, command in sorted((getattr(registry, "commands", None) or {}).items()):
+    runner = session.extensions
+    for name, command in sorted(runner.registry.commands.items() if runner is not None else []):
         items.append((name, command.description or f"({command.source})"))
-    settings = getattr(session, "settings", None)
-    if settings is None or getattr(settings, "enable_skill_commands", True):
-        for skill in getattr(resources, "skills", None) or []:
+    settings = session.settings
+    if settings is None or settings.enable_skill_commands:
+        for skill in resources.skills if resources is not None else []:
             items.append((f"skill:{skill.name}", skill.description))
     return items
 
