@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 import zipfile
+from pathlib import Path
 
 from .helpers import Box
 
@@ -67,3 +70,24 @@ async def test_a_git_worktree_commits(box: Box) -> None:
     )
     inner.sandbox.close()
     assert result.ok, result.text
+
+
+def _running(marker: str) -> bool:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().replace(b"\0", b" ").strip() == marker.encode():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+async def test_background_jobs_end_with_the_command(box: Box) -> None:
+    # Own PID namespace: when the shell exits, whatever it left running goes with it (documented).
+    result = await box.run("sleep 31.7 & echo started")
+    assert result.ok and "started" in result.text
+    deadline = time.monotonic() + 10
+    while _running("sleep 31.7") and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not _running("sleep 31.7")
