@@ -13,6 +13,7 @@ Servers are configured in ``~/.pi/agent/mcp.json`` and, once the project is trus
   ``<server>_<tool>``. They are added only when a session starts (start-up, ``/new``, ``/resume``,
   ``/fork``); ``/mcp direct NAME`` and ``/mcp proxy NAME`` take effect at the next session start, never
   silently mid-session.
+- Resources: ``@server:uri`` in a message appends that resource's text (see ``prompts.py``).
 - Prompts: a started server's prompts become commands ``/server:prompt name=value …`` (see ``prompts.py``).
 - ``/mcp``: servers with status, tools and costs; ``/mcp tools NAME``, ``/mcp logs NAME``,
   ``/mcp enable|disable NAME``, ``/mcp reconnect NAME``, ``/mcp direct|proxy NAME``, ``/mcp costs``.
@@ -44,7 +45,7 @@ from pi_tui.extensions.api import (
 
 from . import proxy
 from .config import McpConfig, load_config, project_config_paths
-from .prompts import PromptCommands
+from .prompts import PromptCommands, expand_mentions
 from .servers import McpCallError, Server, ServerPool, ToolInfo, tokens_of
 
 
@@ -208,6 +209,15 @@ def register(pi: ExtensionAPI) -> None:
         for server in pool.servers.values():
             if server.config.enabled and server.config.keep_alive and server.status == "lazy":
                 asyncio.get_running_loop().create_task(_start_quietly(server, ctx))
+
+    @pi.on("input")
+    async def on_input(event: Event, ctx: ExtensionContext) -> dict[str, Any] | None:
+        if state.pool is None or "@" not in event.text:
+            return None
+        text, errors = await expand_mentions(state.pool, event.text)
+        for line in errors:
+            ctx.ui.notify(line, "error")
+        return {"action": "transform", "text": text} if text != event.text else None
 
     @pi.on("session_shutdown")
     async def on_shutdown(event: Event) -> None:

@@ -1,12 +1,18 @@
-"""MCP prompts as slash commands: ``/server:prompt args`` fills the prompt and sends it as your message.
+"""MCP prompts as slash commands, and resources as ``@server:uri`` mentions.
+
+Prompts as slash commands: ``/server:prompt args`` fills the prompt and sends it as your message.
 
 A server's prompts become commands once it has started (a ``keep-alive`` server at start-up, a lazy one
 after its first use or ``/mcp tools NAME``). Arguments: ``name=value`` pairs (quote values with spaces);
 for a prompt with a single argument, the whole text after the command is that argument.
+
+A message mentioning ``@server:uri`` (a configured server's name) gets that resource's text appended
+before it is sent (the server starts if needed); the mention itself stays in the message.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +21,30 @@ from pi_tui.extensions.api import ExtensionAPI
 
 from .servers import McpCallError, PromptInfo, ServerPool
 
-__all__ = ["parse_arguments", "PromptCommands"]
+__all__ = ["parse_arguments", "PromptCommands", "expand_mentions"]
+
+MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9_.-]+):(\S+)")
+
+
+async def expand_mentions(pool: ServerPool, text: str) -> tuple[str, list[str]]:
+    """Append the resources ``@server:uri`` mentions name (servers that exist only) to ``text``.
+
+    Returns the new text (unchanged when nothing is mentioned) and one line per resource that failed.
+    """
+    attached: list[str] = []
+    errors: list[str] = []
+    for match in MENTION.finditer(text):
+        server = pool.get(match.group(1))
+        if server is None:
+            continue
+        uri = match.group(2).rstrip(".,;:!?)")
+        try:
+            body = await server.read_resource(uri)
+        except McpCallError as exc:
+            errors.append(str(exc))
+            continue
+        attached.append(f'<resource server="{server.name}" uri="{uri}">\n{body}\n</resource>')
+    return (text + "\n\n" + "\n\n".join(attached) if attached else text), errors
 
 
 def parse_arguments(prompt: PromptInfo, text: str) -> dict[str, str]:

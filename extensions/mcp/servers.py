@@ -262,6 +262,21 @@ class Server:
             texts.append(text if text is not None else f"[{getattr(content, 'type', 'content')}]")
         return "\n\n".join(texts)
 
+    async def read_resource(self, uri: str) -> str:
+        """The text of resource ``uri`` (binary parts named, not decoded)."""
+        session = await self.ensure()
+        try:
+            result = await asyncio.wait_for(session.read_resource(uri), self.config.timeout)
+        except Exception as exc:
+            raise McpCallError(f'MCP server "{self.name}": reading {uri} failed: {_describe(exc)}') from None
+        parts = []
+        for item in result.contents:
+            text = getattr(item, "text", None)
+            parts.append(
+                text if text is not None else f"[binary {getattr(item, 'mime_type', None) or 'data'}]"
+            )
+        return "\n".join(parts)
+
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):  # a line on stdout that is not JSON-RPC: skipped
             return

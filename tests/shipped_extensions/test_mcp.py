@@ -273,3 +273,23 @@ async def test_a_servers_prompts_become_slash_commands_once_it_has_started(
     assert ui.notices[-1] == ("/demo:review: missing code (arguments: code, focus)", "error")
     (request,) = model_requests(fake)
     assert request.messages[-1]["content"][0]["text"] == "Please review this code for style:\nx = 1"
+
+
+async def test_a_resource_mention_attaches_the_resource_text(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo()})
+    fake.script([Reply([text("ok")]), Reply([text("ok")])])
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("summarise @demo:demo://greeting please, and mail me@example.com")
+        await session.prompt("and @demo:demo://missing")
+
+    first, second = model_requests(fake)
+    assert first.messages[-1]["content"][0]["text"] == (
+        "summarise @demo:demo://greeting please, and mail me@example.com\n\n"
+        '<resource server="demo" uri="demo://greeting">\nHello from the demo resource\n</resource>'
+    )
+    assert second.messages[-1]["content"][0]["text"] == "and @demo:demo://missing"
+    assert ui.notices[-1][0].startswith('MCP server "demo": reading demo://missing failed: ')

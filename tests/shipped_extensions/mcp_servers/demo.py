@@ -57,6 +57,12 @@ def leak() -> str:
     return "config: AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
 
+@app.resource("demo://greeting")
+def greeting() -> str:
+    """A short text resource."""
+    return "Hello from the demo resource"
+
+
 @app.prompt()
 def review(code: str, focus: str = "bugs") -> str:
     """Ask for a code review."""
