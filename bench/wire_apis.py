@@ -12,6 +12,7 @@ every API's minimum and its ratio to Anthropic's.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import subprocess
@@ -153,30 +154,29 @@ def run_wire_apis() -> Result:
     runs = int(os.environ.get("WIRE_APIS_RUNS", "5"))
     mins: dict[str, float] = {}
     walls: dict[str, float] = {}
-    violations = 0
     exit_code = 0
     stderr = ""
-    with tempfile.TemporaryDirectory(prefix="bench-wire-") as tmp:
-        for case in _cases():
-            args = {"api_key": KEY, **case.fake_args}
-            fake = FakeLLM(**args)
+    cases = _cases()
+    cpus: dict[str, list[float]] = {case.api: [] for case in cases}
+    with tempfile.TemporaryDirectory(prefix="bench-wire-") as tmp, contextlib.ExitStack() as stack:
+        fakes: list[tuple[Case, FakeLLM, str]] = []
+        for case in cases:
+            fake = FakeLLM(**{"api_key": KEY, **case.fake_args})
             fake.script([Reply([text(ANSWER)]) for _ in range(runs)])
-            cpus: list[float] = []
-            with fake.serve() as server:
-                base_url: str = getattr(server, case.base)
-                for n in range(runs):
-                    cpu, wall, code, err = _one(case, base_url, Path(tmp) / f"{case.api}-{n}")
-                    if code != 0:
-                        exit_code, stderr = code, f"{case.api}: {err}"
-                    cpus.append(cpu)
-                    walls[case.api] = min(walls.get(case.api, wall), wall)
-            violations += len(fake.violations)
-            mins[case.api] = min(cpus)
-            print(
-                f"  {case.api:26s} min cpu {mins[case.api] * 1000:6.0f} ms of {runs}",
-                file=sys.stderr,
-                flush=True,
-            )
+            server = stack.enter_context(fake.serve())
+            fakes.append((case, fake, getattr(server, case.base)))
+        # round robin, so that the shared machine's load changes weigh on every API alike
+        for n in range(runs):
+            for case, _, base_url in fakes:
+                cpu, wall, code, err = _one(case, base_url, Path(tmp) / f"{case.api}-{n}")
+                if code != 0:
+                    exit_code, stderr = code, f"{case.api}: {err}"
+                cpus[case.api].append(cpu)
+                walls[case.api] = min(walls.get(case.api, wall), wall)
+        violations = sum(len(fake.violations) for _, fake, _ in fakes)
+    for api, values in cpus.items():
+        mins[api] = min(values)
+        print(f"  {api:26s} min cpu {mins[api] * 1000:6.0f} ms of {runs}", file=sys.stderr, flush=True)
     base = mins["anthropic-messages"]
     extra = {
         api: {"cpu_ms": round(cpu * 1000), "vs_anthropic": round(cpu / base, 3)} for api, cpu in mins.items()
