@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -37,6 +39,35 @@ __all__ = ["McpCallError", "PromptInfo", "ToolInfo", "Server", "ServerPool", "to
 START_TIMEOUT = 30.0  # seconds for spawn + initialize + tools/list
 LOG_TAIL = 20
 _NULL_HANDLER = logging.NullHandler()
+# The connection being started in this task (and the SDK's reader tasks it spawns): lets the log handler
+# below pin "this line on stdout is not JSON-RPC" on the right server.
+_STARTING: contextvars.ContextVar[asyncio.Future[Any] | None] = contextvars.ContextVar(
+    "mcp_starting", default=None
+)
+
+
+class _BadOutput(logging.Handler):
+    """Fails a server's start at once when the SDK reports a stdout line that is not JSON-RPC."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        ready = _STARTING.get()
+        if ready is None or ready.done() or not record.getMessage().startswith("Failed to parse JSONRPC"):
+            return
+        line = ""
+        if record.exc_info and record.exc_info[1] is not None:
+            found = re.search(r"input_value='(.*?)', input_type", str(record.exc_info[1]))
+            line = f": {found.group(1)[:80]!r}" if found else ""
+        ready.get_loop().call_soon_threadsafe(
+            _fail_start, ready, f"wrote something that is not JSON-RPC{line}"
+        )
+
+
+def _fail_start(ready: asyncio.Future[Any], reason: str) -> None:
+    if not ready.done():
+        ready.set_exception(McpCallError(reason))
+
+
+_BAD_OUTPUT = _BadOutput(logging.ERROR)
 
 
 class McpCallError(RuntimeError):
@@ -152,6 +183,7 @@ class Server:
         return session
 
     async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+        _STARTING.set(ready)
         try:
             async with contextlib.AsyncExitStack() as stack:
                 session = await self._open(stack)
@@ -181,6 +213,7 @@ class Server:
         # The SDK logs a server's bad output with tracebacks; with no handler of its own, Python would
         # print them on stderr, over the TUI. A null handler keeps them to whoever configures logging.
         logging.getLogger("mcp").addHandler(_NULL_HANDLER)
+        logging.getLogger("mcp.client.stdio").addHandler(_BAD_OUTPUT)
 
         cfg = self.config
         if cfg.transport == "stdio":

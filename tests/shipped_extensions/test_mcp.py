@@ -293,3 +293,19 @@ async def test_a_resource_mention_attaches_the_resource_text(
     )
     assert second.messages[-1]["content"][0]["text"] == "and @demo:demo://missing"
     assert ui.notices[-1][0].startswith('MCP server "demo": reading demo://missing failed: ')
+
+
+async def test_a_server_printing_garbage_fails_at_once_naming_it(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    script = "import sys, time; print('Welcome to my server!', flush=True); print('oops', file=sys.stderr); time.sleep(60)"
+    write_mcp(agent_dir, {"noisy": {"command": sys.executable, "args": ["-c", script], "timeout": 50}})
+    fake.script([Reply([tool_call("mcp", {"tool": "noisy/x", "args": {}})]), Reply([text("ok")])])
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        await session.prompt("go")
+
+    (result,) = tool_result_texts(model_requests(fake)[-1])
+    assert result.startswith(
+        'MCP server "noisy" failed to start: wrote something that is not JSON-RPC: \'Welcome to my server!'
+    )
+    assert "(stderr: oops)" in result
