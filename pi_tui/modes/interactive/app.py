@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, work
 from textual.app import App, ComposeResult
@@ -37,6 +37,10 @@ from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
 from .textual_private import bind_with_priority
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
+
+if TYPE_CHECKING:
+    from pi_tui.extensions.extension import RegisteredShortcut
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["PiApp"]
 
@@ -81,7 +85,7 @@ class PiApp(KeyActions, App[int]):
     """
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False)]
 
-    session: Any = None
+    session: AgentSession | None = None
     working_message: reactive[str] = reactive("Working")
     hide_thinking: bool = False
     """``hideThinkingBlock`` / Ctrl+T: thinking blocks are hidden."""
@@ -163,7 +167,7 @@ class PiApp(KeyActions, App[int]):
 
     def _autocomplete_rows(self) -> int:
         """The ``autocompleteMaxVisible`` setting (pi's 5 until the session is ready)."""
-        settings = getattr(self.session, "settings", None)
+        settings = self.session.settings if self.session is not None else None
         return int(settings.autocomplete_max_visible) if settings is not None else 5
 
     def get_default_screen(self) -> Screen[Any]:
@@ -434,8 +438,7 @@ class PiApp(KeyActions, App[int]):
         session.subscribe(self.adapter.on_event)
         session.builtin_commands = BuiltinCommands(session, lambda text: self.chat_notice(text, "output"))
         runner = session.extensions
-        registry = getattr(runner, "registry", None)
-        self.chat.renderers = dict(getattr(registry, "renderers", {}) or {})
+        self.chat.renderers = dict(runner.registry.renderers) if runner is not None else {}
         self.apply_settings()
         quiet = session.settings is not None and session.settings.quiet_startup and not self.verbose_startup
         self.reload_chat(header=None if quiet else self._header(session))
@@ -451,7 +454,8 @@ class PiApp(KeyActions, App[int]):
             except Exception as exc:  # the screens are optional; the chat must still work
                 log.exception("screens install failed")
                 self.chat_notice(f"Screens failed to load: {exc}", "error")
-        self._bind_extension_shortcuts(registry)
+        if runner is not None:
+            self._bind_extension_shortcuts(runner.registry.shortcuts)
         try:
             await session.start(watch=True)
         except Exception as exc:
@@ -487,11 +491,11 @@ class PiApp(KeyActions, App[int]):
             return "~" + text[len(home) :] if text.startswith(home + "/") else text
 
         resources = session.resources
-        context = [short(f.path) for f in (getattr(resources, "context_files", None) or [])]
-        skills = [str(getattr(s, "name", "")) for s in (getattr(resources, "skills", None) or [])]
-        prompts = [str(getattr(t, "name", "")) for t in (getattr(resources, "templates", None) or [])]
+        context = [short(f.path) for f in resources.context_files] if resources is not None else []
+        skills = [s.name for s in resources.skills] if resources is not None else []
+        prompts = [t.name for t in resources.templates] if resources is not None else []
         runner = session.extensions
-        extensions = [short(e.source.path.stem) for e in (getattr(runner, "extensions", None) or [])]
+        extensions = [short(e.source.path.stem) for e in runner.extensions] if runner is not None else []
         for label, names in (
             ("Context", context),
             ("Skills", skills),
@@ -505,7 +509,7 @@ class PiApp(KeyActions, App[int]):
     async def _warm_up(self) -> None:
         """While the user types the first prompt: load what the first answer needs (the provider module,
         the markdown widgets and parser, syntax highlighting) and build the system prompt."""
-        session = self.session
+        session = self.require_session()
 
         def load() -> None:
             from pi_tui.ai.registry import resolve_stream_fn
@@ -534,31 +538,31 @@ class PiApp(KeyActions, App[int]):
         await sample.remove()
         await tool.remove()
 
-    def _bind_extension_shortcuts(self, registry: Any) -> None:
+    def _bind_extension_shortcuts(self, shortcuts: dict[str, RegisteredShortcut]) -> None:
         reserved = {k for keys in self.keymap.values() for k in keys}
-        for key, shortcut in (getattr(registry, "shortcuts", None) or {}).items():
+        for key, shortcut in shortcuts.items():
             textual_key = key.replace(" ", "")
             if textual_key in reserved:
                 self.chat_notice(f"Extension shortcut {key} ignored: it is a built-in key", "warning")
                 continue
-            description = getattr(shortcut, "description", "") or ""
+            description = shortcut.description or ""
             bind_with_priority(self, textual_key, f"shortcut({key!r})", description)
 
     async def action_shortcut(self, key: str) -> None:
-        registry = getattr(getattr(self.session, "extensions", None), "registry", None)
-        shortcut = (getattr(registry, "shortcuts", None) or {}).get(key)
-        runner = getattr(self.session, "extensions", None)
+        runner = self.session.extensions if self.session is not None else None
+        shortcut = runner.registry.shortcuts.get(key) if runner is not None else None
         if shortcut is None or runner is None:
             return
         try:
-            ctx = runner.context() if hasattr(runner, "context") else None
-            result = shortcut.handler(ctx)
+            # The handler has always been called without a context: the runner offers none for a
+            # shortcut (ExtensionRunner has no ``context()``), and changing that is a behaviour change.
+            result = shortcut.handler(None)
             if asyncio.iscoroutine(result):
                 await result
         except Exception as exc:
             self.chat_notice(f"Shortcut {key} failed: {exc}", "error")
 
-    def require_session(self) -> Any:
+    def require_session(self) -> AgentSession:
         if self.session is None:
             raise RuntimeError("Startup is still in progress")
         return self.session
@@ -665,7 +669,7 @@ class PiApp(KeyActions, App[int]):
         self.pending_changed()
 
     def pending_changed(self) -> None:
-        agent = getattr(self.session, "agent", None)
+        agent = self.session.agent if self.session is not None else None
         if agent is None:
             return
         from pi_tui.ai.types import message_text
@@ -723,7 +727,7 @@ class PiApp(KeyActions, App[int]):
         whenever `/settings` changes one."""
         from .ui_settings import apply_ui_settings
 
-        apply_ui_settings(self, getattr(self.session, "settings", None))
+        apply_ui_settings(self, self.session.settings if self.session is not None else None)
 
     # --- footer ------------------------------------------------------------------------------------
 
@@ -795,7 +799,7 @@ class PiApp(KeyActions, App[int]):
         self._restore_queue()
 
     def _restore_queue(self) -> bool:
-        agent = getattr(self.session, "agent", None)
+        agent = self.session.agent if self.session is not None else None
         if agent is None:
             return False
         from pi_tui.ai.types import message_text
@@ -825,7 +829,7 @@ class PiApp(KeyActions, App[int]):
             self.editor.set_text("")
             return
         # Twice on an empty editor: /tree, /fork or nothing (``doubleEscapeAction``), as in pi.
-        settings = getattr(session, "settings", None)
+        settings = session.settings if session is not None else None
         action = settings.double_escape_action if settings is not None else "tree"
         if self.editor.text.strip() or action == "none":
             return

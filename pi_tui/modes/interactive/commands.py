@@ -8,6 +8,7 @@ templates; an unknown ``/word`` reaches the model, as in pi.
 from __future__ import annotations
 
 import base64
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -187,7 +188,9 @@ class CommandRouter:
         session = self.app.require_session()
         builtin = session.builtin_commands
         if builtin is not None:
-            await builtin(f"/reload {args}".rstrip())
+            outcome = builtin(f"/reload {args}".rstrip())
+            if inspect.isawaitable(outcome):
+                await outcome
         self.app.apply_settings()
 
     async def _cmd_quit(self, _args: str) -> None:

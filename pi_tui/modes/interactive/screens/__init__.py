@@ -99,6 +99,8 @@ def install(app: PiApp) -> None:
 
     install_review(app)
     session = app.session
+    if session is None:
+        raise RuntimeError("the screens are installed once the session is ready")
     restore_layouts(session)
 
     def on_switch(event: Any) -> None:
