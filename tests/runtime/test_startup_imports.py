@@ -74,6 +74,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.providers._aws_eventstream",
         "pi_tui.ai.providers._bedrock_request",
         "pi_tui.ai.providers._common",
+        "pi_tui.ai.providers._error_hints",
         "pi_tui.ai.providers._history",
         "pi_tui.ai.providers._sigv4",
         "pi_tui.ai.providers._openai_compat",
@@ -252,9 +253,16 @@ _CHAT = {
     "pi_tui.ai.providers.openai_completions",
     "pi_tui.ai.providers._openai_compat",
     "pi_tui.ai.providers._strict_schema",
+    "pi_tui.ai.providers._error_hints",  # what to check after an HTTP error, shared with Messages
 }
 PROVIDER_MODULES = {
-    "anthropic-messages": {"pi_tui.ai.providers.anthropic"},
+    # Messages shares pi's output-cap estimate, the strict tool schemas and the error hints.
+    "anthropic-messages": {
+        "pi_tui.ai.providers.anthropic",
+        "pi_tui.ai.providers._openai_compat",
+        "pi_tui.ai.providers._strict_schema",
+        "pi_tui.ai.providers._error_hints",
+    },
     "openai-completions": _CHAT,
     # Responses reuses the Chat Completions client and event decoder.
     "openai-responses": {"pi_tui.ai.providers.openai_responses", *_CHAT},
