@@ -14,7 +14,10 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pi_tui.args import Args
 
 __all__ = ["project_needs_trust", "project_trust_files", "report_crash", "run_interactive", "trust_question"]
 
@@ -59,12 +62,12 @@ def project_trust_files(cwd: Path, limit: int = 12) -> list[str]:
     return found
 
 
-def trust_question(args: Any, cwd: Path, agent_dir: Path) -> Callable[[], bool] | None:
+def trust_question(args: Args, cwd: Path, agent_dir: Path) -> Callable[[], bool] | None:
     """The start-up check for the trust question, or None when the command line already decided.
 
     ``--trust-project`` records trust; ``--approve`` / ``--no-approve`` decide for this run only (pi 0.87).
     """
-    if args.trust_project or getattr(args, "approve", None) is not None:
+    if args.trust_project or args.approve is not None:
         return None
     return lambda: project_needs_trust(cwd, agent_dir)
 
@@ -73,10 +76,10 @@ def _crash_log(agent_dir: Path) -> Path:
     return agent_dir / "pi-tui-crash.log"
 
 
-def _preview_path(args: Any, cwd: Path) -> Path | None:
+def _preview_path(args: Args, cwd: Path) -> Path | None:
     """The session file to preview in the first frame: ``--session`` naming an existing file."""
-    name = getattr(args, "session", None)
-    if not name or getattr(args, "fork", None) or getattr(args, "no_session", False):
+    name = args.session
+    if not name or args.fork or args.no_session:
         return None
     path = Path(name).expanduser()
     if not path.is_absolute():
@@ -84,7 +87,7 @@ def _preview_path(args: Any, cwd: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
+def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
     """Run the TUI until the user quits; returns the exit code."""
     from pi_tui.ai.paths import agent_dir as default_agent_dir
 
@@ -112,7 +115,7 @@ def run_interactive(args: Any, cwd: Path, prompts: list[str]) -> int:
         preview_path=_preview_path(args, cwd),
     )
     app.resume_gc_after_first_frame = True
-    app.verbose_startup = bool(getattr(args, "verbose", False))
+    app.verbose_startup = args.verbose
 
     try:
         code = app.run()
