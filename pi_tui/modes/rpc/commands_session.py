@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.types import AssistantMessage
-from pi_tui.session.entries import entry_to_line
+from pi_tui.session.entries import MessageEntry, entry_to_line
 
 from .fields import RpcError, opt_bool, opt_str, req_str
 
@@ -107,7 +107,7 @@ class SessionCommands:
         manager = self.session.session
         entries = list(manager.get_entries())
         if since is not None:
-            ids = [getattr(e, "id", None) for e in entries]
+            ids = [e.id for e in entries]
             if since not in ids:
                 raise RpcError(f"Entry not found: {since}")
             entries = entries[ids.index(since) + 1 :]
@@ -137,11 +137,11 @@ class SessionCommands:
         tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
         cost = 0.0
         for entry in manager.get_entries():
-            message = getattr(entry, "message", None)
-            if message is None:
+            if not isinstance(entry, MessageEntry):
                 continue
+            message = entry.message
             total += 1
-            role = getattr(message, "role", None)
+            role = message.role
             if role in counts:
                 counts[role] += 1
             if isinstance(message, AssistantMessage):
@@ -174,7 +174,7 @@ class SessionCommands:
         window = self.session.model.context_window
         used: int | None = None
         for message in reversed(self.session.messages):
-            if getattr(message, "role", None) == "compactionSummary":
+            if message.role == "compactionSummary":
                 break
             if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
                 u = message.usage
@@ -192,7 +192,7 @@ class SessionCommands:
             for registered in ext.registry.commands.values():
                 owner = next((e for e in ext.extensions if e.name == registered.source), None)
                 path = str(owner.path) if owner is not None else ""
-                scope = getattr(getattr(owner, "source", None), "scope", "cli")
+                scope = owner.source.scope if owner is not None else "cli"
                 commands.append(
                     {
                         "name": registered.name,
@@ -202,7 +202,7 @@ class SessionCommands:
                     }
                 )
         resources = self.session.resources
-        for template in getattr(resources, "templates", None) or ():
+        for template in resources.templates if resources is not None else ():
             commands.append(
                 {
                     "name": template.name,
@@ -211,7 +211,7 @@ class SessionCommands:
                     "sourceInfo": self._source_info(str(template.file_path), template.source),
                 }
             )
-        for skill in getattr(resources, "skills", None) or ():
+        for skill in resources.skills if resources is not None else ():
             commands.append(
                 {
                     "name": f"skill:{skill.name}",
