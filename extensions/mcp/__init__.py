@@ -121,6 +121,8 @@ async def _find(pool: ServerPool, ref: str, server: str | None) -> ToolInfo:
     if isinstance(found, ToolInfo):
         return found
     named = server or (ref.split("/", 1)[0] if "/" in ref else None)
+    # Connected servers may have new tools (a list_changed notification still on its way): list again.
+    await asyncio.gather(*(s.refresh_tools() for s in pool.servers.values() if named in (None, s.name)))
     failures = await _list_all(pool, named if named in pool.servers else None)
     found = proxy.find_tool(pool, ref, server)
     if isinstance(found, str):

@@ -295,6 +295,13 @@ class Server:
             texts.append(text if text is not None else f"[{getattr(content, 'type', 'content')}]")
         return "\n\n".join(texts)
 
+    async def refresh_tools(self) -> None:
+        """List the tools again if connected (a tool asked for by name may have appeared since)."""
+        session = self._session
+        if session is not None:
+            with contextlib.suppress(Exception):
+                self.tools = await self._list_tools(session)
+
     async def read_resource(self, uri: str) -> str:
         """The text of resource ``uri`` (binary parts named, not decoded)."""
         session = await self.ensure()

@@ -13,7 +13,7 @@ from typing import Any
 
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 
-from .helpers import MODEL, ScriptedUI, ext, model_requests, open_session
+from .helpers import MODEL, Events, ScriptedUI, ext, model_requests, open_session
 
 DEMO = Path(__file__).parent / "mcp_servers" / "demo.py"
 
@@ -176,8 +176,8 @@ async def test_the_mcp_command_lists_servers_tools_costs_and_logs(
         await session.prompt("/mcp")
     texts = [m for m, _ in ui.notices]
     assert texts[0].startswith("MCP servers:\ndemo: lazy, tools not listed, proxy (stdio: ")
-    assert "add (" in texts[1] and "demo: connected, 7 tools" in texts[1]
-    assert "the proxy tool" in texts[2] and "demo (proxy): 7 tools = " in texts[2]
+    assert "add (" in texts[1] and "demo: connected, 8 tools" in texts[1]
+    assert "the proxy tool" in texts[2] and "demo (proxy): 8 tools = " in texts[2]
     assert "switching to direct adds" in texts[2]
     assert "demo server starting" in texts[3]
     assert texts[5].startswith("MCP servers:\ndemo: disabled")
@@ -248,7 +248,7 @@ async def test_context_lists_each_server_with_direct_and_proxy_costs_in_every_vi
     ((title, lines),) = report.sections
     assert title == "MCP servers"
     assert lines[0].startswith("MCP tool costs per request (estimates): the proxy tool ")
-    assert lines[1].startswith("  demo (proxy): 7 tools = ") and "returned 1 tokens in 1 calls" in lines[1]
+    assert lines[1].startswith("  demo (proxy): 8 tools = ") and "returned 1 tokens in 1 calls" in lines[1]
     assert "switching to direct adds" in lines[1]
     assert lines[2] == "  idle: tools not listed yet (start it: /mcp tools idle)"
     assert "## MCP servers\n\nMCP tool costs per request" in render_context(report)
@@ -309,3 +309,18 @@ async def test_a_server_printing_garbage_fails_at_once_naming_it(
         'MCP server "noisy" failed to start: wrote something that is not JSON-RPC: \'Welcome to my server!'
     )
     assert "(stderr: oops)" in result
+
+
+async def test_progress_notifications_stream_as_tool_updates(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo()})
+    fake.script([Reply([tool_call("mcp", {"tool": "demo/count", "args": {"n": 3}})]), Reply([text("ok")])])
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        events = Events(session)
+        await session.prompt("count")
+
+    updates = [e for e in events.all if getattr(e, "type", None) == "tool_execution_update"]
+    texts = [u.partial_result.content[0].text for u in updates]
+    assert texts == ["demo/count: 1/3 step 1", "demo/count: 2/3 step 2", "demo/count: 3/3 step 3"]
+    assert tool_result_texts(model_requests(fake)[-1]) == ["counted to 3"]

@@ -70,6 +70,14 @@ def review(code: str, focus: str = "bugs") -> str:
 
 
 @app.tool()
+async def count(n: int, ctx: Context) -> str:
+    """Count to n, reporting progress at each step."""
+    for i in range(1, n + 1):
+        await ctx.report_progress(i, n, f"step {i}")
+    return f"counted to {n}"
+
+
+@app.tool()
 async def grow(ctx: Context) -> str:
     """Add a tool called "grown" and tell the client that the tool list changed."""
     app.add_tool(lambda: "I am new", name="grown", description="A tool that appeared during the session.")
