@@ -58,6 +58,7 @@ class McpState:
         self.direct_now: set[str] = set()  # servers whose tools are registered direct this session
         self.direct_next: dict[str, bool] = {}  # switches that apply at the next session start
         self.registered: set[str] = set()
+        self.preimported = False
 
     def direct_wanted(self, server: Server) -> bool:
         return self.direct_next.get(server.name, server.config.direct)
@@ -130,6 +131,13 @@ async def _find(pool: ServerPool, ref: str, server: str | None) -> ToolInfo:
     return found
 
 
+def preimport_sdk() -> None:
+    """Import the parts of the MCP SDK a connection uses (run in a thread)."""
+    import mcp.client.session
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
+
 def direct_name(tool: ToolInfo) -> str:
     """A direct tool's name: ``<server>_<tool>``, in the characters every provider accepts."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"{tool.server}_{tool.name}")[:64]
@@ -194,6 +202,11 @@ def register(pi: ExtensionAPI) -> None:
                 state.config.servers, Path(ctx.cwd), on_change=lambda _server: prompts.sync()
             )
         pool = state.pool
+        if pool.servers and ctx.mode in ("tui", "rpc") and not state.preimported:
+            # Interactive: import the SDK (~0.5 s) in a thread now, so the first call does not wait for it.
+            # Print and JSON runs are short: there the first server start pays it, if any.
+            state.preimported = True
+            asyncio.get_running_loop().run_in_executor(None, preimport_sdk)
         # A session start is the cache-safe point for the direct tool set to change.
         for name, wanted in state.direct_next.items():
             if not wanted:
