@@ -123,9 +123,10 @@ async def _act(action: str, server: Server, state: McpState, ctx: Any) -> None:
         tail = server.log_tail(40)
         ctx.ui.notify(f"{server.name} stderr ({server.log_path}):\n" + ("\n".join(tail) or "(empty)"), "info")
     elif action in ("enable", "disable"):
-        server.config = _with(server, enabled=action == "enable")
+        enabled = action == "enable"
+        server.config = _with(server, enabled=enabled)
         await server.stop()
-        ctx.ui.notify(f"MCP server {server.name}: {server.status} (until pi-tui restarts)", "info")
+        ctx.ui.notify(f"MCP server {server.name}: {server.status} ({_persist(server, enabled, ctx)})", "info")
     elif action == "reconnect":
         await server.stop()
         try:
@@ -152,6 +153,20 @@ async def _act(action: str, server: Server, state: McpState, ctx: Any) -> None:
         lines = [f"  {t.name} ({t.tokens} tokens): {t.description.strip().splitlines()[0] if t.description.strip() else ''}"
                  for t in server.tools]  # fmt: skip
         ctx.ui.notify(f"{server_line(server, server.name in state.direct_now)}\n" + "\n".join(lines), "info")
+
+
+def _persist(server: Server, enabled: bool, ctx: Any) -> str:
+    """Write the flag back into the file the server came from; the words saying where it holds."""
+    from .config import ConfigError, project_config_paths, save_enabled
+
+    source = server.config.source
+    if source in project_config_paths(ctx.cwd) and not ctx.is_project_trusted():
+        return "until pi-tui restarts: the project is not trusted, its files are left alone"
+    try:
+        save_enabled(source, server.name, enabled)
+    except ConfigError as exc:
+        return f"until pi-tui restarts: {exc}"
+    return f"saved in {source}"
 
 
 def _with(server: Server, **changes: Any) -> Any:

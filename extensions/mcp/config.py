@@ -36,6 +36,7 @@ __all__ = [
     "project_config_paths",
     "load_config",
     "parse_file",
+    "save_enabled",
 ]
 
 DEFAULT_TIMEOUT = 60.0
@@ -221,3 +222,50 @@ def load_config(cwd: str | Path, trusted: bool) -> McpConfig:
             continue
         config.files.append(path)
     return config
+
+
+def _indent_of(text: str) -> int | str | None:
+    """The indentation the file uses (spaces count or a tab), or None for a one-line file."""
+    match = re.search(r"\n([ \t]+)\S", text)
+    if match is None:
+        return None
+    found = match.group(1)
+    return "\t" if found.startswith("\t") else len(found)
+
+
+def save_enabled(path: Path, name: str, enabled: bool) -> None:
+    """Write server ``name``'s ``enabled`` flag back into ``path``, keeping everything else in the file.
+
+    Key order, every other field and the file's indentation are kept; JSON cannot keep comments or
+    spacing inside lines, and the file holds none pi-tui reads anyway. A ``disabled`` key (Claude Code's
+    spelling) is replaced by ``enabled``. The file is replaced atomically.
+
+    Raises:
+        ConfigError: the file cannot be read or written, is no longer valid, or no longer lists ``name``.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}:1: cannot be read: {exc.strerror or exc}") from None
+    parse_file(path, text)  # the same checks as loading: never rewrite a file pi-tui could not read
+    data = json.loads(text.removeprefix("\ufeff") or "{}")
+    servers = data.get("mcpServers", data.get("servers"))
+    if not isinstance(servers, dict) or not isinstance(servers.get(name), dict):
+        raise ConfigError(f'{path}:1: server "{name}" is no longer in this file')
+    entry = servers[name]
+    if "disabled" in entry:
+        keys = list(entry)
+        entry = {("enabled" if k == "disabled" else k): (enabled if k == "disabled" else v)
+                 for k, v in zip(keys, entry.values(), strict=True)}  # fmt: skip
+        servers[name] = entry
+    entry["enabled"] = enabled
+    out = json.dumps(data, indent=_indent_of(text), ensure_ascii=False)
+    out += "\n" if text.endswith("\n") else ""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temp.write_text(out, encoding="utf-8")
+        os.chmod(temp, path.stat().st_mode & 0o7777)  # a 0600 file (it may hold tokens) stays 0600
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise ConfigError(f"{path}:1: cannot be written: {exc.strerror or exc}") from None

@@ -324,3 +324,30 @@ async def test_progress_notifications_stream_as_tool_updates(
     texts = [u.partial_result.content[0].text for u in updates]
     assert texts == ["demo/count: 1/3 step 1", "demo/count: 2/3 step 2", "demo/count: 3/3 step 3"]
     assert tool_result_texts(model_requests(fake)[-1]) == ["counted to 3"]
+
+
+async def test_enable_and_disable_are_saved_in_the_file_the_server_came_from(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    path = agent_dir / "mcp.json"
+    original = {"mcpServers": {"demo": demo(disabled=False, timeout=30), "other": demo()}, "settings": {"x": 1}}
+    path.write_text(json.dumps(original, indent=4) + "\n")
+    path.chmod(0o600)
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp disable demo")
+    assert ui.notices[-1] == (f"MCP server demo: disabled (saved in {path})", "info")
+    saved = path.read_text()
+    expected = {"mcpServers": {"demo": {**demo(enabled=False), "timeout": 30}, "other": demo()}, "settings": {"x": 1}}
+    assert saved == json.dumps(expected, indent=4) + "\n"
+    assert list(json.loads(saved)["mcpServers"]["demo"]) == ["command", "args", "enabled", "timeout"]
+    assert path.stat().st_mode & 0o777 == 0o600
+
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp")
+        await session.prompt("/mcp enable demo")
+    assert ui.notices[0][0].startswith("MCP servers:\ndemo: disabled")
+    assert json.loads(path.read_text())["mcpServers"]["demo"]["enabled"] is True
