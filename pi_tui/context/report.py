@@ -19,7 +19,7 @@ writes to the session.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -42,6 +42,7 @@ __all__ = [
     "Layout",
     "MESSAGE_OVERHEAD",
     "MessageRow",
+    "MessageTokenCache",
     "PanelRow",
     "PartRow",
     "SessionTotals",
@@ -73,6 +74,35 @@ def message_tokens(message: Any) -> int:
     return count_message_tokens(message) + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
 
 
+class MessageTokenCache:
+    """`message_tokens` remembered per message object, so opening ``/context`` again counts only the
+    messages that are new since the last report (a 20k-entry session has tens of thousands).
+
+    History messages are not changed once they are in the session, so a message's identity stands for
+    its content. The cache holds the messages of the last report only (`keep`), never the whole past.
+    """
+
+    __slots__ = ("_known", "counted")
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Any, int]] = {}
+        self.counted = 0  # messages tokenised so far (what the cache could not answer)
+
+    def tokens(self, message: Any) -> int:
+        """`message_tokens` of ``message``, counted on the first call for this object."""
+        known = self._known.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        tokens = message_tokens(message)
+        self.counted += 1
+        self._known[id(message)] = (message, tokens)
+        return tokens
+
+    def keep(self, rows: Iterable[MessageRow]) -> None:
+        """Forget every message but those of ``rows`` (the report just built)."""
+        self._known = {id(r.message): (r.message, r.tokens) for r in rows}
+
+
 def envelope_tokens(env: ContextEnvelope) -> int:
     """The size estimate of a request built from ``env``: system prompt, tools and messages."""
     return (
@@ -82,14 +112,14 @@ def envelope_tokens(env: ContextEnvelope) -> int:
     )
 
 
-def request_blocks(request: LlmRequest) -> list[Block]:
+def request_blocks(request: LlmRequest, count: Callable[[Any], int] = message_tokens) -> list[Block]:
     """`fingerprint` with `message_tokens` as each message block's size (the digests decide what is a
     hit, these sizes the price). The runtime's own block sizes are chars/4 of each message's JSON, which
-    counts keys and ids a provider never bills."""
+    counts keys and ids a provider never bills. ``count`` gives a message's tokens (a cache's, say)."""
     blocks = fingerprint(request)
     offset = len(blocks) - len(request.messages)
     return [
-        replace(block, tokens=message_tokens(request.messages[i - offset])) if i >= offset else block
+        replace(block, tokens=count(request.messages[i - offset])) if i >= offset else block
         for i, block in enumerate(blocks)
     ]
 
@@ -247,6 +277,7 @@ class ContextReport:
     available_tools: tuple[str, ...]
     baseline_source: Callable[[], list[Block]] = field(repr=False, compare=False)
     sections: tuple[tuple[str, tuple[str, ...]], ...] = ()  # extensions' sections: (title, lines)
+    token_cache: MessageTokenCache = field(default_factory=MessageTokenCache, repr=False, compare=False)
     _baseline: list[Block] | None = field(default=None, repr=False, compare=False)
     _projection: CacheProjection | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -300,7 +331,7 @@ class ContextReport:
 
     def blocks(self) -> list[Block]:
         """The next request's cache blocks, sized by the report's counter."""
-        return request_blocks(self.request())
+        return request_blocks(self.request(), self.token_cache.tokens)
 
     @property
     def projected(self) -> CacheProjection | None:
@@ -327,12 +358,13 @@ class ContextReport:
     def project_layout(self, layout: dict[str, Layout]) -> CacheProjection:
         """The next request's projection if panels were laid out as ``layout`` (panel name → layout)."""
         env = self.preview.with_layout(layout).place(self.durable)
-        return projection_for(request_blocks(self.request(env)), self.baseline(), self.model)
+        blocks = request_blocks(self.request(env), self.token_cache.tokens)
+        return projection_for(blocks, self.baseline(), self.model)
 
 
-def _rows(messages: Sequence[Any], offset: int) -> tuple[MessageRow, ...]:
+def _rows(messages: Sequence[Any], offset: int, count: Callable[[Any], int]) -> tuple[MessageRow, ...]:
     return tuple(
-        MessageRow(offset + i, str(getattr(m, "role", "?")), message_tokens(m), reaches_model(m), m)
+        MessageRow(offset + i, str(getattr(m, "role", "?")), count(m), reaches_model(m), m)
         for i, m in enumerate(messages)
     )
 
@@ -348,6 +380,7 @@ def build_context_report(
     totals: SessionTotals | None,
     baseline_source: Callable[[], list[Block]],
     sections: Sequence[tuple[str, Sequence[str]]] = (),
+    token_cache: MessageTokenCache | None = None,
 ) -> ContextReport:
     """Build the report of the next request.
 
@@ -362,9 +395,14 @@ def build_context_report(
         baseline_source: returns the blocks of the previous request (called when the projection is
             first needed; empty when there is no previous request).
         sections: what extensions add (``pi.register_context_section``), rendered: (title, lines).
+        token_cache: message token counts kept from the previous report (a fresh one if None); it keeps
+            this report's messages only.
     """
     env = preview.place(durable)
-    cached = _rows(env.cached, 0)
+    cache = token_cache or MessageTokenCache()
+    cached = _rows(env.cached, 0, cache.tokens)
+    uncached = _rows(env.uncached, len(cached), cache.tokens)
+    cache.keep((*cached, *uncached))
     return ContextReport(
         model=model,
         envelope=env,
@@ -372,7 +410,7 @@ def build_context_report(
         parts=tuple(PartRow(p.name, estimate_tokens(p.text), p.text) for p in env.system_parts),
         tools=tuple(ToolRow(t.name, tool_tokens(t), t) for t in env.tools),
         cached=cached,
-        uncached=_rows(env.uncached, len(cached)),
+        uncached=uncached,
         system_tokens=estimate_tokens(env.system_compiled),
         panels=tuple(
             PanelRow(s, "hidden" if s.panel.name in preview.hidden else s.panel.placement)
@@ -385,4 +423,5 @@ def build_context_report(
         available_tools=tuple(available_tools),
         baseline_source=baseline_source,
         sections=tuple((title, tuple(lines)) for title, lines in sections),
+        token_cache=cache,
     )

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from pi_tui.ai.model_registry import ModelRegistry
     from pi_tui.ai.oauth.types import RequestAuth
     from pi_tui.checkpoints import Checkpointer
-    from pi_tui.context.report import ContextReport
+    from pi_tui.context.report import ContextReport, MessageTokenCache
     from pi_tui.context.request import Block
     from pi_tui.extensions.runner import ExtensionRunner
     from pi_tui.resources.loader import ResourceLoader
@@ -169,6 +169,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         )
         self._offered_tools: set[str] | None = None
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
+        # Token counts of the last /context report's messages: opening it again counts only what is new.
+        self._context_tokens: MessageTokenCache | None = None
         # --- extensions: the runner sets `extensions`; modes call attach_ui() ---
         self.extensions: ExtensionRunner | None = None
         self.extension_setup: Callable[[], Any] | None = None  # binds a runner when /reload finds some
@@ -650,8 +652,10 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         projection, panels, transforms and the ledger (panels previewed, no hooks run, nothing written).
 
         Print mode's markdown, RPC ``get_context`` and the TUI inspector are views of this one report."""
-        from pi_tui.context.report import SessionTotals, build_context_report
+        from pi_tui.context.report import MessageTokenCache, SessionTotals, build_context_report
 
+        if self._context_tokens is None:
+            self._context_tokens = MessageTokenCache()
         preview = await self.panels.preview()  # what the next request will show, without side effects
         st = self.stats()
         return build_context_report(
@@ -668,6 +672,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             else None,
             baseline_source=lambda: self._previous_request_blocks(preview),
             sections=self.extensions.registry.context_section_lines() if self.extensions is not None else (),
+            token_cache=self._context_tokens,
         )
 
     def _previous_request_blocks(self, panels: PanelManager) -> list[Block]:
