@@ -11,8 +11,9 @@ Servers are configured in ``~/.pi/agent/mcp.json`` and, once the project is trus
   or with the session (``"keep-alive"``). Connecting a server mid-session leaves the cached prefix alone.
 - **Direct** (``"direct": true`` on a server): the server's tools become first-class tools named
   ``<server>_<tool>``. They are added only when a session starts (start-up, ``/new``, ``/resume``,
-  ``/fork``); ``/mcp direct NAME`` and ``/mcp proxy NAME`` take effect at the next session start, never
-  silently mid-session.
+  ``/fork``); ``/mcp direct NAME`` and ``/mcp proxy NAME`` take effect at the next session start;
+  ``/mcp direct NAME now`` switches at once, declaring the cache invalidation with its reason (shown in
+  the chat and in ``/context``), never silently.
 - Resources: ``@server:uri`` in a message appends that resource's text (see ``prompts.py``).
 - Prompts: a started server's prompts become commands ``/server:prompt name=value …`` (see ``prompts.py``).
 - ``/mcp``: servers with status, tools and costs; ``/mcp tools NAME``, ``/mcp logs NAME``,
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,8 @@ class McpState:
         self.direct_next: dict[str, bool] = {}  # switches that apply at the next session start
         self.registered: set[str] = set()
         self.preimported = False
+        # Switches a server between proxy and direct in the running session (set by `register`).
+        self.switch_now: Callable[[Server, bool], Awaitable[str]] | None = None
 
     def direct_wanted(self, server: Server) -> bool:
         return self.direct_next.get(server.name, server.config.direct)
@@ -182,6 +186,30 @@ def register(pi: ExtensionAPI) -> None:
                              parameters=tool.input_schema, execute=run)  # fmt: skip
             state.registered.add(name)
         state.direct_now.add(server.name)
+
+    async def switch_now(server: Server, direct: bool) -> str:
+        """Switch ``server`` now, declaring the cache invalidation; the reason, as recorded."""
+        pool = state.pool
+        assert pool is not None
+        if direct:
+            await server.ensure()  # McpCallError when it cannot start: nothing changes then
+            register_direct(server)
+        names = {direct_name(t) for t in server.tools}
+        active = [n for n in pi.get_active_tools() if n not in names]
+        if direct:
+            active += [direct_name(t) for t in server.tools]
+        else:
+            state.direct_now.discard(server.name)
+        state.direct_next[server.name] = direct
+        tokens = sum(t.tokens for t in server.tools)
+        change = f"adds {tokens}" if direct else f"removes {tokens}"
+        reason = (f"MCP server {server.name} switched to {'direct' if direct else 'proxy'} mid-session "
+                  f"(/mcp): {change} tokens of tool definitions per request")  # fmt: skip
+        pi.set_active_tools(active)
+        pi.declare_cache_invalidation(reason, "tools")
+        return reason
+
+    state.switch_now = switch_now
 
     @pi.on("session_start")
     async def on_start(event: Event, ctx: ExtensionContext) -> None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from . import McpState
 
 USAGE = ("/mcp [NAME] · /mcp tools NAME · /mcp logs NAME · /mcp enable|disable NAME · /mcp reconnect NAME · "
-         "/mcp direct|proxy NAME · /mcp costs")  # fmt: skip
+         "/mcp direct|proxy NAME [now] · /mcp costs")  # fmt: skip
 ACTIONS = ("tools", "logs", "enable", "disable", "reconnect", "direct", "proxy", "costs")
 
 
@@ -93,7 +93,7 @@ def register_commands(pi: ExtensionAPI, state: McpState) -> None:
         if server is None:
             ctx.ui.notify(f'No MCP server "{name}" (configured: {", ".join(pool.servers)})', "error")
             return
-        await _act(action or "tools", server, state, ctx)
+        await _act(action or "tools", server, state, ctx, now=words[2:] == ["now"])
 
     def complete(prefix: str) -> list[str] | None:
         # Nothing once a word is complete, so Enter runs the command instead of picking a candidate.
@@ -116,7 +116,7 @@ def register_commands(pi: ExtensionAPI, state: McpState) -> None:
                         get_argument_completions=complete)  # fmt: skip
 
 
-async def _act(action: str, server: Server, state: McpState, ctx: Any) -> None:
+async def _act(action: str, server: Server, state: McpState, ctx: Any, now: bool = False) -> None:
     from .servers import McpCallError
 
     if action == "logs":
@@ -136,13 +136,19 @@ async def _act(action: str, server: Server, state: McpState, ctx: Any) -> None:
             return
         ctx.ui.notify(f"MCP server {server.name}: connected, {len(server.tools)} tools", "info")
     elif action in ("direct", "proxy"):
+        current = "direct" if server.name in state.direct_now else "proxy"
+        if current != action and now and state.switch_now is not None:
+            try:
+                reason = await state.switch_now(server, action == "direct")
+            except McpCallError as exc:
+                ctx.ui.notify(str(exc), "error")
+                return
+            ctx.ui.notify(f"{reason}. The cached prefix is re-billed once; /context lists it.", "warning")
+            return
         state.direct_next[server.name] = action == "direct"
-        now = "direct" if server.name in state.direct_now else "proxy"
-        note = (
-            "unchanged"
-            if now == action
-            else "from the next session (/new): the tool list is part of the cached prefix"
-        )
+        note = ("unchanged" if current == action
+                else f"from the next session (/new): the tool list is part of the cached prefix; "
+                     f"/mcp {action} {server.name} now switches at once and re-bills the cache")  # fmt: skip
         ctx.ui.notify(f"MCP server {server.name}: {action} {note}", "info")
     else:
         try:

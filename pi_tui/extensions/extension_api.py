@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..context.ledger import Attribution
 from .bus import ExtensionBus
 from .convert import to_content, to_custom_message
 from .events import EVENTS, to_snake
@@ -288,6 +289,22 @@ class ExtensionAPI:
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Offer exactly these tools to the model (unknown names are ignored)."""
         self._session.set_active_tools(list(names))
+
+    def declare_cache_invalidation(self, reason: str, where: str = "") -> None:
+        """Say why the next request's cached prefix changes, for a change made outside the ``context`` hooks.
+
+        Changing the offered tools (``set_active_tools``) or anything else in the cached region
+        mid-session re-bills the prompt cache; declaring it records ``reason`` in the cache ledger under
+        this extension's name, where ``/context`` and RPC ``get_context`` show it, instead of an
+        unexplained "prefix changed". It applies to the next request; nothing is recorded if that
+        request's cached prefix turns out unchanged.
+
+        Raises:
+            ValueError: ``reason`` is empty.
+        """
+        if not reason.strip():
+            raise ValueError("declare_cache_invalidation needs a reason the user can read")
+        self._session.engine.ledger.declare(Attribution(f"extension {self._ext.name}", reason, where))
 
     def get_commands(self) -> list[dict[str, Any]]:
         return self._runner.registry.command_list()

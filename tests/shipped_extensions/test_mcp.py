@@ -351,3 +351,31 @@ async def test_enable_and_disable_are_saved_in_the_file_the_server_came_from(
         await session.prompt("/mcp enable demo")
     assert ui.notices[0][0].startswith("MCP servers:\ndemo: disabled")
     assert json.loads(path.read_text())["mcpServers"]["demo"]["enabled"] is True
+
+
+async def test_switching_to_direct_mid_session_records_and_shows_the_cache_invalidation(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo()})
+    fake.script([Reply([text("ok")]), Reply([text("ok")]), Reply([text("ok")])])
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("hi")
+        await session.prompt("/mcp direct demo")  # without "now": the next session, nothing changes
+        await session.prompt("again")
+        await session.prompt("/mcp direct demo now")
+        await session.prompt("go")
+        invalidations = list(session.engine.ledger.invalidations)
+
+    first, second, third = model_requests(fake)
+    assert first.body["tools"] == second.body["tools"]
+    assert "demo_add" not in second.tool_names and "demo_add" in third.tool_names
+    assert "/mcp direct demo now switches at once" in ui.notices[0][0]
+    message, level = ui.notices[1]
+    assert level == "warning"
+    assert message.startswith("MCP server demo switched to direct mid-session (/mcp): adds ")
+    (invalidation,) = invalidations
+    assert invalidation.request_index == 2
+    assert invalidation.source == "extension mcp"
+    assert message.startswith(invalidation.reason)
