@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     from pi_tui.sandbox import CommandSandbox
     from pi_tui.session.manager import SessionManager
 
+    from .session_stats import StatsCounter
+
 __all__ = [
     "AgentSession",
     "HTTP_IDLE_TIMEOUT_MS",
@@ -171,6 +173,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
         # Token counts of the last /context report's messages: opening it again counts only what is new.
         self._context_tokens: MessageTokenCache | None = None
+        self._stats: StatsCounter | None = None  # session totals, extended as entries are appended
         # --- extensions: the runner sets `extensions`; modes call attach_ui() ---
         self.extensions: ExtensionRunner | None = None
         self.extension_setup: Callable[[], Any] | None = None  # binds a runner when /reload finds some
@@ -827,38 +830,13 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
 
     def stats(self) -> SessionStats:
         """Totals over the whole session file (all branches), as pi's footer shows: assistant messages plus
-        usage recorded elsewhere (`pi_tui.session.usage`)."""
-        stats = SessionStats()
-        for entry in self.session.get_entries():
-            if not isinstance(entry, MessageEntry):
-                continue
-            message = entry.message
-            role = message.role
-            if role == "user":
-                stats.user_messages += 1
-            elif role == "assistant":
-                stats.assistant_messages += 1
-                stats.tool_calls += len(message.tool_calls())
-                u = message.usage
-                stats.input += u.input
-                stats.output += u.output
-                stats.cache_read += u.cache_read
-                stats.cache_write += u.cache_write
-                stats.cost += u.cost.total
-            elif role == "toolResult":
-                stats.tool_results += 1
-        # pi 0.81+/0.86+: usage entries, summary calls and tools' nested model work count too
-        from pi_tui.session.usage import UsageTotals, add_usage, extra_usages
+        usage recorded elsewhere (`pi_tui.session.usage`); only entries appended since the last call are
+        counted again."""
+        if self._stats is None:
+            from .session_stats import StatsCounter
 
-        extra = UsageTotals()
-        for usage in extra_usages(self.session.get_entries()):
-            add_usage(extra, usage)
-        stats.input += extra.input
-        stats.output += extra.output
-        stats.cache_read += extra.cache_read
-        stats.cache_write += extra.cache_write
-        stats.cost += extra.cost
-        return stats
+            self._stats = StatsCounter()
+        return self._stats.totals(self.session, self.session.get_entries())
 
     def last_assistant_message(self) -> AssistantMessage | None:
         for message in reversed(self.agent.messages):

@@ -1,0 +1,40 @@
+"""Session totals count only the entries appended since the last call, and equal a count from scratch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_tui.args import parse_args
+from pi_tui.runtime.factory import create_session
+from pi_tui.runtime.session_stats import StatsCounter
+from pi_tui.testing import FakeLLM, Reply, text
+
+ANTHROPIC = "fake-anthropic/claude-fake"
+
+
+async def test_totals_count_only_appended_entries(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.responder = lambda _request: Reply([text("ok")])
+    session = create_session(parse_args(["--model", ANTHROPIC]), tmp_path).session
+    counter = StatsCounter()
+    await session.prompt("first")
+    await session.prompt("second")
+    entries = session.session.get_entries()
+    first = counter.totals(session.session, entries)
+    assert counter.counted == len(entries)
+    assert first.user_messages == 2 and first.assistant_messages == 2 and first.cache_write > 0
+
+    assert counter.totals(session.session, session.session.get_entries()) == first
+    assert counter.counted == len(entries)  # nothing appended: nothing counted again
+
+    await session.prompt("third")
+    grown = session.session.get_entries()
+    third = counter.totals(session.session, grown)
+    assert counter.counted == len(grown)  # only the appended entries
+    assert third == StatsCounter().totals(session.session, grown)
+    assert third.user_messages == 3 and third.cache_write > first.cache_write
+    assert session.stats() == third
+
+    # another session's entries (or a list that no longer starts with the counted ones) start over
+    assert counter.totals(object(), grown[:2]) == StatsCounter().totals(object(), grown[:2])
+    await session.close()
+    assert fake.violations == []
