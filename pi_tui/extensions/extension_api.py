@@ -133,7 +133,9 @@ class ExtensionAPI:
     def register_shortcut(self, key: str, options: dict[str, Any] | None = None, **fields: Any) -> None:
         """Bind ``key`` (e.g. ``"ctrl+shift+p"``) to ``handler(ctx)`` in the interactive mode."""
         spec = _options(options, fields)
-        shortcut = RegisteredShortcut(key=key, handler=spec["handler"], description=spec.get("description"))
+        shortcut = RegisteredShortcut(
+            key=key, handler=spec["handler"], description=spec.get("description"), source=self._ext.name
+        )
         self._runner.registry.add_shortcut(self._ext, shortcut)
 
     def register_flag(self, name: str, options: dict[str, Any] | None = None, **fields: Any) -> None:

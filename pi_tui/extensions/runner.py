@@ -42,7 +42,7 @@ from .extension import Extension
 from .extension_api import ExtensionAPI
 from .loader import ExtensionLoadError, forget_module, import_extension
 from .loop_hooks import LoopHooks
-from .registry import Registry
+from .registry import Registry, positional_arity
 from .session_events import BeforeOutcome, SessionEventsMixin
 from .ui import ExtensionUIState
 
@@ -292,6 +292,22 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
             ctx = ExtensionContext(self, ext)
             self._contexts[ext.name] = ctx
         return ctx
+
+    async def run_shortcut(self, key: str) -> bool:
+        """Run the handler an extension bound to ``key`` with that extension's context.
+
+        Returns:
+            False when no extension binds ``key``. The handler's own exception goes up to the caller.
+        """
+        shortcut = self.registry.shortcuts.get(key)
+        if shortcut is None:
+            return False
+        ext = self._extension(shortcut.source)
+        ctx = self.context_for(ext) if ext is not None else None
+        result = shortcut.handler(*(ctx,)[: positional_arity(shortcut.handler)])
+        if inspect.isawaitable(result):
+            await result
+        return True
 
     def has_handlers(self, event: str) -> bool:
         return self.dispatch.has_handlers(event)

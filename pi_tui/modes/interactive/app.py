@@ -550,15 +550,10 @@ class PiApp(KeyActions, App[int]):
 
     async def action_shortcut(self, key: str) -> None:
         runner = self.session.extensions if self.session is not None else None
-        shortcut = runner.registry.shortcuts.get(key) if runner is not None else None
-        if shortcut is None or runner is None:
+        if runner is None:
             return
         try:
-            # The handler has always been called without a context: the runner offers none for a
-            # shortcut (ExtensionRunner has no ``context()``), and changing that is a behaviour change.
-            result = shortcut.handler(None)
-            if asyncio.iscoroutine(result):
-                await result
+            await runner.run_shortcut(key)
         except Exception as exc:
             self.chat_notice(f"Shortcut {key} failed: {exc}", "error")
 
