@@ -82,10 +82,11 @@ class MessageTokenCache:
     its content. The cache holds the messages of the last report only (`keep`), never the whole past.
     """
 
-    __slots__ = ("_known", "counted")
+    __slots__ = ("_known", "_rows", "counted")
 
     def __init__(self) -> None:
         self._known: dict[int, tuple[Any, int]] = {}
+        self._rows: dict[str, tuple[MessageRow, ...]] = {}  # the last report's rows, by region
         self.counted = 0  # messages tokenised so far (what the cache could not answer)
 
     def tokens(self, message: Any) -> int:
@@ -98,9 +99,29 @@ class MessageTokenCache:
         self._known[id(message)] = (message, tokens)
         return tokens
 
+    def rows(self, region: str, messages: Sequence[Any], offset: int) -> tuple[MessageRow, ...]:
+        """The rows of ``messages`` numbered from ``offset``: the last report's rows of ``region`` as far
+        as they hold the same messages at the same numbers, then new rows for the rest."""
+        previous = self._rows.get(region, ())
+        same = 0
+        if previous and previous[0].index == offset:
+            for row, message in zip(previous, messages, strict=False):
+                if row.message is not message:
+                    break
+                same += 1
+        rows = previous[:same] + tuple(
+            MessageRow(offset + i, str(getattr(m, "role", "?")), self.tokens(m), reaches_model(m), m)
+            for i, m in enumerate(messages[same:], same)
+        )
+        self._rows[region] = rows
+        return rows
+
     def keep(self, rows: Iterable[MessageRow]) -> None:
-        """Forget every message but those of ``rows`` (the report just built)."""
-        self._known = {id(r.message): (r.message, r.tokens) for r in rows}
+        """Forget every message but those of ``rows`` (the report just built), once the cache holds
+        many more (rebuilding it at every report would cost as much as the counting it saves)."""
+        rows = tuple(rows)
+        if len(self._known) > 2 * len(rows) + 64:
+            self._known = {id(r.message): (r.message, r.tokens) for r in rows}
 
 
 def envelope_tokens(env: ContextEnvelope) -> int:
@@ -362,13 +383,6 @@ class ContextReport:
         return projection_for(blocks, self.baseline(), self.model)
 
 
-def _rows(messages: Sequence[Any], offset: int, count: Callable[[Any], int]) -> tuple[MessageRow, ...]:
-    return tuple(
-        MessageRow(offset + i, str(getattr(m, "role", "?")), count(m), reaches_model(m), m)
-        for i, m in enumerate(messages)
-    )
-
-
 def build_context_report(
     *,
     model: Model,
@@ -400,8 +414,8 @@ def build_context_report(
     """
     env = preview.place(durable)
     cache = token_cache or MessageTokenCache()
-    cached = _rows(env.cached, 0, cache.tokens)
-    uncached = _rows(env.uncached, len(cached), cache.tokens)
+    cached = cache.rows("cached", env.cached, 0)
+    uncached = cache.rows("uncached", env.uncached, len(cached))
     cache.keep((*cached, *uncached))
     return ContextReport(
         model=model,

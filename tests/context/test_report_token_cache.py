@@ -32,13 +32,14 @@ async def test_reopening_counts_only_new_messages(fake: FakeLLM, tmp_path: Path)
     assert rows == [(r.index, r.tokens) for r in (*first.cached, *first.uncached)]
     assert rows == [(r.index, message_tokens(r.message)) for r in (*second.cached, *second.uncached)]
     assert second.projection().total == first.projection().total
+    assert second.cached[0] is first.cached[0]  # the rows themselves are kept, not built again
 
     await session.prompt("one more question")
     third = await session.context_report()
     assert len(third.cached) + len(third.uncached) == 8
     assert cache.counted == 8  # the new prompt and its answer only
-    assert [r.tokens for r in (*third.cached, *third.uncached)] == [
-        message_tokens(r.message) for r in (*third.cached, *third.uncached)
+    assert [(r.index, r.tokens) for r in (*third.cached, *third.uncached)] == [
+        (i, message_tokens(m)) for i, m in enumerate((*third.envelope.cached, *third.envelope.uncached))
     ]
     await session.close()
     assert fake.violations == []
