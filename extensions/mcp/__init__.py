@@ -14,7 +14,8 @@ Servers are configured in ``~/.pi/agent/mcp.json`` and, once the project is trus
   ``/fork``); ``/mcp direct NAME`` and ``/mcp proxy NAME`` take effect at the next session start;
   ``/mcp direct NAME now`` switches at once, declaring the cache invalidation with its reason (shown in
   the chat and in ``/context``), never silently.
-- Resources: ``@server:uri`` in a message appends that resource's text (see ``prompts.py``).
+- Resources: ``@server:uri`` in a message appends that resource's text; the TUI editor completes them
+  after ``@`` (see ``prompts.py``).
 - Prompts: a started server's prompts become commands ``/server:prompt name=value …`` (see ``prompts.py``).
 - ``/mcp``: servers with status, tools and costs; ``/mcp tools NAME``, ``/mcp logs NAME``,
   ``/mcp enable|disable NAME``, ``/mcp reconnect NAME``, ``/mcp direct|proxy NAME``, ``/mcp costs``.
@@ -47,7 +48,7 @@ from pi_tui.extensions.api import (
 
 from . import proxy
 from .config import McpConfig, load_config, project_config_paths
-from .prompts import PromptCommands, expand_mentions
+from .prompts import PromptCommands, expand_mentions, mention_completions
 from .servers import McpCallError, Server, ServerPool, ToolInfo, tokens_of
 
 
@@ -268,6 +269,7 @@ def register(pi: ExtensionAPI) -> None:
             await state.pool.close()
 
     prompts = PromptCommands(pi, lambda: state.pool)
+    pi.register_mention_completions(lambda prefix: mention_completions(state.pool, prefix))
     from .commands import register_commands
 
     register_commands(pi, state)

@@ -7,11 +7,14 @@ after its first use or ``/mcp tools NAME``). Arguments: ``name=value`` pairs (qu
 for a prompt with a single argument, the whole text after the command is that argument.
 
 A message mentioning ``@server:uri`` (a configured server's name) gets that resource's text appended
-before it is sent (the server starts if needed); the mention itself stays in the message.
+before it is sent (the server starts if needed); the mention itself stays in the message. In the TUI
+editor, ``@`` offers the resources of started servers; typing ``@server:`` starts a lazy server so its
+resources are offered from the next keystroke.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 from collections.abc import Callable
@@ -19,9 +22,9 @@ from typing import Any
 
 from pi_tui.extensions.api import ExtensionAPI
 
-from .servers import McpCallError, PromptInfo, ServerPool
+from .servers import McpCallError, PromptInfo, Server, ServerPool
 
-__all__ = ["parse_arguments", "PromptCommands", "expand_mentions"]
+__all__ = ["parse_arguments", "PromptCommands", "expand_mentions", "mention_completions"]
 
 MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9_.-]+):(\S+)")
 
@@ -45,6 +48,44 @@ async def expand_mentions(pool: ServerPool, text: str) -> tuple[str, list[str]]:
             continue
         attached.append(f'<resource server="{server.name}" uri="{uri}">\n{body}\n</resource>')
     return (text + "\n\n" + "\n\n".join(attached) if attached else text), errors
+
+
+def mention_completions(pool: ServerPool | None, prefix: str) -> list[tuple[str, str]]:
+    """``@`` completions: ``(server:uri, description)`` of started servers' resources matching ``prefix``.
+
+    ``prefix`` is what follows the ``@``. Once it names a lazy server (``server:``), that server is
+    started in the background: its resources are offered from the next keystroke on.
+    """
+    if pool is None:
+        return []
+    name, colon, rest = prefix.partition(":")
+    if colon:
+        server = pool.get(name)
+        if server is None:
+            return []
+        if server.config.enabled and server.status == "lazy":
+            _start_in_background(server)
+        return [(f"{name}:{uri}", text) for uri, text in server.resources if rest in uri]
+    return [(f"{s.name}:{uri}", text) for s in pool.servers.values() for uri, text in s.resources
+            if prefix in f"{s.name}:{uri}"]  # fmt: skip
+
+
+_STARTING: set[asyncio.Task[None]] = set()
+
+
+def _start_in_background(server: Server) -> None:
+    async def start() -> None:
+        try:
+            await server.ensure()
+        except McpCallError:
+            pass  # /mcp shows the failure; completion just offers nothing
+
+    try:
+        task = asyncio.get_running_loop().create_task(start())
+    except RuntimeError:  # no event loop here: nothing to offer until the server starts some other way
+        return
+    _STARTING.add(task)
+    task.add_done_callback(_STARTING.discard)
 
 
 def parse_arguments(prompt: PromptInfo, text: str) -> dict[str, str]:

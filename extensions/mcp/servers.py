@@ -120,6 +120,7 @@ class Server:
         self.reason = ""
         self.tools: list[ToolInfo] = []
         self.prompts: list[PromptInfo] = []
+        self.resources: list[tuple[str, str]] = []  # (uri, name or description), once started
         self.calls = 0
         self.returned_tokens = 0
         self.log_path = log_dir / f"{config.name}.stderr.log"
@@ -191,6 +192,8 @@ class Server:
                 self.tools = await self._list_tools(session)
                 if getattr(getattr(init, "capabilities", None), "prompts", None) is not None:
                     self.prompts = await self._list_prompts(session)
+                if getattr(getattr(init, "capabilities", None), "resources", None) is not None:
+                    self.resources = await self._list_resources(session)
                 if not ready.done():
                     ready.set_result(session)
                 await stop.wait()
@@ -278,6 +281,23 @@ class Server:
             )
             for p in result.prompts
         ]
+
+    async def _list_resources(self, session: ClientSession) -> list[tuple[str, str]]:
+        from mcp_types import PaginatedRequestParams
+
+        found: list[tuple[str, str]] = []
+        cursor: str | None = None
+        try:
+            while True:
+                result = await session.list_resources(
+                    params=PaginatedRequestParams(cursor=cursor) if cursor else None
+                )
+                found += [(str(r.uri), r.description or r.name or "") for r in result.resources]
+                cursor = result.next_cursor
+                if not cursor or len(found) > 1000:
+                    return found
+        except Exception:  # a server that announces resources but cannot list them: none to complete
+            return found
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> str:
         """The text of prompt ``name`` filled with ``arguments`` (its messages' text, one after another)."""

@@ -69,6 +69,14 @@ class RegisteredContextSection:
 
 
 @dataclass(slots=True)
+class RegisteredMentionCompleter:
+    """What an extension offers after ``@`` in the editor: ``complete(prefix)`` returns candidates."""
+
+    complete: Callable[[str], Any]
+    source: str = ""
+
+
+@dataclass(slots=True)
 class RegisteredRenderer:
     """How modes render a custom message type: ``render(message, options, theme)``."""
 
@@ -91,6 +99,7 @@ class Extension:
     flags: list[str] = field(default_factory=list)
     renderers: list[str] = field(default_factory=list)
     context_sections: list[str] = field(default_factory=list)
+    mention_completers: list[str] = field(default_factory=list)
     panels: list[str] = field(default_factory=list)
     bus_handlers: list[tuple[str, Callable[..., Any]]] = field(default_factory=list)
 

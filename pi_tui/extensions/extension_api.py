@@ -201,6 +201,17 @@ class ExtensionAPI:
 
         return self._runner.registry.add_context_section(self._ext, RegisteredContextSection(title, render))
 
+    def register_mention_completions(self, complete: Callable[[str], Any]) -> bool:
+        """Offer completions after ``@`` in the TUI editor, above the project's files.
+
+        ``complete(prefix)`` (sync, called on each keystroke, so keep it cheap) gets what follows the
+        ``@`` and returns the values to offer without the ``@``: strings, or ``(value, description)``
+        pairs. An exception offers nothing. One completer per extension (a second call replaces it).
+        """
+        from .extension import RegisteredMentionCompleter
+
+        return self._runner.registry.add_mention_completer(self._ext, RegisteredMentionCompleter(complete))
+
     def get_setting(self, key: str, default: Any = None) -> Any:
         """A settings value (global merged with the project's when it is trusted); a copy, read-only."""
         settings = getattr(self._session, "settings", None)

@@ -22,6 +22,7 @@ from .extension import (
     RegisteredCommand,
     RegisteredContextSection,
     RegisteredFlag,
+    RegisteredMentionCompleter,
     RegisteredRenderer,
     RegisteredShortcut,
 )
@@ -78,6 +79,7 @@ class Registry:
         self.flags: dict[str, RegisteredFlag] = {}
         self.renderers: dict[str, RegisteredRenderer] = {}
         self.context_sections: dict[str, RegisteredContextSection] = {}
+        self.mention_completers: dict[str, RegisteredMentionCompleter] = {}  # by extension name
 
     @property
     def _session(self) -> Any:
@@ -208,6 +210,28 @@ class Registry:
             out.append((title, lines))
         return out
 
+    def add_mention_completer(self, ext: Extension, completer: RegisteredMentionCompleter) -> bool:
+        what = f'"@" completions of "{ext.name}"'
+        return self._claim(ext, self.mention_completers, ext.name, completer, ext.mention_completers, what)
+
+    def mention_candidates(self, prefix: str) -> list[tuple[str, str]]:
+        """What extensions offer for ``@prefix``: ``(value without the "@", description)`` pairs.
+
+        A completer that fails offers nothing: typing must never break on an extension's bug.
+        """
+        out: list[tuple[str, str]] = []
+        for completer in self.mention_completers.values():
+            try:
+                found = completer.complete(prefix) or []
+                for item in found:
+                    if isinstance(item, tuple | list) and len(item) == 2:
+                        out.append((str(item[0]), str(item[1])))
+                    else:
+                        out.append((str(item), ""))
+            except Exception:
+                continue
+        return out
+
     def _claim(
         self, ext: Extension, table: dict[str, Any], key: str, item: Any, owned: list[str], what: str
     ) -> bool:
@@ -224,7 +248,9 @@ class Registry:
 
     def remove_owned(self, ext: Extension) -> None:
         """Everything but tools and panels (see `remove_tools`; panels survive a reload)."""
-        for table in (self.commands, self.shortcuts, self.flags, self.renderers, self.context_sections):
+        tables = (self.commands, self.shortcuts, self.flags, self.renderers, self.context_sections,
+                  self.mention_completers)  # fmt: skip
+        for table in tables:
             for key in [k for k, v in table.items() if v.source == ext.name]:
                 del table[key]
         ext.commands.clear()
@@ -232,6 +258,7 @@ class Registry:
         ext.flags.clear()
         ext.renderers.clear()
         ext.context_sections.clear()
+        ext.mention_completers.clear()
 
     # --- commands at run time ----------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ the scenarios are grouped: one session per behaviour family.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -330,7 +331,10 @@ async def test_enable_and_disable_are_saved_in_the_file_the_server_came_from(
     fake: FakeLLM, agent_dir: Path, project: Path
 ) -> None:
     path = agent_dir / "mcp.json"
-    original = {"mcpServers": {"demo": demo(disabled=False, timeout=30), "other": demo()}, "settings": {"x": 1}}
+    original = {
+        "mcpServers": {"demo": demo(disabled=False, timeout=30), "other": demo()},
+        "settings": {"x": 1},
+    }
     path.write_text(json.dumps(original, indent=4) + "\n")
     path.chmod(0o600)
     ui = ScriptedUI()
@@ -339,7 +343,10 @@ async def test_enable_and_disable_are_saved_in_the_file_the_server_came_from(
         await session.prompt("/mcp disable demo")
     assert ui.notices[-1] == (f"MCP server demo: disabled (saved in {path})", "info")
     saved = path.read_text()
-    expected = {"mcpServers": {"demo": {**demo(enabled=False), "timeout": 30}, "other": demo()}, "settings": {"x": 1}}
+    expected = {
+        "mcpServers": {"demo": {**demo(enabled=False), "timeout": 30}, "other": demo()},
+        "settings": {"x": 1},
+    }
     assert saved == json.dumps(expected, indent=4) + "\n"
     assert list(json.loads(saved)["mcpServers"]["demo"]) == ["command", "args", "enabled", "timeout"]
     assert path.stat().st_mode & 0o777 == 0o600
@@ -379,3 +386,21 @@ async def test_switching_to_direct_mid_session_records_and_shows_the_cache_inval
     assert invalidation.request_index == 2
     assert invalidation.source == "extension mcp"
     assert message.startswith(invalidation.reason)
+
+
+async def test_at_completion_offers_a_servers_resources_once_it_has_started(
+    agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo()})
+    async with open_session(ext("mcp"), project) as session:
+        await session.start()
+        registry = session.extensions.registry
+        assert registry.mention_candidates("demo:") == []  # lazy: typing "@demo:" starts it
+        for _ in range(600):  # wait (at most 30 s) for the server to have started and listed them
+            if registry.mention_candidates("demo:"):
+                break
+            await asyncio.sleep(0.05)
+        assert registry.mention_candidates("demo:") == [("demo:demo://greeting", "A short text resource.")]
+        assert registry.mention_candidates("greet") == [("demo:demo://greeting", "A short text resource.")]
+        assert registry.mention_candidates("demo:nothing") == []
+        assert registry.mention_candidates("docs/") == []

@@ -155,6 +155,7 @@ class PiApp(KeyActions, App[int]):
         self.router = CommandRouter(self)
         self.editor.commands = self.router.candidates
         self.editor.arguments = self.router.argument_candidates
+        self.editor.mentions = self.router.mention_candidates
         from .keys import editor_key_actions
 
         self.editor.key_actions, editor_warnings = editor_key_actions(agent_dir)

@@ -122,6 +122,14 @@ class CommandRouter:
             return [Candidate(str(item)) for item in found or []]
         return [Candidate(options[i]) for i, _ in fuzzy_filter(prefix, options)]
 
+    def mention_candidates(self, prefix: str) -> list[Candidate]:
+        """What extensions offer after ``@`` (``pi.register_mention_completions``), values without the ``@``."""
+        session: AgentSession | None = self.app.session
+        runner = session.extensions if session is not None else None
+        if runner is None:
+            return []
+        return [Candidate(value, text) for value, text in runner.registry.mention_candidates(prefix)]
+
     def has_command(self, name: str) -> bool:
         """Whether ``/name`` is a command here: the app's, a screen's, a built-in or an extension's."""
         if name in APP_COMMANDS or name in BUILTIN_COMMANDS or name in self.screens:

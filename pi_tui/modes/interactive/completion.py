@@ -63,12 +63,14 @@ def complete(
     *,
     limit: int = 50,
     arguments: Callable[[str, str], list[Candidate]] | None = None,
+    mentions: Callable[[str], list[Candidate]] | None = None,
 ) -> tuple[int, list[Candidate]]:
     """Completions for the token before the cursor: ``(token start offset, candidates)``.
 
     ``/name`` at the start of the text completes commands (every match: the menu scrolls), ``/name arg…``
     the command's arguments (when ``arguments(name, prefix)`` offers some); a word starting with ``@``
-    completes paths (the best ``limit``). Anything else gives no candidates.
+    completes what extensions offer (``mentions(prefix)``, e.g. MCP resources) and then paths (the best
+    ``limit``). Anything else gives no candidates.
     """
     before = text[:cursor_offset]
     if arguments is not None and before.startswith("/") and " " in before and "\n" not in before:
@@ -86,12 +88,15 @@ def complete(
         return 0, [options[i] for i in order]
     start = max(before.rfind(" "), before.rfind("\n")) + 1
     token = before[start:]
-    if token.startswith("@") and files is not None:
+    if token.startswith("@") and (files is not None or mentions is not None):
+        offered = [Candidate("@" + c.value, c.description) for c in (mentions(token[1:]) if mentions else [])]
+        if files is None:
+            return start, offered[:limit]
         files.start()
         if not files.ready.is_set():
-            return start, []
+            return start, offered[:limit]
         ranked = fuzzy_filter(token[1:], files.paths, limit=limit)
-        return start, [Candidate("@" + _quoted(files.paths[i])) for i, _ in ranked]
+        return start, [*offered, *(Candidate("@" + _quoted(files.paths[i])) for i, _ in ranked)][:limit]
     return -1, []
 
 

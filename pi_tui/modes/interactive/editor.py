@@ -100,6 +100,8 @@ class PromptEditor(TextArea):
         self.files: FileIndex | None = None
         self.commands: Callable[[], list[Candidate]] = list
         self.arguments: Callable[[str, str], list[Candidate]] | None = None
+        self.mentions: Callable[[str], list[Candidate]] | None = None
+        """What extensions offer after ``@`` (before the project's files)."""
         self.key_actions: dict[str, tuple[str, ...]] = editor_key_actions(None)[0]
         """Textual key → editor actions tried in order (``submit``, ``newLine``, ``yank``, …), from pi's
         defaults and ``keybindings.json``."""
@@ -461,7 +463,12 @@ class PromptEditor(TextArea):
             return
         self._menu_text = self.text
         start, candidates = complete(
-            self.text, self._caret_index(), self.commands, self.files, arguments=self.arguments
+            self.text,
+            self._caret_index(),
+            self.commands,
+            self.files,
+            arguments=self.arguments,
+            mentions=self.mentions,
         )
         if start < 0 or not candidates:
             self.menu.hide()
