@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -71,6 +72,9 @@ class RowList(ScrollView, can_focus=True):
         # Drawn rows (without the cursor's highlight). With ``row_key`` they are kept across `reset`, so
         # narrowing a search redraws only rows not seen before.
         self._cache: dict[Hashable, tuple[int, Strip]] = {}
+        # The list's style and the cursor row's, looked up once per drawing pass (`render_lines`), not
+        # per line: Textual computes a widget's style from all its ancestors on every lookup.
+        self._styles: tuple[Style, Style] | None = None
 
     @property
     def count(self) -> int:
@@ -107,6 +111,17 @@ class RowList(ScrollView, can_focus=True):
         elif self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
 
+    def _current_styles(self) -> tuple[Style, Style]:
+        base = self.rich_style
+        return base, base + self.get_component_rich_style("rowlist--cursor")
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._styles = self._current_styles()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._styles = None
+
     def render_line(self, y: int) -> Strip:
         index = int(self.scroll_offset.y) + y
         width = self.scrollable_content_region.width
@@ -124,11 +139,8 @@ class RowList(ScrollView, can_focus=True):
             segments = list(line.render(self.app.console))
             strip = Strip(segments, width).crop(0, width) if segments else Strip.blank(width)
             self._cache[key] = (width, strip)
-        base = self.rich_style
-        if index == self.cursor:
-            base = base + self.get_component_rich_style("rowlist--cursor")
-        strip = strip.apply_style(base)
-        return strip
+        base, cursor = self._styles or self._current_styles()
+        return strip.apply_style(cursor if index == self.cursor else base)
 
     def action_move(self, step: int) -> None:
         if self._count:

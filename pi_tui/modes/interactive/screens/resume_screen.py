@@ -183,8 +183,9 @@ class ResumeScreen(Screen[None]):
         scope = "Current Folder" if self.scope == "current" else "All"
         loading = " · loading…" if self.lists[self.scope] is None else ""
         extra = " · named only" if self.named_only else ""
-        self.query_one("#resume-title", Static).update(
-            f"Resume Session ({scope}) · {len(self.shown)} of {len(infos)} · sort: {self.sort}{extra}{loading}"
+        self.query_one("#resume-title", Static).update(  # one line, always: no layout pass per keystroke
+            f"Resume Session ({scope}) · {len(self.shown)} of {len(infos)} · sort: {self.sort}{extra}{loading}",
+            layout=False,
         )
 
     def _selected(self) -> Any | None:
