@@ -233,11 +233,73 @@ def _indent_of(text: str) -> int | str | None:
     return "\t" if found.startswith("\t") else len(found)
 
 
+def _flag_span(text: str, name: str) -> tuple[int, int, int] | None:
+    """In ``text``: where server ``name``'s object opens, and the span of its ``enabled``/``disabled`` pair.
+
+    Returns ``(object start, pair start, pair end)`` (the pair span empty when there is no such key), or
+    None when the server is not found. A small scanner: strings are skipped whole, depth is counted.
+    """
+    depth, i, key, path = 0, 0, "", [""] * 8
+    opened, pair_start = -1, -1
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = i + 1
+            while text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            token = json.loads(text[i : end + 1])
+            after = text[end + 1 :].lstrip()
+            if after.startswith(":"):
+                key = token
+                if opened >= 0 and depth == 3 and key in ("enabled", "disabled"):
+                    pair_start = i
+            i = end + 1
+            continue
+        if ch in "{[":
+            depth += 1
+            if depth < len(path):
+                path[depth] = key
+            if ch == "{" and depth == 3 and path[2] in ("mcpServers", "servers") and key == name:
+                opened = i
+            key = ""
+        elif ch in "}]":
+            if opened >= 0 and depth == 3:
+                return opened, i, i
+            depth -= 1
+        elif pair_start >= 0 and ch in ",}" and depth == 3:
+            return opened, pair_start, i
+        elif pair_start >= 0 and ch in "tf" and text.startswith(("true", "false"), i):
+            stop = i + (4 if text.startswith("true", i) else 5)
+            return opened, pair_start, stop
+        i += 1
+    return None
+
+
+def _edited_in_place(text: str, name: str, enabled: bool) -> str | None:
+    """``text`` with only server ``name``'s flag written (or added first in its object); None if unsure."""
+    try:
+        found = _flag_span(text, name)
+    except (IndexError, ValueError):
+        return None
+    if found is None:
+        return None
+    opened, start, end = found
+    pair = f'"enabled": {"true" if enabled else "false"}'
+    if start < end:
+        return text[:start] + pair + text[end:]
+    inside = text[opened + 1 :]
+    gap = inside[: len(inside) - len(inside.lstrip())]
+    if inside.lstrip().startswith("}"):
+        return text[: opened + 1] + pair + text[opened + 1 :]
+    return text[: opened + 1] + gap + pair + "," + text[opened + 1 :]
+
+
 def save_enabled(path: Path, name: str, enabled: bool) -> None:
     """Write server ``name``'s ``enabled`` flag back into ``path``, keeping everything else in the file.
 
-    Key order, every other field and the file's indentation are kept; JSON cannot keep comments or
-    spacing inside lines, and the file holds none pi-tui reads anyway. A ``disabled`` key (Claude Code's
+    Only the flag's text changes (a missing one is added first in the server's object), so the rest of
+    the file stays byte for byte; should that edit not give the expected JSON, the file is written again
+    from its parsed content with its indentation and key order. A ``disabled`` key (Claude Code's
     spelling) is replaced by ``enabled``. The file is replaced atomically.
 
     Raises:
@@ -259,8 +321,10 @@ def save_enabled(path: Path, name: str, enabled: bool) -> None:
                  for k, v in zip(keys, entry.values(), strict=True)}  # fmt: skip
         servers[name] = entry
     entry["enabled"] = enabled
-    out = json.dumps(data, indent=_indent_of(text), ensure_ascii=False)
-    out += "\n" if text.endswith("\n") else ""
+    out = _edited_in_place(text, name, enabled)
+    if out is None or json.loads(out.removeprefix("\ufeff")) != data:
+        out = json.dumps(data, indent=_indent_of(text), ensure_ascii=False)
+        out += "\n" if text.endswith("\n") else ""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         temp.write_text(out, encoding="utf-8")

@@ -124,3 +124,28 @@ def test_a_broken_file_is_reported_and_the_others_still_load(tmp_path: Path, age
     assert list(loaded.servers) == ["g"]
     assert loaded.errors == [f"{tmp_path / '.mcp.json'}:1: not valid JSON: Expecting property name enclosed in "
                              "double quotes (column 17)"]  # fmt: skip
+
+
+def test_saving_the_enabled_flag_changes_only_that_flag_in_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    text = (
+        '{\n  "mcpServers": {\n    "git": { "command": "uvx", "args": ["mcp-server-git"], "env": {"A": "}"} },\n'
+        '    "web": {\n      "url": "https://x.example/mcp",  "disabled": true,\n      "headers": {}\n    }\n'
+        '  },\n  "other":   [1,2]\n}'
+    )
+    path.write_text(text)
+    config.save_enabled(path, "git", False)
+    config.save_enabled(path, "web", True)
+    assert path.read_text() == text.replace('{ "command"', '{ "enabled": false, "command"').replace(
+        '"disabled": true', '"enabled": true'
+    )
+    config.save_enabled(path, "git", True)
+    assert '"git": { "enabled": true, "command": "uvx", "args": ["mcp-server-git"]' in path.read_text()
+
+
+def test_when_an_in_place_edit_would_be_wrong_the_file_is_written_from_its_content(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    # The same name twice: JSON keeps the last one, which an edit of the first would not change.
+    path.write_text('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}')
+    config.save_enabled(path, "a", False)
+    assert json.loads(path.read_text()) == {"mcpServers": {"a": {"command": "y", "enabled": False}}}
