@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.driver import Driver
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Static
 
 from pi_tui.modes.prompt_history import PromptHistory
@@ -125,6 +126,8 @@ class PiApp(KeyActions, App[int]):
         self._statuses: dict[str, str] = {}
         self._ext_widgets: dict[str, Static] = {}
         self._theme_mtime: float | None = None
+        self._theme_path: Path | None = None
+        self._theme_timer: Timer | None = None
         self.theme_paths: list[Path] = []
         """Theme files and folders the session adds (`theme.session_theme_paths`), known once it is ready."""
         self._startup_error: str | None = None
@@ -242,18 +245,18 @@ class PiApp(KeyActions, App[int]):
 
     def _watch_theme_file(self) -> None:
         """Only a user's theme file can change under us: built-in themes need no timer (idle CPU)."""
-        if self._theme_is_custom() and getattr(self, "_theme_timer", None) is None:
+        if self._theme_is_custom() and self._theme_timer is None:
             self._theme_timer = self.set_interval(1.0, self._check_theme_file)
 
     def _theme_is_custom(self) -> bool:
         from .theme import builtin_theme_dir
 
-        path = getattr(self, "_theme_path", None)
+        path = self._theme_path
         return path is not None and path.parent != builtin_theme_dir()
 
     def _check_theme_file(self) -> None:
         """Hot reload: a custom theme file that changed on disk is applied again."""
-        path = getattr(self, "_theme_path", None)
+        path = self._theme_path
         if path is None or not self._theme_is_custom():
             return
         try:

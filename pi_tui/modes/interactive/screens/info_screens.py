@@ -13,6 +13,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from pi_tui.session.entries import ContextTransformEntry
+
 from ._format import fmt_cost, fmt_tokens
 
 __all__ = [
@@ -132,14 +134,14 @@ def session_rows(session: Any) -> list[tuple[str, str]]:
     manager = session.session
     stats = session.stats()
     entries = manager.get_entries()
-    leaves = {getattr(e, "id", None) for e in entries} - {getattr(e, "parent_id", None) for e in entries}
+    leaves = {e.id for e in entries} - {e.parent_id for e in entries}
     compactions = sum(
         1
         for e in entries
-        if getattr(e, "type", None) == "compaction"
-        or any(
-            isinstance(op, dict) and op.get("op") == "compaction_apply"
-            for op in (getattr(e, "patch", None) or [])
+        if e.type == "compaction"
+        or (
+            isinstance(e, ContextTransformEntry)
+            and any(isinstance(op, dict) and op.get("op") == "compaction_apply" for op in e.patch)
         )
     )
     denom = stats.input + stats.cache_read + stats.cache_write
@@ -190,11 +192,11 @@ def active_summary(session: Any) -> tuple[str, int, str] | None:
     """The compaction summary the next request carries: (text, tokens before, when), or None."""
     latest = None
     for entry in session.session.get_branch():
-        kind = getattr(entry, "type", None)
+        kind = entry.type
         if kind == "compaction":
             latest = (entry.summary, int(entry.tokens_before or 0), str(entry.timestamp))
-        elif kind == "context_transform":
-            for op in getattr(entry, "patch", None) or []:
+        elif isinstance(entry, ContextTransformEntry):
+            for op in entry.patch:
                 if isinstance(op, dict) and op.get("op") == "compaction_apply":
                     latest = (
                         str(op.get("summary", "")),

@@ -14,7 +14,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pi_tui.ai.types import message_text
+from pi_tui.ai.types import AssistantMessage, message_text
+from pi_tui.session.entries import LabelEntry, MessageEntry
 
 __all__ = ["FILTER_MODES", "FilterMode", "TreeRow", "TreeModel", "entry_text"]
 
@@ -75,15 +76,15 @@ def _tool_text(name: str, args: dict[str, Any]) -> str:
 
 def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> tuple[str, str, bool]:
     """(row text, kind, hidden-by-default) for one entry."""
-    kind = getattr(entry, "type", "?")
+    kind = entry.type
     if kind == "message":
-        message = getattr(entry, "message", None)
-        if message is None:  # a pi system message entry
+        if not isinstance(entry, MessageEntry):  # a pi system message entry (or a raw one)
             return "[system]", "system", False
-        role = getattr(message, "role", "?")
+        message = entry.message
+        role = message.role
         if role == "user":
             return _cut("user: " + message_text(message)), "user", False
-        if role == "assistant":
+        if isinstance(message, AssistantMessage):
             text = " ".join(b.text for b in message.content if b.type == "text").strip()
             if message.stop_reason == "aborted" and not text:
                 return "assistant: (aborted)", "assistant", False
@@ -115,7 +116,7 @@ def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> 
     if kind == "label":
         return f"[label: {entry.label or ''}]", kind, False
     if kind == "session_info":
-        return f"[title: {getattr(entry, 'name', '')}]", kind, False
+        return f"[title: {getattr(entry, 'name', '')}]", kind, False  # a raw entry has no name
     if kind == "context_edit":
         verb = "omit" if entry.replacement is None else "replace"
         return f"[context {verb}: {entry.target_id}]", kind, False
@@ -146,15 +147,12 @@ def _row_texts(session: Any, entries: list[Any]) -> dict[str, tuple[Any, tuple[s
         texts = _ROW_TEXTS.setdefault(session, {})
     except TypeError:  # not weak-referenceable or unhashable: computed each time
         texts = {}
-    missing = [
-        e for e in entries if getattr(e, "id", None) is not None and (texts.get(e.id) or (None,))[0] is not e
-    ]
+    missing = [e for e in entries if e.id is not None and (texts.get(e.id) or (None,))[0] is not e]
     if missing:
         tool_args: dict[str, tuple[str, dict[str, Any]]] = {}
         for entry in entries:
-            message = getattr(entry, "message", None)
-            if message is not None and getattr(message, "role", None) == "assistant":
-                for block in message.content:
+            if isinstance(entry, MessageEntry) and entry.message.role == "assistant":
+                for block in entry.message.content:
                     if block.type == "toolCall":
                         tool_args[block.id] = (block.name, dict(block.arguments or {}))
         for entry in missing:
@@ -205,15 +203,14 @@ class TreeModel:
     def _build(self, entries: list[Any]) -> None:
         children: dict[str | None, list[Any]] = {}
         for entry in entries:
-            entry_id = getattr(entry, "id", None)
-            if entry_id is None:
+            if entry.id is None:
                 continue
-            children.setdefault(getattr(entry, "parent_id", None), []).append(entry)
+            children.setdefault(entry.parent_id, []).append(entry)
         texts = _row_texts(self.session, entries)
         for siblings in children.values():
-            siblings.sort(key=lambda e: getattr(e, "timestamp", "") or "")
+            siblings.sort(key=lambda e: e.timestamp or "")
         leaf = self.session.get_leaf_id()
-        active = {getattr(e, "id", None) for e in self.session.get_branch()}
+        active = {e.id for e in self.session.get_branch()}
         rows: list[TreeRow] = []
         roots = children.get(None, [])
         stack: list[tuple[Any, int, bool]] = [(e, 1 if len(roots) > 1 else 0, True) for e in reversed(roots)]
@@ -246,8 +243,8 @@ class TreeModel:
         # When each label was set (the latest label entry per target), for Shift+T.
         self.label_times = {}
         for entry in entries:
-            if getattr(entry, "type", None) == "label":
-                self.label_times[entry.target_id] = str(getattr(entry, "timestamp", "") or "")
+            if isinstance(entry, LabelEntry):
+                self.label_times[entry.target_id] = str(entry.timestamp or "")
 
     # --- visibility ------------------------------------------------------------------------------
 
@@ -310,5 +307,5 @@ class TreeModel:
 
     def leaving(self, target_id: str | None) -> list[str]:
         """Entry ids on the active path that moving to ``target_id`` would leave behind."""
-        keep = {getattr(e, "id", None) for e in self.session.get_branch(target_id)} if target_id else set()
-        return [getattr(e, "id", "") for e in self.session.get_branch() if getattr(e, "id", None) not in keep]
+        keep = {e.id for e in self.session.get_branch(target_id)} if target_id else set()
+        return [e.id or "" for e in self.session.get_branch() if e.id not in keep]
