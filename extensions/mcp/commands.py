@@ -104,6 +104,8 @@ def register_commands(pi: ExtensionAPI, state: McpState) -> None:
             return [] if words[0] in found else found
         if len(words) == 2 and words[0] in ACTIONS and words[1] not in names:
             return [f"{words[0]} {n}" for n in names if n.startswith(words[1])]
+        if len(words) == 3 and words[0] in ("direct", "proxy") and words[1] in names and words[2] != "now":
+            return [f"{words[0]} {words[1]} now"] if "now".startswith(words[2]) else []
         return []
 
     def context_lines() -> list[str]:

@@ -230,6 +230,11 @@ async def test_mcp_argument_completion_stops_once_a_word_is_complete(agent_dir: 
         assert complete("tools docs") == []  # Enter runs it rather than picking a candidate
         assert complete("tools docs ") == []
         assert complete("demo") == []
+        assert complete("direct demo ") == [
+            "direct demo now"
+        ]  # switching at once is offered, not typed blind
+        assert complete("direct demo now") == []
+        assert complete("tools demo ") == []
 
 
 async def test_context_lists_each_server_with_direct_and_proxy_costs_in_every_view(
