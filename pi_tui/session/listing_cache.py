@@ -5,7 +5,8 @@ scan is most of the listing's time. The rows of files above `MIN_SIZE` are kept 
 ``.pi-tui-listing.json`` with the file's size, mtime and where the scan ended. A file whose size and
 mtime are unchanged is not opened again; a file that grew (sessions are appended to) is scanned only
 from where the last scan ended, after checking the bytes just before that point are still the same;
-anything else is scanned in full. The cache is only an aid: a missing, unreadable or stale cache
+anything else is scanned in full. Smaller files are read each time, except that this process keeps their
+rows by path, size and mtime, so listing again re-reads only the files that changed. The cache is only an aid: a missing, unreadable or stale cache
 costs a full scan, never a wrong row, and failing to write it is ignored.
 """
 
@@ -26,6 +27,28 @@ __all__ = ["CACHE_NAME", "MIN_SIZE", "ListingCache"]
 CACHE_NAME = ".pi-tui-listing.json"
 MIN_SIZE = 256 * 1024  # smaller files are scanned each time (cheaper than keeping their rows)
 _VERSION = 1
+
+
+# Rows of small files read by this process, by path, with the size and mtime they were read at: opening
+# the picker again (or pressing Tab) re-reads only files that changed. Cleared when it grows past
+# `_SMALL_LIMIT` rows.
+_SMALL: dict[str, tuple[int, int, SessionInfo]] = {}
+_SMALL_LIMIT = 50_000
+
+
+def _small_info(path: Path, stat: os.stat_result) -> SessionInfo | None:
+    key = str(path)
+    known = _SMALL.get(key)
+    if known is not None and known[0] == stat.st_size and known[1] == stat.st_mtime_ns:
+        return known[2]
+    info = read_session_info(path)
+    if info is None:
+        _SMALL.pop(key, None)
+        return None
+    if len(_SMALL) >= _SMALL_LIMIT:
+        _SMALL.clear()
+    _SMALL[key] = (stat.st_size, stat.st_mtime_ns, info)
+    return info
 
 
 class ListingCache:
@@ -51,7 +74,7 @@ class ListingCache:
         except OSError:
             return None
         if stat.st_size < MIN_SIZE:
-            return read_session_info(path)
+            return _small_info(path, stat)
         name = path.name
         self._seen.add(name)
         row = self._rows.get(name)

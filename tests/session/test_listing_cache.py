@@ -109,3 +109,28 @@ def test_small_files_and_a_broken_cache_are_read_as_before(tmp_path: Path) -> No
     path.unlink()
     assert list_sessions(CWD, directory) == []
     assert json.loads((directory / CACHE_NAME).read_text())["rows"] == {}
+
+
+def _small_session(directory: Path, name: str, messages: int) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = [_line("session", 0)]
+    lines += [_line("message", n, "user" if n % 2 == 0 else "assistant") for n in range(messages)]
+    path = directory / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_small_files_are_read_again_only_when_they_changed(tmp_path: Path) -> None:
+    """The picker lists again on every open; small files keep their rows in this process."""
+    directory = tmp_path / "sessions"
+    kept = _small_session(directory, "2025-01-01T00-00-00-000Z_a.jsonl", 2)
+    grown = _small_session(directory, "2025-01-02T00-00-00-000Z_b.jsonl", 2)
+    first = {info.path: info for info in list_sessions(CWD, directory)}
+    _rewrite_start_keeping_size_and_mtime(kept)  # invisible unless the file is read again
+    assert read_session_info(kept) != first[kept]
+    with grown.open("a") as handle:
+        handle.write(_line("message", 2) + "\n")
+    second = {info.path: info for info in list_sessions(CWD, directory)}
+    assert second[kept] is first[kept]  # not read again
+    assert second[grown].message_count == 3 and first[grown].message_count == 2
+    assert second[grown] == read_session_info(grown)
