@@ -24,6 +24,7 @@ from typing import Any
 from pi_tui.agent.events import AgentEnd, AgentEvent, MessageEnd, MessageStart, RuntimeEvent, TurnStart
 from pi_tui.ai.types import AssistantMessage, now_ms
 from pi_tui.modes.rpc.events import EventMapper
+from pi_tui.session.entries import SystemMessageEntry
 
 __all__ = ["JsonEventStream"]
 
@@ -35,7 +36,7 @@ def _path_has_system_message(session: Any) -> bool:
         branch = session.session.get_branch()
     except (AttributeError, RuntimeError):
         return False
-    return any(getattr(getattr(e, "system", None), "role", None) == "system" for e in branch)
+    return any(isinstance(e, SystemMessageEntry) for e in branch)
 
 
 def _system_message(session: Any) -> dict[str, Any] | None:

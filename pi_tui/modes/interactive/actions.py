@@ -62,7 +62,7 @@ class KeyActions:
             return
         models = list(session.registry.available_models())
         levels: list[Any] = [None] * len(models)
-        settings = getattr(session, "settings", None)
+        settings = session.settings
         patterns = settings.enabled_models if settings is not None else None
         if patterns:  # pi cycles the scope (``enabledModels``) when it is set, with its thinking levels
             from pi_tui.ai.model_resolver import resolve_model_scope
@@ -100,7 +100,7 @@ class KeyActions:
 
         hidden = not self.hide_thinking
         set_hide_thinking(self, hidden)  # type: ignore[arg-type]  # the mixin is only ever a PiApp
-        settings = getattr(self.session, "settings", None)
+        settings = self.session.settings if self.session is not None else None
         if settings is not None:
             settings.set("hideThinkingBlock", hidden)
             for problem in settings.drain_errors():

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
 
 from .footer import fmt_tokens
 
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
+
 __all__ = ["PanelSidebar", "sidebar_text"]
 
 
-def sidebar_text(session: Any) -> Text:
+def sidebar_text(session: AgentSession) -> Text:
     """Each panel: id, name, tokens, placement, last hit or re-billed, cost so far; then the session's
     cache-read ratio and cost."""
     out = Text()
     out.append("Panels\n", style="bold")
-    panels = list(getattr(getattr(session, "panels", None), "panels", {}).values())
+    panels = list(session.panels.panels.values())
     if not panels:
         out.append("none active\n", style="dim")
     for state in panels:
@@ -33,18 +36,19 @@ def sidebar_text(session: Any) -> Text:
         if state.error:
             out.append(f"  error: {state.error}\n", style="italic")
     out.append("\nSession\n", style="bold")
-    stats = session.stats() if session is not None else None
+    stats = session.stats()
     if stats is not None:
         denom = stats.input + stats.cache_read + stats.cache_write
         ratio = f"{100 * stats.cache_read / denom:.1f}%" if denom else "–"
         out.append(f"  cache read: {ratio}\n")
         out.append(f"  cost: ${stats.cost:.4f}\n")
-    ledger = getattr(getattr(session, "engine", None), "ledger", None)
-    invalidations = list(getattr(ledger, "invalidations", []) or [])
+    invalidations = list(session.engine.ledger.invalidations)
     if invalidations:
-        last = invalidations[-1]
+        latest = invalidations[-1]
         out.append(f"  invalidations: {len(invalidations)}\n")
-        out.append(f"  last: {last.source} ({fmt_tokens(last.tokens_rebilled)} re-billed)\n", style="italic")
+        out.append(
+            f"  last: {latest.source} ({fmt_tokens(latest.tokens_rebilled)} re-billed)\n", style="italic"
+        )
     return out
 
 
@@ -68,6 +72,6 @@ class PanelSidebar(Static):
     def __init__(self) -> None:
         super().__init__("", id="sidebar", markup=False)
 
-    def refresh_from(self, session: Any) -> None:
+    def refresh_from(self, session: AgentSession | None) -> None:
         if "-open" in self.classes and session is not None:
             self.update(sidebar_text(session))

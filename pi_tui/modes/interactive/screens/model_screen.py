@@ -37,7 +37,7 @@ def _fuzzy(query: str, candidates: list[str]) -> list[int]:
 
 def scoped_labels(session: Any, models: list[Model]) -> list[str]:
     """``provider/id`` of the models in the scope (``enabledModels`` patterns), in pattern order."""
-    settings = getattr(session, "settings", None)
+    settings = session.settings
     patterns = settings.enabled_models if settings is not None else None
     if not patterns:
         return []
@@ -95,7 +95,7 @@ class ModelScreen(Screen[None]):
         if (
             not session.model.reasoning
         ):  # its level was clamped to "off": start a thinking model at the default
-            settings = getattr(session, "settings", None)
+            settings = session.settings
             default = settings.default_thinking_level if settings is not None else None
             self.thinking = default if default in THINKING_LEVELS else "medium"
         self.shown: list[Model] = list(models)
@@ -207,7 +207,7 @@ class ModelScreen(Screen[None]):
 
     def action_toggle_scope(self) -> None:
         model = self._selected()
-        settings = getattr(self.session, "settings", None)
+        settings = self.session.settings
         if model is None or settings is None:
             return
         if model.label in self.scoped:

@@ -315,8 +315,8 @@ class ResumeScreen(Screen[None]):
         self.notify(f"Moved to {where}")
 
     def _agent_dir(self) -> Path:
-        settings = getattr(self.session, "settings", None)
-        if settings is not None and getattr(settings, "agent_dir", None) is not None:
+        settings = self.session.settings
+        if settings is not None and settings.agent_dir is not None:
             return Path(settings.agent_dir)
         from pi_tui.ai.paths import agent_dir
 

@@ -66,10 +66,10 @@ def _theme_names(session: Any, app: Any) -> list[str]:
     """Built-in and user themes, and those the session adds (the app's list, which has the packages')."""
     from pi_tui.modes.interactive.theme import session_theme_paths, theme_names
 
-    settings = getattr(session, "settings", None)
-    agent_dir = getattr(settings, "agent_dir", None)
+    settings = session.settings
+    agent_dir = settings.agent_dir if settings is not None else None
     extra = app.theme_paths if isinstance(app, ThemedApp) else session_theme_paths(session)
-    return theme_names(agent_dir, getattr(session, "cwd", None), extra)
+    return theme_names(agent_dir, session.cwd, extra)
 
 
 class ThemePicker(ModalScreen[str | None]):
@@ -270,7 +270,7 @@ class SettingsScreen(Screen[None]):
 
 async def open_settings(app: Any, _args: str) -> None:
     """``/settings``: push the settings list."""
-    if getattr(app.session, "settings", None) is None:
+    if app.session is None or app.session.settings is None:
         app.notify("No settings in this session", severity="error")
         return
     await app.push_screen(SettingsScreen(app.session))

@@ -254,7 +254,7 @@ class TreeScreen(Screen[None]):
             return
         # --- end checkpoints ---
         summarize, focus = False, None
-        settings = getattr(session, "settings", None)
+        settings = session.settings
         skip = bool(settings is not None and settings.branch_summary.skip_prompt)
         if self.model.leaving(new_leaf) and not skip:
             choice = await self.app.push_screen_wait(
@@ -362,6 +362,6 @@ async def open_fork(app: Any, _args: str) -> None:
 
 async def open_tree(app: Any, _args: str) -> None:
     """``/tree``: push the navigator (default filter from the ``treeFilterMode`` setting)."""
-    settings = getattr(app.session, "settings", None)
+    settings = app.session.settings if app.session is not None else None
     mode = settings.tree_filter_mode if settings is not None else "default"
     await app.push_screen(TreeScreen(app.session, mode if mode in FILTER_MODES else "default"))
