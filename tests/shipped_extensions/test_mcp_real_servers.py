@@ -40,28 +40,39 @@ async def test_the_reference_filesystem_server_works_inside_the_project_roots(
     (outside / "secret.txt").write_text("not yours\n")
     # Given the outside folder as its argument, the server follows the roots pi-tui offers: the project.
     write_mcp(agent_dir, {"filesystem": {"command": command[0], "args": [*command[1:], str(outside)]}})
-    fake.script(
-        [
-            Reply([tool_call("mcp", {"search": "read file"})]),
-            Reply(
-                [
-                    tool_call(
-                        "mcp",
-                        {"tool": "filesystem/read_text_file", "args": {"path": str(project / "notes.txt")}},
-                    )
-                ]
-            ),
-            Reply(
-                [tool_call("mcp", {"tool": "read_text_file", "args": {"path": str(outside / "secret.txt")}})]
-            ),
-            Reply([text("done")]),
-        ]
-    )
+    # The server asks for the roots after its start and applies them asynchronously: the scripted model
+    # lists the allowed directories until the project is among them (bounded), then reads.
+    listed = tool_call("mcp", {"tool": "filesystem/list_allowed_directories", "args": {}})
+    fake.script([Reply([tool_call("mcp", {"search": "read file"})]), Reply([listed])])
+    asks = 0
+
+    def respond(request: Any) -> Reply:
+        nonlocal asks
+        last = request.last_tool_result()
+        listing = last is not None and last.content.startswith("Allowed directories")
+        if asks < 200 and listing and str(project) not in last.content:
+            asks += 1
+            return Reply([listed])
+        return plan.pop(0)
+
+    plan = [
+        Reply(
+            [
+                tool_call(
+                    "mcp", {"tool": "filesystem/read_text_file", "args": {"path": str(project / "notes.txt")}}
+                )
+            ]
+        ),
+        Reply([tool_call("mcp", {"tool": "read_text_file", "args": {"path": str(outside / "secret.txt")}})]),
+        Reply([text("done")]),
+    ]
+    fake.responder = respond
     async with open_session(ext("mcp"), project, model=MODEL) as session:
         await session.prompt("read my notes")
 
-    found, notes, denied = results(fake)
+    found, *allowed, notes, denied = results(fake)
     assert "filesystem/read_text_file:" in found
+    assert str(project) in allowed[-1] and asks < 200  # the server follows the roots pi-tui offers
     assert notes == "remember the milk\n"
     assert "not yours" not in denied and "denied" in denied.lower()
 
