@@ -121,8 +121,8 @@ def track_file_changes(ctx: Any, paths: Sequence[Any], *, tool: str = "extension
         paths: The files about to change (relative to ``ctx.cwd`` or absolute; new files too).
         tool: The name the change is listed under in ``/diff``.
     """
-    session = getattr(ctx, "_session", None)
-    return FileChangeTracker(getattr(session, "checkpoints", None), list(paths), tool)
+    checkpoints = ctx.checkpoints if isinstance(ctx, ExtensionContext) else None
+    return FileChangeTracker(checkpoints, list(paths), tool)
 
 
 def kill_group_with_pi_tui(pgid: int) -> Callable[[], None]:

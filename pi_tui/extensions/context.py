@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from .events import CancelledByExtension, to_snake
 
 if TYPE_CHECKING:
+    from pi_tui.checkpoints import Checkpointer
+
     from .extension import Extension
     from .runner import ExtensionRunner
 
@@ -106,6 +108,13 @@ class ExtensionContext:
     @property
     def cwd(self) -> str:
         return str(self._session.cwd)
+
+    @property
+    def checkpoints(self) -> Checkpointer | None:
+        """The session's file checkpoint store (None when checkpoints are off or no session is bound);
+        `pi_tui.extensions.api.track_file_changes` records an extension tool's changes through it."""
+        session = self._runner.session
+        return session.checkpoints if session is not None else None
 
     @property
     def mode(self) -> str:
