@@ -24,7 +24,7 @@ from typing import Any
 from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.types import BranchSummaryMessage, CustomMessage, ToolDefinition
 from pi_tui.session.edits import apply_context_edit, latest_context_edits
-from pi_tui.session.entries import ContextEditEntry, RawEntry
+from pi_tui.session.entries import ContextEditEntry, RawEntry, SystemMessageEntry
 from pi_tui.session.system import SystemState
 from pi_tui.util.large_buffers import LARGE_REQUEST_TOKENS, keep_large_buffers
 
@@ -69,7 +69,7 @@ def _resolve_first_kept(
     contribute no message; the kept context then starts at the first message after it on the path.
     """
     first = op.get("firstKeptEntryId")
-    origins = env._origins()
+    origins = env.origins()
     if first is None or first in origins or first not in positions:
         return op
     at = positions[first]
@@ -81,9 +81,8 @@ def _resolve_first_kept(
 
 def _system_message(entry: Any) -> dict[str, Any] | None:
     """pi's system message (a JSON dict) when ``entry`` is a ``message`` entry holding one."""
-    system = getattr(entry, "system", None)
-    if system is not None and getattr(system, "role", None) == "system":
-        dumped: dict[str, Any] = system.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(entry, SystemMessageEntry):
+        dumped: dict[str, Any] = entry.system.model_dump(by_alias=True, exclude_none=True, mode="json")
         return dumped
     message = entry.get("message") if isinstance(entry, dict) else None
     if isinstance(message, dict) and message.get("role") == "system":
@@ -157,7 +156,7 @@ class _Fold:
             self._env = replace(
                 env,
                 cached=(*env.cached, *self._messages),
-                cached_origins=(*env._origins(), *self._origins),
+                cached_origins=(*env.origins(), *self._origins),
             )
             self._messages, self._origins = [], []
         return self._env

@@ -60,10 +60,11 @@ class ContextEnvelope:
         return next((p for p in self.system_parts if p.name == name), None)
 
     def with_cached_appended(self, message: Any, origin: str | None = None) -> ContextEnvelope:
-        origins = self._origins()
+        origins = self.origins()
         return replace(self, cached=(*self.cached, message), cached_origins=(*origins, origin))
 
-    def _origins(self) -> tuple[str | None, ...]:
+    def origins(self) -> tuple[str | None, ...]:
+        """The session entry each cached message came from, aligned with ``cached`` (None where unknown)."""
         if len(self.cached_origins) == len(self.cached):
             return self.cached_origins
         return (None,) * len(self.cached)

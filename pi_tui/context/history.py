@@ -81,7 +81,7 @@ def find_detach_point(env: ContextEnvelope, thresholds: DetachThresholds = Detac
     """
     start = _live_start(env)
     live = env.cached[start:]
-    origins = env._origins()[start:]
+    origins = env.origins()[start:]
     if len(live) < thresholds.chunk_min_messages + thresholds.keep_min_messages:
         return None
     tokens = [message_tokens(m) for m in live]
@@ -109,7 +109,7 @@ def find_detach_point(env: ContextEnvelope, thresholds: DetachThresholds = Detac
 
 def apply_history_detach(env: ContextEnvelope, op: dict[str, Any]) -> ContextEnvelope:
     """Apply a ``history_detach`` op: freeze the live messages up to ``lastEntryId`` into a panel."""
-    origins = env._origins()
+    origins = env.origins()
     last = op.get("lastEntryId")
     try:
         end = origins.index(last) + 1

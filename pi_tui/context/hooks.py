@@ -200,7 +200,7 @@ async def run_context_hooks(
             cached, uncached = split_messages_result(outcome.envelope, parsed)
             if cached != outcome.envelope.cached or uncached != outcome.envelope.uncached:
                 outcome.changed_by.append(source)
-            origins = outcome.envelope._origins()[: len(cached)]
+            origins = outcome.envelope.origins()[: len(cached)]
             outcome.envelope = replace(
                 outcome.envelope, cached=cached, uncached=uncached, cached_origins=origins
             )

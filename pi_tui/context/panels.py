@@ -280,7 +280,7 @@ class PanelManager:
             env,
             tools=tools,
             cached=(*prefix, *env.cached),
-            cached_origins=(None,) * len(prefix) + env._origins(),
+            cached_origins=(None,) * len(prefix) + env.origins(),
             uncached=(*tail, *env.uncached),
         )
 

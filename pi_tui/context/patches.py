@@ -185,7 +185,7 @@ def apply_op(env: ContextEnvelope, op: dict[str, Any], *, timestamp: int = 0) ->
     if name == "messages_cached_replace":
         messages = _messages(op["messages"], name)
         # Keep provenance for messages that are unchanged at the same position.
-        origins = env._origins()
+        origins = env.origins()
         new_origins = tuple(
             origins[i] if i < len(env.cached) and env.cached[i] == m else None for i, m in enumerate(messages)
         )
@@ -211,7 +211,7 @@ def _apply_compaction(env: ContextEnvelope, op: dict[str, Any], timestamp: int) 
     summary = CompactionSummaryMessage(
         summary=str(op["summary"]), tokens_before=int(op.get("tokensBefore") or 0), timestamp=timestamp
     )
-    origins = env._origins()
+    origins = env.origins()
     first_kept = op.get("firstKeptEntryId")
     start = len(env.cached)
     if first_kept is not None:

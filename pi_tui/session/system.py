@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_tui.session.entries import SystemMessageEntry
+
 __all__ = ["SystemState", "fold_system_messages", "system_message_dict", "content_text"]
 
 
@@ -96,8 +98,7 @@ def fold_system_messages(messages: Iterable[Mapping[str, Any]]) -> SystemState:
 
 def system_message_dict(entry: Any) -> dict[str, Any] | None:
     """The system message of a `SystemMessageEntry` as pi's JSON dict, else None."""
-    system = getattr(entry, "system", None)
-    if system is None or getattr(system, "role", None) != "system":
+    if not isinstance(entry, SystemMessageEntry):
         return None
-    dumped: dict[str, Any] = system.model_dump(by_alias=True, exclude_none=True, mode="json")
+    dumped: dict[str, Any] = entry.system.model_dump(by_alias=True, exclude_none=True, mode="json")
     return dumped
