@@ -104,6 +104,7 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
     # No garbage collection until the first frame is drawn: start-up allocates much and frees little.
     gc.disable()
     from .app import PiApp
+    from .textual_private import uncaught_exception
 
     app = PiApp(
         create_startup,
@@ -124,7 +125,7 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
     finally:
         if app.exit_guard is not None:
             app.exit_guard.uninstall()
-    crash = getattr(app, "_exception", None)
+    crash = uncaught_exception(app)
     if crash is not None:  # Textual restored the terminal and printed the traceback; say where it went
         text = "".join(traceback.format_exception(type(crash), crash, crash.__traceback__))
         return report_crash(agent_dir, app, text)

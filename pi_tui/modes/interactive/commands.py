@@ -16,6 +16,7 @@ from pi_tui.modes.commands import BUILTIN_COMMANDS
 
 from .completion import Candidate
 from .dialogs import SelectDialog
+from .textual_private import app_driver
 
 if TYPE_CHECKING:
     from pi_tui.extensions.extension import RegisteredCommand
@@ -243,7 +244,7 @@ class CommandRouter:
             self.app.chat_notice("No agent messages to copy yet.", "warning")
             return
         self.app.copy_to_clipboard(text)
-        driver = self.app._driver
+        driver = app_driver(self.app)
         if driver is not None:  # OSC 52 as well: works over SSH and in tmux with set-clipboard on
             driver.write(osc52(text))
         self.app.chat_notice("Copied the last answer to the clipboard", "success")

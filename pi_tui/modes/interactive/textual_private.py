@@ -11,6 +11,9 @@ Textual 8.2 has no public API for these, so each is a small function or base cla
   update itself is ``_on_timer_update``.
 - `app_is_exiting` and `report_error`: what Textual's own timers do around a callback (no drawing once the
   app is leaving; an exception goes to the app's handler, which shows it and exits).
+- `app_driver`: the running app's terminal driver (``/copy`` writes OSC 52 through it).
+- `uncaught_exception`: the exception that ended the app, which Textual keeps after ``run()`` returns (the
+  crash report reads it).
 
 The terminal driver's internals (the driver's ``_file``, the key parser's sequence table) stay in
 `pi_tui.modes.interactive.terminal_driver`, with their tests in the same test module.
@@ -21,9 +24,18 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from textual.app import App
+from textual.driver import Driver
 from textual.screen import Screen
 
-__all__ = ["RedrawnScreen", "UpdateTimer", "app_is_exiting", "bind_with_priority", "report_error"]
+__all__ = [
+    "RedrawnScreen",
+    "UpdateTimer",
+    "app_driver",
+    "app_is_exiting",
+    "bind_with_priority",
+    "report_error",
+    "uncaught_exception",
+]
 
 
 class UpdateTimer(Protocol):
@@ -42,6 +54,16 @@ def bind_with_priority(app: App[Any], keys: str, action: str, description: str =
 def app_is_exiting(app: App[Any]) -> bool:
     """True once the app has begun to exit (Textual's timers stop drawing then)."""
     return bool(app._exit)
+
+
+def app_driver(app: App[Any]) -> Driver | None:
+    """The app's terminal driver while it runs (None before it starts and after it stops)."""
+    return app._driver
+
+
+def uncaught_exception(app: App[Any]) -> Exception | None:
+    """The exception that ended the app (Textual printed it and restored the terminal), or None."""
+    return app._exception
 
 
 def report_error(app: App[Any], error: Exception) -> None:

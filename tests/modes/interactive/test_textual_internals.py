@@ -22,9 +22,11 @@ from textual.widgets import Input
 from pi_tui.modes.interactive.terminal_driver import TerminalOutput, register_alt_enter
 from pi_tui.modes.interactive.textual_private import (
     RedrawnScreen,
+    app_driver,
     app_is_exiting,
     bind_with_priority,
     report_error,
+    uncaught_exception,
 )
 
 
@@ -124,6 +126,8 @@ async def test_exiting_and_the_exception_handler_are_where_the_pacer_looks() -> 
     with pytest.raises(ValueError, match="a frame failed"):  # run_test re-raises what ended the app
         async with app.run_test() as pilot:
             assert app_is_exiting(app) is False
+            assert uncaught_exception(app) is None
+            assert app_driver(app) is not None
             try:
                 raise ValueError("a frame failed")
             except ValueError as error:  # as the pacer calls it: in the handler of the frame's failure
@@ -131,6 +135,8 @@ async def test_exiting_and_the_exception_handler_are_where_the_pacer_looks() -> 
             assert app_is_exiting(app) is True  # the handler shows the error and exits, as for a timer
             await pilot.pause()
     assert app.return_code == 1
+    crash = uncaught_exception(app)
+    assert isinstance(crash, ValueError) and str(crash) == "a frame failed"
 
 
 async def test_mutating_the_theme_reactive_applies_a_re_registered_theme() -> None:
