@@ -46,7 +46,7 @@ class HookBudgetMixin:
 
     def hook_timeout(self) -> float | None:
         """Seconds a handler may take (``extensionHookTimeout`` setting; 0 or a non-number: no limit)."""
-        settings = getattr(self.session, "settings", None)
+        settings = self.session.settings
         value = settings.get("extensionHookTimeout", HOOK_TIMEOUT) if settings is not None else HOOK_TIMEOUT
         return float(value) if isinstance(value, int | float) and value > 0 else None
 

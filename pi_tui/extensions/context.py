@@ -105,6 +105,10 @@ class ExtensionContext:
     def _session(self) -> Any:
         return self._runner.session
 
+    def is_for(self, extension: Extension) -> bool:
+        """Whether this context was made for ``extension`` (a reloaded extension gets a new context)."""
+        return self._extension is extension
+
     @property
     def cwd(self) -> str:
         return str(self._session.cwd)

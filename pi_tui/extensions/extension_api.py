@@ -214,7 +214,7 @@ class ExtensionAPI:
 
     def get_setting(self, key: str, default: Any = None) -> Any:
         """A settings value (global merged with the project's when it is trusted); a copy, read-only."""
-        settings = getattr(self._session, "settings", None)
+        settings = self._session.settings
         return default if settings is None else settings.get(key, default)
 
     def register_provider(self, name: str, config: dict[str, Any]) -> None:

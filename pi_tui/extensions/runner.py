@@ -288,7 +288,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
 
     def context_for(self, ext: Extension) -> ExtensionContext:
         ctx = self._contexts.get(ext.name)
-        if ctx is None or ctx._extension is not ext:
+        if ctx is None or not ctx.is_for(ext):
             ctx = ExtensionContext(self, ext)
             self._contexts[ext.name] = ctx
         return ctx
