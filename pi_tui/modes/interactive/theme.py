@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.theme import Theme
 
 from pi_tui.util import json_safe
+
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = [
     "PiTheme",
@@ -111,13 +114,13 @@ def theme_names(
     return names
 
 
-def session_theme_paths(session: Any, packages: Any = None) -> list[Path]:
+def session_theme_paths(session: AgentSession | None, packages: Any = None) -> list[Path]:
     """Theme files and folders a session adds to the built-in and user ones, as pi collects them: the
     ``themes`` setting (relative entries from the folder of the settings file that lists them;
     project entries only when the project is trusted), installed packages' themes, and the paths
     extensions return from ``resources_discover``."""
     paths: list[Path] = []
-    settings = getattr(session, "settings", None)
+    settings = session.settings if session is not None else None
     if settings is not None:
         for entry in settings.resource_entries("themes"):
             value = entry.value.removeprefix("+")
@@ -127,8 +130,9 @@ def session_theme_paths(session: Any, packages: Any = None) -> list[Path]:
             paths.append(path if path.is_absolute() else entry.base_dir / path)
     if packages is not None:
         paths += list(packages.theme_paths)
-    runner = getattr(session, "extensions", None)
-    paths += [Path(item) for item in getattr(runner, "theme_paths", None) or []]
+    runner = session.extensions if session is not None else None
+    if runner is not None:
+        paths += [Path(item) for item in runner.theme_paths]
     return paths
 
 
