@@ -153,7 +153,7 @@ class ChatLog(VerticalScroll):
             )
             blocks.append(bash)
         elif isinstance(item, CompactionSummaryMessage):
-            blocks.append(SummaryBlock("compaction", item.summary, getattr(item, "tokens_before", None)))
+            blocks.append(SummaryBlock("compaction", item.summary, item.tokens_before))
         elif isinstance(item, BranchSummaryMessage):
             blocks.append(SummaryBlock("branch", item.summary))
         elif isinstance(item, CustomMessage):

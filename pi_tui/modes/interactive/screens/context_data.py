@@ -12,6 +12,7 @@ from typing import Any
 from pi_tui.context.ledger import Attribution
 from pi_tui.context.panels import PanelManager
 from pi_tui.context.report import Layout
+from pi_tui.session.entries import CustomEntry
 
 __all__ = ["Layout", "PANEL_LAYOUT_TYPE", "apply_layout", "restore_layouts"]
 
@@ -35,11 +36,8 @@ def restore_layouts(session: Any) -> dict[str, str]:
     requests of a resumed session are laid out as the live ones were. Returns them by panel name."""
     overrides: dict[str, str] = {}
     for entry in session.session.get_branch():
-        if (
-            getattr(entry, "type", None) == "custom"
-            and getattr(entry, "custom_type", None) == PANEL_LAYOUT_TYPE
-        ):
-            data = getattr(entry, "data", None)
+        if isinstance(entry, CustomEntry) and entry.custom_type == PANEL_LAYOUT_TYPE:
+            data = entry.data
             if isinstance(data, dict) and data.get("to") in ("prefix", "tail", "hidden"):
                 overrides[str(data.get("name"))] = str(data["to"])
     manager: PanelManager = session.panels
