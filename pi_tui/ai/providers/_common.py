@@ -340,7 +340,7 @@ async def read_sdk_stream(
 
 
 async def _close_quietly(stream: Any) -> None:
-    close = getattr(stream, "close", None)
+    close = getattr(stream, "close", None)  # any stream object; not every one has close()
     if close is None:
         return
     try:
@@ -550,8 +550,8 @@ def describe_error(exc: BaseException) -> str:
         return str(exc)
     if isinstance(exc, ProviderError):
         return f"{exc.status} {exc}" if exc.status else str(exc)
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
+    status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
+    body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
     kind, message = _error_parts(exc, body)
     parts: list[str] = []
     if isinstance(status, int) and status != 200:  # 200 = an error event inside a streamed answer
@@ -597,8 +597,8 @@ def _error_parts(exc: BaseException, body: Any) -> tuple[str, str]:
 
 def retry_after_ms(exc: BaseException) -> int | None:
     """The wait the server asked for (``retry-after-ms`` or ``retry-after`` seconds), if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+    response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
+    headers = getattr(response, "headers", None)  # any exception type; only HTTP errors carry it
     if headers is None:
         return None
     try:

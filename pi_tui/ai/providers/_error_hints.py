@@ -51,7 +51,7 @@ def describe_with_hint(model: Model) -> Callable[[BaseException], str]:
 
     def describe(exc: BaseException) -> str:
         text = describe_error(exc)
-        status = getattr(exc, "status_code", None)
+        status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
         hint = http_hint(model.provider, status) if isinstance(status, int) and status >= 400 else None
         if hint is None:
             return text

@@ -177,8 +177,8 @@ def describe_google_error(
 ) -> str | None:
     """One line for a Google API error: ``<status> <STATUS>: <message> (<what to check>)``, with the
     server's requested retry delay; None when ``exc`` is not an HTTP error of the API."""
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
+    status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
+    body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
     if not isinstance(status, int) or status == 0:
         return None
     error = body.get("error") if isinstance(body, dict) else None
@@ -219,9 +219,9 @@ def describe_google_error(
 class _Rewrapped(Exception):
     def __init__(self, exc: BaseException, body: Any) -> None:
         super().__init__(str(exc))
-        self.status_code = getattr(exc, "status_code", None)
+        self.status_code = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
         self.body = body
-        self.response = getattr(exc, "response", None)
+        self.response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
 
 
 def _retry_info_ms(error: dict[str, Any]) -> int | None:

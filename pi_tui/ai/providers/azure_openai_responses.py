@@ -189,14 +189,14 @@ def describer(model: Model) -> Callable[[BaseException], str]:
             config: AzureConfig | None = resolve_config(model)
         except AzureConfigError:
             config = None
-        status = getattr(exc, "status_code", None)
+        status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
         if not isinstance(status, int) or status == 200:
             text = describe_error(exc)
             unreachable = "Connect" in type(exc).__name__ or text.startswith("Connection error")
             if config is not None and unreachable:
                 text += f" (check {config.source}: {config.base_url} could not be reached)"
             return text
-        body = getattr(exc, "body", None)
+        body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
         error = body.get("error") if isinstance(body, dict) else None
         detail = json_stringify(error) if isinstance(error, dict) and error else str(body or exc).strip()
         if len(detail) > _MAX_ERROR_BODY:

@@ -185,10 +185,10 @@ class Reader:
 
 
 def _error_name(exc: Any) -> str:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+    response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
+    headers = getattr(response, "headers", None)  # any exception type; only HTTP errors carry it
     kind = headers.get("x-amzn-errortype") if headers is not None else None
-    body = getattr(exc, "body", None)
+    body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
     if not kind and isinstance(body, dict):
         kind = body.get("__type") or body.get("code")
     text = str(kind or "")
@@ -237,11 +237,11 @@ def describe_bedrock_error(exc: BaseException, region: str) -> str | None:
     if isinstance(exc, BedrockStreamError):
         name, message, status = exc.name, exc.message, None
     else:
-        status = getattr(exc, "status_code", None)
+        status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
         if not isinstance(status, int):
             return None
         name = _error_name(exc)
-        body = getattr(exc, "body", None)
+        body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
         message = _body_message(body) or (str(body).strip() if body else "") or f"HTTP {status}"
     prefix = _PREFIXES.get(name, name)
     text = f"{prefix}: {message}" if prefix else f"{status}: {message}"

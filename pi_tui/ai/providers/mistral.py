@@ -347,11 +347,11 @@ def decode_event(event: str | None, data: str, stream: Any) -> Any:
 def describe_mistral_error(exc: BaseException) -> str:
     """pi's wording: ``Mistral API error (<status>): <body>`` (the body cut at 4,000 characters), plus
     the server's retry hint and, for a refused key, what to check."""
-    status = getattr(exc, "status_code", None)
+    status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
     if not isinstance(status, int) or status == 200:
         return str(exc) if isinstance(exc, MistralStreamError) else describe_error(exc)
-    response = getattr(exc, "response", None)
-    body = str(getattr(response, "text", "") or "").strip()
+    response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
+    body = str(getattr(response, "text", "") or "").strip()  # any exception type; only HTTP errors carry it
     if len(body) > _MAX_ERROR_BODY:
         body = f"{body[:_MAX_ERROR_BODY]}... [truncated {len(body) - _MAX_ERROR_BODY} chars]"
     text = f"Mistral API error ({status}): {body or 'Request failed with status ' + str(status)}"

@@ -176,8 +176,8 @@ class _RetryingClient:
             try:
                 return await self.client.stream(path, body, timeout)
             except Exception as exc:
-                status = getattr(exc, "status_code", None)
-                response = getattr(exc, "response", None)
+                status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
+                response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
                 text = str(getattr(response, "text", "") or exc)
                 http_error = isinstance(status, int)
                 if attempt >= self.max_retries or (isinstance(status, int) and not _retryable(status, text)):
@@ -276,10 +276,10 @@ def _usage_limit(status: int, body: Any) -> str | None:
 def describe_codex_error(exc: BaseException) -> str:
     """The backend's own message (pi's usage-limit line for a plan's limit), with the HTTP status in front
     and, for a refused login, what to do."""
-    status = getattr(exc, "status_code", None)
+    status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
     if not isinstance(status, int) or status == 200:
         return str(exc) if isinstance(exc, ProviderError | CodexAccountError) else describe_error(exc)
-    body = getattr(exc, "body", None)
+    body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
     limit = _usage_limit(status, body)
     if limit is not None:
         return limit
