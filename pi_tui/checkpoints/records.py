@@ -143,6 +143,6 @@ def recorded_changes(entries: Iterable[Any]) -> list[RecordedChange]:
         checkpoint = checkpoint_of(entry)
         if checkpoint is None:
             continue
-        entry_id = str(getattr(entry, "id", ""))
+        entry_id = str(entry.id)
         out.extend(RecordedChange(entry_id, order, checkpoint.kind, change) for change in checkpoint.files)
     return out

@@ -105,8 +105,8 @@ def plan_restore(
         current_branch: The entries from the root to the current leaf.
     """
     changes = recorded_changes(all_entries)
-    on_path = {getattr(e, "id", None) for e in path_entries}
-    branch_ids = [getattr(e, "id", None) for e in current_branch]
+    on_path = {e.id for e in path_entries}
+    branch_ids = [e.id for e in current_branch]
     later: set[Any] = set()
     if entry_id is None:
         later = set(branch_ids)

@@ -119,7 +119,7 @@ def collect_entries_for_branch_summary(
         if entry is None:
             break
         entries.append(entry)
-        current = getattr(entry, "parent_id", None)
+        current = entry.parent_id
     entries.reverse()
     return entries, ancestor
 
