@@ -18,6 +18,8 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
+from pi_tui.session.entries import MessageEntry
+
 from ._dialogs import ChoiceScreen, PromptScreen
 from ._rowlist import RowList
 from .tree_rows import FILTER_MODES, FilterMode, TreeModel, TreeRow
@@ -289,9 +291,8 @@ class TreeScreen(Screen[None]):
 
     async def _code_choice(self, row: TreeRow) -> str | None:
         """``conversation``, ``code`` or ``both`` when the jump would change files; None on Esc."""
-        plan_rewind = getattr(self.session, "plan_rewind", None)
         try:
-            plan = plan_rewind(row.id) if plan_rewind is not None else None
+            plan = self.session.plan_rewind(row.id)
         except (LookupError, OSError):
             plan = None
         if plan is None or plan.empty:
@@ -354,7 +355,7 @@ class ForkScreen(TreeScreen):
 async def open_fork(app: Any, _args: str) -> None:
     """``/fork``: refused before the first answer, as in pi 0.80+."""
     entries = app.session.session.get_entries()
-    if not any(getattr(getattr(e, "message", None), "role", None) == "assistant" for e in entries):
+    if not any(isinstance(e, MessageEntry) and e.message.role == "assistant" for e in entries):
         app.notify("Nothing to fork from yet", severity="warning")
         return
     await app.push_screen(ForkScreen(app.session))
