@@ -45,8 +45,8 @@ async def run_user_bash(text: str, session: Any, terminal: Terminal, printer: Ev
         settings = session.settings
         tool = create_bash_tool(
             session.cwd,
-            shell_path=getattr(settings, "shell_path", None),
-            command_prefix=getattr(settings, "shell_command_prefix", None),
+            shell_path=settings.shell_path if settings is not None else None,
+            command_prefix=settings.shell_command_prefix if settings is not None else None,
             sandbox=session.sandbox,
         )
         signal = AbortSignal()
