@@ -12,24 +12,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from pi_tui.ai.tokens import count_message_tokens
-from pi_tui.ai.types import AssistantMessage
+from pi_tui.ai.types import AssistantMessage, Usage
+from pi_tui.resources.settings_schema import CompactionSettings
 
 from .path import compaction_mark, context_messages, entry_message
 
 __all__ = ["usage_tokens", "should_compact", "context_tokens", "estimate_messages_tokens"]
 
 
-def usage_tokens(usage: Any) -> int:
+def usage_tokens(usage: Usage) -> int:
     """Tokens a usage record accounts for (pi's ``calculateContextTokens``)."""
-    total = int(getattr(usage, "total_tokens", 0) or 0)
+    total = int(usage.total_tokens or 0)
     if total:
         return total
-    return sum(int(getattr(usage, k, 0) or 0) for k in ("input", "output", "cache_read", "cache_write"))
+    return sum(int(n or 0) for n in (usage.input, usage.output, usage.cache_read, usage.cache_write))
 
 
-def should_compact(context_tokens: int, context_window: int, settings: Any) -> bool:
+def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
     """pi's threshold: enabled and ``context_tokens > context_window - reserve_tokens``."""
-    if not getattr(settings, "enabled", True):
+    if not settings.enabled:
         return False
     return context_tokens > context_window - int(settings.reserve_tokens)
 
