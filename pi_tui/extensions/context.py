@@ -170,6 +170,7 @@ class ExtensionContext:
     def get_context_usage(self) -> ContextUsage:
         """Tokens of the last answer's request plus an estimate of what came after it."""
         from pi_tui.ai.tokens import count_message_tokens
+        from pi_tui.ai.types import AssistantMessage
 
         messages = self._session.messages
         window = int(self._session.model.context_window or 0)
@@ -177,8 +178,8 @@ class ExtensionContext:
         start = 0
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
-            usage = getattr(message, "usage", None)
-            if getattr(message, "role", None) == "assistant" and usage is not None:
+            if isinstance(message, AssistantMessage):
+                usage = message.usage
                 if message.stop_reason not in ("error", "aborted"):
                     tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
                     start = index + 1
