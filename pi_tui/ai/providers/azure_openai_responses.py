@@ -36,9 +36,8 @@ from ._common import (
     stream_over_http,
 )
 from ._openai_compat import default_max_tokens
-from ._strict_schema import strict_parameters
 from .openai_completions import decode_event
-from .openai_responses import ResponsesReader, encode_request
+from .openai_responses import ResponsesReader, encode_request, responses_tools
 from .openai_responses import build_request as build_responses_request
 
 __all__ = [
@@ -115,24 +114,6 @@ def resolve_config(model: Model) -> AzureConfig:
     return AzureConfig(normalize_base_url(base_url), api_version, deployment_name(model), source)
 
 
-def _tools(model: Model, request: LlmRequest) -> list[dict[str, Any]]:
-    supports_strict = (model.compat or {}).get("supportsStrictMode")
-    supports_strict = True if supports_strict is None else bool(supports_strict)
-    tools = []
-    for tool in request.tools:
-        strict = strict_parameters(tool, supports_strict)
-        entry: dict[str, Any] = {
-            "type": "function",
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": strict if strict is not None else tool.parameters,
-        }
-        if supports_strict:
-            entry["strict"] = strict is not None
-        tools.append(entry)
-    return tools
-
-
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /responses`` on Azure, keys in the order pi sends them."""
     config = resolve_config(model)
@@ -146,7 +127,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if request.tools:
-        body["tools"] = _tools(model, request)
+        body["tools"] = responses_tools(model, request, supports_by_default=True)
     if model.reasoning:
         level = clamp_thinking_level(model, options.thinking) if options.thinking != "off" else "off"
         mapping = level_map(model) or {}

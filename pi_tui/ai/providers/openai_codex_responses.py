@@ -40,9 +40,8 @@ from ._common import (
     retry_after_ms,
     stream_over_http,
 )
-from ._strict_schema import strict_parameters
 from .openai_completions import decode_event
-from .openai_responses import ResponsesReader, encode_request
+from .openai_responses import ResponsesReader, encode_request, responses_tools
 from .openai_responses import build_request as build_responses_request
 
 __all__ = [
@@ -107,24 +106,6 @@ def _session(options: StreamOptions) -> str | None:
     return options.session_id[:_MAX_CACHE_KEY]
 
 
-def _tools(model: Model, request: LlmRequest) -> list[dict[str, Any]]:
-    supports = (model.compat or {}).get("supportsStrictMode")
-    supports_strict = True if supports is None else bool(supports)
-    tools = []
-    for tool in request.tools:
-        strict = strict_parameters(tool, supports_strict)
-        entry: dict[str, Any] = {
-            "type": "function",
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": strict if strict is not None else tool.parameters,
-        }
-        if supports_strict:
-            entry["strict"] = True if strict is not None else None
-        tools.append(entry)
-    return tools
-
-
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /codex/responses``, keys in the order pi sends them."""
     without_system = LlmRequest("", request.messages, request.tools, request.cache_boundary)
@@ -146,7 +127,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if request.tools:
-        body["tools"] = _tools(model, request)
+        body["tools"] = responses_tools(model, request, supports_by_default=True, loose=None)
     mapping = level_map(model) or {}
     level = clamp_thinking_level(model, options.thinking) if options.thinking != "off" else "off"
     if level != "off":

@@ -94,25 +94,40 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     if request.tools:
         # pi sends ``strict`` only to models whose compat says they support strict mode; there, tools that
         # ask for constrained sampling (read, bash, edit, write) go strict with the strict schema
-        supports_strict = _compat(model, "supportsStrictMode", False)
-        tools = []
-        for t in request.tools:
-            strict = strict_parameters(t, supports_strict)
-            tool: dict[str, Any] = {
-                "type": "function",
-                "name": t.name,
-                "description": t.description,
-                "parameters": strict if strict is not None else t.parameters,
-            }
-            if supports_strict:
-                tool["strict"] = strict is not None
-            tools.append(tool)
-        body["tools"] = tools
+        body["tools"] = responses_tools(model, request, supports_by_default=False)
     if model.reasoning and options.thinking != "off":
         effort = level_value(model, options.thinking) or options.thinking
         body["reasoning"] = {"effort": effort, "summary": "auto"}
         body["include"] = ["reasoning.encrypted_content"]
     return body
+
+
+def responses_tools(
+    model: Model, request: LlmRequest, *, supports_by_default: bool, loose: bool | None = False
+) -> list[dict[str, Any]]:
+    """The Responses family's tool list: each tool asking for constrained sampling goes strict (with the
+    strict schema) where the model supports strict mode; then every tool carries ``strict``.
+
+    Args:
+        supports_by_default: Whether a model whose compat does not say supports strict mode (pi's
+            default differs per API: no for OpenAI, yes for Azure and Codex).
+        loose: The ``strict`` value of a tool that is not strict (``False``; Codex sends ``null``).
+    """
+    supports = (model.compat or {}).get("supportsStrictMode")
+    supports_strict = supports_by_default if supports is None else bool(supports)
+    tools = []
+    for t in request.tools:
+        strict = strict_parameters(t, supports_strict)
+        tool: dict[str, Any] = {
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": strict if strict is not None else t.parameters,
+        }
+        if supports_strict:
+            tool["strict"] = True if strict is not None else loose
+        tools.append(tool)
+    return tools
 
 
 def convert_input(
