@@ -14,8 +14,6 @@ writes ``input`` first).
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,9 +21,10 @@ from typing import Any
 
 import pytest
 
-from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
+from pi_tui.testing import FakeLLM
 
 from ..pi087 import Pi087
+from .side_by_side import read_both_script, run_read_both, without_descriptions
 
 pytestmark = pytest.mark.slow
 
@@ -35,53 +34,19 @@ DEPLOYMENT = "team-gpt54"
 MODEL = "gpt-5.4"  # the provider's default
 
 
-def _script() -> list[Reply]:
-    return [
-        Reply(
-            [
-                thinking("I should read both files."),
-                text("Let me read them."),
-                tool_call("read", {"path": "hello.txt"}),
-                tool_call("read", {"path": "bye.txt"}),
-            ]
-        ),
-        Reply([text("They say hello world and bye.")]),
-    ]
-
-
 def _run(argv: list[str], root: Path, fake: FakeLLM, level: str) -> subprocess.CompletedProcess[str]:
     assert fake.server is not None
-    home = root / "home"
-    agent = home / ".pi" / "agent"
-    agent.mkdir(parents=True)
-    project = root / "project"
-    project.mkdir()
-    (project / "hello.txt").write_text("hello world\n")
-    (project / "bye.txt").write_text("bye\n")
-    config = {"providers": {"azure-openai-responses": {"baseUrl": fake.server.azure_base_url}}}
-    (agent / "models.json").write_text(json.dumps(config))
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy") and not k.startswith("AZURE_")
-    }
-    env |= {
-        "HOME": str(home),
-        "PI_CODING_AGENT_DIR": str(agent),
-        "PI_OFFLINE": "1",
-        "AZURE_OPENAI_API_KEY": KEY,
-        "AZURE_OPENAI_DEPLOYMENT_NAME_MAP": f"gpt-4o=other, {MODEL}={DEPLOYMENT}",
-    }
-    args = ["--provider", "azure-openai-responses", "--model", MODEL, "--thinking", level, "-p", PROMPT]
-    return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
-
-
-def _without_descriptions(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_descriptions(v) for k, v in value.items() if k != "description"}
-    if isinstance(value, list):
-        return [_without_descriptions(v) for v in value]
-    return value
+    return run_read_both(
+        argv,
+        root,
+        providers={"azure-openai-responses": {"baseUrl": fake.server.azure_base_url}},
+        args=["--provider", "azure-openai-responses", "--model", MODEL, "--thinking", level, "-p", PROMPT],
+        env={
+            "AZURE_OPENAI_API_KEY": KEY,
+            "AZURE_OPENAI_DEPLOYMENT_NAME_MAP": f"gpt-4o=other, {MODEL}={DEPLOYMENT}",
+        },
+        drop_env_prefix="AZURE_",
+    )
 
 
 def _comparable(body: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +55,7 @@ def _comparable(body: dict[str, Any]) -> dict[str, Any]:
     assert items[0]["role"] in ("developer", "system")
     items[0]["content"] = "<instructions>"
     out["input"] = items
-    out["tools"] = _without_descriptions(body.get("tools"))
+    out["tools"] = without_descriptions(body.get("tools"))
     out.pop("prompt_cache_key", None)
     return out
 
@@ -99,8 +64,8 @@ def _comparable(body: dict[str, Any]) -> dict[str, Any]:
 def test_pi_and_pi_tui_send_equivalent_azure_requests(tmp_path: Path, pi087: Pi087, level: str) -> None:
     pi_fake = FakeLLM(api_key=KEY, azure_deployments={DEPLOYMENT})
     tui_fake = FakeLLM(api_key=KEY, azure_deployments={DEPLOYMENT})
-    pi_fake.script(_script())
-    tui_fake.script(_script())
+    pi_fake.script(read_both_script())
+    tui_fake.script(read_both_script())
     with pi_fake.serve(), tui_fake.serve():
         pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, level)
         tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, level)

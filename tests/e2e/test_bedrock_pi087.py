@@ -15,8 +15,6 @@ estimate of the room left); the SDK's own headers (``x-amz-content-sha256``, ``a
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +22,10 @@ from typing import Any
 
 import pytest
 
-from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
+from pi_tui.testing import FakeLLM
 
 from ..pi087 import Pi087
+from .side_by_side import read_both_script, run_read_both, without_descriptions
 
 pytestmark = pytest.mark.slow
 
@@ -43,58 +42,24 @@ CASES = [
 ]
 
 
-def _script(thinks: bool) -> list[Reply]:
-    return [
-        Reply(
-            [
-                *([thinking("I should read both files.")] if thinks else []),
-                text("Let me read them."),
-                tool_call("read", {"path": "hello.txt"}),
-                tool_call("read", {"path": "bye.txt"}),
-            ]
-        ),
-        Reply([text("They say hello world and bye.")]),
-    ]
-
-
 def _run(
     argv: list[str], root: Path, fake: FakeLLM, model: str, level: str
 ) -> subprocess.CompletedProcess[str]:
     assert fake.server is not None
-    home = root / "home"
-    agent = home / ".pi" / "agent"
-    agent.mkdir(parents=True)
-    project = root / "project"
-    project.mkdir()
-    (project / "hello.txt").write_text("hello world\n")
-    (project / "bye.txt").write_text("bye\n")
-    config = {"providers": {"amazon-bedrock": {"baseUrl": fake.server.bedrock_base_url}}}
-    (agent / "models.json").write_text(json.dumps(config))
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy") and not k.startswith("AWS_")
-    }
-    env |= {
-        "HOME": str(home),
-        "PI_CODING_AGENT_DIR": str(agent),
-        "PI_OFFLINE": "1",
-        "AWS_ACCESS_KEY_ID": KEY_ID,
-        "AWS_SECRET_ACCESS_KEY": SECRET,
-        "AWS_SESSION_TOKEN": TOKEN,
-        "AWS_REGION": "us-west-2",
-        "AWS_BEDROCK_FORCE_HTTP1": "1",
-    }
-    args = ["--provider", "amazon-bedrock", "--model", model, "--thinking", level, "-p", PROMPT]
-    return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
-
-
-def _without_descriptions(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_descriptions(v) for k, v in value.items() if k != "description"}
-    if isinstance(value, list):
-        return [_without_descriptions(v) for v in value]
-    return value
+    return run_read_both(
+        argv,
+        root,
+        providers={"amazon-bedrock": {"baseUrl": fake.server.bedrock_base_url}},
+        args=["--provider", "amazon-bedrock", "--model", model, "--thinking", level, "-p", PROMPT],
+        env={
+            "AWS_ACCESS_KEY_ID": KEY_ID,
+            "AWS_SECRET_ACCESS_KEY": SECRET,
+            "AWS_SESSION_TOKEN": TOKEN,
+            "AWS_REGION": "us-west-2",
+            "AWS_BEDROCK_FORCE_HTTP1": "1",
+        },
+        drop_env_prefix="AWS_",
+    )
 
 
 def _comparable(body: dict[str, Any]) -> dict[str, Any]:
@@ -103,7 +68,7 @@ def _comparable(body: dict[str, Any]) -> dict[str, Any]:
     assert system and "text" in system[0]
     system[0]["text"] = "<instructions>"
     out["system"] = system
-    out["toolConfig"] = _without_descriptions(body.get("toolConfig"))
+    out["toolConfig"] = without_descriptions(body.get("toolConfig"))
     inference = dict(body.get("inferenceConfig") or {})
     inference.pop("maxTokens", None)  # compared apart: pi cuts it by its estimate of the window left
     out["inferenceConfig"] = inference
@@ -116,7 +81,7 @@ def test_pi_and_pi_tui_send_equivalent_bedrock_requests(
 ) -> None:
     fakes = [FakeLLM(aws_credentials={KEY_ID: SECRET}) for _ in range(2)]
     for fake in fakes:
-        fake.script(_script(level != "off"))
+        fake.script(read_both_script(level != "off"))
     pi_fake, tui_fake = fakes
     with pi_fake.serve(), tui_fake.serve():
         pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, model, level)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 import sys
 import time
@@ -25,9 +24,10 @@ from typing import Any
 
 import pytest
 
-from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
+from pi_tui.testing import FakeLLM
 
 from ..pi087 import Pi087
+from .side_by_side import read_both_script, run_read_both, without_descriptions
 
 pytestmark = pytest.mark.slow
 
@@ -47,32 +47,8 @@ def _token() -> str:
 TOKEN = _token()
 
 
-def _script() -> list[Reply]:
-    return [
-        Reply(
-            [
-                thinking("I should read both files."),
-                text("Let me read them."),
-                tool_call("read", {"path": "hello.txt"}),
-                tool_call("read", {"path": "bye.txt"}),
-            ]
-        ),
-        Reply([text("They say hello world and bye.")]),
-    ]
-
-
 def _run(argv: list[str], root: Path, fake: FakeLLM, level: str) -> subprocess.CompletedProcess[str]:
     assert fake.server is not None
-    home = root / "home"
-    agent = home / ".pi" / "agent"
-    agent.mkdir(parents=True)
-    project = root / "project"
-    project.mkdir()
-    (project / "hello.txt").write_text("hello world\n")
-    (project / "bye.txt").write_text("bye\n")
-    (agent / "models.json").write_text(
-        json.dumps({"providers": {"openai-codex": {"baseUrl": fake.server.url}}})
-    )
     login = {
         "type": "oauth",
         "access": TOKEN,
@@ -80,29 +56,19 @@ def _run(argv: list[str], root: Path, fake: FakeLLM, level: str) -> subprocess.C
         "expires": int(time.time() * 1000) + 86_400_000,
         "accountId": ACCOUNT,
     }
-    auth = agent / "auth.json"
-    auth.write_text(json.dumps({"openai-codex": login}))
-    auth.chmod(0o600)
-    env = {
-        k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy")
-    }
-    env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1"}
-    args = ["--provider", "openai-codex", "--model", MODEL, "--thinking", level, "-p", PROMPT]
-    return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
-
-
-def _without_descriptions(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_descriptions(v) for k, v in value.items() if k != "description"}
-    if isinstance(value, list):
-        return [_without_descriptions(v) for v in value]
-    return value
+    return run_read_both(
+        argv,
+        root,
+        providers={"openai-codex": {"baseUrl": fake.server.url}},
+        args=["--provider", "openai-codex", "--model", MODEL, "--thinking", level, "-p", PROMPT],
+        auth={"openai-codex": login},
+    )
 
 
 def _comparable(body: dict[str, Any]) -> dict[str, Any]:
     out = dict(body)
     assert isinstance(out.pop("instructions"), str)
-    out["tools"] = _without_descriptions(body.get("tools"))
+    out["tools"] = without_descriptions(body.get("tools"))
     out.pop("prompt_cache_key", None)
     return out
 
@@ -110,8 +76,8 @@ def _comparable(body: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("level", ["high", "off"])
 def test_pi_and_pi_tui_send_equivalent_codex_requests(tmp_path: Path, pi087: Pi087, level: str) -> None:
     pi_fake, tui_fake = FakeLLM(api_key=TOKEN), FakeLLM(api_key=TOKEN)
-    pi_fake.script(_script())
-    tui_fake.script(_script())
+    pi_fake.script(read_both_script())
+    tui_fake.script(read_both_script())
     with pi_fake.serve(), tui_fake.serve():
         pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, level)
         tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, level)
