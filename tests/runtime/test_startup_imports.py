@@ -361,3 +361,18 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
     providers = {name for name in ours if name.startswith("pi_tui.ai.providers")}
     assert providers - _SHARED_PROVIDER_MODULES - PROVIDER_MODULES[api] == set()
     assert PROVIDER_MODULES[api] <= providers
+
+
+@pytest.mark.parametrize("provider", ["openai-codex"])
+def test_using_a_stored_login_loads_no_login_flow(tmp_path: Path, provider: str) -> None:
+    # A run with an unexpired stored login only turns it into request auth: the callback server, the
+    # HTTP client and the TLS stack belong to logging in and refreshing, and load when those run.
+    code = (
+        "from pi_tui.ai.oauth import get_oauth_provider\n"
+        f"flow = get_oauth_provider({provider!r})\n"
+        "assert flow is not None\n"
+        "print(flow.to_auth({'type': 'oauth', 'access': 'token', 'refresh': 'r', 'expires': 0}).api_key)"
+    )
+    loaded, output = _modules_after(code, tmp_path)
+    assert output.strip() == "token"
+    assert loaded & {"http", "socketserver", "ssl", "email"} == set()

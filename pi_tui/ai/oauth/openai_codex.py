@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import base64
 import json
-import secrets
 import threading
 import time
-import urllib.parse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._device_common import min_poll_interval
-from ._http import HttpResult, endpoint, failure, post_form, post_json
-from .callback import CallbackServer, wait_for_authorization
-from .device import Poll, poll_device_flow
-from .pkce import generate_pkce
 from .types import AuthEvent, AuthPrompt, Credential, Interaction, OAuthError, OAuthProvider, PromptOption
+
+if TYPE_CHECKING:
+    from ._http import HttpResult
+    from .device import Poll
+
+# The HTTP helpers, the callback server and the device-code loop load inside the functions that use
+# them: a run with a stored, unexpired login needs only `account_id` and the provider class.
 
 __all__ = ["OpenAICodexOAuth", "account_id"]
 
@@ -56,6 +56,8 @@ def account_id(access_token: str) -> str | None:
 
 
 def _credential(result: HttpResult, action: str, secrets_: list[str | None]) -> Credential:
+    from ._http import failure
+
     if not result.ok:
         raise failure(f"OpenAI Codex token {action}", result, secrets_)
     access, refresh, expires_in = (
@@ -78,6 +80,8 @@ def _credential(result: HttpResult, action: str, secrets_: list[str | None]) -> 
 
 
 def _exchange(code: str, verifier: str, redirect_uri: str, cancel: threading.Event) -> Credential:
+    from ._http import post_form
+
     result = post_form(
         TOKEN_URL,
         {
@@ -114,6 +118,13 @@ class OpenAICodexOAuth(OAuthProvider):
         return self._browser(io)
 
     def _browser(self, io: Interaction) -> Credential:
+        import secrets
+        import urllib.parse
+
+        from ._http import endpoint
+        from .callback import CallbackServer, wait_for_authorization
+        from .pkce import generate_pkce
+
         verifier, challenge = generate_pkce()
         state = secrets.token_hex(16)
         try:
@@ -156,6 +167,10 @@ class OpenAICodexOAuth(OAuthProvider):
         return _exchange(got.code, verifier, redirect_uri, io.cancel)
 
     def _device(self, io: Interaction) -> Credential:
+        from ._device_common import min_poll_interval
+        from ._http import endpoint, failure, post_json
+        from .device import Poll, poll_device_flow
+
         started = post_json(DEVICE_USER_CODE_URL, {"client_id": CLIENT_ID}, cancel=io.cancel)
         if started.status == 404:
             raise OAuthError(
@@ -219,6 +234,8 @@ class OpenAICodexOAuth(OAuthProvider):
         return _exchange(code, verifier, DEVICE_REDIRECT_URI, io.cancel)
 
     def refresh(self, credential: Credential, cancel: threading.Event) -> Credential:
+        from ._http import post_form
+
         refresh = str(credential.get("refresh", ""))
         result = post_form(
             TOKEN_URL,
