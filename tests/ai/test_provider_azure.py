@@ -17,7 +17,7 @@ from pi_tui.ai.providers.azure_openai_responses import (
     resolve_config,
     stream_azure_openai_responses,
 )
-from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
+from pi_tui.ai.stream import AbortSignal, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -32,6 +32,8 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
+from .provider_streams import PIXEL, collect, serve_checked
+
 KEY = "azure-test-key"
 DEPLOYMENT = "prod-gpt54"
 READ = ToolDefinition(
@@ -40,7 +42,6 @@ READ = ToolDefinition(
     parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
     constrainedSampling={"type": "json_schema", "strict": "prefer"},
 )
-PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
 @pytest.fixture(autouse=True)
@@ -57,10 +58,7 @@ def _no_azure_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def fake() -> Iterator[FakeLLM]:
-    fake = FakeLLM(api_key=KEY, azure_deployments={DEPLOYMENT})
-    with fake.serve():
-        yield fake
-    assert fake.violations == []
+    yield from serve_checked(FakeLLM(api_key=KEY, azure_deployments={DEPLOYMENT}))
 
 
 def _model(base_url: str = "", model_id: str = "gpt-5.4", **extra: Any) -> Model:
@@ -82,14 +80,9 @@ def _model(base_url: str = "", model_id: str = "gpt-5.4", **extra: Any) -> Model
 async def _run(
     model: Model, messages: list[LlmMessage], **options: Any
 ) -> tuple[list[StreamEvent], AssistantMessage]:
-    events: list[StreamEvent] = []
     request = LlmRequest("You are terse.", messages, tools=[READ])
     opts = StreamOptions(api_key=options.pop("key", KEY), **options)
-    async for event in stream_azure_openai_responses(model, request, opts):
-        events.append(event)
-    final = events[-1]
-    message = final.message if isinstance(final, Done) else final.error  # type: ignore[union-attr]
-    return events, message
+    return await collect(stream_azure_openai_responses(model, request, opts))
 
 
 def test_base_url_comes_from_the_environment_then_the_resource_then_models_json(

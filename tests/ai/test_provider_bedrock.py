@@ -13,7 +13,7 @@ import pytest
 from pi_tui.ai.errors import is_context_overflow, is_retryable_error
 from pi_tui.ai.providers._aws_credentials import endpoint_for, resolve_region
 from pi_tui.ai.providers.bedrock import stream_bedrock
-from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
+from pi_tui.ai.stream import AbortSignal, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -29,6 +29,8 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
+from .provider_streams import PIXEL, collect
+
 KEY_ID = "AKIDFAKEBEDROCK"
 SECRET = "fake/secret+key=="
 CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -37,7 +39,6 @@ READ = ToolDefinition(
     description="Read a file",
     parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 )
-PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
 @pytest.fixture
@@ -80,14 +81,8 @@ async def _run(
     tools: list[ToolDefinition] | None = None,
     **options: Any,
 ) -> tuple[list[StreamEvent], AssistantMessage]:
-    events: list[StreamEvent] = []
     opts = StreamOptions(**{"api_key": "<authenticated>", **options})
-    async for event in stream_bedrock(model, LlmRequest("You are terse.", messages, tools or []), opts):
-        events.append(event)
-    final = events[-1]
-    assert isinstance(final, Done | Error)
-    message = final.message if isinstance(final, Done) else final.error
-    return events, message
+    return await collect(stream_bedrock(model, LlmRequest("You are terse.", messages, tools or []), opts))
 
 
 def _user(text_value: str) -> UserMessage:

@@ -24,7 +24,6 @@ from pi_tui.ai.providers.openai_codex_responses import (
 )
 from pi_tui.ai.stream import (
     AbortSignal,
-    Done,
     Error,
     LlmRequest,
     ProviderError,
@@ -44,6 +43,8 @@ from pi_tui.ai.types import (
     UserMessage,
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
+
+from .provider_streams import collect, serve_checked
 
 ACCOUNT = "acct-test"
 READ = ToolDefinition(
@@ -70,10 +71,7 @@ TOKEN = _token()
 
 @pytest.fixture
 def fake() -> Iterator[FakeLLM]:
-    fake = FakeLLM(api_key=TOKEN)
-    with fake.serve():
-        yield fake
-    assert fake.violations == []
+    yield from serve_checked(FakeLLM(api_key=TOKEN))
 
 
 def _model(fake: FakeLLM, **extra: Any) -> Model:
@@ -96,14 +94,9 @@ def _model(fake: FakeLLM, **extra: Any) -> Model:
 async def _run(
     model: Model, messages: list[LlmMessage], retries: int = 0, **options: Any
 ) -> tuple[list[StreamEvent], AssistantMessage]:
-    events: list[StreamEvent] = []
     request = LlmRequest("You are terse.", messages, tools=[READ, LS])
     opts = StreamOptions(api_key=options.pop("key", TOKEN), **options)
-    async for event in stream_codex(model, request, opts, max_retries=retries):
-        events.append(event)
-    final = events[-1]
-    message = final.message if isinstance(final, Done) else final.error  # type: ignore[union-attr]
-    return events, message
+    return await collect(stream_codex(model, request, opts, max_retries=retries))
 
 
 def test_url_follows_pi() -> None:

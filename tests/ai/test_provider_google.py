@@ -9,7 +9,7 @@ from pi_tui.ai.errors import is_context_overflow, is_retryable_error
 from pi_tui.ai.providers._common import MessageBuilder
 from pi_tui.ai.providers._google_stream import Reader
 from pi_tui.ai.providers.google import stream_google
-from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
+from pi_tui.ai.stream import AbortSignal, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -24,6 +24,8 @@ from pi_tui.ai.types import (
     UserMessage,
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
+
+from .provider_streams import PIXEL, collect, serve_checked
 
 KEY = "gemini-test-key"
 LEVELS = {"off": None, "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": None}
@@ -42,15 +44,11 @@ STRICT_READ = ToolDefinition(
     parameters=READ.parameters,
     constrainedSampling={"type": "json_schema", "strict": "prefer"},
 )
-PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeLLM]:
-    fake = FakeLLM(api_key=KEY)
-    with fake.serve():
-        yield fake
-    assert fake.violations == []
+    yield from serve_checked(FakeLLM(api_key=KEY))
 
 
 def _model(fake: FakeLLM, model_id: str = "gemini-3.1-pro-preview", **extra: Any) -> Model:
@@ -72,13 +70,8 @@ def _model(fake: FakeLLM, model_id: str = "gemini-3.1-pro-preview", **extra: Any
 async def _run(
     model: Model, messages: list[LlmMessage], tools: list[ToolDefinition] | None = None, **options: Any
 ) -> tuple[list[StreamEvent], AssistantMessage]:
-    events: list[StreamEvent] = []
     opts = StreamOptions(api_key=KEY, **{"thinking": "medium", **options})
-    async for event in stream_google(model, LlmRequest("You are terse.", messages, tools or []), opts):
-        events.append(event)
-    final = events[-1]
-    assert isinstance(final, Done | Error)
-    return events, final.message if isinstance(final, Done) else final.error
+    return await collect(stream_google(model, LlmRequest("You are terse.", messages, tools or []), opts))
 
 
 async def test_tool_loop_keeps_thought_signatures_and_call_ids_across_turns(fake: FakeLLM) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from pi_tui.ai.errors import is_context_overflow, is_retryable_error
 from pi_tui.ai.providers.mistral import build_request, mistral_tool_call_id, stream_mistral
-from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
+from pi_tui.ai.stream import AbortSignal, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -27,21 +27,19 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
+from .provider_streams import PIXEL, collect, serve_checked
+
 KEY = "mistral-test-key"
 READ = ToolDefinition(
     name="read",
     description="Read a file",
     parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 )
-PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeLLM]:
-    fake = FakeLLM(api_key=KEY)
-    with fake.serve():
-        yield fake
-    assert fake.violations == []
+    yield from serve_checked(FakeLLM(api_key=KEY))
 
 
 def _model(fake: FakeLLM, model_id: str = "devstral-medium-latest", **extra: Any) -> Model:
@@ -62,15 +60,10 @@ def _model(fake: FakeLLM, model_id: str = "devstral-medium-latest", **extra: Any
 async def _run(
     model: Model, messages: list[LlmMessage], **options: Any
 ) -> tuple[list[StreamEvent], AssistantMessage]:
-    events: list[StreamEvent] = []
     request = LlmRequest("You are terse.", messages, tools=[READ])
-    async for event in stream_mistral(
-        model, request, StreamOptions(api_key=options.pop("key", KEY), **options)
-    ):
-        events.append(event)
-    final = events[-1]
-    message = final.message if isinstance(final, Done) else final.error  # type: ignore[union-attr]
-    return events, message
+    return await collect(
+        stream_mistral(model, request, StreamOptions(api_key=options.pop("key", KEY), **options))
+    )
 
 
 def test_tool_call_ids_follow_pis_nine_character_rule() -> None:

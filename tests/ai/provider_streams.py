@@ -1,0 +1,29 @@
+"""Shared set-up of the provider wire tests: a served fake that must end with no rule violations, a
+one-pixel PNG for image input, and the collector that drains a provider stream into its events and
+final message."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+from pi_tui.ai.stream import Done, Error, StreamEvent
+from pi_tui.ai.types import AssistantMessage
+from pi_tui.testing import FakeLLM
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def serve_checked(fake: FakeLLM) -> Iterator[FakeLLM]:
+    """Serve ``fake`` for one test (use with ``yield from`` in a fixture); afterwards it must have seen
+    no request that breaks its API's rules."""
+    with fake.serve():
+        yield fake
+    assert fake.violations == []
+
+
+async def collect(stream: AsyncIterator[StreamEvent]) -> tuple[list[StreamEvent], AssistantMessage]:
+    """Every event of ``stream`` and the message its last event (``Done`` or ``Error``) carries."""
+    events = [event async for event in stream]
+    final = events[-1]
+    assert isinstance(final, Done | Error)
+    return events, final.message if isinstance(final, Done) else final.error
