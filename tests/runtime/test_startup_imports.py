@@ -363,7 +363,7 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
     assert PROVIDER_MODULES[api] <= providers
 
 
-@pytest.mark.parametrize("provider", ["openai-codex"])
+@pytest.mark.parametrize("provider", ["openai-codex", "anthropic"])
 def test_using_a_stored_login_loads_no_login_flow(tmp_path: Path, provider: str) -> None:
     # A run with an unexpired stored login only turns it into request auth: the callback server, the
     # HTTP client and the TLS stack belong to logging in and refreshing, and load when those run.

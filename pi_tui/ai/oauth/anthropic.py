@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import threading
 import time
-import urllib.parse
+from typing import TYPE_CHECKING
 
-from ._http import HttpResult, endpoint, failure, post_json
-from .callback import CallbackServer, wait_for_authorization
-from .pkce import generate_pkce
 from .types import AuthEvent, Credential, Interaction, OAuthError, OAuthProvider
+
+if TYPE_CHECKING:
+    from ._http import HttpResult
+
+# The HTTP helpers and the callback server load inside login and refresh: a run with a stored,
+# unexpired login only turns it into request auth.
 
 __all__ = ["AnthropicOAuth"]
 
@@ -52,6 +55,12 @@ class AnthropicOAuth(OAuthProvider):
     name = "Anthropic (Claude Pro/Max)"
 
     def login(self, io: Interaction) -> Credential:
+        import urllib.parse
+
+        from ._http import endpoint, failure, post_json
+        from .callback import CallbackServer, wait_for_authorization
+        from .pkce import generate_pkce
+
         verifier, challenge = generate_pkce()
         server = CallbackServer(CALLBACK_PORT, CALLBACK_PATH, verifier, "Anthropic")
         try:
@@ -101,6 +110,8 @@ class AnthropicOAuth(OAuthProvider):
         return _credential(result, "token exchange")
 
     def refresh(self, credential: Credential, cancel: threading.Event) -> Credential:
+        from ._http import failure, post_json
+
         refresh = str(credential.get("refresh", ""))
         result = post_json(
             EXCHANGE_URL,
