@@ -1,15 +1,23 @@
 """Shared set-up of the provider wire tests: a served fake that must end with no rule violations, a
-one-pixel PNG for image input, and the collector that drains a provider stream into its events and
-final message."""
+one-pixel PNG for image input, a read tool and a text that is hard to stream (for the oracle tests), and
+the collector that drains a provider stream into its events and final message."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 
 from pi_tui.ai.stream import Done, Error, StreamEvent
-from pi_tui.ai.types import AssistantMessage
+from pi_tui.ai.types import AssistantMessage, ToolDefinition
 from pi_tui.testing import FakeLLM
 
+UNICODE = 'Zeilen\u2028getrennt, emoji \U0001f600, 漢字 and a quote " and \\ backslash\nnew line'
+READ_TOOLS = [
+    ToolDefinition(
+        name="read",
+        description="Read a file",
+        parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    )
+]
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 

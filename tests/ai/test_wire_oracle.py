@@ -24,19 +24,13 @@ from pi_tui.ai.providers import anthropic as anthropic_provider
 from pi_tui.ai.providers import openai_completions, openai_responses
 from pi_tui.ai.providers._common import END_OF_STREAM, describe_error
 from pi_tui.ai.stream import LlmRequest, StreamOptions
-from pi_tui.ai.types import AssistantMessage, Model, ToolDefinition, UserMessage
+from pi_tui.ai.types import AssistantMessage, Model, UserMessage
 from pi_tui.ai.wire import WireClient, encode_body
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
+from .provider_streams import READ_TOOLS, UNICODE
+
 KEY = "oracle-key"
-TOOLS = [
-    ToolDefinition(
-        name="read",
-        description="Read a file",
-        parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    )
-]
-UNICODE = 'Zeilen\u2028getrennt, emoji \U0001f600, 漢字 and a quote " and \\ backslash\nnew line'
 
 TURNS: dict[str, Callable[[], Reply | Fault]] = {
     "text": lambda: Reply([text("Hello there, this is a plain answer.")]),
@@ -105,7 +99,7 @@ def _model(fake: FakeLLM, api: str) -> Model:
 
 def _body(model: Model, api: str) -> dict[str, Any]:
     module = _PROVIDERS[api][0]
-    request = LlmRequest("You are terse.", [UserMessage(content="hello")], TOOLS)
+    request = LlmRequest("You are terse.", [UserMessage(content="hello")], READ_TOOLS)
     body: dict[str, Any] = module.build_request(model, request, StreamOptions(thinking="low"))
     return body
 
@@ -242,7 +236,7 @@ async def test_the_stream_reader_gives_the_same_message_from_sdk_events_as_from_
         "chat": openai_completions.stream_openai_completions,
         "responses": openai_responses.stream_openai_responses,
     }[api]
-    request = LlmRequest("You are terse.", [UserMessage(content="hello")], TOOLS)
+    request = LlmRequest("You are terse.", [UserMessage(content="hello")], READ_TOOLS)
     options = StreamOptions(api_key=KEY, thinking="low")
     events = [e async for e in stream_fn(_model(twin, api), request, options)]
     ours = events[-1].message  # type: ignore[union-attr]

@@ -21,21 +21,15 @@ from google.genai import types as genai_types
 from pi_tui.ai.providers._google_request import build_request
 from pi_tui.ai.providers._google_stream import decode_event
 from pi_tui.ai.stream import LlmRequest, StreamOptions
-from pi_tui.ai.types import Model, ToolDefinition, UserMessage
+from pi_tui.ai.types import Model, UserMessage
 from pi_tui.ai.wire import WireClient, encode_body
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
+
+from .provider_streams import READ_TOOLS, UNICODE, serve_checked
 
 KEY = "oracle-key"
 MODEL = "gemini-3.1-pro-preview"
 PATH = f"models/{MODEL}:streamGenerateContent?alt=sse"
-TOOLS = [
-    ToolDefinition(
-        name="read",
-        description="Read a file",
-        parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    )
-]
-UNICODE = 'Zeilen\u2028getrennt, emoji \U0001f600, 漢字 and a quote " and \\ backslash\nnew line'
 
 TURNS: dict[str, Callable[[], Reply | Fault]] = {
     "text": lambda: Reply([text("Hello there, this is a plain answer.")]),
@@ -64,10 +58,7 @@ TURNS: dict[str, Callable[[], Reply | Fault]] = {
 
 
 def _serve() -> Iterator[FakeLLM]:
-    fake = FakeLLM(api_key=KEY)
-    with fake.serve():
-        yield fake
-    assert fake.violations == []
+    yield from serve_checked(FakeLLM(api_key=KEY))
 
 
 fake = pytest.fixture(_serve)
@@ -77,7 +68,7 @@ twin = pytest.fixture(_serve)
 def _body(fake: FakeLLM) -> dict[str, Any]:
     assert fake.server is not None
     model = Model(id=MODEL, api="google-generative-ai", provider="google", reasoning=True, max_tokens=8192)
-    request = LlmRequest("You are terse.", [UserMessage(content="hello")], TOOLS)
+    request = LlmRequest("You are terse.", [UserMessage(content="hello")], READ_TOOLS)
     return build_request(model, request, StreamOptions(thinking="low"))
 
 

@@ -21,9 +21,10 @@ from pi_tui.ai.providers.mistral import PATH, MistralStreamError, decode_event
 from pi_tui.ai.wire import HttpStatusError, WireClient, encode_body
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
+from .provider_streams import UNICODE, serve_checked
+
 KEY = "oracle-key"
 MODEL = "magistral-medium-latest"
-UNICODE = 'Zeilen\u2028getrennt, emoji \U0001f600, 漢字 and a quote " and \\ backslash\nnew line'
 
 TURNS: dict[str, Callable[[], Reply | Fault]] = {
     "text": lambda: Reply([text("Hello there, this is a plain answer.")]),
@@ -48,10 +49,7 @@ TURNS: dict[str, Callable[[], Reply | Fault]] = {
 
 
 def _serve() -> Iterator[FakeLLM]:
-    fake = FakeLLM(api_key=KEY)
-    with fake.serve():
-        yield fake
-    assert fake.violations == []
+    yield from serve_checked(FakeLLM(api_key=KEY))
 
 
 fake = pytest.fixture(_serve)
