@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pi_tui.session.entries import SessionEntry
 
 __all__ = ["branch_items"]
 
 
-def branch_items(entries: Iterable[Any]) -> list[Any]:
-    """Messages, compaction and branch summaries and displayed custom messages of a branch."""
+def branch_items(entries: Iterable[SessionEntry]) -> list[Any]:
+    """Messages, compaction and branch summaries and displayed custom messages of a branch.
+
+    pi's persisted system prompts (`SystemMessageEntry`) are not part of the conversation and are left out.
+    """
     from pi_tui.ai.types import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+    from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 
     items: list[Any] = []
     for entry in entries:
-        kind = getattr(entry, "type", None)
-        if kind == "message":
-            if getattr(entry.message, "role", None) != "system":
-                items.append(entry.message)
-        elif kind == "compaction":
+        if isinstance(entry, MessageEntry):
+            items.append(entry.message)
+        elif isinstance(entry, CompactionEntry):
             items.append(
                 CompactionSummaryMessage(summary=entry.summary, tokens_before=entry.tokens_before or 0)
             )
-        elif kind == "branch_summary":
+        elif isinstance(entry, BranchSummaryEntry):
             items.append(BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id))
-        elif kind == "custom_message" and entry.display:
+        elif isinstance(entry, CustomMessageEntry) and entry.display:
             items.append(
                 CustomMessage(
                     custom_type=entry.custom_type, content=entry.content, display=True, details=entry.details
