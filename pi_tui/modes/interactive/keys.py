@@ -16,11 +16,10 @@ __all__ = [
     "APP_ACTIONS",
     "DEFAULT_KEYS",
     "EDITOR_DEFAULTS",
-    "EDITOR_KEYS",
     "canonical_key",
     "editor_key_actions",
     "editor_key_rows",
-    "hotkeys_table",
+    "hotkey_rows",
     "load_keymap",
     "to_textual_key",
 ]
@@ -306,21 +305,16 @@ def load_keymap(agent_dir: Path | None) -> tuple[dict[str, list[str]], list[str]
     return keymap, warnings
 
 
-def hotkeys_table(
+def hotkey_rows(
     keymap: dict[str, list[str]], editor_actions: dict[str, tuple[str, ...]] | None = None
-) -> str:
-    """``/hotkeys``: every effective binding, app keys then editor keys."""
+) -> list[tuple[str, str]]:
+    """``/hotkeys`` rows for the main screen: every app action's effective keys, then the editor's
+    (defaults when ``editor_actions`` is None)."""
     app_rows = [
         (", ".join(keymap.get(action, [])) or "(unbound)", description)
         for action, (_, description) in APP_ACTIONS.items()
     ]
-    editor_rows = editor_key_rows(editor_actions)
-    width = max(22, *(len(keys) for keys, _ in app_rows + editor_rows))
-    lines = ["Keyboard shortcuts", ""]
-    lines += [f"{keys:<{width}} {description}" for keys, description in app_rows]
-    lines.append("")
-    lines += [f"{keys:<{width}} {description}" for keys, description in editor_rows]
-    return "\n".join(lines)
+    return app_rows + editor_key_rows(editor_actions)
 
 
 def canonical_key(key: str) -> str:
@@ -328,7 +322,3 @@ def canonical_key(key: str) -> str:
     sorts them, the classic one writes ``ctrl+shift``; the editor looks keys up in this form."""
     *mods, name = key.split("+")
     return "+".join([*sorted(mods), name]) if len(mods) > 1 else key
-
-
-EDITOR_KEYS: list[tuple[str, str]] = editor_key_rows()
-"""The editor's default keys as ``/hotkeys`` rows (kept for callers that show the defaults)."""

@@ -106,15 +106,12 @@ class InfoScreen(Screen[None]):
 
 def _app_keys(app: Any) -> list[tuple[str, str]]:
     try:
-        from pi_tui.modes.interactive.keys import APP_ACTIONS, DEFAULT_KEYS, editor_key_rows
+        from pi_tui.modes.interactive.keys import DEFAULT_KEYS, hotkey_rows
     except ImportError:
         return []
     keymap: dict[str, list[str]] = getattr(app, "keymap", None) or DEFAULT_KEYS
-    rows = [
-        (", ".join(keymap.get(action, [])) or "(unbound)", desc) for action, (_, desc) in APP_ACTIONS.items()
-    ]
     # the editor's effective keys (keybindings.json included), defaults when there is no editor
-    return rows + editor_key_rows(getattr(getattr(app, "editor", None), "key_actions", None))
+    return hotkey_rows(keymap, getattr(getattr(app, "editor", None), "key_actions", None))
 
 
 async def open_hotkeys(app: Any, _args: str) -> None:
