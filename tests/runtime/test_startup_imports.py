@@ -66,6 +66,10 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.jsonc",
         "pi_tui.ai.model_registry",
         "pi_tui.ai.no_model",
+        # a Codex run reads the ChatGPT account from its token with the login's own claim reader
+        "pi_tui.ai.oauth",
+        "pi_tui.ai.oauth.openai_codex",
+        "pi_tui.ai.oauth.types",
         "pi_tui.ai.model_resolver",
         "pi_tui.ai.models_json",
         "pi_tui.ai.paths",

@@ -22,13 +22,13 @@ The input items and the stream reading are OpenAI Responses' (`openai_responses`
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from ..oauth.openai_codex import account_id as claimed_account_id
 from ..stream import AbortSignal, LlmRequest, ProviderError, StreamEvent, StreamOptions
 from ..thinking import clamp_thinking_level, level_map
 from ..types import Model
@@ -57,7 +57,6 @@ DEFAULT_INSTRUCTIONS = "You are a helpful assistant."
 DEFAULT_MAX_RETRIES = 0  # pi's default: the agent's retry settings do the retrying
 _BASE_DELAY_MS = 1000
 _MAX_CACHE_KEY = 64
-_CLAIM = "https://api.openai.com/auth"
 _TERMINAL_LIMIT = re.compile(
     r"GoUsageLimitError|FreeUsageLimitError|Monthly usage limit reached|available balance|insufficient_quota"
     r"|out of budget|quota exceeded|billing",
@@ -75,18 +74,11 @@ class CodexAccountError(ValueError):
 
 def account_id(token: str) -> str:
     """The ``chatgpt_account_id`` claim of the access token (a JWT). Raises `CodexAccountError`."""
-    parts = token.split(".")
-    try:
-        if len(parts) != 3:
-            raise ValueError("not a JWT")
-        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-        account = payload[_CLAIM]["chatgpt_account_id"]
-        if not isinstance(account, str) or not account:
-            raise ValueError("no account id")
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+    account = claimed_account_id(token)  # the login reads the same claim when it stores a token
+    if account is None:
         raise CodexAccountError(
             "Failed to extract accountId from token: log in to ChatGPT again with /login (openai-codex)"
-        ) from None
+        )
     return account
 
 
