@@ -127,7 +127,7 @@ def _merge_dicts(base: dict[str, Any] | None, extra: dict[str, Any] | None) -> d
 def _apply_override(model: Model, override: ModelOverride) -> Model:
     """Patch ``model`` with the fields ``override`` sets (cost, headers and compat merge)."""
     update: dict[str, Any] = {}
-    for field in ("name", "reasoning", "context_window", "max_tokens"):
+    for field in ("name", "reasoning", "context_window", "max_tokens", "input_limits", "sampling_params"):
         value = getattr(override, field)
         if value is not None:
             update[field] = value
@@ -146,10 +146,6 @@ def _apply_override(model: Model, override: ModelOverride) -> Model:
         )
     if override.thinking_level_map:
         update["thinking_level_map"] = {**(model.thinking_level_map or {}), **override.thinking_level_map}
-    for field in ("input_limits", "sampling_params"):
-        value = getattr(override, field)
-        if value is not None:
-            update[field] = value
     if override.prompt_cache is not None:
         update["prompt_cache"] = {**(model.prompt_cache or {}), **override.prompt_cache}
     if override.headers:
