@@ -7,14 +7,17 @@ the cached prompt needs, recorded in the session); `restore_layouts` replays the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pi_tui.context.ledger import Attribution
 from pi_tui.context.panels import PanelManager
-from pi_tui.context.report import Layout
 from pi_tui.session.entries import CustomEntry
 
-__all__ = ["Layout", "PANEL_LAYOUT_TYPE", "apply_layout", "restore_layouts"]
+if TYPE_CHECKING:
+    from pi_tui.context.report import Layout
+    from pi_tui.runtime.agent_session import AgentSession
+
+__all__ = ["PANEL_LAYOUT_TYPE", "apply_layout", "restore_layouts"]
 
 PANEL_LAYOUT_TYPE = "pi-tui/panel-layout"
 """``custom`` entry recording a panel layout change made in ``/context`` (who, what, why)."""
@@ -31,7 +34,7 @@ def _set_layout(manager: PanelManager, name: str, wanted: str) -> None:
             state.panel.placement = wanted  # type: ignore[assignment]
 
 
-def restore_layouts(session: Any) -> dict[str, str]:
+def restore_layouts(session: AgentSession) -> dict[str, str]:
     """Re-apply the panel layouts recorded on the active path (after a start, resume or fork), so the
     requests of a resumed session are laid out as the live ones were. Returns them by panel name."""
     overrides: dict[str, str] = {}
@@ -40,14 +43,14 @@ def restore_layouts(session: Any) -> dict[str, str]:
             data = entry.data
             if isinstance(data, dict) and data.get("to") in ("prefix", "tail", "hidden"):
                 overrides[str(data.get("name"))] = str(data["to"])
-    manager: PanelManager = session.panels
+    manager = session.panels
     manager.layout_overrides = {}
     for name, wanted in overrides.items():
         _set_layout(manager, name, wanted)
     return overrides
 
 
-def apply_layout(session: Any, layout: dict[str, Layout], reason: str) -> None:
+def apply_layout(session: AgentSession, layout: dict[str, Layout], reason: str) -> None:
     """Make a what-if real: move or hide the panels in the live session.
 
     As with any change to the cached region, a reason is required; it is recorded in the
@@ -60,7 +63,7 @@ def apply_layout(session: Any, layout: dict[str, Layout], reason: str) -> None:
     reason = reason.strip()
     if not reason:
         raise ValueError("Changing where a panel sits changes the cached prompt: give a reason")
-    manager: PanelManager = session.panels
+    manager = session.panels
     for name, wanted in layout.items():
         state = manager.panels.get(name)
         if state is None:
