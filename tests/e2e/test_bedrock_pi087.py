@@ -16,7 +16,6 @@ estimate of the room left); the SDK's own headers (``x-amz-content-sha256``, ``a
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ import pytest
 from pi_tui.testing import FakeLLM
 
 from ..pi087 import Pi087
-from .side_by_side import read_both_script, run_read_both, without_descriptions
+from .side_by_side import read_both_script, run_in_home, run_pair, without_descriptions
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +45,7 @@ def _run(
     argv: list[str], root: Path, fake: FakeLLM, model: str, level: str
 ) -> subprocess.CompletedProcess[str]:
     assert fake.server is not None
-    return run_read_both(
+    return run_in_home(
         argv,
         root,
         providers={"amazon-bedrock": {"baseUrl": fake.server.bedrock_base_url}},
@@ -79,13 +78,13 @@ def _comparable(body: dict[str, Any]) -> dict[str, Any]:
 def test_pi_and_pi_tui_send_equivalent_bedrock_requests(
     tmp_path: Path, pi087: Pi087, model: str, level: str
 ) -> None:
-    fakes = [FakeLLM(aws_credentials={KEY_ID: SECRET}) for _ in range(2)]
-    for fake in fakes:
-        fake.script(read_both_script(level != "off"))
-    pi_fake, tui_fake = fakes
-    with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, model, level)
-        tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, model, level)
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(
+        pi087,
+        tmp_path,
+        lambda: FakeLLM(aws_credentials={KEY_ID: SECRET}),
+        lambda: read_both_script(level != "off"),
+        lambda argv, root, fake: _run(argv, root, fake, model, level),
+    )
     assert pi_run.returncode == 0, pi_run.stderr + pi_run.stdout
     assert tui_run.returncode == 0, tui_run.stderr + tui_run.stdout
     assert "They say hello world and bye." in pi_run.stdout

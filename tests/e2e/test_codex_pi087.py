@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ import pytest
 from pi_tui.testing import FakeLLM
 
 from ..pi087 import Pi087
-from .side_by_side import read_both_script, run_read_both, without_descriptions
+from .side_by_side import read_both_script, run_in_home, run_pair, without_descriptions
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +55,7 @@ def _run(argv: list[str], root: Path, fake: FakeLLM, level: str) -> subprocess.C
         "expires": int(time.time() * 1000) + 86_400_000,
         "accountId": ACCOUNT,
     }
-    return run_read_both(
+    return run_in_home(
         argv,
         root,
         providers={"openai-codex": {"baseUrl": fake.server.url}},
@@ -75,12 +74,13 @@ def _comparable(body: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("level", ["high", "off"])
 def test_pi_and_pi_tui_send_equivalent_codex_requests(tmp_path: Path, pi087: Pi087, level: str) -> None:
-    pi_fake, tui_fake = FakeLLM(api_key=TOKEN), FakeLLM(api_key=TOKEN)
-    pi_fake.script(read_both_script())
-    tui_fake.script(read_both_script())
-    with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, level)
-        tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, level)
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(
+        pi087,
+        tmp_path,
+        lambda: FakeLLM(api_key=TOKEN),
+        read_both_script,
+        lambda argv, root, fake: _run(argv, root, fake, level),
+    )
     assert pi_run.returncode == 0, pi_run.stderr
     assert tui_run.returncode == 0, tui_run.stderr
     assert "They say hello world and bye." in pi_run.stdout

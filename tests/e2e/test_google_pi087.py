@@ -11,35 +11,20 @@ and parameter descriptions (pi-tui's own prompt and tools); headers the SDK adds
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
+from pi_tui.testing import FakeLLM
 
 from ..pi087 import Pi087
+from .side_by_side import read_one_script, run_in_home, run_pair, without_descriptions
 
 KEY = "gemini-side-by-side"
 PROMPT = "What does hello.txt say?"
 MODEL_ID = "gemini-3.1-pro-preview"  # both catalogs' model; the default of both providers
-
-
-def _script() -> list[Reply]:
-    return [
-        Reply(
-            [
-                thinking("I should read the file first."),
-                text("Let me read it."),
-                tool_call("read", {"path": "hello.txt"}),
-            ]
-        ),
-        Reply([thinking("The file holds a greeting."), text("It says hello world.")]),
-    ]
 
 
 # provider -> (wire API, key variable, base URL attribute of the fake server, request path)
@@ -59,51 +44,35 @@ PROVIDERS = {
 }
 
 
-def _setup(root: Path, fake: FakeLLM, provider: str) -> tuple[Path, dict[str, str]]:
-    assert fake.server is not None
-    home = root / "home"
-    agent = home / ".pi" / "agent"
-    agent.mkdir(parents=True)
-    project = root / "project"
-    project.mkdir()
-    (project / "hello.txt").write_text("hello world\n")
-    variable, base_url = PROVIDERS[provider][1:3]
-    config = {"providers": {provider: {"baseUrl": getattr(fake.server, base_url)}}}
-    (agent / "models.json").write_text(json.dumps(config, indent=2))
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-    env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", variable: KEY}
-    return project, env
-
-
 def _run(argv: list[str], root: Path, fake: FakeLLM, provider: str) -> subprocess.CompletedProcess[str]:
-    project, env = _setup(root, fake, provider)
-    args = ["--provider", provider, "--model", MODEL_ID, "-p", PROMPT]
-    return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
-
-
-def _without_descriptions(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: _without_descriptions(v) for k, v in schema.items() if k != "description"}
-    if isinstance(schema, list):
-        return [_without_descriptions(v) for v in schema]
-    return schema
+    assert fake.server is not None
+    variable, base_url = PROVIDERS[provider][1:3]
+    return run_in_home(
+        argv,
+        root,
+        providers={provider: {"baseUrl": getattr(fake.server, base_url)}},
+        args=["--provider", provider, "--model", MODEL_ID, "-p", PROMPT],
+        files={"hello.txt": "hello world\n"},
+        env={variable: KEY},
+    )
 
 
 def _tools(body: dict[str, Any]) -> list[tuple[str, Any]]:
     declarations = body["tools"][0]["functionDeclarations"]
-    return [(d["name"], _without_descriptions(d["parametersJsonSchema"])) for d in declarations]
+    return [(d["name"], without_descriptions(d["parametersJsonSchema"])) for d in declarations]
 
 
 @pytest.mark.parametrize("provider", list(PROVIDERS))
 def test_pi_and_pi_tui_send_equivalent_gemini_requests_through_a_tool_loop(
     tmp_path: Path, pi087: Pi087, provider: str
 ) -> None:
-    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
-    pi_fake.script(_script())
-    tui_fake.script(_script())
-    with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, provider)
-        tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, provider)
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(
+        pi087,
+        tmp_path,
+        lambda: FakeLLM(api_key=KEY),
+        lambda: read_one_script("The file holds a greeting."),
+        lambda argv, root, fake: _run(argv, root, fake, provider),
+    )
     assert pi_run.returncode == 0, pi_run.stderr
     assert tui_run.returncode == 0, tui_run.stderr
     assert "It says hello world." in pi_run.stdout and "It says hello world." in tui_run.stdout

@@ -14,7 +14,6 @@ which differs by the two system prompts' lengths.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import pytest
 from pi_tui.testing import FakeLLM
 
 from ..pi087 import Pi087
-from .side_by_side import read_both_script, run_read_both, without_descriptions
+from .side_by_side import read_both_script, run_in_home, run_pair, without_descriptions
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +41,7 @@ def _run(
     argv: list[str], root: Path, fake: FakeLLM, model: str, level: str
 ) -> subprocess.CompletedProcess[str]:
     assert fake.server is not None
-    return run_read_both(
+    return run_in_home(
         argv,
         root,
         providers={"mistral": {"baseUrl": fake.server.mistral_base_url}},
@@ -69,12 +68,13 @@ def _comparable(body: dict[str, Any]) -> dict[str, Any]:
 def test_pi_and_pi_tui_send_equivalent_mistral_requests(
     tmp_path: Path, pi087: Pi087, model: str, level: str
 ) -> None:
-    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
-    pi_fake.script(read_both_script())
-    tui_fake.script(read_both_script())
-    with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, model, level)
-        tui_run = _run([sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, model, level)
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(
+        pi087,
+        tmp_path,
+        lambda: FakeLLM(api_key=KEY),
+        read_both_script,
+        lambda argv, root, fake: _run(argv, root, fake, model, level),
+    )
     assert pi_run.returncode == 0, pi_run.stderr
     assert tui_run.returncode == 0, tui_run.stderr
     assert "They say hello world and bye." in pi_run.stdout

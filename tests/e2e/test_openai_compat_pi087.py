@@ -14,36 +14,21 @@ agent's own prompt text).
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
+from pi_tui.testing import FakeLLM
 
 from ..pi087 import Pi087
+from .side_by_side import read_one_script, run_in_home, run_pair, without_descriptions
 
 pytestmark = pytest.mark.slow
 
 KEY = "compat-side-by-side"
 PROMPT = "What does hello.txt say?"
-
-
-def _script() -> list[Reply]:
-    return [
-        Reply(
-            [
-                thinking("I should read the file first."),
-                text("Let me read it."),
-                tool_call("read", {"path": "hello.txt"}),
-            ]
-        ),
-        Reply([text("It says hello world.")]),
-    ]
 
 
 def _run(
@@ -58,29 +43,15 @@ def _run(
     extra: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     assert fake.server is not None
-    home = root / "home"
-    agent = home / ".pi" / "agent"
-    agent.mkdir(parents=True)
-    project = root / "project"
-    project.mkdir()
-    (project / "hello.txt").write_text("hello world\n")
     base = fake.server.anthropic_base_url if anthropic else fake.server.openai_base_url
-    config = {"providers": {provider: {"baseUrl": base}}}
-    (agent / "models.json").write_text(json.dumps(config))
-    env = {
-        k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST" and not k.lower().endswith("_proxy")
-    }
-    env |= {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", variable: KEY}
-    args = ["--provider", provider, "--model", model, *extra, "-p", PROMPT]
-    return subprocess.run([*argv, *args], cwd=project, env=env, capture_output=True, text=True, timeout=50)
-
-
-def _without_descriptions(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_descriptions(v) for k, v in value.items() if k != "description"}
-    if isinstance(value, list):
-        return [_without_descriptions(v) for v in value]
-    return value
+    return run_in_home(
+        argv,
+        root,
+        providers={provider: {"baseUrl": base}},
+        args=["--provider", provider, "--model", model, *extra, "-p", PROMPT],
+        files={"hello.txt": "hello world\n"},
+        env={variable: KEY},
+    )
 
 
 def _instructions_text(message: dict[str, Any]) -> str:
@@ -99,7 +70,7 @@ def _comparable(body: dict[str, Any]) -> dict[str, Any]:
     else:
         first["content"] = "<instructions>"
     out["messages"] = messages
-    out["tools"] = _without_descriptions(body.get("tools"))
+    out["tools"] = without_descriptions(body.get("tools"))
     out.pop("prompt_cache_key", None)  # a session id: each run has its own
     return out
 
@@ -119,14 +90,13 @@ def test_pi_and_pi_tui_send_equivalent_chat_requests(
     tmp_path: Path, pi087: Pi087, provider: str, variable: str, model: str
 ) -> None:
     # the fakes accept only KEY, so no violation means both sent the catalog variable's key
-    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
-    pi_fake.script(_script())
-    tui_fake.script(_script())
-    with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, provider, variable, model)
-        tui_run = _run(
-            [sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, provider, variable, model
-        )
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(
+        pi087,
+        tmp_path,
+        lambda: FakeLLM(api_key=KEY),
+        read_one_script,
+        lambda argv, root, fake: _run(argv, root, fake, provider, variable, model),
+    )
     assert pi_run.returncode == 0, pi_run.stderr
     assert tui_run.returncode == 0, tui_run.stderr
     assert "It says hello world." in pi_run.stdout and "It says hello world." in tui_run.stdout
@@ -165,7 +135,7 @@ def _comparable_responses(body: dict[str, Any]) -> dict[str, Any]:
     assert items[0]["role"] in ("system", "developer")
     items[0]["content"] = "<instructions>"
     out["input"] = items
-    out["tools"] = _without_descriptions(body.get("tools"))
+    out["tools"] = without_descriptions(body.get("tools"))
     out.pop("prompt_cache_key", None)
     out.pop("max_output_tokens", None)
     return out
@@ -177,14 +147,13 @@ def _comparable_responses(body: dict[str, Any]) -> dict[str, Any]:
 def test_pi_and_pi_tui_send_equivalent_responses_requests(
     tmp_path: Path, pi087: Pi087, provider: str, variable: str, model: str
 ) -> None:
-    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
-    pi_fake.script(_script())
-    tui_fake.script(_script())
-    with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, provider, variable, model)
-        tui_run = _run(
-            [sys.executable, "-m", "pi_tui"], tmp_path / "tui", tui_fake, provider, variable, model
-        )
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(
+        pi087,
+        tmp_path,
+        lambda: FakeLLM(api_key=KEY),
+        read_one_script,
+        lambda argv, root, fake: _run(argv, root, fake, provider, variable, model),
+    )
     assert pi_run.returncode == 0, pi_run.stderr
     assert tui_run.returncode == 0, tui_run.stderr
     assert pi_fake.violations == [] and tui_fake.violations == []
@@ -203,7 +172,7 @@ def _comparable_messages_api(body: dict[str, Any]) -> dict[str, Any]:
     tool descriptions. The output cap and the last tool's cache marker must be pi's."""
     out = dict(body)
     out["system"] = [{k: v for k, v in block.items() if k != "text"} for block in body["system"]]
-    out["tools"] = [_without_descriptions(tool) for tool in body["tools"]]
+    out["tools"] = [without_descriptions(tool) for tool in body["tools"]]
     return out
 
 
@@ -211,20 +180,13 @@ def test_pi_and_pi_tui_send_equivalent_messages_requests_to_kimi_for_coding(
     tmp_path: Path, pi087: Pi087
 ) -> None:
     provider, variable, model = "kimi-coding", "KIMI_API_KEY", "kimi-for-coding"
-    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
-    pi_fake.script(_script())
-    tui_fake.script(_script())
-    with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(pi087.argv(), tmp_path / "pi", pi_fake, provider, variable, model, anthropic=True)
-        tui_run = _run(
-            [sys.executable, "-m", "pi_tui"],
-            tmp_path / "tui",
-            tui_fake,
-            provider,
-            variable,
-            model,
-            anthropic=True,
-        )
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(
+        pi087,
+        tmp_path,
+        lambda: FakeLLM(api_key=KEY),
+        read_one_script,
+        lambda argv, root, fake: _run(argv, root, fake, provider, variable, model, anthropic=True),
+    )
     assert pi_run.returncode == 0, pi_run.stderr
     assert tui_run.returncode == 0, tui_run.stderr
     assert pi_fake.violations == [] and tui_fake.violations == []
@@ -253,24 +215,16 @@ def test_pi_and_pi_tui_send_equivalent_messages_requests_to_claude(
     tmp_path: Path, pi087: Pi087, model: str, level: str
 ) -> None:
     provider, variable = "anthropic", "ANTHROPIC_API_KEY"
-    pi_fake, tui_fake = FakeLLM(api_key=KEY), FakeLLM(api_key=KEY)
-    pi_fake.script(_script())
-    tui_fake.script(_script())
     extra = ("--thinking", level)
-    with pi_fake.serve(), tui_fake.serve():
-        pi_run = _run(
-            pi087.argv(), tmp_path / "pi", pi_fake, provider, variable, model, anthropic=True, extra=extra
-        )
-        tui_run = _run(
-            [sys.executable, "-m", "pi_tui"],
-            tmp_path / "tui",
-            tui_fake,
-            provider,
-            variable,
-            model,
-            anthropic=True,
-            extra=extra,
-        )
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(
+        pi087,
+        tmp_path,
+        lambda: FakeLLM(api_key=KEY),
+        read_one_script,
+        lambda argv, root, fake: _run(
+            argv, root, fake, provider, variable, model, anthropic=True, extra=extra
+        ),
+    )
     assert pi_run.returncode == 0, pi_run.stderr
     assert tui_run.returncode == 0, tui_run.stderr
     assert pi_fake.violations == [] and tui_fake.violations == []
