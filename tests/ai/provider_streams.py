@@ -4,9 +4,9 @@ the collector that drains a provider stream into its events and final message.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
-from pi_tui.ai.stream import Done, Error, StreamEvent
+from pi_tui.ai.stream import AbortSignal, Done, Error, StreamEvent, TextDelta
 from pi_tui.ai.types import AssistantMessage, ToolDefinition
 from pi_tui.testing import FakeLLM
 
@@ -35,3 +35,16 @@ async def collect(stream: AsyncIterator[StreamEvent]) -> tuple[list[StreamEvent]
     final = events[-1]
     assert isinstance(final, Done | Error)
     return events, final.message if isinstance(final, Done) else final.error
+
+
+async def abort_at_first_text(
+    start: Callable[[AbortSignal], AsyncIterator[StreamEvent]],
+) -> list[StreamEvent]:
+    """Every event of the stream ``start(signal)`` opens, aborting ``signal`` at its first text delta."""
+    signal = AbortSignal()
+    events: list[StreamEvent] = []
+    async for event in start(signal):
+        events.append(event)
+        if isinstance(event, TextDelta):
+            signal.abort()
+    return events

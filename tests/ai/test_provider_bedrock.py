@@ -13,7 +13,7 @@ import pytest
 from pi_tui.ai.errors import is_context_overflow, is_retryable_error
 from pi_tui.ai.providers._aws_credentials import endpoint_for, resolve_region
 from pi_tui.ai.providers.bedrock import stream_bedrock
-from pi_tui.ai.stream import AbortSignal, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
+from pi_tui.ai.stream import Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -29,7 +29,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import PIXEL, collect
+from .provider_streams import PIXEL, abort_at_first_text, collect
 
 KEY_ID = "AKIDFAKEBEDROCK"
 SECRET = "fake/secret+key=="
@@ -282,13 +282,13 @@ async def test_profile_credentials_and_region(
 
 async def test_abort_stops_a_slow_stream(fake: FakeLLM) -> None:
     fake.script([Reply([text("slow words " * 50)], frame_delay=0.05)])
-    signal = AbortSignal()
-    events: list[StreamEvent] = []
-    opts = StreamOptions(api_key="<authenticated>", signal=signal)
-    async for event in stream_bedrock(_model(fake), LlmRequest("", [_user("hi")], []), opts):
-        events.append(event)
-        if isinstance(event, TextDelta):
-            signal.abort()
+    events = await abort_at_first_text(
+        lambda signal: stream_bedrock(
+            _model(fake),
+            LlmRequest("", [_user("hi")], []),
+            StreamOptions(api_key="<authenticated>", signal=signal),
+        )
+    )
     final = events[-1]
     assert isinstance(final, Error) and final.error.stop_reason == "aborted"
     assert sum(isinstance(e, TextDelta) for e in events) == 1

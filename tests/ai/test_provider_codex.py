@@ -23,13 +23,11 @@ from pi_tui.ai.providers.openai_codex_responses import (
     stream_openai_codex_responses,
 )
 from pi_tui.ai.stream import (
-    AbortSignal,
     Error,
     LlmRequest,
     ProviderError,
     StreamEvent,
     StreamOptions,
-    TextDelta,
 )
 from pi_tui.ai.types import (
     AssistantMessage,
@@ -44,7 +42,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import collect, serve_checked
+from .provider_streams import abort_at_first_text, collect, serve_checked
 
 ACCOUNT = "acct-test"
 READ = ToolDefinition(
@@ -238,13 +236,10 @@ def test_the_backends_event_variants() -> None:
 
 async def test_abort_ends_the_stream_at_once(fake: FakeLLM) -> None:
     fake.script([Reply([text("word " * 200)], frame_delay=0.05)])
-    signal = AbortSignal()
-    events: list[StreamEvent] = []
     request = LlmRequest("", [UserMessage(content="hi")])
-    async for event in stream_codex(_model(fake), request, StreamOptions(api_key=TOKEN, signal=signal)):
-        events.append(event)
-        if isinstance(event, TextDelta):
-            signal.abort()
+    events = await abort_at_first_text(
+        lambda signal: stream_codex(_model(fake), request, StreamOptions(api_key=TOKEN, signal=signal))
+    )
     final = events[-1]
     assert isinstance(final, Error) and final.reason == "aborted"
 

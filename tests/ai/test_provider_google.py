@@ -9,7 +9,7 @@ from pi_tui.ai.errors import is_context_overflow, is_retryable_error
 from pi_tui.ai.providers._common import MessageBuilder
 from pi_tui.ai.providers._google_stream import Reader
 from pi_tui.ai.providers.google import stream_google
-from pi_tui.ai.stream import AbortSignal, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
+from pi_tui.ai.stream import Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -25,7 +25,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import PIXEL, collect, serve_checked
+from .provider_streams import PIXEL, abort_at_first_text, collect, serve_checked
 
 KEY = "gemini-test-key"
 LEVELS = {"off": None, "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": None}
@@ -370,13 +370,10 @@ async def test_safety_and_max_tokens_stop_reasons(fake: FakeLLM) -> None:
 
 async def test_abort_ends_the_stream_at_once(fake: FakeLLM) -> None:
     fake.script([Reply([text("word " * 200)], frame_delay=0.05)])
-    signal = AbortSignal()
-    events: list[StreamEvent] = []
     request = LlmRequest("", [UserMessage(content="hi")])
-    async for event in stream_google(_model(fake), request, StreamOptions(api_key=KEY, signal=signal)):
-        events.append(event)
-        if isinstance(event, TextDelta):
-            signal.abort()
+    events = await abort_at_first_text(
+        lambda signal: stream_google(_model(fake), request, StreamOptions(api_key=KEY, signal=signal))
+    )
     final = events[-1]
     assert isinstance(final, Error) and final.reason == "aborted"
     assert sum(isinstance(e, TextDelta) for e in events) < 10

@@ -11,7 +11,7 @@ import pytest
 
 from pi_tui.ai.errors import is_context_overflow, is_retryable_error
 from pi_tui.ai.providers.mistral import build_request, mistral_tool_call_id, stream_mistral
-from pi_tui.ai.stream import AbortSignal, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
+from pi_tui.ai.stream import Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -27,7 +27,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import PIXEL, collect, serve_checked
+from .provider_streams import PIXEL, abort_at_first_text, collect, serve_checked
 
 KEY = "mistral-test-key"
 READ = ToolDefinition(
@@ -247,13 +247,10 @@ async def test_length_stop(fake: FakeLLM) -> None:
 
 async def test_abort_ends_the_stream_at_once(fake: FakeLLM) -> None:
     fake.script([Reply([text("word " * 200)], frame_delay=0.05)])
-    signal = AbortSignal()
-    events: list[StreamEvent] = []
     request = LlmRequest("", [UserMessage(content="hi")])
-    async for event in stream_mistral(_model(fake), request, StreamOptions(api_key=KEY, signal=signal)):
-        events.append(event)
-        if isinstance(event, TextDelta):
-            signal.abort()
+    events = await abort_at_first_text(
+        lambda signal: stream_mistral(_model(fake), request, StreamOptions(api_key=KEY, signal=signal))
+    )
     final = events[-1]
     assert isinstance(final, Error) and final.reason == "aborted"
     assert sum(isinstance(e, TextDelta) for e in events) < 5
