@@ -19,16 +19,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_tui.util import json_safe
+
+if TYPE_CHECKING:
+    from .http import HttpClient
+    from .http_proxied import ProxiedTransport
 
 __all__ = [
     "CONNECT_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "ErrorResponse",
+    "HeaderLookup",
     "HttpStatusError",
     "SseStream",
     "WireClient",
+    "WireResponse",
     "decode_sse",
     "encode_body",
     "preload",
@@ -39,16 +46,47 @@ DEFAULT_TIMEOUT = 600.0  # the SDKs' default read/write timeout, seconds
 CONNECT_TIMEOUT = 5.0
 
 
+class HeaderLookup(Protocol):
+    """Response headers as an error reads them: ``get`` by name (case-insensitive on real responses)."""
+
+    def get(self, name: str, /) -> str | None: ...
+
+
+class ErrorResponse(Protocol):
+    """The answer an error keeps: `pi_tui.ai.http.Response`, or ``httpx2.Response`` on the proxied path."""
+
+    @property
+    def headers(self) -> HeaderLookup: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class WireResponse(ErrorResponse, Protocol):
+    """A response whose headers have arrived and whose body is read with `aiter_bytes` or `aread`."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aread(self) -> bytes: ...
+
+    async def aclose(self) -> None: ...
+
+
 class HttpStatusError(Exception):
     """The server answered with an error: an HTTP status ≥ 400, or an error event inside a 200 stream.
 
     Attributes mirror the SDKs' ``APIStatusError`` so one error describer serves both: ``status_code``
     (``200`` for an in-stream error event, ``None`` when the server gave none), ``body`` (the parsed JSON
-    error, or its text) and ``response`` (``status_code``, ``headers`` with a case-insensitive ``get``
-    for ``retry-after``, ``text``).
+    error, or its text) and ``response`` (``headers`` with a case-insensitive ``get`` for
+    ``retry-after``, ``text``; ``None`` when there is no answer to keep).
     """
 
-    def __init__(self, message: str, *, status_code: int | None, body: Any, response: Any) -> None:
+    def __init__(
+        self, message: str, *, status_code: int | None, body: Any, response: ErrorResponse | None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.body = body
@@ -106,7 +144,7 @@ class SseStream:
     """The server-sent events of one streamed answer; `close` drops the connection at once
     (unless the answer was read to its end: then the connection is kept for the next request)."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: WireResponse) -> None:
         self.response = response
 
     def __aiter__(self) -> AsyncIterator[tuple[str | None, str]]:
@@ -162,7 +200,7 @@ class WireClient:
         headers = without_deleted(headers)
         self.base_url = base_url.rstrip("/")
         self.proxied = proxy_for(self.base_url) is not None
-        self._transport: Any
+        self._transport: HttpClient | ProxiedTransport
         if self.proxied:
             from .http_proxied import ProxiedTransport
 
@@ -193,11 +231,11 @@ class WireClient:
 
     async def post(
         self, path: str, body: bytes, headers: dict[str, str], timeout: float | None = None
-    ) -> Any:
+    ) -> WireResponse:
         """POST ``body`` with these request ``headers`` and return the response once its headers arrived
         (its body unread: ``aiter_bytes``, ``aclose``), for APIs whose answer is not server-sent events
         or whose headers change per request (a signature). Raises as `stream` does."""
-        response = await self._transport.post(
+        response: WireResponse = await self._transport.post(
             path,
             body,
             headers,
@@ -218,7 +256,7 @@ class WireClient:
 _JSON_HEADERS = {"content-type": "application/json"}
 
 
-def status_error(response: Any) -> HttpStatusError:
+def status_error(response: WireResponse) -> HttpStatusError:
     """The error for a failed HTTP answer whose body has been read (JSON error body when there is one)."""
     text = response.text.strip()
     body: Any = text

@@ -17,7 +17,7 @@ import pytest
 
 from pi_tui.ai import http, http_env
 from pi_tui.ai.errors import is_retryable_error
-from pi_tui.ai.providers._common import describe_error
+from pi_tui.ai.providers._common import describe_error, http_failure
 from pi_tui.ai.types import AssistantMessage
 from pi_tui.ai.wire import HttpStatusError, SseStream, WireClient, encode_body
 
@@ -425,6 +425,36 @@ async def test_a_429_keeps_status_body_and_retry_after_and_the_connection(
     assert describe_error(failure) == "429 rate_limit_error: Slow down (retry after 3000 ms)"
     assert _retryable(failure)
     assert server.connections == 1
+
+
+async def test_a_429_through_a_proxy_reads_as_the_same_http_failure(
+    no_proxy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    error = json.dumps({"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}})
+
+    async def handler(server: TinyServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.request(reader)
+        writer.write(
+            b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\ncontent-type: application/json\r\n"
+            b"content-length: %d\r\n\r\n%s" % (len(error), error.encode())
+        )
+        await writer.drain()
+        writer.close()
+
+    async with TinyServer(handler) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        client = WireClient("http://llm.invalid:8080/v1", HEADERS)
+        try:
+            assert client.proxied
+            with pytest.raises(HttpStatusError) as caught:
+                await client.stream("/v1/messages", BODY)
+        finally:
+            await client.close()
+    failure = http_failure(caught.value)
+    assert failure is not None and failure.status == 429
+    assert failure.body == json.loads(error) and failure.text == error
+    assert failure.header("RETRY-AFTER") == "3" and failure.retry_after_ms() == 3000
+    assert describe_error(caught.value) == "429 rate_limit_error: Slow down (retry after 3000 ms)"
 
 
 async def test_a_configured_proxy_sends_requests_through_httpx2_and_no_proxy_goes_direct(

@@ -15,11 +15,11 @@ Replaying a stored history safely (`prepare_messages`) lives in ``_history.py``.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pi_tui.util import json_safe
 
@@ -55,8 +55,12 @@ from ..types import (
 from ._partial_json import PartialJson
 from ._wire_cache import dumps
 
+if TYPE_CHECKING:
+    from ..wire import ErrorResponse, SseStream
+
 __all__ = [
     "ABORTED_MESSAGE",
+    "HttpFailure",
     "IdleTimeoutError",
     "IncompleteStreamError",
     "MessageBuilder",
@@ -65,9 +69,11 @@ __all__ = [
     "END_OF_STREAM",
     "stream_over_http",
     "describe_error",
+    "http_failure",
     "json_stringify",
     "merged_headers",
     "read_sdk_stream",
+    "retry_after_ms",
 ]
 
 log = logging.getLogger(__name__)
@@ -277,10 +283,20 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], bool]:
 
 _ITEM, _END, _FAIL, _ABORT = range(4)
 
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class ClosableStream(Protocol[_T_co]):
+    """A provider's open answer: its items in order, and `close` to drop the connection."""
+
+    def __aiter__(self) -> AsyncIterator[_T_co]: ...
+
+    async def close(self) -> None: ...
+
 
 async def read_sdk_stream(
-    open_stream: Callable[[], Awaitable[Any]], signal: AbortSignal | None
-) -> AsyncIterator[Any]:
+    open_stream: Callable[[], Awaitable[ClosableStream[_T_co]]], signal: AbortSignal | None
+) -> AsyncIterator[_T_co]:
     """Yield the items of a stream; raise its failure; raise `AbortedError` when ``signal`` fires.
 
     The stream is read in a reader task that is cancelled on abort (which closes the HTTP response), so
@@ -290,7 +306,7 @@ async def read_sdk_stream(
     queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
 
     async def reader() -> None:
-        stream: Any = None
+        stream: ClosableStream[_T_co] | None = None
         try:
             stream = await open_stream()
             async for item in stream:
@@ -339,14 +355,9 @@ async def read_sdk_stream(
         await asyncio.gather(task, return_exceptions=True)
 
 
-async def _close_quietly(stream: Any) -> None:
-    close = getattr(stream, "close", None)  # any stream object; not every one has close()
-    if close is None:
-        return
+async def _close_quietly(stream: ClosableStream[object]) -> None:
     try:
-        result = close()
-        if inspect.isawaitable(result):
-            await result
+        await stream.close()
     except Exception:  # closing a broken connection may fail; the stream is over either way
         log.debug("closing a provider stream failed", exc_info=True)
 
@@ -359,7 +370,7 @@ async def stream_over_http(
     build_body: Callable[[Model, LlmRequest, StreamOptions], dict[str, Any]],
     get_client: Callable[[Model, StreamOptions], Awaitable[Any]],
     path: str,
-    decode: Callable[[str | None, str, Any], Any],
+    decode: Callable[[str | None, str, SseStream], Any],
     make_reader: Callable[[MessageBuilder], Any],
     encode: Callable[[dict[str, Any]], bytes] | None = None,
     describe: Callable[[BaseException], str] | None = None,
@@ -412,7 +423,7 @@ END_OF_STREAM = object()  # returned by a decoder at the API's end marker (OpenA
 class _Decoded:
     """An `SseStream` seen through a provider's event decoder."""
 
-    def __init__(self, stream: Any, decode: Callable[[str | None, str, Any], Any]) -> None:
+    def __init__(self, stream: SseStream, decode: Callable[[str | None, str, SseStream], Any]) -> None:
         self.stream = stream
         self.decode = decode
 
@@ -544,15 +555,88 @@ def merged_headers(
 # --- errors ----------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class HttpFailure:
+    """What the server said when it refused a request: the part of an error every describer reads.
+
+    Attributes:
+        status: the HTTP status (``200`` for an error event inside a streamed answer, ``None`` when the
+            server gave none).
+        body: the parsed JSON error, or its text.
+        response: the answer itself (headers for ``retry-after``, its text), when the error kept it.
+    """
+
+    status: int | None
+    body: Any
+    response: ErrorResponse | None = None
+
+    def header(self, name: str) -> str | None:
+        """One response header (``None`` when absent or when there is no response)."""
+        return self.response.headers.get(name) if self.response is not None else None
+
+    @property
+    def text(self) -> str:
+        """The answer's text ("" without a response)."""
+        return self.response.text if self.response is not None else ""
+
+    def retry_after_ms(self) -> int | None:
+        """The wait the server asked for (``retry-after-ms``, or ``retry-after`` in seconds), if any."""
+        try:
+            if (value := self.header("retry-after-ms")) is not None:
+                return max(0, int(float(value)))
+            if (value := self.header("retry-after")) is not None:
+                return max(0, int(float(value) * 1000))
+        except (TypeError, ValueError):  # an HTTP date: leave the wait to the caller's backoff
+            return None
+        return None
+
+
+@runtime_checkable
+class _SdkError(Protocol):
+    """The official SDKs' ``APIError`` (``anthropic``, ``openai``; an error event in a stream, with the
+    parsed ``body`` and no status). The providers never raise it; a provider an extension writes with an
+    SDK, and the tests that hold the SDKs up as oracles, do."""
+
+    body: Any
+
+
+@runtime_checkable
+class _SdkStatusError(_SdkError, Protocol):
+    """The official SDKs' ``APIStatusError``: the same three fields as our `HttpStatusError`."""
+
+    status_code: int
+    response: ErrorResponse
+
+
+def http_failure(exc: BaseException) -> HttpFailure | None:
+    """The server's answer behind ``exc``, or ``None`` when ``exc`` is no HTTP error (a transport
+    failure, an abort, a provider's own error)."""
+    from ..wire import HttpStatusError
+
+    if isinstance(exc, HttpStatusError):
+        return HttpFailure(exc.status_code, exc.body, exc.response)
+    if isinstance(exc, _SdkStatusError):
+        return HttpFailure(exc.status_code, exc.body, exc.response)
+    if isinstance(exc, _SdkError):
+        return HttpFailure(None, exc.body)
+    return None
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status behind ``exc`` (see `http_failure`), or ``None``."""
+    failure = http_failure(exc)
+    return failure.status if failure is not None else None
+
+
 def describe_error(exc: BaseException) -> str:
     """One line that keeps the HTTP status, the provider's error type/code and its message."""
     if isinstance(exc, IncompleteStreamError | AbortedError | IdleTimeoutError):
         return str(exc)
     if isinstance(exc, ProviderError):
         return f"{exc.status} {exc}" if exc.status else str(exc)
-    status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-    body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
-    kind, message = _error_parts(exc, body)
+    failure = http_failure(exc)
+    status = failure.status if failure is not None else None
+    kind, message = _error_parts(exc, failure.body if failure is not None else None)
     parts: list[str] = []
     if isinstance(status, int) and status != 200:  # 200 = an error event inside a streamed answer
         parts.append(str(status))
@@ -560,7 +644,7 @@ def describe_error(exc: BaseException) -> str:
         parts.append(f"{kind}:")
     parts.append(message)
     text = " ".join(p for p in parts if p)
-    retry_ms = retry_after_ms(exc)
+    retry_ms = failure.retry_after_ms() if failure is not None else None
     if retry_ms is not None:
         text += f" (retry after {retry_ms} ms)"
     return text
@@ -597,15 +681,5 @@ def _error_parts(exc: BaseException, body: Any) -> tuple[str, str]:
 
 def retry_after_ms(exc: BaseException) -> int | None:
     """The wait the server asked for (``retry-after-ms`` or ``retry-after`` seconds), if any."""
-    response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
-    headers = getattr(response, "headers", None)  # any exception type; only HTTP errors carry it
-    if headers is None:
-        return None
-    try:
-        if (value := headers.get("retry-after-ms")) is not None:
-            return max(0, int(float(value)))
-        if (value := headers.get("retry-after")) is not None:
-            return max(0, int(float(value) * 1000))
-    except (TypeError, ValueError):  # an HTTP date: leave the wait to the caller's backoff
-        return None
-    return None
+    failure = http_failure(exc)
+    return failure.retry_after_ms() if failure is not None else None

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from ..types import Model
-from ._common import describe_error
+from ._common import describe_error, http_status
 
 __all__ = ["describe_with_hint", "http_hint"]
 
@@ -51,8 +51,8 @@ def describe_with_hint(model: Model) -> Callable[[BaseException], str]:
 
     def describe(exc: BaseException) -> str:
         text = describe_error(exc)
-        status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-        hint = http_hint(model.provider, status) if isinstance(status, int) and status >= 400 else None
+        status = http_status(exc)
+        hint = http_hint(model.provider, status) if status is not None and status >= 400 else None
         if hint is None:
             return text
         match = _RETRY.search(text)

@@ -9,21 +9,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model, StopReason, TextContent, ToolCall
-from ._common import IncompleteStreamError, MessageBuilder, json_stringify, retry_after_ms
+from ._common import HttpFailure, IncompleteStreamError, MessageBuilder, http_failure, json_stringify
 from ._google_request import CACHE, build_request
+
+if TYPE_CHECKING:
+    from ..wire import SseStream
 
 __all__ = ["Endpoint", "Reader", "decode_event", "describe_google_error", "stream_gemini"]
 
 # --- response ---------------------------------------------------------------------------------------
 
 
-def decode_event(event: str | None, data: str, stream: Any) -> dict[str, Any] | None:
+def decode_event(event: str | None, data: str, stream: SseStream) -> dict[str, Any] | None:
     """One chunk of the stream; an ``{"error": ...}`` chunk raises `HttpStatusError` with its code."""
     if not data.strip():
         return None
@@ -37,7 +40,7 @@ def decode_event(event: str | None, data: str, stream: Any) -> dict[str, Any] | 
             str(error.get("message") or "error in the stream"),
             status_code=code if isinstance(code, int) else 200,
             body=value,
-            response=getattr(stream, "response", None),
+            response=stream.response,
         )
     return value if isinstance(value, dict) else None
 
@@ -177,10 +180,16 @@ def describe_google_error(
 ) -> str | None:
     """One line for a Google API error: ``<status> <STATUS>: <message> (<what to check>)``, with the
     server's requested retry delay; None when ``exc`` is not an HTTP error of the API."""
-    status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-    body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
-    if not isinstance(status, int) or status == 0:
+    failure = http_failure(exc)
+    if failure is None or not failure.status:
         return None
+    return _describe_failure(exc, failure, failure.status, hint)
+
+
+def _describe_failure(
+    exc: BaseException, failure: HttpFailure, status: int, hint: Callable[[int, str], str | None] | None
+) -> str:
+    body = failure.body
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
         code_name = str(error.get("status") or "")
@@ -193,7 +202,7 @@ def describe_google_error(
         and isinstance(body[0].get("error"), dict)
     ):
         # The API sometimes wraps the error object in a list.
-        return describe_google_error(_Rewrapped(exc, body[0]), hint)
+        return _describe_failure(exc, HttpFailure(status, body[0], failure.response), status, hint)
     else:
         code_name = ""
         message = (str(body).strip() if body else str(exc).strip()) or "no message"
@@ -208,20 +217,12 @@ def describe_google_error(
         advice = "the service failed; retrying may help"
     if advice:
         text += f" ({advice})"
-    wait = retry_after_ms(exc)
+    wait = failure.retry_after_ms()
     if wait is None:
         wait = delay
     if wait is not None:
         text += f" (retry after {wait} ms)"
     return text
-
-
-class _Rewrapped(Exception):
-    def __init__(self, exc: BaseException, body: Any) -> None:
-        super().__init__(str(exc))
-        self.status_code = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-        self.body = body
-        self.response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
 
 
 def _retry_info_ms(error: dict[str, Any]) -> int | None:
@@ -246,7 +247,7 @@ Endpoint = Callable[[Model, StreamOptions], Awaitable[tuple[Any, str]]]
 class _Chunks:
     """The decoded chunks of one response; `close` drops its connection."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: SseStream) -> None:
         self.stream = stream
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
 
@@ -38,6 +38,9 @@ from ._history import prepare_messages, sanitize_surrogates
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
+
+if TYPE_CHECKING:
+    from ..wire import SseStream
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -502,7 +505,7 @@ class _Reader:
         return map_stop_reason(self.stop_reason)
 
 
-def decode_event(event: str | None, data: str, stream: Any) -> dict[str, Any] | None:
+def decode_event(event: str | None, data: str, stream: SseStream) -> dict[str, Any] | None:
     """One Messages server-sent event as the SDK reads it: ``ping`` and unnamed events are skipped, an
     ``error`` event (which arrives after an HTTP 200) raises `HttpStatusError` with status 200."""
     if event == "ping" or event is None:
@@ -516,7 +519,7 @@ def decode_event(event: str | None, data: str, stream: Any) -> dict[str, Any] | 
             message = f"{body}"
         except ValueError:
             message = data or "Error code: 200"
-        raise HttpStatusError(message, status_code=200, body=body, response=getattr(stream, "response", None))
+        raise HttpStatusError(message, status_code=200, body=body, response=stream.response)
     if not data:
         return None
     value: dict[str, Any] = json_safe.loads(data, limit=json_safe.MAX_RECORD_DEPTH)

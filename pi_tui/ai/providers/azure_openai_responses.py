@@ -30,9 +30,9 @@ from ..types import Model
 from ._common import (
     cached_client,
     describe_error,
+    http_failure,
     json_stringify,
     merged_headers,
-    retry_after_ms,
     stream_over_http,
 )
 from ._openai_compat import default_max_tokens
@@ -170,14 +170,15 @@ def describer(model: Model) -> Callable[[BaseException], str]:
             config: AzureConfig | None = resolve_config(model)
         except AzureConfigError:
             config = None
-        status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-        if not isinstance(status, int) or status == 200:
+        failure = http_failure(exc)
+        status = failure.status if failure is not None else None
+        if failure is None or status is None or status == 200:
             text = describe_error(exc)
             unreachable = "Connect" in type(exc).__name__ or text.startswith("Connection error")
             if config is not None and unreachable:
                 text += f" (check {config.source}: {config.base_url} could not be reached)"
             return text
-        body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
+        body = failure.body
         error = body.get("error") if isinstance(body, dict) else None
         detail = json_stringify(error) if isinstance(error, dict) and error else str(body or exc).strip()
         if len(detail) > _MAX_ERROR_BODY:
@@ -186,7 +187,7 @@ def describer(model: Model) -> Callable[[BaseException], str]:
         code = error.get("code") if isinstance(error, dict) else None
         if config is not None:
             text += _hint(status, code, detail, config)
-        wait = retry_after_ms(exc)
+        wait = failure.retry_after_ms()
         if wait is not None:
             text += f" (retry after {wait} ms)"
         return text

@@ -14,14 +14,24 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from pi_tui.util import json_safe
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model, StopReason
-from ._common import IncompleteStreamError, MessageBuilder, merged_headers, retry_after_ms
+from ._common import (
+    HttpFailure,
+    IncompleteStreamError,
+    MessageBuilder,
+    http_failure,
+    merged_headers,
+    retry_after_ms,
+)
+
+if TYPE_CHECKING:
+    from ..wire import WireResponse
 
 __all__ = ["BedrockStreamError", "Reader", "describe_bedrock_error", "stream_bedrock"]
 
@@ -184,11 +194,9 @@ class Reader:
 # --- errors -----------------------------------------------------------------------------------------
 
 
-def _error_name(exc: Any) -> str:
-    response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
-    headers = getattr(response, "headers", None)  # any exception type; only HTTP errors carry it
-    kind = headers.get("x-amzn-errortype") if headers is not None else None
-    body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
+def _error_name(failure: HttpFailure) -> str:
+    kind: object = failure.header("x-amzn-errortype")
+    body = failure.body
     if not kind and isinstance(body, dict):
         kind = body.get("__type") or body.get("code")
     text = str(kind or "")
@@ -237,11 +245,12 @@ def describe_bedrock_error(exc: BaseException, region: str) -> str | None:
     if isinstance(exc, BedrockStreamError):
         name, message, status = exc.name, exc.message, None
     else:
-        status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-        if not isinstance(status, int):
+        failure = http_failure(exc)
+        status = failure.status if failure is not None else None
+        if failure is None or status is None:
             return None
-        name = _error_name(exc)
-        body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
+        name = _error_name(failure)
+        body = failure.body
         message = _body_message(body) or (str(body).strip() if body else "") or f"HTTP {status}"
     prefix = _PREFIXES.get(name, name)
     text = f"{prefix}: {message}" if prefix else f"{status}: {message}"
@@ -265,7 +274,7 @@ def describe_bedrock_error(exc: BaseException, region: str) -> str | None:
 class _Events:
     """The decoded ``(event type, payload)`` pairs of one response; exceptions raise."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: WireResponse) -> None:
         self.response = response
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:

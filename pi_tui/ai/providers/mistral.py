@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
 
@@ -41,9 +41,9 @@ from ._common import (
     MessageBuilder,
     cached_client,
     describe_error,
+    http_failure,
     json_stringify,
     merged_headers,
-    retry_after_ms,
     stream_over_http,
 )
 from ._history import (
@@ -57,6 +57,9 @@ from ._history import (
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo
+
+if TYPE_CHECKING:
+    from ..wire import SseStream
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -328,7 +331,7 @@ async def mistral_client(model: Model, options: StreamOptions) -> Any:
     )
 
 
-def decode_event(event: str | None, data: str, stream: Any) -> Any:
+def decode_event(event: str | None, data: str, stream: SseStream) -> Any:
     """One server-sent event: ``[DONE]`` ends the stream; a chunk must carry a ``choices`` list."""
     text = data.strip()
     if not text:
@@ -347,11 +350,11 @@ def decode_event(event: str | None, data: str, stream: Any) -> Any:
 def describe_mistral_error(exc: BaseException) -> str:
     """pi's wording: ``Mistral API error (<status>): <body>`` (the body cut at 4,000 characters), plus
     the server's retry hint and, for a refused key, what to check."""
-    status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-    if not isinstance(status, int) or status == 200:
+    failure = http_failure(exc)
+    status = failure.status if failure is not None else None
+    if failure is None or status is None or status == 200:
         return str(exc) if isinstance(exc, MistralStreamError) else describe_error(exc)
-    response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
-    body = str(getattr(response, "text", "") or "").strip()  # any exception type; only HTTP errors carry it
+    body = failure.text.strip()
     if len(body) > _MAX_ERROR_BODY:
         body = f"{body[:_MAX_ERROR_BODY]}... [truncated {len(body) - _MAX_ERROR_BODY} chars]"
     text = f"Mistral API error ({status}): {body or 'Request failed with status ' + str(status)}"
@@ -359,7 +362,7 @@ def describe_mistral_error(exc: BaseException) -> str:
         text += " (check MISTRAL_API_KEY or the key stored for mistral in auth.json)"
     elif status == 404:
         text += " (check the model id and the provider's baseUrl in models.json)"
-    wait = retry_after_ms(exc)
+    wait = failure.retry_after_ms()
     if wait is not None:
         text += f" (retry after {wait} ms)"
     return text

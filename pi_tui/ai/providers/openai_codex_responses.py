@@ -26,7 +26,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..oauth.openai_codex import account_id as claimed_account_id
 from ..stream import AbortSignal, LlmRequest, ProviderError, StreamEvent, StreamOptions
@@ -36,13 +36,16 @@ from ._common import (
     MessageBuilder,
     cached_client,
     describe_error,
+    http_failure,
     merged_headers,
-    retry_after_ms,
     stream_over_http,
 )
 from .openai_completions import decode_event
 from .openai_responses import ResponsesReader, encode_request, responses_tools
 from .openai_responses import build_request as build_responses_request
+
+if TYPE_CHECKING:
+    from ..wire import SseStream
 
 __all__ = [
     "CodexAccountError",
@@ -149,13 +152,12 @@ class _RetryingClient:
             try:
                 return await self.client.stream(path, body, timeout)
             except Exception as exc:
-                status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-                response = getattr(exc, "response", None)  # any exception type; only HTTP errors carry it
-                text = str(getattr(response, "text", "") or exc)
-                http_error = isinstance(status, int)
-                if attempt >= self.max_retries or (isinstance(status, int) and not _retryable(status, text)):
+                failure = http_failure(exc)
+                status = failure.status if failure is not None else None
+                text = (failure.text if failure is not None else "") or str(exc)
+                if attempt >= self.max_retries or (status is not None and not _retryable(status, text)):
                     raise
-                wait = retry_after_ms(exc) if http_error else None
+                wait = failure.retry_after_ms() if failure is not None and status is not None else None
                 if wait is not None and self.max_delay_ms > 0 and wait > self.max_delay_ms:
                     raise ProviderError(
                         f"Server requested {-(-wait // 1000)}s retry delay (max: {-(-self.max_delay_ms // 1000)}s)"
@@ -212,7 +214,7 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def decode_codex_event(event: str | None, data: str, stream: Any) -> Any:
+def decode_codex_event(event: str | None, data: str, stream: SseStream) -> Any:
     """One SSE event, with the backend's variants mapped onto the Responses events the reader knows."""
     value = decode_event(event, data, stream)
     if not isinstance(value, dict):
@@ -249,10 +251,11 @@ def _usage_limit(status: int, body: Any) -> str | None:
 def describe_codex_error(exc: BaseException) -> str:
     """The backend's own message (pi's usage-limit line for a plan's limit), with the HTTP status in front
     and, for a refused login, what to do."""
-    status = getattr(exc, "status_code", None)  # any exception type; only HTTP errors carry it
-    if not isinstance(status, int) or status == 200:
+    failure = http_failure(exc)
+    status = failure.status if failure is not None else None
+    if failure is None or status is None or status == 200:
         return str(exc) if isinstance(exc, ProviderError | CodexAccountError) else describe_error(exc)
-    body = getattr(exc, "body", None)  # any exception type; only HTTP errors carry it
+    body = failure.body
     limit = _usage_limit(status, body)
     if limit is not None:
         return limit
@@ -272,7 +275,7 @@ def describe_codex_error(exc: BaseException) -> str:
         text += " (check that the ChatGPT plan may use this model, or log in again with /login)"
     elif status == 404:
         text += " (check the model id: the ChatGPT plan may not offer it, and the provider's baseUrl in models.json)"
-    wait = retry_after_ms(exc)
+    wait = failure.retry_after_ms()
     if wait is not None:
         text += f" (retry after {wait} ms)"
     return text

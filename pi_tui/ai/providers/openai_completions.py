@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
 
@@ -48,6 +48,9 @@ from ._openai_compat import (
 )
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
+
+if TYPE_CHECKING:
+    from ..wire import SseStream
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -90,7 +93,7 @@ async def openai_client(model: Model, options: StreamOptions) -> Any:
     )
 
 
-def decode_event(event: str | None, data: str, stream: Any) -> Any:
+def decode_event(event: str | None, data: str, stream: SseStream) -> Any:
     """One server-sent event of Chat Completions or Responses, as the ``openai`` SDK reads it.
 
     ``[DONE]`` ends the stream; a JSON object with a truthy ``error`` raises `HttpStatusError` (no status:
@@ -106,9 +109,7 @@ def decode_event(event: str | None, data: str, stream: Any) -> Any:
         message = error.get("message") if isinstance(error, dict) else None
         if not message or not isinstance(message, str):
             message = "An error occurred during streaming"
-        raise HttpStatusError(
-            message, status_code=None, body=error, response=getattr(stream, "response", None)
-        )
+        raise HttpStatusError(message, status_code=None, body=error, response=stream.response)
     return value
 
 
