@@ -53,7 +53,7 @@ class SessionView:
 
     @property
     def _manager(self) -> Any:
-        return self._runtime.session
+        return self._runtime.session_manager
 
     def get_entries(self) -> list[Any]:
         """Every entry in file order."""

@@ -275,13 +275,13 @@ class ExtensionAPI:
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         """Persist extension state (a ``custom`` entry, never sent to the model). Returns its id."""
-        return str(self._session.session.append_custom(custom_type, data).id)
+        return str(self._session.session_manager.append_custom(custom_type, data).id)
 
     def set_session_name(self, name: str) -> None:
         self._session.set_session_name(name)
 
     def get_session_name(self) -> str | None:
-        return self._session.session.name
+        return self._session.session_manager.name
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         """Label an entry in the tree (None clears it)."""

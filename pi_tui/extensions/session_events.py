@@ -126,10 +126,10 @@ class SessionEventsMixin(RunnerHost):
             self._tree_skip = False
             return
         session = self.session
-        new_leaf = session.session.get_leaf_id()
+        new_leaf = session.session_manager.get_leaf_id()
         if label and new_leaf is not None:
             session.label(new_leaf, label)
-        summary_entry = session.session.get_entry(new_leaf) if summarized and new_leaf else None
+        summary_entry = session.session_manager.get_entry(new_leaf) if summarized and new_leaf else None
         await self.notify(
             "session_tree",
             new_leaf_id=new_leaf,

@@ -55,7 +55,7 @@ class BuiltinCommands:
     async def _cmd_session(self, _arg: str) -> None:
         s = self.session
         stats = s.stats()
-        manager = s.session
+        manager = s.session_manager
         lines = [
             f"Session: {manager.name or '(unnamed)'}",
             f"File: {manager.path or '(in memory)'}",
@@ -71,7 +71,7 @@ class BuiltinCommands:
 
     async def _cmd_name(self, arg: str) -> None:
         if not arg:
-            current = self.session.session.name
+            current = self.session.session_manager.name
             self.write(f"Session name: {current}" if current else "Usage: /name <name>")
             return
         self.session.set_session_name(arg)
@@ -86,7 +86,7 @@ class BuiltinCommands:
         from pi_tui.session.entries import CompactionEntry, ContextTransformEntry
 
         latest = None
-        for entry in self.session.session.get_branch():
+        for entry in self.session.session_manager.get_branch():
             if isinstance(entry, CompactionEntry):
                 latest = (entry.summary, entry.tokens_before, entry.timestamp)
             elif isinstance(entry, ContextTransformEntry):
@@ -102,7 +102,7 @@ class BuiltinCommands:
     async def _cmd_export(self, arg: str) -> None:
         from pi_tui.session.export_html import export_session_html
 
-        out = export_session_html(self.session.session, Path(arg) if arg else None)
+        out = export_session_html(self.session.session_manager, Path(arg) if arg else None)
         self.write(f"Session exported to: {out}")
 
     async def _cmd_reload(self, _arg: str) -> None:

@@ -33,7 +33,7 @@ Emit = Callable[[dict[str, Any]], None]
 
 def _path_has_system_message(session: Any) -> bool:
     try:
-        branch = session.session.get_branch()
+        branch = session.session_manager.get_branch()
     except (AttributeError, RuntimeError):
         return False
     return any(isinstance(e, SystemMessageEntry) for e in branch)

@@ -57,7 +57,7 @@ async def run_print_mode(
     closed: list[bool] = []
     if json_mode:
         try:
-            _json_line(out, session.session.header.to_json_dict())
+            _json_line(out, session.session_manager.header.to_json_dict())
         except _OutputClosed:
             return 0
 

@@ -33,7 +33,7 @@ async def run_rewind_flag(
 ) -> int:
     """Run ``--rewind``; 0 when it was applied, 1 on bad input or unresolved conflicts (nothing changed)."""
     try:
-        entry_id = find_entry(agent_session.session, args.rewind) or None
+        entry_id = find_entry(agent_session.session_manager, args.rewind) or None
         result = await agent_session.rewind(entry_id, args.rewind_mode, force=args.rewind_force, ask=False)
     except (ValueError, LookupError, RuntimeError, OSError) as exc:
         err(f"Rewind failed: {exc}")

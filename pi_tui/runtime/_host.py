@@ -24,7 +24,7 @@ class SessionHost:
     """Attribute and method declarations only; `AgentSession` provides them."""
 
     cwd: Path
-    session: SessionManager
+    session_manager: SessionManager
     agent: Agent
     engine: ContextEngine
     panels: PanelManager

@@ -117,7 +117,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
 
     Args:
         cwd: The working directory tools and prompts are bound to.
-        session: The `pi_tui.session.SessionManager` holding the entry tree.
+        session_manager: The `pi_tui.session.SessionManager` holding the entry tree (the session file),
+            kept as ``session_manager`` (pi's ``sessionManager``).
         model: The model to start with.
         thinking: The thinking level to start with.
         registry: The `pi_tui.ai.model_registry.ModelRegistry` (keys, model lookup).
@@ -135,7 +136,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self,
         *,
         cwd: Path,
-        session: SessionManager,
+        session_manager: SessionManager,
         model: Model,
         thinking: ThinkingLevel,
         registry: ModelRegistry,
@@ -154,7 +155,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
 
             checkpoints = Checkpointer.for_settings(cwd, settings)
         self.checkpoints = checkpoints
-        self.session = session
+        self.session_manager = session_manager
         self.registry = registry
         self.resources = resources
         self.settings = settings
@@ -190,7 +191,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._switch_reason: str | None = None
         # --- end extensions ---
 
-        restored = session.build_context()
+        restored = session_manager.build_context()
         retry_settings = settings.retry if settings is not None else None
         if retry is None and retry_settings is not None:
             retry = RetryConfig(
@@ -218,7 +219,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.agent.stream_options.timeout = http_idle_timeout(settings)
         self.engine = ContextEngine(
             base_envelope=self._base_envelope,
-            active_path=lambda: self.session.get_branch(),
+            active_path=lambda: self.session_manager.get_branch(),
             handlers=lambda: self._context_handlers(),
             persist_transform=self._persist_transform,
             available_tools=lambda: list(self.tools),
@@ -287,7 +288,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 "lastEntryId": last,
                 "invalidateCacheReason": "detach old conversation into a frozen history panel",
             }
-            self.session.append_context_transform("history", [op], {"title": "Frozen history panel"})
+            self.session_manager.append_context_transform("history", [op], {"title": "Frozen history panel"})
 
     def _report_error(self, where: str, exc: BaseException) -> None:
         log.warning("%s: %s", where, exc)
@@ -490,7 +491,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             self._pending_state["thinking"] = level
 
     def _record_model_if_changed(self, restored: Any, model: Model, thinking: ThinkingLevel) -> None:
-        fresh = not self.session.get_entries()
+        fresh = not self.session_manager.get_entries()
         ref = restored.model
         if is_no_model(model):  # nothing to record until a real model is picked (set_model records it)
             pass
@@ -505,9 +506,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         the user's file, nor leave change entries that no message follows."""
         state, self._pending_state = self._pending_state, {}
         if "model" in state:
-            self.session.append_model_change(*state["model"])
+            self.session_manager.append_model_change(*state["model"])
         if "thinking" in state:
-            self.session.append_thinking_level_change(state["thinking"])
+            self.session_manager.append_thinking_level_change(state["thinking"])
 
     async def _api_key(self, provider: str) -> str | None:
         if self.registry is None:
@@ -588,26 +589,26 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             system_parts=self._effective_system_parts(),
             tools=tuple(self.tools[n].definition() for n in self.active_tools),
             options=options,
-            meta=EnvelopeMeta(model=self.agent.model, session_id=self.session.id),
+            meta=EnvelopeMeta(model=self.agent.model, session_id=self.session_manager.id),
         )
 
     async def _persist_transform(self, record: dict[str, Any]) -> None:
         self._flush_pending_state()
-        self.session.append_context_transform(
+        self.session_manager.append_context_transform(
             record["transformerName"], record["patch"], record.get("display")
         )
 
     async def _preflight(self, env: ContextEnvelope, signal: AbortSignal) -> ContextEnvelope | None:
         changed = await self.panels.refresh()
         for record in changed:
-            self.session.append_custom(PANEL_STATE_TYPE, record)
+            self.session_manager.append_custom(PANEL_STATE_TYPE, record)
         return await self._compaction_preflight(env, signal)
 
     def restore_panel_state(self) -> None:
         """Give re-registered panels their persisted refresh times (call after panels are registered)."""
         records = [
             e.data
-            for e in self.session.get_branch()
+            for e in self.session_manager.get_branch()
             if isinstance(e, CustomEntry) and e.custom_type == PANEL_STATE_TYPE
         ]
         self.panels.restore([r for r in records if isinstance(r, dict)])
@@ -630,7 +631,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 options.temperature = opts["temperature"]
             if "maxTokens" in opts:
                 options.max_tokens = opts["maxTokens"]
-        options.session_id = self.session.id
+        options.session_id = self.session_manager.id
         login = self._login_auth
         if login is not None and login.headers:
             options.headers = {**(options.headers or {}), **login.headers}
@@ -667,7 +668,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             preview=preview,
             available_tools=list(self.tools),
             ledger=self.engine.ledger,
-            path=list(self.session.get_branch()),
+            path=list(self.session_manager.get_branch()),
             totals=SessionTotals(
                 st.assistant_messages, st.input, st.output, st.cache_read, st.cache_write, st.cost
             )
@@ -685,7 +686,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             return self.engine.ledger.last_blocks
         from pi_tui.context.request import fingerprint, to_llm_request
 
-        path = list(self.session.get_branch())
+        path = list(self.session_manager.get_branch())
         last = max(
             (i for i, e in enumerate(path) if isinstance(e, MessageEntry) and e.message.role == "assistant"),
             default=None,
@@ -797,11 +798,11 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             message = self.extensions.message_outside_turn(message)
         self._flush_pending_state()
         if isinstance(message, CustomMessage):  # pi stores extension messages as custom_message entries
-            self.session.append_custom_message(
+            self.session_manager.append_custom_message(
                 message.custom_type, message.content, message.display, message.details
             )
         else:
-            self.session.append_message(message)
+            self.session_manager.append_message(message)
         if isinstance(message, BashExecutionMessage):  # checkpoints: what !cmd changed
             self._record_user_bash()
         return message
@@ -836,7 +837,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             from .session_stats import StatsCounter
 
             self._stats = StatsCounter()
-        return self._stats.totals(self.session, self.session.get_entries())
+        return self._stats.totals(self.session_manager, self.session_manager.get_entries())
 
     def last_assistant_message(self) -> AssistantMessage | None:
         for message in reversed(self.agent.messages):
@@ -851,4 +852,4 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if self.extensions is not None:  # extensions: session_shutdown
             await self.extensions.shutdown()
         await self._collect_checkpoint_garbage()  # checkpoints
-        self.session.close()
+        self.session_manager.close()

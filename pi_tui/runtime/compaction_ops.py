@@ -30,7 +30,7 @@ class CompactionMixin(SessionHost):
         from pi_tui.compaction.controller import CompactionController
 
         self.compaction = CompactionController(
-            session=lambda: self.session,
+            session=lambda: self.session_manager,
             model=lambda: self.agent.model,
             settings=self._compaction_settings,
             backend=self.compaction_backend,
@@ -97,7 +97,7 @@ class CompactionMixin(SessionHost):
             stream_fn=stream_fn,
             api_key=await self._api_key(model.provider),
             thinking=thinking,
-            session_id=self.session.id,
+            session_id=self.session_manager.id,
             base_request=base,
         )
 
@@ -151,7 +151,7 @@ class CompactionMixin(SessionHost):
         if not summarize:
             return await self.navigate(target_id)
         self._require_idle("move in the session tree")
-        old_leaf = self.session.get_leaf_id()
+        old_leaf = self.session_manager.get_leaf_id()
         result, prep = await self.compaction.summarize_branch(
             target_id,
             custom_instructions=custom_instructions,
@@ -160,7 +160,7 @@ class CompactionMixin(SessionHost):
         )
         summary = result.summary if result is not None else None
         editor_text = await self.navigate(target_id, summary=summary)
-        new_leaf = self.session.get_leaf_id()
+        new_leaf = self.session_manager.get_leaf_id()
         if prep.label and new_leaf is not None:
             self.label(new_leaf, prep.label)
         if self.compaction.on_tree is not None:
@@ -169,7 +169,9 @@ class CompactionMixin(SessionHost):
                     {
                         "newLeafId": new_leaf,
                         "oldLeafId": old_leaf,
-                        "summaryEntry": self.session.get_entry(new_leaf) if summary and new_leaf else None,
+                        "summaryEntry": self.session_manager.get_entry(new_leaf)
+                        if summary and new_leaf
+                        else None,
                         "fromExtension": bool(result is not None and result.from_hook),
                     }
                 )

@@ -305,8 +305,8 @@ def _create_session(
                 return {}
             current = session_box[0]
             return agent_command_env(
-                session_id=current.session.id,
-                session_file=current.session.path,
+                session_id=current.session_manager.id,
+                session_file=current.session_manager.path,
                 provider=current.model.provider,
                 model=current.model.id,
                 reasoning_level=current.thinking,
@@ -345,7 +345,7 @@ def _create_session(
 
         agent_session = AgentSession(
             cwd=cwd,
-            session=session,
+            session_manager=session,
             model=model,
             thinking=thinking,
             registry=registry,

@@ -162,7 +162,7 @@ class RewindMixin(SessionHost):
         if data.get("files"):
             from pi_tui.checkpoints.records import CUSTOM_TYPE
 
-            self.session.append_custom(CUSTOM_TYPE, data)
+            self.session_manager.append_custom(CUSTOM_TYPE, data)
 
     async def _collect_checkpoint_garbage(self) -> None:
         """On close: write the snapshot baseline; at most daily, collect the store's garbage when it
@@ -177,7 +177,7 @@ class RewindMixin(SessionHost):
         from pi_tui.session.paths import sessions_root
 
         dirs = [sessions_root()]
-        session_dir = self.session.session_dir
+        session_dir = self.session_manager.session_dir
         if session_dir is not None:
             dirs.append(session_dir)
         try:
@@ -198,13 +198,17 @@ class RewindMixin(SessionHost):
         Raises:
             EntryNotFoundError: ``entry_id`` is not in this session.
         """
-        if entry_id is not None and self.session.get_entry(entry_id) is None:
+        if entry_id is not None and self.session_manager.get_entry(entry_id) is None:
             raise EntryNotFoundError(entry_id)
         from pi_tui.checkpoints.rewind import plan_restore
 
-        path = self.session.get_branch(entry_id) if entry_id is not None else []
+        path = self.session_manager.get_branch(entry_id) if entry_id is not None else []
         return plan_restore(
-            self.checkpoints, self.session.get_entries(), path, entry_id, self.session.get_branch()
+            self.checkpoints,
+            self.session_manager.get_entries(),
+            path,
+            entry_id,
+            self.session_manager.get_branch(),
         )
 
     async def rewind(
@@ -237,7 +241,7 @@ class RewindMixin(SessionHost):
         if mode not in REWIND_MODES:
             raise ValueError(f"Unknown rewind mode {mode!r}: use one of {', '.join(REWIND_MODES)}")
         self._require_idle("rewind")
-        if entry_id is not None and self.session.get_entry(entry_id) is None:
+        if entry_id is not None and self.session_manager.get_entry(entry_id) is None:
             raise EntryNotFoundError(entry_id)
         result = RewindResult(entry_id, mode)
         plan = self.plan_rewind(entry_id) if mode != "conversation" else None
@@ -272,12 +276,12 @@ class RewindMixin(SessionHost):
         from pi_tui.checkpoints import checkpoint_of, plan_undo
 
         if record_id is None:
-            restores = [e for e in self.session.get_branch() if _is_restore(e)]
+            restores = [e for e in self.session_manager.get_branch() if _is_restore(e)]
             latest = restores[-1].id if restores else None
             if latest is None:
                 return None
             record_id = latest
-        entry = self.session.get_entry(record_id)
+        entry = self.session_manager.get_entry(record_id)
         checkpoint = checkpoint_of(entry) if entry is not None else None
         if entry is None or checkpoint is None or checkpoint.kind != "restore":
             raise EntryNotFoundError(record_id)
@@ -301,7 +305,7 @@ class RewindMixin(SessionHost):
         """
         from pi_tui.checkpoints import checkpoint_of
 
-        path = self.session.get_branch()
+        path = self.session_manager.get_branch()
         latest = next((e for e in reversed(path) if checkpoint_of(e) is not None), None)
         if latest is not None and _is_restore(latest):
             undone = await self.undo_restore(latest.id, force=force, ask=ask)
@@ -348,12 +352,12 @@ class RewindMixin(SessionHost):
         result.restored, result.kept, result.failed = outcome.restored, outcome.kept, outcome.failed
         if outcome.checkpoint.files:
             data = {**outcome.checkpoint.to_json(), **extra}
-            result.record_id = self.session.append_custom(CUSTOM_TYPE, data).id
+            result.record_id = self.session_manager.append_custom(CUSTOM_TYPE, data).id
 
     async def undo_last_prompt(self, *, force: bool = False, ask: bool = True) -> RewindResult | None:
         """Restore the files as they were before the last prompt on this branch (the conversation
         stays). None when there is no prompt."""
-        path = self.session.get_branch()
+        path = self.session_manager.get_branch()
         index = max(
             (i for i, e in enumerate(path) if isinstance(e, MessageEntry) and e.message.role == "user"),
             default=None,
@@ -369,7 +373,7 @@ class RewindMixin(SessionHost):
         from pi_tui.checkpoints import checkpoint_of
 
         groups: list[tuple[str, list[Any]]] = []
-        for entry in self.session.get_branch():
+        for entry in self.session_manager.get_branch():
             if isinstance(entry, MessageEntry) and entry.message.role == "user":
                 groups.append((message_text(entry.message), []))
                 continue

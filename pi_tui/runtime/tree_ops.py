@@ -52,39 +52,39 @@ class SessionTreeMixin(SessionHost):
         editor_text: str | None = None
         target = entry_id
         if entry_id is not None:
-            entry = self.session.get_entry(entry_id)
+            entry = self.session_manager.get_entry(entry_id)
             if entry is None:
                 raise EntryNotFoundError(entry_id)
-            if entry_id == self.session.get_leaf_id() and summary is None:
+            if entry_id == self.session_manager.get_leaf_id() and summary is None:
                 return None
             message = entry.message if isinstance(entry, MessageEntry) else None
             if isinstance(message, UserMessage) or isinstance(entry, CustomMessageEntry):
                 target = entry.parent_id
                 editor_text = message_text(message if message is not None else entry)
         # --- extensions: session_before_tree may cancel, or give the summary and a label ---
-        old_leaf, tree_label = self.session.get_leaf_id(), None
+        old_leaf, tree_label = self.session_manager.get_leaf_id(), None
         if self.extensions is not None:
             summary, tree_label = await self.extensions.before_tree(entry_id, old_leaf, summary)
         # --- end extensions ---
         if summary is not None:
-            self.session.branch_with_summary(target, summary)
+            self.session_manager.branch_with_summary(target, summary)
         elif target is None:
-            self.session.reset_leaf()
+            self.session_manager.reset_leaf()
         else:
-            self.session.branch(target)
+            self.session_manager.branch(target)
         self._rebuild_messages()
-        await self.emit(SessionTreeMoved(self.session.get_leaf_id()))
+        await self.emit(SessionTreeMoved(self.session_manager.get_leaf_id()))
         if self.extensions is not None:  # extensions
             await self.extensions.after_tree(old_leaf, tree_label, summary is not None)
         return editor_text
 
     def label(self, entry_id: str, label: str | None) -> None:
         """Label an entry (shown in the tree, never sent to the model); empty or None clears the label."""
-        self.session.append_label(entry_id, label)
+        self.session_manager.append_label(entry_id, label)
 
     def set_session_name(self, name: str) -> None:
         """Name the session (shown by the resume list instead of the first message)."""
-        self.session.append_session_info(name)
+        self.session_manager.append_session_info(name)
 
     async def switch_session(self, manager: Any) -> None:
         """Rebind the runtime to another `SessionManager` (resume, fork, new).
@@ -95,14 +95,14 @@ class SessionTreeMixin(SessionHost):
         """
         # --- extensions: session_before_switch for a resume (new/fork send their own) ---
         reason, self._switch_reason = self._switch_reason, None
-        if self.extensions is not None and reason is None and manager is not self.session:
+        if self.extensions is not None and reason is None and manager is not self.session_manager:
             await self.extensions.before_switch("resume", str(manager.path or ""))
         # --- end extensions ---
         if self.agent.is_streaming:
             self.agent.abort()
             await self.agent.wait_for_idle()
         self.agent.clear_queues()
-        old = self.session
+        old = self.session_manager
         if manager is old:
             return
         restored = manager.build_context()
@@ -118,7 +118,7 @@ class SessionTreeMixin(SessionHost):
         thinking = restored.thinking_level if restored.messages else self.agent.thinking
         thinking = clamp_thinking_level(model, thinking)
         old.close()
-        self.session = manager
+        self.session_manager = manager
         self.agent.model = model
         self.agent.thinking = thinking
         self.engine.last = None
@@ -138,11 +138,11 @@ class SessionTreeMixin(SessionHost):
 
         if self.extensions is not None:  # extensions: may raise CancelledByExtension
             await self.extensions.before_switch("new", None)
-        if self.session.path is None:
+        if self.session_manager.path is None:
             fresh = SessionManager.in_memory(self.cwd, parent_session=parent_session)
         else:
             fresh = SessionManager.create(
-                self.cwd, session_dir=self.session.session_dir, parent_session=parent_session
+                self.cwd, session_dir=self.session_manager.session_dir, parent_session=parent_session
             )
         self._switch_reason = "new"
         await self.switch_session(fresh)
@@ -156,7 +156,7 @@ class SessionTreeMixin(SessionHost):
         Raises:
             EntryNotFoundError: ``entry_id`` is not in this session.
         """
-        entry = self.session.get_entry(entry_id)
+        entry = self.session_manager.get_entry(entry_id)
         if entry is None:
             raise EntryNotFoundError(entry_id)
         message = entry.message if isinstance(entry, MessageEntry) else None
@@ -171,7 +171,7 @@ class SessionTreeMixin(SessionHost):
             skip_restore = await self.extensions.before_fork(entry_id)
         self._switch_reason = "fork"
         # --- end extensions ---
-        await self.switch_session(self.session.create_branched_session(leaf))
+        await self.switch_session(self.session_manager.create_branched_session(leaf))
         if skip_restore:
             self.agent.messages = kept
         return editor_text
@@ -182,10 +182,10 @@ class SessionTreeMixin(SessionHost):
         Raises:
             ValueError: the session has no entries yet.
         """
-        leaf = self.session.get_leaf_id()
+        leaf = self.session_manager.get_leaf_id()
         if leaf is None:
             raise ValueError("Cannot clone session: no current entry selected")
         if self.extensions is not None:  # extensions: may raise CancelledByExtension
             await self.extensions.before_fork(leaf)
         self._switch_reason = "fork"
-        await self.switch_session(self.session.create_branched_session(leaf))
+        await self.switch_session(self.session_manager.create_branched_session(leaf))

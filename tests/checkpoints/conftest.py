@@ -34,7 +34,7 @@ def user_entry(session: AgentSession, text: str) -> Any:
     """The user-message entry on the current branch whose text is ``text``."""
     from pi_tui.ai.types import message_text
 
-    for entry in session.session.get_branch():
+    for entry in session.session_manager.get_branch():
         message = getattr(entry, "message", None)
         if getattr(message, "role", None) == "user" and message_text(message) == text:
             return entry

@@ -86,6 +86,6 @@ async def test_rewind_entry_prefix_is_resolved(fake: FakeLLM, project: Path) -> 
     async with open_session(project) as session:
         await session.prompt("hello")
         entry = user_entry(session, "hello")
-        assert find_entry(session.session, entry.id[:6]) == entry.id
+        assert find_entry(session.session_manager, entry.id[:6]) == entry.id
         with pytest.raises(ValueError, match="No entry"):
-            find_entry(session.session, "zzzz")
+            find_entry(session.session_manager, "zzzz")

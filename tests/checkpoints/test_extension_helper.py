@@ -40,7 +40,7 @@ async def test_an_extension_tool_records_its_changes_through_the_api(
         await session.prompt("note it")
         result_entry = next(
             e
-            for e in session.session.get_branch()
+            for e in session.session_manager.get_branch()
             if getattr(getattr(e, "message", None), "role", "") == "toolResult"
         )
         details = result_entry.message.details

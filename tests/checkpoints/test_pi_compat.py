@@ -25,7 +25,7 @@ async def _checkpointed_session(fake: FakeLLM, project: Path) -> Path:
     async with open_session(project) as session:
         await session.prompt("change it")
         assert await session.undo() is not None  # leaves a checkpoint custom entry at the leaf
-        path = session.session.path
+        path = session.session_manager.path
     assert path is not None
     return path
 

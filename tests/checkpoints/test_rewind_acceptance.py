@@ -26,7 +26,7 @@ async def test_edit_then_rewind_leaves_the_file_byte_identical(fake: FakeLLM, pr
         result = await session.rewind(prompt.id, "both")
         assert result.applied and result.restored == ["a.txt"]
         assert result.editor_text == "change it"
-        assert session.session.get_leaf_entry().parent_id == prompt.parent_id
+        assert session.session_manager.get_leaf_entry().parent_id == prompt.parent_id
     assert target.read_bytes() == ORIGINAL
 
 
@@ -69,15 +69,18 @@ async def test_a_file_the_user_changed_is_a_conflict_and_is_not_overwritten(
     async with open_session(project) as session:
         await session.prompt("write")
         target.write_text("mine\n")  # the user edits after the agent
-        leaf = session.session.get_leaf_id()
-        entries = len(session.session.get_entries())
+        leaf = session.session_manager.get_leaf_id()
+        entries = len(session.session_manager.get_entries())
 
         stopped = await session.rewind(user_entry(session, "write").id, "both")
         assert not stopped.applied
         assert [c.path for c in stopped.conflicts] == ["a.txt"]
         assert "-mine" in stopped.conflicts[0].diff and "+one" in stopped.conflicts[0].diff
         assert target.read_text() == "mine\n"
-        assert session.session.get_leaf_id() == leaf and len(session.session.get_entries()) == entries
+        assert (
+            session.session_manager.get_leaf_id() == leaf
+            and len(session.session_manager.get_entries()) == entries
+        )
 
         kept = await session.rewind(user_entry(session, "write").id, "code", resolutions={"a.txt": "keep"})
         assert kept.applied and kept.kept == ["a.txt"] and target.read_text() == "mine\n"
@@ -104,13 +107,13 @@ async def test_undoing_a_rewind_restores_the_later_state(fake: FakeLLM, project:
     async with open_session(project) as session:
         await session.prompt("first")
         await session.prompt("second")
-        later_leaf = session.session.get_leaf_id()
+        later_leaf = session.session_manager.get_leaf_id()
         await session.rewind(user_entry(session, "second").id, "both")
         assert target.read_text() == "v1\n"
         # jumping back (conversation and code) restores the later state
         back = await session.rewind(later_leaf, "both")
         assert back.applied and target.read_text() == "v2\n"
-        record = session.session.get_leaf_entry()  # the restore is recorded after the entry
+        record = session.session_manager.get_leaf_entry()  # the restore is recorded after the entry
         assert record.parent_id == later_leaf and back.record_id == record.id
 
 
@@ -142,7 +145,7 @@ async def test_a_session_with_checkpoints_reopens_and_rewinds_after_a_restart(
     fake.script([Reply([tool_call("write", {"path": "a.txt", "content": "after\n"})]), Reply([text("ok")])])
     async with open_session(project) as session:
         await session.prompt("go")
-        path = session.session.path
+        path = session.session_manager.path
     assert path is not None
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     results = [e for e in lines if e.get("message", {}).get("role") == "toolResult"]
@@ -209,7 +212,7 @@ async def test_a_file_that_cannot_be_written_is_reported_and_the_others_are_rest
         (project / "a.txt").mkdir()  # now a directory: the restore cannot write it
         result = await session.rewind(user_entry(session, "go").id, "code", force=True)
         assert result.restored == ["b.txt"] and [p for p, _ in result.failed] == ["a.txt"]
-        record = session.session.get_leaf_entry()
+        record = session.session_manager.get_leaf_entry()
         assert [f["path"] for f in record.data["files"]] == ["b.txt"]
     assert (project / "b.txt").read_text() == "b0\n" and (project / "a.txt").is_dir()
 

@@ -51,7 +51,7 @@ async def test_tree_jump_code_only_restores_the_files_and_keeps_the_conversation
     fake: FakeLLM, project: Path
 ) -> None:
     session = await _two_prompts(fake, project)
-    leaf = session.session.get_leaf_id()
+    leaf = session.session_manager.get_leaf_id()
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         await _jump_to(app, pilot, "user: second", 1)  # "Code only"
@@ -59,7 +59,7 @@ async def test_tree_jump_code_only_restores_the_files_and_keeps_the_conversation
         await pilot.pause()
         assert not isinstance(app.screen, TreeScreen)
     assert (project / "a.txt").read_text() == "v1\n"
-    assert session.session.get_leaf_entry().parent_id == leaf  # only the restore record was added
+    assert session.session_manager.get_leaf_entry().parent_id == leaf  # only the restore record was added
     await session.close()
 
 

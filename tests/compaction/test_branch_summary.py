@@ -80,10 +80,10 @@ async def test_leaving_a_branch_with_a_summary_writes_it_where_the_conversation_
     fake = serve(responder=Reader(per_prompt=0))
     async with open_session(["--model", ANTHROPIC], project) as session:
         await session.prompt("First question")
-        target = session.session.get_leaf_id()
+        target = session.session_manager.get_leaf_id()
         await session.prompt("Explore the idea of a cache")
         editor = await session.navigate_with_summary(target, True, "the cache idea")
-        leaf = session.session.get_leaf_entry()
+        leaf = session.session_manager.get_leaf_entry()
         await session.prompt("Back on the main line")
 
     assert editor is None
@@ -107,9 +107,9 @@ async def test_an_extension_can_supply_or_cancel_the_branch_summary(
     fake = serve(responder=Reader(per_prompt=0))
     async with open_session(["--model", ANTHROPIC], project) as session:
         await session.prompt("First question")
-        target = session.session.get_leaf_id()
+        target = session.session_manager.get_leaf_id()
         await session.prompt("A detour")
-        old_leaf = session.session.get_leaf_id()
+        old_leaf = session.session_manager.get_leaf_id()
         requests = len(fake.requests)
 
         async def cancel(_prep: Any, _signal: Any) -> Any:
@@ -118,7 +118,7 @@ async def test_an_extension_can_supply_or_cancel_the_branch_summary(
         session.compaction.before_tree = cancel
         with pytest.raises(CompactionCancelled):
             await session.navigate_with_summary(target, True)
-        assert session.session.get_leaf_id() == old_leaf
+        assert session.session_manager.get_leaf_id() == old_leaf
 
         seen: list[Any] = []
 
@@ -132,7 +132,7 @@ async def test_an_extension_can_supply_or_cancel_the_branch_summary(
         session.compaction.before_tree = supply
         session.compaction.on_tree = on_tree
         await session.navigate_with_summary(target, True)
-        leaf = session.session.get_leaf_entry()
+        leaf = session.session_manager.get_leaf_entry()
 
     assert len(fake.requests) == requests
     assert leaf.summary == "EXTENSION BRANCH SUMMARY"

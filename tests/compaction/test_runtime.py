@@ -42,7 +42,7 @@ def _settings(agent_dir: Path, reserve: int, keep: int) -> None:
 
 
 def _compaction_entries(session: Any) -> list[Any]:
-    return [e for e in session.session.get_entries() if compaction_mark(e) is not None]
+    return [e for e in session.session_manager.get_entries() if compaction_mark(e) is not None]
 
 
 @pytest.mark.parametrize("model", [ANTHROPIC, OPENAI_CHAT])
@@ -150,7 +150,7 @@ async def test_overflow_compacts_and_retries_exactly_once(serve: Any, agent_dir:
         last = session.last_assistant_message()
         failed = [
             e.message
-            for e in session.session.get_entries()
+            for e in session.session_manager.get_entries()
             if e.type == "message"
             and isinstance(e.message, AssistantMessage)
             and e.message.stop_reason == "error"
@@ -297,7 +297,7 @@ async def test_cancelled_compactions_leave_the_session_unchanged(
     fake = serve(responder=Reader(per_prompt=4))
     async with open_session(["--model", ANTHROPIC], project) as session:
         await session.prompt("Read four files.")
-        entries_before = len(session.session.get_entries())
+        entries_before = len(session.session_manager.get_entries())
 
         async def cancel(*_args: Any) -> Any:
             return {"cancel": True}
@@ -323,7 +323,7 @@ async def test_cancelled_compactions_leave_the_session_unchanged(
         session.compaction.before_compact = abort_while_observing
         with pytest.raises(CompactionCancelled):
             await session.compact()
-        assert len(session.session.get_entries()) == entries_before
+        assert len(session.session_manager.get_entries()) == entries_before
 
 
 async def test_the_user_can_edit_the_summary_before_it_is_applied(

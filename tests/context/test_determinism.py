@@ -73,7 +73,7 @@ async def _run(cwd: Path, agent_dir: Path, *, resume: bool) -> tuple[FakeLLM, li
             # later wall clock: unchanged panels must keep their persisted refresh time
             _setup(session, ["write tests"], now=FIXED.replace(hour=15))
         await session.prompt("two")
-        path = session.session.path
+        path = session.session_manager.path
         await session.close()
     entries = [json.loads(line) for line in path.read_text().splitlines()]
     return fake, entries

@@ -22,7 +22,7 @@ ANTHROPIC = MODELS["anthropic-messages"]
 
 
 def _entry(agent: AgentSession, role: str, words: str) -> str:
-    for entry in agent.session.get_branch():
+    for entry in agent.session_manager.get_branch():
         message = getattr(entry, "message", None)
         if getattr(message, "role", None) == role and message_text(message) == words:
             return str(entry.id)
@@ -56,7 +56,7 @@ async def _write_rich_session(fake: FakeLLM, agent_dir: Path, project: Path) -> 
         await agent.prompt("Write c.txt")
         assert await agent.undo() is not None  # rewind records: the checkpoint restore at the leaf
         await agent.navigate(after, summary="We wrote c.txt and took it back.")
-        path = agent.session.path
+        path = agent.session_manager.path
     assert path is not None
     return path
 

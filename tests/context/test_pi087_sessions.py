@@ -275,7 +275,7 @@ async def test_pi_tui_session_opens_in_pi_0_87_1_and_comes_back(
         write_models_json(agent_dir, server)
         async with open_session(["--model", ANTHROPIC], project) as agent:
             await agent.prompt("Change world to there in hello.txt and show it")
-            path = agent.session.path
+            path = agent.session_manager.path
         assert path is not None
         ours = _lines(path)
         run = subprocess.run(

@@ -174,7 +174,7 @@ async def test_navigating_back_and_prompting_keeps_both_branches_and_sends_only_
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("first question")
         await agent.prompt("second question")
-        manager = agent.session
+        manager = agent.session_manager
         second = _entry_id(manager, "user", "second question")
         a1 = _entry_id(manager, "assistant", "A1")
 
@@ -213,9 +213,9 @@ async def test_navigating_to_an_assistant_entry_makes_it_the_leaf_and_leaves_the
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("one")
         await agent.prompt("two")
-        a1 = _entry_id(agent.session, "assistant", "A1")
+        a1 = _entry_id(agent.session_manager, "assistant", "A1")
         assert await agent.navigate(a1) is None
-        assert agent.session.get_leaf_id() == a1
+        assert agent.session_manager.get_leaf_id() == a1
         assert [message_text(m) for m in agent.messages] == ["one", "A1"]
         with pytest.raises(EntryNotFoundError):
             await agent.navigate("ffffffff")
@@ -225,7 +225,7 @@ async def test_navigating_to_the_first_user_message_empties_the_context(project:
     fake.script([Reply([text("A1")])])
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("only question")
-        first = _entry_id(agent.session, "user", "only question")
+        first = _entry_id(agent.session_manager, "user", "only question")
         assert await agent.navigate(first) == "only question"
         assert agent.messages == []
 
@@ -237,10 +237,10 @@ async def test_navigating_with_a_summary_records_it_and_sends_it_as_a_user_messa
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("one")
         await agent.prompt("two")
-        a1 = _entry_id(agent.session, "assistant", "A1")
+        a1 = _entry_id(agent.session_manager, "assistant", "A1")
         await agent.navigate(a1, summary="We tried two and it went nowhere.")
         await agent.prompt("three")
-        path = agent.session.path
+        path = agent.session_manager.path
 
     summaries = [e for e in _lines(path)[1:] if e["type"] == "branch_summary"]
     assert [(e["parentId"], e["summary"]) for e in summaries] == [(a1, "We tried two and it went nowhere.")]
@@ -253,12 +253,12 @@ async def test_label_and_name_are_written_and_shown_by_the_listing(project: Path
     fake.script([Reply([text("A1")])])
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("label me")
-        target = _entry_id(agent.session, "user", "label me")
+        target = _entry_id(agent.session_manager, "user", "label me")
         agent.label(target, "checkpoint")
         agent.set_session_name("Refactor notes")
         with pytest.raises(EntryNotFoundError):
             agent.label("ffffffff", "nope")
-        path = agent.session.path
+        path = agent.session_manager.path
 
     labels = [e for e in _lines(path)[1:] if e["type"] == "label"]
     assert [(e["targetId"], e["label"]) for e in labels] == [(target, "checkpoint")]
@@ -304,18 +304,18 @@ async def test_fork_at_a_user_message_continues_in_a_new_file_without_it(
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("one")
         await agent.prompt("two")
-        original = agent.session.path
+        original = agent.session_manager.path
         before = original.read_bytes()
-        two = _entry_id(agent.session, "user", "two")
+        two = _entry_id(agent.session_manager, "user", "two")
 
         editor_text = await agent.fork(two)
 
         assert editor_text == "two"
-        assert agent.session.path != original
-        assert agent.session.parent_session == str(original)
+        assert agent.session_manager.path != original
+        assert agent.session_manager.parent_session == str(original)
         assert [message_text(m) for m in agent.messages] == ["one", "A1"]
         await agent.prompt("two, again")
-        forked = agent.session.path
+        forked = agent.session_manager.path
 
     assert original.read_bytes() == before
     assert [message_text_of(e) for e in _message_entries(forked)] == ["one", "A1", "two, again", "C1"]
@@ -331,10 +331,10 @@ async def test_fork_at_an_assistant_entry_keeps_it_and_leaves_the_editor_alone(
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("one")
         await agent.prompt("two")
-        original = agent.session.path
-        a1 = _entry_id(agent.session, "assistant", "A1")
+        original = agent.session_manager.path
+        a1 = _entry_id(agent.session_manager, "assistant", "A1")
         assert await agent.fork(a1) is None
-        forked = agent.session.path
+        forked = agent.session_manager.path
         assert [message_text(m) for m in agent.messages] == ["one", "A1"]
 
     assert forked != original
@@ -346,12 +346,12 @@ async def test_new_session_starts_empty_and_releases_the_old_file(project: Path,
     fake.script([Reply([text("A1")]), Reply([text("B1")])])
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("old conversation")
-        old = agent.session.path
+        old = agent.session_manager.path
         before = old.read_bytes()
         await agent.new_session()
         assert agent.messages == []
         await agent.prompt("new conversation")
-        new = agent.session.path
+        new = agent.session_manager.path
         with SessionManager.open(old) as reopened:  # the lock was released
             assert reopened.get_leaf_id() is not None
 
@@ -365,7 +365,7 @@ async def test_switch_session_rebuilds_the_agent_from_the_other_file(project: Pa
     fake.script([Reply([text("About cats.")]), Reply([text("About dogs.")]), Reply([text("Still cats.")])])
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("cats?")
-        cats = agent.session.path
+        cats = agent.session_manager.path
     async with open_session(["--model", OPENAI], project) as agent:
         await agent.prompt("dogs?")
         await agent.switch_session(SessionManager.open(cats, cwd=project))

@@ -110,6 +110,6 @@ def user_texts(request: Any) -> list[str]:
 
 
 def session_entries(session: AgentSession) -> list[dict[str, Any]]:
-    path = session.session.path
+    path = session.session_manager.path
     assert path is not None
     return [json.loads(line) for line in Path(path).read_text().splitlines()[1:]]

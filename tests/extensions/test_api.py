@@ -335,9 +335,9 @@ def register(pi):
     fake.script([Reply([text("a")])])
     async with open_session(_ext(tmp_path, "actions", code), project, model=MODEL) as session:
         await session.prompt("hello")
-        before = session.session.id
+        before = session.session_manager.id
         await session.prompt("/fresh")
-        after = session.session.id
+        after = session.session_manager.id
         out = module(session, "actions").OUT
 
     assert out == [{"cancelled": False}]

@@ -111,13 +111,13 @@ async def test_session_start_restores_state_from_entries_in_a_new_process(
 async def test_session_before_switch_cancels_new_and_resume(project: Path, tmp_path: Path) -> None:
     other = SessionManager.in_memory(project)
     async with open_session(_e("no_switch"), project) as session:
-        before = session.session.id
+        before = session.session_manager.id
         with pytest.raises(CancelledByExtension):
             await session.new_session()
         with pytest.raises(CancelledByExtension):
             await session.switch_session(other)
         reasons = module(session, "no_switch").REASONS
-        after = session.session.id
+        after = session.session_manager.id
 
     assert after == before
     assert reasons == ["new", "resume"]
@@ -129,17 +129,17 @@ async def test_session_before_fork_cancels_or_skips_the_restore(fake: FakeLLM, p
         await session.prompt("one")
         await session.prompt("two")
         ext = module(session, "fork_guard")
-        answer_id = session.session.get_branch()[-3].id  # the first answer
-        original = session.session.path
+        answer_id = session.session_manager.get_branch()[-3].id  # the first answer
+        original = session.session_manager.path
         with pytest.raises(CancelledByExtension):
             await session.fork(answer_id)
-        assert session.session.path == original
+        assert session.session_manager.path == original
 
         ext.MODE["value"] = "skip"
         kept = list(session.agent.messages)
         await session.fork(answer_id)
         forked_messages = list(session.agent.messages)
-        forked_path = session.session.path
+        forked_path = session.session_manager.path
 
     assert forked_path != original
     assert forked_messages == kept  # skipConversationRestore: the in-memory conversation stays
@@ -175,19 +175,19 @@ async def test_session_before_tree_supplies_the_summary_and_label_or_cancels(
         await session.prompt("one")
         await session.prompt("two")
         ext = module(session, "tree_summary")
-        first_answer = session.session.get_branch()[-3].id
-        old_leaf = session.session.get_leaf_id()
+        first_answer = session.session_manager.get_branch()[-3].id
+        old_leaf = session.session_manager.get_leaf_id()
 
         ext.MODE["value"] = "cancel"
         with pytest.raises(CancelledByExtension):
             await session.navigate(first_answer, summary="what I did")
-        assert session.session.get_leaf_id() == old_leaf
+        assert session.session_manager.get_leaf_id() == old_leaf
 
         ext.MODE["value"] = "summary"
         await session.navigate(first_answer, summary="what I did")
         (event,) = ext.TREE_EVENTS
-        leaf = session.session.get_entry(event["new_leaf_id"])
-        label = session.session.get_label(leaf.id)
+        leaf = session.session_manager.get_entry(event["new_leaf_id"])
+        label = session.session_manager.get_label(leaf.id)
 
     assert leaf.type == "branch_summary" and leaf.summary == "Custom branch summary"
     assert leaf.parent_id == first_answer

@@ -43,7 +43,7 @@ async def test_an_extension_decodes_and_saves_deep_data_with_an_error_it_can_cat
         assert "Not saved" in seen["too deep"] and "deeper than 272 levels" in seen["too deep"]
         assert events.errors() == []
         await session.prompt("hello")  # the session goes on
-        file = session.session.path
+        file = session.session_manager.path
     assert file is not None
     entries = [json.loads(line) for line in Path(file).read_text().splitlines()[1:]]
     custom = [e for e in entries if e["type"] == "custom"]

@@ -78,7 +78,7 @@ async def test_values_at_the_depth_limit_survive_every_walk_over_the_history(tmp
             [dump_message(m) for m in messages]
         )
         assert "echo hi" in serialize_conversation(messages)  # the compaction summariser's input
-        assert "echo hi" in render_session_html(session.session)
+        assert "echo hi" in render_session_html(session.session_manager)
         rpc = await context_view(session)
         assert [row["role"] for row in rpc["messages"]["cached"]] == [
             "user",

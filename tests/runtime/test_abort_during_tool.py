@@ -41,7 +41,7 @@ async def test_abort_during_a_tool_call_leaves_a_valid_conversation_in_memory_an
 
         await session.prompt("never mind")
         last = session.last_assistant_message()
-        path = session.session.path
+        path = session.session_manager.path
 
     assert last is not None and last.stop_reason == "stop"
     fake.assert_script_consumed()

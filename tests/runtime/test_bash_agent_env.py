@@ -15,7 +15,11 @@ async def test_bash_commands_see_the_session_model_and_thinking(fake: FakeLLM, p
     fake.script([Reply([tool_call("bash", {"command": SHOW})]), Reply([text("ok")])])
     async with open_session(["--model", ANTHROPIC], project) as session:
         await session.prompt("show env")
-        session_id, session_file, thinking = session.session.id, session.session.path, session.thinking
+        session_id, session_file, thinking = (
+            session.session_manager.id,
+            session.session_manager.path,
+            session.thinking,
+        )
     [result] = fake.requests[1].tool_results()
     provider, model = ANTHROPIC.split("/")
     assert result.content.splitlines() == [

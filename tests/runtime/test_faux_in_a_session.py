@@ -18,7 +18,7 @@ async def test_faux_tool_call_ids_stay_unique_across_branches(tmp_path: Path, ag
         await session.prompt("read README.md")
         ids = [
             call.id
-            for entry in session.session.get_entries()
+            for entry in session.session_manager.get_entries()
             if isinstance(getattr(entry, "message", None), AssistantMessage)
             for call in entry.message.tool_calls()
         ]

@@ -44,7 +44,7 @@ async def test_a_failing_listener_does_not_end_the_conversation(
         await session.close()
     assert failed == ["first"]
     assert len(script.requests) == 2
-    path = session.session.path
+    path = session.session_manager.path
     assert path is not None
     texts = [json.dumps(json.loads(line).get("message")) for line in Path(path).read_text().splitlines()]
     assert any("second" in t for t in texts) and any("later" in t for t in texts)

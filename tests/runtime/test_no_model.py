@@ -20,12 +20,14 @@ async def test_a_session_without_a_model_refuses_a_prompt_in_one_line_and_works_
         message = str(refused.value)
         assert "ANTHROPIC_API_KEY" in message and "models.json" in message and "\n" not in message
         assert "GEMINI_API_KEY" in message and "docs/providers.md" in message  # not only two providers
-        assert session.session.get_entries() == []  # nothing sent, nothing saved (not even a model change)
+        assert (
+            session.session_manager.get_entries() == []
+        )  # nothing sent, nothing saved (not even a model change)
         faux = session.registry.find("faux", "faux-1")
         assert faux is not None
         session.set_model(faux)
         await session.prompt("hello")
-        kinds = [entry.type for entry in session.session.get_entries()]
+        kinds = [entry.type for entry in session.session_manager.get_entries()]
         assert kinds[0] == "model_change" and kinds.count("message") == 2
     finally:
         await session.close()

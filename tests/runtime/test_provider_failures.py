@@ -44,7 +44,7 @@ TOOL_CALL_FRAMES_BEFORE_STOP = {
 
 def _assistant_entries(session: AgentSession) -> list[AssistantMessage]:
     """Every assistant message in the session file, failed attempts included."""
-    entries = session.session.get_entries()
+    entries = session.session_manager.get_entries()
     return [e.message for e in entries if e.type == "message" and isinstance(e.message, AssistantMessage)]
 
 

@@ -29,7 +29,7 @@ async def _first_run(project: Path, model: str) -> Path:
     (project / "notes.txt").write_text(NOTES)
     async with open_session(["--model", model], project) as session:
         await session.prompt(FIRST_PROMPT)
-        path = session.session.path
+        path = session.session_manager.path
     assert path is not None
     return path
 
@@ -99,7 +99,7 @@ async def test_continuing_a_session_resends_the_whole_conversation_from_the_cach
     lines_before = path.read_text().splitlines()
 
     async with open_session(["-c"], project) as session:
-        assert session.session.path == path
+        assert session.session_manager.path == path
         assert session.model.label == model  # restored from the file, not given again
         await session.prompt("And now?")
 

@@ -18,19 +18,19 @@ async def test_totals_count_only_appended_entries(fake: FakeLLM, tmp_path: Path)
     counter = StatsCounter()
     await session.prompt("first")
     await session.prompt("second")
-    entries = session.session.get_entries()
-    first = counter.totals(session.session, entries)
+    entries = session.session_manager.get_entries()
+    first = counter.totals(session.session_manager, entries)
     assert counter.counted == len(entries)
     assert first.user_messages == 2 and first.assistant_messages == 2 and first.cache_write > 0
 
-    assert counter.totals(session.session, session.session.get_entries()) == first
+    assert counter.totals(session.session_manager, session.session_manager.get_entries()) == first
     assert counter.counted == len(entries)  # nothing appended: nothing counted again
 
     await session.prompt("third")
-    grown = session.session.get_entries()
-    third = counter.totals(session.session, grown)
+    grown = session.session_manager.get_entries()
+    third = counter.totals(session.session_manager, grown)
     assert counter.counted == len(grown)  # only the appended entries
-    assert third == StatsCounter().totals(session.session, grown)
+    assert third == StatsCounter().totals(session.session_manager, grown)
     assert third.user_messages == 3 and third.cache_write > first.cache_write
     assert session.stats() == third
 

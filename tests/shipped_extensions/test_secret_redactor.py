@@ -69,7 +69,7 @@ async def test_secrets_never_reach_the_model_or_the_session_file(fake: FakeLLM, 
     )
     async with open_session(ext("secret_redactor"), project, model=MODEL) as session:
         await session.prompt("look at the config")
-        session_file = Path(str(session.session.path))
+        session_file = Path(str(session.session_manager.path))
 
     stored = session_file.read_text()
     assert_no_secret("the session file", stored)
@@ -169,7 +169,7 @@ async def test_results_of_blocked_calls_are_masked_too(fake: FakeLLM, project: P
     fake.script([Reply([tool_call("bash", {"command": "true"})]), Reply([text("ok")])])
     async with open_session([*ext("secret_redactor"), "-e", str(blocker)], project, model=MODEL) as session:
         await session.prompt("go")
-        stored = Path(str(session.session.path)).read_text()
+        stored = Path(str(session.session_manager.path)).read_text()
 
     (result,) = model_requests(fake)[1].tool_results()
     assert result.is_error and result.content == "refused: the command mentions [REDACTED:anthropic_key]"
@@ -203,7 +203,7 @@ async def test_prompts_attachments_extension_messages_and_tool_results_are_maske
     async with open_session([*ext("secret_redactor"), "-e", str(injector)], project, model=MODEL) as session:
         await session.prompt(attached)
         await session.prompt("and now?")
-        stored = Path(str(session.session.path)).read_text()
+        stored = Path(str(session.session_manager.path)).read_text()
 
     for where, data in [
         ("the session file", stored),
@@ -246,7 +246,7 @@ async def test_user_bash_output_and_idle_extension_messages_are_masked_in_the_se
             BashExecutionMessage(command="cat credentials", output=CREDENTIALS, exit_code=0)
         )
         await session.prompt("/note")  # the extension's message is saved while the agent is idle
-        stored = Path(str(session.session.path)).read_text()
+        stored = Path(str(session.session_manager.path)).read_text()
         in_memory = json.dumps([m.model_dump() for m in session.agent.messages])
 
     for where, data in [("the session file", stored), ("the conversation", in_memory)]:

@@ -108,7 +108,7 @@ async def test_navigating_the_tree_restores_the_list_of_the_active_branch(
     )
     async with open_session(ext("todo"), project, model=MODEL) as session:
         await session.prompt("add first")
-        branch_point = session.session.get_leaf_id()
+        branch_point = session.session_manager.get_leaf_id()
         await session.prompt("add second")
         await session.navigate(branch_point)
         await session.prompt("where are we")

@@ -143,7 +143,7 @@ def report_crash(agent_dir: Path, app: Any, details: str) -> int:
         where_log = str(path)
     except OSError as exc:
         where_log = f"nowhere ({exc}); the traceback follows:\n{details}"
-    session = getattr(getattr(app, "session", None), "session", None)
+    session = getattr(getattr(app, "session", None), "session_manager", None)
     sys.stderr.write(f"pi-tui crashed; the details are in {where_log}\n")
     saved = getattr(session, "path", None)
     if saved:

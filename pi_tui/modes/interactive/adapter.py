@@ -139,7 +139,7 @@ class ChatAdapter:
         """A session switched to (resume) with lines the loader skipped or repaired says so, as a start-up
         with ``-c`` does: the user learns that part of the file is not shown."""
         session = self.app.session
-        summary = session.session.load_report.summary() if session is not None else ""
+        summary = session.session_manager.load_report.summary() if session is not None else ""
         if summary:
             self.app.chat_notice(f"Warning: {summary}", "warning")
 

@@ -579,7 +579,7 @@ class PiApp(KeyActions, App[int]):
         if session is None:
             return
         first: list[Any] = [Notice(header)] if header else []
-        items = first + branch_items(session.session.get_branch())
+        items = first + branch_items(session.session_manager.get_branch())
         if session.settings is not None and session.settings.show_cache_miss_notices:
             from .cache_notices import with_cache_miss_notices
 
@@ -761,7 +761,7 @@ class PiApp(KeyActions, App[int]):
         state = FooterState(
             cwd=base.cwd,
             branch=base.branch,
-            session_name=session.session.name,
+            session_name=session.session_manager.name,
             input=stats.input,
             output=stats.output,
             cache_read=stats.cache_read,
@@ -779,7 +779,7 @@ class PiApp(KeyActions, App[int]):
         levels = ("minimal", "low", "medium", "high", "xhigh")
         for level in levels:
             self.editor.set_class(model.reasoning and session.thinking == level, f"-thinking-{level}")
-        name = session.session.name
+        name = session.session_manager.name
         self.title = f"π - {name} - {self._cwd.name}" if name else f"π - {self._cwd.name}"
 
     # --- actions -----------------------------------------------------------------------------------
@@ -843,8 +843,10 @@ class PiApp(KeyActions, App[int]):
         """Close the session and leave; ``return_code`` is the process's exit code (128 + signal)."""
         session = self.session
         if session is not None:
-            session_id = session.session.id
-            persisted = session.session.path is not None and Path(session.session.path).exists()
+            session_id = session.session_manager.id
+            persisted = (
+                session.session_manager.path is not None and Path(session.session_manager.path).exists()
+            )
             try:
                 await session.close()
             except Exception:

@@ -41,7 +41,7 @@ def _argument_completions(session: AgentSession, name: str, prefix: str) -> list
 
 
 def _history_for(session: AgentSession) -> PromptHistory:
-    if session.session.path is None:  # --no-session: keep nothing on disk
+    if session.session_manager.path is None:  # --no-session: keep nothing on disk
         return PromptHistory(None)
     return PromptHistory.for_project(session.cwd)
 

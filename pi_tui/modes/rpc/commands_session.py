@@ -68,7 +68,7 @@ class SessionCommands:
         path = Path(raw).expanduser()
         if not path.is_file():
             raise RpcError(f"Session file not found: {raw}")
-        current = self.session.session.path
+        current = self.session.session_manager.path
         if current is not None and path.resolve() == Path(current).resolve():
             return {"cancelled": False}  # already there (opening it again would meet our own lock)
         manager = SessionManager.open(path)
@@ -79,13 +79,13 @@ class SessionCommands:
 
     async def cmd_fork(self, cmd_id: object, command: dict[str, Any]) -> Any:
         entry_id = req_str(command, "entryId")
-        if self.session.session.get_entry(entry_id) is None:
+        if self.session.session_manager.get_entry(entry_id) is None:
             raise RpcError(f"Entry not found: {entry_id}")
         cancelled, text = await self._switching(self.session.fork(entry_id))
         return {"text": text or "", "cancelled": cancelled}
 
     async def cmd_clone(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        manager = self.session.session
+        manager = self.session.session_manager
         if manager.path is not None and not manager.is_flushed:
             raise RpcError(
                 "This session has not been saved yet. Wait for the first assistant response before "
@@ -99,12 +99,12 @@ class SessionCommands:
     # --- entries ----------------------------------------------------------------------------------
 
     def cmd_get_fork_messages(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        pairs = self.session.session.get_user_messages_for_forking()
+        pairs = self.session.session_manager.get_user_messages_for_forking()
         return {"messages": [{"entryId": entry_id, "text": text} for entry_id, text in pairs]}
 
     def cmd_get_entries(self, cmd_id: object, command: dict[str, Any]) -> Any:
         since = opt_str(command, "since")
-        manager = self.session.session
+        manager = self.session.session_manager
         entries = list(manager.get_entries())
         if since is not None:
             ids = [e.id for e in entries]
@@ -114,7 +114,7 @@ class SessionCommands:
         return {"entries": [_entry_json(e) for e in entries], "leafId": manager.get_leaf_id()}
 
     def cmd_get_tree(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        manager = self.session.session
+        manager = self.session.session_manager
         roots = manager.get_tree()
         out: list[dict[str, Any]] = []
         # Iterative: a long session is a deep chain, deeper than Python's recursion limit.
@@ -131,7 +131,7 @@ class SessionCommands:
     # --- statistics -------------------------------------------------------------------------------
 
     def cmd_get_session_stats(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        manager = self.session.session
+        manager = self.session.session_manager
         counts = {"user": 0, "assistant": 0, "toolResult": 0}
         tool_calls = total = 0
         tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}

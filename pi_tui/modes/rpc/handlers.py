@@ -148,7 +148,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
     def cmd_get_state(self, cmd_id: object, command: dict[str, Any]) -> Any:
         s = self.session
         agent = s.agent
-        manager = s.session
+        manager = s.session_manager
         state: dict[str, Any] = {
             "model": s.model.to_json_dict(),
             "thinkingLevel": s.thinking,
@@ -345,5 +345,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
         from pi_tui.session.export_html import export_session_html
 
         output = opt_str(command, "outputPath")
-        path = export_session_html(self.session.session, Path(output).expanduser() if output else None)
+        path = export_session_html(
+            self.session.session_manager, Path(output).expanduser() if output else None
+        )
         return {"path": str(path)}

@@ -43,7 +43,7 @@ async def test_an_answer_about_generics_and_html_keeps_them_after_a_resume(
         await pilot.press("enter")
         await until(pilot, lambda: not app._busy and "block" in rendered(app))
         live = rendered(app)
-        path = app.session.session.path
+        path = app.session.session_manager.path
         await app.session.close()  # lets the next run open the file (one writer at a time)
     assert "List<String> in prose too, and <div> is a block." in live and "<App />" in live
     resumed = make_app(tmp_path, agent_dir, argv=["--session", str(path)])

@@ -76,9 +76,9 @@ async def test_new_starts_an_empty_session_and_model_switches_by_name(
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _run(pilot, app, "hello")
-        old_id = app.session.session.id
+        old_id = app.session.session_manager.id
         await _run(pilot, app, "/new")
-        await until(pilot, lambda: app.session.session.id != old_id)
+        await until(pilot, lambda: app.session.session_manager.id != old_id)
         assert not list(app.chat.query(UserBlock))
         assert any("New session started" in t for t in _notices(app))
         await _run(pilot, app, "/model faux/faux-1")
@@ -108,7 +108,7 @@ async def test_quit_closes_the_session_and_prints_how_to_resume(tmp_path: Path, 
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _run(pilot, app, "hello")
-        session_id = app.session.session.id
+        session_id = app.session.session_manager.id
         await type_text(pilot, "/quit")
         app.menu.hide()
         await pilot.press("enter")

@@ -12,7 +12,7 @@ def test_a_crash_is_logged_and_the_user_told_where_the_log_and_session_are(
     tmp_path: Path, agent_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session_file = tmp_path / "s.jsonl"
-    app = SimpleNamespace(session=SimpleNamespace(session=SimpleNamespace(path=session_file)))
+    app = SimpleNamespace(session=SimpleNamespace(session_manager=SimpleNamespace(path=session_file)))
     assert report_crash(agent_dir, app, "Traceback: boom\n") == 1
     err = capsys.readouterr().err
     log = agent_dir / "pi-tui-crash.log"

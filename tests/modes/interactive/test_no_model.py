@@ -76,7 +76,7 @@ async def test_without_a_key_the_app_opens_commands_work_and_a_prompt_says_what_
         assert "ANTHROPIC_API_KEY" in refusal and "/model" in refusal and "\n" not in refusal
         assert not any("Startup is still in progress" in n for n in notices(app))
         assert app.editor.text == "hello there"  # nothing lost: Enter again once a model is there
-        assert app.session.session.get_entries() == []  # nothing sent, nothing saved
+        assert app.session.session_manager.get_entries() == []  # nothing sent, nothing saved
 
 
 async def test_a_provider_added_to_models_json_is_offered_by_model_and_then_prompts_work(
@@ -107,7 +107,7 @@ async def test_a_provider_added_to_models_json_is_offered_by_model_and_then_prom
                 ),
             )
     assert len(fake.requests) == 1 and fake.violations == []
-    kinds = [entry.type for entry in app.session.session.get_entries()]
+    kinds = [entry.type for entry in app.session.session_manager.get_entries()]
     assert kinds[:1] == ["model_change"] and "message" in kinds
 
 

@@ -39,6 +39,6 @@ async def test_bang_command_checkpoint_holds_only_the_commands_changes(fake: Fak
         (project / "mine.txt").write_text("edited by the user before the command\n")
         out: list[str] = []
         await run_user_bash("!echo n > new.txt", session, _Terminal(), EventPrinter(out.append, color=False))
-        record = session.session.get_entries()[-1]
+        record = session.session_manager.get_entries()[-1]
     assert getattr(record, "custom_type", None) == "pi-tui.checkpoint", record
     assert [f["path"] for f in record.data["files"]] == ["new.txt"]

@@ -50,7 +50,7 @@ async def regenerate_summary(session: Any, focus: str | None) -> str:
     from pi_tui.compaction import NothingToCompact, prepare_compaction, summarize_compaction
     from pi_tui.compaction.tokens import context_tokens
 
-    path = session.session.get_branch()
+    path = session.session_manager.get_branch()
     prep = prepare_compaction(path, session.compaction.settings())
     if prep is None:
         raise NothingToCompact()

@@ -38,7 +38,7 @@ def restore_layouts(session: AgentSession) -> dict[str, str]:
     """Re-apply the panel layouts recorded on the active path (after a start, resume or fork), so the
     requests of a resumed session are laid out as the live ones were. Returns them by panel name."""
     overrides: dict[str, str] = {}
-    for entry in session.session.get_branch():
+    for entry in session.session_manager.get_branch():
         if isinstance(entry, CustomEntry) and entry.custom_type == PANEL_LAYOUT_TYPE:
             data = entry.data
             if isinstance(data, dict) and data.get("to") in ("prefix", "tail", "hidden"):
@@ -74,7 +74,7 @@ def apply_layout(session: AgentSession, layout: dict[str, Layout], reason: str) 
         state = manager.panels[name]
         before = "hidden" if name in manager.hidden else state.panel.placement
         _set_layout(manager, name, wanted)
-        session.session.append_custom(
+        session.session_manager.append_custom(
             PANEL_LAYOUT_TYPE, {"name": name, "from": before, "to": wanted, "reason": reason}
         )
         session.engine.ledger.declare(Attribution(f"/context ({name})", reason, f"panel {before} → {wanted}"))

@@ -128,7 +128,7 @@ async def open_hotkeys(app: Any, _args: str) -> None:
 
 def session_rows(session: Any) -> list[tuple[str, str]]:
     """What ``/session`` shows, as (label, value) rows."""
-    manager = session.session
+    manager = session.session_manager
     stats = session.stats()
     entries = manager.get_entries()
     leaves = {e.id for e in entries} - {e.parent_id for e in entries}
@@ -188,7 +188,7 @@ async def open_session(app: Any, _args: str) -> None:
 def active_summary(session: Any) -> tuple[str, int, str] | None:
     """The compaction summary the next request carries: (text, tokens before, when), or None."""
     latest = None
-    for entry in session.session.get_branch():
+    for entry in session.session_manager.get_branch():
         kind = entry.type
         if kind == "compaction":
             latest = (entry.summary, int(entry.tokens_before or 0), str(entry.timestamp))

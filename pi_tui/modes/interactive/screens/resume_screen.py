@@ -150,7 +150,7 @@ class ResumeScreen(Screen[None]):
         if index >= len(self.shown):
             return Text("")
         info = self.shown[index]
-        current = self.session.session.path
+        current = self.session.session_manager.path
         text = Text(no_wrap=True)
         text.append("● " if current is not None and info.path == current else "  ", style="green")
         title = info.name or info.first_message
@@ -227,7 +227,7 @@ class ResumeScreen(Screen[None]):
         from pi_tui.session.listing import list_all_sessions
 
         root = None
-        session_dir = self.session.session.session_dir
+        session_dir = self.session.session_manager.session_dir
         if session_dir is not None:
             root = Path(session_dir).parent
         self.lists["all"] = await asyncio.to_thread(list_all_sessions, root)
@@ -267,7 +267,7 @@ class ResumeScreen(Screen[None]):
         from pi_tui.session.listing import read_session_info
 
         try:
-            if info.path == self.session.session.path:
+            if info.path == self.session.session_manager.path:
                 self.session.set_session_name(name)
             else:
                 manager = SessionManager.open(info.path, cwd=info.cwd or None)
@@ -290,7 +290,7 @@ class ResumeScreen(Screen[None]):
         info = self._selected()
         if info is None:
             return
-        if info.path == self.session.session.path:
+        if info.path == self.session.session_manager.path:
             self.notify("Cannot delete the session you are in", severity="error")
             return
 
@@ -327,7 +327,7 @@ class ResumeScreen(Screen[None]):
         from pi_tui.session import SessionManager
         from pi_tui.session.errors import SessionError
 
-        if info.path == self.session.session.path:
+        if info.path == self.session.session_manager.path:
             self.app.pop_screen()
             return
         try:
@@ -345,5 +345,5 @@ async def open_resume(app: Any, _args: str) -> None:
     from pi_tui.session.listing import list_sessions
 
     session = app.session
-    infos = await asyncio.to_thread(list_sessions, session.cwd, session.session.session_dir)
+    infos = await asyncio.to_thread(list_sessions, session.cwd, session.session_manager.session_dir)
     await app.push_screen(ResumeScreen(session, infos))

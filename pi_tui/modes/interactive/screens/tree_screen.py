@@ -64,7 +64,7 @@ class TreeScreen(Screen[None]):
     def __init__(self, session: Any, mode: FilterMode = "default") -> None:
         super().__init__()
         self.session = session
-        self.model = TreeModel(session.session, mode)
+        self.model = TreeModel(session.session_manager, mode)
         self.shown: list[TreeRow] = []
         self.show_label_time = False
         self.title_text = "Session Tree"
@@ -78,7 +78,7 @@ class TreeScreen(Screen[None]):
             yield Static(self.help_text, id="tree-help")
 
     def on_mount(self) -> None:
-        self._refresh_rows(select=self.session.session.get_leaf_id())
+        self._refresh_rows(select=self.session.session_manager.get_leaf_id())
         self._list().focus()
 
     # --- drawing --------------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ class TreeScreen(Screen[None]):
             # pi 0.83: moving in the tree mid-answer aborts it; the turn so far is kept in the file.
             session.abort()
             await session.wait_for_idle()
-        if row.id == session.session.get_leaf_id():
+        if row.id == session.session_manager.get_leaf_id():
             self.notify("Already at this point")
             return
         new_leaf = row.parent_id if row.kind in ("user", "custom_message") else row.id
@@ -327,7 +327,7 @@ class TreeScreen(Screen[None]):
             self.notify(f"Fork failed: {exc}", severity="error")
             return
         self.app.pop_screen()
-        path = self.session.session.path
+        path = self.session.session_manager.path
         self.app.notify(f"Forked into {path.name if path else 'a new session'}")
         if editor_text:
             self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
@@ -354,7 +354,7 @@ class ForkScreen(TreeScreen):
 
 async def open_fork(app: Any, _args: str) -> None:
     """``/fork``: refused before the first answer, as in pi 0.80+."""
-    entries = app.session.session.get_entries()
+    entries = app.session.session_manager.get_entries()
     if not any(isinstance(e, MessageEntry) and e.message.role == "assistant" for e in entries):
         app.notify("Nothing to fork from yet", severity="warning")
         return

@@ -68,7 +68,7 @@ async def test_an_edited_summary_is_what_the_next_request_carries_and_survives_c
         await pilot.press("enter")
         result = await task
     assert result.summary == EDITED
-    entry = next(e for e in reversed(session.session.get_entries()) if e.type == "context_transform")
+    entry = next(e for e in reversed(session.session_manager.get_entries()) if e.type == "context_transform")
     assert entry.patch[0]["summary"] == EDITED
     await session.prompt("next question")
     carried = json.dumps(fake.requests[-1].body)
@@ -89,7 +89,7 @@ async def test_escape_cancels_the_compaction_and_nothing_is_written(
     _settings(agent_dir, "always")
     fake.responder = _replier
     session = await _chatted(project)
-    before = len(session.session.get_entries())
+    before = len(session.session_manager.get_entries())
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         install(app)
@@ -102,7 +102,7 @@ async def test_escape_cancels_the_compaction_and_nothing_is_written(
             pass
         else:
             raise AssertionError("the compaction was applied")
-    assert len(session.session.get_entries()) == before
+    assert len(session.session_manager.get_entries()) == before
     await session.close()
 
 

@@ -75,7 +75,9 @@ async def test_whatif_projection_for_moving_a_volatile_panel_to_the_prefix_match
     assert abs(real - projected.cost) <= 0.05 * real
     assert abs(usage.cache_write - projected.write) <= 0.05 * usage.cache_write
     entries = [
-        e for e in session.session.get_entries() if getattr(e, "custom_type", None) == PANEL_LAYOUT_TYPE
+        e
+        for e in session.session_manager.get_entries()
+        if getattr(e, "custom_type", None) == PANEL_LAYOUT_TYPE
     ]
     assert entries and entries[0].data["reason"] == "status belongs in the prefix"
     inv = session.engine.ledger.invalidations[-1]
@@ -137,7 +139,7 @@ async def test_context_screen_shows_transforms_and_ledger_rows(fake: FakeLLM, pr
     fake.responder = lambda _req: Reply([text("ok")])
     session = create_session(parse_args(["--model", ANTHROPIC]), project).session
     await session.prompt("hello")
-    session.session.append_context_transform(
+    session.session_manager.append_context_transform(
         "redactor",
         [
             {

@@ -45,7 +45,7 @@ async def test_resume_lists_this_projects_sessions_filters_as_you_type_and_resum
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not isinstance(app.screen, ResumeScreen)
-    assert session.session.path == target
+    assert session.session_manager.path == target
     assert [m.role for m in session.messages] == ["user", "assistant"]
     await session.close()
 

@@ -53,7 +53,7 @@ async def test_context_and_tree_through_the_shell_jump_back_and_branch(
         await until(pilot, lambda: app.editor.text == "beta question")
         app.editor.text = ""
         await _prompt(pilot, app, "gamma question")
-        path = app.session.session.path
+        path = app.session.session_manager.path
     manager = SessionManager.open(path, read_only=True)
     users = [e for e in manager.get_entries() if getattr(getattr(e, "message", None), "role", None) == "user"]
     texts = sorted(
@@ -116,7 +116,7 @@ async def test_compact_in_the_shell_shows_the_review_and_applies_the_accepted_su
         assert "SUMMARY from faux" in app.screen.summary  # type: ignore[attr-defined]
         await pilot.press("enter")
         await until(pilot, lambda: not isinstance(app.screen, ReviewScreen) and not app._busy)
-        entries = app.session.session.get_entries()
+        entries = app.session.session_manager.get_entries()
         assert any(
             op.get("op") == "compaction_apply" and "SUMMARY from faux" in op.get("summary", "")
             for e in entries
@@ -135,15 +135,15 @@ async def test_resume_picker_in_the_shell_switches_and_the_chat_shows_the_old_se
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.ready.is_set)
         await _prompt(pilot, app, "alpha question")
-        first_file = app.session.session.path
+        first_file = app.session.session_manager.path
         await _submit(pilot, app, "/new")
-        await until(pilot, lambda: app.session.session.path != first_file and not app._busy)
+        await until(pilot, lambda: app.session.session_manager.path != first_file and not app._busy)
         await _prompt(pilot, app, "beta question")
         await _submit(pilot, app, "/resume")
         await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
         await type_text(pilot, "alpha")
         await pilot.press("enter")
-        await until(pilot, lambda: app.session.session.path == first_file)
+        await until(pilot, lambda: app.session.session_manager.path == first_file)
         await until(pilot, lambda: [b.text for b in app.chat.query(UserBlock)] == ["alpha question"])
 
 
@@ -158,18 +158,18 @@ async def test_resuming_a_session_with_an_unreadable_line_says_so(tmp_path: Path
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.ready.is_set)
         await _prompt(pilot, app, "alpha question")
-        first_file = app.session.session.path
+        first_file = app.session.session_manager.path
         assert first_file is not None
         with open(first_file, "a", encoding="utf-8") as f:
             f.write("[" * 100_000 + "]" * 100_000 + "\n")
         await _submit(pilot, app, "/new")
-        await until(pilot, lambda: app.session.session.path != first_file and not app._busy)
+        await until(pilot, lambda: app.session.session_manager.path != first_file and not app._busy)
         await _prompt(pilot, app, "beta question")
         await _submit(pilot, app, "/resume")
         await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
         await type_text(pilot, "alpha")
         await pilot.press("enter")
-        await until(pilot, lambda: app.session.session.path == first_file)
+        await until(pilot, lambda: app.session.session_manager.path == first_file)
         await until(pilot, lambda: [b.text for b in app.chat.query(UserBlock)] == ["alpha question"])
         await until(pilot, lambda: any("unreadable line" in b.text for b in app.chat.query(NoticeBlock)))
         warning = next(b.text for b in app.chat.query(NoticeBlock) if "unreadable line" in b.text)

@@ -19,7 +19,7 @@ async def branched_session(fake: FakeLLM, project: Path) -> Any:
     fake.responder = lambda _req: Reply([text("ok")])
     session = create_session(parse_args(["--model", ANTHROPIC]), project).session
     await session.prompt("first question")
-    first_answer = session.session.get_leaf_id()
+    first_answer = session.session_manager.get_leaf_id()
     await session.prompt("second question")
     await session.navigate(first_answer)
     await session.prompt("alternative question")
@@ -64,7 +64,7 @@ async def test_tree_shows_both_branches_marks_the_active_path_and_selects_the_le
         assert not by_text["user: second question"].on_active_path
         assert any(row.branch_point for row in screen.shown)
         leaf = screen.shown[screen.query_one("#tree-list").cursor]  # type: ignore[attr-defined]
-        assert leaf.id == session.session.get_leaf_id()
+        assert leaf.id == session.session_manager.get_leaf_id()
         await pilot.press("escape")
         assert not isinstance(app.screen, TreeScreen)
     await session.close()
@@ -87,8 +87,8 @@ async def test_enter_on_another_branch_without_summary_moves_the_leaf_and_prefil
         await pilot.pause()
         assert not isinstance(app.screen, TreeScreen)
     assert app.editor_text == "second question"
-    assert session.session.get_leaf_id() == target.parent_id
-    assert not any(e.type == "branch_summary" for e in session.session.get_entries())
+    assert session.session_manager.get_leaf_id() == target.parent_id
+    assert not any(e.type == "branch_summary" for e in session.session_manager.get_entries())
     await session.close()
 
 
@@ -109,10 +109,10 @@ async def test_summarize_with_a_custom_focus_writes_a_branch_summary_at_the_new_
         await pilot.press(*"the naming", "enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
-    summaries = [e for e in session.session.get_entries() if e.type == "branch_summary"]
+    summaries = [e for e in session.session_manager.get_entries() if e.type == "branch_summary"]
     assert len(summaries) == 1 and "explored an alternative" in summaries[0].summary
     assert "Additional focus: the naming" in str(fake.requests[-1].body)
-    assert session.session.get_leaf_id() == summaries[0].id
+    assert session.session_manager.get_leaf_id() == summaries[0].id
     await session.close()
 
 
@@ -120,7 +120,7 @@ async def test_escape_on_the_summary_question_keeps_the_tree_open_and_nothing_mo
     fake: FakeLLM, project: Path
 ) -> None:
     session = await branched_session(fake, project)
-    leaf = session.session.get_leaf_id()
+    leaf = session.session_manager.get_leaf_id()
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -136,7 +136,7 @@ async def test_escape_on_the_summary_question_keeps_the_tree_open_and_nothing_mo
         assert isinstance(app.screen, ChoiceScreen)
         await pilot.press("escape")
         await app.workers.wait_for_complete()
-    assert session.session.get_leaf_id() == leaf
+    assert session.session_manager.get_leaf_id() == leaf
     await session.close()
 
 
@@ -170,7 +170,7 @@ async def test_shift_l_labels_an_entry_and_the_labelled_filter_shows_it(fake: Fa
         assert _texts(screen) == ["user: first question"]
         await pilot.press("ctrl+l")
         assert len(_texts(screen)) > 1
-    assert session.session.get_label(target.id) == "start"
+    assert session.session_manager.get_label(target.id) == "start"
     await session.close()
 
 
@@ -212,7 +212,7 @@ async def test_folding_a_branch_hides_it_and_unfolding_shows_it_again(fake: Fake
 
 async def test_ctrl_f_forks_into_a_new_session_file(fake: FakeLLM, project: Path) -> None:
     session = await branched_session(fake, project)
-    old_path = session.session.path
+    old_path = session.session_manager.path
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -222,7 +222,7 @@ async def test_ctrl_f_forks_into_a_new_session_file(fake: FakeLLM, project: Path
         await pilot.pause()
         assert not isinstance(app.screen, TreeScreen)
     assert app.editor_text == "second question"
-    new_path = session.session.path
+    new_path = session.session_manager.path
     assert new_path != old_path
     await session.close()
     forked = SessionManager.open(new_path)
@@ -239,7 +239,7 @@ async def test_tree_opens_on_the_large_fixture_with_the_leaf_selected(project: P
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
-        assert len(screen.model.rows) == len(session.session.get_entries())
+        assert len(screen.model.rows) == len(session.session_manager.get_entries())
         cursor = screen.query_one("#tree-list").cursor  # type: ignore[attr-defined]
         assert screen.shown[cursor].is_leaf
         await pilot.press("up", "up", "pageup", "left", "right")
@@ -251,7 +251,7 @@ async def test_fork_picker_lists_every_message_of_yours_and_enter_forks(fake: Fa
     from pi_tui.modes.interactive.screens.tree_screen import ForkScreen
 
     session = await branched_session(fake, project)
-    old_path = session.session.path
+    old_path = session.session_manager.path
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         await SCREEN_COMMANDS["fork"](app, "")
@@ -269,7 +269,7 @@ async def test_fork_picker_lists_every_message_of_yours_and_enter_forks(fake: Fa
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not isinstance(app.screen, (ForkScreen, ChoiceScreen))
-    assert app.editor_text == "second question" and session.session.path != old_path
+    assert app.editor_text == "second question" and session.session_manager.path != old_path
     await session.close()
 
 
@@ -287,7 +287,9 @@ async def test_fork_is_refused_before_the_first_answer(project: Path) -> None:
 async def test_shift_t_shows_when_each_label_was_set(fake: FakeLLM, project: Path) -> None:
     session = await branched_session(fake, project)
     first = next(
-        e for e in session.session.get_entries() if getattr(getattr(e, "message", None), "role", "") == "user"
+        e
+        for e in session.session_manager.get_entries()
+        if getattr(getattr(e, "message", None), "role", "") == "user"
     )
     session.label(first.id, "start")
     app = HostApp(session)
@@ -327,11 +329,11 @@ async def test_jumping_while_the_agent_answers_aborts_the_answer_first(fake: Fak
         await app.workers.wait_for_complete()
         await run
         assert not session.is_streaming
-    roles = [getattr(getattr(e, "message", None), "role", None) for e in session.session.get_branch()]
+    roles = [getattr(getattr(e, "message", None), "role", None) for e in session.session_manager.get_branch()]
     assert "user" not in roles and "assistant" not in roles  # back before the first question
     aborted = [
         e
-        for e in session.session.get_entries()
+        for e in session.session_manager.get_entries()
         if getattr(getattr(e, "message", None), "stop_reason", None) == "aborted"
     ]
     assert len(aborted) == 1  # the interrupted answer is kept in the file
