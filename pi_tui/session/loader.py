@@ -9,6 +9,10 @@ Rules (see docs/session-format.md):
   other tools produce) gives that entry back.
 - The first non-blank line must be the header (``type: session`` with a string ``id``); without one
   the entries still load and the header is reported missing.
+- A big file's lines are decoded with orjson (a third of the time of `json`, and its decoded keys are
+  shared between lines): a line it refuses, or might read differently (an integer of 19 or more
+  digits, which it would turn into a float; nesting deeper than the limit), goes through `json` as
+  before, so every line gets exactly the result or the error it got before.
 - v1/v2 files are migrated in memory; the original lines and the migrated records are kept for the
   rewrite the first write does, which splices the new ids into the original lines (`spliced_line`)
   rather than encoding the whole file again.
@@ -20,7 +24,8 @@ import gc
 import io
 import json
 import logging
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +126,37 @@ def _loads(raw: bytes) -> Any:
     return obj
 
 
+# Files at least this big are decoded with orjson; below it, importing orjson (~10 ms) would cost more
+# than it saves.
+FAST_DECODE_BYTES = 1 << 20
+# Digits become nines, everything else stays: a run of 19 nines is then a number orjson could read as
+# a float (it keeps integers within 64 bits only), or digits inside a string, which `json` reads as well.
+_DIGITS_TO_NINES = bytes.maketrans(b"0123456789", b"9999999999")
+_LONG_NUMBER = b"9" * 19
+
+
+def _fast_loads() -> Callable[[bytes], Any]:
+    """`_loads` with orjson in front (imported on first use): the same value, in a third of the time."""
+    import orjson
+
+    decode = orjson.loads
+    refused = orjson.JSONDecodeError
+    translate = bytes.translate
+
+    def loads(raw: bytes) -> Any:
+        if (
+            raw.count(b"[") + raw.count(b"{") > _LINE_DEPTH
+            or _LONG_NUMBER in translate(raw, _DIGITS_TO_NINES)
+        ):
+            return _loads(raw)
+        try:
+            return decode(raw)
+        except refused:  # not UTF-8, a lone surrogate, NaN, an odd line: `json` decides, as before
+            return _loads(raw)
+
+    return loads
+
+
 def _salvage(raw: bytes) -> tuple[dict[str, Any], int] | None:
     """A complete entry glued to the end of a broken line, and where it starts."""
     start = 1
@@ -173,8 +209,12 @@ class _Collector:
             self._parse(obj, line_no, lambda i=i: line_of(i).decode("utf-8", "surrogatepass"))
 
 
-def parse_session_lines(lines: Iterable[bytes], path: Path | None = None) -> LoadedFile:
+def parse_session_lines(
+    lines: Iterable[bytes], path: Path | None = None, *, fast_decode: bool = False
+) -> LoadedFile:
     """Parse a session file given as its lines (each with its newline, except maybe the last).
+
+    ``fast_decode`` decodes with orjson (see the module docstring): worth it for big files.
 
     Memory stays proportional to the entries kept, not to the file: lines are consumed one by one.
     The cyclic garbage collector is paused meanwhile: parsing makes millions of objects that all stay
@@ -185,13 +225,15 @@ def parse_session_lines(lines: Iterable[bytes], path: Path | None = None) -> Loa
     if paused:
         gc.disable()
     try:
-        return _parse_session_lines(lines, path)
+        return _parse_session_lines(lines, path, _fast_loads() if fast_decode else _loads)
     finally:
         if paused:
             gc.enable()
 
 
-def _parse_session_lines(lines: Iterable[bytes], path: Path | None) -> LoadedFile:
+def _parse_session_lines(
+    lines: Iterable[bytes], path: Path | None, loads: Callable[[bytes], Any]
+) -> LoadedFile:
     report = LoadReport(path=path)
     collector = _Collector(report)
     header_data: dict[str, Any] | None = None
@@ -211,7 +253,7 @@ def _parse_session_lines(lines: Iterable[bytes], path: Path | None) -> LoadedFil
         seen_first = True
         unterminated = not raw.endswith(b"\n")
         try:
-            obj = _loads(raw)
+            obj = loads(raw)
         except ValueError as exc:
             obj = None
             if unterminated:
@@ -289,13 +331,14 @@ def _parse_session_lines(lines: Iterable[bytes], path: Path | None) -> LoadedFil
 
 def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     """Parse the bytes of a whole session file (see the module docstring for the rules)."""
-    return parse_session_lines(io.BytesIO(data), path)
+    return parse_session_lines(io.BytesIO(data), path, fast_decode=len(data) >= FAST_DECODE_BYTES)
 
 
 def load_session_file(path: Path) -> LoadedFile:
     """Read and parse a session file. Raises only ``OSError`` (the file cannot be read)."""
     with open(path, "rb") as handle:
-        loaded = parse_session_lines(handle, path)
+        big = os.fstat(handle.fileno()).st_size >= FAST_DECODE_BYTES
+        loaded = parse_session_lines(handle, path, fast_decode=big)
     if loaded.report.has_problems:
         log.warning("%s", loaded.report.summary())
     return loaded
