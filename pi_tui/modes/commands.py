@@ -8,11 +8,14 @@ the model verbatim, as in pi.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pi_tui.util.format import fmt_tokens
+
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["BuiltinCommands", "BUILTIN_COMMANDS"]
 
@@ -32,14 +35,25 @@ BUILTIN_COMMANDS: dict[str, str] = {
 class BuiltinCommands:
     """``await commands(text) -> bool`` (True when the text was a built-in command and was handled)."""
 
-    def __init__(self, session: Any, write: Callable[[str], None]) -> None:
+    def __init__(self, session: AgentSession, write: Callable[[str], None]) -> None:
         self.session = session
         self.write = write
         self.handled_count = 0
+        self._handlers: dict[str, Callable[[str], Awaitable[None]]] = {
+            "context": self._cmd_context,
+            "session": self._cmd_session,
+            "name": self._cmd_name,
+            "compact": self._cmd_compact,
+            "summary": self._cmd_summary,
+            "export": self._cmd_export,
+            "reload": self._cmd_reload,
+            "undo": self._cmd_undo,
+            "diff": self._cmd_diff,
+        }
 
     async def __call__(self, text: str) -> bool:
         name, _, rest = text[1:].partition(" ")
-        handler = getattr(self, f"_cmd_{name}", None) if name in BUILTIN_COMMANDS else None
+        handler = self._handlers.get(name)
         if handler is None:
             return False
         self.handled_count += 1
@@ -79,7 +93,7 @@ class BuiltinCommands:
 
     async def _cmd_compact(self, arg: str) -> None:
         result = await self.session.compact(arg or None)
-        before = getattr(result, "tokens_before", None)
+        before = result.tokens_before
         self.write("Compacted." + (f" ({fmt_tokens(int(before))} tokens summarised)" if before else ""))
 
     async def _cmd_summary(self, _arg: str) -> None:

@@ -19,19 +19,22 @@ Order, as pi 0.87.1 prints it for the same run (``tests/fixtures/pi087/json-mode
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.events import AgentEnd, AgentEvent, MessageEnd, MessageStart, RuntimeEvent, TurnStart
 from pi_tui.ai.types import AssistantMessage, now_ms
 from pi_tui.modes.rpc.events import EventMapper
 from pi_tui.session.entries import SystemMessageEntry
 
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
+
 __all__ = ["JsonEventStream"]
 
 Emit = Callable[[dict[str, Any]], None]
 
 
-def _path_has_system_message(session: Any) -> bool:
+def _path_has_system_message(session: AgentSession) -> bool:
     try:
         branch = session.session_manager.get_branch()
     except (AttributeError, RuntimeError):
@@ -39,13 +42,10 @@ def _path_has_system_message(session: Any) -> bool:
     return any(isinstance(e, SystemMessageEntry) for e in branch)
 
 
-def _system_message(session: Any) -> dict[str, Any] | None:
-    """The prompt and tools the next request carries, as pi's system message (None when unknown)."""
-    engine = getattr(session, "engine", None)
-    if engine is None:
-        return None
-    env = engine.replay()
-    available = set(getattr(session, "active_tools", ()) or ())
+def _system_message(session: AgentSession) -> dict[str, Any]:
+    """The prompt and tools the next request carries, as pi's system message."""
+    env = session.engine.replay()
+    available = set(session.active_tools)
     tools = [t.to_json_dict() for t in env.tools if not available or t.name in available]
     message: dict[str, Any] = {"role": "system", "content": env.system_compiled}
     if tools:
@@ -62,7 +62,7 @@ class JsonEventStream:
         emit: receives each record.
     """
 
-    def __init__(self, session: Any, emit: Emit) -> None:
+    def __init__(self, session: AgentSession, emit: Emit) -> None:
         self._session = session
         self._emit = emit
         self._mapper = EventMapper()
@@ -116,9 +116,8 @@ class JsonEventStream:
             return
         self._announced_system = True
         message = _system_message(self._session)
-        if message is not None:
-            self._emit({"type": "message_start", "message": message})
-            self._emit({"type": "message_end", "message": message})
+        self._emit({"type": "message_start", "message": message})
+        self._emit({"type": "message_end", "message": message})
 
     def _flush(self) -> None:
         held, self._held = self._held, []

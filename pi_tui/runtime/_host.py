@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.agent.loop import Agent
 from pi_tui.agent.tool import AgentTool
@@ -12,12 +13,26 @@ from pi_tui.context.engine import ContextEngine
 from pi_tui.context.panels import PanelManager
 
 if TYPE_CHECKING:
+    from pi_tui.agent.events import AgentEvent, RuntimeEvent
     from pi_tui.ai.model_registry import ModelRegistry
+    from pi_tui.ai.types import Model, ThinkingLevel
+    from pi_tui.compaction.controller import CompactionController
     from pi_tui.extensions.runner import ExtensionRunner
     from pi_tui.resources.settings import SettingsManager
+    from pi_tui.session.context import SessionContext
     from pi_tui.session.manager import SessionManager
 
-__all__ = ["SessionHost"]
+__all__ = ["PendingState", "SessionHost"]
+
+
+@dataclass
+class PendingState:
+    """A model and thinking level chosen but not yet written to the session file (written just before
+    the next entry)."""
+
+    model: tuple[str, str] | None = None
+    """(provider, model id)"""
+    thinking: ThinkingLevel | None = None
 
 
 class SessionHost:
@@ -32,18 +47,20 @@ class SessionHost:
     registry: ModelRegistry
     tools: dict[str, AgentTool]
     extensions: ExtensionRunner | None
-    compaction: Any
+    compaction: CompactionController
     _base_stream_fn: StreamFn | None
     _switch_reason: str | None
-    _pending_state: dict[str, Any]
+    _pending_state: PendingState
 
     if TYPE_CHECKING:
 
-        async def emit(self, event: Any) -> None: ...
+        async def emit(self, event: AgentEvent | RuntimeEvent) -> None: ...
 
         async def _api_key(self, provider: str) -> str | None: ...
 
-        def _record_model_if_changed(self, restored: Any, model: Any, thinking: Any) -> None: ...
+        def _record_model_if_changed(
+            self, restored: SessionContext, model: Model, thinking: ThinkingLevel
+        ) -> None: ...
 
         def _require_idle(self, action: str) -> None: ...
 

@@ -48,6 +48,7 @@ from pi_tui.session.entries import CustomEntry, MessageEntry
 from pi_tui.session.errors import SessionError
 from pi_tui.util.tasks import stray_cancellation
 
+from ._host import PendingState
 from .compaction_ops import CompactionMixin
 from .events import ErrorEvent, RuntimeEvent, SessionStats
 from .rewind_ops import RewindMixin
@@ -229,7 +230,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.agent.subscribe(self._on_agent_event)
         self._rebuild_messages()  # replayed like every request, not the raw session context
         self._init_compaction()  # after _on_agent_event: step 8 runs once the turn is persisted
-        self._pending_state: dict[str, Any] = {}
+        self._pending_state = PendingState()
         self._abortable_tasks: set[asyncio.Task[Any]] = set()  # prompts inside input/before_agent_start
         self._aborted_tasks: set[asyncio.Task[Any]] = set()
         self._record_model_if_changed(restored, model, thinking)
@@ -479,7 +480,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if model.label != self.agent.model.label:
             previous = self.agent.model
             self.agent.model = model
-            self._pending_state["model"] = (model.provider, model.id)
+            self._pending_state.model = (model.provider, model.id)
             if self.extensions is not None:  # extensions
                 self.extensions.notify_soon(
                     "model_select", model=model, previous_model=previous, source=source
@@ -488,7 +489,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     def set_thinking_level(self, level: ThinkingLevel) -> None:
         if level != self.agent.thinking:
             self.agent.thinking = level
-            self._pending_state["thinking"] = level
+            self._pending_state.thinking = level
 
     def _record_model_if_changed(self, restored: Any, model: Model, thinking: ThinkingLevel) -> None:
         fresh = not self.session_manager.get_entries()
@@ -496,19 +497,19 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if is_no_model(model):  # nothing to record until a real model is picked (set_model records it)
             pass
         elif fresh or ref is None or (ref.provider, ref.model_id) != (model.provider, model.id):
-            self._pending_state["model"] = (model.provider, model.id)
+            self._pending_state.model = (model.provider, model.id)
         if fresh or restored.thinking_level != thinking:
-            self._pending_state["thinking"] = thinking
+            self._pending_state.thinking = thinking
 
     def _flush_pending_state(self) -> None:
         """Model and thinking changes are written just before the next entry, not when they happen: opening
         a session with another model and only looking at it (``/context``, ``/session``) must not write to
         the user's file, nor leave change entries that no message follows."""
-        state, self._pending_state = self._pending_state, {}
-        if "model" in state:
-            self.session_manager.append_model_change(*state["model"])
-        if "thinking" in state:
-            self.session_manager.append_thinking_level_change(state["thinking"])
+        state, self._pending_state = self._pending_state, PendingState()
+        if state.model is not None:
+            self.session_manager.append_model_change(*state.model)
+        if state.thinking is not None:
+            self.session_manager.append_thinking_level_change(state.thinking)
 
     async def _api_key(self, provider: str) -> str | None:
         if self.registry is None:

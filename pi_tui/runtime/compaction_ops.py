@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pi_tui.agent.events import TurnEnd
+from pi_tui.agent.events import AgentEvent, TurnEnd
 from pi_tui.ai.stream import (
     AbortSignal,
 )
@@ -15,6 +15,11 @@ from pi_tui.ai.types import (
 from pi_tui.context.envelope import ContextEnvelope
 
 from ._host import SessionHost
+
+if TYPE_CHECKING:
+    from pi_tui.compaction.persist import CompactionResult
+    from pi_tui.compaction.summarize import SummaryBackend
+    from pi_tui.resources.settings_schema import BranchSummarySettings, CompactionSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,17 +48,17 @@ class CompactionMixin(SessionHost):
         self.agent.on_context_overflow = self.compaction.on_overflow
         self.agent.subscribe(self._on_compaction_agent_event)
 
-    def _compaction_settings(self) -> Any:
+    def _compaction_settings(self) -> CompactionSettings:
         from pi_tui.resources.settings_schema import CompactionSettings
 
         return self.settings.compaction if self.settings is not None else CompactionSettings()
 
-    def _branch_summary_settings(self) -> Any:
+    def _branch_summary_settings(self) -> BranchSummarySettings:
         from pi_tui.resources.settings_schema import BranchSummarySettings
 
         return self.settings.branch_summary if self.settings is not None else BranchSummarySettings()
 
-    async def _on_compaction_agent_event(self, event: Any) -> None:
+    async def _on_compaction_agent_event(self, event: AgentEvent) -> None:
         from pi_tui.agent.events import AgentStart
 
         if isinstance(event, AgentStart):
@@ -69,7 +74,7 @@ class CompactionMixin(SessionHost):
             messages.pop()
         self.agent.messages = messages
 
-    async def compaction_backend(self) -> Any:
+    async def compaction_backend(self) -> SummaryBackend:
         from pi_tui.compaction.summarize import SummaryBackend
         from pi_tui.context.request import to_llm_request
 
@@ -113,7 +118,7 @@ class CompactionMixin(SessionHost):
             return self.engine.replay()
         return None
 
-    async def compact(self, custom_instructions: str | None = None) -> Any:
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
         """Compact now (``/compact [instructions]``); a running turn is aborted first, as pi does.
 
         Returns:

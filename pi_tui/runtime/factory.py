@@ -6,13 +6,18 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from pi_tui.agent.tool import AgentTool
 from pi_tui.ai.stream import StreamFn
 from pi_tui.args import Args, resolve_flag_words
 
 from .agent_session import AgentSession
+
+if TYPE_CHECKING:
+    from pi_tui.packages.resolve import ResolvedPackages
+    from pi_tui.resources.settings import SettingsManager
+    from pi_tui.session import SessionManager
 
 __all__ = ["StartupError", "Startup", "create_session", "create_session_or_report"]
 
@@ -32,11 +37,11 @@ class Startup:
     session: AgentSession
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
-    packages: Any = None
-    """`pi_tui.packages.ResolvedPackages`: theme paths, the start-up install lines."""
+    packages: ResolvedPackages | None = None
+    """Theme paths, the start-up install lines."""
 
 
-def _select_session_manager(args: Args, cwd: Path) -> tuple[Any, list[str]]:
+def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list[str]]:
     from pi_tui.session import SessionManager, SessionNotFoundError, find_session
     from pi_tui.session.errors import SessionError
 
@@ -112,7 +117,7 @@ def _one_trust_notice(warnings: list[str]) -> list[str]:
     ]
 
 
-def _load_settings(args: Args, agent_dir: Path, cwd: Path, warnings: list[str]) -> Any:
+def _load_settings(args: Args, agent_dir: Path, cwd: Path, warnings: list[str]) -> SettingsManager:
     """Global settings always; the project's ``.pi/settings.json`` only once the project is trusted.
 
     A project file can name shell prefixes and extension paths, so a cloned repository must not be able
@@ -197,6 +202,7 @@ def _create_session(
     from pi_tui.ai.model_resolver import ModelResolutionError, find_initial_model, resolve_cli_model
     from pi_tui.ai.paths import agent_dir as default_agent_dir
     from pi_tui.ai.thinking import DEFAULT_THINKING_LEVEL, clamp_thinking_level, parse_thinking_level
+    from pi_tui.ai.types import ThinkingLevel
     from pi_tui.resources.loader import ResourceLoader
     from pi_tui.tools import ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, create_coding_tools
     from pi_tui.tools.bash import agent_command_env
@@ -259,7 +265,8 @@ def _create_session(
         if resolved.thinking_level is not None:
             thinking = resolved.thinking_level
         elif restored.messages and restored.thinking_level:
-            thinking = restored.thinking_level
+            # the level the session file recorded, as it was written (the clamp below fits it to the model)
+            thinking = cast(ThinkingLevel, restored.thinking_level)
         else:
             thinking = (
                 parse_thinking_level(settings.thinking_level_for(model.provider, model.id))

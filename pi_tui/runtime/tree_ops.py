@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from pi_tui.ai.thinking import clamp_thinking_level
 from pi_tui.ai.types import (
+    ThinkingLevel,
     UserMessage,
     message_text,
 )
 from pi_tui.session.entries import CustomMessageEntry, MessageEntry
 from pi_tui.session.errors import EntryNotFoundError
 
-from ._host import SessionHost
+from ._host import PendingState, SessionHost
 from .events import SessionSwitched, SessionTreeMoved
+
+if TYPE_CHECKING:
+    from pi_tui.session.manager import SessionManager
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +90,7 @@ class SessionTreeMixin(SessionHost):
         """Name the session (shown by the resume list instead of the first message)."""
         self.session_manager.append_session_info(name)
 
-    async def switch_session(self, manager: Any) -> None:
+    async def switch_session(self, manager: SessionManager) -> None:
         """Rebind the runtime to another `SessionManager` (resume, fork, new).
 
         Aborts a running turn, clears the queues, closes the current session, restores the new one's
@@ -115,15 +119,16 @@ class SessionTreeMixin(SessionHost):
                 or self.registry.get_api_key(found)
             ):
                 model = found
-        thinking = restored.thinking_level if restored.messages else self.agent.thinking
-        thinking = clamp_thinking_level(model, thinking)
+        # the level the session file recorded, as it was written (the clamp fits it to the model)
+        recorded = cast(ThinkingLevel, restored.thinking_level)
+        thinking = clamp_thinking_level(model, recorded if restored.messages else self.agent.thinking)
         old.close()
         self.session_manager = manager
         self.agent.model = model
         self.agent.thinking = thinking
         self.engine.last = None
         self._rebuild_messages()
-        self._pending_state = {}  # unwritten changes belonged to the session we left
+        self._pending_state = PendingState()  # unwritten changes belonged to the session we left
         self._record_model_if_changed(restored, model, thinking)
         await self.emit(SessionSwitched(manager.id, str(manager.path or "")))
         if self.extensions is not None:  # extensions

@@ -14,10 +14,13 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pi_tui.args import Args
+    from pi_tui.runtime.factory import Startup
+
+    from .app import PiApp
 
 __all__ = ["project_needs_trust", "project_trust_files", "report_crash", "run_interactive", "trust_question"]
 
@@ -93,7 +96,7 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
 
     agent_dir = default_agent_dir()
 
-    def create_startup(trust: bool | None) -> Any:
+    def create_startup(trust: bool | None) -> Startup:
         from pi_tui.runtime.factory import create_session
 
         if trust:
@@ -134,7 +137,7 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
     return code if isinstance(code, int) else 0
 
 
-def report_crash(agent_dir: Path, app: Any, details: str) -> int:
+def report_crash(agent_dir: Path, app: PiApp, details: str) -> int:
     """Write ``details`` to the crash log and tell the user where it is and where the session is saved."""
     path = _crash_log(agent_dir)
     try:
@@ -143,9 +146,8 @@ def report_crash(agent_dir: Path, app: Any, details: str) -> int:
         where_log = str(path)
     except OSError as exc:
         where_log = f"nowhere ({exc}); the traceback follows:\n{details}"
-    session = getattr(getattr(app, "session", None), "session_manager", None)
     sys.stderr.write(f"pi-tui crashed; the details are in {where_log}\n")
-    saved = getattr(session, "path", None)
+    saved = app.session.session_manager.path if app.session is not None else None  # None: it crashed starting
     if saved:
         sys.stderr.write(f"Your session is saved and valid: {saved} (continue it with pi-tui -c)\n")
     return 1

@@ -21,6 +21,21 @@ from pi_tui.agent.events import (
     MessageUpdate,
     RuntimeEvent,
 )
+from pi_tui.ai.stream import (
+    Done,
+    Error,
+    StreamEvent,
+    StreamStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
 from pi_tui.ai.types import AssistantMessage, ToolCall, dump_message
 
 __all__ = ["EventMapper"]
@@ -29,21 +44,36 @@ __all__ = ["EventMapper"]
 _SKIPPED_UPDATES = frozenset({"start", "done", "error"})
 
 
-def _delta_json(event: Any) -> dict[str, Any]:
+def _delta_json(event: StreamEvent) -> dict[str, Any]:
     """The stream event without its partial message (serialising that on every delta is quadratic)."""
     out: dict[str, Any] = {"type": event.type}
-    for name in event.__dataclass_fields__:
-        if name == "partial":
-            continue
-        value = getattr(event, name)
-        key = "contentIndex" if name == "content_index" else "toolCall" if name == "tool_call" else name
-        out[key] = value.to_json_dict() if hasattr(value, "to_json_dict") else value
-    if event.type == "toolcall_start":  # 0.84.3: the call's id and tool name come with its start
-        content = event.partial.content
-        block = content[event.content_index] if event.content_index < len(content) else None
-        if isinstance(block, ToolCall):
-            out["id"] = block.id
-            out["toolName"] = block.name
+    match event:
+        case TextStart() | ThinkingStart():
+            out["contentIndex"] = event.content_index
+        case TextDelta() | ThinkingDelta() | ToolCallDelta():
+            out["contentIndex"] = event.content_index
+            out["delta"] = event.delta
+        case TextEnd() | ThinkingEnd():
+            out["contentIndex"] = event.content_index
+            out["content"] = event.content
+        case ToolCallStart():  # 0.84.3: the call's id and tool name come with its start
+            out["contentIndex"] = event.content_index
+            content = event.partial.content
+            block = content[event.content_index] if event.content_index < len(content) else None
+            if isinstance(block, ToolCall):
+                out["id"] = block.id
+                out["toolName"] = block.name
+        case ToolCallEnd():
+            out["contentIndex"] = event.content_index
+            out["toolCall"] = event.tool_call.to_json_dict()
+        case Done():
+            out["reason"] = event.reason
+            out["message"] = event.message.to_json_dict()
+        case Error():
+            out["reason"] = event.reason
+            out["error"] = event.error.to_json_dict()
+        case StreamStart():
+            pass
     return out
 
 

@@ -8,8 +8,9 @@ commands (`pi_tui.modes.rpc.login`) are pi-tui's own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_tui.ai.thinking import available_thinking_levels, clamp_thinking_level, cycle_thinking_level
 from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, dump_message, message_text
@@ -18,24 +19,15 @@ from .commands_session import SessionCommands
 from .fields import BUSY_ERROR, RpcError, opt_str, req_bool, req_str
 from .login import LoginCommands
 
-__all__ = ["COMMANDS", "DEFERRED", "NO_DATA", "CommandHandlers", "RpcError"]
+if TYPE_CHECKING:
+    from pi_tui.resources.settings import SettingsManager
+
+__all__ = ["COMMANDS", "DEFERRED", "HANDLERS", "NO_DATA", "CommandHandlers", "RpcError"]
 
 NO_DATA: Any = object()
 """A response without ``data``."""
 DEFERRED: Any = object()
 """The handler sends its response itself, later."""
-
-COMMANDS = frozenset(
-    {
-        "prompt", "steer", "follow_up", "abort", "clear_queue", "new_session", "get_state", "get_messages",
-        "set_model", "cycle_model", "get_available_models", "set_thinking_level", "cycle_thinking_level",
-        "get_available_thinking_levels", "set_steering_mode", "set_follow_up_mode", "compact",
-        "set_auto_compaction", "set_auto_retry", "abort_retry", "bash", "abort_bash", "get_session_stats",
-        "export_html", "switch_session", "fork", "clone", "get_fork_messages", "get_entries", "get_tree",
-        "get_last_assistant_text", "set_session_name", "get_commands", "get_context", "rewind",
-        "get_login_providers", "login", "abort_login", "logout",
-    }
-)  # fmt: skip
 
 _QUEUE_MODES = ("all", "one-at-a-time")
 
@@ -261,39 +253,41 @@ class CommandHandlers(SessionCommands, LoginCommands):
             raise RpcError(f"Invalid mode: {mode} (expected 'all' or 'one-at-a-time')")
         return mode
 
-    def _save_setting(self, name: str, *args: Any) -> None:
+    def _save_setting(self, name: str, save: Callable[[SettingsManager], None]) -> None:
         """pi saves these toggles to the settings file; a read-only file only costs the persistence."""
         settings = self.session.settings
         if settings is None:
             return
         try:
-            getattr(settings, name)(*args)
+            save(settings)
         except (OSError, ValueError) as exc:
             self.log.warning("could not save setting (%s): %s", name, exc)
 
     def cmd_set_steering_mode(self, cmd_id: object, command: dict[str, Any]) -> Any:
         mode = self._queue_mode(command)
         self.session.agent.steering_mode = cast(Any, mode)
-        self._save_setting("set_steering_mode", mode)
+        self._save_setting("set_steering_mode", lambda settings: settings.set_steering_mode(mode))
         return NO_DATA
 
     def cmd_set_follow_up_mode(self, cmd_id: object, command: dict[str, Any]) -> Any:
         mode = self._queue_mode(command)
         self.session.agent.follow_up_mode = cast(Any, mode)
-        self._save_setting("set_follow_up_mode", mode)
+        self._save_setting("set_follow_up_mode", lambda settings: settings.set_follow_up_mode(mode))
         return NO_DATA
 
     def cmd_set_auto_compaction(self, cmd_id: object, command: dict[str, Any]) -> Any:
         enabled = req_bool(command, "enabled")
         if self.session.settings is None:
             raise RpcError("Auto-compaction cannot be changed: this session has no settings")
-        self._save_setting("set_compaction_enabled", enabled)
+        self._save_setting(
+            "set_compaction_enabled", lambda settings: settings.set_compaction_enabled(enabled)
+        )
         return NO_DATA
 
     def cmd_set_auto_retry(self, cmd_id: object, command: dict[str, Any]) -> Any:
         enabled = req_bool(command, "enabled")
         self.session.agent.retry.enabled = enabled
-        self._save_setting("set_nested", "retry", "enabled", enabled)
+        self._save_setting("set_nested", lambda settings: settings.set_nested("retry", "enabled", enabled))
         return NO_DATA
 
     def cmd_abort_retry(self, cmd_id: object, command: dict[str, Any]) -> Any:
@@ -349,3 +343,52 @@ class CommandHandlers(SessionCommands, LoginCommands):
             self.session.session_manager, Path(output).expanduser() if output else None
         )
         return {"path": str(path)}
+
+
+Handler = Callable[[CommandHandlers, object, dict[str, Any]], object]
+"""A command's method: ``(handlers, id, command)`` to its data (or an awaitable of it)."""
+
+HANDLERS: dict[str, Handler] = {
+    "prompt": CommandHandlers.cmd_prompt,
+    "steer": CommandHandlers.cmd_steer,
+    "follow_up": CommandHandlers.cmd_follow_up,
+    "abort": CommandHandlers.cmd_abort,
+    "clear_queue": CommandHandlers.cmd_clear_queue,
+    "new_session": CommandHandlers.cmd_new_session,
+    "get_state": CommandHandlers.cmd_get_state,
+    "get_messages": CommandHandlers.cmd_get_messages,
+    "set_model": CommandHandlers.cmd_set_model,
+    "cycle_model": CommandHandlers.cmd_cycle_model,
+    "get_available_models": CommandHandlers.cmd_get_available_models,
+    "set_thinking_level": CommandHandlers.cmd_set_thinking_level,
+    "cycle_thinking_level": CommandHandlers.cmd_cycle_thinking_level,
+    "get_available_thinking_levels": CommandHandlers.cmd_get_available_thinking_levels,
+    "set_steering_mode": CommandHandlers.cmd_set_steering_mode,
+    "set_follow_up_mode": CommandHandlers.cmd_set_follow_up_mode,
+    "compact": CommandHandlers.cmd_compact,
+    "set_auto_compaction": CommandHandlers.cmd_set_auto_compaction,
+    "set_auto_retry": CommandHandlers.cmd_set_auto_retry,
+    "abort_retry": CommandHandlers.cmd_abort_retry,
+    "bash": CommandHandlers.cmd_bash,
+    "abort_bash": CommandHandlers.cmd_abort_bash,
+    "get_session_stats": CommandHandlers.cmd_get_session_stats,
+    "export_html": CommandHandlers.cmd_export_html,
+    "switch_session": CommandHandlers.cmd_switch_session,
+    "fork": CommandHandlers.cmd_fork,
+    "clone": CommandHandlers.cmd_clone,
+    "get_fork_messages": CommandHandlers.cmd_get_fork_messages,
+    "get_entries": CommandHandlers.cmd_get_entries,
+    "get_tree": CommandHandlers.cmd_get_tree,
+    "get_last_assistant_text": CommandHandlers.cmd_get_last_assistant_text,
+    "set_session_name": CommandHandlers.cmd_set_session_name,
+    "get_commands": CommandHandlers.cmd_get_commands,
+    "get_context": CommandHandlers.cmd_get_context,
+    "rewind": CommandHandlers.cmd_rewind,
+    "get_login_providers": CommandHandlers.cmd_get_login_providers,
+    "login": CommandHandlers.cmd_login,
+    "abort_login": CommandHandlers.cmd_abort_login,
+    "logout": CommandHandlers.cmd_logout,
+}
+"""Every RPC command, by its ``type``, to the method that answers it."""
+
+COMMANDS = frozenset(HANDLERS)

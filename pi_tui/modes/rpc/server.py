@@ -29,7 +29,7 @@ from pi_tui.modes.json_events import JsonEventStream
 from pi_tui.runtime.agent_session import AgentSession
 
 from .framing import JsonlWriter, LineReader, OutputClosed, decode_line
-from .handlers import COMMANDS, DEFERRED, NO_DATA, CommandHandlers, RpcError
+from .handlers import COMMANDS, DEFERRED, HANDLERS, NO_DATA, CommandHandlers, RpcError
 from .ui import RpcUIBridge
 
 __all__ = ["RpcServer"]
@@ -223,9 +223,9 @@ class RpcServer:
         task.add_done_callback(self._tasks.discard)
 
     async def _run_command(self, cmd_id: object, kind: str, command: dict[str, Any]) -> None:
-        handler = getattr(self.handlers, f"cmd_{kind}")
+        handler = HANDLERS[kind]
         try:
-            result = handler(cmd_id, command)
+            result = handler(self.handlers, cmd_id, command)
             if inspect.isawaitable(result):
                 result = await result
         except RpcError as exc:
