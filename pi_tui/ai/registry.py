@@ -2,18 +2,32 @@
 
 Built-in APIs are resolved lazily (importing a provider module must not import its SDK, and start-up
 must not import the providers at all). Extensions may register more with `register_api`.
+
+Some providers need more on every request than their wire API sends, whatever that API is: GitHub
+Copilot wants headers computed from the messages; the Cloudflare gateways and OpenCode want their own
+headers (and Cloudflare its account ids filled into the base URL). Each has a `ProviderHook` in
+`PROVIDER_HOOKS`; `stream` runs a model's hooks before the API's stream function. A hook returns the
+model and options to use as new objects, so the caller's options are never changed; the modules behind
+the hooks load on first use.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 from .stream import Error, LlmRequest, StreamEvent, StreamFn, StreamOptions, StreamStart
 from .types import AssistantMessage, Model
 
 __all__ = [
     "BUILTIN_APIS",
+    "PROVIDER_HOOKS",
+    "ProviderHook",
+    "RequestHook",
+    "request_hooks",
     "preload_sdk",
     "register_api",
     "unregister_api",
@@ -43,6 +57,57 @@ BUILTIN_APIS: dict[str, tuple[str, str]] = {
 }
 
 _registered: dict[str, StreamFn] = {}
+
+
+class RequestHook(Protocol):
+    """Turns one request's model and options into the ones sent (new objects, the inputs unchanged)."""
+
+    def __call__(
+        self, model: Model, request: LlmRequest, options: StreamOptions
+    ) -> tuple[Model, StreamOptions]: ...
+
+
+@dataclass(frozen=True)
+class ProviderHook:
+    """A request hook and the models it serves.
+
+    Attributes:
+        name: what the hook is for, in words (shown nowhere; for readers and tests).
+        serves: whether a model's requests go through the hook.
+        apply: the hook itself.
+    """
+
+    name: str
+    serves: Callable[[Model], bool]
+    apply: RequestHook
+
+
+def _copilot(model: Model, request: LlmRequest, options: StreamOptions) -> tuple[Model, StreamOptions]:
+    from .providers.copilot_headers import copilot_dynamic_headers
+
+    headers = {**copilot_dynamic_headers(request.messages), **(options.headers or {})}
+    return model, dataclasses.replace(options, headers=headers)
+
+
+def _gateway(model: Model, request: LlmRequest, options: StreamOptions) -> tuple[Model, StreamOptions]:
+    from .providers.gateway_headers import with_gateway_headers
+
+    return with_gateway_headers(model, options)
+
+
+def _is_gateway(model: Model) -> bool:
+    return model.provider.startswith(("cloudflare-", "opencode")) or "opencode.ai" in (model.base_url or "")
+
+
+PROVIDER_HOOKS: tuple[ProviderHook, ...] = (
+    ProviderHook("GitHub Copilot's per-request headers", lambda m: m.provider == "github-copilot", _copilot),
+    ProviderHook("Cloudflare and OpenCode gateway headers", _is_gateway, _gateway),
+)
+
+
+def request_hooks(model: Model) -> list[RequestHook]:
+    """The hooks ``model``'s requests go through, in order (usually none or one)."""
+    return [hook.apply for hook in PROVIDER_HOOKS if hook.serves(model)]
 
 
 def register_api(api: str, stream_fn: StreamFn) -> None:
@@ -110,6 +175,8 @@ def _dispatch_error(model: Model, exc: BaseException) -> str:
 async def stream(model: Model, request: LlmRequest, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one answer from whichever provider serves ``model.api``.
 
+    A provider that needs more than its API sends (GitHub Copilot, the Cloudflare and OpenCode gateways)
+    has a hook in `PROVIDER_HOOKS`, applied to copies of ``model`` and ``options``.
     Keeps the provider contract even when dispatch fails: an unknown API (or a provider module that
     fails to import) yields ``start`` then an `Error` event instead of raising.
     """
@@ -126,13 +193,7 @@ async def stream(model: Model, request: LlmRequest, options: StreamOptions) -> A
         yield StreamStart(partial=message)
         yield Error(reason="error", error=message)
         return
-    if model.provider == "github-copilot":
-        from .providers.copilot_headers import copilot_dynamic_headers
-
-        options.headers = {**copilot_dynamic_headers(request.messages), **(options.headers or {})}
-    if model.provider.startswith(("cloudflare-", "opencode")) or "opencode.ai" in (model.base_url or ""):
-        from .providers.gateway_headers import with_gateway_headers
-
-        model = with_gateway_headers(model, options)
+    for hook in request_hooks(model):  # a provider's own headers (Copilot, the gateways); the caller's stay
+        model, options = hook(model, request, options)
     async for event in stream_fn(model, request, options):
         yield event

@@ -60,3 +60,28 @@ async def test_other_providers_get_no_copilot_headers() -> None:
         ):
             pass
     assert "x-initiator" not in fake.requests[-1].headers
+
+
+async def test_the_callers_options_are_left_as_they_were() -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("one")]), Reply([text("two")])])
+    options = StreamOptions(api_key="k", headers={"X-Mine": "1"})
+    with fake.serve() as server:
+        model = Model(
+            id="gpt-5.4", api="openai-completions", provider="github-copilot", base_url=server.openai_base_url
+        )
+        call = ToolCall(id="call_1", name="read", arguments={"path": "a"})
+        first = [UserMessage(content="hi")]
+        second = [
+            *first,
+            AssistantMessage(
+                content=[call], stop_reason="toolUse", api=model.api, provider=model.provider, model=model.id
+            ),
+            ToolResultMessage(tool_call_id="call_1", tool_name="read", content=[TextContent(text="x")]),
+        ]
+        for history in (first, second):
+            async for _ in stream(model, LlmRequest("sys", history, []), options):
+                pass
+    assert options.headers == {"X-Mine": "1"}
+    assert [r.headers["x-initiator"] for r in fake.requests] == ["user", "agent"]
+    assert {r.headers["x-mine"] for r in fake.requests} == {"1"}

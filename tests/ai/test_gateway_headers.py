@@ -33,7 +33,7 @@ def test_cloudflare_gateway_token_and_ids(monkeypatch: pytest.MonkeyPatch) -> No
         }
     )
     options = StreamOptions(api_key="cf-token", session_id="s1")
-    model = with_gateway_headers(model, options)
+    model, options = with_gateway_headers(model, options)
     assert model.base_url == "https://gateway.ai.cloudflare.com/v1/acct/gw/anthropic"
     assert options.headers == {
         "cf-aig-authorization": "Bearer cf-token",
@@ -45,5 +45,13 @@ def test_cloudflare_gateway_token_and_ids(monkeypatch: pytest.MonkeyPatch) -> No
 def test_opencode_headers_yield_to_configured_ones() -> None:
     model = provider_models("opencode-go")[0]
     options = StreamOptions(api_key="k", session_id="s1", headers={"X-OpenCode-Client": "mine"})
-    with_gateway_headers(model, options)
+    _, options = with_gateway_headers(model, options)
     assert options.headers == {"x-opencode-session": "s1", "X-OpenCode-Client": "mine"}
+
+
+def test_the_gateway_headers_leave_the_callers_options_as_they_were() -> None:
+    model = provider_models("opencode-go")[0]
+    options = StreamOptions(api_key="k", session_id="s1")
+    _, sent = with_gateway_headers(model, options)
+    assert options.headers is None
+    assert sent.headers == {"x-opencode-session": "s1", "x-opencode-client": "pi-tui"}

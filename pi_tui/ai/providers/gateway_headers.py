@@ -13,6 +13,7 @@ OpenCode can tell the two agents apart.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from urllib.parse import urlsplit
 
@@ -66,9 +67,9 @@ def fill_cloudflare_ids(model: Model) -> Model:
     return model if url == model.base_url else model.model_copy(update={"base_url": url})
 
 
-def with_gateway_headers(model: Model, options: StreamOptions) -> Model:
-    """Add the gateway headers ``model`` needs to ``options.headers`` (headers already set there win) and
-    return the model with its Cloudflare ids filled in."""
+def with_gateway_headers(model: Model, options: StreamOptions) -> tuple[Model, StreamOptions]:
+    """The model with its Cloudflare ids filled in, and options whose headers add the ones the gateway
+    needs (headers already set in ``options`` win); ``options`` itself is not changed."""
     added: dict[str, str | None] = {}
     if model.provider == "cloudflare-ai-gateway" and options.api_key:
         if not _has(options.headers, "cf-aig-authorization"):
@@ -81,7 +82,7 @@ def with_gateway_headers(model: Model, options: StreamOptions) -> Model:
             k: v for k, v in opencode_headers(options.session_id).items() if not _has(options.headers, k)
         }
     if added:
-        options.headers = {**added, **(options.headers or {})}
+        options = dataclasses.replace(options, headers={**added, **(options.headers or {})})
     if model.provider.startswith("cloudflare-"):
-        return fill_cloudflare_ids(model)
-    return model
+        return fill_cloudflare_ids(model), options
+    return model, options
