@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.providers import anthropic, google, mistral, openai_completions, openai_responses
+from pi_tui.ai.providers import (
+    _google_request,
+    anthropic,
+    google,
+    mistral,
+    openai_completions,
+    openai_responses,
+)
 from pi_tui.ai.providers._wire_cache import ConversionCache, encode_body
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import (
@@ -72,9 +79,19 @@ def _fresh_body(api: str, request: LlmRequest) -> dict[str, Any]:
     return body
 
 
+# The encoder each provider's stream sends its body with (Gemini's is shared with Vertex AI).
+ENCODERS = {
+    "anthropic": anthropic._encode,
+    "chat": openai_completions._encode,
+    "responses": openai_responses.encode_request,
+    "google": _google_request.encode_request,
+    "mistral": mistral._encode,
+}
+
+
 def _wire(api: str, body: dict[str, Any]) -> Any:
     """What the provider sends: its own encoder, which splices the cached JSON."""
-    return json.loads(MODULES[api]._encode(body))
+    return json.loads(ENCODERS[api](body))
 
 
 @pytest.mark.parametrize("api", list(MODELS))

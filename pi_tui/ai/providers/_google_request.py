@@ -40,13 +40,14 @@ from ..types import (
 from ._history import prepare_messages, sanitize_surrogates
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
-from ._wire_cache import ConversionCache, PrefixMemo
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 __all__ = [
     "CACHE",
     "build_request",
     "convert_messages",
     "convert_tools",
+    "encode_request",
     "model_path",
     "requires_tool_call_id",
     "thinking_config",
@@ -395,3 +396,9 @@ def model_path(model_id: str, *, vertex: bool) -> str:
         publisher, _, name = model_id.partition("/")
         return f"publishers/{publisher}/models/{name}"
     return f"publishers/google/models/{model_id}"
+
+
+def encode_request(body: dict[str, Any]) -> bytes:
+    """The body as sent (Gemini API and Vertex AI): the stored history's contents spliced from the
+    conversion cache `build_request` filled."""
+    return encode_body(body, "contents", CACHE)

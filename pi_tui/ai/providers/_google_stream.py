@@ -16,7 +16,7 @@ from pi_tui.util import json_safe
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model, StopReason, TextContent, ToolCall
 from ._common import HttpFailure, IncompleteStreamError, MessageBuilder, http_failure, json_stringify
-from ._google_request import CACHE, build_request
+from ._google_request import build_request, encode_request
 
 if TYPE_CHECKING:
     from ..wire import SseStream
@@ -273,7 +273,6 @@ async def stream_gemini(
     whose text keeps the API's status and message and says what to check (``hint`` adds per-API advice)."""
     from ..wire import DEFAULT_TIMEOUT
     from ._common import IdleTimeoutError, apply_on_payload, read_sdk_stream
-    from ._wire_cache import encode_body
 
     out = MessageBuilder(model)
     yield out.start()
@@ -283,7 +282,7 @@ async def stream_gemini(
         if options.signal is not None:
             options.signal.raise_if_aborted()
         client, path = await endpoint(model, options)
-        payload = encode_body(body, "contents", CACHE)
+        payload = encode_request(body)
 
         async def open_stream() -> _Chunks:
             return _Chunks(await client.stream(path, payload, options.timeout))

@@ -13,7 +13,7 @@ from typing import Any
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model
 from ._common import cached_client, merged_headers
-from ._google_request import CACHE, build_request, model_path
+from ._google_request import build_request, model_path
 from ._google_stream import stream_gemini
 
 __all__ = ["DEFAULT_BASE_URL", "build_request", "stream_google"]
@@ -55,10 +55,3 @@ async def stream_google(
     """Stream one answer from the Gemini API. Never raises: failures end with an `Error` event."""
     async for event in stream_gemini(model, request, options, endpoint=_endpoint, vertex=False, hint=_hint):
         yield event
-
-
-def _encode(body: dict[str, Any]) -> bytes:
-    """The body as sent: the stored history's contents spliced from the conversion cache."""
-    from ._wire_cache import encode_body
-
-    return encode_body(body, "contents", CACHE)
