@@ -13,12 +13,16 @@ from __future__ import annotations
 import re
 import threading
 import urllib.parse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._device_common import min_poll_interval, require_str, trusted_url
-from ._http import HttpResult, failure, get_json, post_form, post_json
-from .device import Poll, poll_device_flow
 from .types import AuthEvent, AuthPrompt, Credential, Interaction, OAuthError, OAuthProvider, RequestAuth
+
+if TYPE_CHECKING:
+    from ._http import HttpResult
+    from .device import Poll
+
+# The HTTP helpers and the device-code or callback machinery load inside login and refresh: a run
+# with a stored, unexpired login only turns it into request auth.
 
 __all__ = ["GitHubCopilotOAuth", "copilot_base_url", "normalize_domain"]
 
@@ -59,6 +63,8 @@ def _enterprise(credential: Credential) -> str | None:
 
 
 def _copilot_token(github_token: str, domain: str | None, cancel: threading.Event) -> Credential:
+    from ._http import failure, get_json
+
     result = get_json(
         f"https://api.{domain or 'github.com'}/copilot_internal/v2/token",
         headers={"Authorization": f"Bearer {github_token}", **COPILOT_HEADERS},
@@ -82,6 +88,8 @@ def _copilot_token(github_token: str, domain: str | None, cancel: threading.Even
 
 def _models(token: str, domain: str | None, cancel: threading.Event) -> tuple[list[str], list[str]]:
     """``(available ids, ids to switch on)`` from the account's model list, by pi's rules."""
+    from ._http import failure, get_json
+
     base = copilot_base_url(token, domain)
     result = get_json(
         f"{base}/models",
@@ -127,6 +135,10 @@ class GitHubCopilotOAuth(OAuthProvider):
     name = "GitHub Copilot"
 
     def login(self, io: Interaction) -> Credential:
+        from ._device_common import min_poll_interval, require_str, trusted_url
+        from ._http import failure, post_form, post_json
+        from .device import Poll, poll_device_flow
+
         typed = io.prompt(
             AuthPrompt(
                 "text", "GitHub Enterprise URL/domain (blank for github.com)", placeholder="company.ghe.com"

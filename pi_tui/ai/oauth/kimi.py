@@ -9,12 +9,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
-from ._http import HttpResult, failure, post_form
-from .device import Poll, poll_device_flow
 from .types import AuthEvent, Credential, Interaction, OAuthError, OAuthProvider, RequestAuth
+
+if TYPE_CHECKING:
+    from ._http import HttpResult
+    from .device import Poll
+
+# The HTTP helpers and the device-code or callback machinery load inside login and refresh: a run
+# with a stored, unexpired login only turns it into request auth.
 
 __all__ = ["KimiOAuth"]
 
@@ -31,6 +35,8 @@ def _host() -> str:
 
 
 def _credential(body: dict[str, Any], action: str) -> Credential:
+    from ._device_common import require_str
+
     access = require_str(body, "access_token", f"Kimi Code token {action}")
     refresh = require_str(body, "refresh_token", f"Kimi Code token {action}")
     expires_in = body.get("expires_in")
@@ -50,6 +56,10 @@ class KimiOAuth(OAuthProvider):
     login_label = "Sign in with Kimi Code"
 
     def login(self, io: Interaction) -> Credential:
+        from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
+        from ._http import failure, post_form
+        from .device import Poll, poll_device_flow
+
         host = _host()
         started = post_form(
             f"{host}/api/oauth/device_authorization", {"client_id": CLIENT_ID}, cancel=io.cancel
@@ -102,6 +112,9 @@ class KimiOAuth(OAuthProvider):
         return _credential(done.body, "poll")
 
     def refresh(self, credential: Credential, cancel: threading.Event) -> Credential:
+        from ._device_common import min_poll_interval
+        from ._http import failure, post_form
+
         refresh = str(credential.get("refresh", ""))
         last: OAuthError | None = None
         for attempt in range(_REFRESH_RETRIES + 1):

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
-from ._http import failure, post_form, post_json
-from .device import Poll, poll_device_flow
 from .types import AuthEvent, Credential, Interaction, OAuthError, OAuthProvider
+
+if TYPE_CHECKING:
+    from .device import Poll
+
+# The HTTP helpers and the device-code or callback machinery load inside login and refresh: a run
+# with a stored, unexpired login only turns it into request auth.
 
 __all__ = ["MetaOAuth"]
 
@@ -22,6 +26,8 @@ _KEY_LIFETIME_MS = 24 * 60 * 60 * 1000
 
 
 def _mint(identity: str, cancel: threading.Event) -> Credential:
+    from ._http import failure, post_json
+
     result = post_json(
         MINT_URL,
         {},
@@ -53,6 +59,10 @@ class MetaOAuth(OAuthProvider):
     login_label = "Sign in with Meta"
 
     def login(self, io: Interaction) -> Credential:
+        from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
+        from ._http import failure, post_form
+        from .device import Poll, poll_device_flow
+
         started = post_form(DEVICE_AUTHORIZATION_URL, {"client_id": CLIENT_ID}, cancel=io.cancel)
         if not started.ok:
             raise failure("Meta device authorization", started)

@@ -11,10 +11,10 @@ import threading
 import urllib.parse
 import uuid
 
-from ._http import endpoint, failure, post_json
-from .callback import CallbackServer, wait_for_authorization
-from .pkce import generate_pkce
 from .types import AuthEvent, Credential, Interaction, OAuthError, OAuthProvider
+
+# The HTTP helpers and the device-code or callback machinery load inside login and refresh: a run
+# with a stored, unexpired login only turns it into request auth.
 
 __all__ = ["OpenRouterOAuth"]
 
@@ -30,6 +30,10 @@ class OpenRouterOAuth(OAuthProvider):
     is_subscription = False
 
     def login(self, io: Interaction) -> Credential:
+        from ._http import endpoint, failure, post_json
+        from .callback import CallbackServer, wait_for_authorization
+        from .pkce import generate_pkce
+
         verifier, challenge = generate_pkce()
         path = f"/oauth/callback/{uuid.uuid4()}"
         server = CallbackServer(0, path, None, "OpenRouter")

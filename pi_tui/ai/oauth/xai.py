@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
-from ._http import HttpResult, failure, post_form
-from .device import Poll, poll_device_flow
 from .types import AuthEvent, Credential, Interaction, OAuthError, OAuthProvider
+
+if TYPE_CHECKING:
+    from ._http import HttpResult
+    from .device import Poll
+
+# The HTTP helpers and the device-code or callback machinery load inside login and refresh: a run
+# with a stored, unexpired login only turns it into request auth.
 
 __all__ = ["XaiOAuth"]
 
@@ -22,6 +26,8 @@ _DEFAULT_LIFETIME_S = 3600
 
 
 def _credential(body: dict[str, Any], previous_refresh: str | None = None) -> Credential:
+    from ._device_common import require_str
+
     access = require_str(body, "access_token", "xAI")
     refresh = body.get("refresh_token")
     if refresh is None and previous_refresh:
@@ -45,6 +51,10 @@ class XaiOAuth(OAuthProvider):
     login_label = "Sign in with SuperGrok or X Premium"
 
     def login(self, io: Interaction) -> Credential:
+        from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
+        from ._http import failure, post_form
+        from .device import Poll, poll_device_flow
+
         started = post_form(
             DEVICE_CODE_URL, {"client_id": CLIENT_ID, "scope": SCOPE, "referrer": "pi"}, cancel=io.cancel
         )
@@ -89,6 +99,8 @@ class XaiOAuth(OAuthProvider):
         return _credential(done.body)
 
     def refresh(self, credential: Credential, cancel: threading.Event) -> Credential:
+        from ._http import failure, post_form
+
         refresh = str(credential.get("refresh", ""))
         result = post_form(
             EXCHANGE_URL,
