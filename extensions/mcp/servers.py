@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import json
 import logging
-import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -29,45 +26,19 @@ from typing import TYPE_CHECKING, Any
 
 from pi_tui.extensions.api import kill_group_with_pi_tui
 
+from . import sdk, stdio
 from .config import ServerConfig
 
 if TYPE_CHECKING:
     from mcp import ClientSession
+    from mcp_types import JSONRPCMessage, RequestId
 
 __all__ = ["McpCallError", "PromptInfo", "ToolInfo", "Server", "ServerPool", "tokens_of"]
 
 START_TIMEOUT = 30.0  # seconds for spawn + initialize + tools/list
 LOG_TAIL = 20
 _NULL_HANDLER = logging.NullHandler()
-# The connection being started in this task (and the SDK's reader tasks it spawns): lets the log handler
-# below pin "this line on stdout is not JSON-RPC" on the right server.
-_STARTING: contextvars.ContextVar[asyncio.Future[Any] | None] = contextvars.ContextVar(
-    "mcp_starting", default=None
-)
-
-
-class _BadOutput(logging.Handler):
-    """Fails a server's start at once when the SDK reports a stdout line that is not JSON-RPC."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        ready = _STARTING.get()
-        if ready is None or ready.done() or not record.getMessage().startswith("Failed to parse JSONRPC"):
-            return
-        line = ""
-        if record.exc_info and record.exc_info[1] is not None:
-            found = re.search(r"input_value='(.*?)', input_type", str(record.exc_info[1]))
-            line = f": {found.group(1)[:80]!r}" if found else ""
-        ready.get_loop().call_soon_threadsafe(
-            _fail_start, ready, f"wrote something that is not JSON-RPC{line}"
-        )
-
-
-def _fail_start(ready: asyncio.Future[Any], reason: str) -> None:
-    if not ready.done():
-        ready.set_exception(McpCallError(reason))
-
-
-_BAD_OUTPUT = _BadOutput(logging.ERROR)
+ROOTS_WAIT = 5.0  # seconds a first call waits for the roots a server asked for to be answered
 
 
 class McpCallError(RuntimeError):
@@ -109,6 +80,43 @@ class PromptInfo:
     arguments: tuple[tuple[str, bool], ...]  # (name, required)
 
 
+class RootsWatch:
+    """Whether the roots a stdio server asked for have been answered (the answer written to its stdin).
+
+    A server that asks for the client's roots does so right after ``initialize``, before it answers
+    ``tools/list`` (the reference filesystem server does); the first call is held until the answer has
+    gone out, so the server never sees that call before it could know the roots. Applying them is the
+    server's own business: the protocol has no acknowledgement for it.
+    """
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self._unanswered: set[RequestId] = set()
+        self._answered = asyncio.Event()
+
+    def received(self, message: JSONRPCMessage) -> None:
+        from mcp_types import JSONRPCRequest
+
+        if isinstance(message, JSONRPCRequest) and message.method == "roots/list":
+            self.asked += 1
+            self._unanswered.add(message.id)
+            self._answered.clear()
+
+    def sent(self, message: JSONRPCMessage) -> None:
+        from mcp_types import JSONRPCError, JSONRPCResponse
+
+        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id in self._unanswered:
+            self._unanswered.discard(message.id)
+            if not self._unanswered:
+                self._answered.set()
+
+    async def settled(self) -> None:
+        """Return once every roots request seen so far is answered (at most ``ROOTS_WAIT`` seconds)."""
+        if self._unanswered:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._answered.wait(), ROOTS_WAIT)
+
+
 class Server:
     """One configured server: its state, its tools once listed, its connection while connected."""
 
@@ -130,6 +138,8 @@ class Server:
         self._stop: asyncio.Event | None = None
         self._lock = asyncio.Lock()
         self._retiring: set[asyncio.Task[None]] = set()
+        self._ready: asyncio.Future[ClientSession] | None = None
+        self._roots_watch = RootsWatch()
 
     @property
     def name(self) -> str:
@@ -168,6 +178,8 @@ class Server:
         self.status, self.reason = "starting", ""
         self._changed()
         ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self._ready = ready
+        self._roots_watch = RootsWatch()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._run(ready, self._stop), name=f"mcp:{self.name}")
         try:
@@ -184,16 +196,16 @@ class Server:
         return session
 
     async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
-        _STARTING.set(ready)
         try:
             async with contextlib.AsyncExitStack() as stack:
                 session = await self._open(stack)
                 init = await session.initialize()
                 self.tools = await self._list_tools(session)
-                if getattr(getattr(init, "capabilities", None), "prompts", None) is not None:
+                if init.capabilities.prompts is not None:
                     self.prompts = await self._list_prompts(session)
-                if getattr(getattr(init, "capabilities", None), "resources", None) is not None:
+                if init.capabilities.resources is not None:
                     self.resources = await self._list_resources(session)
+                await self._roots_watch.settled()
                 if not ready.done():
                     ready.set_result(session)
                 await stop.wait()
@@ -211,43 +223,53 @@ class Server:
             self._fail("disconnected")
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> ClientSession:
-        from mcp import ClientSession  # the SDK costs ~0.5 s to import: only when a server starts
-
-        # The SDK logs a server's bad output with tracebacks; with no handler of its own, Python would
-        # print them on stderr, over the TUI. A null handler keeps them to whoever configures logging.
-        logging.getLogger("mcp").addHandler(_NULL_HANDLER)
-        logging.getLogger("mcp.client.stdio").addHandler(_BAD_OUTPUT)
-
         cfg = self.config
         if cfg.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
+            # Spawned first: the server starts while the rest of the SDK import (if any) finishes.
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             errlog = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
-            params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args), env=cfg.env or None,
-                                           cwd=cfg.cwd or str(self.root))  # fmt: skip
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-            pid = _child_session_leader(cfg.args)
-            if pid is not None:  # SIGKILLed with pi-tui, should pi-tui die without closing it
-                stack.callback(kill_group_with_pi_tui(pid))
-        elif cfg.transport == "sse":
-            from mcp.client.sse import sse_client
-
+            process = await stdio.spawn(cfg.command or "", list(cfg.args), cfg.env or None,
+                                        cfg.cwd or str(self.root), errlog)  # fmt: skip
+            # SIGKILLed with pi-tui, should pi-tui die without closing it. Registered from a thread, off the
+            # way to the first call (the first registration starts the watchdog process).
+            watched = asyncio.ensure_future(asyncio.to_thread(kill_group_with_pi_tui, process.pid))
+            stack.push_async_callback(_forget_when_registered, watched)
+            stack.push_async_callback(stdio.stop_process, process)
+            await sdk.loaded([cfg.transport])
             read, write = await stack.enter_async_context(
-                sse_client(cfg.url or "", headers=cfg.headers or None)
+                stdio.connect(process, self._garbage, self._roots_watch.received, self._roots_watch.sent)
             )
         else:
-            from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
+            await sdk.loaded([cfg.transport])
+            # The SDK logs a server's bad output with tracebacks; with no handler of its own, Python would
+            # print them on stderr, over the TUI. A null handler keeps them to whoever configures logging.
+            logging.getLogger("mcp").addHandler(_NULL_HANDLER)
+            if cfg.transport == "sse":
+                from mcp.client.sse import sse_client
 
-            client = await stack.enter_async_context(create_mcp_http_client(headers=cfg.headers or None))
-            read, write = await stack.enter_async_context(
-                streamable_http_client(cfg.url or "", http_client=client)
-            )
+                read, write = await stack.enter_async_context(
+                    sse_client(cfg.url or "", headers=cfg.headers or None)
+                )
+            else:
+                from mcp.client.streamable_http import streamable_http_client
+                from mcp.shared._httpx_utils import create_mcp_http_client
+
+                client = await stack.enter_async_context(create_mcp_http_client(headers=cfg.headers or None))
+                read, write = await stack.enter_async_context(
+                    streamable_http_client(cfg.url or "", http_client=client)
+                )
+        from mcp import ClientSession  # imported by now (sdk.loaded)
+
         session = ClientSession(
             read, write, message_handler=self._on_message, list_roots_callback=self._roots
         )
         return await stack.enter_async_context(session)
+
+    def _garbage(self, line: str) -> None:
+        """A stdout line that is not JSON-RPC: fails a start at once (afterwards the line is skipped)."""
+        ready = self._ready
+        if ready is not None and not ready.done():
+            ready.set_exception(McpCallError(f"wrote something that is not JSON-RPC: {line[:80]!r}"))
 
     async def _list_tools(self, session: ClientSession) -> list[ToolInfo]:
         tools: list[ToolInfo] = []
@@ -432,25 +454,10 @@ async def _end(task: asyncio.Task[None] | None, stop: asyncio.Event | None) -> N
             await task
 
 
-def _child_session_leader(args: tuple[str, ...]) -> int | None:
-    """The pid of the server just spawned: our child, leader of its own session, running ``args``.
-
-    The SDK does not expose the process; Linux's /proc does. None where there is no /proc.
-    """
-    me = os.getpid()
-    found: list[tuple[float, int]] = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_bytes()
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        pid, ppid, pgrp, sid = int(entry.name), int(fields[1]), int(fields[2]), int(fields[3])
-        tail = [a.decode(errors="replace") for a in cmdline[len(cmdline) - len(args) :]] if args else []
-        if ppid == me and pgrp == pid == sid and tail == list(args):
-            found.append((float(fields[19]), pid))  # the newest start time wins
-    return max(found)[1] if found else None
+async def _forget_when_registered(registered: asyncio.Future[Callable[[], None]]) -> None:
+    """Unregister a process group from the watchdog once it has ended (and once it was registered)."""
+    forget = await asyncio.shield(registered)
+    forget()
 
 
 def _connection_lost(exc: BaseException) -> bool:

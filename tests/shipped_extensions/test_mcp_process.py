@@ -76,12 +76,20 @@ def _imported_modules(args: list[str], cwd: Path) -> set[str]:
     }
 
 
-def test_the_sdk_is_not_imported_while_no_server_is_configured_or_used(
+def test_the_sdk_is_not_imported_while_no_server_is_configured_or_enabled(
     tmp_path: Path, agent_dir: Path
 ) -> None:
     args = ["--provider", "faux", "-e", "mcp", "-p", "hi"]
     loaded = _imported_modules(args, tmp_path)
-    assert "pi_tui" in loaded and "mcp" not in loaded  # loaded, nothing configured
-    write_config(agent_dir, tmp_path / "server.pid")
-    assert "mcp" not in _imported_modules(args, tmp_path)  # configured, lazy, not used
-    assert not (tmp_path / "server.pid").exists()
+    assert "pi_tui" in loaded and not {"mcp", "mcp_types"} & loaded  # loaded, nothing configured
+    pid_file = tmp_path / "server.pid"
+    write_config(agent_dir, pid_file)
+    config = json.loads((agent_dir / "mcp.json").read_text())
+    config["mcpServers"]["demo"]["enabled"] = False
+    (agent_dir / "mcp.json").write_text(json.dumps(config))
+    assert not {"mcp", "mcp_types"} & _imported_modules(args, tmp_path)  # configured but disabled
+    # Enabled and lazy: the SDK is imported in the background (a daemon thread a short run may leave
+    # unfinished), but the server is not started while nobody uses it.
+    write_config(agent_dir, pid_file)
+    _imported_modules(args, tmp_path)
+    assert not pid_file.exists()
