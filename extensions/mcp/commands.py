@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from . import McpState
 
 USAGE = ("/mcp [NAME] · /mcp tools NAME · /mcp logs NAME · /mcp enable|disable NAME · /mcp reconnect NAME · "
-         "/mcp direct|proxy NAME [now] · /mcp costs")  # fmt: skip
-ACTIONS = ("tools", "logs", "enable", "disable", "reconnect", "direct", "proxy", "costs")
+         "/mcp direct|proxy NAME [now] · /mcp login|logout NAME · /mcp costs")  # fmt: skip
+ACTIONS = ("tools", "logs", "enable", "disable", "reconnect", "direct", "proxy", "login", "logout", "costs")
 
 
 def server_line(server: Server, direct: bool) -> str:
@@ -28,6 +28,13 @@ def server_line(server: Server, direct: bool) -> str:
     )
     where = server.config.url or " ".join([server.config.command or "", *server.config.args]).strip()
     line = f"{server.name}: {server.status}, {tools}, {'direct' if direct else 'proxy'} ({server.config.transport}: {where})"
+    if server.config.url and server.status != "needs login":
+        from .oauth_commands import login_state
+
+        state = login_state(server)
+        line += f", {state}" if state == "logged in" else ""
+    if server.status == "needs login":
+        return line + f"\n    {server.reason}"
     return line + (f"\n    {server.reason}" if server.reason and server.status == "failed" else "")
 
 
@@ -121,7 +128,11 @@ def register_commands(pi: ExtensionAPI, state: McpState) -> None:
 async def _act(action: str, server: Server, state: McpState, ctx: Any, now: bool = False) -> None:
     from .servers import McpCallError
 
-    if action == "logs":
+    if action in ("login", "logout"):
+        from .oauth_commands import log_in_command, log_out_command
+
+        await (log_in_command if action == "login" else log_out_command)(server, ctx)
+    elif action == "logs":
         tail = server.log_tail(40)
         ctx.ui.notify(f"{server.name} stderr ({server.log_path}):\n" + ("\n".join(tail) or "(empty)"), "info")
     elif action in ("enable", "disable"):

@@ -11,9 +11,16 @@ Each file holds ``{"mcpServers": {"name": {...}}}``. A server has ``command`` (+
 servers) for a remote one. ``${VAR}`` and ``${VAR:-default}`` (and pi-mcp-adapter's ``$env:VAR``) are
 expanded in every string from the environment. Per server: ``enabled`` (or ``disabled``), ``lifecycle``
 (``lazy``, the default, or ``keep-alive``/``eager``), ``timeout`` (seconds per call, default 60; or
-``requestTimeoutMs``), ``direct``/``directTools`` (expose its tools as first-class tools). Fields this
-client does not use (``auth``, ``toolPrefix``, …) are accepted and ignored, so a file written for
-pi-mcp-adapter or Claude Code loads unchanged.
+``requestTimeoutMs``), ``direct``/``directTools`` (expose its tools as first-class tools).
+
+Authentication of a remote server: ``headers`` as given (``"Authorization": "Bearer ${TOKEN}"``), or
+pi-mcp-adapter's ``"auth": "bearer"`` with ``bearerToken`` or ``bearerTokenEnv`` (Codex's
+``bearer_token_env_var`` too), which becomes that header. Otherwise a server that answers 401 is logged in
+to with OAuth (``/mcp login NAME``); ``oauth.clientId``/``clientSecret`` name a client registered
+beforehand (no dynamic registration then), ``oauth.redirectUri`` (pi-mcp-adapter) or
+``oauth.callbackPort`` (Claude Code) fix the loopback redirect. ``"auth": "none"`` (or ``false``) turns
+OAuth off for a server. Fields this client does not use (``toolPrefix``, …) are accepted and ignored, so a
+file written for pi-mcp-adapter or Claude Code loads unchanged.
 
 This module is stdlib-only: reading the config never imports the MCP SDK.
 """
@@ -23,12 +30,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "ConfigError",
+    "OAuthSettings",
     "ServerConfig",
     "McpConfig",
     "agent_dir",
@@ -49,6 +58,16 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class OAuthSettings:
+    """How to log in to a remote server that asks for OAuth (all optional)."""
+
+    client_id: str = ""  # a client registered beforehand: no dynamic registration
+    client_secret: str = ""
+    port: int = 0  # the loopback redirect's port; 0 = a free one
+    path: str = "/callback"
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     """One configured MCP server."""
 
@@ -65,6 +84,7 @@ class ServerConfig:
     lifecycle: str = "lazy"
     timeout: float = DEFAULT_TIMEOUT
     direct: bool = False
+    oauth: OAuthSettings | None = OAuthSettings()  # None: never log in (static headers or "auth": "none")
 
     @property
     def keep_alive(self) -> bool:
@@ -187,6 +207,8 @@ def _server(path: Path, line: int, name: str, entry: Any) -> ServerConfig:
         raise ConfigError(f'{where}: "type" must be stdio, http or sse (got {kind!r})')
     enabled = entry.get("enabled", not entry.get("disabled", False))
     direct = entry.get("direct", entry.get("directTools", False))
+    headers = _strings(path, line, name, "headers", entry.get("headers"))
+    oauth = _auth(where, entry, headers)
     return ServerConfig(
         name=name,
         source=path,
@@ -195,13 +217,56 @@ def _server(path: Path, line: int, name: str, entry: Any) -> ServerConfig:
         env=_strings(path, line, name, "env", entry.get("env")),
         cwd=expand(cwd) if cwd else None,
         url=expand(url) if isinstance(url, str) else None,
-        headers=_strings(path, line, name, "headers", entry.get("headers")),
+        headers=headers,
         transport="stdio" if command else kind,
         enabled=bool(enabled),
         lifecycle=str(lifecycle),
         timeout=float(timeout),
         direct=bool(direct),
+        oauth=oauth,
     )
+
+
+def _auth(where: str, entry: dict[str, Any], headers: dict[str, str]) -> OAuthSettings | None:
+    """The server's OAuth settings (None when it authenticates otherwise); a bearer token goes to ``headers``."""
+    auth = entry.get("auth")
+    token_env = entry.get("bearerTokenEnv", entry.get("bearer_token_env_var"))
+    if auth == "bearer" or entry.get("bearerToken") is not None or token_env is not None:
+        token = entry.get("bearerToken")
+        if token is None and isinstance(token_env, str):
+            token = os.environ.get(token_env)
+            if not token:
+                raise ConfigError(
+                    f"{where}: the environment variable {token_env} (bearerTokenEnv) is not set"
+                )
+        if not isinstance(token, str) or not token:
+            raise ConfigError(f'{where}: "auth": "bearer" needs "bearerToken" or "bearerTokenEnv"')
+        headers["Authorization"] = f"Bearer {expand(token)}"
+        return None
+    if auth in (False, "none") or any(k.lower() == "authorization" for k in headers):
+        return None
+    if auth not in (None, True, "oauth"):
+        raise ConfigError(f'{where}: "auth" must be "oauth", "bearer" or "none" (got {auth!r})')
+    raw = entry.get("oauth") or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f'{where}: "oauth" must be an object')
+    client_id, secret = raw.get("clientId", ""), raw.get("clientSecret", "")
+    if not isinstance(client_id, str) or not isinstance(secret, str):
+        raise ConfigError(f'{where}: "oauth.clientId" and "oauth.clientSecret" must be strings')
+    port, route = raw.get("callbackPort", 0), "/callback"
+    redirect = raw.get("redirectUri")
+    if isinstance(redirect, str) and redirect:
+        parts = urllib.parse.urlsplit(expand(redirect))
+        if (
+            parts.scheme != "http"
+            or parts.hostname not in ("127.0.0.1", "localhost", "::1")
+            or not parts.port
+        ):
+            raise ConfigError(f'{where}: "oauth.redirectUri" must be a loopback http:// address with a port')
+        port, route = parts.port, parts.path or "/callback"
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
+        raise ConfigError(f'{where}: "oauth.callbackPort" must be a port number')
+    return OAuthSettings(client_id=expand(client_id), client_secret=expand(secret), port=port, path=route)
 
 
 def load_config(cwd: str | Path, trusted: bool) -> McpConfig:

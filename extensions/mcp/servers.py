@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp_types import JSONRPCMessage, RequestId
 
+    from .oauth import StoredTokenAuth
+
 __all__ = ["McpCallError", "PromptInfo", "ToolInfo", "Server", "ServerPool", "tokens_of"]
 
 START_TIMEOUT = 30.0  # seconds for spawn + initialize + tools/list
@@ -140,6 +142,7 @@ class Server:
         self._retiring: set[asyncio.Task[None]] = set()
         self._ready: asyncio.Future[ClientSession] | None = None
         self._roots_watch = RootsWatch()
+        self._auth: StoredTokenAuth | None = None
 
     @property
     def name(self) -> str:
@@ -158,6 +161,11 @@ class Server:
             self._on_change(self)
 
     def _fail(self, reason: str) -> McpCallError:
+        if self._auth is not None and self._auth.problem is not None:  # the real reason: a login is needed
+            self.status, self.reason = "needs login", str(self._auth.problem)
+            self._session = None
+            self._changed()
+            return McpCallError(self.reason)
         tail = self.log_tail(3)
         self.status, self.reason = "failed", reason + (f" (stderr: {' | '.join(tail)})" if tail else "")
         self._session = None
@@ -248,13 +256,15 @@ class Server:
                 from mcp.client.sse import sse_client
 
                 read, write = await stack.enter_async_context(
-                    sse_client(cfg.url or "", headers=cfg.headers or None)
+                    sse_client(cfg.url or "", headers=cfg.headers or None, auth=self._oauth())
                 )
             else:
                 from mcp.client.streamable_http import streamable_http_client
                 from mcp.shared._httpx_utils import create_mcp_http_client
 
-                client = await stack.enter_async_context(create_mcp_http_client(headers=cfg.headers or None))
+                client = await stack.enter_async_context(
+                    create_mcp_http_client(headers=cfg.headers or None, auth=self._oauth())
+                )
                 read, write = await stack.enter_async_context(
                     streamable_http_client(cfg.url or "", http_client=client)
                 )
@@ -270,6 +280,17 @@ class Server:
         ready = self._ready
         if ready is not None and not ready.done():
             ready.set_exception(McpCallError(f"wrote something that is not JSON-RPC: {line[:80]!r}"))
+
+    def _oauth(self) -> StoredTokenAuth | None:
+        """The stored OAuth login's bearer token, renewed when needed (None when OAuth is off)."""
+        if self.config.oauth is None or not self.config.url:
+            self._auth = None
+            return None
+        from .oauth import StoredTokenAuth
+        from .oauth_store import TokenStore
+
+        self._auth = StoredTokenAuth(TokenStore(), self.config.url, self.name)
+        return self._auth
 
     async def _list_tools(self, session: ClientSession) -> list[ToolInfo]:
         tools: list[ToolInfo] = []

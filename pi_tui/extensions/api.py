@@ -39,6 +39,7 @@ from pi_tui.context.envelope import ContextEnvelope, SystemPart
 from pi_tui.context.hooks import ContextEvent
 from pi_tui.util.json_safe import loads as decode_json
 
+from .browser_login import BrowserAuthorization, BrowserLogin, BrowserLoginError
 from .context import CommandContext, ContextUsage, ExtensionContext, FeatureUnavailableError, SessionView
 from .events import EVENTS, CancelledByExtension, Event, EventSpec
 from .extension_api import ExecResult, ExtensionAPI
@@ -99,6 +100,10 @@ __all__ = [
     "FileChangeTracker",
     # processes an extension starts
     "kill_group_with_pi_tui",
+    # OAuth logins an extension runs (the browser step)
+    "BrowserLogin",
+    "BrowserLoginError",
+    "BrowserAuthorization",
 ]
 
 

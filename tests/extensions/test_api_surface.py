@@ -13,6 +13,7 @@ PUBLIC = {
     "load_message", "message_text", "decode_json", "ContextEnvelope", "SystemPart", "system_part_set", "system_part_remove",
     "system_parts_replace", "tools_replace", "tools_remove", "messages_cached_replace",
     "messages_uncached_append", "options_set", "track_file_changes", "FileChangeTracker", "kill_group_with_pi_tui",
+    "BrowserLogin", "BrowserLoginError", "BrowserAuthorization",
 }  # fmt: skip
 
 

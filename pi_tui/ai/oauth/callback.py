@@ -26,10 +26,11 @@ CALLBACK_HOST_ENV = "PI_OAUTH_CALLBACK_HOST"
 
 @dataclass(frozen=True)
 class Authorization:
-    """The code (and state, when known) the authorization server handed back."""
+    """The code (and state, and RFC 9207 issuer, when known) the authorization server handed back."""
 
     code: str
     state: str | None
+    iss: str | None = None
 
 
 def _first(values: list[str] | None) -> str | None:
@@ -45,7 +46,7 @@ def parse_authorization_input(text: str) -> Authorization | None:
     if parts.scheme in ("http", "https") and parts.netloc:
         query = urllib.parse.parse_qs(parts.query)
         code = (query.get("code") or [""])[0]
-        return Authorization(code, _first(query.get("state"))) if code else None
+        return Authorization(code, _first(query.get("state")), _first(query.get("iss"))) if code else None
     if "#" in value:
         code, state = value.split("#", 1)
         return Authorization(code, state or None) if code else None
@@ -118,7 +119,7 @@ class CallbackServer:
             self._reply(request, 400, "State mismatch.")
         else:
             self._reply(request, 200, f"{self.provider_name} login completed. You can close this window.")
-            self.results.put(Authorization(code, state))
+            self.results.put(Authorization(code, state, _first(query.get("iss"))))
 
     @staticmethod
     def _reply(request: BaseHTTPRequestHandler, status: int, title: str, detail: str = "") -> None:

@@ -9,10 +9,6 @@ for a pasted code or an API key when needed. Esc cancels ("Login cancelled" is n
 from __future__ import annotations
 
 import concurrent.futures
-import os
-import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -33,37 +29,12 @@ from pi_tui.ai.oauth import (
     oauth_provider_ids,
     oauth_provider_name,
 )
+from pi_tui.ai.oauth.browser import open_in_browser
 from pi_tui.ai.oauth.types import Credential
 
 __all__ = ["LoginScreen", "TuiInteraction", "open_login", "open_logout"]
 
 LoginFlow = Callable[[Interaction], Credential]
-
-
-def open_in_browser(url: str) -> bool:
-    """Open ``url`` with the desktop's opener (never a terminal browser, which would take over the
-    screen); False where there is no desktop (a remote shell) or no opener."""
-    if sys.platform == "darwin":
-        opener = shutil.which("open")
-    elif os.name == "nt":
-        opener = None
-    elif os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
-        opener = shutil.which("xdg-open")
-    else:
-        opener = None
-    if opener is None:
-        return False
-    try:
-        subprocess.Popen(
-            [opener, url],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    except OSError:
-        return False
-    return True
 
 
 class TuiInteraction:
