@@ -24,7 +24,7 @@ from typing import Any
 from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.types import BranchSummaryMessage, CustomMessage, ToolDefinition
 from pi_tui.session.edits import apply_context_edit, latest_context_edits
-from pi_tui.session.entries import ContextEditEntry, RawEntry, SystemMessageEntry
+from pi_tui.session.entries import ContextEditEntry, MessageEntry, RawEntry, SystemMessageEntry
 from pi_tui.session.system import SystemState
 from pi_tui.util.large_buffers import LARGE_REQUEST_TOKENS, keep_large_buffers
 
@@ -166,9 +166,19 @@ class _Fold:
         self._origins.append(origin)
 
     def feed(self, entries: Sequence[Any]) -> None:
+        done, positions, edits = self.entries, self.positions, self.edits
+        messages, origins = self._messages, self._origins
         for entry in entries:
-            self._entry(len(self.entries), entry)
-            self.entries.append(entry)
+            if type(entry) is MessageEntry and entry.id not in edits:
+                # most of a path: `_entry` for a plain message entry, without its lookups
+                positions[entry.id] = len(done)
+                if self._messages is not messages:  # `envelope` started new lists
+                    messages, origins = self._messages, self._origins
+                messages.append(entry.message)
+                origins.append(entry.id)
+            else:
+                self._entry(len(done), entry)
+            done.append(entry)
 
     def _entry(self, index: int, entry: Any) -> None:
         base, edits, system = self.base, self.edits, self.system

@@ -142,7 +142,10 @@ def _emit(entry: SessionEntry, ctx: SessionContext) -> None:
 
 
 def build_session_context(
-    entries: Sequence[SessionEntry], leaf_id: str | None | Any = LAST_ENTRY
+    entries: Sequence[SessionEntry],
+    leaf_id: str | None | Any = LAST_ENTRY,
+    *,
+    path: Sequence[SessionEntry] | None = None,
 ) -> SessionContext:
     """The context of the path ending at ``leaf_id`` (see the module docstring for the rules).
 
@@ -150,15 +153,23 @@ def build_session_context(
         entries: the session's entries in file order (the header excluded).
         leaf_id: the leaf; None for "before the first entry" (an empty context); `LAST_ENTRY` or an
             unknown id for the last entry.
+        path: the path to ``leaf_id``, root first, when the caller has it already (a `SessionTree`
+            keeps the last one): the entries are then not indexed and walked again.
     """
     ctx = SessionContext()
     if leaf_id is None:
         return ctx
-    path = _walk(entries, leaf_id)
+    path = list(path) if path is not None else _walk(entries, leaf_id)
     ctx.path = path
     ctx.context_edits = latest_context_edits(path)
     compaction_index = -1
     for i, entry in enumerate(path):
+        kind = type(entry)
+        if kind is MessageEntry:  # most entries: one type test instead of the chain below
+            message = entry.message  # type: ignore[union-attr]
+            if isinstance(message, AssistantMessage):
+                ctx.model = ModelRef(message.provider, message.model)
+            continue
         system = system_message_dict(entry)
         if system is not None:
             ctx.system.apply(system)
@@ -179,8 +190,7 @@ def build_session_context(
 
     compaction = ctx.compaction
     if compaction is None:
-        for entry in path:
-            _emit(entry, ctx)
+        _emit_all(path, ctx)
         return ctx
 
     ctx.messages.append(
@@ -197,6 +207,16 @@ def build_session_context(
             kept = True
         if kept:
             _emit(entry, ctx)
-    for entry in path[compaction_index + 1 :]:
-        _emit(entry, ctx)
+    _emit_all(path[compaction_index + 1 :], ctx)
     return ctx
+
+
+def _emit_all(entries: Sequence[SessionEntry], ctx: SessionContext) -> None:
+    """`_emit` of each entry; a plain message entry without an edit is added right here (most are)."""
+    messages, ids, edits = ctx.messages, ctx.message_entry_ids, ctx.context_edits
+    for entry in entries:
+        if type(entry) is MessageEntry and (not edits or entry.id not in edits):
+            messages.append(entry.message)
+            ids.append(entry.id)
+        else:
+            _emit(entry, ctx)

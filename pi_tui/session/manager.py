@@ -498,7 +498,9 @@ class SessionManager:
             return SessionContext()
         key = (leaf, len(self._tree.entries))
         if self._context_memo is None or self._context_memo[0] != key:
-            self._context_memo = (key, build_session_context(self._tree.entries, leaf))
+            # The tree's path: kept by the tree, so the engine's replay of the same leaf reuses it.
+            path = self._tree.path_to(leaf) if self._tree.get(leaf) is not None else None
+            self._context_memo = (key, build_session_context(self._tree.entries, leaf, path=path))
         return _copy_context(self._context_memo[1])
 
     def get_user_messages_for_forking(self) -> list[tuple[str, str]]:

@@ -19,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from pi_tui.ai.types import AssistantMessage
 from pi_tui.session.entries import (
     LabelEntry,
+    MessageEntry,
     RawEntry,
     SessionEntry,
     SessionInfoEntry,
@@ -50,7 +52,7 @@ def _has_parent_key(entry: SessionEntry) -> bool:
     """Whether the entry came with a ``parentId`` (null or not); a damaged line may have lost it."""
     if isinstance(entry, RawEntry):
         return "parentId" in entry.data
-    return "parent_id" in entry.model_fields_set
+    return entry.field_is_set("parent_id")
 
 
 class SessionTree:
@@ -71,20 +73,32 @@ class SessionTree:
     def from_entries(cls, entries: Iterable[SessionEntry], report: LoadReport | None = None) -> SessionTree:
         """Index loaded entries, repairing missing parents (recorded in ``report``)."""
         tree = cls()
+        by_id = tree.by_id
+        add = tree.add
         previous_id: str | None = None
         for entry in entries:
             entry_id = entry.id
             if entry_id is not None:
                 parent = entry.parent_id
-                lacks_key = not _has_parent_key(entry)
-                if lacks_key or (parent is not None and (parent == entry_id or parent not in tree.by_id)):
-                    _set_parent(entry, previous_id)
-                    if report is not None:
-                        missing = "(no parentId)" if lacks_key else str(parent)
-                        report.reattached.append(ReattachedEntry(entry_id, missing, previous_id))
-                if entry_id in tree.by_id and report is not None:
+                # a parent seen before and not itself: the usual case, checked first and cheaply
+                if parent is None or parent == entry_id or parent not in by_id:
+                    lacks_key = not _has_parent_key(entry)
+                    if lacks_key or parent is not None:
+                        _set_parent(entry, previous_id)
+                        if report is not None:
+                            missing = "(no parentId)" if lacks_key else str(parent)
+                            report.reattached.append(ReattachedEntry(entry_id, missing, previous_id))
+                if entry_id in by_id and report is not None:
                     report.duplicate_ids.append(entry_id)
-            tree.add(entry)
+            if type(entry) is MessageEntry and entry_id is not None and entry_id not in by_id:
+                # `add` for a plain message: no label or name to note, so only the indexes change
+                tree.entries.append(entry)
+                by_id[entry_id] = entry
+                tree.leaf_id = entry_id
+                if not tree._has_assistant and isinstance(entry.message, AssistantMessage):
+                    tree._has_assistant = True
+            else:
+                add(entry)
             if entry_id is not None:
                 previous_id = entry_id
         return tree

@@ -512,6 +512,13 @@ class Record:
             given.update(self._extra)
         return given
 
+    def field_is_set(self, name: str) -> bool:
+        """``name in self.model_fields_set`` for one declared field, without building the set."""
+        if name not in self.__dict__:
+            return False
+        defaulted = self._defaulted
+        return not defaulted or name not in defaulted
+
     def _fields(self) -> dict[str, Any]:
         """Every declared field's value, defaults included, in declaration order."""
         spec = type(self)._spec

@@ -183,8 +183,11 @@ def test_fields_set_defaults_and_equality_follow_pydantic() -> None:
     entry = parse_entry({"type": "message", "id": "a", "message": {"role": "user", "content": "x"}}, "")
     assert isinstance(entry, MessageEntry)
     assert "parent_id" not in entry.model_fields_set and "id" in entry.model_fields_set
+    assert not entry.field_is_set("parent_id") and entry.field_is_set("id")
     entry.parent_id = "p"
-    assert "parent_id" in entry.model_fields_set
+    assert "parent_id" in entry.model_fields_set and entry.field_is_set("parent_id")
+    defaulted = ToolCall(id="t", name="read")  # ``arguments`` comes from its default factory
+    assert "arguments" not in defaulted.model_fields_set and not defaulted.field_is_set("arguments")
     same = UserMessage(content="x", timestamp=1)
     assert same == UserMessage(content="x", timestamp=1)
     assert same != UserMessage(content="x", timestamp=1, note="extra")  # type: ignore[call-arg]
