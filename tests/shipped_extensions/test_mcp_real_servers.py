@@ -40,8 +40,10 @@ async def test_the_reference_filesystem_server_works_inside_the_project_roots(
     (outside / "secret.txt").write_text("not yours\n")
     # Given the outside folder as its argument, the server follows the roots pi-tui offers: the project.
     write_mcp(agent_dir, {"filesystem": {"command": command[0], "args": [*command[1:], str(outside)]}})
-    # The server asks for the roots after its start and applies them asynchronously: the scripted model
-    # lists the allowed directories until the project is among them (bounded), then reads.
+    # The server asks for the roots after its start and applies them asynchronously, with nothing to say
+    # it is done (the first call waits for the answer to go out, then a few pings: most first calls see
+    # the project, not all): the scripted model lists the allowed directories until the project is
+    # among them (bounded), then reads.
     listed = tool_call("mcp", {"tool": "filesystem/list_allowed_directories", "args": {}})
     fake.script([Reply([tool_call("mcp", {"search": "read file"})]), Reply([listed])])
     asks = 0
@@ -75,6 +77,29 @@ async def test_the_reference_filesystem_server_works_inside_the_project_roots(
     assert str(project) in allowed[-1] and asks < 200  # the server follows the roots pi-tui offers
     assert notes == "remember the milk\n"
     assert "not yours" not in denied and "denied" in denied.lower()
+
+
+async def test_the_first_call_waits_until_the_roots_the_filesystem_server_asked_for_are_answered(
+    project: Path, tmp_path: Path
+) -> None:
+    from pi_tui.bundled_extensions.mcp.config import ServerConfig
+    from pi_tui.bundled_extensions.mcp.servers import ServerPool
+
+    command = require(filesystem_server)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    config = ServerConfig(
+        "filesystem", tmp_path / "mcp.json", command=command[0], args=(*command[1:], str(outside))
+    )
+    pool = ServerPool({"filesystem": config}, project)
+    try:
+        server = pool.servers["filesystem"]
+        await server.ensure()  # what a first call does before it sends the call
+        # The server asked for the roots during its start-up; the answer was written before ensure()
+        # returned, so no call reaches the server before it could know the project is the root.
+        assert (server.roots.asked, server.roots.unanswered) == (1, 0)
+    finally:
+        await pool.close()
 
 
 async def test_the_reference_git_server(fake: FakeLLM, agent_dir: Path, project: Path) -> None:
