@@ -209,6 +209,8 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.tools.write",
         # pi_tui.util
         "pi_tui.util",
+        # the cyclic collector is held off while a request's body is built (pi_tui.ai.providers._common)
+        "pi_tui.util.collector",
         "pi_tui.util.format",
         "pi_tui.util.fuzzy",
         "pi_tui.util.ignore",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pi_tui.util import json_safe
+from pi_tui.util.collector import collector_paused
 
 from ..cost import calculate_cost
 from ..stream import (
@@ -390,12 +391,15 @@ async def stream_over_http(
     out = MessageBuilder(model)
     yield out.start()
     try:
-        body = apply_on_payload(build_body(model, request, options), options)
+        # Building and encoding a long history makes objects that outlive the request (the cached
+        # wire parts): no collection walks them meanwhile, and a first big conversion is frozen.
+        with collector_paused(freeze_above=_FREEZE_ABOVE):
+            body = apply_on_payload(build_body(model, request, options), options)
+            payload = (encode or encode_body)(body)
         if options.signal is not None:  # skip building a client for nothing
             options.signal.raise_if_aborted()
         client = await get_client(model, options)
         reader = make_reader(out)
-        payload = (encode or encode_body)(body)
 
         async def open_stream() -> Any:
             return _Decoded(await client.stream(path, payload, options.timeout), decode)
@@ -416,6 +420,10 @@ async def stream_over_http(
         return
     yield out.finish(stop_reason, error_message)
 
+
+# Objects left by one request's build above which they are frozen: ~10,000 messages converted at once
+# (a resumed big session's first request), never the few new messages of a turn.
+_FREEZE_ABOVE = 50_000
 
 END_OF_STREAM = object()  # returned by a decoder at the API's end marker (OpenAI's ``[DONE]``)
 

@@ -1,0 +1,125 @@
+"""The request bytes of a resumed big session, pinned: speed work on conversion and encoding must not
+change a byte of what is sent (a changed byte loses the session's prompt cache, here and in pi).
+
+A generated session (`bench.big_sessions`, deterministic) is opened, its history sent as the first
+request of a process would send it, then extended by one exchange as the next request of the same
+process sends it (the cached, spliced path). Each body must equal the plain encoding of a body built
+without any cache, and its message list must hash to the digest recorded before the conversion and
+encoding were made faster. When a deliberate change to the wire form changes a digest, check the new
+bytes against pi and record the new digest here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.big_sessions import write_big_session
+from pi_tui.agent.convert import convert_to_llm, transform_messages
+from pi_tui.ai.providers import anthropic, openai_completions
+from pi_tui.ai.stream import LlmRequest, StreamOptions
+from pi_tui.ai.types import (
+    AssistantMessage,
+    Model,
+    TextContent,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_tui.session.manager import SessionManager
+
+MODELS = {
+    "anthropic": Model(
+        id="bench-model",
+        api="anthropic-messages",
+        provider="bench",
+        reasoning=True,
+        context_window=50_000_000,
+    ),
+    "chat": Model(
+        id="bench-model",
+        api="openai-completions",
+        provider="bench",
+        reasoning=True,
+        context_window=50_000_000,
+    ),
+}
+MODULES: dict[str, Any] = {"anthropic": anthropic, "chat": openai_completions}
+TOOLS = [
+    ToolDefinition(name="read", description="Read a file", parameters={"type": "object", "properties": {}})
+]
+# sha256 of the "messages" array as sent: (first request, the next request of the same process)
+DIGESTS = {
+    "anthropic": (
+        "1c14b9fbfcecd6c5536b2cebed6935e28c2ed5ad86cdf1c556ed7d1659606062",
+        "0a8dbad64538b6edf518299b4c78458ac0d3f9754ae0a23c2c7c6e9adc823128",
+    ),
+    "chat": (
+        "575bac9941cff30b9afc1ed54a7064134a821bd1cc589f4f332dc3122f0e3e8d",
+        "21618f2e18c5b7426fd7a33f166511b9eb7d7c19ee4f40ac458a4100ba20a093",
+    ),
+}
+
+
+def _history(tmp_path: Path) -> list[Any]:
+    path = write_big_session(tmp_path / "big.jsonl", 3_000, tmp_path)
+    manager = SessionManager.open(path, read_only=True)
+    return transform_messages(convert_to_llm(manager.build_context().messages))
+
+
+def _plain(body: dict[str, Any]) -> bytes:
+    """The stdlib's compact encoding, message list first (where the provider's encoder puts it), with
+    a lone surrogate written as its ``\\u`` escape (UTF-8 cannot carry it)."""
+    ordered = {"messages": body["messages"], **{k: v for k, v in body.items() if k != "messages"}}
+    text = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text).encode()
+
+
+def _messages_digest(sent: bytes) -> str:
+    start = sent.index(b"[")
+    decoder = json.JSONDecoder()
+    _, end = decoder.raw_decode(sent.decode(), start)
+    return hashlib.sha256(sent[start:end]).hexdigest()
+
+
+def _send(api: str, request: LlmRequest) -> bytes:
+    module = MODULES[api]
+    sent: bytes = module._encode(module.build_request(MODELS[api], request, StreamOptions(thinking="medium")))
+    fresh = module.build_request(
+        MODELS[api], request, StreamOptions(thinking="medium", on_payload=lambda body: None)
+    )
+    assert sent == _plain(fresh)
+    return sent
+
+
+@pytest.mark.parametrize("api", list(MODELS))
+def test_a_resumed_big_session_sends_the_recorded_bytes(api: str, tmp_path: Path) -> None:
+    history = _history(tmp_path)
+    assert len(history) > 2_900
+    first = _send(
+        api, LlmRequest("You are terse.", [*history, UserMessage(content="hi")], TOOLS, len(history))
+    )
+    # The next exchange carries what the encoder must escape or keep: non-ASCII text, a line separator,
+    # and a lone surrogate in tool arguments (sent as a \u escape, as JSON.stringify writes it).
+    answer = AssistantMessage(
+        content=[
+            TextContent(text="Done — é\u2028"),
+            ToolCall(id="toolu_x", name="read", arguments={"path": "a\ud800b"}),
+        ],
+        api=MODELS[api].api,
+        provider="bench",
+        model="bench-model",
+        stop_reason="toolUse",
+    )
+    result = ToolResultMessage(tool_call_id="toolu_x", tool_name="read", content=[TextContent(text="ü")])
+    grown = [*history, UserMessage(content="hi"), answer, result]
+    second = _send(
+        api, LlmRequest("You are terse.", [*grown, UserMessage(content="more")], TOOLS, len(grown))
+    )
+    assert (_messages_digest(first), _messages_digest(second)) == DIGESTS[api]
