@@ -32,11 +32,10 @@ from .chat import ChatLog
 from .completion import CompletionMenu, FileIndex
 from .editor import PromptEditor
 from .footer import FooterState, StatusFooter, git_branch
-from .keys import APP_ACTIONS, load_keymap
+from .keys import APP_ACTIONS, app_bindings, load_keymap, textual_keymap
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
-from .textual_private import bind_with_priority
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
 
 if TYPE_CHECKING:
@@ -50,11 +49,14 @@ _WARM_MARKDOWN = (
     "> quote\n\n```python\nx = 1\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n"
 )
 
-_APP_KEY_ACTIONS = {spec[0].split("(")[0] for spec in APP_ACTIONS.values()} | {"shortcut"}
+_APP_KEY_ACTIONS = {spec[0].split("(")[0] for spec in APP_ACTIONS.values()}
 
 log = logging.getLogger(__name__)
 
 DOUBLE_PRESS_SECONDS = 0.5
+
+QUIT_KEY = "ctrl+q"
+"""Textual's quit key, kept: no extension shortcut takes it."""
 
 
 class PiApp(KeyActions, App[int]):
@@ -84,7 +86,7 @@ class PiApp(KeyActions, App[int]):
     /* Toasts at the top right of the chat, not over the editor and footer at the bottom. */
     #_default ToastRack { dock: top; align: right top; }
     """
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False)]
+    BINDINGS = [Binding(QUIT_KEY, "quit", "Quit", show=False), *app_bindings()]
 
     session: AgentSession | None = None
     working_message: reactive[str] = reactive("Working")
@@ -136,6 +138,8 @@ class PiApp(KeyActions, App[int]):
         self.first_frame_at: float | None = None
         self.history = PromptHistory.for_project(cwd, agent_dir) if agent_dir else PromptHistory(None)
         self.keymap, self.key_warnings = load_keymap(agent_dir)
+        self.shortcuts: dict[str, str] = {}
+        """Extensions' shortcuts: Textual key → the key as the extension registered it."""
         self.chat = ChatLog(id="chat")
         self.user_bash = UserBash()
         # Keys stay with the editor: the chat scrolls from it (PageUp, Shift+Up …) and by the wheel, and
@@ -164,10 +168,9 @@ class PiApp(KeyActions, App[int]):
         self.editor.key_actions, editor_warnings = editor_key_actions(agent_dir)
         self.key_warnings += editor_warnings
         self._apply_theme(self._theme_name)
-        for action, keys in self.keymap.items():
-            if keys:
-                # Priority: the app's keys win over the editor's own (shift+tab, ctrl+z …), as in pi.
-                bind_with_priority(self, ",".join(keys), APP_ACTIONS[action][0], APP_ACTIONS[action][1])
+        # pi's app actions are priority bindings with pi's ids (they win over the editor's own keys:
+        # shift+tab, ctrl+z …, as in pi); the keymap gives them the default or the user's keys.
+        self.set_keymap(textual_keymap(self.keymap))
 
     def _autocomplete_rows(self) -> int:
         """The ``autocompleteMaxVisible`` setting (pi's 5 until the session is ready)."""
@@ -187,7 +190,17 @@ class PiApp(KeyActions, App[int]):
             draw_soon = getattr(self.screen, "draw_soon", None)
             if draw_soon is not None:
                 draw_soon(pending=False)
+        if isinstance(event, events.Key) and not event.is_forwarded and await self._run_shortcut(event.key):
+            return  # before Textual's bindings and the focused widget, as a priority binding would be
         await super().on_event(event)
+
+    async def _run_shortcut(self, key: str) -> bool:
+        """Run the extension shortcut on ``key``, on the main screen only; False when there is none."""
+        registered = self.shortcuts.get(key)
+        if registered is None or self.screen is not self.screen_stack[0]:
+            return False
+        await self.action_shortcut(registered)
+        return True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """App keys act on the main screen only; dialogs and screens keep theirs."""
@@ -543,14 +556,14 @@ class PiApp(KeyActions, App[int]):
         await tool.remove()
 
     def _bind_extension_shortcuts(self, shortcuts: dict[str, RegisteredShortcut]) -> None:
-        reserved = {k for keys in self.keymap.values() for k in keys}
-        for key, shortcut in shortcuts.items():
+        """Take the extensions' shortcuts that are no built-in key (`on_event` runs them)."""
+        reserved = {k for keys in self.keymap.values() for k in keys} | {QUIT_KEY}
+        for key in shortcuts:
             textual_key = key.replace(" ", "")
             if textual_key in reserved:
                 self.chat_notice(f"Extension shortcut {key} ignored: it is a built-in key", "warning")
                 continue
-            description = shortcut.description or ""
-            bind_with_priority(self, textual_key, f"shortcut({key!r})", description)
+            self.shortcuts[textual_key] = key
 
     async def action_shortcut(self, key: str) -> None:
         runner = self.session.extensions if self.session is not None else None

@@ -1,7 +1,8 @@
 """pi's app keybindings and ``keybindings.json`` (current pi's namespaced ids; old names migrate).
 
-The app-level actions become Textual bindings; the prompt editor's (Enter, kill ring, undo, word
-motions, …) are looked up by the editor itself (:func:`editor_key_actions`).
+The app-level actions are Textual bindings with pi's ids (:func:`app_bindings`), given their keys through
+Textual's keymap (:func:`textual_keymap`, passed to ``App.set_keymap``); the prompt editor's (Enter, kill
+ring, undo, word motions, …) are looked up by the editor itself (:func:`editor_key_actions`).
 A user value replaces the default; ``[]`` unbinds.
 """
 
@@ -10,17 +11,22 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from textual.binding import Binding
+
 from pi_tui.util import json_safe
 
 __all__ = [
     "APP_ACTIONS",
     "DEFAULT_KEYS",
+    "UNBOUND_KEY",
     "EDITOR_DEFAULTS",
     "canonical_key",
     "editor_key_actions",
     "editor_key_rows",
     "hotkey_rows",
     "load_keymap",
+    "app_bindings",
+    "textual_keymap",
     "to_textual_key",
 ]
 
@@ -303,6 +309,28 @@ def load_keymap(agent_dir: Path | None) -> tuple[dict[str, list[str]], list[str]
             continue
         keymap[action] = [to_textual_key(k) for k in keys if to_textual_key(k)]
     return keymap, warnings
+
+
+UNBOUND_KEY = "pi.unbound"
+"""The key every app binding is declared with: no terminal key has this name (Textual names a ``.`` typed
+``full_stop``), so a binding the keymap gives no key is never pressed. Textual's keymap cannot unbind (it
+skips an id mapped to an empty string and keeps the binding's own key), so the bindings have no key of
+their own and the keymap gives each its effective keys, an unbound action none."""
+
+
+def app_bindings() -> list[Binding]:
+    """pi's app actions as priority bindings (they win over the editor's own keys, as in pi), each with
+    its pi id and no real key: :func:`textual_keymap` gives them their keys."""
+    return [
+        Binding(UNBOUND_KEY, action, description, show=False, priority=True, id=pi_id)
+        for pi_id, (action, description) in APP_ACTIONS.items()
+    ]
+
+
+def textual_keymap(keymap: dict[str, list[str]]) -> dict[str, str]:
+    """The effective keymap (pi id → keys, from :func:`load_keymap`) as Textual's ``App.set_keymap``
+    takes it (binding id → comma-separated keys); an unbound action is left out."""
+    return {pi_id: ",".join(keys) for pi_id, keys in keymap.items() if pi_id in APP_ACTIONS and keys}
 
 
 def hotkey_rows(

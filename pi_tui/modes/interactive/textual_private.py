@@ -4,8 +4,6 @@ Textual 8.2 has no public API for these, so each is a small function or base cla
 ``tests/modes/interactive/test_textual_internals.py`` fails if Textual changes what they rely on
 (``pyproject.toml`` pins textual to the 8.2 series; a newer minor must pass that test first):
 
-- `bind_with_priority`: a binding added at run time that wins over the focused widget's (the user's
-  ``keybindings.json`` and extensions' shortcuts). `App.bind` is public but has no ``priority``.
 - `RedrawnScreen`: a screen whose redraw timer is replaced (`pi_tui.modes.interactive.pacing`). Textual's
   screen keeps it in the private ``_update_timer`` and calls only its ``pause()`` and ``resume()``; the
   update itself is ``_on_timer_update``.
@@ -32,7 +30,6 @@ __all__ = [
     "UpdateTimer",
     "app_driver",
     "app_is_exiting",
-    "bind_with_priority",
     "report_error",
     "uncaught_exception",
 ]
@@ -44,11 +41,6 @@ class UpdateTimer(Protocol):
     def pause(self) -> None: ...
 
     def resume(self) -> None: ...
-
-
-def bind_with_priority(app: App[Any], keys: str, action: str, description: str = "") -> None:
-    """Bind ``keys`` (comma-separated) to ``action`` on ``app``, ahead of the focused widget's bindings."""
-    app._bindings.bind(keys, action, description, show=False, priority=True)
 
 
 def app_is_exiting(app: App[Any]) -> bool:

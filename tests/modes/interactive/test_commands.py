@@ -131,6 +131,49 @@ async def test_keybindings_json_rebinds_an_app_action(tmp_path: Path, agent_dir:
         assert not any("Thinking blocks" in t for t in _notices(app))
 
 
+async def test_app_keys_are_textual_bindings_with_pi_ids_keyed_by_the_keymap(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    (agent_dir / "keybindings.json").write_text(
+        json.dumps({"app.tools.expand": "ctrl+e", "toggleThinking": [], "app.session.new": "f5"})
+    )
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "abc")
+        await pilot.press("left", "left")
+        keys: dict[str, set[str]] = {}
+        for key, active in app.screen.active_bindings.items():
+            if active.binding.id is not None:
+                keys.setdefault(active.binding.id, set()).add(key)
+        assert keys["app.tools.expand"] == {"ctrl+e"} and keys["app.session.new"] == {"f5"}
+        assert keys["app.interrupt"] == {"escape"} and keys["tui.altScreen.pageUp"] == {
+            "pageup",
+            "shift+pageup",
+        }
+        assert "app.thinking.toggle" not in keys and "app.session.tree" not in keys
+        await pilot.press("ctrl+e")  # the editor's end-of-line key, but the app's binding comes first
+        await until(pilot, lambda: any("Tool output: expanded" in t for t in _notices(app)))
+        await pilot.press("ctrl+o", "ctrl+t", "x")  # the old keys are no app keys any more
+        await pilot.pause()
+        assert app.editor.text == "axbc"
+        assert not any("Thinking blocks" in t for t in _notices(app))
+        assert sum("Tool output" in t for t in _notices(app)) == 1
+
+
+async def test_a_printable_key_bound_to_an_app_action_runs_it_instead_of_typing_as_in_pi(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    (agent_dir / "keybindings.json").write_text(json.dumps({"app.tools.expand": "x"}))
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "ab")
+        await pilot.press("x")
+        await until(pilot, lambda: any("Tool output: expanded" in t for t in _notices(app)))
+        assert app.editor.text == "ab"
+
+
 async def test_shift_tab_cycles_thinking_and_ctrl_t_hides_thinking(tmp_path: Path, agent_dir: Path) -> None:
     app = make_app(tmp_path, agent_dir, FauxScript())
     async with app.run_test() as pilot:

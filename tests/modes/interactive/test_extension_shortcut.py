@@ -4,8 +4,9 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.ai.providers.faux import FauxScript
+from pi_tui.modes.interactive.blocks import NoticeBlock
 
-from .helpers import make_app, until
+from .helpers import make_app, type_text, until
 
 SHORTCUT_EXTENSION = """
 def pressed(ctx):
@@ -29,3 +30,37 @@ async def test_an_extension_shortcut_gets_its_extensions_context(tmp_path: Path,
         await pilot.press("ctrl+shift+k")
         await until(pilot, lambda: "shortcut" in _statuses(app))
         assert "PRESSED with ExtensionContext" in _statuses(app)["shortcut"]
+
+
+COUNTING_EXTENSION = """
+PRESSES = []
+
+def pressed(ctx):
+    PRESSES.append(1)
+    ctx.ui.set_status("shortcut", f"pressed {len(PRESSES)}")
+
+def register(pi):
+    pi.register_shortcut("ctrl+e", {"handler": pressed, "description": "count"})
+    pi.register_shortcut("ctrl+q", {"handler": pressed, "description": "not this one"})
+"""
+
+
+async def test_an_extension_shortcut_wins_over_the_editors_key_on_the_main_screen_only(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    ext = tmp_path / "count.py"
+    ext.write_text(COUNTING_EXTENSION)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", str(ext)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        notices = [b.text for b in app.chat.query(NoticeBlock)]
+        assert "Extension shortcut ctrl+q ignored: it is a built-in key" in notices
+        await type_text(pilot, "abc")
+        await pilot.press("left", "left", "ctrl+e", "x")  # ctrl+e is the editor's line end otherwise
+        await until(pilot, lambda: _statuses(app).get("shortcut") == "pressed 1")
+        assert app.editor.text == "axbc"
+        await app.run_command("/hotkeys")
+        await until(pilot, lambda: app.screen is not app.screen_stack[0])
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        assert _statuses(app).get("shortcut") == "pressed 1"

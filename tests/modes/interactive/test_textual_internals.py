@@ -13,18 +13,16 @@ from typing import Any
 import pytest
 from textual import events
 from textual._xterm_parser import XTermParser
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
-from textual.widgets import Input
 
 from pi_tui.modes.interactive.terminal_driver import TerminalOutput, register_alt_enter
 from pi_tui.modes.interactive.textual_private import (
     RedrawnScreen,
     app_driver,
     app_is_exiting,
-    bind_with_priority,
     report_error,
     uncaught_exception,
 )
@@ -57,30 +55,6 @@ def test_esc_cr_is_alt_enter_and_cr_stays_enter() -> None:
     keys = [token.key for token in parser.feed("\x1b\r") if isinstance(token, events.Key)]
     keys += [token.key for token in parser.feed("\r") if isinstance(token, events.Key)]
     assert keys == ["alt+enter", "enter"]
-
-
-class _Typing(App[None]):
-    def __init__(self) -> None:
-        super().__init__()
-        self.ran: list[str] = []
-
-    def compose(self) -> ComposeResult:
-        yield Input()
-
-    def action_mine(self) -> None:
-        self.ran.append("mine")
-
-
-async def test_a_priority_binding_added_at_run_time_wins_over_the_focused_input() -> None:
-    app = _Typing()
-    async with app.run_test() as pilot:
-        bind_with_priority(app, "ctrl+e", "mine", "a key of ours")
-        await pilot.pause()
-        assert isinstance(app.focused, Input)
-        await pilot.press("ctrl+e")  # the input's own key (end of line), unless ours has priority
-        await pilot.press("a")
-        await pilot.pause()
-        assert app.ran == ["mine"] and app.query_one(Input).value == "a"
 
 
 def test_the_screen_calls_only_pause_and_resume_on_its_update_timer() -> None:
