@@ -52,6 +52,10 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"_tree", "_new_id", "_path", "_write_initial"},
         f"{SAME_CLASS}: create_branched_session fills the new session",
     ),
+    ("pi_tui/session/tree.py", "tree"): (
+        {"_has_assistant"},
+        f"{SAME_CLASS}: SessionTree.from_entries fills the tree it builds",
+    ),
     ("pi_tui/util/record.py", "other"): ({"_fields", "_extra"}, f"{SAME_CLASS}: Record equality"),
     ("pi_tui/util/record.py", "base"): (
         {"_spec", "_build"},
