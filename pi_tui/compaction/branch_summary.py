@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ from pi_tui.agent.serialize import serialize_messages
 from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.tokens import count_message_tokens
 from pi_tui.ai.types import TextContent, ToolResultMessage, UserMessage
+from pi_tui.session.entries import BranchSummaryEntry
 
 from .errors import CompactionCancelled, CompactionError
 from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file_lists
@@ -61,8 +62,9 @@ class TreePreparation:
         def dump(entry: Any) -> Any:
             if isinstance(entry, RawEntry):
                 return entry.data
-            to_json = getattr(entry, "to_json_dict", None)
-            return to_json() if to_json is not None else entry
+            if isinstance(entry, Mapping):  # already JSON
+                return entry
+            return entry.to_json_dict()
 
         return {
             "targetId": self.target_id,
@@ -142,8 +144,8 @@ def prepare_branch_entries(entries: Sequence[Any], token_budget: int = 0) -> Bra
     """Messages to summarise (newest kept first within ``token_budget``; 0 = no limit) and file ops."""
     file_ops = FileOps()
     for entry in entries:
-        if entry_type(entry) == "branch_summary" and not getattr(entry, "from_hook", None):
-            file_ops.add_details(getattr(entry, "details", None))
+        if isinstance(entry, BranchSummaryEntry) and not entry.from_hook:
+            file_ops.add_details(entry.details)
     messages: list[Any] = []
     total = 0
     for entry in reversed(entries):

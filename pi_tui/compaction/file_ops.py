@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_tui.ai.types import AssistantMessage, ToolCall
+
 __all__ = ["FileOps", "extract_file_ops", "compute_file_lists", "format_file_lists", "strip_file_lists"]
 
 
@@ -35,23 +37,19 @@ class FileOps:
         return {"read": sorted(self.read), "written": sorted(self.written), "edited": sorted(self.edited)}
 
 
-def _get(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-
-
-def extract_file_ops(messages: Iterable[Any], ops: FileOps) -> FileOps:
+def extract_file_ops(messages: Iterable[object], ops: FileOps) -> FileOps:
     """Add the ``path`` of every read/write/edit tool call in ``messages`` (assistant messages only)."""
     for message in messages:
-        if _get(message, "role") != "assistant":
+        if not isinstance(message, AssistantMessage):
             continue
-        for block in _get(message, "content") or ():
-            if _get(block, "type") != "toolCall":
+        for block in message.content:
+            if not isinstance(block, ToolCall):
                 continue
-            args = _get(block, "arguments")
+            args = block.arguments
             path = args.get("path") if isinstance(args, dict) else None
             if not isinstance(path, str) or not path:
                 continue
-            name = _get(block, "name")
+            name = block.name
             if name == "read":
                 ops.read.add(path)
             elif name == "write":

@@ -2,18 +2,30 @@
 
 A compaction on the path is either pi's legacy ``compaction`` entry or a ``context_transform`` entry whose
 patch holds a ``compaction_apply`` op (how pi-tui stores them). `CompactionMark` gives both one
-shape. Entries may be entry records, `RawEntry` objects or plain camelCase dicts.
+shape. Entries may be entry records, `RawEntry` objects or plain camelCase dicts; they are read with
+`pi_tui.session.entry_reader`, as the context engine reads them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_tui.ai.types import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
-from pi_tui.context.engine import iso_to_ms, replay_entries
+from pi_tui.ai.types import CompactionSummaryMessage
+from pi_tui.context.engine import replay_entries
 from pi_tui.context.envelope import ContextEnvelope
+from pi_tui.session.entries import MessageEntry, RawEntry
+from pi_tui.session.entry_reader import (
+    EntryLike,
+    branch_summary_message,
+    custom_message,
+    entry_id,
+    entry_timestamp_ms,
+    entry_type,
+    read_compaction,
+    read_transform,
+)
 
 __all__ = [
     "CompactionMark",
@@ -25,28 +37,6 @@ __all__ = [
     "compaction_message",
     "context_messages",
 ]
-
-
-def _field(entry: Any, name: str, camel: str | None = None) -> Any:
-    if isinstance(entry, dict):
-        return entry.get(camel or name)
-    value = getattr(entry, name, None)
-    if value is None and camel is not None:
-        value = getattr(entry, camel, None)
-    data = getattr(entry, "data", None)  # RawEntry
-    if value is None and isinstance(data, dict):
-        value = data.get(camel or name)
-    return value
-
-
-def entry_type(entry: Any) -> str:
-    value = _field(entry, "type")
-    return value if isinstance(value, str) else ""
-
-
-def entry_id(entry: Any) -> str | None:
-    value = _field(entry, "id")
-    return value if isinstance(value, str) and value else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,31 +51,30 @@ class CompactionMark:
     from_hook: bool = False
 
 
-def compaction_mark(entry: Any) -> CompactionMark | None:
+def compaction_mark(entry: EntryLike) -> CompactionMark | None:
     """The compaction an entry applies, or None when it applies none."""
-    kind = entry_type(entry)
-    if kind == "compaction":
+    legacy = read_compaction(entry)
+    if legacy is not None:
         return CompactionMark(
             entry_id(entry),
-            str(_field(entry, "summary") or ""),
-            _field(entry, "first_kept_entry_id", "firstKeptEntryId"),
-            int(_field(entry, "tokens_before", "tokensBefore") or 0),
-            _field(entry, "details"),
-            bool(_field(entry, "from_hook", "fromHook")),
+            legacy.summary,
+            legacy.first_kept_entry_id,
+            legacy.tokens_before,
+            legacy.details,
+            legacy.from_hook,
         )
-    if kind == "context_transform":
-        ops = _field(entry, "patch") or []
-        found = [op for op in ops if isinstance(op, dict) and op.get("op") == "compaction_apply"]
-        if found:
-            op = found[-1]
-            return CompactionMark(
-                entry_id(entry),
-                str(op.get("summary") or ""),
-                op.get("firstKeptEntryId"),
-                int(op.get("tokensBefore") or 0),
-                op.get("details"),
-                bool(op.get("fromHook")),
-            )
+    transform = read_transform(entry)
+    found = [op for op in transform.ops if op.get("op") == "compaction_apply"] if transform else []
+    if found:
+        op = found[-1]
+        return CompactionMark(
+            entry_id(entry),
+            str(op.get("summary") or ""),
+            op.get("firstKeptEntryId"),
+            int(op.get("tokensBefore") or 0),
+            op.get("details"),
+            bool(op.get("fromHook")),
+        )
     return None
 
 
@@ -98,41 +87,32 @@ def latest_compaction_index(path: Sequence[Any], end: int | None = None) -> int:
     return -1
 
 
-def entry_message(entry: Any) -> Any | None:
+def entry_message(entry: EntryLike) -> Any | None:
     """The history message an entry contributes (pi's ``getMessageFromEntry``), or None."""
+    if isinstance(entry, MessageEntry):
+        return entry.message
     kind = entry_type(entry)
     if kind == "message":
-        message = _field(entry, "message")
+        message = entry.data.get("message") if isinstance(entry, RawEntry) else None
+        if isinstance(entry, Mapping):
+            message = entry.get("message")
         if isinstance(message, dict):
             from pi_tui.ai.types import load_message
 
             return load_message(message)
-        return message
+        return None
     if kind == "custom_message":
-        display = _field(entry, "display")
-        return CustomMessage(
-            custom_type=_field(entry, "custom_type", "customType") or "",
-            content=_field(entry, "content") or "",
-            display=True if display is None else bool(display),
-            details=_field(entry, "details"),
-            timestamp=iso_to_ms(_field(entry, "timestamp")),
-        )
+        return custom_message(entry)
     if kind == "branch_summary":
-        summary = _field(entry, "summary")
-        if summary:
-            return BranchSummaryMessage(
-                summary=summary,
-                from_id=_field(entry, "from_id", "fromId") or "root",
-                timestamp=iso_to_ms(_field(entry, "timestamp")),
-            )
+        return branch_summary_message(entry)
     return None
 
 
-def compaction_message(mark: CompactionMark, entry: Any) -> CompactionSummaryMessage:
+def compaction_message(mark: CompactionMark, entry: EntryLike) -> CompactionSummaryMessage:
     return CompactionSummaryMessage(
         summary=mark.summary,
         tokens_before=mark.tokens_before,
-        timestamp=iso_to_ms(_field(entry, "timestamp")),
+        timestamp=entry_timestamp_ms(entry),
     )
 
 

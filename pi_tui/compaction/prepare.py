@@ -29,6 +29,7 @@ from typing import Any
 
 from pi_tui.ai.tokens import count_message_tokens
 from pi_tui.resources.settings_schema import CompactionSettings
+from pi_tui.session.entry_reader import EntryLike, message_role
 
 from .file_ops import FileOps, extract_file_ops, strip_file_lists
 from .path import (
@@ -106,14 +107,8 @@ class CompactionPreparation:
         }
 
 
-def _message_role(entry: Any) -> str | None:
-    if entry_type(entry) != "message":
-        return None
-    message = getattr(entry, "message", None)
-    if message is None and isinstance(entry, dict):
-        message = entry.get("message")
-    role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
-    return role if isinstance(role, str) else None
+def _message_role(entry: EntryLike) -> str | None:
+    return message_role(entry)
 
 
 def _is_cut_point(entry: Any) -> bool:

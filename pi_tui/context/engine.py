@@ -18,13 +18,27 @@ import logging
 import operator
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
 from pi_tui.ai.stream import AbortSignal, LlmRequest
-from pi_tui.ai.types import BranchSummaryMessage, CustomMessage, ToolDefinition
+from pi_tui.ai.types import ToolDefinition
 from pi_tui.session.edits import apply_context_edit, latest_context_edits
-from pi_tui.session.entries import ContextEditEntry, MessageEntry, RawEntry, SystemMessageEntry
+from pi_tui.session.entries import (
+    BranchSummaryEntry,
+    ContextEditEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    RawEntry,
+    SessionEntry,
+    SystemMessageEntry,
+)
+from pi_tui.session.entry_reader import (
+    branch_summary_message,
+    custom_message,
+    iso_to_ms,
+    read_compaction,
+    read_transform,
+)
 from pi_tui.session.system import SystemState
 from pi_tui.util.large_buffers import LARGE_REQUEST_TOKENS, keep_large_buffers
 
@@ -34,30 +48,12 @@ from .ledger import Attribution, CacheLedger, RequestRecord
 from .patches import apply_ops, op_touches_cache
 from .request import fingerprint, to_llm_request
 
-__all__ = ["replay_entries", "ContextEngine", "PreparedRequest", "ReplayCache", "iso_to_ms"]
+__all__ = ["replay_entries", "ContextEngine", "PreparedRequest", "ReplayCache"]
 
 log = logging.getLogger(__name__)
 
 # A history longer than this many messages makes megabyte request bodies (see `keep_large_buffers`).
 LARGE_REQUEST_MESSAGES = 200
-
-
-def iso_to_ms(value: Any) -> int:
-    if isinstance(value, int | float):
-        return int(value)
-    try:
-        return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return 0
-
-
-def _field(entry: Any, name: str, camel: str | None = None) -> Any:
-    value = getattr(entry, name, None)
-    if value is None and camel is not None:
-        value = getattr(entry, camel, None)
-        if value is None and isinstance(entry, dict):
-            value = entry.get(camel)
-    return value
 
 
 def _resolve_first_kept(
@@ -77,17 +73,6 @@ def _resolve_first_kept(
         if origin is not None and positions.get(origin, -1) >= at:
             return {**op, "firstKeptEntryId": origin}
     return {**op, "firstKeptEntryId": None}  # nothing after the cut yet: only the summary remains
-
-
-def _system_message(entry: Any) -> dict[str, Any] | None:
-    """pi's system message (a JSON dict) when ``entry`` is a ``message`` entry holding one."""
-    if isinstance(entry, SystemMessageEntry):
-        dumped: dict[str, Any] = entry.system.model_dump(by_alias=True, exclude_none=True, mode="json")
-        return dumped
-    message = entry.get("message") if isinstance(entry, dict) else None
-    if isinstance(message, dict) and message.get("role") == "system":
-        return message
-    return None
 
 
 def _with_system_state(env: ContextEnvelope, state: SystemState, base: ContextEnvelope) -> ContextEnvelope:
@@ -115,7 +100,7 @@ def _with_system_state(env: ContextEnvelope, state: SystemState, base: ContextEn
     return replace(env, system_parts=tuple(parts), tools=tuple(tools))
 
 
-def replay_entries(base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelope:
+def replay_entries(base: ContextEnvelope, path: Sequence[SessionEntry]) -> ContextEnvelope:
     """Fold the entries of an active path (root first) into an envelope.
 
     Messages append to the cached region; ``context_transform`` patches apply where they sit in the path;
@@ -143,7 +128,7 @@ class _Fold:
     def __init__(self, base: ContextEnvelope, edits: dict[str, Any]) -> None:
         self.base = base
         self.edits = edits
-        self.entries: list[Any] = []  # the path folded so far (for `ReplayCache`)
+        self.entries: list[SessionEntry] = []  # the path folded so far (for `ReplayCache`)
         self.positions: dict[str, int] = {}
         self.system = SystemState()
         self._env = base
@@ -165,7 +150,7 @@ class _Fold:
         self._messages.append(message)
         self._origins.append(origin)
 
-    def feed(self, entries: Sequence[Any]) -> None:
+    def feed(self, entries: Sequence[SessionEntry]) -> None:
         done, positions, edits = self.entries, self.positions, self.edits
         messages, origins = self._messages, self._origins
         for entry in entries:
@@ -180,81 +165,58 @@ class _Fold:
                 self._entry(len(done), entry)
             done.append(entry)
 
-    def _entry(self, index: int, entry: Any) -> None:
+    def _entry(self, index: int, entry: SessionEntry) -> None:
         base, edits, system = self.base, self.edits, self.system
-        kind = _field(entry, "type")
-        entry_id = _field(entry, "id")
-        if isinstance(entry_id, str):
+        entry_id = entry.id
+        if entry_id is not None:
             self.positions[entry_id] = index
         if isinstance(entry, RawEntry):
             return  # an unknown type, or a known type in a shape we do not model: never in context
-        if kind == "message":
-            message = getattr(entry, "message", None)
-            if message is None:
-                pi_system = _system_message(entry)
-                if pi_system is not None:
-                    system.apply(pi_system)
-                    self._env = _with_system_state(self.envelope(), system, base)
-                return  # a raw entry (unknown role or shape): kept in the file, not in the context
-            if entry_id in edits:
+        message: Any
+        if isinstance(entry, SystemMessageEntry):
+            system.apply(entry.system.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            self._env = _with_system_state(self.envelope(), system, base)
+        elif isinstance(entry, MessageEntry | CustomMessageEntry | BranchSummaryEntry):
+            if isinstance(entry, MessageEntry):
+                message = entry.message
+            elif isinstance(entry, CustomMessageEntry):
+                message = custom_message(entry)
+            else:
+                message = branch_summary_message(entry)  # None for an empty summary
+                if message is None:
+                    return
+            if entry_id in edits and not isinstance(entry, BranchSummaryEntry):
                 message = apply_context_edit(message, edits[entry_id])
                 if message is None:
                     return
             self._append(message, entry_id)
-        elif kind == "custom_message":
-            content = _field(entry, "content")
-            if content is None:
-                return
-            custom: Any = CustomMessage(
-                custom_type=_field(entry, "custom_type", "customType") or "",
-                content=content,
-                display=bool(_field(entry, "display") if _field(entry, "display") is not None else True),
-                details=_field(entry, "details"),
-                timestamp=iso_to_ms(_field(entry, "timestamp")),
-            )
-            if entry_id in edits:
-                custom = apply_context_edit(custom, edits[entry_id])
-                if custom is None:
-                    return
-            self._append(custom, entry_id)
-        elif kind == "branch_summary":
-            summary = _field(entry, "summary")
-            if summary:
-                branch_summary = BranchSummaryMessage(
-                    summary=summary,
-                    from_id=_field(entry, "from_id", "fromId") or "root",
-                    timestamp=iso_to_ms(_field(entry, "timestamp")),
-                )
-                self._append(branch_summary, entry_id)
-        elif kind == "compaction":
+        elif (compaction := read_compaction(entry)) is not None:
             env = self.envelope()
             # pi drops every system message before its latest compaction in favour of the checkpoint
             # (a compaction without one, from before pi 0.86, leaves no persisted prompt).
             had_persisted_prompt = system.seen
             system.reset()
-            checkpoint = _field(entry, "system_message", "systemMessage")
-            if isinstance(checkpoint, dict):
-                system.apply(checkpoint)
+            if compaction.system_message is not None:
+                system.apply(compaction.system_message)
             if system.seen or had_persisted_prompt:
                 env = _with_system_state(env, system, base)
             op = {
                 "op": "compaction_apply",
                 "scope": "cached",
-                "summary": _field(entry, "summary") or "",
-                "firstKeptEntryId": _field(entry, "first_kept_entry_id", "firstKeptEntryId"),
-                "tokensBefore": _field(entry, "tokens_before", "tokensBefore") or 0,
+                "summary": compaction.summary,
+                "firstKeptEntryId": compaction.first_kept_entry_id,
+                "tokensBefore": compaction.tokens_before,
             }
             op = _resolve_first_kept(env, op, self.positions)
-            self._env = apply_ops(env, [op], timestamp=iso_to_ms(_field(entry, "timestamp")))
-        elif kind == "context_transform":
+            self._env = apply_ops(env, [op], timestamp=iso_to_ms(entry.timestamp))
+        elif (transform := read_transform(entry)) is not None:
             env = self.envelope()
-            patch = _field(entry, "patch") or []
             try:
                 patched = env
-                for op in patch:
-                    if isinstance(op, dict) and op.get("op") == "compaction_apply":
+                for op in transform.ops:
+                    if op.get("op") == "compaction_apply":
                         op = _resolve_first_kept(patched, op, self.positions)
-                    patched = apply_ops(patched, [op], timestamp=iso_to_ms(_field(entry, "timestamp")))
+                    patched = apply_ops(patched, [op], timestamp=iso_to_ms(entry.timestamp))
                 self._env = patched
             except Exception as exc:  # a bad persisted patch must not make a session unloadable
                 log.warning("skipping context_transform %s: %s", entry_id, exc)
@@ -273,7 +235,7 @@ class ReplayCache:
     def __init__(self) -> None:
         self._fold: _Fold | None = None
 
-    def replay(self, base: ContextEnvelope, path: Sequence[Any]) -> ContextEnvelope:
+    def replay(self, base: ContextEnvelope, path: Sequence[SessionEntry]) -> ContextEnvelope:
         fold = self._fold
         if fold is not None and self._extends(fold, base, path):
             try:
@@ -289,7 +251,7 @@ class ReplayCache:
         return env
 
     @staticmethod
-    def _extends(fold: _Fold, base: ContextEnvelope, path: Sequence[Any]) -> bool:
+    def _extends(fold: _Fold, base: ContextEnvelope, path: Sequence[SessionEntry]) -> bool:
         done = fold.entries
         # One identity pass in C over the path folded before (the only O(path) step of a request's
         # replay); the Python work is for the new entries.
@@ -330,7 +292,7 @@ class ContextEngine:
         self,
         *,
         base_envelope: Callable[[], ContextEnvelope],
-        active_path: Callable[[], Sequence[Any]],
+        active_path: Callable[[], Sequence[SessionEntry]],
         handlers: Callable[[], Sequence[ContextHandler]],
         persist_transform: PersistFn,
         available_tools: Callable[[], Sequence[str]],
@@ -356,7 +318,7 @@ class ContextEngine:
     def replay(self) -> ContextEnvelope:
         return self._replay.replay(self._base(), self._path())
 
-    def replay_path(self, path: Sequence[Any]) -> ContextEnvelope:
+    def replay_path(self, path: Sequence[SessionEntry]) -> ContextEnvelope:
         """The envelope a request made at the end of ``path`` started from (replay is deterministic, so a
         resumed session can rebuild the request that produced an earlier answer)."""
         return replay_entries(self._base(), path)

@@ -28,6 +28,8 @@ from pi_tui.ai.cost import projected_cost
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
 from pi_tui.ai.types import Model, ToolDefinition
+from pi_tui.session.entries import SessionEntry
+from pi_tui.session.entry_reader import read_transform
 
 from .envelope import ContextEnvelope
 from .ledger import CacheLedger
@@ -254,21 +256,21 @@ class SessionTotals:
         return self.cache_read / denom if denom else None
 
 
-def transform_records(path: Sequence[Any]) -> list[TransformRecord]:
-    """The ``context_transform`` entries of an active path, oldest first."""
+def transform_records(path: Sequence[SessionEntry]) -> list[TransformRecord]:
+    """The ``context_transform`` entries of an active path, oldest first; a damaged one (kept raw, not
+    applied by the replay) is listed with what it still says."""
     out: list[TransformRecord] = []
     for entry in path:
-        if getattr(entry, "type", None) != "context_transform":
+        transform = read_transform(entry)
+        if transform is None:
             continue
-        display = getattr(entry, "display", None) or {}
-        title = display.get("title") if isinstance(display, dict) else getattr(display, "title", None)
         out.append(
             TransformRecord(
-                entry_id=str(getattr(entry, "id", "")),
-                timestamp=str(getattr(entry, "timestamp", "")),
-                transformer=str(getattr(entry, "transformer_name", "") or ""),
-                ops=tuple(op for op in (getattr(entry, "patch", None) or []) if isinstance(op, dict)),
-                title=title,
+                entry_id=entry.id or "",
+                timestamp=entry.timestamp,
+                transformer=transform.transformer,
+                ops=transform.ops,
+                title=transform.title,
             )
         )
     return out

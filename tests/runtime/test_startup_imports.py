@@ -181,6 +181,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.session.context",
         "pi_tui.session.edits",
         "pi_tui.session.entries",
+        "pi_tui.session.entry_reader",
         "pi_tui.session.errors",
         "pi_tui.session.listing",
         "pi_tui.session.loader",
