@@ -30,6 +30,7 @@ stderr goes to a log file, never to pi-tui's output.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -140,7 +141,12 @@ def direct_name(tool: ToolInfo) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"{tool.server}_{tool.name}")[:64]
 
 
+MISSING_SDK = "the MCP SDK is not installed: pip install 'pi-tui[mcp]'"
+
+
 def register(pi: ExtensionAPI) -> None:
+    if importlib.util.find_spec("mcp") is None:  # looks for the package without importing it
+        raise ImportError(MISSING_SDK)
     state = McpState()
 
     async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any,

@@ -23,6 +23,11 @@ _DEV_ONLY_REQUIREMENTS = (
     "zstandard",
 )
 
+# The MCP SDK is the `mcp` extra (`pip install 'pi-tui[mcp]'`, also in dev): only the bundled mcp extension
+# imports it, so a plain install has neither it nor what it brings (pydantic among them).
+MCP_EXTRA = ("mcp", "mcp_types")
+NOT_IN_A_PLAIN_INSTALL = DEV_ONLY + MCP_EXTRA
+
 # Imports of a dev-only package that a plain install never reaches, by (file, package), with the reason.
 ALLOWED = {
     ("pi_tui/testing/_codex.py", "zstandard"): "the fake server decompresses a request body only when a "
@@ -32,7 +37,7 @@ ALLOWED = {
 # Run before pi-tui: importing a dev-only package fails as it does where it is not installed.
 _BLOCK = f"""
 import importlib.abc, sys
-BLOCKED = {DEV_ONLY!r}
+BLOCKED = {NOT_IN_A_PLAIN_INSTALL!r}
 class _NotInstalled(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if any(name == b or name.startswith(b + ".") for b in BLOCKED):
@@ -88,8 +93,8 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
 
 
-def _top(modules: list[str]) -> set[str]:
-    return {name for name in modules if any(name == b or name.startswith(b + ".") for b in DEV_ONLY)}
+def _top(modules: list[str], packages: tuple[str, ...] = DEV_ONLY) -> set[str]:
+    return {name for name in modules if any(name == b or name.startswith(b + ".") for b in packages)}
 
 
 def test_pi_tui_and_the_shipped_extensions_never_import_a_dev_only_package() -> None:
@@ -117,8 +122,10 @@ def test_dev_only_packages_are_in_the_dev_extra_not_the_dependencies() -> None:
             for r in requirements
         }
 
-    assert names(project["dependencies"]) & set(_DEV_ONLY_REQUIREMENTS) == set()
+    assert names(project["dependencies"]) & {*_DEV_ONLY_REQUIREMENTS, "mcp"} == set()
     assert set(_DEV_ONLY_REQUIREMENTS) <= names(project["optional-dependencies"]["dev"])
+    extras = project["optional-dependencies"]
+    assert names(extras["mcp"]) == {"mcp"} and set(extras["mcp"]) <= set(extras["dev"])
 
 
 def test_a_one_turn_run_works_without_the_dev_only_packages(tmp_path: Path) -> None:
@@ -133,7 +140,7 @@ def test_a_one_turn_run_works_without_the_dev_only_packages(tmp_path: Path) -> N
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip()
-    assert _top(json.loads(dump.read_text())) == set()
+    assert _top(json.loads(dump.read_text()), NOT_IN_A_PLAIN_INSTALL) == set()
 
 
 def test_the_tui_starts_and_answers_without_the_dev_only_packages(tmp_path: Path, agent_dir: Path) -> None:
@@ -147,4 +154,27 @@ def test_the_tui_starts_and_answers_without_the_dev_only_packages(tmp_path: Path
         timeout=55,
     )
     assert run.returncode == 0, run.stderr
-    assert _top(json.loads(dump.read_text())) == set()
+    assert _top(json.loads(dump.read_text()), NOT_IN_A_PLAIN_INSTALL) == set()
+
+
+def test_the_mcp_extension_without_the_sdk_says_in_one_line_how_to_install_it(tmp_path: Path) -> None:
+    # A sitecustomize that makes the SDK absent the way Python reports a missing package: find_spec gives
+    # None and an import raises ModuleNotFoundError.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\nfor name in ('mcp', 'mcp_types'):\n    sys.modules[name] = None\n"
+    )
+    env = {**_env(), "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run(
+        [sys.executable, "-m", "pi_tui", "--provider", "faux", "-e", "mcp", "-p", "hi"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "You said: “hi”" in run.stdout
+    (line,) = run.stderr.splitlines()
+    assert line.endswith("the MCP SDK is not installed: pip install 'pi-tui[mcp]'")
