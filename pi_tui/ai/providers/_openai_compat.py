@@ -10,6 +10,7 @@ affinity headers and routing preferences. The history conversion reads a few of 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Any
@@ -25,6 +26,8 @@ __all__ = [
     "add_thinking",
     "resolve_compat",
     "routing_fields",
+    "capped_max_tokens",
+    "context_room",
     "default_max_tokens",
 ]
 
@@ -326,16 +329,20 @@ def _estimated_context(messages: list[LlmMessage]) -> int:
     about a token per four characters of each message after it (all of them when none reported)."""
     from ..tokens import count_message_tokens
 
+    # The answer that counts is the last one not older than any message before it: found from the end
+    # (usually within the last few messages), with the running maximum of the timestamps made in C.
+    stamps = [message.timestamp for message in messages]
+    newest_before = list(itertools.accumulate(stamps, max, initial=float("-inf")))
     last = -1
     reported = 0
-    latest = float("-inf")
-    for index, message in enumerate(messages):
-        if isinstance(message, AssistantMessage) and message.timestamp >= latest:
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AssistantMessage) and stamps[index] >= newest_before[index]:
             usage = message.usage
             total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
             if message.stop_reason not in ("aborted", "error") and total > 0:
                 last, reported = index, total
-        latest = max(latest, message.timestamp)
+                break
     return reported + sum(count_message_tokens(m) for m in messages[last + 1 :])
 
 
@@ -346,13 +353,25 @@ def default_max_tokens(
     has left (window - estimated instructions, tools and history - 4096), at least 1. The estimate is pi's
     (a token per four characters after the last reported usage), so the cap matches pi's where the model's
     maximum is below the room left, and comes within the size of the prompts' different words elsewhere."""
-    wanted = requested or model.max_tokens
+    return capped_max_tokens(requested or model.max_tokens, context_room(model, messages, instructions, tools))
+
+
+def context_room(
+    model: Model, messages: list[LlmMessage], instructions: str = "", tools: Any = None
+) -> int | None:
+    """What the context window leaves for the answer by pi's estimate (`default_max_tokens`), or None
+    when the model's window is unknown. A request that caps twice (Anthropic's thinking budget) asks
+    once: the estimate reads the whole history."""
     if model.context_window <= 0:
-        return max(1, wanted)
+        return None
     estimate = _estimated_context(messages)
     if instructions:
         estimate += math.ceil(len(instructions) / 4)
     if tools:
         estimate += math.ceil(len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)) / 4)
-    room = model.context_window - estimate - _CONTEXT_SAFETY_TOKENS
-    return min(wanted, max(1, room))
+    return model.context_window - estimate - _CONTEXT_SAFETY_TOKENS
+
+
+def capped_max_tokens(wanted: int, room: int | None) -> int:
+    """``wanted`` cut to the ``room`` `context_room` found (at least 1)."""
+    return max(1, wanted) if room is None else min(wanted, max(1, room))

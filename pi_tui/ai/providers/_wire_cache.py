@@ -26,8 +26,25 @@ if TYPE_CHECKING:
 
 __all__ = ["ConversionCache", "Converter", "PrefixMemo", "dumps", "encode_body"]
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _c_encoder() -> Callable[[Any, int], Any] | None:
+    """The stdlib's C encoder with `_ENCODER`'s settings, built once: `JSONEncoder.encode` builds a new
+    one on every call, which cost more than encoding a typical message."""
+    from json import encoder
+
+    make = getattr(encoder, "c_make_encoder", None)  # the _json accelerator, absent from the type stubs
+    if make is None:  # an interpreter without it
+        return None
+    built: Callable[[Any, int], Any] = make(
+        None, _ENCODER.default, encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+    return built
+
+
+_C_ENCODE = _c_encoder()
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -37,7 +54,9 @@ def _escaped(match: re.Match[str]) -> str:
 def dumps(value: Any) -> str:
     """The wire encoding: compact, UTF-8 text kept as is, and a lone UTF-16 surrogate (which UTF-8
     cannot carry) written as a ``\\uXXXX`` escape, as JavaScript's ``JSON.stringify`` writes it."""
-    text = _ENCODER.encode(value)
+    text = "".join(_C_ENCODE(value, 0)) if _C_ENCODE is not None else _ENCODER.encode(value)
+    if text.isascii():  # no surrogate can be there (the usual case, answered without a scan)
+        return text
     return text if _SURROGATE.search(text) is None else _SURROGATE.sub(_escaped, text)
 
 

@@ -35,7 +35,7 @@ from ._common import (
 )
 from ._error_hints import describe_with_hint
 from ._history import prepare_messages, sanitize_surrogates
-from ._openai_compat import default_max_tokens
+from ._openai_compat import capped_max_tokens, context_room
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
@@ -136,9 +136,8 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     estimated_tools = [
         {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
     ]
-    base = default_max_tokens(
-        model, request.messages, options.max_tokens, request.system_prompt, estimated_tools
-    )
+    room = context_room(model, request.messages, request.system_prompt, estimated_tools)
+    base = capped_max_tokens(options.max_tokens or model.max_tokens, room)
     body["max_tokens"] = base
     thinking_on = model.reasoning and options.thinking != "off"
     if thinking_on:
@@ -155,9 +154,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
             budget = budgets[level]
             # pi widens the cap by the budget (up to the model's maximum), then cuts it to the window again
             wanted = min(base + budget, model.max_tokens)
-            max_tokens = default_max_tokens(
-                model, request.messages, wanted, request.system_prompt, estimated_tools
-            )
+            max_tokens = capped_max_tokens(wanted, room)
             budget = min(budget, max(0, max_tokens - _MIN_BUDGET))  # the answer keeps 1,024 tokens
             if budget >= _MIN_BUDGET:
                 body["max_tokens"] = max_tokens
