@@ -42,6 +42,7 @@ MODULES: list[tuple[str, str, bool]] = [
     ("bench.big_sessions", "register_all", False),
     ("bench.tui_big", "register_all", False),
     ("bench.wire_apis", "register_all", False),
+    ("bench.mcp_first_call", "register_all", False),
 ]
 
 
