@@ -136,6 +136,12 @@ async def _find(pool: ServerPool, ref: str, server: str | None) -> ToolInfo:
     return found
 
 
+def named_servers(pool: ServerPool, text: str) -> list[Server]:
+    """The enabled, not yet started servers ``text`` names as a word of its own (any case)."""
+    return [s for s in pool.servers.values() if s.config.enabled and s.status == "lazy"
+            and re.search(rf"(?<![\w-]){re.escape(s.name)}(?![\w-])", text, re.IGNORECASE)]  # fmt: skip
+
+
 def direct_name(tool: ToolInfo) -> str:
     """A direct tool's name: ``<server>_<tool>``, in the characters every provider accepts."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"{tool.server}_{tool.name}")[:64]
@@ -256,7 +262,14 @@ def register(pi: ExtensionAPI) -> None:
 
     @pi.on("input")
     async def on_input(event: Event, ctx: ExtensionContext) -> dict[str, Any] | None:
-        if state.pool is None or "@" not in event.text:
+        if state.pool is None:
+            return None
+        # A message naming a lazy server is likely to be followed by a call to it: start it now, while
+        # the model reads the request, instead of when the call arrives (not for built-in commands).
+        if not event.text.startswith("/"):
+            for server in named_servers(state.pool, event.text):
+                server.start_in_background()
+        if "@" not in event.text:
             return None
         text, errors = await expand_mentions(state.pool, event.text)
         for line in errors:

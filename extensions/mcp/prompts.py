@@ -14,7 +14,7 @@ resources are offered from the next keystroke.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import re
 import shlex
 from collections.abc import Callable
@@ -22,7 +22,7 @@ from typing import Any
 
 from pi_tui.extensions.api import ExtensionAPI
 
-from .servers import McpCallError, PromptInfo, Server, ServerPool
+from .servers import McpCallError, PromptInfo, ServerPool
 
 __all__ = ["parse_arguments", "PromptCommands", "expand_mentions", "mention_completions"]
 
@@ -64,28 +64,11 @@ def mention_completions(pool: ServerPool | None, prefix: str) -> list[tuple[str,
         if server is None:
             return []
         if server.config.enabled and server.status == "lazy":
-            _start_in_background(server)
+            with contextlib.suppress(RuntimeError):  # no event loop here: nothing to offer until it starts
+                server.start_in_background()
         return [(f"{name}:{uri}", text) for uri, text in server.resources if rest in uri]
     return [(f"{s.name}:{uri}", text) for s in pool.servers.values() for uri, text in s.resources
             if prefix in f"{s.name}:{uri}"]  # fmt: skip
-
-
-_STARTING: set[asyncio.Task[None]] = set()
-
-
-def _start_in_background(server: Server) -> None:
-    async def start() -> None:
-        try:
-            await server.ensure()
-        except McpCallError:
-            pass  # /mcp shows the failure; completion just offers nothing
-
-    try:
-        task = asyncio.get_running_loop().create_task(start())
-    except RuntimeError:  # no event loop here: nothing to offer until the server starts some other way
-        return
-    _STARTING.add(task)
-    task.add_done_callback(_STARTING.discard)
 
 
 def parse_arguments(prompt: PromptInfo, text: str) -> dict[str, str]:

@@ -188,6 +188,18 @@ class Server:
         self._changed()
         return McpCallError(f'MCP server "{self.name}" {self.reason}')
 
+    def start_in_background(self) -> None:
+        """Start the server without waiting (a lazy one about to be used); a failure only sets the status."""
+        if not self.config.enabled or self.status != "lazy":
+            return
+
+        async def start() -> None:
+            with contextlib.suppress(McpCallError):
+                await self.ensure()
+
+        task = asyncio.get_running_loop().create_task(start(), name=f"mcp-start:{self.name}")
+        self._retiring.add(task)  # held (and awaited on close) like a connection being retired
+
     async def ensure(self) -> ClientSession:
         """The live session, starting the server first when it is not connected."""
         if not self.config.enabled:

@@ -50,7 +50,7 @@ async def test_the_proxy_searches_describes_and_calls_and_its_definition_never_c
         ]
     )
     async with open_session(ext("mcp"), project, model=MODEL) as session:
-        await session.prompt("use the demo server")
+        await session.prompt("use the MCP tools")  # naming the server would start it early
 
     requests = model_requests(fake)
     results = tool_result_texts(requests[-1])
@@ -409,3 +409,22 @@ async def test_at_completion_offers_a_servers_resources_once_it_has_started(
         assert registry.mention_candidates("greet") == [("demo:demo://greeting", "A short text resource.")]
         assert registry.mention_candidates("demo:nothing") == []
         assert registry.mention_candidates("docs/") == []
+
+
+async def test_a_message_naming_a_lazy_server_starts_it_before_the_model_calls_it(
+    fake: FakeLLM, agent_dir: Path, project: Path
+) -> None:
+    write_mcp(agent_dir, {"demo": demo(), "other": demo()})
+    fake.script([Reply([text("ok")]), Reply([text("ok")])])
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("plan the demolition of other-things")  # no server named as a word of its own
+        await session.prompt("/mcp")
+        await session.prompt("add 2 and 3 with the Demo server")
+        await session.prompt("/mcp")
+
+    before, after = (notice for notice, _ in ui.notices if notice.startswith("MCP servers:"))
+    assert "demo: lazy" in before and "other: lazy" in before
+    assert "demo: lazy" not in after and ("demo: starting" in after or "demo: connected" in after)
+    assert "other: lazy" in after
