@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from pi_tui.resources.loader import ResourceLoader
     from pi_tui.resources.settings import SettingsManager
     from pi_tui.sandbox import CommandSandbox
+    from pi_tui.session.context import RestoreState, SessionContext
     from pi_tui.session.manager import SessionManager
 
     from .session_stats import StatsCounter
@@ -192,7 +193,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._switch_reason: str | None = None
         # --- end extensions ---
 
-        restored = session_manager.build_context()
+        restored = session_manager.restore_state()
         retry_settings = settings.retry if settings is not None else None
         if retry is None and retry_settings is not None:
             retry = RetryConfig(
@@ -491,7 +492,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             self.agent.thinking = level
             self._pending_state.thinking = level
 
-    def _record_model_if_changed(self, restored: Any, model: Model, thinking: ThinkingLevel) -> None:
+    def _record_model_if_changed(
+        self, restored: SessionContext | RestoreState, model: Model, thinking: ThinkingLevel
+    ) -> None:
         fresh = not self.session_manager.get_entries()
         ref = restored.model
         if is_no_model(model):  # nothing to record until a real model is picked (set_model records it)

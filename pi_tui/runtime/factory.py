@@ -223,7 +223,7 @@ def _create_session(
 
     session, notices = _select_session_manager(args, cwd)
     try:
-        restored = session.build_context()
+        restored = session.restore_state()
         report = session.load_report
         summary = report.summary()  # problems, and also a pi v1/v2 file that the next save upgrades
         if summary:
@@ -264,7 +264,7 @@ def _create_session(
 
         if resolved.thinking_level is not None:
             thinking = resolved.thinking_level
-        elif restored.messages and restored.thinking_level:
+        elif restored.has_messages and restored.thinking_level:
             # the level the session file recorded, as it was written (the clamp below fits it to the model)
             thinking = cast(ThinkingLevel, restored.thinking_level)
         else:

@@ -47,7 +47,15 @@ from pi_tui.session.entries import (
 from pi_tui.session.paths import parse_iso
 from pi_tui.session.system import SystemState, system_message_dict
 
-__all__ = ["ModelRef", "SessionContext", "LAST_ENTRY", "build_session_context", "iso_to_ms"]
+__all__ = [
+    "ModelRef",
+    "RestoreState",
+    "SessionContext",
+    "LAST_ENTRY",
+    "build_session_context",
+    "iso_to_ms",
+    "restore_state",
+]
 
 
 class _LastEntry:
@@ -85,6 +93,48 @@ class SessionContext:
             if entry.id == entry_id:
                 return i
         return -1
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreState:
+    """What resuming a session takes from its path before the agent exists: the model and thinking level
+    it ran with, and whether its context holds any message. The same values as `build_session_context`'s
+    ``model``, ``thinking_level`` and ``bool(messages)``, without building the messages."""
+
+    model: ModelRef | None = None
+    thinking_level: str = "off"
+    has_messages: bool = False
+
+
+def restore_state(path: Sequence[SessionEntry]) -> RestoreState:
+    """The `RestoreState` of a path (root first), in one pass over it."""
+    model: ModelRef | None = None
+    thinking_level = "off"
+    last_assistant: AssistantMessage | None = None  # the model of the last assistant, unless changed after
+    compacted = False
+    emits = False  # an entry `_emit` turns into a message, unless a context edit omits it
+    omitted = {target for target, replacement in latest_context_edits(path).items() if replacement is None}
+    for entry in path:
+        if type(entry) is MessageEntry:
+            message = entry.message
+            if isinstance(message, AssistantMessage):
+                last_assistant, model = message, None
+            if not emits and entry.id not in omitted:
+                emits = True
+        elif isinstance(entry, ThinkingLevelChangeEntry):
+            thinking_level = entry.thinking_level
+        elif isinstance(entry, ModelChangeEntry):
+            model, last_assistant = ModelRef(entry.provider, entry.model_id), None
+        elif isinstance(entry, CompactionEntry):
+            compacted = True
+        elif isinstance(entry, CustomMessageEntry):
+            if entry.id not in omitted:
+                emits = True
+        elif isinstance(entry, BranchSummaryEntry) and entry.summary:  # never edited away
+            emits = True
+    if last_assistant is not None:
+        model = ModelRef(last_assistant.provider, last_assistant.model)
+    return RestoreState(model, thinking_level, compacted or emits)
 
 
 def iso_to_ms(timestamp: str) -> int:

@@ -309,13 +309,16 @@ def parse_entry(data: dict[str, Any], line: str) -> SessionEntry:
 
     Never raises: a known type that fails validation is kept raw with ``problem`` set.
     """
-    cls: type[EntryBase] | None = ENTRY_TYPES.get(data.get("type"))  # type: ignore[arg-type]
-    if cls is MessageEntry:
+    kind = data.get("type")
+    cls: type[EntryBase] | None
+    if kind == "message":  # most entries
         message = data.get("message")
-        if isinstance(message, dict) and message.get("role") == "system":
-            cls = SystemMessageEntry
-    if cls is None:
-        return RawEntry(data, line)
+        system = isinstance(message, dict) and message.get("role") == "system"
+        cls = SystemMessageEntry if system else MessageEntry
+    else:
+        cls = ENTRY_TYPES.get(kind)  # type: ignore[arg-type]
+        if cls is None:
+            return RawEntry(data, line)
     try:
         # the class was chosen by ``type``: its value needs no second check
         return cls.model_validate(data, tag_checked="type")  # type: ignore[return-value]

@@ -144,9 +144,8 @@ def _fast_loads() -> Callable[[bytes], Any]:
     translate = bytes.translate
 
     def loads(raw: bytes) -> Any:
-        if (
-            raw.count(b"[") + raw.count(b"{") > _LINE_DEPTH
-            or _LONG_NUMBER in translate(raw, _DIGITS_TO_NINES)
+        if raw.count(b"[") + raw.count(b"{") > _LINE_DEPTH or _LONG_NUMBER in translate(
+            raw, _DIGITS_TO_NINES
         ):
             return _loads(raw)
         try:
@@ -189,7 +188,11 @@ class _Collector:
 
     def add(self, obj: dict[str, Any], raw: bytes, line_no: int, ordinal: int) -> None:
         if not self.deferred:
-            self._parse(obj, line_no, lambda: raw.decode("utf-8", "surrogatepass").rstrip("\r\n"))
+            entry = parse_entry(obj, "")
+            if type(entry) is RawEntry:
+                entry.line = raw.decode("utf-8", "surrogatepass").rstrip("\r\n")
+                self.report.raw.append(KeptRawEntry(line_no, entry.type, entry.problem))
+            self.entries.append(entry)
             return
         self.records.append(obj)
         self.ordinals.append(ordinal)

@@ -30,7 +30,13 @@ from pi_tui.ai.types import (
     load_message,
     message_text,
 )
-from pi_tui.session.context import LAST_ENTRY, SessionContext, build_session_context
+from pi_tui.session.context import (
+    LAST_ENTRY,
+    RestoreState,
+    SessionContext,
+    build_session_context,
+    restore_state,
+)
 from pi_tui.session.entries import (
     CURRENT_VERSION,
     BranchSummaryEntry,
@@ -502,6 +508,11 @@ class SessionManager:
             path = self._tree.path_to(leaf) if self._tree.get(leaf) is not None else None
             self._context_memo = (key, build_session_context(self._tree.entries, leaf, path=path))
         return _copy_context(self._context_memo[1])
+
+    def restore_state(self) -> RestoreState:
+        """The model, thinking level and whether there are messages on the active path, as
+        `build_context` gives them, without building the context (what resuming needs first)."""
+        return restore_state(self._tree.path_to(self._tree.leaf_id))
 
     def get_user_messages_for_forking(self) -> list[tuple[str, str]]:
         """``(entry id, text)`` of every user message, in file order (for ``/fork``)."""
