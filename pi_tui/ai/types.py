@@ -14,6 +14,8 @@ from typing import Any, Literal, TypeAlias
 from pi_tui.util.record import Record, Validator, field
 
 __all__ = [
+    "message_content",
+    "message_role",
     "WireModel",
     "TextContent",
     "ThinkingContent",
@@ -254,13 +256,27 @@ def dump_messages(messages: list[Any]) -> list[dict[str, Any]]:
     return [dump_message(m) for m in messages]
 
 
-def message_text(message: Any) -> str:
+def message_role(message: object) -> str | None:
+    """The ``role`` of a history message (`Message`); ``None`` for anything else."""
+    if isinstance(message, Message):
+        return message.role
+    return None
+
+
+def message_content(message: object) -> str | list[AssistantContent] | list[UserContent] | None:
+    """The ``content`` of a message that has one (user, assistant, tool result, custom); else ``None``."""
+    if isinstance(message, UserMessage | AssistantMessage | ToolResultMessage | CustomMessage):
+        return message.content
+    return None
+
+
+def message_text(message: object) -> str:
     """Plain text of a message's text blocks (or its string content)."""
-    content = getattr(message, "content", None)
+    content = message_content(message)
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(getattr(c, "text", "") for c in content if getattr(c, "type", None) == "text")
+        return "".join(c.text for c in content if isinstance(c, TextContent))
     if isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
         return message.summary
     if isinstance(message, BashExecutionMessage):

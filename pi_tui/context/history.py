@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_tui.agent.serialize import serialize_messages
-from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, message_role
 
 from .envelope import ContextEnvelope
 from .request import message_tokens
@@ -95,7 +95,7 @@ def find_detach_point(env: ContextEnvelope, thresholds: DetachThresholds = Detac
         if i + 1 >= len(live):
             return None
         nxt = live[i + 1]
-        if getattr(nxt, "role", None) != "user":  # cut only where a new turn starts
+        if message_role(nxt) != "user":  # cut only where a new turn starts
             continue
         keep_count = len(live) - count
         keep_tokens = total - chunk_tokens

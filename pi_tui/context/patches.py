@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Literal
 
-from pi_tui.ai.types import CompactionSummaryMessage, ToolDefinition, load_message
+from pi_tui.ai.types import CompactionSummaryMessage, ToolDefinition, load_message, message_role
 
 from .envelope import ContextEnvelope, SystemPart
 
@@ -222,7 +222,7 @@ def _apply_compaction(env: ContextEnvelope, op: dict[str, Any], timestamp: int) 
             # not a summary, so nothing the model still needs disappears.
             start = 0
     kept = [(m, o) for m, o in zip(env.cached[start:], origins[start:], strict=True)]
-    kept = [(m, o) for m, o in kept if getattr(m, "role", None) != "compactionSummary"]
+    kept = [(m, o) for m, o in kept if message_role(m) != "compactionSummary"]
     return replace(
         env,
         cached=(summary, *(m for m, _ in kept)),

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pi_tui.ai.types import message_text
+from pi_tui.ai.types import message_role, message_text
 from pi_tui.util.format import fmt_tokens
 
 from .report import ContextReport
@@ -20,7 +20,7 @@ __all__ = ["render_context"]
 
 
 def _preview(message: Any, width: int = 70) -> str:
-    role = getattr(message, "role", "?")
+    role = message_role(message) or "?"
     if role == "assistant":
         parts = []
         for block in message.content:

@@ -27,7 +27,7 @@ from pi_tui.agent.convert import reaches_model
 from pi_tui.ai.cost import projected_cost
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
-from pi_tui.ai.types import Model, ToolDefinition
+from pi_tui.ai.types import Model, ToolDefinition, message_content, message_role
 from pi_tui.session.entries import SessionEntry
 from pi_tui.session.entry_reader import read_transform
 
@@ -71,7 +71,7 @@ def message_tokens(message: Any) -> int:
     message the request leaves out (a shell command's output kept out of context)."""
     if not reaches_model(message):
         return 0
-    content = getattr(message, "content", None)
+    content = message_content(message)
     blocks = len(content) if isinstance(content, list) else 1
     return count_message_tokens(message) + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
 
@@ -112,7 +112,7 @@ class MessageTokenCache:
                     break
                 same += 1
         rows = previous[:same] + tuple(
-            MessageRow(offset + i, str(getattr(m, "role", "?")), self.tokens(m), reaches_model(m), m)
+            MessageRow(offset + i, message_role(m) or "?", self.tokens(m), reaches_model(m), m)
             for i, m in enumerate(messages[same:], same)
         )
         self._rows[region] = rows

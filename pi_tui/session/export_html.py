@@ -23,6 +23,7 @@ from pi_tui.ai.types import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    message_role,
     message_text,
 )
 from pi_tui.session.entries import (
@@ -108,7 +109,7 @@ def tree_row_text(entry: SessionEntry) -> str:
             return "[bash]: " + _cut(m.command)
         if isinstance(m, CustomMessage):
             return f"[{m.custom_type}]: " + _cut(message_text(m))
-        return f"[{getattr(m, 'role', 'message')}]"
+        return f"[{message_role(m) or 'message'}]"
     if isinstance(entry, CustomMessageEntry):
         body = (
             entry.content
@@ -197,7 +198,7 @@ def _render_message(m: Any) -> str:
         return _box("", f"bash · {status}", f"<pre>$ {_e(m.command)}\n{_e(m.output)}</pre>")
     if isinstance(m, CustomMessage):
         return _box("", m.custom_type, "".join(_content_blocks(m.content)))
-    return _box("", str(getattr(m, "role", "message")), f'<div class="text">{_e(message_text(m))}</div>')
+    return _box("", message_role(m) or "message", f'<div class="text">{_e(message_text(m))}</div>')
 
 
 def _render_entry(entry: SessionEntry) -> str:
