@@ -126,11 +126,15 @@ def _merge_dicts(base: dict[str, Any] | None, extra: dict[str, Any] | None) -> d
 
 def _apply_override(model: Model, override: ModelOverride) -> Model:
     """Patch ``model`` with the fields ``override`` sets (cost, headers and compat merge)."""
-    update: dict[str, Any] = {}
-    for field in ("name", "reasoning", "context_window", "max_tokens", "input_limits", "sampling_params"):
-        value = getattr(override, field)
-        if value is not None:
-            update[field] = value
+    plain: dict[str, Any] = {
+        "name": override.name,
+        "reasoning": override.reasoning,
+        "context_window": override.context_window,
+        "max_tokens": override.max_tokens,
+        "input_limits": override.input_limits,
+        "sampling_params": override.sampling_params,
+    }
+    update = {field: value for field, value in plain.items() if value is not None}
     if override.input is not None:
         update["input"] = list(override.input)
     if override.cost is not None:

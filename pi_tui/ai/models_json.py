@@ -190,7 +190,7 @@ def _dotted(path: Sequence[PathPart]) -> str:
 def _unknown_keys(obj: Record, path: tuple[PathPart, ...]) -> list[tuple[tuple[PathPart, ...], str]]:
     found = [((*path, key), key) for key in (obj.model_extra or {})]
     for name, info in type(obj).model_fields.items():
-        value = getattr(obj, name)
+        value = getattr(obj, name)  # any Record's declared fields, walked by name
         key = info.alias or name
         if isinstance(value, Record):
             found += _unknown_keys(value, (*path, key))

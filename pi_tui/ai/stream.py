@@ -181,7 +181,7 @@ class _Event:
         """pi's ``AssistantMessageEvent`` JSON shape."""
         out: dict[str, Any] = {"type": self.type}
         for name in self.__dataclass_fields__:
-            value = getattr(self, name)
+            value = getattr(self, name)  # each of this event's own declared fields, by name
             key = to_camel(name)
             if isinstance(value, AssistantMessage):
                 out[key] = value.to_json_dict()

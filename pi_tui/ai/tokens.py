@@ -29,6 +29,20 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .types import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
 if TYPE_CHECKING:
     import tiktoken
 
@@ -127,7 +141,7 @@ def _encoding_params(name: str, ranks_loader: Callable[..., dict[bytes, int]]) -
     """
     from tiktoken_ext import openai_public
 
-    constructor = getattr(openai_public, name)
+    constructor = getattr(openai_public, name)  # a function of tiktoken_ext's module, named by the caller
     isolated_globals = dict(openai_public.__dict__, load_tiktoken_bpe=ranks_loader)
     isolated = types.FunctionType(constructor.__code__, isolated_globals, constructor.__name__)
     return isolated()
@@ -185,26 +199,66 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
 # --- messages (pi's compaction estimate) ----------------------------------------------------------
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
+def _block_chars(block: object, count_images: bool) -> int:
+    if isinstance(block, TextContent):
+        return len(block.text)
+    if isinstance(block, ImageContent):
+        return IMAGE_CHARS if count_images else 0
+    if isinstance(block, dict):
+        kind = block.get("type")
+        if kind == "text":
+            return len(block.get("text", "") or "")
+        if kind == "image" and count_images:
+            return IMAGE_CHARS
+    return 0
 
 
-def _content_chars(content: Any, count_images: bool) -> int:
+def _content_chars(content: object, count_images: bool) -> int:
     if isinstance(content, str):
         return len(content)
-    chars = 0
-    for block in content or ():
-        kind = _get(block, "type")
+    if not isinstance(content, list):
+        return 0
+    return sum(_block_chars(block, count_images) for block in content)
+
+
+def _arguments_chars(arguments: object) -> int:
+    return len(json.dumps(arguments or {}, separators=(",", ":"), ensure_ascii=False))
+
+
+def _assistant_block_chars(block: object) -> int:
+    if isinstance(block, TextContent):
+        return len(block.text)
+    if isinstance(block, ThinkingContent):
+        return len(block.thinking)
+    if isinstance(block, ToolCall):
+        return len(block.name) + _arguments_chars(block.arguments)
+    if isinstance(block, dict):
+        kind = block.get("type")
         if kind == "text":
-            chars += len(_get(block, "text", "") or "")
-        elif kind == "image" and count_images:
-            chars += IMAGE_CHARS
-    return chars
+            return len(block.get("text", "") or "")
+        if kind == "thinking":
+            return len(block.get("thinking", "") or "")
+        if kind == "toolCall":
+            return len(block.get("name", "") or "") + _arguments_chars(block.get("arguments"))
+    return 0
 
 
-def message_chars(message: Any) -> int:
+def _json_message_chars(message: dict[str, Any]) -> int:
+    role = message.get("role")
+    if role == "user":
+        return _content_chars(message.get("content"), count_images=False)
+    if role == "assistant":
+        return sum(_assistant_block_chars(block) for block in message.get("content") or ())
+    if role in ("toolResult", "custom"):
+        return _content_chars(message.get("content"), count_images=True)
+    if role == "bashExecution":
+        return len(message.get("command", "") or "") + len(message.get("output", "") or "")
+    if role in ("branchSummary", "compactionSummary"):
+        return len(message.get("summary", "") or "")
+    return 0
+
+
+def message_chars(message: object) -> int:
     """The characters pi counts for one message when estimating its tokens.
 
     Accepts a message model from `pi_tui.ai.types` or its camelCase JSON dict:
@@ -215,28 +269,18 @@ def message_chars(message: Any) -> int:
     - bashExecution: command + output;
     - branchSummary / compactionSummary: the summary.
     """
-    role = _get(message, "role")
-    if role == "user":
-        return _content_chars(_get(message, "content"), count_images=False)
-    if role == "assistant":
-        chars = 0
-        for block in _get(message, "content") or ():
-            kind = _get(block, "type")
-            if kind == "text":
-                chars += len(_get(block, "text", "") or "")
-            elif kind == "thinking":
-                chars += len(_get(block, "thinking", "") or "")
-            elif kind == "toolCall":
-                arguments = _get(block, "arguments") or {}
-                chars += len(_get(block, "name", "") or "")
-                chars += len(json.dumps(arguments, separators=(",", ":"), ensure_ascii=False))
-        return chars
-    if role in ("toolResult", "custom"):
-        return _content_chars(_get(message, "content"), count_images=True)
-    if role == "bashExecution":
-        return len(_get(message, "command", "") or "") + len(_get(message, "output", "") or "")
-    if role in ("branchSummary", "compactionSummary"):
-        return len(_get(message, "summary", "") or "")
+    if isinstance(message, dict):
+        return _json_message_chars(message)
+    if isinstance(message, UserMessage):
+        return _content_chars(message.content, count_images=False)
+    if isinstance(message, AssistantMessage):
+        return sum(_assistant_block_chars(block) for block in message.content)
+    if isinstance(message, ToolResultMessage | CustomMessage):
+        return _content_chars(message.content, count_images=True)
+    if isinstance(message, BashExecutionMessage):
+        return len(message.command) + len(message.output)
+    if isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
+        return len(message.summary)
     return 0
 
 

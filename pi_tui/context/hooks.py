@@ -79,7 +79,16 @@ class ContextEvent:
         return self._messages
 
     def __getitem__(self, key: str) -> Any:  # dict-style access for handlers written like pi's TS
-        return getattr(self, key)
+        match key:
+            case "type":
+                return self.type
+            case "reason":
+                return self.reason
+            case "state":
+                return self.state
+            case "messages":
+                return self.messages
+        raise KeyError(key)
 
 
 @dataclass(slots=True)

@@ -67,7 +67,22 @@ class PackageResources:
 
     def of(self, kind: ResourceKind) -> list[Path]:
         """The paths of one kind."""
-        return list(getattr(self, kind))
+        return list(self._list(kind))
+
+    def add(self, kind: ResourceKind, paths: list[Path]) -> None:
+        """Append ``paths`` to the paths of one kind."""
+        self._list(kind).extend(paths)
+
+    def _list(self, kind: ResourceKind) -> list[Path]:
+        match kind:
+            case "extensions":
+                return self.extensions
+            case "skills":
+                return self.skills
+            case "prompts":
+                return self.prompts
+            case "themes":
+                return self.themes
 
     @property
     def empty(self) -> bool:
@@ -229,5 +244,5 @@ def package_resources(root: Path, filters: Mapping[str, Any] | None = None) -> P
             paths = _expand_items(kind, paths)
         if isinstance(patterns, list):
             paths = _apply_filter(root, paths, [str(p) for p in patterns])
-        getattr(found, kind).extend(paths)
+        found.add(kind, paths)
     return found

@@ -86,14 +86,14 @@ class ResolvedPackages:
 
 
 def _merged_resources(entry: PackageEntry) -> PackageResources:
-    from .manifest import PackageResources, package_resources
+    from .manifest import RESOURCE_KINDS, PackageResources, package_resources
 
     merged = PackageResources()
     roots = entry.roots()
     for root in roots:
         found = package_resources(root, entry.filters)
-        for kind in ("extensions", "skills", "prompts", "themes"):
-            getattr(merged, kind).extend(getattr(found, kind))
+        for kind in RESOURCE_KINDS:
+            merged.add(kind, found.of(kind))
         merged.problems += found.problems
         merged.manifest = merged.manifest or found.manifest
     return merged

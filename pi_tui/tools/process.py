@@ -15,6 +15,7 @@ import os
 import shutil
 import signal as signals
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -158,10 +159,9 @@ class _ExitWatcher:
         self._loop = loop
         self._pidfd = -1
         self.future: asyncio.Future[int] = loop.create_future()
-        pidfd_open = getattr(os, "pidfd_open", None)
-        if pidfd_open is not None:
+        if sys.platform == "linux":  # os.pidfd_open exists on Linux only
             with contextlib.suppress(OSError):
-                self._pidfd = pidfd_open(proc.pid)
+                self._pidfd = os.pidfd_open(proc.pid)
         if self._pidfd >= 0:
             loop.add_reader(self._pidfd, self._on_pidfd)
         else:

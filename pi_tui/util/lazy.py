@@ -34,7 +34,7 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], An
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         if not module.startswith(".") and "." not in module:
             module = f".{module}"  # a bare submodule name
-        value = getattr(importlib.import_module(module, package), name)
+        value = getattr(importlib.import_module(module, package), name)  # the export, named in the table
         namespace[name] = value
         return value
 

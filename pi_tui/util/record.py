@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime
 import enum
 import sys
 import types
@@ -177,6 +178,7 @@ def _dump_value(value: Any, by_alias: bool, exclude_none: bool, json_mode: bool)
         return _dump_value(dict(value), by_alias, exclude_none, json_mode)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
+            # any dataclass in a record's field: read each of its declared fields by name
             f.name: _dump_value(getattr(value, f.name), by_alias, exclude_none, json_mode)
             for f in dataclasses.fields(value)
         }
@@ -190,9 +192,8 @@ def _dump_value(value: Any, by_alias: bool, exclude_none: bool, json_mode: bool)
         return [_dump_value(v, by_alias, exclude_none, True) for v in value]
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
-    iso = getattr(value, "isoformat", None)
-    if callable(iso):
-        return iso()
+    if isinstance(value, datetime.date | datetime.time):  # a datetime is a date
+        return value.isoformat()
     raise TypeError(f"cannot write a {t.__name__} as JSON")
 
 

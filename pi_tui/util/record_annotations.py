@@ -54,7 +54,7 @@ def _name(text: str, namespace: dict[str, Any]) -> Any:
         if value is _MISSING:
             raise NameError(f"name {head!r} is not defined")
     for part in rest.split(".") if rest else ():
-        value = getattr(value, part)
+        value = getattr(value, part)  # a dotted annotation (``types.X``): resolved as Python would
     return value
 
 

@@ -465,7 +465,7 @@ def _build_union(args: tuple[Any, ...], strict: bool) -> Check | None:
             elif is_record_class(a):
                 base = a
             members.append((base, build_check(a, strict)))
-        shown = " or ".join(_NAMES.get(a, getattr(a, "__name__", str(a))) for a in rest)
+        shown = " or ".join(_NAMES.get(a, a.__name__ if isinstance(a, type) else str(a)) for a in rest)
         inner = _union(members, shown)
     if inner is None:
         return None

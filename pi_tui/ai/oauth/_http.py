@@ -108,7 +108,7 @@ def _send(request: urllib.request.Request, cancel: threading.Event | None, timeo
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         if cancel is not None and cancel.is_set():
             raise LoginCancelled() from exc
-        reason = getattr(exc, "reason", None) or exc  # URLError has a reason; OSError does not
+        reason = (exc.reason if isinstance(exc, urllib.error.URLError) else None) or exc
         host = urllib.parse.urlsplit(request.full_url).netloc
         raise OAuthError(f"cannot reach {host}: {reason}") from None
     if cancel is not None and cancel.is_set():

@@ -427,17 +427,9 @@ def _assistant(message: AssistantMessage, model: Model, compat: dict[str, Any]) 
 # --- response --------------------------------------------------------------------------------------
 
 
-def _get(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(name)
-    value = getattr(obj, name, None)
-    if value is None:
-        extra = getattr(obj, "model_extra", None)
-        if extra:
-            value = extra.get(name)
-    return value
+def _get(obj: object, name: str) -> Any:
+    """A field of a decoded JSON object (chunks and their parts); ``None`` when ``obj`` is no object."""
+    return obj.get(name) if isinstance(obj, dict) else None
 
 
 def normalize_usage(
