@@ -42,6 +42,7 @@ from pi_tui.ai.types import (
 from pi_tui.context.engine import ContextEngine
 from pi_tui.context.envelope import ContextEnvelope, EnvelopeMeta, SystemPart
 from pi_tui.context.hooks import ContextHandler
+from pi_tui.context.layouts import restore_layouts
 from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
 from pi_tui.extensions.ui import NullUIBridge
 from pi_tui.session.entries import CustomEntry, MessageEntry
@@ -172,6 +173,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             reinject_system_prompt=isinstance(context_settings, dict)
             and bool(context_settings.get("reinjectSystemPrompt"))
         )
+        self.restore_panel_layouts()
         self._offered_tools: set[str] | None = None
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
         # Token counts of the last /context report's messages: opening it again counts only what is new.
@@ -607,6 +609,12 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         for record in changed:
             self.session_manager.append_custom(PANEL_STATE_TYPE, record)
         return await self._compaction_preflight(env, signal)
+
+    def restore_panel_layouts(self) -> dict[str, str]:
+        """Re-apply the panel layouts recorded on the active path (``/context``'s what-ifs made real), so
+        a resumed session lays out its requests as the live one did, in every mode. Called when the
+        session is opened or switched; panels registered later get them too. Returns them by panel name."""
+        return restore_layouts(self.panels, self.session_manager.get_branch())
 
     def restore_panel_state(self) -> None:
         """Give re-registered panels their persisted refresh times (call after panels are registered)."""

@@ -130,6 +130,7 @@ class SessionTreeMixin(SessionHost):
         self._rebuild_messages()
         self._pending_state = PendingState()  # unwritten changes belonged to the session we left
         self._record_model_if_changed(restored, model, thinking)
+        self.restore_panel_layouts()
         await self.emit(SessionSwitched(manager.id, str(manager.path or "")))
         if self.extensions is not None:  # extensions
             await self.extensions.after_switch(reason or "resume", str(old.path or ""))

@@ -123,6 +123,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.context.engine",
         "pi_tui.context.envelope",
         "pi_tui.context.hooks",
+        "pi_tui.context.layouts",
         "pi_tui.context.ledger",
         "pi_tui.context.panels",
         "pi_tui.context.patches",

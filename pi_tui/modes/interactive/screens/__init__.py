@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.events import SessionSwitched
-
 if TYPE_CHECKING:
     from pi_tui.modes.interactive.app import PiApp
 else:
@@ -92,19 +90,7 @@ SCREEN_COMMANDS: dict[str, Handler] = {
 
 
 def install(app: PiApp) -> None:
-    """Called once by the shell after the session is ready: registers the compaction review and
-    re-applies the panel layouts chosen in ``/context`` (now and after every session switch)."""
+    """Called once by the shell after the session is ready: registers the compaction review."""
     from .compaction_review import install_review
-    from .context_data import restore_layouts
 
     install_review(app)
-    session = app.session
-    if session is None:
-        raise RuntimeError("the screens are installed once the session is ready")
-    restore_layouts(session)
-
-    def on_switch(event: Any) -> None:
-        if isinstance(event, SessionSwitched):
-            restore_layouts(session)
-
-    session.subscribe(on_switch)

@@ -6,10 +6,10 @@ from pathlib import Path
 from textual.widgets import Static, Tree
 
 from pi_tui.args import parse_args
+from pi_tui.context.layouts import PANEL_LAYOUT_TYPE
 from pi_tui.context.panels import Panel
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
 from pi_tui.modes.interactive.screens._dialogs import DetailScreen
-from pi_tui.modes.interactive.screens.context_data import PANEL_LAYOUT_TYPE
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text
