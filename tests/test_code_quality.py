@@ -25,5 +25,6 @@ def test_ruff_reports_nothing_in_the_code_tests_and_extensions() -> None:
 @pytest.mark.timeout(300)  # a clean clone starts with a cold mypy cache
 def test_mypy_finds_no_type_errors_in_pi_tui(tmp_path_factory: pytest.TempPathFactory) -> None:
     cache = tmp_path_factory.mktemp("mypy-cache")
-    result = _run("mypy", "--cache-dir", str(cache), "pi_tui")
+    # The bundled MCP extension too: it is typed against the MCP SDK's own types.
+    result = _run("mypy", "--cache-dir", str(cache), "pi_tui", "extensions/mcp")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -34,13 +34,12 @@ import importlib.util
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from pi_tui.extensions.api import (
+    AbortSignal,
     Event,
     ExtensionAPI,
     ExtensionContext,
-    ImageContent,
     TextContent,
     ToolError,
     ToolResult,
@@ -51,6 +50,8 @@ from . import proxy, sdk
 from .config import McpConfig, load_config, project_config_paths
 from .prompts import PromptCommands, expand_mentions, mention_completions
 from .servers import McpCallError, Server, ServerPool, ToolInfo, tokens_of
+
+ToolUpdate = Callable[[ToolResult], None]  # a tool's on_update: shows a partial result while it runs
 
 
 class McpState:
@@ -69,17 +70,7 @@ class McpState:
         return self.direct_next.get(server.name, server.config.direct)
 
 
-def _blocks(items: list[dict[str, Any]]) -> list[TextContent | ImageContent]:
-    out: list[TextContent | ImageContent] = []
-    for item in items:
-        if item["type"] == "image":
-            out.append(ImageContent(data=item["data"], mime_type=item["mimeType"]))
-        else:
-            out.append(TextContent(text=item["text"]))
-    return out
-
-
-async def _call(state: McpState, tool: ToolInfo, args: Any, on_update: Any) -> ToolResult:
+async def _call(state: McpState, tool: ToolInfo, args: object, on_update: ToolUpdate | None) -> ToolResult:
     pool = state.pool
     server = pool.get(tool.server) if pool else None
     if server is None:
@@ -91,7 +82,9 @@ async def _call(state: McpState, tool: ToolInfo, args: Any, on_update: Any) -> T
             args = json.loads(args or "{}")
         except ValueError:
             raise ToolError("args must be a JSON object") from None
-    if args is not None and not isinstance(args, dict):
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
         raise ToolError("args must be an object")
 
     def progress(done: float, total: float | None, message: str | None) -> None:
@@ -100,16 +93,17 @@ async def _call(state: McpState, tool: ToolInfo, args: Any, on_update: Any) -> T
             on_update(text_result(f"{tool.server}/{tool.name}: {note} {message or ''}".rstrip()))
 
     try:
-        result = await server.call(tool.name, dict(args or {}), progress)
+        result = await server.call(tool.name, dict(args), progress)
     except McpCallError as exc:
         raise ToolError(str(exc)) from None
     blocks, is_error = proxy.result_text(result)
-    returned = sum(tokens_of(b.get("text", "")) for b in blocks)
+    texts = [b.text for b in blocks if isinstance(b, TextContent)]
+    returned = sum(tokens_of(text) for text in texts)
     server.returned_tokens += returned
     details = {"server": tool.server, "tool": tool.name, "tokens": returned}
     if is_error:
-        raise ToolError("\n".join(b.get("text", "") for b in blocks), details)
-    return ToolResult(content=_blocks(blocks), details=details)
+        raise ToolError("\n".join(texts), details)
+    return ToolResult(content=blocks, details=details)
 
 
 async def _list_all(pool: ServerPool, only: str | None = None) -> list[str]:
@@ -155,14 +149,14 @@ def register(pi: ExtensionAPI) -> None:
         raise ImportError(MISSING_SDK)
     state = McpState()
 
-    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any,
-                      ctx: ExtensionContext) -> ToolResult:  # fmt: skip
+    async def execute(tool_call_id: str, params: dict[str, object], signal: AbortSignal,
+                      on_update: ToolUpdate | None, ctx: ExtensionContext) -> ToolResult:  # fmt: skip
         pool = state.pool
         if pool is None or not pool.servers:
             return text_result(
                 "No MCP servers are configured (~/.pi/agent/mcp.json or the project's .mcp.json)."
             )
-        server = params.get("server") or None
+        server = str(params["server"]) if params.get("server") else None
         if params.get("tool"):
             found = await _find(pool, str(params["tool"]), server)
             return await _call(state, found, params.get("args"), on_update)
@@ -183,8 +177,9 @@ def register(pi: ExtensionAPI) -> None:
             if name in state.registered:
                 continue
 
-            async def run(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any,
-                          ctx: ExtensionContext, _tool: ToolInfo = tool) -> ToolResult:  # fmt: skip
+            async def run(tool_call_id: str, params: dict[str, object], signal: AbortSignal,
+                          on_update: ToolUpdate | None, ctx: ExtensionContext,
+                          _tool: ToolInfo = tool) -> ToolResult:  # fmt: skip
                 return await _call(state, _tool, params, on_update)
 
             pi.register_tool(name=name, label=f"{tool.server}/{tool.name}", description=tool.description or name,
@@ -261,7 +256,7 @@ def register(pi: ExtensionAPI) -> None:
                 asyncio.get_running_loop().create_task(_start_quietly(server, ctx))
 
     @pi.on("input")
-    async def on_input(event: Event, ctx: ExtensionContext) -> dict[str, Any] | None:
+    async def on_input(event: Event, ctx: ExtensionContext) -> dict[str, str] | None:
         if state.pool is None:
             return None
         # A message naming a lazy server is likely to be followed by a call to it: start it now, while

@@ -6,11 +6,13 @@ notify), so the same words reach every mode.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from pi_tui.extensions.api import ExtensionAPI
+from pi_tui.extensions.api import CommandContext, ExtensionAPI
 
 from . import proxy
+from .config import ServerConfig
 from .servers import Server, ServerPool
 
 if TYPE_CHECKING:
@@ -38,20 +40,37 @@ def server_line(server: Server, direct: bool) -> str:
     return line + (f"\n    {server.reason}" if server.reason and server.status == "failed" else "")
 
 
-def cost_rows(pool: ServerPool, direct_now: set[str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CostRow:
+    """One server's costs: its tools direct (None until listed), what it returned, whether direct now."""
+
+    server: str
+    status: str
+    tools: int
+    direct_tokens: int | None
+    returned_tokens: int
+    calls: int
+    direct: bool
+
+
+def cost_rows(pool: ServerPool, direct_now: set[str]) -> list[CostRow]:
     """Per server: tokens its tools cost direct, what it returned so far, and whether it is direct now."""
-    rows = []
-    for server in pool.servers.values():
-        rows.append({
-            "server": server.name,
-            "status": server.status,
-            "tools": len(server.tools),
-            "directTokens": sum(t.tokens for t in server.tools) if server.tools else None,
-            "returnedTokens": server.returned_tokens,
-            "calls": server.calls,
-            "direct": server.name in direct_now,
-        })  # fmt: skip
-    return rows
+    return [
+        CostRow(
+            s.name,
+            s.status,
+            len(s.tools),
+            _direct_tokens(s),
+            s.returned_tokens,
+            s.calls,
+            s.name in direct_now,
+        )
+        for s in pool.servers.values()
+    ]
+
+
+def _direct_tokens(server: Server) -> int | None:
+    return sum(t.tokens for t in server.tools) if server.tools else None
 
 
 def costs_text(pool: ServerPool, direct_now: set[str]) -> str:
@@ -62,16 +81,16 @@ def costs_text(pool: ServerPool, direct_now: set[str]) -> str:
     ]
     total_direct = 0
     for row in cost_rows(pool, direct_now):
-        direct = row["directTokens"]
+        direct = row.direct_tokens
         if direct is None:
-            lines.append(f"  {row['server']}: tools not listed yet (start it: /mcp tools {row['server']})")
+            lines.append(f"  {row.server}: tools not listed yet (start it: /mcp tools {row.server})")
             continue
-        total_direct += direct if row["direct"] else 0
-        mode = "direct" if row["direct"] else "proxy"
-        switch = (f"switching to proxy saves {direct} tokens per request" if row["direct"]
+        total_direct += direct if row.direct else 0
+        mode = "direct" if row.direct else "proxy"
+        switch = (f"switching to proxy saves {direct} tokens per request" if row.direct
                   else f"switching to direct adds {direct} tokens per request")  # fmt: skip
-        lines.append(f"  {row['server']} ({mode}): {row['tools']} tools = {direct} tokens direct; "
-                     f"returned {row['returnedTokens']} tokens in {row['calls']} calls; {switch}")  # fmt: skip
+        lines.append(f"  {row.server} ({mode}): {row.tools} tools = {direct} tokens direct; "
+                     f"returned {row.returned_tokens} tokens in {row.calls} calls; {switch}")  # fmt: skip
     lines.append(f"  now: {proxy_cost + total_direct} tokens of MCP tool definitions in each request")
     return "\n".join(lines)
 
@@ -79,7 +98,7 @@ def costs_text(pool: ServerPool, direct_now: set[str]) -> str:
 def register_commands(pi: ExtensionAPI, state: McpState) -> None:
     """Register ``/mcp``."""
 
-    async def handler(args: str, ctx: Any) -> None:
+    async def handler(args: str, ctx: CommandContext) -> None:
         pool = state.pool
         if pool is None or not pool.servers:
             files = ", ".join(str(p) for p in state.config.files) or "no mcp.json found"
@@ -125,7 +144,7 @@ def register_commands(pi: ExtensionAPI, state: McpState) -> None:
                         get_argument_completions=complete)  # fmt: skip
 
 
-async def _act(action: str, server: Server, state: McpState, ctx: Any, now: bool = False) -> None:
+async def _act(action: str, server: Server, state: McpState, ctx: CommandContext, now: bool = False) -> None:
     from .servers import McpCallError
 
     if action in ("login", "logout"):
@@ -174,7 +193,7 @@ async def _act(action: str, server: Server, state: McpState, ctx: Any, now: bool
         ctx.ui.notify(f"{server_line(server, server.name in state.direct_now)}\n" + "\n".join(lines), "info")
 
 
-def _persist(server: Server, enabled: bool, ctx: Any) -> str:
+def _persist(server: Server, enabled: bool, ctx: CommandContext) -> str:
     """Write the flag back into the file the server came from; the words saying where it holds."""
     from .config import ConfigError, project_config_paths, save_enabled
 
@@ -188,7 +207,5 @@ def _persist(server: Server, enabled: bool, ctx: Any) -> str:
     return f"saved in {source}"
 
 
-def _with(server: Server, **changes: Any) -> Any:
-    from dataclasses import replace
-
-    return replace(server.config, **changes)
+def _with(server: Server, enabled: bool) -> ServerConfig:
+    return replace(server.config, enabled=enabled)

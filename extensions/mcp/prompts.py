@@ -17,10 +17,9 @@ from __future__ import annotations
 import contextlib
 import re
 import shlex
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
 
-from pi_tui.extensions.api import ExtensionAPI
+from pi_tui.extensions.api import CommandContext, ExtensionAPI
 
 from .servers import McpCallError, PromptInfo, ServerPool
 
@@ -116,8 +115,8 @@ class PromptCommands:
             )
             self._pi.register_command(name, handler=self._handler(prompt), description=description)
 
-    def _handler(self, prompt: PromptInfo) -> Callable[[str, Any], Any]:
-        async def run(args: str, ctx: Any) -> None:
+    def _handler(self, prompt: PromptInfo) -> Callable[[str, CommandContext], Awaitable[None]]:
+        async def run(args: str, ctx: CommandContext) -> None:
             pool = self._pool()
             server = pool.get(prompt.server) if pool else None
             if server is None:

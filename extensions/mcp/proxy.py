@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.extensions.api import ImageContent, TextContent
 
 from .servers import ServerPool, ToolInfo, tokens_of
+
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
 
 __all__ = ["NAME", "DESCRIPTION", "PARAMETERS", "proxy_tokens", "find_tool", "search", "describe",
            "status_text", "result_text"]  # fmt: skip
@@ -120,39 +125,37 @@ def status_text(pool: ServerPool) -> str:
     return "\n".join(lines)
 
 
-def result_text(result: Any) -> tuple[list[dict[str, Any]], bool]:
-    """A ``CallToolResult`` as content blocks (text and images), and whether the server called it an error."""
-    blocks: list[dict[str, Any]] = []
-    for item in getattr(result, "content", None) or []:
-        kind = getattr(item, "type", "")
-        if kind == "text":
-            blocks.append({"type": "text", "text": item.text})
-        elif kind == "image":
-            blocks.append({"type": "image", "data": item.data, "mimeType": item.mime_type})
-        elif kind == "resource":
-            res = item.resource
-            text = getattr(res, "text", None)
-            blocks.append(
-                {"type": "text", "text": f"[resource {res.uri}]\n{text if text is not None else '(binary)'}"}
-            )
-        elif kind == "resource_link":
-            blocks.append({"type": "text", "text": f"[resource link {item.uri}] {item.name}"})
+def result_text(result: CallToolResult) -> tuple[list[TextContent | ImageContent], bool]:
+    """A ``CallToolResult`` as pi-tui content blocks (text and images), and whether the server called it
+    an error. Audio is named, not sent; a long text is cut at ``MAX_RESULT_CHARS``."""
+    from mcp_types import EmbeddedResource, ResourceLink, TextResourceContents
+    from mcp_types import ImageContent as McpImage
+    from mcp_types import TextContent as McpText
+
+    blocks: list[TextContent | ImageContent] = []
+    for item in result.content:
+        if isinstance(item, McpText):
+            blocks.append(_text(item.text))
+        elif isinstance(item, McpImage):
+            blocks.append(ImageContent(data=item.data, mime_type=item.mime_type))
+        elif isinstance(item, EmbeddedResource):
+            body = item.resource.text if isinstance(item.resource, TextResourceContents) else "(binary)"
+            blocks.append(_text(f"[resource {item.resource.uri}]\n{body}"))
+        elif isinstance(item, ResourceLink):
+            blocks.append(_text(f"[resource link {item.uri}] {item.name}"))
         else:
-            blocks.append({"type": "text", "text": f"[{kind or 'unknown'} content]"})
-    structured = getattr(result, "structured_content", None)
-    if not blocks and structured is not None:
-        blocks.append({"type": "text", "text": json.dumps(structured, ensure_ascii=False)})
+            blocks.append(_text(f"[{item.type} content]"))
+    if not blocks and result.structured_content is not None:
+        blocks.append(_text(json.dumps(result.structured_content, ensure_ascii=False)))
     if not blocks:
-        blocks.append({"type": "text", "text": "(no content)"})
-    return [_capped(b) for b in blocks], bool(getattr(result, "is_error", False))
+        blocks.append(_text("(no content)"))
+    return blocks, bool(result.is_error)
 
 
-def _capped(block: dict[str, Any]) -> dict[str, Any]:
-    text = block.get("text")
-    if not isinstance(text, str) or len(text) <= MAX_RESULT_CHARS:
-        return block
+def _text(text: str) -> TextContent:
+    if len(text) <= MAX_RESULT_CHARS:
+        return TextContent(text=text)
     cut = len(text) - MAX_RESULT_CHARS
-    return {
-        **block,
-        "text": text[:MAX_RESULT_CHARS] + f"\n\n[{cut} more characters cut: ask the tool for less]",
-    }
+    return TextContent(
+        text=text[:MAX_RESULT_CHARS] + f"\n\n[{cut} more characters cut: ask the tool for less]"
+    )

@@ -31,7 +31,8 @@ from .config import ServerConfig
 
 if TYPE_CHECKING:
     from mcp import ClientSession
-    from mcp_types import JSONRPCMessage, RequestId
+    from mcp.client.session import ClientRequestContext, IncomingMessage
+    from mcp_types import CallToolResult, JSONRPCMessage, ListRootsResult, RequestId
 
     from .oauth import StoredTokenAuth
 
@@ -47,7 +48,7 @@ class McpCallError(RuntimeError):
     """A server could not be started or a call failed; the message names the server."""
 
 
-def tokens_of(value: Any) -> int:
+def tokens_of(value: object) -> int:
     """An estimate of what ``value`` costs as prompt text: its compact JSON length / 4."""
     text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     return (len(text) + 3) // 4
@@ -377,13 +378,17 @@ class Server:
             result = await asyncio.wait_for(session.get_prompt(name, arguments), self.config.timeout)
         except Exception as exc:
             raise McpCallError(f'MCP server "{self.name}": prompt {name} failed: {_describe(exc)}') from None
+        from mcp_types import EmbeddedResource, TextContent, TextResourceContents
+
         texts = []
         for message in result.messages:
             content = message.content
-            text = getattr(content, "text", None)
-            if text is None and getattr(content, "resource", None) is not None:
-                text = getattr(content.resource, "text", None)
-            texts.append(text if text is not None else f"[{getattr(content, 'type', 'content')}]")
+            if isinstance(content, TextContent):
+                texts.append(content.text)
+            elif isinstance(content, EmbeddedResource) and isinstance(content.resource, TextResourceContents):
+                texts.append(content.resource.text)
+            else:  # an image, audio, a binary resource or a link: named, not inlined
+                texts.append(f"[{content.type}]")
         return "\n\n".join(texts)
 
     async def refresh_tools(self) -> None:
@@ -400,38 +405,40 @@ class Server:
             result = await asyncio.wait_for(session.read_resource(uri), self.config.timeout)
         except Exception as exc:
             raise McpCallError(f'MCP server "{self.name}": reading {uri} failed: {_describe(exc)}') from None
-        parts = []
-        for item in result.contents:
-            text = getattr(item, "text", None)
-            parts.append(
-                text if text is not None else f"[binary {getattr(item, 'mime_type', None) or 'data'}]"
-            )
+        from mcp_types import TextResourceContents
+
+        parts = [
+            item.text if isinstance(item, TextResourceContents) else f"[binary {item.mime_type or 'data'}]"
+            for item in result.contents
+        ]
         return "\n".join(parts)
 
-    async def _on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):  # a line on stdout that is not JSON-RPC: skipped
-            return
+    async def _on_message(self, message: IncomingMessage) -> None:
+        from mcp_types import ToolListChangedNotification
+
         # Server notifications: a changed tool list is fetched again (the proxy's schema stays the same).
-        if getattr(message, "method", "") == "notifications/tools/list_changed" and self._session is not None:
+        # Everything else (an exception: a stdout line that is not JSON-RPC) is skipped.
+        if isinstance(message, ToolListChangedNotification) and self._session is not None:
             session = self._session
             with contextlib.suppress(Exception):
                 self.tools = await self._list_tools(session)
                 self._changed()
 
-    async def _list_roots(self, context: Any) -> Any:
+    async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
         from mcp_types import ListRootsResult, Root
+        from pydantic import FileUrl
 
-        return ListRootsResult(roots=[Root(uri=self.root.resolve().as_uri(), name=self.root.name)])
+        return ListRootsResult(roots=[Root(uri=FileUrl(self.root.resolve().as_uri()), name=self.root.name)])
 
     async def call(self, tool: str, arguments: dict[str, Any],
-                   on_progress: Callable[[float, float | None, str | None], None] | None = None) -> Any:  # fmt: skip
+                   on_progress: Callable[[float, float | None, str | None], None] | None = None) -> CallToolResult:  # fmt: skip
         """Call ``tool``; a hung server times out after the server's ``timeout`` and is restarted next time."""
         session = await self.ensure()
         self.calls += 1
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
             if on_progress is not None:
-                on_progress(done, total, message)
+                on_progress(progress, total, message)
 
         call = session.call_tool(tool, arguments, progress_callback=progress)
         waiter = asyncio.ensure_future(call)
