@@ -132,12 +132,35 @@ def test_parts_are_converted_once_per_message_and_dropped_with_it() -> None:
     assert cache.parts(message, "k", convert) is first
     assert len(calls) == 1
     assert cache.json[id(first[0])] == b'{"type":"text","text":"hi"}'
-    assert cache.json[id(first)] == b'[{"type":"text","text":"hi"}]'
     cache.parts(message, "other model", convert)  # another conversion key converts again
     assert len(calls) == 2
     del message
     gc.collect()
-    assert len(cache) == 0 and cache.json == {} and cache.wrapped == {}
+    assert len(cache) == 0 and cache.json == {}
+
+
+def test_a_whole_wire_message_is_kept_with_its_json_and_dropped_with_it() -> None:
+    cache = ConversionCache()
+    message = UserMessage(content=[TextContent(text="hé")])
+    calls: list[int] = []
+
+    def convert(source: Any) -> list[dict[str, Any]]:
+        calls.append(id(source))
+        return [{"type": "text", "text": source.content[0].text}]
+
+    wire = cache.message(message, "k", "user", convert)
+    assert wire == {"role": "user", "content": [{"type": "text", "text": "hé"}]}
+    assert cache.message(message, "k", "user", convert) is wire and calls == [id(message)]
+    assert cache.json[id(wire)] == '{"role":"user","content":[{"type":"text","text":"hé"}]}'.encode()
+    assert (
+        encode_body({"messages": [wire]}, "messages", cache)
+        == b'{"messages":[' + cache.json[id(wire)] + b"]}"
+    )
+    other = cache.message(message, "another model", "user", convert)  # another key converts again
+    assert other is not wire and len(calls) == 2 and id(wire) not in cache.json
+    del message
+    gc.collect()
+    assert len(cache) == 0 and cache.json == {}
 
 
 def test_encode_body_matches_the_plain_encoder_and_splices_known_parts() -> None:

@@ -49,7 +49,7 @@ def sanitize_surrogates(text: str) -> str:
     A session line may carry them as JSON escapes (a tool printed half an emoji); an escaped pair that
     JSON decoding left as two code points is joined into the character it stands for, as pi sends it.
     """
-    if _SURROGATE.search(text) is None:
+    if text.isascii() or _SURROGATE.search(text) is None:  # isascii is O(1): the usual answer
         return text
     kept = _LONE_SURROGATE.sub("", text)
     return kept.encode("utf-16", "surrogatepass").decode("utf-16")

@@ -353,7 +353,9 @@ def default_max_tokens(
     has left (window - estimated instructions, tools and history - 4096), at least 1. The estimate is pi's
     (a token per four characters after the last reported usage), so the cap matches pi's where the model's
     maximum is below the room left, and comes within the size of the prompts' different words elsewhere."""
-    return capped_max_tokens(requested or model.max_tokens, context_room(model, messages, instructions, tools))
+    return capped_max_tokens(
+        requested or model.max_tokens, context_room(model, messages, instructions, tools)
+    )
 
 
 def context_room(

@@ -60,72 +60,83 @@ def dumps(value: Any) -> str:
     return text if _SURROGATE.search(text) is None else _SURROGATE.sub(_escaped, text)
 
 
-_ROLE_HEADS: dict[str, bytes] = {}
+class _Ref(weakref.ref[Any]):
+    """A weak reference that knows its cache slot: one shared callback instead of a closure per message."""
 
-
-def _role_head(role: str) -> bytes:
-    """``{"role":<role>,"content":`` for a role (a handful of values: encoded once each)."""
-    head = _ROLE_HEADS.get(role)
-    if head is None:
-        head = _ROLE_HEADS[role] = b'{"role":' + dumps(role).encode() + b',"content":'
-    return head
+    __slots__ = ("slot",)
+    slot: int
 
 
 class ConversionCache:
-    """Wire parts per (message object, key), and the JSON (UTF-8 bytes) of every part it handed out."""
+    """Wire parts per (message object, key), and the JSON (UTF-8 bytes) of what it handed out."""
 
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref[Any], Hashable, list[Any]]] = {}
-        # id(part or part list) -> its JSON, for the parts and lists this cache keeps alive
+        self._entries: dict[int, tuple[_Ref, Hashable, Any]] = {}
+        # id(part, or whole wire message) -> its JSON, for the objects this cache keeps alive
         self.json: dict[int, bytes] = {}
-        # id(part list) -> (role, JSON of the message {"role": role, "content": parts})
-        self.wrapped: dict[int, tuple[str, bytes]] = {}
         # The items of the last body encoded and their JSON: the next body repeats most of them.
         self.last_field = ""
         self.last_items: list[Any] = []
         self.last_chunks: list[bytes] = []  # the head and the items' JSON with commas (`encode_body`)
 
-    def parts(
-        self, message: Any, key: Hashable, convert: Callable[[], list[Any]], role: str | None = None
-    ) -> list[Any]:
-        """The converted parts of ``message`` (a list the caller must not modify, nor its items).
-
-        With ``role``, the JSON of the whole message ``{"role": role, "content": parts}`` is kept too.
-        """
-        slot = id(message)
-        entry = self._entries.get(slot)
-        if entry is not None and entry[0]() is message and entry[1] == key:
+    def _hit(self, message: Any, key: Hashable) -> Any:
+        entry = self._entries.get(id(message))
+        if entry is None:
+            return None
+        if entry[0]() is message and entry[1] == key:
             return entry[2]
-        if entry is not None:
-            self._forget(slot)
-        converted = convert()
+        self._forget(id(message))
+        return None
+
+    def _keep(self, message: Any, key: Hashable, converted: Any) -> bool:
+        """Remember ``converted`` for ``message`` until it is garbage-collected (False: it cannot be)."""
         try:
-            ref = weakref.ref(message, lambda _ref, slot=slot: self._forget(slot))  # type: ignore[misc]
-        except TypeError:  # not weak-referenceable: convert every time
+            ref = _Ref(message, self._dead)
+        except TypeError:  # not weak-referenceable: converted every time
+            return False
+        ref.slot = id(message)
+        self._entries[ref.slot] = (ref, key, converted)
+        return True
+
+    def parts(self, message: Any, key: Hashable, convert: Callable[[], list[Any]]) -> list[Any]:
+        """The converted parts of ``message``, each an item of the body whose JSON is kept (a list the
+        caller must not modify, nor its items)."""
+        converted: list[Any] | None = self._hit(message, key)
+        if converted is not None:
             return converted
-        self._entries[slot] = (ref, key, converted)
-        if role is None:  # the parts are items of the body: each one's JSON is spliced
-            texts = [dumps(part).encode() for part in converted]
-            for part, text in zip(converted, texts, strict=True):
-                self.json[id(part)] = text
-            listed = b"[" + b",".join(texts) + b"]"
-        else:  # the parts are one message's content: one encoder call for the list (the usual splice)
-            listed = dumps(converted).encode()
-        self.json[id(converted)] = listed
-        if role is not None:
-            self.wrapped[id(converted)] = (
-                role,
-                _role_head(role) + listed + b"}",
-            )
+        converted = convert()
+        if self._keep(message, key, converted):
+            json_of = self.json
+            for part in converted:
+                json_of[id(part)] = dumps(part).encode()
         return converted
+
+    def message(
+        self, message: Any, key: Hashable, role: str, convert: Callable[[Any], list[Any]]
+    ) -> dict[str, Any]:
+        """``{"role": role, "content": convert(message)}``, the same object (and its JSON kept) while
+        ``message`` lives: a message the caller must not modify, nor its content."""
+        wire: dict[str, Any] | None = self._hit(message, key)
+        if wire is not None:
+            return wire
+        wire = {"role": role, "content": convert(message)}
+        if self._keep(message, key, wire):
+            self.json[id(wire)] = dumps(wire).encode()
+        return wire
+
+    def _dead(self, ref: _Ref) -> None:
+        entry = self._entries.get(ref.slot)
+        if entry is not None and entry[0] is ref:
+            self._forget(ref.slot)
 
     def _forget(self, slot: int) -> None:
         entry = self._entries.pop(slot, None)
         if entry is not None:
-            self.json.pop(id(entry[2]), None)
-            self.wrapped.pop(id(entry[2]), None)
-            for part in entry[2]:
-                self.json.pop(id(part), None)
+            converted = entry[2]
+            self.json.pop(id(converted), None)
+            if isinstance(converted, list):
+                for part in converted:
+                    self.json.pop(id(part), None)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -144,7 +155,7 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
     items = body.get(field)
     if not isinstance(items, list):
         return dumps(body).encode()
-    known, wrapped = cache.json, cache.wrapped
+    known = cache.json
     # Items are never modified once built, so the same objects as last time have the same JSON.
     last = cache.last_items
     same = 0
@@ -161,10 +172,7 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
         text = known.get(id(item))
         if text is None and type(item) is dict and len(item) == 2 and "role" in item:
             content = item.get("content")
-            whole = wrapped.get(id(content))
-            if whole is not None and whole[0] == item["role"]:
-                text = whole[1]
-            elif isinstance(content, list):
+            if isinstance(content, list):
                 listed = known.get(id(content))
                 if listed is None:
                     listed = b"[" + b",".join(known.get(id(b)) or dumps(b).encode() for b in content) + b"]"

@@ -220,18 +220,13 @@ class _Converter:
     """`convert_messages` as a fold that can be copied and extended (wire messages are never modified
     in place once added: adding a tool result to the previous ones replaces that message)."""
 
-    __slots__ = ("model", "cache", "key", "out", "marker")
+    __slots__ = ("model", "cache", "allow_empty_signature", "key", "out", "marker")
 
     def __init__(self, model: Model, cache: ConversionCache | None) -> None:
         self.model = model
         self.cache = cache
-        self.key = (
-            model.api,
-            model.provider,
-            model.id,
-            "image" in model.input,
-            _allow_empty_signature(model),
-        )
+        self.allow_empty_signature = _allow_empty_signature(model)
+        self.key = (model.api, model.provider, model.id, "image" in model.input, self.allow_empty_signature)
         self.out: list[dict[str, Any]] = []
         # (index in out, block); block None marks a message whose content is a plain string
         self.marker: tuple[int, dict[str, Any] | None] | None = None
@@ -243,32 +238,56 @@ class _Converter:
         return twin
 
     def feed(self, messages: list[LlmMessage], cached: bool) -> None:
-        out, cache, model = self.out, self.cache, self.model
+        out, cache, key = self.out, self.cache, self.key
+        use_cache = cache is not None and cached
+        convert = self._convert
+        touched: list[int] = []  # the wire messages this call added or extended, for the marker
         for message in messages:
-            role = "assistant" if isinstance(message, AssistantMessage) else "user"
-            if isinstance(message, UserMessage) and isinstance(message.content, str):
-                # pi sends a plain-string prompt as a string, not as a one-block list.
-                text = sanitize_surrogates(message.content)
-                if text.strip():
-                    out.append({"role": role, "content": text})
-                    if cached:
-                        self.marker = (len(out) - 1, None)
-                continue
-            if cache is not None and cached:
-                blocks = cache.parts(message, self.key, lambda m=message: _blocks(m, model), role)  # type: ignore[misc]
+            if isinstance(message, AssistantMessage):
+                role = "assistant"
             else:
-                blocks = _blocks(message, model)
+                role = "user"
+                if isinstance(message, UserMessage) and isinstance(message.content, str):
+                    # pi sends a plain-string prompt as a string, not as a one-block list.
+                    text = sanitize_surrogates(message.content)
+                    if text.strip():
+                        out.append({"role": role, "content": text})
+                        touched.append(len(out) - 1)
+                    continue
+            if use_cache:
+                # The cached wire message itself (its JSON known to the encoder), shared between requests.
+                wire = cache.message(message, key, role, convert)  # type: ignore[union-attr]
+                blocks = wire["content"]
+            else:
+                blocks = convert(message)
+                wire = {"role": role, "content": blocks}
             if not blocks:
                 continue
             if isinstance(message, ToolResultMessage) and out and _is_tool_results(out[-1]):
                 # Consecutive tool results share one user message, as pi sends them.
                 out[-1] = {"role": role, "content": out[-1]["content"] + blocks}
             else:
-                out.append({"role": role, "content": blocks})
-            if cached:
-                block = next((b for b in reversed(blocks) if b["type"] in _MARKABLE), None)
-                if block is not None:
-                    self.marker = (len(out) - 1, block)
+                out.append(wire)
+            touched.append(len(out) - 1)
+        if cached:
+            self._place_marker(touched)
+
+    def _convert(self, message: LlmMessage) -> list[dict[str, Any]]:
+        return _blocks(message, self.model, self.allow_empty_signature)
+
+    def _place_marker(self, touched: list[int]) -> None:
+        """The cached region's breakpoint: the last markable block of the last wire message this call
+        touched that has one (a plain-string prompt counts: it is sent as one marked text block)."""
+        out = self.out
+        for index in reversed(touched):
+            content = out[index]["content"]
+            if isinstance(content, str):
+                self.marker = (index, None)
+                return
+            block = next((b for b in reversed(content) if b["type"] in _MARKABLE), None)
+            if block is not None:
+                self.marker = (index, block)
+                return
 
     def finish(self, control: dict[str, str] | None) -> list[dict[str, Any]]:
         out = list(self.out)
@@ -290,9 +309,9 @@ def _is_tool_results(wire: dict[str, Any]) -> bool:
     return wire["role"] == "user" and isinstance(content, list) and content[0]["type"] == "tool_result"
 
 
-def _blocks(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
+def _blocks(message: LlmMessage, model: Model, allow_empty_signature: bool) -> list[dict[str, Any]]:
     if isinstance(message, AssistantMessage):
-        return _assistant_blocks(message, _allow_empty_signature(model))
+        return _assistant_blocks(message, allow_empty_signature)
     if isinstance(message, ToolResultMessage):
         return [_tool_result_block(message, model)]
     return _user_blocks(message, model)
