@@ -40,10 +40,6 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"_counter", "_last_prefix"},
         f"{SAME_CLASS}: PanelManager's preview and what-if copies",
     ),
-    ("pi_tui/resources/settings.py", "manager"): (
-        {"_memory_only", "_project_trusted", "_scopes", "_broken", "_remerge"},
-        f"{SAME_CLASS}: SettingsManager.in_memory builds one without reading files",
-    ),
     ("pi_tui/session/manager.py", "manager"): (
         {"_lock", "_plan_repairs"},
         f"{SAME_CLASS}: SessionManager.open and _from_file, the constructors from a file",

@@ -12,6 +12,7 @@ import copy
 import json
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -103,6 +104,8 @@ class SettingsManager:
         project_trusted: When ``False`` the project file is neither read nor written. Callers
             that gate project configuration on trust pass :meth:`is_project_trusted` here, or call
             :meth:`set_project_trusted` later.
+        scopes: Global and project settings to hold instead of reading the files; the manager then
+            never touches the disk (see :meth:`in_memory`).
     """
 
     def __init__(
@@ -111,21 +114,26 @@ class SettingsManager:
         cwd: str | os.PathLike[str] | None = None,
         *,
         project_trusted: bool = True,
+        scopes: Mapping[SettingsScope, dict[str, Any]] | None = None,
     ) -> None:
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.cwd = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
         self.global_path = self.agent_dir / "settings.json"
         self.project_path = self.cwd / CONFIG_DIR_NAME / "settings.json"
         self.errors: list[str] = []
-        self._memory_only = False
+        self._memory_only = scopes is not None
         self._project_trusted = project_trusted
         self._trust_override: bool | None = None  # --approve / --no-approve, this run only
         self._scopes: dict[SettingsScope, dict[str, Any]] = {"global": {}, "project": {}}
         self._broken: dict[SettingsScope, str | None] = {"global": None, "project": None}
         self._merged: dict[str, Any] = {}
-        self._load_scope("global", keep_on_error=False)
-        if project_trusted:
-            self._load_scope("project", keep_on_error=False)
+        if scopes is not None:
+            for scope in self._scopes:
+                self._scopes[scope] = migrate_settings(copy.deepcopy(scopes.get(scope) or {}))
+        else:
+            self._load_scope("global", keep_on_error=False)
+            if project_trusted:
+                self._load_scope("project", keep_on_error=False)
         self._remerge()
 
     @classmethod
@@ -137,21 +145,7 @@ class SettingsManager:
         cwd: str | os.PathLike[str] | None = None,
     ) -> SettingsManager:
         """A manager that never touches the disk (for tests and ``--no-session`` style runs)."""
-        manager = cls.__new__(cls)
-        manager.agent_dir = default_agent_dir()
-        manager.cwd = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
-        manager.global_path = manager.agent_dir / "settings.json"
-        manager.project_path = manager.cwd / CONFIG_DIR_NAME / "settings.json"
-        manager.errors = []
-        manager._memory_only = True
-        manager._project_trusted = True
-        manager._scopes = {
-            "global": migrate_settings(copy.deepcopy(global_settings or {})),
-            "project": migrate_settings(copy.deepcopy(project_settings or {})),
-        }
-        manager._broken = {"global": None, "project": None}
-        manager._remerge()
-        return manager
+        return cls(cwd=cwd, scopes={"global": global_settings or {}, "project": project_settings or {}})
 
     # -- loading ---------------------------------------------------------------------------
 

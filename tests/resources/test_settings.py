@@ -356,3 +356,11 @@ def test_in_memory_manager_never_touches_disk(agent_dir: Path, project: Path) ->
     assert settings.theme == "light"
     assert settings.quiet_startup is True
     assert not (agent_dir / "settings.json").exists()
+
+
+def test_an_in_memory_manager_answers_trust_questions_like_any_other(tmp_path: Path) -> None:
+    manager = SettingsManager.in_memory({"defaultProjectTrust": "always"}, cwd=tmp_path)
+    assert manager.is_project_trusted()
+    manager.override_project_trust(False)
+    assert not manager.is_project_trusted()
+    assert not (tmp_path / ".pi").exists()
