@@ -129,9 +129,10 @@ def _loads(raw: bytes) -> Any:
 # Files at least this big are decoded with orjson; below it, importing orjson (~10 ms) would cost more
 # than it saves.
 FAST_DECODE_BYTES = 1 << 20
-# Digits become nines, everything else stays: a run of 19 nines is then a number orjson could read as
-# a float (it keeps integers within 64 bits only), or digits inside a string, which `json` reads as well.
-_DIGITS_TO_NINES = bytes.maketrans(b"0123456789", b"9999999999")
+# Digits become nines and opening braces brackets, everything else stays: a run of 19 nines is then a
+# number orjson could read as a float (it keeps integers within 64 bits only), or digits inside a string,
+# which `json` reads as well; the brackets count the opening ones for the depth limit's quick test.
+_DIGITS_TO_NINES = bytes.maketrans(b"0123456789{", b"9999999999[")
 _LONG_NUMBER = b"9" * 19
 
 
@@ -144,9 +145,8 @@ def _fast_loads() -> Callable[[bytes], Any]:
     translate = bytes.translate
 
     def loads(raw: bytes) -> Any:
-        if raw.count(b"[") + raw.count(b"{") > _LINE_DEPTH or _LONG_NUMBER in translate(
-            raw, _DIGITS_TO_NINES
-        ):
+        marked = translate(raw, _DIGITS_TO_NINES)
+        if _LONG_NUMBER in marked or marked.count(b"[") > _LINE_DEPTH:
             return _loads(raw)
         try:
             return decode(raw)

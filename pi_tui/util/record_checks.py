@@ -204,13 +204,17 @@ def _check_none(value: Any) -> Any:
 
 
 def _literal(values: tuple[Any, ...]) -> Check:
-    allowed = frozenset(values)
+    # The declared value itself is kept, not the equal one from the input: a session's thousands of
+    # ``"toolUse"`` strings then share one object instead of holding one each.
+    allowed = {v: v for v in values}
     types_ = frozenset(type(v) for v in values)  # keeps True from matching 1 (and 1 from matching True)
     shown = ", ".join(repr(v) for v in values)
 
     def check(value: Any) -> Any:
-        if type(value) in types_ and value in allowed:
-            return value
+        if type(value) in types_:
+            declared = allowed.get(value, MISSING)
+            if declared is not MISSING:
+                return declared
         raise Invalid(f"expected one of {shown}, got {value!r}", "literal_error")
 
     return check
