@@ -7,8 +7,8 @@ Servers are configured in ``~/.pi/agent/mcp.json`` and, once the project is trus
 ``.mcp.json`` and ``.pi/mcp.json`` (pi-mcp-adapter's and Claude Code's format; see ``config.py``).
 
 - **Proxy** (the default): one ``mcp`` tool whose definition never changes. The model lists, searches,
-  describes and calls the servers' tools through it; servers start on first use (``lifecycle: "lazy"``)
-  or with the session (``"keep-alive"``). Connecting a server mid-session leaves the cached prefix alone.
+  describes and calls the servers' tools through it; servers start on first use or when a message names
+  them (``lifecycle: "lazy"``), or with the session (``"keep-alive"``). Connecting a server mid-session leaves the cached prefix alone.
 - **Direct** (``"direct": true`` on a server): the server's tools become first-class tools named
   ``<server>_<tool>``. They are added only when a session starts (start-up, ``/new``, ``/resume``,
   ``/fork``); ``/mcp direct NAME`` and ``/mcp proxy NAME`` take effect at the next session start;

@@ -24,9 +24,10 @@ _BASE = (
     "mcp.shared.message",
     "mcp.shared.exceptions",
     "anyio._backends._asyncio",  # anyio loads its event-loop backend on first use otherwise (~45 ms)
-    "jsonschema.validators",  # the session validates structured tool results with it
-    "referencing",
 )
+# Imported after the future is set: a connection does not need them, the first call of a tool with an
+# output schema does (the session validates structured results with jsonschema, ~50 ms).
+_AFTER = ("jsonschema.validators", "referencing")
 _BY_TRANSPORT = {
     "stdio": (),  # our own transport (stdio.py): nothing more than the base
     "http": ("mcp.client.streamable_http", "mcp.shared._httpx_utils"),
@@ -51,8 +52,13 @@ def _import_all(modules: list[str], done: concurrent.futures.Future[None]) -> No
             importlib.import_module(name)
     except BaseException as exc:  # noqa: BLE001 — handed to whoever waits, as it is
         done.set_exception(exc)
-    else:
-        done.set_result(None)
+        return
+    done.set_result(None)
+    for name in _AFTER:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # the session imports it again when it needs it, and reports it then
+            return
 
 
 def preload(transports: Iterable[str]) -> concurrent.futures.Future[None]:

@@ -1,8 +1,10 @@
-"""Connections to MCP servers, on the official ``mcp`` SDK (imported on first connect, never before).
+"""Connections to MCP servers, on the official ``mcp`` SDK (loaded in the background by ``sdk.py`` once a
+server is configured; a connection waits for that load, never imports in the event loop's thread).
 
-Each connected server lives in one asyncio task that holds the SDK's transport and session context
+Each connected server lives in one asyncio task that holds the transport and the SDK's session context
 managers (their anyio cancel scopes must be entered and left in the same task); calls are sent from the
-tool's own task through the session. A server's stderr goes to a log file (never to pi-tui's stdout or
+tool's own task through the session. A stdio server is spawned by ``stdio.py`` before the SDK is needed,
+so its start-up overlaps whatever is left of the SDK's load; HTTP and SSE use the SDK's transports. A server's stderr goes to a log file (never to pi-tui's stdout or
 stderr, so ``--mode json``/``rpc`` stay clean); ``/mcp logs NAME`` shows its tail.
 
 Statuses: ``lazy`` (not started; starts on first use), ``starting``, ``connected``, ``failed`` (with the
