@@ -4,10 +4,13 @@ Each measurement runs in a child process (its own HOME and agent dir) with a min
 holding a real `AgentSession` (faux provider: nothing is sent). "Open" is the time from calling the
 screen's command handler to the first refresh after the screen is on the stack (``call_after_refresh``),
 so it includes building the rows and the first paint. The first open in a process also pays for
-importing the screen's modules; it is reported beside the median of the warm opens.
+importing the screen's modules; it is reported beside the median of the warm opens. ``first_prepared_*``
+is the first open after the work the app does ahead once a session is shown and it is idle
+(`pi_tui.modes.interactive.screens.prepare`), in a second child; ``keystroke_*`` are search keystrokes
+in ``/resume`` and ``/tree``. CPU figures are `time.process_time()` (all threads).
 
     python -m bench screens_tree_open -n 1 --no-write
-    python -m bench.screens tree          # the raw figures of one measurement, as JSON
+    python -m bench.screens tree REPO [prepared]   # the raw figures of one measurement, as JSON
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ def _write_big_sessions(repo: Path) -> None:
         shutil.copyfile(first, folder / f"2025-07-{1 + n:02d}T00-00-00-000Z_big-{n}.jsonl")
 
 
-async def _measure(which: str, repo: Path) -> dict[str, Any]:
+async def _measure(which: str, repo: Path, prepared: bool = False) -> dict[str, Any]:
     from textual.app import App
 
     from pi_tui.args import parse_args
@@ -129,6 +132,15 @@ async def _measure(which: str, repo: Path) -> dict[str, Any]:
     import gc
 
     gc.freeze()  # as the app does once the session is attached: collections skip the loaded session
+    prepare_cpu = 0.0
+    if prepared:  # what the app does in a worker thread once the session is shown and it is idle
+        from pi_tui.modes.interactive.screens.prepare import preparation_steps
+
+        start_cpu = time.process_time()
+        session.stats()  # the app's start-up thread counts the totals before the footer shows them
+        for step in preparation_steps(session):
+            await asyncio.to_thread(step)
+        prepare_cpu = time.process_time() - start_cpu
 
     class Host(App[None]):
         def __init__(self) -> None:
@@ -143,42 +155,68 @@ async def _measure(which: str, repo: Path) -> dict[str, Any]:
 
     app = Host()
     opens: list[float] = []
+    open_cpu: list[float] = []
     keystrokes: list[float] = []
+    keystroke_cpu: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(WARM_OPENS + 1):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             await SCREEN_COMMANDS[command](app, "")
             drawn: asyncio.Future[float] = asyncio.get_running_loop().create_future()
             app.call_after_refresh(lambda f=drawn: f.set_result(time.perf_counter()))  # type: ignore[misc]
             opens.append((await drawn) - start)
+            open_cpu.append(time.process_time() - cpu)
+            if command == "tree":
+                from textual import events
+
+                for char in "module":
+                    start, cpu = time.perf_counter(), time.process_time()
+                    app.screen.post_message(events.Key(char, char))  # search: filter → redraw
+                    searched: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+                    app.call_after_refresh(lambda f=searched: f.set_result(time.perf_counter()))  # type: ignore[misc]
+                    keystrokes.append((await searched) - start)
+                    keystroke_cpu.append(time.process_time() - cpu)
             if command == "resume":
                 from textual.widgets import Input
 
                 field = app.screen.query_one(Input)
                 for char in "module_4":
-                    start = time.perf_counter()
+                    start, cpu = time.perf_counter(), time.process_time()
                     field.value += char  # as a keystroke does: Input.Changed → filter → redraw
                     typed: asyncio.Future[float] = asyncio.get_running_loop().create_future()
                     app.call_after_refresh(lambda f=typed: f.set_result(time.perf_counter()))  # type: ignore[misc]
                     keystrokes.append((await typed) - start)
+                    keystroke_cpu.append(time.process_time() - cpu)
             await app.workers.wait_for_complete()
             await pilot.press("escape")
             await pilot.pause()
     await session.close()
     return {
+        "prepared": prepared,
+        "prepare_cpu_ms": round(prepare_cpu * 1000, 1),
         "cold_ms": round(opens[0] * 1000, 1),
         "warm_ms": round(statistics.median(opens[1:]) * 1000, 1),
+        "cold_cpu_ms": round(open_cpu[0] * 1000, 1),
+        "warm_cpu_ms": round(statistics.median(open_cpu[1:]) * 1000, 1),
         "keystroke_ms_p50": round(statistics.median(keystrokes) * 1000, 1) if keystrokes else None,
+        "keystroke_cpu_ms_p50": round(statistics.median(keystroke_cpu) * 1000, 1) if keystroke_cpu else None,
         "keystroke_ms_max": round(max(keystrokes) * 1000, 1) if keystrokes else None,
     }
 
 
-def _child(which: str) -> dict[str, Any]:
+def _child(which: str, prepared: bool = False) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="pi-tui-screens-bench-"))
     env = dict(os.environ, HOME=str(root / "home"), PI_CODING_AGENT_DIR=str(root / "home" / ".pi" / "agent"))
     (root / "repo").mkdir(parents=True)
     run = subprocess.run(
-        [sys.executable, "-m", "bench.screens", which, str(root / "repo")],
+        [
+            sys.executable,
+            "-m",
+            "bench.screens",
+            which,
+            str(root / "repo"),
+            *(["prepared"] if prepared else []),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -195,6 +233,9 @@ def _child(which: str) -> dict[str, Any]:
 
 def _scenario(which: str, description: str) -> Result:
     figures = _child(which)
+    first = _child(which, prepared=True)  # the app's case: the idle-time preparation ran first
+    for key in ("prepare_cpu_ms", "cold_ms", "cold_cpu_ms"):
+        figures[key.replace("cold", "first_prepared")] = first.get(key)
     warm = figures.get("warm_ms")
     figures["target_ms"] = TARGETS_MS[which]
     return Result(
@@ -255,4 +296,4 @@ def register_all() -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(_measure(sys.argv[1], Path(sys.argv[2])))))
+    print(json.dumps(asyncio.run(_measure(sys.argv[1], Path(sys.argv[2]), "prepared" in sys.argv[3:]))))

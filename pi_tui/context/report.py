@@ -118,6 +118,12 @@ class MessageTokenCache:
         self._rows[region] = rows
         return rows
 
+    def prime(self, messages: Sequence[Any]) -> None:
+        """Count ``messages`` (the next request's, oldest first) and keep their rows as the cached
+        region's, ahead of the first report: that report then reuses the rows as far as its cached
+        region holds the same messages, and counts only the rest."""
+        self.rows("cached", messages, 0)
+
     def keep(self, rows: Iterable[MessageRow]) -> None:
         """Forget every message but those of ``rows`` (the report just built), once the cache holds
         many more (rebuilding it at every report would cost as much as the counting it saves)."""

@@ -45,7 +45,7 @@ from pi_tui.context.hooks import ContextHandler
 from pi_tui.context.layouts import restore_layouts
 from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
 from pi_tui.extensions.ui import NullUIBridge
-from pi_tui.session.entries import CustomEntry, MessageEntry
+from pi_tui.session.entries import CompactionEntry, CustomEntry, MessageEntry
 from pi_tui.session.errors import SessionError
 from pi_tui.util.tasks import stray_cancellation
 
@@ -690,6 +690,29 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             sections=self.extensions.registry.context_section_lines() if self.extensions is not None else (),
             token_cache=self._context_tokens,
         )
+
+    def count_context_tokens(self) -> int:
+        """Count the token size of every message on the active branch ahead of the first
+        `context_report`, and keep their rows (which it then reuses instead of counting and describing
+        ~20k messages while the user waits). Plain computation over the loaded entries: an interface may run it in a worker
+        thread while it is idle. Returns how many messages were counted now (0 when all were known)."""
+        from pi_tui.context.report import MessageTokenCache
+
+        if self._context_tokens is None:
+            self._context_tokens = MessageTokenCache()
+        cache = self._context_tokens
+        before = cache.counted
+        branch = self.session_manager.get_branch()
+        # Only what the next request can carry: from the latest compaction's first kept entry on.
+        start = 0
+        for index in range(len(branch) - 1, -1, -1):
+            entry = branch[index]
+            if isinstance(entry, CompactionEntry):
+                kept = entry.first_kept_entry_id
+                start = next((i for i, e in enumerate(branch) if e.id == kept), index) if kept else index
+                break
+        cache.prime([entry.message for entry in branch[start:] if isinstance(entry, MessageEntry)])
+        return cache.counted - before
 
     def _previous_request_blocks(self, panels: PanelManager) -> list[Block]:
         """The blocks of the last request: the ledger's, or for a resumed session the request that produced

@@ -123,6 +123,8 @@ class PiApp(KeyActions, App[int]):
         self._pending_text = ""
         self._context_unknown = False
         self._busy = False
+        self._not_busy = asyncio.Event()
+        self._not_busy.set()
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
         self._statuses: dict[str, str] = {}
@@ -417,6 +419,9 @@ class PiApp(KeyActions, App[int]):
         if getattr(startup.session, "messages", None):
             from . import markdown_block  # noqa: F401
 
+        # The footer's totals walk every entry once (~50 ms at 20k entries); later calls count only
+        # what was appended. Here, not on the UI thread when the footer is first drawn.
+        startup.session.stats()
         return startup
 
     async def _ask_trust(self) -> bool | None:
@@ -554,6 +559,30 @@ class PiApp(KeyActions, App[int]):
         await sample.update(_WARM_MARKDOWN)
         await sample.remove()
         await tool.remove()
+        await self._prepare_screens(session)
+
+    screens_prepared: asyncio.Event | None = None
+    """Set once the work ahead for the first ``/tree``, ``/context`` and ``/resume`` is done."""
+
+    async def _prepare_screens(self, session: AgentSession) -> None:
+        """Then, in a worker thread and one step at a time, what the first open of the big screens
+        would compute (`screens.prepare`), so it opens as fast as a later one. A step waits while an
+        answer is being made (the thread would take the interpreter from it); a failed step only means
+        the screen computes it on open, as it would have anyway."""
+        from .screens.prepare import preparation_steps
+
+        done = self.screens_prepared = asyncio.Event()
+        for step in preparation_steps(session):
+            while self._busy or session.is_streaming:
+                if self._busy:
+                    await self._not_busy.wait()
+                else:
+                    await session.wait_for_idle()
+            try:
+                await asyncio.to_thread(step)
+            except Exception:
+                log.debug("preparing a screen failed", exc_info=True)
+        done.set()
 
     def _bind_extension_shortcuts(self, shortcuts: dict[str, RegisteredShortcut]) -> None:
         """Take the extensions' shortcuts that are no built-in key (`on_event` runs them)."""
@@ -674,6 +703,10 @@ class PiApp(KeyActions, App[int]):
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
+        if busy:
+            self._not_busy.clear()
+        else:
+            self._not_busy.set()
         if busy:
             self.working.start()
         else:

@@ -83,8 +83,11 @@ class ChatLog(VerticalScroll):
         self.first_mounted = 0
         self.tools: dict[str, ToolBlock] = {}
         self.results: dict[str, tuple[str, bool, Any]] = {}
-        """Every finished tool call's result by call id: a call's block built later (a window that
+        """Finished tool calls' results by call id: a call's block built later (a window that
         starts at the result, a block pruned and mounted again) is shown finished from it."""
+        self._loaded_results: dict[str, Any] = {}
+        """The loaded history's tool result messages by call id, turned into `results` entries only
+        when their call's block is built (most of a long session's are never shown)."""
         self.marker = EarlierMarker()
         self.renderers: dict[str, Any] = {}
 
@@ -134,7 +137,7 @@ class ChatLog(VerticalScroll):
                 elif part.type == "toolCall":
                     tool = ToolBlock(part.id, part.name, dict(part.arguments or {}))
                     self.tools[part.id] = tool
-                    result = self.results.get(part.id)
+                    result = self.result_of(part.id)
                     if result is not None:
                         tool.set_result(*result)
                     blocks.append(tool)
@@ -167,6 +170,19 @@ class ChatLog(VerticalScroll):
             if isinstance(block, Block):
                 block.source_index = index
         return blocks
+
+    def result_of(self, tool_call_id: str) -> tuple[str, bool, Any] | None:
+        """The finished result of tool call ``tool_call_id`` (text, is-error, details), if any."""
+        result = self.results.get(tool_call_id)
+        if result is None:
+            message = self._loaded_results.get(tool_call_id)
+            if message is not None:
+                result = self.results[tool_call_id] = (
+                    result_text(message),
+                    message.is_error,
+                    message.details,
+                )
+        return result
 
     def record_result(self, tool_call_id: str, text: str, is_error: bool, details: Any = None) -> None:
         """A tool call finished: show it on its block if mounted, and keep it for a block built later."""
@@ -230,10 +246,9 @@ class ChatLog(VerticalScroll):
         self.tools = {}
         # A result can come before its call's block exists (the window may start at the result, and
         # earlier items are mounted on scroll): every result is known before any block is built.
-        self.results = {
-            item.tool_call_id: (result_text(item), item.is_error, item.details)
-            for item in self.items
-            if isinstance(item, ToolResultMessage)
+        self.results = {}
+        self._loaded_results = {
+            item.tool_call_id: item for item in self.items if isinstance(item, ToolResultMessage)
         }
         start = max(0, len(self.items) - self.INITIAL)
         widgets: list[Widget] = []

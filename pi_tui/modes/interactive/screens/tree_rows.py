@@ -43,6 +43,7 @@ class TreeRow:
     segment_start: bool = False  # a root, or a child of a branch point
     hidden_by_default: bool = False  # e.g. an assistant message holding only tool calls
     children: list[str] = field(default_factory=list)
+    folded_text: str = ""  # ``text`` in lower case, what a search looks in (with the row's label)
 
 
 def _cut(text: str, width: int = MAX_TEXT) -> str:
@@ -177,6 +178,7 @@ class TreeModel:
         self.by_id: dict[str, TreeRow] = {}
         self.labels: dict[str, str] = {}
         self.label_times: dict[str, str] = {}
+        self._searched: tuple[str, FilterMode, list[TreeRow]] | None = None  # the last unfolded search
         self.rebuild()
 
     def rebuild(self) -> None:
@@ -185,6 +187,7 @@ class TreeModel:
         The rows are kept per session while it has the same entries (labels are entries too) and the
         same leaf: opening ``/tree`` again on an unchanged session takes them as they are.
         """
+        self._searched = None
         entries = self.session.get_entries()
         key = (len(entries), id(entries[-1]) if entries else None, self.session.get_leaf_id())
         try:
@@ -231,6 +234,7 @@ class TreeModel:
                 segment_start=segment_start,
                 hidden_by_default=hidden,
                 children=[k.id for k in kids],
+                folded_text=text.lower(),
             )
             rows.append(row)
             child_depth = depth + 1 if len(kids) > 1 else depth
@@ -264,25 +268,43 @@ class TreeModel:
             return False
         return not (mode == "no-tools" and row.kind == "toolResult")
 
-    def _matches(self, row: TreeRow) -> bool:
-        tokens = self.query.lower().split()
-        if not tokens:
-            return True
-        haystack = (row.text + " " + self.labels.get(row.id, "")).lower()
-        return all(token in haystack for token in tokens)
+    def _matches(self, row: TreeRow, tokens: list[str]) -> bool:
+        """Every search word is in the row's text or its label (words hold no spaces, so looking in
+        each is the same as looking in the two joined)."""
+        label = self.labels.get(row.id)
+        text = row.folded_text
+        if label is None:
+            return all(token in text for token in tokens)
+        label = label.lower()
+        return all(token in text or token in label for token in tokens)
 
     def visible(self) -> list[TreeRow]:
-        """Rows to show, in order: filtered, searched, and without the descendants of folded rows."""
-        out: list[TreeRow] = []
-        folded_under: set[str] = set()  # folded rows and everything below them (rows come parent first)
-        for row in self.rows:
-            if folded_under and row.parent_id in folded_under:
-                folded_under.add(row.id)
-                continue
-            if row.id in self.folded:
-                folded_under.add(row.id)
-            if self._passes_filter(row) and self._matches(row):
-                out.append(row)
+        """Rows to show, in order: filtered, searched, and without the descendants of folded rows.
+
+        Typing on (the query grows at its end, same filter, no folds) only narrows the last search's
+        rows: a row matching every word of the longer query matches every word of the shorter one."""
+        tokens = self.query.lower().split()
+        searched = self._searched
+        if (
+            not self.folded
+            and tokens
+            and searched is not None
+            and self.query.startswith(searched[0])
+            and searched[1] == self.mode
+        ):
+            out = [row for row in searched[2] if self._matches(row, tokens)]
+        else:
+            out = []
+            folded_under: set[str] = set()  # folded rows and all below them (rows come parent first)
+            for row in self.rows:
+                if folded_under and row.parent_id in folded_under:
+                    folded_under.add(row.id)
+                    continue
+                if row.id in self.folded:
+                    folded_under.add(row.id)
+                if self._passes_filter(row) and (not tokens or self._matches(row, tokens)):
+                    out.append(row)
+        self._searched = (self.query, self.mode, out) if not self.folded else None
         return out
 
     def set_mode(self, mode: FilterMode) -> None:

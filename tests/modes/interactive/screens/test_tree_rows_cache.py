@@ -54,3 +54,52 @@ def test_rows_are_kept_while_entries_and_leaf_are_the_same(tmp_path: Path) -> No
     manager.append_label(target, "here")  # a label is an entry: the rows are built again
     labelled = TreeModel(manager)
     assert labelled.rows is not moved and labelled.labels == {target: "here"}
+
+
+def test_typing_on_narrows_the_last_search_and_finds_what_a_fresh_search_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = _session(tmp_path, 120)
+    manager.append_label(manager.get_entries()[5].id, "Checkpoint")
+    examined: list[str] = []
+    real = TreeModel._matches
+
+    def counting(self: TreeModel, row: tree_rows.TreeRow, tokens: list[str]) -> bool:
+        examined.append(row.id)
+        return real(self, row, tokens)
+
+    monkeypatch.setattr(TreeModel, "_matches", counting)
+    model = TreeModel(manager)
+
+    def fresh(query: str) -> list[str]:
+        other = TreeModel(manager, model.mode)
+        other.set_query(query)
+        return [row.id for row in other.visible()]
+
+    steps = [  # query, whether typing on narrows the previous search's rows
+        ("question 1", False),
+        ("question 11", True),
+        ("question 11 ", True),  # the same words
+        ("question 1", False),  # Backspace: a shorter query searches everything again
+        ("checkpoint", False),  # a label matches
+    ]
+    shown: list[str] = []
+    for query, narrows in steps:
+        wanted = fresh(query)
+        before = len(shown)
+        examined.clear()
+        model.set_query(query)
+        shown = [row.id for row in model.visible()]
+        assert shown == wanted and shown, query
+        assert len(examined) == before if narrows else len(examined) > 100, query
+    model.set_query("question 1")
+    model.visible()
+    model.folded.add(model.rows[0].id)  # a fold: the next search walks the rows again
+    examined.clear()
+    model.query = "question 11"
+    assert [row.id for row in model.visible()] == []  # everything is under the folded root
+    model.set_mode("user-only")
+    wanted = fresh("question 110")
+    examined.clear()
+    model.set_query("question 110")
+    assert [row.id for row in model.visible()] == wanted and len(examined) > 100
