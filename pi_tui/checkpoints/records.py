@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
     "CHECKPOINT_KEY",
     "CUSTOM_TYPE",
     "FileChange",
     "Checkpoint",
+    "CheckpointCarrier",
     "RecordedChange",
     "checkpoint_of",
     "recorded_changes",
@@ -120,23 +121,26 @@ class RecordedChange:
     change: FileChange
 
 
-def checkpoint_of(entry: Any) -> Checkpoint | None:
+class CheckpointCarrier(Protocol):
+    """What checkpoints read of a session entry. The session's entry records provide it (this layer
+    sits below the session's, so it names the shape, not the classes)."""
+
+    @property
+    def id(self) -> str | None: ...
+
+    def checkpoint_json(self) -> object:
+        """The checkpoint the entry carries, as JSON: a tool result's ``details["checkpoint"]`` or a
+        checkpoint ``custom`` entry's data; ``None`` otherwise."""
+        ...
+
+
+def checkpoint_of(entry: CheckpointCarrier) -> Checkpoint | None:
     """The checkpoint an entry carries: a tool result's ``details["checkpoint"]`` or a checkpoint
     ``custom`` entry; None for any other entry."""
-    kind = getattr(entry, "type", None)
-    if kind == "custom" and getattr(entry, "custom_type", None) == CUSTOM_TYPE:
-        return Checkpoint.from_json(getattr(entry, "data", None))
-    if kind == "message":
-        message = getattr(entry, "message", None)
-        if getattr(message, "role", None) != "toolResult":
-            return None
-        details = getattr(message, "details", None)
-        if isinstance(details, dict):
-            return Checkpoint.from_json(details.get(CHECKPOINT_KEY))
-    return None
+    return Checkpoint.from_json(entry.checkpoint_json())
 
 
-def recorded_changes(entries: Iterable[Any]) -> list[RecordedChange]:
+def recorded_changes(entries: Iterable[CheckpointCarrier]) -> list[RecordedChange]:
     """Every file change in ``entries``, in their order."""
     out: list[RecordedChange] = []
     for order, entry in enumerate(entries):

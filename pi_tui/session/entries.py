@@ -17,7 +17,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from pi_tui.ai.types import AssistantMessage, Message, UserContent, WireModel
+from pi_tui.ai.types import AssistantMessage, Message, ToolResultMessage, UserContent, WireModel
 from pi_tui.util.record import ValidationError, field
 
 __all__ = [
@@ -74,10 +74,22 @@ class EntryBase(WireModel):
     parent_id: str | None = None
     timestamp: str = ""  # ISO string; messages carry their own ms timestamp inside
 
+    def checkpoint_json(self) -> object:
+        """The file checkpoint this entry carries, as JSON (`pi_tui.checkpoints.records`); ``None``
+        for an entry that carries none (every type but a tool result and a checkpoint ``custom`` entry)."""
+        return None
+
 
 class MessageEntry(EntryBase):
     type: Literal["message"] = "message"
     message: Message
+
+    def checkpoint_json(self) -> object:
+        """A tool result's ``details["checkpoint"]``."""
+        from pi_tui.checkpoints.records import CHECKPOINT_KEY
+
+        details = self.message.details if isinstance(self.message, ToolResultMessage) else None
+        return details.get(CHECKPOINT_KEY) if isinstance(details, dict) else None
 
 
 class PiSystemMessage(WireModel):
@@ -176,6 +188,12 @@ class CustomEntry(EntryBase):
     custom_type: str
     data: Any = None
 
+    def checkpoint_json(self) -> object:
+        """The data of a checkpoint ``custom`` entry."""
+        from pi_tui.checkpoints.records import CUSTOM_TYPE
+
+        return self.data if self.custom_type == CUSTOM_TYPE else None
+
 
 class CustomMessageEntry(EntryBase):
     """An extension message that *is* part of the LLM context (as a user message)."""
@@ -247,6 +265,10 @@ class RawEntry:
     def timestamp(self) -> str:
         value = self.data.get("timestamp")
         return value if isinstance(value, str) else ""
+
+    def checkpoint_json(self) -> object:
+        """None: a damaged or unknown entry carries no checkpoint that counts."""
+        return None
 
 
 ModelEntry: TypeAlias = (
