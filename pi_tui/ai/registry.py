@@ -14,7 +14,6 @@ the hooks load on first use.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -36,24 +35,79 @@ __all__ = [
     "stream",
 ]
 
-# api -> (module, function), imported on first use.
-BUILTIN_APIS: dict[str, tuple[str, str]] = {
-    "anthropic-messages": ("pi_tui.ai.providers.anthropic", "stream_anthropic"),
-    "openai-completions": ("pi_tui.ai.providers.openai_completions", "stream_openai_completions"),
-    "openai-responses": ("pi_tui.ai.providers.openai_responses", "stream_openai_responses"),
-    "google-generative-ai": ("pi_tui.ai.providers.google", "stream_google"),
-    "google-vertex": ("pi_tui.ai.providers.google_vertex", "stream_google_vertex"),
-    "mistral-conversations": ("pi_tui.ai.providers.mistral", "stream_mistral"),
-    "bedrock-converse-stream": ("pi_tui.ai.providers.bedrock", "stream_bedrock"),
-    "azure-openai-responses": (
-        "pi_tui.ai.providers.azure_openai_responses",
-        "stream_azure_openai_responses",
-    ),
-    "openai-codex-responses": (
-        "pi_tui.ai.providers.openai_codex_responses",
-        "stream_openai_codex_responses",
-    ),
-    "faux": ("pi_tui.ai.providers.faux", "stream_faux"),
+
+def _anthropic() -> StreamFn:
+    from .providers.anthropic import stream_anthropic
+
+    return stream_anthropic
+
+
+def _openai_completions() -> StreamFn:
+    from .providers.openai_completions import stream_openai_completions
+
+    return stream_openai_completions
+
+
+def _openai_responses() -> StreamFn:
+    from .providers.openai_responses import stream_openai_responses
+
+    return stream_openai_responses
+
+
+def _google() -> StreamFn:
+    from .providers.google import stream_google
+
+    return stream_google
+
+
+def _google_vertex() -> StreamFn:
+    from .providers.google_vertex import stream_google_vertex
+
+    return stream_google_vertex
+
+
+def _mistral() -> StreamFn:
+    from .providers.mistral import stream_mistral
+
+    return stream_mistral
+
+
+def _bedrock() -> StreamFn:
+    from .providers.bedrock import stream_bedrock
+
+    return stream_bedrock
+
+
+def _azure_openai_responses() -> StreamFn:
+    from .providers.azure_openai_responses import stream_azure_openai_responses
+
+    return stream_azure_openai_responses
+
+
+def _openai_codex_responses() -> StreamFn:
+    from .providers.openai_codex_responses import stream_openai_codex_responses
+
+    return stream_openai_codex_responses
+
+
+def _faux() -> StreamFn:
+    from .providers.faux import stream_faux
+
+    return stream_faux
+
+
+# api -> its stream function's loader: the provider module is imported on first use.
+BUILTIN_APIS: dict[str, Callable[[], StreamFn]] = {
+    "anthropic-messages": _anthropic,
+    "openai-completions": _openai_completions,
+    "openai-responses": _openai_responses,
+    "google-generative-ai": _google,
+    "google-vertex": _google_vertex,
+    "mistral-conversations": _mistral,
+    "bedrock-converse-stream": _bedrock,
+    "azure-openai-responses": _azure_openai_responses,
+    "openai-codex-responses": _openai_codex_responses,
+    "faux": _faux,
 }
 
 _registered: dict[str, StreamFn] = {}
@@ -143,7 +197,7 @@ def preload_sdk(api: str, base_url: str | None = None) -> None:
         return
     from . import wire
 
-    importlib.import_module(BUILTIN_APIS[api][0])
+    BUILTIN_APIS[api]()  # imports the provider's module
     wire.preload(tls=base_url is None or base_url.startswith("https:"), base_url=base_url)
 
 
@@ -157,9 +211,7 @@ def resolve_stream_fn(api: str) -> StreamFn:
         return _registered[api]
     if api not in BUILTIN_APIS:
         raise KeyError(f"pi-tui does not support the {api} API yet (supported: {', '.join(known_apis())})")
-    module_name, attribute = BUILTIN_APIS[api]
-    stream_fn: StreamFn = getattr(importlib.import_module(module_name), attribute)
-    return stream_fn
+    return BUILTIN_APIS[api]()
 
 
 def _dispatch_error(model: Model, exc: BaseException) -> str:

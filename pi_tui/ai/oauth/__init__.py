@@ -7,7 +7,7 @@ date; `pi_tui.ai.oauth.resolve` refreshes a stored login before it expires.
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 
 from ..auth import AuthStorage
 from .types import (
@@ -47,15 +47,59 @@ ANTHROPIC_EXTRA_USAGE_WARNING = (
 )
 """pi 0.87.1's warning for a Claude subscription login (shown after ``/login anthropic``)."""
 
-# id -> (module, class, display name); the name is here so a picker needs no import.
-_PROVIDERS: dict[str, tuple[str, str, str]] = {
-    "anthropic": ("anthropic", "AnthropicOAuth", "Anthropic (Claude Pro/Max)"),
-    "openai-codex": ("openai_codex", "OpenAICodexOAuth", "OpenAI (ChatGPT Plus/Pro)"),
-    "github-copilot": ("github_copilot", "GitHubCopilotOAuth", "GitHub Copilot"),
-    "xai": ("xai", "XaiOAuth", "xAI (Grok/X subscription)"),
-    "openrouter": ("openrouter", "OpenRouterOAuth", "OpenRouter OAuth"),
-    "kimi-coding": ("kimi", "KimiOAuth", "Kimi Code (subscription)"),
-    "meta": ("meta", "MetaOAuth", "Meta (Muse subscription)"),
+
+def _anthropic() -> OAuthProvider:
+    from .anthropic import AnthropicOAuth
+
+    return AnthropicOAuth()
+
+
+def _openai_codex() -> OAuthProvider:
+    from .openai_codex import OpenAICodexOAuth
+
+    return OpenAICodexOAuth()
+
+
+def _github_copilot() -> OAuthProvider:
+    from .github_copilot import GitHubCopilotOAuth
+
+    return GitHubCopilotOAuth()
+
+
+def _xai() -> OAuthProvider:
+    from .xai import XaiOAuth
+
+    return XaiOAuth()
+
+
+def _openrouter() -> OAuthProvider:
+    from .openrouter import OpenRouterOAuth
+
+    return OpenRouterOAuth()
+
+
+def _kimi() -> OAuthProvider:
+    from .kimi import KimiOAuth
+
+    return KimiOAuth()
+
+
+def _meta() -> OAuthProvider:
+    from .meta import MetaOAuth
+
+    return MetaOAuth()
+
+
+# id -> (display name, flow): the name is here so a picker needs no import; the flow's module loads
+# when it is asked for.
+_PROVIDERS: dict[str, tuple[str, Callable[[], OAuthProvider]]] = {
+    "anthropic": ("Anthropic (Claude Pro/Max)", _anthropic),
+    "openai-codex": ("OpenAI (ChatGPT Plus/Pro)", _openai_codex),
+    "github-copilot": ("GitHub Copilot", _github_copilot),
+    "xai": ("xAI (Grok/X subscription)", _xai),
+    "openrouter": ("OpenRouter OAuth", _openrouter),
+    "kimi-coding": ("Kimi Code (subscription)", _kimi),
+    "meta": ("Meta (Muse subscription)", _meta),
 }
 
 
@@ -67,17 +111,13 @@ def oauth_provider_ids() -> list[str]:
 def oauth_provider_name(provider_id: str) -> str:
     """The display name of a login provider (the id itself when unknown)."""
     entry = _PROVIDERS.get(provider_id)
-    return entry[2] if entry else provider_id
+    return entry[0] if entry else provider_id
 
 
 def get_oauth_provider(provider_id: str) -> OAuthProvider | None:
     """The login flow of ``provider_id``, or None when it has none."""
     entry = _PROVIDERS.get(provider_id)
-    if entry is None:
-        return None
-    module = importlib.import_module(f"{__name__}.{entry[0]}")
-    provider: OAuthProvider = getattr(module, entry[1])()
-    return provider
+    return entry[1]() if entry is not None else None
 
 
 def login(provider_id: str, io: Interaction, storage: AuthStorage) -> Credential:
