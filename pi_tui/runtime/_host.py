@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pi_tui.compaction.controller import CompactionController
     from pi_tui.extensions.runner import ExtensionRunner
     from pi_tui.resources.settings import SettingsManager
-    from pi_tui.session.context import RestoreState, SessionContext
+    from pi_tui.session.context import RestoreState
     from pi_tui.session.manager import SessionManager
 
 __all__ = ["PendingState", "SessionHost"]
@@ -59,7 +59,7 @@ class SessionHost:
         async def _api_key(self, provider: str) -> str | None: ...
 
         def _record_model_if_changed(
-            self, restored: SessionContext | RestoreState, model: Model, thinking: ThinkingLevel
+            self, restored: RestoreState, model: Model, thinking: ThinkingLevel
         ) -> None: ...
 
         def _require_idle(self, action: str) -> None: ...

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from pi_tui.resources.loader import ResourceLoader
     from pi_tui.resources.settings import SettingsManager
     from pi_tui.sandbox import CommandSandbox
-    from pi_tui.session.context import RestoreState, SessionContext
+    from pi_tui.session.context import RestoreState
     from pi_tui.session.manager import SessionManager
 
     from .session_stats import StatsCounter
@@ -494,9 +494,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             self.agent.thinking = level
             self._pending_state.thinking = level
 
-    def _record_model_if_changed(
-        self, restored: SessionContext | RestoreState, model: Model, thinking: ThinkingLevel
-    ) -> None:
+    def _record_model_if_changed(self, restored: RestoreState, model: Model, thinking: ThinkingLevel) -> None:
         fresh = not self.session_manager.get_entries()
         ref = restored.model
         if is_no_model(model):  # nothing to record until a real model is picked (set_model records it)

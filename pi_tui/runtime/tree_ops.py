@@ -109,7 +109,7 @@ class SessionTreeMixin(SessionHost):
         old = self.session_manager
         if manager is old:
             return
-        restored = manager.build_context()
+        restored = manager.restore_state()
         model = self.agent.model
         if restored.model is not None and self.registry is not None:
             found = self.registry.find(restored.model.provider, restored.model.model_id)
@@ -121,7 +121,7 @@ class SessionTreeMixin(SessionHost):
                 model = found
         # the level the session file recorded, as it was written (the clamp fits it to the model)
         recorded = cast(ThinkingLevel, restored.thinking_level)
-        thinking = clamp_thinking_level(model, recorded if restored.messages else self.agent.thinking)
+        thinking = clamp_thinking_level(model, recorded if restored.has_messages else self.agent.thinking)
         old.close()
         self.session_manager = manager
         self.agent.model = model
