@@ -669,9 +669,11 @@ def _error_parts(exc: BaseException, body: Any) -> tuple[str, str]:
         if isinstance(code, str) and code and code != kind:
             kind = f"{kind} ({code})" if kind else code
         return str(kind), error["message"]
+    from ..wire import HttpStatusError
+
     name = type(exc).__name__
     text = str(exc).strip()
-    if name == "HttpStatusError":  # ours (pi_tui.ai.wire): the body was not a JSON error, keep its text
+    if isinstance(exc, HttpStatusError):  # the body was not a JSON error: keep its text
         return "", text
     cause = exc.__cause__ or exc.__context__
     if name in ("APIConnectionError", "APITimeoutError") and cause is not None:
