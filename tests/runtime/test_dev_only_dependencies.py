@@ -32,6 +32,8 @@ NOT_IN_A_PLAIN_INSTALL = DEV_ONLY + MCP_EXTRA
 ALLOWED = {
     ("pi_tui/testing/_codex.py", "zstandard"): "the fake server decompresses a request body only when a "
     "client sends it zstd-encoded (pi 0.87.1 does, pi-tui does not); imported inside that branch",
+    ("extensions/mcp/servers.py", "pydantic"): "the mcp extension loads only with the mcp extra installed, "
+    "and the MCP SDK it installs depends on pydantic (FileUrl is the type of the SDK's Root.uri)",
 }
 
 # Run before pi-tui: importing a dev-only package fails as it does where it is not installed.
