@@ -170,7 +170,7 @@ def read_compaction(entry: EntryLike) -> CompactionFields | None:
     checkpoint = data.get("systemMessage")
     return CompactionFields(
         str(data.get("summary") or ""),
-        data.get("firstKeptEntryId"),
+        _str(data.get("firstKeptEntryId")),
         int(tokens) if isinstance(tokens, int | float) else 0,
         data.get("details"),
         bool(data.get("fromHook")),
@@ -192,13 +192,16 @@ def custom_message(entry: EntryLike) -> CustomMessage | None:
     if data is None or data.get("type") != "custom_message":
         return None
     display = data.get("display")
-    return CustomMessage(
-        custom_type=data.get("customType") or "",
-        content=data.get("content") or "",
-        display=True if display is None else bool(display),
-        details=data.get("details"),
-        timestamp=iso_to_ms(data.get("timestamp")),
-    )
+    try:
+        return CustomMessage(
+            custom_type=_str(data.get("customType")) or "",
+            content=data.get("content") or "",
+            display=True if display is None else bool(display),
+            details=data.get("details"),
+            timestamp=iso_to_ms(data.get("timestamp")),
+        )
+    except ValueError:  # content that is no message content: the entry adds nothing
+        return None
 
 
 def branch_summary_message(entry: EntryLike) -> BranchSummaryMessage | None:
@@ -210,10 +213,11 @@ def branch_summary_message(entry: EntryLike) -> BranchSummaryMessage | None:
             summary=entry.summary, from_id=entry.from_id or "root", timestamp=iso_to_ms(entry.timestamp)
         )
     data = _json(entry)
-    if data is None or data.get("type") != "branch_summary" or not data.get("summary"):
+    summary = _str(data.get("summary")) if data is not None and data.get("type") == "branch_summary" else None
+    if not summary or data is None:
         return None
     return BranchSummaryMessage(
-        summary=data["summary"],
-        from_id=data.get("fromId") or "root",
+        summary=summary,
+        from_id=_str(data.get("fromId")) or "root",
         timestamp=iso_to_ms(data.get("timestamp")),
     )

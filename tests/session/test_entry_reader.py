@@ -8,6 +8,7 @@ from pi_tui.context.envelope import ContextEnvelope
 from pi_tui.context.report import transform_records
 from pi_tui.session.entries import RawEntry, SessionEntry, entry_to_line, parse_entry
 from pi_tui.session.entry_reader import (
+    branch_summary_message,
     custom_message,
     message_role,
     read_compaction,
@@ -76,3 +77,14 @@ def test_a_record_and_its_json_read_the_same() -> None:
     assert message_role(user) == message_role(USER) == "user"
     note = {"type": "custom_message", "id": "n1", "customType": "note", "content": "hi", "display": False}
     assert custom_message(_entry(note)) == custom_message(note)
+
+
+def test_what_a_damaged_line_says_wrongly_reads_as_absent_instead_of_raising() -> None:
+    note = _entry({"type": "custom_message", "id": "n1", "customType": 5, "content": 7})
+    summary = _entry({"type": "branch_summary", "id": "b1", "summary": ["not", "text"], "fromId": 3})
+    compaction = _entry({"type": "compaction", "id": "c1", "summary": "s", "firstKeptEntryId": 9})
+    assert all(isinstance(e, RawEntry) for e in (note, summary, compaction))
+    assert custom_message(note) is None
+    assert branch_summary_message(summary) is None
+    fields = read_compaction(compaction)
+    assert fields is not None and fields.first_kept_entry_id is None and fields.summary == "s"
