@@ -180,7 +180,7 @@ class Preparer:
         out, pending, answered, model = self.out, self.pending, self.answered, self.model
         blind = "image" not in model.input
         for message in messages:
-            if blind:
+            if blind and not isinstance(message, AssistantMessage):
                 message = _without_images(message)
             if isinstance(message, ToolResultMessage):
                 call_id = message.tool_call_id
@@ -207,7 +207,10 @@ def _without_images(message: LlmMessage) -> LlmMessage:
     """For a model without image input: images become pi's placeholders (a copy; others unchanged)."""
     if isinstance(message, AssistantMessage) or isinstance(message.content, str):
         return message
-    if not any(isinstance(part, ImageContent) for part in message.content):
+    for part in message.content:
+        if isinstance(part, ImageContent):
+            break
+    else:  # no image (the usual case, decided without a generator)
         return message
     placeholder = TOOL_IMAGE_PLACEHOLDER if isinstance(message, ToolResultMessage) else USER_IMAGE_PLACEHOLDER
     return message.model_copy(update={"content": images_as_placeholders(message.content, placeholder)})

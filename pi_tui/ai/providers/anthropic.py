@@ -381,7 +381,9 @@ def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, An
     else a block list (led by a placeholder text when it holds only images); ``is_error`` always set."""
     parts = message.content
     content: str | list[dict[str, Any]]
-    if not any(isinstance(part, ImageContent) for part in parts):
+    if len(parts) == 1 and isinstance(parts[0], TextContent):  # the usual result: one text
+        content = sanitize_surrogates(parts[0].text)
+    elif not any(isinstance(part, ImageContent) for part in parts):
         content = sanitize_surrogates("\n".join(part.text for part in parts if isinstance(part, TextContent)))
     else:
         content = [_content_block(part) for part in parts]
