@@ -85,6 +85,10 @@ def reaches_model(message: Any) -> bool:
     return not (isinstance(message, BashExecutionMessage) and message.exclude_from_context)
 
 
+# A tuple, not a union: `isinstance` with a tuple of classes is the faster test (once per history message).
+_PASSED_THROUGH = (UserMessage, AssistantMessage, ToolResultMessage)
+
+
 def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> list[LlmMessage]:
     """Map history messages to provider messages (pi's ``convertToLlm``).
 
@@ -100,7 +104,7 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
     out: list[LlmMessage] = []
     for message in messages:
         converted: LlmMessage | None
-        if isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+        if isinstance(message, _PASSED_THROUGH):
             converted = message
         elif isinstance(message, BashExecutionMessage):
             converted = (
@@ -151,32 +155,25 @@ def transform_messages(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
       result of a dropped aborted message, or a duplicate) is dropped.
     """
     out: list[LlmMessage] = []
-    pending: list[ToolCall] = []
-    answered: set[str] = set()
-
-    def close_tool_flow() -> None:
-        nonlocal pending, answered
-        for call in pending:
-            if call.id not in answered:
-                out.append(_synthetic_result(call))
-        pending = []
-        answered = set()
-
+    # The open tool flow: the calls of the last kept assistant message, and the ids among them still
+    # awaiting a result (a set made once per message, not per result).
+    calls: list[ToolCall] = []
+    unanswered: set[str] = set()
     for message in messages:
+        if isinstance(message, ToolResultMessage):
+            if message.tool_call_id in unanswered:
+                unanswered.discard(message.tool_call_id)
+                out.append(message)
+            continue
+        if unanswered:  # the flow is interrupted: each call left gets its synthetic result here
+            out.extend(_synthetic_result(call) for call in calls if call.id in unanswered)
+            unanswered = set()
         if isinstance(message, AssistantMessage):
-            close_tool_flow()
             if message.stop_reason in NOT_REPLAYED:
                 continue
-            pending = message.tool_calls()
-            out.append(message)
-        elif isinstance(message, ToolResultMessage):
-            wanted = {call.id for call in pending}
-            if message.tool_call_id not in wanted or message.tool_call_id in answered:
-                continue
-            answered.add(message.tool_call_id)
-            out.append(message)
-        else:
-            close_tool_flow()
-            out.append(message)
-    close_tool_flow()
+            calls = message.tool_calls()
+            unanswered = {call.id for call in calls}
+        out.append(message)
+    if unanswered:
+        out.extend(_synthetic_result(call) for call in calls if call.id in unanswered)
     return out

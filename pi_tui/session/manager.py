@@ -147,6 +147,7 @@ class SessionManager:
         self._pending_tail: tuple[int, TornTail | None, bool] | None = None
         self._closed = False
         self._context_memo: tuple[tuple[str, int], SessionContext] | None = None
+        self._restore_memo: tuple[tuple[str | None, int], RestoreState] | None = None
 
     # --- constructors -----------------------------------------------------------------------------
 
@@ -511,8 +512,12 @@ class SessionManager:
 
     def restore_state(self) -> RestoreState:
         """The model, thinking level and whether there are messages on the active path, as
-        `build_context` gives them, without building the context (what resuming needs first)."""
-        return restore_state(self._tree.path_to(self._tree.leaf_id))
+        `build_context` gives them, without building the context (what resuming needs first; start-up
+        asks twice, so the last answer is kept while no entry is added and the leaf stays)."""
+        key = (self._tree.leaf_id, len(self._tree.entries))
+        if self._restore_memo is None or self._restore_memo[0] != key:
+            self._restore_memo = (key, restore_state(self._tree.path_to(self._tree.leaf_id)))
+        return self._restore_memo[1]
 
     def get_user_messages_for_forking(self) -> list[tuple[str, str]]:
         """``(entry id, text)`` of every user message, in file order (for ``/fork``)."""

@@ -149,3 +149,51 @@ def test_valid_history_is_kept_as_is():
 def test_pairing_checker_flags_missing_and_orphan_results():
     assert pairing_violations([UserMessage(content="q"), _assistant("a"), UserMessage(content="n")])
     assert pairing_violations([UserMessage(content="q"), _result("a")])
+
+
+def _reference_transform(messages: list[object]) -> list[object]:
+    """The tool-pairing rules written out plainly (call by call, as the docstring states them)."""
+    out: list[object] = []
+    calls: list[ToolCall] = []
+    answered: set[str] = set()
+
+    def close() -> None:
+        out.extend(("synthetic", call.id) for call in calls if call.id not in answered)
+
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            if message.tool_call_id in {c.id for c in calls} and message.tool_call_id not in answered:
+                answered.add(message.tool_call_id)
+                out.append(message)
+            continue
+        close()
+        calls, answered = [], set()
+        if isinstance(message, AssistantMessage):
+            if message.stop_reason in ("error", "aborted", "deferred"):
+                continue
+            calls = message.tool_calls()
+        out.append(message)
+    close()
+    return out
+
+
+def test_transform_follows_the_pairing_rules_on_random_histories() -> None:
+    import random
+
+    rng = random.Random(7)
+    for _ in range(1_500):
+        history: list[object] = []
+        for _step in range(rng.randrange(1, 12)):
+            pick = rng.random()
+            if pick < 0.3:
+                ids = [rng.choice("abcd") for _ in range(rng.randrange(0, 4))]  # repeats on purpose
+                history.append(_assistant(*ids, stop=rng.choice(["toolUse", "toolUse", "aborted", "error"])))
+            elif pick < 0.8:
+                history.append(_result(rng.choice("abcde")))
+            else:
+                history.append(UserMessage(content="u", timestamp=1))
+        got = [
+            ("synthetic", m.tool_call_id) if isinstance(m, ToolResultMessage) and m.is_error else m
+            for m in transform_messages(history)  # type: ignore[arg-type]
+        ]
+        assert got == _reference_transform(history)

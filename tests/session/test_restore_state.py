@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.session import SessionManager
+from pi_tui.session.context import ModelRef, RestoreState
 
 STAMP = "2025-01-01T00:00:00.000Z"
 
@@ -71,3 +72,15 @@ def test_restore_state_matches_the_built_context_at_every_leaf(tmp_path: Path) -
         ), entry_id
         seen.add((state.model, state.thinking_level, state.has_messages))
     assert len(seen) >= 6  # the leaves really differ in what they restore
+
+
+def test_restore_state_follows_appends_and_moves_of_the_leaf() -> None:
+    manager = SessionManager.in_memory("/p")
+    first = manager.append_model_change("openai", "gpt-5")
+    assert manager.restore_state().model == ModelRef("openai", "gpt-5")
+    manager.append_model_change("google", "gemini")
+    assert manager.restore_state().model == ModelRef("google", "gemini")
+    manager.append_thinking_level_change("high")
+    assert manager.restore_state().thinking_level == "high"
+    manager.branch(first.id)
+    assert manager.restore_state() == RestoreState(ModelRef("openai", "gpt-5"), "off", False)
