@@ -57,7 +57,7 @@ from ._partial_json import PartialJson
 from ._wire_cache import dumps
 
 if TYPE_CHECKING:
-    from ..wire import ErrorResponse, SseStream
+    from ..wire import ErrorResponse, SseStream, WireClient
 
 __all__ = [
     "ABORTED_MESSAGE",
@@ -68,6 +68,7 @@ __all__ = [
     "cached_client",
     "close_clients",
     "END_OF_STREAM",
+    "EventSource",
     "stream_over_http",
     "describe_error",
     "http_failure",
@@ -284,6 +285,13 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], bool]:
 
 _ITEM, _END, _FAIL, _ABORT = range(4)
 
+
+class EventSource(Protocol):
+    """What `stream_over_http` posts through: a `pi_tui.ai.wire.WireClient`, or a wrapper of one."""
+
+    async def stream(self, path: str, body: bytes, timeout: float | None = None) -> SseStream: ...
+
+
 _T_co = TypeVar("_T_co", covariant=True)
 
 
@@ -369,7 +377,7 @@ async def stream_over_http(
     options: StreamOptions,
     *,
     build_body: Callable[[Model, LlmRequest, StreamOptions], dict[str, Any]],
-    get_client: Callable[[Model, StreamOptions], Awaitable[Any]],
+    get_client: Callable[[Model, StreamOptions], Awaitable[EventSource]],
     path: str,
     decode: Callable[[str | None, str, SseStream], Any],
     make_reader: Callable[[MessageBuilder], Any],
@@ -466,7 +474,7 @@ class _LoopClients:
     """The cached clients of one event loop, closed when that loop shuts down."""
 
     def __init__(self) -> None:
-        self.clients: dict[tuple[Any, ...], Any] = {}
+        self.clients: dict[tuple[Any, ...], WireClient] = {}
         self.closer: AsyncIterator[None] | None = None
 
 
@@ -480,8 +488,8 @@ async def cached_client(
     base_url: str,
     api_key: str,
     headers: Mapping[str, str | None],
-    factory: Callable[[], Any],
-) -> Any:
+    factory: Callable[[], WireClient],
+) -> WireClient:
     """One client per (running loop, kind, base URL, key, headers), built on first use.
 
     Clients keep connections alive between requests, and those connections belong to the loop. So the
@@ -518,14 +526,14 @@ async def _close_at_shutdown(loop: asyncio.AbstractEventLoop, holder: _LoopClien
             await _close_client(client)
 
 
-async def _close_client(client: Any) -> None:
+async def _close_client(client: WireClient) -> None:
     try:
         await client.close()
     except Exception:  # a broken pool must not stop the others from closing
         log.debug("closing a provider client failed", exc_info=True)
 
 
-def _close_later(client: Any) -> None:
+def _close_later(client: WireClient) -> None:
     task = asyncio.get_running_loop().create_task(_close_client(client))
     _closing.add(task)
     task.add_done_callback(_closing.discard)

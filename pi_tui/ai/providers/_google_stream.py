@@ -15,7 +15,14 @@ from pi_tui.util import json_safe
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model, StopReason, TextContent, ToolCall
-from ._common import HttpFailure, IncompleteStreamError, MessageBuilder, http_failure, json_stringify
+from ._common import (
+    EventSource,
+    HttpFailure,
+    IncompleteStreamError,
+    MessageBuilder,
+    http_failure,
+    json_stringify,
+)
 from ._google_request import build_request, encode_request
 
 if TYPE_CHECKING:
@@ -240,7 +247,7 @@ def _retry_info_ms(error: dict[str, Any]) -> int | None:
 
 # --- the stream -------------------------------------------------------------------------------------
 
-Endpoint = Callable[[Model, StreamOptions], Awaitable[tuple[Any, str]]]
+Endpoint = Callable[[Model, StreamOptions], Awaitable[tuple[EventSource, str]]]
 """Builds (or reuses) the client for a request: returns it and the request path."""
 
 

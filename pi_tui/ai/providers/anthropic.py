@@ -40,7 +40,7 @@ from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 if TYPE_CHECKING:
-    from ..wire import SseStream
+    from ..wire import SseStream, WireClient
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -544,7 +544,7 @@ def decode_event(event: str | None, data: str, stream: SseStream) -> dict[str, A
     return value
 
 
-async def _client(model: Model, options: StreamOptions) -> Any:
+async def _client(model: Model, options: StreamOptions) -> WireClient:
     from ..wire import WireClient
 
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")

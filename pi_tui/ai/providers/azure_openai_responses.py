@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
@@ -39,6 +39,9 @@ from ._openai_compat import default_max_tokens
 from .openai_completions import decode_event
 from .openai_responses import ResponsesReader, encode_request, responses_tools
 from .openai_responses import build_request as build_responses_request
+
+if TYPE_CHECKING:
+    from ..wire import WireClient
 
 __all__ = [
     "AzureConfig",
@@ -142,7 +145,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     return body
 
 
-async def azure_client(model: Model, options: StreamOptions) -> Any:
+async def azure_client(model: Model, options: StreamOptions) -> WireClient:
     """The cached `WireClient` for the resolved Azure base URL, key and headers."""
     from ..wire import WireClient
 

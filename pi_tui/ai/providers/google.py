@@ -8,7 +8,7 @@ and the stream are `_google_common`'s.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model
@@ -16,12 +16,15 @@ from ._common import cached_client, merged_headers
 from ._google_request import build_request, model_path
 from ._google_stream import stream_gemini
 
+if TYPE_CHECKING:
+    from ..wire import WireClient
+
 __all__ = ["DEFAULT_BASE_URL", "build_request", "stream_google"]
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 
 
-async def _endpoint(model: Model, options: StreamOptions) -> tuple[Any, str]:
+async def _endpoint(model: Model, options: StreamOptions) -> tuple[WireClient, str]:
     from ..wire import WireClient
 
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")

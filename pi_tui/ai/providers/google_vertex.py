@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
@@ -31,6 +31,9 @@ from ._common import cached_client, merged_headers
 from ._google_adc import SetupError
 from ._google_request import model_path
 from ._google_stream import stream_gemini
+
+if TYPE_CHECKING:
+    from ..wire import WireClient
 
 __all__ = ["EXPRESS_BASE_URL", "stream_google_vertex", "vertex_endpoint"]
 
@@ -115,7 +118,7 @@ def vertex_endpoint(
     return _regional_host(location), f"/{API_VERSION}/projects/{project}/locations/{location}/{method}"
 
 
-async def _endpoint(model: Model, options: StreamOptions) -> tuple[Any, str]:
+async def _endpoint(model: Model, options: StreamOptions) -> tuple[WireClient, str]:
     from ..wire import WireClient
 
     headers = merged_headers(model, options)

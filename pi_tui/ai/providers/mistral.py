@@ -59,7 +59,7 @@ from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo
 
 if TYPE_CHECKING:
-    from ..wire import SseStream
+    from ..wire import SseStream, WireClient
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -315,7 +315,7 @@ def _tool_result(message: ToolResultMessage, images: bool, call_id: str) -> dict
 # --- client and errors -------------------------------------------------------------------------------
 
 
-async def mistral_client(model: Model, options: StreamOptions) -> Any:
+async def mistral_client(model: Model, options: StreamOptions) -> WireClient:
     """The cached `WireClient` for this model's base URL, key and headers."""
     from ..wire import WireClient
 

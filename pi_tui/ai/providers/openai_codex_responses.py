@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..oauth.openai_codex import account_id as claimed_account_id
@@ -45,7 +45,8 @@ from .openai_responses import ResponsesReader, encode_request, responses_tools
 from .openai_responses import build_request as build_responses_request
 
 if TYPE_CHECKING:
-    from ..wire import SseStream
+    from ..wire import SseStream, WireClient
+    from ._common import EventSource
 
 __all__ = [
     "CodexAccountError",
@@ -140,13 +141,13 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
 class _RetryingClient:
     """A `WireClient` whose ``stream`` repeats a refused request as pi's Codex loop does."""
 
-    def __init__(self, client: Any, options: StreamOptions, max_retries: int) -> None:
+    def __init__(self, client: WireClient, options: StreamOptions, max_retries: int) -> None:
         self.client = client
         self.signal = options.signal or AbortSignal()
         self.max_delay_ms = options.max_retry_delay_ms
         self.max_retries = max_retries
 
-    async def stream(self, path: str, body: bytes, timeout: float | None = None) -> Any:
+    async def stream(self, path: str, body: bytes, timeout: float | None = None) -> SseStream:
         attempt = 0
         while True:
             try:
@@ -175,10 +176,10 @@ def _retryable(status: int, text: str) -> bool:
     return status in (429, 500, 502, 503, 504) or bool(_RETRYABLE_TEXT.search(text))
 
 
-def client_factory(max_retries: int) -> Callable[[Model, StreamOptions], Any]:
+def client_factory(max_retries: int) -> Callable[[Model, StreamOptions], Awaitable[EventSource]]:
     """``get_client`` for `stream_over_http`: the cached wire client for this login, with retries."""
 
-    async def get_client(model: Model, options: StreamOptions) -> Any:
+    async def get_client(model: Model, options: StreamOptions) -> EventSource:
         from ..wire import WireClient
 
         token = options.api_key

@@ -50,7 +50,7 @@ from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 if TYPE_CHECKING:
-    from ..wire import SseStream
+    from ..wire import SseStream, WireClient
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -74,7 +74,7 @@ _CACHE = ConversionCache()
 _MEMO = PrefixMemo()
 
 
-async def openai_client(model: Model, options: StreamOptions) -> Any:
+async def openai_client(model: Model, options: StreamOptions) -> WireClient:
     """The cached `WireClient` for this model's base URL, key and headers (no retries: the agent retries)."""
     from ..wire import WireClient
 
