@@ -204,17 +204,16 @@ def _check_none(value: Any) -> Any:
 
 
 def _literal(values: tuple[Any, ...]) -> Check:
-    # The declared value itself is kept, not the equal one from the input: a session's thousands of
-    # ``"toolUse"`` strings then share one object instead of holding one each.
-    allowed = {v: v for v in values}
+    allowed = frozenset(values)
     types_ = frozenset(type(v) for v in values)  # keeps True from matching 1 (and 1 from matching True)
+    # A declared string is kept rather than the equal one from the input: a session's thousands of
+    # ``"toolUse"`` strings then share one object instead of holding one each.
+    strings = {v: v for v in values if type(v) is str}
     shown = ", ".join(repr(v) for v in values)
 
     def check(value: Any) -> Any:
-        if type(value) in types_:
-            declared = allowed.get(value, MISSING)
-            if declared is not MISSING:
-                return declared
+        if type(value) in types_ and value in allowed:
+            return strings.get(value, value) if type(value) is str else value
         raise Invalid(f"expected one of {shown}, got {value!r}", "literal_error")
 
     return check

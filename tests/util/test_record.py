@@ -224,3 +224,17 @@ def test_annotations_are_read_by_the_parser_or_else_evaluated() -> None:
     assert resolve_annotation("Literal['it\\'s']", namespace) == Literal["it's"]  # an escape: evaluated
     with pytest.raises(NameError, match="Nowhere"):
         resolve_annotation("Nowhere | None", namespace)
+
+
+def test_a_literal_keeps_the_declared_string_and_the_given_value_of_another_type() -> None:
+    declared = "toolUse"  # identifier-like constants are interned: the same object as in the Literals
+    mixed: Validator[Any] = Validator(Literal[1, True, "toolUse"])
+    assert type(mixed.validate(1)) is int and mixed.validate(True) is True  # 1 and True stay apart
+    decoded = "".join(["tool", "Use"])  # equal to the declared string, another object (as from JSON)
+    assert decoded == declared and decoded is not declared
+    assert mixed.validate(decoded) is declared
+    with pytest.raises(ValidationError):
+        mixed.validate(2)
+    data = {"role": "assistant", "content": [], "stopReason": decoded}
+    entry = parse_entry({"type": "message", "id": "a", "message": data}, "")
+    assert isinstance(entry, MessageEntry) and entry.message.stop_reason is declared  # type: ignore[union-attr]
