@@ -168,7 +168,8 @@ class KeyActions:
     def action_scroll_chat(self, how: str) -> None:
         """Scroll the chat from the editor (pi's full-screen keys): ``page_up``/``page_down`` (a page
         less two lines, so some context stays), ``half_up``/``half_down``, ``line_up``/``line_down``,
-        ``prompt_up``/``prompt_down`` (to your previous / next message), ``top`` and ``bottom``.
+        ``prompt_up``/``prompt_down`` (to your previous / next message), ``top`` (the conversation's start)
+        and ``bottom``.
 
         Scrolling up stops the chat following new output; ``bottom`` (or scrolling back down to the
         end) follows it again.
@@ -184,10 +185,14 @@ class KeyActions:
             "line_down": 1,
         }
         if how in steps:
+            at_bottom = steps[how] > 0 and chat.scroll_y >= chat.max_scroll_y
             chat.scroll_relative(y=steps[how], animate=False, immediate=True)
+            if at_bottom:
+                chat.scrolled_down()  # the bottom of a window far up: what is below comes next
         elif how == "top":
-            chat.scroll_home(animate=False)
+            chat.show_start()  # the conversation's first items, however long it is
         elif how == "bottom":
+            chat.show_end()
             chat.scroll_end(animate=False)
         elif how in ("prompt_up", "prompt_down"):
             self._scroll_to_prompt(-1 if how == "prompt_up" else 1)
@@ -210,4 +215,5 @@ class KeyActions:
         if below:
             chat.scroll_to(y=min(below, key=lambda pair: pair[0])[0], animate=False, immediate=True)
         else:
+            chat.show_end()
             chat.scroll_end(animate=False)

@@ -634,6 +634,7 @@ class PiApp(KeyActions, App[int]):
     # --- sending -----------------------------------------------------------------------------------
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
+        self.chat.show_end()
         self.chat.scroll_end(animate=False)  # back to the end (and following it) to see what was sent
         self.run_worker(self.submit(message.text, follow_up=message.follow_up), group="submit")
 

@@ -1,9 +1,12 @@
 """The chat log: a scroll view of blocks with a bounded number mounted.
 
 Every item the conversation shows (a message, a summary, a notice) is kept in ``items``; only a window of
-the most recent ones is mounted as widgets. When more than ``WINDOW`` blocks are mounted, the oldest are
-removed; scrolling to the top (or clicking the marker there) mounts the previous ``BATCH`` items again.
-The view follows the bottom (``anchor``) until the user scrolls up to read.
+them is mounted as widgets, normally the most recent. When more than ``WINDOW`` blocks are mounted, the
+oldest are removed; scrolling to the top (or clicking the marker there) mounts the previous ``BATCH``
+items again. Reading further up keeps the window's size: the newest blocks are removed as older ones
+are mounted, and scrolling down mounts them again (a marker at the bottom says how many are below).
+``show_start`` (Alt+Home) mounts the conversation's first items; anything new, or ``show_end``, brings
+the window back to the end. The view follows the bottom (``anchor``) until the user scrolls up to read.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import events
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
@@ -23,7 +27,7 @@ if TYPE_CHECKING:
 
     from .blocks import NoticeBlock, ToolBlock
 
-__all__ = ["ChatLog", "EarlierMarker", "Notice", "result_text"]
+__all__ = ["ChatLog", "EarlierMarker", "LaterMarker", "Notice", "result_text"]
 
 
 class Notice:
@@ -53,6 +57,20 @@ class EarlierMarker(Static):
         log = self.parent
         if isinstance(log, ChatLog):
             log.load_earlier()
+
+
+class LaterMarker(Static):
+    """The bottom line while newer items are not mounted (the reader went far up): how many."""
+
+    DEFAULT_CSS = """
+    LaterMarker { color: $pi-dim; padding: 0 1; display: none; }
+    LaterMarker.-visible { display: block; }
+    """
+
+    def on_click(self) -> None:
+        log = self.parent
+        if isinstance(log, ChatLog):
+            log.load_later()
 
 
 class ChatLog(VerticalScroll):
@@ -89,10 +107,14 @@ class ChatLog(VerticalScroll):
         """The loaded history's tool result messages by call id, turned into `results` entries only
         when their call's block is built (most of a long session's are never shown)."""
         self.marker = EarlierMarker()
+        self.later = LaterMarker()
+        self.last_mounted: int | None = None
+        """Where the mounted window ends when it does not reach the end of ``items`` (an index)."""
         self.renderers: dict[str, Any] = {}
 
     def compose(self) -> Iterable[Widget]:
         yield self.marker
+        yield self.later
 
     def on_mount(self) -> None:
         self.anchor()
@@ -213,19 +235,21 @@ class ChatLog(VerticalScroll):
 
     def add(self, item: Any) -> list[Widget]:
         """Append an item and mount its blocks at the bottom; returns them (live streaming fills them)."""
+        self.show_end()
         index = len(self.items)
         self.items.append(item)
         blocks = self.blocks_for(item, index)
         if blocks:
-            self.mount_all(blocks)
+            self.mount_all(blocks, before=self.later)
             self.prune()
         return blocks
 
     def attach(self, widget: Widget) -> Widget:
         """Mount a live block for the newest item (a streamed text, thinking or tool block)."""
+        self.show_end()
         if isinstance(widget, Block):
             widget.source_index = max(0, len(self.items) - 1)
-        self.mount(widget)
+        self.mount(widget, before=self.later)
         return widget
 
     def notice(self, text: str, level: str = "info") -> NoticeBlock:
@@ -237,9 +261,7 @@ class ChatLog(VerticalScroll):
 
     def load(self, items: list[Any]) -> None:
         """Replace the log with ``items``, mounting only the last ``BATCH`` of them."""
-        for child in list(self.children):
-            if child is not self.marker:
-                child.remove()
+        self._unmount_all()
         from pi_tui.ai.types import ToolResultMessage
 
         self.items = list(items)
@@ -256,10 +278,47 @@ class ChatLog(VerticalScroll):
             widgets += self.blocks_for(self.items[index], index)
         self.first_mounted = start
         if widgets:
-            self.mount_all(widgets)
+            self.mount_all(widgets, before=self.later)
         self._update_marker()
         self.anchor()
         self.call_after_refresh(self._fill_viewport)
+
+    def _unmount_all(self) -> None:
+        for child in list(self.children):
+            if child is not self.marker and child is not self.later:
+                child.remove()
+        self.tools = {}
+        self.last_mounted = None
+        self._update_later()
+
+    def _mount_range(self, start: int, end: int) -> None:
+        """Unmount everything and mount ``items[start:end]`` (``end`` at the end: following it)."""
+        self._unmount_all()
+        widgets: list[Widget] = []
+        for index in range(start, end):
+            widgets += self.blocks_for(self.items[index], index)
+        self.first_mounted = start
+        self.last_mounted = end if end < len(self.items) else None
+        if widgets:
+            self.mount_all(widgets, before=self.later)
+        self._update_marker()
+        self._update_later()
+
+    def show_start(self) -> None:
+        """The conversation's first items at the top (Alt+Home): the window moves there in one step."""
+        if self.first_mounted > 0:
+            self._mount_range(0, min(len(self.items), self.BATCH))
+        self.scroll_home(animate=False)
+
+    def show_end(self) -> bool:
+        """Bring the window back to the end when the reader had gone far up (new output, Enter, End);
+        True when it moved. The caller scrolls (or the anchor follows)."""
+        if self.last_mounted is None:
+            return False
+        self._mount_range(max(0, len(self.items) - self.INITIAL), len(self.items))
+        self.anchor()
+        self.call_after_refresh(self._fill_viewport)
+        return True
 
     def _fill_viewport(self) -> None:
         """Short messages may not fill the screen: mount earlier ones until they do (or none are left)."""
@@ -268,10 +327,11 @@ class ChatLog(VerticalScroll):
             self.call_after_refresh(self._fill_viewport)
 
     def mounted_blocks(self) -> list[Widget]:
-        return [c for c in self.children if c is not self.marker]
+        return [c for c in self.children if c is not self.marker and c is not self.later]
 
     def start_live(self, message: Any) -> None:
         """Record a streaming message; the live blocks attached after it are tagged with its index."""
+        self.show_end()
         self.items.append(message)
 
     def replace_item(self, old: Any, new: Any) -> bool:
@@ -327,7 +387,62 @@ class ChatLog(VerticalScroll):
         if widgets:
             self.mount_all(widgets, after=self.marker)
         self._update_marker()
+        self._trim_newest()
         return count
+
+    def _item_of(self, blocks: list[Widget]) -> list[int]:
+        """The item index of each mounted block (a widget that is not a `Block` goes with the block
+        before it)."""
+        indexes: list[int] = []
+        current = self.first_mounted
+        for widget in blocks:
+            if isinstance(widget, Block) and widget.source_index >= 0:
+                current = widget.source_index
+            indexes.append(current)
+        return indexes
+
+    def _trim_newest(self) -> None:
+        """Unmount the newest blocks beyond the window, whole items at a time (reading far up)."""
+        blocks = self.mounted_blocks()
+        excess = len(blocks) - self.WINDOW
+        if excess <= 0:
+            return
+        indexes = self._item_of(blocks)
+        cut = indexes[len(blocks) - excess - self.BATCH // 2]
+        if cut <= self.first_mounted:
+            return
+        from .blocks import ToolBlock
+
+        for widget, index in zip(blocks, indexes, strict=True):
+            if index >= cut:
+                if isinstance(widget, ToolBlock):
+                    self.tools.pop(widget.tool_call_id, None)
+                widget.remove()
+        self.last_mounted = cut
+        self._update_later()
+
+    def load_later(self, count: int | None = None) -> int:
+        """Mount up to ``count`` (default ``BATCH``) items after the last mounted one and unmount the
+        oldest beyond the window; returns how many were mounted."""
+        if self.last_mounted is None:
+            return 0
+        start = self.last_mounted
+        end = min(len(self.items), start + (count or self.BATCH))
+        widgets: list[Widget] = []
+        for index in range(start, end):
+            widgets += self.blocks_for(self.items[index], index)
+        self.last_mounted = end if end < len(self.items) else None
+        if widgets:
+            self.mount_all(widgets, before=self.later)
+        self._update_later()
+        self.prune()
+        return end - start
+
+    def _update_later(self) -> None:
+        below = len(self.items) - self.last_mounted if self.last_mounted is not None else 0
+        self.later.set_class(below > 0, "-visible")
+        if below:
+            self.later.update(Text(f"↓ {below} later item{'s' if below != 1 else ''} (scroll down to show)"))
 
     def _update_marker(self) -> None:
         hidden = self.first_mounted
@@ -341,6 +456,26 @@ class ChatLog(VerticalScroll):
         super().watch_scroll_y(old, new)
         if new <= 0 < old and self.first_mounted > 0:
             self.call_after_refresh(self._load_earlier_keeping_view)
+        elif self.last_mounted is not None and old < new >= self.max_scroll_y:
+            self.call_after_refresh(self._load_later_keeping_view)
+
+    def on_mouse_scroll_down(self, _event: events.MouseScrollDown) -> None:
+        self.scrolled_down()
+
+    def scrolled_down(self) -> None:
+        """A scroll down that found the view already at the bottom: mount what is below, if anything."""
+        if self.last_mounted is not None and self.scroll_y >= self.max_scroll_y:
+            self.call_after_refresh(self._load_later_keeping_view)
+
+    def _load_later_keeping_view(self) -> None:
+        """Mount the next batch below, keeping what the reader sees in place so the wheel goes on."""
+        blocks = self.mounted_blocks()
+        if not blocks:
+            return
+        keep = blocks[-1]
+        if not self.load_later():
+            return
+        self.call_after_refresh(lambda: self.scroll_to_widget(keep, animate=False, top=False))
 
     def _load_earlier_keeping_view(self) -> None:
         """Mount the previous batch above, keeping what the reader sees in place so the wheel goes on."""

@@ -90,3 +90,42 @@ async def test_wheel_up_keeps_going_through_earlier_items(tmp_path: Path, agent_
                 break
         assert app.chat.first_mounted <= start - 2 * ChatLog.BATCH
         await until(pilot, lambda: app.chat.scroll_y > 0)  # the reader's place kept, the new items above it
+
+
+async def test_reading_far_up_keeps_the_window_and_alt_home_jumps_to_the_start(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    session_file = tmp_path / "long.jsonl"
+    _long_session(session_file, tmp_path, 300)
+    app = make_app(
+        tmp_path, agent_dir, FauxScript(faux_reply("fresh answer")), argv=["--session", str(session_file)]
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await until(pilot, lambda: app.chat.max_scroll_y > 0)
+        for _ in range(15):  # going up 360 items: the window keeps its size, the newest go
+            app.chat.load_earlier()
+        await pilot.pause()
+        assert len(app.chat.mounted_blocks()) <= ChatLog.WINDOW
+        below = app.chat.last_mounted
+        assert below is not None and below < len(app.chat.items)
+        assert f"{len(app.chat.items) - below} later items" in str(app.chat.later.render())
+        assert "-visible" in app.chat.later.classes
+        assert app.chat.scroll_y == app.chat.max_scroll_y  # at the window's bottom: PageDown goes on below
+        await pilot.press("pagedown")
+        await until(pilot, lambda: app.chat.last_mounted is None or app.chat.last_mounted > below)
+        assert len(app.chat.mounted_blocks()) <= ChatLog.WINDOW
+
+        await pilot.press("alt+home")  # the conversation's start, in one step
+        await until(pilot, lambda: app.chat.first_mounted == 0)
+        blocks = app.chat.mounted_blocks()
+        assert len(blocks) <= ChatLog.BATCH
+        assert [b.text for b in blocks[1:3]] == ["question 0", "answer 0"]  # type: ignore[attr-defined]
+        assert "-visible" not in app.chat.marker.classes and "-visible" in app.chat.later.classes
+
+        await type_text(pilot, "hello")
+        await pilot.press("enter")  # a prompt brings the end back, with the new answer
+        await until(pilot, lambda: any(b.text == "fresh answer" for b in app.chat.query(AssistantText)))
+        assert app.chat.last_mounted is None and "-visible" not in app.chat.later.classes
+        texts = [getattr(b, "text", "") for b in app.chat.mounted_blocks()]
+        assert "answer 299" in texts and "hello" in texts
