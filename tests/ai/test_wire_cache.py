@@ -17,7 +17,7 @@ from pi_tui.ai.providers import (
     openai_completions,
     openai_responses,
 )
-from pi_tui.ai.providers._wire_cache import ConversionCache, encode_body
+from pi_tui.ai.providers._wire_cache import ConversionCache, encode_body, json_plain
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import (
     AssistantMessage,
@@ -240,3 +240,49 @@ def test_incremental_conversion_equals_the_plain_one(api: str, seed: int) -> Non
         body = MODULES[api].build_request(model, request, StreamOptions())
         sent = _wire(api, body)[FIELDS.get(api, "messages")]
         assert sent == json.loads(json.dumps(_plain_wire(api, model, request))), (seed, size, boundary)
+
+
+def test_orjson_writes_every_character_and_plain_value_as_the_stdlib_does() -> None:
+    """The ground `encode_body` stands on when it encodes plain messages with orjson."""
+    import orjson
+
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    values = [everything, 0, -(2**63), 2**64 - 1, True, False, None, [], {}, {"a": [{"b": ""}]}]
+    assert orjson.dumps(values) == json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode()
+    assert json.dumps(1e-05) != orjson.dumps(1e-05).decode()  # floats differ: never plain
+
+
+def test_json_plain_admits_strings_booleans_integers_and_nulls_only() -> None:
+    assert json_plain({"a": [1, "x", None, True, {"b": []}]})
+    assert not json_plain({"a": [1.5]})
+    assert not json_plain({1: "int key"})
+    assert not json_plain(("a", "tuple"))
+    assert not json_plain(float("nan"))
+
+
+def test_float_tool_inputs_in_a_long_history_are_sent_as_the_stdlib_writes_them() -> None:
+    model = MODELS["anthropic"]
+    history: list[Any] = [UserMessage(content="go")]
+    for i in range(150):  # long enough for runs of plain messages around the float ones
+        arguments: dict[str, Any] = {"path": f"f{i}.py"}
+        if i % 37 == 0:
+            arguments["tolerance"] = [1e-05, 2.5e-07, 1e16, 0.1][i % 4]
+        history.append(
+            AssistantMessage(
+                content=[ToolCall(id=f"toolu_{i}", name="read", arguments=arguments)],
+                api=model.api,
+                provider=model.provider,
+                model=model.id,
+                stop_reason="toolUse",
+            )
+        )
+        history.append(
+            ToolResultMessage(tool_call_id=f"toolu_{i}", tool_name="read", content=[TextContent(text="ok")])
+        )
+    for size in (len(history) - 2, len(history)):  # a first body, then one that reuses its pieces
+        request = LlmRequest("s", history[:size], TOOLS, cache_boundary=size)
+        sent = anthropic._encode(anthropic.build_request(model, request, StreamOptions()))
+        fresh = _fresh_body("anthropic", request)
+        ordered = {"messages": fresh["messages"], **{k: v for k, v in fresh.items() if k != "messages"}}
+        assert sent == json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode()
+        assert b'"tolerance":1e-05' in sent

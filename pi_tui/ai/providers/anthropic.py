@@ -37,7 +37,7 @@ from ._error_hints import describe_with_hint
 from ._history import prepare_messages, sanitize_surrogates
 from ._openai_compat import capped_max_tokens, context_room
 from ._strict_schema import strict_parameters
-from ._wire_cache import ConversionCache, PrefixMemo, encode_body
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body, json_plain
 
 if TYPE_CHECKING:
     from ..wire import SseStream, WireClient
@@ -256,7 +256,7 @@ class _Converter:
                     continue
             if use_cache:
                 # The cached wire message itself (its JSON known to the encoder), shared between requests.
-                wire = cache.message(message, key, role, convert)  # type: ignore[union-attr]
+                wire = cache.message(message, key, role, convert, _plain_blocks)  # type: ignore[union-attr]
                 blocks = wire["content"]
             else:
                 blocks = convert(message)
@@ -302,6 +302,15 @@ class _Converter:
                 content[position] = {**block, "cache_control": dict(control)}
             out[index] = {**out[index], "content": content}
         return out
+
+
+def _plain_blocks(blocks: list[dict[str, Any]]) -> bool:
+    """Whether these blocks hold plain JSON values only (`json_plain`): every field the conversion
+    writes is a string or a boolean, except a tool call's input, which is the model's JSON."""
+    for block in blocks:
+        if block["type"] == "tool_use" and not json_plain(block["input"]):
+            return False
+    return True
 
 
 def _is_tool_results(wire: dict[str, Any]) -> bool:
