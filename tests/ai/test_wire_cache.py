@@ -260,8 +260,9 @@ def test_json_plain_admits_strings_booleans_integers_and_nulls_only() -> None:
     assert not json_plain(float("nan"))
 
 
-def test_float_tool_inputs_in_a_long_history_are_sent_as_the_stdlib_writes_them() -> None:
-    model = MODELS["anthropic"]
+@pytest.mark.parametrize("api", ["anthropic", "chat"])
+def test_float_tool_inputs_in_a_long_history_are_sent_as_the_stdlib_writes_them(api: str) -> None:
+    model = MODELS[api]
     history: list[Any] = [UserMessage(content="go")]
     for i in range(150):  # long enough for runs of plain messages around the float ones
         arguments: dict[str, Any] = {"path": f"f{i}.py"}
@@ -281,8 +282,8 @@ def test_float_tool_inputs_in_a_long_history_are_sent_as_the_stdlib_writes_them(
         )
     for size in (len(history) - 2, len(history)):  # a first body, then one that reuses its pieces
         request = LlmRequest("s", history[:size], TOOLS, cache_boundary=size)
-        sent = anthropic._encode(anthropic.build_request(model, request, StreamOptions()))
-        fresh = _fresh_body("anthropic", request)
+        sent = MODULES[api]._encode(MODULES[api].build_request(model, request, StreamOptions()))
+        fresh = _fresh_body(api, request)
         ordered = {"messages": fresh["messages"], **{k: v for k, v in fresh.items() if k != "messages"}}
         assert sent == json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode()
-        assert b'"tolerance":1e-05' in sent
+        assert b"tolerance" in sent and b"1e-05" in sent

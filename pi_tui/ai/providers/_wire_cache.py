@@ -124,17 +124,23 @@ class ConversionCache:
         self._entries[ref.slot] = (ref, key, converted)
         return True
 
-    def parts(self, message: Any, key: Hashable, convert: Callable[[], list[Any]]) -> list[Any]:
+    def parts(
+        self, message: Any, key: Hashable, convert: Callable[[], list[Any]], plain: bool = False
+    ) -> list[Any]:
         """The converted parts of ``message``, each an item of the body whose JSON is kept (a list the
-        caller must not modify, nor its items)."""
+        caller must not modify, nor its items). With ``plain`` (the caller's conversion makes plain
+        values only: `json_plain`) the JSON is left to `encode_body`, which encodes runs at once."""
         converted: list[Any] | None = self._hit(message, key)
         if converted is not None:
             return converted
         converted = convert()
         if self._keep(message, key, converted):
-            json_of = self.json
-            for part in converted:
-                json_of[id(part)] = dumps(part).encode()
+            if plain:
+                self.plain.update(map(id, converted))
+            else:
+                json_of = self.json
+                for part in converted:
+                    json_of[id(part)] = dumps(part).encode()
         return converted
 
     def message(
@@ -175,6 +181,7 @@ class ConversionCache:
             if isinstance(converted, list):
                 for part in converted:
                     self.json.pop(id(part), None)
+                    self.plain.discard(id(part))
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -283,7 +283,8 @@ class _Converter:
                 key = (*key, call_id)
             if cache is not None and cached:
                 convert = lambda m=message, c=call_id: _convert(m, model, compat, c)  # noqa: E731
-                converted = cache.parts(message, key, convert)
+                # Chat messages hold strings and nulls only (tool arguments are sent as JSON text).
+                converted = cache.parts(message, key, convert, plain=True)
             else:
                 converted = _convert(message, model, compat, call_id)
             if isinstance(message, ToolResultMessage):
