@@ -22,7 +22,7 @@ from pi_tui.session.entries import BranchSummaryEntry
 
 from .errors import CompactionCancelled, CompactionError
 from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file_lists
-from .path import compaction_mark, compaction_message, entry_id, entry_message, entry_type
+from .path import compaction_mark, compaction_message, entry_message, entry_type
 from .prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZER_SYSTEM_PROMPT, branch_instructions, standalone_prompt
 from .summarize import SummaryBackend, complete_text
 
@@ -99,6 +99,30 @@ class BranchSummaryResult:
         return {"readFiles": self.read_files, "modifiedFiles": self.modified_files}
 
 
+def _deepest_common_ancestor(session: Any, first: str, second: str) -> str | None:
+    """The deepest entry on both paths (each id counts as on its own path), walking up from both ends
+    a step at a time: the cost is the length of the branches below it, not the depth of the tree (a
+    branch of 200 entries on a 20k-entry path is 400 steps, not two 20k-entry paths)."""
+    seen_first: set[str] = set()
+    seen_second: set[str] = set()
+    a: str | None = first
+    b: str | None = second
+    while a is not None or b is not None:
+        if a is not None:
+            if a in seen_second:
+                return a
+            seen_first.add(a)
+            entry = session.get_entry(a)
+            a = entry.parent_id if entry is not None and entry.parent_id not in seen_first else None
+        if b is not None:
+            if b in seen_first:
+                return b
+            seen_second.add(b)
+            entry = session.get_entry(b)
+            b = entry.parent_id if entry is not None and entry.parent_id not in seen_second else None
+    return None
+
+
 def collect_entries_for_branch_summary(
     session: Any, old_leaf_id: str | None, target_id: str | None
 ) -> tuple[list[Any], str | None]:
@@ -109,9 +133,7 @@ def collect_entries_for_branch_summary(
     """
     if old_leaf_id is None:
         return [], None
-    old_path = {entry_id(e) for e in session.get_branch(old_leaf_id)}
-    target_path = session.get_branch(target_id) if target_id is not None else []
-    ancestor = next((entry_id(e) for e in reversed(target_path) if entry_id(e) in old_path), None)
+    ancestor = _deepest_common_ancestor(session, old_leaf_id, target_id) if target_id is not None else None
     entries: list[Any] = []
     current: str | None = old_leaf_id
     seen: set[str] = set()

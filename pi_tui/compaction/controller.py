@@ -99,7 +99,7 @@ class CompactionController:
         session: Callable[[], Any],
         model: Callable[[], Model],
         settings: Callable[[], CompactionSettings],
-        backend: Callable[[], Awaitable[SummaryBackend]],
+        backend: Callable[[bool], Awaitable[SummaryBackend]],
         emit: EmitFn,
         on_applied: Callable[[], None] = lambda: None,
         branch_settings: Callable[[], BranchSummarySettings] = BranchSummarySettings,
@@ -188,7 +188,7 @@ class CompactionController:
             raise NothingToCompact()
         result = await self._extension_result(prep, path, custom_instructions, signal)
         if result is None:
-            backend = await self._backend()
+            backend = await self._backend(True)
             if backend.prefix_tokens is None:
                 backend.prefix_tokens = context_tokens(path)
             outcome = await summarize_compaction(
@@ -432,7 +432,7 @@ class CompactionController:
                 return None, prep
             result = await generate_branch_summary(
                 entries,
-                await self._backend(),
+                await self._backend(False),  # a branch summary is a standalone request
                 signal=own,
                 custom_instructions=prep.custom_instructions,
                 replace_instructions=bool(prep.replace_instructions),

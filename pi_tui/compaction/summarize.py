@@ -20,7 +20,7 @@ import inspect
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,9 +223,12 @@ class _Planner:
         purpose: str,
         prefix_text: str,
         standalone_text: str,
-        standalone_parts: Sequence[str],
+        standalone_parts: Callable[[], Sequence[str]],
         max_tokens: int,
     ) -> str:
+        """One summary request: the prefix form (the session's own request plus the instruction, read
+        from the prompt cache) when it fits, else the standalone form, whose conversation text
+        ``standalone_parts`` makes only then (serialising ~20k messages costs ~0.1 s)."""
         budget = self.prefix_budget(prefix_text, max_tokens)
         if budget is not None:
             base = self.backend.base_request
@@ -245,7 +248,7 @@ class _Planner:
                 if exc.response is None or not is_context_overflow(exc.response, window):
                     raise
                 log.info("prefix-form summary overflowed; retrying in the standalone form")
-        return await self._standalone(purpose, standalone_text, standalone_parts, max_tokens)
+        return await self._standalone(purpose, standalone_text, standalone_parts(), max_tokens)
 
     async def _standalone(
         self, purpose: str, instructions: str, parts: Sequence[str], max_tokens: int
@@ -340,7 +343,7 @@ async def summarize_compaction(
             previous,
         )
         return await planner.run(
-            "history", prefix_text, standalone, _serialized(prep.messages_to_summarize), history_max
+            "history", prefix_text, standalone, lambda: _serialized(prep.messages_to_summarize), history_max
         )
 
     async def turn_prefix() -> str:
@@ -353,7 +356,7 @@ async def summarize_compaction(
         )
         standalone = standalone_prompt("{conversation}", turn_prefix_instructions(_STANDALONE_SOURCE))
         return await planner.run(
-            "turn_prefix", prefix_text, standalone, _serialized(prep.turn_prefix_messages), prefix_max
+            "turn_prefix", prefix_text, standalone, lambda: _serialized(prep.turn_prefix_messages), prefix_max
         )
 
     if prep.is_split_turn and prep.turn_prefix_messages:

@@ -74,14 +74,19 @@ class CompactionMixin(SessionHost):
             messages.pop()
         self.agent.messages = messages
 
-    async def compaction_backend(self) -> SummaryBackend:
+    async def compaction_backend(self, with_prefix: bool = True) -> SummaryBackend:
+        """The summariser's model, stream and key; ``with_prefix``: also the session's request, which a
+        compaction's summary request extends (a branch summary is standalone and needs none: building
+        it converts every message of the context)."""
         from pi_tui.compaction.summarize import SummaryBackend
         from pi_tui.context.request import to_llm_request
 
         model = self.agent.model
         # The request the provider would get next, minus its request-only tail: the summary request
         # extends it, so everything but the instruction is served from the prompt cache.
-        base = to_llm_request(self.panels.place(self.engine.replay()), list(self.tools))
+        base = (
+            to_llm_request(self.panels.place(self.engine.replay()), list(self.tools)) if with_prefix else None
+        )
         if self._base_stream_fn is not None:
             stream_fn = self._base_stream_fn
         else:

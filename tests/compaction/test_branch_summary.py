@@ -14,6 +14,7 @@ from pi_tui.compaction import (
     prepare_branch_entries,
 )
 from pi_tui.compaction.prompts import BRANCH_SUMMARY_PREAMBLE
+from pi_tui.context import request as request_module
 from tests.runtime.helpers import open_session
 
 from .helpers import (
@@ -50,6 +51,41 @@ def test_entries_are_collected_from_the_old_leaf_back_to_the_common_ancestor() -
     assert collect_entries_for_branch_summary(session, None, target) == ([], None)
 
 
+def test_collecting_a_short_branch_reads_that_branch_not_the_whole_path() -> None:
+    session = session_with(*[m for n in range(500) for m in (user(f"q{n}"), answer(f"a{n}"))])
+    fork = session.get_leaf_id()
+    for n in range(3):
+        session.append_message(user(f"left {n}"))
+    old_leaf = session.get_leaf_id()
+    session.branch(fork)
+    session.append_message(user("new way"))
+    target = session.get_leaf_id()
+
+    class Counting:
+        """The session, counting the entries looked up."""
+
+        def __init__(self) -> None:
+            self.looked_up = 0
+
+        def get_entry(self, entry_id: str) -> Any:
+            self.looked_up += 1
+            return session.get_entry(entry_id)
+
+        def get_branch(self, leaf: str | None = None) -> Any:
+            raise AssertionError("the whole path is not needed")
+
+    counting = Counting()
+    entries, common = collect_entries_for_branch_summary(counting, old_leaf, target)
+    assert common == fork
+    assert [e.message.content for e in entries] == ["left 0", "left 1", "left 2"]
+    assert counting.looked_up < 20  # the two short branches, not 1,000 entries
+    # The same answers as walking the whole paths: the target on the old path, and the old leaf itself.
+    middle = session.get_branch(old_leaf)[400].id
+    assert collect_entries_for_branch_summary(session, old_leaf, middle)[1] == middle
+    assert collect_entries_for_branch_summary(session, old_leaf, old_leaf) == ([], old_leaf)
+    assert collect_entries_for_branch_summary(session, target, old_leaf)[0][-1].message.content == "new way"
+
+
 def test_the_budget_keeps_the_newest_messages_skips_tool_results_and_lets_summaries_in() -> None:
     session = session_with(user("old" * 400), answer("o" * 400))
     append_compaction(session, CompactionResult("c" * 400, session.get_branch()[0].id, 1))
@@ -74,7 +110,7 @@ def test_the_budget_keeps_the_newest_messages_skips_tool_results_and_lets_summar
 
 
 async def test_leaving_a_branch_with_a_summary_writes_it_where_the_conversation_continues(
-    serve: Any, agent_dir: Path, project: Path
+    serve: Any, agent_dir: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_data_files(project, 1)
     fake = serve(responder=Reader(per_prompt=0))
@@ -82,11 +118,20 @@ async def test_leaving_a_branch_with_a_summary_writes_it_where_the_conversation_
         await session.prompt("First question")
         target = session.session_manager.get_leaf_id()
         await session.prompt("Explore the idea of a cache")
+        built: list[object] = []
+        real = request_module.to_llm_request
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            built.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(request_module, "to_llm_request", counting)
         editor = await session.navigate_with_summary(target, True, "the cache idea")
         leaf = session.session_manager.get_leaf_entry()
         await session.prompt("Back on the main line")
 
     assert editor is None
+    assert built == []  # a branch summary is a standalone request: the session's own is not built
     assert leaf.type == "branch_summary" and leaf.parent_id == target
     assert leaf.summary.startswith(BRANCH_SUMMARY_PREAMBLE)
     [request] = [r for r in fake.requests if r.last_user_text().startswith("<conversation>")]

@@ -14,6 +14,7 @@ from pi_tui.compaction import (
     CompactionError,
     NothingToCompact,
     compaction_mark,
+    summarize,
 )
 from pi_tui.testing import Fault
 from tests.runtime.helpers import Events, open_session
@@ -109,9 +110,25 @@ async def test_a_failed_automatic_compaction_is_reported_once_per_turn_and_the_r
     assert kinds.count("work") == 10
 
 
-async def test_the_second_summary_updates_the_first(serve: Any, agent_dir: Path, project: Path) -> None:
+def _count_serializations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many messages each conversation text made for a standalone summary request held."""
+    made: list[int] = []
+    real = summarize.serialize_parts
+
+    def counting(messages: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(len(messages))
+        return real(messages, *args, **kwargs)
+
+    monkeypatch.setattr(summarize, "serialize_parts", counting)
+    return made
+
+
+async def test_the_second_summary_updates_the_first(
+    serve: Any, agent_dir: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _settings(agent_dir, 16_384, 150)
     fake = serve(responder=Reader(per_prompt=0))
+    serialized = _count_serializations(monkeypatch)
     async with open_session(["--model", ANTHROPIC], project) as session:
         for n in range(3):
             await session.prompt(f"Question {n}: " + "please think about this " * 16)
@@ -130,6 +147,7 @@ async def test_the_second_summary_updates_the_first(serve: Any, agent_dir: Path,
     # the summary request is the session's own request plus the instruction
     assert one.system == fake.requests[summary_index(fake.requests, one) - 1].system
     assert fake.violations == []
+    assert serialized == []  # the standalone form's conversation text is made only when it is sent
 
 
 def summary_index(requests: list[Any], request: Any) -> int:
@@ -199,8 +217,9 @@ async def test_a_second_overflow_after_compacting_ends_with_a_clear_error(
 
 
 async def test_a_real_overflow_falls_back_to_the_standalone_summary_and_the_run_finishes(
-    serve: Any, agent_dir: Path, project: Path
+    serve: Any, agent_dir: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    serialized = _count_serializations(monkeypatch)
     # pi-tui believes the window is large, so only the provider's refusal tells it the context is full
     _settings(agent_dir, 4_000, 2_000)
     write_data_files(project, 14)
@@ -220,6 +239,7 @@ async def test_a_real_overflow_falls_back_to_the_standalone_summary_and_the_run_
     assert standalone and all(not r.violations for r in standalone)
     assert all(r.tool_names == [] for r in standalone)
     assert "[Tool result]: 0000:000" in standalone[0].last_user_text()
+    assert len(serialized) == len(standalone) and all(serialized)
     assert {e.data["reason"] for e in events.of("auto_compaction_start")} == {"overflow"}
     assert all(e.data["willRetry"] for e in events.of("auto_compaction_end"))
 
