@@ -287,3 +287,18 @@ def test_float_tool_inputs_in_a_long_history_are_sent_as_the_stdlib_writes_them(
         ordered = {"messages": fresh["messages"], **{k: v for k, v in fresh.items() if k != "messages"}}
         assert sent == json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode()
         assert b"tolerance" in sent and b"1e-05" in sent
+
+
+@pytest.mark.parametrize("api", list(MODELS))
+@pytest.mark.parametrize("seed", range(3))
+def test_a_long_history_converted_in_slices_equals_the_plain_conversion(api: str, seed: int) -> None:
+    """The cached region is prepared and converted a slice at a time: tool flows, merged results and
+    the breakpoint across slice boundaries come out as one pass makes them."""
+    rng = random.Random(seed)
+    model = MODELS[api].model_copy(update={"input": ["text", "image"]})
+    history = _random_history(rng, model, 1_500)
+    for boundary in (len(history), len(history) - 3):
+        request = LlmRequest("You are terse.", history, TOOLS, cache_boundary=boundary)
+        body = MODULES[api].build_request(model, request, StreamOptions())
+        sent = _wire(api, body)[FIELDS.get(api, "messages")]
+        assert sent == json.loads(json.dumps(_plain_wire(api, model, request))), (seed, boundary)

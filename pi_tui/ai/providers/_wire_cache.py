@@ -282,6 +282,9 @@ class Converter(Protocol):
 _C = TypeVar("_C", bound=Converter)
 
 
+_SLICE = 256  # messages prepared, then converted, at a time
+
+
 class PrefixMemo:
     """`prepare_messages` + a provider's conversion, with the previous request's cached region reused.
 
@@ -312,9 +315,12 @@ class PrefixMemo:
             preparer, converter, start = state[0].copy(), state[1].copy(), len(self._sources)
         else:
             preparer, converter, start = Preparer(model), fresh(), 0
-        before = len(preparer.out)
-        preparer.feed(messages[start:end])
-        converter.feed(preparer.out[before:], cached=True)
+        # In slices, so a message is converted while its objects are still in the CPU's caches: over a
+        # 100,000-message history, a second pass found them all evicted (most of its cost).
+        for low in range(start, end, _SLICE):
+            before = len(preparer.out)
+            preparer.feed(messages[low : min(end, low + _SLICE)])
+            converter.feed(preparer.out[before:], cached=True)
         self._key, self._sources, self._state = key, list(messages[:end]), (preparer.copy(), converter.copy())
         before = len(preparer.out)
         preparer.feed(messages[end:])
