@@ -221,13 +221,17 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
     else:
         chunks, ends = [b"{" + dumps(field).encode() + b":["], [0]
     index, count = ends[-1], len(items)
+    start = index
+    # Which of the new items are plain, found in C (a Python loop over 100,000 items cost ~40 ms).
+    flags = list(map(plain.__contains__, map(id, items[start:]))) if plain else []
     one_by_one = index  # items before this go one by one (a run orjson refused)
     while index < count:
         item = items[index]
-        if index >= one_by_one and id(item) in plain:
-            run = index + 1
-            while run < count and id(items[run]) in plain:
-                run += 1
+        if index >= one_by_one and flags and flags[index - start]:
+            try:
+                run = start + flags.index(False, index - start)
+            except ValueError:  # plain to the end
+                run = count
             listed = _encode_plain(items[index:run]) if run - index >= _RUN_MIN else None
             if listed is not None:  # "[...]": its brackets make way for the comma
                 chunks.append(b"," + memoryview(listed)[1:-1] if index else listed[1:-1])
