@@ -260,17 +260,22 @@ def test_json_plain_admits_strings_booleans_integers_and_nulls_only() -> None:
     assert not json_plain(float("nan"))
 
 
-@pytest.mark.parametrize("api", ["anthropic", "chat"])
+@pytest.mark.parametrize("api", ["anthropic", "chat", "responses"])
 def test_float_tool_inputs_in_a_long_history_are_sent_as_the_stdlib_writes_them(api: str) -> None:
     model = MODELS[api]
+    field = FIELDS.get(api, "messages")
     history: list[Any] = [UserMessage(content="go")]
     for i in range(150):  # long enough for runs of plain messages around the float ones
         arguments: dict[str, Any] = {"path": f"f{i}.py"}
+        content: list[Any] = []
         if i % 37 == 0:
             arguments["tolerance"] = [1e-05, 2.5e-07, 1e16, 0.1][i % 4]
+            # a stored Responses reasoning item is replayed as the server's JSON, floats and all
+            signature = json.dumps({"type": "reasoning", "id": f"rs_{i}", "summary": [], "score": 1e-05})
+            content.append(ThinkingContent(thinking="hm", thinking_signature=signature))
         history.append(
             AssistantMessage(
-                content=[ToolCall(id=f"toolu_{i}", name="read", arguments=arguments)],
+                content=[*content, ToolCall(id=f"toolu_{i}", name="read", arguments=arguments)],
                 api=model.api,
                 provider=model.provider,
                 model=model.id,
@@ -284,7 +289,7 @@ def test_float_tool_inputs_in_a_long_history_are_sent_as_the_stdlib_writes_them(
         request = LlmRequest("s", history[:size], TOOLS, cache_boundary=size)
         sent = MODULES[api]._encode(MODULES[api].build_request(model, request, StreamOptions()))
         fresh = _fresh_body(api, request)
-        ordered = {"messages": fresh["messages"], **{k: v for k, v in fresh.items() if k != "messages"}}
+        ordered = {field: fresh[field], **{k: v for k, v in fresh.items() if k != field}}
         assert sent == json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode()
         assert b"tolerance" in sent and b"1e-05" in sent
 

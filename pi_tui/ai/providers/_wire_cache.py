@@ -125,17 +125,22 @@ class ConversionCache:
         return True
 
     def parts(
-        self, message: Any, key: Hashable, convert: Callable[[], list[Any]], plain: bool = False
+        self,
+        message: Any,
+        key: Hashable,
+        convert: Callable[[], list[Any]],
+        plain: bool | Callable[[list[Any]], bool] = False,
     ) -> list[Any]:
         """The converted parts of ``message``, each an item of the body whose JSON is kept (a list the
-        caller must not modify, nor its items). With ``plain`` (the caller's conversion makes plain
-        values only: `json_plain`) the JSON is left to `encode_body`, which encodes runs at once."""
+        caller must not modify, nor its items). With ``plain`` (True: the caller's conversion makes
+        plain values only, `json_plain`; or a test of the parts) the JSON is left to `encode_body`,
+        which encodes runs at once."""
         converted: list[Any] | None = self._hit(message, key)
         if converted is not None:
             return converted
         converted = convert()
         if self._keep(message, key, converted):
-            if plain:
+            if plain is True or (callable(plain) and plain(converted)):
                 self.plain.update(map(id, converted))
             else:
                 json_of = self.json

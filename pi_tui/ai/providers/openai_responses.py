@@ -42,7 +42,7 @@ from ._history import (
 )
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
-from ._wire_cache import ConversionCache, PrefixMemo, encode_body
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body, json_plain
 from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
 
 _MIN_OUTPUT_TOKENS = 16
@@ -189,18 +189,19 @@ class _Converter:
                 if cache is not None and cached:
                     key = (*self.key, index)
                     convert = lambda m=message, i=index: _assistant_items(m, model, i)  # noqa: E731
-                    converted = cache.parts(message, key, convert)
+                    # reasoning items replay the server's JSON as stored: checked, not assumed plain
+                    converted = cache.parts(message, key, convert, json_plain)
                 else:
                     converted = _assistant_items(message, model, index)
             elif isinstance(message, ToolResultMessage):
                 call_id = self.ids.get(message.tool_call_id, message.tool_call_id)
                 if cache is not None and cached:
                     convert = lambda m=message, c=call_id: _tool_result_items(m, model, c)  # noqa: E731
-                    converted = cache.parts(message, (*self.key, call_id), convert)
+                    converted = cache.parts(message, (*self.key, call_id), convert, plain=True)
                 else:
                     converted = _tool_result_items(message, model, call_id)
             elif cache is not None and cached:
-                converted = cache.parts(message, self.key, lambda m=message: _convert(m, model))  # type: ignore[misc]
+                converted = cache.parts(message, self.key, lambda m=message: _convert(m, model), plain=True)  # type: ignore[misc]
             else:
                 converted = _convert(message, model)
             if converted:
