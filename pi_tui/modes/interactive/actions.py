@@ -133,17 +133,27 @@ class KeyActions:
         with tempfile.NamedTemporaryFile("w", suffix=".pi.md", prefix="pi-editor-", delete=False) as fh:
             fh.write(self.editor.text)
             path = Path(fh.name)
+        failure: Exception | None = None
+        code = 0
         try:
             with self.suspend():
-                code = subprocess.call([*shlex.split(command), str(path)])
-            if code == 0:
+                # Caught inside the block: Textual's suspend resumes the app only when the block ends
+                # normally, so an editor that cannot start would leave the screen blank and keys unread.
+                try:
+                    code = subprocess.call([*shlex.split(command), str(path)])
+                except (OSError, ValueError, subprocess.SubprocessError) as exc:  # no such editor, bad quoting
+                    failure = exc
+            if failure is None and code == 0:
                 self.editor.set_text(path.read_text(encoding="utf-8").removesuffix("\n"))
-            else:
+            elif failure is None:
                 self.chat_notice(f"{command} exited with code {code}; the prompt is unchanged", "warning")
-        except Exception as exc:  # no terminal to hand over (tests, headless), or no such editor
-            self.chat_notice(f"Cannot run the external editor {command!r}: {exc}", "error")
+        except Exception as exc:  # no terminal to hand over (tests, headless)
+            failure = exc
         finally:
             path.unlink(missing_ok=True)
+        if failure is not None:
+            hint = " (set $VISUAL or $EDITOR)" if isinstance(failure, FileNotFoundError) else ""
+            self.chat_notice(f"Cannot run the external editor {command!r}: {failure}{hint}", "error")
 
     def action_paste_image(self) -> None:
         """Ctrl+V: save the clipboard's image to a temp file and insert its path, as pi does."""

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.document._document import EditResult
 from textual.document._edit import Edit
 from textual.message import Message
@@ -28,6 +29,30 @@ _MOTIONS = frozenset(
 )
 _KILLS = frozenset(("deleteWordBackward", "deleteWordForward", "deleteToLineStart", "deleteToLineEnd"))
 
+_TEXT_AREA_MOVES = frozenset(
+    (
+        "cursor_up",
+        "cursor_down",
+        "cursor_left",
+        "cursor_right",
+        "cursor_word_left",
+        "cursor_word_right",
+        "cursor_line_start",
+        "cursor_line_end",
+        "cursor_page_up",
+        "cursor_page_down",
+    )
+)
+"""Textual's text-area actions the prompt keeps (they move the cursor or extend a selection). Its editing
+keys (cut, copy, paste, undo, redo, delete line, select line / all on F6 / F7, …) are not pi's: pi's own
+editing keys are the editor's keymap, so a key the user frees in ``keybindings.json`` does nothing instead
+of cutting or replacing the prompt."""
+
+
+def _moves_only(bindings: list[BindingType]) -> list[BindingType]:
+    return [b for b in bindings if isinstance(b, Binding) and b.action.partition("(")[0] in _TEXT_AREA_MOVES]
+
+
 PASTE_LINES = 10
 PASTE_CHARS = 1000
 """A paste longer than this (lines or characters) shows as a ``[paste #N …]`` marker, as in pi."""
@@ -40,7 +65,7 @@ def expand_pastes(text: str, pastes: dict[int, str]) -> str:
     return _MARKER.sub(lambda m: pastes.get(int(m.group(1)), m.group(0)), text)
 
 
-class PromptEditor(TextArea):
+class PromptEditor(TextArea, inherit_bindings=False):
     """Enter sends; Shift+Enter / Ctrl+J insert a newline; Alt+Enter sends as a follow-up.
 
     Up on the first line (Down on the last) walks the project's prompt history. Ctrl+C and Ctrl+D post
@@ -69,6 +94,8 @@ class PromptEditor(TextArea):
     PromptEditor.-bash, PromptEditor.-bash:focus { border: round $pi-bash-mode; }
     PromptEditor .text-area--cursor-line { background: transparent; }
     """
+
+    BINDINGS = _moves_only(TextArea.BINDINGS)
 
     @dataclass
     class Submitted(Message):

@@ -385,3 +385,28 @@ async def test_up_and_down_move_through_a_wrapped_line_before_history() -> None:
         assert editor.cursor_location[0] == 0 and 0 < editor.cursor_location[1] < end[1]
         await pilot.press("down")
         assert editor.text == long_line
+
+
+async def test_keys_freed_by_keybindings_json_do_not_edit_the_prompt(tmp_path: Path, agent_dir: Path) -> None:
+    """A key taken from an app action (Ctrl+X copy, Ctrl+Z suspend, Ctrl+V paste image) or from the
+    editor (Ctrl+Y yank) does nothing, as in pi: Textual's text-area keys (cut, undo, paste, redo, select
+    line / all on F6 / F7, delete line) must not reach the prompt and cut or replace what was typed."""
+    (agent_dir / "keybindings.json").write_text(
+        json.dumps(
+            {
+                "app.message.copy": "alt+c",
+                "app.suspend": [],
+                "app.clipboard.pasteImage": [],
+                "tui.editor.yank": "alt+i",
+            }
+        )
+    )
+    app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("ok")))
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        editor = app.editor
+        await type_text(pilot, "keep this")
+        await pilot.press("ctrl+x", "ctrl+z", "ctrl+v", "ctrl+y", "f6", "f7", "ctrl+shift+k")
+        assert editor.text == "keep this"
+        await type_text(pilot, "!")
+        assert editor.text == "keep this!"

@@ -133,6 +133,31 @@ def test_ctrl_g_edits_the_prompt_in_the_external_editor(tmp_path: Path, isolated
             assert term.wait_exit(timeout=20) == 0
 
 
+def test_ctrl_g_with_a_missing_editor_says_so_and_the_app_keeps_running(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """An editor command that does not exist must not leave the app suspended (blank screen, keys echoed
+    by the terminal): the app comes back, says why, and the draft is still there."""
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeLLM()
+    with fake.serve() as server:
+        env = _env(isolated_home, isolated_home / ".pi" / "agent", server)
+        env["EDITOR"] = str(tmp_path / "no-such-editor")
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
+        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("draft")
+            term.wait_for("draft")
+            term.send("\x07")  # Ctrl+G
+            term.wait_for("Cannot run the external editor", timeout=20)
+            term.send(" more")
+            term.wait_for("draft more")  # typed into the editor, not echoed by a suspended terminal
+            term.wait_for("claude-fake")  # the footer is drawn again
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0
+
+
 def test_dash_r_in_a_terminal_opens_the_resume_picker(tmp_path: Path, isolated_home: Path) -> None:
     from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
     from pi_tui.session import SessionManager
