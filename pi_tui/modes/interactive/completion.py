@@ -28,30 +28,51 @@ class Candidate:
 
 
 class FileIndex:
-    """The project's files for ``@`` completion, walked once in a thread (``.gitignore`` respected)."""
+    """The project's files for ``@`` completion, walked in a thread (``.gitignore`` respected).
+
+    The first walk starts with the app; :meth:`refresh` walks again (each new ``@`` mention asks for it),
+    so files written since (by the user, or by the agent's tools) are offered too. Until a walk ends
+    the previous listing stays in use.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.paths: list[str] = []
         self.ready = threading.Event()
+        """Set once the first walk has ended."""
         self._started = False
+        self._walking = threading.Lock()
 
     def start(self) -> None:
         if self._started:
             return
         self._started = True
+        self._begin_walk()
+
+    def refresh(self) -> None:
+        """Walk the project again in the background (nothing when a walk is under way)."""
+        if not self._started:
+            self.start()
+        elif self.ready.is_set():
+            self._begin_walk()
+
+    def _begin_walk(self) -> None:
+        if not self._walking.acquire(blocking=False):
+            return
         threading.Thread(target=self._walk, name="file-index", daemon=True).start()
 
     def _walk(self) -> None:
         from pi_tui.tools.walk import list_project_files
 
-        found: list[str] = []
+        found: list[str] | None = None
         try:
             found = list_project_files(self.root, limit=MAX_FILES, directories=True)
         except OSError:
             pass
         finally:
-            self.paths = found
+            if found is not None or not self.ready.is_set():
+                self.paths = found or []
+            self._walking.release()
             self.ready.set()
 
 
@@ -92,7 +113,10 @@ def complete(
         offered = [Candidate("@" + c.value, c.description) for c in (mentions(token[1:]) if mentions else [])]
         if files is None:
             return start, offered[:limit]
-        files.start()
+        if token == "@":
+            files.refresh()  # a new mention: list the project again (files may have appeared since)
+        else:
+            files.start()
         if not files.ready.is_set():
             return start, offered[:limit]
         ranked = fuzzy_filter(token[1:], files.paths, limit=limit)

@@ -356,3 +356,19 @@ async def test_enter_in_a_burst_of_keys_accepts_the_completion_of_the_whole_text
         app.editor.post_message(events.Key("enter", "\r"))
         await until(pilot, lambda: not app.editor.text)
         assert app.editor.prompt_history.entries[-1].strip() == "/context"
+
+
+async def test_at_completion_offers_a_file_created_after_start_up(tmp_path: Path, agent_dir: Path) -> None:
+    """Files written while the app runs (by you, or by the agent's write tool) are offered too, as pi's
+    per-query listing does: a new ``@`` mention lists the project again."""
+    (tmp_path / "old.md").write_text("x")
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await until(pilot, app.files.ready.is_set)
+        (tmp_path / "brandnew.md").write_text("x")
+        await type_text(pilot, "see @")
+        await until(pilot, lambda: "brandnew.md" in app.files.paths)
+        await type_text(pilot, "brandn")
+        assert app.menu.is_shown
+        assert "@brandnew.md" in [c.value for c in app.menu.candidates]
