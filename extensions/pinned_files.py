@@ -137,10 +137,9 @@ def register(pi: ExtensionAPI) -> None:
 
     def rebuild(ctx: ExtensionContext) -> None:
         paths: list[str] = []
-        for entry in ctx.session_manager.get_branch():
-            if getattr(entry, "type", None) == "custom" and getattr(entry, "custom_type", None) == ENTRY_TYPE:
-                data = entry.data if isinstance(entry.data, dict) else {}
-                paths = [str(p) for p in data.get("paths", [])]
+        for saved in ctx.session_manager.get_custom_data(ENTRY_TYPE):
+            data = saved if isinstance(saved, dict) else {}
+            paths = [str(p) for p in data.get("paths", [])]
         state["paths"] = paths
 
     # --- the watcher -------------------------------------------------------------------------------

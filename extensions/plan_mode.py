@@ -31,7 +31,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from pi_tui.extensions.api import Event, ExtensionAPI, ExtensionContext, message_text
+from pi_tui.extensions.api import AssistantMessage, Event, ExtensionAPI, ExtensionContext, message_text
 
 _here = Path(__file__).parent
 _shell = SimpleNamespace(**runpy.run_path(str(_here / "_shell.py")))
@@ -178,10 +178,9 @@ def register(pi: ExtensionAPI) -> None:
 
     def rebuild(ctx: ExtensionContext) -> None:
         enabled, previous = False, None
-        for entry in ctx.session_manager.get_branch():
-            if getattr(entry, "type", None) == "custom" and getattr(entry, "custom_type", None) == ENTRY_TYPE:
-                data = entry.data if isinstance(entry.data, dict) else {}
-                enabled, previous = bool(data.get("enabled")), data.get("previous")
+        for saved in ctx.session_manager.get_custom_data(ENTRY_TYPE):
+            data = saved if isinstance(saved, dict) else {}
+            enabled, previous = bool(data.get("enabled")), data.get("previous")
         if enabled and not state["enabled"]:
             state["enabled"], state["previous"] = True, previous
             pi.set_active_tools(plan_tools())
@@ -242,7 +241,7 @@ def register(pi: ExtensionAPI) -> None:
     def offer_approval(event: Event, ctx: ExtensionContext) -> None:
         if not state["enabled"] or not ctx.has_ui:
             return
-        answers = [m for m in event.messages if getattr(m, "role", None) == "assistant"]
+        answers = [m for m in event.messages if isinstance(m, AssistantMessage)]
         plan = find_plan(message_text(answers[-1])) if answers else None
         if plan is None:
             return

@@ -45,7 +45,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from pi_tui.extensions.api import Event, ExtensionAPI, ExtensionContext, TextContent
+from pi_tui.extensions.api import (
+    AssistantMessage,
+    CustomMessage,
+    Event,
+    ExtensionAPI,
+    ExtensionContext,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
 
 _here = Path(__file__).parent
 _settings = SimpleNamespace(**runpy.run_path(str(_here / "_settings.py")))
@@ -276,10 +285,9 @@ def register(pi: ExtensionAPI) -> None:
     def redact_blocks(blocks: list[Any]) -> tuple[list[Any], bool]:
         out, changed = [], False
         for block in blocks:
-            text = getattr(block, "text", None)
-            if getattr(block, "type", None) == "text" and isinstance(text, str):
-                masked = redactor.redact(text)
-                if masked != text:
+            if isinstance(block, TextContent):
+                masked = redactor.redact(block.text)
+                if masked != block.text:
                     out.append(TextContent(text=masked))
                     changed = True
                     continue
@@ -299,7 +307,8 @@ def register(pi: ExtensionAPI) -> None:
     def on_message(event: Event) -> dict[str, Any] | None:
         message = event.message
         changed = False
-        content = getattr(message, "content", None)
+        with_content = isinstance(message, UserMessage | AssistantMessage | ToolResultMessage | CustomMessage)
+        content = message.content if with_content else None
         if isinstance(content, str):
             masked = redactor.redact(content)
             if masked != content:

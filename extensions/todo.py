@@ -179,9 +179,8 @@ def register(pi: ExtensionAPI) -> None:
 
     def rebuild(ctx: ExtensionContext) -> None:
         todos = TodoList()
-        for entry in ctx.session_manager.get_branch():
-            if getattr(entry, "type", None) == "custom" and getattr(entry, "custom_type", None) == ENTRY_TYPE:
-                todos = TodoList.from_data(entry.data)
+        for data in ctx.session_manager.get_custom_data(ENTRY_TYPE):
+            todos = TodoList.from_data(data)
         state["todos"] = todos
 
     @pi.on("session_start")

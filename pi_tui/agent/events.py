@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pi_tui.ai.stream import StreamEvent
-from pi_tui.ai.types import AssistantMessage, ToolResultMessage, dump_message, now_ms
+from pi_tui.ai.types import AssistantMessage, Message, ToolResultMessage, dump_message, now_ms
 from pi_tui.util.record import Record
 
 from .tool import ToolResult
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "AgentEvent",
@@ -54,9 +57,16 @@ __all__ = [
     "CheckpointRestore",
     "SessionTreeMoved",
     "SessionSwitched",
+    "dataclass_fields",
     "to_jsonable",
     "tool_result_json",
 ]
+
+
+def dataclass_fields(value: DataclassInstance) -> dict[str, Any]:
+    """A dataclass instance's fields by name, the values themselves (`dataclasses.asdict` copies them)."""
+    # By name: the events' own fields, and tool details that may be any extension's dataclass.
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
 
 
 def to_jsonable(value: Any) -> Any:
@@ -64,7 +74,7 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, Record):
         return value.to_json_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {name: to_jsonable(field) for name, field in dataclass_fields(value).items()}
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -142,7 +152,7 @@ class MessageStart(_AgentEvent):
     """A message begins: a streaming assistant message (partial), or any other message (complete)."""
 
     type: ClassVar[str] = "message_start"
-    message: Any
+    message: Message
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "message": dump_message(self.message)}
@@ -169,7 +179,7 @@ class MessageEnd(_AgentEvent):
     """A message is final. Listeners are awaited in order: persistence happens here."""
 
     type: ClassVar[str] = "message_end"
-    message: Any
+    message: Message
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "message": dump_message(self.message)}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pi_tui.ai.stream import AbortSignal, LlmRequest
-from pi_tui.ai.types import AssistantMessage, ImageContent, TextContent, ToolCall
+from pi_tui.ai.types import AssistantMessage, ImageContent, Message, TextContent, ToolCall
 
 from .tool import ToolResult
 
@@ -121,7 +121,7 @@ BeforeToolCallFn = Callable[[ToolCallContext], Awaitable[ToolCallDecision | None
 AfterToolCallFn = Callable[[ToolResultContext], Awaitable[ToolResultPatch | None]]
 """Pi's ``tool_result`` hook: may patch an executed call's result."""
 
-MessageHookFn = Callable[[Any], Awaitable[Any | None]]
+MessageHookFn = Callable[[Message], Awaitable[Message | None]]
 """The ``message`` hook: gets a finalized message, may return a replacement (``None`` keeps it)."""
 
 ContextOverflowFn = Callable[[AssistantMessage], Awaitable[bool]]

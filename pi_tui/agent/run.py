@@ -11,7 +11,7 @@ import inspect
 import logging
 import re
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pi_tui.ai.errors import CredentialError, is_context_overflow, is_retryable_error
 from pi_tui.ai.stream import (
@@ -25,7 +25,7 @@ from pi_tui.ai.stream import (
     StreamOptions,
     StreamStart,
 )
-from pi_tui.ai.types import AssistantMessage
+from pi_tui.ai.types import AssistantMessage, Message
 
 from .events import (
     AgentEnd,
@@ -56,6 +56,9 @@ if TYPE_CHECKING:
     from .tool import AgentTool
 
 __all__ = ["AgentRun", "RETRY_CANCELLED_TEXT", "RunHost", "retry_delay_ms"]
+
+AnyMessage = TypeVar("AnyMessage", bound=Message)
+"""A message of any role; the message hook gives back one of the same role."""
 
 log = logging.getLogger(__name__)
 
@@ -170,14 +173,14 @@ class AgentRun:
             if not pending:
                 return
 
-    async def finalize(self, message: Any) -> Any:
+    async def finalize(self, message: AnyMessage) -> AnyMessage:
         """Run the message hook, append to the history, emit message_end (awaiting listeners)."""
         hook = self.agent.message_end_hook
         if hook is not None:
             try:
                 replacement = await hook(message)
                 if replacement is not None:
-                    if getattr(replacement, "role", None) != getattr(message, "role", None):
+                    if not isinstance(replacement, type(message)):  # one class per role
                         raise TypeError("the message hook may not change a message's role")
                     message = replacement
             except Exception as exc:
@@ -408,7 +411,8 @@ class AgentRun:
         )
 
 
-async def _close(iterator: Any) -> None:
+async def _close(iterator: object) -> None:
+    # A provider's stream (an extension's provider too) is any async iterator: aclose() only if it has one.
     close = getattr(iterator, "aclose", None)
     if close is None:
         return

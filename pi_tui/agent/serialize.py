@@ -14,7 +14,15 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pi_tui.ai.types import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
+from pi_tui.ai.types import (
+    AssistantMessage,
+    CustomMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 
 from .convert import convert_to_llm
 
@@ -68,7 +76,7 @@ def _lines(message: Any, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHA
         if max_tool_result_chars is not None:
             text = truncate_for_summary(text, max_tool_result_chars)
         return [f"[Tool result]: {text}"] if text else []
-    text = _text_blocks(getattr(message, "content", ""))
+    text = _text_blocks(message.content if isinstance(message, UserMessage | CustomMessage) else "")
     return [f"[User]: {text}"] if text else []
 
 

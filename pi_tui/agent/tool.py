@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.ai.stream import AbortSignal
-from pi_tui.ai.types import ImageContent, TextContent, ToolDefinition
+from pi_tui.ai.types import ImageContent, TextContent, ToolDefinition, ToolResultMessage
 
 __all__ = [
     "PREFER_STRICT_SCHEMA",
@@ -22,6 +22,7 @@ __all__ = [
     "ToolExecuteFn",
     "ToolError",
     "text_result",
+    "result_text",
 ]
 
 PREFER_STRICT_SCHEMA: dict[str, Any] = {"type": "json_schema", "strict": "prefer"}
@@ -32,6 +33,11 @@ PREFER_STRICT_SCHEMA: dict[str, Any] = {"type": "json_schema", "strict": "prefer
 class ToolResult:
     content: list[TextContent | ImageContent]
     details: Any = None
+
+
+def result_text(result: ToolResult | ToolResultMessage) -> str:
+    """The text blocks of a tool's result (a `ToolResult` or the `ToolResultMessage` made of it), joined."""
+    return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 ToolUpdateFn = Callable[[ToolResult], None]

@@ -107,8 +107,9 @@ __all__ = [
 ]
 
 
-def is_tool_call_event_type(tool_name: str, event: Any) -> bool:
+def is_tool_call_event_type(tool_name: str, event: object) -> bool:
     """True when ``event`` is a ``tool_call`` event for ``tool_name`` (pi's ``isToolCallEventType``)."""
+    # Whatever the extension passes: read by name, as pi's check reads any object's fields.
     return getattr(event, "type", None) == "tool_call" and getattr(event, "tool_name", None) == tool_name
 
 

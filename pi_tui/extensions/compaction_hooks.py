@@ -13,17 +13,18 @@ from typing import TYPE_CHECKING, Any
 from .events import Event, to_camel, to_snake
 
 if TYPE_CHECKING:
+    from pi_tui.ai.stream import AbortSignal
+    from pi_tui.compaction.branch_summary import TreePreparation
+    from pi_tui.compaction.controller import CompactionController
+    from pi_tui.compaction.prepare import CompactionPreparation
+
     from .runner import ExtensionRunner
 
 __all__ = ["CompactionHooks"]
 
 
-def _record(kind: str, value: Any) -> Any:
-    to_json = getattr(value, "to_json", None)
-    data = to_json() if to_json is not None else value
-    if not isinstance(data, dict):
-        return value
-    return Event(kind, **{to_snake(str(k)): v for k, v in data.items()})
+def _record(kind: str, value: CompactionPreparation | TreePreparation) -> Event:
+    return Event(kind, **{to_snake(str(k)): v for k, v in value.to_json().items()})
 
 
 def _camel_keys(result: dict[str, Any]) -> dict[str, Any]:
@@ -36,17 +37,18 @@ class CompactionHooks:
     def __init__(self, runner: ExtensionRunner) -> None:
         self._runner = runner
 
-    def install(self, session: Any) -> None:
-        compaction = getattr(session, "compaction", None)
-        if compaction is None:
-            return
+    def install(self, compaction: CompactionController) -> None:
         compaction.before_compact = self.before_compact
         compaction.on_compact = self.on_compact
         compaction.before_tree = self.before_tree
         compaction.on_tree = self.on_tree
 
     async def before_compact(
-        self, preparation: Any, branch_entries: list[Any], custom_instructions: str | None, signal: Any
+        self,
+        preparation: CompactionPreparation,
+        branch_entries: list[Any],
+        custom_instructions: str | None,
+        signal: AbortSignal,
     ) -> dict[str, Any] | None:
         runner = self._runner
         if not runner.has_handlers("session_before_compact"):
@@ -68,10 +70,10 @@ class CompactionHooks:
     async def on_compact(self, entry: Any, from_extension: bool) -> None:
         await self._runner.notify("session_compact", compaction_entry=entry, from_extension=from_extension)
 
-    async def before_tree(self, preparation: Any, signal: Any) -> dict[str, Any] | None:
+    async def before_tree(self, preparation: TreePreparation, signal: AbortSignal) -> dict[str, Any] | None:
         runner = self._runner
         # AgentSession.navigate runs next for the same move: it must not ask the extensions again.
-        runner.tree_asked_for = getattr(preparation, "target_id", None) or "<root>"
+        runner.tree_asked_for = preparation.target_id or "<root>"
         if not runner.has_handlers("session_before_tree"):
             return None
         outcome = await runner.emit_session_before(

@@ -8,9 +8,10 @@ so event handlers do not get them).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .events import CancelledByExtension, to_snake
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
     from .extension import Extension
     from .runner import ExtensionRunner
+
+T = TypeVar("T")
 
 __all__ = [
     "ExtensionContext",
@@ -42,6 +45,7 @@ class ContextUsage:
     percent: float | None
 
     def __getitem__(self, key: str) -> Any:
+        # pi's dict-style read: the extension names the field, camelCase or snake_case
         return getattr(self, to_snake(key))
 
 
@@ -62,6 +66,17 @@ class SessionView:
     def get_branch(self, leaf_id: str | None = None) -> list[Any]:
         """The entries from the root to ``leaf_id`` (default: the current leaf)."""
         return copy.deepcopy(self._manager.get_branch(leaf_id))
+
+    def get_custom_data(self, custom_type: str) -> list[Any]:
+        """The ``data`` of the current branch's ``custom`` entries of ``custom_type`` (what
+        ``pi.append_entry(custom_type, data)`` wrote), oldest first: an extension's saved state."""
+        from pi_tui.session.entries import CustomEntry
+
+        return [
+            copy.deepcopy(entry.data)
+            for entry in self._manager.get_branch()
+            if isinstance(entry, CustomEntry) and entry.custom_type == custom_type
+        ]
 
     def get_entry(self, entry_id: str) -> Any:
         return copy.deepcopy(self._manager.get_entry(entry_id))
@@ -194,17 +209,16 @@ class ExtensionContext:
         Raises:
             FeatureUnavailableError: This runtime has no compaction.
         """
-        compact = getattr(self._session, "compact", None)
-        if compact is None:
-            raise FeatureUnavailableError("Compaction is not available in this version of pi-tui")
+        compact = _require(self._session, "Compaction", lambda session: session.compact)
         return await compact(custom_instructions)
 
 
-def _require(session: Any, name: str, what: str) -> Any:
-    method = getattr(session, name, None)
-    if method is None:
-        raise FeatureUnavailableError(f"{what} is not available in this version of pi-tui")
-    return method
+def _require(session: Any, what: str, method: Callable[[Any], T]) -> T:
+    """``method(session)``: one of the runtime's actions, which a runtime without it does not offer."""
+    try:
+        return method(session)
+    except AttributeError:
+        raise FeatureUnavailableError(f"{what} is not available in this version of pi-tui") from None
 
 
 class CommandContext(ExtensionContext):
@@ -219,7 +233,7 @@ class CommandContext(ExtensionContext):
         await self._session.wait_for_idle()
 
     async def new_session(self) -> dict[str, Any]:
-        new_session = _require(self._session, "new_session", "Starting a new session")
+        new_session = _require(self._session, "Starting a new session", lambda session: session.new_session)
         try:
             await new_session()
         except CancelledByExtension:
@@ -228,7 +242,7 @@ class CommandContext(ExtensionContext):
 
     async def fork(self, entry_id: str) -> dict[str, Any]:
         """Continue in a new session file holding the path up to ``entry_id``."""
-        fork = _require(self._session, "fork", "Forking")
+        fork = _require(self._session, "Forking", lambda session: session.fork)
         try:
             text = await fork(entry_id)
         except CancelledByExtension:
@@ -237,7 +251,7 @@ class CommandContext(ExtensionContext):
 
     async def switch_session(self, path: str) -> dict[str, Any]:
         """Resume the session file at ``path``."""
-        switch = _require(self._session, "switch_session", "Switching sessions")
+        switch = _require(self._session, "Switching sessions", lambda session: session.switch_session)
         from pi_tui.session import SessionManager
 
         manager = SessionManager.open(Path(path).expanduser(), cwd=self._session.cwd)
@@ -250,7 +264,7 @@ class CommandContext(ExtensionContext):
 
     async def navigate_tree(self, target_id: str | None, *, summary: str | None = None) -> dict[str, Any]:
         """Move the active leaf (``/tree``); returns ``{"cancelled", "text"}`` (editor text)."""
-        navigate = _require(self._session, "navigate", "Moving in the session tree")
+        navigate = _require(self._session, "Moving in the session tree", lambda session: session.navigate)
         try:
             text = await navigate(target_id, summary=summary)
         except CancelledByExtension:
@@ -260,4 +274,4 @@ class CommandContext(ExtensionContext):
     async def reload(self) -> None:
         """Reload settings, resources and extensions (``/reload``). Code after this still runs the old
         version of your extension."""
-        await _require(self._session, "reload", "Reloading")()
+        await _require(self._session, "Reloading", lambda session: session.reload)()

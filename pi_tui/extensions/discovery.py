@@ -29,7 +29,10 @@ import importlib.util
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from pi_tui.resources.settings import ResourceEntry
 
 __all__ = [
     "ExtensionSource",
@@ -147,8 +150,8 @@ def _unknown_bundled(name: str) -> str:
 # --- end bundled extensions --------------------------------------------------------------------------
 
 
-def _settings_paths(entries: Iterable[Any]) -> tuple[list[Path], list[str], list[str]]:
-    """Includes, excludes (patterns) and errors from settings entries (`ResourceEntry`-like)."""
+def _settings_paths(entries: Iterable[ResourceEntry]) -> tuple[list[Path], list[str], list[str]]:
+    """Includes, excludes (patterns) and errors from settings entries."""
     from pi_tui.resources.paths import resolve_path
 
     includes: list[Path] = []
@@ -199,7 +202,7 @@ def discover_extensions(
     cwd: Path,
     agent_dir: Path,
     *,
-    settings_entries: Iterable[Any] = (),
+    settings_entries: Iterable[ResourceEntry] = (),
     cli_paths: Sequence[str] = (),
     no_extensions: bool = False,
     project_trusted: bool = False,
@@ -233,7 +236,7 @@ def discover_extensions(
             includes, excludes, errors = _settings_paths(settings_entries)
         else:
             found.skipped_untrusted = project
-            scoped = [e for e in settings_entries if getattr(e, "scope", "global") != "project"]
+            scoped = [e for e in settings_entries if e.scope != "project"]
             includes, excludes, errors = _settings_paths(scoped)
             project = []
         found.errors += errors

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.events import ExtensionError, RuntimeEvent
+from pi_tui.context.hooks import ContextEvent
 
 from .budget import HookAborted
 from .events import EVENTS, Event, normalize_result
@@ -86,7 +87,7 @@ class Dispatch:
         full = (*args, ctx if ctx is not None else self.context_for(ext))
         result = handler(*full[:arity])
         # (the context engine's ContextEvent is not an Event, but has a type and the same budget)
-        kind = getattr(args[0], "type", None) if args else None
+        kind = args[0].type if args and isinstance(args[0], Event | ContextEvent) else None
         if inspect.isawaitable(result) and kind in EVENTS and kind not in _UNBUDGETED:
             return self._within_budget(result, ext, kind)
         return result

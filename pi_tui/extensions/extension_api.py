@@ -45,6 +45,7 @@ class ExecResult:
     killed: bool
 
     def __getitem__(self, key: str) -> Any:
+        # pi's dict-style read: the extension names the field, camelCase or snake_case
         return getattr(self, to_snake(key))
 
 

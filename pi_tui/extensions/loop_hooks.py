@@ -33,6 +33,8 @@ from .convert import to_content, to_message
 from .events import Event, normalize_result
 
 if TYPE_CHECKING:
+    from pi_tui.ai.types import Message
+
     from .dispatch import Dispatch
     from .extension import Extension
 
@@ -159,7 +161,7 @@ class LoopHooks:
 
     # --- message -------------------------------------------------------------------------
 
-    async def message(self, message: Any) -> Any | None:
+    async def message(self, message: Message) -> Message | None:
         """Transform a finalized message before it is shown, persisted and used as context. A failing
         handler is reported and its change dropped; the others still run."""
         dispatch = self._dispatch

@@ -24,11 +24,11 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.events import ExtensionError, ExtensionWarning, RuntimeEvent
+from pi_tui.agent.events import AgentEvent, ExtensionError, ExtensionWarning, RuntimeEvent, dataclass_fields
 
 from .budget import HOOK_TIMEOUT, HookAborted, HookBudgetMixin, HookTimeoutError
 from .bus import EventBus
@@ -154,7 +154,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         session.extensions = self
         session.set_context_handlers(self.context_handlers)
         self.hooks.install(session)
-        CompactionHooks(self).install(session)
+        CompactionHooks(self).install(session.compaction)
         session.subscribe(self._on_session_event)
 
     @property
@@ -175,7 +175,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
             self._load_failed(ext, str(exc))
             return
         ext.module, ext.module_name = module, module.__name__
-        register = getattr(module, "register", None)
+        register = getattr(module, "register", None)  # the extension's own module: it may have none
         if not callable(register):
             forget_module(ext.module_name)
             self._load_failed(ext, "it has no register(pi) function")
@@ -384,18 +384,18 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         for handler in handlers:
             await self.invoke(ext, handler, event)
 
-    async def _on_session_event(self, event: Any) -> None:
+    async def _on_session_event(self, event: AgentEvent | RuntimeEvent) -> None:
         """Forward the agent's events (agent/turn/message/tool_execution) to the handlers."""
         if isinstance(event, RuntimeEvent):
             return
-        name = getattr(event, "type", "")
+        name = event.type
         spec = EVENTS.get(name)
-        if spec is None or spec.combine != "notify" or not dataclasses.is_dataclass(event):
+        if spec is None or spec.combine != "notify":
             return
         if not self.has_handlers(name):
             self.session.panels.mark_dirty(name)
             return
-        fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
+        fields = dataclass_fields(event)
         for key, value in fields.items():
             if isinstance(value, tuple):
                 fields[key] = list(value)
@@ -607,9 +607,8 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         if self._started:
             await self.notify("session_shutdown", timeout=self.lifecycle_timeout, reason="quit")
         for _, work in self._pending:
-            close = getattr(work, "close", None)
-            if close is not None:
-                close()  # an async register() that never ran: no "never awaited" warning
+            if isinstance(work, Coroutine):
+                work.close()  # an async register() that never ran: no "never awaited" warning
         self._pending = []
         await self.drain(timeout=self.shutdown_grace)
         for task in list(self._background):

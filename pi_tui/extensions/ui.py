@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = ["UIBridge", "NullUIBridge", "UIProxy", "ExtensionUIState", "NotifyLevel", "WidgetPlacement"]
 
@@ -149,8 +149,7 @@ class UIProxy:
         """Set (or with None clear) a status text in the footer."""
         if self._state is not None:
             (self._state.statuses.add if text else self._state.statuses.discard)(key)
-        setter = getattr(self._bridge, "set_status", None) or _NULL.set_status
-        setter(key, text)
+        (self._part("set_status") or _NULL.set_status)(key, text)
 
     def set_widget(
         self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
@@ -158,12 +157,17 @@ class UIProxy:
         """Show lines above or below the editor (None removes the widget)."""
         if self._state is not None:
             (self._state.widgets.add if lines is not None else self._state.widgets.discard)(key)
-        setter = getattr(self._bridge, "set_widget", None) or _NULL.set_widget
-        setter(key, lines, placement)
+        (self._part("set_widget") or _NULL.set_widget)(key, lines, placement)
+
+    def _part(self, name: str) -> Any:
+        """The bridge's ``name``, or None when the bridge lacks it."""
+        # The bridge is whatever a front end attached (`AgentSession.attach_ui`), and it may implement
+        # only part of `UIBridge` (docs/extensions.md): its members are looked up by name.
+        return getattr(self._bridge, name, None)
 
     def __getattr__(self, name: str) -> object:
-        found = getattr(self._bridge, name, None)
-        if found is None:
+        found = self._part(name)
+        if found is None:  # what the bridge lacks behaves as in NullUIBridge (or does not exist at all)
             return getattr(_NULL, name)
         if name in _DIALOGS and callable(found):  # dialog time pauses the hook budget
             from .dialog_clock import DIALOGS

@@ -35,7 +35,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
 class BuiltinCommands:
     """``await commands(text) -> bool`` (True when the text was a built-in command and was handled)."""
 
-    def __init__(self, session: AgentSession, write: Callable[[str], None]) -> None:
+    def __init__(self, session: AgentSession, write: Callable[[str], object]) -> None:
         self.session = session
         self.write = write
         self.handled_count = 0

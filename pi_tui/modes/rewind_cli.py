@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from pi_tui.args import Args
+    from pi_tui.runtime.agent_session import AgentSession
+    from pi_tui.session.manager import SessionManager
 
 __all__ = ["run_rewind_flag", "find_entry"]
 
 
-def find_entry(session: Any, ref: str) -> str:
+def find_entry(session: SessionManager, ref: str) -> str:
     """The id of the entry ``ref`` names: a whole id, a unique prefix, or ``root`` (before the first).
 
     Raises:
@@ -17,7 +22,7 @@ def find_entry(session: Any, ref: str) -> str:
     """
     if ref == "root":
         return ""
-    ids = [getattr(e, "id", "") for e in session.get_entries()]
+    ids = [e.id or "" for e in session.get_entries()]
     if ref in ids:
         return ref
     matches = [i for i in ids if i.startswith(ref)]
@@ -29,11 +34,11 @@ def find_entry(session: Any, ref: str) -> str:
 
 
 async def run_rewind_flag(
-    agent_session: Any, args: Any, err: Callable[[str], None], stdout: TextIO | None
+    agent_session: AgentSession, args: Args, err: Callable[[str], None], stdout: TextIO | None
 ) -> int:
     """Run ``--rewind``; 0 when it was applied, 1 on bad input or unresolved conflicts (nothing changed)."""
     try:
-        entry_id = find_entry(agent_session.session_manager, args.rewind) or None
+        entry_id = find_entry(agent_session.session_manager, args.rewind or "") or None
         result = await agent_session.rewind(entry_id, args.rewind_mode, force=args.rewind_force, ask=False)
     except (ValueError, LookupError, RuntimeError, OSError) as exc:
         err(f"Rewind failed: {exc}")

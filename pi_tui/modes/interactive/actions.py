@@ -5,8 +5,24 @@ A mixin of `PiApp`, kept apart so the app module stays about layout, start-up an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from textual.geometry import Size
+
+    from pi_tui.ai.types import Model, ThinkingLevel
+    from pi_tui.runtime.agent_session import AgentSession
+
+    from .blocks import NoticeBlock
+    from .chat import ChatLog
+    from .commands import CommandRouter
+    from .editor import PromptEditor
+    from .sidebar import PanelSidebar
 
 __all__ = ["KeyActions"]
 
@@ -18,22 +34,23 @@ class KeyActions:
     """``action_*`` methods bound to pi's app keys (see `pi_tui.modes.interactive.keys`)."""
 
     if TYPE_CHECKING:  # what the mixin uses of `PiApp` (and Textual's App)
-        session: Any
-        router: Any
-        chat: Any
-        editor: Any
-        sidebar: Any
+        session: AgentSession | None
+        router: CommandRouter
+        chat: ChatLog
+        editor: PromptEditor
+        sidebar: PanelSidebar
         hide_thinking: bool
         tools_expanded: bool
 
         @property
-        def size(self) -> Any: ...
+        def size(self) -> Size: ...
 
-        def chat_notice(self, text: str, level: str = "info") -> Any: ...
+        def chat_notice(self, text: str, level: str = "info") -> NoticeBlock: ...
         def refresh_footer(self, *, compacted: bool = False) -> None: ...
-        def run_command(self, text: str) -> Any: ...
-        def require_session(self) -> Any: ...
-        def suspend(self) -> Any: ...
+        def run_command(self, text: str) -> asyncio.Task[None]: ...
+        def require_session(self) -> AgentSession: ...
+        @contextmanager
+        def suspend(self) -> Iterator[None]: ...
 
     def action_select_model(self) -> None:
         self.run_command("/model")
@@ -41,7 +58,7 @@ class KeyActions:
     def action_command(self, text: str) -> None:
         self.run_command(text)
 
-    def switch_model(self, model: Any, thinking: Any) -> None:
+    def switch_model(self, model: Model, thinking: ThinkingLevel | None) -> None:
         from pi_tui.ai.thinking import clamp_thinking_level
 
         session = self.require_session()
@@ -61,7 +78,7 @@ class KeyActions:
         if session is None or session.registry is None:
             return
         models = list(session.registry.available_models())
-        levels: list[Any] = [None] * len(models)
+        levels: list[ThinkingLevel | None] = [None] * len(models)
         settings = session.settings
         patterns = settings.enabled_models if settings is not None else None
         if patterns:  # pi cycles the scope (``enabledModels``) when it is set, with its thinking levels

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_tui.agent.events import (
     AgentEnd,
+    AgentEvent,
     AgentStart,
     AutoCompactionEnd,
     AutoCompactionStart,
@@ -20,17 +21,18 @@ from pi_tui.agent.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    RuntimeEvent,
     SessionSwitched,
     SessionTreeMoved,
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
 )
+from pi_tui.agent.tool import result_text
 from pi_tui.ai.stream import TextDelta, TextStart, ThinkingDelta, ThinkingStart, ToolCallEnd
-from pi_tui.ai.types import AssistantMessage, ToolResultMessage
+from pi_tui.ai.types import AssistantMessage, Message, TextContent, ThinkingContent, ToolResultMessage
 
 from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
-from .chat import result_text
 
 if TYPE_CHECKING:
     from pi_tui.runtime.agent_session import AgentSession
@@ -49,10 +51,9 @@ class ChatSurface(Protocol):
     session: AgentSession | None
     working_message: str
 
-    @property
-    def screen(self) -> Any: ...
+    def chat_notice(self, text: str, level: str = "info") -> NoticeBlock: ...
 
-    def chat_notice(self, text: str, level: str = "info") -> Any: ...
+    def draw_soon(self, *, pending: bool = True) -> None: ...
 
     def set_busy(self, busy: bool) -> None: ...
 
@@ -88,7 +89,7 @@ class ChatAdapter:
     def chat(self) -> ChatLog:
         return self.app.chat
 
-    async def on_event(self, event: Any) -> None:
+    async def on_event(self, event: AgentEvent | RuntimeEvent) -> None:
         match event:
             case MessageUpdate():
                 self._on_update(event)
@@ -145,7 +146,7 @@ class ChatAdapter:
 
     # --- messages -----------------------------------------------------------------------------------
 
-    def _on_message_start(self, message: Any) -> None:
+    def _on_message_start(self, message: Message) -> None:
         if isinstance(message, AssistantMessage):
             self.texts.clear()
             self.thinking.clear()
@@ -203,7 +204,7 @@ class ChatAdapter:
     def _tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolBlock:
         return self.chat.ensure_tool(call_id, name, args)
 
-    async def _on_message_end(self, message: Any) -> None:
+    async def _on_message_end(self, message: Message) -> None:
         if not isinstance(message, AssistantMessage):
             return
         self._keep_final(message)
@@ -211,7 +212,7 @@ class ChatAdapter:
             await earlier.finish()
         for index, block in list(self.texts.items()):
             part = message.content[index] if index < len(message.content) else None
-            final = getattr(part, "text", None)
+            final = part.text if isinstance(part, TextContent) else None
             before = "".join(b.text for b in self.finished_texts if b.content_index == index)
             await block.finish(
                 final[len(before) :] if isinstance(final, str) and final.startswith(before) else None
@@ -220,9 +221,8 @@ class ChatAdapter:
         self.finished_texts.clear()
         for index, thinking in self.thinking.items():
             part = message.content[index] if index < len(message.content) else None
-            text = getattr(part, "thinking", None)
-            if isinstance(text, str):
-                thinking.set_final_text(text)
+            if isinstance(part, ThinkingContent):
+                thinking.set_final_text(part.thinking)
         self.thinking.clear()
         if message.stop_reason == "error":
             self.app.chat_notice(f"Error: {message.error_message or 'unknown error'}", "error")
@@ -235,10 +235,8 @@ class ChatAdapter:
         # The end of an answer is what the user waits for: drawn at once, not a frame period after the
         # last streamed write. Not after a tool call (its tool runs next): a fast tool loop keeps the
         # frame rate limit.
-        # Only the main screen paces its frames; a modal on top has no draw_soon.
-        draw_soon = getattr(self.app.screen, "draw_soon", None)
-        if draw_soon is not None and message.stop_reason != "toolUse":
-            draw_soon()
+        if message.stop_reason != "toolUse":
+            self.app.draw_soon()
 
     def _keep_final(self, message: AssistantMessage) -> None:
         """The chat's items hold the message as it started (the stream's first partial); the ended

@@ -41,6 +41,9 @@ from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable
 if TYPE_CHECKING:
     from pi_tui.extensions.extension import RegisteredShortcut
     from pi_tui.runtime.agent_session import AgentSession
+    from pi_tui.runtime.factory import Startup
+
+    from .blocks import NoticeBlock
 
 __all__ = ["PiApp"]
 
@@ -132,7 +135,7 @@ class PiApp(KeyActions, App[int]):
 
     def __init__(
         self,
-        create_startup: Callable[[bool | None], Any],
+        create_startup: Callable[[bool | None], Startup],
         *,
         cwd: Path,
         agent_dir: Path | None = None,
@@ -166,7 +169,7 @@ class PiApp(KeyActions, App[int]):
         self.theme_paths: list[Path] = []
         """Theme files and folders the session adds (`theme.session_theme_paths`), known once it is ready."""
         self._startup_error: str | None = None
-        self.startup: Any = None
+        self.startup: Startup | None = None
         self.ready = asyncio.Event()
         self.first_frame_at: float | None = None
         self.history = PromptHistory.for_project(cwd, agent_dir) if agent_dir else PromptHistory(None)
@@ -220,12 +223,19 @@ class PiApp(KeyActions, App[int]):
         if isinstance(event, events.Key | events.MouseScrollUp | events.MouseScrollDown):
             # The user waits for what a key or the wheel changes: draw it without waiting out the frame
             # period a streamed write may have started. Only the next change: the key is not handled yet.
-            draw_soon = getattr(self.screen, "draw_soon", None)
-            if draw_soon is not None:
-                draw_soon(pending=False)
+            self.draw_soon(pending=False)
         if isinstance(event, events.Key) and not event.is_forwarded and await self._run_shortcut(event.key):
             return  # before Textual's bindings and the focused widget, as a priority binding would be
         await super().on_event(event)
+
+    def draw_soon(self, *, pending: bool = True) -> None:
+        """Draw the next change without waiting out the frame period (`PacedScreen.draw_soon`). Only
+        the main screen paces its frames: with a modal screen on top this does nothing."""
+        from .pacing import PacedScreen
+
+        screen = self.screen
+        if isinstance(screen, PacedScreen):
+            screen.draw_soon(pending=pending)
 
     async def _run_shortcut(self, key: str) -> bool:
         """Run the extension shortcut on ``key``, on the main screen only; False when there is none."""
@@ -272,11 +282,11 @@ class PiApp(KeyActions, App[int]):
             self._theme_mtime = None
         return error
 
-    def _add_session_themes(self, startup: Any) -> None:
+    def _add_session_themes(self, startup: Startup) -> None:
         """The ``themes`` setting, packages and extensions add themes: the one asked for may be there."""
         from .theme import session_theme_paths
 
-        self.theme_paths = session_theme_paths(self.session, getattr(startup, "packages", None))
+        self.theme_paths = session_theme_paths(self.session, startup.packages)
         if self.theme_paths and find_theme_file(self._theme_name, self._agent_dir, self._cwd) is None:
             error = self.set_pi_theme(self._theme_name)
             if error:
@@ -430,15 +440,20 @@ class PiApp(KeyActions, App[int]):
         try:
             startup = await asyncio.to_thread(self._create_and_preload, trust)
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc)
-            for warning in getattr(exc, "warnings", []) or []:
+            from pi_tui.runtime.factory import StartupError
+
+            warnings: list[str] = []
+            message = str(exc)
+            if isinstance(exc, StartupError):  # start-up explains its failure, after what it warned of
+                message, warnings = exc.message or message, exc.warnings
+            for warning in warnings:
                 self.chat_notice(f"Warning: {warning}", "warning")
             self.chat_notice(message, "error")
             self._startup_error = message
             return
         await self.attach_startup(startup)
 
-    def _create_and_preload(self, trust: bool | None) -> Any:
+    def _create_and_preload(self, trust: bool | None) -> Startup:
         """In the start-up thread: create the session, then import what `attach_startup` needs (the
         chat adapter, the block widgets) so the UI thread only mounts. Textual's Markdown (~35 ms) only
         when there is history to show: a new session is ready without it, and the warm-up loads it."""
@@ -447,7 +462,7 @@ class PiApp(KeyActions, App[int]):
 
         from . import adapter, blocks, bridge  # noqa: F401
 
-        if getattr(startup.session, "messages", None):
+        if startup.session.messages:
             from . import markdown_block  # noqa: F401
 
         # The footer's totals walk every entry once (~50 ms at 20k entries); later calls count only
@@ -476,7 +491,7 @@ class PiApp(KeyActions, App[int]):
         )
         return bool(answer)
 
-    async def attach_startup(self, startup: Any) -> None:
+    async def attach_startup(self, startup: Startup) -> None:
         """Bind a ready `Startup`: UI bridge, listeners, commands, history on screen, then warm up."""
         from pi_tui.modes.commands import BuiltinCommands
 
@@ -495,9 +510,9 @@ class PiApp(KeyActions, App[int]):
         self.apply_settings()
         quiet = session.settings is not None and session.settings.quiet_startup and not self.verbose_startup
         self.reload_chat(header=None if quiet else self._header(session))
-        for warning in list(getattr(startup, "warnings", []) or []) + self.key_warnings:
+        for warning in startup.warnings + self.key_warnings:
             self.chat_notice(f"Warning: {warning}", "warning")
-        for notice in getattr(startup, "notices", []) or []:
+        for notice in startup.notices:
             self.chat_notice(notice)
         self.router.note_missing_model()
         self.router.note_subscription(session.model if session.has_model else None)
@@ -764,7 +779,7 @@ class PiApp(KeyActions, App[int]):
 
     # --- UI bridge targets -------------------------------------------------------------------------
 
-    def chat_notice(self, text: str, level: str = "info") -> Any:
+    def chat_notice(self, text: str, level: str = "info") -> NoticeBlock:
         return self.chat.notice(text, level)
 
     def set_editor_text(self, text: str) -> None:

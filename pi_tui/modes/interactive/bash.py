@@ -40,12 +40,12 @@ class UserBash:
 
 async def run_user_bash(app: PiApp, text: str) -> None:
     """Run ``!cmd`` (or ``!!cmd``) in the project directory and record it in the session."""
+    from pi_tui.agent.tool import result_text
     from pi_tui.ai.stream import AbortSignal
     from pi_tui.ai.types import BashExecutionMessage
     from pi_tui.tools.bash import create_bash_tool
 
     from .blocks import BashBlock
-    from .chat import result_text
 
     session = app.require_session()
     exclude = text.startswith("!!")

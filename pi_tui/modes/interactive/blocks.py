@@ -62,6 +62,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _tools_expanded(app: object) -> bool:
+    """Whether the app shows tool output expanded (Ctrl+O); a host app without pi's keys never does."""
+    from .app import PiApp
+
+    return isinstance(app, PiApp) and app.tools_expanded
+
+
 def typing_delay(now: float, pending_since: float) -> float:
     """How much longer a due write of streamed text should wait for a gap between key presses (0: write
     now). Writing in the gaps keeps typing responsive while an answer streams."""
@@ -259,9 +266,7 @@ class ToolBlock(Vertical, Block):
         content = self._content()
         lines = content.split("\n", allow_blank=True)
         limit = PREVIEW_LINES.get(self.tool_name, 8)
-        expanded = "-expanded" in self.classes or bool(
-            self.is_attached and getattr(self.app, "tools_expanded", False)
-        )
+        expanded = "-expanded" in self.classes or (self.is_attached and _tools_expanded(self.app))
         if len(lines) > limit and not expanded:
             shown = Text("\n").join(lines[-limit:] if self.tool_name == "bash" else lines[:limit])
             self._body.update(shown)

@@ -20,6 +20,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from pi_tui.agent.tool import result_text
+
 from .blocks_base import Block
 
 if TYPE_CHECKING:
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
     from .blocks import NoticeBlock, ToolBlock
 
-__all__ = ["ChatLog", "EarlierMarker", "LaterMarker", "Notice", "result_text"]
+__all__ = ["ChatLog", "EarlierMarker", "LaterMarker", "Notice"]
 
 
 class Notice:
@@ -38,11 +40,6 @@ class Notice:
     def __init__(self, text: str, level: str = "info") -> None:
         self.text = text
         self.level = level
-
-
-def result_text(result: Any) -> str:
-    """The text blocks of a tool result (`ToolResult` or `ToolResultMessage`)."""
-    return "".join(getattr(c, "text", "") for c in getattr(result, "content", []) or [])
 
 
 class EarlierMarker(Static):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.modes.commands import BUILTIN_COMMANDS
 
@@ -19,6 +19,7 @@ from .dialogs import SelectDialog
 from .textual_private import app_driver
 
 if TYPE_CHECKING:
+    from pi_tui.ai.types import Model
     from pi_tui.extensions.extension import RegisteredCommand
     from pi_tui.runtime.agent_session import AgentSession
 
@@ -43,10 +44,10 @@ APP_COMMANDS: dict[str, str] = {
     "reload": "Reload extensions, skills, prompt templates, context files and settings",
 }
 
-ScreenHandler = Callable[[Any, str], Awaitable[None]]
+ScreenHandler = Callable[["PiApp", str], Awaitable[None]]
 
 
-def load_screen_commands() -> tuple[dict[str, ScreenHandler], Callable[[Any], None]]:
+def load_screen_commands() -> tuple[dict[str, ScreenHandler], Callable[[PiApp], None]]:
     """The screens' commands (``/context``, ``/tree`` …) and their ``install`` hook."""
     from pi_tui.modes.interactive.screens import SCREEN_COMMANDS, install
 
@@ -65,6 +66,18 @@ class CommandRouter:
         self.app = app
         self.anthropic_warning_shown = False
         self.screens, self.install = load_screen_commands()
+        self._own: dict[str, Callable[[str], Awaitable[None]]] = {
+            "reload": self._cmd_reload,
+            "quit": self._cmd_quit,
+            "new": self._cmd_new,
+            "compact": self._cmd_compact,
+            "copy": self._cmd_copy,
+            "model": self._cmd_model,
+            "login": self._cmd_login,
+            "logout": self._cmd_logout,
+            "thinking": self._cmd_thinking,
+        }
+        """The app's own commands (the rest of `APP_COMMANDS` are screens)."""
 
     def _extension_commands(self) -> dict[str, RegisteredCommand]:
         session: AgentSession | None = self.app.session
@@ -137,10 +150,10 @@ class CommandRouter:
             return True
         return name in self._extension_commands()
 
-    def note_subscription(self, model: Any) -> None:
+    def note_subscription(self, model: Model | None) -> None:
         """pi's once-a-session warning when Claude is used through a subscription login: that usage is
         billed as extra usage, not from the plan's limits."""
-        if self.anthropic_warning_shown or model is None or getattr(model, "provider", None) != "anthropic":
+        if self.anthropic_warning_shown or model is None or model.provider != "anthropic":
             return
         import os
 
@@ -184,8 +197,8 @@ class CommandRouter:
         if handler is not None and not (name in ("model", "thinking") and args):  # text arguments: ours
             await handler(self.app, args)
             return True
-        local = getattr(self, f"_cmd_{name}", None)  # the app's own commands are methods named after them
-        if name in APP_COMMANDS and local is not None:
+        local = self._own.get(name)
+        if local is not None:
             await local(args)
             return True
         return False

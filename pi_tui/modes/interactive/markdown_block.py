@@ -11,6 +11,7 @@ from textual.widgets import Markdown
 
 from . import blocks
 from .blocks_base import Block
+from .pacing import PacedScreen
 
 __all__ = ["AssistantText", "markdown_parser"]
 
@@ -125,9 +126,9 @@ class AssistantText(Markdown, Block):
                 self._draw_first_now = False
                 if self._pending:
                     await self.append(self._take_pending())
-                draw_soon = getattr(self.screen, "draw_soon", None)
-                if draw_soon is not None:
-                    draw_soon()
+                screen = self.screen
+                if isinstance(screen, PacedScreen):  # the main screen; a modal does not pace its frames
+                    screen.draw_soon()
 
     def _take_pending(self) -> str:
         chunk = "".join(self._pending)

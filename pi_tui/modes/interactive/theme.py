@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.theme import Theme
 
 from pi_tui.util import json_safe
 
 if TYPE_CHECKING:
+    from pi_tui.packages.resolve import ResolvedPackages
     from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = [
@@ -114,7 +115,7 @@ def theme_names(
     return names
 
 
-def session_theme_paths(session: AgentSession | None, packages: Any = None) -> list[Path]:
+def session_theme_paths(session: AgentSession | None, packages: ResolvedPackages | None = None) -> list[Path]:
     """Theme files and folders a session adds to the built-in and user ones, as pi collects them: the
     ``themes`` setting (relative entries from the folder of the settings file that lists them;
     project entries only when the project is trusted), installed packages' themes, and the paths
@@ -143,7 +144,7 @@ def _ansi256(index: int) -> str:
     return triplet.hex
 
 
-def _resolve(value: Any, variables: dict[str, Any], token: str, path: Path, depth: int = 0) -> str:
+def _resolve(value: object, variables: dict[str, object], token: str, path: Path, depth: int = 0) -> str:
     if depth > 8:
         raise ThemeError(f"{path}: colour {token!r} refers to itself through vars")
     if isinstance(value, bool):

@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui import __version__
+from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
 from pi_tui.modes.commands import BuiltinCommands
 from pi_tui.modes.prompt_history import PromptHistory
 
@@ -47,7 +48,7 @@ def _history_for(session: AgentSession) -> PromptHistory:
 
 
 async def run_plain(
-    session: Any, prompts: list[str] | None = None, *, terminal: Terminal | None = None
+    session: AgentSession, prompts: list[str] | None = None, *, terminal: Terminal | None = None
 ) -> int:
     """Run the line-mode interface on ``session`` until the user quits; returns the exit code.
 
@@ -102,17 +103,17 @@ async def run_plain(
 _RESUME_LINES = 12
 
 
-def _show_resumed(session: Any, printer: EventPrinter) -> None:
+def _show_resumed(session: AgentSession, printer: EventPrinter) -> None:
     """A resumed session: how long it is, your last prompt and the end of the last answer, for context."""
-    messages = [m for m in session.messages if getattr(m, "role", None) in ("user", "assistant")]
+    messages = [m for m in session.messages if isinstance(m, UserMessage | AssistantMessage)]
     if not messages:
         return
 
-    def text_of(message: Any) -> str:
+    def text_of(message: UserMessage | AssistantMessage) -> str:
         content = message.content
         if isinstance(content, str):
             return content
-        return "".join(getattr(part, "text", "") for part in content if getattr(part, "type", "") == "text")
+        return "".join(part.text for part in content if isinstance(part, TextContent))
 
     printer.line(f"Resumed a session of {len(messages)} messages.", "\x1b[2m")
     last_user = next((m for m in reversed(messages) if m.role == "user"), None)
@@ -129,7 +130,7 @@ def _show_resumed(session: Any, printer: EventPrinter) -> None:
 _SIGNALS = {"SIGTERM": signal.SIGTERM.value, "SIGHUP": signal.SIGHUP.value}
 
 
-def _stop_on_signals(session: Any) -> list[str]:
+def _stop_on_signals(session: AgentSession) -> list[str]:
     """SIGTERM and SIGHUP abort the run and cancel the loop, so the terminal is restored on the way out.
 
     Returns a list that receives the signal's name when one arrived.
@@ -155,9 +156,9 @@ def _stop_on_signals(session: Any) -> list[str]:
         session.abort()
         pending.add(asyncio.ensure_future(finish()))
 
-    for name in _SIGNALS:
+    for name, number in _SIGNALS.items():
         try:
-            loop.add_signal_handler(getattr(signal, name), stop, name)
+            loop.add_signal_handler(number, stop, name)
         except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not the main thread)
             pass
     return stopped
@@ -165,15 +166,19 @@ def _stop_on_signals(session: Any) -> list[str]:
 
 def _restore_signals() -> None:
     loop = asyncio.get_running_loop()
-    for name in _SIGNALS:
+    for number in _SIGNALS.values():
         try:
-            loop.remove_signal_handler(getattr(signal, name))
+            loop.remove_signal_handler(number)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
 
 
 async def _loop(
-    session: Any, terminal: Terminal, printer: EventPrinter, bridge: PlainUIBridge, history: PromptHistory
+    session: AgentSession,
+    terminal: Terminal,
+    printer: EventPrinter,
+    bridge: PlainUIBridge,
+    history: PromptHistory,
 ) -> None:
     last_interrupt = 0.0
     while True:
@@ -205,7 +210,7 @@ async def _loop(
             await _send(session, terminal, printer, text)
 
 
-async def _send(session: Any, terminal: Terminal, printer: EventPrinter, text: str) -> None:
+async def _send(session: AgentSession, terminal: Terminal, printer: EventPrinter, text: str) -> None:
     """Run one prompt to the end; Escape or Ctrl+C aborts it."""
     task = asyncio.ensure_future(session.prompt(text))
     with terminal.watch_abort(session.abort):

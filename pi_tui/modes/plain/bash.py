@@ -10,16 +10,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pi_tui.agent.tool import result_text
+
 from .render import EventPrinter
 from .terminal import Terminal
 
 __all__ = ["run_user_bash"]
 
 _EXIT = re.compile(r"Command exited with code (\d+)")
-
-
-def _text(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in getattr(result, "content", []) or [])
 
 
 async def run_user_bash(text: str, session: Any, terminal: Terminal, printer: EventPrinter) -> None:
@@ -52,7 +50,7 @@ async def run_user_bash(text: str, session: Any, terminal: Terminal, printer: Ev
         signal = AbortSignal()
         with terminal.watch_abort(lambda: signal.abort("cancelled")):
             try:
-                output = _text(await tool.execute("user-bash", {"command": command}, signal, None))
+                output = result_text(await tool.execute("user-bash", {"command": command}, signal, None))
             except Exception as exc:  # the tool reports a non-zero exit, a timeout or a kill by raising
                 output = str(exc)
                 match = _EXIT.search(output)

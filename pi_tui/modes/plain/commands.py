@@ -81,7 +81,7 @@ async def _model(args: str, session: Any, bridge: PlainUIBridge, printer: EventP
         return
     session.set_model(chosen, source="set")
     session.set_thinking_level(clamp_thinking_level(chosen, level if level is not None else session.thinking))
-    thinking = f" (thinking: {session.thinking})" if getattr(chosen, "reasoning", False) else ""
+    thinking = f" (thinking: {session.thinking})" if chosen.reasoning else ""
     printer.line(f"Model: {chosen.label}{thinking}")
 
 

@@ -22,6 +22,7 @@ from pi_tui.agent.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
 )
+from pi_tui.agent.tool import result_text
 from pi_tui.ai.stream import TextDelta, ThinkingDelta
 from pi_tui.ai.types import AssistantMessage
 
@@ -50,10 +51,6 @@ def tool_summary(name: str, args: dict[str, Any], limit: int = 100) -> str:
     if not args:
         return name
     return _one_line(f"{name} {json.dumps(args, ensure_ascii=False)}", limit)
-
-
-def _result_text(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in getattr(result, "content", []) or [])
 
 
 class EventPrinter:
@@ -132,7 +129,7 @@ class EventPrinter:
             self.line(f"Error: {_one_line(message.error_message or 'unknown error', 500)}", _RED)
 
     def _tool_end(self, event: ToolExecutionEnd) -> None:
-        text = _result_text(event.result)
+        text = result_text(event.result)
         if event.is_error:
             self.line(f"  ✗ {_one_line(text or 'failed', 200)}", _RED)
             return

@@ -10,16 +10,22 @@ The shell (`pi_tui.modes.interactive.app.PiApp`) routes those commands here thro
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pi_tui.modes.interactive.app import PiApp
-else:
-    PiApp = Any
+    from pi_tui.runtime.agent_session import AgentSession
 
-__all__ = ["SCREEN_COMMANDS", "install"]
+__all__ = ["SCREEN_COMMANDS", "install", "session_of"]
 
 Handler = Callable[["PiApp", str], Awaitable[None]]
+
+
+def session_of(app: PiApp) -> AgentSession:
+    """The app's session (the screens' commands run once it is ready)."""
+    if app.session is None:
+        raise RuntimeError("Startup is still in progress")
+    return app.session
 
 
 async def _context(app: PiApp, args: str) -> None:

@@ -11,7 +11,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -22,12 +22,27 @@ from textual.screen import Screen
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from pi_tui.ai.types import dump_message, message_text
+from pi_tui.ai.types import (
+    AssistantMessage,
+    BashExecutionMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    dump_message,
+    message_text,
+)
 from pi_tui.context.report import CacheProjection, ContextReport, Layout, MessageRow
+from pi_tui.util.record import Record
 
+from . import session_of
 from ._dialogs import DetailScreen, PromptScreen
 from ._format import fmt_cost, fmt_tokens, one_line, share
 from .context_data import apply_layout
+
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["ContextScreen", "open_context"]
 
@@ -49,28 +64,27 @@ class Item:
         return self.content() if callable(self.content) else self.content
 
 
-def _message_preview(message: Any) -> str:
-    role = getattr(message, "role", "?")
-    if role == "assistant":
+def _message_preview(message: object) -> str:
+    if isinstance(message, AssistantMessage):
         parts: list[str] = []
         for block in message.content:
-            if block.type == "text":
+            if isinstance(block, TextContent):
                 parts.append(block.text)
-            elif block.type == "toolCall":
+            elif isinstance(block, ToolCall):
                 parts.append(f"{block.name}({json.dumps(block.arguments, ensure_ascii=False)[:40]})")
-            elif block.type == "thinking":
+            elif isinstance(block, ThinkingContent):
                 parts.append("[thinking]")
         text = " ".join(parts)
-    elif role == "toolResult":
+    elif isinstance(message, ToolResultMessage):
         text = f"{message.tool_name} → {message_text(message)[:300]}"
-    elif role == "bashExecution" and message.exclude_from_context:
+    elif isinstance(message, BashExecutionMessage) and message.exclude_from_context:
         text = f"(kept out of context, not sent) {message_text(message)[:300]}"
     else:
         text = message_text(message)[:300]
     return one_line(text, 70) or "(empty)"
 
 
-def _message_json(message: Any) -> Callable[[], str]:
+def _message_json(message: Record) -> Callable[[], str]:
     return lambda: json.dumps(dump_message(message), indent=2, ensure_ascii=False)
 
 
@@ -110,7 +124,7 @@ class ContextScreen(Screen[None]):
         Binding("u", "reset_whatif", "Undo what-if"),
     ]
 
-    def __init__(self, session: Any, view: ContextReport) -> None:
+    def __init__(self, session: AgentSession, view: ContextReport) -> None:
         super().__init__()
         self.session = session
         self.view = view
@@ -427,7 +441,8 @@ class ContextScreen(Screen[None]):
         self.app.pop_screen()
 
 
-async def open_context(app: Any, _args: str) -> None:
+async def open_context(app: PiApp, _args: str) -> None:
     """``/context``: push the inspector for the app's session."""
-    report = await app.session.context_report()
-    await app.push_screen(ContextScreen(app.session, report))
+    session = session_of(app)
+    report = await session.context_report()
+    await app.push_screen(ContextScreen(session, report))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,9 +13,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from pi_tui.session.entries import ContextTransformEntry
+from pi_tui.session.entries import CompactionEntry, ContextTransformEntry
 
+from . import session_of
 from ._format import fmt_cost, fmt_tokens
+
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = [
     "InfoScreen",
@@ -85,7 +90,7 @@ class InfoScreen(Screen[None]):
     """
     BINDINGS = [Binding("escape,q", "close", "Close")]
 
-    def __init__(self, title: str, body: Any) -> None:
+    def __init__(self, title: str, body: RenderableType) -> None:
         super().__init__()
         self._title = title
         self._body = body
@@ -104,17 +109,17 @@ class InfoScreen(Screen[None]):
         self.app.pop_screen()
 
 
-def _app_keys(app: Any) -> list[tuple[str, str]]:
-    try:
-        from pi_tui.modes.interactive.keys import DEFAULT_KEYS, hotkey_rows
-    except ImportError:
-        return []
-    keymap: dict[str, list[str]] = getattr(app, "keymap", None) or DEFAULT_KEYS
-    # the editor's effective keys (keybindings.json included), defaults when there is no editor
-    return hotkey_rows(keymap, getattr(getattr(app, "editor", None), "key_actions", None))
+def _app_keys(app: PiApp) -> list[tuple[str, str]]:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.modes.interactive.keys import DEFAULT_KEYS, hotkey_rows
+
+    if not isinstance(app, PiApp):  # a host app without pi's keys (the screens' tests): the defaults
+        return hotkey_rows(DEFAULT_KEYS)
+    # the app's keys and the editor's effective keys, keybindings.json included
+    return hotkey_rows(app.keymap or DEFAULT_KEYS, app.editor.key_actions)
 
 
-async def open_hotkeys(app: Any, _args: str) -> None:
+async def open_hotkeys(app: PiApp, _args: str) -> None:
     """``/hotkeys``: the app's keys (with the user's keybindings), then each screen's."""
     tables = []
     app_rows = _app_keys(app)
@@ -126,7 +131,7 @@ async def open_hotkeys(app: Any, _args: str) -> None:
     )
 
 
-def session_rows(session: Any) -> list[tuple[str, str]]:
+def session_rows(session: AgentSession) -> list[tuple[str, str]]:
     """What ``/session`` shows, as (label, value) rows."""
     manager = session.session_manager
     stats = session.stats()
@@ -175,22 +180,21 @@ def session_rows(session: Any) -> list[tuple[str, str]]:
     ]
 
 
-async def open_session(app: Any, _args: str) -> None:
+async def open_session(app: PiApp, _args: str) -> None:
     """``/session``: file, id, counts, tokens, cost and cache ratio."""
     table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
-    for label, value in session_rows(app.session):
+    for label, value in session_rows(session_of(app)):
         table.add_row(Text(label), Text(value))
     await app.push_screen(InfoScreen("Session", table))
 
 
-def active_summary(session: Any) -> tuple[str, int, str] | None:
+def active_summary(session: AgentSession) -> tuple[str, int, str] | None:
     """The compaction summary the next request carries: (text, tokens before, when), or None."""
     latest = None
     for entry in session.session_manager.get_branch():
-        kind = entry.type
-        if kind == "compaction":
+        if isinstance(entry, CompactionEntry):
             latest = (entry.summary, int(entry.tokens_before or 0), str(entry.timestamp))
         elif isinstance(entry, ContextTransformEntry):
             for op in entry.patch:
@@ -203,11 +207,11 @@ def active_summary(session: Any) -> tuple[str, int, str] | None:
     return latest
 
 
-async def open_summary(app: Any, _args: str) -> None:
+async def open_summary(app: PiApp, _args: str) -> None:
     """``/summary``: the active compaction summary, in full."""
     from ._dialogs import DetailScreen
 
-    found = active_summary(app.session)
+    found = active_summary(session_of(app))
     if found is None:
         app.notify("No compaction on this branch yet", severity="warning")
         return

@@ -9,7 +9,8 @@ level (reasoning models), Enter switches for this session, Ctrl+S also saves it 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,24 +19,27 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from pi_tui.ai.thinking import parse_thinking_level
 from pi_tui.ai.types import THINKING_LEVELS, Model
 
 from ._format import fmt_tokens
 from ._rowlist import RowList
 
+if TYPE_CHECKING:
+    from pi_tui.ai.types import ThinkingLevel
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.runtime.agent_session import AgentSession
+
 __all__ = ["ModelScreen", "open_model", "scoped_labels"]
 
 
 def _fuzzy(query: str, candidates: list[str]) -> list[int]:
-    try:
-        from pi_tui.util.fuzzy import fuzzy_filter
-    except ImportError:  # the matcher ships with the completion work; a substring filter until then
-        q = query.lower()
-        return [i for i, c in enumerate(candidates) if q in c.lower()]
+    from pi_tui.util.fuzzy import fuzzy_filter
+
     return [i for i, _ in fuzzy_filter(query, candidates)]
 
 
-def scoped_labels(session: Any, models: list[Model]) -> list[str]:
+def scoped_labels(session: AgentSession, models: list[Model]) -> list[str]:
     """``provider/id`` of the models in the scope (``enabledModels`` patterns), in pattern order."""
     settings = session.settings
     patterns = settings.enabled_models if settings is not None else None
@@ -85,19 +89,29 @@ class ModelScreen(Screen[None]):
         Binding("ctrl+s", "save", "Save default", priority=True),
     ]
 
-    def __init__(self, session: Any, models: list[Model], query: str = "") -> None:
+    def __init__(
+        self,
+        session: AgentSession,
+        models: list[Model],
+        query: str = "",
+        *,
+        switch: Callable[[Model, ThinkingLevel], None] | None = None,
+    ) -> None:
         super().__init__()
         self.session = session
+        self._switch = switch
+        """Switches the session's model and level and tells the user (`PiApp.switch_model`); without
+        it the picker only switches the session."""
         self.models = models
         self.scoped = scoped_labels(session, models)
         self.view: Literal["all", "scoped"] = "all"
-        self.thinking = session.thinking
+        self.thinking: ThinkingLevel = session.thinking
         if (
             not session.model.reasoning
         ):  # its level was clamped to "off": start a thinking model at the default
             settings = session.settings
             default = settings.default_thinking_level if settings is not None else None
-            self.thinking = default if default in THINKING_LEVELS else "medium"
+            self.thinking = parse_thinking_level(default) or "medium"
         self.shown: list[Model] = list(models)
         self._initial_query = query
 
@@ -166,10 +180,10 @@ class ModelScreen(Screen[None]):
         index = self._list().cursor
         return self.shown[index] if 0 <= index < len(self.shown) else None
 
-    def _level_for(self, model: Model) -> str:
+    def _level_for(self, model: Model) -> ThinkingLevel:
         from pi_tui.ai.thinking import clamp_thinking_level
 
-        return str(clamp_thinking_level(model, self.thinking))
+        return clamp_thinking_level(model, self.thinking)
 
     # --- keys -----------------------------------------------------------------------------------------
 
@@ -229,9 +243,8 @@ class ModelScreen(Screen[None]):
         if model is None:
             return
         level = self._level_for(model)
-        switch = getattr(self.app, "switch_model", None)
-        if callable(switch):
-            switch(model, level)
+        if self._switch is not None:
+            self._switch(model, level)
         else:
             self.session.set_model(model, source="set")
             self.session.set_thinking_level(level)
@@ -243,11 +256,17 @@ class ModelScreen(Screen[None]):
         self.app.pop_screen()
 
 
-async def open_model(app: Any, args: str) -> None:
+async def open_model(app: PiApp, args: str) -> None:
     """``/model`` without arguments (the shell keeps ``/model TEXT``): push the picker."""
     session = app.session
+    if session is None:
+        raise RuntimeError("Startup is still in progress")
     registry = session.registry
     models = list(registry.available_models()) if registry is not None else [session.model]
     if session.has_model and not any(m.label == session.model.label for m in models):
         models.insert(0, session.model)
-    await app.push_screen(ModelScreen(session, models, args))
+    from pi_tui.modes.interactive.app import PiApp
+
+    # The screens run on any app with a session (tests use a small host); only PiApp tells the user.
+    switch = app.switch_model if isinstance(app, PiApp) else None
+    await app.push_screen(ModelScreen(session, models, args, switch=switch))

@@ -9,7 +9,10 @@ meanwhile survive, as in pi.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pi_tui.resources.settings import SettingsManager
 
 from pi_tui.resources.settings_schema import (
     DOUBLE_ESCAPE_ACTIONS,
@@ -121,18 +124,18 @@ def _lookup(data: dict[str, Any], key: str) -> tuple[bool, Any]:
     return False, None
 
 
-def source_of(settings: Any, setting: Setting) -> Source:
+def source_of(settings: SettingsManager | None, setting: Setting) -> Source:
     """Where the current value comes from (a project value wins over a global one)."""
     if settings is None:
         return "default"
-    if getattr(settings, "project_trusted", True) and _lookup(settings.scope_dict("project"), setting.key)[0]:
+    if settings.project_trusted and _lookup(settings.scope_dict("project"), setting.key)[0]:
         return "project"
     if _lookup(settings.scope_dict("global"), setting.key)[0]:
         return "global"
     return "default"
 
 
-def shown_value(settings: Any, setting: Setting) -> str:
+def shown_value(settings: SettingsManager | None, setting: Setting) -> str:
     """The value as one line of the list."""
     value = value_of(settings, setting)
     if setting.kind == "bool":
@@ -144,7 +147,7 @@ def shown_value(settings: Any, setting: Setting) -> str:
     return str(value)
 
 
-def value_of(settings: Any, setting: Setting) -> Any:
+def value_of(settings: SettingsManager | None, setting: Setting) -> Any:
     """The effective value (the default when unset)."""
     if settings is None:
         return setting.default
@@ -186,7 +189,7 @@ def parse_value(setting: Setting, text: str) -> Any:
 
 
 def write(
-    settings: Any, setting: Setting, value: Any, scope: Literal["global", "project"] = "global"
+    settings: SettingsManager, setting: Setting, value: Any, scope: Literal["global", "project"] = "global"
 ) -> None:
     """Save one field (``None`` removes it, so the default applies again)."""
     group, field = _split(setting.key)

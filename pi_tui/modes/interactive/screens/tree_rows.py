@@ -14,8 +14,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pi_tui.ai.types import AssistantMessage, message_text
-from pi_tui.session.entries import LabelEntry, MessageEntry
+from pi_tui.ai.types import AssistantMessage, TextContent, message_text
+from pi_tui.session.entries import LabelEntry, MessageEntry, SessionInfoEntry
 
 __all__ = ["FILTER_MODES", "FilterMode", "TreeRow", "TreeModel", "entry_text"]
 
@@ -75,6 +75,10 @@ def _tool_text(name: str, args: dict[str, Any]) -> str:
     return f"[{name}: {raw[:40]}{'…' if len(raw) > 40 else ''}]"
 
 
+def _part_text(part: object) -> str:
+    return part.text if isinstance(part, TextContent) else ""
+
+
 def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> tuple[str, str, bool]:
     """(row text, kind, hidden-by-default) for one entry."""
     kind = entry.type
@@ -101,7 +105,7 @@ def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> 
         return _cut(f"[{role}]: " + message_text(message)), role, False
     if kind == "custom_message":
         content = entry.content
-        text = content if isinstance(content, str) else " ".join(getattr(c, "text", "") for c in content)
+        text = content if isinstance(content, str) else " ".join(_part_text(c) for c in content)
         return _cut(f"[{entry.custom_type}]: {text}"), kind, False
     if kind == "compaction":
         tokens = int(entry.tokens_before or 0)
@@ -117,7 +121,7 @@ def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> 
     if kind == "label":
         return f"[label: {entry.label or ''}]", kind, False
     if kind == "session_info":
-        return f"[title: {getattr(entry, 'name', '')}]", kind, False  # a raw entry has no name
+        return f"[title: {entry.name if isinstance(entry, SessionInfoEntry) else ''}]", kind, False
     if kind == "context_edit":
         verb = "omit" if entry.replacement is None else "replace"
         return f"[context {verb}: {entry.target_id}]", kind, False
