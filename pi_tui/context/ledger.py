@@ -140,6 +140,17 @@ class CacheLedger:
         self._deferred = once
         return record
 
+    def reset(self) -> None:
+        """Forget every request: the session was switched (resume, fork, new), so the next request is
+        compared with nothing, as a fresh process's first one is. The session left behind sends none of
+        its cached context again, so none of it is billed again."""
+        self.requests.clear()
+        self.invalidations.clear()
+        self.pending.clear()
+        self._last_blocks = []
+        self._last_cached = 0
+        self._deferred = None
+
     def _settle(self) -> None:
         """Compute a deferred fingerprint (the first request's) now."""
         if self._deferred is not None:

@@ -127,6 +127,7 @@ class SessionTreeMixin(SessionHost):
         self.agent.model = model
         self.agent.thinking = thinking
         self.engine.last = None
+        self.engine.ledger.reset()  # the cache ledger is the session's: the new one starts afresh
         self._rebuild_messages()
         self._pending_state = PendingState()  # unwritten changes belonged to the session we left
         self._record_model_if_changed(restored, model, thinking)
