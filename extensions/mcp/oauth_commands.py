@@ -2,22 +2,31 @@
 
 In the TUI the browser opens (where there is a desktop) and a dialog takes a redirect URL pasted from a
 browser on another machine; RPC clients get the URL as a notification and the same question as an
-``input`` request; ``pi-tui -p "/mcp login NAME"`` prints the URL and waits for the browser.
+``input`` request; ``pi-tui -e mcp -p "/mcp login NAME"`` writes the URL and the outcome to stderr (print
+mode has no UI for notifications) and waits for the browser.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from .oauth_store import StoreError, TokenStore
 from .servers import McpCallError, Server
 
 if TYPE_CHECKING:
-    from pi_tui.extensions.api import ExtensionContext
+    from pi_tui.extensions.api import ExtensionContext, NotifyLevel
 
 __all__ = ["log_in_command", "log_out_command", "login_state"]
 
 LOGIN_TIMEOUT_S = 300.0
+
+
+def _say(ctx: ExtensionContext, text: str, level: NotifyLevel) -> None:
+    ctx.ui.notify(text, level)
+    if not ctx.has_ui:  # print and JSON runs: the outcome of a login must reach the user somewhere
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
 
 
 def login_state(server: Server) -> str:
@@ -33,32 +42,32 @@ async def log_in_command(server: Server, ctx: ExtensionContext) -> None:
     """Log in to ``server`` (discovery, registration, browser, tokens), then reconnect it."""
     cfg = server.config
     if not cfg.url:
-        ctx.ui.notify(
-            f"MCP server {server.name} runs locally ({cfg.command}); only remote servers log in", "error"
+        _say(
+            ctx, f"MCP server {server.name} runs locally ({cfg.command}); only remote servers log in", "error"
         )
         return
     if cfg.oauth is None:
-        ctx.ui.notify(f"MCP server {server.name} authenticates with its configured headers or bearer token; "
+        _say(ctx, f"MCP server {server.name} authenticates with its configured headers or bearer token; "
                       'OAuth is off for it (remove "auth"/"Authorization" from mcp.json to use OAuth)',
                       "error")  # fmt: skip
         return
     from .oauth_login import LoginError, log_in
 
     store = TokenStore()
-    ctx.ui.notify(f"MCP server {server.name}: logging in to {cfg.url}…", "info")
+    _say(ctx, f"MCP server {server.name}: logging in to {cfg.url}…", "info")
     try:
         await log_in(cfg, store, ctx.ui, ctx.mode, timeout=LOGIN_TIMEOUT_S)
     except LoginError as exc:
-        ctx.ui.notify(str(exc), "error")
+        _say(ctx, str(exc), "error")
         return
     await server.stop()
     try:
         await server.ensure()
     except McpCallError as exc:
-        ctx.ui.notify(f"MCP server {server.name}: logged in (saved in {store.path}), but connecting failed: {exc}",
+        _say(ctx, f"MCP server {server.name}: logged in (saved in {store.path}), but connecting failed: {exc}",
                       "error")  # fmt: skip
         return
-    ctx.ui.notify(f"MCP server {server.name}: logged in (saved in {store.path}); connected, "
+    _say(ctx, f"MCP server {server.name}: logged in (saved in {store.path}); connected, "
                   f"{len(server.tools)} tools", "info")  # fmt: skip
 
 
@@ -66,17 +75,17 @@ async def log_out_command(server: Server, ctx: ExtensionContext) -> None:
     """Forget ``server``'s login (tokens and client registration) and disconnect it."""
     url = server.config.url
     if not url:
-        ctx.ui.notify(f"MCP server {server.name} runs locally; it has no login", "error")
+        _say(ctx, f"MCP server {server.name} runs locally; it has no login", "error")
         return
     store = TokenStore()
     try:
         removed = store.remove(url)
     except StoreError as exc:
-        ctx.ui.notify(f"MCP server {server.name}: cannot log out: {exc}", "error")
+        _say(ctx, f"MCP server {server.name}: cannot log out: {exc}", "error")
         return
     await server.stop()
     if removed:
-        ctx.ui.notify(f"MCP server {server.name}: logged out (its tokens are removed from {store.path}; "
+        _say(ctx, f"MCP server {server.name}: logged out (its tokens are removed from {store.path}; "
                       "the server itself is not told)", "info")  # fmt: skip
     else:
-        ctx.ui.notify(f"MCP server {server.name} was not logged in", "info")
+        _say(ctx, f"MCP server {server.name} was not logged in", "info")

@@ -67,6 +67,9 @@ async def log_in(config: ServerConfig, store: TokenStore, ui: UIBridge, mode: st
     Raises:
         LoginError: discovery, registration, the browser step or the token exchange failed.
     """
+    from . import sdk
+
+    await sdk.loaded([config.transport])  # never import the SDK while its preload thread is importing it
     import httpx2
     from mcp.client.auth import OAuthClientProvider, OAuthFlowError, OAuthRegistrationError, OAuthTokenError
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata

@@ -11,6 +11,9 @@ time limit. Nothing heavy is imported until a login starts.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import sys
 import threading
 from dataclasses import dataclass
 from types import TracebackType
@@ -50,6 +53,8 @@ class _UiInteraction:
         self.loop = loop
         self.title = title
         self.cancel = threading.Event()
+        self.context = contextvars.copy_context()  # made on the event loop, where the login started
+        self.shown = ""  # the URL line, repeated in the question (a dialog may cover the chat)
 
     def notify(self, event: AuthEvent) -> None:
         if event.kind == "auth_url":
@@ -60,6 +65,13 @@ class _UiInteraction:
                     f"{event.url}")  # fmt: skip
         else:
             text = f"{self.title}: {event.message}"
+        if event.kind == "auth_url":
+            self.shown = text
+        if not self.ask:
+            # Print and JSON runs have no UI to notify, yet the URL is the one thing the user must see:
+            # it goes to stderr (never stdout, which belongs to the answer or the JSON stream).
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
         self.loop.call_soon_threadsafe(self.ui.notify, text, "info")
 
     def prompt(self, prompt: AuthPrompt) -> str:
@@ -70,15 +82,29 @@ class _UiInteraction:
                 if self.cancel.is_set():
                     raise LoginCancelled()
             return ""
-        future = asyncio.run_coroutine_threadsafe(self.ui.input(prompt.message, prompt.placeholder or None),
-                                                  self.loop)  # fmt: skip
+        # The question is asked from a task started in the login's own context (the UI may need context
+        # variables of its event loop, as Textual's dialogs do), and withdrawn when the browser answers.
+        answered: concurrent.futures.Future[str | None] = concurrent.futures.Future()
+        started: list[asyncio.Task[str | None]] = []
+
+        def start() -> None:
+            question = f"{self.shown}\n\n{prompt.message}" if self.shown else prompt.message
+            task = asyncio.ensure_future(self.ui.input(question, prompt.placeholder or None))
+            started.append(task)
+            task.add_done_callback(lambda done: _settle(done, answered))
+
+        def withdraw() -> None:
+            for task in started:
+                task.cancel()
+
+        self.loop.call_soon_threadsafe(start, context=self.context)
         while True:
             try:
-                answer = future.result(timeout=0.1)
+                answer = answered.result(timeout=0.1)
                 break
             except TimeoutError:
                 if prompt.withdrawn.is_set() or self.cancel.is_set():
-                    future.cancel()
+                    self.loop.call_soon_threadsafe(withdraw)
                     if self.cancel.is_set():
                         raise LoginCancelled() from None
                     return ""
@@ -87,6 +113,18 @@ class _UiInteraction:
         if answer is None:
             raise LoginCancelled()
         return answer
+
+
+def _settle(task: asyncio.Task[str | None], answered: concurrent.futures.Future[str | None]) -> None:
+    """Hand a finished question's answer to the waiting thread (None when it was withdrawn)."""
+    if answered.done():
+        return
+    if task.cancelled():
+        answered.set_result(None)
+    elif task.exception() is not None:
+        answered.set_exception(task.exception())
+    else:
+        answered.set_result(task.result())
 
 
 class BrowserLogin:
@@ -158,8 +196,8 @@ class BrowserLogin:
         try:
             got = await asyncio.to_thread(
                 wait_for_authorization, io, server, url=url, instructions="",
-                manual_message=f"{self.title}: paste the redirect URL here if the browser is on another "
-                               "machine (Esc cancels the login)",
+                manual_message="If the browser is on another machine, paste the address it was sent to here "
+                               "(Esc cancels the login):",
                 placeholder="http://127.0.0.1:…/callback?code=…",
             )  # fmt: skip
         except LoginCancelled:

@@ -261,7 +261,8 @@ async def test_a_redirect_url_pasted_from_another_machine_completes_the_login(
     async with open_session(ext("mcp"), project, model=MODEL) as session:
         session.attach_ui(ui, "rpc")
         await session.prompt("/mcp login docs")
-    assert ui.asked_paste and "paste the redirect URL" in ui.asked_paste[0]
+    assert ui.asked_paste and "paste the address it was sent to" in ui.asked_paste[0]
+    assert ui.urls[0] in ui.asked_paste[0]  # the URL is in the question too: a dialog may cover the chat
     assert ui.texts()[-1].endswith("connected, 1 tools")
 
 
@@ -293,3 +294,28 @@ async def test_login_failures_say_why(
         await session.prompt("/mcp login plain")
         assert "OAuth is off for it" in ui.texts()[-1]
     assert not (agent_dir / "mcp-oauth.json").exists()  # nothing half-stored
+
+
+async def test_in_the_tui_the_question_shows_the_url_and_goes_away_when_the_browser_answers(
+    tmp_path: Path, agent_dir: Path, oauth_server: str
+) -> None:
+    from pi_tui.ai.providers.faux import FauxScript
+    from pi_tui.modes.interactive.blocks import NoticeBlock
+    from tests.modes.interactive.helpers import make_app, type_text, until
+
+    write_mcp(agent_dir, {"docs": {"url": f"{oauth_server}/mcp"}})
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", "mcp"])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "/mcp login docs")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "InputDialog", timeout=30)
+        question = str(getattr(app.screen, "title_text", ""))
+        found = AUTHORIZE.search(question)
+        assert found is not None, question  # the dialog covers the chat, so it carries the URL itself
+        await asyncio.to_thread(Browser._visit, found.group(1))
+        notices = lambda: [b.text for b in app.chat.query(NoticeBlock)]  # noqa: E731
+        await until(pilot, lambda: any("logged in" in n for n in notices()), timeout=30)
+        assert type(app.screen).__name__ != "InputDialog"  # the question was withdrawn with its dialog
+        assert notices()[-1].endswith("connected, 1 tools")

@@ -34,6 +34,10 @@ async def ask(app: PiApp, screen: ModalScreen[Any], timeout: float | None = None
         if screen.is_attached and app.screen is screen:
             app.pop_screen()
         return None
+    except asyncio.CancelledError:  # the asker no longer needs the answer: the dialog goes too
+        if screen.is_attached and app.screen is screen:
+            app.pop_screen()
+        raise
 
 
 class TuiBridge:
