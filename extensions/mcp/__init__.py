@@ -18,7 +18,8 @@ Servers are configured in ``~/.pi/agent/mcp.json`` and, once the project is trus
   after ``@`` (see ``prompts.py``).
 - Prompts: a started server's prompts become commands ``/server:prompt name=value …`` (see ``prompts.py``).
 - ``/mcp``: servers with status, tools and costs; ``/mcp tools NAME``, ``/mcp logs NAME``,
-  ``/mcp enable|disable NAME``, ``/mcp reconnect NAME``, ``/mcp direct|proxy NAME``, ``/mcp costs``.
+  ``/mcp enable|disable NAME``, ``/mcp reconnect NAME``, ``/mcp direct|proxy NAME``, ``/mcp login|logout NAME``
+  (OAuth for remote servers: ``oauth_login.py``, ``oauth.py``, ``oauth_store.py``), ``/mcp costs``.
   In RPC mode the same commands are sent as prompts.
 
 Tool calls are ordinary tool calls: ``tool_call`` handlers (``permission_gate``) see them first and

@@ -149,3 +149,50 @@ def test_when_an_in_place_edit_would_be_wrong_the_file_is_written_from_its_conte
     path.write_text('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}')
     config.save_enabled(path, "a", False)
     assert json.loads(path.read_text()) == {"mcpServers": {"a": {"command": "y", "enabled": False}}}
+
+
+def test_auth_spellings_of_pi_mcp_adapter_claude_code_and_codex(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACKER_TOKEN", "tok-env")
+    servers = config.parse_file(Path("mcp.json"), json.dumps({"mcpServers": {
+        "plain": {"url": "https://a.example/mcp"},
+        "bearer": {"url": "https://b.example/mcp", "auth": "bearer", "bearerToken": "tok-1"},
+        "env": {"url": "https://c.example/mcp", "auth": "bearer", "bearerTokenEnv": "TRACKER_TOKEN"},
+        "codex": {"url": "https://c.example/mcp", "bearer_token_env_var": "TRACKER_TOKEN"},
+        "header": {"url": "https://d.example/mcp", "headers": {"Authorization": "Bearer x"}},
+        "off": {"url": "https://e.example/mcp", "auth": "none"},
+        "client": {"url": "https://f.example/mcp", "oauth": {"clientId": "pi", "clientSecret": "s",
+                                                             "redirectUri": "http://localhost:8765/cb"}},
+        "claude": {"type": "http", "url": "https://g.example/mcp", "oauth": {"callbackPort": 9911}},
+    }}))  # fmt: skip
+    assert servers["plain"].oauth == config.OAuthSettings()  # OAuth when the server asks for it
+    assert servers["bearer"].headers == {"Authorization": "Bearer tok-1"} and servers["bearer"].oauth is None
+    assert servers["env"].headers == {"Authorization": "Bearer tok-env"}
+    assert servers["codex"].headers == {"Authorization": "Bearer tok-env"}
+    assert servers["header"].oauth is None and servers["off"].oauth is None
+    assert servers["client"].oauth == config.OAuthSettings(
+        client_id="pi", client_secret="s", port=8765, path="/cb"
+    )
+    assert servers["claude"].oauth == config.OAuthSettings(port=9911)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"auth": "bearer"}, '"auth": "bearer" needs "bearerToken" or "bearerTokenEnv"'),
+        (
+            {"bearerTokenEnv": "NOT_SET_ANYWHERE"},
+            "the environment variable NOT_SET_ANYWHERE (bearerTokenEnv) is not set",
+        ),
+        ({"auth": "magic"}, '"auth" must be "oauth", "bearer" or "none"'),
+        (
+            {"oauth": {"redirectUri": "https://example.com/cb"}},
+            '"oauth.redirectUri" must be a loopback http://',
+        ),
+        ({"oauth": {"callbackPort": "x"}}, '"oauth.callbackPort" must be a port number'),
+    ],
+)
+def test_bad_auth_settings_say_what_is_wrong(entry: dict[str, object], message: str) -> None:
+    text = json.dumps({"mcpServers": {"s": {"url": "https://a.example/mcp", **entry}}})
+    with pytest.raises(config.ConfigError, match='mcp.json:1: server "s": ') as caught:
+        config.parse_file(Path("mcp.json"), text)
+    assert message in str(caught.value)
