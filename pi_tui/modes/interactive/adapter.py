@@ -81,6 +81,8 @@ class ChatAdapter:
         self.thinking: dict[int, ThinkingBlock] = {}
         self.retry_notice: NoticeBlock | None = None
         self._retry_left = 0
+        self._retry_attempt = 0
+        """The retry under way (pi's retryAttempt): an answer aborted during it says after how many."""
         self._retry_text = ""
         self._invalidations_seen = 0
         self._live: AssistantMessage | None = None
@@ -115,6 +117,7 @@ class ChatAdapter:
             case AutoRetryEnd():
                 self._retry_ended(event)
             case AgentStart():
+                self._retry_attempt = 0
                 self.app.set_busy(True)
             case AgentEnd():
                 self.app.set_busy(False)
@@ -227,7 +230,14 @@ class ChatAdapter:
         if message.stop_reason == "error":
             self.app.chat_notice(f"Error: {message.error_message or 'unknown error'}", "error")
         elif message.stop_reason == "aborted":
-            self.app.chat_notice(message.error_message or "Operation aborted", "warning")
+            # pi's words (as the resumed chat shows it), not the provider's internal "Request was aborted"
+            attempts = self._retry_attempt
+            self.app.chat_notice(
+                f"Aborted after {attempts} retry attempt{'s' if attempts > 1 else ''}"
+                if attempts
+                else "Operation aborted",
+                "warning",
+            )
         self.chat.prune()
         self._note_cache_miss(message)
         self.app.context_measured()
@@ -249,6 +259,8 @@ class ChatAdapter:
         found = list(session.engine.ledger.invalidations) if session is not None else []
         from .cache_notices import invalidation_text
 
+        if len(found) < self._invalidations_seen:
+            self._invalidations_seen = 0  # the session was switched: its ledger started afresh
         for inv in found[self._invalidations_seen :]:
             self.app.chat_notice(invalidation_text(inv), "warning")
         self._invalidations_seen = len(found)
@@ -279,6 +291,7 @@ class ChatAdapter:
     def _retry_started(self, event: AutoRetryStart) -> None:
         # Whole seconds rounded up, as pi counts them: a retry due in 300 ms reads "in 1s", not "in 0s".
         # The error itself is not repeated: the failed answer above already shows it.
+        self._retry_attempt = event.attempt
         self._retry_left = max(0, -(-event.delay_ms // 1000))
         self._retry_text = f"Retrying ({event.attempt}/{event.max_attempts}) in {{s}}s… (escape to cancel)"
         self.retry_notice = self.app.chat_notice(self._retry_text.format(s=self._retry_left), "warning")
@@ -290,6 +303,7 @@ class ChatAdapter:
             self.retry_notice.set_text(self._retry_text.format(s=self._retry_left))
 
     def _retry_ended(self, event: AutoRetryEnd) -> None:
+        self._retry_attempt = 0
         if self.retry_notice is not None:
             if event.success:
                 self.retry_notice.set_text(f"Retry {event.attempt} succeeded")

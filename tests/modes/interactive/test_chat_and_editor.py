@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from textual import events
 
 from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_thinking, faux_tool_call
 from pi_tui.ai.types import BashExecutionMessage
+from pi_tui.args import parse_args
+from pi_tui.modes.interactive.app import PiApp
 from pi_tui.modes.interactive.blocks import (
     AssistantText,
     BashBlock,
@@ -14,6 +17,8 @@ from pi_tui.modes.interactive.blocks import (
     ThinkingBlock,
     UserBlock,
 )
+from pi_tui.runtime.factory import create_session
+from pi_tui.testing import FakeLLM, Reply, text
 
 from .helpers import gated, last_user_text, make_app, type_text, until
 
@@ -372,3 +377,26 @@ async def test_at_completion_offers_a_file_created_after_start_up(tmp_path: Path
         await type_text(pilot, "brandn")
         assert app.menu.is_shown
         assert "@brandnew.md" in [c.value for c in app.menu.candidates]
+
+
+async def test_an_answer_aborted_with_escape_says_operation_aborted(
+    tmp_path: Path, agent_dir: Path, fake: FakeLLM
+) -> None:
+    """pi's words for an answer stopped with Escape ("Operation aborted"), not the HTTP provider's
+    internal "Request was aborted", which the chat showed while the resumed chat said pi's."""
+    fake.script([Reply([text("Counting " + " ".join(f"w{i}" for i in range(400)))], frame_delay=0.05)])
+
+    def create(_trust: bool | None) -> Any:
+        return create_session(parse_args(["--model", "fake-anthropic/claude-fake"]), tmp_path)
+
+    app = PiApp(create, cwd=tmp_path, agent_dir=agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "count")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Counting" in b.text for b in app.chat.query(AssistantText)))
+        await pilot.press("escape")
+        await until(pilot, lambda: not app._busy)
+        notices = [b.text for b in app.chat.query(NoticeBlock)]
+        assert "Operation aborted" in notices
+        assert not any("Request was aborted" in n for n in notices)
