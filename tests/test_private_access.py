@@ -49,7 +49,7 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         f"{SAME_CLASS}: create_branched_session fills the new session",
     ),
     ("pi_tui/session/tree.py", "tree"): (
-        {"_has_assistant"},
+        {"_has_assistant", "_index", "_run_start"},
         f"{SAME_CLASS}: SessionTree.from_entries fills the tree it builds",
     ),
     ("pi_tui/util/record.py", "other"): ({"_fields", "_extra"}, f"{SAME_CLASS}: Record equality"),

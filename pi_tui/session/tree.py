@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 
 from pi_tui.ai.types import AssistantMessage
 from pi_tui.session.entries import (
@@ -65,17 +66,21 @@ class SessionTree:
         self.leaf_id: str | None = None
         self._name: str | None = None
         self._has_assistant = False
-        # The last path built (leaf id, root-first entries): the next leaf usually descends from it.
-        self._path_memo: tuple[str, list[SessionEntry]] | None = None
-        self._duplicates = False  # a duplicate id can reroute (even loop) paths: no memo then
+        # Where each id sits in ``entries``, and for each position the start of its run: the longest
+        # stretch of ``entries`` ending there in which every entry's parent is the entry before it.
+        # A path is then a few list slices (one per branch point) instead of one step per entry.
+        self._index: dict[str, int] = {}
+        self._run_start: list[int] = []
+        self._duplicates = False  # a duplicate id can reroute (even loop) paths: walked step by step then
 
     @classmethod
     def from_entries(cls, entries: Iterable[SessionEntry], report: LoadReport | None = None) -> SessionTree:
         """Index loaded entries, repairing missing parents (recorded in ``report``)."""
         tree = cls()
-        by_id = tree.by_id
+        by_id, index, run_start, kept = tree.by_id, tree._index, tree._run_start, tree.entries
         add = tree.add
         previous_id: str | None = None
+        last_id: str | None = None  # the id of the last entry in ``kept`` (None when it has none)
         for entry in entries:
             entry_id = entry.id
             if entry_id is not None:
@@ -92,8 +97,13 @@ class SessionTree:
                     report.duplicate_ids.append(entry_id)
             if type(entry) is MessageEntry and entry_id is not None and entry_id not in by_id:
                 # `add` for a plain message: no label or name to note, so only the indexes change
-                tree.entries.append(entry)
+                position = len(kept)
+                run_start.append(
+                    run_start[-1] if last_id is not None and entry.parent_id == last_id else position
+                )
+                kept.append(entry)
                 by_id[entry_id] = entry
+                index[entry_id] = position
                 tree.leaf_id = entry_id
                 if not tree._has_assistant and isinstance(entry.message, AssistantMessage):
                     tree._has_assistant = True
@@ -101,20 +111,26 @@ class SessionTree:
                 add(entry)
             if entry_id is not None:
                 previous_id = entry_id
+            last_id = entry_id
         return tree
 
     # --- mutation ---------------------------------------------------------------------------------
 
     def add(self, entry: SessionEntry) -> None:
         """Record an entry (already parented) and make it the leaf."""
-        self.entries.append(entry)
+        entries, run_start = self.entries, self._run_start
+        position = len(entries)
         entry_id = entry.id
+        last_id = entries[-1].id if entries else None
+        continues = entry_id is not None and last_id is not None and entry.parent_id == last_id
+        run_start.append(run_start[-1] if continues else position)
+        entries.append(entry)
         if entry_id is None:  # a raw line without an id is kept for the file, outside the tree
             return
         if entry_id in self.by_id:  # a duplicate id replaces the earlier entry: paths through it change
             self._duplicates = True
-            self._path_memo = None
         self.by_id[entry_id] = entry
+        self._index[entry_id] = position
         self.leaf_id = entry_id
         if isinstance(entry, LabelEntry):
             if entry.label:
@@ -156,26 +172,36 @@ class SessionTree:
             return []
         if leaf_id not in self.by_id:
             raise EntryNotFoundError(leaf_id)
-        # Entries only ever get added, so the path to an entry never changes: a walk that reaches the
-        # last path's leaf takes that path over instead of walking on to the root (O(new entries)).
-        memo = self._path_memo
+        if self._duplicates:
+            return self._walk(leaf_id)
+        # One slice of ``entries`` per run (see `__init__`), from the leaf's run up to the root's.
+        entries, run_start, index = self.entries, self._run_start, self._index
+        runs: list[list[SessionEntry]] = []
+        steps = 0
+        end: int | None = index[leaf_id]
+        while end is not None:
+            start = run_start[end]
+            runs.append(entries[start : end + 1])
+            steps += end + 1 - start
+            if steps > len(entries):  # parents that loop: the step-by-step walk stops where it repeats
+                return self._walk(leaf_id)
+            parent = entries[start].parent_id
+            end = index.get(parent) if parent is not None else None
+        runs.reverse()
+        return list(chain.from_iterable(runs))
+
+    def _walk(self, leaf_id: str) -> list[SessionEntry]:
+        """`path_to` one parent at a time, stopping at the first entry seen twice."""
         path: list[SessionEntry] = []
         seen: set[str] = set()
         current: SessionEntry | None = self.by_id[leaf_id]
         while current is not None and current.id not in seen:
-            if memo is not None and current.id == memo[0]:
-                path.reverse()
-                path = memo[1] + path
-                break
             seen.add(current.id)  # type: ignore[arg-type]
             path.append(current)
             parent = current.parent_id
             current = self.by_id.get(parent) if parent is not None else None
-        else:
-            path.reverse()
-        if not self._duplicates:
-            self._path_memo = (leaf_id, path)
-        return list(path)
+        path.reverse()
+        return path
 
     def children(self, entry_id: str | None) -> list[SessionEntry]:
         """Direct children of ``entry_id`` (roots for None), oldest first."""

@@ -1,4 +1,5 @@
-"""`SessionTree.path_to` reuses the last path it built; the result must equal a plain walk to the root."""
+"""`SessionTree.path_to` joins runs of entries whose parent is the entry before them (slices of the
+file order); the result must equal a plain walk from the leaf to the root, whatever the tree's shape."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import random
 
 import pytest
 
-from pi_tui.session.entries import LabelEntry
+from pi_tui.ai.types import UserMessage
+from pi_tui.session.entries import LabelEntry, MessageEntry, RawEntry, SessionEntry
 from pi_tui.session.tree import SessionTree
 
 
@@ -22,6 +24,15 @@ def _walk(tree: SessionTree, leaf_id: str) -> list[str]:
 def _entry(entry_id: str, parent: str | None) -> LabelEntry:
     return LabelEntry(
         id=entry_id, parent_id=parent, timestamp="2026-11-24T18:00:00.000Z", target_id="x", label=None
+    )
+
+
+def _message(entry_id: str, parent: str | None) -> MessageEntry:
+    return MessageEntry(
+        id=entry_id,
+        parent_id=parent,
+        timestamp="2026-11-24T18:00:00.000Z",
+        message=UserMessage(content="hi", timestamp=0),
     )
 
 
@@ -53,3 +64,41 @@ def test_the_returned_path_is_the_callers_to_change() -> None:
     first = tree.path_to("b")
     first.clear()
     assert [e.id for e in tree.path_to("b")] == ["a", "b"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_paths_of_a_loaded_tree_equal_a_plain_walk(seed: int) -> None:
+    # file order with branches, lines without an id, a parent given later in the file or not at all
+    # (repaired to the entry before), a self-parent, and parents that loop among added entries
+    rng = random.Random(seed)
+    entries: list[SessionEntry] = []
+    ids: list[str] = []
+    for n in range(400):
+        roll = rng.random()
+        if roll < 0.05:
+            entries.append(RawEntry({"type": "odd"}, '{"type":"odd"}'))
+            continue
+        entry_id = f"e{n}"
+        if not ids or roll < 0.08:
+            parent = None
+        elif roll < 0.75:
+            parent = ids[-1]
+        elif roll < 0.8:
+            parent = f"e{n + 5}"  # not seen yet: reattached to the entry before
+        elif roll < 0.82:
+            parent = entry_id
+        else:
+            parent = rng.choice(ids)
+        entries.append(_message(entry_id, parent) if rng.random() < 0.7 else _entry(entry_id, parent))
+        ids.append(entry_id)
+    tree = SessionTree.from_entries(entries)
+    for leaf in ids:
+        assert [e.id for e in tree.path_to(leaf)] == _walk(tree, leaf), (seed, leaf)
+    # parents that loop (only `add` can make them): the path stops where the walk repeats
+    tree.add(_entry("x1", "x2"))
+    tree.add(_entry("x2", "x1"))
+    tree.add(_entry("x3", "x2"))
+    for leaf in ("x1", "x2", "x3", ids[-1]):
+        assert [e.id for e in tree.path_to(leaf)] == _walk(tree, leaf), (seed, leaf)
+    # the path is made of the tree's own entry objects
+    assert all(e is tree.by_id[e.id] for e in tree.path_to(ids[-1]) if e.id is not None)
