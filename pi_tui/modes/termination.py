@@ -12,7 +12,6 @@ import asyncio
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 __all__ = ["cancel_on_termination", "TERMINATING_SIGNALS"]
 
@@ -20,7 +19,7 @@ TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
-def cancel_on_termination(task: asyncio.Task[Any]) -> Iterator[list[int]]:
+def cancel_on_termination(task: asyncio.Task[object]) -> Iterator[list[int]]:
     """While inside, SIGTERM/SIGHUP cancel ``task``; yields the list the received signals are added to.
 
     Must be entered on the event loop's thread (it uses ``loop.add_signal_handler``); where signal

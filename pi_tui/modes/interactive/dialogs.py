@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -133,7 +134,7 @@ class SelectDialog(ModalScreen[str | None]):
         options.add_options([Option(self.options[i]) for i in self._shown])
         options.highlighted = 0 if self._shown else None
 
-    def on_key(self, event: Any) -> None:
+    def on_key(self, event: events.Key) -> None:
         options = self.query_one(OptionList)
         if event.key in ("up", "down") and self._shown and self.search:  # else the list has the keys
             step = -1 if event.key == "up" else 1

@@ -8,9 +8,11 @@ the editor's cursor (for input methods and screen readers), instead of hiding it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pi_tui.resources.settings import SettingsManager
+
     from .app import PiApp
 
 __all__ = ["EDITOR_BASE_PADDING", "apply_ui_settings", "set_hardware_cursor", "set_hide_thinking"]
@@ -42,7 +44,7 @@ def _show_again(app: PiApp) -> None:
         app.write_to_terminal(_SHOW_CURSOR)
 
 
-def apply_ui_settings(app: PiApp, settings: Any) -> None:
+def apply_ui_settings(app: PiApp, settings: SettingsManager | None) -> None:
     """Apply the session's settings (a `SettingsManager`, or None for the defaults) to ``app``."""
     if settings is None:
         return

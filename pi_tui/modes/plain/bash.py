@@ -8,7 +8,11 @@ answer the command themselves (``user_bash``). Escape or Ctrl+C kills it.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
+
 
 from pi_tui.agent.tool import result_text
 
@@ -20,7 +24,7 @@ __all__ = ["run_user_bash"]
 _EXIT = re.compile(r"Command exited with code (\d+)")
 
 
-async def run_user_bash(text: str, session: Any, terminal: Terminal, printer: EventPrinter) -> None:
+async def run_user_bash(text: str, session: AgentSession, terminal: Terminal, printer: EventPrinter) -> None:
     """Run ``text`` (``!cmd`` or ``!!cmd``) and record it in the session."""
     from pi_tui.ai.stream import AbortSignal
     from pi_tui.ai.types import BashExecutionMessage

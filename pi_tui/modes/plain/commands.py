@@ -6,7 +6,11 @@ commands and unknown ``/words`` go through ``session.prompt`` as everywhere else
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
+
 
 from .bridge import PlainUIBridge
 from .render import EventPrinter
@@ -37,7 +41,9 @@ QUIT = object()
 """Returned by `run_plain_command` when the user asked to quit."""
 
 
-async def run_plain_command(text: str, session: Any, bridge: PlainUIBridge, printer: EventPrinter) -> object:
+async def run_plain_command(
+    text: str, session: AgentSession, bridge: PlainUIBridge, printer: EventPrinter
+) -> object:
     """Run ``text`` when it is one of `PLAIN_COMMANDS`: True when handled, `QUIT` to quit, else False."""
     if not text.startswith("/"):
         return False
@@ -56,7 +62,7 @@ async def run_plain_command(text: str, session: Any, bridge: PlainUIBridge, prin
     return True
 
 
-async def _model(args: str, session: Any, bridge: PlainUIBridge, printer: EventPrinter) -> None:
+async def _model(args: str, session: AgentSession, bridge: PlainUIBridge, printer: EventPrinter) -> None:
     from pi_tui.ai.model_resolver import parse_model_pattern
     from pi_tui.ai.thinking import clamp_thinking_level
     from pi_tui.util.fuzzy import fuzzy_filter
@@ -85,7 +91,7 @@ async def _model(args: str, session: Any, bridge: PlainUIBridge, printer: EventP
     printer.line(f"Model: {chosen.label}{thinking}")
 
 
-async def _thinking(args: str, session: Any, bridge: PlainUIBridge, printer: EventPrinter) -> None:
+async def _thinking(args: str, session: AgentSession, bridge: PlainUIBridge, printer: EventPrinter) -> None:
     from pi_tui.ai.thinking import available_thinking_levels, parse_thinking_level
 
     levels = list(available_thinking_levels(session.model))
@@ -98,5 +104,7 @@ async def _thinking(args: str, session: Any, bridge: PlainUIBridge, printer: Eve
         if picked is None:
             return
         level = parse_thinking_level(picked)
+        if level is None:  # the picker offers only levels
+            return
     session.set_thinking_level(level)
     printer.line(f"Thinking level: {session.thinking}")

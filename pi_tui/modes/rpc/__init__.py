@@ -10,14 +10,19 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pi_tui.args import Args
+    from pi_tui.runtime.agent_session import AgentSession
+
 
 __all__ = ["run_rpc", "serve_rpc"]
 
 log = logging.getLogger(__name__)
 
 
-async def serve_rpc(session: Any, *, input_fd: int, output_fd: int) -> int | None:
+async def serve_rpc(session: AgentSession, *, input_fd: int, output_fd: int) -> int | None:
     """Serve ``session`` over the given descriptors until input ends; the caller closes the session.
 
     Returns the signal (SIGTERM/SIGHUP) that ended serving, or None when input ended.
@@ -30,7 +35,7 @@ async def serve_rpc(session: Any, *, input_fd: int, output_fd: int) -> int | Non
     return server.stopped_by
 
 
-def run_rpc(args: Any, cwd: Path) -> int:
+def run_rpc(args: Args, cwd: Path) -> int:
     """The ``--mode rpc`` entry point: build the session, serve stdin/stdout, save and exit.
 
     Returns the process exit code (0 after end of input, 143/129 after SIGTERM/SIGHUP; start-up

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.text import Text
 from textual import work
@@ -21,9 +21,15 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from pi_tui.agent.events import AutoCompactionEnd, AutoCompactionStart
+from pi_tui.agent.events import AgentEvent, AutoCompactionEnd, AutoCompactionStart, RuntimeEvent
 
+from . import session_of
 from ._dialogs import EditScreen, PromptScreen
+
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.resources.settings import SettingsManager
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["ReviewScreen", "ReviewMode", "install_review", "review_mode", "regenerate_summary"]
 
@@ -34,14 +40,14 @@ REVIEW_MODES: tuple[ReviewMode, ...] = ("always", "manual-only", "never")
 DEFAULT_REVIEW: ReviewMode = "manual-only"
 
 
-def review_mode(settings: Any) -> ReviewMode:
+def review_mode(settings: SettingsManager | None) -> ReviewMode:
     """``compaction.review`` from the settings (an unknown value falls back to the default)."""
     group = settings.get("compaction", {}) if settings is not None else {}
     value = group.get("review") if isinstance(group, dict) else None
     return value if value in REVIEW_MODES else DEFAULT_REVIEW
 
 
-async def regenerate_summary(session: Any, focus: str | None) -> str:
+async def regenerate_summary(session: AgentSession, focus: str | None) -> str:
     """A fresh summary of what the pending compaction would summarise, with ``Additional focus``.
 
     Raises:
@@ -86,7 +92,7 @@ class ReviewScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, session: Any, summary: str, *, automatic: bool) -> None:
+    def __init__(self, session: AgentSession, summary: str, *, automatic: bool) -> None:
         super().__init__()
         self.session = session
         self.summary = summary
@@ -147,12 +153,12 @@ class ReviewScreen(ModalScreen[str | None]):
         )
 
 
-def install_review(app: Any) -> None:
+def install_review(app: PiApp) -> None:
     """Let the user review every compaction the ``compaction.review`` setting asks for."""
-    session = app.session
+    session = session_of(app)
     state = {"automatic": False}
 
-    def track(event: Any) -> None:
+    def track(event: AgentEvent | RuntimeEvent) -> None:
         if isinstance(event, AutoCompactionStart):
             state["automatic"] = True
         elif isinstance(event, AutoCompactionEnd):

@@ -8,7 +8,7 @@ searches (Backspace edits), Enter jumps, Ctrl+F forks into a new session file, E
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, work
@@ -20,9 +20,14 @@ from textual.widgets import Static
 
 from pi_tui.session.entries import MessageEntry
 
+from . import session_of
 from ._dialogs import ChoiceScreen, PromptScreen
 from ._rowlist import RowList
 from .tree_rows import FILTER_MODES, FilterMode, TreeModel, TreeRow
+
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["ForkScreen", "TreeScreen", "open_fork", "open_tree"]
 
@@ -61,7 +66,7 @@ class TreeScreen(Screen[None]):
         Binding("ctrl+f", "fork", "Fork"),
     ]
 
-    def __init__(self, session: Any, mode: FilterMode = "default") -> None:
+    def __init__(self, session: AgentSession, mode: FilterMode = "default") -> None:
         super().__init__()
         self.session = session
         self.model = TreeModel(session.session_manager, mode)
@@ -337,7 +342,7 @@ class ForkScreen(TreeScreen):
     """``/fork``: the tree filtered to your messages; Enter forks from the highlighted one (pi's
     user-message selector: the new session holds the path before it, and its text goes to the editor)."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: AgentSession) -> None:
         super().__init__(session, "user-only")
         self.title_text = "Fork from message"
         self.help_text = (
@@ -352,17 +357,19 @@ class ForkScreen(TreeScreen):
             self._fork(self.shown[event.index])
 
 
-async def open_fork(app: Any, _args: str) -> None:
+async def open_fork(app: PiApp, _args: str) -> None:
     """``/fork``: refused before the first answer, as in pi 0.80+."""
-    entries = app.session.session_manager.get_entries()
+    session = session_of(app)
+    entries = session.session_manager.get_entries()
     if not any(isinstance(e, MessageEntry) and e.message.role == "assistant" for e in entries):
         app.notify("Nothing to fork from yet", severity="warning")
         return
-    await app.push_screen(ForkScreen(app.session))
+    await app.push_screen(ForkScreen(session))
 
 
-async def open_tree(app: Any, _args: str) -> None:
+async def open_tree(app: PiApp, _args: str) -> None:
     """``/tree``: push the navigator (default filter from the ``treeFilterMode`` setting)."""
-    settings = app.session.settings if app.session is not None else None
+    session = session_of(app)
+    settings = session.settings
     mode = settings.tree_filter_mode if settings is not None else "default"
-    await app.push_screen(TreeScreen(app.session, mode if mode in FILTER_MODES else "default"))
+    await app.push_screen(TreeScreen(session, mode if mode in FILTER_MODES else "default"))
