@@ -244,13 +244,16 @@ def _run_headless(
             await startup.session.close()
 
     try:
-        return asyncio.run(go())
+        code = asyncio.run(go())
+        _headless_done.append(True)
+        return code
     except KeyboardInterrupt:
         _err("Interrupted")
         return 130
 
 
 _gc_held: list[bool] = []  # [True] while `main` holds the cyclic collector off
+_headless_done: list[bool] = []  # [True] once a print or JSON run has closed its session
 
 
 def _settle_gc() -> None:
@@ -275,9 +278,16 @@ def main(argv: list[str] | None = None) -> int:
         gc.disable()
         _gc_held.append(True)
     try:
-        return _main(argv)
+        code = _main(argv)
     finally:
         _settle_gc()
+    if argv is None and _headless_done:
+        # A print or JSON run that closed its session (appended, fsynced, extensions shut down): end
+        # without the interpreter's teardown of every object left (see `pi_tui.util.quick_exit`).
+        from pi_tui.util.quick_exit import end_process
+
+        end_process(code)
+    return code
 
 
 def _main(argv: list[str] | None) -> int:

@@ -83,6 +83,14 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         "os._exit, the standard library's exit without clean-up, when the normal quit cannot finish",
     ),
     ("pi_tui/sandbox/bridge.py", "os"): ({"_exit"}, "os._exit in the forked bridge process"),
+    ("pi_tui/util/quick_exit.py", "os"): (
+        {"_exit"},
+        "os._exit, the standard library's exit without the interpreter's teardown, after a print run",
+    ),
+    ("pi_tui/util/quick_exit.py", "atexit"): (
+        {"_run_exitfuncs"},
+        "atexit's own runner of the registered hooks (the interpreter's exit runs them the same way)",
+    ),
     ("pi_tui/ai/providers/azure_openai_responses.py", "parts"): (
         {"_replace"},
         "a named tuple's documented _replace",

@@ -14,7 +14,8 @@ from pathlib import Path
 
 # Runs pi-tui the way the console script does (``main()`` with no argv), or as an embedding caller
 # would (``main(argv)``), and reports from an atexit hook, after the answer, whether the collector is
-# on and how many objects are frozen.
+# on and how many objects are frozen. The console script's print run ends the process inside
+# ``main()`` once the hooks have run (`pi_tui.util.quick_exit`): its status is the process's.
 _RUN = """
 import atexit, gc, json, sys
 from pi_tui.cli import main
@@ -41,6 +42,7 @@ def _run(tmp_path: Path, embedded: bool) -> dict[str, object]:
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    result.setdefault("code", done.returncode)
     return result
 
 

@@ -219,6 +219,8 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.util.json_safe",
         "pi_tui.util.large_buffers",
         "pi_tui.util.lazy",
+        # a finished print run ends without the interpreter's teardown (after the answer)
+        "pi_tui.util.quick_exit",
         "pi_tui.util.record",
         "pi_tui.util.record_annotations",
         "pi_tui.util.record_checks",
