@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Container
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from pi_tui.ai.types import AssistantMessage, Message, ToolResultMessage, UserContent, WireModel
 from pi_tui.util.record import ValidationError, field
+from pi_tui.util.record_checks import Invalid
 
 __all__ = [
     "CURRENT_VERSION",
@@ -326,6 +327,16 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err.get('msg', 'invalid')}" if where else str(err.get("msg", "invalid"))
 
 
+_MESSAGE_ENTRY_MAKER: list[Callable[[Mapping[Any, Any]], MessageEntry]] = []
+
+
+def _message_entry_maker() -> Callable[[Mapping[Any, Any]], MessageEntry]:
+    """`MessageEntry`'s maker, its ``type`` already matched (built on first use: the class's field table)."""
+    if not _MESSAGE_ENTRY_MAKER:
+        _MESSAGE_ENTRY_MAKER.append(MessageEntry.maker(tag_checked="type"))
+    return _MESSAGE_ENTRY_MAKER[0]
+
+
 def parse_entry(data: dict[str, Any], line: str) -> SessionEntry:
     """Turn one decoded JSON line into an entry model, or a `RawEntry` when that is not possible.
 
@@ -335,6 +346,12 @@ def parse_entry(data: dict[str, Any], line: str) -> SessionEntry:
     cls: type[EntryBase] | None
     if kind == "message":  # most entries
         message = data.get("message")
+        if type(message) is dict and message.get("role") != "system":
+            # `model_validate` without its per-call steps: a big session makes ~100,000 of these
+            try:
+                return _message_entry_maker()(data)
+            except Invalid as exc:
+                return RawEntry(data, line, problem=_first_error(exc.public(MessageEntry.__name__)))
         system = isinstance(message, dict) and message.get("role") == "system"
         cls = SystemMessageEntry if system else MessageEntry
     else:

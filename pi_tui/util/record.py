@@ -468,6 +468,15 @@ class Record:
         return spec.make if tag is None else spec.maker_for_tag(tag)
 
     @classmethod
+    def maker(cls: type[_R], *, tag_checked: str | None = None) -> Callable[[Mapping[Any, Any]], _R]:
+        """The function `model_validate` calls for a dict, for a loop over many dicts of one class.
+
+        It makes a new record from a mapping and raises `Invalid` (not `ValidationError`: a caller
+        wanting the latter calls ``exc.public(cls.__name__)``, as `model_validate` does).
+        """
+        return cls._maker(tag_checked)
+
+    @classmethod
     def model_validate(cls: type[_R], obj: Any, *, tag_checked: str | None = None) -> _R:
         """``obj`` itself when it is already a ``cls``; else a record validated from a dict.
 
