@@ -21,9 +21,12 @@ def end_process(code: int) -> None:
     """End the process with exit status ``code`` once nothing can be lost by skipping the teardown.
 
     Returns (and the caller exits the usual way) when a non-daemon thread is still running, which the
-    interpreter would wait for, or when flushing stdout or stderr fails, which the interpreter reports
-    in its own way (a closed pipe, say).
+    interpreter would wait for, when a profiler or tracer is attached (``python -m cProfile`` writes its
+    report after the program returns), or when flushing stdout or stderr fails, which the interpreter
+    reports in its own way (a closed pipe, say).
     """
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return
     main = threading.main_thread()
     if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
         return

@@ -110,3 +110,30 @@ def test_without_threads_it_ends_with_the_code_after_the_hooks_and_flushes(tmp_p
     )
     assert run.returncode == 3
     assert run.stdout == "unflushedhook\n"
+
+
+def test_a_profiled_print_run_still_writes_its_profile(tmp_path: Path) -> None:
+    profile = tmp_path / "run.prof"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cProfile",
+            "-o",
+            str(profile),
+            "-m",
+            "pi_tui",
+            "--provider",
+            "faux",
+            "-p",
+            "hi",
+        ],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "faux provider" in run.stdout
+    assert profile.stat().st_size > 0
