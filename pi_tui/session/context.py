@@ -107,24 +107,35 @@ class RestoreState:
 
 
 def restore_state(path: Sequence[SessionEntry]) -> RestoreState:
-    """The `RestoreState` of a path (root first), in one pass over it."""
+    """The `RestoreState` of a path (root first), read from its end.
+
+    The latest assistant message or model change gives the model, the latest thinking level change
+    the level, and one message the context emits (or a compaction) makes ``has_messages``: once all
+    three are known the rest of the path is not read, and once the first two are, message entries
+    are passed over without reading their messages.
+    """
     model: ModelRef | None = None
+    model_known = False
     thinking_level = "off"
-    last_assistant: AssistantMessage | None = None  # the model of the last assistant, unless changed after
+    level_known = False
     compacted = False
     emits = False  # an entry `_emit` turns into a message, unless a context edit omits it
     omitted = {target for target, replacement in latest_context_edits(path).items() if replacement is None}
-    for entry in path:
+    for entry in reversed(path):
         if type(entry) is MessageEntry:
+            if model_known and emits:
+                continue
             message = entry.message
-            if isinstance(message, AssistantMessage):
-                last_assistant, model = message, None
+            if not model_known and isinstance(message, AssistantMessage):
+                model, model_known = ModelRef(message.provider, message.model), True
             if not emits and entry.id not in omitted:
                 emits = True
         elif isinstance(entry, ThinkingLevelChangeEntry):
-            thinking_level = entry.thinking_level
+            if not level_known:
+                thinking_level, level_known = entry.thinking_level, True
         elif isinstance(entry, ModelChangeEntry):
-            model, last_assistant = ModelRef(entry.provider, entry.model_id), None
+            if not model_known:
+                model, model_known = ModelRef(entry.provider, entry.model_id), True
         elif isinstance(entry, CompactionEntry):
             compacted = True
         elif isinstance(entry, CustomMessageEntry):
@@ -132,8 +143,8 @@ def restore_state(path: Sequence[SessionEntry]) -> RestoreState:
                 emits = True
         elif isinstance(entry, BranchSummaryEntry) and entry.summary:  # never edited away
             emits = True
-    if last_assistant is not None:
-        model = ModelRef(last_assistant.provider, last_assistant.model)
+        if level_known and model_known and (emits or compacted):
+            break
     return RestoreState(model, thinking_level, compacted or emits)
 
 

@@ -4,8 +4,11 @@ whether there are messages, at every leaf of a session with every kind of entry 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pi_tui.session import SessionManager
 from pi_tui.session.context import ModelRef, RestoreState
@@ -84,3 +87,40 @@ def test_restore_state_follows_appends_and_moves_of_the_leaf() -> None:
     assert manager.restore_state().thinking_level == "high"
     manager.branch(first.id)
     assert manager.restore_state() == RestoreState(ModelRef("openai", "gpt-5"), "off", False)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_restore_state_matches_the_built_context_on_random_paths(tmp_path: Path, seed: int) -> None:
+    # restore_state reads the path from its end and stops early: any mix and order must agree
+    rng = random.Random(seed)
+    templates = [rest for _id, _parent, rest in ENTRIES if rest["type"] != "context_edit"]
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": STAMP, "cwd": str(tmp_path)}
+    lines, ids = [json.dumps(header)], []
+    for n in range(40):
+        if ids and rng.random() < 0.15:
+            replacement = None if rng.random() < 0.7 else {"content": "x"}
+            rest: dict[str, Any] = {
+                "type": "context_edit",
+                "targetId": rng.choice(ids),
+                "replacement": replacement,
+            }
+        else:
+            rest = rng.choice(templates)
+        entry_id = f"n{n}"
+        parent = ids[-1] if ids else None
+        lines.append(
+            json.dumps({"type": rest["type"], "id": entry_id, "parentId": parent, "timestamp": STAMP, **rest})
+        )
+        ids.append(entry_id)
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    manager = SessionManager.open(path, read_only=True)
+    for entry_id in ids:
+        manager.branch(entry_id)
+        ctx = manager.build_context()
+        state = manager.restore_state()
+        assert (state.model, state.thinking_level, state.has_messages) == (
+            ctx.model,
+            ctx.thinking_level,
+            bool(ctx.messages),
+        ), (seed, entry_id)
