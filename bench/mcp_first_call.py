@@ -109,8 +109,13 @@ def _until_answer(stdout: Any, request_id: int) -> None:
             return
 
 
-def first_call(subject: Subject, first_byte_delay: float = 0.0) -> tuple[float, float, float, int]:
-    """pi-tui's first call through the proxy: (call seconds, process wall, process CPU, exit code)."""
+def first_call(
+    subject: Subject, first_byte_delay: float = 0.0, extension: str = "mcp"
+) -> tuple[float, float, float, int]:
+    """pi-tui's first call through the proxy: (call seconds, process wall, process CPU, exit code).
+
+    ``extension``: ``mcp`` (the bundled one) or the path of another copy, to compare versions.
+    """
     env = make_env()
     server = {"command": subject.argv[0], "args": subject.argv[1:]}
     (env.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"s": server}}))
@@ -121,7 +126,7 @@ def first_call(subject: Subject, first_byte_delay: float = 0.0) -> tuple[float, 
     with fake.serve() as served:
         model = write_models(env, served)
         start = time.perf_counter()
-        proc = subprocess.Popen(PI_TUI.command(["--model", model, "-e", "mcp", "--mode", "json", "go"]),
+        proc = subprocess.Popen(PI_TUI.command(["--model", model, "-e", extension, "--mode", "json", "go"]),
                                 cwd=env.repo, env=env.environ(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)  # fmt: skip
         assert proc.stdout is not None
