@@ -49,8 +49,12 @@ class AllowListProxy:
 
         self._server = socketserver.ThreadingUnixStreamServer(str(socket_path), Handler)
         self._server.daemon_threads = True
+        # a short poll interval: close() (shutdown) waits until the serving loop next looks, 0.5 s by default
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="pi-sandbox-proxy", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="pi-sandbox-proxy",
+            daemon=True,
         )
         self._thread.start()
 

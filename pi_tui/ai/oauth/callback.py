@@ -99,7 +99,13 @@ class CallbackServer:
             ) from None
         self.host = host
         self.port = int(self.server.server_address[1])
-        self.thread = threading.Thread(target=self.server.serve_forever, name="oauth-callback", daemon=True)
+        # a short poll interval: close() (shutdown) waits until the serving loop next looks, 0.5 s by default
+        self.thread = threading.Thread(
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="oauth-callback",
+            daemon=True,
+        )
         self.thread.start()
 
     def _handle(self, request: BaseHTTPRequestHandler) -> None:
