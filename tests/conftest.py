@@ -13,6 +13,7 @@ import pytest
 
 from pi_tui.ai.catalog import builtin_providers, provider_info
 from pi_tui.testing import FakeLLM
+from tests.ci_skips import pytest_runtest_makereport  # noqa: F401  (the hook: a skip fails under CI=true)
 from tests.e2e.helpers import write_models_json
 from tests.pi087 import Pi087, require_pi
 
