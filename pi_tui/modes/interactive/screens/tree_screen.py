@@ -91,14 +91,39 @@ class TreeScreen(Screen[None]):
     def _list(self) -> RowList:
         return self.query_one("#tree-list", RowList)
 
+    def _anchor(self, row: TreeRow) -> int:
+        """The column where the row's entry text starts: indentation, fold and active-path markers."""
+        return 2 * row.depth + 2 * self.model.foldable(row) + 2 * row.on_active_path
+
+    def _pan(self) -> int:
+        """Columns of indentation hidden from every row, so the highlighted row's text stays in view.
+
+        pi 0.87 pans the tree sideways only when the highlighted row's text would start in the last
+        third of the width (at most 20 columns from the edge, at least 4); it then keeps a quarter of
+        the width (2 to 12 columns) of indentation before that text. Computed per frame from the
+        highlighted row alone, so moving the cursor costs nothing for rows out of view.
+        """
+        listing = self._list()
+        index = listing.cursor
+        if not 0 <= index < len(self.shown):
+            return 0
+        width = listing.scrollable_content_region.width or listing.size.width
+        anchor = self._anchor(self.shown[index])
+        room = min(20, max(4, width // 3))
+        if anchor <= width - room:
+            return 0
+        return max(0, anchor - min(12, max(2, width // 4)))
+
     def _row_key(self, index: int) -> object:
-        return self.shown[index].id if index < len(self.shown) else index
+        return (self.shown[index].id, self._pan()) if index < len(self.shown) else index
 
     def _render_row(self, index: int) -> Text:
-        return self._row_text(self.shown[index]) if index < len(self.shown) else Text("")
+        return self._row_text(self.shown[index], self._pan()) if index < len(self.shown) else Text("")
 
-    def _row_text(self, row: TreeRow) -> Text:
-        text = Text("  " * row.depth, no_wrap=True)
+    def _row_text(self, row: TreeRow, pan: int = 0) -> Text:
+        # A panned view drops the first ``pan`` columns of indentation (rows shallower than that start
+        # at the left edge, rather than losing the start of their text).
+        text = Text(" " * max(0, 2 * row.depth - pan), no_wrap=True)
         if self.model.foldable(row):
             text.append("⊞ " if row.id in self.model.folded else "⊟ ", style="bold")
         if row.on_active_path:

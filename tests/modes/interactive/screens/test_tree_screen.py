@@ -358,3 +358,27 @@ async def test_ctrl_x_copies_the_entry_shift_ctrl_o_cycles_back_and_ctrl_c_close
         await pilot.press("ctrl+c")
         assert not isinstance(app.screen, TreeScreen)
     await session.close()
+
+
+async def test_deep_tree_pans_so_the_highlighted_row_text_is_readable_at_80_columns(
+    project: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A session with an abandoned branch every few entries nests ~70 levels deep; at 80 columns the
+    highlighted row's text must still show (the indentation pans sideways, as in pi)."""
+    from bench import big_sessions
+
+    monkeypatch.setattr(big_sessions, "BRANCH_EVERY", 20)
+    path = big_sessions.write_big_session(tmp_path / "deep.jsonl", 1500, project)
+    session = fixture_session(path, project)
+    app = HostApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        leaf = screen.shown[screen.query_one("#tree-list").cursor]  # type: ignore[attr-defined]
+        assert leaf.depth > 40  # deeper than 80 columns of indentation
+        drawn = _drawn(screen)
+        assert leaf.text[:30] in drawn
+        # Moving up to a shallow row pans back: its text shows too.
+        _move_to(screen, "user: ")
+        await pilot.pause()
+        row = screen.shown[screen.query_one("#tree-list").cursor]  # type: ignore[attr-defined]
+        assert row.text[:30] in _drawn(screen)
