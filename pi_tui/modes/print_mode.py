@@ -22,6 +22,7 @@ from pi_tui.agent.events import (
     ExtensionError,
 )
 from pi_tui.ai.types import AssistantMessage
+from pi_tui.extensions.ui import NotifyLevel, NullUIBridge
 from pi_tui.runtime.agent_session import AgentSession
 
 from .commands import BuiltinCommands
@@ -112,21 +113,37 @@ async def run_print_mode(
 
     commands = BuiltinCommands(session, write)
     session.builtin_commands = commands
+    if session.ui.__class__ is NullUIBridge:
+        # Extension notices go to stderr, one line each with their level; stdout stays the answer.
+        session.ui = _StderrNoticeBridge(err)
+    failed_commands: list[str] = []
+
+    def on_command_error(event: Any) -> None:
+        if isinstance(event, ExtensionError) and event.event.startswith("command /"):
+            failed_commands.append(event.event)
+
+    unsubscribe_errors = session.subscribe(on_command_error)
     unsubscribe = session.subscribe(on_event)
     try:
         last_was_command = False
         for text in prompts:
             before = commands.handled_count
+            is_extension_command = _names_extension_command(session, text)
             await session.prompt(text)
             if json_mode:
                 json_stream.settled()
-            last_was_command = commands.handled_count > before
+            last_was_command = commands.handled_count > before or is_extension_command
             last = session.last_assistant_message()
             if last is not None and last.stop_reason in ("error", "aborted") and not last_was_command:
                 break
     finally:
         unsubscribe()
+        unsubscribe_errors()
         session.builtin_commands = None
+    if failed_commands:
+        if json_mode:
+            err.write(f"Error: extension {failed_commands[-1]} failed\n")
+        return 1
     if last_was_command and not closed:
         return 0
 
@@ -150,6 +167,26 @@ async def run_print_mode(
         except BrokenPipeError:
             return 0
     return 0
+
+
+def _names_extension_command(session: AgentSession, text: str) -> bool:
+    """True when ``text`` is ``/name …`` for a command an extension registered."""
+    ext = session.extensions
+    return ext is not None and text.startswith("/") and ext.registry.find_command(text) is not None
+
+
+class _StderrNoticeBridge(NullUIBridge):
+    """Print mode's ``ctx.ui``: dialogs decline, notices are written to stderr as ``[level] message``."""
+
+    def __init__(self, err: TextIO) -> None:
+        self._err = err
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+        try:
+            self._err.write(f"[{level}] {_one_line(message)}\n")
+            self._err.flush()
+        except (BrokenPipeError, ValueError):
+            pass
 
 
 def _final_text(message: AssistantMessage) -> str:
