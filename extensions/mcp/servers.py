@@ -488,9 +488,12 @@ class Server:
             self._retiring.add(asyncio.get_running_loop().create_task(_end(task, stop)))
 
     async def _stop_task(self) -> None:
-        task, stop = self._task, self._stop
+        task, stop, ready = self._task, self._stop, self._ready
         self._task, self._stop, self._session = None, None, None
-        await _end(task, stop)
+        # Only a connection that got ready waits for ``stop``; one still starting (stuck in initialize,
+        # say, after a line that is not JSON-RPC) would never see it, so it is cancelled at once.
+        serving = ready is not None and ready.done() and not ready.cancelled() and ready.exception() is None
+        await _end(task, stop if serving else None)
 
     async def wait_retired(self) -> None:
         """Wait until connections given up on (after a timeout) have ended."""
@@ -499,17 +502,20 @@ class Server:
 
 
 async def _end(task: asyncio.Task[None] | None, stop: asyncio.Event | None) -> None:
-    """End a connection task: ask it to leave its context managers, cancel it if it will not."""
+    """End a connection task: ask it (``stop``) to leave its context managers, cancel it if it will not
+    or when there is no ``stop`` to ask with."""
     if task is None:
         return
     if stop is not None:
         stop.set()
-    try:
-        await asyncio.wait_for(asyncio.shield(task), 6.0)
-    except (TimeoutError, Exception):
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 6.0)
+            return
+        except (TimeoutError, Exception):
+            pass
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
 
 
 async def _forget_when_registered(registered: asyncio.Future[Callable[[], None]]) -> None:

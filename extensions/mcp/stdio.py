@@ -7,7 +7,8 @@ SDK's ``ClientSession`` reads and writes, as ``stdio_client`` does.
 
 Like the SDK: the server runs in its own session and process group, with only a few environment
 variables inherited (plus the configured ones); it is stopped by closing its stdin, then SIGTERM to its
-group after 2 s, then SIGKILL after 2 s more. Its stderr goes wherever the caller says (a log file).
+group after 0.5 s, then SIGKILL after 0.5 s more (shorter than the SDK's 2 s each: quitting pi-tui must not
+wait on a server that ignores its stdin). Its stderr goes wherever the caller says (a log file).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ __all__ = ["INHERITED_ENV", "spawn", "connect", "stop_process"]
 
 # What a server inherits of pi-tui's environment (the SDK's list for POSIX); the config adds to it.
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-GRACE_S = 2.0  # after stdin closes, before SIGTERM; after SIGTERM, before SIGKILL
+GRACE_S = 0.5  # after stdin closes, before SIGTERM; after SIGTERM, before SIGKILL
+KILLED_S = 2.0  # after SIGKILL, for the exit to be seen
 _CHUNK = 1 << 16
 
 
@@ -125,7 +127,7 @@ async def stop_process(process: asyncio.subprocess.Process) -> None:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, sig)
-    await _exited(process, GRACE_S)
+    await _exited(process, KILLED_S)
 
 
 async def _exited(process: asyncio.subprocess.Process, within: float) -> bool:

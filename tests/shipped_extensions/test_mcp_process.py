@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
@@ -64,6 +65,37 @@ def test_server_stderr_never_reaches_stdout_in_json_mode(tmp_path: Path, agent_d
     assert "demo server starting" not in out and "demo server starting" not in err
     assert any('"3"' in line or "'3'" in line for line in lines if "tool_execution_end" in line)
     assert not alive(int(pid_file.read_text().split()[0]))  # a clean exit stops it too
+
+
+def test_a_run_ends_promptly_after_a_server_that_printed_garbage_and_leaves_it_dead(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # The server ignores its closed stdin (it sleeps); it used to cost ~6 s of waiting for a start that
+    # could not finish, then 2 s before SIGTERM. Timed from the tool call to the process's exit.
+    pid_file = tmp_path / "garbage.pid"
+    script = (
+        "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()));"
+        "print('Welcome to my server!', flush=True); time.sleep(60)"
+    )
+    server = {"command": sys.executable, "args": ["-c", script, str(pid_file)], "timeout": 50}
+    (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"noisy": server}}))
+    fake = FakeLLM()
+    fake.script([Reply([tool_call("mcp", {"tool": "noisy/x", "args": {}})]), Reply([text("done")])])
+    with fake.serve() as llm:
+        write_models_json(agent_dir, llm)
+        proc = start_cli([*MODEL, "-e", "mcp", "--mode", "json", "go"], tmp_path)
+        assert proc.stdout is not None
+        called = None
+        for line in proc.stdout:
+            if called is None and '"tool_execution_start"' in line:
+                called = time.monotonic()
+        proc.wait(timeout=30)
+        ended = time.monotonic()
+        _, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert called is not None
+    assert ended - called < 3.0  # ~0.7 s here; a generous bound for a busy machine
+    assert not alive(int(pid_file.read_text()))
 
 
 def _imported_modules(args: list[str], cwd: Path) -> set[str]:
