@@ -13,10 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import asyncio
 
-    from textual.app import App
     from textual.geometry import Size
-    from textual.screen import Screen
-    from textual.signal import Signal
 
     from pi_tui.ai.types import Model, ThinkingLevel
     from pi_tui.runtime.agent_session import AgentSession
@@ -36,9 +33,6 @@ NARROW_COLUMNS = 100
 class KeyActions:
     """``action_*`` methods bound to pi's app keys (see `pi_tui.modes.interactive.keys`)."""
 
-    _repaint_on_resume = False
-    """Whether a resume from Ctrl+Z repaints the whole screen (subscribed on the first suspend)."""
-
     if TYPE_CHECKING:  # what the mixin uses of `PiApp` (and Textual's App)
         session: AgentSession | None
         router: CommandRouter
@@ -57,12 +51,6 @@ class KeyActions:
         def require_session(self) -> AgentSession: ...
         @contextmanager
         def suspend(self) -> Iterator[None]: ...
-
-        app_resume_signal: Signal[App[int]]
-
-        @property
-        def screen(self) -> Screen[object]: ...
-        def action_suspend_process(self) -> None: ...
 
     def action_select_model(self) -> None:
         self.run_command("/model")
@@ -150,16 +138,6 @@ class KeyActions:
             return
         self.sidebar.toggle_class("-open")
         self.sidebar.refresh_from(self.session)
-
-    def action_suspend(self) -> None:
-        """Ctrl+Z: suspend the process (``fg`` returns). Textual takes the terminal back on SIGCONT but
-        then repaints only what changes, and the terminal's alternate screen comes back empty (tmux, most
-        terminals): the whole screen is repainted once the app has resumed."""
-        if not self._repaint_on_resume:
-            self._repaint_on_resume = True
-            # the editor lives as long as the app (Textual drops a subscription when its node goes)
-            self.app_resume_signal.subscribe(self.editor, lambda _app: self.screen.refresh())
-        self.action_suspend_process()
 
     def action_external_editor(self) -> None:
         """Ctrl+G: edit the prompt in ``$VISUAL`` / ``$EDITOR`` (default ``nano``); exit code 0 keeps it."""

@@ -46,7 +46,7 @@ APP_ACTIONS: dict[str, tuple[str, str]] = {
     "app.session.tree": ("command('/tree')", "Session tree"),
     "app.session.fork": ("command('/fork')", "Fork"),
     "app.session.resume": ("command('/resume')", "Resume a session"),
-    "app.suspend": ("suspend", "Suspend (fg to return)"),
+    "app.suspend": ("suspend_process", "Suspend (fg to return)"),
     "app.editor.external": ("external_editor", "Edit the prompt in $VISUAL / $EDITOR"),
     "app.clipboard.pasteImage": ("paste_image", "Paste an image from the clipboard (as a file path)"),
     "tui.altScreen.pageUp": ("scroll_chat('page_up')", "Scroll the chat up a page"),

@@ -158,42 +158,6 @@ def test_ctrl_g_with_a_missing_editor_says_so_and_the_app_keeps_running(
             assert term.wait_exit(timeout=20) == 0
 
 
-def _stopped(pid: int) -> bool:
-    """Whether the process is stopped (``T`` in /proc/PID/stat)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0] == "T"
-
-
-def test_ctrl_z_then_fg_draws_the_whole_screen_again(tmp_path: Path, isolated_home: Path) -> None:
-    """After Ctrl+Z and ``fg`` the terminal's alternate screen comes back empty: the app must paint all
-    of it again, not only what changes next (before, the chat, editor and footer stayed blank)."""
-    import signal
-    import time
-
-    project = tmp_path / "project"
-    project.mkdir()
-    fake = FakeLLM()
-    with fake.serve() as server:
-        env = _env(isolated_home, isolated_home / ".pi" / "agent", server)
-        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
-        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
-            term.wait_for("claude-fake", timeout=30)
-            term.send("draft")
-            term.wait_for("draft")
-            term.drain(quiet=1.5, limit=10)  # idle: nothing left to draw that would repaint by chance
-            term.send("\x1a")  # Ctrl+Z: the app leaves the terminal and stops itself
-            deadline = time.monotonic() + 20
-            while not _stopped(term.pid):
-                assert time.monotonic() < deadline, "the app did not stop on Ctrl+Z"
-                term.pump(0.05)
-            term.drain()
-            term.screen.reset()  # what a terminal shows when the app takes its alternate screen back
-            os.kill(term.pid, signal.SIGCONT)  # the shell's fg
-            term.wait_for(lambda s: "claude-fake" in s and "draft" in s and "pi-tui v" in s, timeout=20)
-            term.send("\x03\x03")
-            assert term.wait_exit(timeout=20) == 0
-
-
 def test_dash_r_in_a_terminal_opens_the_resume_picker(tmp_path: Path, isolated_home: Path) -> None:
     from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
     from pi_tui.session import SessionManager
