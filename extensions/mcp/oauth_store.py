@@ -11,7 +11,7 @@ One entry per server URL (a login belongs to the server's address, not to the na
 outlives the tokens: when a refresh fails the tokens are dropped and the next login reuses the
 registration. Tokens never go to ``mcp.json``, logs or messages.
 
-Stdlib only: reading the store never imports the MCP SDK.
+Stdlib and the extension API only: reading the store never imports the MCP SDK.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+
+from pi_tui.extensions.api import decode_json
 
 from .config import agent_dir
 
@@ -137,7 +139,7 @@ class TokenStore:
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot be read: {exc.strerror or exc}") from None
         try:
-            data = json.loads(text or "{}")
+            data = decode_json(text or "{}")  # the one decoder: a [[[[…]]]] file is an error, not a crash
         except ValueError as exc:
             raise StoreError(f"{self.path}: not valid JSON ({exc}); move it away and log in again") from None
         if not isinstance(data, dict):
