@@ -31,9 +31,26 @@ def _run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
         env["CI"] = ci
     env["PYTHONPATH"] = str(REPO)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.ci_skips",
-         "-o", "addopts=", "--rootdir", str(tmp_path), str(tmp_path / "test_sample.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=50,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.ci_skips",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_sample.py"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=50,
     )
 
 

@@ -18,6 +18,8 @@ from ._host import PendingState, SessionHost
 from .events import SessionSwitched, SessionTreeMoved
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pi_tui.session.manager import SessionManager
 
 log = logging.getLogger(__name__)
@@ -136,6 +138,14 @@ class SessionTreeMixin(SessionHost):
         if self.extensions is not None:  # extensions
             await self.extensions.after_switch(reason or "resume", str(old.path or ""))
 
+    def new_session_dir(self) -> Path | None:
+        """The folder of this folder's sessions: where ``/new`` files and what ``/resume`` lists first.
+
+        It stays this run's folder after resuming a session of another project (the tools keep working
+        here), so a new session is never filed under the other project. None for an in-memory session.
+        """
+        return self.session_manager.session_dir_for(self.cwd)
+
     async def new_session(self, *, parent_session: str | None = None) -> None:
         """Start a fresh session in the same place (``/new``); nothing is written before an answer.
 
@@ -145,12 +155,11 @@ class SessionTreeMixin(SessionHost):
 
         if self.extensions is not None:  # extensions: may raise CancelledByExtension
             await self.extensions.before_switch("new", None)
-        if self.session_manager.path is None:
+        directory = self.new_session_dir()
+        if self.session_manager.path is None or directory is None:
             fresh = SessionManager.in_memory(self.cwd, parent_session=parent_session)
         else:
-            fresh = SessionManager.create(
-                self.cwd, session_dir=self.session_manager.session_dir, parent_session=parent_session
-            )
+            fresh = SessionManager.create(self.cwd, session_dir=directory, parent_session=parent_session)
         self._switch_reason = "new"
         await self.switch_session(fresh)
 

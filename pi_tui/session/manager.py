@@ -60,7 +60,14 @@ from pi_tui.session.entries import (
 from pi_tui.session.errors import EntryNotFoundError, SessionError
 from pi_tui.session.loader import LoadedFile, load_session_file
 from pi_tui.session.lock import SessionLock
-from pi_tui.session.paths import default_session_dir, iso_now, new_session_filename, new_session_id
+from pi_tui.session.paths import (
+    default_session_dir,
+    encode_cwd,
+    iso_now,
+    new_session_filename,
+    new_session_id,
+    sessions_root,
+)
 from pi_tui.session.report import LoadReport, TornTail
 from pi_tui.session.store import SessionFile
 from pi_tui.session.tree import SessionTree, TreeNode
@@ -290,6 +297,22 @@ class SessionManager:
     @property
     def session_dir(self) -> Path | None:
         return self._session_dir
+
+    def session_dir_for(self, cwd: str | Path) -> Path | None:
+        """Where a new session started in ``cwd`` after this one (``/new``) is filed; None: in memory.
+
+        Sessions kept per folder (``<agent dir>/sessions/--<folder>--``) file it under ``cwd``'s own
+        folder, so a session resumed from another project does not take the new one into that project's
+        list with a header naming this one. Any other folder (``--session-dir``, a file opened by path)
+        keeps its new sessions too.
+        """
+        directory = self._session_dir
+        if directory is None:
+            return None
+        per_folder = directory.name == encode_cwd(self._cwd) or _same_dir(directory.parent, sessions_root())
+        if per_folder and directory.name.startswith("--") and directory.name.endswith("--"):
+            return directory.parent / encode_cwd(cwd)
+        return directory
 
     @property
     def header(self) -> SessionHeader:
@@ -619,6 +642,13 @@ class SessionManager:
     def __repr__(self) -> str:
         where = str(self._path) if self._path is not None else "in memory"
         return f"SessionManager({self.id}, {where}, {len(self._tree.entries)} entries)"
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
 
 
 def _new_header(cwd: str, parent_session: str | Path | None, session_id: str | None) -> SessionHeader:

@@ -226,3 +226,14 @@ def test_find_session_by_path_and_by_id_prefix() -> None:
     with pytest.raises(SessionNotFoundError, match="No session file at"):
         find_session("./missing.jsonl", CWD)
     assert default_session_dir(CWD) == here.path.parent
+
+
+def test_a_new_session_after_another_folders_session_is_filed_under_its_own_folder(tmp_path: Path) -> None:
+    theirs = SessionManager.create("/work/other")
+    assert theirs.session_dir_for("/home/me/proj") == default_session_dir("/home/me/proj")
+    assert theirs.session_dir_for("/work/other") == default_session_dir("/work/other")
+    custom = SessionManager.create("/work/other", session_dir=tmp_path / "mine")
+    assert custom.session_dir_for("/home/me/proj") == tmp_path / "mine"
+    opened = SessionManager.open(tmp_path / "loose" / "s.jsonl", cwd="/work/other", read_only=True)
+    assert opened.session_dir_for("/home/me/proj") == tmp_path / "loose"
+    assert SessionManager.in_memory("/work/other").session_dir_for("/home/me/proj") is None

@@ -158,7 +158,11 @@ class KeyActions:
                 # normally, so an editor that cannot start would leave the screen blank and keys unread.
                 try:
                     code = subprocess.call([*shlex.split(command), str(path)])
-                except (OSError, ValueError, subprocess.SubprocessError) as exc:  # no such editor, bad quoting
+                except (
+                    OSError,
+                    ValueError,
+                    subprocess.SubprocessError,
+                ) as exc:  # no such editor, bad quoting
                     failure = exc
             if failure is None and code == 0:
                 self.editor.set_text(path.read_text(encoding="utf-8").removesuffix("\n"))

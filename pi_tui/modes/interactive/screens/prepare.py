@@ -40,6 +40,6 @@ def preparation_steps(session: AgentSession) -> list[Callable[[], object]]:
     def listing() -> object:
         from pi_tui.session.listing import list_sessions
 
-        return list_sessions(session.cwd, session.session_manager.session_dir)
+        return list_sessions(session.cwd, session.new_session_dir())
 
     return [_import_screens, session.count_context_tokens, tree_rows, listing]

@@ -345,5 +345,5 @@ async def open_resume(app: Any, _args: str) -> None:
     from pi_tui.session.listing import list_sessions
 
     session = app.session
-    infos = await asyncio.to_thread(list_sessions, session.cwd, session.session_manager.session_dir)
+    infos = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
     await app.push_screen(ResumeScreen(session, infos))

@@ -189,3 +189,36 @@ async def test_a_keystroke_looks_up_the_list_style_once_per_drawing_not_per_row(
         assert calls["lines"] >= 20  # the visible rows were drawn again
         assert calls["styles"] * 10 <= calls["lines"]
     await session.close()
+
+
+async def test_new_after_resuming_another_folders_session_is_filed_under_this_folder(
+    project: Path, tmp_path: Path
+) -> None:
+    from pi_tui.session import default_session_dir
+    from pi_tui.session.listing import list_sessions
+
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    mine = write_session(project, "here")
+    theirs = write_session(other, "over there")
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("tab")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press(*"over there", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert session.session_manager.path == theirs
+        await session.new_session()
+        fresh = session.session_manager
+        assert fresh.path is not None and fresh.path.parent == default_session_dir(project)
+        assert fresh.header.cwd == str(project)
+        # the picker's own-folder list is still this folder's, not the resumed one's
+        screen = await _open(app, pilot)
+        assert _titles(screen) == ["here"]
+    assert [s.path for s in list_sessions(other)] == [theirs]
+    assert mine.exists()
+    await session.close()
