@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.driver import Driver
 from textual.reactive import reactive
@@ -32,7 +31,7 @@ from .chat import ChatLog
 from .completion import CompletionMenu, FileIndex
 from .editor import PromptEditor
 from .footer import FooterState, StatusFooter, git_branch
-from .keys import APP_ACTIONS, app_bindings, load_keymap, textual_keymap
+from .keys import APP_ACTIONS, EXTENSION_PROOF_EDITOR_ACTIONS, app_bindings, load_keymap, textual_keymap
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
@@ -57,9 +56,6 @@ _APP_KEY_ACTIONS = {spec[0].split("(")[0] for spec in APP_ACTIONS.values()}
 log = logging.getLogger(__name__)
 
 DOUBLE_PRESS_SECONDS = 0.5
-
-QUIT_KEY = "ctrl+q"
-"""Textual's quit key, kept: no extension shortcut takes it."""
 
 
 async def _in_daemon_thread(step: Callable[[], object]) -> None:
@@ -93,7 +89,7 @@ async def _in_daemon_thread(step: Callable[[], object]) -> None:
     await finished
 
 
-class PiApp(KeyActions, App[int]):
+class PiApp(KeyActions, App[int], inherit_bindings=False):
     """The pi-tui full-screen app.
 
     Args:
@@ -120,7 +116,9 @@ class PiApp(KeyActions, App[int]):
     /* Toasts at the top right of the chat, not over the editor and footer at the bottom. */
     #_default ToastRack { dock: top; align: right top; }
     """
-    BINDINGS = [Binding(QUIT_KEY, "quit", "Quit", show=False), *app_bindings()]
+    # Only pi's keys: Textual's own App bindings (Ctrl+Q quits at once, Ctrl+C shows a quit hint) are
+    # not inherited. As in pi, Ctrl+C twice or Ctrl+D on an empty editor quits, and Ctrl+Q is free.
+    BINDINGS = app_bindings()
 
     session: AgentSession | None = None
     working_message: reactive[str] = reactive("Working")
@@ -632,7 +630,12 @@ class PiApp(KeyActions, App[int]):
 
     def _bind_extension_shortcuts(self, shortcuts: dict[str, RegisteredShortcut]) -> None:
         """Take the extensions' shortcuts that are no built-in key (`on_event` runs them)."""
-        reserved = {k for keys in self.keymap.values() for k in keys} | {QUIT_KEY}
+        reserved = {k for keys in self.keymap.values() for k in keys}
+        reserved |= {
+            key
+            for key, actions in self.editor.key_actions.items()
+            if EXTENSION_PROOF_EDITOR_ACTIONS.intersection(actions)
+        }
         for key in shortcuts:
             textual_key = key.replace(" ", "")
             if textual_key in reserved:

@@ -139,6 +139,11 @@ EDITOR_DEFAULTS: dict[str, tuple[str, list[str]]] = {
 """pi id → (editor action, default keys): the keys the prompt editor handles itself (pi's names; the
 Textual spelling comes from :func:`to_textual_key`)."""
 
+EXTENSION_PROOF_EDITOR_ACTIONS = frozenset({"submit", "followUp", "clear", "exit", "deleteToLineEnd"})
+"""Editor actions whose keys no extension shortcut may take (pi reserves the same ones): sending,
+clearing and quitting (Ctrl+C twice, Ctrl+D on an empty editor) must always work."""
+
+
 EDITOR_DESCRIPTIONS: dict[str, str] = {
     "tui.input.submit": "Send (while the agent works: steer)",
     "app.message.followUp": "Queue a follow-up",

@@ -182,6 +182,20 @@ async def test_ctrl_d_quits_only_on_an_empty_editor(tmp_path: Path, agent_dir: P
         await until(pilot, lambda: not app.is_running)
 
 
+async def test_ctrl_q_does_not_quit_as_in_pi(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive.screens.info_screens import InfoScreen
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "draft")
+        await pilot.press("ctrl+q", "ctrl+u")
+        await type_text(pilot, "/hotkeys")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InfoScreen))
+        assert app.is_running and app.return_code is None
+
+
 async def test_shift_enter_and_ctrl_j_insert_newlines(tmp_path: Path, agent_dir: Path) -> None:
     script = FauxScript(faux_reply("ok"))
     app = make_app(tmp_path, agent_dir, script)

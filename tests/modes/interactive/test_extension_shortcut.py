@@ -41,7 +41,7 @@ def pressed(ctx):
 
 def register(pi):
     pi.register_shortcut("ctrl+e", {"handler": pressed, "description": "count"})
-    pi.register_shortcut("ctrl+q", {"handler": pressed, "description": "not this one"})
+    pi.register_shortcut("ctrl+d", {"handler": pressed, "description": "not this one"})
 """
 
 
@@ -54,7 +54,7 @@ async def test_an_extension_shortcut_wins_over_the_editors_key_on_the_main_scree
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         notices = [b.text for b in app.chat.query(NoticeBlock)]
-        assert "Extension shortcut ctrl+q ignored: it is a built-in key" in notices
+        assert "Extension shortcut ctrl+d ignored: it is a built-in key" in notices
         await type_text(pilot, "abc")
         await pilot.press("left", "left", "ctrl+e", "x")  # ctrl+e is the editor's line end otherwise
         await until(pilot, lambda: _statuses(app).get("shortcut") == "pressed 1")
@@ -64,3 +64,24 @@ async def test_an_extension_shortcut_wins_over_the_editors_key_on_the_main_scree
         await pilot.press("ctrl+e")
         await pilot.pause()
         assert _statuses(app).get("shortcut") == "pressed 1"
+
+
+QUIT_KEY_EXTENSION = """
+def pressed(ctx):
+    ctx.ui.set_status("shortcut", "ctrl+q is mine")
+
+def register(pi):
+    pi.register_shortcut("ctrl+q", {"handler": pressed, "description": "free in pi too"})
+"""
+
+
+async def test_ctrl_q_is_no_built_in_key_so_an_extension_may_take_it(tmp_path: Path, agent_dir: Path) -> None:
+    ext = tmp_path / "q.py"
+    ext.write_text(QUIT_KEY_EXTENSION)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", str(ext)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: _statuses(app).get("shortcut") == "ctrl+q is mine")
+        assert app.is_running
+        assert not [b.text for b in app.chat.query(NoticeBlock) if "ctrl+q" in b.text]
