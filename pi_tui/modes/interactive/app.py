@@ -118,7 +118,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     """
     # Only pi's keys: Textual's own App bindings (Ctrl+Q quits at once, Ctrl+C shows a quit hint) are
     # not inherited. As in pi, Ctrl+C twice or Ctrl+D on an empty editor quits, and Ctrl+Q is free.
-    BINDINGS = app_bindings()
+    BINDINGS = [*app_bindings()]
 
     session: AgentSession | None = None
     working_message: reactive[str] = reactive("Working")
