@@ -308,7 +308,9 @@ def _main(argv: list[str] | None) -> int:
         _err(f"Error: {exc}")
         return 1
     if args.help:
-        sys.stdout.write(HELP_TEXT)
+        from pi_tui.ai.catalog import provider_key_help
+
+        sys.stdout.write(HELP_TEXT + "\n" + provider_key_help())
         return 0
     if args.version:
         print(__version__)

@@ -38,6 +38,7 @@ __all__ = [
     "env_vars",
     "has_env_credentials",
     "provider_info",
+    "provider_key_help",
     "provider_models",
     "provider_order",
 ]
@@ -251,6 +252,47 @@ def has_env_credentials(provider: str) -> bool:
         project = _set("GOOGLE_CLOUD_PROJECT") or _set("GCLOUD_PROJECT")
         return project and _set("GOOGLE_CLOUD_LOCATION") and path.is_file()
     return False
+
+
+def _credentials_text(info: ProviderInfo) -> str:
+    """What of the environment gives ``info``'s provider a key, by the rule `has_env_credentials` applies."""
+    names = list(info.env)
+    if info.auth == "cloudflare":
+        return " + ".join(names)
+    if info.auth == "bedrock":
+        pair = "AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY"
+        return ", ".join(pair if name == "AWS_ACCESS_KEY_ID" else name for name in names)
+    if info.auth == "vertex":
+        return (
+            "GOOGLE_CLOUD_API_KEY, or GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT) + GOOGLE_CLOUD_LOCATION with "
+            "application-default credentials (GOOGLE_APPLICATION_CREDENTIALS or gcloud's default file)"
+        )
+    return " or ".join(names)
+
+
+def provider_key_help() -> str:
+    """The ``--help`` section naming each built-in provider's key variables (one line per provider)."""
+    rows: list[tuple[str, str]] = []
+    for provider in builtin_providers():
+        info = provider_info(provider)
+        if info is None:
+            continue
+        if info.env:
+            text = _credentials_text(info)
+        elif info.login is not None:
+            text = "no variable: log in with 'pi-tui login' (or /login)"
+        else:
+            continue
+        if info.env and info.login is not None:
+            text += " (or 'pi-tui login')"
+        rows.append((provider, text))
+    width = max(len(provider) for provider, _ in rows) + 2
+    lines = [f"  {provider.ljust(width)}{text}" for provider, text in rows]
+    return (
+        "Provider keys (environment variables, looked at in this order; + means all of them):\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def faux_model() -> Model:

@@ -17,7 +17,7 @@ NO_MODEL_PROVIDER = "unknown"
 
 KEY_HINT = (
     "set a provider's API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, … "
-    "every provider's variable is listed in docs/providers.md)"
+    "'pi-tui --help' lists every provider's variables)"
 )
 """How to get a model from the environment, for every message that says there is none."""
 _NO_MODEL_API = "none"

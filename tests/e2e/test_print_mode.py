@@ -140,3 +140,20 @@ def test_anthropic_auth_token_goes_as_a_bearer_header_before_the_api_key(
     assert fake.violations == []
     headers = fake.requests[-1].headers
     assert "authorization" in headers and "x-api-key" not in headers  # pi's header-only auth
+
+
+def test_help_lists_every_providers_key_variables_as_the_no_model_message_says(tmp_path: Path) -> None:
+    from pi_tui.ai.catalog import builtin_providers, provider_info
+    from pi_tui.ai.no_model import KEY_HINT
+
+    assert "pi-tui --help" in KEY_HINT
+    help_text = run_cli(["--help"], tmp_path).stdout
+    lines = help_text.splitlines()
+    for provider in builtin_providers():
+        info = provider_info(provider)
+        assert info is not None
+        if not info.env:
+            continue
+        row = next((line for line in lines if line.split()[:1] == [provider]), "")
+        assert all(name in row for name in info.env), (provider, row)
+    assert "AWS_SECRET_ACCESS_KEY" in help_text and "pi-tui login" in help_text
