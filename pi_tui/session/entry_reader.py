@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, TypeAlias
 
 from pi_tui.ai.types import BranchSummaryMessage, CustomMessage
@@ -27,6 +26,7 @@ from .entries import (
     RawEntry,
     SessionEntry,
 )
+from .paths import parse_iso
 
 __all__ = [
     "CompactionFields",
@@ -65,10 +65,8 @@ def iso_to_ms(value: object) -> int:
     already (0 when neither)."""
     if isinstance(value, int | float):
         return int(value)
-    try:
-        return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return 0
+    parsed = parse_iso(value) if isinstance(value, str) else None
+    return int(parsed.timestamp() * 1000) if parsed is not None else 0
 
 
 def entry_type(entry: EntryLike) -> str:

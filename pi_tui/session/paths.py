@@ -55,14 +55,24 @@ def iso_now() -> str:
 
 
 def parse_iso(text: str) -> datetime | None:
-    """Parse an ISO timestamp (``Z`` suffix allowed); None when it is not one."""
+    """An ISO timestamp as an aware datetime, read as pi (JavaScript's ``Date``) reads it; None when it
+    is not one.
+
+    This is the one place a session's timestamps are parsed. pi writes UTC with ``Z``; a hand-made or
+    older file may carry no offset, and then JavaScript's rule applies: a date with a time is local time,
+    a date alone is UTC midnight. An explicit offset or ``Z`` is kept.
+    """
     if not text:
         return None
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if value.tzinfo is not None:
+        return value
+    if len(text) <= 10:  # a date alone, "2025-01-01"
+        return value.replace(tzinfo=UTC)
+    return value.astimezone()  # the local time zone at that date (summer time included)
 
 
 def new_session_id(now_ms: int | None = None) -> str:

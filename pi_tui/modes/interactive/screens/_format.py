@@ -24,8 +24,8 @@ def fmt_size(size: int) -> str:
 def fmt_age(when: datetime, now: datetime | None = None) -> str:
     """How long ago, as pi's pickers show it (``5m``, ``3h``, ``2d``, or a date past a month)."""
     now = now or datetime.now(UTC)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
+    if when.tzinfo is None:  # naive means local time, the rule of `pi_tui.session.paths.parse_iso`
+        when = when.astimezone()
     seconds = max(0.0, (now - when).total_seconds())
     if seconds < 60:
         return "now"
@@ -35,7 +35,7 @@ def fmt_age(when: datetime, now: datetime | None = None) -> str:
         return f"{int(seconds // 3600)}h"
     if seconds < 30 * 86400:
         return f"{int(seconds // 86400)}d"
-    return when.strftime("%Y-%m-%d")
+    return when.astimezone().strftime("%Y-%m-%d")  # the local date, as pi shows it
 
 
 def one_line(text: str, width: int = 80) -> str:

@@ -84,7 +84,7 @@ def trash_session(path: Path, agent_dir: Path) -> Path:
 
 
 def _search_text(info: Any) -> str:
-    return f"{info.name or ''} {info.first_message} {info.modified:%Y-%m-%d}"
+    return f"{info.name or ''} {info.first_message} {info.modified.astimezone():%Y-%m-%d}"
 
 
 class ResumeScreen(Screen[None]):
