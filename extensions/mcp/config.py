@@ -22,7 +22,8 @@ beforehand (no dynamic registration then), ``oauth.redirectUri`` (pi-mcp-adapter
 OAuth off for a server. Fields this client does not use (``toolPrefix``, …) are accepted and ignored, so a
 file written for pi-mcp-adapter or Claude Code loads unchanged.
 
-This module is stdlib-only: reading the config never imports the MCP SDK.
+This module needs only the standard library and the extension API (its ``decode_json``, the project's
+depth-checked JSON decoder): reading the config never imports the MCP SDK.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pi_tui.extensions.api import decode_json
 
 __all__ = [
     "ConfigError",
@@ -136,20 +139,32 @@ def _line_of(text: str, needle: str, start: int = 0) -> int:
     return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
+def _decode(path: Path, text: str) -> dict[str, Any]:
+    """One file's JSON object, through the depth-checked decoder (a ``[[[[…]]]]`` file is malformed JSON).
+
+    Raises:
+        ConfigError: ``<path>:<line>: not valid JSON: …``, or the file holds no object.
+    """
+    try:
+        data = decode_json(text.removeprefix("\ufeff") or "{}")
+    except json.JSONDecodeError as exc:  # too deep is one too (JsonTooDeepError), at the bracket
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f'{path}:1: expected an object with an "mcpServers" key')
+    return data
+
+
 def parse_file(path: Path, text: str) -> dict[str, ServerConfig]:
     """The servers in one file's ``text``.
 
     Raises:
         ConfigError: ``<path>:<line>: <what is wrong>`` for bad JSON or a server entry of the wrong shape.
     """
-    try:
-        data = json.loads(text.removeprefix("\ufeff") or "{}")
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
-    except RecursionError:
-        raise ConfigError(f"{path}:1: not valid JSON: nested too deeply") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f'{path}:1: expected an object with an "mcpServers" key')
+    return _servers_in(path, text, _decode(path, text))
+
+
+def _servers_in(path: Path, text: str, data: dict[str, Any]) -> dict[str, ServerConfig]:
+    """The servers of a decoded file (``text`` gives the lines errors name); ``data`` is not changed."""
     servers = data.get("mcpServers", data.get("servers", {}))
     if not isinstance(servers, dict):
         raise ConfigError(f'{path}:{_line_of(text, "mcpServers")}: "mcpServers" must be an object of servers')
@@ -312,7 +327,7 @@ def _flag_span(text: str, name: str) -> tuple[int, int, int] | None:
             end = i + 1
             while text[end] != '"':
                 end += 2 if text[end] == "\\" else 1
-            token = json.loads(text[i : end + 1])
+            token = decode_json(text[i : end + 1])
             after = text[end + 1 :].lstrip()
             if after.startswith(":"):
                 key = token
@@ -374,8 +389,8 @@ def save_enabled(path: Path, name: str, enabled: bool) -> None:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}:1: cannot be read: {exc.strerror or exc}") from None
-    parse_file(path, text)  # the same checks as loading: never rewrite a file pi-tui could not read
-    data = json.loads(text.removeprefix("\ufeff") or "{}")
+    data = _decode(path, text)
+    _servers_in(path, text, data)  # the same checks as loading: never rewrite a file pi-tui could not read
     servers = data.get("mcpServers", data.get("servers"))
     if not isinstance(servers, dict) or not isinstance(servers.get(name), dict):
         raise ConfigError(f'{path}:1: server "{name}" is no longer in this file')
@@ -387,7 +402,7 @@ def save_enabled(path: Path, name: str, enabled: bool) -> None:
         servers[name] = entry
     entry["enabled"] = enabled
     out = _edited_in_place(text, name, enabled)
-    if out is None or json.loads(out.removeprefix("\ufeff")) != data:
+    if out is None or decode_json(out.removeprefix("\ufeff")) != data:
         out = json.dumps(data, indent=_indent_of(text), ensure_ascii=False)
         out += "\n" if text.endswith("\n") else ""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -196,3 +196,43 @@ def test_bad_auth_settings_say_what_is_wrong(entry: dict[str, object], message: 
     with pytest.raises(config.ConfigError, match='mcp.json:1: server "s": ') as caught:
         config.parse_file(Path("mcp.json"), text)
     assert message in str(caught.value)
+
+
+def test_a_file_nested_too_deeply_names_the_line_where_it_goes_too_deep(tmp_path: Path) -> None:
+    deep = '{\n  "mcpServers": {\n    "a": {"command": "x", "args": ' + "[" * 5000 + "]" * 5000 + "}\n  }\n}"
+    with pytest.raises(config.ConfigError) as caught:
+        config.parse_file(Path("m.json"), deep)
+    assert str(caught.value).startswith("m.json:3: not valid JSON: JSON nested deeper than")
+    path = tmp_path / "mcp.json"
+    path.write_text(deep)
+    with pytest.raises(config.ConfigError, match=r"mcp.json:3: not valid JSON"):
+        config.save_enabled(path, "a", False)
+    assert path.read_text() == deep
+
+
+def test_saving_the_enabled_flag_reads_the_file_once_through_the_depth_checked_decoder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_tui.extensions.api import decode_json
+
+    path = tmp_path / "mcp.json"
+    text = '{"mcpServers": {"a": {"command": "x"}, "b": {"url": "https://b.example/mcp"}}}'
+    path.write_text(text)
+    decoded: list[str] = []
+
+    def counting(doc: str) -> object:
+        decoded.append(doc)
+        return decode_json(doc)
+
+    real_loads, parsed = json.loads, []
+
+    def every_parse(doc: str, *args: object, **kwargs: object) -> object:
+        parsed.append(doc)
+        return real_loads(doc, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(config, "decode_json", counting)
+    monkeypatch.setattr(json, "loads", every_parse)
+    config.save_enabled(path, "b", False)
+    monkeypatch.undo()
+    assert decoded.count(text) == 1 and parsed.count(text) == 1
+    assert '"b": {"enabled": false,' in path.read_text()
