@@ -18,7 +18,8 @@ pi-mcp-adapter's ``"auth": "bearer"`` with ``bearerToken`` or ``bearerTokenEnv``
 ``bearer_token_env_var`` too), which becomes that header. Otherwise a server that answers 401 is logged in
 to with OAuth (``/mcp login NAME``); ``oauth.clientId``/``clientSecret`` name a client registered
 beforehand (no dynamic registration then), ``oauth.redirectUri`` (pi-mcp-adapter) or
-``oauth.callbackPort`` (Claude Code) fix the loopback redirect. ``"auth": "none"`` (or ``false``) turns
+``oauth.callbackPort`` (Claude Code) fix the loopback redirect, ``oauth.scopes`` (a list, or one
+space-separated string) are the scopes asked for instead of the ones the server names. ``"auth": "none"`` (or ``false``) turns
 OAuth off for a server. Fields this client does not use (``toolPrefix``, …) are accepted and ignored, so a
 file written for pi-mcp-adapter or Claude Code loads unchanged.
 
@@ -68,6 +69,7 @@ class OAuthSettings:
     client_secret: str = ""
     port: int = 0  # the loopback redirect's port; 0 = a free one
     path: str = "/callback"
+    scope: str = ""  # the scopes asked for, space-separated; "" = the ones the server names
 
 
 @dataclass(frozen=True)
@@ -281,7 +283,15 @@ def _auth(where: str, entry: dict[str, Any], headers: dict[str, str]) -> OAuthSe
         port, route = parts.port, parts.path or "/callback"
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
         raise ConfigError(f'{where}: "oauth.callbackPort" must be a port number')
-    return OAuthSettings(client_id=expand(client_id), client_secret=expand(secret), port=port, path=route)
+    scopes = raw.get("scopes", [])
+    if isinstance(scopes, str):
+        scopes = scopes.split()
+    if not isinstance(scopes, list) or not all(isinstance(one, str) for one in scopes):
+        raise ConfigError(f'{where}: "oauth.scopes" must be a list of strings')
+    scope = " ".join(word for one in scopes for word in expand(one).split())
+    return OAuthSettings(
+        client_id=expand(client_id), client_secret=expand(secret), port=port, path=route, scope=scope
+    )
 
 
 def load_config(cwd: str | Path, trusted: bool) -> McpConfig:

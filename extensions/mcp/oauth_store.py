@@ -5,11 +5,12 @@ One entry per server URL (a login belongs to the server's address, not to the na
 
     {"https://example.com/mcp": {"server": "example", "access": "…", "refresh": "…", "expires": <ms>,
       "scope": "…", "clientId": "…", "clientSecret": "…", "tokenEndpointAuthMethod": "…",
-      "tokenEndpoint": "…", "resource": "…", "issuer": "…"}}
+      "tokenEndpoint": "…", "resource": "…", "issuer": "…", "redirectUri": "…"}}
 
 ``expires`` is milliseconds since 1970, as in ``auth.json``. The client registration (``clientId`` …)
-outlives the tokens: when a refresh fails the tokens are dropped and the next login reuses the
-registration. Tokens never go to ``mcp.json``, logs or messages.
+outlives the tokens: when a refresh fails the tokens are dropped, and every later login reuses the
+registration (with the loopback redirect address it was registered with) instead of registering again.
+Tokens never go to ``mcp.json``, logs or messages.
 
 Stdlib and the extension API only: reading the store never imports the MCP SDK.
 """
@@ -62,6 +63,7 @@ class Login:
     token_endpoint: str = ""
     resource: str = ""
     issuer: str = ""
+    redirect_uri: str = ""  # the loopback address the client was registered with (reused with it)
 
     @property
     def logged_in(self) -> bool:
@@ -108,6 +110,7 @@ class Login:
             token_endpoint=text("token_endpoint"),
             resource=text("resource"),
             issuer=text("issuer"),
+            redirect_uri=text("redirect_uri"),
         )
 
 

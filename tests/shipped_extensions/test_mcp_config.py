@@ -189,6 +189,7 @@ def test_auth_spellings_of_pi_mcp_adapter_claude_code_and_codex(monkeypatch: pyt
             '"oauth.redirectUri" must be a loopback http://',
         ),
         ({"oauth": {"callbackPort": "x"}}, '"oauth.callbackPort" must be a port number'),
+        ({"oauth": {"scopes": ["read", 2]}}, '"oauth.scopes" must be a list of strings'),
     ],
 )
 def test_bad_auth_settings_say_what_is_wrong(entry: dict[str, object], message: str) -> None:
@@ -236,3 +237,12 @@ def test_saving_the_enabled_flag_reads_the_file_once_through_the_depth_checked_d
     monkeypatch.undo()
     assert decoded.count(text) == 1 and parsed.count(text) == 1
     assert '"b": {"enabled": false,' in path.read_text()
+
+
+def test_oauth_scopes_as_a_list_or_one_string() -> None:
+    servers = config.parse_file(Path("mcp.json"), json.dumps({"mcpServers": {
+        "a": {"url": "https://a.example/mcp", "oauth": {"scopes": ["read", "write  admin"]}},
+        "b": {"url": "https://b.example/mcp", "oauth": {"scopes": "read write"}},
+        "c": {"url": "https://c.example/mcp"},
+    }}))  # fmt: skip
+    assert [servers[n].oauth.scope for n in "abc"] == ["read write admin", "read write", ""]

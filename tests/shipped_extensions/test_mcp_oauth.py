@@ -253,6 +253,67 @@ async def test_logout_forgets_the_login(
     assert url not in store(agent_dir)
 
 
+async def test_logging_in_again_reuses_the_stored_client_registration(
+    fake: FakeLLM, agent_dir: Path, project: Path, oauth_server: str
+) -> None:
+    url = f"{oauth_server}/mcp"
+    write_mcp(agent_dir, {"docs": {"url": url}})
+    ui = Browser()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp login docs")
+        first = store(agent_dir)[url]
+        await session.prompt("/mcp login docs")
+        assert ui.texts()[-1].endswith("connected, 1 tools")
+    second = store(agent_dir)[url]
+    assert second["clientId"] == first["clientId"] and second["redirectUri"] == first["redirectUri"]
+    assert second["access"] != first["access"]
+    assert control(oauth_server, "log") == ["register", "authorize", "code", "authorize", "code"]
+
+
+async def test_a_stored_registration_the_login_fails_with_is_dropped_so_the_next_login_registers(
+    fake: FakeLLM, agent_dir: Path, project: Path, oauth_server: str
+) -> None:
+    url = f"{oauth_server}/mcp"
+    write_mcp(agent_dir, {"docs": {"url": url}})
+    forgotten = {
+        "server": "docs",
+        "clientId": "gone",
+        "redirectUri": f"http://127.0.0.1:{_free_port()}/callback",
+    }
+    (agent_dir / "mcp-oauth.json").write_text(json.dumps({url: forgotten}))
+    cancelling = Browser(cancel=True)  # the server shows an error page for the unknown client; Esc
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(cancelling, "rpc")
+        await session.prompt("/mcp login docs")
+        assert cancelling.texts()[-1] == (
+            "MCP server docs: login cancelled; try again with /mcp login docs "
+            "(pi-tui registers with the server anew then: the client it had registered is forgotten)"
+        )
+        assert url not in store(agent_dir)
+        ui = Browser()
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp login docs")
+        assert ui.texts()[-1].endswith("connected, 1 tools")
+    assert control(oauth_server, "log") == ["register", "authorize", "code"]
+    assert store(agent_dir)[url]["clientId"] != "gone"
+
+
+async def test_configured_scopes_are_asked_for_instead_of_the_servers_choice(
+    fake: FakeLLM, agent_dir: Path, project: Path, oauth_server: str
+) -> None:
+    url = f"{oauth_server}/mcp"
+    write_mcp(agent_dir, {"docs": {"url": url, "oauth": {"scopes": ["mcp", "read"]}}})
+    ui = Browser()
+    async with open_session(ext("mcp"), project, model=MODEL) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp login docs")
+        assert ui.texts()[-1].endswith("connected, 1 tools")
+        await session.prompt("/mcp login docs")  # and again with the reused registration
+    assert all("scope=mcp+read" in found for found in ui.urls) and len(ui.urls) == 2
+    assert store(agent_dir)[url]["scope"] == "mcp read"
+
+
 async def test_a_redirect_url_pasted_from_another_machine_completes_the_login(
     fake: FakeLLM, agent_dir: Path, project: Path, oauth_server: str
 ) -> None:

@@ -136,7 +136,7 @@ def build(port: int) -> MCPServer:
             issuer_url=base,
             resource_server_url=f"{base}/mcp",
             client_registration_options=ClientRegistrationOptions(
-                enabled=True, valid_scopes=["mcp"], default_scopes=["mcp"]
+                enabled=True, valid_scopes=["mcp", "read"], default_scopes=["mcp"]
             ),  # fmt: skip
             required_scopes=["mcp"],
             validate_token_resource=False,
