@@ -126,8 +126,7 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
     except Exception:
         return report_crash(agent_dir, app, traceback.format_exc())
     finally:
-        if app.exit_guard is not None:
-            app.exit_guard.uninstall()
+        app.uninstall_signal_handlers()
     crash = uncaught_exception(app)
     if crash is not None:  # Textual restored the terminal and printed the traceback; say where it went
         text = "".join(traceback.format_exception(type(crash), crash, crash.__traceback__))

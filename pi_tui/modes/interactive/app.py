@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from pi_tui.runtime.factory import Startup
 
     from .blocks import NoticeBlock
+    from .signal_wakeup import SignalWakeup
 
 __all__ = ["PiApp"]
 
@@ -362,16 +363,38 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     def _install_signal_handlers(self) -> None:
         """SIGTERM, SIGHUP and a lost terminal quit through the normal path (session closed, terminal
-        restored) within `exit_guard.DEADLINE`, even when the terminal has stopped reading."""
+        restored) within `exit_guard.DEADLINE`, even when the terminal has stopped reading. Every signal
+        wakes the event loop, so its handler runs at once whichever thread the kernel gave it to
+        (`signal_wakeup`), and a resume after Ctrl+Z and ``fg`` repaints the whole screen."""
         from .exit_guard import ExitGuard
+        from .signal_wakeup import SignalWakeup
 
         driver = self._driver
         if self.is_headless or not isinstance(driver, GuardedDriver):
             return
+        wakeup = SignalWakeup()
+        if wakeup.install():
+            self.signal_wakeup = wakeup
+        self.app_resume_signal.subscribe(self, self._repaint_after_resume)
         guard = ExitGuard(self._quit_on_signal, driver.cut_output, driver.restore_terminal_now)
         if guard.install():
             self.exit_guard = guard
             driver.on_lost = lambda: guard.trigger(129)  # as SIGHUP: the terminal hung up
+
+    def uninstall_signal_handlers(self) -> None:
+        """Give the signals back to their previous handlers (the app has left)."""
+        if self.exit_guard is not None:
+            self.exit_guard.uninstall()
+        if self.signal_wakeup is not None:
+            self.signal_wakeup.uninstall()
+
+    def _repaint_after_resume(self, _app: object) -> None:
+        """After Ctrl+Z and ``fg`` Textual takes the terminal back but draws only what changes next, and
+        the terminal's alternate screen comes back empty: draw all of it again."""
+        self.refresh(layout=True)
+
+    signal_wakeup: SignalWakeup | None = None
+    """The `SignalWakeup` while the app runs in a terminal."""
 
     async def _check_tmux_keys(self) -> None:
         """Inside tmux, once the session is shown: warn if tmux loses modified Enter keys (as pi does)."""
