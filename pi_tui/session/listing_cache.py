@@ -26,7 +26,7 @@ __all__ = ["CACHE_NAME", "MIN_SIZE", "ListingCache"]
 
 CACHE_NAME = ".pi-tui-listing.json"
 MIN_SIZE = 256 * 1024  # smaller files are scanned each time (cheaper than keeping their rows)
-_VERSION = 1
+_VERSION = 2  # 2: header times without an offset are local time (rows kept by 1 read them as UTC)
 
 
 # Rows of small files read by this process, by path, with the size and mtime they were read at: opening

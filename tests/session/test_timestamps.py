@@ -58,3 +58,21 @@ def test_a_resume_row_and_the_tree_agree_on_a_naive_header_and_entry(new_york: N
     assert row is not None
     assert row.created == datetime.fromtimestamp(NEW_YORK_MS["2025-01-01T10:00:00"] / 1000, UTC)
     assert entry_reader.entry_timestamp_ms(info) == NEW_YORK_MS["2025-01-01T10:00:00"]
+
+
+def test_rows_cached_when_naive_times_were_read_as_utc_are_not_used(new_york: None, tmp_path: Path) -> None:
+    from pi_tui.session.listing import list_sessions
+    from pi_tui.session.listing_cache import CACHE_NAME, MIN_SIZE
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T10:00:00", "cwd": "/p"}
+    user = {"type": "message", "id": "e1", "parentId": None, "timestamp": "2025-01-01T10:00:01",
+            "message": {"role": "user", "content": "x" * MIN_SIZE, "timestamp": 1735743601000}}  # fmt: skip
+    (folder / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in (header, user)))
+    assert list_sessions("/p", folder)[0].created.timestamp() * 1000 == NEW_YORK_MS["2025-01-01T10:00:00"]
+    cache = json.loads((folder / CACHE_NAME).read_text())
+    cache["version"] = 1  # a cache written before: it read the header as UTC
+    cache["rows"]["s.jsonl"]["created"] = 1735725600.0
+    (folder / CACHE_NAME).write_text(json.dumps(cache))
+    assert list_sessions("/p", folder)[0].created.timestamp() * 1000 == NEW_YORK_MS["2025-01-01T10:00:00"]
