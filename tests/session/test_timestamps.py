@@ -52,7 +52,13 @@ def test_unreadable_timestamps_are_none_or_zero(new_york: None) -> None:
 def test_a_resume_row_and_the_tree_agree_on_a_naive_header_and_entry(new_york: None, tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T10:00:00", "cwd": "/p"}
-    info = {"type": "session_info", "id": "e1", "parentId": None, "timestamp": "2025-01-01T10:00:00", "name": "n"}
+    info = {
+        "type": "session_info",
+        "id": "e1",
+        "parentId": None,
+        "timestamp": "2025-01-01T10:00:00",
+        "name": "n",
+    }
     path.write_text("".join(json.dumps(line) + "\n" for line in (header, info)))
     row = read_session_info(path)
     assert row is not None
