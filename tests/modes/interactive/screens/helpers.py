@@ -52,6 +52,8 @@ def fixture_session(fixture: Path, project: Path, *extra: str) -> Any:
 
 
 SNAP_DIR = Path("/tmp/pi-tui-screens-snapshot")
+SNAP_LOCK = Path("/tmp/pi-tui-screens-snapshot.lock")
+"""Held while a test uses `SNAP_DIR`, which every checkout on the machine shares."""
 
 
 def freeze_prompt_date(monkeypatch: Any) -> None:

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import fcntl
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -9,12 +10,33 @@ import pytest
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
 from pi_tui.testing import FakeLLM
 
-from .helpers import BEFORE_COMPACTION, LARGE, HostApp, fixture_session, freeze_prompt_date, snapshot_project
+from .helpers import (
+    BEFORE_COMPACTION,
+    LARGE,
+    SNAP_LOCK,
+    HostApp,
+    fixture_session,
+    freeze_prompt_date,
+    snapshot_project,
+)
 from .test_tree_screen import branched_session
 
-pytestmark = pytest.mark.skipif(
-    not LARGE.exists(), reason="the shared pi fixtures are not next to this checkout"
-)
+pytestmark = [
+    pytest.mark.skipif(not LARGE.exists(), reason="the shared pi fixtures are not next to this checkout"),
+    # One fixed folder (its path is on the screens): one worker of a run takes these tests.
+    pytest.mark.xdist_group("screens-snapshot-folder"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _snapshot_folder_lock() -> Iterator[None]:
+    """Other pytest runs on this machine (another checkout) use the same fixed folder: take turns."""
+    with SNAP_LOCK.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _opener(command: str, args: str = "") -> Callable[[Any], Any]:
