@@ -5,12 +5,14 @@ holding a real `AgentSession` (faux provider: nothing is sent). "Open" is the ti
 screen's command handler to the first refresh after the screen is on the stack (``call_after_refresh``),
 so it includes building the rows and the first paint. The first open in a process also pays for
 importing the screen's modules; it is reported beside the median of the warm opens. ``first_prepared_*``
-is the first open after the work the app does ahead once a session is shown and it is idle
-(`pi_tui.modes.interactive.screens.prepare`), in a second child; ``keystroke_*`` are search keystrokes
-in ``/resume`` and ``/tree``. CPU figures are `time.process_time()` (all threads).
+is the first open after the work the app does ahead once a session is shown
+(`pi_tui.modes.interactive.screens.prepare`) has finished, in a second child; ``first_at_once_*`` the
+first open made as that work starts (a command typed while the session loaded), in a third; for
+``/resume``, which may show before its rows, ``first_rows_ms`` is when they are there. ``keystroke_*``
+are search keystrokes in ``/resume`` and ``/tree``. CPU figures are `time.process_time()` (all threads).
 
     python -m bench screens_tree_open -n 1 --no-write
-    python -m bench.screens tree REPO [prepared]   # the raw figures of one measurement, as JSON
+    python -m bench.screens tree REPO [prepared|racing]   # the raw figures of one run, as JSON
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def _write_big_sessions(repo: Path) -> None:
         shutil.copyfile(first, folder / f"2025-07-{1 + n:02d}T00-00-00-000Z_big-{n}.jsonl")
 
 
-async def _measure(which: str, repo: Path, prepared: bool = False) -> dict[str, Any]:
+async def _measure(which: str, repo: Path, mode: str = "") -> dict[str, Any]:
     from textual.app import App
 
     from pi_tui.args import parse_args
@@ -132,14 +134,15 @@ async def _measure(which: str, repo: Path, prepared: bool = False) -> dict[str, 
     import gc
 
     gc.freeze()  # as the app does once the session is attached: collections skip the loaded session
-    prepare_cpu = 0.0
-    if prepared:  # what the app does in a worker thread once the session is shown and it is idle
-        from pi_tui.modes.interactive.screens.prepare import preparation_steps
+    from pi_tui.modes.interactive.screens.prepare import preparation_for
 
+    preparation = preparation_for(session)
+    prepare_cpu = 0.0
+    session.stats()  # the app's start-up thread counts the totals before the footer shows them
+    if mode == "prepared":  # what the app does in a worker thread once the session is shown
         start_cpu = time.process_time()
-        session.stats()  # the app's start-up thread counts the totals before the footer shows them
-        for step in preparation_steps(session):
-            await asyncio.to_thread(step)
+        preparation.start()
+        await preparation.wait()
         prepare_cpu = time.process_time() - start_cpu
 
     class Host(App[None]):
@@ -158,7 +161,10 @@ async def _measure(which: str, repo: Path, prepared: bool = False) -> dict[str, 
     open_cpu: list[float] = []
     keystrokes: list[float] = []
     keystroke_cpu: list[float] = []
+    first_rows_ms = None
     async with app.run_test(size=(120, 40)) as pilot:
+        if mode == "racing":  # the app starts the work ahead as the session shows; opened at once
+            preparation.start()
         for _ in range(WARM_OPENS + 1):
             start, cpu = time.perf_counter(), time.process_time()
             await SCREEN_COMMANDS[command](app, "")
@@ -166,6 +172,14 @@ async def _measure(which: str, repo: Path, prepared: bool = False) -> dict[str, 
             app.call_after_refresh(lambda f=drawn: f.set_result(time.perf_counter()))  # type: ignore[misc]
             opens.append((await drawn) - start)
             open_cpu.append(time.process_time() - cpu)
+            if command == "resume" and first_rows_ms is None:  # the picker may show before its rows
+                from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
+
+                screen = app.screen
+                assert isinstance(screen, ResumeScreen)
+                while screen.lists["current"] is None:
+                    await asyncio.sleep(0.002)
+                first_rows_ms = round((time.perf_counter() - start) * 1000, 1)
             if command == "tree":
                 from textual import events
 
@@ -192,7 +206,8 @@ async def _measure(which: str, repo: Path, prepared: bool = False) -> dict[str, 
             await pilot.pause()
     await session.close()
     return {
-        "prepared": prepared,
+        "mode": mode or "cold",
+        "first_rows_ms": first_rows_ms,
         "prepare_cpu_ms": round(prepare_cpu * 1000, 1),
         "cold_ms": round(opens[0] * 1000, 1),
         "warm_ms": round(statistics.median(opens[1:]) * 1000, 1),
@@ -204,7 +219,7 @@ async def _measure(which: str, repo: Path, prepared: bool = False) -> dict[str, 
     }
 
 
-def _child(which: str, prepared: bool = False) -> dict[str, Any]:
+def _child(which: str, mode: str = "") -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="pi-tui-screens-bench-"))
     env = dict(os.environ, HOME=str(root / "home"), PI_CODING_AGENT_DIR=str(root / "home" / ".pi" / "agent"))
     (root / "repo").mkdir(parents=True)
@@ -215,7 +230,7 @@ def _child(which: str, prepared: bool = False) -> dict[str, Any]:
             "bench.screens",
             which,
             str(root / "repo"),
-            *(["prepared"] if prepared else []),
+            *([mode] if mode else []),
         ],
         cwd=ROOT,
         env=env,
@@ -233,9 +248,12 @@ def _child(which: str, prepared: bool = False) -> dict[str, Any]:
 
 def _scenario(which: str, description: str) -> Result:
     figures = _child(which)
-    first = _child(which, prepared=True)  # the app's case: the idle-time preparation ran first
+    first = _child(which, "prepared")  # the work ahead ran before the open
     for key in ("prepare_cpu_ms", "cold_ms", "cold_cpu_ms"):
         figures[key.replace("cold", "first_prepared")] = first.get(key)
+    racing = _child(which, "racing")  # opened as the session shows, while the work ahead starts
+    for key in ("cold_ms", "cold_cpu_ms", "first_rows_ms"):
+        figures[key.replace("cold", "first_at_once")] = racing.get(key)
     warm = figures.get("warm_ms")
     figures["target_ms"] = TARGETS_MS[which]
     return Result(
@@ -296,4 +314,4 @@ def register_all() -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(_measure(sys.argv[1], Path(sys.argv[2]), "prepared" in sys.argv[3:]))))
+    print(json.dumps(asyncio.run(_measure(sys.argv[1], Path(sys.argv[2]), (sys.argv[3:] or [""])[0]))))

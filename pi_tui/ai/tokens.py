@@ -221,11 +221,19 @@ def _content_chars(content: object, count_images: bool) -> int:
     return sum(_block_chars(block, count_images) for block in content)
 
 
+# One encoder for every tool call's arguments: ``json.dumps`` with options builds a new one per call.
+_ARGUMENTS_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _arguments_chars(arguments: object) -> int:
-    return len(json.dumps(arguments or {}, separators=(",", ":"), ensure_ascii=False))
+    return len(_ARGUMENTS_JSON.encode(arguments or {}))
 
 
 def _assistant_block_chars(block: object) -> int:
+    if type(block) is ToolCall:  # the exact classes first: cheaper than a chain of isinstance
+        return len(block.name) + _arguments_chars(block.arguments)
+    if type(block) is ThinkingContent:
+        return len(block.thinking)
     if isinstance(block, TextContent):
         return len(block.text)
     if isinstance(block, ThinkingContent):
@@ -269,6 +277,10 @@ def message_chars(message: object) -> int:
     - bashExecution: command + output;
     - branchSummary / compactionSummary: the summary.
     """
+    if type(message) is AssistantMessage:  # most of a session's messages: tested first
+        return sum(map(_assistant_block_chars, message.content))
+    if type(message) is ToolResultMessage:
+        return _content_chars(message.content, count_images=True)
     if isinstance(message, dict):
         return _json_message_chars(message)
     if isinstance(message, UserMessage):

@@ -19,15 +19,22 @@ writes to the session.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pi_tui.agent.convert import reaches_model
 from pi_tui.ai.cost import projected_cost
 from pi_tui.ai.stream import LlmRequest
-from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
-from pi_tui.ai.types import Model, ToolDefinition, message_content, message_role
+from pi_tui.ai.tokens import count_message_tokens, estimate_tokens, message_chars
+from pi_tui.ai.types import (
+    AssistantMessage,
+    Model,
+    ToolDefinition,
+    ToolResultMessage,
+    message_content,
+    message_role,
+)
 from pi_tui.session.entries import SessionEntry
 from pi_tui.session.entry_reader import read_transform
 
@@ -69,6 +76,9 @@ BLOCK_OVERHEAD = 3
 def message_tokens(message: Any) -> int:
     """Tokens a provider bills for one history message: pi's text estimate plus the framing; 0 for a
     message the request leaves out (a shell command's output kept out of context)."""
+    if type(message) is AssistantMessage or type(message) is ToolResultMessage:  # most messages: no tests
+        blocks = len(message.content)  # always a list for these two
+        return -(-message_chars(message) // 4) + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
     if not reaches_model(message):
         return 0
     content = message_content(message)
@@ -118,11 +128,29 @@ class MessageTokenCache:
         self._rows[region] = rows
         return rows
 
-    def prime(self, messages: Sequence[Any]) -> None:
+    def prime_in_steps(self, messages: Sequence[Any], chunk: int) -> Iterator[int]:
         """Count ``messages`` (the next request's, oldest first) and keep their rows as the cached
         region's, ahead of the first report: that report then reuses the rows as far as its cached
-        region holds the same messages, and counts only the rest."""
-        self.rows("cached", messages, 0)
+        region holds the same messages, and counts only the rest. In pieces of ``chunk`` messages
+        (all at once when ``chunk`` is 0): each ``next`` counts one piece and yields how many are
+        counted so far. The rows are kept once all are counted; a report made before that still
+        reuses every count made so far."""
+        previous = self._rows.get("cached", ())
+        same = 0
+        if previous and previous[0].index == 0:
+            for row, message in zip(previous, messages, strict=False):
+                if row.message is not message:
+                    break
+                same += 1
+        rows = list(previous[:same])
+        step = chunk or max(1, len(messages))
+        for start in range(same, len(messages), step):
+            rows.extend(
+                MessageRow(i, message_role(m) or "?", self.tokens(m), reaches_model(m), m)
+                for i, m in enumerate(messages[start : start + step], start)
+            )
+            yield len(rows)
+        self._rows["cached"] = tuple(rows)
 
     def keep(self, rows: Iterable[MessageRow]) -> None:
         """Forget every message but those of ``rows`` (the report just built), once the cache holds

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -666,10 +666,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         projection, panels, transforms and the ledger (panels previewed, no hooks run, nothing written).
 
         Print mode's markdown, RPC ``get_context`` and the TUI inspector are views of this one report."""
-        from pi_tui.context.report import MessageTokenCache, SessionTotals, build_context_report
+        from pi_tui.context.report import SessionTotals, build_context_report
 
-        if self._context_tokens is None:
-            self._context_tokens = MessageTokenCache()
+        token_cache = self._token_cache()
         preview = await self.panels.preview()  # what the next request will show, without side effects
         st = self.stats()
         return build_context_report(
@@ -686,7 +685,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             else None,
             baseline_source=lambda: self._previous_request_blocks(preview),
             sections=self.extensions.registry.context_section_lines() if self.extensions is not None else (),
-            token_cache=self._context_tokens,
+            token_cache=token_cache,
         )
 
     def count_context_tokens(self) -> int:
@@ -694,14 +693,28 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         `context_report`, and keep their rows (which it then reuses instead of counting and describing
         ~20k messages while the user waits). Plain computation over the loaded entries: an interface may run it in a worker
         thread while it is idle. Returns how many messages were counted now (0 when all were known)."""
+        cache = self._token_cache()
+        before = cache.counted
+        for _ in cache.prime_in_steps(self._context_messages(), 0):
+            pass
+        return cache.counted - before
+
+    def count_context_tokens_in_steps(self, chunk: int) -> Iterator[int]:
+        """`count_context_tokens` in pieces of ``chunk`` messages: each ``next`` counts one piece and
+        yields how many messages are counted so far (for a worker that lets other work go first)."""
+        return self._token_cache().prime_in_steps(self._context_messages(), chunk)
+
+    def _token_cache(self) -> MessageTokenCache:
         from pi_tui.context.report import MessageTokenCache
 
         if self._context_tokens is None:
             self._context_tokens = MessageTokenCache()
-        cache = self._context_tokens
-        before = cache.counted
+        return self._context_tokens
+
+    def _context_messages(self) -> list[Any]:
+        """The messages the next request can carry: the active branch's from the latest compaction's
+        first kept entry on, oldest first."""
         branch = self.session_manager.get_branch()
-        # Only what the next request can carry: from the latest compaction's first kept entry on.
         start = 0
         for index in range(len(branch) - 1, -1, -1):
             entry = branch[index]
@@ -709,8 +722,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 kept = entry.first_kept_entry_id
                 start = next((i for i, e in enumerate(branch) if e.id == kept), index) if kept else index
                 break
-        cache.prime([entry.message for entry in branch[start:] if isinstance(entry, MessageEntry)])
-        return cache.counted - before
+        return [entry.message for entry in branch[start:] if isinstance(entry, MessageEntry)]
 
     def _previous_request_blocks(self, panels: PanelManager) -> list[Block]:
         """The blocks of the last request: the ledger's, or for a resumed session the request that produced

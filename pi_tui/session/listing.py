@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +31,7 @@ __all__ = [
     "scan_session_file",
     "ScanPoint",
     "list_sessions",
+    "list_sessions_in_steps",
     "list_all_sessions",
     "most_recent_session",
     "find_session",
@@ -329,6 +331,25 @@ def list_sessions(cwd: str | Path, session_dir: Path | None = None) -> list[Sess
     """Sessions of one project (or of ``session_dir``), most recently modified first."""
     directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
     return _sorted(_infos_of(directory))
+
+
+def list_sessions_in_steps(
+    cwd: str | Path, session_dir: Path | None = None, chunk: int = 50
+) -> Iterator[int]:
+    """`list_sessions` in pieces, for a worker that lets other work go first: each ``next`` reads
+    ``chunk`` files (a large one through the folder's cache) and yields how many are read. What it
+    reads is kept (the process's rows of small files, the folder's cache), so listing afterwards
+    reads none of them again."""
+    from .listing_cache import ListingCache
+
+    directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+    cache = ListingCache(directory)
+    files = _session_files(directory)
+    for start in range(0, len(files), chunk):
+        for path in files[start : start + chunk]:
+            cache.info(path)
+        yield start + chunk
+    cache.save()
 
 
 def list_all_sessions(sessions_dir: Path | None = None) -> list[SessionInfo]:

@@ -59,37 +59,6 @@ log = logging.getLogger(__name__)
 DOUBLE_PRESS_SECONDS = 0.5
 
 
-async def _in_daemon_thread(step: Callable[[], object]) -> None:
-    """Run ``step`` in a daemon thread and wait for it: work that is only an aid must not hold up
-    quitting (``asyncio.to_thread``'s pool is joined at exit; a 100k-entry step takes ~0.4 s)."""
-    import threading
-
-    loop = asyncio.get_running_loop()
-    finished: asyncio.Future[None] = loop.create_future()
-
-    def settle(error: BaseException | None) -> None:
-        if finished.done():
-            return
-        if error is None:
-            finished.set_result(None)
-        else:
-            finished.set_exception(error)
-
-    def run() -> None:
-        error: BaseException | None = None
-        try:
-            step()
-        except Exception as exc:
-            error = exc
-        try:
-            loop.call_soon_threadsafe(settle, error)
-        except RuntimeError:  # the app has closed its loop meanwhile: nobody waits any more
-            pass
-
-    threading.Thread(target=run, name="pi-tui-prepare", daemon=True).start()
-    await finished
-
-
 class PiApp(KeyActions, App[int], inherit_bindings=False):
     """The pi-tui full-screen app.
 
@@ -557,6 +526,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
             gc.freeze()  # the loaded session lives as long as the app: no full collection walks it again
         self.files.start()
+        self.run_worker(self._prepare_screens(session), group="prepare-screens", exit_on_error=False)
         self.run_worker(self._warm_up(), group="warm-up", exit_on_error=False)
         waiting, self._waiting = self._waiting, []
         for text in self._initial_prompts:
@@ -626,29 +596,29 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         await sample.update(_WARM_MARKDOWN)
         await sample.remove()
         await tool.remove()
-        await self._prepare_screens(session)
 
     screens_prepared: asyncio.Event | None = None
     """Set once the work ahead for the first ``/tree``, ``/context`` and ``/resume`` is done."""
 
     async def _prepare_screens(self, session: AgentSession) -> None:
-        """Then, in a worker thread and one step at a time, what the first open of the big screens
-        would compute (`screens.prepare`), so it opens as fast as a later one. A step waits while an
-        answer is being made (the thread would take the interpreter from it); a failed step only means
-        the screen computes it on open, as it would have anyway."""
-        from .screens.prepare import preparation_steps
+        """As soon as the session is shown, in a worker thread, what the first open of the big screens
+        would compute (`screens.prepare`), so it opens as fast as a later one; a screen opened before
+        that waits only for its own part. Work nobody waits for pauses while an answer is being made
+        (the thread would take the interpreter from it)."""
+        from .screens.prepare import preparation_for
 
         done = self.screens_prepared = asyncio.Event()
-        for step in preparation_steps(session):
+        preparation = preparation_for(session)
+
+        async def wait_idle() -> None:
             while self._busy or session.is_streaming:
                 if self._busy:
                     await self._not_busy.wait()
                 else:
                     await session.wait_for_idle()
-            try:
-                await _in_daemon_thread(step)
-            except Exception:
-                log.debug("preparing a screen failed", exc_info=True)
+
+        preparation.start(wait_idle)
+        await preparation.wait()
         done.set()
 
     def _bind_extension_shortcuts(self, shortcuts: dict[str, RegisteredShortcut]) -> None:

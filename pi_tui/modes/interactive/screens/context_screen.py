@@ -442,7 +442,16 @@ class ContextScreen(Screen[None]):
 
 
 async def open_context(app: PiApp, _args: str) -> None:
-    """``/context``: push the inspector for the app's session."""
+    """``/context``: push the inspector for the app's session, once its messages are counted (ahead of
+    the open, or by the work ahead now, before anything else it does)."""
+    from .prepare import preparation_for
+
     session = session_of(app)
-    report = await session.context_report()
-    await app.push_screen(ContextScreen(session, report))
+    preparation = preparation_for(session)
+    release = preparation.hold()  # the work ahead of the other screens waits for the first frame
+    try:
+        await preparation.need("tokens")
+        report = await session.context_report()
+        await app.push_screen(ContextScreen(session, report))
+    finally:
+        app.call_after_refresh(release)

@@ -1,45 +1,286 @@
-"""Work done ahead, while the app is idle after a session is shown, so the first ``/tree``, ``/context``
-and ``/resume`` open as fast as the later ones.
+"""Work done ahead for the first ``/tree``, ``/context`` and ``/resume``, shared with the screens that
+need it, so a first open costs what a later one does, or at most what is left of its own work.
 
 Each screen keeps what it computed for the next open (`tree_rows` keeps the rows per session, the
 session keeps each message's token count, the listing keeps the rows of session files by size and
-mtime). The first open used to pay for all of it while the user waited (~0.2–0.3 s on a 20k-entry
-session or a folder of 1,000 sessions). `preparation_steps` returns the same work as plain functions:
-pure Python over data already loaded or read from disk, with no Textual calls, so the app runs them in
-a worker thread one by one while nothing else is going on. Every step is only an aid: a screen opened
-before its step ran (or after the session changed) computes what it needs itself, as before.
+mtime). Computing that for a 20k-entry session or a folder of 1,000 sessions takes ~0.1–0.2 s per
+screen. `ScreenPreparation` holds that work as named steps, each cut into small pieces (a few
+milliseconds each): pure Python over data already loaded or read from disk, with no Textual calls, run
+in a worker thread one piece at a time.
+
+- Once a session is shown, the app starts the steps in the background (`ScreenPreparation.start`),
+  pausing between steps while an answer is being made.
+- A screen being opened asks for its own step (`ScreenPreparation.need`): done, it returns at once;
+  running, the open waits for the rest of it; queued behind another step, that step stops at its next
+  piece and the screen's step goes first. A step is never done twice.
+
+Every step is only an aid: a step that failed, or work a later change made stale (a new entry, another
+session), is computed by the screen itself, as it would have been anyway.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import asyncio
+import functools
+import logging
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from textual.app import App
+    from textual.screen import Screen
+
     from pi_tui.runtime.agent_session import AgentSession
 
-__all__ = ["preparation_steps"]
+__all__ = [
+    "STEPS",
+    "ScreenPreparation",
+    "Step",
+    "forget_preparation",
+    "preparation_for",
+    "push_prepared",
+    "run_in_daemon_thread",
+]
+
+log = logging.getLogger(__name__)
+
+_Result = TypeVar("_Result")
+
+Step = Callable[[], Iterator[object]]
+"""A step: called once, it returns an iterator whose every ``next`` does one small piece of the work."""
+
+STEPS = ("imports", "tokens", "tree", "tree_texts", "listing")
+"""The steps of `preparation_for`, in the order the background runs them (cheapest first)."""
+
+CHUNK = 1000
+"""Messages counted or entries described per piece (~3–5 ms)."""
 
 
-def _import_screens() -> None:
-    """The screens' modules and the Textual widgets they use (a first open imported them)."""
-    from textual.widgets import Input, Tree  # noqa: F401
+async def run_in_daemon_thread(work: Callable[[], object]) -> None:
+    """Run ``work`` in a daemon thread and wait for it: work that is only an aid must not hold up
+    quitting (``asyncio.to_thread``'s pool is joined at exit)."""
+    loop = asyncio.get_running_loop()
+    finished: asyncio.Future[None] = loop.create_future()
 
-    from . import context_screen, resume_screen, tree_screen  # noqa: F401
+    def settle(error: BaseException | None) -> None:
+        if finished.done():
+            return
+        if error is None:
+            finished.set_result(None)
+        else:
+            finished.set_exception(error)
+
+    def run() -> None:
+        error: BaseException | None = None
+        try:
+            work()
+        except Exception as exc:
+            error = exc
+        try:
+            loop.call_soon_threadsafe(settle, error)
+        except RuntimeError:  # the app has closed its loop meanwhile: nobody waits any more
+            pass
+
+    threading.Thread(target=run, name="pi-tui-prepare", daemon=True).start()
+    await finished
 
 
-def preparation_steps(session: AgentSession) -> list[Callable[[], object]]:
-    """The steps that make the first opens of ``/tree``, ``/context`` and ``/resume`` cheap, cheapest
-    first; each may run in a worker thread (they read the loaded session and the session folder)."""
+class ScreenPreparation:
+    """Named steps of work ahead, each run at most once, one at a time, in a worker thread.
 
-    def tree_rows() -> object:
-        from .tree_rows import TreeModel
+    Args:
+        steps: Step name → the step (see `Step`); the background runs them in this order.
+    """
 
-        return TreeModel(session.session_manager)  # its rows are kept for the session's next /tree
+    def __init__(self, steps: dict[str, Step]) -> None:
+        self._steps = dict(steps)
+        self._started: dict[str, Iterator[object]] = {}
+        self._finished: set[str] = set()  # written by the worker thread, read by the loop
+        self._events: dict[str, asyncio.Event] = {name: asyncio.Event() for name in steps}
+        self._wanted: list[str] = []  # steps a screen waits for, first asked first
+        self._background = False
+        self._wait_idle: Callable[[], Awaitable[None]] | None = None
+        self._driver: asyncio.Task[None] | None = None
+        self._holds = 0
+        self._wake = asyncio.Event()  # a screen asked for a step, or released its hold
+        self.pieces: dict[str, int] = {name: 0 for name in steps}
+        """Pieces run per step so far (what a test or a benchmark can look at)."""
 
-    def listing() -> object:
-        from pi_tui.session.listing import list_sessions
+    def done(self, name: str) -> bool:
+        """Whether step ``name`` has finished (or failed: then the screen computes it itself)."""
+        return name in self._finished
 
-        return list_sessions(session.cwd, session.new_session_dir())
+    def all_done(self) -> bool:
+        """Whether every step has finished."""
+        return self._finished.issuperset(self._steps)
 
-    return [_import_screens, session.count_context_tokens, tree_rows, listing]
+    def start(self, wait_idle: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Run every step in the background, in order; ``wait_idle`` is awaited before each piece of
+        work nobody waits for (the app waits there while an answer is being made)."""
+        self._background = True
+        self._wait_idle = wait_idle
+        self._ensure_driver()
+
+    async def need(self, name: str) -> None:
+        """Return once step ``name`` has run: at once when it has, else after running it (or the rest
+        of it) ahead of any other step. Unknown names return at once."""
+        if name not in self._steps or self.done(name):
+            return
+        if name not in self._wanted:
+            self._wanted.append(name)
+        self._wake.set()
+        self._ensure_driver()
+        await self._events[name].wait()
+
+    def hold(self) -> Callable[[], None]:
+        """Pause the work nobody waits for (at its next piece) while a screen opens; call the returned
+        function once the screen is drawn (the work would take the interpreter from its first paint)."""
+        self._holds += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            self._holds -= 1
+            self._wake.set()
+
+        return release
+
+    async def wait(self) -> None:
+        """Return once every step has finished (after `start`)."""
+        for name in self._steps:
+            await self._events[name].wait()
+
+    # --- the driver -----------------------------------------------------------------------------------
+
+    def _ensure_driver(self) -> None:
+        if self._driver is None or self._driver.done():
+            self._driver = asyncio.get_running_loop().create_task(self._drive())
+
+    def _first_wanted(self) -> str | None:
+        return next((name for name in self._wanted if not self.done(name)), None)
+
+    def _next(self) -> str | None:
+        wanted = self._first_wanted()
+        if wanted is not None or not self._background:
+            return wanted
+        return next((name for name in self._steps if not self.done(name)), None)
+
+    async def _free(self) -> bool:
+        """Wait until work nobody waits for may go on: no screen is opening and the app is idle.
+        False as soon as a screen asks for a step (that goes first)."""
+        while self._first_wanted() is None:
+            self._wake.clear()
+            if self._holds:
+                await self._wake.wait()
+                continue
+            if self._wait_idle is None:
+                return True
+            idle = asyncio.ensure_future(self._wait_idle())
+            woken = asyncio.ensure_future(self._wake.wait())
+            await asyncio.wait((idle, woken), return_when=asyncio.FIRST_COMPLETED)
+            woken.cancel()
+            if not idle.done():
+                idle.cancel()
+                continue
+            if not self._holds and self._first_wanted() is None:
+                return True
+        return False
+
+    async def _drive(self) -> None:
+        while (name := self._next()) is not None:
+            if name != self._first_wanted() and not await self._free():
+                continue  # a screen asked for a step meanwhile
+            try:
+                await run_in_daemon_thread(functools.partial(self._advance, name))
+            except Exception:
+                log.debug("preparing a screen failed", exc_info=True)
+                self._finished.add(name)
+            for finished in [n for n in self._steps if self.done(n)]:
+                self._events[finished].set()
+                if finished in self._wanted:
+                    self._wanted.remove(finished)
+
+    def _advance(self, name: str) -> None:
+        """In the worker thread: run pieces of ``name`` until it ends, or until a screen waits for
+        another step (it goes first; this one goes on from where it stopped later)."""
+        pieces = self._started.get(name)
+        if pieces is None:
+            pieces = self._started[name] = self._steps[name]()
+        for _ in pieces:
+            self.pieces[name] += 1
+            first = self._first_wanted()
+            if first != name and (first is not None or self._holds):
+                return
+        self.pieces[name] += 1
+        self._finished.add(name)
+
+
+# One preparation per session object, for the app (which starts it) and the screens (which need it).
+_PREPARATIONS: weakref.WeakKeyDictionary[AgentSession, ScreenPreparation] = weakref.WeakKeyDictionary()
+
+
+def preparation_for(session: AgentSession) -> ScreenPreparation:
+    """The session's `ScreenPreparation` (made on first use, not started: see `ScreenPreparation.start`)."""
+    found = _PREPARATIONS.get(session)
+    if found is None:
+        found = _PREPARATIONS[session] = ScreenPreparation(_steps_of(session))
+    return found
+
+
+async def push_prepared(
+    app: App[_Result], session: AgentSession, step: str, screen: Callable[[], Screen[None]]
+) -> None:
+    """Push ``screen()`` once step ``step`` of the session's preparation has run; the work ahead of
+    the other screens waits until the screen has drawn its first frame."""
+    preparation = preparation_for(session)
+    release = preparation.hold()
+    try:
+        await preparation.need(step)
+        await app.push_screen(screen())
+    finally:
+        app.call_after_refresh(release)
+
+
+def forget_preparation(session: AgentSession) -> None:
+    """Drop the session's preparation (its work is stale after a switch to another session file)."""
+    _PREPARATIONS.pop(session, None)
+
+
+def _steps_of(session: AgentSession) -> dict[str, Step]:
+    def imports() -> Iterator[object]:
+        """The screens' modules and the Textual widgets they use (a first open imported them)."""
+        from textual.widgets import Input, Tree  # noqa: F401
+
+        yield None
+        from . import context_screen  # noqa: F401
+
+        yield None
+        from . import tree_screen  # noqa: F401
+
+        yield None
+        from . import resume_screen  # noqa: F401
+
+    def tokens() -> Iterator[object]:
+        return session.count_context_tokens_in_steps(CHUNK)
+
+    def tree() -> Iterator[object]:
+        from .tree_rows import prepare_rows
+
+        return prepare_rows(session.session_manager)
+
+    def tree_texts() -> Iterator[object]:
+        from .tree_rows import describe_entries
+
+        return describe_entries(session.session_manager, CHUNK)
+
+    def listing() -> Iterator[object]:
+        from pi_tui.session.listing import list_sessions_in_steps
+
+        return list_sessions_in_steps(session.cwd, session.new_session_dir())
+
+    return {"imports": imports, "tokens": tokens, "tree": tree, "tree_texts": tree_texts, "listing": listing}

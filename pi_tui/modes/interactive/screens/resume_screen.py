@@ -111,7 +111,7 @@ class ResumeScreen(Screen[None]):
         Binding("ctrl+d", "delete", "Delete", priority=True),
     ]
 
-    def __init__(self, session: Any, infos: list[Any]) -> None:
+    def __init__(self, session: Any, infos: list[Any] | None) -> None:
         super().__init__()
         self.session = session
         self.scope: Scope = "current"
@@ -120,7 +120,7 @@ class ResumeScreen(Screen[None]):
         self.named_only = False
         self.show_paths = False
         self.lists: dict[Scope, list[Any] | None] = {"current": infos, "all": None}
-        self.shown: list[Any] = list(infos)
+        self.shown: list[Any] = list(infos or ())
         self.now = datetime.now(UTC)
 
     def compose(self) -> ComposeResult:
@@ -137,6 +137,8 @@ class ResumeScreen(Screen[None]):
     def on_mount(self) -> None:
         self._apply()
         self.query_one(Input).focus()
+        if self.lists["current"] is None:
+            self._load_current()
 
     # --- rows -----------------------------------------------------------------------------------------
 
@@ -220,6 +222,19 @@ class ResumeScreen(Screen[None]):
         self._list().refresh_rows()  # "All" shows each session's folder
         if self.lists[self.scope] is None:
             self._load_all()
+        self._apply()
+
+    @work(exclusive=True, group="resume-current")
+    async def _load_current(self) -> None:
+        """The folder's sessions, when the picker opened before they were listed: the listing ahead
+        (`prepare`) goes first, then the rows are taken from what it kept."""
+        from pi_tui.session.listing import list_sessions
+
+        from .prepare import preparation_for
+
+        await preparation_for(self.session).need("listing")
+        session = self.session
+        self.lists["current"] = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
         self._apply()
 
     @work(exclusive=True, group="resume-all")
@@ -341,9 +356,20 @@ class ResumeScreen(Screen[None]):
 
 
 async def open_resume(app: Any, _args: str) -> None:
-    """``/resume``: push the picker over this project's sessions."""
+    """``/resume``: push the picker over this project's sessions. When the folder is not listed yet
+    (the work ahead, `prepare`, has not got to it), the picker shows at once, "loading…", and its rows
+    follow as soon as they are read."""
     from pi_tui.session.listing import list_sessions
 
+    from .prepare import preparation_for
+
     session = app.session
-    infos = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
-    await app.push_screen(ResumeScreen(session, infos))
+    preparation = preparation_for(session)
+    release = preparation.hold()  # the work ahead of the other screens waits for the first frame
+    try:
+        infos = None
+        if preparation.done("listing"):
+            infos = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
+        await app.push_screen(ResumeScreen(session, infos))
+    finally:
+        app.call_after_refresh(release)

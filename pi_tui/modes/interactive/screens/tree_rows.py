@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import json
 import weakref
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any, Literal
 
-from pi_tui.ai.types import AssistantMessage, TextContent, message_text
+from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, message_text
 from pi_tui.session.entries import LabelEntry, MessageEntry, SessionInfoEntry
 
-__all__ = ["FILTER_MODES", "FilterMode", "TreeRow", "TreeModel", "entry_text"]
+__all__ = [
+    "FILTER_MODES",
+    "FilterMode",
+    "TreeRow",
+    "TreeModel",
+    "describe_entries",
+    "entry_kind",
+    "entry_text",
+    "prepare_rows",
+]
 
 FilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
 FILTER_MODES: tuple[FilterMode, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -27,23 +36,82 @@ _DEFAULT_HIDDEN = frozenset(
 MAX_TEXT = 200
 
 
-@dataclass(slots=True)
 class TreeRow:
-    """One entry of the tree, with where it sits and what it says."""
+    """One entry of the tree, with where it sits and what it says.
 
-    entry: Any
-    id: str
-    parent_id: str | None
-    depth: int
-    text: str
-    kind: str  # the entry type, or the message role for message entries
-    on_active_path: bool = False
-    is_leaf: bool = False
-    branch_point: bool = False  # has more than one child
-    segment_start: bool = False  # a root, or a child of a branch point
-    hidden_by_default: bool = False  # e.g. an assistant message holding only tool calls
-    children: list[str] = field(default_factory=list)
-    folded_text: str = ""  # ``text`` in lower case, what a search looks in (with the row's label)
+    ``text`` (pi's one-line description) is made when first read: a first ``/tree`` of a long session
+    shows a screenful of rows, so only those are described while the user waits (a search describes
+    the rest, unless the work ahead has). ``kind`` and ``hidden_by_default``, which the filters need,
+    are known at once.
+    """
+
+    __slots__ = (
+        "entry",
+        "id",
+        "parent_id",
+        "depth",
+        "kind",
+        "on_active_path",
+        "is_leaf",
+        "branch_point",
+        "segment_start",
+        "hidden_by_default",
+        "children",
+        "_text",
+        "_folded",
+        "_describer",
+    )
+
+    def __init__(
+        self,
+        entry: Any,
+        id: str,
+        parent_id: str | None,
+        depth: int,
+        kind: str,
+        on_active_path: bool,
+        is_leaf: bool,
+        branch_point: bool,
+        segment_start: bool,
+        hidden_by_default: bool,
+        children: list[str],
+        text: str | None,
+        describer: _Describer | None,
+    ) -> None:
+        self.entry = entry
+        self.id = id
+        self.parent_id = parent_id
+        self.depth = depth
+        self.kind = kind  # the entry type, or the message role for message entries
+        self.on_active_path = on_active_path
+        self.is_leaf = is_leaf
+        self.branch_point = branch_point  # has more than one child
+        self.segment_start = segment_start  # a root, or a child of a branch point
+        self.hidden_by_default = hidden_by_default  # e.g. an assistant message holding only tool calls
+        self.children = children
+        self._text = text
+        self._folded: str | None = None
+        self._describer = describer
+
+    @property
+    def text(self) -> str:
+        """pi's one-line description of the entry (``user: …``, ``[read: path]``, …)."""
+        text = self._text
+        if text is None:
+            describer = self._describer
+            text = self._text = describer.text(self.entry) if describer is not None else ""
+        return text
+
+    @property
+    def folded_text(self) -> str:
+        """``text`` in lower case, what a search looks in (with the row's label)."""
+        folded = self._folded
+        if folded is None:
+            folded = self._folded = self.text.lower()
+        return folded
+
+    def __repr__(self) -> str:
+        return f"TreeRow({self.id!r}, {self.kind!r}, depth={self.depth})"
 
 
 def _cut(text: str, width: int = MAX_TEXT) -> str:
@@ -77,6 +145,33 @@ def _tool_text(name: str, args: dict[str, Any]) -> str:
 
 def _part_text(part: object) -> str:
     return part.text if isinstance(part, TextContent) else ""
+
+
+def _only_tool_calls(message: AssistantMessage) -> bool:
+    """An answer holding tool calls and no text (hidden by the default filter), as pi decides it."""
+    if message.stop_reason in ("aborted", "error"):
+        return False
+    calls = False
+    for block in message.content:  # a plain loop: this runs for every answer of the session
+        if isinstance(block, ToolCall):
+            calls = True
+        elif isinstance(block, TextContent) and block.text.strip():
+            return False
+    return calls
+
+
+def entry_kind(entry: Any) -> tuple[str, bool]:
+    """(kind, hidden-by-default) of one entry, as `entry_text` gives them: what the filters need,
+    without describing the entry."""
+    kind = entry.type
+    if kind != "message":
+        return kind, kind == "usage"
+    if not isinstance(entry, MessageEntry):
+        return "system", False
+    message = entry.message
+    if isinstance(message, AssistantMessage):
+        return "assistant", _only_tool_calls(message)
+    return message.role, False
 
 
 def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> tuple[str, str, bool]:
@@ -146,23 +241,79 @@ _ROWS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], tuple[Any, Any, Any
 )
 
 
-def _row_texts(session: Any, entries: list[Any]) -> dict[str, tuple[Any, tuple[str, str, bool]]]:
-    """Every entry's row text, from the session's cache where the entry is the same object."""
+def _texts_of(session: Any) -> dict[str, tuple[Any, tuple[str, str, bool]]]:
     try:
-        texts = _ROW_TEXTS.setdefault(session, {})
+        return _ROW_TEXTS.setdefault(session, {})
     except TypeError:  # not weak-referenceable or unhashable: computed each time
-        texts = {}
-    missing = [e for e in entries if e.id is not None and (texts.get(e.id) or (None,))[0] is not e]
-    if missing:
-        tool_args: dict[str, tuple[str, dict[str, Any]]] = {}
-        for entry in entries:
-            if isinstance(entry, MessageEntry) and entry.message.role == "assistant":
-                for block in entry.message.content:
-                    if block.type == "toolCall":
-                        tool_args[block.id] = (block.name, dict(block.arguments or {}))
-        for entry in missing:
-            texts[entry.id] = (entry, entry_text(entry, tool_args))
-    return texts
+        return {}
+
+
+def _tool_args(entries: list[Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Tool call id → (tool name, arguments), for the rows of tool results."""
+    tool_args: dict[str, tuple[str, dict[str, Any]]] = {}
+    for entry in entries:
+        if isinstance(entry, MessageEntry) and entry.message.role == "assistant":
+            for block in entry.message.content:
+                if block.type == "toolCall":
+                    tool_args[block.id] = (block.name, block.arguments or {})
+    return tool_args
+
+
+def _describe(
+    texts: dict[str, tuple[Any, tuple[str, str, bool]]],
+    entries: list[Any],
+    tool_args: dict[str, tuple[str, dict[str, Any]]] | None,
+    all_entries: list[Any],
+) -> dict[str, tuple[str, dict[str, Any]]] | None:
+    """Describe the ``entries`` whose text ``texts`` lacks; returns the tool calls it looked up (made
+    from ``all_entries`` when ``tool_args`` is None and some entry needed describing)."""
+    for entry in entries:
+        if entry.id is None:
+            continue
+        known = texts.get(entry.id)
+        if known is not None and known[0] is entry:
+            continue
+        if tool_args is None:
+            tool_args = _tool_args(all_entries)
+        texts[entry.id] = (entry, entry_text(entry, tool_args))
+    return tool_args
+
+
+class _Describer:
+    """Describes entries on demand for the rows of one build, through the session's kept texts."""
+
+    __slots__ = ("entries", "texts", "tool_args")
+
+    def __init__(self, texts: dict[str, tuple[Any, tuple[str, str, bool]]], entries: list[Any]) -> None:
+        self.texts = texts
+        self.entries = entries
+        self.tool_args: dict[str, tuple[str, dict[str, Any]]] | None = None
+
+    def text(self, entry: Any) -> str:
+        known = self.texts.get(entry.id)
+        if known is None or known[0] is not entry:
+            if self.tool_args is None:
+                self.tool_args = _tool_args(self.entries)
+            known = self.texts[entry.id] = (entry, entry_text(entry, self.tool_args))
+        return known[1][0]
+
+
+def prepare_rows(session: Any) -> Iterator[int]:
+    """Build the rows a first ``/tree`` of ``session`` (a `SessionManager`) shows, ahead of it; the
+    session's next `TreeModel` takes them as they are. One piece (yields once, then ends)."""
+    TreeModel(session)
+    yield 0
+
+
+def describe_entries(session: Any, chunk: int) -> Iterator[int]:
+    """Describe every entry of ``session`` ahead of a search (which reads every row's text), in
+    pieces of ``chunk`` entries; yields how many are done."""
+    entries = session.get_entries()
+    texts = _texts_of(session)
+    tool_args: dict[str, tuple[str, dict[str, Any]]] | None = None
+    for start in range(0, len(entries), chunk):
+        tool_args = _describe(texts, entries[start : start + chunk], tool_args, entries)
+        yield start + chunk
 
 
 class TreeModel:
@@ -208,51 +359,73 @@ class TreeModel:
             pass
 
     def _build(self, entries: list[Any]) -> None:
+        # Once per entry of a session that may hold 100k: plain loops, rows made positionally, texts
+        # taken where the session has them and otherwise made when a row is first read.
         children: dict[str | None, list[Any]] = {}
         for entry in entries:
             if entry.id is None:
                 continue
-            children.setdefault(entry.parent_id, []).append(entry)
-        texts = _row_texts(self.session, entries)
+            siblings = children.get(entry.parent_id)
+            if siblings is None:
+                children[entry.parent_id] = [entry]
+            else:
+                siblings.append(entry)
+        texts = _texts_of(self.session)
+        describer = _Describer(texts, entries)
         for siblings in children.values():
-            siblings.sort(key=lambda e: e.timestamp or "")
+            if len(siblings) > 1:
+                siblings.sort(key=lambda e: e.timestamp or "")
         leaf = self.session.get_leaf_id()
         active = {e.id for e in self.session.get_branch()}
         rows: list[TreeRow] = []
+        append = rows.append
+        no_kids: list[Any] = []
         roots = children.get(None, [])
         stack: list[tuple[Any, int, bool]] = [(e, 1 if len(roots) > 1 else 0, True) for e in reversed(roots)]
+        pop, push = stack.pop, stack.append
         while stack:
-            entry, depth, segment_start = stack.pop()
-            text, kind, hidden = texts[entry.id][1]
-            kids = children.get(entry.id, [])
-            row = TreeRow(
-                entry=entry,
-                id=entry.id,
-                parent_id=entry.parent_id,
-                depth=depth,
-                text=text,
-                kind=kind,
-                on_active_path=entry.id in active,
-                is_leaf=entry.id == leaf,
-                branch_point=len(kids) > 1,
-                segment_start=segment_start,
-                hidden_by_default=hidden,
-                children=[k.id for k in kids],
-                folded_text=text.lower(),
+            entry, depth, segment_start = pop()
+            entry_id = entry.id
+            known = texts.get(entry_id)
+            if known is not None and known[0] is entry:
+                text: str | None
+                text, kind, hidden = known[1]
+            else:
+                text = None
+                kind, hidden = entry_kind(entry)
+            kids = children.get(entry_id, no_kids)
+            branches = len(kids) > 1
+            append(
+                TreeRow(
+                    entry,
+                    entry_id,
+                    entry.parent_id,
+                    depth,
+                    kind,
+                    entry_id in active,
+                    entry_id == leaf,
+                    branches,
+                    segment_start,
+                    hidden,
+                    ([k.id for k in kids] if branches else [kids[0].id]) if kids else [],
+                    text,
+                    describer,
+                )
             )
-            rows.append(row)
-            child_depth = depth + 1 if len(kids) > 1 else depth
-            for kid in reversed(kids):
-                stack.append((kid, child_depth, len(kids) > 1))
+            if kids:
+                child_depth = depth + 1 if branches else depth
+                for kid in reversed(kids):
+                    push((kid, child_depth, branches))
         self.rows = rows
         self.by_id = {row.id: row for row in rows}
-        self.labels = {row.id: self.session.get_label(row.id) for row in rows}
-        self.labels = {k: v for k, v in self.labels.items() if v}
-        # When each label was set (the latest label entry per target), for Shift+T.
+        # Labels and when each was set (the latest label entry per target, for Shift+T): only entries
+        # a label entry names can have one.
         self.label_times = {}
         for entry in entries:
             if isinstance(entry, LabelEntry):
                 self.label_times[entry.target_id] = str(entry.timestamp or "")
+        labels = {target: self.session.get_label(target) for target in self.label_times}
+        self.labels = {k: v for k, v in labels.items() if v and k in self.by_id}
 
     # --- visibility ------------------------------------------------------------------------------
 

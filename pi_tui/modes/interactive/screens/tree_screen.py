@@ -393,8 +393,13 @@ async def open_fork(app: PiApp, _args: str) -> None:
 
 
 async def open_tree(app: PiApp, _args: str) -> None:
-    """``/tree``: push the navigator (default filter from the ``treeFilterMode`` setting)."""
+    """``/tree``: push the navigator (default filter from the ``treeFilterMode`` setting), once its rows
+    are made (ahead of the open, or by the work ahead now, before anything else it does)."""
+    from .prepare import push_prepared
+
     session = session_of(app)
     settings = session.settings
     mode = settings.tree_filter_mode if settings is not None else "default"
-    await app.push_screen(TreeScreen(session, mode if mode in FILTER_MODES else "default"))
+    await push_prepared(
+        app, session, "tree", lambda: TreeScreen(session, mode if mode in FILTER_MODES else "default")
+    )

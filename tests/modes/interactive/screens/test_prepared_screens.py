@@ -68,6 +68,7 @@ def _count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> lis
 async def _open(pilot: Any, app: Any, command: str, screen: type) -> None:
     await SCREEN_COMMANDS[command](app, "")
     await until(pilot, lambda: isinstance(app.screen, screen))
+    await pilot.pause()  # its first frame
     await pilot.press("escape")
     await until(pilot, lambda: not isinstance(app.screen, screen))
 

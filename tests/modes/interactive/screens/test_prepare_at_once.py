@@ -1,0 +1,198 @@
+"""A big screen opened at once after the session shows, while the work ahead (`screens.prepare`) is
+still going: the open takes over the work in progress instead of doing it again, and ``/resume``
+shows at once, its rows following."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.context import report
+from pi_tui.modes.interactive import markdown_block
+from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens.context_screen import ContextScreen
+from pi_tui.modes.interactive.screens.prepare import ScreenPreparation, preparation_for
+from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
+from pi_tui.modes.interactive.screens.tree_rows import TreeModel
+from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
+from pi_tui.session import listing_cache
+from pi_tui.session.entries import MessageEntry
+
+from ..helpers import make_app, until
+from .test_prepared_screens import _session
+
+
+class Gate:
+    """Holds the worker thread that first calls the wrapped function until `open` (the UI thread
+    passes straight through), and counts every call made through it."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self.release = threading.Event()
+        self.calls = 0
+
+    def wrap(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        def gated(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            if threading.current_thread() is not threading.main_thread():
+                self.reached.set()
+                self.release.wait(20)
+            return real(*args, **kwargs)
+
+        return gated
+
+    def open(self) -> None:
+        self.release.set()
+
+
+@pytest.fixture
+def gate() -> Iterator[Gate]:
+    made = Gate()
+    yield made
+    made.open()  # never leave a worker thread waiting (each test also opens it before the app ends)
+
+
+async def test_tree_opened_while_its_rows_are_being_built_builds_them_once(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    path = _session(tmp_path, 40)
+    monkeypatch.setattr(TreeModel, "_build", gate.wrap(TreeModel._build))
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, gate.reached.is_set)  # the work ahead is building the rows
+        opening = app.run_worker(SCREEN_COMMANDS["tree"](app, ""))
+        await pilot.pause()
+        assert not isinstance(app.screen, TreeScreen)  # it waits for the rows in progress
+        gate.open()
+        await opening.wait()
+        await until(pilot, lambda: isinstance(app.screen, TreeScreen))
+        assert gate.calls == 1
+        screen = app.screen
+        assert isinstance(screen, TreeScreen)
+        assert len(screen.model.rows) == len(app.require_session().session_manager.get_entries())
+
+
+async def test_context_opened_while_messages_are_being_counted_counts_each_once(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    path = _session(tmp_path, 40)
+    monkeypatch.setattr(report, "message_tokens", gate.wrap(report.message_tokens))
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, gate.reached.is_set)  # the work ahead is counting
+        opening = app.run_worker(SCREEN_COMMANDS["context"](app, ""))
+        await pilot.pause()
+        gate.open()
+        await opening.wait()
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        session = app.require_session()
+        messages = [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)]
+        assert gate.calls == len(messages) == 160
+
+
+async def test_resume_shows_at_once_and_its_rows_follow_the_listing(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    path = _session(tmp_path, 5)  # (the other sessions there never got an answer: not on disk)
+    monkeypatch.setattr(listing_cache, "read_session_info", gate.wrap(listing_cache.read_session_info))
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, gate.reached.is_set)  # the work ahead is reading the session folder
+        await SCREEN_COMMANDS["resume"](app, "")
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        screen = app.screen
+        assert isinstance(screen, ResumeScreen)
+        await pilot.pause()
+        title = str(screen.query_one("#resume-title").render())
+        assert "0 of 0" in title and "loading…" in title
+        await pilot.press("q", "u")  # typing a search meanwhile is kept
+        gate.open()
+        await until(pilot, lambda: screen.lists["current"] is not None)
+        await pilot.pause()
+        title = str(screen.query_one("#resume-title").render())
+        assert "loading" not in title and "1 of 1" in title
+        assert screen.query_one("Input").value == "qu"
+        assert [info.first_message for info in screen.shown] == ["question 0"]
+
+
+async def test_the_work_ahead_starts_as_the_session_shows_not_after_the_warm_up(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    path = _session(tmp_path, 5)
+    monkeypatch.setattr(markdown_block, "markdown_parser", gate.wrap(markdown_block.markdown_parser))
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        try:
+            await until(pilot, gate.reached.is_set)  # the warm-up is held in its thread
+            await until(pilot, lambda: app.screens_prepared is not None and app.screens_prepared.is_set())
+            assert not gate.release.is_set()
+        finally:
+            gate.open()
+
+
+def _steps(log: list[str], pieces: int) -> dict[str, Callable[[], Iterator[object]]]:
+    def step(name: str) -> Callable[[], Iterator[object]]:
+        def run() -> Iterator[object]:
+            for n in range(pieces):
+                log.append(f"{name}{n}")
+                yield n
+
+        return run
+
+    return {"a": step("a"), "b": step("b"), "c": step("c")}
+
+
+async def test_a_step_a_screen_needs_goes_before_the_rest_and_runs_once() -> None:
+    log: list[str] = []
+    preparation = ScreenPreparation(_steps(log, 3))
+    release = preparation.hold()  # a screen is opening: nothing else runs meanwhile
+    await preparation.need("b")
+    preparation.start()
+    await preparation.need("b")  # done: not run again
+    assert log == ["b0", "b1", "b2"]
+    release()
+    await preparation.wait()
+    assert log == ["b0", "b1", "b2", "a0", "a1", "a2", "c0", "c1", "c2"]
+    assert preparation.all_done()
+
+
+async def test_a_step_in_progress_stops_at_its_next_piece_for_the_one_a_screen_needs() -> None:
+    log: list[str] = []
+    in_first_piece = threading.Event()
+    go_on = threading.Event()
+
+    def slow_a() -> Iterator[object]:
+        log.append("a0")
+        in_first_piece.set()
+        go_on.wait(20)  # the screen asks for "c" while "a" is in its first piece
+        yield 0
+        log.append("a1")
+        yield 1
+
+    others = {name: step for name, step in _steps(log, 2).items() if name != "a"}
+    preparation = ScreenPreparation({"a": slow_a, **others})
+    try:
+        preparation.start()
+        await asyncio.to_thread(in_first_piece.wait, 20)
+        waiting = asyncio.ensure_future(preparation.need("c"))
+        await asyncio.sleep(0)  # one turn of the loop: need() asks for "c"
+        go_on.set()
+        await waiting
+        assert log[:3] == ["a0", "c0", "c1"]  # "a" stopped after its first piece and went on later
+        await preparation.wait()
+        assert log == ["a0", "c0", "c1", "a1", "b0", "b1"]
+    finally:
+        go_on.set()
+
+
+def test_every_session_has_one_preparation(tmp_path: Path) -> None:
+    from pi_tui.args import parse_args
+    from pi_tui.runtime.factory import create_session
+
+    session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
+    assert preparation_for(session) is preparation_for(session)
