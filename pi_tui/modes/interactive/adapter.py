@@ -61,6 +61,8 @@ class ChatSurface(Protocol):
 
     def reload_chat(self, *, header: str | None = None) -> None: ...
 
+    def session_switched(self) -> None: ...
+
     def refresh_footer(self, *, compacted: bool = False) -> None: ...
 
     def context_measured(self) -> None: ...
@@ -135,6 +137,7 @@ class ChatAdapter:
             case SessionSwitched():
                 self.app.reload_chat()
                 self._report_load_problems()
+                self.app.session_switched()
             case SessionTreeMoved():
                 self.app.reload_chat()
         self.app.pending_changed()

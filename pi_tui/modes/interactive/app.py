@@ -526,7 +526,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
             gc.freeze()  # the loaded session lives as long as the app: no full collection walks it again
         self.files.start()
-        self.run_worker(self._prepare_screens(session), group="prepare-screens", exit_on_error=False)
+        self.run_worker(
+            self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
+        )
         self.run_worker(self._warm_up(), group="warm-up", exit_on_error=False)
         waiting, self._waiting = self._waiting, []
         for text in self._initial_prompts:
@@ -620,6 +622,19 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         preparation.start(wait_idle)
         await preparation.wait()
         done.set()
+
+    def session_switched(self) -> None:
+        """Another session file is open (resume, /new, /fork): the work ahead for the big screens starts
+        again for it (what was done was for the file left)."""
+        from .screens.prepare import forget_preparation
+
+        session = self.session
+        if session is None:
+            return
+        forget_preparation(session)
+        self.run_worker(
+            self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
+        )
 
     def _bind_extension_shortcuts(self, shortcuts: dict[str, RegisteredShortcut]) -> None:
         """Take the extensions' shortcuts that are no built-in key (`on_event` runs them)."""

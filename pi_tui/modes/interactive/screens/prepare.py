@@ -103,6 +103,7 @@ class ScreenPreparation:
         self._background = False
         self._wait_idle: Callable[[], Awaitable[None]] | None = None
         self._driver: asyncio.Task[None] | None = None
+        self._stopped = False
         self._holds = 0
         self._wake = asyncio.Event()  # a screen asked for a step, or released its hold
         self.pieces: dict[str, int] = {name: 0 for name in steps}
@@ -133,6 +134,14 @@ class ScreenPreparation:
         self._wake.set()
         self._ensure_driver()
         await self._events[name].wait()
+
+    def stop(self) -> None:
+        """Run no piece after the current one, and let whoever waits go (a screen then computes what
+        it needs itself): the work is for a session file no longer open."""
+        self._stopped = True
+        self._wake.set()
+        for event in self._events.values():
+            event.set()
 
     def hold(self) -> Callable[[], None]:
         """Pause the work nobody waits for (at its next piece) while a screen opens; call the returned
@@ -165,6 +174,8 @@ class ScreenPreparation:
         return next((name for name in self._wanted if not self.done(name)), None)
 
     def _next(self) -> str | None:
+        if self._stopped:
+            return None
         wanted = self._first_wanted()
         if wanted is not None or not self._background:
             return wanted
@@ -173,7 +184,7 @@ class ScreenPreparation:
     async def _free(self) -> bool:
         """Wait until work nobody waits for may go on: no screen is opening and the app is idle.
         False as soon as a screen asks for a step (that goes first)."""
-        while self._first_wanted() is None:
+        while self._first_wanted() is None and not self._stopped:
             self._wake.clear()
             if self._holds:
                 await self._wake.wait()
@@ -187,7 +198,7 @@ class ScreenPreparation:
             if not idle.done():
                 idle.cancel()
                 continue
-            if not self._holds and self._first_wanted() is None:
+            if not self._holds and self._first_wanted() is None and not self._stopped:
                 return True
         return False
 
@@ -213,6 +224,8 @@ class ScreenPreparation:
             pieces = self._started[name] = self._steps[name]()
         for _ in pieces:
             self.pieces[name] += 1
+            if self._stopped:
+                return
             first = self._first_wanted()
             if first != name and (first is not None or self._holds):
                 return
@@ -247,8 +260,11 @@ async def push_prepared(
 
 
 def forget_preparation(session: AgentSession) -> None:
-    """Drop the session's preparation (its work is stale after a switch to another session file)."""
-    _PREPARATIONS.pop(session, None)
+    """Stop and drop the session's preparation (its work is stale after a switch to another session
+    file); the next `preparation_for` makes a new one."""
+    old = _PREPARATIONS.pop(session, None)
+    if old is not None:
+        old.stop()
 
 
 def _steps_of(session: AgentSession) -> dict[str, Step]:

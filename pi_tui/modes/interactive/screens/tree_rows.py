@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, message_text
+from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, message_text
 from pi_tui.session.entries import LabelEntry, MessageEntry, SessionInfoEntry
 
 __all__ = [
@@ -282,9 +282,12 @@ def _describe(
 class _Describer:
     """Describes entries on demand for the rows of one build, through the session's kept texts."""
 
-    __slots__ = ("entries", "texts", "tool_args")
+    __slots__ = ("entries", "session", "texts", "tool_args")
 
-    def __init__(self, texts: dict[str, tuple[Any, tuple[str, str, bool]]], entries: list[Any]) -> None:
+    def __init__(
+        self, session: Any, texts: dict[str, tuple[Any, tuple[str, str, bool]]], entries: list[Any]
+    ) -> None:
+        self.session = session
         self.texts = texts
         self.entries = entries
         self.tool_args: dict[str, tuple[str, dict[str, Any]]] | None = None
@@ -292,10 +295,33 @@ class _Describer:
     def text(self, entry: Any) -> str:
         known = self.texts.get(entry.id)
         if known is None or known[0] is not entry:
-            if self.tool_args is None:
-                self.tool_args = _tool_args(self.entries)
-            known = self.texts[entry.id] = (entry, entry_text(entry, self.tool_args))
+            tool_args = self.tool_args
+            if tool_args is None:
+                call = self._call_above(entry)
+                if call is not None:
+                    tool_args = {call[0]: call[1]}
+                else:
+                    tool_args = self.tool_args = _tool_args(self.entries)
+            known = self.texts[entry.id] = (entry, entry_text(entry, tool_args))
         return known[1][0]
+
+    def _call_above(self, entry: Any) -> tuple[str, tuple[str, dict[str, Any]]] | None:
+        """For a tool result, its call, from the answers just above it (a screenful of rows needs a
+        few, not a map of the whole session's calls); None when not found nearby or not a result."""
+        if not isinstance(entry, MessageEntry) or not isinstance(entry.message, ToolResultMessage):
+            return None
+        call_id = entry.message.tool_call_id
+        parent = entry.parent_id
+        for _ in range(64):
+            above = self.session.get_entry(parent) if parent is not None else None
+            if above is None:
+                return None
+            if isinstance(above, MessageEntry) and isinstance(above.message, AssistantMessage):
+                for block in above.message.content:
+                    if isinstance(block, ToolCall) and block.id == call_id:
+                        return call_id, (block.name, block.arguments or {})
+            parent = above.parent_id
+        return None
 
 
 def prepare_rows(session: Any) -> Iterator[int]:
@@ -371,7 +397,7 @@ class TreeModel:
             else:
                 siblings.append(entry)
         texts = _texts_of(self.session)
-        describer = _Describer(texts, entries)
+        describer = _Describer(self.session, texts, entries)
         for siblings in children.values():
             if len(siblings) > 1:
                 siblings.sort(key=lambda e: e.timestamp or "")

@@ -173,15 +173,34 @@ class TreeScreen(Screen[None]):
             if self.model.query:
                 had_folds = bool(self.model.folded)
                 self.model.set_query(self.model.query[:-1])
-                self._refresh_rows(redraw=had_folds)
+                self._search(redraw=had_folds)
             event.stop()
         elif event.key in ("L", "shift+l", "T", "shift+t"):
             return  # the label keys (bindings), as in pi: not part of a search
         elif event.is_printable and event.character and event.key != "enter":
             had_folds = bool(self.model.folded)
             self.model.set_query(self.model.query + event.character)
-            self._refresh_rows(redraw=had_folds)
+            self._search(redraw=had_folds)
             event.stop()
+
+    def _search(self, *, redraw: bool) -> None:
+        """Show the rows the query finds. A search reads every row's text: while the work ahead is
+        still describing the entries (`prepare`), the query shows at once and the rows once it is done,
+        rather than describing them a second time here."""
+        from .prepare import preparation_for
+
+        if self.model.query.strip() and not preparation_for(self.session).done("tree_texts"):
+            self.query_one("#tree-search", Static).update(Text(f"Type to search: {self.model.query}"))
+            self._search_when_described()
+            return
+        self._refresh_rows(redraw=redraw)
+
+    @work(exclusive=True, group="tree-search")
+    async def _search_when_described(self) -> None:
+        from .prepare import preparation_for
+
+        await preparation_for(self.session).need("tree_texts")
+        self._refresh_rows(redraw=True)  # a key meanwhile may have cleared folds this one saw
 
     def action_page(self, direction: int) -> None:
         self._list().action_page(direction)

@@ -14,7 +14,7 @@ import pytest
 
 from pi_tui.context import report
 from pi_tui.modes.interactive import markdown_block
-from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens import SCREEN_COMMANDS, tree_rows
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.modes.interactive.screens.prepare import ScreenPreparation, preparation_for
 from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
@@ -35,11 +35,14 @@ class Gate:
         self.reached = threading.Event()
         self.release = threading.Event()
         self.calls = 0
+        self.ui_calls = 0  # of which on the UI thread
 
     def wrap(self, real: Callable[..., Any]) -> Callable[..., Any]:
         def gated(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
-            if threading.current_thread() is not threading.main_thread():
+            if threading.current_thread() is threading.main_thread():
+                self.ui_calls += 1
+            else:
                 self.reached.set()
                 self.release.wait(20)
             return real(*args, **kwargs)
@@ -75,6 +78,33 @@ async def test_tree_opened_while_its_rows_are_being_built_builds_them_once(
         screen = app.screen
         assert isinstance(screen, TreeScreen)
         assert len(screen.model.rows) == len(app.require_session().session_manager.get_entries())
+
+
+async def test_a_search_typed_while_entries_are_being_described_waits_for_them(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    path = _session(tmp_path, 40)
+    monkeypatch.setattr(tree_rows, "entry_text", gate.wrap(tree_rows.entry_text))
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        try:
+            await until(pilot, gate.reached.is_set)  # the work ahead is describing the entries
+            await SCREEN_COMMANDS["tree"](app, "")  # its rows are built: it opens at once
+            await until(pilot, lambda: isinstance(app.screen, TreeScreen))
+            screen = app.screen
+            assert isinstance(screen, TreeScreen)
+            await pilot.pause()
+            everything = len(screen.shown)
+            drawn = gate.ui_calls  # the rows on screen, described as they were drawn
+            await pilot.press("a", "n", "s", "w", "e", "r", "space", "3", "9")
+            await pilot.pause()
+            assert "Type to search: answer 39" in str(screen.query_one("#tree-search").render())
+            assert len(screen.shown) == everything  # found once the entries are described
+        finally:
+            gate.open()
+        await until(pilot, lambda: len(screen.shown) == 1)
+        assert screen.shown[0].text == "assistant: answer 39"
+        assert gate.ui_calls == drawn  # the search described nothing again: the work ahead did it
 
 
 async def test_context_opened_while_messages_are_being_counted_counts_each_once(
@@ -196,3 +226,29 @@ def test_every_session_has_one_preparation(tmp_path: Path) -> None:
 
     session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
     assert preparation_for(session) is preparation_for(session)
+
+
+async def test_after_a_switch_to_another_session_its_screens_are_prepared_again(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    from pi_tui.session import SessionManager
+
+    first = _session(tmp_path, 5)
+    second = _session(tmp_path, 8)
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(first)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.screens_prepared is not None and app.screens_prepared.is_set())
+        session = app.require_session()
+        before = preparation_for(session)
+        await session.switch_session(SessionManager.open(second, cwd=str(tmp_path)))
+        await until(
+            pilot, lambda: preparation_for(session) is not before and preparation_for(session).all_done()
+        )
+        gate.open()
+        monkeypatch.setattr(TreeModel, "_build", gate.wrap(TreeModel._build))
+        await SCREEN_COMMANDS["tree"](app, "")
+        await until(pilot, lambda: isinstance(app.screen, TreeScreen))
+        screen = app.screen
+        assert isinstance(screen, TreeScreen)
+        assert gate.calls == 0  # the new session's rows were built ahead
+        assert len(screen.model.rows) == len(session.session_manager.get_entries()) == 32
