@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.collector import collector_paused
 
 from ._azure import AZURE_PREFIX, azure_refusal, azure_unauthorized
 from ._bedrock import BEDROCK_ROUTE, bedrock_auth_error, bedrock_frames, bedrock_segments, validate_bedrock
@@ -153,10 +154,16 @@ class Engine:
     # -- entry point -----------------------------------------------------------------------------
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], raw: bytes) -> Plan:
-        """Decide the answer to one request. ``headers`` must have lower-case names."""
+        """Decide the answer to one request. ``headers`` must have lower-case names.
+
+        No cyclic collection runs meanwhile: decoding and checking a big body (a resumed session's
+        100,000 messages) makes hundreds of thousands of containers that all stay alive in the request
+        log, and with the collector on, its collections walked them over and over, twice the cost of
+        the decoding and checking themselves. None of it is garbage.
+        """
         path, _, query = path.partition("?")
         path = path.rstrip("/") or "/"
-        with self.lock:
+        with self.lock, collector_paused():
             if method == "POST" and BEDROCK_ROUTE.match(path) is not None:
                 return self._generate("bedrock", method, f"{path}?{query}" if query else path, headers, raw)
             gemini = _GEMINI_ROUTE.match(path)

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from pi_tui.util.collector import collector_paused
+
 from ._engine import Engine
 from ._plan import Plan
 
@@ -69,13 +71,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("POST")
 
     def _serve(self, method: str) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if self.path.startswith("/_fake/"):
-            plan = self.server.control(method, self.path, raw)
-        else:
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            plan = self.server.engine.handle(method, self.path, headers, raw)
+        # The engine holds the cyclic collector off while it decides; an answer that goes out at once
+        # is sent before the collector is back, so the collection of what a big request left behind
+        # runs after the client has its answer, not between the decision and its first byte. An
+        # answer with pauses (delays, stalls) is sent with the collector on, as the rest of the
+        # process runs meanwhile.
+        with collector_paused():
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if self.path.startswith("/_fake/"):
+                plan = self.server.control(method, self.path, raw)
+            else:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                plan = self.server.engine.handle(method, self.path, headers, raw)
+            if _at_once(plan):
+                self._send(plan)
+                return
         self._send(plan)
 
     # -- plan execution --------------------------------------------------------------------------
@@ -152,6 +163,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
         else:
             self._drop()
+
+
+def _at_once(plan: Plan) -> bool:
+    """Whether the whole answer is written without waiting (no delay, no stall)."""
+    return plan.first_byte_delay <= 0 and plan.frame_delay <= 0 and plan.end != "stall"
 
 
 class FakeServer:
