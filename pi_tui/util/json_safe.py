@@ -12,18 +12,16 @@ recurse too, and 256 levels leave them ample room under the interpreter's recurs
 
 The check costs next to nothing for ordinary text: the opening brackets are counted by `str.count`
 in C, and only text with more of them than the limit (a big file's source quoted in a tool result,
-say) is looked at further, still without a Python step per character: its strings are cut out (by
-json's own string scanner, or by replaces and a split), the rest is reduced to its brackets, and the
-depth comes from C replaces or a running sum.
+say) is looked at further, still without a Python step per character: C replaces and translations
+reduce it to the brackets outside its strings (a split is needed only for strings with brackets in
+them), and the depth comes from C replaces or a running sum.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from itertools import accumulate, repeat
-from json import decoder as _json_decoder
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "MAX_RECORD_DEPTH", "JsonTooDeepError", "check_depth", "loads", "raw_decode"]
@@ -39,17 +37,14 @@ an RPC line): a session line holds a tool call's arguments a few levels down, an
 # A JSON string or one bracket: the steps of the search for the offending position (error path only).
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _STEP = {"[": 1, "]": -1}
-# Outside its strings JSON has brackets, numbers, literals, commas, colons and whitespace: all but the
-# brackets are dropped, and objects' braces become square brackets, before the depth is summed.
-_ONLY_BRACKETS = str.maketrans("{}", "[]", "0123456789+-.eE,: \t\r\ntruefalsn")
-# How many strings are skipped one by one before the rest are cut out in bulk.
-_FEW_STRINGS = 64
+# Quotes and brackets stay, everything else goes (`_brackets_outside_strings`); then the quotes go and
+# objects' braces become square brackets, before the depth is summed.
+_NOT_QUOTE_OR_BRACKET = bytes(code for code in range(256) if code not in b'"[]{}')
+_SQUARE = bytes.maketrans(b"{}", b"[]")
 # How many innermost levels are peeled off by replaces before the depth is summed character by character.
 _PAIR_PASSES = 16
 
 _decoder = json.JSONDecoder()
-# The C string scanner json itself uses: (text, index after the opening quote, strict) -> (value, end).
-_scanstring: Callable[[str, int, bool], tuple[str, int]] = _json_decoder.scanstring  # type: ignore[attr-defined]
 
 
 class JsonTooDeepError(json.JSONDecodeError):
@@ -60,26 +55,24 @@ def _error(doc: str, pos: int, limit: int) -> JsonTooDeepError:
     return JsonTooDeepError(f"JSON nested deeper than {limit} levels", doc, pos)
 
 
-def _outside_strings(text: str) -> str:
-    """``text`` with its JSON strings cut out (an unterminated string's text is kept)."""
-    kept: list[str] = []
-    pos = 0
-    # A few strings (typically: big ones) are skipped one by one with the C string scanner ...
-    for _ in range(_FEW_STRINGS):
-        quote = text.find('"', pos)
-        if quote < 0:
-            kept.append(text[pos:])
-            return "".join(kept)
-        kept.append(text[pos:quote])
-        try:
-            pos = _scanstring(text, quote + 1, False)[1]
-        except ValueError:
-            pos = quote + 1
-    # ... many more (typically: small ones) by whole-text replaces and a split. With escaped
-    # backslashes and then escaped quotes gone, every quote left opens or closes a string.
-    rest = text[pos:].replace("\\\\", "").replace('\\"', "")
-    kept.extend(rest.split('"')[0::2])
-    return "".join(kept)
+def _brackets_outside_strings(text: str) -> str:
+    """The brackets of ``text`` that are not inside its JSON strings, objects' braces as square brackets.
+
+    Every step is one C pass over the text's UTF-8 bytes (whose multi-byte characters have no ASCII
+    byte in them), and no object is made per string: escaped backslashes and then escaped quotes go
+    (every quote left opens or closes a string), then everything but quotes and brackets, then every
+    pair of adjacent quotes. Such a pair is a string with no bracket in it, or the end of one string
+    and the start of the next with nothing kept between them; dropping it takes two consecutive quotes
+    away, so every other quote still opens or closes what it did, and the brackets between them stay
+    inside or outside as before. Only strings with brackets in them are left to cut out (an
+    unterminated string's brackets count as inside).
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    kept = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_QUOTE_OR_BRACKET)
+    kept = kept.replace(b'""', b"")
+    if b'"' in kept:
+        kept = b"".join(kept.split(b'"')[0::2])
+    return kept.translate(_SQUARE, b'"').decode("ascii")
 
 
 def _depth_within(brackets: str, limit: int) -> bool:
@@ -118,10 +111,8 @@ def check_depth(text: str, start: int = 0, *, limit: int = MAX_DEPTH) -> None:
     """
     if text.count("[", start) + text.count("{", start) <= limit:
         return
-    outside = _outside_strings(text[start:] if start else text)
-    if outside.count("[") + outside.count("{") <= limit:
-        return
-    if _depth_within(outside.translate(_ONLY_BRACKETS), limit):
+    brackets = _brackets_outside_strings(text[start:] if start else text)
+    if brackets.count("[") <= limit or _depth_within(brackets, limit):
         return
     raise _error(text, _first_too_deep(text, start, limit), limit)
 

@@ -59,7 +59,7 @@ def test_brackets_inside_strings_do_not_count() -> None:
 
 def test_the_scan_agrees_with_the_real_depth_on_random_values() -> None:
     rng = random.Random(7)
-    leaves: list[Any] = [1, -2.5e3, True, None, "x", 'q"[{', "\\]}", "{}" * 40]
+    leaves: list[Any] = [1, -2.5e3, True, None, "x", 'q"[{', "\\]}", "{}" * 40, "é[ü{", "\ud800[", "", "\\"]
 
     def wrap(value: Any) -> Any:
         kind = rng.randrange(4)
@@ -75,12 +75,24 @@ def test_the_scan_agrees_with_the_real_depth_on_random_values() -> None:
         value: Any = rng.choice(leaves)
         for _ in range(rng.choice([3, 120, MAX_DEPTH - 2, MAX_DEPTH, MAX_DEPTH + 3])):
             value = wrap(value)
-        text = json.dumps(value, indent=rng.choice([None, 1]))
+        text = json.dumps(value, indent=rng.choice([None, 1]), ensure_ascii=rng.choice([True, False]))
         if _depth(value) <= MAX_DEPTH:
             assert json_safe.loads(text) == value
         else:
             with pytest.raises(JsonTooDeepError):
                 json_safe.loads(text)
+
+
+def test_strings_next_to_each_other_and_unicode_keep_their_brackets_inside() -> None:
+    # Values one after another (as a stream of them is checked once), strings whose brackets sit at
+    # their ends, empty strings between them, non-ASCII text and a lone surrogate around the brackets.
+    deep = "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)
+    text = ' "a[" "[b" "" "é{{" "\ud800[[" ' + deep + ' "]]" "" "}"'
+    json_safe.check_depth(text)
+    inside = json.dumps(["[" * 400, "", "{" * 400, "é" + "[" * 400], ensure_ascii=False)
+    assert len(json_safe.loads(inside)) == 4
+    with pytest.raises(JsonTooDeepError):
+        json_safe.check_depth(' "a[" "" "]" ' + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
 
 
 def test_raw_decode_checks_from_its_start() -> None:
