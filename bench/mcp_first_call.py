@@ -151,9 +151,9 @@ def sdk_import_cpu() -> float:
     """CPU seconds a fresh interpreter spends importing what the extension preloads for stdio."""
     code = (
         "import time, importlib\n"
-        "from pi_tui.bundled_extensions.mcp.sdk import modules_for\n"
+        "from pi_tui.bundled_extensions.mcp.sdk import import_client, modules_for\n"
         "start = time.process_time()\n"
-        "for name in modules_for(['stdio']): importlib.import_module(name)\n"
+        "import_client(modules_for(['stdio']))\n"
         "print(time.process_time() - start)\n"
     )
     run = subprocess.run(

@@ -1,22 +1,35 @@
-"""The MCP SDK, loaded in a background thread so a server's first use does not wait for its import.
+"""The MCP SDK's client half, loaded in a background thread so a server's first use does not wait for it.
 
-Importing the SDK's client side takes ~0.45 s of CPU (pydantic models for every protocol type, plus the
-SDK's server half, which its package ``__init__`` imports too), and a first ``tools/call`` of a tool with
-an output schema imports ``jsonschema`` (~50 ms more). ``preload`` starts that work in a daemon thread as
-soon as the extension knows a server is configured; ``loaded`` waits for it without blocking the event
-loop. The thread is a daemon so that a short run that never uses a server does not wait for the import
-to finish before it exits.
+Two costs are avoided:
+
+- **The SDK's server half.** ``import mcp`` runs the package ``__init__``, which imports the server
+  classes too (~140 ms of CPU a client never uses), and so does ``mcp.client``'s ``__init__``. The
+  client's modules themselves do not need either ``__init__``: ``client_only`` registers both packages
+  as *shells* (the real package object with its real ``__path__``, its ``__init__`` not yet run), so
+  ``mcp.client.session`` and the transports import alone. A shell runs its real ``__init__`` on the
+  first attribute it lacks (a module ``__getattr__``), so ``from mcp import ClientSession`` or
+  ``from mcp.server.mcpserver import MCPServer`` still work for anyone else in the process.
+- **Waiting for the import.** The rest (~300 ms of CPU: pydantic models for every protocol type)
+  cannot be avoided; ``preload`` starts it in a daemon thread as soon as the extension knows a server
+  is configured and ``loaded`` waits for it without blocking the event loop. The thread is a daemon so
+  that a short run that never uses a server does not wait for it before it exits. ``jsonschema`` (the
+  session's check of structured tool results, ~25 ms) is left to ``prefetch``, called once a server
+  lists a tool with an output schema.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import importlib
+import importlib.util
+import sys
 import threading
-from collections.abc import Iterable
+import types
+from collections.abc import Callable, Iterable
 
-__all__ = ["preload", "loaded", "modules_for"]
+__all__ = ["SHELLS", "client_only", "finish", "import_client", "is_shell", "loaded", "modules_for", "prefetch", "preload"]
 
 _BASE = (
     "mcp_types",
@@ -25,17 +38,19 @@ _BASE = (
     "mcp.shared.exceptions",
     "anyio._backends._asyncio",  # anyio loads its event-loop backend on first use otherwise (~45 ms)
 )
-# Imported after the future is set: a connection does not need them, the first call of a tool with an
-# output schema does (the session validates structured results with jsonschema, ~50 ms).
-_AFTER = ("jsonschema.validators", "referencing")
 _BY_TRANSPORT = {
     "stdio": (),  # our own transport (stdio.py): nothing more than the base
     "http": ("mcp.client.streamable_http", "mcp.shared._httpx_utils"),
     "sse": ("mcp.client.sse",),
 }
+# The packages whose ``__init__`` imports more than the client needs (the server half, mainly).
+SHELLS = ("mcp", "mcp.client")
+_OUTPUT_SCHEMA_CHECK = ("jsonschema.validators", "referencing")
 
 _lock = threading.Lock()
 _loads: dict[str, concurrent.futures.Future[None]] = {}
+_shell_lock = threading.RLock()
+_shells: dict[str, Callable[[str], object]] = {}  # each shell's __getattr__, by package name
 
 
 def modules_for(transports: Iterable[str]) -> list[str]:
@@ -46,33 +61,126 @@ def modules_for(transports: Iterable[str]) -> list[str]:
     return wanted
 
 
+def client_only() -> bool:
+    """Register ``SHELLS`` as packages whose ``__init__`` runs on first use; True if it did.
+
+    Nothing happens (False) when ``mcp`` is already imported or is not a package found on disk; the
+    SDK is then imported as usual.
+    """
+    with _shell_lock:
+        if SHELLS[0] in sys.modules:
+            return False
+        for name in SHELLS:
+            spec = importlib.util.find_spec(name)  # for "mcp.client", through the "mcp" shell's __path__
+            if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+                return False
+            module = importlib.util.module_from_spec(spec)
+            hook = _shells[name] = _run_init_on_miss(module)
+            module.__getattr__ = hook  # type: ignore[method-assign]
+            sys.modules[name] = module
+            parent, _, child = name.rpartition(".")
+            if parent:
+                setattr(sys.modules[parent], child, module)
+        return True
+
+
+def _run_init_on_miss(module: types.ModuleType) -> Callable[[str], object]:
+    """A module ``__getattr__`` that runs ``module``'s real ``__init__`` once, then answers from it."""
+    running = False
+
+    def __getattr__(name: str) -> object:
+        nonlocal running
+        with _shell_lock:
+            if module.__dict__.get("__getattr__") is __getattr__ and not running:
+                spec = module.__spec__
+                assert spec is not None and spec.loader is not None
+                running = True
+                try:
+                    spec.loader.exec_module(module)
+                finally:
+                    running = False
+                    if module.__dict__.get("__getattr__") is __getattr__:  # the real one may define its own
+                        del module.__dict__["__getattr__"]
+        try:
+            return module.__dict__[name]
+        except KeyError:
+            raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
+
+    return __getattr__
+
+
+def is_shell(name: str) -> bool:
+    """Whether ``name`` is imported as a shell whose real ``__init__`` has not run yet."""
+    module = sys.modules.get(name)
+    return module is not None and name in _shells and module.__dict__.get("__getattr__") is _shells[name]
+
+
+def finish(name: str) -> None:
+    """Run the real ``__init__`` of the shell ``name`` now (nothing when it is not a shell)."""
+    if is_shell(name):
+        with contextlib.suppress(AttributeError):  # any name: the hook runs the __init__ first, then looks
+            _shells[name]("__all__")
+
+
+def import_client(modules: Iterable[str]) -> None:
+    """Import ``modules`` with the SDK's packages as shells (see ``client_only``).
+
+    Should an SDK version need more of its package ``__init__`` than the shells give, the import is
+    tried again with the real ``__init__`` run first.
+    """
+    names = list(modules)
+    client_only()
+    try:
+        for name in names:
+            importlib.import_module(name)
+    except ImportError:
+        for shell in SHELLS:
+            finish(shell)
+        for name in names:
+            importlib.import_module(name)
+
+
 def _import_all(modules: list[str], done: concurrent.futures.Future[None]) -> None:
     try:
-        for name in modules:
-            importlib.import_module(name)
+        import_client(modules)
     except BaseException as exc:  # noqa: BLE001 — handed to whoever waits, as it is
         done.set_exception(exc)
         return
     done.set_result(None)
-    for name in _AFTER:
-        try:
-            importlib.import_module(name)
-        except ImportError:  # the session imports it again when it needs it, and reports it then
-            return
 
 
-def preload(transports: Iterable[str]) -> concurrent.futures.Future[None]:
-    """Start importing what ``transports`` need in a daemon thread, once per set of modules."""
-    modules = modules_for(transports)
+Target = Callable[[list[str], "concurrent.futures.Future[None]"], None]
+
+
+def _start(modules: list[str], target: Target) -> concurrent.futures.Future[None]:
+    """Run ``target(modules, future)`` in a daemon thread, once per list of modules; the future."""
     key = " ".join(modules)
     with _lock:
         future = _loads.get(key)
         if future is None:
-            future = concurrent.futures.Future()
-            _loads[key] = future
-            threading.Thread(target=_import_all, args=(modules, future), name="mcp-sdk-import",
-                             daemon=True).start()  # fmt: skip
+            future = _loads[key] = concurrent.futures.Future()
+            threading.Thread(target=target, args=(modules, future), name="mcp-sdk-import", daemon=True).start()
     return future
+
+
+def preload(transports: Iterable[str]) -> concurrent.futures.Future[None]:
+    """Start importing what ``transports`` need in a daemon thread, once per set of modules."""
+    return _start(modules_for(transports), _import_all)
+
+
+def _import_quietly(modules: list[str], done: concurrent.futures.Future[None]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # whoever needs it imports it again, and reports it then
+            break
+    done.set_result(None)
+
+
+def prefetch() -> concurrent.futures.Future[None]:
+    """Start importing ``jsonschema`` in a daemon thread (once): a server listed a tool with an output
+    schema, and the SDK's session checks that tool's results with it (~25 ms of CPU to import)."""
+    return _start(list(_OUTPUT_SCHEMA_CHECK), _import_quietly)
 
 
 async def loaded(transports: Iterable[str]) -> None:

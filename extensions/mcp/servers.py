@@ -32,8 +32,7 @@ from . import sdk, stdio
 from .config import ServerConfig
 
 if TYPE_CHECKING:
-    from mcp import ClientSession
-    from mcp.client.session import ClientRequestContext, IncomingMessage
+    from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
     from mcp_types import CallToolResult, JSONRPCMessage, ListRootsResult, RequestId
 
     from .oauth import StoredTokenAuth
@@ -299,7 +298,7 @@ class Server:
                 read, write = await stack.enter_async_context(
                     streamable_http_client(cfg.url or "", http_client=client)
                 )
-        from mcp import ClientSession  # imported by now (sdk.loaded)
+        from mcp.client.session import ClientSession  # imported by now (sdk.loaded), without the server half
 
         session = ClientSession(
             read, write, message_handler=self._on_message, list_roots_callback=self._list_roots
@@ -337,6 +336,8 @@ class Server:
                     dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
                 )
                 tools.append(ToolInfo(self.name, tool.name, tool.description or "", schema))
+                if tool.output_schema:
+                    sdk.prefetch()  # the session checks this tool's results with jsonschema
             cursor = result.next_cursor
             if not cursor:
                 return tools

@@ -1,0 +1,96 @@
+"""The MCP SDK is loaded client half only: its package ``__init__`` (which imports the server half) runs
+only when somebody else asks the package for something, and then everything still works.
+
+Each check runs in a fresh interpreter: the point is what one process imports.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+PRELOAD_ALL = """
+import json, sys
+from pi_tui.bundled_extensions.mcp import sdk
+sdk.preload(["stdio", "http", "sse"]).result()
+from pi_tui.bundled_extensions.mcp import oauth_login  # noqa: F401
+import mcp.client.auth, mcp.shared.auth  # what an OAuth login imports
+"""
+
+
+def run(code: str) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_preloading_every_transport_imports_no_part_of_the_sdks_server_half() -> None:
+    # An SDK version whose client modules need the server half (or the package __init__) fails here:
+    # the load would still work, only ~140 ms of CPU slower.
+    seen = run(PRELOAD_ALL + """
+print(json.dumps({
+    "server": sorted(m for m in sys.modules if m == "mcp.server" or m.startswith("mcp.server.")),
+    "shells": [sdk.is_shell("mcp"), sdk.is_shell("mcp.client")],
+    "jsonschema": "jsonschema" in sys.modules,
+}))
+""")
+    assert seen == {"server": [], "shells": [True, True], "jsonschema": False}
+
+
+def test_the_package_still_works_for_everyone_else_once_the_client_half_is_loaded() -> None:
+    seen = run(PRELOAD_ALL + """
+import mcp
+from mcp import ClientSession, stdio_server
+from mcp.client import Client
+from mcp.server.mcpserver import MCPServer
+import mcp.client.session
+print(json.dumps({
+    "same": ClientSession is mcp.client.session.ClientSession and mcp.ClientSession is ClientSession,
+    "client": Client.__module__, "server": MCPServer.__module__, "stdio": stdio_server.__module__,
+    "types": mcp.types.Tool.__name__, "shells": [sdk.is_shell("mcp"), sdk.is_shell("mcp.client")],
+    "all": sorted(mcp.__all__) == sorted(set(mcp.__all__)) and "ClientSession" in mcp.__all__,
+}))
+""")
+    assert seen == {"same": True, "client": "mcp.client.client", "server": "mcp.server.mcpserver.server",
+                    "stdio": "mcp.server.stdio", "types": "Tool", "shells": [False, False],
+                    "all": True}  # fmt: skip
+
+
+def test_a_server_imported_in_process_while_the_client_loads_works() -> None:
+    # An SDK server in the same process (as some tests run theirs) imports the package while the
+    # preload thread is importing the client: both finish and see the same modules.
+    seen = run("""
+import json, sys
+from pi_tui.bundled_extensions.mcp import sdk
+loading = sdk.preload(["stdio", "http"])
+from mcp.server.mcpserver import MCPServer
+from mcp import ClientSession
+loading.result(timeout=30)
+import mcp.client.session
+print(json.dumps({"same": ClientSession is mcp.client.session.ClientSession, "server": MCPServer.__name__}))
+""")
+    assert seen == {"same": True, "server": "MCPServer"}
+
+
+def test_an_sdk_imported_before_the_extension_is_used_as_it_is() -> None:
+    seen = run("""
+import json
+import mcp
+from pi_tui.bundled_extensions.mcp import sdk
+sdk.preload(["stdio"]).result()
+print(json.dumps({"shell": sdk.is_shell("mcp"), "same": mcp is __import__("sys").modules["mcp"]}))
+""")
+    assert seen == {"shell": False, "same": True}
+
+
+def test_jsonschema_is_loaded_once_a_tool_with_an_output_schema_is_listed() -> None:
+    seen = run(PRELOAD_ALL + """
+before = "jsonschema.validators" in sys.modules
+sdk.prefetch().result(timeout=30)
+print(json.dumps({"before": before, "after": "jsonschema.validators" in sys.modules}))
+""")
+    assert seen == {"before": False, "after": True}
