@@ -234,7 +234,7 @@ class KeyActions:
 
         chat = self.chat
         top = round(chat.scroll_y)
-        tops = [(block.virtual_region.y, block) for block in chat.query(UserBlock)]
+        tops = [(block.virtual_region.y, block) for block in chat.query(UserBlock) if block.display]
         if direction < 0:
             above = [(y, block) for y, block in tops if y < top]
             if above:

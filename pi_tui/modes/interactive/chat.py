@@ -2,22 +2,27 @@
 
 Every item the conversation shows (a message, a summary, a notice) is kept in ``items``; only a window of
 them is mounted as widgets, normally the most recent. When more than ``WINDOW`` blocks are mounted, the
-oldest are removed; scrolling to the top (or clicking the marker there) mounts the previous ``BATCH``
-items again. Reading further up keeps the window's size: the newest blocks are removed as older ones
-are mounted, and scrolling down mounts them again (a marker at the bottom says how many are below).
+oldest are removed. Scrolling up mounts earlier items again ahead of the reader (``prefetch``: a
+``CHUNK`` at a time between frames, shown together with a scroll that keeps the reader's lines in place)
+while fewer than ``AHEAD_SCREENS`` screens of them are above the view; clicking the marker at the top
+mounts the previous ``BATCH`` at once. Reading further up keeps the window's size: the newest blocks are
+removed as older ones are mounted, and scrolling down mounts them again (a marker at the bottom says how
+many are below).
 ``show_start`` (Alt+Home) mounts the conversation's first items; anything new, or ``show_end``, brings
 the window back to the end. The view follows the bottom (``anchor``) until the user scrolls up to read.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events
 from textual.containers import VerticalScroll
-from textual.widget import Widget
+from textual.geometry import Size
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
 from pi_tui.agent.tool import result_text
@@ -84,10 +89,16 @@ class ChatLog(VerticalScroll):
     ChatLog.-hide-thinking ThinkingBlock { display: none; }
     """
 
-    WINDOW = 160
+    WINDOW = 80
     """Most blocks mounted at once; beyond it the oldest are removed (they stay in ``items``)."""
     BATCH = 24
     """How many earlier items one step of "show earlier" mounts."""
+    CHUNK = 8
+    """How many earlier items one step of reading ahead mounts (``prefetch``): small, so one step's
+    layout fits in a frame or two and a key pressed meanwhile waits little."""
+    AHEAD_SCREENS = 2
+    """Reading up, earlier items are mounted ahead while fewer than this many screens of them are above
+    the view, one ``CHUNK`` at a time between frames, so a press rarely reaches the top of the window."""
     INITIAL = 6
     """How many items a load mounts: enough to fill a screen; mounting markdown is what costs (~50 ms
     per message here), so a resumed session shows its end quickly and the rest comes on scroll."""
@@ -108,6 +119,10 @@ class ChatLog(VerticalScroll):
         self.last_mounted: int | None = None
         """Where the mounted window ends when it does not reach the end of ``items`` (an index)."""
         self.renderers: dict[str, Any] = {}
+        self._prefetching = False
+        self._view_height = 0
+        self._generation = 0
+        """Bumped whenever mounted blocks are replaced or pruned: a read-ahead step in flight gives up."""
 
     def compose(self) -> Iterable[Widget]:
         yield self.marker
@@ -281,6 +296,7 @@ class ChatLog(VerticalScroll):
         self.call_after_refresh(self._fill_viewport)
 
     def _unmount_all(self) -> None:
+        self._generation += 1
         for child in list(self.children):
             if child is not self.marker and child is not self.later:
                 child.remove()
@@ -361,6 +377,7 @@ class ChatLog(VerticalScroll):
         excess += self.BATCH // 2  # prune in steps, not one block per message
         doomed = blocks[:excess]
         keep_from = blocks[excess] if excess < len(blocks) else None
+        self._generation += 1
         from .blocks import ToolBlock
 
         for widget in doomed:
@@ -451,8 +468,10 @@ class ChatLog(VerticalScroll):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
-        if new <= 0 < old and self.first_mounted > 0:
-            self.call_after_refresh(self._load_earlier_keeping_view)
+        # Read ahead only for a reader going up: not for a view following the end that moved up because
+        # the oldest blocks were pruned above it.
+        if new < old and self.first_mounted > 0 and new < min(self._ahead_lines(), self.max_scroll_y):
+            self.prefetch()
         elif self.last_mounted is not None and old < new >= self.max_scroll_y:
             self.call_after_refresh(self._load_later_keeping_view)
 
@@ -474,10 +493,123 @@ class ChatLog(VerticalScroll):
             return
         self.call_after_refresh(lambda: self.scroll_to_widget(keep, animate=False, top=False))
 
-    def _load_earlier_keeping_view(self) -> None:
-        """Mount the previous batch above, keeping what the reader sees in place so the wheel goes on."""
-        blocks = self.mounted_blocks()
-        if not self.load_earlier() or not blocks:
+    # --- reading ahead, upwards -------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._view_height = event.container_size.height
+
+    def _ahead_lines(self) -> int:
+        return self.AHEAD_SCREENS * max(1, self._view_height)
+
+    @property
+    def reading_ahead(self) -> bool:
+        """Whether earlier items are being mounted ahead of the reader (`prefetch`)."""
+        return self._prefetching
+
+    def prefetch(self) -> None:
+        """Mount earlier items above the view ahead of the reader, a ``CHUNK`` at a time after each
+        frame, until ``AHEAD_SCREENS`` screens of them are above it (or none are left); the lines the
+        reader sees stay where they are. Does nothing while a step is under way."""
+        if self._prefetching or self.first_mounted <= 0:
             return
-        keep = blocks[0]
-        self.call_after_refresh(lambda: self.scroll_to_widget(keep, animate=False, top=True))
+        self._prefetching = True
+        self.run_worker(self._prefetch(), group="chat-prefetch", exit_on_error=False)
+
+    async def _prefetch(self) -> None:
+        hidden: list[Widget] = []
+        short = 0
+        try:
+            while self.is_attached:
+                generation = self._generation
+                # One layout per step: the chunk mounted hidden in the previous step is shown and the next
+                # one mounted hidden in the same frame, and the newest blocks beyond the window go.
+                if hidden:
+                    short += self._show_hidden(hidden)
+                    hidden = []
+                if self.first_mounted > 0 and self.scroll_y + short < self._ahead_lines():
+                    hidden, mounting = self._mount_hidden_chunk()
+                    self._trim_newest()
+                    if mounting is not None:
+                        # No frame while they mount (compose, markdown parsed and mounted: spread over many
+                        # turns of the loop, each of which would otherwise lay out the whole window again
+                        # for nothing to show): the next frame shows it all at once.
+                        with self.app.batch_update():
+                            await mounting
+                elif not short:
+                    break
+                await self._next_frame()
+                if generation != self._generation or not all(widget.is_attached for widget in hidden):
+                    hidden = []  # the window moved meanwhile (new output, Alt+Home): these are gone
+                    break
+                if short:  # the scroll fell short (the window was too short before the layout): finish it
+                    self.scroll_to(
+                        y=self.scroll_y + short, animate=False, immediate=True, release_anchor=False
+                    )
+                    short = 0
+        finally:
+            if hidden and self.is_attached:
+                self._show_hidden(hidden)
+            self._prefetching = False
+
+    async def _next_frame(self) -> None:
+        drawn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done() -> None:
+            if not drawn.done():
+                drawn.set_result(None)
+
+        self.call_after_refresh(done)
+        await drawn
+
+    def _mount_hidden_chunk(self) -> tuple[list[Widget], AwaitMount | None]:
+        """Mount the ``CHUNK`` items before the first mounted one, hidden (their markdown is parsed and
+        mounted meanwhile, with no effect on the layout); `_show_hidden` shows them."""
+        end = self.first_mounted
+        start = max(0, end - self.CHUNK)
+        widgets: list[Widget] = []
+        for index in range(start, end):
+            widgets += self.blocks_for(self.items[index], index)
+        self.first_mounted = start
+        for widget in widgets:
+            widget.display = False
+        if not widgets:
+            self._update_marker()
+            return widgets, None
+        return widgets, self.mount_all(widgets, after=self.marker)
+
+    def _show_hidden(self, widgets: list[Widget]) -> int:
+        """Show blocks mounted hidden at the top, scrolling down by the lines they add so what the reader
+        sees stays in place in the very frame that lays them out; returns the lines the scroll fell short
+        by (the window was too short to scroll that far before the layout), to scroll after it."""
+        added = self.stream_height(widgets)
+        marker_before = self.marker.outer_size.height if self.marker.display else 0
+        for widget in widgets:
+            widget.display = True
+        self._update_marker()
+        if self.first_mounted == 0:
+            added -= marker_before  # the marker goes away with the last of the earlier items
+        target = self.scroll_y + added
+        self.scroll_to(y=target, animate=False, immediate=True, release_anchor=False)
+        return round(target - self.scroll_y)
+
+    def stream_height(self, widgets: list[Widget]) -> int:
+        """The lines ``widgets`` take when laid out one after another in this log (as the log's
+        ``layout: stream`` places them: full width, margins collapsed, cell max-heights applied)."""
+        region = self.scrollable_content_region
+        size = Size(region.width, region.height)
+        viewport = self.app.viewport_size
+        total = 0
+        previous_margin = 0  # the marker above them has none
+        for widget in widgets:
+            styles = widget.styles
+            top, _right, bottom, _left = styles.margin
+            total += max(top, previous_margin)
+            previous_margin = bottom
+            gutter_width, gutter_height = styles.gutter.totals
+            height = widget.get_content_height(size, viewport, size.width - gutter_width) + gutter_height
+            if styles.max_height is not None and styles.max_height.is_cells:
+                height = min(height, int(styles.max_height.value))
+            if styles.min_height is not None and styles.min_height.is_cells:
+                height = max(height, int(styles.min_height.value))
+            total += height
+        return total

@@ -1,0 +1,190 @@
+"""Scrolling a generated 20k-entry session in the TUI, headless: what each key press costs while held.
+
+A child process opens `bench.big_sessions`'s 20,000-entry session in the real `PiApp` (faux provider:
+nothing is sent) at 120×40, with the collector set up as ``pi-tui`` sets it (off until the first
+frame, then frozen), and waits until the app is idle and its screens are prepared. Then it holds keys
+the way a terminal's key repeat does (one press every ``REPEAT`` seconds, or as soon as the previous
+one is drawn when that takes longer):
+
+- ``pageup``: from the bottom, ``PAGES`` presses (about 1,800 items up);
+- ``ctrl+up`` (previous prompt) from the bottom, ``PROMPTS`` presses;
+- ``shift+up`` (a line), ``LINES`` presses from where PageUp stopped;
+- ``alt+home`` / ``alt+end`` (the start / the end), three times each.
+
+A press's wall time runs from sending the key (a `Key` event, as the terminal driver posts it) to the
+end of the first frame drawn after its action ran (work already running when the key comes, such as
+mounting earlier items, counts); its CPU is what the process used from that press to the next (so
+work the press left for later counts too).
+Reported per key: p50 / p95 / max in ms, and the load average.
+
+    python -m bench tui_scroll_20k -n 1 --no-write
+    python -m bench.tui_scroll REPO                 # the raw figures, as JSON
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .scenarios import Result
+
+__all__ = ["register_all", "tui_scroll"]
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRIES = 20_000
+REPEAT = 1 / 30
+PAGES = 300
+PROMPTS = 120
+LINES = 200
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {}
+    return {
+        "p50": round(ordered[len(ordered) // 2] * 1000, 1),
+        "p95": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1000, 1),
+        "max": round(ordered[-1] * 1000, 1),
+    }
+
+
+async def _measure(repo: Path) -> dict[str, Any]:
+    import gc
+
+    from textual import events
+
+    from pi_tui.args import parse_args
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.runtime.factory import create_session
+
+    from .big_sessions import write_big_session
+
+    session_file = write_big_session(repo / "big-session.jsonl", ENTRIES, repo)
+    handled: list[asyncio.Future[float]] = []
+    scroll_chat = PiApp.action_scroll_chat
+
+    def scrolled(app: PiApp, how: str) -> None:  # every scroll key ends here: then its frame is awaited
+        scroll_chat(app, how)
+        for waiting in handled:
+            app.call_after_refresh(lambda w=waiting: w.done() or w.set_result(time.perf_counter()))
+        handled.clear()
+
+    PiApp.action_scroll_chat = scrolled  # type: ignore[method-assign,assignment]
+
+    def create(trust: bool | None) -> Any:
+        return create_session(parse_args(["--provider", "faux", "--session", str(session_file)]), repo)
+
+    gc.disable()  # as `pi-tui` does: no collection until the first frame, then start-up is frozen
+    app = PiApp(create, cwd=repo, agent_dir=Path(os.environ["PI_CODING_AGENT_DIR"]))
+    app.resume_gc_after_first_frame = True
+    figures: dict[str, Any] = {"entries": ENTRIES}
+    async with app.run_test(size=(120, 40)) as pilot:
+        loop = asyncio.get_running_loop()
+        while app.screens_prepared is None or not app.screens_prepared.is_set():
+            await asyncio.sleep(0.05)
+        await pilot.pause(0.5)
+
+        async def press(key: str) -> float:
+            """Send ``key`` as the terminal would; seconds until the frame after its action is drawn."""
+            start = time.perf_counter()
+            done: asyncio.Future[float] = loop.create_future()
+            handled.append(done)
+            app.post_message(events.Key(key, None))
+            return await asyncio.wait_for(done, 10) - start
+
+        async def hold(key: str, presses: int) -> dict[str, Any]:
+            walls: list[float] = []
+            cpus: list[float] = []
+            for _ in range(presses):
+                start, cpu = time.perf_counter(), time.process_time()
+                walls.append(await press(key))
+                rest = start + REPEAT - time.perf_counter()
+                if rest > 0:
+                    await asyncio.sleep(rest)
+                cpus.append(time.process_time() - cpu)
+            await pilot.pause(0.3)
+            return {
+                "presses": presses,
+                "wall_ms": _percentiles(walls),
+                "cpu_ms": _percentiles(cpus),
+                "over_100ms": sum(1 for wall in walls if wall > 0.1),
+                "slowest": [(n, round(wall * 1000)) for n, wall in enumerate(walls) if wall > 0.1][:12],
+            }
+
+        chat = app.chat
+        figures["pageup"] = await hold("pageup", PAGES)
+        figures["pageup"]["items_up"] = len(chat.items) - chat.first_mounted
+        figures["shift_up"] = await hold("shift+up", LINES)
+        jumps: dict[str, list[float]] = {"alt+home": [], "alt+end": []}
+        for _ in range(3):
+            for key in jumps:
+                jumps[key].append(await press(key))
+                await pilot.pause(0.5)
+        figures["alt_home_ms"] = _percentiles(jumps["alt+home"])
+        figures["alt_end_ms"] = _percentiles(jumps["alt+end"])
+        figures["ctrl_up"] = await hold("ctrl+up", PROMPTS)
+        figures["ctrl_up"]["items_up"] = len(chat.items) - chat.first_mounted
+    figures["load_average"] = round(os.getloadavg()[0], 2)
+    return figures
+
+
+def _child() -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="pi-tui-scroll-bench-"))
+    env = dict(os.environ, HOME=str(root / "home"), PI_CODING_AGENT_DIR=str(root / "home" / ".pi" / "agent"))
+    (root / "repo").mkdir(parents=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.tui_scroll", str(root / "repo")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if run.returncode != 0:
+        lines = run.stderr.strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit {run.returncode}"}
+    figures: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def tui_scroll() -> Result:
+    figures = _child()
+    worst = max(
+        (
+            figures[key]["wall_ms"].get("max", 0.0)
+            for key in ("pageup", "shift_up", "ctrl_up")
+            if key in figures
+        ),
+        default=0.0,
+    )
+    return Result(
+        name="tui_scroll_20k",
+        description="holding PageUp / Shift+Up / Ctrl+Up, Alt+Home / Alt+End on a 20k-entry session (headless)",
+        wall_s=worst / 1000,
+        cpu_s=worst / 1000,
+        peak_rss_mb=0.0,
+        requests=0,
+        violations=0,
+        cache_read_ratio=None,
+        exit_code=0 if "error" not in figures else 1,
+        extra=figures,
+        stderr=str(figures.get("error", "")),
+    )
+
+
+def register_all() -> None:
+    from .registry import register
+
+    register("tui_scroll_20k", tui_scroll, section="tui")
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(_measure(Path(sys.argv[1])))))

@@ -1,0 +1,105 @@
+"""Reading a long session upwards: earlier items are mounted ahead of the reader in small steps, the lines
+on screen stay where they are while that happens, and the reader never waits at the top of the window."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.widget import AwaitMount, Widget
+
+from bench.big_sessions import big_session_lines
+from pi_tui.ai.providers.faux import FauxScript
+from pi_tui.modes.interactive.app import PiApp
+from pi_tui.modes.interactive.blocks_base import Block
+from pi_tui.modes.interactive.chat import ChatLog
+
+from .helpers import make_app, until
+
+ENTRIES = 2_000
+
+
+def _session(tmp_path: Path) -> Path:
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(big_session_lines(ENTRIES, tmp_path)) + "\n")
+    return path
+
+
+def _reading(chat: ChatLog) -> tuple[Widget, int]:
+    """The first block at least partly in view, and how many lines below the view's top it starts."""
+    top = round(chat.scroll_y)
+    for widget in chat.mounted_blocks():
+        region = widget.virtual_region
+        if isinstance(widget, Block) and widget.display and region.bottom > top:
+            return widget, region.y - top
+    raise AssertionError("no block in view")
+
+
+async def _open(tmp_path: Path, agent_dir: Path) -> PiApp:
+    return make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(_session(tmp_path))])
+
+
+async def test_page_up_finds_earlier_items_mounted_ahead_in_small_steps_with_the_view_kept(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = await _open(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await until(pilot, app.ready.is_set, timeout=30)
+        await until(pilot, lambda: chat.max_scroll_y > 0)
+        mounted_above: list[int] = []
+        mount_all = chat.mount_all
+
+        def recording(
+            widgets: Iterable[Widget],
+            *,
+            before: int | str | Widget | None = None,
+            after: int | str | Widget | None = None,
+        ) -> AwaitMount:
+            widgets = list(widgets)
+            if after is chat.marker:  # blocks going in above the others: how many at once
+                mounted_above.append(len(widgets))
+            return mount_all(widgets, before=before, after=after)
+
+        chat.mount_all = recording  # type: ignore[method-assign]
+        view = chat.scrollable_content_region.height
+        start = chat.first_mounted
+        for _ in range(40):
+            await pilot.press("pageup")
+            reader, offset = _reading(chat)
+            await until(pilot, lambda: not chat.reading_ahead)
+            await pilot.pause()
+            # Items went in above while the reader read: the same line is still where it was.
+            assert _reading(chat) == (reader, offset)
+            # Enough is mounted above for the next presses: they scroll, they do not wait for a load.
+            assert chat.scroll_y >= 2 * view or chat.first_mounted == 0
+        assert start - chat.first_mounted > 150  # the reader went a long way up
+        # A few blocks an item, a chunk at a time: never a whole batch in one step.
+        assert mounted_above and max(mounted_above) <= 3 * ChatLog.CHUNK
+        assert len(chat.mounted_blocks()) <= ChatLog.WINDOW + ChatLog.BATCH
+
+
+async def test_ctrl_up_walks_to_earlier_prompts_through_items_mounted_ahead(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.blocks import UserBlock
+
+    app = await _open(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await until(pilot, app.ready.is_set, timeout=30)
+        await until(pilot, lambda: chat.max_scroll_y > 0)
+        seen: list[str] = []
+        for _ in range(25):
+            await pilot.press("ctrl+up")
+            await until(pilot, lambda: not chat.reading_ahead)
+            await pilot.pause()
+            if chat.scroll_y >= chat.max_scroll_y:
+                continue  # the last prompts: too little below them to bring them to the top
+            reader, offset = _reading(chat)
+            assert isinstance(reader, UserBlock) and offset == 0  # the previous prompt, at the top
+            seen.append(reader.text)
+        assert len(seen) > 15
+        turns = [int(text.split(":")[0].removeprefix("Turn ")) for text in seen]
+        # One prompt up per press, none skipped.
+        assert turns == list(range(turns[0], turns[0] - len(turns), -1))
