@@ -64,6 +64,8 @@ class McpState:
         self.direct_now: set[str] = set()  # servers whose tools are registered direct this session
         self.direct_next: dict[str, bool] = {}  # switches that apply at the next session start
         self.registered: set[str] = set()
+        # Transports whose SDK parts are imported when the next provider request goes out (print/JSON).
+        self.preload_on_request: list[str] = []
         # Switches a server between proxy and direct in the running session (set by `register`).
         self.switch_now: Callable[[Server, bool], Awaitable[str]] | None = None
 
@@ -232,12 +234,15 @@ def register(pi: ExtensionAPI) -> None:
             )
         pool = state.pool
         enabled = [s.config.transport for s in pool.servers.values() if s.config.enabled]
-        if enabled:
-            # Import the SDK (~0.45 s of CPU) in a daemon thread now, so a server's first use does not wait
-            # for it: in the TUI this is after the first frame (the session is created then); in print
-            # and JSON runs it overlaps the model's first request. Nothing is imported when no server is
-            # configured or all are disabled.
+        if enabled and ctx.has_ui:
+            # Import the SDK's client half (~0.3 s of CPU) in a daemon thread now, so a server's first use
+            # does not wait for it: in the TUI this is after the first frame (the session is created
+            # then). Nothing is imported when no server is configured or all are disabled.
             sdk.preload(enabled)
+        elif enabled:
+            # Print and JSON runs: once the first request goes out (see on_request), so that the import
+            # overlaps the wait for the model rather than the run's own start-up.
+            state.preload_on_request = enabled
         # A session start is the cache-safe point for the direct tool set to change.
         for name, wanted in state.direct_next.items():
             if not wanted:
@@ -255,6 +260,12 @@ def register(pi: ExtensionAPI) -> None:
         for server in pool.servers.values():
             if server.config.enabled and server.config.keep_alive and server.status == "lazy":
                 asyncio.get_running_loop().create_task(_start_quietly(server, ctx))
+
+    @pi.on("before_provider_request")
+    def on_request(event: Event) -> None:
+        if state.preload_on_request:
+            sdk.preload(state.preload_on_request)
+            state.preload_on_request = []
 
     @pi.on("input")
     async def on_input(event: Event, ctx: ExtensionContext) -> dict[str, str] | None:
