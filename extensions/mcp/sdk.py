@@ -13,8 +13,8 @@ Two costs are avoided:
   cannot be avoided; ``preload`` starts it in a daemon thread as soon as the extension knows a server
   is configured and ``loaded`` waits for it without blocking the event loop. The thread is a daemon so
   that a short run that never uses a server does not wait for it before it exits. ``jsonschema`` (the
-  session's check of structured tool results, ~25 ms) is left to ``prefetch``, called once a server
-  lists a tool with an output schema.
+  session's check of structured tool results, ~25 ms) is imported only once a server is started
+  (``prefetch_when_loaded``), after the rest.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import threading
 import types
 from collections.abc import Callable, Iterable
 
-__all__ = ["SHELLS", "client_only", "finish", "import_client", "is_shell", "loaded", "modules_for", "prefetch", "preload"]
+__all__ = ["SHELLS", "client_only", "finish", "import_client", "is_shell", "loaded", "modules_for", "prefetch", "prefetch_when_loaded", "preload"]
 
 _BASE = (
     "mcp_types",
@@ -178,9 +178,28 @@ def _import_quietly(modules: list[str], done: concurrent.futures.Future[None]) -
 
 
 def prefetch() -> concurrent.futures.Future[None]:
-    """Start importing ``jsonschema`` in a daemon thread (once): a server listed a tool with an output
-    schema, and the SDK's session checks that tool's results with it (~25 ms of CPU to import)."""
+    """Start importing ``jsonschema`` in a daemon thread (once): the SDK's session checks the results
+    of tools with an output schema with it (~25 ms of CPU to import)."""
     return _start(list(_OUTPUT_SCHEMA_CHECK), _import_quietly)
+
+
+def prefetch_when_loaded(transports: Iterable[str]) -> concurrent.futures.Future[None]:
+    """``prefetch`` once the SDK parts ``transports`` need are loaded; done when both are.
+
+    Called when a server starts: most servers have tools with output schemas. After, not during, the
+    load, which it would slow down; it then overlaps the server's start-up and the handshake instead
+    of the first call.
+    """
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def then(load: concurrent.futures.Future[None]) -> None:
+        if load.exception() is not None:
+            done.set_result(None)
+        else:
+            prefetch().add_done_callback(lambda _: done.set_result(None))
+
+    preload(transports).add_done_callback(then)
+    return done
 
 
 async def loaded(transports: Iterable[str]) -> None:

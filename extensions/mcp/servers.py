@@ -273,11 +273,13 @@ class Server:
             watched = asyncio.ensure_future(asyncio.to_thread(kill_group_with_pi_tui, process.pid))
             stack.push_async_callback(_forget_when_registered, watched)
             stack.push_async_callback(stdio.stop_process, process)
+            sdk.prefetch_when_loaded([cfg.transport])
             await sdk.loaded([cfg.transport])
             read, write = await stack.enter_async_context(
                 stdio.connect(process, self._garbage, self.roots.received, self.roots.sent)
             )
         else:
+            sdk.prefetch_when_loaded([cfg.transport])
             await sdk.loaded([cfg.transport])
             # The SDK logs a server's bad output with tracebacks; with no handler of its own, Python would
             # print them on stderr, over the TUI. A null handler keeps them to whoever configures logging.
@@ -336,8 +338,6 @@ class Server:
                     dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
                 )
                 tools.append(ToolInfo(self.name, tool.name, tool.description or "", schema))
-                if tool.output_schema:
-                    sdk.prefetch()  # the session checks this tool's results with jsonschema
             cursor = result.next_cursor
             if not cursor:
                 return tools

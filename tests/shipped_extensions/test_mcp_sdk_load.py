@@ -87,10 +87,10 @@ print(json.dumps({"shell": sdk.is_shell("mcp"), "same": mcp is __import__("sys")
     assert seen == {"shell": False, "same": True}
 
 
-def test_jsonschema_is_loaded_once_a_tool_with_an_output_schema_is_listed() -> None:
+def test_jsonschema_is_loaded_after_the_client_once_a_server_starts() -> None:
     seen = run(PRELOAD_ALL + """
 before = "jsonschema.validators" in sys.modules
-sdk.prefetch().result(timeout=30)
+sdk.prefetch_when_loaded(["stdio"]).result(timeout=30)
 print(json.dumps({"before": before, "after": "jsonschema.validators" in sys.modules}))
 """)
     assert seen == {"before": False, "after": True}
