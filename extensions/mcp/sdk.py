@@ -165,6 +165,10 @@ def _start(modules: list[str], target: Target) -> concurrent.futures.Future[None
 
 def preload(transports: Iterable[str]) -> concurrent.futures.Future[None]:
     """Start importing what ``transports`` need in a daemon thread, once per set of modules."""
+    # The shells are registered here, before the thread starts: no import of ``mcp`` in this thread
+    # can then find the package half set up (a few file look-ups, no import).
+    with contextlib.suppress(ImportError, ValueError):  # a broken install: the thread reports it
+        client_only()
     return _start(modules_for(transports), _import_all)
 
 

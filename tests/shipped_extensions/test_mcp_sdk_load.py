@@ -15,7 +15,7 @@ PRELOAD_ALL = """
 import json, sys
 from pi_tui.bundled_extensions.mcp import sdk
 sdk.preload(["stdio", "http", "sse"]).result()
-from pi_tui.bundled_extensions.mcp import oauth_login  # noqa: F401
+from pi_tui.bundled_extensions.mcp import oauth, oauth_login  # noqa: F401
 import mcp.client.auth, mcp.shared.auth  # what an OAuth login imports
 """
 
