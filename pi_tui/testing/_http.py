@@ -71,14 +71,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("POST")
 
     def _serve(self, method: str) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
         # The engine holds the cyclic collector off while it decides; an answer that goes out at once
         # is sent before the collector is back, so the collection of what a big request left behind
-        # runs after the client has its answer, not between the decision and its first byte. An
-        # answer with pauses (delays, stalls) is sent with the collector on, as the rest of the
-        # process runs meanwhile.
+        # runs after the client has its answer, not between the decision and its first byte. Reading
+        # the body (which waits for the client) and an answer with pauses (delays, stalls) happen with
+        # the collector on, as the rest of the process runs meanwhile.
         with collector_paused():
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
             if self.path.startswith("/_fake/"):
                 plan = self.server.control(method, self.path, raw)
             else:
