@@ -103,3 +103,26 @@ async def test_ctrl_up_walks_to_earlier_prompts_through_items_mounted_ahead(
         turns = [int(text.split(":")[0].removeprefix("Turn ")) for text in seen]
         # One prompt up per press, none skipped.
         assert turns == list(range(turns[0], turns[0] - len(turns), -1))
+
+
+async def test_blocks_scrolled_out_of_the_window_leave_no_rendered_lines_behind(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    import gc
+
+    from textual.strip import Strip
+
+    app = await _open(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await until(pilot, app.ready.is_set, timeout=30)
+        await until(pilot, lambda: chat.max_scroll_y > 0)
+        for _ in range(60):  # far enough up that hundreds of blocks were mounted, drawn and unmounted
+            await pilot.press("pageup")
+            await until(pilot, lambda: not chat.reading_ahead)
+        await pilot.pause()
+        gc.collect()
+        alive = sum(1 for thing in gc.get_objects() if isinstance(thing, Strip))
+        # What the mounted window and the rest of the screen draw (~3,200 here), not also the lines of the
+        # blocks seen on the way, which Textual's caches kept alive (~8,000 here before).
+        assert alive < 5_000
