@@ -44,6 +44,7 @@ MODULES: list[tuple[str, str, bool]] = [
     ("bench.tui_scroll", "register_all", False),
     ("bench.wire_apis", "register_all", False),
     ("bench.mcp_first_call", "register_all", False),
+    ("bench.compact_big", "register_all", False),
 ]
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "message_chars",
     "count_message_tokens",
     "count_messages_tokens",
+    "message_estimates",
 ]
 
 DEFAULT_ENCODING = "o200k_base"
@@ -266,6 +267,17 @@ def _json_message_chars(message: dict[str, Any]) -> int:
     return 0
 
 
+# How many messages `message_chars` has measured in this process: one integer in a list, read by
+# `message_estimates` (a counter costs less than a call, and a long operation's tests and benchmarks
+# check with it that each message is measured once, not once per pass).
+_ESTIMATES = [0]
+
+
+def message_estimates() -> int:
+    """How many message estimates (`message_chars` calls) this process has made so far."""
+    return _ESTIMATES[0]
+
+
 def message_chars(message: object) -> int:
     """The characters pi counts for one message when estimating its tokens.
 
@@ -277,6 +289,7 @@ def message_chars(message: object) -> int:
     - bashExecution: command + output;
     - branchSummary / compactionSummary: the summary.
     """
+    _ESTIMATES[0] += 1
     if type(message) is AssistantMessage:  # most of a session's messages: tested first
         return sum(map(_assistant_block_chars, message.content))
     if type(message) is ToolResultMessage:

@@ -40,6 +40,7 @@ from pi_tui.agent.events import (
 )
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal
+from pi_tui.ai.tokens import count_message_tokens
 from pi_tui.ai.types import AssistantMessage, Model
 from pi_tui.resources.settings_schema import BranchSummarySettings, CompactionSettings
 
@@ -51,7 +52,7 @@ from .errors import (
     NothingToCompact,
 )
 from .path import compaction_mark, entry_id
-from .tokens import context_tokens, should_compact
+from .tokens import Count, context_tokens, should_compact
 
 if TYPE_CHECKING:
     # Loaded when a compaction or branch summary runs: a run that stays under the threshold (every
@@ -91,6 +92,10 @@ class CompactionController:
         emit: sends a runtime event.
         on_applied: called after a compaction was written (the runtime rebuilds its messages).
         branch_settings: returns the ``branchSummary.*`` settings.
+        counter: ``counter(create)`` returns how to estimate a message's tokens: the session's
+            counter, which remembers each message's estimate, so a compaction counts only what nothing
+            counted before (once). The checks before every request pass ``create=False``: they read
+            the counts if the session has them, and never make the counter (a short run needs none).
     """
 
     def __init__(
@@ -103,6 +108,7 @@ class CompactionController:
         emit: EmitFn,
         on_applied: Callable[[], None] = lambda: None,
         branch_settings: Callable[[], BranchSummarySettings] = BranchSummarySettings,
+        counter: Callable[[bool], Count] = lambda create: count_message_tokens,
     ) -> None:
         self._session = session
         self._model = model
@@ -111,6 +117,10 @@ class CompactionController:
         self._emit = emit
         self._on_applied = on_applied
         self._branch_settings = branch_settings
+        self._counter = counter
+        # The preparation the threshold check made, with the leaf it is for: the compaction it starts
+        # uses it instead of preparing the same path again.
+        self._prepared: tuple[str | None, CompactionPreparation] | None = None
         self.before_compact: BeforeCompactHook | None = None
         self.on_compact: OnCompactHook | None = None
         self.review_summary: ReviewSummaryHook | None = None
@@ -139,9 +149,15 @@ class CompactionController:
     def settings(self) -> CompactionSettings:
         return self._settings()
 
+    def message_counter(self) -> Count:
+        """How a compaction estimates a message's tokens: the session's counter, which remembers them."""
+        return self._counter(True)
+
     def context_tokens(self, overhead_tokens: int = 0) -> int:
         """The active path's context size (see `pi_tui.compaction.tokens.context_tokens`)."""
-        return context_tokens(self._session().get_branch(), overhead_tokens=overhead_tokens)
+        return context_tokens(
+            self._session().get_branch(), overhead_tokens=overhead_tokens, count=self._counter(False)
+        )
 
     # --- the compaction itself --------------------------------------------------------------------
 
@@ -183,14 +199,20 @@ class CompactionController:
         path = session.get_branch()
         if path and compaction_mark(path[-1]) is not None:
             raise AlreadyCompacted()
-        prep = prepare_compaction(path, self._settings())
+        count = self._counter(True)
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and path and prepared[0] == entry_id(path[-1]):
+            prep: CompactionPreparation | None = prepared[1]
+        else:
+            prep = prepare_compaction(path, self._settings(), count)
         if prep is None:
             raise NothingToCompact()
         result = await self._extension_result(prep, path, custom_instructions, signal)
         if result is None:
             backend = await self._backend(True)
+            backend.count = count
             if backend.prefix_tokens is None:
-                backend.prefix_tokens = context_tokens(path)
+                backend.prefix_tokens = prep.tokens_before  # the context's size, as pi measures it
             outcome = await summarize_compaction(
                 prep, backend, signal=signal, custom_instructions=custom_instructions
             )
@@ -277,7 +299,9 @@ class CompactionController:
             return False
         from .prepare import prepare_compaction
 
-        return prepare_compaction(path, self._settings()) is not None
+        prep = prepare_compaction(path, self._settings(), self._counter(True))
+        self._prepared = (entry_id(path[-1]), prep) if prep is not None else None
+        return prep is not None
 
     async def _auto(self, reason: str, *, will_retry: bool, signal: AbortSignal | None = None) -> bool:
         leaf = self._session().get_leaf_id()
@@ -303,7 +327,7 @@ class CompactionController:
         if session.get_leaf_id() is not None and session.get_leaf_id() == self._failed_at:
             return False
         path = session.get_branch()
-        tokens = context_tokens(path, overhead_tokens=overhead_tokens)
+        tokens = context_tokens(path, overhead_tokens=overhead_tokens, count=self._counter(False))
         if not should_compact(tokens, self._model().context_window, self._settings()):
             return False
         if not self._compactable(path):

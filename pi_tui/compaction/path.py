@@ -53,6 +53,8 @@ class CompactionMark:
 
 def compaction_mark(entry: EntryLike) -> CompactionMark | None:
     """The compaction an entry applies, or None when it applies none."""
+    if type(entry) is MessageEntry:  # most entries of a path: answered without reading any field
+        return None
     legacy = read_compaction(entry)
     if legacy is not None:
         return CompactionMark(

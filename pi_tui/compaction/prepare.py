@@ -40,7 +40,7 @@ from .path import (
     entry_type,
     latest_compaction_index,
 )
-from .tokens import estimate_messages_tokens
+from .tokens import Count, estimate_messages_tokens, measured_tokens
 
 __all__ = [
     "CutPoint",
@@ -70,7 +70,8 @@ class CompactionPreparation:
         messages_to_summarize: history messages replaced by the summary.
         turn_prefix_messages: the early part of a split turn (summarised on its own).
         is_split_turn: whether the cut falls inside a turn.
-        tokens_before: estimated context size before the compaction.
+        tokens_before: the context size before the compaction (pi's: the newest fresh usage plus the
+            estimate of the messages after it; without one, the estimate of the whole context).
         previous_summary: the newest compaction's summary (without its file lists), for an UPDATE.
         file_ops: files read/written/edited, cumulative over earlier pi-tui/pi summaries.
         settings: the compaction settings used.
@@ -138,25 +139,32 @@ def find_turn_start(path: Sequence[Any], index: int, start: int) -> int:
     return -1
 
 
-def _estimate(entry: Any) -> int:
+def _estimate(entry: Any, count: Count) -> int:
     message = entry_message(entry) if entry_type(entry) == "message" else None
-    return count_message_tokens(message) if message is not None else 0
+    return count(message) if message is not None else 0
 
 
-def find_cut_point(path: Sequence[Any], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
-    """Where to cut ``path[start:end]`` so that about ``keep_recent_tokens`` of recent messages stay."""
-    cut_points = find_valid_cut_points(path, start, end)
-    if not cut_points:
-        return CutPoint(start, -1, False)
-    cut = cut_points[0]
+def find_cut_point(
+    path: Sequence[Any], start: int, end: int, keep_recent_tokens: int, count: Count = count_message_tokens
+) -> CutPoint:
+    """Where to cut ``path[start:end]`` so that about ``keep_recent_tokens`` of recent messages stay
+    (``count``: a message's estimate, `count_message_tokens` or a counter that remembers them)."""
+    # Only the kept tail is read: walking back from the newest entry to where the recent messages
+    # reach ``keep_recent_tokens``, then forward to the next cut point; the oldest cut point of the
+    # range (the cut when the tail never reaches it, or has no cut point) is looked up only then.
+    cut = -1
     total = 0
     for i in range(end - 1, start - 1, -1):
         if entry_type(path[i]) != "message":
             continue
-        total += _estimate(path[i])
+        total += _estimate(path[i], count)
         if total >= keep_recent_tokens:
-            cut = next((c for c in cut_points if c >= i), cut)
+            cut = next((c for c in range(i, end) if _is_cut_point(path[c])), -1)
             break
+    if cut < 0:
+        cut = next((c for c in range(start, end) if _is_cut_point(path[c])), -1)
+        if cut < 0:
+            return CutPoint(start, -1, False)
     while cut > start:
         previous = path[cut - 1]
         if entry_type(previous) == "message" or compaction_mark(previous) is not None:
@@ -193,8 +201,15 @@ def _previously_kept(path: Sequence[Any], compaction_index: int) -> list[Any]:
     return []
 
 
-def prepare_compaction(path: Sequence[Any], settings: CompactionSettings) -> CompactionPreparation | None:
+def prepare_compaction(
+    path: Sequence[Any], settings: CompactionSettings, count: Count = count_message_tokens
+) -> CompactionPreparation | None:
     """Plan a compaction of the active path (root first).
+
+    ``tokens_before`` is pi's size of the context: the newest fresh usage plus the estimate of the
+    messages after it, or without one the estimate of the whole context. ``count`` gives a message's
+    estimate: the session's remembering counter makes each message counted once however many passes
+    (this one, the summary request's size) ask for it.
 
     Returns:
         The preparation, or None when the newest entry already is a compaction or nothing is old enough
@@ -204,7 +219,7 @@ def prepare_compaction(path: Sequence[Any], settings: CompactionSettings) -> Com
         return None
     previous_index = latest_compaction_index(path)
     start, end = previous_index + 1, len(path)
-    cut = find_cut_point(path, start, end, settings.keep_recent_tokens)
+    cut = find_cut_point(path, start, end, settings.keep_recent_tokens, count)
     if cut.first_kept_index >= end:
         return None
     first_kept_id = entry_id(path[cut.first_kept_index])
@@ -225,16 +240,19 @@ def prepare_compaction(path: Sequence[Any], settings: CompactionSettings) -> Com
     extract_file_ops(to_summarize, file_ops)
     extract_file_ops(turn_prefix, file_ops)
 
-    current: list[Any] = []
-    if previous is not None:
-        current.append(compaction_message(previous, path[previous_index]))
-    current += carried + _messages(path, start, end)
+    tokens_before = measured_tokens(path, count)
+    if tokens_before is None:
+        current: list[Any] = []
+        if previous is not None:
+            current.append(compaction_message(previous, path[previous_index]))
+        current += carried + _messages(path, start, end)
+        tokens_before = estimate_messages_tokens(current, count)
     return CompactionPreparation(
         first_kept_entry_id=first_kept_id,
         messages_to_summarize=to_summarize,
         turn_prefix_messages=turn_prefix,
         is_split_turn=cut.is_split_turn,
-        tokens_before=estimate_messages_tokens(current),
+        tokens_before=tokens_before,
         previous_summary=strip_file_lists(previous.summary) if previous is not None else None,
         file_ops=file_ops,
         settings=settings,

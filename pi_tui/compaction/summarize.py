@@ -89,6 +89,8 @@ class SummaryBackend:
         base_request: the session's request without its request-only tail, as the provider last saw it;
             None forces the standalone form.
         prefix_tokens: the measured size of ``base_request`` (None: estimated from its text).
+        count: a message's estimate; the session's remembering counter, so the messages the
+            preparation already counted are not counted again for the request's size.
     """
 
     model: Model
@@ -98,6 +100,7 @@ class SummaryBackend:
     session_id: str | None = None
     base_request: LlmRequest | None = None
     prefix_tokens: int | None = None
+    count: Callable[[Any], int] = count_message_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,14 +120,10 @@ class SummaryOutcome:
     calls: list[SummaryCall] = field(default_factory=list)
 
 
-def estimate_request_tokens(request: LlmRequest) -> int:
-    """chars/4 over the system prompt, the tool definitions and the messages."""
+def estimate_request_tokens(request: LlmRequest, count: Callable[[Any], int] = count_message_tokens) -> int:
+    """chars/4 over the system prompt, the tool definitions and the messages (``count``: a message's)."""
     tools = sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in request.tools)
-    return (
-        estimate_tokens(request.system_prompt)
-        + tools
-        + sum(count_message_tokens(m) for m in request.messages)
-    )
+    return estimate_tokens(request.system_prompt) + tools + sum(map(count, request.messages))
 
 
 async def complete_text(
@@ -206,7 +205,9 @@ class _Planner:
             self.boundary = len(base.messages) if base.cache_boundary is None else base.cache_boundary
             cached = LlmRequest(base.system_prompt, list(base.messages[: self.boundary]), list(base.tools))
             # The measured size (usage) is the better figure, but never trust less than the estimate.
-            self.prefix_tokens = max(backend.prefix_tokens or 0, estimate_request_tokens(cached))
+            self.prefix_tokens = max(
+                backend.prefix_tokens or 0, estimate_request_tokens(cached, backend.count)
+            )
 
     def prefix_budget(self, instruction: str, max_tokens: int) -> int | None:
         """The output budget the prefix form can have, or None when it does not fit the window."""

@@ -8,7 +8,7 @@ compaction replaced) and is ignored; without a fresh usage the whole context is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pi_tui.ai.tokens import count_message_tokens
@@ -17,7 +17,17 @@ from pi_tui.resources.settings_schema import CompactionSettings
 
 from .path import compaction_mark, context_messages, entry_message
 
-__all__ = ["usage_tokens", "should_compact", "context_tokens", "estimate_messages_tokens"]
+__all__ = [
+    "Count",
+    "usage_tokens",
+    "should_compact",
+    "context_tokens",
+    "measured_tokens",
+    "estimate_messages_tokens",
+]
+
+Count = Callable[[Any], int]
+"""A message's token estimate: `count_message_tokens`, or a cache's method that remembers each one."""
 
 
 def usage_tokens(usage: Usage) -> int:
@@ -35,16 +45,36 @@ def should_compact(context_tokens: int, context_window: int, settings: Compactio
     return context_tokens > context_window - int(settings.reserve_tokens)
 
 
-def estimate_messages_tokens(messages: Sequence[Any]) -> int:
-    """Sum of pi's per-message chars/4 estimates."""
-    return sum(count_message_tokens(m) for m in messages)
+def estimate_messages_tokens(messages: Sequence[Any], count: Count = count_message_tokens) -> int:
+    """Sum of pi's per-message chars/4 estimates (``count``: a remembering counter, say)."""
+    return sum(map(count, messages))
 
 
 def _valid_usage(message: Any) -> bool:
     return isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted")
 
 
-def context_tokens(path: Sequence[Any], *, overhead_tokens: int = 0) -> int:
+def measured_tokens(path: Sequence[Any], count: Count = count_message_tokens) -> int | None:
+    """The newest fresh usage on ``path`` plus the estimate of every message after it, or None when no
+    usage since the newest compaction measured the context. Reads only the tail of the path."""
+    trailing = 0
+    for index in range(len(path) - 1, -1, -1):
+        message = entry_message(path[index])
+        if message is None:
+            if compaction_mark(path[index]) is not None:
+                return None  # usage from before the newest compaction is stale
+            continue
+        if _valid_usage(message):
+            measured = usage_tokens(message.usage)
+            if measured:
+                return measured + trailing
+        trailing += count(message)
+    return None
+
+
+def context_tokens(
+    path: Sequence[Any], *, overhead_tokens: int = 0, count: Count = count_message_tokens
+) -> int:
     """The context size of the active path, in tokens (see the module docstring).
 
     Runs after every turn and before every request, so the common case reads only the tail of the path:
@@ -54,17 +84,9 @@ def context_tokens(path: Sequence[Any], *, overhead_tokens: int = 0) -> int:
         path: the active path, root first.
         overhead_tokens: the system prompt and tool definitions, added only when nothing measured them
             (a fresh usage already includes them).
+        count: a message's estimate (`count_message_tokens`, or a counter that remembers them).
     """
-    trailing = 0
-    for index in range(len(path) - 1, -1, -1):
-        message = entry_message(path[index])
-        if message is None:
-            if compaction_mark(path[index]) is not None:
-                break  # usage from before the newest compaction is stale
-            continue
-        if _valid_usage(message):
-            measured = usage_tokens(message.usage)
-            if measured:
-                return measured + trailing
-        trailing += count_message_tokens(message)
-    return overhead_tokens + estimate_messages_tokens(context_messages(path).cached)
+    measured = measured_tokens(path, count)
+    if measured is not None:
+        return measured
+    return overhead_tokens + estimate_messages_tokens(context_messages(path).cached, count)

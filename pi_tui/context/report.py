@@ -79,16 +79,24 @@ def message_tokens(message: Any) -> int:
     if type(message) is AssistantMessage or type(message) is ToolResultMessage:  # most messages: no tests
         blocks = len(message.content)  # always a list for these two
         return -(-message_chars(message) // 4) + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
+    return _billed(message, count_message_tokens(message))
+
+
+def _billed(message: Any, estimate: int) -> int:
+    """`message_tokens` of ``message`` whose text estimate (`count_message_tokens`) is ``estimate``."""
+    if type(message) is AssistantMessage or type(message) is ToolResultMessage:
+        return estimate + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, len(message.content))
     if not reaches_model(message):
         return 0
     content = message_content(message)
     blocks = len(content) if isinstance(content, list) else 1
-    return count_message_tokens(message) + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
+    return estimate + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
 
 
 class MessageTokenCache:
-    """`message_tokens` remembered per message object, so opening ``/context`` again counts only the
-    messages that are new since the last report (a 20k-entry session has tens of thousands).
+    """`message_tokens` and pi's text estimate remembered per message object, so opening ``/context``
+    again, or compacting after it, counts only the messages that are new since (a 20k-entry session
+    has tens of thousands).
 
     History messages are not changed once they are in the session, so a message's identity stands for
     its content. The cache holds the messages of the last report only (`keep`), never the whole past.
@@ -97,19 +105,32 @@ class MessageTokenCache:
     __slots__ = ("_known", "_rows", "counted")
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[Any, int]] = {}
+        # id -> (message, pi's estimate or -1 when not known, message_tokens)
+        self._known: dict[int, tuple[Any, int, int]] = {}
         self._rows: dict[str, tuple[MessageRow, ...]] = {}  # the last report's rows, by region
         self.counted = 0  # messages tokenised so far (what the cache could not answer)
+
+    def _count(self, message: Any) -> tuple[Any, int, int]:
+        estimate = count_message_tokens(message)
+        known = (message, estimate, _billed(message, estimate))
+        self.counted += 1
+        self._known[id(message)] = known
+        return known
 
     def tokens(self, message: Any) -> int:
         """`message_tokens` of ``message``, counted on the first call for this object."""
         known = self._known.get(id(message))
         if known is not None and known[0] is message:
+            return known[2]
+        return self._count(message)[2]
+
+    def estimate(self, message: Any) -> int:
+        """pi's text estimate of ``message`` (`count_message_tokens`, what compaction adds up), counted
+        on the first call for this object (or for `tokens`)."""
+        known = self._known.get(id(message))
+        if known is not None and known[0] is message and known[1] >= 0:
             return known[1]
-        tokens = message_tokens(message)
-        self.counted += 1
-        self._known[id(message)] = (message, tokens)
-        return tokens
+        return self._count(message)[1]
 
     def rows(self, region: str, messages: Sequence[Any], offset: int) -> tuple[MessageRow, ...]:
         """The rows of ``messages`` numbered from ``offset``: the last report's rows of ``region`` as far
@@ -157,7 +178,8 @@ class MessageTokenCache:
         many more (rebuilding it at every report would cost as much as the counting it saves)."""
         rows = tuple(rows)
         if len(self._known) > 2 * len(rows) + 64:
-            self._known = {id(r.message): (r.message, r.tokens) for r in rows}
+            known = self._known
+            self._known = {id(r.message): known.get(id(r.message)) or (r.message, -1, r.tokens) for r in rows}
 
 
 def envelope_tokens(env: ContextEnvelope) -> int:

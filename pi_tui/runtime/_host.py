@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pi_tui.ai.model_registry import ModelRegistry
     from pi_tui.ai.types import Model, ThinkingLevel
     from pi_tui.compaction.controller import CompactionController
+    from pi_tui.context.report import MessageTokenCache
     from pi_tui.extensions.runner import ExtensionRunner
     from pi_tui.resources.settings import SettingsManager
     from pi_tui.session.context import RestoreState
@@ -69,3 +70,7 @@ class SessionHost:
         async def navigate(self, entry_id: str | None, *, summary: str | None = None) -> str | None: ...
 
         def label(self, entry_id: str, label: str | None) -> None: ...
+
+        def _token_cache(self) -> MessageTokenCache: ...
+
+        def _has_token_cache(self) -> bool: ...

@@ -704,6 +704,10 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         yields how many messages are counted so far (for a worker that lets other work go first)."""
         return self._token_cache().prime_in_steps(self._context_messages(), chunk)
 
+    def _has_token_cache(self) -> bool:
+        """Whether the session holds message token counts (``/context`` or its work ahead made them)."""
+        return self._context_tokens is not None
+
     def _token_cache(self) -> MessageTokenCache:
         from pi_tui.context.report import MessageTokenCache
 

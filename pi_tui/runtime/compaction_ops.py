@@ -19,6 +19,7 @@ from ._host import SessionHost
 if TYPE_CHECKING:
     from pi_tui.compaction.persist import CompactionResult
     from pi_tui.compaction.summarize import SummaryBackend
+    from pi_tui.compaction.tokens import Count
     from pi_tui.resources.settings_schema import BranchSummarySettings, CompactionSettings
 
 log = logging.getLogger(__name__)
@@ -42,11 +43,24 @@ class CompactionMixin(SessionHost):
             emit=self.emit,
             on_applied=self._after_compaction,
             branch_settings=self._branch_summary_settings,
+            # The counts /context keeps (and the screens' work ahead made): a compaction after them
+            # counts only the messages that are new, and each message once.
+            counter=self._message_counter,
         )
         """Compaction triggers and hook points (``before_compact``, ``on_compact``, ``review_summary``,
         ``before_tree``, ``on_tree``), which the extension layer and UIs set."""
         self.agent.on_context_overflow = self.compaction.on_overflow
         self.agent.subscribe(self._on_compaction_agent_event)
+
+    def _message_counter(self, create: bool) -> Count:
+        """The session's remembering estimate of a message's tokens; with ``create`` False, the plain
+        estimate while the session holds no counts (the per-request threshold check of a short run
+        then loads nothing of ``/context``)."""
+        if create or self._has_token_cache():
+            return self._token_cache().estimate
+        from pi_tui.ai.tokens import count_message_tokens
+
+        return count_message_tokens
 
     def _compaction_settings(self) -> CompactionSettings:
         from pi_tui.resources.settings_schema import CompactionSettings

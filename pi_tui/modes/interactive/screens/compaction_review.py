@@ -54,15 +54,16 @@ async def regenerate_summary(session: AgentSession, focus: str | None) -> str:
         pi_tui.compaction.CompactionError: nothing to compact, or the summary failed.
     """
     from pi_tui.compaction import NothingToCompact, prepare_compaction, summarize_compaction
-    from pi_tui.compaction.tokens import context_tokens
 
     path = session.session_manager.get_branch()
-    prep = prepare_compaction(path, session.compaction.settings())
+    count = session.compaction.message_counter()  # the counts the first summary made, reused
+    prep = prepare_compaction(path, session.compaction.settings(), count)
     if prep is None:
         raise NothingToCompact()
     backend = await session.compaction_backend()  # the runtime's own summary backend (same cache prefix)
+    backend.count = count
     if backend.prefix_tokens is None:
-        backend.prefix_tokens = context_tokens(path)
+        backend.prefix_tokens = prep.tokens_before
     outcome = await summarize_compaction(prep, backend, custom_instructions=focus or None)
     return outcome.summary
 

@@ -1,0 +1,136 @@
+"""A compaction of a long session estimates each message's tokens once (counted with the process's own
+tally of estimates, `message_estimates`), reuses the counts the session already holds, and measures
+``tokensBefore`` as pi 0.87.1 does (the newest usage plus the messages after it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.big_sessions import write_big_session
+from pi_tui.ai.tokens import count_message_tokens, message_estimates
+from pi_tui.compaction import CompactionResult, append_compaction, compaction_mark, prepare_compaction
+from pi_tui.context.report import MessageTokenCache, message_tokens
+from pi_tui.resources.settings_schema import CompactionSettings
+from pi_tui.session import SessionManager
+from pi_tui.testing import FakeLLM, Reply, text
+from tests.runtime.helpers import open_session
+
+from .helpers import ANTHROPIC, SUMMARY, answer, session_with, user, write_settings
+
+ENTRIES = 600
+
+
+def _resume_big(project: Path) -> Path:
+    return write_big_session(project / "big.jsonl", ENTRIES, project)
+
+
+def _sent(fake: FakeLLM) -> int:
+    return sum(1 for r in fake.requests if r.api == "anthropic")
+
+
+def _messages_on_path(session: Any) -> int:
+    return sum(1 for e in session.session_manager.get_branch() if e.type == "message")
+
+
+async def test_a_manual_compaction_estimates_each_message_once(
+    serve: Callable[..., FakeLLM], project: Path
+) -> None:
+    fake = serve(context_window=2_000_000)
+    fake.responder = lambda _request: Reply([text(SUMMARY)])
+    async with open_session(
+        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
+    ) as session:
+        messages = _messages_on_path(session)
+        before = message_estimates()
+        await session.compact()
+        spent = message_estimates() - before
+    assert fake.violations == []
+    # the preparation, tokensBefore and the request's size share one count per message; each request
+    # adds its instruction, which is not in the session (a split turn sends two)
+    assert spent == messages + _sent(fake)
+
+
+async def test_a_compaction_after_the_counts_were_made_estimates_no_message_again(
+    serve: Callable[..., FakeLLM], project: Path
+) -> None:
+    fake = serve(context_window=2_000_000)
+    fake.responder = lambda _request: Reply([text(SUMMARY)])
+    async with open_session(
+        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
+    ) as session:
+        assert session.count_context_tokens() == _messages_on_path(session)  # as /context (or its work ahead)
+        before = message_estimates()
+        await session.compact()
+        spent = message_estimates() - before
+    assert spent == _sent(fake)  # the instructions only
+
+
+async def test_an_automatic_compaction_prepares_once_and_estimates_each_message_once(
+    serve: Callable[..., FakeLLM], agent_dir: Path, project: Path
+) -> None:
+    # the generated session's last usage is ~1,800 tokens: over the threshold of a 2,000-token window
+    write_settings(agent_dir, {"compaction": {"reserveTokens": 1_000, "keepRecentTokens": 400}})
+    fake = serve(context_window=2_000_000, model_window=2_000)
+    fake.responder = lambda _request: Reply([text(SUMMARY)])
+    async with open_session(
+        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
+    ) as session:
+        messages = _messages_on_path(session)
+        before = message_estimates()
+        assert await session.compaction.preflight(0)
+        spent = message_estimates() - before
+        compactions = [e for e in session.session_manager.get_entries() if compaction_mark(e) is not None]
+    assert len(compactions) == 1
+    assert spent == messages + _sent(fake)
+
+
+def test_tokens_before_is_the_newest_usage_plus_the_messages_after_it() -> None:
+    filler = "x" * 396
+    session = session_with(
+        user("u1" + filler),
+        answer("a1" + filler),
+        user("u2" + filler),
+        answer("a2" + filler, total_tokens=5_000),
+        user("u3" + filler),
+        answer("a3" + filler),
+    )
+    settings = CompactionSettings(enabled=True, reserve_tokens=16384, keep_recent_tokens=150)
+    prep = prepare_compaction(session.get_branch(), settings)
+    assert prep is not None
+    # pi 0.87.1: the usage of a2 measured everything up to it; u3 and a3 are estimated (100 each)
+    assert prep.tokens_before == 5_000 + 2 * 100
+
+
+def test_tokens_before_ignores_a_usage_from_before_the_previous_compaction() -> None:
+    filler = "x" * 396
+    session = session_with(user("u1" + filler), answer("a1" + filler, total_tokens=9_000))
+    settings = CompactionSettings(enabled=True, reserve_tokens=16384, keep_recent_tokens=150)
+    first = prepare_compaction(session.get_branch(), settings)
+    assert first is None  # one turn: nothing before it to summarise
+    session.append_message(user("u2" + filler))
+    session.append_message(answer("a2" + filler))
+    first = prepare_compaction(session.get_branch(), settings)
+    assert first is not None and first.tokens_before == 9_000 + 2 * 100
+    append_compaction(session, CompactionResult("S", first.first_kept_entry_id, first.tokens_before))
+    session.append_message(user("u3" + filler))
+    session.append_message(answer("a3" + filler))
+    prep = prepare_compaction(session.get_branch(), settings)
+    assert prep is not None
+    # the summary ("S", 1 token) and u2, a2, u3, a3 estimated: the 9,000 measured a context now replaced
+    assert prep.tokens_before == 1 + 4 * 100
+
+
+def test_the_token_cache_gives_pi_s_estimate_and_the_billed_size_from_one_count() -> None:
+    manager = SessionManager.in_memory("/tmp/project")
+    messages = [user("hello " * 30), answer("done " * 40, total_tokens=10)]
+    for message in messages:
+        manager.append_message(message)
+    cache = MessageTokenCache()
+    before = message_estimates()
+    assert [cache.estimate(m) for m in messages] == [count_message_tokens(m) for m in messages]
+    assert [cache.tokens(m) for m in messages] == [message_tokens(m) for m in messages]
+    assert cache.counted == 2
+    # the counts above (2 fresh ones, each measured once) plus the plain functions' 4
+    assert message_estimates() - before == 2 + 4
