@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,28 +162,32 @@ def _is_summary(entry: Any) -> bool:
     return entry_type(entry) == "branch_summary" or compaction_mark(entry) is not None
 
 
-def prepare_branch_entries(entries: Sequence[Any], token_budget: int = 0) -> BranchPreparation:
-    """Messages to summarise (newest kept first within ``token_budget``; 0 = no limit) and file ops."""
+def prepare_branch_entries(
+    entries: Sequence[Any], token_budget: int = 0, count: Callable[[Any], int] = count_message_tokens
+) -> BranchPreparation:
+    """Messages to summarise (newest kept first within ``token_budget``; 0 = no limit) and file ops.
+    ``count`` gives a message's estimate (the session's counter remembers the ones it made before)."""
     file_ops = FileOps()
     for entry in entries:
         if isinstance(entry, BranchSummaryEntry) and not entry.from_hook:
             file_ops.add_details(entry.details)
-    messages: list[Any] = []
+    newest_first: list[Any] = []  # reversed at the end (inserting at the front is quadratic)
     total = 0
     for entry in reversed(entries):
         message = _branch_message(entry)
         if message is None:
             continue
         extract_file_ops([message], file_ops)
-        tokens = count_message_tokens(message)
+        tokens = count(message)
         if token_budget > 0 and total + tokens > token_budget:
             if _is_summary(entry) and total < token_budget * 0.9:
-                messages.insert(0, message)
+                newest_first.append(message)
                 total += tokens
             break
-        messages.insert(0, message)
+        newest_first.append(message)
         total += tokens
-    return BranchPreparation(messages, file_ops, total)
+    newest_first.reverse()
+    return BranchPreparation(newest_first, file_ops, total)
 
 
 async def generate_branch_summary(
@@ -197,7 +201,7 @@ async def generate_branch_summary(
 ) -> BranchSummaryResult:
     """Summarise the abandoned branch ``entries`` (oldest first). Failures are returned, not raised."""
     window = backend.model.context_window or DEFAULT_CONTEXT_WINDOW
-    prep = prepare_branch_entries(entries, window - reserve_tokens)
+    prep = prepare_branch_entries(entries, window - reserve_tokens, backend.count)
     if not prep.messages:
         return BranchSummaryResult(summary=NO_CONTENT)
     instructions = branch_instructions(custom_instructions, replace=replace_instructions)

@@ -454,9 +454,11 @@ class CompactionController:
                         return result, prep
             if not entries:
                 return None, prep
+            backend = await self._backend(False)  # a branch summary is a standalone request
+            backend.count = self._counter(True)
             result = await generate_branch_summary(
                 entries,
-                await self._backend(False),  # a branch summary is a standalone request
+                backend,
                 signal=own,
                 custom_instructions=prep.custom_instructions,
                 replace_instructions=bool(prep.replace_instructions),

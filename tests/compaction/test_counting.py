@@ -134,3 +134,22 @@ def test_the_token_cache_gives_pi_s_estimate_and_the_billed_size_from_one_count(
     assert cache.counted == 2
     # the counts above (2 fresh ones, each measured once) plus the plain functions' 4
     assert message_estimates() - before == 2 + 4
+
+
+async def test_a_branch_summary_after_the_counts_were_made_estimates_no_message_again(
+    serve: Callable[..., FakeLLM], project: Path
+) -> None:
+    fake = serve(context_window=2_000_000)
+    fake.responder = lambda _request: Reply([text(SUMMARY)])
+    async with open_session(
+        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
+    ) as session:
+        branch = session.session_manager.get_branch()
+        target = branch[len(branch) // 2].id  # leave the newer half of the session
+        session.count_context_tokens()
+        before = message_estimates()
+        await session.navigate_with_summary(target, True)
+        spent = message_estimates() - before
+        assert session.session_manager.get_leaf_id() != branch[-1].id
+    assert _sent(fake) == 1
+    assert spent == _sent(fake)  # the summary request's own message; the branch's were counted before
