@@ -8,6 +8,8 @@ process: its decoding of the 6 MB request is in the CPU figures, as the target c
 
 - ``compact``: ``session.compact()`` right after the resume (what ``/compact``, the print-mode
   ``/compact`` and RPC ``compact`` call), the prompt cache of the wire form cold;
+- ``counted``: the same after the session counted its messages' tokens (what the TUI's work ahead does
+  once a session is shown, and ``/context``): the compaction reuses those counts;
 - ``threshold``: the automatic compaction a request after the resume starts when the context is over
   the threshold (`CompactionController.preflight`), on a model whose window is small enough;
 - ``request``: the compaction's own request alone, in a fresh process: the session's request built
@@ -87,6 +89,8 @@ async def _measure(mode: str, root: Path) -> dict[str, Any]:
         model = _models(Path(os.environ["PI_CODING_AGENT_DIR"]), server.anthropic_base_url, window)
         session = create_session(parse_args(["--session", str(session_file), "--model", model]), repo).session
         figures["messages"] = sum(1 for e in session.session_manager.get_branch() if e.type == "message")
+        if mode == "counted":
+            session.count_context_tokens()
         gc.collect()
         gc.freeze()  # as the app does once a session is shown: collections skip the loaded session
         estimates = message_estimates()
@@ -149,7 +153,8 @@ def _child(mode: str, root: Path) -> dict[str, Any]:
 
 
 def compact_big(runs: int = 3) -> Result:
-    """Alternate ``compact`` and ``request`` children ``runs`` times (then one ``threshold``); medians."""
+    """Alternate ``compact`` and ``request`` children ``runs`` times (then one ``threshold`` and one
+    ``counted``); medians."""
     root = Path(tempfile.mkdtemp(prefix="pi-tui-compact-bench-"))
     compact: list[dict[str, Any]] = []
     request: list[dict[str, Any]] = []
@@ -157,7 +162,8 @@ def compact_big(runs: int = 3) -> Result:
         compact.append(_child("compact", root))  # writes the instruction the request child sends
         request.append(_child("request", root))
     threshold = _child("threshold", root)
-    errors = [f.get("error") for f in (*compact, *request, threshold) if f.get("error")]
+    counted = _child("counted", root)
+    errors = [f.get("error") for f in (*compact, *request, threshold, counted) if f.get("error")]
     figures: dict[str, Any] = {"errors": errors} if errors else {}
     if not errors:
         compact_cpu = statistics.median(f["cpu_ms"] for f in compact)
@@ -170,6 +176,8 @@ def compact_big(runs: int = 3) -> Result:
             request_cpu_ms_min=min(f["cpu_ms"] for f in request),
             ratio=round(compact_cpu / request_cpu, 2),
             threshold_cpu_ms=threshold["cpu_ms"],
+            counted_cpu_ms=counted["cpu_ms"],
+            counted_estimates=counted["estimates"],
             estimates=compact[0]["estimates"],
             threshold_estimates=threshold["estimates"],
             messages=compact[0]["messages"],
