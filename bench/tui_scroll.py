@@ -17,7 +17,12 @@ mounting earlier items, counts); its CPU is what the process used from that pres
 work the press left for later counts too).
 Reported per key: p50 / p95 / max in ms, and the load average.
 
+``tui_scroll_20k_terminal`` does the same in a real terminal (pty + pyte, `pi-tui --session` at
+120×40, the fake server as the model): PageUp and Ctrl+Up held from the bottom, each press timed from
+writing the key to the screen's first change after it, then Alt+Home / Alt+End three times each.
+
     python -m bench tui_scroll_20k -n 1 --no-write
+    python -m bench tui_scroll_20k_terminal -n 1 --no-write
     python -m bench.tui_scroll REPO                 # the raw figures, as JSON
 """
 
@@ -180,10 +185,110 @@ def tui_scroll() -> Result:
     )
 
 
+_KEYS = {"pageup": "\x1b[5~", "ctrl+up": "\x1b[1;5A", "alt+home": "\x1b[1;3H", "alt+end": "\x1b[1;3F"}
+
+
+def _terminal_figures() -> dict[str, Any]:
+    from pi_tui.testing import FakeLLM, Reply, text
+
+    from .big_sessions import BIG_WINDOW, big_session_lines
+    from .pty_screen import PtyScreen, ScreenTimeout
+    from .targets import PI_TUI
+    from .tui_fixtures import MODEL_ID, PROVIDER, make_tui_env
+
+    fake = FakeLLM(context_window=BIG_WINDOW)
+    fake.responder = lambda _request: Reply([text("PONG")])
+    figures: dict[str, Any] = {"entries": ENTRIES}
+    with fake.serve() as server:
+        env = make_tui_env(server)
+        try:
+            config = json.loads((env.agent_dir / "models.json").read_text())
+            config["providers"][PROVIDER]["models"][0]["contextWindow"] = BIG_WINDOW
+            (env.agent_dir / "models.json").write_text(json.dumps(config))
+            lines = big_session_lines(ENTRIES, env.repo)
+            last = json.loads(lines[-1])["message"]["content"][0]["text"]
+            session = env.root / "big.jsonl"
+            session.write_text("\n".join(lines) + "\n")
+            environ = PI_TUI.environ(env.home, env.agent_dir)
+            environ.update(LANG="C.UTF-8", TERM="xterm-256color")
+            argv = PI_TUI.command(["--provider", PROVIDER, "--model", MODEL_ID, "--session", str(session)])
+            with PtyScreen(argv, cwd=env.repo, env=environ, columns=120, lines=40) as screen:
+                screen.wait_for(" ".join(last.split()[:3]), timeout=120)
+                screen.wait_for(MODEL_ID, timeout=120)
+                screen.drain(quiet=2.0, limit=30)  # the work ahead done, the app idle
+
+                def press(key: str, timeout: float) -> float | None:
+                    before = screen.text()
+                    start = screen.send(_KEYS[key])
+                    try:
+                        return screen.wait_for(lambda shown: shown != before, timeout=timeout) - start
+                    except ScreenTimeout:
+                        return None  # nothing changed: the top
+
+                def hold(key: str, presses: int) -> dict[str, Any]:
+                    walls: list[float] = []
+                    for _ in range(presses):
+                        start = time.perf_counter()
+                        wall = press(key, 3)
+                        if wall is None:
+                            break
+                        walls.append(wall)
+                        rest = start + REPEAT - time.perf_counter()
+                        if rest > 0:
+                            screen.drain(quiet=rest, limit=rest)
+                    screen.drain(quiet=0.5, limit=5)
+                    return {
+                        "presses": len(walls),
+                        "wall_ms": _percentiles(walls),
+                        "over_100ms": sum(1 for wall in walls if wall > 0.1),
+                    }
+
+                figures["pageup"] = hold("pageup", 250)
+                figures["ctrl_up"] = hold("ctrl+up", 100)
+                jumps: dict[str, list[float]] = {"alt+home": [], "alt+end": []}
+                for _ in range(3):
+                    for key, waits in jumps.items():
+                        wall = press(key, 5)
+                        if wall is not None:
+                            waits.append(wall)
+                        screen.drain(quiet=0.5, limit=5)
+                figures["alt_home_ms"] = _percentiles(jumps["alt+home"])
+                figures["alt_end_ms"] = _percentiles(jumps["alt+end"])
+        finally:
+            env.cleanup()
+    figures["load_average"] = round(os.getloadavg()[0], 2)
+    return figures
+
+
+def tui_scroll_terminal() -> Result:
+    try:
+        figures = _terminal_figures()
+    except Exception as error:  # a broken run is reported, not raised: the other scenarios go on
+        figures = {"error": f"{type(error).__name__}: {error}"[:500]}
+    worst = max(
+        (figures[key]["wall_ms"].get("max", 0.0) for key in ("pageup", "ctrl_up") if key in figures),
+        default=0.0,
+    )
+    return Result(
+        name="tui_scroll_20k_terminal",
+        description="holding PageUp / Ctrl+Up on a 20k-entry session in a real terminal (pty)",
+        wall_s=worst / 1000,
+        cpu_s=0.0,
+        peak_rss_mb=0.0,
+        requests=0,
+        violations=0,
+        cache_read_ratio=None,
+        exit_code=0 if "error" not in figures else 1,
+        extra=figures,
+        stderr=str(figures.get("error", "")),
+    )
+
+
 def register_all() -> None:
     from .registry import register
 
     register("tui_scroll_20k", tui_scroll, section="tui")
+    register("tui_scroll_20k_terminal", tui_scroll_terminal, section="tui")
 
 
 if __name__ == "__main__":
