@@ -30,6 +30,8 @@ __all__ = [
     "TOOL_RESULT_MAX_CHARS",
     "truncate_for_summary",
     "serialize_parts",
+    "message_parts",
+    "part_count",
     "serialize_conversation",
     "serialize_messages",
     "describe_message",
@@ -78,6 +80,27 @@ def _lines(message: Any, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHA
         return [f"[Tool result]: {text}"] if text else []
     text = _text_blocks(message.content if isinstance(message, UserMessage | CustomMessage) else "")
     return [f"[User]: {text}"] if text else []
+
+
+def message_parts(message: Any, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS) -> list[str]:
+    """The serialised lines of one provider message (what `serialize_parts` makes of it)."""
+    return _lines(message, max_tool_result_chars)
+
+
+def part_count(message: Any) -> int:
+    """How many lines `message_parts` makes of one provider message, without making them."""
+    if isinstance(message, AssistantMessage):
+        content = message.content
+        return (
+            any(isinstance(b, ThinkingContent) for b in content)
+            + any(isinstance(b, TextContent) for b in content)
+            + any(isinstance(b, ToolCall) for b in content)
+        )
+    if isinstance(message, ToolResultMessage):
+        return 1 if _text_blocks(message.content) else 0
+    return (
+        1 if _text_blocks(message.content if isinstance(message, UserMessage | CustomMessage) else "") else 0
+    )
 
 
 def serialize_parts(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.agent.convert import convert_to_llm
-from pi_tui.agent.serialize import describe_message, serialize_parts
+from pi_tui.agent.serialize import describe_message, message_parts, part_count
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamFn, StreamOptions
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
@@ -56,6 +56,7 @@ __all__ = [
     "estimate_request_tokens",
     "summarize_compaction",
     "fit_conversation",
+    "fit_messages",
 ]
 
 log = logging.getLogger(__name__)
@@ -187,6 +188,35 @@ def fit_conversation(parts: Sequence[str], budget_tokens: int) -> str:
     return "\n\n".join(kept)
 
 
+def fit_messages(llm_messages: Sequence[Any], budget_tokens: int) -> str:
+    """`fit_conversation` of the serialised ``llm_messages`` (after `convert_to_llm`), the same text, but
+    only the newest parts that fit are serialised: the older ones are counted for the note, not made
+    (a 20k-message history whose last few hundred fit cost ~0.1 s to serialise whole)."""
+    kept: list[str] = []  # newest first
+    total = 0
+    index = len(llm_messages) - 1
+    dropped = 0
+    while index >= 0:
+        parts = message_parts(llm_messages[index])
+        for n in range(len(parts) - 1, -1, -1):
+            size = estimate_tokens(parts[n]) + 1
+            if kept and total + size > budget_tokens:
+                dropped = n + 1  # this part and the ones before it in the same message
+                break
+            kept.append(parts[n])
+            total += size
+        else:
+            index -= 1
+            continue
+        break
+    if index >= 0:
+        dropped += sum(map(part_count, llm_messages[:index]))
+    kept.reverse()
+    if dropped:
+        kept.insert(0, _OMITTED.format(n=dropped))
+    return "\n\n".join(kept)
+
+
 def _user(text: str) -> UserMessage:
     return UserMessage(content=[TextContent(text=text)])
 
@@ -200,23 +230,41 @@ class _Planner:
         self.calls: list[SummaryCall] = []
         base = backend.base_request
         self.boundary = 0
-        self.prefix_tokens = 0
         if base is not None:
             self.boundary = len(base.messages) if base.cache_boundary is None else base.cache_boundary
-            cached = LlmRequest(base.system_prompt, list(base.messages[: self.boundary]), list(base.tools))
-            # The measured size (usage) is the better figure, but never trust less than the estimate.
-            self.prefix_tokens = max(
-                backend.prefix_tokens or 0, estimate_request_tokens(cached, backend.count)
-            )
+        # The estimate of the cached prefix, counted as far as a decision needs: the sum so far and how
+        # many of its messages it holds (None: the system prompt and tools are not counted yet).
+        self._estimate: int | None = None
+        self._counted = 0
+
+    def _prefix_tokens(self, limit: int) -> int:
+        """The prefix's size: the measured one (usage) is the better figure, but never trust less than
+        the estimate. Exact up to ``limit``; above it, some figure above ``limit`` (the estimate stops
+        counting there: a prefix that cannot fit need not be counted to its end)."""
+        measured = self.backend.prefix_tokens or 0
+        base = self.backend.base_request
+        if measured > limit or base is None:
+            return measured
+        if self._estimate is None:
+            tools = sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in base.tools)
+            self._estimate = estimate_tokens(base.system_prompt) + tools
+        count, messages = self.backend.count, base.messages
+        while self._estimate <= limit and self._counted < self.boundary:
+            end = min(self.boundary, self._counted + 512)
+            self._estimate += sum(map(count, messages[self._counted : end]))
+            self._counted = end
+        return max(measured, self._estimate)
 
     def prefix_budget(self, instruction: str, max_tokens: int) -> int | None:
         """The output budget the prefix form can have, or None when it does not fit the window."""
         if self.backend.base_request is None:
             return None
-        room = self.backend.model.context_window - self.prefix_tokens - estimate_tokens(instruction) - 16
+        floor = min(max_tokens, MIN_SUMMARY_TOKENS)
+        fixed = estimate_tokens(instruction) + 16
+        window = self.backend.model.context_window
+        room = window - self._prefix_tokens(window - fixed - floor) - fixed
         if room >= max_tokens:
             return max_tokens
-        floor = min(max_tokens, MIN_SUMMARY_TOKENS)
         return room if room >= floor else None
 
     async def run(
@@ -224,12 +272,12 @@ class _Planner:
         purpose: str,
         prefix_text: str,
         standalone_text: str,
-        standalone_parts: Callable[[], Sequence[str]],
+        standalone_messages: Callable[[], Sequence[Any]],
         max_tokens: int,
     ) -> str:
         """One summary request: the prefix form (the session's own request plus the instruction, read
-        from the prompt cache) when it fits, else the standalone form, whose conversation text
-        ``standalone_parts`` makes only then (serialising ~20k messages costs ~0.1 s)."""
+        from the prompt cache) when it fits, else the standalone form, whose conversation text is made
+        only then, from ``standalone_messages`` (provider messages), of the newest that fit."""
         budget = self.prefix_budget(prefix_text, max_tokens)
         if budget is not None:
             base = self.backend.base_request
@@ -249,15 +297,15 @@ class _Planner:
                 if exc.response is None or not is_context_overflow(exc.response, window):
                     raise
                 log.info("prefix-form summary overflowed; retrying in the standalone form")
-        return await self._standalone(purpose, standalone_text, standalone_parts(), max_tokens)
+        return await self._standalone(purpose, standalone_text, standalone_messages(), max_tokens)
 
     async def _standalone(
-        self, purpose: str, instructions: str, parts: Sequence[str], max_tokens: int
+        self, purpose: str, instructions: str, messages: Sequence[Any], max_tokens: int
     ) -> str:
         window = self.backend.model.context_window
         fixed = estimate_tokens(SUMMARIZER_SYSTEM_PROMPT) + estimate_tokens(instructions) + 64
         budget = max(0, window - max_tokens - fixed)
-        text = instructions.replace("{conversation}", fit_conversation(parts, budget), 1)
+        text = instructions.replace("{conversation}", fit_messages(messages, budget), 1)
         request = LlmRequest(system_prompt=SUMMARIZER_SYSTEM_PROMPT, messages=[_user(text)], tools=[])
         response = await complete_text(self.backend, request, max_tokens=max_tokens, signal=self.signal)
         self.calls.append(SummaryCall(purpose, "standalone", response))
@@ -283,8 +331,8 @@ async def _both(first: Any, second: Any) -> tuple[str, str]:
     return tasks[0].result(), tasks[1].result()
 
 
-def _serialized(messages: Sequence[Any]) -> list[str]:
-    return serialize_parts(convert_to_llm(list(messages)))
+def _converted(messages: Sequence[Any]) -> list[Any]:
+    return convert_to_llm(list(messages))
 
 
 def _kept_note(prep: CompactionPreparation) -> str:
@@ -344,7 +392,7 @@ async def summarize_compaction(
             previous,
         )
         return await planner.run(
-            "history", prefix_text, standalone, lambda: _serialized(prep.messages_to_summarize), history_max
+            "history", prefix_text, standalone, lambda: _converted(prep.messages_to_summarize), history_max
         )
 
     async def turn_prefix() -> str:
@@ -357,7 +405,7 @@ async def summarize_compaction(
         )
         standalone = standalone_prompt("{conversation}", turn_prefix_instructions(_STANDALONE_SOURCE))
         return await planner.run(
-            "turn_prefix", prefix_text, standalone, lambda: _serialized(prep.turn_prefix_messages), prefix_max
+            "turn_prefix", prefix_text, standalone, lambda: _converted(prep.turn_prefix_messages), prefix_max
         )
 
     if prep.is_split_turn and prep.turn_prefix_messages:

@@ -4,12 +4,14 @@ tally of estimates, `message_estimates`), reuses the counts the session already 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.big_sessions import write_big_session
 from pi_tui.ai.tokens import count_message_tokens, message_estimates
+from pi_tui.ai.types import UserMessage
 from pi_tui.compaction import CompactionResult, append_compaction, compaction_mark, prepare_compaction
 from pi_tui.context.report import MessageTokenCache, message_tokens
 from pi_tui.resources.settings_schema import CompactionSettings
@@ -67,7 +69,7 @@ async def test_a_compaction_after_the_counts_were_made_estimates_no_message_agai
     assert spent == _sent(fake)  # the instructions only
 
 
-async def test_an_automatic_compaction_prepares_once_and_estimates_each_message_once(
+async def test_an_automatic_compaction_prepares_once_and_estimates_only_what_it_decides_on(
     serve: Callable[..., FakeLLM], agent_dir: Path, project: Path
 ) -> None:
     # the generated session's last usage is ~1,800 tokens: over the threshold of a 2,000-token window
@@ -83,7 +85,9 @@ async def test_an_automatic_compaction_prepares_once_and_estimates_each_message_
         spent = message_estimates() - before
         compactions = [e for e in session.session_manager.get_entries() if compaction_mark(e) is not None]
     assert len(compactions) == 1
-    assert spent == messages + _sent(fake)
+    # the prefix form cannot fit this window: its size is counted only until that is clear, and the
+    # standalone form's conversation is made of the newest messages that fit (each counted once)
+    assert spent < messages // 2
 
 
 def test_tokens_before_is_the_newest_usage_plus_the_messages_after_it() -> None:
@@ -153,3 +157,20 @@ async def test_a_branch_summary_after_the_counts_were_made_estimates_no_message_
         assert session.session_manager.get_leaf_id() != branch[-1].id
     assert _sent(fake) == 1
     assert spent == _sent(fake)  # the summary request's own message; the branch's were counted before
+
+
+def test_the_standalone_conversation_made_from_the_newest_messages_is_the_whole_one_cut_to_fit() -> None:
+    from bench.big_sessions import big_session_lines
+    from pi_tui.agent.convert import convert_to_llm
+    from pi_tui.agent.serialize import serialize_parts
+    from pi_tui.ai.types import load_message
+    from pi_tui.compaction.summarize import fit_conversation, fit_messages
+
+    lines = [json.loads(line) for line in big_session_lines(300, Path("/tmp/project"))[1:]]
+    history = [load_message(e["message"]) for e in lines if e["type"] == "message"]
+    history.insert(5, UserMessage(content=[]))  # a message with no text makes no part
+    llm = convert_to_llm(history)
+    parts = serialize_parts(llm)
+    for budget in (0, 1, 10, 57, 300, 1_000, 4_321, 10_000, 10**9):
+        assert fit_messages(llm, budget) == fit_conversation(parts, budget), budget
+    assert fit_messages([], 100) == fit_conversation([], 100) == ""

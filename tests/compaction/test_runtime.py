@@ -113,13 +113,13 @@ async def test_a_failed_automatic_compaction_is_reported_once_per_turn_and_the_r
 def _count_serializations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many messages each conversation text made for a standalone summary request held."""
     made: list[int] = []
-    real = summarize.serialize_parts
+    real = summarize.fit_messages
 
     def counting(messages: Any, *args: Any, **kwargs: Any) -> Any:
         made.append(len(messages))
         return real(messages, *args, **kwargs)
 
-    monkeypatch.setattr(summarize, "serialize_parts", counting)
+    monkeypatch.setattr(summarize, "fit_messages", counting)
     return made
 
 
