@@ -73,24 +73,20 @@ MESSAGE_OVERHEAD = 4
 BLOCK_OVERHEAD = 3
 
 
-def message_tokens(message: Any) -> int:
+def message_tokens(message: Any, estimate: int | None = None) -> int:
     """Tokens a provider bills for one history message: pi's text estimate plus the framing; 0 for a
-    message the request leaves out (a shell command's output kept out of context)."""
+    message the request leaves out (a shell command's output kept out of context). ``estimate``: the
+    message's `count_message_tokens`, when the caller has it already (it is not counted again)."""
     if type(message) is AssistantMessage or type(message) is ToolResultMessage:  # most messages: no tests
         blocks = len(message.content)  # always a list for these two
-        return -(-message_chars(message) // 4) + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
-    return _billed(message, count_message_tokens(message))
-
-
-def _billed(message: Any, estimate: int) -> int:
-    """`message_tokens` of ``message`` whose text estimate (`count_message_tokens`) is ``estimate``."""
-    if type(message) is AssistantMessage or type(message) is ToolResultMessage:
-        return estimate + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, len(message.content))
+        text = -(-message_chars(message) // 4) if estimate is None else estimate
+        return text + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
     if not reaches_model(message):
         return 0
     content = message_content(message)
     blocks = len(content) if isinstance(content, list) else 1
-    return estimate + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
+    text = count_message_tokens(message) if estimate is None else estimate
+    return text + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, blocks)
 
 
 class MessageTokenCache:
@@ -112,7 +108,7 @@ class MessageTokenCache:
 
     def _count(self, message: Any) -> tuple[Any, int, int]:
         estimate = count_message_tokens(message)
-        known = (message, estimate, _billed(message, estimate))
+        known = (message, estimate, message_tokens(message, estimate))
         self.counted += 1
         self._known[id(message)] = known
         return known
