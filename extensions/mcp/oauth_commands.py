@@ -3,12 +3,11 @@
 In the TUI the browser opens (where there is a desktop) and a dialog takes a redirect URL pasted from a
 browser on another machine; RPC clients get the URL as a notification and the same question as an
 ``input`` request; ``pi-tui -e mcp -p "/mcp login NAME"`` writes the URL and the outcome to stderr (print
-mode has no UI for notifications) and waits for the browser.
+mode writes its notices there) and waits for the browser.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 from .oauth_store import StoreError, TokenStore
@@ -23,10 +22,8 @@ LOGIN_TIMEOUT_S = 300.0
 
 
 def _say(ctx: ExtensionContext, text: str, level: NotifyLevel) -> None:
+    # Every mode shows it: print and JSON runs write notices to stderr (``[level] text``) themselves.
     ctx.ui.notify(text, level)
-    if not ctx.has_ui:  # print and JSON runs: the outcome of a login must reach the user somewhere
-        sys.stderr.write(text + "\n")
-        sys.stderr.flush()
 
 
 def login_state(server: Server) -> str:

@@ -69,9 +69,11 @@ class _UiInteraction:
             self.shown = text
         if not self.ask:
             # Print and JSON runs have no UI to notify, yet the URL is the one thing the user must see:
-            # it goes to stderr (never stdout, which belongs to the answer or the JSON stream).
+            # it goes to stderr whole (never stdout, which belongs to the answer or the JSON stream), and
+            # only there: those modes' notices go to stderr too, folded to one line, so it would repeat.
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
+            return
         self.loop.call_soon_threadsafe(self.ui.notify, text, "info")
 
     def prompt(self, prompt: AuthPrompt) -> str:

@@ -126,3 +126,12 @@ def test_the_sdk_is_not_imported_while_no_server_is_configured_or_enabled(
     write_config(agent_dir, pid_file)
     assert not {"mcp", "mcp_types", "pydantic"} & _imported_modules(args, tmp_path)
     assert not pid_file.exists()
+
+
+def test_a_login_outcome_in_print_mode_reaches_stderr_once(tmp_path: Path, agent_dir: Path) -> None:
+    """Print mode writes extension notices to stderr itself; the login's outcome is not written twice."""
+    write_config(agent_dir, tmp_path / "server.pid")
+    proc = start_cli(["--provider", "faux", "-e", "mcp", "-p", "/mcp login demo"], tmp_path)
+    _, err = proc.communicate(timeout=60)
+    assert err.count("runs locally") == 1, err
+    assert "[error] MCP server demo runs locally" in err

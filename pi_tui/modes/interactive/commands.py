@@ -181,11 +181,12 @@ class CommandRouter:
 
     def _refresh_models(self) -> None:
         """As pi whenever the model picker opens: re-read models.json and auth.json, so a key or provider
-        added since start-up is offered at once; without a model yet, say how to get one."""
+        added since start-up is offered at once. The chat does not repeat the start-up "No model
+        available" warning here: the picker says itself how to add a provider."""
         session = self.app.require_session()
         if session.registry is not None:
             session.registry.refresh()
-        self.note_missing_model()
+        session.login_available = self.has_command("login")
 
     async def run(self, text: str) -> bool:
         """Run ``text`` if the app or a screen handles it; False means "give it to the prompt pipeline"."""

@@ -257,3 +257,20 @@ async def test_the_model_picker_says_how_to_add_a_provider(tmp_path: Path, agent
         await until(pilot, lambda: isinstance(app.screen, ModelScreen))
         hint = str(app.screen.query_one("#model-hint", Static).render())
         assert "/login" in hint and "key" in hint
+
+
+async def test_opening_the_model_picker_does_not_repeat_the_no_model_warning(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """The start-up warning says once how to get a model; the picker says it again itself, so opening
+    /model adds nothing to the chat, and picking faux leaves just the "Model:" line."""
+    app = no_key_app(tmp_path, agent_dir)
+    async with app.run_test(size=(70, 20)) as pilot:
+        await until(pilot, app.ready.is_set)
+        assert sum("No model available" in n for n in notices(app)) == 1
+        await send(pilot, "/model")
+        await until(pilot, lambda: isinstance(app.screen, ModelScreen))
+        await pilot.press("enter")  # faux, the only model offered
+        await until(pilot, lambda: any("Model: faux/faux-1" in n for n in notices(app)))
+        assert sum("No model available" in n for n in notices(app)) == 1
+        assert notices(app)[-1].startswith("Model: faux/faux-1")
