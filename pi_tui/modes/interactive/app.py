@@ -587,6 +587,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         session.system_prompt()
         # The first markdown widget of each kind costs a stylesheet update (~100 ms here): pay it now,
         # off screen, not when the first answer arrives.
+        # A big screen being opened right now (a command typed during the load) goes first: its first
+        # frame would otherwise wait for this mounting (~0.2 s of the UI thread).
+        from .screens.prepare import preparation_for
+
+        await preparation_for(session).wait_unheld()
         from .blocks import ToolBlock
         from .markdown_block import AssistantText
 
@@ -594,7 +599,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         sample.display = False
         tool = ToolBlock("warm-up", "read", {"path": "x"})
         tool.display = False
-        await self.screen.mount_all([sample, tool])
+        await self.screen_stack[0].mount_all([sample, tool])  # the chat's screen, whatever is on top
         await sample.update(_WARM_MARKDOWN)
         await sample.remove()
         await tool.remove()

@@ -159,6 +159,12 @@ class ScreenPreparation:
 
         return release
 
+    async def wait_unheld(self) -> None:
+        """Return once no screen is opening (see `hold`)."""
+        while self._holds:
+            self._wake.clear()
+            await self._wake.wait()
+
     async def wait(self) -> None:
         """Return once every step has finished (after `start`)."""
         for name in self._steps:

@@ -252,3 +252,14 @@ async def test_after_a_switch_to_another_session_its_screens_are_prepared_again(
         assert isinstance(screen, TreeScreen)
         assert gate.calls == 0  # the new session's rows were built ahead
         assert len(screen.model.rows) == len(session.session_manager.get_entries()) == 32
+
+
+async def test_wait_unheld_returns_once_no_screen_is_opening() -> None:
+    preparation = ScreenPreparation(_steps([], 1))
+    await preparation.wait_unheld()  # nothing held: at once
+    release = preparation.hold()
+    waiting = asyncio.ensure_future(preparation.wait_unheld())
+    await asyncio.sleep(0)  # one turn of the loop
+    assert not waiting.done()
+    release()
+    await asyncio.wait_for(waiting, 5)
