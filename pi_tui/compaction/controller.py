@@ -28,7 +28,7 @@ Events go out through ``emit(type, data)``: ``auto_compaction_start {reason}``, 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +96,9 @@ class CompactionController:
             counter, which remembers each message's estimate, so a compaction counts only what nothing
             counted before (once). The checks before every request pass ``create=False``: they read
             the counts if the session has them, and never make the counter (a short run needs none).
+        history: returns the active path's replayed history (the runtime's context engine extends its
+            last replay), for the size check when no usage measured the context (after a compaction);
+            None: the path is replayed for it.
     """
 
     def __init__(
@@ -109,6 +112,7 @@ class CompactionController:
         on_applied: Callable[[], None] = lambda: None,
         branch_settings: Callable[[], BranchSummarySettings] = BranchSummarySettings,
         counter: Callable[[bool], Count] = lambda create: count_message_tokens,
+        history: Callable[[], Sequence[Any]] | None = None,
     ) -> None:
         self._session = session
         self._model = model
@@ -118,6 +122,7 @@ class CompactionController:
         self._on_applied = on_applied
         self._branch_settings = branch_settings
         self._counter = counter
+        self._history = history
         # The preparation the threshold check made, with the leaf it is for: the compaction it starts
         # uses it instead of preparing the same path again.
         self._prepared: tuple[str | None, CompactionPreparation] | None = None
@@ -156,7 +161,10 @@ class CompactionController:
     def context_tokens(self, overhead_tokens: int = 0) -> int:
         """The active path's context size (see `pi_tui.compaction.tokens.context_tokens`)."""
         return context_tokens(
-            self._session().get_branch(), overhead_tokens=overhead_tokens, count=self._counter(False)
+            self._session().get_branch(),
+            overhead_tokens=overhead_tokens,
+            count=self._counter(False),
+            history=self._history,
         )
 
     # --- the compaction itself --------------------------------------------------------------------
@@ -327,7 +335,9 @@ class CompactionController:
         if session.get_leaf_id() is not None and session.get_leaf_id() == self._failed_at:
             return False
         path = session.get_branch()
-        tokens = context_tokens(path, overhead_tokens=overhead_tokens, count=self._counter(False))
+        tokens = context_tokens(
+            path, overhead_tokens=overhead_tokens, count=self._counter(False), history=self._history
+        )
         if not should_compact(tokens, self._model().context_window, self._settings()):
             return False
         if not self._compactable(path):

@@ -73,7 +73,11 @@ def measured_tokens(path: Sequence[Any], count: Count = count_message_tokens) ->
 
 
 def context_tokens(
-    path: Sequence[Any], *, overhead_tokens: int = 0, count: Count = count_message_tokens
+    path: Sequence[Any],
+    *,
+    overhead_tokens: int = 0,
+    count: Count = count_message_tokens,
+    history: Callable[[], Sequence[Any]] | None = None,
 ) -> int:
     """The context size of the active path, in tokens (see the module docstring).
 
@@ -85,8 +89,11 @@ def context_tokens(
         overhead_tokens: the system prompt and tool definitions, added only when nothing measured them
             (a fresh usage already includes them).
         count: a message's estimate (`count_message_tokens`, or a counter that remembers them).
+        history: the path's replayed history when the caller keeps it (a runtime's context engine
+            extends its last replay); without it the path is replayed here, when no usage measured it.
     """
     measured = measured_tokens(path, count)
     if measured is not None:
         return measured
-    return overhead_tokens + estimate_messages_tokens(context_messages(path).cached, count)
+    messages = history() if history is not None else context_messages(path).cached
+    return overhead_tokens + estimate_messages_tokens(messages, count)

@@ -46,6 +46,9 @@ class CompactionMixin(SessionHost):
             # The counts /context keeps (and the screens' work ahead made): a compaction after them
             # counts only the messages that are new, and each message once.
             counter=self._message_counter,
+            # The engine extends its last replay: the size check after a compaction (no usage yet)
+            # does not replay the whole path again.
+            history=lambda: self.engine.replay().cached,
         )
         """Compaction triggers and hook points (``before_compact``, ``on_compact``, ``review_summary``,
         ``before_tree``, ``on_tree``), which the extension layer and UIs set."""

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bench.big_sessions import write_big_session
 from pi_tui.ai.tokens import count_message_tokens, message_estimates
 from pi_tui.ai.types import UserMessage
@@ -174,3 +176,31 @@ def test_the_standalone_conversation_made_from_the_newest_messages_is_the_whole_
     for budget in (0, 1, 10, 57, 300, 1_000, 4_321, 10_000, 10**9):
         assert fit_messages(llm, budget) == fit_conversation(parts, budget), budget
     assert fit_messages([], 100) == fit_conversation([], 100) == ""
+
+
+async def test_the_size_check_after_a_compaction_extends_the_engine_s_replay(
+    serve: Callable[..., FakeLLM], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_tui.compaction import path as path_module
+    from pi_tui.compaction.tokens import context_tokens
+
+    fake = serve(context_window=2_000_000)
+    fake.responder = lambda _request: Reply([text(SUMMARY)])
+    async with open_session(
+        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
+    ) as session:
+        await session.compact()
+        branch = session.session_manager.get_branch()
+        expected = context_tokens(branch)  # no usage since the compaction: the path replayed here
+        replays: list[int] = []
+        real = path_module.replay_entries
+
+        def counting(base: Any, entries: Any) -> Any:
+            replays.append(len(entries))
+            return real(base, entries)
+
+        monkeypatch.setattr(path_module, "replay_entries", counting)
+        # what the check before the next request measures, from the engine's own (extended) replay
+        assert session.compaction.context_tokens() == expected
+        assert await session.compaction.preflight(0) is False
+    assert replays == []
