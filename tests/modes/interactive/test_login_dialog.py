@@ -210,3 +210,21 @@ async def test_switching_to_claude_on_a_subscription_login_warns_once(
             await pilot.pause()
         warnings = [text for text, _ in _notices(app) if "Anthropic subscription auth is active" in text]
         assert len(warnings) == 1
+
+
+async def test_escape_in_the_provider_list_goes_back_to_the_method_menu(tmp_path: Path, agent_dir: Path) -> None:
+    """As pi: Escape in "Select provider to configure" returns to the method menu; Escape there closes."""
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        assert app.screen.title_text == "Select authentication method:"
+        await pilot.press("down", "enter")  # "Sign in with an API key"
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog)
+                    and app.screen.title_text == "Select provider to configure:")  # fmt: skip
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog)
+                    and app.screen.title_text == "Select authentication method:")  # fmt: skip
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, SelectDialog))

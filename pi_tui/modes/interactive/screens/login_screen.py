@@ -281,7 +281,8 @@ async def open_login(app: Any, args: str) -> None:
         elif in_accounts or in_keyed:
             provider = in_accounts or in_keyed
             method = "oauth" if in_accounts else "api_key"
-    if provider is None:
+    while provider is None:
+        # Escape in the provider list goes back to the method menu (as pi), and Escape there closes.
         if method is None:
             method = await ask(
                 app,
@@ -297,7 +298,7 @@ async def open_login(app: Any, args: str) -> None:
             app, "Select provider to configure:", accounts if method == "oauth" else keyed
         )
         if provider is None:
-            return
+            method = None
     assert method is not None
     await _run_login(app, provider, method)
 
