@@ -211,9 +211,12 @@ class ToolBlock(Vertical, Block):
         self._title = Static(self._title_text(), classes="tool-title", markup=False)
         self._body = Static("", classes="tool-body", markup=False)
         self._more = Static("", classes="tool-more", markup=False)
+        # bash shows the tail of its output, so its hint names the earlier lines and sits above them (as pi)
+        self._earlier = Static("", classes="tool-more", markup=False)
 
     def compose(self) -> ComposeResult:
         yield self._title
+        yield self._earlier
         yield self._body
         yield self._more
 
@@ -267,14 +270,17 @@ class ToolBlock(Vertical, Block):
         lines = content.split("\n", allow_blank=True)
         limit = PREVIEW_LINES.get(self.tool_name, 8)
         expanded = "-expanded" in self.classes or (self.is_attached and _tools_expanded(self.app))
+        tail = self.tool_name == "bash"
         if len(lines) > limit and not expanded:
-            shown = Text("\n").join(lines[-limit:] if self.tool_name == "bash" else lines[:limit])
+            shown = Text("\n").join(lines[-limit:] if tail else lines[:limit])
             self._body.update(shown)
-            self._more.update(f"… {len(lines) - limit} more lines (ctrl+o to expand)")
-            self._more.display = True
+            hint = self._earlier if tail else self._more
+            hint.update(f"… {len(lines) - limit} {'earlier' if tail else 'more'} lines (ctrl+o to expand)")
+            self._more.display = not tail
+            self._earlier.display = tail
         else:
             self._body.update(content)
-            self._more.display = False
+            self._more.display = self._earlier.display = False
         self._body.display = bool(content.plain.strip())
 
     def refresh_expansion(self) -> None:

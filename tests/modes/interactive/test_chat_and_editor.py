@@ -86,6 +86,25 @@ async def test_long_tool_output_is_truncated_until_ctrl_o(tmp_path: Path, agent_
         assert tool._more.display
 
 
+async def test_long_bash_output_shows_its_tail_under_an_earlier_lines_hint(tmp_path: Path, agent_dir: Path) -> None:
+    """bash keeps the last lines, so the hint says how many came before and stands above them (as pi)."""
+    from textual.widgets import Static
+
+    script = FauxScript(faux_reply(faux_tool_call("bash", {"command": "seq 1 30"}, id="c1")), faux_reply("ok"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "count")
+        await pilot.press("enter")
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        shown = [str(w.render()) for w in app.chat.tools["c1"].query(Static) if w.display]
+        assert "earlier lines (ctrl+o to expand)" in shown[1]
+        assert shown[2].endswith("30") and len(shown) == 3
+        await pilot.press("ctrl+o")
+        shown = [str(w.render()) for w in app.chat.tools["c1"].query(Static) if w.display]
+        assert len(shown) == 2 and shown[1].startswith("1\n2")
+
+
 async def test_enter_while_streaming_steers_and_the_pending_line_shows_it(
     tmp_path: Path, agent_dir: Path
 ) -> None:
