@@ -155,15 +155,14 @@ def _run(args: Args) -> int:
         return 1
 
     def build_prompts() -> list[str]:
+        # As current pi: piped stdin, the @file text and the first message are ONE user message (stdin
+        # first), so ``cat notes | pi-tui -p "summarise"`` is one request; a blank line keeps the piped
+        # text and the prompt apart. Further messages follow as prompts of their own.
         prompts = list(args.messages)
+        head = file_text + (prompts.pop(0) if prompts else "")
         if stdin_text:
-            prompts.insert(0, stdin_text)
-        if file_text:
-            if prompts:
-                prompts[0] = file_text + prompts[0]
-            else:
-                prompts = [file_text]
-        return prompts
+            head = stdin_text + ("\n\n" + head if head else "")
+        return [head, *prompts] if head else prompts
 
     prompts = build_prompts()
 

@@ -157,3 +157,22 @@ def test_help_lists_every_providers_key_variables_as_the_no_model_message_says(t
         row = next((line for line in lines if line.split()[:1] == [provider]), "")
         assert all(name in row for name in info.env), (provider, row)
     assert "AWS_SECRET_ACCESS_KEY" in help_text and "pi-tui login" in help_text
+
+
+def test_piped_stdin_and_a_prompt_go_out_as_one_message(tmp_path: Path, agent_dir: Path) -> None:
+    """``cat notes | pi-tui -p "summarise"``: the piped text and the prompt are one user message and one
+    request (as current pi), not two turns where the model first answers the bare piped text."""
+    fake = FakeLLM()
+    fake.script([Reply([text("one answer")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli(["--model", "fake-anthropic/claude-fake", "-p", "summarise"], tmp_path,
+                      stdin="line one\nline two\n")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "one answer\n"
+    fake.assert_script_consumed()
+    (request,) = fake.requests
+    user = [m for m in request.body["messages"] if m["role"] == "user"]
+    assert len(user) == 1
+    sent = "".join(b["text"] for b in user[0]["content"] if b["type"] == "text")
+    assert sent == "line one\nline two\n\nsummarise"
