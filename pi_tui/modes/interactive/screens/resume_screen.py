@@ -158,10 +158,12 @@ class ResumeScreen(Screen[None]):
         title = info.name or info.first_message
         depth = self.depths.get(info.path, 0)
         indent = ("  " * (depth - 1) + "└ ") if depth else ""
-        text.append((indent + one_line(title, 70 - len(indent))).ljust(70), style="bold" if info.name else "")
-        text.append(f"  {fmt_age(info.modified, self.now):>10}", style="dim")
-        text.append(f"  {info.message_count:>5} msgs", style="dim")
-        text.append(f"  {fmt_size(info.size):>7}", style="dim")
+        meta = f"  {fmt_age(info.modified, self.now):>10}  {info.message_count:>5} msgs  {fmt_size(info.size):>7}"
+        # The title gives way to the age, count and size in a narrow terminal (at most 70 columns wide).
+        fits = self._list().scrollable_content_region.width - 2 - len(meta)
+        width = max(12, min(70, fits))
+        text.append((indent + one_line(title, width - len(indent))).ljust(width), style="bold" if info.name else "")
+        text.append(meta, style="dim")
         if self.scope == "all" or self.show_paths:
             where = str(info.path) if self.show_paths else info.cwd
             text.append(f"  {where}", style="dim italic")

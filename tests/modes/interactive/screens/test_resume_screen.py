@@ -222,3 +222,20 @@ async def test_new_after_resuming_another_folders_session_is_filed_under_this_fo
     assert [s.path for s in list_sessions(other)] == [theirs]
     assert mine.exists()
     await session.close()
+
+
+async def test_in_an_80_column_terminal_each_row_still_shows_age_count_and_size(project: Path) -> None:
+    """The title column narrows so the age, message count and size stay on screen (they were cut off
+    to "…" below ~100 columns)."""
+    from pi_tui.modes.interactive.screens._rowlist import RowList
+
+    write_session(project, "fix the parser bug " * 6, answers=3)
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(80, 20)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.pause()
+        row = screen.query_one("#resume-list", RowList).render_line(0).text
+        assert "fix the parser" in row and "…" in row  # the long title is shortened
+        assert "6 msgs" in row and row.rstrip().endswith("B")  # and the size is the last thing shown
+    await session.close()
