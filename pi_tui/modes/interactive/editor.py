@@ -258,10 +258,14 @@ class PromptEditor(TextArea, inherit_bindings=False):
         elif action == "deleteCharBackward":
             if (span := self._marker_next_to_cursor(before=True)) is not None:
                 self.delete(*span)
+            elif (span := self._character_next_to_cursor(before=True)) is not None:
+                self.delete(*span)
             else:
                 self.action_delete_left()
         elif action == "deleteCharForward":
             if (span := self._marker_next_to_cursor(before=False)) is not None:
+                self.delete(*span)
+            elif (span := self._character_next_to_cursor(before=False)) is not None:
                 self.delete(*span)
             else:
                 self.action_delete_right()
@@ -305,10 +309,24 @@ class PromptEditor(TextArea, inherit_bindings=False):
                 return (row, match.start()), (row, match.end())
         return None
 
+    def _character_next_to_cursor(self, *, before: bool) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """The span of the one user-perceived character before (or after) the cursor when it is more
+        than one code point (an accent, a skin tone, a ZWJ emoji, a flag); None for the plain case."""
+        from .graphemes import next_boundary, previous_boundary
+
+        row, column = self.cursor_location
+        line = self.document[row]
+        if before:
+            start = previous_boundary(line, column) if column > 0 else column
+            return ((row, start), (row, column)) if column - start > 1 else None
+        end = next_boundary(line, column)
+        return ((row, column), (row, end)) if end - column > 1 else None
+
     def _move(self, action: str) -> None:
         row, column = self.cursor_location
         if action in ("cursorLeft", "cursorRight"):
-            span = self._marker_next_to_cursor(before=action == "cursorLeft")
+            before = action == "cursorLeft"
+            span = self._marker_next_to_cursor(before=before) or self._character_next_to_cursor(before=before)
             if span is not None:
                 self.move_cursor(span[0] if action == "cursorLeft" else span[1])
             elif action == "cursorLeft":

@@ -410,3 +410,26 @@ async def test_keys_freed_by_keybindings_json_do_not_edit_the_prompt(tmp_path: P
         assert editor.text == "keep this"
         await type_text(pilot, "!")
         assert editor.text == "keep this!"
+
+
+async def test_backspace_delete_and_arrows_take_a_whole_character_however_many_code_points() -> None:
+    """As pi (grapheme segmentation): an accent typed as e + combining mark, an emoji with its skin
+    tone, a ZWJ family and a flag each go in one Backspace/Delete and one Left/Right."""
+    accent, thumbs, family, flag = "e\u0301", "👍🏽", "👨\u200d👩\u200d👧", "🇫🇷"
+    app = EditorHost()
+    async with app.run_test() as pilot:
+        editor = app.editor
+        text = f"a{accent}{thumbs}{family}{flag}中"
+        _at(editor, text, (0, len(text)))
+        expected = [f"a{accent}{thumbs}{family}{flag}", f"a{accent}{thumbs}{family}", f"a{accent}{thumbs}",
+                    f"a{accent}", "a"]  # fmt: skip
+        for left in expected:
+            await pilot.press("backspace")
+            assert editor.text == left
+        _at(editor, text, (0, 1))
+        await pilot.press("delete")
+        assert editor.text == f"a{thumbs}{family}{flag}中"
+        await pilot.press("right", "right")  # over the thumbs and the family
+        assert editor.cursor_location == (0, 1 + len(thumbs) + len(family))
+        await pilot.press("left")
+        assert editor.cursor_location == (0, 1 + len(thumbs))
