@@ -478,24 +478,26 @@ class PromptEditor(TextArea, inherit_bindings=False):
     # --- paste -------------------------------------------------------------------------------------
 
     async def _on_paste(self, event: events.Paste) -> None:
+        # Handled here only: Textual would also run TextArea's own paste handler after this one (every
+        # class's handler runs unless the default is prevented), which inserted the text a second time.
+        event.stop()
+        event.prevent_default()
+        if self.read_only:
+            return
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
         lines = text.count("\n") + 1
         if lines > PASTE_LINES or len(text) > PASTE_CHARS:
             self._paste_counter += 1
             number = self._paste_counter
             self.pastes[number] = text
-            marker = (
+            text = (
                 f"[paste #{number} +{lines} lines]"
                 if lines > PASTE_LINES
                 else f"[paste #{number} {len(text)} chars]"
             )
-            event.stop()
-            event.prevent_default()
-            with self._undo_unit():
-                self.insert(marker)
-            return
         with self._undo_unit():
-            await super()._on_paste(event)
+            result = self.replace(text, *self.selection)
+            self.move_cursor(result.end_location)
 
     # --- completion --------------------------------------------------------------------------------
 

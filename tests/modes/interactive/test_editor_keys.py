@@ -166,6 +166,22 @@ async def test_undo_brings_back_a_paste_marker_and_what_it_stands_for() -> None:
         assert app.sent == [(pasted, False)]
 
 
+async def test_a_small_paste_is_inserted_once_with_its_line_ends_made_plain() -> None:
+    """A paste under the marker size goes in once (Textual also runs the text area's own paste handler
+    after ours, which doubled it), with Windows line ends turned into plain ones, and one undo takes it."""
+    app = EditorHost()
+    async with app.run_test() as pilot:
+        editor = app.editor
+        _at(editor, "see ", (0, 4))
+        editor.post_message(events.Paste("one\r\ntwo"))
+        await until(pilot, lambda: editor.text != "see ")
+        await pilot.pause()
+        assert editor.text == "see one\ntwo"
+        assert editor.cursor_location == (1, 3)
+        await pilot.press(UNDO)
+        assert editor.text == "see "
+
+
 async def test_ctrl_bracket_jumps_to_the_next_and_previous_character() -> None:
     app = EditorHost()
     async with app.run_test() as pilot:
