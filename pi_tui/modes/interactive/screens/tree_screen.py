@@ -417,6 +417,9 @@ async def open_tree(app: PiApp, _args: str) -> None:
     from .prepare import push_prepared
 
     session = session_of(app)
+    if session.session_manager.get_leaf_id() is None:  # nothing to navigate yet (pi says so too)
+        app.notify("No entries in session")
+        return
     settings = session.settings
     mode = settings.tree_filter_mode if settings is not None else "default"
     await push_prepared(

@@ -382,3 +382,15 @@ async def test_deep_tree_pans_so_the_highlighted_row_text_is_readable_at_80_colu
         await pilot.pause()
         row = screen.shown[screen.query_one("#tree-list").cursor]  # type: ignore[attr-defined]
         assert row.text[:30] in _drawn(screen)
+
+
+async def test_tree_on_an_empty_session_says_so_instead_of_opening(project: Path) -> None:
+    """As pi: with nothing in the session, /tree shows "No entries in session" and opens no screen."""
+    session = create_session(parse_args(["--provider", "faux"]), project).session
+    app = HostApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await SCREEN_COMMANDS["tree"](app, "")
+        await pilot.pause()
+        assert not isinstance(app.screen, TreeScreen)
+        assert any("No entries in session" in str(n.message) for n in app._notifications)
+    await session.close()
