@@ -119,6 +119,7 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
         preview_path=_preview_path(args, cwd),
     )
     app.resume_gc_after_first_frame = True
+    app.leave_if_resume_cancelled = args.resume  # -r: Escape in its picker leaves, as pi
     app.verbose_startup = args.verbose
 
     try:

@@ -972,3 +972,19 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.exit(return_code)
 
     exit_message: str | None = None
+
+    leave_if_resume_cancelled = False
+    """Started by ``-r``: closing that first resume picker without a choice leaves the app, as pi does."""
+
+    def take_resume_cancel(self) -> Callable[[], None] | None:
+        """For the picker ``-r`` opens (once): what closing it without a choice does, i.e. leave the app
+        saying so (pi prints "No session selected" and exits 0); None for any later ``/resume``."""
+        if not self.leave_if_resume_cancelled:
+            return None
+        self.leave_if_resume_cancelled = False
+
+        def leave() -> None:
+            self.exit_message = "No session selected"
+            self.call_later(self.action_quit)
+
+        return leave

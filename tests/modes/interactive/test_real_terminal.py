@@ -177,10 +177,42 @@ def test_dash_r_in_a_terminal_opens_the_resume_picker(tmp_path: Path, isolated_h
         argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake", "-r"]
         with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
             term.wait_for("OLDSESSIONQUESTION", timeout=30)  # listed, not loaded: the new session is empty
-            term.send("\x1b")
-            term.drain(0.3)
+            term.send("\x1b")  # no choice: leave, as pi does, saying so and keeping nothing
+            assert term.wait_exit(timeout=20) == 0
+            assert "No session selected" in term.transcript_text()
+    assert len(list((agent_dir / "sessions").rglob("*.jsonl"))) == 1  # only the old one
+
+
+def test_dash_r_then_a_later_resume_closed_does_not_leave(tmp_path: Path, isolated_home: Path) -> None:
+    from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+    from pi_tui.session import SessionManager
+
+    project = tmp_path / "project"
+    project.mkdir()
+    agent_dir = isolated_home / ".pi" / "agent"
+    fake = FakeLLM()
+    with fake.serve() as server:
+        env = _env(isolated_home, agent_dir, server)
+        old = SessionManager.create(project.resolve(), session_dir=None)
+        old.append_message(UserMessage(content="OLDSESSIONQUESTION"))
+        old.append_message(
+            AssistantMessage(content=[TextContent(text="old answer")], provider="fake", model="claude-fake")
+        )
+        old.close()
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake", "-r"]
+        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("OLDSESSIONQUESTION", timeout=30)
+            term.send("\r")  # resume it: the -r picker did its job
+            term.wait_for(lambda s: "Esc close" not in s and "old answer" in s, timeout=20)
+            term.send("/resume\r")
+            term.wait_for("Esc close", timeout=20)
+            term.send("\x1b")  # a /resume of one's own: closing it only closes it
+            term.wait_for(lambda s: "Esc close" not in s)
+            term.send("STILLHERE")
+            term.wait_for("STILLHERE")
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
+            assert "No session selected" not in term.transcript_text()
 
 
 def test_context_and_tree_in_a_terminal_jump_back_and_branch(tmp_path: Path, isolated_home: Path) -> None:

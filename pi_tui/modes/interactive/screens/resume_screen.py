@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -111,9 +112,12 @@ class ResumeScreen(Screen[None]):
         Binding("ctrl+d", "delete", "Delete", priority=True),
     ]
 
-    def __init__(self, session: Any, infos: list[Any] | None) -> None:
+    def __init__(
+        self, session: Any, infos: list[Any] | None, on_cancel: Callable[[], None] | None = None
+    ) -> None:
         super().__init__()
         self.session = session
+        self.on_cancel = on_cancel  # closing without a choice also runs this (``-r``: leave the app)
         self.scope: Scope = "current"
         self.sort: Sort = "threaded"
         self.depths: dict[Path, int] = {}
@@ -162,7 +166,9 @@ class ResumeScreen(Screen[None]):
         # The title gives way to the age, count and size in a narrow terminal (at most 70 columns wide).
         fits = self._list().scrollable_content_region.width - 2 - len(meta)
         width = max(12, min(70, fits))
-        text.append((indent + one_line(title, width - len(indent))).ljust(width), style="bold" if info.name else "")
+        text.append(
+            (indent + one_line(title, width - len(indent))).ljust(width), style="bold" if info.name else ""
+        )
         text.append(meta, style="dim")
         if self.scope == "all" or self.show_paths:
             where = str(info.path) if self.show_paths else info.cwd
@@ -265,6 +271,8 @@ class ResumeScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.app.pop_screen()
+        if self.on_cancel is not None:
+            self.on_cancel()
 
     def action_rename(self) -> None:
         info = self._selected()
@@ -372,6 +380,9 @@ async def open_resume(app: Any, _args: str) -> None:
         infos = None
         if preparation.done("listing"):
             infos = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
-        await app.push_screen(ResumeScreen(session, infos))
+        from ..app import PiApp
+
+        on_cancel = app.take_resume_cancel() if isinstance(app, PiApp) else None
+        await app.push_screen(ResumeScreen(session, infos, on_cancel))
     finally:
         app.call_after_refresh(release)
