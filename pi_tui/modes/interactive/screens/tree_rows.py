@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, message_text
 from pi_tui.session.entries import LabelEntry, MessageEntry, SessionInfoEntry
@@ -279,6 +279,10 @@ def _describe(
     return tool_args
 
 
+def _is_tool_result(entry: Any) -> TypeGuard[MessageEntry]:
+    return isinstance(entry, MessageEntry) and isinstance(entry.message, ToolResultMessage)
+
+
 class _Describer:
     """Describes entries on demand for the rows of one build, through the session's kept texts."""
 
@@ -297,20 +301,18 @@ class _Describer:
         if known is None or known[0] is not entry:
             tool_args = self.tool_args
             if tool_args is None:
-                call = self._call_above(entry)
-                if call is not None:
+                if not _is_tool_result(entry):
+                    tool_args = {}  # only a tool result's row names a call
+                elif (call := self._call_above(entry, entry.message.tool_call_id)) is not None:
                     tool_args = {call[0]: call[1]}
                 else:
                     tool_args = self.tool_args = _tool_args(self.entries)
             known = self.texts[entry.id] = (entry, entry_text(entry, tool_args))
         return known[1][0]
 
-    def _call_above(self, entry: Any) -> tuple[str, tuple[str, dict[str, Any]]] | None:
-        """For a tool result, its call, from the answers just above it (a screenful of rows needs a
-        few, not a map of the whole session's calls); None when not found nearby or not a result."""
-        if not isinstance(entry, MessageEntry) or not isinstance(entry.message, ToolResultMessage):
-            return None
-        call_id = entry.message.tool_call_id
+    def _call_above(self, entry: MessageEntry, call_id: str) -> tuple[str, tuple[str, dict[str, Any]]] | None:
+        """For a tool result, its call ``call_id``, from the answers just above it (a screenful of rows
+        needs a few, not a map of the whole session's calls); None when not found nearby."""
         parent = entry.parent_id
         for _ in range(64):
             above = self.session.get_entry(parent) if parent is not None else None

@@ -105,3 +105,34 @@ def test_typing_on_narrows_the_last_search_and_finds_what_a_fresh_search_finds(
     examined.clear()
     model.set_query("question 110")
     assert [row.id for row in model.visible()] == wanted and len(examined) > 100
+
+
+def test_reading_rows_builds_no_map_of_every_tool_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A screenful of rows names its tool results' calls from the answers just above them: no row (a
+    prompt, an answer or a result) makes the first open walk all of a big session's calls."""
+    from pi_tui.ai.types import ToolCall
+    from tests.session.helpers import tool_result
+
+    manager = SessionManager.create(str(tmp_path), session_dir=tmp_path)
+    for n in range(300):
+        manager.append_message(user(f"question {n}"))
+        manager.append_message(
+            assistant(calls=[ToolCall(id=f"c{n}", name="bash", arguments={"command": f"echo {n}"})])
+        )
+        manager.append_message(tool_result(f"c{n}", str(n), name="bash"))
+        manager.append_message(assistant(f"answer {n}"))
+    maps: list[int] = []
+    real = tree_rows._tool_args
+
+    def counting(entries: list) -> dict:  # type: ignore[type-arg]
+        maps.append(len(entries))
+        return real(entries)
+
+    monkeypatch.setattr(tree_rows, "_tool_args", counting)
+    rows = TreeModel(manager).rows
+    texts = [row.text for row in rows[:40]]  # prompts, answers and results
+    assert texts[0] == "user: question 0"
+    assert any("echo 0" in text for text in texts)  # a result's row still names its call's arguments
+    assert maps == []
