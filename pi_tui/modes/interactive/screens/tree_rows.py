@@ -190,8 +190,7 @@ def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> 
                 return "assistant: (aborted)", "assistant", False
             if message.stop_reason == "error":
                 return _cut("assistant: " + (message.error_message or "error")), "assistant", False
-            only_tools = not text and any(b.type == "toolCall" for b in message.content)
-            return _cut("assistant: " + (text or "(no content)")), "assistant", only_tools
+            return _cut("assistant: " + (text or "(no content)")), "assistant", _only_tool_calls(message)
         if role == "toolResult":
             name, args = tool_args.get(message.tool_call_id, (message.tool_name, {}))
             return _cut(_tool_text(name, args)), "toolResult", False
