@@ -43,7 +43,10 @@ def test_a_prompt_typed_while_a_big_session_loads_is_sent_once_it_is_ready(
                 }
             }
         }
-        (agent_dir / "models.json").write_text(json.dumps(config))
+        # The load reads models.json in the start-up thread: as a named pipe, it waits for the test to
+        # write it, so Enter surely comes during the load (on a fast machine the load could end first).
+        models = agent_dir / "models.json"
+        os.mkfifo(models)
         env = {
             "HOME": str(isolated_home),
             "PI_CODING_AGENT_DIR": str(agent_dir),
@@ -61,6 +64,7 @@ def test_a_prompt_typed_while_a_big_session_loads_is_sent_once_it_is_ready(
             term.send("\r")
             # Enter during the load: the message waits and says so, then goes once the session is ready.
             term.wait_for("Startup is still in progress", timeout=10)
+            models.write_text(json.dumps(config))  # the load goes on
             term.wait_for("EARLYANSWER", timeout=60)
             final = term.text()
             term.send("\x03")
