@@ -166,14 +166,14 @@ def parse_args(argv: list[str]) -> Args:
             args.files.append(arg[1:])
         elif arg.startswith("-") and len(arg) > 1:
             name = arg.lstrip("-")
-            # An unknown flag: kept for extensions (`--name value` or a boolean `--name`).
+            # An unknown flag: kept for extensions (`--name value` or a boolean `--name`); start-up refuses
+            # one that no loaded extension declares, as pi does.
             if i + 1 < n and not argv[i + 1].startswith("-") and not argv[i + 1].startswith("@"):
                 args.unknown_flags[name] = argv[i + 1]
                 args.ambiguous[name] = len(args.messages)
                 i += 1
             else:
                 args.unknown_flags[name] = True
-            args.warnings.append(f"Unknown option {arg} (ignored unless an extension claims it)")
         else:
             args.messages.append(arg)
         i += 1

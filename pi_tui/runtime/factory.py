@@ -164,15 +164,16 @@ def create_session(
         raise
 
 
-def create_session_or_report(args: Args, cwd: Path) -> Startup | int:
+def create_session_or_report(args: Args, cwd: Path, *, allow_no_model: bool = False) -> Startup | int:
     """`create_session` for the line-based modes, with what start-up has to say written to stderr.
 
     A failure's warnings and message go to stderr and its exit code is returned; on success the packages
     installed at start-up (one line each) and the warnings are written, and the `Startup`
-    is returned. ``notices`` are left to the caller (not every mode shows them).
+    is returned. ``notices`` are left to the caller (not every mode shows them). ``allow_no_model`` as
+    for `create_session`.
     """
     try:
-        startup = create_session(args, cwd)
+        startup = create_session(args, cwd, allow_no_model=allow_no_model)
     except StartupError as exc:
         for warning in exc.warnings:
             _err(f"Warning: {warning}")
@@ -183,6 +184,11 @@ def create_session_or_report(args: Args, cwd: Path) -> Startup | int:
     for warning in startup.warnings:
         _err(f"Warning: {warning}")
     return startup
+
+
+def _option(name: str) -> str:
+    """How the user spelt an option that ``args`` keeps without its dashes."""
+    return f"-{name}" if len(name) == 1 else f"--{name}"
 
 
 def _err(message: str) -> None:
@@ -245,7 +251,7 @@ def _create_session(
             raise StartupError(
                 f"No models available: {KEY_HINT}, log in with 'pi-tui login', add a key to "
                 f"{agent_dir / 'auth.json'}, configure {agent_dir / 'models.json'}, or try --provider faux",
-                2,
+                1,
             )
         if args.api_key:
             registry.set_runtime_api_key(model.provider, args.api_key)
@@ -257,7 +263,7 @@ def _create_session(
             and not registry.get_api_key(model)
         ):
             if not allow_no_model:
-                raise StartupError(missing_key_message(model.provider, agent_dir), 2)
+                raise StartupError(missing_key_message(model.provider, agent_dir), 1)
             warnings.append(missing_key_message(model.provider, agent_dir))
         if stream_fn is None and not placeholder:
             _preload_sdk_in_background(model.api, model.base_url)
@@ -381,11 +387,14 @@ def _create_session(
             package_paths=extension_provider(packages, settings),  # packages
         )
         flag_types = {name: flag.type for name, flag in (runner.registry.flags.items() if runner else ())}
+        unclaimed = [_option(name) for name in args.unknown_flags if name not in flag_types]
+        if unclaimed:  # as pi: an option neither pi-tui nor a loaded extension knows stops the run
+            plural = "s" if len(unclaimed) > 1 else ""
+            raise StartupError(f"Error: Unknown option{plural}: {', '.join(unclaimed)}", 1)
         resolve_flag_words(args, flag_types)
         if runner is not None:
             runner.registry.flag_values = dict(args.unknown_flags)
-        claimed = [f"Unknown option --{name} " for name in flag_types]
-        warnings = [w for w in warnings if not any(w.startswith(c) for c in claimed)] + extension_warnings
+        warnings = warnings + extension_warnings
         # --- end extensions ---
         warnings = _one_trust_notice(warnings)
     except BaseException:

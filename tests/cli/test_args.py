@@ -55,3 +55,17 @@ def test_extension_boolean_flag_does_not_swallow_the_prompt(tmp_path: Path) -> N
     assert run.returncode == 0, run.stderr
     assert "hello [plan=True]" in run.stdout
     assert "Unknown option" not in run.stderr
+
+
+def test_an_option_no_extension_claims_stops_the_run_as_in_pi(tmp_path: Path) -> None:
+    run = run_cli(["--provider", "faux", "-p", "--bogus-flag", "hello"], tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == "Error: Unknown option: --bogus-flag"
+    assert run.stdout == "" and "Traceback" not in run.stderr
+    assert not (Path.home() / ".pi" / "agent" / "sessions").exists()  # nothing was run or saved
+
+
+def test_several_unknown_options_are_named_together(tmp_path: Path) -> None:
+    run = run_cli(["--provider", "faux", "--mode", "json", "--one", "-z", "hello"], tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == "Error: Unknown options: --one, -z"

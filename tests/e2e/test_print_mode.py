@@ -52,17 +52,18 @@ def test_print_mode_fixes_a_wrong_operator(model: str, tmp_path: Path, agent_dir
     assert len(sessions) == 1
 
 
-def test_missing_key_is_one_clear_line_and_exit_2(tmp_path: Path, agent_dir: Path) -> None:
+def test_missing_key_is_one_clear_line_and_exit_1_as_pi(tmp_path: Path, agent_dir: Path) -> None:
     run = run_cli(["--model", "anthropic/claude-opus-4-6", "-p", "hi"], tmp_path)
-    assert run.returncode == 2
+    assert run.returncode == 1
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "ANTHROPIC_API_KEY" in lines[0] and "models.json" in lines[0]
     assert "Traceback" not in run.stderr
 
 
-def test_no_model_at_all_exits_2_with_hint(tmp_path: Path, agent_dir: Path) -> None:
-    run = run_cli(["-p", "hi"], tmp_path)
-    assert run.returncode == 2
+@pytest.mark.parametrize("mode", [["-p"], ["--mode", "json"]])
+def test_no_model_at_all_exits_1_with_hint_as_pi(tmp_path: Path, agent_dir: Path, mode: list[str]) -> None:
+    run = run_cli([*mode, "hi"], tmp_path)
+    assert run.returncode == 1
     assert "ANTHROPIC_API_KEY" in run.stderr and "Traceback" not in run.stderr
 
 

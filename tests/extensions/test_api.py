@@ -7,9 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from pi_tui.args import parse_args
 from pi_tui.extensions.api import ExtensionContext, FeatureUnavailableError
 from pi_tui.extensions.discovery import ExtensionSource
 from pi_tui.extensions.extension import Extension
+from pi_tui.runtime.factory import StartupError, create_session
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 
 from .helpers import (
@@ -133,14 +135,24 @@ def register(pi):
     pi.register_command("flags", handler=lambda args, ctx: FLAGS.append((pi.get_flag("plan"), pi.get_flag("profile"), pi.get_flag("other"))))
 FLAGS = []
 """
-    argv = [*_ext(tmp_path, "flags", code), "--profile", "prod", "--plan", "--other", "x"]
+    argv = [*_ext(tmp_path, "flags", code), "--profile", "prod", "--plan"]
     async with open_startup(argv, project) as startup:
         await startup.session.prompt("/flags")
         flags = module(startup.session, "flags").FLAGS
 
     assert flags == [(True, "prod", None)]
     assert not any("--plan" in w or "--profile" in w for w in startup.warnings)
-    assert any("--other" in w for w in startup.warnings)
+
+
+def test_an_option_no_extension_declares_stops_start_up(project: Path, tmp_path: Path) -> None:
+    code = """
+def register(pi):
+    pi.register_flag("plan", type="boolean")
+"""
+    argv = [*_ext(tmp_path, "flags", code), "--plan", "--other", "x"]
+    with pytest.raises(StartupError) as failed:
+        create_session(parse_args(["--provider", "faux", *argv]), project)
+    assert failed.value.message == "Error: Unknown option: --other" and failed.value.exit_code == 1
 
 
 async def test_send_message_delivery_modes(fake: FakeLLM, project: Path, tmp_path: Path) -> None:

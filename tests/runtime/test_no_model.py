@@ -34,10 +34,10 @@ async def test_a_session_without_a_model_refuses_a_prompt_in_one_line_and_works_
         await session.close()
 
 
-def test_without_allow_no_model_start_up_still_fails_with_exit_code_2(
+def test_without_allow_no_model_start_up_still_fails_with_exit_code_1(
     tmp_path: Path, agent_dir: Path
 ) -> None:
     with pytest.raises(StartupError) as failed:
         create_session(parse_args([]), tmp_path)
-    assert failed.value.exit_code == 2 and "No models available" in failed.value.message
+    assert failed.value.exit_code == 1 and "No models available" in failed.value.message
     assert "GEMINI_API_KEY" in failed.value.message and "pi-tui login" in failed.value.message

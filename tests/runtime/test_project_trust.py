@@ -18,7 +18,7 @@ def _project_with_settings(tmp_path: Path) -> Path:
 def test_untrusted_project_settings_are_ignored_and_the_user_is_told(tmp_path: Path, agent_dir: Path) -> None:
     repo = _project_with_settings(tmp_path)
     run = run_cli(["-p", "hi"], repo)
-    assert run.returncode == 2  # the project's default model was not honoured: no model with a key
+    assert run.returncode == 1  # the project's default model was not honoured: no model with a key
     assert "not trusted" in run.stderr and "--trust-project" in run.stderr
 
 

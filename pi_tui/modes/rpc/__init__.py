@@ -46,7 +46,9 @@ def run_rpc(args: Args, cwd: Path) -> int:
     with guard_stdout() as protocol_fd:
         from pi_tui.runtime.factory import create_session_or_report
 
-        startup = create_session_or_report(args, cwd)
+        # As pi, RPC starts without a usable model: a client can still pick one, log in or ask questions,
+        # and a prompt is answered with what is missing.
+        startup = create_session_or_report(args, cwd, allow_no_model=True)
         if isinstance(startup, int):
             return startup
 

@@ -67,10 +67,12 @@ class CommandHandlers(SessionCommands, LoginCommands):
         return name in BUILTIN_COMMANDS or self._is_extension_command(text)
 
     def _check_model(self) -> None:
-        registry = self.session.registry
-        model = self.session.model
-        if registry is not None and registry.requires_api_key(model) and not registry.get_api_key(model):
-            raise RpcError(registry.missing_key_message(model.provider))
+        from pi_tui.runtime.agent_session import ModelUnavailableError
+
+        try:
+            self.session.check_model()
+        except ModelUnavailableError as exc:
+            raise RpcError(str(exc)) from exc
 
     async def cmd_prompt(self, cmd_id: object, command: dict[str, Any]) -> Any:
         text = req_str(command, "message")

@@ -177,9 +177,35 @@ def _bad_input(rpc: RpcProcess) -> None:
     assert json.dumps(rpc.call({"type": "get_state"})["data"]["pendingMessageCount"]) == "0"
 
 
-def test_no_usable_model_is_one_line_on_stderr_and_nothing_on_stdout(tmp_path: Path, agent_dir: Path) -> None:
-    run = run_cli(
-        ["--mode", "rpc", "--model", "anthropic/claude-opus-4-6"], tmp_path, stdin='{"type":"get_state"}\n'
-    )
-    assert run.returncode == 2 and run.stdout == ""
+def _responses(stdout: str) -> dict[str, dict[str, object]]:
+    records = [json.loads(line) for line in stdout.splitlines()]
+    return {str(r["id"]): r for r in records if r.get("type") == "response" and "id" in r}
+
+
+def test_model_without_a_key_starts_and_the_prompt_says_what_is_missing(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # pi 0.87.1 starts too and answers the prompt with an error, so a client can still switch or log in
+    stdin = '{"id":"s","type":"get_state"}\n{"id":"p","type":"prompt","message":"hi"}\n'
+    run = run_cli(["--mode", "rpc", "--model", "anthropic/claude-opus-4-6"], tmp_path, stdin=stdin)
+    assert run.returncode == 0, run.stderr
+    answers = _responses(run.stdout)
+    state = answers["s"]["data"]
+    assert isinstance(state, dict) and state["model"]["id"] == "claude-opus-4-6"
+    assert answers["p"]["success"] is False and "ANTHROPIC_API_KEY" in str(answers["p"]["error"])
     assert "ANTHROPIC_API_KEY" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_no_model_at_all_starts_and_a_model_can_then_be_picked(tmp_path: Path, agent_dir: Path) -> None:
+    stdin = (
+        '{"id":"p","type":"prompt","message":"hi"}\n'
+        '{"id":"m","type":"set_model","provider":"faux","modelId":"faux-1"}\n'
+        '{"id":"s","type":"get_state"}\n'
+    )
+    run = run_cli(["--mode", "rpc"], tmp_path, stdin=stdin)
+    assert run.returncode == 0, run.stderr
+    answers = _responses(run.stdout)
+    assert answers["p"]["success"] is False and "No model available" in str(answers["p"]["error"])
+    assert answers["m"]["success"] is True
+    state = answers["s"]["data"]
+    assert isinstance(state, dict) and state["model"]["provider"] == "faux"
