@@ -9,7 +9,8 @@ level (reasoning models), Enter switches for this session, Ctrl+S also saves it 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from rich.text import Text
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from pi_tui.modes.interactive.app import PiApp
     from pi_tui.runtime.agent_session import AgentSession
 
-__all__ = ["ModelScreen", "open_model", "scoped_labels"]
+__all__ = ["Columns", "ModelScreen", "open_model", "plan_columns", "scoped_labels"]
 
 
 def _fuzzy(query: str, candidates: list[str]) -> list[int]:
@@ -51,11 +52,11 @@ def scoped_labels(session: AgentSession, models: list[Model]) -> list[str]:
     return [s.model.label for s in scoped]
 
 
-def _price(model: Model) -> str:
+def _price(model: Model, *, long: bool = True) -> str:
     c = model.cost
     if not (c.input or c.output):
         return "free"
-    return f"${c.input:g}/${c.output:g} per M"
+    return f"${c.input:g}/${c.output:g}" + (" per M" if long else "")
 
 
 def _capabilities(model: Model) -> str:
@@ -67,6 +68,49 @@ def _capabilities(model: Model) -> str:
     return ", ".join(caps) or "text"
 
 
+_CTX_WIDTH = 8  # "1.0M ctx"
+_MIN_LABEL = 16
+_SCOPED_TAG = "[scoped]"
+
+
+@dataclass(frozen=True)
+class Columns:
+    """How a picker row is laid out at one width: each column's width, 0 for a column left out."""
+
+    label: int
+    price: int
+    long_price: bool
+    caps: int
+    scoped: int
+
+
+def plan_columns(width: int, models: Sequence[Model], *, scoped: bool) -> Columns:
+    """The widest layout that fits ``width`` columns without cutting a model's ``provider/id``.
+
+    Narrower terminals first shorten the price (``$3/$15`` instead of ``$3/$15 per M``), then drop the
+    capabilities, then the price; only when even ``provider/id`` and the context size do not fit is the
+    label cut (with an ellipsis), so the context size stays readable.
+    """
+    label = max((len(m.label) for m in models), default=_MIN_LABEL)
+    long_price = max((len(_price(m)) for m in models), default=0)
+    short_price = max((len(_price(m, long=False)) for m in models), default=0)
+    caps = max((len(_capabilities(m)) for m in models), default=0)
+    tag = len(_SCOPED_TAG) if scoped else 0
+    gap = 2
+    fixed = 2 + label + gap + _CTX_WIDTH + (gap + tag if tag else 0)  # the "● " marker first
+    for price, long, show_caps in (
+        (long_price, True, True),
+        (short_price, False, True),
+        (short_price, False, False),
+        (0, False, False),
+    ):
+        needed = fixed + (gap + price if price else 0) + (gap + caps if show_caps else 0)
+        if needed <= width:
+            return Columns(label, price, long, caps if show_caps else 0, tag)
+    spare = width - (fixed - label)
+    return Columns(max(_MIN_LABEL, spare), 0, False, 0, tag)
+
+
 class ModelScreen(Screen[None]):
     """The model picker."""
 
@@ -76,6 +120,7 @@ class ModelScreen(Screen[None]):
     ModelScreen #model-hint { height: auto; padding: 0 1; color: $warning; }
     ModelScreen #model-search { height: 3; }
     ModelScreen #model-list { height: 1fr; }
+    ModelScreen #model-empty { height: 1; padding: 0 1; color: $text-muted; display: none; }
     ModelScreen #model-help { height: auto; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [
@@ -114,6 +159,7 @@ class ModelScreen(Screen[None]):
             self.thinking = parse_thinking_level(default) or "medium"
         self.shown: list[Model] = list(models)
         self._initial_query = query
+        self._plan: tuple[tuple[int, bool], Columns] | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -123,6 +169,7 @@ class ModelScreen(Screen[None]):
                     "Only providers with a key or a login are listed; /login adds one.", id="model-hint"
                 )
             yield Input(value=self._initial_query, placeholder="Type to search models", id="model-search")
+            yield Static("No matching models", id="model-empty")
             yield RowList(self._render_row, id="model-list")
             yield Static(
                 "↑/↓ move · ←/→ thinking · Enter use · ctrl+s save as default · Tab all/scoped · "
@@ -141,16 +188,30 @@ class ModelScreen(Screen[None]):
         if index >= len(self.shown):
             return Text("")
         model = self.shown[index]
+        cols = self._columns()
         current = model.label == self.session.model.label
         text = Text(no_wrap=True)
         text.append("● " if current else "  ", style="green")
-        text.append(model.label.ljust(44), style="bold" if current else "")
-        text.append(f" {fmt_tokens(model.context_window):>6} ctx", style="dim")
-        text.append(f"  {_price(model):<22}", style="dim")
-        text.append(f"  {_capabilities(model):<16}", style="dim")
-        if model.label in self.scoped:
-            text.append("  [scoped]", style="cyan")
+        label = model.label
+        if len(label) > cols.label:
+            label = label[: cols.label - 1] + "…"
+        text.append(label.ljust(cols.label), style="bold" if current else "")
+        text.append(f"  {fmt_tokens(model.context_window) + ' ctx':>{_CTX_WIDTH}}", style="dim")
+        if cols.price:
+            text.append(f"  {_price(model, long=cols.long_price):<{cols.price}}", style="dim")
+        if cols.caps:
+            text.append(f"  {_capabilities(model):<{cols.caps}}", style="dim")
+        if cols.scoped and model.label in self.scoped:
+            text.append(f"  {_SCOPED_TAG}", style="cyan")
         return text
+
+    def _columns(self) -> Columns:
+        """The row layout for the list's current width (worked out once per width and scope)."""
+        width = self._list().scrollable_content_region.width or self.app.size.width
+        key = (width, bool(self.scoped))
+        if self._plan is None or self._plan[0] != key:
+            self._plan = (key, plan_columns(width, self.models, scoped=bool(self.scoped)))
+        return self._plan[1]
 
     def _apply(self) -> None:
         pool = self.models
@@ -165,6 +226,7 @@ class ModelScreen(Screen[None]):
             self.shown = list(pool)
         current = next((i for i, m in enumerate(self.shown) if m.label == self.session.model.label), 0)
         self._list().reset(len(self.shown), 0 if query else current)
+        self.query_one("#model-empty", Static).display = not self.shown
         self._title()
 
     def _title(self) -> None:

@@ -125,3 +125,47 @@ async def test_left_lowers_the_thinking_level_and_escape_changes_nothing(
         assert not isinstance(app.screen, ModelScreen)
     assert session.model.label == "acme/swift-1"
     await session.close()
+
+
+def _rows_on_screen(screen: ModelScreen) -> list[str]:
+    from pi_tui.modes.interactive.screens._rowlist import RowList
+
+    rows = screen.query_one("#model-list", RowList)
+    return [rows.render_line(y).text.rstrip() for y in range(rows.count)]
+
+
+async def test_narrow_terminals_shorten_then_drop_columns_but_never_cut_a_model_name(
+    agent_dir: Path, project: Path
+) -> None:
+    models = json.loads(json.dumps(MODELS))
+    models["providers"]["acme"]["models"].append(
+        {"id": "a-rather-long-model-name-2025-11", "reasoning": True, "cost": {"input": 10, "output": 50}}
+    )
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "models.json").write_text(json.dumps(models))
+    session = create_session(parse_args(["--model", "acme/swift-1"]), project).session
+    seen: dict[int, list[str]] = {}
+    for width in (60, 80, 120):
+        app = HostApp(session)
+        async with app.run_test(size=(width, 30)) as pilot:
+            screen = await _open(app, pilot)
+            seen[width] = _rows_on_screen(screen)
+    for width, rows in seen.items():
+        long_row = next(r for r in rows if "acme/a-rather-long-model-name-2025-11" in r)
+        assert "…" not in "".join(rows), (width, rows)
+        assert "ctx" in long_row and "$10/$50" in long_row, (width, long_row)
+    assert "$10/$50 per M" in next(r for r in seen[120] if "long-model" in r)
+    assert "thinking" in next(r for r in seen[80] if "long-model" in r)
+    assert "thinking" not in next(r for r in seen[60] if "long-model" in r)
+    await session.close()
+
+
+async def test_a_search_that_matches_nothing_says_so(agent_dir: Path, project: Path) -> None:
+    session = _session(agent_dir, project)
+    app = HostApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _open(app, pilot)
+        assert not screen.query_one("#model-empty").display
+        await pilot.press(*"zzzq")
+        assert screen.shown == [] and screen.query_one("#model-empty").display
+    await session.close()
