@@ -373,7 +373,11 @@ async def test_a_refused_connection_is_a_retryable_connection_error(
     client = client_for(f"http://127.0.0.1:{port}")
     with pytest.raises(http.ConnectError) as caught:
         await client.stream("/v1/messages", BODY)
-    assert describe_error(caught.value).startswith("Connection error (ConnectError: ")
+    text = describe_error(caught.value)
+    assert text.startswith("Connection error (ConnectError: ")
+    # which address could not be reached, and what to check, in the one line the user sees
+    assert f"127.0.0.1:{port}" in text
+    assert "check the network" in text and "baseUrl" in text
     assert _retryable(caught.value)
 
 

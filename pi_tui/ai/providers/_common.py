@@ -644,6 +644,9 @@ def http_status(exc: BaseException) -> int | None:
     return failure.status if failure is not None else None
 
 
+_CONNECT_CHECK = "check the network or proxy settings, and the provider's baseUrl in models.json if you set one"
+
+
 def describe_error(exc: BaseException) -> str:
     """One line that keeps the HTTP status, the provider's error type/code and its message."""
     if isinstance(exc, IncompleteStreamError | AbortedError | IdleTimeoutError):
@@ -693,7 +696,10 @@ def _error_parts(exc: BaseException, body: Any) -> tuple[str, str]:
         label = (
             "Request timed out" if "Timeout" in name or isinstance(exc, TimeoutError) else "Connection error"
         )
-        return "", f"{label} ({name}: {text or 'no detail'})"
+        described = f"{label} ({name}: {text or 'no detail'})"
+        if name in ("ConnectError", "ConnectTimeout"):  # no connection at all: nothing was sent
+            described += f"; {_CONNECT_CHECK}"
+        return "", described
     return "", f"{name}: {text}" if text else name
 
 
