@@ -255,7 +255,7 @@ def _assistant_block_chars(block: object) -> int:
 def _json_message_chars(message: dict[str, Any]) -> int:
     role = message.get("role")
     if role == "user":
-        return _content_chars(message.get("content"), count_images=False)
+        return _content_chars(message.get("content"), count_images=True)
     if role == "assistant":
         return sum(_assistant_block_chars(block) for block in message.get("content") or ())
     if role in ("toolResult", "custom"):
@@ -283,9 +283,9 @@ def message_chars(message: object) -> int:
 
     Accepts a message model from `pi_tui.ai.types` or its camelCase JSON dict:
 
-    - user: the text (images are not counted, as in pi);
+    - user: the text, plus `IMAGE_CHARS` per image (pi 0.76 and later);
     - assistant: text + thinking + each tool call's name and JSON arguments;
-    - toolResult and custom: the text, plus `IMAGE_CHARS` per image;
+    - toolResult and custom: the same;
     - bashExecution: command + output;
     - branchSummary / compactionSummary: the summary.
     """
@@ -297,7 +297,7 @@ def message_chars(message: object) -> int:
     if isinstance(message, dict):
         return _json_message_chars(message)
     if isinstance(message, UserMessage):
-        return _content_chars(message.content, count_images=False)
+        return _content_chars(message.content, count_images=True)
     if isinstance(message, AssistantMessage):
         return sum(_assistant_block_chars(block) for block in message.content)
     if isinstance(message, ToolResultMessage | CustomMessage):

@@ -99,6 +99,8 @@ class CompactionController:
         history: returns the active path's replayed history (the runtime's context engine extends its
             last replay), for the size check when no usage measured the context (after a compaction);
             None: the path is replayed for it.
+        estimate_after: returns pi's estimate of the context once a compaction is applied (its
+            ``estimatedTokensAfter``); None leaves it out of the result.
     """
 
     def __init__(
@@ -113,6 +115,7 @@ class CompactionController:
         branch_settings: Callable[[], BranchSummarySettings] = BranchSummarySettings,
         counter: Callable[[bool], Count] = lambda create: count_message_tokens,
         history: Callable[[], Sequence[Any]] | None = None,
+        estimate_after: Callable[[], int] | None = None,
     ) -> None:
         self._session = session
         self._model = model
@@ -123,6 +126,7 @@ class CompactionController:
         self._branch_settings = branch_settings
         self._counter = counter
         self._history = history
+        self._estimate_after = estimate_after
         # The preparation the threshold check made, with the leaf it is for: the compaction it starts
         # uses it instead of preparing the same path again.
         self._prepared: tuple[str | None, CompactionPreparation] | None = None
@@ -237,8 +241,10 @@ class CompactionController:
         if session is not self._session() or session.get_leaf_id() != entry_id(path[-1]):
             raise CompactionError("The session changed while the summary was being written; compact again")
         entry = append_compaction(session, result)
-        self.last_result = result
         self._on_applied()
+        if self._estimate_after is not None:  # pi's estimatedTokensAfter, of the context just applied
+            result = replace(result, estimated_tokens_after=self._estimate_after())
+        self.last_result = result
         if self.on_compact is not None:
             try:
                 await self.on_compact(entry, result.from_hook)

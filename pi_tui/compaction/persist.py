@@ -34,6 +34,8 @@ class CompactionResult:
     tokens_before: int
     details: Any = None
     from_hook: bool = False
+    estimated_tokens_after: int | None = None
+    """pi's estimate of the compacted context (set once the entry is applied; not stored in the file)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -41,6 +43,8 @@ class CompactionResult:
             "firstKeptEntryId": self.first_kept_entry_id,
             "tokensBefore": self.tokens_before,
         }
+        if self.estimated_tokens_after is not None:
+            data["estimatedTokensAfter"] = self.estimated_tokens_after
         if self.details is not None:
             data["details"] = self.details
         return data

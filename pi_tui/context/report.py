@@ -18,6 +18,7 @@ writes to the session.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -59,6 +60,7 @@ __all__ = [
     "TransformRecord",
     "build_context_report",
     "envelope_tokens",
+    "pi_context_estimate",
     "message_tokens",
     "projection_for",
     "request_blocks",
@@ -185,6 +187,32 @@ def envelope_tokens(env: ContextEnvelope) -> int:
         + sum(tool_tokens(t) for t in env.tools)
         + sum(message_tokens(m) for m in (*env.cached, *env.uncached))
     )
+
+
+def pi_context_estimate(env: ContextEnvelope, count: Callable[[Any], int] = count_message_tokens) -> int:
+    """pi's own estimate of a context, as its ``estimatedTokensAfter`` reports it after a compaction.
+
+    pi sums chars/4 (rounded up) over the messages of the compacted context, one of which is the system
+    message it persists: the prompt's text plus the tool declarations as compact JSON
+    (``[{"name", "description", "parameters", "constrainedSampling"?}]``). No framing is counted, unlike `envelope_tokens`, so an
+    RPC client comparing pi and pi-tui sees the same number for the same context. The blank lines pi-tui
+    puts between the sections of a prompt that pi persisted are not part of pi's sections, so they are
+    left out; pi-tui's own prompt is counted as sent. ``count`` is a message's estimate (a counter that
+    remembers each one, say).
+    """
+    parts = env.system_parts
+    chars = sum(len(part.text) for part in parts)
+    chars -= 2 * sum(1 for part in parts[1:] if part.text.startswith("\n\n"))
+    if env.tools:
+        declarations: list[dict[str, Any]] = []
+        for tool in env.tools:
+            declaration = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+            if tool.constrained_sampling is not None:
+                declaration["constrainedSampling"] = tool.constrained_sampling
+            declarations.append(declaration)
+        chars += len(json.dumps(declarations, separators=(",", ":"), ensure_ascii=False))
+    system = -(-chars // 4) if parts or env.tools else 0
+    return system + sum(map(count, env.messages))
 
 
 def request_blocks(request: LlmRequest, count: Callable[[Any], int] = message_tokens) -> list[Block]:

@@ -49,6 +49,7 @@ class CompactionMixin(SessionHost):
             # The engine extends its last replay: the size check after a compaction (no usage yet)
             # does not replay the whole path again.
             history=lambda: self.engine.replay().cached,
+            estimate_after=self._estimate_after_compaction,
         )
         """Compaction triggers and hook points (``before_compact``, ``on_compact``, ``review_summary``,
         ``before_tree``, ``on_tree``), which the extension layer and UIs set."""
@@ -64,6 +65,11 @@ class CompactionMixin(SessionHost):
         from pi_tui.ai.tokens import count_message_tokens
 
         return count_message_tokens
+
+    def _estimate_after_compaction(self) -> int:
+        from pi_tui.context.report import pi_context_estimate
+
+        return pi_context_estimate(self.engine.replay(), self._message_counter(False))
 
     def _compaction_settings(self) -> CompactionSettings:
         from pi_tui.resources.settings_schema import CompactionSettings

@@ -154,7 +154,8 @@ def test_message_estimates_follow_pi_rules() -> None:
     user = UserMessage(
         content=[TextContent(text="abcd" * 3), ImageContent(data="AAAA", mime_type="image/png")]
     )
-    assert message_chars(user) == 12  # images in user messages are not counted
+    assert message_chars(user) == 12 + tokens.IMAGE_CHARS  # pi 0.76+ counts a user's images as a tool's
+    assert message_chars(user.model_dump(by_alias=True, mode="json")) == 12 + tokens.IMAGE_CHARS
     assistant = AssistantMessage(
         content=[
             TextContent(text="hello"),
@@ -173,7 +174,7 @@ def test_message_estimates_follow_pi_rules() -> None:
     assert message_chars(bash) == 2 + 4
     summary = CompactionSummaryMessage(summary="s" * 10)
     assert count_message_tokens(summary) == 3
-    assert count_messages_tokens([user, summary]) == 3 + 3
+    assert count_messages_tokens([user, summary]) == 3 + tokens.IMAGE_CHARS // 4 + 3
 
 
 def test_message_estimates_accept_camel_case_dicts() -> None:

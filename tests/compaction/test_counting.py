@@ -52,8 +52,9 @@ async def test_a_manual_compaction_estimates_each_message_once(
         spent = message_estimates() - before
     assert fake.violations == []
     # the preparation, tokensBefore and the request's size share one count per message; each request
-    # adds its instruction, which is not in the session (a split turn sends two)
-    assert spent == messages + _sent(fake)
+    # adds its instruction, which is not in the session (a split turn sends two); the summary message
+    # is counted once for the result's estimatedTokensAfter
+    assert spent == messages + _sent(fake) + 1
 
 
 async def test_a_compaction_after_the_counts_were_made_estimates_no_message_again(
@@ -68,7 +69,7 @@ async def test_a_compaction_after_the_counts_were_made_estimates_no_message_agai
         before = message_estimates()
         await session.compact()
         spent = message_estimates() - before
-    assert spent == _sent(fake)  # the instructions only
+    assert spent == _sent(fake) + 1  # the instructions, and the new summary for estimatedTokensAfter
 
 
 async def test_an_automatic_compaction_prepares_once_and_estimates_only_what_it_decides_on(

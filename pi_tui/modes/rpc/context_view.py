@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from pi_tui.context.render import render_context
-from pi_tui.context.report import ContextReport, MessageRow, envelope_tokens
+from pi_tui.context.report import ContextReport, MessageRow
 
-__all__ = ["context_view", "estimated_tokens", "report_json"]
+__all__ = ["context_view", "report_json"]
 
 
 def _preview(text: str, width: int = 120) -> str:
@@ -32,12 +32,6 @@ def _message_row(row: MessageRow) -> dict[str, Any]:
 
 def _usage_json(usage: Any) -> dict[str, Any] | None:
     return usage.to_json_dict() if usage is not None else None
-
-
-def estimated_tokens(session: Any) -> int:
-    """The next request's size estimate (system prompt, tools and messages of the replayed envelope),
-    counted as ``/context`` counts."""
-    return envelope_tokens(session.engine.replay())
 
 
 async def context_view(session: Any) -> dict[str, Any]:

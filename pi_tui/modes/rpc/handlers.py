@@ -317,13 +317,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
             raise RpcError(str(exc)) from exc
         finally:
             server.is_compacting = False
-        from .context_view import estimated_tokens
-
-        data = result.to_json()
-        details = data.pop("details", None)
-        data["estimatedTokensAfter"] = estimated_tokens(self.session)  # pi 0.79.8
-        if details is not None:
-            data["details"] = details
+        data = result.to_json()  # with pi's estimatedTokensAfter (pi 0.79.8)
         server.send({**end, "result": data, "aborted": False, "willRetry": False})
         return data
 
