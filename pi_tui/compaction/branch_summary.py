@@ -4,8 +4,12 @@
 2. Walk them newest first within a token budget (context window − ``branchSummary.reserveTokens``);
    tool results are skipped, and a compaction or branch summary is still let in while under 90% of it.
 3. File operations come from every entry's tool calls and from earlier pi-made branch summaries.
-4. The serialised branch goes to the summariser with the branch prompt (2,048 output tokens at most);
-   the result starts with `BRANCH_SUMMARY_PREAMBLE` and ends with the file lists.
+4. The serialised branch goes to the summariser with the branch prompt (4,096 output tokens at most, or
+   the model's limit when lower, as pi 0.85+). The serialised lines are longer than the messages' text
+   that step 2 counted, so the conversation is fitted again to the window (less the answer, the prompt
+   and a margin), dropping the oldest parts with a note; a provider that still finds it too long (its
+   tokenizer counts more than chars/4) gets one more try with half of it.
+5. The result starts with `BRANCH_SUMMARY_PREAMBLE` and ends with the file lists.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_tui.agent.serialize import serialize_messages
+from pi_tui.agent.convert import convert_to_llm
+from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.tokens import count_message_tokens
 from pi_tui.ai.types import TextContent, ToolResultMessage, UserMessage
@@ -24,7 +29,7 @@ from .errors import CompactionCancelled, CompactionError
 from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file_lists
 from .path import compaction_mark, compaction_message, entry_message, entry_type
 from .prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZER_SYSTEM_PROMPT, branch_instructions, standalone_prompt
-from .summarize import SummaryBackend, complete_text
+from .summarize import SummarizationFailed, SummaryBackend, complete_text, conversation_budget, fit_messages
 
 __all__ = [
     "BRANCH_MAX_TOKENS",
@@ -36,9 +41,10 @@ __all__ = [
     "collect_entries_for_branch_summary",
     "prepare_branch_entries",
     "generate_branch_summary",
+    "branch_max_tokens",
 ]
 
-BRANCH_MAX_TOKENS = 2048
+BRANCH_MAX_TOKENS = 4096
 DEFAULT_CONTEXT_WINDOW = 128_000
 NO_CONTENT = "No content to summarize"
 
@@ -190,6 +196,11 @@ def prepare_branch_entries(
     return BranchPreparation(newest_first, file_ops, total)
 
 
+def branch_max_tokens(model_max_tokens: int) -> int:
+    """The answer's limit: `BRANCH_MAX_TOKENS`, or the model's own when that is lower (pi 0.85+)."""
+    return min(BRANCH_MAX_TOKENS, model_max_tokens) if model_max_tokens > 0 else BRANCH_MAX_TOKENS
+
+
 async def generate_branch_summary(
     entries: Sequence[Any],
     backend: SummaryBackend,
@@ -205,18 +216,33 @@ async def generate_branch_summary(
     if not prep.messages:
         return BranchSummaryResult(summary=NO_CONTENT)
     instructions = branch_instructions(custom_instructions, replace=replace_instructions)
-    text = standalone_prompt(serialize_messages(prep.messages), instructions)
-    request = LlmRequest(
-        system_prompt=SUMMARIZER_SYSTEM_PROMPT, messages=[UserMessage(content=[TextContent(text=text)])]
-    )
-    try:
-        response = await complete_text(
-            backend, request, max_tokens=BRANCH_MAX_TOKENS, signal=signal, what="Branch summarization"
+    template = standalone_prompt("{conversation}", instructions)
+    max_tokens = branch_max_tokens(backend.model.max_tokens)
+    # pi budgets only the messages' own text; their serialised lines ("[Assistant tool calls]: …") are
+    # longer, so the request is fitted once more as it is sent, oldest parts dropped first.
+    budget = conversation_budget(window, max_tokens, template)
+    messages = convert_to_llm(list(prep.messages))
+    for attempt in range(2):
+        text = template.replace("{conversation}", fit_messages(messages, budget), 1)
+        request = LlmRequest(
+            system_prompt=SUMMARIZER_SYSTEM_PROMPT, messages=[UserMessage(content=[TextContent(text=text)])]
         )
-    except CompactionCancelled:
-        return BranchSummaryResult(aborted=True)
-    except CompactionError as exc:
-        return BranchSummaryResult(error=str(exc))
+        try:
+            response = await complete_text(
+                backend, request, max_tokens=max_tokens, signal=signal, what="Branch summarization"
+            )
+            break
+        except CompactionCancelled:
+            return BranchSummaryResult(aborted=True)
+        except SummarizationFailed as exc:
+            # chars/4 undercounts some text (code, other scripts) for a real tokenizer: try once more
+            # with half the conversation before giving up
+            overflow = exc.response is not None and is_context_overflow(exc.response, window)
+            if attempt or not overflow:
+                return BranchSummaryResult(error=str(exc))
+            budget //= 2
+        except CompactionError as exc:
+            return BranchSummaryResult(error=str(exc))
     body = "\n".join(b.text for b in response.content if isinstance(b, TextContent))
     read_files, modified_files = compute_file_lists(prep.file_ops)
     summary = BRANCH_SUMMARY_PREAMBLE + body + format_file_lists(read_files, modified_files)

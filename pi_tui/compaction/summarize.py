@@ -53,6 +53,7 @@ __all__ = [
     "SummarizationFailed",
     "MIN_SUMMARY_TOKENS",
     "complete_text",
+    "conversation_budget",
     "estimate_request_tokens",
     "summarize_compaction",
     "fit_conversation",
@@ -172,6 +173,14 @@ async def complete_text(
 
 def _text(message: AssistantMessage) -> str:
     return "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+
+
+def conversation_budget(window: int, max_tokens: int, template: str) -> int:
+    """Tokens the serialised conversation may take in a standalone request: the window less the answer's
+    ``max_tokens``, the summariser's system prompt, the rest of the user message (``template``, the
+    prompt with its ``{conversation}`` placeholder) and a margin for the provider's framing."""
+    fixed = estimate_tokens(SUMMARIZER_SYSTEM_PROMPT) + estimate_tokens(template) + 64
+    return max(0, window - max_tokens - fixed)
 
 
 def fit_conversation(parts: Sequence[str], budget_tokens: int) -> str:
@@ -302,9 +311,7 @@ class _Planner:
     async def _standalone(
         self, purpose: str, instructions: str, messages: Sequence[Any], max_tokens: int
     ) -> str:
-        window = self.backend.model.context_window
-        fixed = estimate_tokens(SUMMARIZER_SYSTEM_PROMPT) + estimate_tokens(instructions) + 64
-        budget = max(0, window - max_tokens - fixed)
+        budget = conversation_budget(self.backend.model.context_window, max_tokens, instructions)
         text = instructions.replace("{conversation}", fit_messages(messages, budget), 1)
         request = LlmRequest(system_prompt=SUMMARIZER_SYSTEM_PROMPT, messages=[_user(text)], tools=[])
         response = await complete_text(self.backend, request, max_tokens=max_tokens, signal=self.signal)

@@ -15,6 +15,7 @@ from pi_tui.compaction import (
 )
 from pi_tui.compaction.prompts import BRANCH_SUMMARY_PREAMBLE
 from pi_tui.context import request as request_module
+from pi_tui.testing import Fault, Reply, text
 from tests.runtime.helpers import open_session
 
 from .helpers import (
@@ -138,7 +139,7 @@ async def test_leaving_a_branch_with_a_summary_writes_it_where_the_conversation_
     assert "[User]: Explore the idea of a cache" in request.last_user_text()
     assert "[User]: First question" not in request.last_user_text()
     assert request.last_user_text().endswith("Additional focus: the cache idea")
-    assert request.tool_names == [] and request.body["max_tokens"] == 2048
+    assert request.tool_names == [] and request.body["max_tokens"] == 4096  # pi 0.85+: min(4096, the model's)
     assert "## Goal" in request.last_user_text()
     last = fake.requests[-1]
     assert "The following is a summary of a branch" in str(last.messages)
@@ -184,3 +185,48 @@ async def test_an_extension_can_supply_or_cancel_the_branch_summary(
     assert len(seen[0]) == 2 and seen[0][-1] == old_leaf
     assert seen[1]["oldLeafId"] == old_leaf and seen[1]["fromExtension"] is True
     assert seen[1]["summaryEntry"].id == leaf.id
+
+
+async def test_a_long_branch_summary_fits_the_window_of_the_model(
+    serve: Any, agent_dir: Path, project: Path
+) -> None:
+    from bench.big_sessions import write_big_session
+
+    # ~10k entries of short thinking + tool-call messages: their chars/4 sum stays under the budget pi
+    # uses (window − reserveTokens), but the "[Assistant thinking]: …" / "[Assistant tool calls]: …"
+    # lines of the serialised conversation are much longer than the messages' text
+    fake = serve(responder=lambda _request: Reply([text("## Goal\nRead the files.")]))
+    path = write_big_session(project / "big.jsonl", 10_000, project)
+    async with open_session(["--session", str(path), "--model", ANTHROPIC], project) as session:
+        branch = session.session_manager.get_branch()
+        first_user = next(e for e in branch if e.type == "message" and e.message.role == "user")
+        await session.navigate_with_summary(first_user.parent_id, True)
+        leaf = session.session_manager.get_leaf_entry()
+    assert fake.violations == []
+    [request] = [r for r in fake.requests if r.last_user_text().startswith("<conversation>")]
+    assert request.prompt_tokens + request.body["max_tokens"] <= 200_000
+    assert leaf.type == "branch_summary" and "Read the files." in leaf.summary
+    # the newest part of the branch is what was kept
+    newest = [e for e in branch if e.type == "message" and e.message.role == "assistant"][-1]
+    assert newest.message.content[0].text in request.last_user_text()
+
+
+async def test_a_branch_the_provider_still_finds_too_long_is_sent_again_with_half_of_it(
+    serve: Any, agent_dir: Path, project: Path
+) -> None:
+    # the provider's tokenizer counts more than chars/4: its first answer is an overflow
+    fake = serve(model_window=8_000)
+    fake.script([Fault("context_overflow"), Reply([text("## Goal\nShorter.")])])
+    async with open_session(["--model", ANTHROPIC], project) as session:
+        manager = session.session_manager
+        fork = manager.get_leaf_id()
+        for n in range(40):
+            manager.append_message(user(f"question {n:02d} " + "q" * 400))
+            manager.append_message(answer(f"answer {n:02d} " + "a" * 400))
+        await session.navigate_with_summary(fork, True)
+        leaf = manager.get_leaf_entry()
+    first, second = [r.last_user_text() for r in fake.requests]
+    assert first.startswith("<conversation>") and second.startswith("<conversation>")
+    assert "answer 39" in second and len(second) < len(first) * 0.7
+    assert "earlier parts of the conversation omitted" in second
+    assert leaf.type == "branch_summary" and "Shorter." in leaf.summary
