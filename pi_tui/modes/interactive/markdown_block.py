@@ -44,7 +44,8 @@ class AssistantText(Markdown, Block):
     }
     AssistantText MarkdownH1, AssistantText MarkdownH2, AssistantText MarkdownH3 { color: $pi-md-heading; }
     AssistantText MarkdownBlockQuote { border-left: outer $pi-md-quote-border; color: $pi-md-quote; }
-    AssistantText MarkdownFence { border-left: wide $pi-md-code-block-border; }
+    AssistantText MarkdownFence { border-left: wide $pi-md-code-block-border; overflow-x: hidden; }
+    AssistantText MarkdownFence > Label { width: 1fr; }
     """
 
     def __init__(self, text: str = "") -> None:

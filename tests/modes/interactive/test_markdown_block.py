@@ -136,3 +136,26 @@ async def test_autolinks_and_code_keep_working_without_html() -> None:
         await pilot.pause()
         shown_text = rendered(block)
     assert "see https://example.com and <T>" in shown_text
+
+
+async def test_a_code_line_wider_than_the_chat_wraps_instead_of_being_cut() -> None:
+    """As in pi, a long line in a fenced code block wraps to the next lines; it was cut at the chat's
+    edge (a fence scrolls sideways without a scrollbar, and the editor keeps the focus, so the rest
+    could not be reached)."""
+    from textual.geometry import Region
+    from textual.widgets import Label
+    from textual.widgets.markdown import MarkdownFence
+
+    line = " ".join(f"word{i}" for i in range(30))
+    app = Host()
+    async with app.run_test(size=(50, 30)) as pilot:
+        block = AssistantText(f"Before.\n\n```\n{line}\n    indented_end = True\n```\n\nAfter.")
+        await app.screen.mount(block)
+        await pilot.pause()
+        fence = block.query_one(MarkdownFence)
+        label = fence.query_one(Label)
+        assert label.region.right <= fence.region.right
+        strips = label.render_lines(Region(0, 0, label.outer_size.width, label.outer_size.height))
+        text = " ".join(strip.text.strip() for strip in strips)
+        assert " ".join(text.split()).find(line) >= 0
+        assert "indented_end = True" in text
