@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
@@ -82,11 +81,16 @@ class StatusFooter(Static):
             console.print(self.render_state(self.state, width))
         return capture.get()
 
-    def render(self) -> Table:
+    def render(self) -> Text:
         return self.render_state(self.state, self.size.width)
 
-    def render_state(self, s: FooterState, width: int) -> Table:
-        """The footer as a grid: Rich lays out the right-aligned model at render time."""
+    def render_state(self, s: FooterState, width: int) -> Text:
+        """The footer's lines at ``width`` columns.
+
+        Line 1 keeps the sandbox whole (it says whether commands are confined) and cuts the directory
+        before it; line 2 keeps the token counts, cost and context share whole, as pi does, and gives
+        the model what is left (cut, or left out when nothing is); two spaces always separate the sides.
+        """
         vars_ = self.app.theme_variables if self.is_attached else {}
         warn, err = vars_.get("pi-warning", "yellow"), vars_.get("pi-error", "red")
         line1 = (
@@ -110,16 +114,49 @@ class StatusFooter(Static):
                 pct = 100 * s.context_tokens / s.context_window
                 style = err if pct > 90 else warn if pct > 70 else ""
                 parts.append((f"{pct:.1f}%/{fmt_tokens(s.context_window)}", style))
-        left = Text(" ").join(Text(t, style=st) for t, st in parts)
-        right = Text(s.model + (f" • {s.thinking}" if s.thinking else ""))
-        grid = Table.grid(expand=True)
-        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
-        grid.add_column(justify="right", no_wrap=True)
+        stats = Text(" ").join(Text(t, style=st) for t, st in parts)
+        model = Text(s.model + (f" • {s.thinking}" if s.thinking else ""))
         sandbox = Text(
             s.sandbox or "", style=warn if s.sandbox in ("not sandboxed", "sandbox: invalid") else ""
         )
-        grid.add_row(Text(line1, no_wrap=True, overflow="ellipsis"), sandbox)
-        grid.add_row(left, right)
+        lines = [
+            _row(Text(line1), sandbox, width, keep="right"),
+            _row(stats, model, width, keep="left"),
+        ]
         if s.statuses:
-            grid.add_row(Text(" ".join(s.statuses[k] for k in sorted(s.statuses))), "")
-        return grid
+            status = Text(" ".join(s.statuses[k] for k in sorted(s.statuses)))
+            status.truncate(width, overflow="ellipsis")
+            lines.append(status)
+        return Text("\n").join(lines)
+
+
+_GAP = 2
+_MIN_CUT = 6  # a side cut shorter than this says nothing ("f…"): it is left out instead
+
+
+def _row(left: Text, right: Text, width: int, *, keep: str) -> Text:
+    """``left`` and ``right`` on one line of ``width`` columns, ``right`` flush right.
+
+    ``keep`` names the side shown whole; the other is cut with an ellipsis to leave a two-column gap,
+    or left out when it would get fewer than six columns.
+    """
+    left, right = left.copy(), right.copy()
+    if not right.plain:
+        left.truncate(width, overflow="ellipsis")
+        return left
+    if keep == "left":
+        left.truncate(width, overflow="ellipsis")
+        room = width - left.cell_len - _GAP
+        if right.cell_len > room:
+            if room < _MIN_CUT:
+                return left
+            right.truncate(room, overflow="ellipsis")
+    else:
+        right.truncate(width, overflow="ellipsis")
+        room = width - right.cell_len - _GAP
+        if left.cell_len > room:
+            if room < _MIN_CUT:
+                return Text(" " * (width - right.cell_len)) + right
+            left.truncate(room, overflow="ellipsis")
+    pad = max(_GAP if left.plain else 0, width - left.cell_len - right.cell_len)
+    return left + Text(" " * pad) + right

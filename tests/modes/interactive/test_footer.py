@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from pi_tui.modes.interactive.footer import FooterState, StatusFooter
+
+STATE = FooterState(
+    cwd="/tmp/qatui/proj",
+    branch="master",
+    input=433,
+    output=67,
+    cache_read=3200,
+    cost=0.002,
+    context_tokens=1300,
+    context_window=128_000,
+    model="fake-openai/gpt-fake",
+    sandbox="sandbox: workspace-write",
+)
+
+
+def _lines(width: int, state: FooterState = STATE) -> list[str]:
+    footer = StatusFooter()
+    footer.state = state
+    return footer.plain(width).rstrip("\n").split("\n")
+
+
+def test_a_wide_footer_shows_everything_with_the_right_side_flush_right() -> None:
+    path, stats = _lines(100)
+    assert path.startswith("/tmp/qatui/proj (master) ") and path.endswith("sandbox: workspace-write")
+    assert stats.startswith("↑433 ↓67 R3.2k CH88.1% $0.002 1.0%/128k ")
+    assert stats.endswith("fake-openai/gpt-fake") and len(stats) == 100
+
+
+def test_a_narrow_footer_keeps_the_context_share_and_cuts_the_model_as_pi_does() -> None:
+    path, stats = _lines(58)
+    assert stats.startswith("↑433 ↓67 R3.2k CH88.1% $0.002 1.0%/128k  ")
+    assert stats.endswith("fake-openai/gpt-…") and len(stats) <= 58
+    path, stats = _lines(43)
+    assert stats == "↑433 ↓67 R3.2k CH88.1% $0.002 1.0%/128k"
+
+
+def test_the_directory_is_cut_before_the_sandbox_with_a_gap_between_them() -> None:
+    path, _ = _lines(45)
+    assert path.endswith("  sandbox: workspace-write") and "…" in path and len(path) <= 45
+    assert path.startswith("/tmp/qatui/")
+
+
+def test_extension_statuses_are_cut_to_one_line() -> None:
+    state = FooterState(cwd="~", model="m", statuses={"a": "x" * 80})
+    lines = _lines(40, state)
+    assert len(lines) == 3 and lines[2].endswith("…") and len(lines[2]) == 40
