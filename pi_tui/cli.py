@@ -64,6 +64,23 @@ def _one_line(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def _unique_prefixes(ids: list[str], shortest: int = 8) -> dict[str, str]:
+    """Each id's shortest prefix (``shortest`` characters at least) that no other id starts with: ids
+    are time-ordered UUIDs, so sessions started within a minute share their first 8 characters."""
+    ordered = sorted(set(ids))
+    out: dict[str, str] = {}
+    for index, session_id in enumerate(ordered):
+        length = shortest
+        for neighbour in ordered[max(0, index - 1) : index] + ordered[index + 1 : index + 2]:
+            common = next(
+                (i for i, (a, b) in enumerate(zip(session_id, neighbour, strict=False)) if a != b),
+                min(len(session_id), len(neighbour)),
+            )
+            length = max(length, common + 1)
+        out[session_id] = session_id[:length]
+    return out
+
+
 def _list_resumable(args: Args, cwd: Path) -> int:
     """``-r`` without the TUI: this directory's sessions, newest first, one line each; exit 0."""
     from pi_tui.session import default_session_dir, list_sessions
@@ -75,11 +92,13 @@ def _list_resumable(args: Args, cwd: Path) -> int:
         print(f"No sessions in {directory}")
         return 0
     print(f"{len(sessions)} session{'s' if len(sessions) != 1 else ''} in {directory} (newest first):")
+    short = _unique_prefixes([info.id for info in sessions])
+    width = max(map(len, short.values()))
     for info in sessions:
         modified = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
         title = _one_line(info.name or info.first_message, 60)
         count = f"{info.message_count} msg{'s' if info.message_count != 1 else ''}"
-        print(f"{info.id[:8]}  {modified}  {count:>9}  {title:<60}  {info.path}")
+        print(f"{short[info.id]:<{width}}  {modified}  {count:>9}  {title:<60}  {info.path}")
     print("Resume one with: pi-tui --session <id>")
     return 0
 

@@ -537,3 +537,21 @@ def test_session_path_that_can_never_be_written_fails_before_the_request(
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and "Cannot create session file" in run.stderr
     assert fake.requests == []
+
+
+@pytest.mark.slow
+def test_resume_list_shows_ids_that_open_the_session_they_name(project: Path) -> None:
+    # session ids are time-ordered: two started in the same minute share their first 8 characters
+    first = _write_session(
+        project, [("first", "a")], 1_700_000_000_000, session_id="01a21a66-fd0a-7c66-b90c-e3edc83859fd"
+    )
+    second = _write_session(
+        project, [("second", "b")], 1_700_000_100_000, session_id="01a21a66-fe91-7d3a-a314-1eb6ec1b2be8"
+    )
+    run = run_cli(["-r"], project)
+    rows = {line.split()[0]: line for line in run.stdout.splitlines() if line.endswith(".jsonl")}
+    assert sorted(rows) == ["01a21a66-fd", "01a21a66-fe"]
+    assert rows["01a21a66-fd"].endswith(str(first)) and rows["01a21a66-fe"].endswith(str(second))
+    shown = run_cli(["--provider", "faux", "--session", "01a21a66-fd", "-p", "/session"], project)
+    assert shown.returncode == 0, shown.stderr
+    assert str(first) in shown.stdout
