@@ -42,6 +42,7 @@ from pi_tui.resources.settings_schema import (
     group,
     merge_scopes,
     migrate_settings,
+    natural,
     string_list,
     typed,
 )
@@ -163,6 +164,10 @@ class SettingsManager:
             return
         self._broken[scope] = None
         self._scopes[scope] = data
+        from .settings_check import settings_problems
+
+        for problem in settings_problems(data):
+            self._record(f"Settings {self._path(scope)}: {problem}")
 
     def _remerge(self) -> None:
         project = self._scopes["project"] if self._project_trusted else {}
@@ -573,8 +578,8 @@ class SettingsManager:
         defaults = CompactionSettings()
         return CompactionSettings(
             enabled=typed(values.get("enabled"), bool, defaults.enabled),
-            reserve_tokens=typed(values.get("reserveTokens"), int, defaults.reserve_tokens),
-            keep_recent_tokens=typed(values.get("keepRecentTokens"), int, defaults.keep_recent_tokens),
+            reserve_tokens=natural(values.get("reserveTokens"), defaults.reserve_tokens),
+            keep_recent_tokens=natural(values.get("keepRecentTokens"), defaults.keep_recent_tokens),
         )
 
     @property
@@ -590,7 +595,7 @@ class SettingsManager:
         values = self._group("branchSummary")
         defaults = BranchSummarySettings()
         return BranchSummarySettings(
-            reserve_tokens=typed(values.get("reserveTokens"), int, defaults.reserve_tokens),
+            reserve_tokens=natural(values.get("reserveTokens"), defaults.reserve_tokens),
             skip_prompt=typed(values.get("skipPrompt"), bool, defaults.skip_prompt),
         )
 
@@ -600,9 +605,9 @@ class SettingsManager:
         defaults = RetrySettings()
         return RetrySettings(
             enabled=typed(values.get("enabled"), bool, defaults.enabled),
-            max_retries=typed(values.get("maxRetries"), int, defaults.max_retries),
-            base_delay_ms=typed(values.get("baseDelayMs"), int, defaults.base_delay_ms),
-            max_delay_ms=typed(values.get("maxDelayMs"), int, defaults.max_delay_ms),
+            max_retries=natural(values.get("maxRetries"), defaults.max_retries),
+            base_delay_ms=natural(values.get("baseDelayMs"), defaults.base_delay_ms),
+            max_delay_ms=natural(values.get("maxDelayMs"), defaults.max_delay_ms),
         )
 
     @property

@@ -97,6 +97,13 @@ def typed(value: Any, kind: type[T], default: T) -> T:
     return value if ok else default
 
 
+def natural(value: Any, default: int) -> int:
+    """``value`` when it is a whole number of 0 or more (a count of tokens, retries, milliseconds), else
+    ``default``."""
+    number = typed(value, int, -1)
+    return number if number >= 0 else default
+
+
 def choice(value: Any, choices: tuple[str, ...], default: str) -> str:
     """Return ``value`` when it is one of ``choices``, else ``default``."""
     return value if isinstance(value, str) and value in choices else default

@@ -98,6 +98,30 @@ def test_values_of_the_wrong_type_fall_back_to_defaults(agent_dir: Path, project
     assert settings.editor_padding_x == 3
     assert settings.autocomplete_max_visible == 3
     assert settings.quiet_startup is False
+    # each ignored value is named once, with the file, what was expected and what is used instead
+    path = agent_dir / "settings.json"
+    assert settings.drain_errors() == [
+        f'Settings {path}: steeringMode: expected one of one-at-a-time, all, got "sometimes"; using one-at-a-time',
+        f"Settings {path}: quietStartup: expected true or false, got 1; using false",
+        f'Settings {path}: compaction.enabled: expected true or false, got "no"; using true',
+        f"Settings {path}: compaction.reserveTokens: expected a whole number, 0 or more, got true; using 16384",
+    ]
+    assert settings.compaction.enabled is True and settings.drain_errors() == []
+
+
+def test_a_negative_count_or_a_group_that_is_not_an_object_is_named_and_ignored(
+    agent_dir: Path, project: Path
+) -> None:
+    write_json(agent_dir / "settings.json", {"compaction": {"keepRecentTokens": -3}, "retry": 5})
+    settings = SettingsManager(agent_dir, project)
+    assert settings.compaction.keep_recent_tokens == CompactionSettings().keep_recent_tokens
+    assert settings.retry == RetrySettings()
+    errors = settings.drain_errors()
+    assert len(errors) == 2
+    assert errors[0].endswith(
+        "compaction.keepRecentTokens: expected a whole number, 0 or more, got -3; using 20000"
+    )
+    assert errors[1].endswith("retry: expected an object, got 5; using the defaults")
 
 
 def test_environment_switches_hardware_cursor_and_clear_on_shrink(
