@@ -90,6 +90,12 @@ def _openai_codex_responses() -> StreamFn:
     return stream_openai_codex_responses
 
 
+def _pi_messages() -> StreamFn:
+    from .providers.pi_messages import stream_pi_messages
+
+    return stream_pi_messages
+
+
 def _faux() -> StreamFn:
     from .providers.faux import stream_faux
 
@@ -107,6 +113,7 @@ BUILTIN_APIS: dict[str, Callable[[], StreamFn]] = {
     "bedrock-converse-stream": _bedrock,
     "azure-openai-responses": _azure_openai_responses,
     "openai-codex-responses": _openai_codex_responses,
+    "pi-messages": _pi_messages,
     "faux": _faux,
 }
 

@@ -1,5 +1,5 @@
 """An offline fake LLM server for tests: Anthropic Messages, OpenAI Chat Completions and Responses, Gemini,
-Mistral, Amazon Bedrock ConverseStream.
+Mistral, Amazon Bedrock ConverseStream, pi's own pi-messages (Radius).
 
 Extension authors and our own tests drive a real SDK (or the whole agent) against it::
 
@@ -9,7 +9,8 @@ Extension authors and our own tests drive a real SDK (or the whole agent) agains
     fake.script([Reply([tool_call("read", {"path": "a.py"})]), Reply([text("done")])])
     with fake.serve() as server:  # server.anthropic_base_url, server.openai_base_url (…/v1),
         ...                           # server.gemini_base_url (…/v1beta), server.mistral_base_url
-        ...                           # (…/mistral), server.azure_base_url (…/openai/v1), server.url,
+        ...                           # (…/mistral), server.azure_base_url (…/openai/v1),
+        ...                           # server.pi_messages_base_url (…/pi/v1), server.url,
         ...                           # server.token_url
         ...
     fake.assert_script_consumed()
@@ -42,6 +43,8 @@ What it does:
     ``function_response_missing``, ``thought_signature_missing`` (Gemini 3: the current turn's first
     call), ``thought_signature_invalid``, ``thought_signature_unknown``, ``tool_name``,
     ``thinking_config``, ``thinking_budget``, ``context_window``, ``invalid_json``.
+  - pi-messages (``…/pi/v1/messages``, answered with pi's own stream events): ``pi-messages.required_field``,
+    ``invalid_role``, ``tool_result_missing``, ``tool_result_unexpected``, ``context_window``.
   - Bedrock (``…/model/{modelId}/converse-stream``, answered as the AWS binary event stream; with
     ``FakeLLM(aws_credentials={key_id: secret})`` SigV4 signatures are verified, a bearer token must equal
     ``api_key``): ``bedrock.required_field``, ``invalid_role``, ``empty_content``, ``empty_text``,

@@ -26,6 +26,8 @@ from ._codex import CODEX_SUFFIX, codex_refusal, codex_usage_limit, decode_body
 from ._errors import anthropic_error, base_headers, error_plan, http_fault_plan, stream_error_frame
 from ._google_token import parse_form, token_plan
 from ._limits import ModelLimits, resolve_limits
+from ._pi_messages import STOP_REASONS as PI_MESSAGES_STOP_REASONS
+from ._pi_messages import pi_messages_error, pi_messages_frames, validate_pi_messages
 from ._plan import Plan, json_plan
 from ._records import CacheUsage, RecordedRequest, ResponseSummary, Violation
 from ._render_anthropic import anthropic_frames, anthropic_message
@@ -58,6 +60,9 @@ _ROUTES = {
     # Mistral's chat API has the same path as Chat Completions; the fake serves it under a /mistral prefix
     # (``FakeServer.mistral_base_url``) so that each request is checked against the right rules.
     "/mistral/v1/chat/completions": "mistral",
+    # pi's own protocol (Radius) posts to ``{baseUrl}/messages``, Anthropic's path when the base URL ends in
+    # /v1: the fake serves it under /pi (``FakeServer.pi_messages_base_url``).
+    "/pi/v1/messages": "pi-messages",
 }
 # Cloudflare AI Gateway: ``/v1/{account}/{gateway}/{compat|openai|anthropic}`` before the upstream API's
 # own path; the gateway takes its token in ``cf-aig-authorization`` (never ``Authorization``/``x-api-key``,
@@ -247,7 +252,7 @@ class Engine:
             record.stream = True
         else:
             record.model = body.get("model") if isinstance(body.get("model"), str) else None
-            record.stream = bool(body.get("stream"))
+            record.stream = api == "pi-messages" or bool(body.get("stream"))  # pi-messages always streams
         if codex and isinstance(body, dict):
             refused = codex_refusal(headers, body, seq)
             if refused is not None:
@@ -314,6 +319,8 @@ class Engine:
             return validate_chat(body, seq=seq, prompt_tokens=tokens, limits=limits)
         if api == "mistral":
             return validate_mistral(body, seq=seq, prompt_tokens=tokens, limits=limits)
+        if api == "pi-messages":
+            return validate_pi_messages(body, seq=seq, prompt_tokens=tokens, limits=limits)
         if api == "gemini":
             return validate_gemini(
                 body,
@@ -475,6 +482,8 @@ class Engine:
             sent_stop = GEMINI_FINISH_REASONS[stop]
         elif api == "mistral":
             sent_stop = MISTRAL_FINISH_REASONS[stop]
+        elif api == "pi-messages":
+            sent_stop = PI_MESSAGES_STOP_REASONS[stop]
         elif api == "bedrock":
             sent_stop = BEDROCK_STOP_REASONS[stop]
         else:
@@ -500,6 +509,7 @@ class Engine:
         elif record.stream:
             render = {
                 "mistral": mistral_frames,
+                "pi-messages": pi_messages_frames,
                 "anthropic": anthropic_frames,
                 "openai-chat": chat_frames,
                 "openai-responses": responses_frames,
@@ -673,6 +683,8 @@ def _auth_error(api: str, key: str | None, seq: int, headers: Mapping[str, str])
         )
     if api == "mistral":
         return mistral_unauthorized(seq)
+    if api == "pi-messages":
+        return pi_messages_error(401, "Invalid or expired API key", seq, code="unauthorized")
     if api.startswith("anthropic"):
         text = "invalid x-api-key" if key else "x-api-key header is required"
         return anthropic_error(401, "authentication_error", text, seq)

@@ -117,6 +117,10 @@ def error_plan(
         from ._render_mistral import mistral_error
 
         return mistral_error(status, message, seq, headers=headers, code=code)
+    if api == "pi-messages":
+        from ._pi_messages import pi_messages_error
+
+        return pi_messages_error(status, message, seq, headers=headers, code=code)
     if api == "bedrock":
         from ._bedrock import bedrock_error, exception_for_status
 
@@ -158,6 +162,10 @@ def http_fault_plan(api: str, fault: Fault, seq: int, *, prompt_tokens: int, win
         from ._render_mistral import mistral_fault_plan
 
         return mistral_fault_plan(fault, seq, prompt_tokens=prompt_tokens, window=window)
+    if api == "pi-messages":
+        from ._pi_messages import pi_messages_fault_plan
+
+        return pi_messages_fault_plan(fault, seq, prompt_tokens=prompt_tokens, window=window)
     if api == "bedrock":
         from ._bedrock import bedrock_fault_plan
 
@@ -200,6 +208,10 @@ def stream_error_frame(api: str, fault: Fault, sequence_number: int) -> bytes:
         from ._render_mistral import mistral_stream_error_frame
 
         return mistral_stream_error_frame(fault)
+    if api == "pi-messages":
+        from ._pi_messages import pi_messages_stream_error_frame
+
+        return pi_messages_stream_error_frame(fault)
     if api == "bedrock":
         from ._bedrock import bedrock_stream_error_frame
 

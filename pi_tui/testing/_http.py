@@ -183,6 +183,8 @@ class FakeServer:
         mistral_base_url: the base URL for Mistral's chat API (``…/mistral``: the fake tells it from Chat
             Completions by that prefix).
         bedrock_base_url: the Bedrock runtime endpoint (``…/model/{id}/converse-stream`` below it).
+        pi_messages_base_url: the base URL for pi's own protocol (``…/pi/v1``; Radius's ``/v1/messages``
+            is Anthropic's path, so the fake serves it under /pi).
         token_url: the fake Google OAuth token endpoint (``token_uri`` of a fake credentials file).
         port: the bound port.
     """
@@ -199,6 +201,7 @@ class FakeServer:
         self.mistral_base_url = f"{self.url}/mistral"
         self.bedrock_base_url = self.url
         self.azure_base_url = f"{self.url}/openai/v1"
+        self.pi_messages_base_url = f"{self.url}/pi/v1"
         self.token_url = f"{self.url}/token"
         self._thread = threading.Thread(
             target=self._server.serve_forever,

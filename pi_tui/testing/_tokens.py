@@ -390,7 +390,14 @@ _FLATTENERS = {
     "mistral": chat_segments,
     "openai-responses": responses_segments,
     "gemini": gemini_segments,
+    "pi-messages": lambda body: _pi_messages_segments(body),
 }
+
+
+def _pi_messages_segments(body: dict[str, Any]) -> list[Segment]:
+    from ._pi_messages import pi_messages_segments  # that module imports this one
+
+    return pi_messages_segments(body)
 
 
 def segments_for(api: str, body: dict[str, Any]) -> list[Segment]:

@@ -114,15 +114,40 @@ def test_version_and_help_do_not_touch_the_network_or_fail(tmp_path: Path) -> No
     assert help_run.returncode == 0 and "--model" in help_run.stdout
 
 
-def test_a_listed_provider_whose_api_is_not_spoken_yet_says_so_in_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("RADIUS_API_KEY", "k")  # radius uses pi's own pi-messages API
-    run = run_cli(["--provider", "radius", "-p", "hi"], tmp_path)
+def test_a_model_whose_api_is_not_spoken_says_so_in_one_line(tmp_path: Path, agent_dir: Path) -> None:
+    odd = {
+        "baseUrl": "http://127.0.0.1:9",
+        "api": "openrouter-images",
+        "apiKey": "k",
+        "models": [{"id": "m1"}],
+    }
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"odd": odd}}))
+    run = run_cli(["--model", "odd/m1", "-p", "hi"], tmp_path)
     assert run.returncode != 0
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, run.stderr
-    assert "radius/balanced uses the pi-messages API, which pi-tui does not support yet" in lines[0]
+    assert "odd/m1 uses the openrouter-images API, which pi-tui does not support yet" in lines[0]
+
+
+def test_radius_answers_with_a_tool_call_over_pis_own_protocol(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Radius (pi's gateway) speaks pi-messages: its default model runs a tool loop with RADIUS_API_KEY."""
+    fake = FakeLLM(api_key="radius-key", context_window=2_000_000, max_output_tokens=400_000)
+    fake.script(
+        [Reply([text("Reading."), tool_call("read", {"path": "a.txt"})]), Reply([text("It says hi.")])]
+    )
+    (tmp_path / "a.txt").write_text("hi\n")
+    monkeypatch.setenv("RADIUS_API_KEY", "radius-key")
+    with fake.serve() as server:
+        providers = {"radius": {"baseUrl": server.pi_messages_base_url}}
+        (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+        run = run_cli(["--provider", "radius", "-p", "what does a.txt say?"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "It says hi.\n"
+    assert fake.violations == [] and [r.path for r in fake.requests] == ["/pi/v1/messages"] * 2
+    result = fake.requests[1].body["context"]["messages"][-1]
+    assert result["role"] == "toolResult" and result["content"] == [{"type": "text", "text": "hi\n"}]
 
 
 def test_anthropic_auth_token_goes_as_a_bearer_header_before_the_api_key(

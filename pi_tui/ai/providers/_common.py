@@ -52,6 +52,7 @@ from ..types import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    Usage,
 )
 from ._partial_json import PartialJson
 from ._wire_cache import dumps
@@ -119,6 +120,7 @@ class MessageBuilder:
         self.message = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         self.cache_write_1h = 0  # Anthropic's 1-hour writes, priced at 2x input
         self._json: dict[int, PartialJson] = {}
+        self._server_usage: Usage | None = None
 
     def start(self) -> StreamStart:
         return StreamStart(partial=self.message)
@@ -227,7 +229,16 @@ class MessageBuilder:
         # message a live display shows is then not zero until the end.
         self._settle_usage()
 
+    def set_server_usage(self, usage: Usage) -> None:
+        """Take the server's usage as final, its total and cost included (an API that prices the answer
+        itself); nothing is recomputed from the model's prices."""
+        self._server_usage = usage
+        self.message.usage = usage
+
     def _settle_usage(self) -> None:
+        if self._server_usage is not None:
+            self.message.usage = self._server_usage
+            return
         usage = self.message.usage
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
         usage.cost = calculate_cost(self.model, usage, cache_write_1h=self.cache_write_1h)
