@@ -25,6 +25,8 @@ What it checks and does:
   verifier to exchange.
 - **OpenRouter**: ``GET /auth`` redirects to the ``callback_url`` with a code; ``POST /api/v1/auth/keys``
   trades code + verifier for a key.
+- **Radius**: ``GET /v1/oauth`` names ``/oauth/authorize`` as the authorization page; its device login
+  starts at ``POST /v1/oauth/device``; both grants and refreshes go to the form-encoded ``/v1/oauth/token``.
 - **Meta**: the device flow on ``/oidc/device/…/``, then ``POST /muse-code/key`` with the identity token
   mints a key (401 for an identity token that is not live).
 - **Refresh**: refresh tokens rotate (the old one is revoked by its use), `revoke` kills one; a revoked
@@ -287,10 +289,13 @@ class FakeAuthServer:
             if grant == _DEVICE_GRANT:
                 return self._device_poll(body)
             return 400, {"error": "unsupported_grant_type"}, {}
+        if method == "GET" and path == "/v1/oauth":  # Radius: the gateway names its authorization page
+            return 200, {"authorizationEndpoint": f"{self.url}/oauth/authorize"}, {}
         if method == "POST" and path in (
             "/oauth2/device/code",
             "/api/oauth/device_authorization",
             "/login/device/code",
+            "/v1/oauth/device",
         ):
             return self._device_start(body)
         if method == "POST" and path == "/login/oauth/access_token":

@@ -97,6 +97,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.ai.providers.openai_codex_responses",
         "pi_tui.ai.providers.openai_completions",
         "pi_tui.ai.providers.openai_responses",
+        "pi_tui.ai.providers.pi_messages",
         "pi_tui.ai.registry",
         "pi_tui.ai.stream",
         "pi_tui.ai.thinking",
@@ -306,6 +307,8 @@ PROVIDER_MODULES = {
         "pi_tui.ai.providers._openai_compat",
         "pi_tui.ai.providers._strict_schema",
     },
+    # pi's own protocol (Radius) sends pi's transcript as it is; it shares only the error hints.
+    "pi-messages": {"pi_tui.ai.providers.pi_messages", "pi_tui.ai.providers._error_hints"},
 }
 
 _CODEX_TOKEN = "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYnVkZ2V0In19.c2ln"
@@ -342,6 +345,7 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
             "azure-openai-responses": server.azure_base_url,
             "bedrock-converse-stream": server.bedrock_base_url,
             "openai-codex-responses": server.url,
+            "pi-messages": server.pi_messages_base_url,
         }.get(api, server.openai_base_url)
         config = {
             "providers": {
@@ -375,7 +379,8 @@ def test_a_one_turn_answer_imports_only_the_listed_pi_tui_modules(
 
 
 @pytest.mark.parametrize(
-    "provider", ["openai-codex", "anthropic", "openrouter", "github-copilot", "kimi-coding", "xai", "meta"]
+    "provider",
+    ["openai-codex", "anthropic", "openrouter", "github-copilot", "kimi-coding", "xai", "meta", "radius"],
 )
 def test_using_a_stored_login_loads_no_login_flow(tmp_path: Path, provider: str) -> None:
     # A run with an unexpired stored login only turns it into request auth: the callback server, the

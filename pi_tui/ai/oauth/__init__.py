@@ -84,6 +84,12 @@ def _kimi() -> OAuthProvider:
     return KimiOAuth()
 
 
+def _radius() -> OAuthProvider:
+    from .radius import RadiusOAuth
+
+    return RadiusOAuth()
+
+
 def _meta() -> OAuthProvider:
     from .meta import MetaOAuth
 
@@ -95,6 +101,7 @@ def _meta() -> OAuthProvider:
 _PROVIDERS: dict[str, tuple[str, Callable[[], OAuthProvider]]] = {
     "anthropic": ("Anthropic (Claude Pro/Max)", _anthropic),
     "openai-codex": ("OpenAI (ChatGPT Plus/Pro)", _openai_codex),
+    "radius": ("Radius", _radius),
     "github-copilot": ("GitHub Copilot", _github_copilot),
     "xai": ("xAI (Grok/X subscription)", _xai),
     "openrouter": ("OpenRouter OAuth", _openrouter),
