@@ -28,6 +28,7 @@ from pi_tui.agent.events import (
     ToolExecutionStart,
     ToolExecutionUpdate,
 )
+from pi_tui.agent.run import RETRY_CANCELLED_TEXT
 from pi_tui.agent.tool import result_text
 from pi_tui.ai.stream import TextDelta, TextStart, ThinkingDelta, ThinkingStart, ToolCallEnd
 from pi_tui.ai.types import AssistantMessage, Message, TextContent, ThinkingContent, ToolResultMessage
@@ -35,6 +36,8 @@ from pi_tui.ai.types import AssistantMessage, Message, TextContent, ThinkingCont
 from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from pi_tui.runtime.agent_session import AgentSession
 
     from .chat import ChatLog
@@ -69,7 +72,7 @@ class ChatSurface(Protocol):
 
     def set_interval(
         self, interval: float, callback: Callable[[], object], *, name: str | None = None, repeat: int = 0
-    ) -> object: ...
+    ) -> Timer: ...
 
 
 class ChatAdapter:
@@ -86,6 +89,8 @@ class ChatAdapter:
         self._retry_attempt = 0
         """The retry under way (pi's retryAttempt): an answer aborted during it says after how many."""
         self._retry_text = ""
+        self._retry_max = 0
+        self._retry_timer: Timer | None = None
         self._invalidations_seen = 0
         self._live: AssistantMessage | None = None
 
@@ -294,28 +299,49 @@ class ChatAdapter:
     def _retry_started(self, event: AutoRetryStart) -> None:
         # Whole seconds rounded up, as pi counts them: a retry due in 300 ms reads "in 1s", not "in 0s".
         # The error itself is not repeated: the failed answer above already shows it.
+        self._spend_retry_notice()
         self._retry_attempt = event.attempt
+        self._retry_max = event.max_attempts
         self._retry_left = max(0, -(-event.delay_ms // 1000))
         self._retry_text = f"Retrying ({event.attempt}/{event.max_attempts}) in {{s}}s… (escape to cancel)"
         self.retry_notice = self.app.chat_notice(self._retry_text.format(s=self._retry_left), "warning")
-        self.app.set_interval(1, self._tick_retry, repeat=self._retry_left or 1, name="retry-countdown")
+        self._retry_timer = self.app.set_interval(
+            1, self._tick_retry, repeat=self._retry_left or 1, name="retry-countdown"
+        )
 
     def _tick_retry(self) -> None:
         self._retry_left = max(0, self._retry_left - 1)
         if self.retry_notice is not None:
             self.retry_notice.set_text(self._retry_text.format(s=self._retry_left))
 
-    def _retry_ended(self, event: AutoRetryEnd) -> None:
-        self._retry_attempt = 0
+    def _spend_retry_notice(self) -> None:
+        """The retry the banner counted down to has run (and failed): it says so, without a countdown."""
+        if self._retry_timer is not None:
+            self._retry_timer.stop()
+            self._retry_timer = None
         if self.retry_notice is not None:
-            if event.success:
-                self.retry_notice.set_text(f"Retry {event.attempt} succeeded")
-            else:
-                self.retry_notice.set_text(
-                    f"Gave up after {event.attempt} attempts: {event.final_error or ''}"
-                )
-                self.retry_notice.set_classes("-error")
+            self.retry_notice.set_text(f"Retried ({self._retry_attempt}/{self._retry_max})")
         self.retry_notice = None
+
+    def _retry_ended(self, event: AutoRetryEnd) -> None:
+        self._retry_attempt = event.attempt
+        if event.success and self.retry_notice is not None:
+            self.retry_notice.set_text(f"Retry {event.attempt} succeeded")
+        elif not event.success:
+            attempts = f"{event.attempt} attempt{'s' if event.attempt != 1 else ''}"
+            gave_up = f"Gave up after {attempts}: {event.final_error or ''}"
+            if event.final_error == RETRY_CANCELLED_TEXT and self.retry_notice is not None:
+                self.retry_notice.set_text(gave_up)  # the countdown was cancelled: it is the newest line
+                self.retry_notice.set_classes("-error")
+            else:
+                # The last attempt's error is already in the chat: giving up is told after it, as pi does.
+                self._spend_retry_notice()
+                self.app.chat_notice(gave_up, "error")
+        if self._retry_timer is not None:
+            self._retry_timer.stop()
+            self._retry_timer = None
+        self.retry_notice = None
+        self._retry_attempt = 0
 
     def _compaction_ended(self, data: dict[str, Any]) -> None:
         result = data.get("result")

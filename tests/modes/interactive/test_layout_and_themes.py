@@ -82,6 +82,44 @@ async def test_a_retry_due_within_a_second_says_1s_not_0s(tmp_path: Path, agent_
         await until(pilot, lambda: not app._busy)
 
 
+async def test_spent_retry_banners_stop_counting_and_giving_up_is_told_last(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """A banner whose retry has run no longer reads "in 0s… (escape to cancel)", and the line that says
+    the retries were used up comes after the last error, as pi's "Retry failed after N attempts" does."""
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10, "maxRetries": 2}}))
+    script = FauxScript(*(faux_error("529 overloaded_error: Overloaded") for _ in range(3)))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Gave up" in t for t in _notices(app)) and not app._busy)
+        notices = _notices(app)
+        assert not any("escape to cancel" in t or "in 0s" in t for t in notices), notices
+        assert notices[-1].startswith("Gave up after 2 attempts: "), notices
+        assert [t for t in notices if t.startswith("Retried")] == ["Retried (1/2)", "Retried (2/2)"]
+        assert sum(t.startswith("Error:") for t in notices) == 3
+
+
+async def test_a_retry_that_succeeds_after_a_failed_one_leaves_no_countdown(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10, "maxRetries": 3}}))
+    script = FauxScript(
+        faux_error("529 overloaded_error: Overloaded"), faux_error("529 overloaded_error: Overloaded"), faux_reply("ok")
+    )
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("succeeded" in t for t in _notices(app)) and not app._busy)
+        notices = _notices(app)
+        assert not any("escape to cancel" in t for t in notices), notices
+        assert "Retried (1/3)" in notices and "Retry 2 succeeded" in notices
+
+
 async def test_error_answers_are_marked_in_the_chat(tmp_path: Path, agent_dir: Path) -> None:
     script = FauxScript(faux_error("invalid_request_error: bad things"))
     app = make_app(tmp_path, agent_dir, script)
