@@ -228,3 +228,31 @@ async def test_escape_in_the_provider_list_goes_back_to_the_method_menu(tmp_path
                     and app.screen.title_text == "Select authentication method:")  # fmt: skip
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
+
+
+async def test_radius_login_asks_browser_or_device_code_then_signs_in(
+    tmp_path: Path, agent_dir: Path, auth_server: FakeAuthServer
+) -> None:
+    auth_server.device_script = ["authorization_pending", "authorization_pending", "ok"]
+    auth_server.device_interval = 0.2
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login radius")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        assert app.screen.title_text == "Select authentication method for Radius:"
+        await pilot.press("enter")  # sign in with an account
+        await until(
+            pilot, lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text == "Sign in to Radius:"
+        )
+        await pilot.press("down", "enter")  # the device code
+        await until(
+            pilot,
+            lambda: (
+                _login_screen(app) is not None
+                and any("ABCD-1234" in line.plain for line in _login_screen(app).lines)
+            ),
+        )
+        await until(pilot, lambda: any("Logged in to Radius" in text for text, _ in _notices(app)))
+    stored = json.loads((agent_dir / "auth.json").read_text())["radius"]
+    assert stored["type"] == "oauth" and stored["access"] in auth_server.valid_access_tokens()
