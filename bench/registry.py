@@ -37,6 +37,7 @@ MODULES: list[tuple[str, str, bool]] = [
     ("bench.scenarios", "register_all", True),
     ("bench.tui", "register_all", False),
     ("bench.screens", "register_all", False),
+    ("bench.screens_terminal", "register_all", False),
     ("bench.checkpoints", "register_all", False),
     ("bench.sandbox", "register_all", False),
     ("bench.big_sessions", "register_all", False),

@@ -21,7 +21,7 @@ from textual.driver import Driver
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Static
+from textual.widgets import Static, TextArea
 
 from pi_tui.modes.prompt_history import PromptHistory
 
@@ -36,6 +36,7 @@ from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
+from .warm_turn import WarmUpTurn
 
 if TYPE_CHECKING:
     from pi_tui.extensions.extension import RegisteredShortcut
@@ -158,6 +159,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.above = ExtensionWidgets(id="widgets-above")
         self.below = ExtensionWidgets(id="widgets-below")
         self.files = FileIndex(cwd)
+        self.warm_turn = WarmUpTurn(lambda: self.screen is self.screen_stack[0], lambda: self.editor.text)
+        """What the warm-up gives way to (a command being typed, a screen on top, recent keys)."""
         self.editor.menu = self.menu
         self.menu.visible_rows = self._autocomplete_rows
         self.editor.files = self.files
@@ -192,6 +195,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             # The user waits for what a key or the wheel changes: draw it without waiting out the frame
             # period a streamed write may have started. Only the next change: the key is not handled yet.
             self.draw_soon(pending=False)
+        if isinstance(event, events.Key):
+            self.warm_turn.notice_key()
         if isinstance(event, events.Key) and not event.is_forwarded and await self._run_shortcut(event.key):
             return  # before Textual's bindings and the focused widget, as a priority binding would be
         await super().on_event(event)
@@ -310,6 +315,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     def on_mount(self) -> None:
         self._install_signal_handlers()
+        self.screen_change_signal.subscribe(self, lambda _screen: self.warm_turn.notice_change())
         if not self.is_headless:
             self.run_worker(self._check_tmux_keys(), group="tmux", exit_on_error=False)
         self.editor.focus()
@@ -582,16 +588,21 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             except KeyError:
                 pass
             markdown_parser().parse("# warm\n\n- a `b`\n\n```python\nx = 1\n```\n")
+            # The sample's python fence: the lexer compiles its rules on first use (~20 ms), here
+            # rather than on the UI thread.
+            from pygments.lexers import get_lexer_by_name
+
+            get_lexer_by_name("python")
 
         await asyncio.to_thread(load)
         session.system_prompt()
         # The first markdown widget of each kind costs a stylesheet update (~100 ms here): pay it now,
-        # off screen, not when the first answer arrives.
-        # A big screen being opened right now (a command typed during the load) goes first: its first
-        # frame would otherwise wait for this mounting (~0.2 s of the UI thread).
+        # off screen, not when the first answer arrives. A command being typed or run (a big screen
+        # opening, a screen on top) goes first: its first frame and its keys would otherwise wait for
+        # this mounting (~0.2 s of the UI thread).
         from .screens.prepare import preparation_for
 
-        await preparation_for(session).wait_unheld()
+        await self.warm_turn.wait(preparation_for(session).wait_unheld)
         from .blocks import ToolBlock
         from .markdown_block import AssistantText
 
@@ -701,6 +712,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.refresh_footer()
 
     # --- sending -----------------------------------------------------------------------------------
+
+    def on_text_area_changed(self, _message: TextArea.Changed) -> None:
+        self.warm_turn.notice_change()  # a command typed in the editor: the warm-up waits for it
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
         self.chat.show_end()

@@ -80,14 +80,19 @@ class RowList(ScrollView, can_focus=True):
     def count(self) -> int:
         return self._count
 
-    def reset(self, count: int, cursor: int = 0) -> None:
-        """New rows (``count`` of them); the cursor goes to ``cursor`` (clamped)."""
+    def reset(self, count: int, cursor: int = 0, *, top: int | None = None) -> None:
+        """New rows (``count`` of them); the cursor goes to ``cursor`` (clamped). ``top``: the row to
+        show first in the view (the cursor's row stays in view whatever it is)."""
         self._count = count
         if self._row_key is None or len(self._cache) > 5000:
             self._cache.clear()
         self.virtual_size = Size(self.size.width, count)
+        if top is not None:
+            self.scroll_to(y=max(0, top), animate=False, immediate=True)
         self.cursor = max(0, min(cursor, count - 1)) if count else 0
         self.refresh()
+        if top is not None:
+            self.call_after_refresh(self.scroll_to, y=max(0, top), animate=False, immediate=True)
         self.call_after_refresh(self._scroll_to_cursor)  # before the first layout the size is unknown
 
     def refresh_rows(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, TypeGuard
 
 from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, message_text
@@ -22,10 +22,14 @@ __all__ = [
     "FilterMode",
     "TreeRow",
     "TreeModel",
+    "children_of",
     "describe_entries",
     "entry_kind",
     "entry_text",
+    "labels_of",
+    "make_row",
     "prepare_rows",
+    "row_maker",
 ]
 
 FilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
@@ -325,6 +329,87 @@ class _Describer:
         return None
 
 
+def _rows_key(session: Any, entries: list[Any]) -> tuple[Any, ...]:
+    """What the kept rows of ``session`` were made for: its ``entries`` (by count and last) and leaf."""
+    return (len(entries), id(entries[-1]) if entries else None, session.get_leaf_id())
+
+
+def children_of(entries: list[Any]) -> dict[str | None, list[Any]]:
+    """Parent id → its children, oldest first (None → the roots)."""
+    children: dict[str | None, list[Any]] = {}
+    for entry in entries:
+        if entry.id is None:
+            continue
+        siblings = children.get(entry.parent_id)
+        if siblings is None:
+            children[entry.parent_id] = [entry]
+        else:
+            siblings.append(entry)
+    for siblings in children.values():
+        if len(siblings) > 1:
+            siblings.sort(key=lambda e: e.timestamp or "")
+    return children
+
+
+def make_row(
+    entry: Any,
+    depth: int,
+    segment_start: bool,
+    kids: list[Any],
+    on_active_path: bool,
+    leaf: str | None,
+    texts: dict[str, tuple[Any, tuple[str, str, bool]]],
+    describer: _Describer,
+) -> TreeRow:
+    """The row of ``entry``, ``depth`` deep, with children ``kids`` (its text from ``texts`` when the
+    entry was described before, else made when first read)."""
+    entry_id = entry.id
+    known = texts.get(entry_id)
+    text: str | None
+    if known is not None and known[0] is entry:
+        text, kind, hidden = known[1]
+    else:
+        text = None
+        kind, hidden = entry_kind(entry)
+    branches = len(kids) > 1
+    return TreeRow(
+        entry,
+        entry_id,
+        entry.parent_id,
+        depth,
+        kind,
+        on_active_path,
+        entry_id == leaf,
+        branches,
+        segment_start,
+        hidden,
+        ([k.id for k in kids] if branches else [kids[0].id]) if kids else [],
+        text,
+        describer,
+    )
+
+
+def row_maker(
+    session: Any, entries: list[Any]
+) -> tuple[dict[str, tuple[Any, tuple[str, str, bool]]], _Describer]:
+    """The described texts kept for ``session`` and a describer for rows made now (`make_row`)."""
+    texts = _texts_of(session)
+    return texts, _Describer(session, texts, entries)
+
+
+def labels_of(
+    session: Any, entries: list[Any], known: Callable[[str], bool]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(entry id → its label, entry id → when it was set), for the ids ``known`` accepts. Only entries a
+    label entry names can have one; the time is the latest label entry's (for Shift+T)."""
+    label_times: dict[str, str] = {}
+    for entry in entries:
+        if isinstance(entry, LabelEntry):
+            label_times[entry.target_id] = str(entry.timestamp or "")
+    labels = {target: session.get_label(target) for target in label_times}
+    return {k: v for k, v in labels.items() if v and known(k)}, label_times
+
+
 def prepare_rows(session: Any) -> Iterator[int]:
     """Build the rows a first ``/tree`` of ``session`` (a `SessionManager`) shows, ahead of it; the
     session's next `TreeModel` takes them as they are. One piece (yields once, then ends)."""
@@ -348,10 +433,11 @@ class TreeModel:
 
     Args:
         session: The `SessionManager`.
-        labels: Entry id → label (the session's current labels).
+        mode: The filter.
+        near_leaf: Make no rows yet (the caller asks for `show_near_leaf`, else `rebuild`).
     """
 
-    def __init__(self, session: Any, mode: FilterMode = "default") -> None:
+    def __init__(self, session: Any, mode: FilterMode = "default", *, near_leaf: bool = False) -> None:
         self.session = session
         self.mode: FilterMode = mode
         self.query = ""
@@ -361,7 +447,12 @@ class TreeModel:
         self.labels: dict[str, str] = {}
         self.label_times: dict[str, str] = {}
         self._searched: tuple[str, FilterMode, list[TreeRow]] | None = None  # the last unfolded search
-        self.rebuild()
+        self.entry_count = 0
+        """Entries in the tree (all of them, also while only the rows near the leaf are made)."""
+        self.partial = False
+        """Whether ``rows`` holds only the rows near the leaf (`show_near_leaf`), not the whole tree."""
+        if not near_leaf:
+            self.rebuild()
 
     def rebuild(self) -> None:
         """Re-read the tree (after a label, a navigation or a new entry).
@@ -370,38 +461,36 @@ class TreeModel:
         same leaf: opening ``/tree`` again on an unchanged session takes them as they are.
         """
         self._searched = None
-        entries = self.session.get_entries()
-        key = (len(entries), id(entries[-1]) if entries else None, self.session.get_leaf_id())
-        try:
-            kept = _ROWS.get(self.session)
-        except TypeError:  # not weak-referenceable or unhashable: built each time
-            kept = None
-        if kept is not None and kept[0] == key:
-            self.rows, self.by_id, self.labels, self.label_times = kept[1]
+        if self._take_kept():
             return
+        entries = self.session.get_entries()
+        key = _rows_key(self.session, entries)  # an entry appended during the build makes them stale
         self._build(entries)
         try:
             _ROWS[self.session] = (key, (self.rows, self.by_id, self.labels, self.label_times))
         except TypeError:
             pass
 
+    def _take_kept(self) -> bool:
+        """Take the rows kept for the session as it is now; False when there are none."""
+        try:
+            kept = _ROWS.get(self.session)
+        except TypeError:  # not weak-referenceable or unhashable: built each time
+            return False
+        if kept is None or kept[0] != _rows_key(self.session, self.session.get_entries()):
+            return False
+        self.rows, self.by_id, self.labels, self.label_times = kept[1]
+        self.entry_count = len(self.rows)
+        self.partial = False
+        self._searched = None
+        return True
+
     def _build(self, entries: list[Any]) -> None:
         # Once per entry of a session that may hold 100k: plain loops, rows made positionally, texts
         # taken where the session has them and otherwise made when a row is first read.
-        children: dict[str | None, list[Any]] = {}
-        for entry in entries:
-            if entry.id is None:
-                continue
-            siblings = children.get(entry.parent_id)
-            if siblings is None:
-                children[entry.parent_id] = [entry]
-            else:
-                siblings.append(entry)
+        children = children_of(entries)
         texts = _texts_of(self.session)
         describer = _Describer(self.session, texts, entries)
-        for siblings in children.values():
-            if len(siblings) > 1:
-                siblings.sort(key=lambda e: e.timestamp or "")
         leaf = self.session.get_leaf_id()
         active = {e.id for e in self.session.get_branch()}
         rows: list[TreeRow] = []
@@ -412,47 +501,38 @@ class TreeModel:
         pop, push = stack.pop, stack.append
         while stack:
             entry, depth, segment_start = pop()
-            entry_id = entry.id
-            known = texts.get(entry_id)
-            if known is not None and known[0] is entry:
-                text: str | None
-                text, kind, hidden = known[1]
-            else:
-                text = None
-                kind, hidden = entry_kind(entry)
-            kids = children.get(entry_id, no_kids)
-            branches = len(kids) > 1
-            append(
-                TreeRow(
-                    entry,
-                    entry_id,
-                    entry.parent_id,
-                    depth,
-                    kind,
-                    entry_id in active,
-                    entry_id == leaf,
-                    branches,
-                    segment_start,
-                    hidden,
-                    ([k.id for k in kids] if branches else [kids[0].id]) if kids else [],
-                    text,
-                    describer,
-                )
-            )
+            kids = children.get(entry.id, no_kids)
+            append(make_row(entry, depth, segment_start, kids, entry.id in active, leaf, texts, describer))
             if kids:
+                branches = len(kids) > 1
                 child_depth = depth + 1 if branches else depth
                 for kid in reversed(kids):
                     push((kid, child_depth, branches))
         self.rows = rows
         self.by_id = {row.id: row for row in rows}
-        # Labels and when each was set (the latest label entry per target, for Shift+T): only entries
-        # a label entry names can have one.
-        self.label_times = {}
-        for entry in entries:
-            if isinstance(entry, LabelEntry):
-                self.label_times[entry.target_id] = str(entry.timestamp or "")
-        labels = {target: self.session.get_label(target) for target in self.label_times}
-        self.labels = {k: v for k, v in labels.items() if v and k in self.by_id}
+        self.labels, self.label_times = labels_of(self.session, entries, self.by_id.__contains__)
+        self.entry_count = len(rows)
+        self.partial = False
+
+    def show_near_leaf(self, before: int, after: int) -> bool:
+        """Take only the rows around the leaf, up to ``before`` visible rows above it and ``after``
+        below (`tree_window`), when the whole tree's rows are not made yet; `rebuild` makes them all.
+        False (nothing changed) when they are made, or when the leaf's row would not be shown."""
+        if self._take_kept():
+            return False
+        from .tree_window import rows_near_leaf
+
+        entries = self.session.get_entries()
+        get_entry = self.session.get_entry
+        self.labels, self.label_times = labels_of(self.session, entries, lambda k: get_entry(k) is not None)
+        window = rows_near_leaf(self.session, entries, before, after, self._passes_filter)  # reads labels
+        if window is None:
+            return False
+        self.rows = window
+        self.by_id = {row.id: row for row in window}
+        self.entry_count = len(entries) - sum(1 for entry in entries if entry.id is None)
+        self.partial = True
+        return True
 
     # --- visibility ------------------------------------------------------------------------------
 

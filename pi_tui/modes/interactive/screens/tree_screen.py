@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ForkScreen", "TreeScreen", "open_fork", "open_tree"]
 
+NEAR_LEAF_ROWS = 100
+"""Shown rows made above and below the leaf for a first open before the whole tree's rows are made."""
+
 HELP = (
     "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · enter jump · ctrl+f fork · esc close\n"
     "ctrl+d default · ctrl+t no-tools · ctrl+u user · ctrl+l labelled · ctrl+a all · ctrl+o cycle"
@@ -66,10 +69,16 @@ class TreeScreen(Screen[None]):
         Binding("ctrl+f", "fork", "Fork"),
     ]
 
-    def __init__(self, session: AgentSession, mode: FilterMode = "default") -> None:
+    def __init__(
+        self, session: AgentSession, mode: FilterMode = "default", *, near_leaf: bool = False
+    ) -> None:
         super().__init__()
         self.session = session
-        self.model = TreeModel(session.session_manager, mode)
+        # ``near_leaf``: only the rows near the leaf when the whole tree's are not made yet (none when
+        # they cannot be had: the opener then makes them all, see `open_tree`).
+        self.model = TreeModel(session.session_manager, mode, near_leaf=near_leaf)
+        if near_leaf:
+            self.model.show_near_leaf(NEAR_LEAF_ROWS, NEAR_LEAF_ROWS)
         self.shown: list[TreeRow] = []
         self.show_label_time = False
         self.title_text = "Session Tree"
@@ -83,8 +92,23 @@ class TreeScreen(Screen[None]):
             yield Static(self.help_text, id="tree-help")
 
     def on_mount(self) -> None:
-        self._refresh_rows(select=self.session.session_manager.get_leaf_id())
+        self._refresh_rows(select=self.session.session_manager.get_leaf_id(), window=True)
         self._list().focus()
+        if self.model.partial:  # the rest of the rows once this first frame is drawn
+            self.call_after_refresh(self._complete_rows)
+
+    @work(exclusive=True, group="tree-rows")
+    async def _complete_rows(self) -> None:
+        """Show every row instead of those near the leaf, as they are made by the work ahead (never
+        twice); the highlighted row stays where it is on screen. What was typed meanwhile (a search, a
+        filter, a fold) applies then."""
+        from .prepare import preparation_for
+
+        await preparation_for(self.session).need("tree")
+        listing = self._list()
+        offset = listing.cursor - int(listing.scroll_offset.y)
+        self.model.rebuild()  # the rows the work ahead made and kept (made here if it failed)
+        self._search(redraw=True, offset=offset)
 
     # --- drawing --------------------------------------------------------------------------------------
 
@@ -144,9 +168,26 @@ class TreeScreen(Screen[None]):
             text.append(f"  ({len(row.children)} branches)", style="dim")
         return text
 
-    def _refresh_rows(self, select: str | None = None, *, redraw: bool = False) -> None:
-        """Re-filter the rows; ``redraw`` when their text changed too (a fold marker, a label)."""
+    def _refresh_rows(
+        self,
+        select: str | None = None,
+        *,
+        redraw: bool = False,
+        window: bool = False,
+        offset: int | None = None,
+    ) -> None:
+        """Re-filter the rows; ``redraw`` when their text changed too (a fold marker, a label). While
+        only the rows near the leaf are made, only the first call (``window``) filters them: a search,
+        a filter or a fold waits for every row (`_complete_rows`). ``offset``: the highlighted row's
+        line in the view, kept."""
         listing = self._list()
+        mode = "" if self.model.mode == "default" else f" · filter: {self.model.mode}"
+        self.query_one("#tree-title", Static).update(
+            f"{self.title_text} · {self.model.entry_count} entries{mode}"
+        )
+        self.query_one("#tree-search", Static).update(Text(f"Type to search: {self.model.query}"))
+        if self.model.partial and not window:
+            return
         if redraw:
             listing.refresh_rows()
         current = self._highlighted()
@@ -155,12 +196,7 @@ class TreeScreen(Screen[None]):
         index = next((i for i, row in enumerate(self.shown) if row.id == keep), None)
         if index is None:
             index = len(self.shown) - 1
-        listing.reset(len(self.shown), index)
-        mode = "" if self.model.mode == "default" else f" · filter: {self.model.mode}"
-        self.query_one("#tree-title", Static).update(
-            f"{self.title_text} · {len(self.model.rows)} entries{mode}"
-        )
-        self.query_one("#tree-search", Static).update(Text(f"Type to search: {self.model.query}"))
+        listing.reset(len(self.shown), index, top=None if offset is None else index - offset)
 
     def _highlighted(self) -> TreeRow | None:
         index = self._list().cursor
@@ -183,7 +219,7 @@ class TreeScreen(Screen[None]):
             self._search(redraw=had_folds)
             event.stop()
 
-    def _search(self, *, redraw: bool) -> None:
+    def _search(self, *, redraw: bool, offset: int | None = None) -> None:
         """Show the rows the query finds. A search reads every row's text: while the work ahead is
         still describing the entries (`prepare`), the query shows at once and the rows once it is done,
         rather than describing them a second time here."""
@@ -193,7 +229,7 @@ class TreeScreen(Screen[None]):
             self.query_one("#tree-search", Static).update(Text(f"Type to search: {self.model.query}"))
             self._search_when_described()
             return
-        self._refresh_rows(redraw=redraw)
+        self._refresh_rows(redraw=redraw, offset=offset)
 
     @work(exclusive=True, group="tree-search")
     async def _search_when_described(self) -> None:
@@ -412,16 +448,25 @@ async def open_fork(app: PiApp, _args: str) -> None:
 
 
 async def open_tree(app: PiApp, _args: str) -> None:
-    """``/tree``: push the navigator (default filter from the ``treeFilterMode`` setting), once its rows
-    are made (ahead of the open, or by the work ahead now, before anything else it does)."""
-    from .prepare import push_prepared
+    """``/tree``: push the navigator (default filter from the ``treeFilterMode`` setting). When the
+    work ahead has not made the whole tree's rows yet, it opens at once with the rows near the leaf
+    (`tree_window`) and the rest follow; otherwise with every row."""
+    from .prepare import preparation_for
 
     session = session_of(app)
     if session.session_manager.get_leaf_id() is None:  # nothing to navigate yet (pi says so too)
         app.notify("No entries in session")
         return
     settings = session.settings
-    mode = settings.tree_filter_mode if settings is not None else "default"
-    await push_prepared(
-        app, session, "tree", lambda: TreeScreen(session, mode if mode in FILTER_MODES else "default")
-    )
+    chosen = settings.tree_filter_mode if settings is not None else "default"
+    mode: FilterMode = chosen if chosen in FILTER_MODES else "default"
+    preparation = preparation_for(session)
+    release = preparation.hold()  # the rest of the work ahead waits for the first frame
+    try:
+        screen = TreeScreen(session, mode, near_leaf=not preparation.done("tree"))
+        if not screen.model.rows:  # no rows near the leaf to show first: wait for all of them
+            await preparation.need("tree")
+            screen = TreeScreen(session, mode)
+        await app.push_screen(screen)
+    finally:
+        app.call_after_refresh(release)

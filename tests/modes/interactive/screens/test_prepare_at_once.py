@@ -15,6 +15,7 @@ import pytest
 from pi_tui.context import report
 from pi_tui.modes.interactive import markdown_block
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS, tree_rows
+from pi_tui.modes.interactive.screens._rowlist import RowList
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.modes.interactive.screens.prepare import ScreenPreparation, preparation_for
 from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
@@ -60,24 +61,31 @@ def gate() -> Iterator[Gate]:
     made.open()  # never leave a worker thread waiting (each test also opens it before the app ends)
 
 
-async def test_tree_opened_while_its_rows_are_being_built_builds_them_once(
+async def test_tree_opened_while_its_rows_are_being_built_shows_the_leaf_at_once_and_builds_them_once(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
 ) -> None:
-    path = _session(tmp_path, 40)
+    path = _session(tmp_path, 120)
     monkeypatch.setattr(TreeModel, "_build", gate.wrap(TreeModel._build))
     app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, gate.reached.is_set)  # the work ahead is building the rows
-        opening = app.run_worker(SCREEN_COMMANDS["tree"](app, ""))
+        try:
+            await SCREEN_COMMANDS["tree"](app, "")  # opens at once, with the rows near the leaf
+            screen = app.screen
+            assert isinstance(screen, TreeScreen)
+            await pilot.pause()
+            assert screen.model.partial
+            assert len(screen.model.rows) < 150  # of 480: a hundred shown rows above the leaf
+            leaf = app.require_session().session_manager.get_leaf_id()
+            assert screen.shown[screen.query_one(RowList).cursor].id == leaf
+            assert "480 entries" in str(screen.query_one("#tree-title").render())
+        finally:
+            gate.open()
+        await until(pilot, lambda: not screen.model.partial)  # the rest follow, built by the work ahead
         await pilot.pause()
-        assert not isinstance(app.screen, TreeScreen)  # it waits for the rows in progress
-        gate.open()
-        await opening.wait()
-        await until(pilot, lambda: isinstance(app.screen, TreeScreen))
         assert gate.calls == 1
-        screen = app.screen
-        assert isinstance(screen, TreeScreen)
         assert len(screen.model.rows) == len(app.require_session().session_manager.get_entries())
+        assert screen.shown[screen.query_one(RowList).cursor].id == leaf
 
 
 async def test_a_search_typed_while_entries_are_being_described_waits_for_them(

@@ -1,0 +1,66 @@
+"""When the warm-up may take the UI thread: not while the user is on the way to a screen or in one.
+
+Right after a session shows, the app mounts sample markdown widgets off screen (the warm-up: the first
+answer then does not pay Textual's first stylesheet work for them, ~0.2 s of the UI thread). A command
+typed meanwhile (``/tree`` on a big session) would wait behind that work, and so would the keys of a
+screen opened over the chat. `WarmUpTurn.wait` returns once none of this is happening:
+
+- no big screen is opening (`ScreenPreparation.wait_unheld`);
+- the chat is the screen on top (a screen's keys must not wait for the mounting);
+- the editor does not hold a slash command (the user is typing one: it goes first);
+- no key came in the last `QUIET_SECONDS` (Enter on a command reaches its handler a little later).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+__all__ = ["QUIET_SECONDS", "WarmUpTurn"]
+
+QUIET_SECONDS = 0.3
+"""How long after the last key the warm-up may start mounting."""
+
+
+class WarmUpTurn:
+    """Tracks what the warm-up must give way to; the app calls `notice_key` and `notice_change`.
+
+    Args:
+        chat_on_top: Whether the chat's screen is the one on top.
+        editor_text: The editor's text now.
+    """
+
+    def __init__(self, chat_on_top: Callable[[], bool], editor_text: Callable[[], str]) -> None:
+        self._chat_on_top = chat_on_top
+        self._editor_text = editor_text
+        self._last_key = float("-inf")
+        self._changed = asyncio.Event()
+
+    def notice_key(self) -> None:
+        """A key came in."""
+        self._last_key = time.monotonic()
+        self._changed.set()
+
+    def notice_change(self) -> None:
+        """The screen on top or the editor's text changed."""
+        self._changed.set()
+
+    def blocked(self) -> bool:
+        """Whether the user is opening or using a screen, or typing a command."""
+        return not self._chat_on_top() or self._editor_text().lstrip().startswith("/")
+
+    async def wait(self, unheld: Callable[[], Awaitable[None]]) -> None:
+        """Return once the warm-up may mount (see the module); ``unheld`` returns once no screen is
+        opening."""
+        while True:
+            await unheld()
+            self._changed.clear()
+            quiet_for = QUIET_SECONDS - (time.monotonic() - self._last_key)
+            if not self.blocked() and quiet_for <= 0:
+                return
+            try:
+                # A blocked turn waits for a change; a recent key only for the rest of the quiet time.
+                await asyncio.wait_for(self._changed.wait(), None if self.blocked() else quiet_for)
+            except TimeoutError:
+                pass
