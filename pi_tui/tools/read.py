@@ -5,8 +5,11 @@ from __future__ import annotations
 import base64
 import errno
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
@@ -14,8 +17,16 @@ from pi_tui.ai.types import ImageContent, TextContent
 
 from ._common import opt_int_arg, run_blocking, str_arg
 from .images import IMAGE_SNIFF_BYTES, ImageResizer, detect_image_mime_type, format_dimension_note
+from .line_scan import scan_lines
 from .paths import resolve_read_path
-from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, utf8_len
+from .truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncationResult,
+    format_size,
+    truncate_head,
+    utf8_len,
+)
 
 __all__ = ["create_read_tool", "READ_PARAMETERS", "READ_DESCRIPTION", "read_file_result"]
 
@@ -35,6 +46,9 @@ READ_DESCRIPTION = (
     f"{DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). Use offset/limit for large files. When you need "
     "the full file, continue with offset until complete."
 )
+
+STREAMED_TEXT_BYTES = 8 * 1024 * 1024
+"""Text files larger than this are read in chunks, keeping only the lines shown."""
 
 _IMAGE_OMITTED = "[Image omitted: could not be resized below the inline image size limit.]"
 
@@ -78,26 +92,40 @@ def read_file_result(
 ) -> ToolResult:
     """Do the whole read synchronously (run it off the event loop). Raises `ToolError` on failure."""
     absolute = resolve_read_path(path, cwd)
-    data = _read_bytes(absolute)
-    mime_type = detect_image_mime_type(data[:IMAGE_SNIFF_BYTES])
+    with _guarded(absolute):
+        _check_readable(absolute)
+        with absolute.open("rb") as file:
+            head = file.read(IMAGE_SNIFF_BYTES)
+            size = os.fstat(file.fileno()).st_size
+            mime_type = detect_image_mime_type(head)
+            if mime_type is None and size > STREAMED_TEXT_BYTES:
+                # a log of gigabytes: count its lines and keep only what is shown (reading it whole
+                # took about six times its size in memory)
+                file.seek(0)
+                return _streamed_text_result(file, path, offset, limit)
+            data = head + file.read()
     if mime_type is not None:
         return _image_result(data, mime_type, resizer)
     return _text_result(data.decode("utf-8", errors="replace"), path, offset, limit)
 
 
-def _read_bytes(absolute: Path) -> bytes:
-    # Error texts follow Node's wording, which is what the model sees from pi.
+@contextmanager
+def _guarded(absolute: Path) -> Iterator[None]:
+    """OS errors as the tool errors the model sees (Node's wording, which is what pi shows it)."""
     try:
-        if not os.access(absolute, os.R_OK):
-            if not os.path.exists(absolute):
-                raise ToolError(f"ENOENT: no such file or directory, access '{absolute}'")
-            raise ToolError(f"EACCES: permission denied, access '{absolute}'")
-        if absolute.is_dir():
-            raise ToolError("EISDIR: illegal operation on a directory, read")
-        return absolute.read_bytes()
+        yield
     except OSError as exc:
         code = errno.errorcode.get(exc.errno or 0, "EIO")
         raise ToolError(f"{code}: {exc.strerror or exc}, read '{absolute}'") from exc
+
+
+def _check_readable(absolute: Path) -> None:
+    if not os.access(absolute, os.R_OK):
+        if not os.path.exists(absolute):
+            raise ToolError(f"ENOENT: no such file or directory, access '{absolute}'")
+        raise ToolError(f"EACCES: permission denied, access '{absolute}'")
+    if absolute.is_dir():
+        raise ToolError("EISDIR: illegal operation on a directory, read")
 
 
 def _image_result(data: bytes, mime_type: str, resizer: ImageResizer | None) -> ToolResult:
@@ -138,12 +166,38 @@ def _text_result(text: str, path: str, offset: int | None, limit: int | None) ->
         user_limited = end - start
     else:
         selected = "\n".join(all_lines[start:])
-
     truncation = truncate_head(selected)
+    return _shown(truncation, path, start, total, user_limited, lambda: utf8_len(all_lines[start]))
+
+
+def _streamed_text_result(file: BinaryIO, path: str, offset: int | None, limit: int | None) -> ToolResult:
+    """`_text_result` of a large file read in chunks: the same text and notices, holding only the lines
+    shown. Byte counts are those of the file (an invalid UTF-8 byte counts 1, not the 3 of its
+    replacement character)."""
+    start = max(0, offset - 1) if offset else 0
+    scan = scan_lines(file, start, None if limit is None else start + max(0, limit), DEFAULT_MAX_BYTES + 2)
+    if start >= scan.total_lines:
+        raise ToolError(f"Offset {offset} is beyond end of file ({scan.total_lines} lines total)")
+    user_limited = None if limit is None else max(0, min(start + limit, scan.total_lines) - start)
+    truncation = truncate_head(scan.kept.decode("utf-8", errors="replace"))
+    if not scan.complete:  # what the scan kept is the head of the selection: give the whole's size
+        truncation = replace(truncation, total_lines=scan.selection_lines, total_bytes=scan.selection_bytes)
+    return _shown(truncation, path, start, scan.total_lines, user_limited, lambda: scan.first_line_bytes)
+
+
+def _shown(
+    truncation: TruncationResult,
+    path: str,
+    start: int,
+    total: int,
+    user_limited: int | None,
+    first_line_bytes: Callable[[], int],
+) -> ToolResult:
+    """The tool's answer for the lines from ``start`` (0-based) of a ``total``-line file."""
     first_shown = start + 1
     details: dict[str, Any] | None = None
     if truncation.first_line_exceeds_limit:
-        size = format_size(utf8_len(all_lines[start]))
+        size = format_size(first_line_bytes())
         output = (
             f"[Line {first_shown} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. "
             f"Use bash: sed -n '{first_shown}p' {path} | head -c {DEFAULT_MAX_BYTES}]"

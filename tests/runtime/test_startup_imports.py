@@ -208,6 +208,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.tools.ls",
         "pi_tui.tools.mutation_queue",
         "pi_tui.tools.paths",
+        "pi_tui.tools.line_scan",
         "pi_tui.tools.read",
         "pi_tui.tools.truncate",
         "pi_tui.tools.write",
