@@ -132,6 +132,10 @@ DEFAULT_VISIBLE = 5
 """Rows the menu shows before it scrolls: pi's ``autocompleteMaxVisible`` default."""
 
 
+VALUE_COLUMN = 30
+"""The widest a completion's value is shown before its description."""
+
+
 class CompletionMenu(OptionList):
     """The list of completions floating above the editor (an overlay, so the chat does not move).
 
@@ -148,7 +152,7 @@ class CompletionMenu(OptionList):
         border: round $pi-border-muted;
         background: $pi-background;
         color: $pi-text;
-        padding: 0;
+        padding: 0 1;
         /* one row per candidate: a long description is cut, so the rows show as many candidates */
         text-wrap: nowrap;
         text-overflow: ellipsis;
@@ -173,14 +177,15 @@ class CompletionMenu(OptionList):
         if not candidates:
             self.remove_class("-visible")
             return
-        self.add_options(
-            [
-                Option(
-                    Text.assemble((c.value, "bold"), ("  " + c.description if c.description else "", "dim"))
-                )
-                for c in candidates
-            ]
-        )
+        # The descriptions start in one column, after the widest value (at most `VALUE_COLUMN`), as pi's
+        # list lays them out; a longer value is cut with an ellipsis.
+        column = min(VALUE_COLUMN, max(len(c.value) for c in candidates))
+        options = []
+        for c in candidates:
+            value = c.value if len(c.value) <= column else c.value[: column - 1] + "…"
+            description = ("  " + " " * (column - len(value)) + c.description) if c.description else ""
+            options.append(Option(Text.assemble((value, "bold"), (description, "dim"))))
+        self.add_options(options)
         rows = max(1, self.visible_rows())
         self.styles.max_height = rows + 2  # the rows and the round border
         self._scrolls = len(candidates) > rows

@@ -77,3 +77,19 @@ async def test_each_command_takes_one_row_however_narrow_the_terminal(
         await pilot.pause()
         # a long description is cut with an ellipsis instead of wrapping, so five rows show five commands
         assert app.menu.virtual_size.height == len(app.menu.candidates)
+
+
+async def test_descriptions_start_in_one_column_as_in_pi(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("slash")
+        await until(pilot, lambda: app.menu.is_shown)
+        columns = set()
+        for index, candidate in enumerate(app.menu.candidates):
+            prompt = str(app.menu.get_option_at_index(index).prompt)
+            assert prompt.startswith(candidate.value)
+            columns.add(prompt.index(candidate.description))
+        assert len(columns) == 1
+        widest = max(len(c.value) for c in app.menu.candidates)
+        assert columns == {min(widest, 30) + 2}
