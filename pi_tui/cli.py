@@ -6,15 +6,19 @@ without loading pydantic, the provider SDKs or Textual.
 
 from __future__ import annotations
 
+import base64
 import gc
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pi_tui import __version__
 from pi_tui.args import HELP_TEXT, Args, ArgsError, parse_args
+
+if TYPE_CHECKING:
+    from pi_tui.ai.types import ImageContent
 
 __all__ = ["main"]
 
@@ -24,19 +28,33 @@ def _err(message: str) -> None:
     sys.stderr.flush()
 
 
-def _read_file_args(args: Args, cwd: Path) -> str:
-    """Inline ``@file`` arguments as pi does: text files become ``<file name=...>`` blocks."""
+def _read_file_args(args: Args, cwd: Path) -> tuple[str, list[ImageContent]]:
+    """Inline ``@file`` arguments as pi does: text files become ``<file name=...>`` blocks; an image
+    (PNG, JPEG, GIF, WebP, told by its first bytes) is attached to the first prompt, named by an empty
+    block. Empty files are skipped."""
     chunks: list[str] = []
+    images: list[ImageContent] = []
     for name in args.files:
         path = (cwd / Path(name).expanduser()).resolve()
+        if path.is_dir():
+            raise FileNotFoundError(f"Not a file: {name} is a directory")
         if not path.is_file():
             raise FileNotFoundError(f"File not found: {name}")
         data = path.read_bytes()
         if not data:
             continue
-        text = data.decode("utf-8", errors="replace")
+        from pi_tui.tools.images import IMAGE_SNIFF_BYTES, detect_image_mime_type
+
+        mime_type = detect_image_mime_type(data[:IMAGE_SNIFF_BYTES])
+        if mime_type is not None:
+            from pi_tui.ai.types import ImageContent
+
+            images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type))
+            chunks.append(f'<file name="{path}"></file>\n')
+            continue
+        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
         chunks.append(f'<file name="{path}">\n{text}\n</file>\n')
-    return "".join(chunks)
+    return "".join(chunks), images
 
 
 def _export(args: Args, cwd: Path) -> int:
@@ -168,9 +186,9 @@ def _run(args: Args) -> int:
         if stdin_text:
             args.print_mode = True
     try:
-        file_text = _read_file_args(args, cwd)
-    except FileNotFoundError as exc:
-        _err(str(exc))
+        file_text, file_images = _read_file_args(args, cwd)
+    except OSError as exc:
+        _err(str(exc) if isinstance(exc, FileNotFoundError) else f"Cannot read a file argument: {exc}")
         return 1
 
     def build_prompts() -> list[str]:
@@ -194,6 +212,11 @@ def _run(args: Args) -> int:
         from pi_tui.modes.rpc import run_rpc
 
         return run_rpc(args, cwd)
+    if not headless and file_images:  # the interactive modes take images by their path
+        _err(
+            "Warning: an image given as @file is attached in print (-p) and JSON mode only; here the "
+            "prompt names its path, and the model can look at it with the read tool"
+        )
     if not headless:  # --plain: the line mode, also where a full-screen app cannot run
         from pi_tui.modes.plain import cannot_host_fullscreen, run_plain_cli
 
@@ -211,12 +234,16 @@ def _run(args: Args) -> int:
         from pi_tui.modes.rpc.guard import guard_stdout
 
         with guard_stdout() as protocol_fd, open(protocol_fd, "w", encoding="utf-8", closefd=False) as out:
-            return _run_headless(args, cwd, build_prompts, out)
-    return _run_headless(args, cwd, build_prompts, None)
+            return _run_headless(args, cwd, build_prompts, out, file_images)
+    return _run_headless(args, cwd, build_prompts, None, file_images)
 
 
 def _run_headless(
-    args: Args, cwd: Path, build_prompts: Callable[[], list[str]], stdout: TextIO | None
+    args: Args,
+    cwd: Path,
+    build_prompts: Callable[[], list[str]],
+    stdout: TextIO | None,
+    images: list[ImageContent] | None = None,
 ) -> int:
     """Print and JSON modes: build the session, run the prompts, close it."""
     import asyncio
@@ -251,7 +278,11 @@ def _run_headless(
             with cancel_on_termination(task) as received:
                 try:
                     return await run_print_mode(
-                        startup.session, prompts, json_mode=args.mode == "json", stdout=stdout
+                        startup.session,
+                        prompts,
+                        json_mode=args.mode == "json",
+                        stdout=stdout,
+                        first_images=images,
                     )
                 except asyncio.CancelledError:
                     if not received:

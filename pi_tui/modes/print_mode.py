@@ -21,7 +21,7 @@ from pi_tui.agent.events import (
     ErrorEvent,
     ExtensionError,
 )
-from pi_tui.ai.types import AssistantMessage
+from pi_tui.ai.types import AssistantMessage, ImageContent
 from pi_tui.extensions.ui import NotifyLevel, NullUIBridge
 from pi_tui.runtime.agent_session import AgentSession
 
@@ -50,8 +50,9 @@ async def run_print_mode(
     json_mode: bool = False,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    first_images: list[ImageContent] | None = None,
 ) -> int:
-    """Run each prompt in turn; return the process exit code."""
+    """Run each prompt in turn (the first with ``first_images``, from ``@file``); return the exit code."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
 
@@ -126,10 +127,10 @@ async def run_print_mode(
     unsubscribe = session.subscribe(on_event)
     try:
         last_was_command = False
-        for text in prompts:
+        for number, text in enumerate(prompts):
             before = commands.handled_count
             is_extension_command = _names_extension_command(session, text)
-            await session.prompt(text)
+            await session.prompt(text, first_images if number == 0 and first_images else None)
             if json_mode:
                 json_stream.settled()
             last_was_command = commands.handled_count > before or is_extension_command

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -202,3 +203,43 @@ def test_piped_stdin_and_a_prompt_go_out_as_one_message(tmp_path: Path, agent_di
     assert len(user) == 1
     sent = "".join(b["text"] for b in user[0]["content"] if b["type"] == "text")
     assert sent == "line one\nline two\n\nsummarise"
+
+
+PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+)
+
+
+def test_an_image_file_argument_is_attached_and_a_text_file_inlined(tmp_path: Path, agent_dir: Path) -> None:
+    """``pi-tui -p @shot.png @notes.txt "what is wrong"``: as pi, the image goes as an image block named by an
+    empty ``<file>`` tag, and the text file (its byte-order mark dropped) is inlined."""
+    (tmp_path / "shot.png").write_bytes(PNG_1X1)
+    (tmp_path / "notes.txt").write_text("\ufeffthe button is red")
+    fake = FakeLLM()
+    fake.script([Reply([text("it is red")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        config = json.loads((agent_dir / "models.json").read_text())
+        config["providers"]["fake-anthropic"]["models"][0]["input"] = ["text", "image"]
+        (agent_dir / "models.json").write_text(json.dumps(config))
+        run = run_cli(
+            ["--model", "fake-anthropic/claude-fake", "-p", "@shot.png", "@notes.txt", "what is wrong"],
+            tmp_path,
+        )
+    assert run.returncode == 0, run.stderr
+    assert fake.violations == []
+    (request,) = fake.requests
+    [user] = [m for m in request.body["messages"] if m["role"] == "user"]
+    images = [b for b in user["content"] if b["type"] == "image"]
+    assert [b["source"]["data"] for b in images] == [base64.b64encode(PNG_1X1).decode()]
+    sent = "".join(b["text"] for b in user["content"] if b["type"] == "text")
+    shot, notes = tmp_path / "shot.png", tmp_path / "notes.txt"
+    assert (
+        sent
+        == f'<file name="{shot}"></file>\n<file name="{notes}">\nthe button is red\n</file>\nwhat is wrong'
+    )
+
+
+def test_a_directory_file_argument_is_named_as_one(tmp_path: Path, agent_dir: Path) -> None:
+    run = run_cli(["--provider", "faux", "-p", "@.", "hi"], tmp_path)
+    assert run.returncode == 1 and run.stderr.strip() == "Not a file: . is a directory"
