@@ -74,7 +74,7 @@ SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
 def _table(title: str, rows: list[tuple[str, str]]) -> Table:
     table = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
     table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column()
+    table.add_column(overflow="fold")  # a long path or id wraps instead of being cut
     for key, what in rows:
         table.add_row(Text(key), Text(what))
     return table
@@ -184,7 +184,7 @@ async def open_session(app: PiApp, _args: str) -> None:
     """``/session``: file, id, counts, tokens, cost and cache ratio."""
     table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
-    table.add_column()
+    table.add_column(overflow="fold")  # a long path or id wraps instead of being cut
     for label, value in session_rows(session_of(app)):
         table.add_row(Text(label), Text(value))
     await app.push_screen(InfoScreen("Session", table))

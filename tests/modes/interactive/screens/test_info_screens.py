@@ -66,3 +66,20 @@ async def test_summary_screen_says_when_there_is_none(project: Path) -> None:
         await pilot.pause()
         assert any("No compaction on this branch yet" in str(n.message) for n in app._notifications)
     await session.close()
+
+
+async def test_a_session_file_path_wider_than_the_screen_is_shown_whole(project: Path) -> None:
+    from textual.geometry import Region
+
+    deep = project / ("a-rather-long-folder-name-" * 3) / "sessions"
+    deep.mkdir(parents=True)
+    session = fixture_session(LARGE, deep)
+    app = HostApp(session)
+    async with app.run_test(size=(70, 30)) as pilot:
+        await SCREEN_COMMANDS["session"](app, "")
+        await pilot.pause()
+        body = app.screen.query_one("#info-body")
+        strips = body.render_lines(Region(0, 0, body.size.width, body.size.height))
+        shown = "".join(strip.text.strip() for strip in strips)
+        assert str(deep / LARGE.name) in shown
+    await session.close()
