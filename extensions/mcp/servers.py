@@ -238,11 +238,18 @@ class Server:
             async with contextlib.AsyncExitStack() as stack:
                 session = await self._open(stack)
                 init = await session.initialize()
-                self.tools = await self._list_tools(session)
-                if init.capabilities.prompts is not None:
-                    self.prompts = await self._list_prompts(session)
-                if init.capabilities.resources is not None:
-                    self.resources = await self._list_resources(session)
+                # The three listings at once (one round trip, not three: they are on the way to a first call).
+                async with asyncio.TaskGroup() as listings:
+                    tools = listings.create_task(self._list_tools(session))
+                    prompts = (listings.create_task(self._list_prompts(session))
+                               if init.capabilities.prompts is not None else None)  # fmt: skip
+                    resources = (listings.create_task(self._list_resources(session))
+                                 if init.capabilities.resources is not None else None)  # fmt: skip
+                self.tools = tools.result()
+                if prompts is not None:
+                    self.prompts = prompts.result()
+                if resources is not None:
+                    self.resources = resources.result()
                 await self.roots.settled(session)
                 if not ready.done():
                     ready.set_result(session)

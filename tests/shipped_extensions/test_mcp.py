@@ -428,3 +428,54 @@ async def test_a_message_naming_a_lazy_server_starts_it_before_the_model_calls_i
     assert "demo: lazy" in before and "other: lazy" in before
     assert "demo: lazy" not in after and ("demo: starting" in after or "demo: connected" in after)
     assert "other: lazy" in after
+
+
+# A bare JSON-RPC server that holds its tools/list answer until prompts/list and resources/list have
+# arrived too (at most 5 s) and names its one tool after what it saw.
+LISTINGS_SERVER = r"""
+import json, os, select, sys, time
+
+def send(message):
+    os.write(1, (json.dumps(message) + "\n").encode())
+
+pending, seen, held, deadline = b"", set(), None, None
+while True:
+    wait = None if held is None else max(0.0, deadline - time.monotonic())
+    if select.select([0], [], [], wait)[0]:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        pending += chunk
+    *lines, pending = pending.split(b"\n")
+    for line in filter(None, lines):
+        message = json.loads(line)
+        method, rid = message.get("method"), message.get("id")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "protocolVersion": message["params"]["protocolVersion"], "serverInfo": {"name": "raw", "version": "1"},
+                "capabilities": {"tools": {}, "prompts": {}, "resources": {}}}})
+        elif method == "tools/list":
+            held, deadline = rid, time.monotonic() + 5
+        elif method in ("prompts/list", "resources/list"):
+            seen.add(method)
+            send({"jsonrpc": "2.0", "id": rid, "result": {method.split("/")[0]: []}})
+        elif method == "ping":
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    if held is not None and (len(seen) == 2 or time.monotonic() >= deadline):
+        name = "listed_with_the_others" if len(seen) == 2 else "listed_alone"
+        send({"jsonrpc": "2.0", "id": held, "result": {"tools": [
+            {"name": name, "inputSchema": {"type": "object"}}]}})
+        held = None
+"""
+
+
+async def test_tools_prompts_and_resources_are_listed_at_once(agent_dir: Path, project: Path) -> None:
+    # Listed one after another, a first call waited for three round trips to the server instead of one.
+    write_mcp(agent_dir, {"raw": {"command": sys.executable, "args": ["-c", LISTINGS_SERVER]}})
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp tools raw")
+
+    (listing,) = [notice for notice, _ in ui.notices if notice.startswith("raw")]
+    assert listing.splitlines()[-1].startswith("  listed_with_the_others (")
