@@ -10,7 +10,9 @@ the emulated screen (a frame finished: synchronized output), and the CPU the pro
 
 Keystrokes (on the screen opened last, one second after the load): each key → the next frame that
 changes the screen (characters or colours): ``/tree`` search typing, ↑ moves, filter toggles (Ctrl+T
-twice, Ctrl+U twice); ``/resume`` search typing and ↑ moves.
+twice, Ctrl+U twice); ``/context`` ↓ moves; ``/resume`` search typing and ↓ moves. A key that changes
+nothing is timed by the next change there is (``/resume``'s search field blinks its cursor twice a
+second), so the keys chosen each change something.
 
     python -m bench screens_terminal_20k -n 1 --no-write
     python -c "from bench.screens_terminal import measure; print(measure(delays=(0, 300)))"
@@ -139,7 +141,7 @@ def _resume_keys(screen: PtyScreen) -> dict[str, Any]:
     search = _keys(screen, "session 1")
     for _ in "session 1":
         screen.send("\x7f")
-    moves = _keys(screen, ["\x1b[A"] * 8)
+    moves = _keys(screen, ["\x1b[B"] * 8)  # down from the first row (up there changes nothing)
     return {"search_keys_ms": search, "move_keys_ms": moves}
 
 

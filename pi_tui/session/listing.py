@@ -334,21 +334,27 @@ def list_sessions(cwd: str | Path, session_dir: Path | None = None) -> list[Sess
 
 
 def list_sessions_in_steps(
-    cwd: str | Path, session_dir: Path | None = None, chunk: int = 50
+    cwd: str | Path, session_dir: Path | None = None, chunk: int = 50, piece_seconds: float = 0.005
 ) -> Iterator[int]:
     """`list_sessions` in pieces, for a worker that lets other work go first: each ``next`` reads
-    ``chunk`` files (a large one through the folder's cache) and yields how many are read. What it
-    reads is kept (the process's rows of small files, the folder's cache), so listing afterwards
-    reads none of them again."""
+    ``chunk`` files (a large one through the folder's cache), or fewer once it took ``piece_seconds``
+    (a large file read for the first time takes ~20 ms: ten of them in one piece held up whatever
+    waited for it), and yields how many are read. What it reads is kept (the process's rows of small
+    files, the folder's cache), so listing afterwards reads none of them again."""
+    import time
+
     from .listing_cache import ListingCache
 
     directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
     cache = ListingCache(directory)
     files = _session_files(directory)
-    for start in range(0, len(files), chunk):
-        for path in files[start : start + chunk]:
-            cache.info(path)
-        yield start + chunk
+    started, in_piece = time.perf_counter(), 0
+    for done, path in enumerate(files, 1):
+        cache.info(path)
+        in_piece += 1
+        if in_piece >= chunk or time.perf_counter() - started >= piece_seconds:
+            yield done
+            started, in_piece = time.perf_counter(), 0
     cache.save()
 
 
