@@ -31,7 +31,7 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +74,9 @@ class ConfigValueError(ValueError):
 _TEMPLATE = re.compile(r"\$(?:(\$)|(!)|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
-def expand_config_value(value: str) -> str:
-    """Expand a template value: ``$NAME``/``${NAME}`` from the environment, ``$$`` and ``$!``.
+def expand_config_value(value: str, env: Mapping[str, str] | None = None) -> str:
+    """Expand a template value: ``$NAME``/``${NAME}`` from ``env`` (an auth.json entry's own variables),
+    then the environment; ``$$`` and ``$!``.
 
     A ``$`` followed by anything else stays as it is. Commands (``!``) are not handled here.
 
@@ -90,7 +91,7 @@ def expand_config_value(value: str) -> str:
         if bang:
             return "!"
         name = braced or bare
-        found = os.environ.get(name)
+        found = (env or {}).get(name) or os.environ.get(name)
         if not found:  # pi treats an empty variable as unset too
             raise ConfigValueError(f"environment variable {name} is not set")
         return found
@@ -119,7 +120,13 @@ def _run_command(command: str) -> str | None:
     return output or None
 
 
-def resolve_config_value(value: str | None, *, where: str | None = None, cache: bool = True) -> str | None:
+def resolve_config_value(
+    value: str | None,
+    *,
+    where: str | None = None,
+    cache: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> str | None:
     """Resolve a configured key or header value (see the module docstring). Empty results are None.
 
     Args:
@@ -127,6 +134,7 @@ def resolve_config_value(value: str | None, *, where: str | None = None, cache: 
         where: Names the file and field (``"models.json providers.x.apiKey"``) in the warning logged
             when the value cannot be resolved.
         cache: Whether a ``!command`` result is kept for the process (``!!`` never is).
+        env: Variables a template looks up before the environment (an auth.json entry's ``env``).
     """
     if not value:
         return None
@@ -149,7 +157,7 @@ def resolve_config_value(value: str | None, *, where: str | None = None, cache: 
         return result
     if "$" in value:
         try:
-            return expand_config_value(value) or None
+            return expand_config_value(value, env) or None
         except ConfigValueError as exc:
             logger.warning("%s%s", label, exc)
             return None
@@ -408,7 +416,9 @@ class AuthStorage:
             key = entry.get("key")
             if not isinstance(key, str):
                 return None
-            return resolve_config_value(key, where=f"{self._path}: {provider}.key")
+            # pi: a template names the entry's own variables first, then the environment
+            env = self.stored_env(provider)
+            return resolve_config_value(key, where=f"{self._path}: {provider}.key", env=env)
         if kind == "oauth":
             access = entry.get("access")
             return access if isinstance(access, str) and access else None

@@ -192,6 +192,7 @@ _WIRE_APIS = frozenset(
         "bedrock-converse-stream",
         "azure-openai-responses",
         "openai-codex-responses",
+        "pi-messages",
     }
 )
 
@@ -252,7 +253,21 @@ async def stream(model: Model, request: LlmRequest, options: StreamOptions) -> A
         yield StreamStart(partial=message)
         yield Error(reason="error", error=message)
         return
-    for hook in request_hooks(model):  # a provider's own headers (Copilot, the gateways); the caller's stay
-        model, options = hook(model, request, options)
+    try:
+        for hook in request_hooks(
+            model
+        ):  # a provider's own headers (Copilot, the gateways); the caller's stay
+            model, options = hook(model, request, options)
+    except ValueError as exc:  # a setting the provider needs is missing (e.g. a Cloudflare account id)
+        message = AssistantMessage(
+            api=model.api,
+            provider=model.provider,
+            model=model.id,
+            stop_reason="error",
+            error_message=str(exc),
+        )
+        yield StreamStart(partial=message)
+        yield Error(reason="error", error=message)
+        return
     async for event in stream_fn(model, request, options):
         yield event

@@ -103,6 +103,17 @@ def test_auth_json_with_a_bom_and_a_template_key(agent_dir: Path, monkeypatch: p
     assert registry.get_api_key_for_provider("openai") == "sk-team"
 
 
+def test_an_auth_json_template_reads_the_entrys_own_variables_first(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As pi 0.87.1: ``$NAME`` in a stored key names the entry's ``env`` before the process environment."""
+    monkeypatch.setenv("TEAM", "from-process")
+    monkeypatch.setenv("SUFFIX", "-env")
+    entry = {"type": "api_key", "key": "${TEAM}$SUFFIX", "env": {"TEAM": "from-entry"}}
+    (agent_dir / "auth.json").write_text(json.dumps({"openai": entry}))
+    assert ModelRegistry().get_api_key_for_provider("openai") == "from-entry-env"
+
+
 def test_auth_json_unset_variable_names_the_file_and_provider(
     agent_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

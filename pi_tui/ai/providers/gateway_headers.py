@@ -22,6 +22,7 @@ from ..types import Model
 
 __all__ = [
     "OPENCODE_CLIENT",
+    "MissingCloudflareId",
     "cloudflare_gateway_headers",
     "fill_cloudflare_ids",
     "opencode_headers",
@@ -54,16 +55,33 @@ def opencode_headers(session_id: str) -> dict[str, str | None]:
     return {"x-opencode-session": session_id, "x-opencode-client": OPENCODE_CLIENT}
 
 
-def fill_cloudflare_ids(model: Model) -> Model:
-    """``model`` with ``{CLOUDFLARE_ACCOUNT_ID}`` / ``{CLOUDFLARE_GATEWAY_ID}`` in its base URL filled from
-    the environment (a ``models.json`` base URL may name them too); unchanged when there is nothing to fill."""
+class MissingCloudflareId(ValueError):
+    """A Cloudflare base URL names an account or gateway id that neither auth.json nor the environment has."""
+
+
+def fill_cloudflare_ids(model: Model, stored: dict[str, str] | None = None) -> Model:
+    """``model`` with ``{CLOUDFLARE_ACCOUNT_ID}`` / ``{CLOUDFLARE_GATEWAY_ID}`` in its base URL filled, each
+    from ``stored`` (the ``env`` of the provider's auth.json entry, which pi's ``/login`` writes) and else
+    from the environment, as pi resolves them field by field (a ``models.json`` base URL may name them too);
+    unchanged when there is nothing to fill.
+
+    Raises:
+        MissingCloudflareId: an id the URL needs is in neither place.
+    """
     url = model.base_url or ""
     if "{" not in url:
         return model
     for name in _CLOUDFLARE_IDS:
-        value = os.environ.get(name, "").strip()
-        if value:
-            url = url.replace("{" + name + "}", value)
+        placeholder = "{" + name + "}"
+        if placeholder not in url:
+            continue
+        value = (stored or {}).get(name, "").strip() or os.environ.get(name, "").strip()
+        if not value:
+            raise MissingCloudflareId(
+                f"{model.provider} needs {name}: set it in the environment, or run /login {model.provider} "
+                "(it asks for the Cloudflare ids and stores them in auth.json)"
+            )
+        url = url.replace(placeholder, value)
     return model if url == model.base_url else model.model_copy(update={"base_url": url})
 
 
@@ -84,5 +102,7 @@ def with_gateway_headers(model: Model, options: StreamOptions) -> tuple[Model, S
     if added:
         options = dataclasses.replace(options, headers={**added, **(options.headers or {})})
     if model.provider.startswith("cloudflare-"):
-        return fill_cloudflare_ids(model), options
+        from ..auth import AuthStorage
+
+        return fill_cloudflare_ids(model, AuthStorage().stored_env(model.provider)), options
     return model, options

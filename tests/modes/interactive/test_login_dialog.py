@@ -189,6 +189,38 @@ async def test_api_key_login_saves_the_key(tmp_path: Path, agent_dir: Path) -> N
     }
 
 
+async def test_a_cloudflare_key_login_asks_for_the_ids_too(tmp_path: Path, agent_dir: Path) -> None:
+    """pi asks for the account and gateway ids after the key and stores them beside it; so does /login."""
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login cloudflare-ai-gateway")
+
+        async def answer(question: str, value: str) -> None:
+            await until(
+                pilot,
+                lambda: (
+                    _login_screen(app) is not None
+                    and _login_screen(app).query_one("#login-input").display
+                    and question in str(_login_screen(app).query_one("#login-question").render())
+                ),
+            )
+            await type_text(pilot, value)
+            await pilot.press("enter")
+
+        await answer("Enter Cloudflare API key:", "cf-token")
+        await answer("Enter Cloudflare account ID:", "acct1")
+        await answer("Enter Cloudflare AI Gateway ID:", "gw1")
+        await until(
+            pilot, lambda: any("Saved API key for Cloudflare AI Gateway" in t for t, _ in _notices(app))
+        )
+    assert json.loads((agent_dir / "auth.json").read_text())["cloudflare-ai-gateway"] == {
+        "type": "api_key",
+        "key": "cf-token",
+        "env": {"CLOUDFLARE_ACCOUNT_ID": "acct1", "CLOUDFLARE_GATEWAY_ID": "gw1"},
+    }
+
+
 async def test_switching_to_claude_on_a_subscription_login_warns_once(
     tmp_path: Path, agent_dir: Path
 ) -> None:
@@ -212,7 +244,9 @@ async def test_switching_to_claude_on_a_subscription_login_warns_once(
         assert len(warnings) == 1
 
 
-async def test_escape_in_the_provider_list_goes_back_to_the_method_menu(tmp_path: Path, agent_dir: Path) -> None:
+async def test_escape_in_the_provider_list_goes_back_to_the_method_menu(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     """As pi: Escape in "Select provider to configure" returns to the method menu; Escape there closes."""
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
@@ -243,7 +277,8 @@ async def test_radius_login_asks_browser_or_device_code_then_signs_in(
         assert app.screen.title_text == "Select authentication method for Radius:"
         await pilot.press("enter")  # sign in with an account
         await until(
-            pilot, lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text == "Sign in to Radius:"
+            pilot,
+            lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text == "Sign in to Radius:",
         )
         await pilot.press("down", "enter")  # the device code
         await until(

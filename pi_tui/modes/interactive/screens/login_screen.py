@@ -320,12 +320,9 @@ async def _run_login(app: Any, provider: str, method: str) -> None:
     else:
         name = info.name if info is not None else provider
         key_name = (info.api_key_name if info is not None else None) or f"{name} API key"
+        from pi_tui.ai.key_login import api_key_login
 
-        def flow(io: Interaction) -> Credential:
-            key = io.prompt(AuthPrompt("secret", f"Enter {key_name}:")).strip()
-            if not key:
-                raise OAuthError("No key was entered")
-            return {"type": "api_key", "key": key}
+        flow = api_key_login(provider, key_name)
 
     screen = LoginScreen(f"Login to {name}", flow)
     credential = await ask(app, screen)
