@@ -221,6 +221,71 @@ async def test_a_cloudflare_key_login_asks_for_the_ids_too(tmp_path: Path, agent
     }
 
 
+@pytest.mark.parametrize(
+    ("provider", "method_title", "downs", "answers", "stored"),
+    [
+        (
+            "amazon-bedrock",
+            "Select Amazon Bedrock authentication method:",
+            1,
+            [("Enter AWS profile name:", "work")],
+            {"type": "api_key", "env": {"AWS_PROFILE": "work"}},
+        ),
+        (
+            "google-vertex",
+            "Select Google Vertex AI authentication method:",
+            2,
+            [
+                ("Enter Google Cloud project ID:", "proj"),
+                ("Enter Google Cloud location:", "us-central1"),
+                ("Enter service account credentials file path:", "/keys/sa.json"),
+            ],
+            {
+                "type": "api_key",
+                "env": {
+                    "GOOGLE_CLOUD_PROJECT": "proj",
+                    "GOOGLE_CLOUD_LOCATION": "us-central1",
+                    "GOOGLE_APPLICATION_CREDENTIALS": "/keys/sa.json",
+                },
+            },
+        ),
+    ],
+    ids=["bedrock-profile", "vertex-service-account"],
+)
+async def test_cloud_logins_ask_the_method_then_what_it_needs(
+    tmp_path: Path,
+    agent_dir: Path,
+    provider: str,
+    method_title: str,
+    downs: int,
+    answers: list[tuple[str, str]],
+    stored: dict[str, object],
+) -> None:
+    """As pi: Bedrock offers a bearer token, an AWS profile or the existing credential chain; Vertex an API
+    key, application-default credentials or a service-account file (with project and location)."""
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, f"/login {provider}")
+        await until(
+            pilot, lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text == method_title
+        )
+        await pilot.press(*(["down"] * downs), "enter")
+        for question, value in answers:
+            await until(
+                pilot,
+                lambda question=question: (
+                    _login_screen(app) is not None
+                    and _login_screen(app).query_one("#login-input").display
+                    and question in str(_login_screen(app).query_one("#login-question").render())
+                ),
+            )
+            await type_text(pilot, value)
+            await pilot.press("enter")
+        await until(pilot, lambda: any("Saved API key for" in t for t, _ in _notices(app)))
+    assert json.loads((agent_dir / "auth.json").read_text())[provider] == stored
+
+
 async def test_switching_to_claude_on_a_subscription_login_warns_once(
     tmp_path: Path, agent_dir: Path
 ) -> None:
