@@ -56,6 +56,8 @@ def _moves_only(bindings: list[BindingType]) -> list[BindingType]:
 PASTE_LINES = 10
 PASTE_CHARS = 1000
 """A paste longer than this (lines or characters) shows as a ``[paste #N …]`` marker, as in pi."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""Control characters a paste may carry that the editor drops (newlines and tabs stay)."""
 
 _MARKER = re.compile(r"\[paste #(\d+) (?:\+\d+ lines|\d+ chars)\]")
 
@@ -485,6 +487,8 @@ class PromptEditor(TextArea, inherit_bindings=False):
         if self.read_only:
             return
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        # Other control characters (a bell, what is left of a colour code) are dropped, as pi does.
+        text = _CONTROL.sub("", text)
         lines = text.count("\n") + 1
         if lines > PASTE_LINES or len(text) > PASTE_CHARS:
             self._paste_counter += 1

@@ -17,7 +17,9 @@ through `GuardedDriver.on_lost` instead of letting Textual's input thread crash.
 The two Textual internals this relies on are here and nowhere else, each tested in
 ``tests/modes/interactive/test_textual_internals.py`` (those tests fail if Textual changes them):
 the writer thread writes to the driver's ``_file``, and the key parser looks escape sequences up in
-``textual._ansi_sequences.ANSI_SEQUENCES_KEYS`` (see `register_alt_enter`).
+``textual._ansi_sequences.ANSI_SEQUENCES_KEYS`` (see `register_alt_enter`). A third: the Linux driver's
+input loop builds its parser from the name ``XTermParser`` in its own module, which `install_paste_guard`
+points at a parser that keeps pastes holding escape characters whole (`paste_guard`).
 """
 
 from __future__ import annotations
@@ -28,15 +30,19 @@ import sys
 import termios
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
+
+from .paste_guard import PasteGuard
 
 if TYPE_CHECKING:
     from textual.app import App
+    from textual.message import Message
 
-__all__ = ["GuardedDriver", "TerminalOutput", "register_alt_enter"]
+__all__ = ["GuardedDriver", "TerminalOutput", "install_paste_guard", "register_alt_enter"]
 
 RESTORE_SEQUENCE = (
     "\x1b[<u\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?7h\x1b[?1049l\x1b[?25h"
@@ -247,3 +253,30 @@ class _AltEnter(str):
     @property
     def value(self) -> str:
         return "alt+enter"
+
+
+def install_paste_guard() -> None:
+    """Make the Linux driver read its input through `PasteGuard` (see `pi_tui.modes.interactive.paste_guard`).
+
+    Textual internal: ``LinuxDriver.run_input_thread`` creates ``XTermParser(debug)`` by its module-level
+    name; the subclass put there filters each chunk before Textual's own parsing. Idempotent.
+    """
+    from textual.drivers import linux_driver
+
+    if not issubclass(linux_driver.XTermParser, _PasteGuardedParser):
+        linux_driver.XTermParser = _PasteGuardedParser  # type: ignore[misc]
+
+
+class _PasteGuardedParser(XTermParser):
+    """Textual's key parser, fed through a `PasteGuard`."""
+
+    def __init__(self, debug: bool = False) -> None:
+        super().__init__(debug)
+        self.paste_guard = PasteGuard()
+
+    def feed(self, data: str) -> Iterable[Message]:
+        if not data:
+            return super().feed(data)  # the end of input
+        filtered = self.paste_guard.feed(data)
+        # Only held-back or dropped characters: nothing to parse yet (an empty feed means the end).
+        return super().feed(filtered) if filtered else ()
