@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["Args", "parse_args", "resolve_flag_words", "HELP_TEXT", "ArgsError"]
 
-THINKING_CHOICES = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_CHOICES = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 class ArgsError(Exception):
@@ -229,7 +229,7 @@ Model:
   --model <pattern>              provider/id, an id, or a fuzzy pattern; ':level' sets thinking (sonnet:high)
   --models <a,b,...>             Models to cycle with Ctrl+P (globs allowed)
   --api-key <key>                Key for this run only (never saved)
-  --thinking <level>             off, minimal, low, medium, high, xhigh
+  --thinking <level>             off, minimal, low, medium, high, xhigh, max
   --list-models [search]         List models that have a key, and exit
 
 Sessions:

@@ -408,7 +408,9 @@ class HttpClient:
             raise ConnectTimeout(f"no connection to {self.host}:{self.port} within {timeout:g} s") from None
         except OSError as exc:  # refused, unreachable, DNS (socket.gaierror), TLS (ssl.SSLError)
             # the OS's text names no host for a DNS or TLS failure: say which address it was
-            raise ConnectError(f"cannot connect to {self.host}:{self.port}: {exc or type(exc).__name__}") from exc
+            raise ConnectError(
+                f"cannot connect to {self.host}:{self.port}: {exc or type(exc).__name__}"
+            ) from exc
         connection = _Connection(reader, writer)
         self.connections_opened += 1
         if self._closed:  # closed while connecting

@@ -1,10 +1,10 @@
 """Thinking (reasoning effort) levels and how they fit a given model.
 
 Rules (pi's): non-reasoning models only have ``off``; a model's ``thinking_level_map`` hides the levels
-it maps to ``null`` and offers ``xhigh`` only when it maps it (models without a map: ``xhigh`` for the
-GPT-5.2/5.3/5.4 and Opus 4.6 families, as pi decided before the catalog carried maps); a level a model
-lacks is replaced by the nearest available level at or above it, else the nearest below. The default
-level is ``medium``.
+it maps to ``null`` and offers ``xhigh`` and ``max`` (pi 0.80.6's level above ``xhigh``) only when it maps
+them (models without a map: ``xhigh`` for the GPT-5.2/5.3/5.4 and Opus 4.6 families, as pi decided before
+the catalog carried maps, and never ``max``); a level a model lacks is replaced by the nearest available
+level at or above it, else the nearest below. The default level is ``medium``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ _XHIGH_MARKERS = ("gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6")
 
 
 def is_thinking_level(value: object) -> bool:
-    """True for one of ``off, minimal, low, medium, high, xhigh`` (exact, lower case)."""
+    """True for one of ``off, minimal, low, medium, high, xhigh, max`` (exact, lower case)."""
     return isinstance(value, str) and value in THINKING_LEVELS
 
 
@@ -89,7 +89,10 @@ def available_thinking_levels(model: Model) -> tuple[ThinkingLevel, ...]:
         offers_xhigh = mapping.get("xhigh") is not None
     else:
         offers_xhigh = supports_xhigh(model)
-    levels = THINKING_LEVELS if offers_xhigh else tuple(t for t in THINKING_LEVELS if t != "xhigh")
+    offers_max = mapping is not None and mapping.get("max") is not None
+    levels = tuple(
+        t for t in THINKING_LEVELS if (t != "xhigh" or offers_xhigh) and (t != "max" or offers_max)
+    )
     if mapping is not None:
         # a level mapped to null is not offered (pi 0.72)
         shown = tuple(level for level in levels if not (level in mapping and mapping[level] is None))

@@ -52,8 +52,8 @@ __all__ = [
 ]
 
 Api: TypeAlias = str  # "anthropic-messages" | "openai-completions" | "openai-responses" | "faux" | ...
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
-THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "deferred"]
 """Why an answer ended. ``deferred`` (pi 0.87): the provider took the request to finish asynchronously and
 the message holds only a handle (its ``deferred`` field), no answer; like ``error`` and ``aborted`` it is

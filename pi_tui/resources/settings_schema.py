@@ -15,12 +15,12 @@ T = TypeVar("T")
 QueueMode = Literal["one-at-a-time", "all"]
 DoubleEscapeAction = Literal["tree", "fork", "none"]
 TreeFilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 QUEUE_MODES: tuple[str, ...] = ("one-at-a-time", "all")
 DOUBLE_ESCAPE_ACTIONS: tuple[str, ...] = ("tree", "fork", "none")
 TREE_FILTER_MODES: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 THINKING_BUDGET_LEVELS: tuple[str, ...] = ("minimal", "low", "medium", "high")
 
 DEFAULT_THINKING_LEVEL = "medium"

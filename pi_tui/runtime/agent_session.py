@@ -30,6 +30,7 @@ from pi_tui.ai.stream import (
     StreamOptions,
 )
 from pi_tui.ai.types import (
+    THINKING_LEVELS,
     AssistantMessage,
     BashExecutionMessage,
     CustomMessage,
@@ -635,7 +636,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         prepared = self.engine.last
         if prepared is not None:
             opts = prepared.options
-            if opts.get("reasoning") in ("off", "minimal", "low", "medium", "high", "xhigh"):
+            if opts.get("reasoning") in THINKING_LEVELS:
                 options.thinking = opts["reasoning"]
             if "temperature" in opts:
                 options.temperature = opts["temperature"]

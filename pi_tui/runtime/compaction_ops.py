@@ -10,6 +10,7 @@ from pi_tui.ai.stream import (
     AbortSignal,
 )
 from pi_tui.ai.types import (
+    THINKING_LEVELS,
     AssistantMessage,
 )
 from pi_tui.context.envelope import ContextEnvelope
@@ -116,14 +117,7 @@ class CompactionMixin(SessionHost):
             from pi_tui.ai.registry import stream as stream_fn
         thinking = self.agent.thinking
         last = self.engine.last
-        if last is not None and last.options.get("reasoning") in (
-            "off",
-            "minimal",
-            "low",
-            "medium",
-            "high",
-            "xhigh",
-        ):
+        if last is not None and last.options.get("reasoning") in THINKING_LEVELS:
             thinking = last.options["reasoning"]
         return SummaryBackend(
             model=model,

@@ -157,9 +157,12 @@ def test_invalid_thinking_suffix_only_warns(registry: ModelRegistry) -> None:
 
 def test_effective_thinking_level_is_clamped_to_the_model(registry: ModelRegistry) -> None:
     assert resolve_cli_model(registry, "openai", "gpt-4o:high").effective_thinking_level == "off"
+    # Sonnet 4.6 maps only max above high: xhigh goes up to max, as pi clamps it
     assert (
-        resolve_cli_model(registry, "anthropic", "claude-sonnet-4-6:xhigh").effective_thinking_level == "high"
+        resolve_cli_model(registry, "anthropic", "claude-sonnet-4-6:xhigh").effective_thinking_level == "max"
     )
+    assert resolve_cli_model(registry, "anthropic", "claude-opus-4-8:max").effective_thinking_level == "max"
+    assert resolve_cli_model(registry, "anthropic", "claude-haiku-4-5:max").effective_thinking_level == "high"
     assert (
         resolve_cli_model(registry, "anthropic", "claude-opus-4-8:xhigh").effective_thinking_level == "xhigh"
     )

@@ -26,7 +26,7 @@ def _builtin(label: str) -> Model:
 
 def test_default_level_is_medium() -> None:
     assert DEFAULT_THINKING_LEVEL == "medium"
-    assert THINKING_LEVELS == ("off", "minimal", "low", "medium", "high", "xhigh")
+    assert THINKING_LEVELS == ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @pytest.mark.parametrize("level", THINKING_LEVELS)
@@ -66,7 +66,8 @@ def test_available_levels_depend_on_the_model() -> None:
 def test_parse_accepts_case_and_space_and_rejects_unknown_words() -> None:
     assert parse_thinking_level(" HIGH ") == "high"
     assert parse_thinking_level("xhigh") == "xhigh"
-    assert parse_thinking_level("max") is None
+    assert parse_thinking_level("max") == "max"  # pi 0.80.6's level above xhigh
+    assert parse_thinking_level("maximum") is None
     assert parse_thinking_level(None) is None
     assert is_thinking_level("low") and not is_thinking_level("LOW") and not is_thinking_level(3)
 
@@ -79,3 +80,17 @@ def test_cycling_walks_the_available_levels_and_wraps() -> None:
     assert seen == ["off", "minimal", "low", "medium", "high", "off"]
     assert cycle_thinking_level(_model("gpt-5.4"), "high") == "xhigh"
     assert cycle_thinking_level(_model("gpt-4o", reasoning=False), "off") == "off"
+
+
+def test_max_is_offered_where_the_catalog_maps_it_as_pi_0_87_1_does() -> None:
+    """pi 0.80.6 added ``max`` above ``xhigh``: a model offers it only when its map names it."""
+    catalog = {(m.provider, m.id): m for m in builtin_models()}
+    opus = catalog[("anthropic", "claude-opus-4-8")]
+    assert available_thinking_levels(opus)[-2:] == ("xhigh", "max")
+    assert cycle_thinking_level(opus, "xhigh") == "max" and cycle_thinking_level(opus, "max") == "off"
+    sonnet = catalog[("anthropic", "claude-sonnet-4-6")]  # maps max but not xhigh
+    assert available_thinking_levels(sonnet)[-2:] == ("high", "max")
+    assert clamp_thinking_level(sonnet, "xhigh") == "max"
+    haiku = catalog[("anthropic", "claude-haiku-4-5")]  # no map: never max
+    assert "max" not in available_thinking_levels(haiku)
+    assert clamp_thinking_level(haiku, "max") == "high"

@@ -207,6 +207,8 @@ CLAUDE_CASES = [
     ("claude-sonnet-4-5", "off"),  # thinking: disabled, the model's maximum as the cap
     ("claude-sonnet-4-5", "high"),  # budget thinking inside the model's maximum
     ("claude-opus-4-6", "medium"),  # adaptive thinking
+    ("claude-opus-4-7", "max"),  # pi 0.80.6's level above xhigh: effort max
+    ("claude-sonnet-4-6", "xhigh"),  # maps only max above high: xhigh is clamped up to it
 ]
 
 
@@ -233,3 +235,5 @@ def test_pi_and_pi_tui_send_equivalent_messages_requests_to_claude(
         assert sorted(ours.body) == sorted(theirs.body)
         assert _comparable_messages_api(ours.body) == _comparable_messages_api(theirs.body)
     assert tui_fake.requests[0].body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    if level in ("max", "xhigh"):  # both reach pi 0.80.6's level above xhigh
+        assert tui_fake.requests[0].body["output_config"] == {"effort": "max"}

@@ -655,7 +655,9 @@ def http_status(exc: BaseException) -> int | None:
     return failure.status if failure is not None else None
 
 
-_CONNECT_CHECK = "check the network or proxy settings, and the provider's baseUrl in models.json if you set one"
+_CONNECT_CHECK = (
+    "check the network or proxy settings, and the provider's baseUrl in models.json if you set one"
+)
 
 
 def describe_error(exc: BaseException) -> str:

@@ -907,7 +907,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         )
         self.footer.show(state)
         self.sidebar.refresh_from(session)
-        levels = ("minimal", "low", "medium", "high", "xhigh")
+        levels = ("minimal", "low", "medium", "high", "xhigh", "max")
         for level in levels:
             self.editor.set_class(model.reasoning and session.thinking == level, f"-thinking-{level}")
         name = session.session_manager.name

@@ -29,7 +29,7 @@ __all__ = ["APP_COMMANDS", "CommandRouter", "load_screen_commands"]
 
 APP_COMMANDS: dict[str, str] = {
     "model": "Switch model: /model <provider/id> (no argument: pick one)",
-    "thinking": "Set the thinking level: /thinking <off|minimal|low|medium|high|xhigh>",
+    "thinking": "Set the thinking level: /thinking <off|minimal|low|medium|high|xhigh|max>",
     "new": "Start a new session",
     "resume": "Resume another session of this project",
     "fork": "Continue from an earlier user message in a new session",

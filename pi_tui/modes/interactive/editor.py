@@ -93,6 +93,7 @@ class PromptEditor(TextArea, inherit_bindings=False):
     PromptEditor.-thinking-medium, PromptEditor.-thinking-medium:focus { border: round $pi-thinking-medium; }
     PromptEditor.-thinking-high, PromptEditor.-thinking-high:focus { border: round $pi-thinking-high; }
     PromptEditor.-thinking-xhigh, PromptEditor.-thinking-xhigh:focus { border: round $pi-thinking-xhigh; }
+    PromptEditor.-thinking-max, PromptEditor.-thinking-max:focus { border: round $pi-thinking-xhigh; }
     PromptEditor.-bash, PromptEditor.-bash:focus { border: round $pi-bash-mode; }
     PromptEditor .text-area--cursor-line { background: transparent; }
     """

@@ -224,16 +224,12 @@ class CommandHandlers(SessionCommands, LoginCommands):
 
         raw = req_str(command, "level")
         model = self.session.model
-        if raw.strip().lower() == "max":
-            level: ThinkingLevel = available_thinking_levels(model)[-1]
-        else:
-            parsed = parse_thinking_level(raw)
-            if parsed is None:
-                raise RpcError(
-                    f"Invalid thinking level: {raw} (expected off, minimal, low, medium, high, xhigh or max)"
-                )
-            level = parsed
-        self._set_thinking(clamp_thinking_level(model, level))
+        parsed = parse_thinking_level(raw)
+        if parsed is None:
+            raise RpcError(
+                f"Invalid thinking level: {raw} (expected off, minimal, low, medium, high, xhigh or max)"
+            )
+        self._set_thinking(clamp_thinking_level(model, parsed))
         return NO_DATA
 
     def cmd_cycle_thinking_level(self, cmd_id: object, command: dict[str, Any]) -> Any:
