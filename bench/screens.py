@@ -7,7 +7,8 @@ so it includes building the rows and the first paint. The first open in a proces
 importing the screen's modules; it is reported beside the median of the warm opens. ``first_prepared_*``
 is the first open after the work the app does ahead once a session is shown
 (`pi_tui.modes.interactive.screens.prepare`) has finished, in a second child; ``first_at_once_*`` the
-first open made as that work starts (a command typed while the session loaded), in a third; for
+first open made as that work starts (a command typed while the session loaded), in a third;
+``first_after_<ms>_*`` the first open made that long after the work started (one child each); for
 ``/resume``, which may show before its rows, ``first_rows_ms`` is when they are there. ``keystroke_*``
 are search keystrokes in ``/resume`` and ``/tree``. CPU figures are `time.process_time()` (all threads).
 
@@ -47,6 +48,7 @@ TARGETS_MS = {
 BIG_ENTRIES = 20_000
 BIG_COUNT = 10
 WARM_OPENS = 5
+AFTER_MS = (100, 300, 1000)
 SESSIONS = 1000
 
 
@@ -165,6 +167,9 @@ async def _measure(which: str, repo: Path, mode: str = "") -> dict[str, Any]:
     async with app.run_test(size=(120, 40)) as pilot:
         if mode == "racing":  # the app starts the work ahead as the session shows; opened at once
             preparation.start()
+        elif mode.startswith("after"):  # opened ``after<ms>`` once the work ahead started
+            preparation.start()
+            await asyncio.sleep(int(mode.removeprefix("after")) / 1000)
         for _ in range(WARM_OPENS + 1):
             start, cpu = time.perf_counter(), time.process_time()
             await SCREEN_COMMANDS[command](app, "")
@@ -201,7 +206,12 @@ async def _measure(which: str, repo: Path, mode: str = "") -> dict[str, Any]:
                     app.call_after_refresh(lambda f=typed: f.set_result(time.perf_counter()))  # type: ignore[misc]
                     keystrokes.append((await typed) - start)
                     keystroke_cpu.append(time.process_time() - cpu)
-            await app.workers.wait_for_complete()
+            from textual.worker import WorkerCancelled
+
+            try:
+                await app.workers.wait_for_complete()
+            except WorkerCancelled:  # a search worker replaced by the next key's (exclusive)
+                pass
             await pilot.press("escape")
             await pilot.pause()
     await session.close()
@@ -254,6 +264,10 @@ def _scenario(which: str, description: str) -> Result:
     racing = _child(which, "racing")  # opened as the session shows, while the work ahead starts
     for key in ("cold_ms", "cold_cpu_ms", "first_rows_ms"):
         figures[key.replace("cold", "first_at_once")] = racing.get(key)
+    for delay in AFTER_MS:  # opened that long after the work ahead started
+        later = _child(which, f"after{delay}")
+        for key in ("cold_ms", "cold_cpu_ms"):
+            figures[key.replace("cold", f"first_after_{delay}")] = later.get(key)
     warm = figures.get("warm_ms")
     figures["target_ms"] = TARGETS_MS[which]
     return Result(

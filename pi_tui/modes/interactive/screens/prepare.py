@@ -51,7 +51,7 @@ _Result = TypeVar("_Result")
 Step = Callable[[], Iterator[object]]
 """A step: called once, it returns an iterator whose every ``next`` does one small piece of the work."""
 
-STEPS = ("imports", "tokens", "tree", "tree_texts", "listing")
+STEPS = ("imports", "tree_index", "tokens", "tree", "tree_texts", "listing")
 """The steps of `preparation_for`, in the order the background runs them (cheapest first)."""
 
 CHUNK = 1000
@@ -287,6 +287,11 @@ def _steps_of(session: AgentSession) -> dict[str, Step]:
         yield None
         from . import resume_screen  # noqa: F401
 
+    def tree_index() -> Iterator[object]:
+        from .tree_rows import prepare_children
+
+        return prepare_children(session.session_manager)
+
     def tokens() -> Iterator[object]:
         return session.count_context_tokens_in_steps(CHUNK)
 
@@ -305,4 +310,11 @@ def _steps_of(session: AgentSession) -> dict[str, Step]:
 
         return list_sessions_in_steps(session.cwd, session.new_session_dir())
 
-    return {"imports": imports, "tokens": tokens, "tree": tree, "tree_texts": tree_texts, "listing": listing}
+    return {
+        "imports": imports,
+        "tree_index": tree_index,
+        "tokens": tokens,
+        "tree": tree,
+        "tree_texts": tree_texts,
+        "listing": listing,
+    }

@@ -22,12 +22,14 @@ __all__ = [
     "FilterMode",
     "TreeRow",
     "TreeModel",
+    "children_for",
     "children_of",
     "describe_entries",
     "entry_kind",
     "entry_text",
     "labels_of",
     "make_row",
+    "prepare_children",
     "prepare_rows",
     "row_maker",
 ]
@@ -351,6 +353,35 @@ def children_of(entries: list[Any]) -> dict[str | None, list[Any]]:
     return children
 
 
+# Per session: (entry count, last entry) -> the children of each entry (`children_of`), for a first
+# ``/tree`` (its rows near the leaf, then every row) made ahead of it by the work ahead (~9 ms at 20k).
+_CHILDREN: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int | None], dict[str | None, list[Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def children_for(session: Any, entries: list[Any]) -> dict[str | None, list[Any]]:
+    """`children_of` the session's ``entries``, kept per session while its entries are the same (the
+    lists are never changed after they are made)."""
+    key = (len(entries), id(entries[-1]) if entries else None)
+    try:
+        kept = _CHILDREN.get(session)
+    except TypeError:  # not weak-referenceable or unhashable: made each time
+        return children_of(entries)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    children = children_of(entries)
+    _CHILDREN[session] = (key, children)
+    return children
+
+
+def prepare_children(session: Any) -> Iterator[int]:
+    """Make the children index a first ``/tree`` of ``session`` (a `SessionManager`) starts from, ahead
+    of it. One piece."""
+    children_for(session, session.get_entries())
+    yield 0
+
+
 def make_row(
     entry: Any,
     depth: int,
@@ -488,7 +519,7 @@ class TreeModel:
     def _build(self, entries: list[Any]) -> None:
         # Once per entry of a session that may hold 100k: plain loops, rows made positionally, texts
         # taken where the session has them and otherwise made when a row is first read.
-        children = children_of(entries)
+        children = children_for(self.session, entries)
         texts = _texts_of(self.session)
         describer = _Describer(self.session, texts, entries)
         leaf = self.session.get_leaf_id()

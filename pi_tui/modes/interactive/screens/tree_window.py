@@ -11,8 +11,9 @@ first, as `TreeModel` orders them), walking from the leaf to the row before or a
   has one.
 
 A row's depth follows from the step: one level deeper below a node with several children. The walk needs
-the children of every entry (one pass over the entries, ~9 ms at 20k) and the leaf's depth (one pass
-over its path); each row then costs a step.
+the children of every entry (one pass over the entries, ~9 ms at 20k, made ahead by the work ahead when
+it had the time: `tree_rows.children_for`) and the leaf's depth (one pass over its path); each row then
+costs a step.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .tree_rows import TreeRow, children_of, make_row, row_maker
+from .tree_rows import TreeRow, children_for, make_row, row_maker
 
 if TYPE_CHECKING:
     from pi_tui.session.entries import SessionEntry
@@ -135,7 +136,7 @@ def rows_near_leaf(
     if leaf_id is None or not path or path[-1].id != leaf_id:
         return None
     leaf = path[-1]
-    children = children_of(entries)
+    children = children_for(session, entries)
     get_children = children.get
     roots = get_children(None, [])
     depth = 1 if len(roots) > 1 else 0

@@ -7,7 +7,13 @@ import random
 from pathlib import Path
 
 from pi_tui.ai.types import ToolCall
-from pi_tui.modes.interactive.screens.tree_rows import FILTER_MODES, TreeModel, TreeRow
+from pi_tui.modes.interactive.screens.tree_rows import (
+    FILTER_MODES,
+    TreeModel,
+    TreeRow,
+    children_for,
+    prepare_children,
+)
 from pi_tui.session import SessionManager
 from tests.session.helpers import assistant, tool_result, user
 
@@ -102,3 +108,16 @@ def test_a_long_chain_gives_a_screenful_at_its_end_without_making_every_row(tmp_
     assert model.show_near_leaf(40, 40)
     assert len(model.rows) == 41 and model.rows[-1].is_leaf
     assert model.entry_count == 3000
+
+
+def test_the_children_index_made_ahead_is_kept_while_the_entries_are_the_same(tmp_path: Path) -> None:
+    manager = SessionManager.create(str(tmp_path), session_dir=tmp_path)
+    for n in range(50):
+        manager.append_message(user(f"question {n}"))
+    assert list(prepare_children(manager)) == [0]  # the work ahead's piece
+    made = children_for(manager, manager.get_entries())
+    assert children_for(manager, manager.get_entries()) is made  # a first /tree takes it as it is
+    manager.branch(manager.get_entries()[10].id or "")
+    manager.append_message(user("a branch"))
+    again = children_for(manager, manager.get_entries())
+    assert again is not made and len(again[manager.get_entries()[10].id]) == 2
