@@ -417,8 +417,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             gc.enable()
         self._load_session()
 
-    def on_resize(self) -> None:
-        narrow = self.size.width < NARROW_COLUMNS
+    def on_resize(self, event: events.Resize) -> None:
+        # The new width is the event's: this handler runs before Textual's own, which updates `self.size`.
+        narrow = event.size.width < NARROW_COLUMNS
         self.set_class(narrow, "-narrow")
         if narrow:
             self.sidebar.remove_class("-open")

@@ -51,6 +51,17 @@ async def test_narrow_terminal_folds_the_sidebar_away(tmp_path: Path, agent_dir:
         assert app.editor.region.width > 0 and app.footer.region.height >= 2
 
 
+async def test_the_open_sidebar_folds_away_when_the_terminal_narrows(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(110, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("f2")
+        assert "-open" in app.sidebar.classes
+        await pilot.resize_terminal(80, 30)
+        await until(pilot, lambda: app.size.width == 80)
+        assert "-open" not in app.sidebar.classes and not app.sidebar.display
+
+
 async def test_retry_banner_counts_down_and_escape_cancels_it(tmp_path: Path, agent_dir: Path) -> None:
     (agent_dir / "settings.json").write_text(
         json.dumps({"retry": {"baseDelayMs": 30000, "maxDelayMs": 60000}})
