@@ -56,7 +56,38 @@ __all__ = [
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 THINKING_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 _MIN_BUDGET = 1024
-_BETAS = "fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14"
+_FINE_GRAINED_TOOL_STREAMING = "fine-grained-tool-streaming-2025-05-14"
+_INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
+
+
+def request_betas(model: Model, request: LlmRequest, options: StreamOptions) -> str | None:
+    """The ``anthropic-beta`` features pi 0.87.1 asks for (None: no header): fine-grained tool streaming
+    when tools go to a model whose compat turns off eager input streaming (Fireworks, GitHub Copilot), and
+    interleaved thinking when thinking is on, unless the model is forced to adaptive thinking (Kimi For
+    Coding). A configured ``anthropic-beta`` header replaces the list, as in pi."""
+    compat = model.compat or {}
+    features = []
+    if request.tools and compat.get("supportsEagerToolInputStreaming", True) is False:
+        features.append(_FINE_GRAINED_TOOL_STREAMING)
+    if model.reasoning and options.thinking != "off" and compat.get("forceAdaptiveThinking") is not True:
+        features.append(_INTERLEAVED_THINKING)
+    return ",".join(features) or None
+
+
+def affinity_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    """pi's session-affinity header, for the providers whose compat asks for it (OpenRouter by default,
+    Fireworks, Cloudflare's gateway): ``x-session-id`` in OpenRouter's format, else ``x-session-affinity``;
+    none when caching is off."""
+    compat = model.compat or {}
+    is_openrouter = model.provider == "openrouter" or "openrouter.ai" in (model.base_url or "")
+    if not options.session_id or options.cache_retention == "none":
+        return {}
+    if not compat.get("sendSessionAffinityHeaders", is_openrouter):
+        return {}
+    style = compat.get("sessionAffinityFormat") or ("openrouter" if is_openrouter else None)
+    return {"x-session-id" if style == "openrouter" else "x-session-affinity": options.session_id}
+
+
 API_VERSION = "2023-06-01"
 _ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _MARKABLE = frozenset({"text", "image", "document", "tool_result", "tool_use"})
@@ -553,7 +584,7 @@ def decode_event(event: str | None, data: str, stream: SseStream) -> dict[str, A
     return value
 
 
-async def _client(model: Model, options: StreamOptions) -> WireClient:
+async def _client(model: Model, options: StreamOptions, betas: str | None = None) -> WireClient:
     from ..wire import WireClient
 
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -564,9 +595,13 @@ async def _client(model: Model, options: StreamOptions) -> WireClient:
         raise ValueError(
             f"No API key for provider '{model.provider}': set it in auth.json, the environment or --api-key"
         )
-    headers = merged_headers(model, options, {"anthropic-beta": _BETAS})
+    subscription = is_oauth_token(api_key)
+    base = {"anthropic-beta": betas} if betas else {}
+    if not subscription:  # a subscription request carries Claude Code's headers only, as in pi
+        base.update(affinity_headers(model, options))
+    headers = merged_headers(model, options, base)
     auth: dict[str, str | None]
-    if is_oauth_token(api_key):
+    if subscription:
         auth = _subscription_headers(api_key, headers)
     elif any(name.lower() == "authorization" and value is not None for name, value in headers.items()):
         auth = dict(headers)  # the header carries the credential (a Kimi Code login), as pi allows
@@ -590,12 +625,17 @@ async def stream_anthropic(
     """
     subscription = is_oauth_token(options.api_key)
     names = {t.name.lower(): t.name for t in request.tools} if subscription else None
+    betas = request_betas(model, request, options)
+
+    async def get_client(model: Model, options: StreamOptions) -> WireClient:
+        return await _client(model, options, betas)
+
     async for event in stream_over_http(
         model,
         request,
         options,
         build_body=_build_subscription_request if subscription else build_request,
-        get_client=_client,
+        get_client=get_client,
         path="/v1/messages",
         decode=decode_event,
         make_reader=lambda out: _Reader(out, names),

@@ -7,10 +7,11 @@ thinking block's signature).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
 
@@ -44,6 +45,9 @@ from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body, json_plain
 from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
+
+if TYPE_CHECKING:
+    from ..wire import WireClient
 
 _MIN_OUTPUT_TOKENS = 16
 
@@ -506,7 +510,7 @@ async def stream_openai_responses(
         request,
         options,
         build_body=build_request,
-        get_client=openai_client,
+        get_client=responses_client,
         path="/responses",
         decode=decode_event,
         make_reader=_Reader,
@@ -514,6 +518,33 @@ async def stream_openai_responses(
         describe=describe_with_hint(model),
     ):
         yield event
+
+
+def session_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    """pi 0.87.1's session headers on the Responses API (unless caching is off): ``session_id`` and
+    ``x-client-request-id`` (OpenAI's format, the default), only ``x-client-request-id`` (compat
+    ``openai-nosession``: OpenCode), or ``x-session-id`` (OpenRouter). OpenAI routes requests of one
+    session to the same cache with them."""
+    session = options.session_id
+    if not session or options.cache_retention == "none":
+        return {}
+    is_openrouter = model.provider == "openrouter" or "openrouter.ai" in (model.base_url or "")
+    style = (model.compat or {}).get("sessionAffinityFormat") or ("openrouter" if is_openrouter else "openai")
+    if style == "openrouter":
+        return {"x-session-id": session}
+    return (
+        {"session_id": session, "x-client-request-id": session}
+        if style == "openai"
+        else {"x-client-request-id": session}
+    )
+
+
+async def responses_client(model: Model, options: StreamOptions) -> WireClient:
+    """The Chat Completions client with the Responses API's session headers (the call's own win)."""
+    extra = session_headers(model, options)
+    if extra:
+        options = dataclasses.replace(options, headers={**extra, **(options.headers or {})})
+    return await openai_client(model, options)
 
 
 def encode_request(body: dict[str, Any]) -> bytes:
