@@ -111,6 +111,10 @@ class ThemePicker(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+_LABEL_WIDTH = 40
+_MAX_VALUE_WIDTH = 30
+
+
 class SettingsScreen(Screen[None]):
     """The settings list."""
 
@@ -135,6 +139,7 @@ class SettingsScreen(Screen[None]):
         self.settings = session.settings
         self.scope: Literal["global", "project"] = "global"
         self.shown: list[Setting] = list(CATALOG)
+        self._value_width = 16
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -160,8 +165,10 @@ class SettingsScreen(Screen[None]):
         shown = shown_value(self.settings, setting)
         source = source_of(self.settings, setting)
         text = Text(no_wrap=True)
-        text.append(setting.label.ljust(40))
-        text.append((shown if len(shown) <= 30 else shown[:29] + "…").ljust(16), style="bold")
+        text.append(setting.label.ljust(_LABEL_WIDTH))
+        width = self._value_width
+        value = shown if len(shown) <= width else shown[: width - 1] + "…"
+        text.append(value.ljust(width + 2), style="bold")  # two spaces before the source, always
         text.append(f"{source:<8}", style={"default": "dim", "global": "cyan", "project": "magenta"}[source])
         text.append(f"  {setting.key}", style="dim")
         return text
@@ -172,6 +179,9 @@ class SettingsScreen(Screen[None]):
             s for s in CATALOG if not query or all(t in f"{s.label} {s.key}".lower() for t in query.split())
         ]
         index = next((i for i, s in enumerate(self.shown) if s.key == keep), 0)
+        # The value column is as wide as the longest value (16 to 30), so the source column stays aligned.
+        longest = max((len(shown_value(self.settings, s)) for s in CATALOG), default=0)
+        self._value_width = max(16, min(_MAX_VALUE_WIDTH, longest))
         self._list().reset(len(self.shown), index)
         self.query_one("#settings-title", Static).update(
             f"Settings · {len(self.shown)} of {len(CATALOG)} · writing to {self.scope} settings"

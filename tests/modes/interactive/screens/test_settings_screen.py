@@ -59,6 +59,17 @@ async def test_rows_show_each_value_and_where_it_comes_from(agent_dir: Path, pro
     await session.close()
 
 
+async def test_a_long_value_keeps_its_distance_from_the_source_column(agent_dir: Path, project: Path) -> None:
+    session = _session(agent_dir, project, {"shellPath": "/usr/local/bin/bash-5.2"})
+    app = HostApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open(app, pilot)
+        sources = {_row(screen, key).index(where) for key, where in (("shellPath", "global"), ("quietStartup", "default"))}
+        assert "/usr/local/bin/bash-5.2  " in _row(screen, "shellPath")
+        assert len(sources) == 1  # the source column stays aligned
+    await session.close()
+
+
 async def test_enter_toggles_a_switch_with_a_field_level_write(agent_dir: Path, project: Path) -> None:
     session = _session(agent_dir, project, {"quietStartup": True})
     app = HostApp(session)
