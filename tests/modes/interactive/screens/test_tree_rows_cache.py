@@ -136,3 +136,26 @@ def test_reading_rows_builds_no_map_of_every_tool_call(
     assert texts[0] == "user: question 0"
     assert any("echo 0" in text for text in texts)  # a result's row still names its call's arguments
     assert maps == []
+
+
+def test_a_first_search_after_the_work_ahead_reads_no_row_text_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = _session(tmp_path, 200)
+    model = TreeModel(manager)  # the work ahead's steps: rows, then every entry described
+    list(tree_rows.describe_entries(manager, 100))
+    read: list[str] = []
+    real = tree_rows.TreeRow.text.fget
+    assert real is not None
+
+    def counting(row: tree_rows.TreeRow) -> str:
+        read.append(row.id)
+        return real(row)
+
+    monkeypatch.setattr(tree_rows.TreeRow, "text", property(counting))
+    model.visible()  # the rows on open
+    model.set_query("question")
+    assert len(model.visible()) == 200
+    model.set_query("question 1")  # two words: every row holding both
+    assert len(model.visible()) == 119  # 1, 10-19, 100-199, and 21, 31 … 91
+    assert read == []  # their search texts were made by the work ahead
