@@ -468,6 +468,13 @@ class SettingsManager:
         return typed(self._merged.get("theme"), str, None)
 
     @property
+    def anthropic_extra_usage_warning(self) -> bool:
+        """``warnings.anthropicExtraUsage`` (pi 0.87.1): ``false`` silences the warning that a Claude
+        subscription login is billed as extra usage."""
+        warnings = self._merged.get("warnings")
+        return not (isinstance(warnings, dict) and warnings.get("anthropicExtraUsage") is False)
+
+    @property
     def quiet_startup(self) -> bool:
         return typed(self._merged.get("quietStartup"), bool, False)
 

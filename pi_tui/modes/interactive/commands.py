@@ -162,6 +162,16 @@ class CommandRouter:
         login = registry is not None and registry.auth.oauth("anthropic") is not None
         if not login and "sk-ant-oat" not in os.environ.get("ANTHROPIC_OAUTH_TOKEN", ""):
             return
+        self.warn_extra_usage()
+
+    def warn_extra_usage(self) -> None:
+        """Show the extra-usage warning once a session, unless ``warnings.anthropicExtraUsage`` is false."""
+        session = self.app.session
+        settings = session.settings if session is not None else None
+        if self.anthropic_warning_shown or (
+            settings is not None and not settings.anthropic_extra_usage_warning
+        ):
+            return
         from pi_tui.ai.oauth import ANTHROPIC_EXTRA_USAGE_WARNING
 
         self.anthropic_warning_shown = True

@@ -309,6 +309,28 @@ async def test_switching_to_claude_on_a_subscription_login_warns_once(
         assert len(warnings) == 1
 
 
+async def test_the_extra_usage_warning_can_be_turned_off_as_in_pi(tmp_path: Path, agent_dir: Path) -> None:
+    """pi 0.87.1's setting ``warnings.anthropicExtraUsage: false`` silences the subscription warning."""
+    import time
+
+    login = {
+        "type": "oauth",
+        "access": "sk-ant-oat01-x",
+        "refresh": "r",
+        "expires": int(time.time() * 1000) + 3600_000,
+    }
+    (agent_dir / "auth.json").write_text(json.dumps({"anthropic": login}))
+    (agent_dir / "settings.json").write_text(json.dumps({"warnings": {"anthropicExtraUsage": False}}))
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        app.switch_model(app.session.registry.find("anthropic", "claude-sonnet-4-6"), None)
+        await pilot.pause()
+        await pilot.pause()
+        assert not any("Anthropic subscription auth is active" in text for text, _ in _notices(app))
+        assert app.session.model.provider == "anthropic"
+
+
 async def test_escape_in_the_provider_list_goes_back_to_the_method_menu(
     tmp_path: Path, agent_dir: Path
 ) -> None:

@@ -348,11 +348,8 @@ async def _run_login(app: Any, provider: str, method: str) -> None:
             app.switch_model(default, None)
             selected = f" Selected {default.id}."
     app.chat_notice(f"{action}.{selected} Credentials saved to {storage.path}")
-    if method == "oauth" and provider == "anthropic" and not app.router.anthropic_warning_shown:
-        from pi_tui.ai.oauth import ANTHROPIC_EXTRA_USAGE_WARNING
-
-        app.router.anthropic_warning_shown = True
-        app.chat_notice(ANTHROPIC_EXTRA_USAGE_WARNING, "warning")
+    if method == "oauth" and provider == "anthropic":
+        app.router.warn_extra_usage()
     app.refresh_footer()
 
 
