@@ -127,6 +127,7 @@ class PromptEditor(TextArea, inherit_bindings=False):
         self._draft = ""
         self.menu: CompletionMenu | None = None
         self._menu_text = ""  # the text the menu's choices were computed for
+        self._completed_text: str | None = None  # the text an accepted completion left: no list for it
         self.files: FileIndex | None = None
         self.commands: Callable[[], list[Candidate]] = list
         self.arguments: Callable[[str, str], list[Candidate]] | None = None
@@ -508,6 +509,9 @@ class PromptEditor(TextArea, inherit_bindings=False):
 
     def on_text_area_changed(self, _event: TextArea.Changed) -> None:
         self.set_class(self.text.startswith("!"), "-bash")
+        if self.text == self._completed_text:
+            return  # the text a completion just filled in: the list stays closed until the next edit
+        self._completed_text = None
         self.refresh_completion()
 
     def refresh_completion(self) -> None:
@@ -539,5 +543,10 @@ class PromptEditor(TextArea, inherit_bindings=False):
         replacement = ("/" + chosen.value if is_command else chosen.value) + " "
         self.replace(replacement, start, end)
         menu.hide()
+        if not chosen.value.endswith("/"):
+            # As pi: an accepted completion closes the list (a folder's keeps it open for its entries).
+            # Reopened on the same text, the list offered the same completion again, and Enter, which
+            # takes the highlighted one, could never send the line.
+            self._completed_text = self._menu_text = self.text
         if submit_after and is_command and self.text.strip() == replacement.strip():
             self._submit(follow_up=False)

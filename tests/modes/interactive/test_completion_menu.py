@@ -93,3 +93,30 @@ async def test_descriptions_start_in_one_column_as_in_pi(tmp_path: Path, agent_d
         assert len(columns) == 1
         widest = max(len(c.value) for c in app.menu.candidates)
         assert columns == {min(widest, 30) + 2}
+
+
+async def test_enter_on_an_argument_completion_fills_it_in_and_the_next_enter_sends(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press(*"/model fau")
+        await until(pilot, lambda: app.menu.is_shown and app.menu.chosen().value == "faux/faux-1")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.editor.text == "/model faux/faux-1 "
+        assert not app.menu.is_shown  # as pi: the completion is applied and the list closes
+        await pilot.press("enter")  # it was stuck here: the list came back and Enter applied it again
+        await until(pilot, lambda: app.editor.text == "")
+
+
+async def test_tab_on_an_argument_completion_closes_the_list(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press(*"/thinking hi")
+        await until(pilot, lambda: app.menu.is_shown)
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.editor.text == "/thinking high " and not app.menu.is_shown
