@@ -217,6 +217,7 @@ Usage:
   pi-tui [options] [@files...] [messages...]
   pi-tui install <source> [-l] | remove <source> [-l] | update [source] | list
   pi-tui login [provider] | logout [provider]   Sign in to a subscription (Claude Pro/Max, ...)
+  pi-tui auth check|print-api-key|print-bearer-token --provider <p>   Credentials for scripts (auth --help)
 
 Modes:
   (default)                      Full-screen interactive mode

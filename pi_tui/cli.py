@@ -351,6 +351,10 @@ def _main(argv: list[str] | None) -> int:
         from pi_tui.modes.login_cli import run_login_command
 
         return run_login_command(argv)
+    if argv and argv[0] == "auth":
+        from pi_tui.modes.auth_cli import run_auth_command
+
+        return run_auth_command(argv)
     try:
         args = parse_args(argv)
     except ArgsError as exc:
