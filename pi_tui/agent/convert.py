@@ -155,25 +155,33 @@ def transform_messages(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
       result of a dropped aborted message, or a duplicate) is dropped.
     """
     out: list[LlmMessage] = []
-    # The open tool flow: the calls of the last kept assistant message, and the ids among them still
-    # awaiting a result (a set made once per message, not per result).
-    calls: list[ToolCall] = []
+    append = out.append
+    # The open tool flow: the last kept assistant message (its calls, in order, give the synthetic
+    # results) and the ids of its calls still awaiting a result (a set made once per message).
+    opened: AssistantMessage | None = None
     unanswered: set[str] = set()
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            if message.tool_call_id in unanswered:
-                unanswered.discard(message.tool_call_id)
-                out.append(message)
+            call_id = message.tool_call_id
+            if call_id in unanswered:
+                unanswered.discard(call_id)
+                append(message)
             continue
         if unanswered:  # the flow is interrupted: each call left gets its synthetic result here
-            out.extend(_synthetic_result(call) for call in calls if call.id in unanswered)
+            out.extend(_synthetic_results(opened, unanswered))
             unanswered = set()
         if isinstance(message, AssistantMessage):
             if message.stop_reason in NOT_REPLAYED:
                 continue
-            calls = message.tool_calls()
-            unanswered = {call.id for call in calls}
-        out.append(message)
+            opened = message
+            unanswered = {part.id for part in message.content if isinstance(part, ToolCall)}
+        append(message)
     if unanswered:
-        out.extend(_synthetic_result(call) for call in calls if call.id in unanswered)
+        out.extend(_synthetic_results(opened, unanswered))
     return out
+
+
+def _synthetic_results(message: AssistantMessage | None, unanswered: set[str]) -> list[ToolResultMessage]:
+    """The synthetic results of ``message``'s calls whose id is in ``unanswered``, in call order."""
+    calls = message.tool_calls() if message is not None else []
+    return [_synthetic_result(call) for call in calls if call.id in unanswered]

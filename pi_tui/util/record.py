@@ -280,8 +280,25 @@ def _maker(
     """
     must = spec.must
     new = object.__new__
+    # The written maker (`record_unrolled`), once this one has made `_UNROLL_AFTER` records and then
+    # sampled the key sets of `_KEY_SAMPLE` more dicts (how often each came).
+    fast: list[Callable[..., Any]] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    made = 0
 
     def make(data: Mapping[Any, Any], target: Any = None) -> Any:
+        if fast:
+            return fast[0](data, target)
+        nonlocal made
+        made += 1
+        if made > _UNROLL_AFTER and target is None and type(data) is dict:
+            keys = tuple(data)
+            seen[keys] = seen.get(keys, 0) + 1
+            if made >= _UNROLL_AFTER + _KEY_SAMPLE:
+                fast.append(_unrolled(cls, spec, entries, loop, seen) or loop)
+        return loop(data, target)
+
+    def loop(data: Mapping[Any, Any], target: Any = None) -> Any:
         self = new(cls) if target is None else target
         values = self.__dict__
         extra: dict[Any, Any] | None = None
@@ -319,6 +336,36 @@ def _maker(
         return self
 
     return make
+
+
+# Records a maker makes by its loop before it writes its class's own function (`record_unrolled`):
+# writing one costs ~0.2 ms, what a thousand records save, so a class that makes fewer (all of a
+# small session's) never pays for it.
+_UNROLL_AFTER = 1024
+_KEY_SAMPLE = 64  # dicts whose key sets are counted before the function is written for the usual ones
+
+
+def _unrolled(
+    cls: type[Record],
+    spec: _Spec,
+    entries: dict[Any, tuple[str, type | None, Check | None]],
+    loop: Callable[..., Any],
+    seen: dict[tuple[Any, ...], int],
+) -> Callable[..., Any] | None:
+    """The written maker for the key sets sampled (the most frequent of each length) that it can
+    handle: keys of distinct fields, every required field among them (None when there is none)."""
+    from .record_unrolled import unrolled_maker
+
+    required = {name for name, _key, factory in spec.must if factory is None}
+    usable = []
+    for keys in sorted(seen, key=seen.__getitem__, reverse=True):
+        names = [entries[k][0] if k in entries else None for k in keys]
+        if None not in names and len(set(names)) == len(names) and required.issubset(names):
+            usable.append(keys)
+    if not usable:
+        return None
+    factories = [(name, factory) for name, _key, factory in spec.must if factory is not None]
+    return unrolled_maker(cls, usable, entries, factories, loop)
 
 
 _ANALYSED: dict[tuple[Any, bool], tuple[Check | None, type | None, bool]] = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import operator
 from typing import Any
 
 from ..thinking import level_map
@@ -321,6 +322,8 @@ def routing_fields(model: Model) -> dict[str, Any]:
     return fields
 
 
+_timestamp = operator.attrgetter("timestamp")
+
 _CONTEXT_SAFETY_TOKENS = 4096  # pi keeps this much of the window free of the answer
 
 
@@ -329,20 +332,31 @@ def _estimated_context(messages: list[LlmMessage]) -> int:
     about a token per four characters of each message after it (all of them when none reported)."""
     from ..tokens import count_message_tokens
 
-    # The answer that counts is the last one not older than any message before it: found from the end
-    # (usually within the last few messages), with the running maximum of the timestamps made in C.
-    stamps = [message.timestamp for message in messages]
-    newest_before = list(itertools.accumulate(stamps, max, initial=float("-inf")))
+    # The answer that counts is the last usable one not older than any message before it, found from
+    # the end (usually within the last few messages). Its age test needs the newest timestamp before
+    # it: one C pass over the messages before the first candidate; should that candidate be older than
+    # an earlier message (a clock that went back), the running maximum of every timestamp, made once.
+    newest_before: list[float] | None = None
     last = -1
     reported = 0
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if isinstance(message, AssistantMessage) and stamps[index] >= newest_before[index]:
-            usage = message.usage
-            total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
-            if message.stop_reason not in ("aborted", "error") and total > 0:
+        if not isinstance(message, AssistantMessage) or message.stop_reason in ("aborted", "error"):
+            continue
+        usage = message.usage
+        total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+        if total <= 0:
+            continue
+        if newest_before is None:
+            newest = max(map(_timestamp, messages[:index]), default=float("-inf"))
+            if message.timestamp >= newest:
                 last, reported = index, total
                 break
+            stamps = [m.timestamp for m in messages]
+            newest_before = list(itertools.accumulate(stamps, max, initial=float("-inf")))
+        elif message.timestamp >= newest_before[index]:
+            last, reported = index, total
+            break
     return reported + sum(count_message_tokens(m) for m in messages[last + 1 :])
 
 
