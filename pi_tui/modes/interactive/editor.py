@@ -526,6 +526,11 @@ class PromptEditor(TextArea, inherit_bindings=False):
             arguments=self.arguments,
             mentions=self.mentions,
         )
+        if start >= 0:
+            # The folder already typed in full is no choice: taking it changes nothing (and Enter, which
+            # takes the highlighted choice, would never send the line).
+            typed = self.text[start : self._caret_index()]
+            candidates = [c for c in candidates if not (c.value.endswith("/") and c.value == typed)]
         if start < 0 or not candidates:
             self.menu.hide()
             return
@@ -540,10 +545,11 @@ class PromptEditor(TextArea, inherit_bindings=False):
         start = self._location(menu.token_start)
         end = self._location(offset)
         is_command = menu.token_start == 0 and not chosen.value.startswith("@")
-        replacement = ("/" + chosen.value if is_command else chosen.value) + " "
+        folder = chosen.value.endswith("/")  # as pi: no space after a folder, whose path goes on
+        replacement = ("/" + chosen.value if is_command else chosen.value) + ("" if folder else " ")
         self.replace(replacement, start, end)
         menu.hide()
-        if not chosen.value.endswith("/"):
+        if not folder:
             # As pi: an accepted completion closes the list (a folder's keeps it open for its entries).
             # Reopened on the same text, the list offered the same completion again, and Enter, which
             # takes the highlighted one, could never send the line.

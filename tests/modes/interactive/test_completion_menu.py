@@ -120,3 +120,22 @@ async def test_tab_on_an_argument_completion_closes_the_list(tmp_path: Path, age
         await pilot.press("tab")
         await pilot.pause()
         assert app.editor.text == "/thinking high " and not app.menu.is_shown
+
+
+async def test_a_folder_completion_leaves_no_space_and_lists_the_folder(tmp_path: Path, agent_dir: Path) -> None:
+    (tmp_path / "srcdir").mkdir()
+    (tmp_path / "srcdir" / "inner.py").write_text("x")
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await until(pilot, app.files.ready.is_set)
+        await pilot.press(*"see @srcd")
+        await until(pilot, lambda: app.menu.is_shown and app.menu.chosen().value == "@srcdir/")
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.editor.text == "see @srcdir/"  # as pi: the path goes on, no space after a folder
+        await until(pilot, lambda: app.menu.is_shown)
+        assert [c.value for c in app.menu.candidates] == ["@srcdir/inner.py"]
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.editor.text == "see @srcdir/inner.py "
