@@ -72,7 +72,10 @@ APIS = [
         {"azure_deployments": {"gpt-5.4"}},
     ),
     Api("openai-codex-responses", "openai-codex", "gpt-5.5", "url", "/login", key=CODEX_TOKEN),
+    Api("pi-messages", "radius", "balanced", "pi_messages_base_url", "RADIUS_API_KEY"),
 ]
+# The APIs whose hints come from `pi_tui.ai.providers._error_hints`: they name the provider and the model.
+_NAMING = {"anthropic-messages", "openai-completions", "openai-responses", "pi-messages"}
 
 STATUSES = {
     401: Fault("auth"),  # each fake refuses a key in its vendor's own words
@@ -122,3 +125,7 @@ async def test_error_text_names_the_providers_message_and_what_to_check(
         assert "(retry after 2000 ms)" in text, text
     if status == 500:
         assert "retry" in text or "failed" in text, text
+    if api.name in _NAMING and status in (403, 404):
+        assert f"{api.provider}/{api.model}" in text, text
+    if api.name in _NAMING and status in (429, 500):
+        assert f"{api.provider}'s " in text, text

@@ -31,18 +31,20 @@ def _key_check(provider: str) -> str:
     return f"check {where}"
 
 
-def http_hint(provider: str, status: int | None) -> str | None:
-    """The hint for an HTTP ``status`` from ``provider``; None when there is nothing to add."""
+def http_hint(provider: str, status: int | None, model_id: str | None = None) -> str | None:
+    """The hint for an HTTP ``status`` from ``provider`` (naming ``model_id`` where the model is what to
+    check); None when there is nothing to add."""
+    model = f"{provider}/{model_id}" if model_id else "this model"
     if status == 401:
         return _key_check(provider)
     if status == 403:
-        return "check that the key or account may use this model (plan, organisation, region)"
+        return f"check that the key or account may use {model} (plan, organisation, region)"
     if status == 404:
-        return "check the model id and the provider's baseUrl in models.json"
+        return f"check the model id ({model}) and the provider's baseUrl in models.json"
     if status == 429:
-        return "rate limit or quota reached; wait and retry, or check the plan's limits"
+        return f"{provider}'s rate limit or quota reached; wait and retry, or check the plan's limits"
     if status is not None and status >= 500:
-        return "the provider's server failed; retrying may help"
+        return f"{provider}'s server failed; retrying may help"
     return None
 
 
@@ -52,7 +54,7 @@ def describe_with_hint(model: Model) -> Callable[[BaseException], str]:
     def describe(exc: BaseException) -> str:
         text = describe_error(exc)
         status = http_status(exc)
-        hint = http_hint(model.provider, status) if status is not None and status >= 400 else None
+        hint = http_hint(model.provider, status, model.id) if status is not None and status >= 400 else None
         if hint is None:
             return text
         match = _RETRY.search(text)

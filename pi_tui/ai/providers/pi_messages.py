@@ -244,7 +244,7 @@ def describe_pi_messages_error(model: Model) -> Any:
         text = f"{status} {phrase}: {detail}" if phrase else f"{status}: {detail}"
         if isinstance(code, str) and code:
             text += f" ({code})"
-        hint = http_hint(model.provider, status)
+        hint = http_hint(model.provider, status, model.id)
         if hint is not None:
             text += f" ({hint})"
         wait = failure.retry_after_ms()
