@@ -14,6 +14,7 @@ import threading
 from typing import TextIO
 
 from pi_tui.ai.auth import AuthStorage
+from pi_tui.ai.catalog import provider_info
 from pi_tui.ai.oauth import (
     ANTHROPIC_EXTRA_USAGE_WARNING,
     AuthEvent,
@@ -161,7 +162,11 @@ def _logout(args: list[str], io: ConsoleInteraction, storage: AuthStorage) -> in
         provider_id = _choose(io, "Select provider to logout:", stored)
     entry = storage.get(provider_id) or {}
     logout(provider_id, storage)
-    name = oauth_provider_name(provider_id)
+    if entry.get("type") == "oauth":
+        name = oauth_provider_name(provider_id)
+    else:  # an API key is named by its provider, not by the subscription login of the same id
+        info = provider_info(provider_id)
+        name = info.name if info is not None else provider_id
     if entry.get("type") == "oauth":
         io.say(f"Logged out of {name}")
     else:

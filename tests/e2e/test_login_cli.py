@@ -203,3 +203,12 @@ def test_codex_device_login_from_the_shell_then_a_request_then_refresh(
         assert llm.requests[-1].headers["chatgpt-account-id"] == "acct-fake-123"
     refreshed = json.loads((agent_dir / "auth.json").read_text())["openai-codex"]
     assert refreshed["access"] != login["access"] and refreshed["access"] in auth_server.valid_access_tokens()
+
+
+def test_logout_names_an_api_key_by_its_provider(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "auth.json").write_text(json.dumps({"anthropic": {"type": "api_key", "key": "sk-ant-x"}}))
+    run = run_cli(["logout", "anthropic"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "Removed stored API key for Anthropic." in run.stdout
+    assert "Claude Pro/Max" not in run.stdout
+    assert json.loads((agent_dir / "auth.json").read_text()) == {}

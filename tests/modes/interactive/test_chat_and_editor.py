@@ -86,11 +86,15 @@ async def test_long_tool_output_is_truncated_until_ctrl_o(tmp_path: Path, agent_
         assert tool._more.display
 
 
-async def test_long_bash_output_shows_its_tail_under_an_earlier_lines_hint(tmp_path: Path, agent_dir: Path) -> None:
+async def test_long_bash_output_shows_its_tail_under_an_earlier_lines_hint(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     """bash keeps the last lines, so the hint says how many came before and stands above them (as pi)."""
     from textual.widgets import Static
 
-    script = FauxScript(faux_reply(faux_tool_call("bash", {"command": "seq 1 30"}, id="c1")), faux_reply("ok"))
+    script = FauxScript(
+        faux_reply(faux_tool_call("bash", {"command": "seq 1 30"}, id="c1")), faux_reply("ok")
+    )
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)

@@ -122,7 +122,9 @@ async def test_tab_on_an_argument_completion_closes_the_list(tmp_path: Path, age
         assert app.editor.text == "/thinking high " and not app.menu.is_shown
 
 
-async def test_a_folder_completion_leaves_no_space_and_lists_the_folder(tmp_path: Path, agent_dir: Path) -> None:
+async def test_a_folder_completion_leaves_no_space_and_lists_the_folder(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     (tmp_path / "srcdir").mkdir()
     (tmp_path / "srcdir" / "inner.py").write_text("x")
     app = make_app(tmp_path, agent_dir, FauxScript())

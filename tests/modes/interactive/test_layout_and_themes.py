@@ -118,7 +118,9 @@ async def test_a_retry_that_succeeds_after_a_failed_one_leaves_no_countdown(
 ) -> None:
     (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10, "maxRetries": 3}}))
     script = FauxScript(
-        faux_error("529 overloaded_error: Overloaded"), faux_error("529 overloaded_error: Overloaded"), faux_reply("ok")
+        faux_error("529 overloaded_error: Overloaded"),
+        faux_error("529 overloaded_error: Overloaded"),
+        faux_reply("ok"),
     )
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:

@@ -158,6 +158,23 @@ async def test_device_code_login_shows_the_code_then_logs_in_and_logout_removes_
     assert json.loads((agent_dir / "auth.json").read_text()) == {}
 
 
+async def test_logout_names_a_stored_api_key_by_its_provider_not_the_subscription(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    (agent_dir / "auth.json").write_text(json.dumps({"anthropic": {"type": "api_key", "key": "sk-ant-x"}}))
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/logout")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        assert [label.split(" · ")[0] for label in app.screen.options] == ["Anthropic"]
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: any("Removed stored API key for Anthropic." in t for t, _ in _notices(app))
+        )
+    assert json.loads((agent_dir / "auth.json").read_text()) == {}
+
+
 async def test_api_key_login_saves_the_key(tmp_path: Path, agent_dir: Path) -> None:
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:

@@ -49,7 +49,9 @@ def test_the_guarded_parser_reports_one_paste_and_only_the_keys_around_it() -> N
 
 
 @pytest.mark.slow
-def test_a_coloured_paste_in_a_terminal_lands_whole_in_the_editor(tmp_path: Path, isolated_home: Path) -> None:
+def test_a_coloured_paste_in_a_terminal_lands_whole_in_the_editor(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     from bench.pty_screen import PtyScreen
 
     env = {

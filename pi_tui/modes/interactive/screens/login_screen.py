@@ -372,7 +372,8 @@ async def open_logout(app: Any, args: str) -> None:
         return
 
     def name_of(provider: str) -> str:
-        if provider in oauth_provider_ids():
+        # A subscription login is named as such ("Anthropic (Claude Pro/Max)"); an API key by its provider.
+        if provider in oauth_provider_ids() and (storage.get(provider) or {}).get("type") == "oauth":
             return oauth_provider_name(provider)
         info = provider_info(provider)
         return info.name if info is not None else provider
@@ -386,17 +387,17 @@ async def open_logout(app: Any, args: str) -> None:
     from pi_tui.ai.oauth import logout
 
     entry = storage.get(provider) or {}
+    name = name_of(provider)  # before the entry is gone
     try:
         logout(provider, storage)
     except OAuthError as exc:
-        app.chat_notice(f"Failed to logout of {name_of(provider)}: {exc}", "error")
+        app.chat_notice(f"Failed to logout of {name}: {exc}", "error")
         return
     registry.refresh()
     if entry.get("type") == "oauth":
-        app.chat_notice(f"Logged out of {name_of(provider)}")
+        app.chat_notice(f"Logged out of {name}")
     else:
         app.chat_notice(
-            f"Removed stored API key for {name_of(provider)}. Environment variables and models.json config are "
-            "unchanged."
+            f"Removed stored API key for {name}. Environment variables and models.json config are unchanged."
         )
     app.refresh_footer()

@@ -64,7 +64,10 @@ async def test_a_long_value_keeps_its_distance_from_the_source_column(agent_dir:
     app = HostApp(session)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await _open(app, pilot)
-        sources = {_row(screen, key).index(where) for key, where in (("shellPath", "global"), ("quietStartup", "default"))}
+        sources = {
+            _row(screen, key).index(where)
+            for key, where in (("shellPath", "global"), ("quietStartup", "default"))
+        }
         assert "/usr/local/bin/bash-5.2  " in _row(screen, "shellPath")
         assert len(sources) == 1  # the source column stays aligned
     await session.close()
