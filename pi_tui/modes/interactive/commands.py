@@ -33,6 +33,7 @@ APP_COMMANDS: dict[str, str] = {
     "new": "Start a new session",
     "resume": "Resume another session of this project",
     "fork": "Continue from an earlier user message in a new session",
+    "clone": "Continue in a copy of this session, at the current position (a new session file)",
     "tree": "Navigate the session tree",
     "compact": "Summarise older conversation now: /compact [focus instructions]",
     "copy": "Copy the last answer to the clipboard",
@@ -70,6 +71,7 @@ class CommandRouter:
             "reload": self._cmd_reload,
             "quit": self._cmd_quit,
             "new": self._cmd_new,
+            "clone": self._cmd_clone,
             "compact": self._cmd_compact,
             "copy": self._cmd_copy,
             "model": self._cmd_model,
@@ -233,6 +235,23 @@ class CommandRouter:
         session = self.app.require_session()
         await session.new_session()
         self.app.chat_notice("✓ New session started", "success")
+
+    async def _cmd_clone(self, _args: str) -> None:
+        """pi's /clone: the conversation so far goes on in a new session file (this one stays as it is)."""
+        from pi_tui.extensions.events import CancelledByExtension
+
+        session = self.app.require_session()
+        if session.session_manager.get_leaf_id() is None:
+            self.app.chat_notice("Nothing to clone yet")
+            return
+        try:
+            await session.clone()
+        except CancelledByExtension:
+            return  # an extension said no (and says why itself)
+        except (RuntimeError, ValueError, OSError) as exc:
+            self.app.chat_notice(f"Clone failed: {exc}", "error")
+            return
+        self.app.chat_notice("Cloned to new session", "success")
 
     async def _cmd_compact(self, args: str) -> None:
         """As the shared /compact, plus the summary shown as a compaction block and "Compacting…"."""

@@ -88,6 +88,28 @@ async def test_new_starts_an_empty_session_and_model_switches_by_name(
         assert "-thinking-high" in app.editor.classes
 
 
+async def test_clone_continues_in_a_copy_of_the_conversation_as_pi_does(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    script = FauxScript(faux_reply("first answer"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "/clone")
+        assert any("Nothing to clone yet" in t for t in _notices(app))
+        assert script.call_count == 0  # a built-in command, not a prompt for the model
+        await _run(pilot, app, "hello")
+        old = app.session.session_manager
+        old_id, old_path = old.id, old.path
+        await _run(pilot, app, "/clone")
+        await until(pilot, lambda: app.session.session_manager.id != old_id)
+        assert any("Cloned to new session" in t for t in _notices(app))
+        assert [b.text for b in app.chat.query(UserBlock)] == ["hello"]  # the conversation goes on
+        clone = app.session.session_manager
+        assert clone.path != old_path and str(old_path) in (clone.header.parent_session or "")
+        assert script.call_count == 1
+
+
 async def test_copy_sends_the_last_answer_through_osc52(tmp_path: Path, agent_dir: Path) -> None:
     script = FauxScript(faux_reply("copy me"))
     app = make_app(tmp_path, agent_dir, script)
