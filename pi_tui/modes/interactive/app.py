@@ -579,6 +579,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         """While the user types the first prompt: load what the first answer needs (the provider module,
         the markdown widgets and parser, syntax highlighting) and build the system prompt."""
         session = self.require_session()
+        from .screens.prepare import preparation_for
+
+        # A command typed during the load (or a screen over the chat) goes first: this work would take
+        # the interpreter from its first frame. A prompt being typed does not hold it (its answer needs it).
+        await self.warm_turn.wait(preparation_for(session).wait_unheld, quiet=False)
 
         def load() -> None:
             from pi_tui.ai.registry import resolve_stream_fn
@@ -602,8 +607,6 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         # off screen, not when the first answer arrives. A command being typed or run (a big screen
         # opening, a screen on top) goes first: its first frame and its keys would otherwise wait for
         # this mounting (~0.2 s of the UI thread).
-        from .screens.prepare import preparation_for
-
         await self.warm_turn.wait(preparation_for(session).wait_unheld)
         from .blocks import ToolBlock
         from .markdown_block import AssistantText

@@ -1,9 +1,11 @@
 """When the warm-up may take the UI thread: not while the user is on the way to a screen or in one.
 
-Right after a session shows, the app mounts sample markdown widgets off screen (the warm-up: the first
-answer then does not pay Textual's first stylesheet work for them, ~0.2 s of the UI thread). A command
-typed meanwhile (``/tree`` on a big session) would wait behind that work, and so would the keys of a
-screen opened over the chat. `WarmUpTurn.wait` returns once none of this is happening:
+Right after a session shows, the app loads what the first answer needs (the provider module, the markdown
+parser and lexer, in a thread: ~40 ms of the interpreter) and mounts sample markdown widgets off screen
+(the first answer then does not pay Textual's first stylesheet work for them, ~0.2 s of the UI thread). A
+command typed meanwhile (``/tree`` on a big session) would wait behind that work, and so would the keys of
+a screen opened over the chat. `WarmUpTurn.wait` returns once none of this is happening (the loading
+waits for the first three only: a prompt being typed needs it):
 
 - no big screen is opening (`ScreenPreparation.wait_unheld`);
 - the chat is the screen on top (a screen's keys must not wait for the mounting);
@@ -50,13 +52,13 @@ class WarmUpTurn:
         """Whether the user is opening or using a screen, or typing a command."""
         return not self._chat_on_top() or self._editor_text().lstrip().startswith("/")
 
-    async def wait(self, unheld: Callable[[], Awaitable[None]]) -> None:
+    async def wait(self, unheld: Callable[[], Awaitable[None]], *, quiet: bool = True) -> None:
         """Return once the warm-up may mount (see the module); ``unheld`` returns once no screen is
-        opening."""
+        opening. Without ``quiet``, recent keys do not count (for work a prompt being typed needs)."""
         while True:
             await unheld()
             self._changed.clear()
-            quiet_for = QUIET_SECONDS - (time.monotonic() - self._last_key)
+            quiet_for = QUIET_SECONDS - (time.monotonic() - self._last_key) if quiet else 0.0
             if not self.blocked() and quiet_for <= 0:
                 return
             try:

@@ -4,9 +4,12 @@ way to the user: not while a slash command is in the editor or a screen is over 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from textual.worker import Worker, WorkerState
 
+from pi_tui.ai import registry
 from pi_tui.modes.interactive.app import PiApp
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
 from pi_tui.modes.interactive.warm_turn import WarmUpTurn
@@ -20,8 +23,16 @@ def _warm_up(app: PiApp) -> Worker[None] | None:
 
 
 async def test_the_warm_up_waits_while_a_command_is_typed_and_while_a_screen_is_up(
-    tmp_path: Path, agent_dir: Path
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    loaded: list[str] = []
+    real = registry.resolve_stream_fn
+
+    def counting(api: str) -> Any:
+        loaded.append(api)
+        return real(api)
+
+    monkeypatch.setattr(registry, "resolve_stream_fn", counting)
     path = _session(tmp_path, 5)
     app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -33,6 +44,7 @@ async def test_the_warm_up_waits_while_a_command_is_typed_and_while_a_screen_is_
         for _ in range(20):
             await pilot.pause()
         assert not warm_up.is_finished
+        assert loaded == []  # not even its loading in a thread (it would slow the command's first frame)
         await SCREEN_COMMANDS["hotkeys"](app, "")  # a screen over the chat
         app.editor.clear()
         for _ in range(20):
@@ -41,6 +53,7 @@ async def test_the_warm_up_waits_while_a_command_is_typed_and_while_a_screen_is_
         app.pop_screen()  # back at the chat with an empty editor: it goes on
         await until(pilot, lambda: warm_up.is_finished)
         assert warm_up.state == WorkerState.SUCCESS
+        assert loaded
 
 
 async def test_a_turn_comes_once_keys_stop_for_a_moment() -> None:
