@@ -151,7 +151,10 @@ class StreamOptions:
     temperature: float | None = None
     session_id: str | None = None
     signal: AbortSignal | None = None
-    cache_retention: Literal["none", "short", "long"] = "short"
+    # pi's default: short, or long with PI_CACHE_RETENTION=long in the environment
+    cache_retention: Literal["none", "short", "long"] = field(
+        default_factory=lambda: default_cache_retention()
+    )
     # Extra request headers; a None value deletes a header the wire API would add (pi's null).
     headers: dict[str, str | None] | None = None
     thinking_budgets: dict[str, int] | None = None
@@ -159,6 +162,14 @@ class StreamOptions:
     max_retry_delay_ms: int = 60_000
     # Called with the provider-specific request body just before sending; may return a replacement.
     on_payload: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+
+
+def default_cache_retention() -> Literal["short", "long"]:
+    """``long`` when ``PI_CACHE_RETENTION=long`` (pi's switch for 1-hour / 24-hour prompt caching), else
+    ``short``."""
+    import os
+
+    return "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else "short"
 
 
 class ProviderError(Exception):

@@ -136,16 +136,27 @@ def test_cache_boundary_moves_the_marker_to_the_end_of_the_cached_region() -> No
     assert [m for m, _ in _markers(body)] == ["system"]
 
 
-def test_retention_none_places_no_markers_and_long_adds_a_one_hour_ttl_only_on_anthropic() -> None:
+def test_retention_none_places_no_markers_and_long_adds_a_one_hour_ttl_where_compat_allows() -> None:
     request = LlmRequest("s", _tool_turn())
     assert _markers(build_request(MODEL, request, StreamOptions(cache_retention="none"))) == []
     long = _markers(build_request(MODEL, request, StreamOptions(cache_retention="long")))
     assert {m["ttl"] for _, m in long} == {"1h"}
+    # pi 0.87.1: the model's compat decides (a proxy in front of Claude keeps the TTL), not the host
     proxy = MODEL.model_copy(update={"base_url": "http://127.0.0.1:9"})
+    assert {
+        m["ttl"] for _, m in _markers(build_request(proxy, request, StreamOptions(cache_retention="long")))
+    } == {"1h"}
+    no_long = MODEL.model_copy(update={"compat": {"supportsLongCacheRetention": False}})
     assert all(
         "ttl" not in m
-        for _, m in _markers(build_request(proxy, request, StreamOptions(cache_retention="long")))
+        for _, m in _markers(build_request(no_long, request, StreamOptions(cache_retention="long")))
     )
+
+
+def test_pi_cache_retention_long_makes_long_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert StreamOptions().cache_retention == "short"
+    monkeypatch.setenv("PI_CACHE_RETENTION", "long")
+    assert StreamOptions().cache_retention == "long"
 
 
 def test_replay_keeps_signed_thinking_redacted_thinking_and_downgrades_unsigned_thinking() -> None:

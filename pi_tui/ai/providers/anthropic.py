@@ -102,11 +102,12 @@ _MEMO = PrefixMemo()
 
 
 def cache_control_for(model: Model, retention: str) -> dict[str, str] | None:
-    """The marker to place, or None when caching is off. 1-hour TTL only on Anthropic's own API."""
+    """The marker to place, or None when caching is off. A 1-hour TTL for long retention where the model's
+    compat allows it (``supportsLongCacheRetention``, true unless set false: Fireworks), as pi 0.87.1."""
     if retention == "none":
         return None
     control = {"type": "ephemeral"}
-    if retention == "long" and "api.anthropic.com" in (model.base_url or DEFAULT_BASE_URL):
+    if retention == "long" and (model.compat or {}).get("supportsLongCacheRetention", True) is not False:
         control["ttl"] = "1h"
     return control
 

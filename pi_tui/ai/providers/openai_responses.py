@@ -44,7 +44,7 @@ from ._history import (
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body, json_plain
-from .openai_completions import DEFAULT_BASE_URL, decode_event, normalize_usage, openai_client
+from .openai_completions import decode_event, normalize_usage, openai_client
 
 if TYPE_CHECKING:
     from ..wire import WireClient
@@ -81,7 +81,14 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     body: dict[str, Any] = {"model": model.id, "input": items, "stream": True, "store": False}
     if options.session_id and options.cache_retention != "none":
         body["prompt_cache_key"] = options.session_id
-    if options.cache_retention == "long" and "api.openai.com" in (model.base_url or DEFAULT_BASE_URL):
+    compat = model.compat or {}
+    long_ok = compat.get("supportsLongCacheRetention", True) is not False
+    if compat.get("supportsExplicitPromptCacheMode") is True:  # OpenAI's own: explicit cache options
+        if options.cache_retention == "none":
+            body["prompt_cache_options"] = {"mode": "explicit"}
+        elif options.cache_retention == "long" and long_ok:
+            body["prompt_cache_options"] = {"ttl": "30m"}
+    elif options.cache_retention == "long" and long_ok:
         body["prompt_cache_retention"] = "24h"
     if (model.compat or {}).get("supportsMaxOutputTokens") is not False:
         # the requested cap, else the model's maximum cut to the room left in the window (pi's); the API
