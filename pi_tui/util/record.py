@@ -49,6 +49,7 @@ from .record_checks import (
     NoneType,
     ValidationError,
     build_check,
+    check_parts,
     constrained,
     key_of,
     kind_name,
@@ -365,7 +366,29 @@ def _unrolled(
     if not usable:
         return None
     factories = [(name, factory) for name, _key, factory in spec.must if factory is not None]
-    return unrolled_maker(cls, usable, entries, factories, loop)
+    inline = {}
+    for key in {k for keys in usable for k in keys}:
+        how = _inline(entries[key][2])
+        if how is not None:
+            inline[key] = how
+    return unrolled_maker(cls, usable, entries, factories, loop, inline)
+
+
+def _inline(check: Check | None) -> tuple[str, Any] | None:
+    """What a written maker can do in place of calling ``check`` for its usual value (`Inline`)."""
+    if check is None:
+        return None
+    parts = check_parts
+    record_class = parts.records.get(check)
+    if record_class is not None and issubclass(record_class, Record):
+        return "record", record_class.maker()
+    kind = "union"
+    item = parts.lists.get(check)
+    if item is not None:
+        kind, check = "list_union", item
+    resolved = parts.unions.get(check)
+    tagged = parts.tagged.get(resolved[0]) if resolved else None
+    return (kind, tagged) if tagged is not None else None
 
 
 _ANALYSED: dict[tuple[Any, bool], tuple[Check | None, type | None, bool]] = {}

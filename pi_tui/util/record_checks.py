@@ -9,6 +9,7 @@ into a `ValidationError`.
 from __future__ import annotations
 
 import types
+import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -31,10 +32,39 @@ __all__ = [
     "kind_name",
     "strip_annotated",
     "is_record_class",
+    "CheckParts",
+    "check_parts",
 ]
 
 Loc = tuple[str | int, ...]
 Check = Callable[[Any], Any]
+
+
+class CheckParts:
+    """What some checks are made of, for the makers `record_unrolled` writes (which then do a check's
+    usual case inline and leave every other value to the check itself). Filled as checks are built;
+    a check absent from a table is one those makers only call.
+
+    Attributes:
+        lists: a list check → the check of its items (None: items kept as they are).
+        records: a record check → its record class (whose maker it calls for a dict).
+        unions: a check of a union of record classes → the one-element list that holds the check it
+            resolves to on its first dict (empty until then).
+        tagged: a tagged-union check → (tag key, the record makers by tag value); a dict without the
+            key (or with its Python name instead) goes to the check.
+    """
+
+    def __init__(self) -> None:
+        # Weak keys: a check lives as long as the field tables (or validators) that use it.
+        self.lists: weakref.WeakKeyDictionary[Check, Check | None] = weakref.WeakKeyDictionary()
+        self.records: weakref.WeakKeyDictionary[Check, type] = weakref.WeakKeyDictionary()
+        self.unions: weakref.WeakKeyDictionary[Check, list[Check]] = weakref.WeakKeyDictionary()
+        self.tagged: weakref.WeakKeyDictionary[Check, tuple[str, dict[Any, Callable[..., Any]]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+
+check_parts = CheckParts()
 
 
 class Missing:
@@ -236,6 +266,7 @@ def _list_of(item: Check | None, strict: bool) -> Check:
                     raise
             raise
 
+    check_parts.lists[check] = item
     return check
 
 
@@ -270,6 +301,7 @@ def _record_check(cls: type[Record]) -> Check:
             return value
         raise _fail(f"an object ({cls.__name__})", value, "model_type")
 
+    check_parts.records[check] = cls
     return check
 
 
@@ -346,6 +378,7 @@ def _dispatch(
         names = " or ".join(cls.__name__ for cls in classes)
         raise _fail(f"an object ({names})", value, "model_type")
 
+    check_parts.tagged[check] = (key, table)
     return check
 
 
@@ -445,6 +478,7 @@ def _records_union(classes: tuple[type[Record], ...]) -> Check:
         )
         return resolved[0](value)
 
+    check_parts.unions[check] = resolved
     return check
 
 

@@ -23,12 +23,23 @@ Field = tuple[str, type | None, Check | None]
 """A key's field, as the record's table gives it: (name, exact type that needs no check, check)."""
 
 
+Inline = tuple[str, Any]
+"""A check's usual case done in the written maker: ``("record", maker)`` (a dict becomes a record),
+``("union", (key, makers))`` (a dict goes to the maker its tag names), ``("list_union", (key, makers))``
+(a list of such dicts); any other value goes to the check."""
+
+
+def _refuse() -> Any:
+    raise LookupError("not the usual case: the check decides")
+
+
 def unrolled_maker(
     cls: type,
     key_sets: Iterable[tuple[Any, ...]],
     table: dict[Any, Field],
     factories: Sequence[tuple[str, Callable[[], Any]]],
     loop: Callable[..., Any],
+    inline: dict[Any, Inline] | None = None,
 ) -> Callable[..., Any]:
     """A maker for ``cls`` equal to ``loop`` (its table-driven maker) on every input.
 
@@ -40,8 +51,11 @@ def unrolled_maker(
         factories: (name, factory) of the fields with a default factory, in declaration order: those a
             dict lacks are made, and listed in ``_defaulted`` as the loop lists them.
         loop: the table-driven maker, called for every input the written function does not handle.
+        inline: by key, the usual case of its check to do in place (`Inline`); the record makers are
+            the ones the check calls, so the value is the one the check makes.
     """
-    namespace: dict[str, Any] = {"loop": loop, "new": object.__new__, "cls": cls}
+    inline = inline or {}
+    namespace: dict[str, Any] = {"loop": loop, "new": object.__new__, "cls": cls, "refuse": _refuse}
     lines = [
         "def make(data, target=None):",
         "    if target is not None or type(data) is not dict:",
@@ -65,13 +79,35 @@ def unrolled_maker(
             if check is None:
                 continue
             checked = True
-            namespace[f"c{size}_{index}"] = check
+            value, suffix = f"v{index}", f"{size}_{index}"
+            namespace[f"c{suffix}"] = check
+            branch = "if"
             if exact is not None:
-                namespace[f"x{size}_{index}"] = exact
-                lines.append(f"            if type(v{index}) is not x{size}_{index}:")
-                lines.append(f"                v{index} = c{size}_{index}(v{index})")
-            else:
-                lines.append(f"            v{index} = c{size}_{index}(v{index})")
+                namespace[f"x{suffix}"] = exact
+                lines.append(f"            if type({value}) is x{suffix}:")
+                lines.append("                pass")
+                branch = "elif"
+            how = inline.get(key)
+            if how is not None and how[0] == "record":
+                namespace[f"m{suffix}"] = how[1]
+                lines.append(f"            {branch} type({value}) is dict:")
+                lines.append(f"                {value} = m{suffix}({value})")
+                branch = "elif"
+            elif how is not None and how[0] in ("union", "list_union"):
+                tag, makers = how[1]
+                namespace[f"t{suffix}"], namespace[f"g{suffix}"] = makers, tag
+                if how[0] == "union":
+                    lines.append(f"            {branch} type({value}) is dict:")
+                    lines.append(f"                {value} = t{suffix}[{value}[g{suffix}]]({value})")
+                else:
+                    lines.append(f"            {branch} type({value}) is list:")
+                    lines.append(
+                        f"                {value} = [t{suffix}[e[g{suffix}]](e) if type(e) is dict else refuse()"
+                        f" for e in {value}]"
+                    )
+                branch = "elif"
+            lines.append(f"            {'else' if branch == 'elif' else 'if True'}:")
+            lines.append(f"                {value} = c{suffix}({value})")
         if not checked:
             lines.append("            pass")
         lines += [

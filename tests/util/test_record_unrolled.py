@@ -4,6 +4,7 @@ over the field table makes, and raise exactly its errors, for every input (usual
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
@@ -99,6 +100,14 @@ def _variants(base: dict[str, Any]) -> Iterator[dict[str, Any]]:
             changed = copy.deepcopy(base)
             changed[key] = odd
             yield changed
+        value = base[key]
+        if isinstance(value, dict):  # a mapping that is not a dict, and a record already made
+            yield {**copy.deepcopy(base), key: OrderedDict(copy.deepcopy(value))}
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            first = value[0]
+            for item in ("x", {}, {k: v for k, v in first.items() if k != "type"}, OrderedDict(first), None):
+                yield {**copy.deepcopy(base), key: [copy.deepcopy(item), *copy.deepcopy(value[1:])]}
+            yield {**copy.deepcopy(base), key: tuple(copy.deepcopy(value))}
         snake = "".join("_" + c.lower() if c.isupper() else c for c in key)
         if snake != key:
             renamed = {snake if k == key else k: v for k, v in copy.deepcopy(base).items()}
