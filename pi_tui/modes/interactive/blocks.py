@@ -105,8 +105,11 @@ class ThinkingBlock(Static, Block):
         padding: 0 1;
         margin: 1 0 0 0;
         max-height: 1;
+        /* folded to one row: a longer line ends in "…" instead of stopping mid-word */
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
-    ThinkingBlock.-expanded { max-height: 100%; }
+    ThinkingBlock.-expanded { max-height: 100%; text-wrap: wrap; }
     """
 
     def __init__(self, text: str = "") -> None:
@@ -118,11 +121,13 @@ class ThinkingBlock(Static, Block):
 
     def _render_text(self) -> None:
         body = self.text.strip() or "…"
-        if "-expanded" in self.classes:
-            shown = "Thinking: " + body
-        else:
+        folded = "-expanded" not in self.classes
+        if folded:
             first = body.splitlines()[0] if body else ""
-            shown = f"▸ Thinking: {first[:200]}"
+            # More than its first line: the fold says so, as the ellipsis at the cut does.
+            shown = f"▸ Thinking: {first[:200]}" + (" …" if len(body) > len(first[:200]) else "")
+        else:
+            shown = "▾ Thinking: " + body
         if shown != self._shown:  # folded, a streamed thought rarely changes its first line: no relayout
             self._shown = shown
             self.update(Text(shown))

@@ -159,3 +159,22 @@ async def test_a_code_line_wider_than_the_chat_wraps_instead_of_being_cut() -> N
         text = " ".join(strip.text.strip() for strip in strips)
         assert " ".join(text.split()).find(line) >= 0
         assert "indented_end = True" in text
+
+
+async def test_folded_thinking_ends_in_an_ellipsis_when_cut_and_unfolded_is_marked() -> None:
+    from textual.geometry import Region
+
+    from pi_tui.modes.interactive.blocks import ThinkingBlock
+
+    app = Host()
+    async with app.run_test(size=(40, 10)) as pilot:
+        block = ThinkingBlock("Let me think about this carefully, and then some more.")
+        await app.screen.mount(block)
+        await pilot.pause()
+        line = block.render_lines(Region(0, 0, block.outer_size.width, 1))[0].text.rstrip()
+        assert line.strip().startswith("▸ Thinking: Let me") and line.endswith("…")
+        block.toggle()
+        await pilot.pause()
+        lines = block.render_lines(Region(0, 0, block.outer_size.width, block.outer_size.height))
+        text = " ".join(strip.text.strip() for strip in lines)
+        assert text.startswith("▾ Thinking: Let me") and "some more." in text
