@@ -76,6 +76,7 @@ APIS = [
 ]
 # The APIs whose hints come from `pi_tui.ai.providers._error_hints`: they name the provider and the model.
 _NAMING = {"anthropic-messages", "openai-completions", "openai-responses", "pi-messages"}
+_NAMING_PROVIDER = _NAMING | {"mistral-conversations"}  # 429/5xx name the provider
 
 STATUSES = {
     401: Fault("auth"),  # each fake refuses a key in its vendor's own words
@@ -127,5 +128,5 @@ async def test_error_text_names_the_providers_message_and_what_to_check(
         assert "retry" in text or "failed" in text, text
     if api.name in _NAMING and status in (403, 404):
         assert f"{api.provider}/{api.model}" in text, text
-    if api.name in _NAMING and status in (429, 500):
+    if api.name in _NAMING_PROVIDER and status in (429, 500):
         assert f"{api.provider}'s " in text, text

@@ -362,6 +362,10 @@ def describe_mistral_error(exc: BaseException) -> str:
         text += " (check MISTRAL_API_KEY or the key stored for mistral in auth.json)"
     elif status == 404:
         text += " (check the model id and the provider's baseUrl in models.json)"
+    elif status == 429:
+        text += " (mistral's rate limit or quota reached; wait and retry, or check the plan's limits)"
+    elif status >= 500:
+        text += " (mistral's server failed; retrying may help)"
     wait = failure.retry_after_ms()
     if wait is not None:
         text += f" (retry after {wait} ms)"
