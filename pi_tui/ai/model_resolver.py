@@ -42,6 +42,7 @@ __all__ = [
     "unknown_provider_message",
     "format_token_count",
     "fuzzy_filter_models",
+    "find_exact_model_reference",
 ]
 
 
@@ -159,6 +160,29 @@ def parse_model_pattern(
         f'Invalid thinking level "{suffix}" in pattern "{pattern}"; using the default instead. '
         f"Valid levels: {', '.join(THINKING_LEVELS)}.",
     )
+
+
+def find_exact_model_reference(reference: str, models: Sequence[Model]) -> Model | None:
+    """The model ``reference`` names exactly, as pi's ``/model <ref>`` finds it, or None.
+
+    ``provider/id`` (any case) names one model; a bare id counts only when a single provider has it.
+    Anything less exact is for the picker to show, not for a guess.
+    """
+    wanted = reference.strip().lower()
+    if not wanted:
+        return None
+    by_label = [m for m in models if m.label.lower() == wanted]
+    if by_label:
+        return by_label[0] if len(by_label) == 1 else None
+    if "/" in wanted:
+        provider, _, model_id = wanted.partition("/")
+        by_parts = [
+            m for m in models if m.provider.lower() == provider.strip() and m.id.lower() == model_id.strip()
+        ]
+        if by_parts:
+            return by_parts[0] if len(by_parts) == 1 else None
+    by_id = [m for m in models if m.id.lower() == wanted]
+    return by_id[0] if len(by_id) == 1 else None
 
 
 def _exact(text: str, models: Sequence[Model]) -> Model | None:

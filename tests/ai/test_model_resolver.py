@@ -322,3 +322,15 @@ def test_list_models_search_is_fuzzy_and_sorted(registry: ModelRegistry) -> None
 def test_list_models_reports_empty_results() -> None:
     assert list_models_table([]).startswith("No models available.")
     assert list_models_table([_m("p", "a")], "zzz") == 'No models matching "zzz"'
+
+
+def test_an_exact_model_reference_is_provider_slash_id_or_an_id_only_one_provider_has() -> None:
+    from pi_tui.ai.model_resolver import find_exact_model_reference
+
+    models = [_m("a", "shared"), _m("b", "shared"), _m("a", "only-a"), _m("b", "Mixed-Case")]
+    assert find_exact_model_reference("B/SHARED", models) is models[1]
+    assert find_exact_model_reference("only-a", models) is models[2]
+    assert find_exact_model_reference("mixed-case", models) is models[3]
+    assert find_exact_model_reference("shared", models) is None  # two providers have it: the picker asks
+    assert find_exact_model_reference("only", models) is None  # a prefix is not a name
+    assert find_exact_model_reference("  ", models) is None

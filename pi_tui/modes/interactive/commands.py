@@ -19,7 +19,7 @@ from .dialogs import SelectDialog
 from .textual_private import app_driver
 
 if TYPE_CHECKING:
-    from pi_tui.ai.types import Model
+    from pi_tui.ai.types import Model, ThinkingLevel
     from pi_tui.extensions.extension import RegisteredCommand
     from pi_tui.runtime.agent_session import AgentSession
 
@@ -293,30 +293,26 @@ class CommandRouter:
         self.app.chat_notice("Copied the last answer to the clipboard", "success")
 
     async def _cmd_model(self, args: str) -> None:
+        """As pi: a model named exactly (``provider/id``, or an id only one provider has; ``:level`` may
+        follow) switches at once; anything else opens the picker with it as the search."""
+        from pi_tui.ai.model_resolver import find_exact_model_reference
+        from pi_tui.ai.thinking import parse_thinking_level
+
+        from .screens.model_screen import open_model
+
         session = self.app.require_session()
         models = session.registry.available_models() if session.registry is not None else []
-        if args:
-            from pi_tui.ai.model_resolver import parse_model_pattern
-
-            match = parse_model_pattern(args, models)
-            if match.model is not None:
-                self.app.switch_model(match.model, match.thinking_level)
+        reference = args.strip()
+        if reference:
+            model = find_exact_model_reference(reference, models)
+            level: ThinkingLevel | None = None
+            base, _, suffix = reference.rpartition(":")
+            if model is None and base and parse_thinking_level(suffix) is not None:
+                model, level = find_exact_model_reference(base, models), parse_thinking_level(suffix)
+            if model is not None:
+                self.app.switch_model(model, level)
                 return
-        from pi_tui.util.fuzzy import fuzzy_filter
-
-        labels = [m.label for m in models]
-        order = [i for i, _ in fuzzy_filter(args, labels)] if args else list(range(len(models)))
-        if not order:
-            self.app.chat_notice(f"No model matches {args!r}", "error")
-            return
-        from .bridge import ask
-
-        chosen = await ask(
-            self.app,
-            SelectDialog("Select model", [labels[i] for i in order], values=[models[i] for i in order]),
-        )
-        if chosen is not None:
-            self.app.switch_model(chosen, None)
+        await open_model(self.app, reference)
 
     async def _cmd_login(self, args: str) -> None:
         from .screens.login_screen import open_login

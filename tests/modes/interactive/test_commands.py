@@ -88,6 +88,32 @@ async def test_new_starts_an_empty_session_and_model_switches_by_name(
         assert "-thinking-high" in app.editor.classes
 
 
+async def test_model_with_a_partial_name_opens_the_picker_on_it_instead_of_guessing(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.screens.model_screen import ModelScreen
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        before = app.session.model.label
+        await type_text(pilot, "/model fau")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ModelScreen))
+        assert app.screen.query_one("#model-search").value == "fau"  # type: ignore[attr-defined]
+        assert app.session.model.label == before  # nothing switched behind the user's back
+        await pilot.press("escape")
+        await type_text(pilot, "/model no-such-model")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ModelScreen))
+        assert app.screen.shown == [] and app.screen.query_one("#model-empty").display  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await _run(pilot, app, "/model FAUX/faux-1")  # an exact reference switches at once, any case
+        await until(pilot, lambda: any(t.startswith("Model: faux/faux-1") for t in _notices(app)))
+
+
 async def test_clone_continues_in_a_copy_of_the_conversation_as_pi_does(
     tmp_path: Path, agent_dir: Path
 ) -> None:
