@@ -303,6 +303,8 @@ class ModelRegistry:
         if found is not None:
             return found
         models = provider_models(name)
+        if name == "radius":
+            models = self._with_gateway_models(models)
         info = provider_info(name)
         if info is not None and info.auth == "cloudflare":
             models = [_with_account_ids(m) for m in models]
@@ -320,6 +322,18 @@ class ModelRegistry:
         self._models_by_provider[name] = models
         self._sources.update(sources)
         return models
+
+    def _with_gateway_models(self, models: list[Model]) -> list[Model]:
+        """Radius's bundled models with the gateway's list (stored by a login, pi-tui's or pi's) over them:
+        a stored model replaces the bundled one of its id, the others are added, as pi merges them."""
+        from .radius_catalog import stored_radius_models
+
+        stored = stored_radius_models(self._agent_dir)
+        if not stored:
+            return models
+        by_id = {m.id: m for m in stored}
+        merged = [by_id.pop(m.id, m) for m in models]
+        return merged + list(by_id.values())
 
     def _with_bearer_token(self, name: str, models: list[Model]) -> list[Model]:
         """``ANTHROPIC_AUTH_TOKEN`` is sent as ``Authorization: Bearer`` (pi's rule for proxies and

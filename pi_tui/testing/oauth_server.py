@@ -26,7 +26,8 @@ What it checks and does:
 - **OpenRouter**: ``GET /auth`` redirects to the ``callback_url`` with a code; ``POST /api/v1/auth/keys``
   trades code + verifier for a key.
 - **Radius**: ``GET /v1/oauth`` names ``/oauth/authorize`` as the authorization page; its device login
-  starts at ``POST /v1/oauth/device``; both grants and refreshes go to the form-encoded ``/v1/oauth/token``.
+  starts at ``POST /v1/oauth/device``; both grants and refreshes go to the form-encoded ``/v1/oauth/token``;
+  ``GET /v1/config`` answers `radius_config` (the gateway's models) to a live access token.
 - **Meta**: the device flow on ``/oidc/device/…/``, then ``POST /muse-code/key`` with the identity token
   mints a key (401 for an identity token that is not live).
 - **Refresh**: refresh tokens rotate (the old one is revoked by its use), `revoke` kills one; a revoked
@@ -114,6 +115,23 @@ class FakeAuthServer:
         ]
     )
     account_id: str = "acct-fake-123"
+    radius_config: dict[str, Any] = field(
+        default_factory=lambda: {
+            "baseUrl": "https://radius.example/v1",
+            "models": [
+                {
+                    "id": "fake-gateway-model",
+                    "name": "Fake Gateway Model",
+                    "reasoning": True,
+                    "input": ["text"],
+                    "cost": {"input": 1, "output": 2, "cacheRead": 0.1, "cacheWrite": 0},
+                    "contextWindow": 100000,
+                    "maxTokens": 8000,
+                },
+                {"id": "not-a-model"},
+            ],
+        }
+    )
     requests: list[AuthRequest] = field(default_factory=list)
     refresh_count: int = 0
 
@@ -291,6 +309,13 @@ class FakeAuthServer:
             return 400, {"error": "unsupported_grant_type"}, {}
         if method == "GET" and path == "/v1/oauth":  # Radius: the gateway names its authorization page
             return 200, {"authorizationEndpoint": f"{self.url}/oauth/authorize"}, {}
+        if method == "GET" and path == "/v1/config":  # Radius: the gateway's models, for a live token
+            token = headers_in.get("authorization", "").removeprefix("Bearer ")
+            with self._lock:
+                live = token in self._access
+            return (
+                (200, self.radius_config, {}) if live else (401, {"error": {"message": "unauthorized"}}, {})
+            )
         if method == "POST" and path in (
             "/oauth2/device/code",
             "/api/oauth/device_authorization",

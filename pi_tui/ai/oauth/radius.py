@@ -80,10 +80,32 @@ class RadiusOAuth(OAuthProvider):
             )
         )
         if method == "device-code":
-            return self._device(io)
-        if method != "browser":
+            credential = self._device(io)
+        elif method == "browser":
+            credential = self._browser(io)
+        else:
             raise OAuthError(f"Unknown {self.name} sign-in method: {method}")
-        return self._browser(io)
+        self._refresh_catalog(io, str(credential["access"]))
+        return credential
+
+    def _refresh_catalog(self, io: Interaction, token: str) -> None:
+        """Fetch the gateway's model list with the new login, as pi does after it (not offline); a failure
+        only warns: the models pi-tui ships stay usable."""
+        import os
+
+        from ..paths import agent_dir
+        from ..radius_catalog import refresh_radius_catalog
+
+        if os.environ.get("PI_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
+            return
+        io.notify(AuthEvent("progress", message="Refreshing model catalog..."))
+        try:
+            refresh_radius_catalog(agent_dir(), token)
+        except (OSError, OAuthError) as exc:
+            message = (
+                f"The Radius model catalog could not be refreshed ({exc}); using the models already known."
+            )
+            io.notify(AuthEvent("info", message=message))
 
     def _browser(self, io: Interaction) -> Credential:
         import urllib.parse

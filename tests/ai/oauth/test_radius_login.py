@@ -61,7 +61,12 @@ def test_browser_login_discovers_the_page_and_comes_back_to_the_callback(
     io.answer = _answer("browser", [])  # type: ignore[assignment]
     credential = login("radius", io, AuthStorage(agent_dir / "auth.json"))
     paths = [(r.method, r.path) for r in auth_server.requests]
-    assert paths == [("GET", "/v1/oauth"), ("GET", "/oauth/authorize"), ("POST", "/v1/oauth/token")]
+    assert paths == [
+        ("GET", "/v1/oauth"),
+        ("GET", "/oauth/authorize"),
+        ("POST", "/v1/oauth/token"),
+        ("GET", "/v1/config"),  # the gateway's model list, fetched with the new login
+    ]
     authorize = auth_server.requests[1].body
     assert authorize["client_id"] == "pi-gateway" and authorize["scope"] == "gateway offline_access"
     assert authorize["handoff"] == "url" and authorize["code_challenge_method"] == "S256"
@@ -117,3 +122,36 @@ def test_a_denied_device_login_says_so(auth_server: FakeAuthServer, agent_dir: P
     with pytest.raises(OAuthError, match="Device authorization was denied"):
         login("radius", io, AuthStorage(agent_dir / "auth.json"))
     assert not (agent_dir / "auth.json").exists()
+
+
+def test_the_login_stores_the_gateways_models_for_pi_and_pi_tui(
+    auth_server: FakeAuthServer, agent_dir: Path
+) -> None:
+    from pi_tui.ai.model_registry import ModelRegistry
+
+    io = ScriptedInteraction()
+    io.answer = _answer("device-code", [])  # type: ignore[assignment]
+    credential = login("radius", io, AuthStorage(agent_dir / "auth.json"))
+    config = next(r for r in auth_server.requests if r.path == "/v1/config")
+    assert config.headers["Authorization"] == f"Bearer {credential['access']}"
+    store = json.loads((agent_dir / "models-store.json").read_text())
+    (model,) = store["radius"]["models"]  # the entry without the model fields is left out, as pi does
+    assert model["id"] == "fake-gateway-model" and model["api"] == "pi-messages"
+    assert model["provider"] == "radius" and model["baseUrl"] == "https://radius.example/v1"
+    assert isinstance(store["radius"]["checkedAt"], int)
+    models = {m.id: m for m in ModelRegistry(agent_dir).all_models() if m.provider == "radius"}
+    assert "balanced" in models  # the bundled ones stay
+    assert models["fake-gateway-model"].base_url == "https://radius.example/v1"
+    assert models["fake-gateway-model"].context_window == 100000
+
+
+def test_a_gateway_that_refuses_the_catalog_does_not_fail_the_login(
+    auth_server: FakeAuthServer, agent_dir: Path
+) -> None:
+    auth_server.radius_config = {"unexpected": True}
+    io = ScriptedInteraction()
+    io.answer = _answer("device-code", [])  # type: ignore[assignment]
+    credential = login("radius", io, AuthStorage(agent_dir / "auth.json"))
+    assert credential["type"] == "oauth"
+    assert any("Radius model catalog could not be refreshed" in e.message for e in io.events)
+    assert not (agent_dir / "models-store.json").exists()
