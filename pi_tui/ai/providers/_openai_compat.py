@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from ..thinking import level_map
@@ -327,16 +328,25 @@ _timestamp = operator.attrgetter("timestamp")
 _CONTEXT_SAFETY_TOKENS = 4096  # pi keeps this much of the window free of the answer
 
 
-def _estimated_context(messages: list[LlmMessage]) -> int:
+NewestBefore = Callable[[list[LlmMessage], int], float]
+"""The newest timestamp of ``messages[:index]`` (-inf for none), given (messages, index)."""
+
+
+def _newest_before(messages: list[LlmMessage], index: int) -> float:
+    return max(map(_timestamp, messages[:index]), default=float("-inf"))
+
+
+def _estimated_context(messages: list[LlmMessage], newest_before: NewestBefore = _newest_before) -> int:
     """pi's estimate of the tokens a history fills: the last usable answer's reported total, plus
     about a token per four characters of each message after it (all of them when none reported)."""
     from ..tokens import count_message_tokens
 
     # The answer that counts is the last usable one not older than any message before it, found from
     # the end (usually within the last few messages). Its age test needs the newest timestamp before
-    # it: one C pass over the messages before the first candidate; should that candidate be older than
-    # an earlier message (a clock that went back), the running maximum of every timestamp, made once.
-    newest_before: list[float] | None = None
+    # it (``newest_before``: a provider's conversion may know it already); should that first candidate
+    # be older than an earlier message (a clock that went back), the running maximum of every
+    # timestamp, made once.
+    running: list[float] | None = None  # running[i]: the newest timestamp of messages[:i]
     last = -1
     reported = 0
     for index in range(len(messages) - 1, -1, -1):
@@ -347,14 +357,13 @@ def _estimated_context(messages: list[LlmMessage]) -> int:
         total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
         if total <= 0:
             continue
-        if newest_before is None:
-            newest = max(map(_timestamp, messages[:index]), default=float("-inf"))
-            if message.timestamp >= newest:
+        if running is None:
+            if message.timestamp >= newest_before(messages, index):
                 last, reported = index, total
                 break
             stamps = [m.timestamp for m in messages]
-            newest_before = list(itertools.accumulate(stamps, max, initial=float("-inf")))
-        elif message.timestamp >= newest_before[index]:
+            running = list(itertools.accumulate(stamps, max, initial=float("-inf")))
+        elif message.timestamp >= running[index]:
             last, reported = index, total
             break
     return reported + sum(count_message_tokens(m) for m in messages[last + 1 :])
@@ -373,14 +382,18 @@ def default_max_tokens(
 
 
 def context_room(
-    model: Model, messages: list[LlmMessage], instructions: str = "", tools: Any = None
+    model: Model,
+    messages: list[LlmMessage],
+    instructions: str = "",
+    tools: Any = None,
+    newest_before: NewestBefore = _newest_before,
 ) -> int | None:
     """What the context window leaves for the answer by pi's estimate (`default_max_tokens`), or None
     when the model's window is unknown. A request that caps twice (Anthropic's thinking budget) asks
-    once: the estimate reads the whole history."""
+    once: the estimate reads the whole history (``newest_before``: see `_estimated_context`)."""
     if model.context_window <= 0:
         return None
-    estimate = _estimated_context(messages)
+    estimate = _estimated_context(messages, newest_before)
     if instructions:
         estimate += math.ceil(len(instructions) / 4)
     if tools:

@@ -292,6 +292,8 @@ _C = TypeVar("_C", bound=Converter)
 
 
 _SLICE = 256  # messages prepared, then converted, at a time
+_NO_TIME = float("-inf")
+_timestamp = operator.attrgetter("timestamp")
 
 
 class PrefixMemo:
@@ -306,6 +308,11 @@ class PrefixMemo:
         self._key: Hashable = None
         self._sources: list[LlmMessage] = []
         self._state: tuple[Any, Any] | None = None  # (Preparer, converter) after the sources
+        # The newest timestamp of the sources up to the end of each slice fed (ends ascending), found
+        # while the slice's messages were in the CPU's caches; and the request list they belong to.
+        self._ends: list[int] = []
+        self._newest: list[float] = []
+        self._messages: list[LlmMessage] | None = None
 
     def convert(self, model: Model, request: LlmRequest, key: Hashable, fresh: Callable[[], _C]) -> _C:
         """The converter after every message of ``request`` (the cached region fed as cached)."""
@@ -322,14 +329,21 @@ class PrefixMemo:
             and all(map(operator.is_, self._sources, messages))
         ):
             preparer, converter, start = state[0].copy(), state[1].copy(), len(self._sources)
+            ends, newest = self._ends, self._newest
         else:
             preparer, converter, start = Preparer(model), fresh(), 0
+            ends, newest = [], []
         # In slices, so a message is converted while its objects are still in the CPU's caches: over a
         # 100,000-message history, a second pass found them all evicted (most of its cost).
         for low in range(start, end, _SLICE):
+            high = min(end, low + _SLICE)
+            chunk = messages[low:high]
             before = len(preparer.out)
-            preparer.feed(messages[low : min(end, low + _SLICE)])
+            preparer.feed(chunk)
             converter.feed(preparer.out[before:], cached=True)
+            newest.append(max(newest[-1] if newest else _NO_TIME, max(map(_timestamp, chunk))))
+            ends.append(high)
+        self._ends, self._newest, self._messages = ends, newest, messages
         self._key, self._sources, self._state = key, list(messages[:end]), (preparer.copy(), converter.copy())
         before = len(preparer.out)
         preparer.feed(messages[end:])
@@ -340,3 +354,14 @@ class PrefixMemo:
             preparer.close_pending()
             converter.feed(preparer.out[before:], cached=False)
         return converter
+
+    def newest_before(self, messages: list[LlmMessage], index: int) -> float:
+        """The newest timestamp of ``messages[:index]`` (-inf for none): from the slices of the last
+        `convert` when ``messages`` is its request's list (the history's pass over 100,000 messages
+        made again from the end would find them all evicted from the CPU's caches), else counted."""
+        low, newest = 0, _NO_TIME
+        if messages is self._messages and self._ends:
+            slice_index = bisect.bisect_right(self._ends, index) - 1
+            if slice_index >= 0:
+                low, newest = self._ends[slice_index], self._newest[slice_index]
+        return max(newest, max(map(_timestamp, messages[low:index]), default=_NO_TIME))

@@ -169,7 +169,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     estimated_tools = [
         {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
     ]
-    room = context_room(model, request.messages, request.system_prompt, estimated_tools)
+    room = context_room(model, request.messages, request.system_prompt, estimated_tools, _MEMO.newest_before)
     base = capped_max_tokens(options.max_tokens or model.max_tokens, room)
     body["max_tokens"] = base
     thinking_on = model.reasoning and options.thinking != "off"
