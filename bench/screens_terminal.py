@@ -5,8 +5,8 @@ The program is the ``pi-tui`` a user runs, with ``--session`` of a generated 20,
 of 1,000 sessions (ten of 20,000 entries, `bench.screens`). The command is typed while the session loads
 (the editor keeps it); once the footer names the model (the session is loaded and the work ahead of the
 screens starts) the bench waits ``delay`` ms and presses Enter. "Open" is Enter → the screen's title on
-the emulated screen (a frame finished: synchronized output), and the CPU the process used meanwhile
-(/proc, all threads). A fresh process per (screen, delay), so every open is that screen's first.
+the emulated screen (a frame finished: synchronized output; for ``/tree`` with the leaf's row in it),
+and the CPU the process used meanwhile (/proc, all threads). A fresh process per (screen, delay), so every open is that screen's first.
 
 Keystrokes (on the screen opened last, one second after the load): each key → the next frame that
 changes the screen (characters or colours): ``/tree`` search typing, ↑ moves, filter toggles (Ctrl+T
@@ -70,6 +70,14 @@ def _write_folder(env: TuiEnv) -> Path:
     return first
 
 
+def _leaf_words(session: Path) -> str:
+    """The first words of the session's last answer (the leaf's row in ``/tree``)."""
+    import json
+
+    last = session.read_text().rstrip("\n").rsplit("\n", 1)[-1]
+    return " ".join(json.loads(last)["message"]["content"][0]["text"].split()[:3])
+
+
 def _look(screen: PtyScreen) -> tuple[tuple[str, str], ...]:
     """The screen with its colours (a cursor move changes only those)."""
     return tuple(
@@ -112,7 +120,12 @@ def _open(
             screen.pump(max(0.0, ready + delay_ms / 1000 - time.perf_counter()))
         cpu = cpu_seconds(screen.pid)
         sent = screen.send("\r")
-        shown = screen.wait_for(TITLES[command], timeout=30)
+        title = TITLES[command]
+        if command == "tree":  # drawn with the rows at the leaf (its row is the session's last answer)
+            leaf = _leaf_words(session)
+            shown = screen.wait_for(lambda s: title in s and leaf in s, timeout=30)
+        else:
+            shown = screen.wait_for(title, timeout=30)
         figures: dict[str, Any] = {
             "open_ms": round((shown - sent) * 1000, 1),
             "open_cpu_ms": round((cpu_seconds(screen.pid) - cpu) * 1000, 1),

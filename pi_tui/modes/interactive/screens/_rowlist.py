@@ -26,7 +26,7 @@ class RowList(ScrollView, can_focus=True):
     """Rows drawn by ``render_row(index) -> Text``; ↑/↓, PgUp/PgDn, Home/End move, Enter selects."""
 
     DEFAULT_CSS = """
-    RowList { height: 1fr; }
+    RowList { height: 1fr; overflow-x: hidden; }
     RowList > .rowlist--cursor { background: $accent 30%; text-style: bold; }
     """
     COMPONENT_CLASSES = {"rowlist--cursor"}
@@ -80,15 +80,21 @@ class RowList(ScrollView, can_focus=True):
     def count(self) -> int:
         return self._count
 
-    def reset(self, count: int, cursor: int = 0, *, top: int | None = None) -> None:
+    def reset(
+        self, count: int, cursor: int = 0, *, top: int | None = None, height_hint: int | None = None
+    ) -> None:
         """New rows (``count`` of them); the cursor goes to ``cursor`` (clamped). ``top``: the row to
-        show first in the view (the cursor's row stays in view whatever it is)."""
+        show first in the view (the cursor's row stays in view whatever it is). ``height_hint``: the
+        rows the view will have, for a list not laid out yet: its first frame then shows the cursor's
+        row already (else the first rows, and the cursor's one frame later)."""
         self._count = count
         if self._row_key is None or len(self._cache) > 5000:
             self._cache.clear()
         self.virtual_size = Size(self.size.width, count)
-        if top is not None:
-            self.scroll_to(y=max(0, top), animate=False, immediate=True)
+        if top is None and height_hint is not None and not self.size.height:
+            top = cursor - height_hint + 1
+        if top is not None:  # forced: a list not laid out yet has no scrollbar, so "cannot" scroll
+            self.scroll_to(y=max(0, top), animate=False, immediate=True, force=True)
         self.cursor = max(0, min(cursor, count - 1)) if count else 0
         self.refresh()
         if top is not None:

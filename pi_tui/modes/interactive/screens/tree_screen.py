@@ -196,7 +196,19 @@ class TreeScreen(Screen[None]):
         index = next((i for i, row in enumerate(self.shown) if row.id == keep), None)
         if index is None:
             index = len(self.shown) - 1
-        listing.reset(len(self.shown), index, top=None if offset is None else index - offset)
+        listing.reset(
+            len(self.shown),
+            index,
+            top=None if offset is None else index - offset,
+            height_hint=self._list_height_hint(),
+        )
+
+    def _list_height_hint(self) -> int:
+        """The rows the list will have: the screen's height less the title, search and help lines
+        (the help wraps in a narrow terminal)."""
+        width = max(1, self.app.size.width - 2)  # the lines' padding
+        help_lines = sum(max(1, -(-len(line) // width)) for line in self.help_text.splitlines())
+        return max(1, self.app.size.height - 2 - help_lines)
 
     def _highlighted(self) -> TreeRow | None:
         index = self._list().cursor

@@ -6,7 +6,14 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+from textual.geometry import Region
+from textual.strip import Strip
+
 from pi_tui.ai.types import ToolCall
+from pi_tui.args import parse_args
+from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens._rowlist import RowList
 from pi_tui.modes.interactive.screens.tree_rows import (
     FILTER_MODES,
     TreeModel,
@@ -14,8 +21,13 @@ from pi_tui.modes.interactive.screens.tree_rows import (
     children_for,
     prepare_children,
 )
+from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
+from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
 from tests.session.helpers import assistant, tool_result, user
+
+from ..helpers import until
+from .helpers import HostApp
 
 
 def _random_tree(tmp_path: Path, seed: int, entries: int) -> SessionManager:
@@ -121,3 +133,40 @@ def test_the_children_index_made_ahead_is_kept_while_the_entries_are_the_same(tm
     manager.append_message(user("a branch"))
     again = children_for(manager, manager.get_entries())
     assert again is not made and len(again[manager.get_entries()[10].id]) == 2
+
+
+async def test_the_first_frame_of_a_first_tree_shows_the_leaf_and_the_last_row_is_a_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = SessionManager.create(str(tmp_path), session_dir=tmp_path)
+    for n in range(300):
+        manager.append_message(user(f"question {n}"))
+        manager.append_message(assistant(f"answer {n}"))
+    path = manager.path
+    manager.close()
+    session = create_session(parse_args(["--session", str(path), "--provider", "faux"]), tmp_path).session
+    drawn: list[tuple[int, int, int, int]] = []  # (first row in view, cursor, rows in view, rows) a pass
+    real = RowList.render_lines
+
+    def watching(self: RowList, crop: Region) -> list[Strip]:
+        drawn.append(
+            (int(self.scroll_offset.y), self.cursor, self.scrollable_content_region.height, self.count)
+        )
+        return real(self, crop)
+
+    monkeypatch.setattr(RowList, "render_lines", watching)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await SCREEN_COMMANDS["tree"](app, "")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TreeScreen)
+        top, cursor, height, count = drawn[0]
+        assert cursor == count - 1  # the leaf (the last row of this one-branch session) …
+        assert top <= cursor < top + height  # … is in view in the very first frame
+        await until(pilot, lambda: not screen.model.partial)
+        await pilot.pause()
+        listing = screen.query_one(RowList)
+        assert listing.scrollable_content_region.height == listing.size.height  # no scrollbar row
+        last_line = listing.render_line(listing.size.height - 1).text
+        assert "answer 299" in last_line
