@@ -396,13 +396,13 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         """Textual's Linux driver, guarded against a terminal that stops reading (`terminal_driver`)."""
         from textual.drivers.linux_driver import LinuxDriver
 
-        from .terminal_driver import install_paste_guard, register_alt_enter
+        from .terminal_driver import install_input_filter, register_alt_enter
 
         driver = super().get_driver_class()
         if driver is not LinuxDriver:
             return driver
         register_alt_enter()
-        install_paste_guard()
+        install_input_filter()
         return GuardedDriver
 
     resume_gc_after_first_frame = False

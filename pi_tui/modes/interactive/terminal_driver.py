@@ -18,8 +18,9 @@ The two Textual internals this relies on are here and nowhere else, each tested 
 ``tests/modes/interactive/test_textual_internals.py`` (those tests fail if Textual changes them):
 the writer thread writes to the driver's ``_file``, and the key parser looks escape sequences up in
 ``textual._ansi_sequences.ANSI_SEQUENCES_KEYS`` (see `register_alt_enter`). A third: the Linux driver's
-input loop builds its parser from the name ``XTermParser`` in its own module, which `install_paste_guard`
-points at a parser that keeps pastes holding escape characters whole (`paste_guard`).
+input loop builds its parser from the name ``XTermParser`` in its own module, which `install_input_filter`
+points at a parser that reads the input through `InputFilter` (pastes holding escape characters, xterm's
+modifyOtherKeys keys; see `input_filter`).
 """
 
 from __future__ import annotations
@@ -36,16 +37,23 @@ from typing import TYPE_CHECKING, Any
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 
-from .paste_guard import PasteGuard
+from .input_filter import InputFilter
 
 if TYPE_CHECKING:
     from textual.app import App
     from textual.message import Message
 
-__all__ = ["GuardedDriver", "TerminalOutput", "install_paste_guard", "register_alt_enter"]
+__all__ = ["GuardedDriver", "TerminalOutput", "install_input_filter", "register_alt_enter"]
+
+MODIFY_OTHER_KEYS_ON = "\x1b[>4;1m"
+"""xterm's modifyOtherKeys, mode 1: Shift+Enter, Ctrl+Enter and the like arrive as keys of their own
+in terminals without the kitty keyboard protocol Textual asks for: xterm, and tmux with ``extended-keys
+on``, which sends them only to an app that asks (pi asks too when the terminal has no kitty protocol)."""
+MODIFY_OTHER_KEYS_OFF = "\x1b[>4;0m"
 
 RESTORE_SEQUENCE = (
-    "\x1b[<u\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?7h\x1b[?1049l\x1b[?25h"
+    MODIFY_OTHER_KEYS_OFF
+    + "\x1b[<u\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?7h\x1b[?1049l\x1b[?25h"
 )
 """What leaving the app writes to the terminal: keyboard protocol and mouse off, line wrap on, main screen,
 cursor shown (used when the app must exit without Textual's own shutdown)."""
@@ -191,6 +199,8 @@ class GuardedDriver(LinuxDriver):
 
     def start_application_mode(self) -> None:
         super().start_application_mode()
+        self.write(MODIFY_OTHER_KEYS_ON)  # the keys come back in a form `InputFilter` reads
+        self.flush()
         stop_r, self._stop_watch = os.pipe()
         threading.Thread(target=self._watch_hangup, args=(stop_r,), name="pi-tui-hangup", daemon=True).start()
 
@@ -214,6 +224,10 @@ class GuardedDriver(LinuxDriver):
             super().run_input_thread()
         except OSError:
             self._report_lost()
+
+    def stop_application_mode(self) -> None:
+        self.write(MODIFY_OTHER_KEYS_OFF)  # before Textual's own restore, which flushes
+        super().stop_application_mode()
 
     def close(self) -> None:
         """Stop the writer thread and the hang-up watcher (also on suspend: a resume starts them again).
@@ -255,28 +269,28 @@ class _AltEnter(str):
         return "alt+enter"
 
 
-def install_paste_guard() -> None:
-    """Make the Linux driver read its input through `PasteGuard` (see `pi_tui.modes.interactive.paste_guard`).
+def install_input_filter() -> None:
+    """Make the Linux driver read its input through `InputFilter` (see `pi_tui.modes.interactive.input_filter`).
 
     Textual internal: ``LinuxDriver.run_input_thread`` creates ``XTermParser(debug)`` by its module-level
     name; the subclass put there filters each chunk before Textual's own parsing. Idempotent.
     """
     from textual.drivers import linux_driver
 
-    if not issubclass(linux_driver.XTermParser, _PasteGuardedParser):
-        linux_driver.XTermParser = _PasteGuardedParser  # type: ignore[misc]
+    if not issubclass(linux_driver.XTermParser, _FilteredParser):
+        linux_driver.XTermParser = _FilteredParser  # type: ignore[misc]
 
 
-class _PasteGuardedParser(XTermParser):
-    """Textual's key parser, fed through a `PasteGuard`."""
+class _FilteredParser(XTermParser):
+    """Textual's key parser, fed through an `InputFilter`."""
 
     def __init__(self, debug: bool = False) -> None:
         super().__init__(debug)
-        self.paste_guard = PasteGuard()
+        self.input_filter = InputFilter()
 
     def feed(self, data: str) -> Iterable[Message]:
         if not data:
             return super().feed(data)  # the end of input
-        filtered = self.paste_guard.feed(data)
+        filtered = self.input_filter.feed(data)
         # Only held-back or dropped characters: nothing to parse yet (an empty feed means the end).
         return super().feed(filtered) if filtered else ()

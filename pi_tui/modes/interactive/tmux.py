@@ -1,8 +1,9 @@
 """Inside tmux, warn when its settings keep modified Enter keys from reaching the app (as pi 0.87 does).
 
 With ``extended-keys`` off, tmux sends Shift+Enter and Ctrl+Enter as a plain Enter (Alt+Enter still
-arrives, as Escape + Enter); with ``extended-keys-format xterm`` it sends them in a form pi-tui reads
-less well than csi-u. Nothing is said when tmux cannot be asked (no ``tmux`` command, a timeout).
+arrives, as Escape + Enter); with ``extended-keys-format xterm`` it sends them in xterm's form, which
+pi-tui reads too (`input_filter`), though pi advises csi-u. Nothing is said when tmux cannot be asked (no
+``tmux`` command, a timeout).
 """
 
 from __future__ import annotations

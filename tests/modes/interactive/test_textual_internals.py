@@ -130,7 +130,7 @@ async def test_mutating_the_theme_reactive_applies_a_re_registered_theme() -> No
 
 
 def test_the_linux_driver_builds_its_key_parser_from_its_module_global() -> None:
-    # install_paste_guard replaces `textual.drivers.linux_driver.XTermParser`; the input loop must look
+    # install_input_filter replaces `textual.drivers.linux_driver.XTermParser`; the input loop must look
     # that name up when it starts, not hold its own reference.
     assert "XTermParser" in LinuxDriver.run_input_thread.__code__.co_names
     assert "parser = XTermParser(self._debug)" in inspect.getsource(LinuxDriver.run_input_thread)

@@ -1,4 +1,5 @@
-"""A paste whose text holds escape characters (colour codes from a copied log) arrives whole."""
+"""A paste whose text holds escape characters (colour codes from a copied log) arrives whole, and xterm's
+modifyOtherKeys form of Shift+Enter and Ctrl+Enter reaches the editor."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ from pathlib import Path
 import pytest
 from textual import events
 
-from pi_tui.modes.interactive.paste_guard import PASTE_END, PASTE_START, PasteGuard
-from pi_tui.modes.interactive.terminal_driver import install_paste_guard
+from pi_tui.modes.interactive.input_filter import PASTE_END, PASTE_START, InputFilter
+from pi_tui.modes.interactive.terminal_driver import install_input_filter
 
 COLOURED = "a\tb\nc\x1b[31mred\x1b[0m d\x1b"
 INPUT = "x" + PASTE_START + COLOURED + PASTE_END + "\x1b[Ay"  # a key before, Up and a key after
 
 
 def _through_guard(chunks: list[str]) -> str:
-    guard = PasteGuard()
+    guard = InputFilter()
     return "".join(guard.feed(chunk) for chunk in chunks)
 
 
@@ -30,13 +31,13 @@ def test_escapes_inside_a_paste_are_dropped_and_outside_it_kept_however_the_inpu
 
 
 def test_a_lone_escape_outside_a_paste_is_passed_on_at_once() -> None:
-    guard = PasteGuard()
+    guard = InputFilter()
     assert guard.feed("\x1b") == "\x1b"  # the Escape key: the parser times it out itself
     assert guard.feed("abc") == "abc"
 
 
 def test_the_guarded_parser_reports_one_paste_and_only_the_keys_around_it() -> None:
-    install_paste_guard()
+    install_input_filter()
     from textual.drivers import linux_driver
 
     for chunks in ([INPUT], [INPUT[:12], INPUT[12:30], INPUT[30:]]):
@@ -46,6 +47,28 @@ def test_the_guarded_parser_reports_one_paste_and_only_the_keys_around_it() -> N
         keys = [t.key for t in tokens if isinstance(t, events.Key)]
         assert pastes == ["a\tb\nc[31mred[0m d"]
         assert keys == ["x", "up", "y"]
+
+
+def test_modify_other_keys_sequences_become_keys_textual_reads_however_the_input_is_cut() -> None:
+    install_input_filter()
+    from textual.drivers import linux_driver
+
+    data = "a\x1b[27;2;13~b\x1b[27;5;13~c\x1b[27;3;13~d\x1b[27;5;127~"
+    expected = ["a", "shift+enter", "b", "ctrl+enter", "c", "alt+enter", "d", "ctrl+backspace"]
+    for cut in range(len(data) + 1):
+        if data[:cut].endswith(("\x1b", "\x1b[")):
+            continue  # that much may be the Escape key: it is passed on at once (see InputFilter)
+        parser = linux_driver.XTermParser()
+        chunks = [data[:cut], data[cut:]] if 0 < cut < len(data) else [data]
+        keys = [t.key for chunk in chunks for t in parser.feed(chunk) if isinstance(t, events.Key)]
+        assert keys == expected, cut
+
+
+def test_inside_a_paste_a_modify_other_keys_lookalike_stays_text() -> None:
+    assert (
+        InputFilter().feed(PASTE_START + "x\x1b[27;2;13~" + PASTE_END)
+        == PASTE_START + "x[27;2;13~" + PASTE_END
+    )
 
 
 @pytest.mark.slow
@@ -73,5 +96,13 @@ def test_a_coloured_paste_in_a_terminal_lands_whole_in_the_editor(
         term.drain()
         line = next(row for row in term.text().splitlines() if "before" in row)
         assert "before one [1mbold[0m twod three after" in line
+        term.send("\x1b[27;2;13~next line")  # Shift+Enter as xterm and tmux 3.3 send it
+        term.wait_for("next line")
+        term.drain()
+        rows = term.text().splitlines()
+        assert any(row.strip("│ ").startswith("next line") for row in rows)  # a new line, not sent
         term.send("\x03\x03")
         assert term.wait_exit(timeout=20) == 0
+        out = term.transcript_text()
+    # modifyOtherKeys asked for (tmux sends modified Enter only then) and put back on the way out
+    assert "\x1b[>4;1m" in out and out.rfind("\x1b[>4;0m") > out.rfind("\x1b[>4;1m")
