@@ -160,16 +160,26 @@ class ConversionCache:
         message the caller must not modify, nor its content. Its JSON is kept too, unless ``plain`` says
         the content holds only plain values (`json_plain`): then `encode_body` encodes it with its
         neighbours."""
-        wire: dict[str, Any] | None = self._hit(message, key)
-        if wire is not None:
-            return wire
+        # `_hit` and `_keep`, written out: a first request converts every message of a long history here
+        slot = id(message)
+        entry = self._entries.get(slot)
+        if entry is not None:
+            if entry[0]() is message and entry[1] == key:
+                found: dict[str, Any] = entry[2]
+                return found
+            self._forget(slot)
         content = convert(message)
         wire = {"role": role, "content": content}
-        if self._keep(message, key, wire):
-            if plain is not None and plain(content):
-                self.plain.add(id(wire))
-            else:
-                self.json[id(wire)] = dumps(wire).encode()
+        try:
+            ref = _Ref(message, self._dead)
+        except TypeError:  # not weak-referenceable: converted every time
+            return wire
+        ref.slot = slot
+        self._entries[slot] = (ref, key, wire)
+        if plain is not None and plain(content):
+            self.plain.add(id(wire))
+        else:
+            self.json[id(wire)] = dumps(wire).encode()
         return wire
 
     def _dead(self, ref: _Ref) -> None:
