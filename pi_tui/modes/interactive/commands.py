@@ -260,9 +260,14 @@ class CommandRouter:
         session = self.app.require_session()
         self.app.working_message = "Compacting context… (escape to cancel)"
         self.app.set_busy(True)
+        from pi_tui.compaction import CompactionCancelled
+
         try:
             result = await session.compact(args or None)
-        except Exception as exc:  # nothing to compact, cancelled, the summary call failed: say so
+        except CompactionCancelled as exc:  # Escape (or an extension): what pi says, not a failure
+            self.app.chat_notice(str(exc) or "Compaction cancelled", "warning")
+            return
+        except Exception as exc:  # nothing to compact, the summary call failed: say so
             self.app.chat_notice(f"Compaction failed: {exc}", "error")
             return
         finally:

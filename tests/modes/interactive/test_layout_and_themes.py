@@ -249,6 +249,33 @@ async def test_compact_shows_a_compaction_summary_block(tmp_path: Path, agent_di
         await until(pilot, lambda: any(t.startswith("Compaction failed:") for t in _notices(app)))
 
 
+async def test_escape_during_compact_says_it_was_cancelled_not_that_it_failed(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    (agent_dir / "settings.json").write_text(
+        json.dumps({"compaction": {"review": "never", "keepRecentTokens": 50}})
+    )
+    slow = [faux_reply("## Goal\nlate"), faux_reply("## Goal\nlate")]
+    for reply in slow:
+        reply.delay = 30  # each delta waits (abortably): the summary is still coming when Escape comes
+    script = FauxScript(faux_reply("a" * 400), faux_reply("b" * 400), *slow)
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        for prompt in ("one", "two"):
+            await type_text(pilot, prompt)
+            await pilot.press("enter")
+            await until(pilot, lambda: not app._busy and not app.editor.text)
+        await type_text(pilot, "/compact")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: app._busy and len(script.requests) >= 3)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app._busy)
+        await until(pilot, lambda: "Compaction cancelled" in _notices(app))
+        assert not any(t.startswith("Compaction failed") for t in _notices(app))
+
+
 def test_the_wheel_ships_the_built_in_themes(monkeypatch: pytest.MonkeyPatch) -> None:
     """A wheel install has no repository ``themes/`` folder: the themes ship as ``pi_tui.bundled_themes``."""
     import warnings
