@@ -76,7 +76,7 @@ class TreeScreen(Screen[None]):
         self.session = session
         # ``near_leaf``: only the rows near the leaf when the whole tree's are not made yet (none when
         # they cannot be had: the opener then makes them all, see `open_tree`).
-        self.model = TreeModel(session.session_manager, mode, near_leaf=near_leaf)
+        self.model = TreeModel(session.session_manager, mode, make_rows=not near_leaf)
         if near_leaf:
             self.model.show_near_leaf(NEAR_LEAF_ROWS, NEAR_LEAF_ROWS)
         self.shown: list[TreeRow] = []

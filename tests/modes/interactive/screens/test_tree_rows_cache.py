@@ -159,3 +159,12 @@ def test_a_first_search_after_the_work_ahead_reads_no_row_text_again(
     model.set_query("question 1")  # two words: every row holding both
     assert len(model.visible()) == 119  # 1, 10-19, 100-199, and 21, 31 … 91
     assert read == []  # their search texts were made by the work ahead
+
+
+def test_the_work_ahead_makes_the_rows_in_pieces_and_keeps_them(tmp_path: Path) -> None:
+    manager = _session(tmp_path, 2500)  # 5,000 entries
+    pieces = list(tree_rows.prepare_rows(manager))
+    assert len(pieces) >= 3  # a screen opened meanwhile waits a piece at most, not the whole build
+    first = TreeModel(manager).rows
+    assert len(first) == 5000 and TreeModel(manager).rows is first  # kept: a first /tree takes them
+    assert list(tree_rows.prepare_rows(manager)) == []  # nothing left to make

@@ -87,7 +87,7 @@ def test_the_rows_near_the_leaf_are_the_whole_trees_rows_there(tmp_path: Path) -
         for leaf in [manager.get_leaf_id(), *rng.sample(ids, 6)]:
             assert leaf is not None
             manager.branch(leaf)
-            nears = {mode: TreeModel(manager, mode, near_leaf=True) for mode in FILTER_MODES}
+            nears = {mode: TreeModel(manager, mode, make_rows=False) for mode in FILTER_MODES}
             windows = {mode: near.show_near_leaf(7, 5) for mode, near in nears.items()}  # before the whole
             for mode, near in nears.items():
                 if not windows[mode]:
@@ -116,7 +116,7 @@ def test_a_long_chain_gives_a_screenful_at_its_end_without_making_every_row(tmp_
     manager = SessionManager.create(str(tmp_path), session_dir=tmp_path)
     for n in range(3000):
         manager.append_message(user(f"question {n}"))
-    model = TreeModel(manager, near_leaf=True)
+    model = TreeModel(manager, make_rows=False)
     assert model.show_near_leaf(40, 40)
     assert len(model.rows) == 41 and model.rows[-1].is_leaf
     assert model.entry_count == 3000
