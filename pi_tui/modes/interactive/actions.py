@@ -125,11 +125,16 @@ class KeyActions:
         self.chat_notice(f"Thinking blocks: {'hidden' if hidden else 'shown'}")
 
     def action_expand_tools(self) -> None:
-        from .blocks import ToolBlock
+        """Ctrl+O: tool output, thinking and summaries, all expanded or all folded, as pi's key does."""
+        from .blocks import SummaryBlock, ThinkingBlock, ToolBlock
 
         self.tools_expanded = not self.tools_expanded
-        for block in self.chat.query(ToolBlock):
-            block.refresh_expansion()
+        for tool in self.chat.query(ToolBlock):
+            tool.refresh_expansion()
+        for thinking in self.chat.query(ThinkingBlock):
+            thinking.refresh_expansion()
+        for summary in self.chat.query(SummaryBlock):
+            summary.refresh_expansion()
         self.chat_notice(f"Tool output: {'expanded' if self.tools_expanded else 'collapsed'}")
 
     def action_toggle_sidebar(self) -> None:

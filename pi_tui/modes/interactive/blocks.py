@@ -117,6 +117,15 @@ class ThinkingBlock(Static, Block):
         self.text = text
         self._dirty = False
         self._shown = ""
+        self._opened = False  # unfolded by a click
+        self._render_text()
+
+    def on_mount(self) -> None:
+        self.refresh_expansion()
+
+    def refresh_expansion(self) -> None:
+        """Unfolded when clicked open or while Ctrl+O expands everything (as pi's expand key does)."""
+        self.set_class(self._opened or _tools_expanded(self.app), "-expanded")
         self._render_text()
 
     def _render_text(self) -> None:
@@ -148,7 +157,8 @@ class ThinkingBlock(Static, Block):
         self._flush()
 
     def toggle(self) -> None:
-        self.toggle_class("-expanded")
+        self._opened = "-expanded" not in self.classes
+        self.set_class(self._opened, "-expanded")
         self._render_text()
 
     def on_click(self) -> None:
@@ -349,10 +359,19 @@ class SummaryBlock(Static, Block):
         extra = f" {tokens_before:,} tokens summarised" if tokens_before else ""
         self.head = Text.assemble((label, "bold"), extra, " (click to expand)\n")
         self.summary = summary
+        self._opened = False  # expanded by a click
         self.update(self.head + Text(summary))
 
+    def on_mount(self) -> None:
+        self.refresh_expansion()
+
+    def refresh_expansion(self) -> None:
+        """Expanded when clicked open or while Ctrl+O expands everything."""
+        self.set_class(self._opened or _tools_expanded(self.app), "-expanded")
+
     def on_click(self) -> None:
-        self.toggle_class("-expanded")
+        self._opened = "-expanded" not in self.classes
+        self.set_class(self._opened, "-expanded")
 
 
 class CustomBlock(Static, Block):

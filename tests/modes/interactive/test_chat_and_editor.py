@@ -437,3 +437,28 @@ async def test_an_answer_aborted_with_escape_says_operation_aborted(
         notices = [b.text for b in app.chat.query(NoticeBlock)]
         assert "Operation aborted" in notices
         assert not any("Request was aborted" in n for n in notices)
+
+
+async def test_ctrl_o_unfolds_thinking_too_so_the_keyboard_can_read_it(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    thought = "first line of the thought\nsecond line nobody could read without a mouse"
+    script = FauxScript(
+        faux_reply(faux_thinking(thought), "answer"), faux_reply(faux_thinking(thought), "again")
+    )
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "think")
+        await pilot.press("enter")
+        await until(pilot, lambda: not app._busy and app.chat.query(ThinkingBlock))
+        block = app.chat.query_one(ThinkingBlock)
+        assert "-expanded" not in block.classes
+        await pilot.press("ctrl+o")
+        assert "-expanded" in block.classes and "second line" in str(block.render())
+        await type_text(pilot, "more")  # a thought that arrives while expanded is shown whole too
+        await pilot.press("enter")
+        await until(pilot, lambda: not app._busy and len(app.chat.query(ThinkingBlock)) == 2)
+        assert all("-expanded" in b.classes for b in app.chat.query(ThinkingBlock))
+        await pilot.press("ctrl+o")
+        assert not any("-expanded" in b.classes for b in app.chat.query(ThinkingBlock))
