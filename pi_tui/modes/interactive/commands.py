@@ -340,10 +340,29 @@ class CommandRouter:
                 self.app.chat_notice(f"Unknown thinking level {args!r}; levels: {', '.join(levels)}", "error")
                 return
             from .bridge import ask
+            from .dialogs import Saved
 
-            level = await ask(self.app, SelectDialog("Thinking level", levels))
-            if level is None:
+            current = levels.index(session.thinking) if session.thinking in levels else 0
+            answer = await ask(
+                self.app,
+                SelectDialog(
+                    "Thinking level",
+                    levels,
+                    message="Enter: this session · ctrl+s: also the default for new sessions",
+                    initial=current,
+                    saveable=True,
+                ),
+            )
+            if answer is None:
                 return
+            if isinstance(answer, Saved):  # pi 0.84: Ctrl+S in the selector saves the default too
+                session.set_thinking_level(answer.value)
+                if session.settings is not None:
+                    session.settings.set_default_thinking_level(session.thinking)
+                self.app.chat_notice(f"Default thinking level: {session.thinking}")
+                self.app.refresh_footer()
+                return
+            level = answer
         session.set_thinking_level(level)
         self.app.chat_notice(f"Thinking level: {session.thinking}")
         self.app.refresh_footer()

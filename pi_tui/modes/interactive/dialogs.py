@@ -6,6 +6,7 @@ Each dismisses with its answer (None when cancelled with Escape).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from textual import events
@@ -16,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-__all__ = ["ConfirmDialog", "EditorDialog", "InputDialog", "SelectDialog"]
+__all__ = ["ConfirmDialog", "EditorDialog", "InputDialog", "Saved", "SelectDialog"]
 
 _FRAME_CSS = """
     {name} {{ align: center middle; background: $pi-background 60%; }}
@@ -74,7 +75,14 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(value)
 
 
-class SelectDialog(ModalScreen[str | None]):
+@dataclass(frozen=True)
+class Saved:
+    """A `SelectDialog` answer given with Ctrl+S: use ``value`` and save it as the default."""
+
+    value: Any
+
+
+class SelectDialog(ModalScreen[Any]):
     """Pick one of ``options`` (type to filter, Enter picks, Escape cancels)."""
 
     DEFAULT_CSS = (
@@ -98,9 +106,12 @@ class SelectDialog(ModalScreen[str | None]):
         values: Sequence[Any] | None = None,
         message: str = "",
         search: bool = True,
+        initial: int = 0,
+        saveable: bool = False,
     ) -> None:
         """``message`` is shown under the title; ``search=False`` leaves out the filter line (a question
-        with a few fixed answers)."""
+        with a few fixed answers); ``initial`` is the option highlighted first (the current one). With
+        ``saveable``, Ctrl+S answers too, as `Saved` (pi's "save as default" key in its selectors)."""
         super().__init__()
         self.title_text = title
         self.message = message
@@ -108,6 +119,8 @@ class SelectDialog(ModalScreen[str | None]):
         self.options = list(options)
         self.values = list(values) if values is not None else list(options)
         self._shown: list[int] = list(range(len(self.options)))
+        self._initial = initial if 0 <= initial < len(self.options) else 0
+        self._saveable = saveable
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -119,7 +132,7 @@ class SelectDialog(ModalScreen[str | None]):
             yield OptionList(*[Option(o) for o in self.options], id="options")
 
     def on_mount(self) -> None:
-        self.query_one(OptionList).highlighted = 0 if self.options else None
+        self.query_one(OptionList).highlighted = self._initial if self.options else None
         if self.search:
             self.query_one(Input).focus()
         else:
@@ -134,8 +147,21 @@ class SelectDialog(ModalScreen[str | None]):
         options.add_options([Option(self.options[i]) for i in self._shown])
         options.highlighted = 0 if self._shown else None
 
+    def chosen(self) -> Any:
+        """The value of the highlighted option (None when nothing is shown)."""
+        highlighted = self.query_one(OptionList).highlighted
+        if highlighted is None or not self._shown:
+            return None
+        return self.values[self._shown[highlighted]]
+
     def on_key(self, event: events.Key) -> None:
         options = self.query_one(OptionList)
+        if event.key == "ctrl+s" and self._saveable:
+            value = self.chosen()
+            if value is not None:
+                self.dismiss(Saved(value))
+            event.stop()
+            return
         if event.key in ("up", "down") and self._shown and self.search:  # else the list has the keys
             step = -1 if event.key == "up" else 1
             options.highlighted = ((options.highlighted or 0) + step) % len(self._shown)

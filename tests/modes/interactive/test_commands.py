@@ -114,6 +114,39 @@ async def test_model_with_a_partial_name_opens_the_picker_on_it_instead_of_guess
         await until(pilot, lambda: any(t.startswith("Model: faux/faux-1") for t in _notices(app)))
 
 
+async def test_thinking_picker_starts_on_the_current_level_and_ctrl_s_saves_it_as_default(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.dialogs import SelectDialog
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "/thinking low")
+        await type_text(pilot, "/thinking")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        assert app.screen.chosen() == "low"  # type: ignore[attr-defined]  # the cursor starts on it
+        await pilot.press("down")  # medium
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.thinking == "medium")
+        assert "defaultThinkingLevel" not in _settings_text(agent_dir)  # Enter: this session only
+        await type_text(pilot, "/thinking")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press("down", "ctrl+s")  # high, saved as the default too (pi 0.84)
+        await until(pilot, lambda: app.session.thinking == "high")
+        assert json.loads(_settings_text(agent_dir))["defaultThinkingLevel"] == "high"
+        assert any(t == "Default thinking level: high" for t in _notices(app))
+
+
+def _settings_text(agent_dir: Path) -> str:
+    path = agent_dir / "settings.json"
+    return path.read_text() if path.exists() else "{}"
+
+
 async def test_clone_continues_in_a_copy_of_the_conversation_as_pi_does(
     tmp_path: Path, agent_dir: Path
 ) -> None:
