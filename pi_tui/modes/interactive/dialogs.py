@@ -48,7 +48,7 @@ class ConfirmDialog(ModalScreen[bool]):
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", show=False),
         Binding("n", "answer(False)", "No", show=False),
-        Binding("escape", "answer(False)", "Cancel", show=False),
+        Binding("escape,ctrl+c", "answer(False)", "Cancel", show=False),
     ]
 
     def __init__(self, title: str, message: str) -> None:
@@ -96,7 +96,8 @@ class SelectDialog(ModalScreen[Any]):
     }
     """
     )
-    BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
+    # Escape or Ctrl+C cancels, as in pi; Ctrl+C must beat the filter line's own copy key
+    BINDINGS = [Binding("escape,ctrl+c", "cancel", "Cancel", show=False, priority=True)]
 
     def __init__(
         self,
@@ -184,7 +185,8 @@ class InputDialog(ModalScreen[str | None]):
     """One line of text; Enter answers, Escape cancels."""
 
     DEFAULT_CSS = _FRAME_CSS.format(name="InputDialog")
-    BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
+    # Escape or Ctrl+C cancels, as in pi; Ctrl+C must beat the filter line's own copy key
+    BINDINGS = [Binding("escape,ctrl+c", "cancel", "Cancel", show=False, priority=True)]
 
     def __init__(self, title: str, placeholder: str | None = None, value: str = "") -> None:
         super().__init__()

@@ -8,7 +8,7 @@ from pi_tui.ai.providers.faux import FauxScript
 from pi_tui.modes.interactive import project_needs_trust, project_trust_files
 from pi_tui.modes.interactive.dialogs import SelectDialog
 
-from .helpers import make_app, until
+from .helpers import make_app, type_text, until
 
 
 def _project(root: Path, extensions: int = 1) -> None:
@@ -55,3 +55,28 @@ async def test_a_select_dialogs_filter_is_one_line_without_a_box(tmp_path: Path,
         await pilot.pause()
         field = app.screen.query_one(Input)
         assert field.has_focus and field.region.height == 1
+
+
+async def test_ctrl_c_cancels_dialogs_and_pickers_as_in_pi(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive.dialogs import InputDialog
+    from pi_tui.modes.interactive.screens.model_screen import ModelScreen
+    from pi_tui.modes.interactive.screens.settings_screen import SettingsScreen
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        answers: list[object] = []
+        for dialog in (SelectDialog("Pick", ["a", "b"]), InputDialog("Key")):
+            app.push_screen(dialog, answers.append)
+            await until(pilot, lambda dialog=dialog: app.screen is dialog)
+            await pilot.press("ctrl+c")
+            await until(pilot, lambda dialog=dialog: app.screen is not dialog)
+        assert answers == [None, None]
+        for command, screen_type in (("/model", ModelScreen), ("/settings", SettingsScreen)):
+            await type_text(pilot, command)
+            app.menu.hide()
+            await pilot.press("enter")
+            await until(pilot, lambda screen_type=screen_type: isinstance(app.screen, screen_type))
+            await pilot.press("ctrl+c")
+            await until(pilot, lambda screen_type=screen_type: not isinstance(app.screen, screen_type))
+        assert app.is_running  # Ctrl+C closed them; it did not count towards quitting

@@ -91,7 +91,7 @@ class LoginScreen(ModalScreen[Credential | None]):
     LoginScreen Input { display: none; }
     LoginScreen .hint { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape,ctrl+c", "cancel", "Cancel", priority=True)]  # as pi: either cancels
 
     def __init__(self, title: str, flow: LoginFlow) -> None:
         super().__init__()

@@ -124,7 +124,7 @@ class ModelScreen(Screen[None]):
     ModelScreen #model-help { height: auto; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [
-        Binding("escape", "close", "Close", priority=True),
+        Binding("escape,ctrl+c", "close", "Close", priority=True),
         Binding("up", "move(-1)", "Up", show=False, priority=True),
         Binding("down", "move(1)", "Down", show=False, priority=True),
         Binding("left", "thinking(-1)", "Less thinking", show=False, priority=True),

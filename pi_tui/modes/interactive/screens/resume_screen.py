@@ -99,7 +99,7 @@ class ResumeScreen(Screen[None]):
     ResumeScreen #resume-help { height: auto; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [
-        Binding("escape", "close", "Close", priority=True),
+        Binding("escape,ctrl+c", "close", "Close", priority=True),
         Binding("up", "move(-1)", "Up", show=False, priority=True),
         Binding("down", "move(1)", "Down", show=False, priority=True),
         Binding("pageup", "page(-1)", "Page up", show=False, priority=True),

@@ -126,7 +126,7 @@ class SettingsScreen(Screen[None]):
     SettingsScreen #settings-help { height: auto; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [
-        Binding("escape", "close", "Close", priority=True),
+        Binding("escape,ctrl+c", "close", "Close", priority=True),
         Binding("up", "move(-1)", "Up", show=False, priority=True),
         Binding("down", "move(1)", "Down", show=False, priority=True),
         Binding("ctrl+d", "reset", "Reset to default", priority=True),
