@@ -103,6 +103,11 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
             args.trust_project = True
         return create_session(args, cwd, allow_no_model=True)  # no key yet: the app opens and says so
 
+    def trust_for_this_run() -> None:
+        args.approve = (
+            True  # "Trust (this session only)" is --approve: trusted for this run, nothing recorded
+        )
+
     theme = os.environ.get("PI_TUI_THEME") or _theme_setting(agent_dir)
     # No garbage collection until the first frame is drawn: start-up allocates much and frees little.
     gc.disable()
@@ -115,6 +120,7 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
         agent_dir=agent_dir,
         initial_prompts=prompts,
         needs_trust=trust_question(args, cwd, agent_dir),
+        trust_for_this_run=trust_for_this_run,
         theme_name=theme,
         preview_path=_preview_path(args, cwd),
     )

@@ -71,6 +71,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         initial_prompts: Prompts from the command line, sent once the session is ready.
         needs_trust: Called before the session is created; returns True when the project-trust question
             must be asked (the answer is passed to ``create_startup`` via ``trust``).
+        trust_for_this_run: With it, the question also offers "Trust (this session only)", pi's answer
+            that records nothing: it is called (pi-tui's start-up sets ``--approve``) and
+            ``create_startup`` then gets ``trust=None``.
         theme_name: The pi theme to start with.
         preview_path: A session file whose last messages the first frame shows (read from its tail,
             `preview.read_tail`) until the session is ready.
@@ -110,6 +113,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         agent_dir: Path | None = None,
         initial_prompts: list[str] | None = None,
         needs_trust: Callable[[], bool] | None = None,
+        trust_for_this_run: Callable[[], None] | None = None,
         theme_name: str | None = None,
         preview_path: Path | None = None,
     ) -> None:
@@ -121,6 +125,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._create_startup = create_startup
         self._initial_prompts = list(initial_prompts or [])
         self._needs_trust = needs_trust
+        self._trust_for_this_run = trust_for_this_run
         self._waiting: list[tuple[str, bool]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._pending_text = ""
@@ -474,20 +479,26 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         from .dialogs import SelectDialog
 
         files = "\n".join(f"  {name}" for name in project_trust_files(self._cwd))
-        # pi also offers "this session only"; the runtime records trust in settings only, so we do not.
+        options: list[tuple[str, bool | None]] = [("Trust", True)]
+        if self._trust_for_this_run is not None:  # pi's "this session only": trusted, nothing recorded
+            options.append(("Trust (this session only)", None))
+        options.append(("Do not trust", False))
         answer = await ask(
             self,
             SelectDialog(
                 f"Trust project folder?\n{self._cwd}",
-                ["Trust", "Do not trust"],
-                values=[True, False],
+                [label for label, _ in options],
+                values=[label for label, _ in options],
                 message=(
                     f"Trusting it loads its .pi settings and resources and runs its extensions:\n{files}"
                 ),
                 search=False,
             ),
         )
-        return bool(answer)
+        chosen = dict(options).get(answer, False) if isinstance(answer, str) else False
+        if chosen is None and self._trust_for_this_run is not None:
+            self._trust_for_this_run()
+        return chosen
 
     async def attach_startup(self, startup: Startup) -> None:
         """Bind a ready `Startup`: UI bridge, listeners, commands, history on screen, then warm up."""

@@ -80,3 +80,41 @@ async def test_ctrl_c_cancels_dialogs_and_pickers_as_in_pi(tmp_path: Path, agent
             await pilot.press("ctrl+c")
             await until(pilot, lambda screen_type=screen_type: not isinstance(app.screen, screen_type))
         assert app.is_running  # Ctrl+C closed them; it did not count towards quitting
+
+
+async def test_trust_for_this_session_only_loads_the_project_and_records_nothing(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.args import parse_args
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.runtime.factory import create_session
+
+    (tmp_path / ".pi" / "prompts").mkdir(parents=True)
+    (tmp_path / ".pi" / "prompts" / "review.md").write_text("---\ndescription: Review\n---\nReview $1")
+    this_run: list[bool] = []
+
+    def create(trust: bool | None) -> object:
+        parsed = parse_args(["--provider", "faux"])
+        if this_run:
+            parsed.approve = True  # what pi-tui's start-up does for the answer: --approve
+        if trust:
+            parsed.trust_project = True
+        return create_session(parsed, tmp_path)
+
+    app = PiApp(
+        create,  # type: ignore[arg-type]
+        cwd=tmp_path,
+        agent_dir=agent_dir,
+        needs_trust=lambda: project_needs_trust(tmp_path, agent_dir),
+        trust_for_this_run=lambda: this_run.append(True),
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        assert app.screen.options == ["Trust", "Trust (this session only)", "Do not trust"]  # type: ignore[attr-defined]
+        await pilot.press("down", "enter")
+        await until(pilot, app.ready.is_set)
+        assert "review" in [c.value for c in app.router.candidates()]  # the project's prompt loaded
+    settings = agent_dir / "settings.json"
+    assert this_run == [True]
+    assert not settings.exists() or "trustedProjects" not in settings.read_text()  # nothing recorded
+    assert project_needs_trust(tmp_path, agent_dir)  # asked again next time
