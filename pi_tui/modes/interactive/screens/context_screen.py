@@ -1,5 +1,10 @@
 """``/context``: the next request as a tree — what the model sees, what it costs, and a what-if.
 
+The screen opens at once: until every message of the session is counted (the work ahead does it, a
+20k-entry session takes ~0.1 s) its first frame names the model and its window and says the messages
+are being counted; the report (`AgentSession.context_report`, the one source of every figure shown)
+fills it in when it is ready. Esc closes it meanwhile; the other keys wait for the report.
+
 Keys: ↑/↓ move, Enter opens the item's full content (or folds a group), Space folds, ``m`` moves the
 selected panel between prefix and tail, ``h`` hides or shows it, ``a`` applies the what-if (asks for the
 reason a cached change needs), ``u`` undoes the what-if, Esc closes.
@@ -47,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["ContextScreen", "open_context"]
 
 BREAKPOINT = "──── cache breakpoint ────"
+COUNTING = "counting the messages' tokens…"
+"""What the first frame shows where the figures go while the report is being made."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,29 +131,59 @@ class ContextScreen(Screen[None]):
         Binding("u", "reset_whatif", "Undo what-if"),
     ]
 
-    def __init__(self, session: AgentSession, view: ContextReport) -> None:
+    def __init__(self, session: AgentSession, view: ContextReport | None = None) -> None:
+        """Args:
+        session: the session whose next request is shown.
+        view: its report; None opens the screen at once and fills it in once the report is made."""
         super().__init__()
         self.session = session
-        self.view = view
+        self._view = view
+        self.ready = asyncio.Event()
+        """Set once the report is shown (at once when the screen was given one)."""
+        if view is not None:
+            self.ready.set()
         self.whatif: dict[str, Layout] = {}
         self._next: TreeNode[Item] | None = None
         self._lazy: dict[int, tuple[TreeNode[Item], tuple[MessageRow, ...]]] = {}
 
     # --- building -------------------------------------------------------------------------------------
 
+    @property
+    def view(self) -> ContextReport:
+        """The report shown.
+
+        Raises:
+            RuntimeError: it is still being made (see `ready`)."""
+        if self._view is None:
+            raise RuntimeError("The context report is still being made")
+        return self._view
+
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self._summary(), id="ctx-summary")
-            tree: Tree[Item] = PlainTree(Text(f"Next request → {self.view.model.label}"), id="ctx-tree")
+            view = self._view
+            yield Static(self._summary() if view is not None else self._pending_summary(), id="ctx-summary")
+            model = view.model if view is not None else self.session.agent.model
+            tree: Tree[Item] = PlainTree(Text(f"Next request → {model.label}"), id="ctx-tree")
             tree.show_root = True
             tree.guide_depth = 3
-            self._fill(tree)
+            if view is not None:
+                self._fill(tree)
+            else:
+                tree.root.add_leaf(COUNTING)
+                tree.root.expand()
             yield tree
             yield Static("", id="ctx-whatif")
             yield Static(
                 "↑/↓ move · Enter open/fold · m move panel prefix↔tail · h hide panel · a apply · u undo · Esc close",
                 id="ctx-hint",
             )
+
+    def _pending_summary(self) -> Text:
+        model = self.session.agent.model
+        return Text(
+            f"Model {model.label} · window {fmt_tokens(model.context_window)} · prompt: {COUNTING}\n"
+            "Next request: estimating…"
+        )
 
     def _summary(self) -> Text:
         v = self.view
@@ -324,11 +361,40 @@ class ContextScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._tree().focus()
-        if self.view.projected is None:
+        if self._view is None:
+            self.call_after_refresh(self._load)
+        elif self._view.projected is None:
             self.call_after_refresh(self._estimate)
+
+    @work(exclusive=True, group="context-report")
+    async def _load(self) -> None:
+        """Make the report once every message is counted (by the work ahead, which gives this step
+        the first turn and runs it in a thread, so keys go on being read), then show it."""
+        from .prepare import preparation_for
+
+        preparation = preparation_for(self.session)
+        release = preparation.hold()  # nothing else of the work ahead until the report is drawn
+        try:
+            await preparation.need("tokens")
+            self._show(await self.session.context_report())
+        finally:
+            self.call_after_refresh(release)
+        if self.view.projected is None:
+            await self._projection()
+
+    def _show(self, view: ContextReport) -> None:
+        self._view = view
+        tree = self._tree()
+        tree.clear()
+        self._fill(tree)
+        self.query_one("#ctx-summary", Static).update(self._summary())
+        self.ready.set()
 
     @work(exclusive=True, group="context-projection")
     async def _estimate(self) -> None:
+        await self._projection()
+
+    async def _projection(self) -> None:
         # Hashing two whole requests takes a while on a long session: draw first, then fill this in.
         await asyncio.to_thread(self.view.projection)
         self._fill_projection()
@@ -359,7 +425,16 @@ class ContextScreen(Screen[None]):
                 return "hidden" if row.layout == "hidden" else row.state.panel.placement
         raise KeyError(name)
 
+    def _pending(self) -> bool:
+        """Whether the report is still being made (a key that needs it says so and does nothing)."""
+        if self._view is not None:
+            return False
+        self.notify("Still counting the messages' tokens: one moment", severity="warning")
+        return True
+
     def action_move_panel(self) -> None:
+        if self._pending():
+            return
         name = self._selected_panel()
         if name is None:
             self.notify("Select a panel to move it", severity="warning")
@@ -369,6 +444,8 @@ class ContextScreen(Screen[None]):
         self._show_whatif()
 
     def action_hide_panel(self) -> None:
+        if self._pending():
+            return
         name = self._selected_panel()
         if name is None:
             self.notify("Select a panel to hide it", severity="warning")
@@ -382,6 +459,8 @@ class ContextScreen(Screen[None]):
         self._show_whatif()
 
     def action_reset_whatif(self) -> None:
+        if self._pending():
+            return
         self.whatif = {}
         self._show_whatif()
 
@@ -417,6 +496,8 @@ class ContextScreen(Screen[None]):
         )
 
     def action_apply_whatif(self) -> None:
+        if self._pending():
+            return
         changes = self._changes()
         if not changes:
             self.notify("Nothing to apply: move (m) or hide (h) a panel first", severity="warning")
@@ -442,16 +523,13 @@ class ContextScreen(Screen[None]):
 
 
 async def open_context(app: PiApp, _args: str) -> None:
-    """``/context``: push the inspector for the app's session, once its messages are counted (ahead of
-    the open, or by the work ahead now, before anything else it does)."""
+    """``/context``: push the inspector for the app's session at once; it shows the report as soon as
+    every message is counted (ahead of the open, or by the work ahead now, before anything else it does)."""
     from .prepare import preparation_for
 
     session = session_of(app)
-    preparation = preparation_for(session)
-    release = preparation.hold()  # the work ahead of the other screens waits for the first frame
+    release = preparation_for(session).hold()  # the work ahead of the other screens waits for the first frame
     try:
-        await preparation.need("tokens")
-        report = await session.context_report()
-        await app.push_screen(ContextScreen(session, report))
+        await app.push_screen(ContextScreen(session))
     finally:
         app.call_after_refresh(release)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Static, Tree
 
@@ -26,6 +27,15 @@ def _select(tree: Tree, startswith: str) -> None:
     raise AssertionError(f"no row starting with {startswith!r}")
 
 
+async def _open_context(app: HostApp, pilot: Any) -> None:
+    """``/context``, once its report is shown (the screen opens before its messages are counted)."""
+    await SCREEN_COMMANDS["context"](app, "")
+    screen = app.screen
+    assert isinstance(screen, ContextScreen)
+    await screen.ready.wait()
+    await pilot.pause()
+
+
 def _input_cost(usage, model) -> float:  # type: ignore[no-untyped-def]
     c = model.cost
     return (usage.input * c.input + usage.cache_read * c.cache_read + usage.cache_write * c.cache_write) / 1e6
@@ -47,8 +57,7 @@ async def test_whatif_projection_for_moving_a_volatile_panel_to_the_prefix_match
         await session.prompt(prompt)
     app = HostApp(session)
     async with app.run_test(size=(140, 50)) as pilot:
-        await SCREEN_COMMANDS["context"](app, "")
-        await pilot.pause()
+        await _open_context(app, pilot)
         screen = app.screen
         assert isinstance(screen, ContextScreen)
         tree = screen.query_one("#ctx-tree", Tree)
@@ -90,8 +99,7 @@ async def test_enter_opens_the_full_content_of_a_message_and_escape_closes_the_i
     session = fixture_session(LARGE, project)
     app = HostApp(session)
     async with app.run_test(size=(140, 50)) as pilot:
-        await SCREEN_COMMANDS["context"](app, "")
-        await pilot.pause()
+        await _open_context(app, pilot)
         screen = app.screen
         assert isinstance(screen, ContextScreen)
         tree = screen.query_one("#ctx-tree", Tree)
@@ -116,8 +124,7 @@ async def test_hiding_a_panel_projects_a_smaller_request_and_applying_needs_a_re
     session.panels.register(Panel("Notes", lambda: "note\n" * 400, placement="tail"))
     app = HostApp(session)
     async with app.run_test(size=(140, 50)) as pilot:
-        await SCREEN_COMMANDS["context"](app, "")
-        await pilot.pause()
+        await _open_context(app, pilot)
         screen = app.screen
         assert isinstance(screen, ContextScreen)
         _select(screen.query_one("#ctx-tree", Tree), "[P1] Notes")
@@ -155,8 +162,7 @@ async def test_context_screen_shows_transforms_and_ledger_rows(fake: FakeLLM, pr
     await session.prompt("again")
     app = HostApp(session)
     async with app.run_test(size=(160, 60)) as pilot:
-        await SCREEN_COMMANDS["context"](app, "")
-        await pilot.pause()
+        await _open_context(app, pilot)
         tree = app.screen.query_one("#ctx-tree", Tree)
         labels = [str(n.label) for n in tree.root.children]
         transforms = next(n for n in tree.root.children if str(n.label).startswith("Context transforms (1)"))

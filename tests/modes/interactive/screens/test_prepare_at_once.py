@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Static, Tree
 
 from pi_tui.context import report
 from pi_tui.modes.interactive import markdown_block
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS, tree_rows
+from pi_tui.modes.interactive.screens._format import fmt_tokens
 from pi_tui.modes.interactive.screens._rowlist import RowList
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.modes.interactive.screens.prepare import ScreenPreparation, preparation_for
@@ -115,7 +117,7 @@ async def test_a_search_typed_while_entries_are_being_described_waits_for_them(
         assert gate.ui_calls == drawn  # the search described nothing again: the work ahead did it
 
 
-async def test_context_opened_while_messages_are_being_counted_counts_each_once(
+async def test_context_opened_while_messages_are_being_counted_shows_at_once_and_counts_each_once(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
 ) -> None:
     path = _session(tmp_path, 40)
@@ -123,14 +125,59 @@ async def test_context_opened_while_messages_are_being_counted_counts_each_once(
     app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, gate.reached.is_set)  # the work ahead is counting
-        opening = app.run_worker(SCREEN_COMMANDS["context"](app, ""))
+        try:
+            await SCREEN_COMMANDS["context"](app, "")  # drawn before the counting ends
+            screen = app.screen
+            assert isinstance(screen, ContextScreen)
+            await pilot.pause()
+            assert not screen.ready.is_set()
+            summary = str(screen.query_one("#ctx-summary", Static).render())
+            assert "counting the messages' tokens…" in summary and "window" in summary
+            tree = screen.query_one("#ctx-tree", Tree)
+            assert [str(n.label) for n in tree.root.children] == ["counting the messages' tokens…"]
+            await pilot.press("m")  # a key that needs the report says so and changes nothing
+            assert screen.whatif == {}
+        finally:
+            gate.open()
+        await until(pilot, screen.ready.is_set)
+        await screen.workers.wait_for_complete()
         await pilot.pause()
-        gate.open()
-        await opening.wait()
-        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
         session = app.require_session()
         messages = [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)]
         assert gate.calls == len(messages) == 160
+        # The figures shown are the complete report's, as a screen given that report shows them.
+        complete = await session.context_report()
+        summary = str(screen.query_one("#ctx-summary", Static).render())
+        assert f"prompt ~{fmt_tokens(complete.total_tokens)} tokens" in summary
+        labels = [str(n.label) for n in tree.root.children]
+        cached = f"Cached messages ({len(complete.cached)}) · {fmt_tokens(complete.cached_tokens)}"
+        assert any(label.startswith(cached) for label in labels), labels
+        assert any(label.startswith("Context transforms") for label in labels)
+        assert "Next request cache: read" in " ".join(labels)
+        assert gate.calls == 160  # the second report counted nothing again
+
+
+async def test_escape_closes_context_while_its_messages_are_still_being_counted(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    path = _session(tmp_path, 40)
+    monkeypatch.setattr(report, "message_tokens", gate.wrap(report.message_tokens))
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, gate.reached.is_set)
+        try:
+            await SCREEN_COMMANDS["context"](app, "")
+            screen = app.screen
+            assert isinstance(screen, ContextScreen)
+            await pilot.pause()
+            await pilot.press("escape")
+            await until(pilot, lambda: not isinstance(app.screen, ContextScreen))
+            assert not screen.ready.is_set()  # closed while the counting was still held
+        finally:
+            gate.open()
+        await until(pilot, lambda: preparation_for(app.require_session()).done("tokens"))
+        await pilot.pause()
+        assert not isinstance(app.screen, ContextScreen)  # the report, once made, opens nothing
 
 
 async def test_resume_shows_at_once_and_its_rows_follow_the_listing(

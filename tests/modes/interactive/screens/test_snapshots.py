@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.testing import FakeLLM
 
 from .helpers import (
@@ -43,6 +44,8 @@ def _opener(command: str, args: str = "") -> Callable[[Any], Any]:
     async def run_before(pilot: Any) -> None:
         await SCREEN_COMMANDS[command](pilot.app, args)
         await pilot.pause()
+        if isinstance(pilot.app.screen, ContextScreen):
+            await pilot.app.screen.ready.wait()  # it opens before its messages are counted
         await pilot.app.workers.wait_for_complete()  # e.g. /context's cache projection
         await pilot.pause()
 
