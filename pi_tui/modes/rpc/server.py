@@ -185,19 +185,15 @@ class RpcServer:
         """SIGTERM and SIGHUP end the loop like end of input (the turn stops and the running tool's
         process group with it, pending entries are written, extensions get ``session_shutdown``);
         `stopped_by` keeps the signal so the process exits 128 + its number."""
-        import signal
+        from pi_tui.modes.termination import TerminationGuard
 
         def on_signal(signum: int) -> None:
             if self.stopped_by is None:
                 self.stopped_by = signum
             self._closed.set()
 
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            try:
-                loop.add_signal_handler(signum, on_signal, int(signum))
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-                pass
+        # a plain signal handler: a process whose loop an extension blocks still ends (see TerminationGuard)
+        TerminationGuard(on_signal).install()
 
     def handle_value(self, line: Any) -> None:
         try:
