@@ -32,6 +32,7 @@ __all__ = [
     "ScanPoint",
     "list_sessions",
     "list_sessions_in_steps",
+    "list_recent_sessions",
     "list_all_sessions",
     "most_recent_session",
     "find_session",
@@ -356,6 +357,28 @@ def list_sessions_in_steps(
             yield done
             started, in_piece = time.perf_counter(), 0
     cache.save()
+
+
+def list_recent_sessions(
+    cwd: str | Path, session_dir: Path | None = None, count: int = 40
+) -> list[SessionInfo]:
+    """A quick first look at a project's sessions: the rows of the ``count`` files modified last (by
+    mtime), most recently modified first, from the files that are quick to read (small ones, and large
+    ones whose row the folder's cache holds); a large file never listed is left to `list_sessions`.
+    What it reads is kept for the full listing, as `list_sessions` keeps it."""
+    from .listing_cache import ListingCache
+
+    directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+    stamped: list[tuple[float, Path]] = []
+    for path in _session_files(directory):
+        try:
+            stamped.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    stamped.sort(key=lambda pair: pair[0], reverse=True)
+    cache = ListingCache(directory)
+    found = (cache.info(path, scan_large=False) for _, path in stamped[:count])
+    return _sorted([info for info in found if info is not None])
 
 
 def list_all_sessions(sessions_dir: Path | None = None) -> list[SessionInfo]:

@@ -67,8 +67,14 @@ class ListingCache:
         if isinstance(data, dict) and data.get("version") == _VERSION and isinstance(data.get("rows"), dict):
             self._rows = data["rows"]
 
-    def info(self, path: Path) -> SessionInfo | None:
-        """The picker row of ``path`` (see the module docstring for when the file is read)."""
+    def info(self, path: Path, *, scan_large: bool = True) -> SessionInfo | None:
+        """The picker row of ``path`` (see the module docstring for when the file is read).
+
+        Args:
+            path: the session file.
+            scan_large: False: a large file the cache has no current row for is not read (None), for
+                a quick first look that leaves the long scans to the full listing.
+        """
         try:
             stat = path.stat()
         except OSError:
@@ -82,6 +88,8 @@ class ListingCache:
             cached = _info_of(path, row)
             if cached is not None:
                 return cached
+        if not scan_large:
+            return None
         found = scan_session_file(path, stat, _point_of(row) if row is not None else None)
         if found is None:
             if self._rows.pop(name, None) is not None:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from pi_tui.session import list_sessions
-from pi_tui.session.listing import read_session_info
+from pi_tui.session.listing import list_recent_sessions, read_session_info
 from pi_tui.session.listing_cache import CACHE_NAME, MIN_SIZE
 
 CWD = "/home/me/proj"
@@ -134,3 +134,18 @@ def test_small_files_are_read_again_only_when_they_changed(tmp_path: Path) -> No
     assert second[kept] is first[kept]  # not read again
     assert second[grown].message_count == 3 and first[grown].message_count == 2
     assert second[grown] == read_session_info(grown)
+
+
+def test_the_first_look_leaves_a_large_file_never_listed_to_the_full_listing(tmp_path: Path) -> None:
+    directory = tmp_path / "sessions"
+    big = _big_session(directory)
+    small = directory / "2025-01-02T00-00-00-000Z_s-2.jsonl"
+    small.write_text(_line("session", 0) + "\n" + _line("message", 0, text="a small one") + "\n")
+    os.utime(big, (1_700_000_000, 1_700_000_000))
+    assert [i.path for i in list_recent_sessions(CWD, directory)] == [small]  # not scanned: no row yet
+    full = list_sessions(CWD, directory)  # lists and keeps the large file's row
+    assert {i.path for i in full} == {big, small}
+    assert sorted(list_recent_sessions(CWD, directory), key=lambda i: str(i.path)) == sorted(
+        full, key=lambda i: str(i.path)
+    )
+    assert [i.path for i in list_recent_sessions(CWD, directory, count=1)] == [small]  # modified last

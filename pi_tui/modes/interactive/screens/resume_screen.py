@@ -34,6 +34,8 @@ TRASH_DIR_NAME = "trash"
 Scope = Literal["current", "all"]
 Sort = Literal["threaded", "recent", "relevance"]
 SORTS: tuple[Sort, ...] = ("threaded", "recent", "relevance")
+FIRST_LOOK = 40
+"""Sessions shown while the folder is being listed (the files modified last): a screenful and more."""
 
 
 def threaded(infos: list[Any]) -> list[tuple[Any, int]]:
@@ -124,6 +126,8 @@ class ResumeScreen(Screen[None]):
         self.named_only = False
         self.show_paths = False
         self.lists: dict[Scope, list[Any] | None] = {"current": infos, "all": None}
+        self.first_look: list[Any] | None = None
+        """The folder's sessions modified last, shown while the whole folder is being listed."""
         self.shown: list[Any] = list(infos or ())
         self.now = datetime.now(UTC)
 
@@ -178,7 +182,10 @@ class ResumeScreen(Screen[None]):
     def _apply(self, keep: Path | None = None) -> None:
         from pi_tui.session.search import search_sessions
 
-        infos = self.lists[self.scope] or []
+        infos = self.lists[self.scope]
+        if infos is None and self.scope == "current":
+            infos = self.first_look
+        infos = infos or []
         query = self.query_one(Input).value if self.is_mounted else ""
         self.depths = {}
         if self.sort == "threaded" and not query.strip():
@@ -236,14 +243,31 @@ class ResumeScreen(Screen[None]):
     async def _load_current(self) -> None:
         """The folder's sessions, when the picker opened before they were listed: the listing ahead
         (`prepare`) goes first, then the rows are taken from what it kept."""
-        from pi_tui.session.listing import list_sessions
+        from pi_tui.session.listing import list_recent_sessions, list_sessions
 
         from .prepare import preparation_for
 
-        await preparation_for(self.session).need("listing")
         session = self.session
-        self.lists["current"] = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
-        self._apply()
+        preparation = preparation_for(session)
+        release = preparation.hold()  # the other steps of the work ahead wait for the rows
+        try:
+            # A first page at once (the files modified last, those quick to read), the rest after.
+            first = await asyncio.to_thread(
+                list_recent_sessions, session.cwd, session.new_session_dir(), FIRST_LOOK
+            )
+            if self.lists["current"] is None:
+                self.first_look = first
+                self._apply()
+            await preparation.need("listing")
+            infos = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
+            moved = self._list().cursor > 0  # the user moved: keep their row, else the first one
+            chosen = self._selected() if moved else None
+            self.lists["current"] = infos
+            self.first_look = None
+            if self.scope == "current":
+                self._apply(keep=chosen.path if chosen is not None else None)
+        finally:
+            self.call_after_refresh(release)
 
     @work(exclusive=True, group="resume-all")
     async def _load_all(self) -> None:

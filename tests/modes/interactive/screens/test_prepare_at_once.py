@@ -5,6 +5,7 @@ shows at once, its rows following."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from textual.widgets import Static, Tree
 
+from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
 from pi_tui.context import report
 from pi_tui.modes.interactive import markdown_block
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS, tree_rows
@@ -20,10 +22,10 @@ from pi_tui.modes.interactive.screens._format import fmt_tokens
 from pi_tui.modes.interactive.screens._rowlist import RowList
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.modes.interactive.screens.prepare import ScreenPreparation, preparation_for
-from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
+from pi_tui.modes.interactive.screens.resume_screen import FIRST_LOOK, ResumeScreen
 from pi_tui.modes.interactive.screens.tree_rows import TreeModel
 from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
-from pi_tui.session import listing_cache
+from pi_tui.session import SessionManager, listing_cache
 from pi_tui.session.entries import MessageEntry
 
 from ..helpers import make_app, until
@@ -318,3 +320,44 @@ async def test_wait_unheld_returns_once_no_screen_is_opening() -> None:
     assert not waiting.done()
     release()
     await asyncio.wait_for(waiting, 5)
+
+
+async def test_resume_shows_the_sessions_modified_last_while_the_folder_is_still_being_listed(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    path = _session(tmp_path, 5)
+    for n in range(60):  # older sessions of the project, each modified a minute after the one before
+        other = SessionManager.create(str(tmp_path), session_dir=path.parent)
+        other.append_message(UserMessage(content=f"older {n}"))
+        other.append_message(
+            AssistantMessage(content=[TextContent(text="ok")], provider="faux", model="faux-1")
+        )
+        assert other.path is not None
+        stamp = 1_700_000_000 + 60 * n
+        os.utime(other.path, (stamp, stamp))
+        other.close()
+    by_mtime = sorted(path.parent.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+    newest = set(by_mtime[:FIRST_LOOK])
+    # The work ahead lists the folder and is held before it ends (before it saves the folder's cache).
+    monkeypatch.setattr(listing_cache.ListingCache, "save", gate.wrap(listing_cache.ListingCache.save))
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, gate.reached.is_set)
+        try:
+            await SCREEN_COMMANDS["resume"](app, "")
+            await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+            screen = app.screen
+            assert isinstance(screen, ResumeScreen)
+            await until(pilot, lambda: len(screen.shown) == FIRST_LOOK)  # before the listing ends
+            await pilot.pause()
+            assert screen.lists["current"] is None
+            assert {info.path for info in screen.shown} == newest
+            title = str(screen.query_one("#resume-title").render())
+            assert f"{FIRST_LOOK} of {FIRST_LOOK}" in title and "loading…" in title
+        finally:
+            gate.open()
+        await until(pilot, lambda: screen.lists["current"] is not None)
+        await pilot.pause()
+        assert len(screen.shown) == 61  # the rest follow
+        title = str(screen.query_one("#resume-title").render())
+        assert "61 of 61" in title and "loading" not in title
