@@ -114,8 +114,29 @@ def import_extension(source: ExtensionSource) -> ModuleType:
         raise
     except BaseException as exc:  # SystemExit too: an extension must never end the app
         forget_module(name)
-        raise ExtensionLoadError(f"{type(exc).__name__}: {exc}") from exc
+        where = error_location(exc, source_root(source))
+        raise ExtensionLoadError(f"{type(exc).__name__}: {exc}{where}") from exc
     return module
+
+
+def source_root(source: ExtensionSource) -> Path:
+    """The folder an extension's own code lives in."""
+    return source.path if source.path.is_dir() else source.path.parent
+
+
+def error_location(exc: BaseException, root: Path) -> str:
+    """`` (at file:line)``: the innermost frame under ``root`` (the extension's own code) the error passed
+    through (a syntax error names its own place), or nothing."""
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        return "" if f"line {exc.lineno}" in str(exc) else f" (at {exc.filename}:{exc.lineno})"
+    import traceback
+
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if Path(frame.filename).is_relative_to(root)
+    ]
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
 def forget_module(name: str) -> None:

@@ -142,9 +142,13 @@ async def test_a_broken_extension_is_reported_and_the_app_goes_on(
         answer = startup.session.last_assistant_message()
 
     assert answer is not None and answer.content[0].text == "still works"
-    assert f'Failed to load extension "{broken}": ValueError: bad import' in startup.warnings
+    # each names where in the extension's own file it failed
+    assert f'Failed to load extension "{broken}": ValueError: bad import (at {broken}:1)' in startup.warnings
     assert f'Failed to load extension "{empty}": it has no register(pi) function' in startup.warnings
-    assert f'Failed to load extension "{failing}": ZeroDivisionError: division by zero' in startup.warnings
+    assert (
+        f'Failed to load extension "{failing}": ZeroDivisionError: division by zero (at {failing}:2)'
+        in startup.warnings
+    )
     assert any(w.startswith('Failed to load extension "missing_ext.py"') for w in startup.warnings)
 
 
