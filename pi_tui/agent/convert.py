@@ -182,6 +182,12 @@ def transform_messages(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
 
 
 def _synthetic_results(message: AssistantMessage | None, unanswered: set[str]) -> list[ToolResultMessage]:
-    """The synthetic results of ``message``'s calls whose id is in ``unanswered``, in call order."""
+    """The synthetic results of ``message``'s calls whose id is in ``unanswered``, in call order, one per
+    id (a second call with the same id gets none: a provider takes one result per id)."""
     calls = message.tool_calls() if message is not None else []
-    return [_synthetic_result(call) for call in calls if call.id in unanswered]
+    out: list[ToolResultMessage] = []
+    for call in calls:
+        if call.id in unanswered:
+            unanswered.discard(call.id)
+            out.append(_synthetic_result(call))
+    return out

@@ -332,6 +332,7 @@ class Agent:
             system_prompt=self.system_prompt,
             messages=llm_messages,
             tools=[tool.definition() for tool in self.tools],
+            paired=True,
         )
 
     async def request_options(self, signal: AbortSignal) -> StreamOptions:

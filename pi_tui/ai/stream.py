@@ -139,6 +139,11 @@ class LlmRequest:
     messages: list[LlmMessage]
     tools: list[ToolDefinition] = field(default_factory=list)
     cache_boundary: int | None = None
+    # Whether ``messages`` already follow the tool-pairing rules, as `transform_messages` leaves a list
+    # (the cached and the uncached part each): no failed turn, every tool call of an assistant message
+    # answered right after it by exactly one result per call id, no other result. The provider's
+    # preparation then converts message by message and skips its own pairing bookkeeping.
+    paired: bool = False
 
 
 @dataclass(slots=True)

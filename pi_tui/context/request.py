@@ -55,6 +55,7 @@ def to_llm_request(env: ContextEnvelope, available_tools: Iterable[str] | None =
         messages=[*cached, *uncached],
         tools=tools,
         cache_boundary=len(cached),
+        paired=True,
     )
 
 

@@ -158,7 +158,10 @@ def _reference_transform(messages: list[object]) -> list[object]:
     answered: set[str] = set()
 
     def close() -> None:
-        out.extend(("synthetic", call.id) for call in calls if call.id not in answered)
+        for call in calls:  # one result per id: a second call with the same id gets none
+            if call.id not in answered:
+                answered.add(call.id)
+                out.append(("synthetic", call.id))
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
@@ -197,3 +200,10 @@ def test_transform_follows_the_pairing_rules_on_random_histories() -> None:
             for m in transform_messages(history)  # type: ignore[arg-type]
         ]
         assert got == _reference_transform(history)
+
+
+def test_a_call_id_repeated_in_one_turn_gets_one_synthetic_result() -> None:
+    # A provider takes one result per call id; a second synthetic result would be dropped later anyway.
+    out = transform_messages([UserMessage(content="q"), _assistant("a", "b", "a"), UserMessage(content="n")])
+    synthetic = [m.tool_call_id for m in out if isinstance(m, ToolResultMessage)]
+    assert synthetic == ["a", "b"]

@@ -307,3 +307,36 @@ def test_a_long_history_converted_in_slices_equals_the_plain_conversion(api: str
         body = MODULES[api].build_request(model, request, StreamOptions())
         sent = _wire(api, body)[FIELDS.get(api, "messages")]
         assert sent == json.loads(json.dumps(_plain_wire(api, model, request))), (seed, boundary)
+
+
+def _with_repeated_ids(rng: random.Random, history: list[Any]) -> list[Any]:
+    """``history`` with some assistant turns calling one id twice (a broken history can)."""
+    out: list[Any] = []
+    for message in history:
+        calls = message.tool_calls() if isinstance(message, AssistantMessage) else []
+        if calls and rng.random() < 0.3:
+            message = message.model_copy(update={"content": [*message.content, calls[0]]})
+        out.append(message)
+    return out
+
+
+@pytest.mark.parametrize("api", list(MODELS))
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("inputs", [["text", "image"], ["text"]])
+def test_a_paired_request_sends_what_the_plain_preparation_sends(api: str, seed: int, inputs: list[str]) -> None:
+    """The engine's requests are already paired (`transform_messages`, cached and uncached part each),
+    so the provider skips its pairing bookkeeping; what it sends must not change by a byte."""
+    from pi_tui.agent.convert import transform_messages
+
+    rng = random.Random(seed)
+    model = MODELS[api].model_copy(update={"input": inputs})
+    history = _with_repeated_ids(rng, _random_history(rng, model, 400))
+    for split in (len(history), len(history) - 5, rng.randint(0, len(history))):
+        cached, uncached = transform_messages(history[:split]), transform_messages(history[split:])
+        messages = [*cached, *uncached]
+        paired = LlmRequest("You are terse.", messages, TOOLS, cache_boundary=len(cached), paired=True)
+        plain = LlmRequest("You are terse.", messages, TOOLS, cache_boundary=len(cached))
+        for request in (paired, plain, paired):  # the memo kept from one kind must not serve the other
+            body = MODULES[api].build_request(model, request, StreamOptions())
+            sent = _wire(api, body)[FIELDS.get(api, "messages")]
+            assert sent == json.loads(json.dumps(_plain_wire(api, model, plain))), (seed, split)

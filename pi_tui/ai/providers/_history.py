@@ -114,7 +114,7 @@ def _same_model(message: AssistantMessage, model: Model) -> bool:
 
 
 def prepare_messages(
-    messages: list[LlmMessage], model: Model, boundary: int | None
+    messages: list[LlmMessage], model: Model, boundary: int | None, paired: bool = False
 ) -> tuple[list[LlmMessage], int]:
     """Make a history replayable to ``model``; returns the new list and the cache boundary mapped onto it.
 
@@ -125,12 +125,16 @@ def prepare_messages(
     - For a model without image input, images become pi's placeholder texts (`images_as_placeholders`).
     - Every tool call gets a result before the next assistant/user turn ("No result provided", error);
       tool results with no matching call are dropped. Both APIs reject either mismatch.
+
+    ``paired`` says the list already follows those pairing rules (`LlmRequest.paired`), so the
+    bookkeeping is skipped (`Preparer.feed_paired`); the result is the same.
     """
     end = len(messages) if boundary is None else max(0, min(boundary, len(messages)))
     prepared = Preparer(model)
-    prepared.feed(messages[:end])
+    feed = prepared.feed_paired if paired else prepared.feed
+    feed(messages[:end])
     mapped_boundary = len(prepared.out)
-    prepared.feed(messages[end:])
+    feed(messages[end:])
     if prepared.pending and end == len(messages):
         # A trailing tool call without results only happens in a broken history; keep the API happy.
         prepared.close_pending()
@@ -201,6 +205,31 @@ class Preparer:
                 if pending:
                     self.close_pending()
                 out.append(message)
+
+    def feed_paired(self, messages: Iterable[LlmMessage]) -> None:
+        """`feed` for messages that already follow the pairing rules (`LlmRequest.paired`): each is
+        converted on its own (another model's assistant turn), with no pairing bookkeeping, which
+        would keep every message and add none. The result is the one `feed` gives on such messages.
+
+        Tool calls still pending from messages fed before (by `feed`) take `feed`.
+        """
+        model = self.model
+        if self.pending:
+            self.feed(messages)
+            return
+        append = self.out.append
+        provider, api, model_id = model.provider, model.api, model.id
+        blind = "image" not in model.input
+        for message in messages:
+            if isinstance(message, AssistantMessage):
+                if message.model != model_id or message.provider != provider or message.api != api:
+                    message = _convert_assistant(message, model)
+            elif blind and type(message.content) is not str:
+                for part in message.content:  # the image test inline: most messages have none
+                    if isinstance(part, ImageContent):
+                        message = _without_images(message)
+                        break
+            append(message)
 
 
 def _without_images(message: LlmMessage) -> LlmMessage:

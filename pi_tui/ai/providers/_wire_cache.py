@@ -318,6 +318,7 @@ class PrefixMemo:
         self._key: Hashable = None
         self._sources: list[LlmMessage] = []
         self._state: tuple[Any, Any] | None = None  # (Preparer, converter) after the sources
+        self._paired = False  # whether they were fed as an already paired list (`LlmRequest.paired`)
         # The newest timestamp of the sources up to the end of each slice fed (ends ascending), found
         # while the slice's messages were in the CPU's caches; and the request list they belong to.
         self._ends: list[int] = []
@@ -332,9 +333,11 @@ class PrefixMemo:
         boundary = request.cache_boundary
         end = len(messages) if boundary is None else max(0, min(boundary, len(messages)))
         state = self._state
+        paired = request.paired
         if (
             state is not None
             and self._key == key
+            and self._paired == paired
             and len(self._sources) <= end
             and all(map(operator.is_, self._sources, messages))
         ):
@@ -343,20 +346,22 @@ class PrefixMemo:
         else:
             preparer, converter, start = Preparer(model), fresh(), 0
             ends, newest = [], []
+        feed = preparer.feed_paired if paired else preparer.feed
         # In slices, so a message is converted while its objects are still in the CPU's caches: over a
         # 100,000-message history, a second pass found them all evicted (most of its cost).
         for low in range(start, end, _SLICE):
             high = min(end, low + _SLICE)
             chunk = messages[low:high]
             before = len(preparer.out)
-            preparer.feed(chunk)
+            feed(chunk)
             converter.feed(preparer.out[before:], cached=True)
             newest.append(max(newest[-1] if newest else _NO_TIME, max(map(_timestamp, chunk))))
             ends.append(high)
         self._ends, self._newest, self._messages = ends, newest, messages
         self._key, self._sources, self._state = key, list(messages[:end]), (preparer.copy(), converter.copy())
+        self._paired = paired
         before = len(preparer.out)
-        preparer.feed(messages[end:])
+        feed(messages[end:])
         if preparer.pending and end == len(messages):
             preparer.close_pending()  # synthetic results of a broken history belong to the cached region
             converter.feed(preparer.out[before:], cached=True)

@@ -104,7 +104,7 @@ def _session(options: StreamOptions) -> str | None:
 
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /codex/responses``, keys in the order pi sends them."""
-    without_system = LlmRequest("", request.messages, request.tools, request.cache_boundary)
+    without_system = LlmRequest("", request.messages, request.tools, request.cache_boundary, request.paired)
     shared = build_responses_request(model, without_system, options)  # the input items (cached per message)
     body: dict[str, Any] = {
         "model": model.id,
