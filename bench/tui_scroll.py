@@ -18,12 +18,15 @@ work the press left for later counts too).
 Reported per key: p50 / p95 / max in ms, and the load average.
 
 ``tui_scroll_20k_terminal`` does the same in a real terminal (pty + pyte, `pi-tui --session` at
-120×40, the fake server as the model): PageUp and Ctrl+Up held from the bottom, each press timed from
-writing the key to the screen's first change after it, then Alt+Home / Alt+End three times each.
+120×40, the fake server as the model): PageUp, Shift+Up, the mouse wheel (SGR reports) and Ctrl+Up held
+from the bottom, each press timed from writing the key to the screen's first change after it and to its
+settling (no output for 30 ms), counting presses whose chat area went blank meanwhile; then Alt+Home /
+Alt+End three times each (to settling).
 
     python -m bench tui_scroll_20k -n 1 --no-write
     python -m bench tui_scroll_20k_terminal -n 1 --no-write
     python -m bench.tui_scroll REPO                 # the raw figures, as JSON
+    python -m bench.tui_scroll --terminal 200 60    # the terminal's figures at another size, as JSON
 """
 
 from __future__ import annotations
@@ -185,10 +188,19 @@ def tui_scroll() -> Result:
     )
 
 
-_KEYS = {"pageup": "\x1b[5~", "ctrl+up": "\x1b[1;5A", "alt+home": "\x1b[1;3H", "alt+end": "\x1b[1;3F"}
+_KEYS = {
+    "pageup": "\x1b[5~",
+    "ctrl+up": "\x1b[1;5A",
+    "shift+up": "\x1b[1;2A",
+    "wheel_up": "\x1b[<64;20;10M",  # an SGR mouse report: the wheel turned up over the chat
+    "alt+home": "\x1b[1;3H",
+    "alt+end": "\x1b[1;3F",
+}
+SETTLE_QUIET = 0.03
+"""A press has settled when the program has written nothing for this long after its first change."""
 
 
-def _terminal_figures() -> dict[str, Any]:
+def _terminal_figures(columns: int = 120, lines_: int = 40) -> dict[str, Any]:
     from pi_tui.testing import FakeLLM, Reply, text
 
     from .big_sessions import BIG_WINDOW, big_session_lines
@@ -198,7 +210,7 @@ def _terminal_figures() -> dict[str, Any]:
 
     fake = FakeLLM(context_window=BIG_WINDOW)
     fake.responder = lambda _request: Reply([text("PONG")])
-    figures: dict[str, Any] = {"entries": ENTRIES}
+    figures: dict[str, Any] = {"entries": ENTRIES, "size": f"{columns}x{lines_}"}
     with fake.serve() as server:
         env = make_tui_env(server)
         try:
@@ -212,48 +224,68 @@ def _terminal_figures() -> dict[str, Any]:
             environ = PI_TUI.environ(env.home, env.agent_dir)
             environ.update(LANG="C.UTF-8", TERM="xterm-256color")
             argv = PI_TUI.command(["--provider", PROVIDER, "--model", MODEL_ID, "--session", str(session)])
-            with PtyScreen(argv, cwd=env.repo, env=environ, columns=120, lines=40) as screen:
+            chat_rows = lines_ - 8  # the editor, the footer and what lies between them are below
+
+            def blank(shown: str) -> bool:
+                return sum(1 for row in shown.split("\n")[:chat_rows] if row.strip()) < 3
+
+            with PtyScreen(argv, cwd=env.repo, env=environ, columns=columns, lines=lines_) as screen:
                 screen.wait_for(" ".join(last.split()[:3]), timeout=120)
                 screen.wait_for(MODEL_ID, timeout=120)
                 screen.drain(quiet=2.0, limit=30)  # the work ahead done, the app idle
 
-                def press(key: str, timeout: float) -> float | None:
+                def press(key: str, timeout: float) -> tuple[float, float, bool] | None:
+                    """Seconds to the screen's first change and to its settling; whether the chat went
+                    blank in between. None: nothing changed (the top)."""
                     before = screen.text()
                     start = screen.send(_KEYS[key])
                     try:
-                        return screen.wait_for(lambda shown: shown != before, timeout=timeout) - start
+                        first = screen.wait_for(lambda shown: shown != before, timeout=timeout) - start
                     except ScreenTimeout:
-                        return None  # nothing changed: the top
+                        return None
+                    went_blank = blank(screen.text())
+                    while screen.pump(SETTLE_QUIET):
+                        went_blank = went_blank or blank(screen.text())
+                    return first, screen.last_output_at - start, went_blank
 
                 def hold(key: str, presses: int) -> dict[str, Any]:
-                    walls: list[float] = []
+                    firsts: list[float] = []
+                    settled: list[float] = []
+                    blanks = 0
                     for _ in range(presses):
                         start = time.perf_counter()
-                        wall = press(key, 3)
-                        if wall is None:
+                        timed = press(key, 3)
+                        if timed is None:
                             break
-                        walls.append(wall)
+                        firsts.append(timed[0])
+                        settled.append(timed[1])
+                        blanks += timed[2]
                         rest = start + REPEAT - time.perf_counter()
                         if rest > 0:
                             screen.drain(quiet=rest, limit=rest)
                     screen.drain(quiet=0.5, limit=5)
                     return {
-                        "presses": len(walls),
-                        "wall_ms": _percentiles(walls),
-                        "over_100ms": sum(1 for wall in walls if wall > 0.1),
+                        "presses": len(firsts),
+                        "wall_ms": _percentiles(firsts),
+                        "over_100ms": sum(1 for wall in firsts if wall > 0.1),
+                        "settled_ms": _percentiles(settled),
+                        "settled_over_100ms": sum(1 for wall in settled if wall > 0.1),
+                        "blank_frames": blanks,
                     }
 
                 figures["pageup"] = hold("pageup", 250)
+                figures["shift_up"] = hold("shift+up", 150)
+                figures["wheel_up"] = hold("wheel_up", 150)
                 figures["ctrl_up"] = hold("ctrl+up", 100)
                 jumps: dict[str, list[float]] = {"alt+home": [], "alt+end": []}
                 for _ in range(3):
                     for key, waits in jumps.items():
-                        wall = press(key, 5)
-                        if wall is not None:
-                            waits.append(wall)
+                        timed = press(key, 5)
+                        if timed is not None:
+                            waits.append(timed[1])
                         screen.drain(quiet=0.5, limit=5)
-                figures["alt_home_ms"] = _percentiles(jumps["alt+home"])
-                figures["alt_end_ms"] = _percentiles(jumps["alt+end"])
+                figures["alt_home_settled_ms"] = _percentiles(jumps["alt+home"])
+                figures["alt_end_settled_ms"] = _percentiles(jumps["alt+end"])
         finally:
             env.cleanup()
     figures["load_average"] = round(os.getloadavg()[0], 2)
@@ -266,12 +298,16 @@ def tui_scroll_terminal() -> Result:
     except Exception as error:  # a broken run is reported, not raised: the other scenarios go on
         figures = {"error": f"{type(error).__name__}: {error}"[:500]}
     worst = max(
-        (figures[key]["wall_ms"].get("max", 0.0) for key in ("pageup", "ctrl_up") if key in figures),
+        (
+            figures[key]["wall_ms"].get("max", 0.0)
+            for key in ("pageup", "shift_up", "wheel_up", "ctrl_up")
+            if key in figures
+        ),
         default=0.0,
     )
     return Result(
         name="tui_scroll_20k_terminal",
-        description="holding PageUp / Ctrl+Up on a 20k-entry session in a real terminal (pty)",
+        description="holding PageUp / Shift+Up / the wheel / Ctrl+Up on a 20k-entry session in a real terminal (pty)",
         wall_s=worst / 1000,
         cpu_s=0.0,
         peak_rss_mb=0.0,
@@ -292,4 +328,7 @@ def register_all() -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(_measure(Path(sys.argv[1])))))
+    if sys.argv[1] == "--terminal":  # python -m bench.tui_scroll --terminal 200 60
+        print(json.dumps(_terminal_figures(int(sys.argv[2]), int(sys.argv[3])), indent=1))
+    else:
+        print(json.dumps(asyncio.run(_measure(Path(sys.argv[1])))))
