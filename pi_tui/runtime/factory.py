@@ -61,8 +61,8 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list
                 path = (cwd / Path(target).expanduser()).absolute()
                 if not path.exists():
                     _check_creatable(path)
-                return SessionManager.open(path, cwd=cwd, session_dir=session_dir), notices
-            return SessionManager.open(find_session(target, cwd, session_dir), cwd=cwd), notices
+                return _a_session(SessionManager.open(path, cwd=cwd, session_dir=session_dir)), notices
+            return _a_session(SessionManager.open(find_session(target, cwd, session_dir), cwd=cwd)), notices
         if args.continue_session:
             return SessionManager.continue_recent(cwd, session_dir=session_dir), notices
         return SessionManager.create(cwd, session_dir=session_dir), notices
@@ -73,6 +73,24 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list
     except OSError as exc:
         where = exc.filename or args.session or args.fork or ""
         raise StartupError(f"Cannot open session {where}: {exc.strerror or exc}", 1) from exc
+
+
+def _a_session(manager: SessionManager) -> SessionManager:
+    """``manager``, unless its file holds no session at all (then it is closed, untouched, and refused)."""
+    from pi_tui.session.errors import SessionError
+
+    if manager.load_report.nothing_readable:
+        manager.close()
+        raise SessionError(not_a_session_message(manager.path))
+    return manager
+
+
+def not_a_session_message(path: object) -> str:
+    """Why a file that holds no session entry is not opened (pi's words, and that nothing changed)."""
+    return (
+        f"Session file is not a valid pi session: {path} (no line of it is a session header or entry; "
+        "the file was left as it is)"
+    )
 
 
 def _check_creatable(path: Path) -> None:

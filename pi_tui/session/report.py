@@ -80,6 +80,12 @@ class LoadReport:
         return [s.line_no for s in self.skipped]
 
     @property
+    def nothing_readable(self) -> bool:
+        """The file has lines but neither a session header nor any entry: not a session at all (pi refuses
+        to open such a file)."""
+        return self.header_missing and self.entries == 0 and not self.raw and self.lines > 0
+
+    @property
     def has_problems(self) -> bool:
         """True when something was lost from view or repaired (an unknown entry type is not a problem)."""
         return bool(

@@ -555,3 +555,23 @@ def test_resume_list_shows_ids_that_open_the_session_they_name(project: Path) ->
     shown = run_cli(["--provider", "faux", "--session", "01a21a66-fd", "-p", "/session"], project)
     assert shown.returncode == 0, shown.stderr
     assert str(first) in shown.stdout
+
+
+@pytest.mark.slow
+def test_a_file_with_no_session_in_it_is_refused_and_left_alone(project: Path) -> None:
+    notes = project / "notes.jsonl"
+    notes.write_text("these are my notes, not a session\n")
+    run = run_cli(["--provider", "faux", "--session", str(notes), "-p", "hi"], project)
+    assert run.returncode == 1
+    assert run.stderr.strip().endswith(
+        f"Session file is not a valid pi session: {notes} (no line of it is a session header or entry; "
+        "the file was left as it is)"
+    )
+    assert notes.read_text() == "these are my notes, not a session\n"
+    assert sorted(p.name for p in project.iterdir()) == ["notes.jsonl"]  # no backup, no lock left
+
+    rpc_in = json.dumps({"id": "w", "type": "switch_session", "sessionPath": str(notes)}) + "\n"
+    rpc = run_cli(["--provider", "faux", "--mode", "rpc"], project, stdin=rpc_in)
+    [answer] = [json.loads(line) for line in rpc.stdout.splitlines()]
+    assert answer["success"] is False and "is not a valid pi session" in answer["error"]
+    assert notes.read_text() == "these are my notes, not a session\n"

@@ -72,6 +72,11 @@ class SessionCommands:
         if current is not None and path.resolve() == Path(current).resolve():
             return {"cancelled": False}  # already there (opening it again would meet our own lock)
         manager = SessionManager.open(path)
+        if manager.load_report.nothing_readable:  # as pi: not a session, and left untouched
+            from pi_tui.runtime.factory import not_a_session_message
+
+            manager.close()
+            raise RpcError(not_a_session_message(raw))
         cancelled, _ = await self._switching(self.session.switch_session(manager))
         if cancelled:
             manager.close()
