@@ -9,7 +9,8 @@ is the first open after the work the app does ahead once a session is shown
 (`pi_tui.modes.interactive.screens.prepare`) has finished, in a second child; ``first_at_once_*`` the
 first open made as that work starts (a command typed while the session loaded), in a third;
 ``first_after_<ms>_*`` the first open made that long after the work started (one child each); for
-``/resume``, which may show before its rows, ``first_rows_ms`` is when they are there. ``keystroke_*``
+``/resume``, which may show before its rows, ``first_page_ms`` is when its first rows (the sessions
+modified last) are there and ``first_rows_ms`` when all are. ``keystroke_*``
 are search keystrokes in ``/resume`` and ``/tree``. CPU figures are `time.process_time()` (all threads).
 
     python -m bench screens_tree_open -n 1 --no-write
@@ -164,6 +165,8 @@ async def _measure(which: str, repo: Path, mode: str = "") -> dict[str, Any]:
     keystrokes: list[float] = []
     keystroke_cpu: list[float] = []
     first_rows_ms = None
+    first_page_ms = None
+    first_report_ms = None
     async with app.run_test(size=(120, 40)) as pilot:
         if mode == "racing":  # the app starts the work ahead as the session shows; opened at once
             preparation.start()
@@ -182,9 +185,19 @@ async def _measure(which: str, repo: Path, mode: str = "") -> dict[str, Any]:
 
                 screen = app.screen
                 assert isinstance(screen, ResumeScreen)
+                while not screen.shown and screen.lists["current"] is None:
+                    await asyncio.sleep(0.002)
+                first_page_ms = round((time.perf_counter() - start) * 1000, 1)
                 while screen.lists["current"] is None:
                     await asyncio.sleep(0.002)
                 first_rows_ms = round((time.perf_counter() - start) * 1000, 1)
+            if command == "context" and first_report_ms is None:  # it shows before its figures
+                from pi_tui.modes.interactive.screens.context_screen import ContextScreen
+
+                shown = app.screen
+                assert isinstance(shown, ContextScreen)
+                await shown.ready.wait()
+                first_report_ms = round((time.perf_counter() - start) * 1000, 1)
             if command == "tree":
                 from textual import events
 
@@ -218,6 +231,8 @@ async def _measure(which: str, repo: Path, mode: str = "") -> dict[str, Any]:
     return {
         "mode": mode or "cold",
         "first_rows_ms": first_rows_ms,
+        "first_page_ms": first_page_ms,
+        "first_report_ms": first_report_ms,
         "prepare_cpu_ms": round(prepare_cpu * 1000, 1),
         "cold_ms": round(opens[0] * 1000, 1),
         "warm_ms": round(statistics.median(opens[1:]) * 1000, 1),
@@ -262,12 +277,12 @@ def _scenario(which: str, description: str) -> Result:
     for key in ("prepare_cpu_ms", "cold_ms", "cold_cpu_ms"):
         figures[key.replace("cold", "first_prepared")] = first.get(key)
     racing = _child(which, "racing")  # opened as the session shows, while the work ahead starts
-    for key in ("cold_ms", "cold_cpu_ms", "first_rows_ms"):
-        figures[key.replace("cold", "first_at_once")] = racing.get(key)
-    for delay in AFTER_MS:  # opened that long after the work ahead started
-        later = _child(which, f"after{delay}")
-        for key in ("cold_ms", "cold_cpu_ms"):
-            figures[key.replace("cold", f"first_after_{delay}")] = later.get(key)
+    later = {delay: _child(which, f"after{delay}") for delay in AFTER_MS}  # that long after it started
+    for moment, run in (("at_once", racing), *((f"after_{d}", r) for d, r in later.items())):
+        for key in ("cold_ms", "cold_cpu_ms", "first_rows_ms", "first_page_ms", "first_report_ms"):
+            if run.get(key) is not None:  # e.g. first_at_once_ms, at_once_first_page_ms
+                name = key.replace("cold", f"first_{moment}") if key.startswith("cold") else f"{moment}_{key}"
+                figures[name] = run[key]
     warm = figures.get("warm_ms")
     figures["target_ms"] = TARGETS_MS[which]
     return Result(
