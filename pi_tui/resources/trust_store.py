@@ -17,11 +17,12 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from pi_tui.util import json_safe
 
-__all__ = ["ProjectTrustStore", "TrustStoreError", "canonical_dir"]
+__all__ = ["ProjectTrustStore", "TrustChoice", "TrustStoreError", "canonical_dir", "trust_choices"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,12 @@ class ProjectTrustStore:
 
     def get(self, cwd: str | os.PathLike[str]) -> bool | None:
         """The decision of the closest directory at or above ``cwd``; None without one (or on error)."""
+        entry = self.entry(cwd)
+        return entry[1] if entry is not None else None
+
+    def entry(self, cwd: str | os.PathLike[str]) -> tuple[str, bool] | None:
+        """The closest saved decision at or above ``cwd`` with the directory it was saved for; None
+        without one (or when the file cannot be used, which is logged)."""
         try:
             data = self._read()
         except TrustStoreError as exc:
@@ -77,7 +84,7 @@ class ProjectTrustStore:
         while True:
             value = data.get(current)
             if value is True or value is False:
-                return value
+                return current, value
             parent = os.path.dirname(current)
             if parent == current:
                 return None
@@ -134,3 +141,34 @@ class ProjectTrustStore:
                 lock.rmdir()
             except OSError:
                 pass
+
+
+@dataclass(frozen=True)
+class TrustChoice:
+    """One answer of the ``/trust`` selector.
+
+    Attributes:
+        label: What the list shows.
+        trusted: Whether the answer trusts the project.
+        updates: The decisions to save (None forgets a directory's decision).
+        saved_path: The directory whose saved decision this answer is (to mark the current one).
+    """
+
+    label: str
+    trusted: bool
+    updates: tuple[tuple[str, bool | None], ...]
+    saved_path: str
+
+
+def trust_choices(cwd: str | os.PathLike[str]) -> list[TrustChoice]:
+    """pi's ``/trust`` answers for ``cwd``: trust it, trust its parent folder (the project's own
+    decision is then forgotten, so the parent's applies), or do not trust it."""
+    target = canonical_dir(cwd)
+    choices = [TrustChoice("Trust", True, ((target, True),), target)]
+    parent = os.path.dirname(target)
+    if parent != target:
+        choices.append(
+            TrustChoice(f"Trust parent folder ({parent})", True, ((parent, True), (target, None)), parent)
+        )
+    choices.append(TrustChoice("Do not trust", False, ((target, False),), target))
+    return choices

@@ -41,6 +41,7 @@ APP_COMMANDS: dict[str, str] = {
     "settings": "Change settings: thinking, theme, compaction, retries, the editor and more",
     "login": "Sign in: a subscription (Claude Pro/Max, xAI, Kimi) or an API key: /login [provider]",
     "logout": "Remove a login or API key saved by /login: /logout [provider]",
+    "trust": "Save a trust decision for this project, used by future sessions",
     "quit": "Quit pi-tui",
     "reload": "Reload extensions, skills, prompt templates, context files and settings",
 }
@@ -78,6 +79,7 @@ class CommandRouter:
             "login": self._cmd_login,
             "logout": self._cmd_logout,
             "thinking": self._cmd_thinking,
+            "trust": self._cmd_trust,
         }
         """The app's own commands (the rest of `APP_COMMANDS` are screens)."""
 
@@ -366,3 +368,48 @@ class CommandRouter:
         session.set_thinking_level(level)
         self.app.chat_notice(f"Thinking level: {session.thinking}")
         self.app.refresh_footer()
+
+    async def _cmd_trust(self, _args: str) -> None:
+        """pi's /trust: pick and save this project's trust decision in ``<agent dir>/trust.json``; the
+        running session keeps what it loaded, the decision counts from the next start."""
+        from pi_tui.resources.trust_store import ProjectTrustStore, TrustStoreError, trust_choices
+
+        from .bridge import ask
+
+        session = self.app.require_session()
+        settings = session.settings
+        if settings is None:
+            self.app.chat_notice("Trust decisions cannot be saved: this session has no settings", "error")
+            return
+        store = ProjectTrustStore(settings.agent_dir)
+        saved = store.entry(session.cwd)
+        choices = trust_choices(session.cwd)
+        if saved is None:
+            saved_text = "none"
+        else:
+            state = "trusted" if saved[1] else "untrusted"
+            inherited = saved[0] != choices[0].saved_path
+            saved_text = f"{state} (inherited from {saved[0]})" if inherited else f"{state} ({saved[0]})"
+        marked = [saved is not None and (c.saved_path, c.trusted) == saved for c in choices]
+        current = "trusted" if settings.project_trusted else "untrusted"
+        answer = await ask(
+            self.app,
+            SelectDialog(
+                f"Project trust\n{session.cwd}",
+                [("✓ " if mark else "  ") + c.label for c, mark in zip(choices, marked, strict=True)],
+                values=list(range(len(choices))),
+                message=f"Saved decision: {saved_text}\nCurrent session: {current}",
+                search=False,
+                initial=marked.index(True) if True in marked else 0,
+            ),
+        )
+        if not isinstance(answer, int):
+            return
+        choice = choices[answer]
+        try:
+            store.set_many(choice.updates)
+        except TrustStoreError as exc:
+            self.app.chat_notice(f"Trust decision not saved: {exc}", "error")
+            return
+        state = "trusted" if choice.trusted else "untrusted"
+        self.app.chat_notice(f"Saved trust decision: {state}. Restart pi-tui for it to take effect.")

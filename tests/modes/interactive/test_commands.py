@@ -389,3 +389,52 @@ async def test_ctrl_v_without_an_image_says_so_and_changes_nothing(
         await pilot.press("ctrl+v")
         await until(pilot, lambda: any("No image in the clipboard" in n for n in _notices(app)))
         assert app.editor.text == "look"
+
+
+async def test_trust_saves_the_chosen_decision_in_trust_json(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive.dialogs import SelectDialog
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    script = FauxScript(faux_reply("ok"))
+    app = make_app(project, agent_dir, script)
+    trust_file = agent_dir / "trust.json"
+    real = os.path.realpath(project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "/trust")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        dialog = app.screen
+        assert "Saved decision: none" in dialog.message  # type: ignore[attr-defined]
+        assert "Current session: untrusted" in dialog.message  # type: ignore[attr-defined]
+        assert [o.strip() for o in dialog.options] == [  # type: ignore[attr-defined]
+            "Trust",
+            f"Trust parent folder ({os.path.dirname(real)})",
+            "Do not trust",
+        ]
+        await pilot.press("enter")  # Trust
+        await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
+        assert json.loads(trust_file.read_text()) == {real: True}
+        await until(pilot, lambda: any("Saved trust decision: trusted" in t for t in _notices(app)))
+        # again: the saved answer is marked and highlighted; the parent folder replaces it
+        await type_text(pilot, "/trust")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        assert f"Saved decision: trusted ({real})" in app.screen.message  # type: ignore[attr-defined]
+        assert app.screen.options[0].startswith("✓")  # type: ignore[attr-defined]
+        assert app.screen.chosen() == 0  # type: ignore[attr-defined]
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
+        assert json.loads(trust_file.read_text()) == {os.path.dirname(real): True}
+        await type_text(pilot, "/trust")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        assert "(inherited from" in app.screen.message  # type: ignore[attr-defined]
+        await pilot.press("escape")  # cancel: nothing changes
+        await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
+        assert json.loads(trust_file.read_text()) == {os.path.dirname(real): True}
+        assert script.call_count == 0  # /trust never reached the model
