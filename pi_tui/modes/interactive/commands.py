@@ -34,6 +34,7 @@ APP_COMMANDS: dict[str, str] = {
     "resume": "Resume another session of this project",
     "fork": "Continue from an earlier user message in a new session",
     "clone": "Continue in a copy of this session, at the current position (a new session file)",
+    "import": "Import a session file (.jsonl) into this project and resume it: /import <path.jsonl>",
     "tree": "Navigate the session tree",
     "compact": "Summarise older conversation now: /compact [focus instructions]",
     "copy": "Copy the last answer to the clipboard",
@@ -80,6 +81,7 @@ class CommandRouter:
             "logout": self._cmd_logout,
             "thinking": self._cmd_thinking,
             "trust": self._cmd_trust,
+            "import": self._cmd_import,
         }
         """The app's own commands (the rest of `APP_COMMANDS` are screens)."""
 
@@ -413,3 +415,38 @@ class CommandRouter:
             return
         state = "trusted" if choice.trusted else "untrusted"
         self.app.chat_notice(f"Saved trust decision: {state}. Restart pi-tui for it to take effect.")
+
+    async def _cmd_import(self, args: str) -> None:
+        """pi's /import: after a yes, copy the file among this project's sessions and resume the copy."""
+        from pi_tui.extensions.events import CancelledByExtension
+        from pi_tui.session import SessionManager
+        from pi_tui.session.errors import SessionError
+        from pi_tui.session.importing import import_session_file
+
+        from .bridge import ask
+        from .dialogs import ConfirmDialog
+
+        source = args.strip().strip("\"'")
+        if not source:
+            self.app.chat_notice("Usage: /import <path.jsonl>", "error")
+            return
+        session = self.app.require_session()
+        session_dir = session.new_session_dir()
+        if session_dir is None:
+            self.app.chat_notice("Cannot import: this session is not saved (--no-session)", "error")
+            return
+        if not await ask(
+            self.app, ConfirmDialog("Import session", f"Replace the current session with {source}?")
+        ):
+            self.app.chat_notice("Import cancelled")
+            return
+        try:
+            copy = import_session_file(source, session_dir)
+            await session.switch_session(SessionManager.open(copy, cwd=session.cwd))
+        except CancelledByExtension:
+            self.app.chat_notice("Import cancelled")
+            return
+        except (SessionError, OSError, RuntimeError) as exc:
+            self.app.chat_notice(f"Failed to import session: {exc}", "error")
+            return
+        self.app.chat_notice(f"Session imported from: {source}", "success")

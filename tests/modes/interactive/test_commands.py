@@ -438,3 +438,56 @@ async def test_trust_saves_the_chosen_decision_in_trust_json(tmp_path: Path, age
         await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
         assert json.loads(trust_file.read_text()) == {os.path.dirname(real): True}
         assert script.call_count == 0  # /trust never reached the model
+
+
+async def test_import_copies_the_session_file_and_resumes_it(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.modes.interactive.dialogs import ConfirmDialog
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    script = FauxScript(faux_reply("first answer"))
+    app = make_app(project, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "remember the walrus")
+        original = app.session.session_manager.path
+        assert original is not None and original.exists()
+        elsewhere = tmp_path / "outside" / original.name
+        elsewhere.parent.mkdir()
+        elsewhere.write_bytes(original.read_bytes())
+        (tmp_path / "notes.txt").write_text("not a session\n")
+        await _run(pilot, app, "/new")
+        assert not any("remember the walrus" in b.text for b in app.chat.query(UserBlock))
+        for bad, why in [
+            (tmp_path / "missing.jsonl", "File not found"),
+            (tmp_path / "outside", "is a folder"),
+            (tmp_path / "notes.txt", "not a pi session file"),
+        ]:
+            await type_text(pilot, f"/import {bad}")
+            app.menu.hide()
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await pilot.press("y")
+            await until(pilot, lambda w=why: any(w in t for t in _notices(app)))
+        before = sorted(p.name for p in original.parent.iterdir())
+        await type_text(pilot, f"/import {elsewhere}")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("n")  # no: nothing copied
+        await until(pilot, lambda: any(t == "Import cancelled" for t in _notices(app)))
+        assert sorted(p.name for p in original.parent.iterdir()) == before
+        await type_text(pilot, f"/import {elsewhere}")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        copy = original.with_name(original.stem + "-1.jsonl")  # the name is taken by the original
+        await until(pilot, lambda: app.session.session_manager.path == copy)
+        assert copy.read_bytes() == elsewhere.read_bytes()
+        assert original.exists() and elsewhere.exists()
+        assert any(
+            "remember the walrus" in b.text for b in app.chat.query(UserBlock)
+        )  # the imported conversation is on screen
+        assert any(f"Session imported from: {elsewhere}" in t for t in _notices(app))
+        assert script.call_count == 1  # no /import reached the model
