@@ -82,6 +82,10 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"_exit"},
         "os._exit, the standard library's exit without clean-up, when the normal quit cannot finish",
     ),
+    ("pi_tui/modes/termination.py", "os"): (
+        {"_exit"},
+        "os._exit when a signal's normal exit cannot finish in time (an extension handler that blocks)",
+    ),
     ("pi_tui/sandbox/bridge.py", "os"): ({"_exit"}, "os._exit in the forked bridge process"),
     ("pi_tui/util/quick_exit.py", "os"): (
         {"_exit"},

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .discovery import ExtensionSource
+from .discovery import ExtensionSource, bundled_extensions_dir
 
 __all__ = ["MODULE_PREFIX", "ExtensionLoadError", "import_extension", "forget_module", "vendor_paths"]
 
@@ -114,9 +114,23 @@ def import_extension(source: ExtensionSource) -> ModuleType:
         raise
     except BaseException as exc:  # SystemExit too: an extension must never end the app
         forget_module(name)
-        where = error_location(exc, source_root(source))
-        raise ExtensionLoadError(f"{type(exc).__name__}: {exc}{where}") from exc
+        raise ExtensionLoadError(f"{type(exc).__name__}: {exc}{failure_place(exc, source)}") from exc
     return module
+
+
+def failure_place(exc: BaseException, source: ExtensionSource) -> str:
+    """`` (at file:line)`` for an extension that failed to load or register, or nothing.
+
+    pi-tui's own bundled extensions fail only on purpose, with a message written for the user (the MCP
+    SDK not installed: how to install it), so the place in their code would be noise there.
+    """
+    return "" if is_bundled(source) else error_location(exc, source_root(source))
+
+
+def is_bundled(source: ExtensionSource) -> bool:
+    """Whether the extension is one pi-tui ships (``-e mcp``), not the user's own code."""
+    folder = bundled_extensions_dir()
+    return folder is not None and source.path.resolve().is_relative_to(folder.resolve())
 
 
 def source_root(source: ExtensionSource) -> Path:

@@ -40,7 +40,7 @@ from .dispatch import Dispatch
 from .events import EVENTS, Event
 from .extension import Extension
 from .extension_api import ExtensionAPI
-from .loader import ExtensionLoadError, error_location, forget_module, import_extension, source_root
+from .loader import ExtensionLoadError, failure_place, forget_module, import_extension
 from .loop_hooks import LoopHooks
 from .registry import Registry, positional_arity
 from .session_events import BeforeOutcome, SessionEventsMixin
@@ -187,8 +187,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
             raise
         except BaseException as exc:  # SystemExit too: an extension must never end the app
             self._unload(ext)
-            where = error_location(exc, source_root(ext.source))
-            self._load_failed(ext, f"{type(exc).__name__}: {exc}{where}")
+            self._load_failed(ext, f"{type(exc).__name__}: {exc}{failure_place(exc, ext.source)}")
             return
         if inspect.isawaitable(result):
             self._pending.append((ext, result))
