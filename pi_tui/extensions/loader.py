@@ -140,7 +140,10 @@ def source_root(source: ExtensionSource) -> Path:
 
 def error_location(exc: BaseException, root: Path) -> str:
     """`` (at file:line)``: the innermost frame under ``root`` (the extension's own code) the error passed
-    through (a syntax error names its own place), or nothing."""
+    through (a syntax error names its own place), or nothing (for an import error, which names what is
+    missing)."""
+    if isinstance(exc, ImportError):  # names what is missing, often with how to install it: enough
+        return ""
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         return "" if f"line {exc.lineno}" in str(exc) else f" (at {exc.filename}:{exc.lineno})"
     import traceback
