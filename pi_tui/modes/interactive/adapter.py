@@ -110,6 +110,7 @@ class ChatAdapter:
             case ToolExecutionStart():
                 block = self._tool(event.tool_call_id, event.tool_name, event.args)
                 block.set_args(event.args)
+                block.mark_started()
             case ToolExecutionUpdate():
                 self._tool(event.tool_call_id, event.tool_name, event.args).set_partial(
                     result_text(event.partial_result)

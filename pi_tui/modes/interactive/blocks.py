@@ -8,6 +8,7 @@ buffered and written at most ~30 times a second.
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -19,6 +20,8 @@ from textual.widgets import Static
 from .blocks_base import Block, TypingClock
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from .markdown_block import AssistantText
 
 __all__ = [
@@ -192,6 +195,17 @@ def _args_summary(name: str, args: dict[str, Any]) -> str:
     return text if len(text) <= 120 else text[:119] + "…"
 
 
+def format_duration(seconds: float) -> str:
+    """A run time as pi's bash card shows it: ``1.2s`` under a minute, then ``2m 5s``, ``1h 0m 7s``."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    minutes, rest = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m {rest}s"
+    return f"{minutes // 60}h {minutes % 60}m {rest}s"
+
+
 class ToolBlock(Vertical, Block):
     """One tool call: a title with its arguments, then its (collapsible) result; errors marked.
 
@@ -228,12 +242,41 @@ class ToolBlock(Vertical, Block):
         self._more = Static("", classes="tool-more", markup=False)
         # bash shows the tail of its output, so its hint names the earlier lines and sits above them (as pi)
         self._earlier = Static("", classes="tool-more", markup=False)
+        # bash, as pi 0.86+: "Elapsed 3.0s" while it runs (ticking each second), "Took 3.2s" after
+        self._timing = Static("", classes="tool-more", markup=False)
+        self._timing.display = False
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
+        self._ticker: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield self._title
         yield self._earlier
         yield self._body
         yield self._more
+        yield self._timing
+
+    def mark_started(self) -> None:
+        """The tool began to run: a bash card starts counting its time (a card from history never does)."""
+        if self.tool_name != "bash" or self.started_at is not None or self.done:
+            return
+        self.started_at = time.monotonic()
+        self._show_timing()
+        if self.is_attached:
+            self._ticker = self.set_interval(1.0, self._show_timing)
+
+    def timing_text(self) -> str:
+        """``Elapsed …`` while running, ``Took …`` when done; empty when the start was not seen."""
+        if self.started_at is None:
+            return ""
+        end = self.ended_at if self.ended_at is not None else time.monotonic()
+        label = "Took" if self.ended_at is not None else "Elapsed"
+        return f"{label} {format_duration(end - self.started_at)}"
+
+    def _show_timing(self) -> None:
+        text = self.timing_text()
+        self._timing.update(text)
+        self._timing.display = bool(text)
 
     def on_mount(self) -> None:
         self._render_body()
@@ -256,6 +299,12 @@ class ToolBlock(Vertical, Block):
         self.result_text = text
         self.is_error = is_error
         self.done = True
+        if self.started_at is not None and self.ended_at is None:
+            self.ended_at = time.monotonic()
+            if self._ticker is not None:
+                self._ticker.stop()
+                self._ticker = None
+            self._show_timing()
         if isinstance(details, dict) and isinstance(details.get("diff"), str):
             self.diff = details["diff"]
         self.remove_class("-running")

@@ -103,10 +103,40 @@ async def test_long_bash_output_shows_its_tail_under_an_earlier_lines_hint(
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
         shown = [str(w.render()) for w in app.chat.tools["c1"].query(Static) if w.display]
         assert "earlier lines (ctrl+o to expand)" in shown[1]
-        assert shown[2].endswith("30") and len(shown) == 3
+        assert shown[2].endswith("30") and shown[3].startswith("Took ") and len(shown) == 4
         await pilot.press("ctrl+o")
         shown = [str(w.render()) for w in app.chat.tools["c1"].query(Static) if w.display]
-        assert len(shown) == 2 and shown[1].startswith("1\n2")
+        assert len(shown) == 3 and shown[1].startswith("1\n2")
+
+
+def test_durations_read_as_pi_shows_them() -> None:
+    from pi_tui.modes.interactive.blocks import format_duration
+
+    assert format_duration(1.234) == "1.2s"
+    assert format_duration(59.94) == "59.9s"
+    assert format_duration(125.7) == "2m 5s"
+    assert format_duration(3607) == "1h 0m 7s"
+
+
+async def test_bash_card_counts_elapsed_time_then_says_how_long_it_took(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    script = FauxScript(
+        faux_reply(faux_tool_call("bash", {"command": "sleep 2"}, id="c1")), faux_reply("ok")
+    )
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "wait")
+        await pilot.press("enter")
+        await until(pilot, lambda: "c1" in app.chat.tools and app.chat.tools["c1"].started_at is not None)
+        tool = app.chat.tools["c1"]
+        assert str(tool._timing.render()) == "Elapsed 0.0s"
+        await until(pilot, lambda: str(tool._timing.render()).startswith("Elapsed 1."))  # ticks while running
+        assert not tool.done
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        took = str(tool._timing.render())
+        assert took.startswith("Took 2.") and took.endswith("s"), took
 
 
 async def test_enter_while_streaming_steers_and_the_pending_line_shows_it(
