@@ -27,15 +27,27 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import gc
 import importlib
 import importlib.util
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
-__all__ = ["SHELLS", "client_only", "collector_off", "finish", "import_client", "is_shell", "loaded", "modules_for", "prefetch", "prefetch_when_loaded", "preload"]
+from pi_tui.util.collector import collector_paused
+
+__all__ = [
+    "SHELLS",
+    "client_only",
+    "finish",
+    "import_client",
+    "is_shell",
+    "loaded",
+    "modules_for",
+    "prefetch",
+    "prefetch_when_loaded",
+    "preload",
+]
 
 _BASE = (
     "mcp_types",
@@ -128,38 +140,17 @@ def finish(name: str) -> None:
             _shells[name]("__all__")
 
 
-@contextlib.contextmanager
-def collector_off() -> Iterator[None]:
-    """No cyclic garbage collection inside the block; what it built frozen, then the collector as it was.
-
-    Frozen (``gc.freeze``): the modules and classes an import builds live as long as the process, and
-    the first collection after the block would otherwise walk every one of them (most of what was
-    saved). Whatever cyclic garbage other threads made meanwhile is frozen with them, never freed: a
-    few objects, once per process. The switch is the whole process's: another thread that turns it
-    off and on meanwhile at worst turns it back on early (a slower import, nothing lost); this block
-    never leaves it off.
-    """
-    if not gc.isenabled():  # somebody holds it off already (start-up, a test): theirs to turn on
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
-
-
 def import_client(modules: Iterable[str]) -> None:
     """Import ``modules`` with the SDK's packages as shells (see ``client_only``), the cyclic garbage
-    collector off meanwhile (``collector_off``).
+    collector off meanwhile and what they built frozen after (``collector_paused``: the modules and
+    classes live as long as the process, and the first collection after would walk every one of them).
 
     Should an SDK version need more of its package ``__init__`` than the shells give, the import is
     tried again with the real ``__init__`` run first.
     """
     names = list(modules)
     client_only()
-    with collector_off():
+    with collector_paused(freeze_above=0):
         try:
             for name in names:
                 importlib.import_module(name)
@@ -189,7 +180,9 @@ def _start(modules: list[str], target: Target) -> concurrent.futures.Future[None
         future = _loads.get(key)
         if future is None:
             future = _loads[key] = concurrent.futures.Future()
-            threading.Thread(target=target, args=(modules, future), name="mcp-sdk-import", daemon=True).start()
+            threading.Thread(
+                target=target, args=(modules, future), name="mcp-sdk-import", daemon=True
+            ).start()
     return future
 
 
@@ -203,7 +196,7 @@ def preload(transports: Iterable[str]) -> concurrent.futures.Future[None]:
 
 
 def _import_quietly(modules: list[str], done: concurrent.futures.Future[None]) -> None:
-    with collector_off():
+    with collector_paused(freeze_above=0):
         for name in modules:
             try:
                 importlib.import_module(name)
