@@ -15,7 +15,7 @@ as pi words it. pi does not retry this API, and neither does the adapter (the ag
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -221,7 +221,7 @@ class _Reader:
         return self.end
 
 
-def describe_pi_messages_error(model: Model) -> Any:
+def describe_pi_messages_error(model: Model) -> Callable[[BaseException], str]:
     """pi's wording of a refused request (``<status> <status text>: <message> (<code>)``) plus what to
     check, as the other APIs' errors say it."""
 
