@@ -158,22 +158,27 @@ def test_ctrl_g_with_a_missing_editor_says_so_and_the_app_keeps_running(
             assert term.wait_exit(timeout=20) == 0
 
 
-def test_dash_r_in_a_terminal_opens_the_resume_picker(tmp_path: Path, isolated_home: Path) -> None:
+def _write_old_session(project: Path) -> None:
+    """One earlier session of ``project``: a question (OLDSESSIONQUESTION) and its answer ("old answer")."""
     from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
     from pi_tui.session import SessionManager
 
+    old = SessionManager.create(project.resolve(), session_dir=None)
+    old.append_message(UserMessage(content="OLDSESSIONQUESTION"))
+    old.append_message(
+        AssistantMessage(content=[TextContent(text="old answer")], provider="fake", model="claude-fake")
+    )
+    old.close()
+
+
+def test_dash_r_in_a_terminal_opens_the_resume_picker(tmp_path: Path, isolated_home: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     agent_dir = isolated_home / ".pi" / "agent"
     fake = FakeLLM()
     with fake.serve() as server:
         env = _env(isolated_home, agent_dir, server)
-        old = SessionManager.create(project.resolve(), session_dir=None)
-        old.append_message(UserMessage(content="OLDSESSIONQUESTION"))
-        old.append_message(
-            AssistantMessage(content=[TextContent(text="old answer")], provider="fake", model="claude-fake")
-        )
-        old.close()
+        _write_old_session(project)
         argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake", "-r"]
         with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
             term.wait_for("OLDSESSIONQUESTION", timeout=30)  # listed, not loaded: the new session is empty
@@ -184,21 +189,13 @@ def test_dash_r_in_a_terminal_opens_the_resume_picker(tmp_path: Path, isolated_h
 
 
 def test_dash_r_then_a_later_resume_closed_does_not_leave(tmp_path: Path, isolated_home: Path) -> None:
-    from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
-    from pi_tui.session import SessionManager
-
     project = tmp_path / "project"
     project.mkdir()
     agent_dir = isolated_home / ".pi" / "agent"
     fake = FakeLLM()
     with fake.serve() as server:
         env = _env(isolated_home, agent_dir, server)
-        old = SessionManager.create(project.resolve(), session_dir=None)
-        old.append_message(UserMessage(content="OLDSESSIONQUESTION"))
-        old.append_message(
-            AssistantMessage(content=[TextContent(text="old answer")], provider="fake", model="claude-fake")
-        )
-        old.close()
+        _write_old_session(project)
         argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake", "-r"]
         with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
             term.wait_for("OLDSESSIONQUESTION", timeout=30)
