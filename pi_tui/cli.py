@@ -226,10 +226,6 @@ def _run(args: Args) -> int:
         from pi_tui.modes.interactive import run_interactive
 
         return run_interactive(args, cwd, prompts)
-    if not prompts and not args.ambiguous and not args.rewind:
-        _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
-        return 1
-
     if args.mode == "json":  # stdout carries JSON lines only, whatever extensions write
         from pi_tui.modes.rpc.guard import guard_stdout
 
@@ -255,11 +251,9 @@ def _run_headless(
     _settle_gc()
     if isinstance(startup, int):
         return startup
-    prompts = build_prompts()  # extensions' flags may have handed words back to the prompt
-    if not prompts and not args.rewind:
-        _err('Nothing to do: give a prompt, e.g. pi-tui -p "explain this repository"')
-        asyncio.run(startup.session.close())
-        return 1
+    # Extensions' flags may have handed words back to the prompt. No prompt at all is not an error (as
+    # pi): nothing is sent, and print mode repeats the session's last answer if it ends with one.
+    prompts = build_prompts()
 
     from pi_tui.modes.print_mode import run_print_mode
     from pi_tui.modes.termination import cancel_on_termination

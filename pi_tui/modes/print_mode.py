@@ -150,6 +150,12 @@ async def run_print_mode(
 
     if closed:
         return 0
+    if not prompts:
+        # Nothing was asked (``-p`` alone, or ``-c -p``): as pi, answer with the session's last message
+        # when it is the assistant's, else end quietly.
+        ending = session.agent.messages[-1:]
+        if not ending or not isinstance(ending[0], AssistantMessage):
+            return 0
     last = session.last_assistant_message()
     if last is None:
         err.write("Error: the model produced no answer\n")
