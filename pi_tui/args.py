@@ -229,7 +229,7 @@ Model:
   --provider <name>              Provider for --model (anthropic, openai, faux, or one from models.json)
   --model <pattern>              provider/id, an id, or a fuzzy pattern; ':level' sets thinking (sonnet:high)
   --models <a,b,...>             Models to cycle with Ctrl+P (globs allowed)
-  --api-key <key>                Key for this run only (never saved)
+  --api-key <key>                Key for this run only (never saved); needs --model or --models
   --thinking <level>             off, minimal, low, medium, high, xhigh, max
   --list-models [search]         List models that have a key, and exit
 

@@ -204,6 +204,12 @@ def create_session_or_report(args: Args, cwd: Path, *, allow_no_model: bool = Fa
     return startup
 
 
+def _scope_picks_model(args: Args, settings: SettingsManager, has_history: bool) -> bool:
+    """True when a model scope (``--models``, else the ``enabledModels`` setting) chooses the start-up
+    model, as pi does for a session without history."""
+    return not has_history and bool(args.models or settings.enabled_models)
+
+
 def _option(name: str) -> str:
     """How the user spelt an option that ``args`` keeps without its dashes."""
     return f"-{name}" if len(name) == 1 else f"--{name}"
@@ -254,6 +260,14 @@ def _create_session(
             warnings.append(summary)
 
         model = resolved.model
+        if args.api_key and model is None and not _scope_picks_model(args, settings, restored.has_messages):
+            # As pi: the key names no provider, so it only goes with a model chosen on the command line,
+            # never with whichever one the settings or the session would pick.
+            raise StartupError(
+                "Error: --api-key needs a model to go with: name it with --model provider/id (or "
+                "--provider with --model), or give a --models scope",
+                1,
+            )
         if model is None and restored.model is not None:
             model = registry.find(restored.model.provider, restored.model.model_id)
         if model is None:
