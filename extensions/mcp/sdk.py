@@ -14,7 +14,12 @@ Two costs are avoided:
   (~45 ms of a ~270 ms import, measured). ``import_client`` holds it off for the import (no cyclic
   garbage is made there), freezes what it built and turns it back on, unless somebody else had it off
   already.
-- **Waiting for the import.** The rest (~220 ms of CPU: pydantic models for every protocol type)
+- **Validators nobody uses.** Besides the protocol types a session hands out, the SDK defines each
+  message again per protocol era (2025-11-25 and 2026-07-28, ~300 models) to check what a server sends
+  against the era it speaks; building all their validators at import was ~90 ms of CPU, and a session
+  uses a handful. ``defer_era_models`` has pydantic build each of those on its first use instead
+  (its ``defer_build`` setting, on the one base class the era models share).
+- **Waiting for the import.** The rest (~170 ms of CPU: pydantic models for every protocol type)
   cannot be avoided; ``preload`` starts it in a daemon thread as soon as the extension knows a server
   is configured and ``loaded`` waits for it without blocking the event loop. The thread is a daemon so
   that a short run that never uses a server does not wait for it before it exits. ``jsonschema`` (the
@@ -39,6 +44,7 @@ from pi_tui.util.collector import collector_paused
 __all__ = [
     "SHELLS",
     "client_only",
+    "defer_era_models",
     "finish",
     "import_client",
     "is_shell",
@@ -140,6 +146,34 @@ def finish(name: str) -> None:
             _shells[name]("__all__")
 
 
+# The module of the base class of the per-era wire models (internal to the SDK: found or not, the
+# import works; when not found the era models are built at import as the SDK does by default).
+_ERA_BASE = "mcp_types._wire_base"
+_ERAS = ("mcp_types._v2025_11_25", "mcp_types._v2026_07_28")
+
+
+def defer_era_models() -> bool:
+    """Have pydantic build each per-era wire model's validator on its first use, not at import; True if
+    it will (the era modules are not imported yet and their base class is where this SDK keeps it).
+
+    Only what is built changes, not how it validates: a deferred model is built the same way, from the
+    same module, the first time it validates or is asked for its schema.
+    """
+    if any(name in sys.modules for name in _ERAS):
+        return False
+    try:
+        base = importlib.import_module(_ERA_BASE)
+    except ImportError:
+        return False
+    from pydantic import BaseModel
+
+    wire = base.__dict__.get("WireModel")
+    if not (isinstance(wire, type) and issubclass(wire, BaseModel)):
+        return False
+    wire.model_config["defer_build"] = True
+    return True
+
+
 def import_client(modules: Iterable[str]) -> None:
     """Import ``modules`` with the SDK's packages as shells (see ``client_only``), the cyclic garbage
     collector off meanwhile and what they built frozen after (``collector_paused``: the modules and
@@ -152,6 +186,7 @@ def import_client(modules: Iterable[str]) -> None:
     client_only()
     with collector_paused(freeze_above=0):
         try:
+            defer_era_models()
             for name in names:
                 importlib.import_module(name)
         except ImportError:

@@ -126,3 +126,28 @@ sdk.preload(["stdio"]).result(timeout=30)
 print(json.dumps({"enabled": gc.isenabled()}))
 """)
     assert seen == {"enabled": False}
+
+
+def test_the_wire_models_of_both_protocol_eras_are_built_on_first_use_and_still_validate() -> None:
+    # Building the validators of every model of both protocol eras at import was ~45 ms of CPU each;
+    # a session uses a handful of them, and the first use builds those (a few ms).
+    seen = run(PRELOAD_ALL + """
+import mcp_types._v2025_11_25 as old, mcp_types._v2026_07_28 as new
+from mcp_types import methods
+from pydantic import BaseModel, ValidationError
+models = [v for m in (old, new) for v in vars(m).values()
+          if isinstance(v, type) and issubclass(v, BaseModel) and v.__module__ == m.__name__]
+built = sum(1 for model in models if model.__pydantic_complete__)
+checked = []
+for version, extra in (("2025-11-25", {}), ("2026-07-28", {"resultType": "complete"})):
+    methods.validate_server_result("tools/call", version, {"content": [{"type": "text", "text": "x"}], **extra})
+    try:
+        methods.validate_server_result("tools/call", version, {"content": "x"})
+        checked.append("accepted")
+    except ValidationError:
+        checked.append("rejected")
+for model in models:
+    model.model_rebuild(force=True)  # every one of them can still be built
+print(json.dumps({"models": len(models) > 250, "built at load": built, "bad result": checked}))
+""")
+    assert seen == {"models": True, "built at load": 0, "bad result": ["rejected", "rejected"]}
