@@ -49,14 +49,16 @@ class RetryConfig:
         enabled: Retry at all.
         max_retries: Retries after the first failure (so at most ``max_retries + 1`` requests).
         base_delay_ms: Delay before retry n is ``base_delay_ms * 2**(n-1)`` (2 s, 4 s, 8 s).
-        max_delay_ms: Cap on that delay. A provider asking to wait longer than this fails at once.
-            0 means no cap.
+        max_delay_ms: The longest wait a provider may ask for (``retry-after``) and get; a longer one
+            is set aside and the backoff above applies instead, as in pi. 0 means no cap.
+        max_agent_delay_ms: Cap on the backoff delay. 0 means no cap.
     """
 
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
     max_delay_ms: int = 60_000
+    max_agent_delay_ms: int = 60_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,15 +86,18 @@ def _retry_after_ms(message: AssistantMessage) -> int | None:
     return int(float(found.group(1))) if found else None
 
 
-def retry_delay_ms(config: RetryConfig, attempt: int, message: AssistantMessage) -> int | None:
-    """Delay before retry ``attempt`` (1-based), or None when the provider asks for longer than the cap."""
+def retry_delay_ms(config: RetryConfig, attempt: int, message: AssistantMessage) -> int:
+    """Delay before retry ``attempt`` (1-based).
+
+    The provider's requested wait when it gave one within ``max_delay_ms``; otherwise (no hint, or a
+    wait longer than the cap, which pi 0.87.1 refuses to honour) the agent's own backoff
+    ``base_delay_ms * 2**(attempt-1)``, capped by ``max_agent_delay_ms``.
+    """
     hint = _retry_after_ms(message)
-    if hint is not None:
-        if config.max_delay_ms > 0 and hint > config.max_delay_ms:
-            return None
+    if hint is not None and (config.max_delay_ms <= 0 or hint <= config.max_delay_ms):
         return max(0, hint)
     delay = config.base_delay_ms * 2 ** (attempt - 1)
-    return min(delay, config.max_delay_ms) if config.max_delay_ms > 0 else delay
+    return min(delay, config.max_agent_delay_ms) if config.max_agent_delay_ms > 0 else delay
 
 
 _TurnOutcome = Literal["tools", "stop", "end"]
@@ -276,12 +279,13 @@ class AgentRun:
 
         config = agent.retry
         attempt = self.retry_attempt + 1
-        delay = retry_delay_ms(config, attempt, message) if attempt <= config.max_retries else None
-        if not (config.enabled and is_retryable_error(message, window)) or delay is None:
+        retryable = config.enabled and attempt <= config.max_retries and is_retryable_error(message, window)
+        if not retryable:
             await self.emit(TurnEnd(index, message, ()))
             await self._end_retry_chain(message)
             return False
 
+        delay = retry_delay_ms(config, attempt, message)
         self.retry_attempt = attempt
         self._forget(message)
         await self.emit(TurnEnd(index, message, ()))

@@ -610,11 +610,17 @@ class SettingsManager:
     def retry(self) -> RetrySettings:
         values = self._group("retry")
         defaults = RetrySettings()
+        provider = values.get("provider")
+        # pi 0.87.1 moved the cap on a provider's requested wait to retry.provider.maxRetryDelayMs; the
+        # older retry.maxDelayMs still counts when the new key is absent, as pi's migration does.
+        legacy_cap = natural(values.get("maxDelayMs"), defaults.max_delay_ms)
+        cap = provider.get("maxRetryDelayMs") if isinstance(provider, dict) else None
         return RetrySettings(
             enabled=typed(values.get("enabled"), bool, defaults.enabled),
             max_retries=natural(values.get("maxRetries"), defaults.max_retries),
             base_delay_ms=natural(values.get("baseDelayMs"), defaults.base_delay_ms),
-            max_delay_ms=natural(values.get("maxDelayMs"), defaults.max_delay_ms),
+            max_delay_ms=natural(cap, legacy_cap),
+            max_agent_delay_ms=natural(values.get("maxAgentDelayMs"), defaults.max_agent_delay_ms),
         )
 
     @property

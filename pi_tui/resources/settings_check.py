@@ -95,6 +95,7 @@ _GROUPS: dict[str, dict[str, tuple[Check, str]]] = {
         "maxRetries": (_count, str(_retry.max_retries)),
         "baseDelayMs": (_count, str(_retry.base_delay_ms)),
         "maxDelayMs": (_count, str(_retry.max_delay_ms)),
+        "maxAgentDelayMs": (_count, str(_retry.max_agent_delay_ms)),
     },
     "images": {"blockImages": (_flag, "false")},
 }

@@ -51,12 +51,17 @@ class BranchSummarySettings:
 
 @dataclass(frozen=True)
 class RetrySettings:
-    """``retry.*``: automatic retry of transient provider errors with exponential backoff."""
+    """``retry.*``: automatic retry of transient provider errors with exponential backoff.
+
+    ``max_delay_ms`` is ``retry.provider.maxRetryDelayMs`` (formerly ``retry.maxDelayMs``): the longest
+    wait a provider may ask for and get. ``max_agent_delay_ms`` (``retry.maxAgentDelayMs``) caps the backoff.
+    """
 
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
     max_delay_ms: int = 60000
+    max_agent_delay_ms: int = 60000
 
 
 @dataclass(frozen=True)

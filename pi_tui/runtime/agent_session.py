@@ -204,6 +204,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 max_retries=retry_settings.max_retries,
                 base_delay_ms=retry_settings.base_delay_ms,
                 max_delay_ms=retry_settings.max_delay_ms,
+                max_agent_delay_ms=retry_settings.max_agent_delay_ms,
             )
         self.agent = Agent(
             model=model,

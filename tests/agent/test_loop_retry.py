@@ -97,12 +97,30 @@ async def test_provider_retry_hint_sets_the_delay():
     assert [s.delay_ms for s in log.of("auto_retry_start")] == [3]
 
 
-async def test_provider_asking_to_wait_longer_than_the_cap_fails_at_once():
-    script = FauxScript(faux_error("429 rate limited (retry after 120000 ms)"), faux_reply("never"))
+async def test_provider_asking_to_wait_longer_than_the_cap_gets_the_usual_backoff_instead():
+    """As pi 0.87.1: a requested wait over ``retry.provider.maxRetryDelayMs`` is not honoured, and the
+    turn is retried on the agent's own schedule (base·2^(n-1), capped by ``retry.maxAgentDelayMs``)."""
+    script = FauxScript(
+        faux_error("429 rate limited (retry after 120000 ms)"),
+        faux_error("429 rate limited", retry_after_ms=90_000),
+        faux_reply("answered"),
+    )
     agent, log = make_agent(script, retry=FAST)
     await agent.prompt("hi")
-    assert script.call_count == 1
-    assert log.of("auto_retry_start") == []
+    assert script.call_count == 3
+    assert [s.delay_ms for s in log.of("auto_retry_start")] == [1, 2]
+    assert "retry after 120000 ms" in log.of("auto_retry_start")[0].error_message  # the user sees why
+    assert agent.messages[-1].text() == "answered"
+
+
+@pytest.mark.parametrize(
+    ("attempt", "expected"),
+    [(1, 2000), (2, 4000), (3, 8000), (5, 10_000)],
+)
+def test_a_refused_long_wait_backs_off_capped_by_the_agent_cap(attempt: int, expected: int):
+    config = RetryConfig(max_delay_ms=60_000, max_agent_delay_ms=10_000)
+    error = AssistantMessage(stop_reason="error", error_message="429 (retry after 120000 ms)")
+    assert retry_delay_ms(config, attempt, error) == expected
 
 
 @pytest.mark.parametrize(

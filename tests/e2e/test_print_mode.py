@@ -243,3 +243,18 @@ def test_an_image_file_argument_is_attached_and_a_text_file_inlined(tmp_path: Pa
 def test_a_directory_file_argument_is_named_as_one(tmp_path: Path, agent_dir: Path) -> None:
     run = run_cli(["--provider", "faux", "-p", "@.", "hi"], tmp_path)
     assert run.returncode == 1 and run.stderr.strip() == "Not a file: . is a directory"
+
+
+def test_a_wait_over_the_cap_is_retried_on_the_usual_schedule_and_told(tmp_path: Path, agent_dir: Path) -> None:
+    """A 429 asking for 120 s (over pi's 60 s cap) is retried after the agent's own backoff, as pi 0.87.1
+    does, and stderr says when and why, instead of giving up at once."""
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10}}))
+    fake = FakeLLM()
+    fake.script([Fault("rate_limit", retry_after_ms=120_000), Reply([text("recovered")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli(["--model", "fake-anthropic/claude-fake", "-p", "hi"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "recovered"
+    assert "Retrying (1/3) in 0.0s" in run.stderr and "120000 ms" in run.stderr
+    assert len(fake.requests) == 2
