@@ -59,6 +59,9 @@ PASTE_CHARS = 1000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 """Control characters a paste may carry that the editor drops (newlines and tabs stay)."""
 
+HISTORY_ENTRY_MAX_CHARS = 100_000
+"""The longest prompt the history remembers (it is kept on disk, one JSON line per prompt)."""
+
 _MARKER = re.compile(r"\[paste #(\d+) (?:\+\d+ lines|\d+ chars)\]")
 
 
@@ -448,7 +451,11 @@ class PromptEditor(TextArea, inherit_bindings=False):
         if not raw.strip():
             return
         text = expand_pastes(raw, self.pastes)
-        self.prompt_history.add(raw if len(raw) < 4000 else text[:4000])
+        # History keeps the prompt as sent, pastes expanded (as pi): the markers mean nothing once the
+        # pastes are cleared below, so a recalled marker would be sent as its literal text. A prompt too
+        # big for the history file is not remembered rather than remembered cut short.
+        if len(text) <= HISTORY_ENTRY_MAX_CHARS:
+            self.prompt_history.add(text)
         self.load_text("")
         self.undo_stack.clear()
         self.pastes.clear()

@@ -166,6 +166,22 @@ async def test_undo_brings_back_a_paste_marker_and_what_it_stands_for() -> None:
         assert app.sent == [(pasted, False)]
 
 
+async def test_a_recalled_paste_sends_what_was_pasted_not_its_marker() -> None:
+    """History keeps the prompt as sent (pi's too): Up brings back the pasted text itself, so Enter
+    sends it again. With the marker kept, the recall sent the literal ``[paste #1 +30 lines]``."""
+    app = EditorHost()
+    async with app.run_test() as pilot:
+        editor = app.editor
+        pasted = "\n".join(f"row {i}" for i in range(30))
+        editor.post_message(events.Paste(pasted))
+        await until(pilot, lambda: editor.text == "[paste #1 +30 lines]")
+        await pilot.press("enter")
+        await pilot.press("up")
+        assert editor.text == pasted
+        await pilot.press("enter")
+        assert app.sent == [(pasted, False), (pasted, False)]
+
+
 async def test_a_small_paste_is_inserted_once_with_its_line_ends_made_plain() -> None:
     """A paste under the marker size goes in once (Textual also runs the text area's own paste handler
     after ours, which doubled it), with Windows line ends turned into plain ones, and one undo takes it."""
