@@ -123,3 +123,45 @@ def test_a_resumed_big_session_sends_the_recorded_bytes(api: str, tmp_path: Path
         api, LlmRequest("You are terse.", [*grown, UserMessage(content="more")], TOOLS, len(grown))
     )
     assert (_messages_digest(first), _messages_digest(second)) == DIGESTS[api]
+
+
+# sha256 of the "messages" array of the damaged session's first request (see the test below)
+DAMAGED_DIGESTS = {
+    "anthropic": "294101a73e45a192f72a18d2a06a2484ac35aeb1880d532e10f2d771c0c3db93",
+    "chat": "6c9fe379ab42e2ce6c9658b4d8842aef181930ab4e804f41291e0004450e4499",
+}
+
+
+def _first_body(api: str, path: Path) -> bytes:
+    history = transform_messages(
+        convert_to_llm(SessionManager.open(path, read_only=True).build_context().messages)
+    )
+    return _send(
+        api, LlmRequest("You are terse.", [*history, UserMessage(content="hi")], TOOLS, len(history))
+    )
+
+
+@pytest.mark.parametrize("api", list(MODELS))
+def test_lines_a_resume_cannot_read_add_nothing_to_its_request(api: str, tmp_path: Path) -> None:
+    """Damaged lines in the middle of a big session and a torn last line change its first request
+    exactly as deleting those lines would (the tree reattaches what hung off them the same way): any
+    faster way of building that request has to agree with this on damaged files too."""
+    lines = (
+        write_big_session(tmp_path / "clean.jsonl", 3_000, tmp_path).read_bytes().splitlines(keepends=True)
+    )
+    cut_short = {1_001, 2_203}  # a tool result and an assistant turn of the path, each losing its second half
+    kinds = {json.loads(lines[at])["message"]["role"] for at in cut_short}
+    assert kinds == {"toolResult", "assistant"}
+    damaged = [line[: len(line) // 2] + b"\n" if at in cut_short else line for at, line in enumerate(lines)]
+    damaged.insert(1_500, b"\xff\xfe not UTF-8 {{\n")
+    damaged.insert(2_600, b'["an array, not an entry"]\n')
+    torn = lines[-1][:60]  # an entry whose write was cut off: no newline
+    (tmp_path / "damaged.jsonl").write_bytes(b"".join(damaged) + torn)
+    kept = [line for at, line in enumerate(lines) if at not in cut_short]
+    (tmp_path / "deleted.jsonl").write_bytes(b"".join(kept))
+
+    body = _first_body(api, tmp_path / "damaged.jsonl")
+    assert _messages_digest(body) == DAMAGED_DIGESTS[api]
+    assert body == _first_body(api, tmp_path / "deleted.jsonl")
+    assert body != _first_body(api, tmp_path / "clean.jsonl")  # the damage did reach the path
+    assert (tmp_path / "damaged.jsonl").read_bytes() == b"".join(damaged) + torn  # opening wrote nothing
