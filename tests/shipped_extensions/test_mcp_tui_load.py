@@ -73,7 +73,9 @@ def _run(tmp_path: Path, agent_dir: Path, configured: bool) -> dict[str, object]
     return result
 
 
-def test_with_a_server_configured_the_sdk_loads_after_the_first_frame(tmp_path: Path, agent_dir: Path) -> None:
+def test_with_a_server_configured_the_sdk_loads_after_the_first_frame(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     pid_file = tmp_path / "server.pid"
     write_config(agent_dir, pid_file)
     seen = _run(tmp_path, agent_dir, configured=True)
