@@ -11,7 +11,7 @@ from pathlib import Path
 from .errors import SessionError
 from .listing import read_header
 
-__all__ = ["SessionImportError", "import_session_file"]
+__all__ = ["SessionImportError", "import_session_file", "missing_session_cwd"]
 
 
 class SessionImportError(SessionError):
@@ -67,3 +67,13 @@ def import_session_file(source: str | os.PathLike[str], session_dir: Path) -> Pa
     finally:
         partial.unlink(missing_ok=True)
     return target
+
+
+def missing_session_cwd(path: str | os.PathLike[str]) -> str | None:
+    """The working directory the session file at ``path`` records, when that directory no longer exists.
+
+    None when the file has no readable header, records no directory, or the directory is still there.
+    """
+    header = read_header(Path(os.path.expanduser(os.fspath(path))).absolute())
+    recorded = header.cwd if header is not None else ""
+    return recorded if recorded and not Path(recorded).is_dir() else None

@@ -417,11 +417,13 @@ class CommandRouter:
         self.app.chat_notice(f"Saved trust decision: {state}. Restart pi-tui for it to take effect.")
 
     async def _cmd_import(self, args: str) -> None:
-        """pi's /import: after a yes, copy the file among this project's sessions and resume the copy."""
+        """pi's /import: after a yes, copy the file among this project's sessions and resume the copy here.
+
+        A session whose recorded working directory is gone needs a second yes to continue in this one."""
         from pi_tui.extensions.events import CancelledByExtension
         from pi_tui.session import SessionManager
         from pi_tui.session.errors import SessionError
-        from pi_tui.session.importing import import_session_file
+        from pi_tui.session.importing import import_session_file, missing_session_cwd
 
         from .bridge import ask
         from .dialogs import ConfirmDialog
@@ -437,6 +439,17 @@ class CommandRouter:
             return
         if not await ask(
             self.app, ConfirmDialog("Import session", f"Replace the current session with {source}?")
+        ):
+            self.app.chat_notice("Import cancelled")
+            return
+        gone = missing_session_cwd(source)
+        if gone is not None and not await ask(
+            self.app,
+            ConfirmDialog(
+                "Session cwd not found",
+                f"The session's working directory no longer exists:\n{gone}\n\n"
+                f"Continue in the current one?\n{session.cwd}",
+            ),
         ):
             self.app.chat_notice("Import cancelled")
             return

@@ -491,3 +491,57 @@ async def test_import_copies_the_session_file_and_resumes_it(tmp_path: Path, age
         )  # the imported conversation is on screen
         assert any(f"Session imported from: {elsewhere}" in t for t in _notices(app))
         assert script.call_count == 1  # no /import reached the model
+
+
+async def test_import_of_a_session_whose_folder_is_gone_asks_to_use_this_one(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """As pi 0.87.1: when the imported session's recorded working directory no longer exists, /import asks
+    whether to continue in the current one; no cancels, yes resumes the session here."""
+    from pi_tui.modes.interactive.dialogs import ConfirmDialog
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    script = FauxScript(faux_reply("first answer"))
+    app = make_app(project, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _run(pilot, app, "remember the walrus")
+        original = app.session.session_manager.path
+        assert original is not None
+        gone = tmp_path / "deleted-project"
+        lines = original.read_text().splitlines(keepends=True)
+        header = json.loads(lines[0])
+        header["cwd"] = str(gone)
+        elsewhere = tmp_path / "outside" / "moved.jsonl"
+        elsewhere.parent.mkdir()
+        elsewhere.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+        await _run(pilot, app, "/new")
+        new_session = app.session.session_manager.path
+
+        async def import_and_answer(second: str) -> ConfirmDialog:
+            await type_text(pilot, f"/import {elsewhere}")
+            app.menu.hide()
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await pilot.press("y")  # replace the current session: yes
+            await until(
+                pilot,
+                lambda: isinstance(app.screen, ConfirmDialog) and app.screen.title_text != "Import session",
+            )
+            asked = app.screen
+            assert isinstance(asked, ConfirmDialog)
+            await pilot.press(second)
+            return asked
+
+        asked = await import_and_answer("n")
+        assert asked.title_text == "Session cwd not found"
+        assert str(gone) in asked.message and str(project) in asked.message
+        await until(pilot, lambda: any(t == "Import cancelled" for t in _notices(app)))
+        assert app.session.session_manager.path == new_session  # still where we were
+
+        await import_and_answer("y")
+        await until(pilot, lambda: any(f"Session imported from: {elsewhere}" in t for t in _notices(app)))
+        assert app.session.cwd == project.resolve()
+        assert any("remember the walrus" in b.text for b in app.chat.query(UserBlock))
+        assert script.call_count == 1
