@@ -5,9 +5,9 @@ them is mounted as widgets, normally the most recent. When more than ``WINDOW`` 
 oldest are removed. Scrolling up mounts earlier items again ahead of the reader (``prefetch``: a
 ``CHUNK`` at a time between frames, shown together with a scroll that keeps the reader's lines in place)
 while fewer than ``AHEAD_SCREENS`` screens of them are above the view; clicking the marker at the top
-mounts the previous ``BATCH`` at once. Reading further up keeps the window's size: the newest blocks are
-removed as older ones are mounted, and scrolling down mounts them again (a marker at the bottom says how
-many are below).
+mounts the previous ``BATCH`` at once. Reading further up keeps the window small: the newest blocks are
+removed as older ones are mounted (beyond ``WINDOW`` blocks, or more than ``BELOW_SCREENS`` screens below
+the view), and scrolling down mounts them again (a marker at the bottom says how many are below).
 ``show_start`` (Alt+Home) mounts the conversation's first items; anything new, or ``show_end``, brings
 the window back to the end. The view follows the bottom (``anchor``) until the user scrolls up to read.
 """
@@ -99,6 +99,10 @@ class ChatLog(VerticalScroll):
     AHEAD_SCREENS = 2
     """Reading up, earlier items are mounted ahead while fewer than this many screens of them are above
     the view, one ``CHUNK`` at a time between frames, so a press rarely reaches the top of the window."""
+    BELOW_SCREENS = 3
+    """Reading up, items that start more than this many screens below the view are unmounted (the window
+    is sized by what the reader can reach soon, not only by a count of blocks: every layout and every
+    garbage collection walks each mounted widget)."""
     INITIAL = 6
     """How many items a load mounts: enough to fill a screen; mounting markdown is what costs (~50 ms
     per message here), so a resumed session shows its end quickly and the rest comes on scroll."""
@@ -428,13 +432,30 @@ class ChatLog(VerticalScroll):
         return indexes
 
     def _trim_newest(self) -> None:
-        """Unmount the newest blocks beyond the window, whole items at a time (reading far up)."""
+        """Unmount the newest blocks, whole items at a time, beyond the window (reading far up): more than
+        ``WINDOW`` blocks, or items that start more than ``BELOW_SCREENS`` screens below the view."""
         blocks = self.mounted_blocks()
-        excess = len(blocks) - self.WINDOW
-        if excess <= 0:
+        if not blocks:
             return
         indexes = self._item_of(blocks)
-        cut = indexes[len(blocks) - excess - self.BATCH // 2]
+        cuts: list[int] = []
+        excess = len(blocks) - self.WINDOW
+        if excess > 0:
+            cuts.append(indexes[len(blocks) - excess - self.BATCH // 2])
+        if self._view_height > 0:
+            limit = self.scroll_y + (1 + self.BELOW_SCREENS) * self._view_height
+            for position in range(1, len(blocks)):
+                widget = blocks[position]
+                if (
+                    widget.display
+                    and indexes[position] != indexes[position - 1]
+                    and widget.virtual_region.y >= limit
+                ):
+                    cuts.append(indexes[position])
+                    break
+        if not cuts:
+            return
+        cut = min(cuts)
         if cut <= self.first_mounted:
             return
         from .blocks import ToolBlock
@@ -535,12 +556,14 @@ class ChatLog(VerticalScroll):
                 generation = self._generation
                 # One layout per step: the chunk mounted hidden in the previous step is shown and the next
                 # one mounted hidden in the same frame, and the newest blocks beyond the window go.
+                # The newest blocks beyond the window go first, while the last layout still tells where
+                # each block is (showing the hidden chunk moves the view before the next layout).
+                self._trim_newest()
                 if hidden:
                     short += self._show_hidden(hidden)
                     hidden = []
                 if self.first_mounted > 0 and self.scroll_y + short < self._ahead_lines():
                     hidden, mounting = self._mount_hidden_chunk()
-                    self._trim_newest()
                     if mounting is not None:
                         # No frame while they mount (compose, markdown parsed and mounted: spread over many
                         # turns of the loop, each of which would otherwise lay out the whole window again

@@ -132,3 +132,39 @@ async def test_blocks_scrolled_out_of_the_window_leave_no_rendered_lines_behind(
         # What the mounted window and the rest of the screen draw (~3,200 here), not also the lines of the
         # blocks seen on the way, which Textual's caches kept alive (~8,000 here before).
         assert alive < 5_000
+
+
+async def test_reading_up_keeps_only_a_few_screens_below_the_view_mounted_and_page_down_brings_them_back(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = await _open(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await until(pilot, app.ready.is_set, timeout=30)
+        await until(pilot, lambda: chat.max_scroll_y > 0)
+        view = chat.scrollable_content_region.height
+        below: list[int] = []
+        for _ in range(40):
+            await pilot.press("pageup")
+            await until(pilot, lambda: not chat.reading_ahead)
+            await pilot.pause()
+            bottom = round(chat.scroll_y) + view
+            below.append(sum(1 for b in chat.mounted_blocks() if b.display and b.virtual_region.y >= bottom))
+            lines_below = chat.virtual_size.height - bottom
+            # Every layout and every full collection walks each mounted widget: what lies more than a few
+            # screens below the reader is not kept mounted (it is built again on the way down).
+            assert lines_below <= (ChatLog.BELOW_SCREENS + 2) * view
+        assert chat.last_mounted is not None and max(below) > 0
+        # Back down to the end with PageDown: every item comes back, in order, nothing skipped.
+        reader, _ = _reading(chat)
+        seen = [reader.source_index] if isinstance(reader, Block) else []
+        for _ in range(400):
+            if chat.last_mounted is None and chat.scroll_y >= chat.max_scroll_y:
+                break
+            await pilot.press("pagedown")
+            await pilot.pause()
+            reader, _ = _reading(chat)
+            if isinstance(reader, Block):
+                seen.append(reader.source_index)
+        assert chat.last_mounted is None
+        assert seen == sorted(seen)
