@@ -46,6 +46,7 @@ class KeyActions:
         def size(self) -> Size: ...
 
         def chat_notice(self, text: str, level: str = "info") -> NoticeBlock: ...
+        def chat_status(self, text: str) -> NoticeBlock: ...
         def refresh_footer(self, *, compacted: bool = False) -> None: ...
         def run_command(self, text: str) -> asyncio.Task[None]: ...
         def require_session(self) -> AgentSession: ...
@@ -67,7 +68,7 @@ class KeyActions:
             session.set_thinking_level(clamp_thinking_level(model, thinking))
         else:
             session.set_thinking_level(clamp_thinking_level(model, session.thinking))
-        self.chat_notice(
+        self.chat_status(
             f"Model: {model.label}" + (f" (thinking: {session.thinking})" if model.reasoning else "")
         )
         self.router.note_subscription(model)
@@ -89,7 +90,7 @@ class KeyActions:
                 models = [s.model for s in scoped]
                 levels = [s.thinking_level for s in scoped]
         if len(models) < 2 and (not models or models[0].label == session.model.label):
-            self.chat_notice("Only one model available" if not patterns else "Only one model in scope")
+            self.chat_status("Only one model available" if not patterns else "Only one model in scope")
             return
         labels = [m.label for m in models]
         index = labels.index(session.model.label) if session.model.label in labels else -1
@@ -103,12 +104,12 @@ class KeyActions:
         if session is None:
             return
         if not session.model.reasoning:
-            self.chat_notice("Current model does not support thinking")
+            self.chat_status("Current model does not support thinking")
             return
         levels = list(available_thinking_levels(session.model))
         index = levels.index(session.thinking) if session.thinking in levels else 0
         session.set_thinking_level(levels[(index + 1) % len(levels)])
-        self.chat_notice(f"Thinking level: {session.thinking}")
+        self.chat_status(f"Thinking level: {session.thinking}")
         self.refresh_footer()
 
     def action_toggle_thinking(self) -> None:
@@ -122,7 +123,7 @@ class KeyActions:
             settings.set("hideThinkingBlock", hidden)
             for problem in settings.drain_errors():
                 self.chat_notice(problem, "warning")
-        self.chat_notice(f"Thinking blocks: {'hidden' if hidden else 'shown'}")
+        self.chat_status(f"Thinking blocks: {'hidden' if hidden else 'shown'}")
 
     def action_expand_tools(self) -> None:
         """Ctrl+O: tool output, thinking and summaries, all expanded or all folded, as pi's key does."""
@@ -135,7 +136,7 @@ class KeyActions:
             thinking.refresh_expansion()
         for summary in self.chat.query(SummaryBlock):
             summary.refresh_expansion()
-        self.chat_notice(f"Tool output: {'expanded' if self.tools_expanded else 'collapsed'}")
+        self.chat_status(f"Tool output: {'expanded' if self.tools_expanded else 'collapsed'}")
 
     def action_toggle_sidebar(self) -> None:
         if self.size.width < NARROW_COLUMNS and "-open" not in self.sidebar.classes:

@@ -835,6 +835,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     def chat_notice(self, text: str, level: str = "info") -> NoticeBlock:
         return self.chat.notice(text, level)
 
+    def chat_status(self, text: str) -> NoticeBlock:
+        """A status line (pi's ``showStatus``): replaces the previous status when nothing came after it."""
+        return self.chat.status(text)
+
     def set_editor_text(self, text: str) -> None:
         """Put ``text`` in the editor (contract with the screens package and ``ctx.ui``)."""
         self.editor.set_text(text)

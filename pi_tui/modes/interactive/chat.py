@@ -40,11 +40,13 @@ __all__ = ["ChatLog", "EarlierMarker", "LaterMarker", "Notice"]
 class Notice:
     """A status line kept in the log's items (so it survives windowing like a message)."""
 
-    __slots__ = ("text", "level")
+    __slots__ = ("text", "level", "status")
 
-    def __init__(self, text: str, level: str = "info") -> None:
+    def __init__(self, text: str, level: str = "info", *, status: bool = False) -> None:
         self.text = text
         self.level = level
+        self.status = status
+        """A status line (`ChatLog.status`): the next status replaces it while nothing came between."""
 
 
 class EarlierMarker(Static):
@@ -272,6 +274,28 @@ class ChatLog(VerticalScroll):
         from .blocks import NoticeBlock
 
         (block,) = self.add(Notice(text, level))
+        assert isinstance(block, NoticeBlock)
+        return block
+
+    def status(self, text: str) -> NoticeBlock:
+        """A status line, as pi's: it replaces the previous status when nothing came after it, so a
+        key pressed again and again (Ctrl+O, Ctrl+T, Shift+Tab) leaves one line saying how things are."""
+        from .blocks import NoticeBlock
+
+        last = self.items[-1] if self.items else None
+        children = self.children
+        block = children[-2] if len(children) >= 3 else None  # the newest block, before `later`
+        if (
+            isinstance(last, Notice)
+            and last.status
+            and self.last_mounted is None
+            and isinstance(block, NoticeBlock)
+            and block.source_index == len(self.items) - 1
+        ):
+            last.text = text
+            block.set_text(text)
+            return block
+        (block,) = self.add(Notice(text, status=True))
         assert isinstance(block, NoticeBlock)
         return block
 

@@ -363,12 +363,12 @@ class CommandRouter:
                 session.set_thinking_level(answer.value)
                 if session.settings is not None:
                     session.settings.set_default_thinking_level(session.thinking)
-                self.app.chat_notice(f"Default thinking level: {session.thinking}")
+                self.app.chat_status(f"Default thinking level: {session.thinking}")
                 self.app.refresh_footer()
                 return
             level = answer
         session.set_thinking_level(level)
-        self.app.chat_notice(f"Thinking level: {session.thinking}")
+        self.app.chat_status(f"Thinking level: {session.thinking}")
         self.app.refresh_footer()
 
     async def _cmd_trust(self, _args: str) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from pi_tui.ai.providers.faux import FauxScript, faux_reply
 from pi_tui.modes.interactive.blocks import NoticeBlock, UserBlock
+from pi_tui.modes.interactive.chat import Notice
 from pi_tui.modes.interactive.commands import osc52
 
 from .helpers import last_user_text, make_app, type_text, until
@@ -545,3 +546,25 @@ async def test_import_of_a_session_whose_folder_is_gone_asks_to_use_this_one(
         assert app.session.cwd == project.resolve()
         assert any("remember the walrus" in b.text for b in app.chat.query(UserBlock))
         assert script.call_count == 1
+
+
+async def test_a_status_replaces_the_one_before_it_while_nothing_came_between(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi's status lines (Ctrl+O, Ctrl+T, Shift+Tab, model switches) update the last one in place
+    rather than pile up: pressing Ctrl+O four times leaves one line saying how things are now. A status
+    after other output is a new line (the old one stays where it was)."""
+    script = FauxScript(faux_reply("hi"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("ctrl+o", "ctrl+o", "ctrl+o")
+        await until(pilot, lambda: _notices(app)[-1:] == ["Tool output: expanded"])
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: _notices(app)[-1:] == ["Thinking blocks: hidden"])
+        assert _notices(app)[1:] == ["Thinking blocks: hidden"]  # after the header
+        await _run(pilot, app, "hello")
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: _notices(app)[-1:] == ["Tool output: collapsed"])
+        assert _notices(app)[1:] == ["Thinking blocks: hidden", "Tool output: collapsed"]
+        assert [n.text for n in app.chat.items if isinstance(n, Notice)][-2:] == _notices(app)[1:]
