@@ -43,6 +43,8 @@ __all__ = [
     "format_token_count",
     "fuzzy_filter_models",
     "find_exact_model_reference",
+    "model_command_target",
+    "search_models_for_picker",
 ]
 
 
@@ -183,6 +185,33 @@ def find_exact_model_reference(reference: str, models: Sequence[Model]) -> Model
             return by_parts[0] if len(by_parts) == 1 else None
     by_id = [m for m in models if m.id.lower() == wanted]
     return by_id[0] if len(by_id) == 1 else None
+
+
+def model_command_target(reference: str, models: Sequence[Model]) -> tuple[Model, ThinkingLevel | None] | None:
+    """What ``/model <reference>`` switches to at once, in every interactive mode, as pi's ``/model``.
+
+    The model `find_exact_model_reference` finds, optionally followed by ``:<thinking level>``
+    (``anthropic/claude-opus-4-6:high``). None when the reference names no model exactly: the caller
+    then offers its picker with ``reference`` as the search.
+    """
+    model = find_exact_model_reference(reference, models)
+    if model is not None:
+        return model, None
+    base, _, suffix = reference.strip().rpartition(":")
+    level = parse_thinking_level(suffix)
+    if base and level is not None and (model := find_exact_model_reference(base, models)) is not None:
+        return model, level
+    return None
+
+
+def search_models_for_picker(query: str, models: Sequence[Model]) -> list[Model]:
+    """The models a ``/model`` picker shows for ``query`` (every mode's picker), best match first.
+
+    pi's fuzzy matcher over ``provider/id`` and the display name; all of ``models`` for a blank query.
+    """
+    if not query.strip():
+        return list(models)
+    return [models[i] for i, _ in fuzzy_filter(query.strip(), [f"{m.label} {m.name}" for m in models])]
 
 
 def _exact(text: str, models: Sequence[Model]) -> Model | None:

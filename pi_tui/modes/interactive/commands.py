@@ -304,23 +304,17 @@ class CommandRouter:
     async def _cmd_model(self, args: str) -> None:
         """As pi: a model named exactly (``provider/id``, or an id only one provider has; ``:level`` may
         follow) switches at once; anything else opens the picker with it as the search."""
-        from pi_tui.ai.model_resolver import find_exact_model_reference
-        from pi_tui.ai.thinking import parse_thinking_level
+        from pi_tui.ai.model_resolver import model_command_target
 
         from .screens.model_screen import open_model
 
         session = self.app.require_session()
         models = session.registry.available_models() if session.registry is not None else []
         reference = args.strip()
-        if reference:
-            model = find_exact_model_reference(reference, models)
-            level: ThinkingLevel | None = None
-            base, _, suffix = reference.rpartition(":")
-            if model is None and base and parse_thinking_level(suffix) is not None:
-                model, level = find_exact_model_reference(base, models), parse_thinking_level(suffix)
-            if model is not None:
-                self.app.switch_model(model, level)
-                return
+        target = model_command_target(reference, models) if reference else None
+        if target is not None:
+            self.app.switch_model(*target)
+            return
         await open_model(self.app, reference)
 
     async def _cmd_login(self, args: str) -> None:

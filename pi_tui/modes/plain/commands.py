@@ -63,25 +63,22 @@ async def run_plain_command(
 
 
 async def _model(args: str, session: AgentSession, bridge: PlainUIBridge, printer: EventPrinter) -> None:
-    from pi_tui.ai.model_resolver import parse_model_pattern
+    from pi_tui.ai.model_resolver import model_command_target, search_models_for_picker
     from pi_tui.ai.thinking import clamp_thinking_level
-    from pi_tui.util.fuzzy import fuzzy_filter
 
     models = session.registry.available_models() if session.registry is not None else []
-    chosen, level = None, None
-    if args:
-        match = parse_model_pattern(args, models)
-        chosen, level = match.model, match.thinking_level
+    # The full-screen app's rule (pi's): an exact name switches at once, anything else is a search.
+    target = model_command_target(args, models) if args else None
+    chosen, level = target if target is not None else (None, None)
     if chosen is None:
-        labels = [m.label for m in models]
-        order = [i for i, _ in fuzzy_filter(args, labels)] if args else list(range(len(models)))
-        if not order:
+        shown = search_models_for_picker(args, models)
+        if not shown:
             printer.line(f"No model matches {args!r}")
             return
-        picked = await bridge.select("Select model", [labels[i] for i in order])
+        picked = await bridge.select("Select model", [m.label for m in shown])
         if picked is None:
             return
-        chosen = models[labels.index(picked)]
+        chosen = next(m for m in shown if m.label == picked)
     if session.is_streaming:
         printer.line("Wait for the answer to finish (or abort it) before switching models.")
         return

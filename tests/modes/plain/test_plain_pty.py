@@ -225,6 +225,30 @@ def test_model_switch_by_text_and_thinking_picked_from_a_numbered_list(
     assert [r.api for r in fake.requests] == ["anthropic"]
 
 
+def test_model_with_a_partial_name_opens_the_picker_as_the_tui_does(tmp_path: Path, agent_dir: Path) -> None:
+    """``/model ARG`` is the TUI's (and pi's) rule in the line mode too: an exact ``provider/id`` or unique
+    id (``:level`` may follow) switches at once, anything else is the picker's search, never a guess."""
+    fake = FakeLLM()
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:  # starts on fake-openai/gpt-fake
+            term.wait_for(_prompt_shown)
+            term.send("/model claude\r")
+            term.wait_for("Choose 1-")
+            screen = term.text()
+            assert "Select model" in screen and "1. fake-anthropic/claude-fake" in screen
+            assert "Model: fake-anthropic/claude-fake" not in screen  # not switched by a guess
+            term.send("1\r")
+            term.wait_for("Model: fake-anthropic/claude-fake")
+            term.wait_for(_prompt_shown)
+            term.send("/model gpt-fake-r:low\r")  # a unique id with a level: at once
+            term.wait_for("Model: fake-responses/gpt-fake-r")
+            term.wait_for(_prompt_shown)
+            term.send("\x04")
+            assert term.wait_exit() == 0
+    assert fake.requests == []
+
+
 def test_bang_command_output_reaches_the_model_and_double_bang_does_not(
     tmp_path: Path, agent_dir: Path
 ) -> None:

@@ -34,12 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["Columns", "ModelScreen", "open_model", "plan_columns", "scoped_labels"]
 
 
-def _fuzzy(query: str, candidates: list[str]) -> list[int]:
-    from pi_tui.util.fuzzy import fuzzy_filter
-
-    return [i for i, _ in fuzzy_filter(query, candidates)]
-
-
 def scoped_labels(session: AgentSession, models: list[Model]) -> list[str]:
     """``provider/id`` of the models in the scope (``enabledModels`` patterns), in pattern order."""
     settings = session.settings
@@ -218,12 +212,10 @@ class ModelScreen(Screen[None]):
         if self.view == "scoped":
             by_label = {m.label: m for m in self.models}
             pool = [by_label[label] for label in self.scoped if label in by_label]
+        from pi_tui.ai.model_resolver import search_models_for_picker
+
         query = self.query_one(Input).value.strip()
-        if query:
-            order = _fuzzy(query, [f"{m.label} {m.name}" for m in pool])
-            self.shown = [pool[i] for i in order]
-        else:
-            self.shown = list(pool)
+        self.shown = search_models_for_picker(query, pool)
         current = next((i for i, m in enumerate(self.shown) if m.label == self.session.model.label), 0)
         self._list().reset(len(self.shown), 0 if query else current)
         self.query_one("#model-empty", Static).display = not self.shown
