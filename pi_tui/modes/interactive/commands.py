@@ -19,7 +19,7 @@ from .dialogs import SelectDialog
 from .textual_private import app_driver
 
 if TYPE_CHECKING:
-    from pi_tui.ai.types import Model, ThinkingLevel
+    from pi_tui.ai.types import Model
     from pi_tui.extensions.extension import RegisteredCommand
     from pi_tui.runtime.agent_session import AgentSession
 
