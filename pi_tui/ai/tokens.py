@@ -18,10 +18,12 @@ process, under a lock.
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import hashlib
 import json
 import math
+import re
 import threading
 import types
 from collections.abc import Callable
@@ -225,9 +227,46 @@ def _content_chars(content: object, count_images: bool) -> int:
 # One encoder for every tool call's arguments: ``json.dumps`` with options builds a new one per call.
 _ARGUMENTS_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
+# Where orjson's compact text can differ in length from the stdlib's (``ensure_ascii=False``): a float
+# below 1e-4 (orjson writes ``0.00001`` and ``1e-7``, the stdlib ``1e-05`` and ``1e-07``) and a NaN or
+# infinity (orjson writes ``null``, the stdlib ``NaN``). Text that has neither is as long in both
+# (strings escape the same characters the same way; integers, other floats, booleans and nulls are
+# written alike); a match, even inside a string, only sends the value to the stdlib.
+_ORJSON_MAY_DIFFER = re.compile(rb"[0-9]e-|0\.0000|null")
+
+
+@functools.cache
+def _orjson_encoder() -> Callable[[object], bytes] | None:
+    """orjson's compact encoder (imported on first use), or None when it is not installed."""
+    try:
+        import orjson
+    except ImportError:  # only a speed-up: the stdlib measures every value without it
+        return None
+    # A value the stdlib writes differently or refuses (a subclass of a built-in type, a date, a
+    # dataclass) raises TypeError instead, and goes to the stdlib.
+    options = (
+        orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+    )
+    return functools.partial(orjson.dumps, option=options)
+
 
 def _arguments_chars(arguments: object) -> int:
-    return len(_ARGUMENTS_JSON.encode(arguments or {}))
+    """The characters of ``arguments`` as compact JSON with non-ASCII text kept (what pi measures).
+
+    orjson encodes several times faster than the stdlib; its text is used when it is sure to be as long
+    as the stdlib's (see `_ORJSON_MAY_DIFFER`), else the stdlib encodes the value (a value orjson refuses:
+    an integer beyond 64 bits, a lone surrogate, a key that is not a string)."""
+    value = arguments or {}
+    encode = _orjson_encoder()
+    if encode is not None:
+        try:
+            raw = encode(value)
+        except TypeError:
+            pass
+        else:
+            if _ORJSON_MAY_DIFFER.search(raw) is None:
+                return len(raw) if raw.isascii() else len(raw.decode("utf-8"))
+    return len(_ARGUMENTS_JSON.encode(value))
 
 
 def _assistant_block_chars(block: object) -> int:

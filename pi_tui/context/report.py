@@ -140,11 +140,45 @@ class MessageTokenCache:
                 if row.message is not message:
                     break
                 same += 1
-        rows = previous[:same] + tuple(
-            MessageRow(offset + i, message_role(m) or "?", self.tokens(m), reaches_model(m), m)
-            for i, m in enumerate(messages[same:], same)
-        )
+        rows = previous[:same] + tuple(self._new_rows(messages, same, len(messages), offset))
         self._rows[region] = rows
+        return rows
+
+    def _new_rows(self, messages: Sequence[Any], start: int, stop: int, offset: int) -> list[MessageRow]:
+        """Rows of ``messages[start:stop]`` numbered from ``offset + start``, counting the messages not
+        known yet. One loop with the two commonest kinds of message answered inline: it runs over
+        every message of a long session (~20k) before its first ``/context``."""
+        known = self._known
+        rows: list[MessageRow] = []
+        append = rows.append
+        counted = 0
+        for index in range(start, stop):
+            message = messages[index]
+            found = known.get(id(message))
+            kind = type(message)
+            if found is not None and found[0] is message:
+                tokens = found[2]
+            elif kind is AssistantMessage or kind is ToolResultMessage:  # as `message_tokens` counts them
+                estimate = -(-message_chars(message) // 4)
+                tokens = estimate + MESSAGE_OVERHEAD + BLOCK_OVERHEAD * max(1, len(message.content))
+                known[id(message)] = (message, estimate, tokens)
+                counted += 1
+            else:
+                estimate = -(-message_chars(message) // 4)
+                tokens = message_tokens(message, estimate)
+                known[id(message)] = (message, estimate, tokens)
+                counted += 1
+            if kind is AssistantMessage:
+                append(MessageRow(offset + index, "assistant", tokens, True, message))
+            elif kind is ToolResultMessage:
+                append(MessageRow(offset + index, "toolResult", tokens, True, message))
+            else:
+                append(
+                    MessageRow(
+                        offset + index, message_role(message) or "?", tokens, reaches_model(message), message
+                    )
+                )
+        self.counted += counted
         return rows
 
     def prime_in_steps(self, messages: Sequence[Any], chunk: int) -> Iterator[int]:
@@ -164,10 +198,7 @@ class MessageTokenCache:
         rows = list(previous[:same])
         step = chunk or max(1, len(messages))
         for start in range(same, len(messages), step):
-            rows.extend(
-                MessageRow(i, message_role(m) or "?", self.tokens(m), reaches_model(m), m)
-                for i, m in enumerate(messages[start : start + step], start)
-            )
+            rows.extend(self._new_rows(messages, start, min(start + step, len(messages)), 0))
             yield len(rows)
         self._rows["cached"] = tuple(rows)
 
@@ -276,9 +307,11 @@ class ToolRow:
     definition: ToolDefinition
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MessageRow:
-    """One message of the request, numbered across the cached region and the tail."""
+    """One message of the request, numbered across the cached region and the tail. Read-only by
+    convention (rows are shared between reports), not frozen: one is made per message of the request
+    (~20k in a long session), and a frozen dataclass's constructor costs four times as much."""
 
     index: int
     role: str

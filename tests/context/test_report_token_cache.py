@@ -43,3 +43,64 @@ async def test_reopening_counts_only_new_messages(fake: FakeLLM, tmp_path: Path)
     ]
     await session.close()
     assert fake.violations == []
+
+
+def _every_kind() -> list[object]:
+    from pi_tui.ai.types import (
+        AssistantMessage,
+        BashExecutionMessage,
+        BranchSummaryMessage,
+        CompactionSummaryMessage,
+        CustomMessage,
+        ImageContent,
+        TextContent,
+        ThinkingContent,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+    )
+
+    image = ImageContent(data="aGk=", mime_type="image/png")
+    return [
+        UserMessage(content="plain text é🙂"),
+        UserMessage(content=[TextContent(text="look"), image]),
+        AssistantMessage(content=[]),
+        AssistantMessage(
+            content=[
+                ThinkingContent(thinking="hmm " * 30),
+                TextContent(text="answer"),
+                ToolCall(
+                    id="c", name="edit", arguments={"path": "é.py", "edits": [{"old": "a", "new": 1e-5}]}
+                ),
+            ]
+        ),
+        ToolResultMessage(tool_call_id="c", tool_name="edit", content=[TextContent(text="ok"), image]),
+        ToolResultMessage(tool_call_id="d", tool_name="edit", content=[]),
+        BashExecutionMessage(command="ls", output="a\nb"),
+        BashExecutionMessage(command="secret", output="kept out", exclude_from_context=True),
+        CustomMessage(custom_type="note", content="a note"),
+        BranchSummaryMessage(summary="went back"),
+        CompactionSummaryMessage(summary="earlier work"),
+    ]
+
+
+def test_rows_counted_ahead_are_the_rows_of_each_message_counted_alone() -> None:
+    from pi_tui.agent.convert import reaches_model
+    from pi_tui.ai.tokens import count_message_tokens
+    from pi_tui.ai.types import message_role
+    from pi_tui.context.report import MessageTokenCache
+
+    messages = _every_kind() + _every_kind() + _every_kind()  # distinct objects
+    cache = MessageTokenCache()
+    assert list(cache.prime_in_steps(messages, 4)) == [4, 8, 12, 16, 20, 24, 28, 32, 33]
+    assert cache.counted == len(messages)
+    rows = cache.rows("cached", messages, 0)
+    assert cache.counted == len(messages)  # the report reuses the rows counted ahead
+    expected = [(i, message_role(m), message_tokens(m), reaches_model(m)) for i, m in enumerate(messages)]
+    assert [(r.index, r.role, r.tokens, r.sent) for r in rows] == expected
+    assert all(r.message is m for r, m in zip(rows, messages, strict=True))
+    assert [cache.estimate(m) for m in messages] == [count_message_tokens(m) for m in messages]
+    tail = cache.rows("uncached", _every_kind(), len(rows))  # new messages, numbered after the cached ones
+    assert [(r.index, r.tokens) for r in tail] == [
+        (len(rows) + i, message_tokens(m)) for i, m in enumerate(_every_kind())
+    ]

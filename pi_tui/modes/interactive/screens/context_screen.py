@@ -53,6 +53,8 @@ __all__ = ["ContextScreen", "open_context"]
 
 BREAKPOINT = "──── cache breakpoint ────"
 COUNTING = "counting the messages' tokens…"
+COUNT_WAIT_S = 0.1
+"""How long ``/context`` waits for the messages' counting (under way) before it shows without figures."""
 """What the first frame shows where the figures go while the report is being made."""
 
 
@@ -523,13 +525,24 @@ class ContextScreen(Screen[None]):
 
 
 async def open_context(app: PiApp, _args: str) -> None:
-    """``/context``: push the inspector for the app's session at once; it shows the report as soon as
-    every message is counted (ahead of the open, or by the work ahead now, before anything else it does)."""
+    """``/context``: push the inspector for the app's session. When every message is counted (the work
+    ahead did it), the report is made first (a few milliseconds) and the first frame shows its figures;
+    otherwise the screen shows at once and fills them in as soon as the counting is done (the work ahead
+    does it now, before anything else)."""
     from .prepare import preparation_for
 
     session = session_of(app)
-    release = preparation_for(session).hold()  # the work ahead of the other screens waits for the first frame
+    preparation = preparation_for(session)
+    release = preparation.hold()  # the work ahead of the other screens waits for the first frame
     try:
-        await app.push_screen(ContextScreen(session))
+        if not preparation.done("tokens"):
+            # The counting goes first now; when it ends soon, one frame with the figures comes sooner
+            # than a placeholder followed by them (the two frames would share the interpreter with it).
+            try:
+                await asyncio.wait_for(asyncio.shield(preparation.need("tokens")), COUNT_WAIT_S)
+            except TimeoutError:
+                pass
+        report = await session.context_report() if preparation.done("tokens") else None
+        await app.push_screen(ContextScreen(session, report))
     finally:
         app.call_after_refresh(release)

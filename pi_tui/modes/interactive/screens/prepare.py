@@ -51,8 +51,11 @@ _Result = TypeVar("_Result")
 Step = Callable[[], Iterator[object]]
 """A step: called once, it returns an iterator whose every ``next`` does one small piece of the work."""
 
-STEPS = ("imports", "tree_index", "tokens", "tree", "tree_texts", "listing")
-"""The steps of `preparation_for`, in the order the background runs them (cheapest first)."""
+STEPS = ("imports", "recent", "tokens", "tree_index", "tree", "tree_texts", "listing")
+"""The steps of `preparation_for`, in the order the background runs them: the modules and ``/resume``'s
+first page first (cheap), then the messages' token counts (``/context`` cannot show a figure without
+them, while ``/tree`` and ``/resume`` show their first rows from a part of their work), then the rest,
+cheapest first."""
 
 CHUNK = 1000
 """Messages counted or entries described per piece (~3–5 ms)."""
@@ -287,10 +290,24 @@ def _steps_of(session: AgentSession) -> dict[str, Step]:
         yield None
         from . import resume_screen  # noqa: F401
 
+        yield None
+        # What ``/resume``'s first page reads the folder with (~25 ms to import).
+        from pi_tui.session import listing, listing_cache, search  # noqa: F401
+
     def tree_index() -> Iterator[object]:
         from .tree_rows import prepare_children
 
         return prepare_children(session.session_manager)
+
+    def recent() -> Iterator[object]:
+        """Read the rows of the folder's sessions modified last (``/resume``'s first page, which it
+        then reads again from what this keeps: their files are not opened again)."""
+        from pi_tui.session.listing import list_recent_sessions
+
+        from .resume_screen import FIRST_LOOK
+
+        list_recent_sessions(session.cwd, session.new_session_dir(), FIRST_LOOK)
+        yield None
 
     def tokens() -> Iterator[object]:
         return session.count_context_tokens_in_steps(CHUNK)
@@ -312,8 +329,9 @@ def _steps_of(session: AgentSession) -> dict[str, Step]:
 
     return {
         "imports": imports,
-        "tree_index": tree_index,
+        "recent": recent,
         "tokens": tokens,
+        "tree_index": tree_index,
         "tree": tree,
         "tree_texts": tree_texts,
         "listing": listing,

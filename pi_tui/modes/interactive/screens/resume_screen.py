@@ -115,8 +115,18 @@ class ResumeScreen(Screen[None]):
     ]
 
     def __init__(
-        self, session: Any, infos: list[Any] | None, on_cancel: Callable[[], None] | None = None
+        self,
+        session: Any,
+        infos: list[Any] | None,
+        on_cancel: Callable[[], None] | None = None,
+        *,
+        first_look: list[Any] | None = None,
     ) -> None:
+        """Args:
+        session: the session whose folder is listed.
+        infos: the folder's sessions; None lists them once the screen shows.
+        on_cancel: also run when the picker closes without a choice (``-r``: leave the app).
+        first_look: when ``infos`` is None, the sessions modified last, shown meanwhile."""
         super().__init__()
         self.session = session
         self.on_cancel = on_cancel  # closing without a choice also runs this (``-r``: leave the app)
@@ -126,7 +136,7 @@ class ResumeScreen(Screen[None]):
         self.named_only = False
         self.show_paths = False
         self.lists: dict[Scope, list[Any] | None] = {"current": infos, "all": None}
-        self.first_look: list[Any] | None = None
+        self.first_look: list[Any] | None = first_look if infos is None else None
         """The folder's sessions modified last, shown while the whole folder is being listed."""
         self.shown: list[Any] = list(infos or ())
         self.now = datetime.now(UTC)
@@ -252,12 +262,13 @@ class ResumeScreen(Screen[None]):
         release = preparation.hold()  # the other steps of the work ahead wait for the rows
         try:
             # A first page at once (the files modified last, those quick to read), the rest after.
-            first = await asyncio.to_thread(
-                list_recent_sessions, session.cwd, session.new_session_dir(), FIRST_LOOK
-            )
-            if self.lists["current"] is None:
-                self.first_look = first
-                self._apply()
+            if self.first_look is None:
+                first = await asyncio.to_thread(
+                    list_recent_sessions, session.cwd, session.new_session_dir(), FIRST_LOOK
+                )
+                if self.lists["current"] is None:
+                    self.first_look = first
+                    self._apply()
             await preparation.need("listing")
             infos = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
             moved = self._list().cursor > 0  # the user moved: keep their row, else the first one
@@ -393,7 +404,7 @@ async def open_resume(app: Any, _args: str) -> None:
     """``/resume``: push the picker over this project's sessions. When the folder is not listed yet
     (the work ahead, `prepare`, has not got to it), the picker shows at once, "loading…", and its rows
     follow as soon as they are read."""
-    from pi_tui.session.listing import list_sessions
+    from pi_tui.session.listing import list_recent_sessions, list_sessions
 
     from .prepare import preparation_for
 
@@ -401,12 +412,17 @@ async def open_resume(app: Any, _args: str) -> None:
     preparation = preparation_for(session)
     release = preparation.hold()  # the work ahead of the other screens waits for the first frame
     try:
-        infos = None
+        infos = first = None
         if preparation.done("listing"):
             infos = await asyncio.to_thread(list_sessions, session.cwd, session.new_session_dir())
+        else:
+            # The first page goes into the first frame: the files modified last, read here (~5 ms
+            # once the work ahead has read them: `prepare`'s ``recent`` step) rather than in a thread
+            # whose hand-offs cost more than that on a busy machine.
+            first = list_recent_sessions(session.cwd, session.new_session_dir(), FIRST_LOOK)
         from ..app import PiApp
 
         on_cancel = app.take_resume_cancel() if isinstance(app, PiApp) else None
-        await app.push_screen(ResumeScreen(session, infos, on_cancel))
+        await app.push_screen(ResumeScreen(session, infos, on_cancel, first_look=first))
     finally:
         app.call_after_refresh(release)

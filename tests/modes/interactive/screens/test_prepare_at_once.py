@@ -123,7 +123,7 @@ async def test_context_opened_while_messages_are_being_counted_shows_at_once_and
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
 ) -> None:
     path = _session(tmp_path, 40)
-    monkeypatch.setattr(report, "message_tokens", gate.wrap(report.message_tokens))
+    monkeypatch.setattr(report, "message_chars", gate.wrap(report.message_chars))
     app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, gate.reached.is_set)  # the work ahead is counting
@@ -163,7 +163,7 @@ async def test_escape_closes_context_while_its_messages_are_still_being_counted(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
 ) -> None:
     path = _session(tmp_path, 40)
-    monkeypatch.setattr(report, "message_tokens", gate.wrap(report.message_tokens))
+    monkeypatch.setattr(report, "message_chars", gate.wrap(report.message_chars))
     app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, gate.reached.is_set)
@@ -182,23 +182,29 @@ async def test_escape_closes_context_while_its_messages_are_still_being_counted(
         assert not isinstance(app.screen, ContextScreen)  # the report, once made, opens nothing
 
 
-async def test_resume_shows_at_once_and_its_rows_follow_the_listing(
+async def test_resume_shows_at_once_with_its_first_page_and_the_rest_follows_the_listing(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
 ) -> None:
     path = _session(tmp_path, 5)  # (the other sessions there never got an answer: not on disk)
-    monkeypatch.setattr(listing_cache, "read_session_info", gate.wrap(listing_cache.read_session_info))
+    from pi_tui.session import listing
+
+    # The work ahead is held as it starts listing the folder; the picker's own first look is not.
+    monkeypatch.setattr(listing, "list_sessions_in_steps", gate.wrap(listing.list_sessions_in_steps))
     app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, gate.reached.is_set)  # the work ahead is reading the session folder
-        await SCREEN_COMMANDS["resume"](app, "")
-        await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
-        screen = app.screen
-        assert isinstance(screen, ResumeScreen)
-        await pilot.pause()
-        title = str(screen.query_one("#resume-title").render())
-        assert "0 of 0" in title and "loading…" in title
-        await pilot.press("q", "u")  # typing a search meanwhile is kept
-        gate.open()
+        await until(pilot, gate.reached.is_set)  # the work ahead is about to read the session folder
+        try:
+            await SCREEN_COMMANDS["resume"](app, "")
+            screen = app.screen
+            assert isinstance(screen, ResumeScreen)
+            # Its first frame already has the first page: the sessions modified last, read before it.
+            assert [info.first_message for info in screen.shown] == ["question 0"]
+            await pilot.pause()
+            title = str(screen.query_one("#resume-title").render())
+            assert "1 of 1" in title and "loading…" in title
+            await pilot.press("q", "u")  # typing a search meanwhile is kept
+        finally:
+            gate.open()
         await until(pilot, lambda: screen.lists["current"] is not None)
         await pilot.pause()
         title = str(screen.query_one("#resume-title").render())

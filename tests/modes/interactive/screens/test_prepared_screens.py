@@ -82,7 +82,7 @@ async def test_the_first_opens_after_the_idle_preparation_compute_nothing_again(
         await until(pilot, app.ready.is_set)
         await until(pilot, lambda: app.screens_prepared is not None and app.screens_prepared.is_set())
         described = _count_calls(monkeypatch, tree_rows, "entry_text")
-        counted = _count_calls(monkeypatch, report, "message_tokens")
+        counted = _count_calls(monkeypatch, report, "message_chars")
         scanned = _count_calls(monkeypatch, listing_cache, "read_session_info")
 
         await _open(pilot, app, "tree", TreeScreen)
@@ -97,6 +97,33 @@ async def test_the_first_opens_after_the_idle_preparation_compute_nothing_again(
         await _open(pilot, app, "tree", TreeScreen)
         await _open(pilot, app, "context", ContextScreen)
         assert len(described) == 1 and len(counted) == 1
+
+
+async def test_context_opened_after_the_counting_ahead_shows_its_figures_in_its_first_frame(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from textual.widgets import Static, Tree
+
+    from pi_tui.modes.interactive.screens._format import fmt_tokens
+    from pi_tui.modes.interactive.screens.prepare import preparation_for
+
+    path = _session(tmp_path, 40)
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        session = app.require_session()
+        await until(pilot, lambda: preparation_for(session).done("tokens"))
+        await SCREEN_COMMANDS["context"](app, "")
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
+        # Pushed with its report: the first frame has the figures, not "counting…" then the figures.
+        assert screen.ready.is_set()
+        complete = await session.context_report()
+        summary = str(screen.query_one("#ctx-summary", Static).render())
+        assert f"prompt ~{fmt_tokens(complete.total_tokens)} tokens" in summary
+        labels = [str(n.label) for n in screen.query_one("#ctx-tree", Tree).root.children]
+        cached = f"Cached messages ({len(complete.cached)}) · {fmt_tokens(complete.cached_tokens)}"
+        assert any(label.startswith(cached) for label in labels), labels
 
 
 async def test_a_resumed_session_describes_only_the_tool_results_it_shows(
