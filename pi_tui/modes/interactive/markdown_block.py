@@ -7,7 +7,10 @@ import asyncio
 import time
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from textual.content import Content
 from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock
 
 from . import blocks
 from .blocks_base import Block
@@ -27,6 +30,21 @@ def markdown_parser() -> MarkdownIt:
     return MarkdownIt("gfm-like", {"html": False})
 
 
+_HEADING_MARKS = {f"h{level}": "#" * level + " " for level in range(3, 7)}
+_marked_headings: dict[str, type[MarkdownBlock]] = {}
+
+
+def _marked_heading(base: type[MarkdownBlock], marks: str) -> type[MarkdownBlock]:
+    """``base`` (Textual's heading block) drawn with ``marks`` before its text."""
+
+    def build_from_token(self: MarkdownBlock, token: Token) -> None:
+        base.build_from_token(self, token)
+        if isinstance(self.content, Content):
+            self.set_content(Content(marks) + self.content)
+
+    return type(f"Marked{base.__name__}", (base,), {"build_from_token": build_from_token})
+
+
 class AssistantText(Markdown, Block):
     """Assistant text as markdown, streamed: deltas are queued in O(1) and written in batches per frame.
 
@@ -42,7 +60,15 @@ class AssistantText(Markdown, Block):
         padding: 0 1;
         background: transparent;
     }
-    AssistantText MarkdownH1, AssistantText MarkdownH2, AssistantText MarkdownH3 { color: $pi-md-heading; }
+    AssistantText MarkdownHeader {
+        color: $pi-md-heading;
+        background: transparent;
+        text-style: bold;
+        content-align: left top;
+        width: 1fr;
+        margin: 1 0;
+    }
+    AssistantText MarkdownH1 { text-style: bold underline; }
     AssistantText MarkdownBlockQuote { border-left: outer $pi-md-quote-border; color: $pi-md-quote; }
     AssistantText MarkdownFence { border-left: wide $pi-md-code-block-border; overflow-x: hidden; }
     AssistantText MarkdownFence > Label { width: 1fr; }
@@ -63,6 +89,18 @@ class AssistantText(Markdown, Block):
         """The first streamed text is written at once, even right after a key press (the Enter that sent
         the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
         adapter clears it for the continuation blocks of a long answer."""
+
+    def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
+        """Headings of level 3 and deeper keep their ``###`` marks, as pi draws them (bold alone does
+        not tell them apart from a level 2)."""
+        block_class = super().get_block_class(block_name)
+        marks = _HEADING_MARKS.get(block_name)
+        if marks is None:
+            return block_class
+        marked = _marked_headings.get(block_name)
+        if marked is None:
+            marked = _marked_headings[block_name] = _marked_heading(block_class, marks)
+        return marked
 
     def on_mount(self) -> None:
         # Markdown's own mount handler runs after this one (a subclass's first) and draws the initial

@@ -178,3 +178,28 @@ async def test_folded_thinking_ends_in_an_ellipsis_when_cut_and_unfolded_is_mark
         lines = block.render_lines(Region(0, 0, block.outer_size.width, block.outer_size.height))
         text = " ".join(strip.text.strip() for strip in lines)
         assert text.startswith("▾ Thinking: Let me") and "some more." in text
+
+
+async def test_headings_sit_at_the_left_with_one_blank_line_around() -> None:
+    """As pi draws them: every heading starts at the left edge (Textual centred a `#` heading), one
+    blank line before and after it (Textual left two before), and `###` and deeper keep their marks
+    (`### Sub`)."""
+    from textual.geometry import Region
+    from textual.widget import Widget
+
+    app = Host()
+    async with app.run_test(size=(80, 40)) as pilot:
+        block = AssistantText("Intro.\n\n# Title\n\nBody.\n\n### Sub\n\nMore.\n")
+        await app.screen.mount(block)
+        await pilot.pause()
+        h1, h3 = block.query_one("MarkdownH1"), block.query_one("MarkdownH3")
+        intro, body, more = list(block.query("MarkdownParagraph"))[:3]
+
+        def text(widget: Widget) -> str:
+            strips = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+            return "\n".join(strip.text for strip in strips).strip("\n")
+
+        assert text(h1).startswith("Title") and text(h3).startswith("### Sub")
+        assert h1.region.x == intro.region.x and h3.region.x == intro.region.x
+        assert h1.region.y - intro.region.bottom == 1 and body.region.y - h1.region.bottom == 1
+        assert h3.region.y - body.region.bottom == 1 and more.region.y - h3.region.bottom == 1
