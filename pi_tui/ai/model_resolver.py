@@ -187,7 +187,9 @@ def find_exact_model_reference(reference: str, models: Sequence[Model]) -> Model
     return by_id[0] if len(by_id) == 1 else None
 
 
-def model_command_target(reference: str, models: Sequence[Model]) -> tuple[Model, ThinkingLevel | None] | None:
+def model_command_target(
+    reference: str, models: Sequence[Model]
+) -> tuple[Model, ThinkingLevel | None] | None:
     """What ``/model <reference>`` switches to at once, in every interactive mode, as pi's ``/model``.
 
     The model `find_exact_model_reference` finds, optionally followed by ``:<thinking level>``

@@ -34,9 +34,7 @@ def import_session_file(source: str | os.PathLike[str], session_dir: Path) -> Pa
     if path.is_dir():
         raise SessionImportError(f"{path} is a folder; name a session file (.jsonl)")
     if read_header(path) is None:
-        raise SessionImportError(
-            f"{path} is not a pi session file: its first line is not a session header"
-        )
+        raise SessionImportError(f"{path} is not a pi session file: its first line is not a session header")
     try:
         session_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

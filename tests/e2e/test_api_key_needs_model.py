@@ -20,9 +20,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("extra", [[], ["-c"]])
 def test_api_key_without_a_model_is_refused(tmp_path: Path, agent_dir: Path, extra: list[str]) -> None:
-    (agent_dir / "settings.json").write_text(
-        '{"defaultProvider": "fake-openai", "defaultModel": "gpt-fake"}'
-    )
+    (agent_dir / "settings.json").write_text('{"defaultProvider": "fake-openai", "defaultModel": "gpt-fake"}')
     fake = FakeLLM()
     with fake.serve() as server:
         write_models_json(agent_dir, server)

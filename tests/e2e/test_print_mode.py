@@ -245,7 +245,9 @@ def test_a_directory_file_argument_is_named_as_one(tmp_path: Path, agent_dir: Pa
     assert run.returncode == 1 and run.stderr.strip() == "Not a file: . is a directory"
 
 
-def test_a_wait_over_the_cap_is_retried_on_the_usual_schedule_and_told(tmp_path: Path, agent_dir: Path) -> None:
+def test_a_wait_over_the_cap_is_retried_on_the_usual_schedule_and_told(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     """A 429 asking for 120 s (over pi's 60 s cap) is retried after the agent's own backoff, as pi 0.87.1
     does, and stderr says when and why, instead of giving up at once."""
     (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10}}))
