@@ -1,7 +1,7 @@
 """Counting tokens: an exact BPE count for OpenAI encodings and pi's cheap chars/4 estimate.
 
 `estimate_tokens` and `count_message_tokens` are what hot paths (the context meter, compaction,
-panels) use: they cost one ``len()``. `count_tokens` gives the exact count for the ``o200k_base``
+panels) use: they cost one ``len()`` (one UTF-16 re-encoding for non-ASCII text). `count_tokens` gives the exact count for the ``o200k_base``
 (GPT-4o/GPT-5) or ``cl100k_base`` (GPT-4) encodings. Claude's tokenizer is not public, so for
 Anthropic models ``o200k_base`` is an approximation.
 
@@ -84,9 +84,20 @@ _encodings: dict[str, tiktoken.Encoding] = {}
 _encodings_lock = threading.Lock()
 
 
+def js_length(text: str) -> int:
+    """``text``'s length as JavaScript counts it (``string.length``): UTF-16 code units.
+
+    pi's estimates count characters that way, so a character outside the Basic Multilingual Plane (most
+    emoji, mathematical letters) counts as two. O(1) for ASCII text (CPython knows a string is ASCII).
+    """
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
+
+
 def estimate_tokens(text: str) -> int:
-    """pi's estimate: characters / 4, rounded up. O(1); use it on hot paths."""
-    return math.ceil(len(text) / 4)
+    """pi's estimate: characters (UTF-16 code units, as JavaScript counts them) / 4, rounded up."""
+    return math.ceil(js_length(text) / 4)
 
 
 def vocabulary_path(name: str) -> Path:
@@ -204,13 +215,13 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
 
 def _block_chars(block: object, count_images: bool) -> int:
     if isinstance(block, TextContent):
-        return len(block.text)
+        return js_length(block.text)
     if isinstance(block, ImageContent):
         return IMAGE_CHARS if count_images else 0
     if isinstance(block, dict):
         kind = block.get("type")
         if kind == "text":
-            return len(block.get("text", "") or "")
+            return js_length(block.get("text", "") or "")
         if kind == "image" and count_images:
             return IMAGE_CHARS
     return 0
@@ -218,7 +229,7 @@ def _block_chars(block: object, count_images: bool) -> int:
 
 def _content_chars(content: object, count_images: bool) -> int:
     if isinstance(content, str):
-        return len(content)
+        return js_length(content)
     if not isinstance(content, list):
         return 0
     return sum(_block_chars(block, count_images) for block in content)
@@ -251,7 +262,8 @@ def _orjson_encoder() -> Callable[[object], bytes] | None:
 
 
 def _arguments_chars(arguments: object) -> int:
-    """The characters of ``arguments`` as compact JSON with non-ASCII text kept (what pi measures).
+    """The characters (UTF-16 code units) of ``arguments`` as compact JSON with non-ASCII text kept (what
+    pi measures).
 
     orjson encodes several times faster than the stdlib; its text is used when it is sure to be as long
     as the stdlib's (see `_ORJSON_MAY_DIFFER`), else the stdlib encodes the value (a value orjson refuses:
@@ -265,29 +277,29 @@ def _arguments_chars(arguments: object) -> int:
             pass
         else:
             if _ORJSON_MAY_DIFFER.search(raw) is None:
-                return len(raw) if raw.isascii() else len(raw.decode("utf-8"))
-    return len(_ARGUMENTS_JSON.encode(value))
+                return len(raw) if raw.isascii() else js_length(raw.decode("utf-8"))
+    return js_length(_ARGUMENTS_JSON.encode(value))
 
 
 def _assistant_block_chars(block: object) -> int:
     if type(block) is ToolCall:  # the exact classes first: cheaper than a chain of isinstance
-        return len(block.name) + _arguments_chars(block.arguments)
+        return js_length(block.name) + _arguments_chars(block.arguments)
     if type(block) is ThinkingContent:
-        return len(block.thinking)
+        return js_length(block.thinking)
     if isinstance(block, TextContent):
-        return len(block.text)
+        return js_length(block.text)
     if isinstance(block, ThinkingContent):
-        return len(block.thinking)
+        return js_length(block.thinking)
     if isinstance(block, ToolCall):
-        return len(block.name) + _arguments_chars(block.arguments)
+        return js_length(block.name) + _arguments_chars(block.arguments)
     if isinstance(block, dict):
         kind = block.get("type")
         if kind == "text":
-            return len(block.get("text", "") or "")
+            return js_length(block.get("text", "") or "")
         if kind == "thinking":
-            return len(block.get("thinking", "") or "")
+            return js_length(block.get("thinking", "") or "")
         if kind == "toolCall":
-            return len(block.get("name", "") or "") + _arguments_chars(block.get("arguments"))
+            return js_length(block.get("name", "") or "") + _arguments_chars(block.get("arguments"))
     return 0
 
 
@@ -300,9 +312,9 @@ def _json_message_chars(message: dict[str, Any]) -> int:
     if role in ("toolResult", "custom"):
         return _content_chars(message.get("content"), count_images=True)
     if role == "bashExecution":
-        return len(message.get("command", "") or "") + len(message.get("output", "") or "")
+        return js_length(message.get("command", "") or "") + js_length(message.get("output", "") or "")
     if role in ("branchSummary", "compactionSummary"):
-        return len(message.get("summary", "") or "")
+        return js_length(message.get("summary", "") or "")
     return 0
 
 
@@ -342,9 +354,9 @@ def message_chars(message: object) -> int:
     if isinstance(message, ToolResultMessage | CustomMessage):
         return _content_chars(message.content, count_images=True)
     if isinstance(message, BashExecutionMessage):
-        return len(message.command) + len(message.output)
+        return js_length(message.command) + js_length(message.output)
     if isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
-        return len(message.summary)
+        return js_length(message.summary)
     return 0
 
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pi_tui.agent.convert import reaches_model
 from pi_tui.ai.cost import projected_cost
 from pi_tui.ai.stream import LlmRequest
-from pi_tui.ai.tokens import count_message_tokens, estimate_tokens, message_chars
+from pi_tui.ai.tokens import count_message_tokens, estimate_tokens, js_length, message_chars
 from pi_tui.ai.types import (
     AssistantMessage,
     Model,
@@ -232,7 +232,7 @@ def pi_context_estimate(env: ContextEnvelope, count: Callable[[Any], int] = coun
     remembers each one, say).
     """
     parts = env.system_parts
-    chars = sum(len(part.text) for part in parts)
+    chars = sum(js_length(part.text) for part in parts)
     chars -= 2 * sum(1 for part in parts[1:] if part.text.startswith("\n\n"))
     if env.tools:
         declarations: list[dict[str, Any]] = []
@@ -241,7 +241,7 @@ def pi_context_estimate(env: ContextEnvelope, count: Callable[[Any], int] = coun
             if tool.constrained_sampling is not None:
                 declaration["constrainedSampling"] = tool.constrained_sampling
             declarations.append(declaration)
-        chars += len(json.dumps(declarations, separators=(",", ":"), ensure_ascii=False))
+        chars += js_length(json.dumps(declarations, separators=(",", ":"), ensure_ascii=False))
     system = -(-chars // 4) if parts or env.tools else 0
     return system + sum(map(count, env.messages))
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_tui.ai.stream import LlmRequest
-from pi_tui.ai.tokens import estimate_tokens
+from pi_tui.ai.tokens import estimate_tokens, js_length
 from pi_tui.ai.types import AssistantMessage, ToolDefinition, UserMessage, dump_message
 
 from .envelope import ContextEnvelope
@@ -197,7 +197,7 @@ def _message_canonical(message: Any) -> _Canonical:
     raw = _canonical_json(data)
     # The estimate is chars/4 of the message's default-spaced JSON (what pi counts); same length as the
     # compact canonical form plus one character per separator (ceil(chars / 4), as `estimate_tokens`).
-    return _Canonical(raw, (len(raw) + _separator_count(data) + 3) // 4)
+    return _Canonical(raw, (js_length(raw) + _separator_count(data) + 3) // 4)
 
 
 _SYSTEM: dict[tuple[str, str], str] = {}  # (previous digest, prompt) -> digest, the latest few

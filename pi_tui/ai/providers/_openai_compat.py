@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -391,13 +390,15 @@ def context_room(
     """What the context window leaves for the answer by pi's estimate (`default_max_tokens`), or None
     when the model's window is unknown. A request that caps twice (Anthropic's thinking budget) asks
     once: the estimate reads the whole history (``newest_before``: see `_estimated_context`)."""
+    from ..tokens import estimate_tokens
+
     if model.context_window <= 0:
         return None
     estimate = _estimated_context(messages, newest_before)
     if instructions:
-        estimate += math.ceil(len(instructions) / 4)
+        estimate += estimate_tokens(instructions)
     if tools:
-        estimate += math.ceil(len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)) / 4)
+        estimate += estimate_tokens(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
     return model.context_window - estimate - _CONTEXT_SAFETY_TOKENS
 
 
