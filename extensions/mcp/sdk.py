@@ -165,12 +165,11 @@ def defer_era_models() -> bool:
         base = importlib.import_module(_ERA_BASE)
     except ImportError:
         return False
-    from pydantic import BaseModel
-
     wire = base.__dict__.get("WireModel")
-    if not (isinstance(wire, type) and issubclass(wire, BaseModel)):
+    config = wire.__dict__.get("model_config") if isinstance(wire, type) else None
+    if not isinstance(config, dict):  # not the pydantic model class this SDK version has there
         return False
-    wire.model_config["defer_build"] = True
+    config["defer_build"] = True  # read by every subclass defined after, as the base of its own config
     return True
 
 
