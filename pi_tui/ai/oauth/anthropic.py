@@ -58,13 +58,12 @@ class AnthropicOAuth(OAuthProvider):
         import urllib.parse
 
         from ._http import endpoint, failure, post_json
-        from .callback import CallbackServer, wait_for_authorization
+        from .callback import BrowserStep, authorize_in_browser
         from .pkce import generate_pkce
 
         verifier, challenge = generate_pkce()
-        server = CallbackServer(CALLBACK_PORT, CALLBACK_PATH, verifier, "Anthropic")
-        try:
-            redirect_uri = f"http://localhost:{server.port}{CALLBACK_PATH}"
+
+        def authorize_url(redirect_uri: str) -> str:
             query = urllib.parse.urlencode(
                 {
                     "code": "true",
@@ -77,21 +76,21 @@ class AnthropicOAuth(OAuthProvider):
                     "state": verifier,
                 }
             )
-            got = wait_for_authorization(
-                io,
-                server,
-                url=f"{endpoint(AUTHORIZE_URL)}?{query}",
-                instructions=(
-                    "Complete login in your browser. If the browser is on another machine, paste the final "
-                    "redirect URL here."
-                ),
-                manual_message="Complete login in your browser, or paste the authorization code / redirect URL here:",
-                placeholder=redirect_uri,
-            )
-        finally:
-            server.close()
-        if got.state is not None and got.state != verifier:
-            raise OAuthError("OAuth state mismatch: the pasted code belongs to another login; start again")
+            return f"{endpoint(AUTHORIZE_URL)}?{query}"
+
+        step = BrowserStep(
+            provider_name="Anthropic",
+            port=CALLBACK_PORT,
+            path=CALLBACK_PATH,
+            redirect_host="localhost",
+            instructions=(
+                "Complete login in your browser. If the browser is on another machine, paste the final "
+                "redirect URL here."
+            ),
+            manual_message="Complete login in your browser, or paste the authorization code / redirect URL here:",
+            expected_state=verifier,
+        )
+        got, redirect_uri = authorize_in_browser(io, step, authorize_url)
         io.notify(AuthEvent("progress", "Exchanging authorization code for tokens..."))
         result = post_json(
             EXCHANGE_URL,

@@ -1,8 +1,10 @@
 """The browser half of a PKCE login: a loopback server for the redirect, raced with a pasted code.
 
-`wait_for_authorization` starts a small HTTP server on the redirect port, shows the authorization URL,
-and at the same time asks the user for the code (for a browser on another machine, whose redirect to
-``localhost`` never reaches us). Whichever answers first wins; the other is withdrawn.
+`authorize_in_browser` is the whole step every browser login shares: it starts a small HTTP server on
+the redirect port (`CallbackServer`), shows the authorization URL, and at the same time asks the user for
+the code (`wait_for_authorization`; for a browser on another machine, whose redirect to ``localhost``
+never reaches us). Whichever answers first wins; the other is withdrawn. Each provider describes its
+step with a `BrowserStep`.
 """
 
 from __future__ import annotations
@@ -12,13 +14,21 @@ import os
 import queue
 import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from ._http import test_mode
 from .types import AuthEvent, AuthPrompt, Interaction, LoginCancelled, OAuthError
 
-__all__ = ["Authorization", "CallbackServer", "parse_authorization_input", "wait_for_authorization"]
+__all__ = [
+    "Authorization",
+    "BrowserStep",
+    "CallbackServer",
+    "authorize_in_browser",
+    "parse_authorization_input",
+    "wait_for_authorization",
+]
 
 CALLBACK_HOST_ENV = "PI_OAUTH_CALLBACK_HOST"
 """pi's variable for the address the callback server binds (default 127.0.0.1)."""
@@ -194,3 +204,82 @@ def wait_for_authorization(
             return got
     finally:
         manual.withdrawn.set()
+
+
+@dataclass(frozen=True)
+class BrowserStep:
+    """How one provider's browser step goes.
+
+    Attributes:
+        provider_name: Named on the browser page the callback answers with.
+        port: The redirect URI's port (0: any free port).
+        path: The redirect URI's path.
+        redirect_host: How the redirect URI names this machine (``localhost``, ``127.0.0.1``); None: the
+            address the callback server binds (``PI_OAUTH_CALLBACK_HOST``).
+        instructions: Shown with the URL to open.
+        manual_message: The question asking for a pasted code or redirect URL.
+        expected_state: The ``state`` the redirect (or a pasted URL that carries one) must hold; None:
+            not checked.
+        state_mismatch: The error when a pasted answer carries another ``state``.
+        paste_only_if_port_taken: When the port cannot be bound, go on with a pasted answer alone
+            instead of failing.
+        listening_message: A progress line once the server listens; ``{uri}`` is the redirect URI.
+    """
+
+    provider_name: str
+    port: int
+    path: str
+    redirect_host: str | None
+    instructions: str
+    manual_message: str
+    expected_state: str | None = None
+    state_mismatch: str = "OAuth state mismatch: the pasted code belongs to another login; start again"
+    paste_only_if_port_taken: bool = False
+    listening_message: str | None = None
+
+
+def authorize_in_browser(
+    io: Interaction, step: BrowserStep, authorize_url: Callable[[str], str]
+) -> tuple[Authorization, str]:
+    """Run a browser login's authorization: listen for the redirect, show the URL, race it with a paste.
+
+    Args:
+        io: Where the URL is shown and the code asked for.
+        step: The provider's `BrowserStep`.
+        authorize_url: The URL to open, given the redirect URI (its query names that URI).
+
+    Returns:
+        The authorization and the redirect URI it was issued for (the token exchange repeats it).
+
+    Raises:
+        LoginCancelled: the user cancelled.
+        OAuthError: the port is taken (unless ``step.paste_only_if_port_taken``), the callback reported
+            an error, nothing usable was pasted, or the pasted answer belongs to another login.
+    """
+    try:
+        server: CallbackServer | None = CallbackServer(
+            step.port, step.path, step.expected_state, step.provider_name
+        )
+    except OAuthError:
+        if not step.paste_only_if_port_taken:
+            raise
+        server = None  # the port is taken: the pasted redirect URL or code still works
+    host = step.redirect_host or (server.host if server is not None else "127.0.0.1")
+    redirect_uri = f"http://{host}:{server.port if server is not None else step.port}{step.path}"
+    try:
+        if server is not None and step.listening_message:
+            io.notify(AuthEvent("progress", message=step.listening_message.format(uri=redirect_uri)))
+        got = wait_for_authorization(
+            io,
+            server,
+            url=authorize_url(redirect_uri),
+            instructions=step.instructions,
+            manual_message=step.manual_message,
+            placeholder=redirect_uri,
+        )
+    finally:
+        if server is not None:
+            server.close()
+    if step.expected_state is not None and got.state is not None and got.state != step.expected_state:
+        raise OAuthError(step.state_mismatch)
+    return got, redirect_uri

@@ -122,48 +122,41 @@ class OpenAICodexOAuth(OAuthProvider):
         import urllib.parse
 
         from ._http import endpoint
-        from .callback import CallbackServer, wait_for_authorization
+        from .callback import BrowserStep, authorize_in_browser
         from .pkce import generate_pkce
 
         verifier, challenge = generate_pkce()
         state = secrets.token_hex(16)
-        try:
-            server: CallbackServer | None = CallbackServer(CALLBACK_PORT, CALLBACK_PATH, state, "OpenAI")
-        except OAuthError:
-            server = None  # the port is taken: as pi, fall back to pasting the code
-        redirect_uri = (
-            f"http://localhost:{server.port}{CALLBACK_PATH}"
-            if server is not None
-            else f"http://localhost:{CALLBACK_PORT}{CALLBACK_PATH}"
-        )
-        query = urllib.parse.urlencode(
-            {
-                "response_type": "code",
-                "client_id": CLIENT_ID,
-                "redirect_uri": redirect_uri,
-                "scope": SCOPE,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "state": state,
-                "id_token_add_organizations": "true",
-                "codex_cli_simplified_flow": "true",
-                "originator": "pi",
-            }
-        )
-        try:
-            got = wait_for_authorization(
-                io,
-                server,
-                url=f"{endpoint(AUTHORIZE_URL)}?{query}",
-                instructions="A browser window should open. Complete login to finish.",
-                manual_message="Complete login in your browser, or paste the authorization code / redirect URL here:",
-                placeholder=redirect_uri,
+
+        def authorize_url(redirect_uri: str) -> str:
+            query = urllib.parse.urlencode(
+                {
+                    "response_type": "code",
+                    "client_id": CLIENT_ID,
+                    "redirect_uri": redirect_uri,
+                    "scope": SCOPE,
+                    "code_challenge": challenge,
+                    "code_challenge_method": "S256",
+                    "state": state,
+                    "id_token_add_organizations": "true",
+                    "codex_cli_simplified_flow": "true",
+                    "originator": "pi",
+                }
             )
-        finally:
-            if server is not None:
-                server.close()
-        if got.state is not None and got.state != state:
-            raise OAuthError("State mismatch: the pasted code belongs to another login; start again")
+            return f"{endpoint(AUTHORIZE_URL)}?{query}"
+
+        step = BrowserStep(
+            provider_name="OpenAI",
+            port=CALLBACK_PORT,
+            path=CALLBACK_PATH,
+            redirect_host="localhost",
+            instructions="A browser window should open. Complete login to finish.",
+            manual_message="Complete login in your browser, or paste the authorization code / redirect URL here:",
+            expected_state=state,
+            state_mismatch="State mismatch: the pasted code belongs to another login; start again",
+            paste_only_if_port_taken=True,  # as pi: a taken port falls back to pasting the code
+        )
+        got, redirect_uri = authorize_in_browser(io, step, authorize_url)
         return _exchange(got.code, verifier, redirect_uri, io.cancel)
 
     def _device(self, io: Interaction) -> Credential:

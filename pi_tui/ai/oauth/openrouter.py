@@ -31,31 +31,30 @@ class OpenRouterOAuth(OAuthProvider):
 
     def login(self, io: Interaction) -> Credential:
         from ._http import endpoint, failure, post_json
-        from .callback import CallbackServer, wait_for_authorization
+        from .callback import BrowserStep, authorize_in_browser
         from .pkce import generate_pkce
 
         verifier, challenge = generate_pkce()
-        path = f"/oauth/callback/{uuid.uuid4()}"
-        server = CallbackServer(0, path, None, "OpenRouter")
-        try:
-            callback_url = f"http://{server.host}:{server.port}{path}"
+
+        def authorize_url(callback_url: str) -> str:
             query = urllib.parse.urlencode(
                 {"callback_url": callback_url, "code_challenge": challenge, "code_challenge_method": "S256"}
             )
-            io.notify(AuthEvent("progress", f"Listening for OpenRouter OAuth callback on {callback_url}"))
-            got = wait_for_authorization(
-                io,
-                server,
-                url=f"{endpoint(AUTHORIZE_URL)}?{query}",
-                instructions=(
-                    "Complete sign-in in your browser. If the browser is on another machine, paste the final "
-                    "redirect URL here."
-                ),
-                manual_message="Complete sign-in in your browser, or paste the authorization code / redirect URL here:",
-                placeholder=callback_url,
-            )
-        finally:
-            server.close()
+            return f"{endpoint(AUTHORIZE_URL)}?{query}"
+
+        step = BrowserStep(
+            provider_name="OpenRouter",
+            port=0,
+            path=f"/oauth/callback/{uuid.uuid4()}",
+            redirect_host=None,  # the address the server binds, as pi's callback URL names it
+            instructions=(
+                "Complete sign-in in your browser. If the browser is on another machine, paste the final "
+                "redirect URL here."
+            ),
+            manual_message="Complete sign-in in your browser, or paste the authorization code / redirect URL here:",
+            listening_message="Listening for OpenRouter OAuth callback on {uri}",
+        )
+        got, _ = authorize_in_browser(io, step, authorize_url)
         io.notify(AuthEvent("progress", "Exchanging authorization code for an API key..."))
         result = post_json(
             KEYS_URL,

@@ -112,7 +112,7 @@ class RadiusOAuth(OAuthProvider):
         import uuid
 
         from ._http import endpoint, get_json
-        from .callback import CallbackServer, wait_for_authorization
+        from .callback import BrowserStep, authorize_in_browser
         from .pkce import generate_pkce
 
         found = get_json(DISCOVERY_URL, cancel=io.cancel)
@@ -126,41 +126,35 @@ class RadiusOAuth(OAuthProvider):
             raise OAuthError(f"Invalid Radius OAuth config from {GATEWAY}")
         verifier, challenge = generate_pkce()
         state = str(uuid.uuid4())
-        try:
-            server: CallbackServer | None = CallbackServer(CALLBACK_PORT, CALLBACK_PATH, state, self.name)
-        except OAuthError:
-            server = None  # the port is taken: the pasted redirect URL still works
-        redirect_uri = (
-            f"http://127.0.0.1:{server.port if server is not None else CALLBACK_PORT}{CALLBACK_PATH}"
-        )
-        query = urllib.parse.urlencode(
-            {
-                "response_type": "code",
-                "client_id": CLIENT_ID,
-                "redirect_uri": redirect_uri,
-                "scope": SCOPE,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "handoff": "url",
-                "state": state,
-            }
-        )
-        if server is not None:
-            io.notify(AuthEvent("progress", message=f"Listening for OAuth callback on {redirect_uri}"))
-        try:
-            got = wait_for_authorization(
-                io,
-                server,
-                url=f"{endpoint(authorize)}?{query}",
-                instructions="Continue in your browser.",
-                manual_message="Sign in in your browser, or paste the redirect URL here:",
-                placeholder=redirect_uri,
+
+        def authorize_url(redirect_uri: str) -> str:
+            query = urllib.parse.urlencode(
+                {
+                    "response_type": "code",
+                    "client_id": CLIENT_ID,
+                    "redirect_uri": redirect_uri,
+                    "scope": SCOPE,
+                    "code_challenge": challenge,
+                    "code_challenge_method": "S256",
+                    "handoff": "url",
+                    "state": state,
+                }
             )
-        finally:
-            if server is not None:
-                server.close()
-        if got.state is not None and got.state != state:
-            raise OAuthError("OAuth state mismatch: the pasted URL belongs to another login; start again")
+            return f"{endpoint(authorize)}?{query}"
+
+        step = BrowserStep(
+            provider_name=self.name,
+            port=CALLBACK_PORT,
+            path=CALLBACK_PATH,
+            redirect_host="127.0.0.1",
+            instructions="Continue in your browser.",
+            manual_message="Sign in in your browser, or paste the redirect URL here:",
+            expected_state=state,
+            state_mismatch="OAuth state mismatch: the pasted URL belongs to another login; start again",
+            paste_only_if_port_taken=True,
+            listening_message="Listening for OAuth callback on {uri}",
+        )
+        got, redirect_uri = authorize_in_browser(io, step, authorize_url)
         return self._token(
             {
                 "grant_type": "authorization_code",
