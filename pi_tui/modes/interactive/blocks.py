@@ -325,8 +325,11 @@ class ToolBlock(Vertical, Block):
                     lines += ["-" + x for x in str(edit.get("oldText", "")).splitlines()]
                     lines += ["+" + x for x in str(edit.get("newText", "")).splitlines()]
             return diff_text("\n".join(lines), colors)
-        if self.tool_name == "bash" and not self.result_text and isinstance(self.args.get("command"), str):
-            return Text("$ " + self.args["command"])
+        command = self.args.get("command")
+        if self.tool_name == "bash" and not self.result_text and isinstance(command, str):
+            # the title names the command: the body repeats it only when the title shows part of it
+            cut = command != _args_summary(self.tool_name, self.args)
+            return Text("$ " + command if cut else "")
         return Text(self.result_text.rstrip("\n"))
 
     def _render_body(self) -> None:

@@ -139,6 +139,37 @@ async def test_bash_card_counts_elapsed_time_then_says_how_long_it_took(
         assert took.startswith("Took 2.") and took.endswith("s"), took
 
 
+async def test_a_running_bash_card_names_its_command_once(tmp_path: Path, agent_dir: Path) -> None:
+    """While a bash call runs its card read ``… bash sleep 2`` and then ``$ sleep 2`` again below it;
+    the body repeats the command only when the title cannot show all of it (more lines, or longer)."""
+    from textual.widgets import Static
+
+    long_command = "sleep 2; echo " + "x" * 300
+    script = FauxScript(
+        faux_reply(
+            faux_tool_call("bash", {"command": "sleep 2"}, id="c1"),
+            faux_tool_call("bash", {"command": "cd /tmp &&\nsleep 2"}, id="c2"),
+            faux_tool_call("bash", {"command": long_command}, id="c3"),
+        ),
+        faux_reply("ok"),
+    )
+    app = make_app(tmp_path, agent_dir, script)
+
+    def body(call: str) -> str:
+        return str(app.chat.tools[call].query_one(".tool-body", Static).content)
+
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "wait")
+        await pilot.press("enter")
+        await until(pilot, lambda: "c1" in app.chat.tools and app.chat.tools["c1"].started_at is not None)
+        assert not app.chat.tools["c1"].done
+        assert body("c1") == ""
+        assert body("c2") == "$ cd /tmp &&\nsleep 2"
+        assert body("c3") == "$ " + long_command
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+
+
 async def test_enter_while_streaming_steers_and_the_pending_line_shows_it(
     tmp_path: Path, agent_dir: Path
 ) -> None:
