@@ -235,7 +235,7 @@ def register(pi: ExtensionAPI) -> None:
         pool = state.pool
         enabled = [s.config.transport for s in pool.servers.values() if s.config.enabled]
         if enabled and ctx.has_ui:
-            # Import the SDK's client half (~0.3 s of CPU) in a daemon thread now, so a server's first use
+            # Import the SDK's client half (~0.2 s of CPU) in a daemon thread now, so a server's first use
             # does not wait for it: in the TUI this is after the first frame (the session is created
             # then). Nothing is imported when no server is configured or all are disabled.
             sdk.preload(enabled)
