@@ -482,14 +482,16 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     # --- model and thinking -------------------------------------------------------------------------
 
     def set_model(self, model: Model, *, source: str = "set") -> None:
-        if model.label != self.agent.model.label:
-            previous = self.agent.model
-            self.agent.model = model
-            self._pending_state.model = (model.provider, model.id)
-            if self.extensions is not None:  # extensions
-                self.extensions.notify_soon(
-                    "model_select", model=model, previous_model=previous, source=source
-                )
+        """Use ``model`` from the next request on. The same model picked again takes its definition as it
+        is now (a ``baseUrl`` or key fixed in models.json since start-up), as pi, but is no change: nothing
+        is recorded and extensions hear nothing."""
+        previous = self.agent.model
+        self.agent.model = model
+        if model.label == previous.label:
+            return
+        self._pending_state.model = (model.provider, model.id)
+        if self.extensions is not None:  # extensions
+            self.extensions.notify_soon("model_select", model=model, previous_model=previous, source=source)
 
     def set_thinking_level(self, level: ThinkingLevel) -> None:
         if level != self.agent.thinking:

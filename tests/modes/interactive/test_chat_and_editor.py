@@ -523,3 +523,37 @@ async def test_ctrl_o_unfolds_thinking_too_so_the_keyboard_can_read_it(
         assert all("-expanded" in b.classes for b in app.chat.query(ThinkingBlock))
         await pilot.press("ctrl+o")
         assert not any("-expanded" in b.classes for b in app.chat.query(ThinkingBlock))
+
+
+async def test_picking_the_current_model_again_takes_what_models_json_says_now(
+    tmp_path: Path, agent_dir: Path, fake: FakeLLM
+) -> None:
+    """As pi: /model re-reads models.json, and Enter on the model in use takes its new definition. A
+    fixed ``baseUrl`` was listed but the session kept the old one, so every prompt still failed."""
+    import json
+
+    models_json = agent_dir / "models.json"
+    working = models_json.read_text()
+    broken = json.loads(working)
+    broken["providers"]["fake-anthropic"]["baseUrl"] = "http://127.0.0.1:9"  # nothing listens there
+    models_json.write_text(json.dumps(broken))
+    fake.script([Reply([text("reached")])])
+
+    def create(_trust: bool | None) -> Any:
+        return create_session(parse_args(["--model", "fake-anthropic/claude-fake"]), tmp_path)
+
+    app = PiApp(create, cwd=tmp_path, agent_dir=agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert app.session.model.base_url == "http://127.0.0.1:9"
+        models_json.write_text(working)
+        await type_text(pilot, "/model")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "ModelScreen")
+        await pilot.press("enter")  # the highlighted row: the model in use
+        await until(pilot, lambda: type(app.screen).__name__ != "ModelScreen")
+        assert app.session.model.base_url == json.loads(working)["providers"]["fake-anthropic"]["baseUrl"]
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: not app._busy and any("reached" in b.text for b in app.chat.query(AssistantText)))
