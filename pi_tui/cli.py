@@ -212,20 +212,16 @@ def _run(args: Args) -> int:
         from pi_tui.modes.rpc import run_rpc
 
         return run_rpc(args, cwd)
-    if not headless and file_images:  # the interactive modes take images by their path
-        _err(
-            "Warning: an image given as @file is attached in print (-p) and JSON mode only; here the "
-            "prompt names its path, and the model can look at it with the read tool"
-        )
+    # Every mode sends an image given as @file with the first prompt (as pi), print mode included.
     if not headless:  # --plain: the line mode, also where a full-screen app cannot run
         from pi_tui.modes.plain import cannot_host_fullscreen, run_plain_cli
 
         if args.plain or cannot_host_fullscreen():
-            return run_plain_cli(args, cwd, build_prompts)
+            return run_plain_cli(args, cwd, build_prompts, file_images)
     if not headless:
         from pi_tui.modes.interactive import run_interactive
 
-        return run_interactive(args, cwd, prompts)
+        return run_interactive(args, cwd, prompts, file_images)
     if args.mode == "json":  # stdout carries JSON lines only, whatever extensions write
         from pi_tui.modes.rpc.guard import guard_stdout
 

@@ -12,11 +12,12 @@ import gc
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pi_tui.ai.types import ImageContent
     from pi_tui.args import Args
     from pi_tui.runtime.factory import Startup
 
@@ -90,8 +91,11 @@ def _preview_path(args: Args, cwd: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
-    """Run the TUI until the user quits; returns the exit code."""
+def run_interactive(
+    args: Args, cwd: Path, prompts: list[str], first_images: Sequence[ImageContent] | None = None
+) -> int:
+    """Run the TUI until the user quits; returns the exit code. ``first_images`` (``@file`` images) go
+    with the first of ``prompts``."""
     from pi_tui.ai.paths import agent_dir as default_agent_dir
 
     agent_dir = default_agent_dir()
@@ -119,6 +123,7 @@ def run_interactive(args: Args, cwd: Path, prompts: list[str]) -> int:
         cwd=cwd.resolve(),
         agent_dir=agent_dir,
         initial_prompts=prompts,
+        initial_images=first_images,
         needs_trust=trust_question(args, cwd, agent_dir),
         trust_for_this_run=trust_for_this_run,
         theme_name=theme,

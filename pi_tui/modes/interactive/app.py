@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable
 from .warm_turn import WarmUpTurn
 
 if TYPE_CHECKING:
+    from pi_tui.ai.types import ImageContent
     from pi_tui.extensions.extension import RegisteredShortcut
     from pi_tui.runtime.agent_session import AgentSession
     from pi_tui.runtime.factory import Startup
@@ -68,7 +69,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             thread after the first frame. Tests pass one bound to the faux provider or the fake server.
         cwd: The project directory.
         agent_dir: pi's agent directory (themes, keybindings, prompt history).
-        initial_prompts: Prompts from the command line, sent once the session is ready.
+        initial_prompts: Prompts from the command line, sent in order once the session is ready.
+        initial_images: Images (``@file`` arguments) sent with the first of ``initial_prompts``.
         needs_trust: Called before the session is created; returns True when the project-trust question
             must be asked (the answer is passed to ``create_startup`` via ``trust``).
         trust_for_this_run: With it, the question also offers "Trust (this session only)", pi's answer
@@ -112,6 +114,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         cwd: Path,
         agent_dir: Path | None = None,
         initial_prompts: list[str] | None = None,
+        initial_images: Sequence[ImageContent] | None = None,
         needs_trust: Callable[[], bool] | None = None,
         trust_for_this_run: Callable[[], None] | None = None,
         theme_name: str | None = None,
@@ -124,6 +127,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         super().__init__()
         self._create_startup = create_startup
         self._initial_prompts = list(initial_prompts or [])
+        self._initial_images = list(initial_images or [])
         self._needs_trust = needs_trust
         self._trust_for_this_run = trust_for_this_run
         self._waiting: list[tuple[str, bool]] = []
@@ -549,10 +553,13 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
         )
         self.run_worker(self._warm_up(), group="warm-up", exit_on_error=False)
-        waiting, self._waiting = self._waiting, []
-        for text in self._initial_prompts:
-            waiting.insert(0, (text, False))
+        # The command line's prompts first, in their order (the first with its @file images), then what
+        # was typed while the session loaded.
+        images, self._initial_images = self._initial_images, []
+        for number, text in enumerate(self._initial_prompts):
+            await self.submit(text, images=images if number == 0 else None)
         self._initial_prompts = []
+        waiting, self._waiting = self._waiting, []
         for text, follow_up in waiting:
             await self.submit(text, follow_up=follow_up)
 
@@ -737,8 +744,12 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.chat.scroll_end(animate=False)  # back to the end (and following it) to see what was sent
         self.run_worker(self.submit(message.text, follow_up=message.follow_up), group="submit")
 
-    async def submit(self, text: str, *, follow_up: bool = False) -> None:
-        """What Enter does: a command, a ``!cmd``, a prompt, or (while the agent works) a queued message."""
+    async def submit(
+        self, text: str, *, follow_up: bool = False, images: Sequence[ImageContent] | None = None
+    ) -> None:
+        """What Enter does: a command, a ``!cmd``, a prompt, or (while the agent works) a queued message.
+
+        ``images`` go with a prompt (the command line's ``@file`` images)."""
         if self.session is None:
             if self._startup_error is not None:  # nothing will ever send it: say why, keep the text
                 if text.strip() in ("/quit", "/hotkeys"):
@@ -762,12 +773,12 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
                 return
             if self._busy or session.is_streaming:
                 behaviour = "follow_up" if follow_up else "steer"
-                await session.prompt(text, streaming_behavior=behaviour)
+                await session.prompt(text, images or None, streaming_behavior=behaviour)
                 self.pending_changed()
                 return
             self.set_busy(True)
             try:
-                await session.prompt(text)
+                await session.prompt(text, images or None)
             finally:
                 self.set_busy(session.is_streaming)
         except Exception as exc:

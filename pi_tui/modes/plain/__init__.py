@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pi_tui.ai.types import ImageContent
     from pi_tui.args import Args
 
 __all__ = ["cannot_host_fullscreen", "run_plain_cli"]
@@ -34,10 +35,16 @@ def _err(message: str) -> None:
     sys.stderr.flush()
 
 
-def run_plain_cli(args: Args, cwd: Path, prompts: Callable[[], list[str]]) -> int:
+def run_plain_cli(
+    args: Args,
+    cwd: Path,
+    prompts: Callable[[], list[str]],
+    first_images: Sequence[ImageContent] | None = None,
+) -> int:
     """Build the session from the command line and run the line mode; returns the exit code.
 
-    ``prompts`` is called once extensions declared their flags (they may hand words back to the prompt).
+    ``prompts`` is called once extensions declared their flags (they may hand words back to the prompt);
+    ``first_images`` (images given as ``@file``) go with the first of them.
     """
     import asyncio
 
@@ -53,7 +60,7 @@ def run_plain_cli(args: Args, cwd: Path, prompts: Callable[[], list[str]]) -> in
 
     async def go() -> int:
         try:
-            return await run_plain(startup.session, prompts())
+            return await run_plain(startup.session, prompts(), first_images=first_images)
         finally:
             await startup.session.close()
 

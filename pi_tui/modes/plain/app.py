@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pi_tui import __version__
-from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+from pi_tui.ai.types import AssistantMessage, ImageContent, TextContent, UserMessage
 from pi_tui.modes.commands import BuiltinCommands
 from pi_tui.modes.prompt_history import PromptHistory
 
@@ -48,7 +49,11 @@ def _history_for(session: AgentSession) -> PromptHistory:
 
 
 async def run_plain(
-    session: AgentSession, prompts: list[str] | None = None, *, terminal: Terminal | None = None
+    session: AgentSession,
+    prompts: list[str] | None = None,
+    *,
+    terminal: Terminal | None = None,
+    first_images: Sequence[ImageContent] | None = None,
 ) -> int:
     """Run the line-mode interface on ``session`` until the user quits; returns the exit code.
 
@@ -56,6 +61,7 @@ async def run_plain(
         session: The `pi_tui.runtime.agent_session.AgentSession`.
         prompts: Prompts from the command line, sent first.
         terminal: Where to read and write (default: chosen from stdin/stdout, see `make_terminal`).
+        first_images: Images sent with the first of ``prompts`` (``@file`` arguments).
     """
     history = _history_for(session)
     bridge_box: list[PlainUIBridge] = []
@@ -83,8 +89,8 @@ async def run_plain(
     stopped = _stop_on_signals(session)
     try:
         await session.start()
-        for text in prompts or []:
-            await _send(session, terminal, printer, text)
+        for number, text in enumerate(prompts or []):
+            await _send(session, terminal, printer, text, first_images if number == 0 else None)
         await _loop(session, terminal, printer, bridge, history)
     except asyncio.CancelledError:
         if not stopped:
@@ -210,9 +216,15 @@ async def _loop(
             await _send(session, terminal, printer, text)
 
 
-async def _send(session: AgentSession, terminal: Terminal, printer: EventPrinter, text: str) -> None:
-    """Run one prompt to the end; Escape or Ctrl+C aborts it."""
-    task = asyncio.ensure_future(session.prompt(text))
+async def _send(
+    session: AgentSession,
+    terminal: Terminal,
+    printer: EventPrinter,
+    text: str,
+    images: Sequence[ImageContent] | None = None,
+) -> None:
+    """Run one prompt (with ``images``, if any) to the end; Escape or Ctrl+C aborts it."""
+    task = asyncio.ensure_future(session.prompt(text, images or None))
     with terminal.watch_abort(session.abort):
         try:
             await task
