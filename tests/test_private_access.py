@@ -104,6 +104,14 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"_exit", "_driver", "_exception", "_handle_exception"},
         "Textual has no public API for these; docs/architecture.md, 'The full-screen app', lists them",
     ),
+    ("pi_tui/modes/interactive/textual_private.py", "container.screen"): (
+        {"_layout_widgets"},
+        "the screen's record of layout requests, fixed up for the chat's stream layout (Textual has no API)",
+    ),
+    ("pi_tui/modes/interactive/textual_private.py", "child"): (
+        {"_layout_updates"},
+        "Textual's count of a widget's layout requests, which tells the chat's stream layout what changed",
+    ),
 }
 
 

@@ -22,12 +22,14 @@ from rich.text import Text
 from textual import events
 from textual.containers import VerticalScroll
 from textual.geometry import Size
+from textual.layout import Layout
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
 from pi_tui.agent.tool import result_text
 
 from .blocks_base import Block
+from .textual_private import note_changed_children
 
 if TYPE_CHECKING:
     from pi_tui.ai.types import CustomMessage
@@ -129,6 +131,8 @@ class ChatLog(VerticalScroll):
         self._view_height = 0
         self._generation = 0
         """Bumped whenever mounted blocks are replaced or pruned: a read-ahead step in flight gives up."""
+        self._layout_counts: dict[Widget, int] = {}
+        """Each child's count of layout requests at the last arrangement (`note_changed_children`)."""
 
     def compose(self) -> Iterable[Widget]:
         yield self.marker
@@ -136,6 +140,11 @@ class ChatLog(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    def pre_layout(self, layout: Layout) -> None:
+        # A block grown from inside (an answer's new paragraphs) is measured again, not drawn at the
+        # height the stream layout cached for it (the next block would cover its new lines).
+        note_changed_children(self, self._layout_counts)
 
     # --- building blocks --------------------------------------------------------------------------
 

@@ -12,6 +12,9 @@ Textual 8.2 has no public API for these, so each is a small function or base cla
 - `app_driver`: the running app's terminal driver (``/copy`` writes OSC 52 through it).
 - `uncaught_exception`: the exception that ended the app, which Textual keeps after ``run()`` returns (the
   crash report reads it).
+- `note_changed_children`: a fix-up of the screen's record of which widgets asked for a layout (its private
+  ``_layout_widgets``, which ``layout: stream`` reads to decide which children to measure again), from
+  the count of layout requests Textual keeps on each widget (``_layout_updates``).
 
 The terminal driver's internals (the driver's ``_file``, the key parser's sequence table) stay in
 `pi_tui.modes.interactive.terminal_driver`, with their tests in the same test module.
@@ -24,12 +27,14 @@ from typing import Any, Protocol
 from textual.app import App
 from textual.driver import Driver
 from textual.screen import Screen
+from textual.widget import Widget
 
 __all__ = [
     "RedrawnScreen",
     "UpdateTimer",
     "app_driver",
     "app_is_exiting",
+    "note_changed_children",
     "report_error",
     "uncaught_exception",
 ]
@@ -61,6 +66,32 @@ def uncaught_exception(app: App[Any]) -> Exception | None:
 def report_error(app: App[Any], error: Exception) -> None:
     """Hand ``error`` to the app's exception handler, as Textual does for a failing timer callback."""
     app._handle_exception(error)
+
+
+def note_changed_children(container: Widget, seen: dict[Widget, int]) -> None:
+    """Make ``container``'s next ``layout: stream`` arrangement measure again every child that changed
+    size since the last one, whatever the screen recorded (call it from ``pre_layout``).
+
+    A stream layout measures again only the children the screen recorded as having asked for a layout
+    (``_layout_widgets``) and keeps its cached place for the others. That record misses children: a
+    layout request still queued is replaced by the next one (only the last reaches the record), and a
+    child already recorded as a container of its own (something inside it asked first) is left out of
+    its parent's entry. A child grown from inside (an answer's markdown given new paragraphs) then kept
+    its old height while another child's request made the layout reuse the cache, and the blocks after
+    it were drawn over its new lines. Textual counts every layout request on the widget and on its
+    ancestors up to the first of fixed size (``_layout_updates``); a child whose count moved since the
+    last arrangement is added to the record here.
+
+    Args:
+        container: The widget with ``layout: stream``.
+        seen: Each child's count at the last arrangement, kept by the caller between calls.
+    """
+    counts = {child: child._layout_updates for child in container.children}
+    asked = container.screen._layout_widgets.get(container)
+    if asked:  # empty or absent: the stream layout measures every child anyway
+        asked.update(child for child, count in counts.items() if seen.get(child) != count)
+    seen.clear()
+    seen.update(counts)
 
 
 class RedrawnScreen(Screen[Any]):

@@ -14,15 +14,19 @@ import pytest
 from textual import events
 from textual._xterm_parser import XTermParser
 from textual.app import App
+from textual.containers import Vertical, VerticalScroll
 from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
+from textual.layouts.stream import StreamLayout
 from textual.screen import Screen
+from textual.widgets import Static
 
 from pi_tui.modes.interactive.terminal_driver import TerminalOutput, register_alt_enter
 from pi_tui.modes.interactive.textual_private import (
     RedrawnScreen,
     app_driver,
     app_is_exiting,
+    note_changed_children,
     report_error,
     uncaught_exception,
 )
@@ -134,3 +138,51 @@ def test_the_linux_driver_builds_its_key_parser_from_its_module_global() -> None
     # that name up when it starts, not hold its own reference.
     assert "XTermParser" in LinuxDriver.run_input_thread.__code__.co_names
     assert "parser = XTermParser(self._debug)" in inspect.getsource(LinuxDriver.run_input_thread)
+
+
+def test_the_stream_layout_reads_the_screens_layout_requests_after_pre_layout() -> None:
+    source = inspect.getsource(StreamLayout.arrange)
+    hook = source.index("parent.pre_layout(self)")
+    assert source.index("parent.screen._layout_widgets.get(parent") > hook
+
+
+class _Stream(VerticalScroll):
+    DEFAULT_CSS = "_Stream { layout: stream; } _Stream > Vertical { height: auto; }"
+
+    def __init__(self, *, fix: bool) -> None:
+        super().__init__()
+        self.fix = fix
+        self.counts: dict[Any, int] = {}
+        self.asked: list[set[str]] = []
+
+    def pre_layout(self, layout: Any) -> None:
+        if self.fix:
+            note_changed_children(self, self.counts)
+        asked = self.screen._layout_widgets.get(self)
+        self.asked.append({str(widget.id) for widget in asked or ()})
+
+
+@pytest.mark.parametrize("fix", [False, True])
+async def test_a_child_grown_from_inside_can_miss_the_layout_requests_unless_noted(fix: bool) -> None:
+    class Host(App[None]):
+        def compose(self) -> Any:
+            with _Stream(fix=fix):
+                with Vertical(id="grown"):
+                    yield Static("one", id="text")
+                yield Static("other", id="other")
+
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        stream = app.query_one(_Stream)
+        stream.pre_layout(StreamLayout())  # the counts as they are now
+        with app.batch_update():  # two requests before one layout: something inside the first child,
+            app.query_one("#text", Static).update("1\n2\n3")  # then the other child
+            await pilot.pause()
+            app.query_one("#other", Static).update("changed")
+            await pilot.pause()
+            stream.asked.clear()
+        await pilot.pause()
+        # Textual records only the child that asked itself; noted, the grown one is there too.
+        assert stream.asked[0] == ({"other", "grown"} if fix else {"other"})
+        assert app.query_one("#grown").size.height == 3
