@@ -83,6 +83,8 @@ class TreeScreen(Screen[None]):
         self.show_label_time = False
         self.title_text = "Session Tree"
         self.help_text = HELP
+        self.summarizing = False
+        """A branch summary is being written for a jump: Esc cancels it and the tree stays open."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -320,6 +322,9 @@ class TreeScreen(Screen[None]):
         self.app.push_screen(PromptScreen("Label (empty clears it)", self.model.labels.get(row.id, "")), done)
 
     def action_close(self) -> None:
+        if self.summarizing:  # "(Esc to cancel)": the summary stops, the jump with it, the tree stays
+            self.session.compaction.abort()
+            return
         self.app.pop_screen()
 
     # --- jumping and forking --------------------------------------------------------------------------
@@ -369,15 +374,22 @@ class TreeScreen(Screen[None]):
         from pi_tui.compaction.errors import CompactionCancelled, CompactionError
 
         if summarize:
-            self.notify("Summarizing branch... (Esc to cancel)")
+            self.notify("Summarizing branch... (Esc to cancel)", timeout=3600)
+        self.summarizing = summarize
         try:
             editor_text = await session.navigate_with_summary(row.id, summarize, focus or None)
         except CompactionCancelled:
+            self.app.clear_notifications()
             self.notify("Summary cancelled; nothing moved", severity="warning")
             return
         except (CompactionError, RuntimeError) as exc:
+            self.app.clear_notifications()
             self.notify(str(exc), severity="error")
             return
+        finally:
+            self.summarizing = False
+        if summarize:
+            self.app.clear_notifications()  # the "Summarizing…" line: it is done
         if code == "both":  # checkpoints
             await self._restore_code(row)
         self.app.pop_screen()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,39 @@ async def test_escape_on_the_summary_question_keeps_the_tree_open_and_nothing_mo
         assert isinstance(app.screen, ChoiceScreen)
         await pilot.press("escape")
         await app.workers.wait_for_complete()
+    assert session.session_manager.get_leaf_id() == leaf
+    await session.close()
+
+
+async def test_escape_while_the_branch_summary_is_written_cancels_it_and_keeps_the_tree_open(
+    fake: FakeLLM, project: Path
+) -> None:
+    """"Summarizing branch... (Esc to cancel)": Esc cancels the summary and the tree stays open at the
+    same row, as pi re-shows it. Esc closed the tree instead, the summary vanished with no word, and
+    its toast stayed on screen."""
+    session = await branched_session(fake, project)
+    leaf = session.session_manager.get_leaf_id()
+    fake.responder = lambda _req: Reply([text("slow " * 200)], frame_delay=0.05)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        _move_to(screen, "user: second question")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("down", "enter")  # Summarize
+        deadline = asyncio.get_running_loop().time() + 10
+        while not session.compaction.is_compacting:
+            assert asyncio.get_running_loop().time() < deadline
+            await pilot.pause(0.01)
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is screen
+        assert _drawn(screen).strip().endswith("user: second question")
+        messages = [str(n.message) for n in app._notifications]
+        assert any("cancelled" in m for m in messages)
+        assert not any("Summarizing" in m for m in messages)
     assert session.session_manager.get_leaf_id() == leaf
     await session.close()
 
