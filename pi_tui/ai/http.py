@@ -334,10 +334,19 @@ class HttpClient:
         self._closed = False
         self.connections_opened = 0  # how many connections this client has made (keep-alive shows here)
 
-    async def post(self, path: str, body: bytes, headers: dict[str, str], timeout: float | None) -> Response:
+    async def post(
+        self,
+        path: str,
+        body: bytes,
+        headers: dict[str, str],
+        timeout: float | None,
+        *,
+        after_write: Callable[[], None] | None = None,
+    ) -> Response:
         """Send ``body`` to ``path`` and return once the response headers arrived.
 
         ``timeout`` bounds each read and write; the connect timeout is the smaller of it and the client's.
+        ``after_write`` is called once the whole request has been written, before the answer is awaited.
         Raises `TransportError` subclasses; an HTTP error status is returned like any other.
         """
         if self._closed:
@@ -360,6 +369,8 @@ class HttpClient:
             except h11.LocalProtocolError as exc:
                 raise LocalProtocolError(str(exc)) from exc
             await connection.write(parts, timeout)
+            if after_write is not None:
+                after_write()
             while True:
                 event = await connection.next_event(timeout)
                 if type(event) is h11.Response:

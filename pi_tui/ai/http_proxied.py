@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["ProxiedTransport", "preload"]
@@ -70,8 +71,18 @@ class ProxiedTransport:
             follow_redirects=False,
         )
 
-    async def post(self, path: str, body: bytes, headers: dict[str, str], timeout: float | None) -> Any:
-        """Send the request and return the ``httpx2.Response`` once its headers arrived (body unread)."""
+    async def post(
+        self,
+        path: str,
+        body: bytes,
+        headers: dict[str, str],
+        timeout: float | None,
+        *,
+        after_write: Callable[[], None] | None = None,
+    ) -> Any:
+        """Send the request and return the ``httpx2.Response`` once its headers arrived (body unread).
+
+        ``after_write`` runs once the headers arrived (httpx tells nothing between the write and them)."""
         httpx2 = self._httpx2
         request = self._client.build_request(
             "POST",
@@ -80,7 +91,10 @@ class ProxiedTransport:
             headers=headers,
             timeout=httpx2.Timeout(timeout) if timeout is not None else httpx2.USE_CLIENT_DEFAULT,
         )
-        return await self._client.send(request, stream=True)
+        response = await self._client.send(request, stream=True)
+        if after_write is not None:
+            after_write()
+        return response
 
     async def aclose(self) -> None:
         await self._client.aclose()

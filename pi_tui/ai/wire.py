@@ -18,7 +18,7 @@ instead (`pi_tui.ai.http_proxied`), which speaks to proxies as before; it is imp
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_tui.util import json_safe
@@ -219,18 +219,32 @@ class WireClient:
                 user_agent=_user_agent(),
             )
 
-    async def stream(self, path: str, body: bytes, timeout: float | None = None) -> SseStream:
+    async def stream(
+        self,
+        path: str,
+        body: bytes,
+        timeout: float | None = None,
+        *,
+        after_write: Callable[[], None] | None = None,
+    ) -> SseStream:
         """POST ``body`` (JSON bytes) to ``path`` and return its event stream once the headers arrived.
 
-        ``timeout`` (default `DEFAULT_TIMEOUT`) bounds each wait for the server. Raises `HttpStatusError`
+        ``timeout`` (default `DEFAULT_TIMEOUT`) bounds each wait for the server; ``after_write`` is
+        called once the whole body has been written (work that can wait for the server). Raises `HttpStatusError`
         for a status ≥ 400 (after reading the error body) and the transport's errors as they are
         (``ConnectError``, ``ReadTimeout``, ``RemoteProtocolError``, ...: `pi_tui.ai.http`'s, or
         ``httpx2``'s on the proxied path).
         """
-        return SseStream(await self.post(path, body, _JSON_HEADERS, timeout))
+        return SseStream(await self.post(path, body, _JSON_HEADERS, timeout, after_write=after_write))
 
     async def post(
-        self, path: str, body: bytes, headers: dict[str, str], timeout: float | None = None
+        self,
+        path: str,
+        body: bytes,
+        headers: dict[str, str],
+        timeout: float | None = None,
+        *,
+        after_write: Callable[[], None] | None = None,
     ) -> WireResponse:
         """POST ``body`` with these request ``headers`` and return the response once its headers arrived
         (its body unread: ``aiter_bytes``, ``aclose``), for APIs whose answer is not server-sent events
@@ -240,6 +254,7 @@ class WireClient:
             body,
             headers,
             timeout if timeout is not None or self.proxied else DEFAULT_TIMEOUT,
+            after_write=after_write,
         )
         if response.status_code >= 400:
             try:

@@ -300,7 +300,14 @@ _ITEM, _END, _FAIL, _ABORT = range(4)
 class EventSource(Protocol):
     """What `stream_over_http` posts through: a `pi_tui.ai.wire.WireClient`, or a wrapper of one."""
 
-    async def stream(self, path: str, body: bytes, timeout: float | None = None) -> SseStream: ...
+    async def stream(
+        self,
+        path: str,
+        body: bytes,
+        timeout: float | None = None,
+        *,
+        after_write: Callable[[], None] | None = None,
+    ) -> SseStream: ...
 
 
 _T_co = TypeVar("_T_co", covariant=True)
@@ -406,6 +413,7 @@ async def stream_over_http(
     failure (including building the body or the client) ends with an `Error` event.
     """
     from ..wire import encode_body
+    from ._wire_cache import keep_deferred
 
     out = MessageBuilder(model)
     yield out.start()
@@ -421,7 +429,9 @@ async def stream_over_http(
         reader = make_reader(out)
 
         async def open_stream() -> Any:
-            return _Decoded(await client.stream(path, payload, options.timeout), decode)
+            # The conversions a long first request left to keep are kept while the server reads it.
+            stream = await client.stream(path, payload, options.timeout, after_write=keep_deferred)
+            return _Decoded(stream, decode)
 
         async for raw in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(raw):

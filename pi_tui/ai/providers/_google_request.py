@@ -359,7 +359,7 @@ def build_request(
         contents = convert_messages(messages, model)
     else:
         key = (model.api, model.provider, model.id, tuple(model.input))
-        contents = _MEMO.convert(model, request, key, lambda: _Converter(model, CACHE)).finish()
+        contents = _MEMO.convert(model, request, key, lambda: _Converter(model, CACHE), CACHE).finish()
     body: dict[str, Any] = {"contents": contents}
     if request.system_prompt:
         system = sanitize_surrogates(request.system_prompt)

@@ -280,6 +280,7 @@ async def stream_gemini(
     whose text keeps the API's status and message and says what to check (``hint`` adds per-API advice)."""
     from ..wire import DEFAULT_TIMEOUT
     from ._common import IdleTimeoutError, apply_on_payload, read_sdk_stream
+    from ._wire_cache import keep_deferred
 
     out = MessageBuilder(model)
     yield out.start()
@@ -292,7 +293,7 @@ async def stream_gemini(
         payload = encode_request(body)
 
         async def open_stream() -> _Chunks:
-            return _Chunks(await client.stream(path, payload, options.timeout))
+            return _Chunks(await client.stream(path, payload, options.timeout, after_write=keep_deferred))
 
         async for chunk in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(chunk):

@@ -16,6 +16,13 @@ a long run of such messages (a resumed session's whole history) with one ``orjso
 exactly the bytes the stdlib writes for such values and is several times faster than one stdlib call
 per message. Anything else (a float, whose text the two libraries write differently; a lone surrogate,
 which orjson refuses) goes through the stdlib as before.
+
+A first conversion of a long history (a resumed session's first request) keeps its conversions only
+once the request's body has been written (`keep_deferred`, called by the HTTP layer): the body needs
+the wire parts and which of them are plain, not their weak references and kept JSON, which only later
+requests use; that bookkeeping then runs while the server reads the body. Until then the parts are
+held in a pending list (so no id the encoder relies on can be reused), and a request built meanwhile
+converts what it does not find, as any cache miss does.
 """
 
 from __future__ import annotations
@@ -32,7 +39,15 @@ if TYPE_CHECKING:
     from ..stream import LlmRequest
     from ..types import LlmMessage, Model
 
-__all__ = ["ConversionCache", "Converter", "PrefixMemo", "dumps", "encode_body", "json_plain"]
+__all__ = [
+    "ConversionCache",
+    "Converter",
+    "PrefixMemo",
+    "dumps",
+    "encode_body",
+    "json_plain",
+    "keep_deferred",
+]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -104,6 +119,13 @@ class ConversionCache:
         # run encoded at once); last_ends[j] is how many items the pieces up to j hold.
         self.last_chunks: list[bytes] = []
         self.last_ends: list[int] = []
+        # While True, what is converted is handed out but kept only by `keep_pending` (see the module
+        # docstring): the messages, their keys and what they were converted to, in the order converted
+        # (three lists of references: a tuple per message cost more memory than the keeping it defers).
+        self.deferring = False
+        self._pending_messages: list[Any] = []
+        self._pending_keys: list[Hashable] = []
+        self._pending_converted: list[Any] = []
 
     def _hit(self, message: Any, key: Hashable) -> Any:
         entry = self._entries.get(id(message))
@@ -139,6 +161,11 @@ class ConversionCache:
         if converted is not None:
             return converted
         converted = convert()
+        if self.deferring:
+            if plain is True or (callable(plain) and plain(converted)):
+                self.plain.update(map(id, converted))
+            self._defer(message, key, converted)
+            return converted
         if self._keep(message, key, converted):
             if plain is True or (callable(plain) and plain(converted)):
                 self.plain.update(map(id, converted))
@@ -170,6 +197,11 @@ class ConversionCache:
             self._forget(slot)
         content = convert(message)
         wire = {"role": role, "content": content}
+        if self.deferring:
+            if plain is not None and plain(content):
+                self.plain.add(id(wire))
+            self._defer(message, key, wire)
+            return wire
         try:
             ref = _Ref(message, self._dead)
         except TypeError:  # not weak-referenceable: converted every time
@@ -181,6 +213,56 @@ class ConversionCache:
         else:
             self.json[id(wire)] = dumps(wire).encode()
         return wire
+
+    def _defer(self, message: Any, key: Hashable, converted: Any) -> None:
+        if not self._pending_messages:
+            _DEFERRED.append(self)
+        self._pending_messages.append(message)
+        self._pending_keys.append(key)
+        self._pending_converted.append(converted)
+
+    @property
+    def pending(self) -> int:
+        """How many conversions wait for `keep_pending`."""
+        return len(self._pending_messages)
+
+    def keep_pending(self) -> None:
+        """Keep what the deferred conversions handed out, as `message` and `parts` keep it at once.
+
+        A conversion is marked plain (`plain`) from the moment it is handed out; the pending lists hold
+        it until then, so no other object can take its id meanwhile."""
+        messages, keys, converted_all = self._pending_messages, self._pending_keys, self._pending_converted
+        self._pending_messages, self._pending_keys, self._pending_converted = [], [], []
+        entries, json_of, plain_ids = self._entries, self.json, self.plain
+        for message, key, converted in zip(messages, keys, converted_all, strict=True):
+            slot = id(message)
+            entry = entries.get(slot)
+            if entry is not None and entry[0]() is message and entry[1] == key:
+                # converted again and kept meanwhile (a request built before this ran): keep that one
+                self._unmark(converted)
+                continue
+            try:
+                ref = _Ref(message, self._dead)
+            except TypeError:  # not weak-referenceable: nothing keeps it, so nothing may stay marked
+                self._unmark(converted)
+                continue
+            if entry is not None:
+                self._forget(slot)
+            ref.slot = slot
+            entries[slot] = (ref, key, converted)
+            if type(converted) is dict:  # a whole wire message (`message`)
+                if id(converted) not in plain_ids:
+                    json_of[id(converted)] = dumps(converted).encode()
+            elif converted and id(converted[0]) not in plain_ids:  # parts, all marked or none
+                for part in converted:
+                    json_of[id(part)] = dumps(part).encode()
+
+    def _unmark(self, converted: Any) -> None:
+        if type(converted) is dict:
+            self.plain.discard(id(converted))
+        else:
+            for part in converted:
+                self.plain.discard(id(part))
 
     def _dead(self, ref: _Ref) -> None:
         entry = self._entries.get(ref.slot)
@@ -200,6 +282,17 @@ class ConversionCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+# The caches with conversions waiting for `keep_deferred`.
+_DEFERRED: list[ConversionCache] = []
+
+
+def keep_deferred() -> None:
+    """Keep every deferred conversion (`ConversionCache.keep_pending`): called once a request's body
+    has been written, so the work runs while the server reads it."""
+    while _DEFERRED:
+        _DEFERRED.pop().keep_pending()
 
 
 _RUN_MIN = 64  # plain messages in a row encoded by one orjson call (fewer: one stdlib call each)
@@ -302,6 +395,8 @@ _C = TypeVar("_C", bound=Converter)
 
 
 _SLICE = 256  # messages prepared, then converted, at a time
+# A first conversion this long keeps its conversions after the body is written (`keep_deferred`).
+DEFER_KEEPING_FROM = 1_024
 _NO_TIME = float("-inf")
 _timestamp = operator.attrgetter("timestamp")
 
@@ -325,8 +420,19 @@ class PrefixMemo:
         self._newest: list[float] = []
         self._messages: list[LlmMessage] | None = None
 
-    def convert(self, model: Model, request: LlmRequest, key: Hashable, fresh: Callable[[], _C]) -> _C:
-        """The converter after every message of ``request`` (the cached region fed as cached)."""
+    def convert(
+        self,
+        model: Model,
+        request: LlmRequest,
+        key: Hashable,
+        fresh: Callable[[], _C],
+        cache: ConversionCache | None = None,
+    ) -> _C:
+        """The converter after every message of ``request`` (the cached region fed as cached).
+
+        With ``cache`` (the one the converter keeps its conversions in), a cached region of at least
+        `DEFER_KEEPING_FROM` messages still to convert is kept only after the body is written
+        (`keep_deferred`)."""
         from ._history import Preparer
 
         messages = request.messages
@@ -347,16 +453,24 @@ class PrefixMemo:
             preparer, converter, start = Preparer(model), fresh(), 0
             ends, newest = [], []
         feed = preparer.feed_paired if paired else preparer.feed
-        # In slices, so a message is converted while its objects are still in the CPU's caches: over a
-        # 100,000-message history, a second pass found them all evicted (most of its cost).
-        for low in range(start, end, _SLICE):
-            high = min(end, low + _SLICE)
-            chunk = messages[low:high]
-            before = len(preparer.out)
-            feed(chunk)
-            converter.feed(preparer.out[before:], cached=True)
-            newest.append(max(newest[-1] if newest else _NO_TIME, max(map(_timestamp, chunk))))
-            ends.append(high)
+        # A long first conversion: its keeping waits for the body to be written (`keep_deferred`).
+        deferring = cache if cache is not None and end - start >= DEFER_KEEPING_FROM else None
+        if deferring is not None:
+            deferring.deferring = True
+        try:
+            # In slices, so a message is converted while its objects are still in the CPU's caches:
+            # over a 100,000-message history, a second pass found them all evicted (most of its cost).
+            for low in range(start, end, _SLICE):
+                high = min(end, low + _SLICE)
+                chunk = messages[low:high]
+                before = len(preparer.out)
+                feed(chunk)
+                converter.feed(preparer.out[before:], cached=True)
+                newest.append(max(newest[-1] if newest else _NO_TIME, max(map(_timestamp, chunk))))
+                ends.append(high)
+        finally:
+            if deferring is not None:
+                deferring.deferring = False
         self._ends, self._newest, self._messages = ends, newest, messages
         self._key, self._sources, self._state = key, list(messages[:end]), (preparer.copy(), converter.copy())
         self._paired = paired

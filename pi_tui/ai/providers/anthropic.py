@@ -124,7 +124,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         )
     else:
         key = (model.api, model.provider, model.id, tuple(model.input))
-        converter = _MEMO.convert(model, request, key, lambda: _Converter(model, _CACHE))
+        converter = _MEMO.convert(model, request, key, lambda: _Converter(model, _CACHE), _CACHE)
         wire = converter.finish(control)
         message_markers = int(control is not None and converter.marker is not None)
     body: dict[str, Any] = {"model": model.id, "messages": wire}

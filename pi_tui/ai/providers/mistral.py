@@ -146,7 +146,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     else:
         key = (model.api, model.provider, model.id, tuple(model.input), request.system_prompt)
         fresh = lambda: _Converter(model, request.system_prompt, _CACHE)  # noqa: E731
-        wire = _MEMO.convert(model, request, key, fresh).finish()
+        wire = _MEMO.convert(model, request, key, fresh, _CACHE).finish()
     body: dict[str, Any] = {"model": model.id, "stream": True, "messages": wire}
     if request.tools:
         tools = []

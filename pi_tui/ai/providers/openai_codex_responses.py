@@ -147,11 +147,18 @@ class _RetryingClient:
         self.max_delay_ms = options.max_retry_delay_ms
         self.max_retries = max_retries
 
-    async def stream(self, path: str, body: bytes, timeout: float | None = None) -> SseStream:
+    async def stream(
+        self,
+        path: str,
+        body: bytes,
+        timeout: float | None = None,
+        *,
+        after_write: Callable[[], None] | None = None,
+    ) -> SseStream:
         attempt = 0
         while True:
             try:
-                return await self.client.stream(path, body, timeout)
+                return await self.client.stream(path, body, timeout, after_write=after_write)
             except Exception as exc:
                 failure = http_failure(exc)
                 status = failure.status if failure is not None else None

@@ -131,7 +131,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
             json.dumps(compat, sort_keys=True),
         )
         fresh = lambda: _Converter(model, request.system_prompt, compat, _CACHE)  # noqa: E731
-        wire = _MEMO.convert(model, request, key, fresh).finish()
+        wire = _MEMO.convert(model, request, key, fresh, _CACHE).finish()
     body: dict[str, Any] = {"model": model.id, "messages": wire, "stream": True}
     if options.session_id and _sends_cache_key(model, options, compat):
         body["prompt_cache_key"] = options.session_id[:_MAX_CACHE_KEY]

@@ -77,7 +77,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
             request.system_prompt,
         )
         fresh = lambda: _Converter(model, request.system_prompt, _CACHE)  # noqa: E731
-        items = _MEMO.convert(model, request, key, fresh).finish()
+        items = _MEMO.convert(model, request, key, fresh, _CACHE).finish()
     body: dict[str, Any] = {"model": model.id, "input": items, "stream": True, "store": False}
     if options.session_id and options.cache_retention != "none":
         body["prompt_cache_key"] = options.session_id
