@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,20 @@ def make_app(
     agent_dir: Path,
     script: FauxScript | None = None,
     argv: list[str] | None = None,
+    *,
+    hold: threading.Event | None = None,
     **kwargs: Any,
 ) -> PiApp:
-    """A PiApp on the faux provider; ``script`` answers every request (default: the faux demo)."""
+    """A PiApp on the faux provider; ``script`` answers every request (default: the faux demo).
+
+    With ``hold``, the session is created (in the app's start-up thread) only once the test sets it: what
+    the test does before is done while the session loads, however fast the loading is.
+    """
     args = ["--provider", "faux", *(argv or [])]
 
     def create(trust: bool | None) -> Any:
+        if hold is not None and not hold.wait(timeout=30):
+            raise TimeoutError("the test never let the session load (make_app's hold was not set)")
         parsed = parse_args(args)
         if trust:
             parsed.trust_project = True

@@ -3,6 +3,7 @@ way to the user: not while a slash command is in the editor or a screen is over 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,11 @@ async def test_the_warm_up_waits_while_a_command_is_typed_and_while_a_screen_is_
 
     monkeypatch.setattr(registry, "resolve_stream_fn", counting)
     path = _session(tmp_path, 5)
-    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    loading = threading.Event()
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)], hold=loading)
     async with app.run_test(size=(120, 40)) as pilot:
         app.editor.insert("/tre")  # typed while the session loads
+        loading.set()
         await until(pilot, lambda: _warm_up(app) is not None)
         warm_up = _warm_up(app)
         assert warm_up is not None
