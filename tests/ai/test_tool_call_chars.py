@@ -1,6 +1,7 @@
-"""A tool call's arguments are measured as pi measures them: the characters of their compact JSON with
-non-ASCII text kept. The fast encoder (orjson) is used only where its text is as long as the stdlib's:
-these tests compare every measure with the stdlib's text on values where the two could differ."""
+"""A tool call's arguments are measured as pi measures them: the characters (UTF-16 code units, as
+JavaScript counts them) of their compact JSON with non-ASCII text kept. The fast encoder (orjson) is used
+only where its text is as long as the stdlib's: these tests compare every measure with the stdlib's text
+on values where the two could differ."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.tokens import count_message_tokens, message_chars
+from pi_tui.ai.tokens import count_message_tokens, js_length, message_chars
 from pi_tui.ai.types import AssistantMessage, ToolCall
 
 
 def _stdlib_chars(arguments: Any) -> int:
-    return len(json.dumps(arguments or {}, separators=(",", ":"), ensure_ascii=False))
+    return js_length(json.dumps(arguments or {}, separators=(",", ":"), ensure_ascii=False))
 
 
 def _measured(arguments: Any) -> int:
