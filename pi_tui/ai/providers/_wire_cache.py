@@ -233,7 +233,7 @@ class ConversionCache:
         it until then, so no other object can take its id meanwhile."""
         messages, keys, converted_all = self._pending_messages, self._pending_keys, self._pending_converted
         self._pending_messages, self._pending_keys, self._pending_converted = [], [], []
-        entries, json_of, plain_ids = self._entries, self.json, self.plain
+        entries, json_of, plain_ids, dead = self._entries, self.json, self.plain, self._dead
         for message, key, converted in zip(messages, keys, converted_all, strict=True):
             slot = id(message)
             entry = entries.get(slot)
@@ -242,7 +242,7 @@ class ConversionCache:
                 self._unmark(converted)
                 continue
             try:
-                ref = _Ref(message, self._dead)
+                ref = _Ref(message, dead)
             except TypeError:  # not weak-referenceable: nothing keeps it, so nothing may stay marked
                 self._unmark(converted)
                 continue
