@@ -51,11 +51,10 @@ _Result = TypeVar("_Result")
 Step = Callable[[], Iterator[object]]
 """A step: called once, it returns an iterator whose every ``next`` does one small piece of the work."""
 
-STEPS = ("imports", "recent", "tokens", "tree_index", "tree", "tree_texts", "listing")
-"""The steps of `preparation_for`, in the order the background runs them: the modules and ``/resume``'s
-first page first (cheap), then the messages' token counts (``/context`` cannot show a figure without
-them, while ``/tree`` and ``/resume`` show their first rows from a part of their work), then the rest,
-cheapest first."""
+STEPS = ("imports", "tree_index", "recent", "tokens", "tree", "tree_texts", "listing")
+"""The steps of `preparation_for`, in the order the background runs them: what the three screens' first
+frames start from, cheapest first (the modules, ``/tree``'s children index, ``/resume``'s first page,
+the messages' token counts: ``/context`` shows no figure without them), then the rest of their work."""
 
 CHUNK = 1000
 """Messages counted or entries described per piece (~3–5 ms)."""
@@ -290,10 +289,6 @@ def _steps_of(session: AgentSession) -> dict[str, Step]:
         yield None
         from . import resume_screen  # noqa: F401
 
-        yield None
-        # What ``/resume``'s first page reads the folder with (~25 ms to import).
-        from pi_tui.session import listing, listing_cache, search  # noqa: F401
-
     def tree_index() -> Iterator[object]:
         from .tree_rows import prepare_children
 
@@ -329,9 +324,9 @@ def _steps_of(session: AgentSession) -> dict[str, Step]:
 
     return {
         "imports": imports,
+        "tree_index": tree_index,
         "recent": recent,
         "tokens": tokens,
-        "tree_index": tree_index,
         "tree": tree,
         "tree_texts": tree_texts,
         "listing": listing,

@@ -92,6 +92,29 @@ async def test_tree_opened_while_its_rows_are_being_built_shows_the_leaf_at_once
         assert screen.shown[screen.query_one(RowList).cursor].id == leaf
 
 
+async def test_tree_opened_while_its_children_index_is_being_made_waits_for_it_and_makes_none(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
+) -> None:
+    path = _session(tmp_path, 40)
+    monkeypatch.setattr(tree_rows, "children_of", gate.wrap(tree_rows.children_of))
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, gate.reached.is_set)  # the work ahead is making the children index
+        opening = asyncio.ensure_future(SCREEN_COMMANDS["tree"](app, ""))
+        try:
+            await pilot.pause()
+            assert not opening.done()  # it waits for the index rather than making a second one
+        finally:
+            gate.open()
+        await opening
+        assert isinstance(app.screen, TreeScreen)
+        leaf = app.require_session().session_manager.get_leaf_id()
+        screen = app.screen
+        await pilot.pause()
+        assert screen.shown[screen.query_one(RowList).cursor].id == leaf
+        assert gate.calls == 1 and gate.ui_calls == 0
+
+
 async def test_a_search_typed_while_entries_are_being_described_waits_for_them(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, gate: Gate
 ) -> None:
