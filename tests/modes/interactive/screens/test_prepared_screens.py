@@ -124,6 +124,7 @@ async def test_context_opened_after_the_counting_ahead_shows_its_figures_in_its_
         labels = [str(n.label) for n in screen.query_one("#ctx-tree", Tree).root.children]
         cached = f"Cached messages ({len(complete.cached)}) · {fmt_tokens(complete.cached_tokens)}"
         assert any(label.startswith(cached) for label in labels), labels
+        await screen.workers.wait_for_complete()  # the cache projection, filled in after the first frame
 
 
 async def test_a_resumed_session_describes_only_the_tool_results_it_shows(
