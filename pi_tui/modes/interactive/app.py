@@ -104,6 +104,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     """``showHardwareCursor``: the terminal's cursor is shown at the editor's cursor."""
     verbose_startup: bool = False
     """``--verbose`` (set by `run_interactive`): the start-up header even with ``quietStartup``."""
+    start_header: str | None = None
+    """pi's start-up header (version, keys, what was loaded) over the chat; None with ``quietStartup``."""
     tools_expanded: bool = False
     """Ctrl+O: every tool block shows its whole output."""
 
@@ -522,7 +524,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.chat.renderers = dict(runner.registry.renderers) if runner is not None else {}
         self.apply_settings()
         quiet = session.settings is not None and session.settings.quiet_startup and not self.verbose_startup
-        self.reload_chat(header=None if quiet else self._header(session))
+        self.start_header = None if quiet else self._header(session)
+        self.reload_chat()
         for warning in startup.warnings + self.key_warnings:
             self.chat_notice(f"Warning: {warning}", "warning")
         for notice in startup.notices:
@@ -715,15 +718,16 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         """An answer measured the context again: the footer shows its size instead of "?"."""
         self._context_unknown = False
 
-    def reload_chat(self, *, header: str | None = None) -> None:
-        """Show the session's active branch (start-up, resume, /new, /fork, /tree), after ``header``."""
+    def reload_chat(self) -> None:
+        """Show the session's active branch (start-up, resume, /new, /fork, /tree) under the start-up
+        header, which stays at the top as pi's does."""
         from .chat import Notice
         from .transcript import branch_items
 
         session = self.session
         if session is None:
             return
-        first: list[Any] = [Notice(header)] if header else []
+        first: list[Any] = [Notice(self.start_header)] if self.start_header else []
         items = first + branch_items(session.session_manager.get_branch())
         if session.settings is not None and session.settings.show_cache_miss_notices:
             from .cache_notices import with_cache_miss_notices

@@ -568,3 +568,24 @@ async def test_a_status_replaces_the_one_before_it_while_nothing_came_between(
         await until(pilot, lambda: _notices(app)[-1:] == ["Tool output: collapsed"])
         assert _notices(app)[1:] == ["Thinking blocks: hidden", "Tool output: collapsed"]
         assert [n.text for n in app.chat.items if isinstance(n, Notice)][-2:] == _notices(app)[1:]
+
+
+async def test_the_start_up_header_stays_at_the_top_after_new_and_a_tree_jump(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi keeps its header (version and keys) above the chat whatever the chat shows; here /new,
+    /resume and /tree redrew the chat without it, so the top of the screen was bare."""
+    script = FauxScript(faux_reply("hi"), faux_reply("again"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        header = _notices(app)[0]
+        assert header.startswith("pi-tui v")
+        await _run(pilot, app, "hello")
+        await _run(pilot, app, "/new")
+        await until(pilot, lambda: "✓ New session started" in _notices(app))
+        assert _notices(app)[0] == header
+        await _run(pilot, app, "second")
+        await app.session.navigate(app.session.session_manager.get_branch()[0].id)
+        await until(pilot, lambda: not any(b.text == "second" for b in app.chat.query(UserBlock)))
+        assert _notices(app)[0] == header
