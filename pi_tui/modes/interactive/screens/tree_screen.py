@@ -393,6 +393,10 @@ class TreeScreen(Screen[None]):
         if code == "both":  # checkpoints
             await self._restore_code(row)
         self.app.pop_screen()
+        from pi_tui.modes.interactive.app import PiApp
+
+        if isinstance(self.app, PiApp):  # the chat says where you are now, as pi's does
+            self.app.chat_status("Navigated to selected point")
         if editor_text:
             self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
 

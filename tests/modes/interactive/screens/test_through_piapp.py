@@ -4,12 +4,15 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.ai.providers.faux import FauxScript, faux_reply
+from pi_tui.modes.interactive.blocks import NoticeBlock
 from pi_tui.modes.interactive.screens._dialogs import ChoiceScreen
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
 from pi_tui.session import SessionManager
 
 from ..helpers import make_app, type_text, until
+
+NAVIGATED = "Navigated to selected point"
 
 
 async def _submit(pilot: Any, app: Any, text: str) -> None:
@@ -51,6 +54,8 @@ async def test_context_and_tree_through_the_shell_jump_back_and_branch(
         await pilot.press("enter")  # no summary
         await until(pilot, lambda: not isinstance(app.screen, (TreeScreen, ChoiceScreen)))
         await until(pilot, lambda: app.editor.text == "beta question")
+        # as pi, the chat says where you are now (it had no word for the jump)
+        await until(pilot, lambda: [b.text for b in app.chat.query(NoticeBlock)][-1:] == [NAVIGATED])
         app.editor.text = ""
         await _prompt(pilot, app, "gamma question")
         path = app.session.session_manager.path
