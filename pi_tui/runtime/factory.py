@@ -15,6 +15,7 @@ from pi_tui.args import Args, resolve_flag_words
 from .agent_session import AgentSession
 
 if TYPE_CHECKING:
+    from pi_tui.ai.model_resolver import ScopedModel
     from pi_tui.packages.resolve import ResolvedPackages
     from pi_tui.resources.settings import SettingsManager
     from pi_tui.session import SessionManager
@@ -210,6 +211,16 @@ def _scope_picks_model(args: Args, settings: SettingsManager, has_history: bool)
     return not has_history and bool(args.models or settings.enabled_models)
 
 
+def _scope_start_model(scoped: list[ScopedModel], settings: SettingsManager) -> ScopedModel:
+    """The scope's start-up model, as pi picks it: the saved default model when the scope holds it,
+    else the scope's first model. ``scoped`` is not empty."""
+    saved = (settings.default_provider, settings.default_model)
+    for entry in scoped:
+        if (entry.model.provider, entry.model.id) == saved:
+            return entry
+    return scoped[0]
+
+
 def _option(name: str) -> str:
     """How the user spelt an option that ``args`` keeps without its dashes."""
     return f"-{name}" if len(name) == 1 else f"--{name}"
@@ -268,6 +279,16 @@ def _create_session(
                 "--provider with --model), or give a --models scope",
                 1,
             )
+        scope_thinking: ThinkingLevel | None = None
+        patterns = args.models or settings.enabled_models
+        if patterns:
+            from pi_tui.ai.model_resolver import resolve_model_scope
+
+            scoped, scope_warnings = resolve_model_scope(patterns, registry.available_models())
+            warnings += scope_warnings
+            if model is None and scoped and _scope_picks_model(args, settings, restored.has_messages):
+                start = _scope_start_model(scoped, settings)
+                model, scope_thinking = start.model, start.thinking_level
         if model is None and restored.model is not None:
             model = registry.find(restored.model.provider, restored.model.model_id)
         if model is None:
@@ -302,6 +323,8 @@ def _create_session(
 
         if resolved.thinking_level is not None:
             thinking = resolved.thinking_level
+        elif scope_thinking is not None:
+            thinking = scope_thinking  # the scope's ``pattern:level`` for the model it picked
         elif restored.has_messages and restored.thinking_level:
             # the level the session file recorded, as it was written (the clamp below fits it to the model)
             thinking = cast(ThinkingLevel, restored.thinking_level)
