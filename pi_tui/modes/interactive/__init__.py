@@ -96,6 +96,18 @@ def run_interactive(
 ) -> int:
     """Run the TUI until the user quits; returns the exit code. ``first_images`` (``@file`` images) go
     with the first of ``prompts``."""
+    from . import early_keys
+
+    early_keys.hold()  # keys typed while Textual loads reach the editor as typed (Enter stays Enter)
+    try:
+        return _run_app(args, cwd, prompts, first_images)
+    finally:
+        early_keys.release()
+
+
+def _run_app(
+    args: Args, cwd: Path, prompts: list[str], first_images: Sequence[ImageContent] | None
+) -> int:
     from pi_tui.ai.paths import agent_dir as default_agent_dir
 
     agent_dir = default_agent_dir()

@@ -199,6 +199,11 @@ class GuardedDriver(LinuxDriver):
 
     def start_application_mode(self) -> None:
         super().start_application_mode()
+        from .early_keys import original_attributes
+
+        held = original_attributes()
+        if held is not None:  # Textual saved the held state: exit and suspend restore the real one
+            self.attrs_before = held
         self.write(MODIFY_OTHER_KEYS_ON)  # the keys come back in a form `InputFilter` reads
         self.flush()
         stop_r, self._stop_watch = os.pipe()

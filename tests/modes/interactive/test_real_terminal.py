@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,40 @@ def test_context_and_tree_in_a_terminal_jump_back_and_branch(tmp_path: Path, iso
 
     assert any("SECONDA" in json.dumps(e) for e in entries)  # the first branch is kept …
     assert user("THIRDQ")["parentId"] == user("FIRSTQ")["parentId"]  # … and the new one starts beside it
+
+
+def test_a_prompt_typed_while_the_interface_loads_is_sent_by_its_enter(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Textual takes most of a second to put the terminal in raw mode; the terminal's line mode turned
+    an Enter typed meanwhile into a line feed, which reached the editor as Ctrl+J: the prompt stayed in
+    the editor with a new line after it. The terminal is held from the moment the interface is chosen
+    (Enter stays a carriage return, nothing echoes), and afterwards it is as it was before, in full."""
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeLLM()
+    fake.script([Reply([text("EARLYANSWER")])])
+    with fake.serve() as server:
+        env = _env(isolated_home, isolated_home / ".pi" / "agent", server)
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
+        with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
+            before = termios.tcgetattr(term.fd)
+
+            def typed_ahead() -> bool:
+                """Line mode is off but Textual's raw mode (which also stops Ctrl+C signals) is not on."""
+                lflag = termios.tcgetattr(term.fd)[3]
+                return not lflag & termios.ICANON and bool(lflag & termios.ISIG)
+
+            deadline = time.monotonic() + 30
+            while not typed_ahead():  # polled: nothing is drawn while Textual loads
+                assert time.monotonic() < deadline, "the terminal never left line mode before raw mode"
+                term.pump(0.001)
+            term.send("typed ahead\r")
+            term.wait_for("EARLYANSWER", timeout=30)
+            term.send("\x04")  # Ctrl+D on the empty editor: quit
+            assert term.wait_exit(timeout=20) == 0
+            after = termios.tcgetattr(term.fd)
+    assert [m["content"] for m in fake.requests[0].messages if m["role"] == "user"][-1][-1]["text"] == (
+        "typed ahead"
+    )
+    assert after[:3] == before[:3] and after[3] == before[3]  # iflag, oflag, cflag, lflag all back
