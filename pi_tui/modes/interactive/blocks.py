@@ -228,6 +228,10 @@ class ToolBlock(Vertical, Block):
     ToolBlock > .tool-more { color: $pi-dim; }
     """
 
+    BLANK = True
+    """The card draws nothing of its own but its background (title and output are widgets inside it):
+    one blank strip per line instead of each line rendered and cached."""
+
     def __init__(self, tool_call_id: str, name: str, args: dict[str, Any]) -> None:
         super().__init__(classes="-running")
         self.tool_call_id = tool_call_id

@@ -93,6 +93,12 @@ class ChatLog(VerticalScroll):
     ChatLog.-hide-thinking ThinkingBlock { display: none; }
     """
 
+    BLANK = True
+    """The log draws nothing of its own (its blocks draw the text, the scroll bar is a widget apart): its
+    lines are one blank strip in its background instead of lines rendered, cached and composed again
+    after each change of its size (every step of reading ahead, and Textual's second layout after it,
+    repainted all of them)."""
+
     WINDOW = 80
     """Most blocks mounted at once; beyond it the oldest are removed (they stay in ``items``)."""
     BATCH = 24

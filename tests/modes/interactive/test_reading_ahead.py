@@ -3,9 +3,11 @@ on screen stay where they are while that happens, and the reader never waits at 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import pytest
+from textual.strip import Strip
 from textual.widget import AwaitMount, Widget
 
 from bench.big_sessions import big_session_lines
@@ -168,3 +170,35 @@ async def test_reading_up_keeps_only_a_few_screens_below_the_view_mounted_and_pa
                 seen.append(reader.source_index)
         assert chat.last_mounted is None
         assert seen == sorted(seen)
+
+
+
+async def test_paging_up_draws_no_line_of_the_log_or_a_tool_card_itself(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The log and a tool card are containers: what they show is their blocks' lines on their background.
+    # Drawn as one blank strip, their lines are not rendered, cached and composed again each time the
+    # window's size changes (every step of reading ahead, and Textual's second layout after it).
+    from pi_tui.modes.interactive.blocks import ToolBlock
+
+    drawn: list[str] = []
+    for container in (ChatLog, ToolBlock):
+        original = container.render_line
+
+        def counting(self: Widget, y: int, original: Callable[[Widget, int], Strip] = original) -> Strip:
+            drawn.append(type(self).__name__)
+            return original(self, y)
+
+        monkeypatch.setattr(container, "render_line", counting)
+    app = await _open(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await until(pilot, app.ready.is_set, timeout=30)
+        await until(pilot, lambda: chat.max_scroll_y > 0)
+        for _ in range(10):
+            await pilot.press("pageup")
+            await until(pilot, lambda: not chat.reading_ahead)
+        await pilot.pause()
+        cards = [block for block in chat.mounted_blocks() if isinstance(block, ToolBlock) and block.display]
+        assert cards and any(card.region for card in cards)  # tool cards were on screen
+        assert drawn == []
