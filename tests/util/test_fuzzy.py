@@ -102,11 +102,13 @@ def test_large_lists_rank_exactly_as_small_ones(monkeypatch: pytest.MonkeyPatch)
 def test_ten_thousand_paths_filter_within_a_frame() -> None:
     paths = [f"src/pkg{i % 97}/sub{i % 13}/module_{i}.py" for i in range(10_000)]
     fuzzy_filter("mod", paths)  # warm-up: the first call imports rapidfuzz
-    start = time.perf_counter()
+    # CPU time, not wall time: on a loaded machine the wall clock also counts the time other processes
+    # had the core (7 times the ~14 ms of work at a load of 13 on 2 cores).
+    start = time.process_time()
     fuzzy_filter("pkg5 sub1 mod", paths)
-    elapsed = time.perf_counter() - start
-    # A frame is ~16 ms; the budget leaves room for a busy shared CI machine.
-    assert elapsed < 0.25, f"{elapsed * 1000:.1f} ms"
+    elapsed = time.process_time() - start
+    # A frame is ~16 ms; the budget leaves room for a slower CI machine.
+    assert elapsed < 0.1, f"{elapsed * 1000:.1f} ms of CPU"
 
 
 def test_importing_the_matcher_loads_no_library(tmp_path: Path) -> None:
