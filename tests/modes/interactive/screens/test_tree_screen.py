@@ -12,6 +12,7 @@ from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
 from pi_tui.testing import FakeLLM, Reply, text
 
+from ..helpers import until
 from .helpers import ANTHROPIC, LARGE, HostApp, fixture_session
 
 
@@ -273,6 +274,8 @@ async def test_tree_opens_on_the_large_fixture_with_the_leaf_selected(project: P
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
+        # The first frame may show the rows near the leaf; the rest follow from the work ahead's thread.
+        await until(pilot, lambda: not screen.model.partial)
         assert len(screen.model.rows) == len(session.session_manager.get_entries())
         cursor = screen.query_one("#tree-list").cursor  # type: ignore[attr-defined]
         assert screen.shown[cursor].is_leaf
