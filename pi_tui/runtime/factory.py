@@ -167,6 +167,7 @@ def create_session(
     stream_fn: StreamFn | None = None,
     extra_tools: dict[str, AgentTool] | None = None,
     allow_no_model: bool = False,
+    keep_cwd: bool = False,
 ) -> Startup:
     """Build everything a mode needs. Raises `StartupError` with a user-facing line on bad input.
 
@@ -174,10 +175,13 @@ def create_session(
     model at all the session holds `pi_tui.ai.no_model.no_model()` (``session.has_model`` is False);
     a model without a key is kept, with a warning. Either way the session's prompt says what is missing
     (`AgentSession.check_model`) until a usable model is picked or its key is configured.
+
+    A ``--session`` file that records another working directory runs there, as in pi; when that directory
+    is gone, `MissingSessionCwdError` is raised unless ``keep_cwd`` (the user chose to stay in ``cwd``).
     """
     warnings: list[str] = []
     try:
-        return _create_session(args, cwd, stream_fn, extra_tools, warnings, allow_no_model)
+        return _create_session(args, cwd, stream_fn, extra_tools, warnings, allow_no_model, keep_cwd)
     except StartupError as exc:
         exc.warnings = _one_trust_notice(warnings)
         raise
@@ -238,6 +242,7 @@ def _create_session(
     extra_tools: dict[str, AgentTool] | None,
     warnings: list[str],
     allow_no_model: bool = False,
+    keep_cwd: bool = False,
 ) -> Startup:
     from pi_tui.ai.model_registry import ModelRegistry, missing_key_message
     from pi_tui.ai.model_resolver import ModelResolutionError, find_initial_model, resolve_cli_model
@@ -254,16 +259,22 @@ def _create_session(
 
     registry = ModelRegistry(agent_dir)
     warnings += registry.errors
-    settings = _load_settings(args, agent_dir, cwd, warnings)
 
-    try:
-        resolved = resolve_cli_model(registry, args.provider, args.model, args.thinking)
-    except ModelResolutionError as exc:
-        raise StartupError(str(exc), 1) from exc
-    warnings += resolved.warnings
-
+    # The session comes first: a --session file recorded in another directory runs there, so that
+    # directory's settings, resources and tools are the ones to load.
     session, notices = _select_session_manager(args, cwd)
     try:
+        if args.session and not args.fork:
+            from .session_cwd import session_run_cwd
+
+            cwd = session_run_cwd(session, cwd, keep_cwd=keep_cwd)
+        settings = _load_settings(args, agent_dir, cwd, warnings)
+        try:
+            resolved = resolve_cli_model(registry, args.provider, args.model, args.thinking)
+        except ModelResolutionError as exc:
+            raise StartupError(str(exc), 1) from exc
+        warnings += resolved.warnings
+
         restored = session.restore_state()
         report = session.load_report
         summary = report.summary()  # problems, and also a pi v1/v2 file that the next save upgrades

@@ -292,7 +292,13 @@ class SessionManager:
 
     @property
     def cwd(self) -> str:
+        """The working directory the session runs in: the one its header records, for a file opened."""
         return self._cwd
+
+    def work_in(self, cwd: str | Path) -> None:
+        """Run the session in ``cwd`` instead of the directory its file records (when that one is gone and
+        the user chose to continue where they are). The file's header is left as it is."""
+        self._cwd = str(cwd)
 
     @property
     def session_dir(self) -> Path | None:

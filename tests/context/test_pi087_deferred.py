@@ -12,6 +12,7 @@ from pi_tui.session import SessionManager
 from pi_tui.session.entries import MessageEntry, RawEntry
 from pi_tui.testing import FakeLLM, Reply, text
 
+from ..e2e.helpers import rehome_session
 from .test_pi087_sessions import ANTHROPIC, open_session, project  # noqa: F401
 
 _USAGE = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
@@ -58,7 +59,9 @@ async def test_a_deferred_message_never_reaches_the_model(
     fake: FakeLLM,  # noqa: F811
 ) -> None:
     path = tmp_path / "deferred.jsonl"
-    before = _session(path)
+    _session(path)
+    rehome_session(path, project)  # the session runs in the directory it records
+    before = path.read_text(encoding="utf-8").splitlines()
     fake.script([Reply([text("ok")])])
     async with open_session(["--session", str(path), "--model", ANTHROPIC], project) as agent:
         await agent.prompt("third")

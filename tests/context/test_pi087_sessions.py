@@ -23,7 +23,7 @@ from pi_tui.session.entries import (
 )
 from pi_tui.testing import FakeLLM, Reply, text, turns_from_json
 
-from ..e2e.helpers import open_session, write_models_json
+from ..e2e.helpers import open_session, rehome_session, write_models_json
 from ..pi087 import Pi087
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi087"
@@ -39,8 +39,12 @@ def project(tmp_path: Path) -> Path:
 
 
 def _copy(name: str, tmp_path: Path) -> Path:
+    """The fixture ``name`` copied into ``tmp_path``, recording the ``project`` folder as its directory."""
     target = tmp_path / name
     shutil.copyfile(FIXTURES / name, target)
+    project = (tmp_path / "project").resolve()
+    project.mkdir(exist_ok=True)
+    rehome_session(target, project)
     return target
 
 
@@ -250,7 +254,7 @@ async def test_session_with_foreign_lines_still_answers_validly_and_appends(
     from ..session.test_foreign_lines_fuzz import _fuzzed_lines
 
     session = tmp_path / "fuzzed.jsonl"
-    lines = _fuzzed_lines(FIXTURES / "rich.jsonl", seed)
+    lines = _fuzzed_lines(_copy("rich.jsonl", tmp_path), seed)
     session.write_text("\n".join(lines) + "\n", encoding="utf-8")
     fake.script([Reply([text("ok")])])
     async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:

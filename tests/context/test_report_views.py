@@ -28,7 +28,7 @@ from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text
 from pi_tui.util.format import fmt_tokens
 
-from ..e2e.helpers import write_models_json
+from ..e2e.helpers import rehome_session, write_models_json
 from ..modes.interactive.screens.helpers import HostApp
 
 ANTHROPIC = "fake-anthropic/claude-fake"
@@ -196,6 +196,7 @@ async def test_fresh_session(fake: FakeLLM, tmp_path: Path) -> None:
 async def test_resumed_pi_session(agent_dir: Path, tmp_path: Path) -> None:
     path = tmp_path / "plain.jsonl"
     shutil.copyfile(FIXTURES / "plain.jsonl", path)
+    rehome_session(path, tmp_path.resolve())  # the session runs in the directory it records
     last = json.loads((FIXTURES / "plain.last-request.json").read_text())
     fake = FakeLLM()
     fake.responder = lambda _request: Reply([text("ok")])

@@ -16,7 +16,7 @@ import pytest
 from pi_tui.session import SessionManager
 from pi_tui.testing import FakeLLM, Reply, text
 
-from .helpers import write_models_json
+from .helpers import rehome_session, write_models_json
 
 pytestmark = pytest.mark.slow
 
@@ -38,6 +38,8 @@ def test_a_process_killed_right_after_the_answer_leaves_the_whole_migrated_sessi
 ) -> None:
     session = tmp_path / "large-session.jsonl"
     shutil.copyfile(FIXTURE, session)
+    rehome_session(session, tmp_path.resolve())  # the session runs in the directory it records
+    copied = session.read_bytes()
     extension = tmp_path / "hang.py"
     extension.write_text(HANG)
     with SessionManager.open(FIXTURE, read_only=True) as original:
@@ -74,7 +76,7 @@ def test_a_process_killed_right_after_the_answer_leaves_the_whole_migrated_sessi
             _, err = proc.communicate(timeout=10)
     assert proc.returncode == -signal.SIGKILL, err.decode()
 
-    assert session.with_name(session.name + ".v1.bak").read_bytes() == FIXTURE.read_bytes()
+    assert session.with_name(session.name + ".v1.bak").read_bytes() == copied
     lines = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["version"] == 3
     assert all("id" in d and "parentId" in d for d in lines[1:])

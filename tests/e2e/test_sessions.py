@@ -11,7 +11,7 @@ from pi_tui.ai.types import AssistantMessage, ToolResultMessage, UserMessage, me
 from pi_tui.session import EntryNotFoundError, SessionManager, default_session_dir, list_sessions
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text
 
-from .helpers import open_session, run_cli
+from .helpers import open_session, rehome_session, run_cli
 
 FIXTURES = Path("/work/shared/fixtures/pi-sessions")
 OPENAI = "fake-openai/gpt-fake"
@@ -43,9 +43,11 @@ def _message_entries(path: Path) -> list[dict[str, Any]]:
     return [e for e in _lines(path)[1:] if e["type"] == "message"]
 
 
-def _copy_fixture(name: str, tmp_path: Path) -> Path:
+def _copy_fixture(name: str, tmp_path: Path, project: Path) -> Path:
+    """The fixture ``name`` copied into ``tmp_path``, recording ``project`` as its working directory."""
     target = tmp_path / name
     shutil.copyfile(FIXTURES / name, target)
+    rehome_session(target, project.resolve())
     return target
 
 
@@ -68,7 +70,8 @@ def _expected_from(path: Path) -> tuple[list[Any], list[Any], list[Any]]:
 def test_real_pi_session_resumes_with_its_whole_active_path(
     name: str, tmp_path: Path, project: Path, fake: FakeLLM
 ) -> None:
-    session = _copy_fixture(name, tmp_path)
+    session = _copy_fixture(name, tmp_path, project)
+    copied = session.read_bytes()
     users, assistants, messages = _expected_from(session)
     fake.script([Reply([text("ok")])])
 
@@ -91,7 +94,7 @@ def test_real_pi_session_resumes_with_its_whole_active_path(
     ]
     assert len(request.tool_results()) >= len(replayed_results)
     # migrated on the first append: the original is kept byte for byte, the file is now v3 plus the turn
-    assert (tmp_path / f"{name}.v1.bak").read_bytes() == (FIXTURES / name).read_bytes()
+    assert (tmp_path / f"{name}.v1.bak").read_bytes() == copied
     header, *entries = _lines(session)
     assert header["version"] == 3
     assert [e["message"]["role"] for e in entries[-2:]] == ["user", "assistant"]
@@ -104,7 +107,7 @@ async def test_real_pi_session_replays_to_anthropic_without_violations(
     name: str, tmp_path: Path, project: Path, fake: FakeLLM
 ) -> None:
     # Foreign thinking (signed by the real Anthropic API) is replayed as plain text, so the fake accepts it.
-    session = _copy_fixture(name, tmp_path)
+    session = _copy_fixture(name, tmp_path, project)
     users, _, _ = _expected_from(session)
     fake.script([Reply([text("ok")])])
     async with open_session(["--session", str(session), "--model", ANTHROPIC], project) as agent:

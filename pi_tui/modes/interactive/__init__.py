@@ -112,12 +112,19 @@ def _run_app(
 
     agent_dir = default_agent_dir()
 
+    keep_cwd = False  # the user chose to continue here although the session's directory is gone
+
     def create_startup(trust: bool | None) -> Startup:
         from pi_tui.runtime.factory import create_session
 
         if trust:
             args.trust_project = True
-        return create_session(args, cwd, allow_no_model=True)  # no key yet: the app opens and says so
+        # no key yet: the app opens and says so
+        return create_session(args, cwd, allow_no_model=True, keep_cwd=keep_cwd)
+
+    def continue_in_cwd() -> None:
+        nonlocal keep_cwd
+        keep_cwd = True
 
     def trust_for_this_run() -> None:
         args.approve = (
@@ -138,6 +145,7 @@ def _run_app(
         initial_images=first_images,
         needs_trust=trust_question(args, cwd, agent_dir),
         trust_for_this_run=trust_for_this_run,
+        continue_in_cwd=continue_in_cwd,
         theme_name=theme,
         preview_path=_preview_path(args, cwd),
     )

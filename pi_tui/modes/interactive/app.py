@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from pi_tui.extensions.extension import RegisteredShortcut
     from pi_tui.runtime.agent_session import AgentSession
     from pi_tui.runtime.factory import Startup
+    from pi_tui.runtime.session_cwd import MissingSessionCwdError
 
     from .blocks import NoticeBlock
     from .signal_wakeup import SignalWakeup
@@ -76,6 +77,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         trust_for_this_run: With it, the question also offers "Trust (this session only)", pi's answer
             that records nothing: it is called (pi-tui's start-up sets ``--approve``) and
             ``create_startup`` then gets ``trust=None``.
+        continue_in_cwd: With it, a ``--session`` file whose recorded working directory is gone asks
+            "Session cwd not found" (as pi); yes calls it (the next ``create_startup`` keeps ``cwd``), no
+            leaves with exit code 0. Without it such a start is an error like any other.
         theme_name: The pi theme to start with.
         preview_path: A session file whose last messages the first frame shows (read from its tail,
             `preview.read_tail`) until the session is ready.
@@ -119,6 +123,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         initial_images: Sequence[ImageContent] | None = None,
         needs_trust: Callable[[], bool] | None = None,
         trust_for_this_run: Callable[[], None] | None = None,
+        continue_in_cwd: Callable[[], None] | None = None,
         theme_name: str | None = None,
         preview_path: Path | None = None,
     ) -> None:
@@ -132,6 +137,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._initial_images = list(initial_images or [])
         self._needs_trust = needs_trust
         self._trust_for_this_run = trust_for_this_run
+        self._continue_in_cwd = continue_in_cwd
         self._waiting: list[tuple[str, bool]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._pending_text = ""
@@ -446,8 +452,19 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         trust: bool | None = None
         if self._needs_trust is not None and self._needs_trust():
             trust = await self._ask_trust()
+        from pi_tui.runtime.session_cwd import MissingSessionCwdError
+
         try:
-            startup = await asyncio.to_thread(self._create_and_preload, trust)
+            try:
+                startup = await asyncio.to_thread(self._create_and_preload, trust)
+            except MissingSessionCwdError as gone:
+                if self._continue_in_cwd is None:
+                    raise
+                if not await self._ask_continue_in_cwd(gone):
+                    self.exit(0)  # as pi: declining leaves, nothing was changed
+                    return
+                self._continue_in_cwd()
+                startup = await asyncio.to_thread(self._create_and_preload, trust)
         except Exception as exc:
             from pi_tui.runtime.factory import StartupError
 
@@ -478,6 +495,12 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         # what was appended. Here, not on the UI thread when the footer is first drawn.
         startup.session.stats()
         return startup
+
+    async def _ask_continue_in_cwd(self, gone: MissingSessionCwdError) -> bool:
+        from .bridge import ask
+        from .dialogs import ConfirmDialog
+
+        return bool(await ask(self, ConfirmDialog("Session cwd not found", gone.question)))
 
     async def _ask_trust(self) -> bool | None:
         from . import project_trust_files
@@ -516,6 +539,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.startup = startup
         session = startup.session
         self.session = session
+        self._cwd = Path(session.cwd)  # a --session file runs in the directory it records
         session.attach_ui(TuiBridge(self), "tui")
         self.adapter = ChatAdapter(self)
         session.subscribe(self.adapter.on_event)
