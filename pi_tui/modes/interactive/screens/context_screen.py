@@ -53,9 +53,9 @@ __all__ = ["ContextScreen", "open_context"]
 
 BREAKPOINT = "──── cache breakpoint ────"
 COUNTING = "counting the messages' tokens…"
+"""What the first frame shows where the figures go while the report is being made."""
 COUNT_WAIT_S = 0.1
 """How long ``/context`` waits for the messages' counting (under way) before it shows without figures."""
-"""What the first frame shows where the figures go while the report is being made."""
 
 
 @dataclass(frozen=True, slots=True)
