@@ -190,6 +190,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.mode = "print"
         self.sandbox: CommandSandbox | None = None
         """The OS sandbox for bash commands and ``!cmd`` (set by the factory; None: unsandboxed)."""
+        self.cli_model_scope: list[str] | None = None
+        """``--models`` patterns (set by the factory): the scope Ctrl+P cycles, before ``enabledModels``."""
         # The mode's built-in slash commands, ``(text) -> handled``, called by the prompt pipeline.
         self.builtin_commands: Callable[[str], Awaitable[bool] | bool] | None = None
         self._system_override: str | None = None

@@ -437,6 +437,7 @@ def _create_session(
         )
         session_box.append(agent_session)
         agent_session.sandbox = sandbox
+        agent_session.cli_model_scope = list(args.models) or None
         # --- extensions: discover, import and register; session_start goes out on start ---
         from pi_tui.extensions.setup import load_extensions
 

@@ -81,8 +81,9 @@ class KeyActions:
         models = list(session.registry.available_models())
         levels: list[ThinkingLevel | None] = [None] * len(models)
         settings = session.settings
-        patterns = settings.enabled_models if settings is not None else None
-        if patterns:  # pi cycles the scope (``enabledModels``) when it is set, with its thinking levels
+        # pi cycles the scope (``--models``, else ``enabledModels``) when there is one, with its levels
+        patterns = session.cli_model_scope or (settings.enabled_models if settings is not None else None)
+        if patterns:
             from pi_tui.ai.model_resolver import resolve_model_scope
 
             scoped, _warnings = resolve_model_scope(patterns, models)

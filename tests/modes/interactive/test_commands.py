@@ -340,6 +340,25 @@ async def test_ctrl_p_cycles_only_the_scoped_models_when_enabled_models_is_set(
         assert seen == ["p-three/three", "p-one/one", "p-three/three"]
 
 
+async def test_ctrl_p_cycles_the_models_scope_given_on_the_command_line(tmp_path: Path, agent_dir: Path) -> None:
+    model = {"contextWindow": 100_000, "maxTokens": 4096}
+    providers = {
+        name: {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",
+               "models": [{"id": mid, **model}]}
+        for name, mid in (("p-one", "one"), ("p-two", "two"), ("p-three", "three"))
+    }  # fmt: skip
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+    (agent_dir / "settings.json").write_text(json.dumps({"enabledModels": ["p-two/two"]}))  # --models wins
+    app = make_app(tmp_path, agent_dir, FauxScript(), ["--models", "p-three/three,p-one/*"])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        seen = []
+        for _ in range(3):
+            await pilot.press("ctrl+p")
+            seen.append(app.session.model.label)
+        assert seen == ["p-three/three", "p-one/one", "p-three/three"]
+
+
 def _fake_xclip(bin_dir: Path, image: bytes | None) -> None:
     bin_dir.mkdir()
     payload = bin_dir / "image.bin"
