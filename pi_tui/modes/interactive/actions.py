@@ -59,7 +59,15 @@ class KeyActions:
     def action_command(self, text: str) -> None:
         self.run_command(text)
 
-    def switch_model(self, model: Model, thinking: ThinkingLevel | None) -> None:
+    def switch_model(self, model: Model, thinking: ThinkingLevel | None, *, announce: bool = True) -> None:
+        """Switch the session to ``model`` (at ``thinking``, or the current level clamped to it).
+
+        Args:
+            model: The model to use from now on.
+            thinking: The thinking level to set, or None to keep the current one (clamped).
+            announce: Add pi's "Model: …" status line to the chat; a caller that says so in its own
+                line (after a login) passes False.
+        """
         from pi_tui.ai.thinking import clamp_thinking_level
 
         session = self.require_session()
@@ -68,9 +76,10 @@ class KeyActions:
             session.set_thinking_level(clamp_thinking_level(model, thinking))
         else:
             session.set_thinking_level(clamp_thinking_level(model, session.thinking))
-        self.chat_status(
-            f"Model: {model.label}" + (f" (thinking: {session.thinking})" if model.reasoning else "")
-        )
+        if announce:
+            self.chat_status(
+                f"Model: {model.label}" + (f" (thinking: {session.thinking})" if model.reasoning else "")
+            )
         self.router.note_subscription(model)
         self.refresh_footer()
 

@@ -236,6 +236,11 @@ async def test_after_an_api_key_login_from_no_model_prompts_work_without_a_resta
             await pilot.press("enter")
             await until(pilot, lambda: app.session.has_model)
             assert app.session.model.provider == "anthropic"
+            # one line says it all, as in pi: no separate "Model: …" line after the login's
+            await until(pilot, lambda: any("Saved API key for Anthropic." in n for n in notices(app)))
+            saved = next(n for n in notices(app) if "Saved API key for Anthropic." in n)
+            assert f"Selected {app.session.model.id}." in saved
+            assert not [n for n in notices(app) if n.startswith("Model:")]
             await send(pilot, "hello")
             await until(
                 pilot,

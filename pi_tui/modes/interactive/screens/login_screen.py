@@ -345,7 +345,7 @@ async def _run_login(app: Any, provider: str, method: str) -> None:
     if current is None or (current.provider != provider and not registry.has_auth(current.provider)):
         default = registry.default_model_for(provider)
         if default is not None:
-            app.switch_model(default, None)
+            app.switch_model(default, None, announce=False)  # the line below names it
             selected = f" Selected {default.id}."
     app.chat_notice(f"{action}.{selected} Credentials saved to {storage.path}")
     if method == "oauth" and provider == "anthropic":

@@ -440,8 +440,12 @@ class TreeScreen(Screen[None]):
             self.notify(f"Fork failed: {exc}", severity="error")
             return
         self.app.pop_screen()
-        path = self.session.session_manager.path
-        self.app.notify(f"Forked into {path.name if path else 'a new session'}")
+        from pi_tui.modes.interactive.app import PiApp
+
+        if isinstance(self.app, PiApp):  # the chat of the new session says so, in pi's words
+            self.app.chat_status("Forked to new session")
+        else:
+            self.app.notify("Forked to new session")
         if editor_text:
             self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
 

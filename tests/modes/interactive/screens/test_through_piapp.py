@@ -179,3 +179,25 @@ async def test_resuming_a_session_with_an_unreadable_line_says_so(tmp_path: Path
         await until(pilot, lambda: any("unreadable line" in b.text for b in app.chat.query(NoticeBlock)))
         warning = next(b.text for b in app.chat.query(NoticeBlock) if "unreadable line" in b.text)
         assert first_file.name in warning and "line 6" in warning and "nested deeper" in warning
+
+
+async def test_fork_through_the_shell_says_forked_to_new_session(tmp_path: Path, agent_dir: Path) -> None:
+    """pi's words after /fork are "Forked to new session" in the chat; the file is not named."""
+    from pi_tui.modes.interactive.screens.tree_screen import ForkScreen
+
+    script = FauxScript(faux_reply("one"), faux_reply("two"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _prompt(pilot, app, "alpha question")
+        old_path = app.session.session_manager.path
+        await _submit(pilot, app, "/fork")
+        await until(pilot, lambda: isinstance(app.screen, ForkScreen))
+        await pilot.press("enter")
+        await until(pilot, lambda: not isinstance(app.screen, ForkScreen))
+        await until(pilot, lambda: app.editor.text == "alpha question")
+        await until(
+            pilot, lambda: [b.text for b in app.chat.query(NoticeBlock)][-1:] == ["Forked to new session"]
+        )
+        assert app.session.session_manager.path != old_path
+        assert not [n for n in app._notifications if "Forked" in n.message]
