@@ -41,11 +41,13 @@ async def _chatted(project: Path) -> Any:
 
 
 async def _wait_for(app: HostApp, pilot: Any, kind: type) -> None:
-    for _ in range(200):
-        if isinstance(app.screen, kind):
-            return
+    # A deadline, not a count of short pauses: the summary request (a round trip to the fake server) can
+    # take seconds on a loaded machine.
+    deadline = asyncio.get_running_loop().time() + 20
+    while not isinstance(app.screen, kind):
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{kind.__name__} never showed; the screen is {app.screen!r}")
         await pilot.pause(0.01)
-    raise AssertionError(f"{kind.__name__} never showed; the screen is {app.screen!r}")
 
 
 async def test_an_edited_summary_is_what_the_next_request_carries_and_survives_continue(
