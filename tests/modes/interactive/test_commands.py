@@ -27,6 +27,15 @@ async def _run(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
     await pilot.pause()
 
 
+async def _type_import(pilot, app, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``/import PATH`` in the editor: the command typed, the long temporary path put in at once (the pilot
+    waits ~0.1 s after each key it presses; key by key, these tests' paths took 40-55 s of the 60 s
+    a test may take on a loaded machine)."""
+    await type_text(pilot, "/import ")
+    app.editor.insert(str(path))
+    await pilot.pause()
+
+
 def _info_text(app) -> str:  # type: ignore[no-untyped-def]
     body = app.screen.query_one("#info-body")
     return "\n".join(line.text for line in body.render_lines(body.region.reset_offset))
@@ -483,21 +492,21 @@ async def test_import_copies_the_session_file_and_resumes_it(tmp_path: Path, age
             (tmp_path / "outside", "is a folder"),
             (tmp_path / "notes.txt", "not a pi session file"),
         ]:
-            await type_text(pilot, f"/import {bad}")
+            await _type_import(pilot, app, bad)
             app.menu.hide()
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
             await pilot.press("y")
             await until(pilot, lambda w=why: any(w in t for t in _notices(app)))
         before = sorted(p.name for p in original.parent.iterdir())
-        await type_text(pilot, f"/import {elsewhere}")
+        await _type_import(pilot, app, elsewhere)
         app.menu.hide()
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("n")  # no: nothing copied
         await until(pilot, lambda: any(t == "Import cancelled" for t in _notices(app)))
         assert sorted(p.name for p in original.parent.iterdir()) == before
-        await type_text(pilot, f"/import {elsewhere}")
+        await _type_import(pilot, app, elsewhere)
         app.menu.hide()
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
@@ -540,7 +549,7 @@ async def test_import_of_a_session_whose_folder_is_gone_asks_to_use_this_one(
         new_session = app.session.session_manager.path
 
         async def import_and_answer(second: str) -> ConfirmDialog:
-            await type_text(pilot, f"/import {elsewhere}")
+            await _type_import(pilot, app, elsewhere)
             app.menu.hide()
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
