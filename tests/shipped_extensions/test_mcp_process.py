@@ -94,7 +94,8 @@ def test_a_run_ends_promptly_after_a_server_that_printed_garbage_and_leaves_it_d
         _, err = proc.communicate()
     assert proc.returncode == 0, err
     assert called is not None
-    assert ended - called < 3.0  # ~0.7 s here; a generous bound for a busy machine
+    # ~0.7 s on a quiet machine, up to ~2.7 s seen at load 13; the old wait was ~8 s.
+    assert ended - called < 5.0
     assert not alive(int(pid_file.read_text()))
 
 
