@@ -40,7 +40,7 @@ class HostApp(App[None]):
 
 
 def fixture_session(fixture: Path, project: Path, *extra: str) -> Any:
-    """A runtime session over a copy of a shared pi fixture (faux provider: nothing is sent)."""
+    """A runtime session over a copy of a shared pi fixture (faux provider: nothing is sent), run in ``project``."""
     import shutil
 
     from pi_tui.args import parse_args
@@ -48,7 +48,10 @@ def fixture_session(fixture: Path, project: Path, *extra: str) -> Any:
 
     copy = project / fixture.name
     shutil.copy(fixture, copy)
-    return create_session(parse_args(["--session", str(copy), "--provider", "faux", *extra]), project).session
+    # The fixtures record the directory they were made in (another machine): the test's project is where
+    # they are shown, as when the user chose to continue in the current directory.
+    args = parse_args(["--session", str(copy), "--provider", "faux", *extra])
+    return create_session(args, project, keep_cwd=True).session
 
 
 SNAP_DIR = Path("/tmp/pi-tui-screens-snapshot")
