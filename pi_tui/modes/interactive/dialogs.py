@@ -109,16 +109,19 @@ class SelectDialog(ModalScreen[Any]):
         search: bool = True,
         initial: int = 0,
         saveable: bool = False,
+        search_keys: Sequence[str] | None = None,
     ) -> None:
         """``message`` is shown under the title; ``search=False`` leaves out the filter line (a question
         with a few fixed answers); ``initial`` is the option highlighted first (the current one). With
-        ``saveable``, Ctrl+S answers too, as `Saved` (pi's "save as default" key in its selectors)."""
+        ``saveable``, Ctrl+S answers too, as `Saved` (pi's "save as default" key in its selectors).
+        ``search_keys`` (one per option) is what the filter matches instead of the shown text."""
         super().__init__()
         self.title_text = title
         self.message = message
         self.search = search
         self.options = list(options)
         self.values = list(values) if values is not None else list(options)
+        self._search_keys = list(search_keys) if search_keys is not None else self.options
         self._shown: list[int] = list(range(len(self.options)))
         self._initial = initial if 0 <= initial < len(self.options) else 0
         self._saveable = saveable
@@ -142,7 +145,7 @@ class SelectDialog(ModalScreen[Any]):
     def on_input_changed(self, event: Input.Changed) -> None:
         from pi_tui.util.fuzzy import fuzzy_filter
 
-        self._shown = [i for i, _ in fuzzy_filter(event.value, self.options)]
+        self._shown = [i for i, _ in fuzzy_filter(event.value, self._search_keys)]
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options([Option(self.options[i]) for i in self._shown])

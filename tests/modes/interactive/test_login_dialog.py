@@ -167,7 +167,7 @@ async def test_logout_names_a_stored_api_key_by_its_provider_not_the_subscriptio
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, "/logout")
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
-        assert [label.split(" · ")[0] for label in app.screen.options] == ["Anthropic"]
+        assert app.screen.options == ["Anthropic ✓ configured"]
         await pilot.press("enter")
         await until(
             pilot, lambda: any("Removed stored API key for Anthropic." in t for t, _ in _notices(app))
@@ -395,3 +395,34 @@ async def test_radius_login_asks_browser_or_device_code_then_signs_in(
         await until(pilot, lambda: any("Logged in to Radius" in text for text, _ in _notices(app)))
     stored = json.loads((agent_dir / "auth.json").read_text())["radius"]
     assert stored["type"] == "oauth" and stored["access"] in auth_server.valid_access_tokens()
+
+
+async def test_api_key_provider_rows_are_the_name_and_status_as_in_pi(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi lists a provider by name and status (no id), so rows fit one line; the id still finds it."""
+    (agent_dir / "auth.json").write_text(json.dumps({"openrouter": {"type": "api_key", "key": "sk-or-x"}}))
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-x")
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await _command(pilot, app, "/login")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press("down", "enter")  # "Sign in with an API key"
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog) and "provider" in app.screen.title_text)
+        labels = dict(zip(app.screen.values, app.screen.options, strict=True))
+        assert labels["cloudflare-ai-gateway"] == "Cloudflare AI Gateway • unconfigured"
+        assert labels["openrouter"] == "OpenRouter ✓ configured"
+        assert labels["groq"] == "Groq ✓ env: GROQ_API_KEY"
+        assert all(len(label) <= 76 for label in labels.values())
+        await type_text(pilot, "cloudflare-ai-gateway")  # pi searches ids too
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: (
+                _login_screen(app) is not None
+                and "Enter Cloudflare API key:" in str(_login_screen(app).query_one("#login-question").render())
+            ),
+        )
+        await pilot.press("escape")  # cancel the login: nothing is left waiting for an answer
+        await until(pilot, lambda: _login_screen(app) is None)

@@ -184,3 +184,27 @@ def test_dark_theme(snap_compare: Any, tmp_path: Path, agent_dir: Path) -> None:
 
 def test_light_theme(snap_compare: Any, tmp_path: Path, agent_dir: Path) -> None:
     assert _themed(snap_compare, tmp_path, agent_dir, "light")
+
+
+def test_login_api_key_providers_at_80_columns(snap_compare: Any, tmp_path: Path, agent_dir: Path) -> None:
+    """As pi: each row is the provider's name and its status, one line at 80 columns."""
+    cwd = _project(tmp_path)
+    app = make_app(cwd, agent_dir, FauxScript())
+
+    async def run_before(pilot: Any) -> None:
+        from pi_tui.modes.interactive.dialogs import SelectDialog
+
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "/login")
+        app.menu.hide()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press("down", "enter")  # "Sign in with an API key"
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text.startswith("Select provider"),
+        )
+        await type_text(pilot, "cloud")
+        await _settle(pilot, app)
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))

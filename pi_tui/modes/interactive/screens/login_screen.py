@@ -222,22 +222,41 @@ def _api_key_providers(app: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _status(app: Any, provider: str) -> str:
+def _status(app: Any, provider: str, method: str | None) -> str:
+    """pi's status after a provider's name: configured (and from where), configured for the other
+    method, or unconfigured. ``method`` is the list's (``oauth`` or ``api_key``; None: any)."""
+    import os
+
+    from pi_tui.ai.catalog import env_vars
+
     registry = app.session.registry
     if registry is None:
         return ""
     entry = registry.auth.get(provider)
+    source = ""
     if entry is not None:
-        return "✓ subscription" if entry.get("type") == "oauth" else "✓ API key"
-    return "✓ env" if registry.has_auth(provider) else "• unconfigured"
+        kind = "oauth" if entry.get("type") == "oauth" else "api_key"
+    elif registry.has_auth(provider):
+        kind = "api_key"  # the environment or models.json
+        source = ", ".join(name for name in env_vars(provider) if os.environ.get(name))
+    else:
+        return "• unconfigured"
+    if method is not None and kind != method:
+        return "• subscription configured" if kind == "oauth" else "• API key configured"
+    return f"✓ env: {source}" if source else "✓ configured"
 
 
-async def _choose(app: Any, title: str, items: list[tuple[str, str]]) -> str | None:
+async def _choose(
+    app: Any, title: str, items: list[tuple[str, str]], method: str | None
+) -> str | None:
     from ..bridge import ask
     from ..dialogs import SelectDialog
 
-    labels = [f"{name} · {provider_id} · {_status(app, provider_id)}" for provider_id, name in items]
-    chosen = await ask(app, SelectDialog(title, labels, values=[provider_id for provider_id, _ in items]))
+    # The name and status only, as pi, so a row fits one line; the filter also matches the id.
+    labels = [f"{name} {_status(app, provider_id, method)}" for provider_id, name in items]
+    ids = [provider_id for provider_id, _ in items]
+    keys = [f"{label} {provider_id}" for label, provider_id in zip(labels, ids, strict=True)]
+    chosen = await ask(app, SelectDialog(title, labels, values=ids, search_keys=keys))
     return chosen if isinstance(chosen, str) else None
 
 
@@ -295,7 +314,7 @@ async def open_login(app: Any, args: str) -> None:
             if method is None:
                 return
         provider = await _choose(
-            app, "Select provider to configure:", accounts if method == "oauth" else keyed
+            app, "Select provider to configure:", accounts if method == "oauth" else keyed, method
         )
         if provider is None:
             method = None
@@ -381,7 +400,7 @@ async def open_logout(app: Any, args: str) -> None:
     items = [(p, name_of(p)) for p in stored]
     provider = _match(args, items) if args else None
     if provider is None:
-        provider = await _choose(app, "Select provider to logout:", items)
+        provider = await _choose(app, "Select provider to logout:", items, None)
         if provider is None:
             return
     from pi_tui.ai.oauth import logout
