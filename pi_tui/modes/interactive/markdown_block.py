@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import suppress
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownBlock
+from textual.css.query import NoMatches
+from textual.widgets import Label, Markdown
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from . import blocks
 from .blocks_base import Block
@@ -45,6 +48,25 @@ def _marked_heading(base: type[MarkdownBlock], marks: str) -> type[MarkdownBlock
     return type(f"Marked{base.__name__}", (base,), {"build_from_token": build_from_token})
 
 
+class LabelledFence(MarkdownFence):
+    """A code block drawn as pi draws it: a line with the opening fence and its language (```python),
+    the code indented by two, and a closing ``` line."""
+
+    def compose(self) -> ComposeResult:
+        yield Label(self._opening(), id="fence-open", classes="fence-line")
+        yield from super().compose()
+        yield Label("```", classes="fence-line")
+
+    def _opening(self) -> str:
+        return f"```{self.lexer or ''}"
+
+    def set_content(self, content: Content) -> None:
+        # A streamed fence is updated in place: its language may have grown (```pyt, then ```python).
+        super().set_content(content)
+        with suppress(NoMatches):
+            self.query_one("#fence-open", Label).update(self._opening())
+
+
 class AssistantText(Markdown, Block):
     """Assistant text as markdown, streamed: deltas are queued in O(1) and written in batches per frame.
 
@@ -70,8 +92,9 @@ class AssistantText(Markdown, Block):
     }
     AssistantText MarkdownH1 { text-style: bold underline; }
     AssistantText MarkdownBlockQuote { border-left: outer $pi-md-quote-border; color: $pi-md-quote; }
-    AssistantText MarkdownFence { border-left: wide $pi-md-code-block-border; overflow-x: hidden; }
-    AssistantText MarkdownFence > Label { width: 1fr; }
+    AssistantText MarkdownFence { overflow-x: hidden; }
+    AssistantText MarkdownFence > Label { width: 1fr; padding: 0 0 0 2; }
+    AssistantText MarkdownFence > .fence-line { padding: 0; color: $pi-md-code-block-border; }
     """
 
     def __init__(self, text: str = "") -> None:
@@ -92,7 +115,9 @@ class AssistantText(Markdown, Block):
 
     def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
         """Headings of level 3 and deeper keep their ``###`` marks, as pi draws them (bold alone does
-        not tell them apart from a level 2)."""
+        not tell them apart from a level 2); code blocks are drawn between fence lines (`LabelledFence`)."""
+        if block_name in ("fence", "code_block"):
+            return LabelledFence
         block_class = super().get_block_class(block_name)
         marks = _HEADING_MARKS.get(block_name)
         if marks is None:

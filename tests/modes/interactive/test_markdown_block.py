@@ -153,7 +153,7 @@ async def test_a_code_line_wider_than_the_chat_wraps_instead_of_being_cut() -> N
         await app.screen.mount(block)
         await pilot.pause()
         fence = block.query_one(MarkdownFence)
-        label = fence.query_one(Label)
+        label = fence.query_one("#code-content", Label)
         assert label.region.right <= fence.region.right
         strips = label.render_lines(Region(0, 0, label.outer_size.width, label.outer_size.height))
         text = " ".join(strip.text.strip() for strip in strips)
@@ -203,3 +203,27 @@ async def test_headings_sit_at_the_left_with_one_blank_line_around() -> None:
         assert h1.region.x == intro.region.x and h3.region.x == intro.region.x
         assert h1.region.y - intro.region.bottom == 1 and body.region.y - h1.region.bottom == 1
         assert h3.region.y - body.region.bottom == 1 and more.region.y - h3.region.bottom == 1
+
+
+async def test_a_code_block_is_drawn_between_fence_lines_naming_its_language() -> None:
+    """As pi draws it: a ```python line (the fence's language), the code indented by two, a ``` line;
+    the language shows while the answer streams, too."""
+    from textual.widgets import Label
+    from textual.widgets.markdown import MarkdownFence
+
+    app = Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        block = AssistantText()
+        await app.screen.mount(block)
+        for piece in ("Code:\n\n```pyt", "hon\nprint(1)\n", "x = 2\n```\n\nDone."):
+            block.append_delta(piece)
+            await pilot.pause()
+        await block.finish()
+        await pilot.pause()
+        fence = block.query_one(MarkdownFence)
+        labels = list(fence.query(Label))
+        texts = [str(label.render()).rstrip() for label in labels]
+        assert [t.strip() for t in texts[1].splitlines()] == ["print(1)", "x = 2"]
+        assert (texts[0], texts[-1]) == ("```python", "```")
+        assert labels[1].content_region.x == labels[0].content_region.x + 2
+        assert labels[0].region.y + 1 == labels[1].region.y
