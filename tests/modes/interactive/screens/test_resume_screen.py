@@ -142,9 +142,10 @@ async def test_arrows_move_and_ctrl_s_cycles_threaded_recent_and_relevance(proje
 
 
 async def test_threaded_order_puts_forks_under_their_parent(project: Path) -> None:
-    parent = write_session(project, "the original")
-    write_session(project, "an unrelated session")
-    write_session(project, "a fork of the original", parent=parent)
+    # Distinct times: three sessions written within one millisecond tie in the newest-first order.
+    parent = write_session(project, "the original", at_ms=1_700_000_000_000)
+    write_session(project, "an unrelated session", at_ms=1_700_000_001_000)
+    write_session(project, "a fork of the original", parent=parent, at_ms=1_700_000_002_000)
     session = _session(project)
     app = HostApp(session)
     async with app.run_test(size=(140, 30)) as pilot:
