@@ -214,65 +214,74 @@ class StreamStart(_Event):
     partial: AssistantMessage
 
 
+# Text, thinking and tool-call blocks each open, grow and close with events of the same fields; the
+# kinds differ only in ``type`` (and a tool call ends with the parsed call rather than its text).
+
+
 @dataclass(frozen=True, slots=True)
-class TextStart(_Event):
+class _BlockStart(_Event):
+    """A content block opened at ``content_index`` of ``partial``."""
+
+    content_index: int
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class _BlockDelta(_Event):
+    """``delta`` was appended to the block at ``content_index``."""
+
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class _BlockEnd(_Event):
+    """The block at ``content_index`` is complete; ``content`` is its whole text."""
+
+    content_index: int
+    content: str
+    partial: AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class TextStart(_BlockStart):
     type: ClassVar[str] = "text_start"
-    content_index: int
-    partial: AssistantMessage
 
 
 @dataclass(frozen=True, slots=True)
-class TextDelta(_Event):
+class TextDelta(_BlockDelta):
     type: ClassVar[str] = "text_delta"
-    content_index: int
-    delta: str
-    partial: AssistantMessage
 
 
 @dataclass(frozen=True, slots=True)
-class TextEnd(_Event):
+class TextEnd(_BlockEnd):
     type: ClassVar[str] = "text_end"
-    content_index: int
-    content: str
-    partial: AssistantMessage
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingStart(_Event):
+class ThinkingStart(_BlockStart):
     type: ClassVar[str] = "thinking_start"
-    content_index: int
-    partial: AssistantMessage
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingDelta(_Event):
+class ThinkingDelta(_BlockDelta):
     type: ClassVar[str] = "thinking_delta"
-    content_index: int
-    delta: str
-    partial: AssistantMessage
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingEnd(_Event):
+class ThinkingEnd(_BlockEnd):
     type: ClassVar[str] = "thinking_end"
-    content_index: int
-    content: str
-    partial: AssistantMessage
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallStart(_Event):
+class ToolCallStart(_BlockStart):
     type: ClassVar[str] = "toolcall_start"
-    content_index: int
-    partial: AssistantMessage
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallDelta(_Event):
+class ToolCallDelta(_BlockDelta):
     type: ClassVar[str] = "toolcall_delta"
-    content_index: int
-    delta: str
-    partial: AssistantMessage
 
 
 @dataclass(frozen=True, slots=True)
