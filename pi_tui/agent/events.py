@@ -148,14 +148,20 @@ class TurnEnd(_AgentEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class MessageStart(_AgentEvent):
-    """A message begins: a streaming assistant message (partial), or any other message (complete)."""
+class _MessageEvent(_AgentEvent):
+    """An event about one whole message: ``{type, message}`` on the wire."""
 
-    type: ClassVar[str] = "message_start"
     message: Message
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "message": dump_message(self.message)}
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart(_MessageEvent):
+    """A message begins: a streaming assistant message (partial), or any other message (complete)."""
+
+    type: ClassVar[str] = "message_start"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,14 +181,10 @@ class MessageUpdate(_AgentEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class MessageEnd(_AgentEvent):
+class MessageEnd(_MessageEvent):
     """A message is final. Listeners are awaited in order: persistence happens here."""
 
     type: ClassVar[str] = "message_end"
-    message: Message
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "message": dump_message(self.message)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,10 +321,9 @@ class RuntimeEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class ErrorEvent(RuntimeEvent):
-    """The session could not do something after a turn (save the session file, run a context hook)."""
+class _NoticeEvent(RuntimeEvent):
+    """A runtime event that only carries a sentence for the user: ``{type, message}`` on the wire."""
 
-    type: ClassVar[str] = "error"
     message: str
 
     def payload(self) -> dict[str, Any]:
@@ -330,14 +331,17 @@ class ErrorEvent(RuntimeEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class ExtensionWarning(RuntimeEvent):
+class ErrorEvent(_NoticeEvent):
+    """The session could not do something after a turn (save the session file, run a context hook)."""
+
+    type: ClassVar[str] = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionWarning(_NoticeEvent):
     """A registration conflict or similar, raised once the session runs."""
 
     type: ClassVar[str] = "extension_warning"
-    message: str
-
-    def payload(self) -> dict[str, Any]:
-        return {"message": self.message}
 
 
 @dataclass(frozen=True, slots=True)
