@@ -17,13 +17,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from pi_tui.ai.thinking import parse_thinking_level
 from pi_tui.ai.types import THINKING_LEVELS, Model
 
 from ._format import fmt_tokens
+from ._picker import SearchListScreen
 from ._rowlist import RowList
 
 if TYPE_CHECKING:
@@ -105,22 +105,14 @@ def plan_columns(width: int, models: Sequence[Model], *, scoped: bool) -> Column
     return Columns(max(_MIN_LABEL, spare), 0, False, 0, tag)
 
 
-class ModelScreen(Screen[None]):
+class ModelScreen(SearchListScreen[Model]):
     """The model picker."""
 
     DEFAULT_CSS = """
-    ModelScreen { layout: vertical; }
-    ModelScreen #model-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
     ModelScreen #model-hint { height: auto; padding: 0 1; color: $warning; }
-    ModelScreen #model-search { height: 3; }
-    ModelScreen #model-list { height: 1fr; }
     ModelScreen #model-empty { height: 1; padding: 0 1; color: $text-muted; display: none; }
-    ModelScreen #model-help { height: auto; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [
-        Binding("escape,ctrl+c", "close", "Close", priority=True),
-        Binding("up", "move(-1)", "Up", show=False, priority=True),
-        Binding("down", "move(1)", "Down", show=False, priority=True),
         Binding("left", "thinking(-1)", "Less thinking", show=False, priority=True),
         Binding("right", "thinking(1)", "More thinking", show=False, priority=True),
         Binding("tab", "scope", "All / scoped", priority=True),
@@ -157,26 +149,29 @@ class ModelScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("", id="model-title")
+            yield Static("", id="model-title", classes="picker-title")
             if not self.scoped:  # as pi: say why a provider is missing and how to add one
                 yield Static(
                     "Only providers with a key or a login are listed; /login adds one.", id="model-hint"
                 )
-            yield Input(value=self._initial_query, placeholder="Type to search models", id="model-search")
+            yield Input(
+                value=self._initial_query,
+                placeholder="Type to search models",
+                id="model-search",
+                classes="picker-search",
+            )
             yield Static("No matching models", id="model-empty")
             yield RowList(self._render_row, id="model-list")
             yield Static(
                 "↑/↓ move · ←/→ thinking · Enter use · ctrl+s save as default · Tab all/scoped · "
                 "ctrl+t add/remove from scope · Esc close",
                 id="model-help",
+                classes="picker-help",
             )
 
     def on_mount(self) -> None:
         self._apply()
         self.query_one(Input).focus()
-
-    def _list(self) -> RowList:
-        return self.query_one("#model-list", RowList)
 
     def _render_row(self, index: int) -> Text:
         if index >= len(self.shown):
@@ -230,20 +225,12 @@ class ModelScreen(Screen[None]):
             f"Select model · {len(self.shown)} of {len(self.models)} · {view}{thinking}"
         )
 
-    def _selected(self) -> Model | None:
-        index = self._list().cursor
-        return self.shown[index] if 0 <= index < len(self.shown) else None
-
     def _level_for(self, model: Model) -> ThinkingLevel:
         from pi_tui.ai.thinking import clamp_thinking_level
 
         return clamp_thinking_level(model, self.thinking)
 
     # --- keys -----------------------------------------------------------------------------------------
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        event.stop()
-        self._apply()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -257,9 +244,6 @@ class ModelScreen(Screen[None]):
         event.stop()
         if self.is_mounted:
             self._title()
-
-    def action_move(self, step: int) -> None:
-        self._list().action_move(step)
 
     def action_thinking(self, step: int) -> None:
         model = self._selected()
@@ -288,9 +272,6 @@ class ModelScreen(Screen[None]):
 
     def action_save(self) -> None:
         self._choose(save=True)
-
-    def action_close(self) -> None:
-        self.app.pop_screen()
 
     def _choose(self, *, save: bool) -> None:
         model = self._selected()

@@ -21,11 +21,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from ._dialogs import ConfirmScreen, PromptScreen
 from ._format import fmt_age, fmt_size, one_line
+from ._picker import SearchListScreen
 from ._rowlist import RowList
 
 __all__ = ["ResumeScreen", "open_resume", "trash_session", "TRASH_DIR_NAME"]
@@ -90,20 +90,10 @@ def _search_text(info: Any) -> str:
     return f"{info.name or ''} {info.first_message} {info.modified.astimezone():%Y-%m-%d}"
 
 
-class ResumeScreen(Screen[None]):
+class ResumeScreen(SearchListScreen[Any]):
     """The session picker."""
 
-    DEFAULT_CSS = """
-    ResumeScreen { layout: vertical; }
-    ResumeScreen #resume-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
-    ResumeScreen #resume-search { height: 3; }
-    ResumeScreen #resume-list { height: 1fr; }
-    ResumeScreen #resume-help { height: auto; padding: 0 1; color: $text-muted; }
-    """
     BINDINGS = [
-        Binding("escape,ctrl+c", "close", "Close", priority=True),
-        Binding("up", "move(-1)", "Up", show=False, priority=True),
-        Binding("down", "move(1)", "Down", show=False, priority=True),
         Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
         Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
         Binding("tab", "scope", "This folder / All", priority=True),
@@ -143,13 +133,14 @@ class ResumeScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("", id="resume-title")
-            yield Input(placeholder="Type to search", id="resume-search")
+            yield Static("", id="resume-title", classes="picker-title")
+            yield Input(placeholder="Type to search", id="resume-search", classes="picker-search")
             yield RowList(self._render_row, row_key=self._row_key, id="resume-list")
             yield Static(
                 "↑/↓ move · Enter resume · Tab folder/all · ctrl+s sort · ctrl+n named · ctrl+g paths · "
                 "ctrl+r rename · ctrl+d delete · Esc close",
                 id="resume-help",
+                classes="picker-help",
             )
 
     def on_mount(self) -> None:
@@ -159,9 +150,6 @@ class ResumeScreen(Screen[None]):
             self._load_current()
 
     # --- rows -----------------------------------------------------------------------------------------
-
-    def _list(self) -> RowList:
-        return self.query_one("#resume-list", RowList)
 
     def _row_key(self, index: int) -> object:
         return self.shown[index].path if index < len(self.shown) else index
@@ -215,15 +203,7 @@ class ResumeScreen(Screen[None]):
             layout=False,
         )
 
-    def _selected(self) -> Any | None:
-        index = self._list().cursor
-        return self.shown[index] if 0 <= index < len(self.shown) else None
-
     # --- keys -----------------------------------------------------------------------------------------
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        event.stop()
-        self._apply()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -235,9 +215,6 @@ class ResumeScreen(Screen[None]):
         event.stop()
         if 0 <= event.index < len(self.shown):
             self._resume(self.shown[event.index])
-
-    def action_move(self, step: int) -> None:
-        self._list().action_move(step)
 
     def action_page(self, direction: int) -> None:
         self._list().action_page(direction)

@@ -15,11 +15,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ._dialogs import ChoiceScreen, PromptScreen
+from ._picker import SearchListScreen
 from ._rowlist import RowList
 from .settings_catalog import CATALOG, Setting, parse_value, shown_value, source_of, value_of, write
 
@@ -115,20 +116,10 @@ _LABEL_WIDTH = 40
 _MAX_VALUE_WIDTH = 30
 
 
-class SettingsScreen(Screen[None]):
+class SettingsScreen(SearchListScreen[Setting]):
     """The settings list."""
 
-    DEFAULT_CSS = """
-    SettingsScreen { layout: vertical; }
-    SettingsScreen #settings-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
-    SettingsScreen #settings-search { height: 3; }
-    SettingsScreen #settings-list { height: 1fr; }
-    SettingsScreen #settings-help { height: auto; padding: 0 1; color: $text-muted; }
-    """
     BINDINGS = [
-        Binding("escape,ctrl+c", "close", "Close", priority=True),
-        Binding("up", "move(-1)", "Up", show=False, priority=True),
-        Binding("down", "move(1)", "Down", show=False, priority=True),
         Binding("ctrl+d", "reset", "Reset to default", priority=True),
         Binding("ctrl+g", "scope", "Global / project", priority=True),
     ]
@@ -143,20 +134,18 @@ class SettingsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("", id="settings-title")
-            yield Input(placeholder="Type to search", id="settings-search")
+            yield Static("", id="settings-title", classes="picker-title")
+            yield Input(placeholder="Type to search", id="settings-search", classes="picker-search")
             yield RowList(self._render_row, id="settings-list")
             yield Static(
                 "Type to search · Enter change · ctrl+d reset to default · ctrl+g write global/project · Esc close",
                 id="settings-help",
+                classes="picker-help",
             )
 
     def on_mount(self) -> None:
         self._apply()
         self.query_one(Input).focus()
-
-    def _list(self) -> RowList:
-        return self.query_one("#settings-list", RowList)
 
     def _render_row(self, index: int) -> Text:
         if index >= len(self.shown):
@@ -187,14 +176,6 @@ class SettingsScreen(Screen[None]):
             f"Settings · {len(self.shown)} of {len(CATALOG)} · writing to {self.scope} settings"
         )
 
-    def _selected(self) -> Setting | None:
-        index = self._list().cursor
-        return self.shown[index] if 0 <= index < len(self.shown) else None
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        event.stop()
-        self._apply()
-
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self._edit()
@@ -203,15 +184,9 @@ class SettingsScreen(Screen[None]):
         event.stop()
         self._edit()
 
-    def action_move(self, step: int) -> None:
-        self._list().action_move(step)
-
     def action_scope(self) -> None:
         self.scope = "project" if self.scope == "global" else "global"
         self._apply(keep=(s.key if (s := self._selected()) else None))
-
-    def action_close(self) -> None:
-        self.app.pop_screen()
 
     def action_reset(self) -> None:
         setting = self._selected()
