@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,8 @@ from pi_tui.compaction import (
     compaction_mark,
     summarize,
 )
-from pi_tui.testing import Fault
+from pi_tui.runtime.agent_session import AgentSession
+from pi_tui.testing import FakeLLM, Fault
 from tests.runtime.helpers import Events, open_session
 
 from .helpers import (
@@ -33,6 +36,7 @@ from .helpers import (
 )
 
 COMPACTED = "The conversation history before this point was compacted into the following summary"
+READ_FOUR = "Read four files."
 
 
 def _settings(agent_dir: Path, reserve: int, keep: int) -> None:
@@ -44,6 +48,29 @@ def _settings(agent_dir: Path, reserve: int, keep: int) -> None:
 
 def _compaction_entries(session: Any) -> list[Any]:
     return [e for e in session.session_manager.get_entries() if compaction_mark(e) is not None]
+
+
+AfterReading = Callable[..., AbstractAsyncContextManager[tuple[FakeLLM, AgentSession]]]
+
+
+@pytest.fixture
+def after_reading(serve: Callable[..., FakeLLM], agent_dir: Path, project: Path) -> AfterReading:
+    """``after_reading(reader, files=N, prompt=...)``: a session on the fake Anthropic model (compaction
+    keeps the last 1,500 tokens) over N data files, entered after a first ``prompt`` that ``reader``
+    answers by reading them; it yields the fake server and the session."""
+
+    @asynccontextmanager
+    async def start(
+        reader: Reader, *, files: int, prompt: str
+    ) -> AsyncIterator[tuple[FakeLLM, AgentSession]]:
+        _settings(agent_dir, 16_384, 1_500)
+        write_data_files(project, files)
+        fake = serve(responder=reader)
+        async with open_session(["--model", ANTHROPIC], project) as session:
+            await session.prompt(prompt)
+            yield fake, session
+
+    return start
 
 
 @pytest.mark.parametrize("model", [ANTHROPIC, OPENAI_CHAT])
@@ -154,13 +181,9 @@ def summary_index(requests: list[Any], request: Any) -> int:
     return next(i for i, r in enumerate(requests) if r is request)
 
 
-async def test_overflow_compacts_and_retries_exactly_once(serve: Any, agent_dir: Path, project: Path) -> None:
-    _settings(agent_dir, 16_384, 1_500)
-    write_data_files(project, 6)
+async def test_overflow_compacts_and_retries_exactly_once(after_reading: AfterReading) -> None:
     reader = Reader(per_prompt=3)
-    fake = serve(responder=reader)
-    async with open_session(["--model", ANTHROPIC], project) as session:
-        await session.prompt("Read three files.")
+    async with after_reading(reader, files=6, prompt="Read three files.") as (fake, session):
         before = len(fake.requests)
         events = Events(session)
         reader.overflow_next = 1
@@ -190,14 +213,10 @@ async def test_overflow_compacts_and_retries_exactly_once(serve: Any, agent_dir:
 
 
 async def test_a_second_overflow_after_compacting_ends_with_a_clear_error(
-    serve: Any, agent_dir: Path, project: Path
+    after_reading: AfterReading,
 ) -> None:
-    _settings(agent_dir, 16_384, 1_500)
-    write_data_files(project, 6)
     reader = Reader(per_prompt=3)
-    fake = serve(responder=reader)
-    async with open_session(["--model", ANTHROPIC], project) as session:
-        await session.prompt("Read three files.")
+    async with after_reading(reader, files=6, prompt="Read three files.") as (fake, session):
         before = len(fake.requests)
         events = Events(session)
         reader.overflow_next = 2
@@ -245,14 +264,10 @@ async def test_a_real_overflow_falls_back_to_the_standalone_summary_and_the_run_
 
 
 async def test_an_extension_supplies_the_summary_and_no_model_call_is_made(
-    serve: Any, agent_dir: Path, project: Path
+    after_reading: AfterReading,
 ) -> None:
-    _settings(agent_dir, 16_384, 1_500)
-    write_data_files(project, 4)
-    fake = serve(responder=Reader(per_prompt=4))
     seen: list[Any] = []
-    async with open_session(["--model", ANTHROPIC], project) as session:
-        await session.prompt("Read four files.")
+    async with after_reading(Reader(per_prompt=4), files=4, prompt=READ_FOUR) as (fake, session):
 
         async def before_compact(prep: Any, entries: list[Any], instructions: str | None, signal: Any) -> Any:
             seen.append(
@@ -287,14 +302,10 @@ async def test_an_extension_supplies_the_summary_and_no_model_call_is_made(
 
 
 async def test_an_extension_may_only_observe_and_the_default_summary_is_used(
-    serve: Any, agent_dir: Path, project: Path
+    after_reading: AfterReading,
 ) -> None:
-    _settings(agent_dir, 16_384, 1_500)
-    write_data_files(project, 4)
-    fake = serve(responder=Reader(per_prompt=4))
     observed: list[int] = []
-    async with open_session(["--model", ANTHROPIC], project) as session:
-        await session.prompt("Read four files.")
+    async with after_reading(Reader(per_prompt=4), files=4, prompt=READ_FOUR) as (fake, session):
 
         async def before_compact(prep: Any, _entries: list[Any], _instructions: Any, _signal: Any) -> None:
             observed.append(
@@ -309,14 +320,8 @@ async def test_an_extension_may_only_observe_and_the_default_summary_is_used(
     assert summary_requests(fake.requests)
 
 
-async def test_cancelled_compactions_leave_the_session_unchanged(
-    serve: Any, agent_dir: Path, project: Path
-) -> None:
-    _settings(agent_dir, 16_384, 1_500)
-    write_data_files(project, 4)
-    fake = serve(responder=Reader(per_prompt=4))
-    async with open_session(["--model", ANTHROPIC], project) as session:
-        await session.prompt("Read four files.")
+async def test_cancelled_compactions_leave_the_session_unchanged(after_reading: AfterReading) -> None:
+    async with after_reading(Reader(per_prompt=4), files=4, prompt=READ_FOUR) as (fake, session):
         entries_before = len(session.session_manager.get_entries())
 
         async def cancel(*_args: Any) -> Any:
@@ -346,15 +351,9 @@ async def test_cancelled_compactions_leave_the_session_unchanged(
         assert len(session.session_manager.get_entries()) == entries_before
 
 
-async def test_the_user_can_edit_the_summary_before_it_is_applied(
-    serve: Any, agent_dir: Path, project: Path
-) -> None:
-    _settings(agent_dir, 16_384, 1_500)
-    write_data_files(project, 4)
-    fake = serve(responder=Reader(per_prompt=4))
+async def test_the_user_can_edit_the_summary_before_it_is_applied(after_reading: AfterReading) -> None:
     shown: list[str] = []
-    async with open_session(["--model", ANTHROPIC], project) as session:
-        await session.prompt("Read four files.")
+    async with after_reading(Reader(per_prompt=4), files=4, prompt=READ_FOUR) as (fake, session):
 
         async def review(summary: str) -> str:
             shown.append(summary)
@@ -387,14 +386,9 @@ async def test_manual_compaction_explains_why_it_cannot_run(
 
 
 async def test_a_failed_summary_request_is_reported_and_nothing_is_written(
-    serve: Any, agent_dir: Path, project: Path
+    after_reading: AfterReading,
 ) -> None:
-    _settings(agent_dir, 16_384, 1_500)
-    write_data_files(project, 4)
-    reader = Reader(per_prompt=4)
-    fake = serve(responder=reader)
-    async with open_session(["--model", ANTHROPIC], project) as session:
-        await session.prompt("Read four files.")
+    async with after_reading(Reader(per_prompt=4), files=4, prompt=READ_FOUR) as (fake, session):
         fake.script([Fault("api_error")])
         with pytest.raises(CompactionError, match="^Summarization failed: "):
             await session.compact()
