@@ -24,8 +24,21 @@ def auth_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAuthServer]:
         yield server
 
 
-def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
+def _notices(app) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
     return [(b.text, "error" if b.has_class("-error") else "info") for b in app.chat.query(NoticeBlock)]
+
+
+async def _until_notice(pilot, app, part: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait for a chat notice that contains ``part``."""
+    await until(pilot, lambda: any(part in text for text, _ in _notices(app)))
+
+
+async def _until_dialog(pilot, app, title: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Wait for a choice dialog (titled ``title``, when given)."""
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, SelectDialog) and (title is None or app.screen.title_text == title),
+    )
 
 
 async def _command(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -38,14 +51,58 @@ def _login_screen(app) -> LoginScreen | None:  # type: ignore[no-untyped-def]
     return app.screen if isinstance(app.screen, LoginScreen) else None
 
 
+async def _until_login_shows(pilot, app, part: str) -> LoginScreen:  # type: ignore[no-untyped-def]
+    """Wait for the login screen to show a line that contains ``part``; returns the screen."""
+    await until(
+        pilot,
+        lambda: (
+            _login_screen(app) is not None and any(part in line.plain for line in _login_screen(app).lines)
+        ),
+    )
+    screen = _login_screen(app)
+    assert screen is not None
+    return screen
+
+
+async def _answer(pilot, app, question: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the login screen to ask ``question`` in its input line, then type ``value`` and Enter."""
+    await until(
+        pilot,
+        lambda: (
+            _login_screen(app) is not None
+            and _login_screen(app).query_one("#login-input").display
+            and question in str(_login_screen(app).query_one("#login-question").render())
+        ),
+    )
+    await type_text(pilot, value)
+    await pilot.press("enter")
+
+
 def _url(screen: LoginScreen) -> str:
     return next(line.plain for line in screen.lines if "/oauth/authorize?" in line.plain)
 
 
 async def _pick_account(pilot, app) -> None:  # type: ignore[no-untyped-def]
-    await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+    await _until_dialog(pilot, app)
     assert app.screen.title_text == "Select authentication method for Anthropic (Claude Pro/Max):"
     await pilot.press("enter")  # "Sign in with an account"
+
+
+async def _anthropic_login_screen(pilot, app) -> LoginScreen:  # type: ignore[no-untyped-def]
+    """``/login anthropic``, sign in with an account: the login screen once it shows the browser URL."""
+    await until(pilot, app.ready.is_set)
+    await _command(pilot, app, "/login anthropic")
+    await _pick_account(pilot, app)
+    return await _until_login_shows(pilot, app, "/oauth/authorize?")
+
+
+def _subscription_auth() -> str:
+    """auth.json with a valid Anthropic subscription (OAuth) login."""
+    import time
+
+    expires = int(time.time() * 1000) + 3600_000
+    login = {"type": "oauth", "access": "sk-ant-oat01-x", "refresh": "r", "expires": expires}
+    return json.dumps({"anthropic": login})
 
 
 def _open(url: str) -> bytes:
@@ -58,22 +115,11 @@ async def test_login_dialog_completes_through_the_browser_callback(
 ) -> None:
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
-        await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login anthropic")
-        await _pick_account(pilot, app)
-        await until(
-            pilot,
-            lambda: (
-                _login_screen(app) is not None
-                and any("/oauth/authorize?" in line.plain for line in _login_screen(app).lines)
-            ),
-        )
-        screen = _login_screen(app)
-        assert screen is not None
+        screen = await _anthropic_login_screen(pilot, app)
         location = await asyncio.to_thread(auth_server.browser_approve, _url(screen))
         page = await asyncio.to_thread(_open, location)
         assert b"login completed" in page
-        await until(pilot, lambda: any("Logged in to Anthropic" in text for text, _ in _notices(app)))
+        await _until_notice(pilot, app, "Logged in to Anthropic")
         assert not isinstance(app.screen, LoginScreen)
         stored = json.loads((agent_dir / "auth.json").read_text())["anthropic"]
         assert stored["access"] in auth_server.valid_access_tokens()
@@ -90,23 +136,12 @@ async def test_login_dialog_takes_a_pasted_redirect_url(
 ) -> None:
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
-        await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login anthropic")
-        await _pick_account(pilot, app)
-        await until(
-            pilot,
-            lambda: (
-                _login_screen(app) is not None
-                and any("/oauth/authorize?" in line.plain for line in _login_screen(app).lines)
-            ),
-        )
-        screen = _login_screen(app)
-        assert screen is not None
+        screen = await _anthropic_login_screen(pilot, app)
         location = await asyncio.to_thread(auth_server.browser_approve, _url(screen))
         await until(pilot, lambda: screen.query_one("#login-input").display)
         screen.query_one("#login-input").value = location  # type: ignore[attr-defined]
         await pilot.press("enter")
-        await until(pilot, lambda: any("Logged in to Anthropic" in text for text, _ in _notices(app)))
+        await _until_notice(pilot, app, "Logged in to Anthropic")
     assert (
         json.loads((agent_dir / "auth.json").read_text())["anthropic"]["access"]
         in auth_server.valid_access_tokens()
@@ -140,16 +175,10 @@ async def test_device_code_login_shows_the_code_then_logs_in_and_logout_removes_
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, "/login xai")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await _until_dialog(pilot, app)
         await pilot.press("enter")  # sign in with an account
-        await until(
-            pilot,
-            lambda: (
-                _login_screen(app) is not None
-                and any("ABCD-1234" in line.plain for line in _login_screen(app).lines)
-            ),
-        )
-        await until(pilot, lambda: any("Logged in to xAI" in text for text, _ in _notices(app)))
+        await _until_login_shows(pilot, app, "ABCD-1234")
+        await _until_notice(pilot, app, "Logged in to xAI")
         assert json.loads((agent_dir / "auth.json").read_text())["xai"]["type"] == "oauth"
         await _command(pilot, app, "/logout xai")
         await until(
@@ -166,12 +195,10 @@ async def test_logout_names_a_stored_api_key_by_its_provider_not_the_subscriptio
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, "/logout")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await _until_dialog(pilot, app)
         assert app.screen.options == ["Anthropic ✓ configured"]
         await pilot.press("enter")
-        await until(
-            pilot, lambda: any("Removed stored API key for Anthropic." in t for t, _ in _notices(app))
-        )
+        await _until_notice(pilot, app, "Removed stored API key for Anthropic.")
     assert json.loads((agent_dir / "auth.json").read_text()) == {}
 
 
@@ -180,15 +207,9 @@ async def test_api_key_login_saves_the_key(tmp_path: Path, agent_dir: Path) -> N
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, "/login")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await _until_dialog(pilot, app)
         await pilot.press("down", "enter")  # "Sign in with an API key"
-        await until(
-            pilot,
-            lambda: (
-                isinstance(app.screen, SelectDialog)
-                and app.screen.title_text == "Select provider to configure:"
-            ),
-        )
+        await _until_dialog(pilot, app, "Select provider to configure:")
         await type_text(pilot, "openrouter")
         await pilot.press("enter")
         await until(
@@ -199,7 +220,7 @@ async def test_api_key_login_saves_the_key(tmp_path: Path, agent_dir: Path) -> N
         assert screen is not None and screen.query_one("#login-input").password  # type: ignore[attr-defined]
         await type_text(pilot, "sk-or-test-key")
         await pilot.press("enter")
-        await until(pilot, lambda: any("Saved API key for OpenRouter" in text for text, _ in _notices(app)))
+        await _until_notice(pilot, app, "Saved API key for OpenRouter")
     assert json.loads((agent_dir / "auth.json").read_text())["openrouter"] == {
         "type": "api_key",
         "key": "sk-or-test-key",
@@ -212,25 +233,10 @@ async def test_a_cloudflare_key_login_asks_for_the_ids_too(tmp_path: Path, agent
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, "/login cloudflare-ai-gateway")
-
-        async def answer(question: str, value: str) -> None:
-            await until(
-                pilot,
-                lambda: (
-                    _login_screen(app) is not None
-                    and _login_screen(app).query_one("#login-input").display
-                    and question in str(_login_screen(app).query_one("#login-question").render())
-                ),
-            )
-            await type_text(pilot, value)
-            await pilot.press("enter")
-
-        await answer("Enter Cloudflare API key:", "cf-token")
-        await answer("Enter Cloudflare account ID:", "acct1")
-        await answer("Enter Cloudflare AI Gateway ID:", "gw1")
-        await until(
-            pilot, lambda: any("Saved API key for Cloudflare AI Gateway" in t for t, _ in _notices(app))
-        )
+        await _answer(pilot, app, "Enter Cloudflare API key:", "cf-token")
+        await _answer(pilot, app, "Enter Cloudflare account ID:", "acct1")
+        await _answer(pilot, app, "Enter Cloudflare AI Gateway ID:", "gw1")
+        await _until_notice(pilot, app, "Saved API key for Cloudflare AI Gateway")
     assert json.loads((agent_dir / "auth.json").read_text())["cloudflare-ai-gateway"] == {
         "type": "api_key",
         "key": "cf-token",
@@ -284,37 +290,18 @@ async def test_cloud_logins_ask_the_method_then_what_it_needs(
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, f"/login {provider}")
-        await until(
-            pilot, lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text == method_title
-        )
+        await _until_dialog(pilot, app, method_title)
         await pilot.press(*(["down"] * downs), "enter")
         for question, value in answers:
-            await until(
-                pilot,
-                lambda question=question: (
-                    _login_screen(app) is not None
-                    and _login_screen(app).query_one("#login-input").display
-                    and question in str(_login_screen(app).query_one("#login-question").render())
-                ),
-            )
-            await type_text(pilot, value)
-            await pilot.press("enter")
-        await until(pilot, lambda: any("Saved API key for" in t for t, _ in _notices(app)))
+            await _answer(pilot, app, question, value)
+        await _until_notice(pilot, app, "Saved API key for")
     assert json.loads((agent_dir / "auth.json").read_text())[provider] == stored
 
 
 async def test_switching_to_claude_on_a_subscription_login_warns_once(
     tmp_path: Path, agent_dir: Path
 ) -> None:
-    import time
-
-    login = {
-        "type": "oauth",
-        "access": "sk-ant-oat01-x",
-        "refresh": "r",
-        "expires": int(time.time() * 1000) + 3600_000,
-    }
-    (agent_dir / "auth.json").write_text(json.dumps({"anthropic": login}))
+    (agent_dir / "auth.json").write_text(_subscription_auth())
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
@@ -328,15 +315,7 @@ async def test_switching_to_claude_on_a_subscription_login_warns_once(
 
 async def test_the_extra_usage_warning_can_be_turned_off_as_in_pi(tmp_path: Path, agent_dir: Path) -> None:
     """pi 0.87.1's setting ``warnings.anthropicExtraUsage: false`` silences the subscription warning."""
-    import time
-
-    login = {
-        "type": "oauth",
-        "access": "sk-ant-oat01-x",
-        "refresh": "r",
-        "expires": int(time.time() * 1000) + 3600_000,
-    }
-    (agent_dir / "auth.json").write_text(json.dumps({"anthropic": login}))
+    (agent_dir / "auth.json").write_text(_subscription_auth())
     (agent_dir / "settings.json").write_text(json.dumps({"warnings": {"anthropicExtraUsage": False}}))
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
@@ -356,14 +335,12 @@ async def test_escape_in_the_provider_list_goes_back_to_the_method_menu(
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, "/login")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await _until_dialog(pilot, app)
         assert app.screen.title_text == "Select authentication method:"
         await pilot.press("down", "enter")  # "Sign in with an API key"
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog)
-                    and app.screen.title_text == "Select provider to configure:")  # fmt: skip
+        await _until_dialog(pilot, app, "Select provider to configure:")
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog)
-                    and app.screen.title_text == "Select authentication method:")  # fmt: skip
+        await _until_dialog(pilot, app, "Select authentication method:")
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
 
@@ -377,22 +354,13 @@ async def test_radius_login_asks_browser_or_device_code_then_signs_in(
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, "/login radius")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await _until_dialog(pilot, app)
         assert app.screen.title_text == "Select authentication method for Radius:"
         await pilot.press("enter")  # sign in with an account
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text == "Sign in to Radius:",
-        )
+        await _until_dialog(pilot, app, "Sign in to Radius:")
         await pilot.press("down", "enter")  # the device code
-        await until(
-            pilot,
-            lambda: (
-                _login_screen(app) is not None
-                and any("ABCD-1234" in line.plain for line in _login_screen(app).lines)
-            ),
-        )
-        await until(pilot, lambda: any("Logged in to Radius" in text for text, _ in _notices(app)))
+        await _until_login_shows(pilot, app, "ABCD-1234")
+        await _until_notice(pilot, app, "Logged in to Radius")
     stored = json.loads((agent_dir / "auth.json").read_text())["radius"]
     assert stored["type"] == "oauth" and stored["access"] in auth_server.valid_access_tokens()
 
@@ -407,9 +375,11 @@ async def test_api_key_provider_rows_are_the_name_and_status_as_in_pi(
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, app.ready.is_set)
         await _command(pilot, app, "/login")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await _until_dialog(pilot, app)
         await pilot.press("down", "enter")  # "Sign in with an API key"
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog) and "provider" in app.screen.title_text)
+        await until(
+            pilot, lambda: isinstance(app.screen, SelectDialog) and "provider" in app.screen.title_text
+        )
         labels = dict(zip(app.screen.values, app.screen.options, strict=True))
         assert labels["cloudflare-ai-gateway"] == "Cloudflare AI Gateway • unconfigured"
         assert labels["openrouter"] == "OpenRouter ✓ configured"
@@ -421,7 +391,8 @@ async def test_api_key_provider_rows_are_the_name_and_status_as_in_pi(
             pilot,
             lambda: (
                 _login_screen(app) is not None
-                and "Enter Cloudflare API key:" in str(_login_screen(app).query_one("#login-question").render())
+                and "Enter Cloudflare API key:"
+                in str(_login_screen(app).query_one("#login-question").render())
             ),
         )
         await pilot.press("escape")  # cancel the login: nothing is left waiting for an answer
