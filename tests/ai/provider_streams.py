@@ -1,14 +1,18 @@
 """Shared set-up of the provider wire tests: a served fake that must end with no rule violations, a
-one-pixel PNG for image input, a read tool and a text that is hard to stream (for the oracle tests), and
-the collector that drains a provider stream into its events and final message."""
+one-pixel PNG for image input, a read tool and a text that is hard to stream (for the oracle tests), the
+collector that drains a provider stream into its events and final message, and the oracle tests' reading
+of a stream through pi-tui's wire client."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
-from pi_tui.ai.stream import AbortSignal, Done, Error, StreamEvent, TextDelta
-from pi_tui.ai.types import AssistantMessage, ToolDefinition
-from pi_tui.testing import FakeLLM
+from pi_tui.ai.providers._common import END_OF_STREAM
+from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamEvent, StreamOptions, TextDelta
+from pi_tui.ai.types import AssistantMessage, Model, ToolDefinition, UserMessage
+from pi_tui.ai.wire import WireClient, encode_body
+from pi_tui.testing import FakeLLM, Reply, text
 
 UNICODE = 'Zeilen\u2028getrennt, emoji \U0001f600, 漢字 and a quote " and \\ backslash\nnew line'
 READ_TOOLS = [
@@ -48,3 +52,47 @@ async def abort_at_first_text(
         if isinstance(event, TextDelta):
             signal.abort()
     return events
+
+
+async def abort_a_slow_answer(
+    fake: FakeLLM,
+    stream: Callable[[Model, LlmRequest, StreamOptions], AsyncIterator[StreamEvent]],
+    model: Model,
+    api_key: str,
+) -> list[StreamEvent]:
+    """Every event of a slow 200-word answer ``fake`` streams through the provider's ``stream``, aborted
+    at its first text delta; the stream must have ended with an ``aborted`` `Error`."""
+    fake.script([Reply([text("word " * 200)], frame_delay=0.05)])
+    request = LlmRequest("", [UserMessage(content="hi")])
+    events = await abort_at_first_text(
+        lambda signal: stream(model, request, StreamOptions(api_key=api_key, signal=signal))
+    )
+    final = events[-1]
+    assert isinstance(final, Error) and final.reason == "aborted"
+    return events
+
+
+async def decode_over_wire(
+    client: WireClient, path: str, body: dict[str, Any], decode: Callable[[str | None, str, Any], Any]
+) -> tuple[list[Any], BaseException | None]:
+    """Post ``body`` to ``path`` through pi-tui's wire ``client`` and read the stream with a provider's
+    ``decode``, as the oracle tests' pi-tui side: what it decoded (events it skips left out, up to
+    `END_OF_STREAM`) and the exception that ended the stream, if any. Closes the client."""
+    items: list[Any] = []
+    error: BaseException | None = None
+    try:
+        stream = await client.stream(path, encode_body(body))
+        try:
+            async for name, data in stream:
+                item = decode(name, data, stream)
+                if item is END_OF_STREAM:
+                    break
+                if item is not None:
+                    items.append(item)
+        finally:
+            await stream.close()
+    except Exception as exc:  # the verdict the oracle compares with the SDK's
+        error = exc
+    finally:
+        await client.close()
+    return items, error

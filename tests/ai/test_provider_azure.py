@@ -17,7 +17,7 @@ from pi_tui.ai.providers.azure_openai_responses import (
     resolve_config,
     stream_azure_openai_responses,
 )
-from pi_tui.ai.stream import Error, LlmRequest, StreamEvent, StreamOptions
+from pi_tui.ai.stream import LlmRequest, StreamEvent, StreamOptions
 from pi_tui.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -32,7 +32,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import PIXEL, abort_at_first_text, collect, serve_checked
+from .provider_streams import PIXEL, abort_a_slow_answer, collect, serve_checked
 
 KEY = "azure-test-key"
 DEPLOYMENT = "prod-gpt54"
@@ -247,13 +247,4 @@ async def test_rate_limits_and_server_errors(
 
 async def test_abort_ends_the_stream_at_once(fake: FakeLLM) -> None:
     assert fake.server is not None
-    fake.script([Reply([text("word " * 200)], frame_delay=0.05)])
-    request = LlmRequest("", [UserMessage(content="hi")])
-    model = _model(fake.server.azure_base_url)
-    events = await abort_at_first_text(
-        lambda signal: stream_azure_openai_responses(
-            model, request, StreamOptions(api_key=KEY, signal=signal)
-        )
-    )
-    final = events[-1]
-    assert isinstance(final, Error) and final.reason == "aborted"
+    await abort_a_slow_answer(fake, stream_azure_openai_responses, _model(fake.server.azure_base_url), KEY)

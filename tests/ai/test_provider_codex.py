@@ -42,7 +42,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import abort_at_first_text, collect, serve_checked
+from .provider_streams import abort_a_slow_answer, collect, serve_checked
 
 ACCOUNT = "acct-test"
 READ = ToolDefinition(
@@ -235,13 +235,7 @@ def test_the_backends_event_variants() -> None:
 
 
 async def test_abort_ends_the_stream_at_once(fake: FakeLLM) -> None:
-    fake.script([Reply([text("word " * 200)], frame_delay=0.05)])
-    request = LlmRequest("", [UserMessage(content="hi")])
-    events = await abort_at_first_text(
-        lambda signal: stream_codex(_model(fake), request, StreamOptions(api_key=TOKEN, signal=signal))
-    )
-    final = events[-1]
-    assert isinstance(final, Error) and final.reason == "aborted"
+    await abort_a_slow_answer(fake, stream_codex, _model(fake), TOKEN)
 
 
 def test_the_fake_reads_a_zstd_body_and_refuses_what_the_backend_refuses() -> None:

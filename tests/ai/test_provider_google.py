@@ -25,7 +25,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import PIXEL, abort_at_first_text, collect, serve_checked
+from .provider_streams import PIXEL, abort_a_slow_answer, collect, serve_checked
 
 KEY = "gemini-test-key"
 LEVELS = {"off": None, "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": None}
@@ -369,13 +369,7 @@ async def test_safety_and_max_tokens_stop_reasons(fake: FakeLLM) -> None:
 
 
 async def test_abort_ends_the_stream_at_once(fake: FakeLLM) -> None:
-    fake.script([Reply([text("word " * 200)], frame_delay=0.05)])
-    request = LlmRequest("", [UserMessage(content="hi")])
-    events = await abort_at_first_text(
-        lambda signal: stream_google(_model(fake), request, StreamOptions(api_key=KEY, signal=signal))
-    )
-    final = events[-1]
-    assert isinstance(final, Error) and final.reason == "aborted"
+    events = await abort_a_slow_answer(fake, stream_google, _model(fake), KEY)
     assert sum(isinstance(e, TextDelta) for e in events) < 10
 
 

@@ -27,7 +27,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import PIXEL, abort_at_first_text, collect, serve_checked
+from .provider_streams import PIXEL, abort_a_slow_answer, collect, serve_checked
 
 KEY = "mistral-test-key"
 READ = ToolDefinition(
@@ -246,13 +246,7 @@ async def test_length_stop(fake: FakeLLM) -> None:
 
 
 async def test_abort_ends_the_stream_at_once(fake: FakeLLM) -> None:
-    fake.script([Reply([text("word " * 200)], frame_delay=0.05)])
-    request = LlmRequest("", [UserMessage(content="hi")])
-    events = await abort_at_first_text(
-        lambda signal: stream_mistral(_model(fake), request, StreamOptions(api_key=KEY, signal=signal))
-    )
-    final = events[-1]
-    assert isinstance(final, Error) and final.reason == "aborted"
+    events = await abort_a_slow_answer(fake, stream_mistral, _model(fake), KEY)
     assert sum(isinstance(e, TextDelta) for e in events) < 5
 
 

@@ -22,13 +22,13 @@ from pi_tui.ai import http
 from pi_tui.ai.errors import is_context_overflow, is_retryable_error
 from pi_tui.ai.providers import anthropic as anthropic_provider
 from pi_tui.ai.providers import openai_completions, openai_responses
-from pi_tui.ai.providers._common import END_OF_STREAM, describe_error
+from pi_tui.ai.providers._common import describe_error
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import AssistantMessage, Model, UserMessage
-from pi_tui.ai.wire import WireClient, encode_body
+from pi_tui.ai.wire import WireClient
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import READ_TOOLS, UNICODE
+from .provider_streams import READ_TOOLS, UNICODE, decode_over_wire
 
 KEY = "oracle-key"
 
@@ -149,24 +149,7 @@ async def _wire_events(
     )
     client = WireClient(base, headers)
     assert not client.proxied  # pi-tui's own HTTP client, not the httpx2 proxy fallback
-    events: list[dict[str, Any]] = []
-    error: BaseException | None = None
-    try:
-        stream = await client.stream(path, encode_body(body))
-        try:
-            async for name, data in stream:
-                item = decode(name, data, stream)
-                if item is END_OF_STREAM:
-                    break
-                if item is not None:
-                    events.append(item)
-        finally:
-            await stream.close()
-    except Exception as exc:
-        error = exc
-    finally:
-        await client.close()
-    return events, error
+    return await decode_over_wire(client, path, body, decode)
 
 
 def _verdict(exc: BaseException) -> tuple[int | None, bool, bool]:

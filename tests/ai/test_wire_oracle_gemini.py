@@ -22,10 +22,10 @@ from pi_tui.ai.providers._google_request import build_request
 from pi_tui.ai.providers._google_stream import decode_event
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import Model, UserMessage
-from pi_tui.ai.wire import WireClient, encode_body
+from pi_tui.ai.wire import WireClient
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import READ_TOOLS, UNICODE, serve_checked
+from .provider_streams import READ_TOOLS, UNICODE, decode_over_wire, serve_checked
 
 KEY = "oracle-key"
 MODEL = "gemini-3.1-pro-preview"
@@ -97,22 +97,7 @@ async def _wire_chunks(
 ) -> tuple[list[dict[str, Any]], BaseException | None]:
     assert fake.server is not None
     client = WireClient(fake.server.gemini_base_url, {"x-goog-api-key": KEY})
-    chunks: list[dict[str, Any]] = []
-    error: BaseException | None = None
-    try:
-        stream = await client.stream(f"/{PATH}", encode_body(body))
-        try:
-            async for name, data in stream:
-                chunk = decode_event(name, data, stream)
-                if chunk is not None:
-                    chunks.append(chunk)
-        finally:
-            await stream.close()
-    except Exception as exc:
-        error = exc
-    finally:
-        await client.close()
-    return chunks, error
+    return await decode_over_wire(client, f"/{PATH}", body, decode_event)
 
 
 @pytest.mark.parametrize("case", list(TURNS))

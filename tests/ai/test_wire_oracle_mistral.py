@@ -16,12 +16,11 @@ from mistralai.client import Mistral
 from mistralai.client.errors import MistralError
 from mistralai.client.models import CompletionChunk
 
-from pi_tui.ai.providers._common import END_OF_STREAM
 from pi_tui.ai.providers.mistral import PATH, MistralStreamError, decode_event
-from pi_tui.ai.wire import HttpStatusError, WireClient, encode_body
+from pi_tui.ai.wire import HttpStatusError, WireClient
 from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
-from .provider_streams import UNICODE, serve_checked
+from .provider_streams import UNICODE, decode_over_wire, serve_checked
 
 KEY = "oracle-key"
 MODEL = "magistral-medium-latest"
@@ -88,24 +87,8 @@ async def _wire_chunks(
 ) -> tuple[list[dict[str, Any]], BaseException | None]:
     assert twin.server is not None
     client = WireClient(twin.server.mistral_base_url, {"authorization": f"Bearer {KEY}"})
-    chunks: list[dict[str, Any]] = []
-    error: BaseException | None = None
-    try:
-        stream = await client.stream(PATH, encode_body(body))
-        try:
-            async for name, data in stream:
-                chunk = decode_event(name, data, stream)
-                if chunk is END_OF_STREAM:
-                    break
-                if chunk is not None:
-                    chunks.append(_dump(CompletionChunk.model_validate(chunk)))
-        finally:
-            await stream.close()
-    except Exception as exc:
-        error = exc
-    finally:
-        await client.close()
-    return chunks, error
+    chunks, error = await decode_over_wire(client, PATH, body, decode_event)
+    return [_dump(CompletionChunk.model_validate(chunk)) for chunk in chunks], error
 
 
 @pytest.mark.parametrize("case", list(TURNS))
