@@ -685,6 +685,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
                 else:
                     await session.wait_for_idle()
 
+        self._prefer_typed_screen()  # a command typed while the session loaded
         preparation.start(wait_idle)
         await preparation.wait()
         if self.resume_gc_after_first_frame:
@@ -766,11 +767,33 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     def on_text_area_changed(self, _message: TextArea.Changed) -> None:
         self.warm_turn.notice_change()  # a command typed in the editor: the warm-up waits for it
+        self._prefer_typed_screen()
+
+    def _prefer_typed_screen(self) -> None:
+        """When the editor holds the start of ``/context``, ``/tree`` or ``/resume``, the work ahead
+        prepares that screen first (its first frame on Enter then finds it done)."""
+        session = self.session
+        if session is None or self.screens_prepared is None or self.screens_prepared.is_set():
+            return
+        from .screens.prepare import preparation_for, step_for_command
+
+        preparation_for(session).prefer(step_for_command(self.editor.text.lstrip()))
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
         self.chat.show_end()
         self.chat.scroll_end(animate=False)  # back to the end (and following it) to see what was sent
-        self.run_worker(self.submit(message.text, follow_up=message.follow_up), group="submit")
+        if message.text.startswith("/"):
+            # The warm-up waits for the command (the editor is empty now, its screen not up yet).
+            done = self.warm_turn.command_started()
+            self.run_worker(self._submit_command(message.text, message.follow_up, done), group="submit")
+        else:
+            self.run_worker(self.submit(message.text, follow_up=message.follow_up), group="submit")
+
+    async def _submit_command(self, text: str, follow_up: bool, done: Callable[[], None]) -> None:
+        try:
+            await self.submit(text, follow_up=follow_up)
+        finally:
+            done()
 
     async def submit(
         self, text: str, *, follow_up: bool = False, images: Sequence[ImageContent] | None = None

@@ -9,7 +9,8 @@ waits for the first three only: a prompt being typed needs it):
 
 - no big screen is opening (`ScreenPreparation.wait_unheld`);
 - the chat is the screen on top (a screen's keys must not wait for the mounting);
-- the editor does not hold a slash command (the user is typing one: it goes first);
+- the editor does not hold a slash command (the user is typing one: it goes first), and no command
+  sent from it is still running (Enter empties the editor before the command's screen is up);
 - no key came in the last `QUIET_SECONDS` (Enter on a command reaches its handler a little later).
 """
 
@@ -38,6 +39,7 @@ class WarmUpTurn:
         self._editor_text = editor_text
         self._last_key = float("-inf")
         self._changed = asyncio.Event()
+        self._commands = 0  # commands sent from the editor and still running
 
     def notice_key(self) -> None:
         """A key came in."""
@@ -48,9 +50,24 @@ class WarmUpTurn:
         """The screen on top or the editor's text changed."""
         self._changed.set()
 
+    def command_started(self) -> Callable[[], None]:
+        """A command sent from the editor starts running; call the returned function once it is done
+        (its screen, if any, is up by then)."""
+        self._commands += 1
+        finished = False
+
+        def done() -> None:
+            nonlocal finished
+            if not finished:
+                finished = True
+                self._commands -= 1
+                self._changed.set()
+
+        return done
+
     def blocked(self) -> bool:
-        """Whether the user is opening or using a screen, or typing a command."""
-        return not self._chat_on_top() or self._editor_text().lstrip().startswith("/")
+        """Whether the user is opening or using a screen, typing a command, or waiting for one."""
+        return bool(self._commands) or not self._chat_on_top() or self._editor_text().lstrip().startswith("/")
 
     async def wait(self, unheld: Callable[[], Awaitable[None]], *, quiet: bool = True) -> None:
         """Return once the warm-up may mount (see the module); ``unheld`` returns once no screen is

@@ -13,6 +13,9 @@ in a worker thread one piece at a time.
 - A screen being opened asks for its own step (`ScreenPreparation.need`): done, it returns at once;
   running, the open waits for the rest of it; queued behind another step, that step stops at its next
   piece and the screen's step goes first. A step is never done twice.
+- While the editor holds the start of one of those commands (typed during the load, or being typed),
+  its step goes first in the background (`ScreenPreparation.prefer`, `step_for_command`): a first open
+  on Enter then finds it done, or under way.
 
 Every step is only an aid: a step that failed, or work a later change made stale (a new entry, another
 session), is computed by the screen itself, as it would have been anyway.
@@ -42,6 +45,7 @@ __all__ = [
     "preparation_for",
     "push_prepared",
     "run_in_daemon_thread",
+    "step_for_command",
 ]
 
 log = logging.getLogger(__name__)
@@ -55,6 +59,9 @@ STEPS = ("imports", "tree_index", "recent", "tokens", "tree", "tree_texts", "lis
 """The steps of `preparation_for`, in the order the background runs them: what the three screens' first
 frames start from, cheapest first (the modules, ``/tree``'s children index, ``/resume``'s first page,
 the messages' token counts: ``/context`` shows no figure without them), then the rest of their work."""
+
+COMMAND_STEPS = {"context": "tokens", "tree": "tree_index", "resume": "recent"}
+"""The step whose result a command's screen draws its first frame from."""
 
 CHUNK = 1000
 """Messages counted or entries described per piece (~3–5 ms)."""
@@ -102,6 +109,7 @@ class ScreenPreparation:
         self._finished: set[str] = set()  # written by the worker thread, read by the loop
         self._events: dict[str, asyncio.Event] = {name: asyncio.Event() for name in steps}
         self._wanted: list[str] = []  # steps a screen waits for, first asked first
+        self._preferred: str | None = None  # the step of the command being typed (see `prefer`)
         self._background = False
         self._wait_idle: Callable[[], Awaitable[None]] | None = None
         self._driver: asyncio.Task[None] | None = None
@@ -136,6 +144,17 @@ class ScreenPreparation:
         self._wake.set()
         self._ensure_driver()
         await self._events[name].wait()
+
+    def prefer(self, name: str | None) -> None:
+        """Run step ``name`` before the other background steps (the user is typing the command that
+        needs it), or none first again (None). Nobody waits for it: it only changes the order, and a
+        step a screen waits for still goes before it. Unknown names are ignored."""
+        name = name if name in self._steps else None
+        if name == self._preferred:
+            return
+        self._preferred = name
+        if name is not None and not self.done(name):
+            self._wake.set()  # a step running now stops at its next piece
 
     def stop(self) -> None:
         """Run no piece after the current one, and let whoever waits go (a screen then computes what
@@ -181,12 +200,19 @@ class ScreenPreparation:
     def _first_wanted(self) -> str | None:
         return next((name for name in self._wanted if not self.done(name)), None)
 
+    def _first_preferred(self) -> str | None:
+        preferred = self._preferred
+        return preferred if preferred is not None and not self.done(preferred) else None
+
     def _next(self) -> str | None:
         if self._stopped:
             return None
         wanted = self._first_wanted()
         if wanted is not None or not self._background:
             return wanted
+        preferred = self._first_preferred()
+        if preferred is not None:
+            return preferred
         return next((name for name in self._steps if not self.done(name)), None)
 
     async def _free(self) -> bool:
@@ -212,8 +238,12 @@ class ScreenPreparation:
 
     async def _drive(self) -> None:
         while (name := self._next()) is not None:
-            if name != self._first_wanted() and not await self._free():
-                continue  # a screen asked for a step meanwhile
+            if name != self._first_wanted():
+                if not await self._free():
+                    continue  # a screen asked for a step meanwhile
+                # What goes first may have changed meanwhile (the command being typed).
+                if (name := self._next()) is None:
+                    break
             try:
                 await run_in_daemon_thread(functools.partial(self._advance, name))
             except Exception:
@@ -237,6 +267,8 @@ class ScreenPreparation:
             first = self._first_wanted()
             if first != name and (first is not None or self._holds):
                 return
+            if first is None and self._first_preferred() not in (None, name):
+                return  # the step of the command being typed goes first
         self.pieces[name] += 1
         self._finished.add(name)
 
@@ -265,6 +297,18 @@ async def push_prepared(
         await app.push_screen(screen())
     finally:
         app.call_after_refresh(release)
+
+
+def step_for_command(text: str) -> str | None:
+    """The step of the screen that the editor's ``text`` is on the way to open: the first of
+    `COMMAND_STEPS` whose command starts with the word typed after ``/`` (``/co`` → ``tokens``), or
+    None for a prompt, a bare ``/`` or another command."""
+    if not text.startswith("/"):
+        return None
+    word = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
+    if not word or text[1:2].isspace():
+        return None
+    return next((step for command, step in COMMAND_STEPS.items() if command.startswith(word)), None)
 
 
 def forget_preparation(session: AgentSession) -> None:
