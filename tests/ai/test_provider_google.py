@@ -442,3 +442,29 @@ async def test_output_cap_is_cut_to_the_room_the_window_leaves_as_pi_does(fake: 
     cap = fake.requests[-1].body["generationConfig"]["maxOutputTokens"]
     estimate = 10_000 + len("You are terse.") // 4
     assert abs(cap - (20_000 - estimate - 4096)) <= 8
+
+
+def test_a_model_without_image_input_gets_one_placeholder_per_run_of_images() -> None:
+    """As pi: adjacent images become one placeholder text, in a prompt and in a tool result."""
+    from pi_tui.ai.providers._google_request import build_request
+
+    model = Model(id="gemini-2.5-flash", api="google-generative-ai", provider="google", input=["text"])
+    image = ImageContent(data=PIXEL, mime_type="image/png")
+    call = ToolCall(id="c1", name="read", arguments={"path": "a.png"})
+    messages: list[LlmMessage] = [
+        UserMessage(content=[TextContent(text="look"), image, image, TextContent(text="and"), image]),
+        AssistantMessage(
+            content=[call], stop_reason="toolUse", api=model.api, provider="google", model=model.id
+        ),
+        ToolResultMessage(tool_call_id="c1", tool_name="read", content=[image, image]),
+    ]
+    body = build_request(model, LlmRequest("", messages), StreamOptions())
+    user, _, result = body["contents"]
+    assert [p["text"] for p in user["parts"]] == [
+        "look",
+        "(image omitted: model does not support images)",
+        "and",
+        "(image omitted: model does not support images)",
+    ]
+    response = result["parts"][0]["functionResponse"]["response"]
+    assert response == {"output": "(tool image omitted: model does not support images)"}

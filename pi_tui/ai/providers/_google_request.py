@@ -37,7 +37,13 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
-from ._history import prepare_messages, sanitize_surrogates
+from ._history import (
+    TOOL_IMAGE_PLACEHOLDER,
+    USER_IMAGE_PLACEHOLDER,
+    images_as_placeholders,
+    prepare_messages,
+    sanitize_surrogates,
+)
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
 from ._wire_cache import ConversionCache, PrefixMemo, encode_body
@@ -54,8 +60,6 @@ __all__ = [
     "uses_thinking_level",
 ]
 
-USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
-TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
 # Budgets per level for budget-based models; the first id fragment that matches wins.
 _BUDGETS: tuple[tuple[str, dict[str, int]], ...] = (
     ("2.5-pro", {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}),
@@ -184,27 +188,12 @@ def _inline(image: ImageContent) -> dict[str, Any]:
     return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
 
 
-def _without_images(content: list[Any], placeholder: str) -> list[Any]:
-    """Images become one placeholder text per run of images (for models without image input)."""
-    out: list[Any] = []
-    previous_placeholder = False
-    for part in content:
-        if isinstance(part, ImageContent):
-            if not previous_placeholder:
-                out.append(TextContent(text=placeholder))
-            previous_placeholder = True
-            continue
-        out.append(part)
-        previous_placeholder = isinstance(part, TextContent) and part.text == placeholder
-    return out
-
-
 def _user_content(message: UserMessage, model: Model) -> list[dict[str, Any]]:
     if isinstance(message.content, str):
         return [{"parts": [{"text": sanitize_surrogates(message.content)}], "role": "user"}]
     content = list(message.content)
     if "image" not in model.input:
-        content = _without_images(content, USER_IMAGE_PLACEHOLDER)
+        content = images_as_placeholders(content, USER_IMAGE_PLACEHOLDER)
     parts = [
         {"text": sanitize_surrogates(p.text)} if isinstance(p, TextContent) else _inline(p)
         for p in content
@@ -256,7 +245,7 @@ def _tool_result_content(message: ToolResultMessage, model: Model, call_id: str)
     that cannot take images inside it, a separate user content with the images."""
     content = list(message.content)
     if "image" not in model.input:
-        content = _without_images(content, TOOL_IMAGE_PLACEHOLDER)
+        content = images_as_placeholders(content, TOOL_IMAGE_PLACEHOLDER)
     text = "\n".join(p.text for p in content if isinstance(p, TextContent))
     images = [_inline(p) for p in content if isinstance(p, ImageContent)] if "image" in model.input else []
     value = sanitize_surrogates(text) if text else "(see attached image)" if images else ""
