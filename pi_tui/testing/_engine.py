@@ -409,23 +409,14 @@ class Engine:
         key_id = hashlib.sha256((key or "").encode()).hexdigest()[:16]
         model = model_id or str(body.get("model", ""))
         now = self.clock()
-        if api == "anthropic":
-            automatic = body.get("cache_control") if isinstance(body.get("cache_control"), dict) else None
+        if api in ("anthropic", "bedrock"):
+            # Bedrock: explicit cachePoint blocks only, with Anthropic's rules (Bedrock serves Claude's cache).
+            control = body.get("cache_control") if api == "anthropic" else None
             return self.cache.anthropic(
                 segments,
                 key_id=key_id,
                 model=model,
-                automatic=automatic,
-                min_tokens=limits.min_cacheable_tokens or 0,
-                now=now,
-            )
-        if api == "bedrock":
-            # Explicit cachePoint blocks, with Anthropic's rules (Bedrock serves Claude's cache).
-            return self.cache.anthropic(
-                segments,
-                key_id=key_id,
-                model=model,
-                automatic=None,
+                automatic=control if isinstance(control, dict) else None,
                 min_tokens=limits.min_cacheable_tokens or 0,
                 now=now,
             )
