@@ -183,7 +183,9 @@ def _run(args: Args) -> int:
     stdin_text = ""
     if args.mode != "rpc" and not sys.stdin.isatty():
         stdin_text = sys.stdin.read().strip()
-        if stdin_text:
+        # As pi: a stdin that is not a terminal means print mode, with piped text or without it
+        # (``echo -n | pi-tui`` sends nothing and exits 0); only ``--plain`` asks for the line mode.
+        if stdin_text or not args.plain:
             args.print_mode = True
     try:
         file_text, file_images = _read_file_args(args, cwd)

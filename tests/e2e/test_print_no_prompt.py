@@ -53,3 +53,25 @@ def test_continue_without_a_prompt_prints_the_last_answer(tmp_path: Path, agent_
     assert again.returncode == 0, again.stderr
     assert again.stdout == "the first answer\n"
     assert len(fake.requests) == 1
+
+
+def test_an_empty_pipe_without_p_is_print_mode_too(tmp_path: Path, agent_dir: Path) -> None:
+    """``echo -n | pi`` is print mode in pi (stdin is not a terminal): nothing sent, nothing written, exit
+    0. pi-tui opened its line mode, wrote its banner and a prompt, and read the empty pipe."""
+    fake = FakeLLM()
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli(MODEL, tmp_path, stdin="")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "" and run.stderr == ""
+    assert fake.requests == []
+
+
+def test_an_empty_pipe_with_a_prompt_answers_it_in_print_mode(tmp_path: Path, agent_dir: Path) -> None:
+    fake = FakeLLM()
+    fake.script([Reply([text("the answer")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        run = run_cli([*MODEL, "hi"], tmp_path, stdin="")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "the answer\n"

@@ -981,8 +981,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             cost=stats.cost,
             context_tokens=context_tokens,
             context_window=model.context_window if session.has_model else 0,  # no model: no share shown
-            model=(model.label if len(model.label) < 40 else model.id) if session.has_model else "no model",
+            model=model.id if session.has_model else "no model",
+            provider=model.provider if session.has_model and self._several_providers(session) else None,
             thinking=session.thinking if model.reasoning else None,
+            auto_compaction=session.settings.compaction.enabled if session.settings is not None else True,
             statuses=dict(self._statuses),
             sandbox=session.sandbox.status() if session.sandbox is not None else None,
         )
@@ -993,6 +995,18 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             self.editor.set_class(model.reasoning and session.thinking == level, f"-thinking-{level}")
         name = session.session_manager.name
         self.title = f"π - {name} - {self._cwd.name}" if name else f"π - {self._cwd.name}"
+
+    @staticmethod
+    def _several_providers(session: AgentSession) -> bool:
+        """Whether models of more than one provider are available (the footer then names the provider,
+        as pi's does). pi-tui's scripted ``faux`` provider, always there, does not count."""
+        from pi_tui.ai.catalog import FAUX_PROVIDER
+
+        registry = session.registry
+        if registry is None:
+            return False
+        providers = {m.provider for m in registry.available_models()} - {FAUX_PROVIDER}
+        return len(providers | {session.model.provider}) > 1
 
     # --- actions -----------------------------------------------------------------------------------
 

@@ -209,8 +209,9 @@ def format_duration(seconds: float) -> str:
 class ToolBlock(Vertical, Block):
     """One tool call: a title with its arguments, then its (collapsible) result; errors marked.
 
-    ``edit`` shows the diff the tool reports; ``write`` shows the new content. Long output is cut to a
-    preview; Ctrl+O (or a click) expands every tool block.
+    ``edit`` shows the diff the tool reports; ``write`` shows the new content; ``read`` shows only its
+    title until expanded (or an error). Long output is cut to a preview; Ctrl+O (or a click) expands
+    every tool block.
     """
 
     DEFAULT_CSS = """
@@ -342,6 +343,10 @@ class ToolBlock(Vertical, Block):
         limit = PREVIEW_LINES.get(self.tool_name, 8)
         expanded = "-expanded" in self.classes or (self.is_attached and _tools_expanded(self.app))
         tail = self.tool_name == "bash"
+        if self.tool_name == "read" and not expanded and not self.is_error:
+            # pi 0.75.5+: a collapsed read shows only its title (the file is the model's to read)
+            self._body.display = self._more.display = self._earlier.display = False
+            return
         if len(lines) > limit and not expanded:
             shown = Text("\n").join(lines[-limit:] if tail else lines[:limit])
             self._body.update(shown)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual import events
 from textual.containers import VerticalScroll
-from textual.geometry import Size
+from textual.geometry import Offset, Size
 from textual.layout import Layout
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
@@ -146,6 +146,17 @@ class ChatLog(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    @property
+    def scroll_offset(self) -> Offset:
+        """Where the view stands, never above the top of the log.
+
+        While anchored, Textual pins the last line to the bottom of the view even when everything is
+        shorter than the view (its scroll goes negative), so a new session's header sat just above the
+        editor. pi's full-screen view starts at the top and follows the end only once it overflows; the
+        log is drawn from its top while it fits (``scroll_y`` itself is left as Textual keeps it)."""
+        offset = super().scroll_offset
+        return offset if offset.y >= 0 else Offset(offset.x, 0)
 
     def pre_layout(self, layout: Layout) -> None:
         # A block grown from inside (an answer's new paragraphs) is measured again, not drawn at the

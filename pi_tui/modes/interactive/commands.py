@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from .app import PiApp
 
-__all__ = ["APP_COMMANDS", "CommandRouter", "load_screen_commands"]
+__all__ = ["APP_COMMANDS", "MENU_ORDER", "CommandRouter", "load_screen_commands"]
 
 APP_COMMANDS: dict[str, str] = {
     "model": "Switch model: /model <provider/id> (no argument: pick one)",
@@ -46,6 +46,15 @@ APP_COMMANDS: dict[str, str] = {
     "quit": "Quit pi-tui",
     "reload": "Reload extensions, skills, prompt templates, context files and settings",
 }
+
+MENU_ORDER: tuple[str, ...] = (
+    "settings", "model", "tree", "thinking", "export", "import", "copy", "name", "session", "context",
+    "summary", "hotkeys", "fork", "clone", "undo", "diff", "trust", "login", "logout", "new", "compact",
+    "resume", "reload", "quit",
+)  # fmt: skip
+"""The built-in commands in the ``/`` menu's order: pi's order for the commands pi has, each of pi-tui's
+own beside its nearest kin (``/context`` and ``/summary`` after ``/session``, ``/undo`` and ``/diff`` after
+``/clone``). A built-in missing here comes after these."""
 
 ScreenHandler = Callable[["PiApp", str], Awaitable[None]]
 
@@ -91,12 +100,12 @@ class CommandRouter:
         return runner.registry.commands if runner is not None else {}
 
     def candidates(self) -> list[Candidate]:
-        """Built-ins, then prompt templates, extension commands and ``skill:`` names."""
-        out: dict[str, str] = {}
-        for name, desc in {**APP_COMMANDS, **BUILTIN_COMMANDS}.items():
-            out[name] = desc
+        """Built-ins (in `MENU_ORDER`), then prompt templates, extension commands and ``skill:`` names."""
+        builtins: dict[str, str] = {**APP_COMMANDS, **BUILTIN_COMMANDS}
         for name in self.screens:
-            out.setdefault(name, "")
+            builtins.setdefault(name, "")
+        rank = {name: index for index, name in enumerate(MENU_ORDER)}
+        out = dict(sorted(builtins.items(), key=lambda item: rank.get(item[0], len(rank))))
         session: AgentSession | None = self.app.session
         resources = session.resources if session is not None else None
         for template in resources.templates if resources is not None else []:

@@ -50,7 +50,12 @@ class FooterState:
     context_tokens: int | None = None
     context_window: int = 0
     model: str = ""
+    provider: str | None = None
+    """Shown before the model, in parentheses, when models of more than one provider are available and
+    the line has room (pi's ``(anthropic) claude-sonnet-4-5``)."""
     thinking: str | None = None
+    auto_compaction: bool = False
+    """Automatic compaction is on: `` (auto)`` follows the context share, as in pi."""
     statuses: dict[str, str] = field(default_factory=dict)
     sandbox: str | None = None
     """``sandbox: workspace-write``, ``sandbox: off``, ``not sandboxed`` (see `CommandSandbox.status`)."""
@@ -108,14 +113,17 @@ class StatusFooter(Static):
         if s.cost:
             parts.append((f"${s.cost:.3f}", ""))
         if s.context_window:
+            auto = " (auto)" if s.auto_compaction else ""
             if s.context_tokens is None:
-                parts.append((f"?/{fmt_tokens(s.context_window)}", ""))
+                parts.append((f"?/{fmt_tokens(s.context_window)}{auto}", ""))
             else:
                 pct = 100 * s.context_tokens / s.context_window
                 style = err if pct > 90 else warn if pct > 70 else ""
-                parts.append((f"{pct:.1f}%/{fmt_tokens(s.context_window)}", style))
+                parts.append((f"{pct:.1f}%/{fmt_tokens(s.context_window)}{auto}", style))
         stats = Text(" ").join(Text(t, style=st) for t, st in parts)
         model = Text(s.model + (f" • {s.thinking}" if s.thinking else ""))
+        if s.provider and stats.cell_len + _GAP + len(s.provider) + 3 + model.cell_len <= width:
+            model = Text(f"({s.provider}) ") + model  # only with room for all of it, as pi
         sandbox = Text(
             s.sandbox or "", style=warn if s.sandbox in ("not sandboxed", "sandbox: invalid") else ""
         )

@@ -8,6 +8,7 @@ import time
 from contextlib import suppress
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from textual.app import ComposeResult
 from textual.content import Content
@@ -30,7 +31,38 @@ def markdown_parser() -> MarkdownIt:
     Read as text they are shown as written (pi shows them too). Autolinks (``<https://…>``) are a rule
     of their own and still work.
     """
-    return MarkdownIt("gfm-like", {"html": False})
+    parser = MarkdownIt("gfm-like", {"html": False})
+    parser.core.ruler.push("link_urls", _show_link_urls)
+    return parser
+
+
+def _show_link_urls(state: StateCore) -> None:
+    """Write each link's address after its text, in parentheses, as pi does where the terminal cannot
+    take a clickable link: ``[docs](https://example.com)`` reads ``docs (https://example.com)``. A link
+    that is its own address (``<https://…>``, a bare URL, an e-mail address) is left as it is."""
+    for block in state.tokens:
+        children = block.children
+        if not children:
+            continue
+        shown: list[Token] = []
+        open_link: Token | None = None
+        words: list[str] = []
+        for token in children:
+            shown.append(token)
+            if token.type == "link_open":
+                open_link, words = token, []
+            elif open_link is not None and token.type in ("text", "code_inline"):
+                words.append(token.content)
+            elif token.type == "link_close" and open_link is not None:
+                href = str(open_link.attrs.get("href", ""))
+                text = "".join(words)
+                bare = href.removeprefix("mailto:")
+                if href and open_link.markup not in ("autolink", "linkify") and text not in (href, bare):
+                    address = Token("text", "", 0)
+                    address.content = f" ({href})"
+                    shown.append(address)
+                open_link = None
+        block.children = shown
 
 
 _HEADING_MARKS = {f"h{level}": "#" * level + " " for level in range(3, 7)}
@@ -92,10 +124,14 @@ class AssistantText(Markdown, Block):
     }
     AssistantText MarkdownH1 { text-style: bold underline; }
     AssistantText MarkdownBlockQuote { border-left: outer $pi-md-quote-border; color: $pi-md-quote; }
+    AssistantText MarkdownTable { width: auto; }  /* as wide as its cells, as in pi; a wider one wraps its cells */
     AssistantText MarkdownFence { overflow-x: hidden; }
     AssistantText MarkdownFence > Label { width: 1fr; padding: 0 0 0 2; }
     AssistantText MarkdownFence > .fence-line { padding: 0; color: $pi-md-code-block-border; }
     """
+
+    BULLETS = ["- "]
+    """Every unordered list item starts with ``- `` at any depth, as in pi (Textual cycles •, ▪, ‣…)."""
 
     def __init__(self, text: str = "") -> None:
         super().__init__(text, parser_factory=markdown_parser)

@@ -70,6 +70,30 @@ async def test_failed_tool_call_is_marked_as_an_error(tmp_path: Path, agent_dir:
 
 
 async def test_long_tool_output_is_truncated_until_ctrl_o(tmp_path: Path, agent_dir: Path) -> None:
+    content = "".join(f"line {i}\n" for i in range(60))
+    script = FauxScript(
+        faux_reply(faux_tool_call("write", {"path": "big.txt", "content": content}, id="c1")),
+        faux_reply("written"),
+    )
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "write big")
+        await pilot.press("enter")
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        tool = app.chat.tools["c1"]
+        assert tool._more.display and "50 more lines" in str(tool._more.render())
+        await pilot.press("ctrl+o")
+        assert not tool._more.display
+        await pilot.press("ctrl+o")
+        assert tool._more.display
+
+
+async def test_a_collapsed_read_shows_only_its_title_until_ctrl_o(tmp_path: Path, agent_dir: Path) -> None:
+    """As pi 0.75.5+: the file a read returned is the model's; the card shows ``read big.txt`` alone
+    (it showed the first ten lines) and Ctrl+O shows the whole file."""
+    from textual.widgets import Static
+
     (tmp_path / "big.txt").write_text("".join(f"line {i}\n" for i in range(60)))
     script = FauxScript(faux_reply(faux_tool_call("read", {"path": "big.txt"}, id="c1")), faux_reply("read"))
     app = make_app(tmp_path, agent_dir, script)
@@ -79,11 +103,11 @@ async def test_long_tool_output_is_truncated_until_ctrl_o(tmp_path: Path, agent_
         await pilot.press("enter")
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
         tool = app.chat.tools["c1"]
-        assert tool._more.display and "more lines" in str(tool._more.render())
+        shown = [str(w.render()) for w in tool.query(Static) if w.display]
+        assert shown == ["✓ read big.txt"], shown
         await pilot.press("ctrl+o")
-        assert not tool._more.display
-        await pilot.press("ctrl+o")
-        assert tool._more.display
+        shown = [str(w.render()) for w in tool.query(Static) if w.display]
+        assert len(shown) == 2 and "line 0" in shown[1] and "line 59" in shown[1]
 
 
 async def test_long_bash_output_shows_its_tail_under_an_earlier_lines_hint(
@@ -121,9 +145,7 @@ def test_durations_read_as_pi_shows_them() -> None:
 async def test_bash_card_counts_elapsed_time_then_says_how_long_it_took(
     tmp_path: Path, agent_dir: Path
 ) -> None:
-    script = FauxScript(
-        faux_reply(faux_tool_call("bash", {"command": "sleep 2"}, id="c1")), faux_reply("ok")
-    )
+    script = FauxScript(faux_reply(faux_tool_call("bash", {"command": "sleep 2"}, id="c1")), faux_reply("ok"))
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
@@ -556,4 +578,6 @@ async def test_picking_the_current_model_again_takes_what_models_json_says_now(
         assert app.session.model.base_url == json.loads(working)["providers"]["fake-anthropic"]["baseUrl"]
         await type_text(pilot, "hello")
         await pilot.press("enter")
-        await until(pilot, lambda: not app._busy and any("reached" in b.text for b in app.chat.query(AssistantText)))
+        await until(
+            pilot, lambda: not app._busy and any("reached" in b.text for b in app.chat.query(AssistantText))
+        )

@@ -141,3 +141,20 @@ async def test_a_folder_completion_leaves_no_space_and_lists_the_folder(
         await pilot.press("tab")
         await pilot.pause()
         assert app.editor.text == "see @srcdir/inner.py "
+
+
+async def test_the_menu_lists_the_commands_in_pis_order(tmp_path: Path, agent_dir: Path) -> None:
+    """A user who knows pi finds its commands where pi puts them: /settings first, /quit last of the
+    built-ins (the list began with /model, /thinking, /new)."""
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("slash")
+        await until(pilot, lambda: app.menu.is_shown)
+        shown = [c.value for c in app.menu.candidates]
+    pis_order = [
+        "settings", "model", "tree", "thinking", "export", "import", "copy", "name", "session", "hotkeys",
+        "fork", "clone", "trust", "login", "logout", "new", "compact", "resume", "reload", "quit",
+    ]  # fmt: skip
+    assert [name for name in shown if name in pis_order] == pis_order
+    assert shown[:4] == ["settings", "model", "tree", "thinking"] and shown[-1] == "quit"

@@ -47,3 +47,21 @@ def test_extension_statuses_are_cut_to_one_line() -> None:
     state = FooterState(cwd="~", model="m", statuses={"a": "x" * 80})
     lines = _lines(40, state)
     assert len(lines) == 3 and lines[2].endswith("…") and len(lines[2]) == 40
+
+
+def test_the_provider_is_named_in_parentheses_when_there_is_room_as_pi_does() -> None:
+    state = FooterState(
+        cwd="~", output=82, context_tokens=1300, context_window=200_000, auto_compaction=True,
+        model="claude-fake", provider="fake-anthropic", thinking="medium",
+    )  # fmt: skip
+    _, stats = _lines(100, state)
+    assert stats.startswith("↓82 0.7%/200k (auto) ")
+    assert stats.endswith("  (fake-anthropic) claude-fake • medium") and len(stats) == 100
+    _, stats = _lines(50, state)  # no room for the provider: the model alone, whole
+    assert stats.endswith("  claude-fake • medium") and "(fake-anthropic)" not in stats
+
+
+def test_auto_compaction_off_drops_the_auto_mark() -> None:
+    state = FooterState(cwd="~", context_tokens=0, context_window=200_000, model="m")
+    _, stats = _lines(60, state)
+    assert stats.startswith("0.0%/200k ") and "(auto)" not in stats

@@ -306,3 +306,29 @@ def test_built_in_themes_are_found_in_the_installed_package_without_a_checkout(
     fake_file = tmp_path / "site" / "pi_tui" / "modes" / "interactive" / "theme.py"
     monkeypatch.setattr(theme_module, "__file__", str(fake_file))
     assert builtin_theme_dir() == packaged
+
+
+async def test_a_new_session_starts_at_the_top_and_follows_the_end_once_it_overflows(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi's full-screen view: the start-up header on the first lines, the editor at the bottom, and the
+    chat follows the newest line only once it no longer fits. The header sat just above the editor."""
+    script = FauxScript(*(faux_reply("\n\n".join(f"line {i}" for i in range(12))) for _ in range(3)))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.pause()
+        header = app.chat.query(NoticeBlock).first()
+        assert "pi-tui v" in header.text and header.region.y <= 1, header.region
+        assert app.editor.region.y > 20
+        for _ in range(3):
+            await type_text(pilot, "more")
+            await pilot.press("enter")
+            await until(pilot, lambda: not app._busy and not app.editor.text)
+        await pilot.pause()
+        assert app.chat.scroll_y > 0 and app.chat.scroll_y == app.chat.max_scroll_y
+        assert header.region.bottom <= app.chat.region.y  # scrolled out of view at the top
+        last = list(app.chat.query("AssistantText"))[-1]
+        assert (
+            last.region.bottom <= app.chat.region.bottom and last.region.bottom >= app.chat.region.bottom - 3
+        )

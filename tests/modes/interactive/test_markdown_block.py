@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from textual.app import App
+from textual.widget import Widget
 
 from pi_tui.modes.interactive.markdown_block import AssistantText
 from pi_tui.modes.interactive.theme import variable_defaults
@@ -185,7 +186,6 @@ async def test_headings_sit_at_the_left_with_one_blank_line_around() -> None:
     blank line before and after it (Textual left two before), and `###` and deeper keep their marks
     (`### Sub`)."""
     from textual.geometry import Region
-    from textual.widget import Widget
 
     app = Host()
     async with app.run_test(size=(80, 40)) as pilot:
@@ -227,3 +227,64 @@ async def test_a_code_block_is_drawn_between_fence_lines_naming_its_language() -
         assert (texts[0], texts[-1]) == ("```python", "```")
         assert labels[1].content_region.x == labels[0].content_region.x + 2
         assert labels[0].region.y + 1 == labels[1].region.y
+
+
+def drawn_lines(widget: Widget) -> list[str]:
+    """What ``widget`` draws (its own lines: a table's keylines, a block's text), right-stripped."""
+    from textual.geometry import Region
+
+    strips = widget.render_lines(Region(0, 0, widget.outer_size.width, widget.outer_size.height))
+    return [strip.text.rstrip() for strip in strips]
+
+
+async def test_a_table_is_as_wide_as_its_cells_not_the_chat() -> None:
+    """As pi draws it: each column as wide as its widest cell (Textual stretched a two-column table of
+    short words across the whole width)."""
+    app = Host()
+    async with app.run_test(size=(100, 20)) as pilot:
+        block = AssistantText("| Name | Age |\n|------|-----|\n| Al | 3 |\n| Bo | 44 |\n\nafter")
+        await app.screen.mount(block)
+        await pilot.pause()
+        lines = drawn_lines(block.query_one("MarkdownTableContent"))
+    assert lines[0] == "┌──────┬─────┐" and lines[2] == "├──────┼─────┤" and lines[-1] == "└──────┴─────┘"
+
+
+async def test_a_table_wider_than_the_chat_wraps_its_cells_within_it() -> None:
+    long_cell = "a very long description that will not fit in forty columns at all"
+    app = Host()
+    async with app.run_test(size=(40, 20)) as pilot:
+        block = AssistantText(f"| Name | About |\n|---|---|\n| Al | {long_cell} |\n")
+        await app.screen.mount(block)
+        await pilot.pause()
+        table = block.query_one("MarkdownTableContent")
+        lines = drawn_lines(table)
+        cell = table.query(".cell").last()
+        cell_text = " ".join(" ".join(line.split()) for line in drawn_lines(cell))
+    assert lines[0].startswith("┌") and lines[0].endswith("┐") and len(lines[0]) <= 40 - 2
+    assert cell_text.strip() == long_cell and cell.outer_size.height > 1
+
+
+async def test_a_link_shows_its_address_after_its_text() -> None:
+    """pi prints ``text (url)`` where the terminal cannot take a clickable link; the address was lost.
+    A link that is its own address is shown once."""
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText(
+            "See [the docs](https://example.com/docs), <https://a.example> and <me@example.org>.\n\n"
+            "- [`code` link](https://b.example)\n"
+        )
+        await app.screen.mount(block)
+        await pilot.pause()
+        shown_text = rendered(block)
+    assert "See the docs (https://example.com/docs), https://a.example and me@example.org." in shown_text
+    assert "code link (https://b.example)" in shown_text
+
+
+async def test_bullets_are_dashes_at_every_depth() -> None:
+    app = Host()
+    async with app.run_test(size=(60, 12)) as pilot:
+        block = AssistantText("- one\n  - inner\n- two\n")
+        await app.screen.mount(block)
+        await pilot.pause()
+        bullets = [drawn_lines(bullet)[0] for bullet in block.query("MarkdownBullet")]
+    assert bullets == ["-", "-", "-"]

@@ -98,7 +98,7 @@ async def test_a_provider_added_to_models_json_is_offered_by_model_and_then_prom
             await type_text(pilot, "claude-fake")
             await pilot.press("enter")
             await until(pilot, lambda: not isinstance(app.screen, ModelScreen))
-            assert app.session.has_model and app.footer.state.model == "fake/claude-fake"
+            assert app.session.has_model and app.footer.state.model == "claude-fake"
             await send(pilot, "hello")
             await until(
                 pilot,
@@ -142,7 +142,7 @@ async def test_the_faux_model_can_be_picked_without_any_key(tmp_path: Path, agen
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.ready.is_set)
         await app.run_command("/model faux/faux-1")
-        assert app.session.has_model and app.footer.state.model == "faux/faux-1"
+        assert app.session.has_model and app.footer.state.model == "faux-1"
         await send(pilot, "hi")
         await until(
             pilot, lambda: not app._busy and any("faux" in b.text for b in app.chat.query(AssistantText))

@@ -20,9 +20,10 @@ ARGV = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude
 
 def test_arrow_keys_reach_the_last_command_of_the_slash_menu(tmp_path: Path, isolated_home: Path) -> None:
     from pi_tui.modes.commands import BUILTIN_COMMANDS
-    from pi_tui.modes.interactive.commands import APP_COMMANDS, load_screen_commands
+    from pi_tui.modes.interactive.commands import APP_COMMANDS, MENU_ORDER, load_screen_commands
 
     names = list(dict.fromkeys([*APP_COMMANDS, *BUILTIN_COMMANDS, *load_screen_commands()[0]]))
+    names.sort(key=lambda name: MENU_ORDER.index(name) if name in MENU_ORDER else len(MENU_ORDER))
     project = tmp_path / "project"
     project.mkdir()
     fake = FakeLLM()
