@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+from pi_tui.runtime.agent_session import AgentSession
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 from tests.e2e.helpers import run_cli
 
@@ -10,6 +13,16 @@ from .helpers import MODEL, Events, model_requests, module, open_session, open_s
 
 def _ext(tmp_path: Path, name: str, code: str) -> list[str]:
     return ["-e", str(write_extension(tmp_path / "exts", name, code))]
+
+
+@asynccontextmanager
+async def _with_extension(
+    tmp_path: Path, project: Path, name: str, code: str
+) -> AsyncIterator[tuple[AgentSession, Events]]:
+    """A session on the fake server's model with the one extension ``name`` (source ``code``), and the
+    events it emits from then on."""
+    async with open_session(_ext(tmp_path, name, code), project, model=MODEL) as session:
+        yield session, Events(session)
 
 
 async def test_a_raising_handler_is_reported_with_its_extension_and_the_app_goes_on(
@@ -21,8 +34,7 @@ async def test_a_raising_handler_is_reported_with_its_extension_and_the_app_goes
         "    pi.on('input', lambda event: {}['missing'])\n"
     )
     fake.script([Reply([text("fine")])])
-    async with open_session(_ext(tmp_path, "fragile", code), project, model=MODEL) as session:
-        events = Events(session)
+    async with _with_extension(tmp_path, project, "fragile", code) as (session, events):
         await session.prompt("hello")
         answer = session.last_assistant_message()
 
@@ -50,8 +62,7 @@ async def test_a_raising_context_handler_fails_only_that_request(
         "            raise RuntimeError('context broke')\n"
     )
     fake.script([Reply([text("second works")])])
-    async with open_session(_ext(tmp_path, "flaky", code), project, model=MODEL) as session:
-        events = Events(session)
+    async with _with_extension(tmp_path, project, "flaky", code) as (session, events):
         await session.prompt("first")
         failed = session.last_assistant_message()
         await session.prompt("second")
@@ -79,9 +90,8 @@ async def test_a_slow_informational_handler_does_not_hold_up_the_agent(
         "            await GATE.wait()\n"
     )
     fake.script([Reply([text("not blocked")])])
-    async with open_session(_ext(tmp_path, "slow", code), project, model=MODEL) as session:
+    async with _with_extension(tmp_path, project, "slow", code) as (session, events):
         session.extensions.informational_timeout = 0.05
-        events = Events(session)
         await session.prompt("hello")  # returns although the first handler is still waiting
         ext = module(session, "slow")
         before = list(ext.CALLS)
@@ -102,8 +112,7 @@ async def test_a_raising_tool_call_handler_blocks_the_tool(
 ) -> None:
     code = "def register(pi):\n    pi.on('tool_call', lambda event: None if event.tool_name != 'bash' else 1 / 0)\n"
     fake.script([Reply([tool_call("bash", {"command": "touch ran.txt"})]), Reply([text("ok")])])
-    async with open_session(_ext(tmp_path, "gate", code), project, model=MODEL) as session:
-        events = Events(session)
+    async with _with_extension(tmp_path, project, "gate", code) as (session, events):
         await session.prompt("run")
 
     (result,) = model_requests(fake)[1].tool_results()
@@ -122,8 +131,7 @@ async def test_a_raising_tool_result_handler_keeps_the_result(
     )
     (project / "a.txt").write_text("content")
     fake.script([Reply([tool_call("read", {"path": "a.txt"})]), Reply([text("ok")])])
-    async with open_session(_ext(tmp_path, "post", code), project, model=MODEL) as session:
-        events = Events(session)
+    async with _with_extension(tmp_path, project, "post", code) as (session, events):
         await session.prompt("read")
         stored = [m for m in session.messages if m.role == "toolResult"][0]
 
@@ -150,8 +158,7 @@ async def test_the_message_hook_transforms_finalized_messages_and_a_failure_keep
         "            raise ValueError('cannot handle this one')\n"
     )
     fake.script([Reply([text("the password is hunter2")]), Reply([text("ok")])])
-    async with open_session(_ext(tmp_path, "redactor", code), project, model=MODEL) as session:
-        events = Events(session)
+    async with _with_extension(tmp_path, project, "redactor", code) as (session, events):
         await session.prompt("tell me")
         shown = [e.message for e in events.of("message_end") if e.message.role == "assistant"]
         await session.prompt("break")
@@ -182,8 +189,7 @@ async def test_before_provider_request_replaces_the_payload_in_a_chain(
         "        return {'broken': True}\n"
     )
     fake.script([Reply([text("ok")])])
-    async with open_session(_ext(tmp_path, "payload", code), project, model=MODEL) as session:
-        events = Events(session)
+    async with _with_extension(tmp_path, project, "payload", code) as (session, events):
         await session.prompt("hi")
         await session.extensions.drain()
 
