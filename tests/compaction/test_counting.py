@@ -5,7 +5,8 @@ tally of estimates, `message_estimates`), reuses the counts the session already 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from pi_tui.ai.types import UserMessage
 from pi_tui.compaction import CompactionResult, append_compaction, compaction_mark, prepare_compaction
 from pi_tui.context.report import MessageTokenCache, message_tokens
 from pi_tui.resources.settings_schema import CompactionSettings
+from pi_tui.runtime.agent_session import AgentSession
 from pi_tui.session import SessionManager
 from pi_tui.testing import FakeLLM, Reply, text
 from tests.runtime.helpers import open_session
@@ -26,8 +28,17 @@ from .helpers import ANTHROPIC, SUMMARY, answer, session_with, user, write_setti
 ENTRIES = 600
 
 
-def _resume_big(project: Path) -> Path:
-    return write_big_session(project / "big.jsonl", ENTRIES, project)
+@asynccontextmanager
+async def _resumed_big_session(
+    serve: Callable[..., FakeLLM], project: Path, *, model_window: int | None = None
+) -> AsyncIterator[tuple[FakeLLM, AgentSession]]:
+    """A generated session of ``ENTRIES`` entries resumed on the fake Anthropic model (a 2M window, or
+    ``model_window`` as models.json tells it), whose every answer is a summary."""
+    fake = serve(context_window=2_000_000, model_window=model_window)
+    fake.responder = lambda _request: Reply([text(SUMMARY)])
+    big = write_big_session(project / "big.jsonl", ENTRIES, project)
+    async with open_session(["--session", str(big), "--model", ANTHROPIC], project) as session:
+        yield fake, session
 
 
 def _sent(fake: FakeLLM) -> int:
@@ -41,11 +52,7 @@ def _messages_on_path(session: Any) -> int:
 async def test_a_manual_compaction_estimates_each_message_once(
     serve: Callable[..., FakeLLM], project: Path
 ) -> None:
-    fake = serve(context_window=2_000_000)
-    fake.responder = lambda _request: Reply([text(SUMMARY)])
-    async with open_session(
-        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
-    ) as session:
+    async with _resumed_big_session(serve, project) as (fake, session):
         messages = _messages_on_path(session)
         before = message_estimates()
         await session.compact()
@@ -60,11 +67,7 @@ async def test_a_manual_compaction_estimates_each_message_once(
 async def test_a_compaction_after_the_counts_were_made_estimates_no_message_again(
     serve: Callable[..., FakeLLM], project: Path
 ) -> None:
-    fake = serve(context_window=2_000_000)
-    fake.responder = lambda _request: Reply([text(SUMMARY)])
-    async with open_session(
-        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
-    ) as session:
+    async with _resumed_big_session(serve, project) as (fake, session):
         assert session.count_context_tokens() == _messages_on_path(session)  # as /context (or its work ahead)
         before = message_estimates()
         await session.compact()
@@ -77,11 +80,7 @@ async def test_an_automatic_compaction_prepares_once_and_estimates_only_what_it_
 ) -> None:
     # the generated session's last usage is ~1,800 tokens: over the threshold of a 2,000-token window
     write_settings(agent_dir, {"compaction": {"reserveTokens": 1_000, "keepRecentTokens": 400}})
-    fake = serve(context_window=2_000_000, model_window=2_000)
-    fake.responder = lambda _request: Reply([text(SUMMARY)])
-    async with open_session(
-        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
-    ) as session:
+    async with _resumed_big_session(serve, project, model_window=2_000) as (_, session):
         messages = _messages_on_path(session)
         before = message_estimates()
         assert await session.compaction.preflight(0)
@@ -146,11 +145,7 @@ def test_the_token_cache_gives_pi_s_estimate_and_the_billed_size_from_one_count(
 async def test_a_branch_summary_after_the_counts_were_made_estimates_no_message_again(
     serve: Callable[..., FakeLLM], project: Path
 ) -> None:
-    fake = serve(context_window=2_000_000)
-    fake.responder = lambda _request: Reply([text(SUMMARY)])
-    async with open_session(
-        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
-    ) as session:
+    async with _resumed_big_session(serve, project) as (fake, session):
         branch = session.session_manager.get_branch()
         target = branch[len(branch) // 2].id  # leave the newer half of the session
         session.count_context_tokens()
@@ -185,11 +180,7 @@ async def test_the_size_check_after_a_compaction_extends_the_engine_s_replay(
     from pi_tui.compaction import path as path_module
     from pi_tui.compaction.tokens import context_tokens
 
-    fake = serve(context_window=2_000_000)
-    fake.responder = lambda _request: Reply([text(SUMMARY)])
-    async with open_session(
-        ["--session", str(_resume_big(project)), "--model", ANTHROPIC], project
-    ) as session:
+    async with _resumed_big_session(serve, project) as (_, session):
         await session.compact()
         branch = session.session_manager.get_branch()
         expected = context_tokens(branch)  # no usage since the compaction: the path replayed here
