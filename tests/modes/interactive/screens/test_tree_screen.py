@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pi_tui.args import parse_args
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
 from pi_tui.modes.interactive.screens._dialogs import ChoiceScreen, PromptScreen
 from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
+from pi_tui.runtime.agent_session import AgentSession
 from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
 from pi_tui.testing import FakeLLM, Reply, text
@@ -26,6 +30,14 @@ async def branched_session(fake: FakeLLM, project: Path) -> Any:
     await session.navigate(first_answer)
     await session.prompt("alternative question")
     return session
+
+
+@pytest.fixture
+async def session(fake: FakeLLM, project: Path) -> AsyncIterator[AgentSession]:
+    """`branched_session`, closed when the test ends."""
+    branched = await branched_session(fake, project)
+    yield branched
+    await branched.close()
 
 
 def _texts(screen: TreeScreen) -> list[str]:
@@ -52,9 +64,8 @@ async def _open(app: HostApp, pilot: Any) -> TreeScreen:
 
 
 async def test_tree_shows_both_branches_marks_the_active_path_and_selects_the_leaf(
-    fake: FakeLLM, project: Path
+    session: AgentSession,
 ) -> None:
-    session = await branched_session(fake, project)
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -69,13 +80,11 @@ async def test_tree_shows_both_branches_marks_the_active_path_and_selects_the_le
         assert leaf.id == session.session_manager.get_leaf_id()
         await pilot.press("escape")
         assert not isinstance(app.screen, TreeScreen)
-    await session.close()
 
 
 async def test_enter_on_another_branch_without_summary_moves_the_leaf_and_prefills_the_editor(
-    fake: FakeLLM, project: Path
+    session: AgentSession,
 ) -> None:
-    session = await branched_session(fake, project)
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -91,13 +100,11 @@ async def test_enter_on_another_branch_without_summary_moves_the_leaf_and_prefil
     assert app.editor_text == "second question"
     assert session.session_manager.get_leaf_id() == target.parent_id
     assert not any(e.type == "branch_summary" for e in session.session_manager.get_entries())
-    await session.close()
 
 
 async def test_summarize_with_a_custom_focus_writes_a_branch_summary_at_the_new_position(
-    fake: FakeLLM, project: Path
+    session: AgentSession, fake: FakeLLM
 ) -> None:
-    session = await branched_session(fake, project)
     fake.responder = lambda _req: Reply([text("## Goal\nexplored an alternative")])
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -115,13 +122,11 @@ async def test_summarize_with_a_custom_focus_writes_a_branch_summary_at_the_new_
     assert len(summaries) == 1 and "explored an alternative" in summaries[0].summary
     assert "Additional focus: the naming" in str(fake.requests[-1].body)
     assert session.session_manager.get_leaf_id() == summaries[0].id
-    await session.close()
 
 
 async def test_escape_on_the_summary_question_keeps_the_tree_open_and_nothing_moves(
-    fake: FakeLLM, project: Path
+    session: AgentSession,
 ) -> None:
-    session = await branched_session(fake, project)
     leaf = session.session_manager.get_leaf_id()
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -139,16 +144,14 @@ async def test_escape_on_the_summary_question_keeps_the_tree_open_and_nothing_mo
         await pilot.press("escape")
         await app.workers.wait_for_complete()
     assert session.session_manager.get_leaf_id() == leaf
-    await session.close()
 
 
 async def test_escape_while_the_branch_summary_is_written_cancels_it_and_keeps_the_tree_open(
-    fake: FakeLLM, project: Path
+    session: AgentSession, fake: FakeLLM
 ) -> None:
     """"Summarizing branch... (Esc to cancel)": Esc cancels the summary and the tree stays open at the
     same row, as pi re-shows it. Esc closed the tree instead, the summary vanished with no word, and
     its toast stayed on screen."""
-    session = await branched_session(fake, project)
     leaf = session.session_manager.get_leaf_id()
     fake.responder = lambda _req: Reply([text("slow " * 200)], frame_delay=0.05)
     app = HostApp(session)
@@ -172,11 +175,9 @@ async def test_escape_while_the_branch_summary_is_written_cancels_it_and_keeps_t
         assert any("cancelled" in m for m in messages)
         assert not any("Summarizing" in m for m in messages)
     assert session.session_manager.get_leaf_id() == leaf
-    await session.close()
 
 
-async def test_enter_on_the_leaf_says_already_there(fake: FakeLLM, project: Path) -> None:
-    session = await branched_session(fake, project)
+async def test_enter_on_the_leaf_says_already_there(session: AgentSession) -> None:
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         await _open(app, pilot)
@@ -185,11 +186,9 @@ async def test_enter_on_the_leaf_says_already_there(fake: FakeLLM, project: Path
         await pilot.pause()
         assert isinstance(app.screen, TreeScreen)
         assert any("Already at this point" in str(n.message) for n in app._notifications)
-    await session.close()
 
 
-async def test_shift_l_labels_an_entry_and_the_labelled_filter_shows_it(fake: FakeLLM, project: Path) -> None:
-    session = await branched_session(fake, project)
+async def test_shift_l_labels_an_entry_and_the_labelled_filter_shows_it(session: AgentSession) -> None:
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -206,11 +205,9 @@ async def test_shift_l_labels_an_entry_and_the_labelled_filter_shows_it(fake: Fa
         await pilot.press("ctrl+l")
         assert len(_texts(screen)) > 1
     assert session.session_manager.get_label(target.id) == "start"
-    await session.close()
 
 
-async def test_filters_cycle_and_typing_searches(fake: FakeLLM, project: Path) -> None:
-    session = await branched_session(fake, project)
+async def test_filters_cycle_and_typing_searches(session: AgentSession) -> None:
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -226,11 +223,9 @@ async def test_filters_cycle_and_typing_searches(fake: FakeLLM, project: Path) -
         assert _texts(screen) == ["user: alternative question"]
         await pilot.press("backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
         assert len(_texts(screen)) > 3 and screen.model.query == ""
-    await session.close()
 
 
-async def test_folding_a_branch_hides_it_and_unfolding_shows_it_again(fake: FakeLLM, project: Path) -> None:
-    session = await branched_session(fake, project)
+async def test_folding_a_branch_hides_it_and_unfolding_shows_it_again(session: AgentSession) -> None:
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -242,7 +237,6 @@ async def test_folding_a_branch_hides_it_and_unfolding_shows_it_again(fake: Fake
         await pilot.press("ctrl+right")
         assert len(screen.shown) == count
         assert "⊟ user: second question" in _drawn(screen)
-    await session.close()
 
 
 async def test_ctrl_f_forks_into_a_new_session_file(fake: FakeLLM, project: Path) -> None:
@@ -284,10 +278,9 @@ async def test_tree_opens_on_the_large_fixture_with_the_leaf_selected(project: P
     await session.close()
 
 
-async def test_fork_picker_lists_every_message_of_yours_and_enter_forks(fake: FakeLLM, project: Path) -> None:
+async def test_fork_picker_lists_every_message_of_yours_and_enter_forks(session: AgentSession) -> None:
     from pi_tui.modes.interactive.screens.tree_screen import ForkScreen
 
-    session = await branched_session(fake, project)
     old_path = session.session_manager.path
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -307,7 +300,6 @@ async def test_fork_picker_lists_every_message_of_yours_and_enter_forks(fake: Fa
         await pilot.pause()
         assert not isinstance(app.screen, (ForkScreen, ChoiceScreen))
     assert app.editor_text == "second question" and session.session_manager.path != old_path
-    await session.close()
 
 
 async def test_fork_is_refused_before_the_first_answer(project: Path) -> None:
@@ -321,8 +313,7 @@ async def test_fork_is_refused_before_the_first_answer(project: Path) -> None:
     await session.close()
 
 
-async def test_shift_t_shows_when_each_label_was_set(fake: FakeLLM, project: Path) -> None:
-    session = await branched_session(fake, project)
+async def test_shift_t_shows_when_each_label_was_set(session: AgentSession) -> None:
     first = next(
         e
         for e in session.session_manager.get_entries()
@@ -337,15 +328,15 @@ async def test_shift_t_shows_when_each_label_was_set(fake: FakeLLM, project: Pat
         await pilot.press("T")
         when = screen.model.label_times[first.id][:16].replace("T", " ")
         assert str(screen._render_row(index)).endswith(f"[start {when}]")
-    await session.close()
 
 
-async def test_jumping_while_the_agent_answers_aborts_the_answer_first(fake: FakeLLM, project: Path) -> None:
+async def test_jumping_while_the_agent_answers_aborts_the_answer_first(
+    session: AgentSession, fake: FakeLLM
+) -> None:
     import asyncio
 
     from pi_tui.testing import Reply, text
 
-    session = await branched_session(fake, project)
     started = asyncio.Event()
 
     def slow(_request: Any) -> Reply:
@@ -375,13 +366,11 @@ async def test_jumping_while_the_agent_answers_aborts_the_answer_first(fake: Fak
     ]
     assert len(aborted) == 1  # the interrupted answer is kept in the file
     assert app.editor_text == "first question"
-    await session.close()
 
 
 async def test_ctrl_x_copies_the_entry_shift_ctrl_o_cycles_back_and_ctrl_c_closes(
-    fake: FakeLLM, project: Path
+    session: AgentSession,
 ) -> None:
-    session = await branched_session(fake, project)
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -394,7 +383,6 @@ async def test_ctrl_x_copies_the_entry_shift_ctrl_o_cycles_back_and_ctrl_c_close
         assert screen.model.mode == "labeled-only"
         await pilot.press("ctrl+c")
         assert not isinstance(app.screen, TreeScreen)
-    await session.close()
 
 
 async def test_deep_tree_pans_so_the_highlighted_row_text_is_readable_at_80_columns(
