@@ -42,6 +42,31 @@ class Startup:
     """Theme paths, the start-up install lines."""
 
 
+def locate_session(args: Args, cwd: Path) -> Path:
+    """The file ``--session`` names: a path (which may not exist yet), or a session found by id.
+
+    Raises:
+        SessionInOtherProjectError: the id belongs to another project's session (pi offers to fork it).
+        SessionNotFoundError: no session has that id.
+    """
+    from pi_tui.session import find_session
+    from pi_tui.session.listing import read_header
+    from pi_tui.session.paths import default_session_dir
+
+    target = args.session or ""
+    session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
+    if "/" in target or "\\" in target or target.endswith(".jsonl"):
+        return (cwd / Path(target).expanduser()).absolute()
+    found = find_session(target, cwd, session_dir)
+    local = session_dir if session_dir is not None else default_session_dir(cwd)
+    if found.parent.resolve() != local.resolve():
+        from .session_cwd import SessionInOtherProjectError
+
+        header = read_header(found)
+        raise SessionInOtherProjectError(found, header.cwd if header is not None else str(found.parent))
+    return found
+
+
 def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list[str]]:
     from pi_tui.session import SessionManager, SessionNotFoundError, find_session
     from pi_tui.session.errors import SessionError
@@ -52,18 +77,17 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list
         if args.no_session:
             return SessionManager.in_memory(cwd), notices
         if args.fork:
-            source = SessionManager.open(find_session(args.fork, cwd, session_dir), read_only=True)
-            forked = source.create_branched_session(source.get_leaf_id())
-            notices.append(f"Forked {source.path} into {forked.path}")
+            # as pi: the whole session, copied into a new session of this directory
+            forked = SessionManager.fork_from(
+                find_session(args.fork, cwd, session_dir), cwd, session_dir=session_dir
+            )
+            notices.append(f"Forked {forked.parent_session} into {forked.path}")
             return forked, notices
         if args.session:
-            target = args.session
-            if "/" in target or "\\" in target or target.endswith(".jsonl"):
-                path = (cwd / Path(target).expanduser()).absolute()
-                if not path.exists():
-                    _check_creatable(path)
-                return _a_session(SessionManager.open(path, cwd=cwd, session_dir=session_dir)), notices
-            return _a_session(SessionManager.open(find_session(target, cwd, session_dir), cwd=cwd)), notices
+            path = locate_session(args, cwd)
+            if not path.exists():
+                _check_creatable(path)
+            return _a_session(SessionManager.open(path, cwd=cwd, session_dir=session_dir)), notices
         if args.continue_session:
             return SessionManager.continue_recent(cwd, session_dir=session_dir), notices
         return SessionManager.create(cwd, session_dir=session_dir), notices
@@ -187,21 +211,47 @@ def create_session(
         raise
 
 
-def create_session_or_report(args: Args, cwd: Path, *, allow_no_model: bool = False) -> Startup | int:
+def create_session_or_report(
+    args: Args, cwd: Path, *, allow_no_model: bool = False, on_terminal: bool = False
+) -> Startup | int:
     """`create_session` for the line-based modes, with what start-up has to say written to stderr.
 
     A failure's warnings and message go to stderr and its exit code is returned; on success the packages
     installed at start-up (one line each) and the warnings are written, and the `Startup`
     is returned. ``notices`` are left to the caller (not every mode shows them). ``allow_no_model`` as
     for `create_session`.
+
+    Questions pi asks before it starts are asked on the terminal (a ``[y/N]`` line; without a terminal
+    the answer is no): whether to fork another project's session named by id (every mode, as pi) and,
+    with ``on_terminal`` (the line mode, pi's interactive one), whether to continue in the current
+    directory when the session's own is gone; the other modes stop there with exit 1, as pi's.
     """
-    try:
-        startup = create_session(args, cwd, allow_no_model=allow_no_model)
-    except StartupError as exc:
-        for warning in exc.warnings:
-            _err(f"Warning: {warning}")
-        _err(exc.message)
-        return exc.exit_code
+    keep_cwd = False
+    while True:
+        try:
+            startup = create_session(args, cwd, allow_no_model=allow_no_model, keep_cwd=keep_cwd)
+        except StartupError as exc:
+            # the questions' module only loads when there is one to ask
+            from .session_cwd import MissingSessionCwdError, SessionInOtherProjectError, ask_on_terminal
+
+            if isinstance(exc, SessionInOtherProjectError):
+                _err(exc.message)
+                if not ask_on_terminal(exc.question):
+                    _err("Aborted.")
+                    return 0
+                exc.accept(args)
+                continue
+            if isinstance(exc, MissingSessionCwdError) and on_terminal and not keep_cwd:
+                _err(exc.message)
+                if ask_on_terminal("Continue in the current directory?"):
+                    keep_cwd = True
+                    continue
+                return 0
+            for warning in exc.warnings:
+                _err(f"Warning: {warning}")
+            _err(exc.message)
+            return exc.exit_code
+        break
     for line in startup.packages.installed if startup.packages is not None else ():
         _err(line)
     for warning in startup.warnings:

@@ -8,13 +8,24 @@ with an error (exit 1); `MissingSessionCwdError` carries what both need.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pi_tui.session import SessionManager
 
 from .factory import StartupError
 
-__all__ = ["MissingSessionCwdError", "session_run_cwd"]
+if TYPE_CHECKING:
+    from pi_tui.args import Args
+
+__all__ = [
+    "MissingSessionCwdError",
+    "SessionInOtherProjectError",
+    "ask_on_terminal",
+    "peek_run_cwd",
+    "session_run_cwd",
+]
 
 
 class MissingSessionCwdError(StartupError):
@@ -62,3 +73,68 @@ def session_run_cwd(session: SessionManager, cwd: Path, *, keep_cwd: bool = Fals
         session.work_in(cwd)
         return cwd
     raise MissingSessionCwdError(session.path, recorded, cwd)
+
+
+class SessionInOtherProjectError(StartupError):
+    """``--session <id>`` found the session among another project's: pi offers to fork it here.
+
+    Accepting (`accept`) turns the command line into ``--fork <file>``: a copy of the session becomes a new
+    session of the current directory. Declining leaves without changing anything (exit 0, "Aborted.").
+    """
+
+    question = "Fork this session into current directory?"
+
+    def __init__(self, path: Path, session_cwd: str) -> None:
+        super().__init__(f"Session found in different project: {session_cwd}", 0)
+        self.path = path
+        self.session_cwd = session_cwd
+
+    def accept(self, args: Args) -> None:
+        """Fork instead of opening: what a yes to `question` does."""
+        args.fork = str(self.path)
+        args.session = None
+
+
+def ask_on_terminal(question: str) -> bool:
+    """A ``[y/N]`` question on stderr, answered on stdin; no terminal (or end of input) answers no."""
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    if not sys.stdin.isatty():
+        sys.stderr.write("\n")
+        return False
+    try:
+        answer = sys.stdin.readline()
+    except (OSError, KeyboardInterrupt):
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
+
+
+def peek_run_cwd(args: Args, cwd: Path, *, keep_cwd: bool = False) -> Path:
+    """Where the run will work, read before the session is built: the directory a ``--session`` file
+    records (what the trust question is about, as in pi), else ``cwd``.
+
+    Raises:
+        MissingSessionCwdError: the recorded directory is gone and ``keep_cwd`` is False.
+        SessionInOtherProjectError: ``--session`` names another project's session by id.
+    """
+    from pi_tui.session import SessionNotFoundError
+    from pi_tui.session.errors import SessionError
+    from pi_tui.session.listing import read_header
+
+    if not args.session or args.fork or args.no_session:
+        return cwd
+    from .factory import locate_session
+
+    try:
+        path = locate_session(args, cwd)
+    except (SessionNotFoundError, SessionError, OSError):
+        return cwd  # building the session reports it
+    header = read_header(path) if path.is_file() else None
+    if header is None or not header.cwd:
+        return cwd
+    recorded = Path(header.cwd)
+    if recorded.is_dir():
+        return recorded.resolve()
+    if keep_cwd:
+        return cwd
+    raise MissingSessionCwdError(path, header.cwd, cwd)

@@ -591,6 +591,27 @@ class SessionManager:
             new._write_initial()
         return new
 
+    @classmethod
+    def fork_from(
+        cls, source: str | Path, cwd: str | Path, *, session_dir: Path | None = None
+    ) -> SessionManager:
+        """A copy of the whole session at ``source`` (every branch) as a new session of ``cwd``
+        (``--fork``, and ``--session`` naming another project's session), as pi's ``forkFrom``.
+
+        The copy is filed with ``cwd``'s sessions (or under ``session_dir``), its header records ``cwd``
+        and names ``source`` as its parent, and it is written at once. ``source`` is not changed.
+        """
+        original = cls.open(source, read_only=True)
+        try:
+            fork = cls.create(cwd, session_dir=session_dir, parent_session=original.path)
+            for entry in original._tree.entries:
+                fork._tree.add(_copy_entry(entry))
+        finally:
+            original.close()
+        if fork._tree.entries:
+            fork._write_initial()
+        return fork
+
     # --- persistence --------------------------------------------------------------------------------
 
     def _write_initial(self) -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pi_tui.ai.types import ImageContent
     from pi_tui.args import Args
     from pi_tui.runtime.factory import Startup
+    from pi_tui.runtime.session_cwd import SessionInOtherProjectError
 
     from .app import PiApp
 
@@ -66,14 +67,15 @@ def project_trust_files(cwd: Path, limit: int = 12) -> list[str]:
     return found
 
 
-def trust_question(args: Args, cwd: Path, agent_dir: Path) -> Callable[[], bool] | None:
-    """The start-up check for the trust question, or None when the command line already decided.
+def trust_question(args: Args, agent_dir: Path) -> Callable[[Path], bool] | None:
+    """The start-up check for the trust question about a directory (the one the run works in: a
+    ``--session`` file's own, as pi), or None when the command line already decided.
 
     ``--trust-project`` records trust; ``--approve`` / ``--no-approve`` decide for this run only (pi 0.87).
     """
     if args.trust_project or args.approve is not None:
         return None
-    return lambda: project_needs_trust(cwd, agent_dir)
+    return lambda where: project_needs_trust(where, agent_dir)
 
 
 def _crash_log(agent_dir: Path) -> Path:
@@ -105,9 +107,7 @@ def run_interactive(
         early_keys.release()
 
 
-def _run_app(
-    args: Args, cwd: Path, prompts: list[str], first_images: Sequence[ImageContent] | None
-) -> int:
+def _run_app(args: Args, cwd: Path, prompts: list[str], first_images: Sequence[ImageContent] | None) -> int:
     from pi_tui.ai.paths import agent_dir as default_agent_dir
 
     agent_dir = default_agent_dir()
@@ -126,6 +126,14 @@ def _run_app(
         nonlocal keep_cwd
         keep_cwd = True
 
+    def run_cwd() -> Path:
+        from pi_tui.runtime.session_cwd import peek_run_cwd
+
+        return peek_run_cwd(args, cwd.resolve(), keep_cwd=keep_cwd)
+
+    def fork_here(other: SessionInOtherProjectError) -> None:
+        other.accept(args)
+
     def trust_for_this_run() -> None:
         args.approve = (
             True  # "Trust (this session only)" is --approve: trusted for this run, nothing recorded
@@ -143,9 +151,11 @@ def _run_app(
         agent_dir=agent_dir,
         initial_prompts=prompts,
         initial_images=first_images,
-        needs_trust=trust_question(args, cwd, agent_dir),
+        needs_trust=trust_question(args, agent_dir),
         trust_for_this_run=trust_for_this_run,
         continue_in_cwd=continue_in_cwd,
+        run_cwd=run_cwd,
+        fork_here=fork_here,
         theme_name=theme,
         preview_path=_preview_path(args, cwd),
     )

@@ -84,28 +84,19 @@ class KeyActions:
         self.refresh_footer()
 
     def action_cycle_model(self, step: int) -> None:
+        from pi_tui.runtime.model_cycle import model_cycle
+
         session = self.session
         if session is None or session.registry is None:
             return
-        models = list(session.registry.available_models())
-        levels: list[ThinkingLevel | None] = [None] * len(models)
-        settings = session.settings
         # pi cycles the scope (``--models``, else ``enabledModels``) when there is one, with its levels
-        patterns = session.cli_model_scope or (settings.enabled_models if settings is not None else None)
-        if patterns:
-            from pi_tui.ai.model_resolver import resolve_model_scope
-
-            scoped, _warnings = resolve_model_scope(patterns, models)
-            if scoped:
-                models = [s.model for s in scoped]
-                levels = [s.thinking_level for s in scoped]
+        cycle = model_cycle(session)
+        models = cycle.models
         if len(models) < 2 and (not models or models[0].label == session.model.label):
-            self.chat_status("Only one model available" if not patterns else "Only one model in scope")
+            self.chat_status("Only one model in scope" if cycle.scoped else "Only one model available")
             return
-        labels = [m.label for m in models]
-        index = labels.index(session.model.label) if session.model.label in labels else -1
-        target = (index + step) % len(models)
-        self.switch_model(models[target], levels[target])
+        target = cycle.next_index(session.model, step)
+        self.switch_model(models[target], cycle.levels[target])
 
     def action_cycle_thinking(self) -> None:
         from pi_tui.ai.thinking import available_thinking_levels

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from pi_tui.extensions.extension import RegisteredShortcut
     from pi_tui.runtime.agent_session import AgentSession
     from pi_tui.runtime.factory import Startup
-    from pi_tui.runtime.session_cwd import MissingSessionCwdError
+    from pi_tui.runtime.session_cwd import MissingSessionCwdError, SessionInOtherProjectError
 
     from .blocks import NoticeBlock
     from .signal_wakeup import SignalWakeup
@@ -72,14 +72,21 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         agent_dir: pi's agent directory (themes, keybindings, prompt history).
         initial_prompts: Prompts from the command line, sent in order once the session is ready.
         initial_images: Images (``@file`` arguments) sent with the first of ``initial_prompts``.
-        needs_trust: Called before the session is created; returns True when the project-trust question
-            must be asked (the answer is passed to ``create_startup`` via ``trust``).
+        needs_trust: Called with the directory the run will work in before the session is created;
+            returns True when the project-trust question must be asked about it (the answer is passed
+            to ``create_startup`` via ``trust``).
         trust_for_this_run: With it, the question also offers "Trust (this session only)", pi's answer
             that records nothing: it is called (pi-tui's start-up sets ``--approve``) and
             ``create_startup`` then gets ``trust=None``.
         continue_in_cwd: With it, a ``--session`` file whose recorded working directory is gone asks
             "Session cwd not found" (as pi); yes calls it (the next ``create_startup`` keeps ``cwd``), no
             leaves with exit code 0. Without it such a start is an error like any other.
+        run_cwd: Called first: the directory the run will work in (a ``--session`` file's own, as pi),
+            so that the trust question is about it. It raises what start-up would ask about first:
+            `MissingSessionCwdError` (see ``continue_in_cwd``) or `SessionInOtherProjectError`, whose
+            question, as pi's, is whether to fork that session here; yes calls ``fork_here`` with it,
+            no leaves with exit code 0 ("Aborted.").
+        fork_here: See ``run_cwd``.
         theme_name: The pi theme to start with.
         preview_path: A session file whose last messages the first frame shows (read from its tail,
             `preview.read_tail`) until the session is ready.
@@ -121,9 +128,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         agent_dir: Path | None = None,
         initial_prompts: list[str] | None = None,
         initial_images: Sequence[ImageContent] | None = None,
-        needs_trust: Callable[[], bool] | None = None,
+        needs_trust: Callable[[Path], bool] | None = None,
         trust_for_this_run: Callable[[], None] | None = None,
         continue_in_cwd: Callable[[], None] | None = None,
+        run_cwd: Callable[[], Path] | None = None,
+        fork_here: Callable[[SessionInOtherProjectError], None] | None = None,
         theme_name: str | None = None,
         preview_path: Path | None = None,
     ) -> None:
@@ -138,6 +147,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._needs_trust = needs_trust
         self._trust_for_this_run = trust_for_this_run
         self._continue_in_cwd = continue_in_cwd
+        self._run_cwd = run_cwd
+        self._fork_here = fork_here
         self._waiting: list[tuple[str, bool]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._pending_text = ""
@@ -449,12 +460,15 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     @work(exclusive=True, group="startup")
     async def _load_session(self) -> None:
-        trust: bool | None = None
-        if self._needs_trust is not None and self._needs_trust():
-            trust = await self._ask_trust()
         from pi_tui.runtime.session_cwd import MissingSessionCwdError
 
         try:
+            where = await self._where_to_run()
+            if where is None:
+                return  # the user declined: the app is leaving
+            trust: bool | None = None
+            if self._needs_trust is not None and self._needs_trust(where):
+                trust = await self._ask_trust(where)
             try:
                 startup = await asyncio.to_thread(self._create_and_preload, trust)
             except MissingSessionCwdError as gone:
@@ -479,6 +493,40 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             return
         await self.attach_startup(startup)
 
+    async def _where_to_run(self) -> Path | None:
+        """The directory the run will work in, after pi's start-up questions about the session: fork
+        another project's session here? continue here when the session's directory is gone? None when
+        the user declined (the app exits, exit code 0)."""
+        from pi_tui.runtime.session_cwd import MissingSessionCwdError, SessionInOtherProjectError
+
+        if self._run_cwd is None:
+            return self._cwd
+        for _attempt in range(3):
+            try:
+                return await asyncio.to_thread(self._run_cwd)
+            except SessionInOtherProjectError as other:
+                if self._fork_here is None:
+                    raise
+                if not await self._ask_fork_here(other):
+                    self.exit_message = "Aborted."  # as pi, printed once the terminal is restored
+                    self.exit(0)
+                    return None
+                self._fork_here(other)
+            except MissingSessionCwdError as gone:
+                if self._continue_in_cwd is None:
+                    raise
+                if not await self._ask_continue_in_cwd(gone):
+                    self.exit(0)  # as pi: declining leaves, nothing was changed
+                    return None
+                self._continue_in_cwd()
+        return self._cwd
+
+    async def _ask_fork_here(self, other: SessionInOtherProjectError) -> bool:
+        from .bridge import ask
+        from .dialogs import ConfirmDialog
+
+        return bool(await ask(self, ConfirmDialog(other.message, other.question)))
+
     def _create_and_preload(self, trust: bool | None) -> Startup:
         """In the start-up thread: create the session, then import what `attach_startup` needs (the
         chat adapter, the block widgets) so the UI thread only mounts. Textual's Markdown (~35 ms) only
@@ -502,12 +550,12 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
         return bool(await ask(self, ConfirmDialog("Session cwd not found", gone.question)))
 
-    async def _ask_trust(self) -> bool | None:
+    async def _ask_trust(self, where: Path) -> bool | None:
         from . import project_trust_files
         from .bridge import ask
         from .dialogs import SelectDialog
 
-        files = "\n".join(f"  {name}" for name in project_trust_files(self._cwd))
+        files = "\n".join(f"  {name}" for name in project_trust_files(where))
         options: list[tuple[str, bool | None]] = [("Trust", True)]
         if self._trust_for_this_run is not None:  # pi's "this session only": trusted, nothing recorded
             options.append(("Trust (this session only)", None))
@@ -515,7 +563,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         answer = await ask(
             self,
             SelectDialog(
-                f"Trust project folder?\n{self._cwd}",
+                f"Trust project folder?\n{where}",
                 [label for label, _ in options],
                 values=[label for label, _ in options],
                 message=(

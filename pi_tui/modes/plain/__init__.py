@@ -50,7 +50,7 @@ def run_plain_cli(
 
     from pi_tui.runtime.factory import create_session_or_report
 
-    startup = create_session_or_report(args, cwd)
+    startup = create_session_or_report(args, cwd, on_terminal=sys.stdin.isatty())  # pi asks, here
     if isinstance(startup, int):
         return startup
     for notice in startup.notices:

@@ -208,16 +208,23 @@ class CommandHandlers(SessionCommands, LoginCommands):
         return {"models": [m.to_json_dict() for m in self._available_models()]}
 
     def cmd_cycle_model(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        models = self._available_models()
-        if len(models) <= 1:
+        from pi_tui.runtime.model_cycle import model_cycle
+
+        # as pi: the model scope (--models, else enabledModels) when there is one, with its levels
+        cycle = model_cycle(self.session)
+        if len(cycle.models) <= 1:
             return None
-        current = self.session.model
-        keys = [(m.provider, m.id) for m in models]
-        here = (current.provider, current.id)
-        index = keys.index(here) if here in keys else -1
-        model = models[(index + 1) % len(models)]
+        target = cycle.next_index(self.session.model)
+        model = cycle.models[target]
         self._set_model(model)
-        return {"model": model.to_json_dict(), "thinkingLevel": self.session.thinking, "isScoped": False}
+        level = cycle.levels[target]
+        if level is not None:
+            self._set_thinking(clamp_thinking_level(model, level))
+        return {
+            "model": model.to_json_dict(),
+            "thinkingLevel": self.session.thinking,
+            "isScoped": cycle.scoped,
+        }
 
     def cmd_set_thinking_level(self, cmd_id: object, command: dict[str, Any]) -> Any:
         from pi_tui.ai.thinking import parse_thinking_level

@@ -112,7 +112,7 @@ async def test_untrusted_project_asks_before_loading_its_extensions(tmp_path: Pa
     )
     assert project_needs_trust(tmp_path, agent_dir)
     app = make_app(
-        tmp_path, agent_dir, FauxScript(), needs_trust=lambda: project_needs_trust(tmp_path, agent_dir)
+        tmp_path, agent_dir, FauxScript(), needs_trust=lambda where: project_needs_trust(where, agent_dir)
     )
     async with app.run_test() as pilot:
         await until(pilot, lambda: type(app.screen).__name__ == "SelectDialog")
@@ -128,10 +128,10 @@ def test_approve_flags_decide_trust_without_asking(tmp_path: Path, agent_dir: Pa
 
     (tmp_path / ".pi" / "extensions").mkdir(parents=True)
     (tmp_path / ".pi" / "extensions" / "hello.py").write_text("def register(pi):\n    pass\n")
-    asks = trust_question(parse_args([]), tmp_path, agent_dir)
-    assert asks is not None and asks()
-    assert trust_question(parse_args(["--approve"]), tmp_path, agent_dir) is None
-    assert trust_question(parse_args(["--no-approve"]), tmp_path, agent_dir) is None
+    asks = trust_question(parse_args([]), agent_dir)
+    assert asks is not None and asks(tmp_path)
+    assert trust_question(parse_args(["--approve"]), agent_dir) is None
+    assert trust_question(parse_args(["--no-approve"]), agent_dir) is None
 
 
 TITLE_EXTENSION = """

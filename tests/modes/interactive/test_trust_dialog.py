@@ -23,7 +23,7 @@ async def test_the_trust_question_lists_what_would_run_and_has_no_empty_box(
 ) -> None:
     _project(tmp_path)
     app = make_app(
-        tmp_path, agent_dir, FauxScript(), needs_trust=lambda: project_needs_trust(tmp_path, agent_dir)
+        tmp_path, agent_dir, FauxScript(), needs_trust=lambda where: project_needs_trust(where, agent_dir)
     )
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
@@ -105,7 +105,7 @@ async def test_trust_for_this_session_only_loads_the_project_and_records_nothing
         create,  # type: ignore[arg-type]
         cwd=tmp_path,
         agent_dir=agent_dir,
-        needs_trust=lambda: project_needs_trust(tmp_path, agent_dir),
+        needs_trust=lambda where: project_needs_trust(where, agent_dir),
         trust_for_this_run=lambda: this_run.append(True),
     )
     async with app.run_test(size=(100, 30)) as pilot:
