@@ -33,11 +33,22 @@ def _replier(request: Any) -> Reply:
     return Reply([text("ok " + "word " * 30)])
 
 
-async def _chatted(project: Path) -> Any:
+async def _chatted(fake: FakeLLM, agent_dir: Path, project: Path, review: str) -> Any:
+    """A session of three questions and answers, whose compactions are reviewed as ``review`` says."""
+    _settings(agent_dir, review)
+    fake.responder = _replier
     session = create_session(parse_args(["--model", ANTHROPIC]), project).session
     for prompt in ("first question about naming", "second question", "third question"):
         await session.prompt(prompt)
     return session
+
+
+async def _compacting(app: HostApp, pilot: Any, session: Any) -> asyncio.Task[Any]:
+    """Start a manual compaction with the screens installed; returns it once its review shows."""
+    install(app)
+    task = asyncio.create_task(session.compact())
+    await _wait_for(app, pilot, ReviewScreen)
+    return task
 
 
 async def _wait_for(app: HostApp, pilot: Any, kind: type) -> None:
@@ -53,14 +64,10 @@ async def _wait_for(app: HostApp, pilot: Any, kind: type) -> None:
 async def test_an_edited_summary_is_what_the_next_request_carries_and_survives_continue(
     fake: FakeLLM, agent_dir: Path, project: Path
 ) -> None:
-    _settings(agent_dir, "manual-only")
-    fake.responder = _replier
-    session = await _chatted(project)
+    session = await _chatted(fake, agent_dir, project, "manual-only")
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
-        install(app)
-        task = asyncio.create_task(session.compact())
-        await _wait_for(app, pilot, ReviewScreen)
+        task = await _compacting(app, pilot, session)
         assert "ORIGINAL SUMMARY" in app.screen.summary  # type: ignore[attr-defined]
         await pilot.press("e")
         await _wait_for(app, pilot, EditScreen)
@@ -88,15 +95,11 @@ async def test_an_edited_summary_is_what_the_next_request_carries_and_survives_c
 async def test_escape_cancels_the_compaction_and_nothing_is_written(
     fake: FakeLLM, agent_dir: Path, project: Path
 ) -> None:
-    _settings(agent_dir, "always")
-    fake.responder = _replier
-    session = await _chatted(project)
+    session = await _chatted(fake, agent_dir, project, "always")
     before = len(session.session_manager.get_entries())
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
-        install(app)
-        task = asyncio.create_task(session.compact())
-        await _wait_for(app, pilot, ReviewScreen)
+        task = await _compacting(app, pilot, session)
         await pilot.press("escape")
         try:
             await task
@@ -111,14 +114,10 @@ async def test_escape_cancels_the_compaction_and_nothing_is_written(
 async def test_regenerate_with_a_focus_asks_again_and_applies_the_new_summary(
     fake: FakeLLM, agent_dir: Path, project: Path
 ) -> None:
-    _settings(agent_dir, "manual-only")
-    fake.responder = _replier
-    session = await _chatted(project)
+    session = await _chatted(fake, agent_dir, project, "manual-only")
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
-        install(app)
-        task = asyncio.create_task(session.compact())
-        await _wait_for(app, pilot, ReviewScreen)
+        task = await _compacting(app, pilot, session)
         fake.responder = lambda _r: Reply([text("REGENERATED with focus")])
         await pilot.press("r")
         await _wait_for(app, pilot, PromptScreen)
@@ -137,9 +136,7 @@ async def test_regenerate_with_a_focus_asks_again_and_applies_the_new_summary(
 async def test_with_review_never_the_summary_is_applied_unreviewed(
     fake: FakeLLM, agent_dir: Path, project: Path
 ) -> None:
-    _settings(agent_dir, "never")
-    fake.responder = _replier
-    session = await _chatted(project)
+    session = await _chatted(fake, agent_dir, project, "never")
     app = HostApp(session)
     async with app.run_test(size=(120, 40)):
         install(app)
