@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from pi_tui.runtime.agent_session import AgentSession
 from pi_tui.testing import FakeLLM, Reply, text
 
 from .helpers import MODEL, Events, model_requests, module, open_session, user_texts, write_extension
@@ -29,6 +30,17 @@ def register(pi):
 
     pi.register_command("{version}", handler=lambda args, ctx: None)
 """
+
+
+async def _prompt_across_an_edit(session: AgentSession, path: Path) -> None:
+    """Prompt "hello", edit the watched extension at ``path`` to v2 and wait for the watcher to reload
+    it, then prompt "again" (v1 tags the first prompt, v2 the second)."""
+    await session.prompt("hello")
+    assert session.extensions is not None
+    reloaded = asyncio.ensure_future(session.extensions.wait_for_reload())
+    path.write_text(VERSIONED.format(version="v2"))
+    await asyncio.wait_for(reloaded, timeout=20)
+    await session.prompt("again")
 
 
 async def test_reload_tears_down_reimports_and_restores_state_from_entries(
@@ -70,11 +82,7 @@ async def test_editing_a_loaded_extension_changes_the_next_prompt_without_a_rest
     async with open_session(["-e", str(path)], project, model=MODEL) as session:
         await session.start(watch=True)
         await session.extensions.wait_watching()
-        await session.prompt("hello")
-        reloaded = asyncio.ensure_future(session.extensions.wait_for_reload())
-        path.write_text(VERSIONED.format(version="v2"))
-        await asyncio.wait_for(reloaded, timeout=20)
-        await session.prompt("again")
+        await _prompt_across_an_edit(session, path)
         state = module(session, "versioned").STATE
 
     _, second = model_requests(fake)
@@ -113,11 +121,7 @@ async def test_an_extension_added_after_start_up_is_hot_reloaded_after_reload(
         path = write_extension(agent_dir / "extensions", "versioned", VERSIONED.format(version="v1"))
         await session.reload()  # /reload finds it
         await session.extensions.wait_watching()
-        await session.prompt("hello")
-        reloaded = asyncio.ensure_future(session.extensions.wait_for_reload())
-        path.write_text(VERSIONED.format(version="v2"))
-        await asyncio.wait_for(reloaded, timeout=20)
-        await session.prompt("again")
+        await _prompt_across_an_edit(session, path)
 
     _, second = model_requests(fake)
     assert user_texts(second) == ["v1: hello", "v2: again"]
@@ -139,11 +143,7 @@ async def test_a_watcher_left_with_nothing_to_watch_watches_what_a_later_reload_
         await session.reload()
         assert [e.name for e in session.extensions.extensions] == ["versioned"]
         await session.extensions.wait_watching()
-        await session.prompt("hello")
-        reloaded = asyncio.ensure_future(session.extensions.wait_for_reload())
-        path.write_text(VERSIONED.format(version="v2"))
-        await asyncio.wait_for(reloaded, timeout=20)
-        await session.prompt("again")
+        await _prompt_across_an_edit(session, path)
 
     _, second = model_requests(fake)
     assert user_texts(second) == ["v1: hello", "v2: again"]
