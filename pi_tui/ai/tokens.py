@@ -342,9 +342,25 @@ def message_chars(message: object) -> int:
     """
     _ESTIMATES[0] += 1
     if type(message) is AssistantMessage:  # most of a session's messages: tested first
-        return sum(map(_assistant_block_chars, message.content))
+        # One loop with the commonest blocks answered inline (a long session has tens of thousands).
+        chars = 0
+        for block in message.content:
+            block_kind = type(block)
+            if block_kind is ThinkingContent:
+                text = block.thinking
+                chars += len(text) if text.isascii() else js_length(text)
+            elif block_kind is TextContent:
+                text = block.text
+                chars += len(text) if text.isascii() else js_length(text)
+            else:
+                chars += _assistant_block_chars(block)
+        return chars
     if type(message) is ToolResultMessage:
-        return _content_chars(message.content, count_images=True)
+        content = message.content
+        if len(content) == 1 and type(content[0]) is TextContent:  # the commonest result: one text
+            text = content[0].text
+            return len(text) if text.isascii() else js_length(text)
+        return _content_chars(content, count_images=True)
     if isinstance(message, dict):
         return _json_message_chars(message)
     if isinstance(message, UserMessage):

@@ -819,13 +819,16 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     def _prefer_typed_screen(self) -> None:
         """When the editor holds the start of ``/context``, ``/tree`` or ``/resume``, the work ahead
-        prepares that screen first (its first frame on Enter then finds it done)."""
+        prepares that screen first (its first frame on Enter then finds it done). Enter empties the
+        editor as the screen opens: the step stays first until another command's step replaces it."""
         session = self.session
         if session is None or self.screens_prepared is None or self.screens_prepared.is_set():
             return
         from .screens.prepare import preparation_for, step_for_command
 
-        preparation_for(session).prefer(step_for_command(self.editor.text.lstrip()))
+        step = step_for_command(self.editor.text.lstrip())
+        if step is not None:
+            preparation_for(session).prefer(step)
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
         self.chat.show_end()

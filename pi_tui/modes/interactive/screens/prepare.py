@@ -145,10 +145,16 @@ class ScreenPreparation:
         self._ensure_driver()
         await self._events[name].wait()
 
+    @property
+    def preferred(self) -> str | None:
+        """The step of the command being typed (`prefer`), if any."""
+        return self._preferred
+
     def prefer(self, name: str | None) -> None:
         """Run step ``name`` before the other background steps (the user is typing the command that
-        needs it), or none first again (None). Nobody waits for it: it only changes the order, and a
-        step a screen waits for still goes before it. Unknown names are ignored."""
+        needs it), or none first again (None). Nobody waits for it yet: it changes the order, a step a
+        screen waits for still goes before it, and it goes on while a screen opens (`hold`: most
+        likely its own). Unknown names are ignored."""
         name = name if name in self._steps else None
         if name == self._preferred:
             return
@@ -165,8 +171,9 @@ class ScreenPreparation:
             event.set()
 
     def hold(self) -> Callable[[], None]:
-        """Pause the work nobody waits for (at its next piece) while a screen opens; call the returned
-        function once the screen is drawn (the work would take the interpreter from its first paint)."""
+        """Pause the work nobody waits for (at its next piece) while a screen opens, but for the step of
+        the command typed (`prefer`); call the returned function once the screen is drawn (the work
+        would take the interpreter from its first paint)."""
         self._holds += 1
         released = False
 
@@ -220,7 +227,7 @@ class ScreenPreparation:
         False as soon as a screen asks for a step (that goes first)."""
         while self._first_wanted() is None and not self._stopped:
             self._wake.clear()
-            if self._holds:
+            if self._holds and self._first_preferred() is None:
                 await self._wake.wait()
                 continue
             if self._wait_idle is None:
@@ -232,7 +239,8 @@ class ScreenPreparation:
             if not idle.done():
                 idle.cancel()
                 continue
-            if not self._holds and self._first_wanted() is None and not self._stopped:
+            held = self._holds and self._first_preferred() is None
+            if not held and self._first_wanted() is None and not self._stopped:
                 return True
         return False
 
@@ -265,7 +273,7 @@ class ScreenPreparation:
             if self._stopped:
                 return
             first = self._first_wanted()
-            if first != name and (first is not None or self._holds):
+            if first != name and (first is not None or (self._holds and name != self._first_preferred())):
                 return
             if first is None and self._first_preferred() not in (None, name):
                 return  # the step of the command being typed goes first

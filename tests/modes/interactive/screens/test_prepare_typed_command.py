@@ -17,7 +17,7 @@ from pi_tui.ai import registry
 from pi_tui.context import report
 from pi_tui.modes.interactive.screens import tree_rows
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
-from pi_tui.modes.interactive.screens.prepare import ScreenPreparation, step_for_command
+from pi_tui.modes.interactive.screens.prepare import ScreenPreparation, preparation_for, step_for_command
 from pi_tui.modes.interactive.warm_turn import WarmUpTurn
 
 from ..helpers import make_app, until
@@ -92,6 +92,27 @@ async def test_a_preferred_step_takes_over_at_the_next_piece_and_a_needed_one_st
     assert log == ["b0", "b1", "c0", "c1", "a0", "a1"]
 
 
+async def test_the_step_of_the_command_typed_goes_on_while_a_screen_opens() -> None:
+    log: list[str] = []
+    finished = threading.Event()
+    steps = _steps(log, 2)
+    c = steps["c"]
+
+    def last_of_c() -> Iterator[object]:
+        yield from c()
+        finished.set()
+
+    preparation = ScreenPreparation({**steps, "c": last_of_c})
+    release = preparation.hold()  # its screen is opening: the other steps wait, this one goes on
+    preparation.prefer("c")
+    preparation.start()
+    assert await asyncio.to_thread(finished.wait, 20)
+    assert log == ["c0", "c1"]
+    release()
+    await preparation.wait()
+    assert log == ["c0", "c1", "a0", "a1", "b0", "b1"]
+
+
 async def test_a_command_typed_while_the_session_loads_has_its_screen_prepared_first(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,6 +174,8 @@ async def test_the_warm_up_loads_nothing_while_context_opens_from_the_editor(
             assert loaded == []
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+            # Enter emptied the editor: the counting stays first all the same.
+            assert preparation_for(app.require_session()).preferred == "tokens"
             screen = app.screen
             assert isinstance(screen, ContextScreen)
             await pilot.pause()
