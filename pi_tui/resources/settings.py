@@ -492,6 +492,12 @@ class SettingsManager:
         return choice(self._merged.get("doubleEscapeAction"), DOUBLE_ESCAPE_ACTIONS, "tree")
 
     @property
+    def fullscreen_exit_output(self) -> str:
+        """``fullscreenExitOutput``: what quitting leaves in the terminal, ``transcript`` (default: the
+        conversation, then the resume line) or ``resume-hint`` (the resume line alone), as pi's."""
+        return choice(self._merged.get("fullscreenExitOutput"), ("transcript", "resume-hint"), "transcript")
+
+    @property
     def tree_filter_mode(self) -> str:
         return choice(self._merged.get("treeFilterMode"), TREE_FILTER_MODES, "default")
 

@@ -174,7 +174,9 @@ def _run_app(args: Args, cwd: Path, prompts: list[str], first_images: Sequence[I
         text = "".join(traceback.format_exception(type(crash), crash, crash.__traceback__))
         return report_crash(agent_dir, app, text)
     if app.exit_message and not app.output_cut:  # after a signal the terminal may not read any more
-        sys.stdout.write(app.exit_message + "\n")
+        # the alternate screen is gone: the conversation is written to the normal one, as pi does
+        conversation = app.exit_transcript(color=sys.stdout.isatty())
+        sys.stdout.write((conversation + "\n" if conversation else "") + app.exit_message + "\n")
     return code if isinstance(code, int) else 0
 
 

@@ -1134,6 +1134,19 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     exit_message: str | None = None
 
+    def exit_transcript(self, *, color: bool) -> str:
+        """The conversation to leave in the terminal after quitting (pi's ``fullscreenExitOutput``:
+        ``transcript`` by default, nothing with ``resume-hint``); empty when there is none."""
+        session = self.session
+        if session is None or self.exit_message is None:
+            return ""
+        settings = session.settings
+        if settings is not None and settings.fullscreen_exit_output != "transcript":
+            return ""
+        from .exit_transcript import transcript
+
+        return transcript(session.messages, color=color, hide_thinking=self.hide_thinking)
+
     leave_if_resume_cancelled = False
     """Started by ``-r``: closing that first resume picker without a choice leaves the app, as pi does."""
 
