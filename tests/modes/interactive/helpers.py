@@ -66,6 +66,22 @@ async def type_text(pilot: Any, text: str) -> None:
     await pilot.press(*keys)
 
 
+async def submit(pilot: Any, app: PiApp, text: str) -> None:
+    """Type ``text`` in the editor, close the completion menu it may have opened, and press Enter."""
+    await type_text(pilot, text)
+    app.menu.hide()
+    await pilot.press("enter")
+
+
+async def submit_and_wait(pilot: Any, app: PiApp, text: str) -> None:
+    """`submit` ``text``, then wait until the app is idle with an empty editor: the prompt answered or
+    the command done."""
+    await submit(pilot, app, text)
+    await pilot.pause()
+    await until(pilot, lambda: not app._busy and not app.editor.text)
+    await pilot.pause()
+
+
 def gated(gate: asyncio.Event, response: FauxResponse) -> Callable[[FauxCall], Any]:
     """A script step that answers only once ``gate`` is set (the agent streams meanwhile)."""
 

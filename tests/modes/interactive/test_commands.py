@@ -11,20 +11,11 @@ from pi_tui.modes.interactive.blocks import NoticeBlock, UserBlock
 from pi_tui.modes.interactive.chat import Notice
 from pi_tui.modes.interactive.commands import osc52
 
-from .helpers import last_user_text, make_app, type_text, until
+from .helpers import last_user_text, make_app, submit, submit_and_wait, type_text, until
 
 
 def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
     return [b.text for b in app.chat.query(NoticeBlock)]
-
-
-async def _run(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
-    await type_text(pilot, text)
-    app.menu.hide()
-    await pilot.press("enter")
-    await pilot.pause()
-    await until(pilot, lambda: not app._busy and not app.editor.text)
-    await pilot.pause()
 
 
 async def _type_import(pilot, app, path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -48,21 +39,17 @@ async def test_session_name_and_hotkeys_commands(tmp_path: Path, agent_dir: Path
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test(size=(120, 60)) as pilot:
         await until(pilot, app.ready.is_set)
-        await _run(pilot, app, "hello")
-        await _run(pilot, app, "/name refactor")
+        await submit_and_wait(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "/name refactor")
         await until(pilot, lambda: any("Session name: refactor" in t for t in _notices(app)))
-        await type_text(pilot, "/session")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/session")
         await until(pilot, lambda: isinstance(app.screen, InfoScreen))
         await until(pilot, lambda: "1 user · 1 assistant" in _info_text(app))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, InfoScreen))
         assert app.footer.state.session_name == "refactor"
         assert app.title.startswith("π - refactor")
-        await type_text(pilot, "/hotkeys")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/hotkeys")
         await until(pilot, lambda: isinstance(app.screen, InfoScreen))
         await until(pilot, lambda: "ctrl+l" in _info_text(app) and "Select a model" in _info_text(app))
         assert script.call_count == 1  # no command reached the model
@@ -73,7 +60,7 @@ async def test_unknown_slash_words_go_to_the_model(tmp_path: Path, agent_dir: Pa
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _run(pilot, app, "/frobnicate now")
+        await submit_and_wait(pilot, app, "/frobnicate now")
         await until(pilot, lambda: script.call_count == 1)
         assert last_user_text(script) == "/frobnicate now"
 
@@ -85,15 +72,15 @@ async def test_new_starts_an_empty_session_and_model_switches_by_name(
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _run(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "hello")
         old_id = app.session.session_manager.id
-        await _run(pilot, app, "/new")
+        await submit_and_wait(pilot, app, "/new")
         await until(pilot, lambda: app.session.session_manager.id != old_id)
         assert not list(app.chat.query(UserBlock))
         assert any("New session started" in t for t in _notices(app))
-        await _run(pilot, app, "/model faux/faux-1")
+        await submit_and_wait(pilot, app, "/model faux/faux-1")
         await until(pilot, lambda: any(t.startswith("Model: faux/faux-1") for t in _notices(app)))
-        await _run(pilot, app, "/thinking high")
+        await submit_and_wait(pilot, app, "/thinking high")
         assert app.session.thinking == "high" and app.footer.state.thinking == "high"
         assert "-thinking-high" in app.editor.classes
 
@@ -107,20 +94,16 @@ async def test_model_with_a_partial_name_opens_the_picker_on_it_instead_of_guess
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         before = app.session.model.label
-        await type_text(pilot, "/model fau")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/model fau")
         await until(pilot, lambda: isinstance(app.screen, ModelScreen))
         assert app.screen.query_one("#model-search").value == "fau"  # type: ignore[attr-defined]
         assert app.session.model.label == before  # nothing switched behind the user's back
         await pilot.press("escape")
-        await type_text(pilot, "/model no-such-model")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/model no-such-model")
         await until(pilot, lambda: isinstance(app.screen, ModelScreen))
         assert app.screen.shown == [] and app.screen.query_one("#model-empty").display  # type: ignore[attr-defined]
         await pilot.press("escape")
-        await _run(pilot, app, "/model FAUX/faux-1")  # an exact reference switches at once, any case
+        await submit_and_wait(pilot, app, "/model FAUX/faux-1")  # an exact reference switches at once, any case
         await until(pilot, lambda: any(t.startswith("Model: faux/faux-1") for t in _notices(app)))
 
 
@@ -132,19 +115,15 @@ async def test_thinking_picker_starts_on_the_current_level_and_ctrl_s_saves_it_a
     app = make_app(tmp_path, agent_dir, FauxScript())
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _run(pilot, app, "/thinking low")
-        await type_text(pilot, "/thinking")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit_and_wait(pilot, app, "/thinking low")
+        await submit(pilot, app, "/thinking")
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
         assert app.screen.chosen() == "low"  # type: ignore[attr-defined]  # the cursor starts on it
         await pilot.press("down")  # medium
         await pilot.press("enter")
         await until(pilot, lambda: app.session.thinking == "medium")
         assert "defaultThinkingLevel" not in _settings_text(agent_dir)  # Enter: this session only
-        await type_text(pilot, "/thinking")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/thinking")
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
         await pilot.press("down", "ctrl+s")  # high, saved as the default too (pi 0.84)
         await until(pilot, lambda: app.session.thinking == "high")
@@ -164,13 +143,13 @@ async def test_clone_continues_in_a_copy_of_the_conversation_as_pi_does(
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _run(pilot, app, "/clone")
+        await submit_and_wait(pilot, app, "/clone")
         assert any("Nothing to clone yet" in t for t in _notices(app))
         assert script.call_count == 0  # a built-in command, not a prompt for the model
-        await _run(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "hello")
         old = app.session.session_manager
         old_id, old_path = old.id, old.path
-        await _run(pilot, app, "/clone")
+        await submit_and_wait(pilot, app, "/clone")
         await until(pilot, lambda: app.session.session_manager.id != old_id)
         assert any("Cloned to new session" in t for t in _notices(app))
         assert [b.text for b in app.chat.query(UserBlock)] == ["hello"]  # the conversation goes on
@@ -186,10 +165,10 @@ async def test_copy_sends_the_last_answer_through_osc52(tmp_path: Path, agent_di
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         app._driver.write = written.append  # type: ignore[union-attr,method-assign]
-        await _run(pilot, app, "/copy")
+        await submit_and_wait(pilot, app, "/copy")
         assert any("No agent messages" in t for t in _notices(app))
-        await _run(pilot, app, "hello")
-        await _run(pilot, app, "/copy")
+        await submit_and_wait(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "/copy")
         assert osc52("copy me") in written
         assert app.clipboard == "copy me"
 
@@ -198,11 +177,9 @@ async def test_quit_closes_the_session_and_prints_how_to_resume(tmp_path: Path, 
     app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("a")))
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _run(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "hello")
         session_id = app.session.session_manager.id
-        await type_text(pilot, "/quit")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/quit")
         await until(pilot, lambda: not app.is_running)
     assert app.exit_message == f"To resume this session: pi-tui --session {session_id}"
 
@@ -433,9 +410,7 @@ async def test_trust_saves_the_chosen_decision_in_trust_json(tmp_path: Path, age
     real = os.path.realpath(project)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.ready.is_set)
-        await type_text(pilot, "/trust")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/trust")
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
         dialog = app.screen
         assert "Saved decision: none" in dialog.message  # type: ignore[attr-defined]
@@ -450,9 +425,7 @@ async def test_trust_saves_the_chosen_decision_in_trust_json(tmp_path: Path, age
         assert json.loads(trust_file.read_text()) == {real: True}
         await until(pilot, lambda: any("Saved trust decision: trusted" in t for t in _notices(app)))
         # again: the saved answer is marked and highlighted; the parent folder replaces it
-        await type_text(pilot, "/trust")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/trust")
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
         assert f"Saved decision: trusted ({real})" in app.screen.message  # type: ignore[attr-defined]
         assert app.screen.options[0].startswith("✓")  # type: ignore[attr-defined]
@@ -460,9 +433,7 @@ async def test_trust_saves_the_chosen_decision_in_trust_json(tmp_path: Path, age
         await pilot.press("down", "enter")
         await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
         assert json.loads(trust_file.read_text()) == {os.path.dirname(real): True}
-        await type_text(pilot, "/trust")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/trust")
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
         assert "(inherited from" in app.screen.message  # type: ignore[attr-defined]
         await pilot.press("escape")  # cancel: nothing changes
@@ -480,14 +451,14 @@ async def test_import_copies_the_session_file_and_resumes_it(tmp_path: Path, age
     app = make_app(project, agent_dir, script)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.ready.is_set)
-        await _run(pilot, app, "remember the walrus")
+        await submit_and_wait(pilot, app, "remember the walrus")
         original = app.session.session_manager.path
         assert original is not None and original.exists()
         elsewhere = tmp_path / "outside" / original.name
         elsewhere.parent.mkdir()
         elsewhere.write_bytes(original.read_bytes())
         (tmp_path / "notes.txt").write_text("not a session\n")
-        await _run(pilot, app, "/new")
+        await submit_and_wait(pilot, app, "/new")
         assert not any("remember the walrus" in b.text for b in app.chat.query(UserBlock))
         for bad, why in [
             (tmp_path / "missing.jsonl", "File not found"),
@@ -537,7 +508,7 @@ async def test_import_of_a_session_whose_folder_is_gone_asks_to_use_this_one(
     app = make_app(project, agent_dir, script)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.ready.is_set)
-        await _run(pilot, app, "remember the walrus")
+        await submit_and_wait(pilot, app, "remember the walrus")
         original = app.session.session_manager.path
         assert original is not None
         gone = tmp_path / "deleted-project"
@@ -547,7 +518,7 @@ async def test_import_of_a_session_whose_folder_is_gone_asks_to_use_this_one(
         elsewhere = tmp_path / "outside" / "moved.jsonl"
         elsewhere.parent.mkdir()
         elsewhere.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
-        await _run(pilot, app, "/new")
+        await submit_and_wait(pilot, app, "/new")
         new_session = app.session.session_manager.path
 
         async def import_and_answer(second: str) -> ConfirmDialog:
@@ -593,7 +564,7 @@ async def test_a_status_replaces_the_one_before_it_while_nothing_came_between(
         await pilot.press("ctrl+t")
         await until(pilot, lambda: _notices(app)[-1:] == ["Thinking blocks: hidden"])
         assert _notices(app)[1:] == ["Thinking blocks: hidden"]  # after the header
-        await _run(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "hello")
         await pilot.press("ctrl+o")
         await until(pilot, lambda: _notices(app)[-1:] == ["Tool output: collapsed"])
         assert _notices(app)[1:] == ["Thinking blocks: hidden", "Tool output: collapsed"]
@@ -611,11 +582,11 @@ async def test_the_start_up_header_stays_at_the_top_after_new_and_a_tree_jump(
         await until(pilot, app.ready.is_set)
         header = _notices(app)[0]
         assert header.startswith("pi-tui v")
-        await _run(pilot, app, "hello")
-        await _run(pilot, app, "/new")
+        await submit_and_wait(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "/new")
         await until(pilot, lambda: "✓ New session started" in _notices(app))
         assert _notices(app)[0] == header
-        await _run(pilot, app, "second")
+        await submit_and_wait(pilot, app, "second")
         await app.session.navigate(app.session.session_manager.get_branch()[0].id)
         await until(pilot, lambda: not any(b.text == "second" for b in app.chat.query(UserBlock)))
         assert _notices(app)[0] == header

@@ -6,7 +6,7 @@ from typing import Any
 from pi_tui.ai.providers.faux import FauxScript
 from pi_tui.modes.interactive.blocks import NoticeBlock
 
-from .helpers import make_app, type_text, until
+from .helpers import make_app, submit_and_wait, until
 
 MARKING_EXTENSION = """
 def mark(args, ctx):
@@ -20,14 +20,6 @@ def register(pi):
 
 def _notices(app: Any) -> list[str]:
     return [b.text for b in app.chat.query(NoticeBlock)]
-
-
-async def _run(pilot: Any, app: Any, text: str) -> None:
-    await type_text(pilot, text)
-    app.menu.hide()
-    await pilot.press("enter")
-    await until(pilot, lambda: not app._busy and not app.editor.text)
-    await pilot.pause()
 
 
 def _shown(app: Any) -> bool:
@@ -45,9 +37,9 @@ async def test_an_extensions_status_and_widgets_go_on_reload_and_on_a_new_sessio
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         for clearing in ("/reload", "/new"):
-            await _run(pilot, app, "/mark")
+            await submit_and_wait(pilot, app, "/mark")
             await until(pilot, lambda: _shown(app))
-            await _run(pilot, app, clearing)
+            await submit_and_wait(pilot, app, clearing)
             await until(pilot, lambda: not _shown(app))
 
 
@@ -64,7 +56,7 @@ async def test_reload_reports_load_errors_and_skipped_project_extensions_before_
         project_extensions.mkdir(parents=True)
         (project_extensions / "local.py").write_text("def register(pi):\n    pass\n")
         before = len(_notices(app))
-        await _run(pilot, app, "/reload")
+        await submit_and_wait(pilot, app, "/reload")
         await until(pilot, lambda: any(t.startswith("Reloaded") for t in _notices(app)))
         told = _notices(app)[before:]
     failure = next(i for i, t in enumerate(told) if "BROKEN-ON-PURPOSE" in t)

@@ -5,7 +5,7 @@ from pathlib import Path
 from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_tool_call
 from pi_tui.modes.interactive.blocks import NoticeBlock
 
-from .helpers import make_app, type_text, until
+from .helpers import make_app, submit, type_text, until
 
 ASKING_EXTENSION = """
 async def ask(args, ctx):
@@ -39,9 +39,7 @@ async def test_extension_dialogs_are_modal_screens_with_timeouts(tmp_path: Path,
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         assert any(c.value == "ask" and c.description == "asks questions" for c in app.router.candidates())
-        await type_text(pilot, "/ask")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/ask")
         await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog")
         await pilot.press("y")
         await until(pilot, lambda: type(app.screen).__name__ == "SelectDialog")
@@ -60,9 +58,7 @@ async def test_status_widgets_and_editor_text_from_an_extension(tmp_path: Path, 
     app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", str(ext)])
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await type_text(pilot, "/status")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/status")
         await until(pilot, lambda: app.editor.text == "prefilled by extension")
         assert app.footer.plain().rstrip().endswith("A-STATUS B-STATUS")
         assert "1. write tests" in str(app.above.children[0].render())
@@ -166,18 +162,14 @@ async def test_title_working_message_editor_dialog_and_message_renderer(
     app = make_app(tmp_path, agent_dir, FauxScript(), argv=["-e", str(ext)])
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await type_text(pilot, "/edit")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/edit")
         await until(pilot, lambda: type(app.screen).__name__ == "EditorDialog")
         assert app.title == "custom title" and app.working.message == "Crunching"
         await pilot.press("end")
         await type_text(pilot, " and two")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: "edited: 'line one and two'" in _notices(app))
-        await type_text(pilot, "/say")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/say")
         await until(pilot, lambda: bool(app.chat.query(CustomBlock)))
         assert "RENDERED: hello note" in str(app.chat.query_one(CustomBlock).render())
 

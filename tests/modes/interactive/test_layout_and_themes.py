@@ -9,7 +9,7 @@ from pi_tui.ai.providers.faux import FauxScript, faux_error, faux_reply
 from pi_tui.modes.interactive.blocks import NoticeBlock
 from pi_tui.modes.interactive.theme import ThemeError, builtin_theme_dir, load_theme
 
-from .helpers import make_app, type_text, until
+from .helpers import make_app, submit, submit_and_wait, type_text, until
 
 PANEL_EXTENSION = (
     "def register(pi):\n    pi.register_panel('Notes', lambda: 'remember the tests', placement='prefix')\n"
@@ -28,9 +28,7 @@ async def test_sidebar_lists_panels_with_tokens_placement_and_cost(tmp_path: Pat
     async with app.run_test(size=(130, 40)) as pilot:
         await until(pilot, app.ready.is_set)
         for prompt in ("one", "two"):
-            await type_text(pilot, prompt)
-            await pilot.press("enter")
-            await until(pilot, lambda: not app._busy and not app.editor.text)
+            await submit_and_wait(pilot, app, prompt)
         await until(pilot, lambda: script.call_count == 2)
         await pilot.press("f2")
         assert app.sidebar.display and "-open" in app.sidebar.classes
@@ -201,9 +199,7 @@ async def test_a_cache_invalidation_is_announced_with_who_and_why(tmp_path: Path
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         for prompt in ("one", "two"):
-            await type_text(pilot, prompt)
-            await pilot.press("enter")
-            await until(pilot, lambda: not app._busy and not app.editor.text)
+            await submit_and_wait(pilot, app, prompt)
         await until(pilot, lambda: script.call_count == 2)
         ledger = app.session.engine.ledger
         await until(pilot, lambda: any("billed again" in t for t in _notices(app)))
@@ -234,18 +230,12 @@ async def test_compact_shows_a_compaction_summary_block(tmp_path: Path, agent_di
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         for prompt in ("one", "two"):
-            await type_text(pilot, prompt)
-            await pilot.press("enter")
-            await until(pilot, lambda: not app._busy and not app.editor.text)
-        await type_text(pilot, "/compact")
-        app.menu.hide()
-        await pilot.press("enter")
+            await submit_and_wait(pilot, app, prompt)
+        await submit(pilot, app, "/compact")
         await until(pilot, lambda: bool(app.chat.query(SummaryBlock)), timeout=15)
         assert "SUMMARYTEXT" in app.chat.query(SummaryBlock).last().summary
         assert app.footer.state.context_tokens is None  # "?" until the next answer, as pi
-        await type_text(pilot, "/compact")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/compact")
         await until(pilot, lambda: any(t.startswith("Compaction failed:") for t in _notices(app)))
 
 
@@ -263,12 +253,8 @@ async def test_escape_during_compact_says_it_was_cancelled_not_that_it_failed(
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         for prompt in ("one", "two"):
-            await type_text(pilot, prompt)
-            await pilot.press("enter")
-            await until(pilot, lambda: not app._busy and not app.editor.text)
-        await type_text(pilot, "/compact")
-        app.menu.hide()
-        await pilot.press("enter")
+            await submit_and_wait(pilot, app, prompt)
+        await submit(pilot, app, "/compact")
         await until(pilot, lambda: app._busy and len(script.requests) >= 3)
         await pilot.press("escape")
         await until(pilot, lambda: not app._busy)

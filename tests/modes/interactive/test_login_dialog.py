@@ -13,7 +13,7 @@ from pi_tui.modes.interactive.dialogs import SelectDialog
 from pi_tui.modes.interactive.screens.login_screen import LoginScreen
 from pi_tui.testing.oauth_server import FakeAuthServer
 
-from .helpers import make_app, type_text, until
+from .helpers import make_app, submit, type_text, until
 
 
 @pytest.fixture
@@ -39,12 +39,6 @@ async def _until_dialog(pilot, app, title: str | None = None) -> None:  # type: 
         pilot,
         lambda: isinstance(app.screen, SelectDialog) and (title is None or app.screen.title_text == title),
     )
-
-
-async def _command(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
-    await type_text(pilot, text)
-    app.menu.hide()
-    await pilot.press("enter")
 
 
 def _login_screen(app) -> LoginScreen | None:  # type: ignore[no-untyped-def]
@@ -91,7 +85,7 @@ async def _pick_account(pilot, app) -> None:  # type: ignore[no-untyped-def]
 async def _anthropic_login_screen(pilot, app) -> LoginScreen:  # type: ignore[no-untyped-def]
     """``/login anthropic``, sign in with an account: the login screen once it shows the browser URL."""
     await until(pilot, app.ready.is_set)
-    await _command(pilot, app, "/login anthropic")
+    await submit(pilot, app, "/login anthropic")
     await _pick_account(pilot, app)
     return await _until_login_shows(pilot, app, "/oauth/authorize?")
 
@@ -154,7 +148,7 @@ async def test_escape_cancels_the_login_quietly(
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login anthropic")
+        await submit(pilot, app, "/login anthropic")
         await _pick_account(pilot, app)
         await until(pilot, lambda: _login_screen(app) is not None and bool(_login_screen(app).lines))
         screen = _login_screen(app)
@@ -174,13 +168,13 @@ async def test_device_code_login_shows_the_code_then_logs_in_and_logout_removes_
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login xai")
+        await submit(pilot, app, "/login xai")
         await _until_dialog(pilot, app)
         await pilot.press("enter")  # sign in with an account
         await _until_login_shows(pilot, app, "ABCD-1234")
         await _until_notice(pilot, app, "Logged in to xAI")
         assert json.loads((agent_dir / "auth.json").read_text())["xai"]["type"] == "oauth"
-        await _command(pilot, app, "/logout xai")
+        await submit(pilot, app, "/logout xai")
         await until(
             pilot, lambda: any(text == "Logged out of xAI (Grok/X subscription)" for text, _ in _notices(app))
         )
@@ -194,7 +188,7 @@ async def test_logout_names_a_stored_api_key_by_its_provider_not_the_subscriptio
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/logout")
+        await submit(pilot, app, "/logout")
         await _until_dialog(pilot, app)
         assert app.screen.options == ["Anthropic ✓ configured"]
         await pilot.press("enter")
@@ -206,7 +200,7 @@ async def test_api_key_login_saves_the_key(tmp_path: Path, agent_dir: Path) -> N
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login")
+        await submit(pilot, app, "/login")
         await _until_dialog(pilot, app)
         await pilot.press("down", "enter")  # "Sign in with an API key"
         await _until_dialog(pilot, app, "Select provider to configure:")
@@ -232,7 +226,7 @@ async def test_a_cloudflare_key_login_asks_for_the_ids_too(tmp_path: Path, agent
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login cloudflare-ai-gateway")
+        await submit(pilot, app, "/login cloudflare-ai-gateway")
         await _answer(pilot, app, "Enter Cloudflare API key:", "cf-token")
         await _answer(pilot, app, "Enter Cloudflare account ID:", "acct1")
         await _answer(pilot, app, "Enter Cloudflare AI Gateway ID:", "gw1")
@@ -289,7 +283,7 @@ async def test_cloud_logins_ask_the_method_then_what_it_needs(
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, f"/login {provider}")
+        await submit(pilot, app, f"/login {provider}")
         await _until_dialog(pilot, app, method_title)
         await pilot.press(*(["down"] * downs), "enter")
         for question, value in answers:
@@ -334,7 +328,7 @@ async def test_escape_in_the_provider_list_goes_back_to_the_method_menu(
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login")
+        await submit(pilot, app, "/login")
         await _until_dialog(pilot, app)
         assert app.screen.title_text == "Select authentication method:"
         await pilot.press("down", "enter")  # "Sign in with an API key"
@@ -353,7 +347,7 @@ async def test_radius_login_asks_browser_or_device_code_then_signs_in(
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login radius")
+        await submit(pilot, app, "/login radius")
         await _until_dialog(pilot, app)
         assert app.screen.title_text == "Select authentication method for Radius:"
         await pilot.press("enter")  # sign in with an account
@@ -374,7 +368,7 @@ async def test_api_key_provider_rows_are_the_name_and_status_as_in_pi(
     app = make_app(tmp_path, agent_dir)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, app.ready.is_set)
-        await _command(pilot, app, "/login")
+        await submit(pilot, app, "/login")
         await _until_dialog(pilot, app)
         await pilot.press("down", "enter")  # "Sign in with an API key"
         await until(

@@ -20,7 +20,7 @@ from pi_tui.modes.interactive.screens.model_screen import ModelScreen
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text
 
-from .helpers import type_text, until
+from .helpers import submit, type_text, until
 
 
 def no_key_app(cwd: Path, agent_dir: Path, argv: list[str] | None = None) -> PiApp:
@@ -217,9 +217,7 @@ async def test_after_an_api_key_login_from_no_model_prompts_work_without_a_resta
             await until(pilot, app.ready.is_set)
             assert not app.session.has_model
             assert any("/login" in n for n in notices(app))  # the command exists: the help names it
-            await type_text(pilot, "/login")
-            app.menu.hide()
-            await pilot.press("enter")
+            await submit(pilot, app, "/login")
             await until(pilot, lambda: isinstance(app.screen, SelectDialog))
             await pilot.press("down", "enter")  # "Sign in with an API key"
             await until(

@@ -17,7 +17,7 @@ from pi_tui.ai.stream import StreamStart, TextDelta, TextStart
 from pi_tui.ai.types import AssistantMessage, TextContent
 from pi_tui.modes.interactive.app import PiApp
 
-from .helpers import make_app, type_text, until
+from .helpers import make_app, submit, type_text, until
 
 MID_ANSWER = (
     "Here is the plan:\n\n1. Read `app.py`\n2. Fix the **bug**\n\n```python\nprint('hello')\n```\n\nNext"
@@ -143,9 +143,7 @@ def test_modal_confirm_dialog(snap_compare: Any, tmp_path: Path, agent_dir: Path
 
     async def run_before(pilot: Any) -> None:
         await until(pilot, app.ready.is_set)
-        await type_text(pilot, "/ask")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/ask")
         await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog")
         await _settle(pilot, app)
 
@@ -195,9 +193,7 @@ def test_login_api_key_providers_at_80_columns(snap_compare: Any, tmp_path: Path
         from pi_tui.modes.interactive.dialogs import SelectDialog
 
         await until(pilot, app.ready.is_set)
-        await type_text(pilot, "/login")
-        app.menu.hide()
-        await pilot.press("enter")
+        await submit(pilot, app, "/login")
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
         await pilot.press("down", "enter")  # "Sign in with an API key"
         await until(

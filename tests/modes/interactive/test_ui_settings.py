@@ -10,7 +10,7 @@ from pi_tui.modes.interactive.screens._dialogs import PromptScreen
 from pi_tui.modes.interactive.screens.settings_screen import SettingsScreen
 from pi_tui.modes.interactive.screens.tree_screen import ForkScreen, TreeScreen
 
-from .helpers import make_app, type_text, until
+from .helpers import make_app, submit_and_wait, type_text, until
 
 
 def _notices(app: Any) -> list[str]:
@@ -25,15 +25,6 @@ def _saved(agent_dir: Path) -> dict[str, Any]:
     return json.loads((agent_dir / "settings.json").read_text())
 
 
-async def _prompt(pilot: Any, app: Any, text: str) -> None:
-    await type_text(pilot, text)
-    app.menu.hide()
-    await pilot.press("enter")
-    await pilot.pause()
-    await until(pilot, lambda: not app._busy and not app.editor.text)
-    await pilot.pause()
-
-
 async def test_hide_thinking_setting_hides_live_and_loaded_thinking_and_ctrl_t_saves_it(
     tmp_path: Path, agent_dir: Path
 ) -> None:
@@ -42,7 +33,7 @@ async def test_hide_thinking_setting_hides_live_and_loaded_thinking_and_ctrl_t_s
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
-        await _prompt(pilot, app, "think")
+        await submit_and_wait(pilot, app, "think")
         blocks = list(app.chat.query(ThinkingBlock))
         assert blocks and not any(block.display for block in blocks)
         app.reload_chat()  # the same branch mounted again from the session, as on resume
@@ -112,7 +103,7 @@ async def test_double_escape_opens_what_the_setting_says(tmp_path: Path, agent_d
         app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("hi")))
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, app.ready.is_set)
-            await _prompt(pilot, app, "hello")
+            await submit_and_wait(pilot, app, "hello")
             await _double_escape(pilot)
             if expected is None:
                 assert app.screen is app.screen_stack[0], action
@@ -124,7 +115,7 @@ async def test_double_escape_does_nothing_with_text_in_the_editor(tmp_path: Path
     app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("hi")))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.ready.is_set)
-        await _prompt(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "hello")
         await type_text(pilot, "draft")
         app.menu.hide()
         await _double_escape(pilot)
@@ -177,6 +168,6 @@ async def test_reload_applies_settings_edited_in_the_file(tmp_path: Path, agent_
         await until(pilot, app.ready.is_set)
         assert app.editor.styles.padding.left == 1 and not app.hide_thinking
         _settings(agent_dir, {"editorPaddingX": 2, "hideThinkingBlock": True})
-        await _prompt(pilot, app, "/reload")
+        await submit_and_wait(pilot, app, "/reload")
         await until(pilot, lambda: app.editor.styles.padding.left == 3)
         assert app.hide_thinking
