@@ -229,20 +229,36 @@ def preload(transports: Iterable[str]) -> concurrent.futures.Future[None]:
     return _start(modules_for(transports), _import_all)
 
 
-def _import_quietly(modules: list[str], done: concurrent.futures.Future[None]) -> None:
+# The methods whose results a first call checks against their protocol era's wire model (``initialize``,
+# the listings, the roots' pings, the call itself).
+FIRST_CALL_METHODS = ("initialize", "tools/list", "prompts/list", "resources/list", "ping", "tools/call")
+
+
+def _prepare_first_call(modules: list[str], done: concurrent.futures.Future[None]) -> None:
+    """Import ``modules`` and build the era models of ``FIRST_CALL_METHODS`` (deferred by
+    ``defer_era_models``, ~1 ms each), so that neither happens inside a first call's handshake."""
     with collector_paused(freeze_above=0):
         for name in modules:
             try:
                 importlib.import_module(name)
             except ImportError:  # whoever needs it imports it again, and reports it then
                 break
+        with contextlib.suppress(ImportError, AttributeError):  # an SDK without these: built on first use
+            from mcp_types.methods import SERVER_RESULTS
+            from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+            for method in FIRST_CALL_METHODS:
+                model = SERVER_RESULTS.get((method, LATEST_HANDSHAKE_VERSION))
+                if isinstance(model, type) and not model.__pydantic_complete__:
+                    model.model_rebuild()
     done.set_result(None)
 
 
 def prefetch() -> concurrent.futures.Future[None]:
     """Start importing ``jsonschema`` in a daemon thread (once): the SDK's session checks the results
-    of tools with an output schema with it (~25 ms of CPU to import)."""
-    return _start(list(_OUTPUT_SCHEMA_CHECK), _import_quietly)
+    of tools with an output schema with it (~25 ms of CPU to import); then build the wire models a
+    first call checks results against (see ``_prepare_first_call``)."""
+    return _start(list(_OUTPUT_SCHEMA_CHECK), _prepare_first_call)
 
 
 def prefetch_when_loaded(transports: Iterable[str]) -> concurrent.futures.Future[None]:

@@ -469,6 +469,62 @@ while True:
 """
 
 
+# A bare JSON-RPC server that asks for the client's roots once initialized (as the reference filesystem
+# server does) and holds its tools/list answer until three pings have come after the roots answer (at most
+# 5 s), naming its one tool after what it saw.
+ROOTS_SERVER = r"""
+import json, os, select, sys, time
+
+def send(message):
+    os.write(1, (json.dumps(message) + "\n").encode())
+
+pending, answered, pings, held, deadline = b"", False, 0, None, None
+while True:
+    wait = None if held is None else max(0.0, deadline - time.monotonic())
+    if select.select([0], [], [], wait)[0]:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        pending += chunk
+    *lines, pending = pending.split(b"\n")
+    for line in filter(None, lines):
+        message = json.loads(line)
+        method, rid = message.get("method"), message.get("id")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "protocolVersion": message["params"]["protocolVersion"], "serverInfo": {"name": "raw", "version": "1"},
+                "capabilities": {"tools": {}}}})
+        elif method == "notifications/initialized":
+            send({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"})
+        elif rid == "roots-1" and method is None:
+            answered = True
+        elif method == "tools/list":
+            held, deadline = rid, time.monotonic() + 5
+        elif method == "ping":
+            pings += answered
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    if held is not None and (pings >= 3 or time.monotonic() >= deadline):
+        name = "listed_after_the_pings" if pings >= 3 else "listed_before_the_pings"
+        send({"jsonrpc": "2.0", "id": held, "result": {"tools": [
+            {"name": name, "inputSchema": {"type": "object"}}]}})
+        held = None
+"""
+
+
+async def test_the_pings_after_the_roots_answer_do_not_wait_for_the_listings(
+    agent_dir: Path, project: Path
+) -> None:
+    # They waited for tools/list's answer: a round trip per ping more before a first call.
+    write_mcp(agent_dir, {"raw": {"command": sys.executable, "args": ["-c", ROOTS_SERVER]}})
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project) as session:
+        session.attach_ui(ui, "rpc")
+        await session.prompt("/mcp tools raw")
+
+    (listing,) = [notice for notice, _ in ui.notices if notice.startswith("raw")]
+    assert listing.splitlines()[-1].startswith("  listed_after_the_pings (")
+
+
 async def test_tools_prompts_and_resources_are_listed_at_once(agent_dir: Path, project: Path) -> None:
     # Listed one after another, a first call waited for three round trips to the server instead of one.
     write_mcp(agent_dir, {"raw": {"command": sys.executable, "args": ["-c", LISTINGS_SERVER]}})

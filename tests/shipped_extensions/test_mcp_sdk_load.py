@@ -151,3 +151,20 @@ for model in models:
 print(json.dumps({"models": len(models) > 250, "built at load": built, "bad result": checked}))
 """)
     assert seen == {"models": True, "built at load": 0, "bad result": ["rejected", "rejected"]}
+
+
+def test_the_wire_models_a_first_call_checks_are_built_once_a_server_starts() -> None:
+    # Built on first use, they were built inside a first call's handshake (~1 ms each); once a server
+    # starts they are built in the background, beside jsonschema's import.
+    seen = run("""
+import json
+from pi_tui.bundled_extensions.mcp import sdk
+sdk.preload(["stdio"]).result()
+from mcp_types.methods import SERVER_RESULTS
+methods = ("initialize", "tools/list", "prompts/list", "resources/list", "ping", "tools/call")
+models = [SERVER_RESULTS[(method, "2025-11-25")] for method in methods]
+before = sum(model.__pydantic_complete__ for model in models)
+sdk.prefetch_when_loaded(["stdio"]).result(timeout=30)
+print(json.dumps({"before": before, "after": sum(model.__pydantic_complete__ for model in models)}))
+""")
+    assert seen == {"before": 0, "after": 6}
