@@ -41,8 +41,8 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         f"{SAME_CLASS}: PanelManager's preview and what-if copies",
     ),
     ("pi_tui/session/manager.py", "manager"): (
-        {"_lock", "_plan_repairs"},
-        f"{SAME_CLASS}: SessionManager.open and _from_file, the constructors from a file",
+        {"_lock", "_plan_repairs", "_pending_tail", "_deferred"},
+        f"{SAME_CLASS}: SessionManager.open, _from_file and _deferred_from_file, the constructors from a file",
     ),
     ("pi_tui/session/manager.py", "new"): (
         {"_tree", "_new_id", "_path", "_write_initial"},

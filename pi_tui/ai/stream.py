@@ -21,6 +21,7 @@ __all__ = [
     "AbortedError",
     "LlmRequest",
     "StreamOptions",
+    "WirePrefix",
     "StreamEvent",
     "StreamStart",
     "TextStart",
@@ -144,6 +145,25 @@ class LlmRequest:
     # answered right after it by exactly one result per call id, no other result. The provider's
     # preparation then converts message by message and skips its own pairing bookkeeping.
     paired: bool = False
+    # History already in the provider's wire shape, sent before ``messages`` (a resumed session's first
+    # request, built from the file's lines while its typed history is not built yet: see
+    # `pi_tui.session.fast_context`). Only the provider of its ``api`` takes a request carrying one.
+    wire_prefix: WirePrefix | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WirePrefix:
+    """Wire messages of the oldest part of a history, for one API (see `LlmRequest.wire_prefix`).
+
+    The request's ``messages`` continue the history from where these end, starting with a user prompt,
+    and hold the last answer whose usage pi's context estimate starts from: so every figure a provider
+    derives from the history (the output cap, the cache marker) is the one the whole history gives.
+    """
+
+    api: str
+    messages: list[dict[str, object]]
+    json: bytes  # the messages' JSON as the wire encoder writes it, comma-joined, without brackets
+    has_tool_history: bool  # whether these messages hold a tool call or result
 
 
 @dataclass(slots=True)
@@ -167,6 +187,9 @@ class StreamOptions:
     max_retry_delay_ms: int = 60_000
     # Called with the provider-specific request body just before sending; may return a replacement.
     on_payload: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+    # Called once the request's body has been written, before the answer is awaited (work that can
+    # run while the server reads it).
+    after_write: Callable[[], None] | None = None
 
 
 def default_cache_retention() -> Literal["short", "long"]:

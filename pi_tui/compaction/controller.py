@@ -340,12 +340,17 @@ class CompactionController:
         session = self._session()
         if session.get_leaf_id() is not None and session.get_leaf_id() == self._failed_at:
             return False
-        path = session.get_branch()
+        # A deferred history (`SessionManager.open`'s ``defer_history``) keeps the usage this reads from
+        # in its built end: it is built only when a compaction is due.
+        path = session.get_kept_branch()
         tokens = context_tokens(
             path, overhead_tokens=overhead_tokens, count=self._counter(False), history=self._history
         )
         if not should_compact(tokens, self._model().context_window, self._settings()):
             return False
+        if session.deferred_history is not None:
+            session.complete_history()
+            path = session.get_branch()
         if not self._compactable(path):
             return False
         return await self._auto("threshold", will_retry=False, signal=signal)

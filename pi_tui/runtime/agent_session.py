@@ -28,6 +28,7 @@ from pi_tui.ai.stream import (
     StreamEvent,
     StreamFn,
     StreamOptions,
+    WirePrefix,
 )
 from pi_tui.ai.types import (
     THINKING_LEVELS,
@@ -227,7 +228,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.agent.stream_options.timeout = http_idle_timeout(settings)
         self.engine = ContextEngine(
             base_envelope=self._base_envelope,
-            active_path=lambda: self.session_manager.get_branch(),
+            # With the history deferred, only its built end: the first request sends the rest as it is
+            # (`_build_request`); anything that needs the whole tree builds it first.
+            active_path=lambda: self.session_manager.get_kept_branch(),
             handlers=lambda: self._context_handlers(),
             persist_transform=self._persist_transform,
             available_tools=lambda: list(self.tools),
@@ -501,7 +504,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             self._pending_state.thinking = level
 
     def _record_model_if_changed(self, restored: RestoreState, model: Model, thinking: ThinkingLevel) -> None:
-        fresh = not self.session_manager.get_entries()
+        fresh = not self.session_manager.has_entries()
         ref = restored.model
         if is_no_model(model):  # nothing to record until a real model is picked (set_model records it)
             pass
@@ -618,7 +621,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         """Re-apply the panel layouts recorded on the active path (``/context``'s what-ifs made real), so
         a resumed session lays out its requests as the live one did, in every mode. Called when the
         session is opened or switched; panels registered later get them too. Returns them by panel name."""
-        return restore_layouts(self.panels, self.session_manager.get_branch())
+        # (a plain history, the only kind deferred, records no layout: its kept end says the same)
+        return restore_layouts(self.panels, self.session_manager.get_kept_branch())
 
     def restore_panel_state(self) -> None:
         """Give re-registered panels their persisted refresh times (call after panels are registered)."""
@@ -630,10 +634,53 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.panels.restore([r for r in records if isinstance(r, dict)])
 
     async def _build_request(self, _messages: list[Any], signal: AbortSignal) -> LlmRequest:
+        prefix = self._deferred_prefix()
         prepared = await self.engine.prepare(signal, self.agent.model.label)
+        if prefix is not None and self.session_manager.deferred_history is None:
+            prefix = None  # something built the history meanwhile (a compaction): nothing to add
+        if prefix is not None:
+            prepared.request.wire_prefix = prefix
         self.panels.account(self.agent.model)
         self._offered_tools = {t.name for t in prepared.request.tools}
         return prepared.request
+
+    def _deferred_prefix(self) -> WirePrefix | None:
+        """With the history deferred (`SessionManager.open`'s ``defer_history``), the old part of it
+        as the first request sends it; the history is built now instead when this request could not
+        carry it that way (an extension, a payload hook or a stream function of a test that would read
+        every message, another API, a shape left to the typed path)."""
+        deferred = self.session_manager.deferred_history
+        if deferred is None:
+            return None
+        prefix = None
+        model = self.agent.model
+        if self.extensions is None and self._base_stream_fn is None and model.api == "anthropic-messages":
+            from pi_tui.session.fast_wire import anthropic_prefix
+
+            prefix = anthropic_prefix(deferred.split, model)
+        if prefix is None:
+            self._complete_history()
+        return prefix
+
+    def _complete_history(self, request: LlmRequest | None = None) -> None:
+        """Build the deferred history and give the agent all of it; with ``request`` (the first one,
+        its body written), make it the request the whole history gives, for the cache ledger."""
+        from pi_tui.util.collector import collector_paused
+
+        with collector_paused(freeze_above=50_000):  # what it builds lives as long as the session
+            self.session_manager.complete_history()
+            env = self.engine.replay()
+            self.agent.messages = list(env.cached)
+            if request is None or request.wire_prefix is None:
+                return
+            from pi_tui.context.request import to_llm_request
+
+            whole = to_llm_request(env)
+            end = request.cache_boundary if request.cache_boundary is not None else len(request.messages)
+            boundary = whole.cache_boundary if whole.cache_boundary is not None else len(whole.messages)
+            request.messages = [*whole.messages[:boundary], *request.messages[end:]]
+            request.cache_boundary = boundary
+            request.wire_prefix = None
 
     async def _stream(
         self, model: Model, request: LlmRequest, options: StreamOptions
@@ -648,6 +695,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             if "maxTokens" in opts:
                 options.max_tokens = opts["maxTokens"]
         options.session_id = self.session_manager.id
+        if request.wire_prefix is not None:
+            # The rest of the history is built while the server reads the body.
+            options.after_write = lambda: self._complete_history(request)
         login = self._login_auth
         if login is not None and login.headers:
             options.headers = {**(options.headers or {}), **login.headers}

@@ -73,6 +73,14 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list
 
     notices: list[str] = []
     session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
+    # One prompt answered in text: a big plain history is built while the first request is read
+    # (`SessionManager.open`'s ``defer_history``; the session decides at its first request).
+    defer = (
+        args.print_mode
+        and args.mode == "text"
+        and len(args.messages) == 1
+        and not args.messages[0].startswith(("/", "@"))
+    )
     try:
         if args.no_session:
             return SessionManager.in_memory(cwd), notices
@@ -87,9 +95,10 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list
             path = locate_session(args, cwd)
             if not path.exists():
                 _check_creatable(path)
-            return _a_session(SessionManager.open(path, cwd=cwd, session_dir=session_dir)), notices
+            opened = SessionManager.open(path, cwd=cwd, session_dir=session_dir, defer_history=defer)
+            return _a_session(opened), notices
         if args.continue_session:
-            return SessionManager.continue_recent(cwd, session_dir=session_dir), notices
+            return SessionManager.continue_recent(cwd, session_dir=session_dir, defer_history=defer), notices
         return SessionManager.create(cwd, session_dir=session_dir), notices
     except SessionNotFoundError as exc:
         raise StartupError(str(exc), 1) from exc

@@ -16,11 +16,11 @@ import dataclasses
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.types import (
     BranchSummaryMessage,
@@ -56,6 +56,7 @@ from pi_tui.session.entries import (
     entry_to_line,
     header_to_line,
     new_entry_id,
+    parse_entry,
 )
 from pi_tui.session.errors import EntryNotFoundError, SessionError
 from pi_tui.session.loader import LoadedFile, load_session_file
@@ -72,6 +73,10 @@ from pi_tui.session.report import LoadReport, TornTail
 from pi_tui.session.store import SessionFile
 from pi_tui.session.tree import SessionTree, TreeNode
 from pi_tui.util import json_safe
+from pi_tui.util.collector import collector_paused
+
+if TYPE_CHECKING:
+    from pi_tui.session.fast_context import DeferredHistory
 
 __all__ = ["SessionManager"]
 
@@ -79,6 +84,7 @@ log = logging.getLogger(__name__)
 
 # Entries worth an fsync of their own; the rest are made durable by the next one (or by close()).
 _DURABLE = (MessageEntry, CompactionEntry, BranchSummaryEntry, ContextTransformEntry)
+_FREEZE_ABOVE = 50_000  # objects a built history leaves for the collector to freeze (`collector_paused`)
 _UUID_IN_NAME = re.compile(r"_([0-9a-fA-F-]{36})\.jsonl$")
 
 
@@ -143,7 +149,10 @@ class SessionManager:
         self._header = header
         self._path = path
         self._session_dir = session_dir
-        self._tree = tree if tree is not None else SessionTree()
+        self._tree_now = tree if tree is not None else SessionTree()
+        # The old part of the history still as decoded lines (`open(..., defer_history=True)`): the
+        # tree holds only the rest until `complete_history` (which any use of `_tree` runs first).
+        self._deferred: DeferredHistory | None = None
         self._report = report if report is not None else LoadReport(path=path)
         self._flushed = flushed
         self._read_only = read_only
@@ -155,6 +164,13 @@ class SessionManager:
         self._closed = False
         self._context_memo: tuple[tuple[str, int], SessionContext] | None = None
         self._restore_memo: tuple[tuple[str | None, int], RestoreState] | None = None
+
+    @property
+    def _tree(self) -> SessionTree:
+        """The entry tree, complete (building the deferred history first, see `complete_history`)."""
+        if self._deferred is not None:
+            self.complete_history()
+        return self._tree_now
 
     # --- constructors -----------------------------------------------------------------------------
 
@@ -191,11 +207,16 @@ class SessionManager:
         cwd: str | Path | None = None,
         session_dir: Path | None = None,
         read_only: bool = False,
+        defer_history: bool = False,
     ) -> SessionManager:
         """Load a session file (any version, damaged or not) and, unless ``read_only``, lock it for writing.
 
         A path that does not exist yet becomes a new session stored there. Problems found while loading
         are in `load_report`; loading never fails because of the content.
+
+        ``defer_history``: for a big file of plain conversation (`pi_tui.session.fast_context`), build
+        only the end of the active path as typed entries and keep the rest as decoded lines
+        (`deferred_history`) until `complete_history`, which any call needing the whole tree runs first.
 
         Raises:
             SessionLockedError: another process (or another open here) is writing this session.
@@ -207,13 +228,75 @@ class SessionManager:
         if lock is not None:
             lock.acquire()
         try:
-            manager = cls._from_file(file_path, cwd, directory, read_only)
+            manager = None
+            if defer_history:
+                manager = cls._deferred_from_file(file_path, cwd, directory, read_only)
+            if manager is None:
+                manager = cls._from_file(file_path, cwd, directory, read_only)
         except BaseException:
             if lock is not None:
                 lock.release()
             raise
         manager._lock = lock
         return manager
+
+    @classmethod
+    def _deferred_from_file(
+        cls, path: Path, cwd: str | Path | None, directory: Path, read_only: bool
+    ) -> SessionManager | None:
+        """`_from_file` for a big plain file, its history deferred; None for any other file."""
+        from pi_tui.session.fast_context import read_deferred
+        from pi_tui.session.loader import FAST_DECODE_BYTES
+
+        opened = read_deferred(path, FAST_DECODE_BYTES)
+        if opened is None:
+            return None
+        records = len(opened.deferred.split.plain.records)
+        manager = cls(
+            cwd=opened.header.cwd or (str(cwd) if cwd is not None else os.getcwd()),
+            header=opened.header,
+            path=path,
+            session_dir=directory,
+            tree=SessionTree.from_entries(opened.entries),
+            report=LoadReport(path=path, lines=records + 1, entries=records),
+            flushed=True,
+            read_only=read_only,
+        )
+        manager._pending_tail = (opened.size, None, False)
+        manager._deferred = opened.deferred
+        return manager
+
+    @property
+    def deferred_history(self) -> DeferredHistory | None:
+        """The part of the history not built yet (see `open`'s ``defer_history``), or None."""
+        return self._deferred
+
+    def complete_history(self) -> None:
+        """Build the deferred history into the tree (entries and ids as a plain `open` gives them, and
+        the entries appended since after them), so the session is what `open` would have made."""
+        deferred = self._deferred
+        if deferred is None:
+            return
+        self._deferred = None
+        records = deferred.split.plain.records
+        kept = len(deferred.split.tail)
+        appended = self._tree_now.entries[kept:]
+        leaf = self._tree_now.leaf_id
+        # They live as long as the session: frozen, no collection walks them again (as start-up's are).
+        with collector_paused(freeze_above=_FREEZE_ABOVE):
+            entries = [parse_entry(record, "") for record in records]
+            tree = SessionTree.from_entries([*entries, *appended], self._report)
+        raw = sum(isinstance(entry, RawEntry) for entry in entries)
+        if raw:  # the plain reading promised typed entries only
+            log.warning("%d deferred entries of %s were kept raw", raw, self._path)
+        tree.leaf_id = leaf
+        self._tree_now = tree
+        self._context_memo = None
+        self._restore_memo = None
+
+    def has_entries(self) -> bool:
+        """Whether the session has any entry (without building a deferred history)."""
+        return bool(self._tree_now.entries)
 
     @classmethod
     def _from_file(
@@ -256,15 +339,18 @@ class SessionManager:
         return manager
 
     @classmethod
-    def continue_recent(cls, cwd: str | Path, *, session_dir: Path | None = None) -> SessionManager:
-        """The most recently modified session of ``cwd`` (``-c``), or a new one when there is none."""
+    def continue_recent(
+        cls, cwd: str | Path, *, session_dir: Path | None = None, defer_history: bool = False
+    ) -> SessionManager:
+        """The most recently modified session of ``cwd`` (``-c``), or a new one when there is none
+        (``defer_history``: see `open`)."""
         from pi_tui.session.listing import most_recent_session
 
         directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
         recent = most_recent_session(cwd, session_dir=directory)
         if recent is None:
             return cls.create(cwd, session_dir=directory)
-        return cls.open(recent, cwd=cwd, session_dir=directory)
+        return cls.open(recent, cwd=cwd, session_dir=directory, defer_history=defer_history)
 
     def _plan_repairs(self, loaded: LoadedFile) -> None:
         report = loaded.report
@@ -350,6 +436,10 @@ class SessionManager:
     # --- appending --------------------------------------------------------------------------------
 
     def _new_id(self) -> str:
+        deferred = self._deferred
+        if deferred is not None:  # no id of the file, built or not, may come again
+            taken = self._tree_now.by_id
+            return new_entry_id(_Either(taken, deferred.ids))
         return new_entry_id(self._tree.by_id)
 
     def _append(self, entry: Any) -> Any:
@@ -366,7 +456,7 @@ class SessionManager:
         try:
             if self._path is not None and self._flushed:
                 self._ensure_file().append(line, durable=isinstance(entry, _DURABLE))
-                self._tree.add(entry)
+                self._tree_now.add(entry)  # a deferred history stays deferred: appends go after it
             else:
                 self._tree.add(entry)
                 if self._path is not None and self._tree.has_assistant:
@@ -376,7 +466,7 @@ class SessionManager:
         return entry
 
     def _base(self) -> dict[str, Any]:
-        return {"id": self._new_id(), "parent_id": self._tree.leaf_id, "timestamp": iso_now()}
+        return {"id": self._new_id(), "parent_id": self._tree_now.leaf_id, "timestamp": iso_now()}
 
     def append_message(self, message: Any) -> MessageEntry:
         """Append a user/assistant/toolResult/bashExecution/custom message (a model or its JSON dict)."""
@@ -486,7 +576,7 @@ class SessionManager:
         return self._tree.get(entry_id)
 
     def get_leaf_id(self) -> str | None:
-        return self._tree.leaf_id
+        return self._tree_now.leaf_id  # the same with the history deferred: the leaf is always kept
 
     def get_leaf_entry(self) -> SessionEntry | None:
         leaf = self._tree.leaf_id
@@ -495,6 +585,11 @@ class SessionManager:
     def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
         """Entries from the root to ``leaf_id`` (default: the current leaf)."""
         return self._tree.path_to(leaf_id if leaf_id is not None else self._tree.leaf_id)
+
+    def get_kept_branch(self) -> list[SessionEntry]:
+        """`get_branch` of the current leaf, but with the history deferred only the part built (see
+        `open`'s ``defer_history``): what a first request's context is replayed from."""
+        return self._tree_now.path_to(self._tree_now.leaf_id)
 
     def get_tree(self) -> list[TreeNode]:
         return self._tree.tree()
@@ -543,9 +638,11 @@ class SessionManager:
         """The model, thinking level and whether there are messages on the active path, as
         `build_context` gives them, without building the context (what resuming needs first; start-up
         asks twice, so the last answer is kept while no entry is added and the leaf stays)."""
-        key = (self._tree.leaf_id, len(self._tree.entries))
+        # With the history deferred, the kept part of the path gives the same state (`SplitPath`).
+        tree = self._tree_now
+        key = (tree.leaf_id, len(tree.entries))
         if self._restore_memo is None or self._restore_memo[0] != key:
-            self._restore_memo = (key, restore_state(self._tree.path_to(self._tree.leaf_id)))
+            self._restore_memo = (key, restore_state(tree.path_to(tree.leaf_id)))
         return self._restore_memo[1]
 
     def get_user_messages_for_forking(self) -> list[tuple[str, str]]:
@@ -701,3 +798,13 @@ def _substitute_header(path: Path, cwd: str) -> SessionHeader:
     except OSError:
         timestamp = iso_now()
     return _new_header(cwd, None, _id_from_name(path)).model_copy(update={"timestamp": timestamp})
+
+
+class _Either:
+    """Membership in either of two containers (ids taken, built or deferred)."""
+
+    def __init__(self, first: Container[str], second: Container[str]) -> None:
+        self._first, self._second = first, second
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._first or item in self._second

@@ -428,9 +428,14 @@ async def stream_over_http(
         client = await get_client(model, options)
         reader = make_reader(out)
 
+        def written() -> None:
+            keep_deferred()
+            if options.after_write is not None:
+                options.after_write()
+
         async def open_stream() -> Any:
             # The conversions a long first request left to keep are kept while the server reads it.
-            stream = await client.stream(path, payload, options.timeout, after_write=keep_deferred)
+            stream = await client.stream(path, payload, options.timeout, after_write=written)
             return _Decoded(stream, decode)
 
         async for raw in read_sdk_stream(open_stream, options.signal):

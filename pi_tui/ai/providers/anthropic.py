@@ -115,6 +115,7 @@ def cache_control_for(model: Model, retention: str) -> dict[str, str] | None:
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /v1/messages`` (streaming)."""
     control = cache_control_for(model, options.cache_retention)
+    prefix = _wire_prefix(request, model, options)
     if options.on_payload is not None:
         # The hook may change the body in place: it gets freshly converted blocks, nothing shared.
         messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
@@ -127,6 +128,9 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         converter = _MEMO.convert(model, request, key, lambda: _Converter(model, _CACHE), _CACHE)
         wire = converter.finish(control)
         message_markers = int(control is not None and converter.marker is not None)
+    if prefix is not None and request.wire_prefix is not None:
+        wire = [*prefix, *wire]  # the request's messages start with a user prompt: nothing to join
+        _CACHE.lead_items, _CACHE.lead_json = prefix, request.wire_prefix.json
     body: dict[str, Any] = {"model": model.id, "messages": wire}
     if request.system_prompt.strip():
         system_block: dict[str, Any] = {"type": "text", "text": sanitize_surrogates(request.system_prompt)}
@@ -202,6 +206,18 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         body["temperature"] = options.temperature
     body["stream"] = True
     return body
+
+
+def _wire_prefix(request: LlmRequest, model: Model, options: StreamOptions) -> list[Any] | None:
+    """The request's history already in wire shape (`LlmRequest.wire_prefix`), checked to be this API's."""
+    prefix = request.wire_prefix
+    if prefix is None:
+        return None
+    if prefix.api != model.api or options.on_payload is not None:
+        raise ValueError(
+            f"a {prefix.api} history prefix cannot be sent to {model.api} or through a payload hook"
+        )
+    return prefix.messages
 
 
 _CLAUDE_VERSION = re.compile(r"claude-([a-z]+)-(\d+)(?:[-.](\d{1,2}))?(?!\d)")

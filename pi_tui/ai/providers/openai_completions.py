@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_BASE_URL",
     "REASONING_FIELDS",
+    "foreign_call_id",
     "build_request",
     "convert_messages",
     "decode_event",
@@ -277,7 +278,7 @@ class _Converter:
             call_id = ""
             if isinstance(message, AssistantMessage) and not _same_model(message, model):
                 for call in message.tool_calls():
-                    self.ids[call.id] = _foreign_call_id(call.id, model)
+                    self.ids[call.id] = foreign_call_id(call.id, model)
             elif isinstance(message, ToolResultMessage):
                 call_id = self.ids.get(message.tool_call_id, message.tool_call_id)
                 key = (*key, call_id)
@@ -347,7 +348,7 @@ def _same_model(message: AssistantMessage, model: Model) -> bool:
     return message.provider == model.provider and message.api == model.api and message.model == model.id
 
 
-def _foreign_call_id(call_id: str, model: Model) -> str:
+def foreign_call_id(call_id: str, model: Model) -> str:
     """The id pi gives a tool call made by another model. A Responses id ``call|item`` becomes
     ``call_item`` in ``[a-zA-Z0-9_-]`` (at most 40 characters, else the call part and a hash of the
     whole); other ids are cut to 40 characters for OpenAI itself and kept as they are elsewhere."""
@@ -414,7 +415,7 @@ def _assistant(message: AssistantMessage, model: Model, compat: dict[str, Any]) 
     if calls:
         converted["tool_calls"] = [
             {
-                "id": call.id if same else _foreign_call_id(call.id, model),
+                "id": call.id if same else foreign_call_id(call.id, model),
                 "type": "function",
                 "function": {"name": call.name, "arguments": json_stringify(call.arguments)},
             }

@@ -1,0 +1,421 @@
+"""Resuming a big session: its first request made from the file's decoded lines, the typed history after.
+
+The typed path (entries → tree → replay → `convert_to_llm` → `transform_messages` → the provider's
+`prepare_messages` and converter) handles every shape a session can hold. Most big sessions hold only
+plain conversation, for which that path's result is a simple function of the JSON records. So
+`read_deferred` reads such a file into its decoded records, cuts its active path (`split_path`) into
+an old part, which a first request sends as wire messages made from the records
+(`pi_tui.session.fast_wire`), and a short end, which is built as typed entries at once; the rest of
+the typed history is built once that request is written, while the server reads it
+(`SessionManager.complete_history`). See docs/performance.md, "Resuming a big session".
+
+One rule keeps it safe: anything outside the plain shapes makes `read_plain_path`, `split_path` or a
+wire builder return None, and the caller takes the typed path. Plain means:
+
+- a v3 file whose every line decodes (no damaged line, no torn tail), with entries of the types
+  ``message``, ``model_change`` and ``thinking_level_change`` only, unique ids, and every ``parentId``
+  naming an earlier entry (or null), so the tree needs no repair and the leaf is the last entry;
+- on the active path, user messages of text blocks (or a string), assistant turns of text, thinking
+  and tool calls, tool results of text blocks; every field of the exact JSON type the typed records
+  take without conversion, and no key they do not know;
+- tool calls answered by results right after their turn, in call order; no failed or aborted turn.
+
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, cast
+
+from pi_tui.ai.providers._history import sanitize_surrogates
+from pi_tui.session.entries import RawEntry, SessionEntry, SessionHeader, parse_entry, parse_header
+from pi_tui.session.migrate import header_version
+from pi_tui.util.collector import collector_paused
+
+__all__ = [
+    "DeferredHistory",
+    "DeferredOpen",
+    "JsonObject",
+    "PlainPath",
+    "SplitPath",
+    "calls_of",
+    "read_deferred",
+    "read_plain_path",
+    "split_path",
+]
+
+JsonObject = dict[str, object]
+
+_ENTRY_TYPES = frozenset({"message", "model_change", "thinking_level_change"})
+_ENTRY_KEYS = frozenset({"type", "id", "parentId", "timestamp", "message"})
+_STATE_KEYS = {
+    "model_change": frozenset({"type", "id", "parentId", "timestamp", "provider", "modelId"}),
+    "thinking_level_change": frozenset({"type", "id", "parentId", "timestamp", "thinkingLevel"}),
+}
+_USER_KEYS = frozenset({"role", "content", "timestamp"})
+_ASSISTANT_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "api",
+        "provider",
+        "model",
+        "usage",
+        "stopReason",
+        "errorMessage",
+        "timestamp",
+        "responseId",
+        "rawStopReason",
+    }
+)
+_RESULT_KEYS = frozenset({"role", "toolCallId", "toolName", "content", "details", "isError", "timestamp"})
+_TEXT_KEYS = frozenset({"type", "text", "textSignature"})
+_THINKING_KEYS = frozenset({"type", "thinking", "thinkingSignature", "redacted"})
+_CALL_KEYS = frozenset({"type", "id", "name", "arguments", "thoughtSignature"})
+_USAGE_KEYS = frozenset({"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"})
+_ASSISTANT_STRINGS = ("api", "provider", "model")
+_ASSISTANT_OPTIONAL_STRINGS = ("errorMessage", "responseId", "rawStopReason")
+_EMPTY: JsonObject = {}
+_COST_KEYS = frozenset({"input", "output", "cacheRead", "cacheWrite", "total"})
+_REPLAYED_STOPS = frozenset({"stop", "length", "toolUse"})
+
+
+@dataclass(frozen=True)
+class PlainPath:
+    """The active path of a plain session file (see the module docstring)."""
+
+    header: JsonObject
+    records: list[JsonObject]
+    """Every entry of the file, in file order, as decoded."""
+    path: list[JsonObject]
+    """The entries of the active path, root first (the leaf is the file's last entry)."""
+    messages: list[JsonObject]
+    """The ``message`` objects of the path's message entries, root first."""
+    ids: dict[str, int]
+    """Where each entry's id is in ``records``."""
+    message_at: list[int]
+    """Where each of ``messages`` is in ``path``."""
+
+
+def _text_blocks(content: list[object]) -> bool:
+    """Whether every block is a text block of the typed record's fields and types."""
+    for block in content:
+        if (
+            type(block) is not dict
+            or not block.keys() <= _TEXT_KEYS
+            or block.get("type") != "text"
+            or type(block.get("text")) is not str
+        ):
+            return False
+        signature = block.get("textSignature")
+        if signature is not None and type(signature) is not str:
+            return False
+    return True
+
+
+def _usage(value: object) -> bool:
+    if type(value) is not dict or not value.keys() <= _USAGE_KEYS:
+        return False
+    for key, item in value.items():
+        if key == "cost":
+            if type(item) is not dict or not item.keys() <= _COST_KEYS:
+                return False
+            for amount in item.values():
+                if type(amount) is not int and type(amount) is not float:
+                    return False
+        elif type(item) is not int:
+            return False
+    return True
+
+
+def _assistant_blocks(content: list[object]) -> bool:
+    for block in content:
+        if type(block) is not dict:
+            return False
+        kind = block.get("type")
+        if kind == "text":
+            if not block.keys() <= _TEXT_KEYS or type(block.get("text")) is not str:
+                return False
+            signature = block.get("textSignature")
+        elif kind == "thinking":
+            if not block.keys() <= _THINKING_KEYS or type(block.get("thinking")) is not str:
+                return False
+            redacted = block.get("redacted")
+            if redacted is not None and type(redacted) is not bool:
+                return False
+            signature = block.get("thinkingSignature")
+        elif kind == "toolCall":
+            if (
+                not block.keys() <= _CALL_KEYS
+                or type(block.get("id")) is not str
+                or type(block.get("name")) is not str
+                or type(block.get("arguments", _EMPTY)) is not dict
+            ):
+                return False
+            signature = block.get("thoughtSignature")
+        else:
+            return False
+        if signature is not None and type(signature) is not str:
+            return False
+    return True
+
+
+def _plain_message(message: object) -> bool:
+    """Whether ``message`` is a user, assistant or tool-result message of the plain shapes: every
+    field one the typed record knows, of the JSON type it takes without conversion."""
+    if type(message) is not dict or type(message.get("timestamp")) is not int:
+        return False  # without a timestamp the typed record would take the time it was read
+    role = message.get("role")
+    content = message.get("content")
+    if role == "assistant":
+        if not message.keys() <= _ASSISTANT_KEYS or type(content) is not list:
+            return False
+        for key in _ASSISTANT_STRINGS:
+            if key in message and type(message[key]) is not str:
+                return False
+        for key in _ASSISTANT_OPTIONAL_STRINGS:
+            value = message.get(key)
+            if value is not None and type(value) is not str:
+                return False
+        if message.get("stopReason", "stop") not in _REPLAYED_STOPS:
+            return False
+        return ("usage" not in message or _usage(message["usage"])) and _assistant_blocks(content)
+    if role == "user":
+        if not message.keys() <= _USER_KEYS:
+            return False
+        return type(content) is str or (type(content) is list and _text_blocks(content))
+    if role == "toolResult":
+        return (
+            message.keys() <= _RESULT_KEYS
+            and type(message.get("toolCallId")) is str
+            and type(message.get("toolName")) is str
+            and type(message.get("isError", False)) is bool
+            and type(content) is list
+            and _text_blocks(content)
+        )
+    return False
+
+
+def read_plain_path(lines: Iterable[bytes], decode: Callable[[bytes], object]) -> PlainPath | None:
+    """The active path of a session file given as its lines, or None when the file is not plain.
+
+    ``decode`` must be the loader's line decoder (`pi_tui.session.loader.line_decoder`), so a line
+    decodes to what the typed path reads; a line it refuses makes the file not plain.
+    """
+    records: list[JsonObject] = []
+    index: dict[str, int] = {}
+    header: JsonObject = {}
+    first = True
+    for raw in lines:
+        if raw[:1] != b"{" and not raw.strip():
+            continue
+        if not raw.endswith(b"\n"):
+            return None  # a torn (or unterminated) last line: the typed path reports and repairs it
+        try:
+            record = decode(raw)
+        except ValueError:
+            return None
+        if type(record) is not dict:
+            return None
+        if first:
+            first = False
+            if parse_header(record) is None or header_version(record) != 3:
+                return None
+            header = record
+            continue
+        kind = record.get("type")
+        entry_id = record.get("id")
+        parent = record.get("parentId", "")  # a missing key is a repair the tree makes: not plain
+        if kind not in _ENTRY_TYPES or type(entry_id) is not str or entry_id in index:
+            return None
+        if parent is not None and (type(parent) is not str or parent not in index):
+            return None
+        if type(record.get("timestamp", "")) is not str:
+            return None
+        if kind == "message":
+            if not record.keys() <= _ENTRY_KEYS or not _plain_message(record.get("message")):
+                return None
+        elif not record.keys() <= _STATE_KEYS[str(kind)] or not all(
+            type(record.get(key)) is str
+            for key in _STATE_KEYS[str(kind)] - {"type", "id", "parentId", "timestamp"}
+        ):
+            return None
+        index[entry_id] = len(records)
+        records.append(record)
+    if first or not records:
+        return None  # an empty file, or a header alone
+    path: list[JsonObject] = []
+    at = len(records) - 1
+    while at >= 0:
+        record = records[at]
+        path.append(record)
+        parent = record["parentId"]
+        at = index[parent] if type(parent) is str else -1
+    path.reverse()
+    message_at = [at for at, record in enumerate(path) if record["type"] == "message"]
+    messages = [cast(JsonObject, path[at]["message"]) for at in message_at]
+    if not _paired(messages):
+        return None
+    return PlainPath(header, records, path, messages, index, message_at)
+
+
+@dataclass(frozen=True)
+class SplitPath:
+    """A plain path cut for a first request: the old part as wire messages, the rest to be typed.
+
+    ``tail`` holds the path's entries from the last user prompt before the last answer that reported
+    its usage (the answer pi's context estimate starts from), after every model and thinking-level
+    change that comes before it: the typed session built from them restores the same model and level,
+    estimates the same context, and converts the same request tail. ``prefix`` are the messages before.
+    """
+
+    plain: PlainPath
+    prefix: list[JsonObject]
+    tail: list[JsonObject]
+
+
+def _usage_total(message: Mapping[str, object]) -> int:
+    """pi's measure of an answer's usage: ``totalTokens``, else the sum of its parts."""
+    usage = cast(dict[str, int], message.get("usage", _EMPTY))
+    total = usage.get("totalTokens", 0)
+    if total:
+        return total
+    return (
+        usage.get("input", 0)
+        + usage.get("output", 0)
+        + usage.get("cacheRead", 0)
+        + usage.get("cacheWrite", 0)
+    )
+
+
+def _prompt_text(message: Mapping[str, object]) -> bool:
+    """Whether a user message sends a non-blank text (so it is a wire message of its own)."""
+    content = message["content"]
+    if type(content) is str:
+        return bool(sanitize_surrogates(content).strip())
+    assert type(content) is list
+    return any(sanitize_surrogates(str(block["text"])).strip() for block in content)
+
+
+def split_path(plain: PlainPath) -> SplitPath | None:
+    """Cut ``plain`` for a first request (see `SplitPath`); None when no cut keeps every figure the
+    whole history gives (no answer with usage, an answer older than a message before it, no prompt)."""
+    messages = plain.messages
+    answer = len(messages) - 1
+    while answer >= 0:
+        message = messages[answer]
+        if message["role"] == "assistant" and _usage_total(message) > 0:
+            break
+        answer -= 1
+    if answer < 0:
+        return None
+    stamps = [cast(int, message["timestamp"]) for message in messages[: answer + 1]]
+    if max(stamps) > stamps[-1]:
+        return None  # pi's estimate would start from an older answer: leave it to the typed path
+    cut = answer - 1
+    while cut > 0:
+        message = messages[cut]
+        if message["role"] == "user" and _prompt_text(message):
+            break
+        cut -= 1
+    if cut <= 0:
+        return None
+    at = plain.message_at[cut]  # where the prompt is on the path
+    states = [record for record in plain.path[:at] if record["type"] != "message"]
+    return SplitPath(plain=plain, prefix=messages[:cut], tail=[*states, *plain.path[at:]])
+
+
+def calls_of(message: Mapping[str, object]) -> list[JsonObject]:
+    return [block for block in cast(list[JsonObject], message["content"]) if block["type"] == "toolCall"]
+
+
+def _paired(messages: list[JsonObject]) -> bool:
+    """Whether every tool call is answered right after its turn, in call order, by one result each, and
+    no result is anywhere else: then pairing (`transform_messages`, `prepare_messages`) keeps the list
+    as it is."""
+    expected: list[object] = []  # the ids still to be answered, the next one last
+    for message in messages:
+        role = message["role"]
+        if role == "toolResult":
+            if not expected or message["toolCallId"] != expected.pop():
+                return False
+            continue
+        if expected:
+            return False
+        if role == "assistant":
+            for block in cast(list[JsonObject], message["content"]):
+                if block["type"] == "toolCall":
+                    expected.append(block["id"])
+            if len(expected) > 1:
+                if len(set(expected)) != len(expected):
+                    return False
+                expected.reverse()
+    return not expected
+
+
+@dataclass(frozen=True)
+class DeferredHistory:
+    """A history kept as decoded records while only its end is typed (`SessionManager.open`'s
+    ``defer_history``)."""
+
+    split: SplitPath
+    ids: Container[str]
+    """Every id of the file (what a new entry's id must not be)."""
+
+
+@dataclass(frozen=True)
+class DeferredOpen:
+    """What `read_deferred` read: a session ready to answer from the end of its path."""
+
+    header: SessionHeader
+    entries: Sequence[SessionEntry]
+    """The kept end of the path as typed entries, chained one after the other (the first a root)."""
+    deferred: DeferredHistory
+    size: int
+    """The bytes read (what the first append checks the file against)."""
+
+
+def read_deferred(path: Path, min_bytes: int) -> DeferredOpen | None:
+    """Read a session file of at least ``min_bytes`` the deferred way; None when it is smaller, not
+    plain, or not cut for a first request (then `SessionManager.open` reads it as usual)."""
+    from pi_tui.session.loader import line_decoder
+
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size < min_bytes:
+                return None
+            counted = _CountedLines(handle)
+            with collector_paused():
+                plain = read_plain_path(counted, line_decoder(fast=True))
+    except OSError:
+        return None  # the usual reading says what is wrong
+    split = split_path(plain) if plain is not None else None
+    header = parse_header(plain.header) if plain is not None else None
+    if plain is None or split is None or header is None:
+        return None
+    with collector_paused():
+        parsed = [parse_entry(record, "") for record in split.tail]
+    entries = [entry for entry in parsed if not isinstance(entry, RawEntry)]
+    if len(entries) != len(parsed):
+        return None
+    previous: str | None = None
+    for entry in entries:  # the kept end as one line of entries: its first has no parent kept
+        entry.parent_id = previous
+        previous = entry.id
+    return DeferredOpen(header, entries, DeferredHistory(split, plain.ids), counted.size)
+
+
+class _CountedLines:
+    """The lines of a file, counting the bytes read."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self.size = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self._handle:
+            self.size += len(line)
+            yield line

@@ -1,0 +1,291 @@
+"""A plain history's messages in a provider's wire shape, built from the decoded records.
+
+The second half of `pi_tui.session.fast_context` (which reads and cuts the path): for the plain shapes
+only, these builders give what `pi_tui.ai.providers.anthropic` and `openai_completions` give for the
+typed history (same-model and other-model turns, the compat flags of Chat Completions), byte for byte
+once encoded (`encode_wire`); tests compare them on every fixture session and the generated big ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pi_tui.ai.providers._history import sanitize_surrogates
+from pi_tui.session.fast_context import JsonObject, SplitPath, calls_of
+
+if TYPE_CHECKING:
+    from pi_tui.ai.stream import WirePrefix
+    from pi_tui.ai.types import Model
+
+__all__ = ["WireMessage", "anthropic_history", "anthropic_prefix", "chat_history", "encode_wire"]
+
+WireMessage = dict[str, object]
+
+
+def _same_model(message: Mapping[str, object], model: Model) -> bool:
+    return (
+        message.get("provider", "") == model.provider
+        and message.get("api", "") == model.api
+        and message.get("model", "") == model.id
+    )
+
+
+def _content_list(message: Mapping[str, object]) -> list[JsonObject]:
+    content = message["content"]
+    assert type(content) is list
+    return content
+
+
+def _assistant_parts(message: Mapping[str, object], model: Model) -> list[JsonObject]:
+    """The turn's blocks as `prepare_messages` leaves them: another model's thinking becomes text."""
+    blocks = _content_list(message)
+    if _same_model(message, model):
+        return blocks
+    parts: list[JsonObject] = []
+    for block in blocks:
+        if block["type"] == "thinking":
+            thinking = block["thinking"]
+            assert type(thinking) is str
+            if block.get("redacted") or not thinking.strip():
+                continue
+            parts.append({"type": "text", "text": thinking})
+        else:
+            parts.append(block)
+    return parts
+
+
+def anthropic_history(messages: list[JsonObject], model: Model) -> list[WireMessage] | None:
+    """The history's Anthropic Messages wire messages, as `anthropic.convert_messages` makes them
+    before the cache marker is placed; None for a shape this module leaves to the typed path."""
+    from pi_tui.ai.providers.anthropic import tool_use_id
+
+    if "image" in model.input or (model.compat or {}).get("allowEmptySignature") is True:
+        return None
+    out: list[WireMessage] = []
+    for message in messages:
+        role = message["role"]
+        content = message["content"]
+        if role == "user":
+            if type(content) is str:
+                text = sanitize_surrogates(content)
+                if text.strip():
+                    out.append({"role": "user", "content": text})
+                continue
+            blocks: list[JsonObject] = []
+            for block in _content_list(message):
+                text = sanitize_surrogates(str(block["text"]))
+                if text.strip():
+                    blocks.append({"type": "text", "text": text})
+            if blocks:
+                out.append({"role": "user", "content": blocks})
+        elif role == "assistant":
+            blocks = []
+            for block in _assistant_parts(message, model):
+                kind = block["type"]
+                if kind == "text":
+                    text = str(block["text"])
+                    if text.strip():
+                        blocks.append({"type": "text", "text": sanitize_surrogates(text)})
+                elif kind == "thinking":
+                    signature = block.get("thinkingSignature")
+                    thinking = str(block["thinking"])
+                    if block.get("redacted"):
+                        if signature:
+                            blocks.append({"type": "redacted_thinking", "data": signature})
+                    elif type(signature) is str and signature.strip():
+                        blocks.append(
+                            {
+                                "type": "thinking",
+                                "thinking": sanitize_surrogates(thinking),
+                                "signature": signature,
+                            }
+                        )
+                    elif thinking.strip():
+                        blocks.append({"type": "text", "text": sanitize_surrogates(thinking)})
+                else:
+                    blocks.append(
+                        {
+                            "type": "tool_use",
+                            "id": tool_use_id(str(block["id"])),
+                            "name": block["name"],
+                            "input": block.get("arguments", {}),
+                        }
+                    )
+            if blocks:
+                out.append({"role": "assistant", "content": blocks})
+        else:
+            parts = _content_list(message)
+            result: str
+            if len(parts) == 1:
+                result = sanitize_surrogates(str(parts[0]["text"]))
+            else:
+                result = sanitize_surrogates("\n".join(str(part["text"]) for part in parts))
+            block = {
+                "type": "tool_result",
+                "tool_use_id": tool_use_id(str(message["toolCallId"])),
+                "content": result,
+                "is_error": bool(message.get("isError", False)),
+            }
+            last = out[-1] if out else None
+            if last is not None and _is_tool_results(last):
+                previous = last["content"]
+                assert type(previous) is list
+                out[-1] = {"role": "user", "content": [*previous, block]}
+            else:
+                out.append({"role": "user", "content": [block]})
+    return out
+
+
+def _is_tool_results(wire: WireMessage) -> bool:
+    content = wire["content"]
+    return (
+        wire["role"] == "user"
+        and type(content) is list
+        and type(content[0]) is dict
+        and content[0].get("type") == "tool_result"
+    )
+
+
+def chat_history(
+    messages: list[JsonObject], model: Model, compat: Mapping[str, object]
+) -> list[WireMessage] | None:
+    """The history's Chat Completions wire messages (after the system message), as
+    `openai_completions.convert_messages` makes them; ``compat`` is the model's resolved compat."""
+    from pi_tui.ai.providers.openai_completions import foreign_call_id
+
+    out: list[WireMessage] = []
+    ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids sent
+
+    def append_user(user: WireMessage) -> None:
+        if compat["requiresAssistantAfterToolResult"] and out and out[-1]["role"] == "tool":
+            out.append({"role": "assistant", "content": "I have processed the tool results."})
+        out.append(user)
+
+    for message in messages:
+        role = message["role"]
+        content = message["content"]
+        if role == "user":
+            if type(content) is str:
+                append_user({"role": "user", "content": sanitize_surrogates(content)})
+                continue
+            parts = [
+                {"type": "text", "text": sanitize_surrogates(str(block["text"]))}
+                for block in _content_list(message)
+                if block["text"]
+            ]
+            if parts:
+                append_user({"role": "user", "content": parts})
+        elif role == "assistant":
+            same = _same_model(message, model)
+            if not same:
+                for call in calls_of(message):
+                    ids[str(call["id"])] = foreign_call_id(str(call["id"]), model)
+            converted = _chat_assistant(message, model, compat, same)
+            if converted is not None:
+                out.append(converted)
+        else:
+            call_id = str(message["toolCallId"])
+            text = "\n".join(str(part["text"]) for part in _content_list(message))
+            tool: WireMessage = {
+                "role": "tool",
+                "content": sanitize_surrogates(text or "(no tool output)"),
+                "tool_call_id": ids.get(call_id, call_id),
+            }
+            if compat["requiresToolResultName"]:
+                tool["name"] = message["toolName"]
+            out.append(tool)
+    return out
+
+
+def _chat_assistant(
+    message: Mapping[str, object], model: Model, compat: Mapping[str, object], same: bool
+) -> WireMessage | None:
+    from pi_tui.ai.providers._common import json_stringify
+    from pi_tui.ai.providers.openai_completions import REASONING_FIELDS, foreign_call_id
+
+    parts = _assistant_parts(message, model)
+    texts = [
+        sanitize_surrogates(str(p["text"])) for p in parts if p["type"] == "text" and str(p["text"]).strip()
+    ]
+    thoughts = [p for p in parts if p["type"] == "thinking" and str(p["thinking"]).strip()]
+    calls = [p for p in parts if p["type"] == "toolCall"]
+    text = "".join(texts)
+    converted: WireMessage = {
+        "role": "assistant",
+        "content": "" if compat["requiresAssistantAfterToolResult"] else None,
+    }
+    if thoughts and compat["requiresThinkingAsText"]:
+        joined = "\n\n".join(sanitize_surrogates(str(p["thinking"])) for p in thoughts)
+        converted["content"] = [
+            {"type": "text", "text": joined},
+            *({"type": "text", "text": t} for t in texts),
+        ]
+    else:
+        if text:
+            converted["content"] = text
+        field = thoughts[0].get("thinkingSignature") if thoughts else None
+        if field == "reasoning" and model.provider == "opencode-go":
+            field = "reasoning_content"
+        if field in REASONING_FIELDS:
+            converted[str(field)] = "\n".join(str(p["thinking"]) for p in thoughts)
+    if calls:
+        converted["tool_calls"] = [
+            {
+                "id": call["id"] if same else foreign_call_id(str(call["id"]), model),
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json_stringify(call.get("arguments", {}))},
+            }
+            for call in calls
+        ]
+    if not converted["content"] and not calls:
+        return None
+    if (
+        compat.get("requiresReasoningContentOnAssistantMessages")
+        and model.reasoning
+        and "reasoning_content" not in converted
+    ):
+        converted["reasoning_content"] = ""
+    return converted
+
+
+def encode_wire(messages: list[WireMessage]) -> bytes:
+    """The messages' JSON as the provider's encoder writes it (`encode_body`), comma-joined without
+    brackets: by orjson at once when every value is plain (`json_plain`: what it writes byte for byte
+    as the stdlib does), else message by message by the stdlib."""
+    from pi_tui.ai.providers._wire_cache import dumps
+
+    if _tool_inputs_plain(messages):
+        import orjson
+
+        try:
+            return orjson.dumps(messages)[1:-1]
+        except TypeError:  # a value orjson refuses (a lone surrogate in tool arguments)
+            pass
+    return b",".join(dumps(message).encode() for message in messages)
+
+
+def _tool_inputs_plain(messages: list[WireMessage]) -> bool:
+    """Whether every value is plain: the builders write strings, booleans and nulls only, except a tool
+    call's input (Anthropic), which is the model's JSON."""
+    from pi_tui.ai.providers._wire_cache import json_plain
+
+    for message in messages:
+        content = message["content"]
+        if message["role"] == "assistant" and type(content) is list:
+            for block in content:
+                if block["type"] == "tool_use" and not json_plain(block["input"]):
+                    return False
+    return True
+
+
+def anthropic_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
+    """The old part of a split path as an Anthropic Messages `WirePrefix` for ``model``, or None when
+    this module leaves its shapes to the typed path."""
+    from pi_tui.ai.stream import WirePrefix
+
+    messages = anthropic_history(split.prefix, model)
+    if not messages:
+        return None
+    tools = any(message["role"] == "toolResult" for message in split.prefix)
+    return WirePrefix(api=model.api, messages=messages, json=encode_wire(messages), has_tool_history=tools)

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.big_sessions import big_session_lines
+from pi_tui.args import parse_args
+from pi_tui.modes.print_mode import run_print_mode
+from pi_tui.runtime.factory import create_session
+from pi_tui.session.manager import SessionManager
+from pi_tui.testing import FakeLLM, Reply, text, tool_call
+
+from ..e2e.helpers import write_models_json
+
+MODEL = "fake-anthropic/claude-fake"
+
+
+def _sessions(tmp_path: Path) -> tuple[Path, Path]:
+    """A big plain session, and the same with a session name at its end (a shape the fast path leaves
+    to the typed one; it changes nothing a request carries)."""
+    lines = big_session_lines(3_000, tmp_path)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("\n".join(lines) + "\n")
+    leaf = json.loads(lines[-1])["id"]
+    named = {
+        "type": "session_info",
+        "id": "feedf00d",
+        "parentId": leaf,
+        "timestamp": "2025-07-01T00:00:00.000Z",
+        "name": "n",
+    }
+    typed = tmp_path / "typed.jsonl"
+    typed.write_text("\n".join([*lines, json.dumps(named)]) + "\n")
+    return plain, typed
+
+
+async def _answer(path: Path, cwd: Path, prompt: str = "hi") -> tuple[bool, bool, int]:
+    """Run one print-mode prompt on ``path``: (history deferred at start, deferred at the end, exit code)."""
+    startup = create_session(parse_args(["--session", str(path), "--model", MODEL, "-p", prompt]), cwd)
+    session = startup.session
+    deferred = session.session_manager.deferred_history is not None
+    code = await run_print_mode(session, [prompt])
+    after = session.session_manager.deferred_history is not None
+    await session.close()
+    return deferred, after, code
+
+
+def _unmarked(messages: list[Any]) -> list[Any]:
+    """The messages without their cache marker (it moves to the newest message with every request)."""
+    out = []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, list):
+            content = [{k: v for k, v in block.items() if k != "cache_control"} for block in content]
+        out.append({**message, "content": content})
+    return out
+
+
+def _new_lines(path: Path, before: int) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()[before:]]
+
+
+async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_the_same(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    plain, typed = _sessions(tmp_path)
+    fake = FakeLLM()
+    fake.script([Reply([text("Done.")]), Reply([text("Done.")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        count = len(plain.read_text().splitlines())
+        assert await _answer(plain, tmp_path) == (True, False, 0)
+        assert await _answer(typed, tmp_path) == (False, False, 0)
+    first, second = fake.requests
+    assert first.body == second.body
+    assert first.headers == second.headers
+    assert len(first.body["messages"]) > 2_900
+    assert fake.violations == []
+    added = _new_lines(plain, count)
+    assert [(e["type"], e.get("message", {}).get("role")) for e in added][-2:] == [
+        ("message", "user"),
+        ("message", "assistant"),
+    ]
+    chain = [json.loads(line)["id"] for line in plain.read_text().splitlines()[count - 1 :]]
+    assert [e["parentId"] for e in added] == chain[:-1]  # each new entry hangs off the one before
+    reopened = SessionManager.open(plain, read_only=True)
+    assert [e.id for e in reopened.get_branch()][-len(added) :] == [e["id"] for e in added]
+    assert not reopened.load_report.has_problems
+
+
+async def test_the_next_turn_after_a_deferred_resume_carries_the_whole_history(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    plain, _ = _sessions(tmp_path)
+    fake = FakeLLM()
+    fake.script(
+        [
+            Reply([tool_call("read", {"path": "missing.txt"})]),  # a tool loop: a second request at once
+            Reply([text("Done.")]),
+            Reply([text("Again.")]),
+        ]
+    )
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        assert await _answer(plain, tmp_path) == (True, False, 0)
+        assert await _answer(plain, tmp_path, "more") == (True, False, 0)
+    first, loop, resumed = (_unmarked(r.body["messages"]) for r in fake.requests)
+    assert loop[: len(first)] == first
+    assert resumed[: len(loop)] == loop
+    assert [m["role"] for m in resumed[len(loop) :]] == ["assistant", "user"]
+    assert fake.violations == []
+
+
+@pytest.mark.parametrize("prompts", [["/session"], ["hi", "again"]])
+def test_a_run_of_other_prompts_opens_the_session_whole(prompts: list[str], tmp_path: Path) -> None:
+    plain, _ = _sessions(tmp_path)
+    args = parse_args(["--session", str(plain), "--model", MODEL, "-p", *prompts])
+    from pi_tui.runtime.factory import _select_session_manager
+
+    manager, _notices = _select_session_manager(args, tmp_path)
+    assert manager.deferred_history is None
+    manager.close()

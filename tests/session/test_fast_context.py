@@ -1,0 +1,387 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.big_sessions import big_session_lines
+from pi_tui.agent.convert import convert_to_llm, transform_messages
+from pi_tui.ai.providers import anthropic, openai_completions
+from pi_tui.ai.providers._history import prepare_messages
+from pi_tui.ai.providers._openai_compat import resolve_compat
+from pi_tui.ai.providers._wire_cache import dumps
+from pi_tui.ai.stream import LlmRequest, StreamOptions
+from pi_tui.ai.types import Model, ToolDefinition, UserMessage
+from pi_tui.session.context import build_session_context
+from pi_tui.session.fast_context import read_plain_path, split_path
+from pi_tui.session.fast_wire import anthropic_history, anthropic_prefix, chat_history, encode_wire
+from pi_tui.session.loader import line_decoder
+from pi_tui.session.manager import SessionManager
+
+FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+TOOLS = [
+    ToolDefinition(name="read", description="Read a file", parameters={"type": "object", "properties": {}})
+]
+ANTHROPIC = Model(
+    id="bench-model", api="anthropic-messages", provider="bench", reasoning=True, context_window=200_000
+)
+CHAT = Model(id="gpt-x", api="openai-completions", provider="bench", reasoning=True, context_window=200_000)
+
+
+def _header() -> dict[str, Any]:
+    return {
+        "type": "session",
+        "version": 3,
+        "id": "0b6f3d0e-1111-4222-8333-444455556666",
+        "timestamp": "2025-06-01T00:00:00.000Z",
+        "cwd": "/tmp",
+    }
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = [_header()]
+        self.leaf: str | None = None
+        self.ms = 1_750_000_000_000
+
+    def entry(self, record: dict[str, Any], parent: str | None = None) -> str:
+        entry_id = f"{len(self.lines):08x}"
+        self.lines.append(
+            {
+                "type": record.pop("type"),
+                "id": entry_id,
+                "parentId": self.leaf if parent is None else parent,
+                "timestamp": "2025-06-01T00:00:01.000Z",
+                **record,
+            }
+        )
+        self.leaf = entry_id
+        return entry_id
+
+    def message(self, message: dict[str, Any]) -> str:
+        self.ms += 1000
+        return self.entry({"type": "message", "message": {"timestamp": self.ms, **message}})
+
+    def user(self, content: Any) -> str:
+        return self.message({"role": "user", "content": content})
+
+    def answer(
+        self,
+        content: list[dict[str, Any]],
+        *,
+        stop: str = "stop",
+        model: str = "bench-model",
+        api: str = "anthropic-messages",
+        provider: str = "bench",
+        total: int = 1234,
+    ) -> str:
+        usage = {
+            "input": 10,
+            "output": 20,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": total,
+            "cost": {"input": 0.0, "output": 0.001, "cacheRead": 0, "cacheWrite": 0, "total": 0.001},
+        }
+        return self.message(
+            {
+                "role": "assistant",
+                "content": content,
+                "api": api,
+                "provider": provider,
+                "model": model,
+                "usage": usage,
+                "stopReason": stop,
+            }
+        )
+
+    def result(self, call_id: str, texts: list[str], *, error: bool = False) -> str:
+        return self.message(
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": "read",
+                "content": [{"type": "text", "text": t} for t in texts],
+                "isError": error,
+            }
+        )
+
+    def write(self, path: Path) -> Path:
+        path.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
+        return path
+
+
+def _varied() -> _Builder:
+    """Every plain shape the fast path handles, including other models' turns and odd texts."""
+    b = _Builder()
+    b.entry({"type": "model_change", "provider": "bench", "modelId": "bench-model"})
+    _pad(b)
+    b.entry({"type": "thinking_level_change", "thinkingLevel": "high"})
+    b.user("a plain string prompt — é ✓")
+    b.answer(
+        [
+            {"type": "thinking", "thinking": "hmm", "thinkingSignature": "sig-1"},
+            {"type": "text", "text": "  "},
+            {
+                "type": "toolCall",
+                "id": "call.with|odd chars",
+                "name": "read",
+                "arguments": {"path": "a", "n": 1.5},
+            },
+            {"type": "toolCall", "id": "toolu_2", "name": "read", "arguments": {}},
+        ],
+        stop="toolUse",
+    )
+    b.result("call.with|odd chars", ["line one", "line two"])
+    b.result("toolu_2", [], error=True)
+    b.user(
+        [
+            {"type": "text", "text": "blocks"},
+            {"type": "text", "text": ""},
+            {"type": "text", "text": "half \ud83d pair"},
+        ]
+    )
+    b.answer(
+        [
+            {"type": "thinking", "thinking": "from another model", "thinkingSignature": "reasoning_content"},
+            {"type": "text", "text": "foreign"},
+            {"type": "toolCall", "id": "fc_1", "name": "read", "arguments": {"q": "x"}},
+        ],
+        stop="toolUse",
+        model="gpt-x",
+        api="openai-completions",
+        provider="bench",
+    )
+    b.result("fc_1", ["ok"])
+    b.answer(
+        [
+            {"type": "thinking", "thinking": "", "thinkingSignature": "opaque", "redacted": True},
+            {"type": "thinking", "thinking": "unsigned thought"},
+            {"type": "text", "text": "done"},
+        ]
+    )
+    b.user("   ")
+    b.answer([{"type": "text", "text": "blank prompt answered"}], stop="length")
+    b.user([{"type": "text", "text": "last question"}])
+    b.answer([{"type": "text", "text": "last answer", "textSignature": "t"}], total=5000)
+    return b
+
+
+def _pad(b: _Builder) -> None:
+    """Turns enough for over a megabyte: a file `SessionManager.open` reads the fast way."""
+    for turn in range(1_000):
+        b.user(f"question {turn} " + "x" * 1_000)
+        b.answer([{"type": "text", "text": f"answer {turn}"}])
+
+
+def _typed_history(path: Path) -> list[Any]:
+    manager = SessionManager.open(path, read_only=True)
+    return transform_messages(convert_to_llm(manager.build_context().messages))
+
+
+def _sources(tmp_path: Path) -> list[Path]:
+    big = tmp_path / "big.jsonl"
+    big.write_text("\n".join(big_session_lines(3_000, tmp_path)) + "\n")
+    return [*sorted(FIXTURES.glob("*.jsonl")), big, _varied().write(tmp_path / "varied.jsonl")]
+
+
+def _plain(path: Path) -> Any:
+    with open(path, "rb") as handle:
+        return read_plain_path(handle, line_decoder(fast=True))
+
+
+def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(tmp_path: Path) -> None:
+    matched = []
+    for path in _sources(tmp_path):
+        plain = _plain(path)
+        if plain is None:
+            continue
+        history = _typed_history(path)
+        prepared, _ = prepare_messages(history, ANTHROPIC, None)
+        typed = anthropic.convert_messages(prepared, ANTHROPIC, len(prepared), None)
+        fast = anthropic_history(plain.messages, ANTHROPIC)
+        assert fast is not None
+        assert encode_wire(fast) == b",".join(dumps(m).encode() for m in typed), path.name
+        compat = resolve_compat(CHAT)
+        prepared, _ = prepare_messages(history, CHAT, None)
+        typed = openai_completions.convert_messages(prepared, CHAT, "", compat)
+        chat = chat_history(plain.messages, CHAT, compat)
+        assert chat is not None
+        assert dumps(chat) == dumps(typed), path.name
+        matched.append(path.name)
+    assert matched == ["big.jsonl", "varied.jsonl"]  # pi's fixtures hold compactions: left to the typed path
+
+
+@pytest.mark.parametrize("window", [200_000, 12_000])
+def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_history(
+    tmp_path: Path, window: int
+) -> None:
+    model = Model(
+        id="bench-model",
+        api="anthropic-messages",
+        provider="bench",
+        reasoning=True,
+        context_window=window,
+        max_tokens=8192,
+    )
+    for path in _sources(tmp_path):
+        plain = _plain(path)
+        if plain is None:
+            continue
+        split = split_path(plain)
+        assert split is not None
+        prefix = anthropic_prefix(split, model)
+        assert prefix is not None
+        history = _typed_history(path)
+        manager = SessionManager.open(path, read_only=True, defer_history=True)
+        assert manager.deferred_history is not None
+        kept = build_session_context([], path=manager.get_kept_branch()).messages
+        tail = transform_messages(convert_to_llm(kept))
+        assert len(tail) < len(history)
+        prompt = UserMessage(content="hi")
+        whole = LlmRequest("You are terse.", [*history, prompt], TOOLS, len(history) + 1, paired=True)
+        cut = LlmRequest(
+            "You are terse.", [*tail, prompt], TOOLS, len(tail) + 1, paired=True, wire_prefix=prefix
+        )
+        options = StreamOptions(thinking="medium")
+        sent = anthropic._encode(anthropic.build_request(model, cut, options))
+        assert sent == anthropic._encode(anthropic.build_request(model, whole, options)), path.name
+        manager.close()
+
+
+def _fallback_cases() -> dict[str, _Builder]:
+    cases: dict[str, _Builder] = {}
+
+    def base() -> _Builder:
+        b = _Builder()
+        _pad(b)
+        b.user("q")
+        b.answer([{"type": "text", "text": "a"}])
+        return b
+
+    b = base()
+    b.entry({"type": "compaction", "summary": "s", "firstKeptEntryId": b.leaf, "tokensBefore": 5})
+    cases["compaction"] = b
+    b = base()
+    b.entry({"type": "branch_summary", "fromId": b.leaf, "summary": "s"})
+    cases["branch summary"] = b
+    b = base()
+    b.entry({"type": "custom_message", "customType": "x", "content": "c", "display": True})
+    cases["custom message"] = b
+    b = base()
+    b.entry({"type": "label", "targetId": b.leaf, "label": "l"})
+    cases["label"] = b
+    b = base()
+    b.message(
+        {
+            "role": "bashExecution",
+            "command": "ls",
+            "output": "",
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+        }
+    )
+    cases["bash execution"] = b
+    b = base()
+    b.user([{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
+    cases["image"] = b
+    b = base()
+    b.answer([{"type": "text", "text": "partial"}], stop="aborted")
+    cases["aborted turn"] = b
+    b = base()
+    b.answer([{"type": "text", "text": "x"}], stop="error")
+    cases["failed turn"] = b
+    b = base()
+    b.answer([{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}], stop="toolUse")
+    cases["unanswered call"] = b
+    b = base()
+    b.result("nobody", ["stray"])
+    cases["stray result"] = b
+    b = base()
+    b.lines[-1]["message"]["surprise"] = 1
+    cases["unknown key"] = b
+    b = base()
+    del b.lines[-1]["message"]["timestamp"]
+    cases["no timestamp"] = b
+    b = base()
+    b.lines[-1]["message"]["usage"]["input"] = "10"
+    cases["a string where a number goes"] = b
+    b = base()
+    b.lines[-1]["parentId"] = "missing"
+    cases["lost parent"] = b
+    b = base()
+    b.lines[-1]["id"] = b.lines[1]["id"]
+    cases["duplicate id"] = b
+    b = base()
+    b.lines[0]["version"] = 2
+    cases["old version"] = b
+    return cases
+
+
+@pytest.mark.parametrize("case", list(_fallback_cases()))
+def test_shapes_the_fast_path_does_not_handle_take_the_typed_path(case: str, tmp_path: Path) -> None:
+    path = _fallback_cases()[case].write(tmp_path / "s.jsonl")
+    assert path.stat().st_size > 1 << 20
+    assert _plain(path) is None
+    manager = SessionManager.open(path, read_only=True, defer_history=True)
+    assert manager.deferred_history is None  # the typed path, as without the flag
+
+
+def test_damaged_lines_and_a_torn_tail_take_the_typed_path(tmp_path: Path) -> None:
+    lines = [line.encode() + b"\n" for line in big_session_lines(3_000, tmp_path)]
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(b"".join(lines))
+    assert SessionManager.open(clean, read_only=True, defer_history=True).deferred_history is not None
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(b"".join(lines[:1_500]) + b"\xff\xfe not UTF-8 {{\n" + b"".join(lines[1_500:]))
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(b"".join(lines) + lines[-1][:60])
+    for path in (damaged, torn):
+        assert _plain(path) is None
+        manager = SessionManager.open(path, read_only=True, defer_history=True)
+        assert manager.deferred_history is None
+        assert manager.load_report.has_problems
+
+
+def test_a_deferred_session_completes_into_the_tree_a_plain_open_gives_with_appends_after(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(big_session_lines(3_000, tmp_path)) + "\n")
+    plain = SessionManager.open(path, read_only=True)
+    expected = [(e.id, e.parent_id, e.type) for e in plain.get_entries()]
+    branch = [e.id for e in plain.get_branch()]
+    state = plain.restore_state()
+    plain.close()
+    deferred = SessionManager.open(path, defer_history=True)
+    assert deferred.deferred_history is not None
+    assert deferred.restore_state() == state
+    assert deferred.get_leaf_id() == branch[-1]
+    entry = deferred.append_message(UserMessage(content="hi"))
+    assert entry.parent_id == branch[-1]
+    assert deferred.deferred_history is not None  # appending did not build it
+    deferred.complete_history()
+    assert deferred.deferred_history is None
+    assert [(e.id, e.parent_id, e.type) for e in deferred.get_entries()] == [
+        *expected,
+        (entry.id, branch[-1], "message"),
+    ]
+    assert [e.id for e in deferred.get_branch()] == [*branch, entry.id]
+    deferred.close()
+    last = json.loads(path.read_text().splitlines()[-1])
+    assert (last["id"], last["parentId"]) == (entry.id, branch[-1])
+    reopened = SessionManager.open(path, read_only=True)
+    assert [e.id for e in reopened.get_branch()] == [*branch, entry.id]
+
+
+def test_any_other_use_of_the_tree_builds_the_deferred_history_first(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(big_session_lines(3_000, tmp_path)) + "\n")
+    count = len(SessionManager.open(path, read_only=True).get_entries())
+    deferred = SessionManager.open(path, read_only=True, defer_history=True)
+    assert deferred.deferred_history is not None
+    assert len(deferred.get_entries()) == count
+    assert deferred.deferred_history is None
