@@ -44,6 +44,14 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"_lock", "_plan_repairs", "_pending_tail", "_deferred"},
         f"{SAME_CLASS}: SessionManager.open, _from_file and _deferred_from_file, the constructors from a file",
     ),
+    ("pi_tui/session/manager.py", "original"): (
+        {"_tree"},
+        f"{SAME_CLASS}: fork_from reads the session it copies",
+    ),
+    ("pi_tui/session/manager.py", "fork"): (
+        {"_tree", "_write_initial"},
+        f"{SAME_CLASS}: fork_from fills the copy",
+    ),
     ("pi_tui/session/manager.py", "new"): (
         {"_tree", "_new_id", "_path", "_write_initial"},
         f"{SAME_CLASS}: create_branched_session fills the new session",
