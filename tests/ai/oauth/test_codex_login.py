@@ -9,16 +9,20 @@ from pathlib import Path
 import pytest
 
 from pi_tui.ai.auth import AuthStorage
-from pi_tui.ai.oauth import AuthEvent, AuthPrompt, OAuthError, login
+from pi_tui.ai.oauth import AuthEvent, AuthPrompt, OAuthError, device, login
 from pi_tui.ai.oauth.openai_codex import account_id
 from pi_tui.ai.oauth.resolve import resolve_oauth
 from pi_tui.testing.oauth_server import FakeAuthServer
 
 from .helpers import ScriptedInteraction
 
+# Codex's slow_down names no new interval: the wait grows by a fixed step (5 s, as pi); a short one here
+SLOW_DOWN_STEP = 0.3
+
 
 @pytest.fixture
 def auth_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAuthServer]:
+    monkeypatch.setattr(device, "_SLOW_DOWN_STEP_S", SLOW_DOWN_STEP)
     with FakeAuthServer(device_script=["authorization_pending", "slow_down", "ok"]) as server:
         for name, value in server.env().items():
             monkeypatch.setenv(name, value)
@@ -81,6 +85,9 @@ def test_codex_device_login_and_refresh(auth_server: FakeAuthServer, agent_dir: 
     shown = [e for e in io.events if e.kind == "device_code"]
     assert len(shown) == 1 and shown[0].user_code == "ABCD-1234"
     assert urllib.parse.urlsplit(shown[0].url).path == "/codex/device"
+    polls = [r.time for r in auth_server.requests if r.path == "/api/accounts/deviceauth/token"]
+    assert len(polls) == 3  # pending, slow_down, then the code
+    assert polls[2] - polls[1] >= SLOW_DOWN_STEP  # after slow_down it waited the longer step
     exchange = next(r for r in auth_server.requests if r.path == "/oauth/token")
     assert exchange.body["redirect_uri"] == "https://auth.openai.com/deviceauth/callback"
     assert credential["accountId"] == "acct-fake-123"

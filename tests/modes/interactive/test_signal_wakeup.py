@@ -14,44 +14,67 @@ import pytest
 from pi_tui.modes.interactive.signal_wakeup import SignalWakeup
 
 
+class Usr1:
+    """When the Python handler for SIGUSR1 ran, and a future the handler completes (so the wait for it ends
+    as soon as the handler has run, and only then)."""
+
+    def __init__(self) -> None:
+        self.ran: list[float] = []
+        self.done: asyncio.Future[None] | None = None
+
+    def handler(self, _signum: int, _frame: FrameType | None) -> None:
+        self.ran.append(time.monotonic())
+        done = self.done
+        if done is not None:
+            # the handler runs on the loop's thread once the loop is awake: wake the waiting test through
+            # the loop, as any other callback would
+            done.get_loop().call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+
+
 @pytest.fixture
-def usr1_handler() -> Iterator[list[float]]:
+def usr1_handler() -> Iterator[Usr1]:
     """A Python handler for SIGUSR1 that notes when it ran; the previous handler is put back after."""
-    ran: list[float] = []
-
-    def handler(_signum: int, _frame: FrameType | None) -> None:
-        ran.append(time.monotonic())
-
-    previous = signal.signal(signal.SIGUSR1, handler)
+    usr1 = Usr1()
+    previous = signal.signal(signal.SIGUSR1, usr1.handler)
     try:
-        yield ran
+        yield usr1
     finally:
         signal.signal(signal.SIGUSR1, previous)
 
 
-async def _signal_from_another_thread(ran: list[float], wait: float) -> float | None:
-    """Deliver SIGUSR1 to a helper thread while the loop's thread sleeps in its wait; seconds until the
-    Python handler ran (None: not within ``wait``)."""
+async def _signal_from_another_thread(usr1: Usr1, wait: float) -> float | None:
+    """A helper thread sends SIGUSR1 to itself while the loop's thread sleeps in its wait; seconds until the
+    Python handler ran (None: not within ``wait``).
+
+    The helper signals itself, not the loop's thread: ``signal.pthread_kill`` called on the loop's thread
+    would run the pending handler itself on its way out, whether or not anything wakes the loop."""
+    go = threading.Event()
     release = threading.Event()
-    helper = threading.Thread(target=release.wait, name="signal-target")
+
+    def signal_self() -> None:
+        if go.wait(wait):
+            signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+        release.wait(wait)
+
+    helper = threading.Thread(target=signal_self, name="signal-target")
     helper.start()
-    assert helper.ident is not None
     loop = asyncio.get_running_loop()
+    usr1.done = loop.create_future()
     sent = time.monotonic()
-    # the loop's thread is asleep in the selector by the time the helper is signalled
-    loop.call_later(0.05, signal.pthread_kill, helper.ident, signal.SIGUSR1)
+    # the loop's thread is asleep in the selector by the time the helper signals
+    loop.call_later(0.05, go.set)
     try:
-        deadline = time.monotonic() + wait
-        while not ran and time.monotonic() < deadline:
-            # one long sleep, no timers in between: only the wakeup descriptor can end it early
-            await asyncio.sleep(deadline - time.monotonic())
+        # One wait, no timers in between: only the wakeup descriptor can wake the loop's thread before
+        # ``wait`` ends, and only the handler (which needs that thread) ends the wait early.
+        await asyncio.wait([usr1.done], timeout=wait)
     finally:
+        go.set()
         release.set()
         helper.join()
-    return ran[0] - sent if ran else None
+    return usr1.ran[0] - sent if usr1.ran else None
 
 
-async def test_a_signal_handled_on_another_thread_runs_its_handler_at_once(usr1_handler: list[float]) -> None:
+async def test_a_signal_handled_on_another_thread_runs_its_handler_at_once(usr1_handler: Usr1) -> None:
     wakeup = SignalWakeup()
     assert wakeup.install()
     try:
@@ -70,7 +93,7 @@ async def test_uninstall_gives_the_descriptor_back() -> None:
     wakeup.uninstall()  # twice is harmless
 
 
-async def test_it_leaves_a_descriptor_someone_else_set(usr1_handler: list[float]) -> None:
+async def test_it_leaves_a_descriptor_someone_else_set(usr1_handler: Usr1) -> None:
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGUSR2, lambda: None)  # asyncio sets its own wakeup descriptor
     try:
