@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 
 from pi_tui.util.fuzzy import fuzzy_filter
 
-__all__ = ["Candidate", "CompletionMenu", "FileIndex", "complete"]
+__all__ = ["Candidate", "CompletionMenu", "FileIndex", "complete", "rank_paths"]
 
 MAX_FILES = 20_000
 """Files indexed for ``@`` completion (a walk stops there: big trees stay responsive)."""
@@ -25,6 +25,8 @@ class Candidate:
 
     value: str
     description: str = ""
+    label: str = ""
+    """What the menu shows in place of ``value`` (a file's name, with its path as the description)."""
 
 
 class FileIndex:
@@ -119,9 +121,51 @@ def complete(
             files.start()
         if not files.ready.is_set():
             return start, offered[:limit]
-        ranked = fuzzy_filter(token[1:], files.paths, limit=limit)
-        return start, [*offered, *(Candidate("@" + _quoted(files.paths[i])) for i, _ in ranked)][:limit]
+        found = [_file_candidate(path) for path in rank_paths(token[1:], files.paths, limit)]
+        return start, [*offered, *found][:limit]
     return -1, []
+
+
+def rank_paths(query: str, paths: list[str], limit: int) -> list[str]:
+    """The project paths an ``@query`` offers, best first, as pi ranks them.
+
+    The part of the query after its last ``/`` is looked for in each name (not the whole path, and not
+    as scattered letters; case is ignored): a name equal to it first, then names starting with it, then
+    names holding it, a folder ahead of a file of the same kind; ties go to shallower, then shorter
+    paths. The part up to that ``/`` is the folder to look in. Without a query every path counts,
+    shallowest first.
+    """
+    folder, slash, name = query.rpartition("/")
+    within = folder + slash
+    wanted = name.lower()
+    scored: list[tuple[int, int, int, str, str]] = []
+    for path in paths:
+        if not path.startswith(within) or path == within:
+            continue
+        bare = path.rstrip("/")
+        base = bare.rsplit("/", 1)[-1].lower()
+        if not wanted:
+            score = 1
+        elif base == wanted:
+            score = 100
+        elif base.startswith(wanted):
+            score = 80
+        elif wanted in base:
+            score = 50
+        else:
+            continue
+        if wanted and path.endswith("/"):
+            score += 10
+        scored.append((-score, bare.count("/"), len(path), path.lower(), path))
+    scored.sort()
+    return [entry[-1] for entry in scored[:limit]]
+
+
+def _file_candidate(path: str) -> Candidate:
+    """``@path`` to insert, shown as pi lists it: the name (``src/`` for a folder), then the path."""
+    bare = path.rstrip("/")
+    name = bare.rsplit("/", 1)[-1] + ("/" if path.endswith("/") else "")
+    return Candidate("@" + _quoted(path), bare, label=name)
 
 
 def _quoted(path: str) -> str:
@@ -179,10 +223,11 @@ class CompletionMenu(OptionList):
             return
         # The descriptions start in one column, after the widest value (at most `VALUE_COLUMN`), as pi's
         # list lays them out; a longer value is cut with an ellipsis.
-        column = min(VALUE_COLUMN, max(len(c.value) for c in candidates))
+        column = min(VALUE_COLUMN, max(len(c.label or c.value) for c in candidates))
         options = []
         for c in candidates:
-            value = c.value if len(c.value) <= column else c.value[: column - 1] + "…"
+            shown = c.label or c.value
+            value = shown if len(shown) <= column else shown[: column - 1] + "…"
             description = ("  " + " " * (column - len(value)) + c.description) if c.description else ""
             options.append(Option(Text.assemble((value, "bold"), (description, "dim"))))
         self.add_options(options)
