@@ -116,6 +116,14 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"_layout_widgets"},
         "the screen's record of layout requests, fixed up for the chat's stream layout (Textual has no API)",
     ),
+    ("pi_tui/modes/interactive/textual_private.py", "node"): (
+        {"_css_styles", "_inline_styles"},
+        "a removed widget's style sheets, unlinked from it so that it is freed without the cycle collector",
+    ),
+    ("pi_tui/modes/interactive/textual_private.py", "Compositor"): (
+        {"_arrange_root"},
+        "the compositor's layout, wrapped so the cycle it leaves behind holds no widgets (no Textual API)",
+    ),
     ("pi_tui/modes/interactive/textual_private.py", "child"): (
         {"_layout_updates"},
         "Textual's count of a widget's layout requests, which tells the chat's stream layout what changed",

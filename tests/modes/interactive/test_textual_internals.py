@@ -5,13 +5,16 @@ that touch them)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import os
 import re
+import weakref
 from typing import Any
 
 import pytest
 from textual import events
+from textual._compositor import Compositor
 from textual._xterm_parser import XTermParser
 from textual.app import App
 from textual.containers import Vertical, VerticalScroll
@@ -26,7 +29,9 @@ from pi_tui.modes.interactive.textual_private import (
     RedrawnScreen,
     app_driver,
     app_is_exiting,
+    free_layout_maps_promptly,
     note_changed_children,
+    release_removed,
     report_error,
     uncaught_exception,
 )
@@ -186,3 +191,34 @@ async def test_a_child_grown_from_inside_can_miss_the_layout_requests_unless_not
         # Textual records only the child that asked itself; noted, the grown one is there too.
         assert stream.asked[0] == ({"other", "grown"} if fix else {"other"})
         assert app.query_one("#grown").size.height == 3
+
+
+async def test_a_removed_and_released_widget_is_freed_without_the_cycle_collector() -> None:
+    # `release_removed` unlinks a node's CSS and inline styles (which refer back to it; Textual's other
+    # links back to a widget are weak), and `free_layout_maps_promptly` empties what the compositor's
+    # recursive placing function (a cycle) keeps after each layout. Either missing keeps the widget.
+    free_layout_maps_promptly()
+    placed = inspect.signature(Compositor._arrange_root).parameters
+    assert list(placed)[:4] == ["self", "root", "size", "visible_only"]
+
+    class Host(App[None]):
+        def compose(self) -> Any:
+            yield VerticalScroll(Static("one"), Static("two"), id="host")
+
+    gc.collect()
+    gc.disable()
+    try:
+        async with Host().run_test(size=(40, 10)) as pilot:
+            await pilot.pause()
+            widget = pilot.app.query_one("#host").children[0]
+            assert widget._css_styles.node is widget and widget._inline_styles.node is widget
+            gone = weakref.ref(widget)
+            await widget.remove()
+            release_removed([widget])
+            del widget
+            await pilot.app.query_one("#host").mount(Static("three"))  # the host's caches made again
+            await pilot.pause()
+            assert gone() is None
+    finally:
+        gc.enable()
+        gc.collect()

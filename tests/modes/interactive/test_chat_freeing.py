@@ -1,0 +1,91 @@
+"""Blocks the chat unmounts are freed by reference counting, not left to the cycle collector.
+
+Reading a long session up unmounts ~19 widgets a PageUp; left in reference cycles, they were freed by
+full garbage collections of tens of thousands of objects in the middle of a held key. These tests run
+with the collector off: a widget that is still alive once nothing refers to it is held by a cycle.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.dom import DOMNode
+
+from pi_tui.ai.providers.faux import FauxScript
+from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from pi_tui.session import SessionManager
+
+from .helpers import make_app, until
+
+
+@pytest.fixture
+def no_cycle_collector() -> Iterator[None]:
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
+
+
+def _session(path: Path, cwd: Path, exchanges: int) -> None:
+    manager = SessionManager.open(path, cwd=cwd)
+    for i in range(exchanges):
+        manager.append_message(UserMessage(content=f"question {i}"))
+        manager.append_message(
+            AssistantMessage(
+                content=[
+                    TextContent(
+                        text=f"Answer **{i}**, in `code`.\n\nA second paragraph.\n\n```python\nprint({i})\n```"
+                    ),
+                    ToolCall(id=f"call-{i}", name="read", arguments={"path": f"file{i}.txt"}),
+                ],
+                provider="faux",
+                model="faux-1",
+            )
+        )
+        manager.append_message(
+            ToolResultMessage(
+                tool_call_id=f"call-{i}", tool_name="read", content=[TextContent(text=f"contents {i}")]
+            )
+        )
+    manager.close()
+
+
+@pytest.mark.usefixtures("no_cycle_collector")
+async def test_blocks_leaving_the_window_are_freed_without_the_cycle_collector(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    session_file = tmp_path / "long.jsonl"
+    _session(session_file, tmp_path, 60)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(session_file)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await until(pilot, lambda: app.chat.max_scroll_y > 0)
+        await pilot.pause()
+        chat = app.chat
+        blocks = chat.mounted_blocks()
+        nodes: list[DOMNode] = [node for block in blocks for node in block.walk_children(with_self=True)]
+        kinds = {type(node).__name__ for node in nodes}
+        assert {
+            "UserBlock",
+            "AssistantText",
+            "ToolBlock",
+        } <= kinds  # markdown with its paragraphs, tool cards
+        gone = [weakref.ref(node) for node in nodes]
+        del blocks, nodes
+        chat.show_start()  # Alt+Home: the whole window is replaced by the conversation's first items
+        await pilot.pause()
+
+        def alive() -> list[str]:
+            return [type(node).__name__ for ref in gone if (node := ref()) is not None]
+
+        # Freed once the removal is done and the next layouts have replaced the old placements (before:
+        # every one of them stayed until a full collection).
+        await until(pilot, lambda: not alive(), timeout=5)
+        assert chat.first_mounted == 0
