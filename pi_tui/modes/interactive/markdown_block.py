@@ -123,7 +123,7 @@ class AssistantText(Markdown, Block):
         margin: 1 0;
     }
     AssistantText MarkdownH1 { text-style: bold underline; }
-    AssistantText MarkdownBlockQuote { border-left: outer $pi-md-quote-border; color: $pi-md-quote; }
+    AssistantText MarkdownBlockQuote { border-left: solid $pi-md-quote-border; color: $pi-md-quote; }
     AssistantText MarkdownTable { width: auto; }  /* as wide as its cells, as in pi; a wider one wraps its cells */
     AssistantText MarkdownFence { overflow-x: hidden; }
     AssistantText MarkdownFence > Label { width: 1fr; padding: 0 0 0 2; }

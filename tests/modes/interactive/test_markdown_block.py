@@ -288,3 +288,16 @@ async def test_bullets_are_dashes_at_every_depth() -> None:
         await pilot.pause()
         bullets = [drawn_lines(bullet)[0] for bullet in block.query("MarkdownBullet")]
     assert bullets == ["-", "-", "-"]
+
+
+async def test_a_quote_is_drawn_behind_a_thin_bar_as_in_pi() -> None:
+    """pi draws ``│ a quote``; the bar was a half block (``▌``)."""
+    app = Host()
+    async with app.run_test(size=(60, 12)) as pilot:
+        block = AssistantText("Before.\n\n> a quote\n")
+        await app.screen.mount(block)
+        await pilot.pause()
+        quote = block.query_one("MarkdownBlockQuote")
+        bar = [line.strip() for line in drawn_lines(quote) if line.strip()]
+        words = [line.strip() for line in drawn_lines(quote.query_one("MarkdownParagraph")) if line.strip()]
+    assert bar == ["│"] and words == ["a quote"]
