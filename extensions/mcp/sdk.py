@@ -18,7 +18,9 @@ Two costs are avoided:
   message again per protocol era (2025-11-25 and 2026-07-28, ~300 models) to check what a server sends
   against the era it speaks; building all their validators at import was ~90 ms of CPU, and a session
   uses a handful. ``defer_era_models`` has pydantic build each of those on its first use instead
-  (its ``defer_build`` setting, on the one base class the era models share).
+  (its ``defer_build`` setting, on the one base class the era models share); the few a first call
+  checks results against are built at the end of the load (``build_first_call_models``), off the
+  handshake.
 - **Waiting for the import.** The rest (~170 ms of CPU: pydantic models for every protocol type)
   cannot be avoided; ``preload`` starts it in a daemon thread as soon as the extension knows a server
   is configured and ``loaded`` waits for it without blocking the event loop. The thread is a daemon so
@@ -195,9 +197,33 @@ def import_client(modules: Iterable[str]) -> None:
                 importlib.import_module(name)
 
 
+# The methods whose results a first call checks against the wire model of its protocol era: the
+# handshake, the listings, the pings after the roots, the call.
+FIRST_CALL_METHODS = ("initialize", "tools/list", "prompts/list", "resources/list", "ping", "tools/call")
+
+
+def build_first_call_models() -> None:
+    """Build the era wire models ``FIRST_CALL_METHODS``' results are checked against (``defer_era_models``
+    leaves them to their first use, ~1 ms each, which would be inside a first call's handshake).
+
+    Nothing happens when the SDK does not map them where this one does (they are then built on first use).
+    """
+    with contextlib.suppress(ImportError, AttributeError):
+        from mcp_types.methods import SERVER_RESULTS
+        from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+        for method in FIRST_CALL_METHODS:
+            model = SERVER_RESULTS.get((method, LATEST_HANDSHAKE_VERSION))
+            if isinstance(model, type) and not model.__pydantic_complete__:
+                model.model_rebuild()
+
+
 def _import_all(modules: list[str], done: concurrent.futures.Future[None]) -> None:
     try:
         import_client(modules)
+        # Here rather than later beside jsonschema: no session can use them before this load is done.
+        with collector_paused(freeze_above=0):
+            build_first_call_models()
     except BaseException as exc:  # noqa: BLE001 — handed to whoever waits, as it is
         done.set_exception(exc)
         return
@@ -229,36 +255,20 @@ def preload(transports: Iterable[str]) -> concurrent.futures.Future[None]:
     return _start(modules_for(transports), _import_all)
 
 
-# The methods whose results a first call checks against their protocol era's wire model (``initialize``,
-# the listings, the roots' pings, the call itself).
-FIRST_CALL_METHODS = ("initialize", "tools/list", "prompts/list", "resources/list", "ping", "tools/call")
-
-
-def _prepare_first_call(modules: list[str], done: concurrent.futures.Future[None]) -> None:
-    """Import ``modules`` and build the era models of ``FIRST_CALL_METHODS`` (deferred by
-    ``defer_era_models``, ~1 ms each), so that neither happens inside a first call's handshake."""
+def _import_quietly(modules: list[str], done: concurrent.futures.Future[None]) -> None:
     with collector_paused(freeze_above=0):
         for name in modules:
             try:
                 importlib.import_module(name)
             except ImportError:  # whoever needs it imports it again, and reports it then
                 break
-        with contextlib.suppress(ImportError, AttributeError):  # an SDK without these: built on first use
-            from mcp_types.methods import SERVER_RESULTS
-            from mcp_types.version import LATEST_HANDSHAKE_VERSION
-
-            for method in FIRST_CALL_METHODS:
-                model = SERVER_RESULTS.get((method, LATEST_HANDSHAKE_VERSION))
-                if isinstance(model, type) and not model.__pydantic_complete__:
-                    model.model_rebuild()
     done.set_result(None)
 
 
 def prefetch() -> concurrent.futures.Future[None]:
     """Start importing ``jsonschema`` in a daemon thread (once): the SDK's session checks the results
-    of tools with an output schema with it (~25 ms of CPU to import); then build the wire models a
-    first call checks results against (see ``_prepare_first_call``)."""
-    return _start(list(_OUTPUT_SCHEMA_CHECK), _prepare_first_call)
+    of tools with an output schema with it (~25 ms of CPU to import)."""
+    return _start(list(_OUTPUT_SCHEMA_CHECK), _import_quietly)
 
 
 def prefetch_when_loaded(transports: Iterable[str]) -> concurrent.futures.Future[None]:
