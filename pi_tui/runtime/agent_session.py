@@ -667,11 +667,14 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         its body written), make it the request the whole history gives, for the cache ledger."""
         from pi_tui.util.collector import collector_paused
 
+        sent = request is not None and request.wire_prefix is not None
+        if request is not None:
+            request.wire_prefix = None  # sent: its wire messages and their JSON go before the history comes
         with collector_paused(freeze_above=50_000):  # what it builds lives as long as the session
             self.session_manager.complete_history()
             env = self.engine.replay()
             self.agent.messages = list(env.cached)
-            if request is None or request.wire_prefix is None:
+            if request is None or not sent:
                 return
             from pi_tui.context.request import to_llm_request
 
@@ -680,7 +683,6 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             boundary = whole.cache_boundary if whole.cache_boundary is not None else len(whole.messages)
             request.messages = [*whole.messages[:boundary], *request.messages[end:]]
             request.cache_boundary = boundary
-            request.wire_prefix = None
 
     async def _stream(
         self, model: Model, request: LlmRequest, options: StreamOptions

@@ -365,6 +365,16 @@ class DeferredHistory:
     ids: Container[str]
     """Every id of the file (what a new entry's id must not be)."""
 
+    def release(self) -> list[JsonObject]:
+        """The decoded records, every other list of them emptied: the caller's list is then the only
+        one holding them, so each can be freed as soon as it is typed. The history is unusable after."""
+        split, plain = self.split, self.split.plain
+        for held in (split.prefix, split.tail, plain.path, plain.messages):
+            held.clear()
+        records = list(plain.records)
+        plain.records.clear()
+        return records
+
 
 @dataclass(frozen=True)
 class DeferredOpen:

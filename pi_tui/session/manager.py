@@ -278,14 +278,18 @@ class SessionManager:
         if deferred is None:
             return
         self._deferred = None
-        records = deferred.split.plain.records
         kept = len(deferred.split.tail)
         appended = self._tree_now.entries[kept:]
         leaf = self._tree_now.leaf_id
+        records = deferred.release()
+        records.reverse()  # popped from the end, each decoded line is freed once typed (peak memory)
+        entries: list[SessionEntry] = []
         # They live as long as the session: frozen, no collection walks them again (as start-up's are).
         with collector_paused(freeze_above=_FREEZE_ABOVE):
-            entries = [parse_entry(record, "") for record in records]
-            tree = SessionTree.from_entries([*entries, *appended], self._report)
+            while records:
+                entries.append(parse_entry(records.pop(), ""))
+            entries.extend(appended)
+            tree = SessionTree.from_entries(entries, self._report)
         raw = sum(isinstance(entry, RawEntry) for entry in entries)
         if raw:  # the plain reading promised typed entries only
             log.warning("%d deferred entries of %s were kept raw", raw, self._path)

@@ -423,6 +423,7 @@ async def stream_over_http(
         with collector_paused(freeze_above=_FREEZE_ABOVE):
             body = apply_on_payload(build_body(model, request, options), options)
             payload = (encode or encode_body)(body)
+            del body  # what the encoder keeps of it (for the next body) is the encoder's to keep
         if options.signal is not None:  # skip building a client for nothing
             options.signal.raise_if_aborted()
         client = await get_client(model, options)

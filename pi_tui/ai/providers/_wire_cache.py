@@ -330,6 +330,7 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
                 same += 1
     lead, lead_json = cache.lead_items, cache.lead_json
     cache.lead_items, cache.lead_json = [], b""
+    lead_used = False
     if same:
         keep = bisect.bisect_right(cache.last_ends, same)  # the pieces holding only repeated items
         chunks, ends = cache.last_chunks[:keep], cache.last_ends[:keep]
@@ -338,6 +339,7 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
         if lead and len(lead) <= len(items) and all(map(operator.is_, lead, items)):
             chunks.append(lead_json)
             ends.append(len(lead))
+            lead_used = True
     index, count = ends[-1], len(items)
     start = index
     # Which of the new items are plain, found in C (a Python loop over 100,000 items cost ~40 ms).
@@ -370,7 +372,17 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
         chunks.append(b"," + text if index else text)
         index += 1
         ends.append(index)
-    cache.last_field, cache.last_items, cache.last_chunks, cache.last_ends = field, list(items), chunks, ends
+    if lead_used:
+        # A history sent once as it was read (`LlmRequest.wire_prefix`): the next body converts it
+        # anew, so none of it is kept (its JSON is most of the body).
+        cache.last_field, cache.last_items, cache.last_chunks, cache.last_ends = "", [], [], []
+    else:
+        cache.last_field, cache.last_items, cache.last_chunks, cache.last_ends = (
+            field,
+            list(items),
+            chunks,
+            ends,
+        )
     rest = dumps({k: v for k, v in body.items() if k != field}).encode()
     # One join (one copy of a body that may be megabytes), with the tail appended for it only.
     chunks.append(b"]," + rest[1:] if rest != b"{}" else b"]}")
