@@ -125,6 +125,7 @@ class AssistantText(Markdown, Block):
     AssistantText MarkdownH1 { text-style: bold underline; }
     AssistantText MarkdownBlockQuote { border-left: solid $pi-md-quote-border; color: $pi-md-quote; }
     AssistantText MarkdownTable { width: auto; }  /* as wide as its cells, as in pi; a wider one wraps its cells */
+    AssistantText > MarkdownOrderedList { margin: 0 0 1 -1; }  /* "1. " under the text, as pi (not " 1. ") */
     AssistantText MarkdownFence { overflow-x: hidden; }
     AssistantText MarkdownFence > Label { width: 1fr; padding: 0 0 0 2; }
     AssistantText MarkdownFence > .fence-line { padding: 0; color: $pi-md-code-block-border; }

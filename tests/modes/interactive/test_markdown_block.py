@@ -301,3 +301,18 @@ async def test_a_quote_is_drawn_behind_a_thin_bar_as_in_pi() -> None:
         bar = [line.strip() for line in drawn_lines(quote) if line.strip()]
         words = [line.strip() for line in drawn_lines(quote.query_one("MarkdownParagraph")) if line.strip()]
     assert bar == ["│"] and words == ["a quote"]
+
+
+async def test_a_numbered_list_starts_under_the_text_with_a_blank_line_after() -> None:
+    """pi writes ``1. first`` in the column the paragraphs start in; Textual put a space before the
+    number (`` 1. first``)."""
+    app = Host()
+    async with app.run_test(size=(60, 14)) as pilot:
+        block = AssistantText("Para.\n\n1. first\n2. second\n\nAfter.\n")
+        await app.screen.mount(block)
+        await pilot.pause()
+        para, after = block.query("MarkdownParagraph").first(), block.query("MarkdownParagraph").last()
+        first = block.query("MarkdownBullet").first()
+        number = drawn_lines(first)[0]
+        assert first.region.x + len(number) - len(number.lstrip()) == para.region.x, (first.region, number)
+        assert number.strip() == "1." and after.region.y == block.query_one("MarkdownOrderedList").region.bottom + 1
