@@ -60,6 +60,7 @@ class Args:
     offline: bool = False
     trust_project: bool = False
     approve: bool | None = None  # --approve (True) / --no-approve (False): project trust for this run only
+    approve_here_only: bool = False  # ``approve`` came from the trust question: the start-up project only
     messages: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     unknown_flags: dict[str, str | bool] = field(default_factory=dict)

@@ -260,6 +260,9 @@ class CommandContext(ExtensionContext):
         except CancelledByExtension:
             manager.close()
             return {"cancelled": True}
+        except BaseException:  # its directory is gone, say: the extension hears it, nothing stays open
+            manager.close()
+            raise
         return {"cancelled": False}
 
     async def navigate_tree(self, target_id: str | None, *, summary: str | None = None) -> dict[str, Any]:

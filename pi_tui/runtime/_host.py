@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,12 +17,17 @@ if TYPE_CHECKING:
     from pi_tui.agent.events import AgentEvent, RuntimeEvent
     from pi_tui.ai.model_registry import ModelRegistry
     from pi_tui.ai.types import Model, ThinkingLevel
+    from pi_tui.checkpoints import Checkpointer
     from pi_tui.compaction.controller import CompactionController
     from pi_tui.context.report import MessageTokenCache
     from pi_tui.extensions.runner import ExtensionRunner
+    from pi_tui.resources.loader import ResourceLoader
     from pi_tui.resources.settings import SettingsManager
+    from pi_tui.sandbox import CommandSandbox
     from pi_tui.session.context import RestoreState
     from pi_tui.session.manager import SessionManager
+
+    from .cwd_services import CwdServices
 
 __all__ = ["PendingState", "SessionHost"]
 
@@ -45,6 +51,10 @@ class SessionHost:
     engine: ContextEngine
     panels: PanelManager
     settings: SettingsManager | None
+    resources: ResourceLoader | None
+    checkpoints: Checkpointer
+    sandbox: CommandSandbox | None
+    services_for: Callable[[Path, list[str]], CwdServices] | None
     registry: ModelRegistry
     tools: dict[str, AgentTool]
     extensions: ExtensionRunner | None
@@ -64,6 +74,10 @@ class SessionHost:
         ) -> None: ...
 
         def _require_idle(self, action: str) -> None: ...
+
+        def _loaded_tools(self) -> list[AgentTool]: ...
+
+        def invalidate_system_prompt(self) -> None: ...
 
         def restore_panel_layouts(self) -> dict[str, str]: ...
 

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from pi_tui.session.context import RestoreState
     from pi_tui.session.manager import SessionManager
 
+    from .cwd_services import CwdServices
     from .session_stats import StatsCounter
 
 __all__ = [
@@ -191,6 +192,11 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.mode = "print"
         self.sandbox: CommandSandbox | None = None
         """The OS sandbox for bash commands and ``!cmd`` (set by the factory; None: unsandboxed)."""
+        self.services_for: Callable[[Path, list[str]], CwdServices] | None = None
+        """Builds settings, resources, tools, ... for another directory (set by the factory): a session
+        recorded elsewhere is switched to there, as pi. None: sessions switch without moving."""
+        self.switch_warnings: list[str] = []
+        """What building for the last switched-to directory had to say (project not trusted, ...)."""
         self.cli_model_scope: list[str] | None = None
         """``--models`` patterns (set by the factory): the scope Ctrl+P cycles, before ``enabledModels``."""
         # The mode's built-in slash commands, ``(text) -> handled``, called by the prompt pipeline.

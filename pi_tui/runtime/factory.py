@@ -308,9 +308,7 @@ def _create_session(
     from pi_tui.ai.paths import agent_dir as default_agent_dir
     from pi_tui.ai.thinking import DEFAULT_THINKING_LEVEL, clamp_thinking_level, parse_thinking_level
     from pi_tui.ai.types import ThinkingLevel
-    from pi_tui.resources.loader import ResourceLoader
-    from pi_tui.tools import ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, create_coding_tools
-    from pi_tui.tools.bash import agent_command_env
+    from pi_tui.tools import ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES
 
     cwd = Path(cwd or os.getcwd()).resolve()
     agent_dir = default_agent_dir()
@@ -405,68 +403,15 @@ def _create_session(
             )
         thinking = clamp_thinking_level(model, thinking)
 
-        # --- packages: installed packages; listed but missing ones are installed ---
-        from pi_tui.packages.resolve import extension_provider, resolve_packages
+        from pi_tui.packages.resolve import extension_provider
 
-        packages = resolve_packages(settings, offline=True if args.offline else None)
-        warnings += packages.warnings
-        # --- end packages ---
-        resources = ResourceLoader(
-            cwd,
-            agent_dir,
-            settings,
-            no_skills=args.no_skills,
-            skill_paths=args.skills,
-            no_prompt_templates=args.no_prompt_templates,
-            template_paths=args.prompt_templates,
-            project_trusted=settings.is_project_trusted(cwd),
-            system_prompt=args.system_prompt,
-            append_system_prompt=args.append_system_prompt,
-        )
-        # --- packages: their skills and prompt templates load like explicit paths ---
-        package_skills = [] if args.no_skills else packages.skill_paths
-        package_prompts = [] if args.no_prompt_templates else packages.prompt_paths
-        if package_skills or package_prompts:
-            resources.extend_resources(skill_paths=package_skills, template_paths=package_prompts)
-        # --- end packages ---
-        warnings += resources.warnings
+        from .cwd_services import CwdServices, build_cwd_services, move_args
 
-        # --- checkpoints: edit and write record their changes in the store ---
-        from pi_tui.checkpoints import Checkpointer
-
-        checkpointer = Checkpointer.for_settings(cwd, settings, agent_dir)
-        # bash commands see PI_SESSION_ID, PI_MODEL, ... (pi 0.82); the session exists only below
+        # bash commands and the sandbox reach the session through this box; it exists only below
         session_box: list[AgentSession] = []
-
-        def command_env() -> dict[str, str]:
-            if not session_box:
-                return {}
-            current = session_box[0]
-            return agent_command_env(
-                session_id=current.session_manager.id,
-                session_file=current.session_manager.path,
-                provider=current.model.provider,
-                model=current.model.id,
-                reasoning_level=current.thinking,
-            )
-
-        from pi_tui.sandbox.session import make_sandbox
-
-        sandbox, escalate = make_sandbox(settings, cwd, agent_dir, args.sandbox, session_box)
-        sandbox_notice = sandbox.startup_notice(
-            probe=False
-        )  # bwrap's own start is checked with the first command
-        if sandbox_notice:
-            warnings.append(sandbox_notice)
-        tools = create_coding_tools(
-            cwd,
-            shell_path=settings.shell_path,
-            command_prefix=settings.shell_command_prefix,
-            on_file_change=checkpointer.record_file if checkpointer.enabled else None,
-            command_env=command_env,
-            sandbox=sandbox,
-            escalate=escalate,
-        )
+        services = build_cwd_services(args, agent_dir, cwd, settings, session_box, warnings)
+        packages, resources, checkpointer = services.packages, services.resources, services.checkpointer
+        sandbox, tools = services.sandbox, services.tools
         if extra_tools:
             tools.update(extra_tools)
         if args.tools is not None:
@@ -497,6 +442,14 @@ def _create_session(
         session_box.append(agent_session)
         agent_session.sandbox = sandbox
         agent_session.cli_model_scope = list(args.models) or None
+
+        def services_for(where: Path, notes: list[str]) -> CwdServices:
+            moved = move_args(args)
+            return build_cwd_services(
+                moved, agent_dir, where, _load_settings(moved, agent_dir, where, notes), session_box, notes
+            )
+
+        agent_session.services_for = services_for  # a session recorded elsewhere is switched to there
         # --- extensions: discover, import and register; session_start goes out on start ---
         from pi_tui.extensions.setup import load_extensions
 

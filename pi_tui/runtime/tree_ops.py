@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from pi_tui.ai.thinking import clamp_thinking_level
@@ -18,9 +19,9 @@ from ._host import PendingState, SessionHost
 from .events import SessionSwitched, SessionTreeMoved
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from pi_tui.session.manager import SessionManager
+
+    from .cwd_services import CwdServices
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,9 @@ class SessionTreeMixin(SessionHost):
         model (when it is known and has a key) and thinking level, and rebuilds the agent's messages from
         its active path.
         """
+        # A session recorded in another directory works there, as pi: it is checked (and what works
+        # there is built) before anything changes, so a refusal leaves the current session as it was.
+        services, notes = self._services_for_switch(manager)
         # --- extensions: session_before_switch for a resume (new/fork send their own) ---
         reason, self._switch_reason = self._switch_reason, None
         if self.extensions is not None and reason is None and manager is not self.session_manager:
@@ -126,6 +130,9 @@ class SessionTreeMixin(SessionHost):
         thinking = clamp_thinking_level(model, recorded if restored.has_messages else self.agent.thinking)
         old.close()
         self.session_manager = manager
+        self.switch_warnings = notes
+        if services is not None:
+            self._work_in(services)
         self.agent.model = model
         self.agent.thinking = thinking
         self.engine.last = None
@@ -137,6 +144,42 @@ class SessionTreeMixin(SessionHost):
         await self.emit(SessionSwitched(manager.id, str(manager.path or "")))
         if self.extensions is not None:  # extensions
             await self.extensions.after_switch(reason or "resume", str(old.path or ""))
+
+    def _services_for_switch(self, manager: SessionManager) -> tuple[CwdServices | None, list[str]]:
+        """What works in the directory ``manager`` records, when that is not this one (None: stay).
+
+        Raises:
+            MissingSessionCwdError: that directory is gone; the caller may ask the user and call again
+                after ``manager.work_in(session.cwd)`` (the manager is left open).
+        """
+        notes: list[str] = []
+        recorded = manager.cwd
+        if not recorded or self.services_for is None or manager is self.session_manager:
+            return None, notes
+        target = Path(recorded)
+        if not target.is_dir():
+            from .session_cwd import MissingSessionCwdError
+
+            raise MissingSessionCwdError(manager.path, recorded, self.cwd)
+        target = target.resolve()
+        if target == Path(self.cwd).resolve():
+            return None, notes
+        return self.services_for(target, notes), notes
+
+    def _work_in(self, services: CwdServices) -> None:
+        """Rebind what depends on the working directory to ``services`` (built for another one)."""
+        from pi_tui.tools import ALL_TOOL_NAMES
+
+        self.cwd = services.cwd
+        self.settings = services.settings
+        self.resources = services.resources
+        self.checkpoints = services.checkpointer
+        self.sandbox = services.sandbox
+        # the built-in tools work in the new directory; tools extensions registered are kept
+        kept = {name: tool for name, tool in self.tools.items() if name not in ALL_TOOL_NAMES}
+        self.tools = {**{n: t for n, t in services.tools.items() if n in self.tools}, **kept}
+        self.agent.tools = self._loaded_tools()
+        self.invalidate_system_prompt()
 
     def new_session_dir(self) -> Path | None:
         """The folder of this folder's sessions: where ``/new`` files and what ``/resume`` lists first.

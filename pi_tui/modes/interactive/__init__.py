@@ -135,9 +135,10 @@ def _run_app(args: Args, cwd: Path, prompts: list[str], first_images: Sequence[I
         other.accept(args)
 
     def trust_for_this_run() -> None:
-        args.approve = (
-            True  # "Trust (this session only)" is --approve: trusted for this run, nothing recorded
-        )
+        # "Trust (this session only)" is --approve for the start-up project: trusted for this run,
+        # nothing recorded (a session switched to in another directory does not inherit it)
+        args.approve = True
+        args.approve_here_only = True
 
     theme = os.environ.get("PI_TUI_THEME") or _theme_setting(agent_dir)
     # No garbage collection until the first frame is drawn: start-up allocates much and frees little.

@@ -591,7 +591,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.startup = startup
         session = startup.session
         self.session = session
-        self._cwd = Path(session.cwd)  # a --session file runs in the directory it records
+        self._work_in(Path(session.cwd))  # a --session file runs in the directory it records
         session.attach_ui(TuiBridge(self), "tui")
         self.adapter = ChatAdapter(self)
         session.subscribe(self.adapter.on_event)
@@ -757,10 +757,23 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         session = self.session
         if session is None:
             return
+        self._work_in(Path(session.cwd))
+        for warning in session.switch_warnings:
+            self.chat_notice(f"Warning: {warning}", "warning")
         forget_preparation(session)
         self.run_worker(
             self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
         )
+
+    def _work_in(self, cwd: Path) -> None:
+        """Follow the session to the directory it works in (a session recorded elsewhere, as pi): the
+        footer, the title and ``@`` completion name that one."""
+        if cwd == self._cwd:
+            return
+        self._cwd = cwd
+        self.files.move_to(cwd)
+        self._update_footer_basic()
+        self.refresh_footer()
 
     def _bind_extension_shortcuts(self, shortcuts: dict[str, RegisteredShortcut]) -> None:
         """Take the extensions' shortcuts that are no built-in key (`on_event` runs them)."""

@@ -458,7 +458,14 @@ class CommandRouter:
             return
         try:
             copy = import_session_file(source, session_dir)
-            await session.switch_session(SessionManager.open(copy, cwd=session.cwd))
+            manager = SessionManager.open(copy, cwd=session.cwd)
+            if gone is not None:  # the user chose to continue here
+                manager.work_in(session.cwd)
+            try:
+                await session.switch_session(manager)
+            except BaseException:
+                manager.close()
+                raise
         except CancelledByExtension:
             self.app.chat_notice("Import cancelled")
             return

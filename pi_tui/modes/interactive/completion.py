@@ -51,6 +51,15 @@ class FileIndex:
         self._started = True
         self._begin_walk()
 
+    def move_to(self, root: Path) -> None:
+        """List ``root`` from now on (the session works in another directory); walked again at once
+        when the first walk has started, else when it starts."""
+        self.root = root
+        self.paths = []
+        if self._started:
+            self.ready.clear()
+            self._begin_walk()
+
     def refresh(self) -> None:
         """Walk the project again in the background (nothing when a walk is under way)."""
         if not self._started:
@@ -67,15 +76,20 @@ class FileIndex:
         from pi_tui.tools.walk import list_project_files
 
         found: list[str] | None = None
+        root = self.root
         try:
-            found = list_project_files(self.root, limit=MAX_FILES, directories=True)
+            found = list_project_files(root, limit=MAX_FILES, directories=True)
         except OSError:
             pass
         finally:
-            if found is not None or not self.ready.is_set():
+            moved = root != self.root  # `move_to` during the walk: this listing is of the old root
+            if not moved and (found is not None or not self.ready.is_set()):
                 self.paths = found or []
             self._walking.release()
-            self.ready.set()
+            if moved:
+                self._begin_walk()
+            else:
+                self.ready.set()
 
 
 def complete(

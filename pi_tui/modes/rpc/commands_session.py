@@ -77,7 +77,17 @@ class SessionCommands:
 
             manager.close()
             raise RpcError(not_a_session_message(raw))
-        cancelled, _ = await self._switching(self.session.switch_session(manager))
+        from pi_tui.runtime.session_cwd import MissingSessionCwdError
+
+        try:
+            # as pi: a session recorded in another directory works there; when that is gone, an error
+            cancelled, _ = await self._switching(self.session.switch_session(manager))
+        except MissingSessionCwdError as gone:
+            manager.close()
+            raise RpcError(gone.message) from None
+        except BaseException:
+            manager.close()
+            raise
         if cancelled:
             manager.close()
         return {"cancelled": cancelled}

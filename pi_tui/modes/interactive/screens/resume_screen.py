@@ -21,6 +21,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ._dialogs import ConfirmScreen, PromptScreen
@@ -367,14 +368,44 @@ class ResumeScreen(SearchListScreen[Any]):
         if info.path == self.session.session_manager.path:
             self.app.pop_screen()
             return
+        from pi_tui.runtime.session_cwd import MissingSessionCwdError
+
+        here = ""
         try:
             manager = SessionManager.open(info.path, cwd=self.session.cwd)
-            await self.session.switch_session(manager)
-        except (SessionError, OSError, RuntimeError) as exc:
+        except (SessionError, OSError) as exc:
             self.notify(f"Could not resume: {exc}", severity="error")
             return
+        try:
+            try:
+                # as pi: a session recorded in another directory works there (tools, footer, AGENTS.md)
+                await self.session.switch_session(manager)
+            except MissingSessionCwdError as gone:
+                if not await self._continue_here(gone):
+                    manager.close()
+                    self.app.pop_screen()  # as pi: back to the current session
+                    self.app.notify("Resume cancelled")
+                    return
+                manager.work_in(self.session.cwd)
+                await self.session.switch_session(manager)
+                here = " in current cwd"
+        except (SessionError, OSError, RuntimeError) as exc:
+            manager.close()
+            self.notify(f"Could not resume: {exc}", severity="error")
+            return
+        except BaseException:
+            manager.close()
+            raise
         self.app.pop_screen()
-        self.app.notify(f"Resumed {one_line(info.name or info.first_message, 60)}")
+        self.app.notify(f"Resumed {one_line(info.name or info.first_message, 60)}{here}")
+
+    async def _continue_here(self, gone: Any) -> bool:
+        """pi's "Session cwd not found" question: continue in the current directory? (In the worker.)"""
+        from ..dialogs import ConfirmDialog
+
+        dialog: ModalScreen[bool] = ConfirmDialog("Session cwd not found", gone.question)
+        answer: bool = await self.app.push_screen_wait(dialog)
+        return bool(answer)
 
 
 async def open_resume(app: Any, _args: str) -> None:

@@ -192,9 +192,10 @@ async def test_a_keystroke_looks_up_the_list_style_once_per_drawing_not_per_row(
     await session.close()
 
 
-async def test_new_after_resuming_another_folders_session_is_filed_under_this_folder(
+async def test_new_after_resuming_another_folders_session_is_filed_under_that_folder(
     project: Path, tmp_path: Path
 ) -> None:
+    """As pi 0.87.1: the resumed session works in its own folder, so ``/new`` starts there too."""
     from pi_tui.session import default_session_dir
     from pi_tui.session.listing import list_sessions
 
@@ -213,13 +214,14 @@ async def test_new_after_resuming_another_folders_session_is_filed_under_this_fo
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert session.session_manager.path == theirs
+        assert session.cwd == other.resolve()
         await session.new_session()
         fresh = session.session_manager
-        assert fresh.path is not None and fresh.path.parent == default_session_dir(project)
-        assert fresh.header.cwd == str(project)
-        # the picker's own-folder list is still this folder's, not the resumed one's
+        assert fresh.path is not None and fresh.path.parent == default_session_dir(other.resolve())
+        assert fresh.header.cwd == str(other.resolve())
+        # the picker's own-folder list is now that folder's
         screen = await _open(app, pilot)
-        assert _titles(screen) == ["here"]
+        assert _titles(screen) == ["over there"]
     assert [s.path for s in list_sessions(other)] == [theirs]
     assert mine.exists()
     await session.close()
