@@ -21,7 +21,7 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,12 +128,12 @@ class RootsWatch:
             if not self._unanswered:
                 self._answered.set()
 
-    async def settled(self, session: ClientSession, listed: asyncio.Future[list[ToolInfo]]) -> None:
+    async def settled(self, session: ClientSession, listed: Awaitable[object]) -> None:
         """Return once the roots the server asked for are answered (at most ``ROOTS_WAIT`` s) and it
-        has answered ``PINGS`` pings since; once ``listed`` is done if the server has not asked by then
-        (a server that asks does so before it answers ``tools/list``)."""
+        has answered ``PINGS`` pings since; once ``listed`` (the listings) is done if the server has not
+        asked by then (a server that asks does so before it answers ``tools/list``)."""
         if not self.asked:
-            listed.add_done_callback(lambda _: self._decided.set())
+            asyncio.ensure_future(listed).add_done_callback(lambda _: self._decided.set())
             await self._decided.wait()
             if not self.asked:
                 return
@@ -253,7 +253,9 @@ class Server:
                     resources = (listings.create_task(self._list_resources(session))
                                  if init.capabilities.resources is not None else None)  # fmt: skip
                     # The roots asked for during the handshake, answered and settled meanwhile.
-                    listings.create_task(self.roots.settled(session, tools))
+                    listed = asyncio.gather(*(t for t in (tools, prompts, resources) if t is not None),
+                                            return_exceptions=True)  # fmt: skip
+                    listings.create_task(self.roots.settled(session, listed))
                 self.tools = tools.result()
                 if prompts is not None:
                     self.prompts = prompts.result()
