@@ -40,6 +40,7 @@ from pi_tui.ai.types import (
 from pi_tui.context.report import CacheProjection, ContextReport, Layout, MessageRow
 from pi_tui.util.record import Record
 
+from ..handoff import quick_handoff
 from . import session_of
 from ._dialogs import DetailScreen, PromptScreen
 from ._format import fmt_cost, fmt_tokens, one_line, share
@@ -398,10 +399,15 @@ class ContextScreen(Screen[None]):
 
     async def _projection(self) -> None:
         # Hashing two whole requests takes a while on a long session: draw first, then fill this in.
-        await asyncio.to_thread(self.view.projection)
+        await asyncio.to_thread(self._project)
         self._fill_projection()
         self.query_one("#ctx-summary", Static).update(self._summary())
         self._show_whatif()
+
+    def _project(self) -> None:
+        """In a thread: the projection, handing the interpreter back quickly to the keys meanwhile."""
+        with quick_handoff():
+            self.view.projection()
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
         event.stop()

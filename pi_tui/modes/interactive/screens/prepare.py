@@ -31,6 +31,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
+from ..handoff import quick_handoff
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.screen import Screen
@@ -84,7 +86,8 @@ async def run_in_daemon_thread(work: Callable[[], object]) -> None:
     def run() -> None:
         error: BaseException | None = None
         try:
-            work()
+            with quick_handoff():  # the keys and frames of the UI thread go first
+                work()
         except Exception as exc:
             error = exc
         try:
