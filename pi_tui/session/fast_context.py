@@ -17,7 +17,7 @@ wire builder return None, and the caller takes the typed path. Plain means:
   naming an earlier entry (or null), so the tree needs no repair and the leaf is the last entry;
 - on the active path, user messages of text blocks (or a string), assistant turns of text, thinking
   and tool calls, tool results of text blocks; every field of the exact JSON type the typed records
-  take without conversion, and no key they do not know;
+  take without conversion (a key they do not know is kept aside, as they keep it);
 - tool calls answered by results right after their turn, in call order; no failed or aborted turn.
 
 """
@@ -80,7 +80,8 @@ _ASSISTANT_STRINGS = ("api", "provider", "model")
 _ASSISTANT_OPTIONAL_STRINGS = ("errorMessage", "responseId", "rawStopReason")
 _EMPTY: JsonObject = {}
 _COST_KEYS = frozenset({"input", "output", "cacheRead", "cacheWrite", "total"})
-_REPLAYED_STOPS = frozenset({"stop", "length", "toolUse"})
+_STOPS = frozenset({"stop", "length", "toolUse", "error", "aborted", "deferred"})
+_NOT_REPLAYED = frozenset({"error", "aborted", "deferred"})  # `pi_tui.ai.types.NOT_REPLAYED`
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,19 @@ class PlainPath:
     """Where each of ``messages`` is in ``path``."""
 
 
+def _known(value: JsonObject, allowed: frozenset[str]) -> bool:
+    """Whether every key of ``value`` is a field the typed record knows, or one it keeps aside as it is
+    (any key but a Python field name such as ``tool_call_id``, which it would read as that field)."""
+    keys = value.keys()
+    return keys <= allowed or not any("_" in key for key in keys - allowed)
+
+
 def _text_blocks(content: list[object]) -> bool:
     """Whether every block is a text block of the typed record's fields and types."""
     for block in content:
         if (
             type(block) is not dict
-            or not block.keys() <= _TEXT_KEYS
+            or not _known(block, _TEXT_KEYS)
             or block.get("type") != "text"
             or type(block.get("text")) is not str
         ):
@@ -117,11 +125,11 @@ def _text_blocks(content: list[object]) -> bool:
 
 
 def _usage(value: object) -> bool:
-    if type(value) is not dict or not value.keys() <= _USAGE_KEYS:
+    if type(value) is not dict or not _known(value, _USAGE_KEYS):
         return False
     for key, item in value.items():
         if key == "cost":
-            if type(item) is not dict or not item.keys() <= _COST_KEYS:
+            if type(item) is not dict or not _known(item, _COST_KEYS):
                 return False
             for amount in item.values():
                 if type(amount) is not int and type(amount) is not float:
@@ -137,11 +145,11 @@ def _assistant_blocks(content: list[object]) -> bool:
             return False
         kind = block.get("type")
         if kind == "text":
-            if not block.keys() <= _TEXT_KEYS or type(block.get("text")) is not str:
+            if not _known(block, _TEXT_KEYS) or type(block.get("text")) is not str:
                 return False
             signature = block.get("textSignature")
         elif kind == "thinking":
-            if not block.keys() <= _THINKING_KEYS or type(block.get("thinking")) is not str:
+            if not _known(block, _THINKING_KEYS) or type(block.get("thinking")) is not str:
                 return False
             redacted = block.get("redacted")
             if redacted is not None and type(redacted) is not bool:
@@ -149,7 +157,7 @@ def _assistant_blocks(content: list[object]) -> bool:
             signature = block.get("thinkingSignature")
         elif kind == "toolCall":
             if (
-                not block.keys() <= _CALL_KEYS
+                not _known(block, _CALL_KEYS)
                 or type(block.get("id")) is not str
                 or type(block.get("name")) is not str
                 or type(block.get("arguments", _EMPTY)) is not dict
@@ -171,7 +179,7 @@ def _plain_message(message: object) -> bool:
     role = message.get("role")
     content = message.get("content")
     if role == "assistant":
-        if not message.keys() <= _ASSISTANT_KEYS or type(content) is not list:
+        if not _known(message, _ASSISTANT_KEYS) or type(content) is not list:
             return False
         for key in _ASSISTANT_STRINGS:
             if key in message and type(message[key]) is not str:
@@ -180,16 +188,16 @@ def _plain_message(message: object) -> bool:
             value = message.get(key)
             if value is not None and type(value) is not str:
                 return False
-        if message.get("stopReason", "stop") not in _REPLAYED_STOPS:
+        if message.get("stopReason", "stop") not in _STOPS:
             return False
         return ("usage" not in message or _usage(message["usage"])) and _assistant_blocks(content)
     if role == "user":
-        if not message.keys() <= _USER_KEYS:
+        if not _known(message, _USER_KEYS):
             return False
         return type(content) is str or (type(content) is list and _text_blocks(content))
     if role == "toolResult":
         return (
-            message.keys() <= _RESULT_KEYS
+            _known(message, _RESULT_KEYS)
             and type(message.get("toolCallId")) is str
             and type(message.get("toolName")) is str
             and type(message.get("isError", False)) is bool
@@ -236,9 +244,9 @@ def read_plain_path(lines: Iterable[bytes], decode: Callable[[bytes], object]) -
         if type(record.get("timestamp", "")) is not str:
             return None
         if kind == "message":
-            if not record.keys() <= _ENTRY_KEYS or not _plain_message(record.get("message")):
+            if not _known(record, _ENTRY_KEYS) or not _plain_message(record.get("message")):
                 return None
-        elif not record.keys() <= _STATE_KEYS[str(kind)] or not all(
+        elif not _known(record, _STATE_KEYS[str(kind)]) or not all(
             type(record.get(key)) is str
             for key in _STATE_KEYS[str(kind)] - {"type", "id", "parentId", "timestamp"}
         ):
@@ -255,11 +263,42 @@ def read_plain_path(lines: Iterable[bytes], decode: Callable[[bytes], object]) -
         parent = record["parentId"]
         at = index[parent] if type(parent) is str else -1
     path.reverse()
-    message_at = [at for at, record in enumerate(path) if record["type"] == "message"]
+    message_at = _replayed(path)
+    if message_at is None:
+        return None
     messages = [cast(JsonObject, path[at]["message"]) for at in message_at]
     if not _paired(messages):
         return None
     return PlainPath(header, records, path, messages, index, message_at)
+
+
+def _replayed(path: list[JsonObject]) -> list[int] | None:
+    """Where the messages a request replays are on ``path``: all but failed or aborted turns and the
+    tool results after one (`transform_messages` drops both: its calls are never awaited). None when
+    such a turn interrupts calls still waiting for results (pairing would add results there)."""
+    kept: list[int] = []
+    dropping = False  # after a failed turn: its results go too
+    waiting = 0  # results still due to the last kept turn's calls
+    for at, record in enumerate(path):
+        if record["type"] != "message":
+            continue
+        message = cast(JsonObject, record["message"])
+        role = message["role"]
+        if role == "toolResult":
+            if not dropping:
+                kept.append(at)
+                waiting -= 1
+            continue
+        if role == "assistant" and message.get("stopReason", "stop") in _NOT_REPLAYED:
+            if waiting > 0:
+                return None
+            dropping = True
+            continue
+        dropping = False
+        if role == "assistant":
+            waiting = len(calls_of(message))
+        kept.append(at)
+    return kept
 
 
 @dataclass(frozen=True)

@@ -155,6 +155,12 @@ def _varied() -> _Builder:
         provider="bench",
     )
     b.result("fc_1", ["ok"])
+    b.user("try a tool")
+    failed = [{"type": "toolCall", "id": "lost", "name": "read", "arguments": {}, "partialJson": "{"}]
+    b.answer(failed, stop="aborted")  # dropped with its result, its unknown key kept aside
+    b.result("lost", ["never sent"])
+    b.answer([{"type": "text", "text": "oops"}], stop="error")
+    b.lines[-1]["message"]["errorMessage"] = "overloaded"
     b.answer(
         [
             {"type": "thinking", "thinking": "", "thinkingSignature": "opaque", "redacted": True},
@@ -165,6 +171,7 @@ def _varied() -> _Builder:
     b.user("   ")
     b.answer([{"type": "text", "text": "blank prompt answered"}], stop="length")
     b.user([{"type": "text", "text": "last question"}])
+    b.lines[-1]["message"]["surprise"] = {"kept": "aside"}
     b.answer([{"type": "text", "text": "last answer", "textSignature": "t"}], total=5000)
     return b
 
@@ -289,11 +296,11 @@ def _fallback_cases() -> dict[str, _Builder]:
     b.user([{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
     cases["image"] = b
     b = base()
-    b.answer([{"type": "text", "text": "partial"}], stop="aborted")
-    cases["aborted turn"] = b
-    b = base()
-    b.answer([{"type": "text", "text": "x"}], stop="error")
-    cases["failed turn"] = b
+    b.answer([{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}], stop="toolUse")
+    b.answer([{"type": "text", "text": "partial"}], stop="aborted")  # pairing adds a result before it
+    b.user("go on")
+    b.answer([{"type": "text", "text": "a"}])
+    cases["an aborted turn after unanswered calls"] = b
     b = base()
     b.answer([{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}], stop="toolUse")
     cases["unanswered call"] = b
@@ -301,8 +308,8 @@ def _fallback_cases() -> dict[str, _Builder]:
     b.result("nobody", ["stray"])
     cases["stray result"] = b
     b = base()
-    b.lines[-1]["message"]["surprise"] = 1
-    cases["unknown key"] = b
+    b.lines[-1]["message"]["stop_reason"] = "stop"
+    cases["a field under its Python name"] = b
     b = base()
     del b.lines[-1]["message"]["timestamp"]
     cases["no timestamp"] = b
