@@ -88,8 +88,13 @@ class BuiltinCommands:
             current = self.session.session_manager.name
             self.write(f"Session name: {current}" if current else "Usage: /name <name>")
             return
+        import json
+
         self.session.set_session_name(arg)
-        self.write(f"Session name: {arg}")
+        stored = self.session.session_manager.name or arg
+        if stored != arg:  # as pi: say how the name was changed to fit on one line
+            self.write(f"Session name was normalized from {json.dumps(arg)} to {json.dumps(stored)}")
+        self.write(f"Session name set: {stored}")
 
     async def _cmd_compact(self, arg: str) -> None:
         result = await self.session.compact(arg or None)

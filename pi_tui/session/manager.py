@@ -541,8 +541,8 @@ class SessionManager:
         return self._append(LabelEntry(target_id=target_id, label=label or None, **self._base()))
 
     def append_session_info(self, name: str) -> SessionInfoEntry:
-        """Name the session (the latest name wins)."""
-        cleaned = name.strip()
+        """Name the session (the latest name wins); line breaks become spaces, as pi stores names."""
+        cleaned = re.sub(r"[\r\n]+", " ", name).strip()
         if not cleaned:
             raise ValueError("A session name cannot be empty")
         return self._append(SessionInfoEntry(name=cleaned, **self._base()))

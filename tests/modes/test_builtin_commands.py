@@ -33,7 +33,7 @@ def test_session_and_name_commands(tmp_path: Path, agent_dir: Path) -> None:
     assert run_cli(["--provider", "faux", "-p", "hello"], tmp_path).returncode == 0
     run = run_cli(["-c", "--provider", "faux", "-p", "/name refactor", "/session"], tmp_path)
     assert run.returncode == 0, run.stderr
-    assert "Session name: refactor" in run.stdout
+    assert "Session name set: refactor" in run.stdout
     assert "Session: refactor" in run.stdout and "Messages: 1 user, 1 assistant" in run.stdout
     assert any(e["type"] == "session_info" and e["name"] == "refactor" for e in _session_lines(agent_dir))
 
@@ -85,3 +85,21 @@ def test_summary_prints_the_latest_compaction_summary_in_full(tmp_path: Path, ag
     assert "Compaction of 12k tokens" in run.stdout and long_summary in run.stdout
     empty = run_cli(["--provider", "faux", "-p", "/summary"], tmp_path)
     assert "No compaction on this branch yet." in empty.stdout
+
+
+async def test_name_with_line_breaks_is_stored_on_one_line_and_says_so(tmp_path: Path) -> None:
+    """As pi: line breaks in a session name become spaces, and ``/name`` tells how it changed it."""
+    from pi_tui.args import parse_args
+    from pi_tui.modes.commands import BuiltinCommands
+    from pi_tui.runtime.factory import create_session
+
+    session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
+    said: list[str] = []
+    commands = BuiltinCommands(session, said.append)
+    assert await commands("/name parser\nwork ")
+    assert session.session_manager.name == "parser work"
+    assert said == [
+        'Session name was normalized from "parser\\nwork" to "parser work"',
+        "Session name set: parser work",
+    ]
+    await session.close()

@@ -41,7 +41,7 @@ async def test_session_name_and_hotkeys_commands(tmp_path: Path, agent_dir: Path
         await until(pilot, app.ready.is_set)
         await submit_and_wait(pilot, app, "hello")
         await submit_and_wait(pilot, app, "/name refactor")
-        await until(pilot, lambda: any("Session name: refactor" in t for t in _notices(app)))
+        await until(pilot, lambda: any("Session name set: refactor" in t for t in _notices(app)))
         await submit(pilot, app, "/session")
         await until(pilot, lambda: isinstance(app.screen, InfoScreen))
         await until(pilot, lambda: "1 user · 1 assistant" in _info_text(app))
