@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
+# One worker of a run takes these tests, so the package is parsed once (`_all_imports`).
+pytestmark = pytest.mark.xdist_group("layers-parse")
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pi_tui"
@@ -50,6 +54,18 @@ def imports(*, with_type_only: bool = True) -> list[tuple[str, str, str]]:
     """Every import of a pi_tui module by another, wherever it is written (module level, inside a
     function, under TYPE_CHECKING unless ``with_type_only`` is false): (importing module, imported
     module, file:line)."""
+    return [
+        (module, target, where)
+        for module, target, where, type_only in _all_imports()
+        if with_type_only or not type_only
+    ]
+
+
+@functools.cache
+def _all_imports() -> tuple[tuple[str, str, str, bool], ...]:
+    """The package's imports, read once per test process (the tests here each need them, and parsing
+    every file is most of their time): (importing module, imported module, file:line, under
+    TYPE_CHECKING)."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         module = _module_name(path)
@@ -62,8 +78,6 @@ def imports(*, with_type_only: bool = True) -> list[tuple[str, str, str]]:
             for inner in ast.walk(block)
         }
         for node in ast.walk(tree):
-            if not with_type_only and id(node) in type_only:
-                continue
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -75,8 +89,12 @@ def imports(*, with_type_only: bool = True) -> list[tuple[str, str, str]]:
             else:
                 continue
             where = f"{path.relative_to(ROOT)}:{node.lineno}"
-            found += [(module, t, where) for t in targets if t == "pi_tui" or t.startswith("pi_tui.")]
-    return found
+            found += [
+                (module, t, where, id(node) in type_only)
+                for t in targets
+                if t == "pi_tui" or t.startswith("pi_tui.")
+            ]
+    return tuple(found)
 
 
 def test_every_part_of_the_package_has_a_documented_layer() -> None:

@@ -1,8 +1,14 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
+
+import pytest
+
+# One worker of a run takes these tests, so the package is parsed once (`private_accesses`).
+pytestmark = pytest.mark.xdist_group("private-access-parse")
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pi_tui", "extensions")
@@ -162,13 +168,15 @@ def accesses_in(source: str, rel: str) -> list[tuple[str, str, str, int]]:
     return found
 
 
-def private_accesses() -> list[tuple[str, str, str, int]]:
-    """`accesses_in` over the shipped code."""
+@functools.cache
+def private_accesses() -> tuple[tuple[str, str, str, int], ...]:
+    """`accesses_in` over the shipped code (read once per test process: both tests below need it, and
+    parsing every file is most of their time)."""
     found = []
     for top in SOURCES:
         for path in sorted((ROOT / top).rglob("*.py")):
             found += accesses_in(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
-    return found
+    return tuple(found)
 
 
 def test_no_code_reaches_into_another_objects_private_members() -> None:

@@ -749,6 +749,15 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             gc.freeze()
         done.set()
 
+    def on_unmount(self) -> None:
+        """The app has ended: its session's work ahead is dropped. The preparations are kept per session
+        in a weak mapping, but each one holds its session (and this app) strongly, so without this the
+        ended app and everything it showed stayed alive for the rest of the process."""
+        from .screens.prepare import forget_preparation
+
+        if self.session is not None:
+            forget_preparation(self.session)
+
     def session_switched(self) -> None:
         """Another session file is open (resume, /new, /fork): the work ahead for the big screens starts
         again for it (what was done was for the file left)."""
