@@ -13,7 +13,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["collector_paused"]
+__all__ = ["FullCollectionsDeferred", "collector_paused"]
 
 
 @contextmanager
@@ -36,3 +36,47 @@ def collector_paused(freeze_above: int | None = None) -> Iterator[None]:
         if freeze_above is not None and gc.get_count()[0] > freeze_above:
             gc.freeze()
         gc.enable()
+
+
+class FullCollectionsDeferred:
+    """Full collections held off while the user is busy (a key held), made once things are quiet.
+
+    Reading up a long session mounts and unmounts widgets with every key press; most of what it makes
+    lives a few presses, long enough for young collections to move it to the oldest generation. A full
+    collection then comes every ~20 presses and walks every widget on screen (10-30 ms), landing on
+    whichever press is under way. `hold` raises the oldest generation's threshold (the young ones
+    keep collecting as usual) so that held keys run without them; `release` puts the threshold back
+    and collects once, when nobody is waiting. The raised threshold still bounds what piles up: a key
+    held for many seconds gets a full collection now and then.
+    """
+
+    def __init__(self, held_threshold: int = 150) -> None:
+        """
+        Args:
+            held_threshold: the oldest generation's threshold while held (Python's default is 10): the
+                number of middle-generation collections between two full ones.
+        """
+        self.held_threshold = held_threshold
+        self._saved: tuple[int, int, int] | None = None
+
+    @property
+    def holding(self) -> bool:
+        """Whether full collections are being held off."""
+        return self._saved is not None
+
+    def hold(self) -> None:
+        """Hold full collections off until `release` (nothing when the collector is off or held)."""
+        if self._saved is not None or not gc.isenabled():
+            return
+        young, middle, oldest = self._saved = gc.get_threshold()
+        gc.set_threshold(young, middle, max(oldest, self.held_threshold))
+
+    def release(self) -> None:
+        """Put the threshold back and collect everything once (nothing when not holding)."""
+        saved = self._saved
+        if saved is None:
+            return
+        self._saved = None
+        gc.set_threshold(*saved)
+        if gc.isenabled():
+            gc.collect()

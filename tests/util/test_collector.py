@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.util.collector import collector_paused
+from pi_tui.util.collector import FullCollectionsDeferred, collector_paused
 
 
 @pytest.fixture
@@ -69,3 +69,33 @@ def test_the_collector_is_restored_when_the_block_raises() -> None:
     with pytest.raises(ValueError, match="boom"), collector_paused():
         raise ValueError("boom")
     assert gc.isenabled()
+
+
+def test_full_collections_are_held_off_and_made_once_on_release() -> None:
+    normal = gc.get_threshold()
+    deferred = FullCollectionsDeferred(held_threshold=500)
+    full = gc.get_stats()[2]["collections"]
+    deferred.hold()
+    try:
+        assert deferred.holding and gc.get_threshold() == (normal[0], normal[1], 500)
+        deferred.hold()  # held already: what is restored stays the normal threshold
+    finally:
+        deferred.release()
+    assert not deferred.holding and gc.get_threshold() == normal
+    assert gc.get_stats()[2]["collections"] > full  # the one held off, made on release
+    gc.set_threshold(normal[0], normal[1], 25)
+    try:
+        deferred.release()  # not holding: the threshold is left as it is
+        assert gc.get_threshold()[2] == 25
+    finally:
+        gc.set_threshold(*normal)
+
+
+def test_nothing_is_held_while_the_collector_is_off() -> None:
+    deferred = FullCollectionsDeferred()
+    gc.disable()
+    try:
+        deferred.hold()
+        assert not deferred.holding and gc.get_threshold()[2] != deferred.held_threshold
+    finally:
+        gc.enable()

@@ -213,6 +213,7 @@ class KeyActions:
         end) follows it again.
         """
         chat = self.chat
+        chat.reading()
         height = max(1, chat.scrollable_content_region.height)
         steps = {
             "page_up": -max(1, height - 2),

@@ -15,6 +15,7 @@ the window back to the end. The view follows the bottom (``anchor``) until the u
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
 from pi_tui.agent.tool import result_text
+from pi_tui.util.collector import FullCollectionsDeferred
 
 from .blocks_base import Block
 from .textual_private import note_changed_children, release_removed
@@ -116,6 +118,9 @@ class ChatLog(VerticalScroll):
     """Reading up, items that start more than this many screens below the view are unmounted (the window
     is sized by what the reader can reach soon, not only by a count of blocks: every layout and every
     garbage collection walks each mounted widget)."""
+    QUIET = 0.4
+    """Seconds without the reader scrolling (a key, the wheel) before the full garbage collection held
+    off meanwhile runs (`reading`)."""
     INITIAL = 6
     """How many items a load mounts: enough to fill a screen; mounting markdown is what costs (~50 ms
     per message here), so a resumed session shows its end quickly and the rest comes on scroll."""
@@ -145,6 +150,9 @@ class ChatLog(VerticalScroll):
         self._widget_items: weakref.WeakSet[Widget] = weakref.WeakSet()
         """Items that are widgets themselves (mounted again as they are, so never released)."""
         self._releasing: set[asyncio.Task[None]] = set()
+        self._collections = FullCollectionsDeferred()
+        self._last_read = 0.0
+        self._quiet_pending = False
 
     def compose(self) -> Iterable[Widget]:
         yield self.marker
@@ -584,7 +592,33 @@ class ChatLog(VerticalScroll):
             self.call_after_refresh(self._load_later_keeping_view)
 
     def on_mouse_scroll_down(self, _event: events.MouseScrollDown) -> None:
+        self.reading()
         self.scrolled_down()
+
+    def on_mouse_scroll_up(self, _event: events.MouseScrollUp) -> None:
+        self.reading()
+
+    def reading(self) -> None:
+        """The user scrolls the chat (a key, the wheel): full garbage collections wait until they have
+        not for ``QUIET`` seconds (`FullCollectionsDeferred`), so none lands on a key held down."""
+        self._collections.hold()
+        if not self._collections.holding:
+            return
+        self._last_read = time.monotonic()
+        if not self._quiet_pending:
+            self._quiet_pending = True
+            self.set_timer(self.QUIET, self._quiet)
+
+    def _quiet(self) -> None:
+        left = self._last_read + self.QUIET - time.monotonic()
+        if left > 0.005:
+            self.set_timer(left, self._quiet)
+            return
+        self._quiet_pending = False
+        self._collections.release()
+
+    def on_unmount(self) -> None:
+        self._collections.release()
 
     def scrolled_down(self) -> None:
         """A scroll down that found the view already at the bottom: mount what is below, if anything."""

@@ -89,3 +89,23 @@ async def test_blocks_leaving_the_window_are_freed_without_the_cycle_collector(
         # every one of them stayed until a full collection).
         await until(pilot, lambda: not alive(), timeout=5)
         assert chat.first_mounted == 0
+
+
+async def test_full_collections_wait_while_the_reader_pages_up_and_run_once_it_stops(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    session_file = tmp_path / "long.jsonl"
+    _session(session_file, tmp_path, 60)
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(session_file)])
+    normal = gc.get_threshold()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await until(pilot, lambda: app.chat.max_scroll_y > 0)
+        assert gc.isenabled()
+        full = gc.get_stats()[2]["collections"]
+        await pilot.press("pageup")
+        held = gc.get_threshold()
+        await pilot.press("pageup")
+        assert held[2] > normal[2] and gc.get_threshold() == held  # still held between the presses
+        await until(pilot, lambda: gc.get_threshold() == normal, timeout=5)  # quiet: back to normal
+        assert gc.get_stats()[2]["collections"] > full
