@@ -103,6 +103,7 @@ async def test_full_collections_wait_while_the_reader_pages_up_and_run_once_it_s
         await until(pilot, lambda: app.chat.max_scroll_y > 0)
         assert gc.isenabled()
         full = gc.get_stats()[2]["collections"]
+        app.chat.QUIET = 2.0  # a busy machine may take longer than the usual 0.4 s between two presses
         await pilot.press("pageup")
         held = gc.get_threshold()
         await pilot.press("pageup")
