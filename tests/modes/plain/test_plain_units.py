@@ -101,17 +101,26 @@ def test_cannot_host_fullscreen_when_term_is_dumb(monkeypatch: pytest.MonkeyPatc
     assert cannot_host_fullscreen()
 
 
-def test_no_terminal_and_no_prompt_opens_the_line_mode_not_an_error(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pi_tui", "--provider", "faux"],
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "line mode" in proc.stdout and "\x1b[" not in proc.stdout
+def test_no_terminal_and_no_prompt_is_not_an_error(tmp_path: Path) -> None:
+    """A stdin that is not a terminal is print mode, as in pi: with no prompt, nothing is written and the
+    exit is 0. ``--plain`` asks for the line mode, which then opens (plain text only) and ends at EOF."""
+
+    def run(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pi_tui", "--provider", "faux", *flags],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
+    quiet = run()
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == ""
+    line_mode = run("--plain")
+    assert line_mode.returncode == 0, line_mode.stderr
+    assert "line mode" in line_mode.stdout and "\x1b[" not in line_mode.stdout
 
 
 def test_plain_mode_does_not_import_textual(tmp_path: Path) -> None:
