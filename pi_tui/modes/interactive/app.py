@@ -1011,11 +1011,13 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             driver.flush()
 
     def apply_settings(self) -> None:
-        """Apply the settings the app itself reads (thinking, editor padding, cursor): at start-up and
-        whenever `/settings` changes one."""
+        """Apply the settings the app itself reads (thinking, editor padding, cursor, the footer's
+        `` (auto)``): at start-up and whenever `/settings` changes one."""
         from .ui_settings import apply_ui_settings
 
         apply_ui_settings(self, self.session.settings if self.session is not None else None)
+        if self.ready.is_set():  # start-up draws the footer once it is ready
+            self.refresh_footer()
 
     # --- footer ------------------------------------------------------------------------------------
 

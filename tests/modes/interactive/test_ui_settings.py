@@ -171,3 +171,23 @@ async def test_reload_applies_settings_edited_in_the_file(tmp_path: Path, agent_
         await submit_and_wait(pilot, app, "/reload")
         await until(pilot, lambda: app.editor.styles.padding.left == 3)
         assert app.hide_thinking
+
+
+async def test_turning_auto_compact_off_in_settings_drops_the_footers_auto_mark_at_once(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """The footer followed one change behind (it was refreshed before the setting changed)."""
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        assert "0.0%/200k (auto)" in app.footer.plain(138)
+        await app.push_screen(SettingsScreen(app.session))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        screen.query_one("#settings-search").value = "auto-compact"  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.press("enter")  # a switch: Enter flips it
+        await pilot.pause()
+        assert "(auto)" not in app.footer.plain(138)
+    assert _saved(agent_dir)["compaction"]["enabled"] is False
