@@ -207,11 +207,15 @@ def _plain_message(message: object) -> bool:
     return False
 
 
-def read_plain_path(lines: Iterable[bytes], decode: Callable[[bytes], object]) -> PlainPath | None:
+def read_plain_path(
+    lines: Iterable[bytes], decode: Callable[[bytes], object], decoded: list[object] | None = None
+) -> PlainPath | None:
     """The active path of a session file given as its lines, or None when the file is not plain.
 
     ``decode`` must be the loader's line decoder (`pi_tui.session.loader.line_decoder`), so a line
-    decodes to what the typed path reads; a line it refuses makes the file not plain.
+    decodes to what the typed path reads; a line it refuses makes the file not plain. ``decoded``
+    gets the value of every non-blank line decoded, in order, so that the typed path need not decode
+    them again when the file is not plain (`pi_tui.session.loader.load_session_file`).
     """
     records: list[JsonObject] = []
     index: dict[str, int] = {}
@@ -226,6 +230,8 @@ def read_plain_path(lines: Iterable[bytes], decode: Callable[[bytes], object]) -
             record = decode(raw)
         except ValueError:
             return None
+        if decoded is not None:
+            decoded.append(record)
         if type(record) is not dict:
             return None
         if first:
@@ -427,9 +433,10 @@ class DeferredOpen:
     """The bytes read (what the first append checks the file against)."""
 
 
-def read_deferred(path: Path, min_bytes: int) -> DeferredOpen | None:
+def read_deferred(path: Path, min_bytes: int, decoded: list[object]) -> DeferredOpen | None:
     """Read a session file of at least ``min_bytes`` the deferred way; None when it is smaller, not
-    plain, or not cut for a first request (then `SessionManager.open` reads it as usual)."""
+    plain, or not cut for a first request (then `SessionManager.open` reads it as usual, taking the
+    lines read so far from ``decoded``, which gets their values; it is left empty otherwise)."""
     from pi_tui.session.loader import line_decoder
 
     try:
@@ -438,7 +445,7 @@ def read_deferred(path: Path, min_bytes: int) -> DeferredOpen | None:
                 return None
             counted = _CountedLines(handle)
             with collector_paused():
-                plain = read_plain_path(counted, line_decoder(fast=True))
+                plain = read_plain_path(counted, line_decoder(fast=True), decoded)
     except OSError:
         return None  # the usual reading says what is wrong
     split = split_path(plain) if plain is not None else None
@@ -450,6 +457,7 @@ def read_deferred(path: Path, min_bytes: int) -> DeferredOpen | None:
     entries = [entry for entry in parsed if not isinstance(entry, RawEntry)]
     if len(entries) != len(parsed):
         return None
+    decoded.clear()  # the records are the deferred history's now
     previous: str | None = None
     for entry in entries:  # the kept end as one line of entries: its first has no parent kept
         entry.parent_id = previous

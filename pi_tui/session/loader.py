@@ -162,6 +162,18 @@ def line_decoder(fast: bool) -> Callable[[bytes], object]:
     return _fast_loads() if fast else _loads
 
 
+def _predecoded(decoded: list[object], loads: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    """``loads`` that answers its first calls from ``decoded`` (emptied as it goes, so each value is
+    the caller's alone once handed out)."""
+    decoded.reverse()
+    pop = decoded.pop
+
+    def answer(raw: bytes) -> Any:
+        return pop() if decoded else loads(raw)
+
+    return answer
+
+
 def _salvage(raw: bytes) -> tuple[dict[str, Any], int] | None:
     """A complete entry glued to the end of a broken line, and where it starts."""
     start = 1
@@ -219,7 +231,11 @@ class _Collector:
 
 
 def parse_session_lines(
-    lines: Iterable[bytes], path: Path | None = None, *, fast_decode: bool = False
+    lines: Iterable[bytes],
+    path: Path | None = None,
+    *,
+    fast_decode: bool = False,
+    decoded: list[object] | None = None,
 ) -> LoadedFile:
     """Parse a session file given as its lines (each with its newline, except maybe the last).
 
@@ -233,8 +249,11 @@ def parse_session_lines(
     paused = gc.isenabled()
     if paused:
         gc.disable()
+    loads = _fast_loads() if fast_decode else _loads
+    if decoded:
+        loads = _predecoded(decoded, loads)
     try:
-        return _parse_session_lines(lines, path, _fast_loads() if fast_decode else _loads)
+        return _parse_session_lines(lines, path, loads)
     finally:
         if paused:
             gc.enable()
@@ -343,11 +362,19 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     return parse_session_lines(io.BytesIO(data), path, fast_decode=len(data) >= FAST_DECODE_BYTES)
 
 
-def load_session_file(path: Path) -> LoadedFile:
-    """Read and parse a session file. Raises only ``OSError`` (the file cannot be read)."""
+def load_session_file(path: Path, decoded: list[object] | None = None) -> LoadedFile:
+    """Read and parse a session file. Raises only ``OSError`` (the file cannot be read).
+
+    ``decoded``: the values of the file's first non-blank lines, decoded already by `line_decoder`
+    (a reading that stopped part way, `pi_tui.session.fast_context`): used instead of decoding those
+    lines again, and consumed.
+    """
     with open(path, "rb") as handle:
         big = os.fstat(handle.fileno()).st_size >= FAST_DECODE_BYTES
-        loaded = parse_session_lines(handle, path, fast_decode=big)
+        if decoded:
+            loaded = parse_session_lines(handle, path, fast_decode=big, decoded=decoded)
+        else:
+            loaded = parse_session_lines(handle, path, fast_decode=big)
     if loaded.report.has_problems:
         log.warning("%s", loaded.report.summary())
     return loaded

@@ -229,10 +229,11 @@ class SessionManager:
             lock.acquire()
         try:
             manager = None
+            decoded: list[object] = []  # lines a deferred reading decoded before it gave up
             if defer_history:
-                manager = cls._deferred_from_file(file_path, cwd, directory, read_only)
+                manager = cls._deferred_from_file(file_path, cwd, directory, read_only, decoded)
             if manager is None:
-                manager = cls._from_file(file_path, cwd, directory, read_only)
+                manager = cls._from_file(file_path, cwd, directory, read_only, decoded)
         except BaseException:
             if lock is not None:
                 lock.release()
@@ -242,13 +243,14 @@ class SessionManager:
 
     @classmethod
     def _deferred_from_file(
-        cls, path: Path, cwd: str | Path | None, directory: Path, read_only: bool
+        cls, path: Path, cwd: str | Path | None, directory: Path, read_only: bool, decoded: list[object]
     ) -> SessionManager | None:
-        """`_from_file` for a big plain file, its history deferred; None for any other file."""
+        """`_from_file` for a big plain file, its history deferred; None for any other file (``decoded``
+        then holds the values of the lines read, for `_from_file`)."""
         from pi_tui.session.fast_context import read_deferred
         from pi_tui.session.loader import FAST_DECODE_BYTES
 
-        opened = read_deferred(path, FAST_DECODE_BYTES)
+        opened = read_deferred(path, FAST_DECODE_BYTES, decoded)
         if opened is None:
             return None
         records = len(opened.deferred.split.plain.records)
@@ -304,7 +306,12 @@ class SessionManager:
 
     @classmethod
     def _from_file(
-        cls, path: Path, cwd: str | Path | None, directory: Path, read_only: bool
+        cls,
+        path: Path,
+        cwd: str | Path | None,
+        directory: Path,
+        read_only: bool,
+        decoded: list[object] | None = None,
     ) -> SessionManager:
         fallback_cwd = str(cwd) if cwd is not None else os.getcwd()
         if not path.exists():
@@ -315,7 +322,7 @@ class SessionManager:
                 session_dir=directory,
                 read_only=read_only,
             )
-        loaded = load_session_file(path)
+        loaded = load_session_file(path, decoded)
         report = loaded.report
         tree = SessionTree.from_entries(loaded.entries, report)
         if not loaded.has_content:  # empty or blank: start it as a new session, written lazily

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -335,6 +336,16 @@ def test_shapes_the_fast_path_does_not_handle_take_the_typed_path(case: str, tmp
     assert _plain(path) is None
     manager = SessionManager.open(path, read_only=True, defer_history=True)
     assert manager.deferred_history is None  # the typed path, as without the flag
+    assert _loaded(manager) == _loaded(SessionManager.open(path, read_only=True))
+
+
+def _loaded(manager: SessionManager) -> tuple[Any, ...]:
+    """What a load gave: every entry as its line would be written, the leaf, the report's summary."""
+    from pi_tui.session.entries import entry_to_line
+
+    # (a message without its own time gets the time it is read at: those are masked)
+    lines = [re.sub(r'"timestamp":\d+', "", entry_to_line(e)) for e in manager.get_entries()]
+    return lines, manager.get_leaf_id(), manager.load_report.summary(), len(manager.load_report.skipped)
 
 
 def test_damaged_lines_and_a_torn_tail_take_the_typed_path(tmp_path: Path) -> None:
@@ -351,6 +362,8 @@ def test_damaged_lines_and_a_torn_tail_take_the_typed_path(tmp_path: Path) -> No
         manager = SessionManager.open(path, read_only=True, defer_history=True)
         assert manager.deferred_history is None
         assert manager.load_report.has_problems
+        # the lines read before the damage are not decoded again, and load as they would
+        assert _loaded(manager) == _loaded(SessionManager.open(path, read_only=True))
 
 
 def test_a_deferred_session_completes_into_the_tree_a_plain_open_gives_with_appends_after(
