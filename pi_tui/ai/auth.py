@@ -29,7 +29,6 @@ import logging
 import os
 import re
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -520,24 +519,12 @@ class AuthStorage:
 
     def _write(self, data: dict[str, Any]) -> None:
         text = json.dumps(data, indent=2)
-        try:  # 0600 applies on creation only: a mode the user or an administrator chose stays, as in pi
-            kept_mode: int | None = self._path.stat().st_mode & 0o7777
-        except OSError:
-            kept_mode = None
         try:
-            # mkstemp creates the file 0600, so a token is never readable by others, even briefly.
-            fd, tmp_name = tempfile.mkstemp(prefix=".auth-", suffix=".tmp", dir=self._path.parent)
+            # A new file is created 0600, so a token is never readable by others, even briefly; an
+            # existing file keeps the mode the user or an administrator chose, as in pi. A symbolic
+            # link (auth.json kept elsewhere) is followed and stays a link, as pi's in-place write does.
+            from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
+            replace_file_bytes(self._path, text.encode("utf-8"), new_file_mode=0o600)
         except OSError as exc:
-            raise AuthFileError(f"cannot write {self._path}: {exc.strerror or exc}") from exc
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            if kept_mode is not None:
-                os.chmod(tmp_name, kept_mode)
-            os.replace(tmp_name, self._path)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
             raise AuthFileError(f"cannot write {self._path}: {exc.strerror or exc}") from exc

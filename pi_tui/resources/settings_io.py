@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -63,18 +62,11 @@ def directory_lock(directory: Path) -> Iterator[None]:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so a reader never sees a half-written file."""
-    mode = None
-    with contextlib.suppress(FileNotFoundError):
-        mode = path.stat().st_mode & 0o777
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        if mode is not None:
-            os.chmod(temp_name, mode)
-        os.replace(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise
+    """Replace ``path`` with ``text`` so a reader never sees a half-written file.
+
+    A symbolic link (settings kept in a dotfiles repository) is followed and stays a link; the file's
+    mode is kept (see `pi_tui.util.atomic_file`).
+    """
+    from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
+    replace_file_bytes(path, text.encode("utf-8"))

@@ -12,7 +12,6 @@ from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolRe
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 from pi_tui.util import json_safe
-from pi_tui.util.atomic_file import replace_file_bytes
 
 from ._common import finish_in_thread, raise_if_aborted, str_arg
 from .mutation_queue import file_mutation
@@ -149,6 +148,8 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
             raise_if_aborted(signal)
 
             def write() -> dict[str, Any] | None:
+                from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
                 replace_file_bytes(absolute, plan.final_bytes)
                 return record_change(on_change, absolute, plan.original, plan.final_bytes, "edit")
 

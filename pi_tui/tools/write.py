@@ -8,7 +8,6 @@ from typing import Any
 from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
-from pi_tui.util.atomic_file import replace_file_bytes
 
 from ._common import finish_in_thread, raise_if_aborted, str_arg
 from .edit import FileChangeFn, record_change
@@ -62,6 +61,8 @@ def create_write_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Ag
                 absolute.parent.mkdir(parents=True, exist_ok=True)
 
             def write() -> dict[str, Any] | None:
+                from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
                 replace_file_bytes(absolute, data)
                 return record_change(on_change, absolute, before, data, "write")
 

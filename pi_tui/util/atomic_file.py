@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -37,7 +36,7 @@ def write_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_file_mode: int = 0o666) -> None:
     """Make ``data`` the content of ``path`` (following symbolic links) without ever tearing it.
 
     Args:
@@ -45,6 +44,8 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         data: The complete new content.
         durable: Flush the new content to disk before it takes the old one's place, so a power loss
             leaves the old or the new content and not an empty file.
+        new_file_mode: The mode of a file that does not exist yet, less the umask (``0o600`` for a
+            file of secrets). An existing file keeps its own mode.
 
     Raises:
         OSError: The write failed (disk full, file too large, no permission). The file still has its
@@ -59,9 +60,11 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     if old is not None and not _renamable(old):
         _write_in_place(target, data)
         return
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    temp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        # Until it gets the old file's mode, the temporary file is readable by its owner only.
+        mode = new_file_mode if old is None else 0o600
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
     except OSError as exc:
         if old is not None and exc.errno in _NO_TEMP_ERRNOS:
             _write_in_place(target, data)
