@@ -31,6 +31,8 @@ class Args:
     session_dir: str | None = None
     no_session: bool = False
     fork: str | None = None
+    session_id: str | None = None  # --session-id: this project's session with that exact id, or a new one
+    name: str | None = None  # --name/-n: the session's display name
     rewind: str | None = None  # --rewind ENTRY (checkpoints)
     rewind_mode: str = "both"  # --rewind-mode conversation|code|both
     rewind_force: bool = False  # --rewind-force: overwrite files changed outside the agent
@@ -75,6 +77,9 @@ _VALUE_FLAGS = {
     "--session": "session",
     "--session-dir": "session_dir",
     "--fork": "fork",
+    "--session-id": "session_id",
+    "--name": "name",
+    "-n": "name",
     "--rewind": "rewind",
     "--rewind-mode": "rewind_mode",
     "--provider": "provider",
@@ -238,7 +243,9 @@ Sessions:
   -c, --continue                 Continue the most recent session in this directory
   -r, --resume                   List this directory's sessions (newest first) to resume one
   --session <path|id>            Open a session file, or the session whose id starts with <id>
-  --fork <path|id>               Start a new session forked from another
+  --fork <path|id>               Start a new session forked from another (a copy filed in this directory)
+  --session-id <id>              This project's session with exactly this id, created when missing
+  --name, -n <name>              Set the session's display name
   --session-dir <dir>            Where sessions are stored
   --rewind <entry>               Print mode: rewind the session (-c/--session) to an entry id (or prefix)
   --rewind-mode <mode>           both (default), code (files only) or conversation (pi's /tree)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,9 +68,10 @@ def locate_session(args: Args, cwd: Path) -> Path:
     return found
 
 
-def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list[str]]:
+def _select_session_manager(args: Args, cwd: Path, warnings: list[str]) -> tuple[SessionManager, list[str]]:
     from pi_tui.session import SessionManager, SessionNotFoundError, find_session
     from pi_tui.session.errors import SessionError
+    from pi_tui.session.listing import find_exact_session
 
     notices: list[str] = []
     session_dir = Path(args.session_dir).expanduser() if args.session_dir else None
@@ -81,13 +83,19 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list
         and len(args.messages) == 1
         and not args.messages[0].startswith(("/", "@"))
     )
+    _check_session_id(args)
     try:
         if args.no_session:
-            return SessionManager.in_memory(cwd), notices
+            return SessionManager.in_memory(cwd, session_id=args.session_id), notices
         if args.fork:
+            if args.session_id and find_exact_session(args.session_id, cwd, session_dir) is not None:
+                raise StartupError(f"Session already exists with id '{args.session_id}'", 1)
             # as pi: the whole session, copied into a new session of this directory
             forked = SessionManager.fork_from(
-                find_session(args.fork, cwd, session_dir), cwd, session_dir=session_dir
+                find_session(args.fork, cwd, session_dir),
+                cwd,
+                session_dir=session_dir,
+                session_id=args.session_id,
             )
             notices.append(f"Forked {forked.parent_session} into {forked.path}")
             return forked, notices
@@ -99,7 +107,15 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list
             return _a_session(opened), notices
         if args.continue_session:
             return SessionManager.continue_recent(cwd, session_dir=session_dir, defer_history=defer), notices
-        return SessionManager.create(cwd, session_dir=session_dir), notices
+        if args.session_id:
+            existing = find_exact_session(args.session_id, cwd, session_dir)
+            if existing is not None:
+                opened = SessionManager.open(existing, cwd=cwd, session_dir=session_dir, defer_history=defer)
+                return _a_session(opened), notices
+            warnings.append(
+                f"No project session found with id '{args.session_id}'; creating a new session with that id."
+            )
+        return SessionManager.create(cwd, session_dir=session_dir, session_id=args.session_id), notices
     except SessionNotFoundError as exc:
         raise StartupError(str(exc), 1) from exc
     except SessionError as exc:
@@ -107,6 +123,32 @@ def _select_session_manager(args: Args, cwd: Path) -> tuple[SessionManager, list
     except OSError as exc:
         where = exc.filename or args.session or args.fork or ""
         raise StartupError(f"Cannot open session {where}: {exc.strerror or exc}", 1) from exc
+
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+def _check_session_id(args: Args) -> None:
+    """``--session-id``: an id pi accepts, and not with a flag that picks the session another way."""
+    if args.session_id is None:
+        return
+    clashing = [
+        flag
+        for flag, given in (
+            ("--session", args.session),
+            ("--continue", args.continue_session),
+            ("--resume", args.resume),
+        )
+        if given
+    ]
+    if clashing:
+        raise StartupError(f"Error: --session-id cannot be combined with {', '.join(clashing)}", 1)
+    if not _SESSION_ID.match(args.session_id):
+        raise StartupError(
+            "Error: Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
+            "and start and end with an alphanumeric character",
+            1,
+        )
 
 
 def _a_session(manager: SessionManager) -> SessionManager:
@@ -319,12 +361,16 @@ def _create_session(
 
     # The session comes first: a --session file recorded in another directory runs there, so that
     # directory's settings, resources and tools are the ones to load.
-    session, notices = _select_session_manager(args, cwd)
+    session, notices = _select_session_manager(args, cwd, warnings)
     try:
         if args.session and not args.fork:
             from .session_cwd import session_run_cwd
 
             cwd = session_run_cwd(session, cwd, keep_cwd=keep_cwd)
+        if args.name is not None:  # --name/-n: the session's display name, as pi
+            if not args.name.strip():
+                raise StartupError("Error: --name requires a non-empty value", 1)
+            session.append_session_info(args.name)
         settings = _load_settings(args, agent_dir, cwd, warnings)
         try:
             resolved = resolve_cli_model(registry, args.provider, args.model, args.thinking)

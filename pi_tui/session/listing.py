@@ -446,6 +446,23 @@ def _pick(prefix: str, found: list[Path]) -> Path | None:
     raise AmbiguousSessionError(prefix, sorted(found))
 
 
+def find_exact_session(session_id: str, cwd: str | Path, session_dir: Path | None = None) -> Path | None:
+    """This project's session whose header id is exactly ``session_id`` (``--session-id``), or None.
+
+    Only headers are read. In a shared ``session_dir`` only sessions recorded in ``cwd`` count."""
+    local = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+    shared = session_dir is not None and local != default_session_dir(cwd)
+    here = str(Path(cwd).resolve())
+    for path in _session_files(local):
+        header = read_header(path)
+        if header is None or header.id != session_id:
+            continue
+        if shared and header.cwd and str(Path(header.cwd).resolve()) != here:
+            continue
+        return path
+    return None
+
+
 def find_session(arg: str, cwd: str | Path, session_dir: Path | None = None) -> Path:
     """Resolve ``--session``/``--fork``: a path to a file, or a (partial) session id.
 

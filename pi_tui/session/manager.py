@@ -191,12 +191,19 @@ class SessionManager:
 
     @classmethod
     def in_memory(
-        cls, cwd: str | Path | None = None, *, parent_session: str | Path | None = None
+        cls,
+        cwd: str | Path | None = None,
+        *,
+        parent_session: str | Path | None = None,
+        session_id: str | None = None,
     ) -> SessionManager:
         """A session that is never written (``--no-session``)."""
         cwd_text = str(cwd) if cwd is not None else os.getcwd()
         return cls(
-            cwd=cwd_text, header=_new_header(cwd_text, parent_session, None), path=None, session_dir=None
+            cwd=cwd_text,
+            header=_new_header(cwd_text, parent_session, session_id),
+            path=None,
+            session_dir=None,
         )
 
     @classmethod
@@ -701,7 +708,12 @@ class SessionManager:
 
     @classmethod
     def fork_from(
-        cls, source: str | Path, cwd: str | Path, *, session_dir: Path | None = None
+        cls,
+        source: str | Path,
+        cwd: str | Path,
+        *,
+        session_dir: Path | None = None,
+        session_id: str | None = None,
     ) -> SessionManager:
         """A copy of the whole session at ``source`` (every branch) as a new session of ``cwd``
         (``--fork``, and ``--session`` naming another project's session), as pi's ``forkFrom``.
@@ -711,7 +723,9 @@ class SessionManager:
         """
         original = cls.open(source, read_only=True)
         try:
-            fork = cls.create(cwd, session_dir=session_dir, parent_session=original.path)
+            fork = cls.create(
+                cwd, session_dir=session_dir, parent_session=original.path, session_id=session_id
+            )
             for entry in original._tree.entries:
                 fork._tree.add(_copy_entry(entry))
         finally:
