@@ -68,7 +68,9 @@ def locate_session(args: Args, cwd: Path) -> Path:
     return found
 
 
-def _select_session_manager(args: Args, cwd: Path, warnings: list[str]) -> tuple[SessionManager, list[str]]:
+def _select_session_manager(
+    args: Args, cwd: Path, warnings: list[str] | None = None
+) -> tuple[SessionManager, list[str]]:
     from pi_tui.session import SessionManager, SessionNotFoundError, find_session
     from pi_tui.session.errors import SessionError
     from pi_tui.session.listing import find_exact_session
@@ -112,7 +114,7 @@ def _select_session_manager(args: Args, cwd: Path, warnings: list[str]) -> tuple
             if existing is not None:
                 opened = SessionManager.open(existing, cwd=cwd, session_dir=session_dir, defer_history=defer)
                 return _a_session(opened), notices
-            warnings.append(
+            (warnings if warnings is not None else notices).append(
                 f"No project session found with id '{args.session_id}'; creating a new session with that id."
             )
         return SessionManager.create(cwd, session_dir=session_dir, session_id=args.session_id), notices
