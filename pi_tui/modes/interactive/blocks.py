@@ -288,7 +288,8 @@ class ToolBlock(Vertical, Block):
 
     def _title_text(self) -> Text:
         mark = "✗" if self.is_error else ("✓" if self.done else "…")
-        return Text.assemble((f"{mark} {self.tool_name} ", "bold"), _args_summary(self.tool_name, self.args))
+        label = "$" if self.tool_name == "bash" else self.tool_name  # pi titles a bash call "$ command"
+        return Text.assemble((f"{mark} {label} ", "bold"), _args_summary(self.tool_name, self.args))
 
     def set_args(self, args: dict[str, Any]) -> None:
         self.args = args

@@ -162,8 +162,8 @@ async def test_bash_card_counts_elapsed_time_then_says_how_long_it_took(
 
 
 async def test_a_running_bash_card_names_its_command_once(tmp_path: Path, agent_dir: Path) -> None:
-    """While a bash call runs its card read ``… bash sleep 2`` and then ``$ sleep 2`` again below it;
-    the body repeats the command only when the title cannot show all of it (more lines, or longer)."""
+    """While a bash call runs its card reads ``… $ sleep 2``, titled as pi titles it (it read ``… bash sleep
+    2``); the body repeats the command only when the title cannot show all of it (more lines, or longer)."""
     from textual.widgets import Static
 
     long_command = "sleep 2; echo " + "x" * 300
@@ -186,6 +186,7 @@ async def test_a_running_bash_card_names_its_command_once(tmp_path: Path, agent_
         await pilot.press("enter")
         await until(pilot, lambda: "c1" in app.chat.tools and app.chat.tools["c1"].started_at is not None)
         assert not app.chat.tools["c1"].done
+        assert str(app.chat.tools["c1"].query_one(".tool-title", Static).content) == "… $ sleep 2"
         assert body("c1") == ""
         assert body("c2") == "$ cd /tmp &&\nsleep 2"
         assert body("c3") == "$ " + long_command

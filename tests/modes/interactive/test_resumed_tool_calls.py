@@ -123,10 +123,10 @@ def test_a_resumed_finished_tool_call_shows_its_mark_and_output_in_a_terminal(
     }
     argv = [sys.executable, "-m", "pi_tui", "--provider", "faux", "--session", str(path)]
     with PtyScreen(argv, cwd=project, env=env, columns=100, lines=40) as term:
-        term.wait_for(lambda s: "ANSWER third" in s and "bash echo hi" in s, timeout=30)
+        term.wait_for(lambda s: "ANSWER third" in s and "$ echo hi" in s, timeout=30)
         term.drain(0.3)
         screen = term.text()
         term.send("\x03\x03")
         assert term.wait_exit(timeout=20) == 0
-    line = next(row for row in screen.splitlines() if "bash echo hi" in row)
+    line = next(row for row in screen.splitlines() if "$ echo hi" in row)
     assert "✓" in line and "…" not in line, screen
