@@ -23,6 +23,7 @@ from .records import Checkpoint, FileChange, RecordedChange, recorded_changes
 from .store import BlobMissingError, content_hash
 
 __all__ = [
+    "FileChangedError",
     "FilePlan",
     "RewindPlan",
     "Resolution",
@@ -180,6 +181,10 @@ class RestoreOutcome:
     """``(path, error)`` for files that could not be written (the others are still restored)."""
 
 
+class FileChangedError(OSError):
+    """A planned file no longer holds what the plan saw: it is not written."""
+
+
 def apply_restore(
     checkpointer: Checkpointer,
     plan: RewindPlan,
@@ -190,7 +195,8 @@ def apply_restore(
     """Write every planned file; a conflicting one only when ``force`` or its resolution is ``restore``.
 
     What is on disk is stored first, so the returned restore checkpoint can undo this restore. A file
-    that cannot be written is reported in ``failed`` and the rest go on (the checkpoint lists only what
+    that cannot be written, or that changed on disk since the plan was made (unless ``force``), is
+    reported in ``failed`` and the rest go on (the checkpoint lists only what
     was written, so it always describes the disk).
     """
     outcome = RestoreOutcome(Checkpoint("restore", target=plan.entry_id))
@@ -203,6 +209,12 @@ def apply_restore(
             current, data = _disk_hash(absolute)
             if current == "<directory>":
                 raise IsADirectoryError(f"{item.path} is a directory now")
+            if current != item.current and not force:
+                # Saved (by the user, an editor, a formatter) after the plan was shown or settled:
+                # a newer change nobody was asked about, so it stays.
+                raise FileChangedError(
+                    f"{item.path} changed on disk while the rewind was running; left as it is now"
+                )
             before = checkpointer.store.put(data) if data is not None else None
             if item.target is None:
                 if current is not None:
@@ -210,8 +222,10 @@ def apply_restore(
             else:
                 content = checkpointer.store.get(item.target)
                 absolute.parent.mkdir(parents=True, exist_ok=True)
-                # In place, as the tools write: links, mode and owner stay as they are.
-                absolute.write_bytes(content)
+                # As the tools write: whole or not at all, through links, mode and owner kept.
+                from pi_tui.util.atomic_file import replace_file_bytes
+
+                replace_file_bytes(absolute, content)
         except (OSError, BlobMissingError) as exc:
             outcome.failed.append((item.path, str(exc)))
             continue
