@@ -7,6 +7,7 @@ a bare word is a message and ``@path`` is a file argument. We do the same, so th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 __all__ = ["Args", "parse_args", "resolve_flag_words", "HELP_TEXT", "ArgsError"]
@@ -123,6 +124,37 @@ _BOOL_FLAGS = {
     "--trust-project": "trust_project",
     "--rewind-force": "rewind_force",
 }
+
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+def check_session_flags(args: Args) -> None:
+    """The session flags that cannot go together, as pi 0.87.1 checks them before anything starts.
+
+    Raises:
+        ArgsError: ``--fork`` with ``--session``/``-c``/``-r``/``--no-session``; ``--session-id`` with
+            ``--session``/``-c``/``-r``, or an id pi would not accept.
+    """
+    picked = [
+        ("--session", bool(args.session)),
+        ("--continue", args.continue_session),
+        ("--resume", args.resume),
+    ]
+    if args.fork:
+        clashing = [flag for flag, given in [*picked, ("--no-session", args.no_session)] if given]
+        if clashing:
+            raise ArgsError(f"--fork cannot be combined with {', '.join(clashing)}")
+    if args.session_id is None:
+        return
+    clashing = [flag for flag, given in picked if given]
+    if clashing:
+        raise ArgsError(f"--session-id cannot be combined with {', '.join(clashing)}")
+    if not _SESSION_ID.match(args.session_id):
+        raise ArgsError(
+            "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
+            "and start and end with an alphanumeric character"
+        )
 
 
 def parse_args(argv: list[str]) -> Args:

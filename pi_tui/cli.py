@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from pi_tui import __version__
-from pi_tui.args import HELP_TEXT, Args, ArgsError, parse_args
+from pi_tui.args import HELP_TEXT, Args, ArgsError, check_session_flags, parse_args
 
 if TYPE_CHECKING:
     from pi_tui.ai.types import ImageContent
@@ -360,6 +360,11 @@ def _main(argv: list[str] | None) -> int:
     if args.version:
         print(__version__)
         return 0
+    try:
+        check_session_flags(args)
+    except ArgsError as exc:
+        _err(f"Error: {exc}")
+        return 1
     try:
         return _run(args)
     except KeyboardInterrupt:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,30 +126,14 @@ def _select_session_manager(
         raise StartupError(f"Cannot open session {where}: {exc.strerror or exc}", 1) from exc
 
 
-_SESSION_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-
-
 def _check_session_id(args: Args) -> None:
-    """``--session-id``: an id pi accepts, and not with a flag that picks the session another way."""
-    if args.session_id is None:
-        return
-    clashing = [
-        flag
-        for flag, given in (
-            ("--session", args.session),
-            ("--continue", args.continue_session),
-            ("--resume", args.resume),
-        )
-        if given
-    ]
-    if clashing:
-        raise StartupError(f"Error: --session-id cannot be combined with {', '.join(clashing)}", 1)
-    if not _SESSION_ID.match(args.session_id):
-        raise StartupError(
-            "Error: Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
-            "and start and end with an alphanumeric character",
-            1,
-        )
+    """The session flags' combinations (`check_session_flags`), for callers that skip the CLI's check."""
+    from pi_tui.args import ArgsError, check_session_flags
+
+    try:
+        check_session_flags(args)
+    except ArgsError as exc:
+        raise StartupError(f"Error: {exc}", 1) from exc
 
 
 def _a_session(manager: SessionManager) -> SessionManager:

@@ -81,3 +81,22 @@ def test_fork_with_a_session_id_and_no_session_with_one(tmp_path: Path, fake: Fa
     assert memory.returncode == 0, memory.stderr
     state = next(json.loads(line) for line in memory.stdout.splitlines() if '"get_state"' in line)
     assert state["data"]["sessionId"] == "mem"
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--fork", "x", "-c"], "Error: --fork cannot be combined with --continue\n"),
+        (
+            ["--fork", "x", "--no-session", "-r"],
+            "Error: --fork cannot be combined with --resume, --no-session\n",
+        ),
+        (["--session-id", "x", "-r"], "Error: --session-id cannot be combined with --resume\n"),
+    ],
+)
+def test_fork_and_session_id_refuse_other_session_flags(
+    tmp_path: Path, fake: FakeLLM, args: list[str], error: str
+) -> None:
+    run = run_cli([*args, *MODEL, "-p", "hi"], tmp_path)
+    assert (run.returncode, run.stdout, run.stderr) == (1, "", error)
+    assert fake.requests == []
