@@ -119,9 +119,15 @@ class BuiltinCommands:
         self.write(f"Compaction of {fmt_tokens(int(tokens_before or 0))} tokens ({when}):\n\n{summary}")
 
     async def _cmd_export(self, arg: str) -> None:
-        from pi_tui.session.export_html import export_session_html
+        target = _path_argument(arg)
+        if target is not None and target.endswith(".jsonl"):  # as pi: the active branch as a session file
+            from pi_tui.session.export_jsonl import export_branch_jsonl
 
-        out = export_session_html(self.session.session_manager, Path(arg) if arg else None)
+            out = export_branch_jsonl(self.session.session_manager, target)
+        else:
+            from pi_tui.session.export_html import export_session_html
+
+            out = export_session_html(self.session.session_manager, Path(target) if target else None)
         self.write(f"Session exported to: {out}")
 
     async def _cmd_reload(self, _arg: str) -> None:
@@ -163,3 +169,14 @@ class BuiltinCommands:
         self.write(
             render_changes(self.session.checkpoints.store, self.session.checkpoint_changes(), arg or None)
         )
+
+
+def _path_argument(arg: str) -> str | None:
+    """A command's path argument as pi reads it: the first word, or a quoted path with spaces."""
+    text = arg.strip()
+    if not text:
+        return None
+    if text[0] in "\"'":
+        end = text.find(text[0], 1)
+        return text[1:end] if end > 0 else None
+    return text.split()[0]

@@ -103,3 +103,42 @@ async def test_name_with_line_breaks_is_stored_on_one_line_and_says_so(tmp_path:
         "Session name set: parser work",
     ]
     await session.close()
+
+
+async def test_export_to_a_jsonl_file_writes_the_active_branch_as_a_session(tmp_path: Path) -> None:
+    """As pi: ``/export x.jsonl`` writes the branch from the root to the leaf, re-linked in a line, under
+    a fresh header; any other name (or none) is the HTML page."""
+    import json
+
+    from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+    from pi_tui.args import parse_args
+    from pi_tui.modes.commands import BuiltinCommands
+    from pi_tui.runtime.factory import create_session
+    from pi_tui.session import SessionManager
+
+    session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
+    manager = session.session_manager
+    first = manager.append_message(UserMessage(content="left"))
+    manager.append_message(
+        AssistantMessage(content=[TextContent(text="L")], stop_reason="stop", model="m", provider="p")
+    )
+    manager.branch(first.id)
+    manager.append_message(UserMessage(content="right"))
+    manager.append_message(
+        AssistantMessage(content=[TextContent(text="R")], stop_reason="stop", model="m", provider="p")
+    )
+    said: list[str] = []
+    commands = BuiltinCommands(session, said.append)
+    out = tmp_path / "out dir" / "branch.jsonl"
+    assert await commands(f'/export "{out}" ignored')
+    assert said == [f"Session exported to: {out}"]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[0]["type"] == "session" and lines[0]["id"] == manager.id and lines[0]["cwd"] == manager.cwd
+    branch = manager.get_branch()
+    assert [e["id"] for e in lines[1:]] == [e.id for e in branch]
+    assert [e["parentId"] for e in lines[1:]] == [None, *[e.id for e in branch[:-1]]]
+    texts = [e["message"]["content"] for e in lines[1:] if e["type"] == "message"]
+    assert "left" in texts and "right" in texts and len(texts) == 3  # left, right, R: not L
+    with SessionManager.open(out, read_only=True) as copy:  # it reads back as a session
+        assert [e.id for e in copy.get_branch()] == [e.id for e in branch]
+    await session.close()
