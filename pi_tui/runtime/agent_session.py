@@ -662,8 +662,11 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         model = self.agent.model
         if self.extensions is None and self._base_stream_fn is None and model.api == "anthropic-messages":
             from pi_tui.session.fast_wire import anthropic_prefix
+            from pi_tui.util.collector import collector_paused
 
-            prefix = anthropic_prefix(deferred.split, model)
+            # as a provider converts a history: no collection walks the objects it makes meanwhile
+            with collector_paused():
+                prefix = anthropic_prefix(deferred.split, model)
         if prefix is None:
             self._complete_history()
         return prefix
