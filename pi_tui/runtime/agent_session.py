@@ -195,6 +195,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.services_for: Callable[[Path, list[str]], CwdServices] | None = None
         """Builds settings, resources, tools, ... for another directory (set by the factory): a session
         recorded elsewhere is switched to there, as pi. None: sessions switch without moving."""
+        self.trust_answers: dict[Path, bool | None] = {}
+        """The user's answers to the trust question about directories a switch moves to: True trusts
+        (recorded), None trusts for this run, False does not (the UI asks before switching)."""
         self.switch_warnings: list[str] = []
         """What building for the last switched-to directory had to say (project not trusted, ...)."""
         self.cli_model_scope: list[str] | None = None

@@ -476,6 +476,11 @@ def _create_session(
 
         def services_for(where: Path, notes: list[str]) -> CwdServices:
             moved = move_args(args)
+            answer = agent_session.trust_answers.get(where, False)
+            if answer is None:  # trusted for this run only
+                moved.approve = True
+            elif answer:
+                moved.trust_project = True
             return build_cwd_services(
                 moved, agent_dir, where, _load_settings(moved, agent_dir, where, notes), session_box, notes
             )

@@ -555,13 +555,32 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         return bool(await ask(self, ConfirmDialog("Session cwd not found", gone.question)))
 
     async def _ask_trust(self, where: Path) -> bool | None:
+        chosen = await self._trust_dialog(where, this_run=self._trust_for_this_run is not None)
+        if chosen is None and self._trust_for_this_run is not None:
+            self._trust_for_this_run()
+        return chosen
+
+    async def answer_trust_for(self, where: Path) -> None:
+        """Before the session moves to another directory (``/resume`` of a session recorded there): pi's
+        trust question about it, when it has files that load only once trusted and neither a saved
+        decision nor the command line (``--approve``, ``--trust-project``) settled it. The answer goes
+        to ``session.trust_answers``, which building for that directory follows."""
+        session = self.session
+        if session is None or self._needs_trust is None or where in session.trust_answers:
+            return
+        if await asyncio.to_thread(self._needs_trust, where):
+            session.trust_answers[where] = await self._trust_dialog(where, this_run=True)
+
+    async def _trust_dialog(self, where: Path, *, this_run: bool) -> bool | None:
+        """pi's trust question about ``where``: True (Trust, recorded), None (Trust for this run only),
+        False (Do not trust)."""
         from . import project_trust_files
         from .bridge import ask
         from .dialogs import SelectDialog
 
         files = "\n".join(f"  {name}" for name in project_trust_files(where))
         options: list[tuple[str, bool | None]] = [("Trust", True)]
-        if self._trust_for_this_run is not None:  # pi's "this session only": trusted, nothing recorded
+        if this_run:  # pi's "this session only": trusted, nothing recorded
             options.append(("Trust (this session only)", None))
         options.append(("Do not trust", False))
         answer = await ask(
@@ -576,10 +595,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
                 search=False,
             ),
         )
-        chosen = dict(options).get(answer, False) if isinstance(answer, str) else False
-        if chosen is None and self._trust_for_this_run is not None:
-            self._trust_for_this_run()
-        return chosen
+        return dict(options).get(answer, False) if isinstance(answer, str) else False
 
     async def attach_startup(self, startup: Startup) -> None:
         """Bind a ready `Startup`: UI bridge, listeners, commands, history on screen, then warm up."""

@@ -89,3 +89,38 @@ def test_resume_moves_to_the_sessions_directory_or_asks(
     prompt = _system_prompt(fake.requests[-1])
     assert str(where.resolve()) in prompt
     assert ("Rules of the other project." in prompt) == (answer == "exists")
+
+
+@pytest.mark.parametrize("answer", ["trust", "do not trust"])
+def test_resume_asks_the_trust_question_about_the_sessions_directory(
+    tmp_path: Path, isolated_home: Path, answer: str
+) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    agent_dir = isolated_home / ".pi" / "agent"
+    fake = FakeLLM()
+    fake.script([Reply([text("recorded")]), Reply([text("done")])])
+    with fake.serve() as server:
+        env = terminal_env(isolated_home, agent_dir, server)
+        _first_session(project, agent_dir, env)
+        (project / ".pi").mkdir()
+        (project / ".pi" / "APPEND_SYSTEM.md").write_text("Appended rule of the other project.\n")
+        argv = [sys.executable, "-m", "pi_tui", "--model", "fake/claude-fake"]
+        with PtyScreen(argv, cwd=elsewhere, env=env, columns=120, lines=32) as term:
+            term.wait_for("claude-fake", timeout=30)  # nothing to trust here: no question at start
+            _resume_first_of_all(term, "hi")
+            term.wait_for("Trust project folder?", timeout=30)
+            assert str(project.resolve()) in re.sub(r"[\s│]", "", term.text())
+            if answer == "trust":
+                term.send("\r")  # the first choice: Trust
+            else:
+                term.send("\x1b")  # no answer: not trusted
+            term.wait_for("recorded", timeout=30)
+            term.send("next")
+            term.send("\r")
+            term.wait_for("done", timeout=30)
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0
+    assert fake.violations == []
+    assert ("Appended rule of the other project." in _system_prompt(fake.requests[-1])) == (answer == "trust")

@@ -376,6 +376,11 @@ class ResumeScreen(SearchListScreen[Any]):
         except (SessionError, OSError) as exc:
             self.notify(f"Could not resume: {exc}", severity="error")
             return
+        from ..app import PiApp
+
+        where = Path(manager.cwd).resolve() if manager.cwd and Path(manager.cwd).is_dir() else None
+        if isinstance(self.app, PiApp) and where is not None and where != Path(self.session.cwd).resolve():
+            await self.app.answer_trust_for(where)  # as pi: its trust question first
         try:
             try:
                 # as pi: a session recorded in another directory works there (tools, footer, AGENTS.md)
