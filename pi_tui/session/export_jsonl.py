@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .entries import CURRENT_VERSION, dumps_line, entry_to_line
+from .errors import SessionError
 from .manager import SessionManager
 
 __all__ = ["export_branch_jsonl"]
@@ -23,6 +24,10 @@ def export_branch_jsonl(manager: SessionManager, out_path: str | Path | None = N
     Args:
         manager: The open session.
         out_path: Where to write (folders are created); default ``session-<time>.jsonl`` in the cwd.
+            An existing file there is replaced whole (never left half-written).
+
+    Raises:
+        SessionError: ``out_path`` is the session's own file.
     """
     now = datetime.now(UTC)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -31,6 +36,7 @@ def export_branch_jsonl(manager: SessionManager, out_path: str | Path | None = N
     target = Path(out_path).expanduser()
     if not target.is_absolute():
         target = Path.cwd() / target
+    _refuse_own_file(manager, target)
     header = {
         "type": "session",
         "version": CURRENT_VERSION,
@@ -46,5 +52,22 @@ def export_branch_jsonl(manager: SessionManager, out_path: str | Path | None = N
         lines.append(dumps_line(data))
         parent = entry.id
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
+    replace_file_bytes(target, "".join(line + "\n" for line in lines).encode("utf-8"))
     return target
+
+
+def _refuse_own_file(manager: SessionManager, target: Path) -> None:
+    """The export must not replace the session file it is made from (through a link or another spelling too)."""
+    own = manager.path
+    if own is None:
+        return
+    try:
+        same = target.exists() and target.samefile(own)
+    except OSError:
+        same = False
+    if same:
+        raise SessionError(
+            f"{target} is the session being exported; nothing was written. Choose another file name."
+        )
