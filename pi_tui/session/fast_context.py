@@ -24,6 +24,7 @@ wire builder return None, and the caller takes the typed path. Plain means:
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 JsonObject = dict[str, object]
+_TIMESTAMP = operator.itemgetter("timestamp")
 
 _ENTRY_TYPES = frozenset({"message", "model_change", "thinking_level_change"})
 _ENTRY_KEYS = frozenset({"type", "id", "parentId", "timestamp", "message"})
@@ -99,6 +101,8 @@ class PlainPath:
     """Where each entry's id is in ``records``."""
     message_at: list[int]
     """Where each of ``messages`` is in ``path``."""
+    state_at: list[int]
+    """Where the model and thinking-level changes are in ``path``."""
 
 
 def _known(value: JsonObject, allowed: frozenset[str]) -> bool:
@@ -269,42 +273,52 @@ def read_plain_path(
         parent = record["parentId"]
         at = index[parent] if type(parent) is str else -1
     path.reverse()
-    message_at = _replayed(path)
-    if message_at is None:
+    replayed = _replayed(path)
+    if replayed is None:
         return None
-    messages = [cast(JsonObject, path[at]["message"]) for at in message_at]
-    if not _paired(messages):
-        return None
-    return PlainPath(header, records, path, messages, index, message_at)
+    message_at, messages, state_at = replayed
+    return PlainPath(header, records, path, messages, index, message_at, state_at)
 
 
-def _replayed(path: list[JsonObject]) -> list[int] | None:
-    """Where the messages a request replays are on ``path``: all but failed or aborted turns and the
-    tool results after one (`transform_messages` drops both: its calls are never awaited). None when
-    such a turn interrupts calls still waiting for results (pairing would add results there)."""
-    kept: list[int] = []
+def _replayed(path: list[JsonObject]) -> tuple[list[int], list[JsonObject], list[int]] | None:
+    """The messages a request replays and where they are on ``path``, when pairing keeps them as they
+    are: failed and aborted turns and the tool results after one are left out (`transform_messages`
+    drops both); every other tool call is answered right after its turn, in call order, by one result
+    each, and no result is anywhere else. None otherwise (pairing would add or drop results). Third,
+    where the other entries (model and thinking-level changes) are."""
+    kept_at: list[int] = []
+    states: list[int] = []
+    kept: list[JsonObject] = []
     dropping = False  # after a failed turn: its results go too
-    waiting = 0  # results still due to the last kept turn's calls
+    expected: list[object] = []  # the call ids still to be answered, the next one last
     for at, record in enumerate(path):
         if record["type"] != "message":
+            states.append(at)
             continue
         message = cast(JsonObject, record["message"])
         role = message["role"]
         if role == "toolResult":
-            if not dropping:
-                kept.append(at)
-                waiting -= 1
-            continue
-        if role == "assistant" and message.get("stopReason", "stop") in _NOT_REPLAYED:
-            if waiting > 0:
+            if dropping:
+                continue
+            if not expected or message["toolCallId"] != expected.pop():
                 return None
-            dropping = True
-            continue
+        elif expected:
+            return None
+        elif role == "assistant":
+            if message.get("stopReason", "stop") in _NOT_REPLAYED:
+                dropping = True
+                continue
+            for block in cast(list[JsonObject], message["content"]):
+                if block["type"] == "toolCall":
+                    expected.append(block["id"])
+            if len(expected) > 1:
+                if len(set(expected)) != len(expected):
+                    return None
+                expected.reverse()
         dropping = False
-        if role == "assistant":
-            waiting = len(calls_of(message))
-        kept.append(at)
-    return kept
+        kept_at.append(at)
+        kept.append(message)
+    return None if expected else (kept_at, kept, states)
 
 
 @dataclass(frozen=True)
@@ -357,8 +371,8 @@ def split_path(plain: PlainPath) -> SplitPath | None:
         answer -= 1
     if answer < 0:
         return None
-    stamps = [cast(int, message["timestamp"]) for message in messages[: answer + 1]]
-    if max(stamps) > stamps[-1]:
+    newest = max(map(_TIMESTAMP, messages[:answer]), default=0)
+    if cast(int, newest) > cast(int, messages[answer]["timestamp"]):
         return None  # pi's estimate would start from an older answer: leave it to the typed path
     cut = answer - 1
     while cut > 0:
@@ -369,36 +383,12 @@ def split_path(plain: PlainPath) -> SplitPath | None:
     if cut <= 0:
         return None
     at = plain.message_at[cut]  # where the prompt is on the path
-    states = [record for record in plain.path[:at] if record["type"] != "message"]
+    states = [plain.path[state] for state in plain.state_at if state < at]
     return SplitPath(plain=plain, prefix=messages[:cut], tail=[*states, *plain.path[at:]])
 
 
 def calls_of(message: Mapping[str, object]) -> list[JsonObject]:
     return [block for block in cast(list[JsonObject], message["content"]) if block["type"] == "toolCall"]
-
-
-def _paired(messages: list[JsonObject]) -> bool:
-    """Whether every tool call is answered right after its turn, in call order, by one result each, and
-    no result is anywhere else: then pairing (`transform_messages`, `prepare_messages`) keeps the list
-    as it is."""
-    expected: list[object] = []  # the ids still to be answered, the next one last
-    for message in messages:
-        role = message["role"]
-        if role == "toolResult":
-            if not expected or message["toolCallId"] != expected.pop():
-                return False
-            continue
-        if expected:
-            return False
-        if role == "assistant":
-            for block in cast(list[JsonObject], message["content"]):
-                if block["type"] == "toolCall":
-                    expected.append(block["id"])
-            if len(expected) > 1:
-                if len(set(expected)) != len(expected):
-                    return False
-                expected.reverse()
-    return not expected
 
 
 @dataclass(frozen=True)

@@ -405,3 +405,31 @@ def test_any_other_use_of_the_tree_builds_the_deferred_history_first(tmp_path: P
     assert deferred.deferred_history is not None
     assert len(deferred.get_entries()) == count
     assert deferred.deferred_history is None
+
+
+@pytest.mark.parametrize("case", ["an answer older than a message before it", "no usage reported"])
+def test_a_path_no_cut_keeps_exact_is_read_whole(case: str, tmp_path: Path) -> None:
+    b = _Builder()
+    _pad(b)
+    b.user("q")
+    if case == "no usage reported":
+        b.answer([{"type": "text", "text": "a"}], total=0)
+        for line in b.lines[1:]:
+            message = line["message"]
+            if message["role"] == "assistant":
+                message["usage"] = {
+                    "input": 0,
+                    "output": 0,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 0,
+                }
+    else:
+        b.answer([{"type": "text", "text": "a"}])
+        b.lines[-1]["message"]["timestamp"] = 1  # the clock went back: pi's estimate looks further
+    path = b.write(tmp_path / "s.jsonl")
+    plain = _plain(path)
+    assert plain is not None and split_path(plain) is None
+    manager = SessionManager.open(path, read_only=True, defer_history=True)
+    assert manager.deferred_history is None
+    assert _loaded(manager) == _loaded(SessionManager.open(path, read_only=True))
