@@ -74,8 +74,8 @@ def _acquire(lock: Path, wait_s: float, stale_s: float, cancel: threading.Event 
         if remaining <= 0:
             raise AuthLockError(
                 errno.EBUSY,
-                f"{lock} is held by another process (a pi or pi-tui refreshing a login); try again, "
-                "or remove that directory if no pi is running",
+                f"{lock} is held by another process (a pi or pi-tui writing {lock.name.removesuffix('.lock')}); "
+                "try again, or remove that directory if no pi is running",
             )
         # Jittered exponential backoff as pi's writers use: 10 ms doubling, at most about a second.
         base = min(0.01 * 2**attempt, 1.0)

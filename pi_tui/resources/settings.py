@@ -22,6 +22,7 @@ from pi_tui.resources.paths import agent_dir as default_agent_dir
 from pi_tui.resources.settings_io import (
     UnreadableSettings,
     directory_lock,
+    pi_settings_lock,
     read_settings_file,
     write_atomically,
 )
@@ -280,7 +281,7 @@ class SettingsManager:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with directory_lock(path.parent):
+            with directory_lock(path.parent), pi_settings_lock(path):
                 try:
                     current = read_settings_file(path)
                 except UnreadableSettings as exc:

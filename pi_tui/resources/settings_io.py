@@ -12,7 +12,13 @@ from typing import Any
 from pi_tui.resources.settings_schema import migrate_settings
 from pi_tui.util import json_safe
 
-__all__ = ["UnreadableSettings", "directory_lock", "read_settings_file", "write_atomically"]
+__all__ = [
+    "UnreadableSettings",
+    "directory_lock",
+    "pi_settings_lock",
+    "read_settings_file",
+    "write_atomically",
+]
 
 
 class UnreadableSettings(Exception):
@@ -59,6 +65,20 @@ def directory_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def pi_settings_lock(path: Path) -> Iterator[None]:
+    """pi's own lock on a settings file (the ``<file>.lock`` directory of proper-lockfile), so a pi and
+    a pi-tui rewriting the same file wait for each other instead of dropping each other's keys.
+
+    pi holds it for a few milliseconds and counts one untouched for 10 s as left by a dead process; a
+    write waits up to 2 s for it, then fails with a message (and the next write tries again).
+    """
+    from pi_tui.ai.auth_lock import hold_lock  # writers only: off start-up
+
+    with hold_lock(path, wait_s=2.0, stale_s=10.0):
+        yield
 
 
 def write_atomically(path: Path, text: str) -> None:
