@@ -254,8 +254,14 @@ class SessionManager:
     ) -> SessionManager | None:
         """`_from_file` for a big plain file, its history deferred; None for any other file (``decoded``
         then holds the values of the lines read, for `_from_file`)."""
-        from pi_tui.session.fast_context import read_deferred
         from pi_tui.session.loader import FAST_DECODE_BYTES
+
+        try:
+            if path.stat().st_size < FAST_DECODE_BYTES:
+                return None  # a small file: read as usual, without importing the deferred reading
+        except OSError:
+            return None
+        from pi_tui.session.fast_context import read_deferred
 
         opened = read_deferred(path, FAST_DECODE_BYTES, decoded)
         if opened is None:
