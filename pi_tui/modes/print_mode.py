@@ -97,7 +97,11 @@ async def run_print_mode(
                         "read the summary with: pi-tui -c -p /summary\n"
                     )
                     err.flush()
-                case AutoCompactionStart() | AutoCompactionEnd() | ErrorEvent():
+                case ErrorEvent():
+                    # Whole: the reason (disk full, no permission) comes last, after a long file path.
+                    err.write(f"[error] {_one_line(event.message, 10_000)}\n")
+                    err.flush()
+                case AutoCompactionStart() | AutoCompactionEnd():
                     data = event.to_json()
                     err.write(f"[{data.pop('type')}] {json.dumps(data, ensure_ascii=False)[:300]}\n")
                     err.flush()

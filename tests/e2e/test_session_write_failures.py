@@ -54,21 +54,24 @@ def _run_limited(args: list[str], cwd: Path, limit: int) -> Run:
 def test_a_session_file_that_cannot_grow_is_reported_and_left_whole(tmp_path: Path, agent_dir: Path) -> None:
     fake = FakeLLM()
     fake.script([Reply([text("first answer")]), Reply([text("long answer " * 300)]), Reply([text("third")])])
+    # A long project path makes a long session path: the reason at the end of the message must still show.
+    project = tmp_path / ("a-project-with-a-long-name-" * 5)
+    project.mkdir()
     with fake.serve() as server:
         write_models_json(agent_dir, server)
-        assert run_cli([*MODEL, "-p", "one"], tmp_path).returncode == 0
+        assert run_cli([*MODEL, "-p", "one"], project).returncode == 0
         session = _session_file(agent_dir)
         before = session.read_bytes()
         # Room for the prompt's line, not for the answer's.
-        limited = _run_limited([*MODEL, "-c", "-p", "two"], tmp_path, len(before) + 1000)
+        limited = _run_limited([*MODEL, "-c", "-p", "two"], project, len(before) + 1000)
         assert "long answer" in limited.stdout  # the answer is still shown
         assert "Session not saved: Could not write to session file" in limited.stderr
-        assert "File too large" in limited.stderr
+        assert f"{session}: [Errno 27] File too large" in limited.stderr
         after = session.read_bytes()
         assert after.startswith(before) and after.endswith(b"\n")
         assert all(json.loads(line) for line in after.splitlines())  # only whole lines
 
-        resumed = run_cli([*MODEL, "-c", "-p", "three"], tmp_path)
+        resumed = run_cli([*MODEL, "-c", "-p", "three"], project)
         assert resumed.returncode == 0, resumed.stderr
     assert session.read_bytes().startswith(after)
     assert fake.violations == []
