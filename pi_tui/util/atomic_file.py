@@ -10,8 +10,9 @@ What a user expects of "overwrite this file" is kept as well:
   file gets the usual mode (``0o666`` less the umask);
 - where a rename would change what the user sees, the bytes are written in place instead: a file with
   more than one hard link (a rename would split the links), a file owned by someone else (the new file
-  would belong to us), anything that is not a regular file (a device, a pipe), and a directory in which
-  we may not create files while the file itself is writable.
+  would belong to us), anything that is not a regular file (a device, a pipe), a file mounted over
+  another (a bind mount, which cannot be renamed over), and a directory in which we may not create
+  files while the file itself is writable.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ __all__ = ["replace_file_bytes", "write_target"]
 # Creating the temporary file fails with these when the directory is not ours to write in; the
 # file itself may still be writable, so the write falls back to going in place.
 _NO_TEMP_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+# Renaming over the name fails with these when it is a mount point (a file bind-mounted into a
+# container) or another filesystem: the content can still be written in place.
+_NO_RENAME_ERRNOS = frozenset({errno.EBUSY, errno.EXDEV})
 
 
 def write_target(path: Path) -> Path:
@@ -84,7 +88,13 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
         finally:
             if fd >= 0:
                 os.close(fd)
-        os.replace(temp, target)
+        try:
+            os.replace(temp, target)
+        except OSError as exc:
+            if exc.errno not in _NO_RENAME_ERRNOS:
+                raise
+            os.unlink(temp)
+            _write_in_place(target, data)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pi_tui.tools.edit import create_edit_tool
 from pi_tui.tools.write import create_write_tool
 
@@ -21,6 +23,8 @@ from .helpers import run
 _CHILD = """
 import asyncio, json, resource, sys
 from pathlib import Path
+
+import pytest
 from pi_tui.agent.tool import ToolError
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.tools.edit import create_edit_tool
@@ -117,3 +121,22 @@ async def test_edit_keeps_bom_crlf_missing_final_newline_and_mode(tmp_path: Path
     await run(create_edit_tool(tmp_path), params)
     assert f.read_bytes() == b"\xef\xbb\xbfclass A\r\n{\r\n  int y;\r\n  int z;\r\n}"
     assert stat.S_IMODE(f.stat().st_mode) == 0o600
+
+
+async def test_a_bind_mounted_file_is_written_in_place(tmp_path: Path) -> None:
+    """A file mounted over another (a container's ``-v config.json:/app/config.json``) cannot be
+    renamed over: the write goes in place, as pi's does, instead of failing."""
+    source = tmp_path / "host.json"
+    source.write_text("{}\n")
+    mounted = tmp_path / "app.json"
+    mounted.write_text("")
+    done = subprocess.run(["mount", "--bind", str(source), str(mounted)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot bind-mount here (needs root): {done.stderr.strip()}")
+    try:
+        await run(create_write_tool(tmp_path), {"path": "app.json", "content": '{"a": 1}\n'})
+        assert mounted.read_text() == '{"a": 1}\n'
+    finally:
+        subprocess.run(["umount", str(mounted)], check=True)
+    assert source.read_text() == '{"a": 1}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.json", "host.json"]
