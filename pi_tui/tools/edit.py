@@ -153,7 +153,10 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
                 replace_file_bytes(absolute, plan.final_bytes)
                 return record_change(on_change, absolute, plan.original, plan.final_bytes, "edit")
 
-            checkpoint = await finish_in_thread(write)  # one thread hop for the write and its checkpoint
+            try:
+                checkpoint = await finish_in_thread(write)  # one thread hop for the write and its checkpoint
+            except OSError as exc:  # the file still has its old content (see pi_tui.util.atomic_file)
+                raise ToolError(f"Could not edit file: {path}. {exc.strerror or exc}.") from exc
             if checkpoint is not None:
                 plan.details["checkpoint"] = checkpoint
             raise_if_aborted(signal)
