@@ -22,6 +22,7 @@ from bench.pty_screen import PtyScreen
 from pi_tui.session.paths import default_session_dir
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 
+from ..plain.test_plain_pty import _prompt_shown
 from .test_real_terminal import _env as terminal_env
 from .test_session_cwd_question import _first_session, _pwd_results
 
@@ -120,6 +121,7 @@ def test_plain_mode_asks_to_continue_when_the_sessions_directory_is_gone(
                 assert term.wait_exit(timeout=20) == 0
             else:
                 term.wait_for("done", timeout=30)
+                term.wait_for(_prompt_shown, timeout=30)  # Ctrl+D quits from the prompt, not mid-answer
                 term.send("\x04")
                 assert term.wait_exit(timeout=20) == 0
     assert fake.violations == []
