@@ -9,7 +9,8 @@ once encoded (`encode_wire`); tests compare them on every fixture session and th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from itertools import chain
+from typing import TYPE_CHECKING, cast
 
 from pi_tui.ai.providers._history import sanitize_surrogates
 from pi_tui.session.fast_context import JsonObject, SplitPath, calls_of
@@ -55,9 +56,12 @@ def _assistant_parts(message: Mapping[str, object], model: Model) -> list[JsonOb
     return parts
 
 
-def anthropic_history(messages: list[JsonObject], model: Model) -> list[WireMessage] | None:
+def anthropic_history(
+    messages: list[JsonObject], model: Model, inputs: list[object] | None = None
+) -> list[WireMessage] | None:
     """The history's Anthropic Messages wire messages, as `anthropic.convert_messages` makes them
-    before the cache marker is placed; None for a shape this module leaves to the typed path."""
+    before the cache marker is placed; None for a shape this module leaves to the typed path.
+    ``inputs`` gets the tool calls' inputs, in order (what encoding them checks)."""
     from pi_tui.ai.providers.anthropic import tool_use_id
 
     if "image" in model.input or (model.compat or {}).get("allowEmptySignature") is True:
@@ -104,14 +108,17 @@ def anthropic_history(messages: list[JsonObject], model: Model) -> list[WireMess
                     elif thinking.strip():
                         blocks.append({"type": "text", "text": sanitize_surrogates(thinking)})
                 else:
+                    arguments = block.get("arguments", {})
                     blocks.append(
                         {
                             "type": "tool_use",
                             "id": tool_use_id(str(block["id"])),
                             "name": block["name"],
-                            "input": block.get("arguments", {}),
+                            "input": arguments,
                         }
                     )
+                    if inputs is not None:
+                        inputs.append(arguments)
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
         else:
@@ -253,9 +260,14 @@ def encode_wire(messages: list[WireMessage]) -> bytes:
     """The messages' JSON as the provider's encoder writes it (`encode_body`), comma-joined without
     brackets: by orjson at once when every value is plain (`json_plain`: what it writes byte for byte
     as the stdlib does), else message by message by the stdlib."""
+    return _encode(messages, _tool_inputs(messages))
+
+
+def _encode(messages: list[WireMessage], inputs: list[object]) -> bytes:
+    """`encode_wire`, given the messages' tool-call inputs."""
     from pi_tui.ai.providers._wire_cache import dumps
 
-    if _tool_inputs_plain(messages):
+    if _inputs_plain(inputs):
         import orjson
 
         try:
@@ -265,18 +277,37 @@ def encode_wire(messages: list[WireMessage]) -> bytes:
     return b",".join(dumps(message).encode() for message in messages)
 
 
-def _tool_inputs_plain(messages: list[WireMessage]) -> bool:
-    """Whether every value is plain: the builders write strings, booleans and nulls only, except a tool
-    call's input (Anthropic), which is the model's JSON."""
+def _tool_inputs(messages: list[WireMessage]) -> list[object]:
+    """The inputs of the messages' tool calls (Anthropic): the only values the builders do not write
+    as strings, booleans or nulls."""
+    return [
+        block["input"]
+        for message in messages
+        if message["role"] == "assistant" and type(message["content"]) is list
+        for block in cast(list[JsonObject], message["content"])
+        if block["type"] == "tool_use"
+    ]
+
+
+def _inputs_plain(inputs: list[object]) -> bool:
+    """Whether `json_plain` holds for every input, with the inputs' keys and top-level values checked
+    all at once by C iterators: most inputs are flat objects of strings, and only what is not a plain
+    scalar is looked into."""
     from pi_tui.ai.providers._wire_cache import json_plain
 
-    for message in messages:
-        content = message["content"]
-        if message["role"] == "assistant" and type(content) is list:
-            for block in content:
-                if block["type"] == "tool_use" and not json_plain(block["input"]):
-                    return False
-    return True
+    objects = cast(list[JsonObject], [value for value in inputs if type(value) is dict])
+    if len(objects) != len(inputs) and not all(
+        json_plain(value) for value in inputs if type(value) is not dict
+    ):
+        return False
+    if not set(map(type, chain.from_iterable(objects))) <= _STRING_ONLY:
+        return False  # a key that is not a string
+    values = list(chain.from_iterable(map(dict.values, objects)))
+    return set(map(type, values)) <= _SCALARS or all(map(json_plain, values))
+
+
+_STRING_ONLY = frozenset({str})
+_SCALARS = frozenset({str, bool, int, type(None)})
 
 
 def anthropic_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
@@ -284,8 +315,11 @@ def anthropic_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     this module leaves its shapes to the typed path."""
     from pi_tui.ai.stream import WirePrefix
 
-    messages = anthropic_history(split.prefix, model)
+    inputs: list[object] = []
+    messages = anthropic_history(split.prefix, model, inputs)
     if not messages:
         return None
     tools = any(message["role"] == "toolResult" for message in split.prefix)
-    return WirePrefix(api=model.api, messages=messages, json=encode_wire(messages), has_tool_history=tools)
+    return WirePrefix(
+        api=model.api, messages=messages, json=_encode(messages, inputs), has_tool_history=tools
+    )

@@ -433,3 +433,47 @@ def test_a_path_no_cut_keeps_exact_is_read_whole(case: str, tmp_path: Path) -> N
     manager = SessionManager.open(path, read_only=True, defer_history=True)
     assert manager.deferred_history is None
     assert _loaded(manager) == _loaded(SessionManager.open(path, read_only=True))
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"path": "a", "n": 1},
+        {"path": "a", "n": 1e-07},
+        {"path": "a", "deep": {"n": [1, {"x": 2.5e-07}]}},
+        {"path": "a", "deep": {"n": [1, {"x": None}], "ok": True}},
+        {},
+    ],
+    ids=["flat", "float", "nested-float", "nested-plain", "empty"],
+)
+def test_a_prefix_encodes_tool_inputs_as_the_stdlib_does(arguments: dict[str, Any]) -> None:
+    """Floats are written differently by orjson: wherever one sits in a tool input, the prefix's JSON
+    is the stdlib's, message by message."""
+    call = {"type": "toolCall", "id": "toolu_1", "name": "read", "arguments": arguments}
+    messages: list[dict[str, object]] = [
+        {"role": "user", "content": "go", "timestamp": 1},
+        {
+            "role": "assistant",
+            "content": [call],
+            "api": ANTHROPIC.api,
+            "provider": ANTHROPIC.provider,
+            "model": ANTHROPIC.id,
+            "stopReason": "toolUse",
+            "timestamp": 2,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "toolu_1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "ok"}],
+            "isError": False,
+            "timestamp": 3,
+        },
+    ]
+    wire = anthropic_history(messages, ANTHROPIC)
+    assert wire is not None
+    expected = b",".join(dumps(message).encode() for message in wire)
+    assert encode_wire(wire) == expected
+    inputs: list[object] = []
+    assert anthropic_history(messages, ANTHROPIC, inputs) == wire
+    assert inputs == [arguments]
