@@ -11,7 +11,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .entries import CURRENT_VERSION, dumps_line, entry_to_line
+from .entries import CURRENT_VERSION, SessionHeader, dumps_line, entry_to_line, header_to_line
 from .errors import SessionError
 from .manager import SessionManager
 
@@ -37,14 +37,8 @@ def export_branch_jsonl(manager: SessionManager, out_path: str | Path | None = N
     if not target.is_absolute():
         target = Path.cwd() / target
     _refuse_own_file(manager, target)
-    header = {
-        "type": "session",
-        "version": CURRENT_VERSION,
-        "id": manager.id,
-        "timestamp": stamp,
-        "cwd": manager.cwd,
-    }
-    lines = [dumps_line(header)]
+    header = SessionHeader(version=CURRENT_VERSION, id=manager.id, timestamp=stamp, cwd=manager.cwd)
+    lines = [header_to_line(header)]
     parent: str | None = None
     for entry in manager.get_branch():
         data = json.loads(entry_to_line(entry))

@@ -68,7 +68,7 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
     try:
         # Until it gets the old file's mode, the temporary file is readable by its owner only.
         mode = new_file_mode if old is None else 0o600
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     except OSError as exc:
         if old is not None and exc.errno in _NO_TEMP_ERRNOS:
             _write_in_place(target, data)
@@ -121,7 +121,7 @@ def _renamable(old: os.stat_result) -> bool:
 
 def _write_in_place(target: Path, data: bytes) -> None:
     # Not truncated up front: should the write fail part way, what follows it is still the old content.
-    fd = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(target, os.O_WRONLY | os.O_CLOEXEC)
     try:
         _write_all(fd, data)
         if stat.S_ISREG(os.fstat(fd).st_mode):

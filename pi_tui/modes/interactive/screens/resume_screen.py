@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.text import Text
 from textual import work
@@ -28,6 +28,9 @@ from ._dialogs import ConfirmScreen, PromptScreen
 from ._format import fmt_age, fmt_size, one_line
 from ._picker import SearchListScreen
 from ._rowlist import RowList
+
+if TYPE_CHECKING:
+    from pi_tui.runtime.session_cwd import MissingSessionCwdError
 
 __all__ = ["ResumeScreen", "open_resume", "trash_session", "TRASH_DIR_NAME"]
 
@@ -404,7 +407,7 @@ class ResumeScreen(SearchListScreen[Any]):
         self.app.pop_screen()
         self.app.notify(f"Resumed {one_line(info.name or info.first_message, 60)}{here}")
 
-    async def _continue_here(self, gone: Any) -> bool:
+    async def _continue_here(self, gone: MissingSessionCwdError) -> bool:
         """pi's "Session cwd not found" question: continue in the current directory? (In the worker.)"""
         from ..dialogs import ConfirmDialog
 
