@@ -19,7 +19,7 @@ from bench.pty_screen import PtyScreen
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 
 from .test_real_terminal import _env as terminal_env
-from .test_session_cwd_question import _first_session, _pwd_results
+from .test_session_cwd_question import _first_session, _pwd_results, _two_directories
 
 pytestmark = pytest.mark.slow
 
@@ -95,10 +95,7 @@ def test_resume_moves_to_the_sessions_directory_or_asks(
 def test_resume_asks_the_trust_question_about_the_sessions_directory(
     tmp_path: Path, isolated_home: Path, answer: str
 ) -> None:
-    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
-    project.mkdir()
-    elsewhere.mkdir()
-    agent_dir = isolated_home / ".pi" / "agent"
+    project, elsewhere, agent_dir = _two_directories(tmp_path, isolated_home)
     fake = FakeLLM()
     fake.script([Reply([text("recorded")]), Reply([text("done")])])
     with fake.serve() as server:

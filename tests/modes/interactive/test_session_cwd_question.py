@@ -21,6 +21,14 @@ from .test_real_terminal import _env as terminal_env
 pytestmark = pytest.mark.slow
 
 
+def _two_directories(tmp_path: Path, isolated_home: Path) -> tuple[Path, Path, Path]:
+    """A session's project and the directory pi-tui is started in (both made), and the agent folder."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    return project, elsewhere, isolated_home / ".pi" / "agent"
+
+
 def _first_session(project: Path, agent_dir: Path, env: dict[str, str]) -> Path:
     argv = [sys.executable, "-m", "pi_tui", "--model", "fake/claude-fake", "-p", "hi"]
     run = subprocess.run(argv, cwd=project, env=env, input="", capture_output=True, text=True, timeout=60)
@@ -46,10 +54,7 @@ def _pwd_results(fake: FakeLLM) -> list[str]:
 def test_a_session_runs_where_it_was_recorded_or_asks(
     tmp_path: Path, isolated_home: Path, answer: str
 ) -> None:
-    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
-    project.mkdir()
-    elsewhere.mkdir()
-    agent_dir = isolated_home / ".pi" / "agent"
+    project, elsewhere, agent_dir = _two_directories(tmp_path, isolated_home)
     fake = FakeLLM()
     fake.script([Reply([text("one")]), Reply([tool_call("bash", {"command": "pwd"})]), Reply([text("done")])])
     with fake.serve() as server:

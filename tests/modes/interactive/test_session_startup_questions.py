@@ -24,7 +24,7 @@ from pi_tui.testing import FakeLLM, Reply, text, tool_call
 
 from ..plain.test_plain_pty import _prompt_shown
 from .test_real_terminal import _env as terminal_env
-from .test_session_cwd_question import _first_session, _pwd_results
+from .test_session_cwd_question import _first_session, _pwd_results, _two_directories
 
 pytestmark = pytest.mark.slow
 
@@ -34,10 +34,7 @@ def _flat(term: PtyScreen) -> str:
 
 
 def test_the_trust_question_is_about_the_sessions_directory(tmp_path: Path, isolated_home: Path) -> None:
-    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
-    project.mkdir()
-    elsewhere.mkdir()
-    agent_dir = isolated_home / ".pi" / "agent"
+    project, elsewhere, agent_dir = _two_directories(tmp_path, isolated_home)
     fake = FakeLLM()
     fake.script([Reply([text("one")])])
     with fake.serve() as server:
@@ -61,10 +58,7 @@ def test_the_trust_question_is_about_the_sessions_directory(tmp_path: Path, isol
 def test_another_projects_session_by_id_is_forked_here_or_left(
     tmp_path: Path, isolated_home: Path, answer: str
 ) -> None:
-    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
-    project.mkdir()
-    elsewhere.mkdir()
-    agent_dir = isolated_home / ".pi" / "agent"
+    project, elsewhere, agent_dir = _two_directories(tmp_path, isolated_home)
     fake = FakeLLM()
     fake.script([Reply([text("one")]), Reply([tool_call("bash", {"command": "pwd"})]), Reply([text("done")])])
     with fake.serve() as server:
@@ -101,10 +95,7 @@ def test_another_projects_session_by_id_is_forked_here_or_left(
 def test_plain_mode_asks_to_continue_when_the_sessions_directory_is_gone(
     tmp_path: Path, isolated_home: Path, answer: str
 ) -> None:
-    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
-    project.mkdir()
-    elsewhere.mkdir()
-    agent_dir = isolated_home / ".pi" / "agent"
+    project, elsewhere, agent_dir = _two_directories(tmp_path, isolated_home)
     fake = FakeLLM()
     fake.script([Reply([text("one")]), Reply([tool_call("bash", {"command": "pwd"})]), Reply([text("done")])])
     with fake.serve() as server:
