@@ -476,12 +476,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             try:
                 startup = await asyncio.to_thread(self._create_and_preload, trust)
             except MissingSessionCwdError as gone:
-                if self._continue_in_cwd is None:
-                    raise
-                if not await self._ask_continue_in_cwd(gone):
-                    self.exit(0)  # as pi: declining leaves, nothing was changed
+                if not await self._continue_here_or_leave(gone):
                     return
-                self._continue_in_cwd()
                 startup = await asyncio.to_thread(self._create_and_preload, trust)
         except Exception as exc:
             from pi_tui.runtime.factory import StartupError
@@ -517,12 +513,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
                     return None
                 self._fork_here(other)
             except MissingSessionCwdError as gone:
-                if self._continue_in_cwd is None:
-                    raise
-                if not await self._ask_continue_in_cwd(gone):
-                    self.exit(0)  # as pi: declining leaves, nothing was changed
+                if not await self._continue_here_or_leave(gone):
                     return None
-                self._continue_in_cwd()
         return self._cwd
 
     async def _ask_fork_here(self, other: SessionInOtherProjectError) -> bool:
@@ -548,11 +540,19 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         startup.session.stats()
         return startup
 
-    async def _ask_continue_in_cwd(self, gone: MissingSessionCwdError) -> bool:
+    async def _continue_here_or_leave(self, gone: MissingSessionCwdError) -> bool:
+        """pi's "Session cwd not found" question: yes keeps ``cwd`` for the next start-up (True); no
+        leaves with exit code 0, nothing changed (False). Without ``continue_in_cwd`` ``gone`` is raised."""
+        if self._continue_in_cwd is None:
+            raise gone
         from .bridge import ask
         from .dialogs import ConfirmDialog
 
-        return bool(await ask(self, ConfirmDialog("Session cwd not found", gone.question)))
+        if not await ask(self, ConfirmDialog("Session cwd not found", gone.question)):
+            self.exit(0)  # as pi: declining leaves, nothing was changed
+            return False
+        self._continue_in_cwd()
+        return True
 
     async def _ask_trust(self, where: Path) -> bool | None:
         chosen = await self._trust_dialog(where, this_run=self._trust_for_this_run is not None)
