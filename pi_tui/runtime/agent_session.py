@@ -677,12 +677,13 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     def _complete_history(self, request: LlmRequest | None = None) -> None:
         """Build the deferred history and give the agent all of it; with ``request`` (the first one,
         its body written), make it the request the whole history gives, for the cache ledger."""
-        from pi_tui.util.collector import collector_paused
+        from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
         sent = request is not None and request.wire_prefix is not None
         if request is not None:
             request.wire_prefix = None  # sent: its wire messages and their JSON go before the history comes
-        with collector_paused(freeze_above=50_000):  # what it builds lives as long as the session
+        # what it builds lives as long as the session
+        with collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE):
             self.session_manager.complete_history()
             env = self.engine.replay()
             self.agent.messages = list(env.cached)

@@ -73,7 +73,7 @@ from pi_tui.session.report import LoadReport, TornTail
 from pi_tui.session.store import SessionFile
 from pi_tui.session.tree import SessionTree, TreeNode
 from pi_tui.util import json_safe
-from pi_tui.util.collector import collector_paused
+from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
 if TYPE_CHECKING:
     from pi_tui.session.fast_context import DeferredHistory
@@ -84,7 +84,6 @@ log = logging.getLogger(__name__)
 
 # Entries worth an fsync of their own; the rest are made durable by the next one (or by close()).
 _DURABLE = (MessageEntry, CompactionEntry, BranchSummaryEntry, ContextTransformEntry)
-_FREEZE_ABOVE = 50_000  # objects a built history leaves for the collector to freeze (`collector_paused`)
 _UUID_IN_NAME = re.compile(r"_([0-9a-fA-F-]{36})\.jsonl$")
 
 
@@ -300,7 +299,7 @@ class SessionManager:
         records.reverse()  # popped from the end, each decoded line is freed once typed (peak memory)
         entries: list[SessionEntry] = []
         # They live as long as the session: frozen, no collection walks them again (as start-up's are).
-        with collector_paused(freeze_above=_FREEZE_ABOVE):
+        with collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE):
             while records:
                 entries.append(parse_entry(records.pop(), ""))
             entries.extend(appended)

@@ -13,7 +13,11 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["FullCollectionsDeferred", "collector_paused"]
+__all__ = ["FREEZE_BUILT_HISTORY_ABOVE", "FullCollectionsDeferred", "collector_paused"]
+
+FREEZE_BUILT_HISTORY_ABOVE = 50_000
+"""``freeze_above`` for a block that builds a whole history (a resumed big session's first request,
+its typed entries): ~10,000 messages at once are frozen, never the few new objects of a turn."""
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pi_tui.util import json_safe
-from pi_tui.util.collector import collector_paused
+from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
 from ..cost import calculate_cost
 from ..stream import (
@@ -420,7 +420,7 @@ async def stream_over_http(
     try:
         # Building and encoding a long history makes objects that outlive the request (the cached
         # wire parts): no collection walks them meanwhile, and a first big conversion is frozen.
-        with collector_paused(freeze_above=_FREEZE_ABOVE):
+        with collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE):
             body = apply_on_payload(build_body(model, request, options), options)
             payload = (encode or encode_body)(body)
             del body  # what the encoder keeps of it (for the next body) is the encoder's to keep
@@ -455,10 +455,6 @@ async def stream_over_http(
         return
     yield out.finish(stop_reason, error_message)
 
-
-# Objects left by one request's build above which they are frozen: ~10,000 messages converted at once
-# (a resumed big session's first request), never the few new messages of a turn.
-_FREEZE_ABOVE = 50_000
 
 END_OF_STREAM = object()  # returned by a decoder at the API's end marker (OpenAI's ``[DONE]``)
 
