@@ -12,8 +12,9 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from pi_tui.util.fuzzy import fuzzy_filter
+from pi_tui.util.path_rank import PATH_SUGGESTIONS, rank_paths
 
-__all__ = ["Candidate", "CompletionMenu", "FileIndex", "complete", "rank_paths"]
+__all__ = ["Candidate", "CompletionMenu", "FileIndex", "complete"]
 
 MAX_FILES = 20_000
 """Files indexed for ``@`` completion (a walk stops there: big trees stay responsive)."""
@@ -107,7 +108,7 @@ def complete(
     ``/name`` at the start of the text completes commands (every match: the menu scrolls), ``/name arg…``
     the command's arguments (when ``arguments(name, prefix)`` offers some); a word starting with ``@``
     completes what extensions offer (``mentions(prefix)``, e.g. MCP resources) and then paths (the best
-    ``limit``). Anything else gives no candidates.
+    ``limit``, at most pi's twenty, ranked by `pi_tui.util.path_rank`). Anything else gives no candidates.
     """
     before = text[:cursor_offset]
     if arguments is not None and before.startswith("/") and " " in before and "\n" not in before:
@@ -135,44 +136,10 @@ def complete(
             files.start()
         if not files.ready.is_set():
             return start, offered[:limit]
-        found = [_file_candidate(path) for path in rank_paths(token[1:], files.paths, limit)]
+        ranked = rank_paths(token[1:], files.paths, min(limit, PATH_SUGGESTIONS))
+        found = [_file_candidate(path) for path in ranked]
         return start, [*offered, *found][:limit]
     return -1, []
-
-
-def rank_paths(query: str, paths: list[str], limit: int) -> list[str]:
-    """The project paths an ``@query`` offers, best first, as pi ranks them.
-
-    The part of the query after its last ``/`` is looked for in each name (not the whole path, and not
-    as scattered letters; case is ignored): a name equal to it first, then names starting with it, then
-    names holding it, a folder ahead of a file of the same kind; ties go to shallower, then shorter
-    paths. The part up to that ``/`` is the folder to look in. Without a query every path counts,
-    shallowest first.
-    """
-    folder, slash, name = query.rpartition("/")
-    within = folder + slash
-    wanted = name.lower()
-    scored: list[tuple[int, int, int, str, str]] = []
-    for path in paths:
-        if not path.startswith(within) or path == within:
-            continue
-        bare = path.rstrip("/")
-        base = bare.rsplit("/", 1)[-1].lower()
-        if not wanted:
-            score = 1
-        elif base == wanted:
-            score = 100
-        elif base.startswith(wanted):
-            score = 80
-        elif wanted in base:
-            score = 50
-        else:
-            continue
-        if wanted and path.endswith("/"):
-            score += 10
-        scored.append((-score, bare.count("/"), len(path), path.lower(), path))
-    scored.sort()
-    return [entry[-1] for entry in scored[:limit]]
 
 
 def _file_candidate(path: str) -> Candidate:

@@ -3,8 +3,9 @@
 ``/`` at the start of the line lists built-in commands, prompt templates, extension commands and
 ``/skill:`` names (pi's order), each with its description; after ``/name `` an extension command's
 ``get_argument_completions`` is asked. ``@`` anywhere completes paths under the working directory,
-respecting ``.gitignore``; paths with spaces are inserted quoted (``@"my file.txt"``), as pi does. Both
-rank with the project's one fuzzy matcher (`pi_tui.util.fuzzy`, pi's ``fuzzyFilter``).
+respecting ``.gitignore``; paths with spaces are inserted quoted (``@"my file.txt"``), as pi does.
+Commands rank with the project's one fuzzy matcher (`pi_tui.util.fuzzy`, pi's ``fuzzyFilter``); paths
+as the TUI's menu ranks them (`pi_tui.util.path_rank`: the name must hold what was typed, as in pi).
 """
 
 from __future__ import annotations
@@ -108,13 +109,14 @@ class PlainCompleter(Completer):
             yield Completion(str(option), start_position=-len(rest))
 
     def _complete_path(self, word: str) -> Iterator[Completion]:
-        from pi_tui.util.fuzzy import fuzzy_filter
+        from pi_tui.util.path_rank import rank_paths
 
-        files = self._file_index()
-        for index, _score in fuzzy_filter(word[1:].strip('"'), files, limit=50):
-            path = files[index]
+        for path in rank_paths(word[1:].strip('"'), self._file_index()):
             text = f'@"{path}"' if " " in path else f"@{path}"
-            yield Completion(text, start_position=-len(word), display=text)
+            bare = path.rstrip("/")
+            name = bare.rsplit("/", 1)[-1] + ("/" if path.endswith("/") else "")
+            # shown as pi lists it: the name, then where it is
+            yield Completion(text, start_position=-len(word), display=name, display_meta=bare)
 
     def _file_index(self) -> list[str]:
         now = time.monotonic()

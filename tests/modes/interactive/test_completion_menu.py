@@ -160,32 +160,6 @@ async def test_the_menu_lists_the_commands_in_pis_order(tmp_path: Path, agent_di
     assert shown[:4] == ["settings", "model", "tree", "thinking"] and shown[-1] == "quit"
 
 
-def test_file_mentions_rank_and_match_names_as_pi_does() -> None:
-    from pi_tui.modes.interactive.completion import rank_paths
-
-    paths = [
-        "README.md",
-        "calc.py",
-        "src/",
-        "src/util.py",
-        "src/calc_test.py",
-        "docs/",
-        "docs/calc.md",
-        "notes/",
-    ]
-    # no query: everything, shallowest and shortest first
-    assert rank_paths("", paths, 50)[:4] == ["src/", "docs/", "notes/", "calc.py"]
-    # the name must hold the query (scattered letters no longer match: "sutil" found src/util.py)
-    assert rank_paths("calc", paths, 50) == ["calc.py", "docs/calc.md", "src/calc_test.py"]
-    assert rank_paths("sutil", paths, 50) == []
-    # a folder before a file of the same kind of match; an exact name first
-    assert rank_paths("c", ["src/", "calc.py", "ac.txt"], 50) == ["calc.py", "src/", "ac.txt"]
-    assert rank_paths("util.py", paths, 50) == ["src/util.py"]
-    # "folder/query" looks in that folder only
-    assert rank_paths("src/c", paths, 50) == ["src/calc_test.py"]
-    assert rank_paths("src/", paths, 50) == ["src/util.py", "src/calc_test.py"]
-
-
 async def test_a_file_mention_shows_the_name_then_its_path(tmp_path: Path, agent_dir: Path) -> None:
     """pi lists ``util.py  src/util.py`` (the name, then where it is); the menu showed ``@src/util.py``."""
     (tmp_path / "src").mkdir()

@@ -54,17 +54,25 @@ def test_argument_completion_comes_from_the_command(tmp_path: Path) -> None:
     assert _complete(completer, "/other st") == []
 
 
-def test_at_completion_finds_files_fuzzily_and_skips_gitignored(tmp_path: Path) -> None:
+def test_at_completion_ranks_paths_as_pi_and_skips_gitignored(tmp_path: Path) -> None:
+    """pi 0.87.1 offers ``src/main_app.py`` for ``@main`` but nothing for ``@mainapp`` (the name must
+    hold what was typed: its file finder matches names, not scattered letters); the line mode found it
+    fuzzily."""
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("build/\n")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main_app.py").write_text("")
+    (tmp_path / "main.md").write_text("")
     (tmp_path / "my notes.md").write_text("")
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "main_app.py").write_text("")
     completer = PlainCompleter(tmp_path, lambda: [])
-    assert _complete(completer, "look at @mainapp") == ["@src/main_app.py"]
+    assert _complete(completer, "look at @mainapp") == []
+    assert _complete(completer, "look at @main") == ["@main.md", "@src/main_app.py"]
+    assert _complete(completer, "@Main") == []  # a capital letter must be matched as typed
     assert _complete(completer, "@notes") == ['@"my notes.md"']
+    shown = list(completer.get_completions(Document("@main_"), CompleteEvent(completion_requested=True)))
+    assert [(c.display_text, c.display_meta_text) for c in shown] == [("main_app.py", "src/main_app.py")]
 
 
 def test_history_keeps_order_skips_repeats_and_survives_a_torn_line(tmp_path: Path) -> None:
