@@ -136,8 +136,8 @@ def complete(
             files.start()
         if not files.ready.is_set():
             return start, offered[:limit]
-        ranked = rank_paths(token[1:], files.paths, min(limit, PATH_SUGGESTIONS))
-        found = [_file_candidate(path) for path in ranked]
+        paths = rank_paths(token[1:], files.paths, min(limit, PATH_SUGGESTIONS))
+        found = [_file_candidate(path) for path in paths]
         return start, [*offered, *found][:limit]
     return -1, []
 
