@@ -1,8 +1,9 @@
 """Print and JSON modes: run the prompt(s) without a UI.
 
-- text (``-p``): the final assistant text on stdout; on failure one line on stderr and exit 1.
+- text (``-p``): the final assistant text on stdout (each text block on its own line); on failure one line
+  on stderr and exit 1.
 - json (``--mode json``): the session header, then every event as one JSON line (pi 0.87.1's shapes and
-  order, `pi_tui.modes.json_events`).
+  order, `pi_tui.modes.json_events`); a failed answer is reported there only (exit code 0, as pi).
 
 Retries and other notices go to stderr in text mode so the user sees them without polluting stdout.
 """
@@ -160,6 +161,10 @@ async def run_print_mode(
         ending = session.agent.messages[-1:]
         if not ending or not isinstance(ending[0], AssistantMessage):
             return 0
+    if json_mode:
+        # As pi: a failed answer is reported in the event stream (its ``message_end`` carries
+        # ``stopReason`` and ``errorMessage``); only text mode turns it into an exit code.
+        return 0
     last = session.last_assistant_message()
     if last is None:
         err.write("Error: the model produced no answer\n")
@@ -170,13 +175,12 @@ async def run_print_mode(
         )
         err.write(f"Error: {_one_line(reason)}\n")
         return 1
-    if not json_mode:
-        text = _final_text(last)
-        try:
-            out.write(text + ("" if text.endswith("\n") else "\n"))
-            out.flush()
-        except BrokenPipeError:
-            return 0
+    text = _final_text(last)
+    try:
+        out.write(text + ("" if text.endswith("\n") else "\n"))
+        out.flush()
+    except BrokenPipeError:
+        return 0
     return 0
 
 
@@ -201,7 +205,9 @@ class _StderrNoticeBridge(NullUIBridge):
 
 
 def _final_text(message: AssistantMessage) -> str:
-    return "".join(block.text for block in message.content if block.type == "text")
+    """The answer's text blocks, one per line, as pi prints them (a thinking block or tool call between
+    two text blocks must not run their sentences together)."""
+    return "\n".join(block.text for block in message.content if block.type == "text")
 
 
 def _one_line(text: str, limit: int = 500) -> str:

@@ -1,0 +1,69 @@
+"""Print (``-p``) and ``--mode json`` endings as pi 0.87.1 ends them, found by running both programs on
+the same fake-server script:
+
+- ``-p`` prints each text block of the final answer on its own line (pi writes ``text + "\\n"`` per block),
+  so an answer whose text is split by a thinking block does not run its sentences together (an answer
+  that already ends with a newline gets no second one: pi's would end with a blank line);
+- ``--mode json`` reports a failed answer in its event stream only: no ``Error:`` line on stderr and exit
+  code 0, as pi (only text mode turns a failed answer into exit code 1).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from pi_tui.args import parse_args
+from pi_tui.modes.print_mode import run_print_mode
+from pi_tui.runtime.factory import create_session
+from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking
+
+
+async def _run(project: Path, args: list[str], prompt: str) -> tuple[int, str, str]:
+    startup = create_session(parse_args([*args, prompt]), project)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        code = await run_print_mode(
+            startup.session, [prompt], json_mode="json" in args, stdout=out, stderr=err
+        )
+    finally:
+        await startup.session.close()
+    return code, out.getvalue(), err.getvalue()
+
+
+async def test_print_mode_puts_each_text_block_of_the_answer_on_its_own_line(
+    tmp_path: Path, fake: FakeLLM
+) -> None:
+    fake.script([Reply([text("First part."), thinking("more to say"), text("Second part.")])])
+    code, out, err = await _run(tmp_path, ["-p", "--model", "fake-anthropic/claude-fake"], "q")
+    assert (code, err) == (0, "")
+    assert out == "First part.\nSecond part.\n"
+
+
+async def test_print_mode_single_block_answer_keeps_its_own_newlines(tmp_path: Path, fake: FakeLLM) -> None:
+    fake.script([Reply([text("line one\nline two\n")])])
+    code, out, _ = await _run(tmp_path, ["-p", "--model", "fake-anthropic/claude-fake"], "q")
+    assert code == 0
+    assert out == "line one\nline two\n"  # no blank line added after the answer's own newline
+
+
+async def test_json_mode_reports_a_failed_answer_in_the_stream_and_exits_0(
+    tmp_path: Path, fake: FakeLLM
+) -> None:
+    fake.script([Fault("auth")])
+    code, out, err = await _run(tmp_path, ["--mode", "json", "--model", "fake-anthropic/claude-fake"], "q")
+    records = [json.loads(line) for line in out.splitlines()]
+    ends = [
+        r["message"] for r in records if r["type"] == "message_end" and r["message"]["role"] == "assistant"
+    ]
+    assert ends[-1]["stopReason"] == "error" and "401" in ends[-1]["errorMessage"]
+    assert records[-1]["type"] == "agent_settled"
+    assert (code, err) == (0, "")
+
+
+async def test_print_mode_still_fails_a_failed_answer_with_exit_1(tmp_path: Path, fake: FakeLLM) -> None:
+    fake.script([Fault("auth")])
+    code, out, err = await _run(tmp_path, ["-p", "--model", "fake-anthropic/claude-fake"], "q")
+    assert code == 1 and out == ""
+    assert err.startswith("Error: ") and "401" in err
