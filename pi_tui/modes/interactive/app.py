@@ -97,6 +97,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     ENABLE_COMMAND_PALETTE = False  # Ctrl+P cycles models, as in pi
     CSS = """
     Screen { layout: vertical; background: $pi-background; }
+    /* A dialog dims the chat behind it instead of hiding it (the rule above would make it opaque): what
+       led to a question stays readable while you answer it, as in pi. */
+    ModalScreen { background: $pi-background 60%; }
     #main { height: 1fr; }
     #bottom { height: auto; }
     .preview { margin: 1 0 0 0; padding: 0 1; }

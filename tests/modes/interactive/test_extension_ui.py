@@ -205,3 +205,23 @@ async def test_escape_during_a_prompt_hook_shows_an_abort_not_an_error(
         assert not any("PromptAborted" in text for text, _ in notices), notices
         assert any("aborted" in text.lower() and level == "warning" for text, level in notices), notices
         assert script.call_count == 0
+
+
+async def test_the_chat_stays_visible_behind_a_dialog(tmp_path: Path, agent_dir: Path) -> None:
+    script = FauxScript(
+        faux_reply("Removing the build folder now.", faux_tool_call("bash", {"command": "rm -rf build"}, id="rm1")),
+        faux_reply("done"),
+    )
+    app = make_app(tmp_path, agent_dir, script, argv=["-e", "permission_gate"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "tidy")
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog")
+        await pilot.pause()
+        shown = app.export_screenshot().replace("&#160;", " ")
+        assert "Allow a destructive command?" in shown
+        # what led to the question is still readable around the dialog, as in pi (dimmed, not blanked)
+        assert "tidy" in shown and "Removing the build folder now." in shown
+        await pilot.press("n")
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
