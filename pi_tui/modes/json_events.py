@@ -13,7 +13,15 @@ Order, as pi 0.87.1 prints it for the same run (``tests/fixtures/pi087/json-mode
   announces the prompt and tools it sends in the same place (as ``content`` plus ``toolsAdded``; pi-tui
   does not write it to the session file);
 - ``agent_settled`` follows each prompt once nothing else (retry, compaction, queued message) will run;
-- ``turn_start`` / ``turn_end`` carry no ``turnIndex`` or ``timestamp``.
+- ``turn_start`` / ``turn_end`` carry no ``turnIndex`` or ``timestamp``;
+- the assistant's ``message_start`` goes out with the stream's first event, so it carries the provider's
+  ``responseId``; an answer that failed before streaming anything (an HTTP error) starts as it ends,
+  with its ``stopReason: "error"`` and ``errorMessage``;
+- pi ends a run at each retried failure: ``agent_end`` (``willRetry: true``) comes before
+  ``auto_retry_start`` and the attempt opens with ``agent_start``; pi-tui retries inside one run, so the
+  stream frames each attempt as pi does. ``agent_end.messages`` are the messages announced since the
+  (attempt's) ``agent_start``, the system message included; a chain that gives up ends the run before
+  its ``auto_retry_end``.
 """
 
 from __future__ import annotations
@@ -21,8 +29,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.events import AgentEnd, AgentEvent, MessageEnd, MessageStart, RuntimeEvent, TurnStart
-from pi_tui.ai.types import AssistantMessage, now_ms
+from pi_tui.agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AutoRetryEnd,
+    AutoRetryStart,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    RuntimeEvent,
+    TurnStart,
+)
+from pi_tui.ai.types import AssistantMessage, dump_message, now_ms
 from pi_tui.modes.rpc.events import EventMapper
 from pi_tui.session.entries import SystemMessageEntry
 
@@ -70,12 +88,37 @@ class JsonEventStream:
         self._between_turns = False
         self._announced_system = _path_has_system_message(session)
         self._ran = False
+        self._start: dict[str, Any] | None = None  # the assistant's message_start, until its stream begins
+        self._run_messages: list[Any] = []  # messages announced since the (attempt's) agent_start
+        self._retry_pending = False  # agent_end (willRetry) sent; the next attempt opens with agent_start
+        self._gave_up: dict[str, Any] | None = None  # auto_retry_end of a failed chain, after agent_end
 
     def on_event(self, event: AgentEvent | RuntimeEvent) -> None:
         kind = event.type
+        if self._start is not None:
+            self._release_start(event)
         if kind == "agent_start":
             self._ran = True
             self._between_turns = True
+            self._run_messages = []
+        if isinstance(event, AutoRetryStart):
+            self._flush()
+            self._out({"type": "agent_end", "messages": self._run_messages, "willRetry": True})
+            self._run_messages = []
+            self._retry_pending = True
+        elif isinstance(event, AutoRetryEnd) and not event.success and not self._retry_pending:
+            self._gave_up = self._mapper.to_record(event)  # the last attempt's run ends first
+            return
+        elif isinstance(event, AgentEnd):
+            self._flush()
+            if not self._retry_pending:  # else the cancelled retry's run has already ended
+                self._out({"type": "agent_end", "messages": self._run_messages, "willRetry": False})
+            self._retry_pending = False
+            self._between_turns = False
+            if self._gave_up is not None:
+                self._out(self._gave_up)
+                self._gave_up = None
+            return
         if (
             self._between_turns
             and isinstance(event, MessageStart | MessageEnd)
@@ -91,18 +134,41 @@ class JsonEventStream:
             record.pop("timestamp", None)
         if isinstance(event, TurnStart):
             self._between_turns = False
+            if self._retry_pending:
+                self._retry_pending = False
+                self._out({"type": "agent_start"})
             if record is not None:
-                self._emit(record)
+                self._out(record)
             self._announce_system()
             self._flush()
             return
         self._flush()
+        if (
+            record is not None
+            and isinstance(event, MessageStart)
+            and record["message"]["role"] == "assistant"
+        ):
+            self._start = record
+            return
         if record is not None:
-            self._emit(record)
+            self._out(record)
         if kind == "turn_end":
             self._between_turns = True
-        elif isinstance(event, AgentEnd):
-            self._between_turns = False
+
+    def _release_start(self, event: AgentEvent | RuntimeEvent) -> None:
+        """Send the held assistant ``message_start`` before ``event``, completed as pi's start event
+        completes it: the stream's ``responseId``, or the whole failed answer when nothing streamed."""
+        start, self._start = self._start, None
+        if start is None:
+            return
+        message = start["message"]
+        if isinstance(event, MessageUpdate):
+            if event.message.response_id is not None:
+                message["responseId"] = event.message.response_id
+        elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+            if event.message.stop_reason in ("error", "aborted"):
+                start = {"type": "message_start", "message": dump_message(event.message)}
+        self._out(start)
 
     def settled(self) -> None:
         """Call when a prompt has fully finished: emits ``agent_settled`` after a run."""
@@ -116,10 +182,15 @@ class JsonEventStream:
             return
         self._announced_system = True
         message = _system_message(self._session)
-        self._emit({"type": "message_start", "message": message})
-        self._emit({"type": "message_end", "message": message})
+        self._out({"type": "message_start", "message": message})
+        self._out({"type": "message_end", "message": message})
 
     def _flush(self) -> None:
         held, self._held = self._held, []
         for record in held:
-            self._emit(record)
+            self._out(record)
+
+    def _out(self, record: dict[str, Any]) -> None:
+        if record.get("type") == "message_end":
+            self._run_messages.append(record["message"])
+        self._emit(record)

@@ -73,6 +73,7 @@ def run_in_home(
     env: dict[str, str] | None = None,
     drop_env_prefix: str | None = None,
     auth: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` + ``args`` in a fresh home under ``root`` with a project holding ``files``.
 
@@ -85,6 +86,7 @@ def run_in_home(
         env: variables set on top of the cleaned environment.
         drop_env_prefix: variables starting with this are removed from the inherited environment.
         auth: when given, written to the agent's auth.json (mode 0600).
+        settings: when given, written to the agent's settings.json.
 
     Returns:
         The finished process, output captured as text.
@@ -97,6 +99,8 @@ def run_in_home(
     for name, content in (READ_BOTH_FILES if files is None else files).items():
         (project / name).write_text(content)
     (agent / "models.json").write_text(json.dumps({"providers": providers}))
+    if settings is not None:
+        (agent / "settings.json").write_text(json.dumps(settings))
     if auth is not None:
         auth_file = agent / "auth.json"
         auth_file.write_text(json.dumps(auth))
