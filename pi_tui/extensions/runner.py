@@ -81,6 +81,16 @@ class AgentStartOutcome:
     system_prompt: str | None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Kept:
+    """What a reload keeps across tearing the extensions down: the active tools, the tools known,
+    the names of the extensions that were loaded (their panels go unless registered again)."""
+
+    active_tools: list[str]
+    tools: set[str]
+    extensions: set[str]
+
+
 class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
     """Holds the loaded extensions of one `AgentSession` and runs their handlers.
 
@@ -139,6 +149,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         self._started = False
         self._closed = False
         self._reloading: asyncio.Lock | None = None
+        self._moving: _Kept | None = None  # between leave_directory and enter_directory
         self._watcher: ExtensionWatcher | None = None
         self._reloaded: asyncio.Event | None = None
         self._tree_from_extension = False
@@ -492,8 +503,11 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
-    async def start(self, *, reason: str = "startup", watch: bool = False) -> None:
-        """Finish async registrations, then ``session_start`` and ``resources_discover``."""
+    async def start(
+        self, *, reason: str = "startup", watch: bool = False, discover_reason: str | None = None
+    ) -> None:
+        """Finish async registrations, then ``session_start`` and ``resources_discover`` (with
+        ``discover_reason``, by default ``reason``)."""
         if watch:
             self.start_watching()
         if self._started:
@@ -513,7 +527,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
             await self.session.emit(ExtensionError.from_payload(payload))
         self.session.restore_panel_state()
         await self.notify("session_start", timeout=self.lifecycle_timeout, reason=reason)
-        await self.emit_resources_discover(reason)
+        await self.emit_resources_discover(discover_reason or reason)
 
     async def ensure_started(self) -> None:
         if not self._started:
@@ -541,49 +555,81 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
             What else the user should be told, in the order it happened: extensions of an untrusted
             project that were not loaded, discovery problems and registration warnings.
         """
-        notes: list[str] = []
         self._reloading = self._reloading or asyncio.Lock()
         async with self._reloading:
-            session = self.session
-            self.ui_state.clear(session.ui)
-            if self._started:
-                await self.notify("session_shutdown", timeout=self.lifecycle_timeout, reason="reload")
-            await self.drain(timeout=self.shutdown_grace)
-            active_before, known_before = list(session.active_tools), set(session.tools)
-            old_names = {ext.name for ext in self.extensions}
-            for ext in reversed(list(self.extensions)):
-                self._unload(ext, keep_panels=True)
-            self.dispatch.forget_arities()
-            self._slow_reported.clear()
-            sources = self._sources
-            if self._rediscover is not None:
-                found = self._rediscover()
-                sources = found.sources
-                for error in found.errors:
-                    log.warning(error)
-                notes += found.errors
-                if found.skipped_untrusted:
-                    from .setup import untrusted_notice
-
-                    notes.append(untrusted_notice(Path(session.cwd), found.skipped_untrusted))
-            self._announce_load_errors = True
-            self._started = False  # load errors and warnings wait for `start`, which reports them in order
-            self.load(sources)
-            kept = {name for ext in self.extensions for name in ext.panels}
-            for name, state in list(session.panels.panels.items()):
-                if state.panel.source in old_names and name not in kept:
-                    del session.panels.panels[name]
-            added = [n for n in session.active_tools if n not in known_before]
-            session.set_active_tools([n for n in active_before if n in session.tools] + added)
-            await self.start(reason="reload")
-            notes += self.warnings
-            self.warnings = []
-            self.reload_count += 1
+            kept = await self._tear_down(reason="reload")
+            notes = await self._bring_up(kept, reason="reload")
             reloaded, self._reloaded = self._reloaded, None
             if reloaded is not None:
                 reloaded.set()
         if self._watcher is not None:
             self._watcher.paths_changed()
+        return notes
+
+    async def leave_directory(self, target_session_file: str) -> None:
+        """Before the session moves to a session recorded in another directory: ``session_shutdown``
+        (reason ``resume``, as pi's runtime replacement) to the loaded extensions, which are then torn
+        down; `enter_directory` loads the new directory's once the session works there."""
+        self._reloading = self._reloading or asyncio.Lock()
+        async with self._reloading:
+            self._moving = await self._tear_down(reason="resume", target_session_file=target_session_file)
+
+    async def enter_directory(self) -> list[str]:
+        """After the move `leave_directory` began: discover the extensions of the session's new directory
+        (its project folder only when trusted there), import them, ``session_start`` (reason ``resume``)
+        and ``resources_discover``. Returns what the user should be told, as `reload`."""
+        self._reloading = self._reloading or asyncio.Lock()
+        async with self._reloading:
+            session = self.session
+            fresh = _Kept(list(session.active_tools), set(session.tools), set())  # nothing was loaded
+            kept, self._moving = self._moving or fresh, None
+            notes = await self._bring_up(kept, reason="resume", discover_reason="startup")
+        if self._watcher is not None:
+            self._watcher.paths_changed()
+        return notes
+
+    async def _tear_down(self, *, reason: str, **fields: Any) -> _Kept:
+        """``session_shutdown`` and unload every extension; what `_bring_up` needs to restore."""
+        session = self.session
+        self.ui_state.clear(session.ui)
+        if self._started:
+            await self.notify("session_shutdown", timeout=self.lifecycle_timeout, reason=reason, **fields)
+        await self.drain(timeout=self.shutdown_grace)
+        kept = _Kept(list(session.active_tools), set(session.tools), {ext.name for ext in self.extensions})
+        for ext in reversed(list(self.extensions)):
+            self._unload(ext, keep_panels=True)
+        self.dispatch.forget_arities()
+        self._slow_reported.clear()
+        return kept
+
+    async def _bring_up(self, kept: _Kept, *, reason: str, discover_reason: str | None = None) -> list[str]:
+        """Discover again (when the runner can), import, then ``session_start``; returns the notes."""
+        notes: list[str] = []
+        session = self.session
+        sources = self._sources
+        if self._rediscover is not None:
+            found = self._rediscover()
+            sources = found.sources
+            for error in found.errors:
+                log.warning(error)
+            notes += found.errors
+            if found.skipped_untrusted:
+                from .setup import untrusted_notice
+
+                notes.append(untrusted_notice(Path(session.cwd), found.skipped_untrusted))
+        self._announce_load_errors = True
+        self._started = False  # load errors and warnings wait for `start`, which reports them in order
+        self.load(sources)
+        registered = {name for ext in self.extensions for name in ext.panels}
+        for name, state in list(session.panels.panels.items()):
+            if state.panel.source in kept.extensions and name not in registered:
+                del session.panels.panels[name]
+        added = [n for n in session.active_tools if n not in kept.tools]
+        session.set_active_tools([n for n in kept.active_tools if n in session.tools] + added)
+        await self.start(reason=reason, discover_reason=discover_reason)
+        notes += self.warnings
+        self.warnings = []
+        self.reload_count += 1
         return notes
 
     async def wait_for_reload(self) -> None:

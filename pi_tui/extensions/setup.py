@@ -39,10 +39,13 @@ def load_extensions(
     """
 
     def discover() -> Discovery:
-        trusted = bool(settings is not None and settings.is_project_trusted(cwd))
-        entries = settings.resource_entries("extensions") if settings is not None else []
+        # the session's directory and settings now: a switch to a session recorded elsewhere moves both
+        where = Path(session.cwd) if session.cwd is not None else cwd
+        current = session.settings if session.settings is not None else settings
+        trusted = bool(current is not None and current.is_project_trusted(where))
+        entries = current.resource_entries("extensions") if current is not None else []
         return discover_extensions(
-            cwd,
+            where,
             agent_dir,
             settings_entries=entries,
             cli_paths=cli_paths,

@@ -155,17 +155,17 @@ def resolve_packages(
     return result
 
 
-def extension_provider(first: ResolvedPackages, settings: Any) -> Callable[[], list[Path]]:
+def extension_provider(first: ResolvedPackages, settings: Callable[[], Any]) -> Callable[[], list[Path]]:
     """What extension discovery calls for package extensions.
 
-    The first call answers from ``first`` (the start-up resolution); later calls (``/reload``) resolve
-    again from the settings, without installing anything. Each call puts the packages' dependency
-    folders on ``sys.path`` first.
+    The first call answers from ``first`` (the start-up resolution); later calls (``/reload``, a switch
+    to a session of another directory) resolve again from the settings ``settings()`` returns then,
+    without installing anything. Each call puts the packages' dependency folders on ``sys.path`` first.
     """
     pending = [first]
 
     def provide() -> list[Path]:
-        current = pending.pop() if pending else resolve_packages(settings, install_missing=False)
+        current = pending.pop() if pending else resolve_packages(settings(), install_missing=False)
         if current is not first:
             for warning in current.warnings:
                 logger.warning("%s", warning)

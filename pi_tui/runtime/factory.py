@@ -499,7 +499,9 @@ def _create_session(
             cli_paths=list(args.extensions),
             no_extensions=args.no_extensions,
             flags=dict(args.unknown_flags),
-            package_paths=extension_provider(packages, settings),  # packages
+            package_paths=extension_provider(
+                packages, lambda: agent_session.settings or settings
+            ),  # packages
         )
         flag_types = {name: flag.type for name, flag in (runner.registry.flags.items() if runner else ())}
         unclaimed = [_option(name) for name in args.unknown_flags if name not in flag_types]

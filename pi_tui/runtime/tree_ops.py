@@ -115,6 +115,9 @@ class SessionTreeMixin(SessionHost):
         old = self.session_manager
         if manager is old:
             return
+        if services is not None and self.extensions is not None:
+            # as pi's runtime replacement: the extensions loaded here end before the other directory's load
+            await self.extensions.leave_directory(str(manager.path or ""))
         restored = manager.restore_state()
         model = self.agent.model
         if restored.model is not None and self.registry is not None:
@@ -141,8 +144,11 @@ class SessionTreeMixin(SessionHost):
         self._pending_state = PendingState()  # unwritten changes belonged to the session we left
         self._record_model_if_changed(restored, model, thinking)
         self.restore_panel_layouts()
+        if services is not None:
+            # the extensions of the directory moved to: its project's own once trusted there
+            self.switch_warnings += await self._extensions_enter_directory()
         await self.emit(SessionSwitched(manager.id, str(manager.path or "")))
-        if self.extensions is not None:  # extensions
+        if self.extensions is not None and services is None:  # extensions
             await self.extensions.after_switch(reason or "resume", str(old.path or ""))
 
     def _services_for_switch(self, manager: SessionManager) -> tuple[CwdServices | None, list[str]]:

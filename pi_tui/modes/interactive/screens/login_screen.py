@@ -246,9 +246,7 @@ def _status(app: Any, provider: str, method: str | None) -> str:
     return f"✓ env: {source}" if source else "✓ configured"
 
 
-async def _choose(
-    app: Any, title: str, items: list[tuple[str, str]], method: str | None
-) -> str | None:
+async def _choose(app: Any, title: str, items: list[tuple[str, str]], method: str | None) -> str | None:
     from ..bridge import ask
     from ..dialogs import SelectDialog
 
