@@ -35,7 +35,7 @@ from .keys import APP_ACTIONS, EXTENSION_PROOF_EDITOR_ACTIONS, app_bindings, loa
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
-from .textual_private import free_layout_maps_promptly
+from .textual_private import free_layout_maps_promptly, strips_never_cache_themselves
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
 from .warm_turn import WarmUpTurn
 
@@ -146,8 +146,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._theme_name = theme_name or "dark"
         super().__init__()
         # Widgets the chat unmounts while reading a long session are freed at once, not by full garbage
-        # collections in the middle of a held key (see `free_layout_maps_promptly`).
+        # collections in the middle of a held key (see `free_layout_maps_promptly`); so are the lines
+        # they drew (`strips_never_cache_themselves`).
         free_layout_maps_promptly()
+        strips_never_cache_themselves()
         self._create_startup = create_startup
         self._initial_prompts = list(initial_prompts or [])
         self._initial_images = list(initial_images or [])

@@ -34,7 +34,7 @@ from pi_tui.agent.tool import result_text
 from pi_tui.util.collector import FullCollectionsDeferred
 
 from .blocks_base import Block
-from .textual_private import note_changed_children, release_removed
+from .textual_private import note_changed_children, release_removed, with_component_nodes
 
 if TYPE_CHECKING:
     from pi_tui.ai.types import CustomMessage
@@ -427,7 +427,8 @@ class ChatLog(VerticalScroll):
             nodes = [
                 node for block in blocks if block not in kept for node in block.walk_children(with_self=True)
             ]
-        task = asyncio.get_running_loop().create_task(self._release(removal, nodes))
+        # The virtual nodes of their component classes are gathered now: Textual forgets them on removal.
+        task = asyncio.get_running_loop().create_task(self._release(removal, with_component_nodes(nodes)))
         self._releasing.add(task)
         task.add_done_callback(self._releasing.discard)
 

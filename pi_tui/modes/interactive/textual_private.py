@@ -12,11 +12,15 @@ Textual 8.2 has no public API for these, so each is a small function or base cla
 - `app_driver`: the running app's terminal driver (``/copy`` writes OSC 52 through it).
 - `uncaught_exception`: the exception that ended the app, which Textual keeps after ``run()`` returns (the
   crash report reads it).
-- `release_removed` and `free_layout_maps_promptly`: what lets a widget removed from the chat be freed
-  as soon as nothing refers to it instead of by the cycle collector's full collections: each node's CSS
-  and inline ``Styles`` refer back to it (``_css_styles``, ``_inline_styles``), and the compositor's
-  ``_arrange_root`` leaves a reference cycle (a recursive inner function) holding its map and set of
-  widgets after every layout.
+- `release_removed`, `with_component_nodes` and `free_layout_maps_promptly`: what lets a widget removed
+  from the chat be freed as soon as nothing refers to it instead of by the cycle collector's full
+  collections: each node's CSS and inline ``Styles`` refer back to it (``_css_styles``,
+  ``_inline_styles``), so do those of the virtual nodes its component classes are styled through
+  (``_component_styles``, emptied by Textual on removal), and the compositor's ``_arrange_root`` leaves
+  a reference cycle (a recursive inner function) holding its map and set of widgets after every layout.
+- `strips_never_cache_themselves`: Textual's ``Strip.crop_extend`` and ``Strip.divide`` store their
+  result in the strip's own cache even when it is the strip itself (a crop of the whole line), a
+  reference cycle per line drawn.
 - `note_changed_children`: a fix-up of the screen's record of which widgets asked for a layout (its private
   ``_layout_widgets``, which ``layout: stream`` reads to decide which children to measure again), from
   the count of layout requests Textual keeps on each widget (``_layout_updates``).
@@ -27,15 +31,17 @@ The terminal driver's internals (the driver's ``_file``, the key parser's sequen
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from rich.style import Style
 from textual._compositor import Compositor, CompositorMap
 from textual.app import App
 from textual.dom import DOMNode
 from textual.driver import Driver
 from textual.geometry import Size
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widget import Widget
 
 __all__ = [
@@ -47,7 +53,9 @@ __all__ = [
     "note_changed_children",
     "release_removed",
     "report_error",
+    "strips_never_cache_themselves",
     "uncaught_exception",
+    "with_component_nodes",
 ]
 
 
@@ -119,6 +127,60 @@ def release_removed(nodes: Iterable[DOMNode]) -> None:
     for node in nodes:
         node._css_styles.node = None
         node._inline_styles.node = None
+
+
+def with_component_nodes(nodes: Iterable[DOMNode]) -> list[DOMNode]:
+    """``nodes`` and the virtual nodes their component classes are styled through, to pass to
+    `release_removed` once they are removed (Textual forgets the virtual nodes on removal).
+
+    A widget with component classes (Markdown's ``em``, ``strong``, ...) gets one virtual node per class
+    each time its styles are applied; each keeps itself alive through its own styles as a widget does.
+    """
+    found: list[DOMNode] = []
+    for node in nodes:
+        found.append(node)
+        for styles in node._component_styles.values():
+            virtual = styles.node
+            if virtual is not None:
+                found.append(virtual)
+    return found
+
+
+_strips_patched = False
+
+
+def strips_never_cache_themselves() -> None:
+    """Make a strip's crop or division that is the strip itself skip the strip's own cache
+    (idempotent; process-wide).
+
+    Textual stores every ``crop_extend`` and ``divide`` result in the strip's caches, the whole line
+    included (the strip itself, or a list holding it): a reference cycle per line drawn, so lines
+    scrolled away are freed only by the cycle collector. While a long chat is read up, those lines were
+    most of what each full collection had to free. Returning the strip uncached gives the same result
+    without the cycle (no work is saved by caching it).
+    """
+    global _strips_patched
+    if _strips_patched:
+        return
+    _strips_patched = True
+    crop_extend = Strip.crop_extend
+    divide = Strip.divide
+
+    def crop_extend_uncycled(self: Strip, start: int, end: int, style: Style | None) -> Strip:
+        # What the original returns for these arguments is `self` (no padding, nothing cut off).
+        if start <= 0 and end == self.cell_length:
+            return self
+        return crop_extend(self, start, end, style)
+
+    def divide_uncycled(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
+        cuts = list(cuts)
+        length = self.cell_length
+        if [cut for cut in cuts if cut <= length] == [length]:  # the original's one-piece case
+            return [self]
+        return divide(self, cuts)
+
+    Strip.crop_extend = crop_extend_uncycled  # type: ignore[method-assign]
+    Strip.divide = divide_uncycled  # type: ignore[method-assign]
 
 
 _maps_released = False

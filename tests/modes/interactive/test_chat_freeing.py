@@ -17,6 +17,7 @@ from textual.dom import DOMNode
 
 from pi_tui.ai.providers.faux import FauxScript
 from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from pi_tui.modes.interactive.textual_private import with_component_nodes
 from pi_tui.session import SessionManager
 
 from .helpers import make_app, until
@@ -77,7 +78,11 @@ async def test_blocks_leaving_the_window_are_freed_without_the_cycle_collector(
             "AssistantText",
             "ToolBlock",
         } <= kinds  # markdown with its paragraphs, tool cards
-        gone = [weakref.ref(node) for node in nodes]
+        # With the virtual nodes Markdown's component classes (em, strong, ...) are styled through.
+        styled = with_component_nodes(nodes)
+        assert len(styled) > len(nodes)
+        gone = [weakref.ref(node) for node in styled]
+        del styled
         del blocks, nodes
         chat.show_start()  # Alt+Home: the whole window is replaced by the conversation's first items
         await pilot.pause()

@@ -13,6 +13,8 @@ import weakref
 from typing import Any
 
 import pytest
+from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual._compositor import Compositor
 from textual._xterm_parser import XTermParser
@@ -22,7 +24,9 @@ from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 from textual.layouts.stream import StreamLayout
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
 
 from pi_tui.modes.interactive.terminal_driver import TerminalOutput, register_alt_enter
 from pi_tui.modes.interactive.textual_private import (
@@ -33,7 +37,9 @@ from pi_tui.modes.interactive.textual_private import (
     note_changed_children,
     release_removed,
     report_error,
+    strips_never_cache_themselves,
     uncaught_exception,
+    with_component_nodes,
 )
 
 
@@ -222,3 +228,58 @@ async def test_a_removed_and_released_widget_is_freed_without_the_cycle_collecto
     finally:
         gc.enable()
         gc.collect()
+
+
+async def test_component_class_nodes_are_found_before_removal_and_freed_once_released() -> None:
+    # Textual styles a widget's component classes through one virtual node each, kept only by the
+    # widget's ``_component_styles`` and by their own styles (a cycle), and empties that map on removal:
+    # `with_component_nodes` must gather them before, and `release_removed` cut their cycles.
+    class Host(App[None]):
+        def compose(self) -> Any:
+            yield VerticalScroll(Markdown("Some *em* and **strong**."), id="host")
+
+    gc.collect()
+    gc.disable()
+    try:
+        async with Host().run_test(size=(40, 10)) as pilot:
+            await pilot.pause()
+            markdown = pilot.app.query_one(Markdown)
+            nodes = with_component_nodes(markdown.walk_children(with_self=True))
+            virtual = [node for node in nodes if not isinstance(node, Widget)]
+            assert virtual and all(node._css_styles.node is node for node in virtual)
+            gone = [weakref.ref(node) for node in virtual]
+            await markdown.remove()
+            assert not markdown._component_styles  # Textual forgot them: they had to be gathered before
+            release_removed(nodes)
+            del markdown, nodes, virtual
+            assert [ref() for ref in gone if ref() is not None] == []
+    finally:
+        gc.enable()
+        gc.collect()
+
+
+def test_whole_line_crops_and_divisions_are_the_strip_itself_and_leave_no_cycle() -> None:
+    # Textual's crop_extend and divide cache their result in the strip, the strip itself included (a
+    # cycle per line drawn); patched, they return the same strips without caching the strip in itself.
+    strips_never_cache_themselves()
+    style = Style(bold=True)
+    line = Strip([Segment("hello ", style), Segment("world")], 11)
+    assert line.crop_extend(0, 11, None) is line
+    assert list(line.divide([11])) == [line] and list(line.divide([11, 20])) == [line]
+    padded = line.crop_extend(0, 14, style)
+    assert padded.text == "hello world   " and padded.cell_length == 14
+    assert line.crop_extend(6, 11, None).text == "world"
+    assert [strip.text for strip in line.divide([5, 11])] == ["hello", " world"]
+    # Strips take no weak references: a strip left to the collector shows in what it finds.
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for use in (lambda strip: strip.crop_extend(0, 11, None), lambda strip: strip.divide([11])):
+            strip = Strip([Segment("hello ", style), Segment("world")], 11)
+            use(strip)
+            del strip
+            gc.collect()
+            assert [found for found in gc.garbage if isinstance(found, Strip)] == []
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
