@@ -62,6 +62,10 @@ log = logging.getLogger(__name__)
 
 DOUBLE_PRESS_SECONDS = 0.5
 
+COUNT_AT_LOAD_FROM = 1000
+"""From this many messages, a resumed session's token counts are made while it loads (see
+`PiApp._create_and_preload`); a shorter one is counted in a few milliseconds by the work ahead."""
+
 
 class PiApp(KeyActions, App[int], inherit_bindings=False):
     """The pi-tui full-screen app.
@@ -543,6 +547,14 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         # The footer's totals walk every entry once (~50 ms at 20k entries); later calls count only
         # what was appended. Here, not on the UI thread when the footer is first drawn.
         startup.session.stats()
+        # The messages' token counts (~65 ms at 20k entries), which `/context` draws its first frame
+        # from: here, while the session loads, rather than beside the UI thread's first frames of it,
+        # where a `/context` sent at once waited for them (the work ahead then finds them made).
+        if len(startup.session.messages) >= COUNT_AT_LOAD_FROM:
+            from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
+
+            with collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE):  # rows that live with the session
+                startup.session.count_context_tokens()
         return startup
 
     async def _continue_here_or_leave(self, gone: MissingSessionCwdError) -> bool:

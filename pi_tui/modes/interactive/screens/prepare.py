@@ -9,7 +9,8 @@ milliseconds each): pure Python over data already loaded or read from disk, with
 in a worker thread one piece at a time.
 
 - Once a session is shown, the app starts the steps in the background (`ScreenPreparation.start`),
-  pausing between steps while an answer is being made.
+  pausing between steps while an answer is being made. (A long resumed session's messages are counted
+  by the start-up thread before it is shown: the ``tokens`` step then finds every count made.)
 - A screen being opened asks for its own step (`ScreenPreparation.need`): done, it returns at once;
   running, the open waits for the rest of it; queued behind another step, that step stops at its next
   piece and the screen's step goes first. A step is never done twice.
