@@ -248,7 +248,12 @@ def create_session(
 
 
 def create_session_or_report(
-    args: Args, cwd: Path, *, allow_no_model: bool = False, on_terminal: bool = False
+    args: Args,
+    cwd: Path,
+    *,
+    allow_no_model: bool = False,
+    on_terminal: bool = False,
+    answer_from_stdin: bool = False,
 ) -> Startup | int:
     """`create_session` for the line-based modes, with what start-up has to say written to stderr.
 
@@ -258,7 +263,8 @@ def create_session_or_report(
     for `create_session`.
 
     Questions pi asks before it starts are asked on the terminal (a ``[y/N]`` line; without a terminal
-    the answer is no): whether to fork another project's session named by id (every mode, as pi) and,
+    the answer is no, unless ``answer_from_stdin``: RPC mode reads the first stdin line as the answer, as
+    pi does): whether to fork another project's session named by id (every mode, as pi) and,
     with ``on_terminal`` (the line mode, pi's interactive one), whether to continue in the current
     directory when the session's own is gone; the other modes stop there with exit 1, as pi's.
     """
@@ -272,7 +278,7 @@ def create_session_or_report(
 
             if isinstance(exc, SessionInOtherProjectError):
                 _err(exc.message)
-                if not ask_on_terminal(exc.question):
+                if not ask_on_terminal(exc.question, from_pipe=answer_from_stdin):
                     _err("Aborted.")
                     return 0
                 exc.accept(args)

@@ -8,6 +8,7 @@ with an error (exit 1); `MissingSessionCwdError` carries what both need.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,18 +96,37 @@ class SessionInOtherProjectError(StartupError):
         args.session = None
 
 
-def ask_on_terminal(question: str) -> bool:
-    """A ``[y/N]`` question on stderr, answered on stdin; no terminal (or end of input) answers no."""
+def ask_on_terminal(question: str, *, from_pipe: bool = False) -> bool:
+    """A ``[y/N]`` question on stderr, answered on stdin; end of input answers no.
+
+    Without a terminal the answer is no, unless ``from_pipe``: then the first line of stdin is the
+    answer, as pi reads it in RPC mode (``y`` or ``yes``; a command line answers no). Only that line is
+    read, so what follows it stays for the RPC reader.
+    """
     sys.stderr.write(f"{question} [y/N] ")
     sys.stderr.flush()
-    if not sys.stdin.isatty():
-        sys.stderr.write("\n")
-        return False
     try:
-        answer = sys.stdin.readline()
+        if from_pipe and not sys.stdin.isatty():
+            answer = _first_line(sys.stdin.fileno())
+        elif not sys.stdin.isatty():
+            sys.stderr.write("\n")
+            return False
+        else:
+            answer = sys.stdin.readline()
     except (OSError, KeyboardInterrupt):
         answer = ""
     return answer.strip().lower() in ("y", "yes")
+
+
+def _first_line(fd: int) -> str:
+    """One line read from ``fd`` a byte at a time (a buffered read would take the lines after it)."""
+    read = bytearray()
+    while len(read) < 4096:
+        byte = os.read(fd, 1)
+        if not byte or byte == b"\n":
+            break
+        read += byte
+    return read.decode("utf-8", "replace")
 
 
 def peek_run_cwd(args: Args, cwd: Path, *, keep_cwd: bool = False) -> Path:

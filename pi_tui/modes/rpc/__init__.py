@@ -48,7 +48,9 @@ def run_rpc(args: Args, cwd: Path) -> int:
 
         # As pi, RPC starts without a usable model: a client can still pick one, log in or ask questions,
         # and a prompt is answered with what is missing.
-        startup = create_session_or_report(args, cwd, allow_no_model=True)
+        # pi's question about another project's session (``--session <id>``) is answered by the first
+        # stdin line; the commands after it are served.
+        startup = create_session_or_report(args, cwd, allow_no_model=True, answer_from_stdin=True)
         if isinstance(startup, int):
             return startup
 
