@@ -244,7 +244,7 @@ def test_responses_replays_reasoning_items_with_their_item_ids() -> None:
     assert body["input"][2]["id"] == "msg_1"
     assert body["input"][3]["id"] == "fc_7" and body["input"][3]["call_id"] == "call_7"
     assert body["input"][4]["call_id"] == "call_7"
-    assert "reasoning" not in body
+    assert body["reasoning"] == {"effort": "none"}  # thinking off, as pi asks for it
 
 
 def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -331,3 +331,26 @@ def test_responses_text_keeps_its_item_id_and_phase_as_pi_stores_them_and_sends_
         RESP, LlmRequest("", [UserMessage(content="q"), answer]), StreamOptions()
     )
     assert (body["input"][1]["id"], body["input"][1]["phase"]) == ("msg_5", "commentary")
+
+
+@pytest.mark.parametrize(
+    ("provider", "level_map", "expected"),
+    [
+        ("openai", None, {"effort": "none"}),  # without it OpenAI's reasoning models think at medium
+        ("openai", {"off": "minimal"}, {"effort": "minimal"}),
+        ("openai", {"off": None}, None),  # the model cannot turn reasoning off: nothing is sent
+        ("github-copilot", None, None),
+    ],
+)
+def test_responses_thinking_off_on_a_reasoning_model_asks_for_no_reasoning_as_pi(
+    provider: str, level_map: dict[str, str | None] | None, expected: dict[str, str] | None
+) -> None:
+    """pi 0.87.1, side by side on gpt-5.5 with ``--thinking off``: ``reasoning: {effort: "none"}`` (or the
+    model's ``thinkingLevelMap`` ``off`` value), no summary and no encrypted-content include."""
+    model = RESP.model_copy(update={"provider": provider, "thinking_level_map": level_map})
+    request = LlmRequest("sys", [UserMessage(content="hi")])
+    body = openai_responses.build_request(model, request, StreamOptions(api_key="k", thinking="off"))
+    assert body.get("reasoning") == expected
+    assert "include" not in body
+    plain = RESP.model_copy(update={"reasoning": False})
+    assert "reasoning" not in openai_responses.build_request(plain, request, StreamOptions(api_key="k"))

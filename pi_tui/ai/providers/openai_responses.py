@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.util import json_safe
 
 from ..stream import LlmRequest, ProviderError, StreamEvent, StreamOptions
-from ..thinking import level_value
+from ..thinking import level_map, level_value
 from ..types import (
     AssistantMessage,
     ImageContent,
@@ -110,6 +110,12 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         effort = level_value(model, options.thinking) or options.thinking
         body["reasoning"] = {"effort": effort, "summary": "auto"}
         body["include"] = ["reasoning.encrypted_content"]
+    elif model.reasoning and model.provider != "github-copilot":
+        # Thinking off is asked for, as pi asks: without an effort OpenAI's reasoning models think at
+        # their default (medium). The model's map may name its own "off" value, or None: cannot be off.
+        mapping = level_map(model) or {}
+        if not ("off" in mapping and mapping["off"] is None):
+            body["reasoning"] = {"effort": mapping.get("off") or "none"}
     return body
 
 
