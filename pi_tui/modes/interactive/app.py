@@ -549,12 +549,15 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         startup.session.stats()
         # The messages' token counts (~65 ms at 20k entries), which `/context` draws its first frame
         # from: here, while the session loads, rather than beside the UI thread's first frames of it,
-        # where a `/context` sent at once waited for them (the work ahead then finds them made).
+        # where a `/context` sent at once waited for them. It is the work ahead's step, run here: the
+        # work ahead and `/context` find it done.
         if len(startup.session.messages) >= COUNT_AT_LOAD_FROM:
             from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
+            from .screens.prepare import preparation_for
+
             with collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE):  # rows that live with the session
-                startup.session.count_context_tokens()
+                preparation_for(startup.session).run_now("tokens")
         return startup
 
     async def _continue_here_or_leave(self, gone: MissingSessionCwdError) -> bool:

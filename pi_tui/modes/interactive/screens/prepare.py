@@ -9,8 +9,8 @@ milliseconds each): pure Python over data already loaded or read from disk, with
 in a worker thread one piece at a time.
 
 - Once a session is shown, the app starts the steps in the background (`ScreenPreparation.start`),
-  pausing between steps while an answer is being made. (A long resumed session's messages are counted
-  by the start-up thread before it is shown: the ``tokens`` step then finds every count made.)
+  pausing between steps while an answer is being made. A long resumed session's messages are counted
+  by the start-up thread before it is shown (`ScreenPreparation.run_now`): that step is done by then.
 - A screen being opened asks for its own step (`ScreenPreparation.need`): done, it returns at once;
   running, the open waits for the rest of it; queued behind another step, that step stops at its next
   piece and the screen's step goes first. A step is never done twice.
@@ -131,9 +131,23 @@ class ScreenPreparation:
         """Whether every step has finished."""
         return self._finished.issuperset(self._steps)
 
+    def run_now(self, name: str) -> None:
+        """Run step ``name`` whole in the calling thread, before `start` (the start-up thread counts a
+        long session's messages while it loads): the background and the screens then find it done.
+        An unknown step, or one started already, is left alone."""
+        if name not in self._steps or name in self._started or self.done(name):
+            return
+        pieces = self._started[name] = self._steps[name]()
+        for _ in pieces:
+            self.pieces[name] += 1
+        self.pieces[name] += 1
+        self._finished.add(name)
+
     def start(self, wait_idle: Callable[[], Awaitable[None]] | None = None) -> None:
         """Run every step in the background, in order; ``wait_idle`` is awaited before each piece of
         work nobody waits for (the app waits there while an answer is being made)."""
+        for name in self._finished:  # run before (`run_now`): whoever waits for them goes on
+            self._events[name].set()
         self._background = True
         self._wait_idle = wait_idle
         self._ensure_driver()
