@@ -4,8 +4,9 @@ server is configured; a connection waits for that load, never imports in the eve
 Each connected server lives in one asyncio task that holds the transport and the SDK's session context
 managers (their anyio cancel scopes must be entered and left in the same task); calls are sent from the
 tool's own task through the session. A stdio server is spawned by ``stdio.py`` before the SDK is needed,
-so its start-up overlaps whatever is left of the SDK's load; HTTP and SSE use the SDK's transports. A server's stderr goes to a log file (never to pi-tui's stdout or
-stderr, so ``--mode json``/``rpc`` stay clean); ``/mcp logs NAME`` shows its tail.
+so its start-up overlaps whatever is left of the SDK's load, and is sent ``initialize`` at once
+(``handshake.py``); HTTP and SSE use the SDK's transports. A server's stderr goes to a log file (never to
+pi-tui's stdout or stderr, so ``--mode json``/``rpc`` stay clean); ``/mcp logs NAME`` shows its tail.
 
 Statuses: ``lazy`` (not started; starts on first use), ``starting``, ``connected``, ``failed`` (with the
 reason and the last stderr lines), ``disabled``. A call that overruns the server's ``timeout`` fails, the
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_tui.extensions.api import kill_group_with_pi_tui
 
-from . import sdk, stdio
+from . import handshake, sdk, stdio
 from .config import ServerConfig
 
 if TYPE_CHECKING:
@@ -243,8 +244,8 @@ class Server:
     async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
         try:
             async with contextlib.AsyncExitStack() as stack:
-                session = await self._open(stack)
-                init = await session.initialize()
+                session, early = await self._open(stack)
+                init = await session.initialize() if early is None else early.adopt(session)
                 # The three listings at once (one round trip, not three: they are on the way to a first call).
                 async with asyncio.TaskGroup() as listings:
                     tools = listings.create_task(self._list_tools(session))
@@ -277,8 +278,11 @@ class Server:
         if not stop.is_set() and self.status == "connected":
             self._fail("disconnected")
 
-    async def _open(self, stack: contextlib.AsyncExitStack) -> ClientSession:
+    async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[ClientSession, handshake.Early | None]:
+        """The session, entered on ``stack``, and for a stdio server the ``initialize`` exchange made before the
+        SDK was loaded (``handshake``), if there is one to adopt instead of calling ``initialize()``."""
         cfg = self.config
+        early: handshake.Early | None = None
         if cfg.transport == "stdio":
             # Spawned first: the server starts while the rest of the SDK import (if any) finishes.
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -290,11 +294,20 @@ class Server:
             watched = asyncio.ensure_future(asyncio.to_thread(kill_group_with_pi_tui, process.pid))
             stack.push_async_callback(_forget_when_registered, watched)
             stack.push_async_callback(stdio.stop_process, process)
+            # ``initialize`` at once, while the SDK loads: a server that starts faster than the load has
+            # answered by the time it is done. Cancelled if still reading when the load fails or the start
+            # is given up.
+            known = handshake.versions()
+            exchange = asyncio.ensure_future(handshake.start(process, known)) if known is not None else None
+            if exchange is not None:
+                stack.callback(exchange.cancel)
             sdk.prefetch_when_loaded([cfg.transport])
             await sdk.loaded([cfg.transport])
+            early = await exchange if exchange is not None else None
             read, write = await stack.enter_async_context(
-                stdio.connect(process, self._garbage, self.roots.received, self.roots.sent)
-            )
+                stdio.connect(process, self._garbage, self.roots.received, self.roots.sent,
+                              early.rest if early is not None else b"")
+            )  # fmt: skip
         else:
             sdk.prefetch_when_loaded([cfg.transport])
             await sdk.loaded([cfg.transport])
@@ -318,11 +331,11 @@ class Server:
                     streamable_http_client(cfg.url or "", http_client=client)
                 )
         from mcp.client.session import ClientSession  # imported by now (sdk.loaded), without the server half
+        from mcp_types import Implementation
 
-        session = ClientSession(
-            read, write, message_handler=self._on_message, list_roots_callback=self._list_roots
-        )
-        return await stack.enter_async_context(session)
+        session = ClientSession(read, write, message_handler=self._on_message, list_roots_callback=self._list_roots,
+                                client_info=Implementation.model_validate(handshake.CLIENT_INFO))  # fmt: skip
+        return await stack.enter_async_context(session), early if early and early.answer else None
 
     def _garbage(self, line: str) -> None:
         """A stdout line that is not JSON-RPC: fails a start at once (afterwards the line is skipped)."""

@@ -2,7 +2,7 @@
 
 pi-tui's own rather than the SDK's ``stdio_client`` for one reason: the process is spawned before the
 SDK is imported (``spawn`` needs nothing of it), so the server's start-up and the rest of the SDK's
-import overlap instead of adding up. ``connect`` then bridges the pipes to the two memory streams the
+import overlap instead of adding up (and ``handshake.py`` sends it ``initialize`` meanwhile). ``connect`` then bridges the pipes to the two memory streams the
 SDK's ``ClientSession`` reads and writes, as ``stdio_client`` does.
 
 Like the SDK: the server runs in its own session and process group, with only a few environment
@@ -55,8 +55,11 @@ async def connect(
     on_garbage: Callable[[str], None],
     on_received: Watch | None = None,
     on_sent: Watch | None = None,
+    already_read: bytes = b"",
 ) -> AsyncIterator[TransportStreams]:
     """The (read, write) streams of a ``ClientSession`` over ``process``'s pipes; stops it on exit.
+
+    ``already_read``: what was read from its stdout before (``handshake.start``), read first.
 
     A stdout line that is not JSON-RPC reaches the session as an exception and ``on_garbage(line)``.
     ``on_received``/``on_sent`` see every message that passes, in wire order (before the session sees
@@ -82,16 +85,18 @@ async def connect(
         return SessionMessage(message)
 
     async def reader() -> None:
-        pending = bytearray()
+        pending = bytearray(already_read)
         async with to_session:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
-                while chunk := await stdout.read(_CHUNK):
-                    pending += chunk
+                while True:
                     *lines, rest = pending.split(b"\n")
                     pending = bytearray(rest)
                     for line in lines:
                         if line.strip():
                             await to_session.send(parse(bytes(line)))
+                    if not (chunk := await stdout.read(_CHUNK)):
+                        break
+                    pending += chunk
 
     async def writer() -> None:
         async with from_session:
