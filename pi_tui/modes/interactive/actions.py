@@ -124,17 +124,16 @@ class KeyActions:
             settings.set("hideThinkingBlock", hidden)
             for problem in settings.drain_errors():
                 self.chat_notice(problem, "warning")
-        self.chat_status(f"Thinking blocks: {'hidden' if hidden else 'shown'}")
+        self.chat_status(f"Thinking blocks: {'hidden' if hidden else 'visible'}")
 
     def action_expand_tools(self) -> None:
-        """Ctrl+O: tool output, thinking and summaries, all expanded or all folded, as pi's key does."""
-        from .blocks import SummaryBlock, ThinkingBlock, ToolBlock
+        """Ctrl+O: tool output and summaries, all expanded or all folded, as pi's key does (thinking is
+        shown whole already; Ctrl+T hides it)."""
+        from .blocks import SummaryBlock, ToolBlock
 
         self.tools_expanded = not self.tools_expanded
         for tool in self.chat.query(ToolBlock):
             tool.refresh_expansion()
-        for thinking in self.chat.query(ThinkingBlock):
-            thinking.refresh_expansion()
         for summary in self.chat.query(SummaryBlock):
             summary.refresh_expansion()
         self.chat_status(f"Tool output: {'expanded' if self.tools_expanded else 'collapsed'}")

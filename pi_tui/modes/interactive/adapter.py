@@ -208,7 +208,7 @@ class ChatAdapter:
         return block
 
     def _new_thinking(self, index: int) -> ThinkingBlock:
-        block = ThinkingBlock()  # hidden by the chat's class while thinking is hidden
+        block = ThinkingBlock()  # one "Thinking..." line while thinking is hidden
         self.thinking[index] = block
         self.chat.attach(block)
         return block

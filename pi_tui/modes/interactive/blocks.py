@@ -30,6 +30,7 @@ __all__ = [
     "Block",
     "NoticeBlock",
     "SummaryBlock",
+    "HIDDEN_THINKING_LABEL",
     "ThinkingBlock",
     "ToolBlock",
     "UserBlock",
@@ -72,6 +73,14 @@ def _tools_expanded(app: object) -> bool:
     return isinstance(app, PiApp) and app.tools_expanded
 
 
+def _thinking_hidden(app: object) -> bool:
+    """Whether the app hides thinking (Ctrl+T, ``hideThinkingBlock``); a host app without pi's keys
+    never does."""
+    from .app import PiApp
+
+    return isinstance(app, PiApp) and app.hide_thinking
+
+
 def typing_delay(now: float, pending_since: float) -> float:
     """How much longer a due write of streamed text should wait for a gap between key presses (0: write
     now). Writing in the gaps keeps typing responsive while an answer streams."""
@@ -98,8 +107,17 @@ class UserBlock(Static, Block):
         self.text = text
 
 
+HIDDEN_THINKING_LABEL = "Thinking..."
+"""What a hidden thinking block shows (pi's label)."""
+
+
 class ThinkingBlock(Static, Block):
-    """Thinking, collapsed to one line by default (Ctrl+T hides all thinking, click expands one)."""
+    """Thinking, shown whole as italic markdown in the thinking colour, as pi 0.87.1 shows it.
+
+    While the app hides thinking (Ctrl+T, the ``hideThinkingBlock`` setting) it is one line, pi's
+    "Thinking...". A click shows a hidden block or hides a shown one, that
+    block only, until Ctrl+T sets every block again.
+    """
 
     DEFAULT_CSS = """
     ThinkingBlock {
@@ -107,42 +125,46 @@ class ThinkingBlock(Static, Block):
         text-style: italic;
         padding: 0 1;
         margin: 1 0 0 0;
-        max-height: 1;
-        /* folded to one row: a longer line ends in "…" instead of stopping mid-word */
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
     }
-    ThinkingBlock.-expanded { max-height: 100%; text-wrap: wrap; }
     """
 
     def __init__(self, text: str = "") -> None:
         super().__init__("", markup=False)
         self.text = text
         self._dirty = False
-        self._shown = ""
-        self._opened = False  # unfolded by a click
-        self._render_text()
+        self._shown: tuple[bool, str] | None = None
+        self._clicked: bool | None = None  # this block shown (False) or hidden (True) by a click
 
     def on_mount(self) -> None:
-        self.refresh_expansion()
+        self._render_text()
 
-    def refresh_expansion(self) -> None:
-        """Unfolded when clicked open or while Ctrl+O expands everything (as pi's expand key does)."""
-        self.set_class(self._opened or _tools_expanded(self.app), "-expanded")
+    @property
+    def hidden(self) -> bool:
+        """Whether it shows only pi's "Thinking..." line (a click's choice, else the chat's)."""
+        if self._clicked is not None:
+            return self._clicked
+        return self.is_attached and _thinking_hidden(self.app)
+
+    def follow_chat(self) -> None:
+        """Ctrl+T: forget the click's choice, hidden or shown as the chat says (pi clears them too)."""
+        self._clicked = None
         self._render_text()
 
     def _render_text(self) -> None:
-        body = self.text.strip() or "…"
-        folded = "-expanded" not in self.classes
-        if folded:
-            first = body.splitlines()[0] if body else ""
-            # More than its first line: the fold says so, as the ellipsis at the cut does.
-            shown = f"▸ Thinking: {first[:200]}" + (" …" if len(body) > len(first[:200]) else "")
-        else:
-            shown = "▾ Thinking: " + body
-        if shown != self._shown:  # folded, a streamed thought rarely changes its first line: no relayout
-            self._shown = shown
-            self.update(Text(shown))
+        if not self.is_attached:
+            return  # drawn once mounted, when the app says whether thinking is hidden
+        hidden = self.hidden
+        body = self.text.strip()
+        if (hidden, body) == self._shown:
+            return
+        self._shown = (hidden, body)
+        if hidden:
+            self.update(Text(HIDDEN_THINKING_LABEL))
+            return
+        from rich.markdown import Markdown
+
+        # the widget's colour and italic are the base; the markdown's own styles (bold, code) go on top
+        self.update(Markdown(body or "…", style="none", code_theme="ansi_dark"))
 
     def append_delta(self, delta: str) -> None:
         self.text += delta
@@ -160,8 +182,7 @@ class ThinkingBlock(Static, Block):
         self._flush()
 
     def toggle(self) -> None:
-        self._opened = "-expanded" not in self.classes
-        self.set_class(self._opened, "-expanded")
+        self._clicked = not self.hidden
         self._render_text()
 
     def on_click(self) -> None:

@@ -95,7 +95,6 @@ class ChatLog(VerticalScroll):
         scrollbar-size-vertical: 1;
         padding: 0 1 1 1;
     }
-    ChatLog.-hide-thinking ThinkingBlock { display: none; }
     """
 
     BLANK = True

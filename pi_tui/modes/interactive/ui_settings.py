@@ -1,7 +1,7 @@
 """Settings the full-screen app applies to itself, at start-up and whenever `/settings` changes one.
 
-``hideThinkingBlock`` hides every thinking block (a class on the chat, so blocks mounted later, from
-history or while scrolling back, follow it too); ``editorPaddingX`` adds columns left and right of the
+``hideThinkingBlock`` shows every thinking block as one "Thinking..." line (blocks mounted later, from
+history or while scrolling back, ask the app, so they follow it too); ``editorPaddingX`` adds columns left and right of the
 editor's text; ``showHardwareCursor`` shows the terminal's own cursor, which Textual already moves to
 the editor's cursor (for input methods and screen readers), instead of hiding it.
 """
@@ -25,9 +25,13 @@ _HIDE_CURSOR = "\x1b[?25l"
 
 
 def set_hide_thinking(app: PiApp, hidden: bool) -> None:
-    """Hide (or show) every thinking block, now and later."""
+    """Hide (or show) every thinking block, now and later (a hidden one is pi's "Thinking..." line);
+    blocks a click hid or showed follow too."""
+    from .blocks import ThinkingBlock
+
     app.hide_thinking = hidden
-    app.chat.set_class(hidden, "-hide-thinking")
+    for block in app.chat.query(ThinkingBlock):
+        block.follow_chat()
 
 
 def set_hardware_cursor(app: PiApp, shown: bool) -> None:

@@ -103,7 +103,9 @@ async def test_model_with_a_partial_name_opens_the_picker_on_it_instead_of_guess
         await until(pilot, lambda: isinstance(app.screen, ModelScreen))
         assert app.screen.shown == [] and app.screen.query_one("#model-empty").display  # type: ignore[attr-defined]
         await pilot.press("escape")
-        await submit_and_wait(pilot, app, "/model FAUX/faux-1")  # an exact reference switches at once, any case
+        await submit_and_wait(
+            pilot, app, "/model FAUX/faux-1"
+        )  # an exact reference switches at once, any case
         await until(pilot, lambda: any(t.startswith("Model: faux/faux-1") for t in _notices(app)))
 
 
@@ -327,7 +329,9 @@ async def test_ctrl_p_cycles_only_the_scoped_models_when_enabled_models_is_set(
         assert seen == ["p-one/one", "p-three/three", "p-one/one"]
 
 
-async def test_ctrl_p_cycles_the_models_scope_given_on_the_command_line(tmp_path: Path, agent_dir: Path) -> None:
+async def test_ctrl_p_cycles_the_models_scope_given_on_the_command_line(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     model = {"contextWindow": 100_000, "maxTokens": 4096}
     providers = {
         name: {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",

@@ -209,7 +209,9 @@ async def test_escape_during_a_prompt_hook_shows_an_abort_not_an_error(
 
 async def test_the_chat_stays_visible_behind_a_dialog(tmp_path: Path, agent_dir: Path) -> None:
     script = FauxScript(
-        faux_reply("Removing the build folder now.", faux_tool_call("bash", {"command": "rm -rf build"}, id="rm1")),
+        faux_reply(
+            "Removing the build folder now.", faux_tool_call("bash", {"command": "rm -rf build"}, id="rm1")
+        ),
         faux_reply("done"),
     )
     app = make_app(tmp_path, agent_dir, script, argv=["-e", "permission_gate"])

@@ -162,23 +162,33 @@ async def test_a_code_line_wider_than_the_chat_wraps_instead_of_being_cut() -> N
         assert "indented_end = True" in text
 
 
-async def test_folded_thinking_ends_in_an_ellipsis_when_cut_and_unfolded_is_marked() -> None:
+async def test_thinking_is_shown_whole_as_italic_markdown_and_a_click_hides_it() -> None:
+    """As pi 0.87.1 draws thinking: every line of it, its markdown rendered (no ``**``), in italic; a
+    click turns that block into pi's one "Thinking..." line and back. It was folded to one line."""
     from textual.geometry import Region
 
     from pi_tui.modes.interactive.blocks import ThinkingBlock
 
+    def shown(block: ThinkingBlock) -> list[str]:
+        lines = block.render_lines(Region(0, 0, block.outer_size.width, block.outer_size.height))
+        return [strip.text.strip() for strip in lines if strip.text.strip()]
+
     app = Host()
-    async with app.run_test(size=(40, 10)) as pilot:
-        block = ThinkingBlock("Let me think about this carefully, and then some more.")
+    async with app.run_test(size=(40, 20)) as pilot:
+        block = ThinkingBlock("Let me weigh the **question**.\n\nA second thought, long enough to wrap here.")
         await app.screen.mount(block)
         await pilot.pause()
-        line = block.render_lines(Region(0, 0, block.outer_size.width, 1))[0].text.rstrip()
-        assert line.strip().startswith("▸ Thinking: Let me") and line.endswith("…")
+        lines = shown(block)
+        assert lines[0] == "Let me weigh the question."
+        assert " ".join(lines[1:]) == "A second thought, long enough to wrap here."
+        first = block.render_lines(Region(0, 0, block.outer_size.width, 1))[0]
+        assert all(seg.style is not None and seg.style.italic for seg in first if seg.text.strip())
         block.toggle()
         await pilot.pause()
-        lines = block.render_lines(Region(0, 0, block.outer_size.width, block.outer_size.height))
-        text = " ".join(strip.text.strip() for strip in lines)
-        assert text.startswith("▾ Thinking: Let me") and "some more." in text
+        assert shown(block) == ["Thinking..."]
+        block.toggle()
+        await pilot.pause()
+        assert shown(block)[0] == "Let me weigh the question."
 
 
 async def test_headings_sit_at_the_left_with_one_blank_line_around() -> None:
@@ -315,4 +325,7 @@ async def test_a_numbered_list_starts_under_the_text_with_a_blank_line_after() -
         first = block.query("MarkdownBullet").first()
         number = drawn_lines(first)[0]
         assert first.region.x + len(number) - len(number.lstrip()) == para.region.x, (first.region, number)
-        assert number.strip() == "1." and after.region.y == block.query_one("MarkdownOrderedList").region.bottom + 1
+        assert (
+            number.strip() == "1."
+            and after.region.y == block.query_one("MarkdownOrderedList").region.bottom + 1
+        )

@@ -172,7 +172,6 @@ async def test_reading_up_keeps_only_a_few_screens_below_the_view_mounted_and_pa
         assert seen == sorted(seen)
 
 
-
 async def test_paging_up_draws_no_line_of_the_log_or_a_tool_card_itself(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

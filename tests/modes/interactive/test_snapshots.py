@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_tool_call
+from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_thinking, faux_tool_call
 from pi_tui.ai.stream import StreamStart, TextDelta, TextStart
 from pi_tui.ai.types import AssistantMessage, TextContent
 from pi_tui.modes.interactive.app import PiApp
@@ -115,6 +115,30 @@ def test_tool_call_with_a_diff(snap_compare: Any, tmp_path: Path, agent_dir: Pat
     assert snap_compare(app, run_before=run_before, terminal_size=(100, 30))
 
 
+THOUGHT = (
+    "The user wants the **sign** fixed in `add`.\n\n"
+    "It subtracts where it should add, so the test that sums two numbers fails; one character changes."
+)
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_thinking_shown_whole_or_hidden(
+    snap_compare: Any, tmp_path: Path, agent_dir: Path, hidden: bool
+) -> None:
+    """As pi 0.87.1: thinking whole, as italic markdown in the thinking colour; hidden (Ctrl+T), pi's
+    one "Thinking..." line."""
+    cwd = _project(tmp_path)
+    if hidden:
+        (agent_dir / "settings.json").write_text(json.dumps({"hideThinkingBlock": True}))
+    script = FauxScript(faux_reply(faux_thinking(THOUGHT), "Change `-` to `+` in `add`."))
+    app = make_app(cwd, agent_dir, script)
+
+    async def run_before(pilot: Any) -> None:
+        await _send(pilot, app, "why does add fail?", lambda: script.call_count == 1 and not app._busy)
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(100, 24))
+
+
 def test_sidebar_open(snap_compare: Any, tmp_path: Path, agent_dir: Path) -> None:
     cwd = _project(tmp_path)
     ext = tmp_path / "notes.py"
@@ -198,7 +222,9 @@ def test_login_api_key_providers_at_80_columns(snap_compare: Any, tmp_path: Path
         await pilot.press("down", "enter")  # "Sign in with an API key"
         await until(
             pilot,
-            lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text.startswith("Select provider"),
+            lambda: (
+                isinstance(app.screen, SelectDialog) and app.screen.title_text.startswith("Select provider")
+            ),
         )
         await type_text(pilot, "cloud")
         await _settle(pilot, app)

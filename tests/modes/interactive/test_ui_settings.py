@@ -28,21 +28,36 @@ def _saved(agent_dir: Path) -> dict[str, Any]:
 async def test_hide_thinking_setting_hides_live_and_loaded_thinking_and_ctrl_t_saves_it(
     tmp_path: Path, agent_dir: Path
 ) -> None:
+    """Hidden thinking is pi's one italic "Thinking..." line (not nothing); Ctrl+T shows it whole again,
+    says "Thinking blocks: visible" as pi does and saves ``hideThinkingBlock``; it also undoes a click
+    that showed one block."""
     _settings(agent_dir, {"hideThinkingBlock": True})
     script = FauxScript(faux_reply(faux_thinking("DEEPTHOUGHT"), "the answer"))
     app = make_app(tmp_path, agent_dir, script)
+
+    def rows(block: ThinkingBlock) -> list[str]:
+        return [s.text.strip() for s in block.render_lines(block.region.reset_offset) if s.text.strip()]
+
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
         await submit_and_wait(pilot, app, "think")
         blocks = list(app.chat.query(ThinkingBlock))
-        assert blocks and not any(block.display for block in blocks)
+        assert blocks and all(block.display and rows(block) == ["Thinking..."] for block in blocks)
         app.reload_chat()  # the same branch mounted again from the session, as on resume
         await pilot.pause()
         blocks = list(app.chat.query(ThinkingBlock))
-        assert blocks and not any(block.display for block in blocks)
+        assert blocks and all(rows(block) == ["Thinking..."] for block in blocks)
         await pilot.press("ctrl+t")
         await pilot.pause()
-        assert all(block.display for block in app.chat.query(ThinkingBlock))
+        assert all(rows(block) == ["DEEPTHOUGHT"] for block in app.chat.query(ThinkingBlock))
+        assert "Thinking blocks: visible" in [b.text for b in app.chat.query(NoticeBlock)]
+        block = app.chat.query_one(ThinkingBlock)
+        block.toggle()  # a click hides this one
+        await pilot.pause()
+        assert rows(block) == ["Thinking..."]
+        await pilot.press("ctrl+t", "ctrl+t")  # hidden, then every block visible again
+        await pilot.pause()
+        assert rows(block) == ["DEEPTHOUGHT"]
     assert _saved(agent_dir)["hideThinkingBlock"] is False
 
 

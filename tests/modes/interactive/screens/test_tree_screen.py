@@ -149,7 +149,7 @@ async def test_escape_on_the_summary_question_keeps_the_tree_open_and_nothing_mo
 async def test_escape_while_the_branch_summary_is_written_cancels_it_and_keeps_the_tree_open(
     session: AgentSession, fake: FakeLLM
 ) -> None:
-    """"Summarizing branch... (Esc to cancel)": Esc cancels the summary and the tree stays open at the
+    """ "Summarizing branch... (Esc to cancel)": Esc cancels the summary and the tree stays open at the
     same row, as pi re-shows it. Esc closed the tree instead, the summary vanished with no word, and
     its toast stayed on screen."""
     leaf = session.session_manager.get_leaf_id()
