@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pi_tui.ai.tokens import count_message_tokens
+from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
 from pi_tui.ai.types import AssistantMessage, Usage
 from pi_tui.resources.settings_schema import CompactionSettings
 
@@ -24,6 +24,7 @@ __all__ = [
     "context_tokens",
     "measured_tokens",
     "estimate_messages_tokens",
+    "estimate_context_tokens",
 ]
 
 Count = Callable[[Any], int]
@@ -97,3 +98,26 @@ def context_tokens(
         return measured
     messages = history() if history is not None else context_messages(path).cached
     return overhead_tokens + estimate_messages_tokens(messages, count)
+
+
+def estimate_context_tokens(
+    messages: Sequence[Any], system_prompt: Callable[[], str], count: Count = count_message_tokens
+) -> int:
+    """How full the context of the next request is, over the agent's messages (pi's footer estimate).
+
+    The newest successful answer's usage plus the estimate of every message after it (a prompt sent,
+    an aborted or failed answer, tool results); when no answer measured the context, the estimate of
+    the system prompt (asked for only then) and of every message; 0 before the first prompt, as pi shows.
+    Reads only the tail in the usual case.
+    """
+    if not messages:
+        return 0
+    trailing = 0
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if _valid_usage(message):
+            measured = usage_tokens(message.usage)
+            if measured:
+                return measured + trailing
+        trailing += count(message)
+    return estimate_tokens(system_prompt()) + trailing

@@ -1069,7 +1069,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         session = self.session
         if session is None:
             return
-        from pi_tui.ai.types import AssistantMessage
+        from pi_tui.compaction.tokens import estimate_context_tokens
 
         base = self._footer_base
         stats = session.stats()
@@ -1078,13 +1078,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         if compacted:
             self._context_unknown = True  # "?" until the next answer measures the context again
         if not self._context_unknown:
-            for message in reversed(session.messages):
-                if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
-                    u = message.usage
-                    context_tokens = u.input + u.output + u.cache_read + u.cache_write
-                    break
-            else:
-                context_tokens = 0
+            # as pi's footer: the last answer's measured size plus an estimate of what came after it
+            # (an aborted answer measured nothing), or an estimate of the whole request before any answer
+            context_tokens = estimate_context_tokens(session.messages, session.system_prompt)
         state = FooterState(
             cwd=base.cwd,
             branch=base.branch,

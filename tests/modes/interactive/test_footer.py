@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from pi_tui.modes.interactive.footer import FooterState, StatusFooter
 
 STATE = FooterState(
@@ -65,3 +67,35 @@ def test_auto_compaction_off_drops_the_auto_mark() -> None:
     state = FooterState(cwd="~", context_tokens=0, context_window=200_000, model="m")
     _, stats = _lines(60, state)
     assert stats.startswith("0.0%/200k ") and "(auto)" not in stats
+
+
+async def test_the_context_share_counts_what_no_answer_measured_as_pi_does(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.ai.providers.faux import FauxScript, faux_reply
+    from pi_tui.ai.tokens import estimate_tokens
+
+    from .helpers import make_app, submit, submit_and_wait, until
+
+    slow = [faux_reply("never finished"), faux_reply("never finished either")]
+    for reply in slow:
+        reply.delay = 30  # each delta waits (abortably): Escape comes while it streams
+    script = FauxScript(slow[0], faux_reply("measured"), slow[1])
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit(pilot, app, "first")
+        await until(pilot, lambda: app._busy and script.call_count == 1)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app._busy)
+        # an aborted first answer measured nothing: the share is estimated (system prompt and messages)
+        assert (app.footer.state.context_tokens or 0) >= estimate_tokens(app.session.system_prompt())
+        await submit_and_wait(pilot, app, "second")
+        measured = app.footer.state.context_tokens or 0
+        assert measured > 0
+        long_prompt = "z " * 400
+        app.editor.text = long_prompt
+        await pilot.press("enter")
+        await until(pilot, lambda: app._busy and script.call_count == 3)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app._busy)
+        # the last measured size plus an estimate of what came after it (the long prompt)
+        assert (app.footer.state.context_tokens or 0) >= measured + estimate_tokens(long_prompt)

@@ -33,6 +33,17 @@ def _flat(term: PtyScreen) -> str:
     return re.sub(r"[\s│]", "", term.text())  # long paths wrap inside a dialog's frame
 
 
+def _dialog_flat(term: PtyScreen) -> str:
+    """`_flat` of what is inside the dialog's frame only (the dimmed chat and footer show around it)."""
+    lines = term.text().splitlines()
+    top = next(i for i, line in enumerate(lines) if "╭" in line)
+    bottom = next(i for i, line in enumerate(lines) if i > top and "╰" in line)
+    left = lines[top].index("╭")
+    right = lines[top].index("╮")
+    inside = "".join(line[left + 1 : right] for line in lines[top + 1 : bottom])
+    return re.sub(r"\s", "", inside)
+
+
 def test_the_trust_question_is_about_the_sessions_directory(tmp_path: Path, isolated_home: Path) -> None:
     project, elsewhere, agent_dir = _two_directories(tmp_path, isolated_home)
     fake = FakeLLM()
@@ -45,11 +56,12 @@ def test_the_trust_question_is_about_the_sessions_directory(tmp_path: Path, isol
         argv = [sys.executable, "-m", "pi_tui", "--session", str(session_file)]
         with PtyScreen(argv, cwd=elsewhere, env=env, columns=120, lines=30) as term:
             term.wait_for("Trust project folder?", timeout=30)
-            flat = _flat(term)
+            flat = _dialog_flat(term)
             assert str(project.resolve()) in flat and str(elsewhere.resolve()) not in flat
             assert ".pi/extensions/hello.py" in flat
             term.send("\x1b")  # no answer: not trusted
-            term.wait_for("one", timeout=30)  # the session's history, once it is loaded
+            # the session's history, once it is loaded (the preview of it shows behind the dialog)
+            term.wait_for(lambda screen: "one" in screen and "Trust project folder?" not in screen, timeout=30)
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
 
