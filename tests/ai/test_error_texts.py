@@ -130,3 +130,22 @@ async def test_error_text_names_the_providers_message_and_what_to_check(
         assert f"{api.provider}/{api.model}" in text, text
     if api.name in _NAMING_PROVIDER and status in (429, 500):
         assert f"{api.provider}'s " in text, text
+
+
+@pytest.mark.parametrize("api", [a for a in APIS if a.name in _NAMING], ids=lambda a: a.name)
+async def test_an_overloaded_server_is_called_overloaded_not_failed(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = await _error_text(api, Fault("overloaded"), monkeypatch)  # 529 (Anthropic) or 503
+    assert f"{api.provider} is overloaded or unavailable; retrying may help" in text, text
+    assert "server failed" not in text
+
+
+def test_a_refused_key_of_a_provider_of_your_own_points_at_models_json() -> None:
+    from pi_tui.ai.providers._error_hints import http_hint
+
+    assert (
+        http_hint("my-proxy", 401)
+        == "check the apiKey of my-proxy in models.json (or the key stored for it in auth.json)"
+    )
+    assert "ANTHROPIC_API_KEY" in (http_hint("anthropic", 401) or "")

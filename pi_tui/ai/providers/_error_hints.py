@@ -23,9 +23,11 @@ def _key_check(provider: str) -> str:
     from ..auth import env_key_variables
     from ..catalog import provider_info
 
+    info = provider_info(provider)
+    if info is None:  # not a built-in provider: its key comes from models.json
+        return f"check the apiKey of {provider} in models.json (or the key stored for it in auth.json)"
     names = " or ".join(env_key_variables(provider))
     where = f"{names} or the key stored for {provider} in auth.json" if names else f"the key for {provider}"
-    info = provider_info(provider)
     if info is not None and info.login is not None:
         where += f"; with a login, sign in again with /login {provider}"
     return f"check {where}"
@@ -43,6 +45,8 @@ def http_hint(provider: str, status: int | None, model_id: str | None = None) ->
         return f"check the model id ({model}) and the provider's baseUrl in models.json"
     if status == 429:
         return f"{provider}'s rate limit or quota reached; wait and retry, or check the plan's limits"
+    if status in (503, 529):  # Service Unavailable; Anthropic's "overloaded": busy, not broken
+        return f"{provider} is overloaded or unavailable; retrying may help"
     if status is not None and status >= 500:
         return f"{provider}'s server failed; retrying may help"
     return None

@@ -121,7 +121,8 @@ class StatusFooter(Static):
                 style = err if pct > 90 else warn if pct > 70 else ""
                 parts.append((f"{pct:.1f}%/{fmt_tokens(s.context_window)}{auto}", style))
         stats = Text(" ").join(Text(t, style=st) for t, st in parts)
-        model = Text(s.model + (f" • {s.thinking}" if s.thinking else ""))
+        level = "thinking off" if s.thinking == "off" else s.thinking  # a bare "off" says nothing, as pi
+        model = Text(s.model + (f" • {level}" if level else ""))
         if s.provider and stats.cell_len + _GAP + len(s.provider) + 3 + model.cell_len <= width:
             model = Text(f"({s.provider}) ") + model  # only with room for all of it, as pi
         sandbox = Text(

@@ -63,13 +63,25 @@ def test_the_provider_is_named_in_parentheses_when_there_is_room_as_pi_does() ->
     assert stats.endswith("  claude-fake • medium") and "(fake-anthropic)" not in stats
 
 
+def test_thinking_off_reads_thinking_off_as_pi_shows_it() -> None:
+    state = FooterState(
+        cwd="~", context_tokens=0, context_window=200_000, model="claude-opus-4-8", thinking="off"
+    )
+    _, stats = _lines(80, state)
+    assert stats.endswith("  claude-opus-4-8 • thinking off")
+    _, stats = _lines(80, FooterState(cwd="~", model="claude-opus-4-8", thinking="high"))
+    assert stats.endswith("  claude-opus-4-8 • high")
+
+
 def test_auto_compaction_off_drops_the_auto_mark() -> None:
     state = FooterState(cwd="~", context_tokens=0, context_window=200_000, model="m")
     _, stats = _lines(60, state)
     assert stats.startswith("0.0%/200k ") and "(auto)" not in stats
 
 
-async def test_the_context_share_counts_what_no_answer_measured_as_pi_does(tmp_path: Path, agent_dir: Path) -> None:
+async def test_the_context_share_counts_what_no_answer_measured_as_pi_does(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     from pi_tui.ai.providers.faux import FauxScript, faux_reply
     from pi_tui.ai.tokens import estimate_tokens
 

@@ -61,7 +61,9 @@ def test_the_trust_question_is_about_the_sessions_directory(tmp_path: Path, isol
             assert ".pi/extensions/hello.py" in flat
             term.send("\x1b")  # no answer: not trusted
             # the session's history, once it is loaded (the preview of it shows behind the dialog)
-            term.wait_for(lambda screen: "one" in screen and "Trust project folder?" not in screen, timeout=30)
+            term.wait_for(
+                lambda screen: "one" in screen and "Trust project folder?" not in screen, timeout=30
+            )
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
 
