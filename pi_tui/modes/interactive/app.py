@@ -565,10 +565,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         leaves with exit code 0, nothing changed (False). Without ``continue_in_cwd`` ``gone`` is raised."""
         if self._continue_in_cwd is None:
             raise gone
-        from .bridge import ask
-        from .dialogs import ConfirmDialog
+        from .dialogs import ask_continue_in_cwd
 
-        if not await ask(self, ConfirmDialog("Session cwd not found", gone.question)):
+        if not await ask_continue_in_cwd(self, gone):
             self.exit(0)  # as pi: declining leaves, nothing was changed
             return False
         self._continue_in_cwd()

@@ -11,6 +11,8 @@ from textual.screen import ModalScreen
 from .dialogs import ConfirmDialog, EditorDialog, InputDialog, SelectDialog
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from .app import PiApp
 
 __all__ = ["TuiBridge", "ask"]
@@ -18,7 +20,7 @@ __all__ = ["TuiBridge", "ask"]
 T = TypeVar("T")
 
 
-async def ask(app: PiApp, screen: ModalScreen[Any], timeout: float | None = None) -> Any:
+async def ask(app: App[Any], screen: ModalScreen[Any], timeout: float | None = None) -> Any:
     """Push a modal screen and wait for its answer; None when ``timeout`` seconds pass first."""
     loop = asyncio.get_running_loop()
     answer: asyncio.Future[Any] = loop.create_future()

@@ -423,13 +423,16 @@ class CommandRouter:
         """pi's /import: after a yes, copy the file among this project's sessions and resume the copy here.
 
         A session whose recorded working directory is gone needs a second yes to continue in this one."""
+        from pathlib import Path
+
         from pi_tui.extensions.events import CancelledByExtension
+        from pi_tui.runtime.session_cwd import MissingSessionCwdError
         from pi_tui.session import SessionManager
         from pi_tui.session.errors import SessionError
         from pi_tui.session.importing import import_session_file, missing_session_cwd
 
         from .bridge import ask
-        from .dialogs import ConfirmDialog
+        from .dialogs import ConfirmDialog, ask_continue_in_cwd
 
         source = args.strip().strip("\"'")
         if not source:
@@ -446,13 +449,8 @@ class CommandRouter:
             self.app.chat_notice("Import cancelled")
             return
         gone = missing_session_cwd(source)
-        if gone is not None and not await ask(
-            self.app,
-            ConfirmDialog(
-                "Session cwd not found",
-                f"The session's working directory no longer exists:\n{gone}\n\n"
-                f"Continue in the current one?\n{session.cwd}",
-            ),
+        if gone is not None and not await ask_continue_in_cwd(
+            self.app, MissingSessionCwdError(Path(source), gone, Path(session.cwd))
         ):
             self.app.chat_notice("Import cancelled")
             return

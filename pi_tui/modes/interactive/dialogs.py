@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import ComposeResult
@@ -17,7 +17,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-__all__ = ["ConfirmDialog", "EditorDialog", "InputDialog", "Saved", "SelectDialog"]
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from pi_tui.runtime.session_cwd import MissingSessionCwdError
+
+__all__ = ["ConfirmDialog", "EditorDialog", "InputDialog", "Saved", "SelectDialog", "ask_continue_in_cwd"]
 
 _FRAME_CSS = """
     {name} {{ align: center middle; background: $pi-background 60%; }}
@@ -246,3 +251,12 @@ class EditorDialog(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+async def ask_continue_in_cwd(app: App[Any], gone: MissingSessionCwdError) -> bool:
+    """pi's "Session cwd not found" question, the one dialog for every place a session's recorded
+    directory turns out to be gone (start-up, ``/resume``, ``/import``): True continues in the current
+    directory; No, Escape or Ctrl+C answer False."""
+    from .bridge import ask
+
+    return bool(await ask(app, ConfirmDialog("Session cwd not found", gone.question)))

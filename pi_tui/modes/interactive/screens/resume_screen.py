@@ -21,7 +21,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ._dialogs import ConfirmScreen, PromptScreen
@@ -30,7 +29,7 @@ from ._picker import SearchListScreen
 from ._rowlist import RowList
 
 if TYPE_CHECKING:
-    from pi_tui.runtime.session_cwd import MissingSessionCwdError
+    pass
 
 __all__ = ["ResumeScreen", "open_resume", "trash_session", "TRASH_DIR_NAME"]
 
@@ -380,6 +379,7 @@ class ResumeScreen(SearchListScreen[Any]):
             self.notify(f"Could not resume: {exc}", severity="error")
             return
         from ..app import PiApp
+        from ..dialogs import ask_continue_in_cwd
 
         where = Path(manager.cwd).resolve() if manager.cwd and Path(manager.cwd).is_dir() else None
         if isinstance(self.app, PiApp) and where is not None and where != Path(self.session.cwd).resolve():
@@ -389,7 +389,7 @@ class ResumeScreen(SearchListScreen[Any]):
                 # as pi: a session recorded in another directory works there (tools, footer, AGENTS.md)
                 await self.session.switch_session(manager)
             except MissingSessionCwdError as gone:
-                if not await self._continue_here(gone):
+                if not await ask_continue_in_cwd(self.app, gone):
                     manager.close()
                     self.app.pop_screen()  # as pi: back to the current session
                     self.app.notify("Resume cancelled")
@@ -406,14 +406,6 @@ class ResumeScreen(SearchListScreen[Any]):
             raise
         self.app.pop_screen()
         self.app.notify(f"Resumed {one_line(info.name or info.first_message, 60)}{here}")
-
-    async def _continue_here(self, gone: MissingSessionCwdError) -> bool:
-        """pi's "Session cwd not found" question: continue in the current directory? (In the worker.)"""
-        from ..dialogs import ConfirmDialog
-
-        dialog: ModalScreen[bool] = ConfirmDialog("Session cwd not found", gone.question)
-        answer: bool = await self.app.push_screen_wait(dialog)
-        return bool(answer)
 
 
 async def open_resume(app: Any, _args: str) -> None:
