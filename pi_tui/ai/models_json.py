@@ -291,7 +291,10 @@ def parse_models_json(text: str, file: Path | str, builtin_apis: Mapping[str, st
     try:
         raw = json_safe.loads(text)
     except json.JSONDecodeError as exc:
-        raise ModelsJsonError(f"{prefix}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
+        # Python words some errors to be followed by the place ("Unterminated string starting at"):
+        # the column follows in parentheses instead
+        what = exc.msg.removesuffix(" at").removesuffix(" starting")
+        raise ModelsJsonError(f"{prefix}:{exc.lineno}: invalid JSON: {what} (column {exc.colno})") from exc
     if not isinstance(raw, dict):
         raise ModelsJsonError(f'{prefix}:1: expected an object like {{"providers": {{...}}}}')
     try:

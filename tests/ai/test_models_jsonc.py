@@ -84,3 +84,9 @@ def test_block_comments_work_but_warn_that_pi_cannot_read_them() -> None:
     assert loaded.warnings == [
         "models.json warning: m.json:2: /* */ comment: pi 0.87.1 reads only // comments, so it will not load this file"
     ]
+
+
+def test_a_cut_off_file_reads_as_an_unterminated_string_with_its_line_and_column() -> None:
+    with pytest.raises(ModelsJsonError) as caught:
+        parse_models_json('{\n  "providers": {\n    "local": {"baseUrl": "http://127.0', "m.json", BUILTINS)
+    assert str(caught.value) == "models.json error: m.json:3: invalid JSON: Unterminated string (column 26)"
