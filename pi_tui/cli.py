@@ -73,7 +73,7 @@ def _export(args: Args, cwd: Path) -> int:
     except (SessionError, OSError) as exc:
         _err(f"Export failed: {exc}")
         return 1
-    print(f"Session exported to: {out}")
+    print(f"Exported to: {out}")  # pi 0.87.1's line (the in-app /export says "Session exported to")
     return 0
 
 

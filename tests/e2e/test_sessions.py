@@ -490,8 +490,8 @@ def test_export_accepts_an_id_prefix_or_a_path(project: Path) -> None:
 
     assert by_id.returncode == 0 and by_path.returncode == 0, by_id.stderr + by_path.stderr
     default_out = project / f"pi-session-{path.stem}.html"
-    assert by_id.stdout.strip() == f"Session exported to: {default_out}"
-    assert by_path.stdout.strip() == f"Session exported to: {project / 'out.html'}"
+    assert by_id.stdout.strip() == f"Exported to: {default_out}"  # pi 0.87.1's line
+    assert by_path.stdout.strip() == f"Exported to: {project / 'out.html'}"
     page = (project / "out.html").read_text()
     assert "export this &lt;b&gt;please&lt;/b&gt;" in page
     missing = run_cli(["--export", "ffffffff"], project)
