@@ -56,7 +56,9 @@ TRUNCATED_CALL_TEXT = (
 
 
 def _error(text: str, details: Any = None) -> ToolResult:
-    return ToolResult(content=[TextContent(text=text)], details=details)
+    """A failed call's result; without details of its own it carries ``{}``, as pi's do (a client reading
+    ``details.<field>`` of any result never meets ``null``)."""
+    return ToolResult(content=[TextContent(text=text)], details={} if details is None else details)
 
 
 @dataclass(slots=True)

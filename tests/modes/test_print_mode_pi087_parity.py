@@ -17,7 +17,7 @@ from pathlib import Path
 from pi_tui.args import parse_args
 from pi_tui.modes.print_mode import run_print_mode
 from pi_tui.runtime.factory import create_session
-from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking
+from pi_tui.testing import FakeLLM, Fault, Reply, text, thinking, tool_call
 
 
 async def _run(project: Path, args: list[str], prompt: str) -> tuple[int, str, str]:
@@ -67,3 +67,27 @@ async def test_print_mode_still_fails_a_failed_answer_with_exit_1(tmp_path: Path
     code, out, err = await _run(tmp_path, ["-p", "--model", "fake-anthropic/claude-fake"], "q")
     assert code == 1 and out == ""
     assert err.startswith("Error: ") and "401" in err
+
+
+async def test_json_mode_failed_tool_results_carry_empty_details_as_pi(tmp_path: Path, fake: FakeLLM) -> None:
+    """pi 0.87.1 builds every failed tool result as ``{content, details: {}}`` (an unknown tool, a tool
+    that raised, a blocked or aborted call), in the ``tool_execution_end`` record and the stored
+    toolResult message alike: a client reading ``result.details.<field>`` must not meet ``null``."""
+    fake.script(
+        [
+            Reply([tool_call("bogus", {"a": 1}), tool_call("read", {"path": "missing.txt"})]),
+            Reply([text("done")]),
+        ]
+    )
+    code, out, _ = await _run(tmp_path, ["--mode", "json", "--model", "fake-anthropic/claude-fake"], "q")
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    ends = {r["toolName"]: r for r in records if r["type"] == "tool_execution_end"}
+    results = {
+        r["message"]["toolName"]: r["message"]
+        for r in records
+        if r["type"] == "message_end" and r["message"]["role"] == "toolResult"
+    }
+    for name in ("bogus", "read"):
+        assert ends[name]["isError"] is True and ends[name]["result"]["details"] == {}
+        assert results[name]["isError"] is True and results[name]["details"] == {}
