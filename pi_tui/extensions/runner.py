@@ -43,6 +43,7 @@ from .extension_api import ExtensionAPI
 from .loader import ExtensionLoadError, failure_place, forget_module, import_extension
 from .loop_hooks import LoopHooks
 from .registry import Registry, positional_arity
+from .renewal import RenewalMixin
 from .session_events import BeforeOutcome, SessionEventsMixin
 from .ui import ExtensionUIState
 
@@ -81,17 +82,7 @@ class AgentStartOutcome:
     system_prompt: str | None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Kept:
-    """What a reload keeps across tearing the extensions down: the active tools, the tools known,
-    the names of the extensions that were loaded (their panels go unless registered again)."""
-
-    active_tools: list[str]
-    tools: set[str]
-    extensions: set[str]
-
-
-class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
+class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
     """Holds the loaded extensions of one `AgentSession` and runs their handlers.
 
     Args:
@@ -149,7 +140,6 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         self._started = False
         self._closed = False
         self._reloading: asyncio.Lock | None = None
-        self._moving: _Kept | None = None  # between leave_directory and enter_directory
         self._watcher: ExtensionWatcher | None = None
         self._reloaded: asyncio.Event | None = None
         self._tree_from_extension = False
@@ -545,92 +535,6 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin):
         return [ext.source.path for ext in self.extensions] + [
             e.path for e in self._sources if not any(x.source == e for x in self.extensions)
         ]
-
-    async def reload(self) -> list[str]:
-        """session_shutdown → tear down → re-import → session_start (reason "reload") → resources_discover.
-
-        Extensions that fail to load are reported (``extension_error`` events) before this returns.
-
-        Returns:
-            What else the user should be told, in the order it happened: extensions of an untrusted
-            project that were not loaded, discovery problems and registration warnings.
-        """
-        self._reloading = self._reloading or asyncio.Lock()
-        async with self._reloading:
-            kept = await self._tear_down(reason="reload")
-            notes = await self._bring_up(kept, reason="reload")
-            reloaded, self._reloaded = self._reloaded, None
-            if reloaded is not None:
-                reloaded.set()
-        if self._watcher is not None:
-            self._watcher.paths_changed()
-        return notes
-
-    async def leave_directory(self, target_session_file: str) -> None:
-        """Before the session moves to a session recorded in another directory: ``session_shutdown``
-        (reason ``resume``, as pi's runtime replacement) to the loaded extensions, which are then torn
-        down; `enter_directory` loads the new directory's once the session works there."""
-        self._reloading = self._reloading or asyncio.Lock()
-        async with self._reloading:
-            self._moving = await self._tear_down(reason="resume", target_session_file=target_session_file)
-
-    async def enter_directory(self) -> list[str]:
-        """After the move `leave_directory` began: discover the extensions of the session's new directory
-        (its project folder only when trusted there), import them, ``session_start`` (reason ``resume``)
-        and ``resources_discover``. Returns what the user should be told, as `reload`."""
-        self._reloading = self._reloading or asyncio.Lock()
-        async with self._reloading:
-            session = self.session
-            fresh = _Kept(list(session.active_tools), set(session.tools), set())  # nothing was loaded
-            kept, self._moving = self._moving or fresh, None
-            notes = await self._bring_up(kept, reason="resume", discover_reason="startup")
-        if self._watcher is not None:
-            self._watcher.paths_changed()
-        return notes
-
-    async def _tear_down(self, *, reason: str, **fields: Any) -> _Kept:
-        """``session_shutdown`` and unload every extension; what `_bring_up` needs to restore."""
-        session = self.session
-        self.ui_state.clear(session.ui)
-        if self._started:
-            await self.notify("session_shutdown", timeout=self.lifecycle_timeout, reason=reason, **fields)
-        await self.drain(timeout=self.shutdown_grace)
-        kept = _Kept(list(session.active_tools), set(session.tools), {ext.name for ext in self.extensions})
-        for ext in reversed(list(self.extensions)):
-            self._unload(ext, keep_panels=True)
-        self.dispatch.forget_arities()
-        self._slow_reported.clear()
-        return kept
-
-    async def _bring_up(self, kept: _Kept, *, reason: str, discover_reason: str | None = None) -> list[str]:
-        """Discover again (when the runner can), import, then ``session_start``; returns the notes."""
-        notes: list[str] = []
-        session = self.session
-        sources = self._sources
-        if self._rediscover is not None:
-            found = self._rediscover()
-            sources = found.sources
-            for error in found.errors:
-                log.warning(error)
-            notes += found.errors
-            if found.skipped_untrusted:
-                from .setup import untrusted_notice
-
-                notes.append(untrusted_notice(Path(session.cwd), found.skipped_untrusted))
-        self._announce_load_errors = True
-        self._started = False  # load errors and warnings wait for `start`, which reports them in order
-        self.load(sources)
-        registered = {name for ext in self.extensions for name in ext.panels}
-        for name, state in list(session.panels.panels.items()):
-            if state.panel.source in kept.extensions and name not in registered:
-                del session.panels.panels[name]
-        added = [n for n in session.active_tools if n not in kept.tools]
-        session.set_active_tools([n for n in kept.active_tools if n in session.tools] + added)
-        await self.start(reason=reason, discover_reason=discover_reason)
-        notes += self.warnings
-        self.warnings = []
-        self.reload_count += 1
-        return notes
 
     async def wait_for_reload(self) -> None:
         """Return after the next reload has finished (hot reload is asynchronous)."""
