@@ -200,20 +200,24 @@ def import_client(modules: Iterable[str]) -> None:
 # The methods whose results a first call checks against the wire model of its protocol era: the
 # handshake, the listings, the pings after the roots, the call.
 FIRST_CALL_METHODS = ("initialize", "tools/list", "prompts/list", "resources/list", "ping", "tools/call")
+# The requests a server may send during a first call's handshake, checked the same way: the roots it asks for.
+FIRST_CALL_SERVER_REQUESTS = ("roots/list",)
 
 
 def build_first_call_models() -> None:
-    """Build the era wire models ``FIRST_CALL_METHODS``' results are checked against (``defer_era_models``
-    leaves them to their first use, ~1 ms each, which would be inside a first call's handshake).
+    """Build the era wire models ``FIRST_CALL_METHODS``' results and ``FIRST_CALL_SERVER_REQUESTS`` are checked
+    against (``defer_era_models`` leaves them to their first use, ~1 ms each, which would be inside a first
+    call's handshake).
 
     Nothing happens when the SDK does not map them where this one does (they are then built on first use).
     """
     with contextlib.suppress(ImportError, AttributeError):
-        from mcp_types.methods import SERVER_RESULTS
+        from mcp_types.methods import SERVER_REQUESTS, SERVER_RESULTS
         from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-        for method in FIRST_CALL_METHODS:
-            model = SERVER_RESULTS.get((method, LATEST_HANDSHAKE_VERSION))
+        wanted = [SERVER_RESULTS.get((method, LATEST_HANDSHAKE_VERSION)) for method in FIRST_CALL_METHODS]
+        wanted += [SERVER_REQUESTS.get((method, LATEST_HANDSHAKE_VERSION)) for method in FIRST_CALL_SERVER_REQUESTS]
+        for model in wanted:
             if isinstance(model, type) and not model.__pydantic_complete__:
                 model.model_rebuild()
 

@@ -166,9 +166,10 @@ def test_the_wire_models_a_first_call_checks_are_built_with_the_load() -> None:
 import json
 from pi_tui.bundled_extensions.mcp import sdk
 sdk.preload(["stdio"]).result()
-from mcp_types.methods import SERVER_RESULTS
+from mcp_types.methods import SERVER_REQUESTS, SERVER_RESULTS
 methods = ("initialize", "tools/list", "prompts/list", "resources/list", "ping", "tools/call")
 models = {SERVER_RESULTS[(method, "2025-11-25")] for method in methods}
+models.add(SERVER_REQUESTS[("roots/list", "2025-11-25")])  # the roots the reference filesystem server asks for
 print(json.dumps({"models": len(models), "built": sum(model.__pydantic_complete__ for model in models)}))
 """)
     assert seen["built"] == seen["models"]
