@@ -332,8 +332,9 @@ class ChatAdapter:
             attempts = f"{event.attempt} attempt{'s' if event.attempt != 1 else ''}"
             gave_up = f"Gave up after {attempts}: {event.final_error or ''}"
             if event.final_error == RETRY_CANCELLED_TEXT and self.retry_notice is not None:
-                self.retry_notice.set_text(gave_up)  # the countdown was cancelled: it is the newest line
-                self.retry_notice.set_classes("-error")
+                # Escape stopped the countdown (the newest line): it says so, and no more; nothing
+                # "gave up" (pi words it "Retry failed after 1 attempts: Retry cancelled")
+                self.retry_notice.set_text(RETRY_CANCELLED_TEXT)
             else:
                 # The last attempt's error is already in the chat: giving up is told after it, as pi does.
                 self._spend_retry_notice()

@@ -75,7 +75,11 @@ async def test_retry_banner_counts_down_and_escape_cancels_it(tmp_path: Path, ag
         # the failed answer shows the error once; the banner does not repeat it (as pi's)
         assert sum("Overloaded" in t for t in _notices(app)) == 1
         await pilot.press("escape")
-        await until(pilot, lambda: any("Gave up" in t for t in _notices(app)) and not app._busy)
+        await until(pilot, lambda: not app._busy)
+        notices = _notices(app)
+        assert notices[-1] == "Retry cancelled", notices  # you stopped it: nothing "gave up"
+        assert not any("Gave up" in t or "escape to cancel" in t for t in notices), notices
+        assert script.call_count == 1
 
 
 async def test_a_retry_due_within_a_second_says_1s_not_0s(tmp_path: Path, agent_dir: Path) -> None:
