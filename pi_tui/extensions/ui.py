@@ -71,6 +71,10 @@ class UIBridge(Protocol):
         """Put ``text`` in the user's editor."""
         ...
 
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        """What a hidden thinking block shows instead of "Thinking..." (None restores it)."""
+        ...
+
 
 class NullUIBridge:
     """The bridge of modes without a user to ask (print, json): dialogs decline, the rest is a no-op."""
@@ -109,6 +113,9 @@ class NullUIBridge:
     def set_editor_text(self, text: str) -> None:
         return None
 
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        return None
+
 
 _NULL = NullUIBridge()
 
@@ -118,12 +125,14 @@ class ExtensionUIState:
 
     They belong to the extensions as loaded and to the session they were set in: ``/reload`` and a
     switch to another session (``/new``, ``/resume``, ``/fork``) clear them before ``session_start``
-    lets the extensions set them again, as pi does.
+    lets the extensions set them again, as pi does. So does a label for hidden thinking.
     """
 
     def __init__(self) -> None:
         self.statuses: set[str] = set()
         self.widgets: set[str] = set()
+        self.thinking_label = False
+        """An extension set the label of hidden thinking."""
 
     def clear(self, bridge: object) -> None:
         """Remove every status and widget still shown through ``bridge``."""
@@ -132,8 +141,11 @@ class ExtensionUIState:
             proxy.set_status(key, None)
         for key in sorted(self.widgets):
             proxy.set_widget(key, None)
+        if self.thinking_label:
+            proxy.set_hidden_thinking_label(None)
         self.statuses.clear()
         self.widgets.clear()
+        self.thinking_label = False
 
 
 class UIProxy:
@@ -158,6 +170,12 @@ class UIProxy:
         if self._state is not None:
             (self._state.widgets.add if lines is not None else self._state.widgets.discard)(key)
         (self._part("set_widget") or _NULL.set_widget)(key, lines, placement)
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        """What a hidden thinking block shows instead of "Thinking..." (None restores it)."""
+        if self._state is not None:
+            self._state.thinking_label = label is not None
+        (self._part("set_hidden_thinking_label") or _NULL.set_hidden_thinking_label)(label)
 
     def _part(self, name: str) -> Any:
         """The bridge's ``name``, or None when the bridge lacks it."""

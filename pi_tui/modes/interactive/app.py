@@ -119,6 +119,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     working_message: reactive[str] = reactive("Working")
     hide_thinking: bool = False
     """``hideThinkingBlock`` / Ctrl+T: thinking blocks are hidden."""
+    hidden_thinking_label: str = "Thinking..."
+    """What a hidden thinking block shows: pi's label, or an extension's (``ctx.ui``)."""
     hardware_cursor: bool = False
     """``showHardwareCursor``: the terminal's cursor is shown at the editor's cursor."""
     verbose_startup: bool = False

@@ -30,7 +30,6 @@ __all__ = [
     "Block",
     "NoticeBlock",
     "SummaryBlock",
-    "HIDDEN_THINKING_LABEL",
     "ThinkingBlock",
     "ToolBlock",
     "UserBlock",
@@ -81,6 +80,13 @@ def _thinking_hidden(app: object) -> bool:
     return isinstance(app, PiApp) and app.hide_thinking
 
 
+def _hidden_thinking_label(app: object) -> str:
+    """What a hidden thinking block shows: pi's "Thinking...", or what an extension set instead."""
+    from .app import PiApp
+
+    return app.hidden_thinking_label if isinstance(app, PiApp) else "Thinking..."
+
+
 def typing_delay(now: float, pending_since: float) -> float:
     """How much longer a due write of streamed text should wait for a gap between key presses (0: write
     now). Writing in the gaps keeps typing responsive while an answer streams."""
@@ -107,15 +113,11 @@ class UserBlock(Static, Block):
         self.text = text
 
 
-HIDDEN_THINKING_LABEL = "Thinking..."
-"""What a hidden thinking block shows (pi's label)."""
-
-
 class ThinkingBlock(Static, Block):
     """Thinking, shown whole as italic markdown in the thinking colour, as pi 0.87.1 shows it.
 
     While the app hides thinking (Ctrl+T, the ``hideThinkingBlock`` setting) it is one line, pi's
-    "Thinking...". A click shows a hidden block or hides a shown one, that
+    "Thinking..." (or the label an extension set with ``ctx.ui.set_hidden_thinking_label``). A click shows a hidden block or hides a shown one, that
     block only, until Ctrl+T sets every block again.
     """
 
@@ -150,17 +152,24 @@ class ThinkingBlock(Static, Block):
         self._clicked = None
         self._render_text()
 
+    def follow_label(self) -> None:
+        """The app's label for hidden thinking changed: a hidden block shows the new one."""
+        self._render_text()
+
     def _render_text(self) -> None:
         if not self.is_attached:
             return  # drawn once mounted, when the app says whether thinking is hidden
         hidden = self.hidden
         body = self.text.strip()
-        if (hidden, body) == self._shown:
-            return
-        self._shown = (hidden, body)
         if hidden:
-            self.update(Text(HIDDEN_THINKING_LABEL))
+            label = _hidden_thinking_label(self.app)
+            if (True, label) != self._shown:
+                self._shown = (True, label)
+                self.update(Text(label))
             return
+        if (False, body) == self._shown:
+            return
+        self._shown = (False, body)
         from rich.markdown import Markdown
 
         # the widget's colour and italic are the base; the markdown's own styles (bold, code) go on top

@@ -85,3 +85,8 @@ class TuiBridge:
 
     def set_editor_text(self, text: str) -> None:
         self.app.set_editor_text(text)
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        from .ui_settings import set_hidden_thinking_label
+
+        set_hidden_thinking_label(self.app, label)

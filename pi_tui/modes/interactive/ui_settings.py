@@ -15,7 +15,13 @@ if TYPE_CHECKING:
 
     from .app import PiApp
 
-__all__ = ["EDITOR_BASE_PADDING", "apply_ui_settings", "set_hardware_cursor", "set_hide_thinking"]
+__all__ = [
+    "EDITOR_BASE_PADDING",
+    "apply_ui_settings",
+    "set_hardware_cursor",
+    "set_hidden_thinking_label",
+    "set_hide_thinking",
+]
 
 EDITOR_BASE_PADDING = 1
 """Columns between the editor's border and its text with ``editorPaddingX`` 0 (pi draws no side border)."""
@@ -32,6 +38,15 @@ def set_hide_thinking(app: PiApp, hidden: bool) -> None:
     app.hide_thinking = hidden
     for block in app.chat.query(ThinkingBlock):
         block.follow_chat()
+
+
+def set_hidden_thinking_label(app: PiApp, label: str | None) -> None:
+    """What hidden thinking blocks show from now on (None: pi's "Thinking..."), as an extension asks."""
+    from .blocks import ThinkingBlock
+
+    app.hidden_thinking_label = label or "Thinking..."
+    for block in app.chat.query(ThinkingBlock):
+        block.follow_label()
 
 
 def set_hardware_cursor(app: PiApp, shown: bool) -> None:

@@ -61,6 +61,44 @@ async def test_hide_thinking_setting_hides_live_and_loaded_thinking_and_ctrl_t_s
     assert _saved(agent_dir)["hideThinkingBlock"] is False
 
 
+LABEL_EXTENSION = """
+def register(pi):
+    def label(args, ctx):
+        ctx.ui.set_hidden_thinking_label(args.strip() or None)
+
+    pi.register_command("label", handler=label)
+"""
+
+
+async def test_an_extension_sets_what_hidden_thinking_shows_until_reload(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi's ``ctx.ui.setHiddenThinkingLabel``: hidden blocks show the extension's label instead of
+    "Thinking...", no label restores pi's, and ``/reload`` resets it (pi resets its extension UI)."""
+    _settings(agent_dir, {"hideThinkingBlock": True})
+    ext = tmp_path / "label.py"
+    ext.write_text(LABEL_EXTENSION)
+    script = FauxScript(faux_reply(faux_thinking("DEEPTHOUGHT"), "the answer"))
+    app = make_app(tmp_path, agent_dir, script, argv=["-e", str(ext)])
+
+    def rows() -> list[str]:
+        block = app.chat.query_one(ThinkingBlock)
+        return [s.text.strip() for s in block.render_lines(block.region.reset_offset) if s.text.strip()]
+
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "think")
+        assert rows() == ["Thinking..."]
+        await submit_and_wait(pilot, app, "/label Pondering")
+        await until(pilot, lambda: rows() == ["Pondering"])
+        await submit_and_wait(pilot, app, "/label")
+        await until(pilot, lambda: rows() == ["Thinking..."])
+        await submit_and_wait(pilot, app, "/label Musing")
+        await until(pilot, lambda: rows() == ["Musing"])
+        await submit_and_wait(pilot, app, "/reload")
+        await until(pilot, lambda: rows() == ["Thinking..."])
+
+
 async def test_editor_padding_comes_from_the_setting_and_follows_settings_screen(
     tmp_path: Path, agent_dir: Path
 ) -> None:
