@@ -21,7 +21,9 @@ Order, as pi 0.87.1 prints it for the same run (``tests/fixtures/pi087/json-mode
   ``auto_retry_start`` and the attempt opens with ``agent_start``; pi-tui retries inside one run, so the
   stream frames each attempt as pi does. ``agent_end.messages`` are the messages announced since the
   (attempt's) ``agent_start``, the system message included; a chain that gives up ends the run before
-  its ``auto_retry_end``.
+  its ``auto_retry_end``. Likewise a request refused as too long ends its run (``willRetry: false``)
+  before ``compaction_start`` (reason ``overflow``), and the request sent again after the compaction
+  opens a run of its own.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.agent.events import (
     AgentEnd,
     AgentEvent,
+    AutoCompactionEnd,
+    AutoCompactionStart,
     AutoRetryEnd,
     AutoRetryStart,
     MessageEnd,
@@ -90,7 +94,8 @@ class JsonEventStream:
         self._ran = False
         self._start: dict[str, Any] | None = None  # the assistant's message_start, until its stream begins
         self._run_messages: list[Any] = []  # messages announced since the (attempt's) agent_start
-        self._retry_pending = False  # agent_end (willRetry) sent; the next attempt opens with agent_start
+        self._run_open = False  # an agent_start was sent and its agent_end was not
+        self._reopen = False  # the run goes on after pi would have ended it: agent_start at the next turn
         self._gave_up: dict[str, Any] | None = None  # auto_retry_end of a failed chain, after agent_end
 
     def on_event(self, event: AgentEvent | RuntimeEvent) -> None:
@@ -101,19 +106,20 @@ class JsonEventStream:
             self._ran = True
             self._between_turns = True
             self._run_messages = []
+            self._run_open = True
         if isinstance(event, AutoRetryStart):
-            self._flush()
-            self._out({"type": "agent_end", "messages": self._run_messages, "willRetry": True})
-            self._run_messages = []
-            self._retry_pending = True
-        elif isinstance(event, AutoRetryEnd) and not event.success and not self._retry_pending:
+            self._end_run(will_retry=True)
+            self._reopen = True
+        elif isinstance(event, AutoCompactionStart) and event.reason == "overflow":
+            self._end_run(will_retry=False)  # pi compacts after the refused run has ended
+        elif isinstance(event, AutoCompactionEnd) and event.will_retry:
+            self._reopen = True
+        elif isinstance(event, AutoRetryEnd) and not event.success and self._run_open:
             self._gave_up = self._mapper.to_record(event)  # the last attempt's run ends first
             return
         elif isinstance(event, AgentEnd):
-            self._flush()
-            if not self._retry_pending:  # else the cancelled retry's run has already ended
-                self._out({"type": "agent_end", "messages": self._run_messages, "willRetry": False})
-            self._retry_pending = False
+            self._end_run(will_retry=False)  # unless a cancelled retry's run has ended already
+            self._reopen = False
             self._between_turns = False
             if self._gave_up is not None:
                 self._out(self._gave_up)
@@ -134,8 +140,9 @@ class JsonEventStream:
             record.pop("timestamp", None)
         if isinstance(event, TurnStart):
             self._between_turns = False
-            if self._retry_pending:
-                self._retry_pending = False
+            if self._reopen and not self._run_open:
+                self._reopen = False
+                self._run_open = True
                 self._out({"type": "agent_start"})
             if record is not None:
                 self._out(record)
@@ -154,6 +161,14 @@ class JsonEventStream:
             self._out(record)
         if kind == "turn_end":
             self._between_turns = True
+
+    def _end_run(self, *, will_retry: bool) -> None:
+        """Send ``agent_end`` for the open run (its messages so far), as pi ends a run."""
+        self._flush()
+        if self._run_open:
+            self._out({"type": "agent_end", "messages": self._run_messages, "willRetry": will_retry})
+            self._run_open = False
+        self._run_messages = []
 
     def _release_start(self, event: AgentEvent | RuntimeEvent) -> None:
         """Send the held assistant ``message_start`` before ``event``, completed as pi's start event

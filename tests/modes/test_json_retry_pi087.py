@@ -45,14 +45,17 @@ def _providers(fake: FakeLLM) -> dict[str, Any]:
     }
 
 
-def _run(argv: list[str], root: Path, fake: FakeLLM) -> subprocess.CompletedProcess[str]:
-    return run_in_home(
-        argv,
-        root,
-        providers=_providers(fake),
-        args=["--mode", "json", "--model", "fake-anthropic/claude-fake", "hi"],
-        settings=FAST_RETRIES,
-    )
+def _runner(prompts: list[str]) -> Callable[[list[str], Path, FakeLLM], subprocess.CompletedProcess[str]]:
+    def run(argv: list[str], root: Path, fake: FakeLLM) -> subprocess.CompletedProcess[str]:
+        return run_in_home(
+            argv,
+            root,
+            providers=_providers(fake),
+            args=["--mode", "json", "--model", "fake-anthropic/claude-fake", *prompts],
+            settings=FAST_RETRIES,
+        )
+
+    return run
 
 
 def _outline(stdout: str) -> list[str]:
@@ -86,9 +89,39 @@ def _outline(stdout: str) -> list[str]:
 def test_retried_failures_frame_runs_as_pi_does(
     pi087: Pi087, tmp_path: Path, script: Callable[[], list[Reply | Fault]]
 ) -> None:
-    pi_fake, pi_run, tui_fake, tui_run = run_pair(pi087, tmp_path, FakeLLM, script, _run)
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(pi087, tmp_path, FakeLLM, script, _runner(["hi"]))
     assert (pi_run.returncode, tui_run.returncode) == (0, 0), (pi_run.stderr, tui_run.stderr)
     assert len(pi_fake.requests) == len(tui_fake.requests)
     ours = _outline(tui_run.stdout)
     assert ours == _outline(pi_run.stdout)
     assert "agent_end:['system', 'user', 'assistant']:True" in ours
+
+
+def test_overflow_compaction_frames_runs_as_pi_does(pi087: Pi087, tmp_path: Path) -> None:
+    """Two long prompts (enough to compact), then a request refused as too long: pi ends that run
+    (``willRetry: false``), compacts (``compaction_end`` with ``willRetry: true``) and sends the request
+    again in a new run."""
+
+    def script() -> list[Reply | Fault]:
+        return [
+            Reply([text("first answer")]),
+            Reply([text("second answer")]),
+            Fault("context_overflow", tokens=250_000),
+            Reply([text("## Goal\nThe summary.")]),
+            Reply([text("third answer")]),
+        ]
+
+    run = _runner(["a " * 60_000, "b " * 60_000, "c"])
+    pi_fake, pi_run, tui_fake, tui_run = run_pair(pi087, tmp_path, FakeLLM, script, run)
+    assert (pi_run.returncode, tui_run.returncode) == (0, 0), (pi_run.stderr, tui_run.stderr)
+    assert len(pi_fake.requests) == len(tui_fake.requests) == 5
+    ours = _outline(tui_run.stdout)
+    assert ours == _outline(pi_run.stdout)
+    refused = ours.index("message_end:assistant:error:True")
+    assert ours[refused + 1 : refused + 5] == [
+        "turn_end",
+        "agent_end:['user', 'assistant']:False",
+        "compaction_start",
+        "compaction_end",
+    ]
+    assert ours[refused + 5] == "agent_start"
