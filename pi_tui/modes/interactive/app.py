@@ -1129,6 +1129,12 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             return
         self._last_ctrl_c = now
 
+    def on_prompt_editor_copy_selection_pressed(self, message: PromptEditor.CopySelectionPressed) -> None:
+        self.copy_to_clipboard(message.text)  # Textual's: kept for paste and sent as OSC 52
+        self.screen.clear_selection()
+        lines = message.text.count("\n") + 1
+        self.notify(f"Copied {lines} line{'s' if lines != 1 else ''} to the clipboard", timeout=2)
+
     def on_prompt_editor_exit_pressed(self, _message: PromptEditor.ExitPressed) -> None:
         self.run_worker(self.action_quit())
 

@@ -114,6 +114,14 @@ class PromptEditor(TextArea, inherit_bindings=False):
         """Ctrl+C in the editor: its text is already cleared; the app decides whether this was the
         second press that exits."""
 
+    class CopySelectionPressed(Message):
+        """Ctrl+C while text is selected on the screen (dragged over with the mouse): copy it; the
+        editor keeps its text and the press does not count toward quitting."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
     class ExitPressed(Message):
         """Ctrl+D on an empty editor."""
 
@@ -245,6 +253,10 @@ class PromptEditor(TextArea, inherit_bindings=False):
             self._submit(follow_up=True)
         elif action == "newLine":
             self.insert("\n")
+        elif action == "clear" and (selected := self.screen.get_selected_text()):
+            # The app takes the mouse, so the terminal cannot copy a drag over the chat: Textual
+            # selects the text, and Ctrl+C copies it, as in most terminal programs.
+            self.post_message(self.CopySelectionPressed(selected))
         elif action == "clear":
             # Cleared here, before the next key is handled: keys typed right after Ctrl+C (already
             # queued behind it) land in the empty editor instead of being wiped by a later clear.
