@@ -91,3 +91,19 @@ async def test_json_mode_failed_tool_results_carry_empty_details_as_pi(tmp_path:
     for name in ("bogus", "read"):
         assert ends[name]["isError"] is True and ends[name]["result"]["details"] == {}
         assert results[name]["isError"] is True and results[name]["details"] == {}
+
+
+async def test_print_mode_stops_at_the_first_failed_prompt_deliberately(
+    tmp_path: Path, fake: FakeLLM
+) -> None:
+    """A deliberate difference (docs/user-guide.md): pi 0.87.1 would send "second" on top of the failed
+    "first" and exit 0 with its answer; pi-tui stops and reports the failure."""
+    fake.script([Fault("auth"), Reply([text("second ok")])])
+    startup = create_session(parse_args(["-p", "--model", "fake-anthropic/claude-fake"]), tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        code = await run_print_mode(startup.session, ["first", "second"], stdout=out, stderr=err)
+    finally:
+        await startup.session.close()
+    assert (code, out.getvalue()) == (1, "")
+    assert "401" in err.getvalue() and len(fake.requests) == 1
