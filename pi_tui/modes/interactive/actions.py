@@ -241,7 +241,12 @@ class KeyActions:
 
         chat = self.chat
         top = round(chat.scroll_y)
-        tops = [(block.virtual_region.y, block) for block in chat.query(UserBlock) if block.display]
+        # The chat's own blocks, not a query of every widget under it (paragraphs, tool output, ...).
+        tops = [
+            (block.virtual_region.y, block)
+            for block in chat.mounted_blocks()
+            if isinstance(block, UserBlock) and block.display
+        ]
         if direction < 0:
             above = [(y, block) for y, block in tops if y < top]
             if above:

@@ -35,7 +35,11 @@ from .keys import APP_ACTIONS, EXTENSION_PROOF_EDITOR_ACTIONS, app_bindings, loa
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
-from .textual_private import free_layout_maps_promptly, strips_never_cache_themselves
+from .textual_private import (
+    free_layout_maps_promptly,
+    full_map_kept_after_reflow,
+    strips_never_cache_themselves,
+)
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
 from .warm_turn import WarmUpTurn
 
@@ -156,6 +160,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         # they drew (`strips_never_cache_themselves`).
         free_layout_maps_promptly()
         strips_never_cache_themselves()
+        # Each step of reading ahead asks where off-screen blocks are: from the layout just made.
+        full_map_kept_after_reflow()
         self._create_startup = create_startup
         self._initial_prompts = list(initial_prompts or [])
         self._initial_images = list(initial_images or [])

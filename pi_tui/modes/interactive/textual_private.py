@@ -18,6 +18,8 @@ Textual 8.2 has no public API for these, so each is a small function or base cla
   ``_inline_styles``), so do those of the virtual nodes its component classes are styled through
   (``_component_styles``, emptied by Textual on removal), and the compositor's ``_arrange_root`` leaves
   a reference cycle (a recursive inner function) holding its map and set of widgets after every layout.
+- `full_map_kept_after_reflow`: the compositor's ``reflow`` arranges every widget (its ``_full_map``)
+  but leaves the map flagged out of date when something had flagged it before (``_full_map_invalidated``).
 - `strips_never_cache_themselves`: Textual's ``Strip.crop_extend`` and ``Strip.divide`` store their
   result in the strip's own cache even when it is the strip itself (a crop of the whole line), a
   reference cycle per line drawn.
@@ -35,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from rich.style import Style
-from textual._compositor import Compositor, CompositorMap
+from textual._compositor import Compositor, CompositorMap, ReflowResult
 from textual.app import App
 from textual.dom import DOMNode
 from textual.driver import Driver
@@ -50,6 +52,7 @@ __all__ = [
     "app_driver",
     "app_is_exiting",
     "free_layout_maps_promptly",
+    "full_map_kept_after_reflow",
     "note_changed_children",
     "release_removed",
     "report_error",
@@ -181,6 +184,34 @@ def strips_never_cache_themselves() -> None:
 
     Strip.crop_extend = crop_extend_uncycled  # type: ignore[method-assign]
     Strip.divide = divide_uncycled  # type: ignore[method-assign]
+
+
+_reflow_patched = False
+
+
+def full_map_kept_after_reflow() -> None:
+    """Make the compositor use the map of every widget its full layout just made (idempotent;
+    process-wide).
+
+    A frame in which a widget off screen asked to be repainted (a block mounted ahead of the reader, a
+    block being removed) flags the compositor's map of all widgets out of date; the layout of that
+    frame makes the map again, but the flag stays, so the next question about an off-screen widget's
+    place or size (the chat's read-ahead looking where its blocks are, a repaint of a block off screen)
+    laid out every widget of the screen a second time, a few milliseconds on a long chat. The map
+    ``reflow`` leaves is the one that question would make (the same root, size and widgets).
+    """
+    global _reflow_patched
+    if _reflow_patched:
+        return
+    _reflow_patched = True
+    reflow = Compositor.reflow
+
+    def reflow_keeping_full_map(self: Compositor, parent: Widget, size: Size) -> ReflowResult:
+        result = reflow(self, parent, size)
+        self._full_map_invalidated = False
+        return result
+
+    Compositor.reflow = reflow_keeping_full_map  # type: ignore[method-assign]
 
 
 _maps_released = False

@@ -34,6 +34,7 @@ from pi_tui.modes.interactive.textual_private import (
     app_driver,
     app_is_exiting,
     free_layout_maps_promptly,
+    full_map_kept_after_reflow,
     note_changed_children,
     release_removed,
     report_error,
@@ -41,6 +42,8 @@ from pi_tui.modes.interactive.textual_private import (
     uncaught_exception,
     with_component_nodes,
 )
+
+_TEXTUAL_REFLOW = Compositor.reflow  # as Textual has it (collected before any app patches it)
 
 
 def test_the_linux_driver_writes_the_screen_through_its_file_attribute() -> None:
@@ -283,3 +286,42 @@ def test_whole_line_crops_and_divisions_are_the_strip_itself_and_leave_no_cycle(
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
+
+
+@pytest.mark.parametrize("fix", [False, True])
+async def test_a_layout_leaves_the_map_of_every_widget_up_to_date(
+    fix: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A frame with an off-screen widget repainted and a layout: Textual's reflow arranges every widget,
+    # but the map stays flagged out of date, so asking where an off-screen widget is arranged them all
+    # again; kept (`full_map_kept_after_reflow`), the question is answered from the layout's map.
+    if fix:
+        full_map_kept_after_reflow()
+    else:
+        monkeypatch.setattr(Compositor, "reflow", _TEXTUAL_REFLOW)
+    arranged: list[bool] = []
+    arrange = Compositor._arrange_root
+
+    def counting(self: Compositor, root: Any, size: Any, visible_only: bool = True) -> Any:
+        arranged.append(visible_only)
+        return arrange(self, root, size, visible_only)
+
+    monkeypatch.setattr(Compositor, "_arrange_root", counting)
+    assert "_full_map_invalidated" in inspect.getsource(Compositor.update_widgets)
+
+    class Host(App[None]):
+        def compose(self) -> Any:
+            yield VerticalScroll(*(Static(f"line {n}", id=f"s{n}") for n in range(40)), id="host")
+
+    async with Host().run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        screen = pilot.app.screen
+        below = pilot.app.query_one("#s30", Static)
+        assert below.region.y >= 10  # below the screen
+        compositor = screen._compositor
+        compositor.update_widgets({below})  # a frame with it repainted off screen flags the map
+        assert compositor._full_map_invalidated
+        compositor.reflow(screen, screen.size)  # and that frame's layout
+        arranged.clear()
+        assert compositor.find_widget(below).virtual_region.y == 30
+        assert arranged == ([] if fix else [False])
