@@ -113,6 +113,10 @@ class UserBlock(Static, Block):
         self.text = text
 
 
+THINKING_WRITE_CHARS = 4000
+"""A streamed thought longer than this is written less often than every three frames (in proportion)."""
+
+
 class ThinkingBlock(Static, Block):
     """Thinking, shown whole as italic markdown in the thinking colour, as pi 0.87.1 shows it.
 
@@ -179,7 +183,10 @@ class ThinkingBlock(Static, Block):
         self.text += delta
         if not self._dirty:
             self._dirty = True
-            self.set_timer(FLUSH_SECONDS * 3, self._flush)
+            # Each write renders the whole thought as markdown again (~3 ms per 2,000 characters): a long
+            # one is written less often, so the work per second stays about the same as it grows.
+            scale = max(1.0, len(self.text) / THINKING_WRITE_CHARS)
+            self.set_timer(min(FLUSH_SECONDS * 3 * scale, 1.0), self._flush)
 
     def _flush(self) -> None:
         self._dirty = False
