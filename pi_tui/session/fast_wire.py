@@ -61,97 +61,109 @@ def anthropic_history(
 ) -> list[WireMessage] | None:
     """The history's Anthropic Messages wire messages, as `anthropic.convert_messages` makes them
     before the cache marker is placed; None for a shape this module leaves to the typed path.
-    ``inputs`` gets the tool calls' inputs, in order (what encoding them checks)."""
+    ``inputs`` gets the tool calls' inputs, in order (what encoding them checks).
+
+    One pass with no call per message but the ones a message needs (this runs over every message
+    of a big session before its first request is written): texts known to be plain JSON strings are
+    sanitized only when not ASCII, and a result's ``tool_use_id`` is the one its call got just before.
+    """
     from pi_tui.ai.providers.anthropic import tool_use_id
 
     if "image" in model.input or (model.compat or {}).get("allowEmptySignature") is True:
         return None
     out: list[WireMessage] = []
+    provider, api, model_id = model.provider, model.api, model.id
+    # the tool_result blocks of the last wire message when it is made of them, which the next result joins
+    results: list[JsonObject] | None = None
+    sent_ids: dict[str, str] = {}  # the last turn's call ids -> the ids sent for them
     for message in messages:
         role = message["role"]
         content = message["content"]
+        if role == "toolResult":
+            parts = cast(list[JsonObject], content)
+            text = (
+                cast(str, parts[0]["text"])
+                if len(parts) == 1
+                else "\n".join(cast(str, part["text"]) for part in parts)
+            )
+            call_id = cast(str, message["toolCallId"])
+            block: JsonObject = {
+                "type": "tool_result",
+                "tool_use_id": sent_ids.get(call_id) or tool_use_id(call_id),
+                "content": text if text.isascii() else sanitize_surrogates(text),
+                "is_error": bool(message.get("isError", False)),
+            }
+            if results is None:
+                results = [block]
+                out.append({"role": "user", "content": results})
+            else:
+                results.append(block)
+            continue
         if role == "user":
             if type(content) is str:
-                text = sanitize_surrogates(content)
+                text = content if content.isascii() else sanitize_surrogates(content)
                 if text.strip():
                     out.append({"role": "user", "content": text})
+                    results = None
                 continue
             blocks: list[JsonObject] = []
-            for block in _content_list(message):
-                text = sanitize_surrogates(str(block["text"]))
+            for block in cast(list[JsonObject], content):
+                text = cast(str, block["text"])
+                if not text.isascii():
+                    text = sanitize_surrogates(text)
                 if text.strip():
                     blocks.append({"type": "text", "text": text})
             if blocks:
                 out.append({"role": "user", "content": blocks})
-        elif role == "assistant":
-            blocks = []
-            for block in _assistant_parts(message, model):
-                kind = block["type"]
-                if kind == "text":
-                    text = str(block["text"])
-                    if text.strip():
-                        blocks.append({"type": "text", "text": sanitize_surrogates(text)})
-                elif kind == "thinking":
-                    signature = block.get("thinkingSignature")
-                    thinking = str(block["thinking"])
-                    if block.get("redacted"):
-                        if signature:
-                            blocks.append({"type": "redacted_thinking", "data": signature})
-                    elif type(signature) is str and signature.strip():
-                        blocks.append(
-                            {
-                                "type": "thinking",
-                                "thinking": sanitize_surrogates(thinking),
-                                "signature": signature,
-                            }
-                        )
-                    elif thinking.strip():
-                        blocks.append({"type": "text", "text": sanitize_surrogates(thinking)})
-                else:
-                    arguments = block.get("arguments", {})
+                results = None
+            continue
+        same = (
+            message.get("provider", "") == provider
+            and message.get("api", "") == api
+            and message.get("model", "") == model_id
+        )
+        blocks = []
+        sent_ids = {}
+        for block in cast(list[JsonObject], content) if same else _assistant_parts(message, model):
+            kind = block["type"]
+            if kind == "toolCall":
+                arguments = block.get("arguments", {})
+                call_id = cast(str, block["id"])
+                wire_id = sent_ids[call_id] = tool_use_id(call_id)
+                blocks.append({"type": "tool_use", "id": wire_id, "name": block["name"], "input": arguments})
+                if inputs is not None:
+                    inputs.append(arguments)
+            elif kind == "text":
+                text = cast(str, block["text"])
+                if text.strip():
+                    blocks.append(
+                        {"type": "text", "text": text if text.isascii() else sanitize_surrogates(text)}
+                    )
+            else:
+                signature = block.get("thinkingSignature")
+                thinking = cast(str, block["thinking"])
+                if block.get("redacted"):
+                    if signature:
+                        blocks.append({"type": "redacted_thinking", "data": signature})
+                elif type(signature) is str and signature.strip():
                     blocks.append(
                         {
-                            "type": "tool_use",
-                            "id": tool_use_id(str(block["id"])),
-                            "name": block["name"],
-                            "input": arguments,
+                            "type": "thinking",
+                            "thinking": thinking if thinking.isascii() else sanitize_surrogates(thinking),
+                            "signature": signature,
                         }
                     )
-                    if inputs is not None:
-                        inputs.append(arguments)
-            if blocks:
-                out.append({"role": "assistant", "content": blocks})
-        else:
-            parts = _content_list(message)
-            result: str
-            if len(parts) == 1:
-                result = sanitize_surrogates(str(parts[0]["text"]))
-            else:
-                result = sanitize_surrogates("\n".join(str(part["text"]) for part in parts))
-            block = {
-                "type": "tool_result",
-                "tool_use_id": tool_use_id(str(message["toolCallId"])),
-                "content": result,
-                "is_error": bool(message.get("isError", False)),
-            }
-            last = out[-1] if out else None
-            if last is not None and _is_tool_results(last):
-                previous = last["content"]
-                assert type(previous) is list
-                out[-1] = {"role": "user", "content": [*previous, block]}
-            else:
-                out.append({"role": "user", "content": [block]})
+                elif thinking.strip():
+                    blocks.append(
+                        {
+                            "type": "text",
+                            "text": thinking if thinking.isascii() else sanitize_surrogates(thinking),
+                        }
+                    )
+        if blocks:
+            out.append({"role": "assistant", "content": blocks})
+            results = None
     return out
-
-
-def _is_tool_results(wire: WireMessage) -> bool:
-    content = wire["content"]
-    return (
-        wire["role"] == "user"
-        and type(content) is list
-        and type(content[0]) is dict
-        and content[0].get("type") == "tool_result"
-    )
 
 
 def chat_history(

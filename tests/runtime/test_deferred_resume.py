@@ -123,3 +123,60 @@ def test_a_run_of_other_prompts_opens_the_session_whole(prompts: list[str], tmp_
     manager, _notices = _select_session_manager(args, tmp_path)
     assert manager.deferred_history is None
     manager.close()
+
+
+async def test_no_young_collection_walks_the_wire_prefix_before_the_request_is_written(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """The wire messages of a big deferred history are many more objects than a young collection
+    expects; left young, the first allocation after they are built ran a collection over all of them
+    (finding nothing) before the request went out."""
+    import gc
+    import threading
+
+    from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE
+
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(big_session_lines(20_000, tmp_path)) + "\n")
+    answered = threading.Event()
+
+    def answer(_request: Any) -> Reply:
+        answered.set()
+        return Reply([text("Done.")])
+
+    fake = FakeLLM(context_window=50_000_000)
+    fake.script([answer])
+    young: list[int] = []  # objects made since the last collection, at each collection of the client
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        # the client's collections up to its answer (the fake server runs in this process too)
+        if (
+            phase == "start"
+            and threading.current_thread() is threading.main_thread()
+            and not answered.is_set()
+        ):
+            young.append(gc.get_count()[0])
+
+    was_enabled = gc.isenabled()
+    with fake.serve() as server:
+        write_models_json(agent_dir, server, context_window=50_000_000)  # no compaction
+        args = parse_args(["--session", str(path), "--model", MODEL, "-p", "hi"])
+        gc.disable()  # as the command line starts: no collection until start-up is done, then frozen
+        try:
+            session = create_session(args, tmp_path).session
+            gc.freeze()
+            gc.enable()
+            gc.callbacks.append(watch)
+            try:
+                assert session.session_manager.deferred_history is not None
+                assert await run_print_mode(session, ["hi"]) == 0
+            finally:
+                gc.callbacks.remove(watch)
+                await session.close()
+        finally:
+            gc.unfreeze()
+            if not was_enabled:
+                gc.disable()
+    assert answered.is_set()
+    assert len(fake.requests[0].body["messages"]) > 19_000
+    assert all(count < FREEZE_BUILT_HISTORY_ABOVE for count in young), young
