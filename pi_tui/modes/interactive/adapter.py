@@ -218,6 +218,9 @@ class ChatAdapter:
 
     async def _on_message_end(self, message: Message) -> None:
         if not isinstance(message, AssistantMessage):
+            # a prompt sent or a tool's result is part of the context now: the footer's share counts
+            # it at once (estimated until the next answer measures it), as pi's does
+            self.app.refresh_footer()
             return
         self._keep_final(message)
         for earlier in self.finished_texts:

@@ -111,3 +111,31 @@ async def test_the_context_share_counts_what_no_answer_measured_as_pi_does(
         await until(pilot, lambda: not app._busy)
         # the last measured size plus an estimate of what came after it (the long prompt)
         assert (app.footer.state.context_tokens or 0) >= measured + estimate_tokens(long_prompt)
+
+
+async def test_a_prompt_just_sent_counts_in_the_context_share_before_its_answer(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    import asyncio
+
+    from pi_tui.ai.providers.faux import FauxScript, faux_reply
+    from pi_tui.ai.tokens import estimate_tokens
+
+    from .helpers import gated, make_app, submit_and_wait, until
+
+    gate = asyncio.Event()
+    script = FauxScript(faux_reply("first"), gated(gate, faux_reply("second")))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "one")
+        measured = app.footer.state.context_tokens or 0
+        long_prompt = "y " * 2000
+        app.editor.text = long_prompt
+        await pilot.press("enter")
+        await until(pilot, lambda: script.call_count == 2)  # asked; no answer yet
+        await until(
+            pilot, lambda: (app.footer.state.context_tokens or 0) >= measured + estimate_tokens(long_prompt)
+        )
+        gate.set()
+        await until(pilot, lambda: not app._busy)
