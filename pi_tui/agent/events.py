@@ -85,9 +85,11 @@ def to_jsonable(value: Any) -> Any:
 
 
 def tool_result_json(result: ToolResult) -> dict[str, Any]:
-    """pi's ``AgentToolResult`` shape: ``{content, details}``."""
+    """pi's ``AgentToolResult`` shape: ``{content, details}``; a result without details has no
+    ``details`` key, as pi's JSON has none for an undefined one (never ``null``)."""
     out: dict[str, Any] = {"content": [c.to_json_dict() for c in result.content]}
-    out["details"] = to_jsonable(result.details)
+    if result.details is not None:
+        out["details"] = to_jsonable(result.details)
     return out
 
 

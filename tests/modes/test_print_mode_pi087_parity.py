@@ -107,3 +107,22 @@ async def test_print_mode_stops_at_the_first_failed_prompt_deliberately(
         await startup.session.close()
     assert (code, out.getvalue()) == (1, "")
     assert "401" in err.getvalue() and len(fake.requests) == 1
+
+
+async def test_json_mode_never_says_details_null(tmp_path: Path, fake: FakeLLM) -> None:
+    """pi's records have no ``details`` key where a tool result has none (JSON drops ``undefined``), so a
+    client testing ``"details" in result`` or reading ``details.<field>`` never meets ``null``."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    fake.script(
+        [
+            Reply(
+                [tool_call("bash", {"command": "echo one; echo two"}), tool_call("read", {"path": "a.txt"})]
+            ),
+            Reply([text("done")]),
+        ]
+    )
+    code, out, _ = await _run(tmp_path, ["--mode", "json", "--model", "fake-anthropic/claude-fake"], "q")
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert any(r["type"] == "tool_execution_update" for r in records)
+    assert '"details":null' not in out.replace(" ", "")
