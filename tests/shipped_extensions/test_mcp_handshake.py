@@ -45,21 +45,38 @@ while chunk := os.read(0, 65536):
 
 # In a fresh interpreter: the SDK's protocol types cannot be imported until the server has received
 # ``initialize`` (the file it creates then), at most 8 s. A client that sends ``initialize`` only once the
-# SDK is loaded never gets there.
+# SDK is loaded never gets there. The wait is in the module's execution (under its own module lock), not
+# in the finder, which Python calls holding the lock every import takes.
 HELD_LOAD = """
 import asyncio, importlib.abc, json, sys, time
 from pathlib import Path
 
 MARK = Path(sys.argv[1])
 
+class WaitForInitialize(importlib.abc.Loader):
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        deadline = time.monotonic() + 8
+        while not MARK.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not MARK.exists():
+            raise ImportError("initialize was not sent while the SDK loaded")
+        self.loader.exec_module(module)
+
 class HoldTheProtocolTypes(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name == "mcp_types._types":
-            deadline = time.monotonic() + 8
-            while not MARK.exists() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if not MARK.exists():
-                raise ImportError("initialize was not sent while the SDK loaded")
+        if name != "mcp_types._types":
+            return None
+        for finder in sys.meta_path:
+            spec = None if finder is self else finder.find_spec(name, path, target)
+            if spec is not None:
+                spec.loader = WaitForInitialize(spec.loader)
+                return spec
         return None
 
 sys.meta_path.insert(0, HoldTheProtocolTypes())
