@@ -45,6 +45,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
+from textual.widgets import Static
 
 __all__ = [
     "RedrawnScreen",
@@ -120,9 +121,10 @@ def release_removed(nodes: Iterable[DOMNode]) -> None:
     """Unlink widgets removed for good from their own style sheets, so that each is freed as soon as
     nothing refers to it rather than by a full cyclic garbage collection.
 
-    Every DOM node's CSS and inline ``Styles`` keep a strong reference back to the node (``node``); the
-    other links Textual keeps back to a widget (its parent, its render styles) are weak. That one cycle
-    per widget left each block the chat unmounts (~90 objects with its caches, ~19 widgets per PageUp
+    Every DOM node's CSS and inline ``Styles`` keep a strong reference back to the node (``node``), and so
+    does the visual a widget made of a Rich renderable (a markdown thought); the other links Textual
+    keeps back to a widget (its parent, its render styles) are weak. Those cycles
+    left each block the chat unmounts (~90 objects with its caches, ~19 widgets per PageUp
     on a long session) for the collector, whose full collections then freed tens of thousands of
     objects at a time in the middle of a held key. Call it only on widgets that will not be mounted
     again (their style changes no longer reach them).
@@ -130,6 +132,12 @@ def release_removed(nodes: Iterable[DOMNode]) -> None:
     for node in nodes:
         node._css_styles.node = None
         node._inline_styles.node = None
+        if isinstance(node, Widget):
+            # What a widget draws from a Rich renderable (a `RichVisual`) refers back to the widget; the
+            # widget keeps it as its content (a `Static`) and in its cache of layout measurements.
+            if isinstance(node, Static):
+                node._Static__visual = None  # type: ignore[attr-defined]
+            node._layout_cache.clear()
 
 
 def with_component_nodes(nodes: Iterable[DOMNode]) -> list[DOMNode]:

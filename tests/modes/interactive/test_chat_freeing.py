@@ -16,7 +16,14 @@ import pytest
 from textual.dom import DOMNode
 
 from pi_tui.ai.providers.faux import FauxScript
-from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from pi_tui.ai.types import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from pi_tui.modes.interactive.textual_private import with_component_nodes
 from pi_tui.session import SessionManager
 
@@ -41,6 +48,7 @@ def _session(path: Path, cwd: Path, exchanges: int) -> None:
         manager.append_message(
             AssistantMessage(
                 content=[
+                    ThinkingContent(thinking=f"Thinking about *{i}*: `read` it."),  # a Rich renderable
                     TextContent(
                         text=f"Answer **{i}**, in `code`.\n\nA second paragraph.\n\n```python\nprint({i})\n```"
                     ),
@@ -75,6 +83,7 @@ async def test_blocks_leaving_the_window_are_freed_without_the_cycle_collector(
         kinds = {type(node).__name__ for node in nodes}
         assert {
             "UserBlock",
+            "ThinkingBlock",
             "AssistantText",
             "ToolBlock",
         } <= kinds  # markdown with its paragraphs, tool cards

@@ -325,3 +325,15 @@ async def test_a_layout_leaves_the_map_of_every_widget_up_to_date(
         arranged.clear()
         assert compositor.find_widget(below).virtual_region.y == 30
         assert arranged == ([] if fix else [False])
+
+
+def test_a_static_keeps_the_visual_of_a_rich_renderable_which_refers_back_to_it() -> None:
+    # `release_removed` empties the visual a Static keeps (a name-mangled private attribute).
+    from rich.markdown import Markdown as RichMarkdown
+    from textual.visual import RichVisual
+
+    static = Static("")
+    static.update(RichMarkdown("*thought*"))
+    visual = vars(static)["_Static__visual"]
+    assert isinstance(visual, RichVisual) and visual._widget is static
+    assert static._layout_cache is not None
