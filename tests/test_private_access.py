@@ -123,9 +123,9 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         "the screen's record of layout requests, fixed up for the chat's stream layout (Textual has no API)",
     ),
     ("pi_tui/modes/interactive/textual_private.py", "node"): (
-        {"_css_styles", "_inline_styles", "_component_styles"},
-        "a removed widget's style sheets (and its component classes' virtual nodes), unlinked from it so that"
-        " it is freed without the cycle collector",
+        {"_css_styles", "_inline_styles", "_component_styles", "_Static__visual", "_layout_cache"},
+        "a removed widget's style sheets (and its component classes' virtual nodes) and the visual of a Rich"
+        " renderable it keeps, unlinked from it so that it is freed without the cycle collector",
     ),
     ("pi_tui/modes/interactive/textual_private.py", "Compositor"): (
         {"_arrange_root"},
