@@ -99,6 +99,8 @@ class SelectDialog(ModalScreen[Any]):
     SelectDialog Input, SelectDialog Input:focus {
         border: none; background: $pi-background; height: 1; padding: 0;
     }
+    SelectDialog .dialog-hint { color: $pi-dim; }
+    SelectDialog #no-match { color: $pi-warning; }
     """
     )
     # Escape or Ctrl+C cancels, as in pi; Ctrl+C must beat the filter line's own copy key
@@ -139,6 +141,11 @@ class SelectDialog(ModalScreen[Any]):
             if self.search:
                 yield Input(placeholder="Type to search", id="filter")
             yield OptionList(*[Option(o) for o in self.options], id="options")
+            no_match = Static("No match", id="no-match")
+            no_match.display = False
+            yield no_match
+            save = " · Ctrl+S save as default" if self._saveable else ""
+            yield Static(f"↑/↓ move · Enter select{save} · Esc cancel", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).highlighted = self._initial if self.options else None
@@ -155,6 +162,7 @@ class SelectDialog(ModalScreen[Any]):
         options.clear_options()
         options.add_options([Option(self.options[i]) for i in self._shown])
         options.highlighted = 0 if self._shown else None
+        self.query_one("#no-match", Static).display = not self._shown  # an empty list says why
 
     def chosen(self) -> Any:
         """The value of the highlighted option (None when nothing is shown)."""

@@ -57,6 +57,27 @@ async def test_a_select_dialogs_filter_is_one_line_without_a_box(tmp_path: Path,
         assert field.has_focus and field.region.height == 1
 
 
+async def test_a_select_dialog_says_its_keys_and_when_nothing_matches(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    def shown(dialog: SelectDialog) -> str:
+        return "\n".join(str(s.render()) for s in dialog.query(Static) if s.display)
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        dialog = SelectDialog("Pick", ["alpha", "beta"], saveable=True)
+        app.push_screen(dialog)
+        await until(pilot, lambda: app.screen is dialog)
+        await pilot.pause()
+        assert "↑/↓ move · Enter select · Ctrl+S save as default · Esc cancel" in shown(dialog)
+        assert "No match" not in shown(dialog)
+        await type_text(pilot, "zzz")
+        await until(pilot, lambda: "No match" in shown(dialog))
+        await pilot.press("backspace", "backspace", "backspace")
+        await until(pilot, lambda: "No match" not in shown(dialog))
+
+
 async def test_ctrl_c_cancels_dialogs_and_pickers_as_in_pi(tmp_path: Path, agent_dir: Path) -> None:
     from pi_tui.modes.interactive.dialogs import InputDialog
     from pi_tui.modes.interactive.screens.model_screen import ModelScreen
