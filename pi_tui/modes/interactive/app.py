@@ -174,6 +174,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._tasks: set[asyncio.Task[None]] = set()
         self._pending_text = ""
         self._context_unknown = False
+        self._own_title: str | None = None  # the title pi-tui last gave the terminal (π - folder)
         self._busy = False
         self._not_busy = asyncio.Event()
         self._not_busy.set()
@@ -1112,7 +1113,12 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         for level in levels:
             self.editor.set_class(model.reasoning and session.thinking == level, f"-thinking-{level}")
         name = session.session_manager.name
-        self.title = f"π - {name} - {self._cwd.name}" if name else f"π - {self._cwd.name}"
+        title = f"π - {name} - {self._cwd.name}" if name else f"π - {self._cwd.name}"
+        if title != self._own_title:
+            self._own_title = self.title = title
+            # Textual shows an app's title only in a Header widget: the terminal is told itself, as pi
+            # tells it, when the project or session name changes (an extension's title stays till then)
+            self.set_terminal_title(title)
 
     @staticmethod
     def _several_providers(session: AgentSession) -> bool:
