@@ -4,7 +4,7 @@ Rules (see docs/session-format.md):
 - Blank lines are ignored. A line that is not JSON, or not an object with a ``type``, is skipped and
   reported with its line number; it stays in the file (the loader never writes).
 - An incomplete last line without its newline is a *torn tail* (a write interrupted by a crash); its
-  offset is recorded so the first write can move it to a backup and cut it off.
+  offset is recorded so the first write can end it with a newline before appending (pi does the same).
 - A broken line that has a complete entry glued to its end (a torn line followed by a later append, as
   other tools produce) gives that entry back.
 - The first non-blank line must be the header (``type: session`` with a string ``id``); without one

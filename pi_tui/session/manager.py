@@ -3,10 +3,10 @@
 Writing policy (pi's, plus the safety rules of docs/session-format.md):
 - A new session writes nothing until its first assistant message; then the header and every buffered
   entry are written at once and later entries are appended one line each.
-- An existing file is appended to directly. Its first append repairs a torn tail (kept in a ``.torn.bak``)
-  or, for a file that needs rewriting (a v1/v2 file migrated in memory, or a file without a valid
-  header), rewrites it atomically after keeping the original as ``.bak``. So a file is never of mixed
-  versions and never rewritten without a backup.
+- An existing file is appended to directly. Its first append ends a torn tail with a newline (its
+  bytes stay, as pi keeps them) or, for a file that needs rewriting (a v1/v2 file migrated in memory,
+  or a file without a valid header), rewrites it atomically after keeping the original as ``.bak``.
+  So a file is never of mixed versions and never rewritten without a backup.
 - While open for writing, the session holds an advisory lock; a second writer gets `SessionLockedError`.
 """
 

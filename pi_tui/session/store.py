@@ -7,8 +7,9 @@
   step of the agent waits for the disk; small bookkeeping entries (labels, names, model changes, custom
   state) ride on the next fsync. `sync` and `close` wait until everything written is on disk.
 - A failed write (disk full) is cut back off, so the file never keeps half a line.
-- Before the first append to an existing file, an incomplete last line (a torn write) is moved to
-  ``<file>.torn.bak`` and cut off; a complete last line without its newline gets one.
+- Before the first append to an existing file, a last line without its newline gets one: an incomplete
+  line (a torn write) then stays in the file as a line that every load skips (pi does the same), so the
+  new entry never glues onto it and no byte is cut off.
 - If the file grew behind our back (another writer), the next append first makes sure it starts on a
   fresh line, and the change is logged.
 - A whole-file rewrite (migration, missing header) first keeps the original as ``<file>.<tag>.bak``
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from pi_tui.session.errors import SessionError
 from pi_tui.session.report import TornTail
+from pi_tui.util.fd_write import write_all
 
 __all__ = ["SessionFile", "backup_path"]
 
@@ -57,13 +59,6 @@ def _fsync_dir(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 def _encode(lines: Sequence[str | bytes]) -> bytes:
@@ -188,15 +183,11 @@ class SessionFile:
             self._size = -1
             return repairs
         if torn is not None and torn.offset + torn.length == self._size:
-            tail = os.pread(self._fd, torn.length, torn.offset)
-            backup = backup_path(self.path, "torn")
-            backup.write_bytes(tail)
-            with open(backup, "rb") as handle:
-                os.fsync(handle.fileno())
-            os.ftruncate(self._fd, torn.offset)
-            os.fsync(self._fd)
-            self._size = torn.offset
-            repairs.append(f"moved the incomplete last line {torn.line_no} to {backup.name}")
+            # Ended with a newline and left in place, as pi does when it loads the file: the bytes stay
+            # where they were, later loads (ours and pi's) skip that one line, and nothing is cut off a
+            # file that another program (pi takes no lock) may be appending to at this very moment.
+            self._append_bytes(b"\n", durable=True)
+            repairs.append(f"ended the incomplete last line {torn.line_no} with a newline, keeping its bytes")
         elif unterminated:
             self._append_bytes(b"\n", durable=True)
             repairs.append("ended the last line, which lacked its newline")
@@ -220,16 +211,30 @@ class SessionFile:
         assert self._fd is not None
         before = self._size
         try:
-            _write_all(self._fd, data)
+            write_all(self._fd, data)
         except OSError:
-            # Cut a partial line back off (disk full, quota) so the next write starts clean.
-            with contextlib.suppress(OSError):
-                if before >= 0:
-                    os.ftruncate(self._fd, before)
+            self._cut_partial(before, data)
             raise
         self._size = before + len(data) if before >= 0 else os.fstat(self._fd).st_size
         if durable:
             self._syncer.request(self._fd, directory)
+
+    def _cut_partial(self, before: int, data: bytes) -> None:
+        """Remove the start of a line whose write failed (disk full, quota), so no half line stays.
+
+        Only bytes that are ours are cut: when anything else lies beyond ``before`` (another program
+        appended meanwhile; pi takes no lock), nothing is cut, and the next append first ends the file's
+        last line instead.
+        """
+        assert self._fd is not None
+        with contextlib.suppress(OSError):
+            size = os.fstat(self._fd).st_size
+            written = size - before
+            if before >= 0 and 0 <= written < len(data):
+                if written == 0 or os.pread(self._fd, written, before) == data[:written]:
+                    os.ftruncate(self._fd, before)
+                    return
+            self._size = -1  # unknown: `_check_external` looks at the file before the next line
 
     def append(self, line: str, durable: bool) -> None:
         """Append one entry line (no newline in ``line``)."""
@@ -256,7 +261,7 @@ class SessionFile:
         data = _encode(lines)
         fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             os.replace(tmp, self.path)
         except BaseException:
             os.close(fd)

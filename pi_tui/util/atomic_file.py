@@ -23,6 +23,8 @@ import os
 import stat
 from pathlib import Path
 
+from pi_tui.util.fd_write import write_all
+
 __all__ = ["replace_file_bytes", "write_target"]
 
 # Creating the temporary file fails with these when the directory is not ours to write in; the
@@ -82,7 +84,7 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
                 os.unlink(temp)
                 _write_in_place(target, data)
                 return
-            _write_all(fd, data)
+            write_all(fd, data)
             if durable:
                 os.fsync(fd)
         finally:
@@ -123,15 +125,8 @@ def _write_in_place(target: Path, data: bytes) -> None:
     # Not truncated up front: should the write fail part way, what follows it is still the old content.
     fd = os.open(target, os.O_WRONLY | os.O_CLOEXEC)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
         if stat.S_ISREG(os.fstat(fd).st_mode):
             os.ftruncate(fd, len(data))
     finally:
         os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]

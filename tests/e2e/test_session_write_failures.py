@@ -93,10 +93,10 @@ def test_a_torn_last_line_is_kept_byte_for_byte_and_the_next_entries_follow_on_a
         resumed = run_cli([*MODEL, "-c", "-p", "two"], tmp_path)
         assert resumed.returncode == 0, resumed.stderr
         assert "second answer" in resumed.stdout
-    assert session.with_name(session.name + ".torn.bak").read_bytes() == torn
     now = session.read_bytes()
-    assert now.startswith(whole)
-    added = [json.loads(line) for line in now[len(whole) :].splitlines()]
+    assert now.startswith(whole + torn + b"\n")  # kept in place and ended, as pi keeps it
+    assert not list(session.parent.glob("*.bak"))
+    added = [json.loads(line) for line in now[len(whole) + len(torn) + 1 :].splitlines()]
     assert [e["message"]["role"] for e in added if e["type"] == "message"] == ["user", "assistant"]
     assert fake.violations == []
 

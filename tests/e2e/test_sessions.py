@@ -412,16 +412,17 @@ def test_torn_last_line_and_corrupt_middle_line_are_reported_and_nothing_is_lost
     assert sent == ["first", "second", "B1", "third"]
 
     after = path.read_bytes().splitlines(keepends=True)
-    assert after[: len(lines)] == lines  # every earlier byte kept, the corrupt line included
-    assert path.with_name(path.name + ".torn.bak").read_bytes() == torn
+    # every earlier byte kept, the corrupt line included, and the torn one ended with a newline in place
+    assert after[: len(lines) + 1] == [*lines, torn + b"\n"]
+    assert not list(path.parent.glob("*.bak"))
     for number, line in enumerate(after, 1):
-        if number != corrupt_no:
+        if number not in (corrupt_no, torn_no):
             json.loads(line)
-    new = [json.loads(line) for line in after[len(lines) :]]
+    new = [json.loads(line) for line in after[len(lines) + 1 :]]
     assert [message_text_of(e) for e in new if e["type"] == "message"] == ["third", "C1"]
 
     with SessionManager.open(path, read_only=True) as reopened:
-        assert reopened.load_report.skipped_line_numbers == [corrupt_no]
+        assert reopened.load_report.skipped_line_numbers == [corrupt_no, torn_no]
         texts = [message_text(m) for m in reopened.build_context().messages]
     assert texts == ["first", "second", "B1", "third", "C1"]
 

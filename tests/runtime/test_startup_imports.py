@@ -217,6 +217,8 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.util",
         # the cyclic collector is held off while a request's body is built (pi_tui.ai.providers._common)
         "pi_tui.util.collector",
+        # the session store writes its lines with the loop the file-writing tools share
+        "pi_tui.util.fd_write",
         "pi_tui.util.format",
         "pi_tui.util.fuzzy",
         "pi_tui.util.ignore",

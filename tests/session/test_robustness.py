@@ -29,12 +29,13 @@ def _texts(manager: SessionManager) -> list[str]:
     return [m.content[0].text for m in manager.build_context().messages]
 
 
-def test_torn_last_line_is_skipped_reported_and_moved_to_a_backup_on_the_next_append(tmp_path: Path) -> None:
+def test_torn_last_line_is_skipped_reported_and_ended_with_a_newline_on_the_next_append(tmp_path: Path) -> None:
     path = _session(tmp_path)
     torn = '{"type":"message","id":"abcd1234","parentId":"x","timestamp":"2025-01-01T00:00:00.000Z","message":{"ro'
     with path.open("a", encoding="utf-8") as handle:
         handle.write(torn)
-    clean_size = path.stat().st_size - len(torn)
+    before = path.read_bytes()
+    clean_size = len(before) - len(torn)
 
     with SessionManager.open(path) as manager:
         report = manager.load_report
@@ -44,19 +45,26 @@ def test_torn_last_line_is_skipped_reported_and_moved_to_a_backup_on_the_next_ap
             f"Session {path.name}: skipped 1 unreadable line (line 8: incomplete last line (an interrupted write))."
         )
         assert _texts(manager) == ["q0", "a0", "q1", "a1", "q2", "a2"]
+        assert path.read_bytes() == before  # opening wrote nothing
         last = manager.get_leaf_id()
         manager.append_message(user("after the crash"))
-        backup = path.with_name(path.name + ".torn.bak")
-        assert report.repairs == [f"moved the incomplete last line 8 to {backup.name}"]
-        assert report.summary().endswith(f"; moved the incomplete last line 8 to {backup.name}.")
+        repair = "ended the incomplete last line 8 with a newline, keeping its bytes"
+        assert report.repairs == [repair]
+        assert report.summary().endswith(f"; {repair}.")
 
-    assert backup.read_text(encoding="utf-8") == torn
-    lines = read_lines(path)  # every line parses: nothing glued onto the torn text
-    assert lines[-1]["message"]["content"][0]["text"] == "after the crash"
-    assert lines[-1]["parentId"] == last
+    # Every byte stays where it was (pi does the same when it loads such a file): the torn line is ended
+    # with a newline, so the new entry is a line of its own, and nothing is cut off or moved elsewhere.
+    after = path.read_bytes()
+    assert after.startswith(before + b"\n")
+    assert not list(tmp_path.glob("*.bak"))
+    new_lines = after[len(before) + 1 :].splitlines()
+    assert [json.loads(line)["message"]["content"][0]["text"] for line in new_lines] == ["after the crash"]
+    assert json.loads(new_lines[0])["parentId"] == last
     reopened = SessionManager.open(path, read_only=True)
-    assert reopened.load_report.summary() == ""
-    assert _texts(reopened)[-1] == "after the crash"
+    assert reopened.load_report.summary() == (
+        f"Session {path.name}: skipped 1 unreadable line (line 8: invalid JSON)."
+    )
+    assert _texts(reopened) == ["q0", "a0", "q1", "a1", "q2", "a2", "after the crash"]
 
 
 def test_corrupt_middle_line_is_skipped_and_the_conversation_stays_connected(tmp_path: Path) -> None:
