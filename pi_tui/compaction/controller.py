@@ -401,6 +401,13 @@ class CompactionController:
                 AutoCompactionEnd(aborted=False, will_retry=False, error_message=OVERFLOW_RECOVERY_FAILED)
             )
             return False
+        session = self._session()
+        if session.deferred_history is not None:
+            session.complete_history()
+        if not self._compactable(session.get_branch()):
+            # nothing is old enough to summarise (a first prompt too long on its own): as pi, no
+            # compaction starts and fails; the provider's refusal is what the user is told
+            return False
         self._overflow_attempted = True
         return await self._auto("overflow", will_retry=True)
 

@@ -422,3 +422,25 @@ async def test_a_resumed_session_over_the_threshold_is_compacted_before_the_requ
     assert later[-1].prompt_tokens < 12_000 - 3_000
     assert first_user_text(later[-1]).startswith(COMPACTED)
     assert [e.data["reason"] for e in events.of("auto_compaction_start")] == ["threshold"]
+
+
+async def test_an_overflow_with_nothing_to_compact_is_told_once_without_a_compaction(
+    serve: Any, agent_dir: Path, project: Path
+) -> None:
+    _settings(agent_dir, 16_384, 20_000)
+    fake = serve()
+    fake.script([Fault("context_overflow", tokens=250_000)])
+    async with open_session(["--model", ANTHROPIC], project) as session:
+        events = Events(session)
+        await session.prompt("A first question that is somehow too long.")
+        last = session.last_assistant_message()
+
+    # as pi: nothing is old enough to summarise, so no compaction starts, fails or is retried; the
+    # provider's refusal is the one thing said
+    assert (
+        last is not None
+        and last.stop_reason == "error"
+        and "prompt is too long" in (last.error_message or "")
+    )
+    assert events.of("auto_compaction_start") == [] and events.of("auto_compaction_end") == []
+    assert len(fake.requests) == 1
