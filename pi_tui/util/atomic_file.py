@@ -6,26 +6,34 @@ What a user expects of "overwrite this file" is kept as well:
 
 - a symbolic link is followed, and the file it points to is replaced (the link stays a link, as with
   pi's in-place write); a chain of links and a link to a file that does not exist yet work the same way;
-- the permission bits (including the executable bit) and the group carry over to the new file; a new
-  file gets the usual mode (``0o666`` less the umask);
+- the permission bits (including the executable bit), the group and the extended attributes (user
+  attributes, POSIX ACLs, security labels) carry over to the new file; a new file gets the usual mode
+  (``0o666`` less the umask);
 - where a rename would change what the user sees, the bytes are written in place instead: a file with
   more than one hard link (a rename would split the links), a file owned by someone else (the new file
   would belong to us), anything that is not a regular file (a device, a pipe), a file mounted over
-  another (a bind mount, which cannot be renamed over), and a directory in which we may not create
-  files while the file itself is writable.
+  another (a bind mount, which cannot be renamed over), a directory in which we may not create
+  files while the file itself is writable, and a file whose extended attributes cannot all be copied.
+
+The temporary file is named ``.<name>.<8 hex digits>.tmp`` and held under an exclusive ``flock`` while it
+exists. A process killed between creating and renaming it (``SIGKILL``, a power cut) leaves it behind:
+the next write to the same file removes such leftovers, but only those of exactly that name pattern,
+regular files of ours with one link, untouched for a minute, and not locked by a live writer.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
+import time
 from pathlib import Path
 
 from pi_tui.util.fd_write import write_all
 
-__all__ = ["replace_file_bytes", "write_target"]
+__all__ = ["STALE_TEMP_SECONDS", "remove_stale_temps", "replace_file_bytes", "write_target"]
 
 # Creating the temporary file fails with these when the directory is not ours to write in; the
 # file itself may still be writable, so the write falls back to going in place.
@@ -33,6 +41,12 @@ _NO_TEMP_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 # Renaming over the name fails with these when it is a mount point (a file bind-mounted into a
 # container) or another filesystem: the content can still be written in place.
 _NO_RENAME_ERRNOS = frozenset({errno.EBUSY, errno.EXDEV})
+# Listing attributes fails with these where the filesystem has none: there is nothing to carry over.
+_NO_XATTR_ERRNOS = frozenset({errno.ENOTSUP, errno.ENOSYS, errno.EOPNOTSUPP})
+# A leftover temporary file younger than this is left alone, even when no lock is held on it: a writer
+# that does not lock (an older version) may still be about to rename it.
+STALE_TEMP_SECONDS = 60.0
+_HEX = frozenset("0123456789abcdef")
 
 
 def write_target(path: Path) -> Path:
@@ -66,6 +80,7 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
     if old is not None and not _renamable(old):
         _write_in_place(target, data)
         return
+    remove_stale_temps(target)
     temp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
     try:
         # Until it gets the old file's mode, the temporary file is readable by its owner only.
@@ -76,9 +91,12 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
             _write_in_place(target, data)
             return
         raise
+    # Marks the temporary file as in use until it is renamed (the lock goes with the descriptor).
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:
         try:
-            if old is not None and not _carry_over(fd, old):
+            if old is not None and not _carry_over(fd, old, target):
                 os.close(fd)
                 fd = -1
                 os.unlink(temp)
@@ -103,18 +121,91 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
         raise
 
 
-def _carry_over(fd: int, old: os.stat_result) -> bool:
-    """Give the temporary file the old one's mode and group; False when the group cannot be kept."""
-    os.fchmod(fd, stat.S_IMODE(old.st_mode))
-    if os.fstat(fd).st_gid == old.st_gid:
-        return True
-    try:
-        os.fchown(fd, -1, old.st_gid)
-    except OSError:
+def _carry_over(fd: int, old: os.stat_result, target: Path) -> bool:
+    """Give the temporary file the old one's group, extended attributes and mode.
+
+    Returns False when one of them cannot be kept, so that the caller writes in place instead.
+    """
+    if os.fstat(fd).st_gid != old.st_gid:
+        try:
+            os.fchown(fd, -1, old.st_gid)
+        except OSError:
+            return False
+    if not _copy_xattrs(target, fd):
         return False
-    # Changing the group clears the set-group-ID bit on some systems: set the mode again.
+    # Last: changing the group clears the set-group-ID bit on some systems, and an ACL sets the
+    # group bits from its mask; the old file's mode is what the user had.
     os.fchmod(fd, stat.S_IMODE(old.st_mode))
     return True
+
+
+def _copy_xattrs(source: Path, fd: int) -> bool:
+    """Copy every extended attribute of ``source`` to ``fd``; False when one cannot be copied."""
+    try:
+        names = os.listxattr(source)
+    except OSError as exc:
+        return exc.errno in _NO_XATTR_ERRNOS
+    for name in names:
+        try:
+            value = os.getxattr(source, name)
+            with contextlib.suppress(OSError):
+                if os.getxattr(fd, name) == value:
+                    continue  # already set (a security label given to every new file alike)
+            os.setxattr(fd, name, value)
+        except OSError:
+            return False
+    return True
+
+
+def remove_stale_temps(target: Path, *, now: float | None = None) -> list[Path]:
+    """Remove the temporary files that killed writes of ``target`` left behind. Returns what was removed.
+
+    Only names of exactly the pattern `replace_file_bytes` uses for ``target`` are considered, and of
+    those only regular files owned by this user, with one link, unchanged for `STALE_TEMP_SECONDS`, on
+    which no live process holds the lock. Nothing fails: what cannot be checked is left alone.
+    """
+    prefix = f".{target.name}."
+    removed: list[Path] = []
+    moment = time.time() if now is None else now
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".tmp") and len(name) == len(prefix) + 12):
+            continue
+        if not set(name[len(prefix) : -4]) <= _HEX:
+            continue
+        with contextlib.suppress(OSError):
+            if _remove_if_stale(Path(entry.path), moment):
+                removed.append(Path(entry.path))
+    return removed
+
+
+def _remove_if_stale(path: Path, now: float) -> bool:
+    seen = os.lstat(path)
+    if not (stat.S_ISREG(seen.st_mode) and seen.st_nlink == 1 and seen.st_uid == os.geteuid()):
+        return False
+    if now - seen.st_mtime < STALE_TEMP_SECONDS:
+        return False
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        opened = os.fstat(fd)
+        if (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a live writer holds it, or the filesystem cannot tell: leave it
+        # Still the same file under that name (not renamed into place meanwhile): remove it.
+        now_there = os.lstat(path)
+        if (now_there.st_dev, now_there.st_ino) != (seen.st_dev, seen.st_ino) or now_there.st_nlink != 1:
+            return False
+        os.unlink(path)
+        return True
+    finally:
+        os.close(fd)
 
 
 def _renamable(old: os.stat_result) -> bool:
