@@ -103,6 +103,10 @@ class PlainPath:
     """Where each of ``messages`` is in ``path``."""
     state_at: list[int]
     """Where the model and thinking-level changes are in ``path``."""
+    newest: list[int]
+    """For each of ``records``, the newest message timestamp up to it (it included; 0 before the first
+    message): kept while each line is read, when its message is at hand, so that the cut seldom has to
+    look at every message of the path again (`split_path`)."""
 
 
 def _known(value: JsonObject, allowed: frozenset[str]) -> bool:
@@ -225,6 +229,8 @@ def read_plain_path(
     index: dict[str, int] = {}
     header: JsonObject = {}
     first = True
+    newest: list[int] = []
+    top = 0
     for raw in lines:
         if raw[:1] != b"{" and not raw.strip():
             continue
@@ -254,8 +260,12 @@ def read_plain_path(
         if type(record.get("timestamp", "")) is not str:
             return None
         if kind == "message":
-            if not _known(record, _ENTRY_KEYS) or not _plain_message(record.get("message")):
+            message = record.get("message")
+            if not _known(record, _ENTRY_KEYS) or not _plain_message(message):
                 return None
+            stamp = cast(int, cast(JsonObject, message)["timestamp"])
+            if stamp > top:
+                top = stamp
         elif not _known(record, _STATE_KEYS[str(kind)]) or not all(
             type(record.get(key)) is str
             for key in _STATE_KEYS[str(kind)] - {"type", "id", "parentId", "timestamp"}
@@ -263,6 +273,7 @@ def read_plain_path(
             return None
         index[entry_id] = len(records)
         records.append(record)
+        newest.append(top)
     if first or not records:
         return None  # an empty file, or a header alone
     path: list[JsonObject] = []
@@ -277,7 +288,7 @@ def read_plain_path(
     if replayed is None:
         return None
     message_at, messages, state_at = replayed
-    return PlainPath(header, records, path, messages, index, message_at, state_at)
+    return PlainPath(header, records, path, messages, index, message_at, state_at, newest)
 
 
 def _replayed(path: list[JsonObject]) -> tuple[list[int], list[JsonObject], list[int]] | None:
@@ -371,9 +382,14 @@ def split_path(plain: PlainPath) -> SplitPath | None:
         answer -= 1
     if answer < 0:
         return None
-    newest = max(map(_TIMESTAMP, messages[:answer]), default=0)
-    if cast(int, newest) > cast(int, messages[answer]["timestamp"]):
-        return None  # pi's estimate would start from an older answer: leave it to the typed path
+    stamp = cast(int, messages[answer]["timestamp"])
+    # Every message before the answer on the path is before it in the file too (a parent comes before
+    # its children): when no message of the file before it is newer, none of those is.
+    at_file = plain.ids[cast(str, plain.path[plain.message_at[answer]]["id"])]
+    if at_file > 0 and plain.newest[at_file - 1] > stamp:
+        newest = max(map(_TIMESTAMP, messages[:answer]), default=0)
+        if cast(int, newest) > stamp:
+            return None  # pi's estimate would start from an older answer: leave it to the typed path
     cut = answer - 1
     while cut > 0:
         message = messages[cut]
@@ -404,7 +420,7 @@ class DeferredHistory:
         """The decoded records, every other list of them emptied: the caller's list is then the only
         one holding them, so each can be freed as soon as it is typed. The history is unusable after."""
         split, plain = self.split, self.split.plain
-        for held in (split.prefix, split.tail, plain.path, plain.messages):
+        for held in (split.prefix, split.tail, plain.path, plain.messages, plain.newest):
             held.clear()
         records = list(plain.records)
         plain.records.clear()

@@ -184,6 +184,20 @@ def _pad(b: _Builder) -> None:
         b.answer([{"type": "text", "text": f"answer {turn}"}])
 
 
+def _newer_branch() -> _Builder:
+    """A path whose last answer is older than a message before it in the file, off the path: an
+    abandoned branch written with a clock ahead (only the path's messages count for the cut)."""
+    b = _Builder()
+    _pad(b)
+    b.user("q")
+    kept = b.answer([{"type": "text", "text": "a"}])
+    b.entry({"type": "message", "message": {"role": "user", "content": "gone", "timestamp": b.ms * 2}})
+    b.leaf = kept
+    b.user("next")
+    b.answer([{"type": "text", "text": "b"}])
+    return b
+
+
 def _typed_history(path: Path) -> list[Any]:
     manager = SessionManager.open(path, read_only=True)
     return transform_messages(convert_to_llm(manager.build_context().messages))
@@ -192,7 +206,12 @@ def _typed_history(path: Path) -> list[Any]:
 def _sources(tmp_path: Path) -> list[Path]:
     big = tmp_path / "big.jsonl"
     big.write_text("\n".join(big_session_lines(3_000, tmp_path)) + "\n")
-    return [*sorted(FIXTURES.glob("*.jsonl")), big, _varied().write(tmp_path / "varied.jsonl")]
+    return [
+        *sorted(FIXTURES.glob("*.jsonl")),
+        big,
+        _varied().write(tmp_path / "varied.jsonl"),
+        _newer_branch().write(tmp_path / "newer_branch.jsonl"),
+    ]
 
 
 def _plain(path: Path) -> Any:
@@ -219,7 +238,8 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
         assert chat is not None
         assert dumps(chat) == dumps(typed), path.name
         matched.append(path.name)
-    assert matched == ["big.jsonl", "varied.jsonl"]  # pi's fixtures hold compactions: left to the typed path
+    # pi's fixtures hold compactions: left to the typed path
+    assert matched == ["big.jsonl", "varied.jsonl", "newer_branch.jsonl"]
 
 
 @pytest.mark.parametrize("window", [200_000, 12_000])
