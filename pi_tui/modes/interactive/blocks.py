@@ -350,8 +350,12 @@ class ToolBlock(Vertical, Block):
             self._show_timing()
         if isinstance(details, dict) and isinstance(details.get("diff"), str):
             self.diff = details["diff"]
-        self.remove_class("-running")
-        self.add_class("-error" if is_error else "-success")
+        # A card built from history, not mounted yet, takes its classes as they are when it mounts: styling
+        # it now (Textual applies the whole style sheet to a node whose classes change) was done twice for
+        # nothing, for every finished card mounted while reading a long session up.
+        attached = self.is_attached
+        self.remove_class("-running", update=attached)
+        self.add_class("-error" if is_error else "-success", update=attached)
         self._title.update(self._title_text())
         self._render_body()
 

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,3 +131,32 @@ def test_a_resumed_finished_tool_call_shows_its_mark_and_output_in_a_terminal(
         assert term.wait_exit(timeout=20) == 0
     line = next(row for row in screen.splitlines() if "$ echo hi" in row)
     assert "✓" in line and "…" not in line, screen
+
+
+async def test_a_card_finished_before_it_is_mounted_is_styled_when_mounted_not_before(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Reading a long session up builds finished cards from history before mounting them: their class
+    # changes (running -> success) restyled each one twice for nothing; they are styled once, as mounted.
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        live = ToolBlock("call_live", "bash", {"command": "echo hi"})
+        await app.chat.mount(live)
+        live.set_result("hi", False)  # a card finishing on screen, as before
+        styled: list[object] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counting(nodes: Any, animate: bool = False) -> None:
+            nodes = list(nodes)
+            styled.extend(nodes)
+            update_nodes(nodes, animate=animate)
+
+        monkeypatch.setattr(app.stylesheet, "update_nodes", counting)
+        card = ToolBlock("call_history", "bash", {"command": "echo hi"})
+        card.set_result("hi", False)
+        assert styled == []
+        await app.chat.mount(card)
+        await pilot.pause()
+        assert card.has_class("-success") and not card.has_class("-running")
+        assert card.styles.background == live.styles.background != app.chat.styles.background
