@@ -373,7 +373,13 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
 
     def _user_message(self, text: str, images: Sequence[ImageContent] | None) -> UserMessage:
         if images:
-            return UserMessage(content=[TextContent(text=text), *images])
+            # an image a provider cannot decode would be refused now and with every later request
+            from .prompt_images import check_prompt_images  # only prompts with images need it
+
+            usable, notes = check_prompt_images(images)
+            if notes:
+                text = f"{text}\n\n" + "\n".join(notes)
+            return UserMessage(content=[TextContent(text=text), *usable])
         return UserMessage(content=[TextContent(text=text)])  # a block list, as pi 0.87 stores prompts
 
     async def prompt(
