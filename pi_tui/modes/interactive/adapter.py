@@ -358,8 +358,10 @@ class ChatAdapter:
                     summary=str(result["summary"]), tokens_before=int(result.get("tokensBefore") or 0)
                 )
             )
-        elif data.get("errorMessage") or data.get("error"):
+            self.app.refresh_footer(compacted=True)  # "?" until the next answer measures the context
+            return
+        if data.get("errorMessage") or data.get("error"):
             self.app.chat_notice(
                 f"Compaction failed: {data.get('errorMessage') or data.get('error')}", "error"
             )
-        self.app.refresh_footer(compacted=True)
+        self.app.refresh_footer()  # failed or cancelled: the context is what it was

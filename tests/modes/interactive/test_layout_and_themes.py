@@ -243,6 +243,26 @@ async def test_compact_shows_a_compaction_summary_block(tmp_path: Path, agent_di
         await until(pilot, lambda: any(t.startswith("Compaction failed:") for t in _notices(app)))
 
 
+async def test_a_failed_automatic_compaction_keeps_the_context_share(tmp_path: Path, agent_dir: Path) -> None:
+    settings = {"reserveTokens": 199_000, "keepRecentTokens": 50, "review": "never"}
+    (agent_dir / "settings.json").write_text(
+        json.dumps({"compaction": settings, "retry": {"enabled": False}})
+    )
+    script = FauxScript(
+        faux_reply("a" * 400),  # over the threshold: a compaction follows the answer
+        faux_error("400 invalid_request_error: the summary request was refused"),
+    )
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "one")
+        await until(pilot, lambda: any(t.startswith("Compaction failed:") for t in _notices(app)))
+        await until(pilot, lambda: not app._busy)
+        assert script.call_count == 2
+        # nothing was compacted: the share is still known ("?" is for after a compaction, until an answer)
+        assert app.footer.state.context_tokens is not None and app.footer.state.context_tokens > 0
+
+
 async def test_escape_during_compact_says_it_was_cancelled_not_that_it_failed(
     tmp_path: Path, agent_dir: Path
 ) -> None:
