@@ -160,6 +160,9 @@ class SessionManager:
         # (entry lines, backup tag, what it did); the lines are produced only when the rewrite happens
         self._pending_rewrite: tuple[Callable[[], Sequence[str | bytes]], str, str] | None = None
         self._pending_tail: tuple[int, TornTail | None, bool] | None = None
+        # Lines of entries in the tree whose write failed (disk full, quota), oldest first, with whether
+        # each is durable: the next append writes them first, so the file catches up once it can grow.
+        self._unsaved: list[tuple[str, bool]] = []
         self._closed = False
         self._context_memo: tuple[tuple[str, int], SessionContext] | None = None
         self._restore_memo: tuple[tuple[str | None, int], RestoreState] | None = None
@@ -466,10 +469,12 @@ class SessionManager:
         return new_entry_id(self._tree.by_id)
 
     def _append(self, entry: Any) -> Any:
-        """Add an entry to the tree and the file: either both happen, or it raises and neither does.
+        """Add an entry to the tree and write it to the file.
 
-        (While a new session is still buffered, a failed first write keeps the entries buffered and
-        the next append tries again.)
+        A write that fails (disk full, quota, no permission) raises `SessionError`, but the entry stays
+        in the tree, so the conversation goes on whole in memory; its line waits and is written, in
+        order, before the next entry's, once the file can grow again. (While a new session is still
+        buffered, a failed first write likewise keeps the entries buffered for the next append.)
         """
         if self._closed:
             raise SessionError("This session has been closed; open it again to add to it")
@@ -478,15 +483,36 @@ class SessionManager:
         line = _readable_line(entry)
         try:
             if self._path is not None and self._flushed:
-                self._ensure_file().append(line, durable=isinstance(entry, _DURABLE))
                 self._tree_now.add(entry)  # a deferred history stays deferred: appends go after it
+                self._unsaved.append((line, isinstance(entry, _DURABLE)))
+                self._write_unsaved()
             else:
                 self._tree.add(entry)
                 if self._path is not None and self._tree.has_assistant:
                     self._write_initial()
         except OSError as exc:
-            raise SessionError(f"Could not write to session file {self._path}: {exc}") from exc
+            waiting = len(self._unsaved)
+            kept = (
+                f" ({waiting} {'entry waits' if waiting == 1 else 'entries wait'} in memory, to be written"
+                " with the next one once the file can grow)"
+                if waiting
+                else ""
+            )
+            raise SessionError(f"Could not write to session file {self._path}: {exc}{kept}") from exc
         return entry
+
+    def _write_unsaved(self) -> None:
+        """Append the lines whose write failed before, oldest first; raises OSError if one fails again."""
+        file = self._ensure_file()
+        while self._unsaved:
+            line, durable = self._unsaved[0]
+            file.append(line, durable=durable)
+            del self._unsaved[0]
+
+    @property
+    def unsaved_entries(self) -> int:
+        """How many entries are in memory only, because writing them failed (see `_append`)."""
+        return len(self._unsaved)
 
     def _base(self) -> dict[str, Any]:
         return {"id": self._new_id(), "parent_id": self._tree_now.leaf_id, "timestamp": iso_now()}
@@ -761,6 +787,7 @@ class SessionManager:
             # Deleted while we had it open: write everything we hold, rather than lose it.
             self._report.repairs.append("the file had disappeared and was written again from memory")
             file.create([header_to_line(self._header)] + [entry_to_line(e) for e in self._tree.entries])
+            self._unsaved.clear()  # every entry of the tree is in the new file
         elif self._pending_rewrite is not None:
             lines, tag, what = self._pending_rewrite
             backup = file.rewrite([header_to_line(self._header), *lines()], tag)
@@ -779,6 +806,13 @@ class SessionManager:
         if self._closed:
             return
         self._closed = True
+        if self._unsaved:
+            try:
+                self._write_unsaved()  # the last chance for entries whose write failed
+            except (OSError, SessionError) as exc:
+                log.warning(
+                    "%d entries of %s could not be written and are lost: %s", len(self._unsaved), self._path, exc
+                )
         if self._file is not None:
             self._file.close()
             self._file = None
