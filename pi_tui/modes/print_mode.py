@@ -176,6 +176,8 @@ async def run_print_mode(
         err.write(f"Error: {_one_line(reason)}\n")
         return 1
     text = _final_text(last)
+    if text is None:  # no text block at all (thinking only): pi prints no line
+        return 0
     try:
         out.write(text + ("" if text.endswith("\n") else "\n"))
         out.flush()
@@ -204,10 +206,11 @@ class _StderrNoticeBridge(NullUIBridge):
             pass
 
 
-def _final_text(message: AssistantMessage) -> str:
+def _final_text(message: AssistantMessage) -> str | None:
     """The answer's text blocks, one per line, as pi prints them (a thinking block or tool call between
-    two text blocks must not run their sentences together)."""
-    return "\n".join(block.text for block in message.content if block.type == "text")
+    two text blocks must not run their sentences together); None when it has none."""
+    texts = [block.text for block in message.content if block.type == "text"]
+    return "\n".join(texts) if texts else None
 
 
 def _one_line(text: str, limit: int = 500) -> str:

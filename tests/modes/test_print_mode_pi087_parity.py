@@ -126,3 +126,10 @@ async def test_json_mode_never_says_details_null(tmp_path: Path, fake: FakeLLM) 
     records = [json.loads(line) for line in out.splitlines()]
     assert any(r["type"] == "tool_execution_update" for r in records)
     assert '"details":null' not in out.replace(" ", "")
+
+
+async def test_print_mode_prints_nothing_for_an_answer_without_text(tmp_path: Path, fake: FakeLLM) -> None:
+    """An answer of thinking only: pi prints no line at all (it writes a line per text block)."""
+    fake.script([Reply([thinking("only thinking")])])
+    code, out, err = await _run(tmp_path, ["-p", "--model", "fake-anthropic/claude-fake"], "q")
+    assert (code, out, err) == (0, "", "")
