@@ -175,11 +175,11 @@ async def run_print_mode(
         )
         err.write(f"Error: {_one_line(reason)}\n")
         return 1
-    text = _final_text(last)
-    if text is None:  # no text block at all (thinking only): pi prints no line
+    answer = _final_text(last)
+    if answer is None:  # no text block at all (thinking only): pi prints no line
         return 0
     try:
-        out.write(text + ("" if text.endswith("\n") else "\n"))
+        out.write(answer + ("" if answer.endswith("\n") else "\n"))
         out.flush()
     except BrokenPipeError:
         return 0
