@@ -504,6 +504,12 @@ class SessionManager:
     def _write_unsaved(self) -> None:
         """Append the lines whose write failed before, oldest first; raises OSError if one fails again."""
         file = self._ensure_file()
+        if self._unsaved and not file.follow():
+            # Removed while open: write everything held in memory again rather than lose it.
+            file.close()
+            self._file = None
+            self._ensure_file()
+            return
         while self._unsaved:
             line, durable = self._unsaved[0]
             file.append(line, durable=durable)

@@ -11,7 +11,8 @@
   line (a torn write) then stays in the file as a line that every load skips (pi does the same), so the
   new entry never glues onto it and no byte is cut off.
 - If the file grew behind our back (another writer), the next append first makes sure it starts on a
-  fresh line, and the change is logged.
+  fresh line, and the change is logged. If another file was renamed over it, appends follow the name
+  (`follow`), as pi's do.
 - A whole-file rewrite (migration, missing header) first keeps the original as ``<file>.<tag>.bak``
   (a hard link to the same, already durable, data when possible; a copy is fsync'ed before going on),
   then writes a temporary file and renames it over the original. A killed process therefore leaves
@@ -192,6 +193,34 @@ class SessionFile:
             self._append_bytes(b"\n", durable=True)
             repairs.append("ended the last line, which lacked its newline")
         return repairs
+
+    def follow(self) -> bool:
+        """Make sure appends go to the file that now has this name. False: the name is gone (removed).
+
+        Another program may have replaced the file (written a new one and renamed it over, as editors,
+        sync tools and ``git checkout`` do): the open descriptor would then append to a file no name
+        leads to, and every later line would be lost. pi appends by name each time, so it follows
+        such a change; so does this, by opening the new file (its last line is ended first if needed).
+        """
+        if self._fd is None:
+            raise SessionError(f"Session file {self.path} is not open for writing")
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(self._fd)
+        if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+            return True
+        log.warning("%s was replaced on disk by another file; appending to the new one", self.path)
+        self.external_changes += 1
+        self._syncer.wait()
+        fd = self._open(create=False)
+        old, self._fd = self._fd, fd
+        with contextlib.suppress(OSError):
+            os.fsync(old)
+        os.close(old)
+        self._size = -1  # unknown: `_check_external` looks at the new file's end before the next line
+        return True
 
     def _check_external(self) -> None:
         assert self._fd is not None
