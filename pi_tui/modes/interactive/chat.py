@@ -41,7 +41,11 @@ if TYPE_CHECKING:
 
     from .blocks import NoticeBlock, ToolBlock
 
-__all__ = ["ChatLog", "EarlierMarker", "LaterMarker", "Notice"]
+__all__ = ["INTERRUPTED_TOOL_TEXT", "ChatLog", "EarlierMarker", "LaterMarker", "Notice"]
+
+INTERRUPTED_TOOL_TEXT = "No result: the run was interrupted before this tool finished"
+"""What a tool call of the history that never got a result shows (the model is sent pi's "No result
+provided" for it)."""
 
 
 class Notice:
@@ -133,6 +137,7 @@ class ChatLog(VerticalScroll):
         """Finished tool calls' results by call id: a call's block built later (a window that
         starts at the result, a block pruned and mounted again) is shown finished from it."""
         self._loaded_results: dict[str, Any] = {}
+        self._unanswered: set[str] = set()
         """The loaded history's tool result messages by call id, turned into `results` entries only
         when their call's block is built (most of a long session's are never shown)."""
         self.marker = EarlierMarker()
@@ -219,6 +224,8 @@ class ChatLog(VerticalScroll):
                     result = self.result_of(part.id)
                     if result is not None:
                         tool.set_result(*result)
+                    elif part.id in self._unanswered:
+                        tool.set_result(INTERRUPTED_TOOL_TEXT, True)
                     blocks.append(tool)
             if item.stop_reason == "error":
                 blocks.append(NoticeBlock(f"Error: {item.error_message or 'unknown error'}", "error"))
@@ -342,7 +349,7 @@ class ChatLog(VerticalScroll):
     def load(self, items: list[Any]) -> None:
         """Replace the log with ``items``, mounting only the last ``BATCH`` of them."""
         self._unmount_all()
-        from pi_tui.ai.types import ToolResultMessage
+        from pi_tui.ai.types import AssistantMessage, ToolResultMessage
 
         self.items = list(items)
         self.tools = {}
@@ -351,6 +358,15 @@ class ChatLog(VerticalScroll):
         self.results = {}
         self._loaded_results = {
             item.tool_call_id: item for item in self.items if isinstance(item, ToolResultMessage)
+        }
+        # A call in the history with no result will never get one (the run was stopped while the tool
+        # ran or waited, say by closing the terminal): it is shown stopped, not running for ever.
+        self._unanswered = {
+            part.id
+            for item in self.items
+            if isinstance(item, AssistantMessage)
+            for part in item.content
+            if part.type == "toolCall" and part.id not in self._loaded_results
         }
         start = max(0, len(self.items) - self.INITIAL)
         widgets: list[Widget] = []

@@ -50,6 +50,15 @@ def transcript(messages: Sequence[Message], *, color: bool, hide_thinking: bool 
 
     shown = list(messages[-MAX_MESSAGES:])
     failed = {m.tool_call_id for m in shown if isinstance(m, ToolResultMessage) and m.is_error}
+    # a call with no result never finished (the run was stopped while it ran or waited): failed too
+    answered = {m.tool_call_id for m in shown if isinstance(m, ToolResultMessage)}
+    failed |= {
+        part.id
+        for m in shown
+        if isinstance(m, AssistantMessage)
+        for part in m.content
+        if part.type == "toolCall" and part.id not in answered
+    }
     blocks: list[str] = []
     if len(messages) > len(shown):
         blocks.append(style(f"… {len(messages) - len(shown)} earlier messages", _DIM))

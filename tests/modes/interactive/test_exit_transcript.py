@@ -57,6 +57,17 @@ def test_the_transcript_has_prompts_answers_thinking_and_one_line_per_tool_call(
     assert transcript([], color=False) == ""
 
 
+def test_a_tool_call_that_never_got_a_result_is_marked_failed_not_done() -> None:
+    stopped = [
+        UserMessage(content="clean up"),
+        AssistantMessage(
+            content=[ToolCall(id="c9", name="bash", arguments={"command": "rm -rf build"})],
+            stop_reason="toolUse",
+        ),
+    ]  # the run was stopped while the tool waited: no result
+    assert transcript(stopped, color=False) == "clean up\n\n✗ bash $ rm -rf build\n"  # type: ignore[arg-type]
+
+
 def test_a_long_session_writes_its_last_messages_and_says_how_many_came_before() -> None:
     messages = [UserMessage(content=f"prompt {i}") for i in range(MAX_MESSAGES + 5)]
     lines = transcript(messages, color=False).split("\n\n")  # type: ignore[arg-type]

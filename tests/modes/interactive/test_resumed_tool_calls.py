@@ -160,3 +160,27 @@ async def test_a_card_finished_before_it_is_mounted_is_styled_when_mounted_not_b
         await pilot.pause()
         assert card.has_class("-success") and not card.has_class("-running")
         assert card.styles.background == live.styles.background != app.chat.styles.background
+
+
+async def test_a_resumed_tool_call_that_never_got_a_result_is_not_shown_running(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    manager = SessionManager.create(tmp_path.resolve(), session_dir=None)
+    manager.append_message(UserMessage(content="clean the build"))
+    manager.append_message(
+        AssistantMessage(
+            content=[ToolCall(id="call_rm", name="bash", arguments={"command": "rm -rf build"})],
+            provider="faux",
+            model="faux-1",
+            stop_reason="toolUse",
+        )
+    )  # the terminal was closed while the tool waited (a permission question): no result was written
+    path = Path(manager.path)
+    manager.close()
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await until(pilot, lambda: "call_rm" in app.chat.tools and app.chat.tools["call_rm"].is_mounted)
+        tool = app.chat.tools["call_rm"]
+        assert tool.done and tool.is_error and "-running" not in tool.classes
+        assert "interrupted" in tool.result_text
