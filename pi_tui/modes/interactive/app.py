@@ -211,6 +211,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.files = FileIndex(cwd)
         self.warm_turn = WarmUpTurn(lambda: self.screen is self.screen_stack[0], lambda: self.editor.text)
         """What the warm-up gives way to (a command being typed, a screen on top, recent keys)."""
+        self._typed_hold: Callable[[], None] | None = None  # see `_hold_for_typed_screen`
         self.editor.menu = self.menu
         self.menu.visible_rows = self._autocomplete_rows
         self.editor.files = self.files
@@ -782,6 +783,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
                     await session.wait_for_idle()
 
         self._prefer_typed_screen()  # a command typed while the session loaded
+        self._hold_for_typed_screen()
         preparation.start(wait_idle)
         await preparation.wait()
         if self.resume_gc_after_first_frame:
@@ -814,6 +816,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         for warning in session.switch_warnings:
             self.chat_notice(f"Warning: {warning}", "warning")
         forget_preparation(session)
+        if self._typed_hold is not None:  # it held the work ahead for the file left
+            release, self._typed_hold = self._typed_hold, None
+            release()
         self.run_worker(
             self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
         )
@@ -886,6 +891,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     def on_text_area_changed(self, _message: TextArea.Changed) -> None:
         self.warm_turn.notice_change()  # a command typed in the editor: the warm-up waits for it
         self._prefer_typed_screen()
+        if self._typed_hold is None:
+            self._hold_for_typed_screen()
+        else:  # Enter empties the editor before its command is seen to run: look again after that
+            self.call_after_refresh(self._hold_for_typed_screen)
 
     def _prefer_typed_screen(self) -> None:
         """When the editor holds the start of ``/context``, ``/tree`` or ``/resume``, the work ahead
@@ -899,6 +908,27 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         step = step_for_command(self.editor.text.lstrip())
         if step is not None:
             preparation_for(session).prefer(step)
+
+    def _hold_for_typed_screen(self) -> None:
+        """While the editor holds the start of ``/context``, ``/tree`` or ``/resume`` (and until the
+        command sent from it has run), the work ahead of the other screens waits
+        (`ScreenPreparation.hold`; the typed command's own step goes on): on Enter it would share the
+        interpreter with that screen's first frame, until the screen's own open holds it."""
+        session = self.session
+        prepared = self.screens_prepared
+        wanted = False
+        if session is not None and prepared is not None and not prepared.is_set():
+            from .screens.prepare import step_for_command
+
+            typed = step_for_command(self.editor.text.lstrip()) is not None
+            wanted = typed or (self._typed_hold is not None and self.warm_turn.command_running)
+        if wanted and self._typed_hold is None and session is not None:
+            from .screens.prepare import preparation_for
+
+            self._typed_hold = preparation_for(session).hold()
+        elif not wanted and self._typed_hold is not None:
+            release, self._typed_hold = self._typed_hold, None
+            release()
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
         self.chat.show_end()
@@ -915,6 +945,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             await self.submit(text, follow_up=follow_up)
         finally:
             done()
+            self.call_after_refresh(self._hold_for_typed_screen)  # its screen is drawn by then
 
     async def submit(
         self, text: str, *, follow_up: bool = False, images: Sequence[ImageContent] | None = None

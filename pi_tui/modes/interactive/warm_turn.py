@@ -65,6 +65,11 @@ class WarmUpTurn:
 
         return done
 
+    @property
+    def command_running(self) -> bool:
+        """Whether a command sent from the editor is still running (see `command_started`)."""
+        return bool(self._commands)
+
     def blocked(self) -> bool:
         """Whether the user is opening or using a screen, typing a command, or waiting for one."""
         return bool(self._commands) or not self._chat_on_top() or self._editor_text().lstrip().startswith("/")

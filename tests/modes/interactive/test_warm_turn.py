@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 from pi_tui.ai import registry
 from pi_tui.modes.interactive.app import PiApp
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens.prepare import preparation_for
 from pi_tui.modes.interactive.warm_turn import WarmUpTurn
 
 from .helpers import make_app, until
@@ -43,7 +44,8 @@ async def test_the_warm_up_waits_while_a_command_is_typed_and_while_a_screen_is_
         await until(pilot, lambda: _warm_up(app) is not None)
         warm_up = _warm_up(app)
         assert warm_up is not None
-        await until(pilot, lambda: app.screens_prepared is not None and app.screens_prepared.is_set())
+        session = app.require_session()
+        await until(pilot, lambda: preparation_for(session).done("tree_index"))  # the typed command's step
         for _ in range(20):
             await pilot.pause()
         assert not warm_up.is_finished

@@ -16,7 +16,8 @@ in a worker thread one piece at a time.
   piece and the screen's step goes first. A step is never done twice.
 - While the editor holds the start of one of those commands (typed during the load, or being typed),
   its step goes first in the background (`ScreenPreparation.prefer`, `step_for_command`): a first open
-  on Enter then finds it done, or under way.
+  on Enter then finds it done, or under way. The other steps wait meanwhile, and until the command sent
+  has drawn its screen (the app holds them: `ScreenPreparation.hold`).
 
 Every step is only an aid: a step that failed, or work a later change made stale (a new entry, another
 session), is computed by the screen itself, as it would have been anyway.
@@ -204,6 +205,11 @@ class ScreenPreparation:
             self._wake.set()
 
         return release
+
+    @property
+    def held(self) -> bool:
+        """Whether the work nobody waits for is paused (`hold`)."""
+        return self._holds > 0
 
     async def wait_unheld(self) -> None:
         """Return once no screen is opening (see `hold`)."""

@@ -136,8 +136,46 @@ async def test_a_command_typed_while_the_session_loads_has_its_screen_prepared_f
     async with app.run_test(size=(120, 40)) as pilot:
         app.editor.insert("/context")  # typed while the session loads
         loading.set()
+        await until(pilot, lambda: app.session is not None and preparation_for(app.session).done("tokens"))
+        preparation = preparation_for(app.require_session())
+        # The other screens' work waits while the command is in the editor (Enter would open it).
+        assert preparation.held and preparation.pieces["tree_index"] == 0
+        app.editor.clear()  # the command given up: the rest goes on
         await until(pilot, lambda: app.screens_prepared is not None and app.screens_prepared.is_set())
         assert order == ["tokens", "tree_index"]  # without the command: the children index first
+        assert not preparation.held
+
+
+async def test_a_command_sent_from_the_editor_holds_the_other_screens_work_until_its_screen_is_drawn(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _session(tmp_path, 10)
+    loading = threading.Event()
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)], hold=loading)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"/context")  # typed while the session loads
+        loading.set()
+        await until(pilot, lambda: app.session is not None and preparation_for(app.session).done("tokens"))
+        session = app.require_session()
+        preparation = preparation_for(session)
+        assert preparation.held and preparation.pieces["tree_index"] == 0
+        reporting, report_made = asyncio.Event(), asyncio.Event()
+        real_report = session.context_report
+
+        async def held_report() -> Any:
+            reporting.set()
+            await report_made.wait()
+            return await real_report()
+
+        monkeypatch.setattr(session, "context_report", held_report)
+        await pilot.press("enter")
+        await until(pilot, reporting.is_set)  # the command runs, the editor is empty
+        await pilot.pause()
+        assert app.editor.text == "" and preparation.held and preparation.pieces["tree_index"] == 0
+        report_made.set()
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        await until(pilot, lambda: app.screens_prepared is not None and app.screens_prepared.is_set())
+        assert not preparation.held  # released once the screen was drawn, the rest done under it
 
 
 def test_a_command_sent_from_the_editor_holds_the_warm_up_until_it_is_done() -> None:
