@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = [
+    "SCREEN_STEPS",
     "STEPS",
     "ScreenPreparation",
     "Step",
@@ -66,6 +67,14 @@ the messages' token counts: ``/context`` shows no figure without them), then the
 
 COMMAND_STEPS = {"context": "tokens", "tree": "tree_index", "resume": "recent"}
 """The step whose result a command's screen draws its first frame from."""
+
+SCREEN_STEPS = {
+    "tokens": ("tokens", "imports"),
+    "tree_index": ("tree_index", "imports", "tree", "tree_texts"),
+    "recent": ("recent", "imports", "listing"),
+}
+"""A screen's steps, by the one its first frame draws from (`COMMAND_STEPS`), in the order they run when
+its command is typed (`ScreenPreparation.prefer`): that one, the modules, then the rest of its work."""
 
 CHUNK = 1000
 """Messages counted or entries described per piece (~3–5 ms)."""
@@ -171,14 +180,15 @@ class ScreenPreparation:
 
     def prefer(self, name: str | None) -> None:
         """Run step ``name`` before the other background steps (the user is typing the command that
-        needs it), or none first again (None). Nobody waits for it yet: it changes the order, a step a
-        screen waits for still goes before it, and it goes on while a screen opens (`hold`: most
-        likely its own). Unknown names are ignored."""
+        needs it), then the rest of its screen's steps (`SCREEN_STEPS`), or none first again (None).
+        Nobody waits for them yet: it changes the order, a step a screen waits for still goes before
+        them, and they go on while a screen opens (`hold`: most likely their own). Unknown names are
+        ignored."""
         name = name if name in self._steps else None
         if name == self._preferred:
             return
         self._preferred = name
-        if name is not None and not self.done(name):
+        if self._first_preferred() is not None:
             self._wake.set()  # a step running now stops at its next piece
 
     def stop(self) -> None:
@@ -190,7 +200,7 @@ class ScreenPreparation:
             event.set()
 
     def hold(self) -> Callable[[], None]:
-        """Pause the work nobody waits for (at its next piece) while a screen opens, but for the step of
+        """Pause the work nobody waits for (at its next piece) while a screen opens, but for the steps of
         the command typed (`prefer`); call the returned function once the screen is drawn (the work
         would take the interpreter from its first paint)."""
         self._holds += 1
@@ -232,8 +242,12 @@ class ScreenPreparation:
         return next((name for name in self._wanted if not self.done(name)), None)
 
     def _first_preferred(self) -> str | None:
+        """The next step of the typed command's screen still to run (None: none, or all done)."""
         preferred = self._preferred
-        return preferred if preferred is not None and not self.done(preferred) else None
+        if preferred is None:
+            return None
+        group = SCREEN_STEPS.get(preferred, (preferred,))
+        return next((name for name in group if name in self._steps and not self.done(name)), None)
 
     def _next(self) -> str | None:
         if self._stopped:

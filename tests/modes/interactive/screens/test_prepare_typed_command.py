@@ -178,6 +178,24 @@ async def test_a_command_sent_from_the_editor_holds_the_other_screens_work_until
         assert not preparation.held  # released once the screen was drawn, the rest done under it
 
 
+async def test_while_tree_is_typed_its_screen_s_steps_run_and_the_others_wait(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    path = _session(tmp_path, 10)
+    loading = threading.Event()
+    app = make_app(tmp_path, agent_dir, argv=["--session", str(path)], hold=loading)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.editor.insert("/tree")  # typed while the session loads, left in the editor
+        loading.set()
+        await until(pilot, lambda: app.session is not None and preparation_for(app.session).done("tree_texts"))
+        preparation = preparation_for(app.require_session())
+        assert all(preparation.done(step) for step in ("tree_index", "imports", "tree", "tree_texts"))
+        assert preparation.held
+        assert [preparation.pieces[step] for step in ("recent", "tokens", "listing")] == [0, 0, 0]
+        app.editor.clear()
+        await until(pilot, lambda: app.screens_prepared is not None and app.screens_prepared.is_set())
+
+
 def test_a_command_sent_from_the_editor_holds_the_warm_up_until_it_is_done() -> None:
     turn = WarmUpTurn(lambda: True, lambda: "")
     assert not turn.blocked()
