@@ -354,3 +354,21 @@ def test_responses_thinking_off_on_a_reasoning_model_asks_for_no_reasoning_as_pi
     assert "include" not in body
     plain = RESP.model_copy(update={"reasoning": False})
     assert "reasoning" not in openai_responses.build_request(plain, request, StreamOptions(api_key="k"))
+
+
+def test_responses_reasoning_item_is_stored_as_compact_json_as_pi_stores_it() -> None:
+    """pi keeps the finished reasoning item as ``JSON.stringify`` writes it (no spaces); side by side its
+    session and ``message_end`` carry ``{"type":"reasoning","id":…}``, where pi-tui's had ``{"type": …}``."""
+    out = MessageBuilder(RESP)
+    reader = openai_responses._Reader(out)
+    item = {"type": "reasoning", "id": "rs_1", "summary": []}
+    reader.handle({"type": "response.output_item.added", "output_index": 0, "item": item})
+    summary = [{"type": "summary_text", "text": "plan"}]
+    done = {**item, "summary": summary, "encrypted_content": "enc"}
+    reader.handle({"type": "response.output_item.done", "output_index": 0, "item": done})
+    reader.handle({"type": "response.completed", "response": {"status": "completed"}})
+    [block] = out.message.content
+    assert isinstance(block, ThinkingContent)
+    assert block.thinking_signature == (
+        '{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"plan"}],"encrypted_content":"enc"}'
+    )

@@ -464,7 +464,10 @@ class _Reader:
             if not block.thinking:
                 summary = item.get("summary") or []
                 block.thinking = "\n\n".join(s.get("text") or "" for s in summary)
-            block.thinking_signature = json.dumps(_without_nones(item))
+            # compact, as pi stores it (JSON.stringify)
+            block.thinking_signature = json.dumps(
+                _without_nones(item), separators=(",", ":"), ensure_ascii=False
+            )
             return [self.out.end_thinking(index)]
         if kind == "text":
             text_block = self.out.message.content[index]
