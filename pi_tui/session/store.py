@@ -251,19 +251,36 @@ class SessionFile:
     def _cut_partial(self, before: int, data: bytes) -> None:
         """Remove the start of a line whose write failed (disk full, quota), so no half line stays.
 
-        Only bytes that are ours are cut: when anything else lies beyond ``before`` (another program
-        appended meanwhile; pi takes no lock), nothing is cut, and the next append first ends the file's
-        last line instead.
+        Only our own bytes are cut: the file's last bytes, when they are the start of ``data`` and begin
+        a line. Whatever another program appended meanwhile (pi takes no lock) stays, even when it came
+        between ``before`` and our bytes; when our bytes cannot be told apart, nothing is cut and the
+        next append ends the file's last line first.
         """
         assert self._fd is not None
+        self._size = -1  # unless shown otherwise below: `_check_external` looks before the next line
         with contextlib.suppress(OSError):
             size = os.fstat(self._fd).st_size
-            written = size - before
-            if before >= 0 and 0 <= written < len(data):
-                if written == 0 or os.pread(self._fd, written, before) == data[:written]:
-                    os.ftruncate(self._fd, before)
+            if size == before:
+                self._size = before  # nothing was written
+                return
+            if size < before:
+                return
+            # Fewer than all of ``data`` was written, so our bytes start after ``size - len(data)``.
+            low = max(before, size - len(data) + 1, 0)
+            # ``window[0]`` is the byte before ``low`` (a newline stands in for the file's start).
+            if low > 0:
+                window = os.pread(self._fd, size - low + 1, low - 1)
+            else:
+                window = b"\n" + os.pread(self._fd, size, 0)
+            start = window.find(b"\n") + 1
+            while 0 < start < len(window):
+                if data.startswith(window[start:]):
+                    cut = low + start - 1
+                    os.ftruncate(self._fd, cut)
+                    if cut == before:
+                        self._size = before
                     return
-            self._size = -1  # unknown: `_check_external` looks at the file before the next line
+                start = window.find(b"\n", start) + 1
 
     def append(self, line: str, durable: bool) -> None:
         """Append one entry line (no newline in ``line``)."""
