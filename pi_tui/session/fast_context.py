@@ -231,6 +231,7 @@ def read_plain_path(
     first = True
     newest: list[int] = []
     top = 0
+    parent_at: list[int] = []  # where each entry's parent is in ``records`` (-1 for a root)
     for raw in lines:
         if raw[:1] != b"{" and not raw.strip():
             continue
@@ -252,10 +253,12 @@ def read_plain_path(
             continue
         kind = record.get("type")
         entry_id = record.get("id")
-        parent = record.get("parentId", "")  # a missing key is a repair the tree makes: not plain
+        parent = record.get("parentId", False)  # a missing key is a repair the tree makes: not plain
         if kind not in _ENTRY_TYPES or type(entry_id) is not str or entry_id in index:
             return None
-        if parent is not None and (type(parent) is not str or parent not in index):
+        if parent is None:
+            up = -1
+        elif type(parent) is not str or (up := index.get(parent, -1)) < 0:
             return None
         if type(record.get("timestamp", "")) is not str:
             return None
@@ -274,16 +277,18 @@ def read_plain_path(
         index[entry_id] = len(records)
         records.append(record)
         newest.append(top)
+        parent_at.append(up)
     if first or not records:
         return None  # an empty file, or a header alone
-    path: list[JsonObject] = []
+    # The path from the leaf up, by the parents' places noted while reading: no record is looked into
+    # again (long after it was read, each look would wait on memory).
+    on_path: list[int] = []
     at = len(records) - 1
     while at >= 0:
-        record = records[at]
-        path.append(record)
-        parent = record["parentId"]
-        at = index[parent] if type(parent) is str else -1
-    path.reverse()
+        on_path.append(at)
+        at = parent_at[at]
+    on_path.reverse()
+    path = list(map(records.__getitem__, on_path))
     replayed = _replayed(path)
     if replayed is None:
         return None

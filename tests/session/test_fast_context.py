@@ -344,6 +344,11 @@ def _fallback_cases() -> dict[str, _Builder]:
     b.lines[-1]["id"] = b.lines[1]["id"]
     cases["duplicate id"] = b
     b = base()
+    b.lines[-1]["id"] = b.leaf = ""
+    b.user("x")
+    del b.lines[-1]["parentId"]
+    cases["no parent key, and an entry whose id is empty"] = b
+    b = base()
     b.lines[0]["version"] = 2
     cases["old version"] = b
     return cases
