@@ -146,6 +146,6 @@ def test_a_refused_key_of_a_provider_of_your_own_points_at_models_json() -> None
 
     assert (
         http_hint("my-proxy", 401)
-        == "check the apiKey of my-proxy in models.json (or the key stored for it in auth.json)"
+        == "check the apiKey of my-proxy in models.json, or the key stored for it in auth.json"
     )
     assert "ANTHROPIC_API_KEY" in (http_hint("anthropic", 401) or "")

@@ -25,7 +25,7 @@ def _key_check(provider: str) -> str:
 
     info = provider_info(provider)
     if info is None:  # not a built-in provider: its key comes from models.json
-        return f"check the apiKey of {provider} in models.json (or the key stored for it in auth.json)"
+        return f"check the apiKey of {provider} in models.json, or the key stored for it in auth.json"
     names = " or ".join(env_key_variables(provider))
     where = f"{names} or the key stored for {provider} in auth.json" if names else f"the key for {provider}"
     if info is not None and info.login is not None:

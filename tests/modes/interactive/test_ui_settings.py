@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from textual.widgets import Static
+
 from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_thinking
 from pi_tui.modes.interactive.blocks import NoticeBlock, ThinkingBlock
 from pi_tui.modes.interactive.screens._dialogs import PromptScreen
@@ -213,6 +215,8 @@ async def test_themes_from_the_themes_setting_can_be_used_and_picked(tmp_path: P
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ThemePicker))
         assert "ocean" in app.screen.names  # type: ignore[attr-defined]
+        shown = "\n".join(str(s.render()) for s in app.screen.query(Static))
+        assert "↑/↓ preview · Enter keep · Esc back" in shown  # its keys, as every dialog says them
 
 
 async def test_reload_applies_settings_edited_in_the_file(tmp_path: Path, agent_dir: Path) -> None:

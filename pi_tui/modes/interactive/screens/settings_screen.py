@@ -80,6 +80,7 @@ class ThemePicker(ModalScreen[str | None]):
     ThemePicker { align: center middle; }
     ThemePicker > Vertical { width: 50; height: auto; max-height: 80%; border: round $accent; background: $surface; }
     ThemePicker OptionList { height: auto; max-height: 20; }
+    ThemePicker .hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -92,6 +93,7 @@ class ThemePicker(ModalScreen[str | None]):
         with Vertical():
             yield Static("Theme (previewed as you move)")
             yield OptionList(*[Option(n, id=n) for n in self.names], id="themes")
+            yield Static("↑/↓ preview · Enter keep · Esc back", classes="hint")
 
     def on_mount(self) -> None:
         listing = self.query_one(OptionList)
