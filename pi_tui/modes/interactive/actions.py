@@ -233,7 +233,9 @@ class KeyActions:
             chat.show_end()
             chat.scroll_end(animate=False)
         elif how in ("prompt_up", "prompt_down"):
-            self._scroll_to_prompt(-1 if how == "prompt_up" else 1)
+            direction = -1 if how == "prompt_up" else 1
+            # By the prompts' places: once the blocks reading ahead just showed are placed too.
+            chat.when_placed(lambda: self._scroll_to_prompt(direction))
 
     def _scroll_to_prompt(self, direction: int) -> None:
         """Put the previous (next) user message at the top of the chat; past the last one: the end."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -146,6 +146,14 @@ class ChatLog(VerticalScroll):
         """Where the mounted window ends when it does not reach the end of ``items`` (an index)."""
         self.renderers: dict[str, Any] = {}
         self._prefetching = False
+        self._unplaced = False
+        """Blocks were shown above the view and the view scrolled by their lines, but no layout has placed
+        them yet: until one has, the blocks' regions are those of before while the scroll is already the
+        new one (`when_placed`)."""
+        self._placed_waiters: list[Callable[[], object]] = []
+        self._layouts = 0
+        """How many layouts have arranged the log while blocks were waiting to be placed."""
+        self._laid_out: asyncio.Future[None] | None = None
         self._view_height = 0
         self._generation = 0
         """Bumped whenever mounted blocks are replaced or pruned: a read-ahead step in flight gives up."""
@@ -180,6 +188,37 @@ class ChatLog(VerticalScroll):
         # A block grown from inside (an answer's new paragraphs) is measured again, not drawn at the
         # height the stream layout cached for it (the next block would cover its new lines).
         note_changed_children(self, self._layout_counts)
+        if self._unplaced or self._laid_out is not None:
+            # Called as the log is arranged; the blocks' regions are stored once the whole layout is
+            # done, so what waits for them runs after it (a callback queued now runs after the layout).
+            self.call_later(self._after_layout)
+
+    def _after_layout(self) -> None:
+        self._layouts += 1
+        laid_out = self._laid_out
+        if laid_out is not None and not laid_out.done():
+            laid_out.set_result(None)
+        if self._unplaced and not self._prefetching:
+            self._placed()  # reading ahead places its own blocks, once it has finished its step
+
+    def when_placed(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` once every shown block's region is where the view's scroll expects it: now,
+        or after the layout that places the blocks reading ahead has just shown above the view.
+
+        What goes by where the blocks are (Ctrl+Up to the previous prompt) waits through this: between
+        the scroll and that layout (a frame later, or later still while the app batches its drawing) the
+        regions are those of before, and a prompt's old place is some lines above where it now is.
+        """
+        if self._unplaced:
+            self._placed_waiters.append(callback)
+        else:
+            callback()
+
+    def _placed(self) -> None:
+        self._unplaced = False
+        waiting, self._placed_waiters = self._placed_waiters, []
+        for callback in waiting:
+            callback()
 
     # --- building blocks --------------------------------------------------------------------------
 
@@ -684,6 +723,8 @@ class ChatLog(VerticalScroll):
                 # The newest blocks beyond the window go first, while the last layout still tells where
                 # each block is (showing the hidden chunk moves the view before the next layout).
                 self._trim_newest()
+                shown = bool(hidden)
+                layouts = self._layouts
                 if hidden:
                     short += self._show_hidden(hidden)
                     hidden = []
@@ -695,21 +736,37 @@ class ChatLog(VerticalScroll):
                         # for nothing to show): the next frame shows it all at once.
                         with self.app.batch_update():
                             await mounting
-                elif not short:
+                elif not shown:
                     break
-                await self._next_frame()
+                # A step that showed blocks waits for the layout that places them (not merely a refresh:
+                # while anything batches the drawing, a refresh comes without one); reading ahead is
+                # never over before it, so what reads the blocks' places afterwards reads the new ones.
+                await (self._next_layout(layouts) if shown else self._next_frame())
                 if generation != self._generation or not all(widget.is_attached for widget in hidden):
                     hidden = []  # the window moved meanwhile (new output, Alt+Home): these are gone
+                    if shown:
+                        self._placed()  # laid out: what waited goes by the window as it now is
                     break
                 if short:  # the scroll fell short (the window was too short before the layout): finish it
                     self.scroll_to(
                         y=self.scroll_y + short, animate=False, immediate=True, release_anchor=False
                     )
                     short = 0
+                if shown:
+                    self._placed()
         finally:
             if hidden and self.is_attached:
-                self._show_hidden(hidden)
+                self._show_hidden(hidden)  # placed by the next layout (`pre_layout`)
             self._prefetching = False
+
+    async def _next_layout(self, since: int) -> None:
+        """Wait until the log has been laid out after layout number ``since`` (`pre_layout`)."""
+        while self._layouts <= since:
+            self._laid_out = asyncio.get_running_loop().create_future()
+            try:
+                await self._laid_out
+            finally:
+                self._laid_out = None
 
     async def _next_frame(self) -> None:
         drawn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -745,6 +802,7 @@ class ChatLog(VerticalScroll):
         marker_before = self.marker.outer_size.height if self.marker.display else 0
         for widget in widgets:
             widget.display = True
+        self._unplaced = True
         self._update_marker()
         if self.first_mounted == 0:
             added -= marker_before  # the marker goes away with the last of the earlier items

@@ -107,6 +107,53 @@ async def test_ctrl_up_walks_to_earlier_prompts_through_items_mounted_ahead(
         assert turns == list(range(turns[0], turns[0] - len(turns), -1))
 
 
+def _shown_not_laid_out(chat: ChatLog) -> bool:
+    """Whether a block is shown that no layout has placed yet (reading ahead showed it, no frame since)."""
+    return any(block.display and not block.virtual_region.height for block in chat.mounted_blocks())
+
+
+def _turn(block: Widget) -> int:
+    from pi_tui.modes.interactive.blocks import UserBlock
+
+    assert isinstance(block, UserBlock)
+    return int(block.text.split(":")[0].removeprefix("Turn "))
+
+
+async def test_ctrl_up_pressed_before_items_mounted_ahead_are_laid_out_lands_on_the_previous_prompt(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # Reading ahead shows the items it mounted and scrolls by their lines at once; their places come
+    # with the next layout, and no layout runs while the app batches its drawing (a streamed answer's
+    # paragraphs, markdown being mounted). A Ctrl+Up pressed meanwhile went by the places of before:
+    # the view landed on an answer above the prompt it was on.
+    from pi_tui.modes.interactive.blocks import UserBlock
+
+    app = await _open(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await until(pilot, app.ready.is_set, timeout=30)
+        await until(pilot, lambda: chat.max_scroll_y > 0)
+        for _ in range(30):
+            reader, offset = _reading(chat)
+            on_a_prompt = isinstance(reader, UserBlock) and offset == 0 and chat.scroll_y < chat.max_scroll_y
+            with app.batch_update():
+                await pilot.press("ctrl+up")
+                await until(pilot, lambda: _shown_not_laid_out(chat) or not chat.reading_ahead)
+                if on_a_prompt and _shown_not_laid_out(chat):
+                    start = _turn(reader)
+                    await pilot.press("ctrl+up")
+                    break
+            await until(pilot, lambda: not chat.reading_ahead)
+            await pilot.pause()
+        else:
+            raise AssertionError("reading ahead never showed items while the drawing was batched")
+        await until(pilot, lambda: not chat.reading_ahead)
+        await pilot.pause()
+        reader, offset = _reading(chat)
+        assert isinstance(reader, UserBlock) and offset == 0  # a prompt at the top: not the answer above it
+        assert _turn(reader) == start - 2  # two presses, two prompts up
+
+
 async def test_blocks_scrolled_out_of_the_window_leave_no_rendered_lines_behind(
     tmp_path: Path, agent_dir: Path
 ) -> None:
