@@ -168,7 +168,13 @@ class SessionFile:
             os.ftruncate(fd, 0)
         self._fd = fd
         self._size = 0
-        self._append_bytes(_encode(lines), durable=True, directory=self.path.parent)
+        try:
+            self._append_bytes(_encode(lines), durable=True, directory=self.path.parent)
+        except BaseException:
+            # Not opened after all (disk full): the caller keeps the lines and tries again later.
+            self._fd = None
+            os.close(fd)
+            raise
 
     def open_existing(self, loaded_size: int, torn: TornTail | None, unterminated: bool) -> list[str]:
         """Open for appending and repair the tail seen at load. Returns what was repaired, for the report."""
