@@ -451,30 +451,37 @@ class SummaryBlock(Static, Block):
         color: $pi-custom-message-text;
         padding: 0 1;
         margin: 1 0 0 0;
-        max-height: 3;
     }
-    SummaryBlock.-expanded { max-height: 100%; }
     """
 
     def __init__(self, kind: str, summary: str, tokens_before: int | None = None) -> None:
         super().__init__("", markup=False)
         label = "[compaction]" if kind == "compaction" else "[branch]"
         extra = f" {tokens_before:,} tokens summarised" if tokens_before else ""
-        self.head = Text.assemble((label, "bold"), extra, " (click to expand)\n")
+        self.head = Text.assemble((label, "bold"), extra)
         self.summary = summary
         self._opened = False  # expanded by a click
-        self.update(self.head + Text(summary))
+        self._show(expanded=False)
+
+    def _show(self, *, expanded: bool) -> None:
+        # Collapsed, the line says what it is and no more, as pi's: a summary's first lines are no
+        # preview of it (a first compaction inside a long turn starts "No prior history.").
+        self.set_class(expanded, "-expanded")
+        if expanded:
+            self.update(self.head + Text("\n" + self.summary))
+        else:
+            self.update(self.head + Text(" (click or ctrl+o to expand)"))
 
     def on_mount(self) -> None:
         self.refresh_expansion()
 
     def refresh_expansion(self) -> None:
         """Expanded when clicked open or while Ctrl+O expands everything."""
-        self.set_class(self._opened or _tools_expanded(self.app), "-expanded")
+        self._show(expanded=self._opened or _tools_expanded(self.app))
 
     def on_click(self) -> None:
         self._opened = "-expanded" not in self.classes
-        self.set_class(self._opened, "-expanded")
+        self._show(expanded=self._opened)
 
 
 class CustomBlock(Static, Block):

@@ -243,6 +243,29 @@ async def test_compact_shows_a_compaction_summary_block(tmp_path: Path, agent_di
         await until(pilot, lambda: any(t.startswith("Compaction failed:") for t in _notices(app)))
 
 
+async def test_a_collapsed_compaction_says_what_it_is_not_the_summarys_first_line(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.ai.types import CompactionSummaryMessage
+    from pi_tui.modes.interactive.blocks import SummaryBlock
+
+    # a first compaction inside one long turn: pi's split-turn layout starts "No prior history."
+    summary = "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\n## Goal\nFix calc."
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        app.chat.add(CompactionSummaryMessage(summary=summary, tokens_before=1322))
+        await until(pilot, lambda: bool(app.chat.query(SummaryBlock)))
+        block = app.chat.query(SummaryBlock).last()
+        await pilot.pause()
+        collapsed = str(block.render())
+        assert "[compaction] 1,322 tokens summarised" in collapsed
+        assert "No prior history" not in collapsed and block.region.height == 1  # as pi: no preview
+        await pilot.click(block)
+        await until(pilot, lambda: "Fix calc." in str(block.render()))
+        assert "No prior history" in str(block.render())  # expanded: the whole summary
+
+
 async def test_a_failed_automatic_compaction_keeps_the_context_share(tmp_path: Path, agent_dir: Path) -> None:
     settings = {"reserveTokens": 199_000, "keepRecentTokens": 50, "review": "never"}
     (agent_dir / "settings.json").write_text(
