@@ -309,10 +309,16 @@ class SessionFile:
                 shutil.copy2(self.path, backup)
                 _fsync_path(backup)  # a copy is new data: on disk before the original's name is reused
         self.close()
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        # The temporary file has the name pattern and lock of `pi_tui.util.atomic_file`, so the one left
+        # by a rewrite that was killed is removed by a later one, as that module removes its own.
+        from pi_tui.util.atomic_file import lock_temp, remove_stale_temps  # rewrites only: off start-up
+
+        remove_stale_temps(self.path)
+        tmp = self.path.with_name(f".{self.path.name}.{os.urandom(4).hex()}.tmp")
         data = _encode(lines)
-        fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
+            lock_temp(fd)  # held by the descriptor, which stays open for appending: harmless
             write_all(fd, data)
             os.replace(tmp, self.path)
         except BaseException:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import stat
 import time
@@ -33,7 +32,12 @@ from pathlib import Path
 
 from pi_tui.util.fd_write import write_all
 
-__all__ = ["STALE_TEMP_SECONDS", "remove_stale_temps", "replace_file_bytes", "write_target"]
+try:  # POSIX only; elsewhere temporary files are not locked and leftovers are never removed
+    import fcntl
+except ImportError:  # pragma: no cover - exercised only on Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["STALE_TEMP_SECONDS", "lock_temp", "remove_stale_temps", "replace_file_bytes", "write_target"]
 
 # Creating the temporary file fails with these when the directory is not ours to write in; the
 # file itself may still be writable, so the write falls back to going in place.
@@ -91,9 +95,7 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
             _write_in_place(target, data)
             return
         raise
-    # Marks the temporary file as in use until it is renamed (the lock goes with the descriptor).
-    with contextlib.suppress(OSError):
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    lock_temp(fd)
     try:
         try:
             if old is not None and not _carry_over(fd, old, target):
@@ -157,6 +159,15 @@ def _copy_xattrs(source: Path, fd: int) -> bool:
     return True
 
 
+def lock_temp(fd: int) -> None:
+    """Mark a temporary file as in use (an exclusive ``flock``, released when ``fd`` is closed), so that
+    `remove_stale_temps` leaves it alone. Where locks are not supported nothing happens."""
+    if fcntl is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
 def remove_stale_temps(target: Path, *, now: float | None = None) -> list[Path]:
     """Remove the temporary files that killed writes of ``target`` left behind. Returns what was removed.
 
@@ -187,7 +198,7 @@ def _remove_if_stale(path: Path, now: float) -> bool:
     seen = os.lstat(path)
     if not (stat.S_ISREG(seen.st_mode) and seen.st_nlink == 1 and seen.st_uid == os.geteuid()):
         return False
-    if now - seen.st_mtime < STALE_TEMP_SECONDS:
+    if now - seen.st_mtime < STALE_TEMP_SECONDS or fcntl is None:
         return False
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:

@@ -127,3 +127,53 @@ def test_a_process_killed_before_the_rewrite_reaches_the_disk_loses_nothing(tmp_
     reopened = SessionManager.open(path)  # the lock died with the process
     assert not reopened.load_report.has_problems
     reopened.close()
+
+
+_KILLED_BEFORE_RENAME = """
+import os, sys
+from pathlib import Path
+from pi_tui.session import SessionManager
+from pi_tui.ai.types import TextContent, UserMessage
+
+def held_replace(src, dst):
+    print("before-rename", flush=True)
+    sys.stdin.read()
+
+os.replace = held_replace
+manager = SessionManager.open(Path(sys.argv[1]))
+manager.append_message(UserMessage(content=[TextContent(text="never written")], timestamp=1))
+"""
+
+
+def test_a_rewrite_killed_before_its_rename_leaves_the_original_and_the_next_rewrite_clears_its_temp(
+    tmp_path: Path,
+) -> None:
+    from pi_tui.util.atomic_file import STALE_TEMP_SECONDS
+
+    path = _v1_file(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_BEFORE_RENAME, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"before-rename\n"
+    finally:
+        proc.kill()
+        proc.communicate(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    assert path.read_bytes() == V1  # the name still leads to the original
+    (leftover,) = tmp_path.glob(f".{path.name}.*.tmp")
+    old = time.time() - STALE_TEMP_SECONDS - 60
+    os.utime(leftover, (old, old))
+
+    with SessionManager.open(path) as manager:
+        manager.append_message(user("after the kill"))
+
+    assert not leftover.exists()
+    assert not list(tmp_path.glob(".*.tmp"))
+    assert read_lines(path)[-1]["message"]["content"][0]["text"] == "after the kill"
+    assert path.with_name(path.name + ".v1.bak").read_bytes() == V1
