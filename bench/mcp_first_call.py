@@ -1,6 +1,6 @@
 """The first call of a lazy stdio MCP server against that server's own start-up.
 
-For each server available here (the SDK-built demo test server always; the reference filesystem
+For each server available here (the SDK-built demo test server and a bare JSON-RPC one always; the reference filesystem
 server when ``tests.mcp_servers`` has installed it; ``mcp-server-git`` when the dev extra is
 installed; the bench installs nothing), round robin, ``MCP_FIRST_CALL_RUNS`` times (default 5):
 
@@ -45,6 +45,7 @@ from .targets import PI_TUI
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_MODEL_S = 0.8
 DEMO = ROOT / "tests" / "shipped_extensions" / "mcp_servers" / "demo.py"
+PLAIN = ROOT / "tests" / "shipped_extensions" / "mcp_servers" / "plain.py"  # starts in a few ms
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -66,7 +67,8 @@ class Subject:
 
 
 def _subjects() -> list[Subject]:
-    found = [Subject("demo (Python SDK server)", [sys.executable, str(DEMO)], "add", {"a": 1, "b": 2})]
+    found = [Subject("demo (Python SDK server)", [sys.executable, str(DEMO)], "add", {"a": 1, "b": 2}),
+             Subject("plain (bare JSON-RPC, no SDK)", [sys.executable, str(PLAIN)], "text", {})]  # fmt: skip
     try:
         from tests.mcp_servers import _COMPLETE, _cache_dir
 

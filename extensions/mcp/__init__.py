@@ -99,7 +99,9 @@ async def _call(state: McpState, tool: ToolInfo, args: object, on_update: ToolUp
         result = await server.call(tool.name, dict(args), progress)
     except McpCallError as exc:
         raise ToolError(str(exc)) from None
-    blocks, is_error = proxy.result_text(result)
+    blocks, is_error = (
+        proxy.plain_result_text(result) if isinstance(result, dict) else proxy.result_text(result)
+    )
     texts = [b.text for b in blocks if isinstance(b, TextContent)]
     returned = sum(tokens_of(text) for text in texts)
     server.returned_tokens += returned
@@ -114,7 +116,7 @@ async def _list_all(pool: ServerPool, only: str | None = None) -> list[str]:
     # A server that failed is tried again only when it is asked for by name.
     pending = [s for s in pool.servers.values() if s.config.enabled and not s.tools
                and (s.name == only or (only is None and s.status != "failed"))]  # fmt: skip
-    results = await asyncio.gather(*(s.ensure() for s in pending), return_exceptions=True)
+    results = await asyncio.gather(*(s.start_listed() for s in pending), return_exceptions=True)
     return [str(r) for r in results if isinstance(r, BaseException)]
 
 
@@ -239,9 +241,11 @@ def register(pi: ExtensionAPI) -> None:
             # does not wait for it: in the TUI this is after the first frame (the session is created
             # then). Nothing is imported when no server is configured or all are disabled.
             sdk.preload(enabled)
-        elif enabled:
+        elif any(transport != "stdio" for transport in enabled):
             # Print and JSON runs: once the first request goes out (see on_request), so that the import
-            # overlaps the wait for the model rather than the run's own start-up.
+            # overlaps the wait for the model rather than the run's own start-up. Not for stdio servers
+            # alone: their first call runs without the SDK (``firstcall``), which loads right after it,
+            # rather than alongside, competing with the server's start-up for the cores.
             state.preload_on_request = enabled
         # A session start is the cache-safe point for the direct tool set to change.
         for name, wanted in state.direct_next.items():

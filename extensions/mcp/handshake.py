@@ -8,8 +8,9 @@ exists, with nothing of the SDK imported: plain JSON, the protocol version read 
 ``mcp_types/version.py`` (a module of constants, executed alone, not its package). The answer waits,
 unchecked, until the SDK is loaded; ``Early.adopt`` then checks it as the SDK's own ``initialize`` does (the
 result model of the protocol era, the version among those a handshake may agree on) and hands it to the
-session through ``ClientSession.adopt``, the SDK's way to install a result obtained elsewhere. Everything
-after (the roots the server asks for, the listings, the calls) is the SDK's session, as before.
+session through ``ClientSession.adopt``, the SDK's way to install a result obtained elsewhere. What comes
+after (the roots the server asks for, the listings, the calls) is the SDK's session, or, when the SDK is
+not loaded yet, plain JSON-RPC up to the first call's answer (``firstcall.py``), the session after that.
 
 ``notifications/initialized`` goes out as soon as the answer is in, so a server that asks for the client's
 roots right after it (the reference filesystem server does) asks while the SDK still loads; the session

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
 __all__ = ["NAME", "DESCRIPTION", "PARAMETERS", "proxy_tokens", "find_tool", "search", "describe",
-           "status_text", "result_text"]  # fmt: skip
+           "status_text", "result_text", "plain_result_text"]  # fmt: skip
 
 NAME = "mcp"
 MAX_RESULT_CHARS = 50_000
@@ -150,6 +150,24 @@ def result_text(result: CallToolResult) -> tuple[list[TextContent | ImageContent
     if not blocks:
         blocks.append(_text("(no content)"))
     return blocks, bool(result.is_error)
+
+
+def plain_result_text(result: dict[str, Any]) -> tuple[list[TextContent | ImageContent], bool]:
+    """``result_text`` for a plain JSON ``tools/call`` result (``firstcall.plain_call_result`` holds: text,
+    image and audio parts only), giving the same blocks the SDK's model of it would."""
+    blocks: list[TextContent | ImageContent] = []
+    for item in result["content"]:
+        if item["type"] == "text":
+            blocks.append(_text(item["text"]))
+        elif item["type"] == "image":
+            blocks.append(ImageContent(data=item["data"], mime_type=item["mimeType"]))
+        else:
+            blocks.append(_text(f"[{item['type']} content]"))
+    if not blocks and result.get("structuredContent") is not None:
+        blocks.append(_text(json.dumps(result["structuredContent"], ensure_ascii=False)))
+    if not blocks:
+        blocks.append(_text("(no content)"))
+    return blocks, bool(result.get("isError", False))
 
 
 def _text(text: str) -> TextContent:

@@ -49,6 +49,7 @@ __all__ = [
     "defer_era_models",
     "finish",
     "import_client",
+    "is_loaded",
     "is_shell",
     "loaded",
     "modules_for",
@@ -292,6 +293,13 @@ def prefetch_when_loaded(transports: Iterable[str]) -> concurrent.futures.Future
 
     preload(transports).add_done_callback(then)
     return done
+
+
+def is_loaded(transports: Iterable[str]) -> bool:
+    """Whether the SDK parts ``transports`` need are imported already (their load done, without error)."""
+    with _lock:
+        future = _loads.get(" ".join(modules_for(transports)))
+    return future is not None and future.done() and future.exception() is None
 
 
 async def loaded(transports: Iterable[str]) -> None:

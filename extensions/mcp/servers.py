@@ -5,7 +5,9 @@ Each connected server lives in one asyncio task that holds the transport and the
 managers (their anyio cancel scopes must be entered and left in the same task); calls are sent from the
 tool's own task through the session. A stdio server is spawned by ``stdio.py`` before the SDK is needed,
 so its start-up overlaps whatever is left of the SDK's load, and is sent ``initialize`` at once
-(``handshake.py``); HTTP and SSE use the SDK's transports. A server's stderr goes to a log file (never to
+(``handshake.py``); while the SDK is not loaded yet, the rest of its first exchange up to the first call's
+answer is plain JSON-RPC too (``firstcall.py``), and the SDK's session takes the pipes over after it. HTTP
+and SSE use the SDK's transports. A server's stderr goes to a log file (never to
 pi-tui's stdout or stderr, so ``--mode json``/``rpc`` stay clean); ``/mcp logs NAME`` shows its tail.
 
 Statuses: ``lazy`` (not started; starts on first use), ``starting``, ``connected``, ``failed`` (with the
@@ -18,23 +20,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.extensions.api import kill_group_with_pi_tui
 
-from . import handshake, sdk, stdio
+from . import firstcall, handshake, listings, sdk, stdio
 from .config import ServerConfig
+from .records import McpCallError, PromptInfo, ToolInfo, tokens_of
+from .roots import RootsWatch
 
 if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams
     from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
-    from mcp_types import CallToolResult, JSONRPCMessage, ListRootsResult, RequestId
+    from mcp_types import CallToolResult, InitializeResult, ListRootsResult
 
     from .oauth import StoredTokenAuth
 
@@ -43,106 +46,7 @@ __all__ = ["McpCallError", "PromptInfo", "ToolInfo", "Server", "ServerPool", "to
 START_TIMEOUT = 30.0  # seconds for spawn + initialize + tools/list
 LOG_TAIL = 20
 _NULL_HANDLER = logging.NullHandler()
-ROOTS_WAIT = 5.0  # seconds a first call waits for the roots a server asked for to be answered
-
-
-class McpCallError(RuntimeError):
-    """A server could not be started or a call failed; the message names the server."""
-
-
-def tokens_of(value: object) -> int:
-    """An estimate of what ``value`` costs as prompt text: its compact JSON length / 4."""
-    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return (len(text) + 3) // 4
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    """A tool a server offers, as ``tools/list`` describes it."""
-
-    server: str
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-
-    def definition(self) -> dict[str, Any]:
-        """The tool as a model would see it direct: name, description, JSON schema."""
-        return {"name": self.name, "description": self.description, "parameters": self.input_schema}
-
-    @property
-    def tokens(self) -> int:
-        """What this tool's definition costs in every request when exposed direct."""
-        return tokens_of(self.definition())
-
-
-@dataclass(frozen=True)
-class PromptInfo:
-    """A prompt a server offers (``prompts/list``): its name, description and argument names."""
-
-    server: str
-    name: str
-    description: str
-    arguments: tuple[tuple[str, bool], ...]  # (name, required)
-
-
-class RootsWatch:
-    """The roots a server asked for: whether they have been answered (the answer written to its stdin).
-
-    A server that asks for the client's roots does so right after ``initialize``, before it answers
-    ``tools/list`` (the reference filesystem server does). The protocol has no acknowledgement for
-    *applying* them, and the reference server applies them asynchronously after our answer (it resolves
-    and stats each root first), so a call sent at once may still see its command-line folders. What
-    the client can do: hold the first call until the answer has gone out, then give the server a few
-    turns of its event loop (``PINGS`` round trips) to finish; see ``settled``. The pings go out as soon
-    as the answer has, while the listings are still on their way, not after them.
-    """
-
-    PINGS = 3  # each ~1 ms; measured: 15 of 20 first calls saw the old folders without, 4 of 30 with 3
-
-    def __init__(self) -> None:
-        self.asked = 0
-        self._unanswered: set[RequestId] = set()
-        self._answered = asyncio.Event()
-        self._decided = asyncio.Event()  # the server asked, or answered tools/list without asking
-
-    @property
-    def unanswered(self) -> int:
-        """Roots requests received but not answered yet."""
-        return len(self._unanswered)
-
-    def received(self, message: JSONRPCMessage) -> None:
-        """Every message from the server, before the session sees it (the stdio transport's hook)."""
-        from mcp_types import JSONRPCRequest
-
-        if isinstance(message, JSONRPCRequest) and message.method == "roots/list":
-            self.asked += 1
-            self._unanswered.add(message.id)
-            self._answered.clear()
-            self._decided.set()
-
-    def sent(self, message: JSONRPCMessage) -> None:
-        """Every message to the server, once written (the stdio transport's hook)."""
-        from mcp_types import JSONRPCError, JSONRPCResponse
-
-        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id in self._unanswered:
-            self._unanswered.discard(message.id)
-            if not self._unanswered:
-                self._answered.set()
-
-    async def settled(self, session: ClientSession, listed: Awaitable[object]) -> None:
-        """Return once the roots the server asked for are answered (at most ``ROOTS_WAIT`` s) and it
-        has answered ``PINGS`` pings since; once ``listed`` (the listings) is done if the server has not
-        asked by then (a server that asks does so before it answers ``tools/list``)."""
-        if not self.asked:
-            asyncio.ensure_future(listed).add_done_callback(lambda _: self._decided.set())
-            await self._decided.wait()
-            if not self.asked:
-                return
-        if self._unanswered:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._answered.wait(), ROOTS_WAIT)
-        for _ in range(self.PINGS):
-            await session.send_ping()
+_CONNECTION_CLOSED = -32000  # the JSON-RPC error code the SDK gives a request whose connection closed
 
 
 class Server:
@@ -166,7 +70,15 @@ class Server:
         self._stop: asyncio.Event | None = None
         self._lock = asyncio.Lock()
         self._retiring: set[asyncio.Task[None]] = set()
-        self._ready: asyncio.Future[ClientSession] | None = None
+        self._ready: asyncio.Future[ClientSession | None] | None = None
+        # Before the SDK is imported: the plain first exchange (``firstcall``), the output schemas it listed
+        # and the SDK session to come, once it takes the pipes over.
+        self._plain: firstcall.Exchange | None = None
+        self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._handed: asyncio.Future[ClientSession] | None = None
+        # Whether a stdio server's first exchange is plain JSON-RPC: None when the SDK is not loaded yet (the
+        # point: not to wait for its import), True or False always (to compare the two).
+        self.plain_first: bool | None = None
         self.roots = RootsWatch()
         self._auth: StoredTokenAuth | None = None
 
@@ -212,19 +124,50 @@ class Server:
 
     async def ensure(self) -> ClientSession:
         """The live session, starting the server first when it is not connected."""
+        await self.start_listed()
+        return await self._sdk_session()
+
+    async def start_listed(self) -> None:
+        """Start the server when it is not connected; return once its tools are listed."""
         if not self.config.enabled:
             raise McpCallError(f'MCP server "{self.name}" is disabled (/mcp enable {self.name})')
         async with self._lock:
-            if self._session is not None and self._task is not None and not self._task.done():
-                return self._session
+            live = self._session is not None or self._plain is not None
+            if live and self._task is not None and not self._task.done():
+                return
             await self._stop_task()
-            return await self._start()
+            await self._start()
 
-    async def _start(self) -> ClientSession:
+    async def _sdk_session(self) -> ClientSession:
+        """The SDK session, asking the plain first exchange to hand the pipes over when it still has them."""
+        if self._session is not None:
+            return self._session
+        plain, handed = self._plain, self._handed
+        if plain is None or handed is None:
+            raise self._fail("disconnected")
+        plain.wanted.set()
+        try:
+            return await asyncio.wait_for(asyncio.shield(handed), START_TIMEOUT)
+        except TimeoutError:
+            await self._stop_task()
+            raise self._fail(f"did not answer within {START_TIMEOUT:.0f}s of starting") from None
+        except Exception as exc:
+            await self._stop_task()
+            raise self._fail(f"failed to start: {_describe(exc)}") from None
+
+    def _plain_first(self) -> bool:
+        """Whether the first exchange runs in plain JSON-RPC: a stdio server, the SDK not loaded yet."""
+        if self.config.transport != "stdio" or handshake.versions() is None or self.plain_first is False:
+            return False
+        return self.plain_first or not sdk.is_loaded(["stdio"])
+
+    async def _start(self) -> ClientSession | None:
         self.status, self.reason = "starting", ""
         self._changed()
-        ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        ready: asyncio.Future[ClientSession | None] = asyncio.get_running_loop().create_future()
         self._ready = ready
+        self._handed = asyncio.get_running_loop().create_future()
+        self._handed.add_done_callback(lambda f: f.cancelled() or f.exception())  # read, should nobody wait
         self.roots = RootsWatch()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._run(ready, self._stop), name=f"mcp:{self.name}")
@@ -236,47 +179,129 @@ class Server:
         except Exception as exc:  # the SDK raises many kinds; each becomes one line naming the server
             await self._stop_task()
             raise self._fail(f"failed to start: {_describe(exc)}") from None
-        self._session = session
+        if session is not None:  # None: the plain first exchange, the SDK session to come
+            self._session = session
         self.status = "connected"
         self._changed()
         return session
 
-    async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+    async def _run(self, ready: asyncio.Future[ClientSession | None], stop: asyncio.Event) -> None:
+        handed = self._handed
         try:
             async with contextlib.AsyncExitStack() as stack:
-                session, early = await self._open(stack)
-                init = await session.initialize() if early is None else early.adopt(session)
-                # The three listings at once (one round trip, not three: they are on the way to a first call).
-                async with asyncio.TaskGroup() as listings:
-                    tools = listings.create_task(self._list_tools(session))
-                    prompts = (listings.create_task(self._list_prompts(session))
-                               if init.capabilities.prompts is not None else None)  # fmt: skip
-                    resources = (listings.create_task(self._list_resources(session))
-                                 if init.capabilities.resources is not None else None)  # fmt: skip
-                    # The roots asked for during the handshake, answered and settled meanwhile.
-                    listed = asyncio.gather(*(t for t in (tools, prompts, resources) if t is not None),
-                                            return_exceptions=True)  # fmt: skip
-                    listings.create_task(self.roots.settled(session, listed))
-                self.tools = tools.result()
-                if prompts is not None:
-                    self.prompts = prompts.result()
-                if resources is not None:
-                    self.resources = resources.result()
-                if not ready.done():
-                    ready.set_result(session)
+                if self._plain_first():
+                    await self._run_plain(stack, ready, stop)
+                else:
+                    session, early = await self._open(stack)
+                    init = await session.initialize() if early is None else early.adopt(session)
+                    await self._list_everything(session, init, with_tools=True)
+                    self._session = session
+                    if handed is not None and not handed.done():
+                        handed.set_result(session)
+                    if not ready.done():
+                        ready.set_result(session)
                 await stop.wait()
         except asyncio.CancelledError:
             if not ready.done():
                 ready.cancel()
+            if handed is not None and not handed.done():
+                handed.cancel()
             raise
         except BaseException as exc:  # noqa: BLE001 — an exception group from anyio included
+            error = exc if isinstance(exc, Exception) else McpCallError(str(exc))
+            if handed is not None and not handed.done():
+                handed.set_exception(error)
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else McpCallError(str(exc)))
+                ready.set_exception(error)
             elif not stop.is_set():
                 self._fail(f"disconnected: {_describe(exc)}")
             return
         if not stop.is_set() and self.status == "connected":
             self._fail("disconnected")
+
+    async def _run_plain(self, stack: contextlib.AsyncExitStack, ready: asyncio.Future[ClientSession | None],
+                         stop: asyncio.Event) -> None:  # fmt: skip
+        """Start the server and list its tools in plain JSON-RPC (``firstcall``), be ready for the first call,
+        then hand the pipes over to the SDK session once it is wanted. Anything out of the ordinary in the
+        handshake or the listing hands over at once, and the SDK's session does it all as before."""
+        known = handshake.versions()
+        assert known is not None
+        process = await self._spawn(stack)
+        exchange = asyncio.ensure_future(handshake.start(process, known))
+        stack.callback(exchange.cancel)
+        early = await exchange
+        tools: list[firstcall.PlainTool] | None = None
+        rest = early.rest
+        if firstcall.plain_initialize(early.answer, known.accepted) is not None:
+            plain = firstcall.Exchange(process, early.rest, self._roots_result(), self.roots.note_asked,
+                                       self.roots.note_answered, self._garbage)  # fmt: skip
+            plain.start()
+            listing = asyncio.ensure_future(plain.list_tools())
+            settling = asyncio.ensure_future(self.roots.settled(lambda: plain.request("ping"), listing))
+            try:
+                tools = await listing
+                await settling
+            finally:
+                settling.cancel()
+            if tools is not None:
+                self.tools = [ToolInfo(self.name, name, text, schema) for name, text, schema, _ in tools]
+                self._output_schemas = {name: output for name, _, _, output in tools}
+                if any(output is not None for *_, output in tools):
+                    sdk.prefetch()  # jsonschema, for the first call's check of structured content
+                self._plain = plain
+                ready.set_result(None)
+                stopping, wanted = (
+                    asyncio.ensure_future(stop.wait()),
+                    asyncio.ensure_future(plain.wanted.wait()),
+                )
+                try:
+                    await asyncio.wait([stopping, wanted], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stopping.cancel()
+                    wanted.cancel()
+                if stop.is_set():
+                    return
+            rest = await plain.handover()
+            if stop.is_set():  # the first call gave the server up (it hung or exited)
+                return
+        session = await self._sdk_on(stack, process, rest)
+        # No answer (a line that is not JSON, or none at all): the session's own initialize reports it as before.
+        init = await session.initialize() if early.answer is None else early.adopt(session)
+        await self._list_everything(session, init, with_tools=tools is None)
+        self._session, self._plain = session, None
+        if tools is not None:
+            self._changed()  # the prompts and resources, listed only now
+        if self._handed is not None and not self._handed.done():
+            self._handed.set_result(session)
+        if not ready.done():
+            ready.set_result(session)
+
+    def _roots_result(self) -> dict[str, Any]:
+        """The ``roots/list`` result as the SDK session writes the one ``_list_roots`` gives."""
+        return {"roots": [{"uri": self.root.resolve().as_uri(), "name": self.root.name}]}
+
+    async def _list_everything(
+        self, session: ClientSession, init: InitializeResult, with_tools: bool
+    ) -> None:
+        """The listings (tools unless known already, prompts and resources if offered) and the roots settled."""
+        # The listings at once (one round trip, not three: they are on the way to a first call).
+        async with asyncio.TaskGroup() as group:
+            tools = group.create_task(listings.list_tools(session, self.name)) if with_tools else None
+            prompts = (group.create_task(listings.list_prompts(session, self.name))
+                       if init.capabilities.prompts is not None else None)  # fmt: skip
+            resources = (group.create_task(listings.list_resources(session))
+                         if init.capabilities.resources is not None else None)  # fmt: skip
+            # The roots asked for during the handshake, answered and settled meanwhile.
+            listed = asyncio.gather(*(t for t in (tools, prompts, resources) if t is not None),
+                                    return_exceptions=True)  # fmt: skip
+            if with_tools:
+                group.create_task(self.roots.settled(session.send_ping, listed))
+        if tools is not None:
+            self.tools = tools.result()
+        if prompts is not None:
+            self.prompts = prompts.result()
+        if resources is not None:
+            self.resources = resources.result()
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[ClientSession, handshake.Early | None]:
         """The session, entered on ``stack``, and for a stdio server the ``initialize`` exchange made before the
@@ -285,15 +310,7 @@ class Server:
         early: handshake.Early | None = None
         if cfg.transport == "stdio":
             # Spawned first: the server starts while the rest of the SDK import (if any) finishes.
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            errlog = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
-            process = await stdio.spawn(cfg.command or "", list(cfg.args), cfg.env or None,
-                                        cfg.cwd or str(self.root), errlog)  # fmt: skip
-            # SIGKILLed with pi-tui, should pi-tui die without closing it. Registered from a thread, off the
-            # way to the first call (the first registration starts the watchdog process).
-            watched = asyncio.ensure_future(asyncio.to_thread(kill_group_with_pi_tui, process.pid))
-            stack.push_async_callback(_forget_when_registered, watched)
-            stack.push_async_callback(stdio.stop_process, process)
+            process = await self._spawn(stack)
             # ``initialize`` at once, while the SDK loads: a server that starts faster than the load has
             # answered by the time it is done. Cancelled if still reading when the load fails or the start
             # is given up.
@@ -304,10 +321,8 @@ class Server:
             sdk.prefetch_when_loaded([cfg.transport])
             await sdk.loaded([cfg.transport])
             early = await exchange if exchange is not None else None
-            read, write = await stack.enter_async_context(
-                stdio.connect(process, self._garbage, self.roots.received, self.roots.sent,
-                              early.rest if early is not None else b"")
-            )  # fmt: skip
+            session = await self._sdk_on(stack, process, early.rest if early is not None else b"")
+            return session, early if early and early.answer else None
         else:
             sdk.prefetch_when_loaded([cfg.transport])
             await sdk.loaded([cfg.transport])
@@ -330,12 +345,40 @@ class Server:
                 read, write = await stack.enter_async_context(
                     streamable_http_client(cfg.url or "", http_client=client)
                 )
+        return await self._session_on(stack, (read, write)), None
+
+    async def _spawn(self, stack: contextlib.AsyncExitStack) -> asyncio.subprocess.Process:
+        """The stdio server's process, its stderr to the log, stopped when ``stack`` closes."""
+        cfg = self.config
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        errlog = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
+        process = await stdio.spawn(cfg.command or "", list(cfg.args), cfg.env or None,
+                                    cfg.cwd or str(self.root), errlog)  # fmt: skip
+        # SIGKILLed with pi-tui, should pi-tui die without closing it. Registered from a thread, off the
+        # way to the first call (the first registration starts the watchdog process).
+        watched = asyncio.ensure_future(asyncio.to_thread(kill_group_with_pi_tui, process.pid))
+        stack.push_async_callback(_forget_when_registered, watched)
+        stack.push_async_callback(stdio.stop_process, process)
+        return process
+
+    async def _sdk_on(self, stack: contextlib.AsyncExitStack, process: asyncio.subprocess.Process,
+                      already_read: bytes) -> ClientSession:  # fmt: skip
+        """An SDK session over ``process``'s pipes (loading the SDK first), ``already_read`` read first."""
+        sdk.prefetch_when_loaded(["stdio"])
+        await sdk.loaded(["stdio"])
+        streams = await stack.enter_async_context(
+            stdio.connect(process, self._garbage, self.roots.received, self.roots.sent, already_read)
+        )
+        return await self._session_on(stack, streams)
+
+    async def _session_on(self, stack: contextlib.AsyncExitStack, streams: TransportStreams) -> ClientSession:
+        read, write = streams
         from mcp.client.session import ClientSession  # imported by now (sdk.loaded), without the server half
         from mcp_types import Implementation
 
         session = ClientSession(read, write, message_handler=self._on_message, list_roots_callback=self._list_roots,
                                 client_info=Implementation.model_validate(handshake.CLIENT_INFO))  # fmt: skip
-        return await stack.enter_async_context(session), early if early and early.answer else None
+        return await stack.enter_async_context(session)
 
     def _garbage(self, line: str) -> None:
         """A stdout line that is not JSON-RPC: fails a start at once (afterwards the line is skipped)."""
@@ -353,56 +396,6 @@ class Server:
 
         self._auth = StoredTokenAuth(TokenStore(), self.config.url, self.name)
         return self._auth
-
-    async def _list_tools(self, session: ClientSession) -> list[ToolInfo]:
-        tools: list[ToolInfo] = []
-        cursor: str | None = None
-        from mcp_types import PaginatedRequestParams
-
-        while True:
-            result = await session.list_tools(
-                params=PaginatedRequestParams(cursor=cursor) if cursor else None
-            )
-            for tool in result.tools:
-                schema = (
-                    dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
-                )
-                tools.append(ToolInfo(self.name, tool.name, tool.description or "", schema))
-            cursor = result.next_cursor
-            if not cursor:
-                return tools
-
-    async def _list_prompts(self, session: ClientSession) -> list[PromptInfo]:
-        try:
-            result = await session.list_prompts()
-        except Exception:  # a server that announces prompts but cannot list them: no prompts
-            return []
-        return [
-            PromptInfo(
-                self.name,
-                p.name,
-                p.description or "",
-                tuple((a.name, bool(a.required)) for a in p.arguments or ()),
-            )
-            for p in result.prompts
-        ]
-
-    async def _list_resources(self, session: ClientSession) -> list[tuple[str, str]]:
-        from mcp_types import PaginatedRequestParams
-
-        found: list[tuple[str, str]] = []
-        cursor: str | None = None
-        try:
-            while True:
-                result = await session.list_resources(
-                    params=PaginatedRequestParams(cursor=cursor) if cursor else None
-                )
-                found += [(str(r.uri), r.description or r.name or "") for r in result.resources]
-                cursor = result.next_cursor
-                if not cursor or len(found) > 1000:
-                    return found
-        except Exception:  # a server that announces resources but cannot list them: none to complete
-            return found
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> str:
         """The text of prompt ``name`` filled with ``arguments`` (its messages' text, one after another)."""
@@ -429,7 +422,7 @@ class Server:
         session = self._session
         if session is not None:
             with contextlib.suppress(Exception):
-                self.tools = await self._list_tools(session)
+                self.tools = await listings.list_tools(session, self.name)
 
     async def read_resource(self, uri: str) -> str:
         """The text of resource ``uri`` (binary parts named, not decoded)."""
@@ -454,7 +447,7 @@ class Server:
         if isinstance(message, ToolListChangedNotification) and self._session is not None:
             session = self._session
             with contextlib.suppress(Exception):
-                self.tools = await self._list_tools(session)
+                self.tools = await listings.list_tools(session, self.name)
                 self._changed()
 
     async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
@@ -464,9 +457,19 @@ class Server:
         return ListRootsResult(roots=[Root(uri=FileUrl(self.root.resolve().as_uri()), name=self.root.name)])
 
     async def call(self, tool: str, arguments: dict[str, Any],
-                   on_progress: Callable[[float, float | None, str | None], None] | None = None) -> CallToolResult:  # fmt: skip
-        """Call ``tool``; a hung server times out after the server's ``timeout`` and is restarted next time."""
-        session = await self.ensure()
+                   on_progress: Callable[[float, float | None, str | None], None] | None = None,
+                   ) -> CallToolResult | dict[str, Any]:  # fmt: skip
+        """Call ``tool``; a hung server times out after the server's ``timeout`` and is restarted next time.
+
+        The result: the SDK's, or for the first call of a stdio server made before the SDK is loaded, the
+        plain JSON result, checked (``firstcall.plain_call_result`` holds; structured content against the
+        tool's output schema as the SDK checks it) — ``proxy.plain_result_text`` converts it.
+        """
+        await self.start_listed()
+        plain = self._plain
+        if plain is not None and not plain.called:
+            return await self._plain_call(plain, tool, arguments, on_progress)
+        session = await self._sdk_session()
         self.calls += 1
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
@@ -502,6 +505,56 @@ class Server:
         self._retire()
         raise error
 
+    async def _plain_call(self, plain: firstcall.Exchange, tool: str, arguments: dict[str, Any],
+                          on_progress: firstcall.Progress | None) -> CallToolResult | dict[str, Any]:  # fmt: skip
+        """The first call, over the plain first exchange; the SDK session takes the pipes over after it."""
+        plain.called = True
+        self.calls += 1
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(done, total, message)
+
+        try:
+            call = plain.request("tools/call", {"name": tool, "arguments": arguments}, progress)
+            result = await asyncio.wait_for(call, self.config.timeout)
+        except TimeoutError:
+            error = self._fail(
+                f"did not answer {tool} within {self.config.timeout:g}s; it is restarted on next use"
+            )
+            self._retire()
+            raise error from None
+        except (firstcall.Closed, firstcall.RpcError) as exc:
+            if isinstance(exc, firstcall.Closed) or exc.code == _CONNECTION_CLOSED:
+                error = self._fail(f"exited during the call to {tool}")
+                self._retire()
+                raise error from None
+            plain.wanted.set()
+            raise McpCallError(f'MCP server "{self.name}": {tool} failed: {_describe(exc)}') from None
+        plain.wanted.set()  # the SDK loads now, after the call, and takes the next ones
+        if not firstcall.plain_call_result(result) or tool not in self._output_schemas:
+            return await self._checked_by_sdk(tool, result)
+        schema = self._output_schemas[tool]
+        if schema is not None and result.get("isError") is not True:
+            try:
+                firstcall.check_structured(tool, schema, result)
+            except RuntimeError as exc:
+                raise McpCallError(f'MCP server "{self.name}": {tool} failed: {_describe(exc)}') from None
+        return result
+
+    async def _checked_by_sdk(self, tool: str, raw: dict[str, Any]) -> CallToolResult:
+        """A first call's result that is not of the plain shape, checked by the SDK's models and session."""
+        session = await self._sdk_session()
+        from mcp_types import CallToolResult
+
+        try:
+            result = CallToolResult.model_validate(raw, by_name=False)
+            if not result.is_error:
+                await session.validate_tool_result(tool, result)
+        except Exception as exc:
+            raise McpCallError(f'MCP server "{self.name}": {tool} failed: {_describe(exc)}') from None
+        return result
+
     async def stop(self, status: str | None = "lazy") -> None:
         """Disconnect (the server process ends); ``status`` is what it shows afterwards."""
         async with self._lock:
@@ -514,13 +567,13 @@ class Server:
     def _retire(self) -> None:
         # Detach the current connection and end it in the background; the next use starts a new one.
         task, stop = self._task, self._stop
-        self._task, self._stop, self._session = None, None, None
+        self._task, self._stop, self._session, self._plain = None, None, None, None
         if task is not None:
             self._retiring.add(asyncio.get_running_loop().create_task(_end(task, stop)))
 
     async def _stop_task(self) -> None:
         task, stop, ready = self._task, self._stop, self._ready
-        self._task, self._stop, self._session = None, None, None
+        self._task, self._stop, self._session, self._plain = None, None, None, None
         # Only a connection that got ready waits for ``stop``; one still starting (stuck in initialize,
         # say, after a line that is not JSON-RPC) would never see it, so it is cancelled at once.
         serving = ready is not None and ready.done() and not ready.cancelled() and ready.exception() is None
