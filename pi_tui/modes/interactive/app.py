@@ -925,7 +925,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         if wanted and self._typed_hold is None and session is not None:
             from .screens.prepare import preparation_for
 
-            self._typed_hold = preparation_for(session).hold()
+            self._typed_hold = preparation_for(session).hold(typed=True)
         elif not wanted and self._typed_hold is not None:
             release, self._typed_hold = self._typed_hold, None
             release()

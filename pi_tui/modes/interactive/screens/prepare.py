@@ -128,7 +128,8 @@ class ScreenPreparation:
         self._wait_idle: Callable[[], Awaitable[None]] | None = None
         self._driver: asyncio.Task[None] | None = None
         self._stopped = False
-        self._holds = 0
+        self._holds = 0  # screens opening (`hold`)
+        self._typed_holds = 0  # commands typed or on their way to a screen (`hold(typed=True)`)
         self._wake = asyncio.Event()  # a screen asked for a step, or released its hold
         self.pieces: dict[str, int] = {name: 0 for name in steps}
         """Pieces run per step so far (what a test or a benchmark can look at)."""
@@ -199,11 +200,17 @@ class ScreenPreparation:
         for event in self._events.values():
             event.set()
 
-    def hold(self) -> Callable[[], None]:
-        """Pause the work nobody waits for (at its next piece) while a screen opens, but for the steps of
-        the command typed (`prefer`); call the returned function once the screen is drawn (the work
-        would take the interpreter from its first paint)."""
-        self._holds += 1
+    def hold(self, *, typed: bool = False) -> Callable[[], None]:
+        """Pause the work nobody waits for (at its next piece); call the returned function to let it go on.
+
+        A screen opening holds it until its first frame is drawn (the work would take the interpreter
+        from its first paint): only the first step of the typed command (`prefer`) goes on. With
+        ``typed``, a command is in the editor or on its way to its screen: the steps of that command's
+        screen (`SCREEN_STEPS`) go on, the other screens' wait."""
+        if typed:
+            self._typed_holds += 1
+        else:
+            self._holds += 1
         released = False
 
         def release() -> None:
@@ -211,7 +218,10 @@ class ScreenPreparation:
             if released:
                 return
             released = True
-            self._holds -= 1
+            if typed:
+                self._typed_holds -= 1
+            else:
+                self._holds -= 1
             self._wake.set()
 
         return release
@@ -219,11 +229,11 @@ class ScreenPreparation:
     @property
     def held(self) -> bool:
         """Whether the work nobody waits for is paused (`hold`)."""
-        return self._holds > 0
+        return self._holds > 0 or self._typed_holds > 0
 
     async def wait_unheld(self) -> None:
         """Return once no screen is opening (see `hold`)."""
-        while self._holds:
+        while self.held:
             self._wake.clear()
             await self._wake.wait()
 
@@ -249,6 +259,20 @@ class ScreenPreparation:
         group = SCREEN_STEPS.get(preferred, (preferred,))
         return next((name for name in group if name in self._steps and not self.done(name)), None)
 
+    def _may_run(self, name: str) -> bool:
+        """Whether step ``name``, which nobody waits for, may run now (see `hold`)."""
+        preferred = self._preferred
+        if self._holds:
+            return name == preferred
+        if self._typed_holds:
+            return preferred is not None and name in SCREEN_STEPS.get(preferred, (preferred,))
+        return True
+
+    def _paused(self) -> bool:
+        """Whether the next step in the background's order must wait for a hold's release."""
+        name = self._next()
+        return name is not None and not self._may_run(name)
+
     def _next(self) -> str | None:
         if self._stopped:
             return None
@@ -265,7 +289,7 @@ class ScreenPreparation:
         False as soon as a screen asks for a step (that goes first)."""
         while self._first_wanted() is None and not self._stopped:
             self._wake.clear()
-            if self._holds and self._first_preferred() is None:
+            if self._paused():
                 await self._wake.wait()
                 continue
             if self._wait_idle is None:
@@ -277,8 +301,7 @@ class ScreenPreparation:
             if not idle.done():
                 idle.cancel()
                 continue
-            held = self._holds and self._first_preferred() is None
-            if not held and self._first_wanted() is None and not self._stopped:
+            if not self._paused() and self._first_wanted() is None and not self._stopped:
                 return True
         return False
 
@@ -311,7 +334,7 @@ class ScreenPreparation:
             if self._stopped:
                 return
             first = self._first_wanted()
-            if first != name and (first is not None or (self._holds and name != self._first_preferred())):
+            if first != name and (first is not None or not self._may_run(name)):
                 return
             if first is None and self._first_preferred() not in (None, name):
                 return  # the step of the command being typed goes first
