@@ -163,6 +163,7 @@ class SessionManager:
         # Lines of entries in the tree whose write failed (disk full, quota), oldest first, with whether
         # each is durable: the next append writes them first, so the file catches up once it can grow.
         self._unsaved: list[tuple[str, bool]] = []
+        self._rewrite_backup: Path | None = None  # made by a rewrite that then failed
         self._closed = False
         self._context_memo: tuple[tuple[str, int], SessionContext] | None = None
         self._restore_memo: tuple[tuple[str | None, int], RestoreState] | None = None
@@ -796,7 +797,11 @@ class SessionManager:
             self._unsaved.clear()  # every entry of the tree is in the new file
         elif self._pending_rewrite is not None:
             lines, tag, what = self._pending_rewrite
-            backup = file.rewrite([header_to_line(self._header), *lines()], tag)
+            try:
+                backup = file.rewrite([header_to_line(self._header), *lines()], tag, self._rewrite_backup)
+            except OSError:
+                self._rewrite_backup = file.made_backup  # a retry keeps it rather than make another
+                raise
             self._report.repairs.append(f"{what}; the original is kept as {backup.name}")
         else:
             size, torn, unterminated = self._pending_tail or (-1, None, False)

@@ -66,6 +66,14 @@ def _encode(lines: Sequence[str | bytes]) -> bytes:
     return b"".join((line if isinstance(line, bytes) else line.encode("utf-8")) + b"\n" for line in lines)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        first, second = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
 def _fsync_path(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -142,6 +150,7 @@ class SessionFile:
         self._fd: int | None = None
         self._size = 0
         self.external_changes = 0
+        self.made_backup: Path | None = None  # the backup `rewrite` kept, even when it then failed
         self._syncer = _Syncer()
 
     @property
@@ -295,19 +304,29 @@ class SessionFile:
         self._check_external()
         self._append_bytes((line + "\n").encode("utf-8"), durable)
 
-    def rewrite(self, lines: Sequence[str | bytes], tag: str) -> Path:
+    def rewrite(self, lines: Sequence[str | bytes], tag: str, earlier: Path | None = None) -> Path:
         """Replace the file's content atomically, keeping the original as a backup. Returns the backup.
 
         The file stays open for appending; the fsync of the new content and of the rename is left to
         the background thread (see the module docstring for why nothing is lost meanwhile).
+
+        Args:
+            lines: The new content, one entry per line.
+            tag: The backup's tag (``<name>.<tag>.bak``).
+            earlier: The backup an earlier, failed attempt made (a full disk): kept as this one's when
+                it is still a hard link to the file, so that retries do not pile up backups.
         """
-        backup = backup_path(self.path, tag)
-        if self.path.exists():
+        if earlier is not None and _same_file(earlier, self.path):
+            backup = earlier
+        else:
+            backup = backup_path(self.path, tag)
+        if backup != earlier and self.path.exists():
             try:
                 os.link(self.path, backup)
             except OSError:
                 shutil.copy2(self.path, backup)
                 _fsync_path(backup)  # a copy is new data: on disk before the original's name is reused
+        self.made_backup = backup
         self.close()
         # The temporary file has the name pattern and lock of `pi_tui.util.atomic_file`, so the one left
         # by a rewrite that was killed is removed by a later one, as that module removes its own.

@@ -177,3 +177,38 @@ def test_a_rewrite_killed_before_its_rename_leaves_the_original_and_the_next_rew
     assert not list(tmp_path.glob(".*.tmp"))
     assert read_lines(path)[-1]["message"]["content"][0]["text"] == "after the kill"
     assert path.with_name(path.name + ".v1.bak").read_bytes() == V1
+
+
+_FULL_DISK_REWRITE = """
+import json, resource, sys
+from pathlib import Path
+from pi_tui.session import SessionError, SessionManager
+from pi_tui.ai.types import TextContent, UserMessage
+
+manager = SessionManager.open(Path(sys.argv[1]))
+_, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (200, hard))  # the rewritten file does not fit
+failures = 0
+for i in range(5):
+    try:
+        manager.append_message(UserMessage(content=[TextContent(text=f"q{i}")], timestamp=1))
+    except SessionError:
+        failures += 1
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+manager.append_message(UserMessage(content=[TextContent(text="q5")], timestamp=1))
+manager.close()
+print(failures)
+"""
+
+
+def test_a_rewrite_retried_after_a_full_disk_keeps_one_backup_and_every_entry(tmp_path: Path) -> None:
+    path = _v1_file(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK_REWRITE, str(path)], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "5\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name, path.name + ".v1.bak"]
+    assert path.with_name(path.name + ".v1.bak").read_bytes() == V1
+    texts = [e["message"]["content"][0]["text"] for e in read_lines(path)[5:]]
+    assert texts == [f"q{i}" for i in range(6)]
