@@ -281,22 +281,58 @@ class ToolBlock(Vertical, Block):
         self.done = False
         self._title = Static(self._title_text(), classes="tool-title", markup=False)
         self._body = Static("", classes="tool-body", markup=False)
-        self._more = Static("", classes="tool-more", markup=False)
-        # bash shows the tail of its output, so its hint names the earlier lines and sits above them (as pi)
-        self._earlier = Static("", classes="tool-more", markup=False)
-        # bash, as pi 0.86+: "Elapsed 3.0s" while it runs (ticking each second), "Took 3.2s" after
-        self._timing = Static("", classes="tool-more", markup=False)
-        self._timing.display = False
+        self._lines: dict[str, Static] = {}
+        """The dim lines around the output, made (and mounted) only once shown: most cards never show
+        them, and every widget a card mounts costs again each time a long chat read up mounts it."""
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self._ticker: Timer | None = None
 
+    @property
+    def _more(self) -> Static:
+        """The hint below a cut output: how many more lines Ctrl+O shows."""
+        return self._line("more")
+
+    @property
+    def _earlier(self) -> Static:
+        """bash shows the tail of its output, so its hint names the earlier lines and sits above them (as pi)."""
+        return self._line("earlier")
+
+    @property
+    def _timing(self) -> Static:
+        """bash, as pi 0.86+: "Elapsed 3.0s" while it runs (ticking each second), "Took 3.2s" after."""
+        return self._line("timing")
+
+    def _line(self, name: str) -> Static:
+        """The line ``name``, made hidden on first use; mounted in its place at once when the card has
+        composed its widgets (before that, `compose` yields it)."""
+        line = self._lines.get(name)
+        if line is None:
+            line = self._lines[name] = Static("", classes="tool-more", markup=False)
+            line.display = False
+            if self._title.parent is self:
+                if name == "earlier":
+                    self.mount(line, after=self._title)
+                elif name == "more":
+                    self.mount(line, after=self._body)
+                else:  # the timing, last
+                    self.mount(line)
+        return line
+
+    def _hide_line(self, name: str) -> None:
+        line = self._lines.get(name)
+        if line is not None:
+            line.display = False
+
     def compose(self) -> ComposeResult:
+        lines = self._lines
         yield self._title
-        yield self._earlier
+        if "earlier" in lines:
+            yield lines["earlier"]
         yield self._body
-        yield self._more
-        yield self._timing
+        for name in ("more", "timing"):
+            if name in lines:
+                yield lines[name]
 
     def mark_started(self) -> None:
         """The tool began to run: a bash card starts counting its time (a card from history never does)."""
@@ -317,8 +353,12 @@ class ToolBlock(Vertical, Block):
 
     def _show_timing(self) -> None:
         text = self.timing_text()
-        self._timing.update(text)
-        self._timing.display = bool(text)
+        if not text:
+            self._hide_line("timing")
+            return
+        timing = self._timing
+        timing.update(text)
+        timing.display = True
 
     def on_mount(self) -> None:
         self._render_body()
@@ -387,18 +427,21 @@ class ToolBlock(Vertical, Block):
         tail = self.tool_name == "bash"
         if self.tool_name == "read" and not expanded and not self.is_error:
             # pi 0.75.5+: a collapsed read shows only its title (the file is the model's to read)
-            self._body.display = self._more.display = self._earlier.display = False
+            self._body.display = False
+            self._hide_line("more")
+            self._hide_line("earlier")
             return
         if len(lines) > limit and not expanded:
             shown = Text("\n").join(lines[-limit:] if tail else lines[:limit])
             self._body.update(shown)
             hint = self._earlier if tail else self._more
             hint.update(f"… {len(lines) - limit} {'earlier' if tail else 'more'} lines (ctrl+o to expand)")
-            self._more.display = not tail
-            self._earlier.display = tail
+            hint.display = True
+            self._hide_line("more" if tail else "earlier")
         else:
             self._body.update(content)
-            self._more.display = self._earlier.display = False
+            self._hide_line("more")
+            self._hide_line("earlier")
         self._body.display = bool(content.plain.strip())
 
     def refresh_expansion(self) -> None:

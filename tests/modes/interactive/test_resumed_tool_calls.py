@@ -184,3 +184,32 @@ async def test_a_resumed_tool_call_that_never_got_a_result_is_not_shown_running(
         tool = app.chat.tools["call_rm"]
         assert tool.done and tool.is_error and "-running" not in tool.classes
         assert "interrupted" in tool.result_text
+
+
+async def test_a_card_mounts_its_hint_and_timing_lines_only_once_shown(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # Most cards show a title and their output; the dim lines (more / earlier lines, bash's timing) are
+    # mounted when first shown, in their places, not with every card a long chat mounts while read up.
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        card = ToolBlock("call_short", "write", {"path": "a.txt", "content": "one line"})
+        card.set_result("ok", False)
+        await app.chat.mount(card)
+        await pilot.pause()
+        assert len(card.children) == 2  # title and output (five widgets before)
+        card.args = {"path": "a.txt", "content": "".join(f"line {n}\n" for n in range(30))}
+        card.refresh_expansion()  # now cut: the hint below the output
+        await pilot.pause()
+        assert [str(child.render()).split(" ")[0] for child in card.children if child.display][1:] == [
+            "+line",
+            "…",
+        ]
+        bash = ToolBlock("call_bash", "bash", {"command": "seq 1 30"})
+        await app.chat.mount(bash)
+        bash.mark_started()
+        bash.set_result("".join(f"{n}\n" for n in range(1, 31)), False)
+        await pilot.pause()
+        shown = [str(child.render()) for child in bash.children if child.display]
+        assert "earlier lines" in shown[1] and shown[2].endswith("30") and shown[3].startswith("Took ")
