@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import inspect
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -240,6 +241,13 @@ class CommandRouter:
             if inspect.isawaitable(outcome):
                 await outcome
         self.app.apply_settings()
+        # the theme too, as pi's /reload applies it (PI_TUI_THEME, when set, still wins)
+        settings = session.settings
+        theme = os.environ.get("PI_TUI_THEME") or (settings.theme if settings is not None else None)
+        if theme and self.app.theme != f"pi-{theme}":
+            error = self.app.set_pi_theme(theme)
+            if error:
+                self.app.chat_notice(error, "warning")
 
     async def _cmd_quit(self, _args: str) -> None:
         await self.app.action_quit()

@@ -230,6 +230,16 @@ async def test_reload_applies_settings_edited_in_the_file(tmp_path: Path, agent_
         assert app.hide_thinking
 
 
+async def test_reload_applies_a_theme_changed_in_the_settings_file(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert app.theme == "pi-dark"
+        _settings(agent_dir, {"theme": "light"})
+        await submit_and_wait(pilot, app, "/reload")
+        await until(pilot, lambda: app.theme == "pi-light")  # as pi's /reload: "… themes …"
+
+
 async def test_turning_auto_compact_off_in_settings_drops_the_footers_auto_mark_at_once(
     tmp_path: Path, agent_dir: Path
 ) -> None:
