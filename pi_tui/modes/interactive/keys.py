@@ -149,7 +149,7 @@ EDITOR_DESCRIPTIONS: dict[str, str] = {
     "app.message.followUp": "Queue a follow-up",
     "tui.input.newLine": "New line",
     "app.message.dequeue": "Bring queued messages back to the editor",
-    "app.clear": "Copy the mouse selection, else clear the editor; twice quits",
+    "app.clear": "Copy the selection, else clear the editor; twice quits",
     "app.exit": "Quit (empty editor)",
     "tui.editor.cursorLeft": "Cursor left",
     "tui.editor.cursorRight": "Cursor right",
