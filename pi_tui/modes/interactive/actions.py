@@ -233,9 +233,11 @@ class KeyActions:
             chat.show_end()
             chat.scroll_end(animate=False)
         elif how in ("prompt_up", "prompt_down"):
-            direction = -1 if how == "prompt_up" else 1
-            # By the prompts' places: once the blocks reading ahead just showed are placed too.
-            chat.when_placed(lambda: self._scroll_to_prompt(direction))
+            self._prompt_key(-1 if how == "prompt_up" else 1)
+
+    def _prompt_key(self, direction: int) -> None:
+        # By the prompts' places: once the blocks reading ahead just showed are placed too.
+        self.chat.when_placed(lambda: self._scroll_to_prompt(direction))
 
     def _scroll_to_prompt(self, direction: int) -> None:
         """Put the previous (next) user message at the top of the chat; past the last one: the end."""
@@ -253,6 +255,10 @@ class KeyActions:
             above = [(y, block) for y, block in tops if y < top]
             if above:
                 chat.scroll_to(y=max(above, key=lambda pair: pair[0])[0], animate=False, immediate=True)
+            elif chat.first_mounted > 0 and chat.reading_ahead:
+                # Pressed faster than earlier items are mounted (a key held down, presses read at once):
+                # the previous prompt comes with them, so the press goes on once they are.
+                chat.after_reading_ahead(lambda: self._prompt_key(direction))
             else:
                 chat.scroll_home(animate=False)  # older prompts load as the top is reached
             return

@@ -151,6 +151,7 @@ class ChatLog(VerticalScroll):
         them yet: until one has, the blocks' regions are those of before while the scroll is already the
         new one (`when_placed`)."""
         self._placed_waiters: list[Callable[[], object]] = []
+        self._ahead_waiters: list[Callable[[], object]] = []
         self._layouts = 0
         """How many layouts have arranged the log while blocks were waiting to be placed."""
         self._laid_out: asyncio.Future[None] | None = None
@@ -211,6 +212,14 @@ class ChatLog(VerticalScroll):
         """
         if self._unplaced:
             self._placed_waiters.append(callback)
+        else:
+            callback()
+
+    def after_reading_ahead(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` once the reading ahead under way is over (now when none is): keys that need
+        earlier items mounted (Ctrl+Up held faster than they are) go on once they are."""
+        if self._prefetching:
+            self._ahead_waiters.append(callback)
         else:
             callback()
 
@@ -758,6 +767,10 @@ class ChatLog(VerticalScroll):
             if hidden and self.is_attached:
                 self._show_hidden(hidden)  # placed by the next layout (`pre_layout`)
             self._prefetching = False
+            waiting, self._ahead_waiters = self._ahead_waiters, []
+            if self.is_attached:
+                for callback in waiting:
+                    callback()
 
     async def _next_layout(self, since: int) -> None:
         """Wait until the log has been laid out after layout number ``since`` (`pre_layout`)."""

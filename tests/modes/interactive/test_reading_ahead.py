@@ -248,3 +248,33 @@ async def test_paging_up_draws_no_line_of_the_log_or_a_tool_card_itself(
         cards = [block for block in chat.mounted_blocks() if isinstance(block, ToolBlock) and block.display]
         assert cards and any(card.region for card in cards)  # tool cards were on screen
         assert drawn == []
+
+
+async def test_ctrl_up_pressed_many_times_at_once_walks_as_many_prompts_up(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # A key held down, or presses read from the terminal together, are handled one after another with no
+    # frame between: the later presses found no prompt mounted above (reading ahead had not mounted the
+    # earlier items yet) and went to the top of the window, an answer or a tool card; the presses after
+    # that were lost.
+    from pi_tui.modes.interactive.blocks import UserBlock
+
+    app = await _open(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await until(pilot, app.ready.is_set, timeout=30)
+        await until(pilot, lambda: chat.max_scroll_y > 0)
+        await pilot.press("ctrl+up", "ctrl+up")  # away from the last prompts, which cannot reach the top
+        await until(pilot, lambda: not chat.reading_ahead)
+        await pilot.pause()
+        reader, offset = _reading(chat)
+        assert isinstance(reader, UserBlock) and offset == 0
+        for _ in range(4):
+            start = _turn(reader)
+            for _ in range(4):
+                app.action_scroll_chat("prompt_up")  # four presses handled back to back
+            await until(pilot, lambda: not chat.reading_ahead)
+            await pilot.pause()
+            reader, offset = _reading(chat)
+            assert isinstance(reader, UserBlock) and offset == 0
+            assert _turn(reader) == start - 4
