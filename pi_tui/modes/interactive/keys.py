@@ -39,7 +39,7 @@ APP_ACTIONS: dict[str, tuple[str, str]] = {
     "app.model.cycleBackward": ("cycle_model(-1)", "Previous model"),
     "app.thinking.cycle": ("cycle_thinking", "Cycle the thinking level"),
     "app.thinking.toggle": ("toggle_thinking", "Hide or show thinking blocks"),
-    "app.tools.expand": ("expand_tools", "Expand or collapse tool output, thinking and summaries"),
+    "app.tools.expand": ("expand_tools", "Expand or collapse tool output and summaries"),
     "app.sidebar.toggle": ("toggle_sidebar", "Show or hide the panels sidebar"),
     "app.message.copy": ("copy_last", "Copy the last answer"),
     "app.session.new": ("command('/new')", "New session"),
