@@ -21,10 +21,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from .handshake import READ_SIZE, frame
+
 __all__ = ["Closed", "Exchange", "PlainTool", "Progress", "RpcError", "check_structured", "plain_call_result",
            "plain_initialize", "plain_tools"]  # fmt: skip
 
-_CHUNK = 1 << 16
 Progress = Callable[[float, float | None, str | None], None]
 PlainTool = tuple[
     str, str, dict[str, Any], dict[str, Any] | None
@@ -137,14 +138,14 @@ class Exchange:
         return b"".join(line + b"\n" for line in self._kept) + bytes(self._buffer)
 
     def _write(self, message: dict[str, Any]) -> None:
-        self._stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self._stdin.write(frame(message))
 
     async def _read(self) -> None:
         try:
             while True:
                 end = self._buffer.find(b"\n")
                 if end < 0:
-                    chunk = await self._stdout.read(_CHUNK)
+                    chunk = await self._stdout.read(READ_SIZE)
                     if not chunk:
                         break
                     self._buffer += chunk

@@ -39,13 +39,14 @@ if TYPE_CHECKING:
     from mcp.client.session import ClientSession
     from mcp_types import InitializeResult
 
-__all__ = ["CLIENT_INFO", "INITIALIZE_ID", "Early", "Versions", "initialize_params", "start", "versions"]
+__all__ = ["CLIENT_INFO", "INITIALIZE_ID", "READ_SIZE", "Early", "Versions", "frame", "initialize_params", "start",
+           "versions"]  # fmt: skip
 
 CLIENT_INFO = {"name": "pi-tui", "version": __version__}
 # The SDK's session numbers its own requests from 1: the early request's answer can never be taken for one
 # of them (it is consumed before the session exists anyway).
 INITIALIZE_ID = 0
-_CHUNK = 1 << 16
+READ_SIZE = 1 << 16  # bytes asked of a server's stdout at a time
 
 
 @dataclass(frozen=True)
@@ -144,13 +145,13 @@ async def start(process: asyncio.subprocess.Process, known: Versions) -> Early:
     request = {"jsonrpc": "2.0", "id": INITIALIZE_ID, "method": "initialize",
                "params": initialize_params(known.latest)}  # fmt: skip
     with contextlib.suppress(OSError):  # a server already gone: the session finds its stdout's end
-        stdin.write(_line(request))
+        stdin.write(frame(request))
         await stdin.drain()
     buffer, scanned = bytearray(), 0  # buffer[:scanned]: whole lines read before the answer, kept
     while True:
         end = buffer.find(b"\n", scanned)
         if end < 0:
-            chunk = await stdout.read(_CHUNK)
+            chunk = await stdout.read(READ_SIZE)
             if not chunk:
                 return Early(None, bytes(buffer), known)
             buffer += chunk
@@ -165,7 +166,7 @@ async def start(process: asyncio.subprocess.Process, known: Versions) -> Early:
                 result = message.get("result")
                 if isinstance(result, dict) and result.get("protocolVersion") in known.accepted:
                     with contextlib.suppress(OSError):
-                        stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                        stdin.write(frame({"jsonrpc": "2.0", "method": "notifications/initialized"}))
                         await stdin.drain()
                 return Early(message, bytes(buffer[:scanned] + buffer[end + 1 :]), known)
         scanned = end + 1
@@ -176,5 +177,6 @@ def _answers_initialize(message: object) -> bool:
             and "method" not in message)  # fmt: skip
 
 
-def _line(message: dict[str, Any]) -> bytes:
+def frame(message: dict[str, Any]) -> bytes:
+    """``message`` as one line of the stdio transport: compact JSON ended by a newline."""
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
