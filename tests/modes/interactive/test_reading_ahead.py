@@ -3,10 +3,12 @@ on screen stay where they are while that happens, and the reader never waits at 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.strip import Strip
 from textual.widget import AwaitMount, Widget
 
@@ -37,18 +39,21 @@ def _reading(chat: ChatLog) -> tuple[Widget, int]:
     raise AssertionError("no block in view")
 
 
-async def _open(tmp_path: Path, agent_dir: Path) -> PiApp:
-    return make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(_session(tmp_path))])
+@asynccontextmanager
+async def _opened(tmp_path: Path, agent_dir: Path) -> AsyncIterator[tuple[PiApp, Pilot[int]]]:
+    """The app on the generated session at 100x30, loaded and with the chat taller than its view."""
+    app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(_session(tmp_path))])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set, timeout=30)
+        await until(pilot, lambda: app.chat.max_scroll_y > 0)
+        yield app, pilot
 
 
 async def test_page_up_finds_earlier_items_mounted_ahead_in_small_steps_with_the_view_kept(
     tmp_path: Path, agent_dir: Path
 ) -> None:
-    app = await _open(tmp_path, agent_dir)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
-        await until(pilot, app.ready.is_set, timeout=30)
-        await until(pilot, lambda: chat.max_scroll_y > 0)
         mounted_above: list[int] = []
         mount_all = chat.mount_all
 
@@ -86,11 +91,8 @@ async def test_ctrl_up_walks_to_earlier_prompts_through_items_mounted_ahead(
 ) -> None:
     from pi_tui.modes.interactive.blocks import UserBlock
 
-    app = await _open(tmp_path, agent_dir)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
-        await until(pilot, app.ready.is_set, timeout=30)
-        await until(pilot, lambda: chat.max_scroll_y > 0)
         seen: list[str] = []
         for _ in range(25):
             await pilot.press("ctrl+up")
@@ -128,11 +130,8 @@ async def test_ctrl_up_pressed_before_items_mounted_ahead_are_laid_out_lands_on_
     # the view landed on an answer above the prompt it was on.
     from pi_tui.modes.interactive.blocks import UserBlock
 
-    app = await _open(tmp_path, agent_dir)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
-        await until(pilot, app.ready.is_set, timeout=30)
-        await until(pilot, lambda: chat.max_scroll_y > 0)
         for _ in range(30):
             reader, offset = _reading(chat)
             on_a_prompt = isinstance(reader, UserBlock) and offset == 0 and chat.scroll_y < chat.max_scroll_y
@@ -166,11 +165,8 @@ async def test_blocks_scrolled_out_of_the_window_leave_no_rendered_lines_behind(
     gc.collect()
     earlier = [thing for thing in gc.get_objects() if isinstance(thing, Strip)]
     known = {id(strip) for strip in earlier}
-    app = await _open(tmp_path, agent_dir)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
-        await until(pilot, app.ready.is_set, timeout=30)
-        await until(pilot, lambda: chat.max_scroll_y > 0)
         for _ in range(60):  # far enough up that hundreds of blocks were mounted, drawn and unmounted
             await pilot.press("pageup")
             await until(pilot, lambda: not chat.reading_ahead)
@@ -186,11 +182,8 @@ async def test_blocks_scrolled_out_of_the_window_leave_no_rendered_lines_behind(
 async def test_reading_up_keeps_only_a_few_screens_below_the_view_mounted_and_page_down_brings_them_back(
     tmp_path: Path, agent_dir: Path
 ) -> None:
-    app = await _open(tmp_path, agent_dir)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
-        await until(pilot, app.ready.is_set, timeout=30)
-        await until(pilot, lambda: chat.max_scroll_y > 0)
         view = chat.scrollable_content_region.height
         below: list[int] = []
         for _ in range(40):
@@ -236,11 +229,8 @@ async def test_paging_up_draws_no_line_of_the_log_or_a_tool_card_itself(
             return original(self, y)
 
         monkeypatch.setattr(container, "render_line", counting)
-    app = await _open(tmp_path, agent_dir)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
-        await until(pilot, app.ready.is_set, timeout=30)
-        await until(pilot, lambda: chat.max_scroll_y > 0)
         for _ in range(10):
             await pilot.press("pageup")
             await until(pilot, lambda: not chat.reading_ahead)
@@ -259,11 +249,8 @@ async def test_ctrl_up_pressed_many_times_at_once_walks_as_many_prompts_up(
     # that were lost.
     from pi_tui.modes.interactive.blocks import UserBlock
 
-    app = await _open(tmp_path, agent_dir)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
-        await until(pilot, app.ready.is_set, timeout=30)
-        await until(pilot, lambda: chat.max_scroll_y > 0)
         await pilot.press("ctrl+up", "ctrl+up")  # away from the last prompts, which cannot reach the top
         await until(pilot, lambda: not chat.reading_ahead)
         await pilot.pause()
