@@ -330,10 +330,10 @@ class SessionFile:
         self.close()
         # The temporary file has the name pattern and lock of `pi_tui.util.atomic_file`, so the one left
         # by a rewrite that was killed is removed by a later one, as that module removes its own.
-        from pi_tui.util.atomic_file import lock_temp, remove_stale_temps  # rewrites only: off start-up
+        from pi_tui.util.atomic_file import lock_temp, new_temp_path, remove_stale_temps  # rewrites only
 
         remove_stale_temps(self.path)
-        tmp = self.path.with_name(f".{self.path.name}.{os.urandom(4).hex()}.tmp")
+        tmp = new_temp_path(self.path)
         data = _encode(lines)
         fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:

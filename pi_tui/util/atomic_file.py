@@ -37,7 +37,14 @@ try:  # POSIX only; elsewhere temporary files are not locked and leftovers are n
 except ImportError:  # pragma: no cover - exercised only on Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["STALE_TEMP_SECONDS", "lock_temp", "remove_stale_temps", "replace_file_bytes", "write_target"]
+__all__ = [
+    "STALE_TEMP_SECONDS",
+    "lock_temp",
+    "new_temp_path",
+    "remove_stale_temps",
+    "replace_file_bytes",
+    "write_target",
+]
 
 # Creating the temporary file fails with these when the directory is not ours to write in; the
 # file itself may still be writable, so the write falls back to going in place.
@@ -85,7 +92,7 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
         _write_in_place(target, data)
         return
     remove_stale_temps(target)
-    temp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
+    temp = new_temp_path(target)
     try:
         # Until it gets the old file's mode, the temporary file is readable by its owner only.
         mode = new_file_mode if old is None else 0o600
@@ -159,6 +166,12 @@ def _copy_xattrs(source: Path, fd: int) -> bool:
     return True
 
 
+def new_temp_path(target: Path) -> Path:
+    """A fresh name for a temporary file beside ``target``, of the pattern `remove_stale_temps` knows:
+    ``.<name>.<8 hex digits>.tmp``."""
+    return target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
+
+
 def lock_temp(fd: int) -> None:
     """Mark a temporary file as in use (an exclusive ``flock``, released when ``fd`` is closed), so that
     `remove_stale_temps` leaves it alone. Where locks are not supported nothing happens."""
@@ -171,7 +184,7 @@ def lock_temp(fd: int) -> None:
 def remove_stale_temps(target: Path, *, now: float | None = None) -> list[Path]:
     """Remove the temporary files that killed writes of ``target`` left behind. Returns what was removed.
 
-    Only names of exactly the pattern `replace_file_bytes` uses for ``target`` are considered, and of
+    Only names of exactly the pattern `new_temp_path` makes for ``target`` are considered, and of
     those only regular files owned by this user, with one link, unchanged for `STALE_TEMP_SECONDS`, on
     which no live process holds the lock. Nothing fails: what cannot be checked is left alone.
     """
