@@ -115,7 +115,7 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
     ),
     # Textual internals, all in one module that tests/modes/interactive/test_textual_internals.py guards.
     ("pi_tui/modes/interactive/textual_private.py", "app"): (
-        {"_exit", "_driver", "_exception", "_handle_exception"},
+        {"_exit", "_exception", "_handle_exception"},
         "Textual has no public API for these; docs/architecture.md, 'The full-screen app', lists them",
     ),
     ("pi_tui/modes/interactive/textual_private.py", "container.screen"): (

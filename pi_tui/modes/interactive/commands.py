@@ -7,7 +7,6 @@ templates; an unknown ``/word`` reaches the model, as in pi.
 
 from __future__ import annotations
 
-import base64
 import inspect
 import os
 from collections.abc import Awaitable, Callable
@@ -17,7 +16,6 @@ from pi_tui.modes.commands import BUILTIN_COMMANDS
 
 from .completion import Candidate
 from .dialogs import SelectDialog
-from .textual_private import app_driver
 
 if TYPE_CHECKING:
     from pi_tui.ai.types import Model
@@ -65,11 +63,6 @@ def load_screen_commands() -> tuple[dict[str, ScreenHandler], Callable[[PiApp], 
     from pi_tui.modes.interactive.screens import SCREEN_COMMANDS, install
 
     return dict(SCREEN_COMMANDS), install
-
-
-def osc52(text: str) -> str:
-    """The escape sequence that asks the terminal to put ``text`` on the clipboard."""
-    return "\x1b]52;c;" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "\x07"
 
 
 class CommandRouter:
@@ -312,10 +305,9 @@ class CommandRouter:
         if not text.strip():
             self.app.chat_notice("No agent messages to copy yet.", "warning")
             return
+        # Textual's copy keeps the text for pasting inside the app and sends it to the terminal as one
+        # OSC 52 sequence (over SSH too, and into tmux's buffers when its set-clipboard is on).
         self.app.copy_to_clipboard(text)
-        driver = app_driver(self.app)
-        if driver is not None:  # OSC 52 as well: works over SSH and in tmux with set-clipboard on
-            driver.write(osc52(text))
         self.app.chat_notice("Copied the last answer to the clipboard", "success")
 
     async def _cmd_model(self, args: str) -> None:

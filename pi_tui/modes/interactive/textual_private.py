@@ -9,7 +9,6 @@ Textual 8.2 has no public API for these, so each is a small function or base cla
   update itself is ``_on_timer_update``.
 - `app_is_exiting` and `report_error`: what Textual's own timers do around a callback (no drawing once the
   app is leaving; an exception goes to the app's handler, which shows it and exits).
-- `app_driver`: the running app's terminal driver (``/copy`` writes OSC 52 through it).
 - `uncaught_exception`: the exception that ended the app, which Textual keeps after ``run()`` returns (the
   crash report reads it).
 - `release_removed`, `with_component_nodes` and `free_layout_maps_promptly`: what lets a widget removed
@@ -40,7 +39,6 @@ from rich.style import Style
 from textual._compositor import Compositor, CompositorMap, ReflowResult
 from textual.app import App
 from textual.dom import DOMNode
-from textual.driver import Driver
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
@@ -50,7 +48,6 @@ from textual.widgets import Static
 __all__ = [
     "RedrawnScreen",
     "UpdateTimer",
-    "app_driver",
     "app_is_exiting",
     "free_layout_maps_promptly",
     "full_map_kept_after_reflow",
@@ -74,11 +71,6 @@ class UpdateTimer(Protocol):
 def app_is_exiting(app: App[Any]) -> bool:
     """True once the app has begun to exit (Textual's timers stop drawing then)."""
     return bool(app._exit)
-
-
-def app_driver(app: App[Any]) -> Driver | None:
-    """The app's terminal driver while it runs (None before it starts and after it stops)."""
-    return app._driver
 
 
 def uncaught_exception(app: App[Any]) -> Exception | None:
