@@ -78,42 +78,48 @@ AMBIENT_CREDENTIALS = "<authenticated>"
 def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
     """One line telling the user how to give ``provider`` a key.
 
-    Example: ``No API key for openai: set OPENAI_API_KEY, add it to ~/.pi/agent/auth.json, or configure
-    apiKey in ~/.pi/agent/models.json`` (a provider with a login also names ``/login <provider>``).
+    Example: ``No API key for openai: set OPENAI_API_KEY, save one with /login openai, add it to
+    ~/.pi/agent/auth.json, or configure apiKey in ~/.pi/agent/models.json`` (``sign in with /login
+    <provider>`` where the provider also has an account login; as pi says, ``/login`` takes either).
     """
     base = agent_dir if agent_dir is not None else paths.agent_dir()
     auth_file = _display_path(paths.auth_json_path(base))
     models_file = _display_path(paths.models_json_path(base))
     # Name the plain API-key variable first: it is what most users have.
     info = provider_info(provider)
+    login = f"/login {provider}"
     if info is not None and info.auth == "cloudflare":
         return (
-            f"No API key for {provider}: set {' and '.join(info.env)}, add them to {auth_file}, "
-            f"or configure apiKey in {models_file}"
+            f"No API key for {provider}: set {' and '.join(info.env)}, save them with {login}, add them to "
+            f"{auth_file}, or configure apiKey in {models_file}"
         )
     if info is not None and info.auth == "vertex":
         return (
             f"No credentials for {provider}: set GOOGLE_CLOUD_API_KEY, or use application-default credentials "
             "(GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth application-default login`) with "
-            f"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION; or add a key to {auth_file}"
+            f"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION; or set them up with {login} or add a key to "
+            f"{auth_file}"
         )
     if info is not None and info.auth == "bedrock":
         return (
             f"No AWS credentials for {provider}: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), "
             "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary keys), or "
-            f"AWS_PROFILE (a profile in ~/.aws/credentials); or add a key to {auth_file}"
+            f"AWS_PROFILE (a profile in ~/.aws/credentials); or set them up with {login} or add a key to "
+            f"{auth_file}"
         )
     if info is not None and info.auth == "oauth":
         # a subscription backend without API keys (openai-codex): only a login reaches it
         return (
-            f"No login for {provider}: it takes no API key; sign in with /login {provider} "
+            f"No login for {provider}: it takes no API key; sign in with {login} "
             f"(or pi-tui login {provider}), which stores the login in {auth_file}"
         )
     names = sorted(env_key_variables(provider), key=lambda n: (not n.endswith("_API_KEY"), n))
     if names:
         env_part = f"set {names[0]}" + (f" (or {', '.join(names[1:])})" if len(names) > 1 else "")
         if info is not None and info.login is not None:  # a subscription or account login works too
-            env_part += f", sign in with /login {provider}"
+            env_part += f", sign in with {login}"
+        elif info is not None and info.api_key_name is not None:  # /login saves the key
+            env_part += f", save one with {login}"
         return f"No API key for {provider}: {env_part}, add it to {auth_file}, or configure apiKey in {models_file}"
     return f"No API key for {provider}: add it to {auth_file} or configure apiKey in {models_file}"
 

@@ -357,7 +357,9 @@ def test_missing_key_message_names_env_var_and_both_files(agent_dir: Path) -> No
         "No API key for anthropic: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_OAUTH_TOKEN), sign in "
         "with /login anthropic, add it to ~/.pi/agent/auth.json, or configure apiKey in ~/.pi/agent/models.json"
     )
-    assert missing_key_message("openai").startswith("No API key for openai: set OPENAI_API_KEY, add it to")
+    assert missing_key_message("openai").startswith(
+        "No API key for openai: set OPENAI_API_KEY, save one with /login openai, add it to"
+    )
     assert missing_key_message("ollama", Path("/etc/pi")) == (
         "No API key for ollama: add it to /etc/pi/auth.json or configure apiKey in /etc/pi/models.json"
     )
