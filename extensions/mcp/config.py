@@ -415,11 +415,10 @@ def save_enabled(path: Path, name: str, enabled: bool) -> None:
     if out is None or decode_json(out.removeprefix("\ufeff")) != data:
         out = json.dumps(data, indent=_indent_of(text), ensure_ascii=False)
         out += "\n" if text.endswith("\n") else ""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
     try:
-        temp.write_text(out, encoding="utf-8")
-        os.chmod(temp, path.stat().st_mode & 0o7777)  # a 0600 file (it may hold tokens) stays 0600
-        os.replace(temp, path)
+        # Atomic and keeping the file's mode (a 0600 file, which may hold tokens, stays 0600) and links.
+        replace_file_bytes(path, out.encode("utf-8"))
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         raise ConfigError(f"{path}:1: cannot be written: {exc.strerror or exc}") from None

@@ -21,7 +21,6 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
@@ -191,15 +190,10 @@ class TokenStore:
         with self._locked():
             data = self._read()  # a malformed file raises here and is never overwritten
             change(data)
+            from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
             try:
-                fd, temp = tempfile.mkstemp(prefix=".mcp-oauth-", suffix=".tmp", dir=self.path.parent)  # 0600
+                # Atomic; a new file is 0600 (it holds tokens), an existing one keeps its mode.
+                replace_file_bytes(self.path, json.dumps(data, indent=2).encode("utf-8"), new_file_mode=0o600)
             except OSError as exc:
-                raise StoreError(f"{self.path}: cannot be written: {exc.strerror or exc}") from None
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(data, handle, indent=2)
-                os.replace(temp, self.path)
-            except OSError as exc:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
                 raise StoreError(f"{self.path}: cannot be written: {exc.strerror or exc}") from None

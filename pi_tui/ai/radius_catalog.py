@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 from .types import Model
 
-__all__ = ["GATEWAY", "STORE_FILE", "models_from_config", "refresh_radius_catalog", "stored_radius_models"]
+__all__ = [
+    "GATEWAY",
+    "STORE_FILE",
+    "models_from_config",
+    "refresh_radius_catalog",
+    "store_radius_models",
+    "stored_radius_models",
+]
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +98,6 @@ def refresh_radius_catalog(agent_dir: Path, token: str) -> int:
         OSError: the gateway could not be reached, refused, or answered something else than a config; or
             the store could not be written. The stored list is left as it was.
     """
-    from .auth_lock import hold_lock
     from .oauth._http import get_json
 
     answer = get_json(f"{GATEWAY}/v1/config", headers={"Authorization": f"Bearer {token}"})
@@ -102,12 +107,38 @@ def refresh_radius_catalog(agent_dir: Path, token: str) -> int:
     models = models_from_config(answer.body)
     if models is None:
         raise OSError(f"Invalid Radius config from {GATEWAY}")
+    store_radius_models(agent_dir, models)
+    return len(models)
+
+
+def store_radius_models(agent_dir: Path, models: list[dict[str, Any]]) -> None:
+    """Put ``models`` as Radius's list into ``models-store.json``, keeping the other providers' lists.
+
+    The file is read and replaced whole under the auth.json-style lock pi takes on it; the replace is
+    atomic (`pi_tui.util.atomic_file`), so a killed or failed write leaves the old file and no temporary.
+
+    Raises:
+        OSError: the store cannot be written, or holds something that is not a JSON object (it is then
+            left as it was, rather than replaced by a file without its other entries).
+    """
+    from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
+    from .auth_lock import hold_lock
+
     path = agent_dir / STORE_FILE
     agent_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     with hold_lock(path):
-        current = _read_store(path)
+        try:
+            text = path.read_text(encoding="utf-8").lstrip("\ufeff")
+        except FileNotFoundError:
+            text = ""
+        try:
+            current = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            raise OSError(
+                f"{path} is not valid JSON ({exc}); move it away to store the Radius models"
+            ) from None
+        if not isinstance(current, dict):
+            raise OSError(f"{path} does not hold a JSON object; move it away to store the Radius models")
         current[PROVIDER] = {"models": models, "checkedAt": int(time.time() * 1000)}
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(current, indent=2, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-    return len(models)
+        replace_file_bytes(path, json.dumps(current, indent=2, ensure_ascii=False).encode("utf-8"))

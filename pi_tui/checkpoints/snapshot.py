@@ -175,9 +175,13 @@ class Snapshotter:
         }
         try:
             self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.manifest_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, separators=(",", ":")), "utf-8")
-            os.replace(tmp, self.manifest_path)
+            from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
+            # A fresh temporary name per write (two pi-tuis snapshotting one project never share one),
+            # removed again should the write be killed.
+            replace_file_bytes(
+                self.manifest_path, json.dumps(data, separators=(",", ":")).encode(), durable=False
+            )
         except OSError:
             pass  # the manifest is a cache: the next snapshot hashes again
 

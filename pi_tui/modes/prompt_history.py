@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from pathlib import Path
 
 from pi_tui.util import json_safe
@@ -104,8 +103,9 @@ class PromptHistory:
 
     def _rewrite(self) -> None:
         assert self.path is not None
-        tmp = self.path.with_suffix(".jsonl.tmp")
+        from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
         lines = [json.dumps(t, ensure_ascii=False) + "\n" for t in self.entries]
-        tmp.write_text("".join(lines), encoding="utf-8")
-        os.replace(tmp, self.path)
+        # Atomic: a killed rewrite leaves the old history and a temporary file the next write removes.
+        replace_file_bytes(self.path, "".join(lines).encode("utf-8"), durable=False)
         self._lines_on_disk = len(lines)

@@ -105,12 +105,12 @@ class ProjectTrustStore:
                 else:
                     data[key] = decision
             text = json.dumps({k: data[k] for k in sorted(data)}, indent=2) + "\n"
-            tmp = self.path.with_name(f".trust.json.{os.getpid()}.tmp")
+            from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
             try:
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, self.path)
+                # Atomic, mode kept, a killed write's temporary file removed by the next write.
+                replace_file_bytes(self.path, text.encode("utf-8"))
             except OSError as exc:
-                tmp.unlink(missing_ok=True)
                 raise TrustStoreError(f"Cannot write the trust store {self.path}: {exc}") from exc
 
     @contextmanager

@@ -44,10 +44,19 @@ def import_session_file(source: str | os.PathLike[str], session_dir: Path) -> Pa
         return target
     stem, suffix = os.path.splitext(path.name)
     number = 1
-    partial = session_dir / f".{path.name}.{os.getpid()}.importing"
+    from pi_tui.util.atomic_file import lock_temp, new_temp_path, remove_stale_temps  # imports only
+
+    # The copy goes to a temporary file of `pi_tui.util.atomic_file`'s pattern and lock, so the one an
+    # import killed part way leaves behind is removed by a later import of the same name.
+    remove_stale_temps(target)
+    partial = new_temp_path(target)
     claimed: Path | None = None
     try:
-        shutil.copyfile(path, partial)
+        with path.open("rb") as original, open(partial, "xb") as copy:
+            lock_temp(copy.fileno())
+            shutil.copyfileobj(original, copy)
+            copy.flush()
+            os.fsync(copy.fileno())  # on disk before it takes a name: a session is the user's work
         while True:
             try:
                 with open(target, "xb"):  # claims a free name; never overwrites a session

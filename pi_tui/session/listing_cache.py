@@ -13,9 +13,9 @@ costs a full scan, never a wrong row, and failing to write it is ignored.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -111,16 +111,11 @@ class ListingCache:
         if not (self._dirty or gone):
             return
         data = json.dumps({"version": _VERSION, "rows": self._rows}, separators=(",", ":"))
-        try:
-            fd, temp = tempfile.mkstemp(dir=self.directory, prefix=".pi-tui-listing.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(data)
-            os.replace(temp, self.path)
-        except OSError:
-            try:
-                os.unlink(temp)
-            except (OSError, UnboundLocalError):
-                pass
+        from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
+        # A cache: not worth an fsync, but atomic, and a killed write's temporary file is removed later.
+        with contextlib.suppress(OSError):
+            replace_file_bytes(self.path, data.encode("utf-8"), durable=False)
 
 
 def _row_of(info: SessionInfo, point: ScanPoint, stat: os.stat_result) -> dict[str, Any]:
