@@ -540,7 +540,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         from .bridge import ask
         from .dialogs import ConfirmDialog
 
-        return bool(await ask(self, ConfirmDialog(other.message, other.question)))
+        return await ask(self, ConfirmDialog(other.message, other.question)) is True
 
     def _create_and_preload(self, trust: bool | None) -> Startup:
         """In the start-up thread: create the session, then import what `attach_startup` needs (the
@@ -624,7 +624,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
                 search=False,
             ),
         )
-        return dict(options).get(answer, False) if isinstance(answer, str) else False
+        return dict(options).get(answer, False) if answer is not None else False
 
     async def attach_startup(self, startup: Startup) -> None:
         """Bind a ready `Startup`: UI bridge, listeners, commands, history on screen, then warm up."""

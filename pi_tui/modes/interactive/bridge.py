@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from textual.screen import ModalScreen
 
@@ -18,14 +18,15 @@ if TYPE_CHECKING:
 __all__ = ["TuiBridge", "ask"]
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
-async def ask(app: App[Any], screen: ModalScreen[Any], timeout: float | None = None) -> Any:
+async def ask(app: App[R], screen: ModalScreen[T], timeout: float | None = None) -> T | None:
     """Push a modal screen and wait for its answer; None when ``timeout`` seconds pass first."""
     loop = asyncio.get_running_loop()
-    answer: asyncio.Future[Any] = loop.create_future()
+    answer: asyncio.Future[T | None] = loop.create_future()
 
-    def done(value: Any) -> None:
+    def done(value: T | None) -> None:
         if not answer.done():
             answer.set_result(value)
 
@@ -49,21 +50,18 @@ class TuiBridge:
         self.app = app
 
     async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
-        value = await ask(self.app, SelectDialog(title, list(options)), timeout)
-        return value if isinstance(value, str) else None
+        return await ask(self.app, SelectDialog(title, list(options)), timeout)
 
     async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
-        return bool(await ask(self.app, ConfirmDialog(title, message), timeout))
+        return await ask(self.app, ConfirmDialog(title, message), timeout) is True
 
     async def input(
         self, title: str, placeholder: str | None = None, *, timeout: float | None = None
     ) -> str | None:
-        value = await ask(self.app, InputDialog(title, placeholder), timeout)
-        return value if isinstance(value, str) else None
+        return await ask(self.app, InputDialog(title, placeholder), timeout)
 
     async def editor(self, title: str, prefill: str | None = None) -> str | None:
-        value = await ask(self.app, EditorDialog(title, prefill))
-        return value if isinstance(value, str) else None
+        return await ask(self.app, EditorDialog(title, prefill))
 
     def notify(self, message: str, level: str = "info") -> None:
         self.app.chat_notice(

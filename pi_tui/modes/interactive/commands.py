@@ -347,23 +347,21 @@ class CommandRouter:
                 self.app.chat_notice(f"Unknown thinking level {args!r}; levels: {', '.join(levels)}", "error")
                 return
             from .bridge import ask
-            from .dialogs import Saved
 
             current = levels.index(session.thinking) if session.thinking in levels else 0
-            answer = await ask(
-                self.app,
-                SelectDialog(
-                    "Thinking level",
-                    levels,
-                    message="Enter: this session · ctrl+s: also the default for new sessions",
-                    initial=current,
-                    saveable=True,
-                ),
+            dialog = SelectDialog(
+                "Thinking level",
+                levels,
+                values=levels,
+                message="Enter: this session · ctrl+s: also the default for new sessions",
+                initial=current,
+                saveable=True,
             )
+            answer = await ask(self.app, dialog)
             if answer is None:
                 return
-            if isinstance(answer, Saved):  # pi 0.84: Ctrl+S in the selector saves the default too
-                session.set_thinking_level(answer.value)
+            if dialog.saved:  # pi 0.84: Ctrl+S in the selector saves the default too
+                session.set_thinking_level(answer)
                 if session.settings is not None:
                     session.settings.set_default_thinking_level(session.thinking)
                 self.app.chat_status(f"Default thinking level: {session.thinking}")
@@ -408,7 +406,7 @@ class CommandRouter:
                 initial=marked.index(True) if True in marked else 0,
             ),
         )
-        if not isinstance(answer, int):
+        if answer is None:
             return
         choice = choices[answer]
         try:

@@ -6,8 +6,7 @@ Each dismisses with its answer (None when cancelled with Escape).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 from textual import events
 from textual.app import ComposeResult
@@ -22,7 +21,10 @@ if TYPE_CHECKING:
 
     from pi_tui.runtime.session_cwd import MissingSessionCwdError
 
-__all__ = ["ConfirmDialog", "EditorDialog", "InputDialog", "Saved", "SelectDialog", "ask_continue_in_cwd"]
+__all__ = ["ConfirmDialog", "EditorDialog", "InputDialog", "SelectDialog", "ask_continue_in_cwd"]
+
+V = TypeVar("V")
+R = TypeVar("R")
 
 _FRAME_CSS = """
     {name} {{ align: center middle; background: $pi-background 60%; }}
@@ -80,15 +82,9 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(value)
 
 
-@dataclass(frozen=True)
-class Saved:
-    """A `SelectDialog` answer given with Ctrl+S: use ``value`` and save it as the default."""
-
-    value: Any
-
-
-class SelectDialog(ModalScreen[Any]):
-    """Pick one of ``options`` (type to filter, Enter picks, Escape cancels)."""
+class SelectDialog(ModalScreen[V | None], Generic[V]):
+    """Pick one of ``options`` (type to filter, Enter picks, Escape cancels); the answer is the picked
+    option's value (the option itself without ``values``)."""
 
     DEFAULT_CSS = (
         _FRAME_CSS.format(name="SelectDialog")
@@ -106,12 +102,40 @@ class SelectDialog(ModalScreen[Any]):
     # Escape or Ctrl+C cancels, as in pi; Ctrl+C must beat the filter line's own copy key
     BINDINGS = [Binding("escape,ctrl+c", "cancel", "Cancel", show=False, priority=True)]
 
+    @overload
+    def __init__(
+        self: SelectDialog[str],
+        title: str,
+        options: Sequence[str],
+        *,
+        values: None = None,
+        message: str = "",
+        search: bool = True,
+        initial: int = 0,
+        saveable: bool = False,
+        search_keys: Sequence[str] | None = None,
+    ) -> None: ...
+
+    @overload
     def __init__(
         self,
         title: str,
         options: Sequence[str],
         *,
-        values: Sequence[Any] | None = None,
+        values: Sequence[V],
+        message: str = "",
+        search: bool = True,
+        initial: int = 0,
+        saveable: bool = False,
+        search_keys: Sequence[str] | None = None,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        values: Sequence[V] | None = None,
         message: str = "",
         search: bool = True,
         initial: int = 0,
@@ -120,18 +144,21 @@ class SelectDialog(ModalScreen[Any]):
     ) -> None:
         """``message`` is shown under the title; ``search=False`` leaves out the filter line (a question
         with a few fixed answers); ``initial`` is the option highlighted first (the current one). With
-        ``saveable``, Ctrl+S answers too, as `Saved` (pi's "save as default" key in its selectors).
+        ``saveable``, Ctrl+S answers too and sets `saved` (pi's "save as default" key in its selectors).
         ``search_keys`` (one per option) is what the filter matches instead of the shown text."""
         super().__init__()
         self.title_text = title
         self.message = message
         self.search = search
         self.options = list(options)
-        self.values = list(values) if values is not None else list(options)
+        # Without ``values`` the options are their own values (the first overload: V is str).
+        self.values: list[V] = list(values) if values is not None else list(options)  # type: ignore[arg-type]
         self._search_keys = list(search_keys) if search_keys is not None else self.options
         self._shown: list[int] = list(range(len(self.options)))
         self._initial = initial if 0 <= initial < len(self.options) else 0
         self._saveable = saveable
+        self.saved = False
+        """True when the answer was given with Ctrl+S: use it and save it as the default too."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -164,7 +191,7 @@ class SelectDialog(ModalScreen[Any]):
         options.highlighted = 0 if self._shown else None
         self.query_one("#no-match", Static).display = not self._shown  # an empty list says why
 
-    def chosen(self) -> Any:
+    def chosen(self) -> V | None:
         """The value of the highlighted option (None when nothing is shown)."""
         highlighted = self.query_one(OptionList).highlighted
         if highlighted is None or not self._shown:
@@ -176,7 +203,8 @@ class SelectDialog(ModalScreen[Any]):
         if event.key == "ctrl+s" and self._saveable:
             value = self.chosen()
             if value is not None:
-                self.dismiss(Saved(value))
+                self.saved = True
+                self.dismiss(value)
             event.stop()
             return
         if event.key in ("up", "down") and self._shown and self.search:  # else the list has the keys
@@ -261,10 +289,10 @@ class EditorDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-async def ask_continue_in_cwd(app: App[Any], gone: MissingSessionCwdError) -> bool:
+async def ask_continue_in_cwd(app: App[R], gone: MissingSessionCwdError) -> bool:
     """pi's "Session cwd not found" question, the one dialog for every place a session's recorded
     directory turns out to be gone (start-up, ``/resume``, ``/import``): True continues in the current
     directory; No, Escape or Ctrl+C answer False."""
     from .bridge import ask
 
-    return bool(await ask(app, ConfirmDialog("Session cwd not found", gone.question)))
+    return await ask(app, ConfirmDialog("Session cwd not found", gone.question)) is True

@@ -11,7 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVarTuple
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -32,9 +32,15 @@ from pi_tui.ai.oauth import (
 from pi_tui.ai.oauth.browser import open_in_browser
 from pi_tui.ai.oauth.types import Credential
 
+if TYPE_CHECKING:
+    from pi_tui.ai.model_registry import ModelRegistry
+
+    from ..app import PiApp
+
 __all__ = ["LoginScreen", "TuiInteraction", "open_login", "open_logout"]
 
 LoginFlow = Callable[[Interaction], Credential]
+Ts = TypeVarTuple("Ts")
 
 
 class TuiInteraction:
@@ -44,7 +50,7 @@ class TuiInteraction:
         self.screen = screen
         self.cancel = threading.Event()
 
-    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+    def _call(self, fn: Callable[[*Ts], object], *args: *Ts) -> None:
         try:
             self.screen.app.call_from_thread(fn, *args)
         except RuntimeError:  # the app is gone: nobody is watching any more
@@ -172,9 +178,9 @@ class LoginScreen(ModalScreen[Credential | None]):
     def _ask_select(self, prompt: AuthPrompt, answer: concurrent.futures.Future[str | None]) -> None:
         from ..dialogs import SelectDialog
 
-        def chosen(value: Any) -> None:
+        def chosen(value: str | None) -> None:
             if not answer.done():
-                answer.set_result(value if isinstance(value, str) else None)
+                answer.set_result(value)
 
         labels = [option.label for option in prompt.options]
         self.app.push_screen(
@@ -208,11 +214,11 @@ class LoginScreen(ModalScreen[Credential | None]):
 # --- the commands ----------------------------------------------------------------------------------
 
 
-def _api_key_providers(app: Any) -> list[tuple[str, str]]:
+def _api_key_providers(app: PiApp) -> list[tuple[str, str]]:
     """``(id, label)`` of every provider a key can be saved for, in catalog order."""
     from pi_tui.ai.catalog import provider_info
 
-    registry = app.session.registry
+    registry = app.require_session().registry
     out: list[tuple[str, str]] = []
     for provider in registry.providers() if registry is not None else []:
         info = provider_info(provider)
@@ -222,14 +228,14 @@ def _api_key_providers(app: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _status(app: Any, provider: str, method: str | None) -> str:
+def _status(app: PiApp, provider: str, method: str | None) -> str:
     """pi's status after a provider's name: configured (and from where), configured for the other
     method, or unconfigured. ``method`` is the list's (``oauth`` or ``api_key``; None: any)."""
     import os
 
     from pi_tui.ai.catalog import env_vars
 
-    registry = app.session.registry
+    registry = app.require_session().registry
     if registry is None:
         return ""
     entry = registry.auth.get(provider)
@@ -246,7 +252,7 @@ def _status(app: Any, provider: str, method: str | None) -> str:
     return f"✓ env: {source}" if source else "✓ configured"
 
 
-async def _choose(app: Any, title: str, items: list[tuple[str, str]], method: str | None) -> str | None:
+async def _choose(app: PiApp, title: str, items: list[tuple[str, str]], method: str | None) -> str | None:
     from ..bridge import ask
     from ..dialogs import SelectDialog
 
@@ -254,8 +260,7 @@ async def _choose(app: Any, title: str, items: list[tuple[str, str]], method: st
     labels = [f"{name} {_status(app, provider_id, method)}" for provider_id, name in items]
     ids = [provider_id for provider_id, _ in items]
     keys = [f"{label} {provider_id}" for label, provider_id in zip(labels, ids, strict=True)]
-    chosen = await ask(app, SelectDialog(title, labels, values=ids, search_keys=keys))
-    return chosen if isinstance(chosen, str) else None
+    return await ask(app, SelectDialog(title, labels, values=ids, search_keys=keys))
 
 
 def _match(ref: str, items: list[tuple[str, str]]) -> str | None:
@@ -266,7 +271,7 @@ def _match(ref: str, items: list[tuple[str, str]]) -> str | None:
     return None
 
 
-async def open_login(app: Any, args: str) -> None:
+async def open_login(app: PiApp, args: str) -> None:
     """``/login [provider]``: choose a method and a provider, run the login in a dialog, report."""
     from ..bridge import ask
     from ..dialogs import SelectDialog
@@ -317,16 +322,15 @@ async def open_login(app: Any, args: str) -> None:
         if provider is None:
             method = None
     assert method is not None
-    await _run_login(app, provider, method)
+    await _run_login(app, registry, provider, method)
 
 
-async def _run_login(app: Any, provider: str, method: str) -> None:
+async def _run_login(app: PiApp, registry: ModelRegistry, provider: str, method: str) -> None:
     from pi_tui.ai.catalog import provider_info
     from pi_tui.ai.oauth import get_oauth_provider
 
     from ..bridge import ask
 
-    registry = app.session.registry
     storage = registry.auth
     info = provider_info(provider)
     if method == "oauth":
@@ -356,8 +360,7 @@ async def _run_login(app: Any, provider: str, method: str) -> None:
         return
     registry.refresh()
     action = f"Logged in to {name}" if method == "oauth" else f"Saved API key for {name}"
-    session = app.session
-    current = session.model
+    current = app.require_session().model
     selected = ""
     if current is None or (current.provider != provider and not registry.has_auth(current.provider)):
         default = registry.default_model_for(provider)
@@ -370,7 +373,7 @@ async def _run_login(app: Any, provider: str, method: str) -> None:
     app.refresh_footer()
 
 
-async def open_logout(app: Any, args: str) -> None:
+async def open_logout(app: PiApp, args: str) -> None:
     """``/logout [provider]``: remove a stored login or API key (nothing is revoked at the provider)."""
     from pi_tui.ai.catalog import provider_info
 
