@@ -93,7 +93,8 @@ class JsonEventStream:
         self._announced_system = _path_has_system_message(session)
         self._ran = False
         self._start: dict[str, Any] | None = None  # the assistant's message_start, until its stream begins
-        self._run_messages: list[Any] = []  # messages announced since the (attempt's) agent_start
+        # The JSON of the messages announced since the (attempt's) agent_start: agent_end lists them.
+        self._run_messages: list[dict[str, object]] = []
         self._run_open = False  # an agent_start was sent and its agent_end was not
         self._reopen = False  # the run goes on after pi would have ended it: agent_start at the next turn
         self._gave_up: dict[str, Any] | None = None  # auto_retry_end of a failed chain, after agent_end

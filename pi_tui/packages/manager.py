@@ -19,13 +19,16 @@ import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pi_tui.resources.paths import CONFIG_DIR_NAME
 
 from . import git_ops, pip_ops
 from .errors import OfflineError, PackageError, PackageInstallError, PackageSourceError
 from .source import PackageSource, install_location, parse_source, settings_value
+
+if TYPE_CHECKING:
+    from pi_tui.resources.settings import SettingsManager
 
 __all__ = ["PackageEntry", "PackageManager", "Scope", "UpdateResult", "is_offline", "scope_label"]
 
@@ -41,6 +44,16 @@ def is_offline() -> bool:
 def scope_label(scope: Scope) -> str:
     """``"user"`` or ``"project"``, as pi names them."""
     return "user" if scope == "global" else "project"
+
+
+def _named_source(value: object) -> tuple[str, str | dict[str, Any]] | None:
+    """The source a stored ``packages`` value names and the value as `PackageEntry` holds it; None when
+    it names none (neither a string nor an object with a string ``source``)."""
+    if isinstance(value, str):
+        return value, value
+    if isinstance(value, dict) and isinstance(value.get("source"), str):
+        return value["source"], value
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +115,7 @@ class PackageManager:
     """
 
     def __init__(
-        self, settings: Any, *, offline: bool | None = None, progress: Progress | None = None
+        self, settings: SettingsManager, *, offline: bool | None = None, progress: Progress | None = None
     ) -> None:
         self.settings = settings
         self.cwd = Path(settings.cwd)
@@ -124,7 +137,7 @@ class PackageManager:
 
     # -- settings ---------------------------------------------------------------------------------
 
-    def _stored(self, scope: Scope) -> list[Any]:
+    def _stored(self, scope: Scope) -> list[object]:
         value = self.settings.scope_dict(scope).get("packages")
         return list(value) if isinstance(value, list) else []
 
@@ -133,16 +146,17 @@ class PackageManager:
         found: list[PackageEntry] = []
         root = self.scope_root(scope)
         for value in self._stored(scope):
-            raw = value.get("source") if isinstance(value, dict) else value
-            if not isinstance(raw, str):
+            named = _named_source(value)
+            if named is None:
                 self._problem(f"Ignoring a {scope_label(scope)} package entry without a source: {value!r}")
                 continue
+            raw, entry_value = named
             try:
                 source = parse_source(raw, root)
             except PackageSourceError as exc:
                 self._problem(f"Ignoring {scope_label(scope)} package: {exc}")
                 continue
-            found.append(PackageEntry(source, scope, value, install_location(source, root)))
+            found.append(PackageEntry(source, scope, entry_value, install_location(source, root)))
         return found
 
     def _problem(self, message: str) -> None:
@@ -153,7 +167,7 @@ class PackageManager:
         """The entry of ``scope`` that is the same package as ``source``."""
         return next((e for e in self.entries(scope) if e.source.identity == source.identity), None)
 
-    def _save(self, scope: Scope, values: list[Any]) -> None:
+    def _save(self, scope: Scope, values: list[object]) -> None:
         self.settings.set("packages", values, scope=scope)
         errors = self.settings.drain_errors()
         if errors:
@@ -250,16 +264,20 @@ class PackageManager:
             self._delete_install(entry.install_dir, scope)
         return entry
 
-    def _paired(self, scope: Scope) -> Iterable[tuple[Any, PackageEntry | None]]:
+    def _paired(self, scope: Scope) -> Iterable[tuple[object, PackageEntry | None]]:
         root = self.scope_root(scope)
         for value in self._stored(scope):
-            raw = value.get("source") if isinstance(value, dict) else value
+            named = _named_source(value)
+            if named is None:
+                yield value, None
+                continue
+            raw, entry_value = named
             try:
-                source = parse_source(raw, root) if isinstance(raw, str) else None
+                source = parse_source(raw, root)
             except PackageSourceError:
-                source = None
-            entry = PackageEntry(source, scope, value, install_location(source, root)) if source else None
-            yield value, entry
+                yield value, None
+                continue
+            yield value, PackageEntry(source, scope, entry_value, install_location(source, root))
 
     def _delete_install(self, folder: Path, scope: Scope) -> None:
         """Delete a managed install and the empty host/owner folders above it (never a local path)."""

@@ -13,9 +13,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported when a package is configured: start-up without packages stays light
+    from pi_tui.resources.settings import SettingsManager
+
     from .manager import PackageEntry, Scope
     from .manifest import PackageResources, ResourceKind
 
@@ -100,7 +102,7 @@ def _merged_resources(entry: PackageEntry) -> PackageResources:
 
 
 def resolve_packages(
-    settings: Any,
+    settings: SettingsManager,
     *,
     install_missing: bool = True,
     offline: bool | None = None,
@@ -155,7 +157,9 @@ def resolve_packages(
     return result
 
 
-def extension_provider(first: ResolvedPackages, settings: Callable[[], Any]) -> Callable[[], list[Path]]:
+def extension_provider(
+    first: ResolvedPackages, settings: Callable[[], SettingsManager]
+) -> Callable[[], list[Path]]:
     """What extension discovery calls for package extensions.
 
     The first call answers from ``first`` (the start-up resolution); later calls (``/reload``, a switch
