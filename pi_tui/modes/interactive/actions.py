@@ -65,8 +65,8 @@ class KeyActions:
         Args:
             model: The model to use from now on.
             thinking: The thinking level to set, or None to keep the current one (clamped).
-            announce: Add pi's "Model: …" status line to the chat; a caller that says so in its own
-                line (after a login) passes False.
+            announce: Add the "Model: <id>" status line pi shows after ``/model`` to the chat; a caller
+                that says so in its own line (Ctrl+P, a login, saving a default) passes False.
         """
         from pi_tui.ai.thinking import clamp_thinking_level
 
@@ -77,11 +77,16 @@ class KeyActions:
         else:
             session.set_thinking_level(clamp_thinking_level(model, session.thinking))
         if announce:
-            self.chat_status(
-                f"Model: {model.label}" + (f" (thinking: {session.thinking})" if model.reasoning else "")
-            )
+            self.chat_status(f"Model: {model.id}")
         self.router.note_subscription(model)
         self.refresh_footer()
+
+    def pick_model(self, model: Model, thinking: ThinkingLevel, saved: bool) -> None:
+        """The model picker's choice: switch to it and say so, as pi does ("Default model: provider/id"
+        when the user saved it as the default, else "Model: id")."""
+        self.switch_model(model, thinking, announce=not saved)
+        if saved:
+            self.chat_status(f"Default model: {model.label}")
 
     def action_cycle_model(self, step: int) -> None:
         from pi_tui.runtime.model_cycle import model_cycle
@@ -96,7 +101,11 @@ class KeyActions:
             self.chat_status("Only one model in scope" if cycle.scoped else "Only one model available")
             return
         target = cycle.next_index(session.model, step)
-        self.switch_model(models[target], cycle.levels[target])
+        chosen = models[target]
+        self.switch_model(chosen, cycle.levels[target], announce=False)
+        # As pi words it: the model's display name, and its level only when it thinks at all.
+        level = f" (thinking: {session.thinking})" if chosen.reasoning and session.thinking != "off" else ""
+        self.chat_status(f"Switched to {chosen.name or chosen.id}{level}")
 
     def action_cycle_thinking(self) -> None:
         from pi_tui.ai.thinking import available_thinking_levels

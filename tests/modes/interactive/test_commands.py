@@ -83,7 +83,7 @@ async def test_new_starts_an_empty_session_and_model_switches_by_name(
         assert not list(app.chat.query(UserBlock))
         assert any("New session started" in t for t in _notices(app))
         await submit_and_wait(pilot, app, "/model faux/faux-1")
-        await until(pilot, lambda: any(t.startswith("Model: faux/faux-1") for t in _notices(app)))
+        await until(pilot, lambda: any(t == "Model: faux-1" for t in _notices(app)))
         await submit_and_wait(pilot, app, "/thinking high")
         assert app.session.thinking == "high" and app.footer.state.thinking == "high"
         assert "-thinking-high" in app.editor.classes
@@ -110,7 +110,7 @@ async def test_model_with_a_partial_name_opens_the_picker_on_it_instead_of_guess
         await submit_and_wait(
             pilot, app, "/model FAUX/faux-1"
         )  # an exact reference switches at once, any case
-        await until(pilot, lambda: any(t.startswith("Model: faux/faux-1") for t in _notices(app)))
+        await until(pilot, lambda: any(t == "Model: faux-1" for t in _notices(app)))
 
 
 async def test_thinking_picker_starts_on_the_current_level_and_ctrl_s_saves_it_as_default(
@@ -353,6 +353,51 @@ async def test_ctrl_p_cycles_the_models_scope_given_on_the_command_line(
             seen.append(app.session.model.label)
         # as pi: a model outside the scope counts as its first, so the first step lands on the second
         assert seen == ["p-one/one", "p-three/three", "p-one/one"]
+
+
+async def test_ctrl_p_says_switched_to_the_models_name_and_its_thinking_level_as_pi_does(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    model = {"contextWindow": 100_000, "maxTokens": 4096}
+    providers = {
+        "p-one": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",
+                  "models": [{"id": "one", "name": "One Model", **model}]},
+        "p-two": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",
+                  "models": [{"id": "two", "reasoning": True, **model}]},
+        "p-three": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",
+                    "models": [{"id": "three", "reasoning": True, **model}]},
+    }  # fmt: skip
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+    scope = ["p-one/one", "p-two/two:medium", "p-three/three:off"]
+    (agent_dir / "settings.json").write_text(json.dumps({"enabledModels": scope}))
+    app = make_app(tmp_path, agent_dir, FauxScript(), ["--model", "p-one/one"])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        said = []
+        for label in ("p-two/two", "p-three/three", "p-one/one"):
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda label=label: app.session.model.label == label)  # type: ignore[misc]
+            said.append(_notices(app)[-1])
+        # the model's name (else its id); the level only for a reasoning model thinking at all
+        assert said == ["Switched to two (thinking: medium)", "Switched to three", "Switched to One Model"]
+        await submit_and_wait(pilot, app, "/model p-two/two")
+        await until(pilot, lambda: _notices(app)[-1] == "Model: two")  # /model names the id alone
+
+
+async def test_saving_a_default_in_the_model_picker_says_so_in_the_chat_as_pi_does(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.screens.model_screen import ModelScreen
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit(pilot, app, "/model faux")
+        await until(pilot, lambda: isinstance(app.screen, ModelScreen))
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, ModelScreen))
+        await until(pilot, lambda: bool(_notices(app)) and _notices(app)[-1] == "Default model: faux/faux-1")
+        assert not any(t.startswith("Model: ") for t in _notices(app))  # one line says it all
 
 
 def _fake_xclip(bin_dir: Path, image: bytes | None) -> None:

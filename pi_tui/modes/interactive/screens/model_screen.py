@@ -126,13 +126,13 @@ class ModelScreen(SearchListScreen[Model]):
         models: list[Model],
         query: str = "",
         *,
-        switch: Callable[[Model, ThinkingLevel], None] | None = None,
+        switch: Callable[[Model, ThinkingLevel, bool], None] | None = None,
     ) -> None:
         super().__init__()
         self.session = session
         self._switch = switch
-        """Switches the session's model and level and tells the user (`PiApp.switch_model`); without
-        it the picker only switches the session."""
+        """Switches the session's model and level and tells the user, who saved it as the default when the
+        last argument is true (`PiApp.pick_model`); without it the picker only switches the session."""
         self.models = models
         self.scoped = scoped_labels(session, models)
         self.view: Literal["all", "scoped"] = "all"
@@ -278,16 +278,16 @@ class ModelScreen(SearchListScreen[Model]):
         if model is None:
             return
         level = self._level_for(model)
-        if self._switch is not None:
-            self._switch(model, level)
-        else:
-            self.session.set_model(model, source="set")
-            self.session.set_thinking_level(level)
-        if save and self.session.settings is not None:
+        saved = save and self.session.settings is not None
+        if saved and self.session.settings is not None:
             self.session.settings.set_default_model(model.provider, model.id)
             if model.reasoning:
                 self.session.settings.set_default_thinking_level(level)
-            self.app.notify(f"Default model: {model.label}")
+        if self._switch is not None:
+            self._switch(model, level, saved)
+        else:
+            self.session.set_model(model, source="set")
+            self.session.set_thinking_level(level)
         self.app.pop_screen()
 
 
@@ -303,5 +303,5 @@ async def open_model(app: PiApp, args: str) -> None:
     from pi_tui.modes.interactive.app import PiApp
 
     # The screens run on any app with a session (tests use a small host); only PiApp tells the user.
-    switch = app.switch_model if isinstance(app, PiApp) else None
+    switch = app.pick_model if isinstance(app, PiApp) else None
     await app.push_screen(ModelScreen(session, models, args, switch=switch))
