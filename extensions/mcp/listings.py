@@ -1,4 +1,5 @@
-"""The SDK session's listings of a server's tools, prompts and resources, as the extension's records."""
+"""The SDK session's listings of a server's tools, prompts and resources, as the extension's records; a
+filled prompt and a read resource as text."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from .records import PromptInfo, ToolInfo
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
+    from mcp_types import GetPromptResult, ReadResourceResult
 
-__all__ = ["list_prompts", "list_resources", "list_tools"]
+__all__ = ["list_prompts", "list_resources", "list_tools", "prompt_text", "resource_text"]
 
 
 async def list_tools(session: ClientSession, server: str) -> list[ToolInfo]:
@@ -62,3 +64,30 @@ async def list_resources(session: ClientSession) -> list[tuple[str, str]]:
                 return found
     except Exception:  # a server that announces resources but cannot list them: none to complete
         return found
+
+
+def prompt_text(result: GetPromptResult) -> str:
+    """A filled prompt's text: its messages' text, one after another (other content named, not inlined)."""
+    from mcp_types import EmbeddedResource, TextContent, TextResourceContents
+
+    texts = []
+    for message in result.messages:
+        content = message.content
+        if isinstance(content, TextContent):
+            texts.append(content.text)
+        elif isinstance(content, EmbeddedResource) and isinstance(content.resource, TextResourceContents):
+            texts.append(content.resource.text)
+        else:  # an image, audio, a binary resource or a link: named, not inlined
+            texts.append(f"[{content.type}]")
+    return "\n\n".join(texts)
+
+
+def resource_text(result: ReadResourceResult) -> str:
+    """A read resource's text (binary parts named, not decoded)."""
+    from mcp_types import TextResourceContents
+
+    parts = [
+        item.text if isinstance(item, TextResourceContents) else f"[binary {item.mime_type or 'data'}]"
+        for item in result.contents
+    ]
+    return "\n".join(parts)

@@ -7,7 +7,7 @@ tool's own task through the session. A stdio server is spawned by ``stdio.py`` b
 so its start-up overlaps whatever is left of the SDK's load, and is sent ``initialize`` at once
 (``handshake.py``); while the SDK is not loaded yet, the rest of its first exchange up to the first call's
 answer is plain JSON-RPC too (``firstcall.py``), and the SDK's session takes the pipes over after it. HTTP
-and SSE use the SDK's transports. A server's stderr goes to a log file (never to
+and SSE use the SDK's transports (``transports.py`` opens each kind). A server's stderr goes to a log file (never to
 pi-tui's stdout or stderr, so ``--mode json``/``rpc`` stay clean); ``/mcp logs NAME`` shows its tail.
 
 Statuses: ``lazy`` (not started; starts on first use), ``starting``, ``connected``, ``failed`` (with the
@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.extensions.api import kill_group_with_pi_tui
-
-from . import firstcall, handshake, listings, sdk, stdio
+from . import firstcall, handshake, listings, sdk, stdio, transports
 from .config import ServerConfig
 from .records import McpCallError, PromptInfo, ToolInfo, tokens_of
 from .roots import RootsWatch
@@ -45,7 +42,6 @@ __all__ = ["McpCallError", "PromptInfo", "ToolInfo", "Server", "ServerPool", "to
 
 START_TIMEOUT = 30.0  # seconds for spawn + initialize + tools/list
 LOG_TAIL = 20
-_NULL_HANDLER = logging.NullHandler()
 _CONNECTION_CLOSED = -32000  # the JSON-RPC error code the SDK gives a request whose connection closed
 
 
@@ -323,43 +319,14 @@ class Server:
             early = await exchange if exchange is not None else None
             session = await self._sdk_on(stack, process, early.rest if early is not None else b"")
             return session, early if early and early.answer else None
-        else:
-            sdk.prefetch_when_loaded([cfg.transport])
-            await sdk.loaded([cfg.transport])
-            # The SDK logs a server's bad output with tracebacks; with no handler of its own, Python would
-            # print them on stderr, over the TUI. A null handler keeps them to whoever configures logging.
-            logging.getLogger("mcp").addHandler(_NULL_HANDLER)
-            if cfg.transport == "sse":
-                from mcp.client.sse import sse_client
-
-                read, write = await stack.enter_async_context(
-                    sse_client(cfg.url or "", headers=cfg.headers or None, auth=self._oauth())
-                )
-            else:
-                from mcp.client.streamable_http import streamable_http_client
-                from mcp.shared._httpx_utils import create_mcp_http_client
-
-                client = await stack.enter_async_context(
-                    create_mcp_http_client(headers=cfg.headers or None, auth=self._oauth())
-                )
-                read, write = await stack.enter_async_context(
-                    streamable_http_client(cfg.url or "", http_client=client)
-                )
-        return await self._session_on(stack, (read, write)), None
+        sdk.prefetch_when_loaded([cfg.transport])
+        await sdk.loaded([cfg.transport])
+        streams = await transports.http_streams(stack, cfg, self._oauth())
+        return await self._session_on(stack, streams), None
 
     async def _spawn(self, stack: contextlib.AsyncExitStack) -> asyncio.subprocess.Process:
         """The stdio server's process, its stderr to the log, stopped when ``stack`` closes."""
-        cfg = self.config
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        errlog = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
-        process = await stdio.spawn(cfg.command or "", list(cfg.args), cfg.env or None,
-                                    cfg.cwd or str(self.root), errlog)  # fmt: skip
-        # SIGKILLed with pi-tui, should pi-tui die without closing it. Registered from a thread, off the
-        # way to the first call (the first registration starts the watchdog process).
-        watched = asyncio.ensure_future(asyncio.to_thread(kill_group_with_pi_tui, process.pid))
-        stack.push_async_callback(_forget_when_registered, watched)
-        stack.push_async_callback(stdio.stop_process, process)
-        return process
+        return await transports.spawn_logged(stack, self.config, self.root, self.log_path)
 
     async def _sdk_on(self, stack: contextlib.AsyncExitStack, process: asyncio.subprocess.Process,
                       already_read: bytes) -> ClientSession:  # fmt: skip
@@ -372,13 +339,7 @@ class Server:
         return await self._session_on(stack, streams)
 
     async def _session_on(self, stack: contextlib.AsyncExitStack, streams: TransportStreams) -> ClientSession:
-        read, write = streams
-        from mcp.client.session import ClientSession  # imported by now (sdk.loaded), without the server half
-        from mcp_types import Implementation
-
-        session = ClientSession(read, write, message_handler=self._on_message, list_roots_callback=self._list_roots,
-                                client_info=Implementation.model_validate(handshake.CLIENT_INFO))  # fmt: skip
-        return await stack.enter_async_context(session)
+        return await transports.session_on(stack, streams, self._on_message, self._list_roots)
 
     def _garbage(self, line: str) -> None:
         """A stdout line that is not JSON-RPC: fails a start at once (afterwards the line is skipped)."""
@@ -404,18 +365,7 @@ class Server:
             result = await asyncio.wait_for(session.get_prompt(name, arguments), self.config.timeout)
         except Exception as exc:
             raise McpCallError(f'MCP server "{self.name}": prompt {name} failed: {_describe(exc)}') from None
-        from mcp_types import EmbeddedResource, TextContent, TextResourceContents
-
-        texts = []
-        for message in result.messages:
-            content = message.content
-            if isinstance(content, TextContent):
-                texts.append(content.text)
-            elif isinstance(content, EmbeddedResource) and isinstance(content.resource, TextResourceContents):
-                texts.append(content.resource.text)
-            else:  # an image, audio, a binary resource or a link: named, not inlined
-                texts.append(f"[{content.type}]")
-        return "\n\n".join(texts)
+        return listings.prompt_text(result)
 
     async def refresh_tools(self) -> None:
         """List the tools again if connected (a tool asked for by name may have appeared since)."""
@@ -431,13 +381,7 @@ class Server:
             result = await asyncio.wait_for(session.read_resource(uri), self.config.timeout)
         except Exception as exc:
             raise McpCallError(f'MCP server "{self.name}": reading {uri} failed: {_describe(exc)}') from None
-        from mcp_types import TextResourceContents
-
-        parts = [
-            item.text if isinstance(item, TextResourceContents) else f"[binary {item.mime_type or 'data'}]"
-            for item in result.contents
-        ]
-        return "\n".join(parts)
+        return listings.resource_text(result)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         from mcp_types import ToolListChangedNotification
@@ -600,12 +544,6 @@ async def _end(task: asyncio.Task[None] | None, stop: asyncio.Event | None) -> N
     task.cancel()
     with contextlib.suppress(BaseException):
         await task
-
-
-async def _forget_when_registered(registered: asyncio.Future[Callable[[], None]]) -> None:
-    """Unregister a process group from the watchdog once it has ended (and once it was registered)."""
-    forget = await asyncio.shield(registered)
-    forget()
 
 
 def _connection_lost(exc: BaseException) -> bool:
