@@ -110,6 +110,10 @@ def build_cwd_services(
             reasoning_level=current.thinking,
         )
 
+    # the read tool tells a model without image input that an image it read is left out (as pi)
+    def model_takes_images() -> bool:
+        return not session_box or "image" in session_box[0].model.input
+
     sandbox, escalate = make_sandbox(settings, cwd, agent_dir, args.sandbox, session_box)
     sandbox_notice = sandbox.startup_notice(
         probe=False
@@ -124,5 +128,6 @@ def build_cwd_services(
         command_env=command_env,
         sandbox=sandbox,
         escalate=escalate,
+        model_takes_images=model_takes_images,
     )
     return CwdServices(cwd, settings, packages, resources, checkpointer, sandbox, tools)

@@ -86,6 +86,7 @@ def create_coding_tools(
     command_env: Callable[[], Mapping[str, str]] | None = None,
     sandbox: CommandSandbox | None = None,
     escalate: EscalateFn | None = None,
+    model_takes_images: Callable[[], bool] | None = None,
 ) -> dict[str, AgentTool]:
     """All seven built-in tools bound to ``cwd``, keyed by name in `ALL_TOOL_NAMES` order.
 
@@ -99,10 +100,17 @@ def create_coding_tools(
         command_env: Extra variables for bash commands, read per command (see `agent_command_env`).
         sandbox: The OS sandbox bash commands run in (None: unsandboxed).
         escalate: Asked when the sandbox refused something (see `create_bash_tool`).
+        model_takes_images: Whether the current model accepts images, asked per read (see
+            `create_read_tool`).
     """
     cwd = Path(cwd)
     return {
-        "read": create_read_tool(cwd, image_resizer=image_resizer, auto_resize_images=auto_resize_images),
+        "read": create_read_tool(
+            cwd,
+            image_resizer=image_resizer,
+            auto_resize_images=auto_resize_images,
+            model_takes_images=model_takes_images,
+        ),
         "bash": create_bash_tool(
             cwd,
             shell_path=shell_path,

@@ -51,6 +51,9 @@ STREAMED_TEXT_BYTES = 8 * 1024 * 1024
 """Text files larger than this are read in chunks, keeping only the lines shown."""
 
 _IMAGE_OMITTED = "[Image omitted: could not be resized below the inline image size limit.]"
+NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
+"""Added to an image's note when the current model takes no images (pi's words): the request will carry
+a placeholder instead of the picture, and this says why."""
 
 
 def create_read_tool(
@@ -58,6 +61,7 @@ def create_read_tool(
     *,
     image_resizer: ImageResizer | None = None,
     auto_resize_images: bool = True,
+    model_takes_images: Callable[[], bool] | None = None,
 ) -> AgentTool:
     """Build the read tool for ``cwd``.
 
@@ -65,6 +69,8 @@ def create_read_tool(
         cwd: Directory relative paths start from.
         image_resizer: Fits images into the model's limits; without one images are sent as they are.
         auto_resize_images: pi's ``images.autoResize`` setting; off sends images untouched.
+        model_takes_images: Asked per read: whether the current model accepts image input; when it
+            says no, an image's note says the image will be left out (None: assume it does).
     """
 
     async def execute(
@@ -74,7 +80,10 @@ def create_read_tool(
         offset = opt_int_arg(params, "offset")
         limit = opt_int_arg(params, "limit")
         resizer = image_resizer if auto_resize_images else None
-        return await run_blocking(lambda: read_file_result(cwd, path, offset, limit, resizer), signal)
+        vision = model_takes_images() if model_takes_images is not None else True
+        return await run_blocking(
+            lambda: read_file_result(cwd, path, offset, limit, resizer, model_takes_images=vision), signal
+        )
 
     return AgentTool(
         name="read",
@@ -88,9 +97,17 @@ def create_read_tool(
 
 
 def read_file_result(
-    cwd: Path, path: str, offset: int | None, limit: int | None, resizer: ImageResizer | None = None
+    cwd: Path,
+    path: str,
+    offset: int | None,
+    limit: int | None,
+    resizer: ImageResizer | None = None,
+    *,
+    model_takes_images: bool = True,
 ) -> ToolResult:
-    """Do the whole read synchronously (run it off the event loop). Raises `ToolError` on failure."""
+    """Do the whole read synchronously (run it off the event loop). Raises `ToolError` on failure.
+
+    ``model_takes_images`` False adds `NON_VISION_NOTE` to an image's note."""
     absolute = resolve_read_path(path, cwd)
     with _guarded(absolute):
         _check_readable(absolute)
@@ -105,7 +122,7 @@ def read_file_result(
                 return _streamed_text_result(file, path, offset, limit)
             data = head + file.read()
     if mime_type is not None:
-        return _image_result(data, mime_type, resizer)
+        return _image_result(data, mime_type, resizer, None if model_takes_images else NON_VISION_NOTE)
     return _text_result(data.decode("utf-8", errors="replace"), path, offset, limit)
 
 
@@ -128,22 +145,26 @@ def _check_readable(absolute: Path) -> None:
         raise ToolError("EISDIR: illegal operation on a directory, read")
 
 
-def _image_result(data: bytes, mime_type: str, resizer: ImageResizer | None) -> ToolResult:
+def _image_result(
+    data: bytes, mime_type: str, resizer: ImageResizer | None, extra_note: str | None
+) -> ToolResult:
     note = f"Read image file [{mime_type}]"
+    tail = f"\n{extra_note}" if extra_note else ""
     if resizer is None:
         return ToolResult(
             content=[
-                TextContent(text=note),
+                TextContent(text=note + tail),
                 ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type),
             ]
         )
     resized = resizer(data, mime_type)
     if resized is None:
-        return ToolResult(content=[TextContent(text=f"{note}\n{_IMAGE_OMITTED}")])
+        return ToolResult(content=[TextContent(text=f"{note}\n{_IMAGE_OMITTED}{tail}")])
     text = f"Read image file [{resized.mime_type}]"
     dimension_note = format_dimension_note(resized)
     if dimension_note:
         text += f"\n{dimension_note}"
+    text += tail
     return ToolResult(
         content=[
             TextContent(text=text),
