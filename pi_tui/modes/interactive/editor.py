@@ -10,10 +10,9 @@ from dataclasses import dataclass
 
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.document._document import EditResult
-from textual.document._edit import Edit
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Edit, EditResult
 
 from pi_tui.modes.prompt_history import PromptHistory
 
