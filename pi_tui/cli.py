@@ -126,8 +126,8 @@ def _list_models(args: Args) -> int:
     from pi_tui.ai.model_resolver import list_models_table
 
     registry = ModelRegistry()
-    for problem in getattr(registry, "errors", []):
-        _err(str(problem))
+    for problem in registry.errors:
+        _err(problem)
     models = registry.available_models()
     if not models:
         from pi_tui.ai.no_model import KEY_HINT

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
-__all__ = ["CheckpointLimits"]
+__all__ = ["CheckpointLimits", "SettingsSource"]
+
+
+class SettingsSource(Protocol):
+    """What the limits are read from: the session's `SettingsManager` (a layer this one may not import)."""
+
+    def get(self, key: str, default: object = None) -> object:
+        """The merged value of a top-level setting, or ``default``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +38,9 @@ class CheckpointLimits:
     budget_mb: int = 512
 
     @classmethod
-    def from_settings(cls, settings: Any) -> CheckpointLimits:
+    def from_settings(cls, settings: SettingsSource | None) -> CheckpointLimits:
         """Read ``settings.get("checkpoints")``; bad values fall back to the defaults."""
-        raw = settings.get("checkpoints", {}) if settings is not None and hasattr(settings, "get") else {}
+        raw = settings.get("checkpoints", {}) if settings is not None else {}
         if not isinstance(raw, dict):
             return cls()
         defaults = cls()

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .limits import CheckpointLimits
+from .limits import CheckpointLimits, SettingsSource
 from .store import BlobStore
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class Checkpointer:
         self._snap_lock = threading.Lock()
 
     @classmethod
-    def for_settings(cls, cwd: Path, settings: Any, agent_dir: Path | None = None) -> Checkpointer:
+    def for_settings(cls, cwd: Path, settings: SettingsSource | None, agent_dir: Path | None = None) -> Checkpointer:
         if agent_dir is None:
             from pi_tui.ai.paths import agent_dir as default_agent_dir
 

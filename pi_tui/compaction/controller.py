@@ -465,13 +465,12 @@ class CompactionController:
                 if isinstance(answer, dict):
                     if answer.get("cancel"):
                         raise CompactionCancelled("Navigation cancelled")
-                    for key, attr in (
-                        ("customInstructions", "custom_instructions"),
-                        ("replaceInstructions", "replace_instructions"),
-                        ("label", "label"),
-                    ):
-                        if key in answer:
-                            setattr(prep, attr, answer[key])
+                    if "customInstructions" in answer:
+                        prep.custom_instructions = answer["customInstructions"]
+                    if "replaceInstructions" in answer:
+                        prep.replace_instructions = answer["replaceInstructions"]
+                    if "label" in answer:
+                        prep.label = answer["label"]
                     supplied = answer.get("summary")
                     if isinstance(supplied, dict) and isinstance(supplied.get("summary"), str):
                         details = supplied.get("details")

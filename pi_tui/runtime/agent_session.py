@@ -465,7 +465,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         for task in self._abortable_tasks:
             self._aborted_tasks.add(task)
             task.cancel()
-        if self.extensions is not None and hasattr(self.extensions, "abort_hooks"):
+        if self.extensions is not None:
             self.extensions.abort_hooks()  # a context/tool_call/tool_result/message handler that hangs
         self.agent.abort()
         self.compaction.abort()

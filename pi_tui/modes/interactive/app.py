@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pi_tui.runtime.factory import Startup
     from pi_tui.runtime.session_cwd import MissingSessionCwdError, SessionInOtherProjectError
 
+    from .adapter import ChatAdapter
     from .blocks import NoticeBlock
     from .signal_wakeup import SignalWakeup
 
@@ -189,6 +190,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         """Theme files and folders the session adds (`theme.session_theme_paths`), known once it is ready."""
         self._startup_error: str | None = None
         self.startup: Startup | None = None
+        self.adapter: ChatAdapter | None = None
+        """The listener that draws the session's events, once the session is attached."""
         self.ready = asyncio.Event()
         self.first_frame_at: float | None = None
         self.history = PromptHistory.for_project(cwd, agent_dir) if agent_dir else PromptHistory(None)
@@ -882,7 +885,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
             items = with_cache_miss_notices(items, session.model.cost.cache_read)
         self.chat.load(items)
-        if hasattr(self, "adapter"):
+        if self.adapter is not None:
             self.adapter.reset()
         self.refresh_footer()
 

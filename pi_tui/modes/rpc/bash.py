@@ -34,7 +34,7 @@ class BashRun:
 
     async def _from_extension(self) -> BashExecutionMessage | None:
         ext = self.session.extensions
-        if ext is None or not hasattr(ext, "emit_user_bash"):
+        if ext is None:
             return None
         answer = await ext.emit_user_bash(self.command, self.exclude, str(self.session.cwd))
         result = answer.get("result") if isinstance(answer, dict) else None
