@@ -500,6 +500,14 @@ class SessionManager:
                 else ""
             )
             raise SessionError(f"Could not write to session file {self._path}: {exc}{kept}") from exc
+        failed = self._file.take_sync_error() if self._file is not None else None
+        if failed is not None:
+            # The entry is written; the disk refused to confirm earlier lines, which were written again.
+            raise SessionError(
+                f"The disk did not confirm writing session file {self._path} ({failed}); the entries since the"
+                " last confirmed write were written again from memory and are retried until the disk takes"
+                " them. Check the disk (free space, errors) before relying on this session."
+            )
         return entry
 
     def _write_unsaved(self) -> None:

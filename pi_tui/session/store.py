@@ -7,6 +7,10 @@
   step of the agent waits for the disk; small bookkeeping entries (labels, names, model changes, custom
   state) ride on the next fsync. `sync` and `close` wait until everything written is on disk.
 - A failed write (disk full) is cut back off, so the file never keeps half a line.
+- A failed fsync is not trusted to be reported twice: Linux drops the pages it could not write and a later
+  fsync succeeds without them. So every line written since the last good fsync is kept in memory until an
+  fsync covers it; after a failure those lines are written again at their places (`take_sync_error`
+  tells the owner once, who tells the user), and fsync'ed with the next line, until the disk takes them.
 - Before the first append to an existing file, a last line without its newline gets one: an incomplete
   line (a torn write) then stays in the file as a line that every load skips (pi does the same), so the
   new entry never glues onto it and no byte is cut off.
@@ -100,6 +104,52 @@ class _Syncer:
         self._busy = False
         self._thread: threading.Thread | None = None
         self.failures = 0
+        # (offset, bytes) written since the last fsync started, and those whose fsync failed: kept until
+        # an fsync covers them, so that they can be written again.
+        self._written: list[tuple[int, bytes]] = []
+        self._lost: list[tuple[int, bytes]] = []
+        self._lost_dir: Path | None = None
+        self._failing = False  # the last fsync failed (a new failure after a success is reported again)
+        self._error: OSError | None = None  # a failure not yet taken by the owner
+
+    def note(self, offset: int, data: bytes) -> None:
+        """Remember that ``data`` was written at ``offset``, until an fsync started after it succeeds."""
+        with self._cond:
+            self._written.append((offset, data))
+
+    def take_lost(self) -> tuple[list[tuple[int, bytes]], Path | None]:
+        """What failed fsyncs did not make durable (the chunks and a directory), forgotten here."""
+        with self._cond:
+            lost, directory = self._lost, self._lost_dir
+            self._lost, self._lost_dir = [], None
+            return lost, directory
+
+    def give_back(self, lost: list[tuple[int, bytes]], directory: Path | None) -> None:
+        """Put back what `take_lost` gave when it could not be written again."""
+        with self._cond:
+            self._lost[:0] = lost
+            self._lost_dir = self._lost_dir or directory
+
+    def take_error(self) -> OSError | None:
+        """The failure of an fsync, once per run of failures (None when there is nothing new to tell)."""
+        with self._cond:
+            error, self._error = self._error, None
+            return error
+
+    def forget(self) -> None:
+        """Drop what is kept for rewriting (the descriptor is closed, or another file took the name)."""
+        with self._cond:
+            self._written, self._lost, self._lost_dir = [], [], None
+
+    def fsync_now(self, fd: int) -> None:
+        """fsync ``fd`` in the caller's thread (after `wait`), with the bookkeeping of the background one.
+
+        Raises:
+            OSError: the fsync failed; what it covered is kept for writing again.
+        """
+        with self._cond:
+            chunks, self._written = self._written, []
+        self._synced(fd, None, chunks)
 
     def request(self, fd: int, directory: Path | None = None) -> None:
         """fsync ``fd`` soon (and then ``directory``, when a file was created or renamed in it)."""
@@ -129,17 +179,35 @@ class _Syncer:
                     return
                 self._fd = self._dir = None
                 self._busy = True
+                chunks, self._written = self._written, []
             try:
-                os.fsync(fd)
-                if directory is not None:
-                    _fsync_dir(directory)
-            except OSError as exc:  # the data is written; only its durability is in doubt, say so
-                self.failures += 1
-                log.warning("fsync of a session file failed: %s", exc)
+                self._synced(fd, directory, chunks)
+            except OSError:
+                pass  # kept for writing again and reported through `take_error`
             finally:
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
+
+    def _synced(self, fd: int, directory: Path | None, chunks: list[tuple[int, bytes]]) -> None:
+        try:
+            os.fsync(fd)
+            if directory is not None:
+                _fsync_dir(directory)
+        except OSError as exc:
+            # Only the durability of written lines is in doubt, but the kernel will not say so again:
+            # keep them for writing again, and have the owner tell the user once.
+            with self._cond:
+                self.failures += 1
+                self._lost.extend(chunks)
+                self._lost_dir = self._lost_dir or directory
+                if not self._failing:
+                    self._error = exc
+                self._failing = True
+            log.warning("fsync of a session file failed: %s", exc)
+            raise
+        with self._cond:
+            self._failing = False
 
 
 class SessionFile:
@@ -233,6 +301,7 @@ class SessionFile:
         old, self._fd = self._fd, fd
         with contextlib.suppress(OSError):
             os.fsync(old)
+        self._syncer.forget()  # offsets in the old file: nothing to write again in the new one
         os.close(old)
         self._size = -1  # unknown: `_check_external` looks at the new file's end before the next line
         return True
@@ -260,8 +329,52 @@ class SessionFile:
             self._cut_partial(before, data)
             raise
         self._size = before + len(data) if before >= 0 else os.fstat(self._fd).st_size
+        self._syncer.note(self._size - len(data), data)
         if durable:
             self._syncer.request(self._fd, directory)
+
+    def _write_lost(self, *, soon: bool = True) -> None:
+        """Write again, at their places, the bytes a failed fsync did not make durable, and (``soon``) have
+        them fsync'ed in the background (else the caller fsyncs them).
+
+        Raises:
+            OSError: they could not be written (they are kept for the next try).
+        """
+        lost, directory = self._syncer.take_lost()
+        if not lost and directory is None:
+            return
+        assert self._fd is not None
+        try:
+            # A second descriptor without O_APPEND: on Linux a positioned write to an O_APPEND one appends.
+            fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            self._syncer.give_back(lost, directory)
+            raise
+        try:
+            named, held = os.fstat(fd), os.fstat(self._fd)
+            if (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+                log.warning("%s was replaced before lost lines could be written again", self.path)
+                return
+            for offset, data in lost:
+                view = memoryview(data)
+                while view:
+                    view = view[os.pwrite(fd, view, offset + len(data) - len(view)) :]
+        except OSError:
+            self._syncer.give_back(lost, directory)
+            raise
+        finally:
+            os.close(fd)
+        for offset, data in lost:
+            self._syncer.note(offset, data)
+        if soon:
+            self._syncer.request(self._fd, directory)
+        elif directory is not None:
+            _fsync_dir(directory)
+
+    def take_sync_error(self) -> OSError | None:
+        """The error of a failed fsync, once per run of failures: the lines it covered were (or are about to
+        be) written again, but the user should know that the disk refused them once."""
+        return self._syncer.take_error()
 
     def _cut_partial(self, before: int, data: bytes) -> None:
         """Remove the start of a line whose write failed (disk full, quota), so no half line stays.
@@ -301,6 +414,7 @@ class SessionFile:
         """Append one entry line (no newline in ``line``)."""
         if self._fd is None:
             raise SessionError(f"Session file {self.path} is not open for writing")
+        self._write_lost()
         self._check_external()
         self._append_bytes((line + "\n").encode("utf-8"), durable)
 
@@ -347,20 +461,30 @@ class SessionFile:
             raise
         self._fd = fd
         self._size = len(data)
+        self._syncer.note(0, data)
         self._syncer.request(fd, self.path.parent)
         return backup
 
     def sync(self) -> None:
-        """Block until every line written so far is on disk."""
+        """Block until every line written so far is on disk.
+
+        Raises:
+            OSError: the disk did not take them (they are kept, and written again with the next line).
+        """
         self._syncer.wait()
         if self._fd is not None:
-            os.fsync(self._fd)
+            self._write_lost(soon=False)
+            self._syncer.fsync_now(self._fd)
 
     def close(self) -> None:
         if self._fd is None:
             return
         self._syncer.wait()
+        try:
+            self._write_lost(soon=False)
+            self._syncer.fsync_now(self._fd)
+        except OSError as exc:
+            log.warning("the last lines of %s may not be on disk: %s", self.path, exc)
+        self._syncer.forget()
         fd, self._fd = self._fd, None
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
         os.close(fd)
