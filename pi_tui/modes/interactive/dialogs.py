@@ -26,6 +26,11 @@ __all__ = ["ConfirmDialog", "EditorDialog", "InputDialog", "SelectDialog", "ask_
 V = TypeVar("V")
 R = TypeVar("R")
 
+_FRAME_HEIGHT = 0.8
+"""The share of the screen's height a dialog's frame may take (the frame's ``max-height: 80%``)."""
+_MAX_LIST_ROWS = 20
+_MIN_LIST_ROWS = 3
+
 _FRAME_CSS = """
     {name} {{ align: center middle; background: $pi-background 60%; }}
     {name} > Vertical {{
@@ -95,7 +100,7 @@ class SelectDialog(ModalScreen[V | None], Generic[V]):
     SelectDialog Input, SelectDialog Input:focus {
         border: none; background: $pi-background; height: 1; padding: 0;
     }
-    SelectDialog .dialog-hint { color: $pi-dim; }
+    SelectDialog .dialog-hint, SelectDialog #position { color: $pi-dim; }
     SelectDialog #no-match { color: $pi-warning; }
     """
     )
@@ -171,11 +176,16 @@ class SelectDialog(ModalScreen[V | None], Generic[V]):
             no_match = Static("No match", id="no-match")
             no_match.display = False
             yield no_match
+            position = Static("", id="position", markup=False)
+            position.display = False
+            yield position
             save = " · Ctrl+S save as default" if self._saveable else ""
             yield Static(f"↑/↓ move · Enter select{save} · Esc cancel", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).highlighted = self._initial if self.options else None
+        self.call_after_refresh(self._fit_list)
+        self.call_after_refresh(self._show_position)
         if self.search:
             self.query_one(Input).focus()
         else:
@@ -190,6 +200,40 @@ class SelectDialog(ModalScreen[V | None], Generic[V]):
         options.add_options([Option(self.options[i]) for i in self._shown])
         options.highlighted = 0 if self._shown else None
         self.query_one("#no-match", Static).display = not self._shown  # an empty list says why
+        self.call_after_refresh(self._fit_list)
+        self.call_after_refresh(self._show_position)
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self._fit_list()
+        self.call_after_refresh(self._show_position)
+
+    def _fit_list(self) -> None:
+        """Give the list only the rows the frame has left once the title, filter, hint and position line
+        are in: a long list in a short terminal scrolls instead of pushing the hint out of view."""
+        frame = self.query_one(Vertical)
+        options = self.query_one(OptionList)
+        others = sum(
+            child.outer_size.height for child in frame.children if child is not options and child.display
+        )
+        others += 0 if self.query_one("#position").display else 1  # room for it when the list scrolls
+        room = int(self.size.height * _FRAME_HEIGHT) - frame.styles.gutter.height - others
+        rows = max(_MIN_LIST_ROWS, min(_MAX_LIST_ROWS, room))
+        if options.styles.max_height is None or options.styles.max_height.value != rows:
+            options.styles.max_height = rows
+            self.call_after_refresh(self._show_position)  # whether it scrolls may have changed
+
+    def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:
+        self._show_position()
+
+    def _show_position(self) -> None:
+        """As pi's lists: "(n/total)" under a list that does not fit, n being the highlighted row."""
+        options = self.query_one(OptionList)
+        line = self.query_one("#position", Static)
+        highlighted = options.highlighted
+        scrolls = options.max_scroll_y > 0
+        if scrolls and highlighted is not None and self._shown:
+            line.update(f"({highlighted + 1}/{len(self._shown)})")
+        line.display = scrolls and bool(self._shown)
 
     def chosen(self) -> V | None:
         """The value of the highlighted option (None when nothing is shown)."""
