@@ -26,8 +26,6 @@ PNG = base64.b64decode(
 NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 
 
-
-
 def _run(tmp_path: Path, agent_dir: Path, model: str, vision: bool) -> FakeLLM:
     (tmp_path / "red.png").write_bytes(PNG)
     fake = FakeLLM()
@@ -36,7 +34,11 @@ def _run(tmp_path: Path, agent_dir: Path, model: str, vision: bool) -> FakeLLM:
         write_models_json(agent_dir, server)
         if vision:  # give the Messages API model image input
             path = agent_dir / "models.json"
-            path.write_text(path.read_text().replace('"id": "claude-fake"', '"id": "claude-fake", "input": ["text", "image"]'))
+            path.write_text(
+                path.read_text().replace(
+                    '"id": "claude-fake"', '"id": "claude-fake", "input": ["text", "image"]'
+                )
+            )
         run = run_cli(["--model", model, "-p", "look at red.png"], tmp_path)
     assert run.returncode == 0, run.stderr
     assert len(fake.requests) == 2

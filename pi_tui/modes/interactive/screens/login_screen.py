@@ -366,6 +366,10 @@ async def _run_login(app: PiApp, registry: ModelRegistry, provider: str, method:
         default = registry.default_model_for(provider)
         if default is not None:
             app.switch_model(default, None, announce=False)  # the line below names it
+            # saved as the default too, as pi does: the next start opens on it
+            settings = app.require_session().settings
+            if settings is not None:
+                settings.set_default_model(default.provider, default.id)
             selected = f" Selected {default.id}."
     app.chat_notice(f"{action}.{selected} Credentials saved to {storage.path}")
     if method == "oauth" and provider == "anthropic":
