@@ -395,6 +395,17 @@ def save_enabled(path: Path, name: str, enabled: bool) -> None:
     Raises:
         ConfigError: the file cannot be read or written, is no longer valid, or no longer lists ``name``.
     """
+    from pi_tui.util.dir_lock import directory_lock  # writers only: off start-up
+
+    try:
+        # Another pi-tui toggling a server of the same file waits, so neither's change is lost.
+        with directory_lock(path.parent):
+            _save_enabled(path, name, enabled)
+    except OSError as exc:
+        raise ConfigError(f"{path}:1: cannot be written: {exc.strerror or exc}") from None
+
+
+def _save_enabled(path: Path, name: str, enabled: bool) -> None:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pi_tui.resources.settings_schema import migrate_settings
 from pi_tui.util import json_safe
+from pi_tui.util.dir_lock import directory_lock  # settings files are rewritten under it
 
 __all__ = [
     "UnreadableSettings",
@@ -43,28 +43,6 @@ def read_settings_file(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UnreadableSettings(f"{path} must contain a JSON object")
     return migrate_settings(data)
-
-
-@contextlib.contextmanager
-def directory_lock(directory: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on a directory while a settings file in it is rewritten.
-
-    Locking the directory (not a ``.lock`` file) leaves nothing behind in a project's ``.pi/``.
-    """
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: writes are still atomic, just not serialised
-        yield
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager
