@@ -9,7 +9,7 @@ level at or above it, else the nearest below. The default level is ``medium``.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TypeGuard
 
 from .types import THINKING_LEVELS, Model, ThinkingLevel
 
@@ -41,7 +41,7 @@ DEFAULT_THINKING_BUDGETS: dict[ThinkingLevel, int] = {
 _XHIGH_MARKERS = ("gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6")
 
 
-def is_thinking_level(value: object) -> bool:
+def is_thinking_level(value: object) -> TypeGuard[ThinkingLevel]:
     """True for one of ``off, minimal, low, medium, high, xhigh, max`` (exact, lower case)."""
     return isinstance(value, str) and value in THINKING_LEVELS
 
@@ -51,7 +51,7 @@ def parse_thinking_level(value: str | None) -> ThinkingLevel | None:
     if value is None:
         return None
     candidate = value.strip().lower()
-    return cast(ThinkingLevel, candidate) if candidate in THINKING_LEVELS else None
+    return candidate if is_thinking_level(candidate) else None
 
 
 def supports_xhigh(model: Model) -> bool:

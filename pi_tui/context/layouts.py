@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from pi_tui.session.entries import CustomEntry, SessionEntry
 
-from .panels import PanelManager
+from .panels import PanelManager, is_placement
 
 __all__ = ["LAYOUTS", "PANEL_LAYOUT_TYPE", "recorded_layouts", "restore_layouts", "set_layout"]
 
@@ -29,10 +29,10 @@ def set_layout(manager: PanelManager, name: str, wanted: str) -> None:
     state = manager.panels.get(name)
     if wanted == "hidden":
         manager.hidden.add(name)
-    elif wanted in ("prefix", "tail"):
+    elif is_placement(wanted):
         manager.hidden.discard(name)
         if state is not None:
-            state.panel.placement = wanted  # type: ignore[assignment]
+            state.panel.placement = wanted
 
 
 def recorded_layouts(path: Iterable[SessionEntry]) -> dict[str, str]:

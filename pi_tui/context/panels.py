@@ -23,12 +23,14 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pi_tui.ai.tokens import estimate_tokens
 from pi_tui.ai.types import (
+    AssistantContent,
     AssistantMessage,
     Model,
+    StopReason,
     TextContent,
     ToolCall,
     ToolDefinition,
@@ -62,6 +64,13 @@ REINJECT_USER = "System instructions (repeated for emphasis):\n\n{system}"
 REINJECT_ACK = "Understood. I will follow these instructions."
 
 Placement = Literal["prefix", "tail"]
+
+
+def is_placement(value: object) -> TypeGuard[Placement]:
+    """True for a panel's place in the request: ``prefix`` or ``tail``."""
+    return value in ("prefix", "tail")
+
+
 RenderFn = Callable[[], str | Awaitable[str]]
 
 
@@ -120,8 +129,8 @@ class PanelManager:
         override = self.layout_overrides.get(panel.name)
         if override == "hidden":
             self.hidden.add(panel.name)
-        elif override in ("prefix", "tail"):
-            panel = replace(panel, placement=override)  # type: ignore[arg-type]
+        elif is_placement(override):
+            panel = replace(panel, placement=override)
         existing = self.panels.get(panel.name)
         if existing is not None:  # re-registration (e.g. after /reload) keeps identity and state
             existing.panel = panel
@@ -206,9 +215,9 @@ class PanelManager:
             panel = state.panel
             if wanted == "hidden":
                 copy.hidden.add(name)
-            elif wanted in ("prefix", "tail"):
+            elif is_placement(wanted):
                 copy.hidden.discard(name)
-                panel = replace(panel, placement=wanted)  # type: ignore[arg-type]
+                panel = replace(panel, placement=wanted)
             copy.panels[name] = replace(state, panel=panel)
         return copy
 
@@ -309,8 +318,8 @@ def _result_text(state: PanelState) -> str:
     return f"======= [{state.id}] {state.panel.name} =======\n{state.content}"
 
 
-def _assistant(content: list[Any], stop_reason: str = "toolUse") -> AssistantMessage:
-    return AssistantMessage(content=content, stop_reason=stop_reason, timestamp=0)  # type: ignore[arg-type]
+def _assistant(content: list[AssistantContent], stop_reason: StopReason = "toolUse") -> AssistantMessage:
+    return AssistantMessage(content=content, stop_reason=stop_reason, timestamp=0)
 
 
 def _result(call_id: str, text: str) -> ToolResultMessage:

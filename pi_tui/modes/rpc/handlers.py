@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.thinking import available_thinking_levels, clamp_thinking_level, cycle_thinking_level
 from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, dump_message, message_text
@@ -20,6 +20,7 @@ from .fields import BUSY_ERROR, RpcError, opt_str, req_bool, req_str
 from .login import LoginCommands
 
 if TYPE_CHECKING:
+    from pi_tui.agent.hooks import QueueMode
     from pi_tui.resources.settings import SettingsManager
 
 __all__ = ["COMMANDS", "DEFERRED", "HANDLERS", "NO_DATA", "CommandHandlers", "RpcError"]
@@ -28,8 +29,6 @@ NO_DATA: Any = object()
 """A response without ``data``."""
 DEFERRED: Any = object()
 """The handler sends its response itself, later."""
-
-_QUEUE_MODES = ("all", "one-at-a-time")
 
 
 def _images(command: dict[str, Any]) -> list[ImageContent] | None:
@@ -97,12 +96,12 @@ class CommandHandlers(SessionCommands, LoginCommands):
             return NO_DATA
         if not self._is_command(text):
             self._check_model()
-        server.start_prompt(cmd_id, text, cast(list[Any] | None, images))
+        server.start_prompt(cmd_id, text, images)
         return DEFERRED
 
     async def _queue(self, command: dict[str, Any], kind: str) -> Any:
         text = req_str(command, "message")
-        images: list[Any] | None = cast(list[Any] | None, _images(command))
+        images = _images(command)
         if self._is_extension_command(text):
             raise RpcError(f'Extension commands cannot be queued with {kind}; send them with "prompt"')
         ext = self.session.extensions
@@ -252,11 +251,13 @@ class CommandHandlers(SessionCommands, LoginCommands):
 
     # --- queue modes, compaction and retry settings -------------------------------------------------
 
-    def _queue_mode(self, command: dict[str, Any]) -> str:
+    def _queue_mode(self, command: dict[str, Any]) -> QueueMode:
         mode = req_str(command, "mode")
-        if mode not in _QUEUE_MODES:
-            raise RpcError(f"Invalid mode: {mode} (expected 'all' or 'one-at-a-time')")
-        return mode
+        if mode == "all":
+            return "all"
+        if mode == "one-at-a-time":
+            return "one-at-a-time"
+        raise RpcError(f"Invalid mode: {mode} (expected 'all' or 'one-at-a-time')")
 
     def _save_setting(self, name: str, save: Callable[[SettingsManager], None]) -> None:
         """pi saves these toggles to the settings file; a read-only file only costs the persistence."""
@@ -270,13 +271,13 @@ class CommandHandlers(SessionCommands, LoginCommands):
 
     def cmd_set_steering_mode(self, cmd_id: object, command: dict[str, Any]) -> Any:
         mode = self._queue_mode(command)
-        self.session.agent.steering_mode = cast(Any, mode)
+        self.session.agent.steering_mode = mode
         self._save_setting("set_steering_mode", lambda settings: settings.set_steering_mode(mode))
         return NO_DATA
 
     def cmd_set_follow_up_mode(self, cmd_id: object, command: dict[str, Any]) -> Any:
         mode = self._queue_mode(command)
-        self.session.agent.follow_up_mode = cast(Any, mode)
+        self.session.agent.follow_up_mode = mode
         self._save_setting("set_follow_up_mode", lambda settings: settings.set_follow_up_mode(mode))
         return NO_DATA
 

@@ -24,7 +24,7 @@ from pi_tui.agent.events import (
     AutoRetryStart,
     SessionSwitched,
 )
-from pi_tui.ai.types import message_text
+from pi_tui.ai.types import ImageContent, message_text
 from pi_tui.modes.json_events import JsonEventStream
 from pi_tui.runtime.agent_session import AgentSession
 
@@ -240,7 +240,7 @@ class RpcServer:
 
     # --- prompts ----------------------------------------------------------------------------------
 
-    def start_prompt(self, cmd_id: object, text: str, images: list[Any] | None) -> None:
+    def start_prompt(self, cmd_id: object, text: str, images: list[ImageContent] | None) -> None:
         """Run a prompt in the background; its response goes out when the run starts (pi answers after
         preflight), or when the prompt ends without a run (an extension command, a failure)."""
         self._ack_id, self._ack_pending = cmd_id, True
@@ -253,7 +253,7 @@ class RpcServer:
             self.sync_queue()
             self.respond(self._ack_id, "prompt")
 
-    async def _run_prompt(self, cmd_id: object, text: str, images: list[Any] | None) -> None:
+    async def _run_prompt(self, cmd_id: object, text: str, images: list[ImageContent] | None) -> None:
         error: str | None = None
         try:
             await self.session.prompt(text, images, source="rpc")

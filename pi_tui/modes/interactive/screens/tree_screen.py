@@ -8,7 +8,7 @@ searches (Backspace edits), Enter jumps, Ctrl+F forks into a new session file, E
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rich.text import Text
 from textual import events, work
@@ -30,6 +30,16 @@ if TYPE_CHECKING:
     from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["ForkScreen", "TreeScreen", "open_fork", "open_tree"]
+
+
+@runtime_checkable
+class EditorHost(Protocol):
+    """An app with a prompt editor (`PiApp`): navigating or forking puts the chosen prompt back in it."""
+
+    def set_editor_text(self, text: str) -> None:
+        """Replace the editor's text."""
+        ...
+
 
 NEAR_LEAF_ROWS = 100
 """Shown rows made above and below the leaf for a first open before the whole tree's rows are made."""
@@ -397,8 +407,8 @@ class TreeScreen(Screen[None]):
 
         if isinstance(self.app, PiApp):  # the chat says where you are now, as pi's does
             self.app.chat_status("Navigated to selected point")
-        if editor_text:
-            self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
+        if editor_text and isinstance(self.app, EditorHost):
+            self.app.set_editor_text(editor_text)
 
     # --- checkpoints ----------------------------------------------------------------------
 
@@ -446,8 +456,8 @@ class TreeScreen(Screen[None]):
             self.app.chat_status("Forked to new session")
         else:
             self.app.notify("Forked to new session")
-        if editor_text:
-            self.app.set_editor_text(editor_text)  # type: ignore[attr-defined]
+        if editor_text and isinstance(self.app, EditorHost):
+            self.app.set_editor_text(editor_text)
 
 
 class ForkScreen(TreeScreen):
