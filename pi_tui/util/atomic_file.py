@@ -14,6 +14,7 @@ What a user expects of "overwrite this file" is kept as well:
   would belong to us), anything that is not a regular file (a device, a pipe), a file mounted over
   another (a bind mount, which cannot be renamed over), a directory in which we may not create
   files while the file itself is writable, and a file whose extended attributes cannot all be copied.
+  Should such a write fail part way (a full disk), the old content is written back over it.
 
 The temporary file is named ``.<name>.<8 hex digits>.tmp`` and held under an exclusive ``flock`` while it
 exists. A process killed between creating and renaming it (``SIGKILL``, a power cut) leaves it behind:
@@ -237,11 +238,43 @@ def _renamable(old: os.stat_result) -> bool:
 
 
 def _write_in_place(target: Path, data: bytes) -> None:
-    # Not truncated up front: should the write fail part way, what follows it is still the old content.
-    fd = os.open(target, os.O_WRONLY | os.O_CLOEXEC)
+    """Overwrite ``target``'s content where it is; should the write fail part way (a full disk), a regular
+    file we may read gets its old content back, so a failed write leaves the file as it was here too."""
     try:
-        write_all(fd, data)
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            os.ftruncate(fd, len(data))
+        fd, readable = os.open(target, os.O_RDWR | os.O_CLOEXEC), True
+    except PermissionError:  # writable but not readable: written without a way back
+        fd, readable = os.open(target, os.O_WRONLY | os.O_CLOEXEC), False
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        old = _read_all(fd) if regular and readable else None
+        try:
+            write_all(fd, data)
+            if regular:
+                os.ftruncate(fd, len(data))
+        except OSError:
+            if old is not None:
+                _put_back(fd, old)
+            raise
     finally:
         os.close(fd)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _put_back(fd: int, old: bytes) -> None:
+    """Write ``old`` over the start of the file again and cut it to that length (the space it needs was the
+    file's before, so a full disk does not refuse it); nothing more can be done when it fails too."""
+    with contextlib.suppress(OSError):
+        view = memoryview(old)
+        offset = 0
+        while view:
+            written = os.pwrite(fd, view, offset)
+            view, offset = view[written:], offset + written
+        os.ftruncate(fd, len(old))
