@@ -78,7 +78,8 @@ def _url(screen: LoginScreen) -> str:
 
 async def _pick_account(pilot, app) -> None:  # type: ignore[no-untyped-def]
     await _until_dialog(pilot, app)
-    assert app.screen.title_text == "Select authentication method for Anthropic (Claude Pro/Max):"
+    assert app.screen.title_text == "Select authentication method for Anthropic:"  # the provider's name
+    assert app.screen.options == ["Sign in with an account", "Sign in with an API key"]
     await pilot.press("enter")  # "Sign in with an account"
 
 
@@ -118,10 +119,7 @@ async def test_login_dialog_completes_through_the_browser_callback(
         stored = json.loads((agent_dir / "auth.json").read_text())["anthropic"]
         assert stored["access"] in auth_server.valid_access_tokens()
         notice = next(text for text, _ in _notices(app) if "Logged in" in text)
-        assert (
-            notice
-            == f"Logged in to Anthropic (Claude Pro/Max). Credentials saved to {agent_dir / 'auth.json'}"
-        )
+        assert notice == f"Logged in to Anthropic. Credentials saved to {agent_dir / 'auth.json'}"
         assert stored["access"] not in app.export_screenshot()
 
 
@@ -170,13 +168,16 @@ async def test_device_code_login_shows_the_code_then_logs_in_and_logout_removes_
         await until(pilot, app.ready.is_set)
         await submit(pilot, app, "/login xai")
         await _until_dialog(pilot, app)
+        # pi's words: the provider's name and its own label for the account login
+        assert app.screen.title_text == "Select authentication method for xAI:"
+        assert app.screen.options == ["Sign in with SuperGrok or X Premium", "Sign in with an API key"]
         await pilot.press("enter")  # sign in with an account
         await _until_login_shows(pilot, app, "ABCD-1234")
         await _until_notice(pilot, app, "Logged in to xAI")
         assert json.loads((agent_dir / "auth.json").read_text())["xai"]["type"] == "oauth"
         await submit(pilot, app, "/logout xai")
         await until(
-            pilot, lambda: any(text == "Logged out of xAI (Grok/X subscription)" for text, _ in _notices(app))
+            pilot, lambda: any(text == "Logged out of xAI" for text, _ in _notices(app))
         )
     assert json.loads((agent_dir / "auth.json").read_text()) == {}
 
@@ -391,3 +392,32 @@ async def test_api_key_provider_rows_are_the_name_and_status_as_in_pi(
         )
         await pilot.press("escape")  # cancel the login: nothing is left waiting for an answer
         await until(pilot, lambda: _login_screen(app) is None)
+
+
+async def test_the_account_list_names_providers_as_pi_does_sorted_by_name(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit(pilot, app, "/login")
+        await _until_dialog(pilot, app)
+        await pilot.press("enter")  # "Sign in with an account"
+        await until(pilot, lambda: app.screen.title_text == "Select provider to configure:")
+        names = [option.split(" • ")[0].split(" ✓ ")[0] for option in app.screen.options]
+        assert names == [
+            "Anthropic",
+            "GitHub Copilot",
+            "Kimi For Coding",
+            "Meta",
+            "OpenAI Codex",
+            "OpenRouter",
+            "Radius",
+            "xAI",
+        ]
+        await pilot.press("escape", "escape")
+        # the provider's name finds it, as its id does
+        await submit(pilot, app, "/login Kimi For Coding")
+        await _until_dialog(pilot, app)
+        assert app.screen.title_text == "Select authentication method for Kimi For Coding:"
+        assert app.screen.options == ["Sign in with Kimi Code", "Sign in with an API key"]

@@ -36,9 +36,9 @@ def test_device_code_login_in_a_real_terminal(tmp_path: Path, isolated_home: Pat
             term.send("\r")  # Sign in with an account
             term.wait_for("Enter code: ABCD-1234", timeout=20)
             screen = term.text()
-            assert "Login to xAI (Grok/X subscription)" in screen
+            assert "Login to xAI" in screen
             assert "https://example.com/device?user_code=ABCD-1234" in screen
-            term.wait_for("Logged in to xAI (Grok/X subscription)", timeout=20)
+            term.wait_for("Logged in to xAI. Credentials saved", timeout=20)
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
     assert json.loads((agent_dir / "auth.json").read_text())["xai"]["type"] == "oauth"

@@ -214,8 +214,33 @@ class LoginScreen(ModalScreen[Credential | None]):
 # --- the commands ----------------------------------------------------------------------------------
 
 
+def provider_display_name(provider: str) -> str:
+    """The provider's name as pi 0.87.1's /login and /logout show it (``Kimi For Coding``, ``OpenAI
+    Codex``): the catalog's provider name, not the login method's (``Kimi Code (subscription)``)."""
+    from pi_tui.ai.catalog import provider_info
+
+    info = provider_info(provider)
+    if info is not None:
+        return info.name
+    return oauth_provider_name(provider) if provider in oauth_provider_ids() else provider
+
+
+def _by_name(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """pi lists the providers sorted by name (``localeCompare``: case does not come first)."""
+    return sorted(items, key=lambda item: (item[1].casefold(), item[1]))
+
+
+def _account_label(provider: str) -> str:
+    """The provider's own words for its account login (``Sign in with Kimi Code``), else pi's default."""
+    from pi_tui.ai.catalog import provider_info
+
+    info = provider_info(provider)
+    label = info.login.label if info is not None and info.login is not None else None
+    return label or "Sign in with an account"
+
+
 def _api_key_providers(app: PiApp) -> list[tuple[str, str]]:
-    """``(id, label)`` of every provider a key can be saved for, in catalog order."""
+    """``(id, label)`` of every provider a key can be saved for, sorted by name as pi lists them."""
     from pi_tui.ai.catalog import provider_info
 
     registry = app.require_session().registry
@@ -225,7 +250,7 @@ def _api_key_providers(app: PiApp) -> list[tuple[str, str]]:
         if info is None or info.api_key_name is None:
             continue
         out.append((provider, info.name))
-    return out
+    return _by_name(out)
 
 
 def _status(app: PiApp, provider: str, method: str | None) -> str:
@@ -281,7 +306,7 @@ async def open_login(app: PiApp, args: str) -> None:
     if registry is None:
         app.chat_notice("Logins need the model registry, which this session does not have", "error")
         return
-    accounts = [(p, oauth_provider_name(p)) for p in oauth_provider_ids()]
+    accounts = _by_name([(p, provider_display_name(p)) for p in oauth_provider_ids()])
     keyed = _api_key_providers(app)
     method: str | None = None
     provider: str | None = None
@@ -289,12 +314,12 @@ async def open_login(app: PiApp, args: str) -> None:
         in_accounts, in_keyed = _match(args, accounts), _match(args, keyed)
         if in_accounts and in_keyed:
             provider = in_accounts
-            name = oauth_provider_name(provider)
+            name = provider_display_name(provider)
             method = await ask(
                 app,
                 SelectDialog(
                     f"Select authentication method for {name}:",
-                    ["Sign in with an account", "Sign in with an API key"],
+                    [_account_label(provider), "Sign in with an API key"],
                     values=["oauth", "api_key"],
                 ),
             )
@@ -336,7 +361,7 @@ async def _run_login(app: PiApp, registry: ModelRegistry, provider: str, method:
     if method == "oauth":
         oauth = get_oauth_provider(provider)
         assert oauth is not None
-        name = oauth.name
+        name = provider_display_name(provider)
         flow: LoginFlow = oauth.login
     else:
         name = info.name if info is not None else provider
@@ -379,7 +404,6 @@ async def _run_login(app: PiApp, registry: ModelRegistry, provider: str, method:
 
 async def open_logout(app: PiApp, args: str) -> None:
     """``/logout [provider]``: remove a stored login or API key (nothing is revoked at the provider)."""
-    from pi_tui.ai.catalog import provider_info
 
     session = app.require_session()
     registry = session.registry
@@ -396,13 +420,10 @@ async def open_logout(app: PiApp, args: str) -> None:
         return
 
     def name_of(provider: str) -> str:
-        # A subscription login is named as such ("Anthropic (Claude Pro/Max)"); an API key by its provider.
-        if provider in oauth_provider_ids() and (storage.get(provider) or {}).get("type") == "oauth":
-            return oauth_provider_name(provider)
-        info = provider_info(provider)
-        return info.name if info is not None else provider
+        # by the provider's name, a login as well as a key (pi 0.87.1)
+        return provider_display_name(provider)
 
-    items = [(p, name_of(p)) for p in stored]
+    items = _by_name([(p, name_of(p)) for p in stored])
     provider = _match(args, items) if args else None
     if provider is None:
         provider = await _choose(app, "Select provider to logout:", items, None)
