@@ -73,6 +73,9 @@ EDIT_DESCRIPTION = (
     "instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes."
 )
 
+# Times the edits are matched again when another program changes the file while it is being written.
+_ATTEMPTS = 3
+
 _GUIDELINES = [
     "To change several separate places in one file, send one edit call with several edits[] entries; each "
     "oldText is matched against the file as it was before the call, so entries must not overlap.",
@@ -148,9 +151,19 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
             raise_if_aborted(signal)
 
             def write() -> dict[str, Any] | None:
-                from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+                from pi_tui.util.atomic_file import FileChangedError, replace_file_bytes  # writers only
 
-                replace_file_bytes(absolute, plan.final_bytes)
+                nonlocal plan
+                for attempt in range(_ATTEMPTS):
+                    try:
+                        # Only over the content the edits were matched against: a change another program
+                        # made since (an editor saving) is never overwritten; the edits apply to it instead.
+                        replace_file_bytes(absolute, plan.final_bytes, expected=plan.original)
+                        break
+                    except FileChangedError:
+                        if attempt == _ATTEMPTS - 1:
+                            raise
+                        plan = _plan_edit(absolute, path, edits)
                 return record_change(on_change, absolute, plan.original, plan.final_bytes, "edit")
 
             try:

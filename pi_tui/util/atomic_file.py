@@ -40,6 +40,7 @@ except ImportError:  # pragma: no cover - exercised only on Windows
 
 __all__ = [
     "STALE_TEMP_SECONDS",
+    "FileChangedError",
     "lock_temp",
     "new_temp_path",
     "remove_stale_temps",
@@ -61,6 +62,11 @@ STALE_TEMP_SECONDS = 60.0
 _HEX = frozenset("0123456789abcdef")
 
 
+class FileChangedError(OSError):
+    """The file no longer has the content the caller computed its new content from: another program changed
+    it meanwhile. Nothing was written."""
+
+
 def write_target(path: Path) -> Path:
     """The file a write to ``path`` changes: ``path`` itself, or where its symbolic link(s) lead."""
     if not path.is_symlink():
@@ -68,7 +74,14 @@ def write_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_file_mode: int = 0o666) -> None:
+def replace_file_bytes(
+    path: Path,
+    data: bytes,
+    *,
+    durable: bool = True,
+    new_file_mode: int = 0o666,
+    expected: bytes | None = None,
+) -> None:
     """Make ``data`` the content of ``path`` (following symbolic links) without ever tearing it.
 
     Args:
@@ -78,19 +91,23 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
             leaves the old or the new content and not an empty file.
         new_file_mode: The mode of a file that does not exist yet, less the umask (``0o600`` for a
             file of secrets). An existing file keeps its own mode.
+        expected: The content the file must still have for the write to happen (what ``data`` was
+            computed from), compared just before the new content takes its place.
 
     Raises:
+        FileChangedError: The file's content is not ``expected`` any more; nothing was written.
         OSError: The write failed (disk full, file too large, no permission). The file still has its
-            old content, or, when it is written in place (see the module docstring), the error says
-            what the system refused.
+            old content (see the module docstring for a write in place).
     """
     target = write_target(path)
     try:
         old = os.stat(target)
     except FileNotFoundError:
         old = None
+    if old is None and expected is not None:
+        raise FileChangedError(errno.ENOENT, "It was removed meanwhile", str(path))
     if old is not None and not _renamable(old):
-        _write_in_place(target, data)
+        _write_in_place(target, data, expected)
         return
     remove_stale_temps(target)
     temp = new_temp_path(target)
@@ -100,7 +117,7 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     except OSError as exc:
         if old is not None and exc.errno in _NO_TEMP_ERRNOS:
-            _write_in_place(target, data)
+            _write_in_place(target, data, expected)
             return
         raise
     lock_temp(fd)
@@ -110,7 +127,7 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
                 os.close(fd)
                 fd = -1
                 os.unlink(temp)
-                _write_in_place(target, data)
+                _write_in_place(target, data, expected)
                 return
             write_all(fd, data)
             if durable:
@@ -118,13 +135,15 @@ def replace_file_bytes(path: Path, data: bytes, *, durable: bool = True, new_fil
         finally:
             if fd >= 0:
                 os.close(fd)
+        if expected is not None:
+            _check_unchanged(target, expected)
         try:
             os.replace(temp, target)
         except OSError as exc:
             if exc.errno not in _NO_RENAME_ERRNOS:
                 raise
             os.unlink(temp)
-            _write_in_place(target, data)
+            _write_in_place(target, data, expected)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
@@ -237,7 +256,20 @@ def _renamable(old: os.stat_result) -> bool:
     return stat.S_ISREG(old.st_mode) and old.st_nlink <= 1 and old.st_uid == os.geteuid()
 
 
-def _write_in_place(target: Path, data: bytes) -> None:
+def _check_unchanged(target: Path, expected: bytes) -> None:
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise FileChangedError(errno.ENOENT, "It was removed meanwhile", str(target)) from None
+    try:
+        now = _read_all(fd)
+    finally:
+        os.close(fd)
+    if now != expected:
+        raise FileChangedError(errno.ESTALE, "Another program changed it meanwhile", str(target))
+
+
+def _write_in_place(target: Path, data: bytes, expected: bytes | None = None) -> None:
     """Overwrite ``target``'s content where it is; should the write fail part way (a full disk), a regular
     file we may read gets its old content back, so a failed write leaves the file as it was here too."""
     try:
@@ -247,6 +279,8 @@ def _write_in_place(target: Path, data: bytes) -> None:
     try:
         regular = stat.S_ISREG(os.fstat(fd).st_mode)
         old = _read_all(fd) if regular and readable else None
+        if expected is not None and old is not None and old != expected:
+            raise FileChangedError(errno.ESTALE, "Another program changed it meanwhile", str(target))
         try:
             write_all(fd, data)
             if regular:
