@@ -12,14 +12,13 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.driver import Driver
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static, TextArea
 
@@ -44,7 +43,7 @@ from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable
 from .warm_turn import WarmUpTurn
 
 if TYPE_CHECKING:
-    from pi_tui.ai.types import ImageContent
+    from pi_tui.ai.types import ImageContent, Message
     from pi_tui.extensions.extension import RegisteredShortcut
     from pi_tui.runtime.agent_session import AgentSession
     from pi_tui.runtime.factory import Startup
@@ -52,6 +51,8 @@ if TYPE_CHECKING:
 
     from .adapter import ChatAdapter
     from .blocks import NoticeBlock
+    from .exit_guard import ExitGuard
+    from .pacing import PacedScreen
     from .signal_wakeup import SignalWakeup
 
 __all__ = ["PiApp"]
@@ -238,7 +239,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         settings = self.session.settings if self.session is not None else None
         return int(settings.autocomplete_max_visible) if settings is not None else 5
 
-    def get_default_screen(self) -> Screen[Any]:
+    def get_default_screen(self) -> PacedScreen:
         """The main screen draws a change one frame period after the last frame (`pacing`)."""
         from .pacing import PacedScreen
 
@@ -434,7 +435,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         if warning:
             self.chat_notice(warning, "warning")
 
-    exit_guard: Any = None
+    exit_guard: ExitGuard | None = None
     """The `ExitGuard` while the app runs in a terminal."""
 
     def _quit_on_signal(self, code: int) -> None:
@@ -690,7 +691,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         for text, follow_up in waiting:
             await self.submit(text, follow_up=follow_up)
 
-    def _header(self, session: Any) -> str:
+    def _header(self, session: AgentSession) -> str:
         """pi's compact start-up header: version, the main keys, and what was loaded."""
         from pi_tui import __version__
 
@@ -700,7 +701,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         ]
         home = str(Path.home())
 
-        def short(path: Any) -> str:
+        def short(path: str | Path) -> str:
             text = str(path)
             return "~" + text[len(home) :] if text.startswith(home + "/") else text
 
@@ -878,7 +879,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         session = self.session
         if session is None:
             return
-        first: list[Any] = [Notice(self.start_header)] if self.start_header else []
+        first: list[Message | Notice] = [Notice(self.start_header)] if self.start_header else []
         items = first + branch_items(session.session_manager.get_branch())
         if session.settings is not None and session.settings.show_cache_miss_notices:
             from .cache_notices import with_cache_miss_notices

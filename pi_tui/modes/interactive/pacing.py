@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
 from textual.screen import UPDATE_PERIOD
 
@@ -36,7 +35,7 @@ class FramePacer:
     """
 
     def __init__(
-        self, callback: Callable[[], Any], period: float, on_error: Callable[[Exception], None]
+        self, callback: Callable[[], object], period: float, on_error: Callable[[Exception], None]
     ) -> None:
         self._callback = callback
         self._period = period
@@ -102,8 +101,8 @@ class PacedScreen(RedrawnScreen):
     """Textual's 60 frames a second. (120 was tried: the extra frame right after Enter, ~8 ms of layout
     and painting, then delays the request itself.)"""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name, id, classes)
         self._pacer: FramePacer | None = None
 
     def make_update_timer(self) -> FramePacer:

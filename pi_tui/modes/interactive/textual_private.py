@@ -244,7 +244,7 @@ def free_layout_maps_promptly() -> None:
     Compositor._arrange_root = arrange_root  # type: ignore[method-assign]
 
 
-class RedrawnScreen(Screen[Any]):
+class RedrawnScreen(Screen[None]):
     """A screen whose redraws go through the timer `make_update_timer` returns (made on first use)."""
 
     def make_update_timer(self) -> UpdateTimer:

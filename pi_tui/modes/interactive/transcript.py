@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pi_tui.ai.types import Message
     from pi_tui.session.entries import SessionEntry
 
 __all__ = ["branch_items"]
 
 
-def branch_items(entries: Iterable[SessionEntry]) -> list[Any]:
+def branch_items(entries: Iterable[SessionEntry]) -> list[Message]:
     """Messages, compaction and branch summaries and displayed custom messages of a branch.
 
     pi's persisted system prompts (`SystemMessageEntry`) are not part of the conversation and are left out.
@@ -19,7 +20,7 @@ def branch_items(entries: Iterable[SessionEntry]) -> list[Any]:
     from pi_tui.ai.types import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
     from pi_tui.session.entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 
-    items: list[Any] = []
+    items: list[Message] = []
     for entry in entries:
         if isinstance(entry, MessageEntry):
             items.append(entry.message)
