@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -23,13 +24,18 @@ __all__ = ["RowList"]
 
 
 class RowList(ScrollView, can_focus=True):
-    """Rows drawn by ``render_row(index) -> Text``; ↑/↓, PgUp/PgDn, Home/End move, Enter selects."""
+    """Rows drawn by ``render_row(index) -> Text``; ↑/↓, PgUp/PgDn, Home/End move, Enter selects.
+
+    With a ``mark`` (pi's "› " or "→ "), every row starts with a gutter as wide as the mark, which shows
+    it on the highlighted row only: the row is told apart by more than its background, as in pi.
+    """
 
     DEFAULT_CSS = """
     RowList { height: 1fr; overflow-x: hidden; }
     RowList > .rowlist--cursor { background: $accent 30%; text-style: bold; }
+    RowList > .rowlist--mark { color: $accent; text-style: bold; }
     """
-    COMPONENT_CLASSES = {"rowlist--cursor"}
+    COMPONENT_CLASSES = {"rowlist--cursor", "rowlist--mark"}
     BINDINGS = [
         Binding("up", "move(-1)", "Up", show=False),
         Binding("down", "move(1)", "Down", show=False),
@@ -63,22 +69,30 @@ class RowList(ScrollView, can_focus=True):
         count: int = 0,
         *,
         row_key: Callable[[int], Hashable] | None = None,
+        mark: str = "",
         id: str | None = None,  # noqa: A002 - Textual's own keyword
     ) -> None:
         super().__init__(id=id)
+        self._mark = mark
         self._render_row = render_row
         self._row_key = row_key
         self._count = count
         # Drawn rows (without the cursor's highlight). With ``row_key`` they are kept across `reset`, so
         # narrowing a search redraws only rows not seen before.
         self._cache: dict[Hashable, tuple[int, Strip]] = {}
-        # The list's style and the cursor row's, looked up once per drawing pass (`render_lines`), not
-        # per line: Textual computes a widget's style from all its ancestors on every lookup.
-        self._styles: tuple[Style, Style] | None = None
+        # The list's style, the cursor row's and the mark's, looked up once per drawing pass
+        # (`render_lines`), not per line: Textual computes a widget's style from all its ancestors on
+        # every lookup.
+        self._styles: tuple[Style, Style, Style] | None = None
 
     @property
     def count(self) -> int:
         return self._count
+
+    @property
+    def row_width(self) -> int:
+        """The columns a row's own text has: the list's width less the mark's gutter."""
+        return max(0, self.scrollable_content_region.width - len(self._mark))
 
     def reset(
         self, count: int, cursor: int = 0, *, top: int | None = None, height_hint: int | None = None
@@ -122,9 +136,13 @@ class RowList(ScrollView, can_focus=True):
         elif self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
 
-    def _current_styles(self) -> tuple[Style, Style]:
+    def _current_styles(self) -> tuple[Style, Style, Style]:
         base = self.rich_style
-        return base, base + self.get_component_rich_style("rowlist--cursor")
+        return (
+            base,
+            base + self.get_component_rich_style("rowlist--cursor"),
+            self.get_component_rich_style("rowlist--mark", partial=True),
+        )
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._styles = self._current_styles()
@@ -135,9 +153,9 @@ class RowList(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         index = int(self.scroll_offset.y) + y
-        width = self.scrollable_content_region.width
         if index >= self._count:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(self.scrollable_content_region.width, self.rich_style)
+        width = self.row_width
         key = self._row_key(index) if self._row_key is not None else index
         cached = self._cache.get(key)
         if cached is not None and cached[0] == width:
@@ -150,7 +168,10 @@ class RowList(ScrollView, can_focus=True):
             segments = list(line.render(self.app.console))
             strip = Strip(segments, width).crop(0, width) if segments else Strip.blank(width)
             self._cache[key] = (width, strip)
-        base, cursor = self._styles or self._current_styles()
+        base, cursor, mark = self._styles or self._current_styles()
+        if self._mark:
+            gutter = self._mark if index == self.cursor else " " * len(self._mark)
+            strip = Strip.join([Strip([Segment(gutter, mark)], len(gutter)), strip])
         return strip.apply_style(cursor if index == self.cursor else base)
 
     def action_move(self, step: int) -> None:

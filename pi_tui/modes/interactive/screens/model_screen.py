@@ -161,7 +161,7 @@ class ModelScreen(SearchListScreen[Model]):
                 classes="picker-search",
             )
             yield Static("No matching models", id="model-empty")
-            yield RowList(self._render_row, id="model-list")
+            yield RowList(self._render_row, mark="→ ", id="model-list")
             yield Static(
                 "↑/↓ move · ←/→ thinking · Enter use · ctrl+s save as default · Tab all/scoped · "
                 "ctrl+t add/remove from scope · Esc close",
@@ -196,7 +196,7 @@ class ModelScreen(SearchListScreen[Model]):
 
     def _columns(self) -> Columns:
         """The row layout for the list's current width (worked out once per width and scope)."""
-        width = self._list().scrollable_content_region.width or self.app.size.width
+        width = self._list().row_width or self.app.size.width
         key = (width, bool(self.scoped))
         if self._plan is None or self._plan[0] != key:
             self._plan = (key, plan_columns(width, self.models, scoped=bool(self.scoped)))

@@ -138,7 +138,7 @@ class ResumeScreen(SearchListScreen[Any]):
         with Vertical():
             yield Static("", id="resume-title", classes="picker-title")
             yield Input(placeholder="Type to search", id="resume-search", classes="picker-search")
-            yield RowList(self._render_row, row_key=self._row_key, id="resume-list")
+            yield RowList(self._render_row, row_key=self._row_key, mark="› ", id="resume-list")
             yield Static(
                 "↑/↓ move · Enter resume · Tab folder/all · ctrl+s sort · ctrl+n named · ctrl+g paths · "
                 "ctrl+r rename · ctrl+d delete · Esc close",
@@ -169,7 +169,7 @@ class ResumeScreen(SearchListScreen[Any]):
         indent = ("  " * (depth - 1) + "└ ") if depth else ""
         meta = f"  {fmt_age(info.modified, self.now):>10}  {info.message_count:>5} msgs  {fmt_size(info.size):>7}"
         # The title gives way to the age, count and size in a narrow terminal (at most 70 columns wide).
-        fits = self._list().scrollable_content_region.width - 2 - len(meta)
+        fits = self._list().row_width - 2 - len(meta)
         width = max(12, min(70, fits))
         text.append(
             (indent + one_line(title, width - len(indent))).ljust(width), style="bold" if info.name else ""

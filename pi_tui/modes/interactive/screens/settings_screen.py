@@ -138,7 +138,7 @@ class SettingsScreen(SearchListScreen[Setting]):
         with Vertical():
             yield Static("", id="settings-title", classes="picker-title")
             yield Input(placeholder="Type to search", id="settings-search", classes="picker-search")
-            yield RowList(self._render_row, id="settings-list")
+            yield RowList(self._render_row, mark="→ ", id="settings-list")
             yield Static(
                 "Type to search · Enter change · ctrl+d reset to default · ctrl+g write global/project · Esc close",
                 id="settings-help",

@@ -99,7 +99,7 @@ class TreeScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self.title_text, id="tree-title")
-            yield RowList(self._render_row, row_key=self._row_key, id="tree-list")
+            yield RowList(self._render_row, row_key=self._row_key, mark="› ", id="tree-list")
             yield Static("", id="tree-search")
             yield Static(self.help_text, id="tree-help")
 
@@ -143,7 +143,7 @@ class TreeScreen(Screen[None]):
         index = listing.cursor
         if not 0 <= index < len(self.shown):
             return 0
-        width = listing.scrollable_content_region.width or listing.size.width
+        width = listing.row_width or listing.size.width
         anchor = self._anchor(self.shown[index])
         room = min(20, max(4, width // 3))
         if anchor <= width - room:

@@ -67,6 +67,7 @@ async def test_model_picker_filters_fuzzily_and_enter_switches_the_session(
         assert "200k ctx" in row and "$3/$15 per M" in row and "thinking, images" in row
         await pilot.press(*"dthink")
         assert _labels(screen)[0] == "acme/deep-think-2"
+        assert _rows_on_screen(screen)[0].startswith("→ ")  # pi's marker on the highlighted model
         await pilot.press("right")
         assert "thinking: high" in str(screen.query_one("#model-title").render())
         await pilot.press("enter")
@@ -145,7 +146,7 @@ async def test_narrow_terminals_shorten_then_drop_columns_but_never_cut_a_model_
     (agent_dir / "models.json").write_text(json.dumps(models))
     session = create_session(parse_args(["--model", "acme/swift-1"]), project).session
     seen: dict[int, list[str]] = {}
-    for width in (60, 80, 120):
+    for width in (62, 80, 120):  # the rows have two columns less: pi's "→ " marker's gutter
         app = HostApp(session)
         async with app.run_test(size=(width, 30)) as pilot:
             screen = await _open(app, pilot)
@@ -156,7 +157,7 @@ async def test_narrow_terminals_shorten_then_drop_columns_but_never_cut_a_model_
         assert "ctx" in long_row and "$10/$50" in long_row, (width, long_row)
     assert "$10/$50 per M" in next(r for r in seen[120] if "long-model" in r)
     assert "thinking" in next(r for r in seen[80] if "long-model" in r)
-    assert "thinking" not in next(r for r in seen[60] if "long-model" in r)
+    assert "thinking" not in next(r for r in seen[62] if "long-model" in r)
     await session.close()
 
 

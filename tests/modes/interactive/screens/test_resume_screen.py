@@ -239,6 +239,7 @@ async def test_in_an_80_column_terminal_each_row_still_shows_age_count_and_size(
         screen = await _open(app, pilot)
         await pilot.pause()
         row = screen.query_one("#resume-list", RowList).render_line(0).text
+        assert row.startswith("› ")  # pi's marker on the highlighted session
         assert "fix the parser" in row and "…" in row  # the long title is shortened
         assert "6 msgs" in row and row.rstrip().endswith("B")  # and the size is the last thing shown
     await session.close()

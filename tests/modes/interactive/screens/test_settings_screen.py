@@ -172,6 +172,8 @@ async def test_arrows_move_and_escape_closes(agent_dir: Path, project: Path) -> 
         rows = screen.query_one("#settings-list")
         await pilot.press("down", "down", "up")
         assert rows.cursor == 1  # type: ignore[attr-defined]
+        drawn = [rows.render_line(y).text for y in range(3)]  # type: ignore[attr-defined]
+        assert [line[:2] for line in drawn] == ["  ", "→ ", "  "]  # pi's marker on the highlighted row
         await pilot.press("escape")
         assert not isinstance(app.screen, SettingsScreen)
     await session.close()

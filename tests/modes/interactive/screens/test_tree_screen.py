@@ -82,6 +82,25 @@ async def test_tree_shows_both_branches_marks_the_active_path_and_selects_the_le
         assert not isinstance(app.screen, TreeScreen)
 
 
+async def test_the_highlighted_row_carries_pis_marker_and_the_others_a_blank_gutter(
+    session: AgentSession,
+) -> None:
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        rows = screen.query_one("#tree-list")
+        drawn = [
+            "".join(segment.text for segment in rows.render_line(y))  # type: ignore[attr-defined]
+            for y in range(len(screen.shown))
+        ]
+        at = rows.cursor - int(rows.scroll_offset.y)  # type: ignore[attr-defined]
+        assert drawn[at].startswith("› ") and drawn[at][2:].lstrip().startswith("• ")
+        assert all(line.startswith("  ") for y, line in enumerate(drawn) if y != at)
+        _move_to(screen, "user: first question")
+        await pilot.pause()
+        assert _drawn(screen).startswith("› ") and "user: first question" in _drawn(screen)
+
+
 async def test_enter_on_another_branch_without_summary_moves_the_leaf_and_prefills_the_editor(
     session: AgentSession,
 ) -> None:
