@@ -94,7 +94,10 @@ def _default_branch(repo: Path, url: str) -> str:
 
 def clone(url: str, dest: Path, ref: str | None) -> None:
     """Clone ``url`` into ``dest`` (which must not exist) and check out ``ref`` when given."""
+    from .leftovers import tidy
+
     dest.parent.mkdir(parents=True, exist_ok=True)
+    tidy(dest)  # what a clone killed part way left behind
     work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.clone-", dir=dest.parent))
     try:
         run_git(["clone", "--quiet", "--", url, str(work)])

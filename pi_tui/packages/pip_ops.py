@@ -76,7 +76,10 @@ def pip_install(requirements: list[str], target: Path, *, cwd: Path | None = Non
     Raises:
         PackageInstallError: pip failed; the message ends with pip's last error lines.
     """
+    from .leftovers import tidy
+
     target.parent.mkdir(parents=True, exist_ok=True)
+    tidy(target)  # what an install killed part way left behind
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.pip-", dir=target.parent))
     try:
         done = subprocess.run(
