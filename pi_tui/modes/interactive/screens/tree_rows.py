@@ -12,10 +12,26 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, message_text
-from pi_tui.session.entries import LabelEntry, MessageEntry, SessionInfoEntry
+from pi_tui.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    ContextTransformEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+)
+
+if TYPE_CHECKING:
+    from pi_tui.session.manager import SessionManager
 
 __all__ = [
     "FILTER_MODES",
@@ -70,7 +86,7 @@ class TreeRow:
 
     def __init__(
         self,
-        entry: Any,
+        entry: SessionEntry,
         id: str,
         parent_id: str | None,
         depth: int,
@@ -166,7 +182,7 @@ def _only_tool_calls(message: AssistantMessage) -> bool:
     return calls
 
 
-def entry_kind(entry: Any) -> tuple[str, bool]:
+def entry_kind(entry: SessionEntry) -> tuple[str, bool]:
     """(kind, hidden-by-default) of one entry, as `entry_text` gives them: what the filters need,
     without describing the entry."""
     kind = entry.type
@@ -180,7 +196,9 @@ def entry_kind(entry: Any) -> tuple[str, bool]:
     return message.role, False
 
 
-def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> tuple[str, str, bool]:
+def entry_text(
+    entry: SessionEntry, tool_args: dict[str, tuple[str, dict[str, Any]]]
+) -> tuple[str, str, bool]:
     """(row text, kind, hidden-by-default) for one entry."""
     kind = entry.type
     if kind == "message":
@@ -203,29 +221,31 @@ def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> 
         if role == "bashExecution":
             return _cut(f"[bash]: {message.command}"), "bashExecution", False
         return _cut(f"[{role}]: " + message_text(message)), role, False
-    if kind == "custom_message":
+    # By class, not by ``type``: a damaged line of a known type is a `RawEntry` of that type, without the
+    # fields, and is shown by its type below.
+    if isinstance(entry, CustomMessageEntry):
         content = entry.content
         text = content if isinstance(content, str) else " ".join(_part_text(c) for c in content)
         return _cut(f"[{entry.custom_type}]: {text}"), kind, False
-    if kind == "compaction":
+    if isinstance(entry, CompactionEntry):
         tokens = int(entry.tokens_before or 0)
         return f"[compaction: {round(tokens / 1000)}k tokens]", kind, False
-    if kind == "branch_summary":
+    if isinstance(entry, BranchSummaryEntry):
         return _cut(f"[branch summary]: {entry.summary}"), kind, False
-    if kind == "model_change":
+    if isinstance(entry, ModelChangeEntry):
         return f"[model: {entry.model_id}]", kind, False
-    if kind == "thinking_level_change":
+    if isinstance(entry, ThinkingLevelChangeEntry):
         return f"[thinking: {entry.thinking_level}]", kind, False
-    if kind == "custom":
+    if isinstance(entry, CustomEntry):
         return f"[custom: {entry.custom_type}]", kind, False
-    if kind == "label":
+    if isinstance(entry, LabelEntry):
         return f"[label: {entry.label or ''}]", kind, False
     if kind == "session_info":
         return f"[title: {entry.name if isinstance(entry, SessionInfoEntry) else ''}]", kind, False
-    if kind == "context_edit":
+    if isinstance(entry, ContextEditEntry):
         verb = "omit" if entry.replacement is None else "replace"
         return f"[context {verb}: {entry.target_id}]", kind, False
-    if kind == "context_transform":
+    if isinstance(entry, ContextTransformEntry):
         return f"[context: {entry.transformer_name}]", kind, False
     if kind == "ephemeral":
         return "[ephemeral]", kind, False
@@ -235,25 +255,27 @@ def entry_text(entry: Any, tool_args: dict[str, tuple[str, dict[str, Any]]]) -> 
 # Per session: entry id -> (the entry, its row text, kind and hidden flag). Entries are never changed
 # in place, so a row's text is computed once per entry, not on every open of /tree (a 20,000-entry
 # session costs ~0.3 s to describe and ~20 ms to look up).
-_ROW_TEXTS: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, tuple[str, str, bool]]]] = (
-    weakref.WeakKeyDictionary()
-)
+_ROW_TEXTS: weakref.WeakKeyDictionary[
+    SessionManager, dict[str | None, tuple[SessionEntry, tuple[str, str, bool]]]
+] = weakref.WeakKeyDictionary()
 
 
 # Per session: (entry count, last entry, leaf) -> the rows built for them (rows are never changed).
-_ROWS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], tuple[Any, Any, Any, Any]]] = (
-    weakref.WeakKeyDictionary()
-)
+RowsKey = tuple[int, int | None, str | None]
+"""What kept rows were made for (`_rows_key`): the entries' count, the last entry's identity, the leaf."""
+KeptRows = tuple[list["TreeRow"], dict[str, "TreeRow"], dict[str, str], dict[str, str]]
+"""A `TreeModel`'s rows, rows by id, labels and label times."""
+_ROWS: weakref.WeakKeyDictionary[SessionManager, tuple[RowsKey, KeptRows]] = weakref.WeakKeyDictionary()
 
 
-def _texts_of(session: Any) -> dict[str, tuple[Any, tuple[str, str, bool]]]:
+def _texts_of(session: SessionManager) -> dict[str | None, tuple[SessionEntry, tuple[str, str, bool]]]:
     try:
         return _ROW_TEXTS.setdefault(session, {})
     except TypeError:  # not weak-referenceable or unhashable: computed each time
         return {}
 
 
-def _tool_args(entries: list[Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+def _tool_args(entries: list[SessionEntry]) -> dict[str, tuple[str, dict[str, Any]]]:
     """Tool call id → (tool name, arguments), for the rows of tool results."""
     tool_args: dict[str, tuple[str, dict[str, Any]]] = {}
     for entry in entries:
@@ -265,10 +287,10 @@ def _tool_args(entries: list[Any]) -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 def _describe(
-    texts: dict[str, tuple[Any, tuple[str, str, bool]]],
-    entries: list[Any],
+    texts: dict[str | None, tuple[SessionEntry, tuple[str, str, bool]]],
+    entries: list[SessionEntry],
     tool_args: dict[str, tuple[str, dict[str, Any]]] | None,
-    all_entries: list[Any],
+    all_entries: list[SessionEntry],
 ) -> dict[str, tuple[str, dict[str, Any]]] | None:
     """Describe the ``entries`` whose text ``texts`` lacks; returns the tool calls it looked up (made
     from ``all_entries`` when ``tool_args`` is None and some entry needed describing)."""
@@ -284,7 +306,7 @@ def _describe(
     return tool_args
 
 
-def _is_tool_result(entry: Any) -> TypeGuard[MessageEntry]:
+def _is_tool_result(entry: SessionEntry) -> TypeGuard[MessageEntry]:
     return isinstance(entry, MessageEntry) and isinstance(entry.message, ToolResultMessage)
 
 
@@ -294,14 +316,17 @@ class _Describer:
     __slots__ = ("entries", "session", "texts", "tool_args")
 
     def __init__(
-        self, session: Any, texts: dict[str, tuple[Any, tuple[str, str, bool]]], entries: list[Any]
+        self,
+        session: SessionManager,
+        texts: dict[str | None, tuple[SessionEntry, tuple[str, str, bool]]],
+        entries: list[SessionEntry],
     ) -> None:
         self.session = session
         self.texts = texts
         self.entries = entries
         self.tool_args: dict[str, tuple[str, dict[str, Any]]] | None = None
 
-    def text(self, entry: Any) -> str:
+    def text(self, entry: SessionEntry) -> str:
         known = self.texts.get(entry.id)
         if known is None or known[0] is not entry:
             tool_args = self.tool_args
@@ -331,14 +356,14 @@ class _Describer:
         return None
 
 
-def _rows_key(session: Any, entries: list[Any]) -> tuple[Any, ...]:
+def _rows_key(session: SessionManager, entries: list[SessionEntry]) -> RowsKey:
     """What the kept rows of ``session`` were made for: its ``entries`` (by count and last) and leaf."""
     return (len(entries), id(entries[-1]) if entries else None, session.get_leaf_id())
 
 
-def children_of(entries: list[Any]) -> dict[str | None, list[Any]]:
+def children_of(entries: list[SessionEntry]) -> dict[str | None, list[SessionEntry]]:
     """Parent id → its children, oldest first (None → the roots)."""
-    children: dict[str | None, list[Any]] = {}
+    children: dict[str | None, list[SessionEntry]] = {}
     for entry in entries:
         if entry.id is None:
             continue
@@ -355,12 +380,14 @@ def children_of(entries: list[Any]) -> dict[str | None, list[Any]]:
 
 # Per session: (entry count, last entry) -> the children of each entry (`children_of`), for a first
 # ``/tree`` (its rows near the leaf, then every row) made ahead of it by the work ahead (~9 ms at 20k).
-_CHILDREN: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int | None], dict[str | None, list[Any]]]] = (
-    weakref.WeakKeyDictionary()
-)
+_CHILDREN: weakref.WeakKeyDictionary[
+    SessionManager, tuple[tuple[int, int | None], dict[str | None, list[SessionEntry]]]
+] = weakref.WeakKeyDictionary()
 
 
-def children_for(session: Any, entries: list[Any]) -> dict[str | None, list[Any]]:
+def children_for(
+    session: SessionManager, entries: list[SessionEntry]
+) -> dict[str | None, list[SessionEntry]]:
     """`children_of` the session's ``entries``, kept per session while its entries are the same (the
     lists are never changed after they are made)."""
     key = (len(entries), id(entries[-1]) if entries else None)
@@ -375,7 +402,7 @@ def children_for(session: Any, entries: list[Any]) -> dict[str | None, list[Any]
     return children
 
 
-def prepare_children(session: Any) -> Iterator[int]:
+def prepare_children(session: SessionManager) -> Iterator[int]:
     """Make the children index a first ``/tree`` of ``session`` (a `SessionManager`) starts from, ahead
     of it. One piece."""
     children_for(session, session.get_entries())
@@ -383,19 +410,19 @@ def prepare_children(session: Any) -> Iterator[int]:
 
 
 def make_row(
-    entry: Any,
+    entry: SessionEntry,
     depth: int,
     segment_start: bool,
-    kids: list[Any],
+    kids: list[SessionEntry],
     on_active_path: bool,
     leaf: str | None,
-    texts: dict[str, tuple[Any, tuple[str, str, bool]]],
+    texts: dict[str | None, tuple[SessionEntry, tuple[str, str, bool]]],
     describer: _Describer,
 ) -> TreeRow:
     """The row of ``entry``, ``depth`` deep, with children ``kids`` (its text from ``texts`` when the
     entry was described before, else made when first read)."""
-    entry_id = entry.id
-    known = texts.get(entry_id)
+    entry_id = entry.id or ""  # never empty: the rows are of entries with ids (`children_of`)
+    known = texts.get(entry.id)
     text: str | None
     if known is not None and known[0] is entry:
         text, kind, hidden = known[1]
@@ -414,22 +441,22 @@ def make_row(
         branches,
         segment_start,
         hidden,
-        ([k.id for k in kids] if branches else [kids[0].id]) if kids else [],
+        ([k.id or "" for k in kids] if branches else [kids[0].id or ""]) if kids else [],
         text,
         describer,
     )
 
 
 def row_maker(
-    session: Any, entries: list[Any]
-) -> tuple[dict[str, tuple[Any, tuple[str, str, bool]]], _Describer]:
+    session: SessionManager, entries: list[SessionEntry]
+) -> tuple[dict[str | None, tuple[SessionEntry, tuple[str, str, bool]]], _Describer]:
     """The described texts kept for ``session`` and a describer for rows made now (`make_row`)."""
     texts = _texts_of(session)
     return texts, _Describer(session, texts, entries)
 
 
 def labels_of(
-    session: Any, entries: list[Any], known: Callable[[str], bool]
+    session: SessionManager, entries: list[SessionEntry], known: Callable[[str], bool]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """(entry id → its label, entry id → when it was set), for the ids ``known`` accepts. Only entries a
     label entry names can have one; the time is the latest label entry's (for Shift+T)."""
@@ -441,14 +468,14 @@ def labels_of(
     return {k: v for k, v in labels.items() if v and known(k)}, label_times
 
 
-def prepare_rows(session: Any) -> Iterator[int]:
+def prepare_rows(session: SessionManager) -> Iterator[int]:
     """Build the rows a first ``/tree`` of ``session`` (a `SessionManager`) shows, ahead of it; the
     session's next `TreeModel` takes them as they are. In pieces of ~2,000 rows (~5 ms): a screen being
     opened meanwhile does not share the interpreter with the whole build (~55-80 ms at 20k)."""
     yield from TreeModel(session, make_rows=False).build_in_steps()
 
 
-def describe_entries(session: Any, chunk: int) -> Iterator[int]:
+def describe_entries(session: SessionManager, chunk: int) -> Iterator[int]:
     """Describe every entry of ``session`` ahead of a search (which reads every row's text), in
     pieces of ``chunk`` entries; yields how many are done."""
     entries = session.get_entries()
@@ -481,7 +508,9 @@ class TreeModel:
             `show_near_leaf`, `rebuild` or `build_in_steps`).
     """
 
-    def __init__(self, session: Any, mode: FilterMode = "default", *, make_rows: bool = True) -> None:
+    def __init__(
+        self, session: SessionManager, mode: FilterMode = "default", *, make_rows: bool = True
+    ) -> None:
         self.session = session
         self.mode: FilterMode = mode
         self.query = ""
@@ -535,7 +564,7 @@ class TreeModel:
         self._searched = None
         return True
 
-    def _build(self, entries: list[Any], chunk: int) -> Iterator[int]:
+    def _build(self, entries: list[SessionEntry], chunk: int) -> Iterator[int]:
         # Once per entry of a session that may hold 100k: plain loops, rows made positionally, texts
         # taken where the session has them and otherwise made when a row is first read.
         children = children_for(self.session, entries)
@@ -547,9 +576,11 @@ class TreeModel:
         yield 0
         rows: list[TreeRow] = []
         append = rows.append
-        no_kids: list[Any] = []
+        no_kids: list[SessionEntry] = []
         roots = children.get(None, [])
-        stack: list[tuple[Any, int, bool]] = [(e, 1 if len(roots) > 1 else 0, True) for e in reversed(roots)]
+        stack: list[tuple[SessionEntry, int, bool]] = [
+            (e, 1 if len(roots) > 1 else 0, True) for e in reversed(roots)
+        ]
         pop, push = stack.pop, stack.append
         next_piece = chunk
         while stack:
