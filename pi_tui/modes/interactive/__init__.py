@@ -176,9 +176,18 @@ def _run_app(args: Args, cwd: Path, prompts: list[str], first_images: Sequence[I
         return report_crash(agent_dir, app, text)
     if app.exit_message and not app.output_cut:  # after a signal the terminal may not read any more
         # the alternate screen is gone: the conversation is written to the normal one, as pi does
-        conversation = app.exit_transcript(color=sys.stdout.isatty())
+        terminal = sys.stdout.isatty()
+        conversation = app.exit_transcript(color=terminal, width=_columns() if terminal else None)
         sys.stdout.write((conversation + "\n" if conversation else "") + app.exit_message + "\n")
     return code if isinstance(code, int) else 0
+
+
+def _columns() -> int | None:
+    """The terminal's width now (the app may have been resized since it started), None if unknown."""
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or None
+    except OSError:
+        return None
 
 
 def report_crash(agent_dir: Path, app: PiApp, details: str) -> int:

@@ -1248,9 +1248,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     exit_message: str | None = None
 
-    def exit_transcript(self, *, color: bool) -> str:
+    def exit_transcript(self, *, color: bool, width: int | None = None) -> str:
         """The conversation to leave in the terminal after quitting (pi's ``fullscreenExitOutput``:
-        ``transcript`` by default, nothing with ``resume-hint``); empty when there is none."""
+        ``transcript`` by default, nothing with ``resume-hint``); empty when there is none. ``width``:
+        the terminal's columns, which the lines are wrapped to (None: not wrapped)."""
         session = self.session
         if session is None or self.exit_message is None:
             return ""
@@ -1259,7 +1260,13 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             return ""
         from .exit_transcript import transcript
 
-        return transcript(session.messages, color=color, hide_thinking=self.hide_thinking)
+        return transcript(
+            session.messages,
+            color=color,
+            hide_thinking=self.hide_thinking,
+            thinking_label=self.hidden_thinking_label,
+            width=width,
+        )
 
     leave_if_resume_cancelled = False
     """Started by ``-r``: closing that first resume picker without a choice leaves the app, as pi does."""

@@ -21,7 +21,7 @@ from pi_tui.ai.types import (
     UserMessage,
 )
 from pi_tui.modes.interactive.exit_transcript import MAX_MESSAGES, transcript
-from pi_tui.testing import FakeLLM, Reply, text, tool_call
+from pi_tui.testing import FakeLLM, Reply, text, thinking, tool_call
 
 from .helpers import make_app, type_text, until
 from .test_real_terminal import _env
@@ -53,8 +53,40 @@ def test_the_transcript_has_prompts_answers_thinking_and_one_line_per_tool_call(
         "what is in a.py?\n\nBetter look.\n\nReading it.\n\n✓ read a.py\n\n✗ bash $ cat nope\n\n"
         "It sets **x** to 1.\n"
     )
-    assert "Better look." not in transcript(_exchange(), color=False, hide_thinking=True)  # type: ignore[arg-type]
     assert transcript([], color=False) == ""
+
+
+def test_hidden_thinking_leaves_pis_label_in_its_place() -> None:
+    hidden = transcript(_exchange(), color=False, hide_thinking=True)  # type: ignore[arg-type]
+    assert "Better look." not in hidden
+    assert hidden.startswith("what is in a.py?\n\nThinking...\n\nReading it.\n\n")
+    relabelled = transcript(_exchange(), color=False, hide_thinking=True, thinking_label="Pondering")  # type: ignore[arg-type]
+    assert "\n\nPondering\n\n" in relabelled
+
+
+def test_long_lines_are_wrapped_between_words_at_the_terminal_width() -> None:
+    answer = (
+        "The parser reads each token in turn and hands it to the checker.\n\n"
+        "- a list item long enough to need a second line at this width\n"
+        "- short\n"
+        "  - a nested item that also runs past the width of the terminal"
+    )
+    messages = [
+        UserMessage(content="explain the parser in some detail please, I have time"),
+        AssistantMessage(content=[ThinkingContent(thinking="- first\n- a thought too long for one line here")]),
+        AssistantMessage(content=[TextContent(text=answer), TextContent(text="x" * 70)]),
+    ]
+    out = transcript(messages, color=True, width=30)  # type: ignore[arg-type]
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    lines = plain.split("\n")
+    assert all(len(line) <= 30 for line in lines), lines
+    assert lines[:2] == ["explain the parser in some", "detail please, I have time"]
+    assert "- a list item long enough to" in lines and "  need a second line at this" in lines
+    assert "  - a nested item that also" in lines and "    runs past the width of the" in lines
+    assert "- a thought too long for one" in lines and "  line here" in lines
+    assert ["x" * 30, "x" * 30, "x" * 10] == [line for line in lines if line.startswith("x")]
+    # each line styled on its own: no style runs on past a line's end into the terminal's next row
+    assert all(line.endswith("\x1b[0m") for line in out.split("\n") if line.startswith("\x1b["))
 
 
 def test_a_tool_call_that_never_got_a_result_is_marked_failed_not_done() -> None:
@@ -115,3 +147,35 @@ def test_after_quitting_the_conversation_is_on_the_normal_screen_above_the_resum
     assert lines[:3] == ["what does notes.txt say?", "✓ read notes.txt", "The word is **PAPAYA**."], lines
     assert lines[3].startswith("To resume this session: pi-tui --session ") and len(lines) == 4
     assert "\x1b[1mwhat does notes.txt say?\x1b[0m" in after  # the prompt in bold
+
+
+@pytest.mark.slow
+def test_the_conversation_left_after_quitting_is_wrapped_by_the_app_not_the_terminal(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    agent_dir = isolated_home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "settings.json").write_text(json.dumps({"hideThinkingBlock": True}))
+    answer = "The checker walks every branch of the tree and reports each unreachable statement it finds."
+    fake = FakeLLM()
+    fake.script([Reply([thinking("a private thought"), text(answer)])])
+    with fake.serve() as server:
+        env = _env(isolated_home, agent_dir, server)
+        argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
+        with PtyScreen(argv, cwd=project, env=env, columns=60, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("check it")
+            term.wait_for("check it")
+            term.send("\r")
+            term.wait_for("statement it", timeout=30)
+            term.send("\x04")
+            assert term.wait_exit(timeout=20) == 0
+            out = term.transcript_text()
+    after = out[out.rfind("\x1b[?1049l") :]
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", after).replace("\r", "")
+    rows = [row for row in plain.split("\n") if row.strip()]
+    assert rows[:2] == ["check it", "Thinking..."], rows  # the hidden thought keeps its place, as in pi
+    assert all(len(row) <= 60 for row in rows[:-1]), rows  # (the resume line is the app's last word)
+    assert " ".join(rows[2:-1]) == answer  # broken between words only
