@@ -43,6 +43,11 @@ def _reading(chat: ChatLog) -> tuple[Widget, int]:
 async def _opened(tmp_path: Path, agent_dir: Path) -> AsyncIterator[tuple[PiApp, Pilot[int]]]:
     """The app on the generated session at 100x30, loaded and with the chat taller than its view."""
     app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(_session(tmp_path))])
+    # The full collection held off while the reader scrolls waits until the test's presses are over, as
+    # it does on a machine quick enough to press again within QUIET. On a loaded one each press came
+    # later than that, a full collection of the test process (~65 ms, every object pytest holds) ran
+    # after every press, and the tests took twice their CPU time and up to the 60 s timeout.
+    app.chat.QUIET = 3600.0
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, app.ready.is_set, timeout=30)
         await until(pilot, lambda: app.chat.max_scroll_y > 0)
