@@ -66,11 +66,11 @@ async def test_a_deep_server_sent_event_ends_the_answer_with_a_clear_error(api: 
 def test_streamed_arguments_nested_too_deeply_are_followed_in_linear_time_and_rejected() -> None:
     text = '{"path":"a","tree":' + HOSTILE + "}"
     parser = PartialJson()
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine's wall clock counts other processes' turns
     for i in range(0, len(text), 24):  # the pieces a provider streams
         parser.feed(text[i : i + 24])
         value = parser.value()
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 1.0  # ~0.01 s here; quadratic would be minutes
     assert value is None
     assert parser.text == text
     assert parse_arguments(text) == ({}, False)
