@@ -72,8 +72,8 @@ DYNAMIC: dict[tuple[str, str], tuple[int, str]] = {
 # raising one needs a reason in the commit (a library without types, JSON before validation).
 CEILINGS = {
     "Any": 1737,  # `typing.Any` named in code (mostly `dict[str, Any]`: JSON objects)
-    "type: ignore": 36,
-    "cast": 23,
+    "type: ignore": 35,
+    "cast": 21,
 }
 
 _DYNAMIC_BUILTINS = ("getattr", "setattr", "hasattr")

@@ -100,13 +100,16 @@ def available_thinking_levels(model: Model) -> tuple[ThinkingLevel, ...]:
     return levels
 
 
-def clamp_thinking_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:
+def clamp_thinking_level(model: Model, level: str) -> ThinkingLevel:
     """The level to actually use for ``model`` when ``level`` was asked for.
 
     Picks ``level`` itself when available, else the nearest available level above it, else the
-    nearest below it.
+    nearest below it. A word that is no level (a session file records whatever was written) gives the
+    model's first level, as pi's ``clampThinkingLevel`` does.
     """
     available = available_thinking_levels(model)
+    if not is_thinking_level(level):
+        return available[0]
     if level in available:
         return level
     index = THINKING_LEVELS.index(level)

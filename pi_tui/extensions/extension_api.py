@@ -344,7 +344,7 @@ class ExtensionAPI:
         """Set the thinking level (clamped to what the model supports)."""
         from pi_tui.ai.thinking import clamp_thinking_level
 
-        self._session.set_thinking_level(clamp_thinking_level(self._session.model, level))  # type: ignore[arg-type]
+        self._session.set_thinking_level(clamp_thinking_level(self._session.model, level))
 
     # --- processes ----------------------------------------------------------------------------------
 

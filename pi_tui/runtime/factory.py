@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from pi_tui.agent.tool import AgentTool
 from pi_tui.ai.stream import StreamFn
@@ -426,19 +426,20 @@ def _create_session(
         if stream_fn is None and not placeholder:
             _preload_sdk_in_background(model.api, model.base_url)
 
+        asked: str
         if resolved.thinking_level is not None:
-            thinking = resolved.thinking_level
+            asked = resolved.thinking_level
         elif scope_thinking is not None:
-            thinking = scope_thinking  # the scope's ``pattern:level`` for the model it picked
+            asked = scope_thinking  # the scope's ``pattern:level`` for the model it picked
         elif restored.has_messages and restored.thinking_level:
             # the level the session file recorded, as it was written (the clamp below fits it to the model)
-            thinking = cast(ThinkingLevel, restored.thinking_level)
+            asked = restored.thinking_level
         else:
-            thinking = (
+            asked = (
                 parse_thinking_level(settings.thinking_level_for(model.provider, model.id))
                 or DEFAULT_THINKING_LEVEL
             )
-        thinking = clamp_thinking_level(model, thinking)
+        thinking = clamp_thinking_level(model, asked)
 
         from pi_tui.packages.resolve import extension_provider
 

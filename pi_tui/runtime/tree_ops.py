@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from pi_tui.ai.thinking import clamp_thinking_level
 from pi_tui.ai.types import (
-    ThinkingLevel,
     UserMessage,
     message_text,
 )
@@ -129,7 +128,7 @@ class SessionTreeMixin(SessionHost):
             ):
                 model = found
         # the level the session file recorded, as it was written (the clamp fits it to the model)
-        recorded = cast(ThinkingLevel, restored.thinking_level)
+        recorded = restored.thinking_level
         thinking = clamp_thinking_level(model, recorded if restored.has_messages else self.agent.thinking)
         old.close()
         self.session_manager = manager

@@ -94,3 +94,9 @@ def test_max_is_offered_where_the_catalog_maps_it_as_pi_0_87_1_does() -> None:
     haiku = catalog[("anthropic", "claude-haiku-4-5")]  # no map: never max
     assert "max" not in available_thinking_levels(haiku)
     assert clamp_thinking_level(haiku, "max") == "high"
+
+
+def test_a_level_pi_does_not_know_gives_the_models_first_level_as_pi_0_87_1_does() -> None:
+    # A session file may record any word: pi's clampThinkingLevel answers the first available level.
+    assert clamp_thinking_level(_builtin("anthropic/claude-sonnet-4-5"), "turbo") == "off"
+    assert clamp_thinking_level(_builtin("openai/gpt-4o"), "") == "off"
