@@ -174,10 +174,10 @@ class ThinkingBlock(Static, Block):
         if (False, body) == self._shown:
             return
         self._shown = (False, body)
-        from rich.markdown import Markdown
+        from .rich_markdown import PiMarkdown
 
         # the widget's colour and italic are the base; the markdown's own styles (bold, code) go on top
-        self.update(Markdown(body or "…", style="none", code_theme="ansi_dark"))
+        self.update(PiMarkdown(body or "…", style="none", code_theme="ansi_dark"))
 
     def append_delta(self, delta: str) -> None:
         self.text += delta

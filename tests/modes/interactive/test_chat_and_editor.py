@@ -41,6 +41,24 @@ async def test_enter_sends_and_the_answer_streams_into_the_chat(tmp_path: Path, 
         assert last_user_text(script) == "what is it"
 
 
+async def test_thinking_lists_are_drawn_with_pis_markers(tmp_path: Path, agent_dir: Path) -> None:
+    thought = "Plan:\n\n- read the file\n- a step long enough that it has to wrap onto a second row here\n\n1. one\n2. two"
+    script = FauxScript(faux_reply(faux_thinking(thought), "Done."))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(60, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await until(pilot, lambda: not app._busy and app.chat.query(ThinkingBlock))
+        block = app.chat.query_one(ThinkingBlock)
+        await pilot.pause()
+        rows = [strip.text.strip() for strip in block.render_lines(block.region.reset_offset)]
+        assert "•" not in "".join(rows)
+        assert "- read the file" in rows and "1. one" in rows and "2. two" in rows, rows
+        wrapped = next(i for i, row in enumerate(rows) if row.startswith("- a step long"))
+        assert not rows[wrapped + 1].startswith("-")  # the item's second row, under its text
+
+
 async def test_edit_tool_call_shows_its_diff_and_success(tmp_path: Path, agent_dir: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
     edit = {"path": "a.py", "edits": [{"oldText": "y = 2", "newText": "y = 3"}]}

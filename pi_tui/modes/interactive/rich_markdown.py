@@ -1,0 +1,48 @@
+"""Rich's markdown with pi's list markers, for text drawn as one Rich renderable (thinking).
+
+Rich draws a bullet item as `` • `` and a numbered one as `` 1 ``; pi draws ``- `` and ``1. ``, flush with
+the text around them, and a wrapped item continues under its first word.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import ListItem, Markdown, MarkdownElement
+from rich.segment import Segment
+
+__all__ = ["PiMarkdown"]
+
+
+class _PiListItem(ListItem):
+    def render_bullet(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from self._with_marker(console, options, "- ", "markdown.item.bullet")
+
+    def render_number(
+        self, console: Console, options: ConsoleOptions, number: int, last_number: int
+    ) -> RenderResult:
+        marker = f"{number}. ".ljust(len(str(last_number)) + 2)  # the texts of 9. and 10. line up
+        yield from self._with_marker(console, options, marker, "markdown.item.number")
+
+    def _with_marker(
+        self, console: Console, options: ConsoleOptions, marker: str, style_name: str
+    ) -> RenderResult:
+        marker_style = console.get_style(style_name, default="none")
+        lines = console.render_lines(
+            self.elements, options.update(width=options.max_width - len(marker)), style=self.style
+        )
+        first, rest = Segment(marker, marker_style), Segment(" " * len(marker), marker_style)
+        for index, line in enumerate(lines):
+            yield first if index == 0 else rest
+            yield from line
+            yield Segment("\n")
+
+
+class PiMarkdown(Markdown):
+    """`rich.markdown.Markdown` whose list items start with ``- `` and ``1. `` as pi's."""
+
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+        **Markdown.elements,
+        "list_item_open": _PiListItem,
+    }
