@@ -31,6 +31,7 @@ class GcReport:
     bytes_before: int = 0
     bytes_after: int = 0
     manifests_dropped: int = 0
+    leftovers_removed: int = 0  # temporary files of killed blob writes
 
 
 def _session_refs(session_dirs: Iterable[Path]) -> set[str]:
@@ -106,6 +107,7 @@ def collect_garbage(
         report.manifests_dropped += 1
         sweep(sessions.union(*(_manifest_refs(m) for m in manifests)))
     report.bytes_after = sum(sizes[d] for d in blobs)
+    report.leftovers_removed = store.remove_leftovers(grace_s, now)
     return report
 
 

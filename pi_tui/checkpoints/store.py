@@ -3,14 +3,17 @@
 Blobs live in ``<agent dir>/checkpoints/blobs/ab/cdef…`` (the first two hex digits name a folder, as
 git's loose objects do, so no folder grows past a few thousand entries). The same content is stored
 once however many sessions, files or tool calls refer to it. A blob is written to a temporary name and
-renamed into place, so a crash never leaves a half-written blob under a real name.
+renamed into place, so a crash never leaves a half-written blob under a real name; the temporary file a
+killed write leaves (``.tmp-…``) is removed by the garbage collection once it is old (`remove_leftovers`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,6 +94,34 @@ class BlobStore:
             for blob in folder.iterdir():
                 if not blob.name.startswith("."):
                     yield folder.name + blob.name, blob
+
+    def remove_leftovers(self, older_than_s: float, now: float | None = None) -> int:
+        """Remove the temporary files of writes that were killed before their rename (``.tmp-…`` in a blob
+        folder), once untouched for ``older_than_s``; returns how many. Nothing fails."""
+        moment = time.time() if now is None else now
+        removed = 0
+        try:
+            folders = [
+                f for f in os.scandir(self.blobs) if len(f.name) == 2 and f.is_dir(follow_symlinks=False)
+            ]
+        except OSError:
+            return removed
+        for folder in folders:
+            try:
+                entries = list(os.scandir(folder.path))
+            except OSError:
+                continue
+            for entry in entries:
+                if not entry.name.startswith(".tmp-"):
+                    continue
+                try:
+                    seen = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(seen.st_mode) and moment - seen.st_mtime > older_than_s:
+                        os.unlink(entry.path)
+                        removed += 1
+                except OSError:
+                    continue
+        return removed
 
     def size_bytes(self) -> int:
         """The store's size on disk (compressed blobs only)."""

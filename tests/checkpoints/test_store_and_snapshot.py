@@ -194,3 +194,20 @@ def test_an_ignore_file_edited_in_place_is_obeyed_and_nothing_is_reported_delete
     data = cp.command_changes(before, "bash")
     assert [f["path"] for f in data["files"]] == [".gitignore"]
     assert "sub/x.tmp" not in cp.snapshotter.last().files  # type: ignore[union-attr]
+
+
+def test_gc_removes_the_temporary_files_of_killed_blob_writes_once_old(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    store = BlobStore(root)
+    digest = store.put(b"kept")
+    folder = store.path_for(digest).parent
+    stale, young = folder / ".tmp-k1ll3d", folder / ".tmp-writing"  # what a killed put leaves, and a live one
+    stale.write_bytes(b"half a blob")
+    young.write_bytes(b"being written")
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    os.utime(store.path_for(digest), (old, old))
+    report = collect_garbage(root, [], budget_bytes=10**9)
+    assert report.leftovers_removed == 1
+    assert not stale.exists() and young.exists()
+    assert report.blobs_deleted == 1  # the blob itself went the usual way: nothing cites it
