@@ -21,7 +21,6 @@ from pi_tui.resources.paths import CONFIG_DIR_NAME
 from pi_tui.resources.paths import agent_dir as default_agent_dir
 from pi_tui.resources.settings_io import (
     UnreadableSettings,
-    directory_lock,
     pi_settings_lock,
     read_settings_file,
     write_atomically,
@@ -279,6 +278,8 @@ class SettingsManager:
         if self._broken[scope] is not None:
             self._record(f"Not saving '{field}': {self._broken[scope]}. Fix the file, then retry.")
             return
+        from pi_tui.util.dir_lock import directory_lock  # writers only: off start-up
+
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with directory_lock(path.parent), pi_settings_lock(path):

@@ -10,11 +10,9 @@ from typing import Any
 
 from pi_tui.resources.settings_schema import migrate_settings
 from pi_tui.util import json_safe
-from pi_tui.util.dir_lock import directory_lock  # settings files are rewritten under it
 
 __all__ = [
     "UnreadableSettings",
-    "directory_lock",
     "pi_settings_lock",
     "read_settings_file",
     "write_atomically",
