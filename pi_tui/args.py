@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["Args", "parse_args", "resolve_flag_words", "HELP_TEXT", "ArgsError"]
 
@@ -230,7 +234,7 @@ def parse_args(argv: list[str]) -> Args:
     return args
 
 
-def resolve_flag_words(args: Args, flag_types: dict[str, str]) -> None:
+def resolve_flag_words(args: Args, flag_types: Mapping[str, str]) -> None:
     """pi's second argument pass, once extensions declared their flags (``name -> "boolean" | "string"``).
 
     ``--name word``: a string flag keeps ``word`` as its value; for a boolean flag, or a flag no extension

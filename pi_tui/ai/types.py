@@ -9,6 +9,7 @@ Use `dump_message()` / `load_message()` to cross the JSON boundary.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 
 from pi_tui.util.record import Record, Validator, field
@@ -234,7 +235,7 @@ _MESSAGE: Validator[Any] = Validator(Message, "message")
 _MESSAGES: Validator[list[Any]] = Validator(list[Message], "messages")
 
 
-def load_message(data: dict[str, Any]) -> Any:
+def load_message(data: dict[str, Any]) -> Message:
     """Validate a JSON dict (camelCase) into a message model.
 
     Raises:
@@ -243,7 +244,7 @@ def load_message(data: dict[str, Any]) -> Any:
     return _MESSAGE.validate(data)
 
 
-def load_messages(data: list[dict[str, Any]]) -> list[Any]:
+def load_messages(data: list[dict[str, Any]]) -> list[Message]:
     return _MESSAGES.validate(data)
 
 
@@ -252,7 +253,7 @@ def dump_message(message: Record) -> dict[str, Any]:
     return message.to_json_dict()
 
 
-def dump_messages(messages: list[Any]) -> list[dict[str, Any]]:
+def dump_messages(messages: Sequence[Record]) -> list[dict[str, Any]]:
     return [dump_message(m) for m in messages]
 
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from .dispatch import Dispatch
     from .extension import Extension
+    from .host import SessionHost
     from .ui import ExtensionUIState
 
 __all__ = ["RunnerHost"]
@@ -20,7 +21,7 @@ __all__ = ["RunnerHost"]
 class RunnerHost:
     """Attribute and method declarations only; `ExtensionRunner` provides them."""
 
-    session: Any
+    session: SessionHost
     lifecycle_timeout: float
     theme_paths: list[str]
     ui_state: ExtensionUIState

@@ -17,8 +17,10 @@ from .events import CancelledByExtension, to_snake
 
 if TYPE_CHECKING:
     from pi_tui.checkpoints import Checkpointer
+    from pi_tui.session.manager import SessionManager
 
     from .extension import Extension
+    from .host import SessionHost
     from .runner import ExtensionRunner
 
 T = TypeVar("T")
@@ -52,11 +54,11 @@ class ContextUsage:
 class SessionView:
     """A read-only view of the session (``ctx.session_manager``). Entries are copies."""
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: SessionHost) -> None:
         self._runtime = runtime
 
     @property
-    def _manager(self) -> Any:
+    def _manager(self) -> SessionManager:
         return self._runtime.session_manager
 
     def get_entries(self) -> list[Any]:
@@ -117,7 +119,7 @@ class ExtensionContext:
         self.session_manager = SessionView(runner.session)
 
     @property
-    def _session(self) -> Any:
+    def _session(self) -> SessionHost:
         return self._runner.session
 
     def is_for(self, extension: Extension) -> bool:

@@ -20,6 +20,7 @@ from .events import EVENTS, to_snake
 from .extension import Extension, RegisteredCommand, RegisteredFlag, RegisteredRenderer, RegisteredShortcut
 
 if TYPE_CHECKING:
+    from .host import SessionHost
     from .runner import ExtensionRunner
 
 __all__ = ["ExtensionAPI", "ExecResult"]
@@ -66,7 +67,7 @@ class ExtensionAPI:
         """The inter-extension bus: ``pi.events.on(name, fn)``, ``pi.events.emit(name, data)``."""
 
     @property
-    def _session(self) -> Any:
+    def _session(self) -> SessionHost:
         return self._runner.session
 
     # --- events -------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from .extension import (
 )
 
 if TYPE_CHECKING:
+    from .host import SessionHost
     from .runner import ExtensionRunner
 
 __all__ = ["Registry", "BUILTIN_COMMANDS", "positional_arity"]
@@ -82,7 +83,7 @@ class Registry:
         self.mention_completers: dict[str, RegisteredMentionCompleter] = {}  # by extension name
 
     @property
-    def _session(self) -> Any:
+    def _session(self) -> SessionHost:
         return self._runner.session
 
     def _warn(self, message: str) -> None:

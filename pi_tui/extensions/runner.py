@@ -50,6 +50,7 @@ from .ui import ExtensionUIState
 if TYPE_CHECKING:
     from pi_tui.ai.types import CustomMessage
 
+    from .host import SessionHost
     from .reload import ExtensionWatcher
 
 __all__ = [
@@ -96,7 +97,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
 
     def __init__(
         self,
-        session: Any,
+        session: SessionHost,
         *,
         flags: dict[str, Any] | None = None,
         informational_timeout: float = 5.0,

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .discovery import PROJECT_DIR, Discovery, discover_extensions
+
+if TYPE_CHECKING:
+    from pi_tui.resources.settings import SettingsManager
+
+    from .host import SessionHost
+    from .runner import ExtensionRunner
 
 __all__ = ["load_extensions", "untrusted_notice"]
 
@@ -21,16 +27,16 @@ def untrusted_notice(cwd: Path, skipped: list[Path]) -> str:
 
 
 def load_extensions(
-    session: Any,
+    session: SessionHost,
     *,
     cwd: Path,
     agent_dir: Path,
-    settings: Any,
+    settings: SettingsManager | None,
     cli_paths: list[str],
     no_extensions: bool,
     flags: dict[str, Any],
     package_paths: Callable[[], Sequence[Path]] | None = None,  # packages
-) -> tuple[Any, list[str]]:
+) -> tuple[ExtensionRunner | None, list[str]]:
     """Discover, import and register extensions for ``session``; returns the runner and start-up warnings.
 
     With nothing to load, no runner is built (start-up stays as cheap as without extensions) and
@@ -54,7 +60,7 @@ def load_extensions(
             package_paths=package_paths() if package_paths is not None else (),
         )
 
-    def bind() -> Any:
+    def bind() -> ExtensionRunner:
         from .runner import ExtensionRunner  # only when there is something to run
 
         runner = ExtensionRunner(session, flags=flags, rediscover=discover)
