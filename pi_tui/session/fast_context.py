@@ -12,9 +12,13 @@ the typed history is built once that request is written, while the server reads 
 One rule keeps it safe: anything outside the plain shapes makes `read_plain_path`, `split_path` or a
 wire builder return None, and the caller takes the typed path. Plain means:
 
-- a v3 file whose every line decodes (no damaged line, no torn tail), with entries of the types
-  ``message``, ``model_change`` and ``thinking_level_change`` only, unique ids, and every ``parentId``
-  naming an earlier entry (or null), so the tree needs no repair and the leaf is the last entry;
+- a v3 file with entries of the types ``message``, ``model_change`` and ``thinking_level_change``
+  only, unique ids, and a ``parentId`` key on each, so the leaf is the last entry. Damage the loading
+  repairs the same way whatever the entries hold is allowed, and reported as it reports it: lines that
+  do not decode (unless a complete entry may be glued after the broken bytes, which the loading
+  recovers), lines that are no entry, a second header, a torn or unterminated last line, and a
+  ``parentId`` naming no earlier entry (the entry hangs off the one before it in the file, as the
+  tree attaches it). Every line stays in the file as it is;
 - on the active path, user messages of text blocks (or a string), assistant turns of text, thinking
   and tool calls, tool results of text blocks; every field of the exact JSON type the typed records
   take without conversion (a key they do not know is kept aside, as they keep it);
@@ -26,15 +30,18 @@ from __future__ import annotations
 
 import operator
 import os
+import time
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, cast
 
 from pi_tui.ai.providers._history import sanitize_surrogates
 from pi_tui.session.entries import RawEntry, SessionEntry, SessionHeader, parse_entry, parse_header
 from pi_tui.session.migrate import header_version
+from pi_tui.session.report import LoadReport, ReattachedEntry, SkippedLine, TornTail
 from pi_tui.util.collector import collector_paused
+from pi_tui.util.json_safe import JsonTooDeepError
 
 __all__ = [
     "DeferredHistory",
@@ -107,6 +114,39 @@ class PlainPath:
     """For each of ``records``, the newest message timestamp up to it (it included; 0 before the first
     message): kept while each line is read, when its message is at hand, so that the cut seldom has to
     look at every message of the path again (`split_path`)."""
+    problems: LineProblems
+    synthetic: int
+    """Where in ``messages`` pairing adds its first synthetic result (`_replayed`)."""
+
+
+@dataclass
+class LineProblems:
+    """What the reading found and the loading would report (`read_plain_path`): lines skipped, entries
+    attached to the one before them, the last line's state. ``torn`` is the line number and length of
+    an incomplete last line."""
+
+    lines: int = 0
+    """Non-blank lines read."""
+    skipped: list[SkippedLine] = field(default_factory=list)
+    reattached: list[ReattachedEntry] = field(default_factory=list)
+    torn: tuple[int, int] | None = None
+    unterminated: bool = False
+
+    def report(self, path: Path, entries: int, size: int) -> LoadReport:
+        """The `LoadReport` the loading of the whole file gives (``size``: the bytes read)."""
+        torn = None
+        if self.torn is not None:
+            line_no, length = self.torn
+            torn = TornTail(line_no=line_no, offset=size - length, length=length)
+        return LoadReport(
+            path=path,
+            lines=self.lines,
+            entries=entries,
+            skipped=self.skipped,
+            reattached=self.reattached,
+            torn_tail=torn,
+            unterminated_tail=self.unterminated,
+        )
 
 
 def _known(value: JsonObject, allowed: frozenset[str]) -> bool:
@@ -221,10 +261,20 @@ def read_plain_path(
     """The active path of a session file given as its lines, or None when the file is not plain.
 
     ``decode`` must be the loader's line decoder (`pi_tui.session.loader.line_decoder`), so a line
-    decodes to what the typed path reads; a line it refuses makes the file not plain. ``decoded``
-    gets the value of every non-blank line decoded, in order, so that the typed path need not decode
-    them again when the file is not plain (`pi_tui.session.loader.load_session_file`).
+    decodes to what the typed path reads, and a line it refuses is skipped as the loading skips it
+    (`PlainPath.problems`). ``decoded`` gets the value of every non-blank line decoded, in order, up
+    to the first line refused, so that the typed path need not decode them again when the file is
+    not plain (`pi_tui.session.loader.load_session_file`).
     """
+    from pi_tui.session.loader import (
+        REASON_INVALID_JSON,
+        REASON_NOT_ENTRY,
+        REASON_SECOND_HEADER,
+        REASON_TOO_DEEP,
+        REASON_TORN,
+        holds_glued_entry,
+    )
+
     records: list[JsonObject] = []
     index: dict[str, int] = {}
     header: JsonObject = {}
@@ -232,19 +282,38 @@ def read_plain_path(
     newest: list[int] = []
     top = 0
     parent_at: list[int] = []  # where each entry's parent is in ``records`` (-1 for a root)
-    for raw in lines:
+    problems = LineProblems()
+    skipped = problems.skipped
+    blank = 0
+    line_no = 0
+    for line_no, raw in enumerate(lines, 1):
         if raw[:1] != b"{" and not raw.strip():
+            blank += 1
             continue
-        if not raw.endswith(b"\n"):
-            return None  # a torn (or unterminated) last line: the typed path reports and repairs it
         try:
             record = decode(raw)
-        except ValueError:
-            return None
+        except ValueError as exc:
+            if first:
+                return None  # no header: the typed path writes one
+            if not raw.endswith(b"\n"):  # an interrupted write: only a last line lacks its newline
+                problems.torn = (line_no, len(raw))
+                skipped.append(SkippedLine(line_no, REASON_TORN))
+            elif holds_glued_entry(raw):
+                return None  # the typed path recovers the entry after the broken bytes
+            else:
+                deep = isinstance(exc, JsonTooDeepError)
+                skipped.append(SkippedLine(line_no, REASON_TOO_DEEP if deep else REASON_INVALID_JSON))
+                decoded = None  # the values after it would answer the wrong lines of the typed reading
+            continue
         if decoded is not None:
             decoded.append(record)
+        if not raw.endswith(b"\n"):
+            problems.unterminated = True
         if type(record) is not dict:
-            return None
+            if first:
+                return None
+            skipped.append(SkippedLine(line_no, REASON_NOT_ENTRY))
+            continue
         if first:
             first = False
             if parse_header(record) is None or header_version(record) != 3:
@@ -254,12 +323,25 @@ def read_plain_path(
         kind = record.get("type")
         entry_id = record.get("id")
         parent = record.get("parentId", False)  # a missing key is a repair the tree makes: not plain
-        if kind not in _ENTRY_TYPES or type(entry_id) is not str or entry_id in index:
+        if type(kind) is not str:
+            skipped.append(SkippedLine(line_no, REASON_NOT_ENTRY))
+            continue
+        if kind not in _ENTRY_TYPES:
+            if kind == "session":
+                skipped.append(SkippedLine(line_no, REASON_SECOND_HEADER))
+                continue
+            return None
+        if type(entry_id) is not str or entry_id in index:
             return None
         if parent is None:
             up = -1
-        elif type(parent) is not str or (up := index.get(parent, -1)) < 0:
+        elif type(parent) is not str:
             return None
+        elif (up := index.get(parent, -1)) < 0:
+            # a parent never seen: the tree attaches the entry to the one before it (or makes it a root)
+            up = len(records) - 1
+            attached = cast(str, records[up]["id"]) if up >= 0 else None
+            problems.reattached.append(ReattachedEntry(entry_id, parent, attached))
         if type(record.get("timestamp", "")) is not str:
             return None
         if kind == "message":
@@ -278,6 +360,7 @@ def read_plain_path(
         records.append(record)
         newest.append(top)
         parent_at.append(up)
+    problems.lines = line_no - blank
     if first or not records:
         return None  # an empty file, or a header alone
     # The path from the leaf up, by the parents' places noted while reading: no record is looked into
@@ -292,21 +375,25 @@ def read_plain_path(
     replayed = _replayed(path)
     if replayed is None:
         return None
-    message_at, messages, state_at = replayed
-    return PlainPath(header, records, path, messages, index, message_at, state_at, newest)
+    message_at, messages, state_at, synthetic = replayed
+    return PlainPath(
+        header, records, path, messages, index, message_at, state_at, newest, problems, synthetic
+    )
 
 
-def _replayed(path: list[JsonObject]) -> tuple[list[int], list[JsonObject], list[int]] | None:
-    """The messages a request replays and where they are on ``path``, when pairing keeps them as they
-    are: failed and aborted turns and the tool results after one are left out (`transform_messages`
-    drops both); every other tool call is answered right after its turn, in call order, by one result
-    each, and no result is anywhere else. None otherwise (pairing would add or drop results). Third,
-    where the other entries (model and thinking-level changes) are."""
+def _replayed(path: list[JsonObject]) -> tuple[list[int], list[JsonObject], list[int], int] | None:
+    """The messages a request replays and where they are on ``path``, paired as `transform_messages`
+    pairs them: failed and aborted turns are left out, and so is every tool result that answers no
+    call still open (a failed turn's, a stray one, a second one). Third, where the other entries
+    (model and thinking-level changes) are. Fourth, where in the messages pairing adds its first
+    synthetic result (a call left unanswered; the number of messages when it adds none): made at
+    request time and stamped then, so no answer after it is the one pi's estimate starts from
+    (`split_path`). None for a turn whose calls share an id."""
     kept_at: list[int] = []
     states: list[int] = []
     kept: list[JsonObject] = []
-    dropping = False  # after a failed turn: its results go too
-    expected: list[object] = []  # the call ids still to be answered, the next one last
+    synthetic = -1
+    unanswered: set[object] = set()  # the calls of the last kept turn still to be answered
     for at, record in enumerate(path):
         if record["type"] != "message":
             states.append(at)
@@ -314,27 +401,29 @@ def _replayed(path: list[JsonObject]) -> tuple[list[int], list[JsonObject], list
         message = cast(JsonObject, record["message"])
         role = message["role"]
         if role == "toolResult":
-            if dropping:
-                continue
-            if not expected or message["toolCallId"] != expected.pop():
-                return None
-        elif expected:
-            return None
-        elif role == "assistant":
+            call_id = message["toolCallId"]
+            if call_id in unanswered:
+                unanswered.discard(call_id)
+                kept_at.append(at)
+                kept.append(message)
+            continue
+        if unanswered:
+            if synthetic < 0:
+                synthetic = len(kept)
+            unanswered = set()
+        if role == "assistant":
             if message.get("stopReason", "stop") in _NOT_REPLAYED:
-                dropping = True
                 continue
-            for block in cast(list[JsonObject], message["content"]):
-                if block["type"] == "toolCall":
-                    expected.append(block["id"])
-            if len(expected) > 1:
-                if len(set(expected)) != len(expected):
+            calls = [block["id"] for block in cast(list[JsonObject], message["content"]) if block["type"] == "toolCall"]
+            if calls:
+                unanswered = set(calls)
+                if len(unanswered) != len(calls):
                     return None
-                expected.reverse()
-        dropping = False
         kept_at.append(at)
         kept.append(message)
-    return None if expected else (kept_at, kept, states)
+    if unanswered and synthetic < 0:
+        synthetic = len(kept)
+    return kept_at, kept, states, synthetic if synthetic >= 0 else len(kept)
 
 
 @dataclass(frozen=True)
@@ -377,9 +466,14 @@ def _prompt_text(message: Mapping[str, object]) -> bool:
 
 def split_path(plain: PlainPath) -> SplitPath | None:
     """Cut ``plain`` for a first request (see `SplitPath`); None when no cut keeps every figure the
-    whole history gives (no answer with usage, an answer older than a message before it, no prompt)."""
+    whole history gives (no answer with usage, an answer older than a message before it, no prompt),
+    or when the cut leaves more than half of the messages to be typed at once."""
     messages = plain.messages
-    answer = len(messages) - 1
+    # An answer after a synthetic result is older than it (made and stamped at request time): pi's
+    # estimate starts from one before it.
+    answer = plain.synthetic - 1
+    if plain.synthetic < len(messages) and plain.newest[-1] >= time.time() * 1000:
+        return None  # a message stamped in the future may be newer than a synthetic result
     while answer >= 0:
         message = messages[answer]
         if message["role"] == "assistant" and _usage_total(message) > 0:
@@ -401,7 +495,8 @@ def split_path(plain: PlainPath) -> SplitPath | None:
         if message["role"] == "user" and _prompt_text(message):
             break
         cut -= 1
-    if cut <= 0:
+    if cut <= 0 or cut < len(messages) // 2:
+        # (an end this long typed before the request costs more than the plain checks save)
         return None
     at = plain.message_at[cut]  # where the prompt is on the path
     states = [plain.path[state] for state in plain.state_at if state < at]
@@ -442,6 +537,8 @@ class DeferredOpen:
     deferred: DeferredHistory
     size: int
     """The bytes read (what the first append checks the file against)."""
+    report: LoadReport
+    """What the loading of the whole file would report (lines skipped, entries reattached, the tail)."""
 
 
 def read_deferred(path: Path, min_bytes: int, decoded: list[object]) -> DeferredOpen | None:
@@ -473,7 +570,8 @@ def read_deferred(path: Path, min_bytes: int, decoded: list[object]) -> Deferred
     for entry in entries:  # the kept end as one line of entries: its first has no parent kept
         entry.parent_id = previous
         previous = entry.id
-    return DeferredOpen(header, entries, DeferredHistory(split, plain.ids), counted.size)
+    report = plain.problems.report(path, len(plain.records), counted.size)
+    return DeferredOpen(header, entries, DeferredHistory(split, plain.ids), counted.size, report)
 
 
 class _CountedLines:

@@ -174,6 +174,12 @@ def _predecoded(decoded: list[object], loads: Callable[[bytes], Any]) -> Callabl
     return answer
 
 
+def holds_glued_entry(raw: bytes) -> bool:
+    """Whether a line that does not decode holds a complete entry after its broken start, which the
+    loading recovers (`REASON_GLUED`): a line without one is only skipped."""
+    return _salvage(raw) is not None
+
+
 def _salvage(raw: bytes) -> tuple[dict[str, Any], int] | None:
     """A complete entry glued to the end of a broken line, and where it starts."""
     start = 1

@@ -269,18 +269,20 @@ class SessionManager:
         opened = read_deferred(path, FAST_DECODE_BYTES, decoded)
         if opened is None:
             return None
-        records = len(opened.deferred.split.plain.records)
+        report = opened.report
+        if report.has_problems:
+            log.warning("%s", report.summary())  # as the usual loading says it
         manager = cls(
             cwd=opened.header.cwd or (str(cwd) if cwd is not None else os.getcwd()),
             header=opened.header,
             path=path,
             session_dir=directory,
             tree=SessionTree.from_entries(opened.entries),
-            report=LoadReport(path=path, lines=records + 1, entries=records),
+            report=report,
             flushed=True,
             read_only=read_only,
         )
-        manager._pending_tail = (opened.size, None, False)
+        manager._pending_tail = (opened.size, report.torn_tail, report.unterminated_tail)
         manager._deferred = opened.deferred
         return manager
 
@@ -307,7 +309,8 @@ class SessionManager:
             while records:
                 entries.append(parse_entry(records.pop(), ""))
             entries.extend(appended)
-            tree = SessionTree.from_entries(entries, self._report)
+            # (the reading reported the entries it found reattached: the report is not given again)
+            tree = SessionTree.from_entries(entries)
         raw = sum(isinstance(entry, RawEntry) for entry in entries)
         if raw:  # the plain reading promised typed entries only
             log.warning("%d deferred entries of %s were kept raw", raw, self._path)

@@ -18,22 +18,28 @@ from ..e2e.helpers import write_models_json
 MODEL = "fake-anthropic/claude-fake"
 
 
-def _sessions(tmp_path: Path) -> tuple[Path, Path]:
-    """A big plain session, and the same with a session name at its end (a shape the fast path leaves
-    to the typed one; it changes nothing a request carries)."""
+def _sessions(tmp_path: Path, damaged: bool = False) -> tuple[Path, Path]:
+    """A big plain session, and the same with an extension's entry at its end (a shape the fast path
+    leaves to the typed one; it changes nothing a request carries). ``damaged``: with lines the
+    loading skips in the middle (one of them an entry of the path) and a torn last line."""
     lines = big_session_lines(3_000, tmp_path)
-    plain = tmp_path / "plain.jsonl"
-    plain.write_text("\n".join(lines) + "\n")
     leaf = json.loads(lines[-1])["id"]
-    named = {
-        "type": "session_info",
+    if damaged:
+        lines[2_203] = lines[2_203][:300]  # an assistant turn: its results become strays, dropped
+        lines.insert(2_500, "not JSON at all")
+    plain = tmp_path / "plain.jsonl"
+    torn = '{"type":"message","id":"0badf00d","par' if damaged else ""
+    plain.write_text("\n".join(lines) + "\n" + torn)
+    custom = {
+        "type": "custom",
+        "customType": "x",
+        "data": {},
         "id": "feedf00d",
         "parentId": leaf,
         "timestamp": "2025-07-01T00:00:00.000Z",
-        "name": "n",
     }
     typed = tmp_path / "typed.jsonl"
-    typed.write_text("\n".join([*lines, json.dumps(named)]) + "\n")
+    typed.write_text("\n".join([*lines, json.dumps(custom)]) + "\n")
     return plain, typed
 
 
@@ -63,15 +69,18 @@ def _new_lines(path: Path, before: int) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()[before:]]
 
 
+@pytest.mark.parametrize("damaged", [False, True], ids=["whole", "damaged"])
 async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_the_same(
-    tmp_path: Path, agent_dir: Path
+    tmp_path: Path, agent_dir: Path, damaged: bool
 ) -> None:
-    plain, typed = _sessions(tmp_path)
+    plain, typed = _sessions(tmp_path, damaged)
+    original = plain.read_bytes()
     fake = FakeLLM()
     fake.script([Reply([text("Done.")]), Reply([text("Done.")])])
     with fake.serve() as server:
         write_models_json(agent_dir, server)
         count = len(plain.read_text().splitlines())
+        leaf = SessionManager.open(plain, read_only=True).get_leaf_id()
         assert await _answer(plain, tmp_path) == (True, False, 0)
         assert await _answer(typed, tmp_path) == (False, False, 0)
     first, second = fake.requests
@@ -84,11 +93,14 @@ async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_th
         ("message", "user"),
         ("message", "assistant"),
     ]
-    chain = [json.loads(line)["id"] for line in plain.read_text().splitlines()[count - 1 :]]
+    chain = [leaf, *(e["id"] for e in added)]
     assert [e["parentId"] for e in added] == chain[:-1]  # each new entry hangs off the one before
     reopened = SessionManager.open(plain, read_only=True)
     assert [e.id for e in reopened.get_branch()][-len(added) :] == [e["id"] for e in added]
-    assert not reopened.load_report.has_problems
+    assert plain.read_bytes().startswith(original)  # every line kept, the unreadable ones too
+    assert reopened.load_report.has_problems == damaged
+    if damaged:  # the torn line, ended with a newline, is skipped again; nothing else changed
+        assert [s.reason for s in reopened.load_report.skipped] == ["invalid JSON"] * 3
 
 
 async def test_the_next_turn_after_a_deferred_resume_carries_the_whole_history(

@@ -14,7 +14,7 @@ from pi_tui.ai.providers._history import prepare_messages
 from pi_tui.ai.providers._openai_compat import resolve_compat
 from pi_tui.ai.providers._wire_cache import dumps
 from pi_tui.ai.stream import LlmRequest, StreamOptions
-from pi_tui.ai.types import Model, ToolDefinition, UserMessage
+from pi_tui.ai.types import AssistantMessage, Model, TextContent, ToolDefinition, UserMessage
 from pi_tui.session.context import build_session_context
 from pi_tui.session.fast_context import read_plain_path, split_path
 from pi_tui.session.fast_wire import anthropic_history, anthropic_prefix, chat_history, encode_wire
@@ -211,7 +211,62 @@ def _sources(tmp_path: Path) -> list[Path]:
         big,
         _varied().write(tmp_path / "varied.jsonl"),
         _newer_branch().write(tmp_path / "newer_branch.jsonl"),
+        *_paired(tmp_path),
+        *_damaged(tmp_path).values(),
     ]
+
+
+def _paired(tmp_path: Path) -> list[Path]:
+    """Paths that pairing changes (`transform_messages`): a stray result and the results of a failed
+    turn dropped, calls left unanswered (a synthetic result added where the flow breaks and at the
+    end), results in another order than their calls."""
+    b = _Builder()
+    _pad(b)
+    b.user("q")
+    b.answer([{"type": "text", "text": "a"}])
+    b.result("nobody", ["stray"])
+    b.answer(
+        [
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}},
+            {"type": "toolCall", "id": "c2", "name": "read", "arguments": {"p": 1}},
+        ],
+        stop="toolUse",
+    )
+    b.result("c2", ["second first"])
+    b.result("c1", ["then the first"])
+    b.result("c1", ["again"])
+    b.user("go on")
+    b.answer([{"type": "text", "text": "b"}])
+    late = _Builder()
+    late.lines, late.leaf, late.ms = [dict(line) for line in b.lines], b.leaf, b.ms
+    b.answer([{"type": "toolCall", "id": "c3", "name": "read", "arguments": {}}], stop="toolUse")
+    b.answer([{"type": "text", "text": "partial"}], stop="aborted")  # pairing adds a result before it
+    b.result("c3", ["too late: the flow broke"])
+    b.user("go on")
+    b.answer([{"type": "text", "text": "c"}])
+    late.answer([{"type": "toolCall", "id": "c4", "name": "read", "arguments": {}}], stop="toolUse")
+    return [b.write(tmp_path / "paired.jsonl"), late.write(tmp_path / "unanswered_last.jsonl")]
+
+
+def _damaged(tmp_path: Path) -> dict[str, Path]:
+    """The generated session with every kind of damage the loading repairs without looking into the
+    entries: lines that do not decode (not UTF-8, nested too deep), lines that are no entry, a second
+    header, two entries of the path cut short (what hung off them is attached to the entry before),
+    and a torn last line; and the same with a whole last line that only lacks its newline."""
+    lines = [line.encode() + b"\n" for line in big_session_lines(3_000, tmp_path)]
+    cut_short = {2_203, 2_601}  # an assistant turn and a tool result of the path (a call left unanswered)
+    assert {json.loads(lines[at])["message"]["role"] for at in cut_short} == {"toolResult", "assistant"}
+    damaged = [line[: len(line) // 2] + b"\n" if at in cut_short else line for at, line in enumerate(lines)]
+    damaged.insert(2_500, b'["an array, not an entry"]\n')
+    damaged.insert(2_000, b'{"no": "type"}\n')
+    damaged.insert(1_500, b"\xff\xfe not UTF-8 {{\n")
+    damaged.insert(1_200, b"[" * 300 + b"]" * 300 + b"\n")
+    damaged.insert(700, lines[0])  # a second header
+    torn = tmp_path / "damaged.jsonl"
+    torn.write_bytes(b"".join(damaged) + lines[-1][:60])
+    unterminated = tmp_path / "unterminated.jsonl"
+    unterminated.write_bytes(b"".join(lines)[:-1])
+    return {"damaged": torn, "unterminated": unterminated}
 
 
 def _plain(path: Path) -> Any:
@@ -225,21 +280,35 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
         plain = _plain(path)
         if plain is None:
             continue
-        history = _typed_history(path)
+        # up to the last prompt before pairing adds a synthetic result (made at request time; the typed
+        # end of a first request has it): no call is open there
+        end = plain.synthetic
+        while plain.messages[end - 1]["role"] != "user":
+            end -= 1
+        history = _typed_history(path)[:end]
+        messages = plain.messages[:end]
         prepared, _ = prepare_messages(history, ANTHROPIC, None)
         typed = anthropic.convert_messages(prepared, ANTHROPIC, len(prepared), None)
-        fast = anthropic_history(plain.messages, ANTHROPIC)
+        fast = anthropic_history(messages, ANTHROPIC)
         assert fast is not None
         assert encode_wire(fast) == b",".join(dumps(m).encode() for m in typed), path.name
         compat = resolve_compat(CHAT)
         prepared, _ = prepare_messages(history, CHAT, None)
         typed = openai_completions.convert_messages(prepared, CHAT, "", compat)
-        chat = chat_history(plain.messages, CHAT, compat)
+        chat = chat_history(messages, CHAT, compat)
         assert chat is not None
         assert dumps(chat) == dumps(typed), path.name
         matched.append(path.name)
     # pi's fixtures hold compactions: left to the typed path
-    assert matched == ["big.jsonl", "varied.jsonl", "newer_branch.jsonl"]
+    assert matched == [
+        "big.jsonl",
+        "varied.jsonl",
+        "newer_branch.jsonl",
+        "paired.jsonl",
+        "unanswered_last.jsonl",
+        "damaged.jsonl",
+        "unterminated.jsonl",
+    ]
 
 
 @pytest.mark.parametrize("window", [200_000, 12_000])
@@ -317,17 +386,15 @@ def _fallback_cases() -> dict[str, _Builder]:
     b.user([{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
     cases["image"] = b
     b = base()
-    b.answer([{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}], stop="toolUse")
-    b.answer([{"type": "text", "text": "partial"}], stop="aborted")  # pairing adds a result before it
-    b.user("go on")
-    b.answer([{"type": "text", "text": "a"}])
-    cases["an aborted turn after unanswered calls"] = b
-    b = base()
-    b.answer([{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}], stop="toolUse")
-    cases["unanswered call"] = b
-    b = base()
-    b.result("nobody", ["stray"])
-    cases["stray result"] = b
+    b.answer(
+        [
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}},
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}},
+        ],
+        stop="toolUse",
+    )
+    b.result("c1", ["one"])
+    cases["two calls of one id"] = b
     b = base()
     b.lines[-1]["message"]["stop_reason"] = "stop"
     cases["a field under its Python name"] = b
@@ -337,9 +404,6 @@ def _fallback_cases() -> dict[str, _Builder]:
     b = base()
     b.lines[-1]["message"]["usage"]["input"] = "10"
     cases["a string where a number goes"] = b
-    b = base()
-    b.lines[-1]["parentId"] = "missing"
-    cases["lost parent"] = b
     b = base()
     b.lines[-1]["id"] = b.lines[1]["id"]
     cases["duplicate id"] = b
@@ -373,22 +437,56 @@ def _loaded(manager: SessionManager) -> tuple[Any, ...]:
     return lines, manager.get_leaf_id(), manager.load_report.summary(), len(manager.load_report.skipped)
 
 
-def test_damaged_lines_and_a_torn_tail_take_the_typed_path(tmp_path: Path) -> None:
+def test_a_line_holding_an_entry_after_broken_bytes_takes_the_typed_path(tmp_path: Path) -> None:
+    """The loading recovers such an entry (a write cut off, then the next one): left to it."""
     lines = [line.encode() + b"\n" for line in big_session_lines(3_000, tmp_path)]
-    clean = tmp_path / "clean.jsonl"
-    clean.write_bytes(b"".join(lines))
-    assert SessionManager.open(clean, read_only=True, defer_history=True).deferred_history is not None
-    damaged = tmp_path / "damaged.jsonl"
-    damaged.write_bytes(b"".join(lines[:1_500]) + b"\xff\xfe not UTF-8 {{\n" + b"".join(lines[1_500:]))
-    torn = tmp_path / "torn.jsonl"
-    torn.write_bytes(b"".join(lines) + lines[-1][:60])
-    for path in (damaged, torn):
-        assert _plain(path) is None
-        manager = SessionManager.open(path, read_only=True, defer_history=True)
-        assert manager.deferred_history is None
-        assert manager.load_report.has_problems
-        # the lines read before the damage are not decoded again, and load as they would
-        assert _loaded(manager) == _loaded(SessionManager.open(path, read_only=True))
+    lines[1_500] = lines[1_500][:40] + lines[1_501]
+    path = tmp_path / "glued.jsonl"
+    path.write_bytes(b"".join(lines))
+    assert _plain(path) is None
+    manager = SessionManager.open(path, read_only=True, defer_history=True)
+    assert manager.deferred_history is None
+    assert manager.load_report.salvaged == [1_501]
+
+
+@pytest.mark.parametrize("case", ["damaged", "unterminated"])
+def test_damaged_lines_and_a_torn_tail_are_read_as_the_loading_reads_them_and_kept(
+    case: str, tmp_path: Path
+) -> None:
+    path = _damaged(tmp_path)[case]
+    original = path.read_bytes()
+    typed = SessionManager.open(path, read_only=True)
+    deferred = SessionManager.open(path, defer_history=True)
+    assert deferred.deferred_history is not None
+    expected = typed.load_report
+    report = deferred.load_report
+    assert report.summary() == expected.summary()
+    assert (report.lines, report.entries) == (expected.lines, expected.entries)
+    assert report.skipped == expected.skipped
+    assert report.reattached == expected.reattached
+    assert (report.torn_tail, report.unterminated_tail) == (expected.torn_tail, expected.unterminated_tail)
+    if case == "damaged":
+        assert len(report.skipped) == 8 and len(report.reattached) == 2 and report.torn_tail is not None
+    else:
+        assert report.unterminated_tail and not report.has_problems
+    assert deferred.restore_state() == typed.restore_state()
+    entry = deferred.append_message(UserMessage(content="hi"))
+    deferred.complete_history()
+    assert _loaded(deferred)[0][:-1] == _loaded(typed)[0]
+    assert [e.id for e in deferred.get_branch()] == [*(e.id for e in typed.get_branch()), entry.id]
+    deferred.append_message(UserMessage(content="again"))  # written once the session has an answer:
+    deferred.append_message(AssistantMessage(content=[TextContent(text="ok")]))  # (pi's rule)
+    deferred.close()
+    written = path.read_bytes()
+    assert written.startswith(original)  # every line as it was, the unreadable ones too
+    assert written[len(original) : len(original) + 1] == b"\n"  # the last line ended first
+    reopened = SessionManager.open(path, read_only=True)
+    assert [e.id for e in reopened.get_branch()][-4:] == [typed.get_leaf_id(), entry.id, *_last_two(reopened)]
+    assert reopened.load_report.torn_tail is None and not reopened.load_report.unterminated_tail
+
+
+def _last_two(manager: SessionManager) -> list[str | None]:
+    return [e.id for e in manager.get_branch()][-2:]
 
 
 def test_a_deferred_session_completes_into_the_tree_a_plain_open_gives_with_appends_after(
