@@ -309,5 +309,8 @@ def export_session_html(session: str | Path | SessionManager, out_path: str | Pa
         if owned:
             manager.close()
     target = Path(out_path) if out_path is not None else Path.cwd() / f"pi-session-{stem}.html"
-    target.write_text(page, encoding="utf-8")
+    from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
+
+    # Whole or not at all: a full disk leaves an earlier export of that name as it was.
+    replace_file_bytes(target, page.encode("utf-8"))
     return target

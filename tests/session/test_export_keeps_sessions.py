@@ -4,6 +4,8 @@ branch of it, and pull the file out from under the process appending to it)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,38 @@ def test_exporting_over_another_file_replaces_it_whole(tmp_path: Path) -> None:
     lines = out.read_text().splitlines()
     assert len(lines) == 3 and "older" not in out.read_text()
     manager.close()
+
+
+_HTML_CHILD = """
+import resource, sys
+from pathlib import Path
+from pi_tui.session import SessionManager
+from pi_tui.session.export_html import export_session_html
+
+manager = SessionManager.open(Path(sys.argv[1]), read_only=True)
+limit = int(sys.argv[3])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    export_session_html(manager, sys.argv[2])
+except OSError as exc:
+    print("OSError:", exc.strerror)
+"""
+
+
+def test_an_html_export_cut_short_by_a_full_disk_leaves_the_earlier_export_whole(tmp_path: Path) -> None:
+    manager = _branched_session(tmp_path)
+    manager.append_message(user("x" * 50_000))  # a page well past the limit below
+    manager.close()
+    out = tmp_path / "out.html"
+    earlier = b"<html>an earlier export</html>\n"
+    out.write_bytes(earlier)
+    done = subprocess.run(
+        [sys.executable, "-c", _HTML_CHILD, str(manager.path), str(out), "20000"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OSError: File too large"
+    assert out.read_bytes() == earlier
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.html", "sessions"]
