@@ -27,6 +27,7 @@ from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.geometry import Offset, Size
 from textual.layout import Layout
+from textual.scrollbar import ScrollBar
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
@@ -34,7 +35,13 @@ from pi_tui.agent.tool import result_text
 from pi_tui.util.collector import FullCollectionsDeferred
 
 from .blocks_base import Block
-from .textual_private import note_changed_children, release_removed, with_component_nodes
+from .scrollbar import ChatScrollBar
+from .textual_private import (
+    note_changed_children,
+    own_vertical_scrollbar,
+    release_removed,
+    with_component_nodes,
+)
 
 if TYPE_CHECKING:
     from pi_tui.ai.types import CustomMessage
@@ -184,6 +191,11 @@ class ChatLog(VerticalScroll):
         log is drawn from its top while it fits (``scroll_y`` itself is left as Textual keeps it)."""
         offset = super().scroll_offset
         return offset if offset.y >= 0 else Offset(offset.x, 0)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """The log's scroll bar, which reuses its rows' lines as the thumb moves (`ChatScrollBar`)."""
+        return own_vertical_scrollbar(self, lambda: ChatScrollBar(thickness=self.scrollbar_size_vertical))
 
     def pre_layout(self, layout: Layout) -> None:
         # A block grown from inside (an answer's new paragraphs) is measured again, not drawn at the

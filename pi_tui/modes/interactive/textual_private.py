@@ -22,6 +22,9 @@ Textual 8.2 has no public API for these, so each is a small function or base cla
 - `strips_never_cache_themselves`: Textual's ``Strip.crop_extend`` and ``Strip.divide`` store their
   result in the strip's own cache even when it is the strip itself (a crop of the whole line), a
   reference cycle per line drawn.
+- `own_vertical_scrollbar`: a scroll view's vertical scroll bar of a class of the app's own (the chat's
+  `pi_tui.modes.interactive.scrollbar.ChatScrollBar`); Textual makes its ``ScrollBar`` on first use into
+  the private ``_vertical_scrollbar`` and starts it with the app's private ``_start_widget``.
 - `note_changed_children`: a fix-up of the screen's record of which widgets asked for a layout (its private
   ``_layout_widgets``, which ``layout: stream`` reads to decide which children to measure again), from
   the count of layout requests Textual keeps on each widget (``_layout_updates``).
@@ -32,7 +35,7 @@ The terminal driver's internals (the driver's ``_file``, the key parser's sequen
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from rich.style import Style
@@ -41,6 +44,7 @@ from textual.app import App
 from textual.dom import DOMNode
 from textual.geometry import Size
 from textual.screen import Screen
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
@@ -52,6 +56,7 @@ __all__ = [
     "free_layout_maps_promptly",
     "full_map_kept_after_reflow",
     "note_changed_children",
+    "own_vertical_scrollbar",
     "release_removed",
     "report_error",
     "strips_never_cache_themselves",
@@ -81,6 +86,20 @@ def uncaught_exception(app: App[Any]) -> Exception | None:
 def report_error(app: App[Any], error: Exception) -> None:
     """Hand ``error`` to the app's exception handler, as Textual does for a failing timer callback."""
     app._handle_exception(error)
+
+
+def own_vertical_scrollbar(widget: Widget, make: Callable[[], ScrollBar]) -> ScrollBar:
+    """``widget``'s vertical scroll bar, made by ``make`` the first time it is needed (where Textual would
+    make its own ``ScrollBar``), hidden and started as Textual starts its own.
+
+    Call it from an override of ``vertical_scrollbar``.
+    """
+    bar = widget._vertical_scrollbar
+    if bar is None:
+        bar = widget._vertical_scrollbar = make()
+        bar.display = False
+        widget.app._start_widget(widget, bar)
+    return bar
 
 
 def note_changed_children(container: Widget, seen: dict[Widget, int]) -> None:

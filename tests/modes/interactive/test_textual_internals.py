@@ -18,12 +18,13 @@ from rich.style import Style
 from textual import events
 from textual._compositor import Compositor
 from textual._xterm_parser import XTermParser
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 from textual.layouts.stream import StreamLayout
 from textual.screen import Screen
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
@@ -35,6 +36,7 @@ from pi_tui.modes.interactive.textual_private import (
     free_layout_maps_promptly,
     full_map_kept_after_reflow,
     note_changed_children,
+    own_vertical_scrollbar,
     release_removed,
     report_error,
     strips_never_cache_themselves,
@@ -335,3 +337,33 @@ def test_a_static_keeps_the_visual_of_a_rich_renderable_which_refers_back_to_it(
     visual = vars(static)["_Static__visual"]
     assert isinstance(visual, RichVisual) and visual._widget is static
     assert static._layout_cache is not None
+
+
+class _OwnBar(ScrollBar):
+    pass
+
+
+class _Scrolled(VerticalScroll):
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        return own_vertical_scrollbar(self, lambda: _OwnBar(vertical=True, name="vertical"))
+
+
+async def test_a_scroll_views_own_vertical_scroll_bar_is_the_one_textual_places_and_draws() -> None:
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            with _Scrolled():
+                for n in range(60):
+                    yield Static(f"line {n}")
+
+    app = Host()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        view = app.query_one(_Scrolled)
+        bar = view.vertical_scrollbar
+        assert type(bar) is _OwnBar and bar is view.vertical_scrollbar
+        assert bar.display and bar.parent is view and bar.is_mounted
+        assert bar in app.screen._compositor.visible_widgets  # placed by the layout like Textual's own
+        view.scroll_end(animate=False)
+        await pilot.pause()
+        assert bar.position == view.scroll_y > 0
