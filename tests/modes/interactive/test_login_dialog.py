@@ -176,9 +176,7 @@ async def test_device_code_login_shows_the_code_then_logs_in_and_logout_removes_
         await _until_notice(pilot, app, "Logged in to xAI")
         assert json.loads((agent_dir / "auth.json").read_text())["xai"]["type"] == "oauth"
         await submit(pilot, app, "/logout xai")
-        await until(
-            pilot, lambda: any(text == "Logged out of xAI" for text, _ in _notices(app))
-        )
+        await until(pilot, lambda: any(text == "Logged out of xAI" for text, _ in _notices(app)))
     assert json.loads((agent_dir / "auth.json").read_text()) == {}
 
 
@@ -421,3 +419,26 @@ async def test_the_account_list_names_providers_as_pi_does_sorted_by_name(
         await _until_dialog(pilot, app)
         assert app.screen.title_text == "Select authentication method for Kimi For Coding:"
         assert app.screen.options == ["Sign in with Kimi Code", "Sign in with an API key"]
+
+
+async def test_a_malformed_auth_json_stops_the_login_before_it_asks_anything(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    broken = '{"anthropic": {"type": "api_key", "key": "sk-x"'
+    (agent_dir / "auth.json").write_text(broken)
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit(pilot, app, "/login groq")
+        await until(
+            pilot,
+            lambda: (
+                _login_screen(app) is not None
+                or any("Cannot log in to Groq" in text for text, _ in _notices(app))
+            ),
+        )
+        # no key was asked for (it would have been thrown away), and the file is as it was
+        assert _login_screen(app) is None
+        error = next(text for text, kind in _notices(app) if "Cannot log in to Groq" in text)
+        assert str(agent_dir / "auth.json") in error and "invalid JSON" in error and "/login" in error
+    assert (agent_dir / "auth.json").read_text() == broken

@@ -370,14 +370,23 @@ async def _run_login(app: PiApp, registry: ModelRegistry, provider: str, method:
 
         flow = api_key_login(provider, key_name)
 
+    from pi_tui.ai.auth import AuthFileError
+
+    try:  # a malformed auth.json fails now, before the user signs in or types a key to be thrown away
+        storage.check_readable()
+    except AuthFileError as exc:
+        app.chat_notice(
+            f"Cannot log in to {name}: {exc}. Fix that file (or move it away), then /login again; "
+            "nothing was changed.",
+            "error",
+        )
+        return
     screen = LoginScreen(f"Login to {name}", flow)
     credential = await ask(app, screen)
     if credential is None:
         if screen.error is not None:
             app.chat_notice(f"Failed to login to {name}: {screen.error}", "error")
         return
-    from pi_tui.ai.auth import AuthFileError
-
     try:
         storage.set(provider, credential)
     except AuthFileError as exc:
