@@ -1,9 +1,11 @@
-"""Loading the extensions again (a part of `ExtensionRunner`): ``/reload``, and a switch to a session
-recorded in another directory, which replaces them with that directory's as pi replaces its runtime.
+"""Loading the extensions again (a part of `ExtensionRunner`): ``/reload``, and a switch to another
+session (``/new``, ``/resume``, ``/fork``, ``/clone``, ``/import``), which replaces them as pi replaces its
+runtime, with those of the directory the session works in.
 
 Both tear the loaded extensions down after ``session_shutdown`` (keeping what the session had switched
-on), discover and import them again, and send ``session_start``: reason ``reload`` for the one,
-``resume`` for the other (whose ``session_shutdown`` goes out before the session moves).
+on), discover and import them again, and send ``session_start``: reason ``reload`` for the one; for a
+switch its own reason (``new``, ``resume``, ``fork``), with ``session_shutdown`` sent before the session
+moves (naming the file moved to) and ``session_start`` after (naming the file left).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class RenewalMixin(RunnerHost):
     """Mixed into `ExtensionRunner`."""
 
     _moving: Kept | None = None
-    """What `leave_directory` kept, until `enter_directory`."""
+    """What `leave_session` kept, until `enter_session`."""
 
     # what it relies on from `ExtensionRunner` (declarations only)
     extensions: list[Extension]
@@ -66,7 +68,12 @@ class RenewalMixin(RunnerHost):
         async def drain(self, timeout: float | None = None) -> None: ...
 
         async def start(
-            self, *, reason: str = "startup", watch: bool = False, discover_reason: str | None = None
+            self,
+            *,
+            reason: str = "startup",
+            watch: bool = False,
+            discover_reason: str | None = None,
+            previous_session_file: str | None = None,
         ) -> None: ...
 
     async def reload(self) -> list[str]:
@@ -89,24 +96,29 @@ class RenewalMixin(RunnerHost):
             self._watcher.paths_changed()
         return notes
 
-    async def leave_directory(self, target_session_file: str) -> None:
-        """Before the session moves to a session recorded in another directory: ``session_shutdown``
-        (reason ``resume``, as pi's runtime replacement) to the loaded extensions, which are then torn
-        down; `enter_directory` loads the new directory's once the session works there."""
+    async def leave_session(self, reason: str, target_session_file: str | None) -> None:
+        """Before the session switches to another (``reason``: ``new``, ``resume`` or ``fork``):
+        ``session_shutdown`` to the loaded extensions, naming the session file moved to when there is
+        one, then they are torn down; `enter_session` loads them afresh once the switch is done."""
         self._reloading = self._reloading or asyncio.Lock()
         async with self._reloading:
-            self._moving = await self._tear_down(reason="resume", target_session_file=target_session_file)
+            fields = {"target_session_file": target_session_file} if target_session_file else {}
+            self._moving = await self._tear_down(reason=reason, **fields)
+            self._next_turn = []  # messages queued for the session left
 
-    async def enter_directory(self) -> list[str]:
-        """After the move `leave_directory` began: discover the extensions of the session's new directory
-        (its project folder only when trusted there), import them, ``session_start`` (reason ``resume``)
-        and ``resources_discover``. Returns what the user should be told, as `reload`."""
+    async def enter_session(self, reason: str, previous_session_file: str | None) -> list[str]:
+        """After the switch `leave_session` began: discover the extensions of the directory the session
+        works in (its project folder only when trusted there), import them, ``session_start`` (the
+        switch's reason and the session file left) and ``resources_discover`` (reason ``startup``, as
+        pi's new runtime). Returns what the user should be told, as `reload`."""
         self._reloading = self._reloading or asyncio.Lock()
         async with self._reloading:
             session = self.session
             fresh = Kept(list(session.active_tools), set(session.tools), set())  # nothing was loaded
             kept, self._moving = self._moving or fresh, None
-            notes = await self._bring_up(kept, reason="resume", discover_reason="startup")
+            notes = await self._bring_up(
+                kept, reason=reason, discover_reason="startup", previous_session_file=previous_session_file
+            )
         if self._watcher is not None:
             self._watcher.paths_changed()
         return notes
@@ -125,7 +137,14 @@ class RenewalMixin(RunnerHost):
         self._slow_reported.clear()
         return kept
 
-    async def _bring_up(self, kept: Kept, *, reason: str, discover_reason: str | None = None) -> list[str]:
+    async def _bring_up(
+        self,
+        kept: Kept,
+        *,
+        reason: str,
+        discover_reason: str | None = None,
+        previous_session_file: str | None = None,
+    ) -> list[str]:
         """Discover again (when the runner can), import, then ``session_start``; returns the notes."""
         notes: list[str] = []
         session = self.session
@@ -149,7 +168,9 @@ class RenewalMixin(RunnerHost):
                 del session.panels.panels[name]
         added = [n for n in session.active_tools if n not in kept.tools]
         session.set_active_tools([n for n in kept.active_tools if n in session.tools] + added)
-        await self.start(reason=reason, discover_reason=discover_reason)
+        await self.start(
+            reason=reason, discover_reason=discover_reason, previous_session_file=previous_session_file
+        )
         notes += self.warnings
         self.warnings = []
         self.reload_count += 1

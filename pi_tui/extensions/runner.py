@@ -495,10 +495,16 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
     # --- lifecycle ----------------------------------------------------------------------------------
 
     async def start(
-        self, *, reason: str = "startup", watch: bool = False, discover_reason: str | None = None
+        self,
+        *,
+        reason: str = "startup",
+        watch: bool = False,
+        discover_reason: str | None = None,
+        previous_session_file: str | None = None,
     ) -> None:
-        """Finish async registrations, then ``session_start`` and ``resources_discover`` (with
-        ``discover_reason``, by default ``reason``)."""
+        """Finish async registrations, then ``session_start`` (with ``previous_session_file`` after a
+        switch that left a saved session) and ``resources_discover`` (with ``discover_reason``, by default
+        ``reason``)."""
         if watch:
             self.start_watching()
         if self._started:
@@ -517,7 +523,8 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
         for payload in queued:
             await self.session.emit(ExtensionError.from_payload(payload))
         self.session.restore_panel_state()
-        await self.notify("session_start", timeout=self.lifecycle_timeout, reason=reason)
+        previous = {"previous_session_file": previous_session_file} if previous_session_file else {}
+        await self.notify("session_start", timeout=self.lifecycle_timeout, reason=reason, **previous)
         await self.emit_resources_discover(discover_reason or reason)
 
     async def ensure_started(self) -> None:

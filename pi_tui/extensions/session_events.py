@@ -3,8 +3,9 @@ model_select, resources_discover, user_bash.
 
 ``session_before_*``: the first handler returning ``{"cancel": True}`` stops the chain and the action
 (`CancelledByExtension` is raised to the caller); otherwise the last returned result counts.
-After a switch or fork, ``session_switch``/``session_fork`` is followed by ``session_start``,
-so extensions rebuild their state from the new session's entries.
+A switch or fork replaces the extensions (`RenewalMixin.leave_session` / ``enter_session``): the fresh
+ones get ``session_start`` and rebuild their state from the new session's entries, then
+``session_switch``/``session_fork``, which pi 0.87 no longer sends, for extensions written to the older API.
 """
 
 from __future__ import annotations
@@ -75,14 +76,12 @@ class SessionEventsMixin(RunnerHost):
             )
 
     async def after_switch(self, reason: str, previous_session_file: str) -> None:
-        """``session_switch`` (or ``session_fork``), then ``session_start`` so state can be rebuilt."""
-        self._next_turn = []
-        self.ui_state.clear(self.session.ui)  # statuses and widgets of the session left
+        """``session_switch`` (or ``session_fork``) to the extensions loaded for the new session, after
+        their ``session_start``."""
         if reason == "fork":
             await self.notify("session_fork", previous_session_file=previous_session_file)
         else:
             await self.notify("session_switch", reason=reason, previous_session_file=previous_session_file)
-        await self.notify("session_start", timeout=self.lifecycle_timeout, reason=reason)
 
     async def before_fork(self, entry_id: str) -> bool:
         """``session_before_fork``; returns ``skip_conversation_restore``. Raises `CancelledByExtension`."""

@@ -877,16 +877,16 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             self.extensions.start_watching()
         return notes
 
-    async def _extensions_enter_directory(self) -> list[str]:
-        """After a switch moved the session to another directory: load the extensions found there (a
-        runner is bound when none were found before); returns what the user should be told."""
+    async def _extensions_enter_session(self, reason: str, previous_session_file: str | None) -> list[str]:
+        """After a switch: load the extensions of the directory the session works in (a runner is bound
+        when none were found before); returns what the user should be told."""
         found_now = False
         if self.extensions is None and self.extension_setup is not None:
             self.extension_setup()
             found_now = self.extensions is not None
         if self.extensions is None:
             return []
-        notes: list[str] = await self.extensions.enter_directory()
+        notes: list[str] = await self.extensions.enter_session(reason, previous_session_file)
         if found_now and self._watch_extensions:
             self.extensions.start_watching()
         return notes

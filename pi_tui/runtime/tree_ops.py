@@ -114,9 +114,12 @@ class SessionTreeMixin(SessionHost):
         old = self.session_manager
         if manager is old:
             return
-        if services is not None and self.extensions is not None:
-            # as pi's runtime replacement: the extensions loaded here end before the other directory's load
-            await self.extensions.leave_directory(str(manager.path or ""))
+        # As pi builds a new runtime for every switch: the extensions loaded end here, and those of the
+        # directory the session works in are loaded afresh once it has switched.
+        reason = reason or "resume"
+        replaced = self.extensions is not None or services is not None
+        if self.extensions is not None:
+            await self.extensions.leave_session(reason, str(manager.path) if manager.path else None)
         restored = manager.restore_state()
         model = self.agent.model
         if restored.model is not None and self.registry is not None:
@@ -143,12 +146,13 @@ class SessionTreeMixin(SessionHost):
         self._pending_state = PendingState()  # unwritten changes belonged to the session we left
         self._record_model_if_changed(restored, model, thinking)
         self.restore_panel_layouts()
-        if services is not None:
-            # the extensions of the directory moved to: its project's own once trusted there
-            self.switch_warnings += await self._extensions_enter_directory()
+        if replaced:
+            # the extensions of the directory the session works in: its project's own once trusted there
+            previous = str(old.path) if old.path else None
+            self.switch_warnings += await self._extensions_enter_session(reason, previous)
         await self.emit(SessionSwitched(manager.id, str(manager.path or "")))
-        if self.extensions is not None and services is None:  # extensions
-            await self.extensions.after_switch(reason or "resume", str(old.path or ""))
+        if self.extensions is not None:  # extensions written to the older API
+            await self.extensions.after_switch(reason, str(old.path or ""))
 
     def _services_for_switch(self, manager: SessionManager) -> tuple[CwdServices | None, list[str]]:
         """What works in the directory ``manager`` records, when that is not this one (None: stay).

@@ -348,11 +348,14 @@ def register(pi):
     async with open_session(_ext(tmp_path, "actions", code), project, model=MODEL) as session:
         await session.prompt("hello")
         before = session.session_manager.id
+        handler_module = module(session, "actions")
         await session.prompt("/fresh")
         after = session.session_manager.id
-        out = module(session, "actions").OUT
+        reloaded = module(session, "actions")
 
-    assert out == [{"cancelled": False}]
+    # the command's instance finishes its handler; the new session has the extension loaded afresh
+    assert handler_module.OUT == [{"cancelled": False}]
+    assert reloaded is not handler_module and reloaded.OUT == []
     assert after != before
 
 

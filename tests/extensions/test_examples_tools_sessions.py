@@ -140,10 +140,13 @@ async def test_session_before_fork_cancels_or_skips_the_restore(fake: FakeLLM, p
         await session.fork(answer_id)
         forked_messages = list(session.agent.messages)
         forked_path = session.session_manager.path
+        reloaded = module(session, "fork_guard")
 
     assert forked_path != original
     assert forked_messages == kept  # skipConversationRestore: the in-memory conversation stays
-    assert ext.SEEN == [answer_id, answer_id, f"forked from {original}"]
+    assert ext.SEEN == [answer_id, answer_id]
+    # the fork loads the extension afresh, as pi's new runtime; the fresh one hears of the fork
+    assert reloaded is not ext and reloaded.SEEN == [f"forked from {original}"]
 
 
 async def test_session_before_compact_cancels_or_supplies_the_summary(

@@ -147,3 +147,56 @@ async def test_a_watcher_left_with_nothing_to_watch_watches_what_a_later_reload_
 
     _, second = model_requests(fake)
     assert user_texts(second) == ["v1: hello", "v2: again"]
+
+
+LIFECYCLE = """
+EVENTS = []
+
+def register(pi):
+    pi.on("session_start", lambda event: EVENTS.append(
+        ("session_start", event.reason, event.get("previous_session_file"))))
+    pi.on("session_shutdown", lambda event: EVENTS.append(
+        ("session_shutdown", event.reason, event.get("target_session_file"))))
+    pi.on("resources_discover", lambda event: EVENTS.append(("resources_discover", event.reason)))
+"""
+
+
+async def test_switching_sessions_in_the_same_folder_replaces_the_extensions_as_pi_does(
+    fake: FakeLLM, project: Path, tmp_path: Path
+) -> None:
+    """pi 0.87.1 builds a new runtime for /resume, /new and /fork alike, whatever the folder: the loaded
+    extensions get ``session_shutdown`` (the reason, the file moved to) and are torn down, fresh ones are
+    imported and get ``session_start`` (the reason, the file left) and ``resources_discover``."""
+    from pi_tui.session import SessionManager
+
+    path = write_extension(tmp_path, "lifecycle", LIFECYCLE)
+    fake.script([Reply([text("one")]), Reply([text("two")])])
+    async with open_session(["-e", str(path)], project, model=MODEL) as session:
+        await session.prompt("hello")
+        first = session.session_manager.path
+        startup = module(session, "lifecycle")
+        await session.new_session()
+        await session.prompt("again")
+        second = session.session_manager.path
+        after_new = module(session, "lifecycle")
+        await session.switch_session(SessionManager.open(first, session_dir=first.parent))
+        after_resume = module(session, "lifecycle")
+        answer = session.session_manager.get_branch()[-1].id
+        await session.fork(answer)
+        forked = session.session_manager.path
+        after_fork = module(session, "lifecycle")
+
+    assert len({id(startup), id(after_new), id(after_resume), id(after_fork)}) == 4  # imported afresh
+    assert startup.EVENTS[-1] == ("session_shutdown", "new", str(second))  # the file it will write
+    assert after_new.EVENTS == [
+        ("session_start", "new", str(first)),
+        ("resources_discover", "startup"),
+        ("session_shutdown", "resume", str(first)),
+    ]
+    assert after_resume.EVENTS == [
+        ("session_start", "resume", str(second)),
+        ("resources_discover", "startup"),
+        ("session_shutdown", "fork", str(forked)),
+    ]
+    assert after_fork.EVENTS[:2] == [("session_start", "fork", str(first)), ("resources_discover", "startup")]
+    assert after_fork.EVENTS[2:] == [("session_shutdown", "quit", None)]
