@@ -198,7 +198,8 @@ async def test_by_default_there_is_no_retry_and_the_agent_sees_the_status(fake: 
 
 async def test_a_refused_or_foreign_token_says_to_log_in_again(fake: FakeLLM) -> None:
     _, refused = await _run(_model(fake), [UserMessage(content="hi")], key=_token("acct-other"))
-    assert (refused.error_message or "").startswith("401 ") and "/login" in (refused.error_message or "")
+    assert (refused.error_message or "").startswith("401 ")
+    assert "/login openai-codex" in (refused.error_message or "")  # the command that fixes it, whole
     _, foreign = await _run(_model(fake), [UserMessage(content="hi")], key=_token(None))
     assert (
         foreign.error_message

@@ -278,9 +278,9 @@ def describe_codex_error(exc: BaseException) -> str:
         message = str(body or exc).strip()
     text = f"{status} {message}"
     if status == 401:
-        text += " (the ChatGPT login was refused: log in again with /login)"
+        text += " (the ChatGPT login was refused: log in again with /login openai-codex)"
     elif status == 403:
-        text += " (check that the ChatGPT plan may use this model, or log in again with /login)"
+        text += " (check that the ChatGPT plan may use this model, or log in again with /login openai-codex)"
     elif status == 404:
         text += " (check the model id: the ChatGPT plan may not offer it, and the provider's baseUrl in models.json)"
     wait = failure.retry_after_ms()
