@@ -57,14 +57,19 @@ class PromptHistory:
         return cls(history_path(cwd, agent_dir))
 
     def _load(self) -> list[str]:
+        try:
+            return self._read()[-self.limit :]
+        except OSError as exc:
+            log.warning("cannot read prompt history %s: %s", self.path, exc)
+            return []
+
+    def _read(self) -> list[str]:
+        """Every prompt in the file, oldest first (counting its lines). Raises OSError but for a missing file."""
         if self.path is None:
             return []
         try:
             raw = self.path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
-            return []
-        except OSError as exc:
-            log.warning("cannot read prompt history %s: %s", self.path, exc)
             return []
         entries: list[str] = []
         for line in raw.splitlines():
@@ -75,7 +80,7 @@ class PromptHistory:
                 continue
             if isinstance(text, str) and text and (not entries or entries[-1] != text):
                 entries.append(text)
-        return entries[-self.limit :]
+        return entries
 
     def add(self, text: str) -> bool:
         """Remember a submitted prompt; False when it was empty or repeats the last one."""
@@ -89,23 +94,34 @@ class PromptHistory:
 
     def _append(self, text: str) -> None:
         assert self.path is not None
+        from pi_tui.util.dir_lock import directory_lock  # writers only: off start-up
+
         line = json.dumps(text, ensure_ascii=False) + "\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self._lines_on_disk + 1 > 2 * self.limit:
-                self._rewrite()
-                return
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(line)
-            self._lines_on_disk += 1
+            # Another pi-tui in the same project appends and rewrites the same file: one at a time, so
+            # no line lands in a file that a rewrite is replacing.
+            with directory_lock(self.path.parent):
+                if self._lines_on_disk + 1 > 2 * self.limit:
+                    self._rewrite(text)
+                    return
+                with self.path.open("a", encoding="utf-8") as f:
+                    f.write(line)
+                self._lines_on_disk += 1
         except OSError as exc:  # history is a convenience: never fail a prompt over it
             log.warning("cannot write prompt history %s: %s", self.path, exc)
 
-    def _rewrite(self) -> None:
+    def _rewrite(self, text: str) -> None:
+        """Cut the file down to the last `limit` prompts, ``text`` last. From the file, not from memory: it
+        also holds what other pi-tuis in this project added since this one loaded it."""
         assert self.path is not None
         from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
 
-        lines = [json.dumps(t, ensure_ascii=False) + "\n" for t in self.entries]
+        self._lines_on_disk = 0
+        kept = self._read()  # a file that cannot be read is not rewritten (the caller logs why)
+        if not kept or kept[-1] != text:
+            kept.append(text)
+        lines = [json.dumps(t, ensure_ascii=False) + "\n" for t in kept[-self.limit :]]
         # Atomic: a killed rewrite leaves the old history and a temporary file the next write removes.
         replace_file_bytes(self.path, "".join(lines).encode("utf-8"), durable=False)
         self._lines_on_disk = len(lines)
