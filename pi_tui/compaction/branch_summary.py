@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.convert import convert_to_llm
 from pi_tui.ai.errors import is_context_overflow
@@ -30,6 +30,10 @@ from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file
 from .path import compaction_mark, compaction_message, entry_message, entry_type
 from .prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZER_SYSTEM_PROMPT, branch_instructions, standalone_prompt
 from .summarize import SummarizationFailed, SummaryBackend, complete_text, conversation_budget, fit_messages
+
+if TYPE_CHECKING:
+    from pi_tui.session.entries import SessionEntry
+    from pi_tui.session.manager import SessionManager
 
 __all__ = [
     "BRANCH_MAX_TOKENS",
@@ -105,7 +109,7 @@ class BranchSummaryResult:
         return {"readFiles": self.read_files, "modifiedFiles": self.modified_files}
 
 
-def _deepest_common_ancestor(session: Any, first: str, second: str) -> str | None:
+def _deepest_common_ancestor(session: SessionManager, first: str, second: str) -> str | None:
     """The deepest entry on both paths (each id counts as on its own path), walking up from both ends
     a step at a time: the cost is the length of the branches below it, not the depth of the tree (a
     branch of 200 entries on a 20k-entry path is 400 steps, not two 20k-entry paths)."""
@@ -130,8 +134,8 @@ def _deepest_common_ancestor(session: Any, first: str, second: str) -> str | Non
 
 
 def collect_entries_for_branch_summary(
-    session: Any, old_leaf_id: str | None, target_id: str | None
-) -> tuple[list[Any], str | None]:
+    session: SessionManager, old_leaf_id: str | None, target_id: str | None
+) -> tuple[list[SessionEntry], str | None]:
     """Entries from ``old_leaf_id`` back to the deepest common ancestor with ``target_id`` (oldest first).
 
     Returns:

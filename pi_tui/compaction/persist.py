@@ -8,9 +8,13 @@ treats them as the same op).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.context.patches import validate_ops
+
+if TYPE_CHECKING:
+    from pi_tui.session.entries import ContextTransformEntry
+    from pi_tui.session.manager import SessionManager
 
 __all__ = [
     "TRANSFORMER_NAME",
@@ -76,7 +80,7 @@ def compaction_display(result: CompactionResult) -> dict[str, Any]:
     }
 
 
-def append_compaction(session: Any, result: CompactionResult) -> Any:
+def append_compaction(session: SessionManager, result: CompactionResult) -> ContextTransformEntry:
     """Append the compaction to ``session`` (a `SessionManager`) and return the new entry."""
     patch = validate_ops(compaction_patch(result), phase="builtin", source=TRANSFORMER_NAME)
     return session.append_context_transform(TRANSFORMER_NAME, patch, compaction_display(result))

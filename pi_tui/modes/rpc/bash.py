@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import BashExecutionMessage
 from pi_tui.tools.output import OutputAccumulator, sanitize_output
 from pi_tui.tools.process import resolve_shell, run_streaming, shell_env
+
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["BashRun"]
 
@@ -23,7 +26,7 @@ __all__ = ["BashRun"]
 class BashRun:
     """One ``bash`` command; `abort` kills its process tree."""
 
-    def __init__(self, session: Any, command: str, *, exclude_from_context: bool = False) -> None:
+    def __init__(self, session: AgentSession, command: str, *, exclude_from_context: bool = False) -> None:
         self.session = session
         self.command = command
         self.exclude = exclude_from_context

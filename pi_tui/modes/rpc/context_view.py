@@ -4,10 +4,13 @@ print mode shows (both are views of `AgentSession.context_report`, so every numb
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.context.render import render_context
 from pi_tui.context.report import ContextReport, MessageRow
+
+if TYPE_CHECKING:
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["context_view", "report_json"]
 
@@ -34,7 +37,7 @@ def _usage_json(usage: Any) -> dict[str, Any] | None:
     return usage.to_json_dict() if usage is not None else None
 
 
-async def context_view(session: Any) -> dict[str, Any]:
+async def context_view(session: AgentSession) -> dict[str, Any]:
     """``{markdown, model, tokens, parts, tools, messages, options, breakpoints, blocks, nextRequest,
     panels, transforms, ledger}`` of the session's next request."""
     return report_json(await session.context_report())

@@ -21,6 +21,7 @@ from .login import LoginCommands
 
 if TYPE_CHECKING:
     from pi_tui.agent.hooks import QueueMode
+    from pi_tui.ai.types import Model
     from pi_tui.resources.settings import SettingsManager
 
 __all__ = ["COMMANDS", "DEFERRED", "HANDLERS", "NO_DATA", "CommandHandlers", "RpcError"]
@@ -176,7 +177,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
 
     # --- model and thinking -----------------------------------------------------------------------
 
-    def _set_model(self, model: Any) -> None:
+    def _set_model(self, model: Model) -> None:
         registry = self.session.registry
         if registry is not None and registry.requires_api_key(model) and not registry.get_api_key(model):
             raise RpcError(f"No API key for {model.provider}/{model.id}")

@@ -29,7 +29,7 @@ from ._picker import SearchListScreen
 from ._rowlist import RowList
 
 if TYPE_CHECKING:
-    pass
+    from pi_tui.modes.interactive.app import PiApp
 
 __all__ = ["ResumeScreen", "open_resume", "trash_session", "TRASH_DIR_NAME"]
 
@@ -408,7 +408,7 @@ class ResumeScreen(SearchListScreen[Any]):
         self.app.notify(f"Resumed {one_line(info.name or info.first_message, 60)}{here}")
 
 
-async def open_resume(app: Any, _args: str) -> None:
+async def open_resume(app: PiApp, _args: str) -> None:
     """``/resume``: push the picker over this project's sessions. When the folder is not listed yet
     (the work ahead, `prepare`, has not got to it), the picker shows at once, "loading…", and its rows
     follow as soon as they are read."""
@@ -416,7 +416,7 @@ async def open_resume(app: Any, _args: str) -> None:
 
     from .prepare import preparation_for
 
-    session = app.session
+    session = app.require_session()
     preparation = preparation_for(session)
     release = preparation.hold()  # the work ahead of the other screens waits for the first frame
     try:

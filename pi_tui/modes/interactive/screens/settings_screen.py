@@ -9,10 +9,10 @@ instead of the global one, Esc closes. Writes are field-level (`settings_catalog
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -23,6 +23,12 @@ from ._dialogs import ChoiceScreen, PromptScreen
 from ._picker import SearchListScreen
 from ._rowlist import RowList
 from .settings_catalog import CATALOG, Setting, parse_value, shown_value, source_of, value_of, write
+
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.runtime.agent_session import AgentSession
+
+R = TypeVar("R")
 
 __all__ = ["LiveSettingsApp", "SettingsScreen", "ThemePicker", "ThemedApp", "open_settings", "preview_theme"]
 
@@ -44,7 +50,7 @@ class LiveSettingsApp(Protocol):
     def apply_settings(self) -> None: ...
 
 
-def preview_theme(app: Any, name: str) -> None:
+def preview_theme(app: App[R], name: str) -> None:
     """Show theme ``name`` now (the app's own switch when it has one, else register it here).
 
     The app's switch makes the shown theme the app's theme: its file's later edits are applied (hot
@@ -63,7 +69,7 @@ def preview_theme(app: Any, name: str) -> None:
     app.theme = theme.name
 
 
-def _theme_names(session: Any, app: Any) -> list[str]:
+def _theme_names(session: AgentSession, app: App[R]) -> list[str]:
     """Built-in and user themes, and those the session adds (the app's list, which has the packages')."""
     from pi_tui.modes.interactive.theme import session_theme_paths, theme_names
 
@@ -126,9 +132,11 @@ class SettingsScreen(SearchListScreen[Setting]):
         Binding("ctrl+g", "scope", "Global / project", priority=True),
     ]
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: AgentSession) -> None:
         super().__init__()
         self.session = session
+        if session.settings is None:
+            raise ValueError("The settings screen needs a session with settings (this one has none)")
         self.settings = session.settings
         self.scope: Literal["global", "project"] = "global"
         self.shown: list[Setting] = list(CATALOG)
@@ -255,7 +263,7 @@ class SettingsScreen(SearchListScreen[Setting]):
             self.app.push_screen(PromptScreen(setting.label, start, placeholder=setting.help), typed)
 
 
-async def open_settings(app: Any, _args: str) -> None:
+async def open_settings(app: PiApp, _args: str) -> None:
     """``/settings``: push the settings list."""
     if app.session is None or app.session.settings is None:
         app.notify("No settings in this session", severity="error")

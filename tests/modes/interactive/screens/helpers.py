@@ -35,6 +35,9 @@ class HostApp(App[None]):
     def set_editor_text(self, text: str) -> None:
         self.editor_text = text
 
+    def require_session(self) -> Any:
+        return self.session
+
     async def run_command(self, text: str) -> None:
         self.commands.append(text)
 
