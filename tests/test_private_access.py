@@ -131,6 +131,14 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"_arrange_root"},
         "the compositor's layout, wrapped so the cycle it leaves behind holds no widgets (no Textual API)",
     ),
+    ("pi_tui/modes/interactive/textual_private.py", "widget"): (
+        {"_vertical_scrollbar"},
+        "the chat's own vertical scroll bar put where Textual keeps the one it makes (no Textual API)",
+    ),
+    ("pi_tui/modes/interactive/textual_private.py", "widget.app"): (
+        {"_start_widget"},
+        "a scroll bar made outside the widget tree is started as Textual starts its own (no Textual API)",
+    ),
     ("pi_tui/modes/interactive/textual_private.py", "child"): (
         {"_layout_updates"},
         "Textual's count of a widget's layout requests, which tells the chat's stream layout what changed",
