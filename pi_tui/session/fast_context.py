@@ -12,8 +12,8 @@ the typed history is built once that request is written, while the server reads 
 One rule keeps it safe: anything outside the plain shapes makes `read_plain_path`, `split_path` or a
 wire builder return None, and the caller takes the typed path. Plain means:
 
-- a v3 file with entries of the types ``message``, ``model_change`` and ``thinking_level_change``
-  only, unique ids, and a ``parentId`` key on each, so the leaf is the last entry. Damage the loading
+- a v3 file with entries of the types ``message``, ``model_change``, ``thinking_level_change``,
+  ``label`` and ``session_info`` only (the last two carry nothing a request sends), unique ids, and a ``parentId`` key on each, so the leaf is the last entry. Damage the loading
   repairs the same way whatever the entries hold is allowed, and reported as it reports it: lines that
   do not decode (unless a complete entry may be glued after the broken bytes, which the loading
   recovers), lines that are no entry, a second header, a torn or unterminated last line, and a
@@ -58,12 +58,19 @@ __all__ = [
 JsonObject = dict[str, object]
 _TIMESTAMP = operator.itemgetter("timestamp")
 
-_ENTRY_TYPES = frozenset({"message", "model_change", "thinking_level_change"})
+_ENTRY_TYPES = frozenset({"message", "model_change", "thinking_level_change", "label", "session_info"})
 _ENTRY_KEYS = frozenset({"type", "id", "parentId", "timestamp", "message"})
 _STATE_KEYS = {
     "model_change": frozenset({"type", "id", "parentId", "timestamp", "provider", "modelId"}),
     "thinking_level_change": frozenset({"type", "id", "parentId", "timestamp", "thinkingLevel"}),
 }
+# Entries no request carries (a label of an entry, the session's name): their fields, and the one
+# each must hold as a string (None: none)
+_ASIDE_KEYS = {
+    "label": (frozenset({"type", "id", "parentId", "timestamp", "targetId", "label"}), "targetId"),
+    "session_info": (frozenset({"type", "id", "parentId", "timestamp", "name"}), None),
+}
+_OPTIONAL_STRING = {"label": "label", "session_info": "name"}
 _USER_KEYS = frozenset({"role", "content", "timestamp"})
 _ASSISTANT_KEYS = frozenset(
     {
@@ -109,7 +116,7 @@ class PlainPath:
     message_at: list[int]
     """Where each of ``messages`` is in ``path``."""
     state_at: list[int]
-    """Where the model and thinking-level changes are in ``path``."""
+    """Where the other entries are in ``path`` (model and thinking-level changes, labels, names)."""
     newest: list[int]
     """For each of ``records``, the newest message timestamp up to it (it included; 0 before the first
     message): kept while each line is read, when its message is at hand, so that the cut seldom has to
@@ -351,6 +358,15 @@ def read_plain_path(
             stamp = cast(int, cast(JsonObject, message)["timestamp"])
             if stamp > top:
                 top = stamp
+        elif kind in _ASIDE_KEYS:
+            keys, needed = _ASIDE_KEYS[kind]
+            optional = record.get(_OPTIONAL_STRING[kind])
+            if (
+                not _known(record, keys)
+                or (needed is not None and type(record.get(needed)) is not str)
+                or (optional is not None and type(optional) is not str)
+            ):
+                return None
         elif not _known(record, _STATE_KEYS[str(kind)]) or not all(
             type(record.get(key)) is str
             for key in _STATE_KEYS[str(kind)] - {"type", "id", "parentId", "timestamp"}

@@ -14,7 +14,7 @@ from pi_tui.ai.providers._history import prepare_messages
 from pi_tui.ai.providers._openai_compat import resolve_compat
 from pi_tui.ai.providers._wire_cache import dumps
 from pi_tui.ai.stream import LlmRequest, StreamOptions
-from pi_tui.ai.types import AssistantMessage, Model, TextContent, ToolDefinition, UserMessage
+from pi_tui.ai.types import AssistantMessage, Model, TextContent, ToolDefinition, Usage, UserMessage
 from pi_tui.session.context import build_session_context
 from pi_tui.session.fast_context import read_plain_path, split_path
 from pi_tui.session.fast_wire import anthropic_history, anthropic_prefix, chat_history, encode_wire
@@ -120,6 +120,8 @@ def _varied() -> _Builder:
     b.entry({"type": "model_change", "provider": "bench", "modelId": "bench-model"})
     _pad(b)
     b.entry({"type": "thinking_level_change", "thinkingLevel": "high"})
+    b.entry({"type": "label", "targetId": b.lines[3]["id"], "label": "start"})
+    b.entry({"type": "session_info", "name": "varied"})
     b.user("a plain string prompt — é ✓")
     b.answer(
         [
@@ -174,6 +176,8 @@ def _varied() -> _Builder:
     b.user([{"type": "text", "text": "last question"}])
     b.lines[-1]["message"]["surprise"] = {"kept": "aside"}
     b.answer([{"type": "text", "text": "last answer", "textSignature": "t"}], total=5000)
+    b.entry({"type": "label", "targetId": b.leaf, "label": None})
+    b.entry({"type": "session_info"})
     return b
 
 
@@ -203,11 +207,36 @@ def _typed_history(path: Path) -> list[Any]:
     return transform_messages(convert_to_llm(manager.build_context().messages))
 
 
+def _pi_v3(tmp_path: Path) -> Path:
+    """pi's large fixture session (v1, aborted and failed turns, another API's answers, 103 thinking
+    level changes) as its first write leaves it: v3, with a name and labels, then one more exchange
+    (which takes it over a megabyte, so a deferred open reads it)."""
+    path = tmp_path / "pi-large-v3.jsonl"
+    path.write_bytes((FIXTURES / "large-session.jsonl").read_bytes())
+    manager = SessionManager.open(path)
+    manager.append_session_info("resumed")
+    branch = manager.get_branch()
+    manager.append_label(branch[len(branch) // 2].id, "middle")
+    manager.append_message(UserMessage(content="one more " + "é" * 40_000))
+    manager.append_message(
+        AssistantMessage(
+            content=[TextContent(text="ok")],
+            api="anthropic-messages",
+            provider="anthropic",
+            model="claude-sonnet-4-5",
+            usage=Usage(input=10, output=2, total_tokens=12),
+        )
+    )
+    manager.close()
+    return path
+
+
 def _sources(tmp_path: Path) -> list[Path]:
     big = tmp_path / "big.jsonl"
     big.write_text("\n".join(big_session_lines(3_000, tmp_path)) + "\n")
     return [
         *sorted(FIXTURES.glob("*.jsonl")),
+        _pi_v3(tmp_path),
         big,
         _varied().write(tmp_path / "varied.jsonl"),
         _newer_branch().write(tmp_path / "newer_branch.jsonl"),
@@ -301,6 +330,7 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
         matched.append(path.name)
     # pi's fixtures hold compactions: left to the typed path
     assert matched == [
+        "pi-large-v3.jsonl",
         "big.jsonl",
         "varied.jsonl",
         "newer_branch.jsonl",
@@ -368,8 +398,11 @@ def _fallback_cases() -> dict[str, _Builder]:
     b.entry({"type": "custom_message", "customType": "x", "content": "c", "display": True})
     cases["custom message"] = b
     b = base()
-    b.entry({"type": "label", "targetId": b.leaf, "label": "l"})
-    cases["label"] = b
+    b.entry({"type": "label", "targetId": 7, "label": "l"})
+    cases["a label of a number"] = b
+    b = base()
+    b.entry({"type": "session_info", "name": ["n"]})
+    cases["a name that is a list"] = b
     b = base()
     b.message(
         {
