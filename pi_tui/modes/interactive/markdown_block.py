@@ -29,11 +29,21 @@ def markdown_parser() -> MarkdownIt:
     A model writes ``List<String>``, ``<div>`` or JSX in prose as often as in code; with HTML enabled
     the parser turns such text into HTML tokens, which a terminal cannot draw, and the words vanish.
     Read as text they are shown as written (pi shows them too). Autolinks (``<https://…>``) are a rule
-    of their own and still work.
+    of their own and still work. A single line break inside a paragraph stays a line break, as pi draws
+    the lines a model wrote; markdown would join them with a space.
     """
     parser = MarkdownIt("gfm-like", {"html": False})
     parser.core.ruler.push("link_urls", _show_link_urls)
+    parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
     return parser
+
+
+def _keep_line_breaks(state: StateCore) -> None:
+    """Every soft line break (a newline inside a paragraph) becomes a hard one."""
+    for block in state.tokens:
+        for child in block.children or ():
+            if child.type == "softbreak":
+                child.type = "hardbreak"
 
 
 def _show_link_urls(state: StateCore) -> None:

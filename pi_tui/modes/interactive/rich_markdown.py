@@ -1,12 +1,13 @@
-"""Rich's markdown with pi's list markers, for text drawn as one Rich renderable (thinking).
+"""Rich's markdown drawn as pi draws it, for text drawn as one Rich renderable (thinking).
 
 Rich draws a bullet item as `` • `` and a numbered one as `` 1 ``; pi draws ``- `` and ``1. ``, flush with
-the text around them, and a wrapped item continues under its first word.
+the text around them, and a wrapped item continues under its first word. pi keeps a paragraph's single
+line breaks, which markdown reads as spaces.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import ListItem, Markdown, MarkdownElement
@@ -40,9 +41,18 @@ class _PiListItem(ListItem):
 
 
 class PiMarkdown(Markdown):
-    """`rich.markdown.Markdown` whose list items start with ``- `` and ``1. `` as pi's."""
+    """`rich.markdown.Markdown` whose list items start with ``- `` and ``1. `` as pi's, and whose lines
+    stay lines: a single line break inside a paragraph is drawn as one, as pi draws it (markdown reads it
+    as a space)."""
 
     elements: ClassVar[dict[str, type[MarkdownElement]]] = {
         **Markdown.elements,
         "list_item_open": _PiListItem,
     }
+
+    def __init__(self, markup: str, **options: Any) -> None:
+        super().__init__(markup, **options)
+        for token in self.parsed:
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"

@@ -41,8 +41,11 @@ async def test_enter_sends_and_the_answer_streams_into_the_chat(tmp_path: Path, 
         assert last_user_text(script) == "what is it"
 
 
-async def test_thinking_lists_are_drawn_with_pis_markers(tmp_path: Path, agent_dir: Path) -> None:
-    thought = "Plan:\n\n- read the file\n- a step long enough that it has to wrap onto a second row here\n\n1. one\n2. two"
+async def test_thinking_lists_and_line_breaks_are_drawn_as_pi_draws_them(tmp_path: Path, agent_dir: Path) -> None:
+    thought = (
+        "Plan:\nfirst line\n\n- read the file\n- a step long enough that it has to wrap onto a second row here"
+        "\n\n1. one\n2. two"
+    )
     script = FauxScript(faux_reply(faux_thinking(thought), "Done."))
     app = make_app(tmp_path, agent_dir, script)
     async with app.run_test(size=(60, 40)) as pilot:
@@ -55,6 +58,7 @@ async def test_thinking_lists_are_drawn_with_pis_markers(tmp_path: Path, agent_d
         rows = [strip.text.strip() for strip in block.render_lines(block.region.reset_offset)]
         assert "•" not in "".join(rows)
         assert "- read the file" in rows and "1. one" in rows and "2. two" in rows, rows
+        assert rows[:2] == ["Plan:", "first line"]  # a line of its own, as pi keeps it
         wrapped = next(i for i, row in enumerate(rows) if row.startswith("- a step long"))
         assert not rows[wrapped + 1].startswith("-")  # the item's second row, under its text
 

@@ -290,6 +290,18 @@ async def test_a_link_shows_its_address_after_its_text() -> None:
     assert "code link (https://b.example)" in shown_text
 
 
+async def test_a_single_line_break_in_a_paragraph_is_kept_as_pi_keeps_it() -> None:
+    """pi draws each line a model wrote on a line of its own; markdown would join them into one line."""
+    app = Host()
+    async with app.run_test(size=(60, 12)) as pilot:
+        block = AssistantText("alpha beta gamma\ndelta epsilon\n\nnext paragraph\n")
+        await app.screen.mount(block)
+        await pilot.pause()
+        shown_text = rendered(block)
+    assert "alpha beta gamma\ndelta epsilon" in shown_text, shown_text
+    assert "next paragraph" in shown_text
+
+
 async def test_bullets_are_dashes_at_every_depth() -> None:
     app = Host()
     async with app.run_test(size=(60, 12)) as pilot:
