@@ -41,6 +41,14 @@ async def _until_dialog(pilot, app, title: str | None = None) -> None:  # type: 
     )
 
 
+def _shown_rows(app) -> list[str]:  # type: ignore[no-untyped-def]
+    """The rows a choice dialog shows now (after its filter)."""
+    from textual.widgets import OptionList
+
+    rows = app.screen.query_one(OptionList)
+    return [str(rows.get_option_at_index(i).prompt) for i in range(rows.option_count)]
+
+
 def _login_screen(app) -> LoginScreen | None:  # type: ignore[no-untyped-def]
     return app.screen if isinstance(app.screen, LoginScreen) else None
 
@@ -413,6 +421,9 @@ async def test_the_account_list_names_providers_as_pi_does_sorted_by_name(
             "Radius",
             "xAI",
         ]
+        # the filter also knows the login's own name, as pi's does
+        await type_text(pilot, "chatgpt")
+        await until(pilot, lambda: _shown_rows(app) == ["OpenAI Codex • unconfigured"])
         await pilot.press("escape", "escape")
         # the provider's name finds it, as its id does
         await submit(pilot, app, "/login Kimi For Coding")

@@ -239,6 +239,22 @@ def _account_label(provider: str) -> str:
     return label or "Sign in with an account"
 
 
+def _method_names(provider: str, method: str | None) -> str:
+    """What the provider calls its login (``Anthropic (Claude Pro/Max)``) and its key (``Anthropic API
+    key``), for the list's filter; ``method`` keeps one of them (None: both)."""
+    from pi_tui.ai.catalog import provider_info
+
+    info = provider_info(provider)
+    if info is None:
+        return ""
+    names = []
+    if method != "api_key" and info.login is not None:
+        names.append(info.login.name)
+    if method != "oauth" and info.api_key_name is not None:
+        names.append(info.api_key_name)
+    return " ".join(names)
+
+
 def _api_key_providers(app: PiApp) -> list[tuple[str, str]]:
     """``(id, label)`` of every provider a key can be saved for, sorted by name as pi lists them."""
     from pi_tui.ai.catalog import provider_info
@@ -281,10 +297,14 @@ async def _choose(app: PiApp, title: str, items: list[tuple[str, str]], method: 
     from ..bridge import ask
     from ..dialogs import SelectDialog
 
-    # The name and status only, as pi, so a row fits one line; the filter also matches the id.
+    # The name and status only, as pi, so a row fits one line; the filter also matches the id and, as
+    # pi's, the method's own name (``Claude Pro/Max``, ``ChatGPT Plus/Pro``, ``OpenRouter API key``).
     labels = [f"{name} {_status(app, provider_id, method)}" for provider_id, name in items]
     ids = [provider_id for provider_id, _ in items]
-    keys = [f"{label} {provider_id}" for label, provider_id in zip(labels, ids, strict=True)]
+    keys = [
+        f"{label} {provider_id} {_method_names(provider_id, method)}"
+        for label, provider_id in zip(labels, ids, strict=True)
+    ]
     return await ask(app, SelectDialog(title, labels, values=ids, search_keys=keys))
 
 
