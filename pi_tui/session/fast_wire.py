@@ -69,7 +69,7 @@ def anthropic_history(
     """
     from pi_tui.ai.providers.anthropic import tool_use_id
 
-    if "image" in model.input or (model.compat or {}).get("allowEmptySignature") is True:
+    if (model.compat or {}).get("allowEmptySignature") is True:
         return None
     out: list[WireMessage] = []
     provider, api, model_id = model.provider, model.api, model.id

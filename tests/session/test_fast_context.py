@@ -341,9 +341,10 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
     ]
 
 
+@pytest.mark.parametrize("images", [False, True], ids=["text", "images"])
 @pytest.mark.parametrize("window", [200_000, 12_000])
 def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_history(
-    tmp_path: Path, window: int
+    tmp_path: Path, window: int, images: bool
 ) -> None:
     model = Model(
         id="bench-model",
@@ -352,6 +353,7 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         reasoning=True,
         context_window=window,
         max_tokens=8192,
+        input=["text", "image"] if images else ["text"],
     )
     for path in _sources(tmp_path):
         plain = _plain(path)
