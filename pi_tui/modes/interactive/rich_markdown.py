@@ -7,7 +7,7 @@ line breaks, which markdown reads as spaces.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import ListItem, Markdown, MarkdownElement
@@ -50,8 +50,8 @@ class PiMarkdown(Markdown):
         "list_item_open": _PiListItem,
     }
 
-    def __init__(self, markup: str, **options: Any) -> None:
-        super().__init__(markup, **options)
+    def __init__(self, markup: str, *, style: str = "none", code_theme: str = "monokai") -> None:
+        super().__init__(markup, style=style, code_theme=code_theme)
         for token in self.parsed:
             for child in token.children or ():
                 if child.type == "softbreak":
