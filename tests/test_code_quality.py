@@ -28,3 +28,21 @@ def test_mypy_finds_no_type_errors_in_pi_tui(tmp_path_factory: pytest.TempPathFa
     # The bundled MCP extension too: it is typed against the MCP SDK's own types.
     result = _run("mypy", "--cache-dir", str(cache), "pi_tui", "extensions/mcp")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# The structural guards: layers, private reaches, lookups by name and the typing ratchet, UI libraries.
+# Their own files run with the suite; they run here too because landing runs this file (and a guard
+# that only the whole suite runs is found broken after the landing, by everyone else).
+GUARDS = (
+    "tests/test_layers.py",
+    "tests/test_private_access.py",
+    "tests/test_typing_ratchet.py",
+    "tests/test_ui_libraries.py",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)  # four files of guards, each parsing the whole package
+def test_the_structural_guards_pass() -> None:
+    result = _run("pytest", *GUARDS, "-q", "-n", "0", "-p", "no:cacheprovider")
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
