@@ -174,10 +174,12 @@ class ThinkingBlock(Static, Block):
         if (False, body) == self._shown:
             return
         self._shown = (False, body)
+        from .drawn_once import DrawnOnce
         from .rich_markdown import PiMarkdown
 
-        # the widget's colour and italic are the base; the markdown's own styles (bold, code) go on top
-        self.update(PiMarkdown(body or "…", style="none", code_theme="ansi_dark"))
+        # the widget's colour and italic are the base; the markdown's own styles (bold, code) go on top.
+        # Drawn once for both its height and its lines (Textual draws a Rich renderable for each).
+        self.update(DrawnOnce(PiMarkdown(body or "…", style="none", code_theme="ansi_dark")))
 
     def append_delta(self, delta: str) -> None:
         self.text += delta
