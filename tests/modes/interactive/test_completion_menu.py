@@ -37,6 +37,25 @@ async def test_down_walks_through_every_command_and_the_border_counts(
         assert app.editor.text == f"/{every[-1]} "
 
 
+def _marks(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [str(app.menu.get_option_at_index(i).prompt)[:2] for i in range(3)]
+
+
+async def test_the_highlighted_completion_carries_pis_arrow(tmp_path: Path, agent_dir: Path) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("slash")
+        await until(pilot, lambda: app.menu.is_shown)
+        assert _marks(app) == ["→ ", "  ", "  "]
+        await pilot.press("down")
+        assert _marks(app) == ["  ", "→ ", "  "]
+        await pilot.press("up", "up")  # round to the last
+        assert _marks(app) == ["  ", "  ", "  "]
+        count = app.menu.option_count
+        assert str(app.menu.get_option_at_index(count - 1).prompt).startswith("→ ")
+
+
 async def test_autocomplete_max_visible_sets_the_menu_height(tmp_path: Path, agent_dir: Path) -> None:
     (agent_dir / "settings.json").write_text(json.dumps({"autocompleteMaxVisible": 12}))
     app = make_app(tmp_path, agent_dir, FauxScript())
@@ -88,11 +107,11 @@ async def test_descriptions_start_in_one_column_as_in_pi(tmp_path: Path, agent_d
         columns = set()
         for index, candidate in enumerate(app.menu.candidates):
             prompt = str(app.menu.get_option_at_index(index).prompt)
-            assert prompt.startswith(candidate.value)
+            assert prompt[2:].startswith(candidate.value)  # after the marker's gutter
             columns.add(prompt.index(candidate.description))
         assert len(columns) == 1
         widest = max(len(c.value) for c in app.menu.candidates)
-        assert columns == {min(widest, 30) + 2}
+        assert columns == {2 + min(widest, 30) + 2}  # the gutter, the widest value, two spaces
 
 
 async def test_enter_on_an_argument_completion_fills_it_in_and_the_next_enter_sends(
@@ -171,7 +190,7 @@ async def test_a_file_mention_shows_the_name_then_its_path(tmp_path: Path, agent
         await until(pilot, app.files.ready.is_set)
         await pilot.press(*"see @")
         await until(pilot, lambda: app.menu.is_shown)
-        rows = [" ".join(str(app.menu.get_option_at_index(i).prompt).split()) for i in range(3)]
+        rows = [" ".join(str(app.menu.get_option_at_index(i).prompt)[2:].split()) for i in range(3)]
         assert rows == ["src/ src", "calc.py calc.py", "util.py src/util.py"]
         await pilot.press("down", "down", "tab")
         await pilot.pause()
