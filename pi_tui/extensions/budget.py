@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .extension import Extension
+    from .host import SessionHost
 
 __all__ = ["HOOK_TIMEOUT", "HookAborted", "HookBudgetMixin", "HookTimeoutError"]
 
@@ -40,7 +41,7 @@ _ABORTABLE_EVENTS = frozenset({"context", "tool_call", "tool_result", "message"}
 class HookBudgetMixin:
     """`pi_tui.extensions.runner.ExtensionRunner`'s budget: `hook_timeout`, `_within_budget`, `abort_hooks`."""
 
-    session: Any
+    session: SessionHost
     _abortable_hooks: set[asyncio.Future[Any]]
     _aborted_hooks: set[asyncio.Future[Any]]
 

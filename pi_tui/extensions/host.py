@@ -7,20 +7,26 @@ the runtime hands itself to `load_extensions`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from pi_tui.agent.events import AgentEvent, RuntimeEvent
     from pi_tui.agent.loop import Agent
     from pi_tui.agent.tool import AgentTool
     from pi_tui.ai.model_registry import ModelRegistry
-    from pi_tui.ai.types import ImageContent, Message, Model, ThinkingLevel
+    from pi_tui.ai.types import CustomMessage, ImageContent, Message, Model, ThinkingLevel
+    from pi_tui.checkpoints import Checkpointer
+    from pi_tui.compaction.controller import CompactionController
     from pi_tui.context.engine import ContextEngine
+    from pi_tui.context.hooks import ContextHandler
     from pi_tui.context.panels import PanelManager
     from pi_tui.resources.loader import ResourceLoader
     from pi_tui.resources.settings import SettingsManager
     from pi_tui.session.manager import SessionManager
+
+    from .runner import ExtensionRunner
 
 __all__ = ["SessionHost"]
 
@@ -30,6 +36,19 @@ class SessionHost(Protocol):
 
     extension_setup: Callable[[], object] | None
     """Builds a runner when ``/reload`` finds extensions and none was built at start-up."""
+
+    extensions: ExtensionRunner | None
+    """The runner bound to the session (it sets itself here)."""
+
+    @property
+    def checkpoints(self) -> Checkpointer | None:
+        """The project's file checkpoints (None when they are off)."""
+        ...
+
+    @property
+    def compaction(self) -> CompactionController:
+        """Compaction and branch summaries (the runner installs its hooks)."""
+        ...
 
     @property
     def settings(self) -> SettingsManager | None:
@@ -161,6 +180,28 @@ class SessionHost(Protocol):
         expand: bool = True,
     ) -> None:
         """Send a user prompt and return when the agent is idle again."""
+        ...
+
+    async def emit(self, event: AgentEvent | RuntimeEvent) -> None:
+        """Hand an event to every subscriber."""
+        ...
+
+    def subscribe(
+        self, listener: Callable[[AgentEvent | RuntimeEvent], Awaitable[None] | None]
+    ) -> Callable[[], None]:
+        """Receive every event; returns an unsubscribe function."""
+        ...
+
+    def set_context_handlers(self, handlers: Callable[[], Sequence[ContextHandler]]) -> None:
+        """Where ``context`` handlers come from."""
+        ...
+
+    def append_custom_message(self, message: CustomMessage) -> None:
+        """Add an extension message to the conversation without starting a turn."""
+        ...
+
+    async def reload(self) -> list[str]:
+        """``/reload``: settings, resources and extensions again; returns the notes."""
         ...
 
     def label(self, entry_id: str, label: str | None) -> None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from .dispatch import Dispatch
     from .extension import Extension
+    from .host import SessionHost
 
 __all__ = ["LoopHooks", "run_without_suspending"]
 
@@ -78,7 +79,7 @@ class LoopHooks:
     def __init__(self, dispatch: Dispatch) -> None:
         self._dispatch = dispatch
 
-    def install(self, session: Any) -> None:
+    def install(self, session: SessionHost) -> None:
         agent = session.agent
         agent.before_tool_call = (
             chain_before_tool_call(agent.before_tool_call, self.tool_call)

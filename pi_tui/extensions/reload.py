@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .runner import ExtensionRunner
@@ -113,7 +113,7 @@ class ExtensionWatcher:
             self._stop = asyncio.Event()
 
     async def _reload(self) -> None:
-        session: Any = self._runner.session
+        session = self._runner.session
         await session.wait_for_idle()
         try:
             await session.reload()
