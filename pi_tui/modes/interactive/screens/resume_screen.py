@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.text import Text
 from textual import work
@@ -23,13 +23,18 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
+from pi_tui.session.listing import SessionInfo
+
 from ._dialogs import ConfirmScreen, PromptScreen
 from ._format import fmt_age, fmt_size, one_line
 from ._picker import SearchListScreen
 from ._rowlist import RowList
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = ["ResumeScreen", "open_resume", "trash_session", "TRASH_DIR_NAME"]
 
@@ -41,28 +46,28 @@ FIRST_LOOK = 40
 """Sessions shown while the folder is being listed (the files modified last): a screenful and more."""
 
 
-def threaded(infos: list[Any]) -> list[tuple[Any, int]]:
+def threaded(infos: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
     """pi's threaded order: forks under the session they came from (``parentSession``), each level by the
     latest activity anywhere in its subtree, newest first. Returns (info, depth) pairs."""
     by_path = {str(info.path): info for info in infos}
-    children: dict[str, list[Any]] = {}
-    roots: list[Any] = []
+    children: dict[str, list[SessionInfo]] = {}
+    roots: list[SessionInfo] = []
     for info in infos:
         parent = str(info.parent_session_path or "")
         if parent and parent in by_path and parent != str(info.path):
             children.setdefault(parent, []).append(info)
         else:
             roots.append(info)
-    latest: dict[str, Any] = {}
+    latest: dict[str, datetime] = {}
 
-    def newest(info: Any, seen: frozenset[str] = frozenset()) -> Any:
+    def newest(info: SessionInfo, seen: frozenset[str] = frozenset()) -> datetime:
         key = str(info.path)
         if key not in latest:
             kids = [newest(k, seen | {key}) for k in children.get(key, []) if str(k.path) not in seen]
             latest[key] = max([info.modified, *kids])
         return latest[key]
 
-    out: list[tuple[Any, int]] = []
+    out: list[tuple[SessionInfo, int]] = []
     stack = [(info, 0) for info in sorted(roots, key=newest)]  # popped newest first
     visited: set[str] = set()
     while stack:
@@ -89,11 +94,11 @@ def trash_session(path: Path, agent_dir: Path) -> Path:
     return target
 
 
-def _search_text(info: Any) -> str:
+def _search_text(info: SessionInfo) -> str:
     return f"{info.name or ''} {info.first_message} {info.modified.astimezone():%Y-%m-%d}"
 
 
-class ResumeScreen(SearchListScreen[Any]):
+class ResumeScreen(SearchListScreen[SessionInfo]):
     """The session picker."""
 
     BINDINGS = [
@@ -109,11 +114,11 @@ class ResumeScreen(SearchListScreen[Any]):
 
     def __init__(
         self,
-        session: Any,
-        infos: list[Any] | None,
+        session: AgentSession,
+        infos: list[SessionInfo] | None,
         on_cancel: Callable[[], None] | None = None,
         *,
-        first_look: list[Any] | None = None,
+        first_look: list[SessionInfo] | None = None,
     ) -> None:
         """Args:
         session: the session whose folder is listed.
@@ -128,10 +133,10 @@ class ResumeScreen(SearchListScreen[Any]):
         self.depths: dict[Path, int] = {}
         self.named_only = False
         self.show_paths = False
-        self.lists: dict[Scope, list[Any] | None] = {"current": infos, "all": None}
-        self.first_look: list[Any] | None = first_look if infos is None else None
+        self.lists: dict[Scope, list[SessionInfo] | None] = {"current": infos, "all": None}
+        self.first_look: list[SessionInfo] | None = first_look if infos is None else None
         """The folder's sessions modified last, shown while the whole folder is being listed."""
-        self.shown: list[Any] = list(infos or ())
+        self.shown: list[SessionInfo] = list(infos or ())
         self.now = datetime.now(UTC)
 
     def compose(self) -> ComposeResult:
@@ -301,7 +306,7 @@ class ResumeScreen(SearchListScreen[Any]):
 
         self.app.push_screen(PromptScreen("Rename session", info.name or ""), done)
 
-    def _rename(self, info: Any, name: str) -> None:
+    def _rename(self, info: SessionInfo, name: str) -> None:
         from pi_tui.session import SessionManager
         from pi_tui.session.errors import SessionError
         from pi_tui.session.listing import read_session_info
@@ -341,7 +346,7 @@ class ResumeScreen(SearchListScreen[Any]):
         title = one_line(info.name or info.first_message, 60)
         self.app.push_screen(ConfirmScreen(f"Delete “{title}”? (it goes to the trash folder)"), done)
 
-    def _delete(self, info: Any) -> None:
+    def _delete(self, info: SessionInfo) -> None:
         agent_dir = self._agent_dir()
         try:
             where = trash_session(info.path, agent_dir)
@@ -363,7 +368,7 @@ class ResumeScreen(SearchListScreen[Any]):
         return agent_dir()
 
     @work(exclusive=True, group="resume-open")
-    async def _resume(self, info: Any) -> None:
+    async def _resume(self, info: SessionInfo) -> None:
         from pi_tui.session import SessionManager
         from pi_tui.session.errors import SessionError
 
