@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option
 
 from pi_tui.util.fuzzy import fuzzy_filter
 from pi_tui.util.path_rank import PATH_SUGGESTIONS, rank_paths
+
+from .marked_list import MarkedOptionList
 
 __all__ = ["Candidate", "CompletionMenu", "FileIndex", "complete"]
 
@@ -161,7 +161,7 @@ VALUE_COLUMN = 30
 """The widest a completion's value is shown before its description."""
 
 
-class CompletionMenu(OptionList):
+class CompletionMenu(MarkedOptionList):
     """The list of completions floating above the editor (an overlay, so the chat does not move).
 
     It shows :attr:`visible_rows` rows at most (the ``autocompleteMaxVisible`` setting) and scrolls
@@ -198,21 +198,20 @@ class CompletionMenu(OptionList):
     def show(self, start: int, candidates: list[Candidate]) -> None:
         self.candidates = candidates
         self.token_start = start
-        self.clear_options()
+        self.set_rows([])
         if not candidates:
             self.remove_class("-visible")
             return
         # The descriptions start in one column, after the widest value (at most `VALUE_COLUMN`), as pi's
         # list lays them out; a longer value is cut with an ellipsis.
         column = min(VALUE_COLUMN, max(len(c.label or c.value) for c in candidates))
-        self._rows = []
+        texts = []
         for c in candidates:
             shown = c.label or c.value
             value = shown if len(shown) <= column else shown[: column - 1] + "…"
             description = ("  " + " " * (column - len(value)) + c.description) if c.description else ""
-            self._rows.append(Text.assemble((value, "bold"), (description, "dim")))
-        self._marked = None
-        self.add_options([Option(self._prompt(index)) for index in range(len(self._rows))])
+            texts.append(Text.assemble((value, "bold"), (description, "dim")))
+        self.set_rows(texts)
         rows = max(1, self.visible_rows())
         self.styles.max_height = rows + 2  # the rows and the round border
         self._scrolls = len(candidates) > rows
@@ -221,21 +220,9 @@ class CompletionMenu(OptionList):
         self.add_class("-visible")
 
     _scrolls = False
-    _rows: list[Text]
-    _marked: int | None = None
-    """The row showing the marker: the highlighted one once `watch_highlighted` has moved it there."""
-
-    def _prompt(self, index: int) -> Text:
-        """Row ``index`` behind its gutter: pi's "→ " on the highlighted row, blank on the others."""
-        mark = "→ " if index == self._marked else "  "
-        return Text.assemble((mark, "bold"), self._rows[index])
 
     def watch_highlighted(self, highlighted: int | None) -> None:
         super().watch_highlighted(highlighted)
-        before, self._marked = self._marked, highlighted
-        for index in {before, highlighted}:
-            if index is not None and index < len(self._rows) and index < self.option_count:
-                self.replace_option_prompt_at_index(index, self._prompt(index))
         self._show_position()
 
     def _show_position(self) -> None:

@@ -14,7 +14,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static, TextArea
-from textual.widgets.option_list import Option
+
+from .marked_list import MarkedOptionList
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -172,7 +173,7 @@ class SelectDialog(ModalScreen[V | None], Generic[V]):
                 yield Static(self.message, classes="dialog-message", markup=False)
             if self.search:
                 yield Input(placeholder="Type to search", id="filter")
-            yield OptionList(*[Option(o) for o in self.options], id="options")
+            yield MarkedOptionList(self.options, id="options")
             no_match = Static("No match", id="no-match")
             no_match.display = False
             yield no_match
@@ -195,9 +196,8 @@ class SelectDialog(ModalScreen[V | None], Generic[V]):
         from pi_tui.util.fuzzy import fuzzy_filter
 
         self._shown = [i for i, _ in fuzzy_filter(event.value, self._search_keys)]
-        options = self.query_one(OptionList)
-        options.clear_options()
-        options.add_options([Option(self.options[i]) for i in self._shown])
+        options = self.query_one(MarkedOptionList)
+        options.set_rows([self.options[i] for i in self._shown])
         options.highlighted = 0 if self._shown else None
         self.query_one("#no-match", Static).display = not self._shown  # an empty list says why
         self.call_after_refresh(self._fit_list)

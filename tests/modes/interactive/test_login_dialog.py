@@ -42,11 +42,11 @@ async def _until_dialog(pilot, app, title: str | None = None) -> None:  # type: 
 
 
 def _shown_rows(app) -> list[str]:  # type: ignore[no-untyped-def]
-    """The rows a choice dialog shows now (after its filter)."""
+    """The rows a choice dialog shows now (after its filter), without the highlight's gutter."""
     from textual.widgets import OptionList
 
     rows = app.screen.query_one(OptionList)
-    return [str(rows.get_option_at_index(i).prompt) for i in range(rows.option_count)]
+    return [str(rows.get_option_at_index(i).prompt)[2:] for i in range(rows.option_count)]
 
 
 def _login_screen(app) -> LoginScreen | None:  # type: ignore[no-untyped-def]

@@ -65,3 +65,23 @@ async def test_a_long_list_in_a_short_terminal_leaves_the_hint_and_position_in_v
         await pilot.resize_terminal(100, 16)  # smaller still: the list gives up rows, not the hint
         await until(pilot, lambda: dialog.query_one(Vertical).region.height <= 12 and _in_view(dialog))
         assert _position(dialog) == "(1/43)"
+
+
+async def test_the_highlighted_option_carries_pis_arrow_through_moves_and_filtering(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        dialog = SelectDialog("Select authentication method:", ["Sign in with an account", "API key", "Other"])
+        await app.push_screen(dialog)
+        options = dialog.query_one("#options", OptionList)
+
+        def marks() -> list[str]:
+            return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+        await until(pilot, lambda: marks() == ["→ Sign in with an account", "  API key", "  Other"])
+        await pilot.press("down")
+        await until(pilot, lambda: marks() == ["  Sign in with an account", "→ API key", "  Other"])
+        await type_text(pilot, "oth")
+        await until(pilot, lambda: marks() == ["→ Other"])
