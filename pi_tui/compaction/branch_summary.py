@@ -24,6 +24,7 @@ from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.tokens import count_message_tokens
 from pi_tui.ai.types import TextContent, ToolResultMessage, UserMessage
 from pi_tui.session.entries import BranchSummaryEntry
+from pi_tui.session.entry_reader import EntryLike
 
 from .errors import CompactionCancelled, CompactionError
 from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file_lists
@@ -158,7 +159,7 @@ def collect_entries_for_branch_summary(
     return entries, ancestor
 
 
-def _branch_message(entry: Any) -> Any | None:
+def _branch_message(entry: EntryLike) -> Any | None:
     mark = compaction_mark(entry)
     if mark is not None:
         return compaction_message(mark, entry)
@@ -168,12 +169,12 @@ def _branch_message(entry: Any) -> Any | None:
     return message
 
 
-def _is_summary(entry: Any) -> bool:
+def _is_summary(entry: EntryLike) -> bool:
     return entry_type(entry) == "branch_summary" or compaction_mark(entry) is not None
 
 
 def prepare_branch_entries(
-    entries: Sequence[Any], token_budget: int = 0, count: Callable[[Any], int] = count_message_tokens
+    entries: Sequence[EntryLike], token_budget: int = 0, count: Callable[[Any], int] = count_message_tokens
 ) -> BranchPreparation:
     """Messages to summarise (newest kept first within ``token_budget``; 0 = no limit) and file ops.
     ``count`` gives a message's estimate (the session's counter remembers the ones it made before)."""
@@ -206,7 +207,7 @@ def branch_max_tokens(model_max_tokens: int) -> int:
 
 
 async def generate_branch_summary(
-    entries: Sequence[Any],
+    entries: Sequence[EntryLike],
     backend: SummaryBackend,
     *,
     signal: AbortSignal | None = None,

@@ -112,26 +112,26 @@ def _message_role(entry: EntryLike) -> str | None:
     return message_role(entry)
 
 
-def _is_cut_point(entry: Any) -> bool:
+def _is_cut_point(entry: EntryLike) -> bool:
     kind = entry_type(entry)
     if kind in ("branch_summary", "custom_message"):
         return True
     return kind == "message" and _message_role(entry) in _CUT_ROLES
 
 
-def find_valid_cut_points(path: Sequence[Any], start: int, end: int) -> list[int]:
+def find_valid_cut_points(path: Sequence[EntryLike], start: int, end: int) -> list[int]:
     """Indices in ``path[start:end]`` where the kept context may begin."""
     return [i for i in range(start, end) if _is_cut_point(path[i])]
 
 
-def _starts_turn(entry: Any) -> bool:
+def _starts_turn(entry: EntryLike) -> bool:
     return entry_type(entry) in ("branch_summary", "custom_message") or _message_role(entry) in (
         "user",
         "bashExecution",
     )
 
 
-def find_turn_start(path: Sequence[Any], index: int, start: int) -> int:
+def find_turn_start(path: Sequence[EntryLike], index: int, start: int) -> int:
     """The entry that starts the turn holding ``path[index]`` (searching back to ``start``), or -1."""
     for i in range(index, start - 1, -1):
         if _starts_turn(path[i]):
@@ -139,13 +139,17 @@ def find_turn_start(path: Sequence[Any], index: int, start: int) -> int:
     return -1
 
 
-def _estimate(entry: Any, count: Count) -> int:
+def _estimate(entry: EntryLike, count: Count) -> int:
     message = entry_message(entry) if entry_type(entry) == "message" else None
     return count(message) if message is not None else 0
 
 
 def find_cut_point(
-    path: Sequence[Any], start: int, end: int, keep_recent_tokens: int, count: Count = count_message_tokens
+    path: Sequence[EntryLike],
+    start: int,
+    end: int,
+    keep_recent_tokens: int,
+    count: Count = count_message_tokens,
 ) -> CutPoint:
     """Where to cut ``path[start:end]`` so that about ``keep_recent_tokens`` of recent messages stay
     (``count``: a message's estimate, `count_message_tokens` or a counter that remembers them)."""
@@ -179,7 +183,7 @@ def find_cut_point(
     return CutPoint(cut, turn_start, turn_start != -1)
 
 
-def _messages(path: Sequence[Any], start: int, end: int) -> list[Any]:
+def _messages(path: Sequence[EntryLike], start: int, end: int) -> list[Any]:
     out = []
     for entry in path[start:end]:
         message = entry_message(entry)
@@ -188,7 +192,7 @@ def _messages(path: Sequence[Any], start: int, end: int) -> list[Any]:
     return out
 
 
-def _previously_kept(path: Sequence[Any], compaction_index: int) -> list[Any]:
+def _previously_kept(path: Sequence[EntryLike], compaction_index: int) -> list[Any]:
     """Messages the compaction at ``compaction_index`` kept from before itself."""
     mark = compaction_mark(path[compaction_index])
     if mark is None or mark.first_kept_entry_id is None:
@@ -202,7 +206,7 @@ def _previously_kept(path: Sequence[Any], compaction_index: int) -> list[Any]:
 
 
 def prepare_compaction(
-    path: Sequence[Any], settings: CompactionSettings, count: Count = count_message_tokens
+    path: Sequence[EntryLike], settings: CompactionSettings, count: Count = count_message_tokens
 ) -> CompactionPreparation | None:
     """Plan a compaction of the active path (root first).
 
