@@ -737,6 +737,10 @@ class ChatLog(VerticalScroll):
         hidden: list[Widget] = []
         short = 0
         try:
+            # The scroll that started this is drawn first: building and mounting the first chunk (a few
+            # ms, with the drawing held while it mounts) would otherwise run between that key and its
+            # frame, and the key would wait for it.
+            await self._next_frame()
             while self.is_attached:
                 generation = self._generation
                 # One layout per step: the chunk mounted hidden in the previous step is shown and the next

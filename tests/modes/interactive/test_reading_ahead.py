@@ -270,3 +270,41 @@ async def test_ctrl_up_pressed_many_times_at_once_walks_as_many_prompts_up(
             reader, offset = _reading(chat)
             assert isinstance(reader, UserBlock) and offset == 0
             assert _turn(reader) == start - 4
+
+
+async def test_a_scroll_key_is_drawn_before_reading_ahead_mounts_anything(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The key's scroll starts reading ahead; its first chunk (built, then mounted with the drawing held
+    # until it is) ran before the frame that shows the scroll, so the key waited for it.
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
+        chat = app.chat
+        order: list[str] = []
+        mount_all = chat.mount_all
+
+        def recording(
+            widgets: Iterable[Widget],
+            *,
+            before: int | str | Widget | None = None,
+            after: int | str | Widget | None = None,
+        ) -> AwaitMount:
+            if after is chat.marker:
+                order.append("mount")
+            return mount_all(widgets, before=before, after=after)
+
+        chat.mount_all = recording  # type: ignore[method-assign]
+        scroll_chat = PiApp.action_scroll_chat
+
+        def scrolled(self: PiApp, how: str) -> None:
+            order.append("key")
+            scroll_chat(self, how)
+            self.call_after_refresh(lambda: order.append("frame"))
+
+        monkeypatch.setattr(PiApp, "action_scroll_chat", scrolled)
+        for _ in range(12):
+            await pilot.press("pageup")
+            await until(pilot, lambda: not chat.reading_ahead)
+            await pilot.pause()
+        assert "mount" in order
+        after_keys = ["".join(order[at + 1 : at + 2]) for at, step in enumerate(order) if step == "key"]
+        assert after_keys == ["frame"] * 12
