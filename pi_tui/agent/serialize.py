@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from pi_tui.ai.types import (
     AssistantMessage,
     CustomMessage,
+    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -47,7 +47,7 @@ def truncate_for_summary(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> s
     return f"{text[:max_chars]}\n\n[... {len(text) - max_chars} more characters truncated]"
 
 
-def _text_blocks(content: Any) -> str:
+def _text_blocks(content: str | Sequence[object]) -> str:
     if isinstance(content, str):
         return content
     return "".join(block.text for block in content if isinstance(block, TextContent))
@@ -60,7 +60,7 @@ def _tool_call_text(call: ToolCall) -> str:
     return f"{call.name}({args})"
 
 
-def _lines(message: Any, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS) -> list[str]:
+def _lines(message: Message, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS) -> list[str]:
     if isinstance(message, AssistantMessage):
         texts = [b.text for b in message.content if isinstance(b, TextContent)]
         thoughts = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
@@ -82,12 +82,12 @@ def _lines(message: Any, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHA
     return [f"[User]: {text}"] if text else []
 
 
-def message_parts(message: Any, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS) -> list[str]:
+def message_parts(message: Message, max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS) -> list[str]:
     """The serialised lines of one provider message (what `serialize_parts` makes of it)."""
     return _lines(message, max_tool_result_chars)
 
 
-def part_count(message: Any) -> int:
+def part_count(message: Message) -> int:
     """How many lines `message_parts` makes of one provider message, without making them."""
     if isinstance(message, AssistantMessage):
         content = message.content
@@ -104,7 +104,7 @@ def part_count(message: Any) -> int:
 
 
 def serialize_parts(
-    llm_messages: Iterable[Any], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
+    llm_messages: Iterable[Message], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
 ) -> list[str]:
     """The serialised lines of each provider message, oldest first (joined by blank lines they are the text)."""
     parts: list[str] = []
@@ -114,20 +114,20 @@ def serialize_parts(
 
 
 def serialize_conversation(
-    llm_messages: Iterable[Any], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
+    llm_messages: Iterable[Message], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
 ) -> str:
     """Provider messages (user/assistant/toolResult, after `convert_to_llm`) as text."""
     return "\n\n".join(serialize_parts(llm_messages, max_tool_result_chars))
 
 
 def serialize_messages(
-    messages: Sequence[Any], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
+    messages: Sequence[Message], max_tool_result_chars: int | None = TOOL_RESULT_MAX_CHARS
 ) -> str:
     """History messages of any role (custom, bash and summaries become user text first)."""
     return serialize_conversation(convert_to_llm(list(messages)), max_tool_result_chars)
 
 
-def describe_message(message: Any, limit: int = 160) -> str:
+def describe_message(message: Message, limit: int = 160) -> str:
     """One short line naming a history message, for instructions that must point at it."""
     converted = convert_to_llm([message])
     lines = _lines(converted[0]) if converted else []
