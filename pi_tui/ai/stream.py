@@ -165,6 +165,18 @@ class WirePrefix:
     json: bytes  # the messages' JSON as the wire encoder writes it, comma-joined, without brackets
     has_tool_history: bool  # whether these messages hold a tool call or result
 
+    def sendable(self, model: Model, options: StreamOptions) -> list[dict[str, object]]:
+        """The messages, for a provider about to send them to ``model``.
+
+        Raises:
+            ValueError: they are another API's, or a payload hook would be handed them.
+        """
+        if self.api != model.api or options.on_payload is not None:
+            raise ValueError(
+                f"a {self.api} history prefix cannot be sent to {model.api} or through a payload hook"
+            )
+        return self.messages
+
 
 @dataclass(slots=True)
 class StreamOptions:

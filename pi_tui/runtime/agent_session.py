@@ -669,16 +669,21 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             return None
         prefix = None
         model = self.agent.model
-        if self.extensions is None and self._base_stream_fn is None and model.api == "anthropic-messages":
-            from pi_tui.session.fast_wire import anthropic_prefix
+        if (
+            self.extensions is None
+            and self._base_stream_fn is None
+            and model.api in ("anthropic-messages", "openai-completions")
+        ):
+            from pi_tui.session.fast_wire import anthropic_prefix, chat_prefix
             from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
+            build = anthropic_prefix if model.api == "anthropic-messages" else chat_prefix
             # As a provider converts a history: no collection walks the objects it makes meanwhile, and
             # they are frozen after (without that, the first allocation after the block ran a young
             # collection over every wire message, finding nothing, before the request was written).
             # Frozen objects are still freed as usual once the request drops them.
             with collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE):
-                prefix = anthropic_prefix(deferred.split, model)
+                prefix = build(deferred.split, model)
         if prefix is None:
             self._complete_history()
         return prefix

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pi_tui.ai.stream import WirePrefix
     from pi_tui.ai.types import Model
 
-__all__ = ["WireMessage", "anthropic_history", "anthropic_prefix", "chat_history", "encode_wire"]
+__all__ = ["WireMessage", "anthropic_history", "anthropic_prefix", "chat_history", "chat_prefix", "encode_wire"]
 
 WireMessage = dict[str, object]
 
@@ -335,3 +335,19 @@ def anthropic_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     return WirePrefix(
         api=model.api, messages=messages, json=_encode(messages, inputs), has_tool_history=tools
     )
+
+
+def chat_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
+    """The old part of a split path as a Chat Completions `WirePrefix` for ``model`` (sent after the
+    instructions), or None when this module leaves it to the typed path: a history ending in a tool
+    result where the server wants an assistant turn between it and the next prompt (the converter
+    adds that turn only when it sees both)."""
+    from pi_tui.ai.providers._openai_compat import resolve_compat
+    from pi_tui.ai.stream import WirePrefix
+
+    compat = resolve_compat(model)
+    messages = chat_history(split.prefix, model, compat)
+    if not messages or (compat["requiresAssistantAfterToolResult"] and messages[-1]["role"] == "tool"):
+        return None
+    tools = any(message["role"] == "toolResult" for message in split.prefix)
+    return WirePrefix(api=model.api, messages=messages, json=_encode(messages, []), has_tool_history=tools)

@@ -43,9 +43,9 @@ def _sessions(tmp_path: Path, damaged: bool = False) -> tuple[Path, Path]:
     return plain, typed
 
 
-async def _answer(path: Path, cwd: Path, prompt: str = "hi") -> tuple[bool, bool, int]:
+async def _answer(path: Path, cwd: Path, prompt: str = "hi", model: str = MODEL) -> tuple[bool, bool, int]:
     """Run one print-mode prompt on ``path``: (history deferred at start, deferred at the end, exit code)."""
-    startup = create_session(parse_args(["--session", str(path), "--model", MODEL, "-p", prompt]), cwd)
+    startup = create_session(parse_args(["--session", str(path), "--model", model, "-p", prompt]), cwd)
     session = startup.session
     deferred = session.session_manager.deferred_history is not None
     code = await run_print_mode(session, [prompt])
@@ -69,9 +69,13 @@ def _new_lines(path: Path, before: int) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()[before:]]
 
 
-@pytest.mark.parametrize("damaged", [False, True], ids=["whole", "damaged"])
+@pytest.mark.parametrize(
+    ("damaged", "model"),
+    [(False, MODEL), (True, MODEL), (False, "fake-openai/gpt-fake")],
+    ids=["whole", "damaged", "chat completions"],
+)
 async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_the_same(
-    tmp_path: Path, agent_dir: Path, damaged: bool
+    tmp_path: Path, agent_dir: Path, damaged: bool, model: str
 ) -> None:
     plain, typed = _sessions(tmp_path, damaged)
     original = plain.read_bytes()
@@ -81,8 +85,8 @@ async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_th
         write_models_json(agent_dir, server)
         count = len(plain.read_text().splitlines())
         leaf = SessionManager.open(plain, read_only=True).get_leaf_id()
-        assert await _answer(plain, tmp_path) == (True, False, 0)
-        assert await _answer(typed, tmp_path) == (False, False, 0)
+        assert await _answer(plain, tmp_path, model=model) == (True, False, 0)
+        assert await _answer(typed, tmp_path, model=model) == (False, False, 0)
     first, second = fake.requests
     assert first.body == second.body
     assert first.headers == second.headers
@@ -103,8 +107,9 @@ async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_th
         assert [s.reason for s in reopened.load_report.skipped] == ["invalid JSON"] * 3
 
 
+@pytest.mark.parametrize("model", [MODEL, "fake-openai/gpt-fake"], ids=["anthropic", "chat completions"])
 async def test_the_next_turn_after_a_deferred_resume_carries_the_whole_history(
-    tmp_path: Path, agent_dir: Path
+    tmp_path: Path, agent_dir: Path, model: str
 ) -> None:
     plain, _ = _sessions(tmp_path)
     fake = FakeLLM()
@@ -117,8 +122,8 @@ async def test_the_next_turn_after_a_deferred_resume_carries_the_whole_history(
     )
     with fake.serve() as server:
         write_models_json(agent_dir, server)
-        assert await _answer(plain, tmp_path) == (True, False, 0)
-        assert await _answer(plain, tmp_path, "more") == (True, False, 0)
+        assert await _answer(plain, tmp_path, model=model) == (True, False, 0)
+        assert await _answer(plain, tmp_path, "more", model=model) == (True, False, 0)
     first, loop, resumed = (_unmarked(r.body["messages"]) for r in fake.requests)
     assert loop[: len(first)] == first
     assert resumed[: len(loop)] == loop

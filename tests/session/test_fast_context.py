@@ -17,7 +17,13 @@ from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import AssistantMessage, Model, TextContent, ToolDefinition, Usage, UserMessage
 from pi_tui.session.context import build_session_context
 from pi_tui.session.fast_context import read_plain_path, split_path
-from pi_tui.session.fast_wire import anthropic_history, anthropic_prefix, chat_history, encode_wire
+from pi_tui.session.fast_wire import (
+    anthropic_history,
+    anthropic_prefix,
+    chat_history,
+    chat_prefix,
+    encode_wire,
+)
 from pi_tui.session.loader import line_decoder
 from pi_tui.session.manager import SessionManager
 
@@ -341,28 +347,50 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
     ]
 
 
-@pytest.mark.parametrize("images", [False, True], ids=["text", "images"])
-@pytest.mark.parametrize("window", [200_000, 12_000])
+_REQUEST_CASES: dict[str, tuple[str, int, dict[str, Any]]] = {
+    # API, context window (12,000: the output cap is cut to what the window leaves), model fields
+    "anthropic": ("anthropic-messages", 200_000, {}),
+    "anthropic, a small window": ("anthropic-messages", 12_000, {}),
+    "anthropic, a model that reads images": ("anthropic-messages", 200_000, {"input": ["text", "image"]}),
+    "chat, a small window": ("openai-completions", 12_000, {}),
+    "chat, a server wanting names and a turn after results": (
+        "openai-completions",
+        200_000,
+        {"compat": {"requiresToolResultName": True, "requiresAssistantAfterToolResult": True}},
+    ),
+    "chat, no instructions role": ("openai-completions", 200_000, {"reasoning": False}),
+}
+
+
+@pytest.mark.parametrize("case", list(_REQUEST_CASES))
 def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_history(
-    tmp_path: Path, window: int, images: bool
+    tmp_path: Path, case: str
 ) -> None:
+    api, window, fields = _REQUEST_CASES[case]
     model = Model(
-        id="bench-model",
-        api="anthropic-messages",
-        provider="bench",
-        reasoning=True,
-        context_window=window,
-        max_tokens=8192,
-        input=["text", "image"] if images else ["text"],
+        **{
+            "id": "bench-model",
+            "api": api,
+            "provider": "bench",
+            "reasoning": True,
+            "context_window": window,
+            "max_tokens": 8192,
+            **fields,
+        }
     )
+    module: Any = anthropic if api == "anthropic-messages" else openai_completions
+    build = anthropic_prefix if api == "anthropic-messages" else chat_prefix
+    sent_fast = 0
     for path in _sources(tmp_path):
         plain = _plain(path)
         if plain is None:
             continue
         split = split_path(plain)
         assert split is not None
-        prefix = anthropic_prefix(split, model)
-        assert prefix is not None
+        prefix = build(split, model)
+        if prefix is None:  # (Chat Completions: a history ending in a tool result, on such a server)
+            assert api == "openai-completions" and fields.get("compat")
+            continue
         history = _typed_history(path)
         manager = SessionManager.open(path, read_only=True, defer_history=True)
         assert manager.deferred_history is not None
@@ -374,10 +402,12 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         cut = LlmRequest(
             "You are terse.", [*tail, prompt], TOOLS, len(tail) + 1, paired=True, wire_prefix=prefix
         )
-        options = StreamOptions(thinking="medium")
-        sent = anthropic._encode(anthropic.build_request(model, cut, options))
-        assert sent == anthropic._encode(anthropic.build_request(model, whole, options)), path.name
+        options = StreamOptions(thinking="medium", session_id="s-1")
+        sent = module._encode(module.build_request(model, cut, options))
+        assert sent == module._encode(module.build_request(model, whole, options)), path.name
         manager.close()
+        sent_fast += 1
+    assert sent_fast >= 6
 
 
 def _fallback_cases() -> dict[str, _Builder]:

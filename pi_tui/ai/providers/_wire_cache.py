@@ -128,7 +128,7 @@ class ConversionCache:
         self._pending_converted: list[Any] = []
         # Leading items of the next body whose JSON is already made (a history prefix in wire shape,
         # `LlmRequest.wire_prefix`): the items and their JSON, comma-joined without brackets. Used
-        # only when the body's list starts with these very objects.
+        # only when the body's list starts with these very objects, or holds them after its first.
         self.lead_items: list[Any] = []
         self.lead_json = b""
 
@@ -336,9 +336,14 @@ def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> byt
         chunks, ends = cache.last_chunks[:keep], cache.last_ends[:keep]
     else:
         chunks, ends = [b"{" + dumps(field).encode() + b":["], [0]
-        if lead and len(lead) <= len(items) and all(map(operator.is_, lead, items)):
+        # the lead starts the list, or follows its first item (Chat Completions' instructions)
+        at = 0 if lead and items and items[0] is lead[0] else 1
+        if lead and len(lead) + at <= len(items) and all(map(operator.is_, lead, items[at:])):
+            if at:
+                chunks.append(dumps(items[0]).encode() + b",")
+                ends.append(1)
             chunks.append(lead_json)
-            ends.append(len(lead))
+            ends.append(at + len(lead))
             lead_used = True
     index, count = ends[-1], len(items)
     start = index

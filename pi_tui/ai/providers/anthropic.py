@@ -211,13 +211,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
 def _wire_prefix(request: LlmRequest, model: Model, options: StreamOptions) -> list[Any] | None:
     """The request's history already in wire shape (`LlmRequest.wire_prefix`), checked to be this API's."""
     prefix = request.wire_prefix
-    if prefix is None:
-        return None
-    if prefix.api != model.api or options.on_payload is not None:
-        raise ValueError(
-            f"a {prefix.api} history prefix cannot be sent to {model.api} or through a payload hook"
-        )
-    return prefix.messages
+    return None if prefix is None else prefix.sendable(model, options)
 
 
 _CLAUDE_VERSION = re.compile(r"claude-([a-z]+)-(\d+)(?:[-.](\d{1,2}))?(?!\d)")

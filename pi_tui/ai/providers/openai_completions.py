@@ -117,6 +117,7 @@ def decode_event(event: str | None, data: str, stream: SseStream) -> Any:
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /chat/completions`` (streaming)."""
     compat = resolve_compat(model)
+    prefix = request.wire_prefix.sendable(model, options) if request.wire_prefix is not None else None
     if options.on_payload is not None:
         # The hook may change the body in place: it gets freshly converted messages, nothing shared.
         messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
@@ -133,6 +134,11 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         )
         fresh = lambda: _Converter(model, request.system_prompt, compat, _CACHE)  # noqa: E731
         wire = _MEMO.convert(model, request, key, fresh, _CACHE).finish()
+    if prefix is not None and request.wire_prefix is not None:
+        # after the instructions; the request's messages start with a user prompt (nothing to join)
+        head = 1 if wire and wire[0]["role"] in ("system", "developer") else 0
+        wire = [*wire[:head], *prefix, *wire[head:]]
+        _CACHE.lead_items, _CACHE.lead_json = prefix, request.wire_prefix.json
     body: dict[str, Any] = {"model": model.id, "messages": wire, "stream": True}
     if options.session_id and _sends_cache_key(model, options, compat):
         body["prompt_cache_key"] = options.session_id[:_MAX_CACHE_KEY]
@@ -185,6 +191,8 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
 
 
 def _has_tool_history(request: LlmRequest) -> bool:
+    if request.wire_prefix is not None and request.wire_prefix.has_tool_history:
+        return True
     for message in request.messages:
         if isinstance(message, ToolResultMessage):
             return True
