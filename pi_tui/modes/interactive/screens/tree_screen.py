@@ -57,6 +57,7 @@ class TreeScreen(Screen[None]):
     TreeScreen { layout: vertical; }
     TreeScreen #tree-title { height: 1; padding: 0 1; text-style: bold; color: $accent; }
     TreeScreen #tree-list { height: 1fr; border: none; }
+    TreeScreen #tree-position { height: 1; padding: 0 1; color: $text-muted; }
     TreeScreen #tree-search { height: 1; padding: 0 1; }
     TreeScreen #tree-help { height: auto; padding: 0 1; color: $text-muted; }
     """
@@ -100,6 +101,7 @@ class TreeScreen(Screen[None]):
         with Vertical():
             yield Static(self.title_text, id="tree-title")
             yield RowList(self._render_row, row_key=self._row_key, mark="› ", id="tree-list")
+            yield Static("", id="tree-position")
             yield Static("", id="tree-search")
             yield Static(self.help_text, id="tree-help")
 
@@ -214,13 +216,27 @@ class TreeScreen(Screen[None]):
             top=None if offset is None else index - offset,
             height_hint=self._list_height_hint(),
         )
+        self._show_position()
+
+    def on_row_list_highlighted(self, _event: RowList.Highlighted) -> None:
+        self._show_position()
+
+    def _show_position(self) -> None:
+        """As pi, "(n/total)" under the tree: the highlighted row and the rows the filter shows (blank
+        while only the rows near the leaf are made: the total is not known yet)."""
+        listing = self._list()
+        if self.model.partial:
+            text = ""
+        else:
+            text = f"({listing.cursor + 1}/{len(self.shown)})" if self.shown else "(0/0)"
+        self.query_one("#tree-position", Static).update(text)
 
     def _list_height_hint(self) -> int:
-        """The rows the list will have: the screen's height less the title, search and help lines
-        (the help wraps in a narrow terminal)."""
+        """The rows the list will have: the screen's height less the title, position, search and help
+        lines (the help wraps in a narrow terminal)."""
         width = max(1, self.app.size.width - 2)  # the lines' padding
         help_lines = sum(max(1, -(-len(line) // width)) for line in self.help_text.splitlines())
-        return max(1, self.app.size.height - 2 - help_lines)
+        return max(1, self.app.size.height - 3 - help_lines)
 
     def _highlighted(self) -> TreeRow | None:
         index = self._list().cursor

@@ -101,6 +101,26 @@ async def test_the_highlighted_row_carries_pis_marker_and_the_others_a_blank_gut
         assert _drawn(screen).startswith("› ") and "user: first question" in _drawn(screen)
 
 
+async def test_under_the_tree_a_line_says_which_row_of_how_many_as_pi_does(session: AgentSession) -> None:
+    from textual.widgets import Static
+
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        rows = screen.query_one("#tree-list")
+        total = len(screen.shown)
+
+        def position() -> str:
+            return str(screen.query_one("#tree-position", Static).render())
+
+        at = rows.cursor + 1  # type: ignore[attr-defined]
+        await until(pilot, lambda: position() == f"({at}/{total})")
+        await pilot.press("up")
+        await until(pilot, lambda: position() == f"({at - 1}/{total})")
+        await pilot.press("ctrl+u")  # your messages only: fewer rows
+        await until(pilot, lambda: position().endswith(f"/{len(screen.shown)})") and len(screen.shown) < total)
+
+
 async def test_enter_on_another_branch_without_summary_moves_the_leaf_and_prefills_the_editor(
     session: AgentSession,
 ) -> None:
