@@ -131,14 +131,21 @@ class Cost(WireModel):
 
 
 class Usage(WireModel):
-    """Token usage normalised to pi's shape: ``input`` is the non-cached part of the prompt."""
+    """Token usage normalised to pi's shape: ``input`` is the non-cached part of the prompt.
+
+    ``reasoning``: the part of ``output`` the model spent thinking, where the provider reports it (None:
+    not reported, and not written). ``cache_write_1h``: the part of ``cache_write`` written with a 1-hour
+    TTL (Anthropic, Bedrock), as pi records it.
+    """
 
     input: int = 0
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    reasoning: int | None = None
     total_tokens: int = 0
     cost: Cost = field(default_factory=Cost)
+    cache_write_1h: int | None = None
 
 
 # --- messages -------------------------------------------------------------------------------------

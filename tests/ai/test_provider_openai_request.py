@@ -133,13 +133,16 @@ def test_chat_compat_flags_switch_role_token_field_and_tool_result_name() -> Non
 
 def test_chat_usage_excludes_cached_tokens_from_input() -> None:
     usage = {"prompt_tokens": 2000, "completion_tokens": 50, "prompt_tokens_details": {"cached_tokens": 1536}}
-    assert normalize_usage(usage) == {"input": 464, "output": 50, "cache_read": 1536, "cache_write": 0}
-    assert normalize_usage({"prompt_tokens": 10, "completion_tokens": 2}) == {
-        "input": 10,
-        "output": 2,
-        "cache_read": 0,
+    assert normalize_usage(usage) == {
+        "input": 464,
+        "output": 50,
+        "cache_read": 1536,
         "cache_write": 0,
+        "reasoning": 0,
     }
+    assert normalize_usage(
+        {"prompt_tokens": 10, "completion_tokens": 2, "completion_tokens_details": {"reasoning_tokens": 1}}
+    ) == {"input": 10, "output": 2, "cache_read": 0, "cache_write": 0, "reasoning": 1}
 
 
 def test_chat_replay_of_another_models_history_turns_responses_ids_into_short_call_ids() -> None:

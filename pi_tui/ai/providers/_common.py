@@ -215,8 +215,11 @@ class MessageBuilder:
         output: int | None = None,
         cache_read: int | None = None,
         cache_write: int | None = None,
+        reasoning: int | None = None,
     ) -> None:
         usage = self.message.usage
+        if reasoning is not None:  # a part of ``output``: not added to the total
+            usage.reasoning = reasoning
         if input is not None:
             usage.input = input
         if output is not None:

@@ -102,8 +102,11 @@ class Reader:
         if isinstance(usage, dict):
             prompt = int(usage.get("promptTokenCount") or 0)
             cached = int(usage.get("cachedContentTokenCount") or 0)
-            output = int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0)
-            self.out.set_usage(input=prompt - cached, output=output, cache_read=cached, cache_write=0)
+            thoughts = int(usage.get("thoughtsTokenCount") or 0)
+            output = int(usage.get("candidatesTokenCount") or 0) + thoughts
+            self.out.set_usage(
+                input=prompt - cached, output=output, cache_read=cached, cache_write=0, reasoning=thoughts
+            )
         return events
 
     def _part(self, part: dict[str, Any]) -> list[StreamEvent]:

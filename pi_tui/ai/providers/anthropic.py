@@ -488,6 +488,8 @@ class _Reader:
             if isinstance(started.get("id"), str):
                 self.out.message.response_id = started["id"]
             self._usage(started.get("usage"))
+            # pi records the 1-hour part of the cache writes from the start event, 0 when not split
+            self.out.message.usage.cache_write_1h = self.out.cache_write_1h
         elif kind == "content_block_start":
             return self._start(event["index"], event.get("content_block") or {})
         elif kind == "content_block_stop":
@@ -510,11 +512,14 @@ class _Reader:
         if long_writes is not None:  # before set_usage, which prices the counts
             self.out.cache_write_1h = long_writes
         # Later events repeat the counts cumulatively; proxies sometimes send nulls, which keep the old value.
+        # Thinking tokens are a part of the output, kept only when the API says how many (as pi).
+        output_details = usage.get("output_tokens_details")
         self.out.set_usage(
             input=usage.get("input_tokens"),
             output=usage.get("output_tokens"),
             cache_read=usage.get("cache_read_input_tokens"),
             cache_write=usage.get("cache_creation_input_tokens"),
+            reasoning=output_details.get("thinking_tokens") if isinstance(output_details, dict) else None,
         )
 
     def _start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:

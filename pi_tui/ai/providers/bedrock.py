@@ -110,6 +110,8 @@ class Reader:
                     if isinstance(detail, dict) and detail.get("ttl") == "1h":
                         one_hour += int(detail.get("inputTokens") or 0)
                 out.cache_write_1h = one_hour
+                if isinstance(details, list):  # recorded as pi records it: only when AWS splits the writes
+                    out.message.usage.cache_write_1h = one_hour
                 out.set_usage(
                     input=int(usage.get("inputTokens") or 0),
                     output=int(usage.get("outputTokens") or 0),

@@ -448,8 +448,10 @@ def normalize_usage(
     prompt_field: str = "prompt_tokens",
     output_field: str = "completion_tokens",
     details_field: str = "prompt_tokens_details",
+    output_details_field: str = "completion_tokens_details",
 ) -> dict[str, int]:
-    """OpenAI usage → ours: ``input`` excludes the cached (and newly cache-written) prompt tokens."""
+    """OpenAI usage → ours: ``input`` excludes the cached (and newly cache-written) prompt tokens;
+    ``reasoning`` is the output details' ``reasoning_tokens`` (0 when not sent, as pi counts it)."""
     prompt = _get(usage, prompt_field) or 0
     details = _get(usage, details_field)
     cached = _get(details, "cached_tokens") or 0
@@ -459,6 +461,7 @@ def normalize_usage(
         "output": _get(usage, output_field) or 0,
         "cache_read": cached,
         "cache_write": written,
+        "reasoning": _get(_get(usage, output_details_field), "reasoning_tokens") or 0,
     }
 
 

@@ -498,6 +498,7 @@ class _Reader:
                     prompt_field="input_tokens",
                     output_field="output_tokens",
                     details_field="input_tokens_details",
+                    output_details_field="output_tokens_details",
                 )
             )
         if self.status == "failed":
