@@ -301,6 +301,14 @@ def create_session_or_report(
     return startup
 
 
+def _login_only(provider: str) -> bool:
+    """Whether ``provider`` is reached only through an account login (no API key at all)."""
+    from pi_tui.ai.catalog import provider_info
+
+    info = provider_info(provider)
+    return info is not None and info.auth == "oauth"
+
+
 def _scope_picks_model(args: Args, settings: SettingsManager, has_history: bool) -> bool:
     """True when a model scope (``--models``, else the ``enabledModels`` setting) chooses the start-up
     model, as pi does for a session without history."""
@@ -411,7 +419,10 @@ def _create_session(
                 f"{agent_dir / 'auth.json'}, configure {agent_dir / 'models.json'}, or try --provider faux",
                 1,
             )
-        if args.api_key:
+        if args.api_key and _login_only(model.provider):
+            # As pi: a provider reached only through a login (ChatGPT for openai-codex) takes no API key
+            warnings.append(f"--api-key is not used for {model.provider}: it takes no API key")
+        elif args.api_key:
             registry.set_runtime_api_key(model.provider, args.api_key)
             model = registry.find(model.provider, model.id) or model  # built again for that key
         if (

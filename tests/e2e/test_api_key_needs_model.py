@@ -39,3 +39,16 @@ def test_api_key_with_a_model_is_used_for_that_model(tmp_path: Path, agent_dir: 
         run = run_cli(["--model", "fake-openai/gpt-fake", "--api-key", "sk-run", "-p", "hi"], tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "keyed\n"
+
+
+def test_api_key_for_a_login_only_provider_is_refused_with_what_it_needs(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """openai-codex takes only a ChatGPT login: as in pi, ``--api-key`` does not stand in for it, and the
+    one line says what does (not a "log in again" about a token it never had)."""
+    run = run_cli(
+        ["--provider", "openai-codex", "--model", "gpt-5.5", "--api-key", "sk-x", "-p", "hi"], tmp_path
+    )
+    assert run.returncode == 1
+    assert "--api-key" in run.stderr and "/login openai-codex" in run.stderr, run.stderr
+    assert "accountId" not in run.stderr
