@@ -665,3 +665,19 @@ def test_a_prefix_encodes_tool_inputs_as_the_stdlib_does(arguments: dict[str, An
     inputs: list[object] = []
     assert anthropic_history(messages, ANTHROPIC, inputs) == wire
     assert inputs == [arguments]
+
+
+def test_a_file_found_not_plain_after_a_skipped_line_loads_as_the_typed_path_loads_it(tmp_path: Path) -> None:
+    """The values decoded before the reading gave up go to the typed reading, which must not take a
+    value of one line for another's after a line that did not decode."""
+    b = _fallback_cases()["compaction"]
+    lines = [json.dumps(line).encode() + b"\n" for line in b.lines]
+    lines.insert(500, b"\xff\xfe not UTF-8 {{\n")
+    lines.insert(900, b'["an array"]\n')
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines))
+    deferred = SessionManager.open(path, read_only=True, defer_history=True)
+    assert deferred.deferred_history is None
+    typed = SessionManager.open(path, read_only=True)
+    assert _loaded(deferred) == _loaded(typed)
+    assert len(typed.load_report.skipped) == 2
