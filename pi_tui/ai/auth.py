@@ -43,6 +43,7 @@ __all__ = [
     "AuthFileError",
     "ConfigValueError",
     "expand_config_value",
+    "config_value_env_names",
     "AuthStorage",
     "CommandValue",
     "resolve_config_value",
@@ -96,6 +97,15 @@ def expand_config_value(value: str, env: Mapping[str, str] | None = None) -> str
         return found
 
     return _TEMPLATE.sub(replace, value)
+
+
+def config_value_env_names(value: str) -> list[str]:
+    """The environment variables a template value (``$NAME``, ``${NAME}``) reads, in order; empty for
+    a command (``!…``) or a value without a template."""
+    if value.startswith("!"):
+        return []
+    names = (braced or bare for _, _, braced, bare in _TEMPLATE.findall(value))
+    return list(dict.fromkeys(name for name in names if name))
 
 
 def _run_command(command: str) -> str | None:

@@ -24,6 +24,7 @@ from . import paths
 from .auth import (
     AuthStorage,
     CommandValue,
+    config_value_env_names,
     env_api_key,
     env_key_variables,
     resolve_config_value,
@@ -584,6 +585,21 @@ class ModelRegistry:
         if self._config_keys.get(provider):
             return True
         return has_env_credentials(provider)
+
+    def configured_key_source(self, provider: str) -> str | None:
+        """Where the ``apiKey`` that models.json or an extension gives ``provider`` comes from, in the
+        words pi's /login list shows: ``models_json_command`` for a ``!command``, the variable names
+        (``A, B``) for a template such as ``$A``, else ``models_json_key``. None without such a key, or
+        when a variable the template reads is unset (the key is then not usable)."""
+        value = self._config_keys.get(provider)
+        if not value:
+            return None
+        if value.startswith("!"):
+            return "models_json_command"
+        names = config_value_env_names(value)
+        if names:
+            return ", ".join(names) if all(os.environ.get(name) for name in names) else None
+        return "models_json_key"
 
     def get_api_key_for_provider(self, provider: str) -> str | None:
         """The key to use for ``provider``, resolved in pi 0.87's order (``--api-key``, auth.json,

@@ -453,3 +453,58 @@ async def test_a_malformed_auth_json_stops_the_login_before_it_asks_anything(
         error = next(text for text, kind in _notices(app) if "Cannot log in to Groq" in text)
         assert str(agent_dir / "auth.json") in error and "invalid JSON" in error and "/login" in error
     assert (agent_dir / "auth.json").read_text() == broken
+
+
+async def test_providers_from_models_json_take_a_key_too_as_in_pi(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi's API-key list holds the providers models.json adds, under their id, with where their key
+    comes from (checked side by side with pi 0.87.1: 40 built-in providers plus these)."""
+    model = {"id": "m", "contextWindow": 1000, "maxTokens": 100}
+    providers = {
+        "local-a": {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "k",
+            "models": [model],
+        },
+        "local-b": {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "$LOCAL_B_KEY",
+            "models": [model],
+        },
+        "local-c": {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "!echo x",
+            "models": [model],
+        },
+    }
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+    monkeypatch.setenv("LOCAL_B_KEY", "kb")
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit(pilot, app, "/login")
+        await _until_dialog(pilot, app)
+        await pilot.press("down", "enter")  # "Sign in with an API key"
+        await _until_dialog(pilot, app, "Select provider to configure:")
+        labels = dict(zip(app.screen.values, app.screen.options, strict=True))
+        assert len(labels) == 43
+        assert labels["local-a"] == "local-a ✓ models_json_key"
+        assert labels["local-b"] == "local-b ✓ env: LOCAL_B_KEY"
+        assert labels["local-c"] == "local-c ✓ models_json_command"
+        await type_text(pilot, "local-a")
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: _login_screen(app) is not None and _login_screen(app).query_one("#login-input").display,
+        )
+        await type_text(pilot, "sk-local")
+        await pilot.press("enter")
+        await _until_notice(pilot, app, "Saved API key for local-a")
+    assert json.loads((agent_dir / "auth.json").read_text())["local-a"] == {
+        "type": "api_key",
+        "key": "sk-local",
+    }

@@ -9,6 +9,7 @@ for a pasted code or an API key when needed. Esc cancels ("Login cancelled" is n
 from __future__ import annotations
 
 import concurrent.futures
+import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVarTuple
@@ -257,15 +258,21 @@ def _method_names(provider: str, method: str | None) -> str:
 
 def _api_key_providers(app: PiApp) -> list[tuple[str, str]]:
     """``(id, label)`` of every provider a key can be saved for, sorted by name as pi lists them."""
-    from pi_tui.ai.catalog import provider_info
+    from pi_tui.ai.catalog import KEYLESS_PROVIDERS, provider_info
 
     registry = app.require_session().registry
     out: list[tuple[str, str]] = []
     for provider in registry.providers() if registry is not None else []:
         info = provider_info(provider)
-        if info is None or info.api_key_name is None:
+        if info is not None:
+            if info.api_key_name is not None:
+                out.append((provider, info.name))
             continue
-        out.append((provider, info.name))
+        # A provider that models.json or an extension adds takes a key too, under its id, as in pi;
+        # one that only signs in with an account (an extension's login without a key) does not.
+        only_account = provider in oauth_provider_ids() and registry.configured_key_source(provider) is None
+        if provider not in KEYLESS_PROVIDERS and not only_account:
+            out.append((provider, provider))
     return _by_name(out)
 
 
@@ -283,14 +290,22 @@ def _status(app: PiApp, provider: str, method: str | None) -> str:
     source = ""
     if entry is not None:
         kind = "oauth" if entry.get("type") == "oauth" else "api_key"
+    elif (configured := registry.configured_key_source(provider)) is not None:
+        kind = "api_key"  # models.json or an extension: pi names the key's origin
+        source = configured
     elif registry.has_auth(provider):
-        kind = "api_key"  # the environment or models.json
+        kind = "api_key"  # the environment
         source = ", ".join(name for name in env_vars(provider) if os.environ.get(name))
     else:
         return "• unconfigured"
     if method is not None and kind != method:
         return "• subscription configured" if kind == "oauth" else "• API key configured"
-    return f"✓ env: {source}" if source else "✓ configured"
+    if not source:
+        return "✓ configured"
+    # variable names read as ``env: …``; other origins (``models_json_key``) are shown as they are
+    return (
+        f"✓ env: {source}" if re.fullmatch(r"[A-Z][A-Z0-9_]*(, [A-Z][A-Z0-9_]*)*", source) else f"✓ {source}"
+    )
 
 
 async def _choose(app: PiApp, title: str, items: list[tuple[str, str]], method: str | None) -> str | None:
