@@ -4,6 +4,7 @@ state check, each as the providers had them."""
 
 from __future__ import annotations
 
+import dataclasses
 import urllib.parse
 import urllib.request
 
@@ -14,9 +15,13 @@ from pi_tui.ai.oauth.callback import BrowserStep, authorize_in_browser
 
 from .helpers import ScriptedInteraction
 
+# Any free port for the tests whose server listens: a fixed one (OpenAI Codex's 1455) is shared with
+# every other test process on the machine (the other xdist worker, another checkout's run), and while
+# one of them holds it the step falls back to the paste alone, so the redirect reaches someone else's
+# server or none at all.
 STEP = BrowserStep(
     provider_name="Example",
-    port=1455,
+    port=0,
     path="/auth/callback",
     redirect_host="localhost",
     instructions="Open it.",
@@ -26,6 +31,9 @@ STEP = BrowserStep(
     paste_only_if_port_taken=True,
     listening_message="Listening on {uri}",
 )
+# The provider's fixed port, for the tests whose server cannot bind (an address not this machine's):
+# the fallback names that port in the redirect URI.
+FIXED_PORT_STEP = dataclasses.replace(STEP, port=1455)
 
 
 def _url(redirect_uri: str) -> str:
@@ -58,7 +66,7 @@ def test_a_taken_port_falls_back_to_a_pasted_answer(monkeypatch: pytest.MonkeyPa
         return "http://localhost:1455/auth/callback?code=C2&state=S1"
 
     io = ScriptedInteraction(answer=paste)
-    got, redirect_uri = authorize_in_browser(io, STEP, _url)
+    got, redirect_uri = authorize_in_browser(io, FIXED_PORT_STEP, _url)
     assert got.code == "C2" and redirect_uri == "http://localhost:1455/auth/callback"
     assert [p.message for p in pasted] == ["Paste it:"]
     assert not any(e.kind == "progress" for e in io.events)  # nothing listens, so nothing says it does
@@ -68,7 +76,7 @@ def test_a_taken_port_is_an_error_where_the_provider_needs_the_redirect(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("PI_OAUTH_CALLBACK_HOST", "192.0.2.1")
-    strict = BrowserStep(**{**STEP.__dict__, "paste_only_if_port_taken": False})
+    strict = dataclasses.replace(FIXED_PORT_STEP, paste_only_if_port_taken=False)
     with pytest.raises(OAuthError, match="cannot listen for the login callback"):
         authorize_in_browser(ScriptedInteraction(answer=lambda _: "code"), strict, _url)
 
