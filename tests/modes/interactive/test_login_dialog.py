@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import urllib.request
 from collections.abc import Iterator
@@ -129,6 +130,40 @@ async def test_login_dialog_completes_through_the_browser_callback(
         notice = next(text for text, _ in _notices(app) if "Logged in" in text)
         assert notice == f"Logged in to Anthropic. Credentials saved to {agent_dir / 'auth.json'}"
         assert stored["access"] not in app.export_screenshot()
+
+
+async def test_the_flow_reaching_a_dialog_being_taken_down_changes_nothing_and_the_login_completes(
+    tmp_path: Path, agent_dir: Path, auth_server: FakeAuthServer
+) -> None:
+    """The flow's thread reaches the dialog through call_from_thread at any moment, also while its
+    dismissal takes it down: Textual removes a screen's children first, and the screen counts as
+    attached until it goes itself. The browser's callback racing the dismissal withdrew the pasted-code
+    question then, and looking the question up failed (NoMatches on the flow's thread). The test puts
+    the dialog in that state (its children gone, the screen still up) and calls what the thread calls."""
+    from textual.containers import Vertical
+
+    from pi_tui.ai.oauth import AuthEvent, AuthPrompt
+
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        screen = await _anthropic_login_screen(pilot, app)
+        await until(pilot, lambda: screen.query_one("#login-input").display)  # the paste question is up
+        url = _url(screen)
+        await screen.query_one(Vertical).remove()
+        assert screen.is_attached and app.screen is screen
+        screen.withdraw()
+        screen.show_event(AuthEvent("progress", message="Exchanging the code"))
+        assert screen.lines[-1].plain == "Exchanging the code"  # kept, though nothing shows it now
+        unanswered: concurrent.futures.Future[str | None] = concurrent.futures.Future()
+        screen.ask(AuthPrompt("manual_code", "Paste it:"), unanswered)
+        assert unanswered.result(timeout=0) is None  # nobody can answer: the flow is told at once
+        # the browser's answer still logs in, and the dialog goes
+        location = await asyncio.to_thread(auth_server.browser_approve, url)
+        assert b"login completed" in await asyncio.to_thread(_open, location)
+        await _until_notice(pilot, app, "Logged in to Anthropic")
+        assert not isinstance(app.screen, LoginScreen)
+    stored = json.loads((agent_dir / "auth.json").read_text())["anthropic"]
+    assert stored["access"] in auth_server.valid_access_tokens()
 
 
 async def test_login_dialog_takes_a_pasted_redirect_url(

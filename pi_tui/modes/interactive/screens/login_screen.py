@@ -134,11 +134,15 @@ class LoginScreen(ModalScreen[Credential | None]):
             self.dismiss(credential)
 
     # --- called from the flow's thread (through call_from_thread) ----------------------------------
+    # Any of these may come while the dismissal takes the dialog down: Textual removes a screen's children
+    # first and the screen counts as attached until it goes itself, so each looks its widgets up
+    # optionally and does without the ones already gone.
 
     def _add(self, text: Text) -> None:
         self.lines.append(text)
-        if self.is_attached:
-            self.query_one("#login-log", Static).update(Text("\n").join(self.lines))
+        log = self.query_one_optional("#login-log", Static)
+        if log is not None:
+            log.update(Text("\n").join(self.lines))
 
     def show_event(self, event: AuthEvent) -> None:
         if event.kind == "auth_url":
@@ -159,17 +163,17 @@ class LoginScreen(ModalScreen[Credential | None]):
             self._add(Text(event.message))
 
     def ask(self, prompt: AuthPrompt, answer: concurrent.futures.Future[str | None]) -> None:
-        if not self.is_attached:
-            answer.set_result(None)
+        question = self.query_one_optional("#login-question", Static)
+        field = self.query_one_optional(Input)
+        if not self.is_attached or question is None or field is None:
+            answer.set_result(None)  # the dialog is gone or going: nobody can answer
             return
         if prompt.kind == "select":
             self._ask_select(prompt, answer)
             return
         self._answer = answer
-        question = self.query_one("#login-question", Static)
         question.update(Text(prompt.message))
         question.display = True
-        field = self.query_one(Input)
         field.password = prompt.kind == "secret"
         field.placeholder = prompt.placeholder
         field.value = ""
@@ -191,9 +195,9 @@ class LoginScreen(ModalScreen[Credential | None]):
     def withdraw(self) -> None:
         """The flow no longer needs the answer (the browser's callback came first): hide the question."""
         self._answer = None
-        if self.is_attached:
-            self.query_one("#login-question", Static).display = False
-            self.query_one(Input).display = False
+        for part in (self.query_one_optional("#login-question", Static), self.query_one_optional(Input)):
+            if part is not None:
+                part.display = False
 
     # --- user input -----------------------------------------------------------------------------------
 
