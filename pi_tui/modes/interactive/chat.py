@@ -201,44 +201,18 @@ class ChatLog(VerticalScroll):
         # A block grown from inside (an answer's new paragraphs) is measured again, not drawn at the
         # height the stream layout cached for it (the next block would cover its new lines).
         note_changed_children(self, self._layout_counts)
-        # The line the reader sees, by the places of before this layout (reading ahead's shown blocks
-        # keep it themselves; a view following the end has none to keep).
-        kept = None if self._unplaced or self.is_anchored else self._line_in_view()
-        if self._unplaced or self._laid_out is not None or kept is not None:
+        if self._unplaced or self._laid_out is not None:
             # Called as the log is arranged; the blocks' regions are stored once the whole layout is
             # done, so what waits for them runs after it (a callback queued now runs after the layout).
-            self.call_later(self._after_layout, kept, self.scroll_y)
+            self.call_later(self._after_layout)
 
-    def _after_layout(self, kept: tuple[Widget, int] | None = None, scroll_y: float = 0.0) -> None:
+    def _after_layout(self) -> None:
         self._layouts += 1
-        if kept is not None and not self._unplaced and self.scroll_y == scroll_y:
-            self._keep_in_view(*kept)
         laid_out = self._laid_out
         if laid_out is not None and not laid_out.done():
             laid_out.set_result(None)
         if self._unplaced and not self._prefetching:
             self._placed()  # reading ahead places its own blocks, once it has finished its step
-
-    def _line_in_view(self) -> tuple[Widget, int] | None:
-        """The first shown block at least partly in view, and how many lines below the view's top it
-        starts (negative: above it), by the last layout's places."""
-        top = round(self.scroll_y)
-        for widget in self.mounted_blocks():
-            region = widget.virtual_region
-            if widget.display and region.height and region.bottom > top:
-                return widget, region.y - top
-        return None
-
-    def _keep_in_view(self, widget: Widget, offset: int) -> None:
-        """Put ``widget`` back ``offset`` lines below the view's top after a layout moved it: a block
-        above the view that changed its height when laid out again (a card's or a thought's height
-        settles at its second layout) moved every line below it, and the reader's line (the prompt a
-        Ctrl+Up had put at the top) went with them."""
-        if not widget.is_attached or not widget.display:
-            return
-        drift = widget.virtual_region.y - offset - round(self.scroll_y)
-        if drift:
-            self.scroll_to(y=self.scroll_y + drift, animate=False, immediate=True, release_anchor=False)
 
     def when_placed(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` once every shown block's region is where the view's scroll expects it: now,
