@@ -160,7 +160,11 @@ class ChatLog(VerticalScroll):
         self._placed_waiters: list[Callable[[], object]] = []
         self._ahead_waiters: list[Callable[[], object]] = []
         self._layouts = 0
-        """How many layouts have arranged the log while blocks were waiting to be placed."""
+        """The number (`_arranged`) of the last arrangement whose layout callback has run."""
+        self._arranged = 0
+        """How many times the log has been arranged (`pre_layout`)."""
+        self._shown_at = 0
+        """`_arranged` when blocks were last shown above the view: a later arrangement places them."""
         self._laid_out: asyncio.Future[None] | None = None
         self._view_height = 0
         self._generation = 0
@@ -201,17 +205,20 @@ class ChatLog(VerticalScroll):
         # A block grown from inside (an answer's new paragraphs) is measured again, not drawn at the
         # height the stream layout cached for it (the next block would cover its new lines).
         note_changed_children(self, self._layout_counts)
+        self._arranged += 1
         if self._unplaced or self._laid_out is not None:
             # Called as the log is arranged; the blocks' regions are stored once the whole layout is
             # done, so what waits for them runs after it (a callback queued now runs after the layout).
-            self.call_later(self._after_layout)
+            self.call_later(self._after_layout, self._arranged)
 
-    def _after_layout(self) -> None:
-        self._layouts += 1
+    def _after_layout(self, arranged: int) -> None:
+        # By the number of the arrangement this follows, not by how many callbacks ran: one queued by an
+        # arrangement from before blocks were shown can run after they are, and is no layout of them.
+        self._layouts = max(self._layouts, arranged)
         laid_out = self._laid_out
         if laid_out is not None and not laid_out.done():
             laid_out.set_result(None)
-        if self._unplaced and not self._prefetching:
+        if self._unplaced and not self._prefetching and arranged > self._shown_at:
             self._placed()  # reading ahead places its own blocks, once it has finished its step
 
     def when_placed(self, callback: Callable[[], object]) -> None:
@@ -749,7 +756,7 @@ class ChatLog(VerticalScroll):
                 # each block is (showing the hidden chunk moves the view before the next layout).
                 self._trim_newest()
                 shown = bool(hidden)
-                layouts = self._layouts
+                layouts = self._arranged  # a layout that places what this step shows is arranged after it
                 if hidden:
                     short += self._show_hidden(hidden)
                     hidden = []
@@ -832,6 +839,7 @@ class ChatLog(VerticalScroll):
         for widget in widgets:
             widget.display = True
         self._unplaced = True
+        self._shown_at = self._arranged
         self._update_marker()
         if self.first_mounted == 0:
             added -= marker_before  # the marker goes away with the last of the earlier items
