@@ -756,7 +756,6 @@ class ChatLog(VerticalScroll):
                 # each block is (showing the hidden chunk moves the view before the next layout).
                 self._trim_newest()
                 shown = bool(hidden)
-                layouts = self._arranged  # a layout that places what this step shows is arranged after it
                 if hidden:
                     short += self._show_hidden(hidden)
                     hidden = []
@@ -773,7 +772,7 @@ class ChatLog(VerticalScroll):
                 # A step that showed blocks waits for the layout that places them (not merely a refresh:
                 # while anything batches the drawing, a refresh comes without one); reading ahead is
                 # never over before it, so what reads the blocks' places afterwards reads the new ones.
-                await (self._next_layout(layouts) if shown else self._next_frame())
+                await (self._next_layout(self._shown_at) if shown else self._next_frame())
                 if generation != self._generation or not all(widget.is_attached for widget in hidden):
                     hidden = []  # the window moved meanwhile (new output, Alt+Home): these are gone
                     if shown:
