@@ -44,6 +44,9 @@ class SessionStats:
     cache_read: int = 0
     cache_write: int = 0
     cost: float = 0.0
+    latest_cache_hit: float | None = None
+    """The newest assistant message's cache read share of its prompt, in percent (pi's footer ``CH``);
+    None before any answer or when the newest answer's prompt counted no tokens."""
 
     @property
     def total_tokens(self) -> int:

@@ -63,6 +63,8 @@ class StatsCounter:
                 stats.cache_read += u.cache_read
                 stats.cache_write += u.cache_write
                 stats.cost += u.cost.total
+                prompt = u.input + u.cache_read + u.cache_write
+                stats.latest_cache_hit = 100 * u.cache_read / prompt if prompt > 0 else None
             elif role == "toolResult":
                 stats.tool_results += 1
         # pi 0.81+/0.86+: usage entries, summary calls and tools' nested model work count too

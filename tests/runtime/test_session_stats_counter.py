@@ -38,3 +38,24 @@ async def test_totals_count_only_appended_entries(fake: FakeLLM, tmp_path: Path)
     assert counter.totals(object(), grown[:2]) == StatsCounter().totals(object(), grown[:2])
     await session.close()
     assert fake.violations == []
+
+
+async def test_the_cache_hit_rate_is_the_latest_answers_as_pi_shows_it(fake: FakeLLM, tmp_path: Path) -> None:
+    """pi's footer 'CH' is the newest assistant message's cacheRead / (input + cacheRead + cacheWrite),
+    not a rate over the whole session's totals."""
+    fake.responder = lambda _request: Reply([text("ok")])
+    session = create_session(parse_args(["--model", ANTHROPIC]), tmp_path).session
+    await session.prompt("first")
+    first = session.stats()
+    assert first.latest_cache_hit == 0.0  # the first request only writes the cache
+    await session.prompt("second")
+    stats = session.stats()
+    last = session.last_assistant_message()
+    assert last is not None
+    u = last.usage
+    assert u.cache_read > 0
+    assert stats.latest_cache_hit == 100 * u.cache_read / (u.input + u.cache_read + u.cache_write)
+    totals_rate = 100 * stats.cache_read / (stats.input + stats.cache_read + stats.cache_write)
+    assert abs(stats.latest_cache_hit - totals_rate) > 1  # the two differ here: the test tells them apart
+    assert StatsCounter().totals(session.session_manager, session.session_manager.get_entries()) == stats
+    await session.close()

@@ -1132,6 +1132,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             output=stats.output,
             cache_read=stats.cache_read,
             cache_write=stats.cache_write,
+            cache_hit=stats.latest_cache_hit,
             cost=stats.cost,
             context_tokens=context_tokens,
             context_window=model.context_window if session.has_model else 0,  # no model: no share shown

@@ -46,6 +46,8 @@ class FooterState:
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    cache_hit: float | None = None
+    """The newest answer's cache read share of its prompt, in percent (``CH``), as pi's footer shows it."""
     cost: float = 0.0
     context_tokens: int | None = None
     context_window: int = 0
@@ -107,9 +109,8 @@ class StatusFooter(Static):
         for label, value in (("↑", s.input), ("↓", s.output), ("R", s.cache_read), ("W", s.cache_write)):
             if value:
                 parts.append((f"{label}{fmt_tokens(value)}", ""))
-        denom = s.input + s.cache_read + s.cache_write
-        if (s.cache_read or s.cache_write) and denom:
-            parts.append((f"CH{100 * s.cache_read / denom:.1f}%", ""))
+        if (s.cache_read or s.cache_write) and s.cache_hit is not None:
+            parts.append((f"CH{s.cache_hit:.1f}%", ""))
         if s.cost:
             parts.append((f"${s.cost:.3f}", ""))
         if s.context_window:

@@ -10,6 +10,7 @@ STATE = FooterState(
     input=433,
     output=67,
     cache_read=3200,
+    cache_hit=88.1,
     cost=0.002,
     context_tokens=1300,
     context_window=128_000,
@@ -139,3 +140,12 @@ async def test_a_prompt_just_sent_counts_in_the_context_share_before_its_answer(
         )
         gate.set()
         await until(pilot, lambda: not app._busy)
+
+
+def test_the_cache_hit_share_is_the_one_given_not_one_over_the_totals() -> None:
+    """pi shows the newest answer's cache hit share; the totals' share (here 50%) is not it."""
+    state = FooterState(cwd="~", input=1000, cache_read=1000, cache_hit=96.3, model="m")
+    _, stats = _lines(80, state)
+    assert stats.startswith("↑1.0k R1.0k CH96.3% ")
+    _, stats = _lines(80, FooterState(cwd="~", input=1000, cache_read=1000, model="m"))
+    assert "CH" not in stats  # no answer measured a share: none is shown
