@@ -46,6 +46,9 @@ _SCRUBBED_ENV += tuple(
     sorted({name for p in builtin_providers() if (info := provider_info(p)) for name in info.env})
 )
 _SCRUBBED_ENV += ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION")
+# the session's clipboard route (a display, a remote login): a copy in a test never reaches the real clipboard
+_SCRUBBED_ENV += ("DISPLAY", "WAYLAND_DISPLAY", "TERMUX_VERSION", "SSH_CONNECTION", "SSH_CLIENT", "MOSH_CONNECTION")
+_SCRUBBED_ENV += ("WSL_DISTRO_NAME", "WSLENV", "WT_SESSION")
 
 
 @pytest.fixture(autouse=True)

@@ -1177,9 +1177,28 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             return
         self._last_ctrl_c = now
 
-    def on_prompt_editor_copy_selection_pressed(self, message: PromptEditor.CopySelectionPressed) -> None:
-        self.copy_to_clipboard(message.text)  # Textual's: kept for paste and sent as OSC 52
+    async def copy_text(self, text: str) -> str | None:
+        """Put ``text`` on the system clipboard as pi does (a native writer such as ``wl-copy``/``xclip``/
+        ``pbcopy`` when the session has one, the terminal's OSC 52 over SSH or where there is no display);
+        None when it worked, else the message saying why not. The text is kept for pasting inside the app
+        either way."""
+        from .clipboard_write import ClipboardUnavailable, copy_text
+
+        self._clipboard = text  # Textual's own paste reads it
+        try:
+            await copy_text(text, super().copy_to_clipboard)
+        except ClipboardUnavailable as exc:
+            return str(exc)
+        return None
+
+    async def on_prompt_editor_copy_selection_pressed(
+        self, message: PromptEditor.CopySelectionPressed
+    ) -> None:
         self.screen.clear_selection()
+        problem = await self.copy_text(message.text)
+        if problem is not None:
+            self.notify(problem, severity="error", timeout=4)
+            return
         lines = message.text.count("\n") + 1
         self.notify(f"Copied {lines} line{'s' if lines != 1 else ''} to the clipboard", timeout=2)
 

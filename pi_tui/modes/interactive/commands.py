@@ -305,9 +305,10 @@ class CommandRouter:
         if not text.strip():
             self.app.chat_notice("No agent messages to copy yet.", "warning")
             return
-        # Textual's copy keeps the text for pasting inside the app and sends it to the terminal as one
-        # OSC 52 sequence (over SSH too, and into tmux's buffers when its set-clipboard is on).
-        self.app.copy_to_clipboard(text)
+        problem = await self.app.copy_text(text)
+        if problem is not None:
+            self.app.chat_notice(problem, "error")
+            return
         self.app.chat_notice("Copied the last answer to the clipboard", "success")
 
     async def _cmd_model(self, args: str) -> None:

@@ -175,7 +175,34 @@ async def test_copy_sends_the_last_answer_through_osc52_once(tmp_path: Path, age
         assert any("No agent messages" in t for t in _notices(app))
         await submit_and_wait(pilot, app, "hello")
         await submit_and_wait(pilot, app, "/copy")
-        assert [chunk for chunk in written if "\x1b]52;" in chunk] == [osc52("copy me")]  # tmux keeps one buffer
+        assert [chunk for chunk in written if "\x1b]52;" in chunk] == [
+            osc52("copy me")
+        ]  # tmux keeps one buffer
+        assert app.clipboard == "copy me"
+
+
+async def test_copy_uses_the_desktops_clipboard_tool_and_says_when_there_is_none(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("copy me")))
+    written: list[str] = []
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        app._driver.write = written.append  # type: ignore[union-attr,method-assign]
+        await submit_and_wait(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "/copy")  # an X11 desktop with no xclip or xsel installed
+        await until(pilot, lambda: any("install xclip or xsel" in t for t in _notices(app)))
+        xclip = bin_dir / "xclip"
+        xclip.write_text(f'#!/bin/sh\ncat > "{tmp_path / "copied"}"\n')
+        xclip.chmod(0o755)
+        await submit_and_wait(pilot, app, "/copy")
+        await until(pilot, lambda: any("Copied the last answer" in t for t in _notices(app)))
+        assert (tmp_path / "copied").read_text() == "copy me"
+        assert not [chunk for chunk in written if "\x1b]52;" in chunk]  # the local terminal is not raced
         assert app.clipboard == "copy me"
 
 

@@ -41,6 +41,15 @@ class EditorHost(Protocol):
         ...
 
 
+@runtime_checkable
+class ClipboardHost(Protocol):
+    """An app that writes the system clipboard (`PiApp`): None when it worked, else why not."""
+
+    async def copy_text(self, text: str) -> str | None:
+        """Copy ``text`` to the system clipboard."""
+        ...
+
+
 NEAR_LEAF_ROWS = 100
 """Shown rows made above and below the leaf for a first open before the whole tree's rows are made."""
 
@@ -327,11 +336,19 @@ class TreeScreen(Screen[None]):
         self.show_label_time = not self.show_label_time
         self._list().refresh_rows()
 
-    def action_copy(self) -> None:
+    async def action_copy(self) -> None:
         row = self._highlighted()
-        if row is not None:
+        if row is None:
+            return
+        if not isinstance(self.app, ClipboardHost):  # a bare test app: Textual's own copy
             self.app.copy_to_clipboard(row.text)
             self.notify("Copied")
+            return
+        problem = await self.app.copy_text(row.text)
+        if problem is not None:
+            self.notify(problem, severity="error")
+        else:
+            self.notify("Copied selected message to clipboard")
 
     def action_label(self) -> None:
         row = self._highlighted()
