@@ -120,14 +120,19 @@ class BuiltinCommands:
 
     async def _cmd_export(self, arg: str) -> None:
         target = _path_argument(arg)
-        if target is not None and target.endswith(".jsonl"):  # as pi: the active branch as a session file
-            from pi_tui.session.export_jsonl import export_branch_jsonl
+        try:
+            if target is not None and target.endswith(".jsonl"):  # as pi: the active branch as a session file
+                from pi_tui.session.export_jsonl import export_branch_jsonl
 
-            out = export_branch_jsonl(self.session.session_manager, target)
-        else:
-            from pi_tui.session.export_html import export_session_html
+                out = export_branch_jsonl(self.session.session_manager, target)
+            else:
+                from pi_tui.session.export_html import export_session_html
 
-            out = export_session_html(self.session.session_manager, Path(target) if target else None)
+                out = export_session_html(self.session.session_manager, Path(target) if target else None)
+        except OSError as exc:  # a missing folder, no permission, a full disk: said as pi says it
+            reason = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
+            self.write(f"Failed to export session: {reason}")
+            return
         self.write(f"Session exported to: {out}")
 
     async def _cmd_reload(self, _arg: str) -> None:

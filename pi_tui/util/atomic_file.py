@@ -119,6 +119,8 @@ def replace_file_bytes(
         if old is not None and exc.errno in _NO_TEMP_ERRNOS:
             _write_in_place(target, data, expected)
             return
+        # the user asked for ``path``: the hidden temporary name beside it means nothing to them
+        exc.filename = str(path)
         raise
     lock_temp(fd)
     try:

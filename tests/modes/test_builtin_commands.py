@@ -142,3 +142,19 @@ async def test_export_to_a_jsonl_file_writes_the_active_branch_as_a_session(tmp_
     with SessionManager.open(out, read_only=True) as copy:  # it reads back as a session
         assert [e.id for e in copy.get_branch()] == [e.id for e in branch]
     await session.close()
+
+
+async def test_an_export_into_a_missing_folder_names_the_file_asked_for(tmp_path: Path) -> None:
+    """The HTML page is written through a temporary file beside it; the error names the page the user
+    asked for (it named the hidden temporary file) and no temporary file is left anywhere."""
+    from pi_tui.args import parse_args
+    from pi_tui.modes.commands import BuiltinCommands
+    from pi_tui.runtime.factory import create_session
+
+    session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
+    said: list[str] = []
+    commands = BuiltinCommands(session, said.append)
+    page = tmp_path / "missing" / "x.html"
+    assert await commands(f"/export {page}")
+    assert said == [f"Failed to export session: No such file or directory: {page}"]
+    assert not (tmp_path / "missing").exists()
