@@ -122,6 +122,11 @@ def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
         elif info is not None and info.api_key_name is not None:  # /login saves the key
             env_part += f", save one with {login}"
         return f"No API key for {provider}: {env_part}, add it to {auth_file}, or configure apiKey in {models_file}"
+    if info is None:  # a provider models.json adds: often a local server that checks no key
+        return (
+            f"No API key for {provider}: add it to {auth_file} or configure apiKey in {models_file} "
+            '(any placeholder, such as "none", for a server without auth)'
+        )
     return f"No API key for {provider}: add it to {auth_file} or configure apiKey in {models_file}"
 
 

@@ -249,14 +249,6 @@ def validate_provider_config(
     if models and not is_builtin:
         if not provider.base_url and not all(m.base_url for m in models):
             problems.append((base, f'provider "{name}": "baseUrl" is required when defining custom models'))
-        if not provider.api_key:
-            problems.append(
-                (
-                    base,
-                    f'provider "{name}": "apiKey" is required when defining custom models '
-                    '(use any placeholder, e.g. "none", for a local server without auth)',
-                )
-            )
     for index, model in enumerate(models):
         if not (model.api or provider.api or builtin_apis.get(name)):
             problems.append(

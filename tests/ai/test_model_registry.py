@@ -295,15 +295,32 @@ def test_unknown_provider_without_models_is_an_error(agent_dir: Path) -> None:
     assert 'provider "antropic" is not built in' in error
 
 
-def test_new_provider_models_need_base_url_and_api_key(agent_dir: Path) -> None:
+def test_new_provider_models_need_base_url_and_api(agent_dir: Path) -> None:
     _write_models(agent_dir, {"local": {"api": "openai-completions", "models": [{"id": "m"}]}})
     assert '"baseUrl" is required' in ModelRegistry().errors[0]
-    _write_models(
-        agent_dir, {"local": {"baseUrl": "http://h", "api": "openai-completions", "models": [{"id": "m"}]}}
-    )
-    assert '"apiKey" is required' in ModelRegistry().errors[0]
     _write_models(agent_dir, {"local": {"baseUrl": "http://h", "apiKey": "k", "models": [{"id": "m"}]}})
     assert 'no "api"' in ModelRegistry().errors[0]
+
+
+def test_a_provider_without_api_key_loads_and_waits_for_a_key_as_in_pi(agent_dir: Path) -> None:
+    _write_models(
+        agent_dir,
+        {
+            "local": {"baseUrl": "http://h/v1", "api": "openai-completions", "models": [{"id": "m"}]},
+            "keyed": {
+                "baseUrl": "http://h/v1",
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"id": "n"}],
+            },
+        },
+    )
+    registry = ModelRegistry()
+    assert registry.errors == []  # the rest of the file still counts
+    assert registry.find("local", "m") is not None
+    assert [m.id for m in registry.available_models() if m.provider in ("local", "keyed")] == ["n"]
+    registry.set_runtime_api_key("local", "from-the-command-line")
+    assert "m" in [m.id for m in registry.available_models()]
 
 
 def test_unknown_keys_are_warnings(agent_dir: Path) -> None:
@@ -361,7 +378,8 @@ def test_missing_key_message_names_env_var_and_both_files(agent_dir: Path) -> No
         "No API key for openai: set OPENAI_API_KEY, save one with /login openai, add it to"
     )
     assert missing_key_message("ollama", Path("/etc/pi")) == (
-        "No API key for ollama: add it to /etc/pi/auth.json or configure apiKey in /etc/pi/models.json"
+        "No API key for ollama: add it to /etc/pi/auth.json or configure apiKey in /etc/pi/models.json "
+        '(any placeholder, such as "none", for a server without auth)'
     )
 
 

@@ -323,7 +323,9 @@ def _with_repeated_ids(rng: random.Random, history: list[Any]) -> list[Any]:
 @pytest.mark.parametrize("api", list(MODELS))
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("inputs", [["text", "image"], ["text"]])
-def test_a_paired_request_sends_what_the_plain_preparation_sends(api: str, seed: int, inputs: list[str]) -> None:
+def test_a_paired_request_sends_what_the_plain_preparation_sends(
+    api: str, seed: int, inputs: list[str]
+) -> None:
     """The engine's requests are already paired (`transform_messages`, cached and uncached part each),
     so the provider skips its pairing bookkeeping; what it sends must not change by a byte."""
     from pi_tui.agent.convert import transform_messages
