@@ -12,9 +12,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
+from rich.style import Style
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Static
 
 from .blocks_base import Block, TypingClock
@@ -245,32 +245,33 @@ def format_duration(seconds: float) -> str:
     return f"{minutes // 60}h {minutes % 60}m {rest}s"
 
 
-class ToolBlock(Vertical, Block):
+class ToolBlock(Widget, Block):
     """One tool call: a title with its arguments, then its (collapsible) result; errors marked.
 
     ``edit`` shows the diff the tool reports; ``write`` shows the new content; ``read`` shows only its
     title until expanded (or an error). Long output is cut to a preview; Ctrl+O (or a click) expands
     every tool block.
+
+    The card is one widget that draws all its lines (title, the dim hint around cut output, the output,
+    bash's timing) itself: a long session's window holds mostly tool cards, and every layout and every
+    garbage collection walks each mounted widget. Its lines are made when drawn, from the card's state,
+    so output streamed into it costs nothing until the next frame.
     """
 
     DEFAULT_CSS = """
     ToolBlock {
         height: auto;
         background: $pi-tool-pending-bg;
+        color: $pi-tool-output;
         padding: 0 1;
         margin: 1 0 0 0;
     }
     ToolBlock.-success { background: $pi-tool-success-bg; }
-    ToolBlock.-error { background: $pi-tool-error-bg; }
-    ToolBlock > .tool-title { color: $pi-tool-title; text-style: bold; }
-    ToolBlock > .tool-body { color: $pi-tool-output; }
-    ToolBlock.-error > .tool-body { color: $pi-error; }
-    ToolBlock > .tool-more { color: $pi-dim; }
+    ToolBlock.-error { background: $pi-tool-error-bg; color: $pi-error; }
     """
-
-    BLANK = True
-    """The card draws nothing of its own but its background (title and output are widgets inside it):
-    one blank strip per line instead of each line rendered and cached."""
+    # The output takes the card's colour ($pi-tool-output, $pi-error for a failed call); the title
+    # ($pi-tool-title, bold) and the dim lines ($pi-dim) are styled as they are drawn, from the theme's
+    # variables: a theme change re-draws the card (`notify_style_update`).
 
     def __init__(self, tool_call_id: str, name: str, args: dict[str, Any]) -> None:
         super().__init__(classes="-running")
@@ -281,69 +282,48 @@ class ToolBlock(Vertical, Block):
         self.diff: str | None = None
         self.is_error = False
         self.done = False
-        self._title = Static(self._title_text(), classes="tool-title", markup=False)
-        self._body = Static("", classes="tool-body", markup=False)
-        self._lines: dict[str, Static] = {}
-        """The dim lines around the output, made (and mounted) only once shown: most cards never show
-        them, and every widget a card mounts costs again each time a long chat read up mounts it."""
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self._ticker: Timer | None = None
+        self._drawn: Text | None = None
+        """The card's lines as last made; None: make them again when next drawn."""
+        self._drawn_with: dict[str, str] | None = None
+        """The theme variables `_drawn` was styled with."""
+        self._timed = False
+        """Whether the lines last made have the timing line (a tick that only changes its text keeps
+        the card's height: no layout)."""
 
-    @property
-    def _more(self) -> Static:
-        """The hint below a cut output: how many more lines Ctrl+O shows."""
-        return self._line("more")
+    def _changed(self, *, layout: bool = True) -> None:
+        """What the card shows changed: its lines are made again when next drawn."""
+        self._drawn = None
+        self.refresh(layout=layout)
 
-    @property
-    def _earlier(self) -> Static:
-        """bash shows the tail of its output, so its hint names the earlier lines and sits above them (as pi)."""
-        return self._line("earlier")
+    def render(self) -> Text:
+        colors = self.app.theme_variables
+        if self._drawn is None or self._drawn_with is not colors:
+            self._drawn = self._lines(colors)
+            self._drawn_with = colors
+        return self._drawn
 
-    @property
-    def _timing(self) -> Static:
-        """bash, as pi 0.86+: "Elapsed 3.0s" while it runs (ticking each second), "Took 3.2s" after."""
-        return self._line("timing")
-
-    def _line(self, name: str) -> Static:
-        """The line ``name``, made hidden on first use; mounted in its place at once when the card has
-        composed its widgets (before that, `compose` yields it)."""
-        line = self._lines.get(name)
-        if line is None:
-            line = self._lines[name] = Static("", classes="tool-more", markup=False)
-            line.display = False
-            if self._title.parent is self:
-                if name == "earlier":
-                    self.mount(line, after=self._title)
-                elif name == "more":
-                    self.mount(line, after=self._body)
-                else:  # the timing, last
-                    self.mount(line)
-        return line
-
-    def _hide_line(self, name: str) -> None:
-        line = self._lines.get(name)
-        if line is not None:
-            line.display = False
-
-    def compose(self) -> ComposeResult:
-        lines = self._lines
-        yield self._title
-        if "earlier" in lines:
-            yield lines["earlier"]
-        yield self._body
-        for name in ("more", "timing"):
-            if name in lines:
-                yield lines[name]
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        # A new theme (or the same one reloaded with new colours) has new variables: the title, hints and
+        # diff are drawn again in its colours (the card's own rules may not have changed at all).
+        if self._drawn is not None and self.is_attached and self._drawn_with is not self.app.theme_variables:
+            self._changed(layout=False)
 
     def mark_started(self) -> None:
         """The tool began to run: a bash card starts counting its time (a card from history never does)."""
         if self.tool_name != "bash" or self.started_at is not None or self.done:
             return
         self.started_at = time.monotonic()
-        self._show_timing()
+        self._changed()
         if self.is_attached:
-            self._ticker = self.set_interval(1.0, self._show_timing)
+            self._ticker = self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        # Only the timing's text changes: the card keeps its height once the line is there.
+        self._changed(layout=not self._timed)
 
     def timing_text(self) -> str:
         """``Elapsed …`` while running, ``Took …`` when done; empty when the start was not seen."""
@@ -353,18 +333,6 @@ class ToolBlock(Vertical, Block):
         label = "Took" if self.ended_at is not None else "Elapsed"
         return f"{label} {format_duration(end - self.started_at)}"
 
-    def _show_timing(self) -> None:
-        text = self.timing_text()
-        if not text:
-            self._hide_line("timing")
-            return
-        timing = self._timing
-        timing.update(text)
-        timing.display = True
-
-    def on_mount(self) -> None:
-        self._render_body()
-
     def _title_text(self) -> Text:
         mark = "✗" if self.is_error else ("✓" if self.done else "…")
         label = "$" if self.tool_name == "bash" else self.tool_name  # pi titles a bash call "$ command"
@@ -372,12 +340,11 @@ class ToolBlock(Vertical, Block):
 
     def set_args(self, args: dict[str, Any]) -> None:
         self.args = args
-        self._title.update(self._title_text())
-        self._render_body()
+        self._changed()
 
     def set_partial(self, text: str) -> None:
         self.result_text = text
-        self._render_body()
+        self._changed()
 
     def set_result(self, text: str, is_error: bool, details: Any = None) -> None:
         """The tool finished: show its output (and diff), mark success or error."""
@@ -389,7 +356,6 @@ class ToolBlock(Vertical, Block):
             if self._ticker is not None:
                 self._ticker.stop()
                 self._ticker = None
-            self._show_timing()
         if isinstance(details, dict) and isinstance(details.get("diff"), str):
             self.diff = details["diff"]
         # A card built from history, not mounted yet, takes its classes as they are when it mounts: styling
@@ -398,11 +364,9 @@ class ToolBlock(Vertical, Block):
         attached = self.is_attached
         self.remove_class("-running", update=attached)
         self.add_class("-error" if is_error else "-success", update=attached)
-        self._title.update(self._title_text())
-        self._render_body()
+        self._changed()
 
-    def _content(self) -> Text:
-        colors = self.app.theme_variables if self.is_attached else {}
+    def _content(self, colors: dict[str, str]) -> Text:
         if self.diff and not self.is_error:
             return diff_text(self.diff, colors)
         if self.tool_name == "write" and not self.is_error and isinstance(self.args.get("content"), str):
@@ -421,44 +385,63 @@ class ToolBlock(Vertical, Block):
             return Text("$ " + command if cut else "")
         return Text(self.result_text.rstrip("\n"))
 
-    def _render_body(self) -> None:
-        content = self._content()
-        lines = content.split("\n", allow_blank=True)
-        limit = PREVIEW_LINES.get(self.tool_name, 8)
+    def _lines(self, colors: dict[str, str]) -> Text:
+        """The card's lines: the title, then the output (cut to its preview unless expanded, bash's to
+        its tail) with the dim hint after it (before it for bash), then bash's timing."""
+        title = self._title_text()
+        title.stylize_before(Style(bold=True, color=colors.get("pi-tool-title") or None))
+        parts = [title]
+        dim = Style(color=colors.get("pi-dim") or None)
         expanded = "-expanded" in self.classes or (self.is_attached and _tools_expanded(self.app))
-        tail = self.tool_name == "bash"
-        if self.tool_name == "read" and not expanded and not self.is_error:
+        if self.tool_name != "read" or expanded or self.is_error:
             # pi 0.75.5+: a collapsed read shows only its title (the file is the model's to read)
-            self._body.display = False
-            self._hide_line("more")
-            self._hide_line("earlier")
-            return
-        if len(lines) > limit and not expanded:
-            shown = Text("\n").join(lines[-limit:] if tail else lines[:limit])
-            self._body.update(shown)
-            hint = self._earlier if tail else self._more
-            hint.update(f"… {len(lines) - limit} {'earlier' if tail else 'more'} lines (ctrl+o to expand)")
-            hint.display = True
-            self._hide_line("more" if tail else "earlier")
-        else:
-            self._body.update(content)
-            self._hide_line("more")
-            self._hide_line("earlier")
-        self._body.display = bool(content.plain.strip())
+            content = self._content(colors)
+            if content.plain.strip():
+                tail = self.tool_name == "bash"
+                shown, left_out = (
+                    (content, 0) if expanded else _cut(content, PREVIEW_LINES.get(self.tool_name, 8), tail)
+                )
+                hint = Text(
+                    f"… {left_out} {'earlier' if tail else 'more'} lines (ctrl+o to expand)", style=dim
+                )
+                if left_out and tail:
+                    parts.append(hint)
+                parts.append(shown)
+                if left_out and not tail:
+                    parts.append(hint)
+        timing = self.timing_text()
+        self._timed = bool(timing)
+        if timing:
+            parts.append(Text(timing, style=dim))
+        return Text("\n").join(parts)
 
     def refresh_expansion(self) -> None:
-        self._render_body()
+        self._changed()
 
     def on_click(self) -> None:
         self.toggle_class("-expanded")
-        self._render_body()
+        self._changed()
+
+
+def _cut(content: Text, limit: int, tail: bool) -> tuple[Text, int]:
+    """``content`` cut to its first (``tail``: last) ``limit`` lines, and how many lines were left out.
+    Plain output (streamed bash output can be long) is cut as a string, without splitting every line."""
+    text = content.plain
+    count = text.count("\n") + 1
+    if count <= limit:
+        return content, 0
+    if not content.spans:
+        kept = text.rsplit("\n", limit)[1:] if tail else text.split("\n", limit)[:limit]
+        return Text("\n".join(kept), style=content.style), count - limit
+    lines = content.split("\n", allow_blank=True)
+    return Text("\n").join(lines[-limit:] if tail else lines[:limit]), count - limit
 
 
 class BashBlock(ToolBlock):
     """A ``!cmd`` the user ran (``!!cmd``: its output stays out of the context)."""
 
     def __init__(self, command: str, exclude: bool) -> None:
-        self.exclude = exclude  # before super().__init__, which renders the title
+        self.exclude = exclude
         super().__init__("", "bash", {"command": command})
 
     def _title_text(self) -> Text:

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual.widget import Widget
+
 from pi_tui.ai.providers.faux import FauxCall, FauxResponse, FauxScript, faux_reply
 from pi_tui.args import parse_args
 from pi_tui.modes.interactive.app import PiApp
@@ -47,6 +49,11 @@ async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 10.0)
         if loop.time() > deadline:
             raise AssertionError(f"condition not reached in time; {app_state(pilot.app)}")
         await pilot.pause(0.01)
+
+
+def card_lines(block: Widget) -> list[str]:
+    """The lines a chat block draws (before they are wrapped to its width), without their styles."""
+    return str(block.render()).split("\n")
 
 
 def app_state(app: Any) -> str:

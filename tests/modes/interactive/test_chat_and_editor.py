@@ -21,7 +21,7 @@ from pi_tui.modes.interactive.blocks import (
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text
 
-from .helpers import gated, last_user_text, make_app, type_text, until
+from .helpers import card_lines, gated, last_user_text, make_app, type_text, until
 
 
 async def test_enter_sends_and_the_answer_streams_into_the_chat(tmp_path: Path, agent_dir: Path) -> None:
@@ -41,7 +41,9 @@ async def test_enter_sends_and_the_answer_streams_into_the_chat(tmp_path: Path, 
         assert last_user_text(script) == "what is it"
 
 
-async def test_thinking_lists_and_line_breaks_are_drawn_as_pi_draws_them(tmp_path: Path, agent_dir: Path) -> None:
+async def test_thinking_lists_and_line_breaks_are_drawn_as_pi_draws_them(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     thought = (
         "Plan:\nfirst line\n\n- read the file\n- a step long enough that it has to wrap onto a second row here"
         "\n\n1. one\n2. two"
@@ -105,18 +107,18 @@ async def test_long_tool_output_is_truncated_until_ctrl_o(tmp_path: Path, agent_
         await pilot.press("enter")
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
         tool = app.chat.tools["c1"]
-        assert tool._more.display and "50 more lines" in str(tool._more.render())
+        lines = card_lines(tool)
+        assert len(lines) == 12 and lines[-1] == "… 50 more lines (ctrl+o to expand)", lines
         await pilot.press("ctrl+o")
-        assert not tool._more.display
+        lines = card_lines(tool)
+        assert len(lines) == 61 and lines[-1] == "+line 59", lines
         await pilot.press("ctrl+o")
-        assert tool._more.display
+        assert card_lines(tool)[-1] == "… 50 more lines (ctrl+o to expand)"
 
 
 async def test_a_collapsed_read_shows_only_its_title_until_ctrl_o(tmp_path: Path, agent_dir: Path) -> None:
     """As pi 0.75.5+: the file a read returned is the model's; the card shows ``read big.txt`` alone
     (it showed the first ten lines) and Ctrl+O shows the whole file."""
-    from textual.widgets import Static
-
     (tmp_path / "big.txt").write_text("".join(f"line {i}\n" for i in range(60)))
     script = FauxScript(faux_reply(faux_tool_call("read", {"path": "big.txt"}, id="c1")), faux_reply("read"))
     app = make_app(tmp_path, agent_dir, script)
@@ -126,19 +128,16 @@ async def test_a_collapsed_read_shows_only_its_title_until_ctrl_o(tmp_path: Path
         await pilot.press("enter")
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
         tool = app.chat.tools["c1"]
-        shown = [str(w.render()) for w in tool.query(Static) if w.display]
-        assert shown == ["✓ read big.txt"], shown
+        assert card_lines(tool) == ["✓ read big.txt"]
         await pilot.press("ctrl+o")
-        shown = [str(w.render()) for w in tool.query(Static) if w.display]
-        assert len(shown) == 2 and "line 0" in shown[1] and "line 59" in shown[1]
+        lines = card_lines(tool)
+        assert len(lines) == 61 and "line 0" in lines[1] and "line 59" in lines[60], lines
 
 
 async def test_long_bash_output_shows_its_tail_under_an_earlier_lines_hint(
     tmp_path: Path, agent_dir: Path
 ) -> None:
     """bash keeps the last lines, so the hint says how many came before and stands above them (as pi)."""
-    from textual.widgets import Static
-
     script = FauxScript(
         faux_reply(faux_tool_call("bash", {"command": "seq 1 30"}, id="c1")), faux_reply("ok")
     )
@@ -148,12 +147,14 @@ async def test_long_bash_output_shows_its_tail_under_an_earlier_lines_hint(
         await type_text(pilot, "count")
         await pilot.press("enter")
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
-        shown = [str(w.render()) for w in app.chat.tools["c1"].query(Static) if w.display]
-        assert "earlier lines (ctrl+o to expand)" in shown[1]
-        assert shown[2].endswith("30") and shown[3].startswith("Took ") and len(shown) == 4
+        lines = card_lines(app.chat.tools["c1"])
+        assert lines[:2] == ["✓ $ seq 1 30", "… 25 earlier lines (ctrl+o to expand)"], lines
+        assert (
+            lines[2:7] == ["26", "27", "28", "29", "30"] and lines[7].startswith("Took ") and len(lines) == 8
+        )
         await pilot.press("ctrl+o")
-        shown = [str(w.render()) for w in app.chat.tools["c1"].query(Static) if w.display]
-        assert len(shown) == 3 and shown[1].startswith("1\n2")
+        lines = card_lines(app.chat.tools["c1"])
+        assert lines[1:3] == ["1", "2"] and lines[30] == "30" and lines[31].startswith("Took "), lines
 
 
 def test_durations_read_as_pi_shows_them() -> None:
@@ -191,13 +192,13 @@ async def test_bash_card_counts_elapsed_time_then_says_how_long_it_took(
         assert started is not None
         # Shown from the start (Elapsed 0.0s until the first tick, which a busy machine may reach before
         # this line), never ahead of the clock.
-        shown = str(tool._timing.render())
+        shown = card_lines(tool)[-1]
         assert shown.startswith("Elapsed ") and at_most(shown, time.monotonic() - started), shown
-        await until(pilot, lambda: seconds(str(tool._timing.render())) >= 1.0)  # ticks while running
-        assert not tool.done and str(tool._timing.render()).startswith("Elapsed ")
+        await until(pilot, lambda: seconds(card_lines(tool)[-1]) >= 1.0)  # ticks while running
+        assert not tool.done and card_lines(tool)[-1].startswith("Elapsed ")
         go.touch()
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
-        took = str(tool._timing.render())
+        took = card_lines(tool)[-1]
         # the run's own time: at least until the test let it end, and no more than has passed since
         assert took.startswith("Took ") and took.endswith("s"), took
         assert seconds(took) >= 1.0 and at_most(took, time.monotonic() - started), took
@@ -206,8 +207,6 @@ async def test_bash_card_counts_elapsed_time_then_says_how_long_it_took(
 async def test_a_running_bash_card_names_its_command_once(tmp_path: Path, agent_dir: Path) -> None:
     """While a bash call runs its card reads ``… $ sleep 2``, titled as pi titles it (it read ``… bash sleep
     2``); the body repeats the command only when the title cannot show all of it (more lines, or longer)."""
-    from textual.widgets import Static
-
     long_command = "sleep 2; echo " + "x" * 300
     script = FauxScript(
         faux_reply(
@@ -220,7 +219,9 @@ async def test_a_running_bash_card_names_its_command_once(tmp_path: Path, agent_
     app = make_app(tmp_path, agent_dir, script)
 
     def body(call: str) -> str:
-        return str(app.chat.tools[call].query_one(".tool-body", Static).content)
+        # what the card draws under its title, without the timing line
+        lines = card_lines(app.chat.tools[call])[1:]
+        return "\n".join(line for line in lines if not line.startswith(("Elapsed ", "Took ")))
 
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
@@ -228,7 +229,7 @@ async def test_a_running_bash_card_names_its_command_once(tmp_path: Path, agent_
         await pilot.press("enter")
         await until(pilot, lambda: "c1" in app.chat.tools and app.chat.tools["c1"].started_at is not None)
         assert not app.chat.tools["c1"].done
-        assert str(app.chat.tools["c1"].query_one(".tool-title", Static).content) == "… $ sleep 2"
+        assert card_lines(app.chat.tools["c1"])[0] == "… $ sleep 2"
         assert body("c1") == ""
         assert body("c2") == "$ cd /tmp &&\nsleep 2"
         assert body("c3") == "$ " + long_command

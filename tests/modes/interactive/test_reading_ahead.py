@@ -3,7 +3,7 @@ on screen stay where they are while that happens, and the reader never waits at 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -217,32 +217,44 @@ async def test_reading_up_keeps_only_a_few_screens_below_the_view_mounted_and_pa
         assert seen == sorted(seen)
 
 
-async def test_paging_up_draws_no_line_of_the_log_or_a_tool_card_itself(
+async def test_paging_up_draws_no_line_of_the_log_and_each_line_of_a_tool_card_once(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The log and a tool card are containers: what they show is their blocks' lines on their background.
-    # Drawn as one blank strip, their lines are not rendered, cached and composed again each time the
-    # window's size changes (every step of reading ahead, and Textual's second layout after it).
+    # The log is a container: what it shows is its blocks' lines on its background. Drawn as one blank
+    # strip, its lines are not rendered, cached and composed again each time the window's size changes
+    # (every step of reading ahead, and Textual's second layout after it). A tool card draws its own lines
+    # (title, output, hints: one widget): each is drawn when first shown and kept while the window around
+    # it changes.
     from pi_tui.modes.interactive.blocks import ToolBlock
 
-    drawn: list[str] = []
-    for container in (ChatLog, ToolBlock):
-        original = container.render_line
+    log_lines: list[int] = []
+    card_lines: dict[tuple[int, int], int] = {}
+    original_log = ChatLog.render_line
+    original_card = ToolBlock.render_line
 
-        def counting(self: Widget, y: int, original: Callable[[Widget, int], Strip] = original) -> Strip:
-            drawn.append(type(self).__name__)
-            return original(self, y)
+    def log_drawing(self: ChatLog, y: int) -> Strip:
+        log_lines.append(y)
+        return original_log(self, y)
 
-        monkeypatch.setattr(container, "render_line", counting)
+    def card_drawing(self: ToolBlock, y: int) -> Strip:
+        key = (id(self), y)
+        card_lines[key] = card_lines.get(key, 0) + 1
+        return original_card(self, y)
+
+    monkeypatch.setattr(ChatLog, "render_line", log_drawing)
+    monkeypatch.setattr(ToolBlock, "render_line", card_drawing)
     async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
+        card_lines.clear()  # from the first page paged up on
         for _ in range(10):
             await pilot.press("pageup")
             await until(pilot, lambda: not chat.reading_ahead)
         await pilot.pause()
         cards = [block for block in chat.mounted_blocks() if isinstance(block, ToolBlock) and block.display]
         assert cards and any(card.region for card in cards)  # tool cards were on screen
-        assert drawn == []
+        assert log_lines == []
+        assert card_lines  # the cards paged into view drew their lines
+        assert max(card_lines.values()) == 1, sorted(card_lines.values())[-10:]
 
 
 async def test_ctrl_up_pressed_many_times_at_once_walks_as_many_prompts_up(

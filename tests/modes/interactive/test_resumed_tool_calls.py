@@ -19,7 +19,7 @@ from pi_tui.modes.interactive.chat import ChatLog
 from pi_tui.modes.interactive.markdown_block import AssistantText
 from pi_tui.session import SessionManager
 
-from .helpers import make_app, type_text, until
+from .helpers import card_lines, make_app, type_text, until
 
 
 def write_session(project: Path) -> Path:
@@ -186,11 +186,12 @@ async def test_a_resumed_tool_call_that_never_got_a_result_is_not_shown_running(
         assert "interrupted" in tool.result_text
 
 
-async def test_a_card_mounts_its_hint_and_timing_lines_only_once_shown(
+async def test_a_card_is_one_widget_drawing_its_title_output_hints_and_timing(
     tmp_path: Path, agent_dir: Path
 ) -> None:
-    # Most cards show a title and their output; the dim lines (more / earlier lines, bash's timing) are
-    # mounted when first shown, in their places, not with every card a long chat mounts while read up.
+    # A long chat's window is mostly tool cards, and every layout and collection walks each mounted
+    # widget: a card draws its title, its output, the dim hint around cut output and bash's timing
+    # itself (a title and an output widget inside each card before, and a widget for each dim line).
     app = make_app(tmp_path, agent_dir)
     async with app.run_test() as pilot:
         await until(pilot, app.ready.is_set)
@@ -198,18 +199,24 @@ async def test_a_card_mounts_its_hint_and_timing_lines_only_once_shown(
         card.set_result("ok", False)
         await app.chat.mount(card)
         await pilot.pause()
-        assert len(card.children) == 2  # title and output (five widgets before)
+        assert not card.children
+        assert card_lines(card) == ["✓ write a.txt", "+one line"]
+        assert card.size.height == 2
         card.args = {"path": "a.txt", "content": "".join(f"line {n}\n" for n in range(30))}
         card.refresh_expansion()  # now cut: the hint below the output
         await pilot.pause()
-        assert [str(child.render()).split(" ")[0] for child in card.children if child.display][1:] == [
-            "+line",
-            "…",
+        lines = card_lines(card)
+        assert lines[1:3] == ["+line 0", "+line 1"] and lines[10:] == [
+            "+line 9",
+            "… 20 more lines (ctrl+o to expand)",
         ]
+        assert card.size.height == 12 and not card.children
         bash = ToolBlock("call_bash", "bash", {"command": "seq 1 30"})
         await app.chat.mount(bash)
         bash.mark_started()
         bash.set_result("".join(f"{n}\n" for n in range(1, 31)), False)
         await pilot.pause()
-        shown = [str(child.render()) for child in bash.children if child.display]
-        assert "earlier lines" in shown[1] and shown[2].endswith("30") and shown[3].startswith("Took ")
+        lines = card_lines(bash)
+        assert lines[:3] == ["✓ $ seq 1 30", "… 25 earlier lines (ctrl+o to expand)", "26"], lines
+        assert lines[6] == "30" and lines[7].startswith("Took ") and len(lines) == 8
+        assert bash.size.height == 8 and not bash.children

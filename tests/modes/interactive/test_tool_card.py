@@ -1,0 +1,89 @@
+"""A tool call's card draws its lines itself: the colours follow the theme, streamed output is drawn once
+a frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+
+from pi_tui.modes.interactive.blocks import ToolBlock
+
+from .helpers import card_lines, make_app, until
+
+
+def _colours(card: ToolBlock, y: int) -> set[str]:
+    """The foreground colours of the text the card draws on its line ``y`` (``#rrggbb``)."""
+    colours: set[str] = set()
+    for segment in card.render_line(y):
+        style = segment.style
+        if segment.text.strip() and style is not None and style.color is not None:
+            colours.add(style.color.get_truecolor().hex)
+    return colours
+
+
+async def test_a_new_theme_redraws_the_title_the_hint_and_the_diff_in_its_colours(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # The diff's colours were read from the theme once, when the output was set: a card kept the old
+    # theme's red and green after /settings changed the theme.
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        content = "".join(f"line {n}\n" for n in range(12))
+        card = ToolBlock("call_write", "write", {"path": "a.txt", "content": content})
+        card.set_result("ok", False)
+        await app.chat.mount(card)
+        await pilot.pause()
+        lines = card_lines(card)
+        assert (
+            lines[0] == "✓ write a.txt" and lines[1] == "+line 0" and lines[-1].startswith("… 2 more lines")
+        )
+
+        def expected(token: str) -> set[str]:
+            return {app.theme_variables[token].lower()}
+
+        def drawn() -> tuple[set[str], set[str], set[str]]:
+            return _colours(card, 0), _colours(card, 1), _colours(card, len(lines) - 1)
+
+        dark = drawn()
+        assert dark == (expected("pi-tool-title"), expected("pi-tool-diff-added"), expected("pi-dim"))
+        assert app.set_pi_theme("light") is None
+        await until(pilot, lambda: app.theme == "pi-light")
+        await pilot.pause()
+        light = (expected("pi-tool-title"), expected("pi-tool-diff-added"), expected("pi-dim"))
+        assert light != dark
+        await until(pilot, lambda: drawn() == light)
+
+
+async def test_streamed_output_is_drawn_once_a_frame_and_shows_its_tail(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A command's output streams into its card many times a frame: each update only notes the text, and
+    # the card's lines are made when the frame draws it (the output was split into lines on every update).
+    app = make_app(tmp_path, agent_dir)
+    made: list[int] = []
+    render = ToolBlock.render
+
+    def counting(self: ToolBlock) -> Text:
+        made.append(1)
+        return render(self)
+
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        card = ToolBlock("call_bash", "bash", {"command": "seq 1 5000"})
+        await app.chat.mount(card)
+        card.mark_started()
+        await pilot.pause()
+        monkeypatch.setattr(ToolBlock, "render", counting)
+        output = ""
+        for n in range(1, 5001):
+            output += f"{n}\n"
+            card.set_partial(output)
+        assert made == []
+        await pilot.pause()
+        assert 1 <= len(made) <= 2
+        lines = card_lines(card)
+        assert lines[:2] == ["… $ seq 1 5000", "… 4995 earlier lines (ctrl+o to expand)"], lines
+        assert lines[2:7] == ["4996", "4997", "4998", "4999", "5000"] and lines[7].startswith("Elapsed ")
