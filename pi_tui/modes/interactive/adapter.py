@@ -56,6 +56,8 @@ class ChatSurface(Protocol):
 
     def chat_notice(self, text: str, level: str = "info") -> NoticeBlock: ...
 
+    def key_text(self, pi_id: str) -> str: ...
+
     def draw_soon(self, *, pending: bool = True) -> None: ...
 
     def set_busy(self, busy: bool) -> None: ...
@@ -136,7 +138,9 @@ class ChatAdapter:
                     f'Extension "{event.extension}" failed in {event.event}: {event.error}', "error"
                 )
             case AutoCompactionStart():
-                self.app.working_message = "Compacting context… (escape to cancel)"
+                self.app.working_message = (
+                    f"Compacting context… ({self.app.key_text('app.interrupt')} to cancel)"
+                )
             case AutoCompactionEnd():
                 self.app.working_message = "Working"
                 self._compaction_ended(event.data)
@@ -307,7 +311,10 @@ class ChatAdapter:
         self._retry_attempt = event.attempt
         self._retry_max = event.max_attempts
         self._retry_left = max(0, -(-event.delay_ms // 1000))
-        self._retry_text = f"Retrying ({event.attempt}/{event.max_attempts}) in {{s}}s… (escape to cancel)"
+        self._retry_text = (
+            f"Retrying ({event.attempt}/{event.max_attempts}) in {{s}}s… "
+            f"({self.app.key_text('app.interrupt')} to cancel)"
+        )
         self.retry_notice = self.app.chat_notice(self._retry_text.format(s=self._retry_left), "warning")
         self._retry_timer = self.app.set_interval(
             1, self._tick_retry, repeat=self._retry_left or 1, name="retry-countdown"

@@ -30,7 +30,15 @@ from .chat import ChatLog
 from .completion import CompletionMenu, FileIndex
 from .editor import PromptEditor
 from .footer import FooterState, StatusFooter, git_branch
-from .keys import APP_ACTIONS, EXTENSION_PROOF_EDITOR_ACTIONS, app_bindings, load_keymap, textual_keymap
+from .keys import (
+    APP_ACTIONS,
+    EXTENSION_PROOF_EDITOR_ACTIONS,
+    app_bindings,
+    editor_action_keys,
+    key_display,
+    load_keymap,
+    textual_keymap,
+)
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
@@ -691,13 +699,22 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         for text, follow_up in waiting:
             await self.submit(text, follow_up=follow_up)
 
+    def key_text(self, pi_id: str) -> str:
+        """The keys bound to the action ``pi_id`` as pi's hints write them (``escape``, ``ctrl+c``): the
+        user's own keys when keybindings.json rebinds it; empty when unbound."""
+        if pi_id in self.keymap:
+            return key_display(self.keymap[pi_id])
+        return key_display(editor_action_keys(self.editor.key_actions, pi_id))
+
     def _header(self, session: AgentSession) -> str:
         """pi's compact start-up header: version, the main keys, and what was loaded."""
         from pi_tui import __version__
 
         lines = [
             f"pi-tui v{__version__}",
-            "escape interrupt · ctrl+c/ctrl+d clear/exit · / commands · ! bash · f2 panels · /hotkeys",
+            f"{self.key_text('app.interrupt')} interrupt · "
+            f"{self.key_text('app.clear')}/{self.key_text('app.exit')} clear/exit · / commands · ! bash · "
+            f"{self.key_text('app.sidebar.toggle')} panels · /hotkeys",
         ]
         home = str(Path.home())
 
@@ -1039,8 +1056,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
         lines = [f"Steering: {message_text(m)}" for m in agent.steering_queue]
         lines += [f"Follow-up: {message_text(m)}" for m in agent.follow_up_queue]
-        if lines:
-            lines.append("↳ alt+up to edit all queued messages")
+        dequeue = key_display(
+            editor_action_keys(self.editor.key_actions, "app.message.dequeue"), capitalize=True
+        )
+        if lines and dequeue:  # as pi: the key the user has for it, written as pi's key display writes it
+            lines.append(f"↳ {dequeue} to edit all queued messages")
         text = "\n".join(lines)
         if text == self._pending_text:  # called on every event: touch the widget only when it changes
             return

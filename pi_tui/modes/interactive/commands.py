@@ -272,7 +272,7 @@ class CommandRouter:
         from pi_tui.ai.types import CompactionSummaryMessage
 
         session = self.app.require_session()
-        self.app.working_message = "Compacting context… (escape to cancel)"
+        self.app.working_message = f"Compacting context… ({self.app.key_text('app.interrupt')} to cancel)"
         self.app.set_busy(True)
         from pi_tui.compaction import CompactionCancelled
 

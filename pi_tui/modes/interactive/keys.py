@@ -21,7 +21,9 @@ __all__ = [
     "UNBOUND_KEY",
     "EDITOR_DEFAULTS",
     "canonical_key",
+    "editor_action_keys",
     "editor_key_actions",
+    "key_display",
     "editor_key_rows",
     "hotkey_rows",
     "load_keymap",
@@ -263,12 +265,26 @@ def editor_key_rows(key_actions: dict[str, tuple[str, ...]] | None = None) -> li
         key_actions = editor_key_actions(None)[0]
     rows = []
     for pi_id, description in EDITOR_DESCRIPTIONS.items():
-        action, default = EDITOR_DEFAULTS[pi_id]
-        order = [canonical_key(to_textual_key(k)) for k in default]
-        bound = [key for key, names in key_actions.items() if action in names and key != "ctrl+underscore"]
-        bound.sort(key=lambda k: order.index(k) if k in order else len(order))
-        rows.append((", ".join(_display_key(k) for k in bound) or "(unbound)", description))
+        rows.append((", ".join(editor_action_keys(key_actions, pi_id)) or "(unbound)", description))
     return rows + _FIXED_EDITOR_KEYS
+
+
+def editor_action_keys(key_actions: dict[str, tuple[str, ...]], pi_id: str) -> list[str]:
+    """The keys that run the editor action ``pi_id`` (``app.message.dequeue`` …) in ``key_actions``,
+    written as pi writes keys (``alt+up``), its default keys first in their order."""
+    action, default = EDITOR_DEFAULTS[pi_id]
+    order = [canonical_key(to_textual_key(k)) for k in default]
+    bound = [key for key, names in key_actions.items() if action in names and key != "ctrl+underscore"]
+    bound.sort(key=lambda k: order.index(k) if k in order else len(order))
+    return [_display_key(k) for k in bound]
+
+
+def key_display(keys: list[str], *, capitalize: bool = False) -> str:
+    """Keys as pi's hints write them: ``alt+up/ctrl+q``, or ``Alt+Up/Ctrl+Q`` capitalised (pi's key
+    display, used where a sentence names the key); empty when nothing is bound."""
+    if not capitalize:
+        return "/".join(keys)
+    return "/".join("+".join(part[:1].upper() + part[1:] for part in key.split("+")) for key in keys)
 
 
 def _display_key(key: str) -> str:

@@ -621,3 +621,44 @@ async def test_picking_the_current_model_again_takes_what_models_json_says_now(
         await until(
             pilot, lambda: not app._busy and any("reached" in b.text for b in app.chat.query(AssistantText))
         )
+
+
+async def test_the_queue_hint_names_the_dequeue_key_as_pi_writes_it(tmp_path: Path, agent_dir: Path) -> None:
+    """pi writes the key that brings queued messages back capitalised ('Alt+Up'), and the user's own key
+    when keybindings.json rebinds it; pressing that key brings the message back."""
+    import json
+
+    (agent_dir / "keybindings.json").write_text(json.dumps({"app.message.dequeue": ["ctrl+shift+u"]}))
+    gate = asyncio.Event()
+    script = FauxScript(gated(gate, faux_reply("first")), faux_reply("second"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "start")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.is_streaming)
+        await type_text(pilot, "later")
+        await pilot.press("alt+enter")
+        await until(pilot, lambda: "Follow-up: later" in str(app.pending.render()))
+        assert "↳ Ctrl+Shift+U to edit all queued messages" in str(app.pending.render())
+        await pilot.press("ctrl+shift+u")
+        await until(pilot, lambda: app.editor.text == "later")
+        gate.set()
+        await until(pilot, lambda: not app._busy)
+
+
+async def test_the_queue_hint_says_alt_up_by_default(tmp_path: Path, agent_dir: Path) -> None:
+    gate = asyncio.Event()
+    script = FauxScript(gated(gate, faux_reply("first")), faux_reply("second"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "start")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.is_streaming)
+        await type_text(pilot, "later")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Steering: later" in str(app.pending.render()))
+        assert str(app.pending.render()).endswith("↳ Alt+Up to edit all queued messages")
+        gate.set()
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)

@@ -82,6 +82,29 @@ async def test_retry_banner_counts_down_and_escape_cancels_it(tmp_path: Path, ag
         assert script.call_count == 1
 
 
+async def test_the_retry_banner_names_the_users_interrupt_key_as_pi_does(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi's banner says the key bound to interrupt; with it rebound, 'escape' would be a wrong hint."""
+    (agent_dir / "settings.json").write_text(
+        json.dumps({"retry": {"baseDelayMs": 30000, "maxDelayMs": 60000}})
+    )
+    (agent_dir / "keybindings.json").write_text(json.dumps({"app.interrupt": ["ctrl+q"]}))
+    script = FauxScript(faux_error("529 overloaded_error: Overloaded"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(t.startswith("Retrying (1/") for t in _notices(app)))
+        assert any(t.endswith("s… (ctrl+q to cancel)") for t in _notices(app)), _notices(app)
+        # and so does the start-up header's first hint
+        assert _notices(app)[0].splitlines()[1].startswith("ctrl+q interrupt · ctrl+c/ctrl+d clear/exit · ")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not app._busy)
+        assert _notices(app)[-1] == "Retry cancelled"
+
+
 async def test_a_retry_due_within_a_second_says_1s_not_0s(tmp_path: Path, agent_dir: Path) -> None:
     (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 300, "maxRetries": 1}}))
     script = FauxScript(faux_error("529 overloaded_error: Overloaded"), faux_reply("fine"))
