@@ -28,10 +28,13 @@ from pi_tui.ai.oauth import (
     oauth_provider_ids,
     oauth_provider_name,
 )
+from pi_tui.modes.login_options import api_key_providers, login_options, provider_display_name
 
 from .fields import RpcError, req_str
 
 if TYPE_CHECKING:
+    from pi_tui.ai.auth import AuthStorage
+
     from .server import RpcServer
 
 __all__ = ["LoginCommands"]
@@ -106,6 +109,27 @@ class _RpcInteraction:
         return answer
 
 
+def _save_api_key(provider: str, io: _RpcInteraction, storage: AuthStorage) -> None:
+    """Ask for ``provider``'s key (and what else pi asks with it) and save it in auth.json."""
+    from pi_tui.ai.auth import AuthFileError
+    from pi_tui.ai.catalog import provider_info
+    from pi_tui.ai.key_login import api_key_login
+
+    info = provider_info(provider)
+    key_name = (
+        info.api_key_name if info is not None else None
+    ) or f"{provider_display_name(provider)} API key"
+    try:
+        storage.check_readable()  # a malformed auth.json fails now, before a key is typed to be thrown away
+    except AuthFileError as exc:
+        raise OAuthError(f"Cannot save a key: {exc}. Fix or move the file, then try again") from None
+    credential = api_key_login(provider, key_name)(io)
+    try:
+        storage.set(provider, credential)
+    except AuthFileError as exc:
+        raise OAuthError(f"The key could not be saved: {exc}") from None
+
+
 class LoginCommands:
     """The login commands, mixed into `pi_tui.modes.rpc.handlers.CommandHandlers`."""
 
@@ -117,20 +141,30 @@ class LoginCommands:
         return self.server.session.registry
 
     def cmd_get_login_providers(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        storage = self._registry.auth if self._registry is not None else None
+        registry = self._registry
+        if registry is None:
+            return {"providers": []}
+        storage = registry.auth
         providers = []
-        for provider_id in oauth_provider_ids():
-            oauth = get_oauth_provider(provider_id)
-            assert oauth is not None
-            providers.append(
-                {
-                    "id": provider_id,
-                    "name": oauth.name,
-                    "loginLabel": oauth.login_label,
-                    "subscription": oauth.is_subscription,
-                    "loggedIn": storage is not None and storage.oauth(provider_id) is not None,
-                }
-            )
+        for option in login_options(registry):
+            stored = storage.get(option.id)
+            entry: dict[str, object] = {
+                "id": option.id,
+                "name": option.name,
+                "authType": option.auth_type,
+                "status": None
+                if option.status is None
+                else {"type": option.status.type, "source": option.status.source},
+                # a credential of this kind saved in auth.json (what logout would remove)
+                "loggedIn": stored is not None
+                and (stored.get("type") == "oauth") == (option.auth_type == "oauth"),
+            }
+            if option.auth_type == "oauth":
+                oauth = get_oauth_provider(option.id)
+                assert oauth is not None
+                entry["loginLabel"] = oauth.login_label
+                entry["subscription"] = oauth.is_subscription
+            providers.append(entry)
         return {"providers": providers}
 
     async def cmd_login(self, cmd_id: object, command: dict[str, Any]) -> Any:
@@ -138,28 +172,40 @@ class LoginCommands:
         registry = self._registry
         if registry is None:
             raise RpcError("This session has no model registry to log in with")
-        if get_oauth_provider(provider) is None:
+        auth_type = command.get("authType")
+        if auth_type not in (None, "oauth", "api_key"):
+            raise RpcError('"authType" must be "oauth" or "api_key"')
+        keyed = dict(api_key_providers(registry))
+        if auth_type is None:  # an account login where the provider has one, else its key
+            auth_type = (
+                "oauth" if get_oauth_provider(provider) is not None or provider not in keyed else "api_key"
+            )
+        if auth_type == "oauth" and get_oauth_provider(provider) is None:
             raise RpcError(
                 f'No login for "{provider}". Providers with a login: {", ".join(oauth_provider_ids())}'
+            )
+        if auth_type == "api_key" and provider not in keyed:
+            raise RpcError(
+                f'No API key login for "{provider}". Providers that take a key: {", ".join(keyed)}'
             )
         if self._login is not None:
             raise RpcError(f"A login to {self._login.provider} is already running; send abort_login first")
         interaction = _RpcInteraction(self.server, asyncio.get_running_loop(), provider)
         self._login = interaction
+        name = oauth_provider_name(provider) if auth_type == "oauth" else provider_display_name(provider)
         try:
-            await asyncio.to_thread(login, provider, interaction, registry.auth)
+            if auth_type == "oauth":
+                await asyncio.to_thread(login, provider, interaction, registry.auth)
+            else:
+                await asyncio.to_thread(_save_api_key, provider, interaction, registry.auth)
         except LoginCancelled:
             raise RpcError("Login cancelled") from None
         except OAuthError as exc:
-            raise RpcError(f"Failed to login to {oauth_provider_name(provider)}: {exc}") from None
+            raise RpcError(f"Failed to login to {name}: {exc}") from None
         finally:
             self._login = None
         registry.refresh()
-        return {
-            "provider": provider,
-            "name": oauth_provider_name(provider),
-            "savedTo": str(registry.auth.path),
-        }
+        return {"provider": provider, "name": name, "savedTo": str(registry.auth.path)}
 
     def cmd_abort_login(self, cmd_id: object, command: dict[str, Any]) -> Any:
         running = self._login

@@ -28,10 +28,10 @@ from pi_tui.ai.oauth import (
     LoginCancelled,
     OAuthError,
     oauth_provider_ids,
-    oauth_provider_name,
 )
 from pi_tui.ai.oauth.browser import open_in_browser
 from pi_tui.ai.oauth.types import Credential
+from pi_tui.modes.login_options import api_key_providers, auth_status, provider_display_name, sorted_by_name
 
 if TYPE_CHECKING:
     from pi_tui.ai.model_registry import ModelRegistry
@@ -219,22 +219,6 @@ class LoginScreen(ModalScreen[Credential | None]):
 # --- the commands ----------------------------------------------------------------------------------
 
 
-def provider_display_name(provider: str) -> str:
-    """The provider's name as pi 0.87.1's /login and /logout show it (``Kimi For Coding``, ``OpenAI
-    Codex``): the catalog's provider name, not the login method's (``Kimi Code (subscription)``)."""
-    from pi_tui.ai.catalog import provider_info
-
-    info = provider_info(provider)
-    if info is not None:
-        return info.name
-    return oauth_provider_name(provider) if provider in oauth_provider_ids() else provider
-
-
-def _by_name(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """pi lists the providers sorted by name (``localeCompare``: case does not come first)."""
-    return sorted(items, key=lambda item: (item[1].casefold(), item[1]))
-
-
 def _account_label(provider: str) -> str:
     """The provider's own words for its account login (``Sign in with Kimi Code``), else pi's default."""
     from pi_tui.ai.catalog import provider_info
@@ -260,53 +244,21 @@ def _method_names(provider: str, method: str | None) -> str:
     return " ".join(names)
 
 
-def _api_key_providers(app: PiApp) -> list[tuple[str, str]]:
-    """``(id, label)`` of every provider a key can be saved for, sorted by name as pi lists them."""
-    from pi_tui.ai.catalog import KEYLESS_PROVIDERS, provider_info
-
-    registry = app.require_session().registry
-    out: list[tuple[str, str]] = []
-    for provider in registry.providers() if registry is not None else []:
-        info = provider_info(provider)
-        if info is not None:
-            if info.api_key_name is not None:
-                out.append((provider, info.name))
-            continue
-        # A provider that models.json or an extension adds takes a key too, under its id, as in pi;
-        # one that only signs in with an account (an extension's login without a key) does not.
-        only_account = provider in oauth_provider_ids() and registry.configured_key_source(provider) is None
-        if provider not in KEYLESS_PROVIDERS and not only_account:
-            out.append((provider, provider))
-    return _by_name(out)
-
-
 def _status(app: PiApp, provider: str, method: str | None) -> str:
     """pi's status after a provider's name: configured (and from where), configured for the other
     method, or unconfigured. ``method`` is the list's (``oauth`` or ``api_key``; None: any)."""
-    import os
-
-    from pi_tui.ai.catalog import env_vars
-
     registry = app.require_session().registry
     if registry is None:
         return ""
-    entry = registry.auth.get(provider)
-    source = ""
-    if entry is not None:
-        kind = "oauth" if entry.get("type") == "oauth" else "api_key"
-    elif (configured := registry.configured_key_source(provider)) is not None:
-        kind = "api_key"  # models.json or an extension: pi names the key's origin
-        source = configured
-    elif registry.has_auth(provider):
-        kind = "api_key"  # the environment
-        source = ", ".join(name for name in env_vars(provider) if os.environ.get(name))
-    else:
+    status = auth_status(registry, provider)
+    if status is None:
         return "• unconfigured"
-    if method is not None and kind != method:
-        return "• subscription configured" if kind == "oauth" else "• API key configured"
-    if not source:
+    if method is not None and status.type != method:
+        return "• subscription configured" if status.type == "oauth" else "• API key configured"
+    if not status.source or status.source == "stored credential":
         return "✓ configured"
     # variable names read as ``env: …``; other origins (``models_json_key``) are shown as they are
+    source = status.source
     return (
         f"✓ env: {source}" if re.fullmatch(r"[A-Z][A-Z0-9_]*(, [A-Z][A-Z0-9_]*)*", source) else f"✓ {source}"
     )
@@ -345,8 +297,8 @@ async def open_login(app: PiApp, args: str) -> None:
     if registry is None:
         app.chat_notice("Logins need the model registry, which this session does not have", "error")
         return
-    accounts = _by_name([(p, provider_display_name(p)) for p in oauth_provider_ids()])
-    keyed = _api_key_providers(app)
+    accounts = sorted_by_name([(p, provider_display_name(p)) for p in oauth_provider_ids()])
+    keyed = api_key_providers(registry)
     method: str | None = None
     provider: str | None = None
     if args:
@@ -471,7 +423,7 @@ async def open_logout(app: PiApp, args: str) -> None:
         # by the provider's name, a login as well as a key (pi 0.87.1)
         return provider_display_name(provider)
 
-    items = _by_name([(p, name_of(p)) for p in stored])
+    items = sorted_by_name([(p, name_of(p)) for p in stored])
     provider = _match(args, items) if args else None
     if provider is None:
         provider = await _choose(app, "Select provider to logout:", items, None)
