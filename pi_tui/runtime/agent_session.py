@@ -48,7 +48,7 @@ from pi_tui.context.layouts import restore_layouts
 from pi_tui.context.panels import PANEL_STATE_TYPE, PANEL_TOOL_NAME, PanelManager
 from pi_tui.extensions.ui import NullUIBridge
 from pi_tui.session.entries import CompactionEntry, CustomEntry, MessageEntry
-from pi_tui.session.errors import SessionError
+from pi_tui.session.errors import SessionError, SessionNotConfirmed
 from pi_tui.util.tasks import stray_cancellation
 
 from ._host import PendingState
@@ -278,6 +278,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if isinstance(event, MessageEnd):
             try:
                 self._persist_message(event.message, hooked=True)
+            except SessionNotConfirmed as exc:
+                # Saved, but the disk would not confirm it: the notice says so and what to check.
+                await self.emit(ErrorEvent(str(exc)))
             except SessionError as exc:
                 # The conversation goes on in memory; the user must hear that it is not being saved.
                 await self.emit(ErrorEvent(f"Session not saved: {exc}"))

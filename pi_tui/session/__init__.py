@@ -32,6 +32,7 @@ from pi_tui.session.errors import (
     EntryNotFoundError,
     SessionError,
     SessionLockedError,
+    SessionNotConfirmed,
     SessionNotFoundError,
 )
 from pi_tui.session.listing import (
@@ -73,6 +74,7 @@ __all__ = [
     "SessionInfo",
     "SessionInfoEntry",
     "SessionLockedError",
+    "SessionNotConfirmed",
     "SessionManager",
     "SessionNotFoundError",
     "SystemMessageEntry",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 __all__ = [
     "SessionError",
+    "SessionNotConfirmed",
     "SessionLockedError",
     "SessionNotFoundError",
     "AmbiguousSessionError",
@@ -15,6 +16,23 @@ __all__ = [
 
 class SessionError(Exception):
     """Base class of every error the session layer raises on purpose."""
+
+
+class SessionNotConfirmed(SessionError):
+    """The entry was written, but the disk refused to confirm (fsync) earlier lines of the session file.
+
+    Nothing is lost while the process runs: the unconfirmed lines are kept in memory and written again until
+    the disk takes them. The message is the whole notice for the user (no "not saved" prefix applies).
+    """
+
+    def __init__(self, path: Path | None, error: OSError) -> None:
+        self.path = path
+        self.error = error
+        super().__init__(
+            f"Session file not confirmed by the disk: {path} ({error}). Nothing is lost while pi-tui runs: the"
+            " entries since the last confirmed write are kept in memory and written to the file again until"
+            " the disk confirms them. Check the disk (free space, errors) before relying on this session file."
+        )
 
 
 class SessionLockedError(SessionError):

@@ -58,7 +58,7 @@ from pi_tui.session.entries import (
     new_entry_id,
     parse_entry,
 )
-from pi_tui.session.errors import EntryNotFoundError, SessionError
+from pi_tui.session.errors import EntryNotFoundError, SessionError, SessionNotConfirmed
 from pi_tui.session.loader import LoadedFile, load_session_file
 from pi_tui.session.lock import SessionLock
 from pi_tui.session.paths import (
@@ -506,11 +506,7 @@ class SessionManager:
         failed = self._file.take_sync_error() if self._file is not None else None
         if failed is not None:
             # The entry is written; the disk refused to confirm earlier lines, which were written again.
-            raise SessionError(
-                f"The disk did not confirm writing session file {self._path} ({failed}); the entries since the"
-                " last confirmed write were written again from memory and are retried until the disk takes"
-                " them. Check the disk (free space, errors) before relying on this session."
-            )
+            raise SessionNotConfirmed(self._path, failed)
         return entry
 
     def _write_unsaved(self) -> None:

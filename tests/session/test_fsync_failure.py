@@ -84,7 +84,7 @@ def test_entries_whose_fsync_failed_are_written_again_and_the_user_is_told_once(
     with pytest.raises(SessionError) as told:
         manager.append_message(assistant("a2"))
     message = str(told.value)
-    assert str(path) in message and "Input/output error" in message and "written again" in message
+    assert str(path) in message and "Input/output error" in message and "kept in memory" in message
     assert _texts(manager) == ["q1", "a1", "q2", "a2"]  # nothing left the conversation
 
     manager.append_message(user("q3"))  # told once: the next entry is saved without another error
