@@ -1226,21 +1226,29 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.run_worker(self.action_quit())
 
     def on_prompt_editor_dequeue_pressed(self, _message: PromptEditor.DequeuePressed) -> None:
-        self._restore_queue()
+        if self.session is None:
+            return
+        restored = self._restore_queue()
+        # as pi: say what the key did, nothing queued included
+        if restored:
+            self.chat_status(f"Restored {restored} queued message{'s' if restored > 1 else ''} to editor")
+        else:
+            self.chat_status("No queued messages to restore")
 
-    def _restore_queue(self) -> bool:
+    def _restore_queue(self) -> int:
+        """Queued messages back into the editor, before its draft; how many there were."""
         agent = self.session.agent if self.session is not None else None
         if agent is None:
-            return False
+            return 0
         from pi_tui.ai.types import message_text
 
         steering, follow_ups = agent.clear_queues()
         texts = [message_text(m) for m in [*steering, *follow_ups]]
         if texts:
             current = self.editor.text
-            self.editor.set_text("\n\n".join([*texts, current] if current else texts))
+            self.editor.set_text("\n\n".join([*texts, current] if current.strip() else texts))
         self.pending_changed()
-        return bool(texts)
+        return len(texts)
 
     def action_interrupt(self) -> None:
         """Escape: abort (queued text returns to the editor), kill a ``!cmd``, leave bash mode, or twice

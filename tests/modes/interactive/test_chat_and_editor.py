@@ -662,3 +662,33 @@ async def test_the_queue_hint_says_alt_up_by_default(tmp_path: Path, agent_dir: 
         assert str(app.pending.render()).endswith("↳ Alt+Up to edit all queued messages")
         gate.set()
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
+
+
+async def test_alt_up_says_how_many_queued_messages_it_restored_as_pi_does(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi's status after Alt+Up: 'Restored N queued message(s) to editor', or 'No queued messages to
+    restore' with nothing queued; a draft of only spaces is not kept after the restored text."""
+    gate = asyncio.Event()
+    script = FauxScript(gated(gate, faux_reply("first")), faux_reply("second"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await pilot.press("alt+up")
+        await until(
+            pilot, lambda: app.chat.items and str(app.chat.items[-1].text) == "No queued messages to restore"
+        )
+        await type_text(pilot, "start")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.is_streaming)
+        await type_text(pilot, "steer")
+        await pilot.press("enter")
+        await type_text(pilot, "later")
+        await pilot.press("alt+enter")
+        await until(pilot, lambda: "Follow-up: later" in str(app.pending.render()))
+        await type_text(pilot, "  ")
+        await pilot.press("alt+up")
+        await until(pilot, lambda: app.editor.text == "steer\n\nlater")
+        assert str(app.chat.items[-1].text) == "Restored 2 queued messages to editor"
+        gate.set()
+        await until(pilot, lambda: not app._busy)
