@@ -165,6 +165,9 @@ class ChatLog(VerticalScroll):
         """How many times the log has been arranged (`pre_layout`)."""
         self._shown_at = 0
         """`_arranged` when blocks were last shown above the view: a later arrangement places them."""
+        self._unplaced_lines = 0
+        """The lines of the blocks shown above the view that no arrangement has placed yet: the view may
+        already scroll over them (`max_scroll_y`)."""
         self._laid_out: asyncio.Future[None] | None = None
         self._view_height = 0
         self._generation = 0
@@ -201,11 +204,25 @@ class ChatLog(VerticalScroll):
         """The log's scroll bar, which reuses its rows' lines as the thumb moves (`ChatScrollBar`)."""
         return own_vertical_scrollbar(self, lambda: ChatScrollBar(thickness=self.scrollbar_size_vertical))
 
+    @property
+    def max_scroll_y(self) -> int:
+        """How far the view can scroll down, counting the lines of blocks just shown above the view that
+        no layout has placed yet.
+
+        Showing them scrolls the view down by their lines at once, before the layout that places them.
+        Near the bottom that scroll goes past the end of the log as laid out before them; bounded by that
+        end, it would stop short, Textual would take a view at the end for one following it again, and
+        the layout would move the view to the new end (a first Ctrl+Up from the bottom ending there)."""
+        return max(0, super().max_scroll_y + self._unplaced_lines)
+
     def pre_layout(self, layout: Layout) -> None:
         # A block grown from inside (an answer's new paragraphs) is measured again, not drawn at the
         # height the stream layout cached for it (the next block would cover its new lines).
         note_changed_children(self, self._layout_counts)
         self._arranged += 1
+        # This arrangement places the blocks shown: the log's size it gives (set once the whole layout is
+        # done) counts their lines.
+        self._unplaced_lines = 0
         if self._unplaced or self._laid_out is not None:
             # Called as the log is arranged; the blocks' regions are stored once the whole layout is
             # done, so what waits for them runs after it (a callback queued now runs after the layout).
@@ -742,7 +759,6 @@ class ChatLog(VerticalScroll):
 
     async def _prefetch(self) -> None:
         hidden: list[Widget] = []
-        short = 0
         try:
             # The scroll that started this is drawn first: building and mounting the first chunk (a few
             # ms, with the drawing held while it mounts) would otherwise run between that key and its
@@ -757,9 +773,9 @@ class ChatLog(VerticalScroll):
                 self._trim_newest()
                 shown = bool(hidden)
                 if hidden:
-                    short += self._show_hidden(hidden)
+                    self._show_hidden(hidden)
                     hidden = []
-                if self.first_mounted > 0 and self.scroll_y + short < self._ahead_lines():
+                if self.first_mounted > 0 and self.scroll_y < self._ahead_lines():
                     hidden, mounting = self._mount_hidden_chunk()
                     if mounting is not None:
                         # No frame while they mount (compose, markdown parsed and mounted: spread over many
@@ -778,11 +794,6 @@ class ChatLog(VerticalScroll):
                     if shown:
                         self._placed()  # laid out: what waited goes by the window as it now is
                     break
-                if short:  # the scroll fell short (the window was too short before the layout): finish it
-                    self.scroll_to(
-                        y=self.scroll_y + short, animate=False, immediate=True, release_anchor=False
-                    )
-                    short = 0
                 if shown:
                     self._placed()
         finally:
@@ -829,10 +840,10 @@ class ChatLog(VerticalScroll):
             return widgets, None
         return widgets, self.mount_all(widgets, after=self.marker)
 
-    def _show_hidden(self, widgets: list[Widget]) -> int:
+    def _show_hidden(self, widgets: list[Widget]) -> None:
         """Show blocks mounted hidden at the top, scrolling down by the lines they add so what the reader
-        sees stays in place in the very frame that lays them out; returns the lines the scroll fell short
-        by (the window was too short to scroll that far before the layout), to scroll after it."""
+        sees stays in place in the very frame that lays them out (the scroll may go below the end of the
+        log as laid out before them: `max_scroll_y` counts their lines until then)."""
         added = self.stream_height(widgets)
         marker_before = self.marker.outer_size.height if self.marker.display else 0
         for widget in widgets:
@@ -842,9 +853,8 @@ class ChatLog(VerticalScroll):
         self._update_marker()
         if self.first_mounted == 0:
             added -= marker_before  # the marker goes away with the last of the earlier items
-        target = self.scroll_y + added
-        self.scroll_to(y=target, animate=False, immediate=True, release_anchor=False)
-        return round(target - self.scroll_y)
+        self._unplaced_lines += added
+        self.scroll_to(y=self.scroll_y + added, animate=False, immediate=True, release_anchor=False)
 
     def stream_height(self, widgets: list[Widget]) -> int:
         """The lines ``widgets`` take when laid out one after another in this log (as the log's

@@ -98,17 +98,19 @@ async def test_ctrl_up_walks_to_earlier_prompts_through_items_mounted_ahead(
 
     async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
+        await until(pilot, lambda: not _shown_not_laid_out(chat))  # the session's end on screen, laid out
+        await pilot.pause()
         seen: list[str] = []
         for _ in range(25):
             await pilot.press("ctrl+up")
             await until(pilot, lambda: not chat.reading_ahead)
             await pilot.pause()
-            if chat.scroll_y >= chat.max_scroll_y:
-                continue  # the last prompts: too little below them to bring them to the top
             reader, offset = _reading(chat)
-            assert isinstance(reader, UserBlock) and offset == 0  # the previous prompt, at the top
+            # The previous prompt, at the top: from the first press on (the last prompt starts more than
+            # a screen above the end here).
+            assert isinstance(reader, UserBlock) and offset == 0
+            assert chat.scroll_y < chat.max_scroll_y
             seen.append(reader.text)
-        assert len(seen) > 15
         turns = [int(text.split(":")[0].removeprefix("Turn ")) for text in seen]
         # One prompt up per press, none skipped.
         assert turns == list(range(turns[0], turns[0] - len(turns), -1))
@@ -124,6 +126,30 @@ def _turn(block: Widget) -> int:
 
     assert isinstance(block, UserBlock)
     return int(block.text.split(":")[0].removeprefix("Turn "))
+
+
+async def test_the_first_ctrl_up_from_the_bottom_goes_to_the_last_prompt(tmp_path: Path, agent_dir: Path) -> None:
+    # The press scrolls up to the last prompt, and reading ahead then shows earlier items above with a
+    # scroll down by their lines. That scroll went past the bottom of the log as laid out before them, so
+    # it stopped there, Textual took the view for one following the end again, and the layout put it at
+    # the new end: the first press ended where it started.
+    from pi_tui.modes.interactive.blocks import UserBlock
+
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
+        chat = app.chat
+        await until(pilot, lambda: not _shown_not_laid_out(chat))  # the session's end on screen, laid out
+        await pilot.pause()
+        assert chat.scroll_y == chat.max_scroll_y
+        prompts = [block for block in chat.mounted_blocks() if isinstance(block, UserBlock)]
+        last = prompts[-1]
+        assert last.virtual_region.y < chat.scroll_y  # above the view: a press can bring it to the top
+        for turn in (_turn(last), _turn(last) - 1):
+            await pilot.press("ctrl+up")
+            await until(pilot, lambda: not chat.reading_ahead)
+            await pilot.pause()
+            reader, offset = _reading(chat)
+            assert (_turn(reader), offset) == (turn, 0)
+            assert chat.scroll_y < chat.max_scroll_y
 
 
 async def test_ctrl_up_pressed_before_items_mounted_ahead_are_laid_out_lands_on_the_previous_prompt(
