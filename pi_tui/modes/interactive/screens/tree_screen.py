@@ -3,7 +3,8 @@
 Keys (pi 0.87): ↑/↓ move, ←/→ page, Ctrl+←/Alt+← fold (or jump to the previous segment start),
 Ctrl+→/Alt+→ unfold (or jump to the next one), Shift+L label, Shift+T label times, Ctrl+X copy the entry's text, Ctrl+D/T/U/L/A
 filters (default, no-tools, user-only, labelled-only, all), Ctrl+O / Shift+Ctrl+O cycle them, typing
-searches (Backspace edits), Enter jumps, Ctrl+F forks into a new session file, Esc/Ctrl+C cancels.
+searches (Backspace edits), Enter jumps, Ctrl+F forks into a new session file, Esc/Ctrl+C clears the
+search, else cancels.
 """
 
 from __future__ import annotations
@@ -367,6 +368,11 @@ class TreeScreen(Screen[None]):
     def action_close(self) -> None:
         if self.summarizing:  # "(Esc to cancel)": the summary stops, the jump with it, the tree stays
             self.session.compaction.abort()
+            return
+        if self.model.query:  # as pi: a search is cleared first (every row back), the next Esc closes
+            had_folds = bool(self.model.folded)
+            self.model.set_query("")
+            self._search(redraw=had_folds)
             return
         self.app.pop_screen()
 

@@ -458,3 +458,19 @@ async def test_tree_on_an_empty_session_says_so_instead_of_opening(project: Path
         assert not isinstance(app.screen, TreeScreen)
         assert any("No entries in session" in str(n.message) for n in app._notifications)
     await session.close()
+
+
+async def test_escape_clears_a_search_before_it_closes_the_tree_as_pi_does(session: AgentSession) -> None:
+    """In pi's tree (and /fork, the same list) Esc first clears what was typed and shows every row
+    again; only an Esc with no search closes it."""
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        count = len(screen.shown)
+        await pilot.press(*"altern")
+        assert _texts(screen) == ["user: alternative question"]
+        await pilot.press("escape")
+        assert app.screen is screen and screen.model.query == ""
+        assert len(screen.shown) == count
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is not screen)
