@@ -1,18 +1,26 @@
 """``--mode json`` prints what pi 0.87.1 prints for the same prompt and fake-server script
 (tests/fixtures/pi087/json-mode.events.jsonl): the same event types in the same order, each record with
-the same keys. Ids, timestamps, text chunking and usage numbers are not compared."""
+the same keys (an empty delta counts as an event of its own). Ids, timestamps, text chunking and usage
+numbers are not compared."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pi_tui.args import parse_args
 from pi_tui.modes.print_mode import run_print_mode
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, turns_from_json
+from tests.e2e.helpers import write_models_json
+from tests.pi087 import Pi087
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi087"
 PROMPT = "Change world to there in hello.txt and show it"
@@ -26,7 +34,9 @@ def _shape(records: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     for record in records:
         kind = record["type"]
         if kind == "message_update":
-            detail = record["assistantMessageEvent"]["type"]
+            event = record["assistantMessageEvent"]
+            # an empty delta (Anthropic opens each tool call's arguments with one) is an event of its own
+            detail = event["type"] + (" (empty)" if event.get("delta") == "" else "")
         elif kind in ("message_start", "message_end"):
             detail = record["message"]["role"]
         else:
@@ -66,3 +76,36 @@ async def test_json_mode_event_order_and_shapes_match_pi_0_87_1(tmp_path: Path, 
     assert system["message"]["role"] == "system" and system["message"]["content"]
     assert [t["name"] for t in system["message"]["toolsAdded"]] == ["read", "bash", "edit", "write"]
     assert (project / "hello.txt").read_text() == "hello there\n"
+
+
+def _stream_of(argv: list[str], env: dict[str, str], project: Path, agent_dir: Path, model: str) -> list[Any]:
+    fake = FakeLLM()
+    fake.script(turns_from_json(json.loads((FIXTURES / "plain.script.json").read_text())))
+    (project / "hello.txt").write_text("hello world\n")
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        done = subprocess.run(
+            [*argv, "--mode", "json", "--model", model, PROMPT],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=50,
+        )
+    assert done.returncode == 0, done.stderr
+    assert fake.violations == []
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["fake-openai/gpt-fake", "fake-responses/gpt-fake-r"])
+def test_json_mode_streams_what_pi_streams_through_the_openai_apis(
+    tmp_path: Path, agent_dir: Path, pi087: Pi087, model: str
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    ours = _stream_of([sys.executable, "-m", "pi_tui"], env, project, agent_dir, model)
+    pis = _stream_of(pi087.argv(), pi087.env(), project, agent_dir, model)
+    assert _shape(ours[1:]) == _shape(pis[1:])

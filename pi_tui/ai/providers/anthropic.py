@@ -557,8 +557,8 @@ class _Reader:
         if kind == "text" and delta_type == "text_delta":
             return [self.out.text_delta(ours, delta["text"])]
         if kind == "tool" and delta_type == "input_json_delta":
-            if delta.get("partial_json"):
-                return [self.out.tool_call_delta(ours, delta["partial_json"])]
+            # every fragment is an event, the empty one each call opens with too, as pi streams them
+            return [self.out.tool_call_delta(ours, delta.get("partial_json") or "")]
         elif kind == "thinking" and delta_type == "thinking_delta":
             return [self.out.thinking_delta(ours, delta["thinking"])]
         elif kind == "thinking" and delta_type == "signature_delta":

@@ -571,9 +571,8 @@ class _Reader:
         block = self.out.tool_call(index)
         if name and not block.name:
             block.name = name
-        fragment = _get(function, "arguments")
-        if fragment:
-            events.append(self.out.tool_call_delta(index, fragment))
+        # every tool-call chunk is a delta event, one without arguments (the call's opening chunk) too, as pi
+        events.append(self.out.tool_call_delta(index, _get(function, "arguments") or ""))
 
     def _close_all(self, events: list[StreamEvent]) -> None:
         self._end_current(events)
