@@ -31,10 +31,10 @@ from __future__ import annotations
 import operator
 import os
 import time
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import cast
 
 from pi_tui.ai.providers._history import sanitize_surrogates
 from pi_tui.session.entries import RawEntry, SessionEntry, SessionHeader, parse_entry, parse_header
@@ -263,7 +263,11 @@ def _plain_message(message: object) -> bool:
 
 
 def read_plain_path(
-    lines: Iterable[bytes], decode: Callable[[bytes], object], decoded: list[object] | None = None
+    lines: Iterable[bytes],
+    decode: Callable[[bytes], object],
+    decoded: list[object] | None = None,
+    *,
+    typed: bool = True,
 ) -> PlainPath | None:
     """The active path of a session file given as its lines, or None when the file is not plain.
 
@@ -271,7 +275,9 @@ def read_plain_path(
     decodes to what the typed path reads, and a line it refuses is skipped as the loading skips it
     (`PlainPath.problems`). ``decoded`` gets the value of every non-blank line decoded, in order, up
     to the first line refused, so that the typed path need not decode them again when the file is
-    not plain (`pi_tui.session.loader.load_session_file`).
+    not plain (`pi_tui.session.loader.load_session_file`). With ``typed`` (and msgspec installed), an
+    entry line is first decoded and checked at once by `pi_tui.session.plain_decode`; a line that
+    decoder does not take goes through ``decode`` and the checks here, so the result is the same.
     """
     from pi_tui.session.loader import (
         REASON_INVALID_JSON,
@@ -293,85 +299,84 @@ def read_plain_path(
     skipped = problems.skipped
     blank = 0
     line_no = 0
+    decode_plain = _plain_decoder() if typed else None
     for line_no, raw in enumerate(lines, 1):
-        if raw[:1] != b"{" and not raw.strip():
-            blank += 1
-            continue
-        try:
-            record = decode(raw)
-        except ValueError as exc:
-            if first:
-                return None  # no header: the typed path writes one
-            if not raw.endswith(b"\n"):  # an interrupted write: only a last line lacks its newline
-                problems.torn = (line_no, len(raw))
-                skipped.append(SkippedLine(line_no, REASON_TORN))
-            elif holds_glued_entry(raw):
-                return None  # the typed path recovers the entry after the broken bytes
-            else:
-                deep = isinstance(exc, JsonTooDeepError)
-                skipped.append(SkippedLine(line_no, REASON_TOO_DEEP if deep else REASON_INVALID_JSON))
-                decoded = None  # the values after it would answer the wrong lines of the typed reading
-            continue
-        if decoded is not None:
-            decoded.append(record)
-        if not raw.endswith(b"\n"):
-            problems.unterminated = True
-        if type(record) is not dict:
-            if first:
-                return None
-            skipped.append(SkippedLine(line_no, REASON_NOT_ENTRY))
-            continue
-        if first:
-            first = False
-            if parse_header(record) is None or header_version(record) != 3:
-                return None
-            header = record
-            continue
-        kind = record.get("type")
-        entry_id = record.get("id")
-        parent = record.get("parentId", False)  # a missing key is a repair the tree makes: not plain
-        if type(kind) is not str:
-            skipped.append(SkippedLine(line_no, REASON_NOT_ENTRY))
-            continue
-        if kind not in _ENTRY_TYPES:
-            if kind == "session":
-                skipped.append(SkippedLine(line_no, REASON_SECOND_HEADER))
+        typed_entry = None
+        if decode_plain is not None and not first:
+            try:
+                typed_entry = decode_plain(raw)
+            except ValueError:
+                pass  # read the usual way below (damaged, not plain, or decoded differently by msgspec)
+        if typed_entry is not None:
+            # A plain entry, every field checked (`plain_decode`): only what concerns other lines is left.
+            record, entry_id, parent, stamp = typed_entry
+            if decoded is not None:
+                decoded.append(record)
+            if raw[-1:] != b"\n":
+                problems.unterminated = True
+        else:
+            if raw[:1] != b"{" and not raw.strip():
+                blank += 1
                 continue
-            return None
-        if type(entry_id) is not str or entry_id in index:
+            try:
+                value = decode(raw)
+            except ValueError as exc:
+                if first:
+                    return None  # no header: the typed path writes one
+                if not raw.endswith(b"\n"):  # an interrupted write: only a last line lacks its newline
+                    problems.torn = (line_no, len(raw))
+                    skipped.append(SkippedLine(line_no, REASON_TORN))
+                elif holds_glued_entry(raw):
+                    return None  # the typed path recovers the entry after the broken bytes
+                else:
+                    deep = isinstance(exc, JsonTooDeepError)
+                    skipped.append(SkippedLine(line_no, REASON_TOO_DEEP if deep else REASON_INVALID_JSON))
+                    decoded = None  # the values after it would answer the wrong lines of the typed reading
+                continue
+            if decoded is not None:
+                decoded.append(value)
+            if not raw.endswith(b"\n"):
+                problems.unterminated = True
+            if type(value) is not dict:
+                if first:
+                    return None
+                skipped.append(SkippedLine(line_no, REASON_NOT_ENTRY))
+                continue
+            record = value
+            if first:
+                first = False
+                if parse_header(record) is None or header_version(record) != 3:
+                    return None
+                header = record
+                continue
+            kind = record.get("type")
+            if type(kind) is not str:
+                skipped.append(SkippedLine(line_no, REASON_NOT_ENTRY))
+                continue
+            if kind not in _ENTRY_TYPES:
+                if kind == "session":
+                    skipped.append(SkippedLine(line_no, REASON_SECOND_HEADER))
+                    continue
+                return None
+            some_id = record.get("id")
+            some_parent = record.get("parentId", False)  # a missing key is a repair the tree makes: not plain
+            if type(some_id) is not str or (some_parent is not None and type(some_parent) is not str):
+                return None
+            entry_id, parent = some_id, some_parent
+            stamp = _plain_entry_stamp(record, kind)
+            if stamp < 0:
+                return None
+        if entry_id in index:
             return None
         if parent is None:
             up = -1
-        elif type(parent) is not str:
-            return None
         elif (up := index.get(parent, -1)) < 0:
             # a parent never seen: the tree attaches the entry to the one before it (or makes it a root)
             up = len(records) - 1
             attached = cast(str, records[up]["id"]) if up >= 0 else None
             problems.reattached.append(ReattachedEntry(entry_id, parent, attached))
-        if type(record.get("timestamp", "")) is not str:
-            return None
-        if kind == "message":
-            message = record.get("message")
-            if not _known(record, _ENTRY_KEYS) or not _plain_message(message):
-                return None
-            stamp = cast(int, cast(JsonObject, message)["timestamp"])
-            if stamp > top:
-                top = stamp
-        elif kind in _ASIDE_KEYS:
-            keys, needed = _ASIDE_KEYS[kind]
-            optional = record.get(_OPTIONAL_STRING[kind])
-            if (
-                not _known(record, keys)
-                or (needed is not None and type(record.get(needed)) is not str)
-                or (optional is not None and type(optional) is not str)
-            ):
-                return None
-        elif not _known(record, _STATE_KEYS[str(kind)]) or not all(
-            type(record.get(key)) is str
-            for key in _STATE_KEYS[str(kind)] - {"type", "id", "parentId", "timestamp"}
-        ):
-            return None
+        if stamp > top:
+            top = stamp
         index[entry_id] = len(records)
         records.append(record)
         newest.append(top)
@@ -395,6 +400,43 @@ def read_plain_path(
     return PlainPath(
         header, records, path, messages, index, message_at, state_at, newest, problems, synthetic
     )
+
+
+def _plain_entry_stamp(record: JsonObject, kind: str) -> int:
+    """Whether an entry read the usual way (its type one of `_ENTRY_TYPES`, its id and parent's id
+    checked) is plain: its message's timestamp, 0 for an entry that is no message; -1 when not plain."""
+    if type(record.get("timestamp", "")) is not str:
+        return -1
+    if kind == "message":
+        message = record.get("message")
+        if not _known(record, _ENTRY_KEYS) or not _plain_message(message):
+            return -1
+        return cast(int, cast(JsonObject, message)["timestamp"])
+    if kind in _ASIDE_KEYS:
+        keys, needed = _ASIDE_KEYS[kind]
+        optional = record.get(_OPTIONAL_STRING[kind])
+        if (
+            not _known(record, keys)
+            or (needed is not None and type(record.get(needed)) is not str)
+            or (optional is not None and type(optional) is not str)
+        ):
+            return -1
+        return 0
+    if not _known(record, _STATE_KEYS[kind]) or not all(
+        type(record.get(key)) is str for key in _STATE_KEYS[kind] - {"type", "id", "parentId", "timestamp"}
+    ):
+        return -1
+    return 0
+
+
+def _plain_decoder() -> Callable[[bytes], tuple[JsonObject, str, str | None, int]] | None:
+    """`pi_tui.session.plain_decode.decode_plain`, or None without msgspec (imported on first use: only
+    a big file is read this way)."""
+    try:
+        from pi_tui.session.plain_decode import decode_plain
+    except ImportError:
+        return None
+    return decode_plain
 
 
 def _replayed(path: list[JsonObject]) -> tuple[list[int], list[JsonObject], list[int], int] | None:
@@ -567,9 +609,9 @@ def read_deferred(path: Path, min_bytes: int, decoded: list[object]) -> Deferred
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_size < min_bytes:
                 return None
-            counted = _CountedLines(handle)
             with collector_paused():
-                plain = read_plain_path(counted, line_decoder(fast=True), decoded)
+                plain = read_plain_path(handle, line_decoder(fast=True), decoded)
+            size = handle.tell()  # the bytes read (the file may have grown since its size was taken)
     except OSError:
         return None  # the usual reading says what is wrong
     split = split_path(plain) if plain is not None else None
@@ -586,18 +628,6 @@ def read_deferred(path: Path, min_bytes: int, decoded: list[object]) -> Deferred
     for entry in entries:  # the kept end as one line of entries: its first has no parent kept
         entry.parent_id = previous
         previous = entry.id
-    report = plain.problems.report(path, len(plain.records), counted.size)
-    return DeferredOpen(header, entries, DeferredHistory(split, plain.ids), counted.size, report)
+    report = plain.problems.report(path, len(plain.records), size)
+    return DeferredOpen(header, entries, DeferredHistory(split, plain.ids), size, report)
 
-
-class _CountedLines:
-    """The lines of a file, counting the bytes read."""
-
-    def __init__(self, handle: BinaryIO) -> None:
-        self._handle = handle
-        self.size = 0
-
-    def __iter__(self) -> Iterator[bytes]:
-        for line in self._handle:
-            self.size += len(line)
-            yield line
