@@ -15,8 +15,9 @@ from pi_tui.ai.types import (
 from pi_tui.compaction import is_checkpoint_request
 from pi_tui.session import SessionManager
 from pi_tui.testing import Fault, RecordedRequest, Reply, text, tool_call
+from tests.shared_fixtures import PI_SESSIONS
 
-FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+FIXTURES = PI_SESSIONS
 ANTHROPIC = "fake-anthropic/claude-fake"
 OPENAI_CHAT = "fake-openai/gpt-fake"
 

@@ -5,14 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_fixtures import PI_SESSIONS
+
 from .helpers import rehome_session, run_cli
 
-_RELATIVE = Path("shared") / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
-# CI puts shared/ beside the clone; the work tree has it at /work/shared.
-FIXTURE = next(
-    (p for p in (Path(__file__).resolve().parents[3] / _RELATIVE, Path("/work") / _RELATIVE) if p.exists()),
-    Path("/work") / _RELATIVE,
-)
+FIXTURE = PI_SESSIONS / "before-compaction.jsonl"
 
 
 @pytest.mark.skipif(not FIXTURE.exists(), reason="the shared pi fixtures are not next to this checkout")

@@ -15,12 +15,13 @@ import pytest
 
 from pi_tui.session import SessionManager
 from pi_tui.testing import FakeLLM, Reply, text
+from tests.shared_fixtures import PI_SESSIONS
 
 from .helpers import rehome_session, write_models_json
 
 pytestmark = pytest.mark.slow
 
-FIXTURE = Path("/work/shared/fixtures/pi-sessions/large-session.jsonl")
+FIXTURE = PI_SESSIONS / "large-session.jsonl"
 
 HANG = """
 import threading

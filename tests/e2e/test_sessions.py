@@ -10,10 +10,11 @@ import pytest
 from pi_tui.ai.types import AssistantMessage, ToolResultMessage, UserMessage, message_text
 from pi_tui.session import EntryNotFoundError, SessionManager, default_session_dir, list_sessions
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text
+from tests.shared_fixtures import PI_SESSIONS
 
 from .helpers import open_session, rehome_session, run_cli
 
-FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+FIXTURES = PI_SESSIONS
 OPENAI = "fake-openai/gpt-fake"
 ANTHROPIC = "fake-anthropic/claude-fake"
 

@@ -15,8 +15,9 @@ from pi_tui.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tests.shared_fixtures import PI_SESSIONS
 
-FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+FIXTURES = PI_SESSIONS
 LARGE = FIXTURES / "large-session.jsonl"
 BEFORE_COMPACTION = FIXTURES / "before-compaction.jsonl"
 

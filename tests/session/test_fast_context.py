@@ -26,8 +26,9 @@ from pi_tui.session.fast_wire import (
 )
 from pi_tui.session.loader import line_decoder
 from pi_tui.session.manager import SessionManager
+from tests.shared_fixtures import PI_SESSIONS
 
-FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+FIXTURES = PI_SESSIONS
 TOOLS = [
     ToolDefinition(name="read", description="Read a file", parameters={"type": "object", "properties": {}})
 ]

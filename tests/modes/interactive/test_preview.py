@@ -15,10 +15,11 @@ from pi_tui.modes.interactive.blocks import AssistantText, UserBlock
 from pi_tui.modes.interactive.preview import PreviewMessage, read_tail
 from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
+from tests.shared_fixtures import PI_SESSIONS
 
 from .helpers import until
 
-FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+FIXTURES = PI_SESSIONS
 
 
 def _write_session(path: Path, cwd: Path, exchanges: int) -> None:

@@ -6,12 +6,9 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-_RELATIVE = Path("shared") / "fixtures" / "pi-sessions"
-# CI puts shared/ beside the clone; the work tree has it at /work/shared.
-FIXTURES = next(
-    (p for p in (Path(__file__).resolve().parents[5] / _RELATIVE, Path("/work") / _RELATIVE) if p.exists()),
-    Path("/work") / _RELATIVE,
-)
+from tests.shared_fixtures import PI_SESSIONS
+
+FIXTURES = PI_SESSIONS
 LARGE = FIXTURES / "large-session.jsonl"
 BEFORE_COMPACTION = FIXTURES / "before-compaction.jsonl"
 
