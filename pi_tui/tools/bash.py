@@ -178,7 +178,9 @@ class _Throttle:
         self._dirty = False
         self._last = time.monotonic()
         snap = self._output.snapshot()
-        self._on_update(ToolResult(content=[TextContent(text=snap.content)], details=_details(snap)))
+        # pi's progress always carries a details object ({} until something is cut), unlike the final result
+        details = _details(snap) or {}
+        self._on_update(ToolResult(content=[TextContent(text=snap.content)], details=details))
 
     def cancel(self) -> None:
         if self._timer is not None:

@@ -330,5 +330,17 @@ def generate_unified_patch(path: str, old: str, new: str, context_lines: int = 4
         n=context_lines,
     )
     return "".join(
-        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines
+        _with_counts(line) if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+        for line in lines
     )
+
+
+_HUNK_HEADER = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _with_counts(line: str) -> str:
+    """A hunk header with both line counts, as pi's patches (jsdiff) write them: ``@@ -1,1 +1,1 @@`` where
+    difflib leaves out a count of one (``@@ -1 +1 @@``). Other lines are returned as they are."""
+    if not line.startswith("@@ "):
+        return line
+    return _HUNK_HEADER.sub(lambda m: f"@@ -{m[1]}{m[2] or ',1'} +{m[3]}{m[4] or ',1'} @@", line, count=1)

@@ -76,6 +76,26 @@ async def test_json_mode_event_order_and_shapes_match_pi_0_87_1(tmp_path: Path, 
     assert system["message"]["role"] == "system" and system["message"]["content"]
     assert [t["name"] for t in system["message"]["toolsAdded"]] == ["read", "bash", "edit", "write"]
     assert (project / "hello.txt").read_text() == "hello there\n"
+    # what a client reads inside the records: the bash tool's progress carries details ({} here) from its
+    # first output on, and the edit's patch is pi's unified diff, hunk header counts and all
+    assert _partial_results(ours) == _partial_results(pis)
+    assert _patches(ours) == _patches(pis)
+
+
+def _partial_results(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {k: v for k, v in r["partialResult"].items() if k != "content"}
+        for r in records
+        if r["type"] == "tool_execution_update"
+    ]
+
+
+def _patches(records: list[dict[str, Any]]) -> list[str]:
+    return [
+        r["result"]["details"]["patch"]
+        for r in records
+        if r["type"] == "tool_execution_end" and "patch" in (r["result"].get("details") or {})
+    ]
 
 
 def _stream_of(argv: list[str], env: dict[str, str], project: Path, agent_dir: Path, model: str) -> list[Any]:

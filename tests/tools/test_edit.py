@@ -299,3 +299,23 @@ async def test_malformed_edits_are_rejected(tmp_path: Path, bad: object) -> None
     (tmp_path / "f.txt").write_text("a\n")
     error = await run_error(create_edit_tool(tmp_path), {"path": "f.txt", "edits": bad})
     assert str(error).startswith("Edit tool input is invalid.")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "patch"),
+    [  # what pi 0.87.1's jsdiff writes for the same change (createTwoFilesPatch, 4 lines of context)
+        ("a\n", "b\n", "--- f\n+++ f\n@@ -1,1 +1,1 @@\n-a\n+b\n"),
+        ("", "x\n", "--- f\n+++ f\n@@ -0,0 +1,1 @@\n+x\n"),
+        ("x\n", "", "--- f\n+++ f\n@@ -1,1 +0,0 @@\n-x\n"),
+        ("a\nb\nc\n", "a\nc\n", "--- f\n+++ f\n@@ -1,3 +1,2 @@\n a\n-b\n c\n"),
+        (
+            "a",
+            "b",
+            "--- f\n+++ f\n@@ -1,1 +1,1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n",
+        ),
+    ],
+)
+def test_unified_patch_is_written_as_pi_writes_it(old: str, new: str, patch: str) -> None:
+    from pi_tui.tools.edit_diff import generate_unified_patch
+
+    assert generate_unified_patch("f", old, new) == patch
