@@ -37,7 +37,11 @@ class ModelCycle:
 
 
 def model_cycle(session: AgentSession) -> ModelCycle:
-    """The cycle for ``session``: its scope's available models when it has a scope, else all available."""
+    """The cycle for ``session``: its scope's available models when it has a scope, else all available
+    but pi-tui's scripted ``faux`` model (offered by ``/model``, never reached by cycling unless a
+    scope names it)."""
+    from pi_tui.ai.catalog import FAUX_PROVIDER
+
     registry = session.registry
     available = list(registry.available_models()) if registry is not None else [session.model]
     settings = session.settings
@@ -48,4 +52,5 @@ def model_cycle(session: AgentSession) -> ModelCycle:
         scoped, _warnings = resolve_model_scope(patterns, available)
         if scoped:
             return ModelCycle([s.model for s in scoped], [s.thinking_level for s in scoped], True)
-    return ModelCycle(available, [None] * len(available), False)
+    own = [m for m in available if m.provider != FAUX_PROVIDER]
+    return ModelCycle(own, [None] * len(own), False)

@@ -360,6 +360,28 @@ async def test_ctrl_p_cycles_only_the_scoped_models_when_enabled_models_is_set(
         assert seen == ["p-one/one", "p-three/three", "p-one/one"]
 
 
+async def test_ctrl_p_without_a_scope_never_lands_on_the_scripted_faux_model(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """Ctrl+P walks the models the user has keys for, as pi's; pi-tui's offline faux model is offered in
+    /model but is no model of theirs to cycle through (it answered prompts with canned text)."""
+    model = {"contextWindow": 100_000, "maxTokens": 4096}
+    providers = {
+        name: {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",
+               "models": [{"id": mid, **model}]}
+        for name, mid in (("p-one", "one"), ("p-two", "two"))
+    }  # fmt: skip
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+    app = make_app(tmp_path, agent_dir, FauxScript(), ["--model", "p-one/one"])
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        seen = []
+        for _ in range(4):
+            await pilot.press("ctrl+p")
+            seen.append(app.session.model.label)
+        assert seen == ["p-two/two", "p-one/one", "p-two/two", "p-one/one"]
+
+
 async def test_ctrl_p_cycles_the_models_scope_given_on_the_command_line(
     tmp_path: Path, agent_dir: Path
 ) -> None:
