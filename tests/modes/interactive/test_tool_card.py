@@ -87,3 +87,29 @@ async def test_streamed_output_is_drawn_once_a_frame_and_shows_its_tail(
         lines = card_lines(card)
         assert lines[:2] == ["… $ seq 1 5000", "… 4995 earlier lines (ctrl+o to expand)"], lines
         assert lines[2:7] == ["4996", "4997", "4998", "4999", "5000"] and lines[7].startswith("Elapsed ")
+
+
+async def test_a_click_expands_that_card_alone_and_a_second_click_cuts_it_again(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        content = "".join(f"line {n}\n" for n in range(30))
+        cards = [ToolBlock(f"call_{n}", "write", {"path": f"{n}.txt", "content": content}) for n in range(2)]
+        for card in cards:
+            card.set_result("ok", False)
+        await app.chat.mount_all(cards)
+        await pilot.pause()
+        assert [len(card_lines(card)) for card in cards] == [12, 12]
+        cards[0].scroll_visible(animate=False, top=True)
+        await pilot.pause()
+        await pilot.click(cards[0], offset=(2, 0))
+        await pilot.pause()
+        assert [len(card_lines(card)) for card in cards] == [31, 12]
+        assert cards[0].size.height == 31  # laid out at its new height
+        cards[0].scroll_visible(animate=False, top=True)
+        await pilot.pause()
+        await pilot.click(cards[0], offset=(2, 0))
+        await pilot.pause()
+        assert [len(card_lines(card)) for card in cards] == [12, 12]
