@@ -46,6 +46,17 @@ APP_COMMANDS: dict[str, str] = {
     "reload": "Reload extensions, skills, prompt templates, context files and settings",
 }
 
+_LEVEL_NOTES: dict[str, str] = {
+    "off": "answers without reasoning",
+    "minimal": "reasons very briefly (about 1k tokens)",
+    "low": "reasons briefly (about 2k tokens)",
+    "medium": "reasons moderately (about 8k tokens)",
+    "high": "reasons at length (about 16k tokens)",
+    "xhigh": "reasons at great length (about 32k tokens)",
+    "max": "reasons as long as the model allows",
+}
+"""What each thinking level means, beside it in the /thinking picker (the budgets are pi's defaults)."""
+
 MENU_ORDER: tuple[str, ...] = (
     "settings", "model", "tree", "thinking", "export", "import", "copy", "name", "session", "context",
     "summary", "hotkeys", "fork", "clone", "undo", "diff", "trust", "login", "logout", "new", "compact",
@@ -347,13 +358,26 @@ class CommandRouter:
             if args:
                 self.app.chat_notice(f"Unknown thinking level {args!r}; levels: {', '.join(levels)}", "error")
                 return
+            from pi_tui.ai.thinking import DEFAULT_THINKING_LEVEL
+
             from .bridge import ask
 
             current = levels.index(session.thinking) if session.thinking in levels else 0
+            settings = session.settings
+            default = (
+                settings.default_thinking_level if settings is not None else None
+            ) or DEFAULT_THINKING_LEVEL
+            # as pi's selector: the session's level ticked, what each level does, the default marked
+            rows = [
+                f"{'✓' if level == session.thinking else ' '} {level:<8} {_LEVEL_NOTES.get(level, '')}"
+                + (" · default" if level == default else "")
+                for level in levels
+            ]
             dialog = SelectDialog(
                 "Thinking level",
-                levels,
+                rows,
                 values=levels,
+                search_keys=[f"{level} {_LEVEL_NOTES.get(level, '')}" for level in levels],
                 message="Enter: this session · ctrl+s: also the default for new sessions",
                 initial=current,
                 saveable=True,

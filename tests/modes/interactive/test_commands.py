@@ -137,6 +137,29 @@ async def test_thinking_picker_starts_on_the_current_level_and_ctrl_s_saves_it_a
         assert any(t == "Default thinking level: high" for t in _notices(app))
 
 
+async def test_thinking_picker_marks_the_current_and_default_levels_and_says_what_each_does(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """As pi's selector: ✓ on the session's level, '· default' on the level new sessions start with, and
+    a line on each level's reasoning (the filter reads it too)."""
+    from pi_tui.modes.interactive.dialogs import SelectDialog
+
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "/thinking low")
+        await submit(pilot, app, "/thinking")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        dialog = app.screen
+        assert isinstance(dialog, SelectDialog)
+        rows = {row.split()[1] if row.startswith("✓") else row.split()[0]: row for row in dialog.options}
+        assert rows["low"].startswith("✓ low") and "2k tokens" in rows["low"]
+        assert not rows["medium"].startswith("✓") and rows["medium"].endswith("· default")
+        assert sum(row.startswith("✓") for row in dialog.options) == 1
+        await pilot.press(*"16k", "enter")  # the level's line is searched too: high
+        await until(pilot, lambda: app.session.thinking == "high")
+
+
 def _settings_text(agent_dir: Path) -> str:
     path = agent_dir / "settings.json"
     return path.read_text() if path.exists() else "{}"
