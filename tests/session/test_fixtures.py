@@ -122,10 +122,12 @@ def test_loading_large_session_is_fast() -> None:
     SessionManager.open(LARGE, read_only=True)  # warm imports and pydantic
     best = float("inf")
     for _ in range(3):
-        start = time.perf_counter()
+        # CPU time, not wall: on a busy machine the wall clock counts other processes' turns (0.55 s of
+        # wall for a ~25 ms load with 15 processes running on 2 cores)
+        start = time.process_time()
         manager = SessionManager.open(LARGE, read_only=True)
         build_session_context(manager.get_entries(), manager.get_leaf_id())
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     # typically ~25 ms here; the bound leaves room for a slow CI machine
     assert best < 0.5
 

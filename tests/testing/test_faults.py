@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 import time
 
 import anthropic
@@ -58,15 +59,28 @@ def test_http_faults_raise_the_sdks_real_exception_types(
     assert [req.response.fault for req in fake_llm.requests] == [kind] * 3
 
 
-def test_rate_limit_carries_retry_after_ms_so_sdk_retries_are_instant(fake_llm: FakeLLM) -> None:
+def test_rate_limit_carries_retry_after_ms_so_sdk_retries_are_instant(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The waits the SDK chose between its tries, not the wall time of the whole call: on a busy machine
+    # the three requests alone took longer than the 2 s the wall-time bound allowed.
+    waits: list[float] = []
+    real_sleep = time.sleep
+    caller = threading.get_ident()
+
+    def sleep(seconds: float) -> None:
+        if threading.get_ident() == caller:
+            waits.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
     fake_llm.script([Fault("rate_limit"), Fault("overloaded"), Reply("finally")])
-    started = time.monotonic()
     with anthropic_for(fake_llm, max_retries=2) as client:
         message = client.messages.create(model=ANTHROPIC_MODEL, max_tokens=10, messages=MESSAGES)
 
     assert message.content[0].text == "finally"
     assert len(fake_llm.requests) == 3
-    assert time.monotonic() - started < 2.0  # the default backoff alone would be ~1.5 s
+    assert len(waits) == 2 and sum(waits) < 0.5, waits  # the default backoff alone would be ~1.5 s
 
 
 def test_context_overflow_fault_uses_each_apis_real_text_with_the_fake_count(
