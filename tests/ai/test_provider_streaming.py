@@ -101,16 +101,24 @@ async def test_text_thinking_and_tool_call_stream_as_ordered_blocks(fake: FakeLL
     events = await collect(api, model_for(fake, api), ask(), thinking="low")
     assert isinstance(events[0], StreamStart)
     kinds = [(e.type, getattr(e, "content_index", None)) for e in events if not e.type.endswith("_delta")]
-    text_and_call = [("text_start", 1), ("text_end", 1), ("toolcall_start", 2), ("toolcall_end", 2)]
-    if api == "chat":  # pi's order on Chat Completions: the text block ends with the answer
-        text_and_call = [("text_start", 1), ("toolcall_start", 2), ("text_end", 1), ("toolcall_end", 2)]
-    assert kinds == [
-        ("start", None),
+    blocks = [
         ("thinking_start", 0),
         ("thinking_end", 0),
-        *text_and_call,
-        ("done", None),
+        ("text_start", 1),
+        ("text_end", 1),
+        ("toolcall_start", 2),
+        ("toolcall_end", 2),
     ]
+    if api == "chat":  # pi's order on Chat Completions: every block ends with the answer, in content order
+        blocks = [
+            ("thinking_start", 0),
+            ("text_start", 1),
+            ("toolcall_start", 2),
+            ("thinking_end", 0),
+            ("text_end", 1),
+            ("toolcall_end", 2),
+        ]
+    assert kinds == [("start", None), *blocks, ("done", None)]
     message = final(events)
     assert isinstance(events[-1], Done) and events[-1].reason == "toolUse"
     assert message.stop_reason == "toolUse"

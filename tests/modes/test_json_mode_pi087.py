@@ -98,9 +98,33 @@ def _patches(records: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _stream_of(argv: list[str], env: dict[str, str], project: Path, agent_dir: Path, model: str) -> list[Any]:
+# Reasoning, text and two tool calls in one answer, then a redacted thinking block: where each API's
+# thinking, text and tool-call blocks start and end relative to each other.
+THINKING_SCRIPT = {
+    "turns": [
+        {
+            "parts": [
+                {"type": "thinking", "thinking": "Let me look at it."},
+                {"type": "text", "text": "Reading."},
+                {"type": "tool_call", "name": "read", "input": {"path": "hello.txt"}},
+                {"type": "tool_call", "name": "read", "input": {"path": "nope.txt"}},
+            ]
+        },
+        {
+            "parts": [
+                {"type": "thinking", "thinking": "ok", "redacted": True},
+                {"type": "text", "text": "Done."},
+            ]
+        },
+    ]
+}
+
+
+def _stream_of(
+    argv: list[str], env: dict[str, str], project: Path, agent_dir: Path, model: str, script: dict[str, Any]
+) -> list[Any]:
     fake = FakeLLM()
-    fake.script(turns_from_json(json.loads((FIXTURES / "plain.script.json").read_text())))
+    fake.script(turns_from_json(script))
     (project / "hello.txt").write_text("hello world\n")
     with fake.serve() as server:
         write_models_json(agent_dir, server)
@@ -119,13 +143,33 @@ def _stream_of(argv: list[str], env: dict[str, str], project: Path, agent_dir: P
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["fake-openai/gpt-fake", "fake-responses/gpt-fake-r"])
-def test_json_mode_streams_what_pi_streams_through_the_openai_apis(
-    tmp_path: Path, agent_dir: Path, pi087: Pi087, model: str
+@pytest.mark.parametrize(
+    ("model", "script"),
+    [
+        ("fake-openai/gpt-fake", "plain"),
+        ("fake-responses/gpt-fake-r", "plain"),
+        ("fake-anthropic/claude-fake", "thinking"),
+        ("fake-openai/gpt-fake", "thinking"),
+        ("fake-responses/gpt-fake-r", "thinking"),
+    ],
+)
+def test_json_mode_streams_what_pi_streams_through_each_api(
+    tmp_path: Path, agent_dir: Path, pi087: Pi087, model: str, script: str
 ) -> None:
+    turns = json.loads((FIXTURES / "plain.script.json").read_text()) if script == "plain" else THINKING_SCRIPT
     project = tmp_path / "proj"
     project.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-    ours = _stream_of([sys.executable, "-m", "pi_tui"], env, project, agent_dir, model)
-    pis = _stream_of(pi087.argv(), pi087.env(), project, agent_dir, model)
+    ours = _stream_of([sys.executable, "-m", "pi_tui"], env, project, agent_dir, model, turns)
+    pis = _stream_of(pi087.argv(), pi087.env(), project, agent_dir, model, turns)
     assert _shape(ours[1:]) == _shape(pis[1:])
+    # the streamed deltas add up to what pi's add up to (Responses ends each summary part with a blank line)
+    assert _thinking_streamed(ours) == _thinking_streamed(pis)
+
+
+def _thinking_streamed(records: list[dict[str, Any]]) -> list[str]:
+    return [
+        r["assistantMessageEvent"]["delta"]
+        for r in records
+        if r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "thinking_delta"
+    ]

@@ -482,7 +482,10 @@ class _Reader:
 
     def __init__(self, out: MessageBuilder) -> None:
         self.out = out
-        self.current: tuple[str, int] | None = None  # the open text/thinking block
+        # As pi: one text block and one thinking block per answer, opened by their first delta and left
+        # open (later text or reasoning joins them) until the answer ends
+        self.text_index: int | None = None
+        self.thinking_index: int | None = None
         self.tools: dict[int | str, int] = {}  # OpenAI tool-call index -> our content index
         self.open_tools: list[int] = []
         self.finish_reason: str | None = None
@@ -514,38 +517,23 @@ class _Reader:
         return events
 
     def _delta(self, delta: Any, events: list[StreamEvent]) -> None:
+        # text before reasoning when a chunk has both, as pi reads a chunk
+        content = _get(delta, "content")
+        if isinstance(content, str) and content:
+            if self.text_index is None:
+                self.text_index, text_start = self.out.begin_text()
+                events.append(text_start)
+            events.append(self.out.text_delta(self.text_index, content))
         for field in REASONING_FIELDS:
             reasoning = _get(delta, field)
             if isinstance(reasoning, str) and reasoning:
-                index = self._switch("thinking", events, signature=field)
-                events.append(self.out.thinking_delta(index, reasoning))
+                if self.thinking_index is None:
+                    self.thinking_index, thinking_start = self.out.begin_thinking(signature=field)
+                    events.append(thinking_start)
+                events.append(self.out.thinking_delta(self.thinking_index, reasoning))
                 break
-        content = _get(delta, "content")
-        if isinstance(content, str) and content:
-            index = self._switch("text", events)
-            events.append(self.out.text_delta(index, content))
         for call in _get(delta, "tool_calls") or []:
             self._tool_delta(call, events)
-
-    def _switch(self, kind: str, events: list[StreamEvent], signature: str | None = None) -> int:
-        if self.current is not None and self.current[0] == kind:
-            return self.current[1]
-        self._end_current(events)
-        start: StreamEvent
-        if kind == "text":
-            index, start = self.out.begin_text()
-        else:
-            index, start = self.out.begin_thinking(signature=signature)
-        events.append(start)
-        self.current = (kind, index)
-        return index
-
-    def _end_current(self, events: list[StreamEvent]) -> None:
-        if self.current is None:
-            return
-        kind, index = self.current
-        events.append(self.out.end_text(index) if kind == "text" else self.out.end_thinking(index))
-        self.current = None
 
     def _tool_delta(self, call: Any, events: list[StreamEvent]) -> None:
         position = _get(call, "index")
@@ -575,9 +563,17 @@ class _Reader:
         events.append(self.out.tool_call_delta(index, _get(function, "arguments") or ""))
 
     def _close_all(self, events: list[StreamEvent]) -> None:
-        self._end_current(events)
-        for index in self.open_tools:
-            events.append(self.out.end_tool_call(index))
+        """End every open block in content order (pi ends them all once the answer is complete)."""
+        for index in sorted(
+            i for i in (self.text_index, self.thinking_index, *self.open_tools) if i is not None
+        ):
+            if index == self.text_index:
+                events.append(self.out.end_text(index))
+            elif index == self.thinking_index:
+                events.append(self.out.end_thinking(index))
+            else:
+                events.append(self.out.end_tool_call(index))
+        self.text_index = self.thinking_index = None
         self.open_tools.clear()
 
     def result(self) -> tuple[StopReason, str | None]:

@@ -413,8 +413,9 @@ class _Reader:
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             if entry[0] == "thinking" and delta:
                 return [self.out.thinking_delta(entry[1], delta)]
-        elif kind == "response.reasoning_summary_part.added":
-            if entry[0] == "thinking" and self.out.thinking(entry[1]).thinking:
+        elif kind == "response.reasoning_summary_part.done":
+            # each summary part ends with a blank line as it streams (the final text is set at the item's end)
+            if entry[0] == "thinking":
                 return [self.out.thinking_delta(entry[1], "\n\n")]
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             if entry[0] == "text" and delta:
@@ -461,9 +462,11 @@ class _Reader:
         kind, index = entry
         if kind == "thinking":
             block = self.out.thinking(index)
-            if not block.thinking:
-                summary = item.get("summary") or []
-                block.thinking = "\n\n".join(s.get("text") or "" for s in summary)
+            # as pi: the item's summary parts (else its reasoning text parts) joined by a blank line, which
+            # drops the blank line streamed after the last part; what streamed when the item has neither
+            summary = "\n\n".join(s.get("text") or "" for s in item.get("summary") or [])
+            content = "\n\n".join(c.get("text") or "" for c in item.get("content") or [])
+            block.thinking = summary or content or block.thinking
             # compact, as pi stores it (JSON.stringify)
             block.thinking_signature = json.dumps(
                 _without_nones(item), separators=(",", ":"), ensure_ascii=False
