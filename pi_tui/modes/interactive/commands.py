@@ -29,6 +29,7 @@ __all__ = ["APP_COMMANDS", "MENU_ORDER", "CommandRouter", "load_screen_commands"
 APP_COMMANDS: dict[str, str] = {
     "model": "Switch model: /model <provider/id> (no argument: pick one)",
     "thinking": "Set the thinking level: /thinking <off|minimal|low|medium|high|xhigh|max>",
+    "scoped-models": "Choose the models Ctrl+P cycles through",
     "new": "Start a new session",
     "resume": "Resume another session of this project",
     "fork": "Continue from an earlier user message in a new session",
@@ -58,9 +59,9 @@ _LEVEL_NOTES: dict[str, str] = {
 """What each thinking level means, beside it in the /thinking picker (the budgets are pi's defaults)."""
 
 MENU_ORDER: tuple[str, ...] = (
-    "settings", "model", "tree", "thinking", "export", "import", "copy", "name", "session", "context",
-    "summary", "hotkeys", "fork", "clone", "undo", "diff", "trust", "login", "logout", "new", "compact",
-    "resume", "reload", "quit",
+    "settings", "model", "tree", "thinking", "scoped-models", "export", "import", "copy", "name", "session",
+    "context", "summary", "hotkeys", "fork", "clone", "undo", "diff", "trust", "login", "logout", "new",
+    "compact", "resume", "reload", "quit",
 )  # fmt: skip
 """The built-in commands in the ``/`` menu's order: pi's order for the commands pi has, each of pi-tui's
 own beside its nearest kin (``/context`` and ``/summary`` after ``/session``, ``/undo`` and ``/diff`` after

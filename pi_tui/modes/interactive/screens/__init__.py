@@ -1,5 +1,5 @@
 """The TUI's inspectors and navigators: ``/context``, ``/tree``, ``/resume``, ``/model``,
-``/settings``, ``/hotkeys``, ``/session`` and the compaction review.
+``/scoped-models``, ``/settings``, ``/hotkeys``, ``/session`` and the compaction review.
 
 The shell (`pi_tui.modes.interactive.app.PiApp`) routes those commands here through `SCREEN_COMMANDS`
 (command name without the slash → ``async handler(app, args)`` that pushes the screen) and calls
@@ -52,6 +52,12 @@ async def _model(app: PiApp, args: str) -> None:
     await open_model(app, args)
 
 
+async def _scoped_models(app: PiApp, args: str) -> None:
+    from .scoped_models_screen import open_scoped_models
+
+    await open_scoped_models(app, args)
+
+
 async def _settings(app: PiApp, args: str) -> None:
     from .settings_screen import open_settings
 
@@ -87,6 +93,7 @@ SCREEN_COMMANDS: dict[str, Handler] = {
     "tree": _tree,
     "resume": _resume,
     "model": _model,
+    "scoped-models": _scoped_models,
     "settings": _settings,
     "hotkeys": _hotkeys,
     "session": _session,
