@@ -126,8 +126,14 @@ class BuiltinCommands:
 
                 out = export_branch_jsonl(self.session.session_manager, target)
             else:
+                from pi_tui.session.entries import MessageEntry
                 from pi_tui.session.export_html import export_session_html
 
+                manager = self.session.session_manager
+                if not any(isinstance(e, MessageEntry) for e in manager.get_entries()):
+                    # as pi: a page of an empty conversation is refused rather than written
+                    self.write("Failed to export session: Nothing to export yet: start a conversation first")
+                    return
                 out = export_session_html(self.session.session_manager, Path(target) if target else None)
         except OSError as exc:  # a missing folder, no permission, a full disk: said as pi says it
             reason = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)

@@ -151,10 +151,28 @@ async def test_an_export_into_a_missing_folder_names_the_file_asked_for(tmp_path
     from pi_tui.modes.commands import BuiltinCommands
     from pi_tui.runtime.factory import create_session
 
+    from pi_tui.ai.types import UserMessage
+
     session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
+    session.session_manager.append_message(UserMessage(content="something to export"))
     said: list[str] = []
     commands = BuiltinCommands(session, said.append)
     page = tmp_path / "missing" / "x.html"
     assert await commands(f"/export {page}")
     assert said == [f"Failed to export session: No such file or directory: {page}"]
     assert not (tmp_path / "missing").exists()
+
+
+async def test_an_html_export_before_any_message_writes_nothing_and_says_so(tmp_path: Path) -> None:
+    """As pi: a page of an empty conversation is refused ('Nothing to export yet'), not written."""
+    from pi_tui.args import parse_args
+    from pi_tui.modes.commands import BuiltinCommands
+    from pi_tui.runtime.factory import create_session
+
+    session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
+    said: list[str] = []
+    commands = BuiltinCommands(session, said.append)
+    page = tmp_path / "empty.html"
+    assert await commands(f"/export {page}")
+    assert said == ["Failed to export session: Nothing to export yet: start a conversation first"]
+    assert not page.exists() and not list(tmp_path.glob("*.html"))
