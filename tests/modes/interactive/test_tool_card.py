@@ -113,3 +113,21 @@ async def test_a_click_expands_that_card_alone_and_a_second_click_cuts_it_again(
         await pilot.click(cards[0], offset=(2, 0))
         await pilot.pause()
         assert [len(card_lines(card)) for card in cards] == [12, 12]
+
+
+async def test_text_selected_in_a_card_is_what_it_draws(tmp_path: Path, agent_dir: Path) -> None:
+    # The card draws its lines itself: a drag over it selects them (title and output), as it selected
+    # the title or output widget inside it before.
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        card = ToolBlock("call_bash", "bash", {"command": "printf 'alpha\\nbeta\\n'"})
+        card.set_result("alpha\nbeta", False)
+        await app.chat.mount(card)
+        card.scroll_visible(animate=False, top=True)
+        await pilot.pause()
+        await pilot.mouse_down(card, offset=(1, 0))
+        await pilot.hover(card, offset=(5, 2))
+        await pilot.mouse_up(card, offset=(5, 2))
+        await until(pilot, lambda: bool(app.screen.get_selected_text()))
+        assert app.screen.get_selected_text() == "✓ $ printf 'alpha\\nbeta\\n'\nalpha\nbeta"
