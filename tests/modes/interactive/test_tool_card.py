@@ -3,12 +3,15 @@ a frame."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 from rich.text import Text
 
 from pi_tui.modes.interactive.blocks import ToolBlock
+from pi_tui.modes.interactive.theme import builtin_theme_dir
 
 from .helpers import card_lines, make_app, until
 
@@ -131,3 +134,31 @@ async def test_text_selected_in_a_card_is_what_it_draws(tmp_path: Path, agent_di
         await pilot.mouse_up(card, offset=(5, 2))
         await until(pilot, lambda: bool(app.screen.get_selected_text()))
         assert app.screen.get_selected_text() == "✓ $ printf 'alpha\\nbeta\\n'\nalpha\nbeta"
+
+
+async def test_a_reloaded_theme_that_changes_only_the_title_colour_redraws_the_title(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # The card's own rules (background, output colour) stay the same, so Textual has no reason of its
+    # own to draw it again: the card notices the theme's new variables.
+    data = json.loads((builtin_theme_dir() / "dark.json").read_text())
+    data["name"] = "mine"
+    data["colors"]["toolTitle"] = "#ff0000"
+    themes = agent_dir / "themes"
+    themes.mkdir()
+    (themes / "mine.json").write_text(json.dumps(data))
+    app = make_app(tmp_path, agent_dir, theme_name="mine")
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        card = ToolBlock("call_ls", "ls", {"path": "."})
+        card.set_result("a.txt", False)
+        await app.chat.mount(card)
+        await pilot.pause()
+        assert _colours(card, 0) == {"#ff0000"}
+        background = card.styles.background
+        data["colors"]["toolTitle"] = "#00ff00"
+        (themes / "mine.json").write_text(json.dumps(data))
+        os.utime(themes / "mine.json", (1, 1))  # a new mtime even within the same second
+        await until(pilot, lambda: app.theme_variables.get("pi-tool-title") == "#00ff00", timeout=5)
+        await until(pilot, lambda: _colours(card, 0) == {"#00ff00"})
+        assert card.styles.background == background
