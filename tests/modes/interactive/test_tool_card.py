@@ -85,8 +85,11 @@ async def test_streamed_output_is_drawn_once_a_frame_and_shows_its_tail(
             output += f"{n}\n"
             card.set_partial(output)
         assert made == []
+        await until(pilot, lambda: made)  # the next frame draws the card
         await pilot.pause()
-        assert 1 <= len(made) <= 2
+        assert len(made) <= 5, len(
+            made
+        )  # a frame or a few (a timing tick on a slow machine), not one an update
         lines = card_lines(card)
         assert lines[:2] == ["… $ seq 1 5000", "… 4995 earlier lines (ctrl+o to expand)"], lines
         assert lines[2:7] == ["4996", "4997", "4998", "4999", "5000"] and lines[7].startswith("Elapsed ")
