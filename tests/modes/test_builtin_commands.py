@@ -147,11 +147,10 @@ async def test_export_to_a_jsonl_file_writes_the_active_branch_as_a_session(tmp_
 async def test_an_export_into_a_missing_folder_names_the_file_asked_for(tmp_path: Path) -> None:
     """The HTML page is written through a temporary file beside it; the error names the page the user
     asked for (it named the hidden temporary file) and no temporary file is left anywhere."""
+    from pi_tui.ai.types import UserMessage
     from pi_tui.args import parse_args
     from pi_tui.modes.commands import BuiltinCommands
     from pi_tui.runtime.factory import create_session
-
-    from pi_tui.ai.types import UserMessage
 
     session = create_session(parse_args(["--provider", "faux"]), tmp_path).session
     session.session_manager.append_message(UserMessage(content="something to export"))
