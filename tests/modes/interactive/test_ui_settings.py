@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Static
 
 from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_thinking
@@ -152,18 +153,21 @@ async def _double_escape(pilot: Any) -> None:
     await pilot.pause()
 
 
-async def test_double_escape_opens_what_the_setting_says(tmp_path: Path, agent_dir: Path) -> None:
-    for action, expected in (("tree", TreeScreen), ("fork", ForkScreen), ("none", None)):
-        _settings(agent_dir, {"doubleEscapeAction": action})
-        app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("hi")))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await until(pilot, app.ready.is_set)
-            await submit_and_wait(pilot, app, "hello")
-            await _double_escape(pilot)
-            if expected is None:
-                assert app.screen is app.screen_stack[0], action
-            else:
-                await until(pilot, lambda: type(app.screen) is expected)  # noqa: B023
+# one app per setting, each its own test: the two workers share them out
+@pytest.mark.parametrize(("action", "expected"), [("tree", TreeScreen), ("fork", ForkScreen), ("none", None)])
+async def test_double_escape_opens_what_the_setting_says(
+    tmp_path: Path, agent_dir: Path, action: str, expected: type | None
+) -> None:
+    _settings(agent_dir, {"doubleEscapeAction": action})
+    app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("hi")))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "hello")
+        await _double_escape(pilot)
+        if expected is None:
+            assert app.screen is app.screen_stack[0], action
+        else:
+            await until(pilot, lambda: type(app.screen) is expected)
 
 
 async def test_double_escape_does_nothing_with_text_in_the_editor(tmp_path: Path, agent_dir: Path) -> None:

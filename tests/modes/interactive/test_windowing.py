@@ -101,15 +101,16 @@ async def test_reading_far_up_keeps_the_window_and_alt_home_jumps_to_the_start(
     tmp_path: Path, agent_dir: Path
 ) -> None:
     session_file = tmp_path / "long.jsonl"
-    _long_session(session_file, tmp_path, 300)
+    _long_session(session_file, tmp_path, 120)  # 240 items: six batches up still leave earlier ones above
     app = make_app(
         tmp_path, agent_dir, FauxScript(faux_reply("fresh answer")), argv=["--session", str(session_file)]
     )
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, app.ready.is_set)
         await until(pilot, lambda: app.chat.max_scroll_y > 0)
-        for _ in range(15):  # going up 360 items: the window keeps its size, the newest go
+        for _ in range(6):  # going up 144 items, more than the window holds: it keeps its size, the newest go
             app.chat.load_earlier()
+        assert app.chat.first_mounted > ChatLog.BATCH  # not yet at the start: Alt+Home below has a way to go
         await pilot.pause()
         assert len(app.chat.mounted_blocks()) <= ChatLog.WINDOW
         below = app.chat.last_mounted
@@ -133,4 +134,4 @@ async def test_reading_far_up_keeps_the_window_and_alt_home_jumps_to_the_start(
         await until(pilot, lambda: any(b.text == "fresh answer" for b in app.chat.query(AssistantText)))
         assert app.chat.last_mounted is None and "-visible" not in app.chat.later.classes
         texts = [getattr(b, "text", "") for b in app.chat.mounted_blocks()]
-        assert "answer 299" in texts and "hello" in texts
+        assert "answer 119" in texts and "hello" in texts
