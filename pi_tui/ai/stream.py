@@ -164,6 +164,9 @@ class WirePrefix:
     messages: list[dict[str, object]]
     json: bytes  # the messages' JSON as the wire encoder writes it, comma-joined, without brackets
     has_tool_history: bool  # whether these messages hold a tool call or result
+    # How many history messages became wire messages here (the Responses API names an assistant text
+    # without an id by its message's place among those)
+    converted: int = 0
 
     def sendable(self, model: Model, options: StreamOptions) -> list[dict[str, object]]:
         """The messages, for a provider about to send them to ``model``.

@@ -675,12 +675,16 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if (
             self.extensions is None
             and self._base_stream_fn is None
-            and model.api in ("anthropic-messages", "openai-completions")
+            and model.api in ("anthropic-messages", "openai-completions", "openai-responses")
         ):
-            from pi_tui.session.fast_wire import anthropic_prefix, chat_prefix
+            from pi_tui.session.fast_wire import anthropic_prefix, chat_prefix, responses_prefix
             from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
-            build = anthropic_prefix if model.api == "anthropic-messages" else chat_prefix
+            build = {
+                "anthropic-messages": anthropic_prefix,
+                "openai-completions": chat_prefix,
+                "openai-responses": responses_prefix,
+            }[model.api]
             # As a provider converts a history: no collection walks the objects it makes meanwhile, and
             # they are frozen after (without that, the first allocation after the block ran a young
             # collection over every wire message, finding nothing, before the request was written).

@@ -1,8 +1,8 @@
 """A plain history's messages in a provider's wire shape, built from the decoded records.
 
 The second half of `pi_tui.session.fast_context` (which reads and cuts the path): for the plain shapes
-only, these builders give what `pi_tui.ai.providers.anthropic` and `openai_completions` give for the
-typed history (same-model and other-model turns, the compat flags of Chat Completions), byte for byte
+only, these builders give what `pi_tui.ai.providers.anthropic`, `openai_completions` and
+`openai_responses` give for the typed history (same-model and other-model turns, the compat flags of Chat Completions), byte for byte
 once encoded (`encode_wire`); tests compare them on every fixture session and the generated big ones.
 """
 
@@ -19,7 +19,16 @@ if TYPE_CHECKING:
     from pi_tui.ai.stream import WirePrefix
     from pi_tui.ai.types import Model
 
-__all__ = ["WireMessage", "anthropic_history", "anthropic_prefix", "chat_history", "chat_prefix", "encode_wire"]
+__all__ = [
+    "WireMessage",
+    "anthropic_history",
+    "anthropic_prefix",
+    "chat_history",
+    "chat_prefix",
+    "encode_wire",
+    "responses_history",
+    "responses_prefix",
+]
 
 WireMessage = dict[str, object]
 
@@ -268,6 +277,122 @@ def _chat_assistant(
     return converted
 
 
+def responses_history(
+    messages: list[JsonObject], model: Model, stored: list[object] | None = None
+) -> tuple[list[WireMessage], int]:
+    """The history's Responses input items (after the instructions), as `openai_responses.convert_input`
+    makes them, and how many messages became items (what the ids of texts without one count).
+    ``stored`` gets the reasoning items replayed from thinking signatures (the server's JSON, not
+    known to be plain values)."""
+    from pi_tui.ai.providers.openai_responses import foreign_call_id
+
+    items: list[WireMessage] = []
+    emitted = 0
+    ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids sent
+    for message in messages:
+        role = message["role"]
+        content = message["content"]
+        if role == "user":
+            if type(content) is str:
+                parts = [{"type": "input_text", "text": sanitize_surrogates(content)}]
+            else:
+                parts = [
+                    {"type": "input_text", "text": sanitize_surrogates(str(block["text"]))}
+                    for block in _content_list(message)
+                ]
+            if parts:
+                items.append({"role": "user", "content": parts})
+                emitted += 1
+        elif role == "toolResult":
+            call_id = str(message["toolCallId"])
+            call_id = ids.get(call_id, call_id)
+            text = "\n".join(str(block["text"]) for block in _content_list(message))
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": call_id.split("|", 1)[0],
+                    "output": sanitize_surrogates(text or "(no tool output)"),
+                }
+            )
+            emitted += 1
+        else:
+            same = _same_model(message, model)
+            if not same:
+                provider, api = str(message.get("provider", "")), str(message.get("api", ""))
+                for call in calls_of(message):
+                    ids[str(call["id"])] = foreign_call_id(str(call["id"]), model, provider, api)
+            converted = _responses_assistant(message, model, emitted, same, stored)
+            if converted:
+                items.extend(converted)
+                emitted += 1
+    return items, emitted
+
+
+def _responses_assistant(
+    message: Mapping[str, object], model: Model, index: int, same: bool, stored: list[object] | None
+) -> list[WireMessage]:
+    """`openai_responses._assistant_items` of the turn as `prepare_messages` leaves it (another model's
+    thinking as text, its texts and calls without their signatures)."""
+    from pi_tui.ai.providers._common import json_stringify
+    from pi_tui.ai.providers._history import short_hash
+    from pi_tui.ai.providers.openai_responses import foreign_call_id, reasoning_item, text_signature
+
+    provider, api = message.get("provider", ""), message.get("api", "")
+    other_model = provider == model.provider and api == model.api and message.get("model", "") != model.id
+    items: list[WireMessage] = []
+    texts = 0
+    for block in _assistant_parts(message, model):
+        kind = block["type"]
+        if kind == "thinking":  # only the same model's: another's became text
+            reasoning = reasoning_item(_optional_str(block.get("thinkingSignature")))
+            if reasoning is not None:
+                items.append(reasoning)
+                if stored is not None:
+                    stored.append(reasoning)
+        elif kind == "text":
+            signature = _optional_str(block.get("textSignature")) if same else None
+            item_id, phase = text_signature(signature)
+            if not item_id:
+                item_id = f"msg_pi_{index}" if texts == 0 else f"msg_pi_{index}_{texts}"
+            elif len(item_id) > 64:
+                item_id = f"msg_{short_hash(item_id)}"
+            texts += 1
+            item: WireMessage = {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": sanitize_surrogates(str(block["text"])),
+                        "annotations": [],
+                    }
+                ],
+                "status": "completed",
+                "id": item_id,
+            }
+            if phase is not None:
+                item["phase"] = phase
+            items.append(item)
+        else:
+            call_id = str(block["id"])
+            full_id = call_id if same else foreign_call_id(call_id, model, str(provider), str(api))
+            wire_id, _, rest = full_id.partition("|")
+            item_id = rest.split("|", 1)[0]
+            call: WireMessage = {"type": "function_call"}
+            if item_id.startswith("fc_") and not other_model:
+                call["id"] = item_id
+            call.update(
+                call_id=wire_id, name=block["name"], arguments=json_stringify(block.get("arguments", {}))
+            )
+            items.append(call)
+    return items
+
+
+def _optional_str(value: object) -> str | None:
+    """A field the plain checks let be a string or missing (or null)."""
+    return value if type(value) is str else None
+
+
 def encode_wire(messages: list[WireMessage]) -> bytes:
     """The messages' JSON as the provider's encoder writes it (`encode_body`), comma-joined without
     brackets: by orjson at once when every value is plain (`json_plain`: what it writes byte for byte
@@ -351,3 +476,18 @@ def chat_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
         return None
     tools = any(message["role"] == "toolResult" for message in split.prefix)
     return WirePrefix(api=model.api, messages=messages, json=_encode(messages, []), has_tool_history=tools)
+
+
+def responses_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
+    """The old part of a split path as a Responses `WirePrefix` for ``model`` (sent after the
+    instructions), or None when there is nothing to send that way."""
+    from pi_tui.ai.stream import WirePrefix
+
+    stored: list[object] = []
+    items, emitted = responses_history(split.prefix, model, stored)
+    if not items:
+        return None
+    tools = any(message["role"] == "toolResult" for message in split.prefix)
+    return WirePrefix(
+        api=model.api, messages=items, json=_encode(items, stored), has_tool_history=tools, converted=emitted
+    )

@@ -65,6 +65,7 @@ class _Usage(Struct, forbid_unknown_fields=True, kw_only=True, gc=False):
     output: int | UnsetType = UNSET
     cacheRead: int | UnsetType = UNSET
     cacheWrite: int | UnsetType = UNSET
+    reasoning: int | UnsetType = UNSET  # (a key the typed record keeps aside: the Responses API's answers)
     totalTokens: int | UnsetType = UNSET
     cost: _Cost | UnsetType = UNSET
 

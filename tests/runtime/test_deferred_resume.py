@@ -16,6 +16,7 @@ from pi_tui.testing import FakeLLM, Reply, text, tool_call
 from ..e2e.helpers import write_models_json
 
 MODEL = "fake-anthropic/claude-fake"
+RESPONSES = "fake-responses/gpt-fake-r"
 
 
 def _sessions(tmp_path: Path, damaged: bool = False) -> tuple[Path, Path]:
@@ -65,14 +66,20 @@ def _unmarked(messages: list[Any]) -> list[Any]:
     return out
 
 
+def _history(body: dict[str, Any]) -> list[Any]:
+    """The body's history: Anthropic's and Chat Completions' messages (cache markers taken out), the
+    Responses API's input items."""
+    return body["input"] if "input" in body else _unmarked(body["messages"])
+
+
 def _new_lines(path: Path, before: int) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()[before:]]
 
 
 @pytest.mark.parametrize(
     ("damaged", "model"),
-    [(False, MODEL), (True, MODEL), (False, "fake-openai/gpt-fake")],
-    ids=["whole", "damaged", "chat completions"],
+    [(False, MODEL), (True, MODEL), (False, "fake-openai/gpt-fake"), (False, RESPONSES)],
+    ids=["whole", "damaged", "chat completions", "responses"],
 )
 async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_the_same(
     tmp_path: Path, agent_dir: Path, damaged: bool, model: str
@@ -90,7 +97,7 @@ async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_th
     first, second = fake.requests
     assert first.body == second.body
     assert first.headers == second.headers
-    assert len(first.body["messages"]) > 2_900
+    assert len(_history(first.body)) > 2_900
     assert fake.violations == []
     added = _new_lines(plain, count)
     assert [(e["type"], e.get("message", {}).get("role")) for e in added][-2:] == [
@@ -107,7 +114,9 @@ async def test_a_big_plain_resume_sends_what_the_typed_path_sends_and_appends_th
         assert [s.reason for s in reopened.load_report.skipped] == ["invalid JSON"] * 3
 
 
-@pytest.mark.parametrize("model", [MODEL, "fake-openai/gpt-fake"], ids=["anthropic", "chat completions"])
+@pytest.mark.parametrize(
+    "model", [MODEL, "fake-openai/gpt-fake", RESPONSES], ids=["anthropic", "chat completions", "responses"]
+)
 async def test_the_next_turn_after_a_deferred_resume_carries_the_whole_history(
     tmp_path: Path, agent_dir: Path, model: str
 ) -> None:
@@ -124,7 +133,7 @@ async def test_the_next_turn_after_a_deferred_resume_carries_the_whole_history(
         write_models_json(agent_dir, server)
         assert await _answer(plain, tmp_path, model=model) == (True, False, 0)
         assert await _answer(plain, tmp_path, "more", model=model) == (True, False, 0)
-    first, loop, resumed = (_unmarked(r.body["messages"]) for r in fake.requests)
+    first, loop, resumed = (_history(r.body) for r in fake.requests)
     assert loop[: len(first)] == first
     assert resumed[: len(loop)] == loop
     assert [m["role"] for m in resumed[len(loop) :]] == ["assistant", "user"]
@@ -197,3 +206,41 @@ async def test_no_young_collection_walks_the_wire_prefix_before_the_request_is_w
     assert answered.is_set()
     assert len(fake.requests[0].body["messages"]) > 19_000
     assert all(count < FREEZE_BUILT_HISTORY_ABOVE for count in young), young
+
+
+@pytest.mark.parametrize(
+    ("model", "api"),
+    [(MODEL, "anthropic"), ("fake-openai/gpt-fake", "openai_completions"), (RESPONSES, "openai_responses")],
+)
+async def test_the_first_request_goes_out_before_the_typed_history_is_built(
+    tmp_path: Path, agent_dir: Path, model: str, api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On each of these APIs a big plain resume sends its history's old part as wire messages made from
+    the file's lines: the provider builds the body while the history is still deferred, and the typed
+    history is built after (another API builds it first)."""
+    import importlib
+
+    module = importlib.import_module(f"pi_tui.ai.providers.{api}")
+    plain, _ = _sessions(tmp_path)
+    order: list[str] = []
+    build = module.build_request
+    complete = SessionManager.complete_history
+
+    def building(*args: Any) -> Any:
+        order.append("request")
+        return build(*args)
+
+    def completing(self: SessionManager) -> None:
+        if self.deferred_history is not None:
+            order.append("history")
+        complete(self)
+
+    monkeypatch.setattr(module, "build_request", building)
+    monkeypatch.setattr(SessionManager, "complete_history", completing)
+    fake = FakeLLM()
+    fake.script([Reply([text("Done.")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        assert await _answer(plain, tmp_path, model=model) == (True, False, 0)
+    assert order == ["request", "history"]
+    assert fake.violations == []

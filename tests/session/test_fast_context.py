@@ -9,7 +9,7 @@ import pytest
 
 from bench.big_sessions import big_session_lines
 from pi_tui.agent.convert import convert_to_llm, transform_messages
-from pi_tui.ai.providers import anthropic, openai_completions
+from pi_tui.ai.providers import anthropic, openai_completions, openai_responses
 from pi_tui.ai.providers._history import prepare_messages
 from pi_tui.ai.providers._openai_compat import resolve_compat
 from pi_tui.ai.providers._wire_cache import dumps
@@ -23,6 +23,8 @@ from pi_tui.session.fast_wire import (
     chat_history,
     chat_prefix,
     encode_wire,
+    responses_history,
+    responses_prefix,
 )
 from pi_tui.session.loader import line_decoder
 from pi_tui.session.manager import SessionManager
@@ -36,6 +38,9 @@ ANTHROPIC = Model(
     id="bench-model", api="anthropic-messages", provider="bench", reasoning=True, context_window=200_000
 )
 CHAT = Model(id="gpt-x", api="openai-completions", provider="bench", reasoning=True, context_window=200_000)
+RESPONSES = Model(
+    id="gpt-r", api="openai-responses", provider="bench", reasoning=True, context_window=200_000
+)
 
 
 def _header() -> dict[str, Any]:
@@ -195,6 +200,41 @@ def _pad(b: _Builder) -> None:
         b.answer([{"type": "text", "text": f"answer {turn}"}])
 
 
+def _responses_turns() -> _Builder:
+    """Turns answered over the Responses API (the model `RESPONSES` and another of its API): reasoning
+    replayed from signatures (one holding a float, one not a reasoning item), text ids with phases and
+    without, long ids, ``call|item`` tool-call ids."""
+    b = _Builder()
+    _pad(b)
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA=="}
+    for model in ("gpt-r", "gpt-other"):
+        b.user(f"ask {model}")
+        b.answer(
+            [
+                {"type": "thinking", "thinking": "t", "thinkingSignature": json.dumps(reasoning)},
+                {"type": "thinking", "thinking": "odd", "thinkingSignature": '{"type": "other"}'},
+                {"type": "thinking", "thinking": "x", "thinkingSignature": json.dumps({**reasoning, "n": 1.5})},
+                {"type": "text", "text": "one", "textSignature": '{"v":1,"id":"msg_a","phase":"commentary"}'},
+                {"type": "text", "text": "two", "textSignature": "msg_" + "b" * 70},
+                {"type": "text", "text": "three"},
+                {"type": "toolCall", "id": "call_1|fc_1", "name": "read", "arguments": {"path": "é"}},
+                {"type": "toolCall", "id": "call_2|rs_x", "name": "read", "arguments": {}},
+            ],
+            stop="toolUse",
+            model=model,
+            api="openai-responses",
+            provider="bench",
+        )
+        b.result("call_1|fc_1", ["a", "b"])
+        b.result("call_2|rs_x", [])
+    b.user([{"type": "text", "text": ""}])
+    b.user([])
+    b.answer([], model="gpt-r", api="openai-responses", provider="bench")
+    b.user("last")
+    b.answer([{"type": "text", "text": "done"}], model="gpt-r", api="openai-responses", provider="bench")
+    return b
+
+
 def _newer_branch() -> _Builder:
     """A path whose last answer is older than a message before it in the file, off the path: an
     abandoned branch written with a clock ahead (only the path's messages count for the cut)."""
@@ -246,6 +286,7 @@ def _sources(tmp_path: Path) -> list[Path]:
         _pi_v3(tmp_path),
         big,
         _varied().write(tmp_path / "varied.jsonl"),
+        _responses_turns().write(tmp_path / "responses.jsonl"),
         _newer_branch().write(tmp_path / "newer_branch.jsonl"),
         *_paired(tmp_path),
         *_damaged(tmp_path).values(),
@@ -334,12 +375,20 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
         chat = chat_history(messages, CHAT, compat)
         assert chat is not None
         assert dumps(chat) == dumps(typed), path.name
+        for model in (RESPONSES, RESPONSES.model_copy(update={"provider": "openai"})):
+            prepared, _ = prepare_messages(history, model, None)
+            converter = openai_responses._Converter(model, "", None)
+            converter.feed(prepared, cached=False)
+            items, emitted = responses_history(messages, model)
+            assert dumps(items) == dumps(converter.finish()), path.name
+            assert emitted == converter.emitted, path.name
         matched.append(path.name)
     # pi's fixtures hold compactions: left to the typed path
     assert matched == [
         "pi-large-v3.jsonl",
         "big.jsonl",
         "varied.jsonl",
+        "responses.jsonl",
         "newer_branch.jsonl",
         "paired.jsonl",
         "unanswered_last.jsonl",
@@ -360,6 +409,13 @@ _REQUEST_CASES: dict[str, tuple[str, int, dict[str, Any]]] = {
         {"compat": {"requiresToolResultName": True, "requiresAssistantAfterToolResult": True}},
     ),
     "chat, no instructions role": ("openai-completions", 200_000, {"reasoning": False}),
+    "responses": ("openai-responses", 200_000, {"id": "gpt-r"}),
+    "responses, a small window": ("openai-responses", 12_000, {}),
+    "responses, OpenAI's call ids, no developer role": (
+        "openai-responses",
+        200_000,
+        {"id": "gpt-r", "provider": "openai", "reasoning": False},
+    ),
 }
 
 
@@ -379,8 +435,16 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
             **fields,
         }
     )
-    module: Any = anthropic if api == "anthropic-messages" else openai_completions
-    build = anthropic_prefix if api == "anthropic-messages" else chat_prefix
+    module: Any = {
+        "anthropic-messages": anthropic,
+        "openai-completions": openai_completions,
+        "openai-responses": openai_responses,
+    }[api]
+    build = {
+        "anthropic-messages": anthropic_prefix,
+        "openai-completions": chat_prefix,
+        "openai-responses": responses_prefix,
+    }[api]
     sent_fast = 0
     for path in _sources(tmp_path):
         plain = _plain(path)

@@ -36,7 +36,13 @@ def _call(arguments: object, **extra: object) -> dict[str, Any]:
     }
 
 
-_USAGE_INT_COST = {"input": 1, "output": 2, "totalTokens": 3, "cost": {"input": 0, "total": 0.5}}
+_USAGE_INT_COST = {
+    "input": 1,
+    "output": 2,
+    "reasoning": 0,
+    "totalTokens": 3,
+    "cost": {"input": 0, "total": 0.5},
+}
 # Lines of plain entries (or nearly): each is either decoded to exactly what `json` gives or refused.
 EDGE_LINES: list[bytes] = [
     # integers beyond 64 bits, floats with long mantissas, a negative zero, exponents

@@ -63,6 +63,10 @@ _MEMO = PrefixMemo()
 
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
     """The JSON body for ``POST /responses`` (streaming, stateless)."""
+    prefix = request.wire_prefix.sendable(model, options) if request.wire_prefix is not None else None
+    # Messages before the request's that became items (a history prefix already in wire shape): the
+    # ids pi gives texts without one count them.
+    before = request.wire_prefix.converted if request.wire_prefix is not None else 0
     if options.on_payload is not None:
         # The hook may change the body in place: it gets freshly converted items, nothing shared.
         messages, boundary = prepare_messages(list(request.messages), model, request.cache_boundary)
@@ -75,9 +79,15 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
             tuple(model.input),
             model.reasoning,
             request.system_prompt,
+            before,
         )
-        fresh = lambda: _Converter(model, request.system_prompt, _CACHE)  # noqa: E731
+        fresh = lambda: _Converter(model, request.system_prompt, _CACHE, before)  # noqa: E731
         items = _MEMO.convert(model, request, key, fresh, _CACHE).finish()
+    if prefix is not None and request.wire_prefix is not None:
+        # after the instructions; the request's messages start with a user prompt (nothing to join)
+        head = 1 if items and items[0].get("role") in ("system", "developer") else 0
+        items = [*items[:head], *prefix, *items[head:]]
+        _CACHE.lead_items, _CACHE.lead_json = prefix, request.wire_prefix.json
     body: dict[str, Any] = {"model": model.id, "input": items, "stream": True, "store": False}
     if options.session_id and options.cache_retention != "none":
         body["prompt_cache_key"] = options.session_id
@@ -173,12 +183,14 @@ class _Converter:
 
     __slots__ = ("model", "cache", "key", "items", "emitted", "ids")
 
-    def __init__(self, model: Model, system_prompt: str, cache: ConversionCache | None) -> None:
+    def __init__(
+        self, model: Model, system_prompt: str, cache: ConversionCache | None, emitted: int = 0
+    ) -> None:
         self.model = model
         self.cache = cache
         self.key = (model.api, model.provider, model.id, "image" in model.input)
         self.items: list[dict[str, Any]] = []
-        self.emitted = 0
+        self.emitted = emitted
         self.ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids pi sends
         if system_prompt.strip():
             role = (
@@ -243,14 +255,18 @@ def _id_part(part: str) -> str:
 
 
 def _foreign_call_id(call_id: str, model: Model, source: AssistantMessage) -> str:
-    """The id pi gives a tool call made by another model: ``[a-zA-Z0-9_-]`` parts of at most 64
-    characters; OpenAI's own providers keep the ``call|item`` form, with a hashed ``fc_`` item id for a
-    call from another provider or API."""
+    return foreign_call_id(call_id, model, source.provider, source.api)
+
+
+def foreign_call_id(call_id: str, model: Model, provider: str, api: str) -> str:
+    """The id pi gives a tool call made by another model (of ``provider`` and ``api``): ``[a-zA-Z0-9_-]``
+    parts of at most 64 characters; OpenAI's own providers keep the ``call|item`` form, with a hashed
+    ``fc_`` item id for a call from another provider or API."""
     if model.provider not in _OPENAI_CALL_PROVIDERS or "|" not in call_id:
         return _id_part(call_id)
     call, _, rest = call_id.partition("|")
     item = rest.split("|", 1)[0]
-    foreign = source.provider != model.provider or source.api != model.api
+    foreign = provider != model.provider or api != model.api
     item_id = f"fc_{short_hash(item)}"[:64] if foreign else _id_part(item)
     if not item_id.startswith("fc_"):
         item_id = _id_part(f"fc_{item_id}")
@@ -299,7 +315,7 @@ def _user_item(message: UserMessage, model: Model) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _text_signature(signature: str | None) -> tuple[str | None, str | None]:
+def text_signature(signature: str | None) -> tuple[str | None, str | None]:
     """(item id, phase) from a text block's signature: pi's ``{"v":1,"id":…,"phase":…}`` or a bare id."""
     if not signature:
         return None, None
@@ -336,11 +352,11 @@ def _assistant_items(message: AssistantMessage, model: Model, index: int) -> lis
     texts = 0
     for part in message.content:
         if isinstance(part, ThinkingContent):
-            reasoning = _reasoning_item(part)
+            reasoning = reasoning_item(part.thinking_signature)
             if reasoning is not None:
                 items.append(reasoning)
         elif isinstance(part, TextContent):
-            item_id, phase = _text_signature(part.text_signature)
+            item_id, phase = text_signature(part.text_signature)
             if not item_id:
                 item_id = f"msg_pi_{index}" if texts == 0 else f"msg_pi_{index}_{texts}"
             elif len(item_id) > 64:
@@ -370,11 +386,12 @@ def _assistant_items(message: AssistantMessage, model: Model, index: int) -> lis
     return items
 
 
-def _reasoning_item(part: ThinkingContent) -> dict[str, Any] | None:
-    if not part.thinking_signature:
+def reasoning_item(signature: str | None) -> dict[str, Any] | None:
+    """The reasoning item a thinking block's signature stores (the server's JSON), or None."""
+    if not signature:
         return None
     try:
-        item = json_safe.loads(part.thinking_signature)
+        item = json_safe.loads(signature)
     except ValueError:
         return None
     return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
