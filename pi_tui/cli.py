@@ -245,7 +245,8 @@ def _run_headless(
 
     from pi_tui.runtime.factory import create_session_or_report
 
-    startup = create_session_or_report(args, cwd)
+    # JSON mode, as pi: a missing model or key fails the first prompt, after the session header is out
+    startup = create_session_or_report(args, cwd, defer_model_check=args.mode == "json")
     _settle_gc()
     if isinstance(startup, int):
         return startup

@@ -11,7 +11,14 @@ from pathlib import Path
 
 from .types import Model
 
-__all__ = ["KEY_HINT", "NO_MODEL_PROVIDER", "is_no_model", "no_model", "no_model_message"]
+__all__ = [
+    "KEY_HINT",
+    "NO_MODEL_PROVIDER",
+    "is_no_model",
+    "no_model",
+    "no_model_message",
+    "no_models_startup_message",
+]
 
 NO_MODEL_PROVIDER = "unknown"
 
@@ -52,4 +59,16 @@ def no_model_message(agent_dir: Path, *, login: bool = False) -> str:
         f"No model available: {first}{KEY_HINT} and restart, or add a provider "
         f"with its apiKey to {models_file} and pick it with /model (/model also offers the offline faux "
         "model, which needs no key)"
+    )
+
+
+def no_models_startup_message(agent_dir: Path) -> str:
+    """One line for the command line (print and JSON modes, which have no ``/model``): how to get a model.
+
+    Args:
+        agent_dir: Where ``auth.json`` and ``models.json`` are.
+    """
+    return (
+        f"No models available: {KEY_HINT}, log in with 'pi-tui login', add a key to "
+        f"{agent_dir / 'auth.json'}, configure {agent_dir / 'models.json'}, or try --provider faux"
     )

@@ -4,6 +4,8 @@
   on stderr and exit 1.
 - json (``--mode json``): the session header, then every event as one JSON line (pi 0.87.1's shapes and
   order, `pi_tui.modes.json_events`); a failed answer is reported there only (exit code 0, as pi).
+  A prompt that cannot be sent at all (no model, or no key for it) prints the header, then says why on
+  stderr and exits 1, as pi does.
 
 Retries and other notices go to stderr in text mode so the user sees them without polluting stdout.
 """
@@ -24,7 +26,7 @@ from pi_tui.agent.events import (
 )
 from pi_tui.ai.types import AssistantMessage, ImageContent
 from pi_tui.extensions.ui import NotifyLevel, NullUIBridge
-from pi_tui.runtime.agent_session import AgentSession
+from pi_tui.runtime.agent_session import AgentSession, ModelUnavailableError
 
 from .commands import BuiltinCommands
 from .json_events import JsonEventStream
@@ -135,7 +137,12 @@ async def run_print_mode(
         for number, text in enumerate(prompts):
             before = commands.handled_count
             is_extension_command = _names_extension_command(session, text)
-            await session.prompt(text, first_images if number == 0 and first_images else None)
+            try:
+                await session.prompt(text, first_images if number == 0 and first_images else None)
+            except ModelUnavailableError as exc:  # nothing was sent: no model, or no key for it
+                err.write(f"{_unavailable_message(session, exc)}\n")
+                err.flush()
+                return 1
             if json_mode:
                 json_stream.settled()
             last_was_command = commands.handled_count > before or is_extension_command
@@ -184,6 +191,15 @@ async def run_print_mode(
     except BrokenPipeError:
         return 0
     return 0
+
+
+def _unavailable_message(session: AgentSession, exc: ModelUnavailableError) -> str:
+    """Why nothing was sent, in command-line words (this mode has no ``/model`` to pick one with)."""
+    if session.has_model or session.registry is None:
+        return str(exc)
+    from pi_tui.ai.no_model import no_models_startup_message
+
+    return no_models_startup_message(session.registry.agent_dir)
 
 
 def _names_extension_command(session: AgentSession, text: str) -> bool:

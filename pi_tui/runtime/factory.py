@@ -228,6 +228,7 @@ def create_session(
     extra_tools: dict[str, AgentTool] | None = None,
     allow_no_model: bool = False,
     keep_cwd: bool = False,
+    defer_model_check: bool = False,
 ) -> Startup:
     """Build everything a mode needs. Raises `StartupError` with a user-facing line on bad input.
 
@@ -238,10 +239,15 @@ def create_session(
 
     A ``--session`` file that records another working directory runs there, as in pi; when that directory
     is gone, `MissingSessionCwdError` is raised unless ``keep_cwd`` (the user chose to stay in ``cwd``).
+
+    ``defer_model_check`` (JSON mode, as pi) is ``allow_no_model`` without the warning: the session starts
+    (so its header can be printed) and the first prompt fails saying what is missing.
     """
     warnings: list[str] = []
     try:
-        return _create_session(args, cwd, stream_fn, extra_tools, warnings, allow_no_model, keep_cwd)
+        return _create_session(
+            args, cwd, stream_fn, extra_tools, warnings, allow_no_model, keep_cwd, defer_model_check
+        )
     except StartupError as exc:
         exc.warnings = _one_trust_notice(warnings)
         raise
@@ -254,13 +260,14 @@ def create_session_or_report(
     allow_no_model: bool = False,
     on_terminal: bool = False,
     answer_from_stdin: bool = False,
+    defer_model_check: bool = False,
 ) -> Startup | int:
     """`create_session` for the line-based modes, with what start-up has to say written to stderr.
 
     A failure's warnings and message go to stderr and its exit code is returned; on success the packages
     installed at start-up (one line each) and the warnings are written, and the `Startup`
-    is returned. ``notices`` are left to the caller (not every mode shows them). ``allow_no_model`` as
-    for `create_session`.
+    is returned. ``notices`` are left to the caller (not every mode shows them). ``allow_no_model`` and
+    ``defer_model_check`` as for `create_session`.
 
     Questions pi asks before it starts are asked on the terminal (a ``[y/N]`` line; without a terminal
     the answer is no, unless ``answer_from_stdin``: RPC mode reads the first stdin line as the answer, as
@@ -271,7 +278,13 @@ def create_session_or_report(
     keep_cwd = False
     while True:
         try:
-            startup = create_session(args, cwd, allow_no_model=allow_no_model, keep_cwd=keep_cwd)
+            startup = create_session(
+                args,
+                cwd,
+                allow_no_model=allow_no_model,
+                keep_cwd=keep_cwd,
+                defer_model_check=defer_model_check,
+            )
         except StartupError as exc:
             # the questions' module only loads when there is one to ask
             from .session_cwd import MissingSessionCwdError, SessionInOtherProjectError, ask_on_terminal
@@ -343,6 +356,7 @@ def _create_session(
     warnings: list[str],
     allow_no_model: bool = False,
     keep_cwd: bool = False,
+    defer_model_check: bool = False,
 ) -> Startup:
     from pi_tui.ai.model_registry import ModelRegistry, missing_key_message
     from pi_tui.ai.model_resolver import ModelResolutionError, find_initial_model, resolve_cli_model
@@ -407,18 +421,14 @@ def _create_session(
         if model is None:
             model = find_initial_model(registry, settings.default_provider, settings.default_model)
         placeholder = False
-        if model is None and allow_no_model:
+        if model is None and (allow_no_model or defer_model_check):
             from pi_tui.ai.no_model import no_model
 
             model, placeholder = no_model(), True  # the mode says so (it knows whether it has /login)
         if model is None:
-            from pi_tui.ai.no_model import KEY_HINT
+            from pi_tui.ai.no_model import no_models_startup_message
 
-            raise StartupError(
-                f"No models available: {KEY_HINT}, log in with 'pi-tui login', add a key to "
-                f"{agent_dir / 'auth.json'}, configure {agent_dir / 'models.json'}, or try --provider faux",
-                1,
-            )
+            raise StartupError(no_models_startup_message(agent_dir), 1)
         if args.api_key and _login_only(model.provider):
             # As pi: a provider reached only through a login (ChatGPT for openai-codex) takes no API key
             warnings.append(f"--api-key is not used for {model.provider}: it takes no API key")
@@ -431,9 +441,10 @@ def _create_session(
             and registry.requires_api_key(model)
             and not registry.get_api_key(model)
         ):
-            if not allow_no_model:
+            if not (allow_no_model or defer_model_check):
                 raise StartupError(missing_key_message(model.provider, agent_dir), 1)
-            warnings.append(missing_key_message(model.provider, agent_dir))
+            if not defer_model_check:
+                warnings.append(missing_key_message(model.provider, agent_dir))
         if stream_fn is None and not placeholder:
             _preload_sdk_in_background(model.api, model.base_url)
 

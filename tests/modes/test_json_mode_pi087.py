@@ -173,3 +173,52 @@ def _thinking_streamed(records: list[dict[str, Any]]) -> list[str]:
         for r in records
         if r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "thinking_delta"
     ]
+
+
+def _without_keys(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with no provider credentials in it (nothing ending in _KEY or _TOKEN, no cloud profiles)."""
+    return {
+        k: v
+        for k, v in env.items()
+        if not k.endswith(("_KEY", "_TOKEN", "_API_KEYS")) and not k.startswith(("AWS_", "GOOGLE_", "AZURE_"))
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("model_args", "ours_say"),
+    [
+        (["--model", "anthropic/claude-sonnet-4-5"], "No API key for anthropic"),
+        ([], "No models available"),
+    ],
+    ids=["no-key", "no-model"],
+)
+def test_json_mode_without_a_usable_model_prints_the_session_header_then_fails_as_pi(
+    tmp_path: Path, agent_dir: Path, pi087: Pi087, model_args: list[str], ours_say: str
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    runs: dict[str, subprocess.CompletedProcess[str]] = {}
+    own_env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    for name, argv, env in (
+        ("ours", [sys.executable, "-m", "pi_tui"], own_env),
+        ("pi", pi087.argv(), pi087.env()),
+    ):
+        runs[name] = subprocess.run(
+            [*argv, "--mode", "json", "-p", *model_args, "hi"],
+            cwd=project,
+            env=_without_keys(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=50,
+        )
+    for name, run in runs.items():
+        assert run.returncode == 1, (name, run.stderr)
+        records = [json.loads(line) for line in run.stdout.splitlines()]
+        assert [r["type"] for r in records] == ["session"], (name, run.stdout)
+        assert records[0]["cwd"] == str(project)
+    assert set(json.loads(runs["ours"].stdout)) == set(json.loads(runs["pi"].stdout))
+    assert runs["pi"].stderr.startswith("No API key found")
+    assert runs["ours"].stderr.startswith(ours_say) and runs["ours"].stderr.count("\n") == 1
+    assert not list(agent_dir.rglob("*.jsonl"))  # nothing was sent, so no session file was written
