@@ -82,9 +82,12 @@ def _with_system_state(env: ContextEnvelope, state: SystemState, base: ContextEn
     so a session started in pi keeps its prompt-cache prefix when pi-tui continues it. A run-level
     ``before_agent_start`` addition still follows the prompt as its own part, and a run-level prompt
     that replaces the whole prompt (the base's single ``system`` part) still wins, as pi's forced
-    prompt does. With no persisted state (a compaction without a checkpoint) the base comes back.
+    prompt does. With no persisted state (a compaction without a checkpoint) the base comes back, and
+    so it does for pi-tui's own persisted prompt (`SystemState.own`): pi-tui writes a patch before each
+    request whose prompt or tools changed, so at a request it equals the base, which stays the one
+    source of the bytes sent.
     """
-    if not state.seen:
+    if not state.seen or state.own:
         return replace(env, system_parts=base.system_parts, tools=base.tools)
     if any(p.name == "system" for p in base.system_parts):
         parts = list(base.system_parts)
@@ -235,6 +238,10 @@ class ReplayCache:
     def __init__(self) -> None:
         self._fold: _Fold | None = None
 
+    def system_state(self) -> SystemState:
+        """The persisted prompt and tools at the end of the last replayed path (a copy)."""
+        return self._fold.system.copy() if self._fold is not None else SystemState()
+
     def replay(self, base: ContextEnvelope, path: Sequence[SessionEntry]) -> ContextEnvelope:
         fold = self._fold
         if fold is not None and self._extends(fold, base, path):
@@ -317,6 +324,12 @@ class ContextEngine:
 
     def replay(self) -> ContextEnvelope:
         return self._replay.replay(self._base(), self._path())
+
+    def replay_system(self) -> SystemState:
+        """The persisted prompt and tools on the active path (replayed as a request replays it: the
+        latest compaction's checkpoint, then the system messages after it)."""
+        self.replay()
+        return self._replay.system_state()
 
     def replay_path(self, path: Sequence[SessionEntry]) -> ContextEnvelope:
         """The envelope a request made at the end of ``path`` started from (replay is deterministic, so a

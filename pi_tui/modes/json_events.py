@@ -8,10 +8,11 @@ Order, as pi 0.87.1 prints it for the same run (``tests/fixtures/pi087/json-mode
 
 - a turn's input messages (the prompt, queued steering or follow-ups) come *after* its ``turn_start``;
   pi-tui's loop announces them just before, so they are held back until the turn starts;
-- on the first turn of a session whose active path carries no persisted system prompt, pi announces
-  the system message it persists (``message_start`` / ``message_end`` with ``role: "system"``); pi-tui
-  announces the prompt and tools it sends in the same place (as ``content`` plus ``toolsAdded``; pi-tui
-  does not write it to the session file);
+- pi announces each system message it persists (``message_start`` / ``message_end`` with
+  ``role: "system"``: the whole prompt and tools at a session's first request, a patch when they
+  change) among the turn's input messages, before the prompt; pi-tui announces the ones it writes
+  (`AgentSession.system_messages_written`) in the same place, and a patch written for a later request
+  of the run just before that request's answer;
 - ``agent_settled`` follows each prompt once nothing else (retry, compaction, queued message) will run;
 - ``turn_start`` / ``turn_end`` carry no ``turnIndex`` or ``timestamp``;
 - the assistant's ``message_start`` goes out with the stream's first event, so it carries the provider's
@@ -44,9 +45,8 @@ from pi_tui.agent.events import (
     RuntimeEvent,
     TurnStart,
 )
-from pi_tui.ai.types import AssistantMessage, dump_message, now_ms
+from pi_tui.ai.types import AssistantMessage, dump_message
 from pi_tui.modes.rpc.events import EventMapper
-from pi_tui.session.entries import SystemMessageEntry
 
 if TYPE_CHECKING:
     from pi_tui.runtime.agent_session import AgentSession
@@ -54,26 +54,6 @@ if TYPE_CHECKING:
 __all__ = ["JsonEventStream"]
 
 Emit = Callable[[dict[str, Any]], None]
-
-
-def _path_has_system_message(session: AgentSession) -> bool:
-    try:
-        branch = session.session_manager.get_branch()
-    except (AttributeError, RuntimeError):
-        return False
-    return any(isinstance(e, SystemMessageEntry) for e in branch)
-
-
-def _system_message(session: AgentSession) -> dict[str, Any]:
-    """The prompt and tools the next request carries, as pi's system message."""
-    env = session.engine.replay()
-    available = set(session.active_tools)
-    tools = [t.to_json_dict() for t in env.tools if not available or t.name in available]
-    message: dict[str, Any] = {"role": "system", "content": env.system_compiled}
-    if tools:
-        message["toolsAdded"] = tools
-    message["timestamp"] = now_ms()
-    return message
 
 
 class JsonEventStream:
@@ -90,7 +70,7 @@ class JsonEventStream:
         self._mapper = EventMapper()
         self._held: list[dict[str, Any]] = []
         self._between_turns = False
-        self._announced_system = _path_has_system_message(session)
+        self._announced_system = len(session.system_messages_written)
         self._ran = False
         self._start: dict[str, Any] | None = None  # the assistant's message_start, until its stream begins
         # The JSON of the messages announced since the (attempt's) agent_start: agent_end lists them.
@@ -156,6 +136,7 @@ class JsonEventStream:
             and isinstance(event, MessageStart)
             and record["message"]["role"] == "assistant"
         ):
+            self._announce_system()  # a patch written for this request comes before its answer
             self._start = record
             return
         if record is not None:
@@ -194,12 +175,12 @@ class JsonEventStream:
         self._ran = False
 
     def _announce_system(self) -> None:
-        if self._announced_system:
-            return
-        self._announced_system = True
-        message = _system_message(self._session)
-        self._out({"type": "message_start", "message": message})
-        self._out({"type": "message_end", "message": message})
+        """Announce the system messages the session wrote since the last announcement."""
+        written = self._session.system_messages_written
+        for message in written[self._announced_system :]:
+            self._out({"type": "message_start", "message": message})
+            self._out({"type": "message_end", "message": message})
+        self._announced_system = len(written)
 
     def _flush(self) -> None:
         held, self._held = self._held, []

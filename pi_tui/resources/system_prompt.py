@@ -32,10 +32,12 @@ from pi_tui.resources.skills import Skill, format_skills_for_prompt
 __all__ = [
     "BUILTIN_TOOL_DESCRIPTIONS",
     "DEFAULT_TOOL_NAMES",
+    "PromptLayout",
     "PromptPart",
     "ToolPromptInfo",
     "build_guidelines",
     "build_system_prompt",
+    "build_system_prompt_layout",
     "build_system_prompt_parts",
     "default_docs_paths",
 ]
@@ -170,17 +172,21 @@ def _docs_block(docs_paths: Sequence[Path]) -> str:
     return "\n\n" + "\n".join(lines)
 
 
-def _default_base(tools: Sequence[ToolPromptInfo], docs_paths: Sequence[Path]) -> str:
+def _default_sections(tools: Sequence[ToolPromptInfo], docs_paths: Sequence[Path]) -> list[PromptPart]:
+    """The default base text as pi's sections (``preamble``, ``tools``, ``rules``, ``docs``); joined by
+    blank lines they are the ``base`` part."""
     tool_lines = [line for line in (_tool_line(tool) for tool in tools) if line]
     tools_text = "\n".join(tool_lines) if tool_lines else "(none)"
     guidelines = "\n".join(f"- {bullet}" for bullet in build_guidelines(tools))
-    return (
-        f"{_INTRO}\n\n"
-        f"Available tools:\n{tools_text}\n\n"
-        f"{_CUSTOM_TOOLS_NOTE}\n\n"
-        f"Guidelines:\n{guidelines}"
-        f"{_docs_block(docs_paths)}"
-    )
+    sections = [
+        PromptPart("preamble", _INTRO),
+        PromptPart("tools", f"Available tools:\n{tools_text}\n\n{_CUSTOM_TOOLS_NOTE}"),
+        PromptPart("rules", f"Guidelines:\n{guidelines}"),
+    ]
+    docs = _docs_block(docs_paths)
+    if docs:
+        sections.append(PromptPart("docs", docs.removeprefix("\n\n")))
+    return sections
 
 
 def _context_text(context_files: Sequence[ContextFile | tuple[str | Path, str]]) -> str:
@@ -191,6 +197,70 @@ def _context_text(context_files: Sequence[ContextFile | tuple[str | Path, str]])
         path, content = (item.path, item.content) if isinstance(item, ContextFile) else item
         text += f"## {path}\n\n{content}\n\n"
     return text
+
+
+class PromptLayout(NamedTuple):
+    """One prompt two ways: the named parts a request is built from, and the sections it is stored as.
+
+    ``sections`` are pi 0.86+'s named sections for the same prompt, as pi-tui writes them into the
+    session (a ``role: "system"`` message): ``preamble`` (the intro, or the custom prompt), ``tools``,
+    ``rules`` and ``docs`` (the default base text, split where its blank lines are), ``addendum``,
+    ``project_context``, ``skills``, and pi-tui's own ``environment`` (the date and the working
+    directory; pi's ``cwd`` holds the directory only). Each is its part's text without the blank line
+    that joins it to the one before.
+    """
+
+    parts: list[PromptPart]
+    sections: dict[str, str]
+
+
+def build_system_prompt_layout(
+    *,
+    tools: Sequence[ToolSpec] | None = None,
+    custom_prompt: str | None = None,
+    append_system_prompt: str | Sequence[str] | None = None,
+    context_files: Sequence[ContextFile | tuple[str | Path, str]] = (),
+    skills: Sequence[Skill] = (),
+    cwd: str | Path,
+    date: _dt.date | None = None,
+    docs_paths: Sequence[Path] | None = None,
+) -> PromptLayout:
+    """The prompt's parts and its pi sections; see :func:`build_system_prompt_parts` for the arguments."""
+    tool_infos = [_as_tool_info(spec) for spec in (DEFAULT_TOOL_NAMES if tools is None else tools)]
+    if custom_prompt:
+        base_sections = [PromptPart("preamble", custom_prompt)]
+    else:
+        base_sections = _default_sections(
+            tool_infos, default_docs_paths() if docs_paths is None else docs_paths
+        )
+    parts = [PromptPart("base", "\n\n".join(text for _, text in base_sections))]
+    sections = dict(base_sections)
+
+    if isinstance(append_system_prompt, str):
+        append_text = append_system_prompt
+    else:
+        append_text = "\n\n".join(text for text in (append_system_prompt or ()) if text)
+    if append_text:
+        parts.append(PromptPart("append", f"\n\n{append_text}"))
+        sections["addendum"] = append_text
+
+    context_text = _context_text(context_files)
+    if context_text:
+        parts.append(PromptPart("project_context", context_text))
+        sections["project_context"] = context_text.removeprefix("\n\n")
+
+    if any(tool.name == "read" for tool in tool_infos):
+        skills_text = format_skills_for_prompt(skills)
+        if skills_text:
+            parts.append(PromptPart("skills", skills_text))
+            sections["skills"] = skills_text.removeprefix("\n\n")
+
+    day = (date or _dt.date.today()).isoformat()
+    cwd_text = str(cwd).replace("\\", "/")
+    environment = f"Current date: {day}\nCurrent working directory: {cwd_text}"
+    parts.append(PromptPart("environment", f"\n{environment}"))
+    sections["environment"] = environment
+    return PromptLayout(parts, sections)
 
 
 def build_system_prompt_parts(
@@ -217,33 +287,16 @@ def build_system_prompt_parts(
         date: The day to show; defaults to today.
         docs_paths: Documentation paths for the docs pointer; ``None`` finds this project's.
     """
-    tool_infos = [_as_tool_info(spec) for spec in (DEFAULT_TOOL_NAMES if tools is None else tools)]
-    if custom_prompt:
-        base = custom_prompt
-    else:
-        base = _default_base(tool_infos, default_docs_paths() if docs_paths is None else docs_paths)
-    parts = [PromptPart("base", base)]
-
-    if isinstance(append_system_prompt, str):
-        append_text = append_system_prompt
-    else:
-        append_text = "\n\n".join(text for text in (append_system_prompt or ()) if text)
-    if append_text:
-        parts.append(PromptPart("append", f"\n\n{append_text}"))
-
-    context_text = _context_text(context_files)
-    if context_text:
-        parts.append(PromptPart("project_context", context_text))
-
-    if any(tool.name == "read" for tool in tool_infos):
-        skills_text = format_skills_for_prompt(skills)
-        if skills_text:
-            parts.append(PromptPart("skills", skills_text))
-
-    day = (date or _dt.date.today()).isoformat()
-    cwd_text = str(cwd).replace("\\", "/")
-    parts.append(PromptPart("environment", f"\nCurrent date: {day}\nCurrent working directory: {cwd_text}"))
-    return parts
+    return build_system_prompt_layout(
+        tools=tools,
+        custom_prompt=custom_prompt,
+        append_system_prompt=append_system_prompt,
+        context_files=context_files,
+        skills=skills,
+        cwd=cwd,
+        date=date,
+        docs_paths=docs_paths,
+    ).parts
 
 
 def build_system_prompt(

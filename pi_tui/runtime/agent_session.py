@@ -40,6 +40,7 @@ from pi_tui.ai.types import (
     TextContent,
     ThinkingLevel,
     UserMessage,
+    now_ms,
 )
 from pi_tui.context.engine import ContextEngine
 from pi_tui.context.envelope import ContextEnvelope, EnvelopeMeta, SystemPart
@@ -178,7 +179,10 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         )
         self.restore_panel_layouts()
         self._offered_tools: set[str] | None = None
-        self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...]] | None = None
+        self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...], dict[str, str]] | None = None
+        self.system_messages_written: list[dict[str, Any]] = []
+        """The system messages this session wrote into its file, in order (what pi announces as
+        messages: the JSON mode announces each)."""
         # Token counts of the last /context report's messages: opening it again counts only what is new.
         self._context_tokens: MessageTokenCache | None = None
         self._stats: StatsCounter | None = None  # session totals, extended as entries are appended
@@ -444,6 +448,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             messages += started.messages
             self._system_override = started.system_prompt
         # --- end extensions ---
+        await self._record_system_prompt()  # before the prompt, where pi writes it
         await self.agent.prompt(messages)
         await self._run_queued()
 
@@ -592,17 +597,21 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     # --- the context ------------------------------------------------------------------------------
 
     def _system_parts(self) -> tuple[SystemPart, ...]:
+        return self._system_layout()[0]
+
+    def _system_layout(self) -> tuple[tuple[SystemPart, ...], dict[str, str]]:
+        """The prompt's parts (what requests are built from) and its sections (what is persisted)."""
         key = tuple(self.active_tools)
         if self._system_parts_cache is not None and self._system_parts_cache[0] == key:
-            return self._system_parts_cache[1]
-        from pi_tui.resources.system_prompt import build_system_prompt_parts
+            return self._system_parts_cache[1], self._system_parts_cache[2]
+        from pi_tui.resources.system_prompt import build_system_prompt_layout
 
         specs = [
             (name, self.tools[name].prompt_snippet, tuple(self.tools[name].prompt_guidelines))
             for name in self.active_tools
         ]
         res = self.resources
-        parts = build_system_prompt_parts(
+        layout = build_system_prompt_layout(
             tools=specs,
             custom_prompt=res.system_prompt if res is not None else None,
             append_system_prompt=res.append_system_prompt if res is not None else None,
@@ -610,9 +619,37 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             skills=res.skills if res is not None else (),
             cwd=self.cwd,
         )
-        result = tuple(SystemPart(p.name, p.text) for p in parts)
-        self._system_parts_cache = (key, result)
-        return result
+        result = tuple(SystemPart(p.name, p.text) for p in layout.parts)
+        self._system_parts_cache = (key, result, layout.sections)
+        return result, layout.sections
+
+    async def _record_system_prompt(self) -> None:
+        """Write the prompt and tools the next request carries into the session, as pi 0.86+ does: the
+        whole of them when the path has none yet (a new session, or one written before), else a patch
+        of what changed since (sections by name, tools added or removed); nothing when unchanged.
+
+        A prompt pi persisted on the path is left as it is: requests keep sending it (one cache across
+        pi and pi-tui), so there is nothing of pi-tui's to record. The request itself is built from the
+        base envelope as before (`pi_tui.context.engine._with_system_state`), so writing the message
+        changes no byte sent.
+        """
+        from pi_tui.session.system import system_update
+
+        state = self.engine.replay_system()
+        if state.seen and not state.own:
+            return
+        _parts, sections = self._system_layout()
+        tools = [self.tools[name].definition().to_json_dict() for name in self.active_tools]
+        message = system_update(state, sections, tools, now_ms())
+        if message is None:
+            return
+        self._flush_pending_state()
+        try:
+            self.session_manager.append_system_message(message)
+        except SessionError as exc:
+            await self.emit(ErrorEvent(f"Session not saved: {exc}"))
+            return
+        self.system_messages_written.append(message)
 
     def _base_envelope(self) -> ContextEnvelope:
         options: dict[str, Any] = {"reasoning": self.agent.thinking}
@@ -653,6 +690,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
 
     async def _build_request(self, _messages: list[Any], signal: AbortSignal) -> LlmRequest:
         prefix = self._deferred_prefix()
+        await self._record_system_prompt()  # a later turn's, a continued run's: what changed since
         prepared = await self.engine.prepare(signal, self.agent.model.label)
         if prefix is not None and self.session_manager.deferred_history is None:
             prefix = None  # something built the history meanwhile (a compaction): nothing to add

@@ -104,10 +104,10 @@ class PiSystemMessage(WireModel):
     role: Literal["system"] = "system"
     content: str | list[dict[str, Any]] = ""
     sections: dict[str, str | None] | None = None
+    timestamp: int = 0  # (before the tool lists: the order pi writes the keys in)
     tools_added: list[dict[str, Any]] | None = None
     tools_removed: list[dict[str, Any]] | None = None
     replace: bool | None = None
-    timestamp: int = 0
 
 
 class SystemMessageEntry(EntryBase):

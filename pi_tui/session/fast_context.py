@@ -22,7 +22,10 @@ wire builder return None, and the caller takes the typed path. Plain means:
 - on the active path, user messages of text blocks (or a string), assistant turns of text, thinking
   and tool calls, tool results of text blocks; every field of the exact JSON type the typed records
   take without conversion (a key they do not know is kept aside, as they keep it);
-- tool calls answered by results right after their turn, in call order; no failed or aborted turn.
+- tool calls answered by results right after their turn, in call order; no failed or aborted turn;
+- system messages (the prompt and tools pi-tui records, `pi_tui.session.system`) of pi-tui's own
+  prompt only: they add no message, and the request is built from pi-tui's own prompt anyway. Like
+  model changes, those before the cut are typed with the end, so the replay sees every one of them.
 
 """
 
@@ -40,6 +43,7 @@ from pi_tui.ai.providers._history import sanitize_surrogates
 from pi_tui.session.entries import RawEntry, SessionEntry, SessionHeader, parse_entry, parse_header
 from pi_tui.session.migrate import header_version
 from pi_tui.session.report import LoadReport, ReattachedEntry, SkippedLine, TornTail
+from pi_tui.session.system import SystemState
 from pi_tui.util.collector import collector_paused
 from pi_tui.util.json_safe import JsonTooDeepError
 
@@ -72,6 +76,7 @@ _ASIDE_KEYS = {
 }
 _OPTIONAL_STRING = {"label": "label", "session_info": "name"}
 _USER_KEYS = frozenset({"role", "content", "timestamp"})
+_SYSTEM_KEYS = frozenset({"role", "content", "sections", "timestamp", "toolsAdded", "toolsRemoved"})
 _ASSISTANT_KEYS = frozenset(
     {
         "role",
@@ -116,7 +121,8 @@ class PlainPath:
     message_at: list[int]
     """Where each of ``messages`` is in ``path``."""
     state_at: list[int]
-    """Where the other entries are in ``path`` (model and thinking-level changes, labels, names)."""
+    """Where the other entries are in ``path`` (model and thinking-level changes, system messages,
+    labels, names)."""
     newest: list[int]
     """For each of ``records``, the newest message timestamp up to it (it included; 0 before the first
     message): kept while each line is read, when its message is at hand, so that the cut seldom has to
@@ -224,6 +230,23 @@ def _assistant_blocks(content: list[object]) -> bool:
         if signature is not None and type(signature) is not str:
             return False
     return True
+
+
+def _plain_system(message: JsonObject) -> bool:
+    """Whether a ``role: "system"`` message has the shape pi-tui writes (`pi_tui.session.system`)."""
+    if not _known(message, _SYSTEM_KEYS) or type(message.get("timestamp")) is not int:
+        return False
+    if type(message.get("content")) is not str:
+        return False
+    sections = message.get("sections", _EMPTY)
+    if type(sections) is not dict or not all(
+        type(text) is str or text is None for text in cast(JsonObject, sections).values()
+    ):
+        return False
+    return all(
+        type(tools := message.get(key, [])) is list and all(type(tool) is dict for tool in tools)
+        for key in ("toolsAdded", "toolsRemoved")
+    )
 
 
 def _plain_message(message: object) -> bool:
@@ -409,6 +432,10 @@ def _plain_entry_stamp(record: JsonObject, kind: str) -> int:
         return -1
     if kind == "message":
         message = record.get("message")
+        if type(message) is dict and message.get("role") == "system":
+            # pi-tui's recorded prompt (msgspec's plain shapes leave it to this reading): no message a
+            # request replays, so its time counts as an entry's that is no message
+            return 0 if _known(record, _ENTRY_KEYS) and _plain_system(message) else -1
         if not _known(record, _ENTRY_KEYS) or not _plain_message(message):
             return -1
         return cast(int, cast(JsonObject, message)["timestamp"])
@@ -452,12 +479,18 @@ def _replayed(path: list[JsonObject]) -> tuple[list[int], list[JsonObject], list
     kept: list[JsonObject] = []
     synthetic = -1
     unanswered: set[object] = set()  # the calls of the last kept turn still to be answered
+    system: SystemState | None = None
     for at, record in enumerate(path):
         if record["type"] != "message":
             states.append(at)
             continue
         message = cast(JsonObject, record["message"])
         role = message["role"]
+        if role == "system":
+            states.append(at)
+            system = system or SystemState()
+            system.apply(message)
+            continue
         if role == "toolResult":
             call_id = message["toolCallId"]
             if call_id in unanswered:
@@ -481,6 +514,8 @@ def _replayed(path: list[JsonObject]) -> tuple[list[int], list[JsonObject], list
         kept.append(message)
     if unanswered and synthetic < 0:
         synthetic = len(kept)
+    if system is not None and not system.own:
+        return None  # a prompt pi persisted: requests send it, which the typed replay sees to
     return kept_at, kept, states, synthetic if synthetic >= 0 else len(kept)
 
 

@@ -48,10 +48,12 @@ from pi_tui.session.entries import (
     LabelEntry,
     MessageEntry,
     ModelChangeEntry,
+    PiSystemMessage,
     RawEntry,
     SessionEntry,
     SessionHeader,
     SessionInfoEntry,
+    SystemMessageEntry,
     ThinkingLevelChangeEntry,
     entry_to_line,
     header_to_line,
@@ -541,6 +543,14 @@ class SessionManager:
             )
         return self._append(MessageEntry(message=message, **self._base()))
 
+    def append_system_message(self, message: dict[str, Any]) -> SystemMessageEntry:
+        """Append a system message (pi 0.86+'s persisted prompt and tools, or a patch of them; pi's JSON
+        shape, see `pi_tui.session.system.system_update`)."""
+        if message.get("role") != "system":
+            raise ValueError("append_system_message takes a message with role 'system'")
+        system = PiSystemMessage.model_validate(message)
+        return self._append(SystemMessageEntry(system=system, **self._base()))
+
     def append_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
         return self._append(ModelChangeEntry(provider=provider, model_id=model_id, **self._base()))
 
@@ -829,7 +839,10 @@ class SessionManager:
                 self._write_unsaved()  # the last chance for entries whose write failed
             except (OSError, SessionError) as exc:
                 log.warning(
-                    "%d entries of %s could not be written and are lost: %s", len(self._unsaved), self._path, exc
+                    "%d entries of %s could not be written and are lost: %s",
+                    len(self._unsaved),
+                    self._path,
+                    exc,
                 )
         if self._file is not None:
             self._file.close()

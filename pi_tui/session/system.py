@@ -14,13 +14,27 @@ to providers that take one leading system prompt.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.session.entries import SystemMessageEntry
 
-__all__ = ["SystemState", "fold_system_messages", "system_message_dict", "content_text"]
+__all__ = [
+    "OWN_SECTION",
+    "SystemState",
+    "content_text",
+    "fold_system_messages",
+    "system_message_dict",
+    "system_update",
+    "tool_declaration",
+]
+
+OWN_SECTION = "environment"
+"""The section only pi-tui writes (the date and the working directory): a prompt on the path that has
+it is pi-tui's own. pi names its directory section ``cwd`` and removes sections it does not write when
+it patches the prompt, so once pi has written its own prompt into a session, this one is gone."""
 
 
 def content_text(content: Any) -> str:
@@ -65,6 +79,11 @@ class SystemState:
             if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
                 self.tools[tool["name"]] = dict(tool)
 
+    @property
+    def own(self) -> bool:
+        """Whether this is pi-tui's own prompt (see `OWN_SECTION`), not one pi persisted."""
+        return OWN_SECTION in self.sections
+
     def reset(self) -> None:
         self.content.clear()
         self.sections.clear()
@@ -102,3 +121,66 @@ def system_message_dict(entry: Any) -> dict[str, Any] | None:
         return None
     dumped: dict[str, Any] = entry.system.model_dump(by_alias=True, exclude_none=True, mode="json")
     return dumped
+
+
+def tool_declaration(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as pi declares it to the model: ``name``, ``description``, ``parameters`` and, when set,
+    ``constrainedSampling``, in that order (pi's ``toToolDeclaration``)."""
+    out = {
+        "name": tool.get("name"),
+        "description": tool.get("description", ""),
+        "parameters": tool.get("parameters"),
+    }
+    if tool.get("constrainedSampling") is not None:
+        out["constrainedSampling"] = tool["constrainedSampling"]
+    return out
+
+
+def _same_tool(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
+    # pi compares the serialised declarations, so key order counts as it does there
+    return json.dumps(tool_declaration(left)) == json.dumps(tool_declaration(right))
+
+
+def system_update(
+    state: SystemState,
+    sections: Mapping[str, str],
+    tools: Sequence[Mapping[str, Any]],
+    timestamp: int,
+) -> dict[str, Any] | None:
+    """The system message that brings ``state`` to ``sections`` and ``tools``, as pi writes it, or None
+    when nothing changed.
+
+    As pi: the sections whose text changed or that are new, in their order, then ``None`` for each
+    section that is gone; ``toolsAdded`` holds every tool that is new or declared differently (as
+    `tool_declaration`), ``toolsRemoved`` the name of every tool that is gone or redeclared. The first
+    message of a session (an empty ``state``) therefore holds every section and every tool.
+    """
+    patch: dict[str, str | None] = {
+        name: text for name, text in sections.items() if state.sections.get(name) != text
+    }
+    for name in state.sections:
+        if name not in sections:
+            patch[name] = None
+    current = {str(tool.get("name")): tool for tool in tools}
+    previous = state.tools
+    added = [
+        tool_declaration(tool)
+        for name, tool in current.items()
+        if name not in previous or not _same_tool(previous[name], tool)
+    ]
+    removed = [
+        {"name": name}
+        for name, tool in previous.items()
+        if name not in current or not _same_tool(tool, current[name])
+    ]
+    if not patch and not added and not removed:
+        return None
+    message: dict[str, Any] = {"role": "system", "content": ""}
+    if patch:
+        message["sections"] = patch
+    message["timestamp"] = timestamp
+    if added:
+        message["toolsAdded"] = added
+    if removed:
+        message["toolsRemoved"] = removed
+    return message

@@ -70,7 +70,7 @@ def test_a_print_run_keeps_its_output_session_and_hooks_and_skips_the_teardown(t
         for e in map(json.loads, session.read_text().splitlines())
         if e["type"] == "message"
     ]
-    assert roles == ["user", "assistant"]
+    assert roles == ["system", "user", "assistant"]
     assert (out / "shutdown").read_text() == "ran"
     assert (out / "atexit").read_text() == "ran"
     assert not (out / "teardown").exists()  # the process ended before freeing the objects left

@@ -19,6 +19,7 @@ from pi_tui.compaction import (
     summarize,
 )
 from pi_tui.runtime.agent_session import AgentSession
+from pi_tui.session.entries import MessageEntry
 from pi_tui.testing import FakeLLM, Fault
 from tests.runtime.helpers import Events, open_session
 
@@ -192,7 +193,7 @@ async def test_overflow_compacts_and_retries_exactly_once(after_reading: AfterRe
         failed = [
             e.message
             for e in session.session_manager.get_entries()
-            if e.type == "message"
+            if isinstance(e, MessageEntry)
             and isinstance(e.message, AssistantMessage)
             and e.message.stop_reason == "error"
         ]

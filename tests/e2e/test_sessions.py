@@ -41,7 +41,8 @@ def _by_role(request: RecordedRequest, role: str) -> list[dict[str, Any]]:
 
 
 def _message_entries(path: Path) -> list[dict[str, Any]]:
-    return [e for e in _lines(path)[1:] if e["type"] == "message"]
+    """The conversation's message entries (the recorded prompt, a system message, left out)."""
+    return [e for e in _lines(path)[1:] if e["type"] == "message" and e["message"]["role"] != "system"]
 
 
 def _copy_fixture(name: str, tmp_path: Path, project: Path) -> Path:
@@ -98,9 +99,10 @@ def test_real_pi_session_resumes_with_its_whole_active_path(
     assert (tmp_path / f"{name}.v1.bak").read_bytes() == copied
     header, *entries = _lines(session)
     assert header["version"] == 3
-    assert [e["message"]["role"] for e in entries[-2:]] == ["user", "assistant"]
+    # a session from before pi 0.86 gets its first recorded prompt at its next request, as pi does
+    assert [e["message"]["role"] for e in entries[-3:]] == ["system", "user", "assistant"]
     original = [e for e in _lines(FIXTURES / name)[1:] if e["type"] == "message"]
-    assert len([e for e in entries if e["type"] == "message"]) == len(original) + 2
+    assert len([e for e in entries if e["type"] == "message"]) == len(original) + 3
 
 
 @pytest.mark.parametrize("name", ["large-session.jsonl", "before-compaction.jsonl"])
@@ -420,7 +422,9 @@ def test_torn_last_line_and_corrupt_middle_line_are_reported_and_nothing_is_lost
         if number not in (corrupt_no, torn_no):
             json.loads(line)
     new = [json.loads(line) for line in after[len(lines) + 1 :]]
-    assert [message_text_of(e) for e in new if e["type"] == "message"] == ["third", "C1"]
+    # (written without a recorded prompt: it gets its first one before the prompt, as pi does)
+    assert [e["message"]["role"] for e in new if e["type"] == "message"] == ["system", "user", "assistant"]
+    assert [message_text_of(e) for e in new if e["type"] == "message"][1:] == ["third", "C1"]
 
     with SessionManager.open(path, read_only=True) as reopened:
         assert reopened.load_report.skipped_line_numbers == [corrupt_no, torn_no]

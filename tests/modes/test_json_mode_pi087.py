@@ -61,6 +61,7 @@ async def test_json_mode_event_order_and_shapes_match_pi_0_87_1(tmp_path: Path, 
         code = await run_print_mode(
             startup.session, [PROMPT], json_mode=True, stdout=out, stderr=io.StringIO()
         )
+        session_file = startup.session.session_manager.path
     finally:
         await startup.session.close()
     assert code == 0
@@ -73,7 +74,16 @@ async def test_json_mode_event_order_and_shapes_match_pi_0_87_1(tmp_path: Path, 
     update = next(r for r in ours if r["type"] == "message_update")
     assert "message" not in update and "partial" not in update["assistantMessageEvent"]
     system = next(r for r in ours if r["type"] == "message_start")
-    assert system["message"]["role"] == "system" and system["message"]["content"]
+    pi_system = next(r for r in pis if r["type"] == "message_start")
+    assert system["message"]["role"] == "system" and system["message"]["content"] == ""
+    assert list(system["message"]) == list(pi_system["message"])  # the keys, in pi's order
+    assert list(system["message"]["sections"])[0] == "preamble"
+    # what was announced is what the session file got
+    assert session_file is not None
+    written = [json.loads(line) for line in session_file.read_text().splitlines()[1:]]
+    assert [e["message"] for e in written if e.get("message", {}).get("role") == "system"] == [
+        system["message"]
+    ]
     assert [t["name"] for t in system["message"]["toolsAdded"]] == ["read", "bash", "edit", "write"]
     assert (project / "hello.txt").read_text() == "hello there\n"
     # what a client reads inside the records: the bash tool's progress carries details ({} here) from its

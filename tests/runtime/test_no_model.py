@@ -29,7 +29,7 @@ async def test_a_session_without_a_model_refuses_a_prompt_in_one_line_and_works_
         session.set_model(faux)
         await session.prompt("hello")
         kinds = [entry.type for entry in session.session_manager.get_entries()]
-        assert kinds[0] == "model_change" and kinds.count("message") == 2
+        assert kinds[0] == "model_change" and kinds.count("message") == 3  # the prompt recorded, as pi
     finally:
         await session.close()
 

@@ -7,6 +7,7 @@ import pytest
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.types import AssistantMessage
 from pi_tui.runtime.agent_session import AgentSession
+from pi_tui.session.entries import MessageEntry
 from pi_tui.testing import FakeLLM, Fault, Reply, text, tool_call
 
 from .helpers import (
@@ -45,7 +46,7 @@ TOOL_CALL_FRAMES_BEFORE_STOP = {
 def _assistant_entries(session: AgentSession) -> list[AssistantMessage]:
     """Every assistant message in the session file, failed attempts included."""
     entries = session.session_manager.get_entries()
-    return [e.message for e in entries if e.type == "message" and isinstance(e.message, AssistantMessage)]
+    return [e.message for e in entries if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage)]
 
 
 # Codex answers every 429 with the plan's usage limit, which is not retried (as in pi): tested below.

@@ -54,6 +54,7 @@ async def test_the_session_file_holds_what_pi_writes(model: str, fake: FakeLLM, 
     assert kinds == [
         ("model_change", None),
         ("thinking_level_change", None),
+        ("message", "system"),  # the prompt and tools sent, as pi 0.86+ records them
         ("message", "user"),
         ("message", "assistant"),
         ("message", "toolResult"),
@@ -63,7 +64,8 @@ async def test_the_session_file_holds_what_pi_writes(model: str, fake: FakeLLM, 
     assert [e["parentId"] for e in entries] == parents  # one linear chain, root first
     assert all(ENTRY_ID.match(e["id"]) and ISO_UTC.match(e["timestamp"]) for e in entries)
 
-    model_change, thinking_change, user, call, result, answer = entries
+    model_change, thinking_change, system, user, call, result, answer = entries
+    assert list(system["message"]) == ["role", "content", "sections", "timestamp", "toolsAdded"]
     assert (model_change["provider"], model_change["modelId"]) == (provider, model_id)
     assert thinking_change["thinkingLevel"] == "off"  # models.json models without "reasoning"
     assert user["message"] == {

@@ -67,6 +67,7 @@ def test_rpc_abort_ends_a_prompt_whose_hook_never_returns(
     assert len(fake.requests) == 1  # nothing of the aborted prompt was sent
     messages = [line["message"] for line in session_lines(agent_dir) if line.get("type") == "message"]
     assert [(m["role"], m["content"][0]["text"] if m["role"] == "user" else "") for m in messages] == [
+        ("system", ""),  # the prompt recorded by the first run that starts, as pi records it
         ("user", "second"),
         ("assistant", ""),
     ]
@@ -138,4 +139,4 @@ def test_rpc_abort_ends_a_run_whose_loop_hook_never_returns(
         assert (tmp_path / "ran.txt").exists()
         assert roles == ["user", "assistant", "toolResult"] and last["isError"] is False
     saved = [line["message"]["role"] for line in session_lines(agent_dir) if line.get("type") == "message"]
-    assert saved == roles  # and every line of the session file parses
+    assert saved == ["system", *roles]  # and every line of the session file parses

@@ -41,7 +41,8 @@ def _session_path(agent_dir: Path) -> Path:
 
 
 def _messages(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [line["message"] for line in lines if line.get("type") == "message"]
+    """The conversation's messages in the session file (the recorded prompt, a system message, left out)."""
+    return [line["message"] for line in lines if line.get("type") == "message" and line["message"]["role"] != "system"]
 
 
 def _reloads_cleanly(path: Path) -> list[Any]:
@@ -271,4 +272,5 @@ def test_a_session_with_foreign_entries_resumes_and_keeps_every_foreign_byte(
     after = path.read_bytes()
     assert after.startswith(original)  # every foreign byte kept where it was
     new = [json.loads(line) for line in after[len(original) :].splitlines()]
-    assert [e["message"]["role"] for e in new if e["type"] == "message"] == ["user", "assistant"]
+    # (a session without a recorded prompt gets its first one at its next request, as pi does)
+    assert [e["message"]["role"] for e in new if e["type"] == "message"] == ["system", "user", "assistant"]

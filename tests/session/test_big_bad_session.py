@@ -61,5 +61,6 @@ def test_a_damaged_100k_entry_session_opens_answers_and_keeps_what_it_cannot_rea
     assert after.startswith(body + torn + b"\n")  # the torn tail too, ended in place, as pi does
     assert not list(path.parent.glob("*.bak"))
     added = [json.loads(line) for line in after[len(body) + len(torn) + 1 :].splitlines()]
-    assert [e["message"]["role"] for e in added if e["type"] == "message"] == ["user", "assistant"]
+    # (written before sessions recorded their prompt: it gets its first system message, as pi does)
+    assert [e["message"]["role"] for e in added if e["type"] == "message"] == ["system", "user", "assistant"]
     assert added[0]["parentId"] == f"{ENTRIES - 1:08x}"  # the answer continues the conversation

@@ -111,7 +111,8 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
     ]  # fmt: skip
     assert _roles(events, "message_end")[:3] == ["system", "user", "assistant"]
     system = next(e["message"] for e in events if e["type"] == "message_end")
-    assert "read" in [t["name"] for t in system["toolsAdded"]] and system["content"]
+    assert "read" in [t["name"] for t in system["toolsAdded"]] and system["content"] == ""
+    assert list(system) == ["role", "content", "sections", "timestamp", "toolsAdded"]  # as pi writes it
     prompt_message = [e["message"] for e in events if e["type"] == "message_end"][1]
     assert prompt_message["content"][1] == PIXEL
     assert all("turnIndex" not in e for e in events)
