@@ -549,7 +549,7 @@ class SessionManager:
         if message.get("role") != "system":
             raise ValueError("append_system_message takes a message with role 'system'")
         system = PiSystemMessage.model_validate(message)
-        return self._append(SystemMessageEntry(system=system, **self._base()))
+        return self._append(SystemMessageEntry(message=system, **self._base()))
 
     def append_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
         return self._append(ModelChangeEntry(provider=provider, model_id=model_id, **self._base()))

@@ -296,6 +296,11 @@ async def test_pi_tui_session_opens_in_pi_0_87_1_and_comes_back(
         assert [m["role"] for m in pi_request.messages][:8] == ["user", "assistant"] * 4  # the whole history
         after_pi = _lines(path)
         assert after_pi[: len(ours)] == ours  # pi kept every line of ours
+        # pi-tui recorded its prompt as pi would; pi patched it into its own, section by section
+        ours_system = [_system(line) for line in ours if _system(line) is not None]
+        assert len(ours_system) == 1 and ours_system[0]["sections"]["environment"]
+        (pi_patch,) = [_system(line) for line in after_pi[len(ours) :] if _system(line) is not None]
+        assert pi_patch["sections"]["environment"] is None and "cwd" in pi_patch["sections"]
         # pi persisted its prompt into our file; continuing in pi-tui sends that prompt and reads pi's cache
         async with open_session(["--session", str(path), "--model", ANTHROPIC], project) as agent:
             await agent.prompt("and again")
@@ -303,6 +308,14 @@ async def test_pi_tui_session_opens_in_pi_0_87_1_and_comes_back(
     last = fake.requests[-1]
     assert last.cache.cache_read / last.cache.total >= 0.9, last.cache
     assert _lines(path)[: len(after_pi)] == after_pi
+    assert not [line for line in _lines(path)[len(after_pi) :] if _system(line) is not None]  # pi's is kept
+
+
+def _system(line: str) -> dict[str, Any] | None:
+    """The system message of a session line, if it holds one."""
+    entry = json.loads(line)
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return message if isinstance(message, dict) and message.get("role") == "system" else None
 
 
 async def test_session_totals_include_summary_calls_as_pi_counts_them(

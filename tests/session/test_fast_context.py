@@ -134,6 +134,7 @@ def _varied() -> _Builder:
     b.entry({"type": "thinking_level_change", "thinkingLevel": "high"})
     b.entry({"type": "label", "targetId": b.lines[3]["id"], "label": "start"})
     b.entry({"type": "session_info", "name": "varied"})
+    b.message(_PI_TUI_PROMPT)  # pi-tui's recorded prompt: no message of the conversation
     b.user("a plain string prompt — é ✓")
     b.answer(
         [
@@ -185,12 +186,22 @@ def _varied() -> _Builder:
     )
     b.user("   ")
     b.answer([{"type": "text", "text": "blank prompt answered"}], stop="length")
+    b.message({"role": "system", "content": "", "sections": {"environment": "Current date: 2025-06-02"}})
     b.user([{"type": "text", "text": "last question"}])
     b.lines[-1]["message"]["surprise"] = {"kept": "aside"}
     b.answer([{"type": "text", "text": "last answer", "textSignature": "t"}], total=5000)
     b.entry({"type": "label", "targetId": b.leaf, "label": None})
     b.entry({"type": "session_info"})
     return b
+
+
+_TOOL_DECLARATION = {"name": "read", "description": "Read a file", "parameters": {"type": "object"}}
+_PI_TUI_PROMPT: dict[str, Any] = {
+    "role": "system",
+    "content": "",
+    "sections": {"preamble": "You are terse.", "environment": "Current date: 2025-06-01"},
+    "toolsAdded": [_TOOL_DECLARATION],
+}
 
 
 def _pad(b: _Builder) -> None:
@@ -491,6 +502,15 @@ def _fallback_cases() -> dict[str, _Builder]:
     b = base()
     b.entry({"type": "branch_summary", "fromId": b.leaf, "summary": "s"})
     cases["branch summary"] = b
+    b = base()
+    b.message({"role": "system", "content": "", "sections": {"preamble": "P", "cwd": "<cwd>\n/p\n</cwd>"}})
+    cases["a prompt pi persisted (requests send it)"] = b
+    b = base()
+    b.message({**_PI_TUI_PROMPT, "tools_added": []})
+    cases["a system message with a field under its Python name"] = b
+    b = base()
+    b.message({**_PI_TUI_PROMPT, "toolsAdded": {"name": "read"}})
+    cases["tools that are not a list"] = b
     b = base()
     b.entry({"type": "custom_message", "customType": "x", "content": "c", "display": True})
     cases["custom message"] = b

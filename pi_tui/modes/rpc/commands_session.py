@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.types import AssistantMessage
-from pi_tui.session.entries import MessageEntry, entry_to_line
+from pi_tui.session.entries import MessageEntry, SystemMessageEntry, entry_to_line
 
 from .fields import RpcError, opt_bool, opt_str, req_str
 
@@ -152,6 +152,9 @@ class SessionCommands:
         tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
         cost = 0.0
         for entry in manager.get_entries():
+            if isinstance(entry, SystemMessageEntry):
+                total += 1  # pi counts its recorded prompt among the messages
+                continue
             if not isinstance(entry, MessageEntry):
                 continue
             message = entry.message

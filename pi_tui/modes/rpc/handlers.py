@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.ai.thinking import available_thinking_levels, clamp_thinking_level, cycle_thinking_level
-from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, dump_message, message_text
+from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, message_text
 
 from .commands_session import SessionCommands
 from .fields import BUSY_ERROR, RpcError, opt_str, req_bool, req_str
 from .login import LoginCommands
+from .transcript import transcript_messages
 
 if TYPE_CHECKING:
     from pi_tui.agent.hooks import QueueMode
@@ -157,7 +158,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
         if manager.name:
             state["sessionName"] = manager.name
         state["autoCompactionEnabled"] = self._auto_compaction_enabled()
-        state["messageCount"] = len(s.messages)
+        state["messageCount"] = len(transcript_messages(s))  # as pi counts: system messages too
         state["pendingMessageCount"] = len(agent.steering_queue) + len(agent.follow_up_queue)
         return state
 
@@ -166,7 +167,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
         return bool(settings.compaction.enabled) if settings is not None else True
 
     def cmd_get_messages(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        return {"messages": [dump_message(m) for m in self.session.messages]}
+        return {"messages": transcript_messages(self.session)}
 
     def cmd_get_last_assistant_text(self, cmd_id: object, command: dict[str, Any]) -> Any:
         for message in reversed(self.session.messages):

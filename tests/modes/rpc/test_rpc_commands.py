@@ -140,7 +140,10 @@ def _drive(rpc: RpcProcess, repo: Path, fake: FakeLLM) -> None:  # noqa: PLR0915
 
     assert rpc.call({"type": "get_last_assistant_text"})["data"] == {"text": "Both read."}
     messages = rpc.call({"type": "get_messages"})["data"]["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "toolResult", "assistant"]
+    # the recorded prompt leads, as pi lists it (tests/modes/rpc/fixtures/pi087-rpc.jsonl)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "toolResult", "toolResult", "assistant"]
+    assert messages[0] == system
+    assert rpc.call({"type": "get_state"})["data"]["messageCount"] == len(messages)
 
     # --- bash: streamed output, BashResult, and it joins the next prompt's context ---------------------
     bid = rpc.send({"type": "bash", "command": "echo hi-from-bash"})
