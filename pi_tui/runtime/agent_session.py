@@ -180,7 +180,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.restore_panel_layouts()
         self._offered_tools: set[str] | None = None
         self._system_parts_cache: tuple[tuple[str, ...], tuple[SystemPart, ...], dict[str, str]] | None = None
-        self.system_messages_written: list[dict[str, Any]] = []
+        self.system_messages_written: list[dict[str, object]] = []
         """The system messages this session wrote into its file, in order (what pi announces as
         messages: the JSON mode announces each)."""
         # Token counts of the last /context report's messages: opening it again counts only what is new.

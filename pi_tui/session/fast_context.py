@@ -239,9 +239,7 @@ def _plain_system(message: JsonObject) -> bool:
     if type(message.get("content")) is not str:
         return False
     sections = message.get("sections", _EMPTY)
-    if type(sections) is not dict or not all(
-        type(text) is str or text is None for text in cast(JsonObject, sections).values()
-    ):
+    if not isinstance(sections, dict) or not all(type(text) is str or text is None for text in sections.values()):
         return False
     return all(
         type(tools := message.get(key, [])) is list and all(type(tool) is dict for tool in tools)

@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import os
 import re
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -543,7 +543,7 @@ class SessionManager:
             )
         return self._append(MessageEntry(message=message, **self._base()))
 
-    def append_system_message(self, message: dict[str, Any]) -> SystemMessageEntry:
+    def append_system_message(self, message: Mapping[str, object]) -> SystemMessageEntry:
         """Append a system message (pi 0.86+'s persisted prompt and tools, or a patch of them; pi's JSON
         shape, see `pi_tui.session.system.system_update`)."""
         if message.get("role") != "system":

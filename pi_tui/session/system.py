@@ -123,7 +123,7 @@ def system_message_dict(entry: Any) -> dict[str, Any] | None:
     return dumped
 
 
-def tool_declaration(tool: Mapping[str, Any]) -> dict[str, Any]:
+def tool_declaration(tool: Mapping[str, object]) -> dict[str, object]:
     """A tool as pi declares it to the model: ``name``, ``description``, ``parameters`` and, when set,
     ``constrainedSampling``, in that order (pi's ``toToolDeclaration``)."""
     out = {
@@ -136,7 +136,7 @@ def tool_declaration(tool: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _same_tool(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
+def _same_tool(left: Mapping[str, object], right: Mapping[str, object]) -> bool:
     # pi compares the serialised declarations, so key order counts as it does there
     return json.dumps(tool_declaration(left)) == json.dumps(tool_declaration(right))
 
@@ -144,9 +144,9 @@ def _same_tool(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
 def system_update(
     state: SystemState,
     sections: Mapping[str, str],
-    tools: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, object]],
     timestamp: int,
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """The system message that brings ``state`` to ``sections`` and ``tools``, as pi writes it, or None
     when nothing changed.
 
@@ -175,7 +175,7 @@ def system_update(
     ]
     if not patch and not added and not removed:
         return None
-    message: dict[str, Any] = {"role": "system", "content": ""}
+    message: dict[str, object] = {"role": "system", "content": ""}
     if patch:
         message["sections"] = patch
     message["timestamp"] = timestamp

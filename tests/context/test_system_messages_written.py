@@ -5,14 +5,17 @@ and the first one into an older session at its next request, without changing a 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pi_tui.session.system import SystemState, system_update
 from pi_tui.testing import FakeLLM, Reply, text
 
 from ..e2e.helpers import open_session
+from ..pi087 import Pi087
 
 MODEL = "fake-anthropic/claude-fake"
 
@@ -186,3 +189,80 @@ async def test_an_older_session_gets_its_first_system_message_at_its_next_reques
         {**_systems(_entries(path))[0], "timestamp": _systems(entries)[0]["timestamp"]}
     ]
     assert len(_systems(_entries(path))) == 1  # the newer session needed no patch
+
+
+_PI_DIFF = """
+const [dir, cases] = [process.argv[2], JSON.parse(process.argv[3])];
+const { getToolStateChanges } = await import(dir + "/node_modules/@earendil-works/pi-ai/dist/utils/transcript.js");
+const { diffSystemPromptSections } = await import(
+  dir + "/node_modules/@earendil-works/pi-coding-agent/dist/core/system-prompt.js"
+);
+console.log(JSON.stringify(cases.map((c) => ({
+  sections: diffSystemPromptSections(c.previous.sections, c.sections) ?? null,
+  tools: getToolStateChanges(c.previous.tools, c.tools),
+}))));
+"""
+
+
+def test_patches_are_the_ones_pi_0_87_1_computes(tmp_path: Path, pi087: Pi087) -> None:
+    """pi's own diff functions (its compiled sources, run by its Node) give the patch `system_update`
+    writes, for sections changed, added, removed and reordered, and tools added, redeclared and gone."""
+    tool_a = {"name": "a", "description": "A", "parameters": {"type": "object"}}
+    tool_b = {"name": "b", "description": "B", "parameters": {"type": "object", "properties": {}}}
+    tool_a2 = {**tool_a, "description": "A, better"}
+    strict = {**tool_b, "constrainedSampling": {"type": "json_schema", "strict": "prefer"}}
+    cases = [
+        {
+            "previous": {"sections": {}, "tools": []},
+            "sections": {"preamble": "P", "environment": "E"},
+            "tools": [tool_a],
+        },
+        {
+            "previous": {"sections": {"preamble": "P", "x": "1"}, "tools": [tool_a, tool_b]},
+            "sections": {"preamble": "P", "y": "2", "x": "11"},
+            "tools": [tool_b, tool_a2],
+        },
+        {
+            "previous": {"sections": {"preamble": "P", "x": "1"}, "tools": [tool_a, tool_b]},
+            "sections": {"preamble": "P"},
+            "tools": [tool_a],
+        },
+        {
+            "previous": {"sections": {"preamble": "P"}, "tools": [tool_b]},
+            "sections": {"preamble": "P"},
+            "tools": [strict],
+        },
+        {
+            "previous": {"sections": {"preamble": "P"}, "tools": [tool_a]},
+            "sections": {"preamble": "P"},
+            "tools": [tool_a],
+        },
+    ]
+    script = tmp_path / "diff.mjs"
+    script.write_text(_PI_DIFF)
+    run = subprocess.run(
+        [str(pi087.node), str(script), str(pi087.dir), json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=pi087.env(),
+    )
+    assert run.returncode == 0, run.stderr
+    for case, pis in zip(cases, json.loads(run.stdout), strict=True):
+        state = SystemState()
+        state.apply({"sections": case["previous"]["sections"], "toolsAdded": case["previous"]["tools"]})
+        ours = system_update(state, case["sections"], case["tools"], 7)
+        expected: dict[str, Any] | None = {"role": "system", "content": ""}
+        assert expected is not None
+        if pis["sections"] is not None:
+            expected["sections"] = pis["sections"]
+        expected["timestamp"] = 7
+        if pis["tools"]["toolsAdded"]:
+            expected["toolsAdded"] = pis["tools"]["toolsAdded"]
+        if pis["tools"]["toolsRemoved"]:
+            expected["toolsRemoved"] = pis["tools"]["toolsRemoved"]
+        if list(expected) == ["role", "content", "timestamp"]:
+            expected = None
+        assert ours == expected, case
+        if ours is not None:
+            assert json.dumps(ours) == json.dumps(expected)  # pi's key order too

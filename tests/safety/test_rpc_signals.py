@@ -48,6 +48,6 @@ def test_a_signal_during_a_bash_call_in_rpc_mode_stops_the_tool_saves_and_exits_
     assert len(fake.requests) == 1
     lines = session_lines(agent_dir)  # every line parses
     messages = [line["message"] for line in lines if line.get("type") == "message"]
-    assert [m["role"] for m in messages] == ["user", "assistant", "toolResult"]
-    assert messages[1]["content"][0]["name"] == "bash"
-    assert messages[2]["isError"] is True  # the stopped call's result is written, not lost
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "toolResult"]  # prompt recorded
+    assert messages[2]["content"][0]["name"] == "bash"
+    assert messages[3]["isError"] is True  # the stopped call's result is written, not lost

@@ -167,7 +167,8 @@ def test_a_client_built_from_the_protocol_docs(tmp_path: Path, agent_dir: Path) 
             forked = client.request("fork", entryId=forkable[0]["entryId"])
             assert forked == {"text": "write out.txt", "cancelled": False}
             fork_state = client.request("get_state")
-            assert fork_state["sessionFile"] != original and fork_state["messageCount"] == 0
+            # the recorded prompt stays before the first prompt: pi counts it too
+            assert fork_state["sessionFile"] != original and fork_state["messageCount"] == 1
             assert client.request("switch_session", sessionPath=original) == {"cancelled": False}
             back = client.request("get_state")
             assert back["sessionFile"] == original and back["messageCount"] > 0
