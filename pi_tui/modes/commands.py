@@ -38,6 +38,8 @@ class BuiltinCommands:
     def __init__(self, session: AgentSession, write: Callable[[str], object]) -> None:
         self.session = session
         self.write = write
+        self.reloads = "extensions, skills, prompts and context files"
+        """What ``/reload`` says it reloaded (the full-screen app reloads its keys and themes too)."""
         self.handled_count = 0
         self._handlers: dict[str, Callable[[str], Awaitable[None]]] = {
             "context": self._cmd_context,
@@ -151,7 +153,7 @@ class BuiltinCommands:
         failed = [
             e for e in (runner.errors[errors_before:] if runner is not None else []) if e["event"] == "load"
         ]
-        done = "Reloaded extensions, skills, prompts and context files"
+        done = f"Reloaded {self.reloads}"
         if failed:
             names = ", ".join(str(e["extension"]) for e in failed)
             self.write(f"{done}; {len(failed)} extension(s) failed to load ({names}), see above.")

@@ -242,6 +242,17 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         # shift+tab, ctrl+z …, as in pi); the keymap gives them the default or the user's keys.
         self.set_keymap(textual_keymap(self.keymap))
 
+    def reload_keybindings(self) -> list[str]:
+        """Read keybindings.json again (``/reload``, as pi's): the app's and the editor's keys follow it
+        from the next key on. Returns the problems found in the file."""
+        from .keys import editor_key_actions
+
+        self.keymap, warnings = load_keymap(self._agent_dir)
+        self.editor.key_actions, editor_warnings = editor_key_actions(self._agent_dir)
+        self.set_keymap(textual_keymap(self.keymap))
+        self.pending_changed()  # the queue's hint names the dequeue key
+        return warnings + editor_warnings
+
     def _autocomplete_rows(self) -> int:
         """The ``autocompleteMaxVisible`` setting (pi's 5 until the session is ready)."""
         settings = self.session.settings if self.session is not None else None
@@ -653,6 +664,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.adapter = ChatAdapter(self)
         session.subscribe(self.adapter.on_event)
         session.builtin_commands = BuiltinCommands(session, lambda text: self.chat_notice(text, "output"))
+        session.builtin_commands.reloads = (
+            "keybindings, extensions, skills, prompts, themes and context files"
+        )
         runner = session.extensions
         self.chat.renderers = dict(runner.registry.renderers) if runner is not None else {}
         self.apply_settings()

@@ -44,7 +44,7 @@ APP_COMMANDS: dict[str, str] = {
     "logout": "Remove a login or API key saved by /login: /logout [provider]",
     "trust": "Save a trust decision for this project, used by future sessions",
     "quit": "Quit pi-tui",
-    "reload": "Reload extensions, skills, prompt templates, context files and settings",
+    "reload": "Reload keybindings, extensions, skills, prompt templates, themes, context files and settings",
 }
 
 _LEVEL_NOTES: dict[str, str] = {
@@ -240,6 +240,8 @@ class CommandRouter:
     async def _cmd_reload(self, args: str) -> None:
         """The shared /reload, then the settings the app applies itself, read again (as pi does)."""
         session = self.app.require_session()
+        for warning in self.app.reload_keybindings():  # as pi's /reload: the keys first
+            self.app.chat_notice(warning, "warning")
         builtin = session.builtin_commands
         if builtin is not None:
             outcome = builtin(f"/reload {args}".rstrip())

@@ -244,6 +244,31 @@ async def test_reload_applies_a_theme_changed_in_the_settings_file(tmp_path: Pat
         await until(pilot, lambda: app.theme == "pi-light")  # as pi's /reload: "… themes …"
 
 
+async def test_reload_applies_keybindings_edited_in_the_file(tmp_path: Path, agent_dir: Path) -> None:
+    """As pi's /reload ("Reloaded keybindings, …"): an app key and an editor key rebound in
+    keybindings.json work without a restart, and the old keys stop."""
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        (agent_dir / "keybindings.json").write_text(
+            json.dumps({"app.thinking.toggle": ["ctrl+y"], "tui.input.newLine": ["ctrl+k"]})
+        )
+        await submit_and_wait(pilot, app, "/reload")
+        assert not app.hide_thinking
+        await pilot.press("ctrl+t")
+        assert not app.hide_thinking  # unbound now
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: app.hide_thinking)
+        await type_text(pilot, "one")
+        await pilot.press("ctrl+k")
+        await type_text(pilot, "two")
+        assert app.editor.text == "one\ntwo"
+        assert any(
+            isinstance(b, NoticeBlock) and b.text.startswith("Reloaded keybindings, extensions,")
+            for b in app.chat.query(NoticeBlock)
+        )
+
+
 async def test_turning_auto_compact_off_in_settings_drops_the_footers_auto_mark_at_once(
     tmp_path: Path, agent_dir: Path
 ) -> None:
