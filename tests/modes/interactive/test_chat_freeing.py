@@ -8,6 +8,7 @@ with the collector off: a widget that is still alive once nothing refers to it i
 from __future__ import annotations
 
 import gc
+import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from pi_tui.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_tui.modes.interactive import chat as chat_module
 from pi_tui.modes.interactive.textual_private import with_component_nodes
 from pi_tui.session import SessionManager
 
@@ -105,22 +107,39 @@ async def test_blocks_leaving_the_window_are_freed_without_the_cycle_collector(
         assert chat.first_mounted == 0
 
 
+class _ChatClock:
+    """The chat's clock (its ``time`` module), moved on only by the test: what counts as quiet is the time
+    the test says passed, not the wall time of a busy machine (more than 2 s between two presses seen at
+    load 16)."""
+
+    def __init__(self) -> None:
+        self.now = time.monotonic()
+
+    def monotonic(self) -> float:
+        return self.now
+
+
 async def test_full_collections_wait_while_the_reader_pages_up_and_run_once_it_stops(
-    tmp_path: Path, agent_dir: Path
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session_file = tmp_path / "long.jsonl"
     _session(session_file, tmp_path, 60)
     app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(session_file)])
+    clock = _ChatClock()
+    monkeypatch.setattr(chat_module, "time", clock)
     normal = gc.get_threshold()
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, app.ready.is_set)
         await until(pilot, lambda: app.chat.max_scroll_y > 0)
         assert gc.isenabled()
         full = gc.get_stats()[2]["collections"]
-        app.chat.QUIET = 2.0  # a busy machine may take longer than the usual 0.4 s between two presses
         await pilot.press("pageup")
         held = gc.get_threshold()
+        clock.now += app.chat.QUIET / 2
         await pilot.press("pageup")
-        assert held[2] > normal[2] and gc.get_threshold() == held  # still held between the presses
+        clock.now += app.chat.QUIET / 2
+        await pilot.pause(app.chat.QUIET * 1.5)  # the chat looks again once QUIET has passed since a press
+        assert held[2] > normal[2] and gc.get_threshold() == held  # still held: quiet only since the second
+        clock.now += app.chat.QUIET
         await until(pilot, lambda: gc.get_threshold() == normal, timeout=5)  # quiet: back to normal
         assert gc.get_stats()[2]["collections"] > full
