@@ -16,7 +16,8 @@ Order, as pi 0.87.1 prints it for the same run (``tests/fixtures/pi087/json-mode
 - ``agent_settled`` follows each prompt once nothing else (retry, compaction, queued message) will run;
 - ``turn_start`` / ``turn_end`` carry no ``turnIndex`` or ``timestamp``;
 - the assistant's ``message_start`` goes out with the stream's first event, so it carries the provider's
-  ``responseId``; an answer that failed before streaming anything (an HTTP error) starts as it ends,
+  ``responseId`` and the usage its opening event reported (Anthropic's prompt and cache counts; zeros
+  for APIs that report usage only at the end); an answer that failed before streaming anything (an HTTP error) starts as it ends,
   with its ``stopReason: "error"`` and ``errorMessage``;
 - pi ends a run at each retried failure: ``agent_end`` (``willRetry: true``) comes before
   ``auto_retry_start`` and the attempt opens with ``agent_start``; pi-tui retries inside one run, so the
@@ -154,7 +155,8 @@ class JsonEventStream:
 
     def _release_start(self, event: AgentEvent | RuntimeEvent) -> None:
         """Send the held assistant ``message_start`` before ``event``, completed as pi's start event
-        completes it: the stream's ``responseId``, or the whole failed answer when nothing streamed."""
+        completes it: the stream's ``responseId`` and the usage known so far, or the whole failed answer
+        when nothing streamed."""
         start, self._start = self._start, None
         if start is None:
             return
@@ -162,6 +164,9 @@ class JsonEventStream:
         if isinstance(event, MessageUpdate):
             if event.message.response_id is not None:
                 message["responseId"] = event.message.response_id
+            # what the provider's opening event said of the usage (Anthropic's message_start: the prompt's
+            # input and cache counts), as pi's record shows it
+            message["usage"] = event.message.usage.to_json_dict()
         elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
             if event.message.stop_reason in ("error", "aborted"):
                 start = {"type": "message_start", "message": dump_message(event.message)}

@@ -90,6 +90,38 @@ async def test_json_mode_event_order_and_shapes_match_pi_0_87_1(tmp_path: Path, 
     # first output on, and the edit's patch is pi's unified diff, hunk header counts and all
     assert _partial_results(ours) == _partial_results(pis)
     assert _patches(ours) == _patches(pis)
+    # pi's assistant message_start carries what the provider's opening event said of the usage
+    # (Anthropic's message_start: the prompt's input and cache counts, one output token); pi serialises the
+    # record late, so in its recording some starts show it and some still show zeros; ours always shows it
+    assert any(_start_usage_known(pair) for pair in _assistant_usage(pis))
+    assert all(_start_usage_known(pair) for pair in _assistant_usage(ours))
+
+
+def _assistant_usage(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(usage on message_start, usage on message_end) of each assistant message."""
+    starts = [
+        r["message"]["usage"]
+        for r in records
+        if r["type"] == "message_start" and r["message"]["role"] == "assistant"
+    ]
+    ends = [
+        r["message"]["usage"]
+        for r in records
+        if r["type"] == "message_end" and r["message"]["role"] == "assistant"
+    ]
+    assert len(starts) == len(ends) > 1
+    return list(zip(starts, ends, strict=True))
+
+
+def _start_usage_known(pair: tuple[dict[str, Any], dict[str, Any]]) -> bool:
+    start, end = pair
+    prompt = ("input", "cacheRead", "cacheWrite")
+    return (
+        all(start[k] == end[k] for k in prompt)
+        and start["output"] == 1
+        and start["totalTokens"] == sum(start[k] for k in prompt) + 1
+        and start["cost"]["total"] > 0
+    )
 
 
 def _partial_results(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
