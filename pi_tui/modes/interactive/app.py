@@ -1006,7 +1006,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         try:
             if text.startswith("/") and await self.router.run(text):
                 return
-            if text.startswith("!") and not self._busy:
+            if text.startswith("!") and text.lstrip("!").strip():
+                # as pi: a command runs at once, even while the agent answers (its output joins the
+                # conversation when the turn is over); only a bare "!" is a message like any other
                 await self._run_bash(text)
                 return
             if self._busy or session.is_streaming:

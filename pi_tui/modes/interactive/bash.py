@@ -99,4 +99,8 @@ async def run_user_bash(app: PiApp, text: str) -> None:
         cancelled=cancelled,
         exclude_from_context=exclude or None,
     )
+    if session.is_streaming:
+        # as pi: recorded once the turn is over, after its answer and tool results, never between a
+        # tool call and its result
+        await session.wait_for_idle()
     session.record_bash_execution(message)

@@ -21,7 +21,7 @@ from pi_tui.modes.interactive.blocks import (
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text
 
-from .helpers import card_lines, gated, last_user_text, make_app, type_text, until
+from .helpers import card_lines, gated, last_user_text, make_app, submit_and_wait, type_text, until
 
 
 async def test_enter_sends_and_the_answer_streams_into_the_chat(tmp_path: Path, agent_dir: Path) -> None:
@@ -420,6 +420,35 @@ async def test_bang_runs_a_command_and_double_bang_keeps_it_out_of_context(
         assert second.exclude_from_context
         blocks = list(app.chat.query(BashBlock))
         assert len(blocks) == 2 and "-success" in blocks[0].classes
+
+
+async def test_bang_while_the_agent_answers_runs_the_command_and_joins_the_conversation_after_the_turn(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """As pi: '!cmd' typed while an answer streams runs at once (it was queued as a steering message, so
+    the model got the text '!echo …' and the command never ran); its output joins the conversation once
+    the turn is over, after the answer, so the next request carries it."""
+    gate = asyncio.Event()
+    script = FauxScript(gated(gate, faux_reply("first")), faux_reply("second"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "start")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.is_streaming)
+        await type_text(pilot, "!echo during-the-answer")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(b.done for b in app.chat.query(BashBlock)))
+        assert not app.session.agent.steering_queue and "Steering" not in str(app.pending.render())
+        assert not any(isinstance(m, BashExecutionMessage) for m in app.session.messages)  # the turn runs
+        gate.set()
+        await until(pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages))
+        roles = [m.role for m in app.session.messages]
+        assert roles[-2:] == ["assistant", "bashExecution"]
+        (bash,) = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
+        assert "during-the-answer" in bash.output
+        await submit_and_wait(pilot, app, "next")
+        assert script.call_count == 2 and last_user_text(script) == "next"
 
 
 async def test_slash_completion_offers_commands_and_tab_accepts(tmp_path: Path, agent_dir: Path) -> None:
