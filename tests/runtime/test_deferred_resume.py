@@ -244,3 +244,27 @@ async def test_the_first_request_goes_out_before_the_typed_history_is_built(
         assert await _answer(plain, tmp_path, model=model) == (True, False, 0)
     assert order == ["request", "history"]
     assert fake.violations == []
+
+
+async def test_a_big_session_with_its_recorded_prompt_resumes_deferred_and_sends_the_typed_bytes(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi-tui's recorded prompt (a system message, written by the first resume of each file) keeps a
+    plain session on the fast path, whose request is still byte for byte the typed one's."""
+    plain, typed = _sessions(tmp_path)
+    fake = FakeLLM()
+    fake.script([Reply([text("Done.")]) for _ in range(4)])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        for path in (plain, typed):
+            await _answer(path, tmp_path)
+        count = len(plain.read_text().splitlines())
+        recorded = [e for e in _new_lines(plain, 0)[1:] if e.get("message", {}).get("role") == "system"]
+        assert len(recorded) == 1
+        assert await _answer(plain, tmp_path, "again") == (True, False, 0)
+        assert await _answer(typed, tmp_path, "again") == (False, False, 0)
+    first, second = fake.requests[2:]
+    assert first.body == second.body
+    assert fake.violations == []
+    added = _new_lines(plain, count)
+    assert [e["message"]["role"] for e in added] == ["user", "assistant"]  # the prompt is unchanged
