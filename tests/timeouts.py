@@ -102,6 +102,21 @@ def _describe(frames: list[traceback.FrameSummary]) -> str:
     return f"{at(own)} (inside {at(inner)})"
 
 
+def _listed(kind: str, entries: list[tuple[str, list[traceback.FrameSummary]]], limit: int) -> list[str]:
+    """Lines for tasks or threads: those in the tests' or the project's code, then a count of the rest.
+
+    The rest wait in library code only (Textual's idle message pumps, a thread pool's idle workers): they
+    say little about what the test waited for, and a TUI test has a hundred of them.
+    """
+    own = [f"{kind} {name}: {_describe(stack)}" for name, stack in entries if _own_frame(stack) is not None]
+    rest = [f"{kind} {name}: {_describe(stack)}" for name, stack in entries if _own_frame(stack) is None]
+    shown = own[:limit] if own else rest[:3]
+    lines = shown
+    if len(entries) > len(shown):
+        lines.append(f"... and {len(entries) - len(shown)} more {kind}s, in library code only")
+    return lines
+
+
 def where_stuck(frame: FrameType | None) -> str:
     """Where the process was when the limit struck: the main thread, asyncio tasks, other threads.
 
@@ -114,25 +129,25 @@ def where_stuck(frame: FrameType | None) -> str:
     except RuntimeError:
         loop = None
     if loop is not None:
-        tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
-        # tasks waiting in the repository's code first: they say most about what the test waited for
-        described = []
-        for task in tasks:
-            stack = [
-                traceback.FrameSummary(f.f_code.co_filename, f.f_lineno, f.f_code.co_name, line=None)
-                for f in task.get_stack()
-            ]
-            described.append((_own_frame(stack) is None, f"task {task.get_name()}: {_describe(stack)}"))
-        described.sort(key=lambda pair: pair[0])
-        lines += [text for _, text in described[:12]]
-        if len(described) > 12:
-            lines.append(f"... and {len(described) - 12} more tasks")
+        tasks = [
+            (
+                task.get_name(),
+                [
+                    traceback.FrameSummary(f.f_code.co_filename, f.f_lineno, f.f_code.co_name, line=None)
+                    for f in task.get_stack()
+                ],
+            )
+            for task in asyncio.all_tasks(loop)
+            if not task.done()
+        ]
+        lines += _listed("task", tasks, 12)
     frames = sys._current_frames()
-    for thread in threading.enumerate():
-        if thread is threading.main_thread() or thread.ident not in frames or thread.daemon:
-            continue
-        stack = traceback.extract_stack(frames[thread.ident])
-        lines.append(f"thread {thread.name}: {_describe(stack)}")
+    threads = [
+        (thread.name, traceback.extract_stack(frames[thread.ident]))
+        for thread in threading.enumerate()
+        if thread is not threading.main_thread() and thread.ident in frames and not thread.daemon
+    ]
+    lines += _listed("thread", threads, 8)
     return "\n".join(lines)
 
 
