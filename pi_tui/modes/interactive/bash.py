@@ -56,6 +56,8 @@ async def run_user_bash(app: PiApp, text: str) -> None:
     state = app.user_bash
     if state.running:
         app.chat_notice("A bash command is already running. Press Esc to cancel it first.", "warning")
+        if not app.editor.text:  # as pi: the command waits in the editor instead of being lost
+            app.set_editor_text(text)
         return
     block = BashBlock(command, exclude)
     app.chat.add(block)

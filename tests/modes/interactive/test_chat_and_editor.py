@@ -518,6 +518,26 @@ async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Pa
         assert "-error" in app.chat.query_one(BashBlock).classes
 
 
+async def test_a_second_bang_command_while_one_runs_goes_back_to_the_editor(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """As pi: the warning says to stop the running command first and the second one is kept in the
+    editor, not lost."""
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "!sleep 30")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.user_bash.running)
+        await type_text(pilot, "!echo second")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("already running" in b.text for b in app.chat.query(NoticeBlock)))
+        assert app.editor.text == "!echo second"
+        app.editor.set_text("")
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.user_bash.running, timeout=10)
+
+
 async def test_streamed_text_is_written_in_the_gaps_between_key_presses(
     tmp_path: Path, agent_dir: Path
 ) -> None:
