@@ -1,12 +1,14 @@
 """Image detection for the read tool, and the seam where resizing plugs in.
 
-Images are recognised by their magic bytes, never by extension. No image library ships with
-pi-tui, so nothing is resized by default; a caller that has one passes an `ImageResizer` to
+Images are recognised by their magic bytes, never by extension: PNG, JPEG, GIF and WebP are sent as
+they are; a BMP (`looks_like_bmp`) is converted to PNG by the read tool (`pi_tui.tools.bmp`). No image
+library ships with pi-tui, so nothing is resized by default; a caller that has one passes an `ImageResizer` to
 ``create_read_tool`` and the read tool adds pi's dimension note when the image was scaled.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -14,13 +16,15 @@ __all__ = [
     "SUPPORTED_IMAGE_MIME_TYPES",
     "IMAGE_SNIFF_BYTES",
     "detect_image_mime_type",
+    "looks_like_bmp",
     "ResizedImage",
     "ImageResizer",
     "format_dimension_note",
 ]
 
 SUPPORTED_IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-IMAGE_SNIFF_BYTES = 12
+IMAGE_SNIFF_BYTES = 30
+"""Bytes read to tell an image by its start (a BMP header check needs 30)."""
 
 
 def detect_image_mime_type(head: bytes) -> str | None:
@@ -34,6 +38,27 @@ def detect_image_mime_type(head: bytes) -> str | None:
     if len(head) >= 12 and head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return "image/webp"
     return None
+
+
+def looks_like_bmp(head: bytes) -> bool:
+    """Whether the first bytes (at least 30) are a BMP header: pi's test, so the same files count as BMPs.
+
+    The file and DIB header sizes must be consistent, one plane, and 1, 4, 8, 16, 24 or 32 bits a pixel.
+    """
+    if len(head) < 26 or not head.startswith(b"BM"):
+        return False
+    file_size, offset, dib_size = struct.unpack_from("<I4xII", head, 2)
+    if file_size != 0 and file_size < 26:
+        return False
+    if offset < 14 + dib_size or (file_size != 0 and offset >= file_size):
+        return False
+    if dib_size == 12:
+        planes, bits = struct.unpack_from("<HH", head, 22)
+    elif 40 <= dib_size <= 124 and len(head) >= 30:
+        planes, bits = struct.unpack_from("<HH", head, 26)
+    else:
+        return False
+    return planes == 1 and bits in (1, 4, 8, 16, 24, 32)
 
 
 @dataclass(slots=True)

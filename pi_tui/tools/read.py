@@ -16,7 +16,13 @@ from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import ImageContent, TextContent
 
 from ._common import opt_int_arg, run_blocking, str_arg
-from .images import IMAGE_SNIFF_BYTES, ImageResizer, detect_image_mime_type, format_dimension_note
+from .images import (
+    IMAGE_SNIFF_BYTES,
+    ImageResizer,
+    detect_image_mime_type,
+    format_dimension_note,
+    looks_like_bmp,
+)
 from .line_scan import scan_lines
 from .paths import resolve_read_path
 from .truncate import (
@@ -41,7 +47,7 @@ READ_PARAMETERS: dict[str, Any] = {
 }
 
 READ_DESCRIPTION = (
-    "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as "
+    "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as "
     f"attachments. For text files, output is truncated to {DEFAULT_MAX_LINES} lines or "
     f"{DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). Use offset/limit for large files. When you need "
     "the full file, continue with offset until complete."
@@ -51,6 +57,9 @@ STREAMED_TEXT_BYTES = 8 * 1024 * 1024
 """Text files larger than this are read in chunks, keeping only the lines shown."""
 
 _IMAGE_OMITTED = "[Image omitted: could not be resized below the inline image size limit.]"
+_NOT_CONVERTED = "[Image omitted: could not be converted to a supported inline image format.]"
+BMP = "image/bmp"
+"""Read as an image too, sent as PNG (`pi_tui.tools.bmp`), as pi converts it."""
 NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 """Added to an image's note when the current model takes no images (pi's words): the request will carry
 a placeholder instead of the picture, and this says why."""
@@ -114,7 +123,7 @@ def read_file_result(
         with absolute.open("rb") as file:
             head = file.read(IMAGE_SNIFF_BYTES)
             size = os.fstat(file.fileno()).st_size
-            mime_type = detect_image_mime_type(head)
+            mime_type = detect_image_mime_type(head) or (BMP if looks_like_bmp(head) else None)
             if mime_type is None and size > STREAMED_TEXT_BYTES:
                 # a log of gigabytes: count its lines and keep only what is shown (reading it whole
                 # took about six times its size in memory)
@@ -150,10 +159,20 @@ def _image_result(
 ) -> ToolResult:
     note = f"Read image file [{mime_type}]"
     tail = f"\n{extra_note}" if extra_note else ""
+    hints = ""
+    if mime_type == BMP:
+        from .bmp import BmpError, bmp_to_png  # the decoder loads only when a BMP is read
+
+        try:
+            data = bmp_to_png(data)
+        except BmpError as exc:
+            return ToolResult(content=[TextContent(text=f"{note}\n{_NOT_CONVERTED}\n{exc}{tail}")])
+        mime_type = "image/png"
+        hints = f"\n[Image converted from {BMP} to {mime_type}.]"
     if resizer is None:
         return ToolResult(
             content=[
-                TextContent(text=note + tail),
+                TextContent(text=f"Read image file [{mime_type}]{hints}{tail}"),
                 ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type),
             ]
         )
@@ -161,6 +180,8 @@ def _image_result(
     if resized is None:
         return ToolResult(content=[TextContent(text=f"{note}\n{_IMAGE_OMITTED}{tail}")])
     text = f"Read image file [{resized.mime_type}]"
+    if hints:
+        text += f"\n[Image converted from {BMP} to {resized.mime_type}.]"
     dimension_note = format_dimension_note(resized)
     if dimension_note:
         text += f"\n{dimension_note}"

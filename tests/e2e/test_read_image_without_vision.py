@@ -59,3 +59,26 @@ def test_a_vision_model_gets_the_image_without_the_note(tmp_path: Path, agent_di
     kinds = [block["type"] for block in result["content"]]
     assert kinds == ["text", "image"]
     assert result["content"][0]["text"] == "Read image file [image/png]"
+
+
+def test_a_bmp_reaches_a_vision_model_as_the_same_picture_in_png(tmp_path: Path, agent_dir: Path) -> None:
+    from tests.tools.bmp_helpers import bmp, grid, png_pixels
+
+    pixels = grid(11, 6)
+    (tmp_path / "shot.bmp").write_bytes(bmp(pixels, 24))
+    fake = FakeLLM()
+    fake.script([Reply([tool_call("read", {"path": "shot.bmp"})]), Reply([text("done")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        path = agent_dir / "models.json"
+        path.write_text(
+            path.read_text().replace('"id": "claude-fake"', '"id": "claude-fake", "input": ["text", "image"]')
+        )
+        run = run_cli(["--model", "fake-anthropic/claude-fake", "-p", "look at shot.bmp"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    result = fake.requests[1].body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result"
+    note, image = result["content"]
+    assert note["text"] == "Read image file [image/png]\n[Image converted from image/bmp to image/png.]"
+    assert image["source"]["media_type"] == "image/png"
+    assert png_pixels(base64.b64decode(image["source"]["data"])) == pixels
