@@ -30,8 +30,8 @@ def _err(message: str) -> None:
 
 def _read_file_args(args: Args, cwd: Path) -> tuple[str, list[ImageContent]]:
     """Inline ``@file`` arguments as pi does: text files become ``<file name=...>`` blocks; an image
-    (PNG, JPEG, GIF, WebP, told by its first bytes) is attached to the first prompt, named by an empty
-    block. Empty files are skipped."""
+    (PNG, JPEG, GIF, WebP, told by its first bytes; a BMP converted to PNG) is attached to the first
+    prompt, named by a block holding only the conversion note, if any. Empty files are skipped."""
     chunks: list[str] = []
     images: list[ImageContent] = []
     for name in args.files:
@@ -43,14 +43,24 @@ def _read_file_args(args: Args, cwd: Path) -> tuple[str, list[ImageContent]]:
         data = path.read_bytes()
         if not data:
             continue
-        from pi_tui.tools.images import IMAGE_SNIFF_BYTES, detect_image_mime_type
+        from pi_tui.tools.images import IMAGE_SNIFF_BYTES, detect_image_mime_type, looks_like_bmp
 
-        mime_type = detect_image_mime_type(data[:IMAGE_SNIFF_BYTES])
+        head = data[:IMAGE_SNIFF_BYTES]
+        mime_type = detect_image_mime_type(head)
+        hint = ""
+        if mime_type is None and looks_like_bmp(head):  # sent as PNG, as pi converts it
+            from pi_tui.tools.bmp import CONVERTED_NOTE, NOT_CONVERTED_NOTE, BmpError, bmp_to_png
+
+            try:
+                data, mime_type, hint = bmp_to_png(data), "image/png", CONVERTED_NOTE
+            except BmpError as exc:
+                chunks.append(f'<file name="{path}">{NOT_CONVERTED_NOTE}\n{exc}</file>\n')
+                continue
         if mime_type is not None:
             from pi_tui.ai.types import ImageContent
 
             images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type))
-            chunks.append(f'<file name="{path}"></file>\n')
+            chunks.append(f'<file name="{path}">{hint}</file>\n')
             continue
         text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
         chunks.append(f'<file name="{path}">\n{text}\n</file>\n')

@@ -22,8 +22,12 @@ from dataclasses import dataclass
 
 from .images import looks_like_bmp
 
-__all__ = ["BmpError", "MAX_BMP_PIXELS", "bmp_to_png"]
+__all__ = ["BmpError", "CONVERTED_NOTE", "MAX_BMP_PIXELS", "NOT_CONVERTED_NOTE", "bmp_to_png"]
 
+CONVERTED_NOTE = "[Image converted from image/bmp to image/png.]"
+"""pi's line beside an image sent as PNG in place of the BMP read."""
+NOT_CONVERTED_NOTE = "[Image omitted: could not be converted to a supported inline image format.]"
+"""pi's line in place of an image it could not convert."""
 MAX_BMP_PIXELS = 64 * 1024 * 1024
 """Larger bitmaps are refused rather than decoded (a 64-megapixel image is already far past what a
 provider takes inline)."""

@@ -57,7 +57,6 @@ STREAMED_TEXT_BYTES = 8 * 1024 * 1024
 """Text files larger than this are read in chunks, keeping only the lines shown."""
 
 _IMAGE_OMITTED = "[Image omitted: could not be resized below the inline image size limit.]"
-_NOT_CONVERTED = "[Image omitted: could not be converted to a supported inline image format.]"
 BMP = "image/bmp"
 """Read as an image too, sent as PNG (`pi_tui.tools.bmp`), as pi converts it."""
 NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
@@ -161,14 +160,14 @@ def _image_result(
     tail = f"\n{extra_note}" if extra_note else ""
     hints = ""
     if mime_type == BMP:
-        from .bmp import BmpError, bmp_to_png  # the decoder loads only when a BMP is read
+        from .bmp import CONVERTED_NOTE, NOT_CONVERTED_NOTE, BmpError, bmp_to_png  # loaded for a BMP only
 
         try:
             data = bmp_to_png(data)
         except BmpError as exc:
-            return ToolResult(content=[TextContent(text=f"{note}\n{_NOT_CONVERTED}\n{exc}{tail}")])
+            return ToolResult(content=[TextContent(text=f"{note}\n{NOT_CONVERTED_NOTE}\n{exc}{tail}")])
         mime_type = "image/png"
-        hints = f"\n[Image converted from {BMP} to {mime_type}.]"
+        hints = f"\n{CONVERTED_NOTE}"
     if resizer is None:
         return ToolResult(
             content=[
@@ -180,7 +179,7 @@ def _image_result(
     if resized is None:
         return ToolResult(content=[TextContent(text=f"{note}\n{_IMAGE_OMITTED}{tail}")])
     text = f"Read image file [{resized.mime_type}]"
-    if hints:
+    if hints:  # pi names the type the resizer chose
         text += f"\n[Image converted from {BMP} to {resized.mime_type}.]"
     dimension_note = format_dimension_note(resized)
     if dimension_note:

@@ -240,6 +240,39 @@ def test_an_image_file_argument_is_attached_and_a_text_file_inlined(tmp_path: Pa
     )
 
 
+def test_a_bmp_file_argument_is_attached_as_png_with_pis_note(tmp_path: Path, agent_dir: Path) -> None:
+    """``@shot.bmp``: as pi, the picture goes as a PNG and its ``<file>`` tag holds the conversion note; a
+    run-length compressed BMP is left out, the tag saying so and why."""
+    from tests.tools.bmp_helpers import bmp, grid, png_pixels
+
+    pixels = grid(6, 3)
+    (tmp_path / "shot.bmp").write_bytes(bmp(pixels, 32))
+    palette = sorted({p[:3] for row in pixels for p in row})
+    (tmp_path / "rle.bmp").write_bytes(bmp(pixels, 8, palette=palette, compression=1))
+    fake = FakeLLM()
+    fake.script([Reply([text("a pattern")])])
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        config = json.loads((agent_dir / "models.json").read_text())
+        config["providers"]["fake-anthropic"]["models"][0]["input"] = ["text", "image"]
+        (agent_dir / "models.json").write_text(json.dumps(config))
+        run = run_cli(
+            ["--model", "fake-anthropic/claude-fake", "-p", "@shot.bmp", "@rle.bmp", "what is it"], tmp_path
+        )
+    assert run.returncode == 0, run.stderr
+    (request,) = fake.requests
+    [user] = [m for m in request.body["messages"] if m["role"] == "user"]
+    [image] = [b for b in user["content"] if b["type"] == "image"]
+    assert image["source"]["media_type"] == "image/png"
+    assert png_pixels(base64.b64decode(image["source"]["data"])) == pixels
+    sent = "".join(b["text"] for b in user["content"] if b["type"] == "text")
+    assert sent == (
+        f'<file name="{tmp_path / "shot.bmp"}">[Image converted from image/bmp to image/png.]</file>\n'
+        f'<file name="{tmp_path / "rle.bmp"}">[Image omitted: could not be converted to a supported inline '
+        "image format.]\nRLE8-compressed BMP is not supported; save it uncompressed</file>\nwhat is it"
+    )
+
+
 def test_a_directory_file_argument_is_named_as_one(tmp_path: Path, agent_dir: Path) -> None:
     run = run_cli(["--provider", "faux", "-p", "@.", "hi"], tmp_path)
     assert run.returncode == 1 and run.stderr.strip() == "Not a file: . is a directory"
