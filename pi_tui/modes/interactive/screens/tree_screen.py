@@ -55,7 +55,8 @@ NEAR_LEAF_ROWS = 100
 """Shown rows made above and below the leaf for a first open before the whole tree's rows are made."""
 
 HELP = (
-    "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · enter jump · ctrl+f fork · esc close\n"
+    "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · shift+t label time · "
+    "enter jump · ctrl+f fork · esc close\n"
     "ctrl+d default · ctrl+t no-tools · ctrl+u user · ctrl+l labelled · ctrl+a all · ctrl+o cycle"
 )
 

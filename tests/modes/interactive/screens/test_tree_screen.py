@@ -474,3 +474,12 @@ async def test_escape_clears_a_search_before_it_closes_the_tree_as_pi_does(sessi
         assert len(screen.shown) == count
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is not screen)
+
+
+async def test_the_help_names_every_key_pi_names_shift_t_label_times_included(session: AgentSession) -> None:
+    """pi's tree help lists Shift+T (show when labels were set); the key worked here but went unsaid."""
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        for key in ("ctrl+x copy", "shift+l label", "shift+t label time", "ctrl+o cycle"):
+            assert key in screen.help_text
