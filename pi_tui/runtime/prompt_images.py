@@ -4,8 +4,9 @@ A prompt's images come from RPC clients, extensions and pastes, base64 text with
 provider refuses an image it cannot decode (Anthropic: 400 "Could not process image"), and because the
 prompt stays in the history every later request would be refused too. As pi 0.87.1 does, data that is
 not a PNG, JPEG, GIF or WebP image (told by its first bytes) is left out and a line in the prompt's text
-says so; a declared type that does not match the bytes is replaced by the real one. No image library
-ships with pi-tui, so nothing is resized or converted.
+says so; a declared type that does not match the bytes is replaced by the real one. A BMP is converted
+to PNG (`pi_tui.tools.bmp`) with pi's note in the prompt's text, as pi converts it. No image library
+ships with pi-tui, so nothing is resized.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ import re
 from collections.abc import Sequence
 
 from pi_tui.ai.types import ImageContent
-from pi_tui.tools.images import IMAGE_SNIFF_BYTES, SUPPORTED_IMAGE_MIME_TYPES, detect_image_mime_type
+from pi_tui.tools.images import (
+    IMAGE_SNIFF_BYTES,
+    SUPPORTED_IMAGE_MIME_TYPES,
+    detect_image_mime_type,
+    looks_like_bmp,
+)
 
 __all__ = ["IMAGE_NOT_CONVERTIBLE", "IMAGE_NOT_READABLE", "check_prompt_images"]
 
@@ -55,9 +61,16 @@ def check_prompt_images(images: Sequence[ImageContent]) -> tuple[list[ImageConte
     kept: list[ImageContent] = []
     notes: list[str] = []
     for image in images:
-        detected = detect_image_mime_type(_head(image.data))
+        head = _head(image.data)
+        detected = detect_image_mime_type(head)
         if detected is None:
             declared = image.mime_type.split(";")[0].strip().lower().replace("image/jpg", "image/jpeg")
+            if looks_like_bmp(head):
+                converted, note = _bmp_as_png(image.data)
+                if converted is not None:
+                    kept.append(converted)
+                notes.append(note)
+                continue
             notes.append(
                 IMAGE_NOT_READABLE if declared in SUPPORTED_IMAGE_MIME_TYPES else IMAGE_NOT_CONVERTIBLE
             )
@@ -66,3 +79,14 @@ def check_prompt_images(images: Sequence[ImageContent]) -> tuple[list[ImageConte
             image if image.mime_type == detected else ImageContent(data=image.data, mime_type=detected)
         )
     return kept, notes
+
+
+def _bmp_as_png(data: str) -> tuple[ImageContent | None, str]:
+    """A BMP prompt image as PNG and pi's note saying so, or ``None`` and pi's note that it was left out."""
+    from pi_tui.tools.bmp import CONVERTED_NOTE, NOT_CONVERTED_NOTE, BmpError, bmp_to_png
+
+    try:
+        png = bmp_to_png(base64.b64decode(_NOT_BASE64.sub("", data)))
+    except (BmpError, binascii.Error, ValueError):
+        return None, NOT_CONVERTED_NOTE
+    return ImageContent(data=base64.b64encode(png).decode("ascii"), mime_type="image/png"), CONVERTED_NOTE

@@ -76,3 +76,33 @@ def test_wrapped_base64_is_still_recognised() -> None:
     wrapped = "\n".join(PNG[i : i + 10] for i in range(0, len(PNG), 10))
     kept, notes = check_prompt_images([ImageContent(data=wrapped, mime_type="image/png")])
     assert notes == [] and [k.mime_type for k in kept] == ["image/png"]
+
+
+async def test_a_bmp_prompt_image_is_sent_as_png_with_pis_note(tmp_path: Path, agent_dir: Path) -> None:
+    """As pi converts a BMP attached to a prompt: the request carries a PNG of the same pixels and the
+    prompt's text ends with ``[Image converted from image/bmp to image/png.]``."""
+    from tests.tools.bmp_helpers import bmp, grid, png_pixels
+
+    pixels = grid(5, 3)
+    palette = sorted({p[:3] for row in pixels for p in row})
+    fake = FakeLLM()
+    fake.script([Reply([text("seen")])])
+    with fake.serve():
+        _models(agent_dir, fake)
+        async with open_session(["--model", "fake-eyes/claude-eyes"], tmp_path) as session:
+            await session.prompt(
+                "look",
+                [
+                    ImageContent(data=base64.b64encode(bmp(pixels, 24)).decode(), mime_type="image/bmp"),
+                    ImageContent(
+                        data=base64.b64encode(bmp(pixels, 8, palette=palette, compression=1)).decode(),
+                        mime_type="image/bmp",
+                    ),
+                ],
+            )
+    content = fake.requests[0].body["messages"][0]["content"]
+    assert content[0]["text"] == f"look\n\n[Image converted from image/bmp to image/png.]\n{UNSUPPORTED}"
+    [image] = [c["source"] for c in content if c["type"] == "image"]
+    assert image["media_type"] == "image/png"
+    assert png_pixels(base64.b64decode(image["data"])) == pixels
+    assert fake.violations == []
