@@ -284,8 +284,7 @@ def responses_history(
     makes them, and how many messages became items (what the ids of texts without one count).
     ``stored`` gets the reasoning items replayed from thinking signatures (the server's JSON, not
     known to be plain values)."""
-    from pi_tui.ai.providers.openai_responses import foreign_call_id
-
+    turns = _ResponsesTurns(model, stored)
     items: list[WireMessage] = []
     emitted = 0
     ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids sent
@@ -316,76 +315,90 @@ def responses_history(
             )
             emitted += 1
         else:
-            same = _same_model(message, model)
-            if not same:
-                provider, api = str(message.get("provider", "")), str(message.get("api", ""))
-                for call in calls_of(message):
-                    ids[str(call["id"])] = foreign_call_id(str(call["id"]), model, provider, api)
-            converted = _responses_assistant(message, model, emitted, same, stored)
+            converted = turns.items(message, emitted, ids)
             if converted:
                 items.extend(converted)
                 emitted += 1
     return items, emitted
 
 
-def _responses_assistant(
-    message: Mapping[str, object], model: Model, index: int, same: bool, stored: list[object] | None
-) -> list[WireMessage]:
-    """`openai_responses._assistant_items` of the turn as `prepare_messages` leaves it (another model's
-    thinking as text, its texts and calls without their signatures)."""
-    from pi_tui.ai.providers._common import json_stringify
-    from pi_tui.ai.providers._history import short_hash
-    from pi_tui.ai.providers.openai_responses import foreign_call_id, reasoning_item, text_signature
+class _ResponsesTurns:
+    """`openai_responses._assistant_items` of turns as `prepare_messages` leaves them (another model's
+    thinking as text, its texts and calls without their signatures); the provider's helpers are
+    imported once for a whole history."""
 
-    provider, api = message.get("provider", ""), message.get("api", "")
-    other_model = provider == model.provider and api == model.api and message.get("model", "") != model.id
-    items: list[WireMessage] = []
-    texts = 0
-    for block in _assistant_parts(message, model):
-        kind = block["type"]
-        if kind == "thinking":  # only the same model's: another's became text
-            reasoning = reasoning_item(_optional_str(block.get("thinkingSignature")))
-            if reasoning is not None:
-                items.append(reasoning)
-                if stored is not None:
-                    stored.append(reasoning)
-        elif kind == "text":
-            signature = _optional_str(block.get("textSignature")) if same else None
-            item_id, phase = text_signature(signature)
-            if not item_id:
-                item_id = f"msg_pi_{index}" if texts == 0 else f"msg_pi_{index}_{texts}"
-            elif len(item_id) > 64:
-                item_id = f"msg_{short_hash(item_id)}"
-            texts += 1
-            item: WireMessage = {
-                "type": "message",
-                "role": "assistant",
-                "content": [
-                    {
-                        "type": "output_text",
-                        "text": sanitize_surrogates(str(block["text"])),
-                        "annotations": [],
-                    }
-                ],
-                "status": "completed",
-                "id": item_id,
-            }
-            if phase is not None:
-                item["phase"] = phase
-            items.append(item)
-        else:
-            call_id = str(block["id"])
-            full_id = call_id if same else foreign_call_id(call_id, model, str(provider), str(api))
-            wire_id, _, rest = full_id.partition("|")
-            item_id = rest.split("|", 1)[0]
-            call: WireMessage = {"type": "function_call"}
-            if item_id.startswith("fc_") and not other_model:
-                call["id"] = item_id
-            call.update(
-                call_id=wire_id, name=block["name"], arguments=json_stringify(block.get("arguments", {}))
-            )
-            items.append(call)
-    return items
+    def __init__(self, model: Model, stored: list[object] | None) -> None:
+        from pi_tui.ai.providers._common import json_stringify
+        from pi_tui.ai.providers._history import short_hash
+        from pi_tui.ai.providers.openai_responses import foreign_call_id, reasoning_item, text_signature
+
+        self.model = model
+        self.stored = stored
+        self.json_stringify = json_stringify
+        self.short_hash = short_hash
+        self.foreign_call_id = foreign_call_id
+        self.reasoning_item = reasoning_item
+        self.text_signature = text_signature
+
+    def items(self, message: Mapping[str, object], index: int, ids: dict[str, str]) -> list[WireMessage]:
+        """The turn's items (``index``: the messages before it that became items); ``ids`` gets the ids
+        sent for another model's calls, which its results answer."""
+        model = self.model
+        provider, api = str(message.get("provider", "")), str(message.get("api", ""))
+        same = provider == model.provider and api == model.api and message.get("model", "") == model.id
+        other_model = provider == model.provider and api == model.api and not same
+        items: list[WireMessage] = []
+        texts = 0
+        for block in _content_list(message) if same else _assistant_parts(message, model):
+            kind = block["type"]
+            if kind == "thinking":  # only the same model's: another's became text
+                reasoning = self.reasoning_item(_optional_str(block.get("thinkingSignature")))
+                if reasoning is not None:
+                    items.append(reasoning)
+                    if self.stored is not None:
+                        self.stored.append(reasoning)
+            elif kind == "text":
+                signature = _optional_str(block.get("textSignature")) if same else None
+                item_id, phase = self.text_signature(signature) if signature else (None, None)
+                if not item_id:
+                    item_id = f"msg_pi_{index}" if texts == 0 else f"msg_pi_{index}_{texts}"
+                elif len(item_id) > 64:
+                    item_id = f"msg_{self.short_hash(item_id)}"
+                texts += 1
+                item: WireMessage = {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "output_text",
+                            "text": sanitize_surrogates(str(block["text"])),
+                            "annotations": [],
+                        }
+                    ],
+                    "status": "completed",
+                    "id": item_id,
+                }
+                if phase is not None:
+                    item["phase"] = phase
+                items.append(item)
+            else:
+                call_id = str(block["id"])
+                if same:
+                    full_id = call_id
+                else:
+                    full_id = ids[call_id] = self.foreign_call_id(call_id, model, provider, api)
+                wire_id, _, rest = full_id.partition("|")
+                item_id = rest.split("|", 1)[0]
+                call: WireMessage = {"type": "function_call"}
+                if item_id.startswith("fc_") and not other_model:
+                    call["id"] = item_id
+                call.update(
+                    call_id=wire_id,
+                    name=block["name"],
+                    arguments=self.json_stringify(block.get("arguments", {})),
+                )
+                items.append(call)
+        return items
 
 
 def _optional_str(value: object) -> str | None:
