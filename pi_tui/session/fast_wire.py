@@ -180,8 +180,8 @@ def chat_history(
 ) -> list[WireMessage] | None:
     """The history's Chat Completions wire messages (after the system message), as
     `openai_completions.convert_messages` makes them; ``compat`` is the model's resolved compat."""
-    from pi_tui.ai.providers.openai_completions import foreign_call_id
-
+    helpers = _ChatHelpers()
+    foreign_call_id = helpers.foreign_call_id
     out: list[WireMessage] = []
     ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids sent
 
@@ -209,7 +209,7 @@ def chat_history(
             if not same:
                 for call in calls_of(message):
                     ids[str(call["id"])] = foreign_call_id(str(call["id"]), model)
-            converted = _chat_assistant(message, model, compat, same)
+            converted = _chat_assistant(message, model, compat, same, helpers)
             if converted is not None:
                 out.append(converted)
         else:
@@ -226,11 +226,27 @@ def chat_history(
     return out
 
 
+class _ChatHelpers:
+    """The Chat Completions provider's helpers, imported once for a whole history."""
+
+    def __init__(self) -> None:
+        from pi_tui.ai.providers._common import json_stringify
+        from pi_tui.ai.providers.openai_completions import REASONING_FIELDS, foreign_call_id
+
+        self.json_stringify = json_stringify
+        self.reasoning_fields = REASONING_FIELDS
+        self.foreign_call_id = foreign_call_id
+
+
 def _chat_assistant(
-    message: Mapping[str, object], model: Model, compat: Mapping[str, object], same: bool
+    message: Mapping[str, object],
+    model: Model,
+    compat: Mapping[str, object],
+    same: bool,
+    helpers: _ChatHelpers,
 ) -> WireMessage | None:
-    from pi_tui.ai.providers._common import json_stringify
-    from pi_tui.ai.providers.openai_completions import REASONING_FIELDS, foreign_call_id
+    json_stringify, foreign_call_id = helpers.json_stringify, helpers.foreign_call_id
+    REASONING_FIELDS = helpers.reasoning_fields  # noqa: N806 (the provider's constant, under its name)
 
     parts = _assistant_parts(message, model)
     texts = [
