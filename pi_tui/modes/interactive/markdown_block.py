@@ -31,11 +31,20 @@ def markdown_parser() -> MarkdownIt:
     Read as text they are shown as written (pi shows them too). Autolinks (``<https://…>``) are a rule
     of their own and still work. A single line break inside a paragraph stays a line break, as pi draws
     the lines a model wrote; markdown would join them with a space.
+
+    Made once and shared: Textual asks for a parser at every write of an answer and every answer
+    mounted (a long chat read up mounts several a key press), and making one costs ~0.5 ms, more than
+    parsing a short answer; a parse keeps its state apart from the parser's.
     """
-    parser = MarkdownIt("gfm-like", {"html": False})
-    parser.core.ruler.push("link_urls", _show_link_urls)
-    parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
-    return parser
+    if not _PARSER:
+        parser = MarkdownIt("gfm-like", {"html": False})
+        parser.core.ruler.push("link_urls", _show_link_urls)
+        parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
+        _PARSER.append(parser)
+    return _PARSER[0]
+
+
+_PARSER: list[MarkdownIt] = []
 
 
 def _keep_line_breaks(state: StateCore) -> None:

@@ -341,3 +341,25 @@ async def test_a_numbered_list_starts_under_the_text_with_a_blank_line_after() -
             number.strip() == "1."
             and after.region.y == block.query_one("MarkdownOrderedList").region.bottom + 1
         )
+
+
+async def test_answers_share_one_parser_and_each_is_drawn_from_its_own_text() -> None:
+    # Textual asks for a parser at every write of an answer and every answer mounted: one is made and
+    # shared (making one cost more than parsing a short answer); each parse keeps its own state.
+    from pi_tui.modes.interactive.markdown_block import markdown_parser
+
+    assert markdown_parser() is markdown_parser()
+    app = Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        first = AssistantText("one [link](https://a.example)\ntwo\n")
+        second = AssistantText()
+        await app.screen.mount_all([first, second])
+        second.append_delta("three\n\n- four")
+        await pilot.pause()
+        second.append_delta("\n\nfive *six*\n")
+        await second.finish()
+        await pilot.pause()
+        drawn_first, drawn_second = rendered(first), rendered(second)
+    assert drawn_first == "one link (https://a.example)\ntwo", drawn_first
+    assert "three" in drawn_second and "four" in drawn_second and "five six" in drawn_second, drawn_second
+    assert "link" not in drawn_second
