@@ -51,6 +51,8 @@ from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable
 from .warm_turn import WarmUpTurn
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from pi_tui.ai.types import ImageContent, Message
     from pi_tui.extensions.extension import RegisteredShortcut
     from pi_tui.runtime.agent_session import AgentSession
@@ -1051,6 +1053,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         from .bash import run_user_bash
 
         await run_user_bash(self, text)
+
+    def show_pending_block(self, block: Widget) -> None:
+        """Show ``block`` above the editor, beside the queued messages, until its owner removes it (a
+        ``!cmd`` run while the agent answers)."""
+        self.query_one("#bottom").mount(block, before=self.pending)
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy

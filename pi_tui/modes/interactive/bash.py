@@ -60,7 +60,13 @@ async def run_user_bash(app: PiApp, text: str) -> None:
             app.set_editor_text(text)
         return
     block = BashBlock(command, exclude)
-    app.chat.add(block)
+    # as pi: while the agent answers, the command shows above the editor and joins the chat when the turn
+    # is over, after the answer, where the conversation records it
+    deferred = session.is_streaming
+    if deferred:
+        app.show_pending_block(block)
+    else:
+        app.chat.add(block)
     await session.checkpoint_before_user_bash()  # checkpoints: what the command changes
     ext = session.extensions
     handled: dict[str, Any] | None = None
@@ -106,3 +112,6 @@ async def run_user_bash(app: PiApp, text: str) -> None:
         # tool call and its result
         await session.wait_for_idle()
     session.record_bash_execution(message)
+    if deferred:
+        await block.remove()
+        app.chat.add(message)

@@ -438,11 +438,18 @@ async def test_bang_while_the_agent_answers_runs_the_command_and_joins_the_conve
         await until(pilot, lambda: app.session.is_streaming)
         await type_text(pilot, "!echo during-the-answer")
         await pilot.press("enter")
-        await until(pilot, lambda: any(b.done for b in app.chat.query(BashBlock)))
+        # shown above the editor meanwhile, as pi shows it, not in the chat above the answer to come
+        await until(pilot, lambda: any(b.done for b in app.query_one("#bottom").query(BashBlock)))
+        assert not list(app.chat.query(BashBlock))
         assert not app.session.agent.steering_queue and "Steering" not in str(app.pending.render())
         assert not any(isinstance(m, BashExecutionMessage) for m in app.session.messages)  # the turn runs
         gate.set()
         await until(pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages))
+        # then in the chat, after the answer, where the conversation records it
+        await until(pilot, lambda: not list(app.query_one("#bottom").query(BashBlock)))
+        blocks = app.chat.mounted_blocks()
+        assert isinstance(blocks[-1], BashBlock) and blocks[-1].done
+        assert isinstance(app.chat.items[-1], BashExecutionMessage)
         roles = [m.role for m in app.session.messages]
         assert roles[-2:] == ["assistant", "bashExecution"]
         (bash,) = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
