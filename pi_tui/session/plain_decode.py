@@ -16,7 +16,8 @@ reads the usual way. It never takes a line the usual reading would read differen
   surrogates, bytes that are not UTF-8, ``NaN``, numbers beyond a float's range, a byte-order mark;
   every other number, integers of any length included, decodes to the value `json` gives, and a key
   given twice keeps its last value, as in `json`;
-- a line with more opening brackets than the depth limit goes the usual way (which checks the depth).
+- a value of free shape (tool-call arguments, a result's details) nested deeper than four levels goes
+  the usual way, so no line taken here is nested near the depth limit (which the usual reading checks).
 
 This module imports msgspec: import it only for a big file, and read the usual way when it is missing
 (`fast_context` does both).
@@ -29,9 +30,16 @@ from typing import Literal
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from pi_tui.util.json_safe import MAX_RECORD_DEPTH
-
 __all__ = ["decode_plain"]
+
+
+# JSON values nested at most four levels (tool-call arguments, a result's details): a schema of bounded
+# depth, so no line it takes can be nested deeper than the limit, which the usual reading checks.
+_Scalar = str | int | float | bool | None
+_Json1 = _Scalar | list[_Scalar] | dict[str, _Scalar]
+_Json2 = _Scalar | list[_Json1] | dict[str, _Json1]
+_Json3 = _Scalar | list[_Json2] | dict[str, _Json2]
+_Json4 = _Scalar | list[_Json3] | dict[str, _Json3]
 
 
 class _Text(Struct, tag="text", tag_field="type", forbid_unknown_fields=True, kw_only=True, gc=False):
@@ -48,7 +56,7 @@ class _Thinking(Struct, tag="thinking", tag_field="type", forbid_unknown_fields=
 class _ToolCall(Struct, tag="toolCall", tag_field="type", forbid_unknown_fields=True, kw_only=True, gc=False):
     id: str
     name: str
-    arguments: dict[str, object] | UnsetType = UNSET
+    arguments: dict[str, _Json3] | UnsetType = UNSET
     thoughtSignature: str | None | UnsetType = UNSET
 
 
@@ -99,7 +107,7 @@ class _ToolResult(
     toolCallId: str
     toolName: str
     content: list[_Text]
-    details: object = UNSET
+    details: _Json4 | UnsetType = UNSET
     isError: bool | UnsetType = UNSET
     timestamp: int
 
@@ -155,8 +163,6 @@ def decode_plain(raw: bytes) -> tuple[dict[str, object], str, str | None, int]:
     """The entry of a plain line (see the module docstring) as the dicts `json` gives, with its id, its
     parent's id and its message's timestamp (0 for an entry that is no message); `ValueError`
     (msgspec's errors are ones) for a line to read the usual way."""
-    if raw.count(b"[") + raw.count(b"{") > MAX_RECORD_DEPTH:
-        raise ValueError("may be nested deeper than the limit: the usual reading checks that")
     value = _decode(raw)
     stamp = value.message.timestamp if type(value) is _Message else 0
     record: dict[str, object] = _to_builtins(value)
