@@ -35,6 +35,7 @@ APP_COMMANDS: dict[str, str] = {
     "fork": "Continue from an earlier user message in a new session",
     "clone": "Continue in a copy of this session, at the current position (a new session file)",
     "import": "Import a session file (.jsonl) into this project and resume it: /import <path.jsonl>",
+    "share": "Share the session as a secret GitHub gist (needs the gh tool, logged in)",
     "tree": "Navigate the session tree",
     "compact": "Summarise older conversation now: /compact [focus instructions]",
     "copy": "Copy the last answer to the clipboard",
@@ -59,7 +60,7 @@ _LEVEL_NOTES: dict[str, str] = {
 """What each thinking level means, beside it in the /thinking picker (the budgets are pi's defaults)."""
 
 MENU_ORDER: tuple[str, ...] = (
-    "settings", "model", "tree", "thinking", "scoped-models", "export", "import", "copy", "name", "session",
+    "settings", "model", "tree", "thinking", "scoped-models", "export", "import", "share", "copy", "name", "session",
     "context", "summary", "hotkeys", "fork", "clone", "undo", "diff", "trust", "login", "logout", "new",
     "compact", "resume", "reload", "quit",
 )  # fmt: skip
@@ -97,6 +98,7 @@ class CommandRouter:
             "thinking": self._cmd_thinking,
             "trust": self._cmd_trust,
             "import": self._cmd_import,
+            "share": self._cmd_share,
         }
         """The app's own commands (the rest of `APP_COMMANDS` are screens)."""
 
@@ -497,3 +499,21 @@ class CommandRouter:
             self.app.chat_notice(f"Failed to import session: {exc}", "error")
             return
         self.app.chat_notice(f"Session imported from: {source}", "success")
+
+    async def _cmd_share(self, _args: str) -> None:
+        """pi's /share: the session's HTML page as a secret gist through ``gh``, then its address."""
+        from pi_tui.session.share_gist import ShareError, share_session_gist
+
+        session = self.app.require_session()
+        self.app.working_message = "Creating gist…"
+        self.app.set_busy(True)
+        try:
+            shared = await share_session_gist(session.session_manager)
+        except ShareError as exc:
+            self.app.chat_notice(str(exc), "error")
+            return
+        finally:
+            self.app.set_busy(False)
+            self.app.working_message = "Working"
+        lines = [f"Share URL: {shared.viewer_url}"] if shared.viewer_url else []
+        self.app.chat_status("\n".join([*lines, f"Gist: {shared.gist_url}"]))

@@ -1,0 +1,96 @@
+"""``/share``, ``/bug`` and ``/changelog``: pi 0.87.1's commands, in pi-tui's words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_tui.ai.providers.faux import FauxScript, faux_reply
+from pi_tui.modes.interactive.blocks import NoticeBlock
+
+from .helpers import make_app, submit_and_wait, until
+
+
+def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [b.text for b in app.chat.query(NoticeBlock)]
+
+
+def _fake_gh(bin_dir: Path, record: Path, *, logged_in: bool = True, fail: str | None = None) -> None:
+    """A ``gh`` that writes its arguments to ``record/args`` and the uploaded page to ``record/uploaded``."""
+    bin_dir.mkdir(exist_ok=True)
+    record.mkdir(exist_ok=True)
+    gist = f'echo "{fail}" >&2; exit 1' if fail else 'echo "https://gist.github.com/someone/0a1b2c3d"'
+    gh = bin_dir / "gh"
+    gh.write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> "{record}/args"\n'
+        f'if [ "$1" = auth ]; then exit {0 if logged_in else 1}; fi\n'
+        'for last; do :; done\n'
+        f'cp "$last" "{record}/uploaded"\n'
+        f"{gist}\n"
+    )
+    gh.chmod(0o755)
+
+
+async def test_share_uploads_the_html_page_as_a_secret_gist_and_shows_its_address(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir, record = tmp_path / "bin", tmp_path / "record"
+    _fake_gh(bin_dir, record)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.delenv("PI_SHARE_VIEWER_URL", raising=False)
+    script = FauxScript(faux_reply("the answer to share"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "what is shared?")
+        await submit_and_wait(pilot, app, "/share")
+        await until(pilot, lambda: any("Gist: https://gist.github.com/someone/0a1b2c3d" in t for t in _notices(app)))
+        assert script.call_count == 1  # /share never reached the model
+    calls = (record / "args").read_text().splitlines()
+    assert calls[0] == "auth status"
+    assert calls[1].startswith("gist create --public=false ") and calls[1].endswith("session.html")
+    page = (record / "uploaded").read_text()
+    assert "<html" in page.lower() and "the answer to share" in page
+    assert not Path(calls[1].split(" ", 3)[3]).exists()  # the temporary page is cleaned up
+
+
+async def test_share_says_clearly_when_gh_is_missing_not_logged_in_or_failing(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir, record = tmp_path / "bin", tmp_path / "record"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("hi")))
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "/share")
+        await until(pilot, lambda: any("Nothing to share yet" in t for t in _notices(app)))
+        await submit_and_wait(pilot, app, "hello")
+        await submit_and_wait(pilot, app, "/share")
+        await until(pilot, lambda: any("GitHub CLI (gh) is not installed" in t for t in _notices(app)))
+        _fake_gh(bin_dir, record, logged_in=False)
+        await submit_and_wait(pilot, app, "/share")
+        await until(pilot, lambda: any("Run 'gh auth login' first" in t for t in _notices(app)))
+        _fake_gh(bin_dir, record, fail="HTTP 422: Validation Failed")
+        await submit_and_wait(pilot, app, "/share")
+        await until(
+            pilot, lambda: any("Failed to create gist: HTTP 422: Validation Failed" in t for t in _notices(app))
+        )
+        assert app.working_message == "Working"  # the "Creating gist…" line is gone after a failure
+
+
+async def test_share_gives_up_on_a_gh_that_hangs(tmp_path: Path, agent_dir: Path) -> None:
+    from pi_tui.session import SessionManager
+    from pi_tui.session.share_gist import ShareError, share_session_gist
+
+    gh = tmp_path / "gh"
+    gh.write_text("#!/bin/sh\nexec sleep 30\n")
+    gh.chmod(0o755)
+    manager = SessionManager.in_memory(cwd=str(tmp_path))
+    from pi_tui.ai.types import UserMessage
+
+    manager.append_message(UserMessage(content="hi"))
+    with pytest.raises(ShareError, match="did not finish within 0.5 s"):
+        await share_session_gist(manager, gh=str(gh), auth_timeout=0.5)
