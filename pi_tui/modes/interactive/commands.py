@@ -39,6 +39,7 @@ APP_COMMANDS: dict[str, str] = {
     "tree": "Navigate the session tree",
     "compact": "Summarise older conversation now: /compact [focus instructions]",
     "copy": "Copy the last answer to the clipboard",
+    "changelog": "Show what changed in pi-tui, newest first",
     "hotkeys": "Show the keyboard shortcuts",
     "settings": "Change settings: thinking, theme, compaction, retries, the editor and more",
     "login": "Sign in: a subscription (Claude Pro/Max, xAI, Kimi) or an API key: /login [provider]",
@@ -61,7 +62,7 @@ _LEVEL_NOTES: dict[str, str] = {
 
 MENU_ORDER: tuple[str, ...] = (
     "settings", "model", "tree", "thinking", "scoped-models", "export", "import", "share", "copy", "name", "session",
-    "context", "summary", "hotkeys", "fork", "clone", "undo", "diff", "trust", "login", "logout", "new",
+    "context", "summary", "changelog", "hotkeys", "fork", "clone", "undo", "diff", "trust", "login", "logout", "new",
     "compact", "resume", "reload", "quit",
 )  # fmt: skip
 """The built-in commands in the ``/`` menu's order: pi's order for the commands pi has, each of pi-tui's

@@ -94,3 +94,31 @@ async def test_share_gives_up_on_a_gh_that_hangs(tmp_path: Path, agent_dir: Path
     manager.append_message(UserMessage(content="hi"))
     with pytest.raises(ShareError, match="did not finish within 0.5 s"):
         await share_session_gist(manager, gh=str(gh), auth_timeout=0.5)
+
+
+def _info_text(app) -> str:  # type: ignore[no-untyped-def]
+    body = app.screen.query_one("#info-body")
+    return "\n".join(line.text for line in body.render_lines(body.region.reset_offset))
+
+
+async def test_changelog_shows_pi_tuis_changelog_on_a_page_and_is_in_the_slash_menu(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.modes.interactive.screens.info_screens import CHANGELOG_PATH, InfoScreen
+
+    newest = next(line for line in CHANGELOG_PATH.read_text().splitlines() if line.startswith("## "))
+    script = FauxScript(faux_reply("hi"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await until(pilot, app.ready.is_set)
+        menu = [(c.value, c.description) for c in app.router.candidates()]
+        names = [name for name, _ in menu]
+        assert names.index("share") == names.index("import") + 1  # where pi lists them
+        assert names.index("changelog") < names.index("hotkeys")
+        await submit_and_wait(pilot, app, "/changelog")
+        await until(pilot, lambda: isinstance(app.screen, InfoScreen))
+        await until(pilot, lambda: newest[3:] in _info_text(app) and "/share" in _info_text(app))
+        assert "What's New" in str(app.screen.query_one("#info-title").render())
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, InfoScreen))
+        assert script.call_count == 0  # /changelog never reached the model

@@ -70,6 +70,12 @@ async def _hotkeys(app: PiApp, args: str) -> None:
     await open_hotkeys(app, args)
 
 
+async def _changelog(app: PiApp, args: str) -> None:
+    from .info_screens import open_changelog
+
+    await open_changelog(app, args)
+
+
 async def _session(app: PiApp, args: str) -> None:
     from .info_screens import open_session
 
@@ -96,6 +102,7 @@ SCREEN_COMMANDS: dict[str, Handler] = {
     "scoped-models": _scoped_models,
     "settings": _settings,
     "hotkeys": _hotkeys,
+    "changelog": _changelog,
     "session": _session,
     "fork": _fork,
     "summary": _summary,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -23,8 +24,10 @@ if TYPE_CHECKING:
     from pi_tui.runtime.agent_session import AgentSession
 
 __all__ = [
+    "CHANGELOG_PATH",
     "InfoScreen",
     "active_summary",
+    "open_changelog",
     "open_hotkeys",
     "open_session",
     "open_summary",
@@ -129,6 +132,25 @@ async def open_hotkeys(app: PiApp, _args: str) -> None:
     await app.push_screen(
         InfoScreen("Keyboard shortcuts", Group(*[g for t in tables for g in (t, Text(""))]))
     )
+
+
+CHANGELOG_PATH = Path(__file__).resolve().parents[4] / "docs" / "changelog.md"
+"""pi-tui's changelog: ``docs/changelog.md`` of the source tree (an install without it has none)."""
+
+
+async def open_changelog(app: PiApp, _args: str) -> None:
+    """``/changelog``: pi-tui's changelog, newest first, on a page of its own ("What's New", as pi titles it)."""
+    from rich.markdown import Markdown
+
+    try:
+        text = CHANGELOG_PATH.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    # the page's own title and introduction give way to the entries ("## <day>" sections)
+    start = text.find("\n## ")
+    entries = text[start + 1 :].strip() if start >= 0 else ""
+    body: RenderableType = Markdown(entries) if entries else Text("No changelog entries found.")
+    await app.push_screen(InfoScreen("What's New", body))
 
 
 def session_rows(session: AgentSession) -> list[tuple[str, str]]:
