@@ -36,6 +36,7 @@ APP_COMMANDS: dict[str, str] = {
     "clone": "Continue in a copy of this session, at the current position (a new session file)",
     "import": "Import a session file (.jsonl) into this project and resume it: /import <path.jsonl>",
     "share": "Share the session as a secret GitHub gist (needs the gh tool, logged in)",
+    "bug": "Write a bug report about pi-tui (a zip to attach to your report): /bug [what went wrong]",
     "tree": "Navigate the session tree",
     "compact": "Summarise older conversation now: /compact [focus instructions]",
     "copy": "Copy the last answer to the clipboard",
@@ -61,7 +62,7 @@ _LEVEL_NOTES: dict[str, str] = {
 """What each thinking level means, beside it in the /thinking picker (the budgets are pi's defaults)."""
 
 MENU_ORDER: tuple[str, ...] = (
-    "settings", "model", "tree", "thinking", "scoped-models", "export", "import", "share", "copy", "name", "session",
+    "settings", "model", "tree", "thinking", "scoped-models", "export", "import", "share", "bug", "copy", "name", "session",
     "context", "summary", "changelog", "hotkeys", "fork", "clone", "undo", "diff", "trust", "login", "logout", "new",
     "compact", "resume", "reload", "quit",
 )  # fmt: skip
@@ -100,6 +101,7 @@ class CommandRouter:
             "trust": self._cmd_trust,
             "import": self._cmd_import,
             "share": self._cmd_share,
+            "bug": self._cmd_bug,
         }
         """The app's own commands (the rest of `APP_COMMANDS` are screens)."""
 
@@ -518,3 +520,53 @@ class CommandRouter:
             self.app.working_message = "Working"
         lines = [f"Share URL: {shared.viewer_url}"] if shared.viewer_url else []
         self.app.chat_status("\n".join([*lines, f"Gist: {shared.gist_url}"]))
+
+    async def _cmd_bug(self, args: str) -> None:
+        """pi's /bug, as far as pi-tui can: pi uploads the report to its developers or writes it as a zip;
+        pi-tui has no upload service, so it always writes the zip, for the user to attach to a report."""
+        from pathlib import Path
+
+        from pi_tui.session.bug_report import BugReportError, build_bug_report, write_bug_report
+
+        from .bridge import ask
+        from .dialogs import InputDialog, SelectDialog
+
+        session = self.app.require_session()
+        description = await ask(
+            self.app,
+            InputDialog(
+                "Report a bug in pi-tui. The report is a zip written to the current folder; nothing is sent"
+                " anywhere. It holds pi-tui's version, your system, the model, the thinking level and the"
+                " settings (without API keys or tokens), and the session's failed model turns.\n\n"
+                "What went wrong? (optional; Enter goes on, Esc cancels)",
+                value=args,
+            ),
+        )
+        if description is None:
+            self.app.chat_status("Bug report cancelled")
+            return
+        include = await ask(
+            self.app,
+            SelectDialog(
+                "Include the session transcript?",
+                ["Yes, include the transcript", "No"],
+                values=[True, False],
+                message="The transcript holds your messages, the model's answers, the tool calls and their"
+                " results, including file contents and command output read in this session.",
+                search=False,
+            ),
+        )
+        if include is None:
+            self.app.chat_status("Bug report cancelled")
+            return
+        try:
+            report = build_bug_report(session, description, include_session=include)
+            path = write_bug_report(report, Path(session.cwd))
+        except (BugReportError, OSError) as exc:
+            self.app.chat_notice(f"Failed to write bug report: {exc}", "error")
+            return
+        self.app.chat_status(
+            f"Bug report exported to: {path}\nReport ID: {report.id}\n"
+            "pi-tui has no upload service: attach this file when you report the problem to pi-tui's"
+            " maintainers (read it first: it is plain JSON)."
+        )

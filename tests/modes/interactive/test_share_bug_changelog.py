@@ -122,3 +122,52 @@ async def test_changelog_shows_pi_tuis_changelog_on_a_page_and_is_in_the_slash_m
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, InfoScreen))
         assert script.call_count == 0  # /changelog never reached the model
+
+
+async def test_bug_writes_a_report_zip_with_the_description_and_optionally_the_transcript(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    import json
+    import zipfile
+
+    from pi_tui.modes.interactive.dialogs import InputDialog, SelectDialog
+
+    (agent_dir / "settings.json").write_text(json.dumps({"theme": "dark", "githubToken": "ghp_secret"}))
+    script = FauxScript(faux_reply("an answer"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "remember the word zebra")
+        await submit_and_wait(pilot, app, "/bug the footer flickers")
+        await until(pilot, lambda: isinstance(app.screen, InputDialog))
+        await pilot.press("enter")  # the description typed after /bug is already in the field
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press("enter")  # yes, include the transcript
+        await until(pilot, lambda: any("Bug report exported to:" in t for t in _notices(app)))
+        await submit_and_wait(pilot, app, "/bug")
+        await until(pilot, lambda: isinstance(app.screen, InputDialog))
+        await pilot.press("escape")
+        await until(pilot, lambda: any("Bug report cancelled" in t for t in _notices(app)))
+        await submit_and_wait(pilot, app, "/bug")
+        await until(pilot, lambda: isinstance(app.screen, InputDialog))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press("down", "enter")  # no transcript
+        # a status line replaces the status before it, as pi's does: count the archives
+        await until(pilot, lambda: len(list(tmp_path.glob("pi-tui-bug-report-*.zip"))) == 2)
+        assert any("no upload service" in t for t in _notices(app))
+        assert script.call_count == 1  # no /bug reached the model
+    archives = sorted(tmp_path.glob("pi-tui-bug-report-*.zip"), key=lambda p: p.stat().st_mtime_ns)
+    assert len(archives) == 2
+    with zipfile.ZipFile(archives[0]) as first:
+        report = json.loads(first.read("report.json"))
+        assert report["hint"] == "the footer flickers"
+        assert report["environment"]["app"] == "pi-tui" and report["environment"]["version"]
+        assert report["session"]["included"] is True
+        assert report["settings"]["global"]["theme"] == "dark"
+        assert "ghp_secret" not in first.read("report.json").decode()
+        assert "zebra" in first.read("session.jsonl").decode()
+        assert json.loads(first.read("diagnostics.json"))["assistantMessageCount"] == 1
+    with zipfile.ZipFile(archives[1]) as second:
+        assert "session.jsonl" not in second.namelist()
+        assert json.loads(second.read("report.json"))["hint"] is None
