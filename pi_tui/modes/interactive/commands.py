@@ -526,7 +526,7 @@ class CommandRouter:
         pi-tui has no upload service, so it always writes the zip, for the user to attach to a report."""
         from pathlib import Path
 
-        from pi_tui.session.bug_report import BugReportError, build_bug_report, write_bug_report
+        from pi_tui.runtime.bug_report import BugReportError, build_bug_report, write_bug_report
 
         from .bridge import ask
         from .dialogs import InputDialog, SelectDialog

@@ -20,7 +20,7 @@ import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pi_tui.runtime.agent_session import AgentSession
@@ -40,12 +40,12 @@ class BugReport:
     """What goes in the archive: ``metadata`` (report.json), ``diagnostics`` and the optional transcript."""
 
     id: str
-    metadata: dict[str, Any]
-    diagnostics: dict[str, Any]
+    metadata: dict[str, object]
+    diagnostics: dict[str, object]
     session_jsonl: str | None = field(default=None)
 
 
-def _redact(value: Any, key: str = "") -> Any:
+def _redact(value: object, key: str = "") -> object:
     """A copy of ``value`` without anything under a key that may hold a credential."""
     if key and _SENSITIVE.search(key) and value not in (None, "", [], {}):
         return _REDACTED
@@ -56,7 +56,7 @@ def _redact(value: Any, key: str = "") -> Any:
     return value
 
 
-def _environment() -> dict[str, Any]:
+def _environment() -> dict[str, object]:
     from pi_tui import __version__
 
     env = os.environ.get
@@ -81,13 +81,13 @@ def _environment() -> dict[str, Any]:
     }
 
 
-def _diagnostics(session: AgentSession) -> dict[str, Any]:
+def _diagnostics(session: AgentSession) -> dict[str, object]:
     """The session's failed or aborted model turns, without what was said."""
     from pi_tui.ai.types import AssistantMessage
     from pi_tui.session.entries import MessageEntry
 
     entries = session.session_manager.get_entries()
-    failed: list[dict[str, Any]] = []
+    failed: list[dict[str, object]] = []
     answers = 0
     for entry in entries:
         if not isinstance(entry, MessageEntry) or not isinstance(entry.message, AssistantMessage):
@@ -120,7 +120,7 @@ def build_bug_report(session: AgentSession, description: str, *, include_session
     model = session.model if session.has_model else None
     settings = session.settings
     runner = session.extensions
-    metadata: dict[str, Any] = {
+    metadata: dict[str, object] = {
         "id": report_id,
         "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
         "hint": description.strip() or None,
