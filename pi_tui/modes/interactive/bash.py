@@ -17,6 +17,15 @@ if TYPE_CHECKING:
 __all__ = ["UserBash", "run_user_bash"]
 
 _EXIT = re.compile(r"Command exited with code (\d+)")
+_STATUS = re.compile(r"(?:\n\n)?(?:Command exited with code \d+|Command aborted)\Z")
+"""The status line the bash tool adds for the model; a command the user ran records its own output and
+its exit code apart (the context states the exit code once, and the card says "(exit N)")."""
+
+
+def _own_output(text: str) -> str:
+    """The command's output as it printed it: no status line, and nothing for no output."""
+    text = _STATUS.sub("", text)
+    return "" if text == "(no output)" else text
 
 
 class UserBash:
@@ -99,7 +108,8 @@ async def run_user_bash(app: PiApp, text: str) -> None:
             cancelled = signal.aborted
         finally:
             state.signal = None
-    block.set_result(output, bool(code) or cancelled)
+        output = _own_output(output)
+    block.set_outcome(output, code, cancelled)
     message = BashExecutionMessage(
         command=command,
         output=output,

@@ -437,12 +437,49 @@ def _cut(content: Text, limit: int, tail: bool) -> tuple[Text, int]:
     return Text("\n").join(lines[-limit:] if tail else lines[:limit]), count - limit
 
 
+USER_BASH_PREVIEW_LINES = 20
+"""Collapsed output of a command the user ran, in lines (pi's number; the model's bash calls show 5)."""
+
+
 class BashBlock(ToolBlock):
-    """A ``!cmd`` the user ran (``!!cmd``: its output stays out of the context)."""
+    """A ``!cmd`` the user ran (``!!cmd``: its output stays out of the context).
+
+    As pi draws it: the last 20 lines of the output, then (once the command is over) how many more lines
+    there are, and "(exit N)" for a failure or "(cancelled)" for a command the user stopped.
+    """
 
     def __init__(self, command: str, exclude: bool) -> None:
         self.exclude = exclude
+        self.exit_code: int | None = None
+        self.cancelled = False
         super().__init__("", "bash", {"command": command})
+
+    def set_outcome(self, output: str, exit_code: int | None, cancelled: bool) -> None:
+        """The command is over: its own output (no status line), its exit code, whether it was stopped."""
+        self.exit_code = exit_code
+        self.cancelled = cancelled
+        self.set_result(output, bool(exit_code) or cancelled)
+
+    def _lines(self, colors: dict[str, str]) -> Text:
+        title = self._title_text()
+        title.stylize_before(Style(bold=True, color=colors.get("pi-tool-title") or None))
+        parts = [title]
+        muted = Style(color=colors.get("pi-muted") or None)
+        expanded = "-expanded" in self.classes or (self.is_attached and _tools_expanded(self.app))
+        output = Text(self.result_text.rstrip("\n"))
+        left_out = 0
+        if output.plain.strip():
+            shown, left_out = _cut(output, USER_BASH_PREVIEW_LINES, tail=True)
+            parts.append(output if expanded else shown)
+        if self.done:
+            if left_out:
+                hint = "(ctrl+o to collapse)" if expanded else f"... {left_out} more lines (ctrl+o to expand)"
+                parts.append(Text(hint, style=muted))
+            if self.cancelled:
+                parts.append(Text("(cancelled)", style=Style(color=colors.get("pi-warning") or None)))
+            elif self.exit_code:
+                parts.append(Text(f"(exit {self.exit_code})", style=Style(color=colors.get("pi-error") or None)))
+        return Text("\n").join(parts)
 
     def _title_text(self) -> Text:
         mark = "✗" if self.is_error else ("✓" if self.done else "…")

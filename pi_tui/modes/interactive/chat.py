@@ -319,11 +319,7 @@ class ChatLog(VerticalScroll):
             self.record_result(item.tool_call_id, result_text(item), item.is_error, item.details)
         elif isinstance(item, BashExecutionMessage):
             bash = BashBlock(item.command, bool(item.exclude_from_context))
-            code = item.exit_code
-            bash.set_result(
-                item.output + ("" if code in (0, None) else f"\nCommand exited with code {code}"),
-                bool(code) or item.cancelled,
-            )
+            bash.set_outcome(item.output, item.exit_code, item.cancelled)
             blocks.append(bash)
         elif isinstance(item, CompactionSummaryMessage):
             blocks.append(SummaryBlock("compaction", item.summary, item.tokens_before))

@@ -422,6 +422,34 @@ async def test_bang_runs_a_command_and_double_bang_keeps_it_out_of_context(
         assert len(blocks) == 2 and "-success" in blocks[0].classes
 
 
+async def test_a_failing_bang_command_shows_its_last_twenty_lines_and_its_exit_code_as_pi(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi's card for a command the user ran keeps the last 20 lines, says how many more there are under
+    them and ends with "(exit N)"; the recorded output is the command's own (the context adds the status
+    once), and the card drawn again from the session (resume) reads the same."""
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "!seq 1 30; exit 1")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages))
+        (message,) = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
+        assert message.exit_code == 1 and message.output.rstrip() == "\n".join(str(n) for n in range(1, 31))
+        block = app.chat.query_one(BashBlock)
+        await until(pilot, lambda: block.done)
+        expected = ["✗ $ seq 1 30; exit 1", *(str(n) for n in range(11, 31))]
+        expected += ["... 10 more lines (ctrl+o to expand)", "(exit 1)"]
+        assert card_lines(block) == expected
+        await pilot.press("ctrl+o")
+        assert card_lines(block)[1:3] == ["1", "2"]
+        assert card_lines(block)[-3:] == ["30", "(ctrl+o to collapse)", "(exit 1)"]
+        await pilot.press("ctrl+o")
+        (again,) = [b for b in app.chat.blocks_for(message, 0) if isinstance(b, BashBlock)]
+        await app.screen.mount(again)
+        assert card_lines(again)[:1] + card_lines(again)[-2:] == [expected[0], *expected[-2:]]
+
+
 async def test_bang_while_the_agent_answers_runs_the_command_and_joins_the_conversation_after_the_turn(
     tmp_path: Path, agent_dir: Path
 ) -> None:
