@@ -136,15 +136,17 @@ class KeyActions:
         self.chat_status(f"Thinking blocks: {'hidden' if hidden else 'visible'}")
 
     def action_expand_tools(self) -> None:
-        """Ctrl+O: tool output and summaries, all expanded or all folded, as pi's key does (thinking is
-        shown whole already; Ctrl+T hides it)."""
-        from .blocks import SummaryBlock, ToolBlock
+        """Ctrl+O: tool output, summaries and the start-up header, all expanded or all folded, as pi's
+        key does (thinking is shown whole already; Ctrl+T hides it)."""
+        from .blocks import NoticeBlock, SummaryBlock, ToolBlock
 
         self.tools_expanded = not self.tools_expanded
         for tool in self.chat.query(ToolBlock):
             tool.refresh_expansion()
         for summary in self.chat.query(SummaryBlock):
             summary.refresh_expansion()
+        for notice in self.chat.query(NoticeBlock):
+            notice.refresh_expansion()  # the start-up header: its full key list, as pi's Ctrl+O shows it
         self.chat_status(f"Tool output: {'expanded' if self.tools_expanded else 'collapsed'}")
 
     def action_toggle_sidebar(self) -> None:

@@ -141,7 +141,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     """``showHardwareCursor``: the terminal's cursor is shown at the editor's cursor."""
     verbose_startup: bool = False
     """``--verbose`` (set by `run_interactive`): the start-up header even with ``quietStartup``."""
-    start_header: str | None = None
+    start_header: tuple[str, str] | None = None
     """pi's start-up header (version, keys, what was loaded) over the chat; None with ``quietStartup``."""
     tools_expanded: bool = False
     """Ctrl+O: every tool block shows its whole output."""
@@ -722,16 +722,53 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             return key_display(self.keymap[pi_id])
         return key_display(editor_action_keys(self.editor.key_actions, pi_id))
 
-    def _header(self, session: AgentSession) -> str:
-        """pi's compact start-up header: version, the main keys, and what was loaded."""
+    def _expanded_hints(self) -> list[str]:
+        """The start-up header's keys one per line, as pi lists them when Ctrl+O expands the header (a key
+        the user unbound is left out)."""
+        key = self.key_text
+        hints = [
+            (key("app.interrupt"), "to interrupt"),
+            (key("app.clear"), "to clear"),
+            (f"{key('app.clear')} twice" if key("app.clear") else "", "to exit"),
+            (key("app.exit"), "to exit (empty)"),
+            (key("app.suspend"), "to suspend"),
+            (key("tui.editor.deleteToLineEnd"), "to delete to end"),
+            (key("app.thinking.cycle"), "to cycle thinking level"),
+            (
+                "/".join(k for k in (key("app.model.cycleForward"), key("app.model.cycleBackward")) if k),
+                "to cycle models",
+            ),
+            (key("app.model.select"), "to select model"),
+            (key("app.tools.expand"), "to expand tools"),
+            (key("app.thinking.toggle"), "to hide thinking"),
+            (key("app.editor.external"), "for external editor"),
+            ("/", "for commands"),
+            ("!", "to run bash"),
+            ("!!", "to run bash (no context)"),
+            (key("app.message.followUp"), "to queue follow-up"),
+            (key("app.message.dequeue"), "to edit all queued messages"),
+            (key("app.clipboard.pasteImage"), "to paste image"),
+            ("drop files", "to attach"),
+            (key("app.sidebar.toggle"), "to show or hide the panels"),
+            ("/hotkeys", "for every key"),
+        ]
+        return [f"{keys} {what}" for keys, what in hints if keys]
+
+    def _header(self, session: AgentSession) -> tuple[str, str]:
+        """pi's start-up header, compact (version, the main keys, what was loaded) and as Ctrl+O expands
+        it (every key on its own line)."""
         from pi_tui import __version__
 
+        more = self.key_text("app.tools.expand")
+        logo = f"pi-tui v{__version__}"
         lines = [
-            f"pi-tui v{__version__}",
             f"{self.key_text('app.interrupt')} interrupt · "
-            f"{self.key_text('app.clear')}/{self.key_text('app.exit')} clear/exit · / commands · ! bash · "
-            f"{self.key_text('app.sidebar.toggle')} panels · /hotkeys",
+            f"{self.key_text('app.clear')}/{self.key_text('app.exit')} clear/exit · / commands · ! bash"
+            + (f" · {more} more" if more else " · /hotkeys"),
         ]
+        if more:
+            lines.append(f"Press {more} to show full startup help.")
+        expanded = self._expanded_hints()
         home = str(Path.home())
 
         def short(path: str | Path) -> str:
@@ -752,7 +789,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         ):
             if names:
                 lines.append(f"[{label}] {', '.join(names)}")
-        return "\n".join(lines)
+                expanded.append(f"[{label}] {', '.join(names)}")
+        return "\n".join([logo, *lines]), "\n".join([logo, *expanded])
 
     async def _warm_up(self) -> None:
         """While the user types the first prompt: load what the first answer needs (the provider module,
@@ -912,7 +950,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         session = self.session
         if session is None:
             return
-        first: list[Message | Notice] = [Notice(self.start_header)] if self.start_header else []
+        first: list[Message | Notice] = []
+        if self.start_header is not None:
+            compact, expanded = self.start_header
+            first.append(Notice(compact, expanded=expanded))
         items = first + branch_items(session.session_manager.get_branch())
         if session.settings is not None and session.settings.show_cache_miss_notices:
             from .cache_notices import with_cache_miss_notices

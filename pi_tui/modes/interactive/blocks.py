@@ -498,13 +498,24 @@ class NoticeBlock(Static, Block):
     NoticeBlock.-output { color: $pi-text; border-left: outer $pi-border-muted; }
     """
 
-    def __init__(self, text: str, level: str = "info") -> None:
+    def __init__(self, text: str, level: str = "info", *, expanded: str | None = None) -> None:
         super().__init__(Text(text), markup=False, classes=f"-{level}")
         self.text = text
+        self.expanded = expanded
+        """Shown instead of ``text`` while Ctrl+O expands (the start-up header's full key list)."""
 
     def set_text(self, text: str) -> None:
         self.text = text
         self.update(Text(text))
+
+    def on_mount(self) -> None:
+        if self.expanded is not None:
+            self.refresh_expansion()
+
+    def refresh_expansion(self) -> None:
+        """The long form while Ctrl+O expands, the short one otherwise (a plain notice has one form)."""
+        if self.expanded is not None:
+            self.update(Text(self.expanded if _tools_expanded(self.app) else self.text))
 
 
 class SummaryBlock(Static, Block):

@@ -58,13 +58,17 @@ provided" for it)."""
 class Notice:
     """A status line kept in the log's items (so it survives windowing like a message)."""
 
-    __slots__ = ("text", "level", "status")
+    __slots__ = ("text", "level", "status", "expanded")
 
-    def __init__(self, text: str, level: str = "info", *, status: bool = False) -> None:
+    def __init__(
+        self, text: str, level: str = "info", *, status: bool = False, expanded: str | None = None
+    ) -> None:
         self.text = text
         self.level = level
         self.status = status
         """A status line (`ChatLog.status`): the next status replaces it while nothing came between."""
+        self.expanded = expanded
+        """What the line shows instead while Ctrl+O expands (the start-up header's full key list)."""
 
 
 class EarlierMarker(Static):
@@ -329,7 +333,7 @@ class ChatLog(VerticalScroll):
             if item.display:
                 blocks.append(self._custom_block(item))
         elif isinstance(item, Notice):
-            blocks.append(NoticeBlock(item.text, item.level))
+            blocks.append(NoticeBlock(item.text, item.level, expanded=item.expanded))
         elif isinstance(item, Widget):
             self._widget_items.add(item)
             blocks.append(item)

@@ -388,3 +388,25 @@ async def test_a_new_session_starts_at_the_top_and_follows_the_end_once_it_overf
         assert (
             last.region.bottom <= app.chat.region.bottom and last.region.bottom >= app.chat.region.bottom - 3
         )
+
+
+async def test_the_start_up_header_is_compact_and_ctrl_o_shows_every_key_as_pi(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi 0.87's header ends its key line with "ctrl+o more" (not a pointer to /hotkeys) and Ctrl+O, the key
+    that expands tool output, expands it too: one key per line; Ctrl+O again folds it back."""
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        header = app.chat.query(NoticeBlock).first()
+        compact = str(header.render()).splitlines()
+        assert compact[0].startswith("pi-tui v")
+        assert compact[1] == "escape interrupt · ctrl+c/ctrl+d clear/exit · / commands · ! bash · ctrl+o more"
+        assert compact[2] == "Press ctrl+o to show full startup help."
+        await pilot.press("ctrl+o")
+        expanded = str(header.render()).splitlines()
+        assert expanded[0] == compact[0] and expanded[1:3] == ["escape to interrupt", "ctrl+c to clear"]
+        assert "ctrl+o to expand tools" in expanded and "!! to run bash (no context)" in expanded
+        assert "f2 to show or hide the panels" in expanded and "/hotkeys for every key" in expanded
+        await pilot.press("ctrl+o")
+        assert str(header.render()).splitlines() == compact
