@@ -176,16 +176,9 @@ class ExtensionContext:
         return bool(agent.steering_queue or agent.follow_up_queue)
 
     def is_project_trusted(self) -> bool:
-        """Whether the user trusts this project (its ``.pi/`` extensions and settings are honoured).
-
-        As in pi, a project with nothing that loads only once trusted counts as trusted, unless
-        ``--no-approve`` said otherwise for this run.
-        """
+        """Whether the user trusts this project (its ``.pi/`` extensions and settings are honoured)."""
         settings = self._session.settings
-        if settings is None:
-            return False
-        cwd = self._session.cwd
-        return settings.is_project_trusted(cwd) or settings.nothing_needs_trust(cwd)
+        return bool(settings is not None and settings.is_project_trusted(self._session.cwd))
 
     def get_system_prompt(self) -> str:
         """The system prompt the next request uses (including a ``before_agent_start`` override)."""

@@ -46,7 +46,7 @@ from pi_tui.resources.settings_schema import (
     string_list,
     typed,
 )
-from pi_tui.resources.trust_store import ProjectTrustStore, TrustStoreError, has_trust_requiring_resources
+from pi_tui.resources.trust_store import ProjectTrustStore, TrustStoreError
 
 if TYPE_CHECKING:
     from pi_tui.sandbox.policy import SandboxSettings
@@ -362,13 +362,6 @@ class SettingsManager:
             if _is_within(target, _normalize_project_path(entry)):
                 return True
         return self._scopes["global"].get("defaultProjectTrust") == "always"
-
-    def nothing_needs_trust(self, cwd: str | os.PathLike[str] | None = None) -> bool:
-        """Whether ``cwd`` (default: this manager's) has nothing that loads only once trusted and no
-        ``--approve``/``--no-approve`` decided this run: pi then reports the session as trusted (its
-        ``/trust`` screen, extensions' ``is_project_trusted()``). Nothing more is loaded because of it.
-        """
-        return self._trust_override is None and not has_trust_requiring_resources(cwd or self.cwd)
 
     def override_project_trust(self, decision: bool | None) -> None:
         """Decide trust of this manager's project for this run only, saving nothing (pi's

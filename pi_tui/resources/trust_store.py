@@ -22,14 +22,7 @@ from pathlib import Path
 
 from pi_tui.util import json_safe
 
-__all__ = [
-    "ProjectTrustStore",
-    "TrustChoice",
-    "TrustStoreError",
-    "canonical_dir",
-    "has_trust_requiring_resources",
-    "trust_choices",
-]
+__all__ = ["ProjectTrustStore", "TrustChoice", "TrustStoreError", "canonical_dir", "trust_choices"]
 
 log = logging.getLogger(__name__)
 
@@ -45,36 +38,6 @@ class TrustStoreError(OSError):
 def canonical_dir(path: str | os.PathLike[str]) -> str:
     """The canonical form pi keys decisions by: absolute, ``~`` expanded, symlinks resolved."""
     return os.path.realpath(os.path.expanduser(os.fspath(path)))
-
-
-# What under a project's ``.pi/`` loads only once the project is trusted (context files need no trust).
-_TRUST_REQUIRING_PI_ENTRIES = (
-    "settings.json",
-    "extensions",
-    "skills",
-    "prompts",
-    "themes",
-    "SYSTEM.md",
-    "APPEND_SYSTEM.md",
-)
-
-
-def has_trust_requiring_resources(cwd: str | os.PathLike[str]) -> bool:
-    """Whether ``cwd`` has anything that loads only once the project is trusted, as pi 0.87 checks it.
-
-    That is one of the ``.pi/`` entries above in ``cwd``, or an ``.agents/skills`` folder in ``cwd`` or
-    any folder above it, except the user's own ``~/.agents/skills`` (a user resource, never gated).
-    """
-    start = Path(canonical_dir(cwd))
-    pi_dir = start / ".pi"
-    if any(os.path.lexists(pi_dir / entry) for entry in _TRUST_REQUIRING_PI_ENTRIES):
-        return True
-    user_skills = Path(canonical_dir(Path.home())) / ".agents" / "skills"
-    for folder in (start, *start.parents):
-        candidate = folder / ".agents" / "skills"
-        if candidate != user_skills and os.path.lexists(candidate):
-            return True
-    return False
 
 
 class ProjectTrustStore:

@@ -427,9 +427,7 @@ class CommandRouter:
             inherited = saved[0] != choices[0].saved_path
             saved_text = f"{state} (inherited from {saved[0]})" if inherited else f"{state} ({saved[0]})"
         marked = [saved is not None and (c.saved_path, c.trusted) == saved for c in choices]
-        # as pi: with nothing here that loads only once trusted, the session counts as trusted
-        trusted_now = settings.project_trusted or settings.nothing_needs_trust(session.cwd)
-        current = "trusted" if trusted_now else "untrusted"
+        current = "trusted" if settings.project_trusted else "untrusted"
         answer = await ask(
             self.app,
             SelectDialog(

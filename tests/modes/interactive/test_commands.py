@@ -539,8 +539,7 @@ async def test_trust_saves_the_chosen_decision_in_trust_json(tmp_path: Path, age
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
         dialog = app.screen
         assert "Saved decision: none" in dialog.message  # type: ignore[attr-defined]
-        # nothing here loads only once trusted, so the session trusts it, as pi's screen says
-        assert "Current session: trusted" in dialog.message  # type: ignore[attr-defined]
+        assert "Current session: untrusted" in dialog.message  # type: ignore[attr-defined]
         assert [o.strip() for o in dialog.options] == [  # type: ignore[attr-defined]
             "Trust",
             f"Trust parent folder ({os.path.dirname(real)})",
@@ -566,42 +565,6 @@ async def test_trust_saves_the_chosen_decision_in_trust_json(tmp_path: Path, age
         await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
         assert json.loads(trust_file.read_text()) == {os.path.dirname(real): True}
         assert script.call_count == 0  # /trust never reached the model
-
-
-async def test_trust_screen_says_untrusted_when_the_project_has_files_needing_trust(
-    tmp_path: Path, agent_dir: Path
-) -> None:
-    from pi_tui.modes.interactive.dialogs import SelectDialog
-
-    project = tmp_path / "proj"
-    (project / ".pi" / "prompts").mkdir(parents=True)
-    (project / ".pi" / "prompts" / "hidden.md").write_text("a project prompt\n")
-    app = make_app(project, agent_dir, FauxScript(faux_reply("ok")))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, app.ready.is_set)
-        await submit(pilot, app, "/trust")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
-        assert "Current session: untrusted" in app.screen.message  # type: ignore[attr-defined]
-        await pilot.press("escape")
-        await until(pilot, lambda: not isinstance(app.screen, SelectDialog))
-        session = app.require_session()
-        assert session.resources is not None
-        assert not any(t.name == "hidden" for t in session.resources.templates)  # still not loaded
-
-
-async def test_trust_screen_says_untrusted_after_no_approve_without_such_files(
-    tmp_path: Path, agent_dir: Path
-) -> None:
-    from pi_tui.modes.interactive.dialogs import SelectDialog
-
-    project = tmp_path / "proj"
-    project.mkdir()
-    app = make_app(project, agent_dir, FauxScript(faux_reply("ok")), ["--no-approve"])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, app.ready.is_set)
-        await submit(pilot, app, "/trust")
-        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
-        assert "Current session: untrusted" in app.screen.message  # type: ignore[attr-defined]
 
 
 async def test_import_copies_the_session_file_and_resumes_it(tmp_path: Path, agent_dir: Path) -> None:
