@@ -475,6 +475,8 @@ async def test_bang_while_the_agent_answers_runs_the_command_and_joins_the_conve
         await until(pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages))
         # then in the chat, after the answer, where the conversation records it
         await until(pilot, lambda: not list(app.query_one("#bottom").query(BashBlock)))
+        # the chat mounts the card in a step of its own after the one that removes it from above the editor
+        await until(pilot, lambda: isinstance(app.chat.mounted_blocks()[-1], BashBlock))
         blocks = app.chat.mounted_blocks()
         assert isinstance(blocks[-1], BashBlock) and blocks[-1].done
         assert isinstance(app.chat.items[-1], BashExecutionMessage)
