@@ -88,10 +88,11 @@ async def run_plain(
     _show_resumed(session, printer)
     stopped = _stop_on_signals(session)
     try:
-        await session.start()
-        for number, text in enumerate(prompts or []):
-            await _send(session, terminal, printer, text, first_images if number == 0 else None)
-        await _loop(session, terminal, printer, bridge, history)
+        with terminal.keys_held():
+            await session.start()
+            for number, text in enumerate(prompts or []):
+                await _send(session, terminal, printer, text, first_images if number == 0 else None)
+            await _loop(session, terminal, printer, bridge, history)
     except asyncio.CancelledError:
         if not stopped:
             raise

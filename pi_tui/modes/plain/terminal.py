@@ -44,6 +44,10 @@ class Terminal(Protocol):
         """While the agent works: call ``on_abort`` when the user presses Escape or Ctrl+C."""
         ...
 
+    def keys_held(self) -> contextlib.AbstractContextManager[None]:
+        """For the whole line-mode run: keys typed between two reads wait for the next read as keys."""
+        ...
+
 
 class PromptToolkitTerminal:
     """A real terminal, read through prompt-toolkit.
@@ -131,6 +135,40 @@ class PromptToolkitTerminal:
         with inp.raw_mode(), inp.attach(ready):
             yield
 
+    @contextlib.contextmanager
+    def keys_held(self) -> Iterator[None]:
+        """Ctrl+C stays a key between two reads, instead of the terminal's interrupt signal.
+
+        prompt-toolkit leaves raw mode when a prompt returns, and the terminal is in its ordinary mode
+        until the next prompt or abort watcher starts: while the quit hint is printed, a command runs or
+        an answer is about to start. A Ctrl+C typed then (a quick second one to quit, or one to stop what
+        is starting) would be SIGINT and end the process with 130. With the terminal's interrupt
+        character switched off it waits as type-ahead and the next reader sees the key. The terminal's
+        settings are restored on the way out.
+        """
+        import termios
+
+        try:
+            fd = sys.stdin.fileno()
+            before = termios.tcgetattr(fd)
+        except (OSError, ValueError, termios.error):  # not a real terminal after all
+            yield
+            return
+        held = list(before)
+        chars = list(before[6])
+        chars[termios.VINTR] = b"\x00"  # _POSIX_VDISABLE: no character interrupts
+        held[6] = chars
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, held)
+        except termios.error:
+            yield
+            return
+        try:
+            yield
+        finally:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(fd, termios.TCSANOW, before)
+
 
 class PipeTerminal:
     """Plain lines in, plain text out, no colours."""
@@ -191,6 +229,11 @@ class PipeTerminal:
             yield
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+
+    @contextlib.contextmanager
+    def keys_held(self) -> Iterator[None]:
+        """Nothing to hold: here Ctrl+C is the terminal's signal, as a pipe's reader expects."""
+        yield
 
 
 def make_terminal(history: list[str], completer: Any, toolbar: Callable[[], str | None]) -> Terminal:

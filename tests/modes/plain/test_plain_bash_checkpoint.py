@@ -28,6 +28,10 @@ class _Terminal:
     def watch_abort(self, on_abort: Callable[[], None]) -> Iterator[None]:
         yield
 
+    @contextlib.contextmanager
+    def keys_held(self) -> Iterator[None]:
+        yield
+
 
 async def test_bang_command_checkpoint_holds_only_the_commands_changes(fake: FakeLLM, tmp_path: Path) -> None:
     project = tmp_path / "project"

@@ -33,6 +33,10 @@ class ScriptedTerminal:
     def watch_abort(self, on_abort: Callable[[], None]) -> Iterator[None]:
         yield
 
+    @contextlib.contextmanager
+    def keys_held(self) -> Iterator[None]:
+        yield
+
 
 def _bridge(answers: list[str | None]) -> tuple[PlainUIBridge, ScriptedTerminal]:
     terminal = ScriptedTerminal(answers)

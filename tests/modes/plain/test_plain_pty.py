@@ -318,3 +318,25 @@ def test_dumb_terminal_ctrl_c_aborts_a_running_answer(tmp_path: Path, agent_dir:
             term.wait_for("Still here.")
             term.send("/quit\r")
             assert term.wait_exit() == 0
+
+
+
+def test_ctrl_c_is_never_the_terminals_interrupt_while_the_line_mode_runs(tmp_path: Path, agent_dir: Path) -> None:
+    # prompt-toolkit leaves raw mode each time a prompt returns; until the next prompt or abort watcher
+    # starts, the terminal is in its ordinary mode. A Ctrl+C typed in that gap (a quick second one to quit,
+    # one while the quit hint is printed) was SIGINT and ended the process with 130. The line mode switches
+    # the terminal's interrupt character off for its whole run, so the key waits for the next reader, and
+    # puts it back on the way out.
+    fake = FakeLLM()
+    with fake.serve() as server:
+        write_models_json(agent_dir, server)
+        with _plain(tmp_path, "--plain") as term:
+            term.wait_for(_prompt_shown)
+            slave = os.open(os.readlink(f"/proc/{term.pid}/fd/0"), os.O_RDWR | os.O_NOCTTY)
+            try:
+                assert termios.tcgetattr(slave)[6][termios.VINTR] == b"\x00"
+                term.send("/quit\r")
+                assert term.wait_exit() == 0
+                assert termios.tcgetattr(slave)[6][termios.VINTR] == b"\x03"
+            finally:
+                os.close(slave)
