@@ -112,46 +112,34 @@ class _ToolResult(
     timestamp: int
 
 
-class _Message(Struct, tag="message", tag_field="type", forbid_unknown_fields=True, kw_only=True, gc=False):
+class _Entry(Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True, gc=False):
+    """The fields every entry line has, in the order the entries' dicts hold them; each entry type
+    adds its own after them (never decoded itself: only its subclasses are in the decoder's union)."""
+
     id: str
     parentId: str | None
     timestamp: str | UnsetType = UNSET
+
+
+class _Message(_Entry, tag="message", kw_only=True):
     message: _User | _Assistant | _ToolResult
 
 
-class _ModelChange(
-    Struct, tag="model_change", tag_field="type", forbid_unknown_fields=True, kw_only=True, gc=False
-):
-    id: str
-    parentId: str | None
-    timestamp: str | UnsetType = UNSET
+class _ModelChange(_Entry, tag="model_change", kw_only=True):
     provider: str
     modelId: str
 
 
-class _ThinkingLevelChange(
-    Struct, tag="thinking_level_change", tag_field="type", forbid_unknown_fields=True, kw_only=True, gc=False
-):
-    id: str
-    parentId: str | None
-    timestamp: str | UnsetType = UNSET
+class _ThinkingLevelChange(_Entry, tag="thinking_level_change", kw_only=True):
     thinkingLevel: str
 
 
-class _Label(Struct, tag="label", tag_field="type", forbid_unknown_fields=True, kw_only=True, gc=False):
-    id: str
-    parentId: str | None
-    timestamp: str | UnsetType = UNSET
+class _Label(_Entry, tag="label", kw_only=True):
     targetId: str
     label: str | None | UnsetType = UNSET
 
 
-class _SessionInfo(
-    Struct, tag="session_info", tag_field="type", forbid_unknown_fields=True, kw_only=True, gc=False
-):
-    id: str
-    parentId: str | None
-    timestamp: str | UnsetType = UNSET
+class _SessionInfo(_Entry, tag="session_info", kw_only=True):
     name: str | None | UnsetType = UNSET
 
 
