@@ -38,7 +38,6 @@ DYNAMIC: dict[tuple[str, str], tuple[int, str]] = {
         2,
         "the front end's UI bridge may implement part of UIBridge (docs/extensions.md); the rest is the null one's",
     ),
-    ("pi_tui/extensions/outside_turn.py", "hasattr"): (1, "an extension's message result: a record or JSON"),
     ("pi_tui/extensions/loop_hooks.py", "hasattr"): (1, "an extension's message result: a record or JSON"),
     ("pi_tui/extensions/convert.py", "hasattr"): (1, "an extension's value: a message record or JSON"),
     ("pi_tui/extensions/extension_api.py", "getattr"): (1, "pi's camelCase member names read from Python"),
@@ -71,7 +70,7 @@ DYNAMIC: dict[tuple[str, str], tuple[int, str]] = {
 # How many of the other escapes from the type checker pi_tui holds. Lower a number when you remove some;
 # raising one needs a reason in the commit (a library without types, JSON before validation).
 CEILINGS = {
-    "Any": 1664,  # `typing.Any` named in code (mostly `dict[str, Any]`: JSON objects)
+    "Any": 1660,  # `typing.Any` named in code (mostly `dict[str, Any]`: JSON objects)
     "type: ignore": 35,
     "cast": 22,
 }

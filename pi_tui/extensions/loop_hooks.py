@@ -39,7 +39,24 @@ if TYPE_CHECKING:
     from .extension import Extension
     from .host import SessionHost
 
-__all__ = ["LoopHooks", "run_without_suspending"]
+__all__ = ["LoopHooks", "message_replacement", "run_without_suspending"]
+
+
+def message_replacement(current: Message, raw: object) -> Message | None:
+    """The message a ``message`` handler's result puts in place of ``current``: a message record, or
+    ``{"message": ...}`` with a record or its JSON; None when the result names none.
+
+    Raises:
+        TypeError: The result is no mapping or message, or its message has another role than
+            ``current`` (a hook may change a message, not what kind it is).
+    """
+    value = raw if hasattr(raw, "role") else (normalize_result(raw) or {}).get("message")
+    if value is None:
+        return None
+    replacement: Message = to_message(value)
+    if replacement.role != current.role:
+        raise TypeError(f"the message hook may not change a {current.role} message's role")
+    return replacement
 
 
 def run_without_suspending(
@@ -177,16 +194,12 @@ class LoopHooks:
             if not ok or raw is None:
                 continue
             try:
-                value = raw if hasattr(raw, "role") else (normalize_result(raw) or {}).get("message")
-                if value is None:
-                    continue
-                replacement = to_message(value)
-                if replacement.role != current.role:
-                    raise TypeError(f"the message hook may not change a {current.role} message's role")
+                replacement = message_replacement(current, raw)
             except Exception as exc:
                 await dispatch.report(ext, "message", exc)
                 continue
-            current, changed = replacement, True
+            if replacement is not None:
+                current, changed = replacement, True
         return current if changed else None
 
     # --- before_provider_request --------------------------------------------------------------------

@@ -11,18 +11,19 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from .convert import to_message
-from .events import Event, normalize_result
-from .loop_hooks import run_without_suspending
+from .events import Event
+from .loop_hooks import message_replacement, run_without_suspending
 from .registry import positional_arity
 
 if TYPE_CHECKING:
+    from pi_tui.ai.types import Message
+
     from .dispatch import Dispatch
 
 __all__ = ["message_outside_turn"]
 
 
-def message_outside_turn(dispatch: Dispatch, message: Any) -> Any:
+def message_outside_turn(dispatch: Dispatch, message: Message) -> Message:
     """Run the ``message`` handlers on ``message``; returns the (possibly replaced) message.
 
     Each handler must finish without awaiting (a plain ``def``, or an ``async def`` that never awaits):
@@ -38,16 +39,12 @@ def message_outside_turn(dispatch: Dispatch, message: Any) -> Any:
                 raw = _finish_without_awaiting(raw)
             if raw is None:
                 continue
-            value = raw if hasattr(raw, "role") else (normalize_result(raw) or {}).get("message")
-            if value is None:
-                continue
-            replacement = to_message(value)
-            if replacement.role != current.role:
-                raise TypeError(f"the message hook may not change a {current.role} message's role")
+            replacement = message_replacement(current, raw)
         except Exception as exc:
             dispatch.report_soon(ext, "message", exc)
             continue
-        current = replacement
+        if replacement is not None:
+            current = replacement
     return current
 
 

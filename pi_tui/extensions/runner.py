@@ -48,7 +48,7 @@ from .session_events import BeforeOutcome, SessionEventsMixin
 from .ui import ExtensionUIState
 
 if TYPE_CHECKING:
-    from pi_tui.ai.types import CustomMessage
+    from pi_tui.ai.types import CustomMessage, Message
 
     from .host import SessionHost
     from .reload import ExtensionWatcher
@@ -324,7 +324,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
 
     # --- the message hook for messages saved outside a turn -------------------------------------------
 
-    def message_outside_turn(self, message: Any) -> Any:
+    def message_outside_turn(self, message: Message) -> Message:
         """The ``message`` handlers run synchronously on a message saved outside the agent loop (see
         `pi_tui.extensions.outside_turn.message_outside_turn`); returns the (possibly replaced) message."""
         from .outside_turn import message_outside_turn
