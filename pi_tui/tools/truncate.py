@@ -108,48 +108,62 @@ def _split_lines(content: str) -> list[str]:
     return lines
 
 
-def _untruncated(content: str, lines: int, size: int, max_lines: int, max_bytes: int) -> TruncationResult:
-    return TruncationResult(
-        content=content,
-        truncated=False,
-        truncated_by=None,
-        total_lines=lines,
-        total_bytes=size,
-        output_lines=lines,
-        output_bytes=size,
-        last_line_partial=False,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+class _Cut:
+    """A text about to be cut, measured once, with the limits that apply (the defaults for None)."""
 
+    __slots__ = ("content", "lines", "max_bytes", "max_lines", "total_bytes", "total_lines")
 
-def _truncated(
-    kept: list[str],
-    truncated_by: TruncatedBy,
-    total_lines: int,
-    total_bytes: int,
-    max_lines: int,
-    max_bytes: int,
-    *,
-    last_line_partial: bool = False,
-    first_line_exceeds_limit: bool = False,
-) -> TruncationResult:
-    """The result of a cut that kept the lines ``kept`` (joined by newlines) of a longer text."""
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=utf8_len(output),
-        last_line_partial=last_line_partial,
-        first_line_exceeds_limit=first_line_exceeds_limit,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    def __init__(self, content: str, max_lines: int | None, max_bytes: int | None) -> None:
+        self.content = content
+        self.max_lines = DEFAULT_MAX_LINES if max_lines is None else max_lines
+        self.max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+        self.total_bytes = utf8_len(content)
+        self.lines = _split_lines(content)
+        self.total_lines = len(self.lines)
+
+    def fits(self) -> bool:
+        """Whether the whole text is within both limits."""
+        return self.total_lines <= self.max_lines and self.total_bytes <= self.max_bytes
+
+    def whole(self) -> TruncationResult:
+        """The result that keeps the whole text."""
+        return TruncationResult(
+            content=self.content,
+            truncated=False,
+            truncated_by=None,
+            total_lines=self.total_lines,
+            total_bytes=self.total_bytes,
+            output_lines=self.total_lines,
+            output_bytes=self.total_bytes,
+            last_line_partial=False,
+            first_line_exceeds_limit=False,
+            max_lines=self.max_lines,
+            max_bytes=self.max_bytes,
+        )
+
+    def kept(
+        self,
+        kept: list[str],
+        truncated_by: TruncatedBy,
+        *,
+        last_line_partial: bool = False,
+        first_line_exceeds_limit: bool = False,
+    ) -> TruncationResult:
+        """The result of a cut that kept the lines ``kept`` (joined by newlines)."""
+        output = "\n".join(kept)
+        return TruncationResult(
+            content=output,
+            truncated=True,
+            truncated_by=truncated_by,
+            total_lines=self.total_lines,
+            total_bytes=self.total_bytes,
+            output_lines=len(kept),
+            output_bytes=utf8_len(output),
+            last_line_partial=last_line_partial,
+            first_line_exceeds_limit=first_line_exceeds_limit,
+            max_lines=self.max_lines,
+            max_bytes=self.max_bytes,
+        )
 
 
 def truncate_head(
@@ -160,30 +174,24 @@ def truncate_head(
     Never returns a partial line: when the first line alone is over the byte limit the result is
     empty with ``first_line_exceeds_limit`` set, so the caller can point at another way to read it.
     """
-    max_lines = DEFAULT_MAX_LINES if max_lines is None else max_lines
-    max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
-    total_bytes = utf8_len(content)
-    lines = _split_lines(content)
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
-
-    if utf8_len(lines[0]) > max_bytes:
-        return _truncated(
-            [], "bytes", total_lines, total_bytes, max_lines, max_bytes, first_line_exceeds_limit=True
-        )
+    cut = _Cut(content, max_lines, max_bytes)
+    if cut.fits():
+        return cut.whole()
+    max_bytes = cut.max_bytes
+    if utf8_len(cut.lines[0]) > max_bytes:
+        return cut.kept([], "bytes", first_line_exceeds_limit=True)
 
     kept: list[str] = []
     used = 0
     truncated_by: TruncatedBy = "lines"
-    for index, line in enumerate(lines[:max_lines]):
+    for index, line in enumerate(cut.lines[: cut.max_lines]):
         cost = utf8_len(line) + (1 if index > 0 else 0)
         if used + cost > max_bytes:
             truncated_by = "bytes"
             break
         kept.append(line)
         used += cost
-    return _truncated(kept, truncated_by, total_lines, total_bytes, max_lines, max_bytes)
+    return cut.kept(kept, truncated_by)
 
 
 def truncate_tail(
@@ -194,19 +202,16 @@ def truncate_tail(
     If the very last line is on its own larger than the byte limit, its final ``max_bytes`` bytes
     are kept (cut on a character boundary) and ``last_line_partial`` is set.
     """
-    max_lines = DEFAULT_MAX_LINES if max_lines is None else max_lines
-    max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
-    total_bytes = utf8_len(content)
-    lines = _split_lines(content)
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
+    cut = _Cut(content, max_lines, max_bytes)
+    if cut.fits():
+        return cut.whole()
+    max_lines, max_bytes = cut.max_lines, cut.max_bytes
 
     kept: list[str] = []
     used = 0
     truncated_by: TruncatedBy = "lines"
     last_line_partial = False
-    for line in reversed(lines):
+    for line in reversed(cut.lines):
         if len(kept) >= max_lines:
             break
         cost = utf8_len(line) + (1 if kept else 0)
@@ -221,15 +226,7 @@ def truncate_tail(
         kept.append(line)
         used += cost
     kept.reverse()
-    return _truncated(
-        kept,
-        truncated_by,
-        total_lines,
-        total_bytes,
-        max_lines,
-        max_bytes,
-        last_line_partial=last_line_partial,
-    )
+    return cut.kept(kept, truncated_by, last_line_partial=last_line_partial)
 
 
 def _tail_bytes(text: str, max_bytes: int) -> str:
