@@ -9,12 +9,18 @@ from ._http import HttpResult, test_mode
 from .device import Poll
 from .types import OAuthError
 
-__all__ = ["min_poll_interval", "poll_outcome", "require_str", "trusted_url"]
+__all__ = ["min_poll_interval", "poll_outcome", "positive_seconds", "require_str", "trusted_url"]
 
 
 def min_poll_interval() -> float:
     """The shortest wait between polls: 1 s as in pi; shorter against the loopback test server only."""
     return 0.01 if test_mode() else 1.0
+
+
+def positive_seconds(value: object) -> float | None:
+    """A provider's ``interval`` or ``expires_in``: the number it sent when that is above zero, else None
+    (absent, not a number, zero or less)."""
+    return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
 def require_str(body: dict[str, Any], name: str, who: str) -> str:

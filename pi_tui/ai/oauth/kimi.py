@@ -56,7 +56,13 @@ class KimiOAuth(OAuthProvider):
     login_label = "Sign in with Kimi Code"
 
     def login(self, io: Interaction) -> Credential:
-        from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
+        from ._device_common import (
+            min_poll_interval,
+            poll_outcome,
+            positive_seconds,
+            require_str,
+            trusted_url,
+        )
         from ._http import failure, post_form
         from .device import Poll, poll_device_flow
 
@@ -73,9 +79,7 @@ class KimiOAuth(OAuthProvider):
         url = trusted_url(body.get("verification_uri_complete"), "Kimi Code", https_only=False)
         interval = body.get("interval")
         expires_in = body.get("expires_in")
-        lifetime = (
-            float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else _DEVICE_TIMEOUT_S
-        )
+        lifetime = positive_seconds(expires_in) or _DEVICE_TIMEOUT_S
         io.notify(AuthEvent("device_code", url=url, user_code=user_code, expires_in=lifetime))
 
         def poll() -> Poll[HttpResult]:
@@ -102,9 +106,7 @@ class KimiOAuth(OAuthProvider):
 
         done = poll_device_flow(
             poll,
-            interval=float(interval)
-            if isinstance(interval, int | float) and interval > 0
-            else _DEFAULT_INTERVAL_S,
+            interval=positive_seconds(interval) or _DEFAULT_INTERVAL_S,
             expires_in=lifetime,
             cancel=io.cancel,
             min_interval=min_poll_interval(),

@@ -59,7 +59,13 @@ class MetaOAuth(OAuthProvider):
     login_label = "Sign in with Meta"
 
     def login(self, io: Interaction) -> Credential:
-        from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
+        from ._device_common import (
+            min_poll_interval,
+            poll_outcome,
+            positive_seconds,
+            require_str,
+            trusted_url,
+        )
         from ._http import failure, post_form
         from .device import Poll, poll_device_flow
 
@@ -73,7 +79,7 @@ class MetaOAuth(OAuthProvider):
             body.get("verification_uri_complete") or body.get("verification_uri"), "Meta", https_only=False
         )
         interval, expires_in = body.get("interval"), body.get("expires_in")
-        lifetime = float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
+        lifetime = positive_seconds(expires_in)
         io.notify(AuthEvent("device_code", url=url, user_code=user_code, expires_in=lifetime))
 
         def poll() -> Poll[str]:
@@ -101,7 +107,7 @@ class MetaOAuth(OAuthProvider):
 
         identity = poll_device_flow(
             poll,
-            interval=float(interval) if isinstance(interval, int | float) and interval > 0 else None,
+            interval=positive_seconds(interval),
             expires_in=lifetime,
             cancel=io.cancel,
             min_interval=min_poll_interval(),

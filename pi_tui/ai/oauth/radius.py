@@ -169,7 +169,7 @@ class RadiusOAuth(OAuthProvider):
         )
 
     def _device(self, io: Interaction) -> Credential:
-        from ._device_common import min_poll_interval, poll_outcome, trusted_url
+        from ._device_common import min_poll_interval, poll_outcome, positive_seconds, trusted_url
         from ._http import failure, post_form
         from .device import Poll, poll_device_flow
 
@@ -206,7 +206,7 @@ class RadiusOAuth(OAuthProvider):
 
         done = poll_device_flow(
             poll,
-            interval=float(interval) if isinstance(interval, int | float) and interval > 0 else None,
+            interval=positive_seconds(interval),
             expires_in=float(expires_in),
             cancel=io.cancel,
             min_interval=min_poll_interval(),

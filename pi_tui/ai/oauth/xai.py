@@ -51,7 +51,13 @@ class XaiOAuth(OAuthProvider):
     login_label = "Sign in with SuperGrok or X Premium"
 
     def login(self, io: Interaction) -> Credential:
-        from ._device_common import min_poll_interval, poll_outcome, require_str, trusted_url
+        from ._device_common import (
+            min_poll_interval,
+            poll_outcome,
+            positive_seconds,
+            require_str,
+            trusted_url,
+        )
         from ._http import failure, post_form
         from .device import Poll, poll_device_flow
 
@@ -91,7 +97,7 @@ class XaiOAuth(OAuthProvider):
 
         done = poll_device_flow(
             poll,
-            interval=float(interval) if isinstance(interval, int | float) and interval > 0 else None,
+            interval=positive_seconds(interval),
             expires_in=float(expires_in),
             cancel=io.cancel,
             min_interval=min_poll_interval(),
