@@ -20,7 +20,7 @@ refuse with a clear error (no frontmatter we know of uses them).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["YamlSubsetError", "parse_yaml_mapping"]
@@ -235,15 +235,21 @@ class _Parser:
         self.pos = index + 1
         return self.parse_inline(content, indent - 1, index)
 
-    def parse_mapping(self, indent: int) -> dict[str, Any]:
-        result: dict[str, Any] = {}
+    def lines_at(self, indent: int) -> Iterator[tuple[int, str]]:
+        """The block's lines at ``indent``, one at a time, as (index, text after the indent): up to the
+        first less indented line (the block's end); a more indented one is an error. The caller moves
+        ``pos`` past each line it takes before asking for the next."""
         while (index := self.next_content()) is not None:
             line_indent = self.indent_of(index)
             if line_indent < indent:
-                break
+                return
             if line_indent > indent:
                 raise self.error("unexpected indentation", index)
-            content = self.lines[index][indent:]
+            yield index, self.lines[index][indent:]
+
+    def parse_mapping(self, indent: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for index, content in self.lines_at(indent):
             if _is_list_item(content):
                 raise self.error("a list item cannot follow a mapping entry at the same level", index)
             entry = self.split_key(content, index)
@@ -261,13 +267,7 @@ class _Parser:
 
     def parse_list(self, indent: int) -> list[Any]:
         items: list[Any] = []
-        while (index := self.next_content()) is not None:
-            line_indent = self.indent_of(index)
-            if line_indent < indent:
-                break
-            if line_indent > indent:
-                raise self.error("unexpected indentation", index)
-            content = self.lines[index][indent:]
+        for index, content in self.lines_at(indent):
             if not _is_list_item(content):
                 break
             after = content[1:]
