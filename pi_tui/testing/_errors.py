@@ -7,7 +7,14 @@ from typing import Any
 from ._plan import Plan, json_plan, sse_data, sse_event
 from ._script import Fault
 
-__all__ = ["anthropic_error", "error_plan", "http_fault_plan", "openai_error", "stream_error_frame"]
+__all__ = [
+    "anthropic_error",
+    "error_plan",
+    "http_fault_plan",
+    "openai_error",
+    "openai_status_fault",
+    "stream_error_frame",
+]
 
 # (status, Anthropic error.type, Anthropic message, OpenAI status, OpenAI type, OpenAI code, OpenAI message)
 _HTTP_FAULTS: dict[str, tuple[int, str, str, int, str, str | None, str]] = {
@@ -60,6 +67,18 @@ _HTTP_FAULTS: dict[str, tuple[int, str, str, int, str, str | None, str]] = {
 _RETRYABLE = {"rate_limit", "overloaded", "api_error"}
 _STREAM_ERROR_STATUS = {"overloaded_error": "overloaded", "rate_limit_error": "rate_limit"}
 _STREAM_ERROR_TEXT = {"overloaded_error": "Overloaded", "api_error": "Internal server error"}
+
+
+def openai_status_fault(fault: Fault) -> tuple[str, int, int | None]:
+    """``(kind, status, retry-after ms)`` of an HTTP fault for the APIs that answer with OpenAI's statuses
+    and their own bodies (Mistral, pi-messages): a ``stream_error`` on a request that does not stream is
+    a rate limit (error type ``rate_limit_error``) or else overloaded; the retry delay is given only for
+    the kinds a client retries."""
+    kind = fault.kind
+    if kind == "stream_error":
+        kind = "rate_limit" if fault.error_type == "rate_limit_error" else "overloaded"
+    status = fault.status or _HTTP_FAULTS[kind][3]
+    return kind, status, fault.retry_after_ms if kind in _RETRYABLE else None
 
 
 def request_id(seq: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import base_headers
+from ._errors import base_headers, openai_status_fault
 from ._limits import ModelLimits
 from ._plan import Plan, json_plan, sse_data
 from ._records import Violation
@@ -41,13 +41,6 @@ STOP_REASONS = {
     "refusal": "error",
 }
 _ROLES = frozenset({"system", "user", "assistant", "toolResult"})
-_FAULT_STATUS = {
-    "rate_limit": 429,
-    "overloaded": 503,
-    "api_error": 500,
-    "auth": 401,
-    "request_too_large": 413,
-}
 _FAULT_TEXT = {
     429: ("Rate limit exceeded, retry later", "rate_limited"),
     503: ("The model is overloaded, retry later", "overloaded"),
@@ -135,13 +128,10 @@ def pi_messages_fault_plan(fault: Fault, seq: int, *, prompt_tokens: int, window
         tokens = fault.tokens if fault.tokens is not None else max(prompt_tokens, window + 1)
         text = fault.message or f"prompt is too long: {tokens} tokens > {window} maximum"
         return pi_messages_error(fault.status or 400, text, seq, code="context_length_exceeded")
-    kind = fault.kind
-    if kind == "stream_error":
-        kind = "rate_limit" if fault.error_type == "rate_limit_error" else "overloaded"
-    status = fault.status or _FAULT_STATUS[kind]
+    _, status, retry_after_ms = openai_status_fault(fault)
     headers = {}
-    if kind in ("rate_limit", "overloaded", "api_error") and fault.retry_after_ms is not None:
-        headers["retry-after-ms"] = str(fault.retry_after_ms)
+    if retry_after_ms is not None:
+        headers["retry-after-ms"] = str(retry_after_ms)
     text, code = _FAULT_TEXT.get(status, ("Error", "error"))
     return pi_messages_error(status, fault.message or text, seq, headers=headers, code=code)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import base_headers, request_id
+from ._errors import base_headers, openai_status_fault, request_id
 from ._plan import Plan, json_plan, sse_data
 from ._render_common import RenderContext, split_text
 from ._script import Fault, Reply, TextPart, ThinkingPart, ToolCallPart
@@ -44,13 +44,6 @@ _KINDS = {
     429: ("rate_limited", "1300"),
     500: ("internal_server_error", "1000"),
     503: ("service_unavailable", "1001"),
-}
-_FAULT_STATUS = {
-    "rate_limit": 429,
-    "overloaded": 503,
-    "api_error": 500,
-    "auth": 401,
-    "request_too_large": 413,
 }
 _FAULT_TEXT = {
     429: "Requests rate limit exceeded",
@@ -149,13 +142,10 @@ def mistral_fault_plan(fault: Fault, seq: int, *, prompt_tokens: int, window: in
             "context length"
         )
         return mistral_error(fault.status or 400, text, seq, code="3051")
-    kind = fault.kind
-    if kind == "stream_error":
-        kind = "rate_limit" if fault.error_type == "rate_limit_error" else "overloaded"
-    status = fault.status or _FAULT_STATUS[kind]
+    _, status, retry_after_ms = openai_status_fault(fault)
     headers = {}
-    if kind in ("rate_limit", "overloaded", "api_error") and fault.retry_after_ms is not None:
-        headers["retry-after"] = f"{fault.retry_after_ms / 1000:g}"
+    if retry_after_ms is not None:
+        headers["retry-after"] = f"{retry_after_ms / 1000:g}"
     return mistral_error(status, fault.message or _FAULT_TEXT.get(status, "Error"), seq, headers=headers)
 
 
