@@ -36,6 +36,8 @@ __all__ = [
     "list_all_sessions",
     "most_recent_session",
     "find_session",
+    "message_text",
+    "line_role",
 ]
 
 log = logging.getLogger(__name__)
@@ -88,7 +90,9 @@ def _decode(line: bytes) -> Any:
     return json_safe.loads(line, limit=json_safe.MAX_RECORD_DEPTH)
 
 
-def _text_of(message: dict[str, Any]) -> str:
+def message_text(message: dict[str, Any]) -> str:
+    """A message's text as pi searches and shows it: a string content, or its text blocks joined by
+    spaces (thinking, tool calls and images left out)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -101,8 +105,9 @@ def _text_of(message: dict[str, Any]) -> str:
     return ""
 
 
-def _role_of(buf: bytes, start: int, end: int) -> str | None:
-    """The message role of the line ``buf[start:end]`` (a message line), read from its first bytes."""
+def line_role(buf: bytes, start: int, end: int) -> str | None:
+    """The message role of the line ``buf[start:end]`` (a message line), read from its first bytes
+    (decoding the line only when its keys come in another order)."""
     window = buf[start : min(end, start + _ROLE_WINDOW)]
     pos = window.find(_ROLE_KEY)
     if pos >= 0:
@@ -169,7 +174,7 @@ class _Scan:
 
     def _message(self, buf: bytes, start: int, end: int) -> None:
         self.count += 1
-        role = _role_of(buf, start, end)
+        role = line_role(buf, start, end)
         if role not in ("user", "assistant"):
             return
         self._last = (buf, start, end)
@@ -178,7 +183,7 @@ class _Scan:
                 message = _decode(buf[start:end]).get("message")
             except (ValueError, AttributeError):
                 return
-            text = _text_of(message) if isinstance(message, dict) else ""
+            text = message_text(message) if isinstance(message, dict) else ""
             if text:
                 self.first_message = text[:_FIRST_MESSAGE_LIMIT]
 
@@ -202,7 +207,7 @@ class _Scan:
             if role in ("user", "assistant"):
                 self._last = (buf, start, end)
             if role == "user" and self.first_message is None and isinstance(message, dict):
-                self.first_message = _text_of(message)[:_FIRST_MESSAGE_LIMIT] or None
+                self.first_message = message_text(message)[:_FIRST_MESSAGE_LIMIT] or None
         elif data.get("type") == "session_info":
             self._info(data)
 

@@ -6,20 +6,25 @@
 - ``re:<pattern>`` is a case-insensitive regular expression; an invalid one matches nothing;
 - an unclosed quote falls back to plain tokens.
 
-The searched text is the session's id, name, first message and cwd.
+The searched text is the session's id, name, the text of its conversation and cwd, as pi searches.
+The conversation (every user and assistant message's text, `pi_tui.session.text_index`) is searched
+when the caller has it (``texts``); for a session it has not read yet, the first user message stands in,
+which the listing reads. With the conversation, the text is matched the way the index keeps it:
+lower-case, each run of whitespace one space (for a regular expression too).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from pi_tui.session.listing import SessionInfo
-from pi_tui.util.fuzzy import fuzzy_match
+from pi_tui.util.fuzzy import fuzzy_match, fuzzy_match_lowered
 
-__all__ = ["ParsedQuery", "parse_query", "match_score", "search_sessions"]
+__all__ = ["ParsedQuery", "parse_query", "match_score", "search_sessions", "full_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +70,46 @@ def _search_text(info: SessionInfo) -> str:
     return f"{info.id} {info.name or ''} {info.first_message} {info.cwd}"
 
 
-def match_score(info: SessionInfo, parsed: ParsedQuery) -> float | None:
-    """None when ``info`` does not match; otherwise a score, lower is better."""
+def full_text(info: SessionInfo, conversation: str) -> str:
+    """pi's searched text of a session: id, name, conversation, cwd; normalized like the index's
+    ``conversation`` (lower-case, whitespace runs as one space)."""
+    parts = (_squash(f"{info.id} {info.name or ''}"), conversation, _squash(info.cwd))
+    return " ".join(part for part in parts if part)
+
+
+def _full_score(text: str, parsed: ParsedQuery) -> float | None:
+    """`match_score` on a `full_text`: already lower-case and squashed, so nothing is copied."""
+    if parsed.regex is not None:
+        found = parsed.regex.search(text)
+        return found.start() * 0.1 if found else None
+    total = 0.0
+    for kind, value in parsed.tokens:
+        if kind == "phrase":
+            index = text.find(_squash(value))
+            if index < 0:
+                return None
+            total += index * 0.1
+        else:
+            score = fuzzy_match_lowered(value, text)
+            if score is None:
+                return None
+            total -= score
+    return total
+
+
+def match_score(info: SessionInfo, parsed: ParsedQuery, conversation: str | None = None) -> float | None:
+    """None when ``info`` does not match; otherwise a score, lower is better.
+
+    Args:
+        info: the session's row.
+        parsed: the query.
+        conversation: the session's conversation text as `pi_tui.session.text_index` keeps it; None
+            searches the row's first message instead.
+    """
     if parsed.error is not None:
         return None
+    if conversation is not None:
+        return _full_score(full_text(info, conversation), parsed)
     text = _search_text(info)
     if parsed.regex is not None:
         found = parsed.regex.search(text)
@@ -96,13 +137,33 @@ def search_sessions(
     *,
     sort: Literal["relevance", "recent"] = "relevance",
     named_only: bool = False,
+    texts: Mapping[Path, str] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[SessionInfo]:
-    """Filter (and for ``relevance``, rank) sessions. ``recent`` keeps the incoming order."""
+    """Filter (and for ``relevance``, rank) sessions. ``recent`` keeps the incoming order.
+
+    Args:
+        sessions: the rows, in the order ``recent`` keeps.
+        query: what the user typed (see the module docstring).
+        sort: ``relevance`` ranks by score (ties: most recently modified first).
+        named_only: only sessions with a name.
+        texts: conversation texts by session path (`pi_tui.session.text_index`); a session without
+            one is searched by its first message.
+        stop: asked between sessions: True gives up (the result is then incomplete; a caller whose
+            query changed meanwhile discards it).
+    """
     rows = [s for s in sessions if not named_only or (s.name or "").strip()]
     parsed = parse_query(query)
     if parsed.is_empty:
         return rows
-    scored = [(score, s) for s in rows if (score := match_score(s, parsed)) is not None]
+    known = texts or {}
+    scored: list[tuple[float, SessionInfo]] = []
+    for session in rows:
+        if stop is not None and stop():
+            break
+        score = match_score(session, parsed, known.get(session.path))
+        if score is not None:
+            scored.append((score, session))
     if sort == "recent":
         return [s for _, s in scored]
     scored.sort(key=lambda pair: (pair[0], -pair[1].modified.timestamp()))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["fuzzy_filter", "fuzzy_match", "fuzzy_score"]
+__all__ = ["fuzzy_filter", "fuzzy_match", "fuzzy_match_lowered", "fuzzy_score"]
 
 _TOKEN_SPLIT = re.compile(r"[\s/]+")
 _BOUNDARY_CHARS = frozenset("-_./:")
@@ -93,6 +93,12 @@ def fuzzy_match(token: str, text: str) -> float | None:
     the session search with its quoted phrases.
     """
     cost = _token_cost(token.lower(), text.lower())
+    return None if cost is None else (-cost if cost else 0.0)
+
+
+def fuzzy_match_lowered(token: str, lowered: str) -> float | None:
+    """`fuzzy_match` on a text already in lower case (a long one is not lowered again per call)."""
+    cost = _token_cost(token.lower(), lowered)
     return None if cost is None else (-cost if cost else 0.0)
 
 

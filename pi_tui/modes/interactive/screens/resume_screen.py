@@ -1,7 +1,8 @@
 """``/resume``: pick a session of this project (or of every project) and continue it.
 
-Keys (pi 0.87): type to search (names, first prompts, ids, folders and dates; ``"a phrase"``,
-``re:regex``), ↑/↓ PgUp/PgDn move, Enter resumes, Tab switches This folder / All, Ctrl+S cycles the sort
+Keys (pi 0.87): type to search (names, the whole conversation, ids and folders, as pi; ``"a phrase"``,
+``re:regex``; the conversations arrive from the folders' text index after the picker opens, see
+`resume_texts`), ↑/↓ PgUp/PgDn move, Enter resumes, Tab switches This folder / All, Ctrl+S cycles the sort
 (threaded: forks under their parent session; recent; relevance), Ctrl+N named only, Ctrl+G shows paths (pi's Ctrl+P
 cycles models here), Ctrl+R renames, Ctrl+D deletes (after a
 confirmation, into ``<agent dir>/trash``, so it can be restored), Esc closes.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +31,7 @@ from ._dialogs import ConfirmScreen, PromptScreen
 from ._format import fmt_age, fmt_size, one_line
 from ._picker import SearchListScreen
 from ._rowlist import RowList
+from .resume_texts import ConversationTexts
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -42,6 +45,8 @@ TRASH_DIR_NAME = "trash"
 Scope = Literal["current", "all"]
 Sort = Literal["threaded", "recent", "relevance"]
 SORTS: tuple[Sort, ...] = ("threaded", "recent", "relevance")
+RESEARCH_S = 0.25
+"""While the conversations are being read, a typed query is searched again at most this often (seconds)."""
 FIRST_LOOK = 40
 """Sessions shown while the folder is being listed (the files modified last): a screenful and more."""
 
@@ -94,10 +99,6 @@ def trash_session(path: Path, agent_dir: Path) -> Path:
     return target
 
 
-def _search_text(info: SessionInfo) -> str:
-    return f"{info.name or ''} {info.first_message} {info.modified.astimezone():%Y-%m-%d}"
-
-
 class ResumeScreen(SearchListScreen[SessionInfo]):
     """The session picker."""
 
@@ -138,6 +139,12 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
         """The folder's sessions modified last, shown while the whole folder is being listed."""
         self.shown: list[SessionInfo] = list(infos or ())
         self.now = datetime.now(UTC)
+        self.texts = ConversationTexts()
+        """The conversations searched, as the folders' text index brings them in."""
+        self.searching: str | None = None
+        """The query whose long conversations are being searched after its keystroke, if any."""
+        self._search_round = 0
+        self._researched = 0.0
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -156,6 +163,11 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
         self.query_one(Input).focus()
         if self.lists["current"] is None:
             self._load_current()
+        else:
+            self.call_after_refresh(self._read_texts, self.lists["current"])
+
+    def on_unmount(self) -> None:
+        self.texts.stop()
 
     # --- rows -----------------------------------------------------------------------------------------
 
@@ -185,31 +197,107 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
             text.append(f"  {where}", style="dim italic")
         return text
 
-    def _apply(self, keep: Path | None = None) -> None:
-        from pi_tui.session.search import search_sessions
-
+    def _infos(self) -> list[SessionInfo]:
         infos = self.lists[self.scope]
         if infos is None and self.scope == "current":
             infos = self.first_look
-        infos = infos or []
-        query = self.query_one(Input).value if self.is_mounted else ""
+        return infos or []
+
+    def _query(self) -> str:
+        return self.query_one(Input).value if self.is_mounted else ""
+
+    def _apply(self, keep: Path | None = None) -> None:
+        """Fill the list from the search box: at once with what is quick to search, then (for a query,
+        when long conversations are known) again when their search ends (`_search_long`)."""
+        from pi_tui.session.search import search_sessions
+
+        infos = self._infos()
+        query = self._query()
         self.depths = {}
+        self._search_round += 1
+        self.searching = None
         if self.sort == "threaded" and not query.strip():
             rows = threaded([s for s in infos if not self.named_only or (s.name or "").strip()])
             self.shown = [info for info, _ in rows]
             self.depths = {info.path: depth for info, depth in rows if depth}
         else:
-            sort: Literal["recent", "relevance"] = "recent" if self.sort == "recent" else "relevance"
-            self.shown = search_sessions(infos, query, sort=sort, named_only=self.named_only)
+            self.shown = search_sessions(
+                infos, query, sort=self._sort_by(), named_only=self.named_only, texts=self.texts.quick
+            )
+            if query.strip() and self.texts.has_long:
+                self.searching = query
+                self._search_long(self._search_round, infos, query)
         index = next((i for i, s in enumerate(self.shown) if s.path == keep), 0)
         self._list().reset(len(self.shown), index)
+        self._update_title()
+
+    def _sort_by(self) -> Literal["recent", "relevance"]:
+        return "recent" if self.sort == "recent" else "relevance"
+
+    def _update_title(self) -> None:
         scope = "Current Folder" if self.scope == "current" else "All"
         loading = " · loading…" if self.lists[self.scope] is None else ""
         extra = " · named only" if self.named_only else ""
+        progress = self.texts.progress
+        if progress is not None:
+            extra += f" · reading conversations {progress[0]}/{progress[1]}…"
+        elif self.searching is not None:
+            extra += " · searching conversations…"
+        count = f"{len(self.shown)} of {len(self._infos())}"
         self.query_one("#resume-title", Static).update(  # one line, always: no layout pass per keystroke
-            f"Resume Session ({scope}) · {len(self.shown)} of {len(infos)} · sort: {self.sort}{extra}{loading}",
-            layout=False,
+            f"Resume Session ({scope}) · {count} · sort: {self.sort}{extra}{loading}", layout=False
         )
+
+    @work(exclusive=True, group="resume-search")
+    async def _search_long(self, round_: int, infos: list[SessionInfo], query: str) -> None:
+        """Search every known conversation (long ones too) in a worker thread; the rows replace the
+        keystroke's quick ones unless the search box or the list changed meanwhile."""
+        from pi_tui.session.search import search_sessions
+
+        from .prepare import run_in_daemon_thread
+
+        texts = dict(self.texts.every)
+        sort, named = self._sort_by(), self.named_only
+        found: list[list[SessionInfo]] = []
+
+        def stale() -> bool:
+            return round_ != self._search_round
+
+        def run() -> None:
+            found.append(search_sessions(infos, query, sort=sort, named_only=named, texts=texts, stop=stale))
+
+        await run_in_daemon_thread(run)
+        if stale() or not found:
+            return
+        chosen = self._selected() if self._list().cursor > 0 else None
+        self.shown = found[0]
+        self.searching = None
+        index = next((i for i, s in enumerate(self.shown) if chosen is not None and s.path == chosen.path), 0)
+        self._list().reset(len(self.shown), index)
+        self._update_title()
+
+    def _read_texts(self, infos: list[SessionInfo] | None) -> None:
+        """Start reading the conversations of ``infos`` (a whole listing) for the search."""
+        if infos:
+            self._read_texts_worker([info.path for info in infos])
+
+    @work(exclusive=True, group="resume-texts")
+    async def _read_texts_worker(self, paths: list[Path]) -> None:
+        await self.texts.read(paths, self._texts_arrived)
+
+    def _texts_arrived(self) -> None:
+        """More conversations are known: search again when a query is typed (the cursor's row kept),
+        at most every `RESEARCH_S` while the index is read, and once it is done."""
+        if not self.is_mounted:
+            return
+        now = time.monotonic()
+        done = self.texts.progress is None
+        if self._query().strip() and (done or now - self._researched >= RESEARCH_S):
+            self._researched = now
+            chosen = self._selected() if self._list().cursor > 0 else None
+            self._apply(keep=chosen.path if chosen is not None else None)
+        else:
+            self._update_title()
 
     # --- keys -----------------------------------------------------------------------------------------
 
@@ -262,6 +350,7 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
             self.first_look = None
             if self.scope == "current":
                 self._apply(keep=chosen.path if chosen is not None else None)
+            self.call_after_refresh(self._read_texts, infos)
         finally:
             self.call_after_refresh(release)
 
@@ -275,6 +364,7 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
             root = Path(session_dir).parent
         self.lists["all"] = await asyncio.to_thread(list_all_sessions, root)
         self._apply()
+        self.call_after_refresh(self._read_texts, self.lists["all"])
 
     def action_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
