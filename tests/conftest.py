@@ -49,6 +49,24 @@ _SCRUBBED_ENV += tuple(
     sorted({name for p in builtin_providers() if (info := provider_info(p)) for name in info.env})
 )
 _SCRUBBED_ENV += ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION")
+# the rest of the AWS credential chain (files, roles, endpoints, metadata services): a developer's own
+# ~/.aws settings or an EC2 host never take part in a test
+_SCRUBBED_ENV += (
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_STS",
+    "AWS_ENDPOINT_URL_SSO",
+    "AWS_ENDPOINT_URL_SSO_OIDC",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE",
+    "AWS_EC2_METADATA_V1_DISABLED",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+    "AWS_BEDROCK_SKIP_AUTH",
+)
 # the session's clipboard route (a display, a remote login): a copy in a test never reaches the real clipboard
 _SCRUBBED_ENV += ("DISPLAY", "WAYLAND_DISPLAY", "TERMUX_VERSION", "SSH_CONNECTION", "SSH_CLIENT", "MOSH_CONNECTION")
 _SCRUBBED_ENV += ("WSL_DISTRO_NAME", "WSLENV", "WT_SESSION")
@@ -63,6 +81,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(home / ".config" / "anthropic"))
     for name in _SCRUBBED_ENV:
         monkeypatch.delenv(name, raising=False)
+    # the AWS credential chain ends at the EC2 metadata address (169.254.169.254): never in a test
+    # unless the test points it at its own server
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     return home
 
 

@@ -277,7 +277,8 @@ async def test_profile_credentials_and_region(
     assert resolve_region(CLAUDE, fake.server.url if fake.server else None) == "eu-central-1"
     monkeypatch.setenv("AWS_PROFILE", "sso")
     _, refused = await _run(_model(fake), [_user("hi")])
-    assert "uses AWS SSO, which pi-tui does not support yet" in (refused.error_message or "")
+    assert "names sso_session 'corp', but" in (refused.error_message or "")
+    assert "has no [sso-session corp] section" in (refused.error_message or "")
 
 
 async def test_abort_stops_a_slow_stream(fake: FakeLLM) -> None:

@@ -329,7 +329,9 @@ async def stream_bedrock(
         body = apply_on_payload(build_request(model, request, options), options)
         if options.signal is not None:
             options.signal.raise_if_aborted()
-        auth = await resolve_auth(options.api_key, env, stored_profile=bool(stored.get("AWS_PROFILE")))
+        auth = await resolve_auth(
+            options.api_key, env, stored_profile=bool(stored.get("AWS_PROFILE")), region=region
+        )
         endpoint = endpoint_for(model.base_url, region, env)
         parts = urlsplit(endpoint)
         prefix = parts.path.rstrip("/")
