@@ -6,23 +6,29 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pi_tui.ai.types import AssistantMessage
-from pi_tui.session.entries import MessageEntry, SystemMessageEntry, entry_to_line
+from pi_tui.ai.types import AssistantMessage, BashExecutionMessage
+from pi_tui.session.entries import MessageEntry, SessionEntry, SystemMessageEntry, entry_to_line
 
-from .fields import RpcError, opt_bool, opt_str, req_str
+from .fields import NO_DATA, Command, Reply, RpcError, opt_bool, opt_str, req_str
 
 if TYPE_CHECKING:
+    from pi_tui.session.tree import TreeNode
+
+    from .bash import BashRun
     from .server import RpcServer
 
 __all__ = ["SessionCommands"]
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 
-def _entry_json(entry: Any) -> dict[str, Any]:
+
+def _entry_json(entry: SessionEntry) -> dict[str, Any]:
     value: dict[str, Any] = json.loads(entry_to_line(entry))
     return value
 
@@ -42,11 +48,11 @@ class SessionCommands:
         self.server = server
         self.session = server.session
         self.background: set[asyncio.Task[Any]] = set()
-        self._bash: Any = None  # pi_tui.modes.rpc.bash.BashRun while one runs
+        self._bash: BashRun | None = None  # while one runs
 
     # --- switching sessions -------------------------------------------------------------------------
 
-    async def _switching(self, action: Any) -> Any:
+    async def _switching(self, action: Awaitable[T]) -> tuple[bool, T | None]:
         """Run a session replacement; an extension's veto is ``{cancelled: true}``, not an error."""
         try:
             result = await action
@@ -56,12 +62,12 @@ class SessionCommands:
             raise
         return False, result
 
-    async def cmd_new_session(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_new_session(self, cmd_id: object, command: Command) -> Reply:
         parent = opt_str(command, "parentSession")
         cancelled, _ = await self._switching(self.session.new_session(parent_session=parent))
         return {"cancelled": cancelled}
 
-    async def cmd_switch_session(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_switch_session(self, cmd_id: object, command: Command) -> Reply:
         from pi_tui.session import SessionManager
 
         raw = req_str(command, "sessionPath")
@@ -92,14 +98,14 @@ class SessionCommands:
             manager.close()
         return {"cancelled": cancelled}
 
-    async def cmd_fork(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_fork(self, cmd_id: object, command: Command) -> Reply:
         entry_id = req_str(command, "entryId")
         if self.session.session_manager.get_entry(entry_id) is None:
             raise RpcError(f"Entry not found: {entry_id}")
         cancelled, text = await self._switching(self.session.fork(entry_id))
         return {"text": text or "", "cancelled": cancelled}
 
-    async def cmd_clone(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_clone(self, cmd_id: object, command: Command) -> Reply:
         manager = self.session.session_manager
         if manager.path is not None and not manager.is_flushed:
             raise RpcError(
@@ -113,11 +119,11 @@ class SessionCommands:
 
     # --- entries ----------------------------------------------------------------------------------
 
-    def cmd_get_fork_messages(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_fork_messages(self, cmd_id: object, command: Command) -> Reply:
         pairs = self.session.session_manager.get_user_messages_for_forking()
         return {"messages": [{"entryId": entry_id, "text": text} for entry_id, text in pairs]}
 
-    def cmd_get_entries(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_entries(self, cmd_id: object, command: Command) -> Reply:
         since = opt_str(command, "since")
         manager = self.session.session_manager
         entries = list(manager.get_entries())
@@ -128,12 +134,12 @@ class SessionCommands:
             entries = entries[ids.index(since) + 1 :]
         return {"entries": [_entry_json(e) for e in entries], "leafId": manager.get_leaf_id()}
 
-    def cmd_get_tree(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_tree(self, cmd_id: object, command: Command) -> Reply:
         manager = self.session.session_manager
         roots = manager.get_tree()
         out: list[dict[str, Any]] = []
         # Iterative: a long session is a deep chain, deeper than Python's recursion limit.
-        stack: list[tuple[Any, list[dict[str, Any]]]] = [(node, out) for node in reversed(roots)]
+        stack: list[tuple[TreeNode, list[dict[str, Any]]]] = [(node, out) for node in reversed(roots)]
         while stack:
             node, siblings = stack.pop()
             record: dict[str, Any] = {"entry": _entry_json(node.entry), "children": []}
@@ -145,7 +151,7 @@ class SessionCommands:
 
     # --- statistics -------------------------------------------------------------------------------
 
-    def cmd_get_session_stats(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_session_stats(self, cmd_id: object, command: Command) -> Reply:
         manager = self.session.session_manager
         counts = {"user": 0, "assistant": 0, "toolResult": 0}
         tool_calls = total = 0
@@ -203,7 +209,7 @@ class SessionCommands:
 
     # --- slash commands ----------------------------------------------------------------------------
 
-    def cmd_get_commands(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_commands(self, cmd_id: object, command: Command) -> Reply:
         commands: list[dict[str, Any]] = []
         ext = self.session.extensions
         if ext is not None:
@@ -268,7 +274,7 @@ class SessionCommands:
 
     # --- bash ------------------------------------------------------------------------------------
 
-    async def cmd_bash(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_bash(self, cmd_id: object, command: Command) -> Reply:
         from .bash import BashRun
 
         text = req_str(command, "command")
@@ -289,7 +295,7 @@ class SessionCommands:
         self._record_bash(message)
         return run.result_json(message)
 
-    def _record_bash(self, message: Any) -> None:
+    def _record_bash(self, message: BashExecutionMessage) -> None:
         """The command and its output join the conversation (the next prompt carries them); while
         the agent runs they wait for it, as pi holds them until the turn ends."""
         if not self.session.is_streaming:
@@ -308,22 +314,20 @@ class SessionCommands:
         if self._bash is not None:
             self._bash.abort()
 
-    def cmd_abort_bash(self, cmd_id: object, command: dict[str, Any]) -> Any:
-        from .handlers import NO_DATA
-
+    def cmd_abort_bash(self, cmd_id: object, command: Command) -> Reply:
         self.abort_bash()
         return NO_DATA
 
     # --- pi-tui: the context the model sees ------------------------------------------------------
 
-    async def cmd_get_context(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_get_context(self, cmd_id: object, command: Command) -> Reply:
         from .context_view import context_view
 
         return await context_view(self.session)
 
     # --- pi-tui: rewind the conversation and/or the files (checkpoints) -------------------
 
-    async def cmd_rewind(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_rewind(self, cmd_id: object, command: Command) -> Reply:
         """``{entryId, mode?: "conversation"|"code"|"both", force?, resolutions?: {path: "restore"|"keep"},
         ask?}``: conflicts come back in the data (``applied: false``) unless ``ask`` lets the client's
         confirm dialogs decide."""

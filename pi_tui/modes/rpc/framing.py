@@ -108,7 +108,7 @@ class LineReader:
         self._stopped.set()
 
 
-def decode_line(line: Line) -> Any:
+def decode_line(line: Line) -> object:
     """The JSON value of a line.
 
     Raises:

@@ -8,7 +8,7 @@ commands (`pi_tui.modes.rpc.login`) are pi-tui's own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ from pi_tui.ai.thinking import available_thinking_levels, clamp_thinking_level, 
 from pi_tui.ai.types import AssistantMessage, ImageContent, ThinkingLevel, message_text
 
 from .commands_session import SessionCommands
-from .fields import BUSY_ERROR, RpcError, opt_str, req_bool, req_str
+from .fields import BUSY_ERROR, DEFERRED, NO_DATA, Command, Reply, RpcError, opt_str, req_bool, req_str
 from .login import LoginCommands
 from .transcript import transcript_messages
 
@@ -27,13 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "DEFERRED", "HANDLERS", "NO_DATA", "CommandHandlers", "RpcError"]
 
-NO_DATA: Any = object()
-"""A response without ``data``."""
-DEFERRED: Any = object()
-"""The handler sends its response itself, later."""
-
-
-def _images(command: dict[str, Any]) -> list[ImageContent] | None:
+def _images(command: Command) -> list[ImageContent] | None:
     raw = command.get("images")
     if raw is None:
         return None
@@ -75,7 +69,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
         except ModelUnavailableError as exc:
             raise RpcError(str(exc)) from exc
 
-    async def cmd_prompt(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_prompt(self, cmd_id: object, command: Command) -> Reply:
         text = req_str(command, "message")
         images = _images(command)
         behavior = opt_str(command, "streamingBehavior")
@@ -101,7 +95,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
         server.start_prompt(cmd_id, text, images)
         return DEFERRED
 
-    async def _queue(self, command: dict[str, Any], kind: str) -> Any:
+    async def _queue(self, command: Command, kind: str) -> Reply:
         text = req_str(command, "message")
         images = _images(command)
         if self._is_extension_command(text):
@@ -119,18 +113,18 @@ class CommandHandlers(SessionCommands, LoginCommands):
             self.session.follow_up(text, images)
         return NO_DATA
 
-    async def cmd_steer(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_steer(self, cmd_id: object, command: Command) -> Reply:
         return await self._queue(command, "steer")
 
-    async def cmd_follow_up(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_follow_up(self, cmd_id: object, command: Command) -> Reply:
         return await self._queue(command, "follow_up")
 
-    async def cmd_abort(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_abort(self, cmd_id: object, command: Command) -> Reply:
         self.session.abort()  # also cancels a manual compaction; the queues stay as they are
         await self.server.wait_for_run()
         return NO_DATA
 
-    def cmd_clear_queue(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_clear_queue(self, cmd_id: object, command: Command) -> Reply:
         steering, follow_up = self.session.agent.clear_queues()
         self.server.sync_queue(force=True)
         return {
@@ -140,7 +134,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
 
     # --- state ------------------------------------------------------------------------------------
 
-    def cmd_get_state(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_state(self, cmd_id: object, command: Command) -> Reply:
         s = self.session
         agent = s.agent
         manager = s.session_manager
@@ -166,10 +160,10 @@ class CommandHandlers(SessionCommands, LoginCommands):
         settings = self.session.settings
         return bool(settings.compaction.enabled) if settings is not None else True
 
-    def cmd_get_messages(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_messages(self, cmd_id: object, command: Command) -> Reply:
         return {"messages": transcript_messages(self.session)}
 
-    def cmd_get_last_assistant_text(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_last_assistant_text(self, cmd_id: object, command: Command) -> Reply:
         for message in reversed(self.session.messages):
             if isinstance(message, AssistantMessage):
                 text = "".join(b.text for b in message.content if b.type == "text").strip()
@@ -191,7 +185,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
             self.session.set_thinking_level(level)
             self.server.send({"type": "thinking_level_changed", "level": level})
 
-    def cmd_set_model(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_set_model(self, cmd_id: object, command: Command) -> Reply:
         provider = req_str(command, "provider")
         model_id = req_str(command, "modelId")
         registry = self.session.registry
@@ -205,10 +199,10 @@ class CommandHandlers(SessionCommands, LoginCommands):
         registry = self.session.registry
         return list(registry.available_models()) if registry is not None else [self.session.model]
 
-    def cmd_get_available_models(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_available_models(self, cmd_id: object, command: Command) -> Reply:
         return {"models": [m.to_json_dict() for m in self._available_models()]}
 
-    def cmd_cycle_model(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_cycle_model(self, cmd_id: object, command: Command) -> Reply:
         from pi_tui.runtime.model_cycle import model_cycle
 
         # as pi: the model scope (--models, else enabledModels) when there is one, with its levels
@@ -227,7 +221,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
             "isScoped": cycle.scoped,
         }
 
-    def cmd_set_thinking_level(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_set_thinking_level(self, cmd_id: object, command: Command) -> Reply:
         from pi_tui.ai.thinking import parse_thinking_level
 
         raw = req_str(command, "level")
@@ -240,7 +234,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
         self._set_thinking(clamp_thinking_level(model, parsed))
         return NO_DATA
 
-    def cmd_cycle_thinking_level(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_cycle_thinking_level(self, cmd_id: object, command: Command) -> Reply:
         model = self.session.model
         if not model.reasoning:
             return None
@@ -248,12 +242,12 @@ class CommandHandlers(SessionCommands, LoginCommands):
         self._set_thinking(level)
         return {"level": level}
 
-    def cmd_get_available_thinking_levels(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_available_thinking_levels(self, cmd_id: object, command: Command) -> Reply:
         return {"levels": list(available_thinking_levels(self.session.model))}
 
     # --- queue modes, compaction and retry settings -------------------------------------------------
 
-    def _queue_mode(self, command: dict[str, Any]) -> QueueMode:
+    def _queue_mode(self, command: Command) -> QueueMode:
         mode = req_str(command, "mode")
         if mode == "all":
             return "all"
@@ -271,19 +265,19 @@ class CommandHandlers(SessionCommands, LoginCommands):
         except (OSError, ValueError) as exc:
             self.log.warning("could not save setting (%s): %s", name, exc)
 
-    def cmd_set_steering_mode(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_set_steering_mode(self, cmd_id: object, command: Command) -> Reply:
         mode = self._queue_mode(command)
         self.session.agent.steering_mode = mode
         self._save_setting("set_steering_mode", lambda settings: settings.set_steering_mode(mode))
         return NO_DATA
 
-    def cmd_set_follow_up_mode(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_set_follow_up_mode(self, cmd_id: object, command: Command) -> Reply:
         mode = self._queue_mode(command)
         self.session.agent.follow_up_mode = mode
         self._save_setting("set_follow_up_mode", lambda settings: settings.set_follow_up_mode(mode))
         return NO_DATA
 
-    def cmd_set_auto_compaction(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_set_auto_compaction(self, cmd_id: object, command: Command) -> Reply:
         enabled = req_bool(command, "enabled")
         if self.session.settings is None:
             raise RpcError("Auto-compaction cannot be changed: this session has no settings")
@@ -292,18 +286,18 @@ class CommandHandlers(SessionCommands, LoginCommands):
         )
         return NO_DATA
 
-    def cmd_set_auto_retry(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_set_auto_retry(self, cmd_id: object, command: Command) -> Reply:
         enabled = req_bool(command, "enabled")
         self.session.agent.retry.enabled = enabled
         self._save_setting("set_nested", lambda settings: settings.set_nested("retry", "enabled", enabled))
         return NO_DATA
 
-    def cmd_abort_retry(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_abort_retry(self, cmd_id: object, command: Command) -> Reply:
         if self.server.retrying:  # the run is waiting to retry: cancelling the wait ends it
             self.session.agent.abort()
         return NO_DATA
 
-    async def cmd_compact(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_compact(self, cmd_id: object, command: Command) -> Reply:
         from pi_tui.compaction import CompactionCancelled
 
         instructions = opt_str(command, "customInstructions")
@@ -329,7 +323,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
 
     # --- misc ---------------------------------------------------------------------------------------
 
-    def cmd_set_session_name(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_set_session_name(self, cmd_id: object, command: Command) -> Reply:
         name = req_str(command, "name").strip()
         if not name:
             raise RpcError("Session name cannot be empty")
@@ -337,7 +331,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
         self.server.send({"type": "session_info_changed", "name": name})
         return NO_DATA
 
-    def cmd_export_html(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_export_html(self, cmd_id: object, command: Command) -> Reply:
         from pi_tui.session.export_html import export_session_html
 
         output = opt_str(command, "outputPath")
@@ -347,7 +341,7 @@ class CommandHandlers(SessionCommands, LoginCommands):
         return {"path": str(path)}
 
 
-Handler = Callable[[CommandHandlers, object, dict[str, Any]], object]
+Handler = Callable[[CommandHandlers, object, Command], Reply | Awaitable[Reply]]
 """A command's method: ``(handlers, id, command)`` to its data (or an awaitable of it)."""
 
 HANDLERS: dict[str, Handler] = {

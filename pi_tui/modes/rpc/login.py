@@ -30,10 +30,11 @@ from pi_tui.ai.oauth import (
 )
 from pi_tui.modes.login_options import api_key_providers, login_options, provider_display_name
 
-from .fields import RpcError, req_str
+from .fields import Command, Reply, RpcError, req_str
 
 if TYPE_CHECKING:
     from pi_tui.ai.auth import AuthStorage
+    from pi_tui.ai.model_registry import ModelRegistry
 
     from .server import RpcServer
 
@@ -137,10 +138,10 @@ class LoginCommands:
     _login: _RpcInteraction | None = None
 
     @property
-    def _registry(self) -> Any:
+    def _registry(self) -> ModelRegistry:
         return self.server.session.registry
 
-    def cmd_get_login_providers(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_get_login_providers(self, cmd_id: object, command: Command) -> Reply:
         registry = self._registry
         if registry is None:
             return {"providers": []}
@@ -167,7 +168,7 @@ class LoginCommands:
             providers.append(entry)
         return {"providers": providers}
 
-    async def cmd_login(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    async def cmd_login(self, cmd_id: object, command: Command) -> Reply:
         provider = req_str(command, "provider")
         registry = self._registry
         if registry is None:
@@ -207,13 +208,13 @@ class LoginCommands:
         registry.refresh()
         return {"provider": provider, "name": name, "savedTo": str(registry.auth.path)}
 
-    def cmd_abort_login(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_abort_login(self, cmd_id: object, command: Command) -> Reply:
         running = self._login
         if running is not None:
             running.cancel.set()
         return {"aborted": running is not None}
 
-    def cmd_logout(self, cmd_id: object, command: dict[str, Any]) -> Any:
+    def cmd_logout(self, cmd_id: object, command: Command) -> Reply:
         provider = req_str(command, "provider")
         registry = self._registry
         if registry is None:

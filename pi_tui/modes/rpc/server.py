@@ -17,18 +17,21 @@ from typing import Any
 
 from pi_tui.agent.events import (
     AgentEnd,
+    AgentEvent,
     AgentStart,
     AutoCompactionEnd,
     AutoCompactionStart,
     AutoRetryEnd,
     AutoRetryStart,
+    RuntimeEvent,
     SessionSwitched,
 )
 from pi_tui.ai.types import ImageContent, message_text
 from pi_tui.modes.json_events import JsonEventStream
 from pi_tui.runtime.agent_session import AgentSession
 
-from .framing import JsonlWriter, LineReader, OutputClosed, decode_line
+from .fields import Command, Reply
+from .framing import JsonlWriter, Line, LineReader, OutputClosed, decode_line
 from .handlers import COMMANDS, DEFERRED, HANDLERS, NO_DATA, CommandHandlers, RpcError
 from .ui import RpcUIBridge
 
@@ -71,7 +74,7 @@ class RpcServer:
             self._closed.set()
 
     def respond(
-        self, cmd_id: object, command: str | None, data: Any = NO_DATA, error: str | None = None
+        self, cmd_id: object, command: str | None, data: Reply = NO_DATA, error: str | None = None
     ) -> None:
         record: dict[str, Any] = {} if cmd_id is None else {"id": cmd_id}
         record["type"] = "response"
@@ -96,7 +99,7 @@ class RpcServer:
             self._queues = current
             self.send({"type": "queue_update", "steering": current[0], "followUp": current[1]})
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: AgentEvent | RuntimeEvent) -> None:
         if isinstance(event, AgentStart):
             self._saw_agent_start = True
             self._ack_prompt()
@@ -195,7 +198,7 @@ class RpcServer:
         # a plain signal handler: a process whose loop an extension blocks still ends (see TerminationGuard)
         TerminationGuard(on_signal).install()
 
-    def handle_value(self, line: Any) -> None:
+    def handle_value(self, line: Line) -> None:
         try:
             value = decode_line(line)
         except ValueError as exc:
@@ -218,7 +221,7 @@ class RpcServer:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run_command(self, cmd_id: object, kind: str, command: dict[str, Any]) -> None:
+    async def _run_command(self, cmd_id: object, kind: str, command: Command) -> None:
         handler = HANDLERS[kind]
         try:
             result = handler(self.handlers, cmd_id, command)
