@@ -4,7 +4,7 @@ pi's session search looks at every user and assistant message's text (`message_t
 no thinking, tool calls or tool results), besides the id, name and cwd. The listing reads far less than
 that (a header and a few lines, see `pi_tui.session.listing`), and reading the conversation of every
 session each time the picker opens would cost seconds for large files. So each session folder keeps the
-text of its sessions in ``.pi-tui-search.json`` (pi-tui's own file, beside the listing's cache), one row
+text of its sessions in ``.pi-tui-search.ndjson`` (pi-tui's own file, beside the listing's cache), one line
 per session file: its size and mtime when it was read, where the read stopped with the 64 bytes before
 that point, and the text. The text is kept the way it is matched: lower-case, each run of whitespace one
 space (see `normalize`).
@@ -35,7 +35,8 @@ from .listing import line_role, message_text
 
 __all__ = ["INDEX_NAME", "TextIndex", "index_texts", "normalize", "read_text"]
 
-INDEX_NAME = ".pi-tui-search.json"
+INDEX_NAME = ".pi-tui-search.ndjson"
+"""Not ``*.jsonl``: pi and pi-tui list those as sessions."""
 _VERSION = 1
 _CHUNK = 4 << 20
 _TAIL_CHECK = 64
@@ -160,7 +161,7 @@ def read_text(path: Path) -> str | None:
 
 
 class TextIndex:
-    """The message texts of one session folder's files, from and to its ``.pi-tui-search.json``.
+    """The message texts of one session folder's files, from and to its ``.pi-tui-search.ndjson``.
 
     Not shared between threads: one thread updates an index, and hands texts over as plain strings.
     """
@@ -172,15 +173,17 @@ class TextIndex:
         self._seen: set[str] = set()
         self._dirty = False
         try:
-            data = json.loads(self.path.read_bytes())
-        except (OSError, ValueError, RecursionError):
+            lines = self.path.read_bytes().split(b"\n")
+        except OSError:
             return
-        rows = data.get("rows") if isinstance(data, dict) and data.get("version") == _VERSION else None
-        if isinstance(rows, dict):
-            for name, raw in rows.items():
-                row = _row_of(raw)
-                if row is not None:
-                    self._rows[name] = row
+        # One JSON value per line, each decoded on its own: a thread reading the index hands the
+        # interpreter back between rows (one decode of the whole file would hold it for tens of ms).
+        if _decoded(lines[0]) != {"version": _VERSION}:
+            return
+        for line in lines[1:]:
+            found = _row_of(_decoded(line)) if line else None
+            if found is not None:
+                self._rows[found[0]] = found[1]
 
     def text(self, path: Path) -> str | None:
         """The kept text of ``path`` when its row is current (same size and mtime), without reading
@@ -233,9 +236,10 @@ class TextIndex:
                 self._dirty = True
         if not self._dirty:
             return
-        rows = {name: _raw_of(row) for name, row in self._rows.items()}
         # ASCII with escapes: a lone surrogate a message held reads back as it was written
-        data = json.dumps({"version": _VERSION, "rows": rows}, separators=(",", ":"))
+        lines = [json.dumps({"version": _VERSION})]
+        lines += [json.dumps(_raw_of(name, row), separators=(",", ":")) for name, row in self._rows.items()]
+        data = "\n".join(lines) + "\n"
         from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
 
         with contextlib.suppress(OSError):
@@ -243,8 +247,16 @@ class TextIndex:
         self._dirty = False
 
 
-def _raw_of(row: _Row) -> dict[str, object]:
+def _decoded(line: bytes) -> object:
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _raw_of(name: str, row: _Row) -> dict[str, object]:
     return {
+        "name": name,
         "size": row.size,
         "mtime_ns": row.mtime_ns,
         "end": row.end,
@@ -253,10 +265,12 @@ def _raw_of(row: _Row) -> dict[str, object]:
     }
 
 
-def _row_of(raw: object) -> _Row | None:
+def _row_of(raw: object) -> tuple[str, _Row] | None:
+    """A row read back (its file's name and the row); None for anything else, which is read again."""
     if not isinstance(raw, dict):
         return None
     try:
+        name = raw["name"]
         row = _Row(
             int(raw["size"]),
             int(raw["mtime_ns"]),
@@ -266,7 +280,7 @@ def _row_of(raw: object) -> _Row | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
-    return row if isinstance(row.text, str) else None
+    return (name, row) if isinstance(name, str) and isinstance(row.text, str) else None
 
 
 def index_texts(

@@ -56,6 +56,21 @@ def _append(path: Path, *lines: str) -> None:
         handle.write("".join(line + "\n" for line in lines))
 
 
+def _rows(folder: Path) -> dict[str, dict[str, object]]:
+    """The index's rows by file name (its first line is its version)."""
+    lines = (folder / INDEX_NAME).read_text().splitlines()
+    assert json.loads(lines[0]) == {"version": 1}
+    return {row["name"]: row for row in map(json.loads, lines[1:])}
+
+
+def _keep_text(folder: Path, name: str, text: str) -> None:
+    """Change the text the index keeps for ``name``."""
+    rows = _rows(folder)
+    rows[name]["text"] = text
+    lines = [json.dumps({"version": 1}), *map(json.dumps, rows.values())]
+    (folder / INDEX_NAME).write_text("\n".join(lines) + "\n")
+
+
 def _texts(paths: list[Path]) -> dict[Path, str]:
     found: dict[Path, str] = {}
     assert index_texts(paths, lambda texts, _done: found.update(texts))
@@ -94,9 +109,7 @@ def test_an_appended_entry_is_read_without_reading_the_file_again(tmp_path: Path
     _texts([path])
     # What the index kept stands for the bytes it read: change it, and a read of only the appended
     # part keeps the change, where a full read would not.
-    data = json.loads((folder / INDEX_NAME).read_text())
-    data["rows"]["s.jsonl"]["text"] = "kept before"
-    (folder / INDEX_NAME).write_text(json.dumps(data))
+    _keep_text(folder, "s.jsonl", "kept before")
     _append(path, _message(99_999, "user", "An   APPENDED question"))
     assert TextIndex(folder).text(path) is None  # stale: the size and mtime changed
     assert _texts([path])[path] == "kept before an appended question"
@@ -107,9 +120,7 @@ def test_a_rewritten_file_is_read_again_in_full(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     path = _write(folder / "s.jsonl", [_message(1, "user", "first version")])
     _texts([path])
-    data = json.loads((folder / INDEX_NAME).read_text())
-    data["rows"]["s.jsonl"]["text"] = "kept before"
-    (folder / INDEX_NAME).write_text(json.dumps(data))
+    _keep_text(folder, "s.jsonl", "kept before")
     _write(path, [_message(1, "user", "second version, longer")])
     assert _texts([path])[path] == "second version, longer"
 
@@ -119,11 +130,11 @@ def test_a_corrupt_line_is_skipped_and_a_corrupt_index_is_rebuilt(tmp_path: Path
     lines = [_message(1, "user", "before the damage"), '{"type":"message","message":{"role":"us', "not json"]
     lines += [_message(2, "assistant", [{"type": "text", "text": "after the damage"}])]
     path = _write(folder / "s.jsonl", lines)
-    _append(path, _message(3, "user", "unterminated last line")[:-3])  # a line cut short by a crash
+    _append(path, _message(3, "user", "unterminated last line")[:-3])  # a line cut short (a crash mid-write)
     assert _texts([path])[path] == "before the damage after the damage"
-    (folder / INDEX_NAME).write_text('{"version": 1, "rows": {"s.jsonl": {"size": "x"')
+    (folder / INDEX_NAME).write_text('{"version": 1}\n{"name": "s.jsonl", "size": "x"\n[]\n')
     assert _texts([path])[path] == "before the damage after the damage"
-    assert json.loads((folder / INDEX_NAME).read_text())["rows"]["s.jsonl"]["end"] > 0
+    assert _rows(folder)["s.jsonl"]["end"] == path.stat().st_size
 
 
 def test_a_file_without_a_final_newline_is_read_again_in_full_once_it_grows(tmp_path: Path) -> None:
@@ -141,12 +152,12 @@ def test_a_deleted_file_loses_its_row_and_is_not_found(tmp_path: Path) -> None:
     keep = _write(folder / "keep.jsonl", [_message(1, "user", "kept session")])
     gone = _write(folder / "gone.jsonl", [_message(1, "user", "deleted session")])
     _texts([keep, gone])
-    assert set(json.loads((folder / INDEX_NAME).read_text())["rows"]) == {"keep.jsonl", "gone.jsonl"}
+    assert set(_rows(folder)) == {"keep.jsonl", "gone.jsonl"}
     gone.unlink()
     assert TextIndex(folder).update(gone) is None
     assert _texts([keep, gone]) == {keep: "kept session"}  # a file gone while being read
     assert _texts([keep]) == {keep: "kept session"}
-    assert set(json.loads((folder / INDEX_NAME).read_text())["rows"]) == {"keep.jsonl"}
+    assert set(_rows(folder)) == {"keep.jsonl"}
 
 
 def test_stopping_keeps_what_was_read_and_prunes_nothing(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from pi_tui.modes.prompt_history import PromptHistory
 from pi_tui.resources.trust_store import ProjectTrustStore
 from pi_tui.session.importing import import_session_file
 from pi_tui.session.listing_cache import CACHE_NAME, ListingCache
+from pi_tui.session.text_index import INDEX_NAME, TextIndex
 from pi_tui.util.atomic_file import STALE_TEMP_SECONDS, new_temp_path
 
 _HEADER = '{"type":"session","version":3,"id":"0190a0a0-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}\n'
@@ -72,6 +73,12 @@ def _list_and_save(root: Path) -> None:
     cache.save()
 
 
+def _index_and_save(root: Path) -> None:
+    index = TextIndex(root / "sessions")
+    index.update(root / "sessions" / "s.jsonl")
+    index.save()
+
+
 WRITERS = [
     Writer("trust.json", lambda r: r / "trust.json", _none, lambda r: ProjectTrustStore(r).set(r, True)),
     Writer(
@@ -107,6 +114,7 @@ WRITERS = [
         lambda r: import_session_file(r / "elsewhere" / "s.jsonl", r / "sessions"),
     ),
     Writer("session listing cache", lambda r: r / "sessions" / CACHE_NAME, _listed, _list_and_save),
+    Writer("session text index", lambda r: r / "sessions" / INDEX_NAME, _listed, _index_and_save),
 ]
 
 
@@ -133,7 +141,7 @@ def test_a_killed_writes_temporary_file_is_removed_by_the_next_write_and_nothing
     assert _temps(target.parent) == []
     text = target.read_text(encoding="utf-8")
     assert text and "half" not in text
-    for line in text.splitlines() if target.suffix == ".jsonl" else [text]:
+    for line in text.splitlines() if target.suffix in (".jsonl", ".ndjson") else [text]:
         json.loads(line)
 
 
