@@ -48,7 +48,7 @@ from pi_tui.extensions.api import (
 )
 
 from . import proxy, sdk
-from .config import McpConfig, load_config, project_config_paths
+from .config import PROJECT_FILES, McpConfig, load_config, project_config_paths
 from .prompts import PromptCommands, expand_mentions, mention_completions
 from .servers import McpCallError, Server, ServerPool, ToolInfo, tokens_of
 
@@ -153,6 +153,8 @@ def register(pi: ExtensionAPI) -> None:
     if importlib.util.find_spec("mcp") is None:  # looks for the package without importing it
         raise ImportError(MISSING_SDK)
     state = McpState()
+    # read only once the project is trusted: a project holding them is not trusted by default
+    pi.register_trust_requiring_files(*PROJECT_FILES)
 
     async def execute(tool_call_id: str, params: dict[str, object], signal: AbortSignal,
                       on_update: ToolUpdate | None, ctx: ExtensionContext) -> ToolResult:  # fmt: skip
@@ -229,8 +231,8 @@ def register(pi: ExtensionAPI) -> None:
             )
             if skipped:
                 names = ", ".join(str(p.relative_to(ctx.cwd)) for p in skipped)
-                ctx.ui.notify(f"MCP: ignored {names}: the project is not trusted (run once with --trust-project "
-                              "to use its servers)", "warning")  # fmt: skip
+                ctx.ui.notify(f"MCP: ignored {names}: the project is not trusted (trust it with /trust and "
+                              "restart, or run once with --trust-project, to use its servers)", "warning")  # fmt: skip
             state.pool = ServerPool(
                 state.config.servers, Path(ctx.cwd), on_change=lambda _server: prompts.sync()
             )

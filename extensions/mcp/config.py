@@ -112,9 +112,13 @@ def agent_dir() -> Path:
     return Path(os.path.expanduser(configured)) if configured else Path.home() / ".pi" / "agent"
 
 
+# The project's own files, relative to it, lowest precedence first: Claude Code's, then pi-tui's.
+PROJECT_FILES = (".mcp.json", ".pi/mcp.json")
+
+
 def project_config_paths(cwd: str | Path) -> list[Path]:
     """The project's files, lowest precedence first: ``.mcp.json`` (Claude Code), ``.pi/mcp.json``."""
-    return [Path(cwd) / ".mcp.json", Path(cwd) / ".pi" / "mcp.json"]
+    return [Path(cwd) / name for name in PROJECT_FILES]
 
 
 def config_paths(cwd: str | Path, trusted: bool) -> list[Path]:

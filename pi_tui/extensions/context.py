@@ -17,6 +17,7 @@ from .events import CancelledByExtension, to_snake
 
 if TYPE_CHECKING:
     from pi_tui.checkpoints import Checkpointer
+    from pi_tui.resources.trust_store import TrustState
     from pi_tui.session.manager import SessionManager
 
     from .extension import Extension
@@ -176,9 +177,22 @@ class ExtensionContext:
         return bool(agent.steering_queue or agent.follow_up_queue)
 
     def is_project_trusted(self) -> bool:
-        """Whether the user trusts this project (its ``.pi/`` extensions and settings are honoured)."""
+        """Whether this project counts as trusted, as pi reports it: the user trusts it (its ``.pi/``
+        extensions and settings are honoured), or it holds nothing that loads only once trusted, neither
+        pi's files nor those an extension named with ``pi.register_trust_requiring_files`` (checked at
+        each call), and ``--no-approve`` was not given. See `project_trust` for which of the two.
+        """
+        return self.project_trust().reported_trusted
+
+    def project_trust(self) -> TrustState:
+        """Where this project stands: ``TrustState.TRUSTED`` (a decision trusts it),
+        ``NOTHING_TO_TRUST`` (reported trusted, nothing in it needs trust) or ``UNTRUSTED``."""
+        from pi_tui.resources.trust_store import TrustState
+
         settings = self._session.settings
-        return bool(settings is not None and settings.is_project_trusted(self._session.cwd))
+        if settings is None:
+            return TrustState.UNTRUSTED
+        return settings.trust_state(self._session.cwd, extra=self._runner.registry.trust_requiring_files())
 
     def get_system_prompt(self) -> str:
         """The system prompt the next request uses (including a ``before_agent_start`` override)."""

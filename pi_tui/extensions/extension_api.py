@@ -214,6 +214,17 @@ class ExtensionAPI:
 
         return self._runner.registry.add_mention_completer(self._ext, RegisteredMentionCompleter(complete))
 
+    def register_trust_requiring_files(self, *paths: str) -> None:
+        """Name project files this extension reads only once the project is trusted (paths relative to
+        the project, such as ``".mcp.json"``). A project holding one of them has something to trust:
+        it is not reported trusted by default (``ctx.is_project_trusted()``, ``/trust``) until the user
+        trusts it. Without this, a project with nothing pi itself gates counts as trusted, as in pi.
+
+        Raises:
+            ValueError: a path is absolute or leaves the project.
+        """
+        self._runner.registry.add_trust_files(self._ext, paths)
+
     def get_setting(self, key: str, default: Any = None) -> Any:
         """A settings value (global merged with the project's when it is trusted); a copy, read-only."""
         settings = self._session.settings

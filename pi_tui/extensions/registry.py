@@ -81,6 +81,8 @@ class Registry:
         self.renderers: dict[str, RegisteredRenderer] = {}
         self.context_sections: dict[str, RegisteredContextSection] = {}
         self.mention_completers: dict[str, RegisteredMentionCompleter] = {}  # by extension name
+        # project files (relative paths) each extension reads only once the project is trusted, by name
+        self.trust_files: dict[str, tuple[str, ...]] = {}
 
     @property
     def _session(self) -> SessionHost:
@@ -247,8 +249,32 @@ class Registry:
         owned.append(key)
         return True
 
+    def add_trust_files(self, ext: Extension, paths: Sequence[str]) -> None:
+        """Note project files ``ext`` reads only once the project is trusted (relative to the project).
+
+        Raises:
+            ValueError: a path is absolute, empty or climbs out of the project with ``..``.
+        """
+        from pathlib import PurePosixPath
+
+        cleaned: list[str] = []
+        for raw in paths:
+            path = PurePosixPath(str(raw).replace("\\", "/"))
+            if not str(raw).strip() or path.is_absolute() or ".." in path.parts:
+                raise ValueError(
+                    f"register_trust_requiring_files: {raw!r} must be a path inside the project, "
+                    "relative to it (such as '.mcp.json')"
+                )
+            cleaned.append(str(path))
+        self.trust_files[ext.name] = (*self.trust_files.get(ext.name, ()), *cleaned)
+
+    def trust_requiring_files(self) -> list[str]:
+        """Every extension's files that need trust, each once, in registration order."""
+        return list(dict.fromkeys(path for paths in self.trust_files.values() for path in paths))
+
     def remove_owned(self, ext: Extension) -> None:
         """Everything but tools and panels (see `remove_tools`; panels survive a reload)."""
+        self.trust_files.pop(ext.name, None)
         tables = (self.commands, self.shortcuts, self.flags, self.renderers, self.context_sections,
                   self.mention_completers)  # fmt: skip
         for table in tables:

@@ -12,7 +12,7 @@ import copy
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,7 +46,12 @@ from pi_tui.resources.settings_schema import (
     string_list,
     typed,
 )
-from pi_tui.resources.trust_store import ProjectTrustStore, TrustStoreError
+from pi_tui.resources.trust_store import (
+    ProjectTrustStore,
+    TrustState,
+    TrustStoreError,
+    has_trust_requiring_resources,
+)
 
 if TYPE_CHECKING:
     from pi_tui.sandbox.policy import SandboxSettings
@@ -343,13 +348,13 @@ class SettingsManager:
     def _trust_store(self) -> ProjectTrustStore | None:
         return None if self._memory_only else ProjectTrustStore(self.agent_dir)
 
-    def is_project_trusted(self, cwd: str | os.PathLike[str] | None = None) -> bool:
-        """Whether ``cwd`` (default: this manager's) is, or is inside, a trusted directory.
+    def trust_decision(self, cwd: str | os.PathLike[str] | None = None) -> bool | None:
+        """What decides trust of ``cwd`` (default: this manager's), None when nothing does (pi then asks).
 
-        As pi 0.87 decides it, alongside pi-tui's own list: the closest saved decision in pi's
-        ``<agent dir>/trust.json`` (true or false) wins; otherwise a ``trustedProjects`` entry at or
-        above ``cwd`` trusts it; otherwise the global ``defaultProjectTrust`` applies (only
-        ``"always"`` trusts without asking).
+        As pi 0.87 decides it, alongside pi-tui's own list: ``--approve``/``--no-approve`` for this run;
+        else the closest saved decision in pi's ``<agent dir>/trust.json`` (true or false); else a
+        ``trustedProjects`` entry at or above ``cwd`` trusts it; else the global ``defaultProjectTrust``
+        (``"always"`` trusts, ``"never"`` does not, without asking).
         """
         target = _normalize_project_path(cwd if cwd is not None else self.cwd)
         if self._trust_override is not None and _is_within(target, _normalize_project_path(self.cwd)):
@@ -361,7 +366,29 @@ class SettingsManager:
         for entry in self.trusted_projects:
             if _is_within(target, _normalize_project_path(entry)):
                 return True
-        return self._scopes["global"].get("defaultProjectTrust") == "always"
+        default = self._scopes["global"].get("defaultProjectTrust")
+        return {"always": True, "never": False}.get(default) if isinstance(default, str) else None
+
+    def is_project_trusted(self, cwd: str | os.PathLike[str] | None = None) -> bool:
+        """Whether a decision trusts ``cwd`` (default: this manager's), or a directory above it (see
+        `trust_decision`); what loading the project's files follows."""
+        return self.trust_decision(cwd) is True
+
+    def trust_state(
+        self, cwd: str | os.PathLike[str] | None = None, *, extra: Iterable[str] = ()
+    ) -> TrustState:
+        """Where ``cwd`` (default: this manager's) stands: trusted by a decision (what loading follows,
+        as `is_project_trusted`), or else with nothing to trust (pi reports it trusted; nothing more
+        loads), or untrusted. ``--no-approve`` leaves nothing "with nothing to trust". ``extra``: paths
+        relative to ``cwd`` that loaded extensions read only once trusted (they count as needing trust).
+        """
+        target = _normalize_project_path(cwd if cwd is not None else self.cwd)
+        if self.is_project_trusted(target):
+            return TrustState.TRUSTED
+        overridden = self._trust_override is not None and _is_within(target, _normalize_project_path(self.cwd))
+        if overridden or has_trust_requiring_resources(target, extra):
+            return TrustState.UNTRUSTED
+        return TrustState.NOTHING_TO_TRUST
 
     def override_project_trust(self, decision: bool | None) -> None:
         """Decide trust of this manager's project for this run only, saving nothing (pi's

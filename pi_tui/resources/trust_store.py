@@ -11,6 +11,7 @@ is never rewritten (the problem is logged), as pi refuses to use such a store.
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
 import os
@@ -22,7 +23,17 @@ from pathlib import Path
 
 from pi_tui.util import json_safe
 
-__all__ = ["ProjectTrustStore", "TrustChoice", "TrustStoreError", "canonical_dir", "trust_choices"]
+__all__ = [
+    "TRUST_REQUIRING_PROJECT_PATHS",
+    "ProjectTrustStore",
+    "TrustChoice",
+    "TrustState",
+    "TrustStoreError",
+    "canonical_dir",
+    "has_trust_requiring_resources",
+    "trust_choices",
+    "trust_requiring_paths",
+]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +49,67 @@ class TrustStoreError(OSError):
 def canonical_dir(path: str | os.PathLike[str]) -> str:
     """The canonical form pi keys decisions by: absolute, ``~`` expanded, symlinks resolved."""
     return os.path.realpath(os.path.expanduser(os.fspath(path)))
+
+
+# What in a project loads only once it is trusted, as pi 0.87 counts it: these entries of its ``.pi/``
+# folder, and ``.agents/skills`` in it or in any folder above it (the user's own ``~/.agents/skills``
+# excepted). Context files (AGENTS.md, CLAUDE.md) are plain instructions and need no trust.
+TRUST_REQUIRING_PROJECT_PATHS = (
+    ".pi/settings.json",
+    ".pi/extensions",
+    ".pi/skills",
+    ".pi/prompts",
+    ".pi/themes",
+    ".pi/SYSTEM.md",
+    ".pi/APPEND_SYSTEM.md",
+)
+
+
+def _agents_skills_dirs(start: Path) -> list[Path]:
+    """The ``.agents/skills`` folders at or above ``start`` that exist, nearest first, without the
+    user's own ``~/.agents/skills`` (a user resource, never gated, even when ``start`` is home)."""
+    user_skills = Path(canonical_dir(Path.home())) / ".agents" / "skills"
+    return [
+        folder / ".agents" / "skills"
+        for folder in (start, *start.parents)
+        if folder / ".agents" / "skills" != user_skills and os.path.exists(folder / ".agents" / "skills")
+    ]
+
+
+def trust_requiring_paths(cwd: str | os.PathLike[str], extra: Iterable[str] = ()) -> list[Path]:
+    """What in ``cwd`` loads only once the project is trusted and exists: pi's entries
+    (`TRUST_REQUIRING_PROJECT_PATHS`), then ``extra`` (paths relative to ``cwd`` that an extension reads
+    only once the project is trusted, such as ``.mcp.json``), then each ``.agents/skills`` folder in
+    ``cwd`` or above it (not ``~/.agents/skills``)."""
+    start = Path(canonical_dir(cwd))
+    found = [start / rel for rel in (*TRUST_REQUIRING_PROJECT_PATHS, *extra) if os.path.exists(start / rel)]
+    return found + _agents_skills_dirs(start)
+
+
+def has_trust_requiring_resources(cwd: str | os.PathLike[str], extra: Iterable[str] = ()) -> bool:
+    """Whether ``cwd`` has anything that loads only once it is trusted (see `trust_requiring_paths`):
+    without it, pi 0.87 reports the project as trusted and never asks about it."""
+    return bool(trust_requiring_paths(cwd, extra))
+
+
+class TrustState(enum.Enum):
+    """Where a project stands, kept apart so that what is reported never widens what is loaded.
+
+    ``TRUSTED``: a decision trusts it (``trust.json``, ``trustedProjects``, ``defaultProjectTrust``,
+    ``--approve``, "Trust (this session only)"); its files load. ``NOTHING_TO_TRUST``: no decision
+    trusts it, but nothing in it loads only once trusted, so it is reported as trusted, as pi does; a
+    file that appears later still stays unloaded. ``UNTRUSTED``: it has such files (or ``--no-approve``
+    was given) and no decision trusts it.
+    """
+
+    TRUSTED = "trusted"
+    NOTHING_TO_TRUST = "nothing to trust"
+    UNTRUSTED = "untrusted"
+
+    @property
+    def reported_trusted(self) -> bool:
+        """What ``/trust`` and ``ctx.is_project_trusted()`` say: trusted unless `UNTRUSTED`."""
+        return self is not TrustState.UNTRUSTED
 
 
 class ProjectTrustStore:

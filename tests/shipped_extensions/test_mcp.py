@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from pi_tui.resources.trust_store import TrustState
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 
 from .helpers import MODEL, Events, ScriptedUI, ext, model_requests, open_session
@@ -204,19 +207,49 @@ async def test_a_changed_tool_list_is_picked_up_without_touching_the_tool_block(
     assert requests[0].body["tools"] == requests[-1].body["tools"]
 
 
+@pytest.mark.parametrize("name", [".mcp.json", ".pi/mcp.json"])
 async def test_an_untrusted_projects_mcp_files_are_ignored_and_it_says_so(
-    fake: FakeLLM, agent_dir: Path, project: Path
+    fake: FakeLLM, agent_dir: Path, project: Path, name: str
 ) -> None:
-    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo()}}))
+    """A project holding nothing but an MCP file has something to trust: it is not reported trusted
+    (pi's own rule alone would call it trusted), so its servers are not read."""
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text(json.dumps({"mcpServers": {"demo": demo()}}))
     ui = ScriptedUI()
     async with open_session(ext("mcp"), project, model=MODEL) as session:
         session.attach_ui(ui, "rpc")
         await session.prompt("/mcp")
+        runner = session.extensions
+        assert runner is not None
+        ctx = runner.context_for(runner.extensions[0])
+        assert ctx.is_project_trusted() is False
+        assert ctx.project_trust() is TrustState.UNTRUSTED
     assert ui.notices[0] == (
-        "MCP: ignored .mcp.json: the project is not trusted (run once with --trust-project to use its servers)",
+        f"MCP: ignored {name}: the project is not trusted (trust it with /trust and restart, or run once "
+        "with --trust-project, to use its servers)",
         "warning",
     )
     assert ui.notices[1][0].startswith("No MCP servers configured")
+
+
+async def test_a_project_with_nothing_to_trust_is_reported_trusted_with_mcp_loaded(
+    agent_dir: Path, project: Path
+) -> None:
+    """pi's report for a project with nothing needing trust, while the mcp extension is loaded; and the
+    files it names count again as soon as one appears (checked at each call)."""
+    (project / "AGENTS.md").write_text("context files need no trust\n")
+    ui = ScriptedUI()
+    async with open_session(ext("mcp"), project) as session:
+        session.attach_ui(ui, "rpc")
+        await session.start()
+        runner = session.extensions
+        assert runner is not None
+        ctx = runner.context_for(runner.extensions[0])
+        assert ctx.is_project_trusted() is True
+        assert ctx.project_trust() is TrustState.NOTHING_TO_TRUST
+        (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo()}}))
+        assert ctx.is_project_trusted() is False
+    assert not any("ignored" in text for text, _ in ui.notices)
 
 
 async def test_mcp_argument_completion_stops_once_a_word_is_complete(agent_dir: Path, project: Path) -> None:

@@ -26,42 +26,34 @@ if TYPE_CHECKING:
 
 __all__ = ["project_needs_trust", "project_trust_files", "report_crash", "run_interactive", "trust_question"]
 
-_PROTECTED = (
-    ".pi/settings.json",
-    ".pi/extensions",
-    ".pi/skills",
-    ".pi/prompts",
-    ".pi/themes",
-    ".pi/SYSTEM.md",
-    ".pi/APPEND_SYSTEM.md",
-    ".agents/skills",
-)
-
-
 def project_needs_trust(cwd: Path, agent_dir: Path) -> bool:
-    """True when the project has settings or resources that load only once trusted, and is not trusted."""
-    if not any((cwd / rel).exists() for rel in _PROTECTED):
+    """True when pi would ask its trust question about ``cwd``: it has settings or resources that load
+    only once trusted (its ``.pi`` settings and resources, ``.agents/skills`` in it or in a folder
+    above it, not the user's own ``~/.agents/skills``), and nothing decided yet (no saved decision
+    either way, no ``trustedProjects`` entry, ``defaultProjectTrust`` neither always nor never)."""
+    from pi_tui.resources.trust_store import has_trust_requiring_resources
+
+    if not has_trust_requiring_resources(cwd):
         return False
     from pi_tui.resources.settings import SettingsManager
 
-    return not SettingsManager(agent_dir, cwd, project_trusted=False).is_project_trusted(cwd)
+    return SettingsManager(agent_dir, cwd, project_trusted=False).trust_decision(cwd) is None
 
 
 def project_trust_files(cwd: Path, limit: int = 12) -> list[str]:
-    """What trusting ``cwd`` would let run or be read, relative to it: the settings and instruction
-    files, and each file in the extension, skill, prompt and theme folders (at most ``limit`` lines;
-    the last says how many more there are)."""
+    """What trusting ``cwd`` would let run or be read: the settings and instruction files, and each
+    file in the extension, skill, prompt and theme folders, relative to ``cwd`` (a parent folder's
+    ``.agents/skills`` files with ``../``); at most ``limit`` lines, the last saying how many more."""
+    from pi_tui.resources.trust_store import trust_requiring_paths
+
     found: list[str] = []
-    for rel in _PROTECTED:
-        path = cwd / rel
-        if path.is_file():
-            found.append(rel)
-        elif path.is_dir():
-            found += sorted(
-                str(p.relative_to(cwd))
-                for p in path.rglob("*")
-                if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
-            )
+    base = Path(os.path.realpath(cwd))
+    for path in trust_requiring_paths(cwd):
+        files = [path] if path.is_file() else sorted(
+            p for p in path.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+        )  # fmt: skip
+        found += [os.path.relpath(f, base) for f in files]
     if len(found) > limit:
         return [*found[: limit - 1], f"… and {len(found) - limit + 1} more"]
     return found

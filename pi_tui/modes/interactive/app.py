@@ -626,30 +626,49 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             session.trust_answers[where] = await self._trust_dialog(where, this_run=True)
 
     async def _trust_dialog(self, where: Path, *, this_run: bool) -> bool | None:
-        """pi's trust question about ``where``: True (Trust, recorded), None (Trust for this run only),
-        False (Do not trust)."""
+        """pi's trust question about ``where``: True (trusted, recorded: Trust, or Trust parent folder,
+        saved in ``trust.json`` here), None (Trust for this run only), False (Do not trust, saved in
+        ``trust.json`` as pi saves it; Do not trust for this run only and Escape save nothing)."""
+        from pi_tui.resources.trust_store import ProjectTrustStore, TrustStoreError, trust_choices
+
         from . import project_trust_files
         from .bridge import ask
         from .dialogs import SelectDialog
 
         files = "\n".join(f"  {name}" for name in project_trust_files(where))
-        options: list[tuple[str, bool | None]] = [("Trust", True)]
-        if this_run:  # pi's "this session only": trusted, nothing recorded
-            options.append(("Trust (this session only)", None))
-        options.append(("Do not trust", False))
+        _trust, *parent, distrust = trust_choices(where)
+        # (label, what this run does, what to save): pi's five answers, the session-only ones with the hook
+        options: list[tuple[str, bool | None, tuple[tuple[str, bool | None], ...]]] = [("Trust", True, ())]
+        options += [(choice.label, True, choice.updates) for choice in parent]
+        if this_run:  # pi's "this session only": nothing recorded
+            options.append(("Trust (this session only)", None, ()))
+        options.append((distrust.label, False, distrust.updates))
+        if this_run:
+            options.append(("Do not trust (this session only)", False, ()))
         answer = await ask(
             self,
             SelectDialog(
                 f"Trust project folder?\n{where}",
-                [label for label, _ in options],
-                values=[label for label, _ in options],
+                [label for label, _, _ in options],
+                values=list(range(len(options))),
                 message=(
                     f"Trusting it loads its .pi settings and resources and runs its extensions:\n{files}"
                 ),
                 search=False,
             ),
         )
-        return dict(options).get(answer, False) if answer is not None else False
+        if not isinstance(answer, int):
+            return False  # Escape: not trusted, nothing saved (as pi)
+        _label, trusted, updates = options[answer]
+        if updates:
+            from pi_tui.ai.paths import agent_dir as default_agent_dir
+
+            store = ProjectTrustStore(self._agent_dir if self._agent_dir is not None else default_agent_dir())
+            try:
+                await asyncio.to_thread(store.set_many, updates)
+            except TrustStoreError as exc:
+                self.chat_notice(f"Trust decision not saved: {exc}", "error")
+        return trusted
 
     async def attach_startup(self, startup: Startup) -> None:
         """Bind a ready `Startup`: UI bridge, listeners, commands, history on screen, then warm up."""

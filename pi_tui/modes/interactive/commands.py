@@ -408,7 +408,7 @@ class CommandRouter:
     async def _cmd_trust(self, _args: str) -> None:
         """pi's /trust: pick and save this project's trust decision in ``<agent dir>/trust.json``; the
         running session keeps what it loaded, the decision counts from the next start."""
-        from pi_tui.resources.trust_store import ProjectTrustStore, TrustStoreError, trust_choices
+        from pi_tui.resources.trust_store import ProjectTrustStore, TrustState, TrustStoreError, trust_choices
 
         from .bridge import ask
 
@@ -427,7 +427,12 @@ class CommandRouter:
             inherited = saved[0] != choices[0].saved_path
             saved_text = f"{state} (inherited from {saved[0]})" if inherited else f"{state} ({saved[0]})"
         marked = [saved is not None and (c.saved_path, c.trusted) == saved for c in choices]
-        current = "trusted" if settings.project_trusted else "untrusted"
+        # as pi: a project with nothing that loads only once trusted (pi's files, or those a loaded
+        # extension named) counts as trusted; what this session loaded is unchanged by it
+        runner = session.extensions
+        extra = runner.registry.trust_requiring_files() if runner is not None else []
+        nothing = settings.trust_state(session.cwd, extra=extra) is TrustState.NOTHING_TO_TRUST
+        current = "trusted" if settings.project_trusted or nothing else "untrusted"
         answer = await ask(
             self.app,
             SelectDialog(

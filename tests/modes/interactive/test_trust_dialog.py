@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from textual.widgets import Input, Static
@@ -131,11 +132,18 @@ async def test_trust_for_this_session_only_loads_the_project_and_records_nothing
     )
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, SelectDialog))
-        assert app.screen.options == ["Trust", "Trust (this session only)", "Do not trust"]  # type: ignore[attr-defined]
-        await pilot.press("down", "enter")
+        assert app.screen.options == [  # type: ignore[attr-defined]
+            "Trust",
+            f"Trust parent folder ({os.path.dirname(os.path.realpath(tmp_path))})",
+            "Trust (this session only)",
+            "Do not trust",
+            "Do not trust (this session only)",
+        ]
+        await pilot.press("down", "down", "enter")
         await until(pilot, app.ready.is_set)
         assert "review" in [c.value for c in app.router.candidates()]  # the project's prompt loaded
     settings = agent_dir / "settings.json"
     assert this_run == [True]
     assert not settings.exists() or "trustedProjects" not in settings.read_text()  # nothing recorded
+    assert not (agent_dir / "trust.json").exists()
     assert project_needs_trust(tmp_path, agent_dir)  # asked again next time

@@ -1,0 +1,114 @@
+"""The start-up trust question's answers, as pi 0.87.1 handles them: "Do not trust" is saved in
+``trust.json`` (the question is not asked again), "Do not trust (this session only)" and Escape save
+nothing, "Trust parent folder" saves the parent; and a parent folder's ``.agents/skills`` is asked about."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pi_tui.ai.providers.faux import FauxScript
+from pi_tui.modes.interactive import project_needs_trust, project_trust_files
+from pi_tui.modes.interactive.app import PiApp
+from pi_tui.modes.interactive.dialogs import SelectDialog
+
+from .helpers import make_app, until
+
+
+def _project(root: Path) -> Path:
+    (root / ".pi" / "prompts").mkdir(parents=True)
+    (root / ".pi" / "prompts" / "review.md").write_text("---\ndescription: Review\n---\nReview $1")
+    return root
+
+
+def _app(project: Path, agent_dir: Path) -> PiApp:
+    return make_app(
+        project,
+        agent_dir,
+        FauxScript(),
+        needs_trust=lambda where: project_needs_trust(where, agent_dir),
+        trust_for_this_run=lambda: None,
+    )
+
+
+async def _answer(app: PiApp, *keys: str) -> list[str]:
+    """Answer the start-up question with ``keys``; the prompt templates the session then offers."""
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press(*keys)
+        await until(pilot, app.ready.is_set)
+        session = app.require_session()
+        assert session.resources is not None
+        return [t.name for t in session.resources.templates]
+
+
+def _saved(agent_dir: Path) -> dict[str, bool]:
+    path = agent_dir / "trust.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+async def test_do_not_trust_is_saved_and_not_asked_again(tmp_path: Path, agent_dir: Path) -> None:
+    project = _project(tmp_path / "proj")
+    assert await _answer(_app(project, agent_dir), "down", "down", "down", "enter") == []
+    assert _saved(agent_dir) == {os.path.realpath(project): False}
+    assert not project_needs_trust(project, agent_dir)  # remembered, as pi
+
+
+async def test_do_not_trust_for_this_session_saves_nothing(tmp_path: Path, agent_dir: Path) -> None:
+    project = _project(tmp_path / "proj")
+    assert await _answer(_app(project, agent_dir), "down", "down", "down", "down", "enter") == []
+    assert _saved(agent_dir) == {}
+    assert project_needs_trust(project, agent_dir)  # asked again next time
+
+
+async def test_escape_trusts_nothing_and_saves_nothing(tmp_path: Path, agent_dir: Path) -> None:
+    project = _project(tmp_path / "proj")
+    assert await _answer(_app(project, agent_dir), "escape") == []
+    assert _saved(agent_dir) == {}
+    assert project_needs_trust(project, agent_dir)
+
+
+async def test_trust_parent_folder_saves_the_parent_and_loads_the_project(tmp_path: Path, agent_dir: Path) -> None:
+    project = _project(tmp_path / "proj")
+    assert "review" in await _answer(_app(project, agent_dir), "down", "enter")
+    assert _saved(agent_dir) == {os.path.realpath(tmp_path): True}
+    assert not project_needs_trust(project, agent_dir)
+
+
+async def test_a_parent_folders_agents_skills_is_asked_about(tmp_path: Path, agent_dir: Path) -> None:
+    project = tmp_path / "repo" / "sub"
+    project.mkdir(parents=True)
+    skill = tmp_path / "repo" / ".agents" / "skills" / "helper"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: helper\ndescription: d\n---\nbody\n")
+    assert project_needs_trust(project, agent_dir)
+    assert project_trust_files(project) == ["../.agents/skills/helper/SKILL.md"]
+    async with _app(project, agent_dir).run_test(size=(100, 30)) as pilot:
+        app = pilot.app
+        await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+        await pilot.press("enter")  # Trust
+        await until(pilot, lambda: app.ready.is_set())
+        session = app.session  # type: ignore[attr-defined]
+        assert session.resources is not None
+        assert "helper" in [s.name for s in session.resources.skills]
+
+
+def test_the_users_own_agents_skills_is_not_asked_about(agent_dir: Path) -> None:
+    home = Path.home()  # the test's own temporary home (conftest)
+    (home / ".agents" / "skills" / "mine").mkdir(parents=True)
+    project = home / "code" / "proj"
+    project.mkdir(parents=True)
+    assert not project_needs_trust(project, agent_dir)
+    assert not project_needs_trust(home, agent_dir)  # even when the project is the home folder
+
+
+def test_a_saved_decision_or_default_trust_setting_is_not_asked_about(tmp_path: Path, agent_dir: Path) -> None:
+    project = _project(tmp_path / "proj")
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    assert project_needs_trust(project, agent_dir)
+    for default in ("never", "always"):
+        (agent_dir / "settings.json").write_text(json.dumps({"defaultProjectTrust": default}))
+        assert not project_needs_trust(project, agent_dir)
+    (agent_dir / "settings.json").write_text(json.dumps({"defaultProjectTrust": "ask"}))
+    assert project_needs_trust(project, agent_dir)
