@@ -46,21 +46,21 @@ def _read_file_args(args: Args, cwd: Path) -> tuple[str, list[ImageContent]]:
         from pi_tui.tools.images import IMAGE_SNIFF_BYTES, detect_image_mime_type, looks_like_bmp
 
         head = data[:IMAGE_SNIFF_BYTES]
-        mime_type = detect_image_mime_type(head)
-        hint = ""
-        if mime_type is None and looks_like_bmp(head):  # sent as PNG, as pi converts it
-            from pi_tui.tools.bmp import CONVERTED_NOTE, NOT_CONVERTED_NOTE, BmpError, bmp_to_png
-
-            try:
-                data, mime_type, hint = bmp_to_png(data), "image/png", CONVERTED_NOTE
-            except BmpError as exc:
-                chunks.append(f'<file name="{path}">{NOT_CONVERTED_NOTE}\n{exc}</file>\n')
-                continue
+        mime_type = detect_image_mime_type(head) or ("image/bmp" if looks_like_bmp(head) else None)
         if mime_type is not None:
+            # converted here (a BMP to PNG, with pi's note); the prompt fits it into the model's limits
             from pi_tui.ai.types import ImageContent
+            from pi_tui.tools.image_process import ImageOmitted, process_image
 
-            images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type))
-            chunks.append(f'<file name="{path}">{hint}</file>\n')
+            processed = process_image(data, mime_type, auto_resize=False)
+            if isinstance(processed, ImageOmitted):
+                reason = f"\n{processed.reason}" if processed.reason else ""
+                chunks.append(f'<file name="{path}">{processed.message}{reason}</file>\n')
+                continue
+            encoded = base64.b64encode(processed.data).decode("ascii")
+            images.append(ImageContent(data=encoded, mime_type=processed.mime_type))
+            hints = "\n".join(processed.hints)
+            chunks.append(f'<file name="{path}">{hints}</file>\n')
             continue
         text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
         chunks.append(f'<file name="{path}">\n{text}\n</file>\n')

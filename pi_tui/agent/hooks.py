@@ -28,6 +28,7 @@ __all__ = [
     "BuildRequestFn",
     "BeforeToolCallFn",
     "AfterToolCallFn",
+    "FinishResultFn",
     "MessageHookFn",
     "ContextOverflowFn",
     "ApiKeyFn",
@@ -122,6 +123,8 @@ BeforeToolCallFn = Callable[[ToolCallContext], Awaitable[ToolCallDecision | None
 """Pi's ``tool_call`` hook: may block a validated call."""
 AfterToolCallFn = Callable[[ToolResultContext], Awaitable[ToolResultPatch | None]]
 """Pi's ``tool_result`` hook: may patch an executed call's result."""
+FinishResultFn = Callable[[ToolResult], Awaitable[ToolResult]]
+"""Runs on every executed call's result after ``after_tool_call``; returns it, changed or not."""
 
 MessageHookFn = Callable[[Message], Awaitable[Message | None]]
 """The ``message`` hook: gets a finalized message, may return a replacement (``None`` keeps it)."""

@@ -37,6 +37,7 @@ from .hooks import (
     BeforeToolCallFn,
     BuildRequestFn,
     ContextOverflowFn,
+    FinishResultFn,
     MessageHookFn,
     QueueMode,
     RetryConfig,
@@ -92,6 +93,7 @@ class Agent:
         transform_context: The ``context`` hook of the default ``build_request``.
         build_request: Replaces request assembly entirely (a context engine's hook).
         before_tool_call / after_tool_call: Tool hooks (see `pi_tui.agent.hooks`).
+        finish_tool_result: Runs last on every executed call's result, after ``after_tool_call``.
         message_end_hook: The ``message`` hook on every finalized message.
         on_context_overflow: Called with an overflow error; True = history fixed, retry once.
         get_api_key: Resolves the key per request (``provider -> key``).
@@ -117,6 +119,7 @@ class Agent:
         build_request: BuildRequestFn | None = None,
         before_tool_call: BeforeToolCallFn | None = None,
         after_tool_call: AfterToolCallFn | None = None,
+        finish_tool_result: FinishResultFn | None = None,
         message_end_hook: MessageHookFn | None = None,
         on_context_overflow: ContextOverflowFn | None = None,
         get_api_key: ApiKeyFn | None = None,
@@ -139,6 +142,7 @@ class Agent:
         self.build_request = build_request
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
+        self.finish_tool_result = finish_tool_result
         self.message_end_hook = message_end_hook
         self.on_context_overflow = on_context_overflow
         self.get_api_key = get_api_key

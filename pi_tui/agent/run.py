@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         BeforeToolCallFn,
         BuildRequestFn,
         ContextOverflowFn,
+        FinishResultFn,
         MessageHookFn,
         ToolExecutionMode,
     )
@@ -113,6 +114,7 @@ class RunHost(Protocol):
     build_request: BuildRequestFn | None
     before_tool_call: BeforeToolCallFn | None
     after_tool_call: AfterToolCallFn | None
+    finish_tool_result: FinishResultFn | None
     message_end_hook: MessageHookFn | None
     on_context_overflow: ContextOverflowFn | None
     retry: RetryConfig
@@ -238,6 +240,7 @@ class AgentRun:
                 messages=tuple(self.agent.messages),
                 before_tool_call=self.agent.before_tool_call,
                 after_tool_call=self.agent.after_tool_call,
+                finish_result=self.agent.finish_tool_result,
                 mode=self.agent.tool_execution,
                 abort_grace_s=self.agent.abort_grace_s,
             )

@@ -28,6 +28,7 @@ from .events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecut
 from .hooks import (
     AfterToolCallFn,
     BeforeToolCallFn,
+    FinishResultFn,
     ToolCallContext,
     ToolExecutionMode,
     ToolResultContext,
@@ -74,6 +75,9 @@ class ToolBatch:
     messages: tuple[Any, ...] = ()
     before_tool_call: BeforeToolCallFn | None = None
     after_tool_call: AfterToolCallFn | None = None
+    finish_result: FinishResultFn | None = None
+    """Runs last on every executed call's result, after ``after_tool_call`` (the session fits the images
+    a tool returned into the model's limits here, including those a ``tool_result`` handler added)."""
     mode: ToolExecutionMode = "parallel"
     abort_grace_s: float = 1.0
     """How long an aborted tool may take to stop by itself (and report its own text) before it is cancelled."""
@@ -241,6 +245,11 @@ async def _execute(batch: ToolBatch, slot: _Slot) -> None:
         except Exception as exc:
             log.warning("after_tool_call hook failed for %s", call.id, exc_info=True)
             result, is_error = _error(_exception_text(exc)), True
+    if batch.finish_result is not None:
+        try:
+            result = await batch.finish_result(result)
+        except Exception:  # the result as it was is still a result
+            log.warning("finishing the result of %s failed", call.id, exc_info=True)
     await _settle(batch, slot, result, is_error)
 
 

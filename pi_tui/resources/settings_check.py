@@ -97,7 +97,7 @@ _GROUPS: dict[str, dict[str, tuple[Check, str]]] = {
         "maxDelayMs": (_count, str(_retry.max_delay_ms)),
         "maxAgentDelayMs": (_count, str(_retry.max_agent_delay_ms)),
     },
-    "images": {"blockImages": (_flag, "false")},
+    "images": {"autoResize": (_flag, "true"), "blockImages": (_flag, "false")},
 }
 
 

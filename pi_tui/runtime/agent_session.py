@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from pi_tui.sandbox import CommandSandbox
     from pi_tui.session.context import RestoreState
     from pi_tui.session.manager import SessionManager
+    from pi_tui.tools.image_resize import ResizeLimits
 
     from .cwd_services import CwdServices
     from .session_stats import StatsCounter
@@ -230,6 +231,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             stream_fn=self._stream,
             build_request=self._build_request,
             before_tool_call=self._gate_tool_call,
+            finish_tool_result=self._fit_result_images,
             get_api_key=self._api_key,
             retry=retry,
             steering_mode=_queue_mode(settings.steering_mode if settings is not None else ""),
@@ -383,7 +385,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             # an image a provider cannot decode would be refused now and with every later request
             from .prompt_images import check_prompt_images  # only prompts with images need it
 
-            usable, notes = check_prompt_images(images)
+            auto_resize, limits = self._image_options()
+            usable, notes = check_prompt_images(images, auto_resize=auto_resize, limits=limits)
             if notes:
                 text = f"{text}\n\n" + "\n".join(notes)
             return UserMessage(content=[TextContent(text=text), *usable])
@@ -586,6 +589,26 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     def set_active_tools(self, names: Sequence[str]) -> None:
         self.active_tools = [n for n in names if n in self.tools]
         self._system_parts_cache = None
+
+    def _image_options(self) -> tuple[bool, ResizeLimits]:
+        """``images.autoResize`` and the current model's image limits."""
+        from pi_tui.tools.image_process import limits_for_model
+
+        auto_resize = self.settings is None or bool(self.settings.images.auto_resize)
+        return auto_resize, limits_for_model(self.model.input_limits)
+
+    async def _fit_result_images(self, result: ToolResult) -> ToolResult:
+        """The images a tool returned (an extension's or MCP server's too, and any a ``tool_result``
+        handler added), converted and fitted into the model's limits before they enter the history."""
+        if not any(isinstance(block, ImageContent) for block in result.content):
+            return result
+        from pi_tui.tools.result_images import normalize_result_images
+
+        auto_resize, limits = self._image_options()
+        content = await asyncio.to_thread(
+            normalize_result_images, result.content, auto_resize=auto_resize, limits=limits
+        )
+        return result if content is None else ToolResult(content=content, details=result.details)
 
     async def _gate_tool_call(self, ctx: ToolCallContext) -> ToolCallDecision | None:
         offered = self._offered_tools

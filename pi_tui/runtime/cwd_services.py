@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pi_tui.resources.loader import ResourceLoader
     from pi_tui.resources.settings import SettingsManager
     from pi_tui.sandbox import CommandSandbox
+    from pi_tui.tools.image_resize import ResizeLimits
 
     from .agent_session import AgentSession
 
@@ -114,6 +115,12 @@ def build_cwd_services(
     def model_takes_images() -> bool:
         return not session_box or "image" in session_box[0].model.input
 
+    # images read are fitted into the current model's limits (its inputLimits.images.resize)
+    def image_limits() -> ResizeLimits:
+        from pi_tui.tools.image_process import DEFAULT_LIMITS, limits_for_model
+
+        return limits_for_model(session_box[0].model.input_limits) if session_box else DEFAULT_LIMITS
+
     sandbox, escalate = make_sandbox(settings, cwd, agent_dir, args.sandbox, session_box)
     sandbox_notice = sandbox.startup_notice(
         probe=False
@@ -129,5 +136,7 @@ def build_cwd_services(
         sandbox=sandbox,
         escalate=escalate,
         model_takes_images=model_takes_images,
+        auto_resize_images=settings.images.auto_resize,
+        image_limits=image_limits,
     )
     return CwdServices(cwd, settings, packages, resources, checkpointer, sandbox, tools)

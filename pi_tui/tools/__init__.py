@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from pi_tui.sandbox import CommandSandbox
     from pi_tui.sandbox.tool import EscalateFn
 
+    from .image_resize import ResizeLimits
+
 __all__ = [
     "DEFAULT_TOOL_NAMES",
     "ALL_TOOL_NAMES",
@@ -82,6 +84,7 @@ def create_coding_tools(
     command_prefix: str | None = None,
     image_resizer: ImageResizer | None = None,
     auto_resize_images: bool = True,
+    image_limits: Callable[[], ResizeLimits] | None = None,
     on_file_change: FileChangeFn | None = None,
     command_env: Callable[[], Mapping[str, str]] | None = None,
     sandbox: CommandSandbox | None = None,
@@ -94,8 +97,9 @@ def create_coding_tools(
         cwd: The session's working directory; relative paths start here and commands run here.
         shell_path: The ``shellPath`` setting for bash.
         command_prefix: The ``shellCommandPrefix`` setting for bash.
-        image_resizer: Fits images read by the read tool into the model's limits (none by default).
+        image_resizer: Fits images read by the read tool into the model's limits (see `create_read_tool`).
         auto_resize_images: The ``images.autoResize`` setting.
+        image_limits: The current model's image limits, asked per read (see `create_read_tool`).
         on_file_change: Records edit's and write's file changes (checkpoints; see `FileChangeFn`).
         command_env: Extra variables for bash commands, read per command (see `agent_command_env`).
         sandbox: The OS sandbox bash commands run in (None: unsandboxed).
@@ -109,6 +113,7 @@ def create_coding_tools(
             cwd,
             image_resizer=image_resizer,
             auto_resize_images=auto_resize_images,
+            image_limits=image_limits,
             model_takes_images=model_takes_images,
         ),
         "bash": create_bash_tool(

@@ -9,20 +9,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import ImageContent, TextContent
 
 from ._common import opt_int_arg, run_blocking, str_arg
-from .images import (
-    IMAGE_SNIFF_BYTES,
-    ImageResizer,
-    detect_image_mime_type,
-    format_dimension_note,
-    looks_like_bmp,
-)
+from .images import IMAGE_SNIFF_BYTES, ImageResizer, detect_image_mime_type, looks_like_bmp
 from .line_scan import scan_lines
 from .paths import resolve_read_path
 from .truncate import (
@@ -33,6 +27,9 @@ from .truncate import (
     truncate_head,
     utf8_len,
 )
+
+if TYPE_CHECKING:
+    from .image_resize import ResizeLimits
 
 __all__ = ["create_read_tool", "READ_PARAMETERS", "READ_DESCRIPTION", "read_file_result"]
 
@@ -56,7 +53,6 @@ READ_DESCRIPTION = (
 STREAMED_TEXT_BYTES = 8 * 1024 * 1024
 """Text files larger than this are read in chunks, keeping only the lines shown."""
 
-_IMAGE_OMITTED = "[Image omitted: could not be resized below the inline image size limit.]"
 BMP = "image/bmp"
 """Read as an image too, sent as PNG (`pi_tui.tools.bmp`), as pi converts it."""
 NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
@@ -69,14 +65,18 @@ def create_read_tool(
     *,
     image_resizer: ImageResizer | None = None,
     auto_resize_images: bool = True,
+    image_limits: Callable[[], ResizeLimits] | None = None,
     model_takes_images: Callable[[], bool] | None = None,
 ) -> AgentTool:
     """Build the read tool for ``cwd``.
 
     Args:
         cwd: Directory relative paths start from.
-        image_resizer: Fits images into the model's limits; without one images are sent as they are.
-        auto_resize_images: pi's ``images.autoResize`` setting; off sends images untouched.
+        image_resizer: Fits images into the model's limits (default: `pi_tui.tools.image_process.fit_image`
+            with ``image_limits``).
+        auto_resize_images: pi's ``images.autoResize`` setting; off sends images at their size (a BMP is
+            still converted).
+        image_limits: Asked per read: the current model's image limits (None: pi's defaults).
         model_takes_images: Asked per read: whether the current model accepts image input; when it
             says no, an image's note says the image will be left out (None: assume it does).
     """
@@ -87,7 +87,9 @@ def create_read_tool(
         path = str_arg(params, "path")
         offset = opt_int_arg(params, "offset")
         limit = opt_int_arg(params, "limit")
-        resizer = image_resizer if auto_resize_images else None
+        resizer: ImageResizer | None = None
+        if auto_resize_images:
+            resizer = image_resizer or _default_resizer(image_limits() if image_limits is not None else None)
         vision = model_takes_images() if model_takes_images is not None else True
         return await run_blocking(
             lambda: read_file_result(cwd, path, offset, limit, resizer, model_takes_images=vision), signal
@@ -153,42 +155,33 @@ def _check_readable(absolute: Path) -> None:
         raise ToolError("EISDIR: illegal operation on a directory, read")
 
 
+def _default_resizer(limits: ResizeLimits | None) -> ImageResizer:
+    from .image_process import DEFAULT_LIMITS, fit_image  # loaded when an image is read
+
+    return lambda data, mime: fit_image(data, mime, limits or DEFAULT_LIMITS)
+
+
 def _image_result(
     data: bytes, mime_type: str, resizer: ImageResizer | None, extra_note: str | None
 ) -> ToolResult:
-    note = f"Read image file [{mime_type}]"
-    tail = f"\n{extra_note}" if extra_note else ""
-    hints = ""
-    if mime_type == BMP:
-        from .bmp import CONVERTED_NOTE, NOT_CONVERTED_NOTE, BmpError, bmp_to_png  # loaded for a BMP only
+    """pi's image reply: ``Read image file [type]`` and its notes, then the image (or the notes alone when
+    it cannot be sent)."""
+    from .image_process import ImageOmitted, process_image  # loaded when an image is read
 
-        try:
-            data = bmp_to_png(data)
-        except BmpError as exc:
-            return ToolResult(content=[TextContent(text=f"{note}\n{NOT_CONVERTED_NOTE}\n{exc}{tail}")])
-        mime_type = "image/png"
-        hints = f"\n{CONVERTED_NOTE}"
-    if resizer is None:
+    tail = f"\n{extra_note}" if extra_note else ""
+    processed = process_image(data, mime_type, auto_resize=resizer is not None, resizer=resizer)
+    if isinstance(processed, ImageOmitted):
+        reason = f"\n{processed.reason}" if processed.reason else ""
         return ToolResult(
-            content=[
-                TextContent(text=f"Read image file [{mime_type}]{hints}{tail}"),
-                ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type),
-            ]
+            content=[TextContent(text=f"Read image file [{mime_type}]\n{processed.message}{reason}{tail}")]
         )
-    resized = resizer(data, mime_type)
-    if resized is None:
-        return ToolResult(content=[TextContent(text=f"{note}\n{_IMAGE_OMITTED}{tail}")])
-    text = f"Read image file [{resized.mime_type}]"
-    if hints:  # pi names the type the resizer chose
-        text += f"\n[Image converted from {BMP} to {resized.mime_type}.]"
-    dimension_note = format_dimension_note(resized)
-    if dimension_note:
-        text += f"\n{dimension_note}"
-    text += tail
+    hints = "".join(f"\n{hint}" for hint in processed.hints)
     return ToolResult(
         content=[
-            TextContent(text=text),
-            ImageContent(data=base64.b64encode(resized.data).decode("ascii"), mime_type=resized.mime_type),
+            TextContent(text=f"Read image file [{processed.mime_type}]{hints}{tail}"),
+            ImageContent(
+                data=base64.b64encode(processed.data).decode("ascii"), mime_type=processed.mime_type
+            ),
         ]
     )
 

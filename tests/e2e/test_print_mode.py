@@ -242,13 +242,12 @@ def test_an_image_file_argument_is_attached_and_a_text_file_inlined(tmp_path: Pa
 
 def test_a_bmp_file_argument_is_attached_as_png_with_pis_note(tmp_path: Path, agent_dir: Path) -> None:
     """``@shot.bmp``: as pi, the picture goes as a PNG and its ``<file>`` tag holds the conversion note; a
-    run-length compressed BMP is left out, the tag saying so and why."""
+    BMP that cannot be decoded (one claiming an embedded JPEG) is left out, the tag saying so and why."""
     from tests.tools.bmp_helpers import bmp, grid, png_pixels
 
     pixels = grid(6, 3)
     (tmp_path / "shot.bmp").write_bytes(bmp(pixels, 32))
-    palette = sorted({p[:3] for row in pixels for p in row})
-    (tmp_path / "rle.bmp").write_bytes(bmp(pixels, 8, palette=palette, compression=1))
+    (tmp_path / "jpeg.bmp").write_bytes(bmp(pixels, 24, compression=4))
     fake = FakeLLM()
     fake.script([Reply([text("a pattern")])])
     with fake.serve() as server:
@@ -257,7 +256,7 @@ def test_a_bmp_file_argument_is_attached_as_png_with_pis_note(tmp_path: Path, ag
         config["providers"]["fake-anthropic"]["models"][0]["input"] = ["text", "image"]
         (agent_dir / "models.json").write_text(json.dumps(config))
         run = run_cli(
-            ["--model", "fake-anthropic/claude-fake", "-p", "@shot.bmp", "@rle.bmp", "what is it"], tmp_path
+            ["--model", "fake-anthropic/claude-fake", "-p", "@shot.bmp", "@jpeg.bmp", "what is it"], tmp_path
         )
     assert run.returncode == 0, run.stderr
     (request,) = fake.requests
@@ -268,8 +267,8 @@ def test_a_bmp_file_argument_is_attached_as_png_with_pis_note(tmp_path: Path, ag
     sent = "".join(b["text"] for b in user["content"] if b["type"] == "text")
     assert sent == (
         f'<file name="{tmp_path / "shot.bmp"}">[Image converted from image/bmp to image/png.]</file>\n'
-        f'<file name="{tmp_path / "rle.bmp"}">[Image omitted: could not be converted to a supported inline '
-        "image format.]\nRLE8-compressed BMP is not supported; save it uncompressed</file>\nwhat is it"
+        f'<file name="{tmp_path / "jpeg.bmp"}">[Image omitted: could not be converted to a supported inline '
+        "image format.]\nembedded JPEG-compressed BMP is not supported; save it uncompressed</file>\nwhat is it"
     )
 
 

@@ -20,7 +20,20 @@ from pi_tui.testing import FakeLLM, Reply, text
 from .helpers import open_session, without_cache_control
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\x00" * 16).decode()
+
+
+def _jpeg() -> str:
+    """A real 2x2 JPEG (an image is sent only if it decodes or its header shows it fits)."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (2, 2), (200, 30, 30)).save(out, "JPEG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+JPEG = _jpeg()
 OMITTED = "[Image omitted: could not be resized below the inline image size limit.]"
 UNSUPPORTED = "[Image omitted: could not be converted to a supported inline image format.]"
 
@@ -81,7 +94,7 @@ def test_wrapped_base64_is_still_recognised() -> None:
 async def test_a_bmp_prompt_image_is_sent_as_png_with_pis_note(tmp_path: Path, agent_dir: Path) -> None:
     """As pi converts a BMP attached to a prompt: the request carries a PNG of the same pixels and the
     prompt's text ends with ``[Image converted from image/bmp to image/png.]``."""
-    from tests.tools.bmp_helpers import bmp, grid, png_pixels
+    from tests.tools.bmp_helpers import bmp, grid, png_pixels, rle8_bmp
 
     pixels = grid(5, 3)
     palette = sorted({p[:3] for row in pixels for p in row})
@@ -94,15 +107,16 @@ async def test_a_bmp_prompt_image_is_sent_as_png_with_pis_note(tmp_path: Path, a
                 "look",
                 [
                     ImageContent(data=base64.b64encode(bmp(pixels, 24)).decode(), mime_type="image/bmp"),
+                    ImageContent(data=base64.b64encode(rle8_bmp(pixels, palette)).decode(), mime_type="image/bmp"),
                     ImageContent(
-                        data=base64.b64encode(bmp(pixels, 8, palette=palette, compression=1)).decode(),
-                        mime_type="image/bmp",
+                        data=base64.b64encode(bmp(pixels, 24, compression=4)).decode(), mime_type="image/bmp"
                     ),
                 ],
             )
     content = fake.requests[0].body["messages"][0]["content"]
-    assert content[0]["text"] == f"look\n\n[Image converted from image/bmp to image/png.]\n{UNSUPPORTED}"
-    [image] = [c["source"] for c in content if c["type"] == "image"]
-    assert image["media_type"] == "image/png"
-    assert png_pixels(base64.b64decode(image["data"])) == pixels
+    converted = "[Image converted from image/bmp to image/png.]"
+    assert content[0]["text"] == f"look\n\n{converted}\n{converted}\n{UNSUPPORTED}"
+    images = [c["source"] for c in content if c["type"] == "image"]
+    assert [image["media_type"] for image in images] == ["image/png", "image/png"]
+    assert [png_pixels(base64.b64decode(image["data"])) for image in images] == [pixels, pixels]
     assert fake.violations == []

@@ -154,3 +154,19 @@ def png_pixels(data: bytes) -> Grid:
         ]
         for r in rows
     ]
+
+
+def rle8_bmp(pixels: Grid, palette: list[tuple[int, int, int]]) -> bytes:
+    """``pixels`` as a run-length compressed 8-bit BMP (RLE8): each pixel a run of one, each row ended."""
+    plain = bmp(pixels, 8, palette=palette, compression=1)
+    (offset,) = struct.unpack_from("<I", plain, 10)
+    body = bytearray()
+    for row in pixels[::-1]:  # bottom-up
+        for pixel in row:
+            body += bytes((1, palette.index(pixel[:3])))
+        body += b"\0\0"  # end of line
+    body += b"\0\1"  # end of bitmap
+    head = bytearray(plain[:offset])
+    struct.pack_into("<I", head, 2, offset + len(body))
+    struct.pack_into("<I", head, 34, len(body))
+    return bytes(head + body)

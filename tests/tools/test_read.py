@@ -13,7 +13,10 @@ from pi_tui.tools.read import create_read_tool
 
 from .helpers import run, run_error, run_text
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(40))
+# a real 1x1 PNG: an image is sent only when it decodes (or its header shows it fits the model's limits)
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 
 
 def _numbered(count: int) -> str:

@@ -16,7 +16,7 @@ from pi_tui.tools.bmp import BmpError, bmp_to_png
 from pi_tui.tools.images import looks_like_bmp
 from pi_tui.tools.read import READ_DESCRIPTION, read_file_result
 
-from .bmp_helpers import Grid, bmp, grid, png_pixels
+from .bmp_helpers import Grid, bmp, grid, png_pixels, rle8_bmp
 
 CONVERTED = "Read image file [image/png]\n[Image converted from image/bmp to image/png.]"
 
@@ -123,15 +123,24 @@ def test_the_read_tool_sends_a_bmp_as_png_with_pis_note(tmp_path: Path) -> None:
     assert "(jpg, png, gif, webp, bmp)" in READ_DESCRIPTION
 
 
-def test_a_bmp_of_a_kind_not_covered_is_left_out_with_the_reason(tmp_path: Path) -> None:
+def test_a_bmp_the_standard_library_decoder_does_not_cover_is_converted_by_pillow(tmp_path: Path) -> None:
+    """Run-length compressed pixels (RLE8) go through Pillow, as pi's image library decodes them."""
     pixels = grid(4, 2)
     palette = sorted({p[:3] for row in pixels for p in row})
-    (tmp_path / "rle.bmp").write_bytes(bmp(pixels, 8, palette=palette, compression=1))
-    result = read_file_result(tmp_path, "rle.bmp", None, None, model_takes_images=False)
+    (tmp_path / "rle.bmp").write_bytes(rle8_bmp(pixels, palette))
+    result = read_file_result(tmp_path, "rle.bmp", None, None)
+    assert result.content[0] == TextContent(text=CONVERTED)
+    assert png_pixels(base64.b64decode(_image(result).data)) == pixels
+
+
+def test_a_bmp_that_cannot_be_decoded_is_left_out_with_the_reason(tmp_path: Path) -> None:
+    pixels = grid(4, 2)
+    (tmp_path / "jpeg.bmp").write_bytes(bmp(pixels, 24, compression=4))  # claims an embedded JPEG
+    result = read_file_result(tmp_path, "jpeg.bmp", None, None, model_takes_images=False)
     assert len(result.content) == 1
     assert result.content[0] == TextContent(
         text="Read image file [image/bmp]\n"
         "[Image omitted: could not be converted to a supported inline image format.]\n"
-        "RLE8-compressed BMP is not supported; save it uncompressed\n"
+        "embedded JPEG-compressed BMP is not supported; save it uncompressed\n"
         "[Current model does not support images. The image will be omitted from this request.]"
     )
