@@ -30,13 +30,14 @@ from pi_tui.agent.events import (
 )
 from pi_tui.agent.run import RETRY_CANCELLED_TEXT
 from pi_tui.agent.tool import result_text
-from pi_tui.ai.stream import TextDelta, TextStart, ThinkingDelta, ThinkingStart, ToolCallEnd
+from pi_tui.ai.stream import TextDelta, TextEnd, TextStart, ThinkingDelta, ThinkingStart, ToolCallEnd
 from pi_tui.ai.types import AssistantMessage, Message, TextContent, ThinkingContent, ToolResultMessage
 
 from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
 
 if TYPE_CHECKING:
     from textual.timer import Timer
+    from textual.widget import Widget
 
     from pi_tui.runtime.agent_session import AgentSession
 
@@ -85,6 +86,8 @@ class ChatAdapter:
         self.texts: dict[int, AssistantText] = {}
         self.finished_texts: list[AssistantText] = []
         """Earlier parts of a long streamed answer (split for speed), finished with the message."""
+        self._earlier_chars: dict[int, int] = {}
+        """Per text block of the message, how many of its characters the `finished_texts` hold."""
         self.thinking: dict[int, ThinkingBlock] = {}
         self.retry_notice: NoticeBlock | None = None
         self._retry_left = 0
@@ -95,6 +98,8 @@ class ChatAdapter:
         self._retry_timer: Timer | None = None
         self._invalidations_seen = 0
         self._live: AssistantMessage | None = None
+        self._live_blocks: list[Widget] = []
+        """The streaming answer's blocks in the order they came (text, thinking, tool calls)."""
 
     @property
     def chat(self) -> ChatLog:
@@ -166,10 +171,12 @@ class ChatAdapter:
         if isinstance(message, AssistantMessage):
             self.texts.clear()
             self.thinking.clear()
+            self._earlier_chars.clear()
             # The request this answer comes from is built and recorded by now: a change to the cached
             # context it carries is told above the answer, not after it.
             self._note_invalidations()
-            self.chat.start_live(message)
+            self._live_blocks = []
+            self.chat.start_live(message, self._rebuild_live)
             self._live = message
         elif not isinstance(message, ToolResultMessage):
             self.chat.add(message)
@@ -177,20 +184,33 @@ class ChatAdapter:
     def _on_update(self, event: MessageUpdate) -> None:
         inner = event.assistant_message_event
         if isinstance(inner, TextDelta):
-            block = self.texts.get(inner.content_index)
+            index = inner.content_index
+            block = self.texts.get(index)
+            if self._resync_text(index, block, inner.partial, inner.delta):
+                return
             if block is None:
-                block = self._new_text(inner.content_index)
+                block = self._new_text(index)
             cut = block.split_point(inner.delta)
             if cut is None:
                 block.append_delta(inner.delta)
             else:  # a long answer goes on in a fresh widget (cheaper appends)
                 block.append_delta(inner.delta[:cut])
                 self.finished_texts.append(block)
-                continuation = self._new_text(inner.content_index)
+                self._earlier_chars[index] = self._earlier_chars.get(index, 0) + len(block.text)
+                continuation = self._new_text(index)
                 continuation.eager_first_write = False  # mid-answer: batched like any other write
                 continuation.append_delta(inner.delta[cut:])
         elif isinstance(inner, TextStart):
             self._new_text(inner.content_index)
+        elif isinstance(inner, TextEnd):
+            # The block's whole text: what streamed, unless some reached the message without a delta.
+            index = inner.content_index
+            block = self.texts.get(index)
+            rest = inner.content[self._earlier_chars.get(index, 0) :]
+            if block is None and rest.strip():
+                block = self._new_text(index)
+            if block is not None and block.text != rest:
+                block.set_text(rest)
         elif isinstance(inner, ThinkingDelta):
             thinking = self.thinking.get(inner.content_index)
             if thinking is None:
@@ -200,7 +220,32 @@ class ChatAdapter:
             self._new_thinking(inner.content_index)
         elif isinstance(inner, ToolCallEnd):
             call = inner.tool_call
-            self._tool(call.id, call.name, dict(call.arguments or {}))
+            known = call.id in self.chat.tools
+            tool = self._tool(call.id, call.name, dict(call.arguments or {}))
+            if not known and self._live is not None:
+                self._live_blocks.append(tool)
+
+    def _resync_text(
+        self, index: int, block: AssistantText | None, partial: AssistantMessage, delta: str
+    ) -> bool:
+        """Show the message's text of block ``index`` when it holds more than the deltas brought (a
+        stream that opened the block with text, then streamed deltas after it); True when it did.
+
+        The check is O(len(delta)): the delta must sit in the message's text right after what streamed
+        before it. A provider's own stream always passes it (its message may already hold deltas still
+        to come, which is why only the delta's place is checked)."""
+        part = partial.content[index] if index < len(partial.content) else None
+        if not isinstance(part, TextContent):
+            return False
+        whole = part.text
+        earlier = self._earlier_chars.get(index, 0)
+        streamed = earlier + (len(block.text) if block is not None else 0)
+        if whole.startswith(delta, streamed) or not whole.endswith(delta):
+            return False
+        if block is None:
+            block = self._new_text(index)
+        block.set_text(whole[earlier:])
+        return True
 
     def _new_text(self, index: int) -> AssistantText:
         from .markdown_block import AssistantText  # loaded by the warm-up, long before an answer
@@ -209,13 +254,45 @@ class ChatAdapter:
         block.content_index = index
         self.texts[index] = block
         self.chat.attach(block)
+        if self._live is not None:
+            self._live_blocks.append(block)
         return block
 
     def _new_thinking(self, index: int) -> ThinkingBlock:
         block = ThinkingBlock()  # one "Thinking..." line while thinking is hidden
         self.thinking[index] = block
         self.chat.attach(block)
+        if self._live is not None:
+            self._live_blocks.append(block)
         return block
+
+    def _rebuild_live(self) -> list[Widget]:
+        """New blocks for the streaming answer, showing what has streamed into its blocks so far; the
+        stream goes on in them. The chat asks for them when it builds its window again over the answer
+        (the old blocks are unmounted by then, and text streamed into them would never be seen)."""
+        from .markdown_block import AssistantText
+
+        fresh: list[Widget] = []
+        for old in self._live_blocks:
+            new: Widget
+            if isinstance(old, AssistantText):
+                text = AssistantText(old.text)
+                text.content_index = old.content_index
+                text.eager_first_write = False
+                self.texts = {i: text if b is old else b for i, b in self.texts.items()}
+                self.finished_texts = [text if b is old else b for b in self.finished_texts]
+                new = text
+            elif isinstance(old, ThinkingBlock):
+                thinking = ThinkingBlock(old.text)
+                self.thinking = {i: thinking if b is old else b for i, b in self.thinking.items()}
+                new = thinking
+            elif isinstance(old, ToolBlock):
+                new = self.chat.build_tool(old.tool_call_id, old.tool_name, old.args)
+            else:
+                continue
+            fresh.append(new)
+        self._live_blocks = fresh
+        return list(fresh)
 
     def _tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolBlock:
         return self.chat.ensure_tool(call_id, name, args)
@@ -227,6 +304,16 @@ class ChatAdapter:
             self.app.refresh_footer()
             return
         self._keep_final(message)
+        # A part no event brought (a stream that sent the answer whole) is drawn now, from the message.
+        for index, content in enumerate(message.content):
+            if isinstance(content, TextContent) and content.text.strip() and index not in self.texts:
+                self._new_text(index)
+            elif (
+                isinstance(content, ThinkingContent)
+                and content.thinking.strip()
+                and index not in self.thinking
+            ):
+                self._new_thinking(index)
         for earlier in self.finished_texts:
             await earlier.finish()
         for index, block in list(self.texts.items()):
@@ -238,6 +325,7 @@ class ChatAdapter:
             )
         self.texts.clear()
         self.finished_texts.clear()
+        self._earlier_chars.clear()
         for index, thinking in self.thinking.items():
             part = message.content[index] if index < len(message.content) else None
             if isinstance(part, ThinkingContent):
@@ -268,6 +356,7 @@ class ChatAdapter:
         """The chat's items hold the message as it started (the stream's first partial); the ended
         one replaces it, so blocks built again from the items (after pruning) show the whole answer."""
         live, self._live = self._live, None
+        self._live_blocks = []
         self.chat.replace_item(live, message)
 
     def _note_invalidations(self) -> None:
@@ -295,8 +384,10 @@ class ChatAdapter:
 
     def reset(self) -> None:
         """A new or switched session: forget live blocks and what the ledger already reported."""
+        self._live_blocks = []
         self.texts.clear()
         self.finished_texts.clear()
+        self._earlier_chars.clear()
         self.thinking.clear()
         self.retry_notice = None
         session = self.app.session

@@ -156,6 +156,8 @@ class ChatLog(VerticalScroll):
         self.last_mounted: int | None = None
         """Where the mounted window ends when it does not reach the end of ``items`` (an index)."""
         self.renderers: dict[str, Any] = {}
+        self._live: tuple[object, Callable[[], list[Widget]]] | None = None
+        """The message being streamed and what builds its blocks again (`start_live`)."""
         self._prefetching = False
         self._unplaced = False
         """Blocks were shown above the view and the view scrolled by their lines, but no layout has placed
@@ -291,12 +293,16 @@ class ChatLog(VerticalScroll):
             NoticeBlock,
             SummaryBlock,
             ThinkingBlock,
-            ToolBlock,
             UserBlock,
         )
 
         blocks: list[Widget] = []
-        if isinstance(item, UserMessage):
+        live = self._live
+        if live is not None and item is live[0]:
+            # The answer streaming: its blocks come from what has streamed so far, which the stream goes
+            # on filling (the item itself may be the stream's first, empty, snapshot).
+            blocks = live[1]()
+        elif isinstance(item, UserMessage):
             blocks.append(UserBlock(message_text(item)))
         elif isinstance(item, AssistantMessage):
             from .markdown_block import AssistantText  # only now: a new session's header needs no Markdown
@@ -307,14 +313,7 @@ class ChatLog(VerticalScroll):
                 elif part.type == "thinking" and part.thinking.strip():
                     blocks.append(ThinkingBlock(part.thinking))
                 elif part.type == "toolCall":
-                    tool = ToolBlock(part.id, part.name, dict(part.arguments or {}))
-                    self.tools[part.id] = tool
-                    result = self.result_of(part.id)
-                    if result is not None:
-                        tool.set_result(*result)
-                    elif part.id in self._unanswered:
-                        tool.set_result(INTERRUPTED_TOOL_TEXT, True)
-                    blocks.append(tool)
+                    blocks.append(self.build_tool(part.id, part.name, dict(part.arguments or {})))
             if item.stop_reason == "error":
                 blocks.append(NoticeBlock(f"Error: {item.error_message or 'unknown error'}", "error"))
             elif item.stop_reason == "aborted":
@@ -341,6 +340,20 @@ class ChatLog(VerticalScroll):
             if isinstance(block, Block):
                 block.source_index = index
         return blocks
+
+    def build_tool(self, call_id: str, name: str, args: dict[str, object]) -> ToolBlock:
+        """A new block for tool call ``call_id`` (not mounted), known by its id from now on, showing its
+        result when it has one."""
+        from .blocks import ToolBlock
+
+        tool = ToolBlock(call_id, name, args)
+        self.tools[call_id] = tool
+        result = self.result_of(call_id)
+        if result is not None:
+            tool.set_result(*result)
+        elif call_id in self._unanswered:
+            tool.set_result(INTERRUPTED_TOOL_TEXT, True)
+        return tool
 
     def result_of(self, tool_call_id: str) -> tuple[str, bool, Any] | None:
         """The finished result of tool call ``tool_call_id`` (text, is-error, details), if any."""
@@ -435,6 +448,7 @@ class ChatLog(VerticalScroll):
         self._unmount_all()
         from pi_tui.ai.types import AssistantMessage, ToolResultMessage
 
+        self._live = None
         self.items = list(items)
         self.tools = {}
         # A result can come before its call's block exists (the window may start at the result, and
@@ -539,14 +553,22 @@ class ChatLog(VerticalScroll):
     def mounted_blocks(self) -> list[Widget]:
         return [c for c in self.children if c is not self.marker and c is not self.later]
 
-    def start_live(self, message: Any) -> None:
-        """Record a streaming message; the live blocks attached after it are tagged with its index."""
+    def start_live(self, message: Any, rebuild: Callable[[], list[Widget]]) -> None:
+        """Record a streaming message; the live blocks attached after it are tagged with its index.
+
+        While it streams, ``rebuild`` makes its blocks whenever the window is built again over it (the
+        reader went far up and came back): new blocks showing what has streamed, which the stream then
+        fills instead of the unmounted ones. `replace_item` with the ended message stops that.
+        """
         self.show_end()
         self.items.append(message)
+        self._live = (message, rebuild)
 
     def replace_item(self, old: Any, new: Any) -> bool:
         """Put ``new`` where ``old`` is (the latest occurrence), so blocks built again from the items
         show the final message; False when ``old`` is not there."""
+        if self._live is not None and self._live[0] is old:
+            self._live = None
         items = self.items
         for index in range(len(items) - 1, -1, -1):
             if items[index] is old:

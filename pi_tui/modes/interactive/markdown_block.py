@@ -11,6 +11,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widgets import Label, Markdown
@@ -164,6 +165,9 @@ class AssistantText(Markdown, Block):
         self.text = text
         self.content_index = 0
         self._draw_first_now = False
+        self._written_whole = False
+        """The shown text was last written whole (`update`): the next streamed write draws it all again
+        (`_write_streamed`)."""
         self.eager_first_write = True
         """The first streamed text is written at once, even right after a key press (the Enter that sent
         the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
@@ -182,6 +186,31 @@ class AssistantText(Markdown, Block):
         if marked is None:
             marked = _marked_headings[block_name] = _marked_heading(block_class, marks)
         return marked
+
+    def update(self, markdown: str) -> AwaitComplete:
+        """Show ``markdown`` in place of the block's text (Markdown's own mount writes its first text so)."""
+        self._written_whole = bool(markdown)
+        return super().update(markdown)
+
+    async def _write_streamed(self) -> None:
+        """Bring what is shown up to ``text``: what was added after the text shown is appended.
+
+        Textual's `append` parses again from where its last append left off; after a whole write that
+        is the text's last line, which may be inside a paragraph, list or code block, and the parsed
+        rest then took the place of that whole block: the lines before it vanished. So the first write
+        after a whole one (and one whose text does not go on from what is shown, after `set_text`) draws
+        everything again, from an empty document; later appends resume at the start of the last block.
+        """
+        self._pending.clear()
+        shown, text = self.source, self.text
+        if not self._written_whole and text.startswith(shown):
+            if len(text) > len(shown):
+                await self.append(text[len(shown) :])
+            return
+        self._written_whole = False
+        with self.app.batch_update():
+            await super().update("")
+            await self.append(text)
 
     def on_mount(self) -> None:
         # Markdown's own mount handler runs after this one (a subclass's first) and draws the initial
@@ -206,9 +235,18 @@ class AssistantText(Markdown, Block):
         """Queue a streamed fragment (O(1)). The first one is shown at once; later ones are written in
         batches, at most every ``FLUSH_SECONDS``, in a gap between key presses."""
         self.text += delta
+        self._queue(delta)
+
+    def set_text(self, text: str) -> None:
+        """Show ``text`` in place of what streamed so far (the message holds text no delta brought), and
+        go on streaming after it; written as a delta is."""
+        self.text = text
+        self._queue(text)
+
+    def _queue(self, piece: str) -> None:
         if not self._pending:
             self._pending_since = time.monotonic()
-        self._pending.append(delta)
+        self._pending.append(piece)
         if not self._flushing:
             self._flushing = True
             if self.eager_first_write:
@@ -238,22 +276,17 @@ class AssistantText(Markdown, Block):
         async with self._writes:
             if not self._pending:
                 return  # a write that waited before this one took it
-            await self.append(self._take_pending())
+            await self._write_streamed()
             if self._draw_first_now:
                 # An answer's first text, the one the user waits for, is drawn without waiting for the
                 # frame period, with what arrived while it was written (from a fast stream, often the rest
                 # of a short answer): one round more, not a loop, so the first frame is never held long.
                 self._draw_first_now = False
                 if self._pending:
-                    await self.append(self._take_pending())
+                    await self._write_streamed()
                 screen = self.screen
                 if isinstance(screen, PacedScreen):  # the main screen; a modal does not pace its frames
                     screen.draw_soon()
-
-    def _take_pending(self) -> str:
-        chunk = "".join(self._pending)
-        self._pending.clear()
-        return chunk
 
     async def finish(self, final: str | None = None) -> None:
         """The message ended: write what is queued, and make sure the final text is what is shown.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from textual.app import App
 from textual.widget import Widget
 
@@ -363,3 +364,63 @@ async def test_answers_share_one_parser_and_each_is_drawn_from_its_own_text() ->
     assert drawn_first == "one link (https://a.example)\ntwo", drawn_first
     assert "three" in drawn_second and "four" in drawn_second and "five six" in drawn_second, drawn_second
     assert "link" not in drawn_second
+
+
+def drawn(block: AssistantText) -> str:
+    """The lines the block's widgets draw on screen (code blocks' too), as plain text."""
+    lines: list[str] = []
+    for widget in block.walk_children(with_self=False):
+        if widget.children or not widget.region.height:
+            continue
+        lines += [strip.text.strip() for strip in widget.render_lines(widget.region.reset_offset)]
+    return "\n".join(line for line in lines if line)
+
+
+WHOLE_THEN_STREAMED = [
+    (
+        "Start of the answer.\nIts second line",
+        " goes on.",
+        ["Start of the answer.", "Its second line goes on."],
+    ),
+    ("Steps:\n\n- first step\n- second step", "\n- third step", ["first step", "second step", "third step"]),
+    ("Code:\n\n```python\nx = 1\ny = 2", "\nz = 3\n```\n", ["x = 1", "y = 2", "z = 3"]),
+]
+
+
+@pytest.mark.parametrize(("whole", "delta", "lines"), WHOLE_THEN_STREAMED)
+async def test_a_block_built_with_text_that_streams_on_keeps_its_earlier_lines(
+    whole: str, delta: str, lines: list[str]
+) -> None:
+    """A block given its text whole (the chat builds an answer still streaming again when its window
+    moves over it) that then streams on. Textual's markdown resumes appending at the last line of a
+    text written whole, inside its last paragraph, list or code block, so the streamed text took the
+    place of the lines before it: only the later text was shown."""
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText(whole)
+        await app.screen.mount(block)
+        await pilot.pause()
+        block.append_delta(delta)
+        await block.finish()
+        await pilot.pause()
+        shown_text = drawn(block)
+    assert all(line in shown_text for line in lines), shown_text
+
+
+@pytest.mark.parametrize(("whole", "delta", "lines"), WHOLE_THEN_STREAMED)
+async def test_a_block_whose_text_was_replaced_whole_keeps_it_when_more_streams(
+    whole: str, delta: str, lines: list[str]
+) -> None:
+    """The same after `finish` put the message's text in place of what had streamed."""
+    app = Host()
+    async with app.run_test() as pilot:
+        block = AssistantText()
+        await app.screen.mount(block)
+        block.append_delta("something else")
+        await block.finish(whole)
+        await pilot.pause()
+        block.append_delta(delta)
+        await block.finish()
+        await pilot.pause()
+        shown_text = drawn(block)
+    assert all(line in shown_text for line in lines), shown_text
