@@ -61,6 +61,7 @@ class FakeAws:
     lifetime: float = 3600.0  # seconds the credentials handed out live
     imds_role: str | None = "instance-role"
     imds_v2: bool = True
+    sso_forbidden: bool = False
     seen: list[Seen] = field(default_factory=list)
     url: str = ""
 
@@ -167,6 +168,12 @@ class FakeAws:
         if token not in self.sso_tokens:
             body = json.dumps({"message": "Session token not found or invalid"}).encode()
             return 401, {"x-amzn-errortype": "UnauthorizedException:http://internal.amazon.com/"}, body
+        if self.sso_forbidden:
+            return (
+                403,
+                {"x-amzn-errortype": "ForbiddenException"},
+                json.dumps({"message": "No access"}).encode(),
+            )
         query = {k: v[0] for k, v in parse_qs(urlsplit(seen.path).query).items()}
         key, secret, session = derived("sso", query["account_id"], query["role_name"])
         credentials = {

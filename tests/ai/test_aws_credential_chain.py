@@ -486,3 +486,51 @@ async def test_a_bedrock_request_is_signed_with_the_assumed_role_credentials(
     # and the fake verified the SigV4 signature with the role's secret, the only one it knows
     [assumed] = aws.sts_calls("AssumeRole")
     assert "/eu-west-1/sts/aws4_request" in assumed.headers["authorization"]  # the Bedrock region
+
+
+async def test_a_named_profile_without_credentials_passes_on_to_the_instance_role_as_in_the_sdk(
+    aws: FakeAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _files(
+        tmp_path,
+        monkeypatch,
+        config=(
+            "[profile ec2]\nregion = eu-west-1\n"
+            f"[profile viaimds]\nrole_arn = {ROLE}\ncredential_source = Ec2InstanceMetadata\n"
+        ),
+    )
+    monkeypatch.setenv("AWS_PROFILE", "typo")
+    with pytest.raises(AwsSetupError) as missing:
+        await _resolve()
+    assert str(missing.value) == (
+        f"AWS profile 'typo' is not in {tmp_path / 'credentials'} or {tmp_path / 'config'}, and the EC2 instance "
+        "metadata service is disabled (AWS_EC2_METADATA_DISABLED): check AWS_PROFILE or the files"
+    )
+    monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
+    monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", aws.url)
+    monkeypatch.setenv("AWS_PROFILE", "ec2")
+    instance = AwsCredentials(*derived("imds", "instance-role"))
+    assert (await _resolve()).credentials == instance
+    assert _botocore() == instance
+    aws.users[instance.access_key_id] = instance.secret_access_key
+    monkeypatch.setenv("AWS_PROFILE", "viaimds")
+    auth = await _resolve()
+    assert auth.credentials == AwsCredentials(*derived(ROLE, instance.access_key_id))
+    [call] = aws.sts_calls("AssumeRole")
+    assert call.headers["x-amz-security-token"] == instance.session_token  # signed with the instance's keys
+
+
+async def test_an_sso_role_the_user_may_not_use_shows_the_portals_message(
+    aws: FakeAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    aws.sso_tokens.add("sso-access")
+    aws.sso_forbidden = True
+    _files(tmp_path, monkeypatch, config=SSO_CONFIG)
+    _sso_cache("corp", accessToken="sso-access", expiresAt=iso(time.time() + 3600))
+    monkeypatch.setenv("AWS_PROFILE", "corp")
+    with pytest.raises(AwsSetupError) as refused:
+        await _resolve()
+    assert str(refused.value) == (
+        "AWS SSO refused role 'Developer' in account 123456789012 for profile 'corp': ForbiddenException: "
+        "No access (HTTP 403)"
+    )

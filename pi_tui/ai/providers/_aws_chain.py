@@ -297,19 +297,19 @@ class _Resolver:
     def run(self, named: bool) -> tuple[AwsCredentials, str]:
         name = _env(self.env, "AWS_PROFILE") or "default"
         data = self.files.profile(name)
-        if data is None and named:
-            raise AwsSetupError(
-                f"AWS profile '{name}' is not in {self.files.where()}: check AWS_PROFILE or the files"
-            )
-        if data is not None:
+        # As in the SDK, a profile that is missing or holds no credential settings (only a region, say)
+        # passes on to the sources below; one that was named is named again if none of them answers.
+        problem = None
+        if data is None:
+            problem = f"AWS profile '{name}' is not in {self.files.where()}"
+        else:
             found = self.profile(name)
             if found is not None:
                 return found.credentials, f"AWS profile '{name}'"
-            if named:
-                raise AwsSetupError(
-                    f"AWS profile '{name}' has no credentials (aws_access_key_id/aws_secret_access_key, role_arn, "
-                    f"sso_session, credential_process or web_identity_token_file): check {self.files.where()}"
-                )
+            problem = (
+                f"AWS profile '{name}' has no credentials (aws_access_key_id/aws_secret_access_key, role_arn, "
+                f"sso_session, credential_process or web_identity_token_file) in {self.files.where()}"
+            )
         token_file, role_arn = _env(self.env, "AWS_WEB_IDENTITY_TOKEN_FILE"), _env(self.env, "AWS_ROLE_ARN")
         if token_file and role_arn:
             found = self._web_identity(
@@ -326,6 +326,8 @@ class _Resolver:
         try:
             instance = imds_credentials(self.env, data or {})
         except ImdsUnavailable as exc:
+            if named:
+                raise AwsSetupError(f"{problem}, and {exc}: check AWS_PROFILE or the files") from exc
             hint = " (AWS_ROLE_ARN is not set next to AWS_WEB_IDENTITY_TOKEN_FILE)" if token_file else ""
             raise NoCredentials(
                 "No AWS credentials for Amazon Bedrock: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), "
@@ -340,8 +342,8 @@ class _Resolver:
 def resolve_chain(env: Mapping[str, str], region: str, *, named: bool) -> tuple[AwsCredentials, str]:
     """The credentials the chain finds and a few words naming their source.
 
-    ``named``: the profile was chosen (``AWS_PROFILE``), so a missing or empty one is an error rather
-    than a reason to look further.
+    ``named``: the profile was chosen (``AWS_PROFILE``), so when it is missing or empty and no later
+    source answers, the error names it.
 
     Raises:
         NoCredentials: nothing is configured and no metadata service answered.
