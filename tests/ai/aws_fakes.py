@@ -61,6 +61,7 @@ class FakeAws:
     lifetime: float = 3600.0  # seconds the credentials handed out live
     imds_role: str | None = "instance-role"
     imds_v2: bool = True
+    imds_v1_allowed: bool = False  # answer a GET without the token even while tokens are handed out
     sso_forbidden: bool = False
     seen: list[Seen] = field(default_factory=list)
     url: str = ""
@@ -206,7 +207,8 @@ class FakeAws:
             if seen.method != "PUT" or not self.imds_v2:
                 return 403 if not self.imds_v2 else 405, {}, b""
             return 200, {}, b"imds-session-token"
-        if self.imds_v2 and seen.headers.get("x-aws-ec2-metadata-token") != "imds-session-token":
+        token = seen.headers.get("x-aws-ec2-metadata-token")
+        if self.imds_v2 and token != "imds-session-token" and not (self.imds_v1_allowed and token is None):
             return 401, {}, b""
         prefix = "/latest/meta-data/iam/security-credentials/"
         if self.imds_role is None:

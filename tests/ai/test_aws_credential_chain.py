@@ -39,6 +39,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_REGION", "eu-west-1")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")  # botocore reads only this one
+    # the fakes answer at once, but a loaded machine may be slower than IMDS's one-second default
+    monkeypatch.setenv("AWS_METADATA_SERVICE_TIMEOUT", "30")
     with serving(FakeAws(users={SOURCE_KEY: SOURCE_SECRET})) as fake:
         monkeypatch.setenv("AWS_ENDPOINT_URL_STS", fake.url)
         monkeypatch.setenv("AWS_ENDPOINT_URL_SSO", fake.url)
@@ -534,3 +536,20 @@ async def test_an_sso_role_the_user_may_not_use_shows_the_portals_message(
         "AWS SSO refused role 'Developer' in account 123456789012 for profile 'corp': ForbiddenException: "
         "No access (HTTP 403)"
     )
+
+
+async def test_requests_starting_together_share_one_sts_call(
+    aws: FakeAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    _files(
+        tmp_path,
+        monkeypatch,
+        config=f"[profile dev]\nrole_arn = {ROLE}\nsource_profile = source\n",
+        credentials=SOURCE_FILES,
+    )
+    monkeypatch.setenv("AWS_PROFILE", "dev")
+    results = await asyncio.gather(*(_resolve() for _ in range(4)))
+    assert {r.credentials for r in results} == {AwsCredentials(*derived(ROLE, SOURCE_KEY))}
+    assert len(aws.sts_calls("AssumeRole")) == 1

@@ -8,7 +8,7 @@ IMDS (version 2 first): ``PUT /latest/api/token`` (``x-aws-ec2-metadata-token-tt
 then ``GET /latest/meta-data/iam/security-credentials/`` for the instance's role name and
 ``GET …/<role>`` for the keys, each with the token in ``x-aws-ec2-metadata-token``. Every call waits at
 most one second and is not retried (the SDK's defaults), so a laptop without IMDS gives up within two
-seconds. When the token call fails other than with HTTP 400, the calls go without a token (IMDSv1)
+seconds (``AWS_METADATA_SERVICE_TIMEOUT``, the AWS CLI's setting, changes the wait). When the token call fails other than with HTTP 400, the calls go without a token (IMDSv1)
 unless ``AWS_EC2_METADATA_V1_DISABLED`` (or ``ec2_metadata_v1_disabled`` in the profile) forbids it.
 The address is ``AWS_EC2_METADATA_SERVICE_ENDPOINT`` (or the profile's
 ``ec2_metadata_service_endpoint``), else ``http://169.254.169.254`` (``http://[fd00:ec2::254]`` with
@@ -144,14 +144,29 @@ def imds_endpoint(env: Mapping[str, str], profile: Mapping[str, str]) -> str:
     return "http://169.254.169.254"
 
 
+def imds_timeout(env: Mapping[str, str], profile: Mapping[str, str]) -> float:
+    """Seconds each IMDS call may wait: ``AWS_METADATA_SERVICE_TIMEOUT`` (or the profile's
+    ``metadata_service_timeout``, as the AWS CLI reads them), else the SDK's one second."""
+    text = (
+        env.get("AWS_METADATA_SERVICE_TIMEOUT", "").strip()
+        or profile.get("metadata_service_timeout", "").strip()
+    )
+    try:
+        value = float(text) if text else _IMDS_TIMEOUT
+    except ValueError as exc:
+        raise RemoteError(f"AWS_METADATA_SERVICE_TIMEOUT must be a number of seconds, not {text!r}") from exc
+    return value if value > 0 else _IMDS_TIMEOUT
+
+
 def _fetch_imds(env: Mapping[str, str], profile: Mapping[str, str], base: str) -> Temporary:
     headers: dict[str, str] = {}
+    timeout = imds_timeout(env, profile)
     try:
         answer = call(
             "PUT",
             base + "/latest/api/token",
             headers={"x-aws-ec2-metadata-token-ttl-seconds": _IMDS_TOKEN_TTL},
-            timeout=_IMDS_TIMEOUT,
+            timeout=timeout,
             direct=True,
         )
     except Unreachable:
@@ -168,7 +183,7 @@ def _fetch_imds(env: Mapping[str, str], profile: Mapping[str, str], base: str) -
             "IMDSv1 fallback is disabled (AWS_EC2_METADATA_V1_DISABLED / ec2_metadata_v1_disabled)"
         )
     try:
-        listing = call("GET", base + _CREDENTIALS_PATH, headers=headers, timeout=_IMDS_TIMEOUT, direct=True)
+        listing = call("GET", base + _CREDENTIALS_PATH, headers=headers, timeout=timeout, direct=True)
     except Unreachable as exc:
         raise ImdsUnavailable(f"no EC2 instance metadata service answered at {base}") from exc
     if listing.status == 404:
@@ -179,9 +194,7 @@ def _fetch_imds(env: Mapping[str, str], profile: Mapping[str, str], base: str) -
     if not role:
         raise RemoteError(f"The EC2 instance at {base} has no IAM role (instance profile) attached")
     try:
-        answer = call(
-            "GET", base + _CREDENTIALS_PATH + role, headers=headers, timeout=_IMDS_TIMEOUT, direct=True
-        )
+        answer = call("GET", base + _CREDENTIALS_PATH + role, headers=headers, timeout=timeout, direct=True)
     except Unreachable as exc:
         raise ImdsUnavailable(f"the EC2 instance metadata service at {base} stopped answering") from exc
     if answer.status != 200:

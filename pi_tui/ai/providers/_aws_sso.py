@@ -108,9 +108,9 @@ def _refreshed(
         return None
     with _refresh_lock:
         now = time.time()
-        if now - _last_refresh.get(sso.cache_id, 0.0) < _REFRESH_SPACING:
+        if now - _last_refresh.get(str(path), 0.0) < _REFRESH_SPACING:
             return None
-        _last_refresh[sso.cache_id] = now
+        _last_refresh[str(path)] = now
     url = _endpoint(env, "AWS_ENDPOINT_URL_SSO_OIDC", "oidc", sso.region) + "/token"
     body = json.dumps(
         {"clientId": client_id, "clientSecret": secret, "grantType": "refresh_token", "refreshToken": refresh}
