@@ -85,6 +85,15 @@ class FakeAws:
             return self._sso(seen)
         if path.startswith("/latest/"):
             return self._imds(seen, path)
+        if path == "/container-credentials":
+            key, secret, token = derived("container")
+            body = {
+                "AccessKeyId": key,
+                "SecretAccessKey": secret,
+                "Token": token,
+                "Expiration": iso(time.time() + self.lifetime),
+            }
+            return 200, {"content-type": "application/json"}, json.dumps(body).encode()
         return 404, {}, b"not found"
 
     def _xml_error(self, status: int, code: str, message: str) -> tuple[int, dict[str, str], bytes]:

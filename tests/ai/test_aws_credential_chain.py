@@ -227,8 +227,12 @@ async def test_web_identity_from_the_environment_and_from_a_profile(
     assert (await _resolve()).credentials == AwsCredentials(*derived(other, "web"))
     token_file.write_text("rejected")
     _aws_cache.clear()
-    with pytest.raises(AwsSetupError, match="InvalidIdentityToken: Couldn't retrieve verification key"):
+    with pytest.raises(AwsSetupError) as rejected:
         await _resolve()
+    assert str(rejected.value) == (
+        f"AWS profile 'web': cannot assume role {other} with a web identity: InvalidIdentityToken: Couldn't "
+        "retrieve verification key from your identity provider (HTTP 400)"
+    )
 
 
 def _script(tmp_path: Path, name: str, body: str) -> str:
@@ -553,3 +557,24 @@ async def test_requests_starting_together_share_one_sts_call(
     results = await asyncio.gather(*(_resolve() for _ in range(4)))
     assert {r.credentials for r in results} == {AwsCredentials(*derived(ROLE, SOURCE_KEY))}
     assert len(aws.sts_calls("AssumeRole")) == 1
+
+
+async def test_credential_source_ecs_container_assumes_the_role_with_the_task_credentials(
+    aws: FakeAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = AwsCredentials(*derived("container"))
+    aws.users[task.access_key_id] = task.secret_access_key
+    _files(
+        tmp_path, monkeypatch, config=f"[profile task]\nrole_arn = {ROLE}\ncredential_source = EcsContainer\n"
+    )
+    monkeypatch.setenv("AWS_PROFILE", "task")
+    with pytest.raises(
+        AwsSetupError, match="credential_source = EcsContainer.*RELATIVE_URI/FULL_URI are not set"
+    ):
+        await _resolve()
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", aws.url + "/container-credentials")
+    monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "task-auth")
+    auth = await _resolve()
+    assert auth.credentials == AwsCredentials(*derived(ROLE, task.access_key_id))
+    [fetched] = aws.of("/container-credentials")
+    assert fetched.headers["authorization"] == "task-auth"

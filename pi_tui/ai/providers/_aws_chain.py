@@ -94,7 +94,10 @@ class _Resolver:
             return self._static(data)
         if data.get("web_identity_token_file") and data.get("role_arn"):
             return self._web_identity(
-                name, data["web_identity_token_file"], data["role_arn"], data.get("role_session_name") or None
+                f"AWS profile '{name}'",
+                data["web_identity_token_file"],
+                data["role_arn"],
+                data.get("role_session_name") or None,
             )
         if data.get("credential_process"):
             command = data["credential_process"]
