@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import shutil
@@ -193,21 +194,56 @@ class _ExitWatcher:
             threading.Thread(target=self._proc.wait, name=f"pi-reap-{self._proc.pid}", daemon=True).start()
 
 
+# Runs first in the command's new process group and waits for pi-tui's word (a line on stdin) before
+# the command replaces it: pi-tui registers the group with the watchdog in between. Without the wait the
+# command could run before the registration, and a pi-tui killed in that moment left it running. Should
+# pi-tui die before the word, stdin ends empty and the command never starts.
+_GATE = 'IFS= read -r _ || exit 125; exec "$@" </dev/null'
+_GATE_SHELL = "/bin/sh"
+
+
+def _check_runnable(program: str, cwd: Path, env: dict[str, str]) -> None:
+    """Raise the ``OSError`` starting ``program`` directly would raise: the gate's shell starts it."""
+    if os.sep in program:
+        candidates = [cwd / program]
+    else:
+        candidates = [Path(folder) / program for folder in os.get_exec_path(env)]
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return
+    if os.sep in program and (cwd / program).exists():
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
 def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    ensure_started()  # not between the spawn and the registration: the command may be running already
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    # If pi-tui dies while the command runs (even by SIGKILL), the watchdog kills its group. Registered
-    # here, microseconds after exec, not after a hop back to the event loop that a busy loop delays.
-    register_group(proc.pid)
-    return proc
+    """Start ``argv`` as a new session whose group the watchdog knows before the command runs."""
+    ensure_started()  # not between the spawn and the registration: registering is then one quick write
+    gated = os.path.exists(_GATE_SHELL)  # else no POSIX shell to wait in (the watchdog needs one too)
+    word_in, word_out = os.pipe() if gated else (subprocess.DEVNULL, -1)
+    try:
+        if gated:
+            _check_runnable(argv[0], cwd, env)
+        proc = subprocess.Popen(
+            [_GATE_SHELL, "-c", _GATE, "sh", *argv] if gated else argv,
+            cwd=cwd,
+            env=env,
+            stdin=word_in,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        # The group's id is the shell's pid, which stays the command's (exec). If pi-tui dies from
+        # here on (even by SIGKILL), the watchdog kills the group; the command starts only once it can.
+        register_group(proc.pid)
+        if gated:
+            with contextlib.suppress(OSError):  # killed already (an abort): nobody waits for the word
+                os.write(word_out, b"\n")
+        return proc
+    finally:
+        if gated:
+            os.close(word_in)
+            os.close(word_out)
 
 
 async def run_streaming(
