@@ -17,8 +17,9 @@ from tests.ci_skips import pytest_runtest_makereport  # noqa: F401  (the hook: a
 from tests.e2e.helpers import write_models_json
 from tests.pi087 import Pi087, require_pi
 
-# a test past its time limit fails at once and says where it was stuck, asyncio or not
-pytest_plugins = ["tests.timeouts"]
+# a test past its time limit fails at once and says where it was stuck, asyncio or not; the programs
+# tests start take Ctrl+C as in a terminal even when pytest was started with it ignored
+pytest_plugins = ["tests.timeouts", "tests.interrupts"]
 
 _SCRUBBED_ENV = (
     "ANTHROPIC_API_KEY",
