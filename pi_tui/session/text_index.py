@@ -38,7 +38,7 @@ __all__ = ["INDEX_NAME", "TextIndex", "index_texts", "normalize", "read_text"]
 INDEX_NAME = ".pi-tui-search.ndjson"
 """Not ``*.jsonl``: pi and pi-tui list those as sessions."""
 _VERSION = 1
-_CHUNK = 4 << 20
+_CHUNK = 1 << 20  # read and scanned at a time; between chunks a reader may let other work go first
 _TAIL_CHECK = 64
 _HEADER_LIMIT = 1 << 16
 _FAST_DECODE_BYTES = 1 << 20  # from this size on, message lines are decoded with orjson in front
@@ -104,9 +104,16 @@ def _decoder(size: int) -> Callable[[bytes], object]:
     return lambda line: json_safe.loads(line, limit=json_safe.MAX_RECORD_DEPTH)
 
 
-def _read(path: Path, stat: os.stat_result, known: _Row | None) -> _Row | None:
+def _nothing() -> None:
+    return None
+
+
+def _read(
+    path: Path, stat: os.stat_result, known: _Row | None, between: Callable[[], None] = _nothing
+) -> _Row | None:
     """The row of ``path`` now: from ``known`` on when the file only grew since, else read in full.
-    None when the file cannot be read or does not start with a session header."""
+    None when the file cannot be read or does not start with a session header. ``between`` is called
+    after each chunk (see `index_texts`'s ``pause``)."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError:
@@ -129,6 +136,7 @@ def _read(path: Path, stat: os.stat_result, known: _Row | None) -> _Row | None:
                 handle.seek(len(first))
         carry = b""  # the start of a line that goes on in the next chunk
         while chunk := handle.read(_CHUNK):
+            between()
             cut = chunk.rfind(b"\n")
             if cut < 0:
                 carry += chunk
@@ -198,9 +206,10 @@ class TextIndex:
             return row.text
         return None
 
-    def update(self, path: Path) -> str | None:
+    def update(self, path: Path, between: Callable[[], None] = _nothing) -> str | None:
         """The text of ``path``, reading the file (or only what was appended to it) when its row is
-        not current; None when it is not a readable session file."""
+        not current; None when it is not a readable session file. ``between`` is called between the
+        chunks read."""
         name = path.name
         self._seen.add(name)
         try:
@@ -211,7 +220,7 @@ class TextIndex:
         row = self._rows.get(name)
         if row is not None and row.size == stat.st_size and row.mtime_ns == stat.st_mtime_ns:
             return row.text
-        fresh = _read(path, stat, row if row is not None and row.end >= 0 else None)
+        fresh = _read(path, stat, row if row is not None and row.end >= 0 else None, between)
         if fresh is None:
             self._forget(name)
             return None
@@ -289,6 +298,7 @@ def index_texts(
     stop: Callable[[], bool] = lambda: False,
     piece_seconds: float = 0.02,
     save_seconds: float = 2.0,
+    pause: Callable[[], None] = _nothing,
 ) -> bool:
     """Bring the text of ``paths`` (whole listings of their folders) up to date, in pieces.
 
@@ -303,6 +313,8 @@ def index_texts(
         piece_seconds: how long a piece reads before it delivers.
         save_seconds: how long it reads between saves of the indexes (what was read survives a
             process that ends before the work does).
+        pause: called before each file and after each chunk of a file read: it may wait, to let
+            other work (a picker's keystrokes) go first.
 
     Returns:
         True when every file was looked at, False when ``stop`` ended the work.
@@ -327,10 +339,11 @@ def index_texts(
     started = saved = time.perf_counter()
     finished = True
     for path in stale:
+        pause()
         if stop():
             finished = False
             break
-        text = indexes[path.parent].update(path)
+        text = indexes[path.parent].update(path, pause)
         done += 1
         if text is not None:
             found[path] = text

@@ -206,14 +206,17 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
     def _query(self) -> str:
         return self.query_one(Input).value if self.is_mounted else ""
 
-    def _apply(self, keep: Path | None = None) -> None:
+    def _apply(self, keep: Path | None = None, *, by_user: bool = True) -> None:
         """Fill the list from the search box: at once with what is quick to search, then (for a query,
-        when long conversations are known) again when their search ends (`_search_long`)."""
+        when long conversations are known) again when their search ends (`_search_long`).
+        ``by_user``: a key asked for it (the reading of conversations lets it go first)."""
         from pi_tui.session.search import search_sessions
 
         infos = self._infos()
         query = self._query()
         self.depths = {}
+        if by_user:
+            self.texts.busy()
         self._search_round += 1
         self.searching = None
         if self.sort == "threaded" and not query.strip():
@@ -295,7 +298,7 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
         if self._query().strip() and (done or now - self._researched >= RESEARCH_S):
             self._researched = now
             chosen = self._selected() if self._list().cursor > 0 else None
-            self._apply(keep=chosen.path if chosen is not None else None)
+            self._apply(keep=chosen.path if chosen is not None else None, by_user=False)
         else:
             self._update_title()
 
@@ -313,7 +316,12 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
             self._resume(self.shown[event.index])
 
     def action_page(self, direction: int) -> None:
+        self.texts.busy()
         self._list().action_page(direction)
+
+    def action_move(self, step: int) -> None:
+        self.texts.busy()
+        super().action_move(step)
 
     def action_scope(self) -> None:
         self.scope = "all" if self.scope == "current" else "current"

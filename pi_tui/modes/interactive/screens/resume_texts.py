@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +28,10 @@ QUICK_CHARS = 16_384
 QUICK_BUDGET = 2_000_000
 """The most characters of conversation searched on the keystroke itself (a few milliseconds)."""
 
+YIELD_S = 0.2
+"""The reading of conversations waits while the picker had a key or a search within this long
+(seconds): on a busy machine the keys get the process's share of the CPU."""
+
 
 class ConversationTexts:
     """Conversation texts by session path, split into those searched on the keystroke (`quick`) and
@@ -39,6 +44,7 @@ class ConversationTexts:
         """(sessions done, sessions to do) while the index is being read; None otherwise."""
         self._quick_total = 0
         self._stop = threading.Event()
+        self._busy_until = 0.0
 
     @property
     def has_long(self) -> bool:
@@ -54,6 +60,14 @@ class ConversationTexts:
             if len(text) <= QUICK_CHARS and self._quick_total + len(text) <= QUICK_BUDGET:
                 self.quick[path] = text
                 self._quick_total += len(text)
+
+    def busy(self) -> None:
+        """The picker is answering a key: the reading waits until `YIELD_S` after the last one."""
+        self._busy_until = time.monotonic() + YIELD_S
+
+    def _pause(self, stop: threading.Event) -> None:
+        while not stop.is_set() and (left := self._busy_until - time.monotonic()) > 0:
+            stop.wait(left)
 
     def stop(self) -> None:
         """Ask the reading under way (if any) to end at its next file."""
@@ -89,7 +103,9 @@ class ConversationTexts:
                 stop.set()
 
         try:
-            await run_in_daemon_thread(lambda: index_texts(paths, deliver, stop.is_set))
+            await run_in_daemon_thread(
+                lambda: index_texts(paths, deliver, stop.is_set, pause=lambda: self._pause(stop))
+            )
         except Exception:  # only an aid: the search goes on with what arrived
             log.warning("Reading the sessions' conversations for the search failed", exc_info=True)
         if not stop.is_set() and self.progress is not None:

@@ -100,9 +100,9 @@ async def test_the_picker_answers_keys_while_the_conversations_are_read(
     release = threading.Event()
     real_read = text_index._read
 
-    def held_read(path: Path, stat: os.stat_result, known: object) -> object:
+    def held_read(path: Path, stat: os.stat_result, *rest: object) -> object:
         release.wait(30)  # the test lets the reading go on once it has checked the picker meanwhile
-        return real_read(path, stat, known)
+        return real_read(path, stat, *rest)
 
     monkeypatch.setattr(text_index, "_read", held_read)
     session = _session(project)
