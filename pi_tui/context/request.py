@@ -6,6 +6,7 @@ the provider where the cached region ends so it can put its last breakpoint ther
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import operator
@@ -258,7 +259,7 @@ def fingerprint(request: LlmRequest) -> list[Block]:
     else:
         prev, upto = "", 0
         for tool in request.tools:
-            canonical = _canonical(tool, lambda tool=tool: _tool_canonical(tool))  # type: ignore[misc]
+            canonical = _canonical(tool, functools.partial(_tool_canonical, tool))
             prev = canonical.chained(prev)
             upto += canonical.tokens
             blocks.append(Block("tool", tool.name, prev, canonical.tokens, True, upto))
@@ -275,7 +276,7 @@ def fingerprint(request: LlmRequest) -> list[Block]:
     first = len(blocks) - len(request.tools) - 1
     for index in range(first, len(request.messages)):
         message = request.messages[index]
-        canonical = _canonical(message, lambda m=message: _message_canonical(m))  # type: ignore[misc]
+        canonical = _canonical(message, functools.partial(_message_canonical, message))
         prev = canonical.chained(prev)
         upto += canonical.tokens
         label = f"messages[{index}] {message.role}"

@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .events import CancelledByExtension, to_snake
 
 if TYPE_CHECKING:
+    from pi_tui.ai.model_registry import ModelRegistry
+    from pi_tui.ai.types import Model
     from pi_tui.checkpoints import Checkpointer
     from pi_tui.resources.trust_store import TrustState
+    from pi_tui.session.entries import SessionEntry
     from pi_tui.session.manager import SessionManager
 
     from .extension import Extension
@@ -62,11 +65,11 @@ class SessionView:
     def _manager(self) -> SessionManager:
         return self._runtime.session_manager
 
-    def get_entries(self) -> list[Any]:
+    def get_entries(self) -> list[SessionEntry]:
         """Every entry in file order."""
         return copy.deepcopy(self._manager.get_entries())
 
-    def get_branch(self, leaf_id: str | None = None) -> list[Any]:
+    def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
         """The entries from the root to ``leaf_id`` (default: the current leaf)."""
         return copy.deepcopy(self._manager.get_branch(leaf_id))
 
@@ -81,7 +84,7 @@ class SessionView:
             if isinstance(entry, CustomEntry) and entry.custom_type == custom_type
         ]
 
-    def get_entry(self, entry_id: str) -> Any:
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
         return copy.deepcopy(self._manager.get_entry(entry_id))
 
     def get_leaf_id(self) -> str | None:
@@ -153,11 +156,11 @@ class ExtensionContext:
         return UIProxy(self._session.ui, self._runner.ui_state)
 
     @property
-    def model(self) -> Any:
+    def model(self) -> Model:
         return self._session.model
 
     @property
-    def model_registry(self) -> Any:
+    def model_registry(self) -> ModelRegistry:
         return self._session.registry
 
     @property

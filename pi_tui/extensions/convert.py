@@ -38,11 +38,11 @@ def to_content(value: Any) -> list[TextContent | ImageContent]:
 def to_images(value: Any) -> list[ImageContent] | None:
     if value is None:
         return None
-    images = [_block(item) for item in value]
-    bad = [b for b in images if not isinstance(b, ImageContent)]
-    if bad:
+    blocks = [_block(item) for item in value]
+    images = [b for b in blocks if isinstance(b, ImageContent)]
+    if len(images) != len(blocks):
         raise TypeError("images must be image blocks")
-    return images  # type: ignore[return-value]
+    return images
 
 
 def to_custom_message(value: Any, default_type: str = "extension") -> CustomMessage:

@@ -21,7 +21,7 @@ from pi_tui.resources.context_files import ContextFile, load_context_files, load
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.paths import agent_dir as default_agent_dir
 from pi_tui.resources.paths import resolve_path
-from pi_tui.resources.settings import ResourceEntry, SettingsManager
+from pi_tui.resources.settings import ResourceEntry, ResourceKind, SettingsManager
 from pi_tui.resources.skills import Skill, load_skills
 from pi_tui.resources.templates import PromptTemplate, load_templates
 
@@ -139,9 +139,9 @@ class ResourceLoader:
         if not self._loaded:
             self.reload()
 
-    def _settings_filter(self, kind: str) -> _PathFilter:
+    def _settings_filter(self, kind: ResourceKind) -> _PathFilter:
         path_filter = _PathFilter()
-        for entry in self.settings.resource_entries(kind):  # type: ignore[arg-type]
+        for entry in self.settings.resource_entries(kind):
             if entry.scope == "project" and not self.project_trusted:
                 continue
             path_filter.add(entry)

@@ -163,9 +163,9 @@ def _walk(entries: Sequence[SessionEntry], leaf_id: Any) -> list[SessionEntry]:
     if leaf is None:
         leaf = next((e for e in reversed(entries) if e.id is not None), None)
     path: list[SessionEntry] = []
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     while leaf is not None and leaf.id not in seen:
-        seen.add(leaf.id)  # type: ignore[arg-type]
+        seen.add(leaf.id)
         path.append(leaf)
         parent = leaf.parent_id
         leaf = by_id.get(parent) if parent is not None else None

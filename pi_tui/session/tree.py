@@ -193,10 +193,10 @@ class SessionTree:
     def _walk(self, leaf_id: str) -> list[SessionEntry]:
         """`path_to` one parent at a time, stopping at the first entry seen twice."""
         path: list[SessionEntry] = []
-        seen: set[str] = set()
+        seen: set[str | None] = set()
         current: SessionEntry | None = self.by_id[leaf_id]
         while current is not None and current.id not in seen:
-            seen.add(current.id)  # type: ignore[arg-type]
+            seen.add(current.id)
             path.append(current)
             parent = current.parent_id
             current = self.by_id.get(parent) if parent is not None else None

@@ -19,6 +19,7 @@ binary event-stream answer and AWS-shaped errors.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -289,7 +290,7 @@ def bedrock_segments(body: dict[str, Any]) -> list[Segment]:
         if not isinstance(message, dict):
             continue
         role = str(message.get("role", ""))
-        blocks = _with_points(_list(message.get("content")), lambda b, r=role: _block_segment(r, b))  # type: ignore[misc]
+        blocks = _with_points(_list(message.get("content")), functools.partial(_block_segment, role))
         segments.extend(with_message_boundary(blocks, role, index))
     return segments
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from pi_tui.util import json_safe
 
@@ -208,7 +208,7 @@ FaultKind: TypeAlias = Literal[
     "drop",
     "stall",
 ]
-FAULT_KINDS: frozenset[str] = frozenset(FaultKind.__args__)  # type: ignore[attr-defined]
+FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
 HTTP_FAULTS = frozenset(
     {"rate_limit", "overloaded", "api_error", "auth", "request_too_large", "context_overflow"}
 )

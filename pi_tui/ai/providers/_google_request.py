@@ -20,6 +20,7 @@ The body is built as pi 0.87.1 builds it (its ``google-shared.js`` through the `
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -314,7 +315,7 @@ class _Converter:
                         if renamed != block.id:
                             self.ids[block.id] = renamed
             if cache is not None and cached and not self.ids:
-                contents = cache.parts(message, self.key, lambda m=message: self._convert(m))  # type: ignore[misc]
+                contents = cache.parts(message, self.key, functools.partial(self._convert, message))
             else:
                 contents = self._convert(message)
             if not contents:

@@ -16,6 +16,7 @@ No retries here (pi's adapter has none): the agent's retry decides. Errors read
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -217,7 +218,7 @@ class _Converter:
             convert: Callable[[], list[dict[str, Any]]]
             key: tuple[Any, ...] = self.key
             if isinstance(message, UserMessage):
-                convert = lambda m=message: _listed(_user(m, images))  # type: ignore[misc]  # noqa: E731
+                convert = functools.partial(_user_parts, message, images)
             elif isinstance(message, AssistantMessage):
                 mapping: dict[str, str] = {}
                 if (message.provider, message.api, message.model) != (model.provider, model.api, model.id):
@@ -226,11 +227,11 @@ class _Converter:
                         if mapping[call.id] != call.id:
                             self.renamed[call.id] = mapping[call.id]
                 key = (*self.key, tuple(mapping.items()))
-                convert = lambda m=message, ids=mapping: _listed(_assistant(m, ids))  # type: ignore[misc]  # noqa: E731
+                convert = functools.partial(_assistant_parts, message, mapping)
             elif isinstance(message, ToolResultMessage):
                 call_id = self.renamed.get(message.tool_call_id, message.tool_call_id)
                 key = (*self.key, call_id)
-                convert = lambda m=message, c=call_id: [_tool_result(m, images, c)]  # type: ignore[misc]  # noqa: E731
+                convert = functools.partial(_tool_result_parts, message, images, call_id)
             else:
                 continue
             if self.cache is not None and cached:
@@ -244,6 +245,20 @@ class _Converter:
 
 def _listed(item: dict[str, Any] | None) -> list[dict[str, Any]]:
     return [] if item is None else [item]
+
+
+# A message's items of the body, as the conversion cache takes them (bound to their arguments with
+# `functools.partial` in `feed`'s loop, so a conversion the cache runs later sees its own message).
+def _user_parts(message: UserMessage, images: bool) -> list[dict[str, Any]]:
+    return _listed(_user(message, images))
+
+
+def _assistant_parts(message: AssistantMessage, ids: dict[str, str]) -> list[dict[str, Any]]:
+    return _listed(_assistant(message, ids))
+
+
+def _tool_result_parts(message: ToolResultMessage, images: bool, call_id: str) -> list[dict[str, Any]]:
+    return [_tool_result(message, images, call_id)]
 
 
 def _image_url(image: ImageContent) -> str:

@@ -8,6 +8,7 @@ thinking block's signature).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import AsyncIterator
@@ -230,7 +231,7 @@ class _Converter:
                 else:
                     converted = _tool_result_items(message, model, call_id)
             elif cache is not None and cached:
-                converted = cache.parts(message, self.key, lambda m=message: _convert(m, model), plain=True)  # type: ignore[misc]
+                converted = cache.parts(message, self.key, functools.partial(_convert, message, model), plain=True)
             else:
                 converted = _convert(message, model)
             if converted:

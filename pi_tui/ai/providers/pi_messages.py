@@ -48,7 +48,14 @@ __all__ = [
 ]
 
 PATH = "/messages"
-_STOP_REASONS: frozenset[str] = frozenset({"stop", "length", "toolUse", "error", "aborted"})
+# The stop reasons the backend may send, each as itself (any other is an error).
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "stop",
+    "length": "length",
+    "toolUse": "toolUse",
+    "error": "error",
+    "aborted": "aborted",
+}
 
 
 class PiMessagesStreamError(Exception):
@@ -205,7 +212,7 @@ class _Reader:
             # the backend's own count and price (it knows which upstream served the answer)
             self.out.set_server_usage(Usage.model_validate(usage))
         reason = event.get("reason")
-        stop: StopReason = reason if isinstance(reason, str) and reason in _STOP_REASONS else "error"  # type: ignore[assignment]
+        stop: StopReason = _STOP_REASONS.get(reason, "error") if isinstance(reason, str) else "error"
         if event["type"] == "error":
             stop = "aborted" if reason == "aborted" else "error"
             text = event.get("errorMessage")
