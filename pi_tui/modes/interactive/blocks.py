@@ -80,6 +80,22 @@ def _thinking_hidden(app: object) -> bool:
     return isinstance(app, PiApp) and app.hide_thinking
 
 
+def _key_text(app: object, pi_id: str, default: str) -> str:
+    """The keys of action ``pi_id`` as the app's hints write them (the user's own keys when rebound);
+    ``default`` in a host app without pi's keys."""
+    from .app import PiApp
+
+    return (app.key_text(pi_id) or default) if isinstance(app, PiApp) else default
+
+
+def _key_hint(words: str, key: str, action: str, colors: dict[str, str]) -> Text:
+    """pi's hint for a key: ``words`` then ``(KEY ACTION)``, the key dim and the rest muted (as in
+    ``... (25 earlier lines, ctrl+o to expand)``; ``words`` ends with ``(`` or ``, ``)."""
+    muted = Style(color=colors.get("pi-muted") or None)
+    dim = Style(color=colors.get("pi-dim") or None)
+    return Text.assemble((words, muted), (key, dim), (f" {action})", muted))
+
+
 def _hidden_thinking_label(app: object) -> str:
     """What a hidden thinking block shows: pi's "Thinking...", or what an extension set instead."""
     from .app import PiApp
@@ -398,11 +414,16 @@ class ToolBlock(Widget, Block):
             content = self._content(colors)
             if content.plain.strip():
                 tail = self.tool_name == "bash"
-                shown, left_out = (
-                    (content, 0) if expanded else _cut(content, PREVIEW_LINES.get(self.tool_name, 8), tail)
-                )
-                hint = Text(
-                    f"… {left_out} {'earlier' if tail else 'more'} lines (ctrl+o to expand)", style=dim
+                limit = PREVIEW_LINES.get(self.tool_name, 8)
+                shown, left_out = (content, 0) if expanded else _cut(content, limit, tail)
+                # pi's words: "... (25 earlier lines, ctrl+o to expand)" above bash's last lines,
+                # "... (N more lines, ctrl+o to expand)" under the others' first ones (a write's with its total)
+                total = f", {limit + left_out} total" if self.tool_name == "write" else ""
+                hint = _key_hint(
+                    f"... ({left_out} {'earlier' if tail else 'more'} lines{total}, ",
+                    self._key("app.tools.expand", "ctrl+o"),
+                    "to expand",
+                    colors,
                 )
                 if left_out and tail:
                     parts.append(hint)
@@ -417,6 +438,9 @@ class ToolBlock(Widget, Block):
 
     def refresh_expansion(self) -> None:
         self._changed()
+
+    def _key(self, pi_id: str, default: str) -> str:
+        return _key_text(self.app, pi_id, default) if self.is_attached else default
 
     def on_click(self) -> None:
         self.toggle_class("-expanded")
@@ -444,20 +468,37 @@ USER_BASH_PREVIEW_LINES = 20
 class BashBlock(ToolBlock):
     """A ``!cmd`` the user ran (``!!cmd``: its output stays out of the context).
 
-    As pi draws it: the last 20 lines of the output, then (once the command is over) how many more lines
-    there are, and "(exit N)" for a failure or "(cancelled)" for a command the user stopped.
+    As pi draws it: the last 20 lines of the output; while the command runs, a spinner and "Running...
+    (escape to cancel)" under them; once it is over, how many more lines there are, and "(exit N)" for a
+    failure or "(cancelled)" for a command the user stopped.
     """
+
+    SPIN_SECONDS = 0.1
+    """How often the running line's spinner turns (the working line's pace)."""
 
     def __init__(self, command: str, exclude: bool) -> None:
         self.exclude = exclude
         self.exit_code: int | None = None
         self.cancelled = False
+        self.spin = 0
+        self._spinner: Timer | None = None
         super().__init__("", "bash", {"command": command})
+
+    def on_mount(self) -> None:
+        if not self.done and self._spinner is None:
+            self._spinner = self.set_interval(self.SPIN_SECONDS, self._turn)
+
+    def _turn(self) -> None:
+        self.spin += 1
+        self._changed(layout=False)  # the running line keeps its length: no layout
 
     def set_outcome(self, output: str, exit_code: int | None, cancelled: bool) -> None:
         """The command is over: its own output (no status line), its exit code, whether it was stopped."""
         self.exit_code = exit_code
         self.cancelled = cancelled
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
         self.set_result(output, bool(exit_code) or cancelled)
 
     def _lines(self, colors: dict[str, str]) -> Text:
@@ -471,14 +512,29 @@ class BashBlock(ToolBlock):
         if output.plain.strip():
             shown, left_out = _cut(output, USER_BASH_PREVIEW_LINES, tail=True)
             parts.append(output if expanded else shown)
-        if self.done:
+        if not self.done:
+            from .status import WorkingLine
+
+            frames = WorkingLine.FRAMES
+            running = Text.assemble(
+                (frames[self.spin % len(frames)] + " ", Style(color=colors.get("pi-bash-mode") or None)),
+                (f"Running... ({self._key('app.interrupt', 'escape')} to cancel)", muted),
+            )
+            parts.append(running)
+        else:
             if left_out:
-                hint = "(ctrl+o to collapse)" if expanded else f"... {left_out} more lines (ctrl+o to expand)"
-                parts.append(Text(hint, style=muted))
+                expand = self._key("app.tools.expand", "ctrl+o")
+                parts.append(
+                    _key_hint("(", expand, "to collapse", colors)
+                    if expanded
+                    else _key_hint(f"... {left_out} more lines (", expand, "to expand", colors)
+                )
             if self.cancelled:
                 parts.append(Text("(cancelled)", style=Style(color=colors.get("pi-warning") or None)))
             elif self.exit_code:
-                parts.append(Text(f"(exit {self.exit_code})", style=Style(color=colors.get("pi-error") or None)))
+                parts.append(
+                    Text(f"(exit {self.exit_code})", style=Style(color=colors.get("pi-error") or None))
+                )
         return Text("\n").join(parts)
 
     def _title_text(self) -> Text:

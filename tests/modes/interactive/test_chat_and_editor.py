@@ -18,6 +18,7 @@ from pi_tui.modes.interactive.blocks import (
     ThinkingBlock,
     UserBlock,
 )
+from pi_tui.modes.interactive.status import WorkingLine
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text
 
@@ -108,12 +109,12 @@ async def test_long_tool_output_is_truncated_until_ctrl_o(tmp_path: Path, agent_
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
         tool = app.chat.tools["c1"]
         lines = card_lines(tool)
-        assert len(lines) == 12 and lines[-1] == "… 50 more lines (ctrl+o to expand)", lines
+        assert len(lines) == 12 and lines[-1] == "... (50 more lines, 60 total, ctrl+o to expand)", lines
         await pilot.press("ctrl+o")
         lines = card_lines(tool)
         assert len(lines) == 61 and lines[-1] == "+line 59", lines
         await pilot.press("ctrl+o")
-        assert card_lines(tool)[-1] == "… 50 more lines (ctrl+o to expand)"
+        assert card_lines(tool)[-1] == "... (50 more lines, 60 total, ctrl+o to expand)"
 
 
 async def test_a_collapsed_read_shows_only_its_title_until_ctrl_o(tmp_path: Path, agent_dir: Path) -> None:
@@ -148,7 +149,7 @@ async def test_long_bash_output_shows_its_tail_under_an_earlier_lines_hint(
         await pilot.press("enter")
         await until(pilot, lambda: script.call_count == 2 and not app._busy)
         lines = card_lines(app.chat.tools["c1"])
-        assert lines[:2] == ["✓ $ seq 1 30", "… 25 earlier lines (ctrl+o to expand)"], lines
+        assert lines[:2] == ["✓ $ seq 1 30", "... (25 earlier lines, ctrl+o to expand)"], lines
         assert (
             lines[2:7] == ["26", "27", "28", "29", "30"] and lines[7].startswith("Took ") and len(lines) == 8
         )
@@ -546,13 +547,19 @@ async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Pa
         await type_text(pilot, "!sleep 30")
         await pilot.press("enter")
         await until(pilot, lambda: app.user_bash.running)
+        block = app.chat.query_one(BashBlock)
+        # as pi: a line under the command says it runs and which key stops it, its spinner turning
+        running = card_lines(block)[-1]
+        assert running[0] in WorkingLine.FRAMES and running[1:] == " Running... (escape to cancel)", running
+        await until(pilot, lambda: card_lines(block)[-1][0] != running[0])
         await pilot.press("escape")
         await until(
             pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages), timeout=10
         )
         (message,) = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
         assert message.cancelled
-        assert "-error" in app.chat.query_one(BashBlock).classes
+        assert "-error" in block.classes
+        assert card_lines(block) == ["✗ $ sleep 30", "(cancelled)"]
 
 
 async def test_a_second_bang_command_while_one_runs_goes_back_to_the_editor(

@@ -208,7 +208,7 @@ async def test_a_card_is_one_widget_drawing_its_title_output_hints_and_timing(
         lines = card_lines(card)
         assert lines[1:3] == ["+line 0", "+line 1"] and lines[10:] == [
             "+line 9",
-            "… 20 more lines (ctrl+o to expand)",
+            "... (20 more lines, 30 total, ctrl+o to expand)",
         ]
         assert card.size.height == 12 and not card.children
         bash = ToolBlock("call_bash", "bash", {"command": "seq 1 30"})
@@ -217,6 +217,6 @@ async def test_a_card_is_one_widget_drawing_its_title_output_hints_and_timing(
         bash.set_result("".join(f"{n}\n" for n in range(1, 31)), False)
         await pilot.pause()
         lines = card_lines(bash)
-        assert lines[:3] == ["✓ $ seq 1 30", "… 25 earlier lines (ctrl+o to expand)", "26"], lines
+        assert lines[:3] == ["✓ $ seq 1 30", "... (25 earlier lines, ctrl+o to expand)", "26"], lines
         assert lines[6] == "30" and lines[7].startswith("Took ") and len(lines) == 8
         assert bash.size.height == 8 and not bash.children

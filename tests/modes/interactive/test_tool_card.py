@@ -41,21 +41,28 @@ async def test_a_new_theme_redraws_the_title_the_hint_and_the_diff_in_its_colour
         await pilot.pause()
         lines = card_lines(card)
         assert (
-            lines[0] == "✓ write a.txt" and lines[1] == "+line 0" and lines[-1].startswith("… 2 more lines")
+            lines[0] == "✓ write a.txt"
+            and lines[1] == "+line 0"
+            and lines[-1].startswith("... (2 more lines, 12 total, ")
         )
 
-        def expected(token: str) -> set[str]:
-            return {app.theme_variables[token].lower()}
+        def expected(*tokens: str) -> set[str]:
+            return {app.theme_variables[token].lower() for token in tokens}
 
         def drawn() -> tuple[set[str], set[str], set[str]]:
             return _colours(card, 0), _colours(card, 1), _colours(card, len(lines) - 1)
 
         dark = drawn()
-        assert dark == (expected("pi-tool-title"), expected("pi-tool-diff-added"), expected("pi-dim"))
+        # the hint as pi's: its words muted, the key dim
+        assert dark == (
+            expected("pi-tool-title"),
+            expected("pi-tool-diff-added"),
+            expected("pi-muted", "pi-dim"),
+        )
         assert app.set_pi_theme("light") is None
         await until(pilot, lambda: app.theme == "pi-light")
         await pilot.pause()
-        light = (expected("pi-tool-title"), expected("pi-tool-diff-added"), expected("pi-dim"))
+        light = (expected("pi-tool-title"), expected("pi-tool-diff-added"), expected("pi-muted", "pi-dim"))
         assert light != dark
         await until(pilot, lambda: drawn() == light)
 
@@ -91,7 +98,7 @@ async def test_streamed_output_is_drawn_once_a_frame_and_shows_its_tail(
             made
         )  # a frame or a few (a timing tick on a slow machine), not one an update
         lines = card_lines(card)
-        assert lines[:2] == ["… $ seq 1 5000", "… 4995 earlier lines (ctrl+o to expand)"], lines
+        assert lines[:2] == ["… $ seq 1 5000", "... (4995 earlier lines, ctrl+o to expand)"], lines
         assert lines[2:7] == ["4996", "4997", "4998", "4999", "5000"] and lines[7].startswith("Elapsed ")
 
 
