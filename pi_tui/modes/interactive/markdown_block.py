@@ -130,7 +130,7 @@ class AssistantText(Markdown, Block):
 
     DEFAULT_CSS = """
     AssistantText {
-        margin: 1 0 0 0;
+        margin: 0;  /* its first block's top margin is the blank line before the answer */
         padding: 0 1;
         background: transparent;
     }
@@ -144,8 +144,12 @@ class AssistantText(Markdown, Block):
     }
     AssistantText MarkdownH1 { text-style: bold underline; }
     AssistantText MarkdownBlockQuote { border-left: solid $pi-md-quote-border; color: $pi-md-quote; }
+    /* One blank line before each paragraph, list, code block, heading or table and none after: the
+       next block's top margin is then the one blank line after an answer, as in pi (a last paragraph's
+       bottom margin made it two, and two at each place a long answer goes on in a new block). */
+    AssistantText.answer > MarkdownBlock { margin: 1 0 0 0; }  /* the class outranks Textual's rules */
     AssistantText MarkdownTable { width: auto; }  /* as wide as its cells, as in pi; a wider one wraps its cells */
-    AssistantText > MarkdownOrderedList { margin: 0 0 1 -1; }  /* "1. " under the text, as pi (not " 1. ") */
+    AssistantText.answer > MarkdownOrderedList { margin: 1 0 0 -1; }  /* "1. " under the text, as pi (not " 1. ") */
     AssistantText MarkdownFence { overflow-x: hidden; }
     AssistantText MarkdownFence > Label { width: 1fr; padding: 0 0 0 2; }
     AssistantText MarkdownFence > .fence-line { padding: 0; color: $pi-md-code-block-border; }
@@ -155,7 +159,7 @@ class AssistantText(Markdown, Block):
     """Every unordered list item starts with ``- `` at any depth, as in pi (Textual cycles •, ▪, ‣…)."""
 
     def __init__(self, text: str = "") -> None:
-        super().__init__(text, parser_factory=markdown_parser)
+        super().__init__(text, parser_factory=markdown_parser, classes="answer")
         self._pending: list[str] = []
         self._flushing = False
         self._ready = False  # mounted (Markdown has drawn its initial text): writes may begin

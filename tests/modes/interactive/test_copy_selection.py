@@ -23,7 +23,7 @@ async def test_ctrl_c_copies_text_selected_in_the_chat_and_keeps_the_draft(
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, app.ready.is_set)
         await submit_and_wait(pilot, app, "question")
-        answer = app.chat.query(AssistantText).last()
+        answer = app.chat.query(AssistantText).last().query_one("MarkdownParagraph")  # the answer's text line
         await type_text(pilot, "draft")
         await pilot.mouse_down(answer, offset=(0, 0))
         await pilot.hover(answer, offset=(20, 0))
