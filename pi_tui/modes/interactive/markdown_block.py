@@ -144,6 +144,8 @@ class AssistantText(Markdown, Block):
     }
     AssistantText MarkdownH1 { text-style: bold underline; }
     AssistantText MarkdownBlockQuote { border-left: solid $pi-md-quote-border; color: $pi-md-quote; }
+    /* Textual's own rule for light themes (a half block) outranks the one above without the :light. */
+    AssistantText MarkdownBlockQuote:light { border-left: solid $pi-md-quote-border; }
     /* One blank line before each paragraph, list, code block, heading or table and none after: the
        next block's top margin is then the one blank line after an answer, as in pi (a last paragraph's
        bottom margin made it two, and two at each place a long answer goes on in a new block). */
