@@ -19,12 +19,26 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pi_tui.ai.types import ImageContent
     from pi_tui.args import Args
+    from pi_tui.resources.settings import SettingsManager
     from pi_tui.runtime.factory import Startup
     from pi_tui.runtime.session_cwd import SessionInOtherProjectError
 
     from .app import PiApp
 
-__all__ = ["project_needs_trust", "project_trust_files", "report_crash", "run_interactive", "trust_question"]
+__all__ = [
+    "UNTRUSTED_PROJECT",
+    "project_needs_trust",
+    "project_trust_files",
+    "report_crash",
+    "run_interactive",
+    "trust_question",
+    "untrusted_project",
+]
+
+UNTRUSTED_PROJECT = (
+    "This project is not trusted. Project .pi resources and packages are ignored. Use /trust to save a trust "
+    "decision, then restart pi-tui."
+)
 
 def project_needs_trust(cwd: Path, agent_dir: Path) -> bool:
     """True when pi would ask its trust question about ``cwd``: it has settings or resources that load
@@ -38,6 +52,16 @@ def project_needs_trust(cwd: Path, agent_dir: Path) -> bool:
     from pi_tui.resources.settings import SettingsManager
 
     return SettingsManager(agent_dir, cwd, project_trusted=False).trust_decision(cwd) is None
+
+
+def untrusted_project(settings: SettingsManager | None, cwd: str | os.PathLike[str] | None) -> bool:
+    """Whether the session ignores files of its project that load only once trusted (pi's rule): its
+    settings do not trust it and it has such files. pi then says so in the chat at start-up."""
+    from pi_tui.resources.trust_store import has_trust_requiring_resources
+
+    if settings is None or settings.project_trusted:
+        return False
+    return has_trust_requiring_resources(cwd if cwd is not None else settings.cwd)
 
 
 def project_trust_files(cwd: Path, limit: int = 12) -> list[str]:

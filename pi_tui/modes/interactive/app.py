@@ -696,6 +696,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.reload_chat()
         for warning in startup.warnings + self.key_warnings:
             self.chat_notice(f"Warning: {warning}", "warning")
+        from . import UNTRUSTED_PROJECT, untrusted_project
+
+        if untrusted_project(session.settings, session.cwd) and not any("not trusted" in w for w in startup.warnings):
+            # as pi, after "Do not trust" or with a saved one: say once what is ignored, unless said already
+            self.chat_notice(UNTRUSTED_PROJECT, "warning")
         for notice in startup.notices:
             self.chat_notice(notice)
         self.router.note_missing_model()

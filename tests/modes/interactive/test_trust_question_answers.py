@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 
 from pi_tui.ai.providers.faux import FauxScript
-from pi_tui.modes.interactive import project_needs_trust, project_trust_files
+from pi_tui.modes.interactive import UNTRUSTED_PROJECT, project_needs_trust, project_trust_files
 from pi_tui.modes.interactive.app import PiApp
+from pi_tui.modes.interactive.blocks import NoticeBlock
 from pi_tui.modes.interactive.dialogs import SelectDialog
 
 from .helpers import make_app, until
@@ -41,6 +42,13 @@ async def _answer(app: PiApp, *keys: str) -> list[str]:
         session = app.require_session()
         assert session.resources is not None
         return [t.name for t in session.resources.templates]
+
+
+async def _start_notices(app: PiApp) -> list[str]:
+    """The chat's notices once the session is ready (no question: a decision is saved or not needed)."""
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        return [b.text for b in app.chat.query(NoticeBlock)]
 
 
 def _saved(agent_dir: Path) -> dict[str, bool]:
@@ -112,3 +120,25 @@ def test_a_saved_decision_or_default_trust_setting_is_not_asked_about(tmp_path: 
         assert not project_needs_trust(project, agent_dir)
     (agent_dir / "settings.json").write_text(json.dumps({"defaultProjectTrust": "ask"}))
     assert project_needs_trust(project, agent_dir)
+
+
+async def test_an_untrusted_project_says_once_what_is_ignored_as_pi(tmp_path: Path, agent_dir: Path) -> None:
+    project = _project(tmp_path / "proj")
+    assert await _answer(_app(project, agent_dir), "down", "down", "down", "enter") == []  # Do not trust
+    assert UNTRUSTED_PROJECT in await _start_notices(_app(project, agent_dir))  # and on the next start
+    # its extensions' own notice says it already: once is enough
+    (project / ".pi" / "extensions").mkdir()
+    (project / ".pi" / "extensions" / "ext.py").write_text("def register(pi):\n    pass\n")
+    notices = await _start_notices(_app(project, agent_dir))
+    assert UNTRUSTED_PROJECT not in notices
+    assert sum("not trusted" in n for n in notices) == 1
+
+
+async def test_a_trusted_project_or_one_with_nothing_to_trust_says_nothing(tmp_path: Path, agent_dir: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert not any("not trusted" in n for n in await _start_notices(_app(empty, agent_dir)))
+    project = _project(tmp_path / "proj")
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "trust.json").write_text(json.dumps({os.path.realpath(project): True}))
+    assert not any("not trusted" in n for n in await _start_notices(_app(project, agent_dir)))
