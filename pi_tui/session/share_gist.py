@@ -2,7 +2,8 @@
 
 As pi does: ``gh auth status`` first (so a missing tool or a missing login is said plainly), then the page
 written to a temporary folder and ``gh gist create --public=false <page>``; ``gh`` prints the gist's address.
-Every ``gh`` call runs as a child process with a time limit, awaited, so the screen never freezes.
+Every ``gh`` call runs as a child process with a time limit, awaited, so the screen never freezes;
+cancelling the share (Escape in the app) kills the ``gh`` under way and removes the page.
 """
 
 from __future__ import annotations

@@ -192,6 +192,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._not_busy.set()
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
+        self._escape_cancels: list[Callable[[], None]] = []
+        """What Escape stops first, newest first (a command's work under way, such as /share's upload)."""
         self._statuses: dict[str, str] = {}
         self._ext_widgets: dict[str, Static] = {}
         self._theme_mtime: float | None = None
@@ -1338,11 +1340,26 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.pending_changed()
         return len(texts)
 
+    def cancel_on_escape(self, cancel: Callable[[], None]) -> Callable[[], None]:
+        """Let Escape call ``cancel`` (a command's work under way: /share's upload) before anything else
+        it does; returns what to call once the work is over (Escape then no longer cancels it)."""
+        self._escape_cancels.append(cancel)
+
+        def forget() -> None:
+            if cancel in self._escape_cancels:
+                self._escape_cancels.remove(cancel)
+
+        return forget
+
     def action_interrupt(self) -> None:
-        """Escape: abort (queued text returns to the editor), kill a ``!cmd``, leave bash mode, or twice
-        on an empty editor open the tree (or the fork list, or nothing: ``doubleEscapeAction``)."""
+        """Escape: stop a command's work (`cancel_on_escape`), abort (queued text returns to the editor),
+        kill a ``!cmd``, leave bash mode, or twice on an empty editor open the tree (or the fork list, or
+        nothing: ``doubleEscapeAction``)."""
         if self.menu.is_shown:
             self.menu.hide()
+            return
+        if self._escape_cancels:
+            self._escape_cancels.pop()()
             return
         session = self.session
         if session is not None and (self._busy or session.is_streaming):

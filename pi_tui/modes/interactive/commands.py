@@ -7,6 +7,7 @@ templates; an unknown ``/word`` reaches the model, as in pi.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 from collections.abc import Awaitable, Callable
@@ -513,14 +514,28 @@ class CommandRouter:
         from pi_tui.session.share_gist import ShareError, share_session_gist
 
         session = self.app.require_session()
-        self.app.working_message = "Creating gist…"
+        upload = asyncio.ensure_future(share_session_gist(session.session_manager))
+        stopped: list[bool] = []
+
+        def stop() -> None:  # Escape: gh is killed as the upload is cancelled, and its page removed
+            stopped.append(True)
+            upload.cancel()
+
+        self.app.working_message = f"Creating gist… ({self.app.key_text('app.interrupt')} to cancel)"
         self.app.set_busy(True)
+        forget = self.app.cancel_on_escape(stop)
         try:
-            shared = await share_session_gist(session.session_manager)
+            shared = await upload
         except ShareError as exc:
             self.app.chat_notice(str(exc), "error")
             return
+        except asyncio.CancelledError:
+            if not stopped:
+                raise  # the command itself was cancelled (the app is closing)
+            self.app.chat_status("Share cancelled")
+            return
         finally:
+            forget()
             self.app.set_busy(False)
             self.app.working_message = "Working"
         lines = [f"Share URL: {shared.viewer_url}"] if shared.viewer_url else []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from pi_tui.ai.providers.faux import FauxScript, faux_reply
 from pi_tui.modes.interactive.blocks import NoticeBlock
 
-from .helpers import make_app, submit_and_wait, until
+from .helpers import make_app, submit, submit_and_wait, until
 
 
 def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -26,7 +27,7 @@ def _fake_gh(bin_dir: Path, record: Path, *, logged_in: bool = True, fail: str |
         "#!/bin/sh\n"
         f'echo "$*" >> "{record}/args"\n'
         f'if [ "$1" = auth ]; then exit {0 if logged_in else 1}; fi\n'
-        'for last; do :; done\n'
+        "for last; do :; done\n"
         f'cp "$last" "{record}/uploaded"\n'
         f"{gist}\n"
     )
@@ -46,7 +47,9 @@ async def test_share_uploads_the_html_page_as_a_secret_gist_and_shows_its_addres
         await until(pilot, app.ready.is_set)
         await submit_and_wait(pilot, app, "what is shared?")
         await submit_and_wait(pilot, app, "/share")
-        await until(pilot, lambda: any("Gist: https://gist.github.com/someone/0a1b2c3d" in t for t in _notices(app)))
+        await until(
+            pilot, lambda: any("Gist: https://gist.github.com/someone/0a1b2c3d" in t for t in _notices(app))
+        )
         assert script.call_count == 1  # /share never reached the model
     calls = (record / "args").read_text().splitlines()
     assert calls[0] == "auth status"
@@ -76,9 +79,47 @@ async def test_share_says_clearly_when_gh_is_missing_not_logged_in_or_failing(
         _fake_gh(bin_dir, record, fail="HTTP 422: Validation Failed")
         await submit_and_wait(pilot, app, "/share")
         await until(
-            pilot, lambda: any("Failed to create gist: HTTP 422: Validation Failed" in t for t in _notices(app))
+            pilot,
+            lambda: any("Failed to create gist: HTTP 422: Validation Failed" in t for t in _notices(app)),
         )
         assert app.working_message == "Working"  # the "Creating gist…" line is gone after a failure
+
+
+async def test_escape_cancels_a_share_kills_gh_and_says_so(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As pi: Escape while the gist is being created stops it: ``gh`` is killed, the page's temporary
+    folder removed, and the chat says "Share cancelled". Escape did nothing: the upload went on and its
+    address came whenever ``gh`` was done."""
+    bin_dir, record = tmp_path / "bin", tmp_path / "record"
+    bin_dir.mkdir()
+    record.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = auth ]; then exit 0; fi\n'
+        "for last; do :; done\n"
+        f'echo "$$ $last" > "{record}/uploading"\n'
+        "exec sleep 60\n"
+    )
+    gh.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    app = make_app(tmp_path, agent_dir, FauxScript(faux_reply("hi")))
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await submit_and_wait(pilot, app, "hello")
+        await submit(pilot, app, "/share")
+        uploading = record / "uploading"
+        await until(pilot, lambda: uploading.exists() and uploading.read_text().endswith("\n"))
+        pid, page = uploading.read_text().split()
+        assert app.working_message == "Creating gist… (escape to cancel)"
+        await pilot.press("escape")
+        await until(pilot, lambda: "Share cancelled" in _notices(app))
+        assert not app._busy and app.working_message == "Working"
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)  # gh is gone (and reaped), not left uploading
+        assert not Path(page).parent.exists()
+        assert not any("Gist:" in t or "Failed" in t for t in _notices(app))
 
 
 async def test_share_gives_up_on_a_gh_that_hangs(tmp_path: Path, agent_dir: Path) -> None:
