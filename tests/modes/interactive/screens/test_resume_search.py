@@ -154,3 +154,23 @@ async def test_a_session_appended_to_since_the_index_was_written_is_searched_wit
         await until(pilot, lambda: screen.searching is None)
         assert _paths(screen) == [path]
     await session.close()
+
+
+async def test_all_projects_search_every_folders_conversations(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    here = write_session(project, "local work")
+    there = write_session(other, "remote work", answers=3)  # answers "answer 0" … "answer 2"
+    session = _session(project)
+    app = HostApp(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("tab")
+        await until(pilot, lambda: screen.lists["all"] is not None and screen.texts.progress is None)
+        await until(pilot, lambda: there in screen.texts.every)
+        await pilot.press(*'"answer 2"')
+        await until(pilot, lambda: screen.searching is None)
+        assert _paths(screen) == [there]
+        assert here.exists()
+    assert (there.parent / INDEX_NAME).is_file() and (here.parent / INDEX_NAME).is_file()
+    await session.close()
