@@ -23,10 +23,9 @@ import inspect
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from pi_tui.ai.stream import AbortSignal, LlmRequest, StreamFn, StreamOptions
-from pi_tui.ai.types import AssistantMessage, Model, ThinkingLevel, UserMessage
+from pi_tui.ai.types import AssistantMessage, Message, Model, ThinkingLevel, UserMessage
 from pi_tui.util.tasks import stray_cancellation
 
 from .convert import convert_to_llm, transform_messages
@@ -72,7 +71,7 @@ class AgentStateError(RuntimeError):
     """The history does not allow the requested operation (e.g. ``continue_()`` after an answer)."""
 
 
-def _as_message(message: Any) -> Any:
+def _as_message(message: str | Message) -> Message:
     return UserMessage(content=message) if isinstance(message, str) else message
 
 
@@ -111,7 +110,7 @@ class Agent:
         model: Model,
         system_prompt: str = "",
         tools: Sequence[AgentTool] = (),
-        messages: Sequence[Any] = (),
+        messages: Sequence[Message] = (),
         thinking: ThinkingLevel = "off",
         stream_options: StreamOptions | None = None,
         stream_fn: StreamFn | None = None,
@@ -134,7 +133,7 @@ class Agent:
         self.model = model
         self.system_prompt = system_prompt
         self.tools: list[AgentTool] = list(tools)
-        self.messages: list[Any] = list(messages)
+        self.messages: list[Message] = list(messages)
         self.thinking: ThinkingLevel = thinking
         self.stream_options = stream_options or StreamOptions()
         self.stream_fn = stream_fn
@@ -157,8 +156,8 @@ class Agent:
         self.stream_message: AssistantMessage | None = None
         """The assistant message being streamed right now (partial), for UIs that attach late."""
         self._listeners: list[Listener] = []
-        self._steering: deque[Any] = deque()
-        self._follow_up: deque[Any] = deque()
+        self._steering: deque[Message] = deque()
+        self._follow_up: deque[Message] = deque()
         self._signal: AbortSignal | None = None
         self._running = False
         self._idle: asyncio.Future[None] | None = None
@@ -172,29 +171,29 @@ class Agent:
         return self._running
 
     @property
-    def steering_queue(self) -> tuple[Any, ...]:
+    def steering_queue(self) -> tuple[Message, ...]:
         return tuple(self._steering)
 
     @property
-    def follow_up_queue(self) -> tuple[Any, ...]:
+    def follow_up_queue(self) -> tuple[Message, ...]:
         return tuple(self._follow_up)
 
-    def steer(self, message: Any) -> None:
+    def steer(self, message: str | Message) -> None:
         """Queue a message for delivery after the current tool batch (remaining calls are skipped)."""
         self._steering.append(_as_message(message))
 
-    def follow_up(self, message: Any) -> None:
+    def follow_up(self, message: str | Message) -> None:
         """Queue a message for delivery when the agent would otherwise stop."""
         self._follow_up.append(_as_message(message))
 
-    def clear_queues(self) -> tuple[list[Any], list[Any]]:
+    def clear_queues(self) -> tuple[list[Message], list[Message]]:
         """Empty both queues; returns ``(steering, follow_up)`` so a UI can restore their text."""
         steering, follow_up = list(self._steering), list(self._follow_up)
         self._steering.clear()
         self._follow_up.clear()
         return steering, follow_up
 
-    def _take(self, queue: deque[Any], mode: QueueMode) -> list[Any]:
+    def _take(self, queue: deque[Message], mode: QueueMode) -> list[Message]:
         if not queue:
             return []
         if mode == "all":
@@ -203,11 +202,11 @@ class Agent:
             return taken
         return [queue.popleft()]
 
-    def take_steering(self) -> list[Any]:
+    def take_steering(self) -> list[Message]:
         """Take the queued steering messages the next turn gets (one, or all by ``steering_mode``)."""
         return self._take(self._steering, self.steering_mode)
 
-    def take_follow_up(self) -> list[Any]:
+    def take_follow_up(self) -> list[Message]:
         """Take the queued follow-up messages a finished run continues with (by ``follow_up_mode``)."""
         return self._take(self._follow_up, self.follow_up_mode)
 
@@ -265,7 +264,7 @@ class Agent:
         if self._idle is not None:
             await asyncio.shield(self._idle)
 
-    async def prompt(self, messages: Any) -> None:
+    async def prompt(self, messages: str | Message | list[str | Message] | tuple[str | Message, ...]) -> None:
         """Run the loop with new input: a string, a message, or a list of messages.
 
         Returns when the run is over (including retries and follow-ups).
@@ -304,7 +303,7 @@ class Agent:
             return
         await self._run([])
 
-    async def _run(self, inputs: list[Any]) -> None:
+    async def _run(self, inputs: list[Message]) -> None:
         self._running = True
         self._signal = AbortSignal()
         self._idle = asyncio.get_running_loop().create_future()
@@ -324,7 +323,7 @@ class Agent:
 
     # --- request assembly -------------------------------------------------------------------------
 
-    async def build_default_request(self, messages: list[Any], signal: AbortSignal) -> LlmRequest:
+    async def build_default_request(self, messages: list[Message], signal: AbortSignal) -> LlmRequest:
         """The default request: ``transform_context`` → `convert_to_llm` → `transform_messages`.
 
         Public so a custom ``build_request`` can start from it.

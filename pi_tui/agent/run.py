@@ -109,7 +109,7 @@ class RunHost(Protocol):
 
     model: Model
     tools: list[AgentTool]
-    messages: list[Any]
+    messages: list[Message]
     stream_fn: StreamFn | None
     build_request: BuildRequestFn | None
     before_tool_call: BeforeToolCallFn | None
@@ -126,13 +126,13 @@ class RunHost(Protocol):
 
     def report(self, where: str, exc: BaseException) -> None: ...
 
-    def take_steering(self) -> list[Any]: ...
+    def take_steering(self) -> list[Message]: ...
 
-    def take_follow_up(self) -> list[Any]: ...
+    def take_follow_up(self) -> list[Message]: ...
 
     async def request_options(self, signal: AbortSignal) -> StreamOptions: ...
 
-    async def build_default_request(self, messages: list[Any], signal: AbortSignal) -> LlmRequest: ...
+    async def build_default_request(self, messages: list[Message], signal: AbortSignal) -> LlmRequest: ...
 
 
 class AgentRun:
@@ -142,12 +142,12 @@ class AgentRun:
         self.agent = agent
         self.signal = signal
         self.emit = agent.emit
-        self.new_messages: list[Any] = []
+        self.new_messages: list[Message] = []
         self.turn_index = 0
         self.retry_attempt = 0
         self.overflow_recovered = False
 
-    async def execute(self, inputs: list[Any]) -> None:
+    async def execute(self, inputs: list[Message]) -> None:
         await self.emit(AgentStart())
         try:
             await self._loop(inputs)
@@ -158,7 +158,7 @@ class AgentRun:
             await self.finalize(failure)
         await self.emit(AgentEnd(tuple(self.new_messages)))
 
-    async def _loop(self, inputs: list[Any]) -> None:
+    async def _loop(self, inputs: list[Message]) -> None:
         pending = list(inputs) + self.agent.take_steering()
         while True:
             more_tools = True
@@ -195,7 +195,7 @@ class AgentRun:
         await self.emit(MessageEnd(message))
         return message
 
-    def _forget(self, message: Any) -> None:
+    def _forget(self, message: Message) -> None:
         """Take a (retried) message out of the history and this run's output; it stays persisted."""
         for bucket in (self.agent.messages, self.new_messages):
             for i in range(len(bucket) - 1, -1, -1):
@@ -203,7 +203,7 @@ class AgentRun:
                     del bucket[i]
                     break
 
-    def _remember(self, message: Any) -> None:
+    def _remember(self, message: Message) -> None:
         self.agent.messages.append(message)
         self.new_messages.append(message)
 
@@ -253,7 +253,7 @@ class AgentRun:
                 return "end"  # what the user queued stays queued for the next run
             return "tools"
 
-    async def _finalize_result(self, message: Any) -> Any:
+    async def _finalize_result(self, message: AnyMessage) -> AnyMessage:
         await self.emit(MessageStart(message))
         return await self.finalize(message)
 

@@ -13,7 +13,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pi_tui.agent.events import AgentEvent, MessageEnd, MessageStart, TurnEnd
 from pi_tui.agent.hooks import QueueMode, RetryConfig, ToolCallContext, ToolCallDecision
@@ -36,6 +36,7 @@ from pi_tui.ai.types import (
     BashExecutionMessage,
     CustomMessage,
     ImageContent,
+    Message,
     Model,
     TextContent,
     ThinkingLevel,
@@ -86,6 +87,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 Listener = Callable[[Any], Awaitable[None] | None]
 
@@ -280,7 +283,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                     raise
                 log.exception("event listener failed on %s", event.type)
 
-    async def _on_agent_event(self, event: Any) -> None:
+    async def _on_agent_event(self, event: AgentEvent) -> None:
         if isinstance(event, MessageEnd):
             try:
                 self._persist_message(event.message, hooked=True)
@@ -481,7 +484,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.agent.abort()
         self.compaction.abort()
 
-    async def _abortable(self, work: Awaitable[Any]) -> Any:
+    async def _abortable(self, work: Awaitable[T]) -> T:
         """Await an extension phase of the prompt pipeline so that `abort` can end it.
 
         The work runs in the prompt's own task (no new task: a phase without handlers must not yield to
@@ -1002,7 +1005,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             return (*parts, SystemPart("before_agent_start", suffix)) if suffix else parts
         return (SystemPart("system", override),)
 
-    def _persist_message(self, message: Any, *, hooked: bool = False) -> Any:
+    def _persist_message(self, message: Message, *, hooked: bool = False) -> Message:
         """Append ``message`` to the session file; returns what was written. A message that did not come
         through the agent loop (``hooked`` False: an extension's message sent while idle, ``!cmd``)
         passes the extensions' ``message`` handlers first, so the file gets it masked."""
@@ -1026,12 +1029,12 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
     def append_custom_message(self, message: CustomMessage) -> None:
         """Add an extension message to the conversation without starting a turn (it passes the
         ``message`` handlers and is persisted)."""
-        message = self._persist_message(message)
-        self.agent.messages.append(message)
+        persisted = self._persist_message(message)
+        self.agent.messages.append(persisted)
 
         async def announce() -> None:
-            await self.emit(MessageStart(message))
-            await self.emit(MessageEnd(message))
+            await self.emit(MessageStart(persisted))
+            await self.emit(MessageEnd(persisted))
 
         if self.extensions is not None:
             self.extensions.spawn(announce())
@@ -1040,8 +1043,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         """Add a user's shell command and its output to the conversation (pi's ``!cmd``, RPC ``bash``);
         it passes the ``message`` handlers, is persisted, and the next request carries it unless it is
         ``exclude_from_context``."""
-        message = self._persist_message(message)
-        self.agent.messages.append(message)
+        self.agent.messages.append(self._persist_message(message))
 
     # --- statistics ---------------------------------------------------------------------------------
 
