@@ -54,10 +54,12 @@ def base64_size(byte_count: int) -> int:
 
 def _open(data: bytes) -> Image | None:
     """The decoded image, upright, or ``None`` when Pillow cannot decode ``data``."""
-    from PIL import ImageOps
-    from PIL.Image import DecompressionBombError
-    from PIL.Image import open as open_image
-
+    try:
+        from PIL import ImageOps
+        from PIL.Image import DecompressionBombError
+        from PIL.Image import open as open_image
+    except ImportError:  # an install without Pillow: the image is treated as one that cannot be decoded
+        return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pillow warns about very large images; they are scaled down

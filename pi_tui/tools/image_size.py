@@ -75,14 +75,10 @@ def _webp(data: bytes) -> tuple[int, int] | None:
         width, height = struct.unpack_from("<HH", data, 26)
         return width & 0x3FFF, height & 0x3FFF
     if kind == b"VP8L":
-        if data[20] != 0x2F:
+        if data[20:21] != b"\x2f":
             return None
         (bits,) = struct.unpack_from("<I", data, 21)
         return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    if kind == b"VP8X":
-        width = int.from_bytes(data[24:27], "little") + 1
-        height = int.from_bytes(data[27:30], "little") + 1
-        if len(data) < 30:
-            return None
-        return width, height
+    if kind == b"VP8X" and len(data) >= 30:
+        return int.from_bytes(data[24:27], "little") + 1, int.from_bytes(data[27:30], "little") + 1
     return None

@@ -107,7 +107,9 @@ async def test_a_bmp_prompt_image_is_sent_as_png_with_pis_note(tmp_path: Path, a
                 "look",
                 [
                     ImageContent(data=base64.b64encode(bmp(pixels, 24)).decode(), mime_type="image/bmp"),
-                    ImageContent(data=base64.b64encode(rle8_bmp(pixels, palette)).decode(), mime_type="image/bmp"),
+                    ImageContent(
+                        data=base64.b64encode(rle8_bmp(pixels, palette)).decode(), mime_type="image/bmp"
+                    ),
                     ImageContent(
                         data=base64.b64encode(bmp(pixels, 24, compression=4)).decode(), mime_type="image/bmp"
                     ),
@@ -120,3 +122,30 @@ async def test_a_bmp_prompt_image_is_sent_as_png_with_pis_note(tmp_path: Path, a
     assert [image["media_type"] for image in images] == ["image/png", "image/png"]
     assert [png_pixels(base64.b64decode(image["data"])) for image in images] == [pixels, pixels]
     assert fake.violations == []
+
+
+async def test_a_large_prompt_image_is_scaled_down_with_pis_note(tmp_path: Path, agent_dir: Path) -> None:
+    """As pi fits a prompt's images into the model's limits (2000 pixels a side by default): the request
+    carries the smaller image and the prompt's text ends with pi's dimension note."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.linear_gradient("L").resize((4000, 500)).convert("RGB").save(out, "PNG")
+    fake = FakeLLM()
+    fake.script([Reply([text("seen")])])
+    with fake.serve():
+        _models(agent_dir, fake)
+        async with open_session(["--model", "fake-eyes/claude-eyes"], tmp_path) as session:
+            await session.prompt(
+                "look", [ImageContent(data=base64.b64encode(out.getvalue()).decode(), mime_type="image/png")]
+            )
+    content = fake.requests[0].body["messages"][0]["content"]
+    assert content[0]["text"] == (
+        "look\n\n[Image: original 4000x500, displayed at 2000x250. "
+        "Multiply coordinates by 2.00 to map to original image.]"
+    )
+    [image] = [c["source"] for c in content if c["type"] == "image"]
+    with Image.open(io.BytesIO(base64.b64decode(image["data"]))) as sent:
+        assert (image["media_type"], sent.size) == ("image/png", (2000, 250))

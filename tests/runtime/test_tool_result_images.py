@@ -108,7 +108,9 @@ async def test_an_extension_tools_images_are_converted_and_fitted(tmp_path: Path
     fake.script([Reply([tool_call("shot", {"images": images})]), Reply([text("seen")])])
     with fake.serve():
         extension = _setup(tmp_path, agent_dir, fake)
-        async with open_session(["--model", "fake-eyes/claude-eyes", "-e", str(extension)], tmp_path) as session:
+        async with open_session(
+            ["--model", "fake-eyes/claude-eyes", "-e", str(extension)], tmp_path
+        ) as session:
             await session.prompt("look")
     blocks = _tool_result(fake)
     kinds = [(b["type"], b.get("text") or b["source"]["media_type"]) for b in blocks]
@@ -162,13 +164,17 @@ async def test_the_models_limits_and_the_auto_resize_setting_are_followed(
     assert [b.get("text") for b in as_is if b["type"] == "text"] == ["shot", CONVERTED]
 
 
-async def test_images_a_tool_result_handler_puts_in_are_converted_too(tmp_path: Path, agent_dir: Path) -> None:
+async def test_images_a_tool_result_handler_puts_in_are_converted_too(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     fake = FakeLLM()
     (tmp_path / "a.txt").write_text("hello")
     fake.script([Reply([tool_call("read", {"path": "a.txt"})]), Reply([text("seen")])])
     with fake.serve():
         extension = _setup(tmp_path, agent_dir, fake)
-        async with open_session(["--model", "fake-eyes/claude-eyes", "-e", str(extension)], tmp_path) as session:
+        async with open_session(
+            ["--model", "fake-eyes/claude-eyes", "-e", str(extension)], tmp_path
+        ) as session:
             await session.prompt("look")
     blocks = _tool_result(fake)
     assert [(b["type"], b.get("text") or b["source"]["media_type"]) for b in blocks] == [
