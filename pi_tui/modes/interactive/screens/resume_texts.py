@@ -88,6 +88,7 @@ class ConversationTexts:
         loop = asyncio.get_running_loop()
         total = len(paths)
         self.progress = (0, total)
+        arrived()  # the hint shows from now on
 
         def landed(found: dict[Path, str], done: int) -> None:
             if stop.is_set():
