@@ -282,7 +282,7 @@ Sessions:
   --fork <path|id>               Start a new session forked from another (a copy filed in this directory)
   --session-id <id>              This project's session with exactly this id, created when missing
   --name, -n <name>              Set the session's display name
-  --session-dir <dir>            Where sessions are stored
+  --session-dir <dir>            Where sessions are stored (else PI_CODING_AGENT_SESSION_DIR, sessionDir)
   --rewind <entry>               Print mode: rewind the session (-c/--session) to an entry id (or prefix)
   --rewind-mode <mode>           both (default), code (files only) or conversation (pi's /tree)
   --rewind-force                 Overwrite files changed outside the agent (they stay recoverable)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pi_tui.resources.settings import SettingsManager
     from pi_tui.session import SessionManager
 
-__all__ = ["StartupError", "Startup", "create_session", "create_session_or_report"]
+__all__ = ["StartupError", "Startup", "create_session", "create_session_or_report", "configured_session_dir"]
 
 
 class StartupError(Exception):
@@ -218,6 +218,27 @@ def _load_settings(args: Args, agent_dir: Path, cwd: Path, warnings: list[str]) 
         )
     warnings += settings.drain_errors()
     return settings
+
+
+SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
+
+
+def configured_session_dir(args: Args, cwd: Path) -> str | None:
+    """Where this run stores and looks up sessions: ``--session-dir``, else ``PI_CODING_AGENT_SESSION_DIR``,
+    else the ``sessionDir`` setting (a trusted project's file may set it); None: the per-folder default.
+
+    A relative value is taken from the working directory, ``~`` from the home folder (as pi).
+    """
+    if args.session_dir:
+        return args.session_dir
+    from_env = os.environ.get(SESSION_DIR_ENV, "").strip()
+    if from_env:
+        return from_env
+    from pi_tui.ai.paths import agent_dir
+
+    settings = _load_settings(args, agent_dir(), cwd, [])  # its notices come again at start-up
+    value = settings.get("sessionDir")
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def create_session(
