@@ -59,6 +59,8 @@ CATALOG: tuple[Setting, ...] = (
             reader="branch_summary.skip_prompt"),
     Setting("branchSummary.reserveTokens", "Branch summary reserve tokens", "int", 16384, minimum=0,
             reader="branch_summary.reserve_tokens"),
+    Setting("images.autoResize", "Auto-resize images", "bool", True,
+            help="Scale images larger than the model takes down before sending them", reader="images.auto_resize"),
     Setting("images.blockImages", "Block images", "bool", False, reader="images.block_images"),
     Setting("enableSkillCommands", "Skill commands", "bool", True, reader="enable_skill_commands"),
     Setting("showHardwareCursor", "Show hardware cursor", "bool", False,
