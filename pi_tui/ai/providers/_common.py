@@ -64,6 +64,7 @@ __all__ = [
     "ABORTED_MESSAGE",
     "HttpFailure",
     "IdleTimeoutError",
+    "as_idle_timeout",
     "IncompleteStreamError",
     "MessageBuilder",
     "cached_client",
@@ -96,6 +97,16 @@ class IdleTimeoutError(TimeoutError):
             f"No data from the provider for {seconds:g} s (httpIdleTimeoutMs = {round(seconds * 1000)}): "
             "request timed out"
         )
+
+
+def as_idle_timeout(exc: Exception, timeout: float | None) -> Exception:
+    """``exc``, or for the HTTP client's read timeout (``ReadTimeout``, named only: the clients differ)
+    the `IdleTimeoutError` that names the limit: ``timeout``, or the wire's default without one."""
+    if type(exc).__name__ != "ReadTimeout":
+        return exc
+    from ..wire import DEFAULT_TIMEOUT
+
+    return IdleTimeoutError(timeout or DEFAULT_TIMEOUT)
 
 
 class IncompleteStreamError(Exception):
@@ -450,11 +461,7 @@ async def stream_over_http(
                 yield event
         stop_reason, error_message = reader.result()
     except Exception as exc:
-        if type(exc).__name__ == "ReadTimeout":
-            from ..wire import DEFAULT_TIMEOUT
-
-            exc = IdleTimeoutError(options.timeout or DEFAULT_TIMEOUT)
-        yield out.fail(exc, options.signal, describe)
+        yield out.fail(as_idle_timeout(exc, options.timeout), options.signal, describe)
         return
     yield out.finish(stop_reason, error_message)
 

@@ -281,8 +281,7 @@ async def stream_gemini(
 ) -> AsyncIterator[StreamEvent]:
     """Post the body, read the chunks, normalise them. Never raises: failures end with an `Error` event
     whose text keeps the API's status and message and says what to check (``hint`` adds per-API advice)."""
-    from ..wire import DEFAULT_TIMEOUT
-    from ._common import IdleTimeoutError, apply_on_payload, read_sdk_stream
+    from ._common import apply_on_payload, as_idle_timeout, read_sdk_stream
     from ._wire_cache import keep_deferred
 
     out = MessageBuilder(model)
@@ -305,8 +304,7 @@ async def stream_gemini(
             yield event
         stop_reason, error_message = reader.result()
     except Exception as exc:
-        if type(exc).__name__ == "ReadTimeout":
-            exc = IdleTimeoutError(options.timeout or DEFAULT_TIMEOUT)
+        exc = as_idle_timeout(exc, options.timeout)
         from ._google_adc import SetupError
 
         aborted = options.signal is not None and options.signal.aborted

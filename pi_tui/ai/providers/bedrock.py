@@ -313,10 +313,10 @@ async def stream_bedrock(
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from Amazon Bedrock. Never raises: failures end with an `Error` event."""
     from ..auth import AuthStorage
-    from ..wire import DEFAULT_TIMEOUT, WireClient, encode_body, without_deleted
+    from ..wire import WireClient, encode_body, without_deleted
     from ._aws_credentials import AwsSetupError, endpoint_for, environment, resolve_auth, resolve_region
     from ._bedrock_request import BedrockRequestError, build_request
-    from ._common import IdleTimeoutError, apply_on_payload, cached_client, read_sdk_stream
+    from ._common import apply_on_payload, as_idle_timeout, cached_client, read_sdk_stream
 
     out = MessageBuilder(model)
     yield out.start()
@@ -377,8 +377,7 @@ async def stream_bedrock(
             yield item
         stop_reason, error_message = reader.result()
     except Exception as exc:
-        if type(exc).__name__ == "ReadTimeout":
-            exc = IdleTimeoutError(options.timeout or DEFAULT_TIMEOUT)
+        exc = as_idle_timeout(exc, options.timeout)
         aborted = options.signal is not None and options.signal.aborted
         if aborted:
             yield out.fail(exc, options.signal)
