@@ -48,7 +48,7 @@ from .session_events import BeforeOutcome, SessionEventsMixin
 from .ui import ExtensionUIState
 
 if TYPE_CHECKING:
-    from pi_tui.ai.types import CustomMessage, Message
+    from pi_tui.ai.types import CustomMessage, ImageContent, Message
 
     from .host import SessionHost
     from .reload import ExtensionWatcher
@@ -72,14 +72,14 @@ class InputOutcome:
 
     handled: bool
     text: str
-    images: list[Any] | None
+    images: list[ImageContent] | None
 
 
 @dataclasses.dataclass(slots=True)
 class AgentStartOutcome:
     """``before_agent_start``: accumulated custom messages, and the chained system prompt (None: base)."""
 
-    messages: list[Any]
+    messages: list[CustomMessage]
     system_prompt: str | None
 
 
@@ -423,7 +423,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
             await self.report(ext, f"command /{command.name}", exc)
         return True
 
-    async def emit_input(self, text: str, images: list[Any] | None, source: str) -> InputOutcome:
+    async def emit_input(self, text: str, images: list[ImageContent] | None, source: str) -> InputOutcome:
         """``input``: transforms chain, the first ``handled`` stops everything."""
         for ext, handler in self.dispatch.handlers("input"):
             result = await self.dispatch.result(
@@ -444,7 +444,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
         return InputOutcome(False, text, images)
 
     async def emit_before_agent_start(
-        self, prompt: str, images: list[Any] | None, system_prompt: str
+        self, prompt: str, images: list[ImageContent] | None, system_prompt: str
     ) -> AgentStartOutcome:
         """``before_agent_start``: messages accumulate, system prompts chain."""
         outcome = AgentStartOutcome([], None)
@@ -464,12 +464,12 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
                 outcome.system_prompt = current
         return outcome
 
-    def take_next_turn(self) -> list[Any]:
+    def take_next_turn(self) -> list[CustomMessage]:
         """The custom messages queued with ``deliver_as="next_turn"`` (the queue is emptied)."""
         queued, self._next_turn = self._next_turn, []
         return queued
 
-    def send_custom_message(self, message: Any, deliver: str | None, trigger: bool, ext: Extension) -> None:
+    def send_custom_message(self, message: CustomMessage, deliver: str | None, trigger: bool, ext: Extension) -> None:
         session = self.session
         if deliver == "next_turn":
             self._next_turn.append(message)

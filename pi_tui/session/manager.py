@@ -20,7 +20,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pi_tui.ai.types import (
     BranchSummaryMessage,
@@ -83,6 +83,8 @@ if TYPE_CHECKING:
 __all__ = ["SessionManager"]
 
 log = logging.getLogger(__name__)
+
+_Entry = TypeVar("_Entry", bound=SessionEntry)
 
 # Entries worth an fsync of their own; the rest are made durable by the next one (or by close()).
 _DURABLE = (MessageEntry, CompactionEntry, BranchSummaryEntry, ContextTransformEntry)
@@ -474,7 +476,7 @@ class SessionManager:
             return new_entry_id(_Either(taken, deferred.ids))
         return new_entry_id(self._tree.by_id)
 
-    def _append(self, entry: Any) -> Any:
+    def _append(self, entry: _Entry) -> _Entry:
         """Add an entry to the tree and write it to the file.
 
         A write that fails (disk full, quota, no permission) raises `SessionError`, but the entry stays
