@@ -116,11 +116,24 @@ def pi087() -> Pi087:
     return require_pi()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected theirs
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``slow`` (a subprocess, a longer scenario) run first, in their usual order.
 
     The two xdist workers take tests as they finish earlier ones: a long test near the end of the order
     kept one worker busy while the other had nothing left (mypy alone took a minute under load, among the
     last tenth of the tests). Long tests first, short ones last: the workers end close together.
+
+    The structural guards run once: by their own files when the run has them, else through
+    tests/test_code_quality.py (landing runs that file alone), which runs them in a pytest of its own.
+    In the whole suite they ran twice, the second time in that pytest: up to a minute of one worker under
+    load.
     """
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    from tests.test_code_quality import GUARDS, GUARDS_TEST
+
+    if {item.nodeid.split("::")[0] for item in items}.issuperset(GUARDS):
+        repeated = [item for item in items if item.nodeid == GUARDS_TEST]
+        if repeated:
+            config.hook.pytest_deselected(items=repeated)
+            items[:] = [item for item in items if item.nodeid != GUARDS_TEST]
