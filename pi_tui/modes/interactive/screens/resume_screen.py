@@ -47,6 +47,8 @@ Sort = Literal["threaded", "recent", "relevance"]
 SORTS: tuple[Sort, ...] = ("threaded", "recent", "relevance")
 RESEARCH_S = 0.25
 """While the conversations are being read, a typed query is searched again at most this often (seconds)."""
+LONG_SEARCH_S = 0.12
+"""Long conversations are searched once no key came for this long (seconds)."""
 FIRST_LOOK = 40
 """Sessions shown while the folder is being listed (the files modified last): a screenful and more."""
 
@@ -229,7 +231,10 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
             )
             if query.strip() and self.texts.has_long:
                 self.searching = query
-                self._search_long(self._search_round, infos, query)
+                round_ = self._search_round
+                # after a pause in the typing: keys typed in a row are not slowed by searches whose
+                # result the next key makes stale
+                self.set_timer(LONG_SEARCH_S, lambda: self._search_long(round_, infos, query))
         index = next((i for i, s in enumerate(self.shown) if s.path == keep), 0)
         self._list().reset(len(self.shown), index)
         self._update_title()
@@ -256,6 +261,9 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
         """Search every known conversation (long ones too) in a worker thread; the rows replace the
         keystroke's quick ones unless the search box or the list changed meanwhile."""
         from pi_tui.session.search import search_sessions
+
+        if round_ != self._search_round:
+            return
 
         from .prepare import run_in_daemon_thread
 

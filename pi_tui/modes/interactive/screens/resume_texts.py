@@ -12,6 +12,7 @@ worker thread, and their matches join the list when that search ends.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
 import time
@@ -86,6 +87,7 @@ class ConversationTexts:
         self._stop.set()
         stop = self._stop = threading.Event()
         loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()  # the app's: a thread's callbacks would run in the thread's
         total = len(paths)
         self.progress = (0, total)
         arrived()  # the hint shows from now on
@@ -99,7 +101,7 @@ class ConversationTexts:
 
         def deliver(found: dict[Path, str], done: int) -> None:
             try:
-                loop.call_soon_threadsafe(landed, found, done)
+                loop.call_soon_threadsafe(landed, found, done, context=context)
             except RuntimeError:  # the app closed its loop meanwhile
                 stop.set()
 
