@@ -5,8 +5,8 @@ picker opens with what the listing read (names, first messages); the text index
 (`pi_tui.session.text_index`) then brings the conversations in, from its file for unchanged sessions and
 by reading the others, in a worker thread. Meanwhile and afterwards each keystroke filters at once with
 what is quick to search: the first messages, and conversations that are short (all of them together
-within `QUICK_BUDGET` characters). Long conversations are searched after the keystroke's frame, in a
-worker thread, and their matches join the list when that search ends.
+within `QUICK_BUDGET` characters). Long conversations are searched once the typing pauses, in a worker
+thread, and their matches join the list when that search ends.
 """
 
 from __future__ import annotations
