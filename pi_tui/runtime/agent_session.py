@@ -432,7 +432,10 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         # --- end extensions ---
         if expand:
             text = self.expand_input(text)
-        message = self._user_message(text, images)
+        if images:  # converting or scaling a large image takes a moment: off the event loop, as pi's worker
+            message = await asyncio.to_thread(self._user_message, text, images)
+        else:
+            message = self._user_message(text, images)
         if self.agent.is_streaming:
             if streaming_behavior == "steer":
                 self.agent.steer(message)
