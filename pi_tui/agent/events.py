@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from pi_tui.ai.stream import StreamEvent
 from pi_tui.ai.types import AssistantMessage, Message, ToolResultMessage, dump_message, now_ms
@@ -51,6 +51,7 @@ __all__ = [
     "ErrorEvent",
     "ExtensionWarning",
     "ExtensionError",
+    "ExtensionErrorPayload",
     "AutoCompactionStart",
     "AutoCompactionEnd",
     "CompactionApplied",
@@ -346,6 +347,16 @@ class ExtensionWarning(_NoticeEvent):
     type: ClassVar[str] = "extension_warning"
 
 
+class ExtensionErrorPayload(TypedDict):
+    """An `ExtensionError` in its wire shape (``extension_error`` without ``type``), as the runner keeps
+    its list of failures."""
+
+    extensionPath: str
+    extension: str
+    event: str
+    error: str
+
+
 @dataclass(frozen=True, slots=True)
 class ExtensionError(RuntimeEvent):
     """An extension's handler (or its loading) failed; ``event`` is the hook it failed in."""
@@ -365,7 +376,7 @@ class ExtensionError(RuntimeEvent):
         }
 
     @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> ExtensionError:
+    def from_payload(cls, payload: ExtensionErrorPayload) -> ExtensionError:
         """The event for a payload in the wire shape (how the runner keeps its error list)."""
         return cls(
             extension_path=str(payload["extensionPath"]),

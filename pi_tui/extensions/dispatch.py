@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.events import ExtensionError, RuntimeEvent
+from pi_tui.agent.events import ExtensionError, ExtensionErrorPayload, RuntimeEvent
 from pi_tui.context.hooks import ContextEvent
 
 from .budget import HookAborted
@@ -58,9 +58,9 @@ class Dispatch:
         self._emit = emit
         self._spawn = spawn
         self._arity: dict[Any, int] = {}
-        self.errors: list[dict[str, Any]] = []
+        self.errors: list[ExtensionErrorPayload] = []
         """Every reported failure, as its ``extension_error`` payload."""
-        self.queued_errors: list[dict[str, Any]] = []
+        self.queued_errors: list[ExtensionErrorPayload] = []
         """Failures reported while no event loop ran (at load), emitted when the runner starts."""
 
     # --- the handler table ------------------------------------------------------------------------
@@ -118,11 +118,11 @@ class Dispatch:
 
     # --- reporting --------------------------------------------------------------------------------
 
-    def error_payload(self, ext: Extension, event: str, error: BaseException | str) -> dict[str, Any]:
+    def error_payload(self, ext: Extension, event: str, error: BaseException | str) -> ExtensionErrorPayload:
         """The ``extension_error`` payload of a failure (also logged and kept in `errors`)."""
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         log.warning("extension %s failed in %s: %s", ext.name, event, text)
-        payload = {"extensionPath": ext.path, "extension": ext.name, "event": event, "error": text}
+        payload: ExtensionErrorPayload = {"extensionPath": ext.path, "extension": ext.name, "event": event, "error": text}
         self.errors.append(payload)
         return payload
 

@@ -28,7 +28,14 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.events import AgentEvent, ExtensionError, ExtensionWarning, RuntimeEvent, dataclass_fields
+from pi_tui.agent.events import (
+    AgentEvent,
+    ExtensionError,
+    ExtensionErrorPayload,
+    ExtensionWarning,
+    RuntimeEvent,
+    dataclass_fields,
+)
 
 from .budget import HOOK_TIMEOUT, HookAborted, HookBudgetMixin, HookTimeoutError
 from .bus import EventBus
@@ -232,7 +239,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
             self.warnings.append(message)
 
     @property
-    def errors(self) -> list[dict[str, Any]]:
+    def errors(self) -> list[ExtensionErrorPayload]:
         """Every reported handler failure, as its ``extension_error`` payload."""
         return self.dispatch.errors
 
