@@ -30,7 +30,15 @@ from pi_tui.agent.events import (
 )
 from pi_tui.agent.run import RETRY_CANCELLED_TEXT
 from pi_tui.agent.tool import result_text
-from pi_tui.ai.stream import TextDelta, TextEnd, TextStart, ThinkingDelta, ThinkingStart, ToolCallEnd
+from pi_tui.ai.stream import (
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingStart,
+    ToolCallEnd,
+)
 from pi_tui.ai.types import AssistantMessage, Message, TextContent, ThinkingContent, ToolResultMessage
 
 from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
@@ -215,7 +223,22 @@ class ChatAdapter:
             thinking = self.thinking.get(inner.content_index)
             if thinking is None:
                 thinking = self._new_thinking(inner.content_index)
-            thinking.append_delta(inner.delta)
+            part = inner.partial.content[inner.content_index : inner.content_index + 1]
+            whole = part[0].thinking if part and isinstance(part[0], ThinkingContent) else None
+            delta = inner.delta
+            if (
+                whole is not None
+                and not whole.startswith(delta, len(thinking.text))
+                and whole.endswith(delta)
+            ):
+                # thought the message holds that no delta brought (a stream that opened the block with
+                # it): shown with the delta, as the text's is (`_resync_text`)
+                thinking.text = whole[: len(whole) - len(delta)]
+            thinking.append_delta(delta)
+        elif isinstance(inner, ThinkingEnd):
+            thinking = self.thinking.get(inner.content_index)
+            if thinking is not None and thinking.text != inner.content:
+                thinking.set_final_text(inner.content)
         elif isinstance(inner, ThinkingStart):
             self._new_thinking(inner.content_index)
         elif isinstance(inner, ToolCallEnd):

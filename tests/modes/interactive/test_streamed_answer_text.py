@@ -14,10 +14,21 @@ from typing import Any
 import pytest
 
 from pi_tui.ai.registry import stream
-from pi_tui.ai.stream import Done, StreamEvent, StreamStart, TextDelta, TextEnd, TextStart
-from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+from pi_tui.ai.stream import (
+    Done,
+    StreamEvent,
+    StreamStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingStart,
+)
+from pi_tui.ai.types import AssistantMessage, TextContent, ThinkingContent, UserMessage
 from pi_tui.args import parse_args
 from pi_tui.modes.interactive.app import PiApp
+from pi_tui.modes.interactive.blocks import ThinkingBlock
 from pi_tui.modes.interactive.markdown_block import AssistantText
 from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
@@ -159,3 +170,44 @@ async def test_an_answer_that_comes_whole_without_deltas_is_shown(tmp_path: Path
         await pilot.press("enter")
         await until(pilot, lambda: not app._busy and app.session is not None and not app.session.is_streaming)
         await until(pilot, lambda: "The whole answer at once." in drawn(app))
+
+
+def thought(text: str) -> AssistantMessage:
+    return AssistantMessage(
+        content=[ThinkingContent(thinking=text)] if text else [], provider="faux", model="faux-1", api="faux"
+    )
+
+
+async def test_thinking_a_block_opened_with_is_shown_with_the_deltas_after_it(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """The same for thinking: a thought opened with its first words and streamed on showed only the
+    words after them until the answer ended."""
+    gate = asyncio.Event()
+
+    async def stream_fn(_model: Any, _request: Any, _options: Any) -> AsyncIterator[StreamEvent]:
+        yield StreamStart(partial=thought(""))
+        yield ThinkingStart(content_index=0, partial=thought("First thought"))
+        yield ThinkingDelta(content_index=0, delta=" goes on", partial=thought("First thought goes on"))
+        await gate.wait()
+        whole = "First thought goes on and ends."
+        yield ThinkingEnd(content_index=0, content=whole, partial=thought(whole))
+        yield Done(reason="stop", message=thought(whole))
+
+    def drawn_thinking() -> str:
+        lines: list[str] = []
+        for block in app.chat.query(ThinkingBlock):
+            lines += [strip.text.strip() for strip in block.render_lines(block.region.reset_offset)]
+        return " ".join(line for line in lines if line)
+
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        assert app.session is not None
+        app.session.agent.stream_fn = stream_fn
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await until(pilot, lambda: "goes on" in drawn_thinking())
+        assert "First thought goes on" in drawn_thinking()
+        gate.set()
+        await until(pilot, lambda: not app._busy and "and ends." in drawn_thinking())
