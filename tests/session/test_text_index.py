@@ -100,6 +100,7 @@ def test_text_deep_inside_a_big_session_is_found_and_only_what_pi_searches(tmp_p
     assert [i.path for i in search_sessions(infos, '"small-02 hello"', texts=texts)] == [small]
     assert {i.path for i in search_sessions(infos, '"reading file 2999 /p"', texts=texts)} == {big}
     assert (folder / INDEX_NAME).is_file()
+    assert [i.path for i in list_sessions("/p", folder)] == [i.path for i in infos]  # not listed itself
     assert read_text(big) == texts[big]
 
 
