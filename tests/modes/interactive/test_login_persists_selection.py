@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.modes.interactive.dialogs import SelectDialog
-from pi_tui.modes.interactive.screens.login_screen import LoginScreen
 from pi_tui.testing import FakeLLM, Reply, text
 from tests.e2e.helpers import run_cli
 
-from .helpers import submit, type_text, until
-from .test_no_model import anthropic_at, no_key_app, notices
+from .helpers import until
+from .test_no_model import anthropic_at, log_in_with_an_anthropic_key, no_key_app, notices
 
 
 async def test_the_model_a_login_selects_is_the_default_at_the_next_start(
@@ -32,21 +30,7 @@ async def test_the_model_a_login_selects_is_the_default_at_the_next_start(
         app = no_key_app(tmp_path, agent_dir)
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, app.ready.is_set)
-            await submit(pilot, app, "/login")
-            await until(pilot, lambda: isinstance(app.screen, SelectDialog))
-            await pilot.press("down", "enter")  # "Sign in with an API key"
-            await until(
-                pilot,
-                lambda: (
-                    isinstance(app.screen, SelectDialog)
-                    and app.screen.title_text == "Select provider to configure:"
-                ),
-            )
-            await type_text(pilot, "anthropic")
-            await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, LoginScreen))
-            await type_text(pilot, "sk-ant-test")
-            await pilot.press("enter")
+            await log_in_with_an_anthropic_key(pilot, app)
             await until(pilot, lambda: any("Saved API key for Anthropic." in n for n in notices(app)))
             chosen = app.session.model
             assert chosen.provider == "anthropic"

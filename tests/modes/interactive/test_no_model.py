@@ -52,6 +52,28 @@ def anthropic_at(server: Any, *, key: bool) -> dict[str, Any]:
     return {"providers": {"anthropic": provider}}
 
 
+async def log_in_with_an_anthropic_key(pilot: Any, app: PiApp, key: str = "sk-ant-test") -> None:
+    """/login, "Sign in with an API key", the anthropic provider, ``key``: the dialogs a user goes through,
+    each waited for; returns once the key is sent (what follows is the caller's to wait for)."""
+    from pi_tui.modes.interactive.dialogs import SelectDialog
+    from pi_tui.modes.interactive.screens.login_screen import LoginScreen
+
+    await submit(pilot, app, "/login")
+    await until(pilot, lambda: isinstance(app.screen, SelectDialog))
+    await pilot.press("down", "enter")  # "Sign in with an API key"
+    await until(
+        pilot,
+        lambda: (
+            isinstance(app.screen, SelectDialog) and app.screen.title_text == "Select provider to configure:"
+        ),
+    )
+    await type_text(pilot, "anthropic")
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, LoginScreen))
+    await type_text(pilot, key)
+    await pilot.press("enter")
+
+
 async def send(pilot: Any, text_: str) -> None:
     await type_text(pilot, text_)
     await pilot.press("enter")
@@ -205,9 +227,6 @@ def test_a_first_run_without_keys_in_a_terminal_explains_and_runs_faux_once_pick
 async def test_after_an_api_key_login_from_no_model_prompts_work_without_a_restart(
     tmp_path: Path, agent_dir: Path
 ) -> None:
-    from pi_tui.modes.interactive.dialogs import SelectDialog
-    from pi_tui.modes.interactive.screens.login_screen import LoginScreen
-
     fake = FakeLLM()
     fake.script([Reply([text("LOGGEDINANSWER")])])
     with fake.serve() as server:
@@ -217,21 +236,7 @@ async def test_after_an_api_key_login_from_no_model_prompts_work_without_a_resta
             await until(pilot, app.ready.is_set)
             assert not app.session.has_model
             assert any("/login" in n for n in notices(app))  # the command exists: the help names it
-            await submit(pilot, app, "/login")
-            await until(pilot, lambda: isinstance(app.screen, SelectDialog))
-            await pilot.press("down", "enter")  # "Sign in with an API key"
-            await until(
-                pilot,
-                lambda: (
-                    isinstance(app.screen, SelectDialog)
-                    and app.screen.title_text == "Select provider to configure:"
-                ),
-            )
-            await type_text(pilot, "anthropic")
-            await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, LoginScreen))
-            await type_text(pilot, "sk-ant-test")
-            await pilot.press("enter")
+            await log_in_with_an_anthropic_key(pilot, app)
             await until(pilot, lambda: app.session.has_model)
             assert app.session.model.provider == "anthropic"
             # one line says it all, as in pi: no separate "Model: …" line after the login's
