@@ -79,7 +79,7 @@ def drawn(app: PiApp) -> str:
     return "\n".join(line for line in lines if line)
 
 
-@pytest.mark.parametrize("back", ["end key", "a message sent meanwhile"])
+@pytest.mark.parametrize("back", ["end key", "a message sent meanwhile", "end key after the answer ended"])
 async def test_an_answer_streaming_while_the_reader_went_to_the_top_and_back_is_shown_whole(
     tmp_path: Path, agent_dir: Path, fake: FakeLLM, back: str
 ) -> None:
@@ -103,7 +103,11 @@ async def test_an_answer_streaming_while_the_reader_went_to_the_top_and_back_is_
         await until(pilot, lambda: "Its second" in drawn(app))
         app.action_scroll_chat("top")
         await until(pilot, lambda: app.chat.last_mounted is not None and "Its second" not in drawn(app))
-        if back == "end key":
+        if back == "end key after the answer ended":
+            gate.set()  # the answer ends while its blocks are unmounted
+            await until(pilot, lambda: not app._busy and not app.session.is_streaming)
+            app.action_scroll_chat("bottom")
+        elif back == "end key":
             app.action_scroll_chat("bottom")
         else:
             await submit(pilot, app, "steer")
