@@ -222,7 +222,8 @@ class CommandSandbox:
         return notice
 
     def explain(self, output: str, launch: Launch) -> tuple[Refusal, str] | None:
-        """What the sandbox refused in a failed command's ``output``, and the note for the model."""
+        """What the sandbox refused in a command's ``output`` (a failed one, or one that went on past a
+        refused write), and the note for the model."""
         from .diagnose import Refusal, describe, find_refusal
 
         if launch.policy is None:

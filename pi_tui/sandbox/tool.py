@@ -40,8 +40,9 @@ async def run_sandboxed(
     notice = sandbox.take_notice()
     try:
         if notice is not None:
-            return await _prefixed(run(launch.argv, launch.env), notice)
-        return await run(launch.argv, launch.env)
+            done = await _prefixed(run(launch.argv, launch.env), notice)
+        else:
+            done = await run(launch.argv, launch.env)
     except ToolError as exc:
         message = str(exc)
         if _EXITED not in message:  # aborted or timed out: nothing to explain
@@ -53,6 +54,18 @@ async def run_sandboxed(
         decision = await escalate(refusal, command, note) if escalate is not None else None
         if decision is None:
             raise ToolError(f"{message}\n\n{note}", details=exc.details) from None
+    else:
+        # A refused write the command went on past (`cmd > /elsewhere/file; next` exits 0): said and asked
+        # about as a failure is, or the model and the user take the missing file for written. Only a
+        # refusal naming its path counts here: a successful command may print the words for other reasons.
+        found = sandbox.explain(_text(done), launch)
+        if found is None or not found[0].target:
+            return done
+        refusal, note = found
+        decision = await escalate(refusal, command, note) if escalate is not None else None
+        if decision is None:
+            gap = "\n" if _text(done).endswith("\n") else "\n\n"
+            return ToolResult(content=[*done.content, TextContent(text=gap + note)], details=done.details)
     if decision == "once":
         prefix = "[sandbox] The user let this command run once outside the sandbox; it ran again:"
         return await _prefixed(run(list(argv), dict(env)), prefix)
@@ -69,9 +82,14 @@ async def run_sandboxed(
     return await _prefixed(run(relaunch.argv, relaunch.env), prefix)
 
 
+def _text(result: ToolResult) -> str:
+    return "\n".join(part.text for part in result.content if isinstance(part, TextContent))
+
+
 async def _prefixed(result: Awaitable[ToolResult], prefix: str) -> ToolResult:
     try:
         done = await result
     except ToolError as exc:
         raise ToolError(f"{prefix}\n{exc}", details=exc.details) from None
-    return ToolResult(content=[TextContent(text=prefix), *done.content], details=done.details)
+    # on a line of its own: the parts of a result are shown joined as they are
+    return ToolResult(content=[TextContent(text=prefix + "\n"), *done.content], details=done.details)

@@ -17,6 +17,8 @@ from pi_tui.tools.bash import create_bash_tool
 class Outcome:
     ok: bool
     text: str
+    parts: list[str] = field(default_factory=list)
+    """The result's text blocks as they are (the tool card joins them with nothing between)."""
 
 
 @dataclass
@@ -52,4 +54,5 @@ class Box:
             result = await tool.execute("t", params, None, None)
         except ToolError as exc:
             return Outcome(False, str(exc))
-        return Outcome(True, "\n".join(getattr(c, "text", "") for c in result.content))
+        parts = [getattr(c, "text", "") for c in result.content]
+        return Outcome(True, "\n".join(parts), parts)

@@ -87,3 +87,26 @@ def test_no_allow_choice_when_the_target_is_unknown_or_hidden() -> None:
     assert choices_for(Refusal("network", "pypi.org"))[1] == ALLOW_FOR_SESSION.format(
         what="network access to pypi.org"
     )
+
+
+async def test_a_refused_write_in_a_command_that_still_exits_0_is_named_and_asked_about(box: Box) -> None:
+    # `cmd > file; other`: the shell reports the refused redirection and goes on, so the command exits 0
+    box.escalate = None
+    quiet = await box.run(f"echo new > {box.outside}/added.txt; echo went on")
+    assert quiet.ok, quiet.text
+    assert "went on" in quiet.text and f"[sandbox] Refused write to {box.outside}/added.txt" in quiet.text
+    user = Answer(RUN_ONCE)
+    box.escalate = _escalate_with(user)
+    result = await box.run(f"echo new > {box.outside}/added.txt; echo went on")
+    assert result.ok, result.text
+    assert (box.outside / "added.txt").read_text() == "new\n"
+    assert result.text.startswith("[sandbox] The user let this command run once outside the sandbox")
+    assert "".join(result.parts).endswith("it ran again:\nwent on\n")  # as the tool card joins them
+    assert len(user.asked) == 1
+
+
+async def test_a_command_that_exits_0_and_was_refused_nothing_asks_nothing(box: Box) -> None:
+    user = Answer(RUN_ONCE)
+    box.escalate = _escalate_with(user)
+    result = await box.run("echo fine > made.txt; echo 'a line about a Read-only file system'")
+    assert result.ok and user.asked == [] and "[sandbox]" not in result.text
