@@ -527,6 +527,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if model.label == previous.label:
             return
         self._pending_state.model = (model.provider, model.id)
+        self._write_choice_now()
         if self.extensions is not None:  # extensions
             self.extensions.notify_soon("model_select", model=model, previous_model=previous, source=source)
 
@@ -534,6 +535,15 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if level != self.agent.thinking:
             self.agent.thinking = level
             self._pending_state.thinking = level
+            self._write_choice_now()
+
+    def _write_choice_now(self) -> None:
+        """A model or level picked in a session that has its file is written at once, as pi writes it:
+        quitting or switching sessions right after the pick lost it (``-c`` brought the old model back).
+        A new session keeps it for its first write; what opening a session adjusts on its own (a
+        recorded model that is not available) still waits for the next entry."""
+        if self.session_manager.is_flushed:
+            self._flush_pending_state()
 
     def _record_model_if_changed(self, restored: RestoreState, model: Model, thinking: ThinkingLevel) -> None:
         fresh = not self.session_manager.has_entries()
@@ -546,9 +556,10 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             self._pending_state.thinking = thinking
 
     def _flush_pending_state(self) -> None:
-        """Model and thinking changes are written just before the next entry, not when they happen: opening
-        a session with another model and only looking at it (``/context``, ``/session``) must not write to
-        the user's file, nor leave change entries that no message follows."""
+        """Model and thinking changes made by opening a session are written just before the next entry, not
+        when they happen: opening a session with another model and only looking at it (``/context``,
+        ``/session``) must not write to the user's file. Picked ones are written at once
+        (`_write_choice_now`)."""
         state, self._pending_state = self._pending_state, PendingState()
         if state.model is not None:
             self.session_manager.append_model_change(*state.model)
