@@ -82,13 +82,20 @@ def _theme_names(session: AgentSession, app: App[R]) -> list[str]:
 class ThemePicker(ModalScreen[str | None]):
     """Themes, previewed as the cursor moves; Enter keeps one, Esc goes back to the one before."""
 
+    # Framed as the other dialogs are (a padded frame, the list without a box of its own); Escape or
+    # Ctrl+C goes back, as in pi's selectors.
     DEFAULT_CSS = """
     ThemePicker { align: center middle; }
-    ThemePicker > Vertical { width: 50; height: auto; max-height: 80%; border: round $accent; background: $surface; }
-    ThemePicker OptionList { height: auto; max-height: 20; }
+    ThemePicker > Vertical {
+        width: 50; height: auto; max-height: 80%; border: round $accent; background: $surface; padding: 0 1;
+    }
+    ThemePicker .title { text-style: bold; color: $accent; }
+    ThemePicker OptionList, ThemePicker OptionList:focus {
+        height: auto; max-height: 20; border: none; background: $surface;
+    }
     ThemePicker .hint { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape,ctrl+c", "cancel", "Cancel", priority=True)]
 
     def __init__(self, names: list[str], current: str) -> None:
         super().__init__()
@@ -97,7 +104,7 @@ class ThemePicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Theme (previewed as you move)")
+            yield Static("Theme (previewed as you move)", classes="title")
             yield OptionList(*[Option(n, id=n) for n in self.names], id="themes")
             yield Static("↑/↓ preview · Enter keep · Esc back", classes="hint")
 

@@ -1,0 +1,46 @@
+"""The theme picker is framed like the other dialogs (a padded frame, the themes right under the title,
+no box around the list) and Ctrl+C backs out of it as Esc does, as in pi's selectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widget import Widget
+from textual.widgets import OptionList, Static
+
+from pi_tui.args import parse_args
+from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens.settings_screen import SettingsScreen, ThemePicker
+from pi_tui.runtime.factory import create_session
+
+from .helpers import HostApp
+
+
+async def test_the_theme_picker_is_a_padded_dialog_that_ctrl_c_backs_out_of(
+    agent_dir: Path, project: Path
+) -> None:
+    session = create_session(parse_args(["--provider", "faux"]), project).session
+    app = HostApp(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await SCREEN_COMMANDS["settings"](app, "")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsScreen)
+        app.screen.query_one("#settings-search").value = "theme"  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, ThemePicker)
+        title = picker.query(Static).first()
+        themes = picker.query_one(OptionList)
+        frame = title.parent
+        assert isinstance(frame, Widget)
+        assert title.region.x == frame.region.x + 2  # the border, then one column of padding
+        assert themes.region.y == title.region.bottom  # no box of its own around the list
+        await pilot.press("down")
+        await pilot.pause()
+        assert app.theme == "pi-light"
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsScreen) and app.theme == "pi-dark"
+    await session.close()
