@@ -432,10 +432,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         # --- end extensions ---
         if expand:
             text = self.expand_input(text)
-        if images:  # converting or scaling a large image takes a moment: off the event loop, as pi's worker
-            message = await asyncio.to_thread(self._user_message, text, images)
-        else:
-            message = self._user_message(text, images)
+        model_before = self.model
+        message = await self._prompt_message(text, images)
         if self.agent.is_streaming:
             if streaming_behavior == "steer":
                 self.agent.steer(message)
@@ -457,9 +455,17 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             messages += started.messages
             self._system_override = started.system_prompt
         # --- end extensions ---
+        if images and self.model is not model_before:
+            # as pi, the images fit the model a before_agent_start handler (or anything meanwhile) switched to
+            messages[0] = await self._prompt_message(text, images)
         await self._record_system_prompt()  # before the prompt, where pi writes it
         await self.agent.prompt(messages)
         await self._run_queued()
+
+    async def _prompt_message(self, text: str, images: Sequence[ImageContent] | None) -> UserMessage:
+        if images:  # converting or scaling a large image takes a moment: off the event loop, as pi's worker
+            return await asyncio.to_thread(self._user_message, text, images)
+        return self._user_message(text, images)
 
     async def _run_queued(self) -> None:
         """Messages queued while a run was ending (e.g. by an ``agent_end`` handler) start another run,

@@ -16,6 +16,7 @@ from typing import Any
 
 from PIL import Image
 
+from pi_tui.ai.types import ImageContent
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
 from tests.tools.bmp_helpers import bmp, grid, png_pixels
 
@@ -182,3 +183,36 @@ async def test_images_a_tool_result_handler_puts_in_are_converted_too(
         ("image", "image/png"),
         ("text", CONVERTED),
     ]
+
+
+async def test_a_model_switched_in_before_agent_start_sets_the_prompt_images_limits(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """pi fits a prompt's images after ``before_agent_start``: a handler that switches to a model with
+    smaller limits (here 500 pixels) gets the image fitted to that model."""
+    fake = FakeLLM()
+    fake.script([Reply([text("seen")])])
+    with fake.serve():
+        _setup(tmp_path, agent_dir, fake)
+        config = json.loads((agent_dir / "models.json").read_text())
+        small = {**config["providers"]["fake-eyes"]["models"][0], "id": "claude-small-eyes"}
+        small["inputLimits"] = {"images": {"resize": {"maxWidth": 500}}}
+        config["providers"]["fake-eyes"]["models"].append(small)
+        (agent_dir / "models.json").write_text(json.dumps(config))
+        switcher = tmp_path / "ext" / "switch.py"
+        switcher.write_text(
+            "def register(pi):\n"
+            "    pi.on('before_agent_start', lambda event: pi.set_model('fake-eyes/claude-small-eyes') and None)\n"
+        )
+        wide = base64.b64encode((tmp_path / "ext" / "pictures" / "wide.png").read_bytes()).decode()
+        argv = ["--model", "fake-eyes/claude-eyes", "-e", str(switcher)]
+        async with open_session(argv, tmp_path) as session:
+            await session.prompt("look", [ImageContent(data=wide, mime_type="image/png")])
+    body = fake.requests[0].body
+    assert body["model"] == "claude-small-eyes"
+    content = body["messages"][0]["content"]
+    assert content[0]["text"].endswith(
+        "displayed at 500x125. Multiply coordinates by 8.00 to map to original image.]"
+    )
+    [image] = [block for block in content if block["type"] == "image"]
+    assert _size(image) == (500, 125)
