@@ -20,7 +20,7 @@ import inspect
 import json
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -319,7 +319,7 @@ class _Planner:
         return _text(response)
 
 
-async def _both(first: Any, second: Any) -> tuple[str, str]:
+async def _both(first: Awaitable[str], second: Awaitable[str]) -> tuple[str, str]:
     """Run two summaries in parallel; the first failure cancels the other and is raised."""
     tasks = [asyncio.ensure_future(first), asyncio.ensure_future(second)]
     try:
@@ -329,12 +329,12 @@ async def _both(first: Any, second: Any) -> tuple[str, str]:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-    failed = [t for t in done if not t.cancelled() and t.exception() is not None]
+    failed = [error for t in done if not t.cancelled() and (error := t.exception()) is not None]
     if failed:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-        raise failed[0].exception()
+        raise failed[0]
     return tasks[0].result(), tasks[1].result()
 
 

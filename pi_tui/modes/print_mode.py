@@ -17,12 +17,14 @@ import sys
 from typing import Any, TextIO
 
 from pi_tui.agent.events import (
+    AgentEvent,
     AutoCompactionEnd,
     AutoCompactionStart,
     AutoRetryEnd,
     AutoRetryStart,
     ErrorEvent,
     ExtensionError,
+    RuntimeEvent,
 )
 from pi_tui.ai.types import AssistantMessage, ImageContent
 from pi_tui.extensions.ui import NotifyLevel, NullUIBridge
@@ -80,7 +82,7 @@ async def run_print_mode(
 
     else:
 
-        def on_event(event: Any) -> None:
+        def on_event(event: AgentEvent | RuntimeEvent) -> None:
             match event:
                 case AutoRetryStart():
                     err.write(
@@ -126,7 +128,7 @@ async def run_print_mode(
         session.ui = _StderrNoticeBridge(err)
     failed_commands: list[str] = []
 
-    def on_command_error(event: Any) -> None:
+    def on_command_error(event: AgentEvent | RuntimeEvent) -> None:
         if isinstance(event, ExtensionError) and event.event.startswith("command /"):
             failed_commands.append(event.event)
 

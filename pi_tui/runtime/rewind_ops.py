@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pi_tui.agent.tool import AgentTool, ToolError, ToolResult
+from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.extensions.ui import NullUIBridge
 from pi_tui.session.entries import MessageEntry
 from pi_tui.session.errors import EntryNotFoundError
@@ -25,6 +25,8 @@ from ._host import SessionHost
 from .events import CheckpointRestore
 
 if TYPE_CHECKING:
+    from pi_tui.ai.stream import AbortSignal
+
     # The rewind planner and the checkpoint records load when a rewind or a record happens: a run that
     # never rewinds (every print-mode run) does not import them.
     from pi_tui.checkpoints import Checkpointer, FilePlan, RewindPlan
@@ -123,7 +125,9 @@ class RewindMixin(SessionHost):
             return tool
         checkpoints, original = self.checkpoints, tool.execute
 
-        async def execute(call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> ToolResult:
+        async def execute(
+            call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: ToolUpdateFn | None
+        ) -> ToolResult:
             try:
                 before = await asyncio.to_thread(checkpoints.command_snapshot)
             except Exception:
