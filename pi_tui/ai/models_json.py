@@ -140,6 +140,15 @@ def _locate(text: str, path: Sequence[PathPart]) -> int:
     return pos
 
 
+def _past_value(text: str, pos: int) -> int:
+    """Where the next member or item starts: past the JSON value at ``pos`` and the comma after it."""
+    _, pos = _DECODER.raw_decode(text, pos)
+    pos = _skip_ws(text, pos)
+    if pos < len(text) and text[pos] == ",":
+        pos = _skip_ws(text, pos + 1)
+    return pos
+
+
 def _find_member(text: str, pos: int, wanted: str) -> int | None:
     pos = _skip_ws(text, pos + 1)
     while pos < len(text) and text[pos] == '"':
@@ -149,10 +158,7 @@ def _find_member(text: str, pos: int, wanted: str) -> int | None:
         pos = _skip_ws(text, pos + 1)  # past ':'
         if key == wanted:
             return pos
-        _, pos = _DECODER.raw_decode(text, pos)
-        pos = _skip_ws(text, pos)
-        if pos < len(text) and text[pos] == ",":
-            pos = _skip_ws(text, pos + 1)
+        pos = _past_value(text, pos)
     return None
 
 
@@ -162,10 +168,7 @@ def _find_item(text: str, pos: int, wanted: int) -> int | None:
     while pos < len(text) and text[pos] != "]":
         if index == wanted:
             return pos
-        _, pos = _DECODER.raw_decode(text, pos)
-        pos = _skip_ws(text, pos)
-        if pos < len(text) and text[pos] == ",":
-            pos = _skip_ws(text, pos + 1)
+        pos = _past_value(text, pos)
         index += 1
     return None
 
