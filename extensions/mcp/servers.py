@@ -113,7 +113,7 @@ class Server:
 
         async def start() -> None:
             with contextlib.suppress(McpCallError):
-                await self.ensure()
+                await self.start_listed()
 
         task = asyncio.get_running_loop().create_task(start(), name=f"mcp-start:{self.name}")
         self._retiring.add(task)  # held (and awaited on close) like a connection being retired
