@@ -48,8 +48,12 @@ class Args:
     thinking: str | None = None
     list_models: bool = False
     list_models_search: str | None = None
-    tools: list[str] | None = None
-    no_tools: bool = False
+    tools: list[str] | None = None  # -t/--tools: the allowlist, built-in and extension tools alike
+    exclude_tools: list[str] = field(default_factory=list)  # -xt/--exclude-tools: never offered this run
+    no_tools: bool = False  # -nt/--no-tools: no tools at all, extension tools included
+    no_builtin_tools: bool = False  # -nbt/--no-builtin-tools: no built-ins; extension tools stay
+    no_context_files: bool = False  # -nc/--no-context-files: no AGENTS.md / CLAUDE.md discovery
+    use_theme: str | None = None  # --use-theme: the interactive theme for this run only
     sandbox: str | None = None  # --sandbox off|workspace-write|read-only (wins over the setting)
     extensions: list[str] = field(default_factory=list)
     no_extensions: bool = False
@@ -94,6 +98,7 @@ _VALUE_FLAGS = {
     "--system-prompt": "system_prompt",
     "--append-system-prompt": "append_system_prompt",
     "--sandbox": "sandbox",
+    "--use-theme": "use_theme",
 }
 _LIST_FLAGS = {
     "-e": "extensions",
@@ -102,6 +107,7 @@ _LIST_FLAGS = {
     "--prompt-template": "prompt_templates",
     "--theme": "themes",
 }
+_COMMA_FLAGS = ("--tools", "-t", "--exclude-tools", "-xt", "--models")
 _BOOL_FLAGS = {
     "-h": "help",
     "--help": "help",
@@ -116,6 +122,11 @@ _BOOL_FLAGS = {
     "--resume": "resume",
     "--no-session": "no_session",
     "--no-tools": "no_tools",
+    "-nt": "no_tools",
+    "--no-builtin-tools": "no_builtin_tools",
+    "-nbt": "no_builtin_tools",
+    "--no-context-files": "no_context_files",
+    "-nc": "no_context_files",
     "--no-extensions": "no_extensions",
     "-ne": "no_extensions",
     "--no-skills": "no_skills",
@@ -178,10 +189,17 @@ def parse_args(argv: list[str]) -> Args:
         arg = argv[i]
         if "=" in arg and arg.startswith("--"):
             flag, _, inline = arg.partition("=")
-            if flag in _VALUE_FLAGS or flag in _LIST_FLAGS or flag in ("--tools", "--models"):
+            if flag in _VALUE_FLAGS or flag in _LIST_FLAGS or flag in _COMMA_FLAGS:
                 argv = [*argv[:i], flag, inline, *argv[i + 1 :]]
                 n = len(argv)
                 arg = flag
+        if arg == "--":  # the rest are messages and @files, even when they start with "-"
+            for rest in argv[i + 1 :]:
+                if rest.startswith("@") and len(rest) > 1:
+                    args.files.append(rest[1:])
+                else:
+                    args.messages.append(rest)
+            break
         if arg in _BOOL_FLAGS:
             setattr(args, _BOOL_FLAGS[arg], True)
         elif arg in _VALUE_FLAGS:
@@ -190,8 +208,10 @@ def parse_args(argv: list[str]) -> Args:
             getattr(args, _LIST_FLAGS[arg]).append(value(arg))
         elif arg in ("--approve", "-a", "--no-approve", "-na"):
             args.approve = arg in ("--approve", "-a")
-        elif arg == "--tools":
+        elif arg in ("--tools", "-t"):
             args.tools = [t.strip() for t in value(arg).split(",") if t.strip()]
+        elif arg in ("--exclude-tools", "-xt"):
+            args.exclude_tools.extend(t.strip() for t in value(arg).split(",") if t.strip())
         elif arg == "--models":
             args.models.extend(t.strip() for t in value(arg).split(",") if t.strip())
         elif arg == "--list-models":
@@ -256,7 +276,7 @@ HELP_TEXT = """\
 pi-tui - a terminal coding agent built around context engineering
 
 Usage:
-  pi-tui [options] [@files...] [messages...]
+  pi-tui [options] [--] [@files...] [messages...]
   pi-tui install <source> [-l] | remove <source> [-l] | update [source] | list
   pi-tui login [provider] | logout [provider]   Sign in to a subscription (Claude Pro/Max, ...)
   pi-tui auth check|print-api-key|print-bearer-token --provider <p>   Credentials for scripts (auth --help)
@@ -290,8 +310,11 @@ Sessions:
   --export <session> [out.html]  Write a session as a self-contained HTML page, and exit
 
 Tools and resources:
-  --tools <a,b,...>              Built-in tools to enable (read,bash,edit,write,grep,find,ls)
-  --no-tools                     No built-in tools (extension tools stay)
+  -t, --tools <a,b,...>          Only these tools (built-in: read,bash,edit,write,grep,find,ls; or extension)
+  -xt, --exclude-tools <a,b,...> Never these tools
+  -nbt, --no-builtin-tools       No built-in tools (extension tools stay)
+  -nt, --no-tools                No tools at all
+  -nc, --no-context-files        Do not load AGENTS.md / CLAUDE.md
   --sandbox <mode>               Run commands in the OS sandbox: workspace-write (default where
                                  bubblewrap works), read-only, or off
   -e, --extension <path>         Load an extension (repeatable)
@@ -299,6 +322,7 @@ Tools and resources:
   --skill <path> / --no-skills   Extra skill / no skill discovery
   --prompt-template <path> / --no-prompt-templates
   --theme <path> / --no-themes
+  --use-theme <name>             Theme for this run (not saved)
   --system-prompt <text|file>    Replace the base system prompt
   --append-system-prompt <text|file>
 

@@ -77,6 +77,8 @@ class ResourceLoader:
         skill_paths: ``--skill`` paths.
         no_prompt_templates: ``--no-prompt-templates``, the same for templates.
         template_paths: ``--prompt-template`` paths.
+        no_context_files: ``--no-context-files``: no ``AGENTS.md``/``CLAUDE.md`` at all (global or
+            project); ``SYSTEM.md`` and ``APPEND_SYSTEM.md`` still load.
         project_trusted: Whether project-local configuration may be read (see the module doc).
         system_prompt: ``--system-prompt`` (text, or a path to a file).
         append_system_prompt: ``--append-system-prompt`` (text, or a path to a file).
@@ -93,6 +95,7 @@ class ResourceLoader:
         skill_paths: Sequence[str | os.PathLike[str]] = (),
         no_prompt_templates: bool = False,
         template_paths: Sequence[str | os.PathLike[str]] = (),
+        no_context_files: bool = False,
         project_trusted: bool = False,
         system_prompt: str | None = None,
         append_system_prompt: str | None = None,
@@ -105,6 +108,7 @@ class ResourceLoader:
         self.skill_paths = [os.fspath(path) for path in skill_paths]
         self.no_prompt_templates = no_prompt_templates
         self.template_paths = [os.fspath(path) for path in template_paths]
+        self.no_context_files = no_context_files
         self.project_trusted = project_trusted
         self.system_prompt_flag = system_prompt
         self.append_system_prompt_flag = append_system_prompt
@@ -149,7 +153,9 @@ class ResourceLoader:
 
     def _load_context(self) -> None:
         diagnostics: list[ResourceDiagnostic] = []
-        self._context_files = load_context_files(self.cwd, self.agent_dir, diagnostics)
+        self._context_files = (
+            [] if self.no_context_files else load_context_files(self.cwd, self.agent_dir, diagnostics)
+        )
         self._system_prompt = load_prompt_override(
             "SYSTEM.md",
             self.cwd,

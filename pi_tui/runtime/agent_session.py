@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 
     from .cwd_services import CwdServices
     from .session_stats import StatsCounter
+    from .tool_selection import ToolGate
 
 __all__ = [
     "AgentSession",
@@ -172,6 +173,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.settings = settings
         self.tools = dict(tools)
         self.active_tools = [name for name in active_tools if name in self.tools]
+        # the tool options' gate (--tools, --no-tools, --exclude-tools): None lets every tool load
+        self.tool_gate: ToolGate | None = None
         self._listeners: list[Listener] = []
         self._context_handlers = context_handlers
         self._base_stream_fn = stream_fn
@@ -988,7 +991,12 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         return notes
 
     def add_tool(self, tool: AgentTool, *, activate: bool = True) -> None:
-        """Load a tool at run time (an extension's ``register_tool``); it replaces one of the same name."""
+        """Load a tool at run time (an extension's ``register_tool``); it replaces one of the same name.
+
+        A name the tool options keep out of this run (`tool_gate`) is not loaded.
+        """
+        if self.tool_gate is not None and not self.tool_gate.allows(tool.name):
+            return
         self.tools[tool.name] = tool
         if activate and tool.name not in self.active_tools:
             self.active_tools.append(tool.name)

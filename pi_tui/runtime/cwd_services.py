@@ -83,6 +83,7 @@ def build_cwd_services(
         skill_paths=args.skills,
         no_prompt_templates=args.no_prompt_templates,
         template_paths=args.prompt_templates,
+        no_context_files=args.no_context_files,
         project_trusted=settings.is_project_trusted(cwd),
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,

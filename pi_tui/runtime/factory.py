@@ -220,6 +220,22 @@ def _load_settings(args: Args, agent_dir: Path, cwd: Path, warnings: list[str]) 
     return settings
 
 
+def _default_tools(settings: SettingsManager, warnings: list[str]) -> list[str] | None:
+    """The ``defaultTools`` setting (built-in tools offered at start-up), or None when unset or unusable."""
+    from pi_tui.tools import ALL_TOOL_NAMES
+
+    value = settings.get("defaultTools")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        warnings.append("Setting defaultTools should be a list of tool names; using read, bash, edit, write")
+        return None
+    unknown = [name for name in value if name not in ALL_TOOL_NAMES]
+    if unknown:
+        warnings.append(f"Setting defaultTools names unknown built-in tool(s), ignored: {', '.join(unknown)}")
+    return [name for name in value if name in ALL_TOOL_NAMES]
+
+
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 
 
@@ -384,7 +400,7 @@ def _create_session(
     from pi_tui.ai.paths import agent_dir as default_agent_dir
     from pi_tui.ai.thinking import DEFAULT_THINKING_LEVEL, clamp_thinking_level, parse_thinking_level
     from pi_tui.ai.types import ThinkingLevel
-    from pi_tui.tools import ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES
+    from pi_tui.tools import DEFAULT_TOOL_NAMES
 
     cwd = Path(cwd or os.getcwd()).resolve()
     agent_dir = default_agent_dir()
@@ -495,17 +511,20 @@ def _create_session(
         sandbox, tools = services.sandbox, services.tools
         if extra_tools:
             tools.update(extra_tools)
-        if args.tools is not None:
-            unknown = [t for t in args.tools if t not in ALL_TOOL_NAMES and t not in tools]
-            if unknown:
-                warnings.append(f"Unknown tool(s) ignored: {', '.join(unknown)}")
-            active = [t for t in args.tools if t in tools]
-        elif args.no_tools:
-            active = []
-        else:
-            active = list(DEFAULT_TOOL_NAMES) + [
-                t for t in (extra_tools or {}) if t not in DEFAULT_TOOL_NAMES
-            ]
+        from .tool_selection import select_tools
+
+        selection = select_tools(
+            tools=args.tools,
+            exclude=args.exclude_tools,
+            no_tools=args.no_tools,
+            no_builtin_tools=args.no_builtin_tools,
+            default_tools=_default_tools(settings, warnings),
+            builtin_defaults=DEFAULT_TOOL_NAMES,
+        )
+        tools = {name: tool for name, tool in tools.items() if selection.gate.allows(name)}
+        active = [t for t in selection.active if t in tools]
+        if args.tools is None and not (args.no_tools or args.no_builtin_tools):
+            active += [t for t in (extra_tools or {}) if t in tools and t not in active]
 
         agent_session = AgentSession(
             cwd=cwd,
@@ -520,6 +539,7 @@ def _create_session(
             stream_fn=stream_fn,
             checkpoints=checkpointer,
         )
+        agent_session.tool_gate = selection.gate
         session_box.append(agent_session)
         agent_session.sandbox = sandbox
         agent_session.cli_model_scope = list(args.models) or None
@@ -559,6 +579,9 @@ def _create_session(
             plural = "s" if len(unclaimed) > 1 else ""
             raise StartupError(f"Error: Unknown option{plural}: {', '.join(unclaimed)}", 1)
         resolve_flag_words(args, flag_types)
+        unknown = [t for t in (args.tools or []) if t not in agent_session.tools]
+        if unknown:  # checked once extensions registered theirs: a name neither knows is a typo
+            warnings.append(f"Unknown tool(s) ignored: {', '.join(unknown)}")
         if runner is not None:
             runner.registry.flag_values = dict(args.unknown_flags)
         warnings = warnings + extension_warnings

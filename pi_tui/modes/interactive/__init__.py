@@ -156,7 +156,7 @@ def _run_app(args: Args, cwd: Path, prompts: list[str], first_images: Sequence[I
         args.approve = True
         args.approve_here_only = True
 
-    theme = os.environ.get("PI_TUI_THEME") or _theme_setting(agent_dir)
+    theme = args.use_theme or os.environ.get("PI_TUI_THEME") or _theme_setting(agent_dir)
     # No garbage collection until the first frame is drawn: start-up allocates much and frees little.
     gc.disable()
     from .app import PiApp
@@ -179,6 +179,7 @@ def _run_app(args: Args, cwd: Path, prompts: list[str], first_images: Sequence[I
     app.resume_gc_after_first_frame = True
     app.leave_if_resume_cancelled = args.resume  # -r: Escape in its picker leaves, as pi
     app.verbose_startup = args.verbose
+    app.theme_override = args.use_theme
 
     try:
         code = app.run()

@@ -141,6 +141,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     """``showHardwareCursor``: the terminal's cursor is shown at the editor's cursor."""
     verbose_startup: bool = False
     """``--verbose`` (set by `run_interactive`): the start-up header even with ``quietStartup``."""
+    theme_override: str | None = None
+    """``--use-theme`` (set by `run_interactive`): this run's theme, kept over the setting by /reload."""
     start_header: tuple[str, str] | None = None
     """pi's start-up header (version, keys, what was loaded) over the chat; None with ``quietStartup``."""
     tools_expanded: bool = False

@@ -254,9 +254,13 @@ class CommandRouter:
             if inspect.isawaitable(outcome):
                 await outcome
         self.app.apply_settings()
-        # the theme too, as pi's /reload applies it (PI_TUI_THEME, when set, still wins)
+        # the theme too, as pi's /reload applies it (--use-theme, then PI_TUI_THEME, when given, still win)
         settings = session.settings
-        theme = os.environ.get("PI_TUI_THEME") or (settings.theme if settings is not None else None)
+        theme = (
+            self.app.theme_override
+            or os.environ.get("PI_TUI_THEME")
+            or (settings.theme if settings is not None else None)
+        )
         if theme and self.app.theme != f"pi-{theme}":
             error = self.app.set_pi_theme(theme)
             if error:

@@ -410,3 +410,15 @@ async def test_the_start_up_header_is_compact_and_ctrl_o_shows_every_key_as_pi(
         assert "f2 to show or hide the panels" in expanded and "/hotkeys for every key" in expanded
         await pilot.press("ctrl+o")
         assert str(header.render()).splitlines() == compact
+
+
+async def test_use_theme_holds_over_the_setting_through_reload(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"theme": "dark"}))
+    app = make_app(tmp_path, agent_dir, FauxScript(), theme_name="light")
+    app.theme_override = "light"  # what run_interactive sets for --use-theme light
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert app.theme == "pi-light"
+        await submit_and_wait(pilot, app, "/reload")
+        assert app.theme == "pi-light"
+        assert json.loads((agent_dir / "settings.json").read_text()) == {"theme": "dark"}  # nothing saved
