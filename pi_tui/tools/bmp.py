@@ -1,8 +1,9 @@
 """Windows bitmaps (BMP) re-encoded as PNG, which every image-capable provider accepts.
 
-pi converts a BMP it reads to PNG before sending it (its image library decodes BMP). pi-tui ships no image
-library, so this module decodes the common kinds itself with the standard library (``struct`` for the
-headers, ``zlib`` for the PNG) and is imported only when a BMP is read.
+pi converts a BMP it reads to PNG before sending it (its image library decodes BMP). This module decodes
+the common kinds with the standard library alone (``struct`` for the headers, ``zlib`` for the PNG), so a
+screenshot needs no image library loaded; it is imported only when a BMP is read, and the kinds it does
+not cover go to Pillow (`pi_tui.tools.image_process`).
 
 Covered: the OS/2 1.x header (12 bytes) and the Windows headers of 40 to 124 bytes (V3, V4, V5);
 uncompressed pixels of 1, 4 or 8 bits (with a colour table), 16, 24 or 32 bits; ``BI_BITFIELDS`` and

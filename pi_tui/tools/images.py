@@ -1,9 +1,9 @@
-"""Image detection for the read tool, and the seam where resizing plugs in.
+"""Image detection, and the types resizing is described with.
 
-Images are recognised by their magic bytes, never by extension: PNG, JPEG, GIF and WebP are sent as
-they are; a BMP (`looks_like_bmp`) is converted to PNG by the read tool (`pi_tui.tools.bmp`). No image
-library ships with pi-tui, so nothing is resized by default; a caller that has one passes an `ImageResizer` to
-``create_read_tool`` and the read tool adds pi's dimension note when the image was scaled.
+Images are recognised by their magic bytes, never by extension: PNG, JPEG, GIF and WebP are the types
+providers take; a BMP (`looks_like_bmp`) is converted to PNG. What happens to an image on its way into
+the context (conversion, fitting into the model's limits, pi's notes) is `pi_tui.tools.image_process`;
+an `ImageResizer` given to ``create_read_tool`` replaces its fitting step there.
 """
 
 from __future__ import annotations
