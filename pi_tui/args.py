@@ -64,7 +64,7 @@ class Args:
     themes: list[str] = field(default_factory=list)
     no_themes: bool = False
     system_prompt: str | None = None
-    append_system_prompt: str | None = None
+    append_system_prompt: list[str] = field(default_factory=list)  # repeatable, joined by blank lines
     export: str | None = None
     export_out: str | None = None
     verbose: bool = False
@@ -96,7 +96,6 @@ _VALUE_FLAGS = {
     "--api-key": "api_key",
     "--thinking": "thinking",
     "--system-prompt": "system_prompt",
-    "--append-system-prompt": "append_system_prompt",
     "--sandbox": "sandbox",
     "--use-theme": "use_theme",
 }
@@ -106,6 +105,7 @@ _LIST_FLAGS = {
     "--skill": "skills",
     "--prompt-template": "prompt_templates",
     "--theme": "themes",
+    "--append-system-prompt": "append_system_prompt",
 }
 _COMMA_FLAGS = ("--tools", "-t", "--exclude-tools", "-xt", "--models")
 _BOOL_FLAGS = {
@@ -324,7 +324,7 @@ Tools and resources:
   --theme <path> / --no-themes
   --use-theme <name>             Theme for this run (not saved)
   --system-prompt <text|file>    Replace the base system prompt
-  --append-system-prompt <text|file>
+  --append-system-prompt <text|file>   (repeatable)
 
 Other:
   --offline                      No network except the model provider

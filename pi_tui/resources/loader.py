@@ -17,7 +17,12 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pi_tui.resources.context_files import ContextFile, load_context_files, load_prompt_override
+from pi_tui.resources.context_files import (
+    ContextFile,
+    load_context_files,
+    load_prompt_override,
+    resolve_prompt_value,
+)
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.paths import agent_dir as default_agent_dir
 from pi_tui.resources.paths import resolve_path
@@ -81,7 +86,8 @@ class ResourceLoader:
             project); ``SYSTEM.md`` and ``APPEND_SYSTEM.md`` still load.
         project_trusted: Whether project-local configuration may be read (see the module doc).
         system_prompt: ``--system-prompt`` (text, or a path to a file).
-        append_system_prompt: ``--append-system-prompt`` (text, or a path to a file).
+        append_system_prompt: ``--append-system-prompt`` (text, or a path to a file); several (the
+            option is repeatable) are joined by blank lines, in order.
         home: Home directory for ``~/.agents/skills`` (default: the real one).
     """
 
@@ -98,7 +104,7 @@ class ResourceLoader:
         no_context_files: bool = False,
         project_trusted: bool = False,
         system_prompt: str | None = None,
-        append_system_prompt: str | None = None,
+        append_system_prompt: str | Sequence[str] | None = None,
         home: str | os.PathLike[str] | None = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(cwd))
@@ -111,7 +117,9 @@ class ResourceLoader:
         self.no_context_files = no_context_files
         self.project_trusted = project_trusted
         self.system_prompt_flag = system_prompt
-        self.append_system_prompt_flag = append_system_prompt
+        self.append_system_prompt_flags = (
+            [append_system_prompt] if isinstance(append_system_prompt, str) else list(append_system_prompt or ())
+        )
         self.home = Path(home) if home is not None else None
         self._extra_skill_paths: list[str] = []
         self._extra_template_paths: list[str] = []
@@ -164,14 +172,17 @@ class ResourceLoader:
             include_project=self.project_trusted,
             diagnostics=diagnostics,
         )
-        self._append_system_prompt = load_prompt_override(
-            "APPEND_SYSTEM.md",
-            self.cwd,
-            self.agent_dir,
-            cli_value=self.append_system_prompt_flag,
-            include_project=self.project_trusted,
-            diagnostics=diagnostics,
-        )
+        if self.append_system_prompt_flags:  # the command line's, instead of any APPEND_SYSTEM.md
+            texts = [resolve_prompt_value(value, self.cwd) for value in self.append_system_prompt_flags if value]
+            self._append_system_prompt = "\n\n".join(text for text in texts if text) or None
+        else:
+            self._append_system_prompt = load_prompt_override(
+                "APPEND_SYSTEM.md",
+                self.cwd,
+                self.agent_dir,
+                include_project=self.project_trusted,
+                diagnostics=diagnostics,
+            )
         settings_warnings = [
             ResourceDiagnostic("warning", message, None, "settings") for message in self.settings.errors
         ]

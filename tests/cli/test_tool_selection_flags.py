@@ -74,3 +74,13 @@ async def test_no_context_files_skips_agents_md_everywhere(tmp_path: Path, agent
     async with open_session(["-nc"], tmp_path) as session:
         prompt = session.system_prompt()
         assert "GLOBAL-RULES" not in prompt and "PROJECT-RULES" not in prompt
+
+
+async def test_append_system_prompt_is_repeatable_text_or_file(tmp_path: Path) -> None:
+    (tmp_path / "extra.md").write_text("FROM-FILE")
+    args = parse_args(["--append-system-prompt", "FIRST-TEXT", "--append-system-prompt", "extra.md"])
+    assert args.append_system_prompt == ["FIRST-TEXT", "extra.md"]
+    async with open_session(["--append-system-prompt", "FIRST-TEXT", "--append-system-prompt", "extra.md"],
+                            tmp_path) as session:
+        prompt = session.system_prompt()
+        assert "FIRST-TEXT\n\nFROM-FILE" in prompt
