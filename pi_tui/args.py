@@ -54,6 +54,7 @@ class Args:
     no_builtin_tools: bool = False  # -nbt/--no-builtin-tools: no built-ins; extension tools stay
     no_context_files: bool = False  # -nc/--no-context-files: no AGENTS.md / CLAUDE.md discovery
     use_theme: str | None = None  # --use-theme: the interactive theme for this run only
+    tui_mode: str | None = None  # --tui-mode regular|fullscreen: accepted; pi-tui is always full-screen
     sandbox: str | None = None  # --sandbox off|workspace-write|read-only (wins over the setting)
     extensions: list[str] = field(default_factory=list)
     no_extensions: bool = False
@@ -98,6 +99,7 @@ _VALUE_FLAGS = {
     "--system-prompt": "system_prompt",
     "--sandbox": "sandbox",
     "--use-theme": "use_theme",
+    "--tui-mode": "tui_mode",
 }
 _LIST_FLAGS = {
     "-e": "extensions",
@@ -246,6 +248,12 @@ def parse_args(argv: list[str]) -> Args:
         raise ArgsError(f"--sandbox must be off, workspace-write or read-only (got {args.sandbox!r})")
     if args.rewind_mode not in ("conversation", "code", "both"):
         raise ArgsError(f"--rewind-mode must be conversation, code or both (got {args.rewind_mode!r})")
+    if args.tui_mode is not None and args.tui_mode not in ("regular", "fullscreen"):
+        raise ArgsError(f"--tui-mode must be regular or fullscreen (got {args.tui_mode!r})")
+    if args.tui_mode == "regular":
+        args.warnings.append(
+            "--tui-mode regular: pi-tui has no inline mode and runs full-screen; --plain gives a line mode"
+        )
     if args.thinking is not None and args.thinking not in THINKING_CHOICES:
         args.warnings.append(
             f"Invalid thinking level {args.thinking!r}; expected one of {', '.join(THINKING_CHOICES)}"
@@ -323,6 +331,7 @@ Tools and resources:
   --prompt-template <path> / --no-prompt-templates
   --theme <path> / --no-themes
   --use-theme <name>             Theme for this run (not saved)
+  --tui-mode regular|fullscreen  Accepted for pi's scripts; pi-tui is always full-screen
   --system-prompt <text|file>    Replace the base system prompt
   --append-system-prompt <text|file>   (repeatable)
 

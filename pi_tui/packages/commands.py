@@ -73,9 +73,13 @@ Usage:
 
 Update installed packages: git packages move to the newest commit of their default branch, PyPI
 packages are reinstalled at their newest version. Pinned packages (==version, @ref) and local folders
-are skipped. With <source>, only that package is updated.
+are skipped. With <source> (or --extension <source>), only that package is updated.
+pi-tui does not update itself or model catalogs here (pi's "update self", --all, --models): upgrade
+pi-tui with the tool that installed it.
 
 Options:
+  --extensions   Every package (the default; pi's spelling)
+  --extension <source>  Only that package
   --offline      Refuse network operations
   -h, --help     Show this help
 """,
@@ -100,14 +104,28 @@ class _Options:
     help: bool = False
     invalid: str | None = None
     extra: str | None = None
+    # pi's ``update`` targets that pi-tui does not act on: itself (pip installs it) and model catalogs
+    # (they ship inside the package); named so the refusal can say what to do instead
+    unsupported: str | None = None
 
 
 def _parse(argv: list[str]) -> _Options:
     command = "remove" if argv[0] == "uninstall" else argv[0]
     options = _Options(command)
-    for arg in argv[1:]:
+    rest = iter(argv[1:])
+    for arg in rest:
         if arg in ("-h", "--help"):
             options.help = True
+        elif command == "update" and arg == "--extensions":
+            pass  # pi's spelling of "every package": what a bare ``update`` does here
+        elif command == "update" and arg == "--extension":
+            options.source = next(rest, None)
+            if options.source is None:
+                options.invalid = options.invalid or arg
+        elif command == "update" and arg in ("--self", "--all", "--force", "--models") or (
+            command == "update" and arg in ("self", "pi") and options.source is None
+        ):
+            options.unsupported = options.unsupported or arg
         elif arg in ("-l", "--local") and command in ("install", "remove"):
             options.local = True
         elif arg == "--offline" and command in ("install", "update"):
@@ -140,6 +158,15 @@ def run_package_command(argv: list[str]) -> int:
     if options.extra:
         _err(f'Unexpected argument {options.extra} for "{argv[0]}"')
         _err(f"Usage: {usage}")
+        return 1
+    if options.unsupported:
+        what = "model catalogs" if options.unsupported == "--models" else "itself"
+        _err(f'pi-tui update does not update {what} ("{options.unsupported}"): it updates packages only')
+        if what == "itself":
+            _err("Upgrade pi-tui with the tool that installed it (for example: pip install --upgrade pi-tui).")
+        else:
+            _err("The model catalog ships with pi-tui; upgrading pi-tui brings a newer one.")
+        _err('Update every package with "pi-tui update" (or "pi-tui update --extensions").')
         return 1
     if options.command in ("install", "remove") and not options.source:
         _err(f'Missing source for "{argv[0]}"')

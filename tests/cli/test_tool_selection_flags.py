@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pi_tui.args import parse_args
+from pi_tui.args import ArgsError, parse_args
 
 from ..extensions.helpers import open_session, write_extension
 
@@ -84,3 +84,15 @@ async def test_append_system_prompt_is_repeatable_text_or_file(tmp_path: Path) -
                             tmp_path) as session:
         prompt = session.system_prompt()
         assert "FIRST-TEXT\n\nFROM-FILE" in prompt
+
+
+def test_tui_mode_is_accepted_and_regular_says_it_is_full_screen_anyway() -> None:
+    assert parse_args(["--tui-mode", "fullscreen"]).warnings == []
+    args = parse_args(["--tui-mode", "regular"])
+    assert args.unknown_flags == {} and "runs full-screen" in args.warnings[0]
+    try:
+        parse_args(["--tui-mode", "inline"])
+    except ArgsError as exc:
+        assert "regular or fullscreen" in str(exc)
+    else:
+        raise AssertionError("--tui-mode inline was accepted")

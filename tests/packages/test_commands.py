@@ -161,3 +161,17 @@ def test_offline_refuses_network_installs_before_touching_anything(
     assert "Cannot install pypi:something while offline" in err
     assert settings_packages(agent_dir / "settings.json") == []
     assert not (agent_dir / "git").exists()
+
+
+def test_update_takes_pis_package_spellings_and_explains_self_update(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    assert run_cli(monkeypatch, project, "update", "--extensions") == 0
+    assert capsys.readouterr().out.strip() == "No packages to update."
+    assert run_cli(monkeypatch, project, "update", "--extension", "pypi:nothing-installed") == 1
+    assert "pi-tui update does not" not in capsys.readouterr().err  # taken as a package source
+    for target in (["self"], ["--self"], ["pi"], ["--all"], ["--models"]):
+        assert run_cli(monkeypatch, project, "update", *target) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("pi-tui update does not update "), (target, err)
+        assert 'Update every package with "pi-tui update"' in err
