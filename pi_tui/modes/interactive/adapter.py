@@ -77,6 +77,8 @@ class ChatSurface(Protocol):
 
     def session_switched(self) -> None: ...
 
+    def note_untrusted_project(self, said: list[str]) -> None: ...
+
     def refresh_footer(self, *, compacted: bool = False) -> None: ...
 
     def context_measured(self) -> None: ...
@@ -163,6 +165,7 @@ class ChatAdapter:
                 self.app.session_switched()
             case SessionTreeMoved():
                 self.app.reload_chat()
+                self.app.note_untrusted_project([])
         self.app.pending_changed()
 
     def _report_load_problems(self) -> None:

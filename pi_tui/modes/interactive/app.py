@@ -700,11 +700,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.reload_chat()
         for warning in startup.warnings + self.key_warnings:
             self.chat_notice(f"Warning: {warning}", "warning")
-        from . import UNTRUSTED_PROJECT, untrusted_project
-
-        if untrusted_project(session.settings, session.cwd) and not any("not trusted" in w for w in startup.warnings):
-            # as pi, after "Do not trust" or with a saved one: say once what is ignored, unless said already
-            self.chat_notice(UNTRUSTED_PROJECT, "warning")
+        self.note_untrusted_project(startup.warnings)
         for notice in startup.notices:
             self.chat_notice(notice)
         self.router.note_missing_model()
@@ -918,6 +914,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._work_in(Path(session.cwd))
         for warning in session.switch_warnings:
             self.chat_notice(f"Warning: {warning}", "warning")
+        self.note_untrusted_project(session.switch_warnings)
         forget_preparation(session)
         if self._typed_hold is not None:  # it held the work ahead for the file left
             release, self._typed_hold = self._typed_hold, None
@@ -925,6 +922,19 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.run_worker(
             self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
         )
+
+    def note_untrusted_project(self, said: list[str]) -> None:
+        """Below the session's history as it was just drawn (start-up, a switched-to session, a move in
+        the tree), say that the project's files which load only once trusted are ignored, as pi does
+        each time it draws a session of an untrusted project; not when one of ``said`` (the warnings
+        shown with it, such as the note about skipped extensions) said so already."""
+        from . import UNTRUSTED_PROJECT, untrusted_project
+
+        session = self.session
+        if session is None or not untrusted_project(session.settings, session.cwd):
+            return
+        if not any("not trusted" in warning for warning in said):
+            self.chat_notice(UNTRUSTED_PROJECT, "warning")
 
     def _work_in(self, cwd: Path) -> None:
         """Follow the session to the directory it works in (a session recorded elsewhere, as pi): the

@@ -4,6 +4,7 @@ nothing, "Trust parent folder" saves the parent; and a parent folder's ``.agents
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -12,6 +13,7 @@ from pi_tui.ai.providers.faux import FauxScript
 from pi_tui.modes.interactive import UNTRUSTED_PROJECT, project_needs_trust, project_trust_files
 from pi_tui.modes.interactive.app import PiApp
 from pi_tui.modes.interactive.blocks import NoticeBlock
+from pi_tui.modes.interactive.chat import Notice
 from pi_tui.modes.interactive.dialogs import SelectDialog
 
 from .helpers import make_app, until
@@ -142,3 +144,60 @@ async def test_a_trusted_project_or_one_with_nothing_to_trust_says_nothing(tmp_p
     agent_dir.mkdir(parents=True, exist_ok=True)
     (agent_dir / "trust.json").write_text(json.dumps({os.path.realpath(project): True}))
     assert not any("not trusted" in n for n in await _start_notices(_app(project, agent_dir)))
+
+
+
+def _untrusted_notices(app: PiApp) -> int:
+    return sum(isinstance(item, Notice) and item.text == UNTRUSTED_PROJECT for item in app.chat.items)
+
+
+def _screens_prepared_since(app: PiApp, before: asyncio.Event | None) -> bool:
+    """The work a switch starts for the big screens has run (the app may then end cleanly)."""
+    return app.screens_prepared is not before and app.screens_prepared is not None and app.screens_prepared.is_set()
+
+
+async def test_a_session_drawn_again_in_an_untrusted_project_says_it_again(tmp_path: Path, agent_dir: Path) -> None:
+    """pi draws the line under a session each time it draws one: /new, /fork, /resume, a move in the tree."""
+    project = _project(tmp_path / "proj")
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "trust.json").write_text(json.dumps({os.path.realpath(project): False}))  # Do not trust, saved
+    app = make_app(project, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        session = app.require_session()
+        assert _untrusted_notices(app) == 1
+        for move in (lambda: session.navigate(None), session.new_session):  # /tree, /new
+            app.chat_notice("drawn before")
+            prepared = app.screens_prepared
+            await move()
+            await until(pilot, lambda: not any(isinstance(i, Notice) and i.text == "drawn before" for i in app.chat.items))
+            assert _untrusted_notices(app) == 1
+        await until(pilot, lambda: _screens_prepared_since(app, prepared))
+
+
+async def test_switching_to_a_session_of_an_untrusted_project_says_so(tmp_path: Path, agent_dir: Path) -> None:
+    """The session switch API (as /resume) moving to a session recorded in an untrusted project."""
+    from pi_tui.ai.types import AssistantMessage, TextContent, UserMessage
+    from pi_tui.session import SessionManager
+
+    project = _project(tmp_path / "proj")
+    here = tmp_path / "here"
+    here.mkdir()
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "trust.json").write_text(json.dumps({os.path.realpath(project): False}))
+    recorded = SessionManager.create(project.resolve(), session_dir=tmp_path / "sessions")
+    recorded.append_message(UserMessage(content="recorded over there"))
+    answer = AssistantMessage(content=[TextContent(text="noted")], provider="faux", model="faux-1")
+    recorded.append_message(answer)  # a session file is written once it has an answer
+    path = Path(str(recorded.path))
+    recorded.close()
+    app = make_app(here, agent_dir, FauxScript())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set)
+        assert _untrusted_notices(app) == 0  # nothing here needs trust
+        session = app.require_session()
+        prepared = app.screens_prepared
+        await session.switch_session(SessionManager.open(path, cwd=session.cwd))
+        await until(pilot, lambda: Path(session.cwd) == project.resolve() and _screens_prepared_since(app, prepared))
+        assert _untrusted_notices(app) == 1
+        assert [i.text for i in app.chat.items if isinstance(i, Notice)][-1] == UNTRUSTED_PROJECT  # under it all
