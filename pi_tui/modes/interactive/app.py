@@ -48,6 +48,7 @@ from .textual_private import (
     strips_never_cache_themselves,
 )
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
+from .typeahead import TypeAhead
 from .warm_turn import WarmUpTurn
 
 if TYPE_CHECKING:
@@ -219,6 +220,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         # a focused chat would swallow what is typed next.
         self.chat.can_focus = False
         self.editor = PromptEditor(self.history, id="editor")
+        self.typeahead = TypeAhead(
+            self.post_message,
+            self.call_after_refresh,
+            lambda: self.focused is not None and self.focused.screen is self.screen,
+        )
         self.menu = CompletionMenu()
         self.footer = StatusFooter()
         self.sidebar = PanelSidebar()
@@ -396,6 +402,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     def on_mount(self) -> None:
         self._install_signal_handlers()
         self.screen_change_signal.subscribe(self, lambda _screen: self.warm_turn.notice_change())
+        self.screen_change_signal.subscribe(self, lambda _screen: self.typeahead.screen_changed())
+        self.editor.hold_key = self.typeahead.take
+        self.editor.before_submit = self.typeahead.start_for
         if not self.is_headless:
             self.run_worker(self._check_tmux_keys(), group="tmux", exit_on_error=False)
         self.editor.focus()
@@ -1060,6 +1069,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         try:
             await self.submit(text, follow_up=follow_up)
         finally:
+            self.typeahead.release()  # no screen came up (or it is closed again): the keys are the editor's
             done()
             self.call_after_refresh(self._hold_for_typed_screen)  # its screen is drawn by then
 

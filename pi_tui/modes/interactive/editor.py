@@ -142,6 +142,12 @@ class PromptEditor(TextArea, inherit_bindings=False):
         self.commands: Callable[[], list[Candidate]] = list
         self.arguments: Callable[[str, str], list[Candidate]] | None = None
         self.mentions: Callable[[str], list[Candidate]] | None = None
+        self.hold_key: Callable[[events.Key], bool] = lambda _event: False
+        """Takes a key the editor must not handle yet (True): one typed while a command opens its screen
+        (`TypeAhead`)."""
+        self.before_submit: Callable[[str], None] = lambda _text: None
+        """Told the text Enter sends before the keys after that Enter are handled (they may be queued
+        behind it already): `TypeAhead.start_for`."""
         """What extensions offer after ``@`` (before the project's files)."""
         self.key_actions: dict[str, tuple[str, ...]] = editor_key_actions(None)[0]
         """Textual key → editor actions tried in order (``submit``, ``newLine``, ``yank``, …), from pi's
@@ -179,6 +185,8 @@ class PromptEditor(TextArea, inherit_bindings=False):
 
     async def _on_key(self, event: events.Key) -> None:
         TypingClock.last_key = time.monotonic()
+        if self.hold_key(event):
+            return self._stop(event)
         key = canonical_key(event.key)
         actions = self.key_actions.get(key, ())
         previous, self._last_action = self._last_action, None
@@ -473,6 +481,7 @@ class PromptEditor(TextArea, inherit_bindings=False):
         self._history_index = None
         if self.menu is not None:
             self.menu.hide()
+        self.before_submit(text)
         self.post_message(self.Submitted(text, follow_up))
 
     def _history_step(self, step: int) -> bool:
