@@ -578,3 +578,33 @@ async def test_credential_source_ecs_container_assumes_the_role_with_the_task_cr
     assert auth.credentials == AwsCredentials(*derived(ROLE, task.access_key_id))
     [fetched] = aws.of("/container-credentials")
     assert fetched.headers["authorization"] == "task-auth"
+
+
+async def test_a_container_uri_the_sdk_refuses_gets_no_request_and_says_why(
+    aws: FakeAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the AWS SDK: plain http only to loopback or the ECS/EKS agents. 0.0.0.0 reaches this machine's
+    loopback fake, yet it is no loopback address: the token must not be sent there."""
+    from pi_tui.ai.providers._aws_remote import container_uri
+
+    _files_missing(monkeypatch)
+    port = aws.url.rsplit(":", 1)[1]
+    monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "task-auth")
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://0.0.0.0:{port}/container-credentials")
+    with pytest.raises(AwsSetupError, match=r"0\.0\.0\.0.* is not accepted .*https.*loopback.*169\.254\.170\.23"):
+        await _resolve()
+    assert aws.of("/container-credentials") == []
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://localhost:{port}/container-credentials")
+    auth = await _resolve()
+    assert auth.credentials == AwsCredentials(*derived("container"))
+    [fetched] = aws.of("/container-credentials")
+    assert fetched.headers["authorization"] == "task-auth"
+    # the relative URI wins over the full one, as in the SDK
+    both = {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/creds", "AWS_CONTAINER_CREDENTIALS_FULL_URI": aws.url}
+    assert container_uri(both) == "http://169.254.170.2/v2/creds"
+
+
+def _files_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No AWS config or credentials files: the chain reaches the container source."""
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")

@@ -1,8 +1,11 @@
 """Credentials from a metadata service: a container's credential agent, or the EC2 instance metadata
 service (IMDS), with the AWS SDK's rules.
 
-Container: ``AWS_CONTAINER_CREDENTIALS_FULL_URI``, or ``AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`` under
-``http://169.254.170.2``, with ``AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE]`` as ``Authorization``.
+Container: ``AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`` under ``http://169.254.170.2``, else
+``AWS_CONTAINER_CREDENTIALS_FULL_URI``, with ``AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE]`` as
+``Authorization``. As in the SDK, a full URI must be https or name a loopback address (127.0.0.0/8,
+``localhost``, ``[::1]``) or the ECS (169.254.170.2) or EKS (169.254.170.23, ``[fd00:ec2::23]``) agent:
+the credentials and the token are sent nowhere else.
 
 IMDS (version 2 first): ``PUT /latest/api/token`` (``x-aws-ec2-metadata-token-ttl-seconds: 21600``),
 then ``GET /latest/meta-data/iam/security-credentials/`` for the instance's role name and
@@ -20,6 +23,7 @@ SDK's "static stability").
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import random
 from collections.abc import Mapping
@@ -31,6 +35,7 @@ from ._sigv4 import AwsCredentials
 
 __all__ = [
     "ImdsUnavailable",
+    "check_container_uri",
     "RemoteError",
     "container_credentials",
     "container_uri",
@@ -59,12 +64,54 @@ def _flag(value: str | None) -> bool:
 
 
 def container_uri(env: Mapping[str, str]) -> str | None:
-    """The container credential agent's URL, when the environment names one."""
-    full = env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI", "").strip()
-    if full:
-        return full
+    """The container credential agent's URL, when the environment names one (the relative URI wins over
+    the full one, as in the SDK)."""
     relative = env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "").strip()
-    return f"{_CONTAINER_HOST}{relative}" if relative else None
+    if relative:
+        return f"{_CONTAINER_HOST}{relative}"
+    full = env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI", "").strip()
+    return full or None
+
+
+# the container agents' own addresses, which the SDK accepts over plain http
+_AGENT_HOSTS = {
+    ipaddress.ip_address("169.254.170.2"),  # ECS
+    ipaddress.ip_address("169.254.170.23"),  # EKS Pod Identity
+    ipaddress.ip_address("fd00:ec2::23"),
+}
+
+
+def check_container_uri(uri: str) -> None:
+    """Refuse a container credentials URL the AWS SDK refuses: plain http to anything but a loopback
+    address (127.0.0.0/8, ``localhost``, ``::1``) or the ECS / EKS agent.
+
+    Raises:
+        RemoteError: the URL is refused (what it must be instead is in the message).
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname or ""
+    except ValueError:
+        parts, host = None, ""
+    if parts is not None and parts.scheme.lower() == "https" and host:
+        return
+    if parts is not None and parts.scheme.lower() == "http" and host:
+        if host == "localhost":
+            return
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            address = None
+        # is_loopback: 127.0.0.0/8, and ::1 alone for IPv6 (not ::ffff:127.0.0.1, which the SDK refuses)
+        if address is not None and (address.is_loopback or address in _AGENT_HOSTS):
+            return
+    raise RemoteError(
+        f"AWS_CONTAINER_CREDENTIALS_FULL_URI {uri} is not accepted (as in the AWS SDK): it must be an https "
+        "URL, or an http one to a loopback address (127.0.0.0/8, localhost or [::1]), the ECS container "
+        "host 169.254.170.2 or the EKS container host 169.254.170.23 or [fd00:ec2::23]"
+    )
 
 
 def _fetch_container(env: Mapping[str, str], uri: str) -> Temporary:
@@ -116,6 +163,8 @@ def container_credentials(env: Mapping[str, str]) -> Temporary | None:
     uri = container_uri(env)
     if uri is None:
         return None
+    if not env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "").strip():
+        check_container_uri(uri)  # the credentials go only where the SDK sends them
     return cached(f"container|{uri}", lambda: _fetch_container(env, uri))
 
 
