@@ -178,9 +178,10 @@ def _run(args: Args) -> int:
         os.environ["PI_SKIP_VERSION_CHECK"] = "1"
     if args.export:
         return _export(args, cwd)
-    from pi_tui.runtime.factory import configured_session_dir
+    from pi_tui.runtime.run_settings import apply_http_proxy_setting, configured_session_dir
 
     args.session_dir = configured_session_dir(args, cwd)
+    apply_http_proxy_setting(cwd)
     if args.list_models:
         return _list_models(args)
     if args.resume:

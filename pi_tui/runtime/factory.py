@@ -13,6 +13,9 @@ from pi_tui.ai.stream import StreamFn
 from pi_tui.args import Args, resolve_flag_words
 
 from .agent_session import AgentSession
+from .run_settings import SETTINGS_NOTICE as _SETTINGS_NOTICE
+from .run_settings import default_tools_setting as _default_tools
+from .run_settings import load_run_settings as _load_settings
 
 if TYPE_CHECKING:
     from pi_tui.ai.model_resolver import ScopedModel
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
     from pi_tui.resources.settings import SettingsManager
     from pi_tui.session import SessionManager
 
-__all__ = ["StartupError", "Startup", "create_session", "create_session_or_report", "configured_session_dir"]
+__all__ = ["StartupError", "Startup", "create_session", "create_session_or_report"]
 
 
 class StartupError(Exception):
@@ -180,9 +183,6 @@ def _preload_sdk_in_background(api: str, base_url: str | None = None) -> None:
     threading.Thread(target=load, name="sdk-preload", daemon=True).start()
 
 
-_SETTINGS_NOTICE = "Project settings in"
-
-
 def _one_trust_notice(warnings: list[str]) -> list[str]:
     """Say "this project is not trusted" once: fold the settings notice into the extensions one."""
     settings_notice = next((w for w in warnings if w.startswith(_SETTINGS_NOTICE)), None)
@@ -194,67 +194,6 @@ def _one_trust_notice(warnings: list[str]) -> list[str]:
         for w in warnings
         if w is not settings_notice
     ]
-
-
-def _load_settings(args: Args, agent_dir: Path, cwd: Path, warnings: list[str]) -> SettingsManager:
-    """Global settings always; the project's ``.pi/settings.json`` only once the project is trusted.
-
-    A project file can name shell prefixes and extension paths, so a cloned repository must not be able
-    to configure pi-tui until the user says so (``--trust-project`` or ``trustedProjects``).
-    """
-    from pi_tui.resources.settings import SettingsManager
-
-    settings = SettingsManager(agent_dir, cwd, project_trusted=False)
-    if args.approve is not None:  # pi's --approve / --no-approve: this run only, beats saved decisions
-        settings.override_project_trust(args.approve)
-    elif args.trust_project and not settings.is_project_trusted(cwd):
-        settings.trust_project(cwd)
-    if settings.is_project_trusted(cwd):
-        settings.set_project_trusted(True)
-    elif (cwd / ".pi" / "settings.json").exists():
-        warnings.append(
-            f"{_SETTINGS_NOTICE} {cwd / '.pi' / 'settings.json'} are ignored: this project is not trusted. "
-            "Run once with --trust-project to trust it (recorded in the global settings.json)."
-        )
-    warnings += settings.drain_errors()
-    return settings
-
-
-def _default_tools(settings: SettingsManager, warnings: list[str]) -> list[str] | None:
-    """The ``defaultTools`` setting (built-in tools offered at start-up), or None when unset or unusable."""
-    from pi_tui.tools import ALL_TOOL_NAMES
-
-    value = settings.get("defaultTools")
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
-        warnings.append("Setting defaultTools should be a list of tool names; using read, bash, edit, write")
-        return None
-    unknown = [name for name in value if name not in ALL_TOOL_NAMES]
-    if unknown:
-        warnings.append(f"Setting defaultTools names unknown built-in tool(s), ignored: {', '.join(unknown)}")
-    return [name for name in value if name in ALL_TOOL_NAMES]
-
-
-SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
-
-
-def configured_session_dir(args: Args, cwd: Path) -> str | None:
-    """Where this run stores and looks up sessions: ``--session-dir``, else ``PI_CODING_AGENT_SESSION_DIR``,
-    else the ``sessionDir`` setting (a trusted project's file may set it); None: the per-folder default.
-
-    A relative value is taken from the working directory, ``~`` from the home folder (as pi).
-    """
-    if args.session_dir:
-        return args.session_dir
-    from_env = os.environ.get(SESSION_DIR_ENV, "").strip()
-    if from_env:
-        return from_env
-    from pi_tui.ai.paths import agent_dir
-
-    settings = _load_settings(args, agent_dir(), cwd, [])  # its notices come again at start-up
-    value = settings.get("sessionDir")
-    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def create_session(

@@ -80,8 +80,9 @@ async def test_append_system_prompt_is_repeatable_text_or_file(tmp_path: Path) -
     (tmp_path / "extra.md").write_text("FROM-FILE")
     args = parse_args(["--append-system-prompt", "FIRST-TEXT", "--append-system-prompt", "extra.md"])
     assert args.append_system_prompt == ["FIRST-TEXT", "extra.md"]
-    async with open_session(["--append-system-prompt", "FIRST-TEXT", "--append-system-prompt", "extra.md"],
-                            tmp_path) as session:
+    async with open_session(
+        ["--append-system-prompt", "FIRST-TEXT", "--append-system-prompt", "extra.md"], tmp_path
+    ) as session:
         prompt = session.system_prompt()
         assert "FIRST-TEXT\n\nFROM-FILE" in prompt
 

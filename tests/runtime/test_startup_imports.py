@@ -172,6 +172,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.runtime.events",
         "pi_tui.runtime.factory",
         "pi_tui.runtime.rewind_ops",
+        "pi_tui.runtime.run_settings",  # settings read before the session: sessionDir, httpProxy, defaultTools
         "pi_tui.runtime.tool_selection",  # which tools the command line and defaultTools allow (small)
         "pi_tui.runtime.tree_ops",
         # pi_tui.sandbox: the session's sandbox object (the bash tool holds it); start-up reads the setting
