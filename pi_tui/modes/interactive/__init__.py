@@ -115,7 +115,9 @@ def run_interactive(
     """Run the TUI until the user quits; returns the exit code. ``first_images`` (``@file`` images) go
     with the first of ``prompts``."""
     from . import early_keys
+    from .escape_timeout import apply_escape_timeout
 
+    apply_escape_timeout()  # before Textual reads its settings
     early_keys.hold()  # keys typed while Textual loads reach the editor as typed (Enter stays Enter)
     try:
         return _run_app(args, cwd, prompts, first_images)
