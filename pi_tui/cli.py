@@ -233,6 +233,7 @@ def _run(args: Args) -> int:
         from pi_tui.modes.plain import cannot_host_fullscreen, run_plain_cli
 
         if args.plain or cannot_host_fullscreen():
+            args.plain = True  # the line mode runs (what its notices say depends on it: no /trust there)
             return run_plain_cli(args, cwd, build_prompts, file_images)
     if not headless:
         from pi_tui.modes.interactive import run_interactive

@@ -231,8 +231,12 @@ def register(pi: ExtensionAPI) -> None:
             )
             if skipped:
                 names = ", ".join(str(p.relative_to(ctx.cwd)) for p in skipped)
-                ctx.ui.notify(f"MCP: ignored {names}: the project is not trusted (trust it with /trust and "
-                              "restart, or run once with --trust-project, to use its servers)", "warning")  # fmt: skip
+                how = (  # what the user can do in this mode: the full-screen app has /trust
+                    "use /trust to save a trust decision, then restart pi-tui"
+                    if ctx.mode == "tui"
+                    else "run with --approve to trust it for one run, or once with --trust-project to record it"
+                )
+                ctx.ui.notify(f"MCP: ignored {names}: the project is not trusted ({how}, to use its servers)", "warning")  # fmt: skip
             state.pool = ServerPool(
                 state.config.servers, Path(ctx.cwd), on_change=lambda _server: prompts.sync()
             )

@@ -40,6 +40,9 @@ class SessionHost(Protocol):
     extensions: ExtensionRunner | None
     """The runner bound to the session (it sets itself here)."""
 
+    has_trust_command: bool
+    """The mode offers ``/trust`` (the full-screen app): notices about an untrusted project name it."""
+
     @property
     def checkpoints(self) -> Checkpointer | None:
         """The project's file checkpoints (None when they are off)."""

@@ -158,7 +158,9 @@ class RenewalMixin(RunnerHost):
             if found.skipped_untrusted:
                 from .setup import untrusted_notice
 
-                notes.append(untrusted_notice(Path(session.cwd), found.skipped_untrusted))
+                notes.append(
+                    untrusted_notice(Path(session.cwd), found.skipped_untrusted, session.has_trust_command)
+                )
         self._announce_load_errors = True
         self._started = False  # load errors and warnings wait for `start`, which reports them in order
         self.load(sources)

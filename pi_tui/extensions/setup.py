@@ -17,12 +17,15 @@ if TYPE_CHECKING:
 __all__ = ["load_extensions", "untrusted_notice"]
 
 
-def untrusted_notice(cwd: Path, skipped: list[Path]) -> str:
+def untrusted_notice(cwd: Path, skipped: list[Path], has_trust_command: bool) -> str:
+    """What start-up (or a reload) says about project extensions it skipped; ``has_trust_command``: the
+    mode offers ``/trust`` (the full-screen app), else the notice names the command-line flags."""
+    from pi_tui.resources.trust_hint import trust_hint
+
     names = ", ".join(p.name for p in skipped)
     return (
         f"Project extensions in {cwd / PROJECT_DIR} were not loaded ({names}): this project is not trusted. "
-        'Run once with --trust-project to trust it, or add it to "trustedProjects" in the global '
-        "settings.json (extensions can check ctx.is_project_trusted())."
+        f"{trust_hint(has_trust_command)}"
     )
 
 
@@ -70,7 +73,7 @@ def load_extensions(
     found = discover()
     warnings = list(found.errors)
     if found.skipped_untrusted:
-        warnings.append(untrusted_notice(cwd, found.skipped_untrusted))
+        warnings.append(untrusted_notice(cwd, found.skipped_untrusted, session.has_trust_command))
     if not found.sources:
         session.extension_setup = bind
         return None, warnings

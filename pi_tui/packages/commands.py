@@ -206,7 +206,7 @@ def _install(manager: PackageManager, settings: SettingsManager, options: _Optio
     if scope == "project" and not settings.is_project_trusted(manager.cwd):
         print(
             "Note: this project is not trusted, so its packages load only once it is "
-            "(run pi-tui once with --trust-project)."
+            "(use /trust in pi-tui, or run pi-tui once with --trust-project)."
         )
     return 0
 

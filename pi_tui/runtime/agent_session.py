@@ -209,6 +209,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self.trust_answers: dict[Path, bool | None] = {}
         """The user's answers to the trust question about directories a switch moves to: True trusts
         (recorded), None trusts for this run, False does not (the UI asks before switching)."""
+        self.has_trust_command = False
+        """The mode offers ``/trust`` (the full-screen app; set by the factory): notices about an untrusted
+        project tell to use it, else the command-line flags."""
         self.switch_warnings: list[str] = []
         """What building for the last switched-to directory had to say (project not trusted, ...)."""
         self.cli_model_scope: list[str] | None = None

@@ -500,6 +500,9 @@ def _create_session(
 
         modes = {"rpc": "rpc", "json": "json"}
         agent_session.mode = modes.get(args.mode, "print" if args.print_mode else "tui")
+        from pi_tui.resources.trust_hint import full_screen
+
+        agent_session.has_trust_command = full_screen(args)
         runner, extension_warnings = load_extensions(
             agent_session,
             cwd=cwd,

@@ -44,9 +44,11 @@ def load_run_settings(args: Args, agent_dir: Path, cwd: Path, warnings: list[str
     if settings.is_project_trusted(cwd):
         settings.set_project_trusted(True)
     elif (cwd / ".pi" / "settings.json").exists():
+        from pi_tui.resources.trust_hint import full_screen, trust_hint
+
         warnings.append(
             f"{SETTINGS_NOTICE} {cwd / '.pi' / 'settings.json'} are ignored: this project is not trusted. "
-            "Run once with --trust-project to trust it (recorded in the global settings.json)."
+            f"{trust_hint(full_screen(args))}"
         )
     warnings += settings.drain_errors()
     return settings

@@ -82,7 +82,7 @@ async def test_an_untrusted_projects_extensions_are_never_executed(
     assert runner is None  # nothing was loaded, so not even the runner was built
     notices = [w for w in startup.warnings if "not trusted" in w]
     assert len(notices) == 1
-    assert "evil" in notices[0] and "trustedProjects" in notices[0]
+    assert "evil" in notices[0] and "Use /trust" in notices[0]  # the full-screen app: its /trust
 
 
 async def test_a_trusted_projects_extensions_load(agent_dir: Path, project: Path, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ def test_untrusted_project_settings_are_ignored_and_the_user_is_told(tmp_path: P
     run = run_cli(["-p", "hi"], repo)
     assert run.returncode == 1  # the project's default model was not honoured: no model with a key
     assert "not trusted" in run.stderr and "--trust-project" in run.stderr
+    assert "--approve" in run.stderr and "/trust " not in run.stderr  # print mode has no /trust
 
 
 def test_trust_project_is_recorded_globally_and_enables_project_settings(

@@ -225,8 +225,8 @@ async def test_an_untrusted_projects_mcp_files_are_ignored_and_it_says_so(
         assert ctx.is_project_trusted() is False
         assert ctx.project_trust() is TrustState.UNTRUSTED
     assert ui.notices[0] == (
-        f"MCP: ignored {name}: the project is not trusted (trust it with /trust and restart, or run once "
-        "with --trust-project, to use its servers)",
+        f"MCP: ignored {name}: the project is not trusted (run with --approve to trust it for one run, or "
+        "once with --trust-project to record it, to use its servers)",  # RPC mode: no /trust there
         "warning",
     )
     assert ui.notices[1][0].startswith("No MCP servers configured")

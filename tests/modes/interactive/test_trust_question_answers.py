@@ -134,6 +134,9 @@ async def test_an_untrusted_project_says_once_what_is_ignored_as_pi(tmp_path: Pa
     notices = await _start_notices(_app(project, agent_dir))
     assert UNTRUSTED_PROJECT not in notices
     assert sum("not trusted" in n for n in notices) == 1
+    # and tells what the app offers: /trust, not a flag for the next start
+    [notice] = [n for n in notices if "not trusted" in n]
+    assert "Use /trust to save a trust decision, then restart pi-tui." in notice and "--" not in notice
 
 
 async def test_a_trusted_project_or_one_with_nothing_to_trust_says_nothing(tmp_path: Path, agent_dir: Path) -> None:
