@@ -624,6 +624,20 @@ class SettingsManager:
             keep_recent_tokens=natural(values.get("keepRecentTokens"), defaults.keep_recent_tokens),
         )
 
+    def compaction_for(self, provider: str, model_id: str) -> CompactionSettings:
+        """``compaction.*`` for one model: each token setting from ``compaction.modelOverrides`` under
+        ``"provider/modelId"`` when it has a usable value there, else the ordinary setting, else the default."""
+        ordinary = self.compaction
+        overrides = self._group("compaction").get("modelOverrides")
+        entry = overrides.get(f"{provider}/{model_id}") if isinstance(overrides, dict) else None
+        if not isinstance(entry, dict):
+            return ordinary
+        return CompactionSettings(
+            enabled=ordinary.enabled,
+            reserve_tokens=natural(entry.get("reserveTokens"), ordinary.reserve_tokens),
+            keep_recent_tokens=natural(entry.get("keepRecentTokens"), ordinary.keep_recent_tokens),
+        )
+
     @property
     def sandbox(self) -> SandboxSettings:
         """``sandbox``: a mode (``off``/``workspace-write``/``read-only``) or ``{mode, allowWrite, denyRead,

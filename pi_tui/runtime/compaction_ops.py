@@ -75,7 +75,10 @@ class CompactionMixin(SessionHost):
     def _compaction_settings(self) -> CompactionSettings:
         from pi_tui.resources.settings_schema import CompactionSettings
 
-        return self.settings.compaction if self.settings is not None else CompactionSettings()
+        if self.settings is None:
+            return CompactionSettings()
+        model = self.agent.model  # compaction.modelOverrides: the current model's own token settings
+        return self.settings.compaction_for(model.provider, model.id)
 
     def _branch_summary_settings(self) -> BranchSummarySettings:
         from pi_tui.resources.settings_schema import BranchSummarySettings
