@@ -355,6 +355,15 @@ def _main(argv: list[str] | None) -> int:
 
         return run_package_command(argv)
     # --- end package sub-commands ---
+    if argv and argv[0] == "config":
+        # pi's ``config`` opens a screen for choosing package resources; pi-tui has none yet, and the word
+        # must not go to the model as a prompt
+        _err(
+            'pi-tui has no "config" command: choose what a package loads with the filters of its entry in '
+            '"packages" (settings.json; see docs/extensions.md, "Choosing what loads: filters"), and see '
+            'the installed packages with "pi-tui list". To send the word "config" as a prompt: pi-tui -- config'
+        )
+        return 1
     if argv and argv[0] in ("login", "logout"):
         from pi_tui.modes.login_cli import run_login_command
 

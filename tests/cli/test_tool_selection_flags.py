@@ -97,3 +97,15 @@ def test_tui_mode_is_accepted_and_regular_says_it_is_full_screen_anyway() -> Non
         assert "regular or fullscreen" in str(exc)
     else:
         raise AssertionError("--tui-mode inline was accepted")
+
+
+def test_config_sub_command_is_refused_and_no_prompt_is_sent(tmp_path: Path, agent_dir: Path) -> None:
+    from ..e2e.helpers import run_cli
+
+    run = run_cli(["config", "--provider", "faux"], tmp_path)
+    assert run.returncode == 1
+    assert 'pi-tui has no "config" command' in run.stderr and "pi-tui -- config" in run.stderr
+    assert run.stdout == ""
+    assert not list((agent_dir / "sessions").rglob("*.jsonl"))  # nothing went to the model
+    run = run_cli(["--provider", "faux", "-p", "--", "config"], tmp_path)  # the word as a prompt
+    assert run.returncode == 0 and "config" in run.stdout
