@@ -40,6 +40,7 @@ from pi_tui.ai.stream import (
     ToolCallEnd,
 )
 from pi_tui.ai.types import AssistantMessage, Message, TextContent, ThinkingContent, ToolResultMessage
+from pi_tui.modes.interactive.error_text import gave_up_text, shown_error
 
 from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
 
@@ -358,7 +359,7 @@ class ChatAdapter:
                 thinking.set_final_text(part.thinking)
         self.thinking.clear()
         if message.stop_reason == "error":
-            self.app.chat_notice(f"Error: {message.error_message or 'unknown error'}", "error")
+            self.app.chat_notice(f"Error: {shown_error(message.error_message or 'unknown error')}", "error")
         elif message.stop_reason == "aborted":
             # pi's words (as the resumed chat shows it), not the provider's internal "Request was aborted"
             attempts = self._retry_attempt
@@ -456,8 +457,7 @@ class ChatAdapter:
         if event.success and self.retry_notice is not None:
             self.retry_notice.set_text(f"Retry {event.attempt} succeeded")
         elif not event.success:
-            attempts = f"{event.attempt} attempt{'s' if event.attempt != 1 else ''}"
-            gave_up = f"Gave up after {attempts}: {event.final_error or ''}"
+            gave_up = gave_up_text(event.attempt, event.final_error or '')
             if event.final_error == RETRY_CANCELLED_TEXT and self.retry_notice is not None:
                 # Escape stopped the countdown (the newest line): it says so, and no more; nothing
                 # "gave up" (pi words it "Retry failed after 1 attempts: Retry cancelled")

@@ -32,6 +32,7 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
 from pi_tui.agent.tool import result_text
+from pi_tui.modes.interactive.error_text import shown_error
 from pi_tui.util.collector import FullCollectionsDeferred
 
 from .blocks_base import Block
@@ -315,7 +316,7 @@ class ChatLog(VerticalScroll):
                 elif part.type == "toolCall":
                     blocks.append(self.build_tool(part.id, part.name, dict(part.arguments or {})))
             if item.stop_reason == "error":
-                blocks.append(NoticeBlock(f"Error: {item.error_message or 'unknown error'}", "error"))
+                blocks.append(NoticeBlock(f"Error: {shown_error(item.error_message or 'unknown error')}", "error"))
             elif item.stop_reason == "aborted":
                 blocks.append(NoticeBlock("Operation aborted", "warning"))
         elif isinstance(item, ToolResultMessage):

@@ -27,6 +27,7 @@ from pi_tui.ai.types import (
     UserMessage,
     message_text,
 )
+from pi_tui.modes.interactive.error_text import shown_error
 from pi_tui.modes.plain.render import tool_summary
 
 __all__ = ["MAX_MESSAGES", "transcript"]
@@ -110,7 +111,7 @@ def _blocks(
         if message.stop_reason == "aborted":
             yield style("Operation aborted", _DIM)
         elif message.stop_reason == "error":
-            yield style(f"Error: {message.error_message or 'unknown error'}", _RED)
+            yield style(f"Error: {shown_error(message.error_message or 'unknown error')}", _RED)
     elif isinstance(message, BashExecutionMessage):
         yield style(f"$ {message.command}", _BOLD) + (
             "\n" + style(message.output.rstrip("\n"), "") if message.output else ""
