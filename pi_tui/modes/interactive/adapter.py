@@ -53,6 +53,9 @@ if TYPE_CHECKING:
     from .chat import ChatLog
     from .markdown_block import AssistantText
 
+_FILE_WRITERS = frozenset({"write", "edit"})
+"""The tools that write a file at their ``path`` argument (which `@` completion then offers at once)."""
+
 __all__ = ["ChatAdapter", "ChatSurface"]
 
 
@@ -80,6 +83,8 @@ class ChatSurface(Protocol):
 
     def note_untrusted_project(self, said: list[str]) -> None: ...
 
+    def file_written(self, path: str) -> None: ...
+
     def refresh_footer(self, *, compacted: bool = False) -> None: ...
 
     def context_measured(self) -> None: ...
@@ -101,6 +106,8 @@ class ChatAdapter:
         """Per text block of the message, how many of its characters the `finished_texts` hold."""
         self.thinking: dict[int, ThinkingBlock] = {}
         self.retry_notice: NoticeBlock | None = None
+        self._writing: dict[str, str] = {}
+        """The path each running write or edit tool call was given, by tool call id."""
         self._retry_left = 0
         self._retry_attempt = 0
         """The retry under way (pi's retryAttempt): an answer aborted during it says after how many."""
@@ -129,12 +136,18 @@ class ChatAdapter:
                 block = self._tool(event.tool_call_id, event.tool_name, event.args)
                 block.set_args(event.args)
                 block.mark_started()
+                path = event.args.get("path")
+                if event.tool_name in _FILE_WRITERS and isinstance(path, str):
+                    self._writing[event.tool_call_id] = path
             case ToolExecutionUpdate():
                 self._tool(event.tool_call_id, event.tool_name, event.args).set_partial(
                     result_text(event.partial_result)
                 )
             case ToolExecutionEnd():
                 self._tool(event.tool_call_id, event.tool_name, {})
+                written = self._writing.pop(event.tool_call_id, None)
+                if written is not None and not event.is_error:
+                    self.app.file_written(written)
                 self.chat.record_result(
                     event.tool_call_id, result_text(event.result), event.is_error, event.result.details
                 )
@@ -457,7 +470,7 @@ class ChatAdapter:
         if event.success and self.retry_notice is not None:
             self.retry_notice.set_text(f"Retry {event.attempt} succeeded")
         elif not event.success:
-            gave_up = gave_up_text(event.attempt, event.final_error or '')
+            gave_up = gave_up_text(event.attempt, event.final_error or "")
             if event.final_error == RETRY_CANCELLED_TEXT and self.retry_notice is not None:
                 # Escape stopped the countdown (the newest line): it says so, and no more; nothing
                 # "gave up" (pi words it "Retry failed after 1 attempts: Retry cancelled")

@@ -932,6 +932,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
         )
 
+    def file_written(self, path: str) -> None:
+        """A tool wrote ``path``: the next ``@`` offers it without waiting for a walk of the project."""
+        self.files.note_written(path)
+
     def note_untrusted_project(self, said: list[str]) -> None:
         """Below the session's history as it was just drawn (start-up, a switched-to session, a move in
         the tree), say that the project's files which load only once trusted are ignored, as pi does

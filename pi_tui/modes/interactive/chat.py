@@ -316,7 +316,9 @@ class ChatLog(VerticalScroll):
                 elif part.type == "toolCall":
                     blocks.append(self.build_tool(part.id, part.name, dict(part.arguments or {})))
             if item.stop_reason == "error":
-                blocks.append(NoticeBlock(f"Error: {shown_error(item.error_message or 'unknown error')}", "error"))
+                blocks.append(
+                    NoticeBlock(f"Error: {shown_error(item.error_message or 'unknown error')}", "error")
+                )
             elif item.stop_reason == "aborted":
                 blocks.append(NoticeBlock("Operation aborted", "warning"))
         elif isinstance(item, ToolResultMessage):

@@ -45,6 +45,8 @@ class FileIndex:
         """Set once the first walk has ended."""
         self._started = False
         self._walking = threading.Lock()
+        self._written: set[str] = set()
+        """Files the agent's tools wrote, offered at once and kept over a walk that began before them."""
 
     def start(self) -> None:
         if self._started:
@@ -57,9 +59,43 @@ class FileIndex:
         when the first walk has started, else when it starts."""
         self.root = root
         self.paths = []
+        self._written.clear()
         if self._started:
             self.ready.clear()
             self._begin_walk()
+
+    def note_written(self, path: str) -> None:
+        """Offer ``path`` (as a tool gave it: relative to the project or absolute) from now on: a file the
+        agent just wrote is listed at the next ``@`` without waiting for a walk of the project."""
+        target = Path(path).expanduser()
+        if not target.is_absolute():
+            target = self.root / target
+        try:
+            rel = target.relative_to(self.root).as_posix()
+        except ValueError:
+            return  # outside the project: `@` lists only the project's files
+        if not rel or rel == "." or ".." in rel.split("/"):
+            return
+        self._written.add(rel)
+        self.paths = self._with_written(self.paths)
+
+    def _with_written(self, paths: list[str]) -> list[str]:
+        """``paths`` with the written files (and their folders) it lacks, where they still exist."""
+        known = set(paths)
+        extra: list[str] = []
+        for rel in sorted(self._written):
+            if not (self.root / rel).exists():
+                continue
+            parts = rel.split("/")
+            for depth in range(1, len(parts)):
+                folder = "/".join(parts[:depth]) + "/"
+                if folder not in known:
+                    known.add(folder)
+                    extra.append(folder)
+            if rel not in known:
+                known.add(rel)
+                extra.append(rel)
+        return [*paths, *extra] if extra else paths
 
     def refresh(self) -> None:
         """Walk the project again in the background (nothing when a walk is under way)."""
@@ -85,7 +121,7 @@ class FileIndex:
         finally:
             moved = root != self.root  # `move_to` during the walk: this listing is of the old root
             if not moved and (found is not None or not self.ready.is_set()):
-                self.paths = found or []
+                self.paths = self._with_written(found or [])
             self._walking.release()
             if moved:
                 self._begin_walk()

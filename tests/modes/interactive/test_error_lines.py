@@ -22,7 +22,10 @@ def test_a_wait_under_a_second_is_not_shown_but_a_longer_one_is() -> None:
 
 def test_giving_up_neither_suggests_a_retry_nor_gives_a_wait() -> None:
     text = gave_up_text(3, f"{_OVERLOADED} (retry after 30000 ms)")
-    assert text == "Gave up after 3 attempts: 529 overloaded_error: Overloaded (anthropic is overloaded or unavailable)"
+    assert (
+        text
+        == "Gave up after 3 attempts: 529 overloaded_error: Overloaded (anthropic is overloaded or unavailable)"
+    )
     assert gave_up_text(1, "boom") == "Gave up after 1 attempt: boom"
 
 
