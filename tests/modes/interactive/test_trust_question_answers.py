@@ -166,7 +166,8 @@ async def test_a_session_drawn_again_in_an_untrusted_project_says_it_again(tmp_p
     (agent_dir / "trust.json").write_text(json.dumps({os.path.realpath(project): False}))  # Do not trust, saved
     app = make_app(project, agent_dir, FauxScript())
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, app.ready.is_set)
+        # the start-up's work for the big screens has run: a switch starts it again for the new session
+        await until(pilot, lambda: app.ready.is_set() and _screens_prepared_since(app, None))
         session = app.require_session()
         assert _untrusted_notices(app) == 1
         for move in (lambda: session.navigate(None), session.new_session):  # /tree, /new
@@ -196,7 +197,8 @@ async def test_switching_to_a_session_of_an_untrusted_project_says_so(tmp_path: 
     recorded.close()
     app = make_app(here, agent_dir, FauxScript())
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, app.ready.is_set)
+        # the start-up's work for the big screens has run: a switch starts it again for the new session
+        await until(pilot, lambda: app.ready.is_set() and _screens_prepared_since(app, None))
         assert _untrusted_notices(app) == 0  # nothing here needs trust
         session = app.require_session()
         prepared = app.screens_prepared
