@@ -207,9 +207,9 @@ class TreeScreen(Screen[None]):
         line in the view, kept."""
         listing = self._list()
         mode = "" if self.model.mode == "default" else f" · filter: {self.model.mode}"
-        self.query_one("#tree-title", Static).update(
-            f"{self.title_text} · {self.model.entry_count} entries{mode}"
-        )
+        # No count here: as in pi, the one count is the "(n/total)" line under the list, of the rows the
+        # filter shows (a count of every entry, settings and model changes included, disagreed with it).
+        self.query_one("#tree-title", Static).update(f"{self.title_text}{mode}")
         self.query_one("#tree-search", Static).update(Text(f"Type to search: {self.model.query}"))
         if self.model.partial and not window:
             return

@@ -118,7 +118,9 @@ async def test_under_the_tree_a_line_says_which_row_of_how_many_as_pi_does(sessi
         await pilot.press("up")
         await until(pilot, lambda: position() == f"({at - 1}/{total})")
         await pilot.press("ctrl+u")  # your messages only: fewer rows
-        await until(pilot, lambda: position().endswith(f"/{len(screen.shown)})") and len(screen.shown) < total)
+        await until(
+            pilot, lambda: position().endswith(f"/{len(screen.shown)})") and len(screen.shown) < total
+        )
 
 
 async def test_enter_on_another_branch_without_summary_moves_the_leaf_and_prefills_the_editor(
@@ -300,6 +302,27 @@ async def test_ctrl_f_forks_into_a_new_session_file(fake: FakeLLM, project: Path
         "assistant",
     ]
     forked.close()
+
+
+async def test_the_title_gives_no_count_that_disagrees_with_the_rows_shown(project: Path) -> None:
+    """As pi: the only count is "(n/total)" of the rows the filter shows; the title once counted every
+    entry (model and thinking changes too), more than the list showed."""
+    from textual.widgets import Static
+
+    session = fixture_session(LARGE, project)
+    app = HostApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        await until(pilot, lambda: not screen.model.partial)
+        await pilot.pause()
+        assert len(screen.shown) < len(screen.model.rows)  # the default filter hides some entries
+        assert str(screen.query_one("#tree-title", Static).render()) == "Session Tree"
+        position = str(screen.query_one("#tree-position", Static).render())
+        assert position.endswith(f"/{len(screen.shown)})"), position
+        await pilot.press("ctrl+o")  # another filter: named in the title, still no count
+        await until(pilot, lambda: "filter:" in str(screen.query_one("#tree-title", Static).render()))
+        assert str(screen.query_one("#tree-title", Static).render()).startswith("Session Tree · filter: ")
+    await session.close()
 
 
 async def test_tree_opens_on_the_large_fixture_with_the_leaf_selected(project: Path) -> None:
