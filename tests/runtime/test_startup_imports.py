@@ -161,6 +161,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.resources.skills",
         "pi_tui.resources.system_prompt",
         "pi_tui.resources.templates",
+        "pi_tui.resources.trust_hint",  # the words an untrusted project's notices end with (small)
         "pi_tui.resources.trust_store",
         "pi_tui.resources.yaml_subset",
         # pi_tui.runtime
