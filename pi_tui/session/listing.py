@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pi_tui.session.appended_lines import continues_after, feed_lines
 from pi_tui.session.entries import SessionHeader, parse_header
 from pi_tui.session.errors import AmbiguousSessionError, SessionNotFoundError
 from pi_tui.session.paths import SESSION_SUFFIX, default_session_dir, parse_iso, sessions_root
@@ -246,9 +247,6 @@ class ScanPoint:
     activity_ms: int | None
 
 
-_TAIL_CHECK = 64
-
-
 def scan_session_file(
     path: Path, stat: os.stat_result, resume: ScanPoint | None = None
 ) -> tuple[SessionInfo, ScanPoint | None] | None:
@@ -273,30 +271,10 @@ def scan_session_file(
             return None
         scan = _Scan()
         activity: int | None = None
-        if resume is not None and len(first) <= resume.end <= stat.st_size:
-            handle.seek(resume.end - len(resume.tail))
-            if handle.read(len(resume.tail)) == resume.tail:
-                scan.count, scan.first_message, scan.name = resume.count, resume.first_message, resume.name
-                activity = resume.activity_ms
-            else:
-                handle.seek(len(first))
-        carry = b""  # the start of a line that continues in the next chunk
-        while chunk := handle.read(_CHUNK):
-            cut = chunk.rfind(b"\n")
-            if cut < 0:
-                carry += chunk
-                continue
-            begin = 0
-            if carry:
-                begin = chunk.find(b"\n") + 1
-                scan.feed(carry + chunk[:begin])
-            scan.feed(chunk, begin, cut + 1)
-            carry = chunk[cut + 1 :]
-        if carry:
-            scan.feed(carry)  # an unterminated last line
-        end = handle.tell()
-        handle.seek(max(0, end - _TAIL_CHECK))
-        tail = handle.read(_TAIL_CHECK)
+        if resume is not None and continues_after(handle, len(first), resume.end, resume.tail, stat.st_size):
+            scan.count, scan.first_message, scan.name = resume.count, resume.first_message, resume.name
+            activity = resume.activity_ms
+        read = feed_lines(handle, scan, _CHUNK)
     if scan.last_line is not None:
         activity = _activity_ms(scan.last_line)
     mtime_dt = datetime.fromtimestamp(stat.st_mtime, UTC)
@@ -315,9 +293,9 @@ def scan_session_file(
         size=stat.st_size,
         mtime=stat.st_mtime,
     )
-    if carry or not tail.endswith(b"\n"):
+    if not read.ended:
         return info, None
-    return info, ScanPoint(end, tail, scan.count, scan.first_message, scan.name, activity)
+    return info, ScanPoint(read.end, read.tail, scan.count, scan.first_message, scan.name, activity)
 
 
 def _session_files(directory: Path) -> list[Path]:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from pi_tui.util import json_safe
 
+from .appended_lines import continues_after, feed_lines
 from .listing import line_role, message_text
 
 __all__ = ["INDEX_NAME", "TextIndex", "index_texts", "normalize", "read_text"]
@@ -39,7 +40,6 @@ INDEX_NAME = ".pi-tui-search.ndjson"
 """Not ``*.jsonl``: pi and pi-tui list those as sessions."""
 _VERSION = 1
 _CHUNK = 1 << 20  # read and scanned at a time; between chunks a reader may let other work go first
-_TAIL_CHECK = 64
 _HEADER_LIMIT = 1 << 16
 _FAST_DECODE_BYTES = 1 << 20  # from this size on, message lines are decoded with orjson in front
 
@@ -128,33 +128,13 @@ def _read(
             return None
         reader = _Reader(_decoder(stat.st_size))
         text = ""
-        if known is not None and len(first) <= known.end <= stat.st_size:
-            handle.seek(known.end - len(known.tail))
-            if handle.read(len(known.tail)) == known.tail:
-                text = known.text
-            else:
-                handle.seek(len(first))
-        carry = b""  # the start of a line that goes on in the next chunk
-        while chunk := handle.read(_CHUNK):
-            between()
-            cut = chunk.rfind(b"\n")
-            if cut < 0:
-                carry += chunk
-                continue
-            begin = 0
-            if carry:
-                begin = chunk.find(b"\n") + 1
-                reader.feed(carry + chunk[:begin])
-            reader.feed(chunk, begin, cut + 1)
-            carry = chunk[cut + 1 :]
-        end = handle.tell()
-        if carry:
-            reader.feed(carry)  # an unterminated last line: its text counts, but no point to go on from
-        handle.seek(max(0, end - _TAIL_CHECK))
-        tail = handle.read(_TAIL_CHECK)
+        if known is not None and continues_after(handle, len(first), known.end, known.tail, stat.st_size):
+            text = known.text
+        read = feed_lines(handle, reader, _CHUNK, between)
     text = " ".join([text, *reader.parts] if text else reader.parts)
-    ended = not carry and tail.endswith(b"\n")
-    return _Row(stat.st_size, stat.st_mtime_ns, end if ended else -1, tail if ended else b"", text)
+    return _Row(
+        stat.st_size, stat.st_mtime_ns, read.end if read.ended else -1, read.tail if read.ended else b"", text
+    )
 
 
 def read_text(path: Path) -> str | None:

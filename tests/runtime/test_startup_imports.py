@@ -186,6 +186,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.sandbox.session",
         # pi_tui.session
         "pi_tui.session",
+        "pi_tui.session.appended_lines",  # the listing reads a file from where it last ended (small)
         "pi_tui.session.context",
         "pi_tui.session.edits",
         "pi_tui.session.entries",
