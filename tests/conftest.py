@@ -6,6 +6,7 @@ once, for the whole suite.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,7 +77,8 @@ _SCRUBBED_ENV += ("WSL_DISTRO_NAME", "WSLENV", "WT_SESSION")
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    environment = dict(os.environ)
     home = tmp_path_factory.mktemp("home")
     agent_dir = home / ".pi" / "agent"
     monkeypatch.setenv("HOME", str(home))
@@ -87,7 +89,13 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     # the AWS credential chain ends at the EC2 metadata address (169.254.169.254): never in a test
     # unless the test points it at its own server
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    return home
+    yield home
+    # What the code under test put into this process's environment (a setting applied as a variable, as
+    # httpProxy is) goes with the test: monkeypatch undoes only the variables it touched itself, and one
+    # left behind changes every later test in this worker (a proxy for every fake server's request).
+    if os.environ != environment:
+        os.environ.clear()
+        os.environ.update(environment)
 
 
 @pytest.fixture

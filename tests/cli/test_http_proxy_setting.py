@@ -13,8 +13,12 @@ from pi_tui.runtime.run_settings import apply_http_proxy_setting
 
 @pytest.fixture(autouse=True)
 def _no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Set, then removed: monkeypatch records a variable only when it touches one, so a bare delenv of an
+    # unset variable would let what the code under test sets stay for every later test in this process
+    # (a proxy that does not exist, for every HTTP request of the fake servers).
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 def test_global_setting_fills_both_variables(agent_dir: Path, tmp_path: Path) -> None:
