@@ -400,6 +400,8 @@ class ContextScreen(Screen[None]):
     async def _projection(self) -> None:
         # Hashing two whole requests takes a while on a long session: draw first, then fill this in.
         await asyncio.to_thread(self._project)
+        if not self.is_attached:  # closed (or the app quit) while the hashing ran: nothing left to fill
+            return
         self._fill_projection()
         self.query_one("#ctx-summary", Static).update(self._summary())
         self._show_whatif()
