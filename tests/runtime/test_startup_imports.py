@@ -158,6 +158,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.resources.settings_io",
         "pi_tui.resources.settings_schema",
         "pi_tui.resources.settings_check",
+        "pi_tui.resources.settings_store",
         "pi_tui.resources.skills",
         "pi_tui.resources.system_prompt",
         "pi_tui.resources.templates",
