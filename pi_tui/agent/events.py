@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from pi_tui.ai.stream import StreamEvent
 from pi_tui.ai.types import AssistantMessage, Message, ToolResultMessage, dump_message, now_ms
+from pi_tui.util.json_types import JsonObject, JsonValue
 from pi_tui.util.record import Record
 
 from .tool import ToolResult
@@ -70,7 +71,7 @@ def dataclass_fields(value: DataclassInstance) -> dict[str, Any]:
     return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
 
 
-def to_jsonable(value: Any) -> Any:
+def to_jsonable(value: object) -> JsonValue:
     """Best-effort conversion of tool details and similar payloads into JSON-ready values."""
     if isinstance(value, Record):
         return value.to_json_dict()
@@ -85,10 +86,10 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
-def tool_result_json(result: ToolResult) -> dict[str, Any]:
+def tool_result_json(result: ToolResult) -> JsonObject:
     """pi's ``AgentToolResult`` shape: ``{content, details}``; a result without details has no
     ``details`` key, as pi's JSON has none for an undefined one (never ``null``)."""
-    out: dict[str, Any] = {"content": [c.to_json_dict() for c in result.content]}
+    out: JsonObject = {"content": [c.to_json_dict() for c in result.content]}
     if result.details is not None:
         out["details"] = to_jsonable(result.details)
     return out
@@ -98,7 +99,7 @@ def tool_result_json(result: ToolResult) -> dict[str, Any]:
 class _AgentEvent:
     type: ClassVar[str] = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"type": self.type}
 
 
@@ -114,9 +115,9 @@ class AgentEnd(_AgentEvent):
     """A run finished. ``messages`` are the messages this run added to the history, in order."""
 
     type: ClassVar[str] = "agent_end"
-    messages: tuple[Any, ...]
+    messages: tuple[Message, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"type": self.type, "messages": [dump_message(m) for m in self.messages]}
 
 
@@ -128,7 +129,7 @@ class TurnStart(_AgentEvent):
     turn_index: int
     timestamp: int = dataclasses.field(default_factory=now_ms)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"type": self.type, "turnIndex": self.turn_index, "timestamp": self.timestamp}
 
 
@@ -141,7 +142,7 @@ class TurnEnd(_AgentEvent):
     message: AssistantMessage
     tool_results: tuple[ToolResultMessage, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "type": self.type,
             "turnIndex": self.turn_index,
@@ -156,7 +157,7 @@ class _MessageEvent(_AgentEvent):
 
     message: Message
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"type": self.type, "message": dump_message(self.message)}
 
 
@@ -175,7 +176,7 @@ class MessageUpdate(_AgentEvent):
     message: AssistantMessage
     assistant_message_event: StreamEvent
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "type": self.type,
             "message": dump_message(self.message),
@@ -195,9 +196,9 @@ class ToolExecutionStart(_AgentEvent):
     type: ClassVar[str] = "tool_execution_start"
     tool_call_id: str
     tool_name: str
-    args: dict[str, Any]
+    args: JsonObject
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "type": self.type,
             "toolCallId": self.tool_call_id,
@@ -213,10 +214,10 @@ class ToolExecutionUpdate(_AgentEvent):
     type: ClassVar[str] = "tool_execution_update"
     tool_call_id: str
     tool_name: str
-    args: dict[str, Any]
+    args: JsonObject
     partial_result: ToolResult
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "type": self.type,
             "toolCallId": self.tool_call_id,
@@ -234,7 +235,7 @@ class ToolExecutionEnd(_AgentEvent):
     result: ToolResult
     is_error: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "type": self.type,
             "toolCallId": self.tool_call_id,
@@ -254,7 +255,7 @@ class AutoRetryStart(_AgentEvent):
     delay_ms: int
     error_message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "type": self.type,
             "attempt": self.attempt,
@@ -273,8 +274,8 @@ class AutoRetryEnd(_AgentEvent):
     attempt: int
     final_error: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "success": self.success, "attempt": self.attempt}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"type": self.type, "success": self.success, "attempt": self.attempt}
         if self.final_error is not None:
             out["finalError"] = self.final_error
         return out
@@ -309,16 +310,16 @@ class RuntimeEvent:
 
     type: ClassVar[str] = ""
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonObject:
         """The record's fields in pi's camelCase, without ``type``."""
         return {}
 
     @property
-    def data(self) -> dict[str, Any]:
+    def data(self) -> JsonObject:
         """The wire record without its ``type`` (a fresh dict each time)."""
         return self.payload()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The wire record: ``{"type": ..., **payload}``."""
         return {"type": self.type, **self.payload()}
 
@@ -329,7 +330,7 @@ class _NoticeEvent(RuntimeEvent):
 
     message: str
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonObject:
         return {"message": self.message}
 
 
@@ -367,7 +368,7 @@ class ExtensionError(RuntimeEvent):
     event: str
     error: str
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonObject:
         return {
             "extensionPath": self.extension_path,
             "extension": self.extension,
@@ -393,7 +394,7 @@ class AutoCompactionStart(RuntimeEvent):
     type: ClassVar[str] = "auto_compaction_start"
     reason: str
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonObject:
         return {"reason": self.reason}
 
 
@@ -405,11 +406,11 @@ class AutoCompactionEnd(RuntimeEvent):
     type: ClassVar[str] = "auto_compaction_end"
     aborted: bool
     will_retry: bool
-    result: dict[str, Any] | None = None
+    result: JsonObject | None = None
     error_message: str | None = None
 
-    def payload(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def payload(self) -> JsonObject:
+        out: JsonObject = {}
         if self.result is not None:
             out["result"] = self.result
         out["aborted"] = self.aborted
@@ -427,9 +428,9 @@ class CompactionApplied(RuntimeEvent):
     entry_id: str | None
     reason: str
     from_extension: bool
-    result: dict[str, Any]
+    result: JsonObject
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonObject:
         return {
             "entryId": self.entry_id,
             "reason": self.reason,
@@ -443,9 +444,9 @@ class CheckpointRestore(RuntimeEvent):
     """Files were restored from a checkpoint; ``result`` is the restore's JSON form."""
 
     type: ClassVar[str] = "checkpoint_restore"
-    result: dict[str, Any]
+    result: JsonObject
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonObject:
         return dict(self.result)
 
 
@@ -456,7 +457,7 @@ class SessionTreeMoved(RuntimeEvent):
     type: ClassVar[str] = "session_tree"
     leaf_id: str | None
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonObject:
         return {"leafId": self.leaf_id}
 
 
@@ -468,5 +469,5 @@ class SessionSwitched(RuntimeEvent):
     session_id: str
     path: str
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonObject:
         return {"sessionId": self.session_id, "path": self.path}

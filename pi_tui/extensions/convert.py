@@ -16,7 +16,7 @@ __all__ = ["to_content", "to_images", "to_custom_message", "to_message", "to_too
 _CONTENT: Validator[TextContent | ImageContent] = Validator(UserContent, "content block")
 
 
-def _block(item: Any) -> TextContent | ImageContent:
+def _block(item: object) -> TextContent | ImageContent:
     if isinstance(item, TextContent | ImageContent):
         return item
     if isinstance(item, str):
@@ -26,7 +26,7 @@ def _block(item: Any) -> TextContent | ImageContent:
     raise TypeError(f"content blocks are text/image dicts or strings, got {type(item).__name__}")
 
 
-def to_content(value: Any) -> list[TextContent | ImageContent]:
+def to_content(value: object) -> list[TextContent | ImageContent]:
     """A string (one text block) or a list of blocks (models, ``{"type": "text", ...}`` dicts, strings)."""
     if isinstance(value, str):
         return [TextContent(text=value)]
@@ -45,7 +45,7 @@ def to_images(value: Any) -> list[ImageContent] | None:
     return images
 
 
-def to_custom_message(value: Any, default_type: str = "extension") -> CustomMessage:
+def to_custom_message(value: object, default_type: str = "extension") -> CustomMessage:
     """``{"customType", "content", "display"?, "details"?}`` (either key spelling) or a `CustomMessage`."""
     if isinstance(value, CustomMessage):
         return value

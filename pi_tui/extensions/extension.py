@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
+
+from pi_tui.util.json_types import JsonObject
 
 from .discovery import ExtensionSource
 
@@ -15,7 +17,26 @@ __all__ = [
     "RegisteredShortcut",
     "RegisteredFlag",
     "RegisteredRenderer",
+    "CommandInfo",
+    "ToolInfo",
 ]
+
+
+class CommandInfo(TypedDict):
+    """One command as ``pi.get_commands()`` lists it."""
+
+    name: str
+    description: str | None
+    source: str
+    path: str
+
+
+class ToolInfo(TypedDict):
+    """One tool as ``pi.get_all_tools()`` lists it: what the model is offered."""
+
+    name: str
+    description: str
+    parameters: JsonObject
 
 
 @dataclass(slots=True)

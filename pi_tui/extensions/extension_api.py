@@ -11,21 +11,37 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 from ..context.ledger import Attribution
 from .bus import ExtensionBus
 from .convert import to_content, to_custom_message
 from .events import EVENTS, to_snake
-from .extension import Extension, RegisteredCommand, RegisteredFlag, RegisteredRenderer, RegisteredShortcut
+from .extension import (
+    CommandInfo,
+    Extension,
+    RegisteredCommand,
+    RegisteredFlag,
+    RegisteredRenderer,
+    RegisteredShortcut,
+    ToolInfo,
+)
 
 if TYPE_CHECKING:
+    from pi_tui.ai.stream import AbortSignal
+    from pi_tui.ai.types import Model
+    from pi_tui.context.panels import PanelState, Placement, RenderFn
+
     from .host import SessionHost
     from .runner import ExtensionRunner
 
 __all__ = ["ExtensionAPI", "ExecResult"]
 
 log = logging.getLogger(__name__)
+
+_Handler = TypeVar("_Handler", bound=Callable[..., object])
 
 _DELIVERY = {
     "steer": "steer",
@@ -45,7 +61,7 @@ class ExecResult:
     code: int | None
     killed: bool
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> str | int | bool | None:
         # pi's dict-style read: the extension names the field, camelCase or snake_case
         return getattr(self, to_snake(key))
 
@@ -72,7 +88,13 @@ class ExtensionAPI:
 
     # --- events -------------------------------------------------------------------------------------
 
-    def on(self, event: str, handler: Callable[..., Any] | None = None) -> Any:
+    @overload
+    def on(self, event: str, handler: _Handler) -> _Handler: ...
+
+    @overload
+    def on(self, event: str, handler: None = None) -> Callable[[_Handler], _Handler]: ...
+
+    def on(self, event: str, handler: _Handler | None = None) -> _Handler | Callable[[_Handler], _Handler]:
         """Subscribe ``handler(event, ctx)`` (sync or async) to ``event``.
 
         Usable as a decorator: ``@pi.on("tool_call")``. Handlers run in load order, then registration
@@ -80,7 +102,7 @@ class ExtensionAPI:
         """
         name = to_snake(event)
 
-        def add(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def add(fn: _Handler) -> _Handler:
             if name not in EVENTS:
                 log.warning("extension %s subscribes to unknown event %r", self._ext.name, event)
             self._ext.handlers.setdefault(name, []).append(fn)
@@ -164,10 +186,10 @@ class ExtensionAPI:
     def register_panel(
         self,
         name: str,
-        render: Callable[[], Any],
-        placement: str = "tail",
+        render: RenderFn,
+        placement: Placement = "tail",
         refresh_on: Sequence[str] = (),
-    ) -> Any:
+    ) -> PanelState:
         """Add a live context panel; ``render()`` (sync or async) returns its text.
 
         ``placement="prefix"`` puts it before the conversation (cached), ``"tail"`` after it (uncached).
@@ -176,7 +198,7 @@ class ExtensionAPI:
         """
         from pi_tui.context.panels import Panel
 
-        panel = Panel(name, render, placement, tuple(to_snake(e) for e in refresh_on), source=self._ext.name)  # type: ignore[arg-type]
+        panel = Panel(name, render, placement, tuple(to_snake(e) for e in refresh_on), source=self._ext.name)
         state = self._session.panels.register(panel)
         if name not in self._ext.panels:
             self._ext.panels.append(name)
@@ -225,12 +247,12 @@ class ExtensionAPI:
         """
         self._runner.registry.add_trust_files(self._ext, paths)
 
-    def get_setting(self, key: str, default: Any = None) -> Any:
+    def get_setting(self, key: str, default: JsonValue = None) -> JsonValue:
         """A settings value (global merged with the project's when it is trusted); a copy, read-only."""
         settings = self._session.settings
         return default if settings is None else settings.get(key, default)
 
-    def register_provider(self, name: str, config: dict[str, Any]) -> None:
+    def register_provider(self, name: str, config: JsonObject) -> None:
         """Add (or replace) a provider and its models, in models.json's shape."""
         registry = self._session.registry
         if registry is None:
@@ -246,7 +268,7 @@ class ExtensionAPI:
 
     def send_message(
         self,
-        message: Any,
+        message: object,
         options: dict[str, Any] | None = None,
         *,
         deliver_as: str | None = None,
@@ -266,7 +288,7 @@ class ExtensionAPI:
         )
 
     def send_user_message(
-        self, content: Any, options: dict[str, Any] | None = None, *, deliver_as: str | None = None
+        self, content: object, options: dict[str, Any] | None = None, *, deliver_as: str | None = None
     ) -> None:
         """Send a user message, as if typed (the ``input`` event sees ``source="extension"``), but
         without command or template expansion. It always starts a turn; while the agent works,
@@ -286,7 +308,7 @@ class ExtensionAPI:
             "send_user_message",
         )
 
-    def append_entry(self, custom_type: str, data: Any = None) -> str:
+    def append_entry(self, custom_type: str, data: JsonValue = None) -> str:
         """Persist extension state (a ``custom`` entry, never sent to the model). Returns its id."""
         return str(self._session.session_manager.append_custom(custom_type, data).id)
 
@@ -305,7 +327,7 @@ class ExtensionAPI:
     def get_active_tools(self) -> list[str]:
         return list(self._session.active_tools)
 
-    def get_all_tools(self) -> list[dict[str, Any]]:
+    def get_all_tools(self) -> list[ToolInfo]:
         """Every loaded tool as ``{name, description, parameters}``."""
         return [
             {"name": t.name, "description": t.description, "parameters": t.parameters}
@@ -332,18 +354,19 @@ class ExtensionAPI:
             raise ValueError("declare_cache_invalidation needs a reason the user can read")
         self._session.engine.ledger.declare(Attribution(f"extension {self._ext.name}", reason, where))
 
-    def get_commands(self) -> list[dict[str, Any]]:
+    def get_commands(self) -> list[CommandInfo]:
         return self._runner.registry.command_list()
 
-    def set_model(self, model: Any) -> bool:
+    def set_model(self, model: Model | str) -> bool:
         """Switch model (a `Model` or ``"provider/id"``). False when it is unknown or has no API key."""
         session = self._session
         registry = session.registry
         if isinstance(model, str):
             provider, _, model_id = model.partition("/")
-            model = registry.find(provider, model_id) if registry is not None else None
-            if model is None:
+            found = registry.find(provider, model_id) if registry is not None else None
+            if found is None:
                 return False
+            model = found
         if registry is not None and registry.requires_api_key(model) and not registry.get_api_key(model):
             return False
         session.set_model(model)
@@ -368,7 +391,7 @@ class ExtensionAPI:
         *,
         timeout: float | None = None,
         cwd: str | None = None,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
     ) -> ExecResult:
         """Run a program (no shell) and collect its output.
 

@@ -18,6 +18,7 @@ from pi_tui.agent.tool import AgentTool, ToolResult
 
 from .convert import to_tool_result
 from .extension import (
+    CommandInfo,
     Extension,
     RegisteredCommand,
     RegisteredContextSection,
@@ -300,7 +301,7 @@ class Registry:
         command = self.commands.get(name)
         return (command, rest.strip()) if command is not None else None
 
-    def command_list(self) -> list[dict[str, Any]]:
+    def command_list(self) -> list[CommandInfo]:
         """``get_commands()``'s extension part: ``{name, description, source, path}``."""
         return [
             {"name": c.name, "description": c.description, "source": "extension", "path": c.path}

@@ -229,6 +229,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.util.fuzzy",
         "pi_tui.util.ignore",
         "pi_tui.util.json_safe",
+        "pi_tui.util.json_types",
         "pi_tui.util.large_buffers",
         "pi_tui.util.lazy",
         # a finished print run ends without the interpreter's teardown (after the answer)
