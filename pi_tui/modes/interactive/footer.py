@@ -96,7 +96,8 @@ class StatusFooter(Static):
 
         Line 1 keeps the sandbox whole (it says whether commands are confined) and cuts the directory
         before it; line 2 keeps the token counts, cost and context share whole, as pi does, and gives
-        the model what is left (cut, or left out when nothing is); two spaces always separate the sides.
+        the model what is left (cut without an ellipsis, as pi cuts it, or left out when nothing is
+        left); two spaces always separate the sides.
         """
         vars_ = self.app.theme_variables if self.is_attached else {}
         warn, err = vars_.get("pi-warning", "yellow"), vars_.get("pi-error", "red")
@@ -135,38 +136,52 @@ class StatusFooter(Static):
         ]
         if s.statuses:
             status = Text(" ".join(s.statuses[k] for k in sorted(s.statuses)))
-            status.truncate(width, overflow="ellipsis")
+            _cut(status, width)
             lines.append(status)
         return Text("\n").join(lines)
 
 
 _GAP = 2
-_MIN_CUT = 6  # a side cut shorter than this says nothing ("f…"): it is left out instead
+_MIN_CUT = 6  # a directory cut shorter than this says nothing ("f..."): it is left out instead
+_DOTS = "..."
+
+
+def _cut(text: Text, width: int) -> None:
+    """Cut ``text`` in place to ``width`` columns, ending in three dots when cut (pi's footer ellipsis)."""
+    if text.cell_len <= width:
+        return
+    if width <= len(_DOTS):
+        text.truncate(max(0, width))
+        return
+    text.truncate(width - len(_DOTS))
+    text.append(_DOTS)
 
 
 def _row(left: Text, right: Text, width: int, *, keep: str) -> Text:
     """``left`` and ``right`` on one line of ``width`` columns, ``right`` flush right.
 
-    ``keep`` names the side shown whole; the other is cut with an ellipsis to leave a two-column gap,
-    or left out when it would get fewer than six columns.
+    ``keep`` names the side shown whole (cut with three dots only when it alone is wider than the line).
+    With ``keep="left"`` (the stats line) the right side is cut without an ellipsis to whatever fits
+    after the two-column gap, as pi cuts the model name; with ``keep="right"`` (the directory line) the
+    left side is cut with three dots, or left out when it would get fewer than six columns.
     """
     left, right = left.copy(), right.copy()
     if not right.plain:
-        left.truncate(width, overflow="ellipsis")
+        _cut(left, width)
         return left
     if keep == "left":
-        left.truncate(width, overflow="ellipsis")
+        _cut(left, width)
         room = width - left.cell_len - _GAP
         if right.cell_len > room:
-            if room < _MIN_CUT:
+            if room <= 0:
                 return left
-            right.truncate(room, overflow="ellipsis")
+            right.truncate(room)
     else:
-        right.truncate(width, overflow="ellipsis")
+        _cut(right, width)
         room = width - right.cell_len - _GAP
         if left.cell_len > room:
             if room < _MIN_CUT:
                 return Text(" " * (width - right.cell_len)) + right
-            left.truncate(room, overflow="ellipsis")
+            _cut(left, room)
     pad = max(_GAP if left.plain else 0, width - left.cell_len - right.cell_len)
     return left + Text(" " * pad) + right

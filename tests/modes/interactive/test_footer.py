@@ -33,23 +33,41 @@ def test_a_wide_footer_shows_everything_with_the_right_side_flush_right() -> Non
 
 
 def test_a_narrow_footer_keeps_the_context_share_and_cuts_the_model_as_pi_does() -> None:
+    # pi cuts the model with no ellipsis and shows whatever part of it fits after the two-space gap
     path, stats = _lines(58)
-    assert stats.startswith("↑433 ↓67 R3.2k CH88.1% $0.002 1.0%/128k  ")
-    assert stats.endswith("fake-openai/gpt-…") and len(stats) <= 58
-    path, stats = _lines(43)
+    assert stats == "↑433 ↓67 R3.2k CH88.1% $0.002 1.0%/128k  fake-openai/gpt-f"
+    _, stats = _lines(42)
+    assert stats == "↑433 ↓67 R3.2k CH88.1% $0.002 1.0%/128k  f"
+    _, stats = _lines(41)  # no column left after the gap: the model is left out
     assert stats == "↑433 ↓67 R3.2k CH88.1% $0.002 1.0%/128k"
+
+
+def test_stats_wider_than_the_footer_end_in_three_dots_as_pi_does() -> None:
+    _, stats = _lines(30)
+    assert stats == "↑433 ↓67 R3.2k CH88.1% $0.0..."
+
+
+def test_the_model_stays_at_every_narrow_width_while_the_stats_leave_room() -> None:
+    state = FooterState(
+        cwd="~", output=3, cache_read=1400, cache_hit=100.0, cost=0.0001, context_tokens=1400,
+        context_window=200_000, auto_compaction=True, model="claude-fake", provider="fake-anthropic",
+    )  # fmt: skip
+    # what pi 0.87.1 shows at these widths (its footer has no side padding, so its width is ours + 2)
+    assert _lines(48, state)[1] == "↓3 R1.4k CH100.0% $0.000 0.7%/200k (auto)  claud"
+    assert _lines(58, state)[1] == "↓3 R1.4k CH100.0% $0.000 0.7%/200k (auto)      claude-fake"
+    assert _lines(38, state)[1] == "↓3 R1.4k CH100.0% $0.000 0.7%/200k ..."
 
 
 def test_the_directory_is_cut_before_the_sandbox_with_a_gap_between_them() -> None:
     path, _ = _lines(45)
-    assert path.endswith("  sandbox: workspace-write") and "…" in path and len(path) <= 45
+    assert path.endswith("...  sandbox: workspace-write") and len(path) <= 45
     assert path.startswith("/tmp/qatui/")
 
 
 def test_extension_statuses_are_cut_to_one_line() -> None:
     state = FooterState(cwd="~", model="m", statuses={"a": "x" * 80})
     lines = _lines(40, state)
-    assert len(lines) == 3 and lines[2].endswith("…") and len(lines[2]) == 40
+    assert len(lines) == 3 and lines[2].endswith("...") and len(lines[2]) == 40
 
 
 def test_the_provider_is_named_in_parentheses_when_there_is_room_as_pi_does() -> None:
