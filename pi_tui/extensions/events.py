@@ -142,6 +142,7 @@ _SPECS = [
     EventSpec("model_select", "notify", False),
     EventSpec("resources_discover", "collect", True, ("skill_paths", "prompt_paths", "theme_paths")),
     EventSpec("user_bash", "first", True, ("operations", "result")),
+    EventSpec("cache_warming_decision", "chain", True, ("action",)),
 ]
 
 EVENTS: dict[str, EventSpec] = {spec.name: spec for spec in _SPECS}

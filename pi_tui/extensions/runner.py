@@ -471,12 +471,39 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
                 outcome.system_prompt = current
         return outcome
 
+    async def emit_cache_warming_decision(
+        self, *, warm_cost: float, miss_cost: float, continuation_probability: float, action: str
+    ) -> str:
+        """``cache_warming_decision``: before a prompt cache refresh, each handler may return
+        ``{"action": "warm" | "stop"}``; the last one given wins. A failing handler is reported and leaves
+        the action as it was. Every handler sees the warmer's own economics and action."""
+        proposed = action
+        for ext, handler in self.dispatch.handlers("cache_warming_decision"):
+            event = Event(
+                "cache_warming_decision",
+                warm_cost=warm_cost,
+                miss_cost=miss_cost,
+                continuation_probability=continuation_probability,
+                action=proposed,
+            )
+            result = await self.dispatch.result(ext, handler, event)
+            if not result or result.get("action") is None:
+                continue
+            if result["action"] in ("warm", "stop"):
+                action = result["action"]
+            else:
+                problem = f"unknown action {result['action']!r} (warm or stop)"
+                await self.report(ext, "cache_warming_decision", problem)
+        return action
+
     def take_next_turn(self) -> list[CustomMessage]:
         """The custom messages queued with ``deliver_as="next_turn"`` (the queue is emptied)."""
         queued, self._next_turn = self._next_turn, []
         return queued
 
-    def send_custom_message(self, message: CustomMessage, deliver: str | None, trigger: bool, ext: Extension) -> None:
+    def send_custom_message(
+        self, message: CustomMessage, deliver: str | None, trigger: bool, ext: Extension
+    ) -> None:
         session = self.session
         if deliver == "next_turn":
             self._next_turn.append(message)

@@ -110,6 +110,14 @@ class SettingsManager(SettingsStore):
         return typed(self._merged.get("showCacheMissNotices"), bool, False)
 
     @property
+    def cache_warming(self) -> str:
+        """``cacheWarming``: ``"off"``, ``"streaming"`` (the default: while a run lasts) or ``"idle"`` (also
+        between runs). Read from the global settings only, as pi: warming spends money, so a project's
+        settings cannot turn it on."""
+        value = self._scopes["global"].get("cacheWarming")
+        return value if value in ("off", "streaming", "idle") else "streaming"
+
+    @property
     def theme(self) -> str | None:
         """``theme``; ``None`` means pick light or dark from the terminal background."""
         return typed(self._merged.get("theme"), str, None)

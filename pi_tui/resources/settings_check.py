@@ -64,6 +64,7 @@ _TOP: dict[str, tuple[Check, str]] = {
     "treeFilterMode": (_one_of(TREE_FILTER_MODES), "default"),
     "hideThinkingBlock": (_flag, "false"),
     "showCacheMissNotices": (_flag, "false"),
+    "cacheWarming": (_one_of(("off", "streaming", "idle")), "streaming"),
     "quietStartup": (_flag, "false"),
     "showHardwareCursor": (_flag, "false"),
     "enableSkillCommands": (_flag, "true"),

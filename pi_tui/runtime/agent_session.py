@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pi_tui.agent.events import AgentEvent, MessageEnd, MessageStart, TurnEnd
+from pi_tui.agent.events import AgentEnd, AgentEvent, MessageEnd, MessageStart, TurnEnd
 from pi_tui.agent.hooks import QueueMode, RetryConfig, ToolCallContext, ToolCallDecision
 from pi_tui.agent.loop import Agent
 from pi_tui.agent.tool import AgentTool, ToolResult, text_result
@@ -54,8 +54,9 @@ from pi_tui.session.errors import SessionError, SessionNotConfirmed
 from pi_tui.util.tasks import stray_cancellation
 
 from ._host import PendingState
+from .cache_warmer import CacheWarmer, WarmingDecision, WarmRequest
 from .compaction_ops import CompactionMixin
-from .events import ErrorEvent, RuntimeEvent, SessionStats
+from .events import EntryAppended, ErrorEvent, RuntimeEvent, SessionStats
 from .rewind_ops import RewindMixin
 from .tree_ops import SessionTreeMixin
 
@@ -268,6 +269,13 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         self._abortable_tasks: set[asyncio.Task[Any]] = set()  # prompts inside input/before_agent_start
         self._aborted_tasks: set[asyncio.Task[Any]] = set()
         self._record_model_if_changed(restored, model, thinking)
+        self.cache_warmer = CacheWarmer(
+            get_mode=lambda: self.settings.cache_warming if self.settings is not None else "streaming",
+            last_prompt_tokens=self._last_prompt_tokens,
+            decide=self._cache_warming_decision,
+            record=self._record_cache_warm,
+        )
+        """Keeps the prompt cache of the last request warm (``cacheWarming``; see `cache_warmer`)."""
 
     # --- events -------------------------------------------------------------------------------------
 
@@ -306,6 +314,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 self._maybe_detach_history(env)
             except Exception as exc:
                 await self.emit(ErrorEvent(f"context(turn_end) failed: {exc}"))
+        elif isinstance(event, AgentEnd):
+            self.cache_warmer.on_agent_settled()
         await self.emit(event)
 
     def _detaches_history(self) -> bool:
@@ -833,11 +843,64 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             stream_fn = self._base_stream_fn
         else:
             from pi_tui.ai.registry import stream as stream_fn
+        # Every session request replaces the cache entry worth keeping warm (compaction and summaries do
+        # not come through here).
+        self.cache_warmer.start(WarmRequest(model, request, options, stream_fn), self._context_extends(model))
         async for event in stream_fn(model, request, options):
             if isinstance(event, Done | Error) and prepared is not None:
                 message = event.message if isinstance(event, Done) else event.error
                 self.engine.ledger.note_usage(prepared.record, message.usage)
             yield event
+
+    def _context_extends(self, model: Model) -> Callable[[], bool]:
+        """Whether the conversation still extends the one of this moment, on the same model: the cache
+        entry of a request sent now is still worth keeping warm. (The same message objects, not equal
+        ones: a rebuilt history, after a compaction or a move in the tree, is another context.)"""
+        sent = tuple(self.agent.messages)
+
+        def extends() -> bool:
+            current_model, current = self.agent.model, self.agent.messages
+            return (
+                current_model.provider == model.provider
+                and current_model.id == model.id
+                and len(sent) <= len(current)
+                and all(a is b for a, b in zip(sent, current, strict=False))
+            )
+
+        return extends
+
+    def _last_prompt_tokens(self) -> int:
+        """The prompt size the provider reported for the conversation's last answer."""
+        for message in reversed(self.agent.messages):
+            if isinstance(message, AssistantMessage):
+                usage = message.usage
+                return usage.input + usage.cache_read + usage.cache_write
+        return 0
+
+    async def _cache_warming_decision(self, decision: WarmingDecision) -> str:
+        """Extensions' ``cache_warming_decision`` handlers may overrule the warmer's action."""
+        if self.extensions is None:
+            return decision.action
+        return await self.extensions.emit_cache_warming_decision(
+            warm_cost=decision.warm_cost,
+            miss_cost=decision.miss_cost,
+            continuation_probability=decision.continuation_probability,
+            action=decision.action,
+        )
+
+    def _record_cache_warm(self, message: AssistantMessage, note: str | None) -> None:
+        """A refresh's usage goes into the session file (totals and costs), never into the context."""
+        try:
+            entry = self.session_manager.append_usage(
+                "cache_warm", message.provider, message.model, message.usage, note
+            )
+        except SessionError as exc:
+            log.warning("cache warming usage not saved: %s", exc)
+            return
+        if self.extensions is not None:
+            self.extensions.spawn(self.emit(EntryAppended(entry)))
+        else:
+            asyncio.get_running_loop().create_task(self.emit(EntryAppended(entry)))
 
     def current_envelope(self) -> ContextEnvelope:
         """The durable envelope as the next request would start from it (replayed, no hooks run)."""
@@ -1095,6 +1158,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         return None
 
     async def close(self) -> None:
+        self.cache_warmer.cancel()
         if self.agent.is_streaming:
             self.agent.abort()
             await asyncio.wait_for(self.agent.wait_for_idle(), timeout=5)

@@ -3,7 +3,9 @@ statistics."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pi_tui.agent.events import (
     AutoCompactionEnd,
@@ -17,6 +19,7 @@ from pi_tui.agent.events import (
     SessionSwitched,
     SessionTreeMoved,
 )
+from pi_tui.session.entries import SessionEntry, entry_to_line
 
 __all__ = [
     "AutoCompactionEnd",
@@ -30,7 +33,20 @@ __all__ = [
     "SessionSwitched",
     "SessionTreeMoved",
     "SessionStats",
+    "EntryAppended",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class EntryAppended(RuntimeEvent):
+    """The session appended an entry outside the conversation's flow (a cache refresh's ``usage``)."""
+
+    type: ClassVar[str] = "entry_appended"
+    entry: SessionEntry
+
+    def payload(self) -> dict[str, object]:
+        entry: object = json.loads(entry_to_line(self.entry))
+        return {"entry": entry}
 
 
 @dataclass(slots=True)

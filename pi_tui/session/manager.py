@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pi_tui.ai.types import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    Usage,
     UserContent,
     UserMessage,
     load_message,
@@ -55,6 +56,7 @@ from pi_tui.session.entries import (
     SessionInfoEntry,
     SystemMessageEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
     entry_to_line,
     header_to_line,
     new_entry_id,
@@ -585,6 +587,22 @@ class SessionManager:
         return self._append(
             BranchSummaryEntry(
                 from_id=from_id, summary=summary, details=details, from_hook=from_hook, **self._base()
+            )
+        )
+
+    def append_usage(
+        self, kind: str, provider: str, model: str, usage: Usage, note: str | None = None
+    ) -> UsageEntry:
+        """Model usage outside the conversation (``kind`` ``"cache_warm"``: a cache refresh): counted in the
+        totals, never part of the context."""
+        return self._append(
+            UsageEntry(
+                kind=kind,
+                provider=provider,
+                model=model,
+                usage=usage.to_json_dict(),
+                note=note,
+                **self._base(),
             )
         )
 

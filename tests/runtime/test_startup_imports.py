@@ -170,6 +170,7 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.runtime._host",
         "pi_tui.runtime.agent_session",
         "pi_tui.runtime.compaction_ops",
+        "pi_tui.runtime.cache_warmer",  # every session request may start cache warming (small, no imports of its own)
         "pi_tui.runtime.cwd_services",  # what start-up builds for its directory (switching builds it again)
         "pi_tui.runtime.events",
         "pi_tui.runtime.factory",
