@@ -12,7 +12,6 @@ Two steps, both run before every provider request:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from pi_tui.ai.types import (
     NOT_REPLAYED,
@@ -79,7 +78,7 @@ def _block_images(message: LlmMessage) -> LlmMessage:
     return message.model_copy(update={"content": replaced})
 
 
-def reaches_model(message: Any) -> bool:
+def reaches_model(message: object) -> bool:
     """Whether `convert_to_llm` sends ``message``: every history message but a user's shell command kept
     out of context (``!!cmd``, RPC ``bash`` with ``excludeFromContext``)."""
     return not (isinstance(message, BashExecutionMessage) and message.exclude_from_context)
@@ -89,7 +88,7 @@ def reaches_model(message: Any) -> bool:
 _PASSED_THROUGH = (UserMessage, AssistantMessage, ToolResultMessage)
 
 
-def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> list[LlmMessage]:
+def convert_to_llm(messages: Iterable[object], *, block_images: bool = False) -> list[LlmMessage]:
     """Map history messages to provider messages (pi's ``convertToLlm``).
 
     Args:

@@ -26,10 +26,12 @@ import math
 import re
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pi_tui.util.json_types import JsonObject
 
 from .types import (
     AssistantMessage,
@@ -303,7 +305,7 @@ def _assistant_block_chars(block: object) -> int:
     return 0
 
 
-def _json_message_chars(message: dict[str, Any]) -> int:
+def _json_message_chars(message: JsonObject) -> int:
     role = message.get("role")
     if role == "user":
         return _content_chars(message.get("content"), count_images=True)
@@ -376,11 +378,11 @@ def message_chars(message: object) -> int:
     return 0
 
 
-def count_message_tokens(message: Any) -> int:
+def count_message_tokens(message: object) -> int:
     """pi's token estimate for one message: `message_chars` / 4, rounded up."""
     return math.ceil(message_chars(message) / 4)
 
 
-def count_messages_tokens(messages: Any) -> int:
+def count_messages_tokens(messages: Iterable[object]) -> int:
     """Sum of `count_message_tokens` over ``messages`` (each rounded up on its own, as pi does)."""
     return sum(count_message_tokens(m) for m in messages)

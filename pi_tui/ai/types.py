@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
+from pi_tui.util.json_types import JsonObject, JsonValue
 from pi_tui.util.record import Record, Validator, field
 
 __all__ = [
@@ -107,7 +108,7 @@ class ToolCall(WireModel):
     type: Literal["toolCall"] = "toolCall"
     id: str
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JsonObject = field(default_factory=dict)
     thought_signature: str | None = None
 
 
@@ -184,7 +185,7 @@ class ToolResultMessage(WireModel):
     tool_call_id: str
     tool_name: str
     content: list[ToolResultContent] = field(default_factory=list)
-    details: Any = None
+    details: JsonValue = None
     is_error: bool = False
     timestamp: int = field(default_factory=now_ms)
 
@@ -206,7 +207,7 @@ class CustomMessage(WireModel):
     custom_type: str
     content: str | list[UserContent]
     display: bool = True
-    details: Any = None
+    details: JsonValue = None
     timestamp: int = field(default_factory=now_ms)
 
 
@@ -238,11 +239,11 @@ Message: TypeAlias = (
 LlmMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
 """What a provider receives after ``convert_to_llm``."""
 
-_MESSAGE: Validator[Any] = Validator(Message, "message")
-_MESSAGES: Validator[list[Any]] = Validator(list[Message], "messages")
+_MESSAGE: Validator[Message] = Validator(Message, "message")
+_MESSAGES: Validator[list[Message]] = Validator(list[Message], "messages")
 
 
-def load_message(data: dict[str, Any]) -> Message:
+def load_message(data: JsonObject) -> Message:
     """Validate a JSON dict (camelCase) into a message model.
 
     Raises:
@@ -251,16 +252,16 @@ def load_message(data: dict[str, Any]) -> Message:
     return _MESSAGE.validate(data)
 
 
-def load_messages(data: list[dict[str, Any]]) -> list[Message]:
+def load_messages(data: list[JsonObject]) -> list[Message]:
     return _MESSAGES.validate(data)
 
 
-def dump_message(message: Record) -> dict[str, Any]:
+def dump_message(message: Record) -> JsonObject:
     """The JSON dict pi would write for this message."""
     return message.to_json_dict()
 
 
-def dump_messages(messages: Sequence[Record]) -> list[dict[str, Any]]:
+def dump_messages(messages: Sequence[Record]) -> list[JsonObject]:
     return [dump_message(m) for m in messages]
 
 
@@ -334,13 +335,13 @@ class Model(WireModel):
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
-    compat: dict[str, Any] | None = None
+    compat: JsonObject | None = None
     thinking_level_map: dict[str, str | None] | None = None
     """pi 0.72+: the value sent for each thinking level (``off`` … ``max``); ``null`` means the model does
     not offer that level. Absent: the level's own name is sent."""
-    input_limits: dict[str, Any] | None = None
-    prompt_cache: dict[str, Any] | None = None
-    sampling_params: dict[str, Any] | None = None
+    input_limits: JsonObject | None = None
+    prompt_cache: JsonObject | None = None
+    sampling_params: JsonObject | None = None
 
     @property
     def label(self) -> str:
@@ -352,7 +353,7 @@ class ToolDefinition(WireModel):
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-    constrained_sampling: dict[str, Any] | None = None
+    parameters: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+    constrained_sampling: JsonObject | None = None
     """pi's ``constrainedSampling`` (``{"type": "json_schema", "strict": "prefer" | "require"}``): where the
     model supports strict tool schemas, the provider sends this tool's schema in the strict form."""

@@ -14,10 +14,10 @@ be handed the current envelope without being able to corrupt it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from pi_tui.ai.stream import AbortSignal
-from pi_tui.ai.types import Model, ToolDefinition, dump_message
+from pi_tui.ai.types import Message, Model, ToolDefinition, dump_message
+from pi_tui.util.json_types import JsonObject
 
 __all__ = ["SystemPart", "EnvelopeMeta", "ContextEnvelope"]
 
@@ -39,9 +39,9 @@ class EnvelopeMeta:
 class ContextEnvelope:
     system_parts: tuple[SystemPart, ...] = ()
     tools: tuple[ToolDefinition, ...] = ()
-    cached: tuple[Any, ...] = ()  # agent messages (pi_tui.ai.types.Message)
-    uncached: tuple[Any, ...] = ()
-    options: dict[str, Any] = field(default_factory=dict)
+    cached: tuple[Message, ...] = ()
+    uncached: tuple[Message, ...] = ()
+    options: JsonObject = field(default_factory=dict)
     meta: EnvelopeMeta = field(default_factory=EnvelopeMeta)
     # Entry id each cached message came from (None for messages a patch created). Lets a
     # `compaction_apply` op find its first kept entry after replay.
@@ -52,14 +52,14 @@ class ContextEnvelope:
         return "".join(part.text for part in self.system_parts)
 
     @property
-    def messages(self) -> tuple[Any, ...]:
+    def messages(self) -> tuple[Message, ...]:
         """What the provider receives, in order: cached then uncached."""
         return self.cached + self.uncached
 
     def part(self, name: str) -> SystemPart | None:
         return next((p for p in self.system_parts if p.name == name), None)
 
-    def with_cached_appended(self, message: Any, origin: str | None = None) -> ContextEnvelope:
+    def with_cached_appended(self, message: Message, origin: str | None = None) -> ContextEnvelope:
         origins = self.origins()
         return replace(self, cached=(*self.cached, message), cached_origins=(*origins, origin))
 
@@ -69,7 +69,7 @@ class ContextEnvelope:
             return self.cached_origins
         return (None,) * len(self.cached)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """A JSON view for extensions, RPC and tests (meta reduced to ids)."""
         return {
             "system": {

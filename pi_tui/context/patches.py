@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
-from pi_tui.ai.types import CompactionSummaryMessage, ToolDefinition, load_message, message_role
+from pi_tui.ai.types import CompactionSummaryMessage, Message, ToolDefinition, load_message, message_role
+from pi_tui.util.json_types import JsonObject
 
 from .envelope import ContextEnvelope, SystemPart
 
@@ -73,11 +74,11 @@ class PatchError(Exception):
         self.op = op
 
 
-def op_touches_cache(op: dict[str, Any]) -> bool:
+def op_touches_cache(op: JsonObject) -> bool:
     return op.get("scope", "cached") == "cached"
 
 
-def validate_ops(ops: Any, *, phase: HookPhase, source: str) -> list[dict[str, Any]]:
+def validate_ops(ops: object, *, phase: HookPhase, source: str) -> list[JsonObject]:
     """Check ``ops`` against the schema and the rules of ``phase``; returns them as a list.
 
     Rules: every cached-scope op carries ``invalidateCacheReason``; ``before_request`` and
@@ -88,7 +89,7 @@ def validate_ops(ops: Any, *, phase: HookPhase, source: str) -> list[dict[str, A
         return []
     if not isinstance(ops, list):
         raise PatchError(f'{source}: "patch" must be a list of ops, got {type(ops).__name__}', source=source)
-    checked: list[dict[str, Any]] = []
+    checked: list[JsonObject] = []
     for index, op in enumerate(ops):
         where = f"{source}: patch[{index}]"
         if not isinstance(op, dict):
@@ -129,10 +130,10 @@ def validate_ops(ops: Any, *, phase: HookPhase, source: str) -> list[dict[str, A
     return checked
 
 
-def _messages(raw: Any, op: str) -> tuple[Any, ...]:
+def _messages(raw: object, op: str) -> tuple[Message, ...]:
     if not isinstance(raw, list):
         raise PatchError(f'{op}: "messages" must be a list', op=op)
-    out = []
+    out: list[Message] = []
     for item in raw:
         if hasattr(item, "role") and hasattr(item, "model_dump"):
             out.append(item)
@@ -144,7 +145,7 @@ def _messages(raw: Any, op: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _tools(raw: Any, op: str) -> tuple[ToolDefinition, ...]:
+def _tools(raw: object, op: str) -> tuple[ToolDefinition, ...]:
     if not isinstance(raw, list):
         raise PatchError(f'{op}: "tools" must be a list', op=op)
     try:
@@ -153,7 +154,7 @@ def _tools(raw: Any, op: str) -> tuple[ToolDefinition, ...]:
         raise PatchError(f"{op}: invalid tool definition: {exc}", op=op) from exc
 
 
-def apply_op(env: ContextEnvelope, op: dict[str, Any], *, timestamp: int = 0) -> ContextEnvelope:
+def apply_op(env: ContextEnvelope, op: JsonObject, *, timestamp: int = 0) -> ContextEnvelope:
     """Apply one (already validated) op and return the new envelope."""
     name = op["op"]
     if name == "system_part_set":
@@ -207,7 +208,7 @@ def apply_op(env: ContextEnvelope, op: dict[str, Any], *, timestamp: int = 0) ->
     raise PatchError(f"unknown op {name!r}", op=name)
 
 
-def _apply_compaction(env: ContextEnvelope, op: dict[str, Any], timestamp: int) -> ContextEnvelope:
+def _apply_compaction(env: ContextEnvelope, op: JsonObject, timestamp: int) -> ContextEnvelope:
     summary = CompactionSummaryMessage(
         summary=str(op["summary"]), tokens_before=int(op.get("tokensBefore") or 0), timestamp=timestamp
     )
@@ -230,7 +231,7 @@ def _apply_compaction(env: ContextEnvelope, op: dict[str, Any], timestamp: int) 
     )
 
 
-def apply_ops(env: ContextEnvelope, ops: Iterable[dict[str, Any]], *, timestamp: int = 0) -> ContextEnvelope:
+def apply_ops(env: ContextEnvelope, ops: Iterable[JsonObject], *, timestamp: int = 0) -> ContextEnvelope:
     for op in ops:
         env = apply_op(env, op, timestamp=timestamp)
     return env

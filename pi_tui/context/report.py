@@ -22,7 +22,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
 from pi_tui.agent.convert import reaches_model
 from pi_tui.ai.cost import projected_cost
@@ -30,6 +30,7 @@ from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens, js_length, message_chars
 from pi_tui.ai.types import (
     AssistantMessage,
+    Message,
     Model,
     ToolDefinition,
     ToolResultMessage,
@@ -38,6 +39,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.session.entries import MessageEntry, SessionEntry
 from pi_tui.session.entry_reader import read_transform
+from pi_tui.util.json_types import JsonObject
 
 from .envelope import ContextEnvelope
 from .ledger import CacheLedger
@@ -75,7 +77,7 @@ MESSAGE_OVERHEAD = 4
 BLOCK_OVERHEAD = 3
 
 
-def message_tokens(message: Any, estimate: int | None = None) -> int:
+def message_tokens(message: Message, estimate: int | None = None) -> int:
     """Tokens a provider bills for one history message: pi's text estimate plus the framing; 0 for a
     message the request leaves out (a shell command's output kept out of context). ``estimate``: the
     message's `count_message_tokens`, when the caller has it already (it is not counted again)."""
@@ -104,25 +106,25 @@ class MessageTokenCache:
 
     def __init__(self) -> None:
         # id -> (message, pi's estimate or -1 when not known, message_tokens)
-        self._known: dict[int, tuple[Any, int, int]] = {}
+        self._known: dict[int, tuple[Message, int, int]] = {}
         self._rows: dict[str, tuple[MessageRow, ...]] = {}  # the last report's rows, by region
         self.counted = 0  # messages tokenised so far (what the cache could not answer)
 
-    def _count(self, message: Any) -> tuple[Any, int, int]:
+    def _count(self, message: Message) -> tuple[Message, int, int]:
         estimate = count_message_tokens(message)
         known = (message, estimate, message_tokens(message, estimate))
         self.counted += 1
         self._known[id(message)] = known
         return known
 
-    def tokens(self, message: Any) -> int:
+    def tokens(self, message: Message) -> int:
         """`message_tokens` of ``message``, counted on the first call for this object."""
         known = self._known.get(id(message))
         if known is not None and known[0] is message:
             return known[2]
         return self._count(message)[2]
 
-    def estimate(self, message: Any) -> int:
+    def estimate(self, message: Message) -> int:
         """pi's text estimate of ``message`` (`count_message_tokens`, what compaction adds up), counted
         on the first call for this object (or for `tokens`)."""
         known = self._known.get(id(message))
@@ -130,7 +132,7 @@ class MessageTokenCache:
             return known[1]
         return self._count(message)[1]
 
-    def rows(self, region: str, messages: Sequence[Any], offset: int) -> tuple[MessageRow, ...]:
+    def rows(self, region: str, messages: Sequence[Message], offset: int) -> tuple[MessageRow, ...]:
         """The rows of ``messages`` numbered from ``offset``: the last report's rows of ``region`` as far
         as they hold the same messages at the same numbers, then new rows for the rest."""
         previous = self._rows.get(region, ())
@@ -144,7 +146,7 @@ class MessageTokenCache:
         self._rows[region] = rows
         return rows
 
-    def _new_rows(self, messages: Sequence[Any], start: int, stop: int, offset: int) -> list[MessageRow]:
+    def _new_rows(self, messages: Sequence[Message], start: int, stop: int, offset: int) -> list[MessageRow]:
         """Rows of ``messages[start:stop]`` numbered from ``offset + start``, counting the messages not
         known yet. One loop with the two commonest kinds of message answered inline: it runs over
         every message of a long session (~20k) before its first ``/context``."""
@@ -181,7 +183,7 @@ class MessageTokenCache:
         self.counted += counted
         return rows
 
-    def prime_in_steps(self, messages: Sequence[Any], chunk: int) -> Iterator[int]:
+    def prime_in_steps(self, messages: Sequence[Message], chunk: int) -> Iterator[int]:
         """Count ``messages`` (the next request's, oldest first) and keep their rows as the cached
         region's, ahead of the first report: that report then reuses the rows as far as its cached
         region holds the same messages, and counts only the rest. In pieces of ``chunk`` messages
@@ -220,7 +222,7 @@ def envelope_tokens(env: ContextEnvelope) -> int:
     )
 
 
-def pi_context_estimate(env: ContextEnvelope, count: Callable[[Any], int] = count_message_tokens) -> int:
+def pi_context_estimate(env: ContextEnvelope, count: Callable[[Message], int] = count_message_tokens) -> int:
     """pi's own estimate of a context, as its ``estimatedTokensAfter`` reports it after a compaction.
 
     pi sums chars/4 (rounded up) over the messages of the compacted context, one of which is the system
@@ -235,7 +237,7 @@ def pi_context_estimate(env: ContextEnvelope, count: Callable[[Any], int] = coun
     chars = sum(js_length(part.text) for part in parts)
     chars -= 2 * sum(1 for part in parts[1:] if part.text.startswith("\n\n"))
     if env.tools:
-        declarations: list[dict[str, Any]] = []
+        declarations: list[JsonObject] = []
         for tool in env.tools:
             declaration = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
             if tool.constrained_sampling is not None:
@@ -246,7 +248,7 @@ def pi_context_estimate(env: ContextEnvelope, count: Callable[[Any], int] = coun
     return system + sum(map(count, env.messages))
 
 
-def request_blocks(request: LlmRequest, count: Callable[[Any], int] = message_tokens) -> list[Block]:
+def request_blocks(request: LlmRequest, count: Callable[[Message], int] = message_tokens) -> list[Block]:
     """`fingerprint` with `message_tokens` as each message block's size (the digests decide what is a
     hit, these sizes the price). The runtime's own block sizes are chars/4 of each message's JSON, which
     counts keys and ids a provider never bills. ``count`` gives a message's tokens (a cache's, say)."""
@@ -317,7 +319,7 @@ class MessageRow:
     role: str
     tokens: int
     sent: bool  # False: kept out of context (listed, counted 0, never sent)
-    message: Any
+    message: Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +350,7 @@ class TransformRecord:
     entry_id: str
     timestamp: str
     transformer: str
-    ops: tuple[dict[str, Any], ...]
+    ops: tuple[JsonObject, ...]
     title: str | None
 
 
@@ -448,7 +450,7 @@ class ContextReport:
         return 100 * self.total_tokens / self.window if self.window else None
 
     @property
-    def options(self) -> dict[str, Any]:
+    def options(self) -> JsonObject:
         """The request options that are set."""
         return {k: v for k, v in self.envelope.options.items() if v is not None}
 
@@ -507,7 +509,7 @@ def build_context_report(
     preview: PanelManager,
     available_tools: Sequence[str],
     ledger: CacheLedger,
-    path: Sequence[Any],
+    path: Sequence[SessionEntry],
     totals: SessionTotals | None,
     baseline_source: Callable[[], list[Block]],
     sections: Sequence[tuple[str, Sequence[str]]] = (),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from pi_tui.ai.types import AssistantMessage, Message, ToolResultMessage, UserContent, WireModel
+from pi_tui.util.json_types import JsonObject, JsonValue
 from pi_tui.util.record import ValidationError, field
 from pi_tui.util.record_checks import Invalid
 
@@ -102,11 +103,11 @@ class PiSystemMessage(WireModel):
     """
 
     role: Literal["system"] = "system"
-    content: str | list[dict[str, Any]] = ""
+    content: str | list[JsonObject] = ""
     sections: dict[str, str | None] | None = None
     timestamp: int = 0  # (before the tool lists: the order pi writes the keys in)
-    tools_added: list[dict[str, Any]] | None = None
-    tools_removed: list[dict[str, Any]] | None = None
+    tools_added: list[JsonObject] | None = None
+    tools_removed: list[JsonObject] | None = None
     replace: bool | None = None
 
 
@@ -138,11 +139,11 @@ class CompactionEntry(EntryBase):
     # None only for a migrated v1 compaction whose firstKeptEntryIndex pointed nowhere.
     first_kept_entry_id: str | None = None
     tokens_before: int = 0
-    details: Any = None
+    details: JsonValue = None
     from_hook: bool | None = None
     # pi 0.86+: the full prompt/tool checkpoint at the boundary (a system message as a JSON dict).
-    system_message: dict[str, Any] | None = None
-    usage: dict[str, Any] | None = None  # the summary call's usage (pi 0.81+), counted in totals
+    system_message: JsonObject | None = None
+    usage: JsonObject | None = None  # the summary call's usage (pi 0.81+), counted in totals
 
 
 class BranchSummaryEntry(EntryBase):
@@ -151,9 +152,9 @@ class BranchSummaryEntry(EntryBase):
     type: Literal["branch_summary"] = "branch_summary"
     from_id: str = "root"
     summary: str
-    details: Any = None
+    details: JsonValue = None
     from_hook: bool | None = None
-    usage: dict[str, Any] | None = None
+    usage: JsonObject | None = None
 
 
 class UsageEntry(EntryBase):
@@ -166,7 +167,7 @@ class UsageEntry(EntryBase):
     kind: str = ""
     provider: str = ""
     model: str = ""
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: JsonObject = field(default_factory=dict)
     note: str | None = None
 
 
@@ -179,7 +180,7 @@ class ContextEditEntry(EntryBase):
 
     type: Literal["context_edit"] = "context_edit"
     target_id: str
-    replacement: dict[str, Any] | None = None
+    replacement: JsonObject | None = None
 
 
 class CustomEntry(EntryBase):
@@ -187,7 +188,7 @@ class CustomEntry(EntryBase):
 
     type: Literal["custom"] = "custom"
     custom_type: str
-    data: Any = None
+    data: JsonValue = None
 
     def checkpoint_json(self) -> object:
         """The data of a checkpoint ``custom`` entry."""
@@ -203,7 +204,7 @@ class CustomMessageEntry(EntryBase):
     custom_type: str
     content: str | list[UserContent]
     display: bool = True
-    details: Any = None
+    details: JsonValue = None
 
 
 class LabelEntry(EntryBase):
@@ -225,8 +226,8 @@ class ContextTransformEntry(EntryBase):
     type: Literal["context_transform"] = "context_transform"
     schema_version: int = 1
     transformer_name: str
-    patch: list[dict[str, Any]] = field(default_factory=list)
-    display: dict[str, Any] | None = None
+    patch: list[JsonObject] = field(default_factory=list)
+    display: JsonObject | None = None
 
 
 class EphemeralEntry(EntryBase):
@@ -243,7 +244,7 @@ class RawEntry:
     ``line`` is the original text (without the newline) and is what gets written back.
     """
 
-    data: dict[str, Any]
+    data: JsonObject
     line: str
     problem: str | None = None  # why a known type was not parsed; None for an unknown type
 
@@ -337,7 +338,7 @@ def _message_entry_maker() -> Callable[[Mapping[Any, Any]], MessageEntry]:
     return _MESSAGE_ENTRY_MAKER[0]
 
 
-def parse_entry(data: dict[str, Any], line: str) -> SessionEntry:
+def parse_entry(data: JsonObject, line: str) -> SessionEntry:
     """Turn one decoded JSON line into an entry model, or a `RawEntry` when that is not possible.
 
     Never raises: a known type that fails validation is kept raw with ``problem`` set.
@@ -365,7 +366,7 @@ def parse_entry(data: dict[str, Any], line: str) -> SessionEntry:
         return RawEntry(data, line, problem=_first_error(exc))
 
 
-def parse_header(data: dict[str, Any]) -> SessionHeader | None:
+def parse_header(data: JsonObject) -> SessionHeader | None:
     """The header model when ``data`` is a valid header (``type: session`` and a string id)."""
     if data.get("type") != "session" or not isinstance(data.get("id"), str):
         return None
@@ -375,7 +376,7 @@ def parse_header(data: dict[str, Any]) -> SessionHeader | None:
         return None
 
 
-def dumps_line(data: dict[str, Any]) -> str:
+def dumps_line(data: JsonObject) -> str:
     """Compact JSON as pi writes it (no spaces, non-ASCII kept), one line.
 
     Text with lone surrogates cannot be encoded as UTF-8; such a line is written ASCII-escaped instead,
@@ -389,10 +390,10 @@ def dumps_line(data: dict[str, Any]) -> str:
     return text
 
 
-def _entry_dict(entry: EntryBase) -> dict[str, Any]:
+def _entry_dict(entry: EntryBase) -> JsonObject:
     body = entry.model_dump(by_alias=True, exclude_none=True, mode="json")
     # pi writes parentId even when null, right after id.
-    ordered: dict[str, Any] = {"type": body.pop("type"), "id": body.pop("id"), "parentId": entry.parent_id}
+    ordered: JsonObject = {"type": body.pop("type"), "id": body.pop("id"), "parentId": entry.parent_id}
     body.pop("parentId", None)
     ordered.update(body)
     if isinstance(entry, ContextEditEntry):  # ``replacement: null`` means "omit"; pi writes it
