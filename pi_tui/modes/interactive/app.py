@@ -734,9 +734,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
             gc.freeze()  # the loaded session lives as long as the app: no full collection walks it again
         self.files.start()
-        self.run_worker(
-            self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
-        )
+        self._prepare_screens(session)
         self.run_worker(self._warm_up(), group="warm-up", exit_on_error=False)
         # The command line's prompts first, in their order (the first with its @file images), then what
         # was typed while the session loaded.
@@ -873,11 +871,16 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     screens_prepared: asyncio.Event | None = None
     """Set once the work ahead for the first ``/tree``, ``/context`` and ``/resume`` is done."""
 
+    @work(group="prepare-screens", exclusive=True, exit_on_error=False)
     async def _prepare_screens(self, session: AgentSession) -> None:
         """As soon as the session is shown, in a worker thread, what the first open of the big screens
         would compute (`screens.prepare`), so it opens as fast as a later one; a screen opened before
         that waits only for its own part. Work nobody waits for pauses while an answer is being made
-        (the thread would take the interpreter from it)."""
+        (the thread would take the interpreter from it).
+
+        A worker method: its coroutine is made only when the worker starts, so a session switch that
+        replaces a worker not yet started (``/new`` given on the command line) leaves no coroutine that
+        never ran (Python warns of each one when it is collected)."""
         from .screens.prepare import preparation_for
 
         done = self.screens_prepared = asyncio.Event()
@@ -928,9 +931,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         if self._typed_hold is not None:  # it held the work ahead for the file left
             release, self._typed_hold = self._typed_hold, None
             release()
-        self.run_worker(
-            self._prepare_screens(session), group="prepare-screens", exclusive=True, exit_on_error=False
-        )
+        self._prepare_screens(session)
 
     def file_written(self, path: str) -> None:
         """A tool wrote ``path``: the next ``@`` offers it without waiting for a walk of the project."""

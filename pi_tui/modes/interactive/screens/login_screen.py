@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVarTuple
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -118,8 +119,9 @@ class LoginScreen(ModalScreen[Credential | None]):
             yield Static("Esc cancel", classes="hint")
 
     def on_mount(self) -> None:
-        self.run_worker(self._run(), exclusive=True)
+        self._run()
 
+    @work(exclusive=True)
     async def _run(self) -> None:
         import asyncio
 
