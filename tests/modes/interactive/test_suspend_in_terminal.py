@@ -56,11 +56,21 @@ def _continue_as_fg(term: PtyScreen) -> None:
 
 def _signal_another_thread(term: PtyScreen, signum: int) -> None:
     """Send ``signum`` to one of the app's threads other than the main one (``tgkill``): its handler runs
-    on that thread, as when the kernel chooses that thread for a signal sent to the process."""
+    on that thread, as when the kernel chooses that thread for a signal sent to the process.
+
+    Only a thread that is not on its way out: a signal sent to one thread dies with it, and the app's
+    suspend ends its writer and input threads (``join`` returns before the thread itself has gone).
+    Such a thread, chosen once under load, took the SIGCONT with it and the app never came back (a blank
+    screen). A stopped app has only stopped threads (`_wait_stopped`); a running one is idle here."""
     pid = str(term.pid)
     others = sorted(int(task.name) for task in Path(f"/proc/{pid}/task").iterdir() if task.name != pid)
     tgkill = ctypes.CDLL(None, use_errno=True).tgkill
     for tid in others:
+        try:
+            if _state(term.pid, tid) in ("X", "Z"):  # exited, not yet reaped
+                continue
+        except OSError:  # gone meanwhile
+            continue
         if tgkill(term.pid, tid, signum) == 0:
             return
         if ctypes.get_errno() != errno.ESRCH:  # ESRCH: that thread ended meanwhile, try the next
@@ -68,9 +78,21 @@ def _signal_another_thread(term: PtyScreen, signum: int) -> None:
     raise AssertionError("the app has no thread besides the main one")
 
 
+def _threads_stopped(pid: int) -> bool:
+    """Every thread of the process is stopped. A thread on its way out never stops (it leaves the list
+    instead), so once this holds no thread is ending."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if _state(pid, int(task.name)) != "T":
+                return False
+        except OSError:  # it ended meanwhile
+            continue
+    return True
+
+
 def _wait_stopped(term: PtyScreen, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while _state(term.pid) != "T":
+    while _state(term.pid) != "T" or not _threads_stopped(term.pid):
         assert time.monotonic() < deadline, f"the app did not stop; the screen shows:\n{term.text()}"
         term.pump(0.02)
     term.drain()
