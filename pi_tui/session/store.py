@@ -199,7 +199,11 @@ class _Syncer:
             # keep them for writing again, and have the owner tell the user once.
             with self._cond:
                 self.failures += 1
+                # Lines written after this fsync took its list but before it failed were on the pages it
+                # failed to write as well: the next fsync would report them durable without writing them.
                 self._lost.extend(chunks)
+                self._lost.extend(self._written)
+                self._written = []
                 self._lost_dir = self._lost_dir or directory
                 if not self._failing:
                     self._error = exc
