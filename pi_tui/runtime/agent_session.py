@@ -92,14 +92,14 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-Listener = Callable[[Any], Awaitable[None] | None]
+Listener = Callable[[AgentEvent | RuntimeEvent], Awaitable[None] | None]
 
 
 HTTP_IDLE_TIMEOUT_MS = 300_000
 """Default of the ``httpIdleTimeoutMs`` setting (pi 0.87.1's): the longest a provider may stay silent."""
 
 
-def http_idle_timeout(settings: Any) -> float:
+def http_idle_timeout(settings: SettingsManager | None) -> float:
     """Seconds a request may wait for the provider's next bytes (``httpIdleTimeoutMs``; a missing,
     non-numeric or non-positive value means the default)."""
     value = settings.get("httpIdleTimeoutMs", HTTP_IDLE_TIMEOUT_MS) if settings is not None else None
@@ -379,7 +379,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         return self.agent.is_streaming
 
     @property
-    def messages(self) -> list[Any]:
+    def messages(self) -> list[Message]:
         return self.agent.messages
 
     # --- the prompt pipeline ------------------------------------------------------------------------
@@ -460,7 +460,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             raise RuntimeError("The agent is already processing a prompt; steer or queue a follow-up instead")
         self.check_model()
         # --- extensions: next-turn messages, before_agent_start ---
-        messages: list[Any] = [message]
+        messages: list[str | Message] = [message]
         self._system_override = None
         if ext is not None:
             messages += ext.take_next_turn()
@@ -750,7 +750,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         ]
         self.panels.restore([r for r in records if isinstance(r, dict)])
 
-    async def _build_request(self, _messages: list[Any], signal: AbortSignal) -> LlmRequest:
+    async def _build_request(self, _messages: list[Message], signal: AbortSignal) -> LlmRequest:
         prefix = self._deferred_prefix()
         await self._record_system_prompt()  # a later turn's, a continued run's: what changed since
         prepared = await self.engine.prepare(signal, self.agent.model.label)
@@ -960,7 +960,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             self._context_tokens = MessageTokenCache()
         return self._context_tokens
 
-    def _context_messages(self) -> list[Any]:
+    def _context_messages(self) -> list[Message]:
         """The messages the next request can carry: the active branch's from the latest compaction's
         first kept entry on, oldest first."""
         branch = self.session_manager.get_branch()

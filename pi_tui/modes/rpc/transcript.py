@@ -31,9 +31,9 @@ def transcript_messages(session: AgentSession) -> list[dict[str, object]]:
         if isinstance(entry, MessageEntry):
             at[id(entry.message)] = index
         elif isinstance(entry, SystemMessageEntry):
-            message = system_message_dict(entry)
-            if message is not None:
-                systems.append((index, message))
+            system = system_message_dict(entry)
+            if system is not None:
+                systems.append((index, system))
         elif isinstance(entry, CompactionEntry):
             # (placed before every message: the kept ones come before the compaction on the path)
             systems = [(-1, entry.system_message)] if entry.system_message is not None else []
