@@ -83,6 +83,9 @@ class BuiltinCommands:
             f"{fmt_tokens(stats.total_tokens)} total",
             f"Cost: ${stats.cost:.4f}",
         ]
+        from pi_tui.runtime.cache_warmer import warming_rows
+
+        lines += [f"{label}: {value}" for label, value in warming_rows(s.cache_warmer)]
         self.write("\n".join(lines))
 
     async def _cmd_name(self, arg: str) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "WarmingStatus",
     "format_warming_status",
     "format_warming_usage",
+    "warming_rows",
     "is_replayable",
     "prompt_cache_ttl_ms",
     "warming_delay_ms",
@@ -211,6 +212,11 @@ class CacheWarmer:
     def _mode(self) -> str:
         mode = self._get_mode()
         return mode if mode in CACHE_WARMING_MODES else "streaming"
+
+    @property
+    def mode(self) -> str:
+        """The ``cacheWarming`` setting in effect: ``off``, ``streaming`` or ``idle``."""
+        return self._mode()
 
     # --- status -----------------------------------------------------------------------------------
 
@@ -483,3 +489,19 @@ def format_warming_usage(cost_total: float, note: str | None) -> str:
     decimals = decimals[:3] + decimals[3:].rstrip("0")
     suffix = f" ({note})" if note else ""
     return f"Cache warmed{suffix}: ${whole}.{decimals}"
+
+
+def warming_rows(warmer: CacheWarmer) -> list[tuple[str, str]]:
+    """What ``/session`` says about cache warming, as (label, value) rows: the mode, the status line and,
+    when there are economics to show, what a miss would cost more than a cache read and what a refresh
+    costs."""
+    status = warmer.status
+    rows = [
+        ("Cache warming", warmer.mode),
+        ("Warming status", format_warming_status(status, warmer.clock.now_ms())),
+    ]
+    decision = status.decision
+    if decision is not None and decision.economics_available:
+        rows.append(("Cache miss penalty", f"${decision.miss_cost:.3f}"))
+        rows.append(("Refresh cost", f"${decision.warm_cost:.3f}"))
+    return rows

@@ -10,7 +10,7 @@ import pytest
 
 from pi_tui.agent.tool import AgentTool, text_result
 from pi_tui.runtime.agent_session import AgentSession
-from pi_tui.runtime.cache_warmer import format_warming_status, format_warming_usage
+from pi_tui.runtime.cache_warmer import format_warming_status, format_warming_usage, warming_rows
 from pi_tui.session.entries import UsageEntry
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text, tool_call
 
@@ -130,6 +130,13 @@ async def test_a_long_tool_run_gets_the_request_sent_again_with_a_one_token_cap(
         run = asyncio.create_task(session.prompt("go"))
         await gate.running.wait()
         assert session.cache_warmer.status.state == "scheduled"
+        rows = dict(warming_rows(session.cache_warmer))
+        assert rows["Cache warming"] == "streaming"
+        assert rows["Warming status"].startswith(
+            "Decision in 4m 30s (100% continuation probability while agent is running, expected savings $"
+        )
+        assert rows["Warming status"].endswith(" >= $0.050 -> warm)")
+        assert rows["Refresh cost"].startswith("$") and rows["Cache miss penalty"].startswith("$")
         clock.advance(269_999)
         assert len(warm_fake.requests) == 1
         clock.advance(1)  # 90% of the 300 s cache lifetime
@@ -297,3 +304,18 @@ async def test_an_extension_can_stop_a_refresh_and_sees_the_economics(
         assert session.extensions is not None
         module = session.extensions.extensions[0].module
         assert module.seen == [("warm", 1.0, True, True)]
+
+
+async def test_turning_warming_off_stops_it_at_once(warm_fake: FakeLLM, project: Path) -> None:
+    async with open_session(["--model", MODEL], project) as session:
+        clock, gate = prepare(session)
+        run = asyncio.create_task(session.prompt("go"))
+        await gate.running.wait()
+        assert session.settings is not None
+        session.settings.set("cacheWarming", "off")
+        session.cache_warmer.on_mode_changed()
+        assert clock.pending() == []
+        assert session.cache_warmer.status.reason == "cache warming disabled"
+        gate.open.set()
+        await run
+        assert not any(is_refresh(r) for r in warm_fake.requests)

@@ -41,6 +41,7 @@ from pi_tui.ai.stream import (
 )
 from pi_tui.ai.types import AssistantMessage, Message, TextContent, ThinkingContent, ToolResultMessage
 from pi_tui.modes.interactive.error_text import gave_up_text, shown_error
+from pi_tui.runtime.events import EntryAppended
 
 from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
 
@@ -180,6 +181,8 @@ class ChatAdapter:
             case SessionTreeMoved():
                 self.app.reload_chat()
                 self.app.note_untrusted_project([])
+            case EntryAppended():
+                self._note_cache_warm(event)
         self.app.pending_changed()
 
     def _report_load_problems(self) -> None:
@@ -421,6 +424,19 @@ class ChatAdapter:
         text = cache_miss_text(session.messages, message, session.model.cost.cache_read)
         if text:
             self.app.chat_notice(text, "warning")
+
+    def _note_cache_warm(self, event: EntryAppended) -> None:
+        """``showCacheMissNotices``: a prompt cache refresh and what it cost (pi's "Cache warmed: $…")."""
+        session = self.app.session
+        settings = session.settings if session is not None else None
+        if settings is None or not settings.show_cache_miss_notices:
+            return
+        from .cache_notices import cache_warm_text
+
+        text = cache_warm_text(event.entry)
+        if text is not None:
+            self.app.chat_notice(text)
+            self.app.refresh_footer()  # the refresh's cost is in the totals
 
     def reset(self) -> None:
         """A new or switched session: forget live blocks and what the ledger already reported."""

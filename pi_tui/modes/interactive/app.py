@@ -1006,11 +1006,17 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         if self.start_header is not None:
             compact, expanded = self.start_header
             first.append(Notice(compact, expanded=expanded))
-        items = first + branch_items(session.session_manager.get_branch())
+        branch = session.session_manager.get_branch()
         if session.settings is not None and session.settings.show_cache_miss_notices:
-            from .cache_notices import with_cache_miss_notices
+            from .cache_notices import cache_warm_text, with_cache_miss_notices
 
-            items = with_cache_miss_notices(items, session.model.cost.cache_read)
+            shown: list[Message | Notice] = []
+            for entry in branch:  # the saved cache refreshes where they happened, as pi shows them
+                warmed = cache_warm_text(entry)
+                shown.extend([Notice(warmed)] if warmed is not None else branch_items([entry]))
+            items = first + with_cache_miss_notices(shown, session.model.cost.cache_read)
+        else:
+            items = first + branch_items(branch)
         self.chat.load(items)
         if self.adapter is not None:
             self.adapter.reset()
@@ -1232,6 +1238,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         from .ui_settings import apply_ui_settings
 
         apply_ui_settings(self, self.session.settings if self.session is not None else None)
+        if self.session is not None:
+            self.session.cache_warmer.on_mode_changed()  # cacheWarming: off or streaming stop it at once
         if self.ready.is_set():  # start-up draws the footer once it is ready
             self.refresh_footer()
 

@@ -5,6 +5,8 @@ Two kinds of notice:
 - `invalidation_text`: the request about to be answered changed context the provider had cached (an
   extension's declared change, a panel that moved, anything else that altered the start of the
   prompt), so that part is billed again. Told when the answer starts, above it.
+- `cache_warm_text` (only with ``showCacheMissNotices``, as in pi): a prompt cache refresh (cache
+  warming) and what it cost, when it is made and again when a session is loaded (it is saved).
 - `cache_miss_text` (only with ``showCacheMissNotices``, as in pi): after an answer, when the provider
   reported reading much less from its cache than the previous request had sent, whatever the cause
   (a model switch, an idle gap longer than the cache lives, a change we did not see). Counted as pi
@@ -19,7 +21,7 @@ from typing import Any
 
 from pi_tui.ai.types import AssistantMessage, BranchSummaryMessage, CompactionSummaryMessage
 
-__all__ = ["CACHE_TTL_MS", "cache_miss_text", "invalidation_text", "with_cache_miss_notices"]
+__all__ = ["CACHE_TTL_MS", "cache_miss_text", "cache_warm_text", "invalidation_text", "with_cache_miss_notices"]
 
 CACHE_TTL_MS = 5 * 60 * 1000
 """How long a provider keeps a prompt cache (Anthropic's default): a longer pause explains a miss."""
@@ -138,6 +140,19 @@ def cache_miss_text(
             break
         scanner.feed(item)
     return scanner.judge(message)
+
+
+def cache_warm_text(entry: object) -> str | None:
+    """The line for a session entry that records a prompt cache refresh, or None for any other entry."""
+    from pi_tui.runtime.cache_warmer import format_warming_usage
+    from pi_tui.session.entries import UsageEntry
+
+    if not isinstance(entry, UsageEntry) or entry.kind != "cache_warm":
+        return None
+    cost = entry.usage.get("cost")
+    total = cost.get("total") if isinstance(cost, dict) else None
+    amount = float(total) if isinstance(total, int | float) and not isinstance(total, bool) else 0.0
+    return format_warming_usage(amount, entry.note)
 
 
 def with_cache_miss_notices(items: Sequence[Any], cache_read_price: float = 0.0) -> list[Any]:

@@ -85,3 +85,27 @@ async def test_the_setting_turns_the_cache_miss_notice_on(tmp_path: Path, agent_
             loaded: list[Any] = [b.text for b in app.chat.query(NoticeBlock)]
         assert any(t.startswith("Cache miss: ") for t in notices) is shown
         assert sum(t.startswith("Cache miss: ") for t in loaded) == int(shown)
+
+
+async def test_a_cache_refresh_is_told_with_its_cost_when_made_and_when_loaded(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    from pi_tui.runtime.events import EntryAppended
+
+    (agent_dir / "settings.json").write_text(json.dumps({"showCacheMissNotices": True}))
+    app = make_app(tmp_path, agent_dir, FauxScript(_cached_reply("one", 0, 100)))
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        session = app.session
+        assert session is not None
+        usage = Usage(output=1, cache_read=1413)
+        usage.cost.cache_read, usage.cost.output, usage.cost.total = 0.1413, 0.001, 0.1423
+        entry = session.session_manager.append_usage("cache_warm", "p", "m", usage)
+        await session.emit(EntryAppended(entry))
+        await pilot.pause()
+        told: list[Any] = [b.text for b in app.chat.query(NoticeBlock)]
+        app.reload_chat()  # as on resume: the saved refresh is shown where it happened
+        await pilot.pause()
+        loaded: list[Any] = [b.text for b in app.chat.query(NoticeBlock)]
+    assert told.count("Cache warmed: $0.1423") == 1
+    assert loaded.count("Cache warmed: $0.1423") == 1

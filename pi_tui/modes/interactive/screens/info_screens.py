@@ -173,6 +173,7 @@ def session_rows(session: AgentSession) -> list[tuple[str, str]]:
     ledger = session.engine.ledger
     live = ledger.hit_ratio()
     from pi_tui.compaction.tokens import context_tokens
+    from pi_tui.runtime.cache_warmer import warming_rows
 
     window = session.model.context_window
     used = context_tokens(manager.get_branch())
@@ -199,6 +200,7 @@ def session_rows(session: AgentSession) -> list[tuple[str, str]]:
             "Context",
             f"~{fmt_tokens(used)} of {fmt_tokens(window)} ({100 * used / window:.1f}%)" if window else "—",
         ),
+        *warming_rows(session.cache_warmer),
     ]
 
 

@@ -44,6 +44,9 @@ class Setting:
     the code reads the raw value by its key (``settings.get(group)[field]``, ``resource_entries(key)``).
     A test checks that the reader follows the file and that code outside the settings modules uses it:
     a setting shown here must change something."""
+    global_only: bool = False
+    """Read from the global settings only (it spends money: a project must not turn it on); always
+    written there."""
 
 
 CATALOG: tuple[Setting, ...] = (
@@ -77,6 +80,9 @@ CATALOG: tuple[Setting, ...] = (
     Setting("showCacheMissNotices", "Cache miss notices", "bool", False,
             help="Say when an answer paid again for context the provider had cached",
             reader="show_cache_miss_notices"),
+    Setting("cacheWarming", "Cache warming", "choice", "streaming", ("off", "streaming", "idle"),
+            help="Refresh the provider's prompt cache: while the agent works, also between prompts, or never",
+            reader="cache_warming", global_only=True),
     Setting("quietStartup", "Quiet startup", "bool", False, help="No start-up header (--verbose shows it)",
             reader="quiet_startup"),
     Setting("doubleEscapeAction", "Double-escape action", "choice", "tree", DOUBLE_ESCAPE_ACTIONS,
@@ -133,7 +139,7 @@ def source_of(settings: SettingsManager | None, setting: Setting) -> Source:
     """Where the current value comes from (a project value wins over a global one)."""
     if settings is None:
         return "default"
-    if settings.project_trusted and _lookup(settings.scope_dict("project"), setting.key)[0]:
+    if settings.project_trusted and not setting.global_only and _lookup(settings.scope_dict("project"), setting.key)[0]:
         return "project"
     if _lookup(settings.scope_dict("global"), setting.key)[0]:
         return "global"
@@ -156,7 +162,7 @@ def value_of(settings: SettingsManager | None, setting: Setting) -> Any:
     """The effective value (the default when unset)."""
     if settings is None:
         return setting.default
-    found, value = _lookup(settings.as_dict(), setting.key)
+    found, value = _lookup(settings.scope_dict("global") if setting.global_only else settings.as_dict(), setting.key)
     return value if found and value is not None else setting.default
 
 
@@ -196,7 +202,10 @@ def parse_value(setting: Setting, text: str) -> Any:
 def write(
     settings: SettingsManager, setting: Setting, value: Any, scope: Literal["global", "project"] = "global"
 ) -> None:
-    """Save one field (``None`` removes it, so the default applies again)."""
+    """Save one field (``None`` removes it, so the default applies again); a global-only setting goes to
+    the global settings whatever ``scope`` says."""
+    if setting.global_only:
+        scope = "global"
     group, field = _split(setting.key)
     if field is None:
         settings.set(group, value, scope=scope)

@@ -209,3 +209,27 @@ async def test_lists_and_texts_are_edited_as_text_and_packages_are_read_only(
         "shellCommandPrefix": "set -e;",
     }
     await session.close()
+
+
+async def test_cache_warming_is_global_only_whatever_scope_the_screen_writes_to(
+    agent_dir: Path, project: Path
+) -> None:
+    session = _session(agent_dir, project, {}, {"cacheWarming": "off"})
+    app = HostApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open(app, pilot)
+        # a project's value is not the one in effect: warming spends money
+        assert "streaming" in _row(screen, "cacheWarming") and "default" in _row(screen, "cacheWarming")
+        await pilot.press("ctrl+g")  # writing to project settings
+        await _search(pilot, screen, "cache warming")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("down", "down", "enter")  # "idle"
+        await pilot.pause()
+        assert "idle" in _row(screen, "cacheWarming") and "global" in _row(screen, "cacheWarming")
+    assert _saved(agent_dir) == {"cacheWarming": "idle"}
+    assert json.loads((project / ".pi" / "settings.json").read_text()) == {"cacheWarming": "off"}
+    assert session.settings.cache_warming == "idle"
+    assert session.cache_warmer.mode == "idle"
+    await session.close()
