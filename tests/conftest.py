@@ -74,6 +74,9 @@ _SCRUBBED_ENV += (
 # the session's clipboard route (a display, a remote login): a copy in a test never reaches the real clipboard
 _SCRUBBED_ENV += ("DISPLAY", "WAYLAND_DISPLAY", "TERMUX_VERSION", "SSH_CONNECTION", "SSH_CLIENT", "MOSH_CONNECTION")
 _SCRUBBED_ENV += ("WSL_DISTRO_NAME", "WSLENV", "WT_SESSION")
+# what the terminal is and can do (OSC 8 links, 24-bit colour): the developer's terminal never decides a test
+_SCRUBBED_ENV += ("PI_HYPERLINKS", "PI_TRUE_COLOR", "TERM_PROGRAM", "KITTY_WINDOW_ID", "GHOSTTY_RESOURCES_DIR")
+_SCRUBBED_ENV += ("WEZTERM_PANE", "WARP_SESSION_ID", "WARP_TERMINAL_SESSION_UUID", "ITERM_SESSION_ID", "TMUX")
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pi_tui.resources.settings_schema import (
     DOUBLE_ESCAPE_ACTIONS,
+    FULLSCREEN_SCROLLBAR_MODES,
+    MERMAID_MODES,
     QUEUE_MODES,
     THINKING_BUDGET_LEVELS,
     THINKING_LEVELS,
@@ -23,6 +25,7 @@ from pi_tui.resources.settings_schema import (
     MarkdownSettings,
     RetrySettings,
     TerminalSettings,
+    capability_override,
     choice,
     clamp,
     group,
@@ -151,6 +154,22 @@ class SettingsManager(SettingsStore):
         """``fullscreenExitOutput``: what quitting leaves in the terminal, ``transcript`` (default: the
         conversation, then the resume line) or ``resume-hint`` (the resume line alone), as pi's."""
         return choice(self._merged.get("fullscreenExitOutput"), ("transcript", "resume-hint"), "transcript")
+
+    @property
+    def fullscreen_scrollbar(self) -> str:
+        """``fullscreenScrollbar``: ``auto`` (default: shown while the chat scrolls), ``always`` or ``hidden``."""
+        return choice(self._merged.get("fullscreenScrollbar"), FULLSCREEN_SCROLLBAR_MODES, "auto")
+
+    @property
+    def fullscreen_copy_on_select(self) -> bool:
+        """``fullscreenCopyOnSelect``: text selected with the mouse is copied when the button is let go
+        (default); off, Ctrl+X (``app.message.copy``) copies the selection instead of the last answer."""
+        return typed(self._merged.get("fullscreenCopyOnSelect"), bool, True)
+
+    @property
+    def output_pad(self) -> int:
+        """``outputPad``: columns left and right of user messages, answers and thinking; 0, else 1 (pi's rule)."""
+        return 0 if self._merged.get("outputPad") == 0 else 1
 
     @property
     def tree_filter_mode(self) -> str:
@@ -300,13 +319,19 @@ class SettingsManager(SettingsStore):
 
     @property
     def terminal(self) -> TerminalSettings:
-        """``terminal.*``; ``PI_CLEAR_ON_SHRINK=1`` also turns on ``clearOnShrink``."""
+        """``terminal.*``; ``PI_CLEAR_ON_SHRINK=1`` also turns on ``clearOnShrink``, and ``PI_HYPERLINKS`` /
+        ``PI_TRUE_COLOR`` (``1``/``0``) decide what ``hyperlinks`` / ``trueColor`` leave unset."""
         values = self._group("terminal")
         defaults = TerminalSettings()
         clear = typed(values.get("clearOnShrink"), bool, defaults.clear_on_shrink)
         return TerminalSettings(
             show_images=typed(values.get("showImages"), bool, defaults.show_images),
             clear_on_shrink=clear or os.environ.get("PI_CLEAR_ON_SHRINK") == "1",
+            show_terminal_progress=typed(
+                values.get("showTerminalProgress"), bool, defaults.show_terminal_progress
+            ),
+            hyperlinks=capability_override(values.get("hyperlinks"), "PI_HYPERLINKS"),
+            true_color=capability_override(values.get("trueColor"), "PI_TRUE_COLOR"),
         )
 
     @property
@@ -321,8 +346,10 @@ class SettingsManager(SettingsStore):
     @property
     def markdown(self) -> MarkdownSettings:
         values = self._group("markdown")
+        defaults = MarkdownSettings()
         return MarkdownSettings(
-            code_block_indent=typed(values.get("codeBlockIndent"), str, MarkdownSettings().code_block_indent)
+            code_block_indent=typed(values.get("codeBlockIndent"), str, defaults.code_block_indent),
+            mermaid=choice(values.get("mermaid"), MERMAID_MODES, defaults.mermaid),
         )
 
     # -- common writes ---------------------------------------------------------------------

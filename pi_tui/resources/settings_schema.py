@@ -7,6 +7,7 @@ typed ones. A value of the wrong type falls back to the default rather than fail
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -70,6 +71,11 @@ class TerminalSettings:
 
     show_images: bool = True
     clear_on_shrink: bool = False
+    show_terminal_progress: bool = False
+    hyperlinks: bool | None = None
+    """``terminal.hyperlinks`` (else ``PI_HYPERLINKS``): True/False forces OSC 8 links on/off; None detects."""
+    true_color: bool | None = None
+    """``terminal.trueColor`` (else ``PI_TRUE_COLOR``): True/False forces 24-bit/256 colours; None detects."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +86,29 @@ class ImageSettings:
     block_images: bool = False
 
 
+MERMAID_MODES = ("off", "final", "streaming")
+"""``markdown.mermaid``: when pi draws Mermaid code blocks as diagrams (never, finished answers, also while
+streaming)."""
+
+FULLSCREEN_SCROLLBAR_MODES = ("auto", "always", "hidden")
+"""``fullscreenScrollbar``: the chat's scroll bar shows while scrolling, always, or never."""
+
+
 @dataclass(frozen=True)
 class MarkdownSettings:
     """``markdown.*``."""
 
     code_block_indent: str = "  "
+    mermaid: str = "streaming"
+    """``markdown.mermaid``: ``off``, ``final`` or ``streaming`` (see `MERMAID_MODES`)."""
+
+
+def capability_override(setting: object, variable: str) -> bool | None:
+    """A terminal capability override as pi 0.87.1 reads it: a boolean setting wins, else the variable's
+    ``1``/``0``; None (``"auto"``, unset, anything else) keeps detection."""
+    if isinstance(setting, bool):
+        return setting
+    return {"1": True, "0": False}.get(os.environ.get(variable, ""))
 
 
 def typed(value: Any, kind: type[T], default: T) -> T:

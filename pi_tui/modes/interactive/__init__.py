@@ -114,18 +114,34 @@ def run_interactive(
 ) -> int:
     """Run the TUI until the user quits; returns the exit code. ``first_images`` (``@file`` images) go
     with the first of ``prompts``."""
-    from . import early_keys
-    from .escape_timeout import apply_escape_timeout
+    from pi_tui.ai.paths import agent_dir as default_agent_dir
 
-    apply_escape_timeout()  # before Textual reads its settings
+    from . import early_keys
+    from .escape_timeout import escape_delay
+    from .terminal_caps import color_system_for
+    from .textual_env import hand_to_textual
+
+    global_settings = _global_settings(default_agent_dir())
+    handed: dict[str, str] = {}
+    if (delay := escape_delay()) is not None:
+        handed["ESCDELAY"] = delay
+    if (colors := color_system_for(_true_color(global_settings))) is not None:
+        handed["TEXTUAL_COLOR_SYSTEM"] = colors
+    hand_to_textual(handed)  # before Textual reads its settings
     early_keys.hold()  # keys typed while Textual loads reach the editor as typed (Enter stays Enter)
     try:
-        return _run_app(args, cwd, prompts, first_images)
+        return _run_app(args, cwd, prompts, first_images, global_settings)
     finally:
         early_keys.release()
 
 
-def _run_app(args: Args, cwd: Path, prompts: list[str], first_images: Sequence[ImageContent] | None) -> int:
+def _run_app(
+    args: Args,
+    cwd: Path,
+    prompts: list[str],
+    first_images: Sequence[ImageContent] | None,
+    global_settings: dict[str, object],
+) -> int:
     from pi_tui.ai.paths import agent_dir as default_agent_dir
 
     agent_dir = default_agent_dir()
@@ -158,7 +174,7 @@ def _run_app(args: Args, cwd: Path, prompts: list[str], first_images: Sequence[I
         args.approve = True
         args.approve_here_only = True
 
-    theme = args.use_theme or os.environ.get("PI_TUI_THEME") or _theme_setting(agent_dir)
+    theme = args.use_theme or os.environ.get("PI_TUI_THEME") or _theme_setting(global_settings)
     # No garbage collection until the first frame is drawn: start-up allocates much and frees little.
     gc.disable()
     from .app import PiApp
@@ -225,13 +241,27 @@ def report_crash(agent_dir: Path, app: PiApp, details: str) -> int:
     return 1
 
 
-def _theme_setting(agent_dir: Path) -> str | None:
-    """The ``theme`` of the global settings (read directly: the settings manager loads later)."""
+def _global_settings(agent_dir: Path) -> dict[str, object]:
+    """The global settings as written (read directly, once: the settings manager loads later, with the
+    session); empty when missing or unreadable."""
     from pi_tui.util import json_safe
 
     try:
         data = json_safe.loads((agent_dir / "settings.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    value = data.get("theme") if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _theme_setting(settings: dict[str, object]) -> str | None:
+    """The ``theme`` of the global settings."""
+    value = settings.get("theme")
     return value if isinstance(value, str) and value else None
+
+
+def _true_color(settings: dict[str, object]) -> bool | None:
+    """The colour-depth override: the global ``terminal.trueColor``, else ``PI_TRUE_COLOR``."""
+    from pi_tui.resources.settings_schema import capability_override
+
+    terminal = settings.get("terminal")
+    return capability_override(terminal.get("trueColor") if isinstance(terminal, dict) else None, "PI_TRUE_COLOR")

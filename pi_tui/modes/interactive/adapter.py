@@ -27,6 +27,7 @@ from pi_tui.agent.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
+    TurnStart,
 )
 from pi_tui.agent.run import RETRY_CANCELLED_TEXT
 from pi_tui.agent.tool import result_text
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 
     from .chat import ChatLog
     from .markdown_block import AssistantText
+    from .terminal_progress import TerminalProgress
 
 _FILE_WRITERS = frozenset({"write", "edit"})
 """The tools that write a file at their ``path`` argument (which `@` completion then offers at once)."""
@@ -67,6 +69,7 @@ class ChatSurface(Protocol):
     chat: ChatLog
     session: AgentSession | None
     working_message: str
+    terminal_progress: TerminalProgress
 
     def chat_notice(self, text: str, level: str = "info") -> NoticeBlock: ...
 
@@ -159,7 +162,10 @@ class ChatAdapter:
             case AgentStart():
                 self._retry_attempt = 0
                 self.app.set_busy(True)
+            case TurnStart():
+                self.app.terminal_progress.show()
             case AgentEnd():
+                self.app.terminal_progress.hide()
                 self.app.set_busy(False)
             case ErrorEvent():
                 self.app.chat_notice(event.message, "error")
@@ -168,10 +174,12 @@ class ChatAdapter:
                     f'Extension "{event.extension}" failed in {event.event}: {event.error}', "error"
                 )
             case AutoCompactionStart():
+                self.app.terminal_progress.show()
                 self.app.working_message = (
                     f"Compacting context… ({self.app.key_text('app.interrupt')} to cancel)"
                 )
             case AutoCompactionEnd():
+                self.app.terminal_progress.hide()
                 self.app.working_message = "Working"
                 self._compaction_ended(event.data)
             case SessionSwitched():

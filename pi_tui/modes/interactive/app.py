@@ -42,6 +42,7 @@ from .keys import (
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
 from .terminal_driver import GuardedDriver
+from .terminal_progress import TerminalProgress
 from .textual_private import (
     free_layout_maps_promptly,
     full_map_kept_after_reflow,
@@ -140,6 +141,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     """What a hidden thinking block shows: pi's label, or an extension's (``ctx.ui``)."""
     hardware_cursor: bool = False
     """``showHardwareCursor``: the terminal's cursor is shown at the editor's cursor."""
+    hyperlinks: bool = False
+    """Links in answers and thinking are OSC 8 links (``terminal.hyperlinks``, ``PI_HYPERLINKS``, else
+    detected as pi does); else each address is written after its text. Set with the session's settings."""
     verbose_startup: bool = False
     """``--verbose`` (set by `run_interactive`): the start-up header even with ``quietStartup``."""
     theme_override: str | None = None
@@ -202,6 +206,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._theme_mtime: float | None = None
         self._theme_path: Path | None = None
         self._theme_timer: Timer | None = None
+        self.terminal_progress = TerminalProgress(
+            lambda: self.session.settings if self.session is not None else None,
+            self.write_to_terminal,
+            self.set_interval,
+        )
         self.theme_paths: list[Path] = []
         """Theme files and folders the session adds (`theme.session_theme_paths`), known once it is ready."""
         self._startup_error: str | None = None
@@ -912,6 +921,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         ended app and everything it showed stayed alive for the rest of the process."""
         from .screens.prepare import forget_preparation
 
+        self.terminal_progress.hide()  # pi clears the tab's indicator on leaving
         if self.session is not None:
             forget_preparation(self.session)
 

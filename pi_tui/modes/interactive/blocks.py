@@ -103,6 +103,13 @@ def _hidden_thinking_label(app: object) -> str:
     return app.hidden_thinking_label if isinstance(app, PiApp) else "Thinking..."
 
 
+def links_on(app: object) -> bool:
+    """Whether ``app`` writes links as OSC 8 links (`PiApp.hyperlinks`)."""
+    from .app import PiApp
+
+    return isinstance(app, PiApp) and app.hyperlinks
+
+
 def typing_delay(now: float, pending_since: float) -> float:
     """How much longer a due write of streamed text should wait for a gap between key presses (0: write
     now). Writing in the gaps keeps typing responsive while an answer streams."""
@@ -195,7 +202,8 @@ class ThinkingBlock(Static, Block):
 
         # the widget's colour and italic are the base; the markdown's own styles (bold, code) go on top.
         # Drawn once for both its height and its lines (Textual draws a Rich renderable for each).
-        self.update(DrawnOnce(PiMarkdown(body or "…", style="none", code_theme="ansi_dark")))
+        drawn = PiMarkdown(body or "…", style="none", code_theme="ansi_dark", hyperlinks=links_on(self.app))
+        self.update(DrawnOnce(drawn))
 
     def append_delta(self, delta: str) -> None:
         self.text += delta

@@ -298,6 +298,7 @@ class CommandRouter:
         session = self.app.require_session()
         self.app.working_message = f"Compacting context… ({self.app.key_text('app.interrupt')} to cancel)"
         self.app.set_busy(True)
+        self.app.terminal_progress.show()
         from pi_tui.compaction import CompactionCancelled
 
         try:
@@ -309,6 +310,7 @@ class CommandRouter:
             self.app.chat_notice(f"Compaction failed: {exc}", "error")
             return
         finally:
+            self.app.terminal_progress.hide()
             self.app.set_busy(False)
             self.app.working_message = "Working"
         self.app.chat.add(

@@ -8,13 +8,19 @@ session inherit is left as it was.
 
 from __future__ import annotations
 
-import importlib
 import os
-import sys
 
-__all__ = ["ESC_TIMEOUT_ENV", "apply_escape_timeout"]
+from .textual_env import hand_to_textual
+
+__all__ = ["ESC_TIMEOUT_ENV", "apply_escape_timeout", "escape_delay"]
 
 ESC_TIMEOUT_ENV = "PI_TUI_ESC_TIMEOUT"
+
+
+def escape_delay() -> str | None:
+    """``ESCDELAY`` for ``PI_TUI_ESC_TIMEOUT``: its milliseconds when a whole number above 0, else None."""
+    raw = os.environ.get(ESC_TIMEOUT_ENV, "").strip()
+    return str(int(raw)) if raw.isdigit() and int(raw) > 0 else None
 
 
 def apply_escape_timeout() -> bool:
@@ -23,16 +29,5 @@ def apply_escape_timeout() -> bool:
     A value that is not a whole number of milliseconds above 0 is ignored (Textual keeps its default);
     so is the variable once Textual's settings were already read in this process.
     """
-    raw = os.environ.get(ESC_TIMEOUT_ENV, "").strip()
-    if not raw.isdigit() or int(raw) <= 0 or "textual.constants" in sys.modules:
-        return False
-    before = os.environ.get("ESCDELAY")
-    os.environ["ESCDELAY"] = str(int(raw))
-    try:
-        importlib.import_module("textual.constants")
-    finally:
-        if before is None:
-            del os.environ["ESCDELAY"]
-        else:
-            os.environ["ESCDELAY"] = before
-    return True
+    delay = escape_delay()
+    return delay is not None and hand_to_textual({"ESCDELAY": delay})

@@ -19,33 +19,37 @@ from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from . import blocks
 from .blocks_base import Block
+from .markdown_links import linked_block, show_link_urls
 from .pacing import PacedScreen
 
 __all__ = ["AssistantText", "markdown_parser"]
 
 
-def markdown_parser() -> MarkdownIt:
+def markdown_parser(*, linked: bool = False) -> MarkdownIt:
     """The parser of every answer's markdown: GitHub-like, with raw HTML read as text.
 
     A model writes ``List<String>``, ``<div>`` or JSX in prose as often as in code; with HTML enabled
     the parser turns such text into HTML tokens, which a terminal cannot draw, and the words vanish.
     Read as text they are shown as written (pi shows them too). Autolinks (``<https://…>``) are a rule
     of their own and still work. A single line break inside a paragraph stays a line break, as pi draws
-    the lines a model wrote; markdown would join them with a space.
+    the lines a model wrote; markdown would join them with a space. ``linked``: links are written as
+    OSC 8 links (`pi_tui.modes.interactive.markdown_links`); else each address follows its text.
 
     Made once and shared: Textual asks for a parser at every write of an answer and every answer
     mounted (a long chat read up mounts several a key press), and making one costs ~0.5 ms, more than
     parsing a short answer; a parse keeps its state apart from the parser's.
     """
-    if not _PARSER:
+    parser = _PARSERS.get(linked)
+    if parser is None:
         parser = MarkdownIt("gfm-like", {"html": False})
-        parser.core.ruler.push("link_urls", _show_link_urls)
+        if not linked:  # OSC 8 links are not written: the address follows the text
+            parser.core.ruler.push("link_urls", show_link_urls)
         parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
-        _PARSER.append(parser)
-    return _PARSER[0]
+        _PARSERS[linked] = parser
+    return parser
 
 
-_PARSER: list[MarkdownIt] = []
+_PARSERS: dict[bool, MarkdownIt] = {}
 
 
 def _keep_line_breaks(state: StateCore) -> None:
@@ -54,35 +58,6 @@ def _keep_line_breaks(state: StateCore) -> None:
         for child in block.children or ():
             if child.type == "softbreak":
                 child.type = "hardbreak"
-
-
-def _show_link_urls(state: StateCore) -> None:
-    """Write each link's address after its text, in parentheses, as pi does where the terminal cannot
-    take a clickable link: ``[docs](https://example.com)`` reads ``docs (https://example.com)``. A link
-    that is its own address (``<https://…>``, a bare URL, an e-mail address) is left as it is."""
-    for block in state.tokens:
-        children = block.children
-        if not children:
-            continue
-        shown: list[Token] = []
-        open_link: Token | None = None
-        words: list[str] = []
-        for token in children:
-            shown.append(token)
-            if token.type == "link_open":
-                open_link, words = token, []
-            elif open_link is not None and token.type in ("text", "code_inline"):
-                words.append(token.content)
-            elif token.type == "link_close" and open_link is not None:
-                href = str(open_link.attrs.get("href", ""))
-                text = "".join(words)
-                bare = href.removeprefix("mailto:")
-                if href and open_link.markup not in ("autolink", "linkify") and text not in (href, bare):
-                    address = Token("text", "", 0)
-                    address.content = f" ({href})"
-                    shown.append(address)
-                open_link = None
-        block.children = shown
 
 
 _HEADING_MARKS = {f"h{level}": "#" * level + " " for level in range(3, 7)}
@@ -161,7 +136,7 @@ class AssistantText(Markdown, Block):
     """Every unordered list item starts with ``- `` at any depth, as in pi (Textual cycles •, ▪, ‣…)."""
 
     def __init__(self, text: str = "") -> None:
-        super().__init__(text, parser_factory=markdown_parser, classes="answer")
+        super().__init__(text, parser_factory=self._parser, classes="answer")
         self._pending: list[str] = []
         self._flushing = False
         self._ready = False  # mounted (Markdown has drawn its initial text): writes may begin
@@ -179,19 +154,23 @@ class AssistantText(Markdown, Block):
         the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
         adapter clears it for the continuation blocks of a long answer."""
 
+    def _parser(self) -> MarkdownIt:
+        return markdown_parser(linked=blocks.links_on(self.app))
+
     def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
         """Headings of level 3 and deeper keep their ``###`` marks, as pi draws them (bold alone does
-        not tell them apart from a level 2); code blocks are drawn between fence lines (`LabelledFence`)."""
+        not tell them apart from a level 2); code blocks are drawn between fence lines (`LabelledFence`);
+        with OSC 8 links on, a block's links carry their address (`linked_block`)."""
         if block_name in ("fence", "code_block"):
             return LabelledFence
         block_class = super().get_block_class(block_name)
         marks = _HEADING_MARKS.get(block_name)
-        if marks is None:
-            return block_class
-        marked = _marked_headings.get(block_name)
-        if marked is None:
-            marked = _marked_headings[block_name] = _marked_heading(block_class, marks)
-        return marked
+        if marks is not None:
+            marked = _marked_headings.get(block_name)
+            if marked is None:
+                marked = _marked_headings[block_name] = _marked_heading(block_class, marks)
+            block_class = marked
+        return linked_block(block_class) if blocks.links_on(self.app) else block_class
 
     def update(self, markdown: str) -> AwaitComplete:
         """Show ``markdown`` in place of the block's text (Markdown's own mount writes its first text so)."""

@@ -41,15 +41,23 @@ class _PiListItem(ListItem):
             yield Segment("\n")
 
 
-_PARSER: list[MarkdownIt] = []
+_PARSERS: dict[bool, MarkdownIt] = {}
 
 
-def _parser() -> MarkdownIt:
+def _parser(linked: bool) -> MarkdownIt:
     """The markdown-it parser Rich's `Markdown` makes for itself (CommonMark with strikethrough and
-    tables), made once: a parse keeps its state apart from the parser's."""
-    if not _PARSER:
-        _PARSER.append(MarkdownIt().enable("strikethrough").enable("table"))
-    return _PARSER[0]
+    tables), made once: a parse keeps its state apart from the parser's. Not ``linked``: each link's
+    address follows its text and the link itself is dropped (no OSC 8), as pi writes links then."""
+    parser = _PARSERS.get(linked)
+    if parser is None:
+        parser = MarkdownIt().enable("strikethrough").enable("table")
+        if not linked:
+            from .markdown_links import drop_links, show_link_urls
+
+            parser.core.ruler.push("link_urls", show_link_urls)
+            parser.core.ruler.push("drop_links", drop_links)
+        _PARSERS[linked] = parser
+    return parser
 
 
 class PiMarkdown(Markdown):
@@ -62,12 +70,14 @@ class PiMarkdown(Markdown):
         "list_item_open": _PiListItem,
     }
 
-    def __init__(self, markup: str, *, style: str = "none", code_theme: str = "monokai") -> None:
+    def __init__(
+        self, markup: str, *, style: str = "none", code_theme: str = "monokai", hyperlinks: bool = True
+    ) -> None:
         # Rich's own __init__ builds a new markdown-it parser for every Markdown (~0.5 ms, ten times the
         # parse of a short thought, and a long chat read up draws several thoughts a key press): the
         # fields it sets are set here, the text parsed by one shared parser of the same rules.
         self.markup = markup
-        self.parsed = _parser().parse(markup)
+        self.parsed = _parser(hyperlinks).parse(markup)
         self.code_theme = code_theme
         self.justify = None
         self.style = style

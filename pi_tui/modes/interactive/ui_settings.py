@@ -3,7 +3,8 @@
 ``hideThinkingBlock`` shows every thinking block as one "Thinking..." line (blocks mounted later, from
 history or while scrolling back, ask the app, so they follow it too); ``editorPaddingX`` adds columns left and right of the
 editor's text; ``showHardwareCursor`` shows the terminal's own cursor, which Textual already moves to
-the editor's cursor (for input methods and screen readers), instead of hiding it.
+the editor's cursor (for input methods and screen readers), instead of hiding it; ``terminal.hyperlinks``
+(or ``PI_HYPERLINKS``, else detection) decides whether links in answers drawn from then on are OSC 8 links.
 """
 
 from __future__ import annotations
@@ -72,3 +73,6 @@ def apply_ui_settings(app: PiApp, settings: SettingsManager | None) -> None:
     app.editor.styles.padding = (0, padding)
     if bool(settings.show_hardware_cursor) != app.hardware_cursor:
         set_hardware_cursor(app, bool(settings.show_hardware_cursor))
+    from .terminal_caps import hyperlinks_enabled
+
+    app.hyperlinks = hyperlinks_enabled(settings.terminal.hyperlinks)

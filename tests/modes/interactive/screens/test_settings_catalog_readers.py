@@ -32,6 +32,7 @@ PACKAGE = Path(pi_tui.__file__).parent
 # Only show, parse and write settings: a use here does not count as reading one.
 SETTINGS_MODULES = {
     PACKAGE / "resources" / "settings.py",
+    PACKAGE / "resources" / "settings_store.py",
     PACKAGE / "resources" / "settings_schema.py",
     PACKAGE / "modes" / "interactive" / "screens" / "settings_catalog.py",
     PACKAGE / "modes" / "interactive" / "screens" / "settings_screen.py",
