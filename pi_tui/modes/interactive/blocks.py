@@ -18,8 +18,10 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from .blocks_base import Block, TypingClock
+from .screen_rows import tail_rows
 
 if TYPE_CHECKING:
+    from textual.geometry import Size
     from textual.timer import Timer
 
     from .markdown_block import AssistantText
@@ -52,7 +54,11 @@ SPLIT_CHARS = 1200
 break outside a code fence), so each append re-lays out a small widget, not the whole answer."""
 
 PREVIEW_LINES: dict[str, int] = {"read": 10, "write": 10, "ls": 20, "find": 20, "grep": 15, "bash": 5}
-"""Collapsed tool output, in lines, per tool (pi's numbers); other tools get 8."""
+"""Collapsed tool output, in lines, per tool (pi's numbers; bash's are screen rows); other tools get
+`OTHER_PREVIEW_LINES`."""
+
+OTHER_PREVIEW_LINES = 10
+"""Collapsed output of a tool without a preview of its own, in lines (pi's fallback preview)."""
 
 
 def __getattr__(name: str) -> Any:
@@ -313,6 +319,10 @@ class ToolBlock(Widget, Block):
         """The card's lines as last made; None: make them again when next drawn."""
         self._drawn_with: dict[str, str] | None = None
         """The theme variables `_drawn` was styled with."""
+        self._wrap_width: int | None = None
+        """The width the card's text was last measured at (a bash preview is cut to screen rows)."""
+        self._drawn_width: int | None = None
+        """The width `_drawn` was cut for."""
         self._timed = False
         """Whether the lines last made have the timing line (a tick that only changes its text keeps
         the card's height: no layout)."""
@@ -324,10 +334,26 @@ class ToolBlock(Widget, Block):
 
     def render(self) -> Text:
         colors = self.app.theme_variables
-        if self._drawn is None or self._drawn_with is not colors:
+        width = self._preview_width()
+        if self._drawn is None or self._drawn_with is not colors or self._drawn_width != width:
+            self._drawn_width = width
             self._drawn = self._lines(colors)
             self._drawn_with = colors
         return self._drawn
+
+    def _preview_width(self) -> int | None:
+        """The width a bash preview is cut to screen rows at (None for other cards, and before layout)."""
+        if self.tool_name != "bash":
+            return None
+        return self._wrap_width or self.content_region.width or None
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self.tool_name == "bash" and width and width != self._wrap_width:
+            # the preview's rows depend on the width: drop the lines made for another before measuring
+            self._wrap_width = width
+            if self._drawn is not None and self._drawn_width != width:
+                self._changed(layout=False)
+        return super().get_content_height(container, viewport, width)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -422,8 +448,14 @@ class ToolBlock(Widget, Block):
             content = self._content(colors)
             if content.plain.strip():
                 tail = self.tool_name == "bash"
-                limit = PREVIEW_LINES.get(self.tool_name, 8)
-                shown, left_out = (content, 0) if expanded else _cut(content, limit, tail)
+                limit = PREVIEW_LINES.get(self.tool_name, OTHER_PREVIEW_LINES)
+                width = self._drawn_width if tail else None
+                if expanded:
+                    shown, left_out = content, 0
+                elif width:  # pi counts and keeps bash's screen rows, as wrapped at the card's width
+                    shown, left_out = tail_rows(content, limit, width)
+                else:
+                    shown, left_out = _cut(content, limit, tail)
                 # pi's words: "... (25 earlier lines, ctrl+o to expand)" above bash's last lines,
                 # "... (N more lines, ctrl+o to expand)" under the others' first ones (a write's with its total)
                 total = f", {limit + left_out} total" if self.tool_name == "write" else ""
@@ -519,6 +551,8 @@ class BashBlock(ToolBlock):
         left_out = 0
         if output.plain.strip():
             shown, left_out = _cut(output, USER_BASH_PREVIEW_LINES, tail=True)
+            if self._drawn_width:  # as pi: the last lines, and of those no more screen rows than lines
+                shown, _ = tail_rows(shown, USER_BASH_PREVIEW_LINES, self._drawn_width)
             parts.append(output if expanded else shown)
         if not self.done:
             from .status import WorkingLine

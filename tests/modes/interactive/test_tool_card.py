@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 
-from pi_tui.modes.interactive.blocks import ToolBlock
+from pi_tui.modes.interactive.blocks import BashBlock, ToolBlock
 from pi_tui.modes.interactive.theme import builtin_theme_dir
 
 from .helpers import card_lines, make_app, until
@@ -172,3 +172,49 @@ async def test_a_reloaded_theme_that_changes_only_the_title_colour_redraws_the_t
         await until(pilot, lambda: app.theme_variables.get("pi-tool-title") == "#00ff00", timeout=5)
         await until(pilot, lambda: _colours(card, 0) == {"#00ff00"})
         assert card.styles.background == background
+
+
+def _drawn(card: ToolBlock) -> list[str]:
+    """The rows the card shows on screen, without its side padding."""
+    return [card.render_line(y).text.strip() for y in range(card.size.height)]
+
+
+async def test_a_bash_preview_shows_and_counts_screen_rows_as_pi_does(tmp_path: Path, agent_dir: Path) -> None:
+    # pi's collapsed bash card shows the last five rows as wrapped on screen and counts the rows above
+    # them: a 500-character line filled the card with many rows and counted as one line.
+    app = make_app(tmp_path, agent_dir)
+    async with app.run_test(size=(60, 40)) as pilot:
+        await until(pilot, app.ready.is_set)
+        numbers = "\n".join(str(n) for n in range(12))
+        first = ToolBlock("call_1", "bash", {"command": "long first"})
+        first.set_result("x" * 500 + "\n" + numbers, False)
+        last = ToolBlock("call_2", "bash", {"command": "long last"})
+        last.set_result(numbers + "\n" + "y" * 500, False)
+        user = BashBlock("long user", exclude=False)  # a command the user ran keeps 20 lines, 20 rows at most
+        user.set_outcome("z" * 2000 + "\n" + numbers, 0, False)
+        other = ToolBlock("call_3", "lookup", {"query": "q"})  # a tool with no preview of its own: 10 lines
+        other.set_result("\n".join(f"row {n}" for n in range(30)), False)
+        await app.chat.mount_all([first, last, user, other])
+        await pilot.pause()
+        width = first.content_region.width
+        rows = -(-500 // width)
+        assert _drawn(first) == [
+            "✓ $ long first",
+            f"... ({rows + 12 - 5} earlier lines, ctrl+o to expand)",
+            *[str(n) for n in range(7, 12)],
+        ]
+        tail = 500 - (rows - 1) * width
+        assert _drawn(last) == [
+            "✓ $ long last",
+            f"... ({12 + rows - 5} earlier lines, ctrl+o to expand)",
+            *["y" * width] * 4,
+            "y" * tail,
+        ]
+        assert _drawn(other)[10:] == ["row 9", "... (20 more lines, ctrl+o to expand)"]
+        assert len(_drawn(user)) == 21 and _drawn(user)[-1] == "11" and _drawn(user)[1].startswith("z")
+        await pilot.resize_terminal(80, 40)  # a new width wraps (and counts) again
+        await pilot.pause()
+        width = first.content_region.width
+        rows = -(-500 // width)
+        assert _drawn(first)[1] == f"... ({rows + 12 - 5} earlier lines, ctrl+o to expand)"
+        assert len(_drawn(last)) == 7
