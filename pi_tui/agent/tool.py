@@ -13,6 +13,7 @@ from typing import Any
 
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import ImageContent, TextContent, ToolDefinition, ToolResultMessage
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
     "PREFER_STRICT_SCHEMA",
@@ -25,7 +26,7 @@ __all__ = [
     "result_text",
 ]
 
-PREFER_STRICT_SCHEMA: dict[str, Any] = {"type": "json_schema", "strict": "prefer"}
+PREFER_STRICT_SCHEMA: JsonObject = {"type": "json_schema", "strict": "prefer"}
 """What pi's read, bash, edit and write tools ask for: a strict schema where the model supports one."""
 
 
@@ -43,7 +44,7 @@ def result_text(result: ToolResult | ToolResultMessage) -> str:
 ToolUpdateFn = Callable[[ToolResult], None]
 """Streams partial output while a tool runs (the accumulated result so far, not a delta)."""
 
-ToolExecuteFn = Callable[[str, dict[str, Any], AbortSignal, ToolUpdateFn | None], Awaitable[ToolResult]]
+ToolExecuteFn = Callable[[str, JsonObject, AbortSignal, ToolUpdateFn | None], Awaitable[ToolResult]]
 """``execute(tool_call_id, params, signal, on_update) -> ToolResult``; raise to report an error."""
 
 
@@ -79,12 +80,12 @@ class AgentTool:
     name: str
     label: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
     execute: ToolExecuteFn
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(default_factory=list)
-    prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    constrained_sampling: dict[str, Any] | None = None
+    prepare_arguments: Callable[[JsonObject], JsonObject] | None = None
+    constrained_sampling: JsonObject | None = None
 
     def definition(self) -> ToolDefinition:
         return ToolDefinition(

@@ -11,7 +11,9 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, TypeVar
+
+from pi_tui.util.json_types import JsonValue
 
 from .events import CancelledByExtension, to_snake
 
@@ -35,7 +37,16 @@ __all__ = [
     "SessionView",
     "ContextUsage",
     "FeatureUnavailableError",
+    "SessionActionResult",
 ]
+
+
+class SessionActionResult(TypedDict):
+    """What a `CommandContext` session action returns: whether an extension's ``session_before_*``
+    handler cancelled it and, for a fork or a move in the tree, the text to put in the editor."""
+
+    cancelled: bool
+    text: NotRequired[str | None]
 
 
 class FeatureUnavailableError(NotImplementedError):
@@ -50,7 +61,7 @@ class ContextUsage:
     context_window: int
     percent: float | None
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> int | float | None:
         # pi's dict-style read: the extension names the field, camelCase or snake_case
         return getattr(self, to_snake(key))
 
@@ -73,7 +84,7 @@ class SessionView:
         """The entries from the root to ``leaf_id`` (default: the current leaf)."""
         return copy.deepcopy(self._manager.get_branch(leaf_id))
 
-    def get_custom_data(self, custom_type: str) -> list[Any]:
+    def get_custom_data(self, custom_type: str) -> list[JsonValue]:
         """The ``data`` of the current branch's ``custom`` entries of ``custom_type`` (what
         ``pi.append_entry(custom_type, data)`` wrote), oldest first: an extension's saved state."""
         from pi_tui.session.entries import CustomEntry
@@ -251,7 +262,7 @@ class CommandContext(ExtensionContext):
         """Return once the agent has finished its current run."""
         await self._session.wait_for_idle()
 
-    async def new_session(self) -> dict[str, Any]:
+    async def new_session(self) -> SessionActionResult:
         new_session = _require(self._session, "Starting a new session", lambda session: session.new_session)
         try:
             await new_session()
@@ -259,7 +270,7 @@ class CommandContext(ExtensionContext):
             return {"cancelled": True}
         return {"cancelled": False}
 
-    async def fork(self, entry_id: str) -> dict[str, Any]:
+    async def fork(self, entry_id: str) -> SessionActionResult:
         """Continue in a new session file holding the path up to ``entry_id``."""
         fork = _require(self._session, "Forking", lambda session: session.fork)
         try:
@@ -268,7 +279,7 @@ class CommandContext(ExtensionContext):
             return {"cancelled": True}
         return {"cancelled": False, "text": text}
 
-    async def switch_session(self, path: str) -> dict[str, Any]:
+    async def switch_session(self, path: str) -> SessionActionResult:
         """Resume the session file at ``path``."""
         switch = _require(self._session, "Switching sessions", lambda session: session.switch_session)
         from pi_tui.session import SessionManager
@@ -284,7 +295,7 @@ class CommandContext(ExtensionContext):
             raise
         return {"cancelled": False}
 
-    async def navigate_tree(self, target_id: str | None, *, summary: str | None = None) -> dict[str, Any]:
+    async def navigate_tree(self, target_id: str | None, *, summary: str | None = None) -> SessionActionResult:
         """Move the active leaf (``/tree``); returns ``{"cancelled", "text"}`` (editor text)."""
         navigate = _require(self._session, "Moving in the session tree", lambda session: session.navigate)
         try:

@@ -22,6 +22,7 @@ from .events import EVENTS, Event, normalize_result
 from .registry import positional_arity
 
 if TYPE_CHECKING:
+    from .context import ExtensionContext
     from .extension import Extension
 
 __all__ = ["Dispatch"]
@@ -47,7 +48,7 @@ class Dispatch:
         self,
         *,
         extensions: Callable[[], Sequence[Extension]],
-        context_for: Callable[[Extension], Any],
+        context_for: Callable[[Extension], ExtensionContext],
         within_budget: Callable[[Awaitable[Any], Extension, str], Awaitable[Any]],
         emit: Callable[[RuntimeEvent], Awaitable[None]],
         spawn: Callable[[Awaitable[Any]], object],
@@ -57,7 +58,7 @@ class Dispatch:
         self._within_budget = within_budget
         self._emit = emit
         self._spawn = spawn
-        self._arity: dict[Any, int] = {}
+        self._arity: dict[Callable[..., Any], int] = {}
         self.errors: list[ExtensionErrorPayload] = []
         """Every reported failure, as its ``extension_error`` payload."""
         self.queued_errors: list[ExtensionErrorPayload] = []
@@ -78,7 +79,9 @@ class Dispatch:
 
     # --- calling ----------------------------------------------------------------------------------
 
-    def call(self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: Any = None) -> Any:
+    def call(
+        self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: ExtensionContext | None = None
+    ) -> Any:
         """Call ``handler`` with as many of ``(*args, ctx)`` as it accepts (result may be awaitable)."""
         arity = self._arity.get(handler)
         if arity is None:

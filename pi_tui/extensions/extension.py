@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, TypedDict
 
-from pi_tui.util.json_types import JsonObject
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 from .discovery import ExtensionSource
 
@@ -76,7 +76,7 @@ class RegisteredFlag:
     name: str
     type: Literal["boolean", "string"] = "boolean"
     description: str | None = None
-    default: Any = None
+    default: JsonValue = None
     source: str = ""
 
 

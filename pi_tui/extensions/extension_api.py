@@ -174,7 +174,7 @@ class ExtensionAPI:
         )
         self._runner.registry.add_flag(self._ext, flag)
 
-    def get_flag(self, name: str) -> Any:
+    def get_flag(self, name: str) -> JsonValue:
         """The value of one of this extension's flags (bare name, no ``--``), or its default."""
         return self._runner.registry.flag_value(self._ext, name.lstrip("-"))
 

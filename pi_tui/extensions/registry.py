@@ -14,7 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pi_tui.agent.tool import AgentTool, ToolResult
+from pi_tui.agent.tool import AgentTool, ToolResult, ToolUpdateFn
+from pi_tui.ai.stream import AbortSignal
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 from .convert import to_tool_result
 from .extension import (
@@ -71,7 +73,7 @@ class _Override:
 class Registry:
     """Tools, commands, shortcuts, flags, message renderers and panels, by owner."""
 
-    def __init__(self, runner: ExtensionRunner, flag_values: dict[str, Any]) -> None:
+    def __init__(self, runner: ExtensionRunner, flag_values: dict[str, str | bool]) -> None:
         self._runner = runner
         self.flag_values = dict(flag_values)
         self.tool_owner: dict[str, str] = {}
@@ -100,12 +102,12 @@ class Registry:
         *,
         name: str,
         description: str,
-        parameters: dict[str, Any],
+        parameters: JsonObject,
         execute: Callable[..., Any],
         label: str | None = None,
         prompt_snippet: str | None = None,
         prompt_guidelines: Sequence[str] = (),
-        prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        prepare_arguments: Callable[[JsonObject], JsonObject] | None = None,
     ) -> bool:
         owner = self.tool_owner.get(name)
         if owner is not None and owner != ext.name:
@@ -120,7 +122,9 @@ class Registry:
         arity = positional_arity(execute)
         ctx = self._runner.context_for(ext)
 
-        async def run(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> ToolResult:
+        async def run(
+            tool_call_id: str, params: JsonObject, signal: AbortSignal, on_update: ToolUpdateFn | None
+        ) -> ToolResult:
             args = (tool_call_id, params, signal, on_update, ctx)[:arity]
             result = execute(*args)
             if inspect.isawaitable(result):
@@ -184,7 +188,7 @@ class Registry:
         what = f'Flag "--{flag.name}" of extension "{ext.name}"'
         return self._claim(ext, self.flags, flag.name, flag, ext.flags, what)
 
-    def flag_value(self, ext: Extension, name: str) -> Any:
+    def flag_value(self, ext: Extension, name: str) -> JsonValue:
         flag = self.flags.get(name)
         if flag is None or flag.source != ext.name:
             return None

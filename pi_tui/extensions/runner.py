@@ -106,7 +106,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
         self,
         session: SessionHost,
         *,
-        flags: dict[str, Any] | None = None,
+        flags: dict[str, str | bool] | None = None,
         informational_timeout: float = 5.0,
         lifecycle_timeout: float = 30.0,
         shutdown_grace: float = 2.0,
@@ -321,7 +321,9 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
     def has_handlers(self, event: str) -> bool:
         return self.dispatch.has_handlers(event)
 
-    def call(self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: Any = None) -> Any:
+    def call(
+        self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: ExtensionContext | None = None
+    ) -> Any:
         """Call ``handler`` with as many of ``(*args, ctx)`` as it accepts (see `Dispatch.call`)."""
         return self.dispatch.call(ext, handler, *args, ctx=ctx)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .discovery import PROJECT_DIR, Discovery, discover_extensions
 
@@ -37,7 +37,7 @@ def load_extensions(
     settings: SettingsManager | None,
     cli_paths: list[str],
     no_extensions: bool,
-    flags: dict[str, Any],
+    flags: dict[str, str | bool],
     package_paths: Callable[[], Sequence[Path]] | None = None,  # packages
 ) -> tuple[ExtensionRunner | None, list[str]]:
     """Discover, import and register extensions for ``session``; returns the runner and start-up warnings.
