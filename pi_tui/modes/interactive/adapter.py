@@ -89,6 +89,8 @@ class ChatSurface(Protocol):
 
     def file_written(self, path: str) -> None: ...
 
+    def files_changed(self) -> None: ...
+
     def refresh_footer(self, *, compacted: bool = False) -> None: ...
 
     def context_measured(self) -> None: ...
@@ -122,6 +124,9 @@ class ChatAdapter:
         self._live: AssistantMessage | None = None
         self._live_blocks: list[Widget] = []
         """The streaming answer's blocks in the order they came (text, thinking, tool calls)."""
+        self._shell_ran = False
+        """A bash call ended in the running turn: the project is listed again when the turn ends (a
+        command reports no paths; one walk a turn, not one a command)."""
 
     @property
     def chat(self) -> ChatLog:
@@ -152,6 +157,8 @@ class ChatAdapter:
                 written = self._writing.pop(event.tool_call_id, None)
                 if written is not None and not event.is_error:
                     self.app.file_written(written)
+                if event.tool_name == "bash":
+                    self._shell_ran = True
                 self.chat.record_result(
                     event.tool_call_id, result_text(event.result), event.is_error, event.result.details
                 )
@@ -167,6 +174,9 @@ class ChatAdapter:
             case AgentEnd():
                 self.app.terminal_progress.hide()
                 self.app.set_busy(False)
+                if self._shell_ran:  # what the commands made is offered by the next `@`
+                    self._shell_ran = False
+                    self.app.files_changed()
             case ErrorEvent():
                 self.app.chat_notice(event.message, "error")
             case ExtensionError():

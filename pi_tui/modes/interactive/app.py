@@ -947,6 +947,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         """A tool wrote ``path``: the next ``@`` offers it without waiting for a walk of the project."""
         self.files.note_written(path)
 
+    def files_changed(self) -> None:
+        """A shell command ran (it names no files it made): list the project again in the background, so
+        the next ``@`` offers what it made."""
+        self.files.walk_again()
+
     def note_untrusted_project(self, said: list[str]) -> None:
         """Below the session's history as it was just drawn (start-up, a switched-to session, a move in
         the tree), say that the project's files which load only once trusted are ignored, as pi does

@@ -110,6 +110,7 @@ async def run_user_bash(app: PiApp, text: str) -> None:
             state.signal = None
         output = _own_output(output)
     block.set_outcome(output, code, cancelled)
+    app.files_changed()  # the next `@` offers what the command made
     message = BashExecutionMessage(
         command=command,
         output=output,

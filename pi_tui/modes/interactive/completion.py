@@ -35,7 +35,8 @@ class FileIndex:
 
     The first walk starts with the app; :meth:`refresh` walks again (each new ``@`` mention asks for it),
     so files written since (by the user, or by the agent's tools) are offered too. Until a walk ends
-    the previous listing stays in use.
+    the previous listing stays in use. Files the write tools report are added at once (`note_written`);
+    after a shell command, which reports none, `walk_again` lists the project once more.
     """
 
     def __init__(self, root: Path) -> None:
@@ -47,6 +48,9 @@ class FileIndex:
         self._walking = threading.Lock()
         self._written: set[str] = set()
         """Files the agent's tools wrote, offered at once and kept over a walk that began before them."""
+        self._again = False
+        """A walk was asked for while one was under way (which may have missed the change): walk once more
+        when it ends."""
 
     def start(self) -> None:
         if self._started:
@@ -104,9 +108,19 @@ class FileIndex:
         elif self.ready.is_set():
             self._begin_walk()
 
+    def walk_again(self) -> None:
+        """Files may have changed where no tool reported them (a shell command ran): list the project again
+        in the background, after the walk under way if there is one (it may have begun before the change).
+        Nothing before the first walk, which lists everything anyway."""
+        if not self._started:
+            return
+        self._again = True  # before trying: a walk ending meanwhile sees it and walks once more
+        self._begin_walk()
+
     def _begin_walk(self) -> None:
         if not self._walking.acquire(blocking=False):
             return
+        self._again = False  # this walk begins after every change asked for so far
         threading.Thread(target=self._walk, name="file-index", daemon=True).start()
 
     def _walk(self) -> None:
@@ -123,7 +137,7 @@ class FileIndex:
             if not moved and (found is not None or not self.ready.is_set()):
                 self.paths = self._with_written(found or [])
             self._walking.release()
-            if moved:
+            if moved or self._again:
                 self._begin_walk()
             else:
                 self.ready.set()
