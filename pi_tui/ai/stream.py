@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
+from pi_tui.util.json_types import JsonObject
 from pi_tui.util.record_checks import to_camel
 
 from .types import AssistantMessage, LlmMessage, Model, ThinkingLevel, ToolCall, ToolDefinition
@@ -201,7 +202,7 @@ class StreamOptions:
     timeout: float | None = None
     max_retry_delay_ms: int = 60_000
     # Called with the provider-specific request body just before sending; may return a replacement.
-    on_payload: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+    on_payload: Callable[[JsonObject], JsonObject | None] | None = None
     # Called once the request's body has been written, before the answer is awaited (work that can
     # run while the server reads it).
     after_write: Callable[[], None] | None = None
@@ -231,9 +232,9 @@ class ProviderError(Exception):
 class _Event:
     type: ClassVar[str] = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """pi's ``AssistantMessageEvent`` JSON shape."""
-        out: dict[str, Any] = {"type": self.type}
+        out: JsonObject = {"type": self.type}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)  # each of this event's own declared fields, by name
             key = to_camel(name)

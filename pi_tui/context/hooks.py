@@ -23,6 +23,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pi_tui.ai.types import Message
+from pi_tui.util.json_types import JsonObject
+
 from .envelope import ContextEnvelope
 from .patches import HookPhase, PatchError, apply_ops, validate_ops
 
@@ -70,10 +73,10 @@ class ContextEvent:
     def __init__(self, reason: HookPhase, envelope: ContextEnvelope) -> None:
         self.reason = reason
         self.state = ContextState(envelope)
-        self._messages: list[Any] | None = None
+        self._messages: list[Message] | None = None
 
     @property
-    def messages(self) -> list[Any]:
+    def messages(self) -> list[Message]:
         if self._messages is None:
             self._messages = [copy.deepcopy(m) for m in self.state.envelope.messages]
         return self._messages
@@ -96,11 +99,11 @@ class HookOutcome:
     """What one phase produced: the new envelope, and the persisted results in order."""
 
     envelope: ContextEnvelope
-    persisted: list[dict[str, Any]] = field(default_factory=list)  # {transformerName, patch, display}
+    persisted: list[JsonObject] = field(default_factory=list)  # {transformerName, patch, display}
     changed_by: list[str] = field(default_factory=list)  # sources whose results changed the envelope
 
 
-async def _call(handler: Callable[..., Any], event: ContextEvent, ctx: Any) -> Any:
+async def _call(handler: Callable[..., Any], event: ContextEvent, ctx: object) -> Any:
     try:
         params = inspect.signature(handler).parameters
         positional = [
@@ -118,8 +121,8 @@ async def _call(handler: Callable[..., Any], event: ContextEvent, ctx: Any) -> A
 
 
 def split_messages_result(
-    envelope: ContextEnvelope, messages: Sequence[Any]
-) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    envelope: ContextEnvelope, messages: Sequence[Message]
+) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
     """Split a pi-style message list into (cached, uncached).
 
     The cached region keeps the longest prefix that is unchanged from the envelope's cached messages,
@@ -147,8 +150,8 @@ async def run_context_hooks(
     phase: HookPhase,
     envelope: ContextEnvelope,
     handlers: Sequence[ContextHandler],
-    ctx_for: Callable[[str], Any] = lambda _source: None,
-    on_persist: Callable[[dict[str, Any], ContextEnvelope], Awaitable[None] | None] | None = None,
+    ctx_for: Callable[[str], object] = lambda _source: None,
+    on_persist: Callable[[JsonObject, ContextEnvelope], Awaitable[None] | None] | None = None,
 ) -> HookOutcome:
     """Run every handler for ``phase``, chaining the envelope through them.
 

@@ -13,11 +13,11 @@ import operator
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import estimate_tokens, js_length
-from pi_tui.ai.types import AssistantMessage, ToolDefinition, UserMessage, dump_message
+from pi_tui.ai.types import AssistantMessage, LlmMessage, Message, ToolDefinition, UserMessage, dump_message
+from pi_tui.util.json_types import JsonValue
 
 from .envelope import ContextEnvelope
 
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-def message_tokens(message: Any) -> int:
+def message_tokens(message: Message) -> int:
     """Estimated tokens of one message as it is serialised (chars/4 of its JSON)."""
     return estimate_tokens(json.dumps(dump_message(message), ensure_ascii=False))
 
@@ -63,12 +63,12 @@ def to_llm_request(env: ContextEnvelope, available_tools: Iterable[str] | None =
 class _HistoryMemo:
     """``transform_messages(convert_to_llm(history[:split]))`` of the last request's history."""
 
-    sources: list[Any] = []
+    sources: list[Message] = []
     split = 0
-    head: list[Any] = []
+    head: list[LlmMessage] = []
 
 
-def _history_messages(history: Sequence[Any]) -> list[Any]:
+def _history_messages(history: Sequence[Message]) -> list[LlmMessage]:
     """``transform_messages(convert_to_llm(history))``, with the part the last request shared reused.
 
     Both functions restart cleanly before a user or assistant message (conversion is per message, and
@@ -109,11 +109,11 @@ class Block:
     upto: int = 0  # tokens of this block and every block before it (set by `fingerprint`)
 
 
-def _digest(data: Any, previous: str) -> str:
+def _digest(data: JsonValue, previous: str) -> str:
     return _chain(_canonical_json(data), previous)
 
 
-def _canonical_json(data: Any) -> str:
+def _canonical_json(data: JsonValue) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -143,17 +143,21 @@ class _Canonical:
 
 # id(object) -> (weak reference, canonical form): messages and tool definitions of the history are the
 # same objects request after request (envelopes are values, never mutated in place).
-_CANONICAL: dict[int, tuple[weakref.ref[Any], _Canonical]] = {}
+_CANONICAL: dict[int, tuple[weakref.ref[object], _Canonical]] = {}
 
 
-def _canonical(obj: Any, make: Callable[[], _Canonical]) -> _Canonical:
+def _canonical(obj: object, make: Callable[[], _Canonical]) -> _Canonical:
     slot = id(obj)
     hit = _CANONICAL.get(slot)
     if hit is not None and hit[0]() is obj:
         return hit[1]
     canonical = make()
+
+    def forget(_ref: weakref.ref[object]) -> None:
+        _CANONICAL.pop(slot, None)
+
     try:
-        ref = weakref.ref(obj, lambda _ref, slot=slot: _CANONICAL.pop(slot, None))  # type: ignore[misc]
+        ref = weakref.ref(obj, forget)
     except TypeError:  # not weak-referenceable: computed every time
         return canonical
     _CANONICAL[slot] = (ref, canonical)
@@ -173,7 +177,7 @@ def _tool_canonical(tool: ToolDefinition) -> _Canonical:
     return _Canonical(_canonical_json(data), estimate_tokens(json.dumps(seen)))
 
 
-def _separator_count(data: Any) -> int:
+def _separator_count(data: JsonValue) -> int:
     """How many characters ``json.dumps``'s default separators (``", "`` and ``": "``) add to the compact
     form: one per key and one between neighbouring items. Walking the data is cheaper than a second dump."""
     extra = 0
@@ -191,7 +195,7 @@ def _separator_count(data: Any) -> int:
     return extra
 
 
-def _message_canonical(message: Any) -> _Canonical:
+def _message_canonical(message: Message) -> _Canonical:
     data = dump_message(message)
     data.pop("timestamp", None)
     data.pop("usage", None)
@@ -207,9 +211,9 @@ _SYSTEM: dict[tuple[str, str], str] = {}  # (previous digest, prompt) -> digest,
 class _Last:
     """The last fingerprinted request: its tools, prompt, messages, cache boundary and blocks."""
 
-    tools: list[Any] = []
+    tools: list[ToolDefinition] = []
     system_prompt: str | None = None
-    messages: list[Any] = []
+    messages: list[LlmMessage] = []
     boundary = 0
     blocks: list[Block] = []
 
@@ -230,7 +234,7 @@ def _reusable(request: LlmRequest, boundary: int) -> int:
     return len(tools) + 1 + _same_prefix(last.messages, request.messages, limit)
 
 
-def _same_prefix(old: Sequence[Any], new: Sequence[Any], limit: int) -> int:
+def _same_prefix(old: Sequence[object], new: Sequence[object], limit: int) -> int:
     """How many of the first ``limit`` items of ``old`` and ``new`` are the very same objects.
 
     Usually all of them (a request extends the last one), which one identity pass in C confirms; only

@@ -17,6 +17,7 @@ stable. The guide is ``docs/extensions.md``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pi_tui.agent.tool import ToolError, ToolResult, text_result
@@ -25,9 +26,11 @@ from pi_tui.ai.types import (
     AssistantMessage,
     CustomMessage,
     ImageContent,
+    Message,
     Model,
     TextContent,
     ToolCall,
+    ToolDefinition,
     ToolResultMessage,
     UserMessage,
     dump_message,
@@ -38,6 +41,7 @@ from pi_tui.checkpoints.tracking import FileChangeTracker
 from pi_tui.context.envelope import ContextEnvelope, SystemPart
 from pi_tui.context.hooks import ContextEvent
 from pi_tui.util.json_safe import loads as decode_json
+from pi_tui.util.json_types import JsonObject
 
 from .browser_login import BrowserAuthorization, BrowserLogin, BrowserLoginError
 from .context import CommandContext, ContextUsage, ExtensionContext, FeatureUnavailableError, SessionView
@@ -113,7 +117,7 @@ def is_tool_call_event_type(tool_name: str, event: object) -> bool:
     return getattr(event, "type", None) == "tool_call" and getattr(event, "tool_name", None) == tool_name
 
 
-def track_file_changes(ctx: Any, paths: Sequence[Any], *, tool: str = "extension") -> FileChangeTracker:
+def track_file_changes(ctx: object, paths: Sequence[str | Path], *, tool: str = "extension") -> FileChangeTracker:
     """Record the files an extension tool changes, so ``/undo``, ``/diff`` and rewinds cover them.
 
     Call it before changing the files and put ``tracker.details(...)`` in the tool result::
@@ -152,18 +156,19 @@ def kill_group_with_pi_tui(pgid: int) -> Callable[[], None]:
     return forget
 
 
-def _jsonable_messages(messages: Sequence[Any]) -> list[Any]:
-    # Patch ops are persisted in the session file: store messages in their JSON form.
+def _jsonable_messages(messages: Sequence[Any]) -> list[JsonObject]:
+    # Patch ops are persisted in the session file: store messages in their JSON form (what is not a
+    # record is taken as it is; the op's validation says what is wrong with it).
     return [dump_message(m) if hasattr(m, "model_dump") else m for m in messages]
 
 
-def system_part_set(part_name: str, text: str, reason: str) -> dict[str, Any]:
+def system_part_set(part_name: str, text: str, reason: str) -> JsonObject:
     """Set (or add) the named system-prompt part. Cached: ``reason`` says why the cache is re-billed."""
     return {"op": "system_part_set", "scope": "cached", "partName": part_name, "text": text,
             "invalidateCacheReason": reason}  # fmt: skip
 
 
-def system_part_remove(part_name: str, reason: str) -> dict[str, Any]:
+def system_part_remove(part_name: str, reason: str) -> JsonObject:
     return {
         "op": "system_part_remove",
         "scope": "cached",
@@ -172,38 +177,38 @@ def system_part_remove(part_name: str, reason: str) -> dict[str, Any]:
     }
 
 
-def system_parts_replace(parts: Sequence[SystemPart | dict[str, str]], reason: str) -> dict[str, Any]:
+def system_parts_replace(parts: Sequence[SystemPart | dict[str, str]], reason: str) -> JsonObject:
     """Replace every system part; ``parts`` are `SystemPart` or ``{"name", "text"}``."""
     data = [{"name": p.name, "text": p.text} if isinstance(p, SystemPart) else dict(p) for p in parts]
     return {"op": "system_parts_replace", "scope": "cached", "parts": data, "invalidateCacheReason": reason}
 
 
-def tools_replace(tools: Sequence[Any], reason: str) -> dict[str, Any]:
+def tools_replace(tools: Sequence[ToolDefinition | JsonObject], reason: str) -> JsonObject:
     """Replace the tool definitions offered (``{"name", "description", "parameters"}``)."""
     data = [t.to_json_dict() if hasattr(t, "to_json_dict") else dict(t) for t in tools]
     return {"op": "tools_replace", "scope": "cached", "tools": data, "invalidateCacheReason": reason}
 
 
-def tools_remove(names: Sequence[str], reason: str) -> dict[str, Any]:
+def tools_remove(names: Sequence[str], reason: str) -> JsonObject:
     return {"op": "tools_remove", "scope": "cached", "names": list(names), "invalidateCacheReason": reason}
 
 
-def messages_cached_replace(messages: Sequence[Any], reason: str) -> dict[str, Any]:
+def messages_cached_replace(messages: Sequence[Message | JsonObject], reason: str) -> JsonObject:
     """Replace the cached (durable) conversation; messages are models or pi-shaped dicts."""
     return {"op": "messages_cached_replace", "scope": "cached", "messages": _jsonable_messages(messages),
             "invalidateCacheReason": reason}  # fmt: skip
 
 
-def messages_uncached_append(messages: Sequence[Any]) -> dict[str, Any]:
+def messages_uncached_append(messages: Sequence[Message | JsonObject]) -> JsonObject:
     """Append request-only messages after the conversation (``ephemeral`` only)."""
     return {"op": "messages_uncached_append", "scope": "uncached", "messages": _jsonable_messages(messages)}
 
 
 def options_set(
-    options: dict[str, Any], *, scope: str = "uncached", reason: str | None = None
-) -> dict[str, Any]:
+    options: JsonObject, *, scope: str = "uncached", reason: str | None = None
+) -> JsonObject:
     """Set generation options (``temperature``, ``maxTokens``, ``reasoning``); cached scope needs a reason."""
-    op: dict[str, Any] = {"op": "options_set", "scope": scope, "options": dict(options)}
+    op: JsonObject = {"op": "options_set", "scope": scope, "options": dict(options)}
     if reason is not None:
         op["invalidateCacheReason"] = reason
     return op

@@ -28,6 +28,7 @@ from pi_tui.agent.hooks import (
     chain_after_tool_call,
     chain_before_tool_call,
 )
+from pi_tui.util.json_types import JsonObject
 
 from .convert import to_content, to_message
 from .events import Event, normalize_result
@@ -204,7 +205,7 @@ class LoopHooks:
 
     # --- before_provider_request --------------------------------------------------------------------
 
-    def provider_payload(self, body: dict[str, Any]) -> dict[str, Any] | None:
+    def provider_payload(self, body: JsonObject) -> JsonObject | None:
         """Chained payload replacement; called synchronously by the provider (see `run_without_suspending`)."""
         dispatch = self._dispatch
         handlers = dispatch.handlers("before_provider_request")
