@@ -1331,6 +1331,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     # --- actions -----------------------------------------------------------------------------------
 
     def on_prompt_editor_clear_pressed(self, _message: PromptEditor.ClearPressed) -> None:
+        if self.user_bash.cancel():
+            # Ctrl+C stops a running `!cmd` (its running line names it, as pi's does) and is no first
+            # press toward quitting
+            self._last_ctrl_c = 0.0
+            return
         now = time.monotonic()
         if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
             self.run_worker(self.action_quit())

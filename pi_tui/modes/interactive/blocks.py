@@ -509,7 +509,7 @@ class BashBlock(ToolBlock):
     """A ``!cmd`` the user ran (``!!cmd``: its output stays out of the context).
 
     As pi draws it: the last 20 lines of the output; while the command runs, a spinner and "Running...
-    (escape to cancel)" under them; once it is over, how many more lines there are, and "(exit N)" for a
+    (escape/ctrl+c to cancel)" under them; once it is over, how many more lines there are, and "(exit N)" for a
     failure or "(cancelled)" for a command the user stopped.
     """
 
@@ -560,7 +560,7 @@ class BashBlock(ToolBlock):
             frames = WorkingLine.FRAMES
             running = Text.assemble(
                 (frames[self.spin % len(frames)] + " ", Style(color=colors.get("pi-bash-mode") or None)),
-                (f"Running... ({self._key('app.interrupt', 'escape')} to cancel)", muted),
+                (f"Running... ({self._cancel_keys()} to cancel)", muted),
             )
             parts.append(running)
         else:
@@ -578,6 +578,11 @@ class BashBlock(ToolBlock):
                     Text(f"(exit {self.exit_code})", style=Style(color=colors.get("pi-error") or None))
                 )
         return Text("\n").join(parts)
+
+    def _cancel_keys(self) -> str:
+        """The keys that stop the command, as pi names them (``escape/ctrl+c``; the user's own keys)."""
+        keys = [self._key("app.interrupt", "escape"), self._key("app.clear", "ctrl+c")]
+        return "/".join(key for key in keys if key)
 
     def _title_text(self) -> Text:
         mark = "✗" if self.is_error else ("✓" if self.done else "…")

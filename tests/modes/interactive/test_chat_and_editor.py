@@ -550,7 +550,7 @@ async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Pa
         block = app.chat.query_one(BashBlock)
         # as pi: a line under the command says it runs and which key stops it, its spinner turning
         running = card_lines(block)[-1]
-        assert running[0] in WorkingLine.FRAMES and running[1:] == " Running... (escape to cancel)", running
+        assert running[0] in WorkingLine.FRAMES and running[1:] == " Running... (escape/ctrl+c to cancel)", running
         await until(pilot, lambda: card_lines(block)[-1][0] != running[0])
         await pilot.press("escape")
         await until(
@@ -560,6 +560,26 @@ async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Pa
         assert message.cancelled
         assert "-error" in block.classes
         assert card_lines(block) == ["✗ $ sleep 30", "(cancelled)"]
+
+
+async def test_ctrl_c_kills_a_running_bang_command_and_does_not_count_toward_quitting(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # The running line names Ctrl+C as pi's does: it stops the command (pi 0.87.1 names it but only clears
+    # the editor), and a second Ctrl+C soon after is a first press again, not a quit.
+    app = make_app(tmp_path, agent_dir, FauxScript())
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "!sleep 30")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.user_bash.running)
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages))
+        (message,) = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
+        assert message.cancelled
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
 
 
 async def test_a_second_bang_command_while_one_runs_goes_back_to_the_editor(
