@@ -201,6 +201,8 @@ class StreamOptions:
     thinking_budgets: dict[str, int] | None = None
     timeout: float | None = None
     max_retry_delay_ms: int = 60_000
+    # Provider-level retries of a refused request before it streams (``retry.provider.maxRetries``).
+    max_retries: int = 0
     # Called with the provider-specific request body just before sending; may return a replacement.
     on_payload: Callable[[JsonObject], JsonObject | None] | None = None
     # Called once the request's body has been written, before the answer is awaited (work that can

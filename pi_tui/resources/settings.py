@@ -53,6 +53,13 @@ __all__ = [
 ]
 
 
+def _positive_ms(value: object) -> int | None:
+    """A positive number of milliseconds, or None (unset, not a number, 0 or less)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return int(value)
+
+
 class SettingsManager(SettingsStore):
     """Global and project settings with typed accessors (see :class:`SettingsStore` for storage).
 
@@ -308,13 +315,16 @@ class SettingsManager(SettingsStore):
         # pi 0.87.1 moved the cap on a provider's requested wait to retry.provider.maxRetryDelayMs; the
         # older retry.maxDelayMs still counts when the new key is absent, as pi's migration does.
         legacy_cap = natural(values.get("maxDelayMs"), defaults.max_delay_ms)
-        cap = provider.get("maxRetryDelayMs") if isinstance(provider, dict) else None
+        provider_values = provider if isinstance(provider, dict) else {}
+        cap = provider_values.get("maxRetryDelayMs")
         return RetrySettings(
             enabled=typed(values.get("enabled"), bool, defaults.enabled),
             max_retries=natural(values.get("maxRetries"), defaults.max_retries),
             base_delay_ms=natural(values.get("baseDelayMs"), defaults.base_delay_ms),
             max_delay_ms=natural(cap, legacy_cap),
             max_agent_delay_ms=natural(values.get("maxAgentDelayMs"), defaults.max_agent_delay_ms),
+            provider_max_retries=natural(provider_values.get("maxRetries"), defaults.provider_max_retries),
+            provider_timeout_ms=_positive_ms(provider_values.get("timeoutMs")),
         )
 
     @property

@@ -63,6 +63,11 @@ class RetrySettings:
     base_delay_ms: int = 2000
     max_delay_ms: int = 60000
     max_agent_delay_ms: int = 60000
+    provider_max_retries: int = 0
+    """``retry.provider.maxRetries``: a refused request sent again at once by the provider layer, before
+    the agent's own retries (pi's default 0)."""
+    provider_timeout_ms: int | None = None
+    """``retry.provider.timeoutMs``: the provider request timeout, instead of ``httpIdleTimeoutMs``."""
 
 
 @dataclass(frozen=True)

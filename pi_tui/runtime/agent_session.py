@@ -249,8 +249,14 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             block_images=bool(settings.images.block_images) if settings is not None else False,
             on_error=self._report_error,
         )
-        # A provider that stops sending mid-answer ends the request after this long.
+        # A provider that stops sending mid-answer ends the request after this long
+        # (retry.provider.timeoutMs, else httpIdleTimeoutMs, as pi).
         self.agent.stream_options.timeout = http_idle_timeout(settings)
+        if retry_settings is not None:
+            if retry_settings.provider_timeout_ms is not None:
+                self.agent.stream_options.timeout = retry_settings.provider_timeout_ms / 1000
+            self.agent.stream_options.max_retries = retry_settings.provider_max_retries
+            self.agent.stream_options.max_retry_delay_ms = retry_settings.max_delay_ms
         self.engine = ContextEngine(
             base_envelope=self._base_envelope,
             # With the history deferred, only its built end: the first request sends the rest as it is

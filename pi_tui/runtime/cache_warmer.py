@@ -373,7 +373,9 @@ class CacheWarmer:
     async def _send(self, run: _Run) -> AssistantMessage | None:
         """Send the request again with a one-token cap; the answer, or None when it failed or was aborted."""
         warm = run.warm
-        options = dataclasses.replace(warm.options, max_tokens=1, signal=run.signal, after_write=None)
+        options = dataclasses.replace(
+            warm.options, max_tokens=1, max_retries=0, signal=run.signal, after_write=None
+        )
         final: AssistantMessage | None = None
         async for event in warm.send(warm.model, warm.request, options):
             if isinstance(event, Done):

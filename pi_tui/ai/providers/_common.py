@@ -416,6 +416,7 @@ async def stream_over_http(
     encode: Callable[[dict[str, Any]], bytes] | None = None,
     describe: Callable[[BaseException], str] | None = None,
     close_blocks: Callable[[Any], list[StreamEvent]] | None = None,
+    provider_retries: bool = False,
 ) -> AsyncIterator[StreamEvent]:
     """The shape every HTTP provider shares: build the body, post it, decode its events, normalise them.
 
@@ -423,8 +424,10 @@ async def stream_over_http(
     to skip it, `END_OF_STREAM` to stop) or raises the provider's in-stream error. ``encode`` turns the
     body into bytes (default: plain JSON; providers splice cached message JSON); ``describe`` words a
     failure (default `describe_error`); ``close_blocks(reader)`` gives the events that end the blocks
-    still open once the stream is over (for APIs whose blocks end with the stream). Never raises: any
-    failure (including building the body or the client) ends with an `Error` event.
+    still open once the stream is over (for APIs whose blocks end with the stream). With
+    ``provider_retries``, a refused request is sent again up to ``options.max_retries`` times
+    (`pi_tui.ai.providers._provider_retry`). Never raises: any failure (including building the body or the
+    client) ends with an `Error` event.
     """
     from ..wire import encode_body
     from ._wire_cache import keep_deferred
@@ -443,15 +446,27 @@ async def stream_over_http(
         client = await get_client(model, options)
         reader = make_reader(out)
 
+        wrote = False
+
         def written() -> None:
+            nonlocal wrote
+            if wrote:  # a retried request was written before: its work is done
+                return
+            wrote = True
             keep_deferred()
             if options.after_write is not None:
                 options.after_write()
 
+        async def send() -> SseStream:
+            return await client.stream(path, payload, options.timeout, after_write=written)
+
         async def open_stream() -> Any:
             # The conversions a long first request left to keep are kept while the server reads it.
-            stream = await client.stream(path, payload, options.timeout, after_write=written)
-            return _Decoded(stream, decode)
+            if provider_retries and options.max_retries > 0:
+                from ._provider_retry import with_provider_retries
+
+                return _Decoded(await with_provider_retries(send, options), decode)
+            return _Decoded(await send(), decode)
 
         async for raw in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(raw):

@@ -294,8 +294,15 @@ async def stream_gemini(
         client, path = await endpoint(model, options)
         payload = encode_request(body)
 
+        async def send() -> SseStream:
+            return await client.stream(path, payload, options.timeout, after_write=keep_deferred)
+
         async def open_stream() -> _Chunks:
-            return _Chunks(await client.stream(path, payload, options.timeout, after_write=keep_deferred))
+            if options.max_retries > 0:  # pi retries a refused Gemini request as the others
+                from ._provider_retry import with_provider_retries
+
+                return _Chunks(await with_provider_retries(send, options))
+            return _Chunks(await send())
 
         async for chunk in read_sdk_stream(open_stream, options.signal):
             for event in reader.handle(chunk):

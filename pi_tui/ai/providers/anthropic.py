@@ -660,6 +660,7 @@ async def stream_anthropic(
         make_reader=lambda out: _Reader(out, names),
         encode=_encode,
         describe=describe_with_hint(model),
+        provider_retries=True,
     ):
         yield event
 

@@ -238,5 +238,6 @@ async def stream_azure_openai_responses(
         make_reader=ResponsesReader,
         encode=encode_request,
         describe=describer(model),
+        provider_retries=True,
     ):
         yield event

@@ -597,6 +597,7 @@ async def stream_openai_completions(
         make_reader=_Reader,
         encode=_encode,
         describe=describe_with_hint(model),
+        provider_retries=True,
     ):
         yield event
 
