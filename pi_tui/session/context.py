@@ -23,15 +23,17 @@ each transform's patch relative to the messages.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Final
 
 from pi_tui.ai.types import (
     AssistantMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    Message,
 )
 from pi_tui.session.edits import apply_context_edit, latest_context_edits
 from pi_tui.session.entries import (
@@ -46,8 +48,10 @@ from pi_tui.session.entries import (
 )
 from pi_tui.session.paths import parse_iso
 from pi_tui.session.system import SystemState, system_message_dict
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
+    "LastEntry",
     "ModelRef",
     "RestoreState",
     "SessionContext",
@@ -58,12 +62,16 @@ __all__ = [
 ]
 
 
-class _LastEntry:
+class LastEntry(enum.Enum):
+    """The type of `LAST_ENTRY`, its one value."""
+
+    LAST_ENTRY = "LAST_ENTRY"
+
     def __repr__(self) -> str:
         return "LAST_ENTRY"
 
 
-LAST_ENTRY: Any = _LastEntry()
+LAST_ENTRY: Final = LastEntry.LAST_ENTRY
 """Default leaf for `build_session_context`: the last entry of the list (pi's ``undefined``)."""
 
 
@@ -77,7 +85,7 @@ class ModelRef:
 class SessionContext:
     """What the agent needs from a session to continue it."""
 
-    messages: list[Any] = field(default_factory=list)  # pi_tui.ai.types messages
+    messages: list[Message] = field(default_factory=list)
     message_entry_ids: list[str] = field(default_factory=list)  # the compaction's id for its summary
     thinking_level: str = "off"
     model: ModelRef | None = None
@@ -85,7 +93,7 @@ class SessionContext:
     path: list[SessionEntry] = field(default_factory=list)  # root → leaf, every entry type
     compaction: CompactionEntry | None = None  # the latest compaction on the path
     system: SystemState = field(default_factory=SystemState)  # pi's persisted prompt and tools
-    context_edits: dict[str, Any] = field(default_factory=dict)  # target id → latest replacement
+    context_edits: dict[str, JsonObject | None] = field(default_factory=dict)  # target id → latest replacement
 
     def path_index(self, entry_id: str) -> int:
         """Position of an entry on the path (-1 when it is not on it)."""
@@ -154,7 +162,7 @@ def iso_to_ms(timestamp: str) -> int:
     return int(parsed.timestamp() * 1000) if parsed else 0
 
 
-def _walk(entries: Sequence[SessionEntry], leaf_id: Any) -> list[SessionEntry]:
+def _walk(entries: Sequence[SessionEntry], leaf_id: str | LastEntry) -> list[SessionEntry]:
     by_id: dict[str, SessionEntry] = {}
     for entry in entries:
         if entry.id is not None:
@@ -174,7 +182,7 @@ def _walk(entries: Sequence[SessionEntry], leaf_id: Any) -> list[SessionEntry]:
 
 
 def _emit(entry: SessionEntry, ctx: SessionContext) -> None:
-    message: Any
+    message: Message | None
     if isinstance(entry, MessageEntry | CustomMessageEntry):
         if isinstance(entry, MessageEntry):
             message = entry.message
@@ -204,7 +212,7 @@ def _emit(entry: SessionEntry, ctx: SessionContext) -> None:
 
 def build_session_context(
     entries: Sequence[SessionEntry],
-    leaf_id: str | None | Any = LAST_ENTRY,
+    leaf_id: str | None | LastEntry = LAST_ENTRY,
     *,
     path: Sequence[SessionEntry] | None = None,
 ) -> SessionContext:

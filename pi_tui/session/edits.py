@@ -11,33 +11,34 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Final
 
-from pi_tui.ai.types import dump_message, load_message
+from pi_tui.ai.types import Message, dump_message, load_message
+from pi_tui.util.json_types import JsonObject
 from pi_tui.util.record import ValidationError
 
-from .entries import ContextEditEntry
+from .entries import ContextEditEntry, SessionEntry
 
 __all__ = ["OMIT", "latest_context_edits", "apply_context_edit"]
 
 log = logging.getLogger(__name__)
 
-OMIT: Any = None
+OMIT: Final = None
 """The replacement value that omits a target (pi's ``replacement: null``)."""
 
 _TEXT_BLOCK_ROLES = ("assistant", "toolResult")
 
 
-def latest_context_edits(path: Sequence[Any]) -> dict[str, dict[str, Any] | None]:
+def latest_context_edits(path: Sequence[SessionEntry]) -> dict[str, JsonObject | None]:
     """Target id → the latest replacement on ``path`` (`OMIT` for an omission)."""
-    edits: dict[str, dict[str, Any] | None] = {}
+    edits: dict[str, JsonObject | None] = {}
     for entry in path:
         if isinstance(entry, ContextEditEntry):
             edits[entry.target_id] = entry.replacement
     return edits
 
 
-def apply_context_edit(message: Any, replacement: dict[str, Any] | None) -> Any | None:
+def apply_context_edit(message: Message, replacement: JsonObject | None) -> Message | None:
     """The message as the model should see it after ``replacement``; None when it is omitted.
 
     A replacement whose content the message's shape cannot hold leaves the message unchanged (and is

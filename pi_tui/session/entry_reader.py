@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from pi_tui.ai.types import BranchSummaryMessage, CustomMessage
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 from .entries import (
     BranchSummaryEntry,
@@ -110,7 +111,7 @@ class TransformFields:
     """
 
     transformer: str
-    ops: tuple[dict[str, Any], ...]
+    ops: tuple[JsonObject, ...]
     title: str | None
     damaged: bool
 
@@ -145,9 +146,9 @@ class CompactionFields:
     summary: str
     first_kept_entry_id: str | None
     tokens_before: int
-    details: Any
+    details: JsonValue
     from_hook: bool
-    system_message: dict[str, Any] | None
+    system_message: JsonObject | None
 
 
 def read_compaction(entry: EntryLike) -> CompactionFields | None:

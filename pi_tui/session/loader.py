@@ -42,6 +42,7 @@ from pi_tui.session.entries import (
 from pi_tui.session.migrate import header_version, migrate_records, spliced_line
 from pi_tui.session.report import KeptRawEntry, LoadReport, SkippedLine, TornTail
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 __all__ = ["LoadedFile", "line_decoder", "load_session_file", "parse_session_bytes", "parse_session_lines"]
 
@@ -70,7 +71,7 @@ class LoadedFile:
     # What to write after a header when the file must be rewritten (migrated or header missing): the
     # migrated records (None when not migrated) and the original lines. Both None when the file can
     # simply be appended to.
-    rewrite_records: list[dict[str, Any]] | None = None
+    rewrite_records: list[JsonObject] | None = None
     rewrite_texts: list[bytes] | None = None
     # Migrated records whose line must be encoded again (see `migrate_records`); whether the others
     # gained ids (v1) or are unchanged (v2).
@@ -105,7 +106,7 @@ _check_depth = json_safe.check_depth
 _LINE_DEPTH = json_safe.MAX_RECORD_DEPTH
 
 
-def _loads(raw: bytes) -> Any:
+def _loads(raw: bytes) -> JsonValue:
     """``json_safe.loads(raw)``, a fifth faster for the usual line (UTF-8, no leading whitespace).
 
     `json.loads` of bytes guesses the encoding first; a line that does not decode or parse this way
@@ -136,7 +137,7 @@ _DIGITS_TO_NINES = bytes.maketrans(b"0123456789{", b"9999999999[")
 _LONG_NUMBER = b"9" * 19
 
 
-def _fast_loads() -> Callable[[bytes], Any]:
+def _fast_loads() -> Callable[[bytes], JsonValue]:
     """`_loads` with orjson in front (imported on first use): the same value, in a third of the time."""
     import orjson
 
@@ -144,7 +145,7 @@ def _fast_loads() -> Callable[[bytes], Any]:
     refused = orjson.JSONDecodeError
     translate = bytes.translate
 
-    def loads(raw: bytes) -> Any:
+    def loads(raw: bytes) -> JsonValue:
         marked = translate(raw, _DIGITS_TO_NINES)
         if _LONG_NUMBER in marked or marked.count(b"[") > _LINE_DEPTH:
             return _loads(raw)
@@ -162,13 +163,13 @@ def line_decoder(fast: bool) -> Callable[[bytes], object]:
     return _fast_loads() if fast else _loads
 
 
-def _predecoded(decoded: list[object], loads: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+def _predecoded(decoded: list[object], loads: Callable[[bytes], JsonValue]) -> Callable[[bytes], JsonValue]:
     """``loads`` that answers its first calls from ``decoded`` (emptied as it goes, so each value is
     the caller's alone once handed out)."""
     decoded.reverse()
     pop = decoded.pop
 
-    def answer(raw: bytes) -> Any:
+    def answer(raw: bytes) -> JsonValue:
         return pop() if decoded else loads(raw)
 
     return answer
@@ -180,7 +181,7 @@ def holds_glued_entry(raw: bytes) -> bool:
     return _salvage(raw) is not None
 
 
-def _salvage(raw: bytes) -> tuple[dict[str, Any], int] | None:
+def _salvage(raw: bytes) -> tuple[JsonObject, int] | None:
     """A complete entry glued to the end of a broken line, and where it starts."""
     start = 1
     for _ in range(_MAX_SALVAGE_TRIES):
@@ -205,12 +206,12 @@ class _Collector:
         self.report = report
         self.entries: list[SessionEntry] = []
         self.deferred = False  # True when records wait for a migration (or for a missing header)
-        self.records: list[dict[str, Any]] = []
+        self.records: list[JsonObject] = []
         self.ordinals: list[int] = []
         self.line_nos: list[int] = []
         self.texts: list[bytes] = []
 
-    def add(self, obj: dict[str, Any], raw: bytes, line_no: int, ordinal: int) -> None:
+    def add(self, obj: JsonObject, raw: bytes, line_no: int, ordinal: int) -> None:
         if not self.deferred:
             entry = parse_entry(obj, "")
             if type(entry) is RawEntry:
@@ -223,7 +224,7 @@ class _Collector:
         self.line_nos.append(line_no)
         self.texts.append(raw.rstrip(b"\r\n"))
 
-    def _parse(self, obj: dict[str, Any], line_no: int, text: Any) -> None:
+    def _parse(self, obj: JsonObject, line_no: int, text: Any) -> None:
         entry = parse_entry(obj, "")
         if isinstance(entry, RawEntry):
             entry.line = text()
@@ -266,11 +267,11 @@ def parse_session_lines(
 
 
 def _parse_session_lines(
-    lines: Iterable[bytes], path: Path | None, loads: Callable[[bytes], Any]
+    lines: Iterable[bytes], path: Path | None, loads: Callable[[bytes], JsonValue]
 ) -> LoadedFile:
     report = LoadReport(path=path)
     collector = _Collector(report)
-    header_data: dict[str, Any] | None = None
+    header_data: JsonObject | None = None
     seen_first = False
     ordinal = 0
     offset = 0

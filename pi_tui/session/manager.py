@@ -20,11 +20,12 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pi_tui.ai.types import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    Message,
     Usage,
     UserContent,
     UserMessage,
@@ -33,6 +34,7 @@ from pi_tui.ai.types import (
 )
 from pi_tui.session.context import (
     LAST_ENTRY,
+    LastEntry,
     RestoreState,
     SessionContext,
     build_session_context,
@@ -78,6 +80,7 @@ from pi_tui.session.store import SessionFile
 from pi_tui.session.tree import SessionTree, TreeNode
 from pi_tui.util import json_safe
 from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from pi_tui.session.fast_context import DeferredHistory
@@ -534,10 +537,10 @@ class SessionManager:
         """How many entries are in memory only, because writing them failed (see `_append`)."""
         return len(self._unsaved)
 
-    def _base(self) -> dict[str, Any]:
+    def _base(self) -> JsonObject:
         return {"id": self._new_id(), "parent_id": self._tree_now.leaf_id, "timestamp": iso_now()}
 
-    def append_message(self, message: Any) -> MessageEntry:
+    def append_message(self, message: Message | JsonObject) -> MessageEntry:
         """Append a user/assistant/toolResult/bashExecution/custom message (a model or its JSON dict)."""
         if isinstance(message, dict):
             message = load_message(message)
@@ -566,7 +569,7 @@ class SessionManager:
         summary: str,
         first_kept_entry_id: str,
         tokens_before: int,
-        details: Any = None,
+        details: JsonValue = None,
         from_hook: bool | None = None,
     ) -> CompactionEntry:
         return self._append(
@@ -581,7 +584,7 @@ class SessionManager:
         )
 
     def append_branch_summary(
-        self, from_id: str, summary: str, details: Any = None, from_hook: bool | None = None
+        self, from_id: str, summary: str, details: JsonValue = None, from_hook: bool | None = None
     ) -> BranchSummaryEntry:
         """A branch summary as a child of the leaf (see `branch_with_summary` to move the leaf first)."""
         return self._append(
@@ -606,16 +609,16 @@ class SessionManager:
             )
         )
 
-    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
+    def append_custom(self, custom_type: str, data: JsonValue = None) -> CustomEntry:
         """Extension state; never sent to the model."""
         return self._append(CustomEntry(custom_type=custom_type, data=data, **self._base()))
 
     def append_custom_message(
         self,
         custom_type: str,
-        content: str | Sequence[UserContent | dict[str, Any]],
+        content: str | Sequence[UserContent | JsonObject],
         display: bool = True,
-        details: Any = None,
+        details: JsonValue = None,
     ) -> CustomMessageEntry:
         """An extension message that is part of the model's context (as a user message)."""
         body = content if isinstance(content, str) else list(content)
@@ -639,8 +642,8 @@ class SessionManager:
     def append_context_transform(
         self,
         transformer_name: str,
-        patch: Sequence[dict[str, Any]],
-        display: dict[str, Any] | None = None,
+        patch: Sequence[JsonObject],
+        display: JsonObject | None = None,
         schema_version: int = 1,
     ) -> ContextTransformEntry:
         """Persist a context transform's patch ops, replayed by the context engine."""
@@ -654,7 +657,7 @@ class SessionManager:
             )
         )
 
-    def append_ephemeral(self, messages: Sequence[Any]) -> EphemeralEntry:
+    def append_ephemeral(self, messages: Sequence[Message | JsonObject]) -> EphemeralEntry:
         """Log request-only messages. They are never part of a rebuilt context."""
         parsed = [load_message(m) if isinstance(m, dict) else m for m in messages]
         return self._append(EphemeralEntry(messages=parsed, **self._base()))
@@ -702,7 +705,7 @@ class SessionManager:
         self._tree.reset_leaf()
 
     def branch_with_summary(
-        self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+        self, entry_id: str | None, summary: str, details: JsonValue = None, from_hook: bool | None = None
     ) -> BranchSummaryEntry:
         """Move the leaf to ``entry_id`` (None: before the first entry) and append a branch summary there."""
         if entry_id is None:
@@ -711,7 +714,7 @@ class SessionManager:
             self._tree.branch(entry_id)
         return self.append_branch_summary(entry_id or "root", summary, details, from_hook)
 
-    def build_context(self, leaf_id: str | None | Any = LAST_ENTRY) -> SessionContext:
+    def build_context(self, leaf_id: str | None | LastEntry = LAST_ENTRY) -> SessionContext:
         """The context of the active path (or of the path to ``leaf_id``).
 
         Start-up asks for the same context more than once (the model to restore, then the agent's

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from pi_tui.session.entries import CURRENT_VERSION, new_entry_id
+from pi_tui.util.json_types import JsonObject
 
 __all__ = ["header_version", "migrate_records", "spliced_line"]
 
 
-def header_version(header: dict[str, Any] | None) -> int:
+def header_version(header: JsonObject | None) -> int:
     """The format version a header declares; a header without one is v1."""
     if header is None:
         return CURRENT_VERSION
@@ -33,9 +33,9 @@ def header_version(header: dict[str, Any] | None) -> int:
     return version if isinstance(version, int) and version > 0 else 1
 
 
-def _with_front(data: dict[str, Any], front: dict[str, Any]) -> dict[str, Any]:
+def _with_front(data: JsonObject, front: JsonObject) -> JsonObject:
     """A copy of ``data`` with ``front`` keys first (after ``type``), keeping the other keys' order."""
-    result: dict[str, Any] = {"type": data.get("type")}
+    result: JsonObject = {"type": data.get("type")}
     result.update(front)
     for key, value in data.items():
         if key not in result:
@@ -57,7 +57,7 @@ def _fresh_ids(count: int) -> list[str]:
     return ids
 
 
-def _v1_to_v2(records: list[dict[str, Any]], ordinals: list[int], rebuilt: set[int]) -> None:
+def _v1_to_v2(records: list[JsonObject], ordinals: list[int], rebuilt: set[int]) -> None:
     ids = _fresh_ids(len(records))
     previous: str | None = None
     for i, data in enumerate(records):
@@ -73,7 +73,7 @@ def _v1_to_v2(records: list[dict[str, Any]], ordinals: list[int], rebuilt: set[i
         index = data["firstKeptEntryIndex"]
         # Index 0 is the header, which is not an entry: such a compaction keeps nothing.
         target = id_at_ordinal.get(index) if isinstance(index, int) and index > 0 else None
-        changed: dict[str, Any] = {}
+        changed: JsonObject = {}
         for key, value in data.items():
             if key == "firstKeptEntryIndex":
                 if target is not None:
@@ -84,7 +84,7 @@ def _v1_to_v2(records: list[dict[str, Any]], ordinals: list[int], rebuilt: set[i
         rebuilt.add(i)
 
 
-def _v2_to_v3(records: list[dict[str, Any]], rebuilt: set[int]) -> None:
+def _v2_to_v3(records: list[JsonObject], rebuilt: set[int]) -> None:
     for i, data in enumerate(records):
         if data.get("type") != "message":
             continue
@@ -95,11 +95,11 @@ def _v2_to_v3(records: list[dict[str, Any]], rebuilt: set[int]) -> None:
 
 
 def migrate_records(
-    header: dict[str, Any],
-    records: list[dict[str, Any]],
+    header: JsonObject,
+    records: list[JsonObject],
     ordinals: list[int],
     rebuilt: set[int] | None = None,
-) -> tuple[int, dict[str, Any]]:
+) -> tuple[int, JsonObject]:
     """Bring a header and its entries to the current version.
 
     Args:
@@ -132,7 +132,7 @@ def migrate_records(
 _TYPE_PREFIXES: dict[str, bytes] = {}
 
 
-def spliced_line(raw: bytes, data: dict[str, Any]) -> bytes | None:
+def spliced_line(raw: bytes, data: JsonObject) -> bytes | None:
     """The v1 line ``raw`` with the ``id`` and ``parentId`` of its migrated ``data`` put after its type.
 
     This is what `migrate_records` did to the dict, done on the original bytes (pi writes ``type``

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.session.entries import SystemMessageEntry
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
     "OWN_SECTION",
@@ -37,7 +38,7 @@ it is pi-tui's own. pi names its directory section ``cwd`` and removes sections 
 it patches the prompt, so once pi has written its own prompt into a session, this one is gone."""
 
 
-def content_text(content: Any) -> str:
+def content_text(content: object) -> str:
     """The text of a message content (a string, or the text blocks joined by newlines, as pi)."""
     if isinstance(content, str):
         return content
@@ -56,7 +57,7 @@ class SystemState:
 
     content: list[str] = field(default_factory=list)
     sections: dict[str, str] = field(default_factory=dict)
-    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tools: dict[str, JsonObject] = field(default_factory=dict)
     seen: bool = False  # at least one system message was applied
 
     def apply(self, message: Mapping[str, Any]) -> None:
@@ -115,11 +116,11 @@ def fold_system_messages(messages: Iterable[Mapping[str, Any]]) -> SystemState:
     return state
 
 
-def system_message_dict(entry: Any) -> dict[str, Any] | None:
+def system_message_dict(entry: object) -> JsonObject | None:
     """The system message of a `SystemMessageEntry` as pi's JSON dict, else None."""
     if not isinstance(entry, SystemMessageEntry):
         return None
-    dumped: dict[str, Any] = entry.system.model_dump(by_alias=True, exclude_none=True, mode="json")
+    dumped: JsonObject = entry.system.model_dump(by_alias=True, exclude_none=True, mode="json")
     return dumped
 
 
