@@ -10,7 +10,8 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static, TextArea
-from textual.widgets.option_list import Option
+
+from ..marked_list import MarkedOptionList
 
 __all__ = ["DetailScreen", "PromptScreen", "ConfirmScreen", "ChoiceScreen", "EditScreen"]
 
@@ -146,7 +147,11 @@ class ConfirmScreen(ModalScreen[bool]):
 class ChoiceScreen(ModalScreen[int | None]):
     """Pick one of a few options (↑/↓, Enter); Esc cancels (None). Answers the chosen index."""
 
-    DEFAULT_CSS = _MODAL_CSS.format(name="ChoiceScreen") + "ChoiceScreen OptionList { height: auto; }"
+    # The list bare inside the frame, "→ " before the highlighted row, as pi's select lists are drawn.
+    DEFAULT_CSS = _MODAL_CSS.format(name="ChoiceScreen") + (
+        "ChoiceScreen OptionList, ChoiceScreen OptionList:focus "
+        "{ height: auto; border: none; background: $surface; }"
+    )
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, title: str, options: Sequence[str]) -> None:
@@ -157,7 +162,7 @@ class ChoiceScreen(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(self._title), classes="title")
-            yield OptionList(*[Option(Text(o)) for o in self._options], id="choices")
+            yield MarkedOptionList(self._options, id="choices")
             yield Static("↑/↓ move · Enter select · Esc cancel", classes="hint")
 
     def on_mount(self) -> None:
