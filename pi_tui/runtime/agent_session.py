@@ -894,7 +894,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             action=decision.action,
         )
 
-    def _record_cache_warm(self, message: AssistantMessage, note: str | None) -> None:
+    async def _record_cache_warm(self, message: AssistantMessage, note: str | None) -> None:
         """A refresh's usage goes into the session file (totals and costs), never into the context."""
         try:
             entry = self.session_manager.append_usage(
@@ -903,10 +903,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         except SessionError as exc:
             log.warning("cache warming usage not saved: %s", exc)
             return
-        if self.extensions is not None:
-            self.extensions.spawn(self.emit(EntryAppended(entry)))
-        else:
-            asyncio.get_running_loop().create_task(self.emit(EntryAppended(entry)))
+        await self.emit(EntryAppended(entry))
 
     def current_envelope(self) -> ContextEnvelope:
         """The durable envelope as the next request would start from it (replayed, no hooks run)."""

@@ -95,8 +95,8 @@ def is_replayable(model: Model, thinking: str) -> bool:
 
     Anthropic's budget thinking (a Claude model without adaptive thinking) computes ``budget_tokens`` from
     the answer cap, and the cache is keyed on it: the replay would miss, and could think at length."""
-    if thinking == "off" or model.api != "anthropic-messages":
-        return True
+    if thinking == "off" or not model.reasoning or model.api != "anthropic-messages":
+        return True  # no thinking is sent (pi clamps the level of a model without reasoning to off)
     return (model.compat or {}).get("forceAdaptiveThinking") is True
 
 
@@ -187,8 +187,8 @@ class CacheWarmer:
         last_prompt_tokens: The prompt size (input + cache read + cache write) the provider reported for
             the last answer of the conversation: what a miss would bill again.
         decide: Lets extensions overrule the action (``cache_warming_decision``); returns the action.
-        record: Records a refresh's answer (its usage) and returns nothing; called only for a refresh
-            that the provider answered.
+        record: Records a refresh's answer (its usage) and tells the session's listeners; called only
+            for a refresh that the provider answered.
         clock: Time and timers (tests pass one they move by hand).
     """
 
@@ -197,7 +197,7 @@ class CacheWarmer:
         get_mode: Callable[[], str],
         last_prompt_tokens: Callable[[], int],
         decide: Callable[[WarmingDecision], Awaitable[str]],
-        record: Callable[[AssistantMessage, str | None], None],
+        record: Callable[[AssistantMessage, str | None], Awaitable[None]],
         clock: WarmingClock | None = None,
     ) -> None:
         self._get_mode = get_mode
@@ -364,7 +364,7 @@ class CacheWarmer:
         try:
             message = await self._send(run)
             if message is not None and self._run is run:
-                self._record(message, "extension override" if override else None)
+                await self._record(message, "extension override" if override else None)
         except Exception:  # best effort: a failed refresh must not touch the run in progress
             log.info("cache refresh failed", exc_info=True)
         if self._run is run:

@@ -14,7 +14,7 @@ from pi_tui.runtime.cache_warmer import format_warming_status, format_warming_us
 from pi_tui.session.entries import UsageEntry
 from pi_tui.testing import FakeLLM, RecordedRequest, Reply, text, tool_call
 
-from .helpers import open_session, write_settings
+from .helpers import Events, open_session, write_settings
 
 MODEL = "fake-anthropic/claude-fake"
 # Prices high enough that a refresh of a small fake prompt saves more than $0.05 while a run lasts.
@@ -127,6 +127,7 @@ async def test_a_long_tool_run_gets_the_request_sent_again_with_a_one_token_cap(
 ) -> None:
     async with open_session(["--model", MODEL], project) as session:
         clock, gate = prepare(session)
+        events = Events(session)
         run = asyncio.create_task(session.prompt("go"))
         await gate.running.wait()
         assert session.cache_warmer.status.state == "scheduled"
@@ -143,6 +144,8 @@ async def test_a_long_tool_run_gets_the_request_sent_again_with_a_one_token_cap(
         await session.cache_warmer.settled()
         first, refresh = warm_fake.requests
         assert refresh.body == {**first.body, "max_tokens": 1}
+        appended = [e.to_json() for e in events.of("entry_appended")]
+        assert [(a["entry"]["type"], a["entry"]["kind"]) for a in appended] == [("usage", "cache_warm")]
         entries = usage_entries(session)
         assert [(e.kind, e.provider, e.model) for e in entries] == [
             ("cache_warm", "fake-anthropic", "claude-fake")
@@ -319,3 +322,15 @@ async def test_turning_warming_off_stops_it_at_once(warm_fake: FakeLLM, project:
         gate.open.set()
         await run
         assert not any(is_refresh(r) for r in warm_fake.requests)
+
+
+def test_only_anthropic_budget_thinking_cannot_be_replayed() -> None:
+    from pi_tui.ai.types import Model
+    from pi_tui.runtime.cache_warmer import is_replayable
+
+    claude = Model(id="c", name="c", api="anthropic-messages", provider="p", reasoning=True)
+    assert not is_replayable(claude, "high")
+    assert is_replayable(claude, "off")
+    assert is_replayable(claude.model_copy(update={"compat": {"forceAdaptiveThinking": True}}), "high")
+    assert is_replayable(claude.model_copy(update={"reasoning": False}), "high")
+    assert is_replayable(claude.model_copy(update={"api": "openai-responses"}), "high")
