@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Coroutine
 
     from textual.geometry import Size
+    from textual.screen import Screen
 
     from pi_tui.ai.types import Model, ThinkingLevel
     from pi_tui.runtime.agent_session import AgentSession
@@ -52,6 +54,9 @@ class KeyActions:
         def require_session(self) -> AgentSession: ...
         @contextmanager
         def suspend(self) -> Iterator[None]: ...
+        @property
+        def screen(self) -> Screen[object]: ...
+        def copy_selection(self, text: str) -> Coroutine[None, None, None]: ...
 
     def action_select_model(self) -> None:
         self.run_command("/model")
@@ -210,7 +215,14 @@ class KeyActions:
         lead = " " if previous and (previous.isalnum() or previous == "_") else ""  # pi: a path after a word
         self.editor.insert(f"{lead}{path}")
 
-    def action_copy_last(self) -> None:
+    async def action_copy_last(self) -> None:
+        """Ctrl+X: the last answer; with ``fullscreenCopyOnSelect`` off, text selected with the mouse
+        first (as pi: the selection is then copied by this key instead of when the button is let go)."""
+        settings = self.session.settings if self.session is not None else None
+        selected = self.screen.get_selected_text()
+        if settings is not None and not settings.fullscreen_copy_on_select and selected:
+            await self.copy_selection(selected)
+            return
         self.run_command("/copy")
 
     def action_scroll_chat(self, how: str) -> None:

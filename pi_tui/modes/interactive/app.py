@@ -1360,12 +1360,26 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self, message: PromptEditor.CopySelectionPressed
     ) -> None:
         self.screen.clear_selection()
-        problem = await self.copy_text(message.text)
+        await self.copy_selection(message.text)
+
+    async def copy_selection(self, text: str) -> None:
+        """Copy text selected with the mouse and say so (or why it could not be copied)."""
+        problem = await self.copy_text(text)
         if problem is not None:
             self.notify(problem, severity="error", timeout=4)
             return
-        lines = message.text.count("\n") + 1
+        lines = text.count("\n") + 1
         self.notify(f"Copied {lines} line{'s' if lines != 1 else ''} to the clipboard", timeout=2)
+
+    async def on_text_selected(self, _event: events.TextSelected) -> None:
+        """The mouse button was let go: with ``fullscreenCopyOnSelect`` (pi's default) what it selected is
+        copied at once, and stays selected; a plain click selects nothing and copies nothing."""
+        settings = self.session.settings if self.session is not None else None
+        if settings is None or not settings.fullscreen_copy_on_select:
+            return
+        selected = self.screen.get_selected_text()
+        if selected:
+            await self.copy_selection(selected)
 
     def on_prompt_editor_exit_pressed(self, _message: PromptEditor.ExitPressed) -> None:
         self.run_worker(self.action_quit())

@@ -111,6 +111,10 @@ class ChatLog(VerticalScroll):
         scrollbar-size-vertical: 1;
         padding: 0 1 1 1;
     }
+    /* outputPad 0 (pi 0.87.1): your messages, answers and thinking without their column left and right */
+    ChatLog.-output-pad-0 UserBlock, ChatLog.-output-pad-0 ThinkingBlock, ChatLog.-output-pad-0 AssistantText {
+        padding: 0 0;
+    }
     """
 
     BLANK = True
@@ -210,6 +214,19 @@ class ChatLog(VerticalScroll):
     def vertical_scrollbar(self) -> ScrollBar:
         """The log's scroll bar, which reuses its rows' lines as the thumb moves (`ChatScrollBar`)."""
         return own_vertical_scrollbar(self, lambda: ChatScrollBar(thickness=self.scrollbar_size_vertical))
+
+    def set_output_pad(self, columns: int) -> None:
+        """``outputPad``: 1 column (pi's default) or none left and right of messages, answers and thinking."""
+        self.set_class(columns == 0, "-output-pad-0")
+
+    def set_scrollbar_mode(self, mode: str) -> None:
+        """``fullscreenScrollbar``: ``hidden`` takes the bar's column away, ``always`` shows the bar even
+        when everything fits, ``auto`` shows it while the reader scrolls (`ChatScrollBar`)."""
+        self.styles.scrollbar_size_vertical = 0 if mode == "hidden" else 1
+        self.styles.overflow_y = "scroll" if mode == "always" else "auto"
+        bar = self.vertical_scrollbar
+        if isinstance(bar, ChatScrollBar):
+            bar.set_mode(mode)
 
     @property
     def max_scroll_y(self) -> int:
@@ -726,6 +743,9 @@ class ChatLog(VerticalScroll):
     def reading(self) -> None:
         """The user scrolls the chat (a key, the wheel): full garbage collections wait until they have
         not for ``QUIET`` seconds (`FullCollectionsDeferred`), so none lands on a key held down."""
+        bar = self.vertical_scrollbar
+        if isinstance(bar, ChatScrollBar):
+            bar.scrolled()  # an "auto" scroll bar shows while the reader scrolls
         self._collections.hold()
         if not self._collections.holding:
             return

@@ -8,15 +8,23 @@ thumb's two ends drawn with a partial block. `ChatScrollBar` keeps the finished 
 it has drawn and, when every row of the bar is of a kind it knows, puts the bar together from those
 lines; otherwise it draws as Textual does and remembers the rows' lines. What a row looks like depends
 on nothing but its kind and the bar's look (colours, size, filters), which is the key of that memory.
+
+``fullscreenScrollbar`` (pi 0.87.1) decides when the bar shows: ``always``, ``hidden`` (the chat then has
+no bar column at all, `ChatLog.set_scrollbar_mode`), or ``auto`` (the default): drawn while the reader
+scrolls and for `ChatScrollBar.SHOWN_AFTER_SCROLL` seconds after, and while the mouse is over it or drags
+it; otherwise its column is drawn blank in the chat's background.
 """
 
 from __future__ import annotations
 
+import time
 from math import ceil
 
+from rich.style import Style
 from textual.geometry import Region
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
+from textual.widget import Widget
 
 __all__ = ["ChatScrollBar", "row_kinds"]
 
@@ -66,12 +74,60 @@ def row_kinds(
 class ChatScrollBar(ScrollBar):
     """A vertical scroll bar that puts its lines together from the rows it has drawn before."""
 
+    SHOWN_AFTER_SCROLL = 1.0
+    """Seconds an ``auto`` bar stays after the reader last scrolled (pi's delay)."""
+
     def __init__(self, *, thickness: int = 1) -> None:
         super().__init__(vertical=True, name="vertical", thickness=thickness)
         self._rows: dict[RowKind, Strip] = {}
         self._look: tuple[object, ...] | None = None
         self.reused = 0
         """How many times the bar was put together from remembered rows (not drawn)."""
+        self.mode = "auto"
+        """``fullscreenScrollbar``: ``auto``, ``always`` or ``hidden``."""
+        self._shown_until = 0.0
+        self._hide_pending = False
+
+    @property
+    def shown(self) -> bool:
+        """Whether the bar is drawn now (else its column is blank)."""
+        if self.mode != "auto":
+            return self.mode == "always"
+        return self.grabbed is not None or self.mouse_over or time.monotonic() < self._shown_until
+
+    def set_mode(self, mode: str) -> None:
+        """Follow ``fullscreenScrollbar`` from now on."""
+        if mode != self.mode:
+            self.mode = mode
+            self._shown_until = 0.0
+            self.refresh()
+
+    def scrolled(self) -> None:
+        """The reader scrolled: an ``auto`` bar shows, until ``SHOWN_AFTER_SCROLL`` seconds after the
+        last scroll (one timer at a time, moved on as the reader keeps scrolling)."""
+        if self.mode != "auto":
+            return
+        was_shown = self.shown
+        self._shown_until = time.monotonic() + self.SHOWN_AFTER_SCROLL
+        if not was_shown:
+            self.refresh()
+        if not self._hide_pending:
+            self._hide_pending = True
+            self.set_timer(self.SHOWN_AFTER_SCROLL, self._hide_when_due)
+
+    def _hide_when_due(self) -> None:
+        left = self._shown_until - time.monotonic()
+        if left > 0.005:
+            self.set_timer(left, self._hide_when_due)
+            return
+        self._hide_pending = False
+        self.refresh()
+
+    def _blank(self, crop: Region) -> list[Strip]:
+        """The bar's column with nothing on it, in the chat's background."""
+        parent = self.parent
+        background = parent.background_colors[1] if isinstance(parent, Widget) else self.background_colors[1]
+        return [Strip.blank(crop.width, Style(bgcolor=background.rich_color))] * crop.height
 
     def _current_look(self) -> tuple[object, ...]:
         """Everything besides the thumb's place that what a row looks like depends on."""
@@ -105,6 +161,8 @@ class ChatScrollBar(ScrollBar):
         )
 
     def render_lines(self, crop: Region) -> list[Strip]:
+        if not self.shown:
+            return self._blank(crop)
         width, height = self.size
         if (
             not self.vertical

@@ -73,6 +73,8 @@ def apply_ui_settings(app: PiApp, settings: SettingsManager | None) -> None:
     app.editor.styles.padding = (0, padding)
     if bool(settings.show_hardware_cursor) != app.hardware_cursor:
         set_hardware_cursor(app, bool(settings.show_hardware_cursor))
+    app.chat.set_scrollbar_mode(settings.fullscreen_scrollbar)
+    app.chat.set_output_pad(settings.output_pad)
     from .terminal_caps import hyperlinks_enabled
 
     app.hyperlinks = hyperlinks_enabled(settings.terminal.hyperlinks)

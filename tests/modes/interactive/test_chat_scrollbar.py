@@ -58,6 +58,7 @@ async def test_the_chat_scroll_bar_shows_every_place_of_the_thumb_as_textual_dra
     app = make_app(tmp_path, agent_dir, FauxScript(), argv=["--session", str(session_file)])
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, app.ready.is_set)
+        app.chat.set_scrollbar_mode("always")  # drawn at every place ("auto" draws it while one scrolls)
         app.chat.load_earlier(60)
         await until(pilot, lambda: app.chat.max_scroll_y > 100)
         bar = await _same_at_every_place(app, pilot)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ LINK = b"\x1b]8;id="  # Textual writes an id with each OSC 8 link
 TRUE_COLOR = b"38;2;"  # a 24-bit foreground colour
 
 
-def _run(home: Path, project: Path, settings: dict[str, object], extra_env: dict[str, str]) -> tuple[bytes, str]:
+def _run(home: Path, project: Path, settings: Mapping[str, object], extra_env: dict[str, str]) -> tuple[bytes, str]:
     """Start pi-tui with ``settings`` and ``extra_env``, ask one question, wait for the answer and the
     run's end, quit; the bytes written and the screen with the answer."""
     agent_dir = home / ".pi" / "agent"

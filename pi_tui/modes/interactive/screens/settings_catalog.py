@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 from pi_tui.resources.settings_schema import (
     DOUBLE_ESCAPE_ACTIONS,
+    FULLSCREEN_SCROLLBAR_MODES,
     QUEUE_MODES,
     THINKING_LEVELS,
     TREE_FILTER_MODES,
@@ -71,6 +72,8 @@ CATALOG: tuple[Setting, ...] = (
             reader="show_hardware_cursor"),
     Setting("editorPaddingX", "Editor padding", "int", 0, minimum=0, maximum=3,
             help="Extra columns left and right of the text in the editor", reader="editor_padding_x"),
+    Setting("outputPad", "Output padding", "int", 1, minimum=0, maximum=1,
+            help="Columns left and right of your messages, answers and thinking", reader="output_pad"),
     Setting("autocompleteMaxVisible", "Autocomplete max items", "int", 5, minimum=3, maximum=20,
             reader="autocomplete_max_visible"),
     Setting("steeringMode", "Steering mode", "choice", "one-at-a-time", QUEUE_MODES, reader="steering_mode"),
@@ -91,6 +94,11 @@ CATALOG: tuple[Setting, ...] = (
     Setting("fullscreenExitOutput", "Fullscreen exit output", "choice", "transcript", ("transcript", "resume-hint"),
             help="What quitting leaves in the terminal: the conversation, or the resume line alone",
             reader="fullscreen_exit_output"),
+    Setting("fullscreenScrollbar", "Fullscreen scrollbar", "choice", "auto", FULLSCREEN_SCROLLBAR_MODES,
+            help="The chat's scroll bar: while scrolling (auto), always, or never", reader="fullscreen_scrollbar"),
+    Setting("fullscreenCopyOnSelect", "Fullscreen copy on select", "bool", True,
+            help="Copy text selected with the mouse; off: Ctrl+X copies the selection",
+            reader="fullscreen_copy_on_select"),
     Setting("terminal.showTerminalProgress", "Terminal progress", "bool", False,
             help="Show OSC 9;4 progress in the terminal tab while the agent works",
             reader="terminal.show_terminal_progress"),
