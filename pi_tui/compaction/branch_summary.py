@@ -16,15 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.agent.convert import convert_to_llm
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.tokens import count_message_tokens
-from pi_tui.ai.types import TextContent, ToolResultMessage, UserMessage
-from pi_tui.session.entries import BranchSummaryEntry
+from pi_tui.ai.types import Message, TextContent, ToolResultMessage, UserMessage
+from pi_tui.session.entries import BranchSummaryEntry, SessionEntry
 from pi_tui.session.entry_reader import EntryLike
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 from .errors import CompactionCancelled, CompactionError
 from .file_ops import FileOps, compute_file_lists, extract_file_ops, format_file_lists
@@ -61,16 +62,16 @@ class TreePreparation:
     target_id: str | None
     old_leaf_id: str | None
     common_ancestor_id: str | None
-    entries_to_summarize: list[Any]
+    entries_to_summarize: list[SessionEntry]
     user_wants_summary: bool
     custom_instructions: str | None = None
     replace_instructions: bool = False
     label: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         from pi_tui.session.entries import RawEntry
 
-        def dump(entry: Any) -> Any:
+        def dump(entry: EntryLike) -> JsonValue:
             if isinstance(entry, RawEntry):
                 return entry.data
             if isinstance(entry, Mapping):  # already JSON
@@ -91,7 +92,7 @@ class TreePreparation:
 
 @dataclass(slots=True)
 class BranchPreparation:
-    messages: list[Any]
+    messages: list[Message]
     file_ops: FileOps
     total_tokens: int
 
@@ -145,7 +146,7 @@ def collect_entries_for_branch_summary(
     if old_leaf_id is None:
         return [], None
     ancestor = _deepest_common_ancestor(session, old_leaf_id, target_id) if target_id is not None else None
-    entries: list[Any] = []
+    entries: list[SessionEntry] = []
     current: str | None = old_leaf_id
     seen: set[str] = set()
     while current is not None and current != ancestor and current not in seen:
@@ -159,7 +160,7 @@ def collect_entries_for_branch_summary(
     return entries, ancestor
 
 
-def _branch_message(entry: EntryLike) -> Any | None:
+def _branch_message(entry: EntryLike) -> Message | None:
     mark = compaction_mark(entry)
     if mark is not None:
         return compaction_message(mark, entry)
@@ -174,7 +175,7 @@ def _is_summary(entry: EntryLike) -> bool:
 
 
 def prepare_branch_entries(
-    entries: Sequence[EntryLike], token_budget: int = 0, count: Callable[[Any], int] = count_message_tokens
+    entries: Sequence[EntryLike], token_budget: int = 0, count: Callable[[Message], int] = count_message_tokens
 ) -> BranchPreparation:
     """Messages to summarise (newest kept first within ``token_budget``; 0 = no limit) and file ops.
     ``count`` gives a message's estimate (the session's counter remembers the ones it made before)."""
@@ -182,7 +183,7 @@ def prepare_branch_entries(
     for entry in entries:
         if isinstance(entry, BranchSummaryEntry) and not entry.from_hook:
             file_ops.add_details(entry.details)
-    newest_first: list[Any] = []  # reversed at the end (inserting at the front is quadratic)
+    newest_first: list[Message] = []  # reversed at the end (inserting at the front is quadratic)
     total = 0
     for entry in reversed(entries):
         message = _branch_message(entry)

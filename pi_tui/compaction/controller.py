@@ -41,8 +41,10 @@ from pi_tui.agent.events import (
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.tokens import count_message_tokens
-from pi_tui.ai.types import AssistantMessage, Model
+from pi_tui.ai.types import AssistantMessage, Message, Model
 from pi_tui.resources.settings_schema import BranchSummarySettings, CompactionSettings
+from pi_tui.session.entries import ContextTransformEntry, SessionEntry
+from pi_tui.util.json_types import JsonObject
 
 from .errors import (
     OVERFLOW_RECOVERY_FAILED,
@@ -55,6 +57,8 @@ from .path import compaction_mark, entry_id
 from .tokens import Count, context_tokens, should_compact
 
 if TYPE_CHECKING:
+    from pi_tui.session.manager import SessionManager
+
     # Loaded when a compaction or branch summary runs: a run that stays under the threshold (every
     # short run) only needs the threshold check.
     from .branch_summary import BranchSummaryResult, TreePreparation
@@ -73,11 +77,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BeforeCompactHook = Callable[["CompactionPreparation", list[Any], str | None, AbortSignal], Awaitable[Any]]
-OnCompactHook = Callable[[Any, bool], Awaitable[None]]
+BeforeCompactHook = Callable[["CompactionPreparation", list[SessionEntry], str | None, AbortSignal], Awaitable[Any]]
+OnCompactHook = Callable[[ContextTransformEntry, bool], Awaitable[None]]
 ReviewSummaryHook = Callable[[str], Awaitable[str | None]]
 BeforeTreeHook = Callable[["TreePreparation", AbortSignal], Awaitable[Any]]
-OnTreeHook = Callable[[dict[str, Any]], Awaitable[None]]
+OnTreeHook = Callable[[JsonObject], Awaitable[None]]
 EmitFn = Callable[[RuntimeEvent], Awaitable[None]]
 
 
@@ -106,7 +110,7 @@ class CompactionController:
     def __init__(
         self,
         *,
-        session: Callable[[], Any],
+        session: Callable[[], SessionManager],
         model: Callable[[], Model],
         settings: Callable[[], CompactionSettings],
         backend: Callable[[bool], Awaitable[SummaryBackend]],
@@ -114,7 +118,7 @@ class CompactionController:
         on_applied: Callable[[], None] = lambda: None,
         branch_settings: Callable[[], BranchSummarySettings] = BranchSummarySettings,
         counter: Callable[[bool], Count] = lambda create: count_message_tokens,
-        history: Callable[[], Sequence[Any]] | None = None,
+        history: Callable[[], Sequence[Message]] | None = None,
         estimate_after: Callable[[], int] | None = None,
     ) -> None:
         self._session = session
@@ -263,7 +267,7 @@ class CompactionController:
     async def _extension_result(
         self,
         prep: CompactionPreparation,
-        path: list[Any],
+        path: list[SessionEntry],
         custom_instructions: str | None,
         signal: AbortSignal,
     ) -> CompactionResult | None:
@@ -308,7 +312,7 @@ class CompactionController:
     def _enabled(self) -> bool:
         return bool(self._settings().enabled)
 
-    def _compactable(self, path: list[Any]) -> bool:
+    def _compactable(self, path: list[SessionEntry]) -> bool:
         if not path or compaction_mark(path[-1]) is not None:
             return False
         from .prepare import prepare_compaction

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from pi_tui.ai.types import AssistantMessage, ToolCall
 
@@ -23,7 +22,7 @@ class FileOps:
     written: set[str] = field(default_factory=set)
     edited: set[str] = field(default_factory=set)
 
-    def add_details(self, details: Any) -> None:
+    def add_details(self, details: object) -> None:
         """Merge a previous summary's ``details`` (``{readFiles, modifiedFiles}``)."""
         if not isinstance(details, dict):
             return

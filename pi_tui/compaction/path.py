@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from pi_tui.ai.types import CompactionSummaryMessage
+from pi_tui.ai.types import CompactionSummaryMessage, Message
 from pi_tui.context.engine import replay_entries
 from pi_tui.context.envelope import ContextEnvelope
-from pi_tui.session.entries import MessageEntry, RawEntry
+from pi_tui.session.entries import MessageEntry, RawEntry, SessionEntry
 from pi_tui.session.entry_reader import (
     EntryLike,
     branch_summary_message,
@@ -26,6 +25,7 @@ from pi_tui.session.entry_reader import (
     read_compaction,
     read_transform,
 )
+from pi_tui.util.json_types import JsonValue
 
 __all__ = [
     "CompactionMark",
@@ -47,7 +47,7 @@ class CompactionMark:
     summary: str
     first_kept_entry_id: str | None
     tokens_before: int
-    details: Any = None
+    details: JsonValue = None
     from_hook: bool = False
 
 
@@ -80,7 +80,7 @@ def compaction_mark(entry: EntryLike) -> CompactionMark | None:
     return None
 
 
-def latest_compaction_index(path: Sequence[Any], end: int | None = None) -> int:
+def latest_compaction_index(path: Sequence[EntryLike], end: int | None = None) -> int:
     """Index of the newest compaction in ``path[:end]``, or -1."""
     stop = len(path) if end is None else end
     for i in range(stop - 1, -1, -1):
@@ -89,7 +89,7 @@ def latest_compaction_index(path: Sequence[Any], end: int | None = None) -> int:
     return -1
 
 
-def entry_message(entry: EntryLike) -> Any | None:
+def entry_message(entry: EntryLike) -> Message | None:
     """The history message an entry contributes (pi's ``getMessageFromEntry``), or None."""
     if isinstance(entry, MessageEntry):
         return entry.message
@@ -118,6 +118,6 @@ def compaction_message(mark: CompactionMark, entry: EntryLike) -> CompactionSumm
     )
 
 
-def context_messages(path: Sequence[Any]) -> ContextEnvelope:
+def context_messages(path: Sequence[SessionEntry]) -> ContextEnvelope:
     """The durable context of ``path`` (messages plus the entry each came from), as the engine replays it."""
     return replay_entries(ContextEnvelope(), path)

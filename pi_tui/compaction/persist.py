@@ -8,9 +8,10 @@ treats them as the same op).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.context.patches import validate_ops
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from pi_tui.session.entries import ContextTransformEntry
@@ -36,13 +37,13 @@ class CompactionResult:
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    details: Any = None
+    details: JsonValue = None
     from_hook: bool = False
     estimated_tokens_after: int | None = None
     """pi's estimate of the compacted context (set once the entry is applied; not stored in the file)."""
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {
             "summary": self.summary,
             "firstKeptEntryId": self.first_kept_entry_id,
             "tokensBefore": self.tokens_before,
@@ -54,9 +55,9 @@ class CompactionResult:
         return data
 
 
-def compaction_patch(result: CompactionResult) -> list[dict[str, Any]]:
+def compaction_patch(result: CompactionResult) -> list[JsonObject]:
     """The op list of the ``context_transform`` entry."""
-    op: dict[str, Any] = {
+    op: JsonObject = {
         "op": "compaction_apply",
         "scope": "cached",
         "summary": result.summary,
@@ -71,7 +72,7 @@ def compaction_patch(result: CompactionResult) -> list[dict[str, Any]]:
     return [op]
 
 
-def compaction_display(result: CompactionResult) -> dict[str, Any]:
+def compaction_display(result: CompactionResult) -> JsonObject:
     """What a UI shows for the entry (the full summary is in the op)."""
     who = "an extension" if result.from_hook else "the model"
     return {

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pi_tui.ai.tokens import count_message_tokens
+from pi_tui.ai.types import Message
 from pi_tui.resources.settings_schema import CompactionSettings
 from pi_tui.session.entry_reader import EntryLike, message_role
+from pi_tui.util.json_types import JsonObject
 
 from .file_ops import FileOps, extract_file_ops, strip_file_lists
 from .path import (
@@ -78,17 +79,17 @@ class CompactionPreparation:
     """
 
     first_kept_entry_id: str
-    messages_to_summarize: list[Any]
-    turn_prefix_messages: list[Any]
+    messages_to_summarize: list[Message]
+    turn_prefix_messages: list[Message]
     is_split_turn: bool
     tokens_before: int
     previous_summary: str | None
     file_ops: FileOps
     settings: CompactionSettings
     first_kept_index: int = 0
-    kept_messages: list[Any] = field(default_factory=list)
+    kept_messages: list[Message] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The camelCase shape extensions see (pi's ``CompactionPreparation``)."""
         from pi_tui.ai.types import dump_message
 
@@ -183,7 +184,7 @@ def find_cut_point(
     return CutPoint(cut, turn_start, turn_start != -1)
 
 
-def _messages(path: Sequence[EntryLike], start: int, end: int) -> list[Any]:
+def _messages(path: Sequence[EntryLike], start: int, end: int) -> list[Message]:
     out = []
     for entry in path[start:end]:
         message = entry_message(entry)
@@ -192,7 +193,7 @@ def _messages(path: Sequence[EntryLike], start: int, end: int) -> list[Any]:
     return out
 
 
-def _previously_kept(path: Sequence[EntryLike], compaction_index: int) -> list[Any]:
+def _previously_kept(path: Sequence[EntryLike], compaction_index: int) -> list[Message]:
     """Messages the compaction at ``compaction_index`` kept from before itself."""
     mark = compaction_mark(path[compaction_index])
     if mark is None or mark.first_kept_entry_id is None:
@@ -246,7 +247,7 @@ def prepare_compaction(
 
     tokens_before = measured_tokens(path, count)
     if tokens_before is None:
-        current: list[Any] = []
+        current: list[Message] = []
         if previous is not None:
             current.append(compaction_message(previous, path[previous_index]))
         current += carried + _messages(path, start, end)

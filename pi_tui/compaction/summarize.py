@@ -29,7 +29,15 @@ from pi_tui.agent.serialize import describe_message, message_parts, part_count
 from pi_tui.ai.errors import is_context_overflow
 from pi_tui.ai.stream import AbortSignal, Done, Error, LlmRequest, StreamFn, StreamOptions
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
-from pi_tui.ai.types import AssistantMessage, Model, TextContent, ThinkingLevel, UserMessage
+from pi_tui.ai.types import (
+    AssistantMessage,
+    LlmMessage,
+    Message,
+    Model,
+    TextContent,
+    ThinkingLevel,
+    UserMessage,
+)
 
 from .errors import CompactionCancelled, CompactionError
 from .file_ops import compute_file_lists, format_file_lists
@@ -102,7 +110,7 @@ class SummaryBackend:
     session_id: str | None = None
     base_request: LlmRequest | None = None
     prefix_tokens: int | None = None
-    count: Callable[[Any], int] = count_message_tokens
+    count: Callable[[Message], int] = count_message_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +130,7 @@ class SummaryOutcome:
     calls: list[SummaryCall] = field(default_factory=list)
 
 
-def estimate_request_tokens(request: LlmRequest, count: Callable[[Any], int] = count_message_tokens) -> int:
+def estimate_request_tokens(request: LlmRequest, count: Callable[[Message], int] = count_message_tokens) -> int:
     """chars/4 over the system prompt, the tool definitions and the messages (``count``: a message's)."""
     tools = sum(estimate_tokens(json.dumps(t.to_json_dict())) for t in request.tools)
     return estimate_tokens(request.system_prompt) + tools + sum(map(count, request.messages))
@@ -197,7 +205,7 @@ def fit_conversation(parts: Sequence[str], budget_tokens: int) -> str:
     return "\n\n".join(kept)
 
 
-def fit_messages(llm_messages: Sequence[Any], budget_tokens: int) -> str:
+def fit_messages(llm_messages: Sequence[LlmMessage], budget_tokens: int) -> str:
     """`fit_conversation` of the serialised ``llm_messages`` (after `convert_to_llm`), the same text, but
     only the newest parts that fit are serialised: the older ones are counted for the note, not made
     (a 20k-message history whose last few hundred fit cost ~0.1 s to serialise whole)."""
@@ -281,7 +289,7 @@ class _Planner:
         purpose: str,
         prefix_text: str,
         standalone_text: str,
-        standalone_messages: Callable[[], Sequence[Any]],
+        standalone_messages: Callable[[], Sequence[LlmMessage]],
         max_tokens: int,
     ) -> str:
         """One summary request: the prefix form (the session's own request plus the instruction, read
@@ -309,7 +317,7 @@ class _Planner:
         return await self._standalone(purpose, standalone_text, standalone_messages(), max_tokens)
 
     async def _standalone(
-        self, purpose: str, instructions: str, messages: Sequence[Any], max_tokens: int
+        self, purpose: str, instructions: str, messages: Sequence[LlmMessage], max_tokens: int
     ) -> str:
         budget = conversation_budget(self.backend.model.context_window, max_tokens, instructions)
         text = instructions.replace("{conversation}", fit_messages(messages, budget), 1)
@@ -338,7 +346,7 @@ async def _both(first: Awaitable[str], second: Awaitable[str]) -> tuple[str, str
     return tasks[0].result(), tasks[1].result()
 
 
-def _converted(messages: Sequence[Any]) -> list[Any]:
+def _converted(messages: Sequence[Message]) -> list[LlmMessage]:
     return convert_to_llm(list(messages))
 
 

@@ -9,11 +9,12 @@ compaction replaced) and is ignored; without a fresh usage the whole context is 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from pi_tui.ai.tokens import count_message_tokens, estimate_tokens
-from pi_tui.ai.types import AssistantMessage, Usage
+from pi_tui.ai.types import AssistantMessage, Message, Usage
 from pi_tui.resources.settings_schema import CompactionSettings
+from pi_tui.session.entries import SessionEntry
+from pi_tui.session.entry_reader import EntryLike
 
 from .path import compaction_mark, context_messages, entry_message
 
@@ -27,7 +28,7 @@ __all__ = [
     "estimate_context_tokens",
 ]
 
-Count = Callable[[Any], int]
+Count = Callable[[Message], int]
 """A message's token estimate: `count_message_tokens`, or a cache's method that remembers each one."""
 
 
@@ -46,16 +47,16 @@ def should_compact(context_tokens: int, context_window: int, settings: Compactio
     return context_tokens > context_window - int(settings.reserve_tokens)
 
 
-def estimate_messages_tokens(messages: Sequence[Any], count: Count = count_message_tokens) -> int:
+def estimate_messages_tokens(messages: Sequence[Message], count: Count = count_message_tokens) -> int:
     """Sum of pi's per-message chars/4 estimates (``count``: a remembering counter, say)."""
     return sum(map(count, messages))
 
 
-def _valid_usage(message: Any) -> bool:
+def _valid_usage(message: object) -> bool:
     return isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted")
 
 
-def measured_tokens(path: Sequence[Any], count: Count = count_message_tokens) -> int | None:
+def measured_tokens(path: Sequence[EntryLike], count: Count = count_message_tokens) -> int | None:
     """The newest fresh usage on ``path`` plus the estimate of every message after it, or None when no
     usage since the newest compaction measured the context. Reads only the tail of the path."""
     trailing = 0
@@ -74,11 +75,11 @@ def measured_tokens(path: Sequence[Any], count: Count = count_message_tokens) ->
 
 
 def context_tokens(
-    path: Sequence[Any],
+    path: Sequence[SessionEntry],
     *,
     overhead_tokens: int = 0,
     count: Count = count_message_tokens,
-    history: Callable[[], Sequence[Any]] | None = None,
+    history: Callable[[], Sequence[Message]] | None = None,
 ) -> int:
     """The context size of the active path, in tokens (see the module docstring).
 
@@ -101,7 +102,7 @@ def context_tokens(
 
 
 def estimate_context_tokens(
-    messages: Sequence[Any], system_prompt: Callable[[], str], count: Count = count_message_tokens
+    messages: Sequence[Message], system_prompt: Callable[[], str], count: Count = count_message_tokens
 ) -> int:
     """How full the context of the next request is, over the agent's messages (pi's footer estimate).
 
