@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pi_tui.session.context import RestoreState
     from pi_tui.session.manager import SessionManager
 
+    from .cache_warmer import CacheWarmer
     from .cwd_services import CwdServices
 
 __all__ = ["PendingState", "SessionHost"]
@@ -58,6 +59,7 @@ class SessionHost:
     registry: ModelRegistry
     tools: dict[str, AgentTool]
     extensions: ExtensionRunner | None
+    cache_warmer: CacheWarmer
     compaction: CompactionController
     _base_stream_fn: StreamFn | None
     _switch_reason: str | None

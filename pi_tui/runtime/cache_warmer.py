@@ -363,7 +363,9 @@ class CacheWarmer:
         run.extension_override = override
         try:
             message = await self._send(run)
-            if message is not None and self._run is run:
+            if not self._validate(run):  # the conversation moved on (or the session closed) meanwhile
+                return
+            if message is not None:
                 await self._record(message, "extension override" if override else None)
         except Exception:  # best effort: a failed refresh must not touch the run in progress
             log.info("cache refresh failed", exc_info=True)

@@ -120,6 +120,7 @@ class SessionTreeMixin(SessionHost):
         replaced = self.extensions is not None or services is not None
         if self.extensions is not None:
             await self.extensions.leave_session(reason, str(manager.path) if manager.path else None)
+        self.cache_warmer.cancel()  # the cache worth keeping warm was the session's we leave, as pi's runtime
         restored = manager.restore_state()
         model = self.agent.model
         if restored.model is not None and self.registry is not None:

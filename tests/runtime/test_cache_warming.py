@@ -334,3 +334,28 @@ def test_only_anthropic_budget_thinking_cannot_be_replayed() -> None:
     assert is_replayable(claude.model_copy(update={"compat": {"forceAdaptiveThinking": True}}), "high")
     assert is_replayable(claude.model_copy(update={"reasoning": False}), "high")
     assert is_replayable(claude.model_copy(update={"api": "openai-responses"}), "high")
+
+
+async def test_closing_during_a_refresh_aborts_it_and_records_nothing(
+    warm_fake: FakeLLM, project: Path
+) -> None:
+    from pi_tui.testing import Fault
+
+    warm_fake.responder = lambda request: (
+        Fault("stall", reply=Reply([text("ok")]), after_frames=1) if is_refresh(request) else answer(request)
+    )
+    async with open_session(["--model", MODEL], project) as session:
+        clock, gate = prepare(session)
+        run = asyncio.create_task(session.prompt("go"))
+        await gate.running.wait()
+        clock.advance(270_000)
+        while len(warm_fake.requests) < 2:  # the refresh is on its way and its answer stalls
+            await asyncio.sleep(0.01)
+        assert session.cache_warmer.status.state == "refreshing"
+        session.cache_warmer.cancel()  # what closing (or switching sessions) does first
+        await asyncio.wait_for(session.cache_warmer.settled(), timeout=20)  # bound: below the stall's 30 s
+        assert usage_entries(session) == []
+        assert session.cache_warmer.status.reason == "inactive"
+        assert clock.pending() == []
+        gate.open.set()
+        await run
