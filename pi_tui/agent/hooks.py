@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pi_tui.ai.stream import AbortSignal, LlmRequest
 from pi_tui.ai.types import AssistantMessage, ImageContent, Message, TextContent, ToolCall
+from pi_tui.util.json_types import JsonObject
 
 from .tool import ToolResult
 
@@ -68,9 +69,9 @@ class ToolCallContext:
 
     assistant_message: AssistantMessage
     tool_call: ToolCall
-    args: dict[str, Any]
+    args: JsonObject
     """The validated (coerced) arguments. Do not mutate; block instead."""
-    messages: tuple[Any, ...]
+    messages: tuple[Message, ...]
     """The agent's history when the tool batch started."""
     signal: AbortSignal
     """The run's abort signal (a hook waiting for the user should give up when it fires)."""
@@ -90,10 +91,10 @@ class ToolResultContext:
 
     assistant_message: AssistantMessage
     tool_call: ToolCall
-    args: dict[str, Any]
+    args: JsonObject
     result: ToolResult
     is_error: bool
-    messages: tuple[Any, ...]
+    messages: tuple[Message, ...]
     signal: AbortSignal
 
 
@@ -113,10 +114,10 @@ class ToolResultPatch:
         return patched, self.is_error if self.is_error is not None else is_error
 
 
-TransformContextFn = Callable[[list[Any], AbortSignal], Awaitable[list[Any]]]
+TransformContextFn = Callable[[list[Message], AbortSignal], Awaitable[list[Message]]]
 """``(history copy, signal) -> messages`` run before every request (the ``context`` event)."""
 
-BuildRequestFn = Callable[[list[Any], AbortSignal], Awaitable[LlmRequest]]
+BuildRequestFn = Callable[[list[Message], AbortSignal], Awaitable[LlmRequest]]
 """``(history copy, signal) -> LlmRequest``: full control of request assembly (replaces the default chain)."""
 
 BeforeToolCallFn = Callable[[ToolCallContext], Awaitable[ToolCallDecision | None]]

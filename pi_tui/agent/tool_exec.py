@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.ai.stream import AbortedError, AbortSignal
-from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from pi_tui.ai.types import AssistantMessage, Message, TextContent, ToolCall, ToolResultMessage
+from pi_tui.util.json_types import JsonObject
 
 from .events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from .hooks import (
@@ -70,9 +71,9 @@ class ToolBatch:
     tools: Sequence[AgentTool]
     signal: AbortSignal
     emit: Callable[[AgentEvent], Awaitable[None]]
-    finalize: Callable[[ToolResultMessage], Awaitable[Any]]
+    finalize: Callable[[ToolResultMessage], Awaitable[ToolResultMessage]]
     """Emits message_start, runs the message hook, appends to history, emits message_end."""
-    messages: tuple[Any, ...] = ()
+    messages: tuple[Message, ...] = ()
     before_tool_call: BeforeToolCallFn | None = None
     after_tool_call: AfterToolCallFn | None = None
     finish_result: FinishResultFn | None = None
@@ -85,7 +86,7 @@ class ToolBatch:
 
 @dataclass(slots=True)
 class ToolBatchResult:
-    results: list[Any] = field(default_factory=list)
+    results: list[ToolResultMessage] = field(default_factory=list)
     """The finalized tool-result messages, in source order."""
 
 
@@ -93,7 +94,7 @@ class ToolBatchResult:
 class _Slot:
     call: ToolCall
     tool: AgentTool | None = None
-    args: dict[str, Any] | None = None
+    args: JsonObject | None = None
     result: ToolResult | None = None
     is_error: bool = False
 

@@ -18,10 +18,9 @@ import logging
 import operator
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from pi_tui.ai.stream import AbortSignal, LlmRequest
-from pi_tui.ai.types import ToolDefinition
+from pi_tui.ai.types import Message, ToolDefinition
 from pi_tui.session.edits import apply_context_edit, latest_context_edits
 from pi_tui.session.entries import (
     BranchSummaryEntry,
@@ -40,6 +39,7 @@ from pi_tui.session.entry_reader import (
     read_transform,
 )
 from pi_tui.session.system import SystemState
+from pi_tui.util.json_types import JsonObject
 from pi_tui.util.large_buffers import LARGE_REQUEST_TOKENS, keep_large_buffers
 
 from .envelope import ContextEnvelope, SystemPart
@@ -57,8 +57,8 @@ LARGE_REQUEST_MESSAGES = 200
 
 
 def _resolve_first_kept(
-    env: ContextEnvelope, op: dict[str, Any], positions: dict[str, int]
-) -> dict[str, Any]:
+    env: ContextEnvelope, op: JsonObject, positions: dict[str, int]
+) -> JsonObject:
     """Point a compaction's ``firstKeptEntryId`` at a message of the cached region.
 
     pi moves a cut back over non-message entries (model or thinking changes), so the first kept entry may
@@ -128,14 +128,14 @@ class _Fold:
     O(path²) envelope copies.
     """
 
-    def __init__(self, base: ContextEnvelope, edits: dict[str, Any]) -> None:
+    def __init__(self, base: ContextEnvelope, edits: JsonObject) -> None:
         self.base = base
         self.edits = edits
         self.entries: list[SessionEntry] = []  # the path folded so far (for `ReplayCache`)
         self.positions: dict[str, int] = {}
         self.system = SystemState()
         self._env = base
-        self._messages: list[Any] = []
+        self._messages: list[Message] = []
         self._origins: list[str | None] = []
 
     def envelope(self) -> ContextEnvelope:
@@ -149,7 +149,7 @@ class _Fold:
             self._messages, self._origins = [], []
         return self._env
 
-    def _append(self, message: Any, origin: str | None) -> None:
+    def _append(self, message: Message, origin: str | None) -> None:
         self._messages.append(message)
         self._origins.append(origin)
 
@@ -175,7 +175,7 @@ class _Fold:
             self.positions[entry_id] = index
         if isinstance(entry, RawEntry):
             return  # an unknown type, or a known type in a shape we do not model: never in context
-        message: Any
+        message: Message
         if isinstance(entry, SystemMessageEntry):
             system.apply(entry.system.model_dump(by_alias=True, exclude_none=True, mode="json"))
             self._env = _with_system_state(self.envelope(), system, base)
@@ -185,13 +185,15 @@ class _Fold:
             elif isinstance(entry, CustomMessageEntry):
                 message = custom_message(entry)
             else:
-                message = branch_summary_message(entry)  # None for an empty summary
-                if message is None:
+                summary = branch_summary_message(entry)  # None for an empty summary
+                if summary is None:
                     return
+                message = summary
             if entry_id in edits and not isinstance(entry, BranchSummaryEntry):
-                message = apply_context_edit(message, edits[entry_id])
-                if message is None:
+                edited = apply_context_edit(message, edits[entry_id])
+                if edited is None:
                     return
+                message = edited
             self._append(message, entry_id)
         elif (compaction := read_compaction(entry)) is not None:
             env = self.envelope()
@@ -274,10 +276,10 @@ class PreparedRequest:
     request: LlmRequest
     envelope: ContextEnvelope
     record: RequestRecord
-    options: dict[str, Any] = field(default_factory=dict)
+    options: JsonObject = field(default_factory=dict)
 
 
-PersistFn = Callable[[dict[str, Any]], Awaitable[None] | None]
+PersistFn = Callable[[JsonObject], Awaitable[None] | None]
 
 
 class ContextEngine:
@@ -305,7 +307,7 @@ class ContextEngine:
         available_tools: Callable[[], Sequence[str]],
         place_panels: Callable[[ContextEnvelope], ContextEnvelope] | None = None,
         preflight: Callable[[ContextEnvelope, AbortSignal], Awaitable[ContextEnvelope | None]] | None = None,
-        ctx_for: Callable[[str], Any] = lambda _s: None,
+        ctx_for: Callable[[str], object] = lambda _s: None,
         persist_ephemeral: PersistFn | None = None,
         ledger: CacheLedger | None = None,
     ) -> None:
@@ -336,7 +338,7 @@ class ContextEngine:
         resumed session can rebuild the request that produced an earlier answer)."""
         return replay_entries(self._base(), path)
 
-    async def _persist_record(self, record: dict[str, Any], _env: ContextEnvelope) -> None:
+    async def _persist_record(self, record: JsonObject, _env: ContextEnvelope) -> None:
         result = self._persist(record)
         if result is not None:
             await result

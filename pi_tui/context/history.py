@@ -18,10 +18,10 @@ bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from pi_tui.agent.serialize import serialize_messages
 from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, message_role
+from pi_tui.util.json_types import JsonObject
 
 from .envelope import ContextEnvelope
 from .request import message_tokens
@@ -54,7 +54,7 @@ class DetachThresholds:
     keep_min_tokens: int = DETACH_KEEP_MIN_TOKENS
 
 
-def is_history_pair(message: Any) -> bool:
+def is_history_pair(message: object) -> bool:
     """True for either half of a frozen history panel."""
     if isinstance(message, ToolResultMessage):
         return message.tool_call_id.startswith(HISTORY_CALL_PREFIX)
@@ -107,7 +107,7 @@ def find_detach_point(env: ContextEnvelope, thresholds: DetachThresholds = Detac
     return None
 
 
-def apply_history_detach(env: ContextEnvelope, op: dict[str, Any]) -> ContextEnvelope:
+def apply_history_detach(env: ContextEnvelope, op: JsonObject) -> ContextEnvelope:
     """Apply a ``history_detach`` op: freeze the live messages up to ``lastEntryId`` into a panel."""
     origins = env.origins()
     last = op.get("lastEntryId")

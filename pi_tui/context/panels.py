@@ -23,12 +23,13 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeGuard
+from typing import Literal, TypeGuard
 
 from pi_tui.ai.tokens import estimate_tokens
 from pi_tui.ai.types import (
     AssistantContent,
     AssistantMessage,
+    Message,
     Model,
     StopReason,
     TextContent,
@@ -37,6 +38,7 @@ from pi_tui.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_tui.util.json_types import JsonObject
 
 from .envelope import ContextEnvelope
 
@@ -154,7 +156,7 @@ class PanelManager:
             if event_name is None or event_name in state.panel.refresh_on:
                 state.dirty = True
 
-    def restore(self, records: list[dict[str, Any]]) -> None:
+    def restore(self, records: list[JsonObject]) -> None:
         """Restore last-refresh times from persisted panel-state records (latest per name wins)."""
         for record in records:
             state = self.panels.get(str(record.get("name")))
@@ -163,9 +165,9 @@ class PanelManager:
                     state.digest = str(record["digest"])
                     state.refreshed_at = str(record.get("refreshedAt", ""))
 
-    async def refresh(self) -> list[dict[str, Any]]:
+    async def refresh(self) -> list[JsonObject]:
         """Re-render dirty panels. Returns the state records to persist (panels whose content changed)."""
-        changed: list[dict[str, Any]] = []
+        changed: list[JsonObject] = []
         for state in self.panels.values():
             if not state.dirty and state.panel.refresh_on and state.content:
                 continue
@@ -245,11 +247,11 @@ class PanelManager:
                 return _result_text(state)
         return None
 
-    def messages_for(self, placement: Placement) -> list[Any]:
+    def messages_for(self, placement: Placement) -> list[Message]:
         states = self.ordered(placement)
         if not states:
             return []
-        out: list[Any] = []
+        out: list[Message] = []
         for i, state in enumerate(states):
             texts = [TextContent(text=PANEL_TIMESTAMP.format(time=state.refreshed_at))]
             if i == 0:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, overload
 
 from pi_tui.ai.types import BranchSummaryMessage, CustomMessage
 from pi_tui.util.json_types import JsonObject, JsonValue
@@ -175,6 +175,14 @@ def read_compaction(entry: EntryLike) -> CompactionFields | None:
         bool(data.get("fromHook")),
         checkpoint if isinstance(checkpoint, dict) else None,
     )
+
+
+@overload
+def custom_message(entry: CustomMessageEntry) -> CustomMessage: ...
+
+
+@overload
+def custom_message(entry: EntryLike) -> CustomMessage | None: ...
 
 
 def custom_message(entry: EntryLike) -> CustomMessage | None:
