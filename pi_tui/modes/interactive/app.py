@@ -41,8 +41,16 @@ from .keys import (
 )
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
-from .terminal_driver import GuardedDriver
+from .terminal_driver import GuardedDriver, TerminalBackground
 from .terminal_progress import TerminalProgress
+from .terminal_theme import (
+    BACKGROUND_QUERY,
+    Appearance,
+    appearance_from_env,
+    appearance_of_rgb,
+    parse_auto_theme,
+    resolve_theme,
+)
 from .textual_private import (
     free_layout_maps_promptly,
     full_map_kept_after_reflow,
@@ -173,6 +181,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self._preview_path = preview_path
         self._cwd = cwd
         self._theme_name = theme_name or "dark"
+        """The theme setting: a theme's name, or pi's automatic ``light/dark`` pair (`terminal_theme`)."""
+        self.terminal_appearance: Appearance = appearance_from_env() or "dark"
+        """The terminal's background: from ``COLORFGBG`` at start-up, then from its OSC 11 answer."""
+        self._background_asked = False
         super().__init__()
         # Widgets the chat unmounts while reading a long session are freed at once, not by full garbage
         # collections in the middle of a held key (see `free_layout_maps_promptly`); so are the lines
@@ -325,7 +337,9 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         return {**super().get_theme_variable_defaults(), **variable_defaults()}
 
     def _apply_theme(self, name: str) -> str | None:
-        """Register and select pi theme ``name``; an invalid or missing one falls back to ``dark``."""
+        """Register and select pi theme ``name`` (for an automatic ``light/dark`` setting, the one that
+        suits the terminal's background); an invalid or missing one falls back to ``dark``."""
+        name = resolve_theme(name, self.terminal_appearance)
         error = None
         path = find_theme_file(name, self._agent_dir, self._cwd, self.theme_paths)
         try:
@@ -355,17 +369,38 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         from .theme import session_theme_paths
 
         self.theme_paths = session_theme_paths(self.session, startup.packages)
-        if self.theme_paths and find_theme_file(self._theme_name, self._agent_dir, self._cwd) is None:
+        shown = resolve_theme(self._theme_name, self.terminal_appearance)
+        if self.theme_paths and find_theme_file(shown, self._agent_dir, self._cwd) is None:
             error = self.set_pi_theme(self._theme_name)
             if error:
                 self.chat_notice(error, "warning")
 
     def set_pi_theme(self, name: str) -> str | None:
-        """Switch to pi theme ``name`` now; returns an error text when it fell back to ``dark``."""
+        """Switch to pi theme ``name`` (or an automatic ``light/dark`` pair) now; returns an error text
+        when it fell back to ``dark``."""
         self._theme_name = name
         error = self._apply_theme(name)
         self._watch_theme_file()
+        if self.first_frame_at is not None:
+            self._ask_background()
         return error
+
+    def _ask_background(self) -> None:
+        """An automatic theme asks the terminal for its background once (the answer may come later, or
+        never: the choice made from ``COLORFGBG`` stays until then)."""
+        if self._background_asked or parse_auto_theme(self._theme_name) is None:
+            return
+        self._background_asked = True
+        self.write_to_terminal(BACKGROUND_QUERY)
+
+    def on_terminal_background(self, message: TerminalBackground) -> None:
+        """The terminal said what its background is: an automatic theme follows it."""
+        appearance = appearance_of_rgb(message.rgb)
+        if appearance == self.terminal_appearance:
+            return
+        self.terminal_appearance = appearance
+        if parse_auto_theme(self._theme_name) is not None:
+            self._apply_theme(self._theme_name)
 
     def _watch_theme_file(self) -> None:
         """Only a user's theme file can change under us: built-in themes need no timer (idle CPU)."""
@@ -513,6 +548,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
             gc.freeze()  # start-up objects live as long as the app: keep them out of every collection
             gc.enable()
+        self._ask_background()
         self._load_session()
 
     def on_resize(self, event: events.Resize) -> None:

@@ -13,11 +13,17 @@ Two things Textual's parser gets wrong, both fixed on the raw input, chunk by ch
   (and Backspace's, Escape's) that way as ``shift+\\r``, a key nothing knows, and drops Alt, so
   Shift+Enter and Ctrl+Enter did nothing. The filter rewrites them into the kitty keyboard protocol's
   ``CSI code ; modifiers u``, which Textual reads right (``shift+enter``).
+
+It also takes out the terminal's answer to the app's background-colour query (OSC 11, see
+`pi_tui.modes.interactive.terminal_theme`), which Textual would type into the editor as keys, and keeps
+the colour in `InputFilter.backgrounds` for the parser to report.
 """
 
 from __future__ import annotations
 
 import re
+
+from .terminal_theme import parse_background_reply
 
 __all__ = ["PASTE_END", "PASTE_START", "InputFilter"]
 
@@ -28,6 +34,10 @@ _MODIFY_OTHER_KEYS = re.compile(r"\x1b\[27;(\d+);(\d+)~")
 _MODIFY_OTHER_KEYS_START = re.compile(r"\x1b\[2(?:7(?:;[\d;]*)?)?$")
 """The start of such a sequence at the end of a chunk, from ``ESC [2`` on. A chunk ending in ``ESC`` or
 ``ESC [`` is passed on as it is: that may be the Escape key (or Alt+[), which must not wait for more."""
+
+_BACKGROUND_REPLY = "\x1b]11;"
+_REPLY_MAX = 40
+"""An answer is shorter than this: an unended start of one longer than it is not held back any more."""
 
 
 def _partial_suffix(text: str, marker: str) -> int:
@@ -55,6 +65,8 @@ class InputFilter:
         self.in_paste = False
         self._held = ""  # the start of a marker or sequence cut by the end of the last chunk
         self._tail = ""  # outside a paste: the last characters passed on, for a start marker split in two
+        self.backgrounds: list[tuple[int, int, int]] = []
+        """Background colours the terminal answered (OSC 11), taken out of the keys; the reader empties it."""
 
     def feed(self, data: str) -> str:
         """The input to hand to the key parser for the chunk ``data``."""
@@ -89,7 +101,24 @@ class InputFilter:
         return "".join(out)
 
     def _keys(self, text: str) -> str:
-        """Outside a paste: modifyOtherKeys sequences in their kitty form (a cut one is held back)."""
+        """Outside a paste: modifyOtherKeys sequences in their kitty form (a cut one is held back), the
+        terminal's background answers taken out (a cut one held back too)."""
+        while (start := text.find(_BACKGROUND_REPLY)) >= 0:
+            found = parse_background_reply(text[start:])
+            if found is not None and found[1] == 0:
+                self.backgrounds.append(found[0])
+                text = text[:start] + text[start + found[2] :]
+                continue
+            if not self._held and len(text) - start < _REPLY_MAX and "\x07" not in text[start:]:
+                self._held = text[start:]
+                text = text[:start]
+            break
+        else:
+            # the answer's start cut by the end of the chunk (from ``ESC ] 1`` on: ``ESC ]`` may be Alt+])
+            partial = _partial_suffix(text, _BACKGROUND_REPLY)
+            if partial >= 3 and not self._held:
+                self._held = text[-partial:]
+                text = text[:-partial]
         cut = _MODIFY_OTHER_KEYS_START.search(text)
         if cut is not None and not self._held:
             self._held = text[cut.start() :]

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
+from textual.message import Message as TextualMessage
 
 from .input_filter import InputFilter
 
@@ -43,7 +44,13 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.message import Message
 
-__all__ = ["GuardedDriver", "TerminalOutput", "install_input_filter", "register_alt_enter"]
+__all__ = [
+    "GuardedDriver",
+    "TerminalBackground",
+    "TerminalOutput",
+    "install_input_filter",
+    "register_alt_enter",
+]
 
 MODIFY_OTHER_KEYS_ON = "\x1b[>4;1m"
 """xterm's modifyOtherKeys, mode 1: Shift+Enter, Ctrl+Enter and the like arrive as keys of their own
@@ -286,8 +293,17 @@ def install_input_filter() -> None:
         linux_driver.XTermParser = _FilteredParser  # type: ignore[misc]
 
 
+class TerminalBackground(TextualMessage):
+    """The terminal answered the background-colour query (OSC 11) with this colour (0-255 each)."""
+
+    def __init__(self, rgb: tuple[int, int, int]) -> None:
+        super().__init__()
+        self.rgb = rgb
+
+
 class _FilteredParser(XTermParser):
-    """Textual's key parser, fed through an `InputFilter`."""
+    """Textual's key parser, fed through an `InputFilter`; the terminal's background answers it took out
+    of the keys become `TerminalBackground` messages."""
 
     def __init__(self, debug: bool = False) -> None:
         super().__init__(debug)
@@ -297,5 +313,10 @@ class _FilteredParser(XTermParser):
         if not data:
             return super().feed(data)  # the end of input
         filtered = self.input_filter.feed(data)
+        answers = self.input_filter.backgrounds
+        if answers:
+            self.input_filter.backgrounds = []
+            found: list[Message] = [TerminalBackground(rgb) for rgb in answers]
+            return [*found, *(super().feed(filtered) if filtered else ())]
         # Only held-back or dropped characters: nothing to parse yet (an empty feed means the end).
         return super().feed(filtered) if filtered else ()

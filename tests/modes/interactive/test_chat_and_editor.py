@@ -550,7 +550,9 @@ async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Pa
         block = app.chat.query_one(BashBlock)
         # as pi: a line under the command says it runs and which key stops it, its spinner turning
         running = card_lines(block)[-1]
-        assert running[0] in WorkingLine.FRAMES and running[1:] == " Running... (escape/ctrl+c to cancel)", running
+        assert running[0] in WorkingLine.FRAMES and running[1:] == " Running... (escape/ctrl+c to cancel)", (
+            running
+        )
         await until(pilot, lambda: card_lines(block)[-1][0] != running[0])
         await pilot.press("escape")
         await until(

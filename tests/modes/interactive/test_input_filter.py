@@ -106,3 +106,21 @@ def test_a_coloured_paste_in_a_terminal_lands_whole_in_the_editor(
         out = term.transcript_text()
     # modifyOtherKeys asked for (tmux sends modified Enter only then) and put back on the way out
     assert "\x1b[>4;1m" in out and out.rfind("\x1b[>4;0m") > out.rfind("\x1b[>4;1m")
+
+
+def test_the_terminals_background_answer_is_taken_out_of_the_keys_however_the_input_is_cut() -> None:
+    # The answer to the background query would be typed into the editor ("]11;rgb:…") as keys.
+    install_input_filter()
+    from textual.drivers import linux_driver
+
+    from pi_tui.modes.interactive.terminal_driver import TerminalBackground
+
+    data = "a\x1b]11;rgb:ffff/ffff/ffff\x1b\\b"
+    for cut in range(len(data) + 1):
+        if data[:cut].endswith(("\x1b", "\x1b]")):
+            continue  # that much may be the Escape key or Alt+]: it is passed on at once
+        parser = linux_driver.XTermParser()
+        tokens = [token for chunk in (data[:cut], data[cut:]) if chunk for token in parser.feed(chunk)]
+        keys = [t.key for t in tokens if isinstance(t, events.Key)]
+        colours = [t.rgb for t in tokens if isinstance(t, TerminalBackground)]
+        assert keys == ["a", "b"] and colours == [(255, 255, 255)], (cut, tokens)

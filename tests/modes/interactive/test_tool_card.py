@@ -179,7 +179,9 @@ def _drawn(card: ToolBlock) -> list[str]:
     return [card.render_line(y).text.strip() for y in range(card.size.height)]
 
 
-async def test_a_bash_preview_shows_and_counts_screen_rows_as_pi_does(tmp_path: Path, agent_dir: Path) -> None:
+async def test_a_bash_preview_shows_and_counts_screen_rows_as_pi_does(
+    tmp_path: Path, agent_dir: Path
+) -> None:
     # pi's collapsed bash card shows the last five rows as wrapped on screen and counts the rows above
     # them: a 500-character line filled the card with many rows and counted as one line.
     app = make_app(tmp_path, agent_dir)

@@ -59,9 +59,10 @@ def preview_theme(app: App[R], name: str) -> None:
     if isinstance(app, ThemedApp):
         app.set_pi_theme(name)
         return
+    from pi_tui.modes.interactive.terminal_theme import appearance_from_env, resolve_theme
     from pi_tui.modes.interactive.theme import find_theme_file, load_theme, to_textual
 
-    path = find_theme_file(name)
+    path = find_theme_file(resolve_theme(name, appearance_from_env() or "dark"))
     if path is None:
         return
     theme = to_textual(load_theme(path))
@@ -80,7 +81,12 @@ def _theme_names(session: AgentSession, app: App[R]) -> list[str]:
 
 
 class ThemePicker(ModalScreen[str | None]):
-    """Themes, previewed as the cursor moves; Enter keeps one, Esc goes back to the one before."""
+    """Themes, previewed as the cursor moves; Enter keeps one, Esc goes back to the one before.
+
+    The first choice is pi's "Automatic": a theme for a light terminal and one for a dark one, written
+    as ``light/dark`` (the pair already set, else the built-in light and dark themes), which follows the
+    terminal's background (`pi_tui.modes.interactive.terminal_theme`).
+    """
 
     # Framed as the other dialogs are (a padded frame, the list without a box of its own); Escape or
     # Ctrl+C goes back, as in pi's selectors.
@@ -98,14 +104,18 @@ class ThemePicker(ModalScreen[str | None]):
     BINDINGS = [Binding("escape,ctrl+c", "cancel", "Cancel", priority=True)]
 
     def __init__(self, names: list[str], current: str) -> None:
+        from pi_tui.modes.interactive.terminal_theme import parse_auto_theme
+
         super().__init__()
-        self.names = names
+        self.automatic = current if parse_auto_theme(current) else "light/dark"
+        self.names = [self.automatic, *names]
         self.current = current
 
     def compose(self) -> ComposeResult:
+        automatic = Option(f"Automatic ({self.automatic})  follows the terminal's background", id=self.automatic)
         with Vertical():
             yield Static("Theme (previewed as you move)", classes="title")
-            yield OptionList(*[Option(n, id=n) for n in self.names], id="themes")
+            yield OptionList(automatic, *[Option(n, id=n) for n in self.names[1:]], id="themes")
             yield Static("↑/↓ preview · Enter keep · Esc back", classes="hint")
 
     def on_mount(self) -> None:

@@ -44,3 +44,25 @@ async def test_the_theme_picker_is_a_padded_dialog_that_ctrl_c_backs_out_of(
         await pilot.pause()
         assert isinstance(app.screen, SettingsScreen) and app.theme == "pi-dark"
     await session.close()
+
+
+async def test_automatic_is_offered_first_and_saves_pis_light_dark_pair(agent_dir: Path, project: Path) -> None:
+    # pi's theme list starts with "Automatic": a light and a dark theme, picked by the terminal's background
+    import json
+
+    session = create_session(parse_args(["--provider", "faux"]), project).session
+    app = HostApp(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await SCREEN_COMMANDS["settings"](app, "")
+        await pilot.pause()
+        app.screen.query_one("#settings-search").value = "theme"  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        themes = app.screen.query_one(OptionList)
+        assert str(themes.get_option_at_index(0).prompt).startswith("Automatic (light/dark)")
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsScreen)
+    assert json.loads((agent_dir / "settings.json").read_text())["theme"] == "light/dark"
+    await session.close()
