@@ -20,7 +20,8 @@ import copy
 import json
 import math
 import re
-from typing import Any
+
+from pi_tui.util.json_types import JsonArray, JsonObject, JsonValue
 
 __all__ = ["ToolArgumentsError", "ValidationIssue", "validate_arguments", "format_validation_error"]
 
@@ -39,7 +40,7 @@ ValidationIssue = tuple[str, str]
 _JSON_TYPES = ("string", "number", "integer", "boolean", "null", "object", "array")
 
 
-def _type_of(value: Any) -> str:
+def _type_of(value: JsonValue) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -57,7 +58,7 @@ def _type_of(value: Any) -> str:
     return "unknown"
 
 
-def _matches_type(value: Any, wanted: str) -> bool:
+def _matches_type(value: JsonValue, wanted: str) -> bool:
     actual = _type_of(value)
     if wanted == "number":
         return actual in ("integer", "number") and not (isinstance(value, float) and math.isnan(value))
@@ -84,7 +85,7 @@ def _parse_number(text: str) -> int | float | None:
     return number
 
 
-def _coerce(value: Any, wanted: str) -> Any:
+def _coerce(value: JsonValue, wanted: str) -> JsonValue:
     """AJV's ``coerceTypes: true`` conversions of a scalar; `_NO_COERCION` when there is none."""
     actual = _type_of(value)
     if wanted == "string":
@@ -143,7 +144,7 @@ class _Validator:
     def error(self, instance_path: str, message: str, missing: str | None = None) -> None:
         self.errors.append((_display_path(instance_path, missing), message))
 
-    def validate(self, value: Any, schema: Any, path: str) -> Any:
+    def validate(self, value: JsonValue, schema: JsonValue, path: str) -> JsonValue:
         """Validate ``value``; return it (possibly coerced). Errors are collected, not raised."""
         if schema is False:
             self.error(path, "boolean schema is false")
@@ -176,7 +177,7 @@ class _Validator:
             value = self._check_alternatives(value, schema["oneOf"], path, "oneOf")
         return value
 
-    def _check_type(self, value: Any, schema: dict[str, Any], path: str) -> Any:
+    def _check_type(self, value: JsonValue, schema: JsonObject, path: str) -> JsonValue:
         declared = schema.get("type")
         if declared is None:
             return value
@@ -196,7 +197,7 @@ class _Validator:
         self.error(path, f"must be {','.join(types)}")
         return value
 
-    def _check_number(self, value: float, schema: dict[str, Any], path: str) -> None:
+    def _check_number(self, value: float, schema: JsonObject, path: str) -> None:
         bounds = (
             ("minimum", ">=", lambda v, b: v >= b),
             ("maximum", "<=", lambda v, b: v <= b),
@@ -211,7 +212,7 @@ class _Validator:
         if isinstance(step, int | float) and step and not math.isclose(value / step, round(value / step)):
             self.error(path, f"must be multiple of {_js_number_text(step)}")
 
-    def _check_string(self, value: str, schema: dict[str, Any], path: str) -> None:
+    def _check_string(self, value: str, schema: JsonObject, path: str) -> None:
         length = len(value)
         if isinstance(schema.get("minLength"), int) and length < schema["minLength"]:
             self.error(path, f"must NOT have fewer than {schema['minLength']} characters")
@@ -226,7 +227,7 @@ class _Validator:
             if not matched:
                 self.error(path, f'must match pattern "{pattern}"')
 
-    def _check_array(self, value: list[Any], schema: dict[str, Any], path: str) -> list[Any]:
+    def _check_array(self, value: JsonArray, schema: JsonObject, path: str) -> JsonArray:
         if isinstance(schema.get("minItems"), int) and len(value) < schema["minItems"]:
             self.error(path, f"must NOT have fewer than {schema['minItems']} items")
         if isinstance(schema.get("maxItems"), int) and len(value) > schema["maxItems"]:
@@ -240,7 +241,7 @@ class _Validator:
                 for i, item in enumerate(value)
             ]
         if schema.get("uniqueItems") is True:
-            seen: list[Any] = []
+            seen: JsonArray = []
             for item in value:
                 if any(_json_equal(item, s) for s in seen):
                     self.error(path, "must NOT have duplicate items")
@@ -248,7 +249,7 @@ class _Validator:
                 seen.append(item)
         return value
 
-    def _check_object(self, value: dict[str, Any], schema: dict[str, Any], path: str) -> dict[str, Any]:
+    def _check_object(self, value: JsonObject, schema: JsonObject, path: str) -> JsonObject:
         result = dict(value)
         for name in schema.get("required", []):
             if name not in result:
@@ -273,8 +274,8 @@ class _Validator:
                 result[name] = self.validate(result[name], extra, _pointer(path, name))
         return result
 
-    def _check_alternatives(self, value: Any, options: list[Any], path: str, keyword: str) -> Any:
-        passing: list[Any] = []
+    def _check_alternatives(self, value: JsonValue, options: JsonArray, path: str, keyword: str) -> JsonValue:
+        passing: JsonArray = []
         for option in options:
             probe = _Validator()
             coerced = probe.validate(copy.deepcopy(value), option, path)
@@ -294,20 +295,20 @@ def _safe_search(pattern: str, text: str) -> bool:
         return False
 
 
-def _json_equal(a: Any, b: Any) -> bool:
+def _json_equal(a: JsonValue, b: JsonValue) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     return a == b
 
 
-def format_validation_error(tool_name: str, errors: list[ValidationIssue], arguments: Any) -> str:
+def format_validation_error(tool_name: str, errors: list[ValidationIssue], arguments: JsonValue) -> str:
     """pi's message for a failed validation, shown to the model as the tool result."""
     lines = "\n".join(f"  - {path}: {message}" for path, message in errors) or "Unknown validation error"
     received = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
     return f'Validation failed for tool "{tool_name}":\n{lines}\n\nReceived arguments:\n{received}'
 
 
-def validate_arguments(tool_name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+def validate_arguments(tool_name: str, schema: JsonObject, arguments: JsonObject) -> JsonObject:
     """Validate and coerce tool-call arguments.
 
     Args:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_tui.util.json_types import JsonObject
 
 from .limits import CheckpointLimits, SettingsSource
 from .store import BlobStore
@@ -77,14 +79,14 @@ class Checkpointer:
 
     def record_file(
         self, path: Path | str, before: bytes | None, after: bytes | None, kind: str
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Store ``before`` and ``after`` (None: the file did not exist / was deleted) and return the
         checkpoint JSON for the tool result's ``details["checkpoint"]``."""
         return self.record_files([(path, before, after)], kind)
 
     def record_files(
         self, changes: list[tuple[Path | str, bytes | None, bytes | None]], kind: str
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """`record_file` for several files at once (one checkpoint)."""
         from .records import Checkpoint, FileChange
 
@@ -118,7 +120,7 @@ class Checkpointer:
             with self._snap_lock:
                 self._snapshotter.flush()
 
-    def command_changes(self, before: Snapshot | None, kind: str) -> dict[str, Any]:
+    def command_changes(self, before: Snapshot | None, kind: str) -> JsonObject:
         """The checkpoint JSON of a command: what changed since ``before`` (None: since the last
         snapshot of this project, from this process or an earlier one)."""
         from .records import Checkpoint

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
+
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
     "CHECKPOINT_KEY",
@@ -53,14 +55,14 @@ class FileChange:
     after: str | None
     skipped: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"path": self.path, "before": self.before, "after": self.after}
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {"path": self.path, "before": self.before, "after": self.after}
         if self.skipped:
             data["skipped"] = self.skipped
         return data
 
     @classmethod
-    def from_json(cls, data: Any) -> FileChange | None:
+    def from_json(cls, data: object) -> FileChange | None:
         if not isinstance(data, dict) or not isinstance(data.get("path"), str):
             return None
         before, after = data.get("before"), data.get("after")
@@ -84,8 +86,8 @@ class Checkpoint:
     target: str | None = None
     """For a restore: the entry whose file state was restored."""
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"v": 1, "kind": self.kind, "files": [f.to_json() for f in self.files]}
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {"v": 1, "kind": self.kind, "files": [f.to_json() for f in self.files]}
         if self.partial:
             data["partial"] = True
         if self.note:
@@ -95,7 +97,7 @@ class Checkpoint:
         return data
 
     @classmethod
-    def from_json(cls, data: Any) -> Checkpoint | None:
+    def from_json(cls, data: object) -> Checkpoint | None:
         if not isinstance(data, dict) or not isinstance(data.get("files"), list):
             return None
         files = [c for c in (FileChange.from_json(f) for f in data["files"]) if c is not None]

@@ -17,10 +17,10 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pi_tui.util import json_safe
 from pi_tui.util.ignore import IGNORE_FILE_NAMES
+from pi_tui.util.json_types import JsonObject
 
 from .limits import CheckpointLimits
 from .listing import DirectoryCache, list_files
@@ -165,7 +165,7 @@ class Snapshotter:
         return Snapshot(files=files, complete=bool(raw.get("complete", False)))
 
     def _save_manifest(self, snap: Snapshot) -> None:
-        data: dict[str, Any] = {
+        data: JsonObject = {
             "root": str(self.root),
             "complete": snap.complete,
             "files": {

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 from .recorder import Checkpointer
 from .records import CHECKPOINT_KEY
@@ -40,7 +41,7 @@ class FileChangeTracker:
             self.paths = [self.checkpointer.absolute(str(p)) for p in paths]
             self._before = [_read(p) for p in self.paths]
 
-    def details(self, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    def details(self, details: JsonObject | None = None) -> JsonObject:
         """``details`` (or a new dict) with the checkpoint added: return it as the tool result's
         ``details``. Call once, after the tool changed the files."""
         out = dict(details or {})

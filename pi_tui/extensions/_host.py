@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
     from pi_tui.ai.types import CustomMessage
 
+    from .context import ExtensionContext
     from .dispatch import Dispatch
     from .extension import Extension
     from .host import SessionHost
@@ -35,7 +36,9 @@ class RunnerHost:
 
         def has_handlers(self, event: str) -> bool: ...
 
-        def call(self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: Any = None) -> Any: ...
+        def call(
+            self, ext: Extension, handler: Callable[..., Any], *args: Any, ctx: ExtensionContext | None = None
+        ) -> Any: ...
 
         async def notify(self, name: str, *, timeout: float | None = None, **fields: Any) -> None: ...
 

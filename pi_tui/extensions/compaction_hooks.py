@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_tui.util.json_types import JsonObject
 
 from .events import Event, to_camel, to_snake
 
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from pi_tui.compaction.branch_summary import TreePreparation
     from pi_tui.compaction.controller import CompactionController
     from pi_tui.compaction.prepare import CompactionPreparation
+    from pi_tui.session.entries import ContextTransformEntry, SessionEntry
 
     from .runner import ExtensionRunner
 
@@ -27,7 +30,7 @@ def _record(kind: str, value: CompactionPreparation | TreePreparation) -> Event:
     return Event(kind, **{to_snake(str(k)): v for k, v in value.to_json().items()})
 
 
-def _camel_keys(result: dict[str, Any]) -> dict[str, Any]:
+def _camel_keys(result: JsonObject) -> JsonObject:
     return {to_camel(k): v for k, v in result.items()}
 
 
@@ -46,10 +49,10 @@ class CompactionHooks:
     async def before_compact(
         self,
         preparation: CompactionPreparation,
-        branch_entries: list[Any],
+        branch_entries: list[SessionEntry],
         custom_instructions: str | None,
         signal: AbortSignal,
-    ) -> dict[str, Any] | None:
+    ) -> JsonObject | None:
         runner = self._runner
         if not runner.has_handlers("session_before_compact"):
             return None
@@ -67,10 +70,10 @@ class CompactionHooks:
             return {"compaction": _camel_keys(compaction)}
         return None
 
-    async def on_compact(self, entry: Any, from_extension: bool) -> None:
+    async def on_compact(self, entry: ContextTransformEntry, from_extension: bool) -> None:
         await self._runner.notify("session_compact", compaction_entry=entry, from_extension=from_extension)
 
-    async def before_tree(self, preparation: TreePreparation, signal: AbortSignal) -> dict[str, Any] | None:
+    async def before_tree(self, preparation: TreePreparation, signal: AbortSignal) -> JsonObject | None:
         runner = self._runner
         # AgentSession.navigate runs next for the same move: it must not ask the extensions again.
         runner.tree_asked_for = preparation.target_id or "<root>"
@@ -84,6 +87,6 @@ class CompactionHooks:
             return {"cancel": True}
         return _camel_keys(outcome.result) if outcome.result else None
 
-    async def on_tree(self, event: dict[str, Any]) -> None:
+    async def on_tree(self, event: JsonObject) -> None:
         self._runner.tree_asked_for = None
         await self._runner.notify("session_tree", **{to_snake(k): v for k, v in event.items()})

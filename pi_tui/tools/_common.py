@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pi_tui.agent.tool import ToolError, ToolResult
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
+from pi_tui.util.json_types import JsonObject
 
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
@@ -100,18 +101,18 @@ async def finish_in_thread(fn: Callable[[], T]) -> T:
         raise
 
 
-def str_arg(params: dict[str, Any], name: str) -> str:
+def str_arg(params: JsonObject, name: str) -> str:
     value = params.get(name)
     if not isinstance(value, str):
         raise ToolError(f"Invalid arguments: '{name}' must be a string")
     return value
 
 
-def opt_str_arg(params: dict[str, Any], name: str) -> str | None:
+def opt_str_arg(params: JsonObject, name: str) -> str | None:
     return None if params.get(name) is None else str_arg(params, name)
 
 
-def opt_number_arg(params: dict[str, Any], name: str) -> float | None:
+def opt_number_arg(params: JsonObject, name: str) -> float | None:
     """A numeric argument; numeric strings are accepted, as pi's schema validation coerces them."""
     value = params.get(name)
     if value is None:
@@ -128,7 +129,7 @@ def opt_number_arg(params: dict[str, Any], name: str) -> float | None:
     raise ToolError(f"Invalid arguments: '{name}' must be a number")
 
 
-def opt_int_arg(params: dict[str, Any], name: str) -> int | None:
+def opt_int_arg(params: JsonObject, name: str) -> int | None:
     value = opt_number_arg(params, name)
     if value is None:
         return None
@@ -137,7 +138,7 @@ def opt_int_arg(params: dict[str, Any], name: str) -> int | None:
     return int(value)
 
 
-def opt_bool_arg(params: dict[str, Any], name: str) -> bool:
+def opt_bool_arg(params: JsonObject, name: str) -> bool:
     value = params.get(name)
     if isinstance(value, str):
         return value.strip().lower() == "true"

@@ -7,11 +7,12 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
+from pi_tui.util.json_types import JsonObject
 
 from ._common import format_number, opt_number_arg, str_arg
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
@@ -34,7 +35,7 @@ __all__ = [
     "UPDATE_INTERVAL_SECONDS",
 ]
 
-BASH_PARAMETERS: dict[str, Any] = {
+BASH_PARAMETERS: JsonObject = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "description": "Bash command to execute"},
@@ -105,7 +106,7 @@ def create_bash_tool(
     """
 
     async def execute(
-        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+        tool_call_id: str, params: JsonObject, signal: AbortSignal | None, on_update: ToolUpdateFn | None
     ) -> ToolResult:
         command = str_arg(params, "command")
         timeout = _checked_timeout(opt_number_arg(params, "timeout"))
@@ -272,7 +273,7 @@ def _format(snap: OutputSnapshot, *, empty: str) -> str:
     return f"{text}\n\n{notice}"
 
 
-def _details(snap: OutputSnapshot) -> dict[str, Any] | None:
+def _details(snap: OutputSnapshot) -> JsonObject | None:
     """pi's bash details: ``{truncation, fullOutputPath}``, only when something was cut."""
     if not snap.truncation.truncated:
         return None

@@ -6,12 +6,13 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from ._common import finish_in_thread, raise_if_aborted, str_arg
 from .mutation_queue import file_mutation
@@ -32,12 +33,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FileChangeFn = Callable[[Path, bytes | None, bytes | None, str], dict[str, Any] | None]
+FileChangeFn = Callable[[Path, bytes | None, bytes | None, str], JsonObject | None]
 """``(path, before, after, tool name) -> checkpoint JSON``: records a file change (see
 `pi_tui.checkpoints.Checkpointer.record_file`); the result goes into ``details["checkpoint"]``.
 Called under the file's mutation lock, in a worker thread. ``None`` bytes: the file did not exist."""
 
-EDIT_PARAMETERS: dict[str, Any] = {
+EDIT_PARAMETERS: JsonObject = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
@@ -82,7 +83,7 @@ _GUIDELINES = [
 ]
 
 
-def prepare_edit_arguments(args: dict[str, Any]) -> dict[str, Any]:
+def prepare_edit_arguments(args: JsonObject) -> JsonObject:
     """Accept the shapes models actually send.
 
     ``edits`` given as a JSON string is parsed; the legacy single ``oldText``/``newText`` pair is
@@ -111,7 +112,7 @@ def prepare_edit_arguments(args: dict[str, Any]) -> dict[str, Any]:
     return prepared
 
 
-def _parse_edits(params: dict[str, Any]) -> list[Edit]:
+def _parse_edits(params: JsonObject) -> list[Edit]:
     from .edit_diff import Edit
 
     raw = params.get("edits")
@@ -137,7 +138,7 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
     """
 
     async def execute(
-        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+        tool_call_id: str, params: JsonObject, signal: AbortSignal | None, on_update: ToolUpdateFn | None
     ) -> ToolResult:
         params = prepare_edit_arguments(params)
         path = str_arg(params, "path")
@@ -150,7 +151,7 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
             plan = await finish_in_thread(lambda: _plan_edit(absolute, path, edits))
             raise_if_aborted(signal)
 
-            def write() -> dict[str, Any] | None:
+            def write() -> JsonObject | None:
                 from pi_tui.util.atomic_file import FileChangedError, replace_file_bytes  # writers only
 
                 nonlocal plan
@@ -193,7 +194,7 @@ def create_edit_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Age
 
 def record_change(
     on_change: FileChangeFn | None, path: Path, before: bytes | None, after: bytes | None, tool: str
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """Call ``on_change``; a failing checkpoint is logged and never fails the tool's change."""
     if on_change is None:
         return None
@@ -207,7 +208,7 @@ def record_change(
 class _Plan:
     __slots__ = ("final_bytes", "details", "original")
 
-    def __init__(self, final_bytes: bytes, details: dict[str, Any], original: bytes) -> None:
+    def __init__(self, final_bytes: bytes, details: JsonObject, original: bytes) -> None:
         self.final_bytes = final_bytes
         self.details = details
         self.original = original
@@ -236,7 +237,7 @@ def _plan_edit(absolute: Path, path: str, edits: list[Edit]) -> _Plan:
     applied = apply_edits(normalize_to_lf(content), edits, path)
     final = bom + restore_line_endings(applied.new_content, ending)
     diff = generate_diff(applied.base_content, applied.new_content)
-    details: dict[str, Any] = {
+    details: JsonObject = {
         "diff": _displayable(diff.diff),
         "patch": _displayable(generate_unified_patch(path, applied.base_content, applied.new_content)),
     }

@@ -6,11 +6,11 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
+from pi_tui.util.json_types import JsonObject
 
 from ._common import ABORTED_MESSAGE, Notice, listing_result, opt_int_arg, opt_str_arg, run_blocking, str_arg
 from .paths import resolve_to_cwd
@@ -20,7 +20,7 @@ __all__ = ["create_find_tool", "FIND_PARAMETERS", "FIND_DESCRIPTION", "DEFAULT_F
 
 DEFAULT_FIND_LIMIT = 1000
 
-FIND_PARAMETERS: dict[str, Any] = {
+FIND_PARAMETERS: JsonObject = {
     "type": "object",
     "properties": {
         "pattern": {
@@ -66,7 +66,7 @@ def create_find_tool(cwd: Path) -> AgentTool:
     """Build the find tool for ``cwd``."""
 
     async def execute(
-        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+        tool_call_id: str, params: JsonObject, signal: AbortSignal | None, on_update: ToolUpdateFn | None
     ) -> ToolResult:
         pattern = str_arg(params, "pattern")
         search_path = resolve_to_cwd(opt_str_arg(params, "path") or ".", cwd)

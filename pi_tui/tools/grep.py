@@ -7,11 +7,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
+from pi_tui.util.json_types import JsonObject
 
 from ._common import (
     ABORTED_MESSAGE,
@@ -33,7 +34,7 @@ __all__ = ["create_grep_tool", "GREP_PARAMETERS", "GREP_DESCRIPTION", "DEFAULT_G
 
 DEFAULT_GREP_LIMIT = 100
 
-GREP_PARAMETERS: dict[str, Any] = {
+GREP_PARAMETERS: JsonObject = {
     "type": "object",
     "properties": {
         "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
@@ -110,7 +111,7 @@ def create_grep_tool(cwd: Path) -> AgentTool:
     """Build the grep tool for ``cwd``."""
 
     async def execute(
-        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+        tool_call_id: str, params: JsonObject, signal: AbortSignal | None, on_update: ToolUpdateFn | None
     ) -> ToolResult:
         pattern = str_arg(params, "pattern")
         search_path = resolve_to_cwd(opt_str_arg(params, "path") or ".", cwd)

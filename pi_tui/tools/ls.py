@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
+from pi_tui.util.json_types import JsonObject
 
 from ._common import ABORTED_MESSAGE, Notice, listing_result, opt_int_arg, opt_str_arg, run_blocking
 from .paths import resolve_to_cwd
@@ -19,7 +19,7 @@ __all__ = ["create_ls_tool", "LS_PARAMETERS", "LS_DESCRIPTION", "DEFAULT_LS_LIMI
 
 DEFAULT_LS_LIMIT = 500
 
-LS_PARAMETERS: dict[str, Any] = {
+LS_PARAMETERS: JsonObject = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "Directory to list (default: current directory)"},
@@ -38,7 +38,7 @@ def create_ls_tool(cwd: Path) -> AgentTool:
     """Build the ls tool for ``cwd``."""
 
     async def execute(
-        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+        tool_call_id: str, params: JsonObject, signal: AbortSignal | None, on_update: ToolUpdateFn | None
     ) -> ToolResult:
         directory = resolve_to_cwd(opt_str_arg(params, "path") or ".", cwd)
         limit = opt_int_arg(params, "limit")

@@ -9,11 +9,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import ImageContent, TextContent
+from pi_tui.util.json_types import JsonObject
 
 from ._common import opt_int_arg, run_blocking, str_arg
 from .images import IMAGE_SNIFF_BYTES, ImageResizer, detect_image_mime_type, looks_like_bmp
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["create_read_tool", "READ_PARAMETERS", "READ_DESCRIPTION", "read_file_result"]
 
-READ_PARAMETERS: dict[str, Any] = {
+READ_PARAMETERS: JsonObject = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
@@ -82,7 +83,7 @@ def create_read_tool(
     """
 
     async def execute(
-        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+        tool_call_id: str, params: JsonObject, signal: AbortSignal | None, on_update: ToolUpdateFn | None
     ) -> ToolResult:
         path = str_arg(params, "path")
         offset = opt_int_arg(params, "offset")
@@ -229,7 +230,7 @@ def _shown(
 ) -> ToolResult:
     """The tool's answer for the lines from ``start`` (0-based) of a ``total``-line file."""
     first_shown = start + 1
-    details: dict[str, Any] | None = None
+    details: JsonObject | None = None
     if truncation.first_line_exceeds_limit:
         size = format_size(first_line_bytes())
         output = (

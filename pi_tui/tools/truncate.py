@@ -10,7 +10,9 @@ is on its own larger than the byte limit (`TruncationResult.last_line_partial`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
     "DEFAULT_MAX_LINES",
@@ -61,7 +63,7 @@ class TruncationResult:
     max_lines: int
     max_bytes: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The camelCase shape pi stores in a tool result's ``details.truncation``."""
         return {
             "content": self.content,

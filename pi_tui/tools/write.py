@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pi_tui.agent.tool import PREFER_STRICT_SCHEMA, AgentTool, ToolError, ToolResult, ToolUpdateFn
 from pi_tui.ai.stream import AbortSignal
 from pi_tui.ai.types import TextContent
+from pi_tui.util.json_types import JsonObject
 
 from ._common import finish_in_thread, raise_if_aborted, str_arg
 from .edit import FileChangeFn, record_change
@@ -16,7 +16,7 @@ from .paths import resolve_to_cwd
 
 __all__ = ["create_write_tool", "WRITE_PARAMETERS", "WRITE_DESCRIPTION", "js_length"]
 
-WRITE_PARAMETERS: dict[str, Any] = {
+WRITE_PARAMETERS: JsonObject = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
@@ -43,13 +43,13 @@ def create_write_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Ag
     """
 
     async def execute(
-        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdateFn | None
+        tool_call_id: str, params: JsonObject, signal: AbortSignal | None, on_update: ToolUpdateFn | None
     ) -> ToolResult:
         path = str_arg(params, "path")
         content = str_arg(params, "content")
         absolute = resolve_to_cwd(path, cwd)
         data = content.encode("utf-8", "surrogatepass")
-        details: dict[str, Any] | None = None
+        details: JsonObject | None = None
         async with file_mutation(absolute):
             raise_if_aborted(signal)
             before: bytes | None = None
@@ -60,7 +60,7 @@ def create_write_tool(cwd: Path, *, on_change: FileChangeFn | None = None) -> Ag
                     before = _read_if_file(absolute)
                 absolute.parent.mkdir(parents=True, exist_ok=True)
 
-            def write() -> dict[str, Any] | None:
+            def write() -> JsonObject | None:
                 from pi_tui.util.atomic_file import replace_file_bytes  # writers only: off start-up
 
                 replace_file_bytes(absolute, data)
