@@ -339,6 +339,7 @@ class ChatAdapter:
             if isinstance(old, AssistantText):
                 text = AssistantText(old.text)
                 text.content_index = old.content_index
+                text.streaming = old.streaming
                 text.eager_first_write = False
                 self.texts = {i: text if b is old else b for i, b in self.texts.items()}
                 self.finished_texts = [text if b is old else b for b in self.finished_texts]

@@ -149,6 +149,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     """What a hidden thinking block shows: pi's label, or an extension's (``ctx.ui``)."""
     hardware_cursor: bool = False
     """``showHardwareCursor``: the terminal's cursor is shown at the editor's cursor."""
+    mermaid_mode: str = "streaming"
+    """``markdown.mermaid``: when Mermaid blocks in answers are drawn as diagrams (off, final, streaming)."""
     hyperlinks: bool = False
     """Links in answers and thinking are OSC 8 links (``terminal.hyperlinks``, ``PI_HYPERLINKS``, else
     detected as pi does); else each address is written after its text. Set with the session's settings."""

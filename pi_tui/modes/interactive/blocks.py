@@ -116,6 +116,13 @@ def links_on(app: object) -> bool:
     return isinstance(app, PiApp) and app.hyperlinks
 
 
+def mermaid_mode(app: object) -> str:
+    """``markdown.mermaid`` in ``app`` (`PiApp.mermaid_mode`); elsewhere ``off``."""
+    from .app import PiApp
+
+    return app.mermaid_mode if isinstance(app, PiApp) else "off"
+
+
 def typing_delay(now: float, pending_since: float) -> float:
     """How much longer a due write of streamed text should wait for a gap between key presses (0: write
     now). Writing in the gaps keeps typing responsive while an answer streams."""

@@ -20,6 +20,7 @@ from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 from . import blocks
 from .blocks_base import Block
 from .markdown_links import linked_block, show_link_urls
+from .mermaid import diagram, draws_now, is_mermaid
 from .pacing import PacedScreen
 
 __all__ = ["AssistantText", "markdown_parser"]
@@ -92,6 +93,31 @@ class LabelledFence(MarkdownFence):
         super().set_content(content)
         with suppress(NoMatches):
             self.query_one("#fence-open", Label).update(self._opening())
+        self.show_diagram()
+
+    def on_mount(self) -> None:
+        self.show_diagram()
+
+    def on_resize(self) -> None:
+        if is_mermaid(self.lexer or ""):
+            self.show_diagram()  # a diagram drawn or not by the width at hand
+
+    def show_diagram(self) -> None:
+        """A Mermaid block is drawn as its diagram when ``markdown.mermaid`` says so and it fits
+        (`pi_tui.modes.interactive.mermaid`); otherwise, and for any other language, as code."""
+        if not is_mermaid(self.lexer or ""):
+            return
+        drawn = self._diagram()
+        self.set_class(drawn is not None, "-diagram")
+        with suppress(NoMatches):
+            self.query_one("#code-content", Label).update(drawn if drawn is not None else self._highlighted_code)
+
+    def _diagram(self) -> Content | None:
+        answer = next((node for node in self.ancestors if isinstance(node, AssistantText)), None)
+        if answer is None or not draws_now(blocks.mermaid_mode(self.app), streaming=answer.streaming):
+            return None
+        available = answer.content_size.width or self.app.size.width
+        return diagram(self.code, available)
 
 
 class AssistantText(Markdown, Block):
@@ -130,6 +156,8 @@ class AssistantText(Markdown, Block):
     AssistantText MarkdownFence { overflow-x: hidden; }
     AssistantText MarkdownFence > Label { width: 1fr; padding: 0 0 0 2; }
     AssistantText MarkdownFence > .fence-line { padding: 0; color: $pi-md-code-block-border; }
+    AssistantText MarkdownFence.-diagram > .fence-line { display: none; }  /* a diagram, not code */
+    AssistantText MarkdownFence.-diagram > Label { padding: 0; }
     """
 
     BULLETS = ["- "]
@@ -150,6 +178,8 @@ class AssistantText(Markdown, Block):
         """The shown text was last written whole (`update`): the next streamed write draws it all again
         (`_write_streamed`)."""
         self.eager_first_write = True
+        self.streaming = False
+        """Text is streaming into the block (``finish`` ends it): ``markdown.mermaid: final`` waits."""
         """The first streamed text is written at once, even right after a key press (the Enter that sent
         the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
         adapter clears it for the continuation blocks of a long answer."""
@@ -220,12 +250,14 @@ class AssistantText(Markdown, Block):
         """Queue a streamed fragment (O(1)). The first one is shown at once; later ones are written in
         batches, at most every ``FLUSH_SECONDS``, in a gap between key presses."""
         self.text += delta
+        self.streaming = True
         self._queue(delta)
 
     def set_text(self, text: str) -> None:
         """Show ``text`` in place of what streamed so far (the message holds text no delta brought), and
         go on streaming after it; written as a delta is."""
         self.text = text
+        self.streaming = True
         self._queue(text)
 
     def _queue(self, piece: str) -> None:
@@ -278,6 +310,7 @@ class AssistantText(Markdown, Block):
 
         Returns once it is written; before the mount, at once (the mount writes it).
         """
+        was_streaming, self.streaming = self.streaming, False
         if final is not None and final != self.text:  # the message's text wins over what was streamed
             self.text = final
             if not self._ready:
@@ -289,3 +322,6 @@ class AssistantText(Markdown, Block):
             return
         if self._ready:
             await self._flush()
+            if was_streaming:
+                for fence in self.query(LabelledFence):
+                    fence.show_diagram()  # "final": the answer is complete now

@@ -78,3 +78,10 @@ def apply_ui_settings(app: PiApp, settings: SettingsManager | None) -> None:
     from .terminal_caps import hyperlinks_enabled
 
     app.hyperlinks = hyperlinks_enabled(settings.terminal.hyperlinks)
+    mermaid = settings.markdown.mermaid
+    if mermaid != app.mermaid_mode:
+        app.mermaid_mode = mermaid
+        from .markdown_block import LabelledFence
+
+        for fence in app.chat.query(LabelledFence):
+            fence.show_diagram()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 from pi_tui.resources.settings_schema import (
     DOUBLE_ESCAPE_ACTIONS,
     FULLSCREEN_SCROLLBAR_MODES,
+    MERMAID_MODES,
     QUEUE_MODES,
     THINKING_LEVELS,
     TREE_FILTER_MODES,
@@ -80,6 +81,9 @@ CATALOG: tuple[Setting, ...] = (
     Setting("followUpMode", "Follow-up mode", "choice", "one-at-a-time", QUEUE_MODES, reader="follow_up_mode"),
     Setting("hideThinkingBlock", "Hide thinking", "bool", False, help="Also toggled by Ctrl+T",
             reader="hide_thinking_block"),
+    Setting("markdown.mermaid", "Mermaid diagrams", "choice", "streaming", MERMAID_MODES,
+            help="Draw Mermaid code blocks in answers as Unicode diagrams: off, once complete, or while streaming",
+            reader="markdown.mermaid"),
     Setting("showCacheMissNotices", "Cache miss notices", "bool", False,
             help="Say when an answer paid again for context the provider had cached",
             reader="show_cache_miss_notices"),
