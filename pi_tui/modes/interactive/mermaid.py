@@ -47,9 +47,12 @@ def draws_now(mode: str, *, streaming: bool) -> bool:
 def _art(source: str) -> tuple[Content, int] | None:
     """The diagram for ``source`` and its width in columns; None when it does not draw (memoised: a
     streamed answer builds its blocks again at every write)."""
-    from mermaid_term import MermaidStyles, Style, render
     from rich.cells import cell_len
 
+    try:
+        from mermaid_term import MermaidStyles, Style, render
+    except ImportError:  # an install without it (an old environment): the block stays code
+        return None
     styles = MermaidStyles(
         border=Style((_BORDER,)),
         node_text=Style((_TEXT,)),
