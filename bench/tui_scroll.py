@@ -20,8 +20,9 @@ Reported per key: p50 / p95 / max in ms, and the load average.
 ``tui_scroll_20k_terminal`` does the same in a real terminal (pty + pyte, `pi-tui --session` at
 120×40, the fake server as the model): PageUp, Shift+Up, the mouse wheel (SGR reports) and Ctrl+Up held
 from the bottom, each press timed from writing the key to the screen's first change after it and to its
-settling (no output for 30 ms), counting presses whose chat area went blank meanwhile; then Alt+Home /
-Alt+End three times each (to settling).
+settling (no output for 30 ms), counting presses whose chat area went blank meanwhile, and the app's CPU from
+each press to the next (``cpu_ms``: a steadier figure than wall time on a loaded machine); then
+Alt+Home / Alt+End three times each (to settling).
 
     python -m bench tui_scroll_20k -n 1 --no-write
     python -m bench tui_scroll_20k_terminal -n 1 --no-write
@@ -200,6 +201,24 @@ SETTLE_QUIET = 0.03
 """A press has settled when the program has written nothing for this long after its first change."""
 
 
+def _cpu_clock(pid: int) -> int | None:
+    """The clock id of process ``pid``'s CPU time (all its threads; for `time.clock_gettime`), or None.
+
+    The app's CPU per key barely moves with the machine's load, where its wall time does: on a shared
+    machine it is the figure to compare between runs.
+    """
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        clock = ctypes.c_int()
+        if libc.clock_getcpuclockid(pid, ctypes.byref(clock)) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return clock.value
+
+
 def _terminal_figures(columns: int = 120, lines_: int = 40) -> dict[str, Any]:
     from pi_tui.testing import FakeLLM, Reply, text
 
@@ -230,6 +249,11 @@ def _terminal_figures(columns: int = 120, lines_: int = 40) -> dict[str, Any]:
                 return sum(1 for row in shown.split("\n")[:chat_rows] if row.strip()) < 3
 
             with PtyScreen(argv, cwd=env.repo, env=environ, columns=columns, lines=lines_) as screen:
+                clock = _cpu_clock(screen.pid)
+
+                def cpu_now() -> float:
+                    return time.clock_gettime(clock) if clock is not None else 0.0
+
                 screen.wait_for(" ".join(last.split()[:3]), timeout=120)
                 screen.wait_for(MODEL_ID, timeout=120)
                 screen.drain(quiet=2.0, limit=30)  # the work ahead done, the app idle
@@ -251,9 +275,10 @@ def _terminal_figures(columns: int = 120, lines_: int = 40) -> dict[str, Any]:
                 def hold(key: str, presses: int) -> dict[str, Any]:
                     firsts: list[float] = []
                     settled: list[float] = []
+                    cpus: list[float] = []  # the app's CPU from one press to the next
                     blanks = 0
                     for _ in range(presses):
-                        start = time.perf_counter()
+                        start, cpu = time.perf_counter(), cpu_now()
                         timed = press(key, 3)
                         if timed is None:
                             break
@@ -263,10 +288,13 @@ def _terminal_figures(columns: int = 120, lines_: int = 40) -> dict[str, Any]:
                         rest = start + REPEAT - time.perf_counter()
                         if rest > 0:
                             screen.drain(quiet=rest, limit=rest)
+                        cpus.append(cpu_now() - cpu)
                     screen.drain(quiet=0.5, limit=5)
                     return {
                         "presses": len(firsts),
                         "wall_ms": _percentiles(firsts),
+                        "cpu_ms": _percentiles(cpus),
+                        "cpu_ms_mean": round(sum(cpus) / len(cpus) * 1000, 2) if cpus else 0.0,
                         "over_100ms": sum(1 for wall in firsts if wall > 0.1),
                         "settled_ms": _percentiles(settled),
                         "settled_over_100ms": sum(1 for wall in settled if wall > 0.1),
