@@ -278,9 +278,11 @@ class KeyActions:
             above = [(y, block) for y, block in tops if y < top]
             if above:
                 chat.scroll_to(y=max(above, key=lambda pair: pair[0])[0], animate=False, immediate=True)
-            elif chat.first_mounted > 0 and chat.reading_ahead:
-                # Pressed faster than earlier items are mounted (a key held down, presses read at once):
-                # the previous prompt comes with them, so the press goes on once they are.
+            elif chat.first_mounted > 0 and chat.read_further_ahead():
+                # Pressed faster than earlier items are mounted (a key held down, presses read at once),
+                # or in a window with no prompt above the view (a session just shown, its last items
+                # answers and tool calls): the previous prompt comes with the earlier items, so the press
+                # goes on once they are mounted.
                 chat.after_reading_ahead(lambda: self._prompt_key(direction))
             else:
                 chat.scroll_home(animate=False)  # older prompts load as the top is reached

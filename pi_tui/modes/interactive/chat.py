@@ -168,6 +168,12 @@ class ChatLog(VerticalScroll):
         """Blocks were shown above the view and the view scrolled by their lines, but no layout has placed
         them yet: until one has, the blocks' regions are those of before while the scroll is already the
         new one (`when_placed`)."""
+        self._windows = 0
+        """How many windows were built anew (`_mount_window`): the mount of a replaced one is over."""
+        self._window_mounting = False
+        """A window built anew (`load`, `show_end`, Alt+Home) is still mounting: its answers' markdown is
+        parsed and mounted after the blocks themselves, so their heights and the places of the blocks
+        below them are known only once that is done and laid out (`when_placed` waits for it)."""
         self._placed_waiters: list[Callable[[], object]] = []
         self._ahead_waiters: list[Callable[[], object]] = []
         self._layouts = 0
@@ -259,16 +265,22 @@ class ChatLog(VerticalScroll):
         laid_out = self._laid_out
         if laid_out is not None and not laid_out.done():
             laid_out.set_result(None)
-        if self._unplaced and not self._prefetching and arranged > self._shown_at:
-            self._placed()  # reading ahead places its own blocks, once it has finished its step
+        mounted = not self._prefetching and not self._window_mounting
+        if self._unplaced and mounted and arranged > self._shown_at:
+            # Reading ahead places its own blocks, once it has finished its step; a new window is placed
+            # by the first layout after its blocks are mounted.
+            self._placed()
 
     def when_placed(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` once every shown block's region is where the view's scroll expects it: now,
-        or after the layout that places the blocks reading ahead has just shown above the view.
+        after the layout that places the blocks reading ahead has just shown above the view, or after
+        the one that places a window just built anew, once its blocks are mounted.
 
         What goes by where the blocks are (Ctrl+Up to the previous prompt) waits through this: between
         the scroll and that layout (a frame later, or later still while the app batches its drawing) the
-        regions are those of before, and a prompt's old place is some lines above where it now is.
+        regions are those of before, and a prompt's old place is some lines above where it now is. The
+        blocks of a new window have no place at all until then (a Ctrl+Up right after the session was
+        shown went by those and ended at the end, or at the top of the window).
         """
         if self._unplaced:
             self._placed_waiters.append(callback)
@@ -491,11 +503,10 @@ class ChatLog(VerticalScroll):
         for index in range(start, len(self.items)):
             widgets += self.blocks_for(self.items[index], index)
         self.first_mounted = start
-        if widgets:
-            self.mount_all(widgets, before=self.later)
+        self._mount_window(widgets)
         self._update_marker()
         self.anchor()
-        self.call_after_refresh(self._fill_viewport)
+        self.call_after_refresh(self.when_placed, self._fill_viewport)
 
     def _unmount_all(self) -> None:
         self._generation += 1
@@ -512,10 +523,33 @@ class ChatLog(VerticalScroll):
             widgets += self.blocks_for(self.items[index], index)
         self.first_mounted = start
         self.last_mounted = end if end < len(self.items) else None
-        if widgets:
-            self.mount_all(widgets, before=self.later)
+        self._mount_window(widgets)
         self._update_marker()
         self._update_later()
+
+    def _mount_window(self, widgets: list[Widget]) -> None:
+        """Mount the blocks of a window built anew (the old one unmounted); until they are mounted and
+        laid out, what goes by the blocks' places waits (`when_placed`)."""
+        if not widgets:
+            return
+        mounting = self.mount_all(widgets, before=self.later)
+        if not self.is_attached:
+            return
+        self._unplaced = True
+        self._window_mounting = True
+        self._windows += 1
+        window = self._windows
+
+        async def mounted() -> None:
+            try:
+                await mounting
+            finally:
+                if window == self._windows:  # no newer window took its place meanwhile
+                    self._window_mounting = False
+                    self._shown_at = self._arranged  # the next arrangement places the whole window
+                    self.refresh(layout=True)
+
+        self.run_worker(mounted(), group="chat-window", exit_on_error=False)
 
     def show_start(self) -> None:
         """The conversation's first items at the top (Alt+Home): the window moves there in one step."""
@@ -530,11 +564,14 @@ class ChatLog(VerticalScroll):
             return False
         self._mount_range(max(0, len(self.items) - self.INITIAL), len(self.items))
         self.anchor()
-        self.call_after_refresh(self._fill_viewport)
+        self.call_after_refresh(self.when_placed, self._fill_viewport)
         return True
 
     def _fill_viewport(self) -> None:
-        """Short messages may not fill the screen: mount earlier ones until they do (or none are left)."""
+        """Short messages may not fill the screen: mount earlier ones until they do (or none are left).
+
+        Run once the new window is laid out (`when_placed`): while the app batches its drawing, the
+        log's size after a refresh is still that of the window before it."""
         if self.first_mounted > 0 and self.max_scroll_y == 0 and self.size.height > 0:
             self.load_earlier(self.INITIAL)
             self.call_after_refresh(self._fill_viewport)
@@ -791,6 +828,13 @@ class ChatLog(VerticalScroll):
     @property
     def reading_ahead(self) -> bool:
         """Whether earlier items are being mounted ahead of the reader (`prefetch`)."""
+        return self._prefetching
+
+    def read_further_ahead(self) -> bool:
+        """Go on reading ahead when the view is near enough to the top of the window for that to mount
+        earlier items; whether reading ahead is under way (`after_reading_ahead` then waits for it)."""
+        if self.first_mounted > 0 and self.scroll_y < self._ahead_lines():
+            self.prefetch()
         return self._prefetching
 
     def prefetch(self) -> None:

@@ -158,30 +158,65 @@ async def test_ctrl_up_pressed_before_items_mounted_ahead_are_laid_out_lands_on_
     # Reading ahead shows the items it mounted and scrolls by their lines at once; their places come
     # with the next layout, and no layout runs while the app batches its drawing (a streamed answer's
     # paragraphs, markdown being mounted). A Ctrl+Up pressed meanwhile went by the places of before:
-    # the view landed on an answer above the prompt it was on.
+    # the view landed on an answer above the prompt it was on. Every press is checked, the first ones
+    # from the bottom too: each lands on the prompt before the last one's.
     from pi_tui.modes.interactive.blocks import UserBlock
 
     async with _opened(tmp_path, agent_dir) as (app, pilot):
         chat = app.chat
+        await until(pilot, lambda: not _shown_not_laid_out(chat))  # the session's end on screen, laid out
+        await pilot.pause()
+        expected = _turn([block for block in chat.mounted_blocks() if isinstance(block, UserBlock)][-1])
+        twice = False
         for _ in range(30):
-            reader, offset = _reading(chat)
-            on_a_prompt = isinstance(reader, UserBlock) and offset == 0 and chat.scroll_y < chat.max_scroll_y
             with app.batch_update():
                 await pilot.press("ctrl+up")
                 await until(pilot, lambda: _shown_not_laid_out(chat) or not chat.reading_ahead)
-                if on_a_prompt and _shown_not_laid_out(chat):
-                    start = _turn(reader)
-                    await pilot.press("ctrl+up")
-                    break
+                if _shown_not_laid_out(chat):
+                    await pilot.press("ctrl+up")  # a second press before the shown blocks are placed
+                    twice = True
             await until(pilot, lambda: not chat.reading_ahead)
             await pilot.pause()
+            reader, offset = _reading(chat)
+            # A prompt at the top (not the answer above it, nor the end of the session).
+            assert isinstance(reader, UserBlock) and offset == 0
+            assert chat.scroll_y < chat.max_scroll_y
+            assert _turn(reader) == expected - (1 if twice else 0)  # one prompt up a press
+            if twice:
+                break
+            expected = _turn(reader) - 1
         else:
             raise AssertionError("reading ahead never showed items while the drawing was batched")
-        await until(pilot, lambda: not chat.reading_ahead)
+
+
+async def test_ctrl_up_right_after_the_window_is_built_again_goes_to_the_last_prompt(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # The session shown at start-up (or after /resume, or back at the end) is a window built anew: its
+    # blocks have no place until a layout, and their answers' markdown is mounted after them. A Ctrl+Up
+    # pressed before that went by places the blocks did not have yet: the view ended at the end of the
+    # session (or at the top of a window too short to fill the screen, with no prompt in it).
+    from pi_tui.modes.interactive.blocks import UserBlock
+
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
+        chat = app.chat
+        await until(pilot, lambda: not _shown_not_laid_out(chat))
         await pilot.pause()
-        reader, offset = _reading(chat)
-        assert isinstance(reader, UserBlock) and offset == 0  # a prompt at the top: not the answer above it
-        assert _turn(reader) == start - 2  # two presses, two prompts up
+        last = _turn([block for block in chat.mounted_blocks() if isinstance(block, UserBlock)][-1])
+        with app.batch_update():  # no layout until the press was handled
+            chat.load(list(chat.items))
+            await pilot.press("ctrl+up")
+
+        def on_a_prompt() -> bool:
+            if chat.reading_ahead or not any(block.region for block in chat.mounted_blocks()):
+                return False  # the new window not laid out yet
+            reader, offset = _reading(chat)
+            return isinstance(reader, UserBlock) and offset == 0
+
+        await until(pilot, on_a_prompt)
+        reader, _offset = _reading(chat)
+        assert _turn(reader) == last
+        assert chat.scroll_y < chat.max_scroll_y
 
 
 async def test_blocks_scrolled_out_of_the_window_leave_no_rendered_lines_behind(
