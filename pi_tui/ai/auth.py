@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from .catalog import env_vars, provider_info
 from .paths import auth_json_path
@@ -312,7 +313,7 @@ class AuthStorage:
 
     def __init__(self, path: Path | None = None) -> None:
         self._path = path if path is not None else auth_json_path()
-        self._data: dict[str, Any] = {}
+        self._data: JsonObject = {}
         self._revision: FileRevision | None = None
         self._errors: list[str] = []
         self._lock = threading.RLock()
@@ -331,7 +332,7 @@ class AuthStorage:
             return None
         return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
-    def _read_disk(self) -> dict[str, Any]:
+    def _read_disk(self) -> JsonObject:
         """Every entry in the file, as written; {} when missing. Raises AuthFileError when it cannot be used."""
         try:
             text = self._path.read_text(encoding="utf-8")
@@ -389,7 +390,7 @@ class AuthStorage:
             errors, self._errors = self._errors, []
             return errors
 
-    def get(self, provider: str) -> dict[str, Any] | None:
+    def get(self, provider: str) -> JsonObject | None:
         """The raw credential entry for ``provider`` (None when absent or unusable)."""
         entry = self._data.get(provider)
         return dict(entry) if isinstance(entry, dict) and _entry_problem(entry) is None else None
@@ -407,7 +408,7 @@ class AuthStorage:
         env = entry.get("env") if entry is not None and entry.get("type") == "api_key" else None
         return {k: v for k, v in env.items() if isinstance(v, str)} if isinstance(env, dict) else {}
 
-    def oauth(self, provider: str) -> dict[str, Any] | None:
+    def oauth(self, provider: str) -> JsonObject | None:
         """``provider``'s stored login (``type: oauth``), None when it has none."""
         entry = self.get(provider)
         return entry if entry is not None and entry.get("type") == "oauth" else None
@@ -435,7 +436,7 @@ class AuthStorage:
 
     # --- writing ---------------------------------------------------------------------------------
 
-    def set(self, provider: str, credential: dict[str, Any]) -> None:
+    def set(self, provider: str, credential: JsonObject) -> None:
         """Store ``credential`` for ``provider``, keeping every other provider's entry.
 
         Raises:
@@ -455,7 +456,7 @@ class AuthStorage:
         """
         removed: list[bool] = []
 
-        def change(data: dict[str, Any]) -> bool:
+        def change(data: JsonObject) -> bool:
             removed.append(data.pop(provider, None) is not None)
             return removed[-1]
 
@@ -465,10 +466,10 @@ class AuthStorage:
     def modify(
         self,
         provider: str,
-        change: Callable[[dict[str, Any] | None], dict[str, Any] | None],
+        change: Callable[[JsonObject | None], JsonObject | None],
         *,
         cancel: threading.Event | None = None,
-    ) -> dict[str, Any] | None:
+    ) -> JsonObject | None:
         """Replace ``provider``'s entry with ``change(current entry)`` under the file lock.
 
         The file is re-read under the lock, so ``change`` sees what another process wrote last (an OAuth
@@ -479,9 +480,9 @@ class AuthStorage:
             AuthFileError: the file on disk is malformed (it is left untouched), cannot be written, or
                 its lock stayed held by another process.
         """
-        result: list[dict[str, Any] | None] = []
+        result: list[JsonObject | None] = []
 
-        def apply(data: dict[str, Any]) -> bool:
+        def apply(data: JsonObject) -> bool:
             current = data.get(provider)
             usable = dict(current) if isinstance(current, dict) and _entry_problem(current) is None else None
             replacement = change(usable)
@@ -496,7 +497,7 @@ class AuthStorage:
         return result[0] if result else None
 
     def _modify(
-        self, change: Callable[[dict[str, Any]], bool], *, cancel: threading.Event | None = None
+        self, change: Callable[[JsonObject], bool], *, cancel: threading.Event | None = None
     ) -> None:
         with self._lock, self._file_lock(cancel):
             data = self._read_disk()  # raises on a malformed file, so it is never overwritten
@@ -527,7 +528,7 @@ class AuthStorage:
             except OSError as exc:
                 raise AuthFileError(f"cannot create {directory}: {exc.strerror or exc}") from exc
 
-    def _write(self, data: dict[str, Any]) -> None:
+    def _write(self, data: JsonObject) -> None:
         text = json.dumps(data, indent=2)
         try:
             # A new file is created 0600, so a token is never readable by others, even briefly; an

@@ -18,7 +18,8 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 from .types import Model
 
@@ -118,13 +119,13 @@ class Catalog:
         self._path = path
         with path.open("rb") as handle:
             first = handle.readline()
-        header: dict[str, Any] = json.loads(first)
+        header: JsonObject = json.loads(first)
         self.pi_version: str = header["piVersion"]
         self.order: tuple[str, ...] = tuple(header["providerOrder"])
         self.providers: dict[str, ProviderInfo] = {}
         # where each provider's line starts and how long it is: a run reads only the providers it uses
         self._spans: dict[str, tuple[int, int]] = {}
-        self._models: dict[str, list[dict[str, Any]]] = {}
+        self._models: dict[str, list[JsonObject]] = {}
         self._lock = threading.Lock()
         offset = len(first)
         for entry, size in zip(header["providers"], header["lineBytes"], strict=True):
@@ -148,7 +149,7 @@ class Catalog:
             )
             self.providers[info.id] = info
 
-    def raw_models(self, provider: str) -> list[dict[str, Any]]:
+    def raw_models(self, provider: str) -> list[JsonObject]:
         """``provider``'s models as pi's JSON (shared: do not modify); empty for an unknown provider."""
         with self._lock:
             found = self._models.get(provider)

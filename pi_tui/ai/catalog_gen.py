@@ -17,7 +17,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 __all__ = ["CATALOG_PATH", "extract", "render", "main"]
 
@@ -80,7 +81,7 @@ class CatalogGenError(RuntimeError):
     """pi could not be read, or it says something this generator does not know how to record."""
 
 
-def _run_probe(node: Path, ai_dist: Path, agent_dist: Path) -> dict[str, Any]:
+def _run_probe(node: Path, ai_dist: Path, agent_dist: Path) -> JsonObject:
     script = ai_dist.parent / ".pi-tui-catalog-probe.mjs"
     # The probe imports pi's modules by path; ESM needs a file for top-level await, so one is written
     # next to pi's package and removed again.
@@ -97,11 +98,11 @@ def _run_probe(node: Path, ai_dist: Path, agent_dist: Path) -> dict[str, Any]:
         script.unlink(missing_ok=True)
     if run.returncode != 0:
         raise CatalogGenError(f"reading pi's catalog failed: {run.stderr.strip()[-2000:]}")
-    data: dict[str, Any] = json.loads(run.stdout)
+    data: JsonObject = json.loads(run.stdout)
     return data
 
 
-def _auth_kind(entry: dict[str, Any]) -> tuple[str, list[str]]:
+def _auth_kind(entry: JsonObject) -> tuple[str, list[str]]:
     """(kind, env variables in the order pi's resolver reads them)."""
     api_key = entry["apiKey"]
     if api_key is None:
@@ -125,7 +126,7 @@ def _auth_kind(entry: dict[str, Any]) -> tuple[str, list[str]]:
     return "key", reads
 
 
-def extract(node: Path, ai_dist: Path, agent_dist: Path) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+def extract(node: Path, ai_dist: Path, agent_dist: Path) -> tuple[JsonObject, list[list[JsonObject]]]:
     """pi's catalog as (header, models per provider in header order).
 
     Raises:
@@ -133,12 +134,12 @@ def extract(node: Path, ai_dist: Path, agent_dist: Path) -> tuple[dict[str, Any]
     """
     raw = _run_probe(node, ai_dist, agent_dist)
     defaults = {provider: model_id for provider, model_id in raw["defaultModels"]}
-    providers: list[dict[str, Any]] = []
-    models: list[list[dict[str, Any]]] = []
+    providers: list[JsonObject] = []
+    models: list[list[JsonObject]] = []
     for entry in raw["providers"]:
         kind, env = _auth_kind(entry)
         apis = list(dict.fromkeys(m["api"] for m in entry["models"]))
-        info: dict[str, Any] = {
+        info: JsonObject = {
             "id": entry["id"],
             "name": entry["name"],
             "baseUrl": entry["baseUrl"],
@@ -164,7 +165,7 @@ def extract(node: Path, ai_dist: Path, agent_dist: Path) -> tuple[dict[str, Any]
     return header, models
 
 
-def render(header: dict[str, Any], models: list[list[dict[str, Any]]]) -> str:
+def render(header: JsonObject, models: list[list[JsonObject]]) -> str:
     """The file's text: the header on the first line, then one line of models per provider."""
     dump = lambda value: json.dumps(value, separators=(",", ":"), ensure_ascii=False)  # noqa: E731
     lines = [dump(group) for group in models]

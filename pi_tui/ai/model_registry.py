@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pi_tui.util.json_types import JsonObject
 from pi_tui.util.record import ValidationError
 
 from . import paths
@@ -130,7 +131,7 @@ def missing_key_message(provider: str, agent_dir: Path | None = None) -> str:
     return f"No API key for {provider}: add it to {auth_file} or configure apiKey in {models_file}"
 
 
-def _merge_dicts(base: dict[str, Any] | None, extra: dict[str, Any] | None) -> dict[str, Any] | None:
+def _merge_dicts(base: JsonObject | None, extra: JsonObject | None) -> JsonObject | None:
     if not extra:
         return base
     return {**(base or {}), **extra}
@@ -138,7 +139,7 @@ def _merge_dicts(base: dict[str, Any] | None, extra: dict[str, Any] | None) -> d
 
 def _apply_override(model: Model, override: ModelOverride) -> Model:
     """Patch ``model`` with the fields ``override`` sets (cost, headers and compat merge)."""
-    plain: dict[str, Any] = {
+    plain: JsonObject = {
         "name": override.name,
         "reasoning": override.reasoning,
         "context_window": override.context_window,
@@ -189,7 +190,7 @@ def _with_account_ids(model: Model) -> Model:
 _NESTED_COMPAT = ("openRouterRouting", "vercelGatewayRouting", "chatTemplateKwargs", "chatTemplateArgs")
 
 
-def merge_compat(base: dict[str, Any] | None, extra: dict[str, Any] | None) -> dict[str, Any] | None:
+def merge_compat(base: JsonObject | None, extra: JsonObject | None) -> JsonObject | None:
     """``extra``'s compat keys over ``base``'s; the routing and chat-template objects merge one level."""
     merged = _merge_dicts(base, extra)
     if not extra or merged is None:
@@ -212,7 +213,7 @@ def _model_defaults(models: list[Model], model_id: str, api: str | None) -> Mode
     )
 
 
-def _tiers(raw: list[dict[str, Any]] | None) -> list[CostTier] | None:
+def _tiers(raw: list[JsonObject] | None) -> list[CostTier] | None:
     """models.json ``cost.tiers`` as records (a tier without ``inputTokensAbove`` is dropped)."""
     if not raw:
         return None
@@ -378,7 +379,7 @@ class ModelRegistry:
         # Provider-level settings and per-model overrides apply to the models already there.
         overrides = dict(provider.model_overrides or {})
         for index, model in enumerate(models):
-            update: dict[str, Any] = {}
+            update: JsonObject = {}
             if provider.base_url:
                 update["base_url"] = provider.base_url
             headers = _merge_dicts(_merge_dicts(model.headers, provider_headers), auth_header)
@@ -452,7 +453,7 @@ class ModelRegistry:
 
     # --- extensions ------------------------------------------------------------------------------
 
-    def register_provider(self, name: str, config: dict[str, Any]) -> None:
+    def register_provider(self, name: str, config: JsonObject) -> None:
         """Add or change a provider at run time (pi's ``pi.registerProvider``).
 
         ``config`` uses the models.json provider shape (camelCase). With ``models`` the provider's model

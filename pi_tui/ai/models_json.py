@@ -12,9 +12,10 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 from pi_tui.util.record import Record, ValidationError, field
 
 from .auth import ConfigValueError, expand_config_value
@@ -56,7 +57,7 @@ class CostConfig(_ConfigModel):
     cache_read: float | None = field(default=None, ge=0)
     cache_write: float | None = field(default=None, ge=0)
     # pi 0.80.6: prices that apply above an input size; accepted, the base prices are what we bill
-    tiers: list[dict[str, Any]] | None = None
+    tiers: list[JsonObject] | None = None
 
 
 class ModelOverride(_ConfigModel):
@@ -69,12 +70,12 @@ class ModelOverride(_ConfigModel):
     context_window: int | None = field(default=None, gt=0)
     max_tokens: int | None = field(default=None, gt=0)
     headers: dict[str, str] | None = None
-    compat: dict[str, Any] | None = None
+    compat: JsonObject | None = None
     # pi 0.72-0.87 model fields: accepted (no unknown-key warning) so one file serves both agents
     thinking_level_map: dict[str, str | None] | None = None
-    input_limits: dict[str, Any] | None = None
+    input_limits: JsonObject | None = None
     prompt_cache: dict[str, int | float] | None = None
-    sampling_params: dict[str, Any] | None = None
+    sampling_params: JsonObject | None = None
 
 
 class ModelDefinition(ModelOverride):
@@ -93,7 +94,7 @@ class ProviderConfig(_ConfigModel):
     api_key: str | None = field(default=None, min_length=1)
     headers: dict[str, str] | None = None
     auth_header: bool | None = None
-    compat: dict[str, Any] | None = None
+    compat: JsonObject | None = None
     models: list[ModelDefinition] | None = None
     model_overrides: dict[str, ModelOverride] | None = None
 

@@ -16,7 +16,8 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 from .types import Model
 
@@ -47,7 +48,7 @@ def _is_gateway_model(value: object) -> bool:
     return all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers)
 
 
-def models_from_config(config: object) -> list[dict[str, Any]] | None:
+def models_from_config(config: object) -> list[JsonObject] | None:
     """The gateway's models as pi stores them (``pi-messages`` models of ``radius`` at the config's base
     URL); None when ``config`` is not a gateway config."""
     if not isinstance(config, dict):
@@ -62,7 +63,7 @@ def models_from_config(config: object) -> list[dict[str, Any]] | None:
     ]
 
 
-def _read_store(path: Path) -> dict[str, Any]:
+def _read_store(path: Path) -> JsonObject:
     try:
         text = path.read_text(encoding="utf-8").lstrip("\ufeff")
     except FileNotFoundError:
@@ -111,7 +112,7 @@ def refresh_radius_catalog(agent_dir: Path, token: str) -> int:
     return len(models)
 
 
-def store_radius_models(agent_dir: Path, models: list[dict[str, Any]]) -> None:
+def store_radius_models(agent_dir: Path, models: list[JsonObject]) -> None:
     """Put ``models`` as Radius's list into ``models-store.json``, keeping the other providers' lists.
 
     The file is read and replaced whole under the auth.json-style lock pi takes on it; the replace is

@@ -29,7 +29,7 @@ import types
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.util.json_types import JsonObject
 
@@ -149,7 +149,7 @@ def _parse_ranks(name: str, data: bytes) -> dict[bytes, int]:
     return ranks
 
 
-def _encoding_params(name: str, ranks_loader: Callable[..., dict[bytes, int]]) -> dict[str, Any]:
+def _encoding_params(name: str, ranks_loader: Callable[..., dict[bytes, int]]) -> JsonObject:
     """tiktoken_ext's own constructor for ``name``, run with ``ranks_loader`` instead of its downloader.
 
     The constructor is copied with its own globals dict, so tiktoken_ext's module (shared with any

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 if TYPE_CHECKING:
     from .http import HttpClient
@@ -93,7 +94,7 @@ class HttpStatusError(Exception):
         self.response = response
 
 
-def encode_body(body: dict[str, Any]) -> bytes:
+def encode_body(body: JsonObject) -> bytes:
     """Compact UTF-8 JSON, as sent on the wire."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._http import HttpResult, test_mode
 from .device import Poll
 from .types import OAuthError
@@ -23,7 +25,7 @@ def positive_seconds(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
-def require_str(body: dict[str, Any], name: str, who: str) -> str:
+def require_str(body: JsonObject, name: str, who: str) -> str:
     value = body.get(name)
     if not isinstance(value, str) or not value:
         raise OAuthError(f"{who} sent an unexpected answer (no {name})")

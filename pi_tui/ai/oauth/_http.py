@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from .types import LoginCancelled, OAuthError
 
@@ -75,7 +76,7 @@ class HttpResult:
     """A response: its status and its JSON object body ({} when the body was not a JSON object)."""
 
     status: int
-    body: dict[str, Any]
+    body: JsonObject
     text: str
 
     @property
@@ -114,7 +115,7 @@ def _send(request: urllib.request.Request, cancel: threading.Event | None, timeo
     if cancel is not None and cancel.is_set():
         raise LoginCancelled()
     text = raw.decode("utf-8", errors="replace")
-    body: dict[str, Any] = {}
+    body: JsonObject = {}
     try:
         parsed = json_safe.loads(text) if text.strip() else {}
         if isinstance(parsed, dict):

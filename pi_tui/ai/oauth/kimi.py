@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_tui.util.json_types import JsonObject
 
 from .types import AuthEvent, Credential, Interaction, OAuthError, OAuthProvider, RequestAuth
 
@@ -34,7 +36,7 @@ def _host() -> str:
     return (override or DEFAULT_HOST).rstrip("/")
 
 
-def _credential(body: dict[str, Any], action: str) -> Credential:
+def _credential(body: JsonObject, action: str) -> Credential:
     from ._device_common import require_str
 
     access = require_str(body, "access_token", f"Kimi Code token {action}")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
+
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
     "AuthEvent",
@@ -27,7 +29,7 @@ __all__ = [
 
 CANCELLED_MESSAGE = "Login cancelled"
 
-Credential = dict[str, Any]
+Credential = JsonObject
 """A stored login as pi writes it: ``{"type": "oauth", "access", "refresh", "expires", ...extras}``."""
 
 

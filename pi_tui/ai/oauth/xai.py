@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_tui.util.json_types import JsonObject
 
 from .types import AuthEvent, Credential, Interaction, OAuthError, OAuthProvider
 
@@ -25,7 +27,7 @@ _SKEW_MS = 5 * 60 * 1000
 _DEFAULT_LIFETIME_S = 3600
 
 
-def _credential(body: dict[str, Any], previous_refresh: str | None = None) -> Credential:
+def _credential(body: JsonObject, previous_refresh: str | None = None) -> Credential:
     from ._device_common import require_str
 
     access = require_str(body, "access_token", "xAI")

@@ -23,6 +23,8 @@ import os
 import re
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ..stream import LlmRequest, StreamOptions
 from ..thinking import clamp_thinking_level, level_map
 from ..types import (
@@ -125,7 +127,7 @@ def _thinking_level(model: Model, options: StreamOptions) -> str | None:
     return None if level == "off" else level
 
 
-def _limits(model: Model, options: StreamOptions) -> tuple[int, dict[str, Any] | None]:
+def _limits(model: Model, options: StreamOptions) -> tuple[int, JsonObject | None]:
     """``maxTokens`` and ``additionalModelRequestFields``, as pi's ``streamSimple`` sets them."""
     base = options.max_tokens or model.max_tokens
     level = _thinking_level(model, options)
@@ -134,7 +136,7 @@ def _limits(model: Model, options: StreamOptions) -> tuple[int, dict[str, Any] |
     display = None if _gov_cloud(model) else "summarized"
     with_display = {"display": display} if display is not None else {}
     if supports_adaptive_thinking(model):
-        fields: dict[str, Any] = {
+        fields: JsonObject = {
             "thinking": {"type": "adaptive", **with_display},
             "output_config": {"effort": _effort(model, level)},
         }
@@ -157,12 +159,12 @@ def _tool_id(call_id: str) -> str:
     return _ID_CHARS.sub("_", call_id)[:64]
 
 
-def _text_block(text: str) -> dict[str, Any] | None:
+def _text_block(text: str) -> JsonObject | None:
     clean = sanitize_surrogates(text)
     return {"text": clean} if clean.strip() else None
 
 
-def _image(image: ImageContent) -> dict[str, Any]:
+def _image(image: ImageContent) -> JsonObject:
     image_format = _IMAGE_FORMATS.get(image.mime_type)
     if image_format is None:
         raise BedrockRequestError(
@@ -171,8 +173,8 @@ def _image(image: ImageContent) -> dict[str, Any]:
     return {"image": {"format": image_format, "source": {"bytes": image.data}}}
 
 
-def _user(message: LlmMessage) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
+def _user(message: LlmMessage) -> JsonObject:
+    content: list[JsonObject] = []
     if isinstance(message.content, str):
         content.append(_text_block(message.content) or {"text": EMPTY_TEXT})
     else:
@@ -188,8 +190,8 @@ def _user(message: LlmMessage) -> dict[str, Any]:
     return {"role": "user", "content": content}
 
 
-def _assistant(message: AssistantMessage, model: Model) -> dict[str, Any] | None:
-    blocks: list[dict[str, Any]] = []
+def _assistant(message: AssistantMessage, model: Model) -> JsonObject | None:
+    blocks: list[JsonObject] = []
     claude = is_claude(model)
     for part in message.content:
         if isinstance(part, TextContent):
@@ -238,8 +240,8 @@ def _document(value: Any) -> Any:
     return value
 
 
-def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
+def _tool_result(message: ToolResultMessage) -> JsonObject:
+    content: list[JsonObject] = []
     for part in message.content:
         if isinstance(part, ImageContent):
             content.append(_image(part))
@@ -258,8 +260,8 @@ def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
     }
 
 
-def _cache_point(options: StreamOptions) -> dict[str, Any]:
-    point: dict[str, Any] = {"type": "default"}
+def _cache_point(options: StreamOptions) -> JsonObject:
+    point: JsonObject = {"type": "default"}
     if options.cache_retention == "long":
         point["ttl"] = "1h"
     return {"cachePoint": point}
@@ -267,9 +269,9 @@ def _cache_point(options: StreamOptions) -> dict[str, Any]:
 
 def convert_messages(
     messages: list[LlmMessage], model: Model, options: StreamOptions
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """``messages`` for a prepared history (`prepare_messages`), with the last cache point."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for message in messages:
         if isinstance(message, AssistantMessage):
             converted = _assistant(message, model)
@@ -298,17 +300,17 @@ def convert_messages(
     return out
 
 
-def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body of ``ConverseStream`` (the model id goes in the URL)."""
     messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
     max_tokens, fields = _limits(model, options)
-    body: dict[str, Any] = {"messages": convert_messages(messages, model, options)}
+    body: JsonObject = {"messages": convert_messages(messages, model, options)}
     if request.system_prompt:
-        system: list[dict[str, Any]] = [{"text": sanitize_surrogates(request.system_prompt)}]
+        system: list[JsonObject] = [{"text": sanitize_surrogates(request.system_prompt)}]
         if options.cache_retention != "none" and supports_prompt_caching(model):
             system.append(_cache_point(options))
         body["system"] = system
-    inference: dict[str, Any] = {"maxTokens": max_tokens}
+    inference: JsonObject = {"maxTokens": max_tokens}
     if options.temperature is not None:
         inference["temperature"] = options.temperature
     body["inferenceConfig"] = inference
@@ -317,7 +319,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         specs = []
         for tool in request.tools:
             strict = strict_parameters(tool, supports_strict)
-            spec: dict[str, Any] = {
+            spec: JsonObject = {
                 "name": tool.name,
                 "description": tool.description,
                 "inputSchema": {"json": strict if strict is not None else tool.parameters},

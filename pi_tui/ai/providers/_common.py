@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pi_tui.util import json_safe
 from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
+from pi_tui.util.json_types import JsonObject
 
 from ..cost import calculate_cost
 from ..stream import (
@@ -292,7 +293,7 @@ def json_stringify(value: Any) -> str:
     return dumps(value)
 
 
-def parse_arguments(raw: str) -> tuple[dict[str, Any], bool]:
+def parse_arguments(raw: str) -> tuple[JsonObject, bool]:
     """Final tool arguments: ``({}, True)`` for an empty string, ``({}, False)`` for anything not an object
     (or nested deeper than `json_safe.MAX_DEPTH`)."""
     if not raw.strip():
@@ -408,12 +409,12 @@ async def stream_over_http(
     request: LlmRequest,
     options: StreamOptions,
     *,
-    build_body: Callable[[Model, LlmRequest, StreamOptions], dict[str, Any]],
+    build_body: Callable[[Model, LlmRequest, StreamOptions], JsonObject],
     get_client: Callable[[Model, StreamOptions], Awaitable[EventSource]],
     path: str,
     decode: Callable[[str | None, str, SseStream], Any],
     make_reader: Callable[[MessageBuilder], Any],
-    encode: Callable[[dict[str, Any]], bytes] | None = None,
+    encode: Callable[[JsonObject], bytes] | None = None,
     describe: Callable[[BaseException], str] | None = None,
     close_blocks: Callable[[Any], list[StreamEvent]] | None = None,
     provider_retries: bool = False,
@@ -508,7 +509,7 @@ class _Decoded:
         await self.stream.close()
 
 
-def apply_on_payload(body: dict[str, Any], options: StreamOptions) -> dict[str, Any]:
+def apply_on_payload(body: JsonObject, options: StreamOptions) -> JsonObject:
     if options.on_payload is None:
         return body
     replaced = options.on_payload(body)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 __all__ = ["AccessToken", "AdcError", "SetupError", "access_token", "clear_token_cache", "credentials_path"]
 
@@ -105,7 +106,7 @@ async def access_token(path: Path | None = None) -> AccessToken:
     return token
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> JsonObject:
     try:
         info = json_safe.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -115,7 +116,7 @@ def _read(path: Path) -> dict[str, Any]:
     return info
 
 
-def _require(info: dict[str, Any], path: Path, *names: str) -> list[str]:
+def _require(info: JsonObject, path: Path, *names: str) -> list[str]:
     missing = [name for name in names if not isinstance(info.get(name), str) or not info[name]]
     if missing:
         raise AdcError(f"The Google credentials file {path} lacks {', '.join(missing)}; {_LOGIN_HINT}")
@@ -126,12 +127,12 @@ def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def service_account_assertion(info: dict[str, Any], token_uri: str, now: int, path: Path) -> str:
+def service_account_assertion(info: JsonObject, token_uri: str, now: int, path: Path) -> str:
     """The signed JWT a service account exchanges for an access token."""
     from ._rs256 import load_private_key, sign_rs256
 
     email, pem = _require(info, path, "client_email", "private_key")
-    header: dict[str, Any] = {"alg": "RS256", "typ": "JWT"}
+    header: JsonObject = {"alg": "RS256", "typ": "JWT"}
     if isinstance(info.get("private_key_id"), str):
         header["kid"] = info["private_key_id"]
     claims = {"iss": email, "scope": SCOPE, "aud": token_uri, "iat": now, "exp": now + 3600}
@@ -143,7 +144,7 @@ def service_account_assertion(info: dict[str, Any], token_uri: str, now: int, pa
     return f"{signing_input}.{_b64url(sign_rs256(key, signing_input.encode()))}"
 
 
-async def _exchange(path: Path, info: dict[str, Any]) -> AccessToken:
+async def _exchange(path: Path, info: JsonObject) -> AccessToken:
     kind = info.get("type")
     token_uri = info.get("token_uri") if isinstance(info.get("token_uri"), str) else None
     token_uri = token_uri or DEFAULT_TOKEN_URI

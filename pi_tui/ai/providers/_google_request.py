@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, StreamOptions
 from ..thinking import clamp_thinking_level, level_map
@@ -126,7 +127,7 @@ def _mapped_level(model: Model, level: str) -> str:
     return resolved
 
 
-def thinking_config(model: Model, options: StreamOptions, *, vertex: bool = False) -> dict[str, Any] | None:
+def thinking_config(model: Model, options: StreamOptions, *, vertex: bool = False) -> JsonObject | None:
     """``generationConfig.thinkingConfig`` for the requested level (None for non-reasoning models)."""
     if not model.reasoning:
         return None
@@ -159,7 +160,7 @@ def _budget(model: Model, level: str, options: StreamOptions, vertex: bool) -> i
 # --- tools ------------------------------------------------------------------------------------------
 
 
-def convert_tools(tools: list[ToolDefinition], model_id: str) -> tuple[list[dict[str, Any]], bool]:
+def convert_tools(tools: list[ToolDefinition], model_id: str) -> tuple[list[JsonObject], bool]:
     """The ``tools`` field and whether any tool is strict (which asks for the ``VALIDATED`` mode)."""
     major = _gemini_major(model_id)
     supports_strict = major is not None and major >= 3
@@ -185,11 +186,11 @@ def _same_model(message: AssistantMessage, model: Model) -> bool:
     return message.provider == model.provider and message.api == model.api and message.model == model.id
 
 
-def _inline(image: ImageContent) -> dict[str, Any]:
+def _inline(image: ImageContent) -> JsonObject:
     return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
 
 
-def _user_content(message: UserMessage, model: Model) -> list[dict[str, Any]]:
+def _user_content(message: UserMessage, model: Model) -> list[JsonObject]:
     if isinstance(message.content, str):
         return [{"parts": [{"text": sanitize_surrogates(message.content)}], "role": "user"}]
     content = list(message.content)
@@ -203,10 +204,10 @@ def _user_content(message: UserMessage, model: Model) -> list[dict[str, Any]]:
     return [{"parts": parts, "role": "user"}] if parts else []
 
 
-def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, str]) -> list[dict[str, Any]]:
+def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, str]) -> list[JsonObject]:
     same = _same_model(message, model)
     with_id = requires_tool_call_id(model.id)
-    parts: list[dict[str, Any]] = []
+    parts: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, TextContent):
             signature = block.text_signature if same and _valid_signature(block.text_signature) else None
@@ -222,7 +223,7 @@ def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, s
                 signature = block.thinking_signature if _valid_signature(block.thinking_signature) else None
                 if not block.thinking.strip() and not signature:
                     continue
-                part: dict[str, Any] = {"text": sanitize_surrogates(block.thinking), "thought": True}
+                part: JsonObject = {"text": sanitize_surrogates(block.thinking), "thought": True}
                 if signature:
                     part["thoughtSignature"] = signature
                 parts.append(part)
@@ -230,18 +231,18 @@ def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, s
                 parts.append({"text": sanitize_surrogates(block.thinking)})  # another model's: plain words
         elif isinstance(block, ToolCall):
             call_id = ids.get(block.id, block.id)
-            call: dict[str, Any] = {"args": block.arguments or {}}
+            call: JsonObject = {"args": block.arguments or {}}
             if with_id:
                 call["id"] = call_id
             call["name"] = block.name
-            wire: dict[str, Any] = {"functionCall": call}
+            wire: JsonObject = {"functionCall": call}
             if same and _valid_signature(block.thought_signature):
                 wire["thoughtSignature"] = block.thought_signature
             parts.append(wire)
     return [{"parts": parts, "role": "model"}] if parts else []
 
 
-def _tool_result_content(message: ToolResultMessage, model: Model, call_id: str) -> list[dict[str, Any]]:
+def _tool_result_content(message: ToolResultMessage, model: Model, call_id: str) -> list[JsonObject]:
     """The ``functionResponse`` content (merged into the previous one by the caller), then, for models
     that cannot take images inside it, a separate user content with the images."""
     content = list(message.content)
@@ -251,7 +252,7 @@ def _tool_result_content(message: ToolResultMessage, model: Model, call_id: str)
     images = [_inline(p) for p in content if isinstance(p, ImageContent)] if "image" in model.input else []
     value = sanitize_surrogates(text) if text else "(see attached image)" if images else ""
     nested = _multimodal_function_response(model.id)
-    response: dict[str, Any] = {
+    response: JsonObject = {
         "name": message.tool_name,
         "response": {"error": value} if message.is_error else {"output": value},
     }
@@ -269,7 +270,7 @@ def _pi_tool_call_id(call_id: str) -> str:
     return _ID_CHARS.sub("_", call_id)[:64]
 
 
-def _has_function_response(content: dict[str, Any]) -> bool:
+def _has_function_response(content: JsonObject) -> bool:
     return content["role"] == "user" and any("functionResponse" in p for p in content["parts"])
 
 
@@ -286,7 +287,7 @@ class _Converter:
         self.model = model
         self.cache = cache
         self.key = (model.api, model.provider, model.id, tuple(model.input))
-        self.out: list[dict[str, Any]] = []
+        self.out: list[JsonObject] = []
         self.ids: dict[str, str] = {}  # another model's tool-call id -> the id sent for it
 
     def copy(self) -> _Converter:
@@ -295,7 +296,7 @@ class _Converter:
         twin.ids = dict(self.ids)
         return twin
 
-    def _convert(self, message: LlmMessage) -> list[dict[str, Any]]:
+    def _convert(self, message: LlmMessage) -> list[JsonObject]:
         model = self.model
         if isinstance(message, AssistantMessage):
             return _assistant_content(message, model, self.ids)
@@ -328,11 +329,11 @@ class _Converter:
             else:
                 out.extend(contents)
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self) -> list[JsonObject]:
         return list(self.out)
 
 
-def convert_messages(messages: list[LlmMessage], model: Model) -> list[dict[str, Any]]:
+def convert_messages(messages: list[LlmMessage], model: Model) -> list[JsonObject]:
     """``contents`` for a prepared history (`prepare_messages`)."""
     converter = _Converter(model, None)
     converter.feed(messages, cached=False)
@@ -341,7 +342,7 @@ def convert_messages(messages: list[LlmMessage], model: Model) -> list[dict[str,
 
 def build_request(
     model: Model, request: LlmRequest, options: StreamOptions, *, vertex: bool = False
-) -> dict[str, Any]:
+) -> JsonObject:
     """The JSON body of ``streamGenerateContent``, in the SDK's field order."""
     if options.on_payload is not None:
         # The hook may change the body in place: it gets freshly converted contents, nothing shared.
@@ -350,7 +351,7 @@ def build_request(
     else:
         key = (model.api, model.provider, model.id, tuple(model.input))
         contents = _MEMO.convert(model, request, key, lambda: _Converter(model, CACHE), CACHE).finish()
-    body: dict[str, Any] = {"contents": contents}
+    body: JsonObject = {"contents": contents}
     if request.system_prompt:
         system = sanitize_surrogates(request.system_prompt)
         body["systemInstruction"] = {"parts": [{"text": system}], "role": "user"}
@@ -359,7 +360,7 @@ def build_request(
         body["tools"] = tools
         if strict:
             body["toolConfig"] = {"functionCallingConfig": {"mode": "VALIDATED"}}
-    generation: dict[str, Any] = {}
+    generation: JsonObject = {}
     if options.temperature is not None:
         generation["temperature"] = options.temperature
     # pi's cap: the requested one or the model's maximum, cut to the room the context window has left.
@@ -388,7 +389,7 @@ def model_path(model_id: str, *, vertex: bool) -> str:
     return f"publishers/google/models/{model_id}"
 
 
-def encode_request(body: dict[str, Any]) -> bytes:
+def encode_request(body: JsonObject) -> bytes:
     """The body as sent (Gemini API and Vertex AI): the stored history's contents spliced from the
     conversion cache `build_request` filled."""
     return encode_body(body, "contents", CACHE)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model, StopReason, TextContent, ToolCall
@@ -33,7 +34,7 @@ __all__ = ["Endpoint", "Reader", "decode_event", "describe_google_error", "strea
 # --- response ---------------------------------------------------------------------------------------
 
 
-def decode_event(event: str | None, data: str, stream: SseStream) -> dict[str, Any] | None:
+def decode_event(event: str | None, data: str, stream: SseStream) -> JsonObject | None:
     """One chunk of the stream; an ``{"error": ...}`` chunk raises `HttpStatusError` with its code."""
     if not data.strip():
         return None
@@ -78,7 +79,7 @@ class Reader:
         self.open = None
         return [self.out.end_text(index) if kind == "text" else self.out.end_thinking(index)]
 
-    def handle(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+    def handle(self, chunk: JsonObject) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         message = self.out.message
         if not message.response_id and isinstance(chunk.get("responseId"), str):
@@ -109,7 +110,7 @@ class Reader:
             )
         return events
 
-    def _part(self, part: dict[str, Any]) -> list[StreamEvent]:
+    def _part(self, part: JsonObject) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         signature = part.get("thoughtSignature")
         signature = signature if isinstance(signature, str) and signature else None
@@ -235,7 +236,7 @@ def _describe_failure(
     return text
 
 
-def _retry_info_ms(error: dict[str, Any]) -> int | None:
+def _retry_info_ms(error: JsonObject) -> int | None:
     """``google.rpc.RetryInfo.retryDelay`` (e.g. ``"31s"`` or ``"1.5s"``) in milliseconds."""
     for detail in error.get("details") or []:
         if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
@@ -260,7 +261,7 @@ class _Chunks:
     def __init__(self, stream: SseStream) -> None:
         self.stream = stream
 
-    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+    async def __aiter__(self) -> AsyncIterator[JsonObject]:
         async for event, data in self.stream:
             chunk = decode_event(event, data, self.stream)
             if chunk is not None:

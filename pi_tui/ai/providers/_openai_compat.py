@@ -16,6 +16,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ..thinking import level_map
 from ..types import AssistantMessage, LlmMessage, Model
 
@@ -35,7 +37,7 @@ __all__ = [
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-def detect_compat(model: Model) -> dict[str, Any]:
+def detect_compat(model: Model) -> JsonObject:
     """The flags pi infers for ``model`` from its provider and base URL alone."""
     provider = model.provider
     url = model.base_url or DEFAULT_BASE_URL
@@ -113,7 +115,7 @@ def detect_compat(model: Model) -> dict[str, Any]:
     }
 
 
-def resolve_compat(model: Model) -> dict[str, Any]:
+def resolve_compat(model: Model) -> JsonObject:
     """pi's resolved ``OpenAICompletionsCompat`` for ``model``: detected defaults, then the model's own
     ``compat`` key by key (a ``null`` value keeps the default, as pi's ``??`` does). Two pi-tui keys
     join them: ``reasoningEffortMap`` (an older models.json spelling of ``thinkingLevelMap``) and
@@ -150,9 +152,9 @@ def _off_value(model: Model) -> tuple[bool, str | None]:
     return _exact(model, "off")
 
 
-def _template_values(model: Model, level: str | None, values: dict[str, Any]) -> dict[str, Any] | None:
+def _template_values(model: Model, level: str | None, values: JsonObject) -> JsonObject | None:
     """``chatTemplateKwargs``/``chatTemplateArgs`` with their ``$var`` entries filled in (pi's rules)."""
-    resolved: dict[str, Any] = {}
+    resolved: JsonObject = {}
     for key, value in values.items():
         if not isinstance(value, dict):
             resolved[key] = value
@@ -174,7 +176,7 @@ def _template_values(model: Model, level: str | None, values: dict[str, Any]) ->
     return resolved or None
 
 
-def add_thinking(body: dict[str, Any], model: Model, thinking: str, compat: dict[str, Any]) -> None:
+def add_thinking(body: JsonObject, model: Model, thinking: str, compat: JsonObject) -> None:
     """Ask for (or turn off) reasoning the way ``compat["thinkingFormat"]`` says; ``thinking`` is the
     level already fitted to the model (``off`` = no reasoning)."""
     if not model.reasoning:
@@ -246,7 +248,7 @@ def add_thinking(body: dict[str, Any], model: Model, thinking: str, compat: dict
                 body["reasoning_effort"] = off
 
 
-def cache_control(compat: dict[str, Any], retention: str) -> dict[str, str] | None:
+def cache_control(compat: JsonObject, retention: str) -> dict[str, str] | None:
     """The Anthropic-style marker for servers that pass it through (``cacheControlFormat: anthropic``,
     e.g. OpenRouter's ``anthropic/*`` models); None when the server does not take one or caching is off."""
     if compat.get("cacheControlFormat") != "anthropic" or retention == "none":
@@ -257,7 +259,7 @@ def cache_control(compat: dict[str, Any], retention: str) -> dict[str, str] | No
     return control
 
 
-def _mark_text(message: dict[str, Any], control: dict[str, str]) -> dict[str, Any] | None:
+def _mark_text(message: JsonObject, control: dict[str, str]) -> JsonObject | None:
     """A copy of ``message`` with ``control`` on its last text (a string content becomes one text part);
     None when it has no text to carry the marker."""
     content = message.get("content")
@@ -276,10 +278,10 @@ def _mark_text(message: dict[str, Any], control: dict[str, str]) -> dict[str, An
     return None
 
 
-def apply_cache_control(body: dict[str, Any], control: dict[str, str]) -> None:
+def apply_cache_control(body: JsonObject, control: dict[str, str]) -> None:
     """Put ``control`` on the instructions, the last tool and the last message with text, as pi does.
     The messages changed are replaced by copies: the converted history is shared between requests."""
-    messages: list[dict[str, Any]] = list(body["messages"])
+    messages: list[JsonObject] = list(body["messages"])
     for index, message in enumerate(messages):
         if message.get("role") in ("system", "developer"):
             marked = _mark_text(message, control)
@@ -298,7 +300,7 @@ def apply_cache_control(body: dict[str, Any], control: dict[str, str]) -> None:
     body["messages"] = messages
 
 
-def affinity_headers(compat: dict[str, Any], session_id: str | None) -> dict[str, str]:
+def affinity_headers(compat: JsonObject, session_id: str | None) -> dict[str, str]:
     """Headers that keep a session on one backend (and its cache), for servers that route by them."""
     if not session_id or not compat.get("sendSessionAffinityHeaders"):
         return {}
@@ -309,10 +311,10 @@ def affinity_headers(compat: dict[str, Any], session_id: str | None) -> dict[str
     return {**headers, "x-client-request-id": session_id, "x-session-affinity": session_id}
 
 
-def routing_fields(model: Model) -> dict[str, Any]:
+def routing_fields(model: Model) -> JsonObject:
     """OpenRouter's ``provider`` and Vercel AI Gateway's ``providerOptions`` routing preferences."""
     compat = model.compat or {}
-    fields: dict[str, Any] = {}
+    fields: JsonObject = {}
     if compat.get("openRouterRouting") is not None:  # pi sends even an empty object
         fields["provider"] = compat["openRouterRouting"]
     routing = compat.get("vercelGatewayRouting") or {}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ..types import ToolDefinition
 
 __all__ = ["strict_parameters"]
@@ -105,7 +107,7 @@ def _make_strict(schema: Any) -> None:
     schema["additionalProperties"] = False
 
 
-def strict_parameters(tool: ToolDefinition, supports_strict: bool) -> dict[str, Any] | None:
+def strict_parameters(tool: ToolDefinition, supports_strict: bool) -> JsonObject | None:
     """The strict schema (a copy) when the tool asks for constrained sampling and the model supports it."""
     config = tool.constrained_sampling
     if not isinstance(config, dict) or config.get("type") != "json_schema":

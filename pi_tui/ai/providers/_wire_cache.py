@@ -35,6 +35,8 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from pi_tui.util.json_types import JsonObject
+
 if TYPE_CHECKING:
     from ..stream import LlmRequest
     from ..types import LlmMessage, Model
@@ -187,7 +189,7 @@ class ConversionCache:
         role: str,
         convert: Callable[[Any], list[Any]],
         plain: Callable[[list[Any]], bool] | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """``{"role": role, "content": convert(message)}``, the same object while ``message`` lives: a
         message the caller must not modify, nor its content. Its JSON is kept too, unless ``plain`` says
         the content holds only plain values (`json_plain`): then `encode_body` encodes it with its
@@ -197,7 +199,7 @@ class ConversionCache:
         entry = self._entries.get(slot)
         if entry is not None:
             if entry[0]() is message and entry[1] == key:
-                found: dict[str, Any] = entry[2]
+                found: JsonObject = entry[2]
                 return found
             self._forget(slot)
         content = convert(message)
@@ -303,7 +305,7 @@ def keep_deferred() -> None:
 _RUN_MIN = 64  # plain messages in a row encoded by one orjson call (fewer: one stdlib call each)
 
 
-def encode_body(body: dict[str, Any], field: str, cache: ConversionCache) -> bytes:
+def encode_body(body: JsonObject, field: str, cache: ConversionCache) -> bytes:
     """``body`` as compact UTF-8 JSON, with the list ``body[field]`` (messages or input items) spliced
     from the cache: an item, a ``{role, content}`` message or its ``content`` list that the cache holds
     is not encoded again, and a run of plain messages (`ConversionCache.message`) is encoded at once.

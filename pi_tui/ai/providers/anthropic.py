@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import (
@@ -112,7 +113,7 @@ def cache_control_for(model: Model, retention: str) -> dict[str, str] | None:
     return control
 
 
-def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body for ``POST /v1/messages`` (streaming)."""
     control = cache_control_for(model, options.cache_retention)
     prefix = _wire_prefix(request, model, options)
@@ -131,9 +132,9 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     if prefix is not None and request.wire_prefix is not None:
         wire = [*prefix, *wire]  # the request's messages start with a user prompt: nothing to join
         _CACHE.lead_items, _CACHE.lead_json = prefix, request.wire_prefix.json
-    body: dict[str, Any] = {"model": model.id, "messages": wire}
+    body: JsonObject = {"model": model.id, "messages": wire}
     if request.system_prompt.strip():
-        system_block: dict[str, Any] = {"type": "text", "text": sanitize_surrogates(request.system_prompt)}
+        system_block: JsonObject = {"type": "text", "text": sanitize_surrogates(request.system_prompt)}
         if control:
             system_block["cache_control"] = dict(control)
         body["system"] = [system_block]
@@ -148,7 +149,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         body["tools"] = []
         for t in request.tools:
             strict = strict_parameters(t, supports_strict)
-            tool: dict[str, Any] = {"name": t.name, "description": t.description}
+            tool: JsonObject = {"name": t.name, "description": t.description}
             if eager:
                 tool["eager_input_streaming"] = True
             if strict is not None:
@@ -242,7 +243,7 @@ def convert_messages(
     boundary: int,
     control: dict[str, str] | None,
     cache: ConversionCache | None = None,
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Anthropic messages, with one cache marker on the last block of the cached region.
 
     ``messages`` must already be prepared (`prepare_messages`), so tool results always follow their
@@ -270,9 +271,9 @@ class _Converter:
         self.cache = cache
         self.allow_empty_signature = _allow_empty_signature(model)
         self.key = (model.api, model.provider, model.id, "image" in model.input, self.allow_empty_signature)
-        self.out: list[dict[str, Any]] = []
+        self.out: list[JsonObject] = []
         # (index in out, block); block None marks a message whose content is a plain string
-        self.marker: tuple[int, dict[str, Any] | None] | None = None
+        self.marker: tuple[int, JsonObject | None] | None = None
 
     def copy(self) -> _Converter:
         twin = _Converter(self.model, self.cache)
@@ -315,7 +316,7 @@ class _Converter:
         if cached:
             self._place_marker(touched)
 
-    def _convert(self, message: LlmMessage) -> list[dict[str, Any]]:
+    def _convert(self, message: LlmMessage) -> list[JsonObject]:
         return _blocks(message, self.model, self.allow_empty_signature)
 
     def _place_marker(self, touched: list[int]) -> None:
@@ -332,7 +333,7 @@ class _Converter:
                 self.marker = (index, block)
                 return
 
-    def finish(self, control: dict[str, str] | None) -> list[dict[str, Any]]:
+    def finish(self, control: dict[str, str] | None) -> list[JsonObject]:
         out = list(self.out)
         if control is not None and self.marker is not None:
             # A marked copy in a copied list: the original block may be shared with later requests.
@@ -347,7 +348,7 @@ class _Converter:
         return out
 
 
-def _plain_blocks(blocks: list[dict[str, Any]]) -> bool:
+def _plain_blocks(blocks: list[JsonObject]) -> bool:
     """Whether these blocks hold plain JSON values only (`json_plain`): every field the conversion
     writes is a string or a boolean, except a tool call's input, which is the model's JSON."""
     for block in blocks:
@@ -356,12 +357,12 @@ def _plain_blocks(blocks: list[dict[str, Any]]) -> bool:
     return True
 
 
-def _is_tool_results(wire: dict[str, Any]) -> bool:
+def _is_tool_results(wire: JsonObject) -> bool:
     content = wire["content"]
     return wire["role"] == "user" and isinstance(content, list) and content[0]["type"] == "tool_result"
 
 
-def _blocks(message: LlmMessage, model: Model, allow_empty_signature: bool) -> list[dict[str, Any]]:
+def _blocks(message: LlmMessage, model: Model, allow_empty_signature: bool) -> list[JsonObject]:
     if isinstance(message, AssistantMessage):
         return _assistant_blocks(message, allow_empty_signature)
     if isinstance(message, ToolResultMessage):
@@ -369,7 +370,7 @@ def _blocks(message: LlmMessage, model: Model, allow_empty_signature: bool) -> l
     return _user_blocks(message, model)
 
 
-def _user_blocks(message: UserMessage, model: Model) -> list[dict[str, Any]]:
+def _user_blocks(message: UserMessage, model: Model) -> list[JsonObject]:
     content = message.content
     if isinstance(content, str):  # `_Converter.feed` sends plain strings itself; here for completeness
         return [{"type": "text", "text": sanitize_surrogates(content)}] if content.strip() else []
@@ -377,7 +378,7 @@ def _user_blocks(message: UserMessage, model: Model) -> list[dict[str, Any]]:
     return [b for b in blocks if b["type"] != "text" or b["text"].strip()]
 
 
-def _content_block(part: TextContent | ImageContent) -> dict[str, Any]:
+def _content_block(part: TextContent | ImageContent) -> JsonObject:
     if isinstance(part, TextContent):
         return {"type": "text", "text": sanitize_surrogates(part.text)}
     return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": part.data}}
@@ -388,8 +389,8 @@ def _allow_empty_signature(model: Model) -> bool:
     return (model.compat or {}).get("allowEmptySignature") is True
 
 
-def _assistant_blocks(message: AssistantMessage, allow_empty_signature: bool = False) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+def _assistant_blocks(message: AssistantMessage, allow_empty_signature: bool = False) -> list[JsonObject]:
+    blocks: list[JsonObject] = []
     for part in message.content:
         if isinstance(part, TextContent):
             if part.text.strip():
@@ -430,11 +431,11 @@ def tool_use_id(call_id: str) -> str:
     return _ID_CHARS.sub("_", call_id)[:64]
 
 
-def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, Any]:
+def _tool_result_block(message: ToolResultMessage, model: Model) -> JsonObject:
     """pi's ``tool_result``: the text blocks joined with newlines as one string when there is no image,
     else a block list (led by a placeholder text when it holds only images); ``is_error`` always set."""
     parts = message.content
-    content: str | list[dict[str, Any]]
+    content: str | list[JsonObject]
     if len(parts) == 1 and isinstance(parts[0], TextContent):  # the usual result: one text
         content = sanitize_surrogates(parts[0].text)
     elif not any(isinstance(part, ImageContent) for part in parts):
@@ -479,7 +480,7 @@ class _Reader:
         self.stop_reason: str | None = None
         self.stopped = False
 
-    def handle(self, event: dict[str, Any]) -> list[StreamEvent]:
+    def handle(self, event: JsonObject) -> list[StreamEvent]:
         kind = event.get("type")
         if kind == "content_block_delta":
             return self._delta(event["index"], event.get("delta") or {})
@@ -504,7 +505,7 @@ class _Reader:
             self.stopped = True
         return []
 
-    def _usage(self, usage: dict[str, Any] | None) -> None:
+    def _usage(self, usage: JsonObject | None) -> None:
         if not usage:
             return
         split = usage.get("cache_creation")
@@ -522,7 +523,7 @@ class _Reader:
             reasoning=output_details.get("thinking_tokens") if isinstance(output_details, dict) else None,
         )
 
-    def _start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:
+    def _start(self, index: int, block: JsonObject) -> list[StreamEvent]:
         kind = block.get("type")
         event: StreamEvent
         if kind == "text":
@@ -551,7 +552,7 @@ class _Reader:
         self.blocks[index] = ("skip", -1)  # server tools, citations etc.: not part of our message
         return []
 
-    def _delta(self, index: int, delta: dict[str, Any]) -> list[StreamEvent]:
+    def _delta(self, index: int, delta: JsonObject) -> list[StreamEvent]:
         kind, ours = self.blocks.get(index, ("skip", -1))
         delta_type = delta.get("type")
         if kind == "text" and delta_type == "text_delta":
@@ -582,7 +583,7 @@ class _Reader:
         return map_stop_reason(self.stop_reason)
 
 
-def decode_event(event: str | None, data: str, stream: SseStream) -> dict[str, Any] | None:
+def decode_event(event: str | None, data: str, stream: SseStream) -> JsonObject | None:
     """One Messages server-sent event as the SDK reads it: ``ping`` and unnamed events are skipped, an
     ``error`` event (which arrives after an HTTP 200) raises `HttpStatusError` with status 200."""
     if event == "ping" or event is None:
@@ -599,7 +600,7 @@ def decode_event(event: str | None, data: str, stream: SseStream) -> dict[str, A
         raise HttpStatusError(message, status_code=200, body=body, response=stream.response)
     if not data:
         return None
-    value: dict[str, Any] = json_safe.loads(data, limit=json_safe.MAX_RECORD_DEPTH)
+    value: JsonObject = json_safe.loads(data, limit=json_safe.MAX_RECORD_DEPTH)
     return value
 
 
@@ -670,7 +671,7 @@ def is_oauth_token(api_key: str | None) -> bool:
     return bool(api_key) and "sk-ant-oat" in (api_key or "")
 
 
-def _build_subscription_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def _build_subscription_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     from .anthropic_oauth import oauth_body  # only subscription requests need it
 
     return oauth_body(build_request(model, request, options))
@@ -682,5 +683,5 @@ def _subscription_headers(api_key: str, headers: dict[str, str | None]) -> dict[
     return oauth_headers(api_key, headers)
 
 
-def _encode(body: dict[str, Any]) -> bytes:
+def _encode(body: JsonObject) -> bytes:
     return encode_body(body, "messages", _CACHE)

@@ -10,7 +10,7 @@ mapped back to ours when the model calls them.
 
 from __future__ import annotations
 
-from typing import Any
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
     "CLAUDE_CODE_IDENTITY",
@@ -65,7 +65,7 @@ def oauth_headers(api_key: str, headers: dict[str, str | None]) -> dict[str, str
     }
 
 
-def oauth_body(body: dict[str, Any]) -> dict[str, Any]:
+def oauth_body(body: JsonObject) -> JsonObject:
     """``body`` as Claude Code would send it: identity system block first, tool names in its casing.
 
     Nothing in ``body`` is modified (its message blocks may be shared with later requests); changed
@@ -73,14 +73,14 @@ def oauth_body(body: dict[str, Any]) -> dict[str, Any]:
     """
     out = dict(body)
     system = list(body.get("system") or [])
-    identity: dict[str, Any] = {"type": "text", "text": CLAUDE_CODE_IDENTITY}
+    identity: JsonObject = {"type": "text", "text": CLAUDE_CODE_IDENTITY}
     if system and "cache_control" in system[0]:
         identity["cache_control"] = dict(system[0]["cache_control"])
     out["system"] = [identity, *system]
     if body.get("tools"):
         out["tools"] = [{**tool, "name": _claude_code_name(tool["name"])} for tool in body["tools"]]
     messages = body.get("messages") or []
-    renamed: list[dict[str, Any]] = []
+    renamed: list[JsonObject] = []
     for message in messages:
         content = message.get("content")
         if (

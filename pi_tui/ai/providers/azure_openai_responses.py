@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit, urlunsplit
+
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..thinking import clamp_thinking_level, level_map
@@ -117,11 +119,11 @@ def resolve_config(model: Model) -> AzureConfig:
     return AzureConfig(normalize_base_url(base_url), api_version, deployment_name(model), source)
 
 
-def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body for ``POST /responses`` on Azure, keys in the order pi sends them."""
     config = resolve_config(model)
     shared = build_responses_request(model, request, options)  # the input items (cached per message)
-    body: dict[str, Any] = {"model": config.deployment, "input": shared["input"], "stream": True}
+    body: JsonObject = {"model": config.deployment, "input": shared["input"], "stream": True}
     if options.session_id:
         body["prompt_cache_key"] = options.session_id[:_MAX_CACHE_KEY]
     body["store"] = False

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import Model, StopReason
@@ -77,7 +78,7 @@ class Reader:
         self.stop: StopReason | None = None
         self.error_message: str | None = None
 
-    def handle(self, event_type: str, event: dict[str, Any]) -> list[StreamEvent]:
+    def handle(self, event_type: str, event: JsonObject) -> list[StreamEvent]:
         out = self.out
         if event_type == "contentBlockStart":
             start = event.get("start")
@@ -279,7 +280,7 @@ class _Events:
     def __init__(self, response: WireResponse) -> None:
         self.response = response
 
-    async def __aiter__(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    async def __aiter__(self) -> AsyncIterator[tuple[str, JsonObject]]:
         from ._aws_eventstream import decode_stream
 
         async for message in decode_stream(self.response.aiter_bytes()):

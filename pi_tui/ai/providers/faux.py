@@ -69,6 +69,7 @@ from pi_tui.ai.types import (
     UserMessage,
     message_text,
 )
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
     "FAUX_API",
@@ -151,7 +152,7 @@ def faux_thinking(thinking: str) -> ThinkingContent:
     return ThinkingContent(thinking=thinking)
 
 
-def faux_tool_call(name: str, arguments: dict[str, Any] | None = None, *, id: str | None = None) -> ToolCall:
+def faux_tool_call(name: str, arguments: JsonObject | None = None, *, id: str | None = None) -> ToolCall:
     """A tool call block; without ``id`` a fresh, unique ``faux_call_…`` id is used."""
     return ToolCall(id=id or _new_call_id(), name=name, arguments=dict(arguments or {}))
 

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..thinking import clamp_thinking_level, level_map
@@ -138,7 +139,7 @@ def _uses_effort(model: Model) -> bool:
     return model.id in _EFFORT_MODELS or model.id.startswith("mistral-medium-")
 
 
-def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body for ``POST /v1/chat/completions`` (streaming), keys in the order pi sends them."""
     if options.on_payload is not None:
         # The hook may change the body in place: it gets freshly converted messages, nothing shared.
@@ -148,7 +149,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         key = (model.api, model.provider, model.id, tuple(model.input), request.system_prompt)
         fresh = lambda: _Converter(model, request.system_prompt, _CACHE)  # noqa: E731
         wire = _MEMO.convert(model, request, key, fresh, _CACHE).finish()
-    body: dict[str, Any] = {"model": model.id, "stream": True, "messages": wire}
+    body: JsonObject = {"model": model.id, "stream": True, "messages": wire}
     if request.tools:
         tools = []
         for tool in request.tools:
@@ -180,7 +181,7 @@ def _caches(options: StreamOptions) -> bool:
     return options.cache_retention != "none" and bool(options.session_id)
 
 
-def convert_messages(messages: list[LlmMessage], model: Model, system_prompt: str) -> list[dict[str, Any]]:
+def convert_messages(messages: list[LlmMessage], model: Model, system_prompt: str) -> list[JsonObject]:
     """Mistral chat messages from a prepared history (`prepare_messages`)."""
     converter = _Converter(model, system_prompt, None)
     converter.feed(messages, cached=False)
@@ -200,7 +201,7 @@ class _Converter:
         self.key = (model.api, model.provider, model.id, self.images)
         self.ids = ToolCallIds()
         self.renamed: dict[str, str] = {}  # another model's tool-call id -> the id it was sent under
-        self.out: list[dict[str, Any]] = []
+        self.out: list[JsonObject] = []
         if system_prompt:
             self.out.append({"role": "system", "content": sanitize_surrogates(system_prompt)})
 
@@ -215,7 +216,7 @@ class _Converter:
     def feed(self, messages: list[LlmMessage], cached: bool) -> None:
         model, images, out = self.model, self.images, self.out
         for message in messages:
-            convert: Callable[[], list[dict[str, Any]]]
+            convert: Callable[[], list[JsonObject]]
             key: tuple[Any, ...] = self.key
             if isinstance(message, UserMessage):
                 convert = functools.partial(_user_parts, message, images)
@@ -239,25 +240,25 @@ class _Converter:
             else:
                 out.extend(convert())
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self) -> list[JsonObject]:
         return list(self.out)
 
 
-def _listed(item: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _listed(item: JsonObject | None) -> list[JsonObject]:
     return [] if item is None else [item]
 
 
 # A message's items of the body, as the conversion cache takes them (bound to their arguments with
 # `functools.partial` in `feed`'s loop, so a conversion the cache runs later sees its own message).
-def _user_parts(message: UserMessage, images: bool) -> list[dict[str, Any]]:
+def _user_parts(message: UserMessage, images: bool) -> list[JsonObject]:
     return _listed(_user(message, images))
 
 
-def _assistant_parts(message: AssistantMessage, ids: dict[str, str]) -> list[dict[str, Any]]:
+def _assistant_parts(message: AssistantMessage, ids: dict[str, str]) -> list[JsonObject]:
     return _listed(_assistant(message, ids))
 
 
-def _tool_result_parts(message: ToolResultMessage, images: bool, call_id: str) -> list[dict[str, Any]]:
+def _tool_result_parts(message: ToolResultMessage, images: bool, call_id: str) -> list[JsonObject]:
     return [_tool_result(message, images, call_id)]
 
 
@@ -265,11 +266,11 @@ def _image_url(image: ImageContent) -> str:
     return f"data:{image.mime_type};base64,{image.data}"
 
 
-def _user(message: UserMessage, images: bool) -> dict[str, Any] | None:
+def _user(message: UserMessage, images: bool) -> JsonObject | None:
     if isinstance(message.content, str):
         return {"role": "user", "content": sanitize_surrogates(message.content)}
     blocks = message.content if images else images_as_placeholders(message.content, USER_IMAGE_PLACEHOLDER)
-    content: list[dict[str, Any]] = []
+    content: list[JsonObject] = []
     for block in blocks:
         if isinstance(block, TextContent):
             content.append({"type": "text", "text": sanitize_surrogates(block.text)})
@@ -278,10 +279,10 @@ def _user(message: UserMessage, images: bool) -> dict[str, Any] | None:
     return {"role": "user", "content": content} if content else None
 
 
-def _assistant(message: AssistantMessage, ids: dict[str, str]) -> dict[str, Any] | None:
+def _assistant(message: AssistantMessage, ids: dict[str, str]) -> JsonObject | None:
     """An assistant turn; ``ids`` maps another model's tool-call ids to the ids sent for them."""
-    content: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
+    content: list[JsonObject] = []
+    calls: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, TextContent):
             if block.text.strip():
@@ -296,7 +297,7 @@ def _assistant(message: AssistantMessage, ids: dict[str, str]) -> dict[str, Any]
             calls.append({"id": call_id, "type": "function", "function": function, "index": 0})
     if not content and not calls:
         return None
-    converted: dict[str, Any] = {"role": "assistant", "prefix": False}
+    converted: JsonObject = {"role": "assistant", "prefix": False}
     if content:
         converted["content"] = content
     if calls:
@@ -304,7 +305,7 @@ def _assistant(message: AssistantMessage, ids: dict[str, str]) -> dict[str, Any]
     return converted
 
 
-def _tool_result(message: ToolResultMessage, images: bool, call_id: str) -> dict[str, Any]:
+def _tool_result(message: ToolResultMessage, images: bool, call_id: str) -> JsonObject:
     blocks = message.content if images else images_as_placeholders(message.content, TOOL_IMAGE_PLACEHOLDER)
     text = "\n".join(sanitize_surrogates(b.text) for b in blocks if isinstance(b, TextContent)).strip()
     has_images = any(isinstance(b, ImageContent) for b in blocks)
@@ -315,7 +316,7 @@ def _tool_result(message: ToolResultMessage, images: bool, call_id: str) -> dict
         wording = "(see attached image)"
     else:
         wording = "(no tool output)"
-    content: list[dict[str, Any]] = [{"type": "text", "text": f"{prefix}{wording}"}]
+    content: list[JsonObject] = [{"type": "text", "text": f"{prefix}{wording}"}]
     for block in blocks:
         if isinstance(block, ImageContent):
             content.append({"type": "image_url", "image_url": _image_url(block)})
@@ -400,7 +401,7 @@ def _stop_reason(reason: str) -> tuple[StopReason, str | None]:
     return "error", f"Provider stopped with: {reason}"
 
 
-def _cached_tokens(usage: dict[str, Any], prompt: int) -> int:
+def _cached_tokens(usage: JsonObject, prompt: int) -> int:
     """Cached prompt tokens from whichever field this server version uses (pi reads all of them)."""
     for outer, inner in (
         ("promptTokensDetails", "cachedTokens"),
@@ -428,7 +429,7 @@ class _Reader:
         self.tools: dict[Any, int] = {}  # tool-call index (or id) -> content index
         self.stop: tuple[StopReason, str | None] | None = None
 
-    def handle(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+    def handle(self, chunk: JsonObject) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         message = self.out.message
         if not message.response_id and isinstance(chunk.get("id"), str) and chunk["id"]:
@@ -452,7 +453,7 @@ class _Reader:
             message.raw_stop_reason = str(reason)
             self.stop = _stop_reason(str(reason))
         raw_delta = choice.get("delta")
-        delta: dict[str, Any] = raw_delta if isinstance(raw_delta, dict) else {}
+        delta: JsonObject = raw_delta if isinstance(raw_delta, dict) else {}
         content = delta.get("content")
         if content is not None:
             for item in (
@@ -493,7 +494,7 @@ class _Reader:
         events.append(self.out.end_text(index) if kind == "text" else self.out.end_thinking(index))
         self.current = None
 
-    def _tool_call(self, call: dict[str, Any], events: list[StreamEvent]) -> None:
+    def _tool_call(self, call: JsonObject, events: list[StreamEvent]) -> None:
         self._end_current(events)
         raw_id = call.get("id")
         position = call.get("index")
@@ -503,7 +504,7 @@ class _Reader:
             call_id = mistral_tool_call_id(f"toolcall:{position if position is not None else 0}")
         key = position if position is not None else call_id
         raw_function = call.get("function")
-        function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
+        function: JsonObject = raw_function if isinstance(raw_function, dict) else {}
         if key not in self.tools:
             index, start = self.out.begin_tool_call(call_id, str(function.get("name") or ""))
             self.tools[key] = index
@@ -526,7 +527,7 @@ class _Reader:
         return events
 
 
-def _encode(body: dict[str, Any]) -> bytes:
+def _encode(body: JsonObject) -> bytes:
     """Plain JSON in pi's key order (Mistral caches by prompt tokens, so splicing saves little)."""
     from ..wire import encode_body
 

@@ -28,6 +28,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ..oauth.openai_codex import account_id as claimed_account_id
 from ..stream import AbortSignal, LlmRequest, ProviderError, StreamEvent, StreamOptions
 from ..thinking import clamp_thinking_level, level_map
@@ -102,11 +104,11 @@ def _session(options: StreamOptions) -> str | None:
     return options.session_id[:_MAX_CACHE_KEY]
 
 
-def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body for ``POST /codex/responses``, keys in the order pi sends them."""
     without_system = LlmRequest("", request.messages, request.tools, request.cache_boundary, request.paired)
     shared = build_responses_request(model, without_system, options)  # the input items (cached per message)
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "model": model.id,
         "store": False,
         "stream": True,
@@ -218,7 +220,7 @@ def client_factory(max_retries: int) -> Callable[[Model, StreamOptions], Awaitab
 # --- events and errors -------------------------------------------------------------------------------
 
 
-def _object(value: Any) -> dict[str, Any]:
+def _object(value: Any) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..types import (
@@ -114,7 +115,7 @@ def decode_event(event: str | None, data: str, stream: SseStream) -> Any:
     return value
 
 
-def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body for ``POST /chat/completions`` (streaming)."""
     compat = resolve_compat(model)
     prefix = request.wire_prefix.sendable(model, options) if request.wire_prefix is not None else None
@@ -139,7 +140,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         head = 1 if wire and wire[0]["role"] in ("system", "developer") else 0
         wire = [*wire[:head], *prefix, *wire[head:]]
         _CACHE.lead_items, _CACHE.lead_json = prefix, request.wire_prefix.json
-    body: dict[str, Any] = {"model": model.id, "messages": wire, "stream": True}
+    body: JsonObject = {"model": model.id, "messages": wire, "stream": True}
     if options.session_id and _sends_cache_key(model, options, compat):
         body["prompt_cache_key"] = options.session_id[:_MAX_CACHE_KEY]
     if options.cache_retention == "long" and compat["supportsLongCacheRetention"]:
@@ -164,7 +165,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
             # tools asking for constrained sampling (read, bash, edit, write) go strict where the
             # server takes strict tools, as pi's do
             strict = strict_parameters(tool, supports_strict)
-            function: dict[str, Any] = {
+            function: JsonObject = {
                 "name": tool.name,
                 "description": tool.description,
                 "parameters": strict if strict is not None else tool.parameters,
@@ -204,7 +205,7 @@ def _has_tool_history(request: LlmRequest) -> bool:
 _MAX_CACHE_KEY = 64  # characters; OpenAI rejects longer keys
 
 
-def _sends_cache_key(model: Model, options: StreamOptions, compat: dict[str, Any]) -> bool:
+def _sends_cache_key(model: Model, options: StreamOptions, compat: JsonObject) -> bool:
     """pi 0.87 sends ``prompt_cache_key`` on Chat Completions only to OpenAI's own host, or with "long"
     retention where the server keeps long caches. Elsewhere the key is part of the cache lookup of
     servers that honour it, so sending one where pi does not would miss the cache pi's requests made."""
@@ -218,10 +219,10 @@ def convert_messages(
     messages: list[LlmMessage],
     model: Model,
     system_prompt: str,
-    compat: dict[str, Any],
+    compat: JsonObject,
     cache: ConversionCache | None = None,
     boundary: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Chat messages from a prepared history (`prepare_messages`).
 
     With ``cache``, the first ``boundary`` messages (the stored history) are converted once per message
@@ -239,7 +240,7 @@ class _Converter:
     __slots__ = ("model", "compat", "cache", "key", "out", "pending_images", "ids")
 
     def __init__(
-        self, model: Model, system_prompt: str, compat: dict[str, Any], cache: ConversionCache | None
+        self, model: Model, system_prompt: str, compat: JsonObject, cache: ConversionCache | None
     ) -> None:
         self.model = model
         self.compat = compat
@@ -251,8 +252,8 @@ class _Converter:
             "image" in model.input,
             json.dumps(compat, sort_keys=True),
         )
-        self.out: list[dict[str, Any]] = []
-        self.pending_images: list[dict[str, Any]] = []
+        self.out: list[JsonObject] = []
+        self.pending_images: list[JsonObject] = []
         self.ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids pi sends
         if system_prompt.strip():
             role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
@@ -266,7 +267,7 @@ class _Converter:
         twin.ids = dict(self.ids)
         return twin
 
-    def _append_user(self, user: dict[str, Any]) -> None:
+    def _append_user(self, user: JsonObject) -> None:
         out = self.out
         if self.compat["requiresAssistantAfterToolResult"] and out and out[-1]["role"] == "tool":
             out.append({"role": "assistant", "content": "I have processed the tool results."})
@@ -310,15 +311,15 @@ class _Converter:
                 else:
                     out.append(item)
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self) -> list[JsonObject]:
         twin = self.copy()
         twin._flush_images()
         return twin.out
 
 
 def _convert(
-    message: LlmMessage, model: Model, compat: dict[str, Any], call_id: str = ""
-) -> list[dict[str, Any]]:
+    message: LlmMessage, model: Model, compat: JsonObject, call_id: str = ""
+) -> list[JsonObject]:
     """The chat message(s) one stored message becomes (without images a tool returned); ``call_id`` is the
     id a tool result answers (its call's id as sent)."""
     if isinstance(message, ToolResultMessage):
@@ -327,7 +328,7 @@ def _convert(
             has_image = any(isinstance(p, ImageContent) for p in message.content)
             text = "(see attached image)" if has_image else "(no tool output)"
         # Keys in pi's order: the serialised bytes are part of the cached prefix.
-        tool_msg: dict[str, Any] = {
+        tool_msg: JsonObject = {
             "role": "tool",
             "content": sanitize_surrogates(text),
             "tool_call_id": call_id or message.tool_call_id,
@@ -373,16 +374,16 @@ def foreign_call_id(call_id: str, model: Model) -> str:
     return call_id
 
 
-def _image_part(image: ImageContent) -> dict[str, Any]:
+def _image_part(image: ImageContent) -> JsonObject:
     return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
 
 
-def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
+def _user(message: UserMessage, model: Model) -> JsonObject | None:
     """A string stays a string and a list of blocks stays a list of parts, as pi sends them (the shape
     is part of the cached prefix of a session pi wrote)."""
     if isinstance(message.content, str):
         return {"role": "user", "content": sanitize_surrogates(message.content)}
-    parts: list[dict[str, Any]] = []
+    parts: list[JsonObject] = []
     for part in message.content:
         if isinstance(part, TextContent) and part.text:  # pi drops empty texts only, not blank ones
             parts.append({"type": "text", "text": sanitize_surrogates(part.text)})
@@ -391,7 +392,7 @@ def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant(message: AssistantMessage, model: Model, compat: dict[str, Any]) -> dict[str, Any] | None:
+def _assistant(message: AssistantMessage, model: Model, compat: JsonObject) -> JsonObject | None:
     """An assistant turn as pi sends it: its texts joined into one string; thinking either as a first
     text part (``requiresThinkingAsText``, joined by blank lines, no tags) or, all joined by newlines, in
     the reasoning field the first thinking block came from; None for a turn with nothing to send."""
@@ -403,7 +404,7 @@ def _assistant(message: AssistantMessage, model: Model, compat: dict[str, Any]) 
     calls = message.tool_calls()
     text = "".join(texts)
     content: str | list[dict[str, str]] | None = "" if compat["requiresAssistantAfterToolResult"] else None
-    converted: dict[str, Any] = {"role": "assistant", "content": content}
+    converted: JsonObject = {"role": "assistant", "content": content}
     if thoughts and compat["requiresThinkingAsText"]:
         joined = "\n\n".join(sanitize_surrogates(p.thinking) for p in thoughts)
         converted["content"] = [
@@ -602,5 +603,5 @@ async def stream_openai_completions(
         yield event
 
 
-def _encode(body: dict[str, Any]) -> bytes:
+def _encode(body: JsonObject) -> bytes:
     return encode_body(body, "messages", _CACHE)

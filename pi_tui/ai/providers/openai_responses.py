@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, ProviderError, StreamEvent, StreamOptions
 from ..thinking import level_map, level_value
@@ -62,7 +63,7 @@ _CACHE = ConversionCache()
 _MEMO = PrefixMemo()
 
 
-def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body for ``POST /responses`` (streaming, stateless)."""
     prefix = request.wire_prefix.sendable(model, options) if request.wire_prefix is not None else None
     # Messages before the request's that became items (a history prefix already in wire shape): the
@@ -89,7 +90,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         head = 1 if items and items[0].get("role") in ("system", "developer") else 0
         items = [*items[:head], *prefix, *items[head:]]
         _CACHE.lead_items, _CACHE.lead_json = prefix, request.wire_prefix.json
-    body: dict[str, Any] = {"model": model.id, "input": items, "stream": True, "store": False}
+    body: JsonObject = {"model": model.id, "input": items, "stream": True, "store": False}
     if options.session_id and options.cache_retention != "none":
         body["prompt_cache_key"] = options.session_id
     compat = model.compat or {}
@@ -132,7 +133,7 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
 
 def responses_tools(
     model: Model, request: LlmRequest, *, supports_by_default: bool, loose: bool | None = False
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """The Responses family's tool list: each tool asking for constrained sampling goes strict (with the
     strict schema) where the model supports strict mode; then every tool carries ``strict``.
 
@@ -146,7 +147,7 @@ def responses_tools(
     tools = []
     for t in request.tools:
         strict = strict_parameters(t, supports_strict)
-        tool: dict[str, Any] = {
+        tool: JsonObject = {
             "type": "function",
             "name": t.name,
             "description": t.description,
@@ -164,7 +165,7 @@ def convert_input(
     system_prompt: str,
     cache: ConversionCache | None = None,
     boundary: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Input items from a prepared history (`prepare_messages`).
 
     With ``cache``, the first ``boundary`` messages (the stored history) are converted once per message
@@ -190,7 +191,7 @@ class _Converter:
         self.model = model
         self.cache = cache
         self.key = (model.api, model.provider, model.id, "image" in model.input)
-        self.items: list[dict[str, Any]] = []
+        self.items: list[JsonObject] = []
         self.emitted = emitted
         self.ids: dict[str, str] = {}  # tool-call ids of other models' turns -> the ids pi sends
         if system_prompt.strip():
@@ -238,7 +239,7 @@ class _Converter:
                 items.extend(converted)
                 self.emitted += 1
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self) -> list[JsonObject]:
         return list(self.items)
 
 
@@ -274,12 +275,12 @@ def foreign_call_id(call_id: str, model: Model, provider: str, api: str) -> str:
     return f"{_id_part(call)}|{item_id}"
 
 
-def _tool_result_items(message: ToolResultMessage, model: Model, call_id: str) -> list[dict[str, Any]]:
+def _tool_result_items(message: ToolResultMessage, model: Model, call_id: str) -> list[JsonObject]:
     output = _tool_output(message, model)
     return [{"type": "function_call_output", "call_id": call_id.split("|", 1)[0], "output": output}]
 
 
-def _convert(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
+def _convert(message: LlmMessage, model: Model) -> list[JsonObject]:
     """The input items a stored user message becomes."""
     if isinstance(message, UserMessage):
         user = _user_item(message, model)
@@ -287,7 +288,7 @@ def _convert(message: LlmMessage, model: Model) -> list[dict[str, Any]]:
     return []
 
 
-def _tool_output(message: ToolResultMessage, model: Model) -> str | list[dict[str, Any]]:
+def _tool_output(message: ToolResultMessage, model: Model) -> str | list[JsonObject]:
     """pi's ``output``: the text blocks joined by newlines, or input parts when an image goes along."""
     text = "\n".join(p.text for p in message.content if isinstance(p, TextContent))
     images = [p for p in message.content if isinstance(p, ImageContent)]
@@ -297,7 +298,7 @@ def _tool_output(message: ToolResultMessage, model: Model) -> str | list[dict[st
     return [*parts, *(_image(image) for image in images)]
 
 
-def _image(image: ImageContent) -> dict[str, Any]:
+def _image(image: ImageContent) -> JsonObject:
     return {
         "type": "input_image",
         "detail": "auto",
@@ -305,7 +306,7 @@ def _image(image: ImageContent) -> dict[str, Any]:
     }
 
 
-def _user_item(message: UserMessage, model: Model) -> dict[str, Any] | None:
+def _user_item(message: UserMessage, model: Model) -> JsonObject | None:
     content = [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
     parts = [
         {"type": "input_text", "text": sanitize_surrogates(part.text)}
@@ -331,22 +332,22 @@ def text_signature(signature: str | None) -> tuple[str | None, str | None]:
     return signature, None
 
 
-def _signature_of(item: dict[str, Any]) -> str | None:
+def _signature_of(item: JsonObject) -> str | None:
     """A finished message item's id and phase, stored as pi stores them (``{"v":1,"id":…,"phase":…}``) so
     a later request replays both."""
     item_id = item.get("id")
     if not isinstance(item_id, str):
         return None
     phase = item.get("phase")
-    payload: dict[str, Any] = {"v": 1, "id": item_id, **({"phase": phase} if isinstance(phase, str) else {})}
+    payload: JsonObject = {"v": 1, "id": item_id, **({"phase": phase} if isinstance(phase, str) else {})}
     return json_stringify(payload)
 
 
-def _assistant_items(message: AssistantMessage, model: Model, index: int) -> list[dict[str, Any]]:
+def _assistant_items(message: AssistantMessage, model: Model, index: int) -> list[JsonObject]:
     """An assistant turn as pi replays it: reasoning items from their signatures, each text as a
     completed message item with its id (or ``msg_pi_<index>[_<n>]``), each tool call as a
     ``function_call`` keeping its ``fc_`` item id unless the turn came from another model of this API."""
-    items: list[dict[str, Any]] = []
+    items: list[JsonObject] = []
     other_model = (
         message.provider == model.provider and message.api == model.api and message.model != model.id
     )
@@ -363,7 +364,7 @@ def _assistant_items(message: AssistantMessage, model: Model, index: int) -> lis
             elif len(item_id) > 64:
                 item_id = f"msg_{short_hash(item_id)}"
             texts += 1
-            item: dict[str, Any] = {
+            item: JsonObject = {
                 "type": "message",
                 "role": "assistant",
                 "content": [
@@ -379,7 +380,7 @@ def _assistant_items(message: AssistantMessage, model: Model, index: int) -> lis
             full_id = part.id if _same_model(message, model) else _foreign_call_id(part.id, model, message)
             call_id, _, rest = full_id.partition("|")
             item_id = rest.split("|", 1)[0]
-            call: dict[str, Any] = {"type": "function_call"}
+            call: JsonObject = {"type": "function_call"}
             if item_id.startswith("fc_") and not other_model:
                 call["id"] = item_id
             call.update(call_id=call_id, name=part.name, arguments=json_stringify(part.arguments))
@@ -387,7 +388,7 @@ def _assistant_items(message: AssistantMessage, model: Model, index: int) -> lis
     return items
 
 
-def reasoning_item(signature: str | None) -> dict[str, Any] | None:
+def reasoning_item(signature: str | None) -> JsonObject | None:
     """The reasoning item a thinking block's signature stores (the server's JSON), or None."""
     if not signature:
         return None
@@ -421,7 +422,7 @@ class _Reader:
         self.incomplete_reason: str | None = None
         self.has_tool_calls = False
 
-    def handle(self, event: dict[str, Any]) -> list[StreamEvent]:
+    def handle(self, event: JsonObject) -> list[StreamEvent]:
         kind = event.get("type", "")
         output_index = event.get("output_index")
         entry = self.items.get(output_index, ("skip", -1)) if output_index is not None else ("skip", -1)
@@ -456,7 +457,7 @@ class _Reader:
             raise ProviderError(f"{code}: {event.get('message') or 'error event in the stream'}")
         return []
 
-    def _added(self, output_index: int, item: dict[str, Any]) -> list[StreamEvent]:
+    def _added(self, output_index: int, item: JsonObject) -> list[StreamEvent]:
         item_type = item.get("type")
         start: StreamEvent
         if item_type == "reasoning":
@@ -476,7 +477,7 @@ class _Reader:
             return []
         return [start]
 
-    def _done(self, output_index: int, entry: tuple[str, int], item: dict[str, Any]) -> list[StreamEvent]:
+    def _done(self, output_index: int, entry: tuple[str, int], item: JsonObject) -> list[StreamEvent]:
         kind, index = entry
         if kind == "thinking":
             block = self.out.thinking(index)
@@ -503,7 +504,7 @@ class _Reader:
             return [self.out.end_tool_call(index, final)]
         return []
 
-    def _finished(self, response: dict[str, Any]) -> None:
+    def _finished(self, response: JsonObject) -> None:
         self.status = response.get("status") or "completed"
         details = response.get("incomplete_details")
         self.incomplete_reason = details.get("reason") if isinstance(details, dict) else None
@@ -586,13 +587,13 @@ async def responses_client(model: Model, options: StreamOptions) -> WireClient:
     return await openai_client(model, options)
 
 
-def encode_request(body: dict[str, Any]) -> bytes:
+def encode_request(body: JsonObject) -> bytes:
     """A Responses body as bytes, the stored history's input items spliced from their cached JSON (for
     the APIs that share this conversion: Azure, Codex)."""
     return _encode(body)
 
 
-def _encode(body: dict[str, Any]) -> bytes:
+def _encode(body: JsonObject) -> bytes:
     return encode_body(body, "input", _CACHE)
 
 

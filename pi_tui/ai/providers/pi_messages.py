@@ -20,6 +20,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 from ..stream import LlmRequest, StreamEvent, StreamOptions
 from ..thinking import clamp_thinking_level
@@ -70,18 +71,18 @@ def _cache_retention(options: StreamOptions) -> str | None:
     return "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else None
 
 
-def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> dict[str, Any]:
+def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The body pi 0.87.1 sends: the model id, pi's transcript, and the options that are set."""
-    messages: list[dict[str, Any]] = []
+    messages: list[JsonObject] = []
     if request.system_prompt or request.tools:
-        system: dict[str, Any] = {"role": "system", "content": request.system_prompt}
+        system: JsonObject = {"role": "system", "content": request.system_prompt}
         if request.tools:
             system["toolsAdded"] = [tool.to_json_dict() for tool in request.tools]
         system["timestamp"] = 0
         messages.append(system)
     messages.extend(message.to_json_dict() for message in request.messages)
     level = clamp_thinking_level(model, options.thinking) if model.reasoning else "off"
-    settings: dict[str, Any] = {
+    settings: JsonObject = {
         "temperature": options.temperature,
         "maxTokens": options.max_tokens,
         "reasoning": None if level == "off" else level,
@@ -139,10 +140,10 @@ class _Reader:
         self.blocks: dict[int, int] = {}  # the server's contentIndex -> ours
         self.end: tuple[StopReason, str | None] | None = None
 
-    def _index(self, event: dict[str, Any]) -> int | None:
+    def _index(self, event: JsonObject) -> int | None:
         return self.blocks.get(_int(event.get("contentIndex")))
 
-    def handle(self, event: dict[str, Any]) -> list[StreamEvent]:
+    def handle(self, event: JsonObject) -> list[StreamEvent]:
         kind = event["type"]
         out = self.out
         server_index = _int(event.get("contentIndex"))
@@ -203,7 +204,7 @@ class _Reader:
         raw = json_stringify(arguments) if isinstance(arguments, dict) else None
         return self.out.end_tool_call(index, raw)
 
-    def _finish(self, event: dict[str, Any]) -> None:
+    def _finish(self, event: JsonObject) -> None:
         message = self.out.message
         if isinstance(event.get("responseId"), str):
             message.response_id = event["responseId"]
