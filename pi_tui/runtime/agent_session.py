@@ -9,6 +9,7 @@ its events and call its methods; none of them touches the layers below directly.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -1168,4 +1169,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if self.extensions is not None:  # extensions: session_shutdown
             await self.extensions.shutdown()
         await self._collect_checkpoint_garbage()  # checkpoints
+        # a refresh under way was aborted above; it ends before the file closes (bounded all the same)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.cache_warmer.settled(), timeout=5)
         self.session_manager.close()

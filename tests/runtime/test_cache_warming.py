@@ -164,6 +164,7 @@ async def test_a_long_tool_run_gets_the_request_sent_again_with_a_one_token_cap(
         assert refresh_cost > 0
         answers = sum(m.usage.cost.total for m in session.messages if getattr(m, "role", "") == "assistant")
         assert stats.cost == pytest.approx(answers + refresh_cost)
+        assert f"${stats.cost:.4f}" in await session.render_context()  # /context's session totals
         status = session.cache_warmer.status
         assert (status.state, status.reason) == ("inactive", "agent run settled")
         assert clock.pending() == []

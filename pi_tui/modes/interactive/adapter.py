@@ -43,6 +43,7 @@ from pi_tui.ai.stream import (
 from pi_tui.ai.types import AssistantMessage, Message, TextContent, ThinkingContent, ToolResultMessage
 from pi_tui.modes.interactive.error_text import gave_up_text, shown_error
 from pi_tui.runtime.events import EntryAppended
+from pi_tui.session.entries import UsageEntry
 
 from .blocks import NoticeBlock, ThinkingBlock, ToolBlock
 
@@ -121,6 +122,7 @@ class ChatAdapter:
         self._retry_max = 0
         self._retry_timer: Timer | None = None
         self._invalidations_seen = 0
+        self._last_warm: UsageEntry | None = None  # a cache refresh since the last answer
         self._live: AssistantMessage | None = None
         self._live_blocks: list[Widget] = []
         """The streaming answer's blocks in the order they came (text, thinking, tool calls)."""
@@ -440,7 +442,8 @@ class ChatAdapter:
             return
         from .cache_notices import cache_miss_text
 
-        text = cache_miss_text(session.messages, message, session.model.cost.cache_read)
+        warmed, self._last_warm = self._last_warm, None
+        text = cache_miss_text(session.messages, message, session.model.cost.cache_read, warmed)
         if text:
             self.app.chat_notice(text, "warning")
 
@@ -452,6 +455,8 @@ class ChatAdapter:
             return
         from .cache_notices import cache_warm_text
 
+        if isinstance(event.entry, UsageEntry):
+            self._last_warm = event.entry  # the next answer is compared with this refresh
         text = cache_warm_text(event.entry)
         if text is not None:
             self.app.chat_notice(text)
@@ -467,6 +472,7 @@ class ChatAdapter:
         self.retry_notice = None
         session = self.app.session
         self._invalidations_seen = len(session.engine.ledger.invalidations) if session is not None else 0
+        self._last_warm = None
 
     # --- banners ------------------------------------------------------------------------------------
 

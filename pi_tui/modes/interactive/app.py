@@ -1061,12 +1061,16 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             first.append(Notice(compact, expanded=expanded))
         branch = session.session_manager.get_branch()
         if session.settings is not None and session.settings.show_cache_miss_notices:
-            from .cache_notices import cache_warm_text, with_cache_miss_notices
+            from pi_tui.session.entries import UsageEntry
 
-            shown: list[Message | Notice] = []
+            from .cache_notices import with_cache_miss_notices
+
+            shown: list[Message | UsageEntry] = []
             for entry in branch:  # the saved cache refreshes where they happened, as pi shows them
-                warmed = cache_warm_text(entry)
-                shown.extend([Notice(warmed)] if warmed is not None else branch_items([entry]))
+                if isinstance(entry, UsageEntry):
+                    shown.append(entry)
+                else:
+                    shown.extend(branch_items([entry]))
             items = first + with_cache_miss_notices(shown, session.model.cost.cache_read)
         else:
             items = first + branch_items(branch)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from pi_tui.ai.types import AssistantMessage, BranchSummaryMessage, CompactionSummaryMessage
+from pi_tui.ai.types import AssistantMessage, BranchSummaryMessage, CompactionSummaryMessage, Usage
+from pi_tui.session.entries import UsageEntry
 
 __all__ = ["CACHE_TTL_MS", "cache_miss_text", "cache_warm_text", "invalidation_text", "with_cache_miss_notices"]
 
@@ -84,6 +86,12 @@ class _MissScanner:
         if isinstance(item, CompactionSummaryMessage | BranchSummaryMessage):
             self.previous = None  # new context after a summary: not a miss
             return None
+        warmed = _warm_as_answer(item)
+        if warmed is not None:  # a cache refresh is the request the next answer is compared with, as pi
+            if _prompt_tokens(warmed) > 0:
+                self.previous = warmed
+                self.reported_cache = True
+            return None
         if not isinstance(item, AssistantMessage):
             return None
         text = self.judge(item)
@@ -126,26 +134,43 @@ class _MissScanner:
 
 
 def cache_miss_text(
-    messages: Sequence[Any], message: AssistantMessage, cache_read_price: float = 0.0
+    messages: Sequence[Any],
+    message: AssistantMessage,
+    cache_read_price: float = 0.0,
+    warmed: UsageEntry | None = None,
 ) -> str | None:
     """The notice for ``message`` (just answered) when it paid for a large cache miss, else None.
 
     ``messages`` is the session's context; ``message`` may or may not be in it yet.
     ``cache_read_price`` (dollars per million tokens, the model's) prices what a hit would have cost
-    when the answer read nothing from the cache.
+    when the answer read nothing from the cache. ``warmed``: the last prompt cache refresh since the
+    answer before, which ``message`` is compared with instead (its prompt, its time).
     """
     scanner = _MissScanner(cache_read_price)
     for item in messages:
         if item is message:
             break
         scanner.feed(item)
+    if warmed is not None:
+        scanner.feed(warmed)
     return scanner.judge(message)
+
+
+def _warm_as_answer(item: object) -> AssistantMessage | None:
+    """A cache refresh's ``usage`` entry as the request it repeated (provider, model, usage, time)."""
+    if not isinstance(item, UsageEntry) or item.kind != "cache_warm":
+        return None
+    try:
+        usage = Usage.model_validate(item.usage)
+        at = int(datetime.fromisoformat(item.timestamp.replace("Z", "+00:00")).timestamp() * 1000)
+    except (TypeError, ValueError):
+        return None
+    return AssistantMessage(provider=item.provider, model=item.model, usage=usage, timestamp=at)
 
 
 def cache_warm_text(entry: object) -> str | None:
     """The line for a session entry that records a prompt cache refresh, or None for any other entry."""
     from pi_tui.runtime.cache_warmer import format_warming_usage
-    from pi_tui.session.entries import UsageEntry
 
     if not isinstance(entry, UsageEntry) or entry.kind != "cache_warm":
         return None
@@ -157,13 +182,15 @@ def cache_warm_text(entry: object) -> str | None:
 
 def with_cache_miss_notices(items: Sequence[Any], cache_read_price: float = 0.0) -> list[Any]:
     """``items`` (a branch as the chat shows it) with a warning `Notice` after each answer that paid for
-    a large cache miss: misses are not saved in the session, so a loaded one is worked out again."""
+    a large cache miss: misses are not saved in the session, so a loaded one is worked out again. A
+    cache refresh's ``usage`` entry among the items becomes its "Cache warmed" line."""
     from .chat import Notice
 
     out: list[Any] = []
     scanner = _MissScanner(cache_read_price)
     for item in items:
-        out.append(item)
+        warm_text = cache_warm_text(item)  # a saved refresh: shown as its line, compared with as a request
+        out.append(Notice(warm_text) if warm_text is not None else item)
         text = scanner.feed(item)
         if text:
             out.append(Notice(text, "warning"))

@@ -109,3 +109,31 @@ async def test_a_cache_refresh_is_told_with_its_cost_when_made_and_when_loaded(
         loaded: list[Any] = [b.text for b in app.chat.query(NoticeBlock)]
     assert told.count("Cache warmed: $0.1423") == 1
     assert loaded.count("Cache warmed: $0.1423") == 1
+
+
+def test_a_miss_after_a_cache_refresh_is_measured_from_the_refresh() -> None:
+    from datetime import UTC, datetime
+
+    from pi_tui.modes.interactive.cache_notices import with_cache_miss_notices
+    from pi_tui.session.entries import UsageEntry
+
+    first = _answer(cache_read=60_000, input_=500, at=1_000_000)
+    late = _answer(cache_read=0, input_=61_000, at=1_000_000 + 10 * 60_000)
+    assert "after 10 minutes idle" in (cache_miss_text([first], late) or "")
+    at = datetime.fromtimestamp((1_000_000 + 8 * 60_000) / 1000, UTC).isoformat().replace("+00:00", "Z")
+    usage = Usage(output=1, cache_read=60_500)
+    usage.cost.total = 0.0182
+    warm = UsageEntry(
+        id="w",
+        parent_id=None,
+        timestamp=at,
+        kind="cache_warm",
+        provider="p",
+        model="m",
+        usage=usage.to_json_dict(),
+    )
+    text = cache_miss_text([first], late, warmed=warm)
+    assert text is not None and text.startswith("Cache miss: ")  # 2 minutes after the refresh: not idle
+    shown = with_cache_miss_notices([first, warm, late])
+    assert shown[0] is first and shown[2] is late
+    assert [shown[1].text, shown[3].text] == ["Cache warmed: $0.0182", text]
