@@ -191,9 +191,10 @@ def _run_app(
         continue_in_cwd=continue_in_cwd,
         run_cwd=run_cwd,
         fork_here=fork_here,
-        theme_name=theme,
+        theme_name=theme or "light/dark",  # none set: light or dark by the terminal's background, as pi
         preview_path=_preview_path(args, cwd),
     )
+    app.save_detected_theme = theme is None
     app.resume_gc_after_first_frame = True
     app.leave_if_resume_cancelled = args.resume  # -r: Escape in its picker leaves, as pi
     app.verbose_startup = args.verbose

@@ -187,6 +187,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.terminal_appearance: Appearance = appearance_from_env() or "dark"
         """The terminal's background: from ``COLORFGBG`` at start-up, then from its OSC 11 answer."""
         self._background_asked = False
+        self._detected: Appearance | None = None
+        """The terminal's answer, to save as the theme once the session's settings are there."""
         super().__init__()
         # Widgets the chat unmounts while reading a long session are freed at once, not by full garbage
         # collections in the middle of a held key (see `free_layout_maps_promptly`); so are the lines
@@ -398,11 +400,31 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     def on_terminal_background(self, message: TerminalBackground) -> None:
         """The terminal said what its background is: an automatic theme follows it."""
         appearance = appearance_of_rgb(message.rgb)
+        if self.save_detected_theme:
+            self.save_detected_theme = False
+            self._detected = appearance
+            self._save_detected_theme()
         if appearance == self.terminal_appearance:
             return
         self.terminal_appearance = appearance
         if parse_auto_theme(self._theme_name) is not None:
             self._apply_theme(self._theme_name)
+
+    def _save_detected_theme(self) -> None:
+        """Save the detected theme as the setting (now, or once the session's settings are loaded) and
+        keep it from then on."""
+        appearance = self._detected
+        settings = self.session.settings if self.session is not None else None
+        if appearance is None or settings is None:
+            return
+        self._detected = None
+        if parse_auto_theme(self._theme_name) is None:
+            return  # a theme was chosen meanwhile (/settings): it stays
+        settings.set_theme(appearance)
+        for problem in settings.drain_errors():  # the file could not be written: the theme still applies
+            self.chat_notice(problem, "warning")
+        self._theme_name = appearance
+        self._apply_theme(appearance)
 
     def _watch_theme_file(self) -> None:
         """Only a user's theme file can change under us: built-in themes need no timer (idle CPU)."""
@@ -542,6 +564,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     resume_gc_after_first_frame = False
     """Set by `run_interactive`, which pauses garbage collection until the first frame."""
+
+    save_detected_theme = False
+    """Set by `run_interactive` when no theme is set (it starts with ``light/dark``): the terminal's
+    first answer about its background is saved as the ``theme`` setting, as pi saves what it detected."""
 
     def _after_first_frame(self) -> None:
         self.first_frame_at = time.perf_counter()
@@ -774,6 +800,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         except Exception as exc:
             self.chat_notice(f"Extensions failed to start: {exc}", "error")
         self._add_session_themes(startup)
+        self._save_detected_theme()
         self.ready.set()
         self.refresh_footer()
         if self.resume_gc_after_first_frame:

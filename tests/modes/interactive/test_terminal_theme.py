@@ -63,3 +63,24 @@ async def test_an_automatic_theme_follows_the_terminals_answer(
         app.post_message(TerminalBackground((0, 0, 0)))
         await pilot.pause()
         assert app.theme == "pi-light"
+
+
+async def test_with_no_theme_set_the_terminals_answer_picks_and_saves_one_as_pi_does(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.delenv("COLORFGBG", raising=False)
+    # what `run_interactive` starts with when no theme is set: light or dark, by the background
+    app = make_app(tmp_path, agent_dir, theme_name="light/dark")
+    app.save_detected_theme = True
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        assert app.theme == "pi-dark"
+        app.post_message(TerminalBackground((250, 250, 250)))
+        await until(pilot, lambda: app.theme == "pi-light")
+        await until(pilot, lambda: (agent_dir / "settings.json").exists())
+        assert json.loads((agent_dir / "settings.json").read_text())["theme"] == "light"
+        app.post_message(TerminalBackground((0, 0, 0)))  # saved: the theme is set now, and stays
+        await pilot.pause()
+        assert app.theme == "pi-light"
