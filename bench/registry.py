@@ -43,6 +43,7 @@ MODULES: list[tuple[str, str, bool]] = [
     ("bench.big_sessions", "register_all", False),
     ("bench.tui_big", "register_all", False),
     ("bench.tui_scroll", "register_all", False),
+    ("bench.tui_search", "register_all", False),
     ("bench.wire_apis", "register_all", False),
     ("bench.mcp_first_call", "register_all", False),
     ("bench.compact_big", "register_all", False),

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .commands import CommandRouter
     from .editor import PromptEditor
     from .sidebar import PanelSidebar
+    from .transcript_search import TranscriptSearch
 
 __all__ = ["KeyActions"]
 
@@ -43,6 +44,9 @@ class KeyActions:
         sidebar: PanelSidebar
         hide_thinking: bool
         tools_expanded: bool
+        transcript_search: TranscriptSearch | None
+
+        def transcript_search_box(self) -> TranscriptSearch: ...
 
         @property
         def size(self) -> Size: ...
@@ -214,6 +218,19 @@ class KeyActions:
         previous = self.editor.document.get_line(row)[column - 1 : column] if column else ""
         lead = " " if previous and (previous.isalnum() or previous == "_") else ""  # pi: a path after a word
         self.editor.insert(f"{lead}{path}")
+
+    def action_toggle_search(self) -> None:
+        """pi's ``tui.altScreen.search``: open the transcript search box, or close it when open."""
+        self.transcript_search_box().toggle()
+
+    def action_search_step(self, direction: int) -> None:
+        """While searching: the next (1) or previous (-1) match (``searchNext`` / ``searchPrevious``)."""
+        if self.transcript_search is not None:
+            self.transcript_search.step(direction)
+
+    def action_close_search(self) -> None:
+        if self.transcript_search is not None:
+            self.transcript_search.close()
 
     async def action_copy_last(self) -> None:
         """Ctrl+X: the last answer; with ``fullscreenCopyOnSelect`` off, text selected with the mouse

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from .exit_guard import ExitGuard
     from .pacing import PacedScreen
     from .signal_wakeup import SignalWakeup
+    from .transcript_search import TranscriptSearch
 
 __all__ = ["PiApp"]
 
@@ -83,6 +84,7 @@ _WARM_MARKDOWN = (
 )
 
 _APP_KEY_ACTIONS = {spec[0].split("(")[0] for spec in APP_ACTIONS.values()}
+_SEARCH_ONLY_ACTIONS = {"search_step", "close_search"}
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +164,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     """pi's start-up header (version, keys, what was loaded) over the chat; None with ``quietStartup``."""
     tools_expanded: bool = False
     """Ctrl+O: every tool block shows its whole output."""
+    transcript_search: TranscriptSearch | None = None
+    """The transcript search (`transcript_search`), made the first time it opens."""
 
     def __init__(
         self,
@@ -270,22 +274,32 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.editor.commands = self.router.candidates
         self.editor.arguments = self.router.argument_candidates
         self.editor.mentions = self.router.mention_candidates
-        from .keys import editor_key_actions
+        from .keys import editor_key_actions, list_key_actions
 
         self.editor.key_actions, editor_warnings = editor_key_actions(agent_dir)
+        self.editor.list_actions = list_key_actions(self.keymap)
         self.key_warnings += editor_warnings
         self._apply_theme(self._theme_name)
         # pi's app actions are priority bindings with pi's ids (they win over the editor's own keys:
         # shift+tab, ctrl+z …, as in pi); the keymap gives them the default or the user's keys.
         self.set_keymap(textual_keymap(self.keymap))
 
+    def transcript_search_box(self) -> TranscriptSearch:
+        """The transcript search (pi's ``tui.altScreen.search``), made the first time it is used."""
+        if self.transcript_search is None:
+            from .transcript_search import TranscriptSearch
+
+            self.transcript_search = TranscriptSearch(self)
+        return self.transcript_search
+
     def reload_keybindings(self) -> list[str]:
         """Read keybindings.json again (``/reload``, as pi's): the app's and the editor's keys follow it
         from the next key on. Returns the problems found in the file."""
-        from .keys import editor_key_actions
+        from .keys import editor_key_actions, list_key_actions
 
         self.keymap, warnings = load_keymap(self._agent_dir)
         self.editor.key_actions, editor_warnings = editor_key_actions(self._agent_dir)
+        self.editor.list_actions = list_key_actions(self.keymap)
         self.set_keymap(textual_keymap(self.keymap))
         self.pending_changed()  # the queue's hint names the dequeue key
         return warnings + editor_warnings
@@ -330,9 +344,17 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         return True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """App keys act on the main screen only; dialogs and screens keep theirs."""
+        """App keys act on the main screen only; dialogs and screens keep theirs. While the transcript
+        search box has the keys, only the search's and the chat's scrolling act (as in pi); the search's
+        next / previous / close keys act only then."""
         if action in _APP_KEY_ACTIONS and self.screen is not self.screen_stack[0]:
             return False
+        search = self.transcript_search
+        searching = search is not None and search.has_focus
+        if action in _SEARCH_ONLY_ACTIONS:
+            return searching
+        if searching and action in _APP_KEY_ACTIONS:
+            return action in ("toggle_search", "scroll_chat")
         return True
 
     # --- theme -------------------------------------------------------------------------------------
@@ -585,6 +607,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.set_class(narrow, "-narrow")
         if narrow:
             self.sidebar.remove_class("-open")
+        if self.transcript_search is not None:
+            self.transcript_search.resized(event.size.width)
 
     def watch_working_message(self, message: str) -> None:
         self.working.message = message

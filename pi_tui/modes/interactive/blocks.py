@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.style import Style
 from rich.text import Text
-from textual.widget import Widget
 from textual.widgets import Static
 
 from .blocks_base import Block, TypingClock
 from .screen_rows import tail_rows
+from .search_marks import Highlighted
 
 if TYPE_CHECKING:
     from textual.geometry import Size
@@ -132,7 +132,7 @@ def typing_delay(now: float, pending_since: float) -> float:
     return min(KEY_QUIET_SECONDS - quiet_for, pending_since + MAX_TYPING_DELAY - now)
 
 
-class UserBlock(Static, Block):
+class UserBlock(Static, Highlighted, Block):
     """A message the user sent."""
 
     DEFAULT_CSS = """
@@ -153,7 +153,7 @@ THINKING_WRITE_CHARS = 4000
 """A streamed thought longer than this is written less often than every three frames (in proportion)."""
 
 
-class ThinkingBlock(Static, Block):
+class ThinkingBlock(Static, Highlighted, Block):
     """Thinking, shown whole as italic markdown in the thinking colour, as pi 0.87.1 shows it.
 
     While the app hides thinking (Ctrl+T, the ``hideThinkingBlock`` setting) it is one line, pi's
@@ -262,7 +262,7 @@ def diff_text(diff: str, colors: dict[str, str] | None = None) -> Text:
     return out
 
 
-def _args_summary(name: str, args: dict[str, Any]) -> str:
+def args_summary(name: str, args: dict[str, Any]) -> str:
     for key in ("path", "command", "pattern", "query", "url"):
         value = args.get(key)
         if isinstance(value, str) and value:
@@ -282,7 +282,7 @@ def format_duration(seconds: float) -> str:
     return f"{minutes // 60}h {minutes % 60}m {rest}s"
 
 
-class ToolBlock(Widget, Block):
+class ToolBlock(Highlighted, Block):
     """One tool call: a title with its arguments, then its (collapsible) result; errors marked.
 
     ``edit`` shows the diff the tool reports; ``write`` shows the new content; ``read`` shows only its
@@ -393,7 +393,7 @@ class ToolBlock(Widget, Block):
     def _title_text(self) -> Text:
         mark = "✗" if self.is_error else ("✓" if self.done else "…")
         label = "$" if self.tool_name == "bash" else self.tool_name  # pi titles a bash call "$ command"
-        return Text.assemble((f"{mark} {label} ", "bold"), _args_summary(self.tool_name, self.args))
+        return Text.assemble((f"{mark} {label} ", "bold"), args_summary(self.tool_name, self.args))
 
     def set_args(self, args: dict[str, Any]) -> None:
         self.args = args
@@ -438,7 +438,7 @@ class ToolBlock(Widget, Block):
         command = self.args.get("command")
         if self.tool_name == "bash" and not self.result_text and isinstance(command, str):
             # the title names the command: the body repeats it only when the title shows part of it
-            cut = command != _args_summary(self.tool_name, self.args)
+            cut = command != args_summary(self.tool_name, self.args)
             return Text("$ " + command if cut else "")
         return Text(self.result_text.rstrip("\n"))
 
@@ -597,7 +597,7 @@ class BashBlock(ToolBlock):
         return Text.assemble((f"{mark} ", "bold"), ("$ " + str(self.args.get("command", "")), "bold"), suffix)
 
 
-class NoticeBlock(Static, Block):
+class NoticeBlock(Static, Highlighted, Block):
     """A status line: info, warning, error, retry countdown, abort, cache invalidation, command output."""
 
     DEFAULT_CSS = """
@@ -628,7 +628,7 @@ class NoticeBlock(Static, Block):
             self.update(Text(self.expanded if _tools_expanded(self.app) else self.text))
 
 
-class SummaryBlock(Static, Block):
+class SummaryBlock(Static, Highlighted, Block):
     """A compaction or branch summary, shown as such; click (or Ctrl+O) expands the full text."""
 
     DEFAULT_CSS = """
@@ -670,7 +670,7 @@ class SummaryBlock(Static, Block):
         self._show(expanded=self._opened)
 
 
-class CustomBlock(Static, Block):
+class CustomBlock(Static, Highlighted, Block):
     """An extension's custom message (its renderer's lines, or the content)."""
 
     DEFAULT_CSS = """

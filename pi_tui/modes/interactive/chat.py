@@ -557,6 +557,15 @@ class ChatLog(VerticalScroll):
             self._mount_range(0, min(len(self.items), self.BATCH))
         self.scroll_home(animate=False)
 
+    def show_item(self, index: int) -> bool:
+        """Have item ``index`` mounted (transcript search): outside the window, the window moves there in
+        one step, a `CHUNK` of items before it and a `BATCH` after. True when it moved; the caller scrolls."""
+        end = self.last_mounted if self.last_mounted is not None else len(self.items)
+        if self.first_mounted <= index < end or not 0 <= index < len(self.items):
+            return False
+        self._mount_range(max(0, index - self.CHUNK), min(len(self.items), index + self.BATCH))
+        return True
+
     def show_end(self) -> bool:
         """Bring the window back to the end when the reader had gone far up (new output, Enter, End);
         True when it moved. The caller scrolls (or the anchor follows)."""

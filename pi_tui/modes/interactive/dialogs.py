@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static, TextArea
 
+from .keys import list_binding
 from .marked_list import MarkedOptionList
 
 if TYPE_CHECKING:
@@ -105,8 +106,17 @@ class SelectDialog(ModalScreen[V | None], Generic[V]):
     SelectDialog #no-match { color: $pi-warning; }
     """
     )
-    # Escape or Ctrl+C cancels, as in pi; Ctrl+C must beat the filter line's own copy key
-    BINDINGS = [Binding("escape,ctrl+c", "cancel", "Cancel", show=False, priority=True)]
+    # pi's list keys (``tui.select.*``, rebound through the app's keymap), before the filter line's own:
+    # Escape or Ctrl+C cancels (Ctrl+C must beat the filter line's copy key), Enter picks
+    BINDINGS = [
+        list_binding("tui.select.cancel", "cancel"),
+        list_binding("tui.select.up", "move(-1)"),
+        list_binding("tui.select.down", "move(1)"),
+        list_binding("tui.select.pageUp", "page(-1)"),
+        list_binding("tui.select.pageDown", "page(1)"),
+        list_binding("tui.select.confirm", "confirm"),
+        list_binding("app.thinking.save", "save"),
+    ]
 
     @overload
     def __init__(
@@ -242,25 +252,37 @@ class SelectDialog(ModalScreen[V | None], Generic[V]):
             return None
         return self.values[self._shown[highlighted]]
 
-    def on_key(self, event: events.Key) -> None:
-        options = self.query_one(OptionList)
-        if event.key == "ctrl+s" and self._saveable:
-            value = self.chosen()
-            if value is not None:
-                self.saved = True
-                self.dismiss(value)
-            event.stop()
-            return
-        if event.key in ("up", "down") and self._shown and self.search:  # else the list has the keys
-            step = -1 if event.key == "up" else 1
+    def action_save(self) -> None:
+        """pi's ``app.thinking.save`` (Ctrl+S) in a saveable selector: answer, and say to save it."""
+        value = self.chosen() if self._saveable else None
+        if value is not None:
+            self.saved = True
+            self.dismiss(value)
+
+    def action_move(self, step: int) -> None:
+        """Up / down, wrapping at the ends as pi's lists do."""
+        if self._shown:
+            options = self.query_one(OptionList)
             options.highlighted = ((options.highlighted or 0) + step) % len(self._shown)
-            event.stop()
+
+    def action_page(self, direction: int) -> None:
+        """A page of rows up / down, stopping at the ends."""
+        if self._shown:
+            options = self.query_one(OptionList)
+            page = max(1, options.scrollable_content_region.height)
+            options.highlighted = max(
+                0, min(len(self._shown) - 1, (options.highlighted or 0) + direction * page)
+            )
+
+    def action_confirm(self) -> None:
+        """Pick the highlighted option."""
+        value = self.chosen()
+        if value is not None:
+            self.dismiss(value)
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
-        """Enter in the filter line picks the highlighted option."""
-        highlighted = self.query_one(OptionList).highlighted
-        if highlighted is not None and self._shown:
-            self.dismiss(self.values[self._shown[highlighted]])
+        """Enter in the filter line picks the highlighted option (when Enter is not the confirm key)."""
+        self.action_confirm()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.values[self._shown[event.option_index]])

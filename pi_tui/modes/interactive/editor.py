@@ -19,7 +19,7 @@ from pi_tui.modes.prompt_history import PromptHistory
 from .blocks_base import TypingClock
 from .completion import Candidate, CompletionMenu, FileIndex, complete
 from .editing import KillRing, Snapshot, UndoStack, word_end, word_start
-from .keys import canonical_key, editor_key_actions
+from .keys import canonical_key, editor_key_actions, list_key_actions
 
 __all__ = ["PromptEditor", "expand_pastes"]
 
@@ -48,8 +48,19 @@ editing keys are the editor's keymap, so a key the user frees in ``keybindings.j
 of cutting or replacing the prompt."""
 
 
+_KEYMAP_MOVES = frozenset(("cursor_up", "cursor_down", "cursor_page_up", "cursor_page_down"))
+"""Plain moves the editor's keymap runs itself (pi's ``tui.editor.cursorUp/Down``, ``pageUp/Down``): the
+text area's own Up, Down, PageUp and PageDown are left out, so a key the user moves them off is free."""
+
+
 def _moves_only(bindings: list[BindingType]) -> list[BindingType]:
-    return [b for b in bindings if isinstance(b, Binding) and b.action.partition("(")[0] in _TEXT_AREA_MOVES]
+    return [
+        b
+        for b in bindings
+        if isinstance(b, Binding)
+        and b.action.partition("(")[0] in _TEXT_AREA_MOVES
+        and b.action not in _KEYMAP_MOVES
+    ]
 
 
 PASTE_LINES = 10
@@ -149,6 +160,9 @@ class PromptEditor(TextArea, inherit_bindings=False):
         """Told the text Enter sends before the keys after that Enter are handled (they may be queued
         behind it already): `TypeAhead.start_for`."""
         """What extensions offer after ``@`` (before the project's files)."""
+        self.list_actions: dict[str, str] = list_key_actions({})
+        """Textual key → what it does in the completion menu (``up``, ``down``, ``confirm``, ``cancel``):
+        pi's ``tui.select.*`` keys, from the app's keymap."""
         self.key_actions: dict[str, tuple[str, ...]] = editor_key_actions(None)[0]
         """Textual key → editor actions tried in order (``submit``, ``newLine``, ``yank``, …), from pi's
         defaults and ``keybindings.json``."""
@@ -204,33 +218,25 @@ class PromptEditor(TextArea, inherit_bindings=False):
             # Keys typed in a burst (a paste-like "/context⏎", a fast typist) are handled before the
             # Changed messages their inserts posted: the menu may still show an older prefix's choices.
             self.refresh_completion()
-        if menu is not None and menu.is_shown and key in ("up", "down", "tab", "enter", "escape"):
-            if key == "up":
+        # pi's order with the completion menu open: cancel, up / down, Tab (complete), confirm (complete,
+        # and a command is sent too)
+        menu_action = self.list_actions.get(key) if menu is not None and menu.is_shown else None
+        if menu_action is None and menu is not None and menu.is_shown and "tab" in actions:
+            menu_action = "tab"
+        if menu is not None and menu_action is not None:
+            if menu_action == "up":
                 menu.move(-1)
-            elif key == "down":
+            elif menu_action == "down":
                 menu.move(1)
-            elif key == "escape":
+            elif menu_action == "cancel":
                 menu.hide()
             else:
                 with self._undo_unit():
-                    self._accept_completion(submit_after=key == "enter")
+                    self._accept_completion(submit_after=menu_action == "confirm")
         elif any(self._run_key_action(action, previous) for action in actions):
             pass
         elif key == "tab":
-            self.refresh_completion()  # Tab completes (pi); it never moves the focus away from the editor
-        elif key == "up" and self.navigator.is_first_wrapped_line(self.cursor_location):
-            # pi 0.79.5: on text, Up first goes to its start; from there (or on an empty editor) it
-            # recalls. Only from the first visual line: in a wrapped line Up moves a visual line up.
-            if self.text and self.cursor_location != (0, 0):
-                self.move_cursor((0, 0))
-            elif not self._history_step(-1):
-                handled = False
-        elif (
-            key == "down"
-            and self.navigator.is_last_wrapped_line(self.cursor_location)
-            and self._history_step(1)
-        ):
-            pass
+            pass  # Tab moved off `tui.input.tab` does nothing: it never takes the focus from the editor
         else:
             handled = False
         if handled:
@@ -260,10 +266,36 @@ class PromptEditor(TextArea, inherit_bindings=False):
             self._submit(follow_up=True)
         elif action == "newLine":
             self.insert("\n")
-        elif action == "clear" and (selected := self.screen.get_selected_text()):
+        elif action == "copy":
             # The app takes the mouse, so the terminal cannot copy a drag over the chat: Textual
             # selects the text, and Ctrl+C copies it, as in most terminal programs.
+            selected = self.screen.get_selected_text()
+            if not selected:
+                return False  # nothing selected: the key goes on (Ctrl+C clears)
             self.post_message(self.CopySelectionPressed(selected))
+        elif action == "tab":
+            self.refresh_completion()  # Tab completes (pi); it never moves the focus away from the editor
+        elif action == "cursorUp":
+            if self.navigator.is_first_wrapped_line(self.cursor_location):
+                # pi 0.79.5: on text, Up first goes to its start; from there (or on an empty editor) it
+                # recalls. Only from the first visual line: in a wrapped line Up moves a visual line up.
+                if self.text and self.cursor_location != (0, 0):
+                    self.move_cursor((0, 0))
+                else:
+                    self._history_step(-1)
+            else:
+                self.action_cursor_up()
+        elif action == "cursorDown":
+            if not (self.navigator.is_last_wrapped_line(self.cursor_location) and self._history_step(1)):
+                self.action_cursor_down()
+        elif action in ("historyPrevious", "historyNext"):
+            if self.menu is not None:
+                self.menu.hide()
+            self._history_step(-1 if action == "historyPrevious" else 1)
+        elif action == "pageUp":
+            self.action_cursor_page_up()
+        elif action == "pageDown":
+            self.action_cursor_page_down()
         elif action == "clear":
             # Cleared here, before the next key is handled: keys typed right after Ctrl+C (already
             # queued behind it) land in the empty editor instead of being wiped by a later clear.

@@ -18,6 +18,9 @@ from pi_tui.util import json_safe
 __all__ = [
     "APP_ACTIONS",
     "DEFAULT_KEYS",
+    "LIST_KEYS",
+    "list_binding",
+    "list_key_actions",
     "UNBOUND_KEY",
     "EDITOR_DEFAULTS",
     "canonical_key",
@@ -61,6 +64,10 @@ APP_ACTIONS: dict[str, tuple[str, str]] = {
     "tui.altScreen.nextPrompt": ("scroll_chat('prompt_down')", "Scroll the chat to your next prompt"),
     "tui.altScreen.top": ("scroll_chat('top')", "Scroll to the top of the chat"),
     "tui.altScreen.bottom": ("scroll_chat('bottom')", "Scroll to the end of the chat (and follow it)"),
+    "tui.altScreen.search": ("toggle_search", "Search the transcript (again: close the search)"),
+    "tui.altScreen.searchNext": ("search_step(1)", "While searching: the next match"),
+    "tui.altScreen.searchPrevious": ("search_step(-1)", "While searching: the previous match"),
+    "tui.altScreen.searchClose": ("close_search", "Close the transcript search"),
 }
 """pi action id → (Textual action, description). The chat's scroll keys use pi 0.87's full-screen ids
 (``tui.altScreen.*``), so a pi ``keybindings.json`` rebinds them too."""
@@ -93,8 +100,37 @@ DEFAULT_KEYS: dict[str, list[str]] = {
     "tui.altScreen.nextPrompt": ["ctrl+down", "ctrl+shift+down"],
     "tui.altScreen.top": ["alt+home", "ctrl+shift+home"],
     "tui.altScreen.bottom": ["alt+end", "ctrl+shift+end"],
+    "tui.altScreen.search": ["ctrl+shift+f"],
+    "tui.altScreen.searchNext": ["enter", "ctrl+g"],
+    "tui.altScreen.searchPrevious": ["shift+enter", "ctrl+shift+g"],
+    "tui.altScreen.searchClose": ["escape"],
 }
 
+
+LIST_KEYS: dict[str, tuple[str, list[str]]] = {
+    "tui.select.up": ("Lists: move up", ["up"]),
+    "tui.select.down": ("Lists: move down", ["down"]),
+    "tui.select.pageUp": ("Lists: a page up", ["pageup"]),
+    "tui.select.pageDown": ("Lists: a page down", ["pagedown"]),
+    "tui.select.confirm": ("Lists: choose the highlighted row", ["enter"]),
+    "tui.select.cancel": ("Lists: cancel", ["escape", "ctrl+c"]),
+    "app.models.save": ("/model: save the highlighted model as the default", ["ctrl+s"]),
+    "app.thinking.save": ("/thinking: save the level as the default too", ["ctrl+s"]),
+    "app.models.enableAll": ("/scoped-models: add every model shown", ["ctrl+a"]),
+    "app.models.clearAll": ("/scoped-models: empty the scope (or remove the models shown)", ["ctrl+x"]),
+    "app.models.toggleProvider": (
+        "/scoped-models: add or remove the highlighted model's provider",
+        ["ctrl+p"],
+    ),
+    "app.models.reorderUp": ("/scoped-models: move the highlighted model up the cycle order", ["alt+up"]),
+    "app.models.reorderDown": (
+        "/scoped-models: move the highlighted model down the cycle order",
+        ["alt+down"],
+    ),
+}
+"""pi id → (description, default keys) of the keys lists and pickers bind: Textual bindings with these
+ids in the dialogs and screens, given their keys through the app's keymap like the app keys (the same
+``keybindings.json``; ``[]`` unbinds). The selection keys also move in the editor's completion menu."""
 
 _OLD_NAMES = {
     "interrupt": "app.interrupt",
@@ -116,10 +152,18 @@ _OLD_NAMES = {
 EDITOR_DEFAULTS: dict[str, tuple[str, list[str]]] = {
     "tui.input.submit": ("submit", ["enter"]),
     "tui.input.newLine": ("newLine", ["shift+enter", "ctrl+j", "ctrl+enter"]),
+    "tui.input.tab": ("tab", ["tab"]),
     "app.message.followUp": ("followUp", ["alt+enter"]),
+    "tui.input.copy": ("copy", ["ctrl+c"]),
     "app.clear": ("clear", ["ctrl+c"]),
     "app.exit": ("exit", ["ctrl+d"]),
     "app.message.dequeue": ("dequeue", ["alt+up"]),
+    "tui.editor.cursorUp": ("cursorUp", ["up"]),
+    "tui.editor.cursorDown": ("cursorDown", ["down"]),
+    "tui.editor.historyPrevious": ("historyPrevious", []),
+    "tui.editor.historyNext": ("historyNext", []),
+    "tui.editor.pageUp": ("pageUp", ["pageUp", "ctrl+pageUp"]),
+    "tui.editor.pageDown": ("pageDown", ["pageDown", "ctrl+pageDown"]),
     "tui.editor.cursorLeft": ("cursorLeft", ["left", "ctrl+b"]),
     "tui.editor.cursorRight": ("cursorRight", ["right", "ctrl+f"]),
     "tui.editor.cursorWordLeft": ("cursorWordLeft", ["alt+left", "ctrl+left", "alt+b"]),
@@ -150,9 +194,17 @@ EDITOR_DESCRIPTIONS: dict[str, str] = {
     "tui.input.submit": "Send (while the agent works: steer)",
     "app.message.followUp": "Queue a follow-up",
     "tui.input.newLine": "New line",
+    "tui.input.tab": "Complete (a path, a command)",
     "app.message.dequeue": "Bring queued messages back to the editor",
-    "app.clear": "Copy the selection, else clear the editor; twice quits",
+    "tui.input.copy": "Copy the text selected on screen",
+    "app.clear": "Clear the editor; twice quits",
     "app.exit": "Quit (empty editor)",
+    "tui.editor.cursorUp": "Cursor up; on the first line: the previous prompt",
+    "tui.editor.cursorDown": "Cursor down; on the last line: the next prompt",
+    "tui.editor.historyPrevious": "The previous prompt, wherever the cursor is",
+    "tui.editor.historyNext": "The next prompt, wherever the cursor is",
+    "tui.editor.pageUp": "Cursor a page up",
+    "tui.editor.pageDown": "Cursor a page down",
     "tui.editor.cursorLeft": "Cursor left",
     "tui.editor.cursorRight": "Cursor right",
     "tui.editor.cursorWordLeft": "Word left",
@@ -174,7 +226,6 @@ EDITOR_DESCRIPTIONS: dict[str, str] = {
 """What each editor action does, for ``/hotkeys`` (in this order)."""
 
 _FIXED_EDITOR_KEYS: list[tuple[str, str]] = [
-    ("up / down", "Prompt history (first / last line)"),
     ("/", "Commands"),
     ("@", "Attach a file path"),
     ("!cmd / !!cmd", "Run a shell command (!! keeps it out of the context)"),
@@ -310,6 +361,7 @@ def to_textual_key(key: str) -> str:
 def load_keymap(agent_dir: Path | None) -> tuple[dict[str, list[str]], list[str]]:
     """The effective app keymap (action id → keys) and warnings about the user's file."""
     keymap = {k: list(v) for k, v in DEFAULT_KEYS.items()}
+    keymap.update({pi_id: list(default) for pi_id, (_, default) in LIST_KEYS.items()})
     warnings: list[str] = []
     path = agent_dir / "keybindings.json" if agent_dir else None
     if path is None or not path.is_file():
@@ -322,8 +374,8 @@ def load_keymap(agent_dir: Path | None) -> tuple[dict[str, list[str]], list[str]
         return keymap, [f"Ignoring {path}: expected an object of action → key(s)"]
     for name, value in data.items():
         action = _OLD_NAMES.get(name, name)
-        if action not in APP_ACTIONS:
-            continue  # editor and list keys are the widgets' business
+        if action not in APP_ACTIONS and action not in LIST_KEYS:
+            continue  # the editor's keys are its own business (`editor_key_actions`)
         keys = [value] if isinstance(value, str) else value if isinstance(value, list) else None
         if keys is None or not all(isinstance(k, str) for k in keys):
             warnings.append(f"{path}: {name} must be a key or a list of keys")
@@ -350,8 +402,30 @@ def app_bindings() -> list[Binding]:
 
 def textual_keymap(keymap: dict[str, list[str]]) -> dict[str, str]:
     """The effective keymap (pi id → keys, from :func:`load_keymap`) as Textual's ``App.set_keymap``
-    takes it (binding id → comma-separated keys); an unbound action is left out."""
-    return {pi_id: ",".join(keys) for pi_id, keys in keymap.items() if pi_id in APP_ACTIONS and keys}
+    takes it (binding id → comma-separated keys). An unbound app action is left out (its binding is
+    declared on `UNBOUND_KEY`); an unbound list key is given `UNBOUND_KEY` (its binding is declared on
+    its default key, which the keymap cannot take away otherwise)."""
+    mapped = {pi_id: ",".join(keys) for pi_id, keys in keymap.items() if pi_id in APP_ACTIONS and keys}
+    for pi_id in LIST_KEYS:
+        mapped[pi_id] = ",".join(keymap.get(pi_id, [])) or UNBOUND_KEY
+    return mapped
+
+
+def list_binding(pi_id: str, action: str, *, show: bool = False, priority: bool = True) -> Binding:
+    """A dialog's or screen's binding of list key ``pi_id`` (`LIST_KEYS`), on its default keys; the
+    app's keymap gives it the user's keys."""
+    description, default = LIST_KEYS[pi_id]
+    return Binding(",".join(default), action, description, show=show, priority=priority, id=pi_id)
+
+
+def list_key_actions(keymap: dict[str, list[str]]) -> dict[str, str]:
+    """Textual key → the selection action it runs in the editor's completion menu (``up``, ``down``,
+    ``confirm``, ``cancel``), from the effective keymap."""
+    actions: dict[str, str] = {}
+    for pi_id in ("tui.select.up", "tui.select.down", "tui.select.confirm", "tui.select.cancel"):
+        for key in keymap.get(pi_id, LIST_KEYS[pi_id][1]):
+            actions.setdefault(canonical_key(key), pi_id.rsplit(".", 1)[1])
+    return actions
 
 
 def hotkey_rows(

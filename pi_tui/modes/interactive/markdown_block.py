@@ -22,6 +22,7 @@ from .blocks_base import Block
 from .markdown_links import linked_block, show_link_urls
 from .mermaid import diagram, draws_now, is_mermaid
 from .pacing import PacedScreen
+from .search_marks import Highlighted
 
 __all__ = ["AssistantText", "markdown_parser"]
 
@@ -76,14 +77,32 @@ def _marked_heading(base: type[MarkdownBlock], marks: str) -> type[MarkdownBlock
     return type(f"Marked{base.__name__}", (base,), {"build_from_token": build_from_token})
 
 
+_searchable_blocks: dict[type[MarkdownBlock], type[MarkdownBlock]] = {}
+_SEARCHED_BLOCKS = frozenset({"paragraph_open", "h1", "h2", "h3", "h4", "h5", "h6"})
+"""The markdown blocks that draw text themselves (lists, quotes and tables hold paragraphs or cells)."""
+
+
+def _searchable(base: type[MarkdownBlock]) -> type[MarkdownBlock]:
+    """``base`` marking the open transcript search's matches in its lines (`search_marks`)."""
+    made = _searchable_blocks.get(base)
+    if made is None:
+        made = _searchable_blocks[base] = type(base.__name__, (base, Highlighted), {})
+    return made
+
+
+class FenceLine(Label, Highlighted):
+    """A line of a code block (a fence line or the code), marking search matches in what it draws."""
+
+
 class LabelledFence(MarkdownFence):
     """A code block drawn as pi draws it: a line with the opening fence and its language (```python),
     the code indented by two, and a closing ``` line."""
 
     def compose(self) -> ComposeResult:
-        yield Label(self._opening(), id="fence-open", classes="fence-line")
-        yield from super().compose()
-        yield Label("```", classes="fence-line")
+        yield FenceLine(self._opening(), id="fence-open", classes="fence-line")
+        # Textual's own code label, as a searchable one (`set_content` finds it by its id)
+        yield FenceLine(self._highlighted_code, id="code-content", expand=True)
+        yield FenceLine("```", classes="fence-line")
 
     def _opening(self) -> str:
         return f"```{self.lexer or ''}"
@@ -200,6 +219,8 @@ class AssistantText(Markdown, Block):
             if marked is None:
                 marked = _marked_headings[block_name] = _marked_heading(block_class, marks)
             block_class = marked
+        if block_name in _SEARCHED_BLOCKS:
+            block_class = _searchable(block_class)
         return linked_block(block_class) if blocks.links_on(self.app) else block_class
 
     def update(self, markdown: str) -> AwaitComplete:

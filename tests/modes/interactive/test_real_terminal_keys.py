@@ -102,3 +102,36 @@ def test_page_up_scrolls_the_chat_and_sending_goes_back_to_the_end(
             term.wait_for("SECONDANSWER", timeout=30)  # the view went back to the end
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
+
+
+def test_the_transcript_search_key_finds_an_earlier_line_in_a_real_terminal(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeLLM()
+    fake.script(
+        [Reply([text("\n\n".join(f"ROW{i:03d}" for i in range(1, 121)) + "\n\nfind the Walrus here")])]
+    )
+    with fake.serve() as server:
+        env = terminal_env(isolated_home, isolated_home / ".pi" / "agent", server)
+        with PtyScreen(ARGV, cwd=project, env=env, columns=100, lines=30) as term:
+            term.wait_for("claude-fake", timeout=30)
+            term.send("many rows\r")
+            term.wait_for("ROW120", timeout=30)
+            term.send("\x1b[102;6u")  # Ctrl+Shift+F as a terminal with the kitty keyboard protocol sends it
+            term.wait_for("Find in transcript")
+            term.send("row007")
+            term.wait_for(lambda s: "1/1" in s and "ROW007" in s and "ROW120" not in s)
+            term.send("\x1b[102;6u")  # the search key again closes the box
+            term.wait_for(lambda s: "1/1" not in s and "ROW007" in s)
+            term.send("\x1b[102;6u")
+            term.wait_for("Find in transcript")
+            term.send("walrus")
+            term.wait_for(lambda s: "1/1" in s and "Walrus" in s)
+            term.send("\x1b")  # Escape closes it; typing goes to the editor again
+            term.wait_for(lambda s: "1/1" not in s)
+            term.send("typed after")
+            term.wait_for("typed after")
+            term.send("\x03\x03")
+            assert term.wait_exit(timeout=20) == 0

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
+from ..keys import list_binding
 from ._rowlist import RowList
 
 __all__ = ["SearchListScreen"]
@@ -31,9 +31,11 @@ class SearchListScreen(Screen[None], Generic[RowT]):
     SearchListScreen .picker-help { height: auto; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [
-        Binding("escape,ctrl+c", "close", "Close", priority=True),
-        Binding("up", "move(-1)", "Up", show=False, priority=True),
-        Binding("down", "move(1)", "Down", show=False, priority=True),
+        list_binding("tui.select.cancel", "close", show=True),
+        list_binding("tui.select.up", "move(-1)"),
+        list_binding("tui.select.down", "move(1)"),
+        list_binding("tui.select.pageUp", "page(-1)"),
+        list_binding("tui.select.pageDown", "page(1)"),
     ]
 
     shown: list[RowT]
@@ -58,6 +60,9 @@ class SearchListScreen(Screen[None], Generic[RowT]):
 
     def action_move(self, step: int) -> None:
         self._list().action_move(step)
+
+    def action_page(self, direction: int) -> None:
+        self._list().action_page(direction)
 
     def action_close(self) -> None:
         self.app.pop_screen()

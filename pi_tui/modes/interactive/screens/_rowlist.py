@@ -20,6 +20,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..keys import list_binding
+
 __all__ = ["RowList"]
 
 
@@ -37,13 +39,14 @@ class RowList(ScrollView, can_focus=True):
     """
     COMPONENT_CLASSES = {"rowlist--cursor", "rowlist--mark"}
     BINDINGS = [
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
+        # pi's list keys (``tui.select.*``): keybindings.json rebinds them through the app's keymap
+        list_binding("tui.select.up", "move(-1)", priority=False),
+        list_binding("tui.select.down", "move(1)", priority=False),
+        list_binding("tui.select.pageUp", "page(-1)", priority=False),
+        list_binding("tui.select.pageDown", "page(1)", priority=False),
         Binding("home", "jump(0)", "First", show=False),
         Binding("end", "jump(-1)", "Last", show=False),
-        Binding("enter", "select", "Select", show=False),
+        list_binding("tui.select.confirm", "select", priority=False),
     ]
 
     cursor: reactive[int] = reactive(0, always_update=True)

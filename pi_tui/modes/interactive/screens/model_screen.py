@@ -22,6 +22,7 @@ from textual.widgets import Input, Static
 from pi_tui.ai.thinking import parse_thinking_level
 from pi_tui.ai.types import THINKING_LEVELS, Model
 
+from ..keys import list_binding
 from ._format import fmt_tokens
 from ._picker import SearchListScreen
 from ._rowlist import RowList
@@ -117,7 +118,7 @@ class ModelScreen(SearchListScreen[Model]):
         Binding("right", "thinking(1)", "More thinking", show=False, priority=True),
         Binding("tab", "scope", "All / scoped", priority=True),
         Binding("ctrl+t", "toggle_scope", "Scope", priority=True),
-        Binding("ctrl+s", "save", "Save default", priority=True),
+        list_binding("app.models.save", "save", show=True),
     ]
 
     def __init__(

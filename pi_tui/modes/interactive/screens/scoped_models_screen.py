@@ -1,9 +1,14 @@
 """``/scoped-models``: choose the models Ctrl+P cycles through (the ``enabledModels`` setting).
 
-Every model you have a key for is listed, those in the scope ticked. Keys: type to search, ↑/↓ move,
-Enter adds or removes the highlighted model, Ctrl+A adds every model the search shows, Ctrl+X empties the
-scope (Ctrl+P then cycles every model again), Esc closes. Each change is saved at once in the global
-settings, as ``/model``'s Ctrl+T saves it (pi keeps its changes for the session until Ctrl+S).
+Every model you have a key for is listed, those in the scope ticked and first, in the order Ctrl+P
+cycles them (as pi lists them). Keys (pi's ids, rebindable in ``keybindings.json``): type to search, ↑/↓
+move, Enter adds or removes the highlighted model, Ctrl+A (``app.models.enableAll``) adds every model the
+search shows, Ctrl+X (``app.models.clearAll``) removes them while searching and empties the scope
+otherwise (Ctrl+P then cycles every model again), Ctrl+P (``app.models.toggleProvider``) adds or removes
+every model of the highlighted one's provider, Alt+Up / Alt+Down (``app.models.reorderUp`` /
+``reorderDown``) move a model in the scope up or down the cycle order, Esc closes. Each change is saved at
+once in the global settings, as ``/model``'s Ctrl+T saves it (pi keeps its changes for the session until
+Ctrl+S).
 """
 
 from __future__ import annotations
@@ -12,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
+from ..keys import list_binding
 from ._format import fmt_tokens
 from ._picker import SearchListScreen
 from ._rowlist import RowList
@@ -36,8 +41,11 @@ class ScopedModelsScreen(SearchListScreen["Model"]):
     ScopedModelsScreen #scope-empty { height: 1; padding: 0 1; color: $text-muted; display: none; }
     """
     BINDINGS = [
-        Binding("ctrl+a", "add_shown", "Add all shown", priority=True),
-        Binding("ctrl+x", "clear", "Clear the scope", priority=True),
+        list_binding("app.models.enableAll", "add_shown", show=True),
+        list_binding("app.models.clearAll", "clear", show=True),
+        list_binding("app.models.toggleProvider", "toggle_provider", show=True),
+        list_binding("app.models.reorderUp", "reorder(-1)"),
+        list_binding("app.models.reorderDown", "reorder(1)"),
     ]
 
     def __init__(self, session: AgentSession, models: list[Model]) -> None:
@@ -56,8 +64,8 @@ class ScopedModelsScreen(SearchListScreen["Model"]):
             yield Static("No matching models", id="scope-empty")
             yield RowList(self._render_row, mark="→ ", id="scope-list")
             yield Static(
-                "↑/↓ move · Enter add/remove · ctrl+a add all shown · ctrl+x clear · Esc close "
-                "(saved in settings at once)",
+                "↑/↓ move · Enter add/remove · ctrl+a add all shown · ctrl+x clear · ctrl+p provider · "
+                "alt+↑/↓ reorder · Esc close (saved in settings at once)",
                 id="scope-help",
                 classes="picker-help",
             )
@@ -81,7 +89,7 @@ class ScopedModelsScreen(SearchListScreen["Model"]):
         from pi_tui.ai.model_resolver import search_models_for_picker
 
         query = self.query_one(Input).value.strip()
-        self.shown = search_models_for_picker(query, self.models)
+        self.shown = self._scope_first(search_models_for_picker(query, self.models))
         self._list().reset(len(self.shown), 0)
         self.query_one("#scope-empty", Static).display = not self.shown
         self._title()
@@ -118,12 +126,48 @@ class ScopedModelsScreen(SearchListScreen["Model"]):
             self.scoped.append(model.label)
         self._save()
 
+    def _scope_first(self, models: list[Model]) -> list[Model]:
+        """``models`` with those in the scope first, in their cycling order (a stable sort)."""
+        order = {label: index for index, label in enumerate(self.scoped)}
+        return sorted(models, key=lambda m: order.get(m.label, len(order)))
+
     def action_add_shown(self) -> None:
         self.scoped += [m.label for m in self.shown if m.label not in self.scoped]
         self._save()
 
     def action_clear(self) -> None:
-        self.scoped = []
+        """Remove the models the search shows from the scope; with no search, empty it."""
+        if self.query_one(Input).value.strip():
+            shown = {m.label for m in self.shown}
+            self.scoped = [label for label in self.scoped if label not in shown]
+        else:
+            self.scoped = []
+        self._save()
+
+    def action_toggle_provider(self) -> None:
+        """Add every model of the highlighted model's provider, or remove them all when all are in."""
+        model = self._selected()
+        if model is None:
+            return
+        labels = [m.label for m in self.models if m.provider == model.provider]
+        if all(label in self.scoped for label in labels):
+            self.scoped = [label for label in self.scoped if label not in labels]
+        else:
+            self.scoped += [label for label in labels if label not in self.scoped]
+        self._save()
+
+    def action_reorder(self, step: int) -> None:
+        """Move the highlighted model (in the scope) one place up or down the cycle order."""
+        model = self._selected()
+        if model is None or model.label not in self.scoped:
+            return
+        index = self.scoped.index(model.label)
+        target = index + step
+        if not 0 <= target < len(self.scoped):
+            return
+        self.scoped[index], self.scoped[target] = self.scoped[target], self.scoped[index]
+        self.shown = self._scope_first(self.shown)
+        self._list().reset(len(self.shown), self.shown.index(model))
         self._save()
 
 
