@@ -87,7 +87,7 @@ def run_without_suspending(
     raise RuntimeError(awaited)
 
 
-def _read_only(args: dict[str, Any]) -> MappingProxyType[str, Any]:
+def _read_only(args: JsonObject) -> MappingProxyType[str, Any]:
     return MappingProxyType(copy.deepcopy(args))
 
 

@@ -19,9 +19,10 @@ import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pi_tui.resources.paths import CONFIG_DIR_NAME
+from pi_tui.util.json_types import JsonObject
 
 from . import git_ops, pip_ops
 from .errors import OfflineError, PackageError, PackageInstallError, PackageSourceError
@@ -46,7 +47,7 @@ def scope_label(scope: Scope) -> str:
     return "user" if scope == "global" else "project"
 
 
-def _named_source(value: object) -> tuple[str, str | dict[str, Any]] | None:
+def _named_source(value: object) -> tuple[str, str | JsonObject] | None:
     """The source a stored ``packages`` value names and the value as `PackageEntry` holds it; None when
     it names none (neither a string nor an object with a string ``source``)."""
     if isinstance(value, str):
@@ -69,11 +70,11 @@ class PackageEntry:
 
     source: PackageSource
     scope: Scope
-    value: str | dict[str, Any]
+    value: str | JsonObject
     install_dir: Path
 
     @property
-    def filters(self) -> dict[str, Any] | None:
+    def filters(self) -> JsonObject | None:
         """The object form's resource filters, or ``None`` for a plain string entry."""
         return self.value if isinstance(self.value, dict) else None
 
@@ -231,7 +232,7 @@ class PackageManager:
         root = self.scope_root(scope)
         dest = install_location(source, root)
         notes = self._fetch(source, dest)
-        value: str | dict[str, Any] = settings_value(source, root)
+        value: str | JsonObject = settings_value(source, root)
         stored = self._stored(scope)
         existing = self.find(source, scope)
         if existing is None:

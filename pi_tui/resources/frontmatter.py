@@ -17,9 +17,9 @@ subset raises :class:`FrontmatterError`, so callers can skip a broken file with 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from pi_tui.resources.yaml_subset import YamlSubsetError, normalize_newlines, parse_yaml_mapping
+from pi_tui.util.json_types import JsonObject
 
 __all__ = [
     "FrontmatterError",
@@ -46,7 +46,7 @@ class ParsedFrontmatter:
         has_frontmatter: Whether a complete ``---`` block was found.
     """
 
-    data: dict[str, Any] = field(default_factory=dict)
+    data: JsonObject = field(default_factory=dict)
     body: str = ""
     has_frontmatter: bool = False
 
@@ -88,7 +88,7 @@ def strip_frontmatter(text: str) -> str:
     return split_frontmatter(text)[1]
 
 
-def parse_frontmatter_yaml(text: str) -> dict[str, Any]:
+def parse_frontmatter_yaml(text: str) -> JsonObject:
     """Parse the YAML of a frontmatter block (without the ``---`` fences).
 
     Raises:

@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 __all__ = ["YamlSubsetError", "parse_yaml_mapping"]
 
 
@@ -37,7 +39,7 @@ def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def parse_yaml_mapping(text: str) -> dict[str, Any]:
+def parse_yaml_mapping(text: str) -> JsonObject:
     """Parse a YAML document that must be a mapping (an empty document gives ``{}``).
 
     Raises:
@@ -204,7 +206,7 @@ class _Parser:
 
     # -- structure -------------------------------------------------------------------------
 
-    def parse_document(self) -> dict[str, Any]:
+    def parse_document(self) -> JsonObject:
         index = self.next_content()
         if index is None:
             return {}
@@ -247,8 +249,8 @@ class _Parser:
                 raise self.error("unexpected indentation", index)
             yield index, self.lines[index][indent:]
 
-    def parse_mapping(self, indent: int) -> dict[str, Any]:
-        result: dict[str, Any] = {}
+    def parse_mapping(self, indent: int) -> JsonObject:
+        result: JsonObject = {}
         for index, content in self.lines_at(indent):
             if _is_list_item(content):
                 raise self.error("a list item cannot follow a mapping entry at the same level", index)
@@ -535,9 +537,9 @@ class _FlowParser:
             else:
                 raise self.error("expected ',' or ']' in a flow sequence")
 
-    def parse_mapping(self) -> dict[str, Any]:
+    def parse_mapping(self) -> JsonObject:
         self.pos += 1
-        result: dict[str, Any] = {}
+        result: JsonObject = {}
         while True:
             self.skip_space()
             if self.pos >= len(self.text):

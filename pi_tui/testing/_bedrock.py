@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlsplit
 
 from pi_tui.ai.providers._aws_eventstream import encode_message
 from pi_tui.ai.providers._sigv4 import canonical_request, signature_for
+from pi_tui.util.json_types import JsonObject
 
 from ._limits import ModelLimits
 from ._plan import Plan, json_plan
@@ -209,12 +210,12 @@ def bedrock_auth_error(
 # --- flattening -------------------------------------------------------------------------------------
 
 
-def _cache_control(point: Any) -> dict[str, Any]:
+def _cache_control(point: Any) -> JsonObject:
     ttl = point.get("ttl") if isinstance(point, dict) else None
     return {"type": "ephemeral", "ttl": "1h" if ttl == "1h" else "5m"}
 
 
-def _block_segment(role: str, block: dict[str, Any]) -> Segment:
+def _block_segment(role: str, block: JsonObject) -> Segment:
     if "text" in block:
         text = str(block.get("text", ""))
         return Segment("messages", f"{role}:text", text, BLOCK_OVERHEAD, cacheable=bool(text))
@@ -241,7 +242,7 @@ def _block_segment(role: str, block: dict[str, Any]) -> Segment:
     return Segment("messages", f"{role}:other", canonical_json(block), BLOCK_OVERHEAD)
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: Any) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
@@ -255,7 +256,7 @@ def hash_of(value: Any) -> str:
     return hashlib.sha1(canonical_json(value).encode()).hexdigest()[:16]
 
 
-def _with_points(blocks: list[Any], make: Callable[[dict[str, Any]], Segment]) -> list[Segment]:
+def _with_points(blocks: list[Any], make: Callable[[JsonObject], Segment]) -> list[Segment]:
     """Segments for blocks; a ``cachePoint`` marks the segment before it instead of adding one."""
     out: list[Segment] = []
     for block in blocks:
@@ -269,7 +270,7 @@ def _with_points(blocks: list[Any], make: Callable[[dict[str, Any]], Segment]) -
     return out
 
 
-def bedrock_segments(body: dict[str, Any]) -> list[Segment]:
+def bedrock_segments(body: JsonObject) -> list[Segment]:
     """Flatten a Converse request: each tool spec -> each system block -> each message block."""
     segments: list[Segment] = []
     tools = _list(_dict(body.get("toolConfig")).get("tools"))
@@ -299,7 +300,7 @@ def bedrock_segments(body: dict[str, Any]) -> list[Segment]:
 
 
 def validate_bedrock(
-    body: dict[str, Any],
+    body: JsonObject,
     *,
     seq: int,
     prompt_tokens: int,
@@ -412,7 +413,7 @@ def validate_bedrock(
 # --- the answer -------------------------------------------------------------------------------------
 
 
-def _event(event_type: str, payload: dict[str, Any]) -> bytes:
+def _event(event_type: str, payload: JsonObject) -> bytes:
     return encode_message(
         {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"},
         json.dumps({**payload, "p": "abcdefghij"[: 1 + len(event_type) % 10]}, ensure_ascii=False).encode(),
@@ -481,7 +482,7 @@ def bedrock_frames(reply: Reply, ctx: RenderContext, stop_reason: str) -> list[b
         index += 1
     frames.append(_event("messageStop", {"stopReason": stop_reason}))
     u = ctx.usage
-    usage: dict[str, Any] = {
+    usage: JsonObject = {
         "inputTokens": u["input"],
         "outputTokens": u["output"],
         "totalTokens": u["input"] + u["output"] + u["cache_read"] + u["cache_write"],

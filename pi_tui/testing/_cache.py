@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 from ._records import CacheUsage
 from ._tokens import CHARS_PER_TOKEN, Segment
@@ -61,7 +62,7 @@ class _Entry:
     ttl: float
 
 
-def ttl_of(cache_control: dict[str, Any] | None) -> str:
+def ttl_of(cache_control: JsonObject | None) -> str:
     ttl = (cache_control or {}).get("ttl") or "5m"
     return ttl if ttl in TTL_SECONDS else "5m"
 
@@ -95,7 +96,7 @@ class PromptCache:
         *,
         key_id: str,
         model: str,
-        automatic: dict[str, Any] | None,
+        automatic: JsonObject | None,
         min_tokens: int,
         now: float,
     ) -> CacheUsage:
@@ -188,7 +189,7 @@ class PromptCache:
         )
 
 
-def breakpoints(segments: list[Segment], automatic: dict[str, Any] | None) -> list[tuple[int, str]]:
+def breakpoints(segments: list[Segment], automatic: JsonObject | None) -> list[tuple[int, str]]:
     """Block indices carrying a breakpoint, with their ttl; the automatic one goes on the last cacheable block."""
     points = [
         (i, ttl_of(seg.cache_control)) for i, seg in enumerate(segments) if seg.cache_control is not None

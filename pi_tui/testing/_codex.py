@@ -15,7 +15,8 @@ import base64
 import json
 import time
 from collections.abc import Mapping
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 from ._errors import base_headers
 from ._plan import Plan, json_plan
@@ -56,7 +57,7 @@ def _detail(status: int, text: str, seq: int) -> Plan:
     return json_plan(status, {"detail": text}, base_headers(seq), seq)
 
 
-def codex_refusal(headers: Mapping[str, str], body: dict[str, Any], seq: int) -> Plan | None:
+def codex_refusal(headers: Mapping[str, str], body: JsonObject, seq: int) -> Plan | None:
     """The backend's answer to a request it will not run, else None."""
     auth = headers.get("authorization", "")
     token = auth[7:].strip() if auth.lower().startswith("bearer ") else ""

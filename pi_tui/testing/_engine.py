@@ -16,6 +16,7 @@ from typing import Any
 
 from pi_tui.util import json_safe
 from pi_tui.util.collector import collector_paused
+from pi_tui.util.json_types import JsonObject
 
 from ._azure import AZURE_PREFIX, azure_refusal, azure_unauthorized
 from ._bedrock import BEDROCK_ROUTE, bedrock_auth_error, bedrock_frames, bedrock_segments, validate_bedrock
@@ -294,7 +295,7 @@ class Engine:
     def _validate(
         self,
         api: str,
-        body: dict[str, Any],
+        body: JsonObject,
         seq: int,
         segments: list[Segment],
         tokens: int,
@@ -400,7 +401,7 @@ class Engine:
     def _simulate_cache(
         self,
         api: str,
-        body: dict[str, Any],
+        body: JsonObject,
         segments: list[Segment],
         key: str | None,
         limits: ModelLimits,
@@ -439,7 +440,7 @@ class Engine:
         )
 
     def _render(
-        self, record: RecordedRequest, api: str, body: dict[str, Any], reply: Reply, fault: Fault | None
+        self, record: RecordedRequest, api: str, body: JsonObject, reply: Reply, fault: Fault | None
     ) -> Plan:
         cache = record.cache
         output, reasoning = output_tokens(reply)
@@ -584,7 +585,7 @@ class Engine:
                 for m in ids
                 if m.startswith("claude")
             ]
-            payload: dict[str, Any] = {
+            payload: JsonObject = {
                 "data": data,
                 "has_more": False,
                 "first_id": data[0]["id"] if data else None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pi_tui.util.json_types import JsonObject
 
 from ._plan import Plan, json_plan, sse_data, sse_event
 from ._script import Fault
@@ -240,7 +240,7 @@ def stream_error_frame(api: str, fault: Fault, sequence_number: int) -> bytes:
     if api == "anthropic":
         return sse_event("error", {"type": "error", "error": {"type": error_type, "message": message}})
     if api == "openai-responses":
-        data: dict[str, Any] = {
+        data: JsonObject = {
             "type": "error",
             "code": error_type,
             "message": message,

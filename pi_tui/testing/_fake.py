@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._cache import FakeClock
 from ._engine import Engine, Responder
 from ._http import FakeServer
@@ -211,7 +213,7 @@ class FakeLLM:
     # -- tokens and time -------------------------------------------------------------------------
 
     @staticmethod
-    def count_tokens(value: str | dict[str, Any], api: str = "anthropic") -> int:
+    def count_tokens(value: str | JsonObject, api: str = "anthropic") -> int:
         """The fake token count of a text, or the prompt total of a request body (see `pi_tui.testing`)."""
         return _count_tokens(value, api)
 
@@ -264,7 +266,7 @@ class FakeLLM:
             return json_plan(400, {"error": f"{type(exc).__name__}: {exc}"})
         return json_plan(404, {"error": f"unknown control route {method} {route}"})
 
-    def _stats(self) -> dict[str, Any]:
+    def _stats(self) -> JsonObject:
         return {
             "requests": len(self.requests),
             "violations": len(self.violations),

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._errors import base_headers, openai_status_fault
 from ._limits import ModelLimits
 from ._plan import Plan, json_plan, sse_data
@@ -50,7 +52,7 @@ _FAULT_TEXT = {
 }
 
 
-def _usage(ctx: RenderContext) -> dict[str, Any]:
+def _usage(ctx: RenderContext) -> JsonObject:
     u = ctx.usage
     total = u["input"] + u["output"] + u["cache_read"] + u["cache_write"]
     return {
@@ -81,7 +83,7 @@ def pi_messages_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
                 sse_data({"type": "thinking_delta", "contentIndex": index, "delta": t})
                 for t in split_text(shown, reply.chunk)
             )
-            end: dict[str, Any] = {
+            end: JsonObject = {
                 "type": "thinking_end",
                 "contentIndex": index,
                 "content": shown,
@@ -138,7 +140,7 @@ def pi_messages_fault_plan(fault: Fault, seq: int, *, prompt_tokens: int, window
 
 def pi_messages_stream_error_frame(fault: Fault) -> bytes:
     """The terminal ``error`` event a failing answer ends with."""
-    usage: dict[str, Any] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    usage: JsonObject = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
     usage["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
     message = fault.message or "The upstream model is overloaded, retry later"
     return sse_data({"type": "error", "reason": "error", "errorMessage": message, "usage": usage})
@@ -153,7 +155,7 @@ def _blocks(content: Any) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
-def pi_messages_segments(body: dict[str, Any]) -> list[Segment]:
+def pi_messages_segments(body: JsonObject) -> list[Segment]:
     """Flatten a request for token counting: the tools, then each message's blocks."""
     context = body.get("context")
     messages = context.get("messages") if isinstance(context, dict) else None
@@ -181,7 +183,7 @@ def pi_messages_segments(body: dict[str, Any]) -> list[Segment]:
 
 
 def validate_pi_messages(
-    body: dict[str, Any], *, seq: int, prompt_tokens: int, limits: ModelLimits
+    body: JsonObject, *, seq: int, prompt_tokens: int, limits: ModelLimits
 ) -> list[Violation]:
     """Check a request: the fields, the roles, and that every tool call is answered by its result
     (and no result answers a call that was not made) before the conversation goes on."""

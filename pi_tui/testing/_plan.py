@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pi_tui.util.json_types import JsonObject
+
 __all__ = ["Plan", "json_plan", "sse_data", "sse_event"]
 
 End = Literal["done", "truncate", "drop", "stall"]
@@ -46,12 +48,12 @@ def json_plan(status: int, payload: Any, headers: dict[str, str] | None = None, 
     return Plan(status, {"content-type": "application/json", **(headers or {})}, body=body, seq=seq)
 
 
-def sse_event(event: str, data: dict[str, Any]) -> bytes:
+def sse_event(event: str, data: JsonObject) -> bytes:
     """A named SSE frame (Anthropic, Responses)."""
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-def sse_data(data: dict[str, Any] | str) -> bytes:
+def sse_data(data: JsonObject | str) -> bytes:
     """An unnamed SSE frame (Chat Completions); a str is sent verbatim (``[DONE]``)."""
     payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     return f"data: {payload}\n\n".encode()

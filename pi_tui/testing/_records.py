@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._script import Turn
 
 __all__ = [
@@ -215,7 +217,7 @@ class RecordedRequest:
                     response = part.get("functionResponse") if isinstance(part, dict) else None
                     if isinstance(response, dict):
                         raw = response.get("response")
-                        value: dict[str, Any] = raw if isinstance(raw, dict) else {}
+                        value: JsonObject = raw if isinstance(raw, dict) else {}
                         is_error = "error" in value
                         output = value.get("error" if is_error else "output")
                         call = str(response.get("id") or response.get("name") or "")
@@ -265,7 +267,7 @@ class RecordedRequest:
                 return _text_of(message.get("content"))
         return ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """A JSON-ready form (used by ``GET /_fake/log``)."""
         data = asdict(self)
         data["turn"] = None if self.turn is None else type(self.turn).__name__
@@ -331,7 +333,7 @@ class CacheStats:
     def write_ratio(self) -> float:
         return self.cache_write / self.total if self.total else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         data = asdict(self)
         data["hit_ratio"] = self.hit_ratio
         data["write_ratio"] = self.write_ratio

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pi_tui.util.json_types import JsonObject
 
 from ._plan import sse_event
 from ._render_common import RenderContext, split_json, split_text
@@ -13,7 +13,7 @@ __all__ = ["anthropic_frames", "anthropic_message"]
 TOOL_ID_PREFIX = "toolu_fake_"
 
 
-def _usage(ctx: RenderContext, output: int) -> dict[str, Any]:
+def _usage(ctx: RenderContext, output: int) -> JsonObject:
     u = ctx.usage
     return {
         "input_tokens": u["input"],
@@ -37,7 +37,7 @@ def _stop_sequence(reply: Reply, ctx: RenderContext) -> str | None:
 
 def _shell(
     ctx: RenderContext, stop_reason: str | None, stop_sequence: str | None, output: int
-) -> dict[str, Any]:
+) -> JsonObject:
     return {
         "id": f"msg_fake_{ctx.seq:04d}",
         "type": "message",
@@ -56,7 +56,7 @@ def anthropic_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
     if reply.ping:
         frames.append(sse_event("ping", {"type": "ping"}))
 
-    def block(index: int, shell: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
+    def block(index: int, shell: JsonObject, deltas: list[JsonObject]) -> None:
         frames.append(
             sse_event(
                 "content_block_start", {"type": "content_block_start", "index": index, "content_block": shell}
@@ -101,10 +101,10 @@ def anthropic_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
     return frames
 
 
-def anthropic_message(reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+def anthropic_message(reply: Reply, ctx: RenderContext) -> JsonObject:
     """The non-stream ``Message`` for a reply."""
     message = _shell(ctx, reply.resolved_stop_reason(), _stop_sequence(reply, ctx), ctx.usage["output"])
-    content: list[dict[str, Any]] = message["content"]
+    content: list[JsonObject] = message["content"]
     for part in reply.part_list:
         if isinstance(part, TextPart):
             content.append({"type": "text", "text": part.text})

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 from ._script import Chunking, Part, Reply, TextPart, ThinkingPart, ToolCallPart, fake_signature
 from ._tokens import text_tokens
@@ -42,7 +43,7 @@ class RenderContext:
 
     seq: int
     model: str
-    body: dict[str, Any]
+    body: JsonObject
     usage: dict[str, int]
     created: int
     next_tool_number: Callable[[], int]

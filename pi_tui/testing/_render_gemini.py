@@ -19,7 +19,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import Any
+
+from pi_tui.util.json_types import JsonObject
 
 from ._plan import Plan, json_plan
 from ._render_common import RenderContext, split_text
@@ -67,12 +68,12 @@ def gemini_signature(text: str) -> str:
     return base64.b64encode(hashlib.sha256(b"gemini\0" + text.encode()).digest()[:30]).decode()
 
 
-def sse_crlf(data: dict[str, Any]) -> bytes:
+def sse_crlf(data: JsonObject) -> bytes:
     """A Gemini SSE frame: ``data: <json>`` ended by CRLF CRLF, as Google's servers send them."""
     return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\r\n\r\n"
 
 
-def _wants_thoughts(body: dict[str, Any]) -> bool:
+def _wants_thoughts(body: JsonObject) -> bool:
     config = body.get("generationConfig")
     thinking = config.get("thinkingConfig") if isinstance(config, dict) else None
     # Proto JSON accepts a field's original (snake_case) name too, as the Python SDK sends this one.
@@ -81,10 +82,10 @@ def _wants_thoughts(body: dict[str, Any]) -> bool:
     return thinking.get("includeThoughts", thinking.get("include_thoughts")) is True
 
 
-def _usage(ctx: RenderContext, final: bool) -> dict[str, Any]:
+def _usage(ctx: RenderContext, final: bool) -> JsonObject:
     u = ctx.usage
     prompt = u["input"] + u["cache_read"] + u["cache_write"]
-    usage: dict[str, Any] = {"promptTokenCount": prompt}
+    usage: JsonObject = {"promptTokenCount": prompt}
     if final:
         thoughts = min(u["reasoning"], u["output"])
         usage["candidatesTokenCount"] = u["output"] - thoughts
@@ -101,13 +102,13 @@ def _usage(ctx: RenderContext, final: bool) -> dict[str, Any]:
     return usage
 
 
-def _parts(reply: Reply, ctx: RenderContext) -> list[dict[str, Any]]:
+def _parts(reply: Reply, ctx: RenderContext) -> list[JsonObject]:
     """The parts of the answer, one per chunk."""
     major = gemini_major(ctx.model)
     always_sign = major is not None and major >= 3
     sign = always_sign or any(isinstance(p, ThinkingPart) for p in reply.part_list)
     thoughts = _wants_thoughts(ctx.body)
-    parts: list[dict[str, Any]] = []
+    parts: list[JsonObject] = []
     call_signed = False
     answer_text: list[str] = []
     for part in reply.part_list:
@@ -118,7 +119,7 @@ def _parts(reply: Reply, ctx: RenderContext) -> list[dict[str, Any]]:
             signature = part.signature if part.signature is not None else gemini_signature(part.thinking)
             ctx.remember_signature(signature, part.thinking)
             for k, piece in enumerate(pieces):
-                chunk: dict[str, Any] = {"text": piece, "thought": True}
+                chunk: JsonObject = {"text": piece, "thought": True}
                 if k == len(pieces) - 1:
                     chunk["thoughtSignature"] = signature
                 parts.append(chunk)
@@ -126,10 +127,10 @@ def _parts(reply: Reply, ctx: RenderContext) -> list[dict[str, Any]]:
             answer_text.append(part.text)
             parts.extend({"text": piece} for piece in split_text(part.text, reply.chunk))
         elif isinstance(part, ToolCallPart):
-            call: dict[str, Any] = {"name": part.name, "args": part.parsed_input()}
+            call: JsonObject = {"name": part.name, "args": part.parsed_input()}
             if part.id is not None or always_sign:
                 call["id"] = ctx.call_id(part, CALL_ID_PREFIX)
-            wire: dict[str, Any] = {"functionCall": call}
+            wire: JsonObject = {"functionCall": call}
             if sign and not call_signed:
                 signature = gemini_signature(f"call\0{part.name}\0{part.arguments()}")
                 ctx.remember_signature(signature, part.name)
@@ -143,8 +144,8 @@ def _parts(reply: Reply, ctx: RenderContext) -> list[dict[str, Any]]:
     return parts
 
 
-def _chunk(ctx: RenderContext, parts: list[dict[str, Any]], finish: str | None) -> dict[str, Any]:
-    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+def _chunk(ctx: RenderContext, parts: list[JsonObject], finish: str | None) -> JsonObject:
+    candidate: JsonObject = {"content": {"parts": parts, "role": "model"}, "index": 0}
     if finish is not None:
         candidate["finishReason"] = finish
     return {
@@ -155,7 +156,7 @@ def _chunk(ctx: RenderContext, parts: list[dict[str, Any]], finish: str | None) 
     }
 
 
-def _chunks(reply: Reply, ctx: RenderContext) -> list[dict[str, Any]]:
+def _chunks(reply: Reply, ctx: RenderContext) -> list[JsonObject]:
     parts = _parts(reply, ctx) or [{"text": ""}]
     finish = FINISH_REASONS[reply.resolved_stop_reason()]
     last = len(parts) - 1
@@ -171,7 +172,7 @@ def gemini_frames(reply: Reply, ctx: RenderContext, *, sse: bool = True) -> list
     return [(b"[" if i == 0 else b",\r\n") + t for i, t in enumerate(texts)] + [b"]"]
 
 
-def gemini_response(reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+def gemini_response(reply: Reply, ctx: RenderContext) -> JsonObject:
     """The non-streamed ``generateContent`` answer."""
     parts = _parts(reply, ctx) or [{"text": ""}]
     return _chunk(ctx, parts, FINISH_REASONS[reply.resolved_stop_reason()])
@@ -182,11 +183,11 @@ def gemini_error(
     message: str,
     seq: int,
     *,
-    details: list[dict[str, Any]] | None = None,
+    details: list[JsonObject] | None = None,
     headers: dict[str, str] | None = None,
 ) -> Plan:
     """A Google API error answer: ``{"error": {code, message, status, details?}}``."""
-    error: dict[str, Any] = {
+    error: JsonObject = {
         "code": status,
         "message": message,
         "status": STATUS_NAMES.get(status, "UNKNOWN"),
@@ -209,7 +210,7 @@ _FAULTS: dict[str, tuple[int, str]] = {
 }
 
 
-def api_key_details() -> list[dict[str, Any]]:
+def api_key_details() -> list[JsonObject]:
     return [
         {
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
@@ -220,7 +221,7 @@ def api_key_details() -> list[dict[str, Any]]:
     ]
 
 
-def _retry_details(milliseconds: int | None) -> list[dict[str, Any]] | None:
+def _retry_details(milliseconds: int | None) -> list[JsonObject] | None:
     if milliseconds is None:
         return None
     return [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{milliseconds / 1000:g}s"}]
@@ -238,7 +239,7 @@ def gemini_fault_plan(fault: Fault, seq: int, *, prompt_tokens: int, window: int
     if kind == "stream_error":  # on a non-streamed request: its HTTP twin
         kind = "rate_limit" if (fault.error_type or "") == "rate_limit_error" else "overloaded"
     status, message = _FAULTS[kind]
-    details: list[dict[str, Any]] | None = None
+    details: list[JsonObject] | None = None
     if kind == "auth":
         details = api_key_details()
     elif kind in ("rate_limit", "overloaded", "api_error"):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._errors import base_headers, openai_status_fault, request_id
 from ._plan import Plan, json_plan, sse_data
 from ._render_common import RenderContext, split_text
@@ -53,7 +55,7 @@ _FAULT_TEXT = {
 }
 
 
-def _usage(ctx: RenderContext) -> dict[str, Any]:
+def _usage(ctx: RenderContext) -> JsonObject:
     u = ctx.usage
     prompt = u["input"] + u["cache_read"] + u["cache_write"]
     return {
@@ -75,8 +77,8 @@ def mistral_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
     base = {"id": f"cmpl-fake-{ctx.seq:04d}", "object": "chat.completion.chunk", "created": ctx.created}
     base["model"] = ctx.model
 
-    def chunk(delta: dict[str, Any], finish: str | None = None, usage: bool = False) -> bytes:
-        data: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    def chunk(delta: JsonObject, finish: str | None = None, usage: bool = False) -> bytes:
+        data: JsonObject = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
         if usage:
             data["usage"] = _usage(ctx)
         return sse_data(data)
@@ -103,7 +105,7 @@ def mistral_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
             calls += 1
             frames.append(chunk({"tool_calls": [call]}))
     # The last chunk carries the finish reason and the usage (an empty text delta after text, as Mistral).
-    closing: dict[str, Any] = {} if calls else {"content": ""}
+    closing: JsonObject = {} if calls else {"content": ""}
     frames.append(chunk(closing, FINISH_REASONS[reply.resolved_stop_reason()], usage=True))
     frames.append(sse_data("[DONE]"))
     return frames

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._plan import sse_data, sse_event
 from ._render_common import RenderContext, split_json, split_text
 from ._script import Reply, TextPart, ThinkingPart, ToolCallPart
@@ -27,7 +29,7 @@ FINISH_REASONS = {
 # ---------------------------------------------------------------------------------------------------
 
 
-def _chat_usage(ctx: RenderContext) -> dict[str, Any]:
+def _chat_usage(ctx: RenderContext) -> JsonObject:
     u = ctx.usage
     prompt = u["input"] + u["cache_read"] + u["cache_write"]
     return {
@@ -43,7 +45,7 @@ def chat_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
     """The chunk sequence of a streamed chat completion, up to and including ``[DONE]``."""
     options = ctx.body.get("stream_options")
     include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-    base: dict[str, Any] = {
+    base: JsonObject = {
         "id": f"chatcmpl-fake-{ctx.seq:04d}",
         "object": "chat.completion.chunk",
         "created": ctx.created,
@@ -53,12 +55,12 @@ def chat_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
     if include_usage:
         base["usage"] = None
 
-    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+    def chunk(delta: JsonObject, finish_reason: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
         return sse_data({**base, "choices": [choice]})
 
     frames = [chunk({"role": "assistant", "content": ""})]
-    calls: list[list[dict[str, Any]]] = []
+    calls: list[list[JsonObject]] = []
     for part in reply.part_list:
         if isinstance(part, TextPart):
             frames.extend(chunk({"content": t}) for t in split_text(part.text, reply.chunk))
@@ -92,10 +94,10 @@ def chat_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
     return frames
 
 
-def chat_completion(reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+def chat_completion(reply: Reply, ctx: RenderContext) -> JsonObject:
     """The non-stream ``ChatCompletion`` for a reply."""
     texts = [p.text for p in reply.part_list if isinstance(p, TextPart)]
-    message: dict[str, Any] = {
+    message: JsonObject = {
         "role": "assistant",
         "content": "".join(texts) if texts else None,
         "refusal": None,
@@ -137,7 +139,7 @@ def chat_completion(reply: Reply, ctx: RenderContext) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _responses_usage(ctx: RenderContext) -> dict[str, Any]:
+def _responses_usage(ctx: RenderContext) -> JsonObject:
     u = ctx.usage
     prompt = u["input"] + u["cache_read"] + u["cache_write"]
     return {
@@ -149,7 +151,7 @@ def _responses_usage(ctx: RenderContext) -> dict[str, Any]:
     }
 
 
-def _echo_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
+def _echo_tools(body: JsonObject) -> list[JsonObject]:
     tools = []
     for tool in body.get("tools") or []:
         if isinstance(tool, dict) and tool.get("type") == "function" and isinstance(tool.get("name"), str):
@@ -167,7 +169,7 @@ def _status(reply: Reply) -> tuple[str, dict[str, str] | None]:
     return "completed", None
 
 
-def _response(ctx: RenderContext, status: str, output: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+def _response(ctx: RenderContext, status: str, output: list[JsonObject], **extra: Any) -> JsonObject:
     choice = ctx.body.get("tool_choice", "auto")
     return {
         "id": f"resp_fake_{ctx.seq:04d}",
@@ -194,13 +196,13 @@ def _wants_encrypted(ctx: RenderContext) -> bool:
     return isinstance(include, list) and "reasoning.encrypted_content" in include
 
 
-def _items(reply: Reply, ctx: RenderContext) -> list[tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]]:
+def _items(reply: Reply, ctx: RenderContext) -> list[tuple[JsonObject, list[tuple[str, JsonObject]]]]:
     """Each output item in its final form, with the events that stream its content."""
-    items: list[tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]] = []
+    items: list[tuple[JsonObject, list[tuple[str, JsonObject]]]] = []
     for i, part in enumerate(reply.part_list):
         if isinstance(part, ThinkingPart):
-            item: dict[str, Any] = {"type": "reasoning", "id": f"rs_fake_{ctx.seq:04d}_{i}", "summary": []}
-            events: list[tuple[str, dict[str, Any]]] = []
+            item: JsonObject = {"type": "reasoning", "id": f"rs_fake_{ctx.seq:04d}_{i}", "summary": []}
+            events: list[tuple[str, JsonObject]] = []
             if part.redacted:
                 item["encrypted_content"] = part.thinking
             else:
@@ -258,7 +260,7 @@ def _items(reply: Reply, ctx: RenderContext) -> list[tuple[dict[str, Any], list[
     return items
 
 
-def _opening(item: dict[str, Any]) -> dict[str, Any]:
+def _opening(item: JsonObject) -> JsonObject:
     """The item as announced by ``output_item.added``: empty content, in progress."""
     if item["type"] == "message":
         return {**item, "status": "in_progress", "content": []}
@@ -271,12 +273,12 @@ def responses_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
     """The event sequence of a streamed response, ending with ``response.completed`` / ``.incomplete``."""
     frames: list[bytes] = []
 
-    def emit(event: str, data: dict[str, Any]) -> None:
+    def emit(event: str, data: JsonObject) -> None:
         frames.append(sse_event(event, {"type": event, **data, "sequence_number": len(frames)}))
 
     emit("response.created", {"response": _response(ctx, "in_progress", [])})
     emit("response.in_progress", {"response": _response(ctx, "in_progress", [])})
-    output: list[dict[str, Any]] = []
+    output: list[JsonObject] = []
     for index, (item, events) in enumerate(_items(reply, ctx)):
         emit("response.output_item.added", {"output_index": index, "item": _opening(item)})
         for event, data in events:
@@ -289,7 +291,7 @@ def responses_frames(reply: Reply, ctx: RenderContext) -> list[bytes]:
     return frames
 
 
-def responses_object(reply: Reply, ctx: RenderContext) -> dict[str, Any]:
+def responses_object(reply: Reply, ctx: RenderContext) -> JsonObject:
     """The non-stream ``Response`` for a reply."""
     status, details = _status(reply)
     output = [item for item, _ in _items(reply, ctx)]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from pi_tui.util import json_safe
+from pi_tui.util.json_types import JsonObject
 
 if TYPE_CHECKING:
     from ._records import RecordedRequest
@@ -74,7 +75,7 @@ class ToolCallPart:
             return self.input
         return json.dumps(dict(self.input), separators=(",", ":"), ensure_ascii=False)
 
-    def parsed_input(self) -> dict[str, Any]:
+    def parsed_input(self) -> JsonObject:
         """The arguments as an object; ``{}`` when the raw string is not a JSON object."""
         if not isinstance(self.input, str):
             return dict(self.input)
@@ -321,12 +322,12 @@ _REPLY_KEYS = {
 _FAULT_KEYS = {"after_frames", "message", "status", "error_type", "retry_after_ms", "stall_seconds", "tokens"}
 
 
-def _reply_from_dict(data: dict[str, Any]) -> Reply:
+def _reply_from_dict(data: JsonObject) -> Reply:
     parts = [_part_from_dict(p) for p in data.get("parts", [])]
     return Reply(parts, **{k: v for k, v in data.items() if k in _REPLY_KEYS})
 
 
-def turn_from_dict(data: dict[str, Any]) -> Turn:
+def turn_from_dict(data: JsonObject) -> Turn:
     """Build a `Reply` or `Fault` from its JSON form.
 
     Raises:

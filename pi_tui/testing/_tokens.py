@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 __all__ = [
     "BLOCK_OVERHEAD",
     "CHARS_PER_TOKEN",
@@ -79,7 +81,7 @@ class Segment:
     text: str
     overhead: int
     extra: int = 0
-    cache_control: dict[str, Any] | None = None
+    cache_control: JsonObject | None = None
     cacheable: bool = True
     message_index: int = -1
 
@@ -92,12 +94,12 @@ class Segment:
         return b"\x1e" + self.header.encode() + b"\x1f"
 
 
-def _cc(block: dict[str, Any]) -> dict[str, Any] | None:
+def _cc(block: JsonObject) -> JsonObject | None:
     value = block.get("cache_control")
     return value if isinstance(value, dict) else None
 
 
-def _without_cc(block: dict[str, Any]) -> dict[str, Any]:
+def _without_cc(block: JsonObject) -> JsonObject:
     return {k: v for k, v in block.items() if k != "cache_control"}
 
 
@@ -116,7 +118,7 @@ def _tool_segment(tool: Any, index: int) -> Segment:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _anthropic_nested_text(content: Any) -> tuple[str, int, str, dict[str, Any] | None]:
+def _anthropic_nested_text(content: Any) -> tuple[str, int, str, JsonObject | None]:
     """Text, image tokens, header extra and the last nested cache_control of a tool_result's content.
 
     The header extra records the content's shape as sent: a string and a list of text blocks with the
@@ -128,7 +130,7 @@ def _anthropic_nested_text(content: Any) -> tuple[str, int, str, dict[str, Any] 
     texts: list[str] = []
     images = 0
     marks: list[str] = [f"list{len(content)}"]
-    cc: dict[str, Any] | None = None
+    cc: JsonObject | None = None
     for part in content:
         if not isinstance(part, dict):
             texts.append(canonical_json(part))
@@ -200,7 +202,7 @@ def _with_message_boundary(segments: list[Segment], role: str, index: int) -> li
 with_message_boundary = _with_message_boundary  # for the flatteners of other modules (Bedrock)
 
 
-def anthropic_segments(body: dict[str, Any]) -> list[Segment]:
+def anthropic_segments(body: JsonObject) -> list[Segment]:
     """Flatten a Messages request: each tool → each system block → each message content block."""
     segments = [_tool_segment(tool, i) for i, tool in enumerate(_list(body.get("tools")))]
     system = body.get("system")
@@ -264,7 +266,7 @@ def _content_segments(role: str, content: Any) -> list[Segment]:
     return [_openai_part(role, part) for part in _list(content)]
 
 
-def chat_segments(body: dict[str, Any]) -> list[Segment]:
+def chat_segments(body: JsonObject) -> list[Segment]:
     """Flatten a Chat Completions request: each tool → each message's content parts and tool calls."""
     segments = [_tool_segment(tool, i) for i, tool in enumerate(_list(body.get("tools")))]
     for index, message in enumerate(_list(body.get("messages"))):
@@ -315,7 +317,7 @@ def _responses_item(item: Any, index: int) -> list[Segment]:
     return _with_message_boundary([seg], "?", index)
 
 
-def responses_segments(body: dict[str, Any]) -> list[Segment]:
+def responses_segments(body: JsonObject) -> list[Segment]:
     """Flatten a Responses request: each tool → instructions → each input item."""
     segments = [_tool_segment(tool, i) for i, tool in enumerate(_list(body.get("tools")))]
     instructions = body.get("instructions")
@@ -359,7 +361,7 @@ def _gemini_part(role: str, part: Any) -> Segment:
     return Segment("messages", f"{role}:other", canonical_json(part), BLOCK_OVERHEAD)
 
 
-def gemini_segments(body: dict[str, Any]) -> list[Segment]:
+def gemini_segments(body: JsonObject) -> list[Segment]:
     """Flatten a generateContent request: each function declaration → system instruction → each part."""
     segments: list[Segment] = []
     for tool in _list(body.get("tools")):
@@ -394,13 +396,13 @@ _FLATTENERS = {
 }
 
 
-def _pi_messages_segments(body: dict[str, Any]) -> list[Segment]:
+def _pi_messages_segments(body: JsonObject) -> list[Segment]:
     from ._pi_messages import pi_messages_segments  # that module imports this one
 
     return pi_messages_segments(body)
 
 
-def segments_for(api: str, body: dict[str, Any]) -> list[Segment]:
+def segments_for(api: str, body: JsonObject) -> list[Segment]:
     """Flatten a request body of the given API (``anthropic``, ``openai-chat``, ``openai-responses``)."""
     try:
         flatten = _FLATTENERS[api]
@@ -414,7 +416,7 @@ def iter_tokens(segments: list[Segment]) -> Iterator[int]:
         yield seg.tokens
 
 
-def count_tokens(value: str | dict[str, Any], api: str = "anthropic") -> int:
+def count_tokens(value: str | JsonObject, api: str = "anthropic") -> int:
     """Count tokens the way the fake does.
 
     Args:

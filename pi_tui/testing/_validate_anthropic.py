@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._cache import TTL_SECONDS, breakpoints
 from ._limits import ModelLimits
 from ._records import Violation
@@ -34,7 +36,7 @@ class _Issues:
 
 
 def validate_anthropic(
-    body: dict[str, Any],
+    body: JsonObject,
     *,
     seq: int,
     segments: list[Segment],
@@ -66,7 +68,7 @@ def validate_anthropic(
     return issues.found
 
 
-def _required(body: dict[str, Any], issues: _Issues, count_only: bool) -> bool:
+def _required(body: JsonObject, issues: _Issues, count_only: bool) -> bool:
     ok = True
     fields: list[tuple[str, type, str]] = [("model", str, "string"), ("messages", list, "list")]
     if not count_only:
@@ -81,7 +83,7 @@ def _required(body: dict[str, Any], issues: _Issues, count_only: bool) -> bool:
     return ok
 
 
-def _max_tokens(body: dict[str, Any], limits: ModelLimits, issues: _Issues) -> None:
+def _max_tokens(body: JsonObject, limits: ModelLimits, issues: _Issues) -> None:
     max_tokens = body["max_tokens"]
     if max_tokens < 0:
         issues.add("max_tokens", "max_tokens: Input should be greater than or equal to 0")
@@ -93,7 +95,7 @@ def _max_tokens(body: dict[str, Any], limits: ModelLimits, issues: _Issues) -> N
         )
 
 
-def _tools(body: dict[str, Any], issues: _Issues) -> set[str]:
+def _tools(body: JsonObject, issues: _Issues) -> set[str]:
     names: set[str] = set()
     tools = body.get("tools")
     if tools is None:
@@ -123,7 +125,7 @@ def _tools(body: dict[str, Any], issues: _Issues) -> set[str]:
     return names
 
 
-def _tool_choice(body: dict[str, Any], tool_names: set[str], issues: _Issues) -> None:
+def _tool_choice(body: JsonObject, tool_names: set[str], issues: _Issues) -> None:
     choice = body.get("tool_choice")
     if isinstance(choice, dict) and choice.get("type") == "tool" and choice.get("name") not in tool_names:
         issues.add(
@@ -157,12 +159,12 @@ def _messages_shape(messages: list[Any], issues: _Issues) -> bool:
     return ok
 
 
-def _blocks(message: dict[str, Any]) -> list[Any]:
+def _blocks(message: JsonObject) -> list[Any]:
     content = message["content"]
     return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
-def _text_blocks(body: dict[str, Any], messages: list[dict[str, Any]], issues: _Issues) -> None:
+def _text_blocks(body: JsonObject, messages: list[JsonObject], issues: _Issues) -> None:
     system = body.get("system")
     if isinstance(system, list):
         for block in system:
@@ -196,7 +198,7 @@ def _check_text(text: str, where: str, issues: _Issues) -> None:
         issues.add("empty_text", f"{where}: text content blocks must contain non-whitespace text")  # [real]
 
 
-def _tool_pairing(messages: list[dict[str, Any]], issues: _Issues) -> None:
+def _tool_pairing(messages: list[JsonObject], issues: _Issues) -> None:
     """tool_use ↔ tool_result pairing in both directions, on consecutive-same-role-merged turns."""
     groups: list[tuple[int, str, list[tuple[int, int, Any]]]] = []
     for i, message in enumerate(messages):
@@ -269,8 +271,8 @@ def _is_result(block: Any) -> bool:
 
 
 def _thinking(
-    body: dict[str, Any],
-    messages: list[dict[str, Any]],
+    body: JsonObject,
+    messages: list[JsonObject],
     issues: _Issues,
     signature_ok: Callable[[str, str], bool],
     count_only: bool,
@@ -331,7 +333,7 @@ def _thinking(
     _thinking_replay(messages, issues)
 
 
-def _thinking_replay(messages: list[dict[str, Any]], issues: _Issues) -> None:
+def _thinking_replay(messages: list[JsonObject], issues: _Issues) -> None:
     """In an open tool loop, the assistant turn with the tool_use must start with its thinking block."""
     if len(messages) < 2 or messages[-1].get("role") != "user":
         return
@@ -356,7 +358,7 @@ def _thinking_replay(messages: list[dict[str, Any]], issues: _Issues) -> None:
         )
 
 
-def _cache_control(body: dict[str, Any], segments: list[Segment], issues: _Issues) -> None:
+def _cache_control(body: JsonObject, segments: list[Segment], issues: _Issues) -> None:
     for where, block in _cache_control_sites(body):
         cc = block.get("cache_control")
         if cc is None:
@@ -402,8 +404,8 @@ def _cache_control(body: dict[str, Any], segments: list[Segment], issues: _Issue
             break
 
 
-def _cache_control_sites(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    sites: list[tuple[str, dict[str, Any]]] = []
+def _cache_control_sites(body: JsonObject) -> list[tuple[str, JsonObject]]:
+    sites: list[tuple[str, JsonObject]] = []
     for i, tool in enumerate(body.get("tools") or []):
         if isinstance(tool, dict):
             sites.append((f"tools.{i}", tool))

@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._limits import ModelLimits
 from ._records import Violation
 
@@ -38,13 +40,13 @@ class _Issues:
         )
 
 
-def _parts(content: dict[str, Any]) -> list[dict[str, Any]]:
+def _parts(content: JsonObject) -> list[JsonObject]:
     parts = content.get("parts")
     return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
 
 
 def validate_gemini(
-    body: dict[str, Any],
+    body: JsonObject,
     *,
     model: str,
     seq: int,
@@ -69,7 +71,7 @@ def validate_gemini(
         if isinstance(content, dict) and content.get("role") == "user":
             if any("text" in p and "functionResponse" not in p for p in _parts(content)):
                 last_user_text = i
-    pending: list[dict[str, Any]] = []  # function calls of the last model turn awaiting responses
+    pending: list[JsonObject] = []  # function calls of the last model turn awaiting responses
     for i, content in enumerate(contents):
         if not isinstance(content, dict):
             issues.add(
@@ -168,7 +170,7 @@ def _unanswered(issues: _Issues) -> None:
 
 
 def _check_part(
-    part: dict[str, Any], where: str, issues: _Issues, signature_issued: Callable[[str], bool]
+    part: JsonObject, where: str, issues: _Issues, signature_issued: Callable[[str], bool]
 ) -> None:
     signature = part.get("thoughtSignature")
     if signature is not None:

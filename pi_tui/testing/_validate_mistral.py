@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._limits import ModelLimits
 from ._records import Violation
 
@@ -44,7 +46,7 @@ class _Issues:
 
 
 def validate_mistral(
-    body: dict[str, Any], *, seq: int, prompt_tokens: int, limits: ModelLimits
+    body: JsonObject, *, seq: int, prompt_tokens: int, limits: ModelLimits
 ) -> list[Violation]:
     """Check a Mistral chat request body; returns every rule it breaks."""
     issues = _Issues(seq)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 from ._limits import ModelLimits
 from ._records import Violation
 
@@ -27,7 +29,7 @@ class _Issues:
         self.found.append(Violation(f"{self.prefix}.{rule}", message, self.api, self.seq, 400, param, code))
 
 
-def _required(body: dict[str, Any], fields: tuple[str, ...], issues: _Issues) -> bool:
+def _required(body: JsonObject, fields: tuple[str, ...], issues: _Issues) -> bool:
     ok = True
     for name in fields:
         if body.get(name) is None:
@@ -57,7 +59,7 @@ def _tool_names(tools: Any, issues: _Issues, nested: bool) -> None:
 
 
 def validate_chat(
-    body: dict[str, Any], *, seq: int, prompt_tokens: int, limits: ModelLimits
+    body: JsonObject, *, seq: int, prompt_tokens: int, limits: ModelLimits
 ) -> list[Violation]:
     """Check a Chat Completions request body; returns every rule it breaks."""
     issues = _Issues("openai-chat", "openai", seq)
@@ -160,7 +162,7 @@ def _missing_tool_responses(pending: list[str], issues: _Issues) -> None:
 
 
 def validate_responses(
-    body: dict[str, Any], *, seq: int, prompt_tokens: int, limits: ModelLimits
+    body: JsonObject, *, seq: int, prompt_tokens: int, limits: ModelLimits
 ) -> list[Violation]:
     """Check a Responses request body; returns every rule it breaks."""
     issues = _Issues("openai-responses", "responses", seq)

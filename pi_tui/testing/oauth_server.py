@@ -55,6 +55,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from pi_tui.util.json_types import JsonObject
+
 __all__ = ["FakeAuthServer", "AuthRequest"]
 
 _DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -70,7 +72,7 @@ class AuthRequest:
 
     method: str
     path: str
-    body: dict[str, Any]
+    body: JsonObject
     headers: dict[str, str]
     time: float = 0.0
     """When it arrived (``time.monotonic()``)."""
@@ -107,7 +109,7 @@ class FakeAuthServer:
     device_script: list[str] = field(default_factory=lambda: ["authorization_pending", "ok"])
     device_interval: float = 0.05
     access_prefix: str = "sk-ant-oat01-"
-    copilot_models: list[dict[str, Any]] = field(
+    copilot_models: list[JsonObject] = field(
         default_factory=lambda: [
             {"id": "gpt-5.4", "model_picker_enabled": True, "policy": {"state": "enabled"}},
             {"id": "claude-sonnet-4.6", "model_picker_enabled": True, "policy": {"state": "unconfigured"}},
@@ -115,7 +117,7 @@ class FakeAuthServer:
         ]
     )
     account_id: str = "acct-fake-123"
-    radius_config: dict[str, Any] = field(
+    radius_config: JsonObject = field(
         default_factory=lambda: {
             "baseUrl": "https://radius.example/v1",
             "models": [
@@ -242,7 +244,7 @@ class FakeAuthServer:
         self._refresh_tokens[refresh] = True
         return access, refresh
 
-    def _token_body(self, *, jwt: bool = False) -> dict[str, Any]:
+    def _token_body(self, *, jwt: bool = False) -> JsonObject:
         access, refresh = self._issue()
         if jwt:  # OpenAI's access tokens are JWTs naming the ChatGPT account
             self._access.discard(access)
@@ -264,7 +266,7 @@ class FakeAuthServer:
         parts = urllib.parse.urlsplit(request.path)
         length = int(request.headers.get("Content-Length") or 0)
         raw = request.rfile.read(length).decode() if length else ""
-        body: dict[str, Any]
+        body: JsonObject
         if "json" in (request.headers.get("Content-Type") or ""):
             loaded = json.loads(raw) if raw else {}
             body = loaded if isinstance(loaded, dict) else {}
@@ -288,7 +290,7 @@ class FakeAuthServer:
         request.wfile.write(data)
 
     def _route(
-        self, method: str, path: str, body: dict[str, Any], headers_in: dict[str, str]
+        self, method: str, path: str, body: JsonObject, headers_in: dict[str, str]
     ) -> tuple[int, Any, dict[str, str]]:
         if method == "GET" and path == "/oauth/authorize":
             return self._authorize(body)
@@ -389,7 +391,7 @@ class FakeAuthServer:
             return 200, {}, {}
         return 404, {"error": "not_found", "error_description": f"no route {method} {path}"}, {}
 
-    def _authorize(self, query: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    def _authorize(self, query: JsonObject) -> tuple[int, Any, dict[str, str]]:
         if query.get("response_type") != "code" or query.get("code_challenge_method") != "S256":
             return 400, {"error": "invalid_request"}, {}
         redirect = str(query.get("redirect_uri", ""))
@@ -399,7 +401,7 @@ class FakeAuthServer:
         location = redirect + "?" + urllib.parse.urlencode({"code": code, "state": query.get("state", "")})
         return 302, None, {"Location": location}
 
-    def _codex_device_poll(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    def _codex_device_poll(self, body: JsonObject) -> tuple[int, Any, dict[str, str]]:
         with self._lock:
             device_code = str(body.get("device_auth_id"))
             device = self._devices.get(device_code)
@@ -424,7 +426,7 @@ class FakeAuthServer:
             )
         return 200, {"authorization_code": code, "code_verifier": verifier}, {}
 
-    def _exchange(self, body: dict[str, Any], *, jwt: bool = False) -> tuple[int, Any, dict[str, str]]:
+    def _exchange(self, body: JsonObject, *, jwt: bool = False) -> tuple[int, Any, dict[str, str]]:
         with self._lock:
             code = self._codes.pop(str(body.get("code")), None)
             if code is None:
@@ -478,7 +480,7 @@ class FakeAuthServer:
             {},
         )
 
-    def _device_start(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    def _device_start(self, body: JsonObject) -> tuple[int, Any, dict[str, str]]:
         device_code = "dc-" + secrets.token_urlsafe(12)
         user_code = "ABCD-1234"
         with self._lock:
@@ -496,7 +498,7 @@ class FakeAuthServer:
             {},
         )
 
-    def _device_poll(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    def _device_poll(self, body: JsonObject) -> tuple[int, Any, dict[str, str]]:
         with self._lock:
             device = self._devices.get(str(body.get("device_code")))
             if device is None or device.client_id != body.get("client_id"):
@@ -506,7 +508,7 @@ class FakeAuthServer:
             if step == "ok":
                 del self._devices[str(body.get("device_code"))]
                 return 200, self._token_body(), {}
-            answer: dict[str, Any] = {"error": step}
+            answer: JsonObject = {"error": step}
             if step == "slow_down":
                 answer["interval"] = self.device_interval * 2
             return 400, answer, {}
