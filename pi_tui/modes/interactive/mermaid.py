@@ -66,27 +66,61 @@ def _art(source: str) -> tuple[Content, int] | None:
         return None
     if art is None or not art.plain_lines or art.plain_lines[0].startswith(_FALLBACK_FRAME):
         return None
-    lines = list(art.styled_lines)
-    while lines and not "".join(span.content for span in lines[0].spans).strip():
-        lines.pop(0)  # pi's renderer starts at the diagram's first row
+    rows: list[list[tuple[str, int]]] = []  # per row, each character with its part's marker code
+    for line in art.styled_lines:
+        row: list[tuple[str, int]] = []
+        for span in line.spans:
+            code = next((c for c in span.style.sgr if c in _THEME_STYLES), 0)
+            row.extend((char, code) for char in span.content)
+        rows.append(row)
+    while rows and not "".join(char for char, _ in rows[0]).strip():
+        rows.pop(0)  # pi's renderer starts at the diagram's first row
+    _box_sides_are_borders(rows)
     text_parts: list[str] = []
     spans: list[Span] = []
     offset = 0
     width = 0
-    for index, line in enumerate(lines):
+    for index, row in enumerate(rows):
         if index:
             text_parts.append("\n")
             offset += 1
-        row = ""
-        for span in line.spans:
-            style = next((_THEME_STYLES[code] for code in span.style.sgr if code in _THEME_STYLES), None)
-            if style is not None and span.content:
-                spans.append(Span(offset + len(row), offset + len(row) + len(span.content), style))
-            row += span.content
-        text_parts.append(row)
-        offset += len(row)
-        width = max(width, cell_len(row))
+        start = 0
+        while start < len(row):
+            code = row[start][1]
+            stop = start
+            while stop < len(row) and row[stop][1] == code:
+                stop += 1
+            if code:
+                spans.append(Span(offset + start, offset + stop, _THEME_STYLES[code]))
+            start = stop
+        plain = "".join(char for char, _ in row)
+        text_parts.append(plain)
+        offset += len(plain)
+        width = max(width, cell_len(plain))
     return Content("".join(text_parts), spans=spans), width
+
+
+_TOP_LEFT, _TOP_RIGHT, _BOTTOM_LEFT = "┌╭", "┐╮", "└╰"
+
+
+def _box_sides_are_borders(rows: list[list[tuple[str, int]]]) -> None:
+    """The renderer marks a node's corners as border and its sides as edge lines; pi's renderer draws the
+    whole box as border (dim) and only the connections as edges (accent): each box found from its corners
+    gets its sides marked border too."""
+    for y, row in enumerate(rows):
+        for x, (char, code) in enumerate(row):
+            if char not in _TOP_LEFT or code != _BORDER:
+                continue
+            right = next((i for i in range(x + 1, len(row)) if row[i][0] in _TOP_RIGHT), None)
+            bottom = next(
+                (j for j in range(y + 1, len(rows)) if x < len(rows[j]) and rows[j][x][0] in _BOTTOM_LEFT), None
+            )
+            if right is None or bottom is None:
+                continue
+            for j in range(y, bottom + 1):
+                for i in (x, right) if y < j < bottom else range(x, right + 1):
+                    if i < len(rows[j]) and rows[j][i][1] == _EDGE:
+                        rows[j][i] = (rows[j][i][0], _BORDER)
 
 
 def diagram(source: str, available: int) -> Content | None:

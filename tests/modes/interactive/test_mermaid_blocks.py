@@ -41,6 +41,10 @@ def test_the_diagram_is_pis_and_too_wide_or_unknown_kinds_stay_code() -> None:
     drawn = diagram(FLOW, 80)
     assert drawn is not None
     assert [row.rstrip() for row in drawn.plain.splitlines()] == PI_DRAWS
+    styles = {drawn.plain[span.start : span.end]: span.style for span in drawn.spans}
+    # coloured as pi colours it: whole boxes dim, connections in the accent colour, labels as text
+    assert styles["┌─────────┐"] == styles["└────┬────┘"] == "$pi-border-muted"
+    assert styles["▼"] == "$pi-accent" and styles["Request"] == "$pi-text"
     assert diagram(FLOW, 8) is None  # wider than the space at hand
     assert diagram('pie title x\n  "a": 1', 80) is None  # a kind the renderer does not draw
     assert diagram("   ", 80) is None
