@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pi_tui.util import json_safe
 from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
-from pi_tui.util.json_types import JsonObject
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 from ..cost import calculate_cost
 from ..stream import (
@@ -284,7 +284,7 @@ class MessageBuilder:
         return event
 
 
-def json_stringify(value: Any) -> str:
+def json_stringify(value: JsonValue) -> str:
     """``value`` as JavaScript's ``JSON.stringify`` writes it: compact, non-ASCII kept as is.
 
     pi serialises tool-call arguments this way; writing them byte for byte as pi does keeps a session's
@@ -632,7 +632,7 @@ class HttpFailure:
     """
 
     status: int | None
-    body: Any
+    body: JsonValue
     response: ErrorResponse | None = None
 
     def header(self, name: str) -> str | None:
@@ -720,7 +720,7 @@ def describe_error(exc: BaseException) -> str:
     return text
 
 
-def _error_parts(exc: BaseException, body: Any) -> tuple[str, str]:
+def _error_parts(exc: BaseException, body: JsonValue) -> tuple[str, str]:
     """The (type or code, message) of an HTTP/SDK error, from its parsed body when there is one."""
     error = body
     if isinstance(body, dict) and isinstance(body.get("error"), dict):

@@ -35,7 +35,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from pi_tui.util.json_types import JsonObject
+from pi_tui.util.json_types import JsonArray, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from ..stream import LlmRequest
@@ -76,7 +76,7 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def dumps(value: Any) -> str:
+def dumps(value: JsonValue) -> str:
     """The wire encoding: compact, UTF-8 text kept as is, and a lone UTF-16 surrogate (which UTF-8
     cannot carry) written as a ``\\uXXXX`` escape, as JavaScript's ``JSON.stringify`` writes it."""
     text = "".join(_C_ENCODE(value, 0)) if _C_ENCODE is not None else _ENCODER.encode(value)
@@ -85,7 +85,7 @@ def dumps(value: Any) -> str:
     return text if _SURROGATE.search(text) is None else _SURROGATE.sub(_escaped, text)
 
 
-def json_plain(value: Any) -> bool:
+def json_plain(value: JsonValue) -> bool:
     """Whether ``value`` holds only strings, booleans, integers and nulls, in lists and objects with
     string keys: values orjson writes byte for byte as the stdlib does (floats are written differently)."""
     kind = type(value)
@@ -116,7 +116,7 @@ class ConversionCache:
         self.plain: set[int] = set()
         # The items of the last body encoded and their JSON: the next body repeats most of them.
         self.last_field = ""
-        self.last_items: list[Any] = []
+        self.last_items: JsonArray = []
         # The last body's pieces: the head, then the items' JSON each led by its comma (one piece for a
         # run encoded at once); last_ends[j] is how many items the pieces up to j hold.
         self.last_chunks: list[bytes] = []
@@ -125,16 +125,16 @@ class ConversionCache:
         # docstring): the messages, their keys and what they were converted to, in the order converted
         # (three lists of references: a tuple per message cost more memory than the keeping it defers).
         self.deferring = False
-        self._pending_messages: list[Any] = []
+        self._pending_messages: list[object] = []
         self._pending_keys: list[Hashable] = []
         self._pending_converted: list[Any] = []
         # Leading items of the next body whose JSON is already made (a history prefix in wire shape,
         # `LlmRequest.wire_prefix`): the items and their JSON, comma-joined without brackets. Used
         # only when the body's list starts with these very objects, or holds them after its first.
-        self.lead_items: list[Any] = []
+        self.lead_items: JsonArray = []
         self.lead_json = b""
 
-    def _hit(self, message: Any, key: Hashable) -> Any:
+    def _hit(self, message: object, key: Hashable) -> Any:
         entry = self._entries.get(id(message))
         if entry is None:
             return None
@@ -143,7 +143,7 @@ class ConversionCache:
         self._forget(id(message))
         return None
 
-    def _keep(self, message: Any, key: Hashable, converted: Any) -> bool:
+    def _keep(self, message: object, key: Hashable, converted: Any) -> bool:
         """Remember ``converted`` for ``message`` until it is garbage-collected (False: it cannot be)."""
         try:
             ref = _Ref(message, self._dead)
@@ -155,7 +155,7 @@ class ConversionCache:
 
     def parts(
         self,
-        message: Any,
+        message: object,
         key: Hashable,
         convert: Callable[[], list[Any]],
         plain: bool | Callable[[list[Any]], bool] = False,
@@ -184,7 +184,7 @@ class ConversionCache:
 
     def message(
         self,
-        message: Any,
+        message: object,
         key: Hashable,
         role: str,
         convert: Callable[[Any], list[Any]],
@@ -221,7 +221,7 @@ class ConversionCache:
             self.json[id(wire)] = dumps(wire).encode()
         return wire
 
-    def _defer(self, message: Any, key: Hashable, converted: Any) -> None:
+    def _defer(self, message: object, key: Hashable, converted: Any) -> None:
         if not self._pending_messages:
             _DEFERRED.append(self)
         self._pending_messages.append(message)
@@ -399,7 +399,7 @@ def encode_body(body: JsonObject, field: str, cache: ConversionCache) -> bytes:
         chunks.pop()
 
 
-def _encode_plain(items: list[Any]) -> bytes | None:
+def _encode_plain(items: JsonArray) -> bytes | None:
     """``items`` (plain values only) as one JSON array by orjson, or None to leave them to the stdlib
     (orjson missing, or a value it refuses: a lone surrogate, an integer beyond 64 bits)."""
     try:
