@@ -19,6 +19,19 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from pi_tui.ai.types import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    UserMessage,
+    message_text,
+)
+
+from .blocks import PREVIEW_LINES, args_summary
+from .chat import Notice
+
 __all__ = ["SearchCorpus", "TextSettings", "fold", "item_text"]
 
 ResultLookup = Callable[[str], "tuple[str, bool, object] | None"]
@@ -40,18 +53,18 @@ def fold(text: str) -> str:
 
 
 def _cut_lines(text: str, limit: int, *, tail: bool) -> str:
-    lines = text.split("\n")
-    if len(lines) <= limit:
-        return text
-    return "\n".join(lines[-limit:] if tail else lines[:limit])
+    """The first (``tail``: last) ``limit`` lines of ``text``, splitting no further than needed."""
+    if tail:
+        parts = text.rsplit("\n", limit)
+        return "\n".join(parts[1:]) if len(parts) > limit else text
+    parts = text.split("\n", limit)
+    return "\n".join(parts[:limit]) if len(parts) > limit else text
 
 
 def _tool_text(
     name: str, args: dict[str, object], result: tuple[str, bool, object] | None, expanded: bool
 ) -> str:
     """A tool card's shown words: its title, then its output (its preview while collapsed)."""
-    from .blocks import PREVIEW_LINES, args_summary
-
     title = f"$ {args_summary(name, args)}" if name == "bash" else f"{name} {args_summary(name, args)}"
     if result is None:
         return title
@@ -72,18 +85,6 @@ def _tool_text(
 def item_text(item: object, results: ResultLookup, settings: TextSettings) -> str:
     """The words chat item ``item`` shows (empty for an item that draws nothing, such as a tool result,
     whose output its call's card shows)."""
-    from pi_tui.ai.types import (
-        AssistantMessage,
-        BashExecutionMessage,
-        BranchSummaryMessage,
-        CompactionSummaryMessage,
-        CustomMessage,
-        UserMessage,
-        message_text,
-    )
-
-    from .chat import Notice
-
     if isinstance(item, UserMessage):
         return message_text(item)
     if isinstance(item, AssistantMessage):

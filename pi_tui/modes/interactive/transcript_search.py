@@ -278,19 +278,45 @@ class TranscriptSearch:
         self.app.call_after_refresh(lambda: self._locate(token, item, nth, LOCATE_TRIES))
 
     def _locate(self, token: int, item: int, nth: int, tries: int) -> None:
-        """Select the ``nth`` match drawn by item ``item``'s widgets and scroll it into view (once they
-        are laid out; the item's top when its widgets draw fewer matches than its text holds)."""
+        """Select the ``nth`` match drawn by item ``item``'s widgets and scroll it into view, once they
+        are laid out and placed (the item's top when its widgets draw fewer matches than its text
+        holds). Looked at again after each scroll, from the places the next layout gives: blocks
+        mounted above the view meanwhile (reading ahead) move everything."""
         if token != self._reveal or self.bar is None:
             return
         app = self.app
         chat = app.chat
-        blocks = [b for b in chat.mounted_blocks() if isinstance(b, Block) and b.source_index == item]
+
+        def again() -> None:
+            chat.when_placed(
+                lambda: app.call_after_refresh(lambda: self._locate(token, item, nth, tries - 1))
+            )
+
+        if chat.reading_ahead and tries > 0:
+            chat.after_reading_ahead(again)  # blocks going in above the view move the lines below
+            return
+        blocks: list[Widget] = [
+            b for b in chat.mounted_blocks() if isinstance(b, Block) and b.source_index == item
+        ]
         waiting = not blocks or any(not b.region.height for b in blocks) or any(_unparsed(b) for b in blocks)
         if waiting and tries > 0:
-            app.call_after_refresh(lambda: self._locate(token, item, nth, tries - 1))
+            again()
             return
-        highlights = highlights_for(app)
-        target: int | None = None
+        target = self._select_drawn(blocks, nth)
+        if target is not None and tries > 0:
+            height = max(1, chat.scrollable_content_region.height)
+            top = round(chat.scroll_y)
+            if not top <= target < top + height:
+                chat.scroll_to(y=max(0, target - height // 3), animate=False, immediate=True)
+                again()
+                return
+        self._repaint()
+        self.located = True
+
+    def _select_drawn(self, blocks: list[Widget], nth: int) -> int | None:
+        """Make the ``nth`` match ``blocks`` draw the selected one; the chat line it is drawn on (the
+        first block's top when they draw fewer)."""
+        highlights = highlights_for(self.app)
         seen = 0
         for block in blocks:
             for leaf in _drawing(block):
@@ -298,20 +324,9 @@ class TranscriptSearch:
                 if seen + len(matches) > nth:
                     highlights.current = (weakref.ref(leaf), nth - seen)
                     row = matches[nth - seen][0][0]
-                    target = block.virtual_region.y + (leaf.region.y - block.region.y) + row
-                    break
+                    return block.virtual_region.y + (leaf.region.y - block.region.y) + row
                 seen += len(matches)
-            if target is not None:
-                break
-        if target is None and blocks:
-            target = blocks[0].virtual_region.y
-        if target is not None:
-            height = max(1, chat.scrollable_content_region.height)
-            top = round(chat.scroll_y)
-            if not top <= target < top + height:
-                chat.scroll_to(y=max(0, target - height // 3), animate=False, immediate=True)
-        self._repaint()
-        self.located = True
+        return blocks[0].virtual_region.y if blocks else None
 
     def _repaint(self) -> None:
         for widget in _drawing(self.app.chat):
