@@ -106,7 +106,8 @@ class InputFilter:
         while (start := text.find(_BACKGROUND_REPLY)) >= 0:
             found = parse_background_reply(text[start:])
             if found is not None and found[1] == 0:
-                self.backgrounds.append(found[0])
+                if found[0] is not None:  # an answer naming no colour this reads is dropped all the same
+                    self.backgrounds.append(found[0])
                 text = text[:start] + text[start + found[2] :]
                 continue
             if not self._held and len(text) - start < _REPLY_MAX and "\x07" not in text[start:]:

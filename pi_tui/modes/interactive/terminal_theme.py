@@ -7,8 +7,9 @@ depends on the terminal's background:
 - at start-up, from ``COLORFGBG`` (``"15;0"``: the last number is the background's 256-colour index),
   read from the environment at once, so nothing waits before the first frame;
 - after the first frame, from the terminal's answer to an OSC 11 query (``ESC ] 11 ; ? BEL``, answered
-  ``ESC ] 11 ; rgb:RRRR/GGGG/BBBB`` ended by BEL or ST): when it says otherwise, the other theme is
-  applied then. A terminal that does not answer leaves the start-up choice.
+  ``ESC ] 11 ; rgb:RRRR/GGGG/BBBB`` ended by BEL or ST; ``rgba:`` and ``#rrggbb`` forms are read too):
+  when it says otherwise, the other theme is applied then. A terminal that does not answer leaves the
+  start-up choice.
 
 A colour is light when its relative luminance (sRGB, as WCAG defines it) is at least one half.
 """
@@ -35,7 +36,9 @@ Appearance = Literal["light", "dark"]
 BACKGROUND_QUERY = "\x1b]11;?\x07"
 """Asks the terminal for its background colour (OSC 11)."""
 
-_REPLY = re.compile(r"\x1b\]11;rgb:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})(?:\x07|\x1b\\)")
+_REPLY = re.compile(r"\x1b\]11;([^\x07\x1b]*)(?:\x07|\x1b\\)")
+_RGB = re.compile(r"rgba?:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})(?:/[0-9a-fA-F]{1,4})?", re.IGNORECASE)
+_HEX = re.compile(r"#([0-9a-fA-F]{6}|[0-9a-fA-F]{12})")
 
 _BASIC = (
     (0, 0, 0), (128, 0, 0), (0, 128, 0), (128, 128, 0), (0, 0, 128), (128, 0, 128), (0, 128, 128),
@@ -96,15 +99,29 @@ def appearance_from_env(env: Mapping[str, str] | None = None) -> Appearance | No
     return None
 
 
-def parse_background_reply(text: str) -> tuple[tuple[int, int, int], int, int] | None:
-    """The first OSC 11 answer in ``text``: its colour (0-255 each) and where it starts and ends."""
+def _scaled(digits: str) -> int:
+    top: int = 16 ** len(digits) - 1
+    return round(int(digits, 16) * 255 / top)
+
+
+def _colour(value: str) -> tuple[int, int, int] | None:
+    """``rgb:RRRR/GGGG/BBBB`` (1 to 4 digits a channel; ``rgba:`` too), ``#rrggbb`` or ``#rrrrggggbbbb``."""
+    value = value.strip()
+    if (rgb := _RGB.fullmatch(value)) is not None:
+        red, green, blue = (_scaled(group) for group in rgb.groups())
+        return red, green, blue
+    if (hexa := _HEX.fullmatch(value)) is not None:
+        digits = hexa.group(1)
+        size = len(digits) // 3
+        red, green, blue = (_scaled(digits[n * size : (n + 1) * size]) for n in range(3))
+        return red, green, blue
+    return None
+
+
+def parse_background_reply(text: str) -> tuple[tuple[int, int, int] | None, int, int] | None:
+    """The first OSC 11 answer in ``text``: its colour (0-255 each; None when it names none this can
+    read) and where the answer starts and ends."""
     match = _REPLY.search(text)
     if match is None:
         return None
-
-    def scaled(digits: str) -> int:
-        top: int = 16 ** len(digits) - 1
-        return round(int(digits, 16) * 255 / top)
-
-    red, green, blue = (scaled(group) for group in match.groups())
-    return (red, green, blue), match.start(), match.end()
+    return _colour(match.group(1)), match.start(), match.end()

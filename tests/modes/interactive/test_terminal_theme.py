@@ -42,7 +42,13 @@ def test_an_osc_11_answer_gives_the_colour_in_either_ending() -> None:
     assert found == ((255, 255, 255), 2, 26)
     found = parse_background_reply("\x1b]11;rgb:1e1e/1e1e/2e2e\x1b\\")
     assert found is not None and found[0] == (30, 30, 46)
-    assert parse_background_reply("\x1b]11;rgb:ff/ff") is None
+    assert parse_background_reply("\x1b]11;rgb:ff/ff") is None  # not ended yet
+    # the other forms pi reads: rgba:, #rrggbb, #rrrrggggbbbb; a colour it cannot read is still an answer
+    assert parse_background_reply("\x1b]11;rgba:ffff/ffff/ffff/ffff\x07") == ((255, 255, 255), 0, 30)
+    assert parse_background_reply("\x1b]11;#fdf6e3\x07") == ((253, 246, 227), 0, 13)
+    found = parse_background_reply("\x1b]11;#00002b2b3636\x07")
+    assert found is not None and found[0] == (0, 43, 54)
+    assert parse_background_reply("\x1b]11;cyan\x07") == (None, 0, 10)
     assert appearance_of_rgb((255, 255, 255)) == "light" and appearance_of_rgb((30, 30, 46)) == "dark"
 
 
