@@ -31,6 +31,8 @@ import h11
 if TYPE_CHECKING:
     import ssl
 
+    from _typeshed import FileDescriptorLike
+
 __all__ = [
     "ConnectError",
     "ConnectTimeout",
@@ -455,7 +457,7 @@ class HttpClient:
             connection.drop()
 
 
-def _readable_now(sock: Any) -> bool:
+def _readable_now(sock: FileDescriptorLike) -> bool:
     """Whether the socket has bytes or an EOF waiting (poll: no FD_SETSIZE limit, unlike select)."""
     try:
         if hasattr(select, "poll"):

@@ -11,15 +11,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx2
 
 __all__ = ["ProxiedTransport", "preload"]
 
 _tls_lock = threading.Lock()
-_verified_tls: Any = None  # one verified context for every client: loading the CA store costs ~25 ms
+_verified_tls: ssl.SSLContext | None = None  # one verified context for every client: loading the CA store costs ~25 ms
 
 
-def _verified_tls_context() -> Any:
+def _verified_tls_context() -> ssl.SSLContext:
     global _verified_tls
     with _tls_lock:
         if _verified_tls is None:
@@ -62,7 +67,7 @@ class ProxiedTransport:
         self.base_url = base_url
         # A plain-http client never uses TLS, so it gets an unverified context it can never exercise
         # instead of paying ~25 ms for the CA store.
-        verify: Any = _verified_tls_context() if _needs_verified_tls(base_url) else _unused_tls_context()
+        verify = _verified_tls_context() if _needs_verified_tls(base_url) else _unused_tls_context()
         self._client = httpx2.AsyncClient(
             headers=headers,
             timeout=httpx2.Timeout(timeout, connect=connect_timeout),
@@ -79,7 +84,7 @@ class ProxiedTransport:
         timeout: float | None,
         *,
         after_write: Callable[[], None] | None = None,
-    ) -> Any:
+    ) -> httpx2.Response:
         """Send the request and return the ``httpx2.Response`` once its headers arrived (body unread).
 
         ``after_write`` runs once the headers arrived (httpx tells nothing between the write and them)."""
@@ -100,7 +105,7 @@ class ProxiedTransport:
         await self._client.aclose()
 
 
-def _unused_tls_context() -> Any:
+def _unused_tls_context() -> ssl.SSLContext:
     import ssl
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pi_tui.util import json_safe
-from pi_tui.util.json_types import JsonObject
+from pi_tui.util.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from .http import HttpClient
@@ -86,7 +86,7 @@ class HttpStatusError(Exception):
     """
 
     def __init__(
-        self, message: str, *, status_code: int | None, body: Any, response: ErrorResponse | None
+        self, message: str, *, status_code: int | None, body: JsonValue, response: ErrorResponse | None
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
@@ -275,7 +275,7 @@ _JSON_HEADERS = {"content-type": "application/json"}
 def status_error(response: WireResponse) -> HttpStatusError:
     """The error for a failed HTTP answer whose body has been read (JSON error body when there is one)."""
     text = response.text.strip()
-    body: Any = text
+    body: JsonValue = text
     try:
         body = json_safe.loads(text)
         message = f"Error code: {response.status_code} - {body}"
