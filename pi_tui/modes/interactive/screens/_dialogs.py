@@ -154,10 +154,11 @@ class ChoiceScreen(ModalScreen[int | None]):
     )
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, options: Sequence[str]) -> None:
+    def __init__(self, title: str, options: Sequence[str], *, initial: int = 0) -> None:
         super().__init__()
         self._title = title
         self._options = list(options)
+        self._initial = initial if 0 <= initial < len(self._options) else 0
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -166,7 +167,7 @@ class ChoiceScreen(ModalScreen[int | None]):
             yield Static("↑/↓ move · Enter select · Esc cancel", classes="hint")
 
     def on_mount(self) -> None:
-        self.query_one(OptionList).highlighted = 0
+        self.query_one(OptionList).highlighted = self._initial
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..terminal_theme import parse_auto_theme
 from ._dialogs import ChoiceScreen, PromptScreen
 from ._picker import SearchListScreen
 from ._rowlist import RowList
@@ -70,6 +71,10 @@ def preview_theme(app: App[R], name: str) -> None:
     app.theme = theme.name
 
 
+def _index(names: list[str], name: str) -> int:
+    return names.index(name) if name in names else 0
+
+
 def _theme_names(session: AgentSession, app: App[R]) -> list[str]:
     """Built-in and user themes, and those the session adds (the app's list, which has the packages')."""
     from pi_tui.modes.interactive.theme import session_theme_paths, theme_names
@@ -104,8 +109,6 @@ class ThemePicker(ModalScreen[str | None]):
     BINDINGS = [Binding("escape,ctrl+c", "cancel", "Cancel", priority=True)]
 
     def __init__(self, names: list[str], current: str) -> None:
-        from pi_tui.modes.interactive.terminal_theme import parse_auto_theme
-
         super().__init__()
         self.automatic = current if parse_auto_theme(current) else "light/dark"
         self.names = [self.automatic, *names]
@@ -257,8 +260,33 @@ class SettingsScreen(SearchListScreen[Setting]):
             names = _theme_names(self.session, self.app)
 
             def picked(name: str | None) -> None:
-                if name is not None:
+                if name is None:
+                    return
+                pair = parse_auto_theme(name)
+                if pair is None:
                     self._save(setting, name)
+                    return
+                # Automatic, as pi's menu for it: the theme for a light terminal, then for a dark one
+                def light_chosen(light: int | None) -> None:
+                    if light is None:
+                        preview_theme(self.app, str(current))
+                        return
+
+                    def dark_chosen(dark: int | None) -> None:
+                        if dark is None:
+                            preview_theme(self.app, str(current))
+                            return
+                        self._save(setting, f"{names[light]}/{names[dark]}")
+
+                    self.app.push_screen(
+                        ChoiceScreen("Theme for a dark terminal", names, initial=_index(names, pair[1])),
+                        dark_chosen,
+                    )
+
+                self.app.push_screen(
+                    ChoiceScreen("Theme for a light terminal", names, initial=_index(names, pair[0])),
+                    light_chosen,
+                )
 
             self.app.push_screen(ThemePicker(names, str(current)), picked)
         else:

@@ -10,6 +10,7 @@ from textual.widgets import OptionList, Static
 
 from pi_tui.args import parse_args
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
+from pi_tui.modes.interactive.screens._dialogs import ChoiceScreen
 from pi_tui.modes.interactive.screens.settings_screen import SettingsScreen, ThemePicker
 from pi_tui.runtime.factory import create_session
 
@@ -62,6 +63,16 @@ async def test_automatic_is_offered_first_and_saves_pis_light_dark_pair(agent_di
         themes = app.screen.query_one(OptionList)
         assert str(themes.get_option_at_index(0).prompt).startswith("Automatic (light/dark)")
         await pilot.press("up", "enter")
+        await pilot.pause()
+        # then, as pi's Automatic menu, the theme for each appearance (the pair's own at the cursor)
+        assert isinstance(app.screen, ChoiceScreen)
+        choices = app.screen.query_one(OptionList)
+        assert choices.highlighted is not None
+        assert str(choices.get_option_at_index(choices.highlighted).prompt) == "→ light"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, SettingsScreen)
     assert json.loads((agent_dir / "settings.json").read_text())["theme"] == "light/dark"
