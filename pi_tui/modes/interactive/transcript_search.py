@@ -329,8 +329,14 @@ class TranscriptSearch:
         return blocks[0].virtual_region.y if blocks else None
 
     def _repaint(self) -> None:
-        for widget in _drawing(self.app.chat):
-            widget.refresh()
+        """Draw the marks again where they show: the widgets in view. A widget out of view marks
+        what it draws when it comes into view (the marks are laid over its cached lines each time
+        they are drawn), so it is not made to render its content again."""
+        chat = self.app.chat
+        view = chat.region
+        for widget in _drawing(chat):
+            if widget.region.overlaps(view):
+                widget.refresh()
         self.app.draw_soon()
 
 
