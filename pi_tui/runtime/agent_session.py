@@ -824,6 +824,10 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             boundary = whole.cache_boundary if whole.cache_boundary is not None else len(whole.messages)
             request.messages = [*whole.messages[:boundary], *request.messages[end:]]
             request.cache_boundary = boundary
+        # The agent's messages are new objects now, though the conversation is the one this request
+        # sent: the cache entry it writes is still the one to keep warm (a refresh sends the request as
+        # the whole history gives it, the same body).
+        self.cache_warmer.rebase(request, self._context_extends(self.agent.model))
 
     async def _stream(
         self, model: Model, request: LlmRequest, options: StreamOptions

@@ -271,6 +271,14 @@ class CacheWarmer:
         )
         self._schedule(self._run)
 
+    def rebase(self, request: LlmRequest, is_current: Callable[[], bool]) -> None:
+        """The conversation ``request`` was sent from was rebuilt as other, equal messages (a deferred
+        history built once its first request was written): keep warming that request, now while
+        ``is_current()`` holds. Nothing changes when the run in progress warms another request."""
+        run = self._run
+        if run is not None and run.warm.request is request:
+            run.is_current = is_current
+
     def on_agent_settled(self) -> None:
         """The agent has nothing more to do: ``streaming`` stops; ``idle`` goes on with idle economics."""
         run = self._run

@@ -360,3 +360,29 @@ async def test_closing_during_a_refresh_aborts_it_and_records_nothing(
         assert clock.pending() == []
         gate.open.set()
         await run
+
+
+async def test_the_first_request_after_a_deferred_resume_is_warmed_too(
+    warm_fake: FakeLLM, project: Path
+) -> None:
+    from bench.big_sessions import big_session_lines
+
+    path = project / "big.jsonl"
+    path.write_text("\n".join(big_session_lines(2_000, project)) + "\n")  # over 1 MiB: deferred
+    # (one prompt in print mode: the history is deferred, the first request sends its old part as it is)
+    async with open_session(["--session", str(path), "--model", MODEL, "-p", "go"], project) as session:
+        assert session.session_manager.deferred_history is not None
+        clock, gate = prepare(session)
+        run = asyncio.create_task(session.prompt("go"))
+        await gate.running.wait()
+        assert session.session_manager.deferred_history is None  # built once the body was written
+        assert session.cache_warmer.status.state == "scheduled"
+        clock.advance(270_000)
+        await session.cache_warmer.settled()
+        first, refresh = warm_fake.requests
+        assert len(first.body["messages"]) > 1_500
+        assert refresh.body == {**first.body, "max_tokens": 1}
+        assert [e.kind for e in usage_entries(session)] == ["cache_warm"]
+        gate.open.set()
+        await run
+        assert warm_fake.violations == []
