@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from .blocks_base import Block, TypingClock
-from .screen_rows import tail_rows
+from .screen_rows import RowCounter, tail_rows
 from .search_marks import Highlighted
 
 if TYPE_CHECKING:
@@ -330,6 +330,8 @@ class ToolBlock(Highlighted, Block):
         """The width the card's text was last measured at (a bash preview is cut to screen rows)."""
         self._drawn_width: int | None = None
         """The width `_drawn` was cut for."""
+        self._row_counter = RowCounter()
+        """Counts a bash preview's rows, only what was added since when its output grows as it streams."""
         self._timed = False
         """Whether the lines last made have the timing line (a tick that only changes its text keeps
         the card's height: no layout)."""
@@ -460,7 +462,7 @@ class ToolBlock(Highlighted, Block):
                 if expanded:
                     shown, left_out = content, 0
                 elif width:  # pi counts and keeps bash's screen rows, as wrapped at the card's width
-                    shown, left_out = tail_rows(content, limit, width)
+                    shown, left_out = tail_rows(content, limit, width, self._row_counter)
                 else:
                     shown, left_out = _cut(content, limit, tail)
                 # pi's words: "... (25 earlier lines, ctrl+o to expand)" above bash's last lines,

@@ -3,7 +3,8 @@
 pi wraps a command's output at the card's width and keeps the last rows of the result, so a very long
 line shows as its last few rows instead of filling the card, and the hint above counts the rows left out
 (not the output lines). Counting visits every line once: a line short enough to fit takes one row
-without being measured, only longer ones are wrapped.
+without being measured, only longer ones are wrapped; a `RowCounter` kept with a card counts only what
+was added since it last counted (a command's output grows at its end while it streams).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["row_count", "tail_rows"]
+__all__ = ["RowCounter", "row_count", "tail_rows"]
 
 _console: Console | None = None
 
@@ -42,11 +43,35 @@ def _rows(line: Text, width: int) -> list[Text]:
     return list(line.wrap(_wrapping_console(), width))
 
 
-def tail_rows(content: Text, rows: int, width: int) -> tuple[Text, int]:
+class RowCounter:
+    """Counts the screen rows of a text that grows at its end, remembering the complete lines counted."""
+
+    def __init__(self) -> None:
+        self._width = 0
+        self._counted = ""
+        """The text up to and with its last newline, as last counted."""
+        self._rows = 0
+
+    def count(self, plain: str, width: int) -> int:
+        """The rows ``plain`` takes at ``width`` columns (all of it counted again when it is not the last
+        text with more at its end, or the width changed)."""
+        if width != self._width or not plain.startswith(self._counted):
+            self._width, self._counted, self._rows = width, "", 0
+        start = len(self._counted)
+        end = plain.rfind("\n") + 1
+        if end > start:
+            self._rows += sum(row_count(line, width) for line in plain[start : end - 1].split("\n"))
+            self._counted = plain[:end]
+        return self._rows + row_count(plain[max(start, end) :], width)
+
+
+def tail_rows(
+    content: Text, rows: int, width: int, counter: RowCounter | None = None
+) -> tuple[Text, int]:
     """The last ``rows`` screen rows of ``content`` wrapped at ``width`` columns (one row to a line of the
-    result), and how many rows come before them."""
+    result), and how many rows come before them (counted by ``counter`` when given)."""
     plain = content.plain
-    total = sum(row_count(line, width) for line in plain.split("\n"))
+    total = (counter or RowCounter()).count(plain, width)
     if total <= rows:
         return content, 0
     if content.spans:
