@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from contextlib import suppress
+from functools import partial
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -52,6 +54,12 @@ def markdown_parser(*, linked: bool = False) -> MarkdownIt:
 
 
 _PARSERS: dict[bool, MarkdownIt] = {}
+
+
+def _parser_for(block: weakref.ref[AssistantText]) -> MarkdownIt:
+    """The parser for ``block``'s next write: with OSC 8 links when its app writes them."""
+    answer = block()
+    return markdown_parser(linked=answer is not None and blocks.links_on(answer.app))
 
 
 def _keep_line_breaks(state: StateCore) -> None:
@@ -183,7 +191,9 @@ class AssistantText(Markdown, Block):
     """Every unordered list item starts with ``- `` at any depth, as in pi (Textual cycles •, ▪, ‣…)."""
 
     def __init__(self, text: str = "") -> None:
-        super().__init__(text, parser_factory=self._parser, classes="answer")
+        # The factory holds the block weakly: a bound method kept by the block itself was a reference
+        # cycle, and a block leaving the chat then waited for the cycle collector to be freed.
+        super().__init__(text, parser_factory=partial(_parser_for, weakref.ref(self)), classes="answer")
         self._pending: list[str] = []
         self._flushing = False
         self._ready = False  # mounted (Markdown has drawn its initial text): writes may begin
@@ -202,9 +212,6 @@ class AssistantText(Markdown, Block):
         """The first streamed text is written at once, even right after a key press (the Enter that sent
         the prompt is one): only later writes wait for the batch timer and for a gap in typing. The
         adapter clears it for the continuation blocks of a long answer."""
-
-    def _parser(self) -> MarkdownIt:
-        return markdown_parser(linked=blocks.links_on(self.app))
 
     def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
         """Headings of level 3 and deeper keep their ``###`` marks, as pi draws them (bold alone does
