@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 __all__ = ["EventBus", "ExtensionBus"]
 
 ErrorSink = Callable[[str, str, BaseException], None]
-Spawner = Callable[[Any, str, str], None]
+Spawner = Callable[[Awaitable[object], str, str], None]
 
 
 class EventBus:

@@ -51,7 +51,7 @@ class Dispatch:
         context_for: Callable[[Extension], ExtensionContext],
         within_budget: Callable[[Awaitable[Any], Extension, str], Awaitable[Any]],
         emit: Callable[[RuntimeEvent], Awaitable[None]],
-        spawn: Callable[[Awaitable[Any]], object],
+        spawn: Callable[[Awaitable[object]], object],
     ) -> None:
         self._extensions = extensions
         self.context_for = context_for

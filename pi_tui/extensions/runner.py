@@ -135,8 +135,8 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
         self.reload_count = 0
         self._rediscover = rediscover
         self._sources: list[ExtensionSource] = []
-        self._pending: list[tuple[Extension, Awaitable[Any]]] = []
-        self._background: set[asyncio.Future[Any]] = set()
+        self._pending: list[tuple[Extension, Awaitable[object]]] = []
+        self._background: set[asyncio.Future[object]] = set()
         self._next_turn: list[CustomMessage] = []
         self._abortable_hooks: set[asyncio.Future[Any]] = set()  # loop handlers abort may cancel
         self._aborted_hooks: set[asyncio.Future[Any]] = set()
@@ -262,13 +262,13 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
     # --- background work ----------------------------------------------------------------------------
 
     def spawn(
-        self, work: Awaitable[Any], ext: Extension | None = None, what: str = ""
-    ) -> asyncio.Future[Any]:
+        self, work: Awaitable[object], ext: Extension | None = None, what: str = ""
+    ) -> asyncio.Future[object]:
         """Run ``work`` in the background; its failure is reported under ``ext``. `drain` waits for it."""
         task = asyncio.ensure_future(work)
         self._background.add(task)
 
-        def finished(done: asyncio.Future[Any]) -> None:
+        def finished(done: asyncio.Future[object]) -> None:
             self._background.discard(done)
             if done.cancelled():
                 return
@@ -283,7 +283,7 @@ class ExtensionRunner(HookBudgetMixin, SessionEventsMixin, RenewalMixin):
         task.add_done_callback(finished)
         return task
 
-    def spawn_owned(self, work: Awaitable[Any], owner: str, what: str) -> None:
+    def spawn_owned(self, work: Awaitable[object], owner: str, what: str) -> None:
         self.spawn(work, self._extension(owner), what)
 
     async def drain(self, timeout: float | None = None) -> None:
