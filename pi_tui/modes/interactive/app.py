@@ -41,10 +41,11 @@ from .keys import (
 )
 from .sidebar import PanelSidebar
 from .status import ExtensionWidgets, PendingArea, WorkingLine
-from .terminal_driver import GuardedDriver, TerminalBackground
+from .terminal_driver import GuardedDriver, TerminalBackground, TerminalColorScheme
 from .terminal_progress import TerminalProgress
 from .terminal_theme import (
     BACKGROUND_QUERY,
+    SCHEME_QUERY,
     Appearance,
     appearance_from_env,
     appearance_of_rgb,
@@ -191,6 +192,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.terminal_appearance: Appearance = appearance_from_env() or "dark"
         """The terminal's background: from ``COLORFGBG`` at start-up, then from its OSC 11 answer."""
         self._background_asked = False
+        self._scheme_reported = False
+        """The terminal reported its colour scheme: its background answers are not followed any more."""
         self._detected: Appearance | None = None
         """The terminal's answer, to save as the theme once the session's settings are there."""
         super().__init__()
@@ -413,19 +416,38 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     def _ask_background(self) -> None:
         """An automatic theme asks the terminal for its background once (the answer may come later, or
-        never: the choice made from ``COLORFGBG`` stays until then)."""
+        never: the choice made from ``COLORFGBG`` stays until then); an automatic setting also asks for
+        the colour scheme and its changes, as pi does (a start with no theme set only for the
+        background, which pi saves)."""
         if self._background_asked or parse_auto_theme(self._theme_name) is None:
             return
         self._background_asked = True
-        self.write_to_terminal(BACKGROUND_QUERY)
+        if self.save_detected_theme:
+            self.write_to_terminal(BACKGROUND_QUERY)
+            return
+        self.write_to_terminal(SCHEME_QUERY + BACKGROUND_QUERY)
+        driver = self._driver
+        if isinstance(driver, GuardedDriver) and not self.is_headless:
+            driver.follow_scheme()
 
     def on_terminal_background(self, message: TerminalBackground) -> None:
-        """The terminal said what its background is: an automatic theme follows it."""
+        """The terminal said what its background is: an automatic theme follows it (unless the terminal
+        reported its colour scheme, which pi prefers)."""
         appearance = appearance_of_rgb(message.rgb)
         if self.save_detected_theme:
             self.save_detected_theme = False
             self._detected = appearance
             self._save_detected_theme()
+        if not self._scheme_reported:
+            self._follow_terminal(appearance)
+
+    def on_terminal_color_scheme(self, message: TerminalColorScheme) -> None:
+        """The terminal reported its colour scheme (asked, or the system switched): an automatic theme
+        follows it."""
+        self._scheme_reported = True
+        self._follow_terminal(message.appearance)
+
+    def _follow_terminal(self, appearance: Appearance) -> None:
         if appearance == self.terminal_appearance:
             return
         self.terminal_appearance = appearance

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .terminal_theme import parse_background_reply
+from .terminal_theme import Appearance, parse_background_reply, parse_scheme_report
 
 __all__ = ["PASTE_END", "PASTE_START", "InputFilter"]
 
@@ -67,6 +67,8 @@ class InputFilter:
         self._tail = ""  # outside a paste: the last characters passed on, for a start marker split in two
         self.backgrounds: list[tuple[int, int, int]] = []
         """Background colours the terminal answered (OSC 11), taken out of the keys; the reader empties it."""
+        self.schemes: list[Appearance] = []
+        """Colour schemes the terminal reported (``CSI ? 997 ; n n``), taken out of the keys likewise."""
 
     def feed(self, data: str) -> str:
         """The input to hand to the key parser for the chunk ``data``."""
@@ -120,6 +122,9 @@ class InputFilter:
             if partial >= 3 and not self._held:
                 self._held = text[-partial:]
                 text = text[:-partial]
+        while (scheme := parse_scheme_report(text)) is not None:
+            self.schemes.append(scheme[0])
+            text = text[: scheme[1]] + text[scheme[2] :]
         cut = _MODIFY_OTHER_KEYS_START.search(text)
         if cut is not None and not self._held:
             self._held = text[cut.start() :]

@@ -39,6 +39,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message as TextualMessage
 
 from .input_filter import InputFilter
+from .terminal_theme import SCHEME_NOTIFY_OFF, SCHEME_NOTIFY_ON, Appearance
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GuardedDriver",
     "TerminalBackground",
+    "TerminalColorScheme",
     "TerminalOutput",
     "install_input_filter",
     "register_alt_enter",
@@ -59,10 +61,11 @@ on``, which sends them only to an app that asks (pi asks too when the terminal h
 MODIFY_OTHER_KEYS_OFF = "\x1b[>4;0m"
 
 RESTORE_SEQUENCE = (
-    MODIFY_OTHER_KEYS_OFF
+    SCHEME_NOTIFY_OFF
+    + MODIFY_OTHER_KEYS_OFF
     + "\x1b[<u\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?7h\x1b[?1049l\x1b[?25h"
 )
-"""What leaving the app writes to the terminal: keyboard protocol and mouse off, line wrap on, main screen,
+"""What leaving the app writes to the terminal: colour-scheme reports, keyboard protocol and mouse off, line wrap on, main screen,
 cursor shown (used when the app must exit without Textual's own shutdown)."""
 
 
@@ -212,6 +215,8 @@ class GuardedDriver(LinuxDriver):
         if held is not None:  # Textual saved the held state: exit and suspend restore the real one
             self.attrs_before = held
         self.write(MODIFY_OTHER_KEYS_ON)  # the keys come back in a form `InputFilter` reads
+        if self.follow_color_scheme:  # back from a suspend
+            self.write(SCHEME_NOTIFY_ON)
         self.flush()
         stop_r, self._stop_watch = os.pipe()
         threading.Thread(target=self._watch_hangup, args=(stop_r,), name="pi-tui-hangup", daemon=True).start()
@@ -237,7 +242,20 @@ class GuardedDriver(LinuxDriver):
         except OSError:
             self._report_lost()
 
+    follow_color_scheme = False
+    """Set by the app for an automatic theme: the terminal reports each change of its colour scheme
+    (turned on again when the app comes back from a suspend, off whenever it leaves the screen)."""
+
+    def follow_scheme(self) -> None:
+        """Turn on the terminal's colour-scheme change reports (mode 2031) for as long as the app runs."""
+        if not self.follow_color_scheme:
+            self.follow_color_scheme = True
+            self.write(SCHEME_NOTIFY_ON)
+            self.flush()
+
     def stop_application_mode(self) -> None:
+        if self.follow_color_scheme:
+            self.write(SCHEME_NOTIFY_OFF)
         self.write(MODIFY_OTHER_KEYS_OFF)  # before Textual's own restore, which flushes
         super().stop_application_mode()
 
@@ -301,6 +319,14 @@ class TerminalBackground(TextualMessage):
         self.rgb = rgb
 
 
+class TerminalColorScheme(TextualMessage):
+    """The terminal reported its colour scheme (asked, or because the system switched)."""
+
+    def __init__(self, appearance: Appearance) -> None:
+        super().__init__()
+        self.appearance = appearance
+
+
 class _FilteredParser(XTermParser):
     """Textual's key parser, fed through an `InputFilter`; the terminal's background answers it took out
     of the keys become `TerminalBackground` messages."""
@@ -313,10 +339,11 @@ class _FilteredParser(XTermParser):
         if not data:
             return super().feed(data)  # the end of input
         filtered = self.input_filter.feed(data)
-        answers = self.input_filter.backgrounds
-        if answers:
-            self.input_filter.backgrounds = []
+        answers, schemes = self.input_filter.backgrounds, self.input_filter.schemes
+        if answers or schemes:
+            self.input_filter.backgrounds, self.input_filter.schemes = [], []
             found: list[Message] = [TerminalBackground(rgb) for rgb in answers]
+            found += [TerminalColorScheme(appearance) for appearance in schemes]
             return [*found, *(super().feed(filtered) if filtered else ())]
         # Only held-back or dropped characters: nothing to parse yet (an empty feed means the end).
         return super().feed(filtered) if filtered else ()

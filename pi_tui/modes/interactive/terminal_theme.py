@@ -9,7 +9,11 @@ depends on the terminal's background:
 - after the first frame, from the terminal's answer to an OSC 11 query (``ESC ] 11 ; ? BEL``, answered
   ``ESC ] 11 ; rgb:RRRR/GGGG/BBBB`` ended by BEL or ST; ``rgba:`` and ``#rrggbb`` forms are read too):
   when it says otherwise, the other theme is applied then. A terminal that does not answer leaves the
-  start-up choice.
+  start-up choice;
+- for an automatic setting, also from the terminal's colour scheme: asked with ``CSI ? 996 n``,
+  answered ``CSI ? 997 ; 1 n`` (dark) or ``; 2 n`` (light). pi prefers this answer to the background's,
+  and turns on the terminal's notifications of a change (mode 2031, the same report whenever the
+  system switches between light and dark), so the theme follows the switch.
 
 A colour is light when its relative luminance (sRGB, as WCAG defines it) is at least one half.
 """
@@ -23,11 +27,15 @@ from typing import Literal
 
 __all__ = [
     "BACKGROUND_QUERY",
+    "SCHEME_NOTIFY_OFF",
+    "SCHEME_NOTIFY_ON",
+    "SCHEME_QUERY",
     "Appearance",
     "appearance_from_env",
     "appearance_of_rgb",
     "parse_auto_theme",
     "parse_background_reply",
+    "parse_scheme_report",
     "resolve_theme",
 ]
 
@@ -35,6 +43,14 @@ Appearance = Literal["light", "dark"]
 
 BACKGROUND_QUERY = "\x1b]11;?\x07"
 """Asks the terminal for its background colour (OSC 11)."""
+
+SCHEME_QUERY = "\x1b[?996n"
+"""Asks the terminal for its colour scheme (light or dark)."""
+SCHEME_NOTIFY_ON = "\x1b[?2031h"
+"""Asks the terminal to report each change of its colour scheme."""
+SCHEME_NOTIFY_OFF = "\x1b[?2031l"
+
+_SCHEME = re.compile(r"\x1b\[\?997;([12])n")
 
 _REPLY = re.compile(r"\x1b\]11;([^\x07\x1b]*)(?:\x07|\x1b\\)")
 _RGB = re.compile(r"rgba?:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})(?:/[0-9a-fA-F]{1,4})?", re.IGNORECASE)
@@ -125,3 +141,12 @@ def parse_background_reply(text: str) -> tuple[tuple[int, int, int] | None, int,
     if match is None:
         return None
     return _colour(match.group(1)), match.start(), match.end()
+
+
+def parse_scheme_report(text: str) -> tuple[Appearance, int, int] | None:
+    """The first colour-scheme report in ``text``: light or dark, and where it starts and ends."""
+    match = _SCHEME.search(text)
+    if match is None:
+        return None
+    appearance: Appearance = "light" if match.group(1) == "2" else "dark"
+    return appearance, match.start(), match.end()

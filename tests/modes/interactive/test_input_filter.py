@@ -124,3 +124,15 @@ def test_the_terminals_background_answer_is_taken_out_of_the_keys_however_the_in
         keys = [t.key for t in tokens if isinstance(t, events.Key)]
         colours = [t.rgb for t in tokens if isinstance(t, TerminalBackground)]
         assert keys == ["a", "b"] and colours == [(255, 255, 255)], (cut, tokens)
+
+
+def test_a_colour_scheme_report_is_taken_out_of_the_keys() -> None:
+    install_input_filter()
+    from textual.drivers import linux_driver
+
+    from pi_tui.modes.interactive.terminal_driver import TerminalColorScheme
+
+    parser = linux_driver.XTermParser()
+    tokens = list(parser.feed("a\x1b[?997;2nb"))
+    assert [t.key for t in tokens if isinstance(t, events.Key)] == ["a", "b"]
+    assert [t.appearance for t in tokens if isinstance(t, TerminalColorScheme)] == ["light"]

@@ -90,3 +90,31 @@ async def test_with_no_theme_set_the_terminals_answer_picks_and_saves_one_as_pi_
         app.post_message(TerminalBackground((0, 0, 0)))  # saved: the theme is set now, and stays
         await pilot.pause()
         assert app.theme == "pi-light"
+
+
+def test_a_colour_scheme_report_is_read_as_pi_reads_it() -> None:
+    from pi_tui.modes.interactive.terminal_theme import parse_scheme_report
+
+    assert parse_scheme_report("x\x1b[?997;1ny") == ("dark", 1, 10)
+    assert parse_scheme_report("\x1b[?997;2n") == ("light", 0, 9)
+    assert parse_scheme_report("\x1b[?997;3n") is None and parse_scheme_report("\x1b[?997;") is None
+
+
+async def test_an_automatic_theme_prefers_the_terminals_colour_scheme_and_follows_its_changes(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pi asks for the colour scheme (CSI ? 996 n) as well as the background, prefers the scheme, and
+    # with the terminal's change notifications (mode 2031) follows the system's light/dark switch.
+    from pi_tui.modes.interactive.terminal_driver import TerminalColorScheme
+
+    monkeypatch.delenv("COLORFGBG", raising=False)
+    app = make_app(tmp_path, agent_dir, theme_name="light/dark")
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        app.post_message(TerminalColorScheme("light"))
+        await until(pilot, lambda: app.theme == "pi-light")
+        app.post_message(TerminalBackground((0, 0, 0)))  # the scheme said otherwise: it wins
+        await pilot.pause()
+        assert app.theme == "pi-light"
+        app.post_message(TerminalColorScheme("dark"))  # the system switched to dark
+        await until(pilot, lambda: app.theme == "pi-dark")
