@@ -23,7 +23,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.paths import CONFIG_DIR_NAME, resolve_path
@@ -105,7 +104,7 @@ def validate_skill_name(name: str, expected: str) -> list[str]:
     return problems
 
 
-def _scalar_text(value: Any) -> str | None:
+def _scalar_text(value: object) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):

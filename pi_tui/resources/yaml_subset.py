@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
 
-from pi_tui.util.json_types import JsonObject
+from pi_tui.util.json_types import JsonArray, JsonObject, JsonValue
 
 __all__ = ["YamlSubsetError", "parse_yaml_mapping"]
 
@@ -75,7 +74,7 @@ _SIMPLE_ESCAPES = {
 _HEX_ESCAPE_LENGTHS = {"x": 2, "u": 4, "U": 8}
 
 
-def _resolve_plain(value: str) -> Any:
+def _resolve_plain(value: str) -> JsonValue:
     """Type a plain scalar the way the YAML 1.2 core schema does."""
     if value in ("true", "True", "TRUE"):
         return True
@@ -224,7 +223,7 @@ class _Parser:
             raise self.error("unexpected indentation", leftover)
         return result
 
-    def parse_block(self, indent: int) -> Any:
+    def parse_block(self, indent: int) -> JsonValue:
         """Parse the node whose first line (the next content line) sits at ``indent``."""
         index = self.next_content()
         assert index is not None  # callers check first
@@ -267,8 +266,8 @@ class _Parser:
                 result[key] = self.parse_inline(rest, indent, index)
         return result
 
-    def parse_list(self, indent: int) -> list[Any]:
-        items: list[Any] = []
+    def parse_list(self, indent: int) -> JsonArray:
+        items: JsonArray = []
         for index, content in self.lines_at(indent):
             if not _is_list_item(content):
                 break
@@ -289,7 +288,7 @@ class _Parser:
                 items.append(self.parse_inline(stripped, indent, index))
         return items
 
-    def parse_nested(self, indent: int, *, allow_same_indent_list: bool) -> Any:
+    def parse_nested(self, indent: int, *, allow_same_indent_list: bool) -> JsonValue:
         """The value of a key (or list item) with nothing after it on its own line."""
         index = self.next_content()
         if index is None:
@@ -304,7 +303,7 @@ class _Parser:
 
     # -- scalars ---------------------------------------------------------------------------
 
-    def parse_inline(self, rest: str, indent: int, line_index: int) -> Any:
+    def parse_inline(self, rest: str, indent: int, line_index: int) -> JsonValue:
         """Parse a value that starts on the line of its key; ``indent`` is the key's indent."""
         first = rest[0]
         if first in "|>":
@@ -321,7 +320,7 @@ class _Parser:
             raise self.error(f"a plain value cannot start with {first!r}; quote it", line_index)
         return self.parse_plain(rest, indent, line_index)
 
-    def parse_plain(self, rest: str, indent: int, line_index: int) -> Any:
+    def parse_plain(self, rest: str, indent: int, line_index: int) -> JsonValue:
         text = _strip_comment(rest)
         if _KEY_SEPARATOR.search(text):
             raise self.error("a ': ' inside a plain value is not allowed; quote the value", line_index)
@@ -456,7 +455,7 @@ class _Parser:
             previous_more = more
         return out
 
-    def parse_flow(self, rest: str, line_index: int) -> Any:
+    def parse_flow(self, rest: str, line_index: int) -> JsonValue:
         text = rest
         while not _flow_balanced(text):
             if self.pos >= len(self.lines):
@@ -505,7 +504,7 @@ class _FlowParser:
         while self.pos < len(self.text) and self.text[self.pos] in " \t":
             self.pos += 1
 
-    def parse_value(self) -> Any:
+    def parse_value(self) -> JsonValue:
         self.skip_space()
         if self.pos >= len(self.text):
             raise self.error("unexpected end of a flow collection")
@@ -518,9 +517,9 @@ class _FlowParser:
             return self.parse_quoted()
         return self.parse_plain(in_mapping_key=False)
 
-    def parse_sequence(self) -> list[Any]:
+    def parse_sequence(self) -> JsonArray:
         self.pos += 1
-        items: list[Any] = []
+        items: JsonArray = []
         while True:
             self.skip_space()
             if self.pos >= len(self.text):
@@ -550,7 +549,7 @@ class _FlowParser:
             char = self.text[self.pos]
             key = self.parse_quoted() if char in "\"'" else self.parse_plain(in_mapping_key=True)
             self.skip_space()
-            value: Any = None
+            value: JsonValue = None
             if self.pos < len(self.text) and self.text[self.pos] == ":":
                 self.pos += 1
                 self.skip_space()
@@ -580,7 +579,7 @@ class _FlowParser:
         except YamlSubsetError as exc:
             raise self.error(str(exc)) from exc
 
-    def parse_plain(self, *, in_mapping_key: bool) -> Any:
+    def parse_plain(self, *, in_mapping_key: bool) -> JsonValue:
         start = self.pos
         while self.pos < len(self.text):
             char = self.text[self.pos]
