@@ -14,10 +14,10 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pi_tui.agent.tool import AgentTool, ToolError, ToolResult, ToolUpdateFn
-from pi_tui.extensions.ui import NullUIBridge
+from pi_tui.extensions.ui import NullUIBridge, UIBridge
 from pi_tui.session.entries import MessageEntry
 from pi_tui.session.errors import EntryNotFoundError
 
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     # The rewind planner and the checkpoint records load when a rewind or a record happens: a run that
     # never rewinds (every print-mode run) does not import them.
     from pi_tui.checkpoints import Checkpointer, FilePlan, RewindPlan
+    from pi_tui.checkpoints.records import CheckpointCarrier, FileChange
     from pi_tui.checkpoints.rewind import Resolution
+    from pi_tui.checkpoints.snapshot import Snapshot
 
 __all__ = ["RewindMode", "RewindResult", "RewindMixin", "REWIND_MODES"]
 
@@ -69,7 +71,7 @@ class RewindResult:
     editor_text: str | None = None
     record_id: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "entryId": self.entry_id,
             "mode": self.mode,
@@ -114,7 +116,7 @@ class RewindMixin(SessionHost):
     """Mixed into `AgentSession`; ``checkpoints`` is its `Checkpointer`."""
 
     checkpoints: Checkpointer
-    ui: Any
+    ui: UIBridge
     mode: str
 
     # --- recording commands ---------------------------------------------------------------------
@@ -126,7 +128,7 @@ class RewindMixin(SessionHost):
         checkpoints, original = self.checkpoints, tool.execute
 
         async def execute(
-            call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: ToolUpdateFn | None
+            call_id: str, params: dict[str, object], signal: AbortSignal, on_update: ToolUpdateFn | None
         ) -> ToolResult:
             try:
                 before = await asyncio.to_thread(checkpoints.command_snapshot)
@@ -345,7 +347,7 @@ class RewindMixin(SessionHost):
         result: RewindResult,
         choices: dict[str, Resolution],
         force: bool,
-        extra: dict[str, Any],
+        extra: dict[str, object],
     ) -> None:
         if plan.empty:
             return
@@ -371,12 +373,12 @@ class RewindMixin(SessionHost):
         target = path[index - 1].id if index > 0 else None
         return await self.rewind(target, "code", force=force, ask=ask)
 
-    def checkpoint_changes(self) -> list[tuple[str, list[Any]]]:
+    def checkpoint_changes(self) -> list[tuple[str, list[tuple[str, FileChange]]]]:
         """The agent's recorded changes on this branch grouped by prompt: ``(prompt text, changes)``."""
         from pi_tui.ai.types import message_text
         from pi_tui.checkpoints import checkpoint_of
 
-        groups: list[tuple[str, list[Any]]] = []
+        groups: list[tuple[str, list[tuple[str, FileChange]]]] = []
         for entry in self.session_manager.get_branch():
             if isinstance(entry, MessageEntry) and entry.message.role == "user":
                 groups.append((message_text(entry.message), []))
@@ -390,14 +392,14 @@ class RewindMixin(SessionHost):
         return [(text, changes) for text, changes in groups if changes]
 
 
-def _is_restore(entry: Any) -> bool:
+def _is_restore(entry: CheckpointCarrier) -> bool:
     from pi_tui.checkpoints import checkpoint_of
 
     checkpoint = checkpoint_of(entry)
     return checkpoint is not None and checkpoint.kind == "restore"
 
 
-async def _with_checkpoint(checkpoints: Checkpointer, before: Any, details: Any) -> Any:
+async def _with_checkpoint(checkpoints: Checkpointer, before: Snapshot | None, details: object) -> object:
     try:
         data = await asyncio.to_thread(checkpoints.command_changes, before, "bash")
     except Exception:
