@@ -224,7 +224,11 @@ def _responses_turns() -> _Builder:
             [
                 {"type": "thinking", "thinking": "t", "thinkingSignature": json.dumps(reasoning)},
                 {"type": "thinking", "thinking": "odd", "thinkingSignature": '{"type": "other"}'},
-                {"type": "thinking", "thinking": "x", "thinkingSignature": json.dumps({**reasoning, "n": 1.5})},
+                {
+                    "type": "thinking",
+                    "thinking": "x",
+                    "thinkingSignature": json.dumps({**reasoning, "n": 1.5}),
+                },
                 {"type": "text", "text": "one", "textSignature": '{"v":1,"id":"msg_a","phase":"commentary"}'},
                 {"type": "text", "text": "two", "textSignature": "msg_" + "b" * 70},
                 {"type": "text", "text": "three"},
@@ -304,6 +308,32 @@ def _sources(tmp_path: Path) -> list[Path]:
     ]
 
 
+class _Sources:
+    """The sessions the wire tests read (`_sources`), with each one's typed history read once."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self._typed: dict[Path, list[Any]] = {}
+
+    def typed_history(self, path: Path) -> list[Any]:
+        """`_typed_history` of ``path``, shared by the tests (they copy or slice it, never change it)."""
+        if path not in self._typed:
+            self._typed[path] = _typed_history(path)
+        return self._typed[path]
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> _Sources:
+    """`_sources`, written and read once for this file's tests, which only read them (it took ~0.7 s of
+    each test, and the request test runs once per API case). Under a home of its own, as every test;
+    dropped with the module, so the histories do not stay in the worker for the rest of the run."""
+    home = tmp_path_factory.mktemp("sources-home")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HOME", str(home))
+        env.setenv("PI_CODING_AGENT_DIR", str(home / ".pi" / "agent"))
+        return _Sources(_sources(tmp_path_factory.mktemp("sources")))
+
+
 def _paired(tmp_path: Path) -> list[Path]:
     """Paths that pairing changes (`transform_messages`): a stray result and the results of a failed
     turn dropped, calls left unanswered (a synthetic result added where the flow breaks and at the
@@ -362,9 +392,9 @@ def _plain(path: Path) -> Any:
         return read_plain_path(handle, line_decoder(fast=True))
 
 
-def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(tmp_path: Path) -> None:
+def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(sources: _Sources) -> None:
     matched = []
-    for path in _sources(tmp_path):
+    for path in sources.paths:
         plain = _plain(path)
         if plain is None:
             continue
@@ -373,7 +403,7 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
         end = plain.synthetic
         while plain.messages[end - 1]["role"] != "user":
             end -= 1
-        history = _typed_history(path)[:end]
+        history = sources.typed_history(path)[:end]
         messages = plain.messages[:end]
         prepared, _ = prepare_messages(history, ANTHROPIC, None)
         typed = anthropic.convert_messages(prepared, ANTHROPIC, len(prepared), None)
@@ -432,7 +462,7 @@ _REQUEST_CASES: dict[str, tuple[str, int, dict[str, Any]]] = {
 
 @pytest.mark.parametrize("case", list(_REQUEST_CASES))
 def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_history(
-    tmp_path: Path, case: str
+    sources: _Sources, case: str
 ) -> None:
     api, window, fields = _REQUEST_CASES[case]
     model = Model(
@@ -457,7 +487,7 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         "openai-responses": responses_prefix,
     }[api]
     sent_fast = 0
-    for path in _sources(tmp_path):
+    for path in sources.paths:
         plain = _plain(path)
         if plain is None:
             continue
@@ -467,7 +497,7 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         if prefix is None:  # (Chat Completions: a history ending in a tool result, on such a server)
             assert api == "openai-completions" and fields.get("compat")
             continue
-        history = _typed_history(path)
+        history = sources.typed_history(path)
         manager = SessionManager.open(path, read_only=True, defer_history=True)
         assert manager.deferred_history is not None
         kept = build_session_context([], path=manager.get_kept_branch()).messages
