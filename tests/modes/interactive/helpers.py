@@ -41,8 +41,12 @@ def make_app(
     return PiApp(create, cwd=cwd, agent_dir=agent_dir, **kwargs)
 
 
-async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 10.0) -> None:
-    """Let the app run until ``predicate()`` holds (fails the test after ``timeout`` seconds)."""
+async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 30.0) -> None:
+    """Let the app run until ``predicate()`` holds (fails the test after ``timeout`` seconds).
+
+    The timeout only bounds a failure: a passing test waits for the state, however long the machine
+    takes. 10 s was not enough on a machine at load 12, where an app with the MCP extension took longer
+    than that to load its session."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():
