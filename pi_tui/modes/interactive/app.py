@@ -512,9 +512,6 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             yield self.footer
 
     def on_mount(self) -> None:
-        from .inline_parse import install_inline_parses
-
-        install_inline_parses()  # an answer's markdown parsed where it is mounted, not in a thread
         self._install_signal_handlers()
         self.screen_change_signal.subscribe(self, lambda _screen: self.warm_turn.notice_change())
         self.screen_change_signal.subscribe(self, lambda _screen: self.typeahead.screen_changed())
