@@ -112,10 +112,16 @@ class _Syncer:
         self._failing = False  # the last fsync failed (a new failure after a success is reported again)
         self._error: OSError | None = None  # a failure not yet taken by the owner
 
-    def note(self, offset: int, data: bytes) -> None:
-        """Remember that ``data`` was written at ``offset``, until an fsync started after it succeeds."""
+    def note(self, offset: int, data: bytes, failures_before: int | None = None) -> None:
+        """Remember that ``data`` was written at ``offset``, until an fsync started after it succeeds.
+
+        ``failures_before`` is `failures` as read before the write: when an fsync failed since, the bytes
+        may have been on the pages it dropped, and they are kept for writing again."""
         with self._cond:
-            self._written.append((offset, data))
+            if failures_before is not None and failures_before != self.failures:
+                self._lost.append((offset, data))
+            else:
+                self._written.append((offset, data))
 
     def take_lost(self) -> tuple[list[tuple[int, bytes]], Path | None]:
         """What failed fsyncs did not make durable (the chunks and a directory), forgotten here."""
@@ -327,13 +333,14 @@ class SessionFile:
     def _append_bytes(self, data: bytes, durable: bool, directory: Path | None = None) -> None:
         assert self._fd is not None
         before = self._size
+        failures = self._syncer.failures
         try:
             write_all(self._fd, data)
         except OSError:
             self._cut_partial(before, data)
             raise
         self._size = before + len(data) if before >= 0 else os.fstat(self._fd).st_size
-        self._syncer.note(self._size - len(data), data)
+        self._syncer.note(self._size - len(data), data, failures)
         if durable:
             self._syncer.request(self._fd, directory)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.session import SessionError, SessionManager
+from pi_tui.session import SessionError, SessionManager, store
 from pi_tui.session.store import SessionFile
 
 from .helpers import assistant, read_lines, user
@@ -151,4 +151,45 @@ def test_a_line_written_while_a_failing_fsync_runs_is_written_again(
     file.append('{"n":1}', durable=True)
     assert disk.failed.wait(10)
     file.close()
+    assert (tmp_path / "s.jsonl").read_bytes() == b'{"type":"session"}\n{"n":1}\n{"n":2}\n'
+
+
+def test_a_line_written_just_before_a_failing_fsync_ends_is_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer notes a line for the next fsync just after writing it. When the background fsync failed
+    in between, the line was on the pages it dropped but was noted as new, and the next fsync, which
+    succeeded, passed it as durable: zeros in the file."""
+    disk = FailingDisk(monkeypatch)
+    file = SessionFile(tmp_path / "s.jsonl")
+    file.create(['{"type":"session"}'])
+    file.sync()
+    written, handled = threading.Event(), threading.Event()
+
+    class FailureLogged(logging.Handler):  # the store logs a failed fsync once it has booked it
+        def emit(self, record: logging.LogRecord) -> None:
+            handled.set()
+
+    watcher = FailureLogged()
+    logging.getLogger("pi_tui.session.store").addHandler(watcher)
+    real_write_all = store.write_all
+
+    def write_then_let_the_fsync_fail(fd: int, data: bytes) -> None:
+        real_write_all(fd, data)
+        written.set()
+        assert handled.wait(10)  # returns (and the line is noted) only after the failure was booked
+
+    def once_n2_is_written() -> None:
+        assert written.wait(10)
+
+    try:
+        disk.before_failing = once_n2_is_written
+        disk.fail_next()
+        file.append('{"n":1}', durable=True)  # its background fsync fails once n=2 is written
+        monkeypatch.setattr(store, "write_all", write_then_let_the_fsync_fail)
+        file.append('{"n":2}', durable=False)
+        monkeypatch.setattr(store, "write_all", real_write_all)
+        file.close()
+    finally:
+        logging.getLogger("pi_tui.session.store").removeHandler(watcher)
     assert (tmp_path / "s.jsonl").read_bytes() == b'{"type":"session"}\n{"n":1}\n{"n":2}\n'
