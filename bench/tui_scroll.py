@@ -145,12 +145,14 @@ async def _measure(repo: Path) -> dict[str, Any]:
     return figures
 
 
-def _child() -> dict[str, Any]:
-    root = Path(tempfile.mkdtemp(prefix="pi-tui-scroll-bench-"))
+def run_child(module: str) -> dict[str, Any]:
+    """Run ``python -m <module> REPO`` in a fresh temp home and repository; its last stdout line is the
+    figures as JSON, or ``{"error": …}`` with the last line it wrote to stderr."""
+    root = Path(tempfile.mkdtemp(prefix=f"pi-tui-{module.rpartition('.')[2]}-bench-"))
     env = dict(os.environ, HOME=str(root / "home"), PI_CODING_AGENT_DIR=str(root / "home" / ".pi" / "agent"))
     (root / "repo").mkdir(parents=True)
     run = subprocess.run(
-        [sys.executable, "-m", "bench.tui_scroll", str(root / "repo")],
+        [sys.executable, "-m", module, str(root / "repo")],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -165,7 +167,7 @@ def _child() -> dict[str, Any]:
 
 
 def tui_scroll() -> Result:
-    figures = _child()
+    figures = run_child("bench.tui_scroll")
     worst = max(
         (
             figures[key]["wall_ms"].get("max", 0.0)

@@ -20,15 +20,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from .scenarios import Result
-from .tui_scroll import ENTRIES, ROOT, _percentiles
+from .tui_scroll import ENTRIES, _percentiles, run_child
 
 __all__ = ["register_all", "tui_search"]
 
@@ -146,27 +144,8 @@ async def _measure(repo: Path) -> dict[str, Any]:
     return figures
 
 
-def _child() -> dict[str, Any]:
-    root = Path(tempfile.mkdtemp(prefix="pi-tui-search-bench-"))
-    env = dict(os.environ, HOME=str(root / "home"), PI_CODING_AGENT_DIR=str(root / "home" / ".pi" / "agent"))
-    (root / "repo").mkdir(parents=True)
-    run = subprocess.run(
-        [sys.executable, "-m", "bench.tui_search", str(root / "repo")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if run.returncode != 0:
-        lines = run.stderr.strip().splitlines()
-        return {"error": lines[-1] if lines else f"exit {run.returncode}"}
-    figures: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
-    return figures
-
-
 def tui_search() -> Result:
-    figures = _child()
+    figures = run_child("bench.tui_search")
     worst = figures.get("key_wall_ms", {}).get("max", 0.0)
     return Result(
         name="tui_search_20k",
