@@ -33,6 +33,7 @@ from .footer import FooterState, StatusFooter, git_branch
 from .keys import (
     APP_ACTIONS,
     EXTENSION_PROOF_EDITOR_ACTIONS,
+    SCREEN_SCOPES,
     app_bindings,
     editor_action_keys,
     key_display,
@@ -1088,7 +1089,8 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     def _bind_extension_shortcuts(self, shortcuts: dict[str, RegisteredShortcut]) -> None:
         """Take the extensions' shortcuts that are no built-in key (`on_event` runs them)."""
-        reserved = {k for keys in self.keymap.values() for k in keys}
+        screen_only = set().union(*SCREEN_SCOPES.values())  # a picker's keys act there only, as in pi
+        reserved = {k for pi_id, keys in self.keymap.items() if pi_id not in screen_only for k in keys}
         reserved |= {
             key
             for key, actions in self.editor.key_actions.items()

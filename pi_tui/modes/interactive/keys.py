@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from textual.binding import Binding
 
@@ -29,6 +30,11 @@ __all__ = [
     "key_display",
     "editor_key_rows",
     "hotkey_rows",
+    "key_hint",
+    "keymap_of",
+    "KeymapHost",
+    "screen_keys",
+    "SCREEN_SCOPES",
     "load_keymap",
     "app_bindings",
     "textual_keymap",
@@ -127,10 +133,44 @@ LIST_KEYS: dict[str, tuple[str, list[str]]] = {
         "/scoped-models: move the highlighted model down the cycle order",
         ["alt+down"],
     ),
+    "app.tree.foldOrUp": (
+        "/tree: fold the branch, or go to the previous branch point",
+        ["ctrl+left", "alt+left"],
+    ),
+    "app.tree.unfoldOrDown": (
+        "/tree: unfold the branch, or go to the next branch point",
+        ["ctrl+right", "alt+right"],
+    ),
+    "app.tree.editLabel": ("/tree: label the entry (empty clears the label)", ["shift+l"]),
+    "app.tree.toggleLabelTimestamp": ("/tree: show or hide when labels were set", ["shift+t"]),
+    "app.tree.filter.default": ("/tree: the default filter", ["ctrl+d"]),
+    "app.tree.filter.noTools": ("/tree: hide tool results (again: the default filter)", ["ctrl+t"]),
+    "app.tree.filter.userOnly": ("/tree: your messages only (again: the default filter)", ["ctrl+u"]),
+    "app.tree.filter.labeledOnly": ("/tree: labelled entries only (again: the default filter)", ["ctrl+l"]),
+    "app.tree.filter.all": ("/tree: every entry (again: the default filter)", ["ctrl+a"]),
+    "app.tree.filter.cycleForward": ("/tree: the next filter", ["ctrl+o"]),
+    "app.tree.filter.cycleBackward": ("/tree: the previous filter", ["ctrl+shift+o"]),
+    "app.session.toggleSort": ("/resume: the next order (threaded, recent, relevance)", ["ctrl+s"]),
+    "app.session.toggleNamedFilter": ("/resume: named sessions only, or all", ["ctrl+n"]),
+    "app.session.togglePath": ("/resume: show or hide the session files' paths", ["ctrl+p"]),
+    "app.session.rename": ("/resume: rename the highlighted session", ["ctrl+r"]),
+    "app.session.delete": ("/resume: delete the highlighted session (into the trash folder)", ["ctrl+d"]),
+    "app.session.deleteNoninvasive": (
+        "/resume: with an empty search, delete the highlighted session",
+        ["ctrl+backspace"],
+    ),
 }
 """pi id → (description, default keys) of the keys lists and pickers bind: Textual bindings with these
 ids in the dialogs and screens, given their keys through the app's keymap like the app keys (the same
 ``keybindings.json``; ``[]`` unbinds). The selection keys also move in the editor's completion menu."""
+
+SCREEN_SCOPES: dict[str, frozenset[str]] = {
+    "/tree": frozenset(pi_id for pi_id in LIST_KEYS if pi_id.startswith("app.tree.")),
+    "/resume": frozenset(pi_id for pi_id in LIST_KEYS if pi_id.startswith("app.session.")),
+}
+"""The screen-only keys, by the screen that binds them. A key the user gives one of them is taken from
+the other keys of that screen that have it by default (the user's choice wins there); no extension
+shortcut is refused for them (they act on their screen only, as pi's picker keys)."""
 
 _OLD_NAMES = {
     "interrupt": "app.interrupt",
@@ -146,6 +186,23 @@ _OLD_NAMES = {
     "tree": "app.session.tree",
     "fork": "app.session.fork",
     "resume": "app.session.resume",
+    "selectUp": "tui.select.up",
+    "selectDown": "tui.select.down",
+    "selectPageUp": "tui.select.pageUp",
+    "selectPageDown": "tui.select.pageDown",
+    "selectConfirm": "tui.select.confirm",
+    "selectCancel": "tui.select.cancel",
+    "pasteImage": "app.clipboard.pasteImage",
+    "treeFoldOrUp": "app.tree.foldOrUp",
+    "treeUnfoldOrDown": "app.tree.unfoldOrDown",
+    "treeEditLabel": "app.tree.editLabel",
+    "treeToggleLabelTimestamp": "app.tree.toggleLabelTimestamp",
+    "toggleSessionPath": "app.session.togglePath",
+    "toggleSessionSort": "app.session.toggleSort",
+    "toggleSessionNamedFilter": "app.session.toggleNamedFilter",
+    "renameSession": "app.session.rename",
+    "deleteSession": "app.session.delete",
+    "deleteSessionNoninvasive": "app.session.deleteNoninvasive",
 }
 
 
@@ -372,15 +429,23 @@ def load_keymap(agent_dir: Path | None) -> tuple[dict[str, list[str]], list[str]
         return keymap, [f"Ignoring {path}: {exc}"]
     if not isinstance(data, dict):
         return keymap, [f"Ignoring {path}: expected an object of action → key(s)"]
+    user: set[str] = set()
     for name, value in data.items():
         action = _OLD_NAMES.get(name, name)
         if action not in APP_ACTIONS and action not in LIST_KEYS:
             continue  # the editor's keys are its own business (`editor_key_actions`)
+        if action != name and action in data:
+            continue  # pi: the new name wins over the old one
         keys = [value] if isinstance(value, str) else value if isinstance(value, list) else None
         if keys is None or not all(isinstance(k, str) for k in keys):
             warnings.append(f"{path}: {name} must be a key or a list of keys")
             continue
         keymap[action] = [to_textual_key(k) for k in keys if to_textual_key(k)]
+        user.add(action)
+    for scope in SCREEN_SCOPES.values():
+        taken = {key for pi_id in scope & user for key in keymap[pi_id]}
+        for pi_id in scope - user:
+            keymap[pi_id] = [key for key in keymap[pi_id] if key not in taken]
     return keymap, warnings
 
 
@@ -402,20 +467,70 @@ def app_bindings() -> list[Binding]:
 
 def textual_keymap(keymap: dict[str, list[str]]) -> dict[str, str]:
     """The effective keymap (pi id → keys, from :func:`load_keymap`) as Textual's ``App.set_keymap``
-    takes it (binding id → comma-separated keys). An unbound app action is left out (its binding is
-    declared on `UNBOUND_KEY`); an unbound list key is given `UNBOUND_KEY` (its binding is declared on
-    its default key, which the keymap cannot take away otherwise)."""
-    mapped = {pi_id: ",".join(keys) for pi_id, keys in keymap.items() if pi_id in APP_ACTIONS and keys}
+    takes it (binding id → comma-separated keys). An unbound key is given `UNBOUND_KEY`: a list key's
+    binding is declared on its default keys, which the keymap cannot take away otherwise, and so is a
+    screen's binding of an app action (``/tree``'s copy is ``app.message.copy``)."""
+    mapped = {pi_id: ",".join(keymap.get(pi_id, [])) or UNBOUND_KEY for pi_id in APP_ACTIONS}
     for pi_id in LIST_KEYS:
-        mapped[pi_id] = ",".join(keymap.get(pi_id, [])) or UNBOUND_KEY
+        mapped[pi_id] = ",".join(_with_typed_capitals(keymap.get(pi_id, []))) or UNBOUND_KEY
     return mapped
+
+
+def _with_typed_capitals(keys: list[str]) -> list[str]:
+    """``keys`` and, for each ``shift+<letter>``, the capital letter: a classic terminal sends Shift+L as
+    a typed ``L``, the kitty protocol may name it ``shift+l``."""
+    out = list(keys)
+    for key in keys:
+        mod, _, name = key.partition("+")
+        if mod == "shift" and len(name) == 1 and name.isalpha() and name.upper() not in out:
+            out.append(name.upper())
+    return out
 
 
 def list_binding(pi_id: str, action: str, *, show: bool = False, priority: bool = True) -> Binding:
     """A dialog's or screen's binding of list key ``pi_id`` (`LIST_KEYS`), on its default keys; the
     app's keymap gives it the user's keys."""
     description, default = LIST_KEYS[pi_id]
-    return Binding(",".join(default), action, description, show=show, priority=priority, id=pi_id)
+    keys = ",".join(_with_typed_capitals(default))
+    return Binding(keys, action, description, show=show, priority=priority, id=pi_id)
+
+
+@runtime_checkable
+class KeymapHost(Protocol):
+    """An app with pi's effective keymap (`PiApp`): the screens' help lines name the user's keys."""
+
+    keymap: dict[str, list[str]]
+
+
+def keymap_of(app: object) -> dict[str, list[str]] | None:
+    """``app``'s effective keymap; None for a host app without pi's keys (the defaults apply)."""
+    return app.keymap if isinstance(app, KeymapHost) else None
+
+
+def screen_keys(keymap: dict[str, list[str]] | None, pi_id: str) -> list[str]:
+    """The effective keys of list key ``pi_id`` in ``keymap`` (its defaults when the keymap has no
+    entry: a host app without pi's keys), as pi writes keys (``ctrl+shift+o``)."""
+    keys = keymap.get(pi_id) if keymap is not None else None
+    return [_display_key(key) for key in (LIST_KEYS[pi_id][1] if keys is None else keys)]
+
+
+_ARROWS = {"left": "←", "right": "→", "up": "↑", "down": "↓"}
+
+
+def key_hint(keymap: dict[str, list[str]] | None, *pi_ids: str) -> str:
+    """A help line's keys for ``pi_ids`` as pi's hints write them: the first key of each (unbound ones
+    left out), one modifier prefix shared (``ctrl+←/→``, ``ctrl+d/t/u``), arrows as arrows. Empty when
+    none is bound."""
+    firsts = [keys[0] for keys in (screen_keys(keymap, pi_id) for pi_id in pi_ids) if keys]
+    if not firsts:
+        return ""
+    split = [key.rpartition("+") for key in firsts]
+    prefix = split[0][0]
+    if len(firsts) > 1 and prefix and all(head == prefix for head, _, _ in split):
+        text = prefix + "+" + "/".join(_ARROWS.get(name, name) for _, _, name in split)
+    else:
+        text = "/".join((head + "+" if head else "") + _ARROWS.get(name, name) for head, _, name in split)
+    return text
 
 
 def list_key_actions(keymap: dict[str, list[str]]) -> dict[str, str]:

@@ -33,16 +33,12 @@ __all__ = [
     "open_summary",
     "session_rows",
     "SCREEN_KEYS",
+    "screen_key_rows",
 ]
 
 SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
     "/tree": [
         ("↑/↓ · ←/→", "move · page"),
-        ("ctrl+← / ctrl+→ (alt+←/→)", "fold or previous branch · unfold or next branch"),
-        ("shift+l · shift+t", "label the entry (empty clears) · show label times"),
-        ("ctrl+x", "copy the entry's text"),
-        ("ctrl+d/t/u/l/a", "filter: default, no tools, user only, labelled, all"),
-        ("ctrl+o / shift+ctrl+o", "next / previous filter"),
         ("type · backspace", "search"),
         ("enter", "jump here (asks about a branch summary when leaving a branch)"),
         ("ctrl+f", "fork into a new session file"),
@@ -57,8 +53,6 @@ SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
     "/resume": [
         ("type", 'search names, prompts, dates ("phrase", re:regex)'),
         ("enter · tab", "resume · this folder / all"),
-        ("ctrl+s · ctrl+n · ctrl+g", "order: threaded, recent, relevance · named only · paths"),
-        ("ctrl+r · ctrl+d", "rename · delete (to the trash folder)"),
     ],
     "/model": [
         ("type · ←/→", "search · thinking level"),
@@ -72,6 +66,33 @@ SCREEN_KEYS: dict[str, list[tuple[str, str]]] = {
     "/fork": [("enter", "fork from the highlighted message of yours (the /tree keys work too)")],
     "compaction review": [("enter · e · r · esc", "accept · edit · regenerate with a focus · cancel")],
 }
+"""Each screen's fixed keys, for ``/hotkeys``; `screen_key_rows` adds the keys the user can rebind."""
+
+
+def screen_key_rows(keymap: dict[str, list[str]] | None) -> dict[str, list[tuple[str, str]]]:
+    """``/hotkeys``' tables of the screens: their fixed keys and, for ``/tree`` and ``/resume``, each of
+    pi's ids (``app.tree.*``, ``app.session.*``) with its effective keys (the defaults when ``keymap``
+    is None)."""
+    from pi_tui.modes.interactive.keys import LIST_KEYS, SCREEN_SCOPES, screen_keys
+
+    def rows(screen: str) -> list[tuple[str, str]]:
+        return [
+            (", ".join(screen_keys(keymap, pi_id)) or "(unbound)", LIST_KEYS[pi_id][0].split(": ", 1)[1])
+            for pi_id in LIST_KEYS
+            if pi_id in SCREEN_SCOPES[screen]
+        ]
+
+    copy = keymap.get("app.message.copy", ["ctrl+x"]) if keymap is not None else ["ctrl+x"]
+    tables = dict(SCREEN_KEYS)
+    first, *rest = SCREEN_KEYS["/tree"]
+    tables["/tree"] = [
+        first,
+        *rows("/tree"),
+        (", ".join(copy) or "(unbound)", "copy the entry's text"),
+        *rest,
+    ]
+    tables["/resume"] = [*SCREEN_KEYS["/resume"], *rows("/resume")]
+    return tables
 
 
 def _table(title: str, rows: list[tuple[str, str]]) -> Table:
@@ -128,7 +149,9 @@ async def open_hotkeys(app: PiApp, _args: str) -> None:
     app_rows = _app_keys(app)
     if app_rows:
         tables.append(_table("Main screen", app_rows))
-    tables += [_table(name, rows) for name, rows in SCREEN_KEYS.items()]
+    from pi_tui.modes.interactive.keys import keymap_of
+
+    tables += [_table(name, rows) for name, rows in screen_key_rows(keymap_of(app)).items()]
     await app.push_screen(
         InfoScreen("Keyboard shortcuts", Group(*[g for t in tables for g in (t, Text(""))]))
     )

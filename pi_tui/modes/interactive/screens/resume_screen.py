@@ -3,9 +3,10 @@
 Keys (pi 0.87): type to search (names, the whole conversation, ids and folders, as pi; ``"a phrase"``,
 ``re:regex``; the conversations arrive from the folders' text index after the picker opens, see
 `resume_texts`), ↑/↓ PgUp/PgDn move, Enter resumes, Tab switches This folder / All, Ctrl+S cycles the sort
-(threaded: forks under their parent session; recent; relevance), Ctrl+N named only, Ctrl+G shows paths (pi's Ctrl+P
-cycles models here), Ctrl+R renames, Ctrl+D deletes (after a
-confirmation, into ``<agent dir>/trash``, so it can be restored), Esc closes.
+(threaded: forks under their parent session; recent; relevance), Ctrl+N named only, Ctrl+P shows paths, Ctrl+R
+renames, Ctrl+D (and Ctrl+Backspace with an empty search) deletes (after a confirmation, into
+``<agent dir>/trash``, so it can be restored), Esc closes. The keys are pi's ``app.session.*`` ids, rebound in
+``keybindings.json``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from textual.widgets import Input, Static
 
 from pi_tui.session.listing import SessionInfo
 
+from ..keys import key_hint, keymap_of, list_binding
 from ._dialogs import ConfirmScreen, PromptScreen
 from ._format import fmt_age, fmt_size, one_line
 from ._picker import SearchListScreen
@@ -101,6 +103,20 @@ def trash_session(path: Path, agent_dir: Path) -> Path:
     return target
 
 
+def resume_help(keymap: dict[str, list[str]] | None) -> str:
+    """The picker's help line with the effective keys (pi's defaults without a keymap)."""
+    actions = [
+        ("toggleSort", "sort"),
+        ("toggleNamedFilter", "named"),
+        ("togglePath", "paths"),
+        ("rename", "rename"),
+        ("delete", "delete"),
+    ]
+    hints = [(key_hint(keymap, f"app.session.{name}"), label) for name, label in actions]
+    keys = [f"{key} {label}" for key, label in hints if key]
+    return " · ".join(["↑/↓ move", "Enter resume", "Tab folder/all", *keys, "Esc close"])
+
+
 class ResumeScreen(SearchListScreen[SessionInfo]):
     """The session picker."""
 
@@ -108,11 +124,13 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
         Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
         Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
         Binding("tab", "scope", "This folder / All", priority=True),
-        Binding("ctrl+s", "sort", "Sort", priority=True),
-        Binding("ctrl+n", "named", "Named only", priority=True),
-        Binding("ctrl+g", "paths", "Paths", priority=True),
-        Binding("ctrl+r", "rename", "Rename", priority=True),
-        Binding("ctrl+d", "delete", "Delete", priority=True),
+        # pi's ids: the app's keymap gives them the user's keys (keybindings.json)
+        list_binding("app.session.toggleSort", "sort"),
+        list_binding("app.session.toggleNamedFilter", "named"),
+        list_binding("app.session.togglePath", "paths"),
+        list_binding("app.session.rename", "rename"),
+        list_binding("app.session.delete", "delete"),
+        list_binding("app.session.deleteNoninvasive", "delete_if_no_search"),
     ]
 
     def __init__(
@@ -153,12 +171,7 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
             yield Static("", id="resume-title", classes="picker-title")
             yield Input(placeholder="Type to search", id="resume-search", classes="picker-search")
             yield RowList(self._render_row, row_key=self._row_key, mark="› ", id="resume-list")
-            yield Static(
-                "↑/↓ move · Enter resume · Tab folder/all · ctrl+s sort · ctrl+n named · ctrl+g paths · "
-                "ctrl+r rename · ctrl+d delete · Esc close",
-                id="resume-help",
-                classes="picker-help",
-            )
+            yield Static(resume_help(keymap_of(self.app)), id="resume-help", classes="picker-help")
 
     def on_mount(self) -> None:
         self._apply()
@@ -394,6 +407,15 @@ class ResumeScreen(SearchListScreen[SessionInfo]):
     def action_paths(self) -> None:
         self.show_paths = not self.show_paths
         self._list().refresh_rows()
+
+    def action_delete_if_no_search(self) -> None:
+        """pi's ``app.session.deleteNoninvasive`` (Ctrl+Backspace): with an empty search, delete the
+        highlighted session; while searching, the key edits the search (a word back) instead."""
+        search = self.query_one(Input)
+        if search.value:
+            search.action_delete_left_word()
+        else:
+            self.action_delete()
 
     def action_close(self) -> None:
         self.app.pop_screen()

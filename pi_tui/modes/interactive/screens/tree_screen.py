@@ -21,6 +21,7 @@ from textual.widgets import Static
 
 from pi_tui.session.entries import MessageEntry
 
+from ..keys import key_hint, keymap_of, list_binding
 from . import session_of
 from ._dialogs import ChoiceScreen, PromptScreen
 from ._rowlist import RowList
@@ -54,11 +55,44 @@ class ClipboardHost(Protocol):
 NEAR_LEAF_ROWS = 100
 """Shown rows made above and below the leaf for a first open before the whole tree's rows are made."""
 
-HELP = (
-    "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · shift+t label time · "
-    "enter jump · ctrl+f fork · esc close\n"
-    "ctrl+d default · ctrl+t no-tools · ctrl+u user · ctrl+l labelled · ctrl+a all · ctrl+o cycle"
-)
+
+def _hint(keymap: dict[str, list[str]] | None, ids: tuple[str, ...], label: str) -> str:
+    """``keys label`` for pi ids ``ids`` with their effective keys; empty when none is bound."""
+    keys = key_hint(keymap, *ids)
+    return f"{keys} {label}" if keys else ""
+
+
+def tree_help(keymap: dict[str, list[str]] | None) -> str:
+    """The tree's two help lines with the effective keys (pi's defaults without a keymap)."""
+    copy = keymap.get("app.message.copy", ["ctrl+x"]) if keymap is not None else ["ctrl+x"]
+    parts = [
+        "↑/↓ move",
+        "←/→ page",
+        _hint(keymap, ("app.tree.foldOrUp", "app.tree.unfoldOrDown"), "branch"),
+        f"{copy[0]} copy" if copy else "",
+        _hint(keymap, ("app.tree.editLabel",), "label"),
+        _hint(keymap, ("app.tree.toggleLabelTimestamp",), "label time"),
+        "enter jump",
+        "ctrl+f fork",
+        "esc close",
+    ]
+    return " · ".join(part for part in parts if part) + "\n" + filter_help(keymap)
+
+
+def filter_help(keymap: dict[str, list[str]] | None) -> str:
+    """The tree's filter keys line (pi's ``app.tree.filter.*``, the effective keys)."""
+    parts = [
+        _hint(keymap, (f"app.tree.filter.{name}",), label)
+        for name, label in (
+            ("default", "default"),
+            ("noTools", "no-tools"),
+            ("userOnly", "user"),
+            ("labeledOnly", "labelled"),
+            ("all", "all"),
+            ("cycleForward", "cycle"),
+        )
+    ]
+    return " · ".join(part for part in parts if part)
 
 
 class TreeScreen(Screen[None]):
@@ -76,18 +110,19 @@ class TreeScreen(Screen[None]):
         Binding("escape,ctrl+c", "close", "Cancel", priority=True),
         Binding("left", "page(-1)", "Page up", show=False),
         Binding("right", "page(1)", "Page down", show=False),
-        Binding("ctrl+left,alt+left", "fold", "Fold", show=False),
-        Binding("ctrl+right,alt+right", "unfold", "Unfold", show=False),
-        Binding("shift+l,L", "label", "Label"),
-        Binding("shift+t,T", "label_time", "Label time", show=False),
-        Binding("ctrl+x", "copy", "Copy", show=False),
-        Binding("ctrl+d", "filter('default')", "Default", show=False),
-        Binding("ctrl+t", "filter('no-tools')", "No tools", show=False),
-        Binding("ctrl+u", "filter('user-only')", "User only", show=False),
-        Binding("ctrl+l", "filter('labeled-only')", "Labelled", show=False),
-        Binding("ctrl+a", "filter('all')", "All", show=False),
-        Binding("ctrl+o", "cycle(1)", "Cycle filter", show=False),
-        Binding("ctrl+shift+o", "cycle(-1)", "Cycle back", show=False),
+        # pi's ids: the app's keymap gives them the user's keys (keybindings.json)
+        list_binding("app.tree.foldOrUp", "fold", priority=False),
+        list_binding("app.tree.unfoldOrDown", "unfold", priority=False),
+        list_binding("app.tree.editLabel", "label", priority=False),
+        list_binding("app.tree.toggleLabelTimestamp", "label_time", priority=False),
+        Binding("ctrl+x", "copy", "Copy", show=False, id="app.message.copy"),
+        list_binding("app.tree.filter.default", "filter('default')", priority=False),
+        list_binding("app.tree.filter.noTools", "filter('no-tools')", priority=False),
+        list_binding("app.tree.filter.userOnly", "filter('user-only')", priority=False),
+        list_binding("app.tree.filter.labeledOnly", "filter('labeled-only')", priority=False),
+        list_binding("app.tree.filter.all", "filter('all')", priority=False),
+        list_binding("app.tree.filter.cycleForward", "cycle(1)", priority=False),
+        list_binding("app.tree.filter.cycleBackward", "cycle(-1)", priority=False),
         Binding("ctrl+f", "fork", "Fork"),
     ]
 
@@ -104,11 +139,17 @@ class TreeScreen(Screen[None]):
         self.shown: list[TreeRow] = []
         self.show_label_time = False
         self.title_text = "Session Tree"
-        self.help_text = HELP
+        self.help_text = ""
+        """The help lines, made when the screen is composed (they name the app's effective keys)."""
         self.summarizing = False
         """A branch summary is being written for a jump: Esc cancels it and the tree stays open."""
 
+    def help_lines(self) -> str:
+        """The keys this screen names at its foot."""
+        return tree_help(self._keymap())
+
     def compose(self) -> ComposeResult:
+        self.help_text = self.help_lines()
         with Vertical():
             yield Static(self.title_text, id="tree-title")
             yield RowList(self._render_row, row_key=self._row_key, mark="› ", id="tree-list")
@@ -255,15 +296,20 @@ class TreeScreen(Screen[None]):
 
     # --- keys -----------------------------------------------------------------------------------------
 
+    def _keymap(self) -> dict[str, list[str]] | None:
+        """The app's effective keymap (None: a host app without pi's keys, the defaults then)."""
+        return keymap_of(self.app)
+
     def on_key(self, event: events.Key) -> None:
+        bound = self.active_bindings.get(event.key)
+        if bound is not None and bound.node is self and event.key != "backspace":
+            return  # a key of this screen (Shift+L labels, a printable key the user bound …): no search
         if event.key == "backspace":
             if self.model.query:
                 had_folds = bool(self.model.folded)
                 self.model.set_query(self.model.query[:-1])
                 self._search(redraw=had_folds)
             event.stop()
-        elif event.key in ("L", "shift+l", "T", "shift+t"):
-            return  # the label keys (bindings), as in pi: not part of a search
         elif event.is_printable and event.character and event.key != "enter":
             had_folds = bool(self.model.folded)
             self.model.set_query(self.model.query + event.character)
@@ -507,9 +553,11 @@ class ForkScreen(TreeScreen):
     def __init__(self, session: AgentSession) -> None:
         super().__init__(session, "user-only")
         self.title_text = "Fork from message"
-        self.help_text = (
+
+    def help_lines(self) -> str:
+        return (
             "↑/↓ move · type to search · enter fork from this message (a new session file) · esc close\n"
-            + (HELP.split("\n", 1)[1])
+            + filter_help(self._keymap())
         )
 
     def on_row_list_selected(self, event: RowList.Selected) -> None:

@@ -64,7 +64,7 @@ async def test_ctrl_r_renames_a_session_in_its_file(project: Path) -> None:
         assert _titles(screen) == ["Parser work"]
         await pilot.press("ctrl+n")
         assert _titles(screen) == ["Parser work"]
-        await pilot.press("ctrl+g")
+        await pilot.press("ctrl+p")  # pi's app.session.togglePath
         assert str(path) in str(screen._render_row(0))
     info = read_session_info(path)
     assert info is not None and info.name == "Parser work"

@@ -96,7 +96,7 @@ async def test_screen_keys_win_over_the_app_keys_of_the_same_name(tmp_path: Path
         await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
         resume = app.screen
         assert isinstance(resume, ResumeScreen)
-        await pilot.press("ctrl+g")
+        await pilot.press("ctrl+p")  # pi's togglePath; the main screen's next-model key
         assert resume.show_paths
 
 
