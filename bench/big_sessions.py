@@ -7,7 +7,10 @@ abandoned branch (an answer the user went back from) hangs off the path, as `/tr
 same arguments always give the same bytes; nothing is committed as a file.
 
 Scenarios (`python -m bench resume_big_20k ...`): ``resume_big_<n>`` runs ``--session FILE -p hi`` at
-1k/5k/20k/100k entries (wall, CPU, peak RSS); the pi side of the same run is in `bench.compare`.
+1k/5k/20k/100k entries (wall, CPU, peak RSS) on the Anthropic Messages API; the pi side of the same run
+is in `bench.compare`. ``resume_big_20k_<api>`` (`WIRE_APIS`: chat, responses, azure, google, mistral,
+bedrock) is the 20k run on another wire API: the session's assistant messages name that API, so the
+history is its own model's, as a session recorded on it would be.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 import uuid
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +28,7 @@ from pi_tui.testing import FakeLLM, Reply, fake_signature, text
 from .scenarios import Result, _result, make_env, run_cli
 from .targets import PI_TUI, Target
 
-__all__ = ["SIZES", "big_session_lines", "resume_big", "write_big_session"]
+__all__ = ["SIZES", "WIRE_APIS", "WireApi", "big_session_lines", "resume_big", "write_big_session"]
 
 SIZES = {"1k": 1_000, "5k": 5_000, "20k": 20_000, "100k": 100_000}
 BRANCH_EVERY = 400
@@ -180,45 +184,86 @@ def write_big_session(path: Path, entries: int, cwd: Path, seed: int = 26) -> Pa
     return path
 
 
-def _write_models_big(env: Any, server: Any) -> str:
+@dataclass(frozen=True)
+class WireApi:
+    """A wire API the fake server speaks, as the ``bench`` provider of ``models.json`` reaches it."""
+
+    api: str
+    base: str  # the attribute of the fake's server giving the base URL
+    model: str = "bench-model"
+    fake_args: dict[str, Any] = field(default_factory=dict)
+    call_prefix: str = "toolu_"  # how the session's tool-call ids start (then eight digits)
+
+
+ANTHROPIC = WireApi("anthropic-messages", "anthropic_base_url")
+WIRE_APIS = {
+    "chat": WireApi("openai-completions", "openai_base_url"),
+    "responses": WireApi("openai-responses", "openai_base_url"),
+    "azure": WireApi(
+        "azure-openai-responses", "azure_base_url", fake_args={"azure_deployments": {"bench-model"}}
+    ),
+    "google": WireApi("google-generative-ai", "gemini_base_url"),
+    # Mistral's own tool-call ids are nine letters and digits (the API refuses others).
+    "mistral": WireApi("mistral-conversations", "mistral_base_url", call_prefix="t"),
+    # A Claude model id: Bedrock replays signed thinking and marks the cache only for Claude models.
+    "bedrock": WireApi("bedrock-converse-stream", "bedrock_base_url", "us.anthropic.claude-opus-4-6-v1"),
+}
+BENCH_KEY = "bench-key"
+
+
+def _write_models_big(env: Any, server: Any, wire: WireApi = ANTHROPIC) -> str:
     config = {
         "providers": {
             "bench": {
-                "baseUrl": server.anthropic_base_url,
-                "api": "anthropic-messages",
-                "apiKey": "bench-key",
+                "baseUrl": getattr(server, wire.base),
+                "api": wire.api,
+                "apiKey": BENCH_KEY,
                 "models": [
-                    {"id": "bench-model", "contextWindow": BIG_WINDOW, "maxTokens": 8192, "reasoning": True}
+                    {"id": wire.model, "contextWindow": BIG_WINDOW, "maxTokens": 8192, "reasoning": True}
                 ],
             }
         }
     }
     (env.agent_dir / "models.json").write_text(json.dumps(config))
     (env.agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10}}))
-    return "bench/bench-model"
+    return f"bench/{wire.model}"
 
 
 _CACHE: dict[int, str] = {}
 
 
-def resume_big(size: str, target: Target = PI_TUI) -> Result:
-    """``--session FILE -p hi`` on a generated ``size``-entry session: load, answer once, append."""
+def resume_big(size: str, target: Target = PI_TUI, api: str | None = None) -> Result:
+    """``--session FILE -p hi`` on a generated ``size``-entry session: load, answer once, append.
+
+    Args:
+        size: a key of `SIZES`.
+        target: the program run.
+        api: a key of `WIRE_APIS` (None: the Anthropic Messages API, the figures of ``resume_big_<n>``).
+    """
     entries = SIZES[size]
+    wire = ANTHROPIC if api is None else WIRE_APIS[api]
     env = make_env()
     path = env.agent_dir / "sessions" / "big" / f"big-{size}.jsonl"
     if entries not in _CACHE:
         _CACHE[entries] = "\n".join(big_session_lines(entries, Path("/CWD"))) + "\n"
     path.parent.mkdir(parents=True)
-    path.write_text(_CACHE[entries].replace('"cwd":"/CWD"', json.dumps({"cwd": str(env.repo)})[1:-1], 1))
-    fake = FakeLLM(context_window=BIG_WINDOW)
+    body = _CACHE[entries].replace('"cwd":"/CWD"', json.dumps({"cwd": str(env.repo)})[1:-1], 1)
+    if wire is not ANTHROPIC:  # the history is the chosen API's own model's
+        body = body.replace('"api":"anthropic-messages"', json.dumps({"api": wire.api})[1:-1])
+        body = body.replace('"bench-model"', json.dumps(wire.model))
+        body = body.replace('"toolu_', '"' + wire.call_prefix)
+    path.write_text(body)
+    fake = FakeLLM(context_window=BIG_WINDOW, **({"api_key": BENCH_KEY, **wire.fake_args} if api else {}))
     fake.script([Reply([text("Done.")])])
     with fake.serve() as server:
-        model = _write_models_big(env, server)
+        model = _write_models_big(env, server, wire)
         run = run_cli(env, ["--session", str(path), "--model", model, "-p", "hi"], target)
     sent = len(fake.requests[0].messages) if fake.requests else 0
+    name = f"resume_big_{size}" if api is None else f"resume_big_{size}_{api}"
+    on = "" if api is None else f" on {wire.api}"
     return _result(
-        f"resume_big_{size}",
-        f"`--session` a generated {entries:,}-entry v3 session (~{path.stat().st_size / 1e6:.0f} MB) -p hi",
+        name,
+        f"`--session` a generated {entries:,}-entry v3 session (~{path.stat().st_size / 1e6:.0f} MB) -p hi{on}",
         fake,
         run,
         messages_sent=sent,
@@ -232,6 +277,8 @@ def register_all() -> None:
 
     for size in SIZES:
         register(f"resume_big_{size}", lambda size=size: resume_big(size))
+    for api in WIRE_APIS:
+        register(f"resume_big_20k_{api}", lambda api=api: resume_big("20k", api=api))
     register("list_1000_big", list_1000_big)
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from bench.big_sessions import write_big_session
 from pi_tui.agent.convert import convert_to_llm, transform_messages
-from pi_tui.ai.providers import anthropic, openai_completions
+from pi_tui.ai.providers import _google_request, anthropic, mistral, openai_completions
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import (
     AssistantMessage,
@@ -49,8 +49,36 @@ MODELS = {
         reasoning=True,
         context_window=50_000_000,
     ),
+    "google": Model(
+        id="bench-model",
+        api="google-generative-ai",
+        provider="bench",
+        reasoning=True,
+        context_window=50_000_000,
+    ),
+    "mistral": Model(
+        id="bench-model",
+        api="mistral-conversations",
+        provider="bench",
+        reasoning=True,
+        context_window=50_000_000,
+    ),
 }
-MODULES: dict[str, Any] = {"anthropic": anthropic, "chat": openai_completions}
+MODULES: dict[str, Any] = {
+    "anthropic": anthropic,
+    "chat": openai_completions,
+    "google": _google_request,
+    "mistral": mistral,
+}
+# The encoder each provider's stream sends its body with, and the body's history field.
+ENCODERS: dict[str, Any] = {
+    "anthropic": anthropic._encode,
+    "chat": openai_completions._encode,
+    "google": _google_request.encode_request,
+    "mistral": mistral._encode,
+}
+# None: the body is sent in its own key order (pi's, for Mistral), not with the history first.
+FIELDS: dict[str, str | None] = {"google": "contents", "mistral": None}
 TOOLS = [
     ToolDefinition(name="read", description="Read a file", parameters={"type": "object", "properties": {}})
 ]
@@ -64,6 +92,14 @@ DIGESTS = {
         "575bac9941cff30b9afc1ed54a7064134a821bd1cc589f4f332dc3122f0e3e8d",
         "21618f2e18c5b7426fd7a33f166511b9eb7d7c19ee4f40ac458a4100ba20a093",
     ),
+    "google": (
+        "d36ab324908c43e7901d82eb485b3253bb8af32e73b5149d3e01dff38ea87cfb",
+        "4800e64575cf946853eadc85f53afc5bc64bf0968e02f89956ef1cdb654bddd8",
+    ),
+    "mistral": (
+        "b1f4e62830409b020dd0315a538a66d566683dab76502853fc63b7c4518f1288",
+        "bd031625c6a9479e4d08f02ef088e2b8fb0c18fba07ae946628593016c884c86",
+    ),
 }
 
 
@@ -73,10 +109,10 @@ def _history(tmp_path: Path) -> list[Any]:
     return transform_messages(convert_to_llm(manager.build_context().messages))
 
 
-def _plain(body: dict[str, Any]) -> bytes:
-    """The stdlib's compact encoding, message list first (where the provider's encoder puts it), with
-    a lone surrogate written as its ``\\u`` escape (UTF-8 cannot carry it)."""
-    ordered = {"messages": body["messages"], **{k: v for k, v in body.items() if k != "messages"}}
+def _plain(body: dict[str, Any], field: str | None = "messages") -> bytes:
+    """The stdlib's compact encoding, message list first (where the provider's encoder puts it) unless
+    ``field`` is None, with a lone surrogate written as its ``\\u`` escape (UTF-8 cannot carry it)."""
+    ordered = body if field is None else {field: body[field], **{k: v for k, v in body.items() if k != field}}
     text = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
     return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text).encode()
 
@@ -90,11 +126,11 @@ def _messages_digest(sent: bytes) -> str:
 
 def _send(api: str, request: LlmRequest) -> bytes:
     module = MODULES[api]
-    sent: bytes = module._encode(module.build_request(MODELS[api], request, StreamOptions(thinking="medium")))
+    sent: bytes = ENCODERS[api](module.build_request(MODELS[api], request, StreamOptions(thinking="medium")))
     fresh = module.build_request(
         MODELS[api], request, StreamOptions(thinking="medium", on_payload=lambda body: None)
     )
-    assert sent == _plain(fresh)
+    assert sent == _plain(fresh, FIELDS.get(api, "messages"))
     return sent
 
 
@@ -129,6 +165,8 @@ def test_a_resumed_big_session_sends_the_recorded_bytes(api: str, tmp_path: Path
 DAMAGED_DIGESTS = {
     "anthropic": "294101a73e45a192f72a18d2a06a2484ac35aeb1880d532e10f2d771c0c3db93",
     "chat": "6c9fe379ab42e2ce6c9658b4d8842aef181930ab4e804f41291e0004450e4499",
+    "google": "5d8dc63a546a19efab98dae9d9d4f0d302009d3cd0fe0e5aaed748f728c6f9cc",
+    "mistral": "6a542e1bdfbc71868405dbba8be9febd832c219005a94ae2e9c80625b53e817e",
 }
 
 

@@ -9,7 +9,13 @@ import pytest
 
 from bench.big_sessions import big_session_lines
 from pi_tui.agent.convert import convert_to_llm, transform_messages
-from pi_tui.ai.providers import anthropic, openai_completions, openai_responses
+from pi_tui.ai.providers import (
+    anthropic,
+    azure_openai_responses,
+    openai_codex_responses,
+    openai_completions,
+    openai_responses,
+)
 from pi_tui.ai.providers._history import prepare_messages
 from pi_tui.ai.providers._openai_compat import resolve_compat
 from pi_tui.ai.providers._wire_cache import dumps
@@ -457,6 +463,13 @@ _REQUEST_CASES: dict[str, tuple[str, int, dict[str, Any]]] = {
         200_000,
         {"id": "gpt-r", "provider": "openai", "reasoning": False},
     ),
+    # Azure's and Codex's Responses APIs send the same input items, their providers OpenAI's call ids
+    "azure responses": (
+        "azure-openai-responses",
+        200_000,
+        {"provider": "azure-openai-responses", "base_url": "https://bench.openai.azure.com/openai/v1"},
+    ),
+    "codex responses": ("openai-codex-responses", 200_000, {"provider": "openai-codex"}),
 }
 
 
@@ -480,11 +493,16 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         "anthropic-messages": anthropic,
         "openai-completions": openai_completions,
         "openai-responses": openai_responses,
+        "azure-openai-responses": azure_openai_responses,
+        "openai-codex-responses": openai_codex_responses,
     }[api]
+    encode = openai_responses.encode_request if "responses" in api else module._encode
     build = {
         "anthropic-messages": anthropic_prefix,
         "openai-completions": chat_prefix,
         "openai-responses": responses_prefix,
+        "azure-openai-responses": responses_prefix,
+        "openai-codex-responses": responses_prefix,
     }[api]
     sent_fast = 0
     for path in sources.paths:
@@ -509,8 +527,8 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
             "You are terse.", [*tail, prompt], TOOLS, len(tail) + 1, paired=True, wire_prefix=prefix
         )
         options = StreamOptions(thinking="medium", session_id="s-1")
-        sent = module._encode(module.build_request(model, cut, options))
-        assert sent == module._encode(module.build_request(model, whole, options)), path.name
+        sent = encode(module.build_request(model, cut, options))
+        assert sent == encode(module.build_request(model, whole, options)), path.name
         manager.close()
         sent_fast += 1
     assert sent_fast >= 6

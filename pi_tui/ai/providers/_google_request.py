@@ -48,7 +48,7 @@ from ._history import (
 )
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
-from ._wire_cache import ConversionCache, PrefixMemo, encode_body
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body, json_plain
 
 __all__ = [
     "CACHE",
@@ -270,6 +270,17 @@ def _pi_tool_call_id(call_id: str) -> str:
     return _ID_CHARS.sub("_", call_id)[:64]
 
 
+def _plain_model_turn(contents: list[JsonObject]) -> bool:
+    """Whether a model turn's contents hold plain JSON values only (`json_plain`): everything but a
+    function call's arguments is a string or a boolean."""
+    return all(
+        json_plain(part["functionCall"]["args"])
+        for content in contents
+        for part in content["parts"]
+        if "functionCall" in part
+    )
+
+
 def _has_function_response(content: JsonObject) -> bool:
     return content["role"] == "user" and any("functionResponse" in p for p in content["parts"])
 
@@ -316,7 +327,10 @@ class _Converter:
                         if renamed != block.id:
                             self.ids[block.id] = renamed
             if cache is not None and cached and not self.ids:
-                contents = cache.parts(message, self.key, functools.partial(self._convert, message))
+                # Plain values only (the body's encoder writes long runs of them at once): a prompt's and
+                # a result's contents are strings; a model turn's function arguments are checked.
+                plain = _plain_model_turn if isinstance(message, AssistantMessage) else True
+                contents = cache.parts(message, self.key, functools.partial(self._convert, message), plain)
             else:
                 contents = self._convert(message)
             if not contents:

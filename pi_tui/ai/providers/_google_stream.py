@@ -282,6 +282,8 @@ async def stream_gemini(
 ) -> AsyncIterator[StreamEvent]:
     """Post the body, read the chunks, normalise them. Never raises: failures end with an `Error` event
     whose text keeps the API's status and message and says what to check (``hint`` adds per-API advice)."""
+    from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
+
     from ._common import apply_on_payload, as_idle_timeout, read_sdk_stream
     from ._wire_cache import keep_deferred
 
@@ -289,14 +291,29 @@ async def stream_gemini(
     yield out.start()
     reader = Reader(out)
     try:
-        body = apply_on_payload(build_request(model, request, options, vertex=vertex), options)
+        # As `stream_over_http` does: building and encoding a long history makes objects that outlive
+        # the request (the cached contents), so no collection walks them meanwhile, and a first big
+        # conversion is frozen.
+        with collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE):
+            body = apply_on_payload(build_request(model, request, options, vertex=vertex), options)
+            payload = encode_request(body)
+            del body
         if options.signal is not None:
             options.signal.raise_if_aborted()
         client, path = await endpoint(model, options)
-        payload = encode_request(body)
+        wrote = False
+
+        def written() -> None:
+            nonlocal wrote
+            if wrote:  # a retried request was written before: its work is done
+                return
+            wrote = True
+            keep_deferred()
+            if options.after_write is not None:
+                options.after_write()
 
         async def send() -> SseStream:
-            return await client.stream(path, payload, options.timeout, after_write=keep_deferred)
+            return await client.stream(path, payload, options.timeout, after_write=written)
 
         async def open_stream() -> _Chunks:
             if options.max_retries > 0:  # pi retries a refused Gemini request as the others

@@ -305,11 +305,12 @@ def keep_deferred() -> None:
 _RUN_MIN = 64  # plain messages in a row encoded by one orjson call (fewer: one stdlib call each)
 
 
-def encode_body(body: JsonObject, field: str, cache: ConversionCache) -> bytes:
+def encode_body(body: JsonObject, field: str, cache: ConversionCache, keep_order: bool = False) -> bytes:
     """``body`` as compact UTF-8 JSON, with the list ``body[field]`` (messages or input items) spliced
     from the cache: an item, a ``{role, content}`` message or its ``content`` list that the cache holds
     is not encoded again, and a run of plain messages (`ConversionCache.message`) is encoded at once.
-    Everything else is encoded by the stdlib's C encoder as usual.
+    Everything else is encoded by the stdlib's C encoder as usual. The list is written first, unless
+    ``keep_order`` (the body's keys in their own order, the ones before ``field`` written first).
 
     The pieces of the last body are kept (``cache.last_chunks``: the head, then the items' JSON);
     a body that repeats the last one's leading items (the same objects) reuses the pieces that hold
@@ -320,10 +321,19 @@ def encode_body(body: JsonObject, field: str, cache: ConversionCache) -> bytes:
     if not isinstance(items, list):
         return dumps(body).encode()
     known, plain = cache.json, cache.plain
+    head = b"{" + dumps(field).encode() + b":["
+    before: JsonObject = {}
+    if keep_order:
+        for key in body:
+            if key == field:
+                break
+            before[key] = body[key]
+        if before:
+            head = dumps(before).encode()[:-1] + b"," + head[1:]
     # Items are never modified once built, so the same objects as last time have the same JSON.
     last = cache.last_items
     same = 0
-    if cache.last_field == field:
+    if cache.last_field == field and cache.last_chunks and cache.last_chunks[0] == head:
         limit = min(len(items), len(last))
         if all(map(operator.is_, items[:limit], last[:limit])):  # the usual case, checked in C
             same = limit
@@ -337,7 +347,7 @@ def encode_body(body: JsonObject, field: str, cache: ConversionCache) -> bytes:
         keep = bisect.bisect_right(cache.last_ends, same)  # the pieces holding only repeated items
         chunks, ends = cache.last_chunks[:keep], cache.last_ends[:keep]
     else:
-        chunks, ends = [b"{" + dumps(field).encode() + b":["], [0]
+        chunks, ends = [head], [0]
         # the lead starts the list, or follows its first item (Chat Completions' instructions)
         at = 0 if lead and items and items[0] is lead[0] else 1
         if lead and len(lead) + at <= len(items) and all(map(operator.is_, lead, items[at:])):
@@ -390,7 +400,7 @@ def encode_body(body: JsonObject, field: str, cache: ConversionCache) -> bytes:
             chunks,
             ends,
         )
-    rest = dumps({k: v for k, v in body.items() if k != field}).encode()
+    rest = dumps({k: v for k, v in body.items() if k != field and k not in before}).encode()
     # One join (one copy of a body that may be megabytes), with the tail appended for it only.
     chunks.append(b"]," + rest[1:] if rest != b"{}" else b"]}")
     try:

@@ -58,7 +58,7 @@ from ._history import (
 )
 from ._openai_compat import default_max_tokens
 from ._strict_schema import strict_parameters
-from ._wire_cache import ConversionCache, PrefixMemo
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body
 
 if TYPE_CHECKING:
     from ..wire import SseStream, WireClient
@@ -236,7 +236,9 @@ class _Converter:
             else:
                 continue
             if self.cache is not None and cached:
-                out.extend(self.cache.parts(message, key, convert))
+                # Strings, booleans and integers only (a call's arguments travel as a JSON string): the
+                # body's encoder writes long runs of them at once.
+                out.extend(self.cache.parts(message, key, convert, plain=True))
             else:
                 out.extend(convert())
 
@@ -528,10 +530,9 @@ class _Reader:
 
 
 def _encode(body: JsonObject) -> bytes:
-    """Plain JSON in pi's key order (Mistral caches by prompt tokens, so splicing saves little)."""
-    from ..wire import encode_body
-
-    return encode_body(body)
+    """Compact JSON in pi's key order, the stored history's messages spliced from the conversion cache
+    `build_request` filled (a long history is not encoded again with every request)."""
+    return encode_body(body, "messages", _CACHE, keep_order=True)
 
 
 def _close_blocks(reader: _Reader) -> list[StreamEvent]:

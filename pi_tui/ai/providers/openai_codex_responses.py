@@ -22,6 +22,7 @@ The input items and the stream reading are OpenAI Responses' (`openai_responses`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -106,7 +107,8 @@ def _session(options: StreamOptions) -> str | None:
 
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body for ``POST /codex/responses``, keys in the order pi sends them."""
-    without_system = LlmRequest("", request.messages, request.tools, request.cache_boundary, request.paired)
+    # (a history prefix in wire shape, `LlmRequest.wire_prefix`, goes along: the input items start with it)
+    without_system = dataclasses.replace(request, system_prompt="")
     shared = build_responses_request(model, without_system, options)  # the input items (cached per message)
     body: JsonObject = {
         "model": model.id,
