@@ -18,6 +18,7 @@ from pi_tui.ai.stream import LlmRequest
 from pi_tui.ai.tokens import estimate_tokens, js_length
 from pi_tui.ai.types import AssistantMessage, LlmMessage, Message, ToolDefinition, UserMessage, dump_message
 from pi_tui.util.json_types import JsonValue
+from pi_tui.util.pause_points import pause_point
 
 from .envelope import ContextEnvelope
 
@@ -279,6 +280,8 @@ def fingerprint(request: LlmRequest) -> list[Block]:
         blocks.append(Block("system", "system", prev, tokens, True, upto))
     first = len(blocks) - len(request.tools) - 1
     for index in range(first, len(request.messages)):
+        if not index & 511:
+            pause_point()  # a thread beside the UI lets the user's keys go first (hashing 20k takes ~0.5 s)
         message = request.messages[index]
         canonical = _canonical(message, functools.partial(_message_canonical, message))
         prev = canonical.chained(prev)

@@ -10,6 +10,7 @@ is cyclic garbage, so the collector has nothing to find there.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,9 +21,20 @@ FREEZE_BUILT_HISTORY_ABOVE = 50_000
 its typed entries): ~10,000 messages at once are frozen, never the few new objects of a turn."""
 
 
+_lock = threading.Lock()
+_pausing = 0
+"""Blocks inside `collector_paused` now, in every thread."""
+_turned_off = False
+"""Whether the first of those blocks turned the collector off (it was on): the last one turns it on."""
+
+
 @contextmanager
 def collector_paused(freeze_above: int | None = None) -> Iterator[None]:
     """No cyclic collection inside the block; the collector is as it was afterwards.
+
+    Blocks may overlap across threads (the work ahead of the big screens and ``/context``'s cache
+    projection run beside each other): the collector stays off until the last of them ends, and a
+    collector someone else held off (start-up, a test) is left off.
 
     Args:
         freeze_above: when the block left more than this many new objects the collector tracks (a big
@@ -30,16 +42,22 @@ def collector_paused(freeze_above: int | None = None) -> Iterator[None]:
             session, and no later collection walks them again. A block that made fewer leaves them to
             the collector as usual.
     """
-    if not gc.isenabled():  # a caller (start-up, a test) holds it off already: leave that to them
-        yield
-        return
-    gc.disable()
+    global _pausing, _turned_off
+    with _lock:
+        if _pausing == 0:
+            _turned_off = gc.isenabled()
+            gc.disable()
+        _pausing += 1
     try:
         yield
     finally:
-        if freeze_above is not None and gc.get_count()[0] > freeze_above:
-            gc.freeze()
-        gc.enable()
+        with _lock:
+            _pausing -= 1
+            if _turned_off:
+                if freeze_above is not None and gc.get_count()[0] > freeze_above:
+                    gc.freeze()
+                if _pausing == 0:
+                    gc.enable()
 
 
 class FullCollectionsDeferred:

@@ -4,6 +4,7 @@ block that leaves many new objects has them frozen."""
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,6 +64,35 @@ def test_a_big_block_is_frozen_and_a_small_one_is_not(collections: list[int]) ->
         big = _many_lists(20_000)
     assert gc.get_freeze_count() >= 20_000  # frozen: no later collection walks them
     assert gc.isenabled() and len(small) + len(big) == 20_100
+
+
+def test_overlapping_blocks_keep_the_collector_off_until_the_last_one_ends() -> None:
+    """Two threads' blocks (the screens' work ahead and the cache projection) overlap: the first to end
+    must not turn the collector on under the other, which still builds its objects."""
+    first_in = threading.Event()
+    first_out = threading.Event()
+    second_in = threading.Event()
+    seen: dict[str, bool] = {}
+
+    def first() -> None:
+        with collector_paused():
+            first_in.set()
+            second_in.wait(10)
+        first_out.set()
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        assert first_in.wait(10)
+        with collector_paused():
+            second_in.set()
+            assert first_out.wait(10)
+            seen["after the first ended"] = gc.isenabled()
+    finally:
+        second_in.set()
+        thread.join(10)
+    assert seen == {"after the first ended": False}
+    assert gc.isenabled()
 
 
 def test_the_collector_is_restored_when_the_block_raises() -> None:

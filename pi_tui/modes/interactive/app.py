@@ -1016,7 +1016,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
         self._prefer_typed_screen()  # a command typed while the session loaded
         self._hold_for_typed_screen()
-        preparation.start(wait_idle)
+        preparation.start(wait_idle, self.warm_turn.keys_pending)
         await preparation.wait()
         if self.resume_gc_after_first_frame:
             import gc

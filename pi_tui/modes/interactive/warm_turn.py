@@ -46,6 +46,11 @@ class WarmUpTurn:
         self._last_key = time.monotonic()
         self._changed.set()
 
+    def keys_pending(self) -> float:
+        """How many more seconds the user's keys count as still coming: `QUIET_SECONDS` after the
+        last one (≤ 0: they paused). Safe to call from any thread."""
+        return QUIET_SECONDS - (time.monotonic() - self._last_key)
+
     def notice_change(self) -> None:
         """The screen on top or the editor's text changed."""
         self._changed.set()

@@ -3,6 +3,7 @@ interpreter ~1 ms at a time instead of 5 (`pi_tui.modes.interactive.handoff`).""
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterator
 
@@ -33,3 +34,20 @@ async def test_the_work_ahead_of_the_screens_runs_with_the_short_interval() -> N
     await preparation.need("a")
     assert seen == [SWITCH_S]
     assert sys.getswitchinterval() == before
+
+
+async def test_the_work_ahead_runs_with_the_collector_off_and_leaves_it_on() -> None:
+    """A step makes tens of thousands of objects that live with the session: full collections set off
+    meanwhile walked them all again, on the UI thread's keys too (50-100 ms)."""
+    seen: list[bool] = []
+
+    def step() -> Iterator[object]:
+        seen.append(gc.isenabled())
+        yield None
+        seen.append(gc.isenabled())
+
+    assert gc.isenabled()
+    preparation = ScreenPreparation({"a": step})
+    await preparation.need("a")
+    assert seen == [False, False]
+    assert gc.isenabled()

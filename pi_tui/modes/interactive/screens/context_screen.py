@@ -38,6 +38,8 @@ from pi_tui.ai.types import (
     message_text,
 )
 from pi_tui.context.report import CacheProjection, ContextReport, Layout, MessageRow
+from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
+from pi_tui.util.pause_points import pausing, sleep_while
 from pi_tui.util.record import Record
 
 from ..handoff import quick_handoff
@@ -134,13 +136,21 @@ class ContextScreen(Screen[None]):
         Binding("u", "reset_whatif", "Undo what-if"),
     ]
 
-    def __init__(self, session: AgentSession, view: ContextReport | None = None) -> None:
+    def __init__(
+        self,
+        session: AgentSession,
+        view: ContextReport | None = None,
+        keys_pending: Callable[[], float] | None = None,
+    ) -> None:
         """Args:
         session: the session whose next request is shown.
-        view: its report; None opens the screen at once and fills it in once the report is made."""
+        view: its report; None opens the screen at once and fills it in once the report is made.
+        keys_pending: how many more seconds the user's keys count as coming (`WarmUpTurn.keys_pending`):
+            the cache projection, made in a thread, pauses while they come."""
         super().__init__()
         self.session = session
         self._view = view
+        self._keys_pending = keys_pending
         self.ready = asyncio.Event()
         """Set once the report is shown (at once when the screen was given one)."""
         if view is not None:
@@ -399,7 +409,14 @@ class ContextScreen(Screen[None]):
 
     async def _projection(self) -> None:
         # Hashing two whole requests takes a while on a long session: draw first, then fill this in.
-        await asyncio.to_thread(self._project)
+        # The work ahead of the other screens waits meanwhile: this is for the screen being looked at.
+        from .prepare import preparation_for
+
+        release = preparation_for(self.session).hold()
+        try:
+            await asyncio.to_thread(self._project)
+        finally:
+            release()
         if not self.is_attached:  # closed (or the app quit) while the hashing ran: nothing left to fill
             return
         self._fill_projection()
@@ -407,8 +424,12 @@ class ContextScreen(Screen[None]):
         self._show_whatif()
 
     def _project(self) -> None:
-        """In a thread: the projection, handing the interpreter back quickly to the keys meanwhile."""
-        with quick_handoff():
+        """In a thread: the projection, handing the interpreter back quickly to the keys meanwhile.
+        It builds and hashes the whole next request and keeps the previous one's blocks: with the
+        collector on, the full collections that set off took 50-100 ms from whichever key was under way."""
+        pending = self._keys_pending
+        wait = sleep_while(pending) if pending is not None else (lambda: None)
+        with quick_handoff(), collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE), pausing(wait):
             self.view.projection()
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
@@ -532,6 +553,13 @@ class ContextScreen(Screen[None]):
         self.app.pop_screen()
 
 
+def _keys_pending(app: PiApp) -> Callable[[], float] | None:
+    """The app's clock of the user's keys (`WarmUpTurn.keys_pending`); None in an app without one."""
+    from ..app import PiApp
+
+    return app.warm_turn.keys_pending if isinstance(app, PiApp) else None
+
+
 async def open_context(app: PiApp, _args: str) -> None:
     """``/context``: push the inspector for the app's session. When every message is counted (the work
     ahead did it), the report is made first (a few milliseconds) and the first frame shows its figures;
@@ -551,6 +579,6 @@ async def open_context(app: PiApp, _args: str) -> None:
             except TimeoutError:
                 pass
         report = await session.context_report() if preparation.done("tokens") else None
-        await app.push_screen(ContextScreen(session, report))
+        await app.push_screen(ContextScreen(session, report, _keys_pending(app)))
     finally:
         app.call_after_refresh(release)

@@ -33,6 +33,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
+from pi_tui.util.collector import collector_paused
+
 from ..handoff import quick_handoff
 
 if TYPE_CHECKING:
@@ -75,6 +77,10 @@ SCREEN_STEPS = {
 }
 """A screen's steps, by the one its first frame draws from (`COMMAND_STEPS`), in the order they run when
 its command is typed (`ScreenPreparation.prefer`): that one, the modules, then the rest of its work."""
+
+FREEZE_STEP_ABOVE = 10_000
+"""A step (or the part of it run at once) that left more new objects than this has them frozen: what
+the screens keep lives as long as the session, and no later collection need walk it."""
 
 CHUNK = 1000
 """Messages counted or entries described per piece (~3–5 ms)."""
@@ -126,6 +132,7 @@ class ScreenPreparation:
         self._preferred: str | None = None  # the step of the command being typed (see `prefer`)
         self._background = False
         self._wait_idle: Callable[[], Awaitable[None]] | None = None
+        self._keys_pending: Callable[[], float] = _no_keys
         self._driver: asyncio.Task[None] | None = None
         self._stopped = False
         self._holds = 0  # screens opening (`hold`)
@@ -154,13 +161,26 @@ class ScreenPreparation:
         self.pieces[name] += 1
         self._finished.add(name)
 
-    def start(self, wait_idle: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Run every step in the background, in order; ``wait_idle`` is awaited before each piece of
-        work nobody waits for (the app waits there while an answer is being made)."""
+    def start(
+        self,
+        wait_idle: Callable[[], Awaitable[None]] | None = None,
+        keys_pending: Callable[[], float] | None = None,
+    ) -> None:
+        """Run every step in the background, in order.
+
+        Args:
+            wait_idle: awaited before each piece of work nobody waits for (the app waits there while an
+                answer is being made).
+            keys_pending: how many more seconds the user's keys count as coming (≤ 0: they paused).
+                Work nobody waits for stops at its next piece while they come and goes on once they
+                pause: a key handled beside it waited for the interpreter (20-40 ms of a keystroke's
+                33). The steps of the command being typed go on (its screen needs them)."""
         for name in self._finished:  # run before (`run_now`): whoever waits for them goes on
             self._events[name].set()
         self._background = True
         self._wait_idle = wait_idle
+        if keys_pending is not None:
+            self._keys_pending = keys_pending
         self._ensure_driver()
 
     async def need(self, name: str) -> None:
@@ -292,6 +312,13 @@ class ScreenPreparation:
             if self._paused():
                 await self._wake.wait()
                 continue
+            keys_left = self._keys_pending()
+            if keys_left > 0 and self._next() != self._first_preferred():
+                try:  # the keys go first; a screen asking for a step (wake) goes first too
+                    await asyncio.wait_for(self._wake.wait(), keys_left)
+                except TimeoutError:
+                    pass
+                continue
             if self._wait_idle is None:
                 return True
             idle = asyncio.ensure_future(self._wait_idle())
@@ -325,7 +352,15 @@ class ScreenPreparation:
 
     def _advance(self, name: str) -> None:
         """In the worker thread: run pieces of ``name`` until it ends, or until a screen waits for
-        another step (it goes first; this one goes on from where it stopped later)."""
+        another step (it goes first; this one goes on from where it stopped later).
+
+        The collector is off meanwhile: a step makes tens of thousands of objects that live with the
+        session, and every full collection it set off walked them all again (50-100 ms, on the UI
+        thread's keys as much as on this thread)."""
+        with collector_paused(freeze_above=FREEZE_STEP_ABOVE):
+            self._run_pieces(name)
+
+    def _run_pieces(self, name: str) -> None:
         pieces = self._started.get(name)
         if pieces is None:
             pieces = self._started[name] = self._steps[name]()
@@ -338,8 +373,14 @@ class ScreenPreparation:
                 return
             if first is None and self._first_preferred() not in (None, name):
                 return  # the step of the command being typed goes first
+            if first is None and self._first_preferred() != name and self._keys_pending() > 0:
+                return  # the user's keys go first; this goes on once they pause
         self.pieces[name] += 1
         self._finished.add(name)
+
+
+def _no_keys() -> float:
+    return 0.0
 
 
 # One preparation per session object, for the app (which starts it) and the screens (which need it).

@@ -10,6 +10,7 @@ from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
 from pi_tui.runtime.factory import create_session
 from pi_tui.session.listing import read_session_info
 
+from ..helpers import until
 from .helpers import HostApp, write_session
 
 
@@ -208,12 +209,13 @@ async def test_new_after_resuming_another_folders_session_is_filed_under_that_fo
     async with app.run_test(size=(140, 30)) as pilot:
         screen = await _open(app, pilot)
         await pilot.press("tab")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.press(*"over there", "enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert session.session_manager.path == theirs
+        # The listing of every folder shows (waiting for the workers instead raised when a newer read of
+        # the rows' texts cancelled an older one, as it may under load).
+        await until(pilot, lambda: "over there" in _titles(screen))
+        await pilot.press(*"over there")
+        await until(pilot, lambda: _titles(screen) == ["over there"])
+        await pilot.press("enter")
+        await until(pilot, lambda: session.session_manager.path == theirs)
         assert session.cwd == other.resolve()
         await session.new_session()
         fresh = session.session_manager
