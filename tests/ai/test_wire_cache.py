@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pi_tui.ai.providers import (
+    _bedrock_request,
     _google_request,
     anthropic,
     google,
@@ -37,6 +38,9 @@ MODELS = {
     "responses": Model(id="gpt-5", api="openai-responses", provider="openai"),
     "google": Model(id="gemini-3.1-pro-preview", api="google-generative-ai", provider="google"),
     "mistral": Model(id="magistral-medium-latest", api="mistral-conversations", provider="mistral"),
+    "bedrock": Model(
+        id="us.anthropic.claude-opus-4-6-v1", api="bedrock-converse-stream", provider="amazon-bedrock"
+    ),
 }
 MODULES: dict[str, Any] = {
     "anthropic": anthropic,
@@ -44,6 +48,7 @@ MODULES: dict[str, Any] = {
     "responses": openai_responses,
     "google": google,
     "mistral": mistral,
+    "bedrock": _bedrock_request,
 }
 FIELDS = {"responses": "input", "google": "contents"}
 TOOLS = [ToolDefinition(name="read", description="Read", parameters={"type": "object", "properties": {}})]
@@ -86,6 +91,7 @@ ENCODERS = {
     "responses": openai_responses.encode_request,
     "google": _google_request.encode_request,
     "mistral": mistral._encode,
+    "bedrock": _bedrock_request.encode_request,
 }
 
 
@@ -260,7 +266,7 @@ def test_json_plain_admits_strings_booleans_integers_and_nulls_only() -> None:
     assert not json_plain(float("nan"))
 
 
-@pytest.mark.parametrize("api", ["anthropic", "chat", "responses", "google", "mistral"])
+@pytest.mark.parametrize("api", ["anthropic", "chat", "responses", "google", "mistral", "bedrock"])
 def test_float_tool_inputs_in_a_long_history_are_sent_as_the_stdlib_writes_them(api: str) -> None:
     model = MODELS[api]
     field = FIELDS.get(api, "messages")

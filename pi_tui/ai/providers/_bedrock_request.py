@@ -19,8 +19,10 @@ The model id travels in the URL, not the body; the keys are in the order pi's SD
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pi_tui.util.json_types import JsonObject
@@ -39,16 +41,21 @@ from ..types import (
 )
 from ._history import prepare_messages, sanitize_surrogates
 from ._strict_schema import strict_parameters
+from ._wire_cache import ConversionCache, PrefixMemo, encode_body, json_plain
 
 __all__ = [
     "EMPTY_TEXT",
     "build_request",
+    "encode_request",
     "is_claude",
     "supports_adaptive_thinking",
     "supports_prompt_caching",
 ]
 
 EMPTY_TEXT = "<empty>"
+# Converted messages of the stored history, reused across requests (see _wire_cache).
+CACHE = ConversionCache()
+_MEMO = PrefixMemo()
 _ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _IMAGE_FORMATS = {
     "image/jpeg": "jpeg",
@@ -190,9 +197,10 @@ def _user(message: LlmMessage) -> JsonObject:
     return {"role": "user", "content": content}
 
 
-def _assistant(message: AssistantMessage, model: Model) -> JsonObject | None:
+def _assistant(message: AssistantMessage, claude: bool) -> JsonObject | None:
+    """An assistant turn; ``claude``: whether the model is a Claude model (`is_claude`), which replays
+    signed reasoning."""
     blocks: list[JsonObject] = []
-    claude = is_claude(model)
     for part in message.content:
         if isinstance(part, TextContent):
             block = _text_block(part.text)
@@ -271,40 +279,107 @@ def convert_messages(
     messages: list[LlmMessage], model: Model, options: StreamOptions
 ) -> list[JsonObject]:
     """``messages`` for a prepared history (`prepare_messages`), with the last cache point."""
-    out: list[JsonObject] = []
-    for message in messages:
-        if isinstance(message, AssistantMessage):
-            converted = _assistant(message, model)
-            if converted is not None:
-                out.append(converted)
-        elif isinstance(message, ToolResultMessage):
-            result = _tool_result(message)
-            previous = out[-1] if out else None
-            if (
-                previous is not None
-                and previous["role"] == "user"
-                and "toolResult" in previous["content"][-1]
-            ):
-                previous["content"].append(result)  # one user message holds all results of a turn
+    converter = _Converter(model, None)
+    converter.feed(messages, cached=False)
+    return converter.finish(model, options)
+
+
+# A message's items of the body, as the conversion cache takes them (bound to their arguments with
+# `functools.partial` in `_Converter.feed`, so a conversion the cache runs later sees its own message).
+def _user_parts(message: LlmMessage) -> list[JsonObject]:
+    return [_user(message)]
+
+
+def _assistant_parts(message: AssistantMessage, claude: bool) -> list[JsonObject]:
+    converted = _assistant(message, claude)
+    return [] if converted is None else [converted]
+
+
+def _tool_result_parts(message: ToolResultMessage) -> list[JsonObject]:
+    return [{"role": "user", "content": [_tool_result(message)]}]
+
+
+def _plain_turn(parts: list[JsonObject]) -> bool:
+    """Whether an assistant turn holds plain JSON values only (`json_plain`): everything but a tool
+    call's input is a string."""
+    return all(
+        json_plain(block["toolUse"]["input"])
+        for part in parts
+        for block in part["content"]
+        if "toolUse" in block
+    )
+
+
+class _Converter:
+    """The ``messages`` of a prepared history, as a fold that can be copied and extended (see
+    `PrefixMemo`); with a cache, the stored history's messages are converted once each.
+
+    Messages already added are never modified: a tool result joining the previous results replaces that
+    message with a new one, and the cache point goes on a copy of the last message (`finish`).
+    """
+
+    __slots__ = ("claude", "cache", "key", "out")
+
+    def __init__(self, model: Model, cache: ConversionCache | None) -> None:
+        self.claude = is_claude(model)
+        self.cache = cache
+        self.key = (model.api, model.provider, model.id, self.claude)
+        self.out: list[JsonObject] = []
+
+    def copy(self) -> _Converter:
+        twin = _Converter.__new__(_Converter)
+        twin.claude, twin.cache, twin.key = self.claude, self.cache, self.key
+        twin.out = list(self.out)
+        return twin
+
+    def feed(self, messages: list[LlmMessage], cached: bool) -> None:
+        out, cache, claude = self.out, self.cache, self.claude
+        for message in messages:
+            convert: Callable[[], list[JsonObject]]
+            plain: bool | Callable[[list[JsonObject]], bool] = True  # texts, ids and base64 images
+            if isinstance(message, AssistantMessage):
+                convert, plain = functools.partial(_assistant_parts, message, claude), _plain_turn
+            elif isinstance(message, ToolResultMessage):
+                convert = functools.partial(_tool_result_parts, message)
             else:
-                out.append({"role": "user", "content": [result]})
-        else:
-            out.append(_user(message))
-    if (
-        options.cache_retention != "none"
-        and supports_prompt_caching(model)
-        and out
-        and out[-1]["role"] == "user"
-    ):
-        out[-1]["content"].append(_cache_point(options))
-    return out
+                convert = functools.partial(_user_parts, message)
+            parts = cache.parts(message, self.key, convert, plain) if cache is not None and cached else convert()
+            if not parts:
+                continue
+            if isinstance(message, ToolResultMessage) and out:
+                previous = out[-1]
+                if previous["role"] == "user" and "toolResult" in previous["content"][-1]:
+                    # one user message holds all results of a turn
+                    out[-1] = {"role": "user", "content": [*previous["content"], *parts[0]["content"]]}
+                    continue
+            out.extend(parts)
+
+    def finish(self, model: Model, options: StreamOptions) -> list[JsonObject]:
+        """The messages, the last one (a user message) with the cache point when the model caches."""
+        out = list(self.out)
+        if (
+            options.cache_retention != "none"
+            and supports_prompt_caching(model)
+            and out
+            and out[-1]["role"] == "user"
+        ):
+            last = out[-1]
+            out[-1] = {"role": "user", "content": [*last["content"], _cache_point(options)]}
+        return out
 
 
 def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> JsonObject:
     """The JSON body of ``ConverseStream`` (the model id goes in the URL)."""
-    messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+    if options.on_payload is not None:
+        # The hook may change the body in place: it gets freshly converted messages, nothing shared.
+        messages, _ = prepare_messages(list(request.messages), model, request.cache_boundary)
+        wire = convert_messages(messages, model, options)
+    else:
+        key = (model.api, model.provider, model.id, model.name)
+        converter = _MEMO.convert(model, request, key, lambda: _Converter(model, CACHE), CACHE)
+        wire = converter.finish(model, options)
     max_tokens, fields = _limits(model, options)
-    body: JsonObject = {"messages": convert_messages(messages, model, options)}
+    body: JsonObject = {"messages": wire}
     if request.system_prompt:
         system: list[JsonObject] = [{"text": sanitize_surrogates(request.system_prompt)}]
         if options.cache_retention != "none" and supports_prompt_caching(model):
@@ -331,3 +406,9 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
     if fields is not None:
         body["additionalModelRequestFields"] = fields
     return body
+
+
+def encode_request(body: JsonObject) -> bytes:
+    """The body as sent: the stored history's messages spliced from the conversion cache
+    `build_request` filled (a long history is not encoded again with every request)."""
+    return encode_body(body, "messages", CACHE)

@@ -313,11 +313,14 @@ async def stream_bedrock(
     model: Model, request: LlmRequest, options: StreamOptions
 ) -> AsyncIterator[StreamEvent]:
     """Stream one answer from Amazon Bedrock. Never raises: failures end with an `Error` event."""
+    from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
+
     from ..auth import AuthStorage
-    from ..wire import WireClient, encode_body, without_deleted
+    from ..wire import WireClient, without_deleted
     from ._aws_credentials import AwsSetupError, endpoint_for, environment, resolve_auth, resolve_region
-    from ._bedrock_request import BedrockRequestError, build_request
+    from ._bedrock_request import BedrockRequestError, build_request, encode_request
     from ._common import apply_on_payload, as_idle_timeout, cached_client, read_sdk_stream
+    from ._wire_cache import keep_deferred
 
     out = MessageBuilder(model)
     yield out.start()
@@ -327,7 +330,13 @@ async def stream_bedrock(
         stored = AuthStorage().stored_env(model.provider)
         env = environment(stored)
         region = resolve_region(model.id, model.base_url, env)
-        body = apply_on_payload(build_request(model, request, options), options)
+        # As `stream_over_http` does: building and encoding a long history makes objects that outlive
+        # the request (the cached messages), so no collection walks them meanwhile, and a first big
+        # conversion is frozen.
+        with collector_paused(freeze_above=FREEZE_BUILT_HISTORY_ABOVE):
+            body = apply_on_payload(build_request(model, request, options), options)
+            payload = encode_request(body)
+            del body
         if options.signal is not None:
             options.signal.raise_if_aborted()
         auth = await resolve_auth(
@@ -337,7 +346,6 @@ async def stream_bedrock(
         parts = urlsplit(endpoint)
         prefix = parts.path.rstrip("/")
         path = model_path(model.id)
-        payload = encode_body(body)
         custom = {
             k: v
             for k, v in without_deleted(merged_headers(model, options)).items()
@@ -368,8 +376,14 @@ async def stream_bedrock(
             )
         client = await cached_client("bedrock", endpoint, "", {}, lambda: WireClient(endpoint, {}))
 
+        def written() -> None:
+            # The conversions a long first request left to keep are kept while the server reads it.
+            keep_deferred()
+            if options.after_write is not None:
+                options.after_write()
+
         async def open_stream() -> _Events:
-            return _Events(await client.post(path, payload, headers, options.timeout))
+            return _Events(await client.post(path, payload, headers, options.timeout, after_write=written))
 
         async for event_type, event in read_sdk_stream(open_stream, options.signal):
             for item in reader.handle(event_type, event):
