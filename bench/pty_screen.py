@@ -14,6 +14,7 @@ several pieces is never judged half-drawn.
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import select
 import signal
@@ -21,17 +22,32 @@ import struct
 import subprocess
 import termios
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyte
 
-__all__ = ["PtyScreen", "ScreenTimeout"]
+__all__ = ["PtyScreen", "ScreenTimeout", "timing"]
 
 _SYNC_QUERY = b"\x1b[?2026$p"  # DECRQM: is synchronized output (mode 2026) supported?
 _SYNC_REPLY = "\x1b[?2026;2$y"  # yes, and it is off for now
 _SYNC_START = b"\x1b[?2026h"
 _SYNC_END = b"\x1b[?2026l"
+
+
+@contextmanager
+def timing() -> Iterator[None]:
+    """No cyclic collection in this, the measuring, process while a frame is timed: the emulator makes a
+    cell object per character, and a full collection of them (30-40 ms) delayed reading the frame being
+    waited for, which then counted against the program measured. Collections resume after the block."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class ScreenTimeout(AssertionError):

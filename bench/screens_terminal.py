@@ -31,7 +31,7 @@ from typing import Any
 from pi_tui.testing import FakeLLM, Reply, text
 
 from .big_sessions import BIG_WINDOW, write_big_session
-from .pty_screen import PtyScreen
+from .pty_screen import PtyScreen, timing
 from .scenarios import Result
 from .tui import Program, _pi_tui_target, cpu_seconds
 from .tui_fixtures import MODEL_ID, TuiEnv, make_tui_env
@@ -93,11 +93,12 @@ def _key_ms(screen: PtyScreen, key: str, *, timeout: float = 5.0) -> float:
     """Send ``key``; ms until a finished frame differs from the screen before it."""
     screen.drain(quiet=0.15, limit=3)
     before = _look(screen)
-    sent = screen.send(key)
-    deadline = sent + timeout
-    while time.perf_counter() < deadline:
-        if screen.pump(0.05) and not screen.in_update and _look(screen) != before:
-            return (screen.last_output_at - sent) * 1000
+    with timing():
+        sent = screen.send(key)
+        deadline = sent + timeout
+        while time.perf_counter() < deadline:
+            if screen.pump(0.05) and not screen.in_update and _look(screen) != before:
+                return (screen.last_output_at - sent) * 1000
     return timeout * 1000
 
 
@@ -121,13 +122,14 @@ def _open(
         while time.perf_counter() < ready + delay_ms / 1000:
             screen.pump(max(0.0, ready + delay_ms / 1000 - time.perf_counter()))
         cpu = cpu_seconds(screen.pid)
-        sent = screen.send("\r")
         title = TITLES[command]
-        if command == "tree":  # drawn with the rows at the leaf (its row is the session's last answer)
-            leaf = _leaf_words(session)
-            shown = screen.wait_for(lambda s: title in s and leaf in s, timeout=30)
-        else:
-            shown = screen.wait_for(title, timeout=30)
+        leaf = _leaf_words(session)
+        with timing():
+            sent = screen.send("\r")
+            if command == "tree":  # drawn with the rows at the leaf (its row is the session's last answer)
+                shown = screen.wait_for(lambda s: title in s and leaf in s, timeout=30)
+            else:
+                shown = screen.wait_for(title, timeout=30)
         figures: dict[str, Any] = {
             "open_ms": round((shown - sent) * 1000, 1),
             "open_cpu_ms": round((cpu_seconds(screen.pid) - cpu) * 1000, 1),
