@@ -31,7 +31,6 @@ from textual.scrollbar import ScrollBar
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
-from pi_tui.agent.tool import result_text
 from pi_tui.modes.interactive.error_text import shown_error
 from pi_tui.util.collector import FullCollectionsDeferred
 
@@ -305,8 +304,10 @@ class ChatLog(VerticalScroll):
 
     def blocks_for(self, item: Any, index: int) -> list[Widget]:
         """The widgets that show one item (tool results update their call's block and make none)."""
-        # Imported here, not at the top: the pydantic message models cost ~100 ms of CPU to import, and
-        # the first frame (an empty chat) needs none of them.
+        # Imported here, not at the top: the message models and the agent package (~35 ms of CPU) are
+        # not needed by the first frame (an empty chat, or a resumed session's preview), which comes
+        # before the session exists; by the time blocks are built the session has loaded them.
+        from pi_tui.agent.tool import result_text
         from pi_tui.ai.types import (
             AssistantMessage,
             BashExecutionMessage,
@@ -393,6 +394,7 @@ class ChatLog(VerticalScroll):
         if result is None:
             message = self._loaded_results.get(tool_call_id)
             if message is not None:
+                from pi_tui.agent.tool import result_text
                 result = self.results[tool_call_id] = (
                     result_text(message),
                     message.is_error,

@@ -204,32 +204,43 @@ import asyncio, sys
 from pathlib import Path
 from pi_tui.args import parse_args
 from pi_tui.modes.interactive.app import PiApp
-from pi_tui.runtime.factory import create_session
 
 cwd, agent_dir = Path(sys.argv[1]), Path(sys.argv[2])
 seen = {}
 
+def create(trust):
+    from pi_tui.runtime.factory import create_session
+
+    return create_session(parse_args(["--provider", "faux"]), cwd)
+
 class App(PiApp):
+    def _after_first_frame(self):
+        seen["agent"] = "pi_tui.agent" in sys.modules  # what did the first frame load?
+        super()._after_first_frame()
+
     async def attach_startup(self, startup):
         await super().attach_startup(startup)
         # the warm-up worker has been started, but has not run yet: what did getting ready load?
         seen["markdown"] = "textual.widgets._markdown" in sys.modules
 
 async def main():
-    app = App(lambda trust: create_session(parse_args(["--provider", "faux"]), cwd), cwd=cwd, agent_dir=agent_dir)
+    app = App(create, cwd=cwd, agent_dir=agent_dir)
     async with app.run_test() as pilot:
         while not app.ready.is_set():
             await pilot.pause(0.01)
         from pi_tui.modes.interactive.blocks import AssistantText  # still there for whoever needs it
         assert AssistantText.__module__.endswith("markdown_block")
     print("markdown loaded when ready:", seen["markdown"])
+    print("agent loaded by the first frame:", seen["agent"])
 
 asyncio.run(main())
 """
 
 
 def test_a_new_session_gets_ready_without_importing_textual_markdown(tmp_path: Path, agent_dir: Path) -> None:
-    # A fresh process: other tests in this one have long imported Markdown.
+    # A fresh process: other tests in this one have long imported Markdown and the agent package.
+    # It also checks that the first frame, drawn before the session exists, does not import the agent
+    # package (~35 ms of CPU before the first frame; the session's creation imports it right after).
     import subprocess
     import sys
 
@@ -241,3 +252,4 @@ def test_a_new_session_gets_ready_without_importing_textual_markdown(tmp_path: P
     )
     assert out.returncode == 0, out.stderr
     assert "markdown loaded when ready: False" in out.stdout
+    assert "agent loaded by the first frame: False" in out.stdout
