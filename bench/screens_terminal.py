@@ -13,7 +13,8 @@ Keystrokes (on the screen opened last, one second after the load): each key → 
 changes the screen (characters or colours): ``/tree`` search typing, ↑ moves, filter toggles (Ctrl+T
 twice, Ctrl+U twice); ``/context`` ↓ moves; ``/resume`` search typing and ↓ moves. A key that changes
 nothing is timed by the next change there is (``/resume``'s search field blinks its cursor twice a
-second), so the keys chosen each change something.
+second), so the keys chosen each change something. ``keys_cpu_ms_per_key`` is the program's CPU over
+those keys (search cleared again included), per key: what a key costs whatever the machine's load.
 
     python -m bench screens_terminal_20k -n 1 --no-write
     python -c "from bench.screens_terminal import measure; print(measure(delays=(0, 300)))"
@@ -147,26 +148,37 @@ def _open(
 
 def _tree_keys(screen: PtyScreen) -> dict[str, Any]:
     screen.drain(quiet=0.5, limit=5)
+    cpu = cpu_seconds(screen.pid)
     search = _keys(screen, "module")
     for _ in "module":
         screen.send("\x7f")  # Backspace: the search is cleared again
     moves = _keys(screen, ["\x1b[A"] * 8)
     filters = _keys(screen, ["\x14", "\x14", "\x15", "\x15"])  # Ctrl+T, Ctrl+U: on and back off
-    return {"search_keys_ms": search, "move_keys_ms": moves, "filter_keys_ms": filters}
+    figures = {"search_keys_ms": search, "move_keys_ms": moves, "filter_keys_ms": filters}
+    return figures | _cpu_per_key(screen, cpu, 2 * len("module") + 8 + 4)
 
 
 def _resume_keys(screen: PtyScreen) -> dict[str, Any]:
     screen.drain(quiet=0.5, limit=5)
+    cpu = cpu_seconds(screen.pid)
     search = _keys(screen, "session 1")
     for _ in "session 1":
         screen.send("\x7f")
     moves = _keys(screen, ["\x1b[B"] * 8)  # down from the first row (up there changes nothing)
-    return {"search_keys_ms": search, "move_keys_ms": moves}
+    return {"search_keys_ms": search, "move_keys_ms": moves} | _cpu_per_key(screen, cpu, 2 * len("session 1") + 8)
 
 
 def _context_keys(screen: PtyScreen) -> dict[str, Any]:
     screen.drain(quiet=0.5, limit=5)
-    return {"move_keys_ms": _keys(screen, ["\x1b[B"] * 8)}
+    cpu = cpu_seconds(screen.pid)
+    moves = _keys(screen, ["\x1b[B"] * 8)
+    return {"move_keys_ms": moves} | _cpu_per_key(screen, cpu, 8)
+
+
+def _cpu_per_key(screen: PtyScreen, since: float, keys: int) -> dict[str, float]:
+    """The program's CPU (all threads) over the keys sent, per key: what a key costs whatever the load
+    (/proc counts in 10 ms ticks, so only the mean over several keys means something)."""
+    return {"keys_cpu_ms_per_key": round((cpu_seconds(screen.pid) - since) * 1000 / keys, 1)}
 
 
 KEYS: dict[str, Callable[[PtyScreen], dict[str, Any]]] = {
@@ -204,7 +216,7 @@ def measure(
                         figures[f"rows_{delay}ms"] = [o["rows_ms"] for o in opens]
                     if command == "context":
                         figures[f"report_{delay}ms"] = [o["report_ms"] for o in opens]
-                    for key in ("search_keys_ms", "move_keys_ms", "filter_keys_ms"):
+                    for key in ("search_keys_ms", "move_keys_ms", "filter_keys_ms", "keys_cpu_ms_per_key"):
                         if key in opens[-1]:
                             figures[key] = opens[-1][key]
                 worst = max(min(figures[f"open_{d}ms"]) for d in delays)

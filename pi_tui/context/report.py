@@ -40,6 +40,7 @@ from pi_tui.ai.types import (
 from pi_tui.session.entries import MessageEntry, SessionEntry
 from pi_tui.session.entry_reader import read_transform
 from pi_tui.util.json_types import JsonObject
+from pi_tui.util.pause_points import pause_point
 
 from .envelope import ContextEnvelope
 from .ledger import CacheLedger
@@ -254,10 +255,12 @@ def request_blocks(request: LlmRequest, count: Callable[[Message], int] = messag
     counts keys and ids a provider never bills. ``count`` gives a message's tokens (a cache's, say)."""
     blocks = fingerprint(request)
     offset = len(blocks) - len(request.messages)
-    return [
-        replace(block, tokens=count(request.messages[i - offset])) if i >= offset else block
-        for i, block in enumerate(blocks)
-    ]
+    sized = blocks[:offset]
+    for i in range(offset, len(blocks)):
+        if not i & 1023:
+            pause_point()  # a thread beside the UI lets the user's keys go first
+        sized.append(replace(blocks[i], tokens=count(request.messages[i - offset])))
+    return sized
 
 
 @dataclass(frozen=True, slots=True)

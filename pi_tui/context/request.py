@@ -280,7 +280,7 @@ def fingerprint(request: LlmRequest) -> list[Block]:
         blocks.append(Block("system", "system", prev, tokens, True, upto))
     first = len(blocks) - len(request.tools) - 1
     for index in range(first, len(request.messages)):
-        if not index & 511:
+        if not index & 127:
             pause_point()  # a thread beside the UI lets the user's keys go first (hashing 20k takes ~0.5 s)
         message = request.messages[index]
         canonical = _canonical(message, functools.partial(_message_canonical, message))

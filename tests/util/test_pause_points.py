@@ -11,15 +11,15 @@ from pi_tui.context.request import fingerprint
 from pi_tui.util.pause_points import pause_point, pausing, sleep_while
 
 
-def test_fingerprinting_a_long_request_reaches_a_pause_point_every_512_messages() -> None:
+def test_fingerprinting_a_long_request_reaches_a_pause_point_every_128_messages() -> None:
     messages = [UserMessage(content=f"message {n}", timestamp=n) for n in range(1100)]
     calls: list[int] = []
     with pausing(lambda: calls.append(1)):
         blocks = fingerprint(LlmRequest(system_prompt="sys", messages=list(messages), tools=[]))
-    assert len(calls) == 3  # messages 0, 512 and 1024
+    assert len(calls) == 9  # messages 0, 128, …, 1024
     assert len(blocks) == 1101
     fingerprint(LlmRequest(system_prompt="other", messages=list(messages), tools=[]))
-    assert len(calls) == 3  # outside `pausing`: no wait
+    assert len(calls) == 9  # outside `pausing`: no wait
 
 
 def test_a_wait_applies_to_its_own_thread_only() -> None:
