@@ -259,8 +259,10 @@ class TreeScreen(Screen[None]):
         current = self._highlighted()
         keep = select or (current.id if current else None)
         self.shown = self.model.visible()
-        index = next((i for i, row in enumerate(self.shown) if row.id == keep), None)
-        if index is None:
+        kept = self.model.by_id.get(keep) if keep is not None else None
+        try:  # rows compare by identity: a search in C, not a Python loop over 20k rows
+            index = self.shown.index(kept) if kept is not None else len(self.shown) - 1
+        except ValueError:
             index = len(self.shown) - 1
         listing.reset(
             len(self.shown),

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from pi_tui.agent import tool as tool_module
 from pi_tui.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from pi_tui.context import report
-from pi_tui.modes.interactive import chat as chat_module
 from pi_tui.modes.interactive.screens import SCREEN_COMMANDS, tree_rows
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
@@ -131,7 +131,7 @@ async def test_a_resumed_session_describes_only_the_tool_results_it_shows(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _session(tmp_path, 60)
-    described = _count_calls(monkeypatch, chat_module, "result_text")
+    described = _count_calls(monkeypatch, tool_module, "result_text")  # the chat imports it where it is used
     app = make_app(tmp_path, agent_dir, argv=["--session", str(path)])
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.ready.is_set)

@@ -233,6 +233,9 @@ async def test_shift_l_labels_an_entry_and_the_labelled_filter_shows_it(session:
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
+        await pilot.press("ctrl+l")  # the labelled rows before the label: none (what a later look must not reuse)
+        assert _texts(screen) == []
+        await pilot.press("ctrl+l")
         _move_to(screen, "user: first question")
         target = next(r for r in screen.shown if r.text == "user: first question")
         await pilot.press("L")
