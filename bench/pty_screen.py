@@ -28,7 +28,16 @@ from pathlib import Path
 
 import pyte
 
-__all__ = ["PtyScreen", "ScreenTimeout", "timing"]
+__all__ = ["PtyScreen", "ScreenTimeout", "process_cpu_seconds", "timing"]
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
 
 _SYNC_QUERY = b"\x1b[?2026$p"  # DECRQM: is synchronized output (mode 2026) supported?
 _SYNC_REPLY = "\x1b[?2026;2$y"  # yes, and it is off for now
@@ -110,6 +119,12 @@ class PtyScreen:
         self.in_update = False
         """True between the start and the end of a synchronized update (a frame being written)."""
         self._tail = b""  # the end of the previous read, for escape sequences split between reads
+        self.track_cpu = False
+        """When True, every read notes the program's CPU time in `output_cpu`."""
+        self.output_cpu: float | None = None
+        """The program's CPU time (all threads, seconds) when its latest output was read, before the
+        emulator parsed it (with `track_cpu`): the CPU a frame cost, without what the program went on
+        doing while the emulator was fed (~1 ms per KB) and a predicate was checked."""
 
     @property
     def pid(self) -> int:
@@ -148,6 +163,8 @@ class PtyScreen:
                 break
             if not chunks:
                 self.last_output_at = time.perf_counter()
+                if self.track_cpu:
+                    self._note_cpu()
             chunks.append(data)
         if chunks:
             data = b"".join(chunks)
@@ -155,6 +172,12 @@ class PtyScreen:
             self._track_updates(data)
             self.stream.feed(data)
         return bool(chunks)
+
+    def _note_cpu(self) -> None:
+        try:
+            self.output_cpu = process_cpu_seconds(self.pid)
+        except (OSError, IndexError, ValueError):  # it exited meanwhile: the last figure stands
+            pass
 
     def _track_updates(self, data: bytes) -> None:
         """Answer the synchronized-output query; note whether a synchronized update is still open."""

@@ -31,7 +31,7 @@ from typing import Any
 
 from pi_tui.testing import FakeLLM, Reply, text
 
-from .pty_screen import PtyScreen, ScreenTimeout
+from .pty_screen import PtyScreen, ScreenTimeout, process_cpu_seconds
 from .scenarios import Result
 from .targets import PI_TUI, Target, find_pi
 from .tui_fixtures import (
@@ -48,7 +48,6 @@ from .tui_fixtures import (
 __all__ = ["register_all", "section_lines", "METRICS", "cpu_seconds", "rss_mb"]
 
 COLUMNS, LINES = 120, 40
-_TICK = os.sysconf("SC_CLK_TCK")
 
 
 # --- measuring a process from outside ----------------------------------------------------------------
@@ -56,8 +55,14 @@ _TICK = os.sysconf("SC_CLK_TCK")
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of ``pid`` so far (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    return process_cpu_seconds(pid)
+
+
+def frame_cpu_seconds(screen: PtyScreen) -> float:
+    """The program's CPU time when the output that made the last `PtyScreen.wait_for` hold was read
+    (``screen.track_cpu`` set before it); its CPU now if nothing was noted."""
+    noted = screen.output_cpu
+    return noted if noted is not None else cpu_seconds(screen.pid)
 
 
 def rss_mb(pid: int) -> float:
@@ -153,8 +158,9 @@ def _first_frames(
     rss = 0.0
     for run in range(runs + 1):
         with program.spawn(env, extra() if extra else None) as screen:
+            screen.track_cpu = True
             drawn = screen.wait_for(program.first_frame, timeout=30)
-            spent = cpu_seconds(screen.pid)  # less sensitive than wall time to a busy machine
+            spent = frame_cpu_seconds(screen)  # less sensitive than wall time to a busy machine
             done = screen.wait_for(ready or program.ready, timeout=30)
             if run:
                 frames.append(drawn - screen.started)

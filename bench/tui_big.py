@@ -1,7 +1,7 @@
 """TUI figures on generated big sessions (`bench.big_sessions`), pi-tui beside pi 0.87.1 in one run.
 
 ``tui_big_<size>``: spawn with ``--session FILE`` → the session's last answer on screen (the figure,
-and the CPU used by then), → the model in the footer (the session loaded: pi shows both at once), then type a prompt and Enter → the answer on screen. One warm-up spawn per
+and the process's CPU, all threads, when the bytes of that frame were read), → the model in the footer (the session loaded: pi shows both at once), then type a prompt and Enter → the answer on screen. One warm-up spawn per
 program first (file and bytecode caches warm).
 """
 
@@ -14,8 +14,9 @@ from typing import Any
 from pi_tui.testing import FakeLLM, Reply, text
 
 from .big_sessions import BIG_WINDOW, SIZES, big_session_lines
+from .pty_screen import timing
 from .scenarios import Result
-from .tui import Program, _each, _median_ms, _result, _settle, _type_and_wait, cpu_seconds, rss_mb
+from .tui import Program, _each, _median_ms, _result, _settle, _type_and_wait, frame_cpu_seconds, rss_mb
 from .tui_fixtures import MODEL_ID, PROVIDER, TuiEnv, make_tui_env
 
 __all__ = ["tui_big"]
@@ -59,8 +60,10 @@ def tui_big(size: str, runs: int = 2) -> Result:
                 rss = 0.0
                 for run in range(runs + 1):
                     with program.spawn(env, ["--session", session]) as screen:
-                        shown = screen.wait_for(lambda s: last_words in s, timeout=120)
-                        spent = cpu_seconds(screen.pid)
+                        screen.track_cpu = True
+                        with timing():
+                            shown = screen.wait_for(lambda s: last_words in s, timeout=120)
+                        spent = frame_cpu_seconds(screen)  # as the frame was read, before it was parsed
                         ready = screen.wait_for(lambda s: MODEL_ID in s, timeout=120)
                         _settle(screen, quiet=0.5, limit=30)
                         _type_and_wait(screen, "hello")
