@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -641,6 +642,10 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
 
     @work(exclusive=True, group="startup")
     async def _load_session(self) -> None:
+        # The runtime (the session factory, the session package, the agent loop: ~70 modules, ~50 ms of
+        # CPU) is imported in a thread, not in the UI thread: keys typed as the first frame appears are
+        # handled meanwhile. The session's creation, in a thread too, needs it next.
+        await asyncio.to_thread(import_module, "pi_tui.runtime.session_cwd")
         from pi_tui.runtime.session_cwd import MissingSessionCwdError
 
         try:

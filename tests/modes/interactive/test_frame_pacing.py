@@ -200,13 +200,23 @@ async def test_continuation_of_a_long_answer_is_batched_like_any_later_text(
 
 
 _READY_WITHOUT_MARKDOWN = """
-import asyncio, sys
+import asyncio, sys, threading
 from pathlib import Path
+
+seen = {}
+
+class WhoImports:  # notes whether the runtime's factory was first imported by the UI (main) thread
+    def find_spec(self, name, path=None, target=None):
+        if name == "pi_tui.runtime.factory":
+            seen.setdefault("factory", threading.current_thread() is threading.main_thread())
+        return None
+
+sys.meta_path.insert(0, WhoImports())
+
 from pi_tui.args import parse_args
 from pi_tui.modes.interactive.app import PiApp
 
 cwd, agent_dir = Path(sys.argv[1]), Path(sys.argv[2])
-seen = {}
 
 def create(trust):
     from pi_tui.runtime.factory import create_session
@@ -232,6 +242,7 @@ async def main():
         assert AssistantText.__module__.endswith("markdown_block")
     print("markdown loaded when ready:", seen["markdown"])
     print("agent loaded by the first frame:", seen["agent"])
+    print("runtime imported by the UI thread:", seen["factory"])
 
 asyncio.run(main())
 """
@@ -253,3 +264,5 @@ def test_a_new_session_gets_ready_without_importing_textual_markdown(tmp_path: P
     assert out.returncode == 0, out.stderr
     assert "markdown loaded when ready: False" in out.stdout
     assert "agent loaded by the first frame: False" in out.stdout
+    # nor does the UI thread import the runtime after it: the start-up thread does, while keys are handled
+    assert "runtime imported by the UI thread: False" in out.stdout
