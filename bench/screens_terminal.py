@@ -165,7 +165,9 @@ def _resume_keys(screen: PtyScreen) -> dict[str, Any]:
     for _ in "session 1":
         screen.send("\x7f")
     moves = _keys(screen, ["\x1b[B"] * 8)  # down from the first row (up there changes nothing)
-    return {"search_keys_ms": search, "move_keys_ms": moves} | _cpu_per_key(screen, cpu, 2 * len("session 1") + 8)
+    return {"search_keys_ms": search, "move_keys_ms": moves} | _cpu_per_key(
+        screen, cpu, 2 * len("session 1") + 8
+    )
 
 
 def _context_keys(screen: PtyScreen) -> dict[str, Any]:

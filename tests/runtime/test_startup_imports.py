@@ -233,6 +233,8 @@ ONE_TURN_MAY_IMPORT = frozenset(
         "pi_tui.util.json_types",
         "pi_tui.util.large_buffers",
         "pi_tui.util.lazy",
+        # the request's fingerprint lets a thread beside the UI pause for keys (pi_tui.context.request)
+        "pi_tui.util.pause_points",
         # a finished print run ends without the interpreter's teardown (after the answer)
         "pi_tui.util.quick_exit",
         "pi_tui.util.record",
