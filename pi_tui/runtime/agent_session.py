@@ -108,6 +108,8 @@ _PREFIX_APIS = frozenset(
         "openai-responses",
         "azure-openai-responses",
         "openai-codex-responses",
+        "google-generative-ai",
+        "google-vertex",
     }
 )
 
@@ -791,12 +793,9 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             return None
         prefix = None
         model = self.agent.model
-        if (
-            self.extensions is None
-            and self._base_stream_fn is None
-            and model.api in _PREFIX_APIS
-        ):
+        if self.extensions is None and self._base_stream_fn is None and model.api in _PREFIX_APIS:
             from pi_tui.session.fast_wire import anthropic_prefix, chat_prefix, responses_prefix
+            from pi_tui.session.fast_wire_google import google_prefix
             from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
             build = {
@@ -806,6 +805,8 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 "openai-responses": responses_prefix,
                 "azure-openai-responses": responses_prefix,
                 "openai-codex-responses": responses_prefix,
+                "google-generative-ai": google_prefix,
+                "google-vertex": google_prefix,
             }[model.api]
             # As a provider converts a history: no collection walks the objects it makes meanwhile, and
             # they are frozen after (without that, the first allocation after the block ran a young

@@ -1,9 +1,10 @@
 """A plain history's messages in a provider's wire shape, built from the decoded records.
 
 The second half of `pi_tui.session.fast_context` (which reads and cuts the path): for the plain shapes
-only, these builders give what `pi_tui.ai.providers.anthropic`, `openai_completions` and
-`openai_responses` give for the typed history (same-model and other-model turns, the compat flags of Chat Completions), byte for byte
-once encoded (`encode_wire`); tests compare them on every fixture session and the generated big ones.
+only, these builders give what `pi_tui.ai.providers.anthropic`, `openai_completions`
+and `openai_responses` give for the typed history (same-model and other-model turns, the compat flags of
+Chat Completions), byte for byte once encoded (`encode_wire`); tests compare them on every fixture
+session and the generated big ones. Gemini's builder is in `pi_tui.session.fast_wire_google`.
 """
 
 from __future__ import annotations
@@ -23,17 +24,23 @@ __all__ = [
     "WireMessage",
     "anthropic_history",
     "anthropic_prefix",
+    "assistant_parts",
     "chat_history",
     "chat_prefix",
+    "content_list",
+    "encode_messages",
     "encode_wire",
+    "optional_str",
     "responses_history",
     "responses_prefix",
+    "same_model",
 ]
 
 WireMessage = dict[str, object]
 
 
-def _same_model(message: Mapping[str, object], model: Model) -> bool:
+def same_model(message: Mapping[str, object], model: Model) -> bool:
+    """Whether an assistant record was answered by ``model`` (its provider, API and id)."""
     return (
         message.get("provider", "") == model.provider
         and message.get("api", "") == model.api
@@ -41,16 +48,17 @@ def _same_model(message: Mapping[str, object], model: Model) -> bool:
     )
 
 
-def _content_list(message: Mapping[str, object]) -> list[JsonObject]:
+def content_list(message: Mapping[str, object]) -> list[JsonObject]:
+    """A record's ``content`` blocks (a message whose content the plain checks found to be a list)."""
     content = message["content"]
     assert type(content) is list
     return content
 
 
-def _assistant_parts(message: Mapping[str, object], model: Model) -> list[JsonObject]:
+def assistant_parts(message: Mapping[str, object], model: Model) -> list[JsonObject]:
     """The turn's blocks as `prepare_messages` leaves them: another model's thinking becomes text."""
-    blocks = _content_list(message)
-    if _same_model(message, model):
+    blocks = content_list(message)
+    if same_model(message, model):
         return blocks
     parts: list[JsonObject] = []
     for block in blocks:
@@ -133,7 +141,7 @@ def anthropic_history(
         )
         blocks = []
         sent_ids = {}
-        for block in cast(list[JsonObject], content) if same else _assistant_parts(message, model):
+        for block in cast(list[JsonObject], content) if same else assistant_parts(message, model):
             kind = block["type"]
             if kind == "toolCall":
                 arguments = block.get("arguments", {})
@@ -199,13 +207,13 @@ def chat_history(
                 continue
             parts = [
                 {"type": "text", "text": sanitize_surrogates(str(block["text"]))}
-                for block in _content_list(message)
+                for block in content_list(message)
                 if block["text"]
             ]
             if parts:
                 append_user({"role": "user", "content": parts})
         elif role == "assistant":
-            same = _same_model(message, model)
+            same = same_model(message, model)
             if not same:
                 for call in calls_of(message):
                     ids[str(call["id"])] = foreign_call_id(str(call["id"]), model)
@@ -214,7 +222,7 @@ def chat_history(
                 out.append(converted)
         else:
             call_id = str(message["toolCallId"])
-            text = "\n".join(str(part["text"]) for part in _content_list(message))
+            text = "\n".join(str(part["text"]) for part in content_list(message))
             tool: WireMessage = {
                 "role": "tool",
                 "content": sanitize_surrogates(text or "(no tool output)"),
@@ -248,7 +256,7 @@ def _chat_assistant(
     json_stringify, foreign_call_id = helpers.json_stringify, helpers.foreign_call_id
     REASONING_FIELDS = helpers.reasoning_fields  # noqa: N806 (the provider's constant, under its name)
 
-    parts = _assistant_parts(message, model)
+    parts = assistant_parts(message, model)
     texts = [
         sanitize_surrogates(str(p["text"])) for p in parts if p["type"] == "text" and str(p["text"]).strip()
     ]
@@ -313,7 +321,7 @@ def responses_history(
             else:
                 parts = [
                     {"type": "input_text", "text": sanitize_surrogates(str(block["text"]))}
-                    for block in _content_list(message)
+                    for block in content_list(message)
                 ]
             if parts:
                 items.append({"role": "user", "content": parts})
@@ -321,7 +329,7 @@ def responses_history(
         elif role == "toolResult":
             call_id = str(message["toolCallId"])
             call_id = ids.get(call_id, call_id)
-            text = "\n".join(str(block["text"]) for block in _content_list(message))
+            text = "\n".join(str(block["text"]) for block in content_list(message))
             items.append(
                 {
                     "type": "function_call_output",
@@ -365,16 +373,16 @@ class _ResponsesTurns:
         other_model = provider == model.provider and api == model.api and not same
         items: list[WireMessage] = []
         texts = 0
-        for block in _content_list(message) if same else _assistant_parts(message, model):
+        for block in content_list(message) if same else assistant_parts(message, model):
             kind = block["type"]
             if kind == "thinking":  # only the same model's: another's became text
-                reasoning = self.reasoning_item(_optional_str(block.get("thinkingSignature")))
+                reasoning = self.reasoning_item(optional_str(block.get("thinkingSignature")))
                 if reasoning is not None:
                     items.append(reasoning)
                     if self.stored is not None:
                         self.stored.append(reasoning)
             elif kind == "text":
-                signature = _optional_str(block.get("textSignature")) if same else None
+                signature = optional_str(block.get("textSignature")) if same else None
                 item_id, phase = self.text_signature(signature) if signature else (None, None)
                 if not item_id:
                     item_id = f"msg_pi_{index}" if texts == 0 else f"msg_pi_{index}_{texts}"
@@ -417,7 +425,7 @@ class _ResponsesTurns:
         return items
 
 
-def _optional_str(value: object) -> str | None:
+def optional_str(value: object) -> str | None:
     """A field the plain checks let be a string or missing (or null)."""
     return value if type(value) is str else None
 
@@ -426,10 +434,10 @@ def encode_wire(messages: list[WireMessage]) -> bytes:
     """The messages' JSON as the provider's encoder writes it (`encode_body`), comma-joined without
     brackets: by orjson at once when every value is plain (`json_plain`: what it writes byte for byte
     as the stdlib does), else message by message by the stdlib."""
-    return _encode(messages, _tool_inputs(messages))
+    return encode_messages(messages, _tool_inputs(messages))
 
 
-def _encode(messages: list[WireMessage], inputs: list[object]) -> bytes:
+def encode_messages(messages: list[WireMessage], inputs: list[object]) -> bytes:
     """`encode_wire`, given the messages' tool-call inputs."""
     from pi_tui.ai.providers._wire_cache import dumps
 
@@ -487,7 +495,7 @@ def anthropic_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
         return None
     tools = any(message["role"] == "toolResult" for message in split.prefix)
     return WirePrefix(
-        api=model.api, messages=messages, json=_encode(messages, inputs), has_tool_history=tools
+        api=model.api, messages=messages, json=encode_messages(messages, inputs), has_tool_history=tools
     )
 
 
@@ -504,7 +512,9 @@ def chat_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     if not messages or (compat["requiresAssistantAfterToolResult"] and messages[-1]["role"] == "tool"):
         return None
     tools = any(message["role"] == "toolResult" for message in split.prefix)
-    return WirePrefix(api=model.api, messages=messages, json=_encode(messages, []), has_tool_history=tools)
+    return WirePrefix(
+        api=model.api, messages=messages, json=encode_messages(messages, []), has_tool_history=tools
+    )
 
 
 def responses_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
@@ -518,5 +528,9 @@ def responses_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
         return None
     tools = any(message["role"] == "toolResult" for message in split.prefix)
     return WirePrefix(
-        api=model.api, messages=items, json=_encode(items, stored), has_tool_history=tools, converted=emitted
+        api=model.api,
+        messages=items,
+        json=encode_messages(items, stored),
+        has_tool_history=tools,
+        converted=emitted,
     )

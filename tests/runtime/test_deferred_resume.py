@@ -270,46 +270,57 @@ async def test_a_big_session_with_its_recorded_prompt_resumes_deferred_and_sends
     assert [e["message"]["role"] for e in added] == ["user", "assistant"]  # the prompt is unchanged
 
 
-async def test_azure_responses_resumes_on_the_fast_path_and_sends_the_typed_bytes(
-    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Azure's Responses API sends OpenAI's Responses input items: a big plain resume sends its old
-    history as items made from the file's lines, before the typed history is built, and the body is
-    byte for byte what the typed path sends."""
-    from pi_tui.ai.providers import azure_openai_responses
+# API -> (the fake server's base URL attribute, the module whose build_request the stream calls, the
+# body's history field)
+_MORE_APIS = {
+    "azure-openai-responses": ("azure_base_url", "azure_openai_responses", "input"),
+    "google-generative-ai": ("gemini_base_url", "_google_stream", "contents"),
+}
 
+
+@pytest.mark.parametrize("api", list(_MORE_APIS))
+async def test_more_apis_resume_on_the_fast_path_and_send_what_the_typed_path_sends(
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, api: str
+) -> None:
+    """Azure's Responses API (OpenAI's Responses input items) and Gemini: a big plain resume sends its
+    old history as wire messages made from the file's lines, before the typed history is built, and
+    the body is the one the typed path sends."""
+    import importlib
+
+    base, module_name, field = _MORE_APIS[api]
+    module = importlib.import_module(f"pi_tui.ai.providers.{module_name}")
     plain, typed = _sessions(tmp_path)
     order: list[str] = []
-    build = azure_openai_responses.build_request
+    build = module.build_request
     complete = SessionManager.complete_history
 
-    def building(*args: Any) -> Any:
+    def building(*args: Any, **kwargs: Any) -> Any:
         order.append("request")
-        return build(*args)
+        return build(*args, **kwargs)
 
     def completing(self: SessionManager) -> None:
         if self.deferred_history is not None:
             order.append("history")
         complete(self)
 
-    monkeypatch.setattr(azure_openai_responses, "build_request", building)
+    monkeypatch.setattr(module, "build_request", building)
     monkeypatch.setattr(SessionManager, "complete_history", completing)
-    fake = FakeLLM(azure_deployments={"gpt-fake-az"})
+    fake = FakeLLM(azure_deployments={"more-fake"})
     fake.script([Reply([text("Done.")]), Reply([text("Done.")])])
     with fake.serve() as server:
         write_models_json(agent_dir, server)
         config = json.loads((agent_dir / "models.json").read_text())
-        config["providers"]["fake-azure"] = {
-            "baseUrl": server.azure_base_url,
-            "api": "azure-openai-responses",
+        config["providers"]["fake-more"] = {
+            "baseUrl": getattr(server, base),
+            "api": api,
             "apiKey": "test-key",
-            "models": [{"id": "gpt-fake-az", "contextWindow": 200_000, "maxTokens": 8192}],
+            "models": [{"id": "more-fake", "contextWindow": 200_000, "maxTokens": 8192}],
         }
         (agent_dir / "models.json").write_text(json.dumps(config))
-        assert await _answer(plain, tmp_path, model="fake-azure/gpt-fake-az") == (True, False, 0)
+        assert await _answer(plain, tmp_path, model="fake-more/more-fake") == (True, False, 0)
         assert order == ["request", "history"]
-        assert await _answer(typed, tmp_path, model="fake-azure/gpt-fake-az") == (False, False, 0)
+        assert await _answer(typed, tmp_path, model="fake-more/more-fake") == (False, False, 0)
     first, second = fake.requests
     assert first.body == second.body
-    assert len(first.body["input"]) > 2_900
+    assert len(first.body[field]) > 2_000
     assert fake.violations == []

@@ -10,6 +10,7 @@ import pytest
 from bench.big_sessions import big_session_lines
 from pi_tui.agent.convert import convert_to_llm, transform_messages
 from pi_tui.ai.providers import (
+    _google_request,
     anthropic,
     azure_openai_responses,
     openai_codex_responses,
@@ -32,6 +33,7 @@ from pi_tui.session.fast_wire import (
     responses_history,
     responses_prefix,
 )
+from pi_tui.session.fast_wire_google import google_history, google_prefix
 from pi_tui.session.loader import line_decoder
 from pi_tui.session.manager import SessionManager
 from tests.shared_fixtures import PI_SESSIONS
@@ -46,6 +48,9 @@ ANTHROPIC = Model(
 CHAT = Model(id="gpt-x", api="openai-completions", provider="bench", reasoning=True, context_window=200_000)
 RESPONSES = Model(
     id="gpt-r", api="openai-responses", provider="bench", reasoning=True, context_window=200_000
+)
+GEMINI = Model(
+    id="gemini-3-pro", api="google-generative-ai", provider="bench", reasoning=True, context_window=200_000
 )
 
 
@@ -256,6 +261,55 @@ def _responses_turns() -> _Builder:
     return b
 
 
+def _google_turns() -> _Builder:
+    """Turns answered over the Gemini API (the model `GEMINI` and another of its API): thought
+    signatures base64 and not, signed empty parts, redacted thinking, parallel calls whose results
+    share a content, call ids Gemini rejects, an error and an empty result."""
+    b = _Builder()
+    _pad(b)
+    good, bad = "c2lnbmF0dXJl", "not base64!"
+    for model in ("gemini-3-pro", "gemini-other"):
+        b.user(f"ask {model}")
+        b.answer(
+            [
+                {"type": "thinking", "thinking": "plan", "thinkingSignature": good},
+                {"type": "thinking", "thinking": "more", "thinkingSignature": bad},
+                {"type": "thinking", "thinking": "", "thinkingSignature": good},
+                {"type": "thinking", "thinking": "hidden", "thinkingSignature": good, "redacted": True},
+                {"type": "text", "text": "one é", "textSignature": good},
+                {"type": "text", "text": "", "textSignature": good},
+                {"type": "text", "text": " ", "textSignature": bad},
+                {
+                    "type": "toolCall",
+                    "id": "call.1|x",
+                    "name": "read",
+                    "arguments": {"path": "a"},
+                    "thoughtSignature": good,
+                },
+                {
+                    "type": "toolCall",
+                    "id": "call_2",
+                    "name": "read",
+                    "arguments": {},
+                    "thoughtSignature": bad,
+                },
+            ],
+            stop="toolUse",
+            model=model,
+            api="google-generative-ai",
+            provider="bench",
+        )
+        b.result("call.1|x", ["a", "b"])
+        b.result("call_2", [], error=True)
+        b.answer([{"type": "text", "text": "so"}], model=model, api="google-generative-ai", provider="bench")
+    b.user([{"type": "text", "text": ""}])
+    b.user("last")
+    b.answer(
+        [{"type": "text", "text": "done"}], model="gemini-3-pro", api="google-generative-ai", provider="bench"
+    )
+    return b
+
+
 def _newer_branch() -> _Builder:
     """A path whose last answer is older than a message before it in the file, off the path: an
     abandoned branch written with a clock ahead (only the path's messages count for the cut)."""
@@ -308,6 +362,7 @@ def _sources(tmp_path: Path) -> list[Path]:
         big,
         _varied().write(tmp_path / "varied.jsonl"),
         _responses_turns().write(tmp_path / "responses.jsonl"),
+        _google_turns().write(tmp_path / "google.jsonl"),
         _newer_branch().write(tmp_path / "newer_branch.jsonl"),
         *_paired(tmp_path),
         *_damaged(tmp_path).values(),
@@ -429,6 +484,12 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
             items, emitted = responses_history(messages, model)
             assert dumps(items) == dumps(converter.finish()), path.name
             assert emitted == converter.emitted, path.name
+        for model in (GEMINI, GEMINI.model_copy(update={"id": "gemini-2.5-pro"})):  # ids sent, and not
+            prepared, _ = prepare_messages(history, model, None)
+            contents = google_history(messages, model)
+            assert encode_wire(contents) == b",".join(
+                dumps(c).encode() for c in _google_request.convert_messages(prepared, model)
+            ), path.name
         matched.append(path.name)
     # pi's fixtures hold compactions: left to the typed path
     assert matched == [
@@ -436,6 +497,7 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
         "big.jsonl",
         "varied.jsonl",
         "responses.jsonl",
+        "google.jsonl",
         "newer_branch.jsonl",
         "paired.jsonl",
         "unanswered_last.jsonl",
@@ -470,6 +532,9 @@ _REQUEST_CASES: dict[str, tuple[str, int, dict[str, Any]]] = {
         {"provider": "azure-openai-responses", "base_url": "https://bench.openai.azure.com/openai/v1"},
     ),
     "codex responses": ("openai-codex-responses", 200_000, {"provider": "openai-codex"}),
+    "gemini": ("google-generative-ai", 200_000, {"id": "gemini-3-pro"}),
+    "gemini, no ids, a small window": ("google-generative-ai", 12_000, {"id": "gemini-2.5-pro"}),
+    "vertex": ("google-vertex", 200_000, {"id": "gemini-3-pro"}),
 }
 
 
@@ -495,14 +560,23 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         "openai-responses": openai_responses,
         "azure-openai-responses": azure_openai_responses,
         "openai-codex-responses": openai_codex_responses,
+        "google-generative-ai": _google_request,
+        "google-vertex": _google_request,
     }[api]
-    encode = openai_responses.encode_request if "responses" in api else module._encode
+    if "responses" in api:
+        encode = openai_responses.encode_request
+    elif "google" in api:
+        encode = _google_request.encode_request
+    else:
+        encode = module._encode
     build = {
         "anthropic-messages": anthropic_prefix,
         "openai-completions": chat_prefix,
         "openai-responses": responses_prefix,
         "azure-openai-responses": responses_prefix,
         "openai-codex-responses": responses_prefix,
+        "google-generative-ai": google_prefix,
+        "google-vertex": google_prefix,
     }[api]
     sent_fast = 0
     for path in sources.paths:

@@ -57,9 +57,11 @@ __all__ = [
     "convert_tools",
     "encode_request",
     "model_path",
+    "pi_tool_call_id",
     "requires_tool_call_id",
     "thinking_config",
     "uses_thinking_level",
+    "valid_signature",
 ]
 
 # Budgets per level for budget-based models; the first id fragment that matches wins.
@@ -106,7 +108,8 @@ def uses_thinking_level(model: Model) -> bool:
     )
 
 
-def _valid_signature(signature: str | None) -> bool:
+def valid_signature(signature: str | None) -> bool:
+    """Whether a stored thought signature is one Gemini takes back (base64): others are left out."""
     return bool(signature) and len(signature or "") % 4 == 0 and bool(_BASE64.match(signature or ""))
 
 
@@ -210,7 +213,7 @@ def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, s
     parts: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, TextContent):
-            signature = block.text_signature if same and _valid_signature(block.text_signature) else None
+            signature = block.text_signature if same and valid_signature(block.text_signature) else None
             # An empty text is kept when signed: Gemini may sign an empty part and wants it back.
             if not block.text.strip() and not signature:
                 continue
@@ -220,7 +223,7 @@ def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, s
             if block.redacted:
                 continue
             if same:
-                signature = block.thinking_signature if _valid_signature(block.thinking_signature) else None
+                signature = block.thinking_signature if valid_signature(block.thinking_signature) else None
                 if not block.thinking.strip() and not signature:
                     continue
                 part: JsonObject = {"text": sanitize_surrogates(block.thinking), "thought": True}
@@ -236,7 +239,7 @@ def _assistant_content(message: AssistantMessage, model: Model, ids: dict[str, s
                 call["id"] = call_id
             call["name"] = block.name
             wire: JsonObject = {"functionCall": call}
-            if same and _valid_signature(block.thought_signature):
+            if same and valid_signature(block.thought_signature):
                 wire["thoughtSignature"] = block.thought_signature
             parts.append(wire)
     return [{"parts": parts, "role": "model"}] if parts else []
@@ -266,7 +269,8 @@ def _tool_result_content(message: ToolResultMessage, model: Model, call_id: str)
     return out
 
 
-def _pi_tool_call_id(call_id: str) -> str:
+def pi_tool_call_id(call_id: str) -> str:
+    """The id another API's tool call is sent under (characters Gemini rejects replaced, 64 at most)."""
     return _ID_CHARS.sub("_", call_id)[:64]
 
 
@@ -323,7 +327,7 @@ class _Converter:
                 # Ids another API issued may hold characters Gemini rejects; results follow the rename.
                 for block in message.content:
                     if isinstance(block, ToolCall) and requires_tool_call_id(self.model.id):
-                        renamed = _pi_tool_call_id(block.id)
+                        renamed = pi_tool_call_id(block.id)
                         if renamed != block.id:
                             self.ids[block.id] = renamed
             if cache is not None and cached and not self.ids:
@@ -365,6 +369,12 @@ def build_request(
     else:
         key = (model.api, model.provider, model.id, tuple(model.input))
         contents = _MEMO.convert(model, request, key, lambda: _Converter(model, CACHE), CACHE).finish()
+    if request.wire_prefix is not None:
+        # The history's old part already in wire shape (a resumed session's first request): it goes
+        # first; the request's messages start with a user prompt, so no results join across the cut.
+        prefix = request.wire_prefix.sendable(model, options)
+        contents = [*prefix, *contents]
+        CACHE.lead_items, CACHE.lead_json = prefix, request.wire_prefix.json
     body: JsonObject = {"contents": contents}
     if request.system_prompt:
         system = sanitize_surrogates(request.system_prompt)
