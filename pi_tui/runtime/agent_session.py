@@ -110,6 +110,7 @@ _PREFIX_APIS = frozenset(
         "openai-codex-responses",
         "google-generative-ai",
         "google-vertex",
+        "mistral-conversations",
     }
 )
 
@@ -796,6 +797,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if self.extensions is None and self._base_stream_fn is None and model.api in _PREFIX_APIS:
             from pi_tui.session.fast_wire import anthropic_prefix, chat_prefix, responses_prefix
             from pi_tui.session.fast_wire_google import google_prefix
+            from pi_tui.session.fast_wire_mistral import mistral_prefix
             from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
             build = {
@@ -807,6 +809,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 "openai-codex-responses": responses_prefix,
                 "google-generative-ai": google_prefix,
                 "google-vertex": google_prefix,
+                "mistral-conversations": mistral_prefix,
             }[model.api]
             # As a provider converts a history: no collection walks the objects it makes meanwhile, and
             # they are frozen after (without that, the first allocation after the block ran a young

@@ -275,21 +275,32 @@ async def test_a_big_session_with_its_recorded_prompt_resumes_deferred_and_sends
 _MORE_APIS = {
     "azure-openai-responses": ("azure_base_url", "azure_openai_responses", "input"),
     "google-generative-ai": ("gemini_base_url", "_google_stream", "contents"),
+    "mistral-conversations": ("mistral_base_url", "mistral", "messages"),
 }
+
+
+def _answered_by(path: Path, api: str) -> None:
+    """Make the session's answers ``fake-more/more-fake``'s on ``api`` (Mistral's ids: nine characters)."""
+    text = path.read_text()
+    text = text.replace('"api":"anthropic-messages"', f'"api":"{api}"').replace('"toolu_', '"t')
+    path.write_text(text.replace('"provider":"bench"', '"provider":"fake-more"').replace("bench-model", "more-fake"))
 
 
 @pytest.mark.parametrize("api", list(_MORE_APIS))
 async def test_more_apis_resume_on_the_fast_path_and_send_what_the_typed_path_sends(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, api: str
 ) -> None:
-    """Azure's Responses API (OpenAI's Responses input items) and Gemini: a big plain resume sends its
-    old history as wire messages made from the file's lines, before the typed history is built, and
-    the body is the one the typed path sends."""
+    """Azure's Responses API (OpenAI's Responses input items), Gemini and Mistral: a big plain resume
+    sends its old history as wire messages made from the file's lines, before the typed history is
+    built, and the body is the one the typed path sends."""
     import importlib
 
     base, module_name, field = _MORE_APIS[api]
     module = importlib.import_module(f"pi_tui.ai.providers.{module_name}")
     plain, typed = _sessions(tmp_path)
+    if api == "mistral-conversations":  # another model's tool calls would keep it on the typed path
+        _answered_by(plain, api)
+        _answered_by(typed, api)
     order: list[str] = []
     build = module.build_request
     complete = SessionManager.complete_history

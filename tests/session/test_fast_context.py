@@ -13,6 +13,7 @@ from pi_tui.ai.providers import (
     _google_request,
     anthropic,
     azure_openai_responses,
+    mistral,
     openai_codex_responses,
     openai_completions,
     openai_responses,
@@ -23,7 +24,7 @@ from pi_tui.ai.providers._wire_cache import dumps
 from pi_tui.ai.stream import LlmRequest, StreamOptions
 from pi_tui.ai.types import AssistantMessage, Model, TextContent, ToolDefinition, Usage, UserMessage
 from pi_tui.session.context import build_session_context
-from pi_tui.session.fast_context import read_plain_path, split_path
+from pi_tui.session.fast_context import calls_of, read_plain_path, split_path
 from pi_tui.session.fast_wire import (
     anthropic_history,
     anthropic_prefix,
@@ -34,6 +35,7 @@ from pi_tui.session.fast_wire import (
     responses_prefix,
 )
 from pi_tui.session.fast_wire_google import google_history, google_prefix
+from pi_tui.session.fast_wire_mistral import mistral_history, mistral_prefix
 from pi_tui.session.loader import line_decoder
 from pi_tui.session.manager import SessionManager
 from tests.shared_fixtures import PI_SESSIONS
@@ -48,6 +50,9 @@ ANTHROPIC = Model(
 CHAT = Model(id="gpt-x", api="openai-completions", provider="bench", reasoning=True, context_window=200_000)
 RESPONSES = Model(
     id="gpt-r", api="openai-responses", provider="bench", reasoning=True, context_window=200_000
+)
+MISTRAL = Model(
+    id="mistral-same", api="mistral-conversations", provider="bench", reasoning=True, context_window=200_000
 )
 GEMINI = Model(
     id="gemini-3-pro", api="google-generative-ai", provider="bench", reasoning=True, context_window=200_000
@@ -310,6 +315,43 @@ def _google_turns() -> _Builder:
     return b
 
 
+def _mistral_turns() -> _Builder:
+    """Turns answered over Mistral's API by the model `MISTRAL` (nine-character call ids), one by another
+    model without tool calls (its thinking becomes text), with blank parts, an error and an empty result."""
+    b = _Builder()
+    _pad(b)
+    for turn in range(3):
+        b.user(f"ask {turn} é")
+        b.answer(
+            [
+                {"type": "thinking", "thinking": "plan"},
+                {"type": "thinking", "thinking": " "},
+                {"type": "text", "text": "one"},
+                {"type": "text", "text": ""},
+                {"type": "toolCall", "id": f"abcdefgh{turn}", "name": "read", "arguments": {"path": "a"}},
+                {"type": "toolCall", "id": f"bcdefghi{turn}", "name": "read", "arguments": {}},
+            ],
+            stop="toolUse",
+            model="mistral-same",
+            api="mistral-conversations",
+            provider="bench",
+        )
+        b.result(f"abcdefgh{turn}", ["a ", " b"])
+        b.result(f"bcdefghi{turn}", [], error=True)
+        b.answer(
+            [{"type": "thinking", "thinking": "mine"}, {"type": "text", "text": "so"}],
+            model="other",
+            api="mistral-conversations",
+            provider="bench",
+        )
+    b.user([{"type": "text", "text": ""}])
+    b.user("last")
+    b.answer(
+        [{"type": "text", "text": "done"}], model="mistral-same", api="mistral-conversations", provider="bench"
+    )
+    return b
+
+
 def _newer_branch() -> _Builder:
     """A path whose last answer is older than a message before it in the file, off the path: an
     abandoned branch written with a clock ahead (only the path's messages count for the cut)."""
@@ -363,6 +405,7 @@ def _sources(tmp_path: Path) -> list[Path]:
         _varied().write(tmp_path / "varied.jsonl"),
         _responses_turns().write(tmp_path / "responses.jsonl"),
         _google_turns().write(tmp_path / "google.jsonl"),
+        _mistral_turns().write(tmp_path / "mistral.jsonl"),
         _newer_branch().write(tmp_path / "newer_branch.jsonl"),
         *_paired(tmp_path),
         *_damaged(tmp_path).values(),
@@ -455,6 +498,7 @@ def _plain(path: Path) -> Any:
 
 def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(sources: _Sources) -> None:
     matched = []
+    mistral_matched: list[str] = []
     for path in sources.paths:
         plain = _plain(path)
         if plain is None:
@@ -490,6 +534,13 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
             assert encode_wire(contents) == b",".join(
                 dumps(c).encode() for c in _google_request.convert_messages(prepared, model)
             ), path.name
+        prepared, _ = prepare_messages(history, MISTRAL, None)
+        said = mistral_history(messages, MISTRAL)
+        if said is None:  # another model's tool calls: left to the typed path
+            assert any(m["role"] == "assistant" and m["model"] != MISTRAL.id and calls_of(m) for m in messages)
+        else:
+            assert dumps(said) == dumps(mistral.convert_messages(prepared, MISTRAL, "")), path.name
+            mistral_matched.append(path.name)
         matched.append(path.name)
     # pi's fixtures hold compactions: left to the typed path
     assert matched == [
@@ -498,12 +549,14 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
         "varied.jsonl",
         "responses.jsonl",
         "google.jsonl",
+        "mistral.jsonl",
         "newer_branch.jsonl",
         "paired.jsonl",
         "unanswered_last.jsonl",
         "damaged.jsonl",
         "unterminated.jsonl",
     ]
+    assert "mistral.jsonl" in mistral_matched and "big.jsonl" not in mistral_matched
 
 
 _REQUEST_CASES: dict[str, tuple[str, int, dict[str, Any]]] = {
@@ -535,6 +588,8 @@ _REQUEST_CASES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "gemini": ("google-generative-ai", 200_000, {"id": "gemini-3-pro"}),
     "gemini, no ids, a small window": ("google-generative-ai", 12_000, {"id": "gemini-2.5-pro"}),
     "vertex": ("google-vertex", 200_000, {"id": "gemini-3-pro"}),
+    "mistral": ("mistral-conversations", 200_000, {"id": "mistral-same"}),
+    "mistral, a small window": ("mistral-conversations", 12_000, {"id": "mistral-same"}),
 }
 
 
@@ -562,6 +617,7 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         "openai-codex-responses": openai_codex_responses,
         "google-generative-ai": _google_request,
         "google-vertex": _google_request,
+        "mistral-conversations": mistral,
     }[api]
     if "responses" in api:
         encode = openai_responses.encode_request
@@ -577,6 +633,7 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         "openai-codex-responses": responses_prefix,
         "google-generative-ai": google_prefix,
         "google-vertex": google_prefix,
+        "mistral-conversations": mistral_prefix,
     }[api]
     sent_fast = 0
     for path in sources.paths:
@@ -586,8 +643,10 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         split = split_path(plain)
         assert split is not None
         prefix = build(split, model)
-        if prefix is None:  # (Chat Completions: a history ending in a tool result, on such a server)
-            assert api == "openai-completions" and fields.get("compat")
+        if prefix is None:
+            # Chat Completions: a history ending in a tool result, on such a server; Mistral: another
+            # model's tool calls
+            assert (api == "openai-completions" and fields.get("compat")) or api == "mistral-conversations"
             continue
         history = sources.typed_history(path)
         manager = SessionManager.open(path, read_only=True, defer_history=True)
@@ -605,7 +664,7 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         assert sent == encode(module.build_request(model, whole, options)), path.name
         manager.close()
         sent_fast += 1
-    assert sent_fast >= 6
+    assert sent_fast >= (1 if api == "mistral-conversations" else 6)
 
 
 def _fallback_cases() -> dict[str, _Builder]:

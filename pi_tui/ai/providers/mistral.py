@@ -149,6 +149,13 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         key = (model.api, model.provider, model.id, tuple(model.input), request.system_prompt)
         fresh = lambda: _Converter(model, request.system_prompt, _CACHE)  # noqa: E731
         wire = _MEMO.convert(model, request, key, fresh, _CACHE).finish()
+    if request.wire_prefix is not None:
+        # The history's old part already in wire shape (a resumed session's first request), after the
+        # system message; the request's messages start with a user prompt.
+        prefix = request.wire_prefix.sendable(model, options)
+        head = 1 if wire and wire[0]["role"] == "system" else 0
+        wire = [*wire[:head], *prefix, *wire[head:]]
+        _CACHE.lead_items, _CACHE.lead_json = prefix, request.wire_prefix.json
     body: JsonObject = {"model": model.id, "stream": True, "messages": wire}
     if request.tools:
         tools = []
