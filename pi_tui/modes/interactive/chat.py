@@ -168,11 +168,13 @@ class ChatLog(VerticalScroll):
         them yet: until one has, the blocks' regions are those of before while the scroll is already the
         new one (`when_placed`)."""
         self._windows = 0
-        """How many windows were built anew (`_mount_window`): the mount of a replaced one is over."""
+        """How many mounts of unplaced blocks began (`_place_when_mounted`): an earlier one's end is not
+        the end of the mounting."""
         self._window_mounting = False
-        """A window built anew (`load`, `show_end`, Alt+Home) is still mounting: its answers' markdown is
-        parsed and mounted after the blocks themselves, so their heights and the places of the blocks
-        below them are known only once that is done and laid out (`when_placed` waits for it)."""
+        """A window built anew (`load`, `show_end`, Alt+Home), or earlier items mounted above one
+        (`load_earlier`), is still mounting: its answers' markdown is parsed and mounted after the blocks
+        themselves, so their heights and the places of the blocks below them are known only once that is
+        done and laid out (`when_placed` waits for it)."""
         self._placed_waiters: list[Callable[[], object]] = []
         self._ahead_waiters: list[Callable[[], object]] = []
         self._layouts = 0
@@ -534,7 +536,11 @@ class ChatLog(VerticalScroll):
         laid out, what goes by the blocks' places waits (`when_placed`)."""
         if not widgets:
             return
-        mounting = self.mount_all(widgets, before=self.later)
+        self._place_when_mounted(self.mount_all(widgets, before=self.later))
+
+    def _place_when_mounted(self, mounting: AwaitMount) -> None:
+        """Blocks are being mounted that no layout has placed (a new window, earlier items above one):
+        what goes by the blocks' places waits (`when_placed`) until they are mounted and laid out."""
         if not self.is_attached:
             return
         self._unplaced = True
@@ -546,9 +552,9 @@ class ChatLog(VerticalScroll):
             try:
                 await mounting
             finally:
-                if window == self._windows:  # no newer window took its place meanwhile
+                if window == self._windows:  # no newer mount took its place meanwhile
                     self._window_mounting = False
-                    self._shown_at = self._arranged  # the next arrangement places the whole window
+                    self._shown_at = self._arranged  # the next arrangement places them all
                     self.refresh(layout=True)
 
         self.run_worker(mounted(), group="chat-window", exit_on_error=False)
@@ -585,7 +591,7 @@ class ChatLog(VerticalScroll):
         log's size after a refresh is still that of the window before it."""
         if self.first_mounted > 0 and self.max_scroll_y == 0 and self.size.height > 0:
             self.load_earlier(self.INITIAL)
-            self.call_after_refresh(self._fill_viewport)
+            self.call_after_refresh(self.when_placed, self._fill_viewport)  # measured once they are placed
 
     def _drop(self, blocks: list[Widget]) -> None:
         """Unmount blocks, first emptying their widgets' caches of rendered lines (a repaint does), and
@@ -686,7 +692,9 @@ class ChatLog(VerticalScroll):
         count = self.first_mounted - start
         self.first_mounted = start
         if widgets:
-            self.mount_all(widgets, after=self.marker)
+            # Above the blocks on screen: until laid out, the places of those below are the old ones (a
+            # Ctrl+Up meanwhile went that many lines too far up).
+            self._place_when_mounted(self.mount_all(widgets, after=self.marker))
         self._update_marker()
         self._trim_newest()
         return count

@@ -219,6 +219,37 @@ async def test_ctrl_up_right_after_the_window_is_built_again_goes_to_the_last_pr
         assert chat.scroll_y < chat.max_scroll_y
 
 
+async def test_ctrl_up_right_after_earlier_items_filled_a_short_window_goes_to_the_last_prompt(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    # A session's last items may not fill the screen: once its window is placed, earlier items are
+    # mounted above until they do. A Ctrl+Up pressed before the layout that places those went by the
+    # places of before: the view stopped as many lines above the last prompt as they took, an earlier
+    # answer (or prompts further up) at the top instead of the last prompt.
+    from pi_tui.modes.interactive.blocks import UserBlock
+
+    async with _opened(tmp_path, agent_dir) as (app, pilot):
+        chat = app.chat
+        await until(pilot, lambda: not _shown_not_laid_out(chat))
+        await pilot.pause()
+        last = _turn([block for block in chat.mounted_blocks() if isinstance(block, UserBlock)][-1])
+        with app.batch_update():  # no layout until the press was handled
+            assert chat.load_earlier(6) == 6  # as filling a short window mounts them
+            await pilot.press("ctrl+up")
+
+        def on_a_prompt() -> bool:
+            if chat.reading_ahead or _shown_not_laid_out(chat):
+                return False
+            reader, offset = _reading(chat)
+            return isinstance(reader, UserBlock) and offset == 0
+
+        await until(pilot, lambda: not chat.reading_ahead and not _shown_not_laid_out(chat))
+        await pilot.pause()
+        reader, offset = _reading(chat)
+        assert (_turn(reader) if isinstance(reader, UserBlock) else reader, offset) == (last, 0)
+        assert on_a_prompt()
+
+
 async def test_blocks_scrolled_out_of_the_window_leave_no_rendered_lines_behind(
     tmp_path: Path, agent_dir: Path
 ) -> None:
