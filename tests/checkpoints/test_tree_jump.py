@@ -9,6 +9,7 @@ from pi_tui.modes.interactive.screens._dialogs import ChoiceScreen
 from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
 from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text, tool_call
+from tests.modes.interactive.helpers import workers_done
 from tests.modes.interactive.screens.helpers import HostApp
 
 from .conftest import MODEL
@@ -55,7 +56,7 @@ async def test_tree_jump_code_only_restores_the_files_and_keeps_the_conversation
     app = HostApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         await _jump_to(app, pilot, "user: second", 1)  # "Code only"
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert not isinstance(app.screen, TreeScreen)
     assert (project / "a.txt").read_text() == "v1\n"
@@ -70,7 +71,7 @@ async def test_tree_jump_with_conversation_and_code_moves_both(fake: FakeLLM, pr
         await _jump_to(app, pilot, "user: second", 2)  # "Conversation and code"
         if isinstance(app.screen, ChoiceScreen):  # "Summarize branch?" → No summary
             await pilot.press("enter")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert app.editor_text == "second"
     assert (project / "a.txt").read_text() == "v1\n"

@@ -29,6 +29,7 @@ from pi_tui.testing import FakeLLM, Reply, text
 from pi_tui.util.format import fmt_tokens
 
 from ..e2e.helpers import rehome_session, write_models_json
+from ..modes.interactive.helpers import workers_done
 from ..modes.interactive.screens.helpers import HostApp
 
 ANTHROPIC = "fake-anthropic/claude-fake"
@@ -85,7 +86,7 @@ async def _from_screen(session: Any, report: ContextReport) -> Figures:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, ContextScreen)
-        await screen.workers.wait_for_complete()
+        await workers_done(screen.app)
         await pilot.pause()
         tree = screen.query_one("#ctx-tree", Tree)
         for group in tree.root.children:  # open every message group (rows are made on first opening)

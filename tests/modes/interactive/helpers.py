@@ -6,7 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
 from textual.widget import Widget
+from textual.worker import WorkerCancelled, WorkerState
 
 from pi_tui.ai.providers.faux import FauxCall, FauxResponse, FauxScript, faux_reply
 from pi_tui.args import parse_args
@@ -53,6 +55,25 @@ async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 30.0)
         if loop.time() > deadline:
             raise AssertionError(f"condition not reached in time; {app_state(pilot.app)}")
         await pilot.pause(0.01)
+
+
+async def workers_done(app: App[Any]) -> None:
+    """Wait until none of the app's workers runs: the work a key or a command started is done.
+
+    Textual's ``app.workers.wait_for_complete()`` raises ``WorkerCancelled`` when a worker it waits for
+    was replaced by a newer one of its exclusive group (a search typed on, rows read again after a
+    resize), which happens or not depending on how fast the machine is. Here a replaced worker is no
+    error, only the newer one is waited for (as is any worker the finished ones started); a worker that
+    failed still fails the test.
+    """
+    while True:
+        running = [worker for worker in app.workers if worker.state == WorkerState.RUNNING]
+        if not running:
+            return
+        outcomes = await asyncio.gather(*(worker.wait() for worker in running), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, WorkerCancelled):
+                raise outcome
 
 
 def card_lines(block: Widget) -> list[str]:
@@ -114,4 +135,4 @@ def last_user_text(script: FauxScript) -> str:
     return ""
 
 
-__all__ = ["faux_reply", "gated", "last_user_text", "make_app", "type_text", "until"]
+__all__ = ["faux_reply", "gated", "last_user_text", "make_app", "type_text", "until", "workers_done"]

@@ -16,6 +16,7 @@ from pi_tui.runtime.factory import create_session
 from pi_tui.testing import FakeLLM, Reply, text
 from tests.compaction.helpers import is_summary_request
 
+from ..helpers import workers_done
 from .helpers import ANTHROPIC, HostApp
 
 EDITED = "## Goal\nEDITED: only the naming question matters."
@@ -123,7 +124,7 @@ async def test_regenerate_with_a_focus_asks_again_and_applies_the_new_summary(
         await _wait_for(app, pilot, PromptScreen)
         await pilot.press(*"naming", "enter")
         await _wait_for(app, pilot, ReviewScreen)
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert "REGENERATED with focus" in app.screen.summary  # type: ignore[attr-defined]
         assert any("Additional focus: naming" in json.dumps(r.body) for r in fake.requests)

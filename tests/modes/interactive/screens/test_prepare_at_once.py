@@ -28,7 +28,7 @@ from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
 from pi_tui.session import SessionManager, listing_cache
 from pi_tui.session.entries import MessageEntry
 
-from ..helpers import make_app, until
+from ..helpers import make_app, until, workers_done
 from .test_prepared_screens import _session
 
 
@@ -165,7 +165,7 @@ async def test_context_opened_while_messages_are_being_counted_shows_at_once_and
         finally:
             gate.open()
         await until(pilot, screen.ready.is_set)
-        await screen.workers.wait_for_complete()
+        await workers_done(screen.app)
         await pilot.pause()
         session = app.require_session()
         messages = [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)]

@@ -18,7 +18,7 @@ from pi_tui.modes.interactive.screens.tree_screen import TreeScreen
 from pi_tui.session import SessionManager, listing_cache
 from pi_tui.session.paths import default_session_dir
 
-from ..helpers import make_app, until
+from ..helpers import make_app, until, workers_done
 
 
 def _session(project: Path, turns: int) -> Path:
@@ -124,7 +124,7 @@ async def test_context_opened_after_the_counting_ahead_shows_its_figures_in_its_
         labels = [str(n.label) for n in screen.query_one("#ctx-tree", Tree).root.children]
         cached = f"Cached messages ({len(complete.cached)}) · {fmt_tokens(complete.cached_tokens)}"
         assert any(label.startswith(cached) for label in labels), labels
-        await screen.workers.wait_for_complete()  # the cache projection, filled in after the first frame
+        await workers_done(screen.app)  # the cache projection, filled in after the first frame
 
 
 async def test_a_resumed_session_describes_only_the_tool_results_it_shows(

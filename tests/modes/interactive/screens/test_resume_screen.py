@@ -10,7 +10,7 @@ from pi_tui.modes.interactive.screens.resume_screen import ResumeScreen
 from pi_tui.runtime.factory import create_session
 from pi_tui.session.listing import read_session_info
 
-from ..helpers import until
+from ..helpers import until, workers_done
 from .helpers import HostApp, write_session
 
 
@@ -43,7 +43,7 @@ async def test_resume_lists_this_projects_sessions_filters_as_you_type_and_resum
         await pilot.press(*"changelog")
         assert _titles(screen) == ["write the changelog"]
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert not isinstance(app.screen, ResumeScreen)
     assert session.session_manager.path == target
@@ -107,7 +107,7 @@ async def test_tab_shows_the_sessions_of_every_project(project: Path, tmp_path: 
         screen = await _open(app, pilot)
         assert _titles(screen) == ["here"]
         await pilot.press("tab")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert sorted(_titles(screen)) == ["here", "over there"]
         await pilot.press("tab")

@@ -13,6 +13,7 @@ from pi_tui.modes.interactive.screens import SCREEN_COMMANDS
 from pi_tui.modes.interactive.screens.context_screen import ContextScreen
 from pi_tui.testing import FakeLLM
 
+from ..helpers import workers_done
 from .helpers import (
     BEFORE_COMPACTION,
     LARGE,
@@ -56,7 +57,7 @@ def _opener(command: str, args: str = "") -> Callable[[Any], Any]:
         await pilot.pause()
         if isinstance(pilot.app.screen, ContextScreen):
             await pilot.app.screen.ready.wait()  # it opens before its messages are counted
-        await pilot.app.workers.wait_for_complete()  # e.g. /context's cache projection
+        await workers_done(pilot.app)  # e.g. /context's cache projection
         _steady_cursors(pilot.app)
         await pilot.pause()
 

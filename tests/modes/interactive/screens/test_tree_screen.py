@@ -16,7 +16,7 @@ from pi_tui.runtime.factory import create_session
 from pi_tui.session import SessionManager
 from pi_tui.testing import FakeLLM, Reply, text
 
-from ..helpers import until
+from ..helpers import until, workers_done
 from .helpers import ANTHROPIC, LARGE, HostApp, fixture_session
 
 
@@ -135,7 +135,7 @@ async def test_enter_on_another_branch_without_summary_moves_the_leaf_and_prefil
         await pilot.pause()
         assert isinstance(app.screen, ChoiceScreen)
         await pilot.press("enter")  # "No summary"
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert not isinstance(app.screen, TreeScreen)
     assert app.editor_text == "second question"
@@ -157,7 +157,7 @@ async def test_summarize_with_a_custom_focus_writes_a_branch_summary_at_the_new_
         await pilot.pause()
         assert isinstance(app.screen, PromptScreen)
         await pilot.press(*"the naming", "enter")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
     summaries = [e for e in session.session_manager.get_entries() if e.type == "branch_summary"]
     assert len(summaries) == 1 and "explored an alternative" in summaries[0].summary
@@ -176,14 +176,14 @@ async def test_escape_on_the_summary_question_keeps_the_tree_open_and_nothing_mo
         await pilot.press("enter")
         await pilot.pause()
         await pilot.press("escape")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert isinstance(app.screen, TreeScreen)
         await pilot.press("enter")  # the cursor is where it was
         await pilot.pause()
         assert isinstance(app.screen, ChoiceScreen)
         await pilot.press("escape")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
     assert session.session_manager.get_leaf_id() == leaf
 
 
@@ -208,7 +208,7 @@ async def test_escape_while_the_branch_summary_is_written_cancels_it_and_keeps_t
             assert asyncio.get_running_loop().time() < deadline
             await pilot.pause(0.01)
         await pilot.press("escape")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert app.screen is screen
         assert _drawn(screen).strip().endswith("user: second question")
@@ -223,7 +223,7 @@ async def test_enter_on_the_leaf_says_already_there(session: AgentSession) -> No
     async with app.run_test(size=(120, 40)) as pilot:
         await _open(app, pilot)
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert isinstance(app.screen, TreeScreen)
         assert any("Already at this point" in str(n.message) for n in app._notifications)
@@ -291,7 +291,7 @@ async def test_ctrl_f_forks_into_a_new_session_file(fake: FakeLLM, project: Path
         screen = await _open(app, pilot)
         _move_to(screen, "user: second question")
         await pilot.press("ctrl+f")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert not isinstance(app.screen, TreeScreen)
     assert app.editor_text == "second question"
@@ -361,7 +361,7 @@ async def test_fork_picker_lists_every_message_of_yours_and_enter_forks(session:
         ]
         _move_to(screen, "user: second question")
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert not isinstance(app.screen, (ForkScreen, ChoiceScreen))
     assert app.editor_text == "second question" and session.session_manager.path != old_path
@@ -419,7 +419,7 @@ async def test_jumping_while_the_agent_answers_aborts_the_answer_first(
         await pilot.pause()
         if isinstance(app.screen, ChoiceScreen):
             await pilot.press("enter")  # no summary
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await run
         assert not session.is_streaming
     roles = [getattr(getattr(e, "message", None), "role", None) for e in session.session_manager.get_branch()]
