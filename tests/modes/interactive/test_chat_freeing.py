@@ -131,6 +131,10 @@ async def test_full_collections_wait_while_the_reader_pages_up_and_run_once_it_s
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, app.ready.is_set)
         await until(pilot, lambda: app.chat.max_scroll_y > 0)
+        # The work ahead for the big screens runs with the collector off, and a press while it is off
+        # holds nothing (no full collection can come then): the presses come once it is done (the first
+        # press came while it ran on a loaded machine).
+        await until(pilot, lambda: app.screens_prepared is not None and app.screens_prepared.is_set())
         assert gc.isenabled()
         full = gc.get_stats()[2]["collections"]
         await pilot.press("pageup")
