@@ -61,13 +61,19 @@ def _signal_another_thread(term: PtyScreen, signum: int) -> None:
     Only a thread that is not on its way out: a signal sent to one thread dies with it, and the app's
     suspend ends its writer and input threads (``join`` returns before the thread itself has gone).
     Such a thread, chosen once under load, took the SIGCONT with it and the app never came back (a blank
-    screen). A stopped app has only stopped threads (`_wait_stopped`); a running one is idle here."""
+    screen). An ending thread blocks every signal once its function has returned (glibc, before it frees
+    its stack), and a group stop still stops it there, so a stopped thread may be one on its way out:
+    the signal goes to a thread that does not block it, as the kernel's choice for a process-directed
+    signal would. A stopped app has only stopped threads (`_wait_stopped`), whose masks stay as read
+    until the signal is taken; a running one is idle here."""
     pid = str(term.pid)
     others = sorted(int(task.name) for task in Path(f"/proc/{pid}/task").iterdir() if task.name != pid)
     tgkill = ctypes.CDLL(None, use_errno=True).tgkill
     for tid in others:
         try:
             if _state(term.pid, tid) in ("X", "Z"):  # exited, not yet reaped
+                continue
+            if _blocks(term.pid, tid, signum):  # on its way out: it would never take the signal
                 continue
         except OSError:  # gone meanwhile
             continue
@@ -78,9 +84,17 @@ def _signal_another_thread(term: PtyScreen, signum: int) -> None:
     raise AssertionError("the app has no thread besides the main one")
 
 
+def _blocks(pid: int, tid: int, signum: int) -> bool:
+    """Whether the thread blocks ``signum`` (its ``SigBlk`` mask in ``/proc``)."""
+    for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+        if line.startswith("SigBlk:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    raise AssertionError(f"no signal mask in the status of thread {tid}")
+
+
 def _threads_stopped(pid: int) -> bool:
-    """Every thread of the process is stopped. A thread on its way out never stops (it leaves the list
-    instead), so once this holds no thread is ending."""
+    """Every thread of the process is stopped (a thread on its way out may be among them: see
+    `_signal_another_thread`)."""
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             if _state(pid, int(task.name)) != "T":
