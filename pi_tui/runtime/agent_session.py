@@ -111,6 +111,7 @@ _PREFIX_APIS = frozenset(
         "google-generative-ai",
         "google-vertex",
         "mistral-conversations",
+        "bedrock-converse-stream",
     }
 )
 
@@ -796,6 +797,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         model = self.agent.model
         if self.extensions is None and self._base_stream_fn is None and model.api in _PREFIX_APIS:
             from pi_tui.session.fast_wire import anthropic_prefix, chat_prefix, responses_prefix
+            from pi_tui.session.fast_wire_bedrock import bedrock_prefix
             from pi_tui.session.fast_wire_google import google_prefix
             from pi_tui.session.fast_wire_mistral import mistral_prefix
             from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
@@ -810,6 +812,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
                 "google-generative-ai": google_prefix,
                 "google-vertex": google_prefix,
                 "mistral-conversations": mistral_prefix,
+                "bedrock-converse-stream": bedrock_prefix,
             }[model.api]
             # As a provider converts a history: no collection walks the objects it makes meanwhile, and
             # they are frozen after (without that, the first allocation after the block ran a young

@@ -276,21 +276,24 @@ _MORE_APIS = {
     "azure-openai-responses": ("azure_base_url", "azure_openai_responses", "input"),
     "google-generative-ai": ("gemini_base_url", "_google_stream", "contents"),
     "mistral-conversations": ("mistral_base_url", "mistral", "messages"),
+    "bedrock-converse-stream": ("bedrock_base_url", "_bedrock_request", "messages"),
 }
+# The model each API's answers come from (Bedrock: a Claude model, which replays signed thinking).
+_MORE_MODELS = {"bedrock-converse-stream": "anthropic.claude-more-fake"}
 
 
-def _answered_by(path: Path, api: str) -> None:
-    """Make the session's answers ``fake-more/more-fake``'s on ``api`` (Mistral's ids: nine characters)."""
+def _answered_by(path: Path, api: str, model: str) -> None:
+    """Make the session's answers ``fake-more/<model>``'s on ``api`` (Mistral's ids: nine characters)."""
     text = path.read_text()
     text = text.replace('"api":"anthropic-messages"', f'"api":"{api}"').replace('"toolu_', '"t')
-    path.write_text(text.replace('"provider":"bench"', '"provider":"fake-more"').replace("bench-model", "more-fake"))
+    path.write_text(text.replace('"provider":"bench"', '"provider":"fake-more"').replace("bench-model", model))
 
 
 @pytest.mark.parametrize("api", list(_MORE_APIS))
 async def test_more_apis_resume_on_the_fast_path_and_send_what_the_typed_path_sends(
     tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, api: str
 ) -> None:
-    """Azure's Responses API (OpenAI's Responses input items), Gemini and Mistral: a big plain resume
+    """Azure's Responses API (OpenAI's Responses input items), Gemini, Mistral and Bedrock: a big plain resume
     sends its old history as wire messages made from the file's lines, before the typed history is
     built, and the body is the one the typed path sends."""
     import importlib
@@ -298,9 +301,11 @@ async def test_more_apis_resume_on_the_fast_path_and_send_what_the_typed_path_se
     base, module_name, field = _MORE_APIS[api]
     module = importlib.import_module(f"pi_tui.ai.providers.{module_name}")
     plain, typed = _sessions(tmp_path)
-    if api == "mistral-conversations":  # another model's tool calls would keep it on the typed path
-        _answered_by(plain, api)
-        _answered_by(typed, api)
+    model = _MORE_MODELS.get(api, "more-fake")
+    if api in ("mistral-conversations", "bedrock-converse-stream"):
+        # Mistral: another model's tool calls would keep it on the typed path; Bedrock: signed thinking
+        _answered_by(plain, api, model)
+        _answered_by(typed, api, model)
     order: list[str] = []
     build = module.build_request
     complete = SessionManager.complete_history
@@ -316,7 +321,7 @@ async def test_more_apis_resume_on_the_fast_path_and_send_what_the_typed_path_se
 
     monkeypatch.setattr(module, "build_request", building)
     monkeypatch.setattr(SessionManager, "complete_history", completing)
-    fake = FakeLLM(azure_deployments={"more-fake"})
+    fake = FakeLLM(azure_deployments={model})
     fake.script([Reply([text("Done.")]), Reply([text("Done.")])])
     with fake.serve() as server:
         write_models_json(agent_dir, server)
@@ -325,12 +330,12 @@ async def test_more_apis_resume_on_the_fast_path_and_send_what_the_typed_path_se
             "baseUrl": getattr(server, base),
             "api": api,
             "apiKey": "test-key",
-            "models": [{"id": "more-fake", "contextWindow": 200_000, "maxTokens": 8192}],
+            "models": [{"id": model, "contextWindow": 200_000, "maxTokens": 8192}],
         }
         (agent_dir / "models.json").write_text(json.dumps(config))
-        assert await _answer(plain, tmp_path, model="fake-more/more-fake") == (True, False, 0)
+        assert await _answer(plain, tmp_path, model=f"fake-more/{model}") == (True, False, 0)
         assert order == ["request", "history"]
-        assert await _answer(typed, tmp_path, model="fake-more/more-fake") == (False, False, 0)
+        assert await _answer(typed, tmp_path, model=f"fake-more/{model}") == (False, False, 0)
     first, second = fake.requests
     assert first.body == second.body
     assert len(first.body[field]) > 2_000

@@ -10,6 +10,7 @@ import pytest
 from bench.big_sessions import big_session_lines
 from pi_tui.agent.convert import convert_to_llm, transform_messages
 from pi_tui.ai.providers import (
+    _bedrock_request,
     _google_request,
     anthropic,
     azure_openai_responses,
@@ -34,6 +35,7 @@ from pi_tui.session.fast_wire import (
     responses_history,
     responses_prefix,
 )
+from pi_tui.session.fast_wire_bedrock import bedrock_history, bedrock_prefix
 from pi_tui.session.fast_wire_google import google_history, google_prefix
 from pi_tui.session.fast_wire_mistral import mistral_history, mistral_prefix
 from pi_tui.session.loader import line_decoder
@@ -50,6 +52,13 @@ ANTHROPIC = Model(
 CHAT = Model(id="gpt-x", api="openai-completions", provider="bench", reasoning=True, context_window=200_000)
 RESPONSES = Model(
     id="gpt-r", api="openai-responses", provider="bench", reasoning=True, context_window=200_000
+)
+BEDROCK = Model(
+    id="us.anthropic.claude-opus-4-6-v1",
+    api="bedrock-converse-stream",
+    provider="bench",
+    reasoning=True,
+    context_window=200_000,
 )
 MISTRAL = Model(
     id="mistral-same", api="mistral-conversations", provider="bench", reasoning=True, context_window=200_000
@@ -315,6 +324,39 @@ def _google_turns() -> _Builder:
     return b
 
 
+def _bedrock_turns() -> _Builder:
+    """Turns answered over Bedrock by the Claude model `BEDROCK`: signed, unsigned, redacted and blank
+    thinking, blank texts, parallel calls (an argument under an empty key), an error and an empty result."""
+    b = _Builder()
+    _pad(b)
+    model = "us.anthropic.claude-opus-4-6-v1"
+    for turn in range(2):
+        b.user(f"ask {turn}")
+        b.answer(
+            [
+                {"type": "thinking", "thinking": "plan", "thinkingSignature": "sig"},
+                {"type": "thinking", "thinking": "unsigned"},
+                {"type": "thinking", "thinking": "", "thinkingSignature": "sig"},
+                {"type": "thinking", "thinking": "x", "thinkingSignature": "enc", "redacted": True},
+                {"type": "thinking", "thinking": "y", "redacted": True},
+                {"type": "text", "text": " "},
+                {"type": "text", "text": "one é"},
+                {"type": "toolCall", "id": f"call.{turn}|x", "name": "read", "arguments": {"path": "a", "": 1}},
+                {"type": "toolCall", "id": f"call_{turn}", "name": "read", "arguments": {}},
+            ],
+            stop="toolUse",
+            model=model,
+            api="bedrock-converse-stream",
+            provider="bench",
+        )
+        b.result(f"call.{turn}|x", ["a", " "])
+        b.result(f"call_{turn}", [], error=True)
+    b.user([{"type": "text", "text": " "}])
+    b.user("last")
+    b.answer([{"type": "text", "text": "done"}], model=model, api="bedrock-converse-stream", provider="bench")
+    return b
+
+
 def _mistral_turns() -> _Builder:
     """Turns answered over Mistral's API by the model `MISTRAL` (nine-character call ids), one by another
     model without tool calls (its thinking becomes text), with blank parts, an error and an empty result."""
@@ -406,6 +448,7 @@ def _sources(tmp_path: Path) -> list[Path]:
         _responses_turns().write(tmp_path / "responses.jsonl"),
         _google_turns().write(tmp_path / "google.jsonl"),
         _mistral_turns().write(tmp_path / "mistral.jsonl"),
+        _bedrock_turns().write(tmp_path / "bedrock.jsonl"),
         _newer_branch().write(tmp_path / "newer_branch.jsonl"),
         *_paired(tmp_path),
         *_damaged(tmp_path).values(),
@@ -534,6 +577,10 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
             assert encode_wire(contents) == b",".join(
                 dumps(c).encode() for c in _google_request.convert_messages(prepared, model)
             ), path.name
+        for model in (BEDROCK, BEDROCK.model_copy(update={"id": "meta.llama3-70b", "provider": "bench"})):
+            prepared, _ = prepare_messages(history, model, None)
+            typed_bedrock = _bedrock_request.convert_messages(prepared, model, StreamOptions(cache_retention="none"))
+            assert dumps(bedrock_history(messages, model)) == dumps(typed_bedrock), path.name
         prepared, _ = prepare_messages(history, MISTRAL, None)
         said = mistral_history(messages, MISTRAL)
         if said is None:  # another model's tool calls: left to the typed path
@@ -550,6 +597,7 @@ def test_every_source_either_falls_back_or_matches_the_typed_wire_byte_for_byte(
         "responses.jsonl",
         "google.jsonl",
         "mistral.jsonl",
+        "bedrock.jsonl",
         "newer_branch.jsonl",
         "paired.jsonl",
         "unanswered_last.jsonl",
@@ -588,6 +636,8 @@ _REQUEST_CASES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "gemini": ("google-generative-ai", 200_000, {"id": "gemini-3-pro"}),
     "gemini, no ids, a small window": ("google-generative-ai", 12_000, {"id": "gemini-2.5-pro"}),
     "vertex": ("google-vertex", 200_000, {"id": "gemini-3-pro"}),
+    "bedrock, a Claude model": ("bedrock-converse-stream", 200_000, {"id": "us.anthropic.claude-opus-4-6-v1"}),
+    "bedrock, another model, a small window": ("bedrock-converse-stream", 12_000, {"id": "meta.llama3-70b"}),
     "mistral": ("mistral-conversations", 200_000, {"id": "mistral-same"}),
     "mistral, a small window": ("mistral-conversations", 12_000, {"id": "mistral-same"}),
 }
@@ -618,11 +668,14 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         "google-generative-ai": _google_request,
         "google-vertex": _google_request,
         "mistral-conversations": mistral,
+        "bedrock-converse-stream": _bedrock_request,
     }[api]
     if "responses" in api:
         encode = openai_responses.encode_request
     elif "google" in api:
         encode = _google_request.encode_request
+    elif api == "bedrock-converse-stream":
+        encode = _bedrock_request.encode_request
     else:
         encode = module._encode
     build = {
@@ -634,6 +687,7 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         "google-generative-ai": google_prefix,
         "google-vertex": google_prefix,
         "mistral-conversations": mistral_prefix,
+        "bedrock-converse-stream": bedrock_prefix,
     }[api]
     sent_fast = 0
     for path in sources.paths:

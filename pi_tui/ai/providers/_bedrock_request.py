@@ -48,8 +48,11 @@ __all__ = [
     "build_request",
     "encode_request",
     "is_claude",
+    "smithy_document",
     "supports_adaptive_thinking",
     "supports_prompt_caching",
+    "text_block",
+    "tool_use_id",
 ]
 
 EMPTY_TEXT = "<empty>"
@@ -162,11 +165,13 @@ def _limits(model: Model, options: StreamOptions) -> tuple[int, JsonObject | Non
 # --- messages ---------------------------------------------------------------------------------------
 
 
-def _tool_id(call_id: str) -> str:
+def tool_use_id(call_id: str) -> str:
+    """The ``toolUseId`` a tool call is sent under (characters Bedrock rejects replaced, 64 at most)."""
     return _ID_CHARS.sub("_", call_id)[:64]
 
 
-def _text_block(text: str) -> JsonObject | None:
+def text_block(text: str) -> JsonObject | None:
+    """A ``{text}`` block, or None for a blank text (Bedrock refuses those)."""
     clean = sanitize_surrogates(text)
     return {"text": clean} if clean.strip() else None
 
@@ -183,11 +188,11 @@ def _image(image: ImageContent) -> JsonObject:
 def _user(message: LlmMessage) -> JsonObject:
     content: list[JsonObject] = []
     if isinstance(message.content, str):
-        content.append(_text_block(message.content) or {"text": EMPTY_TEXT})
+        content.append(text_block(message.content) or {"text": EMPTY_TEXT})
     else:
         for part in message.content:
             if isinstance(part, TextContent):
-                block = _text_block(part.text)
+                block = text_block(part.text)
                 if block is not None:
                     content.append(block)
             elif isinstance(part, ImageContent):
@@ -203,16 +208,16 @@ def _assistant(message: AssistantMessage, claude: bool) -> JsonObject | None:
     blocks: list[JsonObject] = []
     for part in message.content:
         if isinstance(part, TextContent):
-            block = _text_block(part.text)
+            block = text_block(part.text)
             if block is not None:
                 blocks.append(block)
         elif isinstance(part, ToolCall):
             blocks.append(
                 {
                     "toolUse": {
-                        "toolUseId": _tool_id(part.id),
+                        "toolUseId": tool_use_id(part.id),
                         "name": part.name,
-                        "input": _document(part.arguments),
+                        "input": smithy_document(part.arguments),
                     }
                 }
             )
@@ -239,12 +244,12 @@ def _assistant(message: AssistantMessage, claude: bool) -> JsonObject | None:
     return {"role": "assistant", "content": blocks} if blocks else None
 
 
-def _document(value: Any) -> Any:
+def smithy_document(value: Any) -> Any:
     """Tool arguments as a Smithy document: keys that are empty strings are dropped."""
     if isinstance(value, list):
-        return [_document(v) for v in value]
+        return [smithy_document(v) for v in value]
     if isinstance(value, dict):
-        return {k: _document(v) for k, v in value.items() if k}
+        return {k: smithy_document(v) for k, v in value.items() if k}
     return value
 
 
@@ -254,14 +259,14 @@ def _tool_result(message: ToolResultMessage) -> JsonObject:
         if isinstance(part, ImageContent):
             content.append(_image(part))
         elif isinstance(part, TextContent):
-            block = _text_block(part.text)
+            block = text_block(part.text)
             if block is not None:
                 content.append(block)
     if not content:
         content.append({"text": EMPTY_TEXT})
     return {
         "toolResult": {
-            "toolUseId": _tool_id(message.tool_call_id),
+            "toolUseId": tool_use_id(message.tool_call_id),
             "content": content,
             "status": "error" if message.is_error else "success",
         }
@@ -378,6 +383,12 @@ def build_request(model: Model, request: LlmRequest, options: StreamOptions) -> 
         key = (model.api, model.provider, model.id, model.name)
         converter = _MEMO.convert(model, request, key, lambda: _Converter(model, CACHE), CACHE)
         wire = converter.finish(model, options)
+    if request.wire_prefix is not None:
+        # The history's old part already in wire shape (a resumed session's first request): it goes
+        # first; the request's messages start with a user prompt, so no results join across the cut.
+        prefix = request.wire_prefix.sendable(model, options)
+        wire = [*prefix, *wire]
+        CACHE.lead_items, CACHE.lead_json = prefix, request.wire_prefix.json
     max_tokens, fields = _limits(model, options)
     body: JsonObject = {"messages": wire}
     if request.system_prompt:
