@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,9 @@ from ..e2e.helpers import write_models_json
 MODEL = "fake-anthropic/claude-fake"
 
 
+@pytest.mark.parametrize("model", [MODEL, "fake-gemini/gemini-fake"], ids=["anthropic", "gemini"])
 async def test_retries_of_a_deferred_first_request_fingerprint_the_history_once(
-    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, model: str
 ) -> None:
     path = tmp_path / "big.jsonl"
     path.write_text("\n".join(big_session_lines(3_000, tmp_path)) + "\n")
@@ -34,9 +36,17 @@ async def test_retries_of_a_deferred_first_request_fingerprint_the_history_once(
     fake.script([Fault("overloaded"), Fault("overloaded"), Reply([text("Done.")])])
     with fake.serve() as server:
         write_models_json(agent_dir, server)
+        config = json.loads((agent_dir / "models.json").read_text())
+        config["providers"]["fake-gemini"] = {
+            "baseUrl": server.gemini_base_url,
+            "api": "google-generative-ai",
+            "apiKey": "test-key",
+            "models": [{"id": "gemini-fake", "contextWindow": 200_000, "maxTokens": 8192}],
+        }
+        (agent_dir / "models.json").write_text(json.dumps(config))
         (agent_dir / "settings.json").write_text('{"retry": {"baseDelayMs": 1}}')
         session = create_session(
-            parse_args(["--session", str(path), "--model", MODEL, "-p", "hi"]), tmp_path
+            parse_args(["--session", str(path), "--model", model, "-p", "hi"]), tmp_path
         ).session
         assert session.session_manager.deferred_history is not None
         monkeypatch.setattr(fingerprints, "_message_canonical", counted)
