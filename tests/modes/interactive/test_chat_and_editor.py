@@ -317,7 +317,7 @@ async def test_keys_typed_right_after_ctrl_c_are_kept(tmp_path: Path, agent_dir:
         app.editor.post_message(events.Key("ctrl+c", "\x03"))
         for ch in "next":  # queued at once behind the Ctrl+C
             app.editor.post_message(events.Key(ch, ch))
-        await until(pilot, lambda: app.editor.text == "next", timeout=5)
+        await until(pilot, lambda: app.editor.text == "next")
         await pilot.pause()
         assert app.editor.text == "next" and app.is_running
 
@@ -555,9 +555,7 @@ async def test_escape_kills_a_running_bang_command(tmp_path: Path, agent_dir: Pa
         )
         await until(pilot, lambda: card_lines(block)[-1][0] != running[0])
         await pilot.press("escape")
-        await until(
-            pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages), timeout=10
-        )
+        await until(pilot, lambda: any(isinstance(m, BashExecutionMessage) for m in app.session.messages))
         (message,) = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
         assert message.cancelled
         assert "-error" in block.classes
@@ -601,7 +599,7 @@ async def test_a_second_bang_command_while_one_runs_goes_back_to_the_editor(
         assert app.editor.text == "!echo second"
         app.editor.set_text("")
         await pilot.press("escape")
-        await until(pilot, lambda: not app.user_bash.running, timeout=10)
+        await until(pilot, lambda: not app.user_bash.running)
 
 
 async def test_streamed_text_is_written_in_the_gaps_between_key_presses(

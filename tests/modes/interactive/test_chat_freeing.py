@@ -103,7 +103,7 @@ async def test_blocks_leaving_the_window_are_freed_without_the_cycle_collector(
 
         # Freed once the removal is done and the next layouts have replaced the old placements (before:
         # every one of them stayed until a full collection).
-        await until(pilot, lambda: not alive(), timeout=5)
+        await until(pilot, lambda: not alive())
         assert chat.first_mounted == 0
 
 
@@ -145,5 +145,5 @@ async def test_full_collections_wait_while_the_reader_pages_up_and_run_once_it_s
         await pilot.pause(app.chat.QUIET * 1.5)  # the chat looks again once QUIET has passed since a press
         assert held[2] > normal[2] and gc.get_threshold() == held  # still held: quiet only since the second
         clock.now += app.chat.QUIET
-        await until(pilot, lambda: gc.get_threshold() == normal, timeout=5)  # quiet: back to normal
+        await until(pilot, lambda: gc.get_threshold() == normal)  # quiet: back to normal
         assert gc.get_stats()[2]["collections"] > full

@@ -205,7 +205,7 @@ async def test_light_theme_by_name_and_user_theme_hot_reload(tmp_path: Path, age
         import os
 
         os.utime(themes / "mine.json", (1, 1))  # a new mtime even within the same second
-        await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#00ff00", timeout=5)
+        await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#00ff00")
 
 
 async def test_unknown_theme_falls_back_to_dark(tmp_path: Path, agent_dir: Path) -> None:
@@ -259,7 +259,7 @@ async def test_compact_shows_a_compaction_summary_block(tmp_path: Path, agent_di
         for prompt in ("one", "two"):
             await submit_and_wait(pilot, app, prompt)
         await submit(pilot, app, "/compact")
-        await until(pilot, lambda: bool(app.chat.query(SummaryBlock)), timeout=15)
+        await until(pilot, lambda: bool(app.chat.query(SummaryBlock)))
         assert "SUMMARYTEXT" in app.chat.query(SummaryBlock).last().summary
         assert app.footer.state.context_tokens is None  # "?" until the next answer, as pi
         await submit(pilot, app, "/compact")

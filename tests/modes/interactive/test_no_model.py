@@ -207,7 +207,7 @@ def test_a_first_run_without_keys_in_a_terminal_explains_and_runs_faux_once_pick
         term.send("hello")
         term.wait_for("hello")
         term.send("\r")
-        term.wait_for(lambda s: s.count("No model available") >= 2, timeout=15)  # the refusal, one line
+        term.wait_for(lambda s: s.count("No model available") >= 2, timeout=30)  # the refusal, one line
         screen = term.text()
         assert "Startup is still in progress" not in screen and "ANTHROPIC_API_KEY" in screen
         term.send("\x03")  # Ctrl+C clears the kept prompt
@@ -217,7 +217,7 @@ def test_a_first_run_without_keys_in_a_terminal_explains_and_runs_faux_once_pick
         term.send("\x1b")  # close the completion menu, keep the text
         term.wait_for(lambda s: s.count("faux/faux-1") == 1)
         term.send("\r")
-        term.wait_for(lambda s: "Model: faux-1" in s, timeout=15)
+        term.wait_for(lambda s: "Model: faux-1" in s, timeout=30)
         term.send("hi there\r")
         term.wait_for("faux provider", timeout=30)
         term.send("\x03\x03")

@@ -71,7 +71,7 @@ def test_prompt_answer_tool_call_steer_abort_and_quit_in_a_terminal(
             term.send("and faster\r")  # Enter while the answer streams: a steering message
             term.wait_for("Steering: and faster")
             term.send("\x1b")  # Escape: abort; the queued text comes back to the editor
-            term.wait_for(lambda s: "Operation aborted" in s or "aborted" in s.lower(), timeout=15)
+            term.wait_for(lambda s: "Operation aborted" in s or "aborted" in s.lower(), timeout=30)
             term.wait_for(lambda s: "Steering:" not in s and "and faster" in s)  # back in the editor
             term.send("\x03")  # Ctrl+C clears the editor …
             term.send("\x03")  # … and a second one quits

@@ -69,7 +69,7 @@ def test_in_tmux_without_extended_keys_alt_enter_queues_a_follow_up_and_the_app_
             term.wait_for("Follow-up: afterwards")
             assert "Steering:" not in term.text()
             term.send("\x1b")  # Escape: abort; the queued follow-up comes back to the editor
-            term.wait_for(lambda s: "Follow-up:" not in s and "afterwards" in s, timeout=15)
+            term.wait_for(lambda s: "Follow-up:" not in s and "afterwards" in s, timeout=30)
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0
 

@@ -26,9 +26,9 @@ def test_the_terminal_title_names_the_project_and_then_the_session(
         argv = [sys.executable, "-m", "pi_tui", "--provider", "fake", "--model", "claude-fake"]
         with PtyScreen(argv, cwd=project, env=env, columns=100, lines=30) as term:
             term.wait_for("claude-fake", timeout=30)  # the footer shows the model: the session is ready
-            term.wait_for(lambda _s: term.screen.title == "π - myproject", timeout=10)
+            term.wait_for(lambda _s: term.screen.title == "π - myproject", timeout=30)
             term.send("/name release prep\r")
             term.wait_for("Session name set: release prep")
-            term.wait_for(lambda _s: term.screen.title == "π - release prep - myproject", timeout=10)
+            term.wait_for(lambda _s: term.screen.title == "π - release prep - myproject", timeout=30)
             term.send("\x03\x03")
             assert term.wait_exit(timeout=20) == 0

@@ -54,7 +54,7 @@ async def test_editing_a_theme_picked_in_settings_applies_it_and_does_not_revert
         await until(pilot, lambda: app.theme == "pi-second")
         write_theme(themes, "second", "#00ff00")
         os.utime(second, (1, 1))  # a new mtime even within the same second
-        await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#00ff00", timeout=5)
+        await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#00ff00")
         assert app.theme == "pi-second"
 
 
@@ -70,4 +70,4 @@ async def test_a_user_theme_picked_after_a_built_in_one_is_hot_reloaded(
         await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#ff0000")
         write_theme(themes, "mine", "#00ff00")
         os.utime(mine, (1, 1))
-        await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#00ff00", timeout=5)
+        await until(pilot, lambda: app.theme_variables.get("pi-accent") == "#00ff00")

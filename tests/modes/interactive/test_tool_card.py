@@ -169,7 +169,7 @@ async def test_a_reloaded_theme_that_changes_only_the_title_colour_redraws_the_t
         data["colors"]["toolTitle"] = "#00ff00"
         (themes / "mine.json").write_text(json.dumps(data))
         os.utime(themes / "mine.json", (1, 1))  # a new mtime even within the same second
-        await until(pilot, lambda: app.theme_variables.get("pi-tool-title") == "#00ff00", timeout=5)
+        await until(pilot, lambda: app.theme_variables.get("pi-tool-title") == "#00ff00")
         await until(pilot, lambda: _colours(card, 0) == {"#00ff00"})
         assert card.styles.background == background
 

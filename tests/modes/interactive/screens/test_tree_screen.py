@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -203,10 +202,7 @@ async def test_escape_while_the_branch_summary_is_written_cancels_it_and_keeps_t
         await pilot.pause()
         assert isinstance(app.screen, ChoiceScreen)
         await pilot.press("down", "enter")  # Summarize
-        deadline = asyncio.get_running_loop().time() + 10
-        while not session.compaction.is_compacting:
-            assert asyncio.get_running_loop().time() < deadline
-            await pilot.pause(0.01)
+        await until(pilot, lambda: session.compaction.is_compacting)
         await pilot.press("escape")
         await workers_done(app)
         await pilot.pause()
