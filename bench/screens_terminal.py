@@ -14,7 +14,9 @@ changes the screen (characters or colours): ``/tree`` search typing, ↑ moves, 
 twice, Ctrl+U twice); ``/context`` ↓ moves; ``/resume`` search typing and ↓ moves. A key that changes
 nothing is timed by the next change there is (``/resume``'s search field blinks its cursor twice a
 second), so the keys chosen each change something. ``keys_cpu_ms_per_key`` is the program's CPU over
-those keys (search cleared again included), per key: what a key costs whatever the machine's load.
+those keys (search cleared again included), per key: what a key costs whatever the machine's load,
+plus what the program does in the background meanwhile (before the first key the bench waits for 0.15 s
+of quiet output, in which ``/context``'s cache projection may still be running).
 
     python -m bench screens_terminal_20k -n 1 --no-write
     python -c "from bench.screens_terminal import measure; print(measure(delays=(0, 300)))"

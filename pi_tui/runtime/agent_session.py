@@ -1009,6 +1009,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if self.engine.ledger.last_blocks:
             return self.engine.ledger.last_blocks
         from pi_tui.context.request import fingerprint, to_llm_request
+        from pi_tui.util.pause_points import pause_point
 
         path = list(self.session_manager.get_branch())
         last = max(
@@ -1018,6 +1019,7 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
         if last is None:
             return []
         previous = panels.place(self.engine.replay_path(path[:last]))
+        pause_point()  # `/context` makes this in a thread: the user's keys go first (~20 ms per step)
         return fingerprint(to_llm_request(previous, list(self.tools)))
 
     async def render_context(self) -> str:

@@ -162,3 +162,14 @@ def _untimed(message: Any) -> dict[str, Any]:
     data = dump_message(message)
     data.pop("timestamp", None)
     return data
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_history_converted_in_pieces_equals_one_converted_in_one_go(seed: int) -> None:
+    """`convert_in_pieces` (pause points between pieces, for a thread beside the UI) cuts before user and
+    assistant messages: the tool-pairing repair must come out as it does over the whole history."""
+    history = _random_history(random.Random(seed), 200)
+    expected = transform_messages(convert_to_llm(list(history)))
+    for piece in (1, 3, 7, 512):
+        got = request_module.convert_in_pieces(history, piece)
+        assert [_untimed(m) for m in got] == [_untimed(m) for m in expected], (seed, piece)
