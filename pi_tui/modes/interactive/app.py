@@ -590,6 +590,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.run_worker(self.action_quit(code), group="quit")
 
     @property
+    def cwd(self) -> Path:
+        """The directory the session works in (its tools' relative paths start there)."""
+        return self._cwd
+
+    @property
     def output_cut(self) -> bool:
         """True when output to the terminal was dropped (it stopped reading or went away)."""
         driver = self._driver

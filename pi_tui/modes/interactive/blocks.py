@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -17,6 +18,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from .blocks_base import Block, TypingClock
+from .file_links import LINKED_PATH_TOOLS, file_url
 from .screen_rows import RowCounter, tail_rows
 from .search_marks import Highlighted
 
@@ -114,6 +116,13 @@ def links_on(app: object) -> bool:
     from .app import PiApp
 
     return isinstance(app, PiApp) and app.hyperlinks
+
+
+def work_dir(app: object) -> Path:
+    """The directory ``app``'s tools work in (`PiApp.cwd`); elsewhere the process's."""
+    from .app import PiApp
+
+    return app.cwd if isinstance(app, PiApp) else Path.cwd()
 
 
 def mermaid_mode(app: object) -> str:
@@ -332,6 +341,8 @@ class ToolBlock(Highlighted, Block):
         """The width `_drawn` was cut for."""
         self._row_counter = RowCounter()
         """Counts a bash preview's rows, only what was added since when its output grows as it streams."""
+        self._linked: tuple[str, str] | None = None
+        """The path the title links and its ``file://`` address, once made."""
         self._timed = False
         """Whether the lines last made have the timing line (a tick that only changes its text keeps
         the card's height: no layout)."""
@@ -395,7 +406,21 @@ class ToolBlock(Highlighted, Block):
     def _title_text(self) -> Text:
         mark = "✗" if self.is_error else ("✓" if self.done else "…")
         label = "$" if self.tool_name == "bash" else self.tool_name  # pi titles a bash call "$ command"
-        return Text.assemble((f"{mark} {label} ", "bold"), args_summary(self.tool_name, self.args))
+        summary = args_summary(self.tool_name, self.args)
+        url = self._path_url()
+        return Text.assemble((f"{mark} {label} ", "bold"), (summary, Style(link=url)) if url else summary)
+
+    def _path_url(self) -> str | None:
+        """The ``file://`` address the title's path links to (read, edit, write, ls, with hyperlinks on),
+        made once per path the card shows (a streamed call's path grows as it arrives)."""
+        path = self.args.get("path")
+        if self.tool_name not in LINKED_PATH_TOOLS or not isinstance(path, str) or not path:
+            return None
+        if not self.is_attached or not links_on(self.app):
+            return None
+        if self._linked is None or self._linked[0] != path:
+            self._linked = (path, file_url(path, work_dir(self.app)))
+        return self._linked[1]
 
     def set_args(self, args: dict[str, Any]) -> None:
         self.args = args

@@ -1,0 +1,40 @@
+"""The ``file://`` addresses tool cards link their paths to, written as pi 0.87.1 writes them (Node's
+``pathToFileURL`` of the path resolved against the working directory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_tui.modes.interactive.file_links import LINKED_PATH_TOOLS, file_url
+
+CWD = Path("/home/u/proj")
+
+
+def test_a_relative_path_is_made_absolute_with_an_empty_host() -> None:
+    assert file_url("src/app.py", CWD) == "file:///home/u/proj/src/app.py"
+    assert file_url("./a/../b.txt", CWD) == "file:///home/u/proj/b.txt"  # "." and ".." folded, as Node does
+    assert file_url("/etc/hosts", CWD) == "file:///etc/hosts"
+    assert file_url("//srv//x/", CWD) == "file:///srv/x"
+
+
+def test_spaces_and_non_ascii_are_percent_encoded_utf8() -> None:
+    # The addresses Node 24's pathToFileURL gives for these paths
+    assert file_url("notes dir/été.md", CWD) == "file:///home/u/proj/notes%20dir/%C3%A9t%C3%A9.md"
+    assert file_url("/tmp/日本.txt", CWD) == "file:///tmp/%E6%97%A5%E6%9C%AC.txt"
+    assert file_url("/tmp/x%y#z?w.txt", CWD) == "file:///tmp/x%25y%23z%3Fw.txt"
+    assert file_url("/tmp/a\tb\nc", CWD) == "file:///tmp/a%09b%0Ac"
+    assert file_url('/tmp/[x]{y}|`^"<>\\.txt', CWD) == "file:///tmp/%5Bx%5D%7By%7D%7C%60%5E%22%3C%3E%5C.txt"
+    # Node keeps these as they are, but writes "~" as %7E
+    assert file_url("/tmp/~!$&'()*+,;=:@_-.txt", CWD) == "file:///tmp/%7E!$&'()*+,;=:@_-.txt"
+    assert file_url("/t/\ud800x", CWD) == "file:///t/%EF%BF%BDx"  # a lone surrogate is U+FFFD
+
+
+def test_home_and_file_addresses_are_read_as_pis_tools_read_them() -> None:
+    home = Path.home()  # the test's own temporary home (tests/conftest.py)
+    assert file_url("~/x y", CWD) == f"file://{home.as_posix()}/x%20y"
+    assert file_url("~", CWD) == f"file://{home.as_posix()}"
+    assert file_url("file:///tmp/a%20b", CWD) == "file:///tmp/a%20b"
+
+
+def test_only_pis_path_tools_link_their_titles() -> None:
+    assert LINKED_PATH_TOOLS == {"read", "edit", "write", "ls"}  # grep and find name theirs as plain text
