@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from rich.style import Style
+
+from pi_tui.ai.providers.faux import FauxScript, faux_reply, faux_tool_call
+from pi_tui.modes.interactive.blocks import ToolBlock
 from pi_tui.modes.interactive.file_links import LINKED_PATH_TOOLS, file_url
+
+from .helpers import make_app, type_text, until
 
 CWD = Path("/home/u/proj")
 
@@ -38,3 +45,34 @@ def test_home_and_file_addresses_are_read_as_pis_tools_read_them() -> None:
 
 def test_only_pis_path_tools_link_their_titles() -> None:
     assert LINKED_PATH_TOOLS == {"read", "edit", "write", "ls"}  # grep and find name theirs as plain text
+
+
+def _links(block: ToolBlock) -> list[tuple[str, str]]:
+    """The text each link in a card's lines covers, with its address."""
+    drawn = block.render()
+    return [
+        (drawn.plain[span.start : span.end], span.style.link)
+        for span in drawn.spans
+        if isinstance(span.style, Style) and span.style.link
+    ]
+
+
+async def test_edit_and_write_titles_link_their_path_and_grep_does_not(tmp_path: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"terminal": {"hyperlinks": True}}))
+    (tmp_path / "a b.py").write_text("x = 1\n")
+    calls = [
+        faux_tool_call("write", {"path": "new é.txt", "content": "x"}, id="w"),
+        faux_tool_call("edit", {"path": "a b.py", "edits": [{"oldText": "1", "newText": "2"}]}, id="e"),
+        faux_tool_call("grep", {"pattern": "x", "path": "."}, id="g"),
+    ]
+    script = FauxScript(faux_reply(*calls), faux_reply("done"))
+    app = make_app(tmp_path, agent_dir, script)
+    async with app.run_test() as pilot:
+        await until(pilot, app.ready.is_set)
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await until(pilot, lambda: script.call_count == 2 and not app._busy)
+        tools = app.chat.tools
+        assert _links(tools["w"]) == [("new é.txt", f"file://{tmp_path.as_posix()}/new%20%C3%A9.txt")]
+        assert _links(tools["e"]) == [("a b.py", f"file://{tmp_path.as_posix()}/a%20b.py")]
+        assert _links(tools["g"]) == []  # pi names grep's and find's directory as plain text
