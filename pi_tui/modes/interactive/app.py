@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,6 +63,7 @@ from .textual_private import (
 from .theme import ThemeError, find_theme_file, load_theme, to_textual, variable_defaults
 from .typeahead import TypeAhead
 from .warm_turn import WarmUpTurn
+from .workers import run_later
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -520,7 +522,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         self.editor.hold_key = self.typeahead.take
         self.editor.before_submit = self.typeahead.start_for
         if not self.is_headless:
-            self.run_worker(self._check_tmux_keys(), group="tmux", exit_on_error=False)
+            run_later(self, self._check_tmux_keys, group="tmux", exit_on_error=False)
         self.editor.focus()
         self._update_footer_basic()
         self._mount_preview()
@@ -587,7 +589,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
     """The `ExitGuard` while the app runs in a terminal."""
 
     def _quit_on_signal(self, code: int) -> None:
-        self.run_worker(self.action_quit(code), group="quit")
+        run_later(self, partial(self.action_quit, code), group="quit")
 
     @property
     def cwd(self) -> Path:
@@ -866,7 +868,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             gc.freeze()  # the loaded session lives as long as the app: no full collection walks it again
         self.files.start()
         self._prepare_screens(session)
-        self.run_worker(self._warm_up(), group="warm-up", exit_on_error=False)
+        run_later(self, self._warm_up, group="warm-up", exit_on_error=False)
         # The command line's prompts first, in their order (the first with its @file images), then what
         # was typed while the session loaded.
         images, self._initial_images = self._initial_images, []
@@ -1214,9 +1216,11 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
         if message.text.startswith("/"):
             # The warm-up waits for the command (the editor is empty now, its screen not up yet).
             done = self.warm_turn.command_started()
-            self.run_worker(self._submit_command(message.text, message.follow_up, done), group="submit")
+            run_later(
+                self, partial(self._submit_command, message.text, message.follow_up, done), group="submit"
+            )
         else:
-            self.run_worker(self.submit(message.text, follow_up=message.follow_up), group="submit")
+            run_later(self, partial(self.submit, message.text, follow_up=message.follow_up), group="submit")
 
     async def _submit_command(self, text: str, follow_up: bool, done: Callable[[], None]) -> None:
         try:
@@ -1465,7 +1469,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             return
         now = time.monotonic()
         if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
-            self.run_worker(self.action_quit())
+            run_later(self, self.action_quit)
             return
         self._last_ctrl_c = now
 
@@ -1509,7 +1513,7 @@ class PiApp(KeyActions, App[int], inherit_bindings=False):
             await self.copy_selection(selected)
 
     def on_prompt_editor_exit_pressed(self, _message: PromptEditor.ExitPressed) -> None:
-        self.run_worker(self.action_quit())
+        run_later(self, self.action_quit)
 
     def on_prompt_editor_dequeue_pressed(self, _message: PromptEditor.DequeuePressed) -> None:
         if self.session is None:

@@ -42,6 +42,7 @@ from .textual_private import (
     release_removed,
     with_component_nodes,
 )
+from .workers import run_later
 
 if TYPE_CHECKING:
     from pi_tui.ai.types import CustomMessage
@@ -557,7 +558,7 @@ class ChatLog(VerticalScroll):
                     self._shown_at = self._arranged  # the next arrangement places them all
                     self.refresh(layout=True)
 
-        self.run_worker(mounted(), group="chat-window", exit_on_error=False)
+        run_later(self, mounted, group="chat-window", exit_on_error=False)
 
     def show_start(self) -> None:
         """The conversation's first items at the top (Alt+Home): the window moves there in one step."""
@@ -863,7 +864,7 @@ class ChatLog(VerticalScroll):
         if self._prefetching or self.first_mounted <= 0:
             return
         self._prefetching = True
-        self.run_worker(self._prefetch(), group="chat-prefetch", exit_on_error=False)
+        run_later(self, self._prefetch, group="chat-prefetch", exit_on_error=False)
 
     async def _prefetch(self) -> None:
         hidden: list[Widget] = []
