@@ -28,6 +28,10 @@ import pi_tui
 from pi_tui.modes.interactive.screens.settings_catalog import CATALOG, Setting, write
 from pi_tui.resources.settings import SettingsManager
 
+# The scan parses the whole package (~1-2 s of CPU) once per process: one worker of a run takes these tests
+# (spread over three, each parsed it and the first test on each took ~10 s on a loaded machine).
+pytestmark = pytest.mark.xdist_group("settings-readers-parse")
+
 PACKAGE = Path(pi_tui.__file__).parent
 # Only show, parse and write settings: a use here does not count as reading one.
 SETTINGS_MODULES = {
