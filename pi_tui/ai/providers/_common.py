@@ -404,6 +404,26 @@ async def _close_quietly(stream: ClosableStream[object]) -> None:
         log.debug("closing a provider stream failed", exc_info=True)
 
 
+def written_once(options: StreamOptions) -> Callable[[], None]:
+    """What runs once a request's body is written: the deferred history is kept (`keep_deferred`) and
+    the caller's ``after_write`` runs, the first time only (a retried request was written before: its
+    work is done)."""
+    from ._wire_cache import keep_deferred
+
+    wrote = False
+
+    def written() -> None:
+        nonlocal wrote
+        if wrote:
+            return
+        wrote = True
+        keep_deferred()
+        if options.after_write is not None:
+            options.after_write()
+
+    return written
+
+
 async def stream_over_http(
     model: Model,
     request: LlmRequest,
@@ -431,7 +451,6 @@ async def stream_over_http(
     client) ends with an `Error` event.
     """
     from ..wire import encode_body
-    from ._wire_cache import keep_deferred
 
     out = MessageBuilder(model)
     yield out.start()
@@ -447,16 +466,7 @@ async def stream_over_http(
         client = await get_client(model, options)
         reader = make_reader(out)
 
-        wrote = False
-
-        def written() -> None:
-            nonlocal wrote
-            if wrote:  # a retried request was written before: its work is done
-                return
-            wrote = True
-            keep_deferred()
-            if options.after_write is not None:
-                options.after_write()
+        written = written_once(options)
 
         async def send() -> SseStream:
             return await client.stream(path, payload, options.timeout, after_write=written)

@@ -284,8 +284,7 @@ async def stream_gemini(
     whose text keeps the API's status and message and says what to check (``hint`` adds per-API advice)."""
     from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
-    from ._common import apply_on_payload, as_idle_timeout, read_sdk_stream
-    from ._wire_cache import keep_deferred
+    from ._common import apply_on_payload, as_idle_timeout, read_sdk_stream, written_once
 
     out = MessageBuilder(model)
     yield out.start()
@@ -301,16 +300,7 @@ async def stream_gemini(
         if options.signal is not None:
             options.signal.raise_if_aborted()
         client, path = await endpoint(model, options)
-        wrote = False
-
-        def written() -> None:
-            nonlocal wrote
-            if wrote:  # a retried request was written before: its work is done
-                return
-            wrote = True
-            keep_deferred()
-            if options.after_write is not None:
-                options.after_write()
+        written = written_once(options)
 
         async def send() -> SseStream:
             return await client.stream(path, payload, options.timeout, after_write=written)
