@@ -334,8 +334,10 @@ def index_texts(
             for index in indexes.values():
                 index.save(prune=False)
             saved = time.perf_counter()
-    if found or finished:
-        deliver(found, done)
+    # Saved before the last delivery: once the texts are all there (the picker shows no progress), the
+    # index on disk holds them too, even when the process ends right after.
     for index in indexes.values():
         index.save(prune=finished)
+    if found or finished:
+        deliver(found, done)
     return finished

@@ -175,6 +175,21 @@ def test_stopping_keeps_what_was_read_and_prunes_nothing(tmp_path: Path) -> None
     assert [index.text(p) for p in paths] == ["session 0", "session 1", None]
 
 
+def test_the_index_is_on_disk_when_the_last_texts_are_delivered(tmp_path: Path) -> None:
+    """The picker takes the last delivery as the end of the work: a process that ends then (the user
+    leaves ``/resume``) must not lose what was read (the index was saved after it: a test saw no file)."""
+    folder = tmp_path / "sessions"
+    paths = [_write(folder / f"s{n}.jsonl", [_message(1, "user", f"session {n}")]) for n in range(2)]
+    on_disk: list[bool] = []
+
+    def deliver(_texts: dict[Path, str], done: int) -> None:
+        if done == len(paths):
+            on_disk.append((folder / INDEX_NAME).is_file() and "session 1" in (folder / INDEX_NAME).read_text())
+
+    assert index_texts(paths, deliver)
+    assert on_disk and all(on_disk)
+
+
 def test_an_unwritable_folder_still_gives_the_texts(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     path = _write(folder / "s.jsonl", [_message(1, "user", "read only")])
