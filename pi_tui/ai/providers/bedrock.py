@@ -319,8 +319,7 @@ async def stream_bedrock(
     from ..wire import WireClient, without_deleted
     from ._aws_credentials import AwsSetupError, endpoint_for, environment, resolve_auth, resolve_region
     from ._bedrock_request import BedrockRequestError, build_request, encode_request
-    from ._common import apply_on_payload, as_idle_timeout, cached_client, read_sdk_stream
-    from ._wire_cache import keep_deferred
+    from ._common import apply_on_payload, as_idle_timeout, cached_client, read_sdk_stream, written_once
 
     out = MessageBuilder(model)
     yield out.start()
@@ -376,11 +375,8 @@ async def stream_bedrock(
             )
         client = await cached_client("bedrock", endpoint, "", {}, lambda: WireClient(endpoint, {}))
 
-        def written() -> None:
-            # The conversions a long first request left to keep are kept while the server reads it.
-            keep_deferred()
-            if options.after_write is not None:
-                options.after_write()
+        # The conversions a long first request left to keep are kept while the server reads it.
+        written = written_once(options)
 
         async def open_stream() -> _Events:
             return _Events(await client.post(path, payload, headers, options.timeout, after_write=written))
