@@ -34,6 +34,7 @@ __all__ = [
     "responses_history",
     "responses_prefix",
     "same_model",
+    "wire_prefix",
 ]
 
 WireMessage = dict[str, object]
@@ -484,19 +485,30 @@ _STRING_ONLY = frozenset({str})
 _SCALARS = frozenset({str, bool, int, type(None)})
 
 
+def wire_prefix(
+    split: SplitPath, model: Model, messages: list[WireMessage], inputs: list[object], converted: int = 0
+) -> WirePrefix:
+    """The `WirePrefix` of ``messages``, the old part of ``split`` in ``model``'s wire shape: their JSON
+    encoded once (``inputs``: their tool-call inputs, `encode_messages`), and whether that part holds
+    tool results."""
+    from pi_tui.ai.stream import WirePrefix
+
+    tools = any(message["role"] == "toolResult" for message in split.prefix)
+    return WirePrefix(
+        api=model.api,
+        messages=messages,
+        json=encode_messages(messages, inputs),
+        has_tool_history=tools,
+        converted=converted,
+    )
+
+
 def anthropic_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     """The old part of a split path as an Anthropic Messages `WirePrefix` for ``model``, or None when
     this module leaves its shapes to the typed path."""
-    from pi_tui.ai.stream import WirePrefix
-
     inputs: list[object] = []
     messages = anthropic_history(split.prefix, model, inputs)
-    if not messages:
-        return None
-    tools = any(message["role"] == "toolResult" for message in split.prefix)
-    return WirePrefix(
-        api=model.api, messages=messages, json=encode_messages(messages, inputs), has_tool_history=tools
-    )
+    return wire_prefix(split, model, messages, inputs) if messages else None
 
 
 def chat_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
@@ -505,32 +517,17 @@ def chat_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     result where the server wants an assistant turn between it and the next prompt (the converter
     adds that turn only when it sees both)."""
     from pi_tui.ai.providers._openai_compat import resolve_compat
-    from pi_tui.ai.stream import WirePrefix
 
     compat = resolve_compat(model)
     messages = chat_history(split.prefix, model, compat)
     if not messages or (compat["requiresAssistantAfterToolResult"] and messages[-1]["role"] == "tool"):
         return None
-    tools = any(message["role"] == "toolResult" for message in split.prefix)
-    return WirePrefix(
-        api=model.api, messages=messages, json=encode_messages(messages, []), has_tool_history=tools
-    )
+    return wire_prefix(split, model, messages, [])
 
 
 def responses_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     """The old part of a split path as a Responses `WirePrefix` for ``model`` (sent after the
     instructions), or None when there is nothing to send that way."""
-    from pi_tui.ai.stream import WirePrefix
-
     stored: list[object] = []
     items, emitted = responses_history(split.prefix, model, stored)
-    if not items:
-        return None
-    tools = any(message["role"] == "toolResult" for message in split.prefix)
-    return WirePrefix(
-        api=model.api,
-        messages=items,
-        json=encode_messages(items, stored),
-        has_tool_history=tools,
-        converted=emitted,
-    )
+    return wire_prefix(split, model, items, stored, emitted) if items else None

@@ -16,9 +16,9 @@ from pi_tui.session.fast_wire import (
     WireMessage,
     assistant_parts,
     content_list,
-    encode_messages,
     optional_str,
     same_model,
+    wire_prefix,
 )
 
 if TYPE_CHECKING:
@@ -117,13 +117,6 @@ def bedrock_history(
 def bedrock_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     """The old part of a split path as Bedrock messages for ``model``, or None when there is nothing to
     send that way."""
-    from pi_tui.ai.stream import WirePrefix
-
     inputs: list[object] = []
     messages = bedrock_history(split.prefix, model, inputs)
-    if not messages:
-        return None
-    tools = any(message["role"] == "toolResult" for message in split.prefix)
-    return WirePrefix(
-        api=model.api, messages=messages, json=encode_messages(messages, inputs), has_tool_history=tools
-    )
+    return wire_prefix(split, model, messages, inputs) if messages else None

@@ -15,9 +15,9 @@ from pi_tui.session.fast_wire import (
     WireMessage,
     assistant_parts,
     content_list,
-    encode_messages,
     optional_str,
     same_model,
+    wire_prefix,
 )
 
 if TYPE_CHECKING:
@@ -123,13 +123,6 @@ def google_history(
 def google_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     """The old part of a split path as Gemini ``contents`` for ``model`` (the Gemini API's or Vertex
     AI's), or None when there is nothing to send that way."""
-    from pi_tui.ai.stream import WirePrefix
-
     inputs: list[object] = []
     contents = google_history(split.prefix, model, inputs)
-    if not contents:
-        return None
-    tools = any(message["role"] == "toolResult" for message in split.prefix)
-    return WirePrefix(
-        api=model.api, messages=contents, json=encode_messages(contents, inputs), has_tool_history=tools
-    )
+    return wire_prefix(split, model, contents, inputs) if contents else None

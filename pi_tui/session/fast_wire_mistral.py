@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pi_tui.ai.providers._history import sanitize_surrogates
 from pi_tui.session.fast_context import JsonObject, SplitPath, calls_of
-from pi_tui.session.fast_wire import WireMessage, assistant_parts, content_list, encode_messages, same_model
+from pi_tui.session.fast_wire import WireMessage, assistant_parts, content_list, same_model, wire_prefix
 
 if TYPE_CHECKING:
     from pi_tui.ai.stream import WirePrefix
@@ -96,12 +96,5 @@ def mistral_history(messages: list[JsonObject], model: Model) -> list[WireMessag
 def mistral_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     """The old part of a split path as Mistral chat messages for ``model`` (sent after the system
     message), or None when this module leaves it to the typed path."""
-    from pi_tui.ai.stream import WirePrefix
-
     messages = mistral_history(split.prefix, model)
-    if not messages:
-        return None
-    tools = any(message["role"] == "toolResult" for message in split.prefix)
-    return WirePrefix(
-        api=model.api, messages=messages, json=encode_messages(messages, []), has_tool_history=tools
-    )
+    return wire_prefix(split, model, messages, []) if messages else None
