@@ -508,10 +508,13 @@ def keymap_of(app: object) -> dict[str, list[str]] | None:
 
 
 def screen_keys(keymap: dict[str, list[str]] | None, pi_id: str) -> list[str]:
-    """The effective keys of list key ``pi_id`` in ``keymap`` (its defaults when the keymap has no
-    entry: a host app without pi's keys), as pi writes keys (``ctrl+shift+o``)."""
+    """The effective keys of ``pi_id`` (a list key, or an app action a screen binds too, as ``/tree``
+    binds ``app.message.copy``) in ``keymap`` (its defaults when the keymap has no entry: a host app
+    without pi's keys), as pi writes keys (``ctrl+shift+o``)."""
     keys = keymap.get(pi_id) if keymap is not None else None
-    return [_display_key(key) for key in (LIST_KEYS[pi_id][1] if keys is None else keys)]
+    if keys is None:
+        keys = LIST_KEYS[pi_id][1] if pi_id in LIST_KEYS else DEFAULT_KEYS[pi_id]
+    return [_display_key(key) for key in keys]
 
 
 _ARROWS = {"left": "←", "right": "→", "up": "↑", "down": "↓"}

@@ -82,7 +82,7 @@ def screen_key_rows(keymap: dict[str, list[str]] | None) -> dict[str, list[tuple
             if pi_id in SCREEN_SCOPES[screen]
         ]
 
-    copy = keymap.get("app.message.copy", ["ctrl+x"]) if keymap is not None else ["ctrl+x"]
+    copy = screen_keys(keymap, "app.message.copy")
     tables = dict(SCREEN_KEYS)
     first, *rest = SCREEN_KEYS["/tree"]
     tables["/tree"] = [

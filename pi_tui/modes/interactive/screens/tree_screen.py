@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from pi_tui.session.entries import MessageEntry
 
-from ..keys import key_hint, keymap_of, list_binding
+from ..keys import key_hint, keymap_of, list_binding, screen_keys
 from . import session_of
 from ._dialogs import ChoiceScreen, PromptScreen
 from ._rowlist import RowList
@@ -64,7 +64,7 @@ def _hint(keymap: dict[str, list[str]] | None, ids: tuple[str, ...], label: str)
 
 def tree_help(keymap: dict[str, list[str]] | None) -> str:
     """The tree's two help lines with the effective keys (pi's defaults without a keymap)."""
-    copy = keymap.get("app.message.copy", ["ctrl+x"]) if keymap is not None else ["ctrl+x"]
+    copy = screen_keys(keymap, "app.message.copy")
     parts = [
         "↑/↓ move",
         "←/→ page",
