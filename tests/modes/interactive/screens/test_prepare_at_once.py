@@ -251,6 +251,26 @@ async def test_the_work_ahead_starts_as_the_session_shows_not_after_the_warm_up(
             gate.open()
 
 
+class HeldFirstPiece:
+    """Steps "a", "b" and "c" of two pieces each (`_steps`), "a" held in its first piece until `go_on`:
+    what a test does once `in_first_piece` is set happens while that piece runs."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+        self.in_first_piece = threading.Event()
+        self.go_on = threading.Event()
+        others = {name: step for name, step in _steps(log, 2).items() if name != "a"}
+        self.steps: dict[str, Callable[[], Iterator[object]]] = {"a": self._slow_a, **others}
+
+    def _slow_a(self) -> Iterator[object]:
+        self.log.append("a0")
+        self.in_first_piece.set()
+        self.go_on.wait(20)
+        yield 0
+        self.log.append("a1")
+        yield 1
+
+
 def _steps(log: list[str], pieces: int) -> dict[str, Callable[[], Iterator[object]]]:
     def step(name: str) -> Callable[[], Iterator[object]]:
         def run() -> Iterator[object]:
@@ -279,31 +299,20 @@ async def test_a_step_a_screen_needs_goes_before_the_rest_and_runs_once() -> Non
 
 async def test_a_step_in_progress_stops_at_its_next_piece_for_the_one_a_screen_needs() -> None:
     log: list[str] = []
-    in_first_piece = threading.Event()
-    go_on = threading.Event()
-
-    def slow_a() -> Iterator[object]:
-        log.append("a0")
-        in_first_piece.set()
-        go_on.wait(20)  # the screen asks for "c" while "a" is in its first piece
-        yield 0
-        log.append("a1")
-        yield 1
-
-    others = {name: step for name, step in _steps(log, 2).items() if name != "a"}
-    preparation = ScreenPreparation({"a": slow_a, **others})
+    held = HeldFirstPiece(log)  # the screen asks for "c" while "a" is in its first piece
+    preparation = ScreenPreparation(held.steps)
     try:
         preparation.start()
-        await asyncio.to_thread(in_first_piece.wait, 20)
+        await asyncio.to_thread(held.in_first_piece.wait, 20)
         waiting = asyncio.ensure_future(preparation.need("c"))
         await asyncio.sleep(0)  # one turn of the loop: need() asks for "c"
-        go_on.set()
+        held.go_on.set()
         await waiting
         assert log[:3] == ["a0", "c0", "c1"]  # "a" stopped after its first piece and went on later
         await preparation.wait()
         assert log == ["a0", "c0", "c1", "a1", "b0", "b1"]
     finally:
-        go_on.set()
+        held.go_on.set()
 
 
 def test_every_session_has_one_preparation(tmp_path: Path) -> None:

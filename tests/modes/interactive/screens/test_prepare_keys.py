@@ -5,12 +5,10 @@ command's, goes on (`ScreenPreparation.start`'s ``keys_pending``)."""
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Iterator
 
 from pi_tui.modes.interactive.screens.prepare import ScreenPreparation
 
-from .test_prepare_at_once import _steps
+from .test_prepare_at_once import HeldFirstPiece, _steps
 
 
 class Keys:
@@ -26,24 +24,13 @@ class Keys:
 async def test_a_background_step_stops_while_keys_come_and_goes_on_once_they_pause() -> None:
     log: list[str] = []
     keys = Keys()
-    in_first_piece = threading.Event()
-    go_on = threading.Event()
-
-    def slow_a() -> Iterator[object]:
-        log.append("a0")
-        in_first_piece.set()
-        go_on.wait(20)  # a key comes while "a" is in its first piece
-        yield 0
-        log.append("a1")
-        yield 1
-
-    others = {name: step for name, step in _steps(log, 2).items() if name != "a"}
-    preparation = ScreenPreparation({"a": slow_a, **others})
+    held = HeldFirstPiece(log)  # a key comes while "a" is in its first piece
+    preparation = ScreenPreparation(held.steps)
     try:
         preparation.start(keys_pending=keys.pending)
-        await asyncio.to_thread(in_first_piece.wait, 20)
+        await asyncio.to_thread(held.in_first_piece.wait, 20)
         keys.left = 60.0
-        go_on.set()
+        held.go_on.set()
         await asyncio.sleep(0.3)  # time enough for the rest of the steps, were they not stopped
         assert log == ["a0"]
         assert not preparation.all_done()
@@ -54,7 +41,7 @@ async def test_a_background_step_stops_while_keys_come_and_goes_on_once_they_pau
         await asyncio.wait_for(preparation.wait(), 20)
         assert log == ["a0", "c0", "c1", "a1", "b0", "b1"]
     finally:
-        go_on.set()
+        held.go_on.set()
 
 
 async def test_the_step_of_the_command_being_typed_goes_on_while_keys_come() -> None:

@@ -21,7 +21,7 @@ from pi_tui.modes.interactive.screens.prepare import ScreenPreparation, preparat
 from pi_tui.modes.interactive.warm_turn import WarmUpTurn
 
 from ..helpers import make_app, until
-from .test_prepare_at_once import Gate, _steps
+from .test_prepare_at_once import Gate, HeldFirstPiece, _steps
 from .test_prepared_screens import _session
 
 
@@ -58,28 +58,17 @@ async def test_the_step_of_the_command_being_typed_runs_before_the_others() -> N
 
 async def test_a_preferred_step_takes_over_at_the_next_piece_and_a_needed_one_still_goes_first() -> None:
     log: list[str] = []
-    in_first_piece = threading.Event()
-    go_on = threading.Event()
-
-    def slow_a() -> Iterator[object]:
-        log.append("a0")
-        in_first_piece.set()
-        go_on.wait(20)  # the user types the command of "c" while "a" is in its first piece
-        yield 0
-        log.append("a1")
-        yield 1
-
-    others = {name: step for name, step in _steps(log, 2).items() if name != "a"}
-    preparation = ScreenPreparation({"a": slow_a, **others})
+    held = HeldFirstPiece(log)  # the user types the command of "c" while "a" is in its first piece
+    preparation = ScreenPreparation(held.steps)
     try:
         preparation.start()
-        await asyncio.to_thread(in_first_piece.wait, 20)
+        await asyncio.to_thread(held.in_first_piece.wait, 20)
         preparation.prefer("c")
-        go_on.set()
+        held.go_on.set()
         await preparation.wait()
         assert log == ["a0", "c0", "c1", "a1", "b0", "b1"]
     finally:
-        go_on.set()
+        held.go_on.set()
 
     log.clear()
     preparation = ScreenPreparation(_steps(log, 2))
@@ -187,7 +176,9 @@ async def test_while_tree_is_typed_its_screen_s_steps_run_and_the_others_wait(
     async with app.run_test(size=(120, 40)) as pilot:
         app.editor.insert("/tree")  # typed while the session loads, left in the editor
         loading.set()
-        await until(pilot, lambda: app.session is not None and preparation_for(app.session).done("tree_texts"))
+        await until(
+            pilot, lambda: app.session is not None and preparation_for(app.session).done("tree_texts")
+        )
         preparation = preparation_for(app.require_session())
         assert all(preparation.done(step) for step in ("tree_index", "imports", "tree", "tree_texts"))
         assert preparation.held
