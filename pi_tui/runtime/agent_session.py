@@ -99,22 +99,6 @@ Listener = Callable[[AgentEvent | RuntimeEvent], Awaitable[None] | None]
 HTTP_IDLE_TIMEOUT_MS = 300_000
 """Default of the ``httpIdleTimeoutMs`` setting (pi 0.87.1's): the longest a provider may stay silent."""
 
-# The APIs whose first request after a deferred resume sends the old history as wire messages built
-# from the file's records (`pi_tui.session.fast_wire`); the others build the typed history first.
-_PREFIX_APIS = frozenset(
-    {
-        "anthropic-messages",
-        "openai-completions",
-        "openai-responses",
-        "azure-openai-responses",
-        "openai-codex-responses",
-        "google-generative-ai",
-        "google-vertex",
-        "mistral-conversations",
-        "bedrock-converse-stream",
-    }
-)
-
 
 def http_idle_timeout(settings: SettingsManager | None) -> float:
     """Seconds a request may wait for the provider's next bytes (``httpIdleTimeoutMs``; a missing,
@@ -795,25 +779,14 @@ class AgentSession(SessionTreeMixin, CompactionMixin, RewindMixin):
             return None
         prefix = None
         model = self.agent.model
-        if self.extensions is None and self._base_stream_fn is None and model.api in _PREFIX_APIS:
-            from pi_tui.session.fast_wire import anthropic_prefix, chat_prefix, responses_prefix
-            from pi_tui.session.fast_wire_bedrock import bedrock_prefix
-            from pi_tui.session.fast_wire_google import google_prefix
-            from pi_tui.session.fast_wire_mistral import mistral_prefix
+        build = None
+        if self.extensions is None and self._base_stream_fn is None:
+            from pi_tui.session.fast_wire import prefix_builder
+
+            build = prefix_builder(model.api)
+        if build is not None:
             from pi_tui.util.collector import FREEZE_BUILT_HISTORY_ABOVE, collector_paused
 
-            build = {
-                "anthropic-messages": anthropic_prefix,
-                "openai-completions": chat_prefix,
-                # Azure's and Codex's Responses APIs send OpenAI's Responses input items
-                "openai-responses": responses_prefix,
-                "azure-openai-responses": responses_prefix,
-                "openai-codex-responses": responses_prefix,
-                "google-generative-ai": google_prefix,
-                "google-vertex": google_prefix,
-                "mistral-conversations": mistral_prefix,
-                "bedrock-converse-stream": bedrock_prefix,
-            }[model.api]
             # As a provider converts a history: no collection walks the objects it makes meanwhile, and
             # they are frozen after (without that, the first allocation after the block ran a young
             # collection over every wire message, finding nothing, before the request was written).

@@ -9,7 +9,7 @@ session and the generated big ones. Gemini's builder is in `pi_tui.session.fast_
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain
 from typing import TYPE_CHECKING, cast
 
@@ -31,6 +31,7 @@ __all__ = [
     "encode_messages",
     "encode_wire",
     "optional_str",
+    "prefix_builder",
     "responses_history",
     "responses_prefix",
     "same_model",
@@ -531,3 +532,24 @@ def responses_prefix(split: SplitPath, model: Model) -> WirePrefix | None:
     stored: list[object] = []
     items, emitted = responses_history(split.prefix, model, stored)
     return wire_prefix(split, model, items, stored, emitted) if items else None
+
+
+def prefix_builder(api: str) -> Callable[[SplitPath, Model], WirePrefix | None] | None:
+    """The builder of a first request's old history in ``api``'s wire shape, from the file's records
+    (None: an API whose first request is built from the typed history)."""
+    from .fast_wire_bedrock import bedrock_prefix
+    from .fast_wire_google import google_prefix
+    from .fast_wire_mistral import mistral_prefix
+
+    return {
+        "anthropic-messages": anthropic_prefix,
+        "openai-completions": chat_prefix,
+        # Azure's and Codex's Responses APIs send OpenAI's Responses input items
+        "openai-responses": responses_prefix,
+        "azure-openai-responses": responses_prefix,
+        "openai-codex-responses": responses_prefix,
+        "google-generative-ai": google_prefix,
+        "google-vertex": google_prefix,
+        "mistral-conversations": mistral_prefix,
+        "bedrock-converse-stream": bedrock_prefix,
+    }.get(api)

@@ -28,16 +28,14 @@ from pi_tui.session.context import build_session_context
 from pi_tui.session.fast_context import calls_of, read_plain_path, split_path
 from pi_tui.session.fast_wire import (
     anthropic_history,
-    anthropic_prefix,
     chat_history,
-    chat_prefix,
     encode_wire,
+    prefix_builder,
     responses_history,
-    responses_prefix,
 )
-from pi_tui.session.fast_wire_bedrock import bedrock_history, bedrock_prefix
-from pi_tui.session.fast_wire_google import google_history, google_prefix
-from pi_tui.session.fast_wire_mistral import mistral_history, mistral_prefix
+from pi_tui.session.fast_wire_bedrock import bedrock_history
+from pi_tui.session.fast_wire_google import google_history
+from pi_tui.session.fast_wire_mistral import mistral_history
 from pi_tui.session.loader import line_decoder
 from pi_tui.session.manager import SessionManager
 from tests.shared_fixtures import PI_SESSIONS
@@ -678,17 +676,8 @@ def test_a_first_request_with_the_wire_prefix_sends_the_bytes_of_the_whole_histo
         encode = _bedrock_request.encode_request
     else:
         encode = module._encode
-    build = {
-        "anthropic-messages": anthropic_prefix,
-        "openai-completions": chat_prefix,
-        "openai-responses": responses_prefix,
-        "azure-openai-responses": responses_prefix,
-        "openai-codex-responses": responses_prefix,
-        "google-generative-ai": google_prefix,
-        "google-vertex": google_prefix,
-        "mistral-conversations": mistral_prefix,
-        "bedrock-converse-stream": bedrock_prefix,
-    }[api]
+    build = prefix_builder(api)  # the one the session uses
+    assert build is not None
     sent_fast = 0
     for path in sources.paths:
         plain = _plain(path)
